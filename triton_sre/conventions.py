@@ -1,0 +1,163 @@
+"""Every name other code and documents rely on, defined once.
+
+Metric names, label names, model states, request stages, runbook ids, default ports and
+environment variables live here. The exporter, the generators, the tests and the docs import
+them; a metric name or runbook id written as a literal anywhere else is a bug.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# ---------------------------------------------------------------------------
+# Triton's own Prometheus metric families (what we read on port 8002).
+# ---------------------------------------------------------------------------
+NV_INFERENCE_COUNT: Final = "nv_inference_count"
+NV_EXEC_COUNT: Final = "nv_inference_exec_count"
+NV_REQUEST_SUCCESS: Final = "nv_inference_request_success"
+NV_REQUEST_FAILURE: Final = "nv_inference_request_failure"
+NV_REQUEST_DURATION_US: Final = "nv_inference_request_duration_us"
+NV_QUEUE_DURATION_US: Final = "nv_inference_queue_duration_us"
+NV_COMPUTE_INPUT_DURATION_US: Final = "nv_inference_compute_input_duration_us"
+NV_COMPUTE_INFER_DURATION_US: Final = "nv_inference_compute_infer_duration_us"
+NV_COMPUTE_OUTPUT_DURATION_US: Final = "nv_inference_compute_output_duration_us"
+NV_PENDING_REQUEST_COUNT: Final = "nv_inference_pending_request_count"
+NV_GPU_PREFIX: Final = "nv_gpu_"
+NV_GPU_UTILIZATION: Final = "nv_gpu_utilization"
+
+# Per-model counter families the exporter keeps per snapshot.
+PER_MODEL_COUNTERS: Final = (
+    NV_INFERENCE_COUNT,
+    NV_EXEC_COUNT,
+    NV_REQUEST_SUCCESS,
+    NV_REQUEST_FAILURE,
+    NV_REQUEST_DURATION_US,
+    NV_QUEUE_DURATION_US,
+    NV_COMPUTE_INPUT_DURATION_US,
+    NV_COMPUTE_INFER_DURATION_US,
+    NV_COMPUTE_OUTPUT_DURATION_US,
+)
+PER_MODEL_GAUGES: Final = (NV_PENDING_REQUEST_COUNT,)
+
+# Triton's label names.
+LABEL_MODEL: Final = "model"
+LABEL_VERSION: Final = "version"
+LABEL_GPU_UUID: Final = "gpu_uuid"
+LABEL_REASON: Final = "reason"
+
+# ---------------------------------------------------------------------------
+# Request stages: the four Triton measures plus what is left of the request time.
+# ---------------------------------------------------------------------------
+STAGE_QUEUE: Final = "queue"
+STAGE_COMPUTE_INPUT: Final = "compute_input"
+STAGE_COMPUTE_INFER: Final = "compute_infer"
+STAGE_COMPUTE_OUTPUT: Final = "compute_output"
+STAGE_OTHER: Final = "other"
+# stage -> Triton counter it comes from (other = request duration minus the rest)
+STAGE_COUNTERS: Final = {
+    STAGE_QUEUE: NV_QUEUE_DURATION_US,
+    STAGE_COMPUTE_INPUT: NV_COMPUTE_INPUT_DURATION_US,
+    STAGE_COMPUTE_INFER: NV_COMPUTE_INFER_DURATION_US,
+    STAGE_COMPUTE_OUTPUT: NV_COMPUTE_OUTPUT_DURATION_US,
+}
+STAGES: Final = (*STAGE_COUNTERS, STAGE_OTHER)
+
+# ---------------------------------------------------------------------------
+# Model states as Triton's repository index reports them.
+# ---------------------------------------------------------------------------
+STATE_UNKNOWN: Final = "UNKNOWN"
+STATE_READY: Final = "READY"
+STATE_UNAVAILABLE: Final = "UNAVAILABLE"
+STATE_LOADING: Final = "LOADING"
+STATE_UNLOADING: Final = "UNLOADING"
+MODEL_STATES: Final = (STATE_UNKNOWN, STATE_READY, STATE_UNAVAILABLE, STATE_LOADING, STATE_UNLOADING)
+
+# ---------------------------------------------------------------------------
+# Metrics triton-sre exports (port 8003 by default).
+# ---------------------------------------------------------------------------
+M_UP: Final = "triton_sre_up"
+M_BATCHING_RATIO: Final = "triton_sre_batching_ratio"
+M_BATCH_FILL_RATIO: Final = "triton_sre_batch_fill_ratio"
+M_REQUEST_STAGE_SECONDS: Final = "triton_sre_request_stage_seconds"
+M_REQUEST_STAGE_FRACTION: Final = "triton_sre_request_stage_fraction"
+M_COST_PER_HOUR: Final = "triton_sre_cost_per_hour"
+M_COST_PER_1K: Final = "triton_sre_cost_per_1k_inferences"
+M_SERVER_COST_PER_HOUR: Final = "triton_sre_server_cost_per_hour"
+M_IDLE_COST_FRACTION: Final = "triton_sre_idle_cost_fraction"
+M_COST_DEVICES: Final = "triton_sre_cost_devices"
+M_MODEL_STATE: Final = "triton_sre_model_state"
+M_MODEL_UNAVAILABLE: Final = "triton_sre_model_unavailable"
+M_MODEL_UNAVAILABLE_INFO: Final = "triton_sre_model_unavailable_reason_info"
+M_EXECUTIONS_BY_BATCH_SIZE: Final = "triton_sre_executions_by_batch_size_total"
+M_WINDOW_SECONDS: Final = "triton_sre_window_seconds"
+M_POLL_DURATION: Final = "triton_sre_poll_duration_seconds"
+M_POLL_ERRORS: Final = "triton_sre_poll_errors_total"
+M_LAST_SUCCESS: Final = "triton_sre_last_success_timestamp_seconds"
+M_BUILD_INFO: Final = "triton_sre_build_info"
+
+# Labels on triton-sre's metrics.
+L_MODEL: Final = LABEL_MODEL
+L_VERSION: Final = LABEL_VERSION
+L_STAGE: Final = "stage"
+L_STATE: Final = "state"
+L_RUNBOOK: Final = "runbook"
+L_REASON: Final = "reason"
+L_CURRENCY: Final = "currency"
+L_BATCH_SIZE: Final = "batch_size"
+L_TARGET: Final = "target"
+L_KIND: Final = "kind"
+L_DEVICE_KIND: Final = "device_kind"
+
+# Poll targets (label `target` of triton_sre_poll_errors_total).
+TARGET_METRICS: Final = "metrics"
+TARGET_INDEX: Final = "repository_index"
+TARGET_STATS: Final = "stats"
+TARGET_CONFIG: Final = "config"
+POLL_TARGETS: Final = (TARGET_METRICS, TARGET_INDEX, TARGET_STATS, TARGET_CONFIG)
+
+# Fault kinds (label `kind` of triton_sre_poll_errors_total).
+FAULT_CONNECTION: Final = "connection"
+FAULT_TIMEOUT: Final = "timeout"
+FAULT_HTTP_STATUS: Final = "http_status"
+FAULT_TOO_LARGE: Final = "too_large"
+FAULT_PARSE: Final = "parse"
+FAULT_KINDS: Final = (FAULT_CONNECTION, FAULT_TIMEOUT, FAULT_HTTP_STATUS, FAULT_TOO_LARGE, FAULT_PARSE)
+
+# The longest raw UNAVAILABLE reason exposed in a label value (the full text is on /debug/models).
+MAX_REASON_LABEL_CHARS: Final = 120
+
+# ---------------------------------------------------------------------------
+# Runbook ids.
+# ---------------------------------------------------------------------------
+RUNBOOK_UNKNOWN_LOAD_FAILURE: Final = "unknown-load-failure"
+RUNBOOK_PYTHON_MODULE_MISSING: Final = "python-module-missing"
+RUNBOOK_PYTHON_MODEL_ERROR: Final = "python-model-error"
+RUNBOOK_VERSION_DIR_INVALID: Final = "version-dir-invalid"
+
+# ---------------------------------------------------------------------------
+# Ports, defaults, environment variables.
+# ---------------------------------------------------------------------------
+TRITON_HTTP_PORT: Final = 8000
+TRITON_GRPC_PORT: Final = 8001
+TRITON_METRICS_PORT: Final = 8002
+EXPORTER_PORT: Final = 8003
+
+DEFAULT_TRITON_URL: Final = f"http://localhost:{TRITON_HTTP_PORT}"
+DEFAULT_LISTEN: Final = f"0.0.0.0:{EXPORTER_PORT}"
+DEFAULT_INTERVAL_SECONDS: Final = 15.0
+DEFAULT_WINDOW_SECONDS: Final = 60.0
+DEFAULT_TIMEOUT_SECONDS: Final = 5.0
+DEFAULT_MAX_RESPONSE_BYTES: Final = 32 * 1024 * 1024
+
+ENV_TRITON_URL: Final = "TRITON_SRE_TRITON_URL"
+ENV_METRICS_URL: Final = "TRITON_SRE_METRICS_URL"
+ENV_LISTEN: Final = "TRITON_SRE_LISTEN"
+ENV_INTERVAL: Final = "TRITON_SRE_INTERVAL"
+ENV_WINDOW: Final = "TRITON_SRE_WINDOW"
+ENV_CONFIG: Final = "TRITON_SRE_CONFIG"
+
+# Exporter HTTP paths.
+PATH_METRICS: Final = "/metrics"
+PATH_HEALTHZ: Final = "/healthz"
+PATH_READYZ: Final = "/readyz"
+PATH_DEBUG_MODELS: Final = "/debug/models"
