@@ -113,6 +113,7 @@ TARGET_METRICS: Final = "metrics"
 TARGET_INDEX: Final = "repository_index"
 TARGET_STATS: Final = "stats"
 TARGET_CONFIG: Final = "config"
+TARGET_EXPORTER: Final = "exporter"  # the exporter's own poll code (a bug, not Triton)
 POLL_TARGETS: Final = (TARGET_METRICS, TARGET_INDEX, TARGET_STATS, TARGET_CONFIG)
 
 # Fault kinds (label `kind` of triton_sre_poll_errors_total).
@@ -121,6 +122,7 @@ FAULT_TIMEOUT: Final = "timeout"
 FAULT_HTTP_STATUS: Final = "http_status"
 FAULT_TOO_LARGE: Final = "too_large"
 FAULT_PARSE: Final = "parse"
+FAULT_INTERNAL: Final = "internal"
 FAULT_KINDS: Final = (FAULT_CONNECTION, FAULT_TIMEOUT, FAULT_HTTP_STATUS, FAULT_TOO_LARGE, FAULT_PARSE)
 
 # The longest raw UNAVAILABLE reason exposed in a label value (the full text is on /debug/models).

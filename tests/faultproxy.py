@@ -1,0 +1,108 @@
+"""A fault-injecting HTTP proxy in front of the real Triton, for the exporter's fault tests.
+
+It forwards to the real server unchanged unless a fault is set for a path prefix: hang, answer
+with garbage, truncate the real body, send a 50 MB body, or answer with an HTTP error status.
+Faults act on real Triton output wherever there is one, so nothing imitates Triton's text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import requests
+
+HANG = "hang"
+GARBAGE = "garbage"
+TRUNCATE = "truncate"
+HUGE = "huge"
+STATUS_500 = "500"
+HUGE_BYTES = 50 * 1024 * 1024
+
+
+class FaultProxy:
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.faults: dict[str, str] = {}
+        self._release = threading.Event()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                proxy._handle(self)
+
+            def do_POST(self) -> None:
+                proxy._handle(self)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def set_fault(self, path_prefix: str, fault: str | None) -> None:
+        if fault is None:
+            self.faults.pop(path_prefix, None)
+        else:
+            self.faults[path_prefix] = fault
+
+    def _fault_for(self, path: str) -> str | None:
+        return next((f for prefix, f in self.faults.items() if path.startswith(prefix)), None)
+
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        length = int(h.headers.get("Content-Length") or 0)
+        body = h.rfile.read(length) if length else None
+        fault = self._fault_for(h.path)
+        if fault == HANG:
+            self._release.wait(30)
+            return
+        if fault == STATUS_500:
+            self._reply(h, 500, b'{"error":"injected failure"}')
+            return
+        if fault == GARBAGE:
+            self._reply(h, 200, b"\x00\xff<html><body>502 Bad Gateway</body></html>\n{{{ not metrics\n")
+            return
+        if fault == HUGE:
+            h.send_response(200)
+            h.send_header("Content-Type", "text/plain")
+            h.end_headers()  # no Content-Length: the client must cap the read itself
+            line = b"# padding that never ends " + b"x" * 1000 + b"\n"
+            sent = 0
+            try:
+                while sent < HUGE_BYTES:
+                    h.wfile.write(line)
+                    sent += len(line)
+            except OSError:
+                pass  # the client stopped reading, as it should
+            return
+        upstream = requests.request(h.command, self.upstream + h.path, data=body, timeout=10)
+        content = upstream.content
+        if fault == TRUNCATE:
+            content = content[: len(content) // 2]  # cut mid-line
+        self._reply(h, upstream.status_code, content, upstream.headers.get("Content-Type", "text/plain"))
+
+    @staticmethod
+    def _reply(h: BaseHTTPRequestHandler, status: int, body: bytes, ctype: str = "text/plain") -> None:
+        h.send_response(status)
+        h.send_header("Content-Type", ctype)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        with contextlib.suppress(OSError):  # the client may have given up
+            h.wfile.write(body)
+
+    def __enter__(self) -> FaultProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._release.set()
+        time.sleep(0.05)
+        self._httpd.shutdown()
+        self._httpd.server_close()

@@ -1,0 +1,108 @@
+"""Configuration: precedence, validation, and errors that name the key."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.config import ConfigError, load_config, resolve_settings
+
+
+def write(tmp_path, text: str):
+    path = tmp_path / "triton-sre.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_full_config_loads(tmp_path):
+    path = write(
+        tmp_path,
+        """
+exporter:
+  triton_url: http://triton:8000
+  interval: 5
+  window: 120
+pricing:
+  currency: eur
+  gpu_hour: 2.5
+  node_hour: 0.4
+  cpu_execution_slots: 4
+""",
+    )
+    s = load_config(path)
+    assert s.triton_url == "http://triton:8000"
+    assert s.resolved_metrics_url == "http://triton:8002/metrics"
+    assert (s.interval, s.window) == (5.0, 120.0)
+    assert (s.pricing.currency, s.pricing.gpu_hour, s.pricing.node_hour) == ("EUR", 2.5, 0.4)
+    assert s.pricing.cpu_execution_slots == 4
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("pricing:\n  gpu_hours: 1\n", "pricing: unknown key 'gpu_hours'"),
+        ("exporter:\n  intervall: 1\n", "exporter: unknown key 'intervall'"),
+        ("prices: {}\n", "unknown key 'prices'"),
+        ("pricing:\n  gpu_hour: -1\n", "pricing.gpu_hour: a price cannot be negative"),
+        ("pricing:\n  node_hour: cheap\n", "pricing.node_hour: must be a number"),
+        ("pricing:\n  cpu_execution_slots: 0\n", "pricing.cpu_execution_slots: must be a whole number"),
+        ("exporter:\n  interval: -5\n", "exporter.interval: must be greater than 0"),
+        ("exporter:\n  triton_url: triton:8000\n", "exporter.triton_url: must be an http(s) URL"),
+        ("exporter:\n  listen: nowhere\n", "exporter.listen: expected HOST:PORT"),
+        ("pricing: [1, 2]\n", "pricing: must be a mapping"),
+        ("- a\n- b\n", "the document must be a mapping"),
+        ("pricing:\n  gpu_hour: [1\n", "invalid YAML at line"),
+    ],
+)
+def test_bad_config_names_file_and_key(tmp_path, text, expected):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(path) in str(err.value)
+    assert expected in str(err.value)
+
+
+def test_unreadable_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_yaml_is_loaded_safely(tmp_path):
+    path = write(tmp_path, "pricing: !!python/object/apply:os.system ['echo pwned']\n")
+    with pytest.raises(ConfigError, match="invalid YAML"):
+        load_config(path)
+
+
+def test_precedence_flag_over_env_over_file(tmp_path):
+    path = write(tmp_path, "exporter:\n  interval: 30\n  window: 300\n  listen: 127.0.0.1:9000\n")
+    env = {c.ENV_CONFIG: str(path), c.ENV_INTERVAL: "20", c.ENV_TRITON_URL: "http://env:8000"}
+    s = resolve_settings({"interval": 10.0}, env)
+    assert s.interval == 10.0  # flag
+    assert s.triton_url == "http://env:8000"  # env
+    assert s.window == 300.0  # file
+    assert s.listen_address == ("127.0.0.1", 9000)
+    s = resolve_settings({}, env)
+    assert s.interval == 20.0
+
+
+def test_bad_env_value_names_the_variable():
+    with pytest.raises(ConfigError, match=c.ENV_WINDOW):
+        resolve_settings({}, {c.ENV_WINDOW: "a minute"})
+
+
+def test_cli_exits_2_with_a_clear_message(tmp_path):
+    path = write(tmp_path, "pricing:\n  gpu_hour: -3\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_SRE_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "triton_sre.cli", "export", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert result.returncode == 2
+    assert "pricing.gpu_hour" in result.stderr and str(path) in result.stderr

@@ -1,0 +1,140 @@
+"""Faults: the exporter keeps serving /metrics and reports what went wrong."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+import requests
+from faultproxy import GARBAGE, HANG, HUGE, STATUS_500, TRUNCATE, FaultProxy
+from prometheus_client.parser import text_string_to_metric_families
+
+from triton_sre import conventions as c
+from triton_sre.config import ExporterSettings
+from triton_sre.demo import traffic
+from triton_sre.exporter.service import Exporter, ExporterServer
+from triton_sre.triton.local import free_port
+
+pytestmark = pytest.mark.triton
+
+
+def samples(exporter: Exporter) -> dict[tuple[str, tuple], float]:
+    text = exporter.metrics_text().decode()
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def errors(exporter: Exporter, target: str, kind: str) -> float:
+    return samples(exporter)[(c.M_POLL_ERRORS, (("kind", kind), ("target", target)))]
+
+
+def up(exporter: Exporter) -> float:
+    return samples(exporter)[(c.M_UP, ())]
+
+
+def assert_no_bad_values(exporter: Exporter) -> None:
+    for (name, _labels), value in samples(exporter).items():
+        if name.startswith("triton_sre_"):
+            assert not math.isnan(value), name
+            assert value >= 0, name
+
+
+def test_triton_not_started_exporter_still_serves():
+    port = free_port()
+    settings = ExporterSettings(triton_url=f"http://127.0.0.1:{port}", interval=0.2, timeout=1.0)
+    with ExporterServer(Exporter(settings), "127.0.0.1", 0) as server:
+        time.sleep(0.8)
+        response = requests.get(server.url + c.PATH_METRICS, timeout=5)
+        assert response.status_code == 200
+        assert requests.get(server.url + c.PATH_READYZ, timeout=5).status_code == 503
+        assert requests.get(server.url + c.PATH_HEALTHZ, timeout=5).status_code == 200
+        exporter = server.exporter
+        assert up(exporter) == 0
+        assert errors(exporter, c.TARGET_METRICS, c.FAULT_CONNECTION) >= 1
+        assert errors(exporter, c.TARGET_INDEX, c.FAULT_CONNECTION) >= 1
+
+
+def test_triton_killed_mid_run_then_restarted(fresh_triton_factory):
+    triton = fresh_triton_factory()
+    exporter = Exporter(
+        ExporterSettings(triton_url=triton.http_url, metrics_url=triton.metrics_url, window=600)
+    )
+    exporter.poll_once()
+    traffic.drive(triton.http_url, "vector_scale", concurrency=8, requests_total=64)
+    exporter.poll_once()
+    assert up(exporter) == 1
+    ratio_before = next(m for m in exporter.derivation.models if m.model == "vector_scale").batching_ratio
+    assert ratio_before is not None
+
+    triton.kill()
+    exporter.poll_once()
+    assert up(exporter) == 0
+    assert errors(exporter, c.TARGET_METRICS, c.FAULT_CONNECTION) >= 1
+    assert_no_bad_values(exporter)
+
+    triton.restart()  # counters start again from zero
+    traffic.drive(triton.http_url, "vector_scale", concurrency=8, requests_total=32)
+    exporter.poll_once()
+    assert up(exporter) == 1
+    assert_no_bad_values(exporter)
+    vector = next(m for m in exporter.derivation.models if m.model == "vector_scale")
+    # 64 + 32 inferences over the window, the reset handled as rate() handles it
+    assert vector.batching_ratio is not None and vector.batching_ratio >= 1
+
+
+@pytest.fixture
+def exporter_behind_proxy(triton):
+    """An exporter reading the real Triton through two fault proxies (HTTP API, metrics port)."""
+    metrics_base, metrics_path = triton.metrics_url.rsplit("/", 1)
+    with FaultProxy(triton.http_url) as api_proxy, FaultProxy(metrics_base) as metrics_proxy:
+        settings = ExporterSettings(
+            triton_url=api_proxy.url,
+            metrics_url=f"{metrics_proxy.url}/{metrics_path}",
+            timeout=1.5,
+            window=600,
+        )
+        exporter = Exporter(settings)
+        exporter.poll_once()
+        assert up(exporter) == 1
+        yield exporter, metrics_proxy, api_proxy
+
+
+def test_hanging_metrics_endpoint_times_out(exporter_behind_proxy):
+    exporter, metrics_proxy, _ = exporter_behind_proxy
+    metrics_proxy.set_fault("/metrics", HANG)
+    started = time.monotonic()
+    exporter.poll_once()
+    assert time.monotonic() - started < 5
+    assert up(exporter) == 0
+    assert errors(exporter, c.TARGET_METRICS, c.FAULT_TIMEOUT) == 1
+    # the rest of the poll still happened: states are current
+    assert any(s.state == c.STATE_UNAVAILABLE for s in exporter.derivation.states)
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"), [(GARBAGE, c.FAULT_PARSE), (TRUNCATE, c.FAULT_PARSE), (HUGE, c.FAULT_TOO_LARGE)]
+)
+def test_bad_metrics_bodies_are_reported(exporter_behind_proxy, fault, kind):
+    exporter, metrics_proxy, _ = exporter_behind_proxy
+    metrics_proxy.set_fault("/metrics", fault)
+    exporter.poll_once()
+    assert up(exporter) == 0
+    assert errors(exporter, c.TARGET_METRICS, kind) == 1
+    assert_no_bad_values(exporter)
+    metrics_proxy.set_fault("/metrics", None)
+    exporter.poll_once()
+    assert up(exporter) == 1
+
+
+def test_repository_index_500_is_reported_and_metrics_still_flow(exporter_behind_proxy):
+    exporter, _, proxy = exporter_behind_proxy
+    proxy.set_fault("/v2/repository/index", STATUS_500)
+    exporter.poll_once()
+    assert up(exporter) == 1
+    assert errors(exporter, c.TARGET_INDEX, c.FAULT_HTTP_STATUS) == 1
+    # states come from the last good index in the window, not from nothing
+    assert any(s.model == "broken_init" for s in exporter.derivation.states)

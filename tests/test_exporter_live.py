@@ -1,0 +1,199 @@
+"""The exporter against the real local Triton: derived values equal what the raw counters say."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from triton_sre import conventions as c
+from triton_sre.config import ExporterSettings
+from triton_sre.demo import traffic
+from triton_sre.exporter.derive import Pricing
+from triton_sre.exporter.service import Exporter, ExporterServer
+from triton_sre.exporter.snapshot import counters_from_samples, keep_family, stats_from_json
+from triton_sre.triton.exposition import parse
+
+pytestmark = pytest.mark.triton
+
+NODE_HOUR = 0.36
+
+
+def settings_for(triton, **overrides) -> ExporterSettings:
+    values = dict(
+        triton_url=triton.http_url,
+        metrics_url=triton.metrics_url,
+        interval=0.5,
+        window=3600.0,  # covers the whole test
+        pricing=Pricing(currency="USD", node_hour=NODE_HOUR, cpu_execution_slots=1),
+    )
+    values.update(overrides)
+    return ExporterSettings(**values)
+
+
+def raw_counters(triton) -> dict:
+    text = requests.get(triton.metrics_url, timeout=10).text
+    return counters_from_samples(parse(text, keep=keep_family))[0]
+
+
+def raw_stats(triton) -> dict:
+    return stats_from_json(
+        requests.get(f"{triton.http_url}/v2/models/stats", timeout=10).json()["model_stats"]
+    )
+
+
+def delta(before: dict, after: dict, key, family: str) -> float:
+    return after[key][family] - before.get(key, {}).get(family, 0.0)
+
+
+def scrape(url: str) -> dict[tuple[str, tuple], float]:
+    text = requests.get(f"{url}{c.PATH_METRICS}", timeout=10).text
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+@pytest.fixture(scope="module")
+def loaded(triton):
+    """One exporter, polled around a burst of concurrent traffic; raw counters before and after."""
+    exporter = Exporter(settings_for(triton))
+    before, stats_before = raw_counters(triton), raw_stats(triton)
+    exporter.poll_once()
+    threads = [
+        threading.Thread(
+            target=traffic.drive,
+            args=(triton.http_url, "vector_scale"),
+            kwargs={"concurrency": 16, "requests_total": 320},
+        ),
+        threading.Thread(
+            target=traffic.drive,
+            args=(triton.http_url, "slow_model"),
+            kwargs={"concurrency": 6, "requests_total": 24},
+        ),
+        threading.Thread(
+            target=traffic.drive,
+            args=(triton.http_url, "text_echo"),
+            kwargs={"concurrency": 4, "requests_total": 40},
+        ),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    exporter.poll_once()
+    after, stats_after = raw_counters(triton), raw_stats(triton)
+    return exporter, before, after, stats_before, stats_after
+
+
+def model(exporter: Exporter, name: str):
+    return next(m for m in exporter.derivation.models if m.model == name)
+
+
+def test_batching_ratio_matches_raw_counters_and_stats(loaded):
+    exporter, before, after, stats_before, stats_after = loaded
+    key = ("vector_scale", "1")
+    inferences = delta(before, after, key, c.NV_INFERENCE_COUNT)
+    executions = delta(before, after, key, c.NV_EXEC_COUNT)
+    assert inferences == 320
+    ratio = model(exporter, "vector_scale").batching_ratio
+    assert ratio > 1, "concurrent load on a dynamic-batching model must batch"
+    assert ratio == pytest.approx(inferences / executions, rel=1e-9)
+    # cross-check against /v2/models/stats
+    assert stats_after[key].execution_count - stats_before[key].execution_count == executions
+    # fill ratio uses max_batch_size from the model config (16)
+    assert model(exporter, "vector_scale").batch_fill_ratio == pytest.approx(ratio / 16)
+
+
+def test_stage_split_matches_raw_counters(loaded):
+    exporter, before, after, *_ = loaded
+    for name in ("vector_scale", "slow_model", "text_echo"):
+        key = (name, "1")
+        success = delta(before, after, key, c.NV_REQUEST_SUCCESS)
+        m = model(exporter, name)
+        for stage, family in c.STAGE_COUNTERS.items():
+            expected = delta(before, after, key, family) / 1e6 / success
+            assert m.stage_seconds[stage] == pytest.approx(expected, rel=1e-9), (name, stage)
+        request = delta(before, after, key, c.NV_REQUEST_DURATION_US) / 1e6 / success
+        measured = sum(v for s, v in m.stage_seconds.items() if s != c.STAGE_OTHER)
+        assert m.stage_seconds[c.STAGE_OTHER] == pytest.approx(max(0.0, request - measured), abs=1e-12)
+        assert sum(m.stage_fraction.values()) == pytest.approx(1.0)
+
+
+def test_slow_model_shows_queue_time(loaded):
+    exporter, *_ = loaded
+    m = model(exporter, "slow_model")
+    # six concurrent clients on one instance that takes ~0.1 s per request: most time is queueing
+    assert m.stage_seconds[c.STAGE_QUEUE] > 0.1
+    assert m.stage_fraction[c.STAGE_QUEUE] > 0.3
+
+
+def test_cost_matches_formula(loaded):
+    exporter, before, after, stats_before, stats_after = loaded
+    d = exporter.derivation
+    compute = {
+        k: (stats_after[k].execution_compute_ns - stats_before[k].execution_compute_ns) / 1e9
+        for k in stats_after
+    }
+    total = sum(compute.values())
+    span = d.window_seconds
+    assert d.server_cost_per_hour == NODE_HOUR
+    assert d.idle_fraction == pytest.approx(1 - min(1.0, total / span), rel=1e-6)
+    for name in ("vector_scale", "slow_model"):
+        key = (name, "1")
+        share = compute[key] / total
+        inferences = delta(before, after, key, c.NV_INFERENCE_COUNT)
+        m = model(exporter, name)
+        assert m.cost_per_hour == pytest.approx(NODE_HOUR * share, rel=1e-6)
+        assert m.cost_per_1k == pytest.approx(NODE_HOUR * span / 3600 * share / inferences * 1000, rel=1e-6)
+
+
+def test_broken_models_are_unavailable_with_runbook(loaded):
+    exporter, *_ = loaded
+    states = {s.model: s for s in exporter.derivation.states}
+    assert states["vector_scale"].state == c.STATE_READY
+    assert states["broken_missing_module"].state == c.STATE_UNAVAILABLE
+    assert states["broken_missing_module"].runbook == c.RUNBOOK_PYTHON_MODULE_MISSING
+    assert states["broken_init"].state == c.STATE_UNAVAILABLE
+    assert states["broken_init"].runbook == c.RUNBOOK_PYTHON_MODEL_ERROR
+
+
+def test_scrapes_do_not_change_values(loaded):
+    exporter, *_ = loaded
+    first = exporter.metrics_text()
+    for _ in range(5):
+        exporter.metrics_text()
+    assert exporter.metrics_text() == first
+
+
+def test_metrics_endpoint_serves_the_derivation(loaded):
+    exporter, *_ = loaded
+    with ExporterServer(exporter, "127.0.0.1", 0) as server:
+        samples = scrape(server.url)
+        again = scrape(server.url)
+        assert requests.get(server.url + c.PATH_HEALTHZ, timeout=5).status_code == 200
+        assert requests.get(server.url + c.PATH_READYZ, timeout=5).status_code == 200
+        assert requests.post(server.url + c.PATH_METRICS, timeout=5).status_code == 405
+        debug = requests.get(server.url + c.PATH_DEBUG_MODELS, timeout=5).json()
+    ratio = model(exporter, "vector_scale").batching_ratio
+    mv = (("model", "vector_scale"), ("version", "1"))
+    # the server's poll thread polls again meanwhile, but with no new traffic the ratio cannot move
+    assert samples[(c.M_UP, ())] == 1.0
+    assert samples[(c.M_BATCHING_RATIO, mv)] == pytest.approx(ratio)
+    assert again[(c.M_BATCHING_RATIO, mv)] == pytest.approx(ratio)
+    state_key = (c.M_MODEL_STATE, (("model", "broken_init"), ("state", "UNAVAILABLE"), ("version", "1")))
+    assert samples[state_key] == 1.0
+    unavailable = [
+        k for k in samples if k[0] == c.M_MODEL_UNAVAILABLE and ("model", "broken_missing_module") in k[1]
+    ]
+    assert unavailable and ("runbook", c.RUNBOOK_PYTHON_MODULE_MISSING) in unavailable[0][1]
+    sizes = [
+        dict(k[1])["batch_size"]
+        for k in samples
+        if k[0] == c.M_EXECUTIONS_BY_BATCH_SIZE and ("model", "vector_scale") in k[1]
+    ]
+    assert any(int(s) > 1 for s in sizes)
+    assert any(m["model"] == "broken_init" and "initialize" in m["reason"] for m in debug["models"])

@@ -1,0 +1,142 @@
+"""The `triton-sre` command: argument parsing and dispatch only.
+
+Exit codes (all commands): 0 success, 1 the work failed (e.g. a component did not start),
+2 usage, configuration or input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+from triton_sre import __version__
+from triton_sre import conventions as c
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+EXIT_CODES_HELP = "exit codes: 0 success, 1 failure while running, 2 usage/configuration/input error"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 already; keep its message format
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="triton-sre",
+        description="Observability and SRE companion for NVIDIA Triton Inference Server.",
+        epilog=EXIT_CODES_HELP,
+    )
+    parser.add_argument("--version", action="version", version=f"triton-sre {__version__}")
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("TRITON_SRE_LOG_LEVEL", "info"),
+        choices=["debug", "info", "warning", "error"],
+        help="log verbosity on stderr (default: info)",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    export = commands.add_parser(
+        "export",
+        help="run the exporter sidecar next to a Triton server",
+        description=(
+            "Poll Triton's metrics, repository index, statistics and model configs on a fixed interval "
+            "and serve derived metrics (batching ratio, stage split, cost, model state) on /metrics, "
+            "with /healthz and /readyz. Each flag can also be set by the environment variable shown."
+        ),
+        epilog=EXIT_CODES_HELP,
+    )
+    export.add_argument(
+        "--triton-url", help=f"Triton HTTP endpoint (${c.ENV_TRITON_URL}; default {c.DEFAULT_TRITON_URL})"
+    )
+    export.add_argument(
+        "--metrics-url",
+        help=(
+            f"Triton metrics endpoint (${c.ENV_METRICS_URL}; "
+            f"default same host, port {c.TRITON_METRICS_PORT}, /metrics)"
+        ),
+    )
+    export.add_argument(
+        "--listen", help=f"HOST:PORT to serve on (${c.ENV_LISTEN}; default {c.DEFAULT_LISTEN})"
+    )
+    export.add_argument(
+        "--interval",
+        type=float,
+        help=f"seconds between polls of Triton (${c.ENV_INTERVAL}; default {c.DEFAULT_INTERVAL_SECONDS:g})",
+    )
+    export.add_argument(
+        "--window",
+        type=float,
+        help=(
+            f"seconds of history the derived values cover (${c.ENV_WINDOW}; "
+            f"default {c.DEFAULT_WINDOW_SECONDS:g})"
+        ),
+    )
+    export.add_argument("--config", help=f"YAML config file: pricing and exporter settings (${c.ENV_CONFIG})")
+    export.set_defaults(handler=_cmd_export)
+
+    from triton_sre.demo.command import add_demo_parser
+
+    add_demo_parser(commands, EXIT_CODES_HELP)
+    return parser
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from triton_sre.config import resolve_settings
+    from triton_sre.exporter.service import Exporter, ExporterServer
+
+    settings = resolve_settings(vars(args))
+    host, port = settings.listen_address
+    try:
+        server = ExporterServer(Exporter(settings), host, port)
+    except OSError as exc:
+        print(
+            f"triton-sre export: cannot listen on {settings.listen}: {exc.strerror or exc}", file=sys.stderr
+        )
+        return EXIT_FAILURE
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    logging.getLogger("triton_sre").info(
+        "exporting %s (metrics %s) on %s every %gs, window %gs",
+        settings.triton_url,
+        settings.resolved_metrics_url,
+        settings.listen,
+        settings.interval,
+        settings.window,
+    )
+    with server:
+        stop.wait()
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from triton_sre.config import ConfigError
+
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.handler(args))
+    except ConfigError as exc:
+        print(f"triton-sre {args.command}: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

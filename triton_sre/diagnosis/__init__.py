@@ -1,0 +1,1 @@
+"""Diagnosis: Triton logs and UNAVAILABLE reasons -> findings -> runbook ids."""

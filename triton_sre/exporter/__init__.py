@@ -1,0 +1,1 @@
+"""The exporter sidecar: scrape -> snapshot -> derive -> expose."""

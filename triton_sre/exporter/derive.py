@@ -1,0 +1,219 @@
+"""Pure derivations over a window of snapshots: batching, stage split, cost, model states.
+
+Everything here is a function of the snapshots alone, so the exported values do not depend on
+when or how often Prometheus scrapes the exporter. Counter increases are computed as
+Prometheus' `increase()` computes them, without extrapolation: over consecutive observations, a
+value lower than the previous one is a counter reset (Triton restarted) and counts from zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from triton_sre import conventions as c
+from triton_sre.exporter.snapshot import IndexEntry, ModelConfigSummary, ModelKey, Snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class Pricing:
+    """What the server costs. Without a price, cost metrics are not exported (idle share still is)."""
+
+    currency: str = "USD"
+    gpu_hour: float | None = None  # price of one GPU for one hour
+    node_hour: float | None = None  # price of the whole host for one hour (CPU hosts)
+    cpu_execution_slots: int = 1  # devices on a CPU host, for the idle share
+
+
+@dataclass(frozen=True, slots=True)
+class ModelDerivation:
+    model: str
+    version: str
+    batching_ratio: float | None = None
+    batch_fill_ratio: float | None = None
+    stage_seconds: Mapping[str, float] | None = None
+    stage_fraction: Mapping[str, float] | None = None
+    cost_per_hour: float | None = None
+    cost_per_1k: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelState:
+    model: str
+    version: str
+    state: str
+    runbook: str | None  # set for UNAVAILABLE models
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Derivation:
+    window_seconds: float  # span actually covered: newest minus oldest snapshot used
+    models: Sequence[ModelDerivation] = ()
+    states: Sequence[ModelState] = ()
+    executions_by_batch_size: Mapping[ModelKey, Mapping[int, float]] = field(default_factory=dict)
+    currency: str = "USD"
+    device_kind: str = "cpu"
+    devices: int = 0
+    server_cost_per_hour: float | None = None
+    idle_fraction: float | None = None
+
+
+def increase(values: Iterable[float]) -> float:
+    """Sum of counter increases over consecutive observations, treating a drop as a reset."""
+    total = 0.0
+    previous: float | None = None
+    for value in values:
+        if value != value:  # NaN: skip the observation
+            continue
+        if previous is not None:
+            total += value - previous if value >= previous else value
+        previous = value
+    return total
+
+
+def select_window(snapshots: Sequence[Snapshot], window: float, slack: float = 0.0) -> list[Snapshot]:
+    """The snapshots within `window` seconds of the newest (plus `slack` for poll jitter)."""
+    if not snapshots:
+        return []
+    start = snapshots[-1].taken_at - window - slack
+    return [s for s in snapshots if s.taken_at >= start]
+
+
+def _series(snapshots: Sequence[Snapshot], key: ModelKey, family: str) -> list[float]:
+    out = []
+    for snap in snapshots:
+        if snap.counters is None:
+            continue
+        values = snap.counters.get(key)
+        if values is not None and family in values:
+            out.append(values[family])
+    return out
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    if denominator <= 0 or numerator < 0:
+        return None
+    return numerator / denominator
+
+
+def stage_split(deltas: Mapping[str, float], request_us: float, success: float) -> tuple[dict, dict] | None:
+    """Average seconds per successful request in each stage, and each stage's share.
+
+    `deltas` maps stage -> Δ duration in µs for the four measured stages; `other` is what the
+    request duration leaves over, floored at 0. None when no request succeeded.
+    """
+    if success <= 0:
+        return None
+    seconds = {stage: max(0.0, deltas.get(stage, 0.0)) / 1e6 / success for stage in c.STAGE_COUNTERS}
+    seconds[c.STAGE_OTHER] = max(0.0, request_us / 1e6 / success - sum(seconds.values()))
+    total = sum(seconds.values())
+    fractions = {stage: (value / total if total > 0 else 0.0) for stage, value in seconds.items()}
+    return seconds, fractions
+
+
+def server_price(pricing: Pricing, gpus: int) -> float | None:
+    """The server's price per hour: GPU-hour × GPUs seen, or the node-hour price on a CPU host."""
+    if gpus > 0 and pricing.gpu_hour is not None:
+        return pricing.gpu_hour * gpus
+    if gpus == 0 and pricing.node_hour is not None:
+        return pricing.node_hour
+    return None
+
+
+def derive(
+    snapshots: Sequence[Snapshot],
+    pricing: Pricing,
+    diagnose: Callable[[str], str],
+) -> Derivation:
+    """All derived values over `snapshots` (oldest first; the caller chooses the window)."""
+    with_metrics = [s for s in snapshots if s.counters is not None]
+    with_stats = [s for s in snapshots if s.stats is not None]
+    latest_index = next((s for s in reversed(snapshots) if s.index is not None), None)
+    latest_stats = with_stats[-1] if with_stats else None
+    configs: Mapping[str, ModelConfigSummary] = snapshots[-1].configs if snapshots else {}
+
+    span = with_metrics[-1].taken_at - with_metrics[0].taken_at if with_metrics else 0.0
+    gpu_uuids = with_metrics[-1].gpu_uuids if with_metrics else None
+    gpus = len(gpu_uuids or ())
+    devices = gpus if gpus else pricing.cpu_execution_slots
+    price = server_price(pricing, gpus)
+
+    # Execution compute time per model (from /stats: a batch counted once).
+    stats_span = with_stats[-1].taken_at - with_stats[0].taken_at if with_stats else 0.0
+    compute_s: dict[ModelKey, float] = {}
+    if len(with_stats) >= 2 and latest_stats is not None and latest_stats.stats is not None:
+        for key in latest_stats.stats:
+            series = [s.stats[key].execution_compute_ns for s in with_stats if s.stats and key in s.stats]
+            compute_s[key] = increase(series) / 1e9
+    total_compute = sum(compute_s.values())
+    idle = None
+    if stats_span > 0 and devices > 0:
+        idle = 1.0 - min(1.0, total_compute / (stats_span * devices))
+
+    models: list[ModelDerivation] = []
+    latest_counters = with_metrics[-1].counters if with_metrics else None
+    for key in sorted(latest_counters or ()):
+        inferences = increase(_series(with_metrics, key, c.NV_INFERENCE_COUNT))
+        executions = increase(_series(with_metrics, key, c.NV_EXEC_COUNT))
+        batching = _ratio(inferences, executions)
+        config = configs.get(key[0])
+        fill = None
+        if batching is not None and config is not None and config.max_batch_size > 0:
+            fill = batching / config.max_batch_size
+        deltas = {
+            stage: increase(_series(with_metrics, key, family)) for stage, family in c.STAGE_COUNTERS.items()
+        }
+        split = stage_split(
+            deltas,
+            increase(_series(with_metrics, key, c.NV_REQUEST_DURATION_US)),
+            increase(_series(with_metrics, key, c.NV_REQUEST_SUCCESS)),
+        )
+        cost_hour = cost_1k = None
+        if price is not None and total_compute > 0 and key in compute_s:
+            share = compute_s[key] / total_compute
+            cost_hour = price * share
+            if inferences > 0:
+                cost_1k = price * stats_span / 3600.0 * share / inferences * 1000.0
+        models.append(
+            ModelDerivation(
+                model=key[0],
+                version=key[1],
+                batching_ratio=batching,
+                batch_fill_ratio=fill,
+                stage_seconds=split[0] if split else None,
+                stage_fraction=split[1] if split else None,
+                cost_per_hour=cost_hour,
+                cost_per_1k=cost_1k,
+            )
+        )
+
+    return Derivation(
+        window_seconds=span,
+        models=models,
+        states=model_states(latest_index.index if latest_index and latest_index.index else (), diagnose),
+        executions_by_batch_size=(
+            {k: v.executions_by_batch_size for k, v in latest_stats.stats.items()}
+            if latest_stats and latest_stats.stats
+            else {}
+        ),
+        currency=pricing.currency,
+        device_kind="gpu" if gpus else "cpu",
+        devices=devices,
+        server_cost_per_hour=price,
+        idle_fraction=idle,
+    )
+
+
+def model_states(index: Iterable[IndexEntry], diagnose: Callable[[str], str]) -> list[ModelState]:
+    """Each indexed model's state; UNAVAILABLE ones carry the diagnosed runbook id."""
+    return [
+        ModelState(
+            model=entry.name,
+            version=entry.version,
+            state=entry.state,
+            runbook=diagnose(entry.reason) if entry.state == c.STATE_UNAVAILABLE else None,
+            reason=entry.reason,
+        )
+        for entry in index
+    ]

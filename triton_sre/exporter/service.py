@@ -1,0 +1,324 @@
+"""The exporter service: poll loop (scrape → snapshot → derive) and its read-only HTTP endpoints.
+
+Polls run on their own fixed schedule, never on scrape; a failed fetch is counted in
+`triton_sre_poll_errors_total{target,kind}` and the service keeps serving.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from triton_sre import __version__, tracing
+from triton_sre import conventions as c
+from triton_sre.config import ExporterSettings
+from triton_sre.diagnosis.engine import diagnose_reason
+from triton_sre.exporter.collector import DerivedCollector, ExporterView
+from triton_sre.exporter.derive import Derivation, derive, select_window
+from triton_sre.exporter.snapshot import (
+    IndexEntry,
+    ModelConfigSummary,
+    Snapshot,
+    config_summary,
+    counters_from_samples,
+    index_from_json,
+    keep_family,
+    stats_from_json,
+)
+from triton_sre.triton.client import FetchError, TritonClient
+from triton_sre.triton.exposition import ExpositionError, parse_bytes
+
+log = logging.getLogger(__name__)
+
+# A Triton with many models must not cost one HTTP call per model per poll: configs are fetched
+# only when a model appears or its versions/states change, and at most this many per poll.
+CONFIG_FETCHES_PER_POLL = 64
+
+
+@dataclass
+class _ConfigEntry:
+    signature: tuple[tuple[str, str], ...]
+    summary: ModelConfigSummary
+
+
+class Exporter:
+    """Polls one Triton and keeps the latest derivation; `registry` holds everything it exports."""
+
+    def __init__(
+        self,
+        settings: ExporterSettings,
+        client: TritonClient | None = None,
+        clock: Callable[[], float] = time.time,
+        diagnose: Callable[[str], str] = diagnose_reason,
+    ) -> None:
+        self.settings = settings
+        self.client = client or TritonClient(
+            settings.triton_url,
+            settings.resolved_metrics_url,
+            timeout=settings.timeout,
+            max_bytes=settings.max_response_bytes,
+        )
+        self._clock = clock
+        self._diagnose = diagnose
+        self._tracer = tracing.tracer()
+        self._lock = threading.Lock()
+        # Bounded: the window's polls plus a few for jitter, however long the process runs.
+        self._snapshots: deque[Snapshot] = deque(maxlen=int(settings.window / settings.interval) + 3)
+        self._configs: dict[str, _ConfigEntry] = {}
+        self._view = ExporterView(up=False, derivation=None)
+        self._last_index: list[IndexEntry] = []
+        self.ready = threading.Event()
+
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.registry.register(DerivedCollector(lambda: self._view))
+        self._poll_duration = Histogram(
+            c.M_POLL_DURATION,
+            "Seconds one poll of Triton took (all endpoints).",
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=self.registry,
+        )
+        self._errors = Counter(
+            c.M_POLL_ERRORS,
+            "Failed fetches from Triton by target and kind.",
+            [c.L_TARGET, c.L_KIND],
+            registry=self.registry,
+        )
+        for target in c.POLL_TARGETS:  # expose zeros so rate() works from the first failure
+            for kind in c.FAULT_KINDS:
+                self._errors.labels(target, kind)
+        self._last_success = Gauge(
+            c.M_LAST_SUCCESS, "Unix time of the last poll that read Triton's metrics.", registry=self.registry
+        )
+        Gauge(c.M_BUILD_INFO, "triton-sre version.", ["version"], registry=self.registry).labels(
+            __version__
+        ).set(1)
+
+    # -- polling -------------------------------------------------------------------------------
+    def poll_once(self) -> Snapshot:
+        """Fetch everything once, append the snapshot and re-derive."""
+        started = time.monotonic()
+        with self._tracer.start_as_current_span("triton_sre.poll") as span:
+            taken_at = self._clock()
+            counters, gpus = self._fetch_metrics()
+            raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", self.client.repository_index)
+            raw_stats = self._call(c.TARGET_STATS, "GET /v2/models/stats", self.client.all_stats)
+            index = index_from_json(raw_index) if raw_index is not None else None
+            if index is not None:
+                self._last_index = index
+                self._refresh_configs(index)
+            snapshot = Snapshot(
+                taken_at=taken_at,
+                counters=counters,
+                gpu_uuids=gpus,
+                stats=stats_from_json(raw_stats) if raw_stats is not None else None,
+                index=index,
+                configs={name: entry.summary for name, entry in self._configs.items()},
+            )
+            with self._lock:
+                self._snapshots.append(snapshot)
+                window = select_window(
+                    list(self._snapshots), self.settings.window, slack=self.settings.interval / 2
+                )
+            derivation = derive(window, self.settings.pricing, self._diagnose)
+            self._view = ExporterView(up=counters is not None, derivation=derivation)
+            span.set_attribute("triton_sre.up", counters is not None)
+            span.set_attribute("triton_sre.models", len(derivation.models))
+        self._poll_duration.observe(time.monotonic() - started)
+        if counters is not None:
+            self._last_success.set(taken_at)
+            self.ready.set()
+        return snapshot
+
+    def _call(self, target: str, span_name: str, fetch: Callable[[], Any]) -> Any:
+        with self._tracer.start_as_current_span(span_name) as span:
+            try:
+                return fetch()
+            except FetchError as exc:
+                self._record_error(exc.target, exc.kind, str(exc))
+                span.set_attribute("error.type", exc.kind)
+                return None
+
+    def _fetch_metrics(self) -> tuple[Any, Any]:
+        body = self._call(c.TARGET_METRICS, "GET /metrics", self.client.metrics)
+        if body is None:
+            return None, None
+        try:
+            samples = parse_bytes(body, keep=keep_family)
+        except ExpositionError as exc:
+            self._record_error(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}")
+            return None, None
+        return counters_from_samples(samples)
+
+    def _record_error(self, target: str, kind: str, message: str) -> None:
+        self._errors.labels(target, kind).inc()
+        log.warning("poll %s failed (%s): %s", target, kind, message)
+
+    def _refresh_configs(self, index: list[IndexEntry]) -> None:
+        """Fetch configs of models that appeared or changed; forget models that left the index."""
+        signatures: dict[str, list[tuple[str, str]]] = {}
+        for entry in index:
+            signatures.setdefault(entry.name, []).append((entry.version, entry.state))
+        for gone in set(self._configs) - set(signatures):
+            del self._configs[gone]
+        budget = CONFIG_FETCHES_PER_POLL
+        for name, rows in sorted(signatures.items()):
+            signature = tuple(sorted(rows))
+            known = self._configs.get(name)
+            if known is not None and known.signature == signature:
+                continue
+            if not any(state == c.STATE_READY for _, state in rows):
+                continue  # Triton serves no config for a model that is not loaded
+            if budget == 0:
+                break
+            budget -= 1
+            config = self._call(
+                c.TARGET_CONFIG, "GET /v2/models/config", lambda n=name: self.client.model_config(n)
+            )
+            if config is not None:
+                self._configs[name] = _ConfigEntry(signature, config_summary(config))
+
+    def run(self, stop: threading.Event) -> None:
+        """Poll on a fixed schedule until `stop` is set; a slow poll skips missed ticks."""
+        next_tick = time.monotonic()
+        while not stop.is_set():
+            try:
+                self.poll_once()
+            except Exception:  # a bug must not stop the sidecar; it is logged and counted
+                log.exception("poll failed unexpectedly")
+                self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL).inc()
+            next_tick += self.settings.interval
+            now = time.monotonic()
+            if next_tick < now:
+                next_tick = now + self.settings.interval - (now - next_tick) % self.settings.interval
+            stop.wait(max(0.0, next_tick - now))
+
+    # -- read side -----------------------------------------------------------------------------
+    @property
+    def derivation(self) -> Derivation | None:
+        return self._view.derivation
+
+    @property
+    def up(self) -> bool:
+        return self._view.up
+
+    def metrics_text(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def debug_models(self) -> dict[str, Any]:
+        """The latest index with full reasons and diagnosed runbooks (read-only, for humans)."""
+        d = self._view.derivation
+        return {
+            "up": self._view.up,
+            "window_seconds": d.window_seconds if d else None,
+            "models": [
+                {
+                    "model": s.model,
+                    "version": s.version,
+                    "state": s.state,
+                    "runbook": s.runbook,
+                    "reason": s.reason,
+                }
+                for s in (d.states if d else ())
+            ],
+        }
+
+
+class ExporterServer:
+    """The poll thread plus the HTTP server, started and stopped together."""
+
+    def __init__(self, exporter: Exporter, host: str, port: int) -> None:
+        self.exporter = exporter
+        self._stop = threading.Event()
+        self._httpd = ThreadingHTTPServer((host, port), _handler_for(exporter))
+        self._httpd.daemon_threads = True
+        self._threads = [
+            threading.Thread(target=exporter.run, args=(self._stop,), name="triton-sre-poll", daemon=True),
+            threading.Thread(target=self._httpd.serve_forever, name="triton-sre-http", daemon=True),
+        ]
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        host = self._httpd.server_address[0]
+        host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> ExporterServer:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        for thread in self._threads:
+            thread.join(timeout=10)
+
+    def __enter__(self) -> ExporterServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _handler_for(exporter: Exporter) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = f"triton-sre/{__version__}"
+
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            if path == c.PATH_METRICS:
+                self._send(HTTPStatus.OK, exporter.metrics_text(), CONTENT_TYPE_LATEST)
+            elif path == c.PATH_HEALTHZ:
+                self._send(HTTPStatus.OK, b"ok\n")
+            elif path == c.PATH_READYZ:
+                if exporter.ready.is_set():
+                    self._send(HTTPStatus.OK, b"ready\n")
+                else:
+                    self._send(HTTPStatus.SERVICE_UNAVAILABLE, b"no successful poll of Triton yet\n")
+            elif path == c.PATH_DEBUG_MODELS:
+                body = json.dumps(exporter.debug_models(), indent=2).encode()
+                self._send(HTTPStatus.OK, body, "application/json")
+            else:
+                self._send(HTTPStatus.NOT_FOUND, b"not found\n")
+
+        def do_HEAD(self) -> None:
+            self.do_GET()
+
+        def _read_only(self) -> None:
+            self.send_response(HTTPStatus.METHOD_NOT_ALLOWED)
+            self.send_header("Allow", "GET, HEAD")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_POST = do_PUT = do_DELETE = do_PATCH = _read_only
+
+        def _send(
+            self, status: HTTPStatus, body: bytes, content_type: str = "text/plain; charset=utf-8"
+        ) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("http %s", format % args)
+
+    return Handler

@@ -1,0 +1,167 @@
+"""Read-only HTTP access to Triton: metrics, repository index, statistics, model config.
+
+Every call has a total deadline (not only a per-read socket timeout, so a server that drips bytes
+cannot stall a poll) and a size cap (a runaway response cannot exhaust memory). Failures are raised
+as `FetchError` carrying the poll target and a fault kind from `conventions`, which the exporter
+counts in `triton_sre_poll_errors_total{target,kind}`.
+
+This client never calls Triton's model-control API (load/unload): triton-sre only observes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import requests
+
+from triton_sre import conventions as c
+
+_CHUNK = 64 * 1024
+
+
+class FetchError(Exception):
+    """A poll of one Triton endpoint failed; `kind` is one of `conventions.FAULT_KINDS`."""
+
+    def __init__(self, target: str, kind: str, message: str) -> None:
+        super().__init__(f"{target}: {kind}: {message}")
+        self.target = target
+        self.kind = kind
+        self.message = message
+
+
+def default_metrics_url(triton_url: str) -> str:
+    """Triton's metrics endpoint on the same host as its HTTP endpoint: port 8002, `/metrics`."""
+    parts = urlsplit(triton_url)
+    host = parts.hostname or "localhost"
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    return urlunsplit((parts.scheme or "http", f"{host}:{c.TRITON_METRICS_PORT}", c.PATH_METRICS, "", ""))
+
+
+@dataclass(frozen=True)
+class TritonClient:
+    """Fetches from one Triton server. Thread-safe as long as `session` is not shared elsewhere."""
+
+    triton_url: str
+    metrics_url: str
+    timeout: float = c.DEFAULT_TIMEOUT_SECONDS
+    max_bytes: int = c.DEFAULT_MAX_RESPONSE_BYTES
+    session: requests.Session | None = None
+
+    # -- raw transport -------------------------------------------------------------------------
+    def _fetch(self, target: str, method: str, url: str, body: bytes | None = None) -> bytes:
+        deadline = time.monotonic() + self.timeout
+        http = self.session or requests
+        try:
+            response = http.request(
+                method,
+                url,
+                data=body,
+                stream=True,
+                timeout=(self.timeout, self.timeout),
+                headers={"Accept-Encoding": "identity"},
+            )
+        except requests.Timeout as exc:
+            raise FetchError(
+                target, c.FAULT_TIMEOUT, f"no answer from {url} within {self.timeout:g}s"
+            ) from exc
+        except requests.RequestException as exc:
+            raise FetchError(target, c.FAULT_CONNECTION, f"cannot reach {url}: {_short(exc)}") from exc
+        with response:
+            declared = response.headers.get("Content-Length")
+            if declared and declared.isdigit() and int(declared) > self.max_bytes:
+                raise FetchError(
+                    target, c.FAULT_TOO_LARGE, f"{url} declares {declared} bytes, limit is {self.max_bytes}"
+                )
+            chunks: list[bytes] = []
+            size = 0
+            try:
+                for chunk in response.iter_content(_CHUNK):
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        raise FetchError(
+                            target, c.FAULT_TOO_LARGE, f"{url} sent more than {self.max_bytes} bytes"
+                        )
+                    if time.monotonic() > deadline:
+                        raise FetchError(
+                            target, c.FAULT_TIMEOUT, f"{url} did not finish within {self.timeout:g}s"
+                        )
+                    chunks.append(chunk)
+            except requests.RequestException as exc:
+                kind = c.FAULT_TIMEOUT if _is_timeout(exc) else c.FAULT_CONNECTION
+                raise FetchError(target, kind, f"reading {url}: {_short(exc)}") from exc
+            payload = b"".join(chunks)
+            if response.status_code != 200:
+                excerpt = payload[:200].decode("utf-8", "replace").strip()
+                raise FetchError(
+                    target, c.FAULT_HTTP_STATUS, f"{url} answered HTTP {response.status_code}: {excerpt}"
+                )
+            return payload
+
+    def _json(self, target: str, method: str, url: str, body: bytes | None = None) -> Any:
+        payload = self._fetch(target, method, url, body)
+        try:
+            return json.loads(payload)
+        except ValueError as exc:
+            raise FetchError(target, c.FAULT_PARSE, f"{url} did not return JSON: {exc}") from exc
+
+    # -- Triton endpoints ----------------------------------------------------------------------
+    def metrics(self) -> bytes:
+        """Raw Prometheus text from the metrics endpoint."""
+        return self._fetch(c.TARGET_METRICS, "GET", self.metrics_url)
+
+    def repository_index(self) -> list[dict[str, Any]]:
+        """`POST /v2/repository/index`: every model Triton knows, with state and reason."""
+        data = self._json(c.TARGET_INDEX, "POST", f"{self._base}/v2/repository/index", b"{}")
+        if not isinstance(data, list) or not all(isinstance(e, dict) and "name" in e for e in data):
+            raise FetchError(c.TARGET_INDEX, c.FAULT_PARSE, "repository index is not a list of models")
+        return data
+
+    def all_stats(self) -> list[dict[str, Any]]:
+        """`GET /v2/models/stats`: statistics of every model version in one call."""
+        data = self._json(c.TARGET_STATS, "GET", f"{self._base}/v2/models/stats")
+        stats = data.get("model_stats") if isinstance(data, dict) else None
+        if not isinstance(stats, list):
+            raise FetchError(c.TARGET_STATS, c.FAULT_PARSE, "statistics have no model_stats list")
+        return stats
+
+    def model_config(self, model: str, version: str = "") -> dict[str, Any]:
+        """`GET /v2/models/<m>[/versions/<v>]/config`."""
+        path = f"/v2/models/{quote(model, safe='')}"
+        if version:
+            path += f"/versions/{quote(version, safe='')}"
+        data = self._json(c.TARGET_CONFIG, "GET", f"{self._base}{path}/config")
+        if not isinstance(data, dict):
+            raise FetchError(c.TARGET_CONFIG, c.FAULT_PARSE, f"config of {model!r} is not an object")
+        return data
+
+    def server_live(self) -> bool:
+        try:
+            self._fetch(c.TARGET_INDEX, "GET", f"{self._base}/v2/health/live")
+        except FetchError:
+            return False
+        return True
+
+    @property
+    def _base(self) -> str:
+        return self.triton_url.rstrip("/")
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (requests.Timeout, TimeoutError)) or "timed out" in str(current):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc)
+    return text if len(text) <= 200 else text[:197] + "..."
