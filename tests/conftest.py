@@ -1,0 +1,72 @@
+"""Shared fixtures: one real Triton server for the whole session, private ones on demand.
+
+Tests that need Triton fail (they are not skipped) when nvidia-pytriton is missing: the server
+is part of what this project is tested against.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from triton_sre.demo import SAMPLE_REPOSITORY
+from triton_sre.triton.local import LocalTriton
+
+TRITON_FIXTURES = ("triton", "fresh_triton_factory")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test using a Triton fixture with ``triton`` (deselect with ``-m 'not triton'``)."""
+    for item in items:
+        if any(name in getattr(item, "fixturenames", ()) for name in TRITON_FIXTURES):
+            item.add_marker(pytest.mark.triton)
+
+
+@pytest.fixture(scope="session")
+def triton(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalTriton]:
+    """The shared Triton on the sample repository (broken models included), for the whole session.
+
+    Tests may send traffic to it, so compare counters before and after rather than absolute values.
+    Do not stop or kill it: use ``fresh_triton_factory`` for that.
+    """
+    workdir = tmp_path_factory.mktemp("triton-shared")
+    server = LocalTriton(
+        SAMPLE_REPOSITORY,
+        exit_on_error=False,
+        metrics_config=["summary_latencies=true"],
+        workdir=workdir,
+    )
+    started = time.monotonic()
+    server.start()
+    print(f"\nshared Triton up in {time.monotonic() - started:.2f}s: {server!r}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fresh_triton_factory(tmp_path: Any) -> Iterator[Callable[..., LocalTriton]]:
+    """Start private Triton servers (e.g. to kill them); all are stopped at teardown.
+
+    ``fresh_triton_factory(**kwargs)`` takes LocalTriton's arguments; the repository defaults to
+    the sample one and each server gets its own work directory under ``tmp_path``.
+    """
+    started: list[LocalTriton] = []
+
+    def make(model_repository: Any = SAMPLE_REPOSITORY, *, start: bool = True, **kwargs: Any) -> LocalTriton:
+        kwargs.setdefault("workdir", tmp_path / f"triton-{len(started)}")
+        server = LocalTriton(model_repository, **kwargs)
+        started.append(server)
+        if start:
+            server.start()
+        return server
+
+    try:
+        yield make
+    finally:
+        for server in started:
+            server.stop()

@@ -1,0 +1,74 @@
+"""The demo: a sample Triton model repository (healthy and broken models) and a traffic driver.
+
+``SAMPLE_REPOSITORY`` is shipped as package data, so it works from a wheel as well as from the
+source tree. The constants below say what each model is for; tests and the demo rely on them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+from triton_sre import conventions as c
+
+SAMPLE_REPOSITORY: Final = Path(__file__).resolve().parent / "models"
+
+# Healthy models.
+VECTOR_SCALE: Final = "vector_scale"  # FP32 [8] -> 2x, dynamic batching, fixed cost per execution
+TEXT_ECHO: Final = "text_echo"  # TYPE_STRING -> upper-cased, dynamic batching
+SLOW_MODEL: Final = "slow_model"  # 0.1 s per request, no batching, one instance: requests queue
+HEALTHY_MODELS: Final = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL)
+
+# Broken models, each failing to load for a different reason.
+BROKEN_MISSING_MODULE: Final = "broken_missing_module"
+BROKEN_VERSION_DIR: Final = "broken_version_dir"
+BROKEN_INIT: Final = "broken_init"
+BROKEN_MODELS: Final = (BROKEN_MISSING_MODULE, BROKEN_VERSION_DIR, BROKEN_INIT)
+
+# What each broken model's failure says: a substring of its repository-index reason, or (for the
+# model that never reaches the index) of Triton's log.
+BROKEN_CAUSES: Final[dict[str, str]] = {
+    BROKEN_MISSING_MODULE: "No module named 'triton_sre_demo_missing_dependency'",
+    BROKEN_VERSION_DIR: "at least one version must be available",
+    BROKEN_INIT: "RuntimeError: weights file not found",
+}
+# The runbook each failure should be diagnosed as.
+BROKEN_RUNBOOKS: Final[dict[str, str]] = {
+    BROKEN_MISSING_MODULE: c.RUNBOOK_PYTHON_MODULE_MISSING,
+    BROKEN_VERSION_DIR: c.RUNBOOK_VERSION_DIR_INVALID,
+    BROKEN_INIT: c.RUNBOOK_PYTHON_MODEL_ERROR,
+}
+# Broken models that Triton lists in POST /v2/repository/index as UNAVAILABLE with a reason.
+# A model without any integer version folder is not listed at all: only the log tells.
+BROKEN_IN_INDEX: Final = (BROKEN_MISSING_MODULE, BROKEN_INIT)
+BROKEN_ONLY_IN_LOG: Final = (BROKEN_VERSION_DIR,)
+
+# Tensor names shared by every sample model.
+INPUT_NAME: Final = "INPUT"
+OUTPUT_NAME: Final = "OUTPUT"
+VECTOR_SCALE_DIMS: Final = 8
+VECTOR_SCALE_FACTOR: Final = 2.0
+SLOW_MODEL_DIMS: Final = 4
+SLOW_MODEL_SECONDS: Final = 0.1
+
+__all__ = [
+    "BROKEN_CAUSES",
+    "BROKEN_INIT",
+    "BROKEN_IN_INDEX",
+    "BROKEN_MISSING_MODULE",
+    "BROKEN_MODELS",
+    "BROKEN_ONLY_IN_LOG",
+    "BROKEN_RUNBOOKS",
+    "BROKEN_VERSION_DIR",
+    "HEALTHY_MODELS",
+    "INPUT_NAME",
+    "OUTPUT_NAME",
+    "SAMPLE_REPOSITORY",
+    "SLOW_MODEL",
+    "SLOW_MODEL_DIMS",
+    "SLOW_MODEL_SECONDS",
+    "TEXT_ECHO",
+    "VECTOR_SCALE",
+    "VECTOR_SCALE_DIMS",
+    "VECTOR_SCALE_FACTOR",
+]

@@ -1,0 +1,380 @@
+"""Bounded inference traffic for the sample models, over Triton's HTTP/JSON protocol (KServe v2).
+
+Concurrency comes from threads, so a dynamic batcher sees simultaneous requests and a single
+instance model builds a queue. Every run is bounded in time and in count, and only talks to a
+loopback address: it is a demo and test tool, not a load generator for real fleets.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+
+from triton_sre.demo import (
+    INPUT_NAME,
+    SLOW_MODEL,
+    SLOW_MODEL_DIMS,
+    TEXT_ECHO,
+    VECTOR_SCALE,
+    VECTOR_SCALE_DIMS,
+)
+
+Payload = dict[str, Any]
+
+MAX_DURATION_S = 3600.0
+MAX_REQUESTS = 1_000_000
+MAX_CONCURRENCY = 256
+MAX_ERROR_SAMPLES = 20
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MIX: Mapping[str, int] = {VECTOR_SCALE: 8, TEXT_ECHO: 2, SLOW_MODEL: 3}
+
+
+# ---------------------------------------------------------------------------- payloads
+def vector_scale_payload(batch: int = 1, value: float = 1.0) -> Payload:
+    """``batch`` rows of ``VECTOR_SCALE_DIMS`` FP32 values."""
+    return {
+        "inputs": [
+            {
+                "name": INPUT_NAME,
+                "shape": [batch, VECTOR_SCALE_DIMS],
+                "datatype": "FP32",
+                "data": [float(value)] * (batch * VECTOR_SCALE_DIMS),
+            }
+        ]
+    }
+
+
+def text_echo_payload(texts: Sequence[str] = ("hello triton",)) -> Payload:
+    """One row per string; strings travel as BYTES in JSON."""
+    return {
+        "inputs": [{"name": INPUT_NAME, "shape": [len(texts), 1], "datatype": "BYTES", "data": list(texts)}]
+    }
+
+
+def slow_model_payload(value: float = 1.0) -> Payload:
+    """slow_model has no batch dimension (max_batch_size 0)."""
+    return {
+        "inputs": [
+            {
+                "name": INPUT_NAME,
+                "shape": [SLOW_MODEL_DIMS],
+                "datatype": "FP32",
+                "data": [float(value)] * SLOW_MODEL_DIMS,
+            }
+        ]
+    }
+
+
+def malformed_payload(model: str) -> Payload:
+    """A request Triton rejects before it reaches ``model`` (wrong shape).
+
+    Triton 2.51 counts such a request in no metric: it is not in ``nv_inference_request_failure``.
+    """
+    return {"inputs": [{"name": INPUT_NAME, "shape": [1, 3], "datatype": "FP32", "data": [1.0, 2.0, 3.0]}]}
+
+
+def failing_payload(model: str) -> Payload:
+    """A well-formed request that makes the sample model raise in ``execute``.
+
+    Triton counts ``nv_inference_request_failure{reason="BACKEND"}`` for every request of that
+    execution (batchmates of a failing request on a batched model fail with it).
+    """
+    if model == VECTOR_SCALE:
+        return vector_scale_payload(value=-1.0)
+    if model == SLOW_MODEL:
+        return slow_model_payload(value=-1.0)
+    if model == TEXT_ECHO:
+        return text_echo_payload(("",))
+    raise ValueError(f"no failing payload for model {model!r}")
+
+
+def payload_for(model: str) -> Payload:
+    """The default payload of a sample model."""
+    builders = {
+        VECTOR_SCALE: vector_scale_payload,
+        TEXT_ECHO: text_echo_payload,
+        SLOW_MODEL: slow_model_payload,
+    }
+    if model not in builders:
+        raise ValueError(f"no default payload for model {model!r}; pass payload=")
+    return builders[model]()
+
+
+# ---------------------------------------------------------------------------- safety
+def check_loopback(url: str) -> str:
+    """Return ``url`` without a trailing slash if its host resolves only to loopback; else ValueError."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"traffic needs an http(s) URL, not {url!r}")
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or 80, proto=socket.IPPROTO_TCP)
+    except socket.gaierror as exc:
+        raise ValueError(f"cannot resolve {parts.hostname!r}: {exc}") from exc
+    addresses = {info[4][0] for info in infos}
+    if not addresses or not all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses):
+        raise ValueError(
+            f"traffic is only sent to loopback addresses; {parts.hostname} is {sorted(addresses)}"
+        )
+    return url.rstrip("/")
+
+
+def infer(
+    http_url: str,
+    model: str,
+    payload: Payload | None = None,
+    *,
+    session: requests.Session | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> dict[str, Any]:
+    """One inference; returns Triton's JSON response, raises ``requests.HTTPError`` on an error status."""
+    url = f"{check_loopback(http_url)}/v2/models/{model}/infer"
+    body = payload if payload is not None else payload_for(model)
+    post = session.post if session is not None else requests.post
+    response = post(url, json=body, timeout=timeout)
+    response.raise_for_status()
+    result: dict[str, Any] = response.json()
+    return result
+
+
+# ---------------------------------------------------------------------------- results
+@dataclass
+class TrafficResult:
+    """What a run did. ``latencies_s`` holds the successful requests' latencies."""
+
+    model: str
+    ok: int = 0
+    failed: int = 0
+    latencies_s: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    """The first few distinct error messages."""
+    duration_s: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return self.ok + self.failed
+
+    def _record(self, latency: float | None, error: str | None) -> None:
+        if error is None:
+            self.ok += 1
+            if latency is not None:
+                self.latencies_s.append(latency)
+        else:
+            self.failed += 1
+            if len(self.errors) < MAX_ERROR_SAMPLES and error not in self.errors:
+                self.errors.append(error)
+
+    def percentile(self, q: float) -> float | None:
+        """Latency quantile ``q`` in [0, 1] (nearest rank), None without successes."""
+        if not self.latencies_s:
+            return None
+        ordered = sorted(self.latencies_s)
+        return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def _one_request(
+    session: requests.Session, url: str, payload: Payload, timeout: float
+) -> tuple[float, str | None]:
+    started = time.perf_counter()
+    try:
+        response = session.post(url, json=payload, timeout=timeout)
+    except requests.RequestException as exc:
+        return time.perf_counter() - started, f"{type(exc).__name__}: {exc}"[:300]
+    latency = time.perf_counter() - started
+    if response.status_code != 200:
+        try:
+            detail = str(response.json().get("error", response.text))
+        except ValueError:
+            detail = response.text
+        return latency, f"HTTP {response.status_code}: {detail}"[:300]
+    return latency, None
+
+
+# ---------------------------------------------------------------------------- bounded runs
+def drive(
+    http_url: str,
+    model: str,
+    concurrency: int = 4,
+    duration_s: float | None = None,
+    requests_total: int | None = None,
+    payload: Payload | None = None,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> TrafficResult:
+    """Send requests to ``model`` from ``concurrency`` threads until ``duration_s`` passed or
+    ``requests_total`` were sent, whichever comes first (at least one bound is required)."""
+    if duration_s is None and requests_total is None:
+        raise ValueError("drive() needs duration_s or requests_total")
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise ValueError(f"concurrency must be in 1..{MAX_CONCURRENCY}")
+    duration = min(duration_s if duration_s is not None else MAX_DURATION_S, MAX_DURATION_S)
+    budget = min(requests_total if requests_total is not None else MAX_REQUESTS, MAX_REQUESTS)
+    url = f"{check_loopback(http_url)}/v2/models/{model}/infer"
+    body = payload if payload is not None else payload_for(model)
+    result = TrafficResult(model)
+    lock = threading.Lock()
+    sent = 0
+    started = time.monotonic()
+    deadline = started + duration
+
+    def take() -> bool:
+        nonlocal sent
+        with lock:
+            if sent >= budget or time.monotonic() >= deadline:
+                return False
+            sent += 1
+            return True
+
+    def worker() -> None:
+        with requests.Session() as session:
+            while take():
+                latency, error = _one_request(session, url, body, timeout_s)
+                with lock:
+                    result._record(latency, error)
+
+    threads = [
+        threading.Thread(target=worker, name=f"traffic-{model}-{i}", daemon=True) for i in range(concurrency)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    result.duration_s = time.monotonic() - started
+    return result
+
+
+class TrafficDriver:
+    """A mix of concurrent traffic in background threads, until ``stop()`` or a bound is reached.
+
+    ``mix`` maps model -> number of concurrent clients (default: batching on vector_scale, a queue
+    on slow_model, strings on text_echo). ``error_fraction`` of the requests make the model fail
+    (``failing_payload``), so Triton counts BACKEND failures; on a batched model their batchmates
+    fail too, so the failure rate seen is higher than ``error_fraction``.
+    ``think_time_s`` is each client's pause between requests.
+    """
+
+    def __init__(
+        self,
+        http_url: str,
+        mix: Mapping[str, int] | None = None,
+        *,
+        max_duration_s: float = MAX_DURATION_S,
+        max_requests: int = MAX_REQUESTS,
+        think_time_s: float = 0.0,
+        error_fraction: float = 0.0,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        payloads: Mapping[str, Payload] | None = None,
+        max_latencies: int = 10_000,
+    ) -> None:
+        self.http_url = check_loopback(http_url)
+        self.mix = dict(mix if mix is not None else DEFAULT_MIX)
+        if not self.mix or any(n < 0 for n in self.mix.values()) or sum(self.mix.values()) > MAX_CONCURRENCY:
+            raise ValueError(f"mix needs 1..{MAX_CONCURRENCY} clients in all")
+        if not 0.0 <= error_fraction <= 1.0:
+            raise ValueError("error_fraction must be within [0, 1]")
+        self.max_duration_s = min(max_duration_s, MAX_DURATION_S)
+        self.max_requests = min(max_requests, MAX_REQUESTS)
+        self.think_time_s = think_time_s
+        self.error_fraction = error_fraction
+        self.timeout_s = timeout_s
+        self._payloads = {m: (dict(payloads or {}).get(m) or payload_for(m)) for m in self.mix}
+        self._failing = {m: failing_payload(m) for m in self.mix} if error_fraction > 0 else {}
+        self._results = {m: TrafficResult(m) for m in self.mix}
+        self._latencies: dict[str, deque[float]] = {m: deque(maxlen=max_latencies) for m in self.mix}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._sent = 0
+        self._started: float | None = None
+
+    def start(self) -> TrafficDriver:
+        if self._threads:
+            return self
+        self._started = time.monotonic()
+        for model, clients in self.mix.items():
+            for i in range(clients):
+                t = threading.Thread(
+                    target=self._client, args=(model,), name=f"traffic-{model}-{i}", daemon=True
+                )
+                self._threads.append(t)
+                t.start()
+        return self
+
+    def _take(self) -> bool:
+        with self._lock:
+            assert self._started is not None
+            if self._sent >= self.max_requests or time.monotonic() - self._started >= self.max_duration_s:
+                self._stop.set()
+                return False
+            self._sent += 1
+            return True
+
+    def _client(self, model: str) -> None:
+        url = f"{self.http_url}/v2/models/{model}/infer"
+        rng = random.Random()
+        with requests.Session() as session:
+            while not self._stop.is_set() and self._take():
+                bad = self.error_fraction > 0 and rng.random() < self.error_fraction
+                body = self._failing[model] if bad else self._payloads[model]
+                latency, error = _one_request(session, url, body, self.timeout_s)
+                with self._lock:
+                    result = self._results[model]
+                    if error is None:
+                        result.ok += 1
+                        self._latencies[model].append(latency)
+                    else:
+                        result._record(None, error)
+                if self.think_time_s > 0:
+                    self._stop.wait(self.think_time_s)
+
+    def stop(self, timeout: float | None = None) -> dict[str, TrafficResult]:
+        """Stop every client (each finishes its request in flight) and return the results. Idempotent."""
+        self._stop.set()
+        per_thread = self.timeout_s + 1 if timeout is None else timeout
+        for t in self._threads:
+            t.join(per_thread)
+        return self.results()
+
+    @property
+    def running(self) -> bool:
+        return any(t.is_alive() for t in self._threads)
+
+    def results(self) -> dict[str, TrafficResult]:
+        """A snapshot per model; ``latencies_s`` holds the most recent successful latencies."""
+        with self._lock:
+            elapsed = time.monotonic() - self._started if self._started is not None else 0.0
+            return {
+                m: TrafficResult(
+                    m, r.ok, r.failed, list(self._latencies[m]), list(r.errors), duration_s=elapsed
+                )
+                for m, r in self._results.items()
+            }
+
+    def __enter__(self) -> TrafficDriver:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def summarize(results: Iterable[TrafficResult]) -> str:
+    """One line per model: ok/failed and p50/p99 latency in ms."""
+    lines = []
+    for r in results:
+        p50, p99 = r.percentile(0.5), r.percentile(0.99)
+        lat = (
+            f"p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms"
+            if p50 is not None and p99 is not None
+            else "-"
+        )
+        lines.append(f"{r.model}: {r.ok} ok, {r.failed} failed, {lat}")
+    return "\n".join(lines)
