@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -90,7 +91,10 @@ def run_demo(args: argparse.Namespace) -> int:
         listen=f"127.0.0.1:{args.exporter_port}",
         interval=args.interval,
         window=args.window,
-        pricing=Pricing(currency="USD", node_hour=DEMO_NODE_HOUR_USD),
+        # one execution slot per core: the sample models' instances run in parallel processes
+        pricing=Pricing(
+            currency="USD", node_hour=DEMO_NODE_HOUR_USD, cpu_execution_slots=os.cpu_count() or 1
+        ),
     )
     try:
         server = ExporterServer(Exporter(settings), "127.0.0.1", args.exporter_port)
@@ -151,7 +155,9 @@ def _banner(triton: Any, server: Any, settings: Any) -> str:
 
 
 def _fmt(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
+    """Format a value in a right-aligned column; `-` where there is none."""
+    width = int("".join(ch for ch in spec.split(".")[0] if ch.isdigit()) or 0)
+    return "-".rjust(width) if value is None else format(value, spec)
 
 
 def _status_text(exporter: Any) -> str:
@@ -163,6 +169,8 @@ def _status_text(exporter: Any) -> str:
         f"{'model':<22}{'batching':>9}{'fill':>6}{'queue':>8}{'compute':>9}{'ms/req':>8}{'USD/1k':>10}"
     )
     for m in d.models:
+        if m.batching_ratio is None and m.stage_seconds is None:
+            continue  # no traffic in the window (or a model that never loaded)
         seconds = m.stage_seconds or {}
         fraction = m.stage_fraction or {}
         compute = sum(
@@ -174,7 +182,7 @@ def _status_text(exporter: Any) -> str:
             f"{m.model:<22}{_fmt(m.batching_ratio, '9.2f')}{_fmt(m.batch_fill_ratio, '6.2f')}"
             f"{_fmt(fraction.get(c.STAGE_QUEUE) if fraction else None, '8.0%')}"
             f"{_fmt(compute if fraction else None, '9.0%')}{_fmt(total_ms, '8.1f')}"
-            f"{_fmt(m.cost_per_1k, '10.5f')}"
+            f"{_fmt(m.cost_per_1k, '10.3g')}"
         )
     if d.idle_fraction is not None:
         lines.append(f"idle share of the host: {d.idle_fraction:.0%}")

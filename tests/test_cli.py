@@ -1,0 +1,108 @@
+"""The `triton-sre` command as a user runs it: help, export as a process, the demo end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+from triton_sre import conventions as c
+from triton_sre.triton.local import free_port
+
+CLI = [sys.executable, "-m", "triton_sre.cli"]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TRITON_SRE_", "OTEL_"))}
+    env.update(extra)
+    return env
+
+
+@pytest.mark.parametrize("command", [[], ["export"], ["demo"]])
+def test_help_everywhere(command):
+    result = subprocess.run([*CLI, *command, "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0
+    assert "usage:" in result.stdout and "exit codes" in result.stdout
+
+
+def test_unknown_command_is_a_usage_error():
+    result = subprocess.run([*CLI, "frobnicate"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "invalid choice" in result.stderr
+
+
+def test_export_process_configured_by_environment(triton):
+    port = free_port()
+    env = clean_env(
+        **{
+            c.ENV_TRITON_URL: triton.http_url,
+            c.ENV_METRICS_URL: triton.metrics_url,
+            c.ENV_LISTEN: f"127.0.0.1:{port}",
+            c.ENV_INTERVAL: "0.5",
+        }
+    )
+    process = subprocess.Popen([*CLI, "export"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(url + c.PATH_READYZ, timeout=1).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.2)
+        else:
+            pytest.fail("exporter never became ready")
+        text = requests.get(url + c.PATH_METRICS, timeout=5).text
+        assert f"{c.M_UP} 1.0" in text
+        assert c.M_MODEL_STATE in text
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr.decode()
+
+
+def test_export_cannot_listen_exits_1(triton):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [*CLI, "export", "--triton-url", triton.http_url, "--listen", f"127.0.0.1:{port}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=clean_env(),
+        )
+    assert result.returncode == 1
+    assert "cannot listen" in result.stderr
+
+
+def test_demo_end_to_end_json():
+    """The README's main job, shortened: real Triton, exporter, traffic, then a JSON summary."""
+    result = subprocess.run(
+        [*CLI, "demo", "--duration", "8", "--interval", "1", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=clean_env(),
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    summary = json.loads(result.stdout)
+    assert summary["up"] is True
+    models = {m["model"]: m for m in summary["models"]}
+    assert models["vector_scale"]["batching_ratio"] > 1
+    assert models["slow_model"]["stage_fraction"]["queue"] > 0
+    assert models["vector_scale"]["cost_per_1k_inferences"] > 0
+    states = {s["model"]: s for s in summary["states"]}
+    assert states["broken_missing_module"]["runbook"] == c.RUNBOOK_PYTHON_MODULE_MISSING
+    assert states["broken_init"]["state"] == c.STATE_UNAVAILABLE
+    assert "exporter metrics" in result.stderr  # the banner goes to stderr when stdout is JSON
