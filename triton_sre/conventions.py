@@ -129,12 +129,84 @@ FAULT_KINDS: Final = (FAULT_CONNECTION, FAULT_TIMEOUT, FAULT_HTTP_STATUS, FAULT_
 MAX_REASON_LABEL_CHARS: Final = 120
 
 # ---------------------------------------------------------------------------
-# Runbook ids.
+# Runbook ids: one Markdown page each under runbooks/<id>.md.
 # ---------------------------------------------------------------------------
-RUNBOOK_UNKNOWN_LOAD_FAILURE: Final = "unknown-load-failure"
+# Why a model failed to load (the diagnosis engine's answers).
+RUNBOOK_MODEL_FILE_MISSING: Final = "model-file-missing"
+RUNBOOK_VERSION_DIR_INVALID: Final = "version-dir-invalid"
+RUNBOOK_CONFIG_NAME_MISMATCH: Final = "config-name-mismatch"
+RUNBOOK_CONFIG_PARSE_ERROR: Final = "config-parse-error"
+RUNBOOK_BACKEND_NOT_FOUND: Final = "backend-not-found"
+RUNBOOK_TENSOR_NAME_MISMATCH: Final = "tensor-name-mismatch"
+RUNBOOK_SHAPE_OR_DIMS_MISMATCH: Final = "shape-or-dims-mismatch"
+RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED: Final = "max-batch-size-unsupported"
+RUNBOOK_DATATYPE_MISMATCH: Final = "datatype-mismatch"
+RUNBOOK_TRT_ENGINE_INCOMPATIBLE: Final = "trt-engine-incompatible"
+RUNBOOK_CUDA_DRIVER_MISMATCH: Final = "cuda-driver-mismatch"
+RUNBOOK_GPU_OUT_OF_MEMORY: Final = "gpu-out-of-memory"
 RUNBOOK_PYTHON_MODULE_MISSING: Final = "python-module-missing"
 RUNBOOK_PYTHON_MODEL_ERROR: Final = "python-model-error"
-RUNBOOK_VERSION_DIR_INVALID: Final = "version-dir-invalid"
+RUNBOOK_SHM_TOO_SMALL: Final = "shm-too-small"
+RUNBOOK_ENSEMBLE_DEPENDENCY: Final = "ensemble-dependency"
+RUNBOOK_PERMISSION_DENIED: Final = "permission-denied"
+RUNBOOK_CLOUD_REPOSITORY_ACCESS: Final = "cloud-repository-access"
+RUNBOOK_LLM_BACKEND_CONFIG: Final = "llm-backend-config"
+RUNBOOK_LIBRARY_VERSION_MISMATCH: Final = "library-version-mismatch"
+RUNBOOK_UNKNOWN_LOAD_FAILURE: Final = "unknown-load-failure"  # the fallback
+LOAD_FAILURE_RUNBOOKS: Final = (
+    RUNBOOK_MODEL_FILE_MISSING,
+    RUNBOOK_VERSION_DIR_INVALID,
+    RUNBOOK_CONFIG_NAME_MISMATCH,
+    RUNBOOK_CONFIG_PARSE_ERROR,
+    RUNBOOK_BACKEND_NOT_FOUND,
+    RUNBOOK_TENSOR_NAME_MISMATCH,
+    RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
+    RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED,
+    RUNBOOK_DATATYPE_MISMATCH,
+    RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+    RUNBOOK_CUDA_DRIVER_MISMATCH,
+    RUNBOOK_GPU_OUT_OF_MEMORY,
+    RUNBOOK_PYTHON_MODULE_MISSING,
+    RUNBOOK_PYTHON_MODEL_ERROR,
+    RUNBOOK_SHM_TOO_SMALL,
+    RUNBOOK_ENSEMBLE_DEPENDENCY,
+    RUNBOOK_PERMISSION_DENIED,
+    RUNBOOK_CLOUD_REPOSITORY_ACCESS,
+    RUNBOOK_LLM_BACKEND_CONFIG,
+    RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    RUNBOOK_UNKNOWN_LOAD_FAILURE,
+)
+
+# ---------------------------------------------------------------------------
+# Alerts the generated rules ship, and the runbook page each links to.
+# TritonModelUnavailable links to the load-failure runbook in its `runbook` label instead.
+# ---------------------------------------------------------------------------
+ALERT_SLO_ERROR_BUDGET_BURN: Final = "TritonSLOErrorBudgetBurn"
+ALERT_SLO_LATENCY_BUDGET_BURN: Final = "TritonSLOLatencyBudgetBurn"
+ALERT_MODEL_UNAVAILABLE: Final = "TritonModelUnavailable"
+ALERT_SERVER_DOWN: Final = "TritonServerDown"
+ALERT_EXPORTER_DOWN: Final = "TritonExporterDown"
+ALERT_QUEUE_TIME_HIGH: Final = "TritonQueueTimeHigh"
+ALERT_BATCHING_INEFFECTIVE: Final = "TritonBatchingIneffective"
+ALERT_PENDING_REQUESTS_GROWING: Final = "TritonPendingRequestsGrowing"
+ALERT_GPU_MEMORY_NEAR_LIMIT: Final = "TritonGPUMemoryNearLimit"
+ALERT_RUNBOOKS: Final = {
+    ALERT_SLO_ERROR_BUDGET_BURN: "slo-error-budget-burn",
+    ALERT_SLO_LATENCY_BUDGET_BURN: "slo-latency-budget-burn",
+    ALERT_SERVER_DOWN: "triton-server-down",
+    ALERT_EXPORTER_DOWN: "triton-exporter-down",
+    ALERT_QUEUE_TIME_HIGH: "triton-queue-time-high",
+    ALERT_BATCHING_INEFFECTIVE: "triton-batching-ineffective",
+    ALERT_PENDING_REQUESTS_GROWING: "triton-pending-requests-growing",
+    ALERT_GPU_MEMORY_NEAR_LIMIT: "triton-gpu-memory-near-limit",
+}
+
+# Alert severities (routing) and finding/runbook severities (impact); critical <-> page.
+SEVERITY_PAGE: Final = "page"
+SEVERITY_TICKET: Final = "ticket"
+IMPACT_CRITICAL: Final = "critical"
+IMPACT_WARNING: Final = "warning"
+IMPACT_INFO: Final = "info"
 
 # ---------------------------------------------------------------------------
 # Ports, defaults, environment variables.
