@@ -178,7 +178,9 @@ class Exporter:
             if known is not None and known.signature == signature:
                 continue
             if not any(state == c.STATE_READY for _, state in rows):
-                continue  # Triton serves no config for a model that is not loaded
+                # Triton serves no config for a model that is not loaded; a reload may change it
+                self._configs.pop(name, None)
+                continue
             if budget == 0:
                 break
             budget -= 1
