@@ -80,15 +80,18 @@ def select_window(snapshots: Sequence[Snapshot], window: float, slack: float = 0
     return [s for s in snapshots if s.taken_at >= start]
 
 
-def _series(snapshots: Sequence[Snapshot], key: ModelKey, family: str) -> list[float]:
-    out = []
+def _rows(snapshots: Sequence[Snapshot], key: ModelKey) -> list[Mapping[str, float]]:
+    """The model's counter values in each snapshot that read Triton's metrics and had the model."""
+    rows = []
     for snap in snapshots:
-        if snap.counters is None:
-            continue
-        values = snap.counters.get(key)
-        if values is not None and family in values:
-            out.append(values[family])
-    return out
+        values = snap.counters.get(key) if snap.counters is not None else None
+        if values is not None:
+            rows.append(values)
+    return rows
+
+
+def _increase_of(rows: Sequence[Mapping[str, float]], family: str) -> float:
+    return increase([row[family] for row in rows if family in row])
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
@@ -154,20 +157,19 @@ def derive(
     models: list[ModelDerivation] = []
     latest_counters = with_metrics[-1].counters if with_metrics else None
     for key in sorted(latest_counters or ()):
-        inferences = increase(_series(with_metrics, key, c.NV_INFERENCE_COUNT))
-        executions = increase(_series(with_metrics, key, c.NV_EXEC_COUNT))
+        rows = _rows(with_metrics, key)
+        inferences = _increase_of(rows, c.NV_INFERENCE_COUNT)
+        executions = _increase_of(rows, c.NV_EXEC_COUNT)
         batching = _ratio(inferences, executions)
         config = configs.get(key[0])
         fill = None
         if batching is not None and config is not None and config.max_batch_size > 0:
             fill = batching / config.max_batch_size
-        deltas = {
-            stage: increase(_series(with_metrics, key, family)) for stage, family in c.STAGE_COUNTERS.items()
-        }
+        deltas = {stage: _increase_of(rows, family) for stage, family in c.STAGE_COUNTERS.items()}
         split = stage_split(
             deltas,
-            increase(_series(with_metrics, key, c.NV_REQUEST_DURATION_US)),
-            increase(_series(with_metrics, key, c.NV_REQUEST_SUCCESS)),
+            _increase_of(rows, c.NV_REQUEST_DURATION_US),
+            _increase_of(rows, c.NV_REQUEST_SUCCESS),
         )
         cost_hour = cost_1k = None
         if price is not None and total_compute > 0 and key in compute_s:

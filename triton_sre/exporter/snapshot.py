@@ -79,17 +79,22 @@ def counters_from_samples(
     totals: dict[ModelKey, dict[str, float]] = {}
     per_gpu: dict[ModelKey, dict[str, float]] = {}
     gpus: set[str] = set()
+    # Label sets repeat across families (the parser shares their tuples): resolve each once.
+    resolved: dict[tuple, tuple[ModelKey | None, str | None]] = {}
     for sample in samples:
         name = sample.name
-        labels = dict(sample.labels)
-        uuid = labels.get(c.LABEL_GPU_UUID)
+        labels = sample.labels
+        where = resolved.get(labels)
+        if where is None:
+            found = dict(labels)
+            model = found.get(c.LABEL_MODEL)
+            key = (model, found.get(c.LABEL_VERSION, "")) if model is not None else None
+            where = resolved[labels] = (key, found.get(c.LABEL_GPU_UUID))
+        key, uuid = where
         if name in _PER_MODEL:
-            model = labels.get(c.LABEL_MODEL)
-            if model is None:
+            if key is None:
                 continue
-            key = (model, labels.get(c.LABEL_VERSION, ""))
-            target = per_gpu if uuid else totals
-            values = target.setdefault(key, {})
+            values = (per_gpu if uuid else totals).setdefault(key, {})
             values[name] = values.get(name, 0.0) + sample.value
         elif uuid and name.startswith(c.NV_GPU_PREFIX):
             gpus.add(uuid)
@@ -101,9 +106,8 @@ def counters_from_samples(
 
 
 def _num(value: Any) -> float:
-    if isinstance(value, bool):
-        return 0.0
-    if isinstance(value, (int, float)):
+    """A JSON number as float; anything else (missing, null, text, bool) counts as 0."""
+    if type(value) is int or type(value) is float:
         return float(value)
     if isinstance(value, str):
         try:
@@ -114,11 +118,17 @@ def _num(value: Any) -> float:
 
 
 def _ns(stage: Any) -> float:
-    return _num(stage.get("ns")) if isinstance(stage, dict) else 0.0
+    try:
+        return _num(stage["ns"])
+    except (KeyError, TypeError):
+        return 0.0
 
 
 def _count(stage: Any) -> float:
-    return _num(stage.get("count")) if isinstance(stage, dict) else 0.0
+    try:
+        return _num(stage["count"])
+    except (KeyError, TypeError):
+        return 0.0
 
 
 def stats_from_json(model_stats: Iterable[Any]) -> dict[ModelKey, ModelStats]:
