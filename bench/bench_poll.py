@@ -1,0 +1,175 @@
+"""Benchmark: the exporter's whole poll+derive cycle on a 1,000-model × 2-version Triton.
+
+A loopback HTTP server answers like Triton (metrics text from `triton_sre.triton.synthetic`,
+shaped like the real 2.51 output; `/v2/models/stats` and the repository index shaped like the
+real JSON), and `Exporter.poll_once()` runs against it: fetch, parse, snapshot, window, derive.
+The figure of merit is the cycle time as a ratio to prometheus_client's text parser alone on
+the same metrics payload, plus the process's peak RSS.
+
+    python bench/bench_poll.py [--models 1000] [--versions 2] [--polls 8]
+
+Target (issue: foundation): cycle ≤ 0.25 × parse-alone, peak RSS ≤ 100 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import resource
+import statistics
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from triton_sre.config import ExporterSettings
+from triton_sre.exporter.derive import Pricing
+from triton_sre.exporter.service import Exporter
+from triton_sre.triton.synthetic import triton_metrics_payload
+
+
+def stats_payload(models: int, versions: int, poll: int) -> bytes:
+    """`GET /v2/models/stats` for every model version, shaped like the real server's answer."""
+    entries = []
+    for m in range(models):
+        for v in range(1, versions + 1):
+            n = 1000 * poll + m + v
+            batches = [
+                {
+                    "batch_size": size,
+                    "compute_input": {"count": n, "ns": 61_231 * n},
+                    "compute_infer": {"count": n, "ns": 13_760_935 * n},
+                    "compute_output": {"count": n, "ns": 1_325_036 * n},
+                }
+                for size in (1, 4, 8, 16)
+            ]
+            stage = {"count": 29 * n, "ns": 2_334_830 * n}
+            entries.append(
+                {
+                    "name": f"model_{m:04d}",
+                    "version": str(v),
+                    "last_inference": 1795969641818,
+                    "inference_count": 29 * n,
+                    "execution_count": 4 * n,
+                    "inference_stats": {
+                        key: stage
+                        for key in ("success", "fail", "queue", "compute_input", "compute_infer",
+                                    "compute_output", "cache_hit", "cache_miss")
+                    },
+                    "response_stats": {},
+                    "batch_stats": batches,
+                    "memory_usage": [],
+                }
+            )
+    return json.dumps({"model_stats": entries}).encode()
+
+
+def index_payload(models: int, versions: int) -> bytes:
+    return json.dumps(
+        [
+            {"name": f"model_{m:04d}", "version": str(v), "state": "READY"}
+            for m in range(models)
+            for v in range(1, versions + 1)
+        ]
+    ).encode()
+
+
+def serve_fake_triton(models: int, versions: int, polls: int, port_out: multiprocessing.Queue) -> None:
+    """Answer like Triton on loopback; every `/metrics` request advances to the next poll's data.
+
+    Runs in its own process so its precomputed bodies do not count in the exporter's RSS.
+    """
+    metrics = [triton_metrics_payload(models, versions, seed=p).encode() for p in range(polls)]
+    stats = [stats_payload(models, versions, p) for p in range(polls)]
+    index = index_payload(models, versions)
+    config = json.dumps({"max_batch_size": 16, "dynamic_batching": {}}).encode()
+    state = {"poll": -1}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            if self.path == "/metrics":
+                state["poll"] += 1
+                body = metrics[state["poll"] % polls]
+            elif self.path == "/v2/models/stats":
+                body = stats[max(0, state["poll"]) % polls]
+            else:
+                body = config
+            self._send(body)
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._send(index)
+
+        def _send(self, body: bytes) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port_out.put(httpd.server_address[1])
+    httpd.serve_forever()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=int, default=1000)
+    parser.add_argument("--versions", type=int, default=2)
+    parser.add_argument("--polls", type=int, default=8, help="measured polls (after configs are cached)")
+    args = parser.parse_args()
+
+    ports: multiprocessing.Queue = multiprocessing.Queue()
+    server = multiprocessing.Process(
+        target=serve_fake_triton, args=(args.models, args.versions, args.polls + 1, ports), daemon=True
+    )
+    server.start()
+    url = f"http://127.0.0.1:{ports.get(timeout=120)}"
+    clock = {"t": 0.0}
+    settings = ExporterSettings(
+        triton_url=url, metrics_url=f"{url}/metrics", interval=15, window=60, pricing=Pricing(node_hour=0.36)
+    )
+    exporter = Exporter(settings, clock=lambda: clock["t"])
+    configs_needed = args.models * args.versions
+    while True:  # warm the config cache (a one-off cost when models appear)
+        exporter.poll_once()
+        clock["t"] += 15.0
+        if len(exporter._configs) >= min(configs_needed, args.models):
+            break
+    cycles = []
+    for _ in range(args.polls):
+        started = time.perf_counter()
+        exporter.poll_once()
+        cycles.append(time.perf_counter() - started)
+        clock["t"] += 15.0
+    render_started = time.perf_counter()
+    exposed = exporter.metrics_text()
+    render = time.perf_counter() - render_started
+    cycle = statistics.median(cycles)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the reference parser runs
+
+    text = triton_metrics_payload(args.models, args.versions)
+    samples = 0
+    parse_times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        samples = sum(len(f.samples) for f in text_string_to_metric_families(text))
+        parse_times.append(time.perf_counter() - started)
+    parse_alone = statistics.median(parse_times)
+    server.terminate()
+
+    print(f"payload: {args.models} models x {args.versions} versions, {samples} samples, "
+          f"{len(text) / 1e6:.1f} MB metrics text; stats JSON of {configs_needed} model versions")
+    print(f"prometheus_client parse alone (median of 3): {parse_alone * 1000:8.1f} ms")
+    print(f"poll+derive cycle (median of {args.polls}):        {cycle * 1000:8.1f} ms"
+          f"   ratio {cycle / parse_alone:.3f}  (target <= 0.25)")
+    print(f"  min/max cycle: {min(cycles) * 1000:.1f} / {max(cycles) * 1000:.1f} ms")
+    print(f"render /metrics (one scrape): {render * 1000:8.1f} ms, {len(exposed) / 1e6:.1f} MB")
+    print(f"exporter process peak RSS: {rss_mb:.0f} MB (target <= 100 MB)")
+
+
+if __name__ == "__main__":
+    main()

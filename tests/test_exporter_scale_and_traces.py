@@ -1,0 +1,128 @@
+"""Poll cost at scale (call counting) and OpenTelemetry traces of a poll."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+
+import pytest
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+from triton_sre import conventions as c
+from triton_sre import tracing
+from triton_sre.config import ExporterSettings
+from triton_sre.exporter.service import CONFIG_FETCHES_PER_POLL, Exporter
+from triton_sre.triton.synthetic import triton_metrics_payload
+
+
+class CountingClient:
+    """Answers like a 1,000-model Triton from memory and counts the calls a poll makes.
+
+    Real Triton cannot load 1,000 Python models on this machine; the metrics text comes from the
+    synthetic generator that is checked against the real server's output shape.
+    """
+
+    def __init__(self, models: int) -> None:
+        self.calls: list[str] = []
+        self.states = {f"model_{i:04d}": c.STATE_READY for i in range(models)}
+        self.body = triton_metrics_payload(models, 1).encode()
+
+    def metrics(self) -> bytes:
+        self.calls.append("metrics")
+        return self.body
+
+    def repository_index(self) -> list[dict]:
+        self.calls.append("index")
+        return [{"name": n, "version": "1", "state": s} for n, s in self.states.items()]
+
+    def all_stats(self) -> list[dict]:
+        self.calls.append("stats")
+        return [{"name": n, "version": "1", "inference_count": 0, "execution_count": 0} for n in self.states]
+
+    def model_config(self, model: str, version: str = "") -> dict:
+        self.calls.append(f"config:{model}")
+        return {"name": model, "max_batch_size": 8, "dynamic_batching": {}}
+
+
+def test_thousand_models_cost_three_calls_per_poll_once_configs_are_known():
+    client = CountingClient(1000)
+    exporter = Exporter(ExporterSettings(), client=client)  # type: ignore[arg-type]
+    exporter.poll_once()
+    first = list(client.calls)
+    assert first[:3] == ["metrics", "index", "stats"]
+    assert len(first) == 3 + CONFIG_FETCHES_PER_POLL  # configs are fetched in bounded batches
+    polls = 1
+    while len({x for x in client.calls if x.startswith("config:")}) < 1000:
+        exporter.poll_once()
+        polls += 1
+        assert polls < 100
+    client.calls.clear()
+    exporter.poll_once()
+    assert client.calls == ["metrics", "index", "stats"]
+    assert len(exporter.derivation.models) == 1000
+    # a model that goes away and comes back gets its config fetched again, and only that one
+    client.calls.clear()
+    client.states["model_0007"] = c.STATE_UNAVAILABLE
+    exporter.poll_once()
+    client.states["model_0007"] = c.STATE_READY
+    exporter.poll_once()
+    assert [x for x in client.calls if x.startswith("config:")] == ["config:model_0007"]
+
+
+class _Collector(BaseHTTPRequestHandler):
+    requests: ClassVar[list[bytes]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        _Collector.requests.append(body)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def otlp_collector(monkeypatch):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Collector.requests = []
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setattr(tracing, "_provider", None)
+    yield _Collector.requests
+    tracing.shutdown()
+    monkeypatch.setattr(tracing, "_provider", None)
+    server.shutdown()
+    server.server_close()
+
+
+def test_each_poll_is_a_span_with_a_child_per_triton_call(triton, otlp_collector):
+    exporter = Exporter(ExporterSettings(triton_url=triton.http_url, metrics_url=triton.metrics_url))
+    exporter.poll_once()
+    tracing.shutdown()  # flushes the batch processor
+    spans = []
+    for body in otlp_collector:
+        request = trace_service_pb2.ExportTraceServiceRequest.FromString(body)
+        for resource_spans in request.resource_spans:
+            for scope in resource_spans.scope_spans:
+                spans.extend(scope.spans)
+    by_name = {s.name: s for s in spans}
+    poll = by_name["triton_sre.poll"]
+    children = {s.name for s in spans if s.parent_span_id == poll.span_id}
+    assert {"GET /metrics", "POST /v2/repository/index", "GET /v2/models/stats"} <= children
+    assert any(a.key == "triton_sre.up" and a.value.bool_value for a in poll.attributes)
+
+
+def test_no_endpoint_no_tracing(monkeypatch):
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    monkeypatch.setattr(tracing, "_provider", None)
+    tracer = tracing.tracer()
+    with tracer.start_as_current_span("x") as span:
+        assert not span.is_recording()
+    assert tracing._provider is None
+    assert c.M_UP  # the exporter works without any tracing configured
