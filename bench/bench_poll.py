@@ -54,8 +54,16 @@ def stats_payload(models: int, versions: int, poll: int) -> bytes:
                     "execution_count": 4 * n,
                     "inference_stats": {
                         key: stage
-                        for key in ("success", "fail", "queue", "compute_input", "compute_infer",
-                                    "compute_output", "cache_hit", "cache_miss")
+                        for key in (
+                            "success",
+                            "fail",
+                            "queue",
+                            "compute_input",
+                            "compute_infer",
+                            "compute_output",
+                            "cache_hit",
+                            "cache_miss",
+                        )
                     },
                     "response_stats": {},
                     "batch_stats": batches,
@@ -87,7 +95,7 @@ def serve_fake_triton(models: int, versions: int, polls: int, port_out: multipro
     state = {"poll": -1}
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             if self.path == "/metrics":
                 state["poll"] += 1
                 body = metrics[state["poll"] % polls]
@@ -97,7 +105,7 @@ def serve_fake_triton(models: int, versions: int, polls: int, port_out: multipro
                 body = config
             self._send(body)
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             self._send(index)
 
@@ -161,11 +169,15 @@ def main() -> None:
     parse_alone = statistics.median(parse_times)
     server.terminate()
 
-    print(f"payload: {args.models} models x {args.versions} versions, {samples} samples, "
-          f"{len(text) / 1e6:.1f} MB metrics text; stats JSON of {configs_needed} model versions")
+    print(
+        f"payload: {args.models} models x {args.versions} versions, {samples} samples, "
+        f"{len(text) / 1e6:.1f} MB metrics text; stats JSON of {configs_needed} model versions"
+    )
     print(f"prometheus_client parse alone (median of 3): {parse_alone * 1000:8.1f} ms")
-    print(f"poll+derive cycle (median of {args.polls}):        {cycle * 1000:8.1f} ms"
-          f"   ratio {cycle / parse_alone:.3f}  (target <= 0.25)")
+    print(
+        f"poll+derive cycle (median of {args.polls}):        {cycle * 1000:8.1f} ms"
+        f"   ratio {cycle / parse_alone:.3f}  (target <= 0.25)"
+    )
     print(f"  min/max cycle: {min(cycles) * 1000:.1f} / {max(cycles) * 1000:.1f} ms")
     print(f"render /metrics (one scrape): {render * 1000:8.1f} ms, {len(exposed) / 1e6:.1f} MB")
     print(f"exporter process peak RSS: {rss_mb:.0f} MB (target <= 100 MB)")

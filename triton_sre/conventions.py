@@ -190,6 +190,8 @@ ALERT_QUEUE_TIME_HIGH: Final = "TritonQueueTimeHigh"
 ALERT_BATCHING_INEFFECTIVE: Final = "TritonBatchingIneffective"
 ALERT_PENDING_REQUESTS_GROWING: Final = "TritonPendingRequestsGrowing"
 ALERT_GPU_MEMORY_NEAR_LIMIT: Final = "TritonGPUMemoryNearLimit"
+ALERT_EXPORTER_POLL_FAILING: Final = "TritonExporterPollFailing"
+ALERT_MODEL_STUCK_LOADING: Final = "TritonModelStuckLoading"
 ALERT_RUNBOOKS: Final = {
     ALERT_SLO_ERROR_BUDGET_BURN: "slo-error-budget-burn",
     ALERT_SLO_LATENCY_BUDGET_BURN: "slo-latency-budget-burn",
@@ -199,6 +201,8 @@ ALERT_RUNBOOKS: Final = {
     ALERT_BATCHING_INEFFECTIVE: "triton-batching-ineffective",
     ALERT_PENDING_REQUESTS_GROWING: "triton-pending-requests-growing",
     ALERT_GPU_MEMORY_NEAR_LIMIT: "triton-gpu-memory-near-limit",
+    ALERT_EXPORTER_POLL_FAILING: "triton-exporter-poll-failing",
+    ALERT_MODEL_STUCK_LOADING: "triton-model-stuck-loading",
 }
 
 # Alert severities (routing) and finding/runbook severities (impact); critical <-> page.
@@ -235,3 +239,106 @@ PATH_METRICS: Final = "/metrics"
 PATH_HEALTHZ: Final = "/healthz"
 PATH_READYZ: Final = "/readyz"
 PATH_DEBUG_MODELS: Final = "/debug/models"
+
+
+# ---------------------------------------------------------------------------
+# Generators (`triton-sre generate`): more Triton families, scrape jobs, SLO windows, rule names.
+# ---------------------------------------------------------------------------
+NV_FIRST_RESPONSE_HISTOGRAM_MS: Final = "nv_inference_first_response_histogram_ms"
+NV_GPU_MEMORY_USED_BYTES: Final = "nv_gpu_memory_used_bytes"
+NV_GPU_MEMORY_TOTAL_BYTES: Final = "nv_gpu_memory_total_bytes"
+NV_CPU_UTILIZATION: Final = "nv_cpu_utilization"
+NV_CPU_MEMORY_USED_BYTES: Final = "nv_cpu_memory_used_bytes"
+NV_CPU_MEMORY_TOTAL_BYTES: Final = "nv_cpu_memory_total_bytes"
+
+# Values of Triton's `reason` label on nv_inference_request_failure (24.07+).
+FAILURE_REASON_OTHER: Final = "OTHER"
+FAILURE_REASON_BACKEND: Final = "BACKEND"
+FAILURE_REASON_CANCELED: Final = "CANCELED"  # cancelled by the client: not bad by default
+FAILURE_REASON_REJECTED: Final = "REJECTED"
+FAILURE_REASONS: Final = (
+    FAILURE_REASON_OTHER,
+    FAILURE_REASON_BACKEND,
+    FAILURE_REASON_CANCELED,
+    FAILURE_REASON_REJECTED,
+)
+
+# Prometheus' labels and scrape job names the generated rules and dashboards select on.
+LABEL_JOB: Final = "job"
+LABEL_INSTANCE: Final = "instance"
+LABEL_LE: Final = "le"
+DEFAULT_TRITON_JOB: Final = "triton"
+DEFAULT_EXPORTER_JOB: Final = "triton-sre"
+DEFAULT_RUNBOOK_BASE_URL: Final = "runbooks/"
+
+# Labels on generated SLO series and alerts.
+L_SLO: Final = "slo"
+L_SEVERITY: Final = "severity"
+L_WINDOW: Final = "window"
+
+# SLO types, latency SLI sources, and the burn-rate tiers of the Google SRE workbook
+# (multi-window, multi-burn-rate): (long window, short window, share of the period's budget, severity).
+SLO_AVAILABILITY: Final = "availability"
+SLO_LATENCY: Final = "latency"
+LATENCY_SLI_AUTO: Final = "auto"
+LATENCY_SLI_HISTOGRAM: Final = "histogram"
+LATENCY_SLI_TIME_SLICE: Final = "time_slice"
+DEFAULT_SLO_PERIOD: Final = "30d"
+BURN_TIERS: Final = (
+    ("1h", "5m", 0.02, SEVERITY_PAGE),
+    ("6h", "30m", 0.05, SEVERITY_PAGE),
+    ("1d", "2h", 0.10, SEVERITY_TICKET),
+    ("3d", "6h", 0.10, SEVERITY_TICKET),
+)
+
+# Recording-rule names (`level:metric:operations`). Levels name the labels kept besides `job`.
+REC_LEVEL_INSTANCE: Final = "instance_model_version"
+REC_LEVEL_MODEL: Final = "model_version"
+REC_LEVELS: Final = (REC_LEVEL_INSTANCE, REC_LEVEL_MODEL)
+REC_RATE_WINDOW: Final = "5m"
+
+
+def rec_rate(level: str, family: str) -> str:
+    """Per-second rate of a Triton counter, summed at `level` (no double counting of GPU series)."""
+    return f"{level}:{family}:rate{REC_RATE_WINDOW}"
+
+
+def rec_requests(level: str) -> str:
+    """Requests per second (successes + failures of every reason)."""
+    return f"{level}:triton_requests:rate{REC_RATE_WINDOW}"
+
+
+def rec_error_ratio(level: str) -> str:
+    """Failed requests / all requests (every failure reason)."""
+    return f"{level}:triton_request_errors:ratio_rate{REC_RATE_WINDOW}"
+
+
+def rec_batching_ratio(level: str) -> str:
+    """Inferences per execution: mirrors triton_sre_batching_ratio."""
+    return f"{level}:triton_batching_ratio:ratio_rate{REC_RATE_WINDOW}"
+
+
+def rec_stage_seconds(level: str) -> str:
+    """Seconds per successful request by stage: mirrors triton_sre_request_stage_seconds."""
+    return f"{level}:triton_request_stage_seconds:ratio_rate{REC_RATE_WINDOW}"
+
+
+def rec_stage_fraction(level: str) -> str:
+    """Each stage's share of request time: mirrors triton_sre_request_stage_fraction."""
+    return f"{level}:triton_request_stage_fraction:ratio_rate{REC_RATE_WINDOW}"
+
+
+def rec_slo_requests(window: str) -> str:
+    """Valid requests per second of an SLO's models over `window` (labels slo, model)."""
+    return f"slo_model:triton_slo_requests:rate{window}"
+
+
+def rec_slo_errors(window: str) -> str:
+    """An SLO's bad-event ratio over `window` (labels slo, model); burn rate = this / (1 - objective)."""
+    return f"slo_model:triton_slo_errors:ratio_rate{window}"
+
+
+REC_SLO_SLICE_BAD: Final = "slo_model:triton_slo_time_slice_bad:bool"  # time-slice latency SLI
+REC_SLO_OBJECTIVE: Final = "slo:triton_slo_objective:ratio"  # one constant series per SLO
+REC_SLO_BUDGET_REMAINING: Final = "slo_model:triton_slo_error_budget_remaining:ratio"
+
