@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from triton_sre import conventions as c
 from triton_sre.triton import exposition
-from triton_sre.triton.exposition import ExpositionError, Sample, parse, parse_bytes
+from triton_sre.triton.exposition import ExpositionError, Sample, iter_parse, parse, parse_bytes
 from triton_sre.triton.synthetic import FAILURE_REASONS, QUANTILES, triton_metrics_payload
 
 REAL_PAYLOAD = Path(__file__).parent / "data" / "triton_2.51_metrics_cpu.txt"
@@ -580,3 +580,33 @@ def test_gc_state_is_restored(enabled: bool, text: str) -> None:
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+# ---------------------------------------------------------------------------
+# Slices: iter_parse gives parse's samples and parse's errors, whatever the slice size.
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("chunk_chars", [1, 97, 4096, 1 << 20])
+def test_iter_parse_equals_parse(chunk_chars: int) -> None:
+    text = triton_metrics_payload(40, 2, gpus=2) + REAL_PAYLOAD.read_text()
+    whole = parse(text, keep=PER_MODEL.__contains__)
+    sliced = [
+        s for part in iter_parse(text, keep=PER_MODEL.__contains__, chunk_chars=chunk_chars) for s in part
+    ]
+    assert keys(sliced) == keys(whole)
+
+
+@pytest.mark.parametrize("chunk_chars", [1, 50, 4096])
+def test_iter_parse_reports_whole_body_line_numbers(chunk_chars: int) -> None:
+    good = triton_metrics_payload(5, 1)
+    lines = good.splitlines(keepends=True)
+    bad_at = len(lines) - 7
+    lines[bad_at] = 'nv_inference_count{model="x" 1\n'
+    with pytest.raises(ExpositionError) as whole:
+        parse("".join(lines))
+    with pytest.raises(ExpositionError) as sliced:
+        for _ in iter_parse("".join(lines), chunk_chars=chunk_chars):
+            pass
+    assert sliced.value.lineno == whole.value.lineno == bad_at + 1
+    with pytest.raises(ExpositionError, match="newline"):
+        for _ in iter_parse(good.rstrip("\n"), chunk_chars=chunk_chars):
+            pass

@@ -6,7 +6,7 @@ scrape at any rate without changing a value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -54,44 +54,61 @@ class DerivedCollector(Collector):
 _MV = [c.L_MODEL, c.L_VERSION]
 
 
+def _family(
+    kind: type[GaugeMetricFamily] | type[CounterMetricFamily],
+    name: str,
+    documentation: str,
+    labels: list[str],
+    rows: Iterable[tuple[list[str], float]],
+) -> Metric:
+    """One metric family. Families are built one at a time as the exposition writer asks for
+    them, so a 1,000-model server never holds all its samples as objects at once."""
+    family = kind(name, documentation, labels=labels)
+    for label_values, value in rows:
+        family.add_metric(label_values, value)
+    return family
+
+
 def _model_metrics(d: Derivation) -> Iterator[Metric]:
-    ratio = GaugeMetricFamily(
+    yield _family(
+        GaugeMetricFamily,
         c.M_BATCHING_RATIO,
         "Inferences per model execution over the window (Δinference_count/Δexec_count).",
-        labels=_MV,
+        _MV,
+        (([m.model, m.version], m.batching_ratio) for m in d.models if m.batching_ratio is not None),
     )
-    fill = GaugeMetricFamily(
-        c.M_BATCH_FILL_RATIO, "Batching ratio divided by the model's max_batch_size.", labels=_MV
+    yield _family(
+        GaugeMetricFamily,
+        c.M_BATCH_FILL_RATIO,
+        "Batching ratio divided by the model's max_batch_size.",
+        _MV,
+        (([m.model, m.version], m.batch_fill_ratio) for m in d.models if m.batch_fill_ratio is not None),
     )
-    seconds = GaugeMetricFamily(
+    yield _family(
+        GaugeMetricFamily,
         c.M_REQUEST_STAGE_SECONDS,
         "Average seconds per successful request spent in each stage.",
-        labels=[*_MV, c.L_STAGE],
+        [*_MV, c.L_STAGE],
+        (([m.model, m.version, stage], v) for m in d.models for stage, v in (m.stage_seconds or {}).items()),
     )
-    fraction = GaugeMetricFamily(
+    yield _family(
+        GaugeMetricFamily,
         c.M_REQUEST_STAGE_FRACTION,
         "Each stage's share of request time (sums to 1 per model version).",
-        labels=[*_MV, c.L_STAGE],
+        [*_MV, c.L_STAGE],
+        (([m.model, m.version, stage], v) for m in d.models for stage, v in (m.stage_fraction or {}).items()),
     )
-    batches = CounterMetricFamily(
+    yield _family(
+        CounterMetricFamily,
         c.M_EXECUTIONS_BY_BATCH_SIZE,
         "Model executions by batch size, from Triton's statistics.",
-        labels=[*_MV, c.L_BATCH_SIZE],
+        [*_MV, c.L_BATCH_SIZE],
+        (
+            ([model, version, str(size)], count)
+            for (model, version), by_size in sorted(d.executions_by_batch_size.items())
+            for size, count in sorted(by_size.items())
+        ),
     )
-    for m in d.models:
-        key = [m.model, m.version]
-        if m.batching_ratio is not None:
-            ratio.add_metric(key, m.batching_ratio)
-        if m.batch_fill_ratio is not None:
-            fill.add_metric(key, m.batch_fill_ratio)
-        for stage, value in (m.stage_seconds or {}).items():
-            seconds.add_metric([*key, stage], value)
-        for stage, value in (m.stage_fraction or {}).items():
-            fraction.add_metric([*key, stage], value)
-    for (model, version), by_size in sorted(d.executions_by_batch_size.items()):
-        for size, count in sorted(by_size.items()):
-            batches.add_metric([model, version, str(size)], count)
-    yield from (ratio, fill, seconds, fraction, batches)
 
 
 def _cost_metrics(d: Derivation) -> Iterator[Metric]:
@@ -110,52 +127,62 @@ def _cost_metrics(d: Derivation) -> Iterator[Metric]:
         yield idle
     if d.server_cost_per_hour is None:
         return
-    server = GaugeMetricFamily(
+    yield _family(
+        GaugeMetricFamily,
         c.M_SERVER_COST_PER_HOUR,
         "The server's price per hour from the pricing config.",
-        labels=[c.L_CURRENCY],
+        [c.L_CURRENCY],
+        [([d.currency], d.server_cost_per_hour)],
     )
-    server.add_metric([d.currency], d.server_cost_per_hour)
-    per_hour = GaugeMetricFamily(
+    yield _family(
+        GaugeMetricFamily,
         c.M_COST_PER_HOUR,
         "Server cost per hour attributed to the model by its share of execution compute time.",
-        labels=[*_MV, c.L_CURRENCY],
+        [*_MV, c.L_CURRENCY],
+        (
+            ([m.model, m.version, d.currency], m.cost_per_hour)
+            for m in d.models
+            if m.cost_per_hour is not None
+        ),
     )
-    per_1k = GaugeMetricFamily(
+    yield _family(
+        GaugeMetricFamily,
         c.M_COST_PER_1K,
         "Attributed cost over the window per thousand inferences.",
-        labels=[*_MV, c.L_CURRENCY],
+        [*_MV, c.L_CURRENCY],
+        (([m.model, m.version, d.currency], m.cost_per_1k) for m in d.models if m.cost_per_1k is not None),
     )
-    for m in d.models:
-        if m.cost_per_hour is not None:
-            per_hour.add_metric([m.model, m.version, d.currency], m.cost_per_hour)
-        if m.cost_per_1k is not None:
-            per_1k.add_metric([m.model, m.version, d.currency], m.cost_per_1k)
-    yield from (server, per_hour, per_1k)
 
 
 def _state_metrics(d: Derivation) -> Iterator[Metric]:
-    state = GaugeMetricFamily(
+    latest = sorted({(s.model, s.version): s for s in d.states}.items())  # one row per label set
+    unavailable = [(key, s) for key, s in latest if s.state == c.STATE_UNAVAILABLE]
+    yield _family(
+        GaugeMetricFamily,
         c.M_MODEL_STATE,
         "1 for the state the repository index reports, 0 for the other known states.",
-        labels=[*_MV, c.L_STATE],
+        [*_MV, c.L_STATE],
+        (
+            ([model, version, known], float(s.state == known))
+            for (model, version), s in latest
+            for known in c.MODEL_STATES
+        ),
     )
-    unavailable = GaugeMetricFamily(
+    yield _family(
+        GaugeMetricFamily,
         c.M_MODEL_UNAVAILABLE,
         "1 per UNAVAILABLE model version; runbook is the diagnosed runbook id.",
-        labels=[*_MV, c.L_RUNBOOK],
+        [*_MV, c.L_RUNBOOK],
+        (
+            ([model, version, s.runbook or c.RUNBOOK_UNKNOWN_LOAD_FAILURE], 1.0)
+            for (model, version), s in unavailable
+        ),
     )
-    info = GaugeMetricFamily(
+    yield _family(
+        GaugeMetricFamily,
         c.M_MODEL_UNAVAILABLE_INFO,
         f"Why a model is UNAVAILABLE: first line of Triton's reason, at most {c.MAX_REASON_LABEL_CHARS} "
         f"characters (full text on {c.PATH_DEBUG_MODELS}).",
-        labels=[*_MV, c.L_REASON],
+        [*_MV, c.L_REASON],
+        (([model, version, reason_label(s.reason)], 1.0) for (model, version), s in unavailable),
     )
-    latest = {(s.model, s.version): s for s in d.states}  # one row per label set, last wins
-    for (model, version), s in sorted(latest.items()):
-        for known in c.MODEL_STATES:
-            state.add_metric([model, version, known], 1.0 if s.state == known else 0.0)
-        if s.state == c.STATE_UNAVAILABLE:
-            unavailable.add_metric([model, version, s.runbook or c.RUNBOOK_UNKNOWN_LOAD_FAILURE], 1.0)
-            info.add_metric([model, version, reason_label(s.reason)], 1.0)
-    yield from (state, unavailable, info)

@@ -53,7 +53,7 @@ class TritonClient:
     session: requests.Session | None = None
 
     # -- raw transport -------------------------------------------------------------------------
-    def _fetch(self, target: str, method: str, url: str, body: bytes | None = None) -> bytes:
+    def _fetch(self, target: str, method: str, url: str, body: bytes | None = None) -> bytearray:
         deadline = time.monotonic() + self.timeout
         http = self.session or requests
         try:
@@ -77,12 +77,10 @@ class TritonClient:
                 raise FetchError(
                     target, c.FAULT_TOO_LARGE, f"{url} declares {declared} bytes, limit is {self.max_bytes}"
                 )
-            chunks: list[bytes] = []
-            size = 0
+            payload = bytearray()  # grown in place: no second copy of a large body
             try:
                 for chunk in response.iter_content(_CHUNK):
-                    size += len(chunk)
-                    if size > self.max_bytes:
+                    if len(payload) + len(chunk) > self.max_bytes:
                         raise FetchError(
                             target, c.FAULT_TOO_LARGE, f"{url} sent more than {self.max_bytes} bytes"
                         )
@@ -90,13 +88,12 @@ class TritonClient:
                         raise FetchError(
                             target, c.FAULT_TIMEOUT, f"{url} did not finish within {self.timeout:g}s"
                         )
-                    chunks.append(chunk)
+                    payload += chunk
             except requests.RequestException as exc:
                 kind = c.FAULT_TIMEOUT if _is_timeout(exc) else c.FAULT_CONNECTION
                 raise FetchError(target, kind, f"reading {url}: {_short(exc)}") from exc
-            payload = b"".join(chunks)
             if response.status_code != 200:
-                excerpt = payload[:200].decode("utf-8", "replace").strip()
+                excerpt = bytes(payload[:200]).decode("utf-8", "replace").strip()
                 raise FetchError(
                     target, c.FAULT_HTTP_STATUS, f"{url} answered HTTP {response.status_code}: {excerpt}"
                 )
@@ -110,7 +107,7 @@ class TritonClient:
             raise FetchError(target, c.FAULT_PARSE, f"{url} did not return JSON: {exc}") from exc
 
     # -- Triton endpoints ----------------------------------------------------------------------
-    def metrics(self) -> bytes:
+    def metrics(self) -> bytes | bytearray:
         """Raw Prometheus text from the metrics endpoint."""
         return self._fetch(c.TARGET_METRICS, "GET", self.metrics_url)
 

@@ -34,13 +34,13 @@ from __future__ import annotations
 import gc
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
 from operator import floordiv
 from typing import NoReturn, cast
 
-__all__ = ["ExpositionError", "Labels", "Sample", "parse", "parse_bytes"]
+__all__ = ["ExpositionError", "Labels", "Sample", "decode_body", "iter_parse", "parse", "parse_bytes"]
 
 Labels = tuple[tuple[str, str], ...]
 
@@ -182,32 +182,69 @@ def parse(text: str, *, keep: Callable[[str], bool] | None = None) -> list[Sampl
     Raises ExpositionError for the first invalid line (1-based number, excerpt), including a
     final line without its `\\n`. An empty body yields no samples.
     """
+    return _parse_slice(text, keep, None)
+
+
+# Bodies are parsed in slices of about this many characters, cut at line ends: the whole-body
+# regex split would otherwise hold ~6x the body in temporary strings at once.
+CHUNK_CHARS = 1 << 20
+
+
+def iter_parse(
+    text: str, *, keep: Callable[[str], bool] | None = None, chunk_chars: int = CHUNK_CHARS
+) -> Iterator[list[Sample]]:
+    """`parse` in slices: yields each slice's samples, so a caller that folds them as they come
+    holds one slice's temporaries at a time. Errors carry line numbers of the whole body; samples
+    of earlier slices may have been yielded before an error in a later one.
+    """
+    start = 0
+    lines_before = 0
+    size = len(text)
+    cache = _LabelCache()
+    while start < size:
+        cut = start + chunk_chars
+        newline = text.find("\n", cut - 1) if cut < size else -1
+        end = newline + 1 if newline >= 0 else size  # no line end after the cut: take the rest
+        chunk = text[start:end]
+        try:
+            yield _parse_slice(chunk, keep, cache)
+        except ExpositionError as exc:
+            raise ExpositionError(exc.reason, exc.lineno + lines_before, exc.excerpt) from None
+        lines_before += chunk.count("\n")
+        start = end
+
+
+def _parse_slice(text: str, keep: Callable[[str], bool] | None, cache: _LabelCache | None) -> list[Sample]:
     was_enabled = gc.isenabled()
     gc.disable()  # ~100k new objects would trigger many pointless collections
     try:
-        return _parse(text, keep)
+        return _parse(text, keep, cache)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def parse_bytes(body: bytes, *, keep: Callable[[str], bool] | None = None) -> list[Sample]:
-    """`parse` for an HTTP body; the format is UTF-8 by definition."""
+def decode_body(body: bytes | bytearray) -> str:
+    """An HTTP body as text; the format is UTF-8 by definition."""
     try:
-        text = body.decode("utf-8")
+        return body.decode("utf-8")
     except UnicodeDecodeError as exc:
         start = body.rfind(b"\n", 0, exc.start) + 1
         end = body.find(b"\n", exc.start)
-        line = body[start : end if end >= 0 else len(body)].decode("utf-8", "replace")
+        line = bytes(body[start : end if end >= 0 else len(body)]).decode("utf-8", "replace")
         lineno = body.count(b"\n", 0, exc.start) + 1
         raise ExpositionError(f"invalid UTF-8 at byte {exc.start}", lineno, line) from None
-    return parse(text, keep=keep)
+
+
+def parse_bytes(body: bytes | bytearray, *, keep: Callable[[str], bool] | None = None) -> list[Sample]:
+    """`parse` for an HTTP body."""
+    return parse(decode_body(body), keep=keep)
 
 
 # ---------------------------------------------------------------------------
 # Implementation.
 # ---------------------------------------------------------------------------
-def _parse(text: str, keep: Callable[[str], bool] | None) -> list[Sample]:
+def _parse(text: str, keep: Callable[[str], bool] | None, cache: _LabelCache | None) -> list[Sample]:
     pieces = _FAST_LINE.split(text)
     # pieces = [gap, name, inner, value, gap, name, inner, value, ..., gap]; a gap is the text
     # between two fast-shape sample lines: normally nothing, or HELP/TYPE/blank lines.
@@ -218,7 +255,7 @@ def _parse(text: str, keep: Callable[[str], bool] | None) -> list[Sample]:
     odd = [k for k in compress(range(len(gaps)), gaps) if not _NON_SAMPLE_LINES.fullmatch(gaps[k])]
     if odd:
         names, inners, values = _merge_odd_lines(text, gaps, odd, names, inners, values)
-    return _assemble(text, names, inners, values, keep)
+    return _assemble(text, names, inners, values, keep, cache)
 
 
 def _merge_odd_lines(
@@ -259,8 +296,12 @@ def _assemble(
     inners: list[str | None],
     values: list[str],
     keep: Callable[[str], bool] | None,
+    cache: _LabelCache | None = None,
 ) -> list[Sample]:
-    """Samples from the lines' names, raw label sets (None: no braces) and value strings."""
+    """Samples from the lines' names, raw label sets (None: no braces) and value strings.
+
+    With a `cache` (slices of one body), label sets parsed or validated in an earlier slice are
+    not parsed again."""
     skipped: set[str | None] = set()
     decisions = {} if keep is None else {name: bool(keep(name)) for name in set(names)}
     if not all(decisions.values()):
@@ -274,13 +315,29 @@ def _assemble(
     needed.discard(None)
     skipped.discard(None)
     distinct = cast("set[str]", needed)
+    if cache is not None:
+        distinct -= cache.parsed.keys()
+        skipped -= cache.parsed.keys()
+        skipped -= cache.validated
     labels = _label_sets(list(distinct), list(cast("set[str]", skipped)))
     if labels is None:
         bad = {inner for inner in distinct | cast("set[str]", skipped) if not _INNER_ONE.fullmatch(inner)}
         _raise_at_label_set(text, bad, None)
     if isinstance(labels, set):
         _raise_at_label_set(text, labels, "duplicate label name")
+    if cache is not None:
+        cache.parsed.update(labels)
+        cache.validated.update(cast("set[str]", skipped))
+        labels = cache.parsed
     return _build(names, map(labels.__getitem__, inners), map(float, values))
+
+
+@dataclass
+class _LabelCache:
+    """Label sets already handled in earlier slices of the same body."""
+
+    parsed: dict[str | None, Labels] = field(default_factory=lambda: {None: ()})
+    validated: set[str] = field(default_factory=set)
 
 
 def _label_sets(needed: list[str], others: list[str]) -> dict[str | None, Labels] | set[str] | None:
