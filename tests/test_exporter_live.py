@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 import requests
@@ -84,6 +85,12 @@ def loaded(triton):
         t.start()
     for t in threads:
         t.join()
+    # Triton updates its counters just after it answers: wait until every request is counted
+    sent = {("vector_scale", "1"): 320, ("slow_model", "1"): 24, ("text_echo", "1"): 40}
+    deadline = time.monotonic() + 30
+    while any(delta(before, raw_counters(triton), k, c.NV_REQUEST_SUCCESS) < n for k, n in sent.items()):
+        assert time.monotonic() < deadline, "Triton never counted all requests"
+        time.sleep(0.05)
     exporter.poll_once()
     after, stats_after = raw_counters(triton), raw_stats(triton)
     return exporter, before, after, stats_before, stats_after
