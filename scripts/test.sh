@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
+.venv/bin/triton-sre generate --check
 .venv/bin/pytest -q "$@"

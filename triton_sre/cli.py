@@ -88,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
     from triton_sre.demo.command import add_demo_parser
 
     add_demo_parser(commands, EXIT_CODES_HELP)
+    from triton_sre.generate.command import add_generate_parser
+
+    add_generate_parser(commands, EXIT_CODES_HELP)
+
+    from triton_sre.diagnosis.command import add_triage_parser
+
+    add_triage_parser(commands, EXIT_CODES_HELP)
     return parser
 
 

@@ -342,3 +342,6 @@ REC_SLO_SLICE_BAD: Final = "slo_model:triton_slo_time_slice_bad:bool"  # time-sl
 REC_SLO_OBJECTIVE: Final = "slo:triton_slo_objective:ratio"  # one constant series per SLO
 REC_SLO_BUDGET_REMAINING: Final = "slo_model:triton_slo_error_budget_remaining:ratio"
 
+
+# Where the runbook pages are read from (overrides the packaged/repository `runbooks/`).
+ENV_RUNBOOKS_DIR: Final = "TRITON_SRE_RUNBOOKS_DIR"

@@ -107,6 +107,7 @@ def run_demo(args: argparse.Namespace) -> int:
         with server:
             driver.start()
             _say(args, out, _banner(triton, server, settings))
+            _say(args, out, _write_generated(args.workdir))
             started = time.monotonic()
             next_report = started + args.report_every
             while not stop.is_set():
@@ -128,6 +129,28 @@ def run_demo(args: argparse.Namespace) -> int:
         triton.stop()
     _say(args, out, "Stopped Triton and the exporter.")
     return 0
+
+
+def _write_generated(workdir: Path | None) -> str:
+    """Write `triton-sre generate`'s artifacts (from ./slos.yaml if present, else the default) into
+    <workdir>/generated, or a temp dir that outlives the demo when no --workdir was given."""
+    import tempfile
+
+    from triton_sre.generate.command import default_spec, render_all, write_files
+    from triton_sre.generate.slo import SpecError, load_spec
+
+    target = workdir / "generated" if workdir else Path(tempfile.mkdtemp(prefix="triton-sre-demo-generated-"))
+
+    try:
+        spec = load_spec("slos.yaml") if Path("slos.yaml").is_file() else default_spec()
+    except SpecError as exc:
+        return f"Not generating rules and dashboards: {exc}"
+    files = render_all(spec)
+    write_files(files, target)
+    return (
+        f"Generated Prometheus rules, promtool tests and Grafana dashboards from {spec.source} "
+        f"({len(files)} files) in {target}/alerts and {target}/dashboards."
+    )
 
 
 def _say(args: argparse.Namespace, out: TextIO, text: str) -> None:

@@ -1,0 +1,132 @@
+"""`triton-sre triage`: exit codes, output formats, gzip/stdin, input errors, live server."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.demo import BROKEN_IN_INDEX, BROKEN_RUNBOOKS
+
+REAL = Path(__file__).parent / "data" / "logs" / "real"
+BROKEN_LOG = REAL / "default-exit-false.log"
+_GZ = gzip.compress(
+    "".join(f"I1129 00:00:00.{i:06d} 1 a.cc:1] line {i * 7919}\n" for i in range(5000)).encode()
+)
+_TRUNCATED_GZ = _GZ[: len(_GZ) // 2]
+HEALTHY_LOG = """I1129 16:55:19.967457 25410 cuda_memory_manager.cc:117] "CUDA memory pool disabled"
+E1129 16:55:19.967591 25410 server.cc:241] "CudaDriverHelper has not been initialized."
+I1129 16:55:22.806754 25410 model_lifecycle.cc:839] "successfully loaded 'ok_model'"
+"""
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["triage", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_shape_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--format", "json", str(BROKEN_LOG))
+    assert code == 1
+    doc = json.loads(out)
+    assert set(doc) == {"findings", "unmatched"}
+    first = doc["findings"][0]
+    assert set(first) == {
+        "model",
+        "version",
+        "runbook",
+        "title",
+        "severity",
+        "evidence",
+        "remediation",
+        "runbook_url",
+    }
+    assert first["runbook_url"] == f"runbooks/{first['runbook']}.md"
+    assert first["title"] != first["runbook"]  # titles come from the catalog
+    assert all(set(e) == {"line", "text"} for f in doc["findings"] for e in f["evidence"])
+    assert doc["unmatched"] == []
+
+
+def test_healthy_log_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "ok.log"
+    log.write_text(HEALTHY_LOG)
+    code, out, _ = run(capsys, str(log))
+    assert code == 0 and "No load failure found" in out
+
+
+def test_text_and_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, str(BROKEN_LOG), "--runbook-base-url", "https://wiki.example.com/rb/")
+    assert code == 1
+    assert "CRITICAL" in out and "\033[" not in out  # no colour when stdout is not a TTY
+    assert "https://wiki.example.com/rb/python-module-missing.md" in out
+    code, out, _ = run(capsys, "--format", "markdown", str(BROKEN_LOG))
+    assert code == 1 and out.startswith("### Triton triage") and "| # | severity |" in out
+
+
+def test_gzip_and_stdin(tmp_path: Path) -> None:
+    gz = tmp_path / "log.txt"  # gzip is recognised by content, not by name
+    gz.write_bytes(gzip.compress(BROKEN_LOG.read_bytes()))
+    cmd = [sys.executable, "-m", "triton_sre.cli", "triage", "--format", "json"]
+    by_file = subprocess.run([*cmd, str(gz)], capture_output=True, text=True, timeout=60)
+    by_stdin = subprocess.run([*cmd, "-"], input=gz.read_bytes(), capture_output=True, timeout=60)
+    assert by_file.returncode == 1 and by_stdin.returncode == 1
+    assert json.loads(by_file.stdout) == json.loads(by_stdin.stdout)
+    assert by_file.stderr == ""  # no progress output when stderr is not a TTY
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (_TRUNCATED_GZ, "corrupt gzip"),
+        (b"\x7fELF\x02\x01\x01\x00\x00\x00" * 50, "binary"),
+    ],
+)
+def test_input_errors_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
+) -> None:
+    bad = tmp_path / "bad"
+    bad.write_bytes(content)
+    code, out, err = run(capsys, str(bad))
+    assert code == 2 and out == ""
+    assert message in err and str(bad) in err
+
+
+def test_unreadable_paths_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, str(tmp_path / "missing.log"))
+    assert code == 2 and "cannot read" in err
+    code, _, err = run(capsys, str(tmp_path))
+    assert code == 2 and "cannot read" in err
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["triage", "--format", "yaml", str(BROKEN_LOG)])
+    assert exit_.value.code == 2
+
+
+def test_unreachable_server_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "--triton-url", "http://127.0.0.1:9")
+    assert code == 2 and "repository index" in err
+
+
+def test_live_server_diagnosis(triton, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--triton-url", triton.http_url, "--format", "json")
+    assert code == 1
+    found = {f["model"]: f["runbook"] for f in json.loads(out)["findings"]}
+    assert found == {m: BROKEN_RUNBOOKS[m] for m in BROKEN_IN_INDEX}
+    assert all(rb in c.LOAD_FAILURE_RUNBOOKS for rb in found.values())
+
+
+def test_demo_repository_log_diagnoses_every_broken_model(triton, capsys: pytest.CaptureFixture[str]) -> None:
+    """The sample repository's log: every broken model, including the one absent from the index."""
+    code, out, _ = run(capsys, "--format", "json", str(triton.log_path))
+    assert code == 1
+    found = {f["model"]: f["runbook"] for f in json.loads(out)["findings"] if f["severity"] == "critical"}
+    assert found == BROKEN_RUNBOOKS

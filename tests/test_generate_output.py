@@ -1,0 +1,162 @@
+"""`triton-sre generate`: deterministic files, --check, alert and dashboard conventions, runbooks."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.diagnosis.catalog import load_catalog
+from triton_sre.generate import dashboards, rules
+from triton_sre.generate.command import default_spec, render_all
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
+    for out in ("a", "b"):
+        assert main(["generate", "--spec", str(REPO / "slos.yaml"), "--out", str(tmp_path / out)]) == 0
+    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert files_a == files_b and len(files_a) == 10
+    for rel in files_a:
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes()
+
+
+def test_committed_files_are_up_to_date() -> None:
+    assert main(["generate", "--spec", str(REPO / "slos.yaml"), "--out", str(REPO), "--check"]) == 0
+
+
+def test_check_names_stale_and_missing_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = str(REPO / "slos.yaml")
+    assert main(["generate", "--spec", spec, "--out", str(tmp_path)]) == 0
+    (tmp_path / "dashboards" / "triton-slo.json").write_text("{}")
+    (tmp_path / "alerts" / "triton-alerts.yaml").unlink()
+    capsys.readouterr()
+    assert main(["generate", "--spec", spec, "--out", str(tmp_path), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "triton-slo.json" in err and "triton-alerts.yaml" in err and "triton-model.json" not in err
+    assert (
+        main(["generate", "--spec", spec, "--out", str(tmp_path), "--runbook-base-url", "https://x/rb"]) == 0
+    )
+    assert "https://x/rb/triton-server-down.md" in (tmp_path / "alerts" / "triton-alerts.yaml").read_text()
+
+
+def _alerts(base: str = c.DEFAULT_RUNBOOK_BASE_URL) -> list[dict]:
+    return [r for r in rules.all_rules(rules.rule_files(default_spec(), base)) if "alert" in r]
+
+
+def test_every_alert_has_severity_annotations_and_a_runbook() -> None:
+    alerts = _alerts()
+    names = {a["alert"] for a in alerts}
+    assert names == set(c.ALERT_RUNBOOKS) | {c.ALERT_MODEL_UNAVAILABLE}
+    for alert in alerts:
+        assert alert["alert"].startswith("Triton") and re.fullmatch(r"[A-Z][A-Za-z0-9]+", alert["alert"])
+        assert alert["labels"][c.L_SEVERITY] in (c.SEVERITY_PAGE, c.SEVERITY_TICKET)
+        assert set(alert["annotations"]) == {"summary", "description", "runbook_url"}
+        assert all(alert["annotations"].values())
+    burn = [
+        a for a in alerts if a["alert"] in (c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN)
+    ]
+    assert len(burn) == 8
+    for alert in burn:
+        assert set(alert["labels"]) == {c.L_SEVERITY, c.L_SLO, c.L_WINDOW}  # model comes from the series
+        assert "$value" in alert["annotations"]["description"]
+
+
+def test_every_runbook_url_resolves_to_a_page_in_the_catalog() -> None:
+    catalog = load_catalog(REPO / "runbooks")
+    for alert in _alerts():
+        url = alert["annotations"]["runbook_url"]
+        assert url.startswith(c.DEFAULT_RUNBOOK_BASE_URL)
+        page = url[len(c.DEFAULT_RUNBOOK_BASE_URL) :]
+        if alert["alert"] == c.ALERT_MODEL_UNAVAILABLE:
+            assert page == "{{ $labels.runbook }}.md"
+            ids = set(c.LOAD_FAILURE_RUNBOOKS)  # the values the exporter puts in `runbook`
+        else:
+            ids = {page.removesuffix(".md")}
+            assert c.ALERT_RUNBOOKS[alert["alert"]] in ids
+        for runbook_id in ids:
+            assert (REPO / "runbooks" / f"{runbook_id}.md").is_file(), runbook_id
+            assert runbook_id in catalog
+    for alert_name, runbook_id in c.ALERT_RUNBOOKS.items():
+        severity = catalog[runbook_id].severity
+        pages = any(
+            a["labels"][c.L_SEVERITY] == c.SEVERITY_PAGE for a in _alerts() if a["alert"] == alert_name
+        )
+        assert severity == (c.IMPACT_CRITICAL if pages else c.IMPACT_WARNING), alert_name
+
+
+def test_runbook_base_url_is_configurable() -> None:
+    for alert in _alerts("https://runbooks.example.com/triton"):
+        assert alert["annotations"]["runbook_url"].startswith("https://runbooks.example.com/triton/")
+
+
+def test_dashboards_have_stable_uids_variables_units_and_descriptions() -> None:
+    boards = dashboards.dashboards(default_spec())
+    assert {b["uid"] for b in boards.values()} == {
+        dashboards.UID_OVERVIEW,
+        dashboards.UID_MODEL,
+        dashboards.UID_SLO,
+    }
+    for name, board in boards.items():
+        variables = {v["name"] for v in board["templating"]["list"]}
+        expected = (
+            {"datasource", "slo", "model"}
+            if name == "triton-slo.json"
+            else {"datasource", "job", "instance", "model"}
+        )
+        assert variables == expected, name
+        panels = [p for p in board["panels"] if p["type"] != "row"]
+        ids = [p["id"] for p in board["panels"]]
+        assert len(ids) == len(set(ids))
+        for panel in panels:
+            assert panel["description"], panel["title"]
+            assert panel["fieldConfig"]["defaults"].get("unit"), panel["title"]
+            assert panel["targets"], panel["title"]
+            for target in panel["targets"]:
+                assert target["datasource"] == dashboards.DS
+                if "rate(" in target["expr"] and name != "triton-slo.json":
+                    assert "[$__rate_interval]" in target["expr"], target["expr"]
+
+
+def test_dashboard_queries_do_not_use_metrics_triton_removed() -> None:
+    """NVIDIA's published dashboards still query nv_inference_load_ratio and friends (gone since 2020)."""
+    text = "".join(dashboards.render_json(b) for b in dashboards.dashboards(default_spec()).values())
+    for removed in (
+        "nv_inference_load_ratio",
+        "nv_inference_request_duration_ms",
+        "nv_gpu_power_limit_watts",
+    ):
+        assert removed not in text
+    assert "1+rate" not in text.replace(" ", "")
+
+
+def test_grafanalib_is_imported_only_by_the_dashboards_module() -> None:
+    importers = []
+    for path in (REPO / "triton_sre").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(n.split(".")[0] == "grafanalib" for n in names):
+                importers.append(path.relative_to(REPO).as_posix())
+    assert sorted(set(importers)) == ["triton_sre/generate/dashboards.py"]
+
+
+def test_render_all_lists_every_generated_file() -> None:
+    files = render_all(default_spec())
+    assert set(files) == {
+        p.relative_to(REPO).as_posix()
+        for d in ("alerts", "dashboards")
+        for p in (REPO / d).rglob("*")
+        if p.is_file()
+    }

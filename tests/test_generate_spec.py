@@ -1,0 +1,139 @@
+"""The SLO spec: validation errors name file, SLO and field; invalid input exits 2 and writes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.generate import rules
+from triton_sre.generate.command import default_spec
+from triton_sre.generate.slo import SpecError, format_duration, load_spec, parse_duration, parse_spec
+
+REPO = Path(__file__).resolve().parents[1]
+
+VALID = {
+    "slos": [
+        {"name": "avail", "type": "availability", "objective": 99.9},
+        {"name": "lat", "type": "latency", "objective": 99, "threshold": "250ms"},
+    ]
+}
+
+
+def _with(path: tuple[object, ...], value: object, *, delete: bool = False) -> dict:
+    doc = yaml.safe_load(yaml.safe_dump(VALID))
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    if delete:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return doc
+
+
+INVALID = [
+    # (mutation, words the message must contain)
+    (("slos", 0, "objective"), None, True, ["slos[0] (avail)", "objective", "required"]),
+    (("slos", 1, "threshold"), None, True, ["slos[1] (lat)", "threshold", "required"]),
+    (("slos", 0, "type"), None, True, ["slos[0] (avail)", "type"]),
+    (("slos", 0, "name"), None, True, ["slos[0]", "name"]),
+    (("slos", 0, "objective"), 100, False, ["slos[0] (avail)", "objective", "less than 100"]),
+    (("slos", 0, "objective"), 100.5, False, ["objective", "less than 100"]),
+    (("slos", 0, "objective"), 0, False, ["objective", "greater than 0"]),
+    (("slos", 0, "objective"), -1, False, ["objective"]),
+    (("slos", 0, "objective"), "99.9%", False, ["objective", "percentage"]),
+    (("slos", 0, "objectve"), 99, False, ["slos[0] (avail)", "unknown key 'objectve'"]),
+    (("slos", 0, "threshold"), "1s", False, ["slos[0] (avail)", "unknown key 'threshold'"]),
+    (("extra",), 1, False, ["unknown key 'extra'"]),
+    (("slos", 0, "period"), "30 days", False, ["slos[0] (avail)", "period", "duration"]),
+    (("slos", 0, "period"), "1d", False, ["period", "at least 3d"]),
+    (("slos", 1, "threshold"), "fast", False, ["slos[1] (lat)", "threshold", "duration"]),
+    (("slos", 1, "threshold"), "1500us", False, ["threshold"]),
+    (("slos", 1, "time_slice"), "5s", False, ["time_slice"]),
+    (("slos", 1, "latency_sli"), "p99", False, ["latency_sli"]),
+    (("slos", 0, "models"), {"regex": "llm-(["}, False, ["slos[0] (avail)", "models.regex", "invalid"]),
+    (("slos", 0, "models"), {"regex": "(?!bad).*"}, False, ["models.regex", "RE2"]),
+    (("slos", 0, "models"), {"regexp": "x"}, False, ["models", "unknown key 'regexp'"]),
+    (("slos", 0, "models"), [], False, ["models"]),
+    (("slos", 0, "models"), 7, False, ["models"]),
+    (("slos", 0, "bad_reasons"), ["backend"], False, ["bad_reasons", "unknown failure reason 'backend'"]),
+    (("slos", 0, "min_request_rate"), -1, False, ["min_request_rate"]),
+    (("slos", 1, "name"), "avail", False, ["slos[1] (avail)", "duplicate"]),
+    (("slos", 1, "name"), "has space", False, ["slos[1]", "name"]),
+    (("scrape",), {"triton_job": ""}, False, ["scrape.triton_job"]),
+    (("operational",), {"gpu_memory_ratio": 2}, False, ["operational.gpu_memory_ratio"]),
+    (("slos",), [], False, ["slos"]),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "delete", "words"), INVALID)
+def test_invalid_spec_names_file_slo_and_field(path, value, delete, words, tmp_path: Path, capsys) -> None:
+    spec = tmp_path / "myslos.yaml"
+    spec.write_text(yaml.safe_dump(_with(path, value, delete=delete)))
+    out = tmp_path / "out"
+    assert main(["generate", "--spec", str(spec), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "myslos.yaml" in err
+    for word in words:
+        assert word in err, (word, err)
+    assert not out.exists(), "an invalid spec must not write anything"
+
+
+def test_unparseable_and_missing_files_exit_2(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("slos: [\n")
+    assert main(["generate", "--spec", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert "bad.yaml" in capsys.readouterr().err
+    assert main(["generate", "--spec", str(tmp_path / "nope.yaml"), "--out", str(tmp_path / "o")]) == 2
+    assert "nope.yaml" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_valid_minimal_spec_gets_defaults() -> None:
+    spec = parse_spec(yaml.safe_dump(VALID))
+    avail, lat = spec.slos
+    assert avail.period == "30d" and avail.bad_reasons is None and avail.models.kind == "all"
+    assert lat.threshold_s == 0.25 and lat.latency_sli == c.LATENCY_SLI_AUTO and lat.time_slice == "1m"
+    assert str(avail.budget) == "0.001"
+    assert spec.triton_job == c.DEFAULT_TRITON_JOB and spec.exporter_job == c.DEFAULT_EXPORTER_JOB
+
+
+def test_burn_factors_follow_the_workbook_and_scale_with_the_period() -> None:
+    slo30 = parse_spec(yaml.safe_dump(VALID)).slos[0]
+    assert [(t[0], t[1], round(t[4], 6), t[3]) for t in rules.tiers(slo30)] == [
+        ("1h", "5m", 14.4, c.SEVERITY_PAGE),
+        ("6h", "30m", 6.0, c.SEVERITY_PAGE),
+        ("1d", "2h", 3.0, c.SEVERITY_TICKET),
+        ("3d", "6h", 1.0, c.SEVERITY_TICKET),
+    ]
+    doc = _with(("slos", 0, "period"), "28d")
+    slo28 = parse_spec(yaml.safe_dump(doc)).slos[0]
+    assert [round(t[4], 4) for t in rules.tiers(slo28)] == [13.44, 5.6, 2.8, 0.9333]
+
+
+def test_durations() -> None:
+    assert parse_duration("1h30m", "x") == 5400
+    assert parse_duration("500ms", "x") == 0.5
+    assert format_duration(5400) == "90m"
+    assert format_duration(2592000) == "30d"
+    with pytest.raises(SpecError):
+        parse_duration("0s", "x")
+
+
+def test_model_selectors_become_matchers() -> None:
+    doc = _with(("slos", 0, "models"), ["resnet50", "bert.large"])
+    slo = parse_spec(yaml.safe_dump(doc)).slos[0]
+    assert rules.model_matchers(slo) == [("model", "=~", "resnet50|bert\\.large")]
+    assert 'model=~"resnet50|bert\\\\.large"' in rules.selector("x", rules.model_matchers(slo))
+    doc = _with(("slos", 0, "models"), {"regex": "llm-.*"})
+    assert rules.model_matchers(parse_spec(yaml.safe_dump(doc)).slos[0]) == [("model", "=~", "llm-.*")]
+
+
+def test_shipped_default_spec_is_the_repository_slos_yaml() -> None:
+    packaged = REPO / "triton_sre" / "generate" / "slos.default.yaml"
+    assert packaged.read_text() == (REPO / "slos.yaml").read_text()
+    assert default_spec().slos == load_spec(REPO / "slos.yaml").slos

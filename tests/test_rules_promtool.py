@@ -1,0 +1,171 @@
+"""promtool on the generated rules: check, the shipped unit tests, and edge cases written by hand."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from triton_sre import conventions as c
+from triton_sre.generate.command import render_all
+from triton_sre.generate.slo import parse_spec
+
+REPO = Path(__file__).resolve().parents[1]
+PROMTOOL = shutil.which("promtool")
+pytestmark = pytest.mark.skipif(PROMTOOL is None, reason="Debian's promtool is not installed")
+
+
+def _run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(PROMTOOL), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def _test_in_parallel(files: list[Path]) -> None:
+    """promtool test rules, one process per file (the long-window file alone takes ~15 s)."""
+    procs = [
+        (
+            f,
+            subprocess.Popen(
+                [str(PROMTOOL), "test", "rules", f.name],
+                cwd=f.parent,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            ),
+        )
+        for f in files
+    ]
+    failures = []
+    for f, proc in procs:
+        out, _ = proc.communicate(timeout=300)
+        if proc.returncode != 0:
+            failures.append(f"{f.name}:\n{out[-4000:]}")
+    assert not failures, "\n".join(failures)
+
+
+def test_promtool_check_rules_passes_on_the_shipped_rules() -> None:
+    files = sorted(str(p.relative_to(REPO)) for p in (REPO / "alerts").glob("*.yaml"))
+    assert len(files) == 3
+    result = _run("check", "rules", *files)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_promtool_unit_tests_pass_on_the_shipped_rules() -> None:
+    tests = sorted((REPO / "alerts" / "tests").glob("*.yaml"))
+    assert len(tests) == 4
+    names = [g["name"] for t in tests for g in yaml.safe_load(t.read_text())["tests"]]
+    for tier in ("1h/5m", "6h/30m", "1d/2h", "3d/6h"):
+        for slo in ("availability", "latency"):
+            assert any(
+                n.startswith(f"{slo}: ") and tier in n and "above" in n and "below" in n for n in names
+            )
+    for scenario in ("total outage", "recovery resolves", "below min_request_rate", "zero traffic"):
+        assert (
+            sum(scenario in n for n in names) == 3
+        )  # availability, latency (histogram), latency (time slices)
+    _test_in_parallel(tests)
+
+
+def test_total_outage_pages_within_five_minutes() -> None:
+    doc = yaml.safe_load((REPO / "alerts" / "tests" / "triton-slo-rules.test.yaml").read_text())
+    for group in (g for g in doc["tests"] if "total outage" in g["name"]):
+        checks = group["alert_rule_test"]
+        onset = [t for t in checks if t["eval_time"] == "1h"]
+        after = [t for t in checks if t["eval_time"] in ("1h10m", "70m")]
+        assert onset and all(not t["exp_alerts"] for t in onset), group["name"]
+        severities = {a["exp_labels"][c.L_SEVERITY] for t in after for a in t["exp_alerts"]}
+        assert c.SEVERITY_PAGE in severities, group["name"]
+
+
+CUSTOM = """
+scrape: {triton_job: inference, exporter_job: sidecar}
+slos:
+  - name: resnet-availability
+    type: availability
+    models: [resnet50, resnet101]
+    objective: 99.5
+    period: 28d
+    bad_reasons: [BACKEND, OTHER]
+    min_request_rate: 0.5
+  - name: llm-latency
+    type: latency
+    models: {regex: "llm-.*"}
+    objective: 95
+    threshold: 2s
+    latency_sli: time_slice
+    min_request_rate: 0
+  - name: hist-latency
+    type: latency
+    models: [resnet50]
+    objective: 99.9
+    threshold: 100ms
+    latency_sli: histogram
+"""
+
+
+def test_a_custom_spec_generates_rules_whose_tests_pass(tmp_path: Path) -> None:
+    spec = parse_spec(CUSTOM, str(tmp_path / "slos.yaml"))
+    for rel, content in render_all(spec, "https://runbooks.example.com/").items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(content)
+    result = _run("check", "rules", *sorted(str(p) for p in (tmp_path / "alerts").glob("*.yaml")))
+    assert result.returncode == 0, result.stdout + result.stderr
+    tests = tmp_path / "alerts" / "tests"
+    _test_in_parallel([tests / "triton-slo-rules.test.yaml", tests / "triton-alerts.test.yaml"])
+
+
+EDGE_SPEC = """
+slos:
+  - {name: avail, type: availability, objective: 99}
+  - {name: lat, type: latency, objective: 99, threshold: 500ms, latency_sli: histogram}
+"""
+
+EDGE_TESTS = """
+rule_files: [alerts/triton-slo-rules.yaml]
+evaluation_interval: 1m
+tests:
+  - name: Prometheus 3 writes le="500.0"; CANCELED is not bad; GPU duplicates count once
+    interval: 1m
+    input_series:
+      # 60 requests/min of which 6 failed BACKEND and 30 were CANCELED by clients
+      - series: 'nv_inference_request_success{job="triton", instance="a", model="m", version="1"}'
+        values: '0+24x20'
+      - series: 'nv_inference_request_failure{job="triton", instance="a", model="m", version="1", reason="BACKEND"}'
+        values: '0+6x20'
+      - series: 'nv_inference_request_failure{job="triton", instance="a", model="m", version="1", reason="CANCELED"}'
+        values: '0+30x20'
+      # the same model's per-GPU copies (Triton exports both): must not be counted again
+      - series: 'nv_inference_request_success{job="triton", instance="a", model="m", version="1", gpu_uuid="GPU-0"}'
+        values: '0+24x20'
+      - series: 'nv_inference_request_failure{job="triton", instance="a", model="m", version="1", reason="BACKEND", gpu_uuid="GPU-0"}'
+        values: '0+6x20'
+      # histogram with Prometheus 3 bucket labels: 60 requests/min, 45 within 500 ms
+      - series: 'nv_inference_first_response_histogram_ms_count{job="triton", instance="a", model="m", version="1"}'
+        values: '0+60x20'
+      - series: 'nv_inference_first_response_histogram_ms_bucket{job="triton", instance="a", model="m", version="1", le="500.0"}'
+        values: '0+45x20'
+      - series: 'nv_inference_first_response_histogram_ms_bucket{job="triton", instance="a", model="m", version="1", le="5000.0"}'
+        values: '0+60x20'
+    promql_expr_test:
+      - expr: round(slo_model:triton_slo_errors:ratio_rate5m{slo="avail"}, 0.0001)
+        eval_time: 10m
+        exp_samples: [{labels: '{model="m", slo="avail"}', value: 0.1}]
+      - expr: round(slo_model:triton_slo_requests:rate5m{slo="avail"}, 0.0001)
+        eval_time: 10m
+        exp_samples: [{labels: '{model="m", slo="avail"}', value: 1}]
+      - expr: round(slo_model:triton_slo_errors:ratio_rate5m{slo="lat"}, 0.0001)
+        eval_time: 10m
+        exp_samples: [{labels: '{model="m", slo="lat"}', value: 0.25}]
+"""  # noqa: E501
+
+
+def test_edge_cases_bucket_format_cancelled_requests_and_gpu_duplicates(tmp_path: Path) -> None:
+    spec = parse_spec(EDGE_SPEC, "slos.yaml")
+    for rel, content in render_all(spec).items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(content)
+    (tmp_path / "edge.test.yaml").write_text(EDGE_TESTS)
+    result = _run("test", "rules", "edge.test.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,165 @@
+"""The runbook catalog: ``runbooks/<id>.md`` pages -> a validated `Catalog`.
+
+One format for every runbook (load failures and alerts alike): YAML front matter between ``---``
+lines with exactly ``id`` (equal to the file stem), ``title`` and ``severity`` (``critical``,
+``warning`` or ``info``), then the sections ``## Meaning``, ``## Impact``, ``## Diagnosis`` and
+``## Mitigation``. Errors name the file and the field.
+
+Where the pages live at run time (`default_runbooks_dir`), first match wins:
+
+1. ``$TRITON_SRE_RUNBOOKS_DIR``;
+2. ``triton_sre/diagnosis/runbooks`` — in a source checkout a symlink to the repository's
+   top-level ``runbooks/`` (the one source of truth), in a wheel a copy made from it (package data);
+3. the repository's top-level ``runbooks/`` next to the package.
+
+`runbook_url` links a page: by default the repository-relative path ``runbooks/<id>.md`` (it
+resolves in the GitHub/GitLab UI and in a checkout); with an ``http(s)://`` base, ``base + <id>.md``
+(a ``/`` is added to the base when missing), e.g. ``https://git.example.com/sre/runbooks/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from triton_sre import conventions as c
+
+__all__ = [
+    "REQUIRED_SECTIONS",
+    "SEVERITIES",
+    "Catalog",
+    "CatalogError",
+    "Runbook",
+    "default_runbooks_dir",
+    "load_catalog",
+    "parse_runbook",
+    "runbook_url",
+]
+
+REQUIRED_SECTIONS = ("Meaning", "Impact", "Diagnosis", "Mitigation")
+FRONT_MATTER_KEYS = ("id", "title", "severity")
+SEVERITIES = (c.IMPACT_CRITICAL, c.IMPACT_WARNING, c.IMPACT_INFO)
+RUNBOOK_DIR_NAME = "runbooks"
+
+_SECTION = re.compile(r"^## +(.+?)\s*$", re.M)
+
+
+class CatalogError(ValueError):
+    """A runbook page is missing, unreadable or malformed; the message names file and field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Runbook:
+    id: str
+    title: str
+    severity: str
+    path: Path
+    sections: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    runbooks: Mapping[str, Runbook]
+    root: Path
+
+    def __contains__(self, runbook_id: object) -> bool:
+        return runbook_id in self.runbooks
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self.runbooks))
+
+    def __len__(self) -> int:
+        return len(self.runbooks)
+
+    def __getitem__(self, runbook_id: str) -> Runbook:
+        return self.runbooks[runbook_id]
+
+    @property
+    def titles(self) -> dict[str, str]:
+        return {rid: rb.title for rid, rb in self.runbooks.items()}
+
+
+def parse_runbook(text: str, path: Path) -> Runbook:
+    """One page; raises `CatalogError` naming ``path`` and the offending field."""
+    name = str(path)
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise CatalogError(f"{name}: front matter: the file must start with a '---' line")
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        raise CatalogError(f"{name}: front matter: no closing '---' line") from None
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError as exc:
+        raise CatalogError(f"{name}: front matter: not valid YAML: {exc}") from None
+    if not isinstance(meta, dict):
+        raise CatalogError(f"{name}: front matter: expected a mapping with {', '.join(FRONT_MATTER_KEYS)}")
+    for key in FRONT_MATTER_KEYS:
+        if key not in meta:
+            raise CatalogError(f"{name}: {key}: missing from the front matter")
+        if not isinstance(meta[key], str) or not meta[key].strip():
+            raise CatalogError(f"{name}: {key}: must be a non-empty string, got {meta[key]!r}")
+    extra = sorted(set(meta) - set(FRONT_MATTER_KEYS))
+    if extra:
+        raise CatalogError(
+            f"{name}: {extra[0]}: unknown front matter field (allowed: {', '.join(FRONT_MATTER_KEYS)})"
+        )
+    if meta["id"] != path.stem:
+        raise CatalogError(f"{name}: id: {meta['id']!r} must equal the file name stem {path.stem!r}")
+    if meta["severity"] not in SEVERITIES:
+        raise CatalogError(f"{name}: severity: {meta['severity']!r} is not one of {', '.join(SEVERITIES)}")
+    body = "\n".join(lines[end + 1 :])
+    heads = list(_SECTION.finditer(body))
+    sections: dict[str, str] = {}
+    for i, head in enumerate(heads):
+        stop = heads[i + 1].start() if i + 1 < len(heads) else len(body)
+        sections[head.group(1)] = body[head.end() : stop].strip()
+    for section in REQUIRED_SECTIONS:
+        if section not in sections:
+            raise CatalogError(f"{name}: ## {section}: required section missing")
+        if not sections[section]:
+            raise CatalogError(f"{name}: ## {section}: section is empty")
+    return Runbook(meta["id"], meta["title"].strip(), meta["severity"], path, sections)
+
+
+def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
+    """Every ``*.md`` page under ``path`` (default: `default_runbooks_dir`), validated."""
+    root = Path(path) if path is not None else default_runbooks_dir()
+    if not root.is_dir():
+        raise CatalogError(f"{root}: runbook folder not found")
+    runbooks: dict[str, Runbook] = {}
+    for page in sorted(root.glob("*.md")):
+        if page.name.lower() == "readme.md":
+            continue
+        try:
+            text = page.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CatalogError(f"{page}: unreadable: {exc}") from None
+        runbook = parse_runbook(text, page)
+        runbooks[runbook.id] = runbook
+    return Catalog(runbooks, root)
+
+
+def default_runbooks_dir() -> Path:
+    """Where the runbook pages are (see the module docstring for the order)."""
+    env = os.environ.get(c.ENV_RUNBOOKS_DIR)
+    if env:
+        return Path(env)
+    packaged = Path(__file__).resolve().parent / RUNBOOK_DIR_NAME
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / RUNBOOK_DIR_NAME
+
+
+def runbook_url(runbook_id: str, base_url: str | None = None) -> str:
+    """Link to a runbook page: ``runbooks/<id>.md``, or ``<base_url><id>.md`` for an http(s) base."""
+    if not base_url:
+        return f"{RUNBOOK_DIR_NAME}/{runbook_id}.md"
+    base = base_url if base_url.endswith("/") else base_url + "/"
+    return f"{base}{runbook_id}.md"

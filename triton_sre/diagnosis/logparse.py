@@ -1,0 +1,331 @@
+"""Pure: lines of a Triton log -> `LogEvent`s.
+
+Understands every shape users paste:
+
+- glog (`E1129 16:25:20.940736 3898 model_lifecycle.cc:642] "..."`), the message quoted and
+  `\\n`-escaped (2.4x and later) or unquoted (older releases, multi-line);
+- `--log-format=ISO8601` (`2024-11-29T16:25:20Z E 3898 model_lifecycle.cc:642] ...`);
+- the startup model status table (`| model | 1 | UNAVAILABLE: ... |`, with continuation rows);
+- raw lines Triton's logger does not own: `[libprotobuf ERROR ...]`, `error: creating server: ...`,
+  Python tracebacks printed by the backend stub (they continue the event before them);
+- copy-paste artifacts: docker/kubectl timestamps, `docker compose` service prefixes,
+  `[pod/...]`, syslog prefixes, leading `* ` / `> `, indentation, CRLF, truncated lines.
+
+Input is ``(line_number, text)`` pairs, so a caller may skip lines that cannot matter (see
+`scan.py`): a gap in line numbers ends the current event. Nothing here raises on any text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+__all__ = [
+    "MAX_CONTINUATION_CHARS",
+    "MAX_CONTINUATION_LINES",
+    "LogEvent",
+    "classify_line",
+    "parse",
+    "parse_text",
+    "unquote",
+]
+
+MAX_CONTINUATION_LINES = 200
+"""Raw lines appended to one event at most (a traceback, a config dump); the rest are dropped."""
+MAX_CONTINUATION_CHARS = 32_000
+MAX_LINE_CHARS = 64_000
+"""Longer lines are cut (a 1 GB line must not become a 1 GB string)."""
+
+LEVEL_INFO = "I"
+LEVEL_WARNING = "W"
+LEVEL_ERROR = "E"
+LEVEL_FATAL = "F"
+
+SOURCE_TABLE = "model-status-table"
+SOURCE_PROTOBUF = "libprotobuf"
+SOURCE_MAIN = "main"
+SOURCE_RAW = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LogEvent:
+    """One logical log entry: a log line with its continuation lines, or one status-table row."""
+
+    line: int
+    """1-based line number of the event's first line."""
+    level: str
+    """I, W, E or F; "" for a raw line outside Triton's logger."""
+    source: str
+    """``file.cc:NNN`` for log lines, `SOURCE_TABLE`, `SOURCE_PROTOBUF`, `SOURCE_MAIN` or ""."""
+    message: str
+    """Unquoted and unescaped message; continuation lines appended after ``\\n``."""
+    text: str
+    """The first line as written (copy-paste prefixes removed), for evidence."""
+    model: str | None = None
+    """Status-table rows only: the model column."""
+    version: str | None = None
+    """Status-table rows only: the version column (None for ``-``)."""
+
+
+_GLOG = re.compile(r"([IWEF])(\d{4}) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+(\d+) ([^\s\]]+)\](?: (.*)|$)", re.S)
+_ISO = re.compile(
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)? ([IWEF]) (\d+) ([^\s\]]+)\](?: (.*)|$)",
+    re.S,
+)
+_PROTOBUF = re.compile(r"\[libprotobuf (ERROR|WARNING|FATAL|INFO)[^\]]*\]\s?(.*)", re.S)
+_MAIN_ERROR = re.compile(r"error: (creating server|.*)", re.S)
+# Prefixes that copy-paste and log collectors add in front of Triton's own line.
+_PREFIXES = (
+    # docker logs -t, kubectl logs --timestamps, journald/ISO timestamps, Python logging timestamps
+    re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+"),
+    # kubectl logs --prefix
+    re.compile(r"\[pod/[^\]]*\]\s*"),
+    # docker compose service prefix: "triton-1  | "
+    re.compile(r"[A-Za-z0-9][\w.-]*\s+\|\s?"),
+    # syslog: "Jan 29 12:00:00 host triton[123]: "
+    re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:]+: "),
+    # quoting and bullets from chat, mail and tickets
+    re.compile(r"\s*(?:[>*]\s?)+\s*"),
+    # plain indentation (last: it may only hide a log line, never a table row or an error: line)
+    re.compile(r"\s+"),
+)
+_ESCAPE = re.compile(r"\\(.)", re.S)
+_STATUS_WORD = re.compile(r"(UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)\b")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
+
+
+def unquote(message: str) -> str:
+    """Triton 2.4x quotes messages and escapes newlines; undo that (tolerating a cut-off end)."""
+    if not message.startswith('"'):
+        return message
+    body = message[1:]
+    if (body.endswith('"') and not body.endswith('\\"')) or (body.endswith('\\"') and body.endswith('\\\\"')):
+        body = body[:-1]
+    if "\\" not in body:
+        return body
+    return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), body)
+
+
+# classify_line kinds
+KIND_LOG = "log"
+KIND_TABLE = "table"
+KIND_BORDER = "border"
+KIND_SPECIAL = "special"
+KIND_RAW = "raw"
+
+
+def _match_log(s: str) -> tuple[str, str, str] | None:
+    m = _GLOG.match(s)
+    if m:
+        return m.group(1), m.group(5), (m.group(6) or "")
+    m = _ISO.match(s)
+    if m:
+        return m.group(1), m.group(3), (m.group(4) or "")
+    return None
+
+
+def _match_other(s: str) -> tuple[str, tuple[str, str, str] | None] | None:
+    if s.startswith("+-"):
+        return KIND_BORDER, None
+    if s.startswith("|"):
+        return KIND_TABLE, None
+    m = _PROTOBUF.match(s)
+    if m:
+        level = {"ERROR": LEVEL_ERROR, "FATAL": LEVEL_FATAL, "WARNING": LEVEL_WARNING}.get(m.group(1), "I")
+        return KIND_SPECIAL, (level, SOURCE_PROTOBUF, m.group(2))
+    m = _MAIN_ERROR.match(s)
+    if m:
+        return KIND_SPECIAL, (LEVEL_ERROR, SOURCE_MAIN, s)
+    return None
+
+
+def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
+    """``(kind, line without paste prefixes, (level, source, message) or None)``."""
+    s = raw.rstrip("\r\n")
+    if len(s) > MAX_LINE_CHARS:
+        s = s[:MAX_LINE_CHARS]
+    found = _match_log(s)
+    if found:
+        return KIND_LOG, s, found
+    other = _match_other(s)
+    if other:
+        return other[0], s, other[1]
+    # Peel copy-paste prefixes, but only keep the peeled form when it is then recognisable:
+    # an indented traceback line must stay as it is.
+    t = s
+    for _ in range(4):
+        for index, prefix in enumerate(_PREFIXES):
+            m = prefix.match(t)
+            if m and m.end() > 0:
+                t = t[m.end() :]
+                found = _match_log(t)
+                if found:
+                    return KIND_LOG, t, found
+                # Indentation only ever hides a log line (an indented "error:" is part of a
+                # traceback); a collector's prefix or a quote mark may hide any line.
+                other = _match_other(t) if index < len(_PREFIXES) - 1 else None
+                if other:
+                    return other[0], t, other[1]
+                break
+        else:
+            break
+    return KIND_RAW, s, None
+
+
+def _table_cells(s: str) -> list[str]:
+    body = s.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|"):
+        body = body[:-1]
+    return body.split("|")
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.cur: list[object] | None = None  # [line, level, source, text, parts, chars, model, version]
+        self.last_line = 0
+        self.in_model_table = False
+        self.table_header_seen = False
+
+    def _flush(self) -> LogEvent | None:
+        cur = self.cur
+        self.cur = None
+        if cur is None:
+            return None
+        line, level, source, text, parts, _chars, model, version = cur
+        assert isinstance(parts, list)
+        message = "\n".join(parts)
+        if source == SOURCE_TABLE:
+            message = message.strip("\n")
+        return LogEvent(
+            line=int(line),  # type: ignore[call-overload]
+            level=str(level),
+            source=str(source),
+            message=message,
+            text=str(text),
+            model=model,  # type: ignore[arg-type]
+            version=version,  # type: ignore[arg-type]
+        )
+
+    def _start(
+        self,
+        line: int,
+        level: str,
+        source: str,
+        text: str,
+        message: str,
+        model: str | None = None,
+        version: str | None = None,
+    ) -> None:
+        self.cur = [line, level, source, text, [message], len(message), model, version]
+
+    def _append(self, piece: str) -> None:
+        cur = self.cur
+        if cur is None:
+            return
+        parts = cur[4]
+        assert isinstance(parts, list)
+        chars = int(cur[5])  # type: ignore[call-overload]
+        if len(parts) > MAX_CONTINUATION_LINES or chars > MAX_CONTINUATION_CHARS:
+            return
+        parts.append(piece)
+        cur[5] = chars + len(piece) + 1
+
+    def feed(self, number: int, raw: str) -> Iterator[LogEvent]:
+        contiguous = number == self.last_line + 1
+        self.last_line = number
+        if not contiguous:
+            ev = self._flush()
+            if ev:
+                yield ev
+            self.in_model_table = False
+        kind, s, fields = classify_line(raw)
+        if kind in (KIND_LOG, KIND_SPECIAL):
+            ev = self._flush()
+            if ev:
+                yield ev
+            self.in_model_table = False
+            assert fields is not None
+            level, source, message = fields
+            message = unquote(message.strip()) if kind == KIND_LOG else message.strip()
+            self._start(number, level, source, s, message)
+            return
+        if kind == KIND_BORDER:
+            if self.cur is not None:
+                ev = self._flush()
+                if ev:
+                    yield ev
+            return
+        if kind == KIND_TABLE:
+            cells = _table_cells(s)
+            if len(cells) >= 3 and [c.strip() for c in cells[:3]] == ["Model", "Version", "Status"]:
+                ev = self._flush()
+                if ev:
+                    yield ev
+                self.in_model_table = True
+                return
+            if not self.in_model_table:
+                # A row pasted without its header still says what it is by its status column.
+                if len(cells) >= 3 and _STATUS_WORD.match("|".join(cells[2:]).strip()):
+                    self.in_model_table = True
+                else:
+                    ev = self._flush()
+                    if ev:
+                        yield ev
+                    return
+            if len(cells) < 3:
+                # A row cut short by a truncated paste: keep what is there.
+                cells = [*cells, "", ""][:3]
+            model, version = cells[0].strip(), cells[1].strip()
+            status = "|".join(cells[2:]).strip()
+            if not model and not version:
+                if self.cur is not None and self.cur[2] == SOURCE_TABLE:
+                    self._append(status)
+                return
+            ev = self._flush()
+            if ev:
+                yield ev
+            level = LEVEL_INFO if status.startswith("READY") else LEVEL_ERROR
+            self._start(
+                number,
+                level,
+                SOURCE_TABLE,
+                s,
+                status,
+                model=model,
+                version=None if version in ("", "-") else version,
+            )
+            return
+        # A raw line: it continues the current log event (a traceback, an unquoted multi-line
+        # message); otherwise it stands alone.
+        if self.cur is not None and self.cur[2] != SOURCE_TABLE:
+            self._append(s)
+            return
+        ev = self._flush()
+        if ev:
+            yield ev
+        if s.strip():
+            self._start(number, "", SOURCE_RAW, s, s.strip())
+
+    def close(self) -> Iterator[LogEvent]:
+        ev = self._flush()
+        if ev:
+            yield ev
+
+
+def parse(lines: Iterable[tuple[int, str]]) -> Iterator[LogEvent]:
+    """Events from numbered lines (numbers increase; a gap ends the current event)."""
+    parser = _Parser()
+    for number, raw in lines:
+        yield from parser.feed(number, raw)
+    yield from parser.close()
+
+
+def parse_text(text: str) -> list[LogEvent]:
+    """All events of a log held in memory (tests, pasted snippets). Lines end at ``\\n`` only, as in files."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return list(parse(enumerate(lines, 1)))

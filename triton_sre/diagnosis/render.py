@@ -1,0 +1,132 @@
+"""Pure: a `Report` -> text (terminal), JSON-ready dict, or Markdown (tickets, Slack).
+
+JSON shape (documented in the README)::
+
+    {"findings": [{"model", "version", "runbook", "title", "severity",
+                   "evidence": [{"line": N, "text": "..."}], "remediation", "runbook_url"}],
+     "unmatched": [{"template": "...", "count": N, "example": {"line": N, "text": "..."}}]}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.catalog import runbook_url
+from triton_sre.diagnosis.engine import Finding, Report
+
+__all__ = ["to_json", "to_markdown", "to_text"]
+
+MAX_TEXT_EVIDENCE = 4
+MAX_SHOWN_CHARS = 240
+
+_COLOURS = {c.IMPACT_CRITICAL: "\033[1;31m", c.IMPACT_WARNING: "\033[33m", c.IMPACT_INFO: "\033[36m"}
+_RESET = "\033[0m"
+_DIM = "\033[2m"
+
+
+def _finding_dict(f: Finding, base_url: str | None) -> dict[str, Any]:
+    return {
+        "model": f.model,
+        "version": f.version,
+        "runbook": f.runbook,
+        "title": f.title,
+        "severity": f.severity,
+        "evidence": [{"line": e.line, "text": e.text} for e in f.evidence],
+        "remediation": f.remediation,
+        "runbook_url": runbook_url(f.runbook, base_url),
+    }
+
+
+def to_json(report: Report, base_url: str | None = None) -> dict[str, Any]:
+    return {
+        "findings": [_finding_dict(f, base_url) for f in report.findings],
+        "unmatched": [
+            {
+                "template": u.template,
+                "count": u.count,
+                "example": {"line": u.example.line, "text": u.example.text},
+            }
+            for u in report.unmatched
+        ],
+    }
+
+
+def _short(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _subject(f: Finding) -> str:
+    if f.model is None:
+        return "(server)"
+    return f"{f.model} v{f.version}" if f.version else f.model
+
+
+def to_text(report: Report, base_url: str | None = None, *, colour: bool = False) -> str:
+    def paint(code: str, text: str) -> str:
+        return f"{code}{text}{_RESET}" if colour else text
+
+    out: list[str] = []
+    if not report.findings:
+        out.append("No load failure found.")
+    for n, f in enumerate(report.findings, 1):
+        sev = paint(_COLOURS.get(f.severity, ""), f.severity.upper())
+        out.append(f"{n}. {sev} {_subject(f)}: {f.runbook} — {f.title}")
+        for e in f.evidence[:MAX_TEXT_EVIDENCE]:
+            out.append(paint(_DIM, f"   line {e.line}: {_short(e.text)}"))
+        if len(f.evidence) > MAX_TEXT_EVIDENCE:
+            out.append(paint(_DIM, f"   … {len(f.evidence) - MAX_TEXT_EVIDENCE} more evidence lines"))
+        out.append(f"   fix: {f.remediation}")
+        out.append(f"   runbook: {runbook_url(f.runbook, base_url)}")
+    if report.unmatched:
+        out.append("")
+        out.append(f"Error lines no runbook explains ({sum(u.count for u in report.unmatched)}):")
+        for u in report.unmatched[:20]:
+            out.append(f"  {u.count:>6} × {_short(u.template, 160)}  (e.g. line {u.example.line})")
+    if report.harmless_lines:
+        out.append("")
+        out.append(
+            paint(
+                _DIM,
+                f"{report.harmless_lines} line(s) known to be harmless on a CPU host were ignored "
+                "(CudaDriverHelper, NVML, DCGM, pinned memory).",
+            )
+        )
+    return "\n".join(out) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(report: Report, base_url: str | None = None) -> str:
+    out: list[str] = ["### Triton triage", ""]
+    if not report.findings:
+        out.append("No load failure found.")
+    else:
+        out.append("| # | severity | model | runbook | fix |")
+        out.append("| --- | --- | --- | --- | --- |")
+        for n, f in enumerate(report.findings, 1):
+            link = f"[{f.runbook}]({runbook_url(f.runbook, base_url)})"
+            out.append(
+                f"| {n} | {f.severity} | {_md_escape(_subject(f))} | {link} | {_md_escape(f.remediation)} |"
+            )
+        for n, f in enumerate(report.findings, 1):
+            out.append("")
+            out.append(f"**{n}. {_md_escape(_subject(f))} — {f.title}**")
+            out.append("")
+            out.append("```")
+            out.extend(f"{e.line}: {_short(e.text, 400)}" for e in f.evidence[:6])
+            out.append("```")
+    if report.unmatched:
+        out.append("")
+        out.append("<details><summary>Error lines no runbook explains</summary>")
+        out.append("")
+        out.extend(
+            f"- {u.count} × `{_short(u.template, 200)}` (line {u.example.line})"
+            for u in report.unmatched[:30]
+        )
+        out.append("")
+        out.append("</details>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,401 @@
+"""Pure data: which text means which failure, and the one-line fix for each runbook.
+
+`CAUSE_RULES` is ordered: the first rule whose pattern matches a text claims it, so a line is
+evidence for exactly one runbook. Specific beats general: a shared-memory failure before a
+generic Python error, a bad enum before a data-type mismatch, TensorRT-LLM before TensorRT.
+
+Message texts were taken from the real Triton 2.51 server (the CPU corpus in
+``tests/test_diagnosis_realtriton.py``) and, for GPU-only failures, from what users posted in
+triton-inference-server GitHub issues (cited in ``tests/data/logs/gpu/*.log``). Patterns aim at
+the stable part of a message, not at one sample's wording.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from triton_sre import conventions as c
+
+__all__ = [
+    "CAUSE_RULES",
+    "HARMLESS",
+    "REMEDIATIONS",
+    "SUMMARY",
+    "CauseRule",
+    "classify",
+    "is_harmless",
+    "is_summary",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CauseRule:
+    runbook: str
+    pattern: re.Pattern[str]
+
+
+def _rx(*alternatives: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{a})" for a in alternatives), re.I)
+
+
+# Lines every CPU-only host prints: informational, never a cause.
+HARMLESS: Final = _rx(
+    r"CudaDriverHelper has not been initialized",
+    r"Failed to initialize NVML",
+    r"DCGM (unable to start|initialization error)",
+    r"Unable to allocate pinned system memory",
+    r"failed to allocate pinned system memory",
+    r"CUDA memory pool disabled",
+    r"Unable to get (power limit|power usage|energy consumption|memory)",
+    r"GPU metrics will not be available",
+    r"failed to stop server: .*Exit timeout expired",
+    r"Collecting (CPU|GPU) metrics",
+)
+
+# The generic consequence lines: the cause is elsewhere.
+SUMMARY: Final = _rx(
+    r"failed to load all models",
+    r"No server context available\. Exiting immediately",
+)
+
+_PYTHON_FRAME = r"\bAt:\s*\n\s+\S*model\.py\(\d+\)"
+
+CAUSE_RULES: Final[tuple[CauseRule, ...]] = (
+    # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever
+    # message they surface in.
+    CauseRule(c.RUNBOOK_CONFIG_PARSE_ERROR, re.compile(r"\$\{\s*[A-Za-z_][\w.]*\s*\}")),
+    CauseRule(
+        c.RUNBOOK_SHM_TOO_SMALL,
+        _rx(
+            r"Unable to initialize shared memory key",
+            r"run out of shared memory",
+            r"Failed to increase the shared memory pool",
+            r"shared[ -]memory.{0,80}(No space left on device|too small|insufficient)",
+            r"\bBus error\b",
+            r"shm-default-byte-size.{0,40}(exceed|too large|larger)",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
+        _rx(
+            r"Unable to create (S3|GCS|Azure)[\w ]*client",
+            r"Could not get MetaData for (bucket|object)",
+            r"Server failed to authenticate the request",
+            r"Unable to get blob property",
+            r"Failed to (check|get|list|read|download)[^\n]{0,40}(as|gs|s3)://",
+            r"\b(InvalidAccessKeyId|SignatureDoesNotMatch|NoSuchBucket|ExpiredToken|AccessDenied)\b",
+            r"(s3|gs|as)://\S+[^\n]{0,80}(credential|forbidden|unauthori[sz]ed|\b40[13]\b|denied|anonymous)",
+            r"does not have storage\.objects\.(get|list) access",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_PERMISSION_DENIED,
+        _rx(r"Permission denied", r"\bEACCES\b", r"Operation not permitted", r"\[Errno 13\]"),
+    ),
+    CauseRule(
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        _rx(
+            r"driver version is insufficient for CUDA runtime",
+            r"no CUDA-capable device is detected",
+            r"CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|cudaErrorInsufficientDriver",
+            r"kind KIND_GPU but no GPUs are available",
+            r"specifies invalid or unsupported gpu id",
+            r"unable to get number of CUDA devices",
+            r"Failed to get (CUDA )?device count",
+            r"CUDA failure 35\b",
+            r"forward compatibility was attempted on non supported HW",
+            r"NVIDIA driver on your system is too old",
+            r"Found no NVIDIA driver on your system",
+            r"PTX was compiled with an unsupported toolchain",
+            r"CUDA initialization: ",
+            r"CUDA driver initialization failed",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_GPU_OUT_OF_MEMORY,
+        _rx(
+            r"\bout of memory\b",
+            r"CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError",
+            r"OOM when allocating",
+            r"CUDA failure 2\b",
+            r"Failed to allocate memory for requested buffer",
+            r"Requested amount of GPU memory \(\d+ bytes\) could not be allocated",
+            r"No available memory for the cache blocks",
+            r"CNMEM_STATUS_OUT_OF_MEMORY",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_BACKEND_NOT_FOUND,
+        _rx(
+            r"unable to find backend library for backend",
+            r"unable to find '[^']*' for model '[^']*', in \S*backends",
+            r"unexpected platform type",
+            r"unknown platform",
+            r"unable to (load|find) backend\b",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        _rx(
+            r"\[TensorRT-LLM\]",
+            r"tensorrt_llm::|libtriton_tensorrtllm|inflight_batcher_llm",
+            r"gpt_model_path|encoder_model_path|decoder_model_path|engine_dir",
+            r"json\.exception",
+            r"\[vllm\]|\bvllm\.|\bvLLM\b",
+            r"AsyncLLMEngine|AsyncEngineArgs|build_async_engine_client",
+            r"\bmodel\.json\b",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+        _rx(
+            r"Serialization assertion",
+            r"Version tag does not match",
+            r"Engine deserialization failed",
+            r"Failed to deserialize (the )?cuda engine",
+            r"deserializeCudaEngine",
+            r"unable to create TensorRT engine",
+            r"engine plan file is (not compatible|generated on an incompatible device)",
+            r"expecting (\[TensorRT\] )?library version [\d.]+ got [\d.]+",
+            r"plan file .{0,40}(incompatible|different (GPU|device|version))",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        _rx(
+            r"Unsupported model IR version",
+            r"max supported IR version",
+            r"\bopset\b",
+            r"Unknown model file format version",
+            r"kMaxSupportedFileFormatVersion",
+            r"Attempted to read a PyTorch file with version",
+            r"PyTorch installation may be too old",
+            r"undefined symbol",
+            r"version `(GLIBC|GLIBCXX|CXXABI)_[\d.]+' not found",
+            r"no kernel image is available for execution on the device",
+            r"not in Op<",
+            r"cannot open shared object file",
+            r"was compiled (with|against) .{0,60}(version|newer|older)",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_CONFIG_NAME_MISMATCH,
+        _rx(
+            r"unexpected directory name '[^']*' for model '[^']*'",
+            r"directory name must equal model name",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_CONFIG_PARSE_ERROR,
+        _rx(
+            r"Error parsing text-format inference\.ModelConfig",
+            r"failed to read text proto",
+            r"Unknown enumeration value of",
+            r"has no field named",
+            r"failed to parse (the )?model config",
+            r"unable to parse .{0,40}config",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_MODEL_FILE_MISSING,
+        _rx(
+            r"Python model file not found",
+            r"unable to find model file",
+            r"failed to stat file",
+            r"Could not open file",
+            r"unable to open (model )?file",
+            r"model file \S* ?(not found|does not exist)",
+            r"Load model from \S+ failed:[^\n]{0,120}(No such file|does not exist|Could not open)",
+            r"SavedModel file does not exist",
+            r"failed to open text file for read \S+: No such file",
+            r"No such file or directory[^\n]{0,20}'[^'\n]*\bmodel\.(pt|onnx|plan|savedmodel|graphdef|py)'",
+            r"config\.pbtxt[^\n]{0,40}(not found|does not exist|missing)",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_ENSEMBLE_DEPENDENCY,
+        _rx(
+            r"ensemble '?[^'\s]+'? contains models that are not available",
+            r"ensemble '[^']+' depends on '[^']+' which has no loaded version",
+            r"\bensemble\b[^\n]{0,120}\b(step|tensor|not written|is not used|mapped from|unable to find)",
+            r"\bin ensemble '",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_VERSION_DIR_INVALID,
+        _rx(
+            r"at least one version must be available",
+            r"fails to convert to integral number",
+            r"version \d+ is specified for model '[^']*', but the version directory is not present",
+            r"No model version was found",
+            r"no version is available",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_TENSOR_NAME_MISMATCH,
+        _rx(
+            r"unexpected (config |inference )?(input|output) '",
+            r"allowed (inputs|outputs) are",
+            r"configuration expects \d+ (inputs|outputs), model provides \d+",
+            r"(input|output|tensor) '[^']+' (is )?not found",
+            r"no (input|output) named",
+            r"unknown (input|output) '",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_DATATYPE_MISMATCH,
+        _rx(
+            r"configuration expects datatype",
+            r"unexpected datatype",
+            r"model provides TYPE_",
+            r"data ?type mismatch",
+            r"expected (data ?type|dtype)",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED,
+        _rx(
+            r"for the model to support batching",
+            r"configuration specified max_batch_size",
+            r"does not support batching",
+            r"batching (is )?not supported",
+            r"max_batch_size (should|must)",
+            r"max_batch_size \d+, but",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
+        _rx(
+            r"the model expects (\d+ dimensions|dims)",
+            r"model configuration specifies (\d+ dimensions|dims)",
+            r"dimension must be integer >= 1",
+            r"unexpected shape",
+            r"\b(shape|dims?)\b[^\n]{0,60}\b(mismatch|does not match)",
+            r"require \d+ dims",
+            r"\breshape\b[^\n]{0,60}(invalid|mismatch|must)",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
+        _rx(
+            r"\bModuleNotFoundError\b",
+            r"\bImportError\b",
+            r"No module named",
+            r"cannot import name",
+            r"EXECUTION_ENV_PATH",
+            r"execution environment",
+            r"archive_read_open_filename",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_PYTHON_MODEL_ERROR,
+        _rx(
+            _PYTHON_FRAME,
+            r"Failed to (pre)?initialize Python stub",
+            r"Stub process [^\n]{0,40}(unhealthy|not healthy|exited unexpectedly)",
+            r"Failed to initialize stub",
+            r"\b(SyntaxError|IndentationError|TabError)\b",
+            r"\bTraceback \(most recent call last\)",
+            r"\(model\.py, line \d+\)",
+            r"TritonModelException",
+            r"Failed to create instance: \w*(Error|Exception)\b",
+        ),
+    ),
+)
+
+# One line each: what to do first. The runbook page has the rest.
+REMEDIATIONS: Final[dict[str, str]] = {
+    c.RUNBOOK_MODEL_FILE_MISSING: (
+        "Put the model file inside the version folder (<repo>/<model>/<version>/model.*) under the name "
+        "Triton expects, or set default_model_filename; add config.pbtxt when auto-complete cannot infer it."
+    ),
+    c.RUNBOOK_VERSION_DIR_INVALID: (
+        "Name version folders with integers (1/, 2/) and make version_policy name versions that exist."
+    ),
+    c.RUNBOOK_CONFIG_NAME_MISMATCH: (
+        "Make `name:` in config.pbtxt equal the model's directory name (or drop it)."
+    ),
+    c.RUNBOOK_CONFIG_PARSE_ERROR: (
+        "Fix config.pbtxt at the line:column protobuf reports (field names, enum values such as TYPE_FP32, "
+        "unfilled ${...} placeholders)."
+    ),
+    c.RUNBOOK_BACKEND_NOT_FOUND: (
+        "Use a Triton image that ships the backend (or install it under --backend-directory) and spell "
+        "backend/platform exactly (onnxruntime, tensorrt, pytorch, python, ...)."
+    ),
+    c.RUNBOOK_TENSOR_NAME_MISMATCH: (
+        "Rename the config's input/output entries to the model's tensor names (GET /v2/models/<m>/config "
+        "with auto-complete shows them)."
+    ),
+    c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH: (
+        "Make dims match the model without the batch dimension (it is implied when max_batch_size > 0); "
+        "dims must be >= 1 or -1."
+    ),
+    c.RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED: (
+        "Set max_batch_size: 0 for a model without a leading -1 batch dimension, or re-export it with a "
+        "dynamic batch axis."
+    ),
+    c.RUNBOOK_DATATYPE_MISMATCH: "Set data_type in config.pbtxt to the type the model's tensor really has.",
+    c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE: (
+        "Rebuild the TensorRT plan with the TensorRT version of this Triton release, on the same GPU "
+        "architecture that serves it."
+    ),
+    c.RUNBOOK_CUDA_DRIVER_MISMATCH: (
+        "Run with a GPU visible (--gpus / nvidia runtime) and a driver new enough for the image's CUDA, or "
+        "use KIND_CPU on hosts without GPUs."
+    ),
+    c.RUNBOOK_GPU_OUT_OF_MEMORY: (
+        "Free GPU memory: fewer instances or models per GPU, smaller max_batch_size, or a larger GPU."
+    ),
+    c.RUNBOOK_PYTHON_MODULE_MISSING: (
+        "Install the missing package into the Python environment the stub runs (the image, or a packed "
+        "EXECUTION_ENV_PATH)."
+    ),
+    c.RUNBOOK_PYTHON_MODEL_ERROR: (
+        "Fix the exception in the model's own code: the traceback's last model.py frame is where it fails."
+    ),
+    c.RUNBOOK_SHM_TOO_SMALL: (
+        "Give the container more shared memory (docker --shm-size=1g, or a memory-backed /dev/shm volume) "
+        "or lower shm-default-byte-size."
+    ),
+    c.RUNBOOK_ENSEMBLE_DEPENDENCY: (
+        "Load the step models first and fix the ensemble's model_name/model_version and input/output maps."
+    ),
+    c.RUNBOOK_PERMISSION_DENIED: (
+        "Make the model repository readable by Triton's user (often uid 1000 in containers); check volume "
+        "mount options and SELinux labels."
+    ),
+    c.RUNBOOK_CLOUD_REPOSITORY_ACCESS: (
+        "Check the repository URL, credentials and region (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, "
+        "AZURE_STORAGE_*) and network reach to the endpoint."
+    ),
+    c.RUNBOOK_LLM_BACKEND_CONFIG: (
+        "Check the LLM backend's config parameters and engine/model paths, and that the engine was built "
+        "with the TensorRT-LLM/vLLM version of this image."
+    ),
+    c.RUNBOOK_LIBRARY_VERSION_MISMATCH: (
+        "Re-export the model for the framework version in this Triton release (ONNX IR/opset, TorchScript "
+        "version) or use a matching image."
+    ),
+    c.RUNBOOK_UNKNOWN_LOAD_FAILURE: (
+        "Read the evidence lines; rerun with --log-verbose=1 and check the model's section of the log."
+    ),
+}
+
+
+def is_harmless(text: str) -> bool:
+    return HARMLESS.search(text) is not None
+
+
+def is_summary(text: str) -> bool:
+    return SUMMARY.search(text) is not None
+
+
+def classify(text: str) -> str | None:
+    """The runbook id of the first rule that claims ``text``; None when no rule does."""
+    for rule in CAUSE_RULES:
+        if rule.pattern.search(text):
+            return rule.runbook
+    return None

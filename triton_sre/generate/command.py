@@ -1,0 +1,131 @@
+"""`triton-sre generate`: slos.yaml -> alerts/*.yaml, alerts/tests/*.yaml, dashboards/*.json.
+
+Everything is rendered in memory first; nothing is written unless the whole spec is valid, and
+the same input always gives byte-identical files. `--check` writes nothing and exits 1 naming
+every file that is missing or differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.generate.slo import Spec, SpecError, load_spec, parse_spec
+
+EXIT_OK, EXIT_STALE, EXIT_USAGE = 0, 1, 2
+DEFAULT_SPEC = "slos.yaml"
+ALERTS_DIR = "alerts"
+TESTS_DIR = "alerts/tests"
+DASHBOARDS_DIR = "dashboards"
+
+
+def default_spec() -> Spec:
+    """The spec shipped with the package (the repository's slos.yaml)."""
+    text = resources.files("triton_sre.generate").joinpath("slos.default.yaml").read_text(encoding="utf-8")
+    return parse_spec(text, DEFAULT_SPEC)
+
+
+def render_all(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, str]:
+    """Relative path -> file content for every generated artifact."""
+    from triton_sre.generate import dashboards, promtests, rules
+
+    source = Path(spec.source).name
+    files: dict[str, str] = {}
+    for name, doc in rules.rule_files(spec, base_url).items():
+        files[f"{ALERTS_DIR}/{name}"] = rules.render_yaml(doc, source)
+    for name, doc in promtests.test_files(spec, base_url).items():
+        files[f"{TESTS_DIR}/{name}"] = rules.render_yaml(doc, source)
+    for name, board in dashboards.dashboards(spec, base_url).items():
+        files[f"{DASHBOARDS_DIR}/{name}"] = dashboards.render_json(board)
+    return dict(sorted(files.items()))
+
+
+def stale_files(files: dict[str, str], out: Path) -> list[str]:
+    stale = []
+    for rel, content in files.items():
+        path = out / rel
+        try:
+            current = path.read_text(encoding="utf-8")
+        except OSError:
+            current = None
+        if current != content:
+            stale.append(rel)
+    return stale
+
+
+def write_files(files: dict[str, str], out: Path) -> list[Path]:
+    """Write atomically (temp file + rename), skipping files whose content is already right."""
+    written = []
+    for rel in stale_files(files, out):
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(files[rel])
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        written.append(path)
+    return written
+
+
+def add_generate_parser(commands: Any, epilog: str) -> None:
+    gen = commands.add_parser(
+        "generate",
+        help="generate recording rules, SLO burn-rate and operational alerts, promtool tests, dashboards",
+        description=(
+            "Read the SLO spec and write alerts/*.yaml (Prometheus rules), alerts/tests/*.yaml (promtool "
+            "unit tests) and dashboards/*.json (Grafana) under --out. Output is deterministic. With --check "
+            "nothing is written and the exit code is 1 if any file is missing or stale."
+        ),
+        epilog=f"{epilog}; with --check, 1 means generated files are stale",
+    )
+    gen.add_argument("--spec", type=Path, default=Path(DEFAULT_SPEC), help="SLO spec (default: ./slos.yaml)")
+    gen.add_argument("--out", type=Path, default=Path("."), help="directory to write into (default: .)")
+    gen.add_argument(
+        "--runbook-base-url",
+        default=c.DEFAULT_RUNBOOK_BASE_URL,
+        help=(
+            "prefix of every alert's runbook_url, e.g. https://github.com/ORG/REPO/blob/main/runbooks/ "
+            f"(default: the repository path {c.DEFAULT_RUNBOOK_BASE_URL})"
+        ),
+    )
+    gen.add_argument("--check", action="store_true", help="exit 1 if the files on disk are not up to date")
+    gen.set_defaults(handler=run_generate)
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    try:
+        spec = load_spec(args.spec)
+    except SpecError as exc:
+        print(f"triton-sre generate: invalid SLO spec: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    base = str(args.runbook_base_url)
+    if not base:
+        print("triton-sre generate: --runbook-base-url must not be empty", file=sys.stderr)
+        return EXIT_USAGE
+    files = render_all(spec, base)
+    out: Path = args.out
+    if args.check:
+        stale = stale_files(files, out)
+        if stale:
+            print(
+                f"triton-sre generate --check: {len(stale)} generated file(s) are stale or missing; "
+                f"run `triton-sre generate --spec {args.spec}`:",
+                file=sys.stderr,
+            )
+            for rel in stale:
+                print(f"  {out / rel}", file=sys.stderr)
+            return EXIT_STALE
+        print(f"{len(files)} generated files are up to date with {args.spec}")
+        return EXIT_OK
+    written = write_files(files, out)
+    print(f"generated {len(files)} files from {args.spec} into {out}/ ({len(written)} changed)")
+    for rel in files:
+        print(f"  {out / rel}")
+    return EXIT_OK

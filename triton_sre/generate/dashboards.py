@@ -1,0 +1,626 @@
+"""Grafana dashboards, built with grafanalib: the only module that imports it.
+
+Three dashboards with stable uids: an overview of all models, a per-model drill-down and an SLO
+dashboard. Triton panels query Triton's raw counters with `$__rate_interval` (the same no-double-
+counting selection as the recording rules); derived panels (state, cost, fill) query the exporter;
+the SLO dashboard queries the SLO recording rules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from grafanalib import core as g
+from grafanalib._gen import DashboardEncoder
+
+from triton_sre import conventions as c
+from triton_sre.generate import rules as r
+from triton_sre.generate.slo import Spec
+
+UID_OVERVIEW = "triton-sre-overview"
+UID_MODEL = "triton-sre-model"
+UID_SLO = "triton-sre-slo"
+RATE = "$__rate_interval"
+DS = {"type": "prometheus", "uid": "${datasource}"}
+WIDTH = 24
+HEIGHT = 8
+
+Matchers = list[r.Matcher]
+
+
+def _triton(model_op: str = "=~") -> Matchers:
+    return [
+        (c.LABEL_JOB, "=~", "$job"),
+        (c.LABEL_INSTANCE, "=~", "$instance"),
+        (c.LABEL_MODEL, model_op, "$model"),
+    ]
+
+
+def _exporter(spec: Spec, model_op: str | None = "=~") -> Matchers:
+    ms: Matchers = [(c.LABEL_JOB, "=", spec.exporter_job)]
+    return [*ms, (c.LABEL_MODEL, model_op, "$model")] if model_op else ms
+
+
+def _rate(family: str, ms: Matchers, labels: Sequence[str]) -> str:
+    return r.counter_rate(family, ms, RATE, labels)
+
+
+def _requests(ms: Matchers, labels: Sequence[str]) -> str:
+    success = _rate(c.NV_REQUEST_SUCCESS, ms, labels)
+    return f"{success} + ({_rate(c.NV_REQUEST_FAILURE, ms, labels)} or {success} * 0)"
+
+
+def _per_request(numerator: str, ms: Matchers, labels: Sequence[str]) -> str:
+    return f"{numerator} / 1e6 / ({_rate(c.NV_REQUEST_SUCCESS, ms, labels)} > 0)"
+
+
+def _stage_targets(ms: Matchers, labels: Sequence[str], legend_prefix: str) -> list[g.Target]:
+    targets = []
+    for stage, family in c.STAGE_COUNTERS.items():
+        targets.append(_t(_per_request(_rate(family, ms, labels), ms, labels), f"{legend_prefix}{stage}"))
+    measured = " - ".join(_rate(f, ms, labels) for f in c.STAGE_COUNTERS.values())
+    other = f"({_rate(c.NV_REQUEST_DURATION_US, ms, labels)} - {measured})"
+    targets.append(_t(f"clamp_min({_per_request(other, ms, labels)}, 0)", f"{legend_prefix}{c.STAGE_OTHER}"))
+    return targets
+
+
+def _t(expr: str, legend: str, *, instant: bool = False, table: bool = False) -> g.Target:
+    return g.Target(
+        expr=expr,
+        legendFormat=legend,
+        instant=instant,
+        format="table" if table else "time_series",
+        datasource=DS,
+    )
+
+
+class _Layout:
+    """Rows of panels placed left to right on Grafana's 24-column grid, ids in order."""
+
+    def __init__(self) -> None:
+        self.panels: list[Any] = []
+        self.y = 0
+
+    def row(self, title: str, panels: Sequence[Any], height: int = HEIGHT) -> None:
+        self.panels.append(g.RowPanel(title=title, gridPos=g.GridPos(h=1, w=WIDTH, x=0, y=self.y)))
+        self.y += 1
+        width = WIDTH // max(1, len(panels))
+        for i, panel in enumerate(panels):
+            panel.gridPos = g.GridPos(h=height, w=width, x=i * width, y=self.y)
+            self.panels.append(panel)
+        self.y += height
+
+
+def _ts(
+    title: str, description: str, unit: str, targets: list[g.Target], *, stack: bool = False
+) -> g.TimeSeries:
+    return g.TimeSeries(
+        title=title,
+        description=description,
+        unit=unit,
+        targets=targets,
+        dataSource=DS,
+        stacking={"mode": "normal", "group": "A"} if stack else {},
+        fillOpacity=30 if stack else 0,
+        legendDisplayMode="table",
+        legendCalcs=["mean", "lastNotNull"],
+    )
+
+
+def _table(
+    title: str, description: str, targets: list[g.Target], overrides: list[Any] | None = None
+) -> g.Table:
+    return g.Table(
+        title=title,
+        description=description,
+        unit="none",
+        targets=targets,
+        dataSource=DS,
+        overrides=overrides or [],
+        transformations=[{"id": "organize", "options": {"excludeByName": {"Time": True, "Value": True}}}],
+    )
+
+
+def _variables(spec: Spec, *, multi_model: bool) -> g.Templating:
+    def query(name: str, label: str, expr: str, default: str | None, multi: bool) -> g.Template:
+        return g.Template(
+            name=name,
+            label=label,
+            query=expr,
+            dataSource=DS,
+            default=default,
+            multi=multi,
+            includeAll=multi,
+            allValue=".*" if multi else None,
+            refresh=2,
+        )
+
+    job_count = r.selector(c.NV_INFERENCE_COUNT, [(c.LABEL_JOB, "=~", "$job")])
+    instance_count = r.selector(
+        c.NV_INFERENCE_COUNT, [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    )
+    return g.Templating(
+        list=[
+            g.Template(
+                name="datasource", label="Data source", query="prometheus", type="datasource", default=None
+            ),
+            query("job", "Triton job", f"label_values({c.NV_INFERENCE_COUNT}, job)", spec.triton_job, False),
+            query("instance", "Instance", f"label_values({job_count}, instance)", "$__all", True),
+            query(
+                "model",
+                "Model",
+                f"label_values({instance_count}, model)",
+                "$__all" if multi_model else None,
+                multi_model,
+            ),
+        ]
+    )
+
+
+def _dashboard(
+    title: str, uid: str, description: str, templating: g.Templating, layout: _Layout
+) -> dict[str, Any]:
+    dashboard = g.Dashboard(
+        title=title,
+        uid=uid,
+        description=description,
+        tags=["triton", "triton-sre"],
+        timezone="browser",
+        refresh="30s",
+        time=g.Time("now-3h", "now"),
+        templating=templating,
+        panels=layout.panels,
+        graphTooltip=1,
+    ).auto_panel_ids()
+    data: dict[str, Any] = json.loads(json.dumps(dashboard.to_json_data(), cls=DashboardEncoder))
+    return data
+
+
+def overview(spec: Spec, base_url: str) -> dict[str, Any]:
+    ms = _triton()
+    by_model = (c.LABEL_MODEL,)
+    exp_job = _exporter(spec, None)
+    layout = _Layout()
+    layout.row(
+        "Traffic and errors",
+        [
+            _ts(
+                "Requests per second",
+                "Successful plus failed requests per second, by model (Triton counters).",
+                "reqps",
+                [_t(_requests(ms, by_model), "{{model}}")],
+            ),
+            _ts(
+                "Error ratio",
+                "Failed requests / all requests, by model (every failure reason).",
+                "percentunit",
+                [
+                    _t(
+                        f"({_rate(c.NV_REQUEST_FAILURE, ms, by_model)}) / ({_requests(ms, by_model)} > 0)",
+                        "{{model}}",
+                    )
+                ],
+            ),
+            _ts(
+                "Failures by reason",
+                "Failed requests per second by model and Triton's failure reason.",
+                "reqps",
+                [
+                    _t(
+                        _rate(c.NV_REQUEST_FAILURE, ms, (c.LABEL_MODEL, c.LABEL_REASON)),
+                        "{{model}} {{reason}}",
+                    )
+                ],
+            ),
+        ],
+    )
+    layout.row(
+        "Latency",
+        [
+            _ts(
+                "Latency split by stage",
+                "Average seconds per successful request in each stage over the selected "
+                "models: queue, compute input/infer/output, and the rest of the request time (other).",
+                "s",
+                _stage_targets(ms, (), ""),
+                stack=True,
+            ),
+            _ts(
+                "Average request latency",
+                "Average request duration per successful request, by model.",
+                "s",
+                [_t(_per_request(_rate(c.NV_REQUEST_DURATION_US, ms, by_model), ms, by_model), "{{model}}")],
+            ),
+            _ts(
+                "Queue time per request",
+                "Average seconds a request waits in Triton's queue, by model.",
+                "s",
+                [_t(_per_request(_rate(c.NV_QUEUE_DURATION_US, ms, by_model), ms, by_model), "{{model}}")],
+            ),
+        ],
+    )
+    layout.row(
+        "Batching and cost",
+        [
+            _ts(
+                "Batching ratio",
+                "Inferences per model execution, by model. 1 means nothing batches.",
+                "short",
+                [
+                    _t(
+                        f"{_rate(c.NV_INFERENCE_COUNT, ms, by_model)}"
+                        f" / ({_rate(c.NV_EXEC_COUNT, ms, by_model)} > 0)",
+                        "{{model}}",
+                    )
+                ],
+            ),
+            _ts(
+                "Cost per 1k inferences",
+                "The exporter's attributed cost per thousand inferences, by model "
+                "(currency in the legend; needs pricing in the exporter config).",
+                "short",
+                [
+                    _t(
+                        f"max by (model, currency) ({r.selector(c.M_COST_PER_1K, _exporter(spec))})",
+                        "{{model}} ({{currency}})",
+                    )
+                ],
+            ),
+            _ts(
+                "Idle share of cost",
+                "Share of device time with no model executing (paid for, unused).",
+                "percentunit",
+                [
+                    _t(
+                        f"max by (instance) ({r.selector(c.M_IDLE_COST_FRACTION, _exporter(spec, None))})",
+                        "{{instance}}",
+                    )
+                ],
+            ),
+        ],
+    )
+    runbook_link = {
+        "matcher": {"id": "byName", "options": c.L_RUNBOOK},
+        "properties": [
+            {
+                "id": "links",
+                "value": [{"title": "Runbook", "url": f"{r.normalize_base(base_url)}${{__value.raw}}.md"}],
+            }
+        ],
+    }
+    layout.row(
+        "Model state",
+        [
+            _table(
+                "Model states",
+                "Each model version's state from Triton's repository index (all models, "
+                "including ones that never served a request).",
+                [
+                    _t(
+                        f"max by (model, version, state) ({r.selector(c.M_MODEL_STATE, exp_job)}) == 1",
+                        "",
+                        instant=True,
+                        table=True,
+                    )
+                ],
+            ),
+            _table(
+                "Unavailable models and runbooks",
+                "UNAVAILABLE model versions with the diagnosed runbook (click it) and Triton's reason.",
+                [
+                    _t(
+                        f"max by (model, version, runbook) ({r.selector(c.M_MODEL_UNAVAILABLE, exp_job)})",
+                        "",
+                        instant=True,
+                        table=True,
+                    )
+                ],
+                [runbook_link],
+            ),
+        ],
+    )
+    res: Matchers = [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    layout.row(
+        "GPU and CPU",
+        [
+            _ts(
+                "GPU utilization",
+                "Triton's nv_gpu_utilization per GPU (0-1).",
+                "percentunit",
+                [_t(r.selector(c.NV_GPU_UTILIZATION, res), "{{instance}} {{gpu_uuid}}")],
+            ),
+            _ts(
+                "GPU memory used",
+                "GPU memory used per GPU.",
+                "bytes",
+                [_t(r.selector(c.NV_GPU_MEMORY_USED_BYTES, res), "{{instance}} {{gpu_uuid}}")],
+            ),
+            _ts(
+                "CPU utilization",
+                "Triton's nv_cpu_utilization of the host (0-1).",
+                "percentunit",
+                [_t(r.selector(c.NV_CPU_UTILIZATION, res), "{{instance}}")],
+            ),
+            _ts(
+                "CPU memory used",
+                "Host memory used as Triton reports it.",
+                "bytes",
+                [_t(r.selector(c.NV_CPU_MEMORY_USED_BYTES, res), "{{instance}}")],
+            ),
+        ],
+    )
+    return _dashboard(
+        "Triton / Overview",
+        UID_OVERVIEW,
+        "All models of the selected Triton servers: traffic, errors, latency split, batching, cost, states.",
+        _variables(spec, multi_model=True),
+        layout,
+    )
+
+
+def model(spec: Spec, base_url: str) -> dict[str, Any]:
+    ms = _triton("=")
+    none: tuple[str, ...] = ()
+    exp = _exporter(spec, "=")
+    total: r.Matcher = (c.LABEL_GPU_UUID, "=", "")
+    batches = r.selector(c.M_EXECUTIONS_BY_BATCH_SIZE, exp)
+    layout = _Layout()
+    layout.row(
+        "Traffic and errors",
+        [
+            _ts(
+                "Requests per second",
+                "Successful requests and failures by reason.",
+                "reqps",
+                [
+                    _t(_rate(c.NV_REQUEST_SUCCESS, ms, none), "success"),
+                    _t(_rate(c.NV_REQUEST_FAILURE, ms, (c.LABEL_REASON,)), "failed {{reason}}"),
+                ],
+            ),
+            _ts(
+                "Error ratio",
+                "Failed requests / all requests.",
+                "percentunit",
+                [
+                    _t(
+                        f"({_rate(c.NV_REQUEST_FAILURE, ms, none)}) / ({_requests(ms, none)} > 0)",
+                        "error ratio",
+                    )
+                ],
+            ),
+            _ts(
+                "Inferences and executions",
+                "Inferences and model executions per second.",
+                "ops",
+                [
+                    _t(_rate(c.NV_INFERENCE_COUNT, ms, none), "inferences"),
+                    _t(_rate(c.NV_EXEC_COUNT, ms, none), "executions"),
+                ],
+            ),
+        ],
+    )
+    layout.row(
+        "Latency split by stage",
+        [
+            _ts(
+                "Seconds per request by stage",
+                "Average seconds per successful request in each stage.",
+                "s",
+                _stage_targets(ms, (c.LABEL_VERSION,), "v{{version}} "),
+                stack=True,
+            ),
+            _ts(
+                "Share of request time by stage",
+                "The exporter's stage fractions (sum to 1 per version).",
+                "percentunit",
+                [
+                    _t(
+                        f"max by (version, stage) ({r.selector(c.M_REQUEST_STAGE_FRACTION, exp)})",
+                        "v{{version}} {{stage}}",
+                    )
+                ],
+                stack=True,
+            ),
+        ],
+    )
+    layout.row(
+        "Batching",
+        [
+            _ts(
+                "Batching ratio",
+                "Inferences per execution (Triton counters). 1 means nothing batches.",
+                "short",
+                [
+                    _t(
+                        f"{_rate(c.NV_INFERENCE_COUNT, ms, (c.LABEL_VERSION,))} / "
+                        f"({_rate(c.NV_EXEC_COUNT, ms, (c.LABEL_VERSION,))} > 0)",
+                        "v{{version}}",
+                    )
+                ],
+            ),
+            _ts(
+                "Batch fill",
+                "Batching ratio / max_batch_size (the exporter).",
+                "percentunit",
+                [_t(f"max by (version) ({r.selector(c.M_BATCH_FILL_RATIO, exp)})", "v{{version}}")],
+            ),
+            _ts(
+                "Pending requests",
+                "Requests waiting in Triton for execution, per instance.",
+                "short",
+                [
+                    _t(
+                        f"sum by (instance) ({r.selector(c.NV_PENDING_REQUEST_COUNT, [*ms, total])})",
+                        "{{instance}}",
+                    )
+                ],
+            ),
+            _ts(
+                "Executions by batch size",
+                "Model executions per second by batch size (Triton statistics, via the exporter).",
+                "ops",
+                [
+                    _t(
+                        f"sum by (batch_size) (rate({batches}[{RATE}]))",
+                        "batch {{batch_size}}",
+                    )
+                ],
+                stack=True,
+            ),
+        ],
+    )
+    res: Matchers = [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    layout.row(
+        "GPU",
+        [
+            _ts(
+                "GPU utilization",
+                "Utilization of the GPUs of the selected instances (0-1).",
+                "percentunit",
+                [_t(r.selector(c.NV_GPU_UTILIZATION, res), "{{instance}} {{gpu_uuid}}")],
+            ),
+            _ts(
+                "GPU memory",
+                "GPU memory used and total.",
+                "bytes",
+                [
+                    _t(r.selector(c.NV_GPU_MEMORY_USED_BYTES, res), "used {{gpu_uuid}}"),
+                    _t(r.selector(c.NV_GPU_MEMORY_TOTAL_BYTES, res), "total {{gpu_uuid}}"),
+                ],
+            ),
+        ],
+    )
+    return _dashboard(
+        "Triton / Model",
+        UID_MODEL,
+        "One model: traffic and errors, latency by stage, batching, GPU.",
+        _variables(spec, multi_model=False),
+        layout,
+    )
+
+
+def slo(spec: Spec, base_url: str) -> dict[str, Any]:
+    sel: Matchers = [(c.L_SLO, "=~", "$slo"), (c.LABEL_MODEL, "=~", "$model")]
+    objective = r.selector(c.REC_SLO_OBJECTIVE, [(c.L_SLO, "=~", "$slo")])
+    windows = sorted(
+        {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)}, key=lambda w: r.window_seconds(w)
+    )
+    layout = _Layout()
+    layout.row(
+        "Error budget",
+        [
+            g.Stat(
+                title="Error budget remaining",
+                description="Share of the period's error budget left, per SLO "
+                "and model (negative: overspent).",
+                format="percentunit",
+                dataSource=DS,
+                reduceCalc="lastNotNull",
+                targets=[_t(r.selector(c.REC_SLO_BUDGET_REMAINING, sel), "{{slo}} {{model}}")],
+            ),
+            _ts(
+                "Budget remaining over time",
+                "Error budget remaining over the SLO period.",
+                "percentunit",
+                [_t(r.selector(c.REC_SLO_BUDGET_REMAINING, sel), "{{slo}} {{model}}")],
+            ),
+        ],
+    )
+    layout.row(
+        "Burn rate",
+        [
+            _ts(
+                "Burn rate per window",
+                "Bad-event ratio / error budget for each alert window; 1 spends the "
+                "budget exactly over the period. Pages fire at 14.4x (1h and 5m) and 6x (6h and 30m).",
+                "suffix:x",
+                [
+                    _t(
+                        f"{r.selector(c.rec_slo_errors(w), sel)} / on (slo) group_left () (1 - {objective})",
+                        f"{{{{slo}}}} {{{{model}}}} {w}",
+                    )
+                    for w in windows
+                ],
+            ),
+            _ts(
+                "Requests per second (burn-alert guard)",
+                "Valid requests per second per SLO and model over 5m; "
+                "burn alerts stay silent below min_request_rate.",
+                "reqps",
+                [_t(r.selector(c.rec_slo_requests("5m"), sel), "{{slo}} {{model}}")],
+            ),
+        ],
+    )
+    alerts = "|".join((c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN))
+    layout.row(
+        "Alerts",
+        [
+            _table(
+                "Burn-rate alerts",
+                "Pending and firing burn-rate alerts with their window and severity.",
+                [_t(f'ALERTS{{alertname=~"{alerts}", slo=~"$slo"}}', "", instant=True, table=True)],
+            ),
+        ],
+    )
+    templating = g.Templating(
+        list=[
+            g.Template(
+                name="datasource", label="Data source", query="prometheus", type="datasource", default=None
+            ),
+            g.Template(
+                name="slo",
+                label="SLO",
+                query=f"label_values({c.REC_SLO_OBJECTIVE}, slo)",
+                dataSource=DS,
+                multi=True,
+                includeAll=True,
+                allValue=".*",
+                default="$__all",
+                refresh=2,
+            ),
+            g.Template(
+                name="model",
+                label="Model",
+                query=f'label_values({c.rec_slo_requests("5m")}{{slo=~"$slo"}}, model)',
+                dataSource=DS,
+                multi=True,
+                includeAll=True,
+                allValue=".*",
+                default="$__all",
+                refresh=2,
+            ),
+        ]
+    )
+    return _dashboard(
+        "Triton / SLOs",
+        UID_SLO,
+        f"Error budgets, burn rates and burn-rate alerts of the SLOs in {Path(spec.source).name}.",
+        templating,
+        layout,
+    )
+
+
+def dashboards(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, dict[str, Any]]:
+    """File name (under dashboards/) -> dashboard JSON model."""
+    return {
+        "triton-overview.json": overview(spec, base_url),
+        "triton-model.json": model(spec, base_url),
+        "triton-slo.json": slo(spec, base_url),
+    }
+
+
+def render_json(dashboard: dict[str, Any]) -> str:
+    return json.dumps(dashboard, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def iter_targets(dashboard: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(panel, target) for every query of every panel, rows included."""
+    for panel in dashboard.get("panels", []):
+        for target in panel.get("targets", []):
+            yield panel, target
+        for inner in panel.get("panels", []):
+            for target in inner.get("targets", []):
+                yield inner, target

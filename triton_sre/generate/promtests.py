@@ -1,0 +1,764 @@
+"""promtool unit tests (`alerts/tests/*.yaml`) for the generated rules.
+
+Every scenario is a piecewise-constant traffic history written as Prometheus' expanding series
+notation. The expected alerts are *predicted* from that history with exact arithmetic (the bad
+share of each window, the request rate of each window, the tier thresholds), so the tests prove
+that the PromQL implements the arithmetic: windows, both-window conditions, the minimum-rate guard,
+no NaN at zero traffic. Check times are chosen so that no tier other than the one under test is
+within 1 % of its threshold, and the tier under test sits 2 % above or below it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.generate import rules as r
+from triton_sre.generate.slo import SLO, Spec, format_duration, window_seconds
+
+TEST_INSTANCE = "triton-0:8002"
+TEST_EXPORTER_INSTANCE = "triton-0:8003"
+TEST_MODEL = "model_under_test"
+TEST_VERSION = "1"
+FAST_STEP = 60  # s: tiers up to 6h
+SLOW_STEP = 300  # s: the 1d and 3d tiers
+ABOVE, BELOW = Fraction(102, 100), Fraction(98, 100)
+MARGIN = Fraction(1, 100)
+
+
+@dataclass(frozen=True)
+class Phase:
+    steps: int
+    rate: Fraction  # requests per second
+    bad: Fraction  # share of requests that are bad (failed, or slower than the threshold)
+
+
+class Unpredictable(ValueError):
+    """A check time where some ratio sits too close to a threshold to predict reliably."""
+
+
+# -- series ----------------------------------------------------------------------------------------
+def counter_series(increments: Sequence[Fraction]) -> str:
+    """Expanding notation for a counter starting at 0 with the given per-step increments."""
+    parts: list[str] = []
+    value = Fraction(0)
+    i = 0
+    first = True
+    while i < len(increments):
+        j = i
+        while j < len(increments) and increments[j] == increments[i]:
+            j += 1
+        inc, n = increments[i], j - i
+        if first:
+            parts.append(f"0+{_n(inc)}x{n}")
+            first = False
+        else:
+            parts.append(f"{_n(value + inc)}+{_n(inc)}x{n - 1}")
+        value += inc * n
+        i = j
+    return " ".join(parts) if parts else "0"
+
+
+def _n(value: Fraction) -> str:
+    f = float(value)
+    return str(int(f)) if f == int(f) else repr(f)
+
+
+def _labels(extra: Mapping[str, str], job: str, instance: str = TEST_INSTANCE) -> str:
+    labels = {
+        c.LABEL_JOB: job,
+        c.LABEL_INSTANCE: instance,
+        c.LABEL_MODEL: TEST_MODEL,
+        c.LABEL_VERSION: TEST_VERSION,
+        **extra,
+    }
+    return "{" + ", ".join(f"{k}={r.q(v)}" for k, v in labels.items()) + "}"
+
+
+def _steps(phases: Sequence[Phase]) -> list[Phase]:
+    out: list[Phase] = []
+    for p in phases:
+        out.extend([p] * p.steps)
+    return out
+
+
+# -- prediction -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Track:
+    """One model's traffic history in a scenario, shaped for its owner SLO's SLI."""
+
+    owner: SLO
+    model: str
+    phases: tuple[Phase, ...]
+    kind: str  # availability | histogram | time_slice
+
+    @property
+    def per_step(self) -> list[Phase]:
+        return _steps(self.phases)
+
+
+def _reason(track: Track) -> str:
+    return (track.owner.bad_reasons or (c.FAILURE_REASON_BACKEND,))[0]
+
+
+def _visible(slo: SLO, track: Track) -> bool:
+    """Whether `slo` computes an SLI from `track`'s series at all."""
+    pattern = slo.models.pattern
+    if pattern is not None and not re.fullmatch(pattern, track.model):
+        return False
+    if slo.type == c.SLO_AVAILABILITY:
+        return True  # every track has request counters; only availability tracks have failures
+    if track.kind == c.LATENCY_SLI_HISTOGRAM:
+        same_bucket = round(slo.threshold_s * 1000) == round(track.owner.threshold_s * 1000)
+        return slo.latency_sli != c.LATENCY_SLI_TIME_SLICE and same_bucket
+    return track.kind == c.LATENCY_SLI_TIME_SLICE and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
+
+
+def _bad_share(slo: SLO, track: Track, p: Phase) -> Fraction:
+    if slo.type == c.SLO_AVAILABILITY:
+        if track.kind != c.SLO_AVAILABILITY:
+            return Fraction(0)
+        counted = (
+            _reason(track) != c.FAILURE_REASON_CANCELED
+            if slo.bad_reasons is None
+            else _reason(track) in slo.bad_reasons
+        )
+        return p.bad if counted else Fraction(0)
+    return p.bad
+
+
+def window_stats(
+    per_step: Sequence[Phase], step: int, t: int, window: int, bad_of: Any = None
+) -> tuple[Fraction, Fraction | None]:
+    """(request rate, bad share) over `window` seconds ending at `t`, as rate() computes them."""
+    end = t // step
+    start = max(0, end - window // step)
+    steps = per_step[start:end]
+    if end - start < 1:
+        return Fraction(0), None
+    total = sum((p.rate for p in steps), Fraction(0)) * step
+    bad = sum((p.rate * (bad_of(p) if bad_of else p.bad) for p in steps), Fraction(0)) * step
+    return total / window, (bad / total if total > 0 else None)
+
+
+def _latency(track: Track, p: Phase) -> Fraction:
+    """Time-slice tracks: a bad step runs at twice the owner's threshold, a good one at a tenth."""
+    threshold = Fraction(round(track.owner.threshold_s * 1e6), 1_000_000)
+    return threshold * 2 if p.bad > 0 else threshold / 10
+
+
+def slice_stats(slo: SLO, track: Track, step: int, t: int, window: int) -> Fraction | None:
+    """Share of bad time slices among the slices with traffic in `window` ending at `t`."""
+    per_step = track.per_step
+    k = int(window_seconds(slo.time_slice)) // step
+    first = max(k, -(-(t - window) // step))
+    threshold = Fraction(round(slo.threshold_s * 1e6), 1_000_000)
+    samples = []
+    for j in range(first, t // step + 1):
+        steps = per_step[j - k : j]
+        requests = sum((p.rate for p in steps), Fraction(0))
+        if requests > 0:
+            latency = sum((p.rate * _latency(track, p) for p in steps), Fraction(0))
+            samples.append(latency / requests > threshold)
+    return Fraction(sum(samples), len(samples)) if samples else None
+
+
+@dataclass(frozen=True)
+class Prediction:
+    slo: SLO
+    model: str
+    tier_long: str
+    burn: Fraction
+
+
+def predict(slo: SLO, track: Track, step: int, t: int) -> list[Prediction]:
+    """The tiers of `slo` firing for `track` at `t` (no `for`: firing as soon as the condition holds)."""
+    if not _visible(slo, track):
+        return []
+    budget = Fraction(str(slo.budget))
+    guard = Fraction(repr(slo.min_request_rate))
+    per_step = track.per_step
+    firing = []
+    for long, short, _share, _severity, factor in r.tiers(slo):
+        f = Fraction(repr(factor))
+        conds = []
+        burn_long = Fraction(0)
+        for w in (long, short):
+            ws = int(window_seconds(w))
+            rate, ratio = window_stats(per_step, step, t, ws, lambda p: _bad_share(slo, track, p))
+            if track.kind == c.LATENCY_SLI_TIME_SLICE and slo.type == c.SLO_LATENCY:
+                ratio = slice_stats(slo, track, step, t, ws)
+            if ratio is None or t < step:
+                conds.append(False)
+                continue
+            burn = ratio / budget
+            if w == long:
+                burn_long = burn
+            if burn > 0 and abs(burn / f - 1) < MARGIN / 2:
+                raise Unpredictable(
+                    f"{slo.name}: burn {float(burn):.4f} at t={t}s is within 0.5% of {factor}"
+                )
+            if guard > 0 and rate > 0 and abs(rate / guard - 1) < MARGIN:
+                raise Unpredictable(f"{slo.name}: rate at t={t}s is within 1% of the guard")
+            conds.append(burn >= f and rate >= guard)
+        if all(conds):
+            firing.append(Prediction(slo, track.model, long, burn_long))
+    return firing
+
+
+# -- expected annotations -------------------------------------------------------------------------
+_TEMPLATE = re.compile(r"\{\{\s*(\$labels\.(\w+)|\$value \| printf \"(%\.\df)\")\s*\}\}")
+
+
+def render(template: str, labels: Mapping[str, str], value: float) -> str:
+    def sub(m: re.Match[str]) -> str:
+        if m.group(2):
+            return labels[m.group(2)]
+        return m.group(3) % value
+
+    out = _TEMPLATE.sub(sub, template)
+    if "{{" in out:
+        raise ValueError(f"cannot render template {template!r}")
+    return out
+
+
+def _burn_value(burn: Fraction) -> float:
+    value = float(burn)
+    tenth = value * 10 - int(value * 10)
+    if abs(tenth - 0.5) < 1e-6:
+        raise Unpredictable(f"burn {value} rounds ambiguously")
+    return value
+
+
+# -- SLO scenarios --------------------------------------------------------------------------------
+def _track_series(spec: Spec, track: Track, step: int) -> list[dict[str, str]]:
+    job = spec.triton_job
+    per_step = track.per_step
+    total = [p.rate * step for p in per_step]
+    bad = [p.rate * p.bad * step for p in per_step]
+    good = [t - b for t, b in zip(total, bad, strict=True)]
+    model = {c.LABEL_MODEL: track.model}
+    if track.kind == c.SLO_AVAILABILITY:
+        return [
+            {"series": c.NV_REQUEST_SUCCESS + _labels(model, job), "values": counter_series(good)},
+            {
+                "series": c.NV_REQUEST_FAILURE + _labels({**model, c.LABEL_REASON: _reason(track)}, job),
+                "values": counter_series(bad),
+            },
+        ]
+    if track.kind == c.LATENCY_SLI_HISTOGRAM:
+        hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
+        le = str(round(track.owner.threshold_s * 1000))
+        return [
+            {"series": c.NV_REQUEST_SUCCESS + _labels(model, job), "values": counter_series(total)},
+            {"series": f"{hist}_count" + _labels(model, job), "values": counter_series(total)},
+            {
+                "series": f"{hist}_bucket" + _labels({**model, c.LABEL_LE: le}, job),
+                "values": counter_series(good),
+            },
+        ]
+    duration = [p.rate * step * _latency(track, p) * 1_000_000 for p in per_step]
+    return [
+        {"series": c.NV_REQUEST_SUCCESS + _labels(model, job), "values": counter_series(total)},
+        {"series": c.NV_REQUEST_DURATION_US + _labels(model, job), "values": counter_series(duration)},
+    ]
+
+
+def _scenario(
+    spec: Spec, base_url: str, title: str, tracks: Sequence[Track], step: int, checks: Sequence[int]
+) -> dict[str, Any]:
+    """A promtool test group; check times move forward past instants too close to call."""
+    length = max(len(t.per_step) for t in tracks) * step
+    fixed = []
+    for t in checks:
+        for candidate in range(t, min(t + 10 * step, length + 1), step):
+            try:
+                for track in tracks:
+                    for slo in spec.slos:
+                        for p in predict(slo, track, step, candidate):
+                            _burn_value(p.burn)
+            except Unpredictable:
+                continue
+            fixed.append(candidate)
+            break
+        else:
+            raise Unpredictable(f"{title}: no predictable check time near {t}s")
+    tests = []
+    for t in fixed:
+        expected: dict[str, list[dict[str, Any]]] = {r.burn_alert_name(s): [] for s in spec.slos}
+        for track in tracks:
+            for slo in spec.slos:
+                by_window = {rule["labels"][c.L_WINDOW]: rule for rule in r.burn_alerts(slo, base_url)}
+                for p in predict(slo, track, step, t):
+                    rule = by_window[p.tier_long]
+                    labels = {**rule["labels"], c.LABEL_MODEL: p.model}
+                    value = _burn_value(p.burn)
+                    expected[r.burn_alert_name(slo)].append(
+                        {
+                            "exp_labels": dict(sorted(labels.items())),
+                            "exp_annotations": {
+                                k: render(v, labels, value) for k, v in rule["annotations"].items()
+                            },
+                        }
+                    )
+        for alertname, alerts in sorted(expected.items()):
+            tests.append({"eval_time": format_duration(t), "alertname": alertname, "exp_alerts": alerts})
+    return {
+        "name": title,
+        "interval": format_duration(step),
+        "input_series": [s for track in tracks for s in _track_series(spec, track, step)],
+        "alert_rule_test": tests,
+    }
+
+
+def sample_models(slo: SLO, n: int = 2) -> list[str]:
+    """Up to `n` distinct model names the SLO's selector matches (best effort for regexes)."""
+    sel = slo.models
+    if sel.kind == "all":
+        return [f"{slo.name}-model-{i}" for i in range(n)]
+    if sel.kind == "list":
+        return list(sel.names[:n])
+    found: list[str] = []
+    for alternative in _top_level_alternatives(sel.regex):
+        base = re.sub(r"\\d[+*]?|\[0-9\][+*]?", "1", alternative)
+        base = re.sub(r"\.[+*]|\[[^\]]*\][+*]?", "x", base)
+        base = re.sub(r"[()^$?]|\\(?=.)", "", base)
+        for candidate in (base, base + "x", base + "y", base + "1", base + "2"):
+            if candidate and candidate not in found and re.fullmatch(sel.regex, candidate):
+                found.append(candidate)
+    return found[:n]
+
+
+def _top_level_alternatives(regex: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in regex:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "|" and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    return [*parts, current]
+
+
+def _rate(slo: SLO) -> Fraction:
+    return max(Fraction(1), Fraction(repr(slo.min_request_rate)) * 10)
+
+
+def _event_kind(slo: SLO) -> str | None:
+    if slo.type == c.SLO_AVAILABILITY:
+        return c.SLO_AVAILABILITY
+    return None if slo.latency_sli == c.LATENCY_SLI_TIME_SLICE else c.LATENCY_SLI_HISTOGRAM
+
+
+def slo_scenarios(spec: Spec, slo: SLO, base_url: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(groups evaluated every minute, groups evaluated every 5 minutes) for one SLO."""
+    budget = Fraction(str(slo.budget))
+    rate = _rate(slo)
+    models = sample_models(slo)
+    fast: list[dict[str, Any]] = []
+    slow: list[dict[str, Any]] = []
+    if not models:
+        return fast, slow  # a regex we cannot invent a matching name for: see README
+    kind = _event_kind(slo)
+    if kind is not None:
+        for long, short, _share, severity, factor in r.tiers(slo):
+            step = FAST_STEP if window_seconds(long) <= 6 * 3600 else SLOW_STEP
+            lsteps = int(window_seconds(long)) // step
+            history = min(lsteps, (3600 if step == FAST_STEP else 6 * 3600) // step)
+            variants = [
+                (label, Fraction(repr(factor)) * budget * scale)
+                for label, scale in (("above", ABOVE), ("below", BELOW))
+            ]
+            variants = [(label, bad) for label, bad in variants if bad <= 1]  # else the tier cannot fire
+            tracks = [
+                Track(
+                    slo,
+                    models[i % len(models)],
+                    (Phase(history, rate, Fraction(0)), Phase(lsteps + 3, rate, bad)),
+                    kind,
+                )
+                for i, (_label, bad) in enumerate(variants)
+            ]
+            # with one model name available, above and below need groups of their own
+            batches = [tracks] if len({t.model for t in tracks}) == len(tracks) else [[t] for t in tracks]
+            for batch in batches:
+                threshold = Fraction(repr(factor)) * budget
+                title = f"{slo.name}: {severity} tier {long}/{short} at {factor:g}x: " + ", ".join(
+                    f"{t.model} burns just {'above' if t.phases[1].bad > threshold else 'below'}"
+                    for t in batch
+                )
+                group = _scenario(
+                    spec, base_url, title, batch, step, [history * step, (history + lsteps + 2) * step]
+                )
+                (fast if step == FAST_STEP else slow).append(group)
+    kinds = [
+        k
+        for k in (
+            kind,
+            c.LATENCY_SLI_TIME_SLICE
+            if slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
+            else None,
+        )
+        if k
+    ]
+    hour = 3600 // FAST_STEP
+    model = models[0]
+    for k in kinds:
+
+        def group(title: str, phases: Sequence[Phase], checks: Sequence[int], k: str = k) -> dict[str, Any]:
+            track = Track(slo, model, tuple(phases), k)
+            return _scenario(
+                spec,
+                base_url,
+                f"{slo.name}: {title} ({k})",
+                [track],
+                FAST_STEP,
+                [m * FAST_STEP for m in checks],
+            )
+
+        fast.append(
+            group(
+                "total outage pages within minutes",
+                [Phase(hour, rate, Fraction(0)), Phase(20, rate, Fraction(1))],
+                [hour, hour + 10],
+            )
+        )
+        fast.append(
+            group(
+                "recovery resolves",
+                [
+                    Phase(hour, rate, Fraction(0)),
+                    Phase(15, rate, Fraction(1)),
+                    Phase(50, rate, Fraction(0)),
+                ],
+                [hour + 14, hour + 25, hour + 15 + 40],
+            )
+        )
+        if slo.min_request_rate > 0:
+            low = Fraction(repr(slo.min_request_rate)) / 2
+            fast.append(
+                group(
+                    "traffic below min_request_rate never fires",
+                    [Phase(3 * hour, low, Fraction(1))],
+                    [30, 3 * hour],
+                )
+            )
+        zero = group(
+            "zero traffic never fires, no NaN", [Phase(4 * hour, Fraction(0), Fraction(0))], [hour, 4 * hour]
+        )
+        zero["promql_expr_test"] = [
+            {
+                "expr": r.selector(c.rec_slo_errors(w), [(c.L_SLO, "=", slo.name)]),
+                "eval_time": format_duration(4 * hour * FAST_STEP),
+                "exp_samples": [],
+            }
+            for w in ("5m", "1h", "2h")
+        ]
+        fast.append(zero)
+    return fast, slow
+
+
+# -- recording rules and operational alerts -------------------------------------------------------
+def recording_tests(spec: Spec) -> list[dict[str, Any]]:
+    """Known rates in, the exporter's formulas out; GPU duplicates are not double counted."""
+    job = spec.triton_job
+    gpu = {c.LABEL_GPU_UUID: "GPU-0"}
+    per_min = {  # increments per minute of each counter (model total series)
+        c.NV_INFERENCE_COUNT: 240,
+        c.NV_EXEC_COUNT: 60,
+        c.NV_REQUEST_SUCCESS: 120,
+        c.NV_QUEUE_DURATION_US: 120 * 20_000,  # 20 ms per request
+        c.NV_COMPUTE_INPUT_DURATION_US: 120 * 1_000,
+        c.NV_COMPUTE_INFER_DURATION_US: 120 * 50_000,
+        c.NV_COMPUTE_OUTPUT_DURATION_US: 120 * 2_000,
+        c.NV_REQUEST_DURATION_US: 120 * 80_000,  # 80 ms: other = 7 ms
+    }
+    series = []
+    for family, inc in per_min.items():
+        series.append({"series": f"{family}{_labels({}, job)}", "values": f"0+{inc}x30"})
+        # the same model's per-GPU series: must not be added to the total
+        series.append({"series": f"{family}{_labels(gpu, job)}", "values": f"0+{inc}x30"})
+    series.append(
+        {
+            "series": f"{c.NV_REQUEST_FAILURE}{_labels({c.LABEL_REASON: c.FAILURE_REASON_BACKEND}, job)}",
+            "values": "0+30x30",
+        }
+    )
+    base = {c.LABEL_JOB: job, c.LABEL_MODEL: TEST_MODEL, c.LABEL_VERSION: TEST_VERSION}
+    inst = {**base, c.LABEL_INSTANCE: TEST_INSTANCE}
+    stage_seconds = {
+        c.STAGE_QUEUE: 0.02,
+        c.STAGE_COMPUTE_INPUT: 0.001,
+        c.STAGE_COMPUTE_INFER: 0.05,
+        c.STAGE_COMPUTE_OUTPUT: 0.002,
+        c.STAGE_OTHER: 0.007,
+    }
+    tests = []
+    for level, labels in ((c.REC_LEVEL_INSTANCE, inst), (c.REC_LEVEL_MODEL, base)):
+        checks = [
+            (c.rec_batching_ratio(level), {}, 4.0),
+            (c.rec_requests(level), {}, 2.5),
+            (c.rec_error_ratio(level), {}, 0.2),
+            (c.rec_rate(level, c.NV_INFERENCE_COUNT), {}, 4.0),
+        ]
+        checks += [(c.rec_stage_seconds(level), {c.L_STAGE: s}, v) for s, v in stage_seconds.items()]
+        checks += [(c.rec_stage_fraction(level), {c.L_STAGE: c.STAGE_QUEUE}, 0.25)]
+        for name, extra, value in checks:
+            tests.append(
+                {
+                    # round(): compare the formula, not the last bit of float division
+                    "expr": f"round({r.selector(name, [(k, '=', v) for k, v in extra.items()])}, 0.0001)",
+                    "eval_time": "20m",
+                    "exp_samples": [{"labels": _plain({**labels, **extra}), "value": value}],
+                }
+            )
+    return [
+        {
+            "name": "recording rules mirror the exporter",
+            "interval": "1m",
+            "input_series": series,
+            "promql_expr_test": tests,
+        }
+    ]
+
+
+def _plain(labels: Mapping[str, str]) -> str:
+    return "{" + ", ".join(f"{k}={r.q(v)}" for k, v in sorted(labels.items())) + "}"
+
+
+def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
+    rules = {
+        (rule["alert"], rule["labels"].get(c.L_SLO)): rule
+        for g in r.operational_groups(spec, base_url)["groups"]
+        for rule in g["rules"]
+    }
+    tj, ej = spec.triton_job, spec.exporter_job
+    groups = []
+
+    def alert_test(
+        title: str,
+        alert: str,
+        series: list[dict[str, str]],
+        at: str,
+        labels: Mapping[str, str],
+        value: float,
+        slo: str | None = None,
+    ) -> None:
+        rule = rules[(alert, slo)]
+        all_labels = {**labels, **rule["labels"]}
+        groups.append(
+            {
+                "name": title,
+                "interval": "1m",
+                "input_series": series,
+                "alert_rule_test": [
+                    {"eval_time": "1m", "alertname": alert, "exp_alerts": []},
+                    {
+                        "eval_time": at,
+                        "alertname": alert,
+                        "exp_alerts": [
+                            {
+                                "exp_labels": dict(sorted(all_labels.items())),
+                                "exp_annotations": {
+                                    k: _render_any(v, all_labels, value)
+                                    for k, v in rule["annotations"].items()
+                                },
+                            }
+                        ],
+                    },
+                ],
+            }
+        )
+
+    t_inst = {c.LABEL_JOB: tj, c.LABEL_INSTANCE: TEST_INSTANCE}
+    e_inst = {c.LABEL_JOB: ej, c.LABEL_INSTANCE: TEST_EXPORTER_INSTANCE}
+    mv = {c.LABEL_MODEL: TEST_MODEL, c.LABEL_VERSION: TEST_VERSION}
+    alert_test(
+        "Triton down",
+        c.ALERT_SERVER_DOWN,
+        [{"series": f"up{_plain(t_inst)}", "values": "0x10"}],
+        "5m",
+        t_inst,
+        0,
+    )
+    alert_test(
+        "exporter down",
+        c.ALERT_EXPORTER_DOWN,
+        [{"series": f"up{_plain(e_inst)}", "values": "0x10"}],
+        "8m",
+        e_inst,
+        0,
+    )
+    alert_test(
+        "exporter cannot read Triton",
+        c.ALERT_EXPORTER_POLL_FAILING,
+        [{"series": f"{c.M_UP}{_plain(e_inst)}", "values": "0x20"}],
+        "15m",
+        e_inst,
+        0,
+    )
+    runbook = c.RUNBOOK_PYTHON_MODEL_ERROR
+    unavailable = {**e_inst, **mv, c.L_RUNBOOK: runbook}
+    alert_test(
+        "model unavailable links its diagnosed runbook",
+        c.ALERT_MODEL_UNAVAILABLE,
+        [{"series": f"{c.M_MODEL_UNAVAILABLE}{_plain(unavailable)}", "values": "1x10"}],
+        "5m",
+        unavailable,
+        1,
+    )
+    loading = {**e_inst, **mv, c.L_STATE: c.STATE_LOADING}
+    alert_test(
+        "model stuck loading",
+        c.ALERT_MODEL_STUCK_LOADING,
+        [{"series": f"{c.M_MODEL_STATE}{_plain(loading)}", "values": "1x30"}],
+        "20m",
+        loading,
+        1,
+    )
+    pending = {**t_inst, **mv}
+    alert_test(
+        "pending requests growing",
+        c.ALERT_PENDING_REQUESTS_GROWING,
+        [
+            {
+                "series": f"{c.NV_PENDING_REQUEST_COUNT}{_plain(pending)}",
+                "values": f"{spec.operational.pending_requests}+1x40",
+            }
+        ],
+        "20m",
+        pending,
+        spec.operational.pending_requests + 10,
+    )
+    gpu = {**t_inst, c.LABEL_GPU_UUID: "GPU-0"}
+    ratio = min(0.999, spec.operational.gpu_memory_ratio + (1 - spec.operational.gpu_memory_ratio) / 2)
+    alert_test(
+        "GPU memory near limit",
+        c.ALERT_GPU_MEMORY_NEAR_LIMIT,
+        [
+            {"series": f"{c.NV_GPU_MEMORY_USED_BYTES}{_plain(gpu)}", "values": f"{ratio * 1e10:.0f}x20"},
+            {"series": f"{c.NV_GPU_MEMORY_TOTAL_BYTES}{_plain(gpu)}", "values": "10000000000x20"},
+        ],
+        "15m",
+        gpu,
+        ratio,
+    )
+    # Batching: a batchable model (fill ratio 1/16) under load executes one inference at a time.
+    counters = [
+        {"series": f"{f}{_plain(pending)}", "values": "0+600x40"}
+        for f in (c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT, c.NV_REQUEST_SUCCESS)
+    ] + [
+        {"series": f"{c.NV_PENDING_REQUEST_COUNT}{_plain(pending)}", "values": "3x40"},
+        {"series": f"{c.M_BATCH_FILL_RATIO}{_plain({**e_inst, **mv})}", "values": "0.0625x40"},
+    ]
+    alert_test(
+        "batching ineffective under load",
+        c.ALERT_BATCHING_INEFFECTIVE,
+        counters,
+        "30m",
+        {c.LABEL_JOB: tj, **mv},
+        1.0,
+    )
+    # Queue time: above the share of each latency SLO's threshold (or the fallback threshold).
+    latency = [s for s in spec.slos if s.type == c.SLO_LATENCY]
+    fallback_model = TEST_MODEL
+    cases: list[tuple[str, str, float]] = []  # (title, model, seconds of queue per request)
+    for slo in latency:
+        names = sample_models(slo, 1)
+        if names:
+            cases.append((slo.name, names[0], slo.threshold_s * slo.queue_time_share * 2))
+    if (c.ALERT_QUEUE_TIME_HIGH, None) in rules and not any(
+        s.models.pattern is None or re.fullmatch(s.models.pattern, fallback_model) for s in latency
+    ):
+        cases.append(("fallback", fallback_model, spec.operational.queue_time_threshold_s * 2))
+    for title, model_name, queue_s in cases:
+        labels = {**t_inst, c.LABEL_MODEL: model_name, c.LABEL_VERSION: TEST_VERSION}
+        expected = []
+        covering = [
+            s for s in latency if s.models.pattern is None or re.fullmatch(s.models.pattern, model_name)
+        ]
+        limits = [(s.name, s.threshold_s * s.queue_time_share) for s in covering]
+        if not covering:
+            limits = [(None, spec.operational.queue_time_threshold_s)]
+        for slo_name, limit in limits:
+            if queue_s <= limit * 1.01:
+                continue
+            rule = rules[(c.ALERT_QUEUE_TIME_HIGH, slo_name)]
+            all_labels = {**labels, c.L_STAGE: c.STAGE_QUEUE, **rule["labels"]}
+            expected.append(
+                {
+                    "exp_labels": dict(sorted(all_labels.items())),
+                    "exp_annotations": {
+                        k: _render_any(v, all_labels, queue_s) for k, v in rule["annotations"].items()
+                    },
+                }
+            )
+        groups.append(
+            {
+                "name": f"queue time high ({title})",
+                "interval": "1m",
+                "input_series": [
+                    {"series": f"{c.NV_REQUEST_SUCCESS}{_plain(labels)}", "values": "0+60x40"},
+                    {
+                        "series": f"{c.NV_QUEUE_DURATION_US}{_plain(labels)}",
+                        "values": f"0+{60 * round(queue_s * 1e6)}x40",
+                    },
+                ],
+                "alert_rule_test": [
+                    {"eval_time": "1m", "alertname": c.ALERT_QUEUE_TIME_HIGH, "exp_alerts": []},
+                    {"eval_time": "25m", "alertname": c.ALERT_QUEUE_TIME_HIGH, "exp_alerts": expected},
+                ],
+            }
+        )
+    return groups
+
+
+_ANY_VALUE = re.compile(r"\{\{\s*\$value \| (humanizePercentage|printf \"(%\.\df)\")\s*\}\}")
+
+
+def _render_any(template: str, labels: Mapping[str, str], value: float) -> str:
+    def sub(m: re.Match[str]) -> str:
+        if m.group(1) == "humanizePercentage":
+            return f"{value * 100:.4g}%"
+        return m.group(2) % value
+
+    return render(_ANY_VALUE.sub(sub, template), labels, value)
+
+
+# -- test files -----------------------------------------------------------------------------------
+def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
+    """File name (under alerts/tests/) -> promtool test document."""
+    fast: list[dict[str, Any]] = []
+    slow: list[dict[str, Any]] = []
+    for slo in spec.slos:
+        f, s = slo_scenarios(spec, slo, base_url)
+        fast += f
+        slow += s
+    return {
+        "triton-slo-rules.test.yaml": {
+            "rule_files": [f"../{r.SLO_FILE}"],
+            "evaluation_interval": format_duration(FAST_STEP),
+            "tests": fast,
+        },
+        "triton-slo-rules-long-windows.test.yaml": {
+            "rule_files": [f"../{r.SLO_FILE}"],
+            "evaluation_interval": format_duration(SLOW_STEP),
+            "tests": slow,
+        },
+        "triton-recording-rules.test.yaml": {
+            "rule_files": [f"../{r.RECORDING_FILE}"],
+            "evaluation_interval": "1m",
+            "tests": recording_tests(spec),
+        },
+        "triton-alerts.test.yaml": {
+            "rule_files": [f"../{r.RECORDING_FILE}", f"../{r.OPERATIONAL_FILE}"],
+            "evaluation_interval": "1m",
+            "tests": operational_tests(spec, base_url),
+        },
+    }

@@ -1,0 +1,385 @@
+"""The SLO spec (`slos.yaml`) -> a validated, immutable model.
+
+Every error names the file, the SLO and the field, e.g.
+``slos.yaml: slos[1] (latency): objective: must be greater than 0 and less than 100, got 100``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from triton_sre import conventions as c
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_DURATION_RE = re.compile(r"^(?:(\d+)(ms|s|m|h|d|w))+$")
+_DURATION_PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
+_SLO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+_LABEL_VALUE_RE = re.compile(r"^[^\x00-\x1f]+$")
+# Python `re` accepts constructs Prometheus' RE2 rejects: refuse them here, not in Prometheus.
+_RE2_UNSUPPORTED = re.compile(r"\(\?[=!]|\(\?<[=!]|\\[1-9]|\(\?P=|\(\?>|\\Z|[*+?}][+]")
+
+
+class SpecError(ValueError):
+    """An invalid SLO spec; the message names the file, the SLO and the field."""
+
+
+@dataclass(frozen=True)
+class ModelSelector:
+    """Which models an SLO covers: all of them, a list of names, or an RE2 regex (fully anchored)."""
+
+    kind: str  # "all" | "list" | "regex"
+    names: tuple[str, ...] = ()
+    regex: str = ""
+
+    @property
+    def pattern(self) -> str | None:
+        """The regex for a `model=~"..."` matcher; None for all models."""
+        if self.kind == "all":
+            return None
+        if self.kind == "list":
+            return "|".join(re.escape(n) for n in self.names)
+        return self.regex
+
+    def describe(self) -> str:
+        if self.kind == "all":
+            return "all models"
+        if self.kind == "list":
+            return ", ".join(self.names)
+        return f"models matching /{self.regex}/"
+
+
+@dataclass(frozen=True)
+class SLO:
+    name: str
+    type: str  # conventions.SLO_AVAILABILITY | SLO_LATENCY
+    models: ModelSelector
+    objective: Decimal  # percent, e.g. 99.9
+    period_s: int
+    period: str  # as written in Prometheus duration syntax, e.g. "30d"
+    min_request_rate: float  # requests/s below which burn alerts stay silent (both windows)
+    description: str = ""
+    # availability: which failure reasons count as bad; None = every reason but CANCELED
+    bad_reasons: tuple[str, ...] | None = None
+    # latency
+    threshold_s: float = 0.0
+    latency_sli: str = c.LATENCY_SLI_AUTO
+    time_slice: str = "1m"
+    queue_time_share: float = 0.5
+
+    @property
+    def budget(self) -> Decimal:
+        """The error budget as a ratio, exactly: 99.9 -> 0.001."""
+        return (Decimal(100) - self.objective) / Decimal(100)
+
+
+@dataclass(frozen=True)
+class Operational:
+    """Thresholds of the operational alerts."""
+
+    queue_time_threshold_s: float = 1.0  # TritonQueueTimeHigh for models no latency SLO covers
+    min_request_rate: float = 0.1  # requests/s a model needs for queue/batching alerts
+    batching_ratio_max: float = 1.1  # TritonBatchingIneffective: inferences per execution below this
+    pending_requests: int = 10  # TritonPendingRequestsGrowing: backlog never below this for 10m
+    gpu_memory_ratio: float = 0.9  # TritonGPUMemoryNearLimit
+
+
+@dataclass(frozen=True)
+class Spec:
+    slos: tuple[SLO, ...]
+    triton_job: str = c.DEFAULT_TRITON_JOB
+    exporter_job: str = c.DEFAULT_EXPORTER_JOB
+    operational: Operational = field(default_factory=Operational)
+    source: str = "slos.yaml"
+
+
+# -- duration helpers ----------------------------------------------------------------------------
+def parse_duration(value: Any, where: str) -> float:
+    """Prometheus duration syntax (`90s`, `1h30m`, `500ms`, `30d`) -> seconds."""
+    if isinstance(value, bool) or not isinstance(value, str) or not _DURATION_RE.match(value):
+        raise SpecError(f"{where}: expected a duration like 500ms, 30s, 5m, 1h or 30d, got {value!r}")
+    seconds = sum(int(n) * _DURATION_UNITS[u] for n, u in _DURATION_PART.findall(value))
+    if seconds <= 0:
+        raise SpecError(f"{where}: must be longer than 0, got {value!r}")
+    return float(seconds)
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds -> the shortest Prometheus duration (`3d`, `90m`, `500ms`)."""
+    ms = round(seconds * 1000)
+    for unit, size in (("w", 604800000), ("d", 86400000), ("h", 3600000), ("m", 60000), ("s", 1000)):
+        if ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
+
+
+# -- loading ---------------------------------------------------------------------------------------
+_TOP_KEYS = {"scrape", "operational", "slos"}
+_SCRAPE_KEYS = {"triton_job", "exporter_job"}
+_OPERATIONAL_KEYS = {
+    "queue_time_threshold",
+    "min_request_rate",
+    "batching_ratio_max",
+    "pending_requests",
+    "gpu_memory_ratio",
+}
+_COMMON_KEYS = {"name", "description", "type", "models", "objective", "period", "min_request_rate"}
+_AVAILABILITY_KEYS = _COMMON_KEYS | {"bad_reasons"}
+_LATENCY_KEYS = _COMMON_KEYS | {"threshold", "latency_sli", "time_slice", "queue_time_share"}
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and validate a spec file; SpecError names the file, the SLO and the field."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    return parse_spec(text, str(path))
+
+
+def parse_spec(text: str, source: str = "slos.yaml") -> Spec:
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{source}: not valid YAML: {exc}") from exc
+    return spec_from_mapping(raw, source)
+
+
+def spec_from_mapping(raw: Any, source: str = "slos.yaml") -> Spec:
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"{source}: expected a mapping with key 'slos', got {type(raw).__name__}")
+    _no_unknown(raw, _TOP_KEYS, source)
+    scrape = raw.get("scrape") or {}
+    if not isinstance(scrape, Mapping):
+        raise SpecError(f"{source}: scrape: expected a mapping")
+    _no_unknown(scrape, _SCRAPE_KEYS, f"{source}: scrape")
+    triton_job = _label_value(scrape.get("triton_job", c.DEFAULT_TRITON_JOB), f"{source}: scrape.triton_job")
+    exporter_job = _label_value(
+        scrape.get("exporter_job", c.DEFAULT_EXPORTER_JOB), f"{source}: scrape.exporter_job"
+    )
+    operational = _operational(raw.get("operational") or {}, f"{source}: operational")
+
+    slos_raw = raw.get("slos")
+    if not isinstance(slos_raw, list) or not slos_raw:
+        raise SpecError(f"{source}: slos: expected a non-empty list of SLOs")
+    slos: list[SLO] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(slos_raw):
+        slo = _slo(entry, i, source)
+        if slo.name in seen:
+            raise SpecError(f"{source}: slos[{i}] ({slo.name}): name: duplicate SLO name {slo.name!r}")
+        seen.add(slo.name)
+        slos.append(slo)
+    return Spec(
+        slos=tuple(slos),
+        triton_job=triton_job,
+        exporter_job=exporter_job,
+        operational=operational,
+        source=source,
+    )
+
+
+def _no_unknown(mapping: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(str(k) for k in mapping if k not in allowed)
+    if unknown:
+        raise SpecError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _label_value(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value or not _LABEL_VALUE_RE.match(value):
+        raise SpecError(f"{where}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _number(
+    value: Any, where: str, *, low: float, high: float = math.inf, low_inclusive: bool = True
+) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SpecError(f"{where}: must be a number, got {value!r}")
+    if value < low or (value == low and not low_inclusive) or value > high:
+        bound = f"{'at least' if low_inclusive else 'greater than'} {low:g}"
+        if high != math.inf:
+            bound += f" and at most {high:g}"
+        raise SpecError(f"{where}: must be {bound}, got {value!r}")
+    return float(value)
+
+
+def _operational(raw: Any, where: str) -> Operational:
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"{where}: expected a mapping")
+    _no_unknown(raw, _OPERATIONAL_KEYS, where)
+    d = Operational()
+    pending = raw.get("pending_requests", d.pending_requests)
+    if isinstance(pending, bool) or not isinstance(pending, int) or pending < 1:
+        raise SpecError(f"{where}.pending_requests: must be a whole number of at least 1, got {pending!r}")
+    return Operational(
+        queue_time_threshold_s=(
+            parse_duration(raw["queue_time_threshold"], f"{where}.queue_time_threshold")
+            if "queue_time_threshold" in raw
+            else d.queue_time_threshold_s
+        ),
+        min_request_rate=_number(
+            raw.get("min_request_rate", d.min_request_rate), f"{where}.min_request_rate", low=0
+        ),
+        batching_ratio_max=_number(
+            raw.get("batching_ratio_max", d.batching_ratio_max),
+            f"{where}.batching_ratio_max",
+            low=1,
+            low_inclusive=False,
+        ),
+        pending_requests=pending,
+        gpu_memory_ratio=_number(
+            raw.get("gpu_memory_ratio", d.gpu_memory_ratio),
+            f"{where}.gpu_memory_ratio",
+            low=0,
+            high=1,
+            low_inclusive=False,
+        ),
+    )
+
+
+def _models(value: Any, where: str) -> ModelSelector:
+    if value == "all" or value is None:
+        return ModelSelector("all")
+    if isinstance(value, list):
+        if not value or not all(isinstance(v, str) and v and _LABEL_VALUE_RE.match(v) for v in value):
+            raise SpecError(f"{where}: a list of models must hold non-empty model names, got {value!r}")
+        if len(set(value)) != len(value):
+            raise SpecError(f"{where}: the list of models names a model twice: {value!r}")
+        return ModelSelector("list", names=tuple(value))
+    if isinstance(value, Mapping):
+        _no_unknown(value, {"regex"}, where)
+        regex = value.get("regex")
+        if not isinstance(regex, str) or not regex:
+            raise SpecError(f"{where}.regex: expected a non-empty regular expression, got {regex!r}")
+        try:
+            re.compile(regex)
+        except re.error as exc:
+            raise SpecError(f"{where}.regex: invalid regular expression {regex!r}: {exc}") from exc
+        if _RE2_UNSUPPORTED.search(regex):
+            raise SpecError(
+                f"{where}.regex: {regex!r} uses lookaround, backreferences or possessive/atomic groups, "
+                "which Prometheus (RE2) does not support"
+            )
+        return ModelSelector("regex", regex=regex)
+    raise SpecError(f"{where}: expected 'all', a list of model names or {{regex: ...}}, got {value!r}")
+
+
+def _objective(value: Any, where: str) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SpecError(f"{where}: must be a percentage like 99.9, got {value!r}")
+    try:
+        objective = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    except InvalidOperation as exc:  # pragma: no cover - repr of a finite float always parses
+        raise SpecError(f"{where}: must be a percentage like 99.9, got {value!r}") from exc
+    if not Decimal(0) < objective < Decimal(100):
+        raise SpecError(f"{where}: must be greater than 0 and less than 100 (a percentage), got {value!r}")
+    return objective
+
+
+def _slo(entry: Any, index: int, source: str) -> SLO:
+    where0 = f"{source}: slos[{index}]"
+    if not isinstance(entry, Mapping):
+        raise SpecError(f"{where0}: expected a mapping, got {entry!r}")
+    name = entry.get("name")
+    if not isinstance(name, str) or not _SLO_NAME_RE.match(name):
+        raise SpecError(
+            f"{where0}: name: required; letters, digits, '_', '-' and '.', at most 63, got {name!r}"
+        )
+    where = f"{where0} ({name})"
+    slo_type = entry.get("type")
+    if slo_type not in (c.SLO_AVAILABILITY, c.SLO_LATENCY):
+        raise SpecError(f"{where}: type: must be {c.SLO_AVAILABILITY} or {c.SLO_LATENCY}, got {slo_type!r}")
+    _no_unknown(entry, _AVAILABILITY_KEYS if slo_type == c.SLO_AVAILABILITY else _LATENCY_KEYS, where)
+    if "objective" not in entry:
+        raise SpecError(f"{where}: objective: required (a percentage like 99.9)")
+    description = entry.get("description", "")
+    if not isinstance(description, str):
+        raise SpecError(f"{where}: description: expected a string, got {description!r}")
+    period_s = parse_duration(entry.get("period", c.DEFAULT_SLO_PERIOD), f"{where}: period")
+    longest = max(parse_duration(long, "tier") for long, _, _, _ in c.BURN_TIERS)
+    if period_s < longest:
+        raise SpecError(
+            f"{where}: period: must be at least {format_duration(longest)} (the longest burn-rate window), "
+            f"got {entry.get('period')!r}"
+        )
+    if period_s % 60:
+        raise SpecError(f"{where}: period: must be a whole number of minutes, got {entry.get('period')!r}")
+    common: dict[str, Any] = {
+        "name": name,
+        "type": slo_type,
+        "description": description,
+        "models": _models(entry.get("models", "all"), f"{where}: models"),
+        "objective": _objective(entry["objective"], f"{where}: objective"),
+        "period_s": int(period_s),
+        "period": format_duration(period_s),
+        "min_request_rate": _number(entry.get("min_request_rate", 0.0), f"{where}: min_request_rate", low=0),
+    }
+    if slo_type == c.SLO_AVAILABILITY:
+        return SLO(**common, bad_reasons=_reasons(entry.get("bad_reasons"), f"{where}: bad_reasons"))
+    if "threshold" not in entry:
+        raise SpecError(f"{where}: threshold: required for a latency SLO (e.g. 500ms)")
+    threshold = parse_duration(entry["threshold"], f"{where}: threshold")
+    if threshold * 1000 != round(threshold * 1000) or threshold < 0.001:
+        raise SpecError(
+            f"{where}: threshold: must be a whole number of milliseconds, got {entry['threshold']!r}"
+        )
+    sli = entry.get("latency_sli", c.LATENCY_SLI_AUTO)
+    allowed = (c.LATENCY_SLI_AUTO, c.LATENCY_SLI_HISTOGRAM, c.LATENCY_SLI_TIME_SLICE)
+    if sli not in allowed:
+        raise SpecError(f"{where}: latency_sli: must be one of {', '.join(allowed)}, got {sli!r}")
+    time_slice_s = parse_duration(entry.get("time_slice", "1m"), f"{where}: time_slice")
+    if not 30 <= time_slice_s <= 3600 or time_slice_s % 1:
+        raise SpecError(f"{where}: time_slice: must be between 30s and 1h, got {entry.get('time_slice')!r}")
+    return SLO(
+        **common,
+        threshold_s=threshold,
+        latency_sli=sli,
+        time_slice=format_duration(time_slice_s),
+        queue_time_share=_number(
+            entry.get("queue_time_share", 0.5),
+            f"{where}: queue_time_share",
+            low=0,
+            high=1,
+            low_inclusive=False,
+        ),
+    )
+
+
+def _reasons(value: Any, where: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value:
+        raise SpecError(f"{where}: expected a non-empty list of Triton failure reasons, got {value!r}")
+    for reason in value:
+        if reason not in c.FAILURE_REASONS:
+            raise SpecError(
+                f"{where}: unknown failure reason {reason!r} "
+                f"(Triton's reasons: {', '.join(c.FAILURE_REASONS)})"
+            )
+    if len(set(value)) != len(value):
+        raise SpecError(f"{where}: a reason is listed twice: {value!r}")
+    return tuple(value)
+
+
+def burn_factor(slo: SLO, long_window_s: float, budget_share: float) -> float:
+    """Burn rate that spends `budget_share` of the period's budget in `long_window_s`."""
+    return budget_share * slo.period_s / long_window_s
+
+
+def window_seconds(window: str) -> float:
+    return parse_duration(window, "window")
+
+
+def all_windows() -> list[str]:
+    """Every burn window the tiers use, shortest first."""
+    windows = {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)}
+    return sorted(windows, key=window_seconds)
