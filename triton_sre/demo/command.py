@@ -108,6 +108,8 @@ def run_demo(args: argparse.Namespace) -> int:
             driver.start()
             _say(args, out, _banner(triton, server, settings))
             _say(args, out, _write_generated(args.workdir))
+            log_findings = _diagnose_log(triton.log_path)
+            _say(args, out, _log_findings_text(log_findings, triton.log_path))
             started = time.monotonic()
             next_report = started + args.report_every
             while not stop.is_set():
@@ -120,7 +122,12 @@ def run_demo(args: argparse.Namespace) -> int:
             driver.stop()
             server.exporter.poll_once()
             if args.format == "json":
-                json.dump(_status_json(server.exporter, triton, server), out, indent=2)
+                summary = _status_json(server.exporter, triton, server)
+                summary["log_findings"] = [
+                    {"model": f.model, "version": f.version, "runbook": f.runbook, "severity": f.severity}
+                    for f in log_findings
+                ]
+                json.dump(summary, out, indent=2)
                 out.write("\n")
             else:
                 _say(args, out, _status_text(server.exporter))
@@ -129,6 +136,22 @@ def run_demo(args: argparse.Namespace) -> int:
         triton.stop()
     _say(args, out, "Stopped Triton and the exporter.")
     return 0
+
+
+def _diagnose_log(log_path: Path) -> list[Any]:
+    """The diagnosis engine over Triton's startup log: catches failures the index never shows
+    (a model whose version folders are all non-integer is absent from it)."""
+    from triton_sre.diagnosis.command import triage_stream
+
+    with open(log_path, "rb") as log:
+        return [f for f in triage_stream(log, {}).findings if f.severity == c.IMPACT_CRITICAL]
+
+
+def _log_findings_text(findings: list[Any], log_path: Path) -> str:
+    lines = [f"Diagnosis of Triton's log (triton-sre triage {log_path}):"]
+    for f in findings:
+        lines.append(f"  {f.model or '(server)'}: {f.runbook} — {f.remediation}")
+    return "\n".join(lines if findings else [*lines, "  no failed model"])
 
 
 def _write_generated(workdir: Path | None) -> str:

@@ -423,8 +423,13 @@ class LocalTriton:
                     if live.status_code == 200:
                         index = session.post(f"{self.http_url}/v2/repository/index", json={}, timeout=5)
                         if index.status_code == 200:
-                            return
-                        last = f"repository index answered {index.status_code}"
+                            # the metrics service starts last, after the HTTP service
+                            metrics = session.get(self.metrics_url, timeout=5)
+                            if metrics.status_code == 200:
+                                return
+                            last = f"metrics endpoint answered {metrics.status_code}"
+                        else:
+                            last = f"repository index answered {index.status_code}"
                     else:
                         last = f"/v2/health/live answered {live.status_code}"
                 except requests.RequestException as exc:
