@@ -204,3 +204,7 @@ def test_metrics_endpoint_serves_the_derivation(loaded):
     ]
     assert any(int(s) > 1 for s in sizes)
     assert any(m["model"] == "broken_init" and "initialize" in m["reason"] for m in debug["models"])
+    # the model config as the batching alert needs it
+    assert samples[(c.M_MODEL_DYNAMIC_BATCHING, (("model", "vector_scale"),))] == 1.0
+    assert samples[(c.M_MODEL_DYNAMIC_BATCHING, (("model", "slow_model"),))] == 0.0
+    assert samples[(c.M_MODEL_MAX_BATCH_SIZE, (("model", "vector_scale"),))] == 16.0

@@ -89,6 +89,8 @@ M_MODEL_STATE: Final = "triton_sre_model_state"
 M_MODEL_UNAVAILABLE: Final = "triton_sre_model_unavailable"
 M_MODEL_UNAVAILABLE_INFO: Final = "triton_sre_model_unavailable_reason_info"
 M_EXECUTIONS_BY_BATCH_SIZE: Final = "triton_sre_executions_by_batch_size_total"
+M_MODEL_DYNAMIC_BATCHING: Final = "triton_sre_model_dynamic_batching"  # from the model config
+M_MODEL_MAX_BATCH_SIZE: Final = "triton_sre_model_max_batch_size"  # from the model config
 M_WINDOW_SECONDS: Final = "triton_sre_window_seconds"
 M_POLL_DURATION: Final = "triton_sre_poll_duration_seconds"
 M_POLL_ERRORS: Final = "triton_sre_poll_errors_total"
@@ -345,3 +347,41 @@ REC_SLO_BUDGET_REMAINING: Final = "slo_model:triton_slo_error_budget_remaining:r
 
 # Where the runbook pages are read from (overrides the packaged/repository `runbooks/`).
 ENV_RUNBOOKS_DIR: Final = "TRITON_SRE_RUNBOOKS_DIR"
+
+
+# ---------------------------------------------------------------------------
+# Incident bot (`triton-sre bot`): Alertmanager webhook in, Slack out.
+# ---------------------------------------------------------------------------
+BOT_PORT: Final = 8004
+DEFAULT_BOT_LISTEN: Final = f"0.0.0.0:{BOT_PORT}"
+PATH_BOT_ALERTMANAGER: Final = "/alertmanager"
+PATH_BOT_SLACK_COMMANDS: Final = "/slack/commands"
+ENV_BOT_TOKEN: Final = "TRITON_SRE_BOT_TOKEN"  # bearer token Alertmanager sends (http_config.authorization)
+ENV_SLACK_BOT_TOKEN: Final = "SLACK_BOT_TOKEN"
+ENV_SLACK_SIGNING_SECRET: Final = "SLACK_SIGNING_SECRET"
+ENV_SLACK_API_URL: Final = "SLACK_API_URL"
+DEFAULT_SLACK_API_URL: Final = "https://slack.com/api/"
+SLASH_COMMAND: Final = "/triton"
+
+# ---------------------------------------------------------------------------
+# `triton-sre lint`: problems Triton accepts but that cost money or latency (severity warning).
+# Problems Triton fails on use the load-failure runbook ids above.
+# ---------------------------------------------------------------------------
+RUNBOOK_LINT_DYNAMIC_BATCHING_UNUSED: Final = "lint-dynamic-batching-unused"
+RUNBOOK_LINT_QUEUE_DELAY_OVER_SLO: Final = "lint-queue-delay-over-slo"
+RUNBOOK_LINT_INSTANCE_GROUP_DEFAULT: Final = "lint-instance-group-default"
+RUNBOOK_LINT_STRAY_ENTRY: Final = "lint-stray-entry"
+LINT_RUNBOOKS: Final = (
+    RUNBOOK_LINT_DYNAMIC_BATCHING_UNUSED,
+    RUNBOOK_LINT_QUEUE_DELAY_OVER_SLO,
+    RUNBOOK_LINT_INSTANCE_GROUP_DEFAULT,
+    RUNBOOK_LINT_STRAY_ENTRY,
+)
+
+# Triton's latency summary (with --metrics-config summary_latencies=true), read by `triton-sre report`.
+NV_REQUEST_SUMMARY_US: Final = "nv_inference_request_summary_us"
+LABEL_QUANTILE: Final = "quantile"
+# Alertmanager's status of an alert and of a group (webhook payload version 4).
+AM_STATUS_FIRING: Final = "firing"
+AM_STATUS_RESOLVED: Final = "resolved"
+AM_WEBHOOK_VERSION: Final = "4"

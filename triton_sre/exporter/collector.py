@@ -46,6 +46,7 @@ class DerivedCollector(Collector):
         yield from _model_metrics(d)
         yield from _cost_metrics(d)
         yield from _state_metrics(d)
+        yield from _config_metrics(d)
         window = GaugeMetricFamily(c.M_WINDOW_SECONDS, "Seconds actually covered by the derivation window.")
         window.add_metric([], d.window_seconds)
         yield window
@@ -108,6 +109,24 @@ def _model_metrics(d: Derivation) -> Iterator[Metric]:
             for (model, version), by_size in sorted(d.executions_by_batch_size.items())
             for size, count in sorted(by_size.items())
         ),
+    )
+
+
+def _config_metrics(d: Derivation) -> Iterator[Metric]:
+    configs = sorted(d.configs.items())
+    yield _family(
+        GaugeMetricFamily,
+        c.M_MODEL_DYNAMIC_BATCHING,
+        "1 if the loaded model's config enables dynamic_batching, else 0.",
+        [c.L_MODEL],
+        (([model], float(cfg.dynamic_batching)) for model, cfg in configs),
+    )
+    yield _family(
+        GaugeMetricFamily,
+        c.M_MODEL_MAX_BATCH_SIZE,
+        "max_batch_size from the loaded model's config (0: the model does not batch).",
+        [c.L_MODEL],
+        (([model], float(cfg.max_batch_size)) for model, cfg in configs),
     )
 
 

@@ -52,6 +52,7 @@ class Derivation:
     models: Sequence[ModelDerivation] = ()
     states: Sequence[ModelState] = ()
     executions_by_batch_size: Mapping[ModelKey, Mapping[int, float]] = field(default_factory=dict)
+    configs: Mapping[str, ModelConfigSummary] = field(default_factory=dict)  # by model name
     currency: str = "USD"
     device_kind: str = "cpu"
     devices: int = 0
@@ -199,6 +200,7 @@ def derive(
             if latest_stats and latest_stats.stats
             else {}
         ),
+        configs=configs,
         currency=pricing.currency,
         device_kind="gpu" if gpus else "cpu",
         devices=devices,

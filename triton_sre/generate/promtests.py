@@ -649,13 +649,14 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         gpu,
         ratio,
     )
-    # Batching: a batchable model (fill ratio 1/16) under load executes one inference at a time.
+    # Batching: a model with dynamic batching configured executes one inference at a time under load.
     counters = [
         {"series": f"{f}{_plain(pending)}", "values": "0+600x40"}
         for f in (c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT, c.NV_REQUEST_SUCCESS)
     ] + [
         {"series": f"{c.NV_PENDING_REQUEST_COUNT}{_plain(pending)}", "values": "3x40"},
-        {"series": f"{c.M_BATCH_FILL_RATIO}{_plain({**e_inst, **mv})}", "values": "0.0625x40"},
+        {"series": f"{c.M_MODEL_DYNAMIC_BATCHING}{_plain({**e_inst, c.LABEL_MODEL: mv[c.LABEL_MODEL]})}",
+         "values": "1x40"},
     ]
     alert_test(
         "batching ineffective under load",

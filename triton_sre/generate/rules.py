@@ -388,18 +388,17 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
         _alert(
             c.ALERT_BATCHING_INEFFECTIVE,
             f"{c.rec_batching_ratio(c.REC_LEVEL_MODEL)}{{job={q(tj)}}} < {num(op.batching_ratio_max)}\n"
-            f"and on (model, version) max by (model, version) ({selector(c.M_BATCH_FILL_RATIO, exporter)})"
-            f" <= {num(0.55)}\n"
+            f"and on (model) max by (model) ({selector(c.M_MODEL_DYNAMIC_BATCHING, exporter)}) == 1\n"
             f"and on (model, version) max by (model, version) "
             f"(avg_over_time({pending}[10m])) >= 1\n"
             f"and on (job, model, version) {c.rec_requests(c.REC_LEVEL_MODEL)} >= {num(op.min_request_rate)}",
             "15m",
             c.SEVERITY_TICKET,
             "Model {{ $labels.model }} does not batch under load",
-            "Model {{ $labels.model }} version {{ $labels.version }} can batch (max_batch_size of 2 or "
-            "more) and requests wait in Triton's queue, yet each execution runs "
-            '{{ $value | printf "%.2f" }} inferences on average: the dynamic batcher is missing, '
-            "misconfigured, or its queue delay is too short.",
+            "Model {{ $labels.model }} version {{ $labels.version }} has dynamic batching configured "
+            "and requests wait in Triton's queue, yet each execution runs "
+            '{{ $value | printf "%.2f" }} inferences on average: max_batch_size is 0 or 1, the '
+            "queue delay is too short, or the batcher's preferred sizes cannot be met.",
             url(c.ALERT_BATCHING_INEFFECTIVE),
         ),
         _alert(
