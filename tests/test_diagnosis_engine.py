@@ -55,21 +55,7 @@ def test_gpu_fixture_first_finding(path: Path) -> None:
 
 
 def test_every_runbook_has_a_positive_fixture() -> None:
-    cpu = {
-        c.RUNBOOK_MODEL_FILE_MISSING,
-        c.RUNBOOK_VERSION_DIR_INVALID,
-        c.RUNBOOK_CONFIG_NAME_MISMATCH,
-        c.RUNBOOK_CONFIG_PARSE_ERROR,
-        c.RUNBOOK_BACKEND_NOT_FOUND,
-        c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
-        c.RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED,
-        c.RUNBOOK_DATATYPE_MISMATCH,
-        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
-        c.RUNBOOK_PYTHON_MODULE_MISSING,
-        c.RUNBOOK_PYTHON_MODEL_ERROR,
-        c.RUNBOOK_SHM_TOO_SMALL,
-        c.RUNBOOK_ENSEMBLE_DEPENDENCY,
-    }  # covered by the real-Triton corpus (test_diagnosis_realtriton.py)
+    cpu = c.CPU_REPRODUCIBLE_LOAD_FAILURES  # covered by the real-Triton corpus
     gpu = {p.name.split(".", 1)[0] for p in GPU_FIXTURES}
     assert set(c.LOAD_FAILURE_RUNBOOKS) <= cpu | gpu
     assert set(REMEDIATIONS) == set(c.LOAD_FAILURE_RUNBOOKS)

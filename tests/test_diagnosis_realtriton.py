@@ -338,21 +338,7 @@ def test_committed_capture_diagnosis(name: str) -> None:
 
 def test_committed_captures_cover_every_cpu_class() -> None:
     covered = {rb for name in CAPTURES for rb in expected(name).values()}
-    assert covered == {
-        c.RUNBOOK_MODEL_FILE_MISSING,
-        c.RUNBOOK_VERSION_DIR_INVALID,
-        c.RUNBOOK_CONFIG_NAME_MISMATCH,
-        c.RUNBOOK_CONFIG_PARSE_ERROR,
-        c.RUNBOOK_BACKEND_NOT_FOUND,
-        c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
-        c.RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED,
-        c.RUNBOOK_DATATYPE_MISMATCH,
-        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
-        c.RUNBOOK_PYTHON_MODULE_MISSING,
-        c.RUNBOOK_PYTHON_MODEL_ERROR,
-        c.RUNBOOK_SHM_TOO_SMALL,
-        c.RUNBOOK_ENSEMBLE_DEPENDENCY,
-    }
+    assert covered == c.CPU_REPRODUCIBLE_LOAD_FAILURES
 
 
 # ---------------------------------------------------------------------------- live regeneration
