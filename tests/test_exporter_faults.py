@@ -138,3 +138,14 @@ def test_repository_index_500_is_reported_and_metrics_still_flow(exporter_behind
     assert errors(exporter, c.TARGET_INDEX, c.FAULT_HTTP_STATUS) == 1
     # states come from the last good index in the window, not from nothing
     assert any(s.model == "broken_init" for s in exporter.derivation.states)
+
+
+@pytest.mark.parametrize("fault", [GARBAGE, TRUNCATE])
+def test_bad_statistics_are_reported_and_the_rest_still_flows(exporter_behind_proxy, fault):
+    exporter, _, api_proxy = exporter_behind_proxy
+    api_proxy.set_fault("/v2/models/stats", fault)
+    exporter.poll_once()
+    assert up(exporter) == 1
+    assert errors(exporter, c.TARGET_STATS, c.FAULT_PARSE) == 1
+    assert any(s.model == "broken_init" for s in exporter.derivation.states)
+    assert_no_bad_values(exporter)

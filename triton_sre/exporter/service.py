@@ -27,7 +27,7 @@ from triton_sre import __version__, tracing
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
-from triton_sre.exporter.collector import DerivedCollector, ExporterView
+from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import Derivation, derive, select_window
 from triton_sre.exporter.snapshot import (
     IndexEntry,
@@ -56,7 +56,7 @@ class _ConfigEntry:
 
 
 class Exporter:
-    """Polls one Triton and keeps the latest derivation; `registry` holds everything it exports."""
+    """Polls one Triton and keeps the latest derivation; `registry` holds its self-metrics."""
 
     def __init__(
         self,
@@ -86,7 +86,6 @@ class Exporter:
         self.ready = threading.Event()
 
         self.registry = CollectorRegistry(auto_describe=True)
-        self.registry.register(DerivedCollector(lambda: self._view))
         self._poll_duration = Histogram(
             c.M_POLL_DURATION,
             "Seconds one poll of Triton took (all endpoints).",
@@ -128,7 +127,7 @@ class Exporter:
             taken_at = self._clock()
             counters, gpus = self._fetch_metrics()
             raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", self.client.repository_index)
-            raw_stats = self._call(c.TARGET_STATS, "GET /v2/models/stats", self.client.all_stats)
+            stats = self._fetch_stats()
             index = index_from_json(raw_index) if raw_index is not None else None
             if index is not None:
                 self._refresh_configs(index)
@@ -136,7 +135,7 @@ class Exporter:
                 taken_at=taken_at,
                 counters=counters,
                 gpu_uuids=gpus,
-                stats=stats_from_json(raw_stats) if raw_stats is not None else None,
+                stats=stats,
                 index=index,
                 configs={name: entry.summary for name, entry in self._configs.items()},
             )
@@ -178,6 +177,16 @@ class Exporter:
         except ExpositionError as exc:
             self._record_error(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}")
             return None, None
+
+    def _fetch_stats(self) -> dict | None:
+        entries = self._call(c.TARGET_STATS, "GET /v2/models/stats", self.client.all_stats)
+        if entries is None:
+            return None
+        try:
+            return stats_from_json(entries)  # decodes entry by entry
+        except FetchError as exc:
+            self._record_error(exc.target, exc.kind, str(exc))
+            return None
 
     def _record_error(self, target: str, kind: str, message: str) -> None:
         self._errors.labels(target, kind).inc()
@@ -238,7 +247,7 @@ class Exporter:
         with self._lock:
             polls, body = self._rendered
             if polls != self._polls:
-                body = generate_latest(self.registry)
+                body = render(self._view).encode() + generate_latest(self.registry)
                 self._rendered = (self._polls, body)
             return body
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from sys import intern
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
@@ -88,7 +89,7 @@ def counters_from_samples(
         if where is None:
             found = dict(labels)
             model = found.get(c.LABEL_MODEL)
-            key = (model, found.get(c.LABEL_VERSION, "")) if model is not None else None
+            key = (intern(model), intern(found.get(c.LABEL_VERSION, ""))) if model is not None else None
             where = resolved[labels] = (key, found.get(c.LABEL_GPU_UUID))
         key, uuid = where
         if name in _PER_MODEL:
@@ -147,7 +148,7 @@ def stats_from_json(model_stats: Iterable[Any]) -> dict[ModelKey, ModelStats]:
             compute_ns += _ns(batch.get("compute_output"))
             size = int(_num(batch.get("batch_size")))
             by_size[size] = by_size.get(size, 0.0) + _count(batch.get("compute_infer"))
-        key = (entry["name"], str(entry.get("version", "")))
+        key = (intern(entry["name"]), intern(str(entry.get("version", ""))))
         result[key] = ModelStats(
             inference_count=_num(entry.get("inference_count")),
             execution_count=_num(entry.get("execution_count")),
@@ -166,8 +167,8 @@ def index_from_json(entries: Iterable[Any]) -> list[IndexEntry]:
         state = entry.get("state")
         rows.append(
             IndexEntry(
-                name=entry["name"],
-                version=str(entry.get("version", "") or ""),
+                name=intern(entry["name"]),
+                version=intern(str(entry.get("version", "") or "")),
                 state=state if state in c.MODEL_STATES else c.STATE_UNKNOWN,
                 reason=str(entry.get("reason", "") or ""),
             )

@@ -11,7 +11,9 @@ This client never calls Triton's model-control API (load/unload): triton-sre onl
 from __future__ import annotations
 
 import json
+import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -118,13 +120,19 @@ class TritonClient:
             raise FetchError(c.TARGET_INDEX, c.FAULT_PARSE, "repository index is not a list of models")
         return data
 
-    def all_stats(self) -> list[dict[str, Any]]:
-        """`GET /v2/models/stats`: statistics of every model version in one call."""
-        data = self._json(c.TARGET_STATS, "GET", f"{self._base}/v2/models/stats")
-        stats = data.get("model_stats") if isinstance(data, dict) else None
-        if not isinstance(stats, list):
-            raise FetchError(c.TARGET_STATS, c.FAULT_PARSE, "statistics have no model_stats list")
-        return stats
+    def all_stats(self) -> Iterator[dict[str, Any]]:
+        """`GET /v2/models/stats`: statistics of every model version in one call.
+
+        The body is fetched at once; its `model_stats` entries are decoded one at a time as the
+        caller iterates, so a 1,000-model answer never exists as one tree of Python objects. A
+        malformed entry raises FetchError(parse) during iteration.
+        """
+        body = self._fetch(c.TARGET_STATS, "GET", f"{self._base}/v2/models/stats")
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FetchError(c.TARGET_STATS, c.FAULT_PARSE, f"statistics are not UTF-8: {exc}") from exc
+        return iter_model_stats(text)
 
     def model_config(self, model: str, version: str = "") -> dict[str, Any]:
         """`GET /v2/models/<m>[/versions/<v>]/config`."""
@@ -146,6 +154,39 @@ class TritonClient:
     @property
     def _base(self) -> str:
         return self.triton_url.rstrip("/")
+
+
+_STATS_START = re.compile(r'\s*\{\s*"model_stats"\s*:\s*\[')
+_SPACE = re.compile(r"\s*")
+
+
+def iter_model_stats(text: str) -> Iterator[dict[str, Any]]:
+    """The entries of a `/v2/models/stats` body, decoded one by one (any other shape: decoded whole)."""
+    try:
+        start = _STATS_START.match(text)
+        if start is None:  # another key first, or not an object: decode it whole
+            data = json.loads(text)
+            stats = data.get("model_stats") if isinstance(data, dict) else None
+            if not isinstance(stats, list):
+                raise ValueError("no model_stats list")
+            yield from stats
+            return
+        decoder = json.JSONDecoder()
+        at = _SPACE.match(text, start.end()).end()
+        if text.startswith("]", at):
+            return
+        while True:
+            entry, at = decoder.raw_decode(text, at)
+            yield entry
+            at = _SPACE.match(text, at).end()
+            if text.startswith(",", at):
+                at = _SPACE.match(text, at + 1).end()
+            elif text.startswith("]", at):
+                return
+            else:
+                raise ValueError(f"expected ',' or ']' at character {at}")
+    except ValueError as exc:
+        raise FetchError(c.TARGET_STATS, c.FAULT_PARSE, f"statistics are not valid JSON: {exc}") from exc
 
 
 def _is_timeout(exc: BaseException) -> bool:
