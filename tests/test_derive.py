@@ -14,8 +14,10 @@ from triton_sre.exporter.snapshot import (
     ModelConfigSummary,
     ModelStats,
     Snapshot,
+    counter_row,
     counters_from_samples,
     index_from_json,
+    row_value,
     stats_from_json,
 )
 from triton_sre.triton.exposition import parse
@@ -37,7 +39,7 @@ def counters(inferences: float, executions: float, success: float | None = None,
 def snap(t: float, by_model: dict | None, stats: dict | None = None, **kw) -> Snapshot:
     return Snapshot(
         taken_at=t,
-        counters=by_model,
+        counters={k: counter_row(v) for k, v in by_model.items()} if by_model is not None else None,
         gpu_uuids=kw.pop("gpus", frozenset()) if by_model is not None else None,
         stats=stats,
         index=kw.pop("index", None),
@@ -207,9 +209,10 @@ def test_gpu_models_are_not_double_counted():
         'nv_gpu_utilization{gpu_uuid="GPU-b"} 0.1\n'
     )
     by_model, gpus = counters_from_samples(parse(text))
-    assert by_model[("m", "1")][c.NV_INFERENCE_COUNT] == 30  # the total, not 60
-    assert by_model[("old", "1")][c.NV_INFERENCE_COUNT] == 9  # no total series: sum of GPUs
-    assert by_model[("m", "1")][c.NV_REQUEST_FAILURE] == 5
+    assert row_value(by_model[("m", "1")], c.NV_INFERENCE_COUNT) == 30  # the total, not 60
+    assert row_value(by_model[("old", "1")], c.NV_INFERENCE_COUNT) == 9  # no total series: sum of GPUs
+    assert row_value(by_model[("m", "1")], c.NV_REQUEST_FAILURE) == 5
+    assert math.isnan(row_value(by_model[("m", "1")], c.NV_EXEC_COUNT))  # not exported: absent
     assert gpus == {"GPU-a", "GPU-b"}
 
 

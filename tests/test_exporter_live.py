@@ -14,7 +14,7 @@ from triton_sre.config import ExporterSettings
 from triton_sre.demo import traffic
 from triton_sre.exporter.derive import Pricing
 from triton_sre.exporter.service import Exporter, ExporterServer
-from triton_sre.exporter.snapshot import counters_from_samples, keep_family, stats_from_json
+from triton_sre.exporter.snapshot import counters_from_samples, keep_family, row_value, stats_from_json
 from triton_sre.triton.exposition import parse
 
 pytestmark = pytest.mark.triton
@@ -46,7 +46,7 @@ def raw_stats(triton) -> dict:
 
 
 def delta(before: dict, after: dict, key, family: str) -> float:
-    return after[key][family] - before.get(key, {}).get(family, 0.0)
+    return row_value(after[key], family) - (row_value(before[key], family) if key in before else 0.0)
 
 
 def scrape(url: str) -> dict[tuple[str, tuple], float]:

@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from triton_sre import conventions as c
-from triton_sre.exporter.snapshot import IndexEntry, ModelConfigSummary, ModelKey, Snapshot
+from triton_sre.exporter.snapshot import (
+    FAMILY_INDEX,
+    CounterRow,
+    IndexEntry,
+    ModelConfigSummary,
+    ModelKey,
+    Snapshot,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +88,7 @@ def select_window(snapshots: Sequence[Snapshot], window: float, slack: float = 0
     return [s for s in snapshots if s.taken_at >= start]
 
 
-def _rows(snapshots: Sequence[Snapshot], key: ModelKey) -> list[Mapping[str, float]]:
+def _rows(snapshots: Sequence[Snapshot], key: ModelKey) -> list[CounterRow]:
     """The model's counter values in each snapshot that read Triton's metrics and had the model."""
     rows = []
     for snap in snapshots:
@@ -91,8 +98,9 @@ def _rows(snapshots: Sequence[Snapshot], key: ModelKey) -> list[Mapping[str, flo
     return rows
 
 
-def _increase_of(rows: Sequence[Mapping[str, float]], family: str) -> float:
-    return increase([row[family] for row in rows if family in row])
+def _increase_of(rows: Sequence[CounterRow], family: str) -> float:
+    index = FAMILY_INDEX[family]
+    return increase([row[index] for row in rows])  # absent (NaN) observations are skipped
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:

@@ -19,7 +19,23 @@ if TYPE_CHECKING:
 
 ModelKey = tuple[str, str]
 
-_PER_MODEL = frozenset(c.PER_MODEL_COUNTERS) | frozenset(c.PER_MODEL_GAUGES)
+# A model's values in one snapshot are a tuple in this order (NaN: not exported), not a dict:
+# a 1,000-model window holds tens of thousands of them.
+ROW_FAMILIES = (*c.PER_MODEL_COUNTERS, *c.PER_MODEL_GAUGES)
+FAMILY_INDEX = {name: i for i, name in enumerate(ROW_FAMILIES)}
+_PER_MODEL = frozenset(ROW_FAMILIES)
+_ABSENT = float("nan")
+CounterRow = tuple[float, ...]
+
+
+def counter_row(values: Mapping[str, float]) -> CounterRow:
+    """A row from family -> value (families not given are absent)."""
+    return tuple(values.get(name, _ABSENT) for name in ROW_FAMILIES)
+
+
+def row_value(row: CounterRow, family: str) -> float:
+    """One family's value in a row (NaN when Triton did not export it)."""
+    return row[FAMILY_INDEX[family]]
 
 
 def keep_family(name: str) -> bool:
@@ -60,7 +76,7 @@ class ModelConfigSummary:
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     taken_at: float  # wall-clock seconds (time.time()) when the poll started
-    counters: Mapping[ModelKey, Mapping[str, float]] | None  # None: metrics fetch failed
+    counters: Mapping[ModelKey, CounterRow] | None  # None: metrics fetch failed
     gpu_uuids: frozenset[str] | None
     stats: Mapping[ModelKey, ModelStats] | None  # None: stats fetch failed
     index: Sequence[IndexEntry] | None  # None: index fetch failed
@@ -69,7 +85,7 @@ class Snapshot:
 
 def counters_from_samples(
     samples: Iterable[Sample],
-) -> tuple[dict[ModelKey, dict[str, float]], frozenset[str]]:
+) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
     """Per-model counter values and the GPUs seen.
 
     Triton exports per-model families on GPU models twice, with and without `gpu_uuid`. The
@@ -103,7 +119,7 @@ def counters_from_samples(
         values = totals.setdefault(key, {})
         for name, value in gpu_values.items():
             values.setdefault(name, value)
-    return totals, frozenset(gpus)
+    return {key: counter_row(values) for key, values in totals.items()}, frozenset(gpus)
 
 
 def _num(value: Any) -> float:
