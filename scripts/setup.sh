@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent setup of a development / CI machine (Debian, Python 3.10+):
-#   - Debian packages prometheus, prometheus-alertmanager and docker-compose, if their binaries are missing;
+#   - Debian packages prometheus, prometheus-alertmanager, docker-compose and chromium, if their binaries
+#     are missing;
 #   - the venv .venv in the repository, with triton-sre installed editable with [server,dev];
 #   - the shared libpython the Triton Python-backend stub links against, if missing.
 # Safe to run again: it only installs what is not there.
@@ -38,6 +39,7 @@ missing=()
 command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alertmanager)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # `triton-sre report` HTML test: headless screenshot
 
 PYTHON="${PYTHON:-python3}"
 PYV="$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from live_prometheus import live  # noqa: F401  (the session's one real Prometheus)
 
 from triton_sre.demo import SAMPLE_REPOSITORY
 from triton_sre.triton.local import LocalTriton

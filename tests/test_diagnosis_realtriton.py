@@ -11,7 +11,7 @@ The captures are also committed under ``tests/data/logs/real/`` (regenerate them
 the live test regenerates them and checks the diagnosis agrees, so they cannot go stale.
 """
 
-# ruff: noqa: E501 - log lines are test data and keep their real length
+
 
 from __future__ import annotations
 
@@ -25,203 +25,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from corpus import BROKEN, FIXTURES, OK_PY, STUCK, build_repository, config_pbtxt, diagnose_file
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.engine import Report, diagnose_events
-from triton_sre.diagnosis.logparse import parse, parse_text
-from triton_sre.diagnosis.scan import scan_lines
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
 from triton_sre.triton.local import LocalTriton, LocalTritonError
 
-FIXTURES = Path(__file__).parent / "data" / "logs" / "real"
-
-_IO = """
-input [ {{ name: "INPUT" data_type: {dt} dims: [ {dims} ] }} ]
-output [ {{ name: "OUTPUT" data_type: TYPE_FP32 dims: [ 4 ] }} ]
-"""
-_OK_PY = """import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        return [pb_utils.InferenceResponse(output_tensors=[]) for _ in requests]
-"""
-
-
-def _config(
-    name: str,
-    *,
-    backend: str = 'backend: "python"',
-    mbs: int | str = 0,
-    dt: str = "TYPE_FP32",
-    dims: str = "4",
-    extra: str = "",
-) -> str:
-    return f'name: "{name}"\n{backend}\nmax_batch_size: {mbs}\n' + _IO.format(dt=dt, dims=dims) + extra
-
-
-def _auto_complete(body: str) -> str:
-    return (
-        _OK_PY
-        + "\n    @staticmethod\n    def auto_complete_config(auto_complete_model_config):\n"
-        + body
-        + "        return auto_complete_model_config\n"
-    )
-
-
-def _ensemble(name: str, step: str) -> str:
-    return f"""name: "{name}"
-platform: "ensemble"
-max_batch_size: 0
-input [ {{ name: "IN" data_type: TYPE_FP32 dims: [ 4 ] }} ]
-output [ {{ name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] }} ]
-ensemble_scheduling {{ step [ {{ model_name: "{step}" model_version: -1
-  input_map {{ key: "INPUT" value: "IN" }} output_map {{ key: "OUTPUT" value: "OUT" }} }} ] }}
-"""
-
-
-# model directory -> (files, the runbook its failure must be diagnosed as; None = must load)
-BROKEN: dict[str, tuple[dict[str, str], str | None]] = {
-    "ok_model": ({"config.pbtxt": _config("ok_model"), "1/model.py": _OK_PY}, None),
-    "vd_non_integer": (
-        {"config.pbtxt": _config("vd_non_integer"), "v1/model.py": _OK_PY},
-        c.RUNBOOK_VERSION_DIR_INVALID,
-    ),
-    "vd_no_version": ({"config.pbtxt": _config("vd_no_version")}, c.RUNBOOK_VERSION_DIR_INVALID),
-    "vd_policy": (
-        {
-            "config.pbtxt": _config("vd_policy", extra="version_policy: { specific: { versions: [ 3 ] } }\n"),
-            "1/model.py": _OK_PY,
-        },
-        c.RUNBOOK_VERSION_DIR_INVALID,
-    ),
-    "name_mismatch": (
-        {"config.pbtxt": _config("other_name"), "1/model.py": _OK_PY},
-        c.RUNBOOK_CONFIG_NAME_MISMATCH,
-    ),
-    "cp_syntax": (
-        {
-            "config.pbtxt": 'name: "cp_syntax"\nbackend: "python"\ninput [ { name: "INPUT" data_type: TYPE_FP32\n',
-            "1/model.py": _OK_PY,
-        },
-        c.RUNBOOK_CONFIG_PARSE_ERROR,
-    ),
-    "cp_unknown_field": (
-        {"config.pbtxt": _config("cp_unknown_field", extra="max_batch_sizes: 4\n"), "1/model.py": _OK_PY},
-        c.RUNBOOK_CONFIG_PARSE_ERROR,
-    ),
-    "cp_bad_enum": (
-        {"config.pbtxt": _config("cp_bad_enum", dt="TYPE_FLOAT32"), "1/model.py": _OK_PY},
-        c.RUNBOOK_CONFIG_PARSE_ERROR,
-    ),
-    "cp_placeholder": (
-        {"config.pbtxt": _config("cp_placeholder", mbs="${max_batch_size}"), "1/model.py": _OK_PY},
-        c.RUNBOOK_CONFIG_PARSE_ERROR,
-    ),
-    "bk_onnx": (
-        {"config.pbtxt": _config("bk_onnx", backend='backend: "onnxruntime"'), "1/model.onnx": ""},
-        c.RUNBOOK_BACKEND_NOT_FOUND,
-    ),
-    "bk_trt": (
-        {"config.pbtxt": _config("bk_trt", backend='platform: "tensorrt_plan"'), "1/model.plan": ""},
-        c.RUNBOOK_BACKEND_NOT_FOUND,
-    ),
-    "bk_pytorch": (
-        {"config.pbtxt": _config("bk_pytorch", backend='backend: "pytorch"'), "1/model.pt": ""},
-        c.RUNBOOK_BACKEND_NOT_FOUND,
-    ),
-    "bk_typo": (
-        {"config.pbtxt": _config("bk_typo", backend='backend: "pyhton"'), "1/model.py": _OK_PY},
-        c.RUNBOOK_BACKEND_NOT_FOUND,
-    ),
-    "py_module": (
-        {"config.pbtxt": _config("py_module"), "1/model.py": "import not_a_module_xyz\n" + _OK_PY},
-        c.RUNBOOK_PYTHON_MODULE_MISSING,
-    ),
-    "py_init_exc": (
-        {
-            "config.pbtxt": _config("py_init_exc"),
-            "1/model.py": _OK_PY
-            + "\n    def initialize(self, args):\n        raise RuntimeError('boom in init')\n",
-        },
-        c.RUNBOOK_PYTHON_MODEL_ERROR,
-    ),
-    "py_syntax": (
-        {
-            "config.pbtxt": _config("py_syntax"),
-            "1/model.py": "class TritonPythonModel:\n    def execute(self, requests)\n        return []\n",
-        },
-        c.RUNBOOK_PYTHON_MODEL_ERROR,
-    ),
-    "ens_missing": (
-        {"config.pbtxt": _ensemble("ens_missing", "does_not_exist"), "1/.keep": ""},
-        c.RUNBOOK_ENSEMBLE_DEPENDENCY,
-    ),
-    "ens_broken_step": (
-        {"config.pbtxt": _ensemble("ens_broken_step", "py_init_exc"), "1/.keep": ""},
-        c.RUNBOOK_ENSEMBLE_DEPENDENCY,
-    ),
-    "dims_invalid": (
-        {"config.pbtxt": _config("dims_invalid", dims="-3"), "1/model.py": _OK_PY},
-        c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
-    ),
-    "dims_mismatch": (
-        {
-            "config.pbtxt": _config("dims_mismatch"),
-            "1/model.py": _auto_complete(
-                "        auto_complete_model_config.add_input("
-                "{'name': 'INPUT', 'data_type': 'TYPE_FP32', 'dims': [8]})\n"
-            ),
-        },
-        c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
-    ),
-    "dt_mismatch": (
-        {
-            "config.pbtxt": _config("dt_mismatch"),
-            "1/model.py": _auto_complete(
-                "        auto_complete_model_config.add_input("
-                "{'name': 'INPUT', 'data_type': 'TYPE_INT32', 'dims': [4]})\n"
-            ),
-        },
-        c.RUNBOOK_DATATYPE_MISMATCH,
-    ),
-    "mbs_unsupported": (
-        {
-            "config.pbtxt": _config("mbs_unsupported", mbs=8),
-            "1/model.py": _auto_complete("        auto_complete_model_config.set_max_batch_size(0)\n"),
-        },
-        c.RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED,
-    ),
-    "gpu_kind": (
-        {
-            "config.pbtxt": _config("gpu_kind", extra="instance_group [ { count: 1 kind: KIND_GPU } ]\n"),
-            "1/model.py": _OK_PY,
-        },
-        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
-    ),
-}
-# Python stubs that fail before the model can fail: the model stays LOADING (own server).
-STUCK: dict[str, tuple[dict[str, str], str | None]] = {
-    "ok_model": BROKEN["ok_model"],
-    "mf_no_model_py": (
-        {"config.pbtxt": _config("mf_no_model_py"), "1/.keep": ""},
-        c.RUNBOOK_MODEL_FILE_MISSING,
-    ),
-    "mf_beside": (
-        {"config.pbtxt": _config("mf_beside"), "model.py": _OK_PY, "1/.keep": ""},
-        c.RUNBOOK_MODEL_FILE_MISSING,
-    ),
-    "mf_default_name": (
-        {
-            "config.pbtxt": _config("mf_default_name", extra='default_model_filename: "net.py"\n'),
-            "1/model.py": _OK_PY,
-        },
-        c.RUNBOOK_MODEL_FILE_MISSING,
-    ),
-}
 # A shared-memory region larger than /dev/shm can hold (server-wide setting: own server).
 SHM_BYTES = 1 << 46
 SHM: dict[str, tuple[dict[str, str], str | None]] = {
-    "shm_model": ({"config.pbtxt": _config("shm_model"), "1/model.py": _OK_PY}, c.RUNBOOK_SHM_TOO_SMALL),
+    "shm_model": ({"config.pbtxt": config_pbtxt("shm_model"), "1/model.py": OK_PY}, c.RUNBOOK_SHM_TOO_SMALL),
 }
 
 # capture name -> (repository, LocalTriton arguments)
@@ -241,15 +55,6 @@ CAPTURES: dict[str, tuple[dict[str, tuple[dict[str, str], str | None]], dict[str
         },
     ),
 }
-
-
-def build_repository(root: Path, models: dict[str, tuple[dict[str, str], str | None]]) -> Path:
-    for model, (files, _runbook) in models.items():
-        for rel, text in files.items():
-            path = root / model / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-    return root
 
 
 def _stuck_done(log: str) -> bool:
@@ -296,11 +101,6 @@ def capture_all(out_dir: Path, workdir: Path) -> dict[str, Path]:
 def expected(name: str) -> dict[str, str]:
     models, _ = CAPTURES[name]
     return {m: rb for m, (_files, rb) in models.items() if rb is not None}
-
-
-def diagnose_file(path: Path) -> Report:
-    with path.open("rb") as f:
-        return diagnose_events(parse(scan_lines(f)))
 
 
 def check_capture(name: str, path: Path) -> None:

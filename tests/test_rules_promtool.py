@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
+from binaries import binary
 
 from triton_sre import conventions as c
 from triton_sre.generate.command import render_all
 from triton_sre.generate.slo import parse_spec
 
 REPO = Path(__file__).resolve().parents[1]
-PROMTOOL = shutil.which("promtool")
-pytestmark = pytest.mark.skipif(PROMTOOL is None, reason="Debian's promtool is not installed")
 
 
 def _run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(PROMTOOL), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run([binary("promtool"), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 def _test_in_parallel(files: list[Path]) -> None:
@@ -28,7 +25,7 @@ def _test_in_parallel(files: list[Path]) -> None:
         (
             f,
             subprocess.Popen(
-                [str(PROMTOOL), "test", "rules", f.name],
+                [binary("promtool"), "test", "rules", f.name],
                 cwd=f.parent,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

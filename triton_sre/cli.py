@@ -95,6 +95,18 @@ def build_parser() -> argparse.ArgumentParser:
     from triton_sre.diagnosis.command import add_triage_parser
 
     add_triage_parser(commands, EXIT_CODES_HELP)
+    from triton_sre.bot.command import add_bot_parser
+
+    add_bot_parser(commands, EXIT_CODES_HELP)
+    from triton_sre.lint.command import add_lint_parser
+
+    add_lint_parser(commands, EXIT_CODES_HELP)
+    from triton_sre.report.command import add_report_parser
+
+    add_report_parser(commands, EXIT_CODES_HELP)
+    from triton_sre.stack.command import add_stack_parser
+
+    add_stack_parser(commands, EXIT_CODES_HELP)
     return parser
 
 

@@ -150,8 +150,8 @@ def settings_from_mapping(data: Any, source: str) -> ExporterSettings:
     return ExporterSettings(**values, pricing=Pricing(**prices))
 
 
-def load_config(path: str | os.PathLike[str]) -> ExporterSettings:
-    """Read and validate a YAML config file."""
+def read_yaml(path: str | os.PathLike[str]) -> Any:
+    """A YAML file's document, loaded safely; errors name the file (and line for bad YAML)."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -160,13 +160,17 @@ def load_config(path: str | os.PathLike[str]) -> ExporterSettings:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: not UTF-8 text") from exc
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{source}: invalid YAML{at}: {problem}") from exc
-    return settings_from_mapping(data, source)
+
+
+def load_config(path: str | os.PathLike[str]) -> ExporterSettings:
+    """Read and validate a YAML config file."""
+    return settings_from_mapping(read_yaml(path), str(path))
 
 
 def resolve_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> ExporterSettings:

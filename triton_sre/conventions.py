@@ -381,6 +381,14 @@ ENV_SLACK_SIGNING_SECRET: Final = "SLACK_SIGNING_SECRET"
 ENV_SLACK_API_URL: Final = "SLACK_API_URL"
 DEFAULT_SLACK_API_URL: Final = "https://slack.com/api/"
 SLASH_COMMAND: Final = "/triton"
+# The bot's own metrics (GET /metrics on the bot).
+M_BOT_NOTIFICATIONS: Final = "triton_sre_bot_notifications_received_total"
+M_BOT_SLACK_CALLS: Final = "triton_sre_bot_slack_calls_total"  # labels method, outcome (ok or Slack's error)
+M_BOT_ACTIONS: Final = "triton_sre_bot_messages_total"  # label action: posted, updated, repeat, failed
+M_BOT_OUTBOX: Final = "triton_sre_bot_outbox_notifications"  # label state: pending, done, superseded, failed
+L_METHOD: Final = "method"
+L_OUTCOME: Final = "outcome"
+L_ACTION: Final = "action"
 
 # ---------------------------------------------------------------------------
 # `triton-sre lint`: problems Triton accepts but that cost money or latency (severity warning).
@@ -404,3 +412,21 @@ LABEL_QUANTILE: Final = "quantile"
 AM_STATUS_FIRING: Final = "firing"
 AM_STATUS_RESOLVED: Final = "resolved"
 AM_WEBHOOK_VERSION: Final = "4"
+LABEL_ALERTNAME: Final = "alertname"
+# Annotations every generated alert carries (the bot shows them).
+ANNOTATION_SUMMARY: Final = "summary"
+ANNOTATION_DESCRIPTION: Final = "description"
+ANNOTATION_RUNBOOK_URL: Final = "runbook_url"
+
+# ---------------------------------------------------------------------------
+# The sidecar stack (`triton-sre stack`, docker-compose.yml, deploy/): images, ports, paths.
+# ---------------------------------------------------------------------------
+# Triton server version -> NGC release of the image carrying it; the tests run 2.51 (nvidia-pytriton).
+TRITON_SERVER_RELEASES: Final = {"2.51": "24.10"}
+TRITON_TESTED_VERSION: Final = "2.51"
+TRITON_IMAGE: Final = f"nvcr.io/nvidia/tritonserver:{TRITON_SERVER_RELEASES[TRITON_TESTED_VERSION]}-py3"
+PROMETHEUS_PORT: Final = 9090
+ALERTMANAGER_PORT: Final = 9093
+GRAFANA_PORT: Final = 3000
+AM_RECEIVER_BOT: Final = "triton-sre-bot"  # Alertmanager receiver posting to the bot's webhook
+DEPLOY_DIR: Final = "deploy"

@@ -1,7 +1,11 @@
-"""`triton-sre demo`: a real local Triton with the sample models, the exporter, and traffic.
+"""`triton-sre demo`: the whole local stack on the sample models, with traffic.
 
-It prints where to look and, every few seconds, what the exporter derived: batching ratio,
-where request time goes, cost per 1k inferences, and the broken models with their runbook ids.
+It brings up what `triton-sre stack up` brings up — the real Triton, the exporter, Prometheus with
+the generated rules, Alertmanager, the bot and its Slack stand-in — drives concurrent traffic so
+batching and queueing happen, prints where to look and, every few seconds, what the exporter
+derived (read from its own /metrics, as any client would): batching ratio, where request time
+goes, cost per 1k inferences, and the broken models with their runbook ids. Ctrl-C or
+`--duration` stops everything it started.
 """
 
 from __future__ import annotations
@@ -11,10 +15,13 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any, TextIO
+
+import requests
 
 from triton_sre import conventions as c
 
@@ -25,11 +32,13 @@ DEMO_NODE_HOUR_USD = 0.36
 def add_demo_parser(commands: Any, epilog: str) -> None:
     demo = commands.add_parser(
         "demo",
-        help="run a real local Triton with sample models, the exporter and traffic",
+        help="run the local stack on sample models with traffic (real Triton, exporter, Prometheus, ...)",
         description=(
-            "Start the real Triton server from the nvidia-pytriton wheel on the sample model repository "
-            "(broken models included), start the exporter, drive concurrent traffic so batching and "
-            "queueing happen, and print what to look at. Runs until Ctrl-C or --duration."
+            "Start the local stack (the real Triton server from the nvidia-pytriton wheel on the sample "
+            "model repository, broken models included; the exporter; Prometheus with the generated rules; "
+            "Alertmanager; the Slack bot and its stand-in), drive concurrent traffic so batching and "
+            "queueing happen, and print what to look at. Runs until Ctrl-C or --duration, then stops "
+            "everything it started."
         ),
         epilog=epilog,
     )
@@ -40,18 +49,11 @@ def add_demo_parser(commands: Any, epilog: str) -> None:
         "--model-repository", type=Path, default=None, help="model repository (default: the bundled sample)"
     )
     demo.add_argument(
-        "--workdir",
-        type=Path,
-        default=None,
-        help="where Triton's log and backend dir go (default: a temp dir)",
+        "--workdir", type=Path, default=None, help="where configs, logs and data go (default: a temp dir)"
     )
     demo.add_argument(
-        "--exporter-port", type=int, default=0, help="exporter port on 127.0.0.1 (default: a free port)"
+        "--interval", type=float, default=2.0, help="poll, scrape and rule-evaluation interval (default 2)"
     )
-    demo.add_argument(
-        "--interval", type=float, default=2.0, help="exporter poll interval in seconds (default 2)"
-    )
-    demo.add_argument("--window", type=float, default=30.0, help="exporter window in seconds (default 30)")
     demo.add_argument(
         "--report-every", type=float, default=10.0, help="seconds between status reports (default 10)"
     )
@@ -62,80 +64,182 @@ def add_demo_parser(commands: Any, epilog: str) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from triton_sre.config import ExporterSettings
     from triton_sre.demo import SAMPLE_REPOSITORY
     from triton_sre.demo.traffic import TrafficDriver
-    from triton_sre.exporter.derive import Pricing
-    from triton_sre.exporter.service import Exporter, ExporterServer
-    from triton_sre.triton.local import LocalTriton, LocalTritonError
+    from triton_sre.stack.local import StackError, StackOptions, down, up
 
     out = sys.stdout
-    repository = args.model_repository or SAMPLE_REPOSITORY
+    repository = (args.model_repository or SAMPLE_REPOSITORY).absolute()
     if not repository.is_dir():
         print(f"triton-sre demo: model repository {repository} is not a directory", file=sys.stderr)
         return 2
+    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="triton-sre-demo-"))).absolute()
+    workdir.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
 
-    _say(args, out, f"Starting Triton on {repository} ...")
-    triton = LocalTriton(model_repository=repository, workdir=args.workdir, exit_on_error=False)
-    try:
-        triton.start()
-    except LocalTritonError as exc:
-        print(f"triton-sre demo: Triton did not start: {exc}", file=sys.stderr)
-        return 1
-    settings = ExporterSettings(
-        triton_url=triton.http_url,
-        metrics_url=triton.metrics_url,
-        listen=f"127.0.0.1:{args.exporter_port}",
+    def say(text: str) -> None:
+        _say(args, out, text)
+
+    opts = StackOptions(
+        model_repository=repository,
+        workdir=workdir / "stack",
         interval=args.interval,
-        window=args.window,
-        # one execution slot per core: the sample models' instances run in parallel processes
-        pricing=Pricing(
-            currency="USD", node_hour=DEMO_NODE_HOUR_USD, cpu_execution_slots=os.cpu_count() or 1
-        ),
+        group_wait=max(1.0, args.interval),
+        exporter_config=_demo_exporter_config(workdir),
     )
+    say(f"Starting the local stack on {repository} (workdir {workdir}) ...")
     try:
-        server = ExporterServer(Exporter(settings), "127.0.0.1", args.exporter_port)
-    except OSError as exc:
-        triton.stop()
-        print(f"triton-sre demo: exporter cannot listen: {exc.strerror or exc}", file=sys.stderr)
+        state = up(opts, lambda text: print(f"  {text}", file=sys.stderr, flush=True))
+    except StackError as exc:
+        print(f"triton-sre demo: the stack did not start: {exc}", file=sys.stderr)
+        down(opts.workdir, lambda _text: None)
         return 1
-    driver = TrafficDriver(triton.http_url)
+    components = {comp["name"]: comp for comp in state["components"]}
+    triton_url = components["triton"]["url"]
+    exporter_url = components["exporter"]["url"]
+    driver = TrafficDriver(triton_url)
     try:
-        with server:
-            driver.start()
-            _say(args, out, _banner(triton, server, settings))
-            _say(args, out, _write_generated(args.workdir))
-            log_findings = _diagnose_log(triton.log_path)
-            _say(args, out, _log_findings_text(log_findings, triton.log_path))
-            started = time.monotonic()
-            next_report = started + args.report_every
-            while not stop.is_set():
-                if args.duration is not None and time.monotonic() - started >= args.duration:
-                    break
-                stop.wait(min(1.0, max(0.0, next_report - time.monotonic())))
-                if time.monotonic() >= next_report:
-                    _say(args, out, _status_text(server.exporter))
-                    next_report += args.report_every
-            driver.stop()
-            server.exporter.poll_once()
-            if args.format == "json":
-                summary = _status_json(server.exporter, triton, server)
-                summary["log_findings"] = [
-                    {"model": f.model, "version": f.version, "runbook": f.runbook, "severity": f.severity}
-                    for f in log_findings
-                ]
-                json.dump(summary, out, indent=2)
-                out.write("\n")
-            else:
-                _say(args, out, _status_text(server.exporter))
+        say(_banner(state, components))
+        log_findings = _diagnose_log(Path(components["triton"]["server_log"]))
+        say(_log_findings_text(log_findings, components["triton"]["server_log"]))
+        driver.start()
+        started = time.monotonic()
+        next_report = started + args.report_every
+        while not stop.is_set():
+            if args.duration is not None and time.monotonic() - started >= args.duration:
+                break
+            stop.wait(min(1.0, max(0.0, next_report - time.monotonic())))
+            if time.monotonic() >= next_report:
+                say(_status_text(exporter_status(exporter_url)))
+                next_report += args.report_every
+        driver.stop()
+        time.sleep(args.interval * 1.5)  # one more exporter poll after the traffic stopped
+        summary = exporter_status(exporter_url)
+        if args.format == "json":
+            summary["urls"] = {name: comp["url"] for name, comp in components.items()}
+            summary["log_findings"] = [
+                {"model": f.model, "version": f.version, "runbook": f.runbook, "severity": f.severity}
+                for f in log_findings
+            ]
+            json.dump(summary, out, indent=2)
+            out.write("\n")
+        else:
+            say(_status_text(summary))
     finally:
         driver.stop()
-        triton.stop()
-    _say(args, out, "Stopped Triton and the exporter.")
+        down(opts.workdir, lambda _text: None)
+    say("Stopped everything the demo started.")
     return 0
+
+
+def _demo_exporter_config(workdir: Path) -> Path:
+    """The exporter's config for the demo: an example price, one execution slot per core."""
+    path = workdir / "exporter.yaml"
+    path.write_text(
+        "# written by triton-sre demo: an example price, set yours in your own config\n"
+        f"pricing:\n  currency: USD\n  node_hour: {DEMO_NODE_HOUR_USD}\n"
+        f"  cpu_execution_slots: {os.cpu_count() or 1}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _say(args: argparse.Namespace, out: TextIO, text: str) -> None:
+    print(text, file=out if args.format == "text" else sys.stderr, flush=True)
+
+
+def _banner(state: dict[str, Any], components: dict[str, dict[str, Any]]) -> str:
+    lines = ["", "triton-sre demo is running. Look at:"]
+    for name, comp in components.items():
+        lines.append(f"  {name:<14} {comp['url']:<26} log {comp['log']}")
+    exporter = components["exporter"]["url"]
+    lines += [
+        f"  exporter metrics       {exporter}{c.PATH_METRICS}",
+        f"  model states + reasons {exporter}{c.PATH_DEBUG_MODELS}",
+        f"  alerts firing          {components['prometheus']['url']}/alerts",
+        f"  generated rules and dashboards: {state.get('generated', '-')}",
+        f"Prices: an example node-hour price of {DEMO_NODE_HOUR_USD} USD (set yours in the exporter config).",
+        "Ctrl-C stops everything.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def exporter_status(exporter_url: str) -> dict[str, Any]:
+    """What the exporter derived, read from its /metrics and /debug/models like any client."""
+    from triton_sre.triton.exposition import parse
+
+    text = requests.get(f"{exporter_url}{c.PATH_METRICS}", timeout=10).text
+    debug = requests.get(f"{exporter_url}{c.PATH_DEBUG_MODELS}", timeout=10).json()
+    models: dict[tuple[str, str], dict[str, Any]] = {}
+    server: dict[str, float] = {}
+    for sample in parse(text):
+        labels = dict(sample.labels)
+        if c.L_MODEL not in labels or c.L_VERSION not in labels:
+            server[sample.name] = sample.value
+            continue
+        row = models.setdefault(
+            (labels[c.L_MODEL], labels[c.L_VERSION]),
+            {
+                "model": labels[c.L_MODEL],
+                "version": labels[c.L_VERSION],
+                "stage_seconds": {},
+                "stage_fraction": {},
+            },
+        )
+        if sample.name == c.M_BATCHING_RATIO:
+            row["batching_ratio"] = sample.value
+        elif sample.name == c.M_BATCH_FILL_RATIO:
+            row["batch_fill_ratio"] = sample.value
+        elif sample.name == c.M_COST_PER_1K:
+            row["cost_per_1k_inferences"] = sample.value
+        elif sample.name == c.M_REQUEST_STAGE_SECONDS:
+            row["stage_seconds"][labels[c.L_STAGE]] = sample.value
+        elif sample.name == c.M_REQUEST_STAGE_FRACTION:
+            row["stage_fraction"][labels[c.L_STAGE]] = sample.value
+    return {
+        "up": server.get(c.M_UP) == 1.0,
+        "window_seconds": server.get(c.M_WINDOW_SECONDS),
+        "idle_fraction": server.get(c.M_IDLE_COST_FRACTION),
+        "models": [m for _, m in sorted(models.items()) if "batching_ratio" in m or m["stage_seconds"]],
+        "states": debug.get("models", []),
+    }
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    """Format a value in a right-aligned column; `-` where there is none."""
+    width = int("".join(ch for ch in spec.split(".")[0] if ch.isdigit()) or 0)
+    return "-".rjust(width) if value is None else format(value, spec)
+
+
+def _status_text(status: dict[str, Any]) -> str:
+    window = status.get("window_seconds")
+    lines = [f"--- over the last {window or 0:.0f}s (triton_sre_up={int(status['up'])}) ---"]
+    lines.append(
+        f"{'model':<22}{'batching':>9}{'fill':>6}{'queue':>8}{'compute':>9}{'ms/req':>8}{'USD/1k':>10}"
+    )
+    compute_stages = (c.STAGE_COMPUTE_INPUT, c.STAGE_COMPUTE_INFER, c.STAGE_COMPUTE_OUTPUT)
+    for m in status["models"]:
+        fraction = m["stage_fraction"]
+        seconds = m["stage_seconds"]
+        lines.append(
+            f"{m['model']:<22}{_fmt(m.get('batching_ratio'), '9.2f')}"
+            f"{_fmt(m.get('batch_fill_ratio'), '6.2f')}"
+            f"{_fmt(fraction.get(c.STAGE_QUEUE), '8.0%')}"
+            f"{_fmt(sum(fraction.get(s, 0.0) for s in compute_stages) if fraction else None, '9.0%')}"
+            f"{_fmt(sum(seconds.values()) * 1000 if seconds else None, '8.1f')}"
+            f"{_fmt(m.get('cost_per_1k_inferences'), '10.3g')}"
+        )
+    if status.get("idle_fraction") is not None:
+        lines.append(f"idle share of the host: {status['idle_fraction']:.0%}")
+    for s in status["states"]:
+        if s["state"] != c.STATE_READY:
+            first = s["reason"].strip().splitlines()[0] if s["reason"].strip() else ""
+            where = f"{s['model']} v{s['version'] or '-'}"
+            lines.append(f"{s['state']}: {where}  runbook={s['runbook'] or '-'}  {first[:90]}")
+    return "\n".join(lines)
 
 
 def _diagnose_log(log_path: Path) -> list[Any]:
@@ -147,120 +251,8 @@ def _diagnose_log(log_path: Path) -> list[Any]:
         return [f for f in triage_stream(log, {}).findings if f.severity == c.IMPACT_CRITICAL]
 
 
-def _log_findings_text(findings: list[Any], log_path: Path) -> str:
+def _log_findings_text(findings: list[Any], log_path: str) -> str:
     lines = [f"Diagnosis of Triton's log (triton-sre triage {log_path}):"]
     for f in findings:
         lines.append(f"  {f.model or '(server)'}: {f.runbook} — {f.remediation}")
     return "\n".join(lines if findings else [*lines, "  no failed model"])
-
-
-def _write_generated(workdir: Path | None) -> str:
-    """Write `triton-sre generate`'s artifacts (from ./slos.yaml if present, else the default) into
-    <workdir>/generated, or a temp dir that outlives the demo when no --workdir was given."""
-    import tempfile
-
-    from triton_sre.generate.command import default_spec, render_all, write_files
-    from triton_sre.generate.slo import SpecError, load_spec
-
-    target = workdir / "generated" if workdir else Path(tempfile.mkdtemp(prefix="triton-sre-demo-generated-"))
-
-    try:
-        spec = load_spec("slos.yaml") if Path("slos.yaml").is_file() else default_spec()
-    except SpecError as exc:
-        return f"Not generating rules and dashboards: {exc}"
-    files = render_all(spec)
-    write_files(files, target)
-    return (
-        f"Generated Prometheus rules, promtool tests and Grafana dashboards from {spec.source} "
-        f"({len(files)} files) in {target}/alerts and {target}/dashboards."
-    )
-
-
-def _say(args: argparse.Namespace, out: TextIO, text: str) -> None:
-    if args.format == "text":
-        print(text, file=out, flush=True)
-    else:
-        print(text, file=sys.stderr, flush=True)
-
-
-def _banner(triton: Any, server: Any, settings: Any) -> str:
-    return "\n".join(
-        [
-            "",
-            "triton-sre demo is running. Look at:",
-            f"  Triton HTTP            {triton.http_url}   (try {triton.http_url}/v2/models/stats)",
-            f"  Triton metrics         {triton.metrics_url}",
-            f"  exporter metrics       {server.url}{c.PATH_METRICS}",
-            f"  model states + reasons {server.url}{c.PATH_DEBUG_MODELS}",
-            f"  Triton log             {triton.log_path}",
-            f"Prices: an example node-hour price of {DEMO_NODE_HOUR_USD} USD (set yours in the config).",
-            f"Window {settings.window:g}s, poll every {settings.interval:g}s. Ctrl-C stops everything.",
-            "",
-        ]
-    )
-
-
-def _fmt(value: float | None, spec: str) -> str:
-    """Format a value in a right-aligned column; `-` where there is none."""
-    width = int("".join(ch for ch in spec.split(".")[0] if ch.isdigit()) or 0)
-    return "-".rjust(width) if value is None else format(value, spec)
-
-
-def _status_text(exporter: Any) -> str:
-    d = exporter.derivation
-    if d is None:
-        return "(no poll of Triton yet)"
-    lines = [f"--- over the last {d.window_seconds:.0f}s (triton_sre_up={int(exporter.up)}) ---"]
-    lines.append(
-        f"{'model':<22}{'batching':>9}{'fill':>6}{'queue':>8}{'compute':>9}{'ms/req':>8}{'USD/1k':>10}"
-    )
-    for m in d.models:
-        if m.batching_ratio is None and m.stage_seconds is None:
-            continue  # no traffic in the window (or a model that never loaded)
-        seconds = m.stage_seconds or {}
-        fraction = m.stage_fraction or {}
-        compute = sum(
-            fraction.get(s, 0.0)
-            for s in (c.STAGE_COMPUTE_INPUT, c.STAGE_COMPUTE_INFER, c.STAGE_COMPUTE_OUTPUT)
-        )
-        total_ms = sum(seconds.values()) * 1000 if seconds else None
-        lines.append(
-            f"{m.model:<22}{_fmt(m.batching_ratio, '9.2f')}{_fmt(m.batch_fill_ratio, '6.2f')}"
-            f"{_fmt(fraction.get(c.STAGE_QUEUE) if fraction else None, '8.0%')}"
-            f"{_fmt(compute if fraction else None, '9.0%')}{_fmt(total_ms, '8.1f')}"
-            f"{_fmt(m.cost_per_1k, '10.3g')}"
-        )
-    if d.idle_fraction is not None:
-        lines.append(f"idle share of the host: {d.idle_fraction:.0%}")
-    broken = [s for s in d.states if s.state != c.STATE_READY]
-    for s in broken:
-        first = s.reason.strip().splitlines()[0] if s.reason.strip() else ""
-        lines.append(f"{s.state}: {s.model} v{s.version or '-'}  runbook={s.runbook or '-'}  {first[:90]}")
-    return "\n".join(lines)
-
-
-def _status_json(exporter: Any, triton: Any, server: Any) -> dict[str, Any]:
-    d = exporter.derivation
-    return {
-        "triton_http_url": triton.http_url,
-        "exporter_url": server.url,
-        "up": exporter.up,
-        "window_seconds": d.window_seconds if d else None,
-        "idle_fraction": d.idle_fraction if d else None,
-        "models": [
-            {
-                "model": m.model,
-                "version": m.version,
-                "batching_ratio": m.batching_ratio,
-                "batch_fill_ratio": m.batch_fill_ratio,
-                "stage_seconds": dict(m.stage_seconds or {}),
-                "stage_fraction": dict(m.stage_fraction or {}),
-                "cost_per_1k_inferences": m.cost_per_1k,
-            }
-            for m in (d.models if d else ())
-        ],
-        "states": [
-            {"model": s.model, "version": s.version, "state": s.state, "runbook": s.runbook}
-            for s in (d.states if d else ())
-        ],
-    }

@@ -80,7 +80,8 @@ def add_generate_parser(commands: Any, epilog: str) -> None:
         help="generate recording rules, SLO burn-rate and operational alerts, promtool tests, dashboards",
         description=(
             "Read the SLO spec and write alerts/*.yaml (Prometheus rules), alerts/tests/*.yaml (promtool "
-            "unit tests) and dashboards/*.json (Grafana) under --out. Output is deterministic. With --check "
+            "unit tests), dashboards/*.json (Grafana) and deploy/ (the stack's Prometheus, Alertmanager, "
+            "Grafana and Kubernetes files) under --out. Output is deterministic. With --check "
             "nothing is written and the exit code is 1 if any file is missing or stale."
         ),
         epilog=f"{epilog}; with --check, 1 means generated files are stale",
@@ -109,7 +110,9 @@ def run_generate(args: argparse.Namespace) -> int:
     if not base:
         print("triton-sre generate: --runbook-base-url must not be empty", file=sys.stderr)
         return EXIT_USAGE
-    files = render_all(spec, base)
+    from triton_sre.stack.render import deploy_files
+
+    files = {**render_all(spec, base), **deploy_files(spec, base)}  # + deploy/ (compose, k8s)
     out: Path = args.out
     if args.check:
         stale = stale_files(files, out)

@@ -1,0 +1,125 @@
+"""One real Prometheus (Debian's) for the test session, scraping the shared real Triton and an
+in-process exporter with the generated rules loaded, after 15 s of mixed traffic.
+
+Registered in conftest.py, so every module using the `live` fixture shares the one instance.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+import yaml
+from binaries import binary
+
+from triton_sre.config import ExporterSettings
+from triton_sre.demo import SLOW_MODEL, TEXT_ECHO, VECTOR_SCALE
+from triton_sre.demo.traffic import TrafficDriver
+from triton_sre.exporter.derive import Pricing
+from triton_sre.exporter.service import Exporter, ExporterServer
+from triton_sre.generate.command import default_spec, render_all
+from triton_sre.triton.local import LocalTriton, free_port
+
+
+class Prom:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        response = requests.get(f"{self.url}/api/v1/query", params={"query": expr}, timeout=10)
+        body = response.json()
+        assert response.status_code == 200 and body["status"] == "success", f"{expr}\n-> {body}"
+        result: list[dict[str, Any]] = body["data"]["result"]
+        return result
+
+    def wait_for(self, expr: str, timeout: float = 30.0) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while True:
+            result = self.query(expr)
+            if result or time.monotonic() > deadline:
+                return result
+            time.sleep(0.5)
+
+
+@pytest.fixture(scope="session")
+def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Prometheus + exporter + 15 s of mixed traffic (with backend failures) on the shared Triton."""
+    work = tmp_path_factory.mktemp("prometheus")
+    spec = default_spec()
+    for rel, content in render_all(spec).items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(content)
+    settings = ExporterSettings(
+        triton_url=triton.http_url,
+        metrics_url=triton.metrics_url,
+        interval=1.0,
+        window=300.0,
+        pricing=Pricing(currency="USD", node_hour=0.36, cpu_execution_slots=2),
+    )
+    exporter = ExporterServer(Exporter(settings), "127.0.0.1", 0).start()
+    port = free_port()
+    triton_target = triton.metrics_url.split("//", 1)[1].split("/", 1)[0]
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
+        "rule_files": [str(p) for p in sorted((work / "alerts").glob("*.yaml"))],
+        "scrape_configs": [
+            {"job_name": spec.triton_job, "static_configs": [{"targets": [triton_target]}]},
+            {
+                "job_name": spec.exporter_job,
+                "static_configs": [{"targets": [exporter.url.split("//", 1)[1]]}],
+            },
+        ],
+    }
+    (work / "prometheus.yml").write_text(yaml.safe_dump(config))
+    log = (work / "prometheus.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            binary("prometheus"),
+            f"--config.file={work / 'prometheus.yml'}",
+            f"--storage.tsdb.path={work / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--log.level=warn",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    driver = TrafficDriver(
+        triton.http_url,
+        {VECTOR_SCALE: 4, SLOW_MODEL: 2, TEXT_ECHO: 1},
+        error_fraction=0.05,
+        max_duration_s=60,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if requests.get(f"{url}/-/ready", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, (work / "prometheus.log").read_text()
+            time.sleep(0.2)
+        prom = Prom(url)
+        assert prom.wait_for(f'up{{job="{spec.exporter_job}"}} == 1'), "exporter not scraped"
+        assert prom.wait_for(f'up{{job="{spec.triton_job}"}} == 1'), "Triton not scraped"
+        driver.start()
+        time.sleep(15)
+        driver.stop()
+        time.sleep(3)  # a last scrape, poll and rule evaluation after the traffic stopped
+        exporter.exporter.poll_once()
+        yield {"prom": prom, "exporter": exporter, "work": work, "spec": spec}
+    finally:
+        driver.stop()
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        exporter.stop()

@@ -1,0 +1,122 @@
+"""Prometheus in the bot: the real Prometheus (the session's `live` one, generated SLO rules loaded)
+answers the burn-rate and budget queries and the chart's range query; the PNG goes into the
+message's thread through files_upload_v2 (the stand-in's three-step upload)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+import requests
+
+from triton_sre import conventions as c
+from triton_sre.bot.command import Bot
+from triton_sre.bot.config import BotSettings
+from triton_sre.bot.slack_standin import SlackStandin
+
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+TOKEN = "am-" + uuid.uuid4().hex
+SLACK_TOKEN = "xoxb-" + uuid.uuid4().hex
+
+
+@pytest.fixture(scope="module")
+def prometheus(live: dict[str, Any]) -> str:
+    """The session's real Prometheus (generated rules loaded, after traffic on the shared Triton)."""
+    return str(live["prom"].url)
+
+
+def notification(case: str, expr: str) -> dict[str, Any]:
+    return {
+        "version": "4",
+        "groupKey": f"{{}}:{{case={case}}}",
+        "status": "firing",
+        "receiver": "bot",
+        "groupLabels": {"case": case},
+        "commonLabels": {"alertname": c.ALERT_QUEUE_TIME_HIGH, "case": case},
+        "commonAnnotations": {},
+        "externalURL": "",
+        "alerts": [
+            {
+                "status": "firing",
+                "labels": {"alertname": c.ALERT_QUEUE_TIME_HIGH, "model": "m", "case": case},
+                "annotations": {"summary": f"queue time high {case}"},
+                "fingerprint": case,
+                "startsAt": "2026-11-29T10:00:00Z",
+                "generatorURL": f"http://prometheus.invalid/graph?g0.expr={quote(expr)}&g0.tab=1",
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize("with_prometheus", [True, False])
+def test_chart_uploaded_into_the_thread(tmp_path: Path, prometheus: str, with_prometheus: bool) -> None:
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(
+            channel="#c", listen="127.0.0.1:0", prometheus_url=prometheus if with_prometheus else None
+        )
+        with Bot(settings, tmp_path / "o.sqlite3", TOKEN, SLACK_TOKEN, standin.url) as bot:
+            case = uuid.uuid4().hex[:8]
+            answer = requests.post(
+                f"{bot.url}{c.PATH_BOT_ALERTMANAGER}",
+                json=notification(case, "vector(0.3) * 2"),
+                headers={"Authorization": f"Bearer {TOKEN}"},
+                timeout=5,
+            )
+            assert answer.status_code == 200
+            assert standin.wait_for(lambda: bool(standin.calls("chat.postMessage", ok_only=True)), 10)
+            ts = standin.calls("chat.postMessage", ok_only=True)[0].response["ts"]
+            if with_prometheus:
+                assert standin.wait_for(
+                    lambda: bool(standin.calls("files.completeUploadExternal", ok_only=True)), 15
+                )
+                complete = standin.calls("files.completeUploadExternal", ok_only=True)[0]
+                assert complete.params.get("thread_ts") == ts
+                upload = standin.calls("upload")[0]
+                assert upload.params["bytes"] > 1000
+            else:
+                time.sleep(0.5)
+                assert not standin.calls("files.getUploadURLExternal")
+            assert case in json.dumps(standin.calls("chat.postMessage")[0].params)
+
+
+def test_burn_rate_query_is_valid_promql(prometheus: str) -> None:
+    from triton_sre.bot.prom import Prometheus
+    from triton_sre.bot.worker import burn_rate_expr
+
+    client = Prometheus(prometheus)
+    # Prometheus parses it (a syntax error would raise PromError); no SLO series here: no value.
+    assert client.instant(burn_rate_expr('avail"ability', "1h", "m\\1")) is None
+    assert client.range(burn_rate_expr("availability", "5m", "m")) == []
+    assert client.instant("vector(2)") == 2.0
+
+
+def test_burn_rate_and_budget_from_the_real_slo_rules(prometheus: str, tmp_path: Path) -> None:
+    from triton_sre.bot.enrich import parse_group
+    from triton_sre.bot.slack import SlackDelivery
+    from triton_sre.bot.worker import Worker
+    from triton_sre.demo import VECTOR_SCALE
+
+    labels = {
+        "alertname": c.ALERT_SLO_ERROR_BUDGET_BURN,
+        "slo": "availability",
+        "window": "5m",
+        "model": VECTOR_SCALE,
+        "severity": c.SEVERITY_PAGE,
+    }
+    group = parse_group(
+        {"alerts": [{"labels": labels, "fingerprint": "slo1", "annotations": {}}], "commonLabels": labels}
+    )
+    settings = BotSettings(channel="#c", prometheus_url=prometheus)
+    from triton_sre.bot.outbox import Outbox
+
+    worker = Worker(settings, Outbox(tmp_path / "o.sqlite3"), SlackDelivery("xoxb-unused"), {})
+    facts = worker.facts(group)
+    # The live traffic failed 5% of requests against a 99.9% objective: far above budget.
+    assert facts.burn_rates["slo1"] > 1
+    assert facts.budgets_remaining["slo1"] < 1

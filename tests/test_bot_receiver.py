@@ -1,0 +1,296 @@
+"""The bot's HTTP side: webhook authentication and input limits, Slack slash-command signatures,
+and that no secret ever reaches the logs. An in-process bot talks to the Slack stand-in."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+import requests
+
+from triton_sre import conventions as c
+from triton_sre.bot.command import Bot, read_bearer_token
+from triton_sre.bot.config import BotSettings
+from triton_sre.bot.receiver import slack_signature, verify_slack_request
+from triton_sre.bot.slack_standin import SlackStandin
+from triton_sre.config import ConfigError
+from triton_sre.demo import BROKEN_MISSING_MODULE
+
+WEBHOOK_TOKEN = "am-" + uuid.uuid4().hex
+SLACK_TOKEN = "xoxb-" + uuid.uuid4().hex
+SIGNING_SECRET = "sig-" + uuid.uuid4().hex
+MAX_BODY = 64 * 1024
+
+
+@pytest.fixture(scope="module")
+def standin() -> Iterator[SlackStandin]:
+    with SlackStandin(token=SLACK_TOKEN) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def bot(tmp_path_factory: pytest.TempPathFactory, standin: SlackStandin, triton: Any) -> Iterator[Bot]:
+    settings = BotSettings(
+        channel="#t",
+        listen="127.0.0.1:0",
+        max_body_bytes=MAX_BODY,
+        triton_url=triton.http_url,
+        runbook_base_url="https://runbooks.example.com/",
+        retry_base_seconds=0.1,
+        retry_max_seconds=0.5,
+    )
+    path = tmp_path_factory.mktemp("bot-recv") / "outbox.sqlite3"
+    with Bot(settings, path, WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET) as running:
+        yield running
+
+
+def notification(case: str, n_alerts: int = 1) -> dict[str, Any]:
+    alerts = [
+        {
+            "status": "firing",
+            "labels": {
+                "alertname": c.ALERT_SERVER_DOWN,
+                "instance": f"triton-{i}:8002",
+                "severity": "page",
+                "case": case,
+            },
+            "annotations": {
+                "summary": f"Triton triton-{i} is down ({case})",
+                "runbook_url": "runbooks/triton-server-down.md",
+            },
+            "startsAt": "2026-11-29T17:00:00Z",
+            "endsAt": "0001-01-01T00:00:00Z",
+            "generatorURL": "",
+            "fingerprint": f"{case}{i:04d}",
+        }
+        for i in range(n_alerts)
+    ]
+    return {
+        "version": "4",
+        "groupKey": f'{{}}:{{case="{case}"}}',
+        "truncatedAlerts": 0,
+        "status": "firing",
+        "receiver": "bot",
+        "groupLabels": {"case": case},
+        "commonLabels": {"alertname": c.ALERT_SERVER_DOWN, "severity": "page", "case": case},
+        "commonAnnotations": {},
+        "externalURL": "http://alertmanager.example.com:9093",
+        "alerts": alerts,
+        "someFieldFromTheFuture": {"x": 1},
+    }
+
+
+def total(bot: Bot) -> int:
+    return sum(bot.outbox.counts().values())
+
+
+def post(bot: Bot, body: bytes | str, token: str | None = WEBHOOK_TOKEN, **headers: str) -> requests.Response:
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return requests.post(f"{bot.url}{c.PATH_BOT_ALERTMANAGER}", data=body, headers=headers, timeout=5)
+
+
+def test_accepts_a_notification_and_posts_it(bot: Bot, standin: SlackStandin) -> None:
+    case = uuid.uuid4().hex[:8]
+    answer = post(bot, json.dumps(notification(case)))
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["status"] == "queued"
+    assert standin.wait_for(
+        lambda: any(case in json.dumps(x.params) for x in standin.calls("chat.postMessage")), 10
+    )
+
+
+@pytest.mark.parametrize("token", [None, "", "wrong-token", WEBHOOK_TOKEN + "x"])
+def test_missing_or_wrong_bearer_is_401(bot: Bot, token: str | None) -> None:
+    before = total(bot)
+    answer = post(bot, json.dumps(notification("auth")), token=token)
+    assert answer.status_code == 401
+    assert answer.headers.get("WWW-Authenticate") == "Bearer"
+    assert total(bot) == before
+
+
+def test_other_auth_schemes_are_401(bot: Bot) -> None:
+    answer = requests.post(
+        f"{bot.url}{c.PATH_BOT_ALERTMANAGER}", data=b"{}", auth=("user", WEBHOOK_TOKEN), timeout=5
+    )
+    assert answer.status_code == 401
+
+
+def test_oversized_body_is_413_and_the_bot_keeps_serving(bot: Bot) -> None:
+    big = json.dumps(notification("big", n_alerts=400))
+    assert len(big) > MAX_BODY
+    assert post(bot, big).status_code == 413
+    assert requests.get(f"{bot.url}{c.PATH_HEALTHZ}", timeout=5).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b"\xff\xfe\x00",
+        b"[]",
+        b'{"alerts": "nope"}',
+        b'"string"',
+        b"",
+        b'{"alerts": [1]}',
+        b"[" * 50000,
+    ],
+)
+def test_malformed_body_is_400(bot: Bot, body: bytes) -> None:
+    before = total(bot)
+    answer = post(bot, body)
+    assert answer.status_code == 400, answer.text
+    assert total(bot) == before
+
+
+def test_unknown_paths_and_health(bot: Bot) -> None:
+    assert requests.get(f"{bot.url}/nope", timeout=5).status_code == 404
+    health = requests.get(f"{bot.url}{c.PATH_HEALTHZ}", timeout=5)
+    assert health.status_code == 200 and "outbox" in health.json()
+
+
+def slash(
+    bot: Bot,
+    text: str,
+    *,
+    secret: str = SIGNING_SECRET,
+    age: float = 0,
+    signature: str | None = None,
+    timestamp: str | None = None,
+) -> requests.Response:
+    body = urlencode({"command": c.SLASH_COMMAND, "text": text, "user_id": "U1", "channel_id": "C1"}).encode()
+    ts = timestamp if timestamp is not None else str(int(time.time() - age))
+    headers = {
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": signature if signature is not None else slack_signature(secret, ts, body),
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+    return requests.post(f"{bot.url}{c.PATH_BOT_SLACK_COMMANDS}", data=body, headers=headers, timeout=5)
+
+
+def test_slash_command_status(bot: Bot) -> None:
+    answer = slash(bot, "status")
+    assert answer.status_code == 200
+    assert "alert group(s) firing" in answer.json()["text"]
+
+
+def test_slash_command_diagnose_answers_within_3_seconds(bot: Bot) -> None:
+    started = time.monotonic()
+    answer = slash(bot, f"diagnose {BROKEN_MISSING_MODULE}")
+    assert time.monotonic() - started < 3.0
+    assert answer.status_code == 200
+    text = answer.json()["text"]
+    assert c.RUNBOOK_PYTHON_MODULE_MISSING in text and BROKEN_MISSING_MODULE in text
+    assert "https://runbooks.example.com/python-module-missing.md" in text
+    assert "does not know" in slash(bot, "diagnose no_such_model").json()["text"]
+    assert "Usage" in slash(bot, "help").json()["text"]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"secret": "forged-secret"},
+        {"age": 301},
+        {"age": -301},
+        {"signature": ""},
+        {"signature": "v0=" + "0" * 64},
+        {"timestamp": "not-a-number"},
+    ],
+)
+def test_forged_or_stale_slack_signature_is_401(bot: Bot, kwargs: dict[str, Any]) -> None:
+    assert slash(bot, "status", **kwargs).status_code == 401
+
+
+def test_signature_verification_window() -> None:
+    body = b"text=status"
+    now = 1_800_000_000
+    sig = slack_signature("s", str(now), body)
+    assert verify_slack_request("s", str(now), sig, body, now=now + 299)
+    assert not verify_slack_request("s", str(now), sig, body, now=now + 301)
+    assert not verify_slack_request("s", str(now), sig, body + b"x", now=now)
+    assert not verify_slack_request("", str(now), sig, body, now=now)
+
+
+def test_bearer_token_sources(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("from-file\n")
+    assert read_bearer_token(str(token_file), {c.ENV_BOT_TOKEN: "from-env"}) == "from-file"
+    assert read_bearer_token(None, {c.ENV_BOT_TOKEN: "from-env"}) == "from-env"
+    with pytest.raises(ConfigError, match=c.ENV_BOT_TOKEN):
+        read_bearer_token(None, {})
+    (tmp_path / "empty").write_text("")
+    with pytest.raises(ConfigError, match="empty"):
+        read_bearer_token(str(tmp_path / "empty"), {})
+
+
+def test_secrets_never_logged(bot: Bot, standin: SlackStandin, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    case = uuid.uuid4().hex[:8]
+    standin.fail_next(1, status=429, retry_after=0.2, methods=("chat.postMessage",))
+    assert post(bot, json.dumps(notification(case))).status_code == 200
+    post(bot, json.dumps(notification(case + "x")), token="wrong")
+    slash(bot, "status", secret="forged")
+    slash(bot, "status")
+    assert standin.wait_for(
+        lambda: any(case in json.dumps(x.params) for x in standin.calls("chat.postMessage", ok_only=True)), 10
+    )
+    text = caplog.text
+    assert "rate limited" in text  # the retry was logged...
+    for secret in (WEBHOOK_TOKEN, SLACK_TOKEN, SIGNING_SECRET):
+        assert secret not in text  # ...and no secret was
+
+
+def test_standin_rejects_wrong_token(standin: SlackStandin) -> None:
+    from slack_sdk import WebClient
+    from slack_sdk.errors import SlackApiError
+
+    with pytest.raises(SlackApiError) as raised:
+        WebClient(token="xoxb-wrong", base_url=standin.url).chat_postMessage(channel="#t", text="x")
+    assert raised.value.response["error"] == "invalid_auth"
+
+
+def test_cli_refuses_to_start_without_secrets_or_with_bad_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from triton_sre.cli import main
+
+    for name in (c.ENV_BOT_TOKEN, c.ENV_SLACK_BOT_TOKEN, c.ENV_SLACK_SIGNING_SECRET):
+        monkeypatch.delenv(name, raising=False)
+    outbox = str(tmp_path / "o.sqlite3")
+    assert main(["bot", "--channel", "#c", "--outbox", outbox, "--listen", "127.0.0.1:0"]) == 2
+    assert c.ENV_BOT_TOKEN in capsys.readouterr().err
+    monkeypatch.setenv(c.ENV_BOT_TOKEN, WEBHOOK_TOKEN)
+    assert main(["bot", "--channel", "#c", "--outbox", outbox, "--listen", "127.0.0.1:0"]) == 2
+    assert c.ENV_SLACK_BOT_TOKEN in capsys.readouterr().err
+    monkeypatch.setenv(c.ENV_SLACK_BOT_TOKEN, SLACK_TOKEN)
+    assert main(["bot", "--outbox", outbox, "--listen", "127.0.0.1:0"]) == 2
+    assert "no channel" in capsys.readouterr().err
+    bad = tmp_path / "bot.yaml"
+    bad.write_text("bot:\n  routes: {}\n")
+    assert main(["bot", "--config", str(bad), "--outbox", outbox]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "bot.routes" in err
+    assert WEBHOOK_TOKEN not in err and SLACK_TOKEN not in err
+
+
+def test_metrics_count_notifications_slack_calls_and_the_outbox(bot: Bot, standin: SlackStandin) -> None:
+    case = uuid.uuid4().hex[:8]
+    standin.fail_next(1, status=429, retry_after=0.1, methods=("chat.postMessage",))
+    assert post(bot, json.dumps(notification(case))).status_code == 200
+    assert standin.wait_for(
+        lambda: any(case in json.dumps(x.params) for x in standin.calls("chat.postMessage", ok_only=True)), 10
+    )
+    time.sleep(0.2)
+    text = requests.get(f"{bot.url}{c.PATH_METRICS}", timeout=5).text
+    assert c.M_BOT_NOTIFICATIONS in text
+    assert f'{c.M_BOT_SLACK_CALLS}{{method="chat.postMessage",outcome="ratelimited"}}' in text
+    assert f'{c.M_BOT_SLACK_CALLS}{{method="chat.postMessage",outcome="ok"}}' in text
+    assert f'{c.M_BOT_ACTIONS}{{action="posted"}}' in text
+    assert f'{c.M_BOT_OUTBOX}{{state="done"}}' in text

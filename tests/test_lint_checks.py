@@ -1,0 +1,277 @@
+"""`triton-sre lint` checks on small seeded repositories (no server): each finding where it must
+appear and not where it must not, its file and line, the output formats and the exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.diagnosis.catalog import load_catalog
+from triton_sre.lint.pydeps import collect_imports
+from triton_sre.lint.repository import field_lines
+
+PY = """import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        return []
+"""
+IO = (
+    'input [ { name: "IN" data_type: TYPE_FP32 dims: [ 4 ] } ]\n'
+    'output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] } ]\n'
+)
+SLOS = """slos:
+  - name: latency
+    type: latency
+    models: all
+    objective: 99
+    period: 30d
+    threshold: 200ms
+    queue_time_share: 0.5
+"""
+
+
+def config(name: str, mbs: int = 8, extra: str = "") -> str:
+    return f'name: "{name}"\nbackend: "python"\nmax_batch_size: {mbs}\n{IO}{extra}'
+
+
+def seed(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def model(name: str, extra: str = "", mbs: int = 8, model_py: str = PY) -> dict[str, str]:
+    return {f"{name}/config.pbtxt": config(name, mbs, extra), f"{name}/1/model.py": model_py}
+
+
+def lint(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["lint", "--format", "json", str(repo), *args])
+    return code, json.loads(out.getvalue())
+
+
+def runbooks(body: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(f["model"], f["runbook"]) for f in body["findings"]]
+
+
+def test_clean_repository_exits_0(tmp_path: Path) -> None:
+    repo = seed(tmp_path, model("a", "dynamic_batching { max_queue_delay_microseconds: 100 }\n"))
+    assert lint(repo, "--target", "cpu") == (0, {**lint(repo, "--target", "cpu")[1], "findings": []})
+
+
+def test_dynamic_batching_without_max_batch_size_is_a_warning(tmp_path: Path) -> None:
+    repo = seed(
+        tmp_path, model("nob", "dynamic_batching { }\n", mbs=0) | model("ok", "dynamic_batching { }\n")
+    )
+    code, body = lint(repo, "--target", "cpu")
+    assert code == 0  # warnings only
+    assert runbooks(body) == [("nob", c.RUNBOOK_LINT_DYNAMIC_BATCHING_UNUSED)]
+    f = body["findings"][0]
+    assert f["severity"] == c.IMPACT_WARNING and f["file"] == "nob/config.pbtxt" and f["line"] == 6
+
+
+def test_queue_delay_against_the_slo(tmp_path: Path) -> None:
+    slo = tmp_path / "slos.yaml"
+    slo.write_text(SLOS)
+    repo = seed(
+        tmp_path / "repo",
+        model("slow", "dynamic_batching {\n  max_queue_delay_microseconds: 150000\n}\n")
+        | model("fast", "dynamic_batching {\n  max_queue_delay_microseconds: 100000\n}\n"),
+    )
+    code, body = lint(repo, "--target", "cpu", "--slo-file", str(slo))
+    assert code == 0
+    assert runbooks(body) == [("slow", c.RUNBOOK_LINT_QUEUE_DELAY_OVER_SLO)]
+    f = body["findings"][0]
+    assert f["line"] == 7
+    assert "150 ms" in f["evidence"][0]["text"] and "100 ms allowed" in f["evidence"][0]["text"]
+    # without an SLO there is no budget to compare with
+    assert lint(repo, "--target", "cpu")[1]["findings"] == []
+
+
+def test_preferred_batch_size_above_max_fails(tmp_path: Path) -> None:
+    repo = seed(tmp_path, model("p", "dynamic_batching { preferred_batch_size: [ 4, 16 ] }\n"))
+    code, body = lint(repo, "--target", "cpu")
+    assert code == 1 and body["findings"][0]["severity"] == c.IMPACT_CRITICAL
+    assert "16 > max_batch_size 8" in body["findings"][0]["evidence"][0]["text"]
+
+
+def test_placement(tmp_path: Path) -> None:
+    gpu = "instance_group [ { count: 1 kind: KIND_GPU } ]\n"
+    pinned = "instance_group [ { count: 2 kind: KIND_GPU gpus: [ 1 ] } ]\n"
+    far = "instance_group [ { count: 1 kind: KIND_GPU gpus: [ 5 ] } ]\n"
+    repo = seed(tmp_path, model("g", gpu) | model("p", pinned) | model("d") | model("f", far))
+    code, body = lint(repo, "--target", "cpu")
+    assert code == 1
+    assert sorted(runbooks(body)) == [
+        ("f", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+        ("g", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+        ("p", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    ]
+    assert body["findings"][0]["line"] == 6
+    code, body = lint(repo, "--target", "gpu", "--gpus", "4")
+    got = sorted(runbooks(body))
+    assert ("d", c.RUNBOOK_LINT_INSTANCE_GROUP_DEFAULT) in got and (
+        "g",
+        c.RUNBOOK_LINT_INSTANCE_GROUP_DEFAULT,
+    ) in got
+    assert not [m for m, _ in got if m == "p"]
+    assert ("f", c.RUNBOOK_CUDA_DRIVER_MISMATCH) in got
+    # a single-GPU host: default placement is fine, GPU id 5 is not
+    assert sorted(runbooks(lint(repo, "--target", "gpu", "--gpus", "1")[1])) == [
+        ("f", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+        ("p", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    ]
+
+
+def test_layout(tmp_path: Path) -> None:
+    files = model("m") | {
+        "m/model.onnx": "",
+        "m/old/model.py": PY,
+        "m/labels.txt": "a\n",
+        "m/README.md": "docs",
+        "notes.txt": "x",
+        "README.md": "docs",
+        "named/config.pbtxt": 'name: "named"\nbackend: "onnxruntime"\nmax_batch_size: 0\n' + IO,
+        "named/1/model_final.onnx": "",
+        "custom/config.pbtxt": config("custom", extra='default_model_filename: "net.py"\n'),
+        "custom/1/net.py": PY,
+    }
+    files["m/config.pbtxt"] += 'parameters { key: "labels" value: { string_value: "labels.txt" } }\n'
+    code, body = lint(seed(tmp_path, files), "--target", "cpu")
+    got = {(f["model"], f["runbook"], f["file"]) for f in body["findings"]}
+    assert got == {
+        ("named", c.RUNBOOK_MODEL_FILE_MISSING, "named/1"),
+        ("m", c.RUNBOOK_LINT_STRAY_ENTRY, "m/model.onnx"),
+        ("m", c.RUNBOOK_LINT_STRAY_ENTRY, "m/old"),
+        (None, c.RUNBOOK_LINT_STRAY_ENTRY, "notes.txt"),
+    }
+    missing = next(f for f in body["findings"] if f["model"] == "named")
+    assert "model_final.onnx" in missing["evidence"][0]["text"]
+    assert code == 1
+
+
+def test_ensemble_consequence_and_version_policy(tmp_path: Path) -> None:
+    ens = (
+        'name: "e"\nplatform: "ensemble"\nmax_batch_size: 0\n'
+        + IO.replace("IN", "X").replace("OUT", "Y")
+        + 'ensemble_scheduling { step [ { model_name: "bad" model_version: -1\n'
+        '  input_map { key: "IN" value: "X" } output_map { key: "OUT" value: "Y" } } ] }\n'
+    )
+    files = model("bad", "instance_group [ { kind: KIND_GPU } ]\n") | {"e/config.pbtxt": ens, "e/1/.keep": ""}
+    files |= model("v", "version_policy: { specific: { versions: [ 1, 2 ] } }\n")
+    code, body = lint(seed(tmp_path, files), "--target", "cpu")
+    assert runbooks(body) == [
+        ("bad", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+        ("e", c.RUNBOOK_ENSEMBLE_DEPENDENCY),
+        ("v", c.RUNBOOK_VERSION_DIR_INVALID),
+    ]
+    assert body["findings"][2]["line"] == 6
+    # with the step fixed, the ensemble is clean
+    code, body = lint(tmp_path, "--target", "gpu")
+    assert code == 1
+    assert runbooks(body) == [("v", c.RUNBOOK_VERSION_DIR_INVALID)]
+
+
+def test_python_imports(tmp_path: Path) -> None:
+    source = (
+        "import os\nimport json, numpy\nfrom helper import thing\n"
+        "try:\n    import optional_xyz\nexcept ImportError:\n    optional_xyz = None\n"
+        "def f():\n    import lazily_missing_xyz\n" + PY
+    )
+    repo = seed(tmp_path, model("py", model_py=source) | {"py/1/helper.py": "thing = 1\n"})
+    sites = collect_imports(source)
+    assert [s.module for s in sites][:3] == ["os", "json", "numpy"]
+    assert "optional_xyz" not in {s.module for s in sites}
+    code, body = lint(repo, "--target", "cpu", "--python", sys.executable)
+    assert code == 1
+    assert [(f["runbook"], f["line"]) for f in body["findings"]] == [(c.RUNBOOK_PYTHON_MODULE_MISSING, 9)]
+    assert "lazily_missing_xyz" in body["findings"][0]["evidence"][0]["text"]
+    # without --python the imports are not checked
+    assert lint(repo, "--target", "cpu") == (0, lint(repo, "--target", "cpu")[1])
+
+
+def test_python_probe_never_imports_model_py(tmp_path: Path) -> None:
+    marker = tmp_path / "imported"
+    source = f"open({str(marker)!r}, 'w').close()\nimport not_here_xyz\n" + PY
+    repo = seed(tmp_path / "repo", model("x", model_py=source))
+    code, body = lint(repo, "--target", "cpu", "--python", sys.executable)
+    assert code == 1 and not marker.exists()
+    assert body["findings"][0]["runbook"] == c.RUNBOOK_PYTHON_MODULE_MISSING
+
+
+def test_field_lines() -> None:
+    text = 'name: "a"\ninput [\n  { name: "I" dims: [ 4 ] },\n  { name: "J" dims: [ -3 ] }\n]\n'
+    lines = field_lines(text)
+    assert lines["name"] == [1] and lines["input.name"] == [3, 4] and lines["input.dims"] == [3, 4]
+
+
+def test_dims_and_parse_error_positions(tmp_path: Path) -> None:
+    files = {
+        "d/config.pbtxt": (
+            'name: "d"\nbackend: "python"\nmax_batch_size: 0\ninput [\n'
+            '  { name: "A" data_type: TYPE_FP32 dims: [ 4 ] },\n'
+            '  { name: "B" data_type: TYPE_FP32 dims: [ 0 ] }\n]\n'
+        ),
+        "d/1/model.py": PY,
+        "p/config.pbtxt": 'name: "p"\nbackend: "python"\nmax_batch_size: 0\n  max_batch_sizes: 4\n',
+        "p/1/model.py": PY,
+    }
+    code, body = lint(seed(tmp_path, files), "--target", "cpu")
+    assert code == 1
+    got = {f["model"]: (f["runbook"], f["line"], f["column"]) for f in body["findings"]}
+    assert got == {
+        "d": (c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH, 6, 0),
+        "p": (c.RUNBOOK_CONFIG_PARSE_ERROR, 4, 3),
+    }
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_text_and_markdown(tmp_path: Path, fmt: str) -> None:
+    repo = seed(tmp_path, model("g", "instance_group [ { kind: KIND_GPU } ]\n"))
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["lint", "--format", fmt, "--target", "cpu", str(repo)]) == 1
+    text = out.getvalue()
+    assert "g/config.pbtxt:6" in text and c.RUNBOOK_CUDA_DRIVER_MISMATCH in text
+    if fmt == "markdown":
+        assert text.startswith("### Triton repository lint")
+    clean = seed(tmp_path / "clean", model("ok"))
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["lint", "--format", fmt, str(clean)]) == 0
+    assert "no problem found" in out.getvalue()
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    err = io.StringIO()
+    with redirect_stderr(err), redirect_stdout(io.StringIO()):
+        assert main(["lint", str(tmp_path / "missing")]) == 2
+        assert main(["lint", str(tmp_path), "--python", str(tmp_path / "nopython")]) in (0, 2)
+        seed(tmp_path, model("x", model_py="import os\n" + PY))
+        assert main(["lint", str(tmp_path), "--python", str(tmp_path / "nopython")]) == 2
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("slos: [ {name: x} ]\n")
+        assert main(["lint", str(tmp_path), "--slo-file", str(bad)]) == 2
+        with pytest.raises(SystemExit) as exc:
+            main(["lint", str(tmp_path), "--target", "tpu"])
+        assert exc.value.code == 2
+    assert "not a directory" in err.getvalue()
+
+
+def test_every_lint_runbook_has_a_warning_page() -> None:
+    catalog = load_catalog(None)
+    for rid in c.LINT_RUNBOOKS:
+        assert catalog[rid].severity == c.IMPACT_WARNING

@@ -1,0 +1,165 @@
+"""`triton-sre lint` against the REAL Triton 2.51: every failure class visible in the repository is
+flagged before Triton starts with the runbook id the diagnosis engine gives for Triton's real failure.
+
+The seeded broken models are the diagnosis corpus' own (`corpus.BROKEN` and
+`STUCK`). One fresh server loads every lint-visible model of BROKEN at once; the STUCK models (a
+Python model whose file is missing keeps the server from ever becoming ready) are compared with
+the committed real capture of the same repository, which `test_diagnosis_realtriton` regenerates.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Callable
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+from corpus import (
+    BROKEN,
+    FIXTURES,
+    OK_PY,
+    STUCK,
+    build_repository,
+    config_pbtxt,
+    diagnose_file,
+    ensemble_pbtxt,
+)
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.demo import BROKEN_INIT, BROKEN_RUNBOOKS, HEALTHY_MODELS, SAMPLE_REPOSITORY
+from triton_sre.diagnosis.engine import Report, diagnose_events, diagnose_reason
+from triton_sre.diagnosis.logparse import parse_text
+from triton_sre.triton.local import LocalTriton
+
+# Failures only the running model shows (its initialize() raises, auto_complete_config disagrees
+# with config.pbtxt, an ensemble step that fails at run time): not visible to a static check.
+RUNTIME_ONLY = {"py_init_exc", "ens_broken_step", "dims_mismatch", "dt_mismatch", "mbs_unsupported"}
+# More failures Triton rejects at load, seeded here (the diagnosis corpus does not need them).
+EXTRA: dict[str, tuple[dict[str, str], str | None]] = {
+    "pref_too_big": (
+        {
+            "config.pbtxt": config_pbtxt(
+                "pref_too_big", mbs=4, extra="dynamic_batching { preferred_batch_size: [ 8 ] }\n"
+            ),
+            "1/model.py": OK_PY,
+        },
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+    ),
+    "mbs_negative": (
+        {"config.pbtxt": config_pbtxt("mbs_negative", mbs=-2), "1/model.py": OK_PY},
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,  # what the engine makes of Triton's words today
+    ),
+}
+# Triton names no model in this failure's line ("in ensemble e, ensemble tensor ... is mapping to
+# non-existing input"): its own server, so the line cannot attach to another model's failure.
+ENSEMBLE_TENSOR: dict[str, tuple[dict[str, str], str | None]] = {
+    "ok_model": BROKEN["ok_model"],
+    "ens_bad_tensor": (
+        {
+            "config.pbtxt": ensemble_pbtxt("ens_bad_tensor", "ok_model").replace(
+                'key: "INPUT"', 'key: "NOPE"'
+            ),
+            "1/.keep": "",
+        },
+        c.RUNBOOK_ENSEMBLE_DEPENDENCY,
+    ),
+}
+LINT_VISIBLE = {m: spec for m, spec in BROKEN.items() if m not in RUNTIME_ONLY} | EXTRA
+
+
+def run_lint(*args: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["lint", "--format", "json", *args])
+    return code, json.loads(out.getvalue())
+
+
+def first_critical(findings: list[dict[str, Any]]) -> dict[str, str]:
+    got: dict[str, str] = {}
+    for f in findings:
+        if f["severity"] == c.IMPACT_CRITICAL and f["model"]:
+            got.setdefault(f["model"], f["runbook"])
+    return got
+
+
+def engine_first(report: Report) -> dict[str, str]:
+    got: dict[str, str] = {}
+    for f in report.findings:
+        if f.model is not None:
+            got.setdefault(f.model, f.runbook)
+    return got
+
+
+def test_lint_agrees_with_real_triton(
+    tmp_path: Path, fresh_triton_factory: Callable[..., LocalTriton]
+) -> None:
+    repo = build_repository(tmp_path / "repo", LINT_VISIBLE)
+    backends = tmp_path / "backends"
+    (backends / "python").mkdir(parents=True)  # what LocalTriton's backend directory holds
+    # 1. lint, before Triton starts
+    code, body = run_lint(
+        str(repo), "--target", "cpu", "--python", sys.executable, "--backend-directory", str(backends)
+    )
+    assert code == 1
+    linted = first_critical(body["findings"])
+    want = {m: rb for m, (_files, rb) in LINT_VISIBLE.items() if rb is not None}
+    assert linted == want
+    for f in body["findings"]:
+        assert (f["file"] + "/").startswith(f["model"] + "/") and f["line"] >= 1, f
+        assert f["runbook_url"].endswith(f"{f['runbook']}.md")
+    parse_error = next(f for f in body["findings"] if f["model"] == "cp_syntax")
+    assert parse_error["file"] == "cp_syntax/config.pbtxt" and parse_error["line"] == 3
+    # 2. the real Triton on the same repository; the engine diagnoses its log
+    server = fresh_triton_factory(repo, exit_on_error=False)
+    assert {p.name for p in (server.workdir / "backends").iterdir()} == {"python"}
+    diagnosed = engine_first(diagnose_events(parse_text(server.read_log())))
+    assert {m: diagnosed.get(m) for m in want} == linted
+    assert "ok_model" not in diagnosed
+
+
+def test_lint_ensemble_tensor_agrees_with_real_triton(
+    tmp_path: Path, fresh_triton_factory: Callable[..., LocalTriton]
+) -> None:
+    repo = build_repository(tmp_path / "repo", ENSEMBLE_TENSOR)
+    code, body = run_lint(str(repo), "--target", "cpu")
+    assert code == 1
+    finding = body["findings"][0]
+    assert (finding["model"], finding["runbook"]) == ("ens_bad_tensor", c.RUNBOOK_ENSEMBLE_DEPENDENCY)
+    assert finding["file"] == "ens_bad_tensor/config.pbtxt" and finding["line"] == 6
+    assert "NOPE" in finding["evidence"][0]["text"]
+    server = fresh_triton_factory(repo, exit_on_error=False)
+    lines = [ln for ln in server.read_log().splitlines() if "ens_bad_tensor" in ln and ln.startswith("E")]
+    assert lines and all(diagnose_reason(ln) == c.RUNBOOK_ENSEMBLE_DEPENDENCY for ln in lines)
+
+
+def test_lint_agrees_with_real_capture_of_stuck_python_models(tmp_path: Path) -> None:
+    repo = build_repository(tmp_path / "repo", STUCK)
+    code, body = run_lint(str(repo), "--target", "cpu")
+    assert code == 1
+    want = {m: rb for m, (_files, rb) in STUCK.items() if rb is not None}
+    assert first_critical(body["findings"]) == want
+    diagnosed = engine_first(diagnose_file(FIXTURES / "stuck-loading.log"))
+    assert {m: diagnosed.get(m) for m in want} == want
+
+
+def test_runtime_only_failures_are_not_guessed(tmp_path: Path) -> None:
+    repo = build_repository(tmp_path / "repo", {m: BROKEN[m] for m in RUNTIME_ONLY | {"ok_model"}})
+    code, body = run_lint(str(repo), "--target", "cpu", "--python", sys.executable)
+    assert code == 0 and body["findings"] == []
+
+
+def test_sample_repository() -> None:
+    code, body = run_lint(str(SAMPLE_REPOSITORY), "--target", "cpu", "--python", sys.executable)
+    assert code == 1
+    got = first_critical(body["findings"])
+    assert not set(got) & set(HEALTHY_MODELS)
+    assert not [f for f in body["findings"] if f["model"] in HEALTHY_MODELS]
+    assert got == {m: rb for m, rb in BROKEN_RUNBOOKS.items() if m != BROKEN_INIT}
+    # The healthy models alone pass clean (exit 0).
+    code, body = run_lint(str(SAMPLE_REPOSITORY), "--target", "cpu")
+    healthy_only = [f for f in body["findings"] if f["model"] in HEALTHY_MODELS]
+    assert healthy_only == []

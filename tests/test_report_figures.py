@@ -1,0 +1,231 @@
+"""`triton-sre report` pure parts: counters and gauges over a range -> per-model figures, and
+recommendations both where they must and where they must not appear (no Prometheus needed)."""
+
+from __future__ import annotations
+
+import io
+import math
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.report import recommend as rec
+from triton_sre.report.charts import CHARTS, draw_all
+from triton_sre.report.command import parse_time
+from triton_sre.report.figures import RangeData, counter_increase, model_table, rate_series
+from triton_sre.report.render import CostReport, to_csv, to_html, to_markdown
+from triton_sre.triton.local import free_port
+
+STEP = 10.0
+TIMES = [1000.0 + STEP * i for i in range(7)]  # one minute
+
+
+def counter(model: str, values: list[float], **labels: str) -> pd.DataFrame:
+    return pd.DataFrame({"model": model, "version": "1", **labels, "timestamp": TIMES, "value": values})
+
+
+def gauge(value: float, **labels: str) -> pd.DataFrame:
+    return pd.DataFrame({**labels, "timestamp": TIMES, "value": value})
+
+
+def test_counter_increase_handles_resets_and_gpu_totals() -> None:
+    frame = pd.concat(
+        [
+            counter("a", [10, 20, 30, 5, 15, 25, 35]),  # reset after 30: 20 + 5 + 30 = 55
+            counter("b", [0, 10, 20, 30, 40, 50, 60], gpu_uuid="GPU-0"),  # per-GPU only: summed
+            counter("b", [0, 5, 10, 15, 20, 25, 30], gpu_uuid="GPU-1"),
+            counter("c", [0, 6, 12, 18, 24, 30, 36]),  # total ...
+            counter("c", [0, 6, 12, 18, 24, 30, 36], gpu_uuid="GPU-0"),  # ... and its GPU: not twice
+        ]
+    )
+    inc = counter_increase(frame)
+    assert inc.to_dict() == {"a": 55.0, "b": 90.0, "c": 36.0}
+    rates = rate_series(frame)
+    assert rates["c"].iloc[0] == pytest.approx(0.6)
+
+
+def _data(**extra: pd.DataFrame) -> RangeData:
+    """Two models over 60 s on a 0.36 USD/h node: a batches 4x, b queues half its time."""
+    frames: dict[str, pd.DataFrame] = {
+        c.NV_INFERENCE_COUNT: pd.concat(
+            [
+                counter("a", [0, 200, 400, 600, 800, 1000, 1200]),
+                counter("b", [0, 50, 100, 150, 200, 250, 300]),
+            ]
+        ),
+        c.NV_EXEC_COUNT: pd.concat(
+            [counter("a", [0, 50, 100, 150, 200, 250, 300]), counter("b", [0, 50, 100, 150, 200, 250, 300])]
+        ),
+        c.NV_REQUEST_SUCCESS: pd.concat(
+            [
+                counter("a", [0, 200, 400, 600, 800, 1000, 1200]),
+                counter("b", [0, 50, 100, 150, 200, 250, 300]),
+            ]
+        ),
+        c.NV_REQUEST_FAILURE: pd.concat([counter("a", [0] * 7), counter("b", [0] * 7)]),
+        c.NV_REQUEST_DURATION_US: pd.concat(
+            [counter("a", [i * 1e6 for i in range(7)]), counter("b", [i * 2e6 for i in range(7)])]
+        ),
+        c.NV_QUEUE_DURATION_US: pd.concat(
+            [counter("a", [i * 1e5 for i in range(7)]), counter("b", [i * 1e6 for i in range(7)])]
+        ),
+        c.NV_COMPUTE_INFER_DURATION_US: pd.concat(
+            [counter("a", [i * 8e5 for i in range(7)]), counter("b", [i * 1e6 for i in range(7)])]
+        ),
+        c.M_COST_PER_HOUR: pd.concat(
+            [gauge(0.24, model="a", currency="USD"), gauge(0.12, model="b", currency="USD")]
+        ),
+        c.M_SERVER_COST_PER_HOUR: gauge(0.36, currency="USD"),
+        c.M_IDLE_COST_FRACTION: gauge(0.7),
+        c.M_BATCHING_RATIO: gauge(4.0, model="a"),
+        c.M_BATCH_FILL_RATIO: gauge(0.25, model="a"),
+        c.NV_REQUEST_SUMMARY_US: pd.concat(
+            [gauge(900.0, model="a", quantile="0.5"), gauge(4000.0, model="a", quantile="0.99")]
+        ),
+    }
+    frames.update(extra)
+    return RangeData(TIMES[0], TIMES[-1], STEP, frames)
+
+
+def test_model_table_matches_the_readme_worked_example() -> None:
+    table, summary = model_table(_data())
+    rows = table.set_index("model")
+    # 7 samples × 10 s of 0.36 USD/h: 0.36 × 70 / 3600 (each sample stands for one step)
+    assert summary.server_cost == pytest.approx(0.36 * 70 / 3600)
+    assert summary.idle_fraction == pytest.approx(0.7)
+    assert summary.idle_cost == pytest.approx(0.7 * 0.36 * 70 / 3600)
+    assert rows.loc["a", "cost_share"] == pytest.approx(2 / 3)
+    assert rows.loc["a", "cost_per_1k"] == pytest.approx(0.24 * 70 / 3600 / 1200 * 1000)
+    assert rows.loc["b", "cost_per_1k"] == pytest.approx(0.12 * 70 / 3600 / 300 * 1000)
+    assert rows.loc["a", "idle_cost"] == pytest.approx(rows.loc["a", "cost"] * 0.7)
+    assert rows.loc["a", "batching_ratio"] == 4.0 and rows.loc["a", "max_batch_size"] == 16
+    assert rows.loc["a", "batch_fill"] == 0.25 and math.isnan(rows.loc["b", "batch_fill"])
+    assert rows.loc["a", "queue_share"] == pytest.approx(0.1) and rows.loc["b", "queue_share"] == 0.5
+    assert rows.loc["a", "compute_share"] == pytest.approx(0.8)
+    assert rows.loc["a", "p50_ms"] == 0.9 and rows.loc["a", "p99_ms"] == 4.0
+    assert math.isnan(rows.loc["b", "p99_ms"])
+    assert rows.loc["a", "requests_per_s"] == pytest.approx(20.0)
+    assert list(table["model"]) == ["a", "b"]  # most expensive first
+
+
+def row(**values: float) -> dict[str, float | str]:
+    base: dict[str, float | str] = {
+        "model": "m",
+        "requests_per_s": 10.0,
+        "batching_ratio": 4.0,
+        "max_batch_size": 8.0,
+        "batch_fill": 0.5,
+        "queue_share": 0.1,
+    }
+    base.update(values)
+    return base
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        # healthy batching model: nothing
+        ({}, set()),
+        # unbatched, requests wait a little: batching would help
+        ({"batching_ratio": 1.0, "batch_fill": 0.125, "queue_share": 0.3}, {rec.REC_ENABLE_BATCHING}),
+        # ... but not when it barely queues (nothing to combine), nor when it cannot batch
+        ({"batching_ratio": 1.0, "batch_fill": 0.125, "queue_share": 0.1}, set()),
+        (
+            {"batching_ratio": 1.0, "max_batch_size": math.nan, "batch_fill": math.nan, "queue_share": 0.3},
+            set(),
+        ),
+        # ... nor when the model is too quiet to judge
+        ({"batching_ratio": 1.0, "batch_fill": 0.125, "queue_share": 0.3, "requests_per_s": 0.05}, set()),
+        # batches mostly empty and no queueing: wait a little longer
+        ({"batching_ratio": 1.5, "batch_fill": 0.1875, "queue_share": 0.01}, {rec.REC_RAISE_QUEUE_DELAY}),
+        ({"batching_ratio": 1.5, "batch_fill": 0.1875, "queue_share": 0.1}, set()),
+        # waiting in the batcher for batches that do not fill: lower the delay
+        ({"batching_ratio": 1.0, "batch_fill": 0.125, "queue_share": 0.9}, {rec.REC_LOWER_QUEUE_DELAY}),
+        # full batches and a queue: more instances
+        ({"batching_ratio": 7.0, "batch_fill": 0.875, "queue_share": 0.6}, {rec.REC_ADD_INSTANCES}),
+        # a model that cannot batch and queues: more instances
+        (
+            {"batching_ratio": 1.0, "max_batch_size": math.nan, "batch_fill": math.nan, "queue_share": 0.5},
+            {rec.REC_ADD_INSTANCES},
+        ),
+        (
+            {"batching_ratio": 1.0, "max_batch_size": math.nan, "batch_fill": math.nan, "queue_share": 0.49},
+            set(),
+        ),
+    ],
+)
+def test_recommendations_appear_exactly_where_their_thresholds_are_crossed(
+    values: dict[str, float], expected: set[str]
+) -> None:
+    recs = rec.recommend(pd.DataFrame([row(**values)]), idle_fraction=0.1)
+    assert {r.id for r in recs} == expected
+    for r in recs:
+        assert r.model == "m" and (r.value < r.threshold if r.comparison == "<" else r.value >= r.threshold)
+        assert f"{r.value * 100:.0f}%" in r.why or f"{r.value:.2f}" in r.why
+
+
+def test_idle_recommendation_and_thresholds_from_slos() -> None:
+    assert [r.id for r in rec.recommend(pd.DataFrame([row()]), 0.5)] == [rec.REC_REDUCE_IDLE]
+    assert rec.recommend(pd.DataFrame([row()]), 0.49) == []
+    assert rec.recommend(pd.DataFrame([row()]), None) == []
+    strict = rec.Thresholds(queue_share_high=0.05)
+    assert [r.id for r in rec.recommend(pd.DataFrame([row(batch_fill=0.9)]), None, strict)] == [
+        rec.REC_ADD_INSTANCES
+    ]
+
+
+def test_render_is_escaped_and_self_contained() -> None:
+    hostile = "<script>alert(1)</script>"
+    frames = dict(_data().frames)
+    frames[c.NV_INFERENCE_COUNT] = pd.concat(
+        [frames[c.NV_INFERENCE_COUNT], counter(hostile, [0, 1, 2, 3, 4, 5, 6])]
+    )
+    data = RangeData(TIMES[0], TIMES[-1], STEP, frames)
+    table, summary = model_table(data)
+    recs = rec.recommend(table, summary.idle_fraction)
+    charts = draw_all(table, rate_series(data.frame(c.NV_INFERENCE_COUNT)), summary.currency)
+    assert set(charts) == set(CHARTS) and all(p.startswith(b"\x89PNG") for p in charts.values())
+    report = CostReport(data.start, data.end, STEP, "http://prom", table, summary, recs, charts)
+    html = to_html(report)
+    assert hostile not in html and "&lt;script&gt;" in html
+    assert html.count("data:image/png;base64,") == len(CHARTS) and "http://prom" in html
+    md = to_markdown(report, {"throughput": "charts/throughput.png"})
+    assert "| a |" in md and "reduce-idle-capacity" in md and "charts/throughput.png" in md
+    csv = to_csv(report)
+    assert csv.splitlines()[0].startswith("model,inferences,executions")
+
+
+def test_empty_range_renders() -> None:
+    data = RangeData(TIMES[0], TIMES[-1], STEP, {})
+    table, summary = model_table(data)
+    assert table.empty and summary.models == 0
+    report = CostReport(
+        data.start, data.end, STEP, "p", table, summary, [], draw_all(table, pd.DataFrame(), None)
+    )
+    assert "No model served" in to_html(report) and "No model served" in to_markdown(report)
+
+
+def test_parse_time() -> None:
+    assert parse_time("1700000000") == 1700000000.0
+    assert parse_time("2023-11-14T22:13:20Z") == 1700000000.0
+    assert parse_time("2023-11-14T22:13:20") == 1700000000.0
+    with pytest.raises(ValueError):
+        parse_time("yesterday")
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    err = io.StringIO()
+    with redirect_stderr(err), redirect_stdout(io.StringIO()):
+        assert main(["report", "--prometheus-url", url, "--out", str(tmp_path)]) == 2
+        assert main(["report", "--prometheus-url", url, "--format", "pdf"]) == 2
+        assert main(["report", "--prometheus-url", url, "--start", "200", "--end", "100"]) == 2
+        assert main(["report", "--prometheus-url", url, "--last", "soon"]) == 2
+        with pytest.raises(SystemExit) as exc:
+            main(["report"])
+        assert exc.value.code == 2
+    assert "cannot reach Prometheus" in err.getvalue() and not list(tmp_path.iterdir())

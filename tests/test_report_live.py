@@ -1,0 +1,174 @@
+"""`triton-sre report` against a real Prometheus that scraped the real Triton and an in-process
+exporter while the demo traffic ran (the `live` fixture of test_prometheus_live: 1 s scrapes,
+~15 s of traffic): the report's figures match the exporter's for the same window, and the HTML
+page renders in headless Chromium."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import subprocess
+import time
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import requests
+from binaries import binary
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.demo import SLOW_MODEL, TEXT_ECHO, VECTOR_SCALE
+from triton_sre.report import recommend as rec
+
+
+def instant(url: str, expr: str, at: float) -> list[dict[str, Any]]:
+    body = requests.get(f"{url}/api/v1/query", params={"query": expr, "time": f"{at:.3f}"}, timeout=10).json()
+    assert body["status"] == "success", body
+    result: list[dict[str, Any]] = body["data"]["result"]
+    return result
+
+
+def by_model(result: list[dict[str, Any]]) -> dict[str, float]:
+    return {r["metric"][c.L_MODEL]: float(r["value"][1]) for r in result}
+
+
+@pytest.fixture(scope="module")
+def report(live: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    url = live["prom"].url
+    end = time.time()
+    ups = requests.get(
+        f"{url}/api/v1/query_range",
+        params={"query": f'up{{job="{c.DEFAULT_EXPORTER_JOB}"}}', "start": end - 900, "end": end, "step": 1},
+        timeout=10,
+    ).json()["data"]["result"]
+    start = float(ups[0]["values"][0][0])  # the exporter's first scrape: its window starts here too
+    end = float(ups[0]["values"][-1][0])
+    out = tmp_path_factory.mktemp("report")
+    stdout = io.StringIO()
+    with redirect_stdout(stdout):
+        code = main(
+            ["report", "--prometheus-url", url, "--start", str(start), "--end", str(end), "--out", str(out)]
+        )
+    assert code == 0, stdout.getvalue()
+    table = pd.read_csv(out / "models.csv").set_index("model")
+    return {"url": url, "start": start, "end": end, "out": out, "table": table, "stdout": stdout.getvalue()}
+
+
+def close(a: float, b: float, rel: float, abs_: float = 1e-9) -> bool:
+    return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
+
+
+def test_outputs_are_written(report: dict[str, Any]) -> None:
+    out: Path = report["out"]
+    for name in ("report.md", "report.html", "models.csv", "recommendations.csv"):
+        assert (out / name).stat().st_size > 200 or name == "recommendations.csv", name
+    md = (out / "report.md").read_text()
+    for model in (VECTOR_SCALE, SLOW_MODEL, TEXT_ECHO):
+        assert f"| {model} |" in md
+    pngs = sorted((out / "charts").glob("*.png"))
+    assert len(pngs) == 4 and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    html = (out / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 4 and "<script" not in html
+    assert set(report["table"].index) >= {VECTOR_SCALE, SLOW_MODEL, TEXT_ECHO}
+
+
+def test_figures_match_the_exporter(report: dict[str, Any]) -> None:
+    url, start, end, table = report["url"], report["start"], report["end"], report["table"]
+    # Requests, from an independent source: Σ batch size × executions (the statistics API counts
+    # every executed request, failed batches included, as Triton's success + failure counters do).
+    execs_end = instant(url, c.M_EXECUTIONS_BY_BATCH_SIZE, end)
+    execs_start = {
+        (r["metric"][c.L_MODEL], r["metric"][c.L_BATCH_SIZE]): float(r["value"][1])
+        for r in instant(url, c.M_EXECUTIONS_BY_BATCH_SIZE, start)
+    }
+    inferences: dict[str, float] = {}
+    for r in execs_end:
+        key = (r["metric"][c.L_MODEL], r["metric"][c.L_BATCH_SIZE])
+        inferences[key[0]] = inferences.get(key[0], 0.0) + int(key[1]) * (
+            float(r["value"][1]) - execs_start.get(key, 0.0)
+        )
+    ratio = by_model(instant(url, c.M_BATCHING_RATIO, end))
+    queue = by_model(instant(url, f'{c.M_REQUEST_STAGE_FRACTION}{{{c.L_STAGE}="{c.STAGE_QUEUE}"}}', end))
+    per_1k = by_model(instant(url, c.M_COST_PER_1K, end))
+    idle = float(instant(url, c.M_IDLE_COST_FRACTION, end)[0]["value"][1])
+    for model in (VECTOR_SCALE, SLOW_MODEL, TEXT_ECHO):
+        row = table.loc[model]
+        assert row["inferences"] > 0
+        assert close(row["requests"], inferences[model], 0.02, 2), (model, row["requests"], inferences[model])
+        assert row["inferences"] <= row["requests"]
+        assert close(row["batching_ratio"], ratio[model], 0.05), (model, row["batching_ratio"], ratio[model])
+        assert abs(row["queue_share"] - queue[model]) < 0.05, (model, row["queue_share"], queue[model])
+        assert close(row["cost_per_1k"], per_1k[model], 0.35), (model, row["cost_per_1k"], per_1k[model])
+        assert 0 <= row["cost_share"] <= 1 and row["idle_cost"] <= row["cost"]
+        assert row["p50_ms"] > 0 and row["p99_ms"] >= row["p50_ms"]
+    assert abs(table["cost_share"].sum() - 1) < 1e-6
+    assert table.loc[VECTOR_SCALE, "batching_ratio"] > 1.1  # four clients on a dynamic batcher
+    assert math.isnan(table.loc[SLOW_MODEL, "batch_fill"])  # max_batch_size 0: no fill
+    # The server's cost over the window: node_hour 0.36 USD for (end - start) seconds. The idle share
+    # is the range's average of the exporter's gauge (each sample covers the exporter's trailing
+    # window, so it equals the exporter's final value only for ranges much longer than that window).
+    md = (report["out"] / "report.md").read_text()
+    server_cost = float(re.search(r"\*\*server cost\*\*: ([0-9.]+) USD", md)[1])  # type: ignore[index]
+    assert close(server_cost, 0.36 * (end - start) / 3600, 0.15), server_cost
+    idle_share = float(re.search(r"\*\*idle share\*\*: ([0-9.]+)%", md)[1]) / 100  # type: ignore[index]
+    seconds = round(end - start) + 1
+    avg_idle = float(instant(url, f"avg_over_time({c.M_IDLE_COST_FRACTION}[{seconds}s])", end)[0]["value"][1])
+    assert abs(idle_share - avg_idle) < 0.02, (idle_share, avg_idle)
+    assert 0 <= idle <= 1
+
+
+def test_recommendations_follow_their_thresholds(report: dict[str, Any]) -> None:
+    recs = pd.read_csv(report["out"] / "recommendations.csv")
+    t = rec.Thresholds()
+    table = report["table"]
+    for row in recs.to_dict("records"):
+        assert row["comparison"] in ("<", ">=")
+        assert (
+            (row["value"] < row["threshold"])
+            if row["comparison"] == "<"
+            else (row["value"] >= row["threshold"])
+        )
+        if isinstance(row["model"], str):
+            assert row["id"] != rec.REC_ENABLE_BATCHING or table.loc[row["model"], "batching_ratio"] < 1.1
+    ids = {(m, i) for m, i in zip(recs["model"], recs["id"], strict=True)}
+    # vector_scale batches well: it must not be told to enable batching
+    assert (VECTOR_SCALE, rec.REC_ENABLE_BATCHING) not in ids
+    # slow_model cannot batch (max_batch_size 0): never batching advice
+    assert not {i for m, i in ids if m == SLOW_MODEL} & {rec.REC_ENABLE_BATCHING, rec.REC_RAISE_QUEUE_DELAY}
+    if table.loc[SLOW_MODEL, "queue_share"] >= t.queue_share_high:
+        assert (SLOW_MODEL, rec.REC_ADD_INSTANCES) in ids
+    # text_echo (one client, max_queue_delay 2 ms) waits in the batcher for batches that never fill
+    echo = table.loc[TEXT_ECHO]
+    if echo["queue_share"] >= t.queue_share_high and echo["batch_fill"] < t.fill_full:
+        assert (TEXT_ECHO, rec.REC_LOWER_QUEUE_DELAY) in ids
+        assert (TEXT_ECHO, rec.REC_ENABLE_BATCHING) not in ids
+
+
+def test_html_renders_in_headless_chromium(report: dict[str, Any], tmp_path: Path) -> None:
+    png = tmp_path / "report.png"
+    proc = subprocess.run(
+        [
+            binary("chromium"),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={png}",
+            "--window-size=1280,2000",
+            (report["out"] / "report.html").as_uri(),
+        ],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert png.exists(), proc.stderr.decode(errors="replace")[-2000:]
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 30_000  # text, tables and four charts

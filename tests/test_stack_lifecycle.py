@@ -1,0 +1,76 @@
+"""`triton-sre stack up` failing part-way: non-zero, the failing component's log tail, nothing left."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from triton_sre.stack.local import PORT_OFFSETS, STATE_FILE
+
+CLI = [sys.executable, "-m", "triton_sre.cli"]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=180, env=env)
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+def _free_block(size: int) -> int:
+    for base in range(23000, 60000, 97):
+        socks = []
+        try:
+            for port in range(base, base + size):
+                s = socket.socket()
+                s.bind(("127.0.0.1", port))
+                socks.append(s)
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise AssertionError("no block of free ports")
+
+
+@pytest.mark.triton
+def test_a_component_that_cannot_start_fails_up_with_its_log_and_leaves_nothing(tmp_path: Path) -> None:
+    base = _free_block(len(PORT_OFFSETS))
+    blocker = socket.socket()
+    blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    blocker.bind(("127.0.0.1", base + PORT_OFFSETS["alertmanager"]))
+    blocker.listen()
+    try:
+        result = _run("stack", "up", "--workdir", str(tmp_path), "--port-base", str(base), "--timeout", "30")
+    finally:
+        blocker.close()
+    assert result.returncode == 1, result.stderr
+    assert "alertmanager exited while starting" in result.stderr
+    assert "address already in use" in result.stderr  # the tail of alertmanager's own log
+    started = [int(pid) for pid in re.findall(r"started \S+ \(pid (\d+)\)", result.stderr)]
+    assert len(started) == 4  # triton, exporter, prometheus, alertmanager
+    assert [pid for pid in started if _running(pid)] == []
+    assert not (tmp_path / STATE_FILE).exists()
+    assert "stopping triton" in result.stderr
+
+
+def test_usage_errors_and_an_empty_workdir(tmp_path: Path) -> None:
+    missing = _run("stack", "up", "--workdir", str(tmp_path), "--model-repository", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "is not a directory" in missing.stderr
+    down = _run("stack", "down", "--workdir", str(tmp_path))
+    assert down.returncode == 0 and "stopped 0 component(s)" in down.stdout
+    status = _run("stack", "status", "--workdir", str(tmp_path))
+    assert status.returncode == 1 and "no stack" in status.stdout

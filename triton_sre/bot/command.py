@@ -1,0 +1,210 @@
+"""`triton-sre bot`: receive Alertmanager's webhooks, keep one Slack message per alert group.
+
+Secrets come from the environment or a file, never from flags (they would show in `ps`), and are
+never logged: the webhook bearer token from ``--token-file`` or ``$TRITON_SRE_BOT_TOKEN``, the
+Slack bot token from ``$SLACK_BOT_TOKEN``, the signing secret from ``$SLACK_SIGNING_SECRET``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.bot.config import DEFAULT_OUTBOX, FLAG_FIELDS, BotSettings, load_bot_config
+from triton_sre.bot.metrics import BotMetrics
+from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.receiver import BotServer
+from triton_sre.bot.slack import SlackDelivery
+from triton_sre.bot.worker import Worker
+from triton_sre.config import ConfigError
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+def add_bot_parser(commands: Any, epilog: str) -> None:
+    bot = commands.add_parser(
+        "bot",
+        help="Slack incident bot fed by Alertmanager's webhook",
+        description=(
+            "Receive Alertmanager notifications (webhook receiver, bearer token) at POST /alertmanager "
+            "and keep one Slack message per alert group: severity, model, summary, burn rate and budget, "
+            "the diagnosed cause of an UNAVAILABLE model with its fix, runbook/Grafana/silence buttons; "
+            "edited in place with a "
+            "thread reply on every change and on resolution. Notifications wait in an on-disk outbox until "
+            f"Slack takes them. Environment: {c.ENV_SLACK_BOT_TOKEN} (required), {c.ENV_BOT_TOKEN} (or "
+            f"--token-file), {c.ENV_SLACK_SIGNING_SECRET} (for the {c.SLASH_COMMAND} slash command), "
+            f"{c.ENV_SLACK_API_URL} (default {c.DEFAULT_SLACK_API_URL})."
+        ),
+        epilog=epilog,
+    )
+    bot.add_argument("--listen", help=f"HOST:PORT to serve on (default {c.DEFAULT_BOT_LISTEN})")
+    bot.add_argument("--channel", help="default Slack channel (routes in --config may pick others)")
+    bot.add_argument("--config", help="YAML config: routes, fleet, templates, links (see the README)")
+    bot.add_argument("--token-file", help=f"file holding the webhook bearer token (else ${c.ENV_BOT_TOKEN})")
+    bot.add_argument(
+        "--outbox", help=f"SQLite file of the outbox and message map (default ./{DEFAULT_OUTBOX})"
+    )
+    bot.add_argument("--triton-url", help="Triton HTTP endpoint for live diagnosis of UNAVAILABLE models")
+    bot.add_argument("--runbook-base-url", help="make runbook links absolute: <URL><id>.md")
+    bot.add_argument("--prometheus-url", help="Prometheus for burn rate, budget left and the chart")
+    bot.add_argument("--grafana-url", help="Grafana base URL for the dashboard button")
+    bot.add_argument(
+        "--alertmanager-url", help="Alertmanager URL for the silence button (default: its externalURL)"
+    )
+    bot.add_argument("--templates-dir", help="directory of message templates overriding the built-in ones")
+    bot.add_argument(
+        "--log-file", help="diagnose UNAVAILABLE models from this Triton log (when no Triton URL)"
+    )
+    bot.set_defaults(handler=run_bot)
+
+
+def resolve_bot_settings(args: argparse.Namespace) -> BotSettings:
+    settings = load_bot_config(args.config) if args.config else BotSettings()
+    overrides = {k: getattr(args, k) for k in FLAG_FIELDS if getattr(args, k, None)}
+    for key in ("templates_dir", "log_file"):
+        if getattr(args, key, None):
+            overrides[key] = getattr(args, key)
+    settings = replace(settings, **overrides)
+    if settings.templates_dir and not Path(settings.templates_dir).is_dir():
+        raise ConfigError(f"templates_dir: {settings.templates_dir} is not a directory")
+    settings.listen_address  # noqa: B018 - validates HOST:PORT
+    return settings
+
+
+def read_bearer_token(token_file: str | None, environ: Mapping[str, str]) -> str:
+    if token_file:
+        try:
+            token = Path(token_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"--token-file {token_file}: cannot read: {exc.strerror or exc}") from exc
+        if not token:
+            raise ConfigError(f"--token-file {token_file}: the file is empty")
+        return token
+    token = environ.get(c.ENV_BOT_TOKEN, "").strip()
+    if not token:
+        raise ConfigError(
+            f"no webhook token: set ${c.ENV_BOT_TOKEN} or --token-file (Alertmanager sends it with "
+            "http_config.authorization); the bot refuses unauthenticated webhooks"
+        )
+    return token
+
+
+class Bot:
+    """Outbox + delivery worker + HTTP server, started and stopped together."""
+
+    def __init__(
+        self,
+        settings: BotSettings,
+        outbox_path: str | Path,
+        bearer_token: str,
+        slack_token: str,
+        slack_api_url: str | None = None,
+        signing_secret: str = "",
+    ) -> None:
+        from triton_sre.diagnosis.catalog import CatalogError, load_catalog
+
+        try:
+            titles = load_catalog().titles
+        except CatalogError as exc:
+            log.warning("runbook catalog unavailable (%s): findings show runbook ids only", exc)
+            titles = {}
+        self.settings = settings
+        self.outbox = Outbox(outbox_path)
+        self.metrics = BotMetrics(self.outbox.counts)
+        self.delivery = SlackDelivery(
+            slack_token,
+            slack_api_url,
+            on_call=lambda method, outcome: self.metrics.slack_calls.labels(method, outcome).inc(),
+        )
+        self.worker = Worker(settings, self.outbox, self.delivery, titles, metrics=self.metrics)
+        self.server = BotServer(
+            settings, self.outbox, bearer_token, signing_secret, self.worker.wake, titles, self.metrics
+        )
+
+    @property
+    def url(self) -> str:
+        host = self.server.httpd.server_address[0]
+        return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{self.server.port}"
+
+    def start(self) -> Bot:
+        self.worker.start()
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.stop()
+        self.worker.stop()
+        self.outbox.close()
+
+    def __enter__(self) -> Bot:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _check_slack_auth(delivery: SlackDelivery) -> None:
+    """Say early whether Slack takes the token; Slack being down is fine (the outbox waits)."""
+    from triton_sre.bot.slack import DeliveryError
+
+    try:
+        log.info("Slack: posting as %s", delivery.check_auth())
+    except DeliveryError as exc:
+        refused = exc.error in ("invalid_auth", "not_authed", "account_inactive", "token_revoked")
+        log.log(
+            logging.ERROR if refused else logging.WARNING,
+            "Slack auth.test failed: %s (notifications wait in the outbox)",
+            exc,
+        )
+
+
+def run_bot(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
+    env = os.environ if environ is None else environ
+    settings = resolve_bot_settings(args)
+    bearer = read_bearer_token(args.token_file, env)
+    slack_token = env.get(c.ENV_SLACK_BOT_TOKEN, "").strip()
+    if not slack_token:
+        raise ConfigError(f"${c.ENV_SLACK_BOT_TOKEN} is not set (the Slack bot token, xoxb-...)")
+    if not settings.channel and not settings.routes:
+        raise ConfigError("no channel: give --channel (or bot.channel / bot.routes in --config)")
+    signing_secret = env.get(c.ENV_SLACK_SIGNING_SECRET, "").strip()
+    api_url = env.get(c.ENV_SLACK_API_URL, "").strip() or c.DEFAULT_SLACK_API_URL
+    try:
+        bot = Bot(settings, args.outbox or DEFAULT_OUTBOX, bearer, slack_token, api_url, signing_secret)
+    except OSError as exc:
+        print(f"triton-sre bot: cannot listen on {settings.listen}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    pending = bot.outbox.pending()
+    log.info(
+        "bot listening on %s (webhook %s%s, slash commands %s); Slack API %s, default channel %s; "
+        "outbox %s (%d pending)",
+        settings.listen,
+        bot.url,
+        c.PATH_BOT_ALERTMANAGER,
+        "on" if signing_secret else "off (no signing secret)",
+        api_url,
+        settings.channel or "-",
+        args.outbox or DEFAULT_OUTBOX,
+        pending,
+    )
+    threading.Thread(target=_check_slack_auth, args=(bot.delivery,), name="slack-auth", daemon=True).start()
+    with bot:
+        stop.wait()
+    log.info("bot stopped")
+    return EXIT_OK

@@ -1,0 +1,252 @@
+"""The bot's YAML config -> validated `BotSettings`; every error names the file and the key.
+
+```yaml
+bot:
+  channel: "#triton-alerts"          # default channel (--channel beats it)
+  runbook_base_url: https://git.example.com/sre/triton-sre/-/blob/main/runbooks/
+  grafana_url: https://grafana.example.com
+  alertmanager_url: https://alertmanager.example.com
+  prometheus_url: http://prometheus:9090   # enables current values and the chart
+  triton_url: http://triton:8000           # live diagnosis for TritonModelUnavailable
+  log_file: /var/log/triton/triton.log     # or diagnosis from Triton's log
+  templates_dir: /etc/triton-sre/templates # overrides message.json.j2 / update.txt.j2 / text.txt.j2
+  chart: true
+  max_body_bytes: 2097152
+  retry_base_seconds: 1
+  retry_max_seconds: 60
+  routes:                                  # first match wins; no match: the default channel
+    - match: {team: ml}                    # exact label values
+      match_re: {severity: "page|critical"} # fully anchored regular expressions
+      channel: "#ml-pages"
+  fleet:                                   # Triton to diagnose, by the alert's instance or job label
+    - instance: "triton-a:8003"
+      triton_url: http://triton-a:8000
+    - job: triton-sre-eu
+      triton_url: http://triton-eu:8000
+```
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.config import ConfigError, _check_keys, parse_listen, read_yaml
+
+DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
+DEFAULT_OUTBOX = "triton-sre-bot.sqlite3"
+
+
+@dataclass(frozen=True)
+class Route:
+    channel: str
+    match: Mapping[str, str] = field(default_factory=dict)
+    match_re: Mapping[str, re.Pattern[str]] = field(default_factory=dict)
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return all(labels.get(k) == v for k, v in self.match.items()) and all(
+            p.fullmatch(labels.get(k, "")) for k, p in self.match_re.items()
+        )
+
+
+@dataclass(frozen=True)
+class FleetEntry:
+    triton_url: str
+    instance: str | None = None
+    job: str | None = None
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return (self.instance is None or labels.get(c.LABEL_INSTANCE) == self.instance) and (
+            self.job is None or labels.get(c.LABEL_JOB) == self.job
+        )
+
+
+@dataclass(frozen=True)
+class BotSettings:
+    channel: str | None = None
+    listen: str = c.DEFAULT_BOT_LISTEN
+    runbook_base_url: str | None = None
+    grafana_url: str | None = None
+    alertmanager_url: str | None = None
+    prometheus_url: str | None = None
+    triton_url: str | None = None
+    log_file: str | None = None
+    templates_dir: str | None = None
+    chart: bool = True
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    retry_base_seconds: float = 1.0
+    retry_max_seconds: float = 60.0
+    routes: tuple[Route, ...] = ()
+    fleet: tuple[FleetEntry, ...] = ()
+
+    @property
+    def listen_address(self) -> tuple[str, int]:
+        return parse_listen(self.listen, "listen")
+
+    def channel_for(self, labels: Mapping[str, str]) -> str | None:
+        for route in self.routes:
+            if route.matches(labels):
+                return route.channel
+        return self.channel
+
+    def triton_url_for(self, labels: Mapping[str, str]) -> str | None:
+        for entry in self.fleet:
+            if entry.matches(labels):
+                return entry.triton_url
+        return self.triton_url
+
+
+def _str(where: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _url(where: str, value: Any) -> str:
+    text = _str(where, value)
+    if not re.match(r"^https?://[^/\s]+", text):
+        raise ConfigError(f"{where}: must be an http(s):// URL, got {text!r}")
+    return text
+
+
+def _number(where: str, value: Any) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ConfigError(f"{where}: must be a number greater than 0, got {value!r}")
+    return float(value)
+
+
+def _int(where: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{where}: must be a whole number greater than 0, got {value!r}")
+    return value
+
+
+def _bool(where: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: must be true or false, got {value!r}")
+    return value
+
+
+def _listen(where: str, value: Any) -> str:
+    text = _str(where, value)
+    parse_listen(text, where)
+    return text
+
+
+def _labels(where: str, value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not value:
+        raise ConfigError(f"{where}: must be a non-empty mapping of label -> value")
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not isinstance(item, (str, int, float)) or isinstance(item, bool):
+            raise ConfigError(f"{where}.{key}: label values must be strings, got {item!r}")
+        out[key] = str(item)
+    return out
+
+
+def _routes(where: str, value: Any) -> tuple[Route, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: must be a list of routes")
+    routes = []
+    for i, item in enumerate(value):
+        at = f"{where}[{i}]"
+        if not isinstance(item, Mapping):
+            raise ConfigError(f"{at}: must be a mapping with channel and match/match_re")
+        _check_keys(at, item, {"channel", "match", "match_re"})
+        if "channel" not in item:
+            raise ConfigError(f"{at}: channel: missing")
+        if "match" not in item and "match_re" not in item:
+            raise ConfigError(f"{at}: needs match or match_re")
+        patterns: dict[str, re.Pattern[str]] = {}
+        for key, text in _labels(f"{at}.match_re", item["match_re"]).items() if "match_re" in item else ():
+            try:
+                patterns[key] = re.compile(text)
+            except re.error as exc:
+                raise ConfigError(f"{at}.match_re.{key}: invalid regular expression: {exc}") from exc
+        routes.append(
+            Route(
+                _str(f"{at}.channel", item["channel"]),
+                _labels(f"{at}.match", item["match"]) if "match" in item else {},
+                patterns,
+            )
+        )
+    return tuple(routes)
+
+
+def _fleet(where: str, value: Any) -> tuple[FleetEntry, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: must be a list of {{instance|job, triton_url}}")
+    entries = []
+    for i, item in enumerate(value):
+        at = f"{where}[{i}]"
+        if not isinstance(item, Mapping):
+            raise ConfigError(f"{at}: must be a mapping")
+        _check_keys(at, item, {"instance", "job", "triton_url"})
+        if "triton_url" not in item:
+            raise ConfigError(f"{at}: triton_url: missing")
+        if "instance" not in item and "job" not in item:
+            raise ConfigError(f"{at}: needs instance or job")
+        entries.append(
+            FleetEntry(
+                _url(f"{at}.triton_url", item["triton_url"]),
+                _str(f"{at}.instance", item["instance"]) if "instance" in item else None,
+                _str(f"{at}.job", item["job"]) if "job" in item else None,
+            )
+        )
+    return tuple(entries)
+
+
+_FIELDS: dict[str, Any] = {
+    "channel": _str,
+    "listen": _listen,
+    "runbook_base_url": _url,
+    "grafana_url": _url,
+    "alertmanager_url": _url,
+    "prometheus_url": _url,
+    "triton_url": _url,
+    "log_file": _str,
+    "templates_dir": _str,
+    "chart": _bool,
+    "max_body_bytes": _int,
+    "retry_base_seconds": _number,
+    "retry_max_seconds": _number,
+    "routes": _routes,
+    "fleet": _fleet,
+}
+FLAG_FIELDS = (
+    "channel",
+    "listen",
+    "runbook_base_url",
+    "grafana_url",
+    "alertmanager_url",
+    "prometheus_url",
+    "triton_url",
+)
+
+
+def settings_from_mapping(data: Any, source: str) -> BotSettings:
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: the document must be a mapping, got {type(data).__name__}")
+    # The bot reads its own section; other sections (exporter, pricing) belong to other commands.
+    bot = data.get("bot") or {}
+    if not isinstance(bot, Mapping):
+        raise ConfigError(f"{source}: bot: must be a mapping, got {type(bot).__name__}")
+    _check_keys(f"{source}: bot", bot, _FIELDS)
+    values = {k: _FIELDS[k](f"{source}: bot.{k}", v) for k, v in bot.items()}
+    return BotSettings(**values)
+
+
+def load_bot_config(path: str | Path) -> BotSettings:
+    return settings_from_mapping(read_yaml(path), str(path))

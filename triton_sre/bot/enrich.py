@@ -1,0 +1,470 @@
+"""Pure: an Alertmanager notification (webhook payload version 4) -> the model of one Slack message.
+
+`parse_group` reads a payload leniently (unknown fields are ignored, missing ones defaulted; only
+a payload that is not an object with an ``alerts`` list is refused). `digest` is what makes a
+repeat a repeat: the group's status and each alert's fingerprint and status. `enrich` joins the
+group with facts gathered at the edges (`Facts`: the diagnosis report of the Triton the alert is
+about, current burn rates and budgets from Prometheus) into a `MessageModel`, the context of the
+message templates. `describe_change` says in one line what changed between two notifications.
+No I/O here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.catalog import runbook_url
+from triton_sre.diagnosis.engine import Finding, Report
+from triton_sre.diagnosis.rules import REMEDIATIONS
+
+MAX_ALERTS_SHOWN = 8
+"""Alerts detailed in one message; the rest are counted (Slack allows 50 blocks)."""
+MAX_FINDINGS_PER_ALERT = 2
+MAX_EVIDENCE_LINES = 3
+SLO_ALERTS = (c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN)
+_SEVERITY_ORDER = {c.SEVERITY_PAGE: 0, c.SEVERITY_TICKET: 1}
+_RUNBOOK_PATH = re.compile(r"(?:^|/)(?P<id>[a-z0-9][a-z0-9-]*)\.md$")
+_BURN_IN_TEXT = re.compile(r"\bis (?P<value>[0-9]+(?:\.[0-9]+)?)x\b")
+LABEL_ALERTNAME = c.LABEL_ALERTNAME
+LABEL_RUNBOOK = c.L_RUNBOOK
+
+
+class PayloadError(ValueError):
+    """The webhook body is not an Alertmanager notification."""
+
+
+@dataclass(frozen=True)
+class Alert:
+    status: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    starts_at: str = ""
+    ends_at: str = ""
+    generator_url: str = ""
+    fingerprint: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.labels.get(LABEL_ALERTNAME, "")
+
+
+@dataclass(frozen=True)
+class AlertGroup:
+    group_key: str
+    status: str
+    alerts: tuple[Alert, ...]
+    receiver: str = ""
+    group_labels: Mapping[str, str] = field(default_factory=dict)
+    common_labels: Mapping[str, str] = field(default_factory=dict)
+    common_annotations: Mapping[str, str] = field(default_factory=dict)
+    external_url: str = ""
+    truncated_alerts: int = 0
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): "" if v is None else str(v) for k, v in value.items()}
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _fingerprint(labels: Mapping[str, str]) -> str:
+    joined = "\x00".join(f"{k}\x01{v}" for k, v in sorted(labels.items()))
+    return hashlib.sha256(joined.encode()).hexdigest()[:16]
+
+
+def parse_group(payload: Any) -> AlertGroup:
+    """A webhook payload -> `AlertGroup`; `PayloadError` when it is not a notification at all."""
+    if not isinstance(payload, Mapping):
+        raise PayloadError("the body must be a JSON object")
+    raw_alerts = payload.get("alerts")
+    if not isinstance(raw_alerts, list):
+        raise PayloadError("the body has no 'alerts' list")
+    alerts = []
+    for raw in raw_alerts:
+        if not isinstance(raw, Mapping):
+            raise PayloadError("each alert must be an object")
+        labels = _str_map(raw.get("labels"))
+        status = _text(raw.get("status")) or c.AM_STATUS_FIRING
+        alerts.append(
+            Alert(
+                status=status if status in (c.AM_STATUS_FIRING, c.AM_STATUS_RESOLVED) else c.AM_STATUS_FIRING,
+                labels=labels,
+                annotations=_str_map(raw.get("annotations")),
+                starts_at=_text(raw.get("startsAt")),
+                ends_at=_text(raw.get("endsAt")),
+                generator_url=_text(raw.get("generatorURL")),
+                fingerprint=_text(raw.get("fingerprint")) or _fingerprint(labels),
+            )
+        )
+    group_labels = _str_map(payload.get("groupLabels"))
+    group_key = _text(payload.get("groupKey"))
+    if not group_key:
+        receiver = _text(payload.get("receiver"))
+        group_key = f"{receiver}:{_fingerprint(group_labels)}"
+    firing = any(a.status == c.AM_STATUS_FIRING for a in alerts)
+    status = _text(payload.get("status")) or (c.AM_STATUS_FIRING if firing else c.AM_STATUS_RESOLVED)
+    truncated = payload.get("truncatedAlerts")
+    return AlertGroup(
+        group_key=group_key,
+        status=status if status in (c.AM_STATUS_FIRING, c.AM_STATUS_RESOLVED) else c.AM_STATUS_FIRING,
+        alerts=tuple(alerts),
+        receiver=_text(payload.get("receiver")),
+        group_labels=group_labels,
+        common_labels=_str_map(payload.get("commonLabels")),
+        common_annotations=_str_map(payload.get("commonAnnotations")),
+        external_url=_text(payload.get("externalURL")),
+        truncated_alerts=truncated if isinstance(truncated, int) and not isinstance(truncated, bool) else 0,
+    )
+
+
+def alert_states(group: AlertGroup) -> list[dict[str, str]]:
+    """What a message shows, per alert: kept to tell the next notification what changed."""
+    return sorted(
+        (
+            {
+                "fingerprint": a.fingerprint,
+                "status": a.status,
+                "name": a.name,
+                "model": a.labels.get(c.LABEL_MODEL, ""),
+                "instance": a.labels.get(c.LABEL_INSTANCE, ""),
+            }
+            for a in group.alerts
+        ),
+        key=lambda s: s["fingerprint"],
+    )
+
+
+def digest(group: AlertGroup) -> str:
+    """Equal for an Alertmanager repeat of the same state; different when anything shown changes."""
+    parts = [group.status, str(group.truncated_alerts)]
+    parts += [f"{s['fingerprint']}={s['status']}" for s in alert_states(group)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def describe_change(before: Sequence[Mapping[str, str]], group: AlertGroup, before_status: str | None) -> str:
+    """One line (Slack mrkdwn-safe plain text) saying what changed since the message was last edited."""
+    old = {s["fingerprint"]: s for s in before}
+    now = {s["fingerprint"]: s for s in alert_states(group)}
+
+    def names(states: list[Mapping[str, str]]) -> str:
+        shown = [_display(s) for s in states[:5]]
+        more = len(states) - len(shown)
+        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+    if group.status == c.AM_STATUS_RESOLVED and before_status != c.AM_STATUS_RESOLVED:
+        return f"Resolved: all {len(now)} alert(s) of this group are resolved."
+    parts = []
+    if group.status == c.AM_STATUS_FIRING and before_status == c.AM_STATUS_RESOLVED:
+        parts.append("Firing again.")
+    started = [
+        s
+        for f, s in now.items()
+        if s["status"] == c.AM_STATUS_FIRING and old.get(f, {}).get("status") != c.AM_STATUS_FIRING
+    ]
+    ended = [
+        s
+        for f, s in now.items()
+        if s["status"] == c.AM_STATUS_RESOLVED and old.get(f, {}).get("status") == c.AM_STATUS_FIRING
+    ]
+    gone = [s for f, s in old.items() if f not in now and s["status"] == c.AM_STATUS_FIRING]
+    if started:
+        parts.append(f"Now firing: {names(started)}.")
+    if ended or gone:
+        parts.append(f"Resolved: {names(ended + gone)}.")
+    firing = sum(1 for s in now.values() if s["status"] == c.AM_STATUS_FIRING)
+    parts.append(f"{firing} of {len(now)} alert(s) firing.")
+    return " ".join(parts)
+
+
+def _display(state: Mapping[str, str]) -> str:
+    model = state.get("model")
+    return f"{state.get('name')} ({model})" if model else str(state.get("name"))
+
+
+# ----------------------------------------------------------------------------- facts and model
+@dataclass(frozen=True)
+class Facts:
+    """What the edges found out about a group; everything optional."""
+
+    report: Report | None = None
+    diagnosis_source: str = ""
+    """Where the report came from, e.g. ``live http://triton:8000`` or ``log /var/log/triton.log``."""
+    diagnosis_error: str = ""
+    burn_rates: Mapping[str, float] = field(default_factory=dict)
+    """Alert fingerprint -> current burn rate (from Prometheus)."""
+    budgets_remaining: Mapping[str, float] = field(default_factory=dict)
+    """Alert fingerprint -> share of the error budget left (1 = all, negative = overspent)."""
+    titles: Mapping[str, str] = field(default_factory=dict)
+    """Runbook id -> title (the catalog)."""
+
+
+@dataclass(frozen=True)
+class Links:
+    runbook_base_url: str | None = None
+    grafana_url: str | None = None
+    alertmanager_url: str | None = None
+    dashboard_uid_model: str = ""
+    dashboard_uid_slo: str = ""
+    dashboard_uid_overview: str = ""
+
+
+@dataclass(frozen=True)
+class FindingView:
+    runbook: str
+    title: str
+    severity: str
+    remediation: str
+    evidence: list[str]
+    runbook_url: str
+    source: str
+
+
+@dataclass(frozen=True)
+class AlertView:
+    name: str
+    status: str
+    severity: str
+    model: str
+    version: str
+    instance: str
+    summary: str
+    description: str
+    starts_at: str
+    ends_at: str
+    runbook: str
+    runbook_url: str
+    slo: str
+    window: str
+    burn_rate: float | None
+    budget_remaining: float | None
+    findings: list[FindingView]
+    labels: dict[str, str]
+    generator_url: str
+
+
+@dataclass(frozen=True)
+class Button:
+    text: str
+    url: str
+    style: str = ""
+
+
+@dataclass(frozen=True)
+class MessageModel:
+    group_key: str
+    status: str
+    severity: str
+    title: str
+    alertname: str
+    model: str
+    firing: int
+    resolved: int
+    alerts: list[AlertView]
+    hidden_alerts: int
+    buttons: list[Button]
+    common_labels: dict[str, str]
+    external_url: str
+    diagnosis_error: str
+
+    def context(self) -> dict[str, Any]:
+        """The template context: plain dicts, lists and scalars only."""
+        return asdict(self)
+
+
+def is_http(url: str | None) -> bool:
+    return bool(url) and str(url).startswith(("http://", "https://"))
+
+
+def runbook_id_of(alert: Alert) -> str:
+    """The runbook an alert points at: its `runbook` label (TritonModelUnavailable), the shipped
+    alert's page, or the page named by its runbook_url annotation."""
+    if alert.name == c.ALERT_MODEL_UNAVAILABLE and alert.labels.get(LABEL_RUNBOOK):
+        return alert.labels[LABEL_RUNBOOK]
+    if alert.name in c.ALERT_RUNBOOKS:
+        return c.ALERT_RUNBOOKS[alert.name]
+    found = _RUNBOOK_PATH.search(urlsplit(alert.annotations.get(c.ANNOTATION_RUNBOOK_URL, "")).path)
+    return found.group("id") if found else ""
+
+
+def resolve_runbook_url(alert: Alert, runbook: str, base_url: str | None) -> str:
+    """Absolute when possible: an absolute annotation is kept (unless the diagnosis names another
+    page), a relative one is rebased on `base_url`."""
+    annotation = alert.annotations.get(c.ANNOTATION_RUNBOOK_URL, "")
+    if is_http(annotation) and (not runbook or runbook in annotation):
+        return annotation
+    if runbook:
+        return runbook_url(runbook, base_url)
+    return annotation
+
+
+def _findings_for(alert: Alert, facts: Facts, links: Links) -> list[FindingView]:
+    model = alert.labels.get(c.LABEL_MODEL, "")
+    version = alert.labels.get(c.LABEL_VERSION, "")
+    chosen: list[Finding] = []
+    if facts.report is not None and model:
+        mine = [f for f in facts.report.findings if f.model == model]
+        exact = [f for f in mine if not version or not f.version or f.version == version]
+        chosen = (exact or mine)[:MAX_FINDINGS_PER_ALERT]
+    views = [
+        FindingView(
+            runbook=f.runbook,
+            title=f.title,
+            severity=f.severity,
+            remediation=f.remediation,
+            evidence=[e.text for e in f.evidence[:MAX_EVIDENCE_LINES]],
+            runbook_url=runbook_url(f.runbook, links.runbook_base_url),
+            source=facts.diagnosis_source,
+        )
+        for f in chosen
+    ]
+    if not views and alert.labels.get(LABEL_RUNBOOK):
+        # No live answer: the exporter's own diagnosis, carried in the alert's runbook label.
+        runbook = alert.labels[LABEL_RUNBOOK]
+        views.append(
+            FindingView(
+                runbook=runbook,
+                title=facts.titles.get(runbook, runbook),
+                severity=c.IMPACT_CRITICAL,
+                remediation=REMEDIATIONS.get(runbook, ""),
+                evidence=[],
+                runbook_url=runbook_url(runbook, links.runbook_base_url),
+                source="exporter",
+            )
+        )
+    return views
+
+
+def _burn_from_text(alert: Alert) -> float | None:
+    found = _BURN_IN_TEXT.search(alert.annotations.get(c.ANNOTATION_DESCRIPTION, ""))
+    return float(found.group("value")) if found else None
+
+
+def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
+    is_unavailable = alert.name == c.ALERT_MODEL_UNAVAILABLE
+    findings = _findings_for(alert, facts, links) if is_unavailable else []
+    runbook = findings[0].runbook if findings and findings[0].source != "exporter" else runbook_id_of(alert)
+    is_slo = alert.name in SLO_ALERTS or bool(alert.labels.get(c.L_SLO) and alert.labels.get(c.L_WINDOW))
+    burn = facts.burn_rates.get(alert.fingerprint)
+    if burn is None and is_slo:
+        burn = _burn_from_text(alert)
+    return AlertView(
+        name=alert.name,
+        status=alert.status,
+        severity=alert.labels.get(c.L_SEVERITY, ""),
+        model=alert.labels.get(c.LABEL_MODEL, ""),
+        version=alert.labels.get(c.LABEL_VERSION, ""),
+        instance=alert.labels.get(c.LABEL_INSTANCE, ""),
+        summary=alert.annotations.get(c.ANNOTATION_SUMMARY, ""),
+        description=alert.annotations.get(c.ANNOTATION_DESCRIPTION, ""),
+        starts_at=alert.starts_at,
+        ends_at=alert.ends_at if alert.status == c.AM_STATUS_RESOLVED else "",
+        runbook=runbook,
+        runbook_url=resolve_runbook_url(alert, runbook, links.runbook_base_url),
+        slo=alert.labels.get(c.L_SLO, ""),
+        window=alert.labels.get(c.L_WINDOW, ""),
+        burn_rate=burn if is_slo else None,
+        budget_remaining=facts.budgets_remaining.get(alert.fingerprint) if is_slo else None,
+        findings=findings,
+        labels=dict(alert.labels),
+        generator_url=alert.generator_url,
+    )
+
+
+def silence_url(group: AlertGroup, alertmanager_url: str | None) -> str:
+    """Alertmanager's new-silence form, pre-filled with the labels every alert of the group shares."""
+    base = alertmanager_url or group.external_url
+    if not is_http(base):
+        return ""
+    labels = group.common_labels or group.group_labels
+    if not labels:
+        return ""
+    matchers = ",".join(f'{k}="{_escape_matcher(v)}"' for k, v in sorted(labels.items()))
+    return f"{base.rstrip('/')}/#/silences/new?{urlencode({'filter': '{' + matchers + '}'}, quote_via=quote)}"
+
+
+def _escape_matcher(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def dashboard_url(group: AlertGroup, links: Links) -> str:
+    if not is_http(links.grafana_url):
+        return ""
+    base = str(links.grafana_url).rstrip("/")
+    name = group.common_labels.get(LABEL_ALERTNAME, "")
+    model = group.common_labels.get(c.LABEL_MODEL, "")
+    uid = (
+        links.dashboard_uid_slo
+        if name in SLO_ALERTS
+        else (links.dashboard_uid_model if model else links.dashboard_uid_overview)
+    )
+    if not uid:
+        return ""
+    query = f"?{urlencode({'var-model': model})}" if model else ""
+    return f"{base}/d/{uid}{query}"
+
+
+def _worst_severity(alerts: Sequence[Alert]) -> str:
+    severities = [a.labels.get(c.L_SEVERITY, "") for a in alerts if a.labels.get(c.L_SEVERITY)]
+    if not severities:
+        return ""
+    return min(severities, key=lambda s: (_SEVERITY_ORDER.get(s, 9), s))
+
+
+def enrich(group: AlertGroup, facts: Facts, links: Links) -> MessageModel:
+    firing_alerts = [a for a in group.alerts if a.status == c.AM_STATUS_FIRING]
+    # Firing alerts first; resolved ones after (a group's message shows what still hurts on top).
+    ordered = firing_alerts + [a for a in group.alerts if a.status != c.AM_STATUS_FIRING]
+    views = [_view(a, facts, links) for a in ordered[:MAX_ALERTS_SHOWN]]
+    alertnames = sorted({a.name for a in group.alerts if a.name})
+    alertname = group.common_labels.get(LABEL_ALERTNAME) or (alertnames[0] if len(alertnames) == 1 else "")
+    model = group.common_labels.get(c.LABEL_MODEL, "")
+    if not alertname:
+        alertname = f"{len(alertnames)} alerts" if alertnames else "Alert"
+    title = f"{alertname}: {model}" if model else alertname
+    if not model and len({v.model for v in views if v.model}) == 1:
+        title = f"{alertname}: {views[0].model}"
+    buttons = []
+    runbook_views = [v for v in views if is_http(v.runbook_url)]
+    if runbook_views:
+        buttons.append(Button("Runbook", runbook_views[0].runbook_url, "primary"))
+    dash = dashboard_url(group, links)
+    if dash:
+        buttons.append(Button("Grafana dashboard", dash))
+    silence = silence_url(group, links.alertmanager_url)
+    if silence and group.status == c.AM_STATUS_FIRING:
+        buttons.append(Button("Silence", silence, "danger"))
+    source = next((v.generator_url for v in views if is_http(v.generator_url)), "")
+    if source:
+        buttons.append(Button("Source", source))
+    return MessageModel(
+        group_key=group.group_key,
+        status=group.status,
+        severity=_worst_severity(firing_alerts or list(group.alerts)),
+        title=title,
+        alertname=alertname,
+        model=model,
+        firing=len(firing_alerts),
+        resolved=len(group.alerts) - len(firing_alerts),
+        alerts=views,
+        hidden_alerts=len(group.alerts) - len(views) + group.truncated_alerts,
+        buttons=buttons,
+        common_labels=dict(group.common_labels),
+        external_url=group.external_url if is_http(group.external_url) else "",
+        diagnosis_error=facts.diagnosis_error,
+    )
+
+
+def generator_expr(generator_url: str) -> str:
+    """The PromQL expression of a Prometheus alert's generatorURL (``/graph?g0.expr=...``)."""
+    values = parse_qs(urlsplit(generator_url).query).get("g0.expr")
+    return values[0] if values else ""

@@ -1,0 +1,54 @@
+"""The bot's own Prometheus metrics, in a registry of its own (served at GET /metrics)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from triton_sre import conventions as c
+
+ACTION_POSTED = "posted"
+ACTION_UPDATED = "updated"
+ACTION_REPEAT = "repeat"
+ACTION_FAILED = "failed"
+OUTCOME_OK = "ok"
+
+
+class _OutboxCollector(Collector):
+    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
+        self._counts = counts
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            c.M_BOT_OUTBOX, "Notifications in the bot's outbox by state.", labels=[c.L_STATE]
+        )
+        for state, count in sorted(self._counts().items()):
+            family.add_metric([state], count)
+        yield family
+
+
+class BotMetrics:
+    def __init__(self, outbox_counts: Callable[[], dict[str, int]] | None = None) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.received = Counter(
+            c.M_BOT_NOTIFICATIONS.removesuffix("_total"),
+            "Alertmanager notifications accepted into the outbox.",
+            registry=self.registry,
+        )
+        self.slack_calls = Counter(
+            c.M_BOT_SLACK_CALLS.removesuffix("_total"),
+            "Slack Web API calls by method and outcome (ok, or Slack's error such as ratelimited).",
+            [c.L_METHOD, c.L_OUTCOME],
+            registry=self.registry,
+        )
+        self.actions = Counter(
+            c.M_BOT_ACTIONS.removesuffix("_total"),
+            "What the bot did with a group's notification: posted, updated, repeat (nothing), failed.",
+            [c.L_ACTION],
+            registry=self.registry,
+        )
+        if outbox_counts is not None:
+            self.registry.register(_OutboxCollector(outbox_counts))

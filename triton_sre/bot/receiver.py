@@ -1,0 +1,306 @@
+"""The bot's HTTP side: Alertmanager's webhook, health, and Slack's `/triton` slash command.
+
+- ``POST /alertmanager``: ``Authorization: Bearer <token>`` (compared in constant time) or 401;
+  no Content-Length 411, a body over the cap 413 (not read), not JSON or not a notification 400.
+  The notification is committed to the outbox before the 200, then the worker is woken: the
+  answer never waits for Slack.
+- ``GET /healthz``: 200 with the outbox's counts.
+- ``POST /slack/commands``: Slack's v0 request signature (HMAC-SHA256 of ``v0:<ts>:<body>`` with
+  the signing secret) and a timestamp within 5 minutes, or 401. ``/triton status`` lists the open
+  alert groups, ``/triton diagnose <model> [instance]`` asks the engine about a live Triton; both
+  answer inside Slack's 3-second window (Triton is given at most 2 s).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from prometheus_client import generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from triton_sre import conventions as c
+from triton_sre.bot.config import BotSettings
+from triton_sre.bot.enrich import PayloadError, parse_group
+from triton_sre.bot.metrics import BotMetrics
+from triton_sre.bot.outbox import Outbox
+from triton_sre.diagnosis.catalog import runbook_url
+
+log = logging.getLogger(__name__)
+
+SIGNATURE_WINDOW_SECONDS = 300
+MAX_COMMAND_BODY = 64 * 1024
+COMMAND_TRITON_TIMEOUT = 2.0
+READ_TIMEOUT_SECONDS = 10
+
+
+def slack_signature(secret: str, timestamp: str, body: bytes) -> str:
+    """Slack's v0 request signature."""
+    base = b"v0:" + timestamp.encode() + b":" + body
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+def verify_slack_request(
+    secret: str, timestamp: str | None, signature: str | None, body: bytes, now: float | None = None
+) -> bool:
+    if not secret or not timestamp or not signature:
+        return False
+    try:
+        ts = int(timestamp)
+    except ValueError:
+        return False
+    if abs((time.time() if now is None else now) - ts) > SIGNATURE_WINDOW_SECONDS:
+        return False
+    return hmac.compare_digest(slack_signature(secret, timestamp, body).encode(), signature.encode())
+
+
+def bearer_ok(expected: str, header: str | None) -> bool:
+    if not expected or not header:
+        return False
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(token.strip().encode(), expected.encode())
+
+
+class BotServer:
+    def __init__(
+        self,
+        settings: BotSettings,
+        outbox: Outbox,
+        bearer_token: str,
+        signing_secret: str = "",
+        on_enqueued: Callable[[], None] | None = None,
+        titles: dict[str, str] | None = None,
+        metrics: BotMetrics | None = None,
+    ) -> None:
+        self.metrics = metrics or BotMetrics(outbox.counts)
+        self.settings = settings
+        self.outbox = outbox
+        self._bearer = bearer_token
+        self._signing_secret = signing_secret
+        self.on_enqueued = on_enqueued or (lambda: None)
+        self.titles = titles or {}
+        host, port = settings.listen_address
+        owner = self
+
+        class Handler(_Handler):
+            bot = owner
+
+        self.httpd = ThreadingHTTPServer((host, port), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> BotServer:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, name="bot-http", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # -- slash command ----------------------------------------------------------------------------
+    def command(self, text: str) -> str:
+        words = text.split()
+        if not words or words[0] == "help":
+            return f"Usage: `{c.SLASH_COMMAND} status` or `{c.SLASH_COMMAND} diagnose <model> [instance]`"
+        if words[0] == "status":
+            return self._status()
+        if words[0] == "diagnose" and len(words) >= 2:
+            return self._diagnose(words[1], words[2] if len(words) > 2 else None)
+        return f"Unknown command `{_esc(text[:100])}`. Try `{c.SLASH_COMMAND} help`."
+
+    def _status(self) -> str:
+        open_groups = self.outbox.open_messages()
+        counts = self.outbox.counts()
+        lines = [
+            f"*{len(open_groups)} alert group(s) firing*; outbox: {counts.get('pending', 0)} pending, "
+            f"{counts.get('failed', 0)} failed."
+        ]
+        for ref in open_groups[:20]:
+            firing = [a for a in ref.alerts if a.get("status") == c.AM_STATUS_FIRING]
+            names = ", ".join(
+                sorted(
+                    {
+                        f"{a.get('name')} ({a.get('model')})" if a.get("model") else str(a.get("name"))
+                        for a in firing
+                    }
+                )
+            )
+            lines.append(
+                f"• {_esc(names or 'resolved alerts')} "
+                f"(last change {time.strftime('%H:%M UTC', time.gmtime(ref.updated))})"
+            )
+        return "\n".join(lines)
+
+    def _diagnose(self, model: str, instance: str | None) -> str:
+        from triton_sre.diagnosis.engine import diagnose_index
+        from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
+
+        labels = {c.LABEL_INSTANCE: instance} if instance else {}
+        url = self.settings.triton_url_for(labels) or (
+            self.settings.fleet[0].triton_url if self.settings.fleet else None
+        )
+        if not url:
+            return "No Triton configured: start the bot with `--triton-url` (or a fleet in its config)."
+        client = TritonClient(url, default_metrics_url(url), timeout=COMMAND_TRITON_TIMEOUT)
+        try:
+            index = client.repository_index()
+        except FetchError as exc:
+            return f"Cannot read the repository index of {_esc(url)}: {_esc(exc.message)}"
+        entries = [e for e in index if e.get("name") == model]
+        if not entries:
+            return f"Triton at {_esc(url)} does not know a model `{_esc(model)}`."
+        report = diagnose_index(entries, self.titles)
+        findings = [f for f in report.findings if f.model == model]
+        if not findings:
+            states = ", ".join(f"v{e.get('version') or '-'} {e.get('state') or 'unknown'}" for e in entries)
+            return f"`{_esc(model)}` on {_esc(url)}: {_esc(states)}. No load failure found."
+        lines = []
+        for f in findings[:3]:
+            lines.append(f"*{_esc(model)}*: {_esc(f.title)} (`{f.runbook}`)")
+            if f.remediation:
+                lines.append(f"Fix: {_esc(f.remediation)}")
+            link = runbook_url(f.runbook, self.settings.runbook_base_url)
+            lines.append(f"Runbook: <{link}|{f.runbook}>" if link.startswith("http") else f"Runbook: {link}")
+        return "\n".join(lines)
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    bot: BotServer
+    protocol_version = "HTTP/1.1"
+    timeout = READ_TIMEOUT_SECONDS
+    server_version = "triton-sre-bot"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s %s", self.address_string(), format % args)
+
+    def _send(
+        self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None, close: bool = False
+    ) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self, limit: int) -> bytes | None:
+        length_header = self.headers.get("Content-Length")
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked" or length_header is None:
+            self._send(411, {"error": "Content-Length required"}, close=True)
+            return None
+        try:
+            length = int(length_header)
+        except ValueError:
+            self._send(400, {"error": "bad Content-Length"}, close=True)
+            return None
+        if length < 0:
+            self._send(400, {"error": "bad Content-Length"}, close=True)
+            return None
+        if length > limit:
+            self._send(413, {"error": f"body larger than {limit} bytes"}, close=True)
+            return None
+        try:
+            return self.rfile.read(length)
+        except OSError:
+            self.close_connection = True
+            return None
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        if path == c.PATH_HEALTHZ:
+            self._send(200, {"status": "ok", "outbox": self.bot.outbox.counts()})
+        elif path == c.PATH_METRICS:
+            data = generate_latest(self.bot.metrics.registry)
+            self.send_response(200)
+            self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        else:
+            self._send(404, {"error": "not found"})
+
+    def do_POST(self) -> None:
+        path = urlsplit(self.path).path
+        if path == c.PATH_BOT_ALERTMANAGER:
+            self._alertmanager()
+        elif path == c.PATH_BOT_SLACK_COMMANDS:
+            self._slack_command()
+        else:
+            self._send(404, {"error": "not found"}, close=True)
+
+    def _alertmanager(self) -> None:
+        if not bearer_ok(self.bot._bearer, self.headers.get("Authorization")):
+            log.warning("webhook from %s rejected: missing or wrong bearer token", self.address_string())
+            self._send(401, {"error": "unauthorized"}, {"WWW-Authenticate": "Bearer"}, close=True)
+            return
+        raw = self._body(self.bot.settings.max_body_bytes)
+        if raw is None:
+            return
+        try:
+            payload = json.loads(raw)
+            group = parse_group(payload)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            reason = str(exc) if isinstance(exc, PayloadError) else "body is not valid JSON"
+            self._send(400, {"error": reason})
+            return
+        version = str(payload.get("version", ""))
+        if version and version != c.AM_WEBHOOK_VERSION:
+            log.info(
+                "webhook payload version %s (expected %s): reading it leniently",
+                version,
+                c.AM_WEBHOOK_VERSION,
+            )
+        try:
+            notification_id = self.bot.outbox.enqueue(group.group_key, payload)
+        except Exception as exc:  # disk full, locked database: Alertmanager will retry
+            log.error("outbox write failed: %s", exc)
+            self._send(503, {"error": "outbox unavailable"})
+            return
+        self.bot.metrics.received.inc()
+        self._send(200, {"status": "queued", "id": notification_id})
+        self.bot.on_enqueued()
+
+    def _slack_command(self) -> None:
+        raw = self._body(MAX_COMMAND_BODY)
+        if raw is None:
+            return
+        if not verify_slack_request(
+            self.bot._signing_secret,
+            self.headers.get("X-Slack-Request-Timestamp"),
+            self.headers.get("X-Slack-Signature"),
+            raw,
+        ):
+            log.warning(
+                "slash command from %s rejected: bad, stale or missing signature", self.address_string()
+            )
+            self._send(401, {"error": "invalid signature"})
+            return
+        form = parse_qs(raw.decode("utf-8", "replace"))
+        text = (form.get("text") or [""])[0]
+        try:
+            answer = self.bot.command(text)
+        except Exception as exc:
+            log.exception("slash command failed")
+            answer = f"Sorry, that failed: {type(exc).__name__}"
+        self._send(200, {"response_type": "ephemeral", "text": answer})

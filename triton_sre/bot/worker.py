@@ -1,0 +1,372 @@
+"""The delivery loop: outbox -> facts (Triton, Prometheus, a log) -> enrich -> render -> Slack.
+
+One thread. It takes the latest pending notification of each group (older ones are superseded),
+skips Alertmanager repeats (same digest as the group's message), posts a new message or edits the
+group's message in place and replies in its thread with what changed, and records the result in
+the outbox in one transaction. Retryable failures are rescheduled in the outbox (Retry-After for
+429, exponential backoff otherwise), so the schedule survives restarts.
+
+Known limit: Slack has no idempotency key for chat.postMessage, so a crash in the instant between
+Slack's answer and the outbox commit can post one message twice; every other restart is exact.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.bot.config import BotSettings
+from triton_sre.bot.enrich import (
+    SLO_ALERTS,
+    AlertGroup,
+    Facts,
+    Links,
+    PayloadError,
+    alert_states,
+    describe_change,
+    digest,
+    enrich,
+    generator_expr,
+    parse_group,
+)
+from triton_sre.bot.metrics import ACTION_FAILED, ACTION_POSTED, ACTION_REPEAT, ACTION_UPDATED, BotMetrics
+from triton_sre.bot.outbox import MessageRef, Notification, Outbox
+from triton_sre.bot.prom import PromError, Prometheus, chart_png
+from triton_sre.bot.slack import DeliveryError, Renderer, SlackDelivery, backoff
+from triton_sre.diagnosis.engine import Finding, Report, diagnose_index
+
+log = logging.getLogger(__name__)
+
+IDLE_WAIT_SECONDS = 5.0
+PRUNE_AFTER_SECONDS = 7 * 86400
+TRITON_TIMEOUT_SECONDS = 5.0
+MAX_TRITONS_PER_GROUP = 5
+TEXT_ONLY_ERRORS = ("invalid_blocks", "invalid_blocks_format", "msg_too_long")
+
+
+def _links(settings: BotSettings) -> Links:
+    from triton_sre.generate.dashboards import UID_MODEL, UID_OVERVIEW, UID_SLO
+
+    return Links(
+        runbook_base_url=settings.runbook_base_url,
+        grafana_url=settings.grafana_url,
+        alertmanager_url=settings.alertmanager_url,
+        dashboard_uid_model=UID_MODEL,
+        dashboard_uid_slo=UID_SLO,
+        dashboard_uid_overview=UID_OVERVIEW,
+    )
+
+
+def diagnose_live(triton_url: str, titles: dict[str, str], timeout: float = TRITON_TIMEOUT_SECONDS) -> Report:
+    """The diagnosis engine over a live Triton's repository index (raises FetchError)."""
+    from triton_sre.triton.client import TritonClient, default_metrics_url
+
+    client = TritonClient(triton_url, default_metrics_url(triton_url), timeout=timeout)
+    return diagnose_index(client.repository_index(), titles)
+
+
+def diagnose_log(path: str, titles: dict[str, str]) -> Report:
+    from triton_sre.diagnosis.command import open_log, triage_stream
+
+    with open_log(path) as stream:
+        return triage_stream(stream, titles)
+
+
+def _promql_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _slo_selector(slo: str, model: str) -> str:
+    return f"{{{c.L_SLO}={_promql_string(slo)},{c.LABEL_MODEL}={_promql_string(model)}}}"
+
+
+def _slo_labels(labels: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """(slo, window, model) of an SLO alert, or None when one is missing."""
+    slo, window, model = (labels.get(k, "") for k in (c.L_SLO, c.L_WINDOW, c.LABEL_MODEL))
+    return (slo, window, model) if slo and window and model else None
+
+
+def burn_rate_expr(slo: str, window: str, model: str) -> str:
+    """PromQL: an SLO's burn rate for one model over `window` (bad ratio / error budget)."""
+    return (
+        f"{c.rec_slo_errors(window)}{_slo_selector(slo, model)} / on ({c.L_SLO}) group_left () "
+        f"(1 - {c.REC_SLO_OBJECTIVE}{{{c.L_SLO}={_promql_string(slo)}}})"
+    )
+
+
+class Worker:
+    def __init__(
+        self,
+        settings: BotSettings,
+        outbox: Outbox,
+        delivery: SlackDelivery,
+        titles: dict[str, str],
+        clock: Callable[[], float] = time.time,
+        metrics: BotMetrics | None = None,
+    ) -> None:
+        self.metrics = metrics or BotMetrics()
+        self.settings = settings
+        self.outbox = outbox
+        self.delivery = delivery
+        self.titles = titles
+        self.renderer = Renderer(settings.templates_dir)
+        self.links = _links(settings)
+        self.prometheus = Prometheus(settings.prometheus_url) if settings.prometheus_url else None
+        self.clock = clock
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_prune = 0.0
+        self._paused_until = 0.0
+        """Slack's rate limit is per workspace and method: after a 429 nothing is sent before this."""
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> Worker:
+        self._thread = threading.Thread(target=self.run, name="bot-worker", daemon=True)
+        self._thread.start()
+        return self
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                waited = self.step()
+            except Exception:  # the loop must survive anything; the notification stays pending
+                log.exception("delivery loop error")
+                waited = 1.0
+            if waited is not None:
+                self._wake.wait(waited)
+                self._wake.clear()
+
+    def step(self) -> float | None:
+        """Process one due notification (returns None) or say how long to wait."""
+        now = self.clock()
+        if now < self._paused_until:
+            return self._paused_until - now
+        if now - self._last_prune > 3600:
+            self._last_prune = now
+            self.outbox.prune(now - PRUNE_AFTER_SECONDS)
+        notification, earliest = self.outbox.next_due(now)
+        if notification is not None:
+            try:
+                self.process(notification)
+            except Exception as exc:  # a bug or a surprise: keep the notification, retry later
+                log.exception("notification %d: processing failed", notification.id)
+                delay = backoff(
+                    notification.attempts, self.settings.retry_base_seconds, self.settings.retry_max_seconds
+                )
+                self.outbox.retry_later(notification.id, now + delay, f"{type(exc).__name__}: {exc}")
+            return None
+        if earliest is None:
+            return IDLE_WAIT_SECONDS
+        return max(0.01, min(IDLE_WAIT_SECONDS, earliest - now))
+
+    # -- one notification ----------------------------------------------------------------------------
+    def process(self, notification: Notification) -> None:
+        try:
+            group = parse_group(notification.payload)
+        except PayloadError as exc:
+            self.outbox.mark_failed(notification.id, f"not a notification: {exc}")
+            return
+        ref = self.outbox.message(group.group_key)
+        state_digest = digest(group)
+        if ref is not None and ref.digest == state_digest:
+            log.debug("group %s: repeat, nothing changed", group.group_key)
+            self.outbox.mark_done(notification.id)
+            self.metrics.actions.labels(ACTION_REPEAT).inc()
+            return
+        labels = dict(group.common_labels) or (dict(group.alerts[0].labels) if group.alerts else {})
+        channel = ref.channel if ref is not None else self.settings.channel_for(labels)
+        if not channel:
+            log.error("group %s: no channel (set --channel or a route matching its labels)", group.group_key)
+            self.outbox.mark_failed(notification.id, "no channel")
+            return
+        model = enrich(group, self.facts(group), self.links).context()
+        blocks = self.renderer.blocks(model)
+        text = self.renderer.text(model)
+        try:
+            if ref is None:
+                self._post_new(notification, group, channel, text, blocks, state_digest)
+            else:
+                self._update(notification, group, ref, text, blocks, model, state_digest)
+        except DeliveryError as exc:
+            self._failed(notification, group, exc)
+
+    def _post_new(
+        self,
+        n: Notification,
+        group: AlertGroup,
+        channel: str,
+        text: str,
+        blocks: list[dict[str, Any]],
+        state_digest: str,
+    ) -> None:
+        try:
+            ts = self.delivery.post(channel, text, blocks)
+        except DeliveryError as exc:
+            if exc.error not in TEXT_ONLY_ERRORS:
+                raise
+            log.error("group %s: Slack refused the blocks (%s); posting text only", group.group_key, exc)
+            ts = self.delivery.post(channel, text, None)
+        self.outbox.save_message(
+            group.group_key, channel, ts, group.status, state_digest, alert_states(group), n.id
+        )
+        self.metrics.actions.labels(ACTION_POSTED).inc()
+        log.info(
+            "group %s: posted %s ts=%s (%d alert(s), %s)",
+            group.group_key,
+            channel,
+            ts,
+            len(group.alerts),
+            group.status,
+        )
+        if group.status == c.AM_STATUS_FIRING:
+            self._chart(group, channel, ts)
+
+    def _update(
+        self,
+        n: Notification,
+        group: AlertGroup,
+        ref: MessageRef,
+        text: str,
+        blocks: list[dict[str, Any]],
+        model: dict[str, Any],
+        state_digest: str,
+    ) -> None:
+        try:
+            self.delivery.update(ref.channel, ref.ts, text, blocks)
+        except DeliveryError as exc:
+            if exc.error == "message_not_found":  # deleted in Slack: show the group again
+                log.warning("group %s: message %s was deleted; posting a new one", group.group_key, ref.ts)
+                self._post_new(n, group, ref.channel, text, blocks, state_digest)
+                return
+            if exc.error not in TEXT_ONLY_ERRORS:
+                raise
+            self.delivery.update(ref.channel, ref.ts, text, [])
+        change = describe_change(ref.alerts, group, ref.status)
+        reply = self.renderer.update({**model, "change": change})
+        try:
+            self.delivery.post(ref.channel, reply, None, thread_ts=ref.ts)
+        except DeliveryError as exc:
+            if exc.retryable:
+                raise  # the edit is repeated (idempotent) with the reply on the next attempt
+            log.error("group %s: thread reply refused: %s", group.group_key, exc)
+        self.outbox.save_message(
+            group.group_key, ref.channel, ref.ts, group.status, state_digest, alert_states(group), n.id
+        )
+        self.metrics.actions.labels(ACTION_UPDATED).inc()
+        log.info("group %s: updated %s ts=%s: %s", group.group_key, ref.channel, ref.ts, change)
+
+    def _failed(self, n: Notification, group: AlertGroup, exc: DeliveryError) -> None:
+        if not exc.retryable:
+            log.error("group %s: Slack refused the message, giving up: %s", group.group_key, exc)
+            self.outbox.mark_failed(n.id, str(exc))
+            self.metrics.actions.labels(ACTION_FAILED).inc()
+            return
+        if exc.retry_after is not None:
+            self._paused_until = self.clock() + exc.retry_after
+        delay = backoff(
+            n.attempts, self.settings.retry_base_seconds, self.settings.retry_max_seconds, exc.retry_after
+        )
+        log.warning(
+            "group %s: delivery failed (attempt %d), retrying in %.1fs: %s",
+            group.group_key,
+            n.attempts + 1,
+            delay,
+            exc,
+        )
+        self.outbox.retry_later(n.id, self.clock() + delay, str(exc))
+
+    # -- facts (I/O at the edge; every failure degrades the message, never blocks it) ---------------
+    def facts(self, group: AlertGroup) -> Facts:
+        report: Report | None = None
+        source = error = ""
+        unavailable = [a for a in group.alerts if a.name == c.ALERT_MODEL_UNAVAILABLE]
+        if unavailable:
+            # Every Triton the group's alerts come from (a fleet maps instance/job labels to URLs).
+            urls = list(
+                dict.fromkeys(u for a in unavailable if (u := self.settings.triton_url_for(a.labels)))
+            )
+            findings: list[Finding] = []
+            reached: list[str] = []
+            errors: list[str] = []
+            for triton_url in urls[:MAX_TRITONS_PER_GROUP]:
+                try:
+                    findings += diagnose_live(triton_url, self.titles).findings
+                    reached.append(triton_url)
+                except Exception as exc:
+                    errors.append(f"{triton_url}: {exc}")
+                    log.warning("group %s: live diagnosis failed: %s", group.group_key, errors[-1])
+            if reached:
+                report, source = Report(tuple(findings), ()), "live " + ", ".join(reached)
+            error = "; ".join(errors)
+            if report is None and self.settings.log_file:
+                try:
+                    report, source = (
+                        diagnose_log(self.settings.log_file, self.titles),
+                        f"log {Path(self.settings.log_file).name}",
+                    )
+                except Exception as exc:
+                    error = f"{self.settings.log_file}: {exc}"
+                    log.warning("group %s: log diagnosis failed: %s", group.group_key, error)
+        burn: dict[str, float] = {}
+        budget: dict[str, float] = {}
+        if self.prometheus is not None:
+            for alert in group.alerts:
+                found = _slo_labels(alert.labels) if alert.name in SLO_ALERTS else None
+                if found is None:
+                    continue
+                slo, window, model = found
+                sel = _slo_selector(slo, model)
+                try:
+                    value = self.prometheus.instant(burn_rate_expr(slo, window, model))
+                    if value is not None:
+                        burn[alert.fingerprint] = value
+                    left = self.prometheus.instant(f"{c.REC_SLO_BUDGET_REMAINING}{sel}")
+                    if left is not None:
+                        budget[alert.fingerprint] = left
+                except PromError as exc:
+                    log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
+        return Facts(
+            report=report,
+            diagnosis_source=source,
+            diagnosis_error=error,
+            burn_rates=burn,
+            budgets_remaining=budget,
+            titles=self.titles,
+        )
+
+    def _chart(self, group: AlertGroup, channel: str, ts: str) -> None:
+        if self.prometheus is None or not self.settings.chart:
+            return
+        # SLO alerts: the burn rate itself; any other alert: its own expression (from generatorURL).
+        slo = next((s for a in group.alerts if a.name in SLO_ALERTS and (s := _slo_labels(a.labels))), None)
+        alert = next((a for a in group.alerts if generator_expr(a.generator_url)), None)
+        if slo is not None:
+            expr, title = burn_rate_expr(*slo), f"{slo[2]}: SLO {slo[0]} burn rate ({slo[1]})"
+        elif alert is not None:
+            expr = generator_expr(alert.generator_url)
+            title = f"{alert.name}: {expr}"
+        else:
+            return
+        try:
+            png = chart_png(self.prometheus.range(expr), title)
+            if png is not None:
+                self.delivery.upload_png(channel, ts, png, "alert-last-hour.png", f"{title[:80]}, last hour")
+        except (PromError, DeliveryError) as exc:
+            log.warning("group %s: chart skipped: %s", group.group_key, exc)
+        except Exception:
+            log.exception("group %s: chart failed", group.group_key)

@@ -1,0 +1,144 @@
+"""`triton-sre lint MODEL_REPOSITORY`: check a model repository before Triton starts.
+
+Exit codes as `triage`: 0 clean (or only warnings), 1 a model would fail to load, 2 usage or input
+error (not a directory, unreadable SLO file, serving interpreter that does not run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from triton_sre.diagnosis.catalog import CatalogError, load_catalog
+from triton_sre.diagnosis.render import to_json, to_markdown, to_text
+from triton_sre.lint.issue import TARGET_CPU, TARGET_GPU, LintOptions
+from triton_sre.lint.pydeps import ProbeError, probe, required_imports
+from triton_sre.lint.repository import SchemaMissing, load_repository
+from triton_sre.lint.runner import LintResult, lint
+
+__all__ = ["add_lint_parser", "render", "run_lint"]
+
+EXIT_CLEAN = 0
+EXIT_FAILURES = 1
+EXIT_INPUT_ERROR = 2
+DEFAULT_SLO_FILE = "slos.yaml"
+
+
+def add_lint_parser(commands: Any, epilog: str) -> None:
+    parser = commands.add_parser(
+        "lint",
+        help="check a Triton model repository before Triton starts",
+        description=(
+            "Statically check a local Triton model repository: layout, config.pbtxt against Triton's "
+            "schema, batching, placement, ensembles, version policies and Python model imports. Problems "
+            "Triton fails on carry the runbook id `triage` gives for the same failure; problems Triton "
+            "accepts but that cost money or latency are warnings. Exit codes: 0 clean or only warnings, "
+            "1 a model would fail to load, 2 usage or input error."
+        ),
+        epilog=epilog,
+    )
+    parser.add_argument("repository", metavar="MODEL_REPOSITORY", help="local model repository folder")
+    parser.add_argument(
+        "--target", choices=[TARGET_CPU, TARGET_GPU], default=TARGET_GPU, help="deployment host (default gpu)"
+    )
+    parser.add_argument("--gpus", type=int, default=1, help="GPUs on a GPU host (default 1)")
+    parser.add_argument(
+        "--slo-file",
+        help=f"SLO spec for the queue-delay check (default ./{DEFAULT_SLO_FILE} when present)",
+    )
+    parser.add_argument("--python", help="serving interpreter: check Python models' imports against it")
+    parser.add_argument(
+        "--backend-directory", help="Triton's --backend-directory: check each model's backend is installed"
+    )
+    parser.add_argument(
+        "--format", choices=["text", "json", "markdown"], default="text", help="output format (default text)"
+    )
+    parser.add_argument("--runbook-base-url", help="link runbooks as <URL><id>.md")
+    parser.add_argument("--runbooks", help="runbook folder (default: the packaged runbooks/)")
+    parser.set_defaults(handler=run_lint)
+
+
+def _err(message: str) -> None:
+    print(f"triton-sre lint: {message}", file=sys.stderr)
+
+
+def _latency_thresholds(path: str | None) -> tuple[tuple[str | None, float, float], ...]:
+    from triton_sre import conventions as c
+    from triton_sre.generate.slo import load_spec
+
+    if path is None:
+        if not Path(DEFAULT_SLO_FILE).is_file():
+            return ()
+        path = DEFAULT_SLO_FILE
+    spec = load_spec(path)
+    return tuple(
+        (slo.models.pattern, slo.threshold_s, slo.queue_time_share)
+        for slo in spec.slos
+        if slo.type == c.SLO_LATENCY
+    )
+
+
+def render(result: LintResult, fmt: str, base_url: str | None = None, *, colour: bool = False) -> str:
+    report = result.report
+    if fmt == "json":
+        body = to_json(report, base_url)
+        for finding, where in zip(body["findings"], result.locations(), strict=True):
+            finding.update(where)
+        body["repository"] = str(result.repository)
+        body["models"] = result.models
+        return json.dumps(body, indent=2) + "\n"
+    if not report.findings:
+        clean = f"{result.repository}: {result.models} model(s) checked, no problem found.\n"
+        return f"### Triton repository lint\n\n{clean}" if fmt == "markdown" else clean
+    if fmt == "markdown":
+        return to_markdown(report, base_url).replace("### Triton triage", "### Triton repository lint", 1)
+    return to_text(report, base_url, colour=colour)
+
+
+def run_lint(args: argparse.Namespace) -> int:
+    from triton_sre.generate.slo import SpecError
+
+    if args.gpus < 0:
+        _err("--gpus must be >= 0")
+        return EXIT_INPUT_ERROR
+    try:
+        catalog = load_catalog(args.runbooks)
+        repo = load_repository(args.repository)
+        thresholds = _latency_thresholds(args.slo_file)
+    except CatalogError as exc:
+        _err(f"runbook catalog: {exc}")
+        return EXIT_INPUT_ERROR
+    except (NotADirectoryError, SchemaMissing, SpecError, OSError) as exc:
+        _err(str(exc))
+        return EXIT_INPUT_ERROR
+    missing: dict[str, tuple[str, ...]] | None = None
+    if args.python:
+        needed = required_imports(repo)
+        try:
+            absent = probe(args.python, {s.module for sites in needed.values() for s in sites})
+        except ProbeError as exc:
+            _err(f"--python: {exc}")
+            return EXIT_INPUT_ERROR
+        missing = {m: tuple(s.module for s in sites if s.module in absent) for m, sites in needed.items()}
+    backends = None
+    if args.backend_directory:
+        root = Path(args.backend_directory)
+        if not root.is_dir():
+            _err(f"--backend-directory {root}: not a directory")
+            return EXIT_INPUT_ERROR
+        backends = frozenset(p.name for p in root.iterdir() if p.is_dir())
+    options = LintOptions(
+        target=args.target,
+        gpus=args.gpus if args.target == TARGET_GPU else 0,
+        latency_thresholds=thresholds,
+        missing_modules=missing,
+        backends=backends,
+    )
+    result = lint(repo, options, catalog.titles)
+    out = sys.stdout
+    out.write(render(result, args.format, args.runbook_base_url, colour=out.isatty()))
+    out.flush()
+    return EXIT_FAILURES if result.has_failure else EXIT_CLEAN

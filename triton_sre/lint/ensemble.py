@@ -1,0 +1,88 @@
+"""Ensembles: every step names a model in the repository and every tensor is connected."""
+
+from __future__ import annotations
+
+from triton_sre import conventions as c
+from triton_sre.lint.backend import ENSEMBLE, backend_of
+from triton_sre.lint.issue import Issue, LintOptions, config_issue
+from triton_sre.lint.repository import ModelDir, Repository
+
+__all__ = ["check", "steps_of"]
+
+
+def steps_of(model: ModelDir) -> list[str]:
+    config = model.config
+    if config is None or backend_of(config) != ENSEMBLE:
+        return []
+    return [str(step.model_name) for step in config.ensemble_scheduling.step]
+
+
+def _model(model: ModelDir, repo: Repository) -> list[Issue]:
+    config = model.config
+    issues: list[Issue] = []
+    step_lines = model.lines.get("ensemble_scheduling.step.model_name", [])
+    produced = {str(t.name) for t in config.input}
+    for step in config.ensemble_scheduling.step:
+        produced.update(str(v) for v in step.output_map.values())
+
+    def issue(message: str, fix: str, k: int) -> Issue:
+        line = step_lines[k] if k < len(step_lines) else model.line_of("ensemble_scheduling")
+        return config_issue(model, c.RUNBOOK_ENSEMBLE_DEPENDENCY, message, fix, line=line)
+
+    for k, step in enumerate(config.ensemble_scheduling.step):
+        name = str(step.model_name)
+        target = repo.models.get(name)
+        if target is None:
+            issues.append(
+                issue(
+                    f"ensemble step {k + 1} names model {name!r}, which is not in the repository",
+                    f"add {name}/ to the repository or fix model_name",
+                    k,
+                )
+            )
+            continue
+        for tensor in step.input_map.values():
+            if tensor not in produced:
+                issues.append(
+                    issue(
+                        f"ensemble tensor {tensor!r} (input of step {name!r}) is neither an ensemble input "
+                        "nor any step's output",
+                        "map it from an ensemble input or a previous step's output_map",
+                        k,
+                    )
+                )
+        if target.config is None:
+            continue
+        inputs = {str(t.name) for t in target.config.input}
+        outputs = {str(t.name) for t in target.config.output}
+        for side, keys, names in (("input", step.input_map, inputs), ("output", step.output_map, outputs)):
+            for key in keys:
+                if names and key not in names:
+                    issues.append(
+                        issue(
+                            f"step {name!r} has no {side} {key!r} ({side}s: {', '.join(sorted(names))})",
+                            f"{side}_map keys are the step model's {side} names",
+                            k,
+                        )
+                    )
+    for tensor in config.output:
+        if str(tensor.name) not in produced:
+            issues.append(
+                config_issue(
+                    model,
+                    c.RUNBOOK_ENSEMBLE_DEPENDENCY,
+                    f"ensemble output {tensor.name!r} is not written by any step",
+                    "map a step's output to it in output_map",
+                    "output.name",
+                    "output",
+                )
+            )
+    return issues
+
+
+def check(repo: Repository, options: LintOptions) -> list[Issue]:
+    issues: list[Issue] = []
+    for model in repo.models.values():
+        if steps_of(model) or (model.config is not None and backend_of(model.config) == ENSEMBLE):
+            issues.extend(_model(model, repo))
+    return issues

@@ -1,0 +1,60 @@
+"""What a check returns: one `Issue` per problem, with the file and line it is written on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from triton_sre import conventions as c
+from triton_sre.lint.repository import ModelDir
+
+__all__ = ["TARGET_CPU", "TARGET_GPU", "Issue", "LintOptions", "config_issue"]
+
+TARGET_CPU = "cpu"
+TARGET_GPU = "gpu"
+
+
+@dataclass(frozen=True, slots=True)
+class LintOptions:
+    target: str = TARGET_GPU
+    gpus: int = 1
+    latency_thresholds: tuple[tuple[str | None, float, float], ...] = ()
+    """(model regex or None for all models, latency threshold seconds, queue share) per latency SLO."""
+    missing_modules: dict[str, tuple[str, ...]] | None = None
+    """model name -> imported modules the serving interpreter cannot find (None: not checked)."""
+    backends: frozenset[str] | None = None
+    """Backends installed on the server (folders of --backend-directory); None: not checked."""
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    model: str
+    runbook: str
+    message: str
+    remediation: str
+    file: Path
+    line: int = 1
+    column: int = 0
+    version: str | None = None
+    severity: str = c.IMPACT_CRITICAL
+
+
+def config_issue(
+    model: ModelDir,
+    runbook: str,
+    message: str,
+    remediation: str,
+    *paths: str,
+    severity: str = c.IMPACT_CRITICAL,
+    line: int | None = None,
+) -> Issue:
+    """An issue on the model's config.pbtxt, at the first line writing one of ``paths``."""
+    return Issue(
+        model=model.name,
+        runbook=runbook,
+        message=message,
+        remediation=remediation,
+        file=model.config_path,
+        line=line if line is not None else model.line_of(*paths),
+        severity=severity,
+    )

@@ -1,0 +1,111 @@
+"""Repository layout: integer version folders, the model file in each, nothing stray beside them."""
+
+from __future__ import annotations
+
+from triton_sre import conventions as c
+from triton_sre.lint.backend import ENSEMBLE, backend_of, default_filename
+from triton_sre.lint.issue import Issue, LintOptions
+from triton_sre.lint.repository import CONFIG_FILE, ModelDir, Repository
+
+__all__ = ["ALLOWED_FILES", "check"]
+
+ALLOWED_FILES = (CONFIG_FILE,)
+ALLOWED_DIRS = ("configs",)  # custom configurations (--model-config-name)
+_DOC_PREFIXES = ("readme", "license", "changelog")
+
+
+def _referenced(model: ModelDir, name: str) -> bool:
+    """A file the config names (label files, EXECUTION_ENV_PATH archives, warmup data)."""
+    return bool(model.config_text) and name in (model.config_text or "")
+
+
+def _model(model: ModelDir) -> list[Issue]:
+    issues: list[Issue] = []
+    versions = model.version_dirs
+    others = [d for d in model.dirs if not d.isdigit() and d not in ALLOWED_DIRS and not d.startswith(".")]
+    if not versions:
+        where = f"{others[0]}/" if others else "no version folder"
+        issues.append(
+            Issue(
+                model=model.name,
+                runbook=c.RUNBOOK_VERSION_DIR_INVALID,
+                message=f"no integer version folder ({where}); Triton loads only <model>/<N>/",
+                remediation=(f"rename {others[0]}/ to 1/" if others else "put the model file in <model>/1/"),
+                file=model.path / others[0] if others else model.path,
+            )
+        )
+    else:
+        for d in others:
+            issues.append(
+                Issue(
+                    model=model.name,
+                    runbook=c.RUNBOOK_LINT_STRAY_ENTRY,
+                    message=f"folder {d}/ is not a version (Triton ignores it)",
+                    remediation=f"remove {d}/ or rename it to an unused integer version",
+                    file=model.path / d,
+                    severity=c.IMPACT_WARNING,
+                )
+            )
+    config = model.config
+    expected = default_filename(config)
+    beside: set[str] = set()
+    for name in model.files:
+        if name in ALLOWED_FILES or name.startswith(".") or name.lower().startswith(_DOC_PREFIXES):
+            continue
+        if _referenced(model, name):
+            continue
+        beside.add(name)
+    if expected and backend_of(config) != ENSEMBLE:
+        for version in versions:
+            present = model.version_files.get(version, ())
+            if expected in present:
+                continue
+            hint = ""
+            if expected in beside:
+                hint = f"; {expected} is beside the version folders, not inside {version}/"
+                beside.discard(expected)
+            else:
+                similar = [p for p in present if p.rsplit(".", 1)[-1] == expected.rsplit(".", 1)[-1]]
+                if similar:
+                    hint = f"; found {', '.join(similar)} (set default_model_filename or rename it)"
+            issues.append(
+                Issue(
+                    model=model.name,
+                    version=version,
+                    runbook=c.RUNBOOK_MODEL_FILE_MISSING,
+                    message=f"{version}/{expected} not found{hint}",
+                    remediation=f"put the model at {model.name}/{version}/{expected}",
+                    file=model.path / version,
+                    line=model.line_of("default_model_filename") if config.default_model_filename else 1,
+                )
+            )
+    for name in sorted(beside):
+        issues.append(
+            Issue(
+                model=model.name,
+                runbook=c.RUNBOOK_LINT_STRAY_ENTRY,
+                message=f"file {name} is outside the version folders (Triton never reads it)",
+                remediation=f"move {name} into a version folder or delete it",
+                file=model.path / name,
+                severity=c.IMPACT_WARNING,
+            )
+        )
+    return issues
+
+
+def check(repo: Repository, options: LintOptions) -> list[Issue]:
+    issues = [issue for model in repo.models.values() for issue in _model(model)]
+    for name in repo.stray_files:
+        if name.lower().startswith(_DOC_PREFIXES):
+            continue
+        issues.append(
+            Issue(
+                model="",
+                runbook=c.RUNBOOK_LINT_STRAY_ENTRY,
+                message=f"file {name} at the repository's top level is not a model (Triton ignores it)",
+                remediation=f"move {name} out of the model repository",
+                file=repo.root / name,
+                severity=c.IMPACT_WARNING,
+            )
+        )
+    return issues

@@ -1,0 +1,208 @@
+"""Read a Triton model repository from disk into a `Repository` the checks inspect without I/O.
+
+``config.pbtxt`` is parsed with protobuf ``text_format`` into Triton's own schema
+(``tritonclient.grpc.model_config_pb2.ModelConfig``); a syntax error keeps its line and column.
+Line numbers of fields come from protobuf's own text tokenizer (`field_lines`), never from regexes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CONFIG_FILE",
+    "ConfigError",
+    "ModelDir",
+    "Repository",
+    "SchemaMissing",
+    "field_lines",
+    "load_repository",
+]
+
+CONFIG_FILE = "config.pbtxt"
+MAX_LISTED_FILES = 2000
+"""Files listed per version folder (a folder of thousands of shards is not walked further)."""
+
+
+class SchemaMissing(RuntimeError):
+    """tritonclient (Triton's model-config schema) is not installed."""
+
+
+def _schema() -> Any:
+    try:
+        from tritonclient.grpc import model_config_pb2
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise SchemaMissing(
+            f"Triton's model-config schema is not importable ({exc}); pip install 'triton-sre[server]'"
+        ) from None
+    return model_config_pb2
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigError:
+    line: int
+    column: int
+    message: str
+    unreadable: bool = False
+    """The file could not be read at all (permissions), not a syntax problem."""
+
+
+@dataclass(slots=True)
+class ModelDir:
+    """One model directory: its listing, its parsed config and where each config field is written."""
+
+    name: str
+    path: Path
+    files: tuple[str, ...]
+    """Top-level files (not directories) of the model directory."""
+    dirs: tuple[str, ...]
+    """Top-level directories of the model directory."""
+    version_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Every directory -> the names of the entries in it (files and folders)."""
+    config_text: str | None = None
+    config: Any = None
+    """The `ModelConfig` message, or None (no config file, or unparsable)."""
+    config_error: ConfigError | None = None
+    lines: Mapping[str, list[int]] = field(default_factory=dict)
+    """Dotted field path (``dynamic_batching.max_queue_delay_microseconds``) -> line of each occurrence."""
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / CONFIG_FILE
+
+    @property
+    def version_dirs(self) -> list[str]:
+        return sorted((d for d in self.dirs if d.isdigit()), key=int)
+
+    def line_of(self, *paths: str) -> int:
+        """First line that writes one of ``paths`` (1 when none does: the file itself)."""
+        for path in paths:
+            found = self.lines.get(path)
+            if found:
+                return found[0]
+        return 1
+
+
+@dataclass(slots=True)
+class Repository:
+    root: Path
+    models: dict[str, ModelDir]
+    stray_files: tuple[str, ...] = ()
+    """Files at the repository's top level (Triton ignores them)."""
+
+
+def field_lines(text: str) -> dict[str, list[int]]:
+    """Dotted field path -> 1-based line of each occurrence, from protobuf's text tokenizer.
+
+    A field inside ``input [ { ... } ]`` is ``input.name``; each element start of a repeated
+    message is recorded under the field's own path.
+    """
+    from google.protobuf import text_format
+
+    tokens: list[tuple[str, int]] = []
+    tokenizer = text_format.Tokenizer(text.splitlines())
+    try:
+        while not tokenizer.AtEnd():
+            tokens.append((tokenizer.token, tokenizer._line + 1))
+            tokenizer.NextToken()
+    except text_format.ParseError:
+        pass  # the parse error itself is reported by the parser
+    out: dict[str, list[int]] = {}
+    path: list[str] = []  # names of the enclosing messages
+    frames: list[tuple[str, str]] = []  # ("msg" | "list", field name)
+    i = 0
+    while i < len(tokens):
+        token, line = tokens[i]
+        nxt = tokens[i + 1][0] if i + 1 < len(tokens) else ""
+        if token in ("}", ">", "]"):
+            if frames:
+                kind, _name = frames.pop()
+                if kind == "msg" and path:
+                    path.pop()
+        elif token in ("{", "<") and frames and frames[-1][0] == "list":
+            name = frames[-1][1]  # an element of a repeated message
+            frames.append(("msg", name))
+            path.append(name)
+            out.setdefault(".".join(path), []).append(line)
+        elif (token[:1].isalpha() or token[:1] == "_") and nxt in (":", "{", "<", "["):
+            j = i + 2 if nxt == ":" else i + 1
+            opener = tokens[j][0] if j < len(tokens) else ""
+            out.setdefault(".".join([*path, token]), []).append(line)
+            if opener == "[":
+                frames.append(("list", token))
+                i = j + 1
+                continue
+            if opener in ("{", "<"):
+                frames.append(("msg", token))
+                path.append(token)
+                i = j + 1
+                continue
+        i += 1
+    return out
+
+
+def _listing(path: Path) -> tuple[list[str], list[str]]:
+    files: list[str] = []
+    dirs: list[str] = []
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.name == "__pycache__":
+                    continue  # written by the Python stub into the repository
+                (dirs if entry.is_dir() else files).append(entry.name)
+    except OSError:
+        pass
+    return sorted(files), sorted(dirs)
+
+
+def parse_config(text: str) -> tuple[Any, ConfigError | None]:
+    from google.protobuf import text_format
+
+    schema = _schema()
+    message = schema.ModelConfig()
+    try:
+        text_format.Parse(text, message)
+    except text_format.ParseError as exc:
+        line, column = exc.GetLine() or 1, exc.GetColumn() or 1
+        text_ = str(exc)
+        prefix = f"{exc.GetLine()}:{exc.GetColumn()} : "
+        if text_.startswith(prefix):
+            text_ = text_[len(prefix) :]
+        return None, ConfigError(line, column, text_)
+    return message, None
+
+
+def load_model(path: Path) -> ModelDir:
+    files, dirs = _listing(path)
+    model = ModelDir(name=path.name, path=path, files=tuple(files), dirs=tuple(dirs))
+    for d in dirs:
+        sub_files, sub_dirs = _listing(path / d)
+        model.version_files[d] = tuple(sorted(sub_files + sub_dirs))[:MAX_LISTED_FILES]
+    if CONFIG_FILE in files:
+        try:
+            text = model.config_path.read_text(encoding="utf-8")
+        except PermissionError as exc:
+            model.config_error = ConfigError(1, 0, f"cannot read: {exc.strerror}", unreadable=True)
+            return model
+        except (OSError, UnicodeDecodeError) as exc:
+            model.config_error = ConfigError(1, 0, f"cannot read: {exc}")
+            return model
+        model.config_text = text
+        model.config, model.config_error = parse_config(text)
+        model.lines = field_lines(text)
+    return model
+
+
+def load_repository(root: str | os.PathLike[str]) -> Repository:
+    """Walk ``root`` (a local model repository). Raises `NotADirectoryError` / `SchemaMissing`."""
+    base = Path(root)
+    if not base.is_dir():
+        raise NotADirectoryError(f"{root}: not a directory")
+    _schema()
+    files, dirs = _listing(base)
+    models = {d: load_model(base / d) for d in dirs if not d.startswith(".")}
+    return Repository(root=base, models=models, stray_files=tuple(f for f in files if not f.startswith(".")))

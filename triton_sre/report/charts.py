@@ -1,0 +1,97 @@
+"""PNG charts of the report (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = ["CHARTS", "draw_all"]
+
+CHARTS = {
+    "cost_by_model": "Cost by model (busy vs idle share)",
+    "cost_per_1k": "Cost per 1k inferences",
+    "throughput": "Inferences per second",
+    "time_split": "Where request time goes",
+}
+DPI = 100
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=DPI)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _empty(fig: Figure, ax: plt.Axes, text: str) -> bytes:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="grey")
+    ax.set_axis_off()
+    return _png(fig)
+
+
+def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None) -> dict[str, bytes]:
+    unit = currency or "cost"
+    charts: dict[str, bytes] = {}
+    models = table["model"].astype(str).tolist()
+    height = max(2.5, 0.45 * len(models) + 1.2)
+
+    fig, ax = plt.subplots(figsize=(7, height))
+    cost = table["cost"].fillna(0.0)
+    idle = table["idle_cost"].fillna(0.0)
+    if cost.sum() > 0:
+        ax.barh(models, cost - idle, label="busy", color="#4c72b0")
+        ax.barh(models, idle, left=cost - idle, label="idle share", color="#dd8452")
+        ax.set_xlabel(unit)
+        ax.invert_yaxis()
+        ax.legend(loc="lower right")
+        ax.set_title(CHARTS["cost_by_model"])
+        charts["cost_by_model"] = _png(fig)
+    else:
+        charts["cost_by_model"] = _empty(fig, ax, "no cost metrics (no pricing configured)")
+
+    fig, ax = plt.subplots(figsize=(7, height))
+    per_1k = table["cost_per_1k"]
+    if per_1k.notna().any():
+        ax.barh(models, per_1k.fillna(0.0), color="#55a868")
+        ax.set_xlabel(f"{unit} per 1k inferences")
+        ax.invert_yaxis()
+        ax.set_title(CHARTS["cost_per_1k"])
+        charts["cost_per_1k"] = _png(fig)
+    else:
+        charts["cost_per_1k"] = _empty(fig, ax, "no cost per 1k inferences")
+
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    if not throughput.empty:
+        start = throughput.index.min()
+        for model in throughput.columns:
+            ax.plot(throughput.index - start, throughput[model], label=str(model))
+        ax.set_xlabel("seconds since the start of the range")
+        ax.set_ylabel("inferences/s")
+        ax.legend(fontsize="small")
+        ax.set_title(CHARTS["throughput"])
+        charts["throughput"] = _png(fig)
+    else:
+        charts["throughput"] = _empty(fig, ax, "no inferences in the range")
+
+    fig, ax = plt.subplots(figsize=(7, height))
+    queue = table["queue_share"].fillna(0.0)
+    compute = table["compute_share"].fillna(0.0)
+    other = (1.0 - queue - compute).clip(lower=0.0)
+    ax.barh(models, queue, label="queue", color="#c44e52")
+    ax.barh(models, compute, left=queue, label="compute", color="#4c72b0")
+    ax.barh(models, other, left=queue + compute, label="other", color="#bbbbbb")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of request time")
+    ax.invert_yaxis()
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=3, fontsize="small")
+    ax.set_title(CHARTS["time_split"])
+    charts["time_split"] = _png(fig)
+    return charts

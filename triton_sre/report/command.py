@@ -1,0 +1,201 @@
+"""`triton-sre report`: cost and capacity over a time range, from Prometheus, as Markdown, HTML and CSV.
+
+Exit codes: 0 report written, 1 writing failed, 2 usage or input error (bad time range,
+Prometheus unreachable or refusing a query, unreadable SLO file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from triton_sre import conventions as c
+
+__all__ = ["FORMATS", "add_report_parser", "build_report", "parse_time", "run_report", "write_report"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_INPUT_ERROR = 2
+FORMATS = ("md", "html", "csv")
+DEFAULT_OUT = "triton-sre-report"
+GAUGES = (
+    c.M_COST_PER_HOUR,
+    c.M_SERVER_COST_PER_HOUR,
+    c.M_IDLE_COST_FRACTION,
+    c.M_BATCHING_RATIO,
+    c.M_BATCH_FILL_RATIO,
+)
+QUANTILES = ("0.5", "0.99")
+
+
+def add_report_parser(commands: Any, epilog: str) -> None:
+    parser = commands.add_parser(
+        "report",
+        help="cost and capacity report over a time range, from Prometheus",
+        description=(
+            "Read Triton's and the exporter's metrics for a time range from Prometheus (range queries) "
+            "and write, per model: inferences, cost per 1k inferences, share of cost, idle cost, batching "
+            "ratio and fill, queue vs compute share, p50/p99 latency, and recommendations with the number "
+            "and threshold behind each. Output: report.md (+ PNG charts), report.html (self-contained), "
+            "models.csv and recommendations.csv in --out. Exit codes: 0 written, 1 write failed, 2 usage "
+            "or input error (e.g. Prometheus unreachable)."
+        ),
+        epilog=epilog,
+    )
+    parser.add_argument(
+        "--prometheus-url", required=True, help="Prometheus base URL, e.g. http://localhost:9090"
+    )
+    parser.add_argument("--start", help="range start: RFC 3339 (2024-05-01T10:00:00Z) or Unix seconds")
+    parser.add_argument("--end", help="range end (default now)")
+    parser.add_argument(
+        "--last", default="1h", help="range length ending at --end when --start is not given (default 1h)"
+    )
+    parser.add_argument(
+        "--step", type=float, help="query resolution in seconds (default: range / 2000, at least 1)"
+    )
+    parser.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT})")
+    parser.add_argument(
+        "--format",
+        default="md,html,csv",
+        help="comma-separated outputs among md, html, csv (default all three)",
+    )
+    parser.add_argument(
+        "--slo-file", help="slos.yaml for the thresholds (batching ratio, min request rate, queue share)"
+    )
+    parser.set_defaults(handler=run_report)
+
+
+def _err(message: str) -> None:
+    print(f"triton-sre report: {message}", file=sys.stderr)
+
+
+def parse_time(value: str) -> float:
+    """Unix seconds or RFC 3339 / ISO 8601 (a trailing Z is UTC; no zone means UTC)."""
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{value!r} is neither Unix seconds nor an RFC 3339 time") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    return parsed.timestamp()
+
+
+def _thresholds(path: str | None) -> Any:
+    from triton_sre.generate.slo import load_spec
+    from triton_sre.report.recommend import Thresholds
+
+    if path is None:
+        return Thresholds()
+    spec = load_spec(path)
+    shares = [s.queue_time_share for s in spec.slos if s.type == c.SLO_LATENCY]
+    return Thresholds(
+        min_request_rate=spec.operational.min_request_rate,
+        batching_ratio_max=spec.operational.batching_ratio_max,
+        queue_share_high=min(shares) if shares else Thresholds().queue_share_high,
+    )
+
+
+def build_report(
+    prometheus_url: str, start: float, end: float, step: float | None = None, thresholds: Any = None
+) -> Any:
+    """Query Prometheus and assemble the `CostReport` (charts included)."""
+    from triton_sre.report.charts import draw_all
+    from triton_sre.report.figures import RangeData, model_table, rate_series
+    from triton_sre.report.prom import PrometheusClient, choose_step
+    from triton_sre.report.recommend import recommend
+    from triton_sre.report.render import CostReport
+
+    step = step or choose_step(start, end)
+    client = PrometheusClient(prometheus_url)
+    frames = {
+        family: client.query_range(family, start, end, step) for family in (*c.PER_MODEL_COUNTERS, *GAUGES)
+    }
+    quantiles = "|".join(q.replace(".", "\\\\.") for q in QUANTILES)
+    frames[c.NV_REQUEST_SUMMARY_US] = client.query_range(
+        f'{c.NV_REQUEST_SUMMARY_US}{{{c.LABEL_QUANTILE}=~"{quantiles}"}}', start, end, step
+    )
+    data = RangeData(start, end, step, frames)
+    table, summary = model_table(data)
+    recs = recommend(table, summary.idle_fraction, thresholds)
+    charts = draw_all(table, rate_series(data.frame(c.NV_INFERENCE_COUNT)), summary.currency)
+    return CostReport(start, end, step, prometheus_url, table, summary, recs, charts)
+
+
+def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    from triton_sre.report.render import recommendations_csv, to_csv, to_html, to_markdown
+
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    if "md" in formats:
+        charts_dir = out / "charts"
+        charts_dir.mkdir(exist_ok=True)
+        files: dict[str, str] = {}
+        for name, png in report.charts.items():
+            (charts_dir / f"{name}.png").write_bytes(png)
+            files[name] = f"charts/{name}.png"
+            written.append(charts_dir / f"{name}.png")
+        (out / "report.md").write_text(to_markdown(report, files), encoding="utf-8")
+        written.append(out / "report.md")
+    if "html" in formats:
+        (out / "report.html").write_text(to_html(report), encoding="utf-8")
+        written.append(out / "report.html")
+    if "csv" in formats:
+        (out / "models.csv").write_text(to_csv(report), encoding="utf-8")
+        (out / "recommendations.csv").write_text(recommendations_csv(report), encoding="utf-8")
+        written += [out / "models.csv", out / "recommendations.csv"]
+    return written
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from triton_sre.generate.slo import SpecError, parse_duration
+    from triton_sre.report.prom import PromError
+
+    formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        _err(f"--format: {', '.join(unknown) or 'empty'}: choose among {', '.join(FORMATS)}")
+        return EXIT_INPUT_ERROR
+    try:
+        end = parse_time(args.end) if args.end else time.time()
+        start = parse_time(args.start) if args.start else end - parse_duration(args.last, "--last")
+        thresholds = _thresholds(args.slo_file)
+    except (ValueError, SpecError, OSError) as exc:
+        _err(str(exc))
+        return EXIT_INPUT_ERROR
+    if start >= end:
+        _err("the range is empty: --start must be before --end")
+        return EXIT_INPUT_ERROR
+    if args.step is not None and args.step <= 0:
+        _err("--step must be > 0")
+        return EXIT_INPUT_ERROR
+    try:
+        report = build_report(args.prometheus_url, start, end, args.step, thresholds)
+    except PromError as exc:
+        _err(str(exc))
+        return EXIT_INPUT_ERROR
+    try:
+        written = write_report(report, Path(args.out), formats)
+    except OSError as exc:
+        _err(f"cannot write to {args.out}: {exc.strerror or exc}")
+        return EXIT_FAILURE
+    if report.table.empty:
+        _err(
+            "no model served or cost anything in the range (is Prometheus scraping Triton and the exporter?)"
+        )
+    s = report.summary
+    print(
+        f"{s.models} model(s), {s.inferences:,.0f} inferences, "
+        f"{len(report.recommendations)} recommendation(s)"
+    )
+    for path in written:
+        if path.suffix != ".png":
+            print(path)
+    return EXIT_OK

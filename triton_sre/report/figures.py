@@ -1,0 +1,237 @@
+"""Pure: range-query frames -> one row per model with cost, batching, latency split and quantiles.
+
+Counters (Triton's ``nv_inference_*``) are read as their increase between the first and last
+sample of the range, resets included, with no extrapolation to the range's edges. Cost gauges
+(``triton_sre_cost_per_hour`` ...) are integrated over time: each sample stands for one step.
+On GPU servers Triton reports every per-model family with and without ``gpu_uuid``: the series
+without it is the total, per-GPU series are summed only when no total exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from triton_sre import conventions as c
+
+__all__ = ["COLUMNS", "RangeData", "Summary", "counter_increase", "integrate", "model_table", "rate_series"]
+
+SAMPLE_COLUMNS = ("timestamp", "value")
+COLUMNS = (
+    "model",
+    "inferences",
+    "executions",
+    "requests",
+    "failures",
+    "requests_per_s",
+    "cost",
+    "cost_per_1k",
+    "cost_share",
+    "idle_cost",
+    "batching_ratio",
+    "max_batch_size",
+    "batch_fill",
+    "queue_share",
+    "compute_share",
+    "avg_latency_ms",
+    "p50_ms",
+    "p99_ms",
+)
+COMPUTE_FAMILIES = (
+    c.NV_COMPUTE_INPUT_DURATION_US,
+    c.NV_COMPUTE_INFER_DURATION_US,
+    c.NV_COMPUTE_OUTPUT_DURATION_US,
+)
+
+
+@dataclass(frozen=True)
+class RangeData:
+    """What the report reads: one long frame per metric family over [start, end] at ``step``."""
+
+    start: float
+    end: float
+    step: float
+    frames: Mapping[str, pd.DataFrame]
+
+    def frame(self, family: str) -> pd.DataFrame:
+        return self.frames.get(family, pd.DataFrame())
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Summary:
+    seconds: float
+    currency: str | None
+    server_cost: float | None
+    idle_cost: float | None
+    idle_fraction: float | None
+    inferences: float
+    models: int
+
+
+def _labels(frame: pd.DataFrame) -> list[str]:
+    return [col for col in frame.columns if col not in SAMPLE_COLUMNS]
+
+
+def _totals_only(frame: pd.DataFrame) -> pd.DataFrame:
+    """Drop per-GPU series of a model that also has a total series (no gpu_uuid)."""
+    if frame.empty or c.LABEL_GPU_UUID not in frame.columns:
+        return frame
+    per_gpu = frame[c.LABEL_GPU_UUID].notna() & (frame[c.LABEL_GPU_UUID] != "")
+    has_total = frame.loc[~per_gpu].groupby(c.LABEL_MODEL).size().index
+    return frame.loc[~(per_gpu & frame[c.LABEL_MODEL].isin(has_total))]
+
+
+def _series_increase(values: np.ndarray) -> float:
+    if len(values) < 2:
+        return 0.0
+    diffs = np.diff(values)
+    resets = diffs < 0
+    return float(np.where(resets, values[1:], diffs).sum())
+
+
+def counter_increase(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.Series:
+    """Increase of a counter per ``by`` over the frame's range (sum over series, resets handled)."""
+    if frame.empty or by not in frame.columns:
+        return pd.Series(dtype=float)
+    frame = _totals_only(frame)
+    labels = _labels(frame)
+    out: dict[str, float] = {}
+    for _key, series in frame.sort_values("timestamp").groupby(labels, dropna=False, sort=False):
+        name = series[by].iloc[0]
+        out[name] = out.get(name, 0.0) + _series_increase(series["value"].to_numpy(dtype=float))
+    return pd.Series(out, dtype=float)
+
+
+def integrate(frame: pd.DataFrame, step: float, by: str | None = c.LABEL_MODEL) -> pd.Series | float:
+    """∫ value dt in value-hours (a per-hour gauge -> an amount), per ``by`` or in total."""
+    if frame.empty:
+        return pd.Series(dtype=float) if by else 0.0
+    hours = frame["value"].where(np.isfinite(frame["value"]), 0.0) * step / 3600.0
+    if by is None:
+        return float(hours.sum())
+    return hours.groupby(frame[by]).sum()
+
+
+def rate_series(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.DataFrame:
+    """Per-second rate of a counter per ``by`` over time (columns: one per ``by`` value)."""
+    if frame.empty:
+        return pd.DataFrame()
+    frame = _totals_only(frame)
+    labels = _labels(frame)
+    parts = []
+    for _key, series in frame.sort_values("timestamp").groupby(labels, dropna=False, sort=False):
+        ts = series["timestamp"].to_numpy(dtype=float)
+        values = series["value"].to_numpy(dtype=float)
+        if len(ts) < 2:
+            continue
+        diffs = np.diff(values)
+        diffs = np.where(diffs < 0, values[1:], diffs)
+        parts.append(pd.DataFrame({"timestamp": ts[1:], by: series[by].iloc[0], "rate": diffs / np.diff(ts)}))
+    if not parts:
+        return pd.DataFrame()
+    rates = pd.concat(parts)
+    return rates.pivot_table(index="timestamp", columns=by, values="rate", aggfunc="sum").fillna(0.0)
+
+
+def _last(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.Series:
+    if frame.empty:
+        return pd.Series(dtype=float)
+    valid = frame[np.isfinite(frame["value"])]
+    return valid.sort_values("timestamp").groupby(by)["value"].last()
+
+
+def _quantile(frame: pd.DataFrame, q: str) -> pd.Series:
+    if frame.empty or c.LABEL_QUANTILE not in frame.columns:
+        return pd.Series(dtype=float)
+    return _last(_totals_only(frame[frame[c.LABEL_QUANTILE] == q])) / 1000.0
+
+
+def _max_batch_size(data: RangeData) -> pd.Series:
+    """max_batch_size per model as the exporter read it from the config: ratio / fill."""
+    ratio, fill = data.frame(c.M_BATCHING_RATIO), data.frame(c.M_BATCH_FILL_RATIO)
+    if ratio.empty or fill.empty:
+        return pd.Series(dtype=float)
+    keys = [c.LABEL_MODEL, "timestamp"]
+    both = (
+        ratio.groupby(keys)["value"]
+        .mean()
+        .to_frame("ratio")
+        .join(fill.groupby(keys)["value"].mean().to_frame("fill"), how="inner")
+    )
+    both = both[both["fill"] > 0]
+    return (both["ratio"] / both["fill"]).groupby(level=0).median().round()
+
+
+def _div(a: pd.Series, b: pd.Series) -> pd.Series:
+    return a.div(b.where(b > 0))
+
+
+def model_table(data: RangeData) -> tuple[pd.DataFrame, Summary]:
+    """One row per model that served or cost anything in the range; plus the server summary."""
+    inc = {family: counter_increase(data.frame(family)) for family in c.PER_MODEL_COUNTERS}
+    cost = integrate(data.frame(c.M_COST_PER_HOUR), data.step)
+    assert isinstance(cost, pd.Series)
+    models = sorted(set().union(*(s.index for s in inc.values()), cost.index))
+    table = pd.DataFrame(index=pd.Index(models, name="model"))
+    for family in c.PER_MODEL_COUNTERS:
+        table[family] = inc[family].reindex(table.index).fillna(0.0)
+    server_frame = data.frame(c.M_SERVER_COST_PER_HOUR)
+    server_cost = integrate(server_frame, data.step, None) if not server_frame.empty else None
+    idle_frame = data.frame(c.M_IDLE_COST_FRACTION)
+    idle_fraction = idle_cost = None
+    if not idle_frame.empty:
+        idle_fraction = float(idle_frame["value"].mean())
+        if not server_frame.empty:
+            joined = (
+                server_frame.groupby("timestamp")["value"]
+                .sum()
+                .to_frame("cost")
+                .join(idle_frame.groupby("timestamp")["value"].mean().to_frame("idle"), how="inner")
+            )
+            idle_cost = float((joined["cost"] * joined["idle"]).sum() * data.step / 3600.0)
+    out = pd.DataFrame(index=table.index)
+    out["inferences"] = table[c.NV_INFERENCE_COUNT]
+    out["executions"] = table[c.NV_EXEC_COUNT]
+    out["requests"] = table[c.NV_REQUEST_SUCCESS] + table[c.NV_REQUEST_FAILURE]
+    out["failures"] = table[c.NV_REQUEST_FAILURE]
+    out["requests_per_s"] = out["requests"] / data.seconds if data.seconds > 0 else np.nan
+    out["cost"] = cost.reindex(out.index) if not cost.empty else np.nan
+    out["cost_per_1k"] = _div(out["cost"] * 1000.0, out["inferences"])
+    total_cost = out["cost"].sum(min_count=1)
+    out["cost_share"] = out["cost"] / total_cost if total_cost and total_cost > 0 else np.nan
+    idle_ratio = idle_cost / server_cost if idle_cost is not None and server_cost else np.nan
+    out["idle_cost"] = out["cost"] * idle_ratio
+    out["batching_ratio"] = _div(out["inferences"], out["executions"])
+    out["max_batch_size"] = _max_batch_size(data).reindex(out.index)
+    out["batch_fill"] = _div(out["batching_ratio"], out["max_batch_size"])
+    request_us = table[c.NV_REQUEST_DURATION_US]
+    out["queue_share"] = _div(table[c.NV_QUEUE_DURATION_US], request_us)
+    out["compute_share"] = _div(sum(table[f] for f in COMPUTE_FAMILIES), request_us)
+    out["avg_latency_ms"] = _div(request_us / 1000.0, table[c.NV_REQUEST_SUCCESS])
+    summary_frame = data.frame(c.NV_REQUEST_SUMMARY_US)
+    out["p50_ms"] = _quantile(summary_frame, "0.5").reindex(out.index)
+    out["p99_ms"] = _quantile(summary_frame, "0.99").reindex(out.index)
+    out = out[(out["inferences"] > 0) | (out["requests"] > 0) | (out["cost"].fillna(0) > 0)]
+    out = out.sort_values(["cost", "inferences"], ascending=False, na_position="last").reset_index()
+    currency = None
+    for frame in (data.frame(c.M_COST_PER_HOUR), server_frame):
+        if not frame.empty and c.L_CURRENCY in frame.columns:
+            currency = str(frame[c.L_CURRENCY].dropna().iloc[0])
+            break
+    summary = Summary(
+        seconds=data.seconds,
+        currency=currency,
+        server_cost=server_cost if isinstance(server_cost, float) else None,
+        idle_cost=idle_cost,
+        idle_fraction=idle_fraction,
+        inferences=float(out["inferences"].sum()),
+        models=len(out),
+    )
+    return out[list(COLUMNS)], summary

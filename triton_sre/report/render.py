@@ -1,0 +1,192 @@
+"""The report as Markdown (PNG files beside it), one self-contained HTML page, and CSV.
+
+The HTML template runs in jinja2's `SandboxedEnvironment` with autoescaping: model names and
+labels come from Prometheus, so they are data, never markup. Charts are embedded as data: URIs.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+from jinja2.sandbox import SandboxedEnvironment
+
+from triton_sre.report.charts import CHARTS
+from triton_sre.report.figures import Summary
+from triton_sre.report.recommend import Recommendation
+
+__all__ = ["HEADERS", "CostReport", "recommendations_csv", "to_csv", "to_html", "to_markdown"]
+
+HEADERS = {
+    "model": "model",
+    "inferences": "inferences",
+    "requests_per_s": "req/s",
+    "cost": "cost",
+    "cost_per_1k": "cost / 1k inf.",
+    "cost_share": "share of cost",
+    "idle_cost": "idle cost",
+    "batching_ratio": "batching ratio",
+    "batch_fill": "batch fill",
+    "queue_share": "queue share",
+    "compute_share": "compute share",
+    "avg_latency_ms": "avg ms",
+    "p50_ms": "p50 ms",
+    "p99_ms": "p99 ms",
+}
+_PERCENT = {"cost_share", "batch_fill", "queue_share", "compute_share"}
+_MONEY = {"cost", "cost_per_1k", "idle_cost"}
+
+
+@dataclass
+class CostReport:
+    start: float
+    end: float
+    step: float
+    source: str
+    table: pd.DataFrame
+    summary: Summary
+    recommendations: Sequence[Recommendation]
+    charts: Mapping[str, bytes] = field(default_factory=dict)
+
+
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def fmt(column: str, value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if column == "model":
+        return str(value)
+    number = float(value)  # type: ignore[arg-type]
+    if column in _PERCENT:
+        return f"{number * 100:.1f}%"
+    if column in _MONEY:
+        return f"{number:.6f}" if abs(number) < 1 else f"{number:,.2f}"
+    if column == "inferences":
+        return f"{number:,.0f}"
+    return f"{number:,.2f}"
+
+
+def _rows(report: CostReport) -> list[list[str]]:
+    return [[fmt(col, row[col]) for col in HEADERS] for row in report.table.to_dict("records")]
+
+
+def _summary_lines(report: CostReport) -> list[tuple[str, str]]:
+    s = report.summary
+    unit = f" {s.currency}" if s.currency else ""
+    lines = [
+        (
+            "range",
+            f"{_iso(report.start)} → {_iso(report.end)} ({s.seconds / 60:.1f} min, step {report.step:g} s)",
+        ),
+        ("source", report.source),
+        ("models with traffic or cost", str(s.models)),
+        ("inferences", f"{s.inferences:,.0f}"),
+    ]
+    if s.server_cost is not None:
+        lines.append(("server cost", f"{s.server_cost:.6f}{unit}"))
+    if s.idle_cost is not None:
+        lines.append(("idle cost", f"{s.idle_cost:.6f}{unit}"))
+    if s.idle_fraction is not None:
+        lines.append(("idle share", f"{s.idle_fraction * 100:.1f}%"))
+    return lines
+
+
+def _rec_text(r: Recommendation) -> str:
+    value = f"{r.value:.3g}"
+    return f"{r.action} — {r.metric} {value} {r.comparison} {r.threshold:g}: {r.why}"
+
+
+def to_markdown(report: CostReport, chart_files: Mapping[str, str] | None = None) -> str:
+    def esc(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    out = ["# Triton cost and capacity report", ""]
+    out += [f"- **{k}**: {esc(v)}" for k, v in _summary_lines(report)]
+    out += ["", "## Models", ""]
+    out.append("| " + " | ".join(HEADERS.values()) + " |")
+    out.append("| " + " | ".join("---" if k == "model" else "---:" for k in HEADERS) + " |")
+    out += ["| " + " | ".join(esc(cell) for cell in row) + " |" for row in _rows(report)]
+    if report.table.empty:
+        out.append("\nNo model served or cost anything in this range.")
+    out += ["", "## Recommendations", ""]
+    if report.recommendations:
+        for r in report.recommendations:
+            out.append(f"- **{esc(r.model or 'server')}** `{r.id}`: {esc(_rec_text(r))}")
+    else:
+        out.append("None: no threshold was crossed.")
+    if chart_files:
+        out += ["", "## Charts", ""]
+        out += [f"![{CHARTS[name]}]({path})" for name, path in chart_files.items()]
+    return "\n".join(out) + "\n"
+
+
+_HTML = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<title>Triton cost and capacity report</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1200px; }
+h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
+table { border-collapse: collapse; font-size: 12px; }
+th, td { padding: 4px 8px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+th { background: #f3f3f3; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; }
+dt { font-weight: 600; } dd { margin: 0; }
+.rec { margin: 6px 0; } .rec code { background: #f3f3f3; padding: 0 4px; }
+.num { font-weight: 600; }
+.charts { display: flex; flex-wrap: wrap; gap: 16px; }
+.charts figure { margin: 0; } .charts img { max-width: 560px; border: 1px solid #eee; }
+</style></head><body>
+<h1>Triton cost and capacity report</h1>
+<dl>{% for k, v in summary %}<dt>{{ k }}</dt><dd>{{ v }}</dd>{% endfor %}</dl>
+<h2>Models</h2>
+{% if rows %}
+<div style="overflow-x: auto"><table>
+<thead><tr>{% for h in headers %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+<tbody>{% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody>
+</table></div>
+{% else %}<p>No model served or cost anything in this range.</p>{% endif %}
+<h2>Recommendations</h2>
+{% for r in recs %}
+<div class="rec"><strong>{{ r.model or "server" }}</strong> <code>{{ r.id }}</code>: {{ r.action }} —
+{{ r.metric }} <span class="num">{{ "%.3g"|format(r.value) }}</span> {{ r.comparison }}
+<span class="num">{{ "%g"|format(r.threshold) }}</span>: {{ r.why }}</div>
+{% else %}<p>None: no threshold was crossed.</p>{% endfor %}
+<h2>Charts</h2>
+<div class="charts">{% for title, uri in charts %}
+<figure><img alt="{{ title }}" src="{{ uri }}"><figcaption>{{ title }}</figcaption></figure>{% endfor %}
+</div>
+</body></html>
+"""
+
+
+def to_html(report: CostReport) -> str:
+    env = SandboxedEnvironment(autoescape=True)
+    template = env.from_string(_HTML)
+    charts = [
+        (CHARTS[name], "data:image/png;base64," + base64.b64encode(png).decode("ascii"))
+        for name, png in report.charts.items()
+    ]
+    return template.render(
+        summary=_summary_lines(report),
+        headers=list(HEADERS.values()),
+        rows=_rows(report),
+        recs=report.recommendations,
+        charts=charts,
+    )
+
+
+def to_csv(report: CostReport) -> str:
+    return str(report.table.to_csv(index=False, float_format="%.6g"))
+
+
+def recommendations_csv(report: CostReport) -> str:
+    columns = ["model", "id", "action", "metric", "value", "comparison", "threshold", "why"]
+    frame = pd.DataFrame([r.as_dict() for r in report.recommendations], columns=columns)
+    return str(frame.to_csv(index=False))

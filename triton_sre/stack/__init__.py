@@ -1,0 +1,2 @@
+"""The sidecar stack: configs rendered from one set of templates for docker-compose (deploy/) and
+for `triton-sre stack up` (the same topology from local binaries)."""

@@ -1,0 +1,197 @@
+"""`triton-sre stack up|status|down`: the sidecar stack from local binaries (see stack/local.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from triton_sre import conventions as c
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+def _workdir_arg(parser: argparse.ArgumentParser) -> None:
+    from triton_sre.stack.local import DEFAULT_WORKDIR
+
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_WORKDIR,
+        help=f"state file, configs, logs and data of the stack (default {DEFAULT_WORKDIR})",
+    )
+
+
+def add_stack_parser(commands: Any, epilog: str) -> None:
+    stack = commands.add_parser(
+        "stack",
+        help="run the sidecar stack (Triton, exporter, Prometheus, Alertmanager, bot) from local binaries",
+        description=(
+            "The docker-compose topology without Docker: the real Triton from nvidia-pytriton, the exporter, "
+            "Debian's prometheus and prometheus-alertmanager with configs rendered from the templates of "
+            "deploy/, and the Slack bot (posting to a local Slack stand-in unless $SLACK_BOT_TOKEN is set). "
+            "`up` returns once every component is ready and leaves them running; `down` stops them."
+        ),
+        epilog=epilog,
+    )
+    actions = stack.add_subparsers(dest="stack_command", metavar="ACTION", parser_class=type(stack))
+    actions.required = True
+
+    up = actions.add_parser(
+        "up", help="start the stack and wait until every component is ready", epilog=epilog
+    )
+    up.add_argument(
+        "--model-repository", type=Path, default=None, help="model repository (default: the bundled sample)"
+    )
+    _workdir_arg(up)
+    up.add_argument(
+        "--slo-file", type=Path, default=None, help="SLO spec for the rules (default: the shipped slos.yaml)"
+    )
+    up.add_argument(
+        "--port-base",
+        type=int,
+        default=0,
+        help="ports N (Triton HTTP), N+1 gRPC, N+2 metrics, N+3 exporter, N+4 Prometheus, "
+        "N+5 Alertmanager, N+6 bot, N+7 Slack stand-in (default: free ports)",
+    )
+    up.add_argument(
+        "--interval",
+        type=float,
+        default=15.0,
+        help="seconds between scrapes, rule evaluations and exporter polls (default 15)",
+    )
+    up.add_argument(
+        "--group-wait",
+        type=float,
+        default=30.0,
+        help="Alertmanager's wait before notifying a new alert group, seconds (default 30)",
+    )
+    up.add_argument(
+        "--runbook-base-url",
+        default=c.DEFAULT_RUNBOOK_BASE_URL,
+        help=f"prefix of the alerts' runbook links (default {c.DEFAULT_RUNBOOK_BASE_URL})",
+    )
+    up.add_argument("--channel", default=None, help="Slack channel of the bot (default #triton-alerts)")
+    up.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="seconds each component has to become ready (default 120)",
+    )
+    up.add_argument(
+        "--exporter-config",
+        type=Path,
+        default=None,
+        help="the exporter's YAML config, e.g. pricing (see `triton-sre export --help`)",
+    )
+    up.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
+    up.set_defaults(handler=run_up)
+
+    st = actions.add_parser("status", help="list the components, their PIDs and URLs", epilog=epilog)
+    _workdir_arg(st)
+    st.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
+    st.set_defaults(handler=run_status)
+
+    dn = actions.add_parser("down", help="stop everything `stack up` started", epilog=epilog)
+    _workdir_arg(dn)
+    dn.set_defaults(handler=run_down)
+
+
+def _say(text: str) -> None:
+    print(f"triton-sre stack: {text}", file=sys.stderr, flush=True)
+
+
+def run_up(args: argparse.Namespace) -> int:
+    from triton_sre.demo import SAMPLE_REPOSITORY
+    from triton_sre.generate.slo import SpecError
+    from triton_sre.stack.local import DEFAULT_CHANNEL, StackError, StackOptions, up
+
+    repository: Path = (args.model_repository or SAMPLE_REPOSITORY).absolute()
+    if not repository.is_dir():
+        print(f"triton-sre stack up: model repository {repository} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    if args.exporter_config is not None and not args.exporter_config.is_file():
+        print(f"triton-sre stack up: exporter config {args.exporter_config} does not exist", file=sys.stderr)
+        return EXIT_USAGE
+    if args.slo_file is not None and not args.slo_file.is_file():
+        print(f"triton-sre stack up: SLO file {args.slo_file} does not exist", file=sys.stderr)
+        return EXIT_USAGE
+    if args.interval <= 0 or args.group_wait <= 0 or args.port_base < 0 or args.port_base > 65535 - 8:
+        print(
+            "triton-sre stack up: --interval, --group-wait must be > 0, --port-base 0..65527", file=sys.stderr
+        )
+        return EXIT_USAGE
+    opts = StackOptions(
+        model_repository=repository,
+        workdir=args.workdir.absolute(),
+        slo_file=args.slo_file,
+        port_base=args.port_base,
+        interval=args.interval,
+        group_wait=args.group_wait,
+        runbook_base_url=args.runbook_base_url,
+        channel=args.channel or DEFAULT_CHANNEL,
+        timeout=args.timeout,
+        exporter_config=args.exporter_config.absolute() if args.exporter_config else None,
+    )
+    try:
+        state = up(opts, _say)
+    except SpecError as exc:
+        print(f"triton-sre stack up: invalid SLO spec: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except StackError as exc:
+        print(f"triton-sre stack up: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    _print(state, args.format, header="The triton-sre stack is up. Look at:")
+    return EXIT_OK
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from triton_sre.stack.local import status
+
+    state = status(args.workdir.absolute())
+    _print(state, args.format)
+    return EXIT_OK if state["running"] else EXIT_FAILURE
+
+
+def run_down(args: argparse.Namespace) -> int:
+    from triton_sre.stack.local import down
+
+    stopped = down(args.workdir.absolute(), _say)
+    print(f"stopped {len(stopped)} component(s)" + (f": {', '.join(stopped)}" if stopped else ""))
+    return EXIT_OK
+
+
+def _print(state: dict[str, Any], fmt: str, header: str | None = None) -> None:
+    if fmt == "json":
+        json.dump(state, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    if not state["components"]:
+        print(f"no stack in {state['workdir']}")
+        return
+    if header:
+        print(header)
+    for comp in state["components"]:
+        alive = "up  " if comp["alive"] else "DOWN"
+        print(f"  {comp['name']:<14}{alive} pid {comp['pid']:<8}{comp['url']:<28}log {comp['log']}")
+    urls = {comp["name"]: comp["url"] for comp in state["components"]}
+    looks = [
+        ("Triton model statistics", "triton", "/v2/models/stats"),
+        ("exporter metrics", "exporter", c.PATH_METRICS),
+        ("model states and reasons", "exporter", c.PATH_DEBUG_MODELS),
+        ("Prometheus alerts", "prometheus", "/alerts"),
+        ("Alertmanager", "alertmanager", "/#/alerts"),
+    ]
+    for label, name, path in looks:
+        if name in urls:
+            print(f"  {label:<26}{urls[name]}{path}")
+    for comp in state["components"]:
+        if comp["name"] == "slack-standin":
+            print(f"  {'what would be posted':<26}{comp['log']}")
+    if "generated" in state:
+        print(f"  rules and dashboards: {state['generated']} (import the dashboards in Grafana)")
+    if state.get("bot") == "unavailable":
+        print("  bot: not in this installation; alerts stop at Alertmanager")
+    print(f"Stop it with: triton-sre stack down --workdir {state['workdir']}")

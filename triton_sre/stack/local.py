@@ -1,0 +1,477 @@
+"""The sidecar stack from local binaries: `triton-sre stack up|status|down`.
+
+Components, started in this order, each detached in its own process group (so `stack up` returns
+and `stack down` can stop exactly what it started, children included):
+
+- ``triton``: the real tritonserver 2.51 from nvidia-pytriton (``python -m triton_sre.stack.run_triton``);
+- ``exporter``: ``triton-sre export``;
+- ``prometheus`` and ``alertmanager``: Debian's binaries with configs rendered from the same
+  templates as deploy/ (``triton_sre.stack.render``) and the rules ``triton-sre generate`` writes;
+- ``slack-standin`` (only without ``$SLACK_BOT_TOKEN``): the Slack Web API stand-in, whose log shows
+  what would be posted;
+- ``bot``: ``triton-sre bot`` (when this installation has it).
+
+The state file ``<workdir>/stack.json`` records every started process with its start time, so a
+recycled pid is never signalled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from triton_sre import conventions as c
+from triton_sre.triton.local import free_ports, process_group_members
+
+STATE_FILE = "stack.json"
+DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
+STANDIN_TOKEN = "xoxb-standin"  # the token the local Slack stand-in accepts
+DEFAULT_CHANNEL = "#triton-alerts"
+LOG_TAIL_LINES = 40
+COMPONENTS = ("triton", "exporter", "prometheus", "alertmanager", "slack-standin", "bot")
+# port offsets from --port-base
+PORT_OFFSETS = {
+    "triton_http": 0,
+    "triton_grpc": 1,
+    "triton_metrics": 2,
+    "exporter": 3,
+    "prometheus": 4,
+    "alertmanager": 5,
+    "bot": 6,
+    "slack_standin": 7,
+}
+
+
+class StackError(RuntimeError):
+    """A component did not start; the message carries its log tail."""
+
+
+@dataclass
+class Component:
+    name: str
+    pid: int
+    start_time: int  # /proc/<pid>/stat field 22: identifies this process, not a recycled pid
+    url: str
+    log: str
+    argv: list[str]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def alive(self) -> bool:
+        return _start_time(self.pid) == self.start_time
+
+    def group_alive(self) -> list[int]:
+        """Live members of the component's process group (the group id is the leader's pid)."""
+        if self.alive() or _group_is_ours(self):
+            return process_group_members(self.pid)
+        return []
+
+
+@dataclass
+class StackOptions:
+    model_repository: Path
+    workdir: Path
+    slo_file: Path | None = None
+    port_base: int = 0  # 0: free ports
+    interval: float = 15.0  # scrape, rule evaluation and exporter poll, seconds
+    group_wait: float = 30.0  # Alertmanager's wait before the first notification of a group
+    runbook_base_url: str = c.DEFAULT_RUNBOOK_BASE_URL
+    channel: str = DEFAULT_CHANNEL
+    timeout: float = 120.0  # per component, to become ready
+    exporter_config: Path | None = None  # the exporter's YAML config (pricing); None: none
+
+
+def _start_time(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    if fields[0] == "Z":
+        return None
+    return int(fields[19])
+
+
+def _group_is_ours(comp: Component) -> bool:
+    """Leader gone: the group is still ours if a member was started after the leader."""
+    members = process_group_members(comp.pid)
+    # a live process with the leader's pid is someone else's (a recycled pid leading its own group)
+    return (
+        bool(members)
+        and comp.pid not in members
+        and all((_start_time(p) or 0) >= comp.start_time for p in members)
+    )
+
+
+def _tail(path: str | Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return f"<log {path} unreadable: {exc}>"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _fmt_seconds(seconds: float) -> str:
+    return f"{int(seconds * 1000)}ms" if seconds < 1 or seconds != int(seconds) else f"{int(seconds)}s"
+
+
+def bot_available() -> bool:
+    """True when this installation has `triton-sre bot` and the Slack stand-in."""
+    try:
+        return (
+            importlib.util.find_spec("triton_sre.bot.command") is not None
+            and importlib.util.find_spec("triton_sre.bot.slack_standin") is not None
+        )
+    except ImportError:
+        return False
+
+
+# ------------------------------------------------------------------------------------- state
+def state_path(workdir: Path) -> Path:
+    return workdir / STATE_FILE
+
+
+def load_state(workdir: Path) -> list[Component]:
+    try:
+        raw = json.loads(state_path(workdir).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    return [Component(**item) for item in raw.get("components", [])]
+
+
+def save_state(workdir: Path, components: list[Component], info: Mapping[str, Any]) -> None:
+    path = state_path(workdir)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(
+        json.dumps({"components": [asdict(x) for x in components], **info}, indent=2), encoding="utf-8"
+    )
+    os.replace(tmp, path)
+
+
+def status(workdir: Path) -> dict[str, Any]:
+    try:
+        raw = json.loads(state_path(workdir).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"workdir": str(workdir), "running": False, "components": []}
+    components = [Component(**item) for item in raw.get("components", [])]
+    rows = [
+        {"name": x.name, "pid": x.pid, "url": x.url, "alive": x.alive(), "log": x.log, **x.extra}
+        for x in components
+    ]
+    return {
+        **{k: v for k, v in raw.items() if k != "components"},
+        "workdir": str(workdir),
+        "running": bool(rows) and all(r["alive"] for r in rows),
+        "components": rows,
+    }
+
+
+# ------------------------------------------------------------------------------------- stop
+def stop_component(comp: Component, timeout: float = 15.0) -> None:
+    """SIGTERM the component's process group, wait, then SIGKILL what is left."""
+    if not comp.group_alive():
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(comp.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while comp.group_alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if comp.group_alive():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(comp.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while comp.group_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def down(workdir: Path, say: Callable[[str], None]) -> list[str]:
+    """Stop every component the state file names, last started first. Returns their names."""
+    components = load_state(workdir)
+    for comp in reversed(components):
+        say(f"stopping {comp.name} (pid {comp.pid})")
+        stop_component(comp)
+        # Triton's pid (a separate group under run_triton) is swept too if it outlived its runner.
+        server_pid = comp.extra.get("server_pid")
+        server_start = comp.extra.get("server_start_time")
+        if isinstance(server_pid, int) and server_start is not None:
+            server = Component(comp.name, server_pid, int(server_start), comp.url, comp.log, [])
+            stop_component(server)
+    state_path(workdir).unlink(missing_ok=True)
+    return [x.name for x in components]
+
+
+# ------------------------------------------------------------------------------------- up
+class Stack:
+    def __init__(self, opts: StackOptions, say: Callable[[str], None]) -> None:
+        self.opts = opts
+        self.say = say
+        self.workdir = opts.workdir.absolute()
+        self.components: list[Component] = []
+        self.info: dict[str, Any] = {}
+        names = list(PORT_OFFSETS)
+        if opts.port_base:
+            self.ports = {n: opts.port_base + off for n, off in PORT_OFFSETS.items()}
+        else:
+            self.ports = dict(zip(names, free_ports(len(names)), strict=True))
+
+    def url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.ports[name]}"
+
+    # -- files
+    def render(self) -> dict[str, Path]:
+        """Rules, dashboards, Prometheus/Alertmanager/Grafana configs and the bot token in the workdir."""
+        from triton_sre.generate.command import default_spec, render_all, write_files
+        from triton_sre.generate.slo import load_spec
+        from triton_sre.stack import render
+
+        spec = load_spec(self.opts.slo_file) if self.opts.slo_file else default_spec()
+        generated = self.workdir / "generated"
+        write_files(render_all(spec, self.opts.runbook_base_url), generated)
+        secrets_dir = self.workdir / "secrets"
+        secrets_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(secrets_dir, 0o700)
+        token_file = secrets_dir / "bot_token"
+        if not token_file.exists():
+            fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32) + "\n")
+        topology = render.Topology(
+            triton_target=f"127.0.0.1:{self.ports['triton_metrics']}",
+            exporter_target=f"127.0.0.1:{self.ports['exporter']}",
+            prometheus_target=f"127.0.0.1:{self.ports['prometheus']}",
+            alertmanager_target=f"127.0.0.1:{self.ports['alertmanager']}",
+            prometheus_url=self.url("prometheus"),
+            bot_webhook_url=f"{self.url('bot')}{c.PATH_BOT_ALERTMANAGER}",
+            bot_token_file=str(token_file),
+            rule_files=tuple(str(p) for p in sorted((generated / "alerts").glob("*.yaml"))),
+            dashboards_path=str(generated / "dashboards"),
+        )
+        interval = _fmt_seconds(self.opts.interval)
+        timings = render.Timings(
+            scrape_interval=interval,
+            scrape_timeout=_fmt_seconds(min(10.0, self.opts.interval * 0.9)),
+            evaluation_interval=interval,
+            group_wait=_fmt_seconds(self.opts.group_wait),
+            group_interval=_fmt_seconds(max(self.opts.group_wait, min(300.0, self.opts.interval * 20))),
+        )
+        configs = render.render_configs(spec, topology, timings, render.LOCAL_HEADER)
+        write_files(configs, self.workdir / "config")
+        return {
+            "prometheus": self.workdir / "config" / render.PROMETHEUS_FILE,
+            "alertmanager": self.workdir / "config" / render.ALERTMANAGER_FILE,
+            "token": token_file,
+            "generated": generated,
+        }
+
+    # -- processes
+    def spawn(self, name: str, argv: list[str], url: str, env: Mapping[str, str] | None = None) -> Component:
+        logdir = self.workdir / "logs"
+        logdir.mkdir(parents=True, exist_ok=True)
+        log_path = logdir / f"{name}.log"
+        cwd = self.workdir / name
+        cwd.mkdir(parents=True, exist_ok=True)
+        with log_path.open("ab") as log:
+            log.write(f"# triton-sre stack: {' '.join(argv)}\n".encode())
+            log.flush()
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env={**os.environ, **(env or {})},
+                start_new_session=True,
+            )
+        start = _start_time(proc.pid)
+        comp = Component(name, proc.pid, start or 0, url, str(log_path), argv)
+        self.components.append(comp)
+        self.save()
+        self.say(f"started {name} (pid {proc.pid}), log {log_path}")
+        return comp
+
+    def save(self) -> None:
+        save_state(self.workdir, self.components, self.info)
+
+    def wait_ready(self, comp: Component, check: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + self.opts.timeout
+        while True:
+            if not comp.alive():
+                raise StackError(
+                    f"{comp.name} exited while starting (log {comp.log}); last lines:\n{_tail(comp.log)}"
+                )
+            with contextlib.suppress(requests.RequestException, OSError, ValueError):
+                if check():
+                    self.say(f"{comp.name} ready at {comp.url}")
+                    return
+            if time.monotonic() > deadline:
+                raise StackError(
+                    f"{comp.name} not ready after {self.opts.timeout:.0f} s (log {comp.log}); "
+                    f"last lines:\n{_tail(comp.log)}"
+                )
+            time.sleep(0.2)
+
+    @staticmethod
+    def http_ok(url: str) -> Callable[[], bool]:
+        return lambda: requests.get(url, timeout=2).status_code == 200
+
+    def up(self) -> dict[str, Any]:
+        opts = self.opts
+        py = sys.executable
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        files = self.render()
+        self.info = {
+            "model_repository": str(opts.model_repository),
+            "generated": str(files["generated"]),
+            "config": str(self.workdir / "config"),
+        }
+        # Triton
+        ready_file = self.workdir / "triton" / "ready.json"
+        ready_file.unlink(missing_ok=True)
+        triton = self.spawn(
+            "triton",
+            [
+                py, "-m", "triton_sre.stack.run_triton",
+                f"--model-repository={opts.model_repository}",
+                f"--workdir={self.workdir / 'triton'}",
+                f"--http-port={self.ports['triton_http']}",
+                f"--grpc-port={self.ports['triton_grpc']}",
+                f"--metrics-port={self.ports['triton_metrics']}",
+                f"--ready-file={ready_file}",
+                f"--startup-timeout={opts.timeout}",
+            ],
+            self.url("triton_http"),
+        )  # fmt: skip
+        self.wait_ready(triton, ready_file.is_file)
+        ready = json.loads(ready_file.read_text(encoding="utf-8"))
+        triton.extra = {
+            "metrics_url": ready["metrics_url"],
+            "server_pid": ready["pid"],
+            "server_start_time": _start_time(int(ready["pid"])),
+            "server_log": ready["log"],
+        }
+        self.save()
+        # exporter
+        exporter = self.spawn(
+            "exporter",
+            [
+                py, "-m", "triton_sre.cli", "export",
+                f"--triton-url={triton.url}",
+                f"--metrics-url={ready['metrics_url']}",
+                f"--listen=127.0.0.1:{self.ports['exporter']}",
+                f"--interval={opts.interval:g}",
+                f"--window={max(60.0, opts.interval * 4):g}",
+                *([f"--config={opts.exporter_config}"] if opts.exporter_config else []),
+            ],
+            self.url("exporter"),
+        )  # fmt: skip
+        self.wait_ready(exporter, self.http_ok(f"{exporter.url}{c.PATH_READYZ}"))
+        # Prometheus
+        prometheus_bin = shutil.which("prometheus")
+        if prometheus_bin is None:
+            raise StackError("Debian's prometheus is not installed (apt-get install prometheus)")
+        prometheus = self.spawn(
+            "prometheus",
+            [
+                prometheus_bin,
+                f"--config.file={files['prometheus']}",
+                f"--storage.tsdb.path={self.workdir / 'prometheus' / 'data'}",
+                f"--web.listen-address=127.0.0.1:{self.ports['prometheus']}",
+                f"--web.external-url={self.url('prometheus')}/",
+                "--web.enable-lifecycle",
+                "--log.level=warn",
+            ],
+            self.url("prometheus"),
+        )
+        self.wait_ready(prometheus, self.http_ok(f"{prometheus.url}/-/ready"))
+        # Alertmanager
+        am_bin = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
+        if am_bin is None:
+            raise StackError("Debian's prometheus-alertmanager is not installed")
+        alertmanager = self.spawn(
+            "alertmanager",
+            [
+                am_bin,
+                f"--config.file={files['alertmanager']}",
+                f"--storage.path={self.workdir / 'alertmanager' / 'data'}",
+                f"--web.listen-address=127.0.0.1:{self.ports['alertmanager']}",
+                f"--web.external-url={self.url('alertmanager')}/",
+                "--cluster.listen-address=",
+                "--log.level=warn",
+            ],
+            self.url("alertmanager"),
+        )
+        self.wait_ready(alertmanager, self.http_ok(f"{alertmanager.url}/-/ready"))
+        # Slack stand-in and bot
+        if bot_available():
+            self.start_bot(files["token"], triton.url, prometheus.url, alertmanager.url)
+        else:
+            self.say("bot: not in this installation (triton_sre.bot missing): alerts stop at Alertmanager")
+            self.info["bot"] = "unavailable"
+            self.save()
+        return status(self.workdir)
+
+    def start_bot(self, token_file: Path, triton_url: str, prometheus_url: str, am_url: str) -> None:
+        py = sys.executable
+        env: dict[str, str] = {}
+        if os.environ.get(c.ENV_SLACK_BOT_TOKEN, "").strip():
+            self.say(f"bot: posting to Slack with ${c.ENV_SLACK_BOT_TOKEN}")
+        else:
+            standin = self.spawn(
+                "slack-standin",
+                [
+                    py, "-m", "triton_sre.bot.slack_standin",
+                    "--port", str(self.ports["slack_standin"]),
+                    "--token", STANDIN_TOKEN,
+                ],
+                self.url("slack_standin"),
+            )  # fmt: skip
+            self.wait_ready(standin, self.http_ok(f"{standin.url}/_standin/calls"))
+            standin.extra = {"posts_log": standin.log}
+            self.save()
+            env = {c.ENV_SLACK_BOT_TOKEN: STANDIN_TOKEN, c.ENV_SLACK_API_URL: f"{standin.url}/api/"}
+            self.say(f"bot: no ${c.ENV_SLACK_BOT_TOKEN}: posting to the Slack stand-in, see {standin.log}")
+        argv = [
+            py, "-m", "triton_sre.cli", "bot",
+            f"--listen=127.0.0.1:{self.ports['bot']}",
+            f"--token-file={token_file}",
+            f"--outbox={self.workdir / 'bot' / 'outbox.sqlite3'}",
+            f"--channel={self.opts.channel}",
+            f"--triton-url={triton_url}",
+            f"--prometheus-url={prometheus_url}",
+            f"--alertmanager-url={am_url}",
+        ]  # fmt: skip
+        if self.opts.runbook_base_url.startswith(("http://", "https://")):
+            argv.append(f"--runbook-base-url={self.opts.runbook_base_url}")
+        bot = self.spawn("bot", argv, self.url("bot"), env)
+        self.wait_ready(bot, self.http_ok(f"{bot.url}{c.PATH_HEALTHZ}"))
+
+
+def up(opts: StackOptions, say: Callable[[str], None]) -> dict[str, Any]:
+    """Start the stack; on failure stop what was started and raise StackError."""
+    workdir = opts.workdir.absolute()
+    running = [x for x in load_state(workdir) if x.alive()]
+    if running:
+        raise StackError(
+            f"a stack is already running in {workdir} ({', '.join(x.name for x in running)}); "
+            "run `triton-sre stack down` first"
+        )
+    down(workdir, lambda _: None)  # leftovers of a crashed stack
+    stack = Stack(opts, say)
+    try:
+        return stack.up()
+    except BaseException:
+        down(workdir, say)
+        raise

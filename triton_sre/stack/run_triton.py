@@ -1,0 +1,82 @@
+"""`python -m triton_sre.stack.run_triton`: the real local Triton as a foreground process.
+
+`triton-sre stack up` runs this detached in its own process group: it starts `LocalTriton` (which
+knows how the nvidia-pytriton wheel's parts fit together), writes ``--ready-file`` (JSON: URLs and
+the server's pid) once the server answers, and on SIGTERM/SIGINT stops the server, its Python stubs
+and their shared memory. Exit code 1 if the server does not start (its log tail on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from triton_sre.triton.local import LocalTriton, LocalTritonError
+
+    parser = argparse.ArgumentParser(prog="python -m triton_sre.stack.run_triton")
+    parser.add_argument("--model-repository", type=Path, required=True)
+    parser.add_argument("--workdir", type=Path, required=True)
+    parser.add_argument("--http-port", type=int, required=True)
+    parser.add_argument("--grpc-port", type=int, required=True)
+    parser.add_argument("--metrics-port", type=int, required=True)
+    parser.add_argument("--ready-file", type=Path, required=True)
+    parser.add_argument("--startup-timeout", type=float, default=120.0)
+    args = parser.parse_args(argv)
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    triton = LocalTriton(
+        args.model_repository,
+        http_port=args.http_port,
+        grpc_port=args.grpc_port,
+        metrics_port=args.metrics_port,
+        exit_on_error=False,
+        workdir=args.workdir,
+        startup_timeout=args.startup_timeout,
+    )
+    try:
+        triton.start()
+    except LocalTritonError as exc:
+        print(f"run_triton: {exc}", file=sys.stderr, flush=True)
+        return 1
+    try:
+        ready = {
+            "pid": triton.pid,
+            "http_url": triton.http_url,
+            "grpc_url": triton.grpc_url,
+            "metrics_url": triton.metrics_url,
+            "log": str(triton.log_path),
+            "startup_seconds": triton.startup_seconds,
+        }
+        tmp = args.ready_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(ready), encoding="utf-8")
+        os.replace(tmp, args.ready_file)
+        print(
+            f"run_triton: tritonserver pid {triton.pid} up on {triton.http_url}", file=sys.stderr, flush=True
+        )
+        while not stop.wait(1.0):
+            if not triton.is_running():
+                print(
+                    f"run_triton: tritonserver exited with code {triton.returncode}; last lines:\n"
+                    f"{triton.log_tail()}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                return 1
+        return 0
+    finally:
+        triton.stop()
+        args.ready_file.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
