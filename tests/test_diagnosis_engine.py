@@ -344,3 +344,18 @@ def test_fuzz_scanner_agrees_and_never_raises(lines: list[str], chunk: int) -> N
 def test_binary_input_is_an_input_error() -> None:
     with pytest.raises(LogInputError):
         list(scan_lines(io.BytesIO(b"\x7fELF\x00\x00\x01" * 100)))
+
+
+def test_an_ensemble_config_error_is_its_own_model_not_the_previous_failure() -> None:
+    """Lines captured from the real 2.51 server: a syntax error in one model, then an ensemble
+    whose step maps a tensor that does not exist (Triton names the ensemble unquoted)."""
+    log = (
+        'E1129 18:07:49.620107 31703 model_lifecycle.cc:642] "failed to load \'py_syntax\' version 1: '
+        "Internal: SyntaxError: expected ':' (model.py, line 2)\"\n"
+        'E1129 18:07:50.904240 31703 model_repository_manager.cc:703] "Invalid argument: in ensemble '
+        'ens_bad_tensor, ensemble tensor IN is mapping to non-existing input NOPE in model ok_model"\n'
+        'E1129 18:07:50.905173 31703 tritonserver.cc:2607] "Internal: failed to load all models"\n'
+    )
+    runbooks = {f.model: f.runbook for f in diagnose_events(parse_text(log)).findings}
+    assert runbooks["py_syntax"] == c.RUNBOOK_PYTHON_MODEL_ERROR
+    assert runbooks["ens_bad_tensor"] == c.RUNBOOK_ENSEMBLE_DEPENDENCY

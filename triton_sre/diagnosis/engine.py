@@ -120,6 +120,9 @@ _ENSEMBLE_DEPENDS = re.compile(
 _ENSEMBLE_MISSING = re.compile(
     r"ensemble '?(?P<model>[^'\s]+?)'? contains models that are not available or ambiguous: (?P<deps>[^\n]*)"
 )
+# The ensemble's own config is wrong (a step maps a tensor that does not exist): Triton 2.51 writes
+# `in ensemble NAME, ensemble tensor X is mapping to non-existing input Y in model STEP`.
+_ENSEMBLE_CONFIG = re.compile(r"\bin ensemble '?(?P<model>[^'\s,]+)'?, ")
 _VERSION_NOT_PRESENT = re.compile(r"version (?P<version>\d+) is specified for model '(?P<model>[^']+)'")
 # A model's own file: <repo>/<model>/<version>/<file>.py (not Triton's temporary copy of a cloud
 # repository, /tmp/folderXXXXXX/<version>/, whose folder name is not the model's).
@@ -323,6 +326,12 @@ class Diagnoser:
             state = self._model(m["model"])
             state.failed = True
             state.depends_on.update(d.strip() for d in m["deps"].split(",") if d.strip())
+            state.add(_Obs(index, event.line, text, level, c.RUNBOOK_ENSEMBLE_DEPENDENCY, message, True))
+            return True
+        m = _ENSEMBLE_CONFIG.search(message)
+        if m and not _FAILED_VERSION.search(message) and not _FAILED_MODEL.search(message):
+            state = self._model(m["model"])
+            state.failed = True
             state.add(_Obs(index, event.line, text, level, c.RUNBOOK_ENSEMBLE_DEPENDENCY, message, True))
             return True
         for pattern in (_FAILED_VERSION, _FAILED_MODEL, _LOAD_FAILED_API, _POLL_FAILED, _POLL_MODEL):
