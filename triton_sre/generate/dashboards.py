@@ -124,29 +124,35 @@ def _table(
     )
 
 
-def _variables(spec: Spec, *, multi_model: bool) -> g.Templating:
-    def query(name: str, label: str, expr: str, default: str | None, multi: bool) -> g.Template:
-        return g.Template(
-            name=name,
-            label=label,
-            query=expr,
-            dataSource=DS,
-            default=default,
-            multi=multi,
-            includeAll=multi,
-            allValue=".*" if multi else None,
-            refresh=2,
-        )
+def _query_var(name: str, label: str, expr: str, default: str | None, multi: bool) -> g.Template:
+    """A variable from a label_values() query; multi-valued ones offer All (regex `.*`)."""
+    return g.Template(
+        name=name,
+        label=label,
+        query=expr,
+        dataSource=DS,
+        default=default,
+        multi=multi,
+        includeAll=multi,
+        allValue=".*" if multi else None,
+        refresh=2,
+    )
 
+
+_DATASOURCE_VAR = g.Template(
+    name="datasource", label="Data source", query="prometheus", type="datasource", default=None
+)
+
+
+def _variables(spec: Spec, *, multi_model: bool) -> g.Templating:
+    query = _query_var
     job_count = r.selector(c.NV_INFERENCE_COUNT, [(c.LABEL_JOB, "=~", "$job")])
     instance_count = r.selector(
         c.NV_INFERENCE_COUNT, [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
     )
     return g.Templating(
         list=[
-            g.Template(
-                name="datasource", label="Data source", query="prometheus", type="datasource", default=None
-            ),
+            _DATASOURCE_VAR,
             query("job", "Triton job", f"label_values({c.NV_INFERENCE_COUNT}, job)", spec.triton_job, False),
             query("instance", "Instance", f"label_values({job_count}, instance)", "$__all", True),
             query(
@@ -567,30 +573,14 @@ def slo(spec: Spec, base_url: str) -> dict[str, Any]:
     )
     templating = g.Templating(
         list=[
-            g.Template(
-                name="datasource", label="Data source", query="prometheus", type="datasource", default=None
-            ),
-            g.Template(
-                name="slo",
-                label="SLO",
-                query=f"label_values({c.REC_SLO_OBJECTIVE}, slo)",
-                dataSource=DS,
-                multi=True,
-                includeAll=True,
-                allValue=".*",
-                default="$__all",
-                refresh=2,
-            ),
-            g.Template(
-                name="model",
-                label="Model",
-                query=f'label_values({c.rec_slo_requests("5m")}{{slo=~"$slo"}}, model)',
-                dataSource=DS,
-                multi=True,
-                includeAll=True,
-                allValue=".*",
-                default="$__all",
-                refresh=2,
+            _DATASOURCE_VAR,
+            _query_var("slo", "SLO", f"label_values({c.REC_SLO_OBJECTIVE}, slo)", "$__all", True),
+            _query_var(
+                "model",
+                "Model",
+                f'label_values({c.rec_slo_requests("5m")}{{slo=~"$slo"}}, model)',
+                "$__all",
+                True,
             ),
         ]
     )
