@@ -17,17 +17,13 @@ from collections.abc import Sequence
 from triton_sre import __version__
 from triton_sre import conventions as c
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-
 EXIT_CODES_HELP = "exit codes: 0 success, 1 failure while running, 2 usage/configuration/input error"
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse exits 2 already; keep its message format
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(c.EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -122,7 +118,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         print(
             f"triton-sre export: cannot listen on {settings.listen}: {exc.strerror or exc}", file=sys.stderr
         )
-        return EXIT_FAILURE
+        return c.EXIT_FAILURE
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -136,7 +132,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     )
     with server:
         stop.wait()
-    return EXIT_OK
+    return c.EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -152,9 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
     except ConfigError as exc:
         print(f"triton-sre {args.command}: configuration error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return c.EXIT_USAGE
     except KeyboardInterrupt:
-        return EXIT_OK
+        return c.EXIT_OK
 
 
 if __name__ == "__main__":

@@ -255,6 +255,11 @@ ENV_INTERVAL: Final = "TRITON_SRE_INTERVAL"
 ENV_WINDOW: Final = "TRITON_SRE_WINDOW"
 ENV_CONFIG: Final = "TRITON_SRE_CONFIG"
 
+# Exit codes of every command (triage and lint: 1 means failures were found).
+EXIT_OK: Final = 0
+EXIT_FAILURE: Final = 1
+EXIT_USAGE: Final = 2  # usage, configuration or input error
+
 # Exporter HTTP paths.
 PATH_METRICS: Final = "/metrics"
 PATH_HEALTHZ: Final = "/healthz"

@@ -29,9 +29,6 @@ from triton_sre.config import ConfigError
 
 log = logging.getLogger(__name__)
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
 
 def add_bot_parser(commands: Any, epilog: str) -> None:
@@ -186,7 +183,7 @@ def run_bot(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
         bot = Bot(settings, args.outbox or DEFAULT_OUTBOX, bearer, slack_token, api_url, signing_secret)
     except OSError as exc:
         print(f"triton-sre bot: cannot listen on {settings.listen}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_FAILURE
+        return c.EXIT_FAILURE
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -207,4 +204,4 @@ def run_bot(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
     with bot:
         stop.wait()
     log.info("bot stopped")
-    return EXIT_OK
+    return c.EXIT_OK

@@ -16,15 +16,13 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from triton_sre import conventions as c
 from triton_sre.diagnosis.catalog import CatalogError, load_catalog
 from triton_sre.diagnosis.engine import Diagnoser, Report, diagnose_index
 from triton_sre.diagnosis.logparse import parse
 from triton_sre.diagnosis.render import to_json, to_markdown, to_text
 from triton_sre.diagnosis.scan import LogInputError, scan_lines
 
-EXIT_NO_FAILURE = 0
-EXIT_FAILURES = 1
-EXIT_INPUT_ERROR = 2
 GZIP_MAGIC = b"\x1f\x8b"
 PROGRESS_EVERY_SECONDS = 0.5
 
@@ -137,11 +135,11 @@ def run_triage(args: argparse.Namespace) -> int:
         catalog = load_catalog(args.runbooks)
     except CatalogError as exc:
         _err(f"runbook catalog: {exc}")
-        return EXIT_INPUT_ERROR
+        return c.EXIT_USAGE
     titles = catalog.titles
     report = _triage_live(args, titles) if args.triton_url else _triage_log(args, titles)
     if report is None:
-        return EXIT_INPUT_ERROR
+        return c.EXIT_USAGE
     out = sys.stdout
     if args.format == "json":
         json.dump(to_json(report, args.runbook_base_url), out, indent=2)
@@ -151,4 +149,4 @@ def run_triage(args: argparse.Namespace) -> int:
     else:
         out.write(to_text(report, args.runbook_base_url, colour=out.isatty()))
     out.flush()
-    return EXIT_FAILURES if report.has_failure else EXIT_NO_FAILURE
+    return c.EXIT_FAILURE if report.has_failure else c.EXIT_OK

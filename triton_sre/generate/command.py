@@ -18,7 +18,6 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.generate.slo import Spec, SpecError, load_spec, parse_spec
 
-EXIT_OK, EXIT_STALE, EXIT_USAGE = 0, 1, 2
 DEFAULT_SPEC = "slos.yaml"
 ALERTS_DIR = "alerts"
 TESTS_DIR = "alerts/tests"
@@ -105,11 +104,11 @@ def run_generate(args: argparse.Namespace) -> int:
         spec = load_spec(args.spec)
     except SpecError as exc:
         print(f"triton-sre generate: invalid SLO spec: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return c.EXIT_USAGE
     base = str(args.runbook_base_url)
     if not base:
         print("triton-sre generate: --runbook-base-url must not be empty", file=sys.stderr)
-        return EXIT_USAGE
+        return c.EXIT_USAGE
     from triton_sre.stack.render import deploy_files
 
     files = {**render_all(spec, base), **deploy_files(spec, base)}  # + deploy/ (compose, k8s)
@@ -124,11 +123,11 @@ def run_generate(args: argparse.Namespace) -> int:
             )
             for rel in stale:
                 print(f"  {out / rel}", file=sys.stderr)
-            return EXIT_STALE
+            return c.EXIT_FAILURE
         print(f"{len(files)} generated files are up to date with {args.spec}")
-        return EXIT_OK
+        return c.EXIT_OK
     written = write_files(files, out)
     print(f"generated {len(files)} files from {args.spec} into {out}/ ({len(written)} changed)")
     for rel in files:
         print(f"  {out / rel}")
-    return EXIT_OK
+    return c.EXIT_OK

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from triton_sre import conventions as c
 from triton_sre.diagnosis.catalog import CatalogError, load_catalog
 from triton_sre.diagnosis.render import to_json, to_markdown, to_text
 from triton_sre.lint.issue import TARGET_CPU, TARGET_GPU, LintOptions
@@ -21,9 +22,6 @@ from triton_sre.lint.runner import LintResult, lint
 
 __all__ = ["add_lint_parser", "render", "run_lint"]
 
-EXIT_CLEAN = 0
-EXIT_FAILURES = 1
-EXIT_INPUT_ERROR = 2
 DEFAULT_SLO_FILE = "slos.yaml"
 
 
@@ -66,7 +64,6 @@ def _err(message: str) -> None:
 
 
 def _latency_thresholds(path: str | None) -> tuple[tuple[str | None, float, float], ...]:
-    from triton_sre import conventions as c
     from triton_sre.generate.slo import load_spec
 
     if path is None:
@@ -103,17 +100,17 @@ def run_lint(args: argparse.Namespace) -> int:
 
     if args.gpus < 0:
         _err("--gpus must be >= 0")
-        return EXIT_INPUT_ERROR
+        return c.EXIT_USAGE
     try:
         catalog = load_catalog(args.runbooks)
         repo = load_repository(args.repository)
         thresholds = _latency_thresholds(args.slo_file)
     except CatalogError as exc:
         _err(f"runbook catalog: {exc}")
-        return EXIT_INPUT_ERROR
+        return c.EXIT_USAGE
     except (NotADirectoryError, SchemaMissing, SpecError, OSError) as exc:
         _err(str(exc))
-        return EXIT_INPUT_ERROR
+        return c.EXIT_USAGE
     missing: dict[str, tuple[str, ...]] | None = None
     if args.python:
         needed = required_imports(repo)
@@ -121,14 +118,14 @@ def run_lint(args: argparse.Namespace) -> int:
             absent = probe(args.python, {s.module for sites in needed.values() for s in sites})
         except ProbeError as exc:
             _err(f"--python: {exc}")
-            return EXIT_INPUT_ERROR
+            return c.EXIT_USAGE
         missing = {m: tuple(s.module for s in sites if s.module in absent) for m, sites in needed.items()}
     backends = None
     if args.backend_directory:
         root = Path(args.backend_directory)
         if not root.is_dir():
             _err(f"--backend-directory {root}: not a directory")
-            return EXIT_INPUT_ERROR
+            return c.EXIT_USAGE
         backends = frozenset(p.name for p in root.iterdir() if p.is_dir())
     options = LintOptions(
         target=args.target,
@@ -141,4 +138,4 @@ def run_lint(args: argparse.Namespace) -> int:
     out = sys.stdout
     out.write(render(result, args.format, args.runbook_base_url, colour=out.isatty()))
     out.flush()
-    return EXIT_FAILURES if result.has_failure else EXIT_CLEAN
+    return c.EXIT_FAILURE if result.has_failure else c.EXIT_OK

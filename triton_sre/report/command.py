@@ -17,9 +17,6 @@ from triton_sre import conventions as c
 
 __all__ = ["FORMATS", "add_report_parser", "build_report", "parse_time", "run_report", "write_report"]
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_INPUT_ERROR = 2
 FORMATS = ("md", "html", "csv")
 DEFAULT_OUT = "triton-sre-report"
 GAUGES = (
@@ -162,30 +159,30 @@ def run_report(args: argparse.Namespace) -> int:
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         _err(f"--format: {', '.join(unknown) or 'empty'}: choose among {', '.join(FORMATS)}")
-        return EXIT_INPUT_ERROR
+        return c.EXIT_USAGE
     try:
         end = parse_time(args.end) if args.end else time.time()
         start = parse_time(args.start) if args.start else end - parse_duration(args.last, "--last")
         thresholds = _thresholds(args.slo_file)
     except (ValueError, SpecError, OSError) as exc:
         _err(str(exc))
-        return EXIT_INPUT_ERROR
+        return c.EXIT_USAGE
     if start >= end:
         _err("the range is empty: --start must be before --end")
-        return EXIT_INPUT_ERROR
+        return c.EXIT_USAGE
     if args.step is not None and args.step <= 0:
         _err("--step must be > 0")
-        return EXIT_INPUT_ERROR
+        return c.EXIT_USAGE
     try:
         report = build_report(args.prometheus_url, start, end, args.step, thresholds)
     except PromError as exc:
         _err(str(exc))
-        return EXIT_INPUT_ERROR
+        return c.EXIT_USAGE
     try:
         written = write_report(report, Path(args.out), formats)
     except OSError as exc:
         _err(f"cannot write to {args.out}: {exc.strerror or exc}")
-        return EXIT_FAILURE
+        return c.EXIT_FAILURE
     if report.table.empty:
         _err(
             "no model served or cost anything in the range (is Prometheus scraping Triton and the exporter?)"
@@ -198,4 +195,4 @@ def run_report(args: argparse.Namespace) -> int:
     for path in written:
         if path.suffix != ".png":
             print(path)
-    return EXIT_OK
+    return c.EXIT_OK

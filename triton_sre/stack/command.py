@@ -10,8 +10,6 @@ from typing import Any
 
 from triton_sre import conventions as c
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
-
 
 def _workdir_arg(parser: argparse.ArgumentParser) -> None:
     from triton_sre.stack.local import DEFAULT_WORKDIR
@@ -111,18 +109,18 @@ def run_up(args: argparse.Namespace) -> int:
     repository: Path = (args.model_repository or SAMPLE_REPOSITORY).absolute()
     if not repository.is_dir():
         print(f"triton-sre stack up: model repository {repository} is not a directory", file=sys.stderr)
-        return EXIT_USAGE
+        return c.EXIT_USAGE
     if args.exporter_config is not None and not args.exporter_config.is_file():
         print(f"triton-sre stack up: exporter config {args.exporter_config} does not exist", file=sys.stderr)
-        return EXIT_USAGE
+        return c.EXIT_USAGE
     if args.slo_file is not None and not args.slo_file.is_file():
         print(f"triton-sre stack up: SLO file {args.slo_file} does not exist", file=sys.stderr)
-        return EXIT_USAGE
+        return c.EXIT_USAGE
     if args.interval <= 0 or args.group_wait <= 0 or args.port_base < 0 or args.port_base > 65535 - 8:
         print(
             "triton-sre stack up: --interval, --group-wait must be > 0, --port-base 0..65527", file=sys.stderr
         )
-        return EXIT_USAGE
+        return c.EXIT_USAGE
     opts = StackOptions(
         model_repository=repository,
         workdir=args.workdir.absolute(),
@@ -139,12 +137,12 @@ def run_up(args: argparse.Namespace) -> int:
         state = up(opts, _say)
     except SpecError as exc:
         print(f"triton-sre stack up: invalid SLO spec: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return c.EXIT_USAGE
     except StackError as exc:
         print(f"triton-sre stack up: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
+        return c.EXIT_FAILURE
     _print(state, args.format, header="The triton-sre stack is up. Look at:")
-    return EXIT_OK
+    return c.EXIT_OK
 
 
 def run_status(args: argparse.Namespace) -> int:
@@ -152,7 +150,7 @@ def run_status(args: argparse.Namespace) -> int:
 
     state = status(args.workdir.absolute())
     _print(state, args.format)
-    return EXIT_OK if state["running"] else EXIT_FAILURE
+    return c.EXIT_OK if state["running"] else c.EXIT_FAILURE
 
 
 def run_down(args: argparse.Namespace) -> int:
@@ -160,7 +158,7 @@ def run_down(args: argparse.Namespace) -> int:
 
     stopped = down(args.workdir.absolute(), _say)
     print(f"stopped {len(stopped)} component(s)" + (f": {', '.join(stopped)}" if stopped else ""))
-    return EXIT_OK
+    return c.EXIT_OK
 
 
 def _print(state: dict[str, Any], fmt: str, header: str | None = None) -> None:
