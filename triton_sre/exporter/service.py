@@ -79,6 +79,8 @@ class Exporter:
         # Bounded: the window's polls plus a few for jitter, however long the process runs.
         self._snapshots: deque[Snapshot] = deque(maxlen=math.ceil(settings.window / settings.interval) + 2)
         self._configs: dict[str, _ConfigEntry] = {}
+        # model -> config summary as snapshots carry it; rebuilt only when a config changes
+        self._config_view: dict[str, ModelConfigSummary] = {}
         self._view = ExporterView(up=False, derivation=None)
         # /metrics rendered once per poll and served to every scraper: (poll number, body)
         self._polls = 0
@@ -137,7 +139,7 @@ class Exporter:
                 gpu_uuids=gpus,
                 stats=stats,
                 index=index,
-                configs={name: entry.summary for name, entry in self._configs.items()},
+                configs=self._config_view,
             )
             with self._lock:
                 self._snapshots.append(snapshot)
@@ -197,8 +199,10 @@ class Exporter:
         signatures: dict[str, list[tuple[str, str]]] = {}
         for entry in index:
             signatures.setdefault(entry.name, []).append((entry.version, entry.state))
+        changed = False
         for gone in set(self._configs) - set(signatures):
             del self._configs[gone]
+            changed = True
         budget = CONFIG_FETCHES_PER_POLL
         for name, rows in sorted(signatures.items()):
             signature = tuple(sorted(rows))
@@ -207,7 +211,7 @@ class Exporter:
                 continue
             if not any(state == c.STATE_READY for _, state in rows):
                 # Triton serves no config for a model that is not loaded; a reload may change it
-                self._configs.pop(name, None)
+                changed |= self._configs.pop(name, None) is not None
                 continue
             if budget == 0:
                 break
@@ -217,6 +221,10 @@ class Exporter:
             )
             if config is not None:
                 self._configs[name] = _ConfigEntry(signature, config_summary(config))
+                changed = True
+        if changed:
+            # a new mapping, never mutated: snapshots already holding the old one keep it intact
+            self._config_view = {name: entry.summary for name, entry in self._configs.items()}
 
     def run(self, stop: threading.Event) -> None:
         """Poll on a fixed schedule until `stop` is set; a slow poll skips missed ticks."""
