@@ -121,7 +121,7 @@ _ENV_VARS = {
 }
 
 
-def _check_keys(where: str, data: Mapping[str, Any], allowed: set[str] | Mapping[str, Any]) -> None:
+def check_keys(where: str, data: Mapping[str, Any], allowed: set[str] | Mapping[str, Any]) -> None:
     unknown = sorted(str(k) for k in data if k not in allowed)
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
@@ -140,11 +140,11 @@ def settings_from_mapping(data: Any, source: str) -> ExporterSettings:
         data = {}
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: the document must be a mapping, got {type(data).__name__}")
-    _check_keys(source, data, _TOP_LEVEL)
+    check_keys(source, data, _TOP_LEVEL)
     exporter = _section(source, data, "exporter")
     pricing = _section(source, data, "pricing")
-    _check_keys(f"{source}: exporter", exporter, _EXPORTER_FIELDS)
-    _check_keys(f"{source}: pricing", pricing, _PRICING_FIELDS)
+    check_keys(f"{source}: exporter", exporter, _EXPORTER_FIELDS)
+    check_keys(f"{source}: pricing", pricing, _PRICING_FIELDS)
     values = {k: _EXPORTER_FIELDS[k](f"{source}: exporter.{k}", v) for k, v in exporter.items()}
     prices = {k: _PRICING_FIELDS[k](f"{source}: pricing.{k}", v) for k, v in pricing.items()}
     return ExporterSettings(**values, pricing=Pricing(**prices))

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.config import ConfigError, _check_keys, parse_listen, read_yaml
+from triton_sre.config import ConfigError, check_keys, parse_listen, read_yaml
 
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
 DEFAULT_OUTBOX = "triton-sre-bot.sqlite3"
@@ -162,7 +162,7 @@ def _routes(where: str, value: Any) -> tuple[Route, ...]:
         at = f"{where}[{i}]"
         if not isinstance(item, Mapping):
             raise ConfigError(f"{at}: must be a mapping with channel and match/match_re")
-        _check_keys(at, item, {"channel", "match", "match_re"})
+        check_keys(at, item, {"channel", "match", "match_re"})
         if "channel" not in item:
             raise ConfigError(f"{at}: channel: missing")
         if "match" not in item and "match_re" not in item:
@@ -191,7 +191,7 @@ def _fleet(where: str, value: Any) -> tuple[FleetEntry, ...]:
         at = f"{where}[{i}]"
         if not isinstance(item, Mapping):
             raise ConfigError(f"{at}: must be a mapping")
-        _check_keys(at, item, {"instance", "job", "triton_url"})
+        check_keys(at, item, {"instance", "job", "triton_url"})
         if "triton_url" not in item:
             raise ConfigError(f"{at}: triton_url: missing")
         if "instance" not in item and "job" not in item:
@@ -243,7 +243,7 @@ def settings_from_mapping(data: Any, source: str) -> BotSettings:
     bot = data.get("bot") or {}
     if not isinstance(bot, Mapping):
         raise ConfigError(f"{source}: bot: must be a mapping, got {type(bot).__name__}")
-    _check_keys(f"{source}: bot", bot, _FIELDS)
+    check_keys(f"{source}: bot", bot, _FIELDS)
     values = {k: _FIELDS[k](f"{source}: bot.{k}", v) for k, v in bot.items()}
     return BotSettings(**values)
 
