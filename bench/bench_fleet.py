@@ -1,0 +1,320 @@
+"""Benchmark: the generated rules and dashboards on a fleet, in a real Prometheus.
+
+A simulated fleet of Triton-shaped endpoints (default 20 × 100 models × 2 versions; `/metrics`
+from `triton_sre.triton.synthetic`, counters growing with time, summaries on; statistics, index
+and configs as in `bench_poll.py`), one real `triton-sre export` process per endpoint, and one
+real Prometheus (Debian's binary) scraping all of them every `--scrape` seconds with the rules
+`triton-sre generate` renders from the default spec. After `--duration` seconds it reports:
+
+- each rule group's evaluation time (Prometheus's own `prometheus_rule_group_last_duration_seconds`,
+  the worst over the run) against its interval (target: at most 10 %);
+- the series the recording rules add per model version;
+- the time of every dashboard query, as Grafana would send it (range query over the last hour,
+  the fleet's whole model list selected): target at most 1 s each.
+
+    python bench/bench_fleet.py [--endpoints 20] [--models 100] [--versions 2] [--duration 420]
+
+Everything listens on 127.0.0.1 and stops at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import requests
+import yaml
+from bench_poll import index_payload, stats_payload
+
+from triton_sre import conventions as c
+from triton_sre.generate import dashboards
+from triton_sre.generate.command import default_spec, render_all
+from triton_sre.triton.synthetic import triton_metrics_payload
+
+GROWTH_PER_SECOND = 1 / 3600  # counters grow by their starting value every hour
+
+
+class GrowingPayload:
+    """A synthetic `/metrics` body whose counters grow linearly with time (summaries' quantiles fixed)."""
+
+    def __init__(self, text: str) -> None:
+        counters: set[str] = set()
+        self.lines: list[tuple[str, float, bool]] = []
+        for line in text.splitlines():
+            if line.startswith("# TYPE "):
+                _, _, name, typ = line.split(" ", 3)
+                if typ == "counter":
+                    counters.add(name)
+                elif typ == "summary":
+                    counters.update((f"{name}_count", f"{name}_sum"))
+                self.lines.append((line, math.nan, False))
+            elif line.startswith("#") or not line:
+                self.lines.append((line, math.nan, False))
+            else:
+                prefix, value = line.rsplit(" ", 1)
+                name = prefix.split("{", 1)[0]
+                self.lines.append((prefix, float(value) if value != "Nan" else math.nan, name in counters))
+
+    def render(self, elapsed: float) -> bytes:
+        factor = 1 + elapsed * GROWTH_PER_SECOND
+        out = []
+        for prefix, value, grows in self.lines:
+            if math.isnan(value):
+                out.append(prefix if not prefix or prefix[0] == "#" else f"{prefix} Nan")
+            elif grows:
+                out.append(f"{prefix} {int(value * factor)}")
+            else:
+                out.append(f"{prefix} {value:g}")
+        return ("\n".join(out) + "\n").encode()
+
+
+def serve_fleet(endpoints: int, models: int, versions: int, ports_out: multiprocessing.Queue) -> None:
+    """One process, one loopback HTTP server per simulated Triton."""
+    started = time.monotonic()
+    config = json.dumps({"max_batch_size": 16, "dynamic_batching": {}}).encode()
+    index = index_payload(models, versions)
+    servers = []
+    for e in range(endpoints):
+        payload = GrowingPayload(triton_metrics_payload(models, versions, seed=1000 + e))
+
+        class Handler(BaseHTTPRequestHandler):
+            metrics = payload
+
+            def do_GET(self) -> None:
+                elapsed = time.monotonic() - started
+                if self.path == "/metrics":
+                    body = self.metrics.render(elapsed)
+                elif self.path == "/v2/models/stats":
+                    body = stats_payload(models, versions, int(elapsed // 15))
+                else:
+                    body = config
+                self._send(body)
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self._send(index)
+
+            def _send(self, body: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        servers.append(httpd)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    ports_out.put([s.server_address[1] for s in servers])
+    while True:
+        time.sleep(3600)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_http(url: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(url, timeout=2).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"bench_fleet: {url} did not answer within {timeout:.0f} s")
+
+
+def query(prom: str, expr: str) -> list[dict[str, Any]]:
+    body = requests.get(f"{prom}/api/v1/query", params={"query": expr}, timeout=60).json()
+    if body.get("status") != "success":
+        raise SystemExit(f"bench_fleet: query failed: {expr}\n{body}")
+    result: list[dict[str, Any]] = body["data"]["result"]
+    return result
+
+
+def dashboard_queries(spec: Any) -> list[tuple[str, str, str]]:
+    """(dashboard, panel title, expression) with the variables as a fleet-wide view sets them."""
+    substitutions = {
+        "$__rate_interval": "1m",  # 4 × the 15 s scrape interval, as Grafana computes it
+        "$job": c.DEFAULT_TRITON_JOB,
+        "$instance": ".*",
+        "$slo": ".*",
+    }
+    out = []
+    for name, board in dashboards.dashboards(spec).items():
+        # the per-model dashboard shows one model; the others every model of the fleet
+        model = "model_0000" if name == "triton-model.json" else ".*"
+        for panel, target in dashboards.iter_targets(board):
+            expr = target["expr"]
+            for var, value in {**substitutions, "$model": model}.items():
+                expr = expr.replace(var, value)
+            out.append((name, panel["title"], expr))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--endpoints", type=int, default=20)
+    parser.add_argument("--models", type=int, default=100)
+    parser.add_argument("--versions", type=int, default=2)
+    parser.add_argument("--scrape", type=float, default=15.0, help="scrape and evaluation interval, s")
+    parser.add_argument("--duration", type=float, default=420.0, help="seconds of scraping before measuring")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = parser.parse_args()
+    prometheus = shutil.which("prometheus")
+    if not prometheus:
+        raise SystemExit("bench_fleet: needs Debian's prometheus (apt-get install prometheus)")
+
+    work = Path(tempfile.mkdtemp(prefix="bench-fleet-"))
+    procs: list[subprocess.Popen[bytes]] = []
+    ports_q: multiprocessing.Queue = multiprocessing.Queue()
+    fleet = multiprocessing.Process(
+        target=serve_fleet, args=(args.endpoints, args.models, args.versions, ports_q), daemon=True
+    )
+    fleet.start()
+    try:
+        triton_ports: list[int] = ports_q.get(timeout=300)
+        exporter_targets = []
+        for port in triton_ports:
+            listen = f"127.0.0.1:{free_port()}"
+            exporter_targets.append(listen)
+            log = (work / f"exporter-{port}.log").open("wb")
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable, "-m", "triton_sre.cli", "export",
+                        f"--triton-url=http://127.0.0.1:{port}",
+                        f"--metrics-url=http://127.0.0.1:{port}/metrics",
+                        f"--listen={listen}", f"--interval={args.scrape:g}", "--window=60",
+                    ],
+                    stdout=log, stderr=subprocess.STDOUT,
+                )
+            )  # fmt: skip
+        spec = default_spec()
+        for rel, content in render_all(spec).items():
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            (work / rel).write_text(content)
+        interval = f"{args.scrape:g}s"
+        prom_port = free_port()
+        prom = f"http://127.0.0.1:{prom_port}"
+        config = {
+            "global": {
+                "scrape_interval": interval,
+                "evaluation_interval": interval,
+                "scrape_timeout": interval,
+            },
+            "rule_files": [str(p) for p in sorted((work / "alerts").glob("*.yaml"))],
+            "scrape_configs": [
+                {
+                    "job_name": spec.triton_job,
+                    "static_configs": [{"targets": [f"127.0.0.1:{p}" for p in triton_ports]}],
+                },
+                {"job_name": spec.exporter_job, "static_configs": [{"targets": exporter_targets}]},
+                {"job_name": "prometheus", "static_configs": [{"targets": [f"127.0.0.1:{prom_port}"]}]},
+            ],
+        }
+        (work / "prometheus.yml").write_text(yaml.safe_dump(config))
+        procs.append(
+            subprocess.Popen(
+                [
+                    prometheus, f"--config.file={work / 'prometheus.yml'}",
+                    f"--storage.tsdb.path={work / 'data'}", f"--web.listen-address=127.0.0.1:{prom_port}",
+                    "--log.level=warn",
+                ],
+                stdout=(work / "prometheus.log").open("wb"), stderr=subprocess.STDOUT,
+            )
+        )  # fmt: skip
+        wait_http(f"{prom}/-/ready", 60)
+        model_versions = args.endpoints * args.models * args.versions
+        print(
+            f"fleet: {args.endpoints} endpoints x {args.models} models x {args.versions} versions "
+            f"= {model_versions} model versions, {args.endpoints} exporters, scrape/eval every {interval}",
+            flush=True,
+        )
+        worst: dict[str, float] = {}
+        deadline = time.monotonic() + args.duration
+        while time.monotonic() < deadline:
+            time.sleep(min(args.scrape, max(0.0, deadline - time.monotonic())))
+            for r in query(prom, "prometheus_rule_group_last_duration_seconds"):
+                group = r["metric"]["rule_group"].split(";", 1)[-1]
+                worst[group] = max(worst.get(group, 0.0), float(r["value"][1]))
+            remaining = max(0, int(deadline - time.monotonic()))
+            print(f"  ... {remaining:4d} s left; worst group evaluation so far "
+                  f"{max(worst.values(), default=0) * 1000:.0f} ms", flush=True)  # fmt: skip
+
+        up = query(prom, "sum by (job) (up)")
+        print("targets up: " + ", ".join(f"{r['metric']['job']}={float(r['value'][1]):.0f}" for r in up))
+        print(f"\nrule groups (worst evaluation over {args.duration:.0f} s; target <= 10 % of {interval}):")
+        print(f"  {'group':<40} {'rules':>5} {'worst':>10} {'share':>7}")
+        groups = requests.get(f"{prom}/api/v1/rules", timeout=30).json()["data"]["groups"]
+        for group in groups:
+            seconds = worst.get(group["name"], float("nan"))
+            share = seconds / float(group["interval"])
+            flag = "" if share <= 0.10 else "  OVER"
+            rules_n = len(group["rules"])
+            print(f"  {group['name']:<40} {rules_n:>5} {seconds * 1000:>8.1f}ms {share:>6.1%}{flag}")
+        recorded = query(prom, 'count by (__name__) ({__name__=~".+:.+"})')
+        total = sum(float(r["value"][1]) for r in recorded)
+        print(
+            f"\nrecording-rule series: {total:.0f} in {len(recorded)} rules = "
+            f"{total / model_versions:.1f} per model version"
+        )
+        top = sorted(recorded, key=lambda r: -float(r["value"][1]))[:5]
+        for r in top:
+            print(f"  {r['metric']['__name__']:<70} {float(r['value'][1]):>7.0f}")
+
+        print("\ndashboard queries (range query over the last hour, step 15 s; target <= 1 s):")
+        end = time.time()
+        timings = []
+        for board, title, expr in dashboard_queries(spec):
+            started = time.perf_counter()
+            body = requests.get(
+                f"{prom}/api/v1/query_range",
+                params={"query": expr, "start": end - 3600, "end": end, "step": "15"},
+                timeout=120,
+            ).json()
+            took = time.perf_counter() - started
+            if body.get("status") != "success":
+                raise SystemExit(f"bench_fleet: dashboard query failed ({board} / {title}): {body}")
+            timings.append((took, board, title, len(body["data"]["result"])))
+        timings.sort(reverse=True)
+        over = [t for t in timings if t[0] > 1.0]
+        print(f"  {len(timings)} queries; slowest {timings[0][0] * 1000:.0f} ms, "
+              f"median {timings[len(timings) // 2][0] * 1000:.0f} ms, over 1 s: {len(over)}")  # fmt: skip
+        for took, board, title, series in timings[:8]:
+            print(f"  {took * 1000:8.0f} ms  {series:5d} series  {board} / {title}")
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        fleet.terminate()
+        if args.keep:
+            print(f"work directory kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
