@@ -22,10 +22,12 @@ __all__ = [
     "CAUSE_RULES",
     "HARMLESS",
     "REMEDIATIONS",
+    "SERVER_FAILURE",
     "SUMMARY",
     "CauseRule",
     "classify",
     "is_harmless",
+    "is_server_failure",
     "is_summary",
 ]
 
@@ -43,7 +45,8 @@ def _rx(*alternatives: str) -> re.Pattern[str]:
 # Lines every CPU-only host prints: informational, never a cause.
 HARMLESS: Final = _rx(
     r"CudaDriverHelper has not been initialized",
-    r"Failed to initialize NVML",
+    # Alone, NVML failing is what every CPU host prints; with a reason it is a driver problem.
+    r"Failed to initialize NVML(?!: *(Driver/library|Unknown Error|Insufficient Permissions))",
     r"DCGM (unable to start|initialization error)",
     r"Unable to allocate pinned system memory",
     r"failed to allocate pinned system memory",
@@ -58,6 +61,20 @@ HARMLESS: Final = _rx(
 SUMMARY: Final = _rx(
     r"failed to load all models",
     r"No server context available\. Exiting immediately",
+)
+
+# Lines that say the server itself did not come up (or lost its GPUs): whatever else the log
+# holds, a log with one of these is a failed log and gets at least one finding.
+SERVER_FAILURE: Final = _rx(
+    r"^error: creating server\b",
+    r"\bCUDA failed to initialize\b",
+    r"failed to initialize CUDA\b",
+    r"Unable to find CUDA driver",
+    r"no CUDA-capable device",
+    r"CUDA driver version is insufficient",
+    r"Failed to initialize NVML: ",
+    r"NVML[_ ](ERROR|error)\w*",
+    r"unable to get number of CUDA devices",
 )
 
 _PYTHON_FRAME = r"\bAt:\s*\n\s+\S*model\.py\(\d+\)"
@@ -111,6 +128,12 @@ CAUSE_RULES: Final[tuple[CauseRule, ...]] = (
             r"PTX was compiled with an unsupported toolchain",
             r"CUDA initialization: ",
             r"CUDA driver initialization failed",
+            r"\bCUDA failed to initialize\b",
+            r"failed to initialize CUDA\b",
+            r"Unable to find CUDA driver",
+            r"Failed to initialize NVML: *(Driver/library|Unknown Error|Insufficient Permissions)",
+            r"NVML[_ ]ERROR\w*",
+            r"Driver/library version mismatch",
         ),
     ),
     CauseRule(
@@ -391,6 +414,10 @@ def is_harmless(text: str) -> bool:
 
 def is_summary(text: str) -> bool:
     return SUMMARY.search(text) is not None
+
+
+def is_server_failure(text: str) -> bool:
+    return SERVER_FAILURE.search(text) is not None
 
 
 def classify(text: str) -> str | None:
