@@ -136,12 +136,17 @@ def test_a_cuda_warning_becomes_the_cause_when_the_server_then_fails() -> None:
 
 
 def test_server_error_nothing_explains_is_unknown_with_its_message() -> None:
-    # https://github.com/triton-inference-server/server wrapper start without --model-repository
-    # (text of tritonserver's main.cc / command_line_parser.cc; reported for RIVA 2.15-2.19).
-    (finding,) = only("error: creating server: Invalid argument - --model-repository must be specified\n")
+    # core src/server.cc (r22.06-r26.06): a server-wide error no runbook covers.
+    (finding,) = only("error: creating server: Invalid argument - --repoagent-directory can not be empty\n")
     assert finding.model is None and finding.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
-    assert finding.message and "--model-repository must be specified" in finding.message
+    assert finding.message and "--repoagent-directory can not be empty" in finding.message
     assert "not in this excerpt" not in finding.remediation
+
+
+def test_server_error_a_runbook_explains() -> None:
+    # core src/server.cc: a wrapper script that drops the flag (reported for RIVA 2.15-2.19).
+    (finding,) = only("error: creating server: Invalid argument - --model-repository must be specified\n")
+    assert finding.model is None and finding.runbook == c.RUNBOOK_REPOSITORY_PATH_INVALID
 
 
 def test_creating_server_line_naming_a_model() -> None:
@@ -171,7 +176,13 @@ def test_plain_nvml_line_alone_stays_harmless() -> None:
 
 
 # ----------------------------------------------------------------------------- over every fixture
-FAILED_SIGNS = ("UNAVAILABLE", "failed to load", "error: creating server", "Traceback", "failed to initialize")
+FAILED_SIGNS = (
+    "UNAVAILABLE",
+    "failed to load",
+    "error: creating server",
+    "Traceback",
+    "failed to initialize",
+)
 
 
 @pytest.mark.parametrize("path", sorted(LOGS.glob("**/*.log")), ids=lambda p: f"{p.parent.name}/{p.name}")

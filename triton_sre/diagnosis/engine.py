@@ -34,7 +34,7 @@ from triton_sre.diagnosis.logparse import (
     LogEvent,
 )
 from triton_sre.diagnosis.rules import (
-    CAUSE_RULES,
+    RANK,
     REMEDIATIONS,
     classify,
     is_harmless,
@@ -63,10 +63,7 @@ ATTACH_WINDOW = 12
 """A model-less cause line attaches to a model failure at most this many events later."""
 
 _SEVERITY_RANK = {c.IMPACT_CRITICAL: 0, c.IMPACT_WARNING: 1, c.IMPACT_INFO: 2}
-_RULE_RANK: dict[str, int] = {}
-for _i, _rule in enumerate(CAUSE_RULES):
-    _RULE_RANK.setdefault(_rule.runbook, _i)
-_RULE_RANK[c.RUNBOOK_UNKNOWN_LOAD_FAILURE] = len(CAUSE_RULES)
+_RULE_RANK = RANK
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +121,15 @@ _LOAD_FAILED_API = re.compile(
 _POLL_FAILED = re.compile(r"Poll failed for model directory '(?P<model>[^']+)': (?P<reason>.*)", re.S)
 _POLL_MODEL = re.compile(r"failed to poll model '(?P<model>[^']+)': (?P<reason>.*)", re.S)
 _ENSEMBLE_DEPENDS = re.compile(
-    r"ensemble '(?P<model>[^']+)' depends on '(?P<dep>[^']+)' which has no loaded version\.?"
-    r"(?: Model '[^']+' loading failed with error: (?:version (?P<version>\d+) is at \w+ state: )?"
+    r"ensemble '(?P<model>[^']+)' depends on '(?P<dep>[^']+)' which (?:has no loaded version|is not valid)\.?"
+    r"(?: Model '[^']+' (?:loading )?failed with error: (?:version (?P<version>\d+) is at \w+ state: )?"
     r"(?P<reason>.*))?",
     re.S,
+)
+# The step exists but not in the version the ensemble asks for: the ensemble's own config.
+_ENSEMBLE_VERSION = re.compile(
+    r"ensemble '(?P<model>[^']+)' depends on '(?P<dep>[^']+)' "
+    r"whose required version (?P<version>\d+) is not loaded"
 )
 _ENSEMBLE_MISSING = re.compile(
     r"ensemble '?(?P<model>[^'\s]+?)'? contains models that are not available or ambiguous: (?P<deps>[^\n]*)"
@@ -366,6 +368,12 @@ class Diagnoser:
                     _Obs(index, event.line, text, level, classify_reason(m["reason"]), m["reason"], True)
                 )
             return True
+        m = _ENSEMBLE_VERSION.search(message)
+        if m:
+            state = self._model(m["model"])
+            state.failed = True
+            state.add(_Obs(index, event.line, text, level, classify(message), message, True))
+            return True
         m = _ENSEMBLE_MISSING.search(message)
         if m:
             state = self._model(m["model"])
@@ -511,7 +519,7 @@ class Diagnoser:
             return
         server_wide = [f for f in final if f.model is None]
         if server_wide:
-            best = min(server_wide, key=lambda f: _RULE_RANK.get(f.runbook, len(CAUSE_RULES)))
+            best = min(server_wide, key=lambda f: _RULE_RANK.get(f.runbook, len(_RULE_RANK)))
             extra = tuple(Evidence(o.line, o.text) for o in sorted(failures, key=lambda o: o.line))
             promoted = Finding(
                 None,
