@@ -14,6 +14,10 @@ LOGS = Path(__file__).parent / "data" / "logs"
 SPLITS = ("tune", "heldout")
 SEEN_BEFORE_SPLIT = frozenset({"server-3098", "server-7262"})
 """Held-out logs read before the split (see tests/data/logs/SPLIT.md)."""
+ALREADY_FIXTURES = frozenset(
+    {"server-3383", "server-3645", "server-3798", "server-4346", "server-4824", "server-8001"}
+)
+"""Held-out logs from issues tests/data/logs/gpu/ already quoted before this corpus (not 'never seen')."""
 
 _HEAD = re.compile(r"^# (source|expect|note): (.*)$")
 

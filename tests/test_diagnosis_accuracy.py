@@ -26,9 +26,51 @@ def test_no_log_is_in_both_parts() -> None:
     assert not tune & heldout
 
 
+HELDOUT_TOP1_AT_LEAST = 0.90
+"""What this engine measured on heldout/ (27/30); a change that loses a held-out log fails here."""
+
+
+def test_tune_is_fully_explained() -> None:
+    score = accuracy.score(accuracy.load("tune"))
+    assert score.misses == (), score.misses
+
+
+def test_heldout_top1() -> None:
+    score = accuracy.score(accuracy.load("heldout"))
+    assert score.cases == 30
+    assert score.top1 >= HELDOUT_TOP1_AT_LEAST, f"held-out top-1 {score.top1:.1%}; misses: {score.misses}"
+
+
+@pytest.mark.parametrize("split", accuracy.SPLITS)
+def test_no_corpus_log_has_an_empty_answer(split: str) -> None:
+    for case in accuracy.load(split):
+        assert accuracy.top1(case) != "(no finding)", case.name
+
+
+def test_clean_subset_is_what_the_split_record_says() -> None:
+    names = {case.name for case in accuracy.load("heldout")}
+    assert names >= accuracy.SEEN_BEFORE_SPLIT and names >= accuracy.ALREADY_FIXTURES
+    gpu_sources = {
+        line.split("# source: ", 1)[1].split(" ", 1)[0]
+        for path in (accuracy.LOGS / "gpu").glob("*.log")
+        for line in path.read_text().splitlines()[:3]
+        if line.startswith("# source: ")
+    }
+    overlap = {c.name for c in accuracy.load("heldout") if c.source in gpu_sources}
+    assert overlap <= accuracy.ALREADY_FIXTURES
+
+
 if __name__ == "__main__":
     for split in accuracy.SPLITS:
         sc = accuracy.score(accuracy.load(split))
         print(f"{split}: top-1 {sc.hits}/{sc.cases} = {sc.top1:.1%}")
         for name, want, got in sc.misses:
             print(f"  miss {name}: expected {want}, got {got}")
+    unseen = [
+        case
+        for case in accuracy.load("heldout")
+        if case.name not in accuracy.SEEN_BEFORE_SPLIT | accuracy.ALREADY_FIXTURES
+    ]
+    sc = accuracy.score(unseen)
+    print(f"heldout never seen before (without the 2 read before the split and 6 already fixtures): "
+          f"top-1 {sc.hits}/{sc.cases} = {sc.top1:.1%}")
