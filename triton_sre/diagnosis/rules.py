@@ -152,6 +152,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         _rx(
             r"\bout of memory\b",
             r"CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError",
+            r"Error Code 2: OutOfMemory",
             r"OOM when allocating",
             r"CUDA failure 2\b",
             r"Failed to allocate memory for requested buffer",
@@ -212,6 +213,12 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"not in Op<",
             r"cannot open shared object file",
             r"was compiled (with|against) .{0,60}(version|newer|older)",
+            # ONNX Runtime has no kernel for an operator (or its opset): exported for another release.
+            r"Could not find an implementation for \w+\(\d+\)",
+            r"No Op registered for \w+ with domain_version of \d+",
+            # TorchScript written by a newer PyTorch than the backend's.
+            r"Unknown builtin op: \w+::",
+            r"Unknown type name '__torch__",
         ),
     ),
     CauseRule(
@@ -352,6 +359,13 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # ONNX Runtime cannot read the file as an ONNX protobuf (truncated, a Git LFS pointer, HTML).
             r"Protobuf parsing failed",
             r"\bINVALID_PROTOBUF\b",
+            # ONNX Runtime's graph check (INVALID_GRAPH), unless it is an operator this release lacks.
+            r"This is an invalid model\."
+            r"(?![^\n]{0,300}(No Op registered|Unrecognized attribute|domain_version))",
+            r"\[(ShapeInferenceError|TypeInferenceError)\]",
+            # PyTorch cannot open the file as a TorchScript archive (torch.save'd weights, a cut download).
+            r"PytorchStreamReader failed (reading zip archive|locating file|reading file)",
+            r"failed finding central directory",
         ),
     ),
     CauseRule(
