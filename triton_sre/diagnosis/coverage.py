@@ -38,7 +38,8 @@ def coverage_markdown(entries: tuple[Entry, ...] = ENTRIES) -> str:
         " `python -m triton_sre.diagnosis.coverage`; do not edit. -->",
         "",
         f"{len(entries)} message templates read from the sources of Triton core and its backends, "
-        "release branches r21.xx to r26.xx (first and last branch each wording was read in). Every "
+        "release branches r20.09 to r26.06 (first and last sampled branch each wording was read in; "
+        "the branches sampled are listed in inventory.yaml). Every "
         "template is a cause rule of the diagnosis engine and is tested with its example "
         "(`tests/test_diagnosis_inventory.py`). Messages of third-party libraries (CUDA, ONNX Runtime, "
         "TensorRT, PyTorch, Python) that appear inside Triton's are matched by the hand-written "
