@@ -47,6 +47,7 @@ def test_json_shape_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
         "evidence",
         "remediation",
         "runbook_url",
+        "message",
     }
     assert first["runbook_url"] == f"runbooks/{first['runbook']}.md"
     assert first["title"] != first["runbook"]  # titles come from the catalog

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import accuracy
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -57,7 +58,8 @@ def test_gpu_fixture_first_finding(path: Path) -> None:
 def test_every_runbook_has_a_positive_fixture() -> None:
     cpu = c.CPU_REPRODUCIBLE_LOAD_FAILURES  # covered by the real-Triton corpus
     gpu = {p.name.split(".", 1)[0] for p in GPU_FIXTURES}
-    assert set(c.LOAD_FAILURE_RUNBOOKS) <= cpu | gpu
+    tune = {case.expect for case in accuracy.load("tune")}  # real logs users posted (never heldout/)
+    assert set(c.LOAD_FAILURE_RUNBOOKS) <= cpu | gpu | tune
     assert set(REMEDIATIONS) == set(c.LOAD_FAILURE_RUNBOOKS)
     assert {r.runbook for r in CAUSE_RULES} == set(c.LOAD_FAILURE_RUNBOOKS) - {c.RUNBOOK_UNKNOWN_LOAD_FAILURE}
 
@@ -121,7 +123,8 @@ def test_iso8601_and_old_unquoted_format() -> None:
         "E0506 10:59:05.932885 1 model_repository_manager.cc:1234] failed to load 'm' version 1: Internal: "
         "ImportError: libfoo.so: cannot open shared object file\nframe #0: something\n"
     )
-    assert runbooks_of(old) == [c.RUNBOOK_LIBRARY_VERSION_MISMATCH]
+    # A Python import that cannot open a native library (issue 14: its own runbook).
+    assert runbooks_of(old) == [c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING]
 
 
 def test_truncated_lines_are_normal_input() -> None:

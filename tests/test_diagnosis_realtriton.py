@@ -11,8 +11,6 @@ The captures are also committed under ``tests/data/logs/real/`` (regenerate them
 the live test regenerates them and checks the diagnosis agrees, so they cannot go stale.
 """
 
-
-
 from __future__ import annotations
 
 import contextlib
@@ -25,7 +23,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from corpus import BROKEN, FIXTURES, OK_PY, STUCK, build_repository, config_pbtxt, diagnose_file
+from corpus import (
+    BROKEN,
+    FIXTURES,
+    OK_PY,
+    STUCK,
+    build_repository,
+    config_pbtxt,
+    diagnose_file,
+    ensemble_pbtxt,
+)
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
@@ -38,6 +45,61 @@ SHM: dict[str, tuple[dict[str, str], str | None]] = {
     "shm_model": ({"config.pbtxt": config_pbtxt("shm_model"), "1/model.py": OK_PY}, c.RUNBOOK_SHM_TOO_SMALL),
 }
 
+# Classes the message inventory added (issue 14), each reproduced on the real server. Kept out of
+# corpus.BROKEN, whose models lint must also flag.
+INVENTORY_CLASSES: dict[str, tuple[dict[str, str], str | None]] = {
+    "ok_model": ({"config.pbtxt": config_pbtxt("ok_model"), "1/model.py": OK_PY}, None),
+    "mbs_negative": (
+        {"config.pbtxt": config_pbtxt("mbs_negative", mbs=-1), "1/model.py": OK_PY},
+        c.RUNBOOK_BATCHING_CONFIG_INVALID,
+    ),
+    "preferred_gt_max": (
+        {
+            "config.pbtxt": config_pbtxt(
+                "preferred_gt_max",
+                mbs=4,
+                dims="4",
+                extra="dynamic_batching { preferred_batch_size: [ 8 ] }\n",
+            ),
+            "1/model.py": OK_PY,
+        },
+        c.RUNBOOK_BATCHING_CONFIG_INVALID,
+    ),
+    "platform_as_backend": (
+        {
+            "config.pbtxt": config_pbtxt("platform_as_backend", backend='backend: "onnxruntime_onnx"'),
+            "1/model.onnx": "",
+        },
+        c.RUNBOOK_BACKEND_PLATFORM_MISMATCH,
+    ),
+    "ens_step_version": (
+        {
+            "config.pbtxt": ensemble_pbtxt("ens_step_version", "ok_model").replace(
+                "model_version: -1", "model_version: 2"
+            ),
+            "1/.keep": "",
+        },
+        c.RUNBOOK_ENSEMBLE_STEP_VERSION,
+    ),
+    # A Python module whose import needs a native library the host lacks (as OpenCV needs libGL).
+    "py_shared_lib": (
+        {
+            "config.pbtxt": config_pbtxt("py_shared_lib"),
+            "1/model.py": "import ctypes\n\nctypes.CDLL('libtriton_sre_absent.so.1')\n" + OK_PY,
+        },
+        c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+    ),
+    "ig_cpu_gpus": (
+        {
+            "config.pbtxt": config_pbtxt(
+                "ig_cpu_gpus", extra="instance_group [ { count: 1 kind: KIND_CPU gpus: [ 0 ] } ]\n"
+            ),
+            "1/model.py": OK_PY,
+        },
+        c.RUNBOOK_INSTANCE_GROUP_INVALID,
+    ),
+}
+
 # capture name -> (repository, LocalTriton arguments)
 CAPTURES: dict[str, tuple[dict[str, tuple[dict[str, str], str | None]], dict[str, object]]] = {
     "default-exit-false": (BROKEN, {"exit_on_error": False}),
@@ -47,6 +109,9 @@ CAPTURES: dict[str, tuple[dict[str, tuple[dict[str, str], str | None]], dict[str
     "verbose-exit-false": (BROKEN, {"exit_on_error": False, "log_verbose": 1}),
     "verbose-exit-true": (BROKEN, {"exit_on_error": True, "log_verbose": 1}),
     "stuck-loading": (STUCK, {"exit_on_error": False}),
+    "inventory-classes": (INVENTORY_CLASSES, {"exit_on_error": False}),
+    # No model at all: the repository folder is never created (a volume that was not mounted).
+    "no-repository": ({}, {"exit_on_error": True}),
     "shm-too-small": (
         SHM,
         {
@@ -103,8 +168,17 @@ def expected(name: str) -> dict[str, str]:
     return {m: rb for m, (_files, rb) in models.items() if rb is not None}
 
 
+# Captures of a server that never loads a model: the server-wide runbook the first finding must name.
+SERVER_WIDE = {"no-repository": c.RUNBOOK_REPOSITORY_PATH_INVALID}
+
+
 def check_capture(name: str, path: Path) -> None:
     report = diagnose_file(path)
+    if name in SERVER_WIDE:
+        first = report.findings[0]
+        assert (first.model, first.runbook, first.severity) == (None, SERVER_WIDE[name], c.IMPACT_CRITICAL)
+        assert diagnose_events(parse_text(path.read_text(errors="replace"))).findings == report.findings
+        return
     want = expected(name)
     first: dict[str, str] = {}
     for finding in report.findings:
@@ -137,7 +211,7 @@ def test_committed_capture_diagnosis(name: str) -> None:
 
 
 def test_committed_captures_cover_every_cpu_class() -> None:
-    covered = {rb for name in CAPTURES for rb in expected(name).values()}
+    covered = {rb for name in CAPTURES for rb in expected(name).values()} | set(SERVER_WIDE.values())
     assert covered == c.CPU_REPRODUCIBLE_LOAD_FAILURES
 
 

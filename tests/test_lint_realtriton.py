@@ -47,11 +47,11 @@ EXTRA: dict[str, tuple[dict[str, str], str | None]] = {
             ),
             "1/model.py": OK_PY,
         },
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        c.RUNBOOK_BATCHING_CONFIG_INVALID,
     ),
     "mbs_negative": (
         {"config.pbtxt": config_pbtxt("mbs_negative", mbs=-2), "1/model.py": OK_PY},
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,  # what the engine makes of Triton's words today
+        c.RUNBOOK_BATCHING_CONFIG_INVALID,  # what the engine makes of Triton's words (its inventory)
     ),
 }
 # Triton names no model in this failure's line ("in ensemble e, ensemble tensor ... is mapping to

@@ -155,6 +155,15 @@ RUNBOOK_CLOUD_REPOSITORY_ACCESS: Final = "cloud-repository-access"
 RUNBOOK_LLM_BACKEND_CONFIG: Final = "llm-backend-config"
 RUNBOOK_LIBRARY_VERSION_MISMATCH: Final = "library-version-mismatch"
 RUNBOOK_UNKNOWN_LOAD_FAILURE: Final = "unknown-load-failure"  # the fallback
+# --- diagnosis: classes found by the message inventory (issue 14) ---
+RUNBOOK_BATCHING_CONFIG_INVALID: Final = "batching-config-invalid"
+RUNBOOK_BACKEND_PLATFORM_MISMATCH: Final = "backend-platform-mismatch"
+RUNBOOK_ENSEMBLE_STEP_VERSION: Final = "ensemble-step-version"
+RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING: Final = "python-shared-library-missing"
+RUNBOOK_MODEL_FILE_INVALID: Final = "model-file-invalid"
+RUNBOOK_MODEL_IO_UNSUPPORTED: Final = "model-io-unsupported"
+RUNBOOK_INSTANCE_GROUP_INVALID: Final = "instance-group-invalid"
+RUNBOOK_REPOSITORY_PATH_INVALID: Final = "repository-path-invalid"
 LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_MODEL_FILE_MISSING,
     RUNBOOK_VERSION_DIR_INVALID,
@@ -176,6 +185,15 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_CLOUD_REPOSITORY_ACCESS,
     RUNBOOK_LLM_BACKEND_CONFIG,
     RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    # Classes the message inventory (triton_sre/diagnosis/inventory.yaml) showed had no page.
+    RUNBOOK_BATCHING_CONFIG_INVALID,
+    RUNBOOK_BACKEND_PLATFORM_MISMATCH,
+    RUNBOOK_ENSEMBLE_STEP_VERSION,
+    RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+    RUNBOOK_MODEL_FILE_INVALID,
+    RUNBOOK_MODEL_IO_UNSUPPORTED,
+    RUNBOOK_INSTANCE_GROUP_INVALID,
+    RUNBOOK_REPOSITORY_PATH_INVALID,
     RUNBOOK_UNKNOWN_LOAD_FAILURE,
 )
 # The load failures a CPU host with only the Python backend can reproduce on the real server
@@ -195,6 +213,12 @@ CPU_REPRODUCIBLE_LOAD_FAILURES: Final = frozenset(
         RUNBOOK_PYTHON_MODEL_ERROR,
         RUNBOOK_SHM_TOO_SMALL,
         RUNBOOK_ENSEMBLE_DEPENDENCY,
+        RUNBOOK_BATCHING_CONFIG_INVALID,
+        RUNBOOK_BACKEND_PLATFORM_MISMATCH,
+        RUNBOOK_ENSEMBLE_STEP_VERSION,
+        RUNBOOK_INSTANCE_GROUP_INVALID,
+        RUNBOOK_REPOSITORY_PATH_INVALID,
+        RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
     }
 )
 

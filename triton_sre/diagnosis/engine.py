@@ -33,7 +33,14 @@ from triton_sre.diagnosis.logparse import (
     SOURCE_TABLE,
     LogEvent,
 )
-from triton_sre.diagnosis.rules import CAUSE_RULES, REMEDIATIONS, classify, is_harmless, is_summary
+from triton_sre.diagnosis.rules import (
+    RANK,
+    REMEDIATIONS,
+    classify,
+    is_harmless,
+    is_server_failure,
+    is_summary,
+)
 
 __all__ = [
     "Diagnoser",
@@ -56,10 +63,7 @@ ATTACH_WINDOW = 12
 """A model-less cause line attaches to a model failure at most this many events later."""
 
 _SEVERITY_RANK = {c.IMPACT_CRITICAL: 0, c.IMPACT_WARNING: 1, c.IMPACT_INFO: 2}
-_RULE_RANK: dict[str, int] = {}
-for _i, _rule in enumerate(CAUSE_RULES):
-    _RULE_RANK.setdefault(_rule.runbook, _i)
-_RULE_RANK[c.RUNBOOK_UNKNOWN_LOAD_FAILURE] = len(CAUSE_RULES)
+_RULE_RANK = RANK
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,9 @@ class Finding:
     remediation: str
     consequence_of: str | None = None
     """For a finding caused by another model's failure (an ensemble step): that model."""
+    message: str | None = None
+    """The raw failure message Triton gave (the reason after ``failed to load 'm' version v:``,
+    a status-table cell, the server's error), so an unexplained failure still says what it was."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,15 +114,22 @@ _FAILED_VERSION = re.compile(
 )
 _FAILED_MODEL = re.compile(r"failed to load model '(?P<model>[^']+)': (?P<reason>.*)", re.S)
 _LOAD_FAILED_API = re.compile(
-    r"load failed for model '(?P<model>[^']+)': (?:version (?P<version>\d+): )?(?P<reason>.*)", re.S
+    r"load failed for model '(?P<model>[^']+)': (?:version (?P<version>\d+)(?: is at \w+ state)?: )?"
+    r"(?P<reason>.*)",
+    re.S,
 )
 _POLL_FAILED = re.compile(r"Poll failed for model directory '(?P<model>[^']+)': (?P<reason>.*)", re.S)
 _POLL_MODEL = re.compile(r"failed to poll model '(?P<model>[^']+)': (?P<reason>.*)", re.S)
 _ENSEMBLE_DEPENDS = re.compile(
-    r"ensemble '(?P<model>[^']+)' depends on '(?P<dep>[^']+)' which has no loaded version\.?"
-    r"(?: Model '[^']+' loading failed with error: (?:version (?P<version>\d+) is at \w+ state: )?"
+    r"ensemble '(?P<model>[^']+)' depends on '(?P<dep>[^']+)' which (?:has no loaded version|is not valid)\.?"
+    r"(?: Model '[^']+' (?:loading )?failed with error: (?:version (?P<version>\d+) is at \w+ state: )?"
     r"(?P<reason>.*))?",
     re.S,
+)
+# The step exists but not in the version the ensemble asks for: the ensemble's own config.
+_ENSEMBLE_VERSION = re.compile(
+    r"ensemble '(?P<model>[^']+)' depends on '(?P<dep>[^']+)' "
+    r"whose required version (?P<version>\d+) is not loaded"
 )
 _ENSEMBLE_MISSING = re.compile(
     r"ensemble '?(?P<model>[^'\s]+?)'? contains models that are not available or ambiguous: (?P<deps>[^\n]*)"
@@ -128,6 +142,12 @@ _VERSION_NOT_PRESENT = re.compile(r"version (?P<version>\d+) is specified for mo
 # repository, /tmp/folderXXXXXX/<version>/, whose folder name is not the model's).
 _PY_PATH = re.compile(r"/(?!folder[A-Za-z0-9]{6}/)(?P<model>[^/\s'\"]+)/(?P<version>\d+)/[^/\s'\"()]+\.py\b")
 _STUB = re.compile(r"Failed to (pre)?initialize Python stub|Stub process", re.I)
+# A model instance named in a line (``Stub process 'm_0_0' is not healthy``, ``instance group m_0 of
+# model m``): Triton names instances <model>_<group>[_<index>].
+_INSTANCE = re.compile(
+    r"(?:Stub process|model instance|instance) '(?P<inst>[^'\s]+?)(?:_\d+){1,2}'"
+    r"|instance group \S+ of model '?(?P<model>[^'\s]+?)'?(?:\s|$)"
+)
 _STATUS_PREFIX = re.compile(r"^(UNAVAILABLE|Not loaded|LOADING|UNLOADING):\s*", re.S)
 
 
@@ -208,6 +228,7 @@ class Diagnoser:
         self._pending: list[_Obs] = []  # model-less causes waiting for a model failure
         self._orphans: list[_Obs] = []  # model-less causes that never attached
         self._summary: list[_Obs] = []
+        self._server_failures: list[_Obs] = []  # the server (or its GPUs) failed; nothing explains it
         self._unmatched: dict[str, list[object]] = {}
         self._unmatched_overflow = 0
         self._index = 0
@@ -249,11 +270,23 @@ class Diagnoser:
         if self._feed_model_line(event, index):
             return
         runbook = classify(message)
+        if runbook is None and is_server_failure(message):
+            self._server_failures.append(
+                _Obs(index, event.line, _evidence_text(event), level or LEVEL_ERROR, None, message, True)
+            )
+            return
         if runbook is not None:
             obs = _Obs(index, event.line, _evidence_text(event), level or LEVEL_ERROR, runbook, message)
             path = _PY_PATH.search(message)
             if path:
                 state = self._model(path["model"], path["version"])
+                state.add(obs)
+                if _STUB.search(message) and not state.failed:
+                    state.stuck = True
+                return
+            named = self._instance_model(message)
+            if named is not None:
+                state = self._model(named)
                 state.add(obs)
                 if _STUB.search(message) and not state.failed:
                     state.stuck = True
@@ -266,6 +299,20 @@ class Diagnoser:
             event.source == SOURCE_RAW and message[:8].upper().startswith(("ERROR", "FATAL", "CRITICAL"))
         ):
             self._add_unmatched(event)
+
+    def _instance_model(self, message: str) -> str | None:
+        """The model a model-instance name in ``message`` belongs to, if any."""
+        m = _INSTANCE.search(message)
+        if m is None:
+            return None
+        if m["model"]:
+            return m["model"]
+        inst = m["inst"]
+        # Prefer a model already seen whose name the instance name extends.
+        for name in self._models:
+            if inst == name or inst.startswith(name + "_"):
+                return name
+        return inst
 
     def _feed_info_continuation(self, event: LogEvent, index: int) -> None:
         """Raw lines after an ``I`` line (a shell error, a third-party library's output) can be a cause."""
@@ -320,6 +367,12 @@ class Diagnoser:
                 dep.inferred.append(
                     _Obs(index, event.line, text, level, classify_reason(m["reason"]), m["reason"], True)
                 )
+            return True
+        m = _ENSEMBLE_VERSION.search(message)
+        if m:
+            state = self._model(m["model"])
+            state.failed = True
+            state.add(_Obs(index, event.line, text, level, classify(message), message, True))
             return True
         m = _ENSEMBLE_MISSING.search(message)
         if m:
@@ -400,10 +453,17 @@ class Diagnoser:
         evidence: Iterable[_Obs],
         consequence_of: str | None = None,
         remediation: str | None = None,
+        message: str | None = None,
     ) -> Finding:
         seen: dict[int, Evidence] = {}
-        for obs in sorted(evidence, key=lambda o: o.line):
+        ordered = sorted(evidence, key=lambda o: o.line)
+        for obs in ordered:
             seen.setdefault(obs.line, Evidence(obs.line, obs.text))
+        if message is None:
+            failure = next((o for o in ordered if o.failure), ordered[0] if ordered else None)
+            message = failure.reason if failure is not None else None
+        if message is not None and len(message) > MAX_EVIDENCE_CHARS:
+            message = message[:MAX_EVIDENCE_CHARS] + "…"
         return Finding(
             model=model,
             version=version,
@@ -413,6 +473,7 @@ class Diagnoser:
             evidence=tuple(list(seen.values())[:MAX_EVIDENCE]),
             remediation=remediation or REMEDIATIONS[runbook],
             consequence_of=consequence_of,
+            message=message,
         )
 
     def _model_finding(self, state: _Model) -> Finding | None:
@@ -429,6 +490,7 @@ class Diagnoser:
         else:
             runbook = c.RUNBOOK_UNKNOWN_LOAD_FAILURE
         evidence = [o for o in state.obs if o.runbook == runbook or o.failure] or list(state.inferred)
+        failure_obs = next((o for o in state.obs if o.failure), None)
         if runbook != c.RUNBOOK_UNKNOWN_LOAD_FAILURE:
             evidence = [o for o in evidence if o.runbook == runbook or (o.failure and o.runbook is None)] or [
                 o for o in causes if o.runbook == runbook
@@ -438,7 +500,58 @@ class Diagnoser:
         remediation = REMEDIATIONS[runbook]
         if state.stuck and not state.failed:
             remediation = f"The model stays LOADING: the Python stub failed. {remediation}"
-        return self._finding(state.name, state.version, runbook, severity, evidence, remediation=remediation)
+        return self._finding(
+            state.name,
+            state.version,
+            runbook,
+            severity,
+            evidence,
+            remediation=remediation,
+            message=failure_obs.reason if failure_obs is not None else None,
+        )
+
+    def _never_empty(self, final: list[Finding]) -> None:
+        """A log that says the server failed (a summary line, ``error: creating server``, a CUDA or
+        driver failure) gets a critical finding even when no model is named: the best server-wide
+        cause seen, else `unknown-load-failure` with the evidence and the raw message."""
+        failures = self._server_failures + self._summary
+        if not failures or any(f.severity == c.IMPACT_CRITICAL for f in final):
+            return
+        server_wide = [f for f in final if f.model is None]
+        if server_wide:
+            best = min(server_wide, key=lambda f: _RULE_RANK.get(f.runbook, len(_RULE_RANK)))
+            extra = tuple(Evidence(o.line, o.text) for o in sorted(failures, key=lambda o: o.line))
+            promoted = Finding(
+                None,
+                None,
+                best.runbook,
+                best.title,
+                c.IMPACT_CRITICAL,
+                tuple(sorted({e.line: e for e in best.evidence + extra}.values(), key=lambda e: e.line))[
+                    :MAX_EVIDENCE
+                ],
+                best.remediation,
+                message=best.message,
+            )
+            final[final.index(best)] = promoted
+            return
+        explained = bool(self._server_failures)
+        final.append(
+            self._finding(
+                None,
+                None,
+                c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+                c.IMPACT_CRITICAL,
+                failures,
+                remediation=None
+                if explained
+                else (
+                    "Triton reports failed loads but their cause is not in this excerpt: triage the "
+                    "whole log from the server's start, or query the live server with --triton-url."
+                ),
+                message=(self._server_failures or self._summary)[0].reason,
+            )
+        )
 
     def finish(self) -> Report:
         findings: list[Finding] = []
@@ -475,20 +588,7 @@ class Diagnoser:
             final.append(
                 self._finding(None, None, runbook, c.IMPACT_CRITICAL if severe else c.IMPACT_WARNING, group)
             )
-        if self._summary and not any(f.severity == c.IMPACT_CRITICAL for f in final):
-            final.append(
-                self._finding(
-                    None,
-                    None,
-                    c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
-                    c.IMPACT_CRITICAL,
-                    self._summary,
-                    remediation=(
-                        "Triton reports failed loads but their cause is not in this excerpt: triage the "
-                        "whole log from the server's start, or query the live server with --triton-url."
-                    ),
-                )
-            )
+        self._never_empty(final)
         final.sort(
             key=lambda f: (
                 f.consequence_of is not None,

@@ -299,7 +299,14 @@ class _Parser:
             )
             return
         # A raw line: it continues the current log event (a traceback, an unquoted multi-line
-        # message); otherwise it stands alone.
+        # message); otherwise it stands alone. A comment or shell-prompt line (``# ...``) never
+        # takes the lines after it: they are what the paste is about.
+        if s.lstrip().startswith("#"):
+            ev = self._flush()
+            if ev:
+                yield ev
+            yield LogEvent(number, "", SOURCE_RAW, s, s.strip(), None, None)
+            return
         if self.cur is not None and self.cur[2] != SOURCE_TABLE:
             self._append(s)
             return

@@ -3,7 +3,8 @@
 JSON shape (documented in the README)::
 
     {"findings": [{"model", "version", "runbook", "title", "severity",
-                   "evidence": [{"line": N, "text": "..."}], "remediation", "runbook_url"}],
+                   "evidence": [{"line": N, "text": "..."}], "remediation", "runbook_url",
+                   "message"}],
      "unmatched": [{"template": "...", "count": N, "example": {"line": N, "text": "..."}}]}
 """
 
@@ -35,6 +36,7 @@ def _finding_dict(f: Finding, base_url: str | None) -> dict[str, Any]:
         "evidence": [{"line": e.line, "text": e.text} for e in f.evidence],
         "remediation": f.remediation,
         "runbook_url": runbook_url(f.runbook, base_url),
+        "message": f.message,
     }
 
 
@@ -77,6 +79,8 @@ def to_text(report: Report, base_url: str | None = None, *, colour: bool = False
             out.append(paint(_DIM, f"   line {e.line}: {_short(e.text)}"))
         if len(f.evidence) > MAX_TEXT_EVIDENCE:
             out.append(paint(_DIM, f"   … {len(f.evidence) - MAX_TEXT_EVIDENCE} more evidence lines"))
+        if f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and f.message:
+            out.append(f"   message: {_short(f.message)}")
         out.append(f"   fix: {f.remediation}")
         out.append(f"   runbook: {runbook_url(f.runbook, base_url)}")
     if report.unmatched:

@@ -1,13 +1,17 @@
 """Pure data: which text means which failure, and the one-line fix for each runbook.
 
 `CAUSE_RULES` is ordered: the first rule whose pattern matches a text claims it, so a line is
-evidence for exactly one runbook. Specific beats general: a shared-memory failure before a
-generic Python error, a bad enum before a data-type mismatch, TensorRT-LLM before TensorRT.
+evidence for exactly one runbook. It is built from two sources, in `PRIORITY` order (specific
+before general: a shared-memory failure before a generic Python error, a bad enum before a
+data-type mismatch, TensorRT-LLM before TensorRT):
 
-Message texts were taken from the real Triton 2.51 server (the CPU corpus in
-``tests/test_diagnosis_realtriton.py``) and, for GPU-only failures, from what users posted in
-triton-inference-server GitHub issues (cited in ``tests/data/logs/gpu/*.log``). Patterns aim at
-the stable part of a message, not at one sample's wording.
+- Triton's own messages: one rule per entry of the message inventory (``inventory.yaml``, read
+  from the sources of core and the backends across releases). Where an entry names competing
+  evidence (``competes``), a rule for the competitor that needs both texts goes first.
+- ``HAND_RULES``: the wording of third-party code that surfaces inside Triton's messages (CUDA,
+  ONNX Runtime, TensorRT, PyTorch, Python tracebacks, cloud SDKs), taken from the real Triton 2.51
+  server (``tests/test_diagnosis_realtriton.py``) and from logs users posted (cited in
+  ``tests/data/logs/gpu/`` and ``tests/data/logs/tune/``; never from ``heldout/``).
 """
 
 from __future__ import annotations
@@ -17,15 +21,21 @@ from dataclasses import dataclass
 from typing import Final
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.inventory import ENTRIES
 
 __all__ = [
     "CAUSE_RULES",
+    "HAND_RULES",
     "HARMLESS",
+    "PRIORITY",
+    "RANK",
     "REMEDIATIONS",
+    "SERVER_FAILURE",
     "SUMMARY",
     "CauseRule",
     "classify",
     "is_harmless",
+    "is_server_failure",
     "is_summary",
 ]
 
@@ -34,6 +44,8 @@ __all__ = [
 class CauseRule:
     runbook: str
     pattern: re.Pattern[str]
+    source: str = "hand"
+    """``hand`` for the patterns below, else the inventory entry id the rule comes from."""
 
 
 def _rx(*alternatives: str) -> re.Pattern[str]:
@@ -43,7 +55,8 @@ def _rx(*alternatives: str) -> re.Pattern[str]:
 # Lines every CPU-only host prints: informational, never a cause.
 HARMLESS: Final = _rx(
     r"CudaDriverHelper has not been initialized",
-    r"Failed to initialize NVML",
+    # Alone, NVML failing is what every CPU host prints; with a reason it is a driver problem.
+    r"Failed to initialize NVML(?!: *(Driver/library|Unknown Error|Insufficient Permissions))",
     r"DCGM (unable to start|initialization error)",
     r"Unable to allocate pinned system memory",
     r"failed to allocate pinned system memory",
@@ -60,9 +73,24 @@ SUMMARY: Final = _rx(
     r"No server context available\. Exiting immediately",
 )
 
-_PYTHON_FRAME = r"\bAt:\s*\n\s+\S*model\.py\(\d+\)"
+# Lines that say the server itself did not come up (or lost its GPUs): whatever else the log
+# holds, a log with one of these is a failed log and gets at least one finding.
+SERVER_FAILURE: Final = _rx(
+    r"^error: creating server\b",
+    r"\bCUDA failed to initialize\b",
+    r"failed to initialize CUDA\b",
+    r"Unable to find CUDA driver",
+    r"no CUDA-capable device",
+    r"CUDA driver version is insufficient",
+    r"Failed to initialize NVML: ",
+    r"NVML[_ ](ERROR|error)\w*",
+    r"unable to get number of CUDA devices",
+)
 
-CAUSE_RULES: Final[tuple[CauseRule, ...]] = (
+# A frame of the model's own code in the stub's traceback ("At:" then "  /m/1/model.py(36): initialize").
+_PYTHON_FRAME = r"(?m:^\s+\S*/model\.py\(\d+\): <?\w+)"
+
+HAND_RULES: Final[tuple[CauseRule, ...]] = (
     # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever
     # message they surface in.
     CauseRule(c.RUNBOOK_CONFIG_PARSE_ERROR, re.compile(r"\$\{\s*[A-Za-z_][\w.]*\s*\}")),
@@ -111,6 +139,12 @@ CAUSE_RULES: Final[tuple[CauseRule, ...]] = (
             r"PTX was compiled with an unsupported toolchain",
             r"CUDA initialization: ",
             r"CUDA driver initialization failed",
+            r"\bCUDA failed to initialize\b",
+            r"failed to initialize CUDA\b",
+            r"Unable to find CUDA driver",
+            r"Failed to initialize NVML: *(Driver/library|Unknown Error|Insufficient Permissions)",
+            r"NVML[_ ]ERROR\w*",
+            r"Driver/library version mismatch",
         ),
     ),
     CauseRule(
@@ -118,6 +152,7 @@ CAUSE_RULES: Final[tuple[CauseRule, ...]] = (
         _rx(
             r"\bout of memory\b",
             r"CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError",
+            r"Error Code 2: OutOfMemory",
             r"OOM when allocating",
             r"CUDA failure 2\b",
             r"Failed to allocate memory for requested buffer",
@@ -178,6 +213,12 @@ CAUSE_RULES: Final[tuple[CauseRule, ...]] = (
             r"not in Op<",
             r"cannot open shared object file",
             r"was compiled (with|against) .{0,60}(version|newer|older)",
+            # ONNX Runtime has no kernel for an operator (or its opset): exported for another release.
+            r"Could not find an implementation for \w+\(\d+\)",
+            r"No Op registered for \w+ with domain_version of \d+",
+            # TorchScript written by a newer PyTorch than the backend's.
+            r"Unknown builtin op: \w+::",
+            r"Unknown type name '__torch__",
         ),
     ),
     CauseRule(
@@ -303,7 +344,99 @@ CAUSE_RULES: Final[tuple[CauseRule, ...]] = (
             r"Failed to create instance: \w*(Error|Exception)\b",
         ),
     ),
+    # --- classes added with the message inventory; wording of third-party code and users' logs ---
+    CauseRule(
+        c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+        _rx(
+            # A Python import that needs a native library the image lacks (libGL for OpenCV, ...).
+            r"(ImportError|OSError): [^\n]{0,200}\.so(\.[\w.]+)?: cannot open shared object file",
+            r"(ImportError|OSError): [^\n]{0,200}cannot load library '[^']*\.so",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_MODEL_FILE_INVALID,
+        _rx(
+            # ONNX Runtime cannot read the file as an ONNX protobuf (truncated, a Git LFS pointer, HTML).
+            r"Protobuf parsing failed",
+            r"\bINVALID_PROTOBUF\b",
+            # ONNX Runtime's graph check (INVALID_GRAPH), unless it is an operator this release lacks.
+            r"This is an invalid model\."
+            r"(?![^\n]{0,300}(No Op registered|Unrecognized attribute|domain_version))",
+            r"\[(ShapeInferenceError|TypeInferenceError)\]",
+            # PyTorch cannot open the file as a TorchScript archive (torch.save'd weights, a cut download).
+            r"PytorchStreamReader failed (reading zip archive|locating file|reading file)",
+            r"failed finding central directory",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
+        # Only the frames survived: the stub failed inside Python's import machinery.
+        _rx(r"<frozen importlib\._bootstrap>\(\d+\): _find_and_load"),
+    ),
 )
+
+
+# The order in which runbooks claim a text: specific before general. A shared-memory failure beats a
+# generic Python error, a bad enum a data-type mismatch, TensorRT-LLM TensorRT, a Python import of a
+# missing native library the general library rule, a negative max_batch_size the batching-support rule.
+PRIORITY: Final[tuple[str, ...]] = (
+    c.RUNBOOK_SHM_TOO_SMALL,
+    c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
+    c.RUNBOOK_PERMISSION_DENIED,
+    c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    c.RUNBOOK_GPU_OUT_OF_MEMORY,
+    c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+    c.RUNBOOK_REPOSITORY_PATH_INVALID,
+    c.RUNBOOK_BACKEND_PLATFORM_MISMATCH,
+    c.RUNBOOK_BACKEND_NOT_FOUND,
+    c.RUNBOOK_LLM_BACKEND_CONFIG,
+    c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+    c.RUNBOOK_MODEL_FILE_INVALID,
+    c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    c.RUNBOOK_CONFIG_NAME_MISMATCH,
+    c.RUNBOOK_CONFIG_PARSE_ERROR,
+    c.RUNBOOK_MODEL_FILE_MISSING,
+    c.RUNBOOK_ENSEMBLE_STEP_VERSION,
+    c.RUNBOOK_ENSEMBLE_DEPENDENCY,
+    c.RUNBOOK_VERSION_DIR_INVALID,
+    c.RUNBOOK_INSTANCE_GROUP_INVALID,
+    c.RUNBOOK_BATCHING_CONFIG_INVALID,
+    c.RUNBOOK_TENSOR_NAME_MISMATCH,
+    c.RUNBOOK_MODEL_IO_UNSUPPORTED,
+    c.RUNBOOK_DATATYPE_MISMATCH,
+    c.RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED,
+    c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
+    c.RUNBOOK_PYTHON_MODULE_MISSING,
+    c.RUNBOOK_PYTHON_MODEL_ERROR,
+)
+
+
+def _both(template: re.Pattern[str], evidence: re.Pattern[str]) -> re.Pattern[str]:
+    """A text holding both the template and the deciding evidence (in any order)."""
+    return re.compile(rf"^(?=[\s\S]*?(?:{evidence.pattern}))[\s\S]*?(?:{template.pattern})", re.I)
+
+
+def _build() -> tuple[CauseRule, ...]:
+    """Hand rules and inventory entries in `PRIORITY` order; the inventory's competing evidence first."""
+    placeholder, hand = HAND_RULES[0], HAND_RULES[1:]
+    rules = [placeholder]
+    for entry in ENTRIES:
+        rules.extend(
+            CauseRule(comp.runbook, _both(entry.regex, comp.when), entry.id) for comp in entry.competes
+        )
+    for runbook in PRIORITY:
+        rules.extend(r for r in hand if r.runbook == runbook)
+        rules.extend(CauseRule(runbook, e.regex, e.id) for e in ENTRIES if e.runbook == runbook)
+    return tuple(rules)
+
+
+CAUSE_RULES: Final[tuple[CauseRule, ...]] = _build()
+"""First match wins: a text is evidence for exactly one runbook."""
+
+RANK: Final[dict[str, int]] = {}
+"""How specific a runbook is (lower wins when one model has causes of several runbooks)."""
+for _rb in (c.RUNBOOK_CONFIG_PARSE_ERROR, *PRIORITY, c.RUNBOOK_UNKNOWN_LOAD_FAILURE):
+    RANK.setdefault(_rb, len(RANK))
 
 # One line each: what to do first. The runbook page has the rest.
 REMEDIATIONS: Final[dict[str, str]] = {
@@ -379,6 +512,39 @@ REMEDIATIONS: Final[dict[str, str]] = {
         "Re-export the model for the framework version in this Triton release (ONNX IR/opset, TorchScript "
         "version) or use a matching image."
     ),
+    c.RUNBOOK_BATCHING_CONFIG_INVALID: (
+        "Fix the batching settings Triton rejects: max_batch_size >= 0, every preferred_batch_size between 1 "
+        "and max_batch_size, sequence-batching controls complete."
+    ),
+    c.RUNBOOK_BACKEND_PLATFORM_MISMATCH: (
+        "Use platform: for platform names (tensorrt_plan, onnxruntime_onnx, pytorch_libtorch, "
+        "tensorflow_savedmodel, ensemble) and backend: for backend names (tensorrt, onnxruntime, python, "
+        "...)."
+    ),
+    c.RUNBOOK_ENSEMBLE_STEP_VERSION: (
+        "Make each ensemble step's model_version (-1 = latest) name a version the step model's "
+        "version_policy actually loads."
+    ),
+    c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING: (
+        "Install the native library the import needs into the image (e.g. libgl1 for OpenCV) or use the "
+        "package's headless/static build."
+    ),
+    c.RUNBOOK_MODEL_FILE_INVALID: (
+        "Replace the model file with a complete export in the backend's format (not a Git LFS pointer, a "
+        "state_dict instead of TorchScript, or a truncated download)."
+    ),
+    c.RUNBOOK_MODEL_IO_UNSUPPORTED: (
+        "Re-export the model so its inputs and outputs are plain tensors of a type the backend supports "
+        "(e.g. skl2onnx zipmap=False)."
+    ),
+    c.RUNBOOK_INSTANCE_GROUP_INVALID: (
+        "Fix instance_group: a kind the backend supports (TensorRT needs KIND_GPU), gpus only with KIND_GPU, "
+        "profiles and DLA cores that exist."
+    ),
+    c.RUNBOOK_REPOSITORY_PATH_INVALID: (
+        "Point --model-repository at an existing directory (check the volume mount) that holds one folder "
+        "per model."
+    ),
     c.RUNBOOK_UNKNOWN_LOAD_FAILURE: (
         "Read the evidence lines; rerun with --log-verbose=1 and check the model's section of the log."
     ),
@@ -391,6 +557,10 @@ def is_harmless(text: str) -> bool:
 
 def is_summary(text: str) -> bool:
     return SUMMARY.search(text) is not None
+
+
+def is_server_failure(text: str) -> bool:
+    return SERVER_FAILURE.search(text) is not None
 
 
 def classify(text: str) -> str | None:

@@ -1,0 +1,174 @@
+"""The message inventory: every template read from Triton's sources maps to its runbook.
+
+One test case per inventory entry (its id, source file and releases are in the test id), with the
+wording the source builds; one per piece of competing evidence. The inventory file itself is
+validated, and docs/diagnosis-coverage.md must be what the inventory generates.
+"""
+
+# ruff: noqa: E501 - messages are test data and keep their real length
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis import coverage
+from triton_sre.diagnosis.catalog import load_catalog
+from triton_sre.diagnosis.engine import classify_reason, diagnose_events, diagnose_reason
+from triton_sre.diagnosis.inventory import (
+    COMPONENTS,
+    ENTRIES,
+    Entry,
+    InventoryError,
+    parse_inventory,
+    template_regex,
+)
+from triton_sre.diagnosis.logparse import parse_text
+from triton_sre.diagnosis.rules import CAUSE_RULES, PRIORITY, RANK, is_summary
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE_ENTRIES = [e for e in ENTRIES if e.runbook != c.RUNBOOK_UNKNOWN_LOAD_FAILURE]
+
+
+def _id(e: Entry) -> str:
+    return f"{e.id}[{e.source.split(' ')[0]}@{e.releases[0]}-{e.releases[1]}]"
+
+
+def test_inventory_size_and_components() -> None:
+    assert len(ENTRIES) >= 150
+    assert {e.component for e in ENTRIES} == set(COMPONENTS)
+    # Release ranges lie in what users still run (one r20.09 wording still shows up in their logs).
+    assert all(e.releases[0] >= "r20.09" and e.releases[1] <= "r26.07" for e in ENTRIES)
+
+
+@pytest.mark.parametrize("entry", RULE_ENTRIES, ids=_id)
+def test_template_maps_to_its_runbook(entry: Entry) -> None:
+    """The source's wording, with values filled in as a log shows them, classifies to the entry's runbook."""
+    assert classify_reason(entry.example) == entry.runbook, f"{entry.id}: {entry.template!r}"
+    # The same text inside Triton's failure line is diagnosed the same, with the model named.
+    line = f"E0101 00:00:00.000000 1 model_lifecycle.cc:642] \"failed to load 'model_x' version 3: Invalid argument: {entry.example}\""
+    findings = diagnose_events(parse_text(line)).findings
+    assert entry.runbook in [f.runbook for f in findings]
+    assert findings[0].runbook != c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    assert findings[0].severity == c.IMPACT_CRITICAL
+
+
+@pytest.mark.parametrize(
+    ("entry", "competitor"),
+    [(e, comp) for e in ENTRIES for comp in e.competes],
+    ids=lambda v: v.id if isinstance(v, Entry) else v.runbook,
+)
+def test_competing_evidence_decides(entry: Entry, competitor) -> None:
+    assert entry.runbook_for(competitor.example) == competitor.runbook
+    assert diagnose_reason(competitor.example) == competitor.runbook
+    assert diagnose_reason(entry.example) == entry.runbook
+
+
+def test_summary_entries_are_summaries() -> None:
+    for e in ENTRIES:
+        if e.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE:
+            assert is_summary(e.example), e.id
+
+
+def test_every_entry_is_a_rule_and_every_runbook_has_a_page() -> None:
+    sources = {r.source for r in CAUSE_RULES}
+    assert {e.id for e in RULE_ENTRIES} <= sources
+    catalog = load_catalog()
+    assert {e.runbook for e in ENTRIES} <= set(catalog)
+    assert set(PRIORITY) | {c.RUNBOOK_CONFIG_PARSE_ERROR, c.RUNBOOK_UNKNOWN_LOAD_FAILURE} == set(
+        c.LOAD_FAILURE_RUNBOOKS
+    )
+    assert RANK[c.RUNBOOK_UNKNOWN_LOAD_FAILURE] == max(RANK.values())
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("py-shm-grow-r21", "py-shm-grow"),
+        ("py-model-file-r21", "py-model-file"),
+        ("core-ensemble-missing-r21", "core-ensemble-missing"),
+        ("core-backend-lib-r22", "core-backend-lib"),
+        ("core-platform-type-r21", "core-platform-type"),
+        ("core-seq-control-kinds-r21", "core-seq-control-kinds"),
+        ("core-output-data-type", "core-data-type-r25"),
+    ],
+)
+def test_reworded_messages_keep_their_runbook(old: str, new: str) -> None:
+    """Messages Triton reworded between releases: both wordings are in, and mean the same."""
+    by_id = {e.id: e for e in ENTRIES}
+    a, b = by_id[old], by_id[new]
+    assert a.template != b.template
+    assert a.runbook == b.runbook
+    assert a.releases[1] <= b.releases[1]
+    assert classify_reason(a.example) == classify_reason(b.example) == a.runbook
+
+
+def test_template_regex_treats_placeholders_as_text() -> None:
+    rx = template_regex("ensemble '<e>' depends on '<m>' whose required version <v> is not loaded")
+    assert rx.search("ensemble 'a' depends on 'b' whose required version 2 is not loaded.")
+    assert not rx.search("ensemble 'a' depends on 'b' which has no loaded version")
+    assert template_regex("<x>must specify 'dims'").pattern == re_escape("must specify 'dims'")
+
+
+def re_escape(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
+VALID = """schema: 1
+entries:
+  - id: a
+    component: core
+    source: src/x.cc
+    releases: [r22.06, r26.06]
+    template: "boom for <m>"
+    example: "boom for m"
+    runbook: config-parse-error
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("entries: []", "schema: 1"),
+        (VALID.replace("component: core", "component: nope"), "entry 0 (a): component"),
+        (VALID.replace("runbook: config-parse-error", "runbook: not-a-runbook"), "entry 0 (a): runbook"),
+        (VALID.replace("[r22.06, r26.06]", "[r26.06, r22.06]"), "entry 0 (a): releases"),
+        (VALID.replace('example: "boom for m"', 'example: "something else"'), "entry 0 (a): example"),
+        (VALID.replace("    runbook: config-parse-error\n", ""), "entry 0 (a): runbook: missing"),
+        (VALID + "    colour: red\n", "entry 0 (a): colour: unknown field"),
+        (VALID + '    pattern: "("\n', "entry 0 (a): pattern: not a valid regex"),
+        (
+            VALID + "    competes:\n      - runbook: permission-denied\n        when: nope\n",
+            "needs exactly 'runbook', 'when' and 'example'",
+        ),
+        (
+            VALID
+            + "    competes:\n      - runbook: permission-denied\n        when: denied\n        example: boom for m\n",
+            "competes[0].example",
+        ),
+        (VALID + VALID.split("entries:\n", 1)[1], "entry a: id: used more than once"),
+    ],
+)
+def test_malformed_inventory_is_rejected_naming_entry_and_field(text: str, message: str) -> None:
+    with pytest.raises(InventoryError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        parse_inventory(text)
+
+
+def test_coverage_document_is_not_stale() -> None:
+    path = ROOT / coverage.COVERAGE_DOC
+    assert path.read_text(encoding="utf-8") == coverage.coverage_markdown(), (
+        "docs/diagnosis-coverage.md is stale: run python -m triton_sre.diagnosis.coverage"
+    )
+    assert coverage.main(["--root", str(ROOT), "--check"]) == c.EXIT_OK
+
+
+def test_coverage_check_reports_a_stale_document(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    assert coverage.main(["--root", str(tmp_path), "--check"]) == c.EXIT_FAILURE
+    assert coverage.main(["--root", str(tmp_path)]) == c.EXIT_OK
+    assert coverage.main(["--root", str(tmp_path), "--check"]) == c.EXIT_OK
+    assert coverage.main(["--root", str(tmp_path / "missing")]) == c.EXIT_USAGE

@@ -1,0 +1,106 @@
+"""``python -m triton_sre.diagnosis.coverage [--check]``: write docs/diagnosis-coverage.md from the inventory.
+
+Exit codes: 0 written (or up to date with --check), 1 stale with --check, 2 the docs folder is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.inventory import COMPONENTS, ENTRIES, Entry
+from triton_sre.diagnosis.rules import HAND_RULES
+
+HAND_RUNBOOKS = frozenset(r.runbook for r in HAND_RULES)
+
+COVERAGE_DOC = Path("docs") / "diagnosis-coverage.md"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def coverage_markdown(entries: tuple[Entry, ...] = ENTRIES) -> str:
+    """The coverage table: per runbook, the Triton messages that lead to it (generated document)."""
+    by_runbook: dict[str, list[Entry]] = {}
+    for e in entries:
+        by_runbook.setdefault(e.runbook, []).append(e)
+        for comp in e.competes:
+            by_runbook.setdefault(comp.runbook, [])
+    components = Counter(e.component for e in entries)
+    out = [
+        "# Diagnosis coverage: Triton's load-failure messages -> runbooks",
+        "",
+        "<!-- Generated from triton_sre/diagnosis/inventory.yaml by"
+        " `python -m triton_sre.diagnosis.coverage`; do not edit. -->",
+        "",
+        f"{len(entries)} message templates read from the sources of Triton core and its backends, "
+        "release branches r20.09 to r26.06 (first and last sampled branch each wording was read in; "
+        "the branches sampled are listed in inventory.yaml). Every "
+        "template is a cause rule of the diagnosis engine and is tested with its example "
+        "(`tests/test_diagnosis_inventory.py`). Messages of third-party libraries (CUDA, ONNX Runtime, "
+        "TensorRT, PyTorch, Python) that appear inside Triton's are matched by the hand-written "
+        "patterns in `triton_sre/diagnosis/rules.py`.",
+        "",
+        "| component | templates |",
+        "| --- | --- |",
+        *(f"| {comp} | {components[comp]} |" for comp in COMPONENTS if components[comp]),
+        "",
+        "| runbook | Triton templates | also matched by hand rules (third-party wording) |",
+        "| --- | --- | --- |",
+    ]
+    for runbook in c.LOAD_FAILURE_RUNBOOKS:
+        n = len(by_runbook.get(runbook, []))
+        competing = sum(1 for e in entries for comp in e.competes if comp.runbook == runbook)
+        note = f"{n}" + (f" (+{competing} where it competes)" if competing else "")
+        hand = "yes" if runbook in HAND_RUNBOOKS else ""
+        out.append(f"| [{runbook}](../runbooks/{runbook}.md) | {note} | {hand} |")
+    for runbook in c.LOAD_FAILURE_RUNBOOKS:
+        group = by_runbook.get(runbook, [])
+        if not group:
+            continue
+        out += [
+            "",
+            f"## {runbook}",
+            "",
+            "| message template | component | source | releases |",
+            "| --- | --- | --- | --- |",
+        ]
+        for e in group:
+            out.append(
+                f"| `{_cell(e.template)}` | {e.component} | `{_cell(e.source)}` "
+                f"| {e.releases[0]}–{e.releases[1]} |"
+            )
+        decided = [e for e in group if e.competes]
+        for e in decided:
+            others = ", ".join(f"`{comp.runbook}` when `{_cell(comp.when.pattern)}`" for comp in e.competes)
+            out.append("")
+            out.append(f"- `{e.id}` competes with {others}. {_cell(e.decides)}".rstrip())
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m triton_sre.diagnosis.coverage", description=__doc__)
+    parser.add_argument("--root", type=Path, default=Path("."), help="repository root (default: .)")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the document is not up to date")
+    args = parser.parse_args(argv)
+    path = args.root / COVERAGE_DOC
+    if not path.parent.is_dir():
+        print(f"coverage: {path.parent}: no such directory (run from the repository root)", file=sys.stderr)
+        return c.EXIT_USAGE
+    text = coverage_markdown()
+    current = path.read_text(encoding="utf-8") if path.exists() else None
+    if args.check:
+        if current != text:
+            print(f"coverage: {path} is stale; run python -m triton_sre.diagnosis.coverage", file=sys.stderr)
+            return c.EXIT_FAILURE
+        return c.EXIT_OK
+    path.write_text(text, encoding="utf-8")
+    return c.EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

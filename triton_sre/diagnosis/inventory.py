@@ -1,0 +1,195 @@
+"""The load-failure message inventory (``inventory.yaml``, package data) -> validated entries.
+
+Each entry is one wording Triton (core or a backend) uses to end a model load, read from the
+sources across releases, with the runbook it means. `rules.py` turns every entry into a cause
+rule, so the inventory is the one source of truth for Triton's own messages; `coverage.py`
+renders it as ``docs/diagnosis-coverage.md`` (a test fails when that document is stale).
+
+The file is package data read once at import (like a schema), not run-time input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Final
+
+import yaml
+
+from triton_sre import conventions as c
+
+__all__ = [
+    "COMPONENTS",
+    "ENTRIES",
+    "Competitor",
+    "Entry",
+    "InventoryError",
+    "load_inventory",
+    "parse_inventory",
+    "template_regex",
+]
+
+COMPONENTS: Final = (
+    "core",
+    "backend",
+    "python_backend",
+    "onnxruntime_backend",
+    "tensorrt_backend",
+    "pytorch_backend",
+    "tensorflow_backend",
+    "tensorrtllm_backend",
+    "vllm_backend",
+)
+_REQUIRED = ("id", "component", "source", "releases", "template", "example", "runbook")
+_OPTIONAL = ("pattern", "decides", "competes")
+_RELEASE = re.compile(r"^r\d\d\.\d\d$")
+_PLACEHOLDER = re.compile(r"<[^<>]*>")
+INVENTORY_FILE: Final = "inventory.yaml"
+
+
+class InventoryError(ValueError):
+    """The inventory file is malformed; the message names the entry and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Competitor:
+    runbook: str
+    when: re.Pattern[str]
+    example: str
+    """The entry's message with the deciding evidence in it (tested like the entry's own example)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    id: str
+    component: str
+    source: str
+    releases: tuple[str, str]
+    template: str
+    example: str
+    runbook: str
+    regex: re.Pattern[str]
+    decides: str = ""
+    competes: tuple[Competitor, ...] = ()
+
+    def runbook_for(self, text: str) -> str:
+        """This entry's runbook for ``text``, or a competitor's when its evidence is there too."""
+        for competitor in self.competes:
+            if competitor.when.search(text):
+                return competitor.runbook
+        return self.runbook
+
+
+def template_regex(template: str) -> re.Pattern[str]:
+    """Literal text escaped, each ``<...>`` any text on the line; leading/trailing ones and a final
+    full stop dropped."""
+    parts = _PLACEHOLDER.split(template)
+    while parts and not parts[0].strip():
+        parts.pop(0)
+    while parts and not parts[-1].strip():
+        parts.pop()
+    if parts:
+        # A message's closing full stop is often lost (quoted in a ticket, cut by a table cell).
+        parts[-1] = parts[-1].rstrip(".;")
+    return re.compile(".*?".join(re.escape(p) for p in parts), re.I)
+
+
+def _compile(where: str, field: str, value: Any) -> re.Pattern[str]:
+    if not isinstance(value, str) or not value:
+        raise InventoryError(f"{where}: {field}: must be a non-empty regex string")
+    try:
+        return re.compile(value, re.I)
+    except re.error as exc:
+        raise InventoryError(f"{where}: {field}: not a valid regex: {exc}") from None
+
+
+def _entry(raw: Any, index: int) -> Entry:
+    where = f"entry {index}"
+    if not isinstance(raw, dict):
+        raise InventoryError(f"{where}: must be a mapping")
+    where = f"entry {index} ({raw.get('id', '?')})"
+    for key in _REQUIRED:
+        if key not in raw:
+            raise InventoryError(f"{where}: {key}: missing")
+    unknown = sorted(set(raw) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise InventoryError(f"{where}: {unknown[0]}: unknown field")
+    for key in ("id", "component", "source", "template", "example", "runbook"):
+        if not isinstance(raw[key], str) or not raw[key].strip():
+            raise InventoryError(f"{where}: {key}: must be a non-empty string")
+    if raw["component"] not in COMPONENTS:
+        raise InventoryError(
+            f"{where}: component: {raw['component']!r} is not one of {', '.join(COMPONENTS)}"
+        )
+    if raw["runbook"] not in c.LOAD_FAILURE_RUNBOOKS:
+        raise InventoryError(f"{where}: runbook: {raw['runbook']!r} is not a load-failure runbook id")
+    releases = raw["releases"]
+    if (
+        not isinstance(releases, list)
+        or len(releases) != 2
+        or not all(isinstance(r, str) and _RELEASE.match(r) for r in releases)
+        or releases[0] > releases[1]
+    ):
+        raise InventoryError(
+            f"{where}: releases: must be [first, last] release branches like [r21.08, r26.06]"
+        )
+    regex = (
+        _compile(where, "pattern", raw["pattern"]) if "pattern" in raw else template_regex(raw["template"])
+    )
+    if not regex.pattern:
+        raise InventoryError(f"{where}: template: has no literal text to match")
+    competes: list[Competitor] = []
+    for n, comp in enumerate(raw.get("competes") or []):
+        if not isinstance(comp, dict) or set(comp) != {"runbook", "when", "example"}:
+            raise InventoryError(f"{where}: competes[{n}]: needs exactly 'runbook', 'when' and 'example'")
+        if comp["runbook"] not in c.LOAD_FAILURE_RUNBOOKS or comp["runbook"] == raw["runbook"]:
+            raise InventoryError(
+                f"{where}: competes[{n}].runbook: {comp['runbook']!r} is not another runbook id"
+            )
+        when = _compile(where, f"competes[{n}].when", comp["when"])
+        example = comp["example"]
+        if not isinstance(example, str) or not (regex.search(example) and when.search(example)):
+            raise InventoryError(f"{where}: competes[{n}].example: must match both the template and 'when'")
+        if when.search(raw["example"]):
+            raise InventoryError(f"{where}: example: must not hold competes[{n}]'s evidence")
+        competes.append(Competitor(comp["runbook"], when, example))
+    if not regex.search(raw["example"]):
+        raise InventoryError(f"{where}: example: does not match the template")
+    return Entry(
+        id=raw["id"],
+        component=raw["component"],
+        source=raw["source"],
+        releases=(releases[0], releases[1]),
+        template=raw["template"],
+        example=raw["example"],
+        runbook=raw["runbook"],
+        regex=regex,
+        decides=str(raw.get("decides") or ""),
+        competes=tuple(competes),
+    )
+
+
+def parse_inventory(text: str) -> tuple[Entry, ...]:
+    """Entries from the YAML text; raises `InventoryError` naming the entry and field."""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InventoryError(f"not valid YAML: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != 1 or not isinstance(doc.get("entries"), list):
+        raise InventoryError("expected a mapping with schema: 1 and an entries list")
+    entries = tuple(_entry(raw, i) for i, raw in enumerate(doc["entries"]))
+    dup = [k for k, n in Counter(e.id for e in entries).items() if n > 1]
+    if dup:
+        raise InventoryError(f"entry {dup[0]}: id: used more than once")
+    return entries
+
+
+def load_inventory() -> tuple[Entry, ...]:
+    """The packaged inventory."""
+    text = resources.files("triton_sre.diagnosis").joinpath(INVENTORY_FILE).read_text(encoding="utf-8")
+    return parse_inventory(text)
+
+
+ENTRIES: Final = load_inventory()
