@@ -89,6 +89,16 @@ INVENTORY_CLASSES: dict[str, tuple[dict[str, str], str | None]] = {
         },
         c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
     ),
+    # An OS error raised while Python imports the model (the traceback is all import frames):
+    # writing to /dev/full fails with ENOSPC, as a write to a full disk does.
+    "host_enospc": (
+        {
+            "config.pbtxt": config_pbtxt("host_enospc"),
+            "1/model.py": "with open('/dev/full', 'w') as full:\n    full.write('x')\n    full.flush()\n"
+            + OK_PY,
+        },
+        c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+    ),
     "ig_cpu_gpus": (
         {
             "config.pbtxt": config_pbtxt(

@@ -164,6 +164,8 @@ RUNBOOK_MODEL_FILE_INVALID: Final = "model-file-invalid"
 RUNBOOK_MODEL_IO_UNSUPPORTED: Final = "model-io-unsupported"
 RUNBOOK_INSTANCE_GROUP_INVALID: Final = "instance-group-invalid"
 RUNBOOK_REPOSITORY_PATH_INVALID: Final = "repository-path-invalid"
+# --- diagnosis: operating-system resource errors (disk full, host RAM, open files, OOM killer) ---
+RUNBOOK_HOST_RESOURCE_EXHAUSTED: Final = "host-resource-exhausted"
 LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_MODEL_FILE_MISSING,
     RUNBOOK_VERSION_DIR_INVALID,
@@ -194,6 +196,7 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_MODEL_IO_UNSUPPORTED,
     RUNBOOK_INSTANCE_GROUP_INVALID,
     RUNBOOK_REPOSITORY_PATH_INVALID,
+    RUNBOOK_HOST_RESOURCE_EXHAUSTED,
     RUNBOOK_UNKNOWN_LOAD_FAILURE,
 )
 # The load failures a CPU host with only the Python backend can reproduce on the real server
@@ -219,6 +222,7 @@ CPU_REPRODUCIBLE_LOAD_FAILURES: Final = frozenset(
         RUNBOOK_INSTANCE_GROUP_INVALID,
         RUNBOOK_REPOSITORY_PATH_INVALID,
         RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+        RUNBOOK_HOST_RESOURCE_EXHAUSTED,
     }
 )
 

@@ -37,6 +37,8 @@ from triton_sre.diagnosis.rules import (
     RANK,
     REMEDIATIONS,
     classify,
+    from_frames,
+    is_backend_failure,
     is_harmless,
     is_server_failure,
     is_summary,
@@ -140,7 +142,12 @@ _ENSEMBLE_CONFIG = re.compile(r"\bin ensemble '?(?P<model>[^'\s,]+)'?, ")
 _VERSION_NOT_PRESENT = re.compile(r"version (?P<version>\d+) is specified for model '(?P<model>[^']+)'")
 # A model's own file: <repo>/<model>/<version>/<file>.py (not Triton's temporary copy of a cloud
 # repository, /tmp/folderXXXXXX/<version>/, whose folder name is not the model's).
-_PY_PATH = re.compile(r"/(?!folder[A-Za-z0-9]{6}/)(?P<model>[^/\s'\"]+)/(?P<version>\d+)/[^/\s'\"()]+\.py\b")
+# The same shape names the model when a backend's own error quotes the model file it read
+# (``Load model from /models/m/1/model.onnx failed``).
+_PY_PATH = re.compile(
+    r"/(?!folder[A-Za-z0-9]{6}/)(?P<model>[^/\s'\"]+)/(?P<version>\d+)/[^/\s'\"()]+"
+    r"\.(?:py|onnx|plan|engine|pt|pth|graphdef|savedmodel)\b"
+)
 _STUB = re.compile(r"Failed to (pre)?initialize Python stub|Stub process", re.I)
 # A model instance named in a line (``Stub process 'm_0_0' is not healthy``, ``instance group m_0 of
 # model m``): Triton names instances <model>_<group>[_<index>].
@@ -270,6 +277,18 @@ class Diagnoser:
         if self._feed_model_line(event, index):
             return
         runbook = classify(message)
+        if runbook is None and is_backend_failure(message):
+            # A backend's (TensorRT, ONNX Runtime, libtorch, CUDA) own error line that names no known
+            # class: the model its path names failed, else the server-wide finding says so.
+            path = _PY_PATH.search(message)
+            obs = _Obs(index, event.line, _evidence_text(event), level or LEVEL_ERROR, None, message, True)
+            if path:
+                state = self._model(path["model"], path["version"])
+                state.failed = True
+                state.add(obs)
+            else:
+                self._server_failures.append(obs)
+            return
         if runbook is None and is_server_failure(message):
             self._server_failures.append(
                 _Obs(index, event.line, _evidence_text(event), level or LEVEL_ERROR, None, message, True)
@@ -478,6 +497,13 @@ class Diagnoser:
 
     def _model_finding(self, state: _Model) -> Finding | None:
         causes = [o for o in state.obs if o.runbook]
+        if causes and all(from_frames(o.reason) for o in causes):
+            # Only traceback frames named a cause (an import frame): an exception line about this
+            # model (another model's line quoting its error) decides instead.
+            quoted = [o for o in state.inferred if o.runbook and not from_frames(o.reason)]
+            if quoted:
+                state.obs.extend(quoted)
+                causes = quoted
         if not causes and not state.failed and state.inferred:
             causes = [o for o in state.inferred if o.runbook]
         if not causes and not state.failed and not state.stuck:

@@ -24,6 +24,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.inventory import ENTRIES
 
 __all__ = [
+    "BACKEND_FAILURE",
     "CAUSE_RULES",
     "HAND_RULES",
     "HARMLESS",
@@ -34,6 +35,8 @@ __all__ = [
     "SUMMARY",
     "CauseRule",
     "classify",
+    "from_frames",
+    "is_backend_failure",
     "is_harmless",
     "is_server_failure",
     "is_summary",
@@ -87,6 +90,25 @@ SERVER_FAILURE: Final = _rx(
     r"unable to get number of CUDA devices",
 )
 
+_ENOSPC = r"(?:\[Errno 28\]|\bNo space left on device\b|\bENOSPC\b)"
+_SHM_CONTEXT = r"(?:/dev/shm\b|\bmultiprocessing[/.]|\bSemLock\b|\bsem_open\b)"
+
+# A backend's own error line (not Triton's): the model load failed even when the wording names no known
+# class and no Triton line is around it. From the sources that print them: onnxruntime_backend
+# src/onnxruntime_utils.h (RETURN_IF_ORT_ERROR: "onnx runtime error <code>: <msg>"), ONNX Runtime's
+# Python binding ("[ONNXRuntimeError] : <code> : <STATUS> : <msg>"), the TensorRT logger ("[TRT] [E]",
+# "[TensorRT] ERROR", TensorRT 8+'s "Error Code <n>: <Kind> (<msg>)" from "[file.cpp::func::line]"),
+# libtorch (c10::Error, the TorchScript interpreter), the CUDA runtime ("CUDA error: <text>").
+BACKEND_FAILURE: Final = _rx(
+    r"onnx runtime error \d+: ",
+    r"\[ONNXRuntimeError\] : \d+ : [A-Z_]+ : ",
+    r"\[TRT\] \[E\]|\[TensorRT\] ERROR|\bTRT ERROR\b",
+    r"\[[\w.]+\.cpp::[\w:~]+::\d+\] Error Code \d+: ",
+    r"\bc10::Error\b|The following operation failed in the TorchScript interpreter",
+    r"\bCUDA error: \w",
+    r"\bcudaError\w+\b|\bCUDA_ERROR_\w+\b",
+)
+
 # A frame of the model's own code in the stub's traceback ("At:" then "  /m/1/model.py(36): initialize").
 _PYTHON_FRAME = r"(?m:^\s+\S*/model\.py\(\d+\): <?\w+)"
 
@@ -103,6 +125,26 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"shared[ -]memory.{0,80}(No space left on device|too small|insufficient)",
             r"\bBus error\b",
             r"shm-default-byte-size.{0,40}(exceed|too large|larger)",
+            # ENOSPC where the full device is /dev/shm: CPython's multiprocessing (SemLock ->
+            # sem_open, queues, pools) keeps its semaphores there; the frames are the context.
+            rf"{_ENOSPC}[\s\S]{{0,2000}}?{_SHM_CONTEXT}",
+            rf"{_SHM_CONTEXT}[\s\S]{{0,2000}}?{_ENOSPC}",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+        _rx(
+            # glibc strerror() wording, as Python's OSError prints it ("[Errno N] <strerror>") and
+            # as C++ code quotes it: ENOSPC 28, ENOMEM 12, EMFILE 24, ENFILE 23.
+            _ENOSPC,
+            r"\[Errno 12\]|\bCannot allocate memory\b",
+            r"\[Errno 2[34]\]|\bToo many open files\b",
+            # The kernel's OOM killer (dmesg), the shell reporting SIGKILL, Kubernetes' reason.
+            r"Out of memory: Kill(ed)? process",
+            r"\boom[-_]kill(er)?\b",
+            r"\bOOMKilled\b",
+            r"(?m:^\s*Killed\s*$)",
+            r"exit(ed)? (with )?(code|status) 137\b",
         ),
     ),
     CauseRule(
@@ -195,6 +237,15 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"engine plan file is (not compatible|generated on an incompatible device)",
             r"expecting (\[TensorRT\] )?library version [\d.]+ got [\d.]+",
             r"plan file .{0,40}(incompatible|different (GPU|device|version))",
+            # libnvinfer's own wording when IRuntime::deserializeCudaEngine rejects a plan, without any
+            # Triton line around it: TensorRT 7 (coreReadArchive.cpp ... verifyHeader, INVALID_CONFIG:
+            # Deserialize the cuda engine failed) and 8-10 (stdArchiveReader.cpp / runtime.cpp::parsePlan
+            # "Serialization assertion ... magicTag", "Engine deserialization failed").
+            r"Serialization Error in verifyHeader",
+            r"\b(Magic|Version) tag does not match",
+            r"\bkPLAN_MAGIC_TAG\b|\bmagicTagRead\b",
+            r"Deserializ\w* (of )?(the )?(cuda )?engine[^\n]{0,20}fail",
+            r"failed to (create|build|load) (the )?(CUDA|TensorRT|TRT) engine",
         ),
     ),
     CauseRule(
@@ -216,6 +267,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # ONNX Runtime has no kernel for an operator (or its opset): exported for another release.
             r"Could not find an implementation for \w+\(\d+\)",
             r"No Op registered for \w+ with domain_version of \d+",
+            # ONNX Runtime status NOT_IMPLEMENTED (OrtErrorCode 9): no kernel in this release.
+            r"onnx runtime error 9: |\[ONNXRuntimeError\] : 9 : NOT_IMPLEMENTED",
             # TorchScript written by a newer PyTorch than the backend's.
             r"Unknown builtin op: \w+::",
             r"Unknown type name '__torch__",
@@ -249,6 +302,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"unable to open (model )?file",
             r"model file \S* ?(not found|does not exist)",
             r"Load model from \S+ failed:[^\n]{0,120}(No such file|does not exist|Could not open)",
+            # ONNX Runtime status NO_SUCHFILE (OrtErrorCode 3): the backend writes "onnx runtime error
+            # 3: ...", the Python API "[ONNXRuntimeError] : 3 : NO_SUCHFILE : ...".
+            r"onnx runtime error 3: |\[ONNXRuntimeError\] : 3 : NO_SUCHFILE",
             r"SavedModel file does not exist",
             r"failed to open text file for read \S+: No such file",
             r"No such file or directory[^\n]{0,20}'[^'\n]*\bmodel\.(pt|onnx|plan|savedmodel|graphdef|py)'",
@@ -358,7 +414,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         _rx(
             # ONNX Runtime cannot read the file as an ONNX protobuf (truncated, a Git LFS pointer, HTML).
             r"Protobuf parsing failed",
-            r"\bINVALID_PROTOBUF\b",
+            r"\bINVALID_PROTOBUF\b|onnx runtime error 7: ",
             # ONNX Runtime's graph check (INVALID_GRAPH), unless it is an operator this release lacks.
             r"This is an invalid model\."
             r"(?![^\n]{0,300}(No Op registered|Unrecognized attribute|domain_version))",
@@ -381,6 +437,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
 # missing native library the general library rule, a negative max_batch_size the batching-support rule.
 PRIORITY: Final[tuple[str, ...]] = (
     c.RUNBOOK_SHM_TOO_SMALL,
+    c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
     c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
     c.RUNBOOK_PERMISSION_DENIED,
     c.RUNBOOK_CUDA_DRIVER_MISMATCH,
@@ -545,6 +602,10 @@ REMEDIATIONS: Final[dict[str, str]] = {
         "Point --model-repository at an existing directory (check the volume mount) that holds one folder "
         "per model."
     ),
+    c.RUNBOOK_HOST_RESOURCE_EXHAUSTED: (
+        "Free or enlarge what the OS refused: the full filesystem (df -h), host memory or the container's "
+        "memory limit, or the open-files limit (ulimit -n)."
+    ),
     c.RUNBOOK_UNKNOWN_LOAD_FAILURE: (
         "Read the evidence lines; rerun with --log-verbose=1 and check the model's section of the log."
     ),
@@ -559,13 +620,86 @@ def is_summary(text: str) -> bool:
     return SUMMARY.search(text) is not None
 
 
+def is_backend_failure(text: str) -> bool:
+    return BACKEND_FAILURE.search(text) is not None
+
+
 def is_server_failure(text: str) -> bool:
     return SERVER_FAILURE.search(text) is not None
 
 
-def classify(text: str) -> str | None:
-    """The runbook id of the first rule that claims ``text``; None when no rule does."""
+# Traceback frames, in the three shapes a Triton log shows them: pybind11's "At:" block (the Python
+# stub's error_already_set::what(): "  /path/file.py(36): func"), CPython's own traceback
+# ('  File "/path/file.py", line 36, in func' and the source line under it), and the "At:" header.
+_FRAME_LINE = re.compile(
+    r"^\s*(?:"
+    r"(?:<frozen [\w.]+>|\S+)\(\d+\): <?[\w.]+>?"
+    r"|File \"[^\"\n]+\", line \d+(?:, in \S+)?"
+    r"|At:"
+    r")\s*$"
+)
+_CPYTHON_FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
+
+
+def _first_rule(text: str) -> CauseRule | None:
     for rule in CAUSE_RULES:
         if rule.pattern.search(text):
-            return rule.runbook
+            return rule
     return None
+
+
+def _first(text: str) -> str | None:
+    rule = _first_rule(text)
+    return rule.runbook if rule is not None else None
+
+
+def _without_frames(text: str) -> str | None:
+    """``text`` without its traceback frames (None when it has none): the exception lines."""
+    if "\n" not in text and not _FRAME_LINE.match(text):
+        return None
+    kept: list[str] = []
+    dropped = False
+    skip_source = False
+    for line in text.split("\n"):
+        if skip_source:
+            skip_source = False
+            if line.startswith("    ") and not _FRAME_LINE.match(line):
+                continue  # the source line CPython prints under a File line
+        if _FRAME_LINE.match(line):
+            dropped = True
+            skip_source = _CPYTHON_FRAME.match(line) is not None
+            continue
+        kept.append(line)
+    return "\n".join(kept) if dropped else None
+
+
+def classify(text: str) -> str | None:
+    """The runbook id of the first rule that claims ``text``; None when no rule does.
+
+    In a Python traceback the exception line decides and the frames are context: when the text
+    without its frames names a cause more specific than a generic Python error, that cause wins over
+    anything read from the frames (an ``import`` frame, a library's path). The rules that read an
+    exception together with its frames (ENOSPC inside ``multiprocessing`` = a full /dev/shm) keep
+    their place in `PRIORITY`."""
+    whole = _first_rule(text)
+    if whole is None or _SHM_CONTEXT in whole.pattern.pattern:
+        return whole.runbook if whole is not None else None
+    head = _without_frames(text)
+    if head is None:
+        return whole.runbook
+    exception = _first(head)
+    if exception is None or exception == c.RUNBOOK_PYTHON_MODEL_ERROR:
+        return whole.runbook
+    return exception
+
+
+def from_frames(text: str) -> bool:
+    """True when ``text``'s runbook comes only from traceback frames (its exception lines name no
+    cause): weaker evidence than any exception line, in this text or another one about the model."""
+    head = _without_frames(text)
+    if head is None:
+        return False
+    return _first(head) in (None, c.RUNBOOK_PYTHON_MODEL_ERROR) and _first(text) not in (
+        None,
+        c.RUNBOOK_PYTHON_MODEL_ERROR,
+    )
