@@ -181,7 +181,7 @@ BROKEN: dict[str, tuple[dict[str, str], str | None]] = {
             "config.pbtxt": config_pbtxt("gpu_kind", extra="instance_group [ { count: 1 kind: KIND_GPU } ]\n"),
             "1/model.py": OK_PY,
         },
-        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        c.RUNBOOK_INSTANCE_GROUP_INVALID,
     ),
 }
 # Python stubs that fail before the model can fail: the model stays LOADING (own server).

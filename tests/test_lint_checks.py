@@ -116,9 +116,9 @@ def test_placement(tmp_path: Path) -> None:
     code, body = lint(repo, "--target", "cpu")
     assert code == 1
     assert sorted(runbooks(body)) == [
-        ("f", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
-        ("g", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
-        ("p", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+        ("f", c.RUNBOOK_INSTANCE_GROUP_INVALID),
+        ("g", c.RUNBOOK_INSTANCE_GROUP_INVALID),
+        ("p", c.RUNBOOK_INSTANCE_GROUP_INVALID),
     ]
     assert body["findings"][0]["line"] == 6
     code, body = lint(repo, "--target", "gpu", "--gpus", "4")
@@ -128,11 +128,11 @@ def test_placement(tmp_path: Path) -> None:
         c.RUNBOOK_LINT_INSTANCE_GROUP_DEFAULT,
     ) in got
     assert not [m for m, _ in got if m == "p"]
-    assert ("f", c.RUNBOOK_CUDA_DRIVER_MISMATCH) in got
+    assert ("f", c.RUNBOOK_INSTANCE_GROUP_INVALID) in got
     # a single-GPU host: default placement is fine, GPU id 5 is not
     assert sorted(runbooks(lint(repo, "--target", "gpu", "--gpus", "1")[1])) == [
-        ("f", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
-        ("p", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+        ("f", c.RUNBOOK_INSTANCE_GROUP_INVALID),
+        ("p", c.RUNBOOK_INSTANCE_GROUP_INVALID),
     ]
 
 
@@ -174,7 +174,7 @@ def test_ensemble_consequence_and_version_policy(tmp_path: Path) -> None:
     files |= model("v", "version_policy: { specific: { versions: [ 1, 2 ] } }\n")
     code, body = lint(seed(tmp_path, files), "--target", "cpu")
     assert runbooks(body) == [
-        ("bad", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+        ("bad", c.RUNBOOK_INSTANCE_GROUP_INVALID),
         ("e", c.RUNBOOK_ENSEMBLE_DEPENDENCY),
         ("v", c.RUNBOOK_VERSION_DIR_INVALID),
     ]
@@ -245,7 +245,7 @@ def test_text_and_markdown(tmp_path: Path, fmt: str) -> None:
     with redirect_stdout(out):
         assert main(["lint", "--format", fmt, "--target", "cpu", str(repo)]) == 1
     text = out.getvalue()
-    assert "g/config.pbtxt:6" in text and c.RUNBOOK_CUDA_DRIVER_MISMATCH in text
+    assert "g/config.pbtxt:6" in text and c.RUNBOOK_INSTANCE_GROUP_INVALID in text
     if fmt == "markdown":
         assert text.startswith("### Triton repository lint")
     clean = seed(tmp_path / "clean", model("ok"))
@@ -275,3 +275,67 @@ def test_every_lint_runbook_has_a_warning_page() -> None:
     catalog = load_catalog(None)
     for rid in c.LINT_RUNBOOKS:
         assert catalog[rid].severity == c.IMPACT_WARNING
+
+
+def test_platform_and_backend_names_swapped(tmp_path: Path) -> None:
+    def swapped(name: str, field: str, file: str) -> dict[str, str]:
+        text = config(name, 0).replace('backend: "python"', field)
+        return {f"{name}/config.pbtxt": text, f"{name}/1/{file}": ""}
+
+    files = swapped("be_is_platform", 'backend: "onnxruntime_onnx"', "model.onnx")
+    files |= swapped("plat_is_backend", 'platform: "onnxruntime"', "model.onnx")
+    files |= swapped("plat_unknown", 'platform: "onnx_runtime_thing"', "model.onnx")
+    files |= swapped("plat_ok", 'platform: "onnxruntime_onnx"', "model.onnx")
+    repo = seed(tmp_path, files)
+    for args in (
+        ("--target", "cpu"),
+        ("--target", "cpu", "--backend-directory", str(seed(tmp_path / "b", {"python/x": ""}))),
+    ):
+        code, body = lint(repo, *args)
+        got = dict(runbooks(body))
+        assert got["be_is_platform"] == c.RUNBOOK_BACKEND_PLATFORM_MISMATCH
+        assert got["plat_is_backend"] == c.RUNBOOK_BACKEND_PLATFORM_MISMATCH
+        assert got["plat_unknown"] == c.RUNBOOK_BACKEND_NOT_FOUND
+        assert code == 1
+    code, body = lint(repo, "--target", "cpu")
+    assert "plat_ok" not in dict(runbooks(body))
+    finding = next(f for f in body["findings"] if f["model"] == "be_is_platform")
+    assert finding["line"] == 2 and 'platform: "onnxruntime_onnx"' in finding["remediation"]
+
+
+def test_ensemble_step_version(tmp_path: Path) -> None:
+    def ens(name: str, step: str, version: int) -> dict[str, str]:
+        text = (
+            f'name: "{name}"\nplatform: "ensemble"\nmax_batch_size: 0\n'
+            + IO.replace("IN", "X").replace("OUT", "Y")
+            + f'ensemble_scheduling {{ step [ {{ model_name: "{step}"\n  model_version: {version}\n'
+            '  input_map { key: "IN" value: "X" } output_map { key: "OUT" value: "Y" } } ] }\n'
+        )
+        return {f"{name}/config.pbtxt": text, f"{name}/1/.keep": ""}
+
+    files = model("one") | model("two") | {"two/2/model.py": PY}
+    files |= model("every", "version_policy: { all: {} }\n") | {"every/2/model.py": PY}
+    files |= ens("e_missing", "one", 2) | ens("e_policy", "two", 1) | ens("e_latest", "two", 2)
+    files |= ens("e_any", "two", -1) | ens("e_all", "every", 1)
+    code, body = lint(seed(tmp_path, files), "--target", "cpu")
+    got = runbooks(body)
+    assert sorted(got) == [
+        ("e_missing", c.RUNBOOK_ENSEMBLE_STEP_VERSION),
+        ("e_policy", c.RUNBOOK_ENSEMBLE_STEP_VERSION),
+    ]
+    policy = next(f for f in body["findings"] if f["model"] == "e_policy")
+    assert policy["line"] == 7 and "loads 2" in policy["evidence"][0]["text"]
+    assert code == 1
+
+
+def test_instance_group_count_below_one_is_a_warning(tmp_path: Path) -> None:
+    files = model("zero", "instance_group [ { count: 0 kind: KIND_CPU } ]\n")
+    files |= model("neg", "instance_group [\n  { kind: KIND_CPU },\n  { count: -1 kind: KIND_CPU }\n]\n")
+    files |= model("unset", "instance_group [ { kind: KIND_CPU } ]\n")
+    code, body = lint(seed(tmp_path, files), "--target", "cpu")
+    got = {(f["model"], f["runbook"], f["severity"], f["line"]) for f in body["findings"]}
+    assert got == {
+        ("zero", c.RUNBOOK_INSTANCE_GROUP_INVALID, c.IMPACT_WARNING, 6),
+        ("neg", c.RUNBOOK_INSTANCE_GROUP_INVALID, c.IMPACT_WARNING, 8),
+    }
+    assert code == 0

@@ -53,7 +53,66 @@ EXTRA: dict[str, tuple[dict[str, str], str | None]] = {
         {"config.pbtxt": config_pbtxt("mbs_negative", mbs=-2), "1/model.py": OK_PY},
         c.RUNBOOK_BATCHING_CONFIG_INVALID,  # what the engine makes of Triton's words (its inventory)
     ),
+    # A platform name written as backend:, a backend name as platform: (Triton 2.51: "unable to find
+    # backend library for backend 'onnxruntime_onnx'", "unexpected platform type 'python'").
+    "be_is_platform": (
+        {
+            "config.pbtxt": config_pbtxt("be_is_platform", backend='backend: "onnxruntime_onnx"'),
+            "1/model.onnx": "",
+        },
+        c.RUNBOOK_BACKEND_PLATFORM_MISMATCH,
+    ),
+    "plat_is_backend": (
+        {"config.pbtxt": config_pbtxt("plat_is_backend", backend='platform: "python"'), "1/model.py": OK_PY},
+        c.RUNBOOK_BACKEND_PLATFORM_MISMATCH,
+    ),
+    # Ensemble steps asking for a version the step does not load: one the folder lacks, one its
+    # version_policy (default: latest 1) leaves out ("... whose required version 1 is not loaded").
+    "two_versions": (
+        {"config.pbtxt": config_pbtxt("two_versions"), "1/model.py": OK_PY, "2/model.py": OK_PY},
+        None,
+    ),
+    "ens_step_absent": (
+        {
+            "config.pbtxt": ensemble_pbtxt("ens_step_absent", "ok_model").replace(
+                "model_version: -1", "model_version: 2"
+            ),
+            "1/.keep": "",
+        },
+        c.RUNBOOK_ENSEMBLE_STEP_VERSION,
+    ),
+    "ens_step_policy": (
+        {
+            "config.pbtxt": ensemble_pbtxt("ens_step_policy", "two_versions").replace(
+                "model_version: -1", "model_version: 1"
+            ),
+            "1/.keep": "",
+        },
+        c.RUNBOOK_ENSEMBLE_STEP_VERSION,
+    ),
+    # A GPU id the host does not have ("specifies invalid or unsupported gpu id 3").
+    "ig_gpu_id": (
+        {
+            "config.pbtxt": config_pbtxt(
+                "ig_gpu_id", extra="instance_group [ { count: 1 kind: KIND_GPU gpus: [ 3 ] } ]\n"
+            ),
+            "1/model.py": OK_PY,
+        },
+        c.RUNBOOK_INSTANCE_GROUP_INVALID,
+    ),
+    # count below 1: Triton 2.51 loads the model (one instance), so lint only warns.
+    "ig_count_zero": (
+        {
+            "config.pbtxt": config_pbtxt(
+                "ig_count_zero", extra="instance_group [ { count: 0 kind: KIND_CPU } ]\n"
+            ),
+            "1/model.py": OK_PY,
+        },
+        None,
+    ),
 }
+# Loaded by the real server although lint warns about them.
+LOADS_WITH_WARNING = {"ig_count_zero": c.RUNBOOK_INSTANCE_GROUP_INVALID}
 # Triton names no model in this failure's line ("in ensemble e, ensemble tensor ... is mapping to
 # non-existing input"): its own server, so the line cannot attach to another model's failure.
 ENSEMBLE_TENSOR: dict[str, tuple[dict[str, str], str | None]] = {
@@ -119,6 +178,12 @@ def test_lint_agrees_with_real_triton(
     diagnosed = engine_first(diagnose_events(parse_text(server.read_log())))
     assert {m: diagnosed.get(m) for m in want} == linted
     assert "ok_model" not in diagnosed
+    log = server.read_log()
+    for name, runbook in LOADS_WITH_WARNING.items():
+        assert f"successfully loaded '{name}'" in log and name not in diagnosed
+        warned = [f for f in body["findings"] if f["model"] == name]
+        assert [(f["runbook"], f["severity"]) for f in warned] == [(runbook, c.IMPACT_WARNING)]
+    assert "successfully loaded 'two_versions'" in log
 
 
 def test_lint_ensemble_tensor_agrees_with_real_triton(

@@ -201,6 +201,7 @@ LOAD_FAILURE_RUNBOOKS: Final = (
 )
 # The load failures a CPU host with only the Python backend can reproduce on the real server
 # (the test corpus captures each); the others need a GPU, TensorRT, cloud storage or an LLM backend.
+# (A KIND_GPU group on a CPU host is instance-group-invalid: the group does not fit the host.)
 CPU_REPRODUCIBLE_LOAD_FAILURES: Final = frozenset(
     {
         RUNBOOK_MODEL_FILE_MISSING,
@@ -211,7 +212,6 @@ CPU_REPRODUCIBLE_LOAD_FAILURES: Final = frozenset(
         RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
         RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED,
         RUNBOOK_DATATYPE_MISMATCH,
-        RUNBOOK_CUDA_DRIVER_MISMATCH,
         RUNBOOK_PYTHON_MODULE_MISSING,
         RUNBOOK_PYTHON_MODEL_ERROR,
         RUNBOOK_SHM_TOO_SMALL,

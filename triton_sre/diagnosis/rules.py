@@ -170,8 +170,6 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"driver version is insufficient for CUDA runtime",
             r"no CUDA-capable device is detected",
             r"CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|cudaErrorInsufficientDriver",
-            r"kind KIND_GPU but no GPUs are available",
-            r"specifies invalid or unsupported gpu id",
             r"unable to get number of CUDA devices",
             r"Failed to get (CUDA )?device count",
             r"CUDA failure 35\b",
@@ -595,8 +593,9 @@ REMEDIATIONS: Final[dict[str, str]] = {
         "(e.g. skl2onnx zipmap=False)."
     ),
     c.RUNBOOK_INSTANCE_GROUP_INVALID: (
-        "Fix instance_group: a kind the backend supports (TensorRT needs KIND_GPU), gpus only with KIND_GPU, "
-        "profiles and DLA cores that exist."
+        "Fix instance_group for the host it runs on: KIND_CPU where no GPU is visible (or expose the "
+        "GPUs: --gpus all), gpus ids the host has and only with KIND_GPU, a kind the backend supports "
+        "(TensorRT needs KIND_GPU), profiles and DLA cores that exist."
     ),
     c.RUNBOOK_REPOSITORY_PATH_INVALID: (
         "Point --model-repository at an existing directory (check the volume mount) that holds one folder "

@@ -72,12 +72,41 @@ def default_filename(config: Any) -> str | None:
     return DEFAULT_FILENAMES.get(backend or "")
 
 
+def _swapped_issue(model: Any, config: Any) -> Issue | None:
+    """A platform name written as `backend:` or a backend name as `platform:`. Triton 2.51 says
+    ``unable to find backend library for backend 'onnxruntime_onnx'`` / ``unexpected platform type
+    'onnxruntime'``; the diagnosis engine reads both as backend-platform-mismatch."""
+    backend, platform = str(config.backend), str(config.platform)
+    if backend and backend in PLATFORM_BACKENDS and backend != ENSEMBLE:
+        right = PLATFORM_BACKENDS[backend]
+        return config_issue(
+            model,
+            c.RUNBOOK_BACKEND_PLATFORM_MISMATCH,
+            f"backend {backend!r} is a platform name, not a backend",
+            f'platform: "{backend}" (or backend: "{right}")',
+            "backend",
+        )
+    if platform and not backend and platform not in PLATFORM_BACKENDS and platform in KNOWN_BACKENDS:
+        return config_issue(
+            model,
+            c.RUNBOOK_BACKEND_PLATFORM_MISMATCH,
+            f"platform {platform!r} is a backend name, not a platform",
+            f'backend: "{platform}"',
+            "platform",
+        )
+    return None
+
+
 def check(repo: Repository, options: LintOptions) -> list[Issue]:
     issues: list[Issue] = []
     for model in repo.models.values():
         config = model.config
         backend = backend_of(config)
         if config is None or backend is None or backend == ENSEMBLE:
+            continue
+        swapped = _swapped_issue(model, config)
+        if swapped is not None:
+            issues.append(swapped)
             continue
         if config.platform and not config.backend and config.platform not in PLATFORM_BACKENDS:
             issues.append(

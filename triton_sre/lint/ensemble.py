@@ -7,7 +7,7 @@ from triton_sre.lint.backend import ENSEMBLE, backend_of
 from triton_sre.lint.issue import Issue, LintOptions, config_issue
 from triton_sre.lint.repository import ModelDir, Repository
 
-__all__ = ["check", "steps_of"]
+__all__ = ["check", "served_versions", "steps_of"]
 
 
 def steps_of(model: ModelDir) -> list[str]:
@@ -15,6 +15,25 @@ def steps_of(model: ModelDir) -> list[str]:
     if config is None or backend_of(config) != ENSEMBLE:
         return []
     return [str(step.model_name) for step in config.ensemble_scheduling.step]
+
+
+def served_versions(model: ModelDir) -> set[int]:
+    """The versions Triton loads for ``model``: its integer version folders filtered by version_policy
+    (default ``latest { num_versions: 1 }``)."""
+    present = sorted(int(v) for v in model.version_dirs)
+    config = model.config
+    policy = config.version_policy.WhichOneof("policy_choice") if config is not None else None
+    if policy == "all":
+        return set(present)
+    if policy == "specific":
+        return {int(v) for v in config.version_policy.specific.versions} & set(present)
+    latest = int(config.version_policy.latest.num_versions) if policy == "latest" else 1
+    return set(present[-max(latest, 1) :]) if present else set()
+
+
+def _versions(versions: object) -> str:
+    listed = sorted(set(versions))  # type: ignore[call-overload]
+    return ", ".join(map(str, listed)) if listed else "none"
 
 
 def _model(model: ModelDir, repo: Repository) -> list[Issue]:
@@ -53,6 +72,20 @@ def _model(model: ModelDir, repo: Repository) -> list[Issue]:
                 )
         if target.config is None:
             continue
+        wanted = int(step.model_version)
+        loaded = served_versions(target)
+        if wanted >= 0 and target.version_dirs and wanted not in loaded:
+            version_lines = model.lines.get("ensemble_scheduling.step.model_version", [])
+            issues.append(
+                config_issue(
+                    model,
+                    c.RUNBOOK_ENSEMBLE_STEP_VERSION,
+                    f"ensemble step {k + 1} asks for version {wanted} of {name!r}, which loads "
+                    f"{_versions(loaded)} (version folders {_versions(int(v) for v in target.version_dirs)})",
+                    "model_version: -1 (the latest loaded), or a version the step's version_policy loads",
+                    line=version_lines[k] if k < len(version_lines) else model.line_of("ensemble_scheduling"),
+                )
+            )
         inputs = {str(t.name) for t in target.config.input}
         outputs = {str(t.name) for t in target.config.output}
         for side, keys, names in (("input", step.input_map, inputs), ("output", step.output_map, outputs)):
