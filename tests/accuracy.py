@@ -67,6 +67,14 @@ def top1(case: Case) -> str:
     return findings[0].runbook if findings else "(no finding)"
 
 
+HEALTHY = "healthy"
+"""The label of a log in which every model loaded: it must get no critical finding."""
+
+
+def has_failure(case: Case) -> bool:
+    return diagnose_events(parse_text(case.text)).has_failure
+
+
 def score(cases: list[Case]) -> Score:
     misses = []
     for case in cases:
