@@ -178,6 +178,14 @@ def test_lint_agrees_with_real_triton(
     diagnosed = engine_first(diagnose_events(parse_text(server.read_log())))
     assert {m: diagnosed.get(m) for m in want} == linted
     assert "ok_model" not in diagnosed
+    # The GPU id check on a GPU target: an id at or above --gpus is what Triton's "invalid or
+    # unsupported gpu id" says; a GPU target with --gpus 0 is a host without GPUs.
+    for gpus, needle in (("1", "names GPU id(s) 3"), ("0", "the target has no GPUs")):
+        code, gpu_body = run_lint(str(repo), "--target", "gpu", "--gpus", gpus)
+        ig = [f for f in gpu_body["findings"] if f["model"] == "ig_gpu_id"]
+        assert [f["runbook"] for f in ig] == [c.RUNBOOK_INSTANCE_GROUP_INVALID], gpus
+        assert needle in ig[0]["evidence"][0]["text"], gpus
+        assert diagnosed["ig_gpu_id"] == ig[0]["runbook"]
     log = server.read_log()
     for name, runbook in LOADS_WITH_WARNING.items():
         assert f"successfully loaded '{name}'" in log and name not in diagnosed
