@@ -109,6 +109,17 @@ def test_exception_line_decides_over_frames() -> None:
     assert not from_frames("OSError: [Errno 28] No space left on device\n\nAt:\n" + IMPORT_FRAMES)
 
 
+def test_an_exception_raised_during_import_is_the_models_error() -> None:
+    """pybind11's "At:" block of an exception raised while model.py is imported: the frames are
+    import machinery, the exception line (not an ImportError) is the model's own error."""
+    text = "ValueError: vocab.txt has no entries\n\nAt:\n" + IMPORT_FRAMES
+    assert classify(text) == c.RUNBOOK_PYTHON_MODEL_ERROR
+    assert not from_frames(text)
+    assert classify("ModuleNotFoundError: No module named 'cv2'\n\nAt:\n" + IMPORT_FRAMES) == (
+        c.RUNBOOK_PYTHON_MODULE_MISSING
+    )
+
+
 def test_a_quoted_exception_outranks_the_models_own_import_frames() -> None:
     """The step's own lines are only import frames; the ensemble's line quotes its exception."""
     log = (

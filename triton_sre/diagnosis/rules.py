@@ -637,6 +637,10 @@ _FRAME_LINE = re.compile(
     r"|At:"
     r")\s*$"
 )
+# A Python exception line: "ValueError: ...", "module.SomeError: ...", "KeyboardInterrupt".
+_EXCEPTION_LINE = re.compile(
+    r"(?m)^\s*(?:Internal: )?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b"
+)
 _CPYTHON_FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
 
 
@@ -688,6 +692,10 @@ def classify(text: str) -> str | None:
         return whole.runbook
     exception = _first(head)
     if exception is None or exception == c.RUNBOOK_PYTHON_MODEL_ERROR:
+        if whole.runbook == c.RUNBOOK_PYTHON_MODULE_MISSING and _EXCEPTION_LINE.search(head):
+            # The exception line is there and names no import failure: the import frames only say
+            # the error was raised while model.py was being imported.
+            return c.RUNBOOK_PYTHON_MODEL_ERROR
         return whole.runbook
     return exception
 
@@ -698,7 +706,7 @@ def from_frames(text: str) -> bool:
     head = _without_frames(text)
     if head is None:
         return False
-    return _first(head) in (None, c.RUNBOOK_PYTHON_MODEL_ERROR) and _first(text) not in (
+    return _first(head) in (None, c.RUNBOOK_PYTHON_MODEL_ERROR) and classify(text) not in (
         None,
         c.RUNBOOK_PYTHON_MODEL_ERROR,
     )
