@@ -510,3 +510,31 @@ LLM_PROBLEMS: Final = (
     LLM_PROBLEM_NEGATIVE,
     LLM_PROBLEM_NO_INF_BUCKET,
 )
+
+# LLM recording rules (labels job, model, version; quantile rules add `quantile`, token rates
+# `direction`), alerts and runbooks. Rules on Triton's raw LLM families, not the exporter's.
+REC_LLM_TTFT_QUANTILE: Final = (
+    f"{REC_LEVEL_MODEL}:triton_llm_time_to_first_token_seconds:histogram_quantile{REC_RATE_WINDOW}"
+)
+REC_LLM_TPOT_QUANTILE: Final = (
+    f"{REC_LEVEL_MODEL}:triton_llm_time_per_output_token_seconds:histogram_quantile{REC_RATE_WINDOW}"
+)
+REC_LLM_TOKENS_RATE: Final = f"{REC_LEVEL_MODEL}:triton_llm_tokens:rate{REC_RATE_WINDOW}"
+REC_LLM_KV_CACHE: Final = f"{REC_LEVEL_MODEL}:triton_llm_kv_cache_utilization:ratio"
+REC_LLM_WAITING: Final = f"{REC_LEVEL_MODEL}:triton_llm_requests_waiting:sum"
+REC_LLM_RUNNING: Final = f"{REC_LEVEL_MODEL}:triton_llm_requests_running:sum"
+LLM_QUANTILES: Final = ("0.5", "0.95", "0.99")
+LLM_KV_SATURATED_RATIO: Final = 0.95  # TritonLLMKVCacheSaturated: cache use at or above this ...
+LLM_SATURATED_FOR: Final = "10m"  # ... with requests waiting, for this long
+ALERT_LLM_KV_CACHE_SATURATED: Final = "TritonLLMKVCacheSaturated"
+ALERT_LLM_REQUESTS_WAITING: Final = "TritonLLMRequestsWaiting"
+LLM_ALERT_RUNBOOKS: Final = {
+    ALERT_LLM_KV_CACHE_SATURATED: "triton-llm-kv-cache-saturated",
+    ALERT_LLM_REQUESTS_WAITING: "triton-llm-requests-waiting",
+}
+ALERT_RUNBOOKS.update(LLM_ALERT_RUNBOOKS)  # one map of alert -> runbook for the generators and the bot
+# Label on the LLM alerts: what limits the model, from the KV cache use when requests wait.
+L_BOUND: Final = "bound"
+BOUND_MEMORY: Final = "memory"  # cache full: more KV memory, shorter max tokens, another replica
+BOUND_COMPUTE: Final = "compute"  # cache not full: compute- or scheduler-bound
+UID_LLM_DASHBOARD: Final = "triton-sre-llm"

@@ -201,18 +201,6 @@ class LLMDerivation:
     cost_per_1m_tokens: Mapping[str, float] = field(default_factory=dict)  # direction -> cost
 
 
-def _increase(points: Sequence[float]) -> float:
-    """Counter increase over consecutive points, a drop counting as a reset (as derive.increase)."""
-    total, previous = 0.0, None
-    for value in points:
-        if value != value:
-            continue
-        if previous is not None:
-            total += value - previous if value >= previous else value
-        previous = value
-    return total
-
-
 def _level(value: float, ceiling: float | None = None) -> float | None:
     """A gauge's latest value, None when absent; negative values are floored at 0."""
     if value != value:
@@ -230,6 +218,8 @@ def derive_llm(
     `window_cost` is each model's attributed cost over the window (the same attribution as the
     cost per thousand inferences); cost per million tokens is it over the window's tokens.
     """
+    from triton_sre.exporter.derive import increase as _increase  # derive imports this module
+
     if not window:
         return []
     latest = window[-1][1].rows

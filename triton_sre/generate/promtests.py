@@ -741,7 +741,10 @@ def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
         f, s = slo_scenarios(spec, slo, base_url)
         fast += f
         slow += s
+    from triton_sre.generate import llm
+
     return {
+        llm.LLM_TEST_FILE: llm.test_file(spec, base_url),
         "triton-slo-rules.test.yaml": {
             "rule_files": [f"../{r.SLO_FILE}"],
             "evaluation_interval": format_duration(FAST_STEP),

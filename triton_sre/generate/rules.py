@@ -499,10 +499,13 @@ def _alert(name: str, expr: str, for_: str, severity: str, summary: str, descrip
 # -- output ----------------------------------------------------------------------------------------
 def rule_files(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, RuleFile]:
     """File name -> rule file, for the `alerts/` directory."""
+    from triton_sre.generate import llm  # LLM rules live in their own module (it imports this one)
+
     return {
         RECORDING_FILE: recording_groups(spec),
         SLO_FILE: slo_groups(spec, base_url),
         OPERATIONAL_FILE: operational_groups(spec, base_url),
+        llm.LLM_FILE: llm.rule_file(spec, base_url),
     }
 
 
