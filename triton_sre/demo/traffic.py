@@ -41,7 +41,12 @@ MAX_REQUESTS = 1_000_000
 MAX_CONCURRENCY = 256
 MAX_ERROR_SAMPLES = 20
 DEFAULT_TIMEOUT_S = 30.0
-DEFAULT_MIX: Mapping[str, int] = {VECTOR_SCALE: 8, TEXT_ECHO: 2, SLOW_MODEL: 3}
+DEFAULT_MIX: Mapping[str, int] = {
+    VECTOR_SCALE: 8,
+    TEXT_ECHO: 2,
+    SLOW_MODEL: 3,
+    **{llm: 2 for llm in LLM_MODELS},  # streamed, varied prompt and output lengths
+}
 
 
 # ---------------------------------------------------------------------------- payloads
