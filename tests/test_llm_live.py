@@ -68,3 +68,18 @@ def test_llm_rules_agree_with_the_exporter(live: dict[str, Any]) -> None:
         assert derived[model].tokens[c.DIRECTION_OUTPUT] > 0
         kv = prom.query(f'{c.REC_LLM_KV_CACHE}{{model="{model}"}}')
         assert len(kv) == 1 and 0 <= float(kv[0]["value"][1]) <= 1
+
+
+def test_llm_slos_read_the_real_histograms(live: dict[str, Any]) -> None:
+    """The ttft and time-per-output-token SLO rules see llm_vllm's events, and the threshold's
+    bucket matches the `le` the real server writes (else every event would count as bad)."""
+    prom: Prom = live["prom"]
+    for slo in (s for s in live["spec"].slos if s.type in c.LLM_SLO_TYPES):
+        sel = f'{{slo="{slo.name}", model="{LLM_VLLM}"}}'
+        events = prom.query(f"{c.rec_slo_requests('5m')}{sel}")
+        assert len(events) == 1 and float(events[0]["value"][1]) > 0, slo.name
+        bad = prom.query(f"{c.rec_slo_errors('5m')}{sel}")
+        # TTFT is 5-40 ms against 250 ms, a token gap 2-25 ms against 100 ms: almost nothing is bad
+        assert len(bad) == 1 and 0 <= float(bad[0]["value"][1]) < 0.2, (slo.name, bad)
+        # TensorRT-LLM's families have no latency histograms: no SLO series for that model
+        assert prom.query(f'{c.rec_slo_requests("5m")}{{slo="{slo.name}", model="{LLM_TRTLLM}"}}') == []

@@ -538,3 +538,17 @@ L_BOUND: Final = "bound"
 BOUND_MEMORY: Final = "memory"  # cache full: more KV memory, shorter max tokens, another replica
 BOUND_COMPUTE: Final = "compute"  # cache not full: compute- or scheduler-bound
 UID_LLM_DASHBOARD: Final = "triton-sre-llm"
+# LLM SLO types (request-based from the vLLM backend's histograms; for time_per_output_token the
+# events are output tokens) and the histogram bucket bounds the backend uses, in seconds
+# (vllm_backend src/utils/metrics.py): an SLO threshold must be one of them.
+SLO_TTFT: Final = "ttft"
+SLO_TPOT: Final = "time_per_output_token"
+LLM_SLO_TYPES: Final = (SLO_TTFT, SLO_TPOT)
+VLLM_TTFT_BUCKETS: Final = (
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+)
+VLLM_TPOT_BUCKETS: Final = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+LLM_SLO_HISTOGRAMS: Final = {
+    SLO_TTFT: (VLLM_TTFT_SECONDS, VLLM_TTFT_BUCKETS),
+    SLO_TPOT: (VLLM_TPOT_SECONDS, VLLM_TPOT_BUCKETS),
+}

@@ -13,11 +13,13 @@ while it is not full means compute or the scheduler's sequence limit does
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate import rules as r
-from triton_sre.generate.slo import Spec
+from triton_sre.generate.slo import SLO, Spec
 
 LLM_FILE = "triton-llm-rules.yaml"
 LLM_TEST_FILE = "triton-llm-rules.test.yaml"
@@ -291,3 +293,52 @@ def _render(template: str, labels: dict[str, str], value: float) -> str:
         text = text.replace(f"{{{{ $labels.{key} }}}}", val)
     text = text.replace("{{ $value | humanizePercentage }}", f"{value * 100:g}%")
     return text.replace('{{ $value | printf "%.0f" }}', f"{value:.0f}")
+
+
+# -- SLO types ttft / time_per_output_token (parsed in slo.py, wired in rules.py and promtests.py) --
+def le_regex_seconds(bound: float) -> str:
+    """A bucket bound in seconds however it is written: `0.25`, `1` / `1.0`, `10` / `10.0`."""
+    text = repr(float(bound))
+    if text.endswith(".0"):
+        return f"{re.escape(text[:-2])}(\\.0+)?"
+    return f"{re.escape(text)}0*"
+
+
+def _slo_matchers(spec: Spec, slo: SLO) -> list[r.Matcher]:
+    return [(c.LABEL_JOB, "=", spec.triton_job), *r.model_matchers(slo)]
+
+
+def slo_valid_rate(spec: Spec, slo: SLO, window: str) -> str:
+    """Events per second: first tokens (ttft) or output-token gaps (time_per_output_token)."""
+    family = c.LLM_SLO_HISTOGRAMS[slo.type][0]
+    return _sum(
+        f"rate({r.selector(family + '_count', _slo_matchers(spec, slo))}[{window}])", (c.LABEL_MODEL,)
+    )
+
+
+def slo_error_ratio(spec: Spec, slo: SLO, window: str) -> str:
+    """Share of events above the threshold: 1 - bucket(le = threshold) / count; no sample without events."""
+    family = c.LLM_SLO_HISTOGRAMS[slo.type][0]
+    ms = _slo_matchers(spec, slo)
+    total = slo_valid_rate(spec, slo, window)
+    le = (c.LABEL_LE, "=~", le_regex_seconds(slo.threshold_s))
+    good = _sum(f"rate({r.selector(family + '_bucket', [*ms, le])}[{window}])", (c.LABEL_MODEL,))
+    return f"clamp_min({total} - {good}, 0) / ({total} > 0)"
+
+
+def slo_sli_text(slo: SLO) -> str:
+    what = "requests whose first token took" if slo.type == c.SLO_TTFT else "output tokens that took"
+    return f"{what} longer than {r.num(slo.threshold_s * 1000)} ms"
+
+
+def slo_track_series(
+    slo: SLO, labels: Callable[[Mapping[str, str]], str], total: str, good: str
+) -> list[dict[str, str]]:
+    """promtool input series of one model's events for an LLM SLO: the histogram's count and the
+    threshold's bucket (promtests.py computes the expected alerts as for any histogram SLI)."""
+    family = c.LLM_SLO_HISTOGRAMS[slo.type][0]
+    le = repr(float(slo.threshold_s))
+    return [
+        {"series": f"{family}_count" + labels({}), "values": total},
+        {"series": f"{family}_bucket" + labels({c.LABEL_LE: le}), "values": good},
+    ]

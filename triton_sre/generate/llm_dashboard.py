@@ -70,8 +70,8 @@ def llm(spec: Spec, base_url: str) -> dict[str, Any]:
         ],
     )
     quantiles = [
-        (c.REC_LLM_TTFT_QUANTILE, c.M_LLM_TTFT_SECONDS, "Time to first token", "ttft"),
-        (c.REC_LLM_TPOT_QUANTILE, c.M_LLM_TPOT_SECONDS, "Time per output token", "time_per_output_token"),
+        (c.REC_LLM_TTFT_QUANTILE, c.M_LLM_TTFT_SECONDS, "Time to first token", c.SLO_TTFT),
+        (c.REC_LLM_TPOT_QUANTILE, c.M_LLM_TPOT_SECONDS, "Time per output token", c.SLO_TPOT),
     ]
     panels = []
     for record, average, title, slo_type in quantiles:
