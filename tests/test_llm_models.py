@@ -14,27 +14,6 @@ from triton_sre.demo import LLM_MAX_MODEL_LEN, LLM_MAX_NUM_SEQS, LLM_TRTLLM, LLM
 from triton_sre.demo.traffic import TrafficDriver, llm_payload, stream_generate
 from triton_sre.triton.exposition import Sample, parse
 
-# The vLLM backend's buckets (vllm_backend src/utils/metrics.py).
-VLLM_TTFT_BUCKETS = [
-    0.001,
-    0.005,
-    0.01,
-    0.02,
-    0.04,
-    0.06,
-    0.08,
-    0.1,
-    0.25,
-    0.5,
-    0.75,
-    1.0,
-    2.5,
-    5.0,
-    7.5,
-    10.0,
-]
-VLLM_TPOT_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5]
-
 
 def scrape(triton) -> list[Sample]:
     return parse(requests.get(triton.metrics_url, timeout=10).text)
@@ -85,9 +64,9 @@ def test_vllm_families_counters_and_buckets(triton):
     assert delta(c.VLLM_REQUEST_GENERATION_TOKENS + "_sum") == sum(outputs)
     assert delta(c.VLLM_E2E_SECONDS + "_count") == 3
     ttft_le = [s.label(c.LABEL_LE) for s in after if s.name == c.VLLM_TTFT_SECONDS + "_bucket"]
-    assert [float(le) for le in ttft_le] == [*VLLM_TTFT_BUCKETS, float("inf")]
+    assert [float(le) for le in ttft_le] == [*c.VLLM_TTFT_BUCKETS, float("inf")]
     tpot_le = [s.label(c.LABEL_LE) for s in after if s.name == c.VLLM_TPOT_SECONDS + "_bucket"]
-    assert [float(le) for le in tpot_le] == [*VLLM_TPOT_BUCKETS, float("inf")]
+    assert [float(le) for le in tpot_le] == [*c.VLLM_TPOT_BUCKETS, float("inf")]
     for name in (c.VLLM_NUM_RUNNING, c.VLLM_NUM_WAITING, c.VLLM_CACHE_USAGE):
         assert value(after, name, **mv) >= 0
     # every vLLM sample carries exactly model and version (histogram buckets add le)

@@ -88,12 +88,14 @@ def slow_model_payload(value: float = 1.0) -> Payload:
 def llm_payload(rng: random.Random | None = None, *, saturate: bool = False) -> Payload:
     """A generate_stream body for an LLM model: varied prompt and output lengths (tokens are words).
 
-    ``saturate`` asks for near-maximal sequences (prompt + output close to the model length), so a
-    few concurrent clients fill the KV cache and the rest wait.
+    ``saturate`` asks for maximal sequences (prompt + output = the model length), so every
+    sequence holds the same number of KV blocks: LLM_MAX_NUM_SEQS clients fill the cache to 100 %,
+    a finished sequence's blocks admit the next one at once, and further clients wait.
     """
     rng = rng or random.Random()
     if saturate:
-        prompt, output = rng.randint(180, 200), rng.randint(48, 56)
+        prompt = rng.randint(180, 200)
+        output = LLM_MAX_MODEL_LEN - prompt
     else:
         prompt, output = rng.randint(8, 120), rng.randint(8, 48)
     return {LLM_TEXT_INPUT: " ".join(["tok"] * prompt), LLM_MAX_TOKENS: output}

@@ -19,7 +19,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate import rules as r
-from triton_sre.generate.slo import SLO, Spec
+from triton_sre.generate.slo import SLO, Spec, parse_duration
 
 LLM_FILE = "triton-llm-rules.yaml"
 LLM_TEST_FILE = "triton-llm-rules.test.yaml"
@@ -95,9 +95,9 @@ def alert_rules(spec: Spec, base_url: str) -> list[r.Rule]:
     job: list[r.Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
     kv = r.selector(c.REC_LLM_KV_CACHE, job)
     waiting = r.selector(c.REC_LLM_WAITING, job)
-    full = r.num(c.LLM_KV_SATURATED_RATIO)
-    percent = r.num(c.LLM_KV_SATURATED_RATIO * 100)
-    window = c.LLM_SATURATED_FOR
+    full = r.num(spec.llm.kv_cache_saturated_ratio)
+    percent = r.num(spec.llm.kv_cache_saturated_ratio * 100)
+    window = spec.llm.saturated_for
 
     def url(alert: str) -> str:
         return r.runbook_url(base_url, c.ALERT_RUNBOOKS[alert])
@@ -246,36 +246,47 @@ def test_file(spec: Spec, base_url: str) -> dict[str, Any]:
         annotations = {k: _render(v, exp_labels, value) for k, v in rule["annotations"].items()}
         return {"exp_labels": exp_labels, "exp_annotations": annotations}
 
+    # Times follow spec.llm.saturated_for (W minutes): the KV alert fires W minutes after the cache
+    # fills with requests waiting; the waiting alert needs W minutes of waiting, then 5 more.
+    w = int(parse_duration(spec.llm.saturated_for, "llm.saturated_for")) // 60
+    n = 2 * w + 20  # samples per series
+    full = (1 + spec.llm.kv_cache_saturated_ratio) / 2  # above the threshold
+    roomy = spec.llm.kv_cache_saturated_ratio / 2  # below it
     alerts_series = [
-        # "full": cache at 97 % with a growing backlog -> memory-bound, never TritonLLMRequestsWaiting
-        _series(c.VLLM_CACHE_USAGE, labels("full"), "0.97x30"),
-        _series(c.VLLM_NUM_WAITING, labels("full"), "4+1x30"),
-        # "full_idle": cache at 97 % but nothing waits -> no alert
-        _series(c.VLLM_CACHE_USAGE, labels("full_idle"), "0.97x30"),
-        _series(c.VLLM_NUM_WAITING, labels("full_idle"), "0x30"),
-        # "busy": TensorRT-LLM families, cache at 40 %, nothing waits for 5 minutes, then the
-        # backlog grows 1, 2, 3, ... from minute 6 -> waiting for 10m around minute 16, firing 5m later
+        # "full": cache above the threshold with a growing backlog -> memory-bound, and never
+        # TritonLLMRequestsWaiting (the `unless`)
+        _series(c.VLLM_CACHE_USAGE, labels("full"), f"{r.num(full)}x{n}"),
+        _series(c.VLLM_NUM_WAITING, labels("full"), f"4+1x{n}"),
+        # "full_idle": cache above the threshold but nothing waits -> no alert
+        _series(c.VLLM_CACHE_USAGE, labels("full_idle"), f"{r.num(full)}x{n}"),
+        _series(c.VLLM_NUM_WAITING, labels("full_idle"), f"0x{n}"),
+        # "busy": TensorRT-LLM families, cache below the threshold, nothing waits for 5 minutes,
+        # then the backlog grows 1, 2, 3, ... from minute 6 -> compute-bound
         _series(
-            c.TRT_KV_CACHE_BLOCK_METRICS, labels("busy", kv_cache_block_type=c.TRT_KV_FRACTION), "0.4x30"
+            c.TRT_KV_CACHE_BLOCK_METRICS,
+            labels("busy", kv_cache_block_type=c.TRT_KV_FRACTION),
+            f"{r.num(roomy)}x{n}",
         ),
-        _series(c.TRT_REQUEST_METRICS, labels("busy", request_type=c.TRT_REQUEST_WAITING), "0x5 1+1x25"),
+        _series(
+            c.TRT_REQUEST_METRICS, labels("busy", request_type=c.TRT_REQUEST_WAITING), f"0x5 1+1x{n - 6}"
+        ),
     ]
     alerts = {
         "name": "LLM alerts: KV cache saturated (memory-bound) vs requests waiting (compute-bound)",
         "interval": "1m",
         "input_series": alerts_series,
         "alert_rule_test": [
-            {"eval_time": "9m", "alertname": c.ALERT_LLM_KV_CACHE_SATURATED, "exp_alerts": []},
+            {"eval_time": f"{w - 1}m", "alertname": c.ALERT_LLM_KV_CACHE_SATURATED, "exp_alerts": []},
             {
-                "eval_time": "12m",
+                "eval_time": f"{w + 2}m",
                 "alertname": c.ALERT_LLM_KV_CACHE_SATURATED,
-                "exp_alerts": [expected(c.ALERT_LLM_KV_CACHE_SATURATED, "full", 0.97)],
+                "exp_alerts": [expected(c.ALERT_LLM_KV_CACHE_SATURATED, "full", full)],
             },
-            {"eval_time": "18m", "alertname": c.ALERT_LLM_REQUESTS_WAITING, "exp_alerts": []},
+            {"eval_time": f"{w + 8}m", "alertname": c.ALERT_LLM_REQUESTS_WAITING, "exp_alerts": []},
             {
-                "eval_time": "24m",
+                "eval_time": f"{w + 14}m",
                 "alertname": c.ALERT_LLM_REQUESTS_WAITING,
-                "exp_alerts": [expected(c.ALERT_LLM_REQUESTS_WAITING, "busy", 19)],
+                "exp_alerts": [expected(c.ALERT_LLM_REQUESTS_WAITING, "busy", w + 9)],
             },
         ],
     }

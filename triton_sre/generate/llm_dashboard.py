@@ -106,11 +106,12 @@ def llm(spec: Spec, base_url: str) -> dict[str, Any]:
             d._ts(
                 "KV cache use",
                 f"Share of the KV cache in use; TritonLLMKVCacheSaturated fires at "
-                f"{r.num(c.LLM_KV_SATURATED_RATIO * 100)}% with requests waiting for {c.LLM_SATURATED_FOR}.",
+                f"{r.num(spec.llm.kv_cache_saturated_ratio * 100)}% with requests waiting for "
+                f"{spec.llm.saturated_for}.",
                 "percentunit",
                 [
                     d._t(r.selector(c.M_LLM_KV_CACHE_UTILIZATION, exporter), "{{model}}"),
-                    d._t(f"vector({r.num(c.LLM_KV_SATURATED_RATIO)})", "saturation threshold"),
+                    d._t(f"vector({r.num(spec.llm.kv_cache_saturated_ratio)})", "saturation threshold"),
                 ],
             ),
         ],

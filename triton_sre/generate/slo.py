@@ -92,11 +92,20 @@ class Operational:
 
 
 @dataclass(frozen=True)
+class LLMAlerting:
+    """Thresholds of the LLM alerts (spec key `llm`)."""
+
+    kv_cache_saturated_ratio: float = c.LLM_KV_SATURATED_RATIO  # TritonLLMKVCacheSaturated ...
+    saturated_for: str = c.LLM_SATURATED_FOR  # ... and how long requests must wait (both alerts)
+
+
+@dataclass(frozen=True)
 class Spec:
     slos: tuple[SLO, ...]
     triton_job: str = c.DEFAULT_TRITON_JOB
     exporter_job: str = c.DEFAULT_EXPORTER_JOB
     operational: Operational = field(default_factory=Operational)
+    llm: LLMAlerting = field(default_factory=LLMAlerting)
     source: str = "slos.yaml"
 
 
@@ -121,7 +130,7 @@ def format_duration(seconds: float) -> str:
 
 
 # -- loading ---------------------------------------------------------------------------------------
-_TOP_KEYS = {"scrape", "operational", "slos"}
+_TOP_KEYS = {"scrape", "operational", "slos", "llm"}
 _SCRAPE_KEYS = {"triton_job", "exporter_job"}
 _OPERATIONAL_KEYS = {
     "queue_time_threshold",
@@ -167,6 +176,7 @@ def spec_from_mapping(raw: Any, source: str = "slos.yaml") -> Spec:
         scrape.get("exporter_job", c.DEFAULT_EXPORTER_JOB), f"{source}: scrape.exporter_job"
     )
     operational = _operational(raw.get("operational") or {}, f"{source}: operational")
+    llm = _llm_alerting(raw.get("llm") or {}, f"{source}: llm")
 
     slos_raw = raw.get("slos")
     if not isinstance(slos_raw, list) or not slos_raw:
@@ -184,6 +194,7 @@ def spec_from_mapping(raw: Any, source: str = "slos.yaml") -> Spec:
         triton_job=triton_job,
         exporter_job=exporter_job,
         operational=operational,
+        llm=llm,
         source=source,
     )
 
@@ -405,3 +416,22 @@ def _llm_slo(entry: Mapping[str, Any], common: dict[str, Any], where: str) -> SL
             f"(the vLLM backend's buckets: {choices}); the SLI counts requests at or under a bucket bound"
         )
     return SLO(**common, threshold_s=threshold, latency_sli=c.LATENCY_SLI_HISTOGRAM)
+
+
+def _llm_alerting(raw: Any, where: str) -> LLMAlerting:
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"{where}: expected a mapping")
+    _no_unknown(raw, {"kv_cache_saturated_ratio", "saturated_for"}, where)
+    d = LLMAlerting()
+    ratio = _number(
+        raw.get("kv_cache_saturated_ratio", d.kv_cache_saturated_ratio),
+        f"{where}.kv_cache_saturated_ratio",
+        low=0,
+        high=1,
+        low_inclusive=False,
+    )
+    seconds = parse_duration(raw.get("saturated_for", d.saturated_for), f"{where}.saturated_for")
+    if seconds % 60:
+        got = raw["saturated_for"]
+        raise SpecError(f"{where}.saturated_for: must be a whole number of minutes, got {got!r}")
+    return LLMAlerting(kv_cache_saturated_ratio=ratio, saturated_for=format_duration(seconds))
