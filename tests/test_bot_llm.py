@@ -21,6 +21,7 @@ def group(name: str, model: str) -> Any:
             "version": "4",
             "groupKey": "{}:{x}",
             "status": "firing",
+            "commonLabels": {"alertname": name, "model": model},
             "alerts": [
                 {
                     "status": "firing",
@@ -53,6 +54,8 @@ def test_message_shows_ttft_cache_waiting_and_verdict() -> None:
     assert "*TTFT p99:* 0.412 s" in text and "*KV cache:* 97.0%" in text and "*Waiting:* 6" in text
     assert "memory-bound: KV cache 97% full with 6 requests waiting" in text
     assert "triton-llm-kv-cache-saturated" in text  # the runbook link
+    grafana = Links(grafana_url="https://grafana.example.com", dashboard_uid_llm=c.UID_LLM_DASHBOARD)
+    assert f"/d/{c.UID_LLM_DASHBOARD}?var-model={LLM_VLLM}" in json.dumps(enrich(g, facts, grafana).context())
     # a non-LLM alert gets none of it; missing figures read n/a
     other = enrich(group(c.ALERT_SERVER_DOWN, LLM_VLLM), facts, Links())
     assert other.alerts[0].llm is None

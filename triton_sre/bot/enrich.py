@@ -220,6 +220,7 @@ class Links:
     dashboard_uid_model: str = ""
     dashboard_uid_slo: str = ""
     dashboard_uid_overview: str = ""
+    dashboard_uid_llm: str = ""  # "Triton / LLM", for the LLM alerts
 
 
 @dataclass(frozen=True)
@@ -416,6 +417,8 @@ def dashboard_url(group: AlertGroup, links: Links) -> str:
         if name in SLO_ALERTS
         else (links.dashboard_uid_model if model else links.dashboard_uid_overview)
     )
+    if name in LLM_ALERTS and links.dashboard_uid_llm:
+        uid = links.dashboard_uid_llm
     if not uid:
         return ""
     query = f"?{urlencode({'var-model': model})}" if model else ""

@@ -61,6 +61,7 @@ def _links(settings: BotSettings) -> Links:
         dashboard_uid_model=UID_MODEL,
         dashboard_uid_slo=UID_SLO,
         dashboard_uid_overview=UID_OVERVIEW,
+        dashboard_uid_llm=c.UID_LLM_DASHBOARD,
     )
 
 
