@@ -4,6 +4,7 @@ the KV cache making requests wait, and the backends' metric families on Triton's
 from __future__ import annotations
 
 import random
+import statistics
 import threading
 import time
 
@@ -34,12 +35,12 @@ def gen(triton, model: str, prompt: int, tokens: int):
 
 
 def test_streams_tokens_with_prefill_growing_with_the_prompt(triton):
-    short = [gen(triton, LLM_VLLM, 4, 3) for _ in range(3)]
-    long = [gen(triton, LLM_VLLM, 200, 3) for _ in range(3)]
+    short = [gen(triton, LLM_VLLM, 4, 3) for _ in range(5)]
+    long = [gen(triton, LLM_VLLM, 200, 3) for _ in range(5)]
     for _, first, tokens, error in short + long:
         assert error is None and tokens == 3 and first is not None
-    # prefill: 4 ms + 0.1 ms per prompt token -> ~4.4 ms vs ~24 ms
-    assert min(r[1] for r in long) > max(r[1] for r in short)
+    # prefill: 4 ms + 0.1 ms per prompt token -> ~4.4 ms vs ~24 ms (medians: a loaded machine jitters)
+    assert statistics.median(r[1] for r in long) > statistics.median(r[1] for r in short) + 0.01
     _, _, _, error = gen(triton, LLM_VLLM, 10, LLM_MAX_MODEL_LEN)
     assert error is not None and "max_tokens" in error
 
