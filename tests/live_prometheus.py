@@ -1,5 +1,6 @@
 """One real Prometheus (Debian's) for the test session, scraping the shared real Triton and an
-in-process exporter with the generated rules loaded, after 15 s of mixed traffic.
+in-process exporter with the generated rules loaded, after 15 s of mixed traffic (streamed LLM
+requests included).
 
 Registered in conftest.py, so every module using the `live` fixture shares the one instance.
 """
@@ -17,7 +18,7 @@ import yaml
 from binaries import binary
 
 from triton_sre.config import ExporterSettings
-from triton_sre.demo import SLOW_MODEL, TEXT_ECHO, VECTOR_SCALE
+from triton_sre.demo import LLM_TRTLLM, LLM_VLLM, SLOW_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.exporter.derive import Pricing
 from triton_sre.exporter.service import Exporter, ExporterServer
@@ -89,7 +90,7 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
     )
     driver = TrafficDriver(
         triton.http_url,
-        {VECTOR_SCALE: 4, SLOW_MODEL: 2, TEXT_ECHO: 1},
+        {VECTOR_SCALE: 4, SLOW_MODEL: 2, TEXT_ECHO: 1, LLM_VLLM: 2, LLM_TRTLLM: 2},
         error_fraction=0.05,
         max_duration_s=60,
     )

@@ -102,6 +102,12 @@ def test_demo_end_to_end_json():
     assert models["vector_scale"]["batching_ratio"] > 1
     assert models["slow_model"]["stage_fraction"]["queue"] > 0
     assert models["vector_scale"]["cost_per_1k_inferences"] > 0
+    # the LLM models stream through the demo: tokens/s, TTFT p99 (Prometheus), KV %, cost per 1M tokens
+    for llm in ("llm_vllm", "llm_trtllm"):
+        figures = models[llm]["llm"]
+        assert figures["tokens_per_second_output"] > 0 and 0 <= figures["kv_cache_utilization"] <= 1
+        assert figures["cost_per_1m_output_tokens"] >= 0
+    assert models["llm_vllm"]["llm"]["ttft_p99_seconds"] > 0.004
     states = {s["model"]: s for s in summary["states"]}
     assert states["broken_missing_module"]["runbook"] == c.RUNBOOK_PYTHON_MODULE_MISSING
     assert states["broken_init"]["state"] == c.STATE_UNAVAILABLE

@@ -22,7 +22,7 @@ def test_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
         assert main(["generate", "--spec", str(REPO / "slos.yaml"), "--out", str(tmp_path / out)]) == 0
     files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
-    assert files_a == files_b and len(files_a) == 17  # 10 + deploy/ (triton_sre.stack.render)
+    assert files_a == files_b and len(files_a) == 20  # 13 + deploy/ (triton_sre.stack.render)
     for rel in files_a:
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes()
 
@@ -62,7 +62,7 @@ def test_every_alert_has_severity_annotations_and_a_runbook() -> None:
     burn = [
         a for a in alerts if a["alert"] in (c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN)
     ]
-    assert len(burn) == 8
+    assert len(burn) == 16  # 4 SLOs (availability, latency, ttft, time-per-output-token) x 4 tiers
     for alert in burn:
         assert set(alert["labels"]) == {c.L_SEVERITY, c.L_SLO, c.L_WINDOW}  # model comes from the series
         assert "$value" in alert["annotations"]["description"]
@@ -102,6 +102,7 @@ def test_dashboards_have_stable_uids_variables_units_and_descriptions() -> None:
         dashboards.UID_OVERVIEW,
         dashboards.UID_MODEL,
         dashboards.UID_SLO,
+        c.UID_LLM_DASHBOARD,
     }
     for name, board in boards.items():
         variables = {v["name"] for v in board["templating"]["list"]}

@@ -137,3 +137,21 @@ def test_shipped_default_spec_is_the_repository_slos_yaml() -> None:
     packaged = REPO / "triton_sre" / "generate" / "slos.default.yaml"
     assert packaged.read_text() == (REPO / "slos.yaml").read_text()
     assert default_spec().slos == load_spec(REPO / "slos.yaml").slos
+
+
+def test_llm_slo_types_need_a_bucket_bound_threshold() -> None:
+    spec = parse_spec(
+        "slos:\n"
+        "  - {name: t, type: ttft, objective: 99, threshold: 250ms}\n"
+        "  - {name: p, type: time_per_output_token, objective: 99.5, threshold: 75ms, models: [llm]}\n"
+    )
+    assert [(s.type, s.threshold_s) for s in spec.slos] == [(c.SLO_TTFT, 0.25), (c.SLO_TPOT, 0.075)]
+    for bad, message in (
+        ("{name: t, type: ttft, objective: 99, threshold: 30ms}", "not a bucket bound of vllm:time_to_first"),
+        ("{name: t, type: time_per_output_token, objective: 99, threshold: 5ms}", "10ms, 25ms, 50ms"),
+        ("{name: t, type: ttft, objective: 99}", "threshold: required"),
+        ("{name: t, type: ttft, objective: 99, threshold: 1s, time_slice: 1m}", "unknown key 'time_slice'"),
+        ("{name: t, type: tokens, objective: 99}", "ttft, time_per_output_token"),
+    ):
+        with pytest.raises(SpecError, match=message):
+            parse_spec(f"slos:\n  - {bad}\n")

@@ -44,24 +44,24 @@ def _test_in_parallel(files: list[Path]) -> None:
 
 def test_promtool_check_rules_passes_on_the_shipped_rules() -> None:
     files = sorted(str(p.relative_to(REPO)) for p in (REPO / "alerts").glob("*.yaml"))
-    assert len(files) == 3
+    assert len(files) == 4
     result = _run("check", "rules", *files)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_promtool_unit_tests_pass_on_the_shipped_rules() -> None:
     tests = sorted((REPO / "alerts" / "tests").glob("*.yaml"))
-    assert len(tests) == 4
+    assert len(tests) == 5
     names = [g["name"] for t in tests for g in yaml.safe_load(t.read_text())["tests"]]
     for tier in ("1h/5m", "6h/30m", "1d/2h", "3d/6h"):
-        for slo in ("availability", "latency"):
+        for slo in ("availability", "latency", "ttft", "time-per-output-token"):
             assert any(
                 n.startswith(f"{slo}: ") and tier in n and "above" in n and "below" in n for n in names
             )
     for scenario in ("total outage", "recovery resolves", "below min_request_rate", "zero traffic"):
         assert (
-            sum(scenario in n for n in names) == 3
-        )  # availability, latency (histogram), latency (time slices)
+            sum(scenario in n for n in names) == 5
+        )  # availability, latency (histogram), latency (time slices), ttft, time-per-output-token
     _test_in_parallel(tests)
 
 

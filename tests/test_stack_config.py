@@ -155,7 +155,7 @@ def test_local_prometheus_config_passes_promtool(tmp_path: Path) -> None:
         [_need("promtool"), "check", "config", str(files["prometheus"])], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 3 rule files found" in result.stdout + result.stderr
+    assert "SUCCESS: 4 rule files found" in result.stdout + result.stderr
     config = yaml.safe_load(files["prometheus"].read_text())
     jobs = {s["job_name"]: s["static_configs"][0]["targets"] for s in config["scrape_configs"]}
     assert jobs[c.DEFAULT_TRITON_JOB] == ["127.0.0.1:20002"]

@@ -31,13 +31,21 @@ import pytest
 import requests
 
 from triton_sre import conventions as c
-from triton_sre.demo import BROKEN_IN_INDEX, BROKEN_RUNBOOKS, TEXT_ECHO, VECTOR_SCALE
+from triton_sre.demo import (
+    BROKEN_IN_INDEX,
+    BROKEN_RUNBOOKS,
+    LLM_MAX_NUM_SEQS,
+    LLM_VLLM,
+    TEXT_ECHO,
+    VECTOR_SCALE,
+)
 from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.triton.local import process_group_members
 
 CLI = [sys.executable, "-m", "triton_sre.cli"]
 SHORT_SLOS = """\
 scrape: {triton_job: triton, exporter_job: triton-sre}
+llm: {saturated_for: 1m}
 slos:
   - name: availability
     type: availability
@@ -223,6 +231,39 @@ def test_broken_models_fire_model_unavailable_with_their_runbooks_in_slack(stack
         and c.AM_RECEIVER_BOT in [r["name"] for r in a["receivers"]]
     }
     assert routed >= set(BROKEN_IN_INDEX)
+
+
+def test_kv_cache_saturation_fires_through_alertmanager_to_the_bot(stack: dict[str, Any]) -> None:
+    """Saturating streams on llm_vllm fill its KV cache with requests waiting: the real Prometheus
+    fires TritonLLMKVCacheSaturated (`saturated_for: 1m` in this stack's spec), Alertmanager routes
+    it, and the bot's message names the model, the cache use, the verdict and the runbook."""
+    driver = TrafficDriver(
+        _url(stack, "triton"), {LLM_VLLM: LLM_MAX_NUM_SEQS + 4}, llm_saturate=True, max_duration_s=240
+    )
+    driver.start()
+    try:
+
+        def firing() -> bool:
+            return any(
+                a["labels"].get("alertname") == c.ALERT_LLM_KV_CACHE_SATURATED
+                and a["labels"].get("model") == LLM_VLLM
+                and a["state"] == "firing"
+                for a in _prom_alerts(stack)
+            )
+
+        _wait("TritonLLMKVCacheSaturated to fire for llm_vllm", firing, 180)
+        posts = _wait(
+            "the Slack stand-in to receive TritonLLMKVCacheSaturated",
+            lambda: _posts(stack, c.ALERT_LLM_KV_CACHE_SATURATED, LLM_VLLM),
+            60,
+        )
+    finally:
+        driver.stop()
+    runbook = c.ALERT_RUNBOOKS[c.ALERT_LLM_KV_CACHE_SATURATED]
+    text = next((p for p in posts if "KV cache:" in p), posts[0])
+    assert f"{runbook}.md" in text, text[:3000]
+    assert "*KV cache:* 100.0%" in text or "*KV cache:* 9" in text, text[:3000]  # the bot's figure
+    assert "memory-bound" in text and "TTFT p99" in text, text[:3000]
 
 
 def test_stack_down_stops_everything_it_started_and_nothing_else(stack: dict[str, Any]) -> None:

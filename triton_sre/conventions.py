@@ -463,3 +463,120 @@ ALERTMANAGER_PORT: Final = 9093
 GRAFANA_PORT: Final = 3000
 AM_RECEIVER_BOT: Final = "triton-sre-bot"  # Alertmanager receiver posting to the bot's webhook
 DEPLOY_DIR: Final = "deploy"
+
+
+# ---------------------------------------------------------------------------
+# LLM serving (issue 11): the LLM backends' families read on port 8002, and what triton-sre
+# derives from them. vLLM backend: triton-inference-server/vllm_backend src/utils/metrics.py
+# (labels model, version); TensorRT-LLM backend: tensorrtllm_backend's custom_metrics_reporter
+# (labels model, version and one category label per family).
+# ---------------------------------------------------------------------------
+VLLM_PROMPT_TOKENS: Final = "vllm:prompt_tokens_total"  # counter
+VLLM_GENERATION_TOKENS: Final = "vllm:generation_tokens_total"  # counter
+VLLM_TTFT_SECONDS: Final = "vllm:time_to_first_token_seconds"  # histogram
+VLLM_TPOT_SECONDS: Final = "vllm:time_per_output_token_seconds"  # histogram
+VLLM_E2E_SECONDS: Final = "vllm:e2e_request_latency_seconds"  # histogram
+VLLM_REQUEST_PROMPT_TOKENS: Final = "vllm:request_prompt_tokens"  # histogram
+VLLM_REQUEST_GENERATION_TOKENS: Final = "vllm:request_generation_tokens"  # histogram
+VLLM_REQUEST_PARAMS_N: Final = "vllm:request_params_n"  # histogram
+# Gauges of the backend's earlier releases: used when present, never required.
+VLLM_NUM_RUNNING: Final = "vllm:num_requests_running"
+VLLM_NUM_WAITING: Final = "vllm:num_requests_waiting"
+VLLM_CACHE_USAGE: Final = "vllm:gpu_cache_usage_perc"  # 0-1 despite the name
+TRT_REQUEST_METRICS: Final = "nv_trt_llm_request_metrics"
+TRT_KV_CACHE_BLOCK_METRICS: Final = "nv_trt_llm_kv_cache_block_metrics"
+TRT_RUNTIME_MEMORY_METRICS: Final = "nv_trt_llm_runtime_memory_metrics"
+TRT_INFLIGHT_BATCHER_METRICS: Final = "nv_trt_llm_inflight_batcher_metrics"
+TRT_V1_METRICS: Final = "nv_trt_llm_v1_metrics"
+TRT_GENERAL_METRICS: Final = "nv_trt_llm_general_metrics"
+TRT_INPUT_TOKEN_LEN: Final = "nv_llm_input_token_len"  # histogram, one observation per request
+TRT_OUTPUT_TOKEN_LEN: Final = "nv_llm_output_token_len"  # histogram, one observation per request
+TRT_LABEL_REQUEST_TYPE: Final = "request_type"
+TRT_LABEL_KV_CACHE_BLOCK_TYPE: Final = "kv_cache_block_type"
+TRT_REQUEST_SCHEDULED: Final = "scheduled"  # running in the batch this iteration
+TRT_REQUEST_WAITING: Final = "waiting"  # the backend reports active - scheduled
+TRT_REQUEST_ACTIVE: Final = "active"
+TRT_KV_FRACTION: Final = "fraction"  # used / max blocks
+TRT_KV_USED: Final = "used"
+TRT_KV_MAX: Final = "max"
+# The families whose presence marks a model as an LLM (`le` buckets of histograms are in _bucket).
+VLLM_HISTOGRAMS: Final = (
+    VLLM_TTFT_SECONDS,
+    VLLM_TPOT_SECONDS,
+    VLLM_E2E_SECONDS,
+    VLLM_REQUEST_PROMPT_TOKENS,
+    VLLM_REQUEST_GENERATION_TOKENS,
+)
+TRT_HISTOGRAMS: Final = (TRT_INPUT_TOKEN_LEN, TRT_OUTPUT_TOKEN_LEN)
+
+# What triton-sre exports for LLM models (per model and version, when the families are present).
+M_LLM_TOKENS_PER_SECOND: Final = "triton_sre_llm_tokens_per_second"
+M_LLM_REQUESTS: Final = "triton_sre_llm_requests"
+M_LLM_KV_CACHE_UTILIZATION: Final = "triton_sre_llm_kv_cache_utilization_ratio"
+M_LLM_TTFT_SECONDS: Final = "triton_sre_llm_time_to_first_token_seconds"
+M_LLM_TPOT_SECONDS: Final = "triton_sre_llm_time_per_output_token_seconds"
+M_COST_PER_1M_TOKENS: Final = "triton_sre_cost_per_1m_tokens"
+M_LLM_PARSE_PROBLEMS: Final = "triton_sre_llm_parse_problems"  # samples ignored in the last poll
+L_DIRECTION: Final = "direction"
+L_PROBLEM: Final = "problem"
+DIRECTION_INPUT: Final = "input"
+DIRECTION_OUTPUT: Final = "output"
+DIRECTIONS: Final = (DIRECTION_INPUT, DIRECTION_OUTPUT)
+LLM_STATE_RUNNING: Final = "running"
+LLM_STATE_WAITING: Final = "waiting"
+LLM_STATES: Final = (LLM_STATE_RUNNING, LLM_STATE_WAITING)
+# Why an LLM sample was ignored (label `problem` of triton_sre_llm_parse_problems).
+LLM_PROBLEM_NO_MODEL: Final = "missing_model_label"
+LLM_PROBLEM_UNKNOWN_LABEL: Final = "unknown_label_value"
+LLM_PROBLEM_NOT_FINITE: Final = "not_finite"
+LLM_PROBLEM_NEGATIVE: Final = "negative_value"
+LLM_PROBLEM_NO_INF_BUCKET: Final = "histogram_without_inf"
+LLM_PROBLEMS: Final = (
+    LLM_PROBLEM_NO_MODEL,
+    LLM_PROBLEM_UNKNOWN_LABEL,
+    LLM_PROBLEM_NOT_FINITE,
+    LLM_PROBLEM_NEGATIVE,
+    LLM_PROBLEM_NO_INF_BUCKET,
+)
+
+# LLM recording rules (labels job, model, version; quantile rules add `quantile`, token rates
+# `direction`), alerts and runbooks. Rules on Triton's raw LLM families, not the exporter's.
+REC_LLM_TTFT_QUANTILE: Final = (
+    f"{REC_LEVEL_MODEL}:triton_llm_time_to_first_token_seconds:histogram_quantile{REC_RATE_WINDOW}"
+)
+REC_LLM_TPOT_QUANTILE: Final = (
+    f"{REC_LEVEL_MODEL}:triton_llm_time_per_output_token_seconds:histogram_quantile{REC_RATE_WINDOW}"
+)
+REC_LLM_TOKENS_RATE: Final = f"{REC_LEVEL_MODEL}:triton_llm_tokens:rate{REC_RATE_WINDOW}"
+REC_LLM_KV_CACHE: Final = f"{REC_LEVEL_MODEL}:triton_llm_kv_cache_utilization:ratio"
+REC_LLM_WAITING: Final = f"{REC_LEVEL_MODEL}:triton_llm_requests_waiting:sum"
+REC_LLM_RUNNING: Final = f"{REC_LEVEL_MODEL}:triton_llm_requests_running:sum"
+LLM_QUANTILES: Final = ("0.5", "0.95", "0.99")
+LLM_KV_SATURATED_RATIO: Final = 0.95  # TritonLLMKVCacheSaturated: cache use at or above this ...
+LLM_SATURATED_FOR: Final = "10m"  # ... with requests waiting, for this long
+ALERT_LLM_KV_CACHE_SATURATED: Final = "TritonLLMKVCacheSaturated"
+ALERT_LLM_REQUESTS_WAITING: Final = "TritonLLMRequestsWaiting"
+LLM_ALERT_RUNBOOKS: Final = {
+    ALERT_LLM_KV_CACHE_SATURATED: "triton-llm-kv-cache-saturated",
+    ALERT_LLM_REQUESTS_WAITING: "triton-llm-requests-waiting",
+}
+ALERT_RUNBOOKS.update(LLM_ALERT_RUNBOOKS)  # one map of alert -> runbook for the generators and the bot
+# Label on the LLM alerts: what limits the model, from the KV cache use when requests wait.
+L_BOUND: Final = "bound"
+BOUND_MEMORY: Final = "memory"  # cache full: more KV memory, shorter max tokens, another replica
+BOUND_COMPUTE: Final = "compute"  # cache not full: compute- or scheduler-bound
+UID_LLM_DASHBOARD: Final = "triton-sre-llm"
+# LLM SLO types (request-based from the vLLM backend's histograms; for time_per_output_token the
+# events are output tokens) and the histogram bucket bounds the backend uses, in seconds
+# (vllm_backend src/utils/metrics.py): an SLO threshold must be one of them.
+SLO_TTFT: Final = "ttft"
+SLO_TPOT: Final = "time_per_output_token"
+LLM_SLO_TYPES: Final = (SLO_TTFT, SLO_TPOT)
+VLLM_TTFT_BUCKETS: Final = (
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+)
+VLLM_TPOT_BUCKETS: Final = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+LLM_SLO_HISTOGRAMS: Final = {
+    SLO_TTFT: (VLLM_TTFT_SECONDS, VLLM_TTFT_BUCKETS),
+    SLO_TPOT: (VLLM_TPOT_SECONDS, VLLM_TPOT_BUCKETS),
+}

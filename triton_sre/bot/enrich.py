@@ -19,6 +19,8 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from triton_sre import conventions as c
+from triton_sre.bot.llm import LLM_ALERTS
+from triton_sre.bot.llm import verdict as llm_verdict
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.diagnosis.rules import REMEDIATIONS
@@ -206,6 +208,8 @@ class Facts:
     """Alert fingerprint -> share of the error budget left (1 = all, negative = overspent)."""
     titles: Mapping[str, str] = field(default_factory=dict)
     """Runbook id -> title (the catalog)."""
+    llm: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Alert fingerprint -> LLM figures (bot/llm.py: TTFT p99, KV cache use, waiting requests)."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +220,7 @@ class Links:
     dashboard_uid_model: str = ""
     dashboard_uid_slo: str = ""
     dashboard_uid_overview: str = ""
+    dashboard_uid_llm: str = ""  # "Triton / LLM", for the LLM alerts
 
 
 @dataclass(frozen=True)
@@ -250,6 +255,8 @@ class AlertView:
     findings: list[FindingView]
     labels: dict[str, str]
     generator_url: str
+    llm: dict[str, float] | None = None  # LLM alerts: TTFT p99, KV cache use, waiting requests
+    llm_verdict: str = ""  # memory-bound / compute-bound, with the numbers
 
 
 @dataclass(frozen=True)
@@ -354,6 +361,7 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
     findings = _findings_for(alert, facts, links) if is_unavailable else []
     runbook = findings[0].runbook if findings and findings[0].source != "exporter" else runbook_id_of(alert)
     is_slo = alert.name in SLO_ALERTS or bool(alert.labels.get(c.L_SLO) and alert.labels.get(c.L_WINDOW))
+    is_llm = alert.name in LLM_ALERTS
     burn = facts.burn_rates.get(alert.fingerprint)
     if burn is None and is_slo:
         burn = _burn_from_text(alert)
@@ -377,6 +385,8 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
         findings=findings,
         labels=dict(alert.labels),
         generator_url=alert.generator_url,
+        llm=dict(facts.llm.get(alert.fingerprint, {})) if is_llm else None,
+        llm_verdict=llm_verdict(facts.llm.get(alert.fingerprint, {})) if is_llm else "",
     )
 
 
@@ -407,6 +417,8 @@ def dashboard_url(group: AlertGroup, links: Links) -> str:
         if name in SLO_ALERTS
         else (links.dashboard_uid_model if model else links.dashboard_uid_overview)
     )
+    if name in LLM_ALERTS and links.dashboard_uid_llm:
+        uid = links.dashboard_uid_llm
     if not uid:
         return ""
     query = f"?{urlencode({'var-model': model})}" if model else ""

@@ -34,6 +34,8 @@ from triton_sre.bot.enrich import (
     generator_expr,
     parse_group,
 )
+from triton_sre.bot.llm import LLM_ALERTS
+from triton_sre.bot.llm import figure_exprs as llm_figure_exprs
 from triton_sre.bot.metrics import ACTION_FAILED, ACTION_POSTED, ACTION_REPEAT, ACTION_UPDATED, BotMetrics
 from triton_sre.bot.outbox import MessageRef, Notification, Outbox
 from triton_sre.bot.prom import PromError, Prometheus, chart_png
@@ -59,6 +61,7 @@ def _links(settings: BotSettings) -> Links:
         dashboard_uid_model=UID_MODEL,
         dashboard_uid_slo=UID_SLO,
         dashboard_uid_overview=UID_OVERVIEW,
+        dashboard_uid_llm=c.UID_LLM_DASHBOARD,
     )
 
 
@@ -347,7 +350,28 @@ class Worker:
             burn_rates=burn,
             budgets_remaining=budget,
             titles=self.titles,
+            llm=self._llm_figures(group),
         )
+
+    def _llm_figures(self, group: AlertGroup) -> dict[str, dict[str, float]]:
+        """TTFT p99, KV cache use and waiting requests for each LLM alert (bot/llm.py)."""
+        found: dict[str, dict[str, float]] = {}
+        if self.prometheus is None:
+            return found
+        for alert in group.alerts:
+            model = alert.labels.get(c.LABEL_MODEL)
+            if alert.name not in LLM_ALERTS or not model:
+                continue
+            figures: dict[str, float] = {}
+            try:
+                for name, expr in llm_figure_exprs(model, alert.labels.get(c.LABEL_VERSION, "")).items():
+                    value = self.prometheus.instant(expr)
+                    if value is not None:
+                        figures[name] = value
+            except PromError as exc:
+                log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
+            found[alert.fingerprint] = figures
+        return found
 
     def _chart(self, group: AlertGroup, channel: str, ts: str) -> None:
         if self.prometheus is None or not self.settings.chart:

@@ -17,7 +17,11 @@ SAMPLE_REPOSITORY: Final = Path(__file__).resolve().parent / "models"
 VECTOR_SCALE: Final = "vector_scale"  # FP32 [8] -> 2x, dynamic batching, fixed cost per execution
 TEXT_ECHO: Final = "text_echo"  # TYPE_STRING -> upper-cased, dynamic batching
 SLOW_MODEL: Final = "slow_model"  # 0.1 s per request, no batching, one instance: requests queue
-HEALTHY_MODELS: Final = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL)
+# LLM-shaped decoupled models (streamed tokens, a bounded KV cache), one per backend's metric families.
+LLM_VLLM: Final = "llm_vllm"  # reports the vLLM backend's vllm:* families
+LLM_TRTLLM: Final = "llm_trtllm"  # reports the TensorRT-LLM backend's nv_trt_llm_* / nv_llm_* families
+LLM_MODELS: Final = (LLM_VLLM, LLM_TRTLLM)
+HEALTHY_MODELS: Final = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL, *LLM_MODELS)
 
 # Broken models, each failing to load for a different reason.
 BROKEN_MISSING_MODULE: Final = "broken_missing_module"
@@ -50,6 +54,13 @@ VECTOR_SCALE_DIMS: Final = 8
 VECTOR_SCALE_FACTOR: Final = 2.0
 SLOW_MODEL_DIMS: Final = 4
 SLOW_MODEL_SECONDS: Final = 0.1
+# The LLM models' tensors (as the vLLM backend names them; HTTP generate_stream maps JSON fields
+# to them) and their KV cache: LLM_MAX_NUM_SEQS x LLM_MAX_MODEL_LEN tokens (config.pbtxt).
+LLM_TEXT_INPUT: Final = "text_input"
+LLM_MAX_TOKENS: Final = "max_tokens"
+LLM_TEXT_OUTPUT: Final = "text_output"
+LLM_MAX_NUM_SEQS: Final = 8
+LLM_MAX_MODEL_LEN: Final = 256
 
 __all__ = [
     "BROKEN_CAUSES",
@@ -62,6 +73,14 @@ __all__ = [
     "BROKEN_VERSION_DIR",
     "HEALTHY_MODELS",
     "INPUT_NAME",
+    "LLM_MAX_MODEL_LEN",
+    "LLM_MAX_NUM_SEQS",
+    "LLM_MAX_TOKENS",
+    "LLM_MODELS",
+    "LLM_TEXT_INPUT",
+    "LLM_TEXT_OUTPUT",
+    "LLM_TRTLLM",
+    "LLM_VLLM",
     "OUTPUT_NAME",
     "SAMPLE_REPOSITORY",
     "SLOW_MODEL",

@@ -100,6 +100,12 @@ def run_demo(args: argparse.Namespace) -> int:
     triton_url = components["triton"]["url"]
     exporter_url = components["exporter"]["url"]
     driver = TrafficDriver(triton_url)
+
+    def status() -> dict[str, Any]:
+        found = exporter_status(exporter_url)
+        add_ttft_p99(found, components["prometheus"]["url"])
+        return found
+
     try:
         say(_banner(state, components))
         log_findings = _diagnose_log(Path(components["triton"]["server_log"]))
@@ -112,11 +118,11 @@ def run_demo(args: argparse.Namespace) -> int:
                 break
             stop.wait(min(1.0, max(0.0, next_report - time.monotonic())))
             if time.monotonic() >= next_report:
-                say(_status_text(exporter_status(exporter_url)))
+                say(_status_text(status()))
                 next_report += args.report_every
         driver.stop()
         time.sleep(args.interval * 1.5)  # one more exporter poll after the traffic stopped
-        summary = exporter_status(exporter_url)
+        summary = status()
         if args.format == "json":
             summary["urls"] = {name: comp["url"] for name, comp in components.items()}
             summary["log_findings"] = [
@@ -199,6 +205,8 @@ def exporter_status(exporter_url: str) -> dict[str, Any]:
             row["stage_seconds"][labels[c.L_STAGE]] = sample.value
         elif sample.name == c.M_REQUEST_STAGE_FRACTION:
             row["stage_fraction"][labels[c.L_STAGE]] = sample.value
+        else:
+            _llm_sample(row, sample.name, labels, sample.value)
     return {
         "up": server.get(c.M_UP) == 1.0,
         "window_seconds": server.get(c.M_WINDOW_SECONDS),
@@ -206,6 +214,57 @@ def exporter_status(exporter_url: str) -> dict[str, Any]:
         "models": [m for _, m in sorted(models.items()) if "batching_ratio" in m or m["stage_seconds"]],
         "states": debug.get("models", []),
     }
+
+
+def _llm_sample(row: dict[str, Any], name: str, labels: dict[str, str], value: float) -> None:
+    """The exporter's LLM figures of one model version, into row["llm"]."""
+    if name == c.M_LLM_TOKENS_PER_SECOND:
+        row.setdefault("llm", {})[f"tokens_per_second_{labels.get(c.L_DIRECTION)}"] = value
+    elif name == c.M_COST_PER_1M_TOKENS:
+        row.setdefault("llm", {})[f"cost_per_1m_{labels.get(c.L_DIRECTION)}_tokens"] = value
+    elif name == c.M_LLM_KV_CACHE_UTILIZATION:
+        row.setdefault("llm", {})["kv_cache_utilization"] = value
+    elif name == c.M_LLM_TTFT_SECONDS:
+        row.setdefault("llm", {})["ttft_seconds_average"] = value
+    elif name == c.M_LLM_REQUESTS:
+        row.setdefault("llm", {})[f"requests_{labels.get(c.L_STATE)}"] = value
+
+
+def add_ttft_p99(status: dict[str, Any], prometheus_url: str) -> None:
+    """Each LLM model's TTFT p99 from the LLM recording rule in Prometheus (absent without data)."""
+    from triton_sre.bot.llm import TTFT_P99, figure_exprs
+    from triton_sre.bot.prom import PromError, Prometheus
+
+    prom = Prometheus(prometheus_url)
+    for m in status["models"]:
+        if "llm" not in m:
+            continue
+        try:
+            value = prom.instant(figure_exprs(m["model"], m["version"])[TTFT_P99])
+        except PromError:
+            value = None
+        if value is not None:
+            m["llm"]["ttft_p99_seconds"] = value
+
+
+def _llm_lines(status: dict[str, Any]) -> list[str]:
+    rows = [m for m in status["models"] if "llm" in m]
+    if not rows:
+        return []
+    header = f"{'LLM model':<22}{'tok/s in':>9}{'tok/s out':>10}{'TTFT p99':>10}{'KV %':>6}{'USD/1M out':>11}"
+    lines = [header]
+    for m in rows:
+        llm = m["llm"]
+        ttft = llm.get("ttft_p99_seconds")
+        kv = llm.get("kv_cache_utilization")
+        lines.append(
+            f"{m['model']:<22}{_fmt(llm.get('tokens_per_second_input'), '9.0f')}"
+            f"{_fmt(llm.get('tokens_per_second_output'), '10.0f')}"
+            f"{_fmt(ttft * 1000 if ttft is not None else None, '8.0f')}{'ms' if ttft is not None else '  '}"
+            f"{_fmt(kv * 100 if kv is not None else None, '6.0f')}"
+            f"{_fmt(llm.get('cost_per_1m_output_tokens'), '11.3g')}"
+        )
+    return lines
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -232,6 +291,7 @@ def _status_text(status: dict[str, Any]) -> str:
             f"{_fmt(sum(seconds.values()) * 1000 if seconds else None, '8.1f')}"
             f"{_fmt(m.get('cost_per_1k_inferences'), '10.3g')}"
         )
+    lines += _llm_lines(status)
     if status.get("idle_fraction") is not None:
         lines.append(f"idle share of the host: {status['idle_fraction']:.0%}")
     for s in status["states"]:

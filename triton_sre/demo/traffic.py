@@ -8,6 +8,7 @@ loopback address: it is a demo and test tool, not a load generator for real flee
 from __future__ import annotations
 
 import ipaddress
+import json
 import random
 import socket
 import threading
@@ -22,6 +23,10 @@ import requests
 
 from triton_sre.demo import (
     INPUT_NAME,
+    LLM_MAX_MODEL_LEN,
+    LLM_MAX_TOKENS,
+    LLM_MODELS,
+    LLM_TEXT_INPUT,
     SLOW_MODEL,
     SLOW_MODEL_DIMS,
     TEXT_ECHO,
@@ -36,7 +41,12 @@ MAX_REQUESTS = 1_000_000
 MAX_CONCURRENCY = 256
 MAX_ERROR_SAMPLES = 20
 DEFAULT_TIMEOUT_S = 30.0
-DEFAULT_MIX: Mapping[str, int] = {VECTOR_SCALE: 8, TEXT_ECHO: 2, SLOW_MODEL: 3}
+DEFAULT_MIX: Mapping[str, int] = {
+    VECTOR_SCALE: 8,
+    TEXT_ECHO: 2,
+    SLOW_MODEL: 3,
+    **{llm: 2 for llm in LLM_MODELS},  # streamed, varied prompt and output lengths
+}
 
 
 # ---------------------------------------------------------------------------- payloads
@@ -75,6 +85,60 @@ def slow_model_payload(value: float = 1.0) -> Payload:
     }
 
 
+def llm_payload(rng: random.Random | None = None, *, saturate: bool = False) -> Payload:
+    """A generate_stream body for an LLM model: varied prompt and output lengths (tokens are words).
+
+    ``saturate`` asks for maximal sequences (prompt + output = the model length), so every
+    sequence holds the same number of KV blocks: LLM_MAX_NUM_SEQS clients fill the cache to 100 %,
+    a finished sequence's blocks admit the next one at once, and further clients wait.
+    """
+    rng = rng or random.Random()
+    if saturate:
+        prompt = rng.randint(180, 200)
+        output = LLM_MAX_MODEL_LEN - prompt
+    else:
+        prompt, output = rng.randint(8, 120), rng.randint(8, 48)
+    return {LLM_TEXT_INPUT: " ".join(["tok"] * prompt), LLM_MAX_TOKENS: output}
+
+
+def llm_failing_payload() -> Payload:
+    """Longer than the model's length: the LLM model answers with an error response."""
+    return {LLM_TEXT_INPUT: "tok", LLM_MAX_TOKENS: LLM_MAX_MODEL_LEN}
+
+
+def stream_generate(
+    session: requests.Session, url: str, payload: Payload, timeout: float
+) -> tuple[float, float | None, int, str | None]:
+    """One POST to ``.../generate_stream``: (latency, time to first token, tokens, error or None).
+
+    Triton answers with server-sent events, one ``data: {...}`` per streamed response; an error
+    (e.g. a request longer than the model's length) arrives as an event carrying ``error``.
+    """
+    started = time.perf_counter()
+    first: float | None = None
+    tokens = 0
+    try:
+        with session.post(url, json=payload, timeout=timeout, stream=True) as response:
+            if response.status_code != 200:
+                error = f"HTTP {response.status_code}: {response.text}"[:300]
+                return time.perf_counter() - started, None, 0, error
+            for line in response.iter_lines():
+                if not line.startswith(b"data:"):
+                    continue
+                try:
+                    event = json.loads(line[5:])
+                except ValueError:
+                    return time.perf_counter() - started, first, tokens, f"bad event: {line[:100]!r}"
+                if isinstance(event, dict) and "error" in event:
+                    return time.perf_counter() - started, first, tokens, str(event["error"])[:300]
+                if first is None:
+                    first = time.perf_counter() - started
+                tokens += 1
+    except requests.RequestException as exc:
+        return time.perf_counter() - started, first, tokens, f"{type(exc).__name__}: {exc}"[:300]
+    return time.perf_counter() - started, first, tokens, None
+
+
 def malformed_payload(model: str) -> Payload:
     """A request Triton rejects before it reaches ``model`` (wrong shape).
 
@@ -95,6 +159,8 @@ def failing_payload(model: str) -> Payload:
         return slow_model_payload(value=-1.0)
     if model == TEXT_ECHO:
         return text_echo_payload(("",))
+    if model in LLM_MODELS:
+        return llm_failing_payload()
     raise ValueError(f"no failing payload for model {model!r}")
 
 
@@ -104,6 +170,7 @@ def payload_for(model: str) -> Payload:
         VECTOR_SCALE: vector_scale_payload,
         TEXT_ECHO: text_echo_payload,
         SLOW_MODEL: slow_model_payload,
+        **{llm: llm_payload for llm in LLM_MODELS},
     }
     if model not in builders:
         raise ValueError(f"no default payload for model {model!r}; pass payload=")
@@ -260,6 +327,9 @@ class TrafficDriver:
     (``failing_payload``), so Triton counts BACKEND failures; on a batched model their batchmates
     fail too, so the failure rate seen is higher than ``error_fraction``.
     ``think_time_s`` is each client's pause between requests.
+    LLM models (``LLM_MODELS``) are streamed through ``generate_stream`` with a new prompt and
+    output length per request (``llm_payload``); ``llm_saturate`` makes them long enough for a
+    few clients to fill the KV cache. Their latency is the whole stream's.
     """
 
     def __init__(
@@ -274,6 +344,7 @@ class TrafficDriver:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         payloads: Mapping[str, Payload] | None = None,
         max_latencies: int = 10_000,
+        llm_saturate: bool = False,
     ) -> None:
         self.http_url = check_loopback(http_url)
         self.mix = dict(mix if mix is not None else DEFAULT_MIX)
@@ -286,6 +357,7 @@ class TrafficDriver:
         self.think_time_s = think_time_s
         self.error_fraction = error_fraction
         self.timeout_s = timeout_s
+        self.llm_saturate = llm_saturate
         self._payloads = {m: (dict(payloads or {}).get(m) or payload_for(m)) for m in self.mix}
         self._failing = {m: failing_payload(m) for m in self.mix} if error_fraction > 0 else {}
         self._results = {m: TrafficResult(m) for m in self.mix}
@@ -319,13 +391,18 @@ class TrafficDriver:
             return True
 
     def _client(self, model: str) -> None:
-        url = f"{self.http_url}/v2/models/{model}/infer"
+        llm = model in LLM_MODELS
+        url = f"{self.http_url}/v2/models/{model}/{'generate_stream' if llm else 'infer'}"
         rng = random.Random()
         with requests.Session() as session:
             while not self._stop.is_set() and self._take():
                 bad = self.error_fraction > 0 and rng.random() < self.error_fraction
-                body = self._failing[model] if bad else self._payloads[model]
-                latency, error = _one_request(session, url, body, self.timeout_s)
+                if llm:
+                    body = self._failing[model] if bad else llm_payload(rng, saturate=self.llm_saturate)
+                    latency, _, _, error = stream_generate(session, url, body, self.timeout_s)
+                else:
+                    body = self._failing[model] if bad else self._payloads[model]
+                    latency, error = _one_request(session, url, body, self.timeout_s)
                 with self._lock:
                     result = self._results[model]
                     if error is None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from triton_sre import conventions as c
 from triton_sre.exporter.derive import Derivation
+from triton_sre.exporter.llm import llm_families
 
 GAUGE = "gauge"
 COUNTER = "counter"
@@ -59,6 +60,7 @@ def families(view: ExporterView) -> Iterator[Family]:
     yield from _cost_metrics(d)
     yield from _state_metrics(d)
     yield from _config_metrics(d)
+    yield from (Family(*f) for f in llm_families(d.llm, d.llm_problems, d.currency))
     yield Family(
         GAUGE, c.M_WINDOW_SECONDS, "Seconds actually covered by the derivation window.", (),
         [((), d.window_seconds)],

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from triton_sre import conventions as c
+from triton_sre.exporter.llm import LLMDerivation, derive_llm
 from triton_sre.exporter.snapshot import (
     FAMILY_INDEX,
     CounterRow,
@@ -65,6 +66,8 @@ class Derivation:
     devices: int = 0
     server_cost_per_hour: float | None = None
     idle_fraction: float | None = None
+    llm: Sequence[LLMDerivation] = ()  # LLM models (exporter/llm.py)
+    llm_problems: Mapping[str, int] = field(default_factory=dict)  # LLM samples ignored, latest poll
 
 
 def increase(values: Iterable[float]) -> float:
@@ -164,6 +167,7 @@ def derive(
         idle = 1.0 - min(1.0, total_compute / (stats_span * devices))
 
     models: list[ModelDerivation] = []
+    window_cost: dict[ModelKey, float] = {}  # attributed cost over the window, for LLM models
     latest_counters = with_metrics[-1].counters if with_metrics else None
     for key in sorted(latest_counters or ()):
         rows = _rows(with_metrics, key)
@@ -184,6 +188,7 @@ def derive(
         if price is not None and total_compute > 0 and key in compute_s:
             share = compute_s[key] / total_compute
             cost_hour = price * share
+            window_cost[key] = price * stats_span / 3600.0 * share
             if inferences > 0:
                 cost_1k = price * stats_span / 3600.0 * share / inferences * 1000.0
         models.append(
@@ -214,6 +219,8 @@ def derive(
         devices=devices,
         server_cost_per_hour=price,
         idle_fraction=idle,
+        llm=derive_llm([(s.taken_at, s.llm) for s in with_metrics if s.llm is not None], window_cost),
+        llm_problems=with_metrics[-1].llm.problems if with_metrics and with_metrics[-1].llm else {},
     )
 
 

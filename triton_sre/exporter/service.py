@@ -29,6 +29,7 @@ from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
 from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import Derivation, derive, select_window
+from triton_sre.exporter.llm import LLMCollector, LLMData
 from triton_sre.exporter.snapshot import (
     IndexEntry,
     ModelConfigSummary,
@@ -127,7 +128,7 @@ class Exporter:
         started = time.monotonic()
         with self._tracer.start_as_current_span("triton_sre.poll") as span:
             taken_at = self._clock()
-            counters, gpus = self._fetch_metrics()
+            counters, gpus, llm = self._fetch_metrics()
             raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", self.client.repository_index)
             stats = self._fetch_stats()
             index = index_from_json(raw_index) if raw_index is not None else None
@@ -140,6 +141,7 @@ class Exporter:
                 stats=stats,
                 index=index,
                 configs=self._config_view,
+                llm=llm,
             )
             with self._lock:
                 self._snapshots.append(snapshot)
@@ -167,18 +169,22 @@ class Exporter:
                 span.set_attribute("error.type", exc.kind)
                 return None
 
-    def _fetch_metrics(self) -> tuple[Any, Any]:
+    def _fetch_metrics(self) -> tuple[Any, Any, LLMData | None]:
         body = self._call(c.TARGET_METRICS, "GET /metrics", self.client.metrics)
         if body is None:
-            return None, None
+            return None, None, None
         try:
             text = decode_body(body)
             del body  # the text is all we need; do not hold both through the parse
-            # folded slice by slice: only one slice's parse temporaries exist at a time
-            return counters_from_samples(chain.from_iterable(iter_parse(text, keep=keep_family)))
+            # folded slice by slice: only one slice's parse temporaries exist at a time;
+            # the LLM backends' samples are taken out on the way (exporter/llm.py)
+            llm = LLMCollector()
+            samples = chain.from_iterable(iter_parse(text, keep=keep_family))
+            counters, gpus = counters_from_samples(llm.tap(samples))
+            return counters, gpus, llm.result()
         except ExpositionError as exc:
             self._record_error(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}")
-            return None, None
+            return None, None, None
 
     def _fetch_stats(self) -> dict | None:
         entries = self._call(c.TARGET_STATS, "GET /v2/models/stats", self.client.all_stats)

@@ -13,6 +13,7 @@ from sys import intern
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
+from triton_sre.exporter.llm import LLMData, is_llm_family
 
 if TYPE_CHECKING:
     from triton_sre.triton.exposition import Sample
@@ -40,7 +41,7 @@ def row_value(row: CounterRow, family: str) -> float:
 
 def keep_family(name: str) -> bool:
     """The metric families a snapshot uses; everything else is skipped while parsing."""
-    return name in _PER_MODEL or name.startswith(c.NV_GPU_PREFIX)
+    return name in _PER_MODEL or name.startswith(c.NV_GPU_PREFIX) or is_llm_family(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,7 @@ class Snapshot:
     stats: Mapping[ModelKey, ModelStats] | None  # None: stats fetch failed
     index: Sequence[IndexEntry] | None  # None: index fetch failed
     configs: Mapping[str, ModelConfigSummary] = field(default_factory=dict)
+    llm: LLMData | None = None  # the LLM backends' families (exporter/llm.py); None: not read
 
 
 def counters_from_samples(

@@ -595,10 +595,13 @@ def slo(spec: Spec, base_url: str) -> dict[str, Any]:
 
 def dashboards(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, dict[str, Any]]:
     """File name (under dashboards/) -> dashboard JSON model."""
+    from triton_sre.generate import llm_dashboard  # its own builder (it imports this module)
+
     return {
         "triton-overview.json": overview(spec, base_url),
         "triton-model.json": model(spec, base_url),
         "triton-slo.json": slo(spec, base_url),
+        llm_dashboard.FILE: llm_dashboard.llm(spec, base_url),
     }
 
 

@@ -112,6 +112,8 @@ def _visible(slo: SLO, track: Track) -> bool:
         return False
     if slo.type == c.SLO_AVAILABILITY:
         return True  # every track has request counters; only availability tracks have failures
+    if slo.type in c.LLM_SLO_TYPES or track.kind in c.LLM_SLO_TYPES:  # generate/llm.py
+        return track.kind == slo.type and slo.threshold_s == track.owner.threshold_s
     if track.kind == c.LATENCY_SLI_HISTOGRAM:
         same_bucket = round(slo.threshold_s * 1000) == round(track.owner.threshold_s * 1000)
         return slo.latency_sli != c.LATENCY_SLI_TIME_SLICE and same_bucket
@@ -242,6 +244,11 @@ def _track_series(spec: Spec, track: Track, step: int) -> list[dict[str, str]]:
     bad = [p.rate * p.bad * step for p in per_step]
     good = [t - b for t, b in zip(total, bad, strict=True)]
     model = {c.LABEL_MODEL: track.model}
+    if track.kind in c.LLM_SLO_TYPES:
+        from triton_sre.generate import llm
+
+        series = counter_series(total), counter_series(good)
+        return llm.slo_track_series(track.owner, lambda extra: _labels({**model, **extra}, job), *series)
     if track.kind == c.SLO_AVAILABILITY:
         return [
             {"series": c.NV_REQUEST_SUCCESS + _labels(model, job), "values": counter_series(good)},
@@ -353,6 +360,8 @@ def _rate(slo: SLO) -> Fraction:
 def _event_kind(slo: SLO) -> str | None:
     if slo.type == c.SLO_AVAILABILITY:
         return c.SLO_AVAILABILITY
+    if slo.type in c.LLM_SLO_TYPES:
+        return slo.type  # LLM histogram tracks (generate/llm.py)
     return None if slo.latency_sli == c.LATENCY_SLI_TIME_SLICE else c.LATENCY_SLI_HISTOGRAM
 
 
@@ -741,7 +750,10 @@ def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
         f, s = slo_scenarios(spec, slo, base_url)
         fast += f
         slow += s
+    from triton_sre.generate import llm
+
     return {
+        llm.LLM_TEST_FILE: llm.test_file(spec, base_url),
         "triton-slo-rules.test.yaml": {
             "rule_files": [f"../{r.SLO_FILE}"],
             "evaluation_interval": format_duration(FAST_STEP),

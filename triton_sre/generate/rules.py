@@ -180,6 +180,10 @@ def slo_groups(spec: Spec, base_url: str) -> RuleFile:
 
 
 def _valid_rate(spec: Spec, slo: SLO, window: str) -> str:
+    if slo.type in c.LLM_SLO_TYPES:  # events of the vLLM histogram (generate/llm.py)
+        from triton_sre.generate import llm
+
+        return llm.slo_valid_rate(spec, slo, window)
     ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
     success = counter_rate(c.NV_REQUEST_SUCCESS, ms, window, (c.LABEL_MODEL,))
     failure = counter_rate(c.NV_REQUEST_FAILURE, ms, window, (c.LABEL_MODEL,))
@@ -234,6 +238,10 @@ def _sli_rules(spec: Spec, slo: SLO) -> list[Rule]:
 
 
 def _error_ratio(spec: Spec, slo: SLO, window: str, requests: str) -> str:
+    if slo.type in c.LLM_SLO_TYPES:
+        from triton_sre.generate import llm
+
+        return llm.slo_error_ratio(spec, slo, window)
     ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
     if slo.type == c.SLO_AVAILABILITY:
         bad = counter_rate(c.NV_REQUEST_FAILURE, [*ms, _bad_reason_matcher(slo)], window, (c.LABEL_MODEL,))
@@ -302,6 +310,10 @@ def burn_annotations(
         if slo.type == c.SLO_AVAILABILITY
         else f"requests (or minutes) slower than {num(slo.threshold_s * 1000)} ms"
     )
+    if slo.type in c.LLM_SLO_TYPES:
+        from triton_sre.generate import llm
+
+        sli = llm.slo_sli_text(slo)
     return {
         "summary": (
             f"Model {{{{ $labels.model }}}} burns the {what} of SLO {{{{ $labels.slo }}}} "
@@ -499,10 +511,13 @@ def _alert(name: str, expr: str, for_: str, severity: str, summary: str, descrip
 # -- output ----------------------------------------------------------------------------------------
 def rule_files(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, RuleFile]:
     """File name -> rule file, for the `alerts/` directory."""
+    from triton_sre.generate import llm  # LLM rules live in their own module (it imports this one)
+
     return {
         RECORDING_FILE: recording_groups(spec),
         SLO_FILE: slo_groups(spec, base_url),
         OPERATIONAL_FILE: operational_groups(spec, base_url),
+        llm.LLM_FILE: llm.rule_file(spec, base_url),
     }
 
 

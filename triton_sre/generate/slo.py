@@ -92,11 +92,20 @@ class Operational:
 
 
 @dataclass(frozen=True)
+class LLMAlerting:
+    """Thresholds of the LLM alerts (spec key `llm`)."""
+
+    kv_cache_saturated_ratio: float = c.LLM_KV_SATURATED_RATIO  # TritonLLMKVCacheSaturated ...
+    saturated_for: str = c.LLM_SATURATED_FOR  # ... and how long requests must wait (both alerts)
+
+
+@dataclass(frozen=True)
 class Spec:
     slos: tuple[SLO, ...]
     triton_job: str = c.DEFAULT_TRITON_JOB
     exporter_job: str = c.DEFAULT_EXPORTER_JOB
     operational: Operational = field(default_factory=Operational)
+    llm: LLMAlerting = field(default_factory=LLMAlerting)
     source: str = "slos.yaml"
 
 
@@ -121,7 +130,7 @@ def format_duration(seconds: float) -> str:
 
 
 # -- loading ---------------------------------------------------------------------------------------
-_TOP_KEYS = {"scrape", "operational", "slos"}
+_TOP_KEYS = {"scrape", "operational", "slos", "llm"}
 _SCRAPE_KEYS = {"triton_job", "exporter_job"}
 _OPERATIONAL_KEYS = {
     "queue_time_threshold",
@@ -133,6 +142,7 @@ _OPERATIONAL_KEYS = {
 _COMMON_KEYS = {"name", "description", "type", "models", "objective", "period", "min_request_rate"}
 _AVAILABILITY_KEYS = _COMMON_KEYS | {"bad_reasons"}
 _LATENCY_KEYS = _COMMON_KEYS | {"threshold", "latency_sli", "time_slice", "queue_time_share"}
+_LLM_KEYS = _COMMON_KEYS | {"threshold"}  # ttft, time_per_output_token
 
 
 def load_spec(path: str | Path) -> Spec:
@@ -166,6 +176,7 @@ def spec_from_mapping(raw: Any, source: str = "slos.yaml") -> Spec:
         scrape.get("exporter_job", c.DEFAULT_EXPORTER_JOB), f"{source}: scrape.exporter_job"
     )
     operational = _operational(raw.get("operational") or {}, f"{source}: operational")
+    llm = _llm_alerting(raw.get("llm") or {}, f"{source}: llm")
 
     slos_raw = raw.get("slos")
     if not isinstance(slos_raw, list) or not slos_raw:
@@ -183,6 +194,7 @@ def spec_from_mapping(raw: Any, source: str = "slos.yaml") -> Spec:
         triton_job=triton_job,
         exporter_job=exporter_job,
         operational=operational,
+        llm=llm,
         source=source,
     )
 
@@ -296,9 +308,11 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
         )
     where = f"{where0} ({name})"
     slo_type = entry.get("type")
-    if slo_type not in (c.SLO_AVAILABILITY, c.SLO_LATENCY):
-        raise SpecError(f"{where}: type: must be {c.SLO_AVAILABILITY} or {c.SLO_LATENCY}, got {slo_type!r}")
-    _no_unknown(entry, _AVAILABILITY_KEYS if slo_type == c.SLO_AVAILABILITY else _LATENCY_KEYS, where)
+    if slo_type not in (c.SLO_AVAILABILITY, c.SLO_LATENCY, *c.LLM_SLO_TYPES):
+        types = ", ".join((c.SLO_AVAILABILITY, c.SLO_LATENCY, *c.LLM_SLO_TYPES))
+        raise SpecError(f"{where}: type: must be one of {types}, got {slo_type!r}")
+    keys = _LLM_KEYS if slo_type in c.LLM_SLO_TYPES else _LATENCY_KEYS
+    _no_unknown(entry, _AVAILABILITY_KEYS if slo_type == c.SLO_AVAILABILITY else keys, where)
     if "objective" not in entry:
         raise SpecError(f"{where}: objective: required (a percentage like 99.9)")
     description = entry.get("description", "")
@@ -325,6 +339,8 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
     }
     if slo_type == c.SLO_AVAILABILITY:
         return SLO(**common, bad_reasons=_reasons(entry.get("bad_reasons"), f"{where}: bad_reasons"))
+    if slo_type in c.LLM_SLO_TYPES:
+        return _llm_slo(entry, common, where)
     if "threshold" not in entry:
         raise SpecError(f"{where}: threshold: required for a latency SLO (e.g. 500ms)")
     threshold = parse_duration(entry["threshold"], f"{where}: threshold")
@@ -383,3 +399,39 @@ def all_windows() -> list[str]:
     """Every burn window the tiers use, shortest first."""
     windows = {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)}
     return sorted(windows, key=window_seconds)
+
+
+def _llm_slo(entry: Mapping[str, Any], common: dict[str, Any], where: str) -> SLO:
+    """A `ttft` or `time_per_output_token` SLO: request-based (token-based for the latter) on the
+    vLLM backend's histogram, so its threshold must be one of that histogram's bucket bounds."""
+    family, buckets = c.LLM_SLO_HISTOGRAMS[common["type"]]
+    if "threshold" not in entry:
+        raise SpecError(f"{where}: threshold: required for a {common['type']} SLO (e.g. 250ms)")
+    threshold = parse_duration(entry["threshold"], f"{where}: threshold")
+    bounds_ms = [round(b * 1000) for b in buckets]
+    if threshold * 1000 != round(threshold * 1000) or round(threshold * 1000) not in bounds_ms:
+        choices = ", ".join(format_duration(b) for b in buckets)
+        raise SpecError(
+            f"{where}: threshold: {entry['threshold']!r} is not a bucket bound of {family} "
+            f"(the vLLM backend's buckets: {choices}); the SLI counts requests at or under a bucket bound"
+        )
+    return SLO(**common, threshold_s=threshold, latency_sli=c.LATENCY_SLI_HISTOGRAM)
+
+
+def _llm_alerting(raw: Any, where: str) -> LLMAlerting:
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"{where}: expected a mapping")
+    _no_unknown(raw, {"kv_cache_saturated_ratio", "saturated_for"}, where)
+    d = LLMAlerting()
+    ratio = _number(
+        raw.get("kv_cache_saturated_ratio", d.kv_cache_saturated_ratio),
+        f"{where}.kv_cache_saturated_ratio",
+        low=0,
+        high=1,
+        low_inclusive=False,
+    )
+    seconds = parse_duration(raw.get("saturated_for", d.saturated_for), f"{where}.saturated_for")
+    if seconds % 60:
+        got = raw["saturated_for"]
+        raise SpecError(f"{where}.saturated_for: must be a whole number of minutes, got {got!r}")
+    return LLMAlerting(kv_cache_saturated_ratio=ratio, saturated_for=format_duration(seconds))

@@ -105,7 +105,8 @@ def build_report(
 ) -> Any:
     """Query Prometheus and assemble the `CostReport` (charts included)."""
     from triton_sre.report.charts import draw_all
-    from triton_sre.report.figures import RangeData, model_table, rate_series
+    from triton_sre.report.figures import RangeData, integrate, model_table, rate_series
+    from triton_sre.report.llm import TOKEN_SOURCES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
     from triton_sre.report.prom import PrometheusClient, choose_step
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
@@ -119,15 +120,21 @@ def build_report(
     frames[c.NV_REQUEST_SUMMARY_US] = client.query_range(
         f'{c.NV_REQUEST_SUMMARY_US}{{{c.LABEL_QUANTILE}=~"{quantiles}"}}', start, end, step
     )
+    for vllm, trt in TOKEN_SOURCES.values():  # the LLM section (report/llm.py)
+        for family in (vllm, trt):
+            frames[family] = client.query_range(family, start, end, step)
+    frames[TTFT_P99_FRAME] = client.query_range(ttft_p99_expr(end - start), end, end, step)
     data = RangeData(start, end, step, frames)
     table, summary = model_table(data)
     recs = recommend(table, summary.idle_fraction, thresholds)
     charts = draw_all(table, rate_series(data.frame(c.NV_INFERENCE_COUNT)), summary.currency)
-    return CostReport(start, end, step, prometheus_url, table, summary, recs, charts)
+    cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
+    llm = llm_table(dict(frames), cost, end - start)  # type: ignore[arg-type]
+    return CostReport(start, end, step, prometheus_url, table, summary, recs, charts, llm=llm)
 
 
 def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]:
-    from triton_sre.report.render import recommendations_csv, to_csv, to_html, to_markdown
+    from triton_sre.report.render import llm_csv, recommendations_csv, to_csv, to_html, to_markdown
 
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -148,6 +155,9 @@ def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]
         (out / "models.csv").write_text(to_csv(report), encoding="utf-8")
         (out / "recommendations.csv").write_text(recommendations_csv(report), encoding="utf-8")
         written += [out / "models.csv", out / "recommendations.csv"]
+        if not report.llm.empty:
+            (out / "llm_models.csv").write_text(llm_csv(report), encoding="utf-8")
+            written.append(out / "llm_models.csv")
     return written
 
 

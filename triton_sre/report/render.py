@@ -17,9 +17,10 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from triton_sre.report.charts import CHARTS
 from triton_sre.report.figures import Summary
+from triton_sre.report.llm import LLM_HEADERS
 from triton_sre.report.recommend import Recommendation
 
-__all__ = ["HEADERS", "CostReport", "recommendations_csv", "to_csv", "to_html", "to_markdown"]
+__all__ = ["HEADERS", "CostReport", "llm_csv", "recommendations_csv", "to_csv", "to_html", "to_markdown"]
 
 HEADERS = {
     "model": "model",
@@ -38,7 +39,7 @@ HEADERS = {
     "p99_ms": "p99 ms",
 }
 _PERCENT = {"cost_share", "batch_fill", "queue_share", "compute_share"}
-_MONEY = {"cost", "cost_per_1k", "idle_cost"}
+_MONEY = {"cost", "cost_per_1k", "idle_cost", "cost_per_1m_input_tokens", "cost_per_1m_output_tokens"}
 
 
 @dataclass
@@ -51,6 +52,7 @@ class CostReport:
     summary: Summary
     recommendations: Sequence[Recommendation]
     charts: Mapping[str, bytes] = field(default_factory=dict)
+    llm: pd.DataFrame = field(default_factory=pd.DataFrame)  # LLM models (report/llm.py)
 
 
 def _iso(ts: float) -> str:
@@ -67,13 +69,17 @@ def fmt(column: str, value: object) -> str:
         return f"{number * 100:.1f}%"
     if column in _MONEY:
         return f"{number:.6f}" if abs(number) < 1 else f"{number:,.2f}"
-    if column == "inferences":
+    if column in ("inferences", "input_tokens", "output_tokens"):
         return f"{number:,.0f}"
     return f"{number:,.2f}"
 
 
 def _rows(report: CostReport) -> list[list[str]]:
     return [[fmt(col, row[col]) for col in HEADERS] for row in report.table.to_dict("records")]
+
+
+def _llm_rows(report: CostReport) -> list[list[str]]:
+    return [[fmt(col, row[col]) for col in LLM_HEADERS] for row in report.llm.to_dict("records")]
 
 
 def _summary_lines(report: CostReport) -> list[tuple[str, str]]:
@@ -114,6 +120,11 @@ def to_markdown(report: CostReport, chart_files: Mapping[str, str] | None = None
     out += ["| " + " | ".join(esc(cell) for cell in row) + " |" for row in _rows(report)]
     if report.table.empty:
         out.append("\nNo model served or cost anything in this range.")
+    if not report.llm.empty:
+        out += ["", "## LLM models", ""]
+        out.append("| " + " | ".join(LLM_HEADERS.values()) + " |")
+        out.append("| " + " | ".join("---" if k == "model" else "---:" for k in LLM_HEADERS) + " |")
+        out += ["| " + " | ".join(esc(cell) for cell in row) + " |" for row in _llm_rows(report)]
     out += ["", "## Recommendations", ""]
     if report.recommendations:
         for r in report.recommendations:
@@ -152,6 +163,12 @@ dt { font-weight: 600; } dd { margin: 0; }
 <tbody>{% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody>
 </table></div>
 {% else %}<p>No model served or cost anything in this range.</p>{% endif %}
+{% if llm_rows %}<h2>LLM models</h2>
+<div style="overflow-x: auto"><table>
+<thead><tr>{% for h in llm_headers %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+<tbody>{% for row in llm_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>
+{% endfor %}</tbody>
+</table></div>{% endif %}
 <h2>Recommendations</h2>
 {% for r in recs %}
 <div class="rec"><strong>{{ r.model or "server" }}</strong> <code>{{ r.id }}</code>: {{ r.action }} —
@@ -179,11 +196,17 @@ def to_html(report: CostReport) -> str:
         rows=_rows(report),
         recs=report.recommendations,
         charts=charts,
+        llm_headers=list(LLM_HEADERS.values()),
+        llm_rows=_llm_rows(report),
     )
 
 
 def to_csv(report: CostReport) -> str:
     return str(report.table.to_csv(index=False, float_format="%.6g"))
+
+
+def llm_csv(report: CostReport) -> str:
+    return str(report.llm.to_csv(index=False, float_format="%.6g"))
 
 
 def recommendations_csv(report: CostReport) -> str:

@@ -1,0 +1,86 @@
+"""The LLM rules and the "Triton / LLM" dashboard on the real Prometheus, scraping the real Triton
+serving the LLM sample models (and the exporter): every query returns data, nothing is NaN, and
+the rules agree with the exporter."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from live_prometheus import Prom
+
+from triton_sre import conventions as c
+from triton_sre.demo import LLM_MODELS, LLM_TRTLLM, LLM_VLLM
+from triton_sre.generate import dashboards, llm, llm_dashboard
+
+SUBSTITUTIONS = {
+    "$__rate_interval": "1m",
+    "$job": c.DEFAULT_TRITON_JOB,
+    "$instance": ".*",
+    "$model": "|".join(LLM_MODELS),
+}
+
+
+def test_every_llm_dashboard_query_returns_data(live: dict[str, Any]) -> None:
+    prom: Prom = live["prom"]
+    board = dashboards.dashboards(live["spec"])[llm_dashboard.FILE]
+    assert board["uid"] == c.UID_LLM_DASHBOARD and board["title"] == "Triton / LLM"
+    empty = []
+    count = 0
+    for panel, target in dashboards.iter_targets(board):
+        expr = target["expr"]
+        for var, value in SUBSTITUTIONS.items():
+            expr = expr.replace(var, value)
+        assert "$" not in expr, expr
+        count += 1
+        if not prom.query(expr):
+            empty.append((panel["title"], expr))
+    assert count >= 12
+    assert empty == [], empty
+
+
+def test_llm_rules_have_data_for_both_backends_and_no_nan(live: dict[str, Any]) -> None:
+    prom: Prom = live["prom"]
+    records = [rule["record"] for rule in llm.recording_rules(live["spec"])]
+    for record in set(records):
+        result = prom.query(record)
+        models = {r["metric"][c.LABEL_MODEL] for r in result}
+        for r in result:
+            assert not math.isnan(float(r["value"][1])), (record, r)
+        if record in (c.REC_LLM_TTFT_QUANTILE, c.REC_LLM_TPOT_QUANTILE):
+            assert models == {LLM_VLLM}, record  # only the vLLM families carry latency histograms
+        else:
+            assert models >= {LLM_VLLM, LLM_TRTLLM}, (record, models)
+
+
+def test_llm_rules_agree_with_the_exporter(live: dict[str, Any]) -> None:
+    prom: Prom = live["prom"]
+    derived = {m.model: m for m in live["exporter"].exporter.derivation.llm}
+    ttft = prom.query(f'{c.REC_LLM_TTFT_QUANTILE}{{model="{LLM_VLLM}", quantile="0.5"}}')
+    assert len(ttft) == 1
+    # the model's prefill is >= 4 ms: the p50 and the exporter's average both see it
+    assert float(ttft[0]["value"][1]) > 0.004 and derived[LLM_VLLM].ttft_seconds > 0.004
+    tpot = prom.query(f'{c.REC_LLM_TPOT_QUANTILE}{{model="{LLM_VLLM}", quantile="0.99"}}')
+    # 2 ms per token, slowed by other sequences and by a loaded machine's scheduling: well under 100 ms
+    assert 0.002 < float(tpot[0]["value"][1]) <= 0.1
+    for model in LLM_MODELS:
+        rate = prom.query(f'{c.REC_LLM_TOKENS_RATE}{{model="{model}", direction="output"}}')
+        assert len(rate) == 1 and float(rate[0]["value"][1]) > 0
+        assert derived[model].tokens[c.DIRECTION_OUTPUT] > 0
+        kv = prom.query(f'{c.REC_LLM_KV_CACHE}{{model="{model}"}}')
+        assert len(kv) == 1 and 0 <= float(kv[0]["value"][1]) <= 1
+
+
+def test_llm_slos_read_the_real_histograms(live: dict[str, Any]) -> None:
+    """The ttft and time-per-output-token SLO rules see llm_vllm's events, and the threshold's
+    bucket matches the `le` the real server writes (else every event would count as bad)."""
+    prom: Prom = live["prom"]
+    for slo in (s for s in live["spec"].slos if s.type in c.LLM_SLO_TYPES):
+        sel = f'{{slo="{slo.name}", model="{LLM_VLLM}"}}'
+        events = prom.query(f"{c.rec_slo_requests('5m')}{sel}")
+        assert len(events) == 1 and float(events[0]["value"][1]) > 0, slo.name
+        bad = prom.query(f"{c.rec_slo_errors('5m')}{sel}")
+        # TTFT is 5-40 ms against 250 ms, a token gap 2-25 ms against 100 ms: almost nothing is bad
+        assert len(bad) == 1 and 0 <= float(bad[0]["value"][1]) < 0.2, (slo.name, bad)
+        # TensorRT-LLM's families have no latency histograms: no SLO series for that model
+        assert prom.query(f'{c.rec_slo_requests("5m")}{{slo="{slo.name}", model="{LLM_TRTLLM}"}}') == []
