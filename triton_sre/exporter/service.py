@@ -30,8 +30,11 @@ from triton_sre.diagnosis.engine import diagnose_reason
 from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import Derivation, derive, select_window
 from triton_sre.exporter.snapshot import (
+    CounterRow,
     IndexEntry,
     ModelConfigSummary,
+    ModelKey,
+    Problems,
     Snapshot,
     config_summary,
     counters_from_samples,
@@ -49,10 +52,30 @@ log = logging.getLogger(__name__)
 CONFIG_FETCHES_PER_POLL = 64
 
 
+# A config that is too large or does not decode is not fetched again until the model changes.
+_DETERMINISTIC_FAULTS = frozenset({c.FAULT_PARSE, c.FAULT_TOO_LARGE})
+
+
 @dataclass
 class _ConfigEntry:
     signature: tuple[tuple[str, str], ...]
-    summary: ModelConfigSummary
+    summary: ModelConfigSummary | None  # None: the config could not be read or decoded
+
+
+def _counters_from_text(text: str, problems: Problems) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
+    try:
+        # folded slice by slice: only one slice's parse temporaries exist at a time
+        return counters_from_samples(chain.from_iterable(iter_parse(text, keep=keep_family)), problems)
+    except ExpositionError as exc:
+        raise FetchError(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}") from None
+
+
+def _index_from_json(entries: Any, problems: Problems) -> list[IndexEntry]:
+    return index_from_json(entries)
+
+
+def _config_summary(config: Any, problems: Problems) -> ModelConfigSummary:
+    return config_summary(config)
 
 
 class Exporter:
@@ -111,15 +134,26 @@ class Exporter:
         ).set(1)
 
     # -- polling -------------------------------------------------------------------------------
-    def poll_once(self) -> Snapshot:
-        """Fetch everything once, append the snapshot and re-derive."""
+    def poll_once(self) -> Snapshot | None:
+        """Fetch everything once, append the snapshot and re-derive.
+
+        Never raises: a failure inside the exporter's own code is counted as
+        `{target="exporter",kind="internal"}`, `up` becomes 0 and the previous derivation is kept.
+        Either way `/metrics` is rendered afresh (up, error counters, last success).
+        """
         # A poll allocates ~10^5 short-lived acyclic objects (samples, JSON); letting the cyclic
         # GC scan the whole heap for them many times per poll costs more than the poll itself.
         was_enabled = gc.isenabled()
         gc.disable()
         try:
             return self._poll()
+        except Exception:  # a bug must not freeze /metrics at the last good poll
+            log.exception("poll failed unexpectedly")
+            self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL).inc()
+            self._view = ExporterView(up=False, derivation=self._view.derivation)
+            return None
         finally:
+            self._polls += 1
             if was_enabled:
                 gc.enable()
 
@@ -130,7 +164,7 @@ class Exporter:
             counters, gpus = self._fetch_metrics()
             raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", self.client.repository_index)
             stats = self._fetch_stats()
-            index = index_from_json(raw_index) if raw_index is not None else None
+            index = self._decode(c.TARGET_INDEX, _index_from_json, raw_index)
             if index is not None:
                 self._refresh_configs(index)
             snapshot = Snapshot(
@@ -152,7 +186,6 @@ class Exporter:
             span.set_attribute("triton_sre.up", counters is not None)
             span.set_attribute("triton_sre.models", len(derivation.models))
         self._poll_duration.observe(time.monotonic() - started)
-        self._polls += 1
         if counters is not None:
             self._last_success.set(taken_at)
             self.ready.set()
@@ -167,28 +200,42 @@ class Exporter:
                 span.set_attribute("error.type", exc.kind)
                 return None
 
+    def _decode(self, target: str, decode: Callable[..., Any], payload: Any) -> Any:
+        """`decode(payload, problems)`, or None when it fails. Values the decoder rejected are one
+        parse error of `target`; an exception (a shape no decoder expects) is one too, and only
+        that target's part of the poll is lost."""
+        if payload is None:
+            return None
+        problems = Problems()
+        try:
+            result = decode(payload, problems)
+        except FetchError as exc:
+            self._record_error(exc.target, exc.kind, str(exc))
+            return None
+        except Exception as exc:  # RecursionError, OverflowError, ...: the payload, not the exporter
+            self._record_error(target, c.FAULT_PARSE, f"cannot decode: {type(exc).__name__}: {exc}"[:300])
+            return None
+        if problems:
+            self._record_error(
+                target, c.FAULT_PARSE, f"{problems.count} value(s) ignored, first: {problems.first}"
+            )
+        return result
+
     def _fetch_metrics(self) -> tuple[Any, Any]:
         body = self._call(c.TARGET_METRICS, "GET /metrics", self.client.metrics)
         if body is None:
             return None, None
         try:
             text = decode_body(body)
-            del body  # the text is all we need; do not hold both through the parse
-            # folded slice by slice: only one slice's parse temporaries exist at a time
-            return counters_from_samples(chain.from_iterable(iter_parse(text, keep=keep_family)))
         except ExpositionError as exc:
             self._record_error(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}")
             return None, None
+        del body  # the text is all we need; do not hold both through the parse
+        return self._decode(c.TARGET_METRICS, _counters_from_text, text) or (None, None)
 
     def _fetch_stats(self) -> dict | None:
         entries = self._call(c.TARGET_STATS, "GET /v2/models/stats", self.client.all_stats)
-        if entries is None:
-            return None
-        try:
-            return stats_from_json(entries)  # decodes entry by entry
-        except FetchError as exc:
-            self._record_error(exc.target, exc.kind, str(exc))
-            return None
+        return self._decode(c.TARGET_STATS, stats_from_json, entries)  # decodes entry by entry
 
     def _record_error(self, target: str, kind: str, message: str) -> None:
         self._errors.labels(target, kind).inc()
@@ -216,25 +263,28 @@ class Exporter:
             if budget == 0:
                 break
             budget -= 1
-            config = self._call(
-                c.TARGET_CONFIG, "GET /v2/models/config", lambda n=name: self.client.model_config(n)
-            )
-            if config is not None:
-                self._configs[name] = _ConfigEntry(signature, config_summary(config))
-                changed = True
+            try:
+                config = self.client.model_config(name)
+            except FetchError as exc:
+                self._record_error(exc.target, exc.kind, str(exc))
+                if exc.kind in _DETERMINISTIC_FAULTS:  # the same config fails the same way again:
+                    self._configs[name] = _ConfigEntry(signature, None)  # remembered until it changes
+                    changed = True
+                continue
+            summary = self._decode(c.TARGET_CONFIG, _config_summary, config)
+            self._configs[name] = _ConfigEntry(signature, summary)
+            changed = True
         if changed:
             # a new mapping, never mutated: snapshots already holding the old one keep it intact
-            self._config_view = {name: entry.summary for name, entry in self._configs.items()}
+            self._config_view = {
+                name: entry.summary for name, entry in self._configs.items() if entry.summary is not None
+            }
 
     def run(self, stop: threading.Event) -> None:
         """Poll on a fixed schedule until `stop` is set; a slow poll skips missed ticks."""
         next_tick = time.monotonic()
         while not stop.is_set():
-            try:
-                self.poll_once()
-            except Exception:  # a bug must not stop the sidecar; it is logged and counted
-                log.exception("poll failed unexpectedly")
-                self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL).inc()
+            self.poll_once()  # never raises: failures are counted and rendered
             next_tick += self.settings.interval
             now = time.monotonic()
             if next_tick < now:

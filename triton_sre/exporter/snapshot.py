@@ -7,6 +7,7 @@ not ask". Per-model values are keyed by `(model, version)`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from sys import intern
@@ -26,6 +27,28 @@ FAMILY_INDEX = {name: i for i, name in enumerate(ROW_FAMILIES)}
 _PER_MODEL = frozenset(ROW_FAMILIES)
 _ABSENT = float("nan")
 CounterRow = tuple[float, ...]
+# Triton's counters and durations are uint64: a larger (or negative, or non-finite) value is not
+# one Triton wrote, and near 1e308 the derivations' sums would overflow to inf and NaN.
+MAX_VALUE = float(2**64)
+
+
+class Problems:
+    """Values a decoder rejected (non-finite, negative, too large, duplicate series): the caller
+    counts them as parse errors of the target. The rejected value is treated as missing."""
+
+    __slots__ = ("count", "first")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first = ""
+
+    def add(self, what: str) -> None:
+        if not self.count:
+            self.first = what
+        self.count += 1
+
+    def __bool__(self) -> bool:
+        return self.count > 0
 
 
 def counter_row(values: Mapping[str, float]) -> CounterRow:
@@ -84,15 +107,18 @@ class Snapshot:
 
 
 def counters_from_samples(
-    samples: Iterable[Sample],
+    samples: Iterable[Sample], problems: Problems | None = None
 ) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
     """Per-model counter values and the GPUs seen.
 
     Triton exports per-model families on GPU models twice, with and without `gpu_uuid`. The
     series without it is the model total; per-GPU series are summed only when no total exists
     (older servers), so nothing is counted twice. `nv_inference_request_failure` is summed over
-    its `reason` label.
+    its `reason` label. A value that is negative, non-finite or above `MAX_VALUE`, and a series
+    repeated in the payload (the first one wins), are left out and added to `problems`.
     """
+    problems = problems if problems is not None else Problems()
+    seen: set[tuple[str, tuple]] = set()
     totals: dict[ModelKey, dict[str, float]] = {}
     per_gpu: dict[ModelKey, dict[str, float]] = {}
     gpus: set[str] = set()
@@ -111,8 +137,17 @@ def counters_from_samples(
         if name in _PER_MODEL:
             if key is None:
                 continue
+            series = (name, labels)
+            if series in seen:
+                problems.add(f"duplicate series {name}{dict(labels)}")
+                continue
+            seen.add(series)
+            value = sample.value
+            if not 0.0 <= value <= MAX_VALUE:  # also false for NaN
+                problems.add(f"{name}{dict(labels)} = {value!r}")
+                continue
             values = (per_gpu if uuid else totals).setdefault(key, {})
-            values[name] = values.get(name, 0.0) + sample.value
+            values[name] = values.get(name, 0.0) + value
         elif uuid and name.startswith(c.NV_GPU_PREFIX):
             gpus.add(uuid)
     for key, gpu_values in per_gpu.items():
@@ -122,52 +157,61 @@ def counters_from_samples(
     return {key: counter_row(values) for key, values in totals.items()}, frozenset(gpus)
 
 
-def _num(value: Any) -> float:
-    """A JSON number as float; anything else (missing, null, text, bool) counts as 0."""
+def _num(value: Any, problems: Problems, what: str) -> float:
+    """A JSON number as float. Missing, null or bool is 0 (proto3 JSON omits zeros); a number or
+    numeric string that is negative, non-finite or above `MAX_VALUE`, or text that is not a
+    number, is NaN (missing) and added to `problems`."""
     if type(value) is int or type(value) is float:
-        return float(value)
-    if isinstance(value, str):
+        number = float(value) if type(value) is float or abs(value) <= MAX_VALUE else math.inf
+    elif isinstance(value, str):
         try:
-            return float(value)
+            number = float(value)
         except ValueError:
-            return 0.0
-    return 0.0
-
-
-def _ns(stage: Any) -> float:
-    try:
-        return _num(stage["ns"])
-    except (KeyError, TypeError):
+            number = math.nan
+    else:
         return 0.0
+    if 0.0 <= number <= MAX_VALUE:
+        return number
+    problems.add(f"{what} = {value!r}"[:200])
+    return math.nan
 
 
-def _count(stage: Any) -> float:
-    try:
-        return _num(stage["count"])
-    except (KeyError, TypeError):
+def _field(stage: Any, name: str, problems: Problems, what: str) -> float:
+    if not isinstance(stage, dict):
         return 0.0
+    return _num(stage.get(name), problems, what)
 
 
-def stats_from_json(model_stats: Iterable[Any]) -> dict[ModelKey, ModelStats]:
-    """`model_stats` of `/v2/models/stats`, leniently: odd entries are skipped, missing numbers are 0."""
+def stats_from_json(
+    model_stats: Iterable[Any], problems: Problems | None = None
+) -> dict[ModelKey, ModelStats]:
+    """`model_stats` of `/v2/models/stats`, leniently: odd entries are skipped, missing numbers are
+    0, invalid numbers are missing (NaN, skipped by the derivations) and added to `problems`."""
+    problems = problems if problems is not None else Problems()
     result: dict[ModelKey, ModelStats] = {}
     for entry in model_stats:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             continue
+        name = entry["name"]
         compute_ns = 0.0
         by_size: dict[int, float] = {}
         batches = entry.get("batch_stats")
         for batch in batches if isinstance(batches, list) else ():
             if not isinstance(batch, dict):
                 continue
-            compute_ns += _ns(batch.get("compute_input")) + _ns(batch.get("compute_infer"))
-            compute_ns += _ns(batch.get("compute_output"))
-            size = int(_num(batch.get("batch_size")))
-            by_size[size] = by_size.get(size, 0.0) + _count(batch.get("compute_infer"))
-        key = (intern(entry["name"]), intern(str(entry.get("version", ""))))
+            for stage in ("compute_input", "compute_infer", "compute_output"):
+                compute_ns += _field(batch.get(stage), "ns", problems, f"{name} {stage}.ns")
+            size = _num(batch.get("batch_size"), problems, f"{name} batch_size")
+            count = _field(batch.get("compute_infer"), "count", problems, f"{name} compute_infer.count")
+            if size == size and count == count:  # neither is NaN
+                by_size[int(size)] = by_size.get(int(size), 0.0) + count
+        key = (intern(name), intern(str(entry.get("version", ""))))
+        if key in result:
+            problems.add(f"duplicate statistics entry {name!r} version {key[1]!r}")
+            continue
         result[key] = ModelStats(
-            inference_count=_num(entry.get("inference_count")),
-            execution_count=_num(entry.get("execution_count")),
+            inference_count=_num(entry.get("inference_count"), problems, f"{name} inference_count"),
+            execution_count=_num(entry.get("execution_count"), problems, f"{name} execution_count"),
             execution_compute_ns=compute_ns,
             executions_by_batch_size=by_size,
         )
@@ -193,8 +237,13 @@ def index_from_json(entries: Iterable[Any]) -> list[IndexEntry]:
 
 
 def config_summary(config: Mapping[str, Any]) -> ModelConfigSummary:
-    """What derivations need from `/v2/models/<m>/config`."""
+    """What derivations need from `/v2/models/<m>/config`. Raises ValueError when max_batch_size
+    is not a valid number: the exporter then knows no config for the model rather than a wrong one."""
+    problems = Problems()
+    size = _num(config.get("max_batch_size"), problems, "max_batch_size")
+    if problems:
+        raise ValueError(f"invalid {problems.first}")
     return ModelConfigSummary(
-        max_batch_size=int(_num(config.get("max_batch_size"))),
+        max_batch_size=int(size),
         dynamic_batching=isinstance(config.get("dynamic_batching"), dict),
     )
