@@ -16,7 +16,6 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import chain
 from typing import Any
 
@@ -42,6 +41,7 @@ from triton_sre.exporter.snapshot import (
     keep_family,
     stats_from_json,
 )
+from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 from triton_sre.triton.client import FetchError, TritonClient
 from triton_sre.triton.exposition import ExpositionError, decode_body, iter_parse
 
@@ -334,8 +334,7 @@ class ExporterServer:
     def __init__(self, exporter: Exporter, host: str, port: int) -> None:
         self.exporter = exporter
         self._stop = threading.Event()
-        self._httpd = ThreadingHTTPServer((host, port), _handler_for(exporter))
-        self._httpd.daemon_threads = True
+        self._httpd = BoundedHTTPServer((host, port), _handler_for(exporter))
         self._threads = [
             threading.Thread(target=exporter.run, args=(self._stop,), name="triton-sre-poll", daemon=True),
             threading.Thread(target=self._httpd.serve_forever, name="triton-sre-http", daemon=True),
@@ -370,12 +369,15 @@ class ExporterServer:
         self.stop()
 
 
-def _handler_for(exporter: Exporter) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+def _handler_for(exporter: Exporter) -> type[SafeHandler]:
+    class Handler(SafeHandler):
+        """GET and HEAD only: every other method is 405 (SafeHandler)."""
+
         server_version = f"triton-sre/{__version__}"
+        logger = log
 
         def do_GET(self) -> None:
-            path = self.path.split("?", 1)[0]
+            path = self.bare_path
             if path == c.PATH_METRICS:
                 self._send(HTTPStatus.OK, exporter.metrics_text(), CONTENT_TYPE_LATEST)
             elif path == c.PATH_HEALTHZ:
@@ -394,14 +396,6 @@ def _handler_for(exporter: Exporter) -> type[BaseHTTPRequestHandler]:
         def do_HEAD(self) -> None:
             self.do_GET()
 
-        def _read_only(self) -> None:
-            self.send_response(HTTPStatus.METHOD_NOT_ALLOWED)
-            self.send_header("Allow", "GET, HEAD")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        do_POST = do_PUT = do_DELETE = do_PATCH = _read_only
-
         def _send(
             self, status: HTTPStatus, body: bytes, content_type: str = "text/plain; charset=utf-8"
         ) -> None:
@@ -411,8 +405,5 @@ def _handler_for(exporter: Exporter) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            log.debug("http %s", format % args)
 
     return Handler
