@@ -25,6 +25,7 @@ ModelKey = tuple[str, str]
 ROW_FAMILIES = (*c.PER_MODEL_COUNTERS, *c.PER_MODEL_GAUGES)
 FAMILY_INDEX = {name: i for i, name in enumerate(ROW_FAMILIES)}
 _PER_MODEL = frozenset(ROW_FAMILIES)
+_PLAIN_LABELS = frozenset({c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID})
 _ABSENT = float("nan")
 CounterRow = tuple[float, ...]
 # Triton's counters and durations are uint64: a larger (or negative, or non-finite) value is not
@@ -118,12 +119,14 @@ def counters_from_samples(
     repeated in the payload (the first one wins), are left out and added to `problems`.
     """
     problems = problems if problems is not None else Problems()
-    seen: set[tuple[str, tuple]] = set()
     totals: dict[ModelKey, dict[str, float]] = {}
-    per_gpu: dict[ModelKey, dict[str, float]] = {}
+    per_gpu: dict[tuple[ModelKey, str], dict[str, float]] = {}
     gpus: set[str] = set()
+    # Series with labels beyond model/version/gpu_uuid (failure `reason`): checked for repeats
+    # here; any other series is a repeat when its family already has a value for its model (GPU).
+    seen: set[tuple[str, tuple]] = set()
     # Label sets repeat across families (the parser shares their tuples): resolve each once.
-    resolved: dict[tuple, tuple[ModelKey | None, str | None]] = {}
+    resolved: dict[tuple, tuple[ModelKey | None, str | None, bool]] = {}
     for sample in samples:
         name = sample.name
         labels = sample.labels
@@ -132,25 +135,34 @@ def counters_from_samples(
             found = dict(labels)
             model = found.get(c.LABEL_MODEL)
             key = (intern(model), intern(found.get(c.LABEL_VERSION, ""))) if model is not None else None
-            where = resolved[labels] = (key, found.get(c.LABEL_GPU_UUID))
-        key, uuid = where
+            plain = found.keys() <= _PLAIN_LABELS
+            where = resolved[labels] = (key, found.get(c.LABEL_GPU_UUID), plain)
+        key, uuid, plain = where
         if name in _PER_MODEL:
             if key is None:
                 continue
-            series = (name, labels)
-            if series in seen:
+            values = per_gpu.setdefault((key, uuid), {}) if uuid else totals.setdefault(key, {})
+            if plain:
+                repeated = name in values
+            else:
+                repeated = (name, labels) in seen
+                seen.add((name, labels))
+            if repeated:
                 problems.add(f"duplicate series {name}{dict(labels)}")
                 continue
-            seen.add(series)
             value = sample.value
             if not 0.0 <= value <= MAX_VALUE:  # also false for NaN
                 problems.add(f"{name}{dict(labels)} = {value!r}")
                 continue
-            values = (per_gpu if uuid else totals).setdefault(key, {})
             values[name] = values.get(name, 0.0) + value
         elif uuid and name.startswith(c.NV_GPU_PREFIX):
             gpus.add(uuid)
-    for key, gpu_values in per_gpu.items():
+    summed: dict[ModelKey, dict[str, float]] = {}
+    for (key, _uuid), gpu_values in per_gpu.items():
+        values = summed.setdefault(key, {})
+        for name, value in gpu_values.items():
+            values[name] = values.get(name, 0.0) + value
+    for key, gpu_values in summed.items():
         values = totals.setdefault(key, {})
         for name, value in gpu_values.items():
             values.setdefault(name, value)
