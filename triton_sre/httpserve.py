@@ -45,7 +45,8 @@ REDACTED = "<redacted>"
 # A query string (up to whitespace or a quote), userinfo in a URL, an Authorization value.
 _QUERY = re.compile(r"\?[^\s\"'<>]*")
 _USERINFO = re.compile(r"(?<=//)[^/\s@\"'<>]+@")
-_AUTH = re.compile(r"(?i)\b(bearer|basic|token)(\s+|=)[^\s\"',;]+")
+_AUTH = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}")
+_KEY_VALUE = re.compile(r"(?i)\b(token|password|passwd|secret|api_?key)(=|:[ \t]*)[^\s\"',;&]+")
 
 
 def redact(text: str) -> str:
@@ -54,14 +55,21 @@ def redact(text: str) -> str:
         text = _QUERY.sub("?" + REDACTED, text)
     if "@" in text:
         text = _USERINFO.sub(REDACTED + "@", text)
-    return _AUTH.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    return _KEY_VALUE.sub(_keep_name, _AUTH.sub(_keep_name, text))
+
+
+def _keep_name(match: re.Match[str]) -> str:
+    return f"{match.group(1)}{match.group(2)}{REDACTED}"
 
 
 class RedactingFilter(logging.Filter):
     """Redacts every record a handler emits (message, arguments and exception text)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed call: leave it to the handler's own error reporting
+            return True
         clean = redact(message)
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
