@@ -214,3 +214,73 @@ def test_duplicate_statistics_entries_first_wins_and_is_counted() -> None:
     result = stats_from_json([entry, {**entry, "inference_count": 300}], problems)
     assert problems.count == 1
     assert result[("m", "1")].inference_count == 3
+
+
+# -- the whole poll, with random payloads where Triton's answers would be --------------------------
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**25), 10**25) | st.floats() | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+ODD_NUMBER = st.one_of(JSON, st.sampled_from(["1e400", "-1e400", '"nan"', "NaN", "-3", "1.5", '"7"']).map(
+    lambda raw: json.loads(raw) if raw not in ("1e400", "-1e400", "NaN") else float(raw)
+))
+
+
+class StubClient:
+    """Answers with given payloads; statistics go through the real client's entry decoder."""
+
+    def __init__(self, metrics: bytes, index: list, stats: str, config: object) -> None:
+        self._metrics, self._index, self._stats, self._config = metrics, index, stats, config
+
+    def metrics(self) -> bytes:
+        return self._metrics
+
+    def repository_index(self) -> list:
+        return self._index
+
+    def all_stats(self):
+        from triton_sre.triton.client import iter_model_stats
+
+        return iter_model_stats(self._stats)
+
+    def model_config(self, name: str) -> object:
+        return self._config
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    polls=st.lists(
+        st.tuples(
+            rows,
+            st.booleans(),
+            st.lists(
+                st.tuples(st.sampled_from(MODELS), JSON, st.sampled_from([*c.MODEL_STATES, "x"])), max_size=3
+            ),
+            st.lists(ODD_NUMBER, min_size=9, max_size=9),
+            st.dictionaries(st.sampled_from(["max_batch_size", "dynamic_batching"]), ODD_NUMBER),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_a_poll_never_fails_inside_whatever_triton_answers(polls) -> None:
+    from triton_sre.config import ExporterSettings
+    from triton_sre.exporter.service import Exporter
+
+    settings_ = ExporterSettings(triton_url="http://stub:8000", interval=15, window=60)
+    clock = iter(range(0, 10**6, 15)).__next__
+    exporter = Exporter(settings_, client=StubClient(b"", [], "", {}), clock=clock)
+    for values, duplicate, index, numbers, config in polls:
+        stats = json.dumps({"model_stats": stats_entries(numbers)})  # 1e400 and NaN written as such
+        exporter.client = StubClient(
+            metrics_text(values, duplicate).encode(),
+            [{"name": n, "version": v, "state": s} for n, v, s in index],
+            stats.replace("Infinity", "1e400"),
+            {**config, "name": "alpha"},
+        )
+        exporter._configs.clear()  # fetch the (new) config on every poll
+        assert exporter.poll_once() is not None  # None: the exporter's own code failed
+        check_exposition(exporter.metrics_text().decode())
