@@ -113,3 +113,39 @@ def test_oldest_waiting_connection_gives_way_when_full() -> None:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_keep_alive_connections_wait_between_requests_without_a_thread() -> None:
+    class KeepAlive(httpserve.SafeHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+    httpd = httpserve.BoundedHTTPServer(("127.0.0.1", 0), KeepAlive, workers=1, idle_timeout=1.0)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        port = httpd.server_address[1]
+        first = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        first.request("GET", "/")
+        assert first.getresponse().read() == b"ok"  # the connection stays open (HTTP/1.1)
+        # the only worker is free again: another client is answered while `first` idles
+        second = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        second.request("GET", "/")
+        assert second.getresponse().read() == b"ok"
+        first.request("GET", "/")  # the kept-alive connection still works
+        assert first.getresponse().read() == b"ok"
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        raw.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")  # pipelined
+        received = b""
+        while received.count(b"ok") < 2:
+            received += raw.recv(4096)
+        assert raw.recv(10) == b""  # then closed after the idle timeout, by the watcher
+        for conn in (first, second, raw):
+            conn.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

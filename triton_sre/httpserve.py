@@ -2,9 +2,10 @@
 405 for any method an endpoint does not serve, and log lines that never carry a secret.
 
 `BoundedHTTPServer` accepts on the `serve_forever` thread and gives a connection a worker thread
-only once its first bytes arrive: idle sockets cost a file descriptor, not a thread, and are
-closed after `idle_timeout`; at most `max_connections` wait (the oldest is closed for a new one),
-and at most `workers` requests are handled at once. A client that starts a request and stalls
+only once its first bytes arrive (and, with keep-alive, takes it back between requests): idle
+sockets cost a file descriptor, not a thread, and are closed after `idle_timeout`; at most
+`max_connections` wait (the oldest is closed for a new one), and at most `workers` requests are
+handled at once. A client that starts a request and stalls
 holds a worker for at most the handler's read `timeout`. So hundreds of silent sockets neither
 exhaust threads nor keep a scrape from being answered.
 """
@@ -20,7 +21,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
@@ -99,6 +99,27 @@ class SafeHandler(BaseHTTPRequestHandler):
     timeout = READ_TIMEOUT_SECONDS
     logger = logging.getLogger(__name__)
 
+    def handle(self) -> None:
+        """Requests until the connection closes; between keep-alive requests with nothing sent yet,
+        the connection goes back to the server's idle watcher instead of holding this thread."""
+        self.close_connection = True
+        self.handle_one_request()
+        while not self.close_connection:
+            if not self._pipelined() and isinstance(self.server, BoundedHTTPServer):
+                self.server.keep_alive()
+                return
+            self.handle_one_request()
+
+    def _pipelined(self) -> bool:
+        """Whether bytes of a next request are already here (read without waiting)."""
+        self.connection.setblocking(False)
+        try:
+            return bool(self.rfile.peek(1))
+        except OSError:
+            return False
+        finally:
+            self.connection.settimeout(self.timeout)
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("do_"):
             return self.method_not_allowed
@@ -151,7 +172,16 @@ class BoundedHTTPServer(HTTPServer):
         super().__init__(address, handler)
         self.max_connections = max_connections or MAX_CONNECTIONS
         self.idle_timeout = idle_timeout or IDLE_TIMEOUT_SECONDS
-        self._pool = ThreadPoolExecutor(max_workers=workers or WORKERS, thread_name_prefix="http-worker")
+        # Daemon workers: like ThreadingHTTPServer's daemon_threads, a connection still open at
+        # shutdown (a keep-alive client) never delays the process's exit.
+        self._jobs: queue.SimpleQueue[tuple[socket.socket, Any] | None] = queue.SimpleQueue()
+        self._local = threading.local()  # per worker: hand the connection back after this request
+        self._workers = [
+            threading.Thread(target=self._work, name=f"http-worker-{i}", daemon=True)
+            for i in range(workers or WORKERS)
+        ]
+        for worker in self._workers:
+            worker.start()
         self._incoming: queue.SimpleQueue[tuple[socket.socket, Any]] = queue.SimpleQueue()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
@@ -194,7 +224,7 @@ class BoundedHTTPServer(HTTPServer):
                     sock = key.fileobj
                     selector.unregister(sock)
                     address, _deadline = waiting.pop(sock)  # type: ignore[call-overload]
-                    self._pool.submit(self._serve, sock, address)
+                    self._jobs.put((sock, address))
                 while True:
                     try:
                         sock, address = self._incoming.get_nowait()
@@ -218,12 +248,25 @@ class BoundedHTTPServer(HTTPServer):
                 self.shutdown_request(sock)
             selector.close()
 
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            self._serve(*job)
+
+    def keep_alive(self) -> None:
+        """Called by the handler on a worker thread: wait for the connection's next request
+        without a thread (it is handed back once the handler has finished)."""
+        self._local.keep = True
+
     def _serve(self, request: Any, client_address: Any) -> None:
+        self._local.keep = False
         try:
             self.finish_request(request, client_address)
         except Exception:
+            self._local.keep = False
             self.handle_error(request, client_address)
-        finally:
+        if self._local.keep and not self._closing:
+            self.process_request(request, client_address)  # back to the idle watcher
+        else:
             self.shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -234,6 +277,7 @@ class BoundedHTTPServer(HTTPServer):
         self._wake()
         super().server_close()
         self._watcher.join(timeout=5)
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        for _ in self._workers:
+            self._jobs.put(None)
         self._wake_r.close()
         self._wake_w.close()
