@@ -149,3 +149,12 @@ def test_keep_alive_connections_wait_between_requests_without_a_thread() -> None
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_a_port_in_use_is_an_oserror_not_a_crash_in_cleanup() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(OSError) as raised:
+            httpserve.BoundedHTTPServer(("127.0.0.1", taken.getsockname()[1]), httpserve.SafeHandler)
+        assert not isinstance(raised.value, AttributeError)

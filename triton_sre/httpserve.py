@@ -273,6 +273,9 @@ class BoundedHTTPServer(HTTPServer):
         logging.getLogger(__name__).debug("http connection from %s failed", client_address, exc_info=True)
 
     def server_close(self) -> None:
+        if not hasattr(self, "_watcher"):  # bind or listen failed inside HTTPServer.__init__
+            super().server_close()
+            return
         self._closing = True
         self._wake()
         super().server_close()
