@@ -194,6 +194,7 @@ def test_poll_failing_inside_the_exporter_refreshes_metrics(triton):
     settings = ExporterSettings(triton_url=triton.http_url, metrics_url=triton.metrics_url, window=600)
     exporter = Exporter(settings, diagnose=broken_diagnosis)  # the sample has UNAVAILABLE models
     before = _rendered(exporter)
+    assert errors(exporter, c.TARGET_EXPORTER, c.FAULT_INTERNAL) == 0  # exported from the start
     assert exporter.poll_once() is None  # counted, not raised
     after = _rendered(exporter)
     assert after != before

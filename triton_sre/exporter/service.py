@@ -126,6 +126,7 @@ class Exporter:
         for target in c.POLL_TARGETS:  # expose zeros so rate() works from the first failure
             for kind in c.FAULT_KINDS:
                 self._errors.labels(target, kind)
+        self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL)
         self._last_success = Gauge(
             c.M_LAST_SUCCESS, "Unix time of the last poll that read Triton's metrics.", registry=self.registry
         )
