@@ -229,6 +229,9 @@ ODD_NUMBER = st.one_of(JSON, st.sampled_from(["1e400", "-1e400", '"nan"', "NaN",
 ))
 
 
+NAMES = [*MODELS, "lone\ud800"]  # JSON can carry lone surrogates; no exposition can
+
+
 class StubClient:
     """Answers with given payloads; statistics go through the real client's entry decoder."""
 
@@ -257,7 +260,8 @@ class StubClient:
             rows,
             st.booleans(),
             st.lists(
-                st.tuples(st.sampled_from(MODELS), JSON, st.sampled_from([*c.MODEL_STATES, "x"])), max_size=3
+                st.tuples(st.sampled_from(NAMES), JSON, st.sampled_from([*c.MODEL_STATES, "x"])),
+                max_size=3,
             ),
             st.lists(ODD_NUMBER, min_size=9, max_size=9),
             st.dictionaries(st.sampled_from(["max_batch_size", "dynamic_batching"]), ODD_NUMBER),
@@ -284,3 +288,19 @@ def test_a_poll_never_fails_inside_whatever_triton_answers(polls) -> None:
         exporter._configs.clear()  # fetch the (new) config on every poll
         assert exporter.poll_once() is not None  # None: the exporter's own code failed
         check_exposition(exporter.metrics_text().decode())
+
+
+def test_names_that_are_not_valid_unicode_are_exportable_and_counted() -> None:
+    """JSON may carry lone surrogates (\\ud800): /metrics once failed to encode and went dark."""
+    from triton_sre.exporter.snapshot import index_from_json
+
+    raw = '[{"name": "m\\ud800", "version": "1\\udc80", "state": "UNAVAILABLE", "reason": "r\\udfff"}]'
+    problems = Problems()
+    index = index_from_json(json.loads(raw), problems)
+    assert problems.count == 3
+    stats = stats_from_json(json.loads('[{"name": "m\\ud800", "version": "1"}]'), problems)
+    assert problems.count == 4 and list(stats) == [("m?", "1")]
+    d = derive([Snapshot(0.0, {}, frozenset(), stats, index, {})], PRICING, str)
+    text = render(ExporterView(up=True, derivation=d)).encode("utf-8")  # strict
+    assert b'model="m?"' in text
+    check_exposition(text.decode())

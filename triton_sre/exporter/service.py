@@ -70,10 +70,6 @@ def _counters_from_text(text: str, problems: Problems) -> tuple[dict[ModelKey, C
         raise FetchError(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}") from None
 
 
-def _index_from_json(entries: Any, problems: Problems) -> list[IndexEntry]:
-    return index_from_json(entries)
-
-
 def _config_summary(config: Any, problems: Problems) -> ModelConfigSummary:
     return config_summary(config)
 
@@ -165,7 +161,7 @@ class Exporter:
             counters, gpus = self._fetch_metrics()
             raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", self.client.repository_index)
             stats = self._fetch_stats()
-            index = self._decode(c.TARGET_INDEX, _index_from_json, raw_index)
+            index = self._decode(c.TARGET_INDEX, index_from_json, raw_index)
             if index is not None:
                 self._refresh_configs(index)
             snapshot = Snapshot(
@@ -306,7 +302,12 @@ class Exporter:
         with self._lock:
             polls, body = self._rendered
             if polls != self._polls:
-                body = render(self._view).encode() + generate_latest(self.registry)
+                text = render(self._view)
+                try:
+                    derived = text.encode()
+                except UnicodeEncodeError:  # a lone surrogate that got past the decoders: never go dark
+                    derived = text.encode("utf-8", "replace")
+                body = derived + generate_latest(self.registry)
                 self._rendered = (self._polls, body)
             return body
 

@@ -8,6 +8,7 @@ not ask". Per-model values are keyed by `(model, version)`.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from sys import intern
@@ -26,6 +27,7 @@ ROW_FAMILIES = (*c.PER_MODEL_COUNTERS, *c.PER_MODEL_GAUGES)
 FAMILY_INDEX = {name: i for i, name in enumerate(ROW_FAMILIES)}
 _PER_MODEL = frozenset(ROW_FAMILIES)
 _PLAIN_LABELS = frozenset({c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID})
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ABSENT = float("nan")
 CounterRow = tuple[float, ...]
 # Triton's counters and durations are uint64: a larger (or negative, or non-finite) value is not
@@ -204,7 +206,7 @@ def stats_from_json(
     for entry in model_stats:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             continue
-        name = entry["name"]
+        name = _text(entry["name"], problems)
         compute_ns = 0.0
         by_size: dict[int, float] = {}
         batches = entry.get("batch_stats")
@@ -217,7 +219,7 @@ def stats_from_json(
             count = _field(batch.get("compute_infer"), "count", problems, f"{name} compute_infer.count")
             if size == size and count == count:  # neither is NaN
                 by_size[int(size)] = by_size.get(int(size), 0.0) + count
-        key = (intern(name), intern(str(entry.get("version", ""))))
+        key = (intern(name), intern(_text(entry.get("version", ""), problems)))
         if key in result:
             problems.add(f"duplicate statistics entry {name!r} version {key[1]!r}")
             continue
@@ -230,8 +232,19 @@ def stats_from_json(
     return result
 
 
-def index_from_json(entries: Iterable[Any]) -> list[IndexEntry]:
+def _text(value: Any, problems: Problems) -> str:
+    """A JSON string as exportable text: JSON may escape lone surrogates (``\\ud800``), which no
+    UTF-8 exposition can carry; they become ``?`` and are added to `problems`."""
+    text = value if isinstance(value, str) else str(value)
+    if _SURROGATE.search(text):
+        problems.add(f"text that is not valid Unicode: {text!r}"[:200])
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def index_from_json(entries: Iterable[Any], problems: Problems | None = None) -> list[IndexEntry]:
     """Rows of the repository index; never-loaded models have no version or state (-> UNKNOWN)."""
+    problems = problems if problems is not None else Problems()
     rows = []
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
@@ -239,10 +252,10 @@ def index_from_json(entries: Iterable[Any]) -> list[IndexEntry]:
         state = entry.get("state")
         rows.append(
             IndexEntry(
-                name=intern(entry["name"]),
-                version=intern(str(entry.get("version", "") or "")),
+                name=intern(_text(entry["name"], problems)),
+                version=intern(_text(entry.get("version", "") or "", problems)),
                 state=state if state in c.MODEL_STATES else c.STATE_UNKNOWN,
-                reason=str(entry.get("reason", "") or ""),
+                reason=_text(entry.get("reason", "") or "", problems),
             )
         )
     return rows
