@@ -235,8 +235,12 @@ class BoundedHTTPServer(HTTPServer):
                         del waiting[old]
                         selector.unregister(old)
                         self.shutdown_request(old)
+                    try:
+                        selector.register(sock, selectors.EVENT_READ)
+                    except (OSError, ValueError):  # closed meanwhile: nothing to wait for
+                        self.shutdown_request(sock)
+                        continue
                     waiting[sock] = (address, time.monotonic() + self.idle_timeout)
-                    selector.register(sock, selectors.EVENT_READ)
                 now = time.monotonic()
                 for sock in [s for s, (_, deadline) in waiting.items() if deadline <= now]:
                     del waiting[sock]
