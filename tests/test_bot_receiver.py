@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -340,3 +341,17 @@ def test_wrong_method_for_an_endpoint_is_405(bot: Bot) -> None:
     assert (wrong_post.status_code, wrong_post.headers["Allow"]) == (405, "GET, HEAD")
     head = requests.head(f"{bot.url}{c.PATH_HEALTHZ}", timeout=5)
     assert head.status_code == 200 and not head.content
+
+
+def test_idle_sockets_do_not_starve_the_webhook(bot: Bot) -> None:
+    host, port = bot.url.removeprefix("http://").rsplit(":", 1)
+    threads = threading.active_count()
+    idle = [socket.create_connection((host, int(port)), timeout=5) for _ in range(300)]
+    try:
+        case = uuid.uuid4().hex[:8]
+        assert post(bot, json.dumps(notification(case))).status_code == 200
+        assert requests.get(f"{bot.url}{c.PATH_HEALTHZ}", timeout=5).status_code == 200
+        assert threading.active_count() < threads + 20  # not a thread per idle socket
+    finally:
+        for sock in idle:
+            sock.close()
