@@ -260,14 +260,16 @@ class Exporter:
             if budget == 0:
                 break
             budget -= 1
-            try:
-                config = self.client.model_config(name)
-            except FetchError as exc:
-                self._record_error(exc.target, exc.kind, str(exc))
-                if exc.kind in _DETERMINISTIC_FAULTS:  # the same config fails the same way again:
-                    self._configs[name] = _ConfigEntry(signature, None)  # remembered until it changes
-                    changed = True
-                continue
+            with self._tracer.start_as_current_span("GET /v2/models/config") as span:
+                try:
+                    config = self.client.model_config(name)
+                except FetchError as exc:
+                    self._record_error(exc.target, exc.kind, str(exc))
+                    span.set_attribute("error.type", exc.kind)
+                    if exc.kind in _DETERMINISTIC_FAULTS:  # the same config fails the same way again:
+                        self._configs[name] = _ConfigEntry(signature, None)  # remembered until it changes
+                        changed = True
+                    continue
             summary = self._decode(c.TARGET_CONFIG, _config_summary, config)
             self._configs[name] = _ConfigEntry(signature, summary)
             changed = True
