@@ -5,12 +5,12 @@
   The notification is committed to the outbox before the 200, then the worker is woken: the
   answer never waits for Slack.
 - ``GET /healthz``: 200 with the outbox's counts.
-- Any other method on an endpoint is 405 with ``Allow``; connections and reads are bounded as on
-  the exporter (`triton_sre.httpserve`); log lines never carry a query string or credential.
 - ``POST /slack/commands``: Slack's v0 request signature (HMAC-SHA256 of ``v0:<ts>:<body>`` with
   the signing secret) and a timestamp within 5 minutes, or 401. ``/triton status`` lists the open
   alert groups, ``/triton diagnose <model> [instance]`` asks the engine about a live Triton; both
   answer inside Slack's 3-second window (Triton is given at most 2 s).
+- Any other method on an endpoint is 405 with ``Allow``; connections and reads are bounded as on
+  the exporter (`triton_sre.httpserve`); log lines never carry a query string or credential.
 """
 
 from __future__ import annotations
