@@ -1,8 +1,10 @@
 """A fault-injecting HTTP proxy in front of the real Triton, for the exporter's fault tests.
 
 It forwards to the real server unchanged unless a fault is set for a path prefix: hang, answer
-with garbage, truncate the real body, send a 50 MB body, or answer with an HTTP error status.
-Faults act on real Triton output wherever there is one, so nothing imitates Triton's text.
+with garbage, truncate the real body, send a 50 MB body, answer with an HTTP error status, or
+rewrite the real body with a function (`set_fault(prefix, lambda body: ...)`). Faults act on
+real Triton output wherever there is one, so nothing imitates Triton's text. `requests` counts
+the requests per path.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import requests
@@ -25,7 +29,8 @@ HUGE_BYTES = 50 * 1024 * 1024
 class FaultProxy:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
-        self.faults: dict[str, str] = {}
+        self.faults: dict[str, str | Callable[[bytes], bytes]] = {}
+        self.requests: Counter[str] = Counter()
         self._release = threading.Event()
         proxy = self
 
@@ -47,19 +52,20 @@ class FaultProxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
-    def set_fault(self, path_prefix: str, fault: str | None) -> None:
+    def set_fault(self, path_prefix: str, fault: str | Callable[[bytes], bytes] | None) -> None:
         if fault is None:
             self.faults.pop(path_prefix, None)
         else:
             self.faults[path_prefix] = fault
 
-    def _fault_for(self, path: str) -> str | None:
+    def _fault_for(self, path: str) -> str | Callable[[bytes], bytes] | None:
         return next((f for prefix, f in self.faults.items() if path.startswith(prefix)), None)
 
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
         length = int(h.headers.get("Content-Length") or 0)
         body = h.rfile.read(length) if length else None
         fault = self._fault_for(h.path)
+        self.requests[h.path] += 1
         if fault == HANG:
             self._release.wait(30)
             return
@@ -86,6 +92,8 @@ class FaultProxy:
         content = upstream.content
         if fault == TRUNCATE:
             content = content[: len(content) // 2]  # cut mid-line
+        elif callable(fault):
+            content = fault(content)
         self._reply(h, upstream.status_code, content, upstream.headers.get("Content-Type", "text/plain"))
 
     @staticmethod

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -294,3 +296,62 @@ def test_metrics_count_notifications_slack_calls_and_the_outbox(bot: Bot, standi
     assert f'{c.M_BOT_SLACK_CALLS}{{method="chat.postMessage",outcome="ok"}}' in text
     assert f'{c.M_BOT_ACTIONS}{{action="posted"}}' in text
     assert f'{c.M_BOT_OUTBOX}{{state="done"}}' in text
+
+
+# -- hardening (issue #12, defects 6 and 7) --------------------------------------------------------
+def _raw(bot: Bot, request: bytes) -> bytes:
+    host, port = bot.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(request)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_token_in_the_url_query_is_never_logged(bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    query = urlencode({"token": WEBHOOK_TOKEN})
+    base = f"{bot.url}{c.PATH_BOT_ALERTMANAGER}?{query}"
+    assert requests.post(base, data=b"{}", timeout=5).status_code == 401  # refused: query is no auth
+    assert requests.get(base, timeout=5).status_code == 405
+    assert requests.get(f"{bot.url}/nope?{query}", timeout=5).status_code == 404
+    requests.request("PROPFIND", base, timeout=5)
+    # malformed request lines are logged by http.server's error path
+    _raw(bot, f"GET /x?{query} HTTP/1.1 extra\r\n\r\n".encode())
+    _raw(bot, f"GET /x?{query} HTTP/9.9\r\n\r\n".encode())
+    _raw(bot, f"GET http://user:{WEBHOOK_TOKEN}@host/x HTTP/1.0\r\n\r\n".encode())
+    text = caplog.text
+    assert c.PATH_BOT_ALERTMANAGER in text and "401" in text  # the access lines were logged...
+    assert WEBHOOK_TOKEN not in text  # ...without the token
+
+
+@pytest.mark.parametrize("method", ["OPTIONS", "TRACE", "PROPFIND", "PUT", "DELETE", "PATCH", "BREW"])
+@pytest.mark.parametrize("path", [c.PATH_BOT_ALERTMANAGER, c.PATH_HEALTHZ, "/nope"])
+def test_unsupported_methods_are_405_with_allow(bot: Bot, method: str, path: str) -> None:
+    response = requests.request(method, f"{bot.url}{path}", timeout=5)
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "GET, HEAD, POST"
+
+
+def test_wrong_method_for_an_endpoint_is_405(bot: Bot) -> None:
+    wrong_get = requests.get(f"{bot.url}{c.PATH_BOT_ALERTMANAGER}", timeout=5)
+    assert (wrong_get.status_code, wrong_get.headers["Allow"]) == (405, "POST")
+    wrong_post = requests.post(f"{bot.url}{c.PATH_HEALTHZ}", data=b"x", timeout=5)
+    assert (wrong_post.status_code, wrong_post.headers["Allow"]) == (405, "GET, HEAD")
+    head = requests.head(f"{bot.url}{c.PATH_HEALTHZ}", timeout=5)
+    assert head.status_code == 200 and not head.content
+
+
+def test_idle_sockets_do_not_starve_the_webhook(bot: Bot) -> None:
+    host, port = bot.url.removeprefix("http://").rsplit(":", 1)
+    threads = threading.active_count()
+    idle = [socket.create_connection((host, int(port)), timeout=5) for _ in range(300)]
+    try:
+        case = uuid.uuid4().hex[:8]
+        assert post(bot, json.dumps(notification(case))).status_code == 200
+        assert requests.get(f"{bot.url}{c.PATH_HEALTHZ}", timeout=5).status_code == 200
+        assert threading.active_count() < threads + 20  # not a thread per idle socket
+    finally:
+        for sock in idle:
+            sock.close()

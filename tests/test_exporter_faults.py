@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 
 import pytest
@@ -149,3 +150,122 @@ def test_bad_statistics_are_reported_and_the_rest_still_flows(exporter_behind_pr
     assert errors(exporter, c.TARGET_STATS, c.FAULT_PARSE) == 1
     assert any(s.model == "broken_init" for s in exporter.derivation.states)
     assert_no_bad_values(exporter)
+
+
+# -- hardening (issue #12): values the decoders do not expect, in real Triton output ---------------
+def _sub(pattern: bytes, replacement: bytes, count: int = 1):
+    """A body rewrite for FaultProxy: the real body with `pattern` replaced (it must occur)."""
+
+    def rewrite(body: bytes) -> bytes:
+        new, n = re.subn(pattern, replacement, body, count=count)
+        assert n, f"{pattern!r} not in the real body"
+        return new
+
+    return rewrite
+
+
+def _rendered(exporter: Exporter) -> bytes:
+    return exporter.metrics_text()
+
+
+@pytest.mark.parametrize("bad", [b'"batch_size":1e400', b'"batch_size":"nan"', b'"batch_size":-3'])
+def test_bad_statistics_field_is_a_parse_error_and_the_rest_is_kept(exporter_behind_proxy, bad):
+    exporter, _, api_proxy = exporter_behind_proxy
+    traffic.drive(exporter.settings.triton_url, "vector_scale", concurrency=4, requests_total=16)
+    before = _rendered(exporter)
+    api_proxy.set_fault("/v2/models/stats", _sub(rb'"batch_size":\s*\d+', bad))
+    exporter.poll_once()
+    after = _rendered(exporter)
+    assert after != before
+    assert up(exporter) == 1
+    assert errors(exporter, c.TARGET_STATS, c.FAULT_PARSE) == 1
+    # the rest of the statistics is kept: batch sizes of the models are still exported
+    assert exporter.derivation.executions_by_batch_size
+    assert any(s.model == "broken_init" for s in exporter.derivation.states)
+    exporter.poll_once()  # the fault repeats: the counter keeps growing, so rate() > 0 fires
+    assert errors(exporter, c.TARGET_STATS, c.FAULT_PARSE) == 2
+    assert_no_bad_values(exporter)
+
+
+def test_poll_failing_inside_the_exporter_refreshes_metrics(triton):
+    def broken_diagnosis(reason: str) -> str:
+        raise RuntimeError("diagnosis bug")
+
+    settings = ExporterSettings(triton_url=triton.http_url, metrics_url=triton.metrics_url, window=600)
+    exporter = Exporter(settings, diagnose=broken_diagnosis)  # the sample has UNAVAILABLE models
+    before = _rendered(exporter)
+    assert errors(exporter, c.TARGET_EXPORTER, c.FAULT_INTERNAL) == 0  # exported from the start
+    assert exporter.poll_once() is None  # counted, not raised
+    after = _rendered(exporter)
+    assert after != before
+    assert up(exporter) == 0
+    assert errors(exporter, c.TARGET_EXPORTER, c.FAULT_INTERNAL) == 1
+    exporter.poll_once()
+    assert errors(exporter, c.TARGET_EXPORTER, c.FAULT_INTERNAL) == 2
+
+
+@pytest.fixture
+def fresh_exporter_behind_proxy(triton):
+    """As exporter_behind_proxy, but no poll yet (configs are fetched on the first one)."""
+    metrics_base, metrics_path = triton.metrics_url.rsplit("/", 1)
+    with FaultProxy(triton.http_url) as api_proxy, FaultProxy(metrics_base) as metrics_proxy:
+        settings = ExporterSettings(
+            triton_url=api_proxy.url, metrics_url=f"{metrics_proxy.url}/{metrics_path}", timeout=3, window=600
+        )
+        yield Exporter(settings), metrics_proxy, api_proxy
+
+
+def _max_batch_sizes(exporter: Exporter) -> dict[str, float]:
+    return {
+        dict(labels)[c.L_MODEL]: value
+        for (name, labels), value in samples(exporter).items()
+        if name == c.M_MODEL_MAX_BATCH_SIZE
+    }
+
+
+CONFIG_PATH = "/v2/models/vector_scale/config"
+
+
+@pytest.mark.parametrize(
+    "rewrite",
+    [
+        _sub(rb'"max_batch_size":\s*\d+', b'"max_batch_size":1e400'),
+        lambda body: b'{"a":' * 50_000 + b"1" + b"}" * 50_000,  # RecursionError in json.loads
+    ],
+    ids=["max_batch_size_1e400", "nested_50000_deep"],
+)
+def test_bad_config_is_a_parse_error_remembered_until_the_model_changes(fresh_exporter_behind_proxy, rewrite):
+    exporter, _, api_proxy = fresh_exporter_behind_proxy
+    api_proxy.set_fault(CONFIG_PATH, rewrite)
+    exporter.poll_once()
+    assert up(exporter) == 1
+    assert errors(exporter, c.TARGET_CONFIG, c.FAULT_PARSE) == 1
+    sizes = _max_batch_sizes(exporter)
+    assert "vector_scale" not in sizes  # unknown, not a made-up number
+    assert sizes["text_echo"] == 8  # the other configs are kept
+    for _ in range(3):
+        exporter.poll_once()
+    assert api_proxy.requests[CONFIG_PATH] == 1  # not fetched again every poll
+    assert errors(exporter, c.TARGET_CONFIG, c.FAULT_PARSE) == 1
+    assert_no_bad_values(exporter)
+
+
+def test_duplicate_series_are_a_parse_error_and_the_first_wins(exporter_behind_proxy):
+    exporter, metrics_proxy, _ = exporter_behind_proxy
+    traffic.drive(exporter.settings.triton_url, "vector_scale", concurrency=8, requests_total=64)
+    exporter.poll_once()
+    clean = next(m for m in exporter.derivation.models if m.model == "vector_scale")
+
+    def duplicate_vector_scale(body: bytes) -> bytes:
+        lines = body.split(b"\n")
+        dup = [ln for ln in lines if b'model="vector_scale"' in ln and ln.startswith(b"nv_inference_count")]
+        assert dup
+        return b"\n".join(lines[:-1] + dup + [b""])
+
+    metrics_proxy.set_fault("/metrics", duplicate_vector_scale)
+    exporter.poll_once()
+    assert up(exporter) == 1
+    assert errors(exporter, c.TARGET_METRICS, c.FAULT_PARSE) == 1
+    vector = next(m for m in exporter.derivation.models if m.model == "vector_scale")
+    assert vector.batching_ratio == clean.batching_ratio  # not doubled
+    assert vector.batch_fill_ratio is not None and 0 <= vector.batch_fill_ratio <= 1

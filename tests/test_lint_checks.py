@@ -339,3 +339,73 @@ def test_instance_group_count_below_one_is_a_warning(tmp_path: Path) -> None:
         ("neg", c.RUNBOOK_INSTANCE_GROUP_INVALID, c.IMPACT_WARNING, 8),
     }
     assert code == 0
+
+
+# -- hardening (issue #12, defects 4 and 9) --------------------------------------------------------
+def test_oversized_config_is_a_parse_error_without_being_read(tmp_path: Path) -> None:
+    from triton_sre.lint.repository import MAX_CONFIG_BYTES
+
+    seed(tmp_path, {**model("huge"), **model("big"), **model("ok")})
+    with open(tmp_path / "huge" / "config.pbtxt", "ab") as handle:
+        handle.truncate(50 * 1024 * 1024)  # sparse: 50 MB that cost no disk
+    text = config("big")
+    (tmp_path / "big" / "config.pbtxt").write_text(text + "#" * (MAX_CONFIG_BYTES - len(text)) + "\n")
+    code, body = lint(tmp_path, "--target", "cpu")
+    assert code == 1
+    found = {f["model"]: f for f in body["findings"]}
+    assert set(found) == {"huge", "big"}
+    for name in ("huge", "big"):
+        assert found[name]["runbook"] == c.RUNBOOK_CONFIG_PARSE_ERROR
+        assert f"larger than {MAX_CONFIG_BYTES} bytes" in json.dumps(found[name])
+
+
+def test_deeply_nested_config_is_a_parse_error_at_its_line(tmp_path: Path) -> None:
+    from triton_sre.lint.repository import MAX_CONFIG_DEPTH
+
+    deep = "parameters " + "{ a " * (MAX_CONFIG_DEPTH + 8) + "}" * (MAX_CONFIG_DEPTH + 8) + "\n"
+    ok_depth = '# { { { { { { in a comment\nparameters { key: "k{" value { string_value: "v<[[" } }\n'
+    seed(tmp_path, {**model("deep", extra=deep), **model("fine", extra=ok_depth)})
+    code, body = lint(tmp_path, "--target", "cpu")
+    assert code == 1
+    (finding,) = body["findings"]
+    assert (finding["model"], finding["runbook"]) == ("deep", c.RUNBOOK_CONFIG_PARSE_ERROR)
+    assert finding["line"] == config("deep").count("\n") + 1
+    assert f"nested deeper than {MAX_CONFIG_DEPTH}" in json.dumps(finding)
+
+
+def test_fifo_config_does_not_block(tmp_path: Path) -> None:
+    import os
+
+    seed(tmp_path, {"f/1/model.py": PY})
+    os.mkfifo(tmp_path / "f" / "config.pbtxt")
+    code, body = lint(tmp_path, "--target", "cpu")
+    assert code == 1 and body["findings"][0]["runbook"] == c.RUNBOOK_CONFIG_PARSE_ERROR
+
+
+def test_non_utf8_file_names_are_valid_json_and_lossless(tmp_path: Path) -> None:
+    import base64
+    import os
+    import re
+
+    raw_name = b"m\x80od\xffel"
+    model_dir = os.path.join(os.fsencode(tmp_path), raw_name)
+    os.makedirs(os.path.join(model_dir, b"1"))
+    with open(os.path.join(model_dir, b"config.pbtxt"), "w") as handle:
+        handle.write(config("other"))  # the name differs from the directory: one finding
+    with open(os.path.join(model_dir, b"1", b"model.py"), "w") as handle:
+        handle.write(PY)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["lint", "--format", "json", "--target", "cpu", str(tmp_path)]) == 1
+    raw = out.getvalue().encode("utf-8")  # strict: a lone surrogate would raise here
+    assert not re.search(rb"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F]", raw)  # nor escaped as \udcXX
+    body = json.loads(raw.decode("utf-8", "strict"))
+    json.dumps(body, ensure_ascii=False).encode("utf-8")  # every string is valid Unicode
+    (finding,) = body["findings"]
+    assert finding["model"] == "m\\x80od\\xffel"
+    assert base64.b64decode(finding["model_b64"]) == raw_name
+    assert base64.b64decode(finding["file_b64"]) == raw_name + b"/config.pbtxt"
+    text = io.StringIO()
+    with redirect_stdout(text):
+        main(["lint", "--target", "cpu", str(tmp_path)])
+    text.getvalue().encode("utf-8")  # the text report prints on a strict UTF-8 terminal too

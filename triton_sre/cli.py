@@ -144,6 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    from triton_sre.httpserve import install_redaction
+
+    install_redaction()  # no query string or credential in any log line, at any level
     try:
         return int(args.handler(args))
     except ConfigError as exc:

@@ -9,6 +9,8 @@
   the signing secret) and a timestamp within 5 minutes, or 401. ``/triton status`` lists the open
   alert groups, ``/triton diagnose <model> [instance]`` asks the engine about a live Triton; both
   answer inside Slack's 3-second window (Triton is given at most 2 s).
+- Any other method on an endpoint is 405 with ``Allow``; connections and reads are bounded as on
+  the exporter (`triton_sre.httpserve`); log lines never carry a query string or credential.
 """
 
 from __future__ import annotations
@@ -20,9 +22,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -33,13 +34,15 @@ from triton_sre.bot.enrich import PayloadError, parse_group
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox
 from triton_sre.diagnosis.catalog import runbook_url
+from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 
 log = logging.getLogger(__name__)
 
 SIGNATURE_WINDOW_SECONDS = 300
 MAX_COMMAND_BODY = 64 * 1024
 COMMAND_TRITON_TIMEOUT = 2.0
-READ_TIMEOUT_SECONDS = 10
+GET_PATHS = (c.PATH_HEALTHZ, c.PATH_METRICS)
+POST_PATHS = (c.PATH_BOT_ALERTMANAGER, c.PATH_BOT_SLACK_COMMANDS)
 
 
 def slack_signature(secret: str, timestamp: str, body: bytes) -> str:
@@ -95,8 +98,7 @@ class BotServer:
         class Handler(_Handler):
             bot = owner
 
-        self.httpd = ThreadingHTTPServer((host, port), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = BoundedHTTPServer((host, port), Handler)
         self.port = self.httpd.server_address[1]
         self._thread: threading.Thread | None = None
 
@@ -180,14 +182,13 @@ def _esc(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(SafeHandler):
+    """GET/HEAD on GET_PATHS, POST on POST_PATHS; any other method is 405 (SafeHandler)."""
+
     bot: BotServer
     protocol_version = "HTTP/1.1"
-    timeout = READ_TIMEOUT_SECONDS
     server_version = "triton-sre-bot"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s %s", self.address_string(), format % args)
+    logger = log
 
     def _send(
         self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None, close: bool = False
@@ -202,7 +203,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.close_connection = True
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
     def _body(self, limit: int) -> bytes | None:
         length_header = self.headers.get("Content-Length")
@@ -226,8 +228,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return None
 
+    def _wrong_method(self, allow: str) -> None:
+        self._send(405, {"error": "method not allowed"}, {"Allow": allow}, close=True)
+
     def do_GET(self) -> None:
-        path = urlsplit(self.path).path
+        path = self.bare_path
         if path == c.PATH_HEALTHZ:
             self._send(200, {"status": "ok", "outbox": self.bot.outbox.counts()})
         elif path == c.PATH_METRICS:
@@ -236,16 +241,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", CONTENT_TYPE_LATEST)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            if self.command != "HEAD":
+                self.wfile.write(data)
+        elif path in POST_PATHS:
+            self._wrong_method("POST")
         else:
             self._send(404, {"error": "not found"})
 
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
     def do_POST(self) -> None:
-        path = urlsplit(self.path).path
+        path = self.bare_path
         if path == c.PATH_BOT_ALERTMANAGER:
             self._alertmanager()
         elif path == c.PATH_BOT_SLACK_COMMANDS:
             self._slack_command()
+        elif path in GET_PATHS:
+            self._wrong_method("GET, HEAD")
         else:
             self._send(404, {"error": "not found"}, close=True)
 

@@ -4,10 +4,15 @@ Everything here is a function of the snapshots alone, so the exported values do 
 when or how often Prometheus scrapes the exporter. Counter increases are computed as
 Prometheus' `increase()` computes them, without extrapolation: over consecutive observations, a
 value lower than the previous one is a counter reset (Triton restarted) and counts from zero.
+
+Whatever the inputs, no derived value is NaN, infinite or negative, and every fraction is in
+[0, 1]: an observation that is NaN, infinite or negative is skipped, and a result that is not a
+finite non-negative number is not exported (None).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -75,7 +80,7 @@ def increase(values: Iterable[float]) -> float:
     total = 0.0
     previous: float | None = None
     for value in values:
-        if value != value:  # NaN: skip the observation
+        if not 0.0 <= value < math.inf:  # NaN, infinite or negative: skip the observation
             continue
         if previous is not None:
             total += value - previous if value >= previous else value
@@ -106,10 +111,20 @@ def _increase_of(rows: Sequence[CounterRow], family: str) -> float:
     return increase([row[index] for row in rows])  # absent (NaN) observations are skipped
 
 
+def _finite(value: float | None) -> float | None:
+    """`value` if it is a finite number >= 0, else None (not exported)."""
+    return value if value is not None and 0.0 <= value < math.inf else None
+
+
+def _fraction(value: float | None) -> float | None:
+    """A share, clamped to [0, 1]; None when it is not a number."""
+    return min(1.0, value) if _finite(value) is not None else None  # type: ignore[type-var]
+
+
 def _ratio(numerator: float, denominator: float) -> float | None:
-    if denominator <= 0 or numerator < 0:
+    if not denominator > 0 or not numerator >= 0:
         return None
-    return numerator / denominator
+    return _finite(numerator / denominator)
 
 
 def stage_split(deltas: Mapping[str, float], request_us: float, success: float) -> tuple[dict, dict] | None:
@@ -118,12 +133,14 @@ def stage_split(deltas: Mapping[str, float], request_us: float, success: float) 
     `deltas` maps stage -> Δ duration in µs for the four measured stages; `other` is what the
     request duration leaves over, floored at 0. None when no request succeeded.
     """
-    if success <= 0:
+    if not success > 0:
         return None
     seconds = {stage: max(0.0, deltas.get(stage, 0.0)) / 1e6 / success for stage in c.STAGE_COUNTERS}
     seconds[c.STAGE_OTHER] = max(0.0, request_us / 1e6 / success - sum(seconds.values()))
     total = sum(seconds.values())
-    fractions = {stage: (value / total if total > 0 else 0.0) for stage, value in seconds.items()}
+    if not all(0.0 <= v < math.inf for v in seconds.values()) or not total < math.inf:
+        return None  # a tiny success count or huge durations: nothing meaningful to export
+    fractions = {stage: (min(1.0, value / total) if total > 0 else 0.0) for stage, value in seconds.items()}
     return seconds, fractions
 
 
@@ -163,8 +180,8 @@ def derive(
             compute_s[key] = increase(series) / 1e9
     total_compute = sum(compute_s.values())
     idle = None
-    if stats_span > 0 and devices > 0:
-        idle = 1.0 - min(1.0, total_compute / (stats_span * devices))
+    if stats_span > 0 and devices > 0 and total_compute < math.inf:
+        idle = _fraction(1.0 - min(1.0, total_compute / (stats_span * devices)))
 
     models: list[ModelDerivation] = []
     window_cost: dict[ModelKey, float] = {}  # attributed cost over the window, for LLM models
@@ -177,7 +194,7 @@ def derive(
         config = configs.get(key[0])
         fill = None
         if batching is not None and config is not None and config.max_batch_size > 0:
-            fill = batching / config.max_batch_size
+            fill = _fraction(batching / config.max_batch_size)
         deltas = {stage: _increase_of(rows, family) for stage, family in c.STAGE_COUNTERS.items()}
         split = stage_split(
             deltas,
@@ -185,12 +202,12 @@ def derive(
             _increase_of(rows, c.NV_REQUEST_SUCCESS),
         )
         cost_hour = cost_1k = None
-        if price is not None and total_compute > 0 and key in compute_s:
-            share = compute_s[key] / total_compute
-            cost_hour = price * share
+        if price is not None and 0 < total_compute < math.inf and key in compute_s:
+            share = min(1.0, compute_s[key] / total_compute)
+            cost_hour = _finite(price * share)
             window_cost[key] = price * stats_span / 3600.0 * share
             if inferences > 0:
-                cost_1k = price * stats_span / 3600.0 * share / inferences * 1000.0
+                cost_1k = _finite(price * stats_span / 3600.0 * share / inferences * 1000.0)
         models.append(
             ModelDerivation(
                 model=key[0],

@@ -13,10 +13,10 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import chain
 from typing import Any
 
@@ -31,8 +31,11 @@ from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import Derivation, derive, select_window
 from triton_sre.exporter.llm import LLMCollector, LLMData
 from triton_sre.exporter.snapshot import (
+    CounterRow,
     IndexEntry,
     ModelConfigSummary,
+    ModelKey,
+    Problems,
     Snapshot,
     config_summary,
     counters_from_samples,
@@ -40,6 +43,7 @@ from triton_sre.exporter.snapshot import (
     keep_family,
     stats_from_json,
 )
+from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 from triton_sre.triton.client import FetchError, TritonClient
 from triton_sre.triton.exposition import ExpositionError, decode_body, iter_parse
 
@@ -50,10 +54,29 @@ log = logging.getLogger(__name__)
 CONFIG_FETCHES_PER_POLL = 64
 
 
+# A config that is too large or does not decode is not fetched again until the model changes.
+_DETERMINISTIC_FAULTS = frozenset({c.FAULT_PARSE, c.FAULT_TOO_LARGE})
+
+
 @dataclass
 class _ConfigEntry:
     signature: tuple[tuple[str, str], ...]
-    summary: ModelConfigSummary
+    summary: ModelConfigSummary | None  # None: the config could not be read or decoded
+
+
+def _counters_from_text(
+    text: str, problems: Problems, tap: Callable[[Iterable[Any]], Iterable[Any]] = iter
+) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
+    try:
+        # folded slice by slice: only one slice's parse temporaries exist at a time
+        samples = chain.from_iterable(iter_parse(text, keep=keep_family))
+        return counters_from_samples(tap(samples), problems)
+    except ExpositionError as exc:
+        raise FetchError(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}") from None
+
+
+def _config_summary(config: Any, problems: Problems) -> ModelConfigSummary:
+    return config_summary(config)
 
 
 class Exporter:
@@ -104,6 +127,7 @@ class Exporter:
         for target in c.POLL_TARGETS:  # expose zeros so rate() works from the first failure
             for kind in c.FAULT_KINDS:
                 self._errors.labels(target, kind)
+        self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL)
         self._last_success = Gauge(
             c.M_LAST_SUCCESS, "Unix time of the last poll that read Triton's metrics.", registry=self.registry
         )
@@ -112,15 +136,26 @@ class Exporter:
         ).set(1)
 
     # -- polling -------------------------------------------------------------------------------
-    def poll_once(self) -> Snapshot:
-        """Fetch everything once, append the snapshot and re-derive."""
+    def poll_once(self) -> Snapshot | None:
+        """Fetch everything once, append the snapshot and re-derive.
+
+        Never raises: a failure inside the exporter's own code is counted as
+        `{target="exporter",kind="internal"}`, `up` becomes 0 and the previous derivation is kept.
+        Either way `/metrics` is rendered afresh (up, error counters, last success).
+        """
         # A poll allocates ~10^5 short-lived acyclic objects (samples, JSON); letting the cyclic
         # GC scan the whole heap for them many times per poll costs more than the poll itself.
         was_enabled = gc.isenabled()
         gc.disable()
         try:
             return self._poll()
+        except Exception:  # a bug must not freeze /metrics at the last good poll
+            log.exception("poll failed unexpectedly")
+            self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL).inc()
+            self._view = ExporterView(up=False, derivation=self._view.derivation)
+            return None
         finally:
+            self._polls += 1
             if was_enabled:
                 gc.enable()
 
@@ -131,7 +166,7 @@ class Exporter:
             counters, gpus, llm = self._fetch_metrics()
             raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", self.client.repository_index)
             stats = self._fetch_stats()
-            index = index_from_json(raw_index) if raw_index is not None else None
+            index = self._decode(c.TARGET_INDEX, index_from_json, raw_index)
             if index is not None:
                 self._refresh_configs(index)
             snapshot = Snapshot(
@@ -154,7 +189,6 @@ class Exporter:
             span.set_attribute("triton_sre.up", counters is not None)
             span.set_attribute("triton_sre.models", len(derivation.models))
         self._poll_duration.observe(time.monotonic() - started)
-        self._polls += 1
         if counters is not None:
             self._last_success.set(taken_at)
             self.ready.set()
@@ -169,32 +203,46 @@ class Exporter:
                 span.set_attribute("error.type", exc.kind)
                 return None
 
+    def _decode(self, target: str, decode: Callable[..., Any], payload: Any) -> Any:
+        """`decode(payload, problems)`, or None when it fails. Values the decoder rejected are one
+        parse error of `target`; an exception (a shape no decoder expects) is one too, and only
+        that target's part of the poll is lost."""
+        if payload is None:
+            return None
+        problems = Problems()
+        try:
+            result = decode(payload, problems)
+        except FetchError as exc:
+            self._record_error(exc.target, exc.kind, str(exc))
+            return None
+        except Exception as exc:  # RecursionError, OverflowError, ...: the payload, not the exporter
+            self._record_error(target, c.FAULT_PARSE, f"cannot decode: {type(exc).__name__}: {exc}"[:300])
+            return None
+        if problems:
+            self._record_error(
+                target, c.FAULT_PARSE, f"{problems.count} value(s) ignored, first: {problems.first}"
+            )
+        return result
+
     def _fetch_metrics(self) -> tuple[Any, Any, LLMData | None]:
         body = self._call(c.TARGET_METRICS, "GET /metrics", self.client.metrics)
         if body is None:
             return None, None, None
         try:
             text = decode_body(body)
-            del body  # the text is all we need; do not hold both through the parse
-            # folded slice by slice: only one slice's parse temporaries exist at a time;
-            # the LLM backends' samples are taken out on the way (exporter/llm.py)
-            llm = LLMCollector()
-            samples = chain.from_iterable(iter_parse(text, keep=keep_family))
-            counters, gpus = counters_from_samples(llm.tap(samples))
-            return counters, gpus, llm.result()
         except ExpositionError as exc:
             self._record_error(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}")
             return None, None, None
+        del body  # the text is all we need; do not hold both through the parse
+        llm = LLMCollector()  # the LLM backends' samples are taken out on the way (exporter/llm.py)
+        decoded = self._decode(c.TARGET_METRICS, partial(_counters_from_text, tap=llm.tap), text)
+        if decoded is None:
+            return None, None, None
+        return decoded[0], decoded[1], llm.result()
 
     def _fetch_stats(self) -> dict | None:
         entries = self._call(c.TARGET_STATS, "GET /v2/models/stats", self.client.all_stats)
-        if entries is None:
-            return None
-        try:
-            return stats_from_json(entries)  # decodes entry by entry
-        except FetchError as exc:
-            self._record_error(exc.target, exc.kind, str(exc))
-            return None
+        return self._decode(c.TARGET_STATS, stats_from_json, entries)  # decodes entry by entry
 
     def _record_error(self, target: str, kind: str, message: str) -> None:
         self._errors.labels(target, kind).inc()
@@ -222,25 +270,30 @@ class Exporter:
             if budget == 0:
                 break
             budget -= 1
-            config = self._call(
-                c.TARGET_CONFIG, "GET /v2/models/config", lambda n=name: self.client.model_config(n)
-            )
-            if config is not None:
-                self._configs[name] = _ConfigEntry(signature, config_summary(config))
-                changed = True
+            with self._tracer.start_as_current_span("GET /v2/models/config") as span:
+                try:
+                    config = self.client.model_config(name)
+                except FetchError as exc:
+                    self._record_error(exc.target, exc.kind, str(exc))
+                    span.set_attribute("error.type", exc.kind)
+                    if exc.kind in _DETERMINISTIC_FAULTS:  # the same config fails the same way again:
+                        self._configs[name] = _ConfigEntry(signature, None)  # remembered until it changes
+                        changed = True
+                    continue
+            summary = self._decode(c.TARGET_CONFIG, _config_summary, config)
+            self._configs[name] = _ConfigEntry(signature, summary)
+            changed = True
         if changed:
             # a new mapping, never mutated: snapshots already holding the old one keep it intact
-            self._config_view = {name: entry.summary for name, entry in self._configs.items()}
+            self._config_view = {
+                name: entry.summary for name, entry in self._configs.items() if entry.summary is not None
+            }
 
     def run(self, stop: threading.Event) -> None:
         """Poll on a fixed schedule until `stop` is set; a slow poll skips missed ticks."""
         next_tick = time.monotonic()
         while not stop.is_set():
-            try:
-                self.poll_once()
-            except Exception:  # a bug must not stop the sidecar; it is logged and counted
-                log.exception("poll failed unexpectedly")
-                self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL).inc()
+            self.poll_once()  # never raises: failures are counted and rendered
             next_tick += self.settings.interval
             now = time.monotonic()
             if next_tick < now:
@@ -261,7 +314,12 @@ class Exporter:
         with self._lock:
             polls, body = self._rendered
             if polls != self._polls:
-                body = render(self._view).encode() + generate_latest(self.registry)
+                text = render(self._view)
+                try:
+                    derived = text.encode()
+                except UnicodeEncodeError:  # a lone surrogate that got past the decoders: never go dark
+                    derived = text.encode("utf-8", "replace")
+                body = derived + generate_latest(self.registry)
                 self._rendered = (self._polls, body)
             return body
 
@@ -290,8 +348,7 @@ class ExporterServer:
     def __init__(self, exporter: Exporter, host: str, port: int) -> None:
         self.exporter = exporter
         self._stop = threading.Event()
-        self._httpd = ThreadingHTTPServer((host, port), _handler_for(exporter))
-        self._httpd.daemon_threads = True
+        self._httpd = BoundedHTTPServer((host, port), _handler_for(exporter))
         self._threads = [
             threading.Thread(target=exporter.run, args=(self._stop,), name="triton-sre-poll", daemon=True),
             threading.Thread(target=self._httpd.serve_forever, name="triton-sre-http", daemon=True),
@@ -326,12 +383,15 @@ class ExporterServer:
         self.stop()
 
 
-def _handler_for(exporter: Exporter) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+def _handler_for(exporter: Exporter) -> type[SafeHandler]:
+    class Handler(SafeHandler):
+        """GET and HEAD only: every other method is 405 (SafeHandler)."""
+
         server_version = f"triton-sre/{__version__}"
+        logger = log
 
         def do_GET(self) -> None:
-            path = self.path.split("?", 1)[0]
+            path = self.bare_path
             if path == c.PATH_METRICS:
                 self._send(HTTPStatus.OK, exporter.metrics_text(), CONTENT_TYPE_LATEST)
             elif path == c.PATH_HEALTHZ:
@@ -350,14 +410,6 @@ def _handler_for(exporter: Exporter) -> type[BaseHTTPRequestHandler]:
         def do_HEAD(self) -> None:
             self.do_GET()
 
-        def _read_only(self) -> None:
-            self.send_response(HTTPStatus.METHOD_NOT_ALLOWED)
-            self.send_header("Allow", "GET, HEAD")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        do_POST = do_PUT = do_DELETE = do_PATCH = _read_only
-
         def _send(
             self, status: HTTPStatus, body: bytes, content_type: str = "text/plain; charset=utf-8"
         ) -> None:
@@ -367,8 +419,5 @@ def _handler_for(exporter: Exporter) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            log.debug("http %s", format % args)
 
     return Handler

@@ -7,6 +7,8 @@ not ask". Per-model values are keyed by `(model, version)`.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from sys import intern
@@ -25,8 +27,32 @@ ModelKey = tuple[str, str]
 ROW_FAMILIES = (*c.PER_MODEL_COUNTERS, *c.PER_MODEL_GAUGES)
 FAMILY_INDEX = {name: i for i, name in enumerate(ROW_FAMILIES)}
 _PER_MODEL = frozenset(ROW_FAMILIES)
+_PLAIN_LABELS = frozenset({c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID})
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ABSENT = float("nan")
 CounterRow = tuple[float, ...]
+# Triton's counters and durations are uint64: a larger (or negative, or non-finite) value is not
+# one Triton wrote, and near 1e308 the derivations' sums would overflow to inf and NaN.
+MAX_VALUE = float(2**64)
+
+
+class Problems:
+    """Values a decoder rejected (non-finite, negative, too large, duplicate series): the caller
+    counts them as parse errors of the target. The rejected value is treated as missing."""
+
+    __slots__ = ("count", "first")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first = ""
+
+    def add(self, what: str) -> None:
+        if not self.count:
+            self.first = what
+        self.count += 1
+
+    def __bool__(self) -> bool:
+        return self.count > 0
 
 
 def counter_row(values: Mapping[str, float]) -> CounterRow:
@@ -86,20 +112,25 @@ class Snapshot:
 
 
 def counters_from_samples(
-    samples: Iterable[Sample],
+    samples: Iterable[Sample], problems: Problems | None = None
 ) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
     """Per-model counter values and the GPUs seen.
 
     Triton exports per-model families on GPU models twice, with and without `gpu_uuid`. The
     series without it is the model total; per-GPU series are summed only when no total exists
     (older servers), so nothing is counted twice. `nv_inference_request_failure` is summed over
-    its `reason` label.
+    its `reason` label. A value that is negative, non-finite or above `MAX_VALUE`, and a series
+    repeated in the payload (the first one wins), are left out and added to `problems`.
     """
+    problems = problems if problems is not None else Problems()
     totals: dict[ModelKey, dict[str, float]] = {}
-    per_gpu: dict[ModelKey, dict[str, float]] = {}
+    per_gpu: dict[tuple[ModelKey, str], dict[str, float]] = {}
     gpus: set[str] = set()
+    # Series with labels beyond model/version/gpu_uuid (failure `reason`): checked for repeats
+    # here; any other series is a repeat when its family already has a value for its model (GPU).
+    seen: set[tuple[str, tuple]] = set()
     # Label sets repeat across families (the parser shares their tuples): resolve each once.
-    resolved: dict[tuple, tuple[ModelKey | None, str | None]] = {}
+    resolved: dict[tuple, tuple[ModelKey | None, str | None, bool]] = {}
     for sample in samples:
         name = sample.name
         labels = sample.labels
@@ -108,76 +139,114 @@ def counters_from_samples(
             found = dict(labels)
             model = found.get(c.LABEL_MODEL)
             key = (intern(model), intern(found.get(c.LABEL_VERSION, ""))) if model is not None else None
-            where = resolved[labels] = (key, found.get(c.LABEL_GPU_UUID))
-        key, uuid = where
+            plain = found.keys() <= _PLAIN_LABELS
+            where = resolved[labels] = (key, found.get(c.LABEL_GPU_UUID), plain)
+        key, uuid, plain = where
         if name in _PER_MODEL:
             if key is None:
                 continue
-            values = (per_gpu if uuid else totals).setdefault(key, {})
-            values[name] = values.get(name, 0.0) + sample.value
+            values = per_gpu.setdefault((key, uuid), {}) if uuid else totals.setdefault(key, {})
+            if plain:
+                repeated = name in values
+            else:
+                repeated = (name, labels) in seen
+                seen.add((name, labels))
+            if repeated:
+                problems.add(f"duplicate series {name}{dict(labels)}")
+                continue
+            value = sample.value
+            if not 0.0 <= value <= MAX_VALUE:  # also false for NaN
+                problems.add(f"{name}{dict(labels)} = {value!r}")
+                continue
+            values[name] = values.get(name, 0.0) + value
         elif uuid and name.startswith(c.NV_GPU_PREFIX):
             gpus.add(uuid)
-    for key, gpu_values in per_gpu.items():
+    summed: dict[ModelKey, dict[str, float]] = {}
+    for (key, _uuid), gpu_values in per_gpu.items():
+        values = summed.setdefault(key, {})
+        for name, value in gpu_values.items():
+            values[name] = values.get(name, 0.0) + value
+    for key, gpu_values in summed.items():
         values = totals.setdefault(key, {})
         for name, value in gpu_values.items():
             values.setdefault(name, value)
     return {key: counter_row(values) for key, values in totals.items()}, frozenset(gpus)
 
 
-def _num(value: Any) -> float:
-    """A JSON number as float; anything else (missing, null, text, bool) counts as 0."""
+def _num(value: Any, problems: Problems, what: str) -> float:
+    """A JSON number as float. Missing, null or bool is 0 (proto3 JSON omits zeros); a number or
+    numeric string that is negative, non-finite or above `MAX_VALUE`, or text that is not a
+    number, is NaN (missing) and added to `problems`."""
     if type(value) is int or type(value) is float:
-        return float(value)
-    if isinstance(value, str):
+        number = float(value) if type(value) is float or abs(value) <= MAX_VALUE else math.inf
+    elif isinstance(value, str):
         try:
-            return float(value)
+            number = float(value)
         except ValueError:
-            return 0.0
-    return 0.0
-
-
-def _ns(stage: Any) -> float:
-    try:
-        return _num(stage["ns"])
-    except (KeyError, TypeError):
+            number = math.nan
+    else:
         return 0.0
+    if 0.0 <= number <= MAX_VALUE:
+        return number
+    problems.add(f"{what} = {value!r}"[:200])
+    return math.nan
 
 
-def _count(stage: Any) -> float:
-    try:
-        return _num(stage["count"])
-    except (KeyError, TypeError):
+def _field(stage: Any, name: str, problems: Problems, what: str) -> float:
+    if not isinstance(stage, dict):
         return 0.0
+    return _num(stage.get(name), problems, what)
 
 
-def stats_from_json(model_stats: Iterable[Any]) -> dict[ModelKey, ModelStats]:
-    """`model_stats` of `/v2/models/stats`, leniently: odd entries are skipped, missing numbers are 0."""
+def stats_from_json(
+    model_stats: Iterable[Any], problems: Problems | None = None
+) -> dict[ModelKey, ModelStats]:
+    """`model_stats` of `/v2/models/stats`, leniently: odd entries are skipped, missing numbers are
+    0, invalid numbers are missing (NaN, skipped by the derivations) and added to `problems`."""
+    problems = problems if problems is not None else Problems()
     result: dict[ModelKey, ModelStats] = {}
     for entry in model_stats:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             continue
+        name = _text(entry["name"], problems)
         compute_ns = 0.0
         by_size: dict[int, float] = {}
         batches = entry.get("batch_stats")
         for batch in batches if isinstance(batches, list) else ():
             if not isinstance(batch, dict):
                 continue
-            compute_ns += _ns(batch.get("compute_input")) + _ns(batch.get("compute_infer"))
-            compute_ns += _ns(batch.get("compute_output"))
-            size = int(_num(batch.get("batch_size")))
-            by_size[size] = by_size.get(size, 0.0) + _count(batch.get("compute_infer"))
-        key = (intern(entry["name"]), intern(str(entry.get("version", ""))))
+            for stage in ("compute_input", "compute_infer", "compute_output"):
+                compute_ns += _field(batch.get(stage), "ns", problems, f"{name} {stage}.ns")
+            size = _num(batch.get("batch_size"), problems, f"{name} batch_size")
+            count = _field(batch.get("compute_infer"), "count", problems, f"{name} compute_infer.count")
+            if size == size and count == count:  # neither is NaN
+                by_size[int(size)] = by_size.get(int(size), 0.0) + count
+        key = (intern(name), intern(_text(entry.get("version", ""), problems)))
+        if key in result:
+            problems.add(f"duplicate statistics entry {name!r} version {key[1]!r}")
+            continue
         result[key] = ModelStats(
-            inference_count=_num(entry.get("inference_count")),
-            execution_count=_num(entry.get("execution_count")),
+            inference_count=_num(entry.get("inference_count"), problems, f"{name} inference_count"),
+            execution_count=_num(entry.get("execution_count"), problems, f"{name} execution_count"),
             execution_compute_ns=compute_ns,
             executions_by_batch_size=by_size,
         )
     return result
 
 
-def index_from_json(entries: Iterable[Any]) -> list[IndexEntry]:
+def _text(value: Any, problems: Problems) -> str:
+    """A JSON string as exportable text: JSON may escape lone surrogates (``\\ud800``), which no
+    UTF-8 exposition can carry; they become ``?`` and are added to `problems`."""
+    text = value if isinstance(value, str) else str(value)
+    if _SURROGATE.search(text):
+        problems.add(f"text that is not valid Unicode: {text!r}"[:200])
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def index_from_json(entries: Iterable[Any], problems: Problems | None = None) -> list[IndexEntry]:
     """Rows of the repository index; never-loaded models have no version or state (-> UNKNOWN)."""
+    problems = problems if problems is not None else Problems()
     rows = []
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
@@ -185,18 +254,23 @@ def index_from_json(entries: Iterable[Any]) -> list[IndexEntry]:
         state = entry.get("state")
         rows.append(
             IndexEntry(
-                name=intern(entry["name"]),
-                version=intern(str(entry.get("version", "") or "")),
+                name=intern(_text(entry["name"], problems)),
+                version=intern(_text(entry.get("version", "") or "", problems)),
                 state=state if state in c.MODEL_STATES else c.STATE_UNKNOWN,
-                reason=str(entry.get("reason", "") or ""),
+                reason=_text(entry.get("reason", "") or "", problems),
             )
         )
     return rows
 
 
 def config_summary(config: Mapping[str, Any]) -> ModelConfigSummary:
-    """What derivations need from `/v2/models/<m>/config`."""
+    """What derivations need from `/v2/models/<m>/config`. Raises ValueError when max_batch_size
+    is not a valid number: the exporter then knows no config for the model rather than a wrong one."""
+    problems = Problems()
+    size = _num(config.get("max_batch_size"), problems, "max_batch_size")
+    if problems:
+        raise ValueError(f"invalid {problems.first}")
     return ModelConfigSummary(
-        max_batch_size=int(_num(config.get("max_batch_size"))),
+        max_batch_size=int(size),
         dynamic_batching=isinstance(config.get("dynamic_batching"), dict),
     )

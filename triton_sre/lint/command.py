@@ -7,7 +7,9 @@ error (not a directory, unreadable SLO file, serving interpreter that does not r
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -78,6 +80,38 @@ def _latency_thresholds(path: str | None) -> tuple[tuple[str | None, float, floa
     )
 
 
+# File names are bytes; Python decodes undecodable ones with lone surrogates (surrogateescape).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def display(text: str) -> str:
+    """`text` with each byte that is not UTF-8 written as ``\\xNN``: valid Unicode, no surrogates."""
+    if not _SURROGATE.search(text):
+        return text
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that did not come from a file name
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _strict_json(value: Any) -> Any:
+    """`value` made valid for strict JSON consumers: strings through `display`; a dict string that
+    needed escaping also gets ``<key>_b64``, its exact bytes in base64 (lossless)."""
+    if isinstance(value, str):
+        return display(value)
+    if isinstance(value, list):
+        return [_strict_json(v) for v in value]
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out[display(key)] = _strict_json(item)
+            if isinstance(item, str) and _SURROGATE.search(item):
+                raw = item.encode("utf-8", "surrogateescape")
+                out[f"{display(key)}_b64"] = base64.b64encode(raw).decode("ascii")
+        return out
+    return value
+
+
 def render(result: LintResult, fmt: str, base_url: str | None = None, *, colour: bool = False) -> str:
     report = result.report
     if fmt == "json":
@@ -86,13 +120,15 @@ def render(result: LintResult, fmt: str, base_url: str | None = None, *, colour:
             finding.update(where)
         body["repository"] = str(result.repository)
         body["models"] = result.models
-        return json.dumps(body, indent=2) + "\n"
+        return json.dumps(_strict_json(body), indent=2) + "\n"
     if not report.findings:
         clean = f"{result.repository}: {result.models} model(s) checked, no problem found.\n"
-        return f"### Triton repository lint\n\n{clean}" if fmt == "markdown" else clean
+        return display(f"### Triton repository lint\n\n{clean}" if fmt == "markdown" else clean)
     if fmt == "markdown":
-        return to_markdown(report, base_url).replace("### Triton triage", "### Triton repository lint", 1)
-    return to_text(report, base_url, colour=colour)
+        return display(
+            to_markdown(report, base_url).replace("### Triton triage", "### Triton repository lint", 1)
+        )
+    return display(to_text(report, base_url, colour=colour))
 
 
 def run_lint(args: argparse.Namespace) -> int:

@@ -3,11 +3,17 @@
 ``config.pbtxt`` is parsed with protobuf ``text_format`` into Triton's own schema
 (``tritonclient.grpc.model_config_pb2.ModelConfig``); a syntax error keeps its line and column.
 Line numbers of fields come from protobuf's own text tokenizer (`field_lines`), never from regexes.
+
+A config larger than `MAX_CONFIG_BYTES` is not read, and one nested deeper than
+`MAX_CONFIG_DEPTH` is not parsed: both are parse errors at once, so lint's time and memory stay
+bounded whatever the repository holds.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +30,10 @@ __all__ = [
 ]
 
 CONFIG_FILE = "config.pbtxt"
+MAX_CONFIG_BYTES = 1 << 20
+"""Largest config.pbtxt lint reads (1 MiB); Triton's own configs are a few kilobytes."""
+MAX_CONFIG_DEPTH = 32
+"""Deepest nesting of { } / < > / [ ] lint parses; Triton's schema needs fewer than 10 levels."""
 MAX_LISTED_FILES = 2000
 """Files listed per version folder (a folder of thousands of shards is not walked further)."""
 
@@ -159,13 +169,38 @@ def _listing(path: Path) -> tuple[list[str], list[str]]:
     return sorted(files), sorted(dirs)
 
 
+# Brackets outside string literals and comments (a string may be unterminated: it ends the line).
+_NESTING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"?|'(?:[^'\\\n]|\\.)*'?|#[^\n]*|[{<\[]|[}>\]]")
+
+
+def nesting_error(text: str, limit: int = MAX_CONFIG_DEPTH) -> ConfigError | None:
+    """A ConfigError at the first bracket nested deeper than `limit`, else None (one regex pass)."""
+    depth = 0
+    for match in _NESTING.finditer(text):
+        char = match.group()[0]
+        if char in "{<[":
+            depth += 1
+            if depth > limit:
+                at = match.start()
+                line = text.count("\n", 0, at) + 1
+                return ConfigError(line, at - text.rfind("\n", 0, at), f"nested deeper than {limit} levels")
+        elif char in "}>]":
+            depth = max(0, depth - 1)
+    return None
+
+
 def parse_config(text: str) -> tuple[Any, ConfigError | None]:
     from google.protobuf import text_format
 
     schema = _schema()
     message = schema.ModelConfig()
+    too_deep = nesting_error(text)
+    if too_deep is not None:
+        return None, too_deep
     try:
         text_format.Parse(text, message)
+    except RecursionError:
+        return None, ConfigError(1, 1, "nested too deeply to parse")
     except text_format.ParseError as exc:
         line, column = exc.GetLine() or 1, exc.GetColumn() or 1
         text_ = str(exc)
@@ -184,7 +219,7 @@ def load_model(path: Path) -> ModelDir:
         model.version_files[d] = tuple(sorted(sub_files + sub_dirs))[:MAX_LISTED_FILES]
     if CONFIG_FILE in files:
         try:
-            text = model.config_path.read_text(encoding="utf-8")
+            text = read_config(model.config_path)
         except PermissionError as exc:
             model.config_error = ConfigError(1, 0, f"cannot read: {exc.strerror}", unreadable=True)
             return model
@@ -193,8 +228,27 @@ def load_model(path: Path) -> ModelDir:
             return model
         model.config_text = text
         model.config, model.config_error = parse_config(text)
-        model.lines = field_lines(text)
+        if model.config_error is None or not model.config_error.message.startswith("nested"):
+            model.lines = field_lines(text)
     return model
+
+
+def read_config(path: Path) -> str:
+    """The text of a config.pbtxt; OSError when it is not a regular file or over MAX_CONFIG_BYTES
+    (checked before reading, and the read itself is capped in case the file grows)."""
+    # O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused as not regular)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{CONFIG_FILE} is not a regular file")
+        too_large = f"{CONFIG_FILE} is larger than {MAX_CONFIG_BYTES} bytes (Triton configs are kilobytes)"
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise OSError(too_large)
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise OSError(too_large)
+    return data.decode("utf-8")
 
 
 def load_repository(root: str | os.PathLike[str]) -> Repository:

@@ -105,8 +105,8 @@ class TritonClient:
         payload = self._fetch(target, method, url, body)
         try:
             return json.loads(payload)
-        except ValueError as exc:
-            raise FetchError(target, c.FAULT_PARSE, f"{url} did not return JSON: {exc}") from exc
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to decode
+            raise FetchError(target, c.FAULT_PARSE, f"{url} did not return JSON: {_short(exc)}") from None
 
     # -- Triton endpoints ----------------------------------------------------------------------
     def metrics(self) -> bytes | bytearray:
@@ -185,8 +185,10 @@ def iter_model_stats(text: str) -> Iterator[dict[str, Any]]:
                 return
             else:
                 raise ValueError(f"expected ',' or ']' at character {at}")
-    except ValueError as exc:
-        raise FetchError(c.TARGET_STATS, c.FAULT_PARSE, f"statistics are not valid JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to decode
+        raise FetchError(
+            c.TARGET_STATS, c.FAULT_PARSE, f"statistics are not valid JSON: {_short(exc)}"
+        ) from None
 
 
 def _is_timeout(exc: BaseException) -> bool:
