@@ -17,7 +17,9 @@ SAMPLE_REPOSITORY: Final = Path(__file__).resolve().parent / "models"
 VECTOR_SCALE: Final = "vector_scale"  # FP32 [8] -> 2x, dynamic batching, fixed cost per execution
 TEXT_ECHO: Final = "text_echo"  # TYPE_STRING -> upper-cased, dynamic batching
 SLOW_MODEL: Final = "slow_model"  # 0.1 s per request, no batching, one instance: requests queue
-HEALTHY_MODELS: Final = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL)
+SLOW_LOADING: Final = "slow_loading"  # initialize() takes SLOW_LOADING_SECONDS: a load to measure
+SLOW_LOADING_SECONDS: Final = 1.5
+HEALTHY_MODELS: Final = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL, SLOW_LOADING)
 
 # Broken models, each failing to load for a different reason.
 BROKEN_MISSING_MODULE: Final = "broken_missing_module"
@@ -64,6 +66,8 @@ __all__ = [
     "INPUT_NAME",
     "OUTPUT_NAME",
     "SAMPLE_REPOSITORY",
+    "SLOW_LOADING",
+    "SLOW_LOADING_SECONDS",
     "SLOW_MODEL",
     "SLOW_MODEL_DIMS",
     "SLOW_MODEL_SECONDS",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from triton_sre import conventions as c
 from triton_sre.exporter.snapshot import (
@@ -21,6 +22,9 @@ from triton_sre.exporter.snapshot import (
     Snapshot,
 )
 
+if TYPE_CHECKING:
+    from triton_sre.exporter.capacity import Capacity
+
 
 @dataclass(frozen=True, slots=True)
 class Pricing:
@@ -30,6 +34,8 @@ class Pricing:
     gpu_hour: float | None = None  # price of one GPU for one hour
     node_hour: float | None = None  # price of the whole host for one hour (CPU hosts)
     cpu_execution_slots: int = 1  # devices on a CPU host, for the idle share
+    kwh: float | None = None  # price of one kWh: GPU energy cost from nv_energy_consumption
+    energy_by_model: bool = False  # charge each GPU's energy cost to its models by compute share
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +71,8 @@ class Derivation:
     devices: int = 0
     server_cost_per_hour: float | None = None
     idle_fraction: float | None = None
+    compute_seconds: Mapping[ModelKey, float] = field(default_factory=dict)  # execution time in window
+    capacity: Capacity | None = None  # filled by the service (exporter/capacity.py)
 
 
 def increase(values: Iterable[float]) -> float:
@@ -214,6 +222,7 @@ def derive(
         devices=devices,
         server_cost_per_hour=price,
         idle_fraction=idle,
+        compute_seconds=compute_s,
     )
 
 

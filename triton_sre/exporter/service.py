@@ -14,7 +14,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import chain
@@ -27,6 +27,7 @@ from triton_sre import __version__, tracing
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
+from triton_sre.exporter.capacity import CapacityWatch, LoadTimer, derive_capacity
 from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import Derivation, derive, select_window
 from triton_sre.exporter.snapshot import (
@@ -82,6 +83,7 @@ class Exporter:
         # model -> config summary as snapshots carry it; rebuilt only when a config changes
         self._config_view: dict[str, ModelConfigSummary] = {}
         self._view = ExporterView(up=False, derivation=None)
+        self._loads = LoadTimer()  # load times from repository-index transitions
         # /metrics rendered once per poll and served to every scraper: (poll number, body)
         self._polls = 0
         self._rendered: tuple[int, bytes] = (-1, b"")
@@ -127,7 +129,7 @@ class Exporter:
         started = time.monotonic()
         with self._tracer.start_as_current_span("triton_sre.poll") as span:
             taken_at = self._clock()
-            counters, gpus = self._fetch_metrics()
+            counters, gpus, reading = self._fetch_metrics()
             raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", self.client.repository_index)
             stats = self._fetch_stats()
             index = index_from_json(raw_index) if raw_index is not None else None
@@ -140,7 +142,9 @@ class Exporter:
                 stats=stats,
                 index=index,
                 configs=self._config_view,
+                capacity=reading,
             )
+            self._loads.observe(taken_at, index)
             with self._lock:
                 self._snapshots.append(snapshot)
                 window = select_window(
@@ -148,6 +152,7 @@ class Exporter:
                 )
                 self._snapshots = deque(window, maxlen=self._snapshots.maxlen)  # nothing older is kept
             derivation = derive(window, self.settings.pricing, self._diagnose)
+            derivation = replace(derivation, capacity=self._capacity(window, derivation))
             self._view = ExporterView(up=counters is not None, derivation=derivation)
             span.set_attribute("triton_sre.up", counters is not None)
             span.set_attribute("triton_sre.models", len(derivation.models))
@@ -158,6 +163,17 @@ class Exporter:
             self.ready.set()
         return snapshot
 
+    def _capacity(self, window: list[Snapshot], derivation: Derivation) -> Any:
+        pricing = self.settings.pricing
+        return derive_capacity(
+            window,
+            self.settings.capacity,
+            self._loads.measured,
+            kwh_price=pricing.kwh,
+            currency=pricing.currency,
+            compute_seconds=derivation.compute_seconds if pricing.energy_by_model else None,
+        )
+
     def _call(self, target: str, span_name: str, fetch: Callable[[], Any]) -> Any:
         with self._tracer.start_as_current_span(span_name) as span:
             try:
@@ -167,18 +183,20 @@ class Exporter:
                 span.set_attribute("error.type", exc.kind)
                 return None
 
-    def _fetch_metrics(self) -> tuple[Any, Any]:
+    def _fetch_metrics(self) -> tuple[Any, Any, Any]:
         body = self._call(c.TARGET_METRICS, "GET /metrics", self.client.metrics)
         if body is None:
-            return None, None
+            return None, None, None
         try:
             text = decode_body(body)
             del body  # the text is all we need; do not hold both through the parse
             # folded slice by slice: only one slice's parse temporaries exist at a time
-            return counters_from_samples(chain.from_iterable(iter_parse(text, keep=keep_family)))
+            watch = CapacityWatch()  # capacity families are read on the way through
+            samples = watch.watch(chain.from_iterable(iter_parse(text, keep=keep_family)))
+            return (*counters_from_samples(samples), watch.reading())
         except ExpositionError as exc:
             self._record_error(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}")
-            return None, None
+            return None, None, None
 
     def _fetch_stats(self) -> dict | None:
         entries = self._call(c.TARGET_STATS, "GET /v2/models/stats", self.client.all_stats)

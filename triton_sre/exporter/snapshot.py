@@ -13,6 +13,8 @@ from sys import intern
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
+from triton_sre.exporter.capacity import FAMILIES as CAPACITY_FAMILIES
+from triton_sre.exporter.capacity import CapacityReading, MemoryEntry, memory_usage_from_json
 
 if TYPE_CHECKING:
     from triton_sre.triton.exposition import Sample
@@ -40,7 +42,7 @@ def row_value(row: CounterRow, family: str) -> float:
 
 def keep_family(name: str) -> bool:
     """The metric families a snapshot uses; everything else is skipped while parsing."""
-    return name in _PER_MODEL or name.startswith(c.NV_GPU_PREFIX)
+    return name in _PER_MODEL or name.startswith(c.NV_GPU_PREFIX) or name in CAPACITY_FAMILIES
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,7 @@ class ModelStats:
     execution_compute_ns: float = 0.0
     # batch size -> number of executions of that size (compute_infer.count)
     executions_by_batch_size: Mapping[int, float] = field(default_factory=dict)
+    memory_usage: tuple[MemoryEntry, ...] = ()  # (type, id, byte_size) from `memory_usage`
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,7 @@ class Snapshot:
     stats: Mapping[ModelKey, ModelStats] | None  # None: stats fetch failed
     index: Sequence[IndexEntry] | None  # None: index fetch failed
     configs: Mapping[str, ModelConfigSummary] = field(default_factory=dict)
+    capacity: CapacityReading | None = None  # None: metrics fetch failed (or not read)
 
 
 def counters_from_samples(
@@ -170,6 +174,7 @@ def stats_from_json(model_stats: Iterable[Any]) -> dict[ModelKey, ModelStats]:
             execution_count=_num(entry.get("execution_count")),
             execution_compute_ns=compute_ns,
             executions_by_batch_size=by_size,
+            memory_usage=memory_usage_from_json(entry.get(c.STATS_MEMORY_USAGE)),
         )
     return result
 
