@@ -372,3 +372,24 @@ def test_cpu_memory_families_on_the_real_server(triton):
     assert sized.derivation.capacity.host.headroom_bytes is not None
     room = sized.derivation.capacity.host.headroom_bytes
     assert sized.derivation.capacity.host.models_that_fit == math.floor(room / GIB)
+
+
+# -- alerts and the startup probe -------------------------------------------------------------------
+def test_startup_probe_budget_sizes_the_k8s_probe_and_the_slow_load_alert():
+    from triton_sre.generate import rules
+    from triton_sre.generate.slo import parse_spec
+    from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, render_k8s
+
+    spec = parse_spec(
+        "operational:\n  startup_probe_budget: 5m\n  load_slow_share: 0.4\n"
+        "slos:\n  - {name: a, type: availability, objective: 99}\n"
+    )
+    deployment = render_k8s(spec)[K8S_DEPLOYMENT_FILE]
+    assert "periodSeconds: 5\n            failureThreshold: 60\n" in deployment  # 5 s x 60 = 5m
+    alert = next(
+        rule
+        for g in rules.capacity_groups(spec, "runbooks/")["groups"]
+        for rule in g["rules"]
+        if rule["alert"] == c.ALERT_MODEL_LOAD_SLOW
+    )
+    assert alert["expr"].endswith("> 120")  # 0.4 x 300 s
