@@ -105,12 +105,15 @@ def test_dashboards_have_stable_uids_variables_units_and_descriptions() -> None:
         dashboards.UID_OVERVIEW,
         dashboards.UID_MODEL,
         dashboards.UID_SLO,
+        dashboards.UID_CAPACITY,
     }
     for name, board in boards.items():
         variables = {v["name"] for v in board["templating"]["list"]}
         expected = (
             {"datasource", "slo", "model"}
             if name == "triton-slo.json"
+            else {"datasource", "job", "instance"}  # per GPU and host, not per model
+            if name == "triton-capacity.json"
             else {"datasource", "job", "instance", "model"}
         )
         assert variables == expected, name
