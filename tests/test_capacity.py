@@ -393,3 +393,28 @@ def test_startup_probe_budget_sizes_the_k8s_probe_and_the_slow_load_alert():
         if rule["alert"] == c.ALERT_MODEL_LOAD_SLOW
     )
     assert alert["expr"].endswith("> 120")  # 0.4 x 300 s
+
+
+def test_lint_sizes_the_startup_probe_from_measured_load_times(capsys, tmp_path):
+    from triton_sre.cli import main
+
+    repo = tmp_path / "repo"
+    shutil.copytree(SAMPLE_REPOSITORY / SLOW_LOADING, repo / SLOW_LOADING)
+    spec = tmp_path / "slos.yaml"
+    spec.write_text(
+        "operational:\n  startup_probe_budget: 2m\nslos:\n  - {name: a, type: availability, objective: 99}\n"
+    )
+    base = ["lint", str(repo), "--target", "cpu", "--format", "json", "--slo-file", str(spec)]
+    # 3.9 s measured on the real server: 2 x 3.9 + 30 = 38 s fits in 120 s
+    assert main([*base, "--load-seconds", f"{SLOW_LOADING}=3.9"]) == c.EXIT_OK
+    assert json.loads(capsys.readouterr().out)["findings"] == []
+    assert (
+        main([*base, "--load-seconds", f"{SLOW_LOADING}=60", "--load-seconds", "elsewhere=500"]) == c.EXIT_OK
+    )
+    (finding,) = json.loads(capsys.readouterr().out)["findings"]
+    assert finding["model"] == SLOW_LOADING
+    assert finding["runbook"] == c.ALERT_RUNBOOKS[c.ALERT_MODEL_LOAD_SLOW]
+    assert "2 x the slowest load + 30 s = 150 s" in json.dumps(finding)
+    assert "failureThreshold: 30" in json.dumps(finding)  # ceil(150 / 5)
+    assert main([*base, "--load-seconds", "oops"]) == c.EXIT_USAGE
+    assert "MODEL=SECONDS" in capsys.readouterr().err

@@ -196,3 +196,26 @@ def test_capacity_figures_through_prometheus(prom: dict[str, Any]) -> None:
     assert p.query(f'{c.M_GPU_METRICS_MISSING}{{job="{ej}"}} == 0')
     groups = requests.get(f"{p.url}/api/v1/rules", timeout=10).json()["data"]["groups"]
     assert [r["name"] for g in groups for r in g["rules"] if r.get("health") == "err"] == []
+
+
+def test_report_capacity_section_from_prometheus(prom: dict[str, Any], tmp_path: Path) -> None:
+    from triton_sre.report.command import build_report, write_report
+
+    end = time.time()
+    report = build_report(prom["prom"].url, end - 60, end, 1.0, probe_budget_s=120.0)
+    cap = report.capacity
+    assert cap is not None and len(cap.gpus) == 4 and cap.currency == "EUR"
+    gpu0 = next(g for g in cap.gpus if g.gpu_uuid == "GPU-7a9c9f44-ff57-1177-e21a-1740a8cf1a65")
+    assert gpu0.headroom_bytes == 16944988160 - 7329546240 and gpu0.largest_model_bytes == 4.0e9
+    assert gpu0.models_that_fit == 4  # 9.6e9 free / median(4.0e9, 0.7e9)
+    assert gpu0.energy_cost_per_hour == pytest.approx(58.993 / 1000 * 0.30, rel=0.05)
+    top = cap.memory.iloc[0]
+    assert (top["model"], top["kind"], top["bytes"]) == ("gpt_neo_cola_part3", "GPU", 4.1e9)
+    assert list(zip(cap.loads["model"], cap.loads["version"], strict=True)) == [LOADING_MODEL]
+    written = write_report(report, tmp_path, ("md", "html"))
+    md = (tmp_path / "report.md").read_text()
+    html = (tmp_path / "report.html").read_text()
+    assert "## Capacity" in md and "### Headroom per GPU" in md and "gpt_neo_cola_part3" in md
+    assert "Startup probe: the slowest load took" in md and "the configured 120 s is enough" in md
+    assert "<h2>Capacity</h2>" in html and "Load times" in html
+    assert len(written) >= 2
