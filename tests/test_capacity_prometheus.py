@@ -219,3 +219,33 @@ def test_report_capacity_section_from_prometheus(prom: dict[str, Any], tmp_path:
     assert "Startup probe: the slowest load took" in md and "the configured 120 s is enough" in md
     assert "<h2>Capacity</h2>" in html and "Load times" in html
     assert len(written) >= 2
+
+
+def test_bot_headroom_alert_names_the_largest_models_on_the_gpu(prom: dict[str, Any], tmp_path: Path) -> None:
+    """A TritonGPUMemoryHeadroomLow notification as Alertmanager would send it for GPU3."""
+    from triton_sre.bot.config import BotSettings
+    from triton_sre.bot.enrich import Links, enrich, parse_group
+    from triton_sre.bot.outbox import Outbox
+    from triton_sre.bot.slack import Renderer, SlackDelivery
+    from triton_sre.bot.worker import Worker
+
+    gpu3 = "GPU-71ce41fd-3ac0-afe7-c995-21119f1e984a"  # gpt_neo_cola_part3 (4.1e9) + distilgpt2 (0.7e9)
+    exporter_instance = prom["exporter"].url.split("//", 1)[1]
+    labels = {
+        "alertname": c.ALERT_GPU_MEMORY_HEADROOM_LOW,
+        c.LABEL_GPU_UUID: gpu3,
+        c.LABEL_JOB: prom["spec"].exporter_job,
+        c.LABEL_INSTANCE: exporter_instance,
+        c.L_SEVERITY: c.SEVERITY_PAGE,
+    }
+    group = parse_group(
+        {"alerts": [{"labels": labels, "fingerprint": "h1", "annotations": {}}], "commonLabels": labels}
+    )
+    settings = BotSettings(channel="#c", prometheus_url=prom["prom"].url)
+    worker = Worker(settings, Outbox(tmp_path / "o.sqlite3"), SlackDelivery("xoxb-unused"), {})
+    facts = worker.facts(group)
+    sizes = [(m.model, m.version, m.bytes) for m in facts.largest_models["h1"]]
+    assert sizes == [("gpt_neo_cola_part3", "0", 4.1e9), ("distilgpt2_cola", "0", 0.7e9)]
+    shown = json.dumps(Renderer().blocks(enrich(group, facts, Links()).context()))
+    assert "Largest models on this GPU" in shown
+    assert "`gpt_neo_cola_part3` v0 3.82 GiB" in shown and "`distilgpt2_cola` v0 667.57 MiB" in shown

@@ -22,6 +22,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.diagnosis.rules import REMEDIATIONS
+from triton_sre.exporter.capacity import human_bytes
 
 MAX_ALERTS_SHOWN = 8
 """Alerts detailed in one message; the rest are counted (Slack allows 50 blocks)."""
@@ -193,6 +194,19 @@ def _display(state: Mapping[str, str]) -> str:
 
 # ----------------------------------------------------------------------------- facts and model
 @dataclass(frozen=True)
+class ModelSize:
+    """One resident model version and the GPU memory it holds (triton_sre_model_memory_bytes)."""
+
+    model: str
+    version: str
+    bytes: float
+
+    @property
+    def size(self) -> str:
+        return human_bytes(self.bytes)
+
+
+@dataclass(frozen=True)
 class Facts:
     """What the edges found out about a group; everything optional."""
 
@@ -206,6 +220,8 @@ class Facts:
     """Alert fingerprint -> share of the error budget left (1 = all, negative = overspent)."""
     titles: Mapping[str, str] = field(default_factory=dict)
     """Runbook id -> title (the catalog)."""
+    largest_models: Mapping[str, Sequence[ModelSize]] = field(default_factory=dict)
+    """Alert fingerprint -> the largest models on the alert's GPU (TritonGPUMemoryHeadroomLow)."""
 
 
 @dataclass(frozen=True)
@@ -250,6 +266,7 @@ class AlertView:
     findings: list[FindingView]
     labels: dict[str, str]
     generator_url: str
+    largest_models: list[dict[str, str]] = field(default_factory=list)  # model, version, size
 
 
 @dataclass(frozen=True)
@@ -377,6 +394,10 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
         findings=findings,
         labels=dict(alert.labels),
         generator_url=alert.generator_url,
+        largest_models=[
+            {"model": m.model, "version": m.version, "size": m.size}
+            for m in facts.largest_models.get(alert.fingerprint, ())
+        ],
     )
 
 

@@ -60,6 +60,16 @@ def valid(value: Any) -> float | None:
     return value
 
 
+def human_bytes(value: float | None) -> str:
+    """1.5 GiB, 700.00 MiB, 512 B; an en dash when unknown."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= size:
+            return f"{value / size:.2f} {unit}"
+    return f"{value:.0f} B"
+
+
 # -- reading ------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class CapacityReading:

@@ -7,7 +7,6 @@ step). The startup-probe advice: 2 x the slowest load + a margin.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -15,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from triton_sre import conventions as c
+from triton_sre.exporter.capacity import human_bytes
 
 __all__ = ["FAMILIES", "STARTUP_MARGIN_S", "CapacitySection", "capacity_section", "startup_budget"]
 
@@ -142,15 +142,6 @@ def capacity_section(
     )
 
 
-def _bytes(value: float | None) -> str:
-    if value is None or not math.isfinite(value):
-        return "–"
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if value >= size:
-            return f"{value / size:.2f} {unit}"
-    return f"{value:.0f} B"
-
-
 def _num(value: float | None, fmt: str = "{:.0f}") -> str:
     return "–" if value is None else fmt.format(value)
 
@@ -169,7 +160,7 @@ def tables(section: CapacitySection) -> list[tuple[str, list[str], list[list[str
                     str(r[c.L_VERSION]),
                     str(r[c.L_KIND]),
                     str(r[c.L_DEVICE]),
-                    _bytes(r["bytes"]),
+                    human_bytes(r["bytes"]),
                 ]
                 for r in section.memory.to_dict("records")
             ],
@@ -182,8 +173,8 @@ def tables(section: CapacitySection) -> list[tuple[str, list[str], list[list[str
             [
                 [
                     g.gpu_uuid,
-                    _bytes(g.headroom_bytes),
-                    _bytes(g.largest_model_bytes),
+                    human_bytes(g.headroom_bytes),
+                    human_bytes(g.largest_model_bytes),
                     _num(g.models_that_fit),
                     _num(g.energy_cost_per_hour, "{:.4f}"),
                     _num(g.energy_cost, "{:.4f}"),
@@ -194,7 +185,7 @@ def tables(section: CapacitySection) -> list[tuple[str, list[str], list[list[str
                 [
                     [
                         "host",
-                        _bytes(section.host_headroom_bytes),
+                        human_bytes(section.host_headroom_bytes),
                         "–",
                         _num(section.host_models_that_fit),
                         "–",
@@ -234,8 +225,8 @@ def advice(section: CapacitySection) -> list[str]:
             and g.headroom_bytes < g.largest_model_bytes
         ):
             lines.append(
-                f"GPU {g.gpu_uuid}: {_bytes(g.headroom_bytes)} free is less than its largest model "
-                f"({_bytes(g.largest_model_bytes)}): its next version cannot load side by side."
+                f"GPU {g.gpu_uuid}: {human_bytes(g.headroom_bytes)} free is less than its largest model "
+                f"({human_bytes(g.largest_model_bytes)}): its next version cannot load side by side."
             )
     slowest = section.slowest_load_s
     if slowest is not None:
