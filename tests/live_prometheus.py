@@ -10,7 +10,8 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 import pytest
 import requests
@@ -46,6 +47,47 @@ class Prom:
             time.sleep(0.5)
 
 
+def start_prometheus(work: Path, config: dict[str, Any], port: int) -> tuple[subprocess.Popen, IO[bytes]]:
+    """Debian's Prometheus on 127.0.0.1:`port` with `config`, data and log under `work`."""
+    (work / "prometheus.yml").write_text(yaml.safe_dump(config))
+    log = (work / "prometheus.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            binary("prometheus"),
+            f"--config.file={work / 'prometheus.yml'}",
+            f"--storage.tsdb.path={work / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--log.level=warn",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    return proc, log
+
+
+def wait_ready(proc: subprocess.Popen, work: Path, port: int) -> Prom:
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if requests.get(f"{url}/-/ready", timeout=1).status_code == 200:
+                return Prom(url)
+        except requests.RequestException:
+            pass
+        assert proc.poll() is None and time.monotonic() < deadline, (work / "prometheus.log").read_text()
+        time.sleep(0.2)
+
+
+def stop_prometheus(proc: subprocess.Popen, log: IO[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
+
+
 @pytest.fixture(scope="session")
 def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """Prometheus + exporter + 15 s of mixed traffic (with backend failures) on the shared Triton."""
@@ -75,19 +117,7 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
             },
         ],
     }
-    (work / "prometheus.yml").write_text(yaml.safe_dump(config))
-    log = (work / "prometheus.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            binary("prometheus"),
-            f"--config.file={work / 'prometheus.yml'}",
-            f"--storage.tsdb.path={work / 'data'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-            "--log.level=warn",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    proc, log = start_prometheus(work, config, port)
     driver = TrafficDriver(
         triton.http_url,
         {VECTOR_SCALE: 4, SLOW_MODEL: 2, TEXT_ECHO: 1, LLM_VLLM: 2, LLM_TRTLLM: 2},
@@ -95,17 +125,7 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
         max_duration_s=60,
     )
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if requests.get(f"{url}/-/ready", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, (work / "prometheus.log").read_text()
-            time.sleep(0.2)
-        prom = Prom(url)
+        prom = wait_ready(proc, work, port)
         assert prom.wait_for(f'up{{job="{spec.exporter_job}"}} == 1'), "exporter not scraped"
         assert prom.wait_for(f'up{{job="{spec.triton_job}"}} == 1'), "Triton not scraped"
         driver.start()
@@ -116,11 +136,5 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
         yield {"prom": prom, "exporter": exporter, "work": work, "spec": spec}
     finally:
         driver.stop()
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        stop_prometheus(proc, log)
         exporter.stop()

@@ -13,6 +13,7 @@ from triton_sre.cli import main
 from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.generate import dashboards, rules
 from triton_sre.generate.command import default_spec, render_all
+from triton_sre.stack.render import deploy_files
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,7 +23,9 @@ def test_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
         assert main(["generate", "--spec", str(REPO / "slos.yaml"), "--out", str(tmp_path / out)]) == 0
     files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
-    assert files_a == files_b and len(files_a) == 20  # 13 + deploy/ (triton_sre.stack.render)
+    # every file the generators render (alerts, tests, dashboards, deploy/), nothing else
+    spec = default_spec()
+    assert files_a == files_b and len(files_a) == len(render_all(spec)) + len(deploy_files(spec))
     for rel in files_a:
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes()
 
@@ -103,12 +106,15 @@ def test_dashboards_have_stable_uids_variables_units_and_descriptions() -> None:
         dashboards.UID_MODEL,
         dashboards.UID_SLO,
         c.UID_LLM_DASHBOARD,
+        dashboards.UID_CAPACITY,
     }
     for name, board in boards.items():
         variables = {v["name"] for v in board["templating"]["list"]}
         expected = (
             {"datasource", "slo", "model"}
             if name == "triton-slo.json"
+            else {"datasource", "job", "instance"}  # per GPU and host, not per model
+            if name == "triton-capacity.json"
             else {"datasource", "job", "instance", "model"}
         )
         assert variables == expected, name

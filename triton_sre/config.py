@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.exporter.capacity import CapacitySettings
 from triton_sre.exporter.derive import Pricing
 from triton_sre.triton.client import default_metrics_url
 
@@ -34,6 +35,7 @@ class ExporterSettings:
     timeout: float = c.DEFAULT_TIMEOUT_SECONDS
     max_response_bytes: int = c.DEFAULT_MAX_RESPONSE_BYTES
     pricing: Pricing = field(default_factory=Pricing)
+    capacity: CapacitySettings = field(default_factory=CapacitySettings)
 
     @property
     def resolved_metrics_url(self) -> str:
@@ -68,6 +70,12 @@ def _price(where: str, value: Any) -> float | None:
     if value < 0:
         raise ConfigError(f"{where}: a price cannot be negative, got {value!r}")
     return float(value)
+
+
+def _bool(where: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: must be true or false, got {value!r}")
+    return value
 
 
 def _positive_int(where: str, value: Any) -> int:
@@ -109,8 +117,14 @@ _PRICING_FIELDS = {
     "gpu_hour": _price,
     "node_hour": _price,
     "cpu_execution_slots": _positive_int,
+    "kwh": _price,
+    "energy_by_model": _bool,
 }
-_TOP_LEVEL = {"exporter", "pricing"}
+_CAPACITY_FIELDS = {
+    "model_bytes": _positive_number,
+    "gpu_host": _bool,
+}
+_TOP_LEVEL = {"exporter", "pricing", "capacity"}
 # exporter setting -> the environment variable that sets it
 _ENV_VARS = {
     "triton_url": c.ENV_TRITON_URL,
@@ -145,9 +159,12 @@ def settings_from_mapping(data: Any, source: str) -> ExporterSettings:
     pricing = _section(source, data, "pricing")
     check_keys(f"{source}: exporter", exporter, _EXPORTER_FIELDS)
     check_keys(f"{source}: pricing", pricing, _PRICING_FIELDS)
+    capacity = _section(source, data, "capacity")
+    check_keys(f"{source}: capacity", capacity, _CAPACITY_FIELDS)
     values = {k: _EXPORTER_FIELDS[k](f"{source}: exporter.{k}", v) for k, v in exporter.items()}
     prices = {k: _PRICING_FIELDS[k](f"{source}: pricing.{k}", v) for k, v in pricing.items()}
-    return ExporterSettings(**values, pricing=Pricing(**prices))
+    sizes = {k: _CAPACITY_FIELDS[k](f"{source}: capacity.{k}", v) for k, v in capacity.items()}
+    return ExporterSettings(**values, pricing=Pricing(**prices), capacity=CapacitySettings(**sizes))
 
 
 def read_yaml(path: str | os.PathLike[str]) -> Any:

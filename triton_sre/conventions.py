@@ -580,3 +580,35 @@ LLM_SLO_HISTOGRAMS: Final = {
     SLO_TTFT: (VLLM_TTFT_SECONDS, VLLM_TTFT_BUCKETS),
     SLO_TPOT: (VLLM_TPOT_SECONDS, VLLM_TPOT_BUCKETS),
 }
+# Capacity (issue 16): per-model memory, load time, GPU headroom, models that fit, energy.
+# Triton's families, help texts and JSON field names read from triton-inference-server/core
+# (src/metrics.cc, src/tritonserver.cc) and the statistics extension document.
+# ---------------------------------------------------------------------------
+NV_GPU_POWER_USAGE: Final = "nv_gpu_power_usage"  # watts
+NV_GPU_POWER_LIMIT: Final = "nv_gpu_power_limit"  # watts
+NV_ENERGY_CONSUMPTION: Final = "nv_energy_consumption"  # joules since Triton started (counter)
+NV_MODEL_LOAD_DURATION_SECS: Final = "nv_model_load_duration_secs"  # gauge, 24.11+
+# GET /v2/models/stats: model_stats[].memory_usage[] = {type, id, byte_size} (23.06+)
+STATS_MEMORY_USAGE: Final = "memory_usage"
+MEMORY_TYPE_CPU: Final = "CPU"
+MEMORY_TYPE_CPU_PINNED: Final = "CPU_PINNED"
+MEMORY_TYPE_GPU: Final = "GPU"
+MEMORY_TYPES: Final = (MEMORY_TYPE_CPU, MEMORY_TYPE_CPU_PINNED, MEMORY_TYPE_GPU)
+
+M_MODEL_MEMORY_BYTES: Final = "triton_sre_model_memory_bytes"
+M_MODEL_LOAD_SECONDS: Final = "triton_sre_model_load_seconds"
+M_GPU_MEMORY_HEADROOM_BYTES: Final = "triton_sre_gpu_memory_headroom_bytes"
+M_GPU_MODELS_THAT_FIT: Final = "triton_sre_gpu_models_that_fit"
+M_GPU_LARGEST_MODEL_BYTES: Final = "triton_sre_gpu_largest_model_bytes"
+M_ENERGY_COST_PER_HOUR: Final = "triton_sre_energy_cost_per_hour"
+M_MODEL_ENERGY_COST_PER_HOUR: Final = "triton_sre_model_energy_cost_per_hour"
+M_GPU_METRICS_MISSING: Final = "triton_sre_gpu_metrics_missing"
+L_DEVICE: Final = "device"  # GPU uuid when known, else Triton's memory type id
+M_HOST_MEMORY_HEADROOM_BYTES: Final = "triton_sre_host_memory_headroom_bytes"
+M_HOST_MODELS_THAT_FIT: Final = "triton_sre_host_models_that_fit"
+DEVICE_HOST: Final = "host"  # the device label of CPU and CPU_PINNED memory
+
+ALERT_GPU_MEMORY_HEADROOM_LOW: Final = "TritonGPUMemoryHeadroomLow"
+ALERT_MODEL_LOAD_SLOW: Final = "TritonModelLoadSlow"
+ALERT_RUNBOOKS[ALERT_GPU_MEMORY_HEADROOM_LOW] = "triton-gpu-memory-headroom-low"
+ALERT_RUNBOOKS[ALERT_MODEL_LOAD_SLOW] = "triton-model-load-slow"

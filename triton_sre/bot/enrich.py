@@ -24,6 +24,7 @@ from triton_sre.bot.llm import verdict as llm_verdict
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.diagnosis.rules import REMEDIATIONS
+from triton_sre.exporter.capacity import human_bytes
 
 MAX_ALERTS_SHOWN = 8
 """Alerts detailed in one message; the rest are counted (Slack allows 50 blocks)."""
@@ -195,6 +196,19 @@ def _display(state: Mapping[str, str]) -> str:
 
 # ----------------------------------------------------------------------------- facts and model
 @dataclass(frozen=True)
+class ModelSize:
+    """One resident model version and the GPU memory it holds (triton_sre_model_memory_bytes)."""
+
+    model: str
+    version: str
+    bytes: float
+
+    @property
+    def size(self) -> str:
+        return human_bytes(self.bytes)
+
+
+@dataclass(frozen=True)
 class Facts:
     """What the edges found out about a group; everything optional."""
 
@@ -210,6 +224,8 @@ class Facts:
     """Runbook id -> title (the catalog)."""
     llm: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     """Alert fingerprint -> LLM figures (bot/llm.py: TTFT p99, KV cache use, waiting requests)."""
+    largest_models: Mapping[str, Sequence[ModelSize]] = field(default_factory=dict)
+    """Alert fingerprint -> the largest models on the alert's GPU (TritonGPUMemoryHeadroomLow)."""
 
 
 @dataclass(frozen=True)
@@ -257,6 +273,7 @@ class AlertView:
     generator_url: str
     llm: dict[str, float] | None = None  # LLM alerts: TTFT p99, KV cache use, waiting requests
     llm_verdict: str = ""  # memory-bound / compute-bound, with the numbers
+    largest_models: list[dict[str, str]] = field(default_factory=list)  # model, version, size
 
 
 @dataclass(frozen=True)
@@ -387,6 +404,10 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
         generator_url=alert.generator_url,
         llm=dict(facts.llm.get(alert.fingerprint, {})) if is_llm else None,
         llm_verdict=llm_verdict(facts.llm.get(alert.fingerprint, {})) if is_llm else "",
+        largest_models=[
+            {"model": m.model, "version": m.version, "size": m.size}
+            for m in facts.largest_models.get(alert.fingerprint, ())
+        ],
     )
 
 

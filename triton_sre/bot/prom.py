@@ -49,6 +49,16 @@ class Prometheus:
             return value if math.isfinite(value) else None
         return None
 
+    def vector(self, expr: str) -> list[tuple[dict[str, str], float]]:
+        """Every (labels, value) of an instant query; non-finite values are left out."""
+        data = self._get("/api/v1/query", {"query": expr})
+        out = []
+        for item in data.get("result", []):
+            value = float(item["value"][1])
+            if math.isfinite(value):
+                out.append((dict(item.get("metric", {})), value))
+        return out
+
     def range(
         self, expr: str, seconds: int = CHART_WINDOW_SECONDS, step: int = CHART_STEP_SECONDS
     ) -> list[Any]:

@@ -26,6 +26,7 @@ from triton_sre.bot.enrich import (
     AlertGroup,
     Facts,
     Links,
+    ModelSize,
     PayloadError,
     alert_states,
     describe_change,
@@ -92,6 +93,22 @@ def _slo_labels(labels: Mapping[str, str]) -> tuple[str, str, str] | None:
     """(slo, window, model) of an SLO alert, or None when one is missing."""
     slo, window, model = (labels.get(k, "") for k in (c.L_SLO, c.L_WINDOW, c.LABEL_MODEL))
     return (slo, window, model) if slo and window and model else None
+
+
+LARGEST_MODELS_SHOWN = 5
+
+
+def largest_models_expr(labels: Mapping[str, str]) -> str:
+    """The largest model versions holding GPU memory on the alert's GPU (same exporter job/instance)."""
+    matchers = [f"{c.L_KIND}={_promql_string(c.MEMORY_TYPE_GPU)}"]
+    matchers.append(f"{c.L_DEVICE}={_promql_string(labels[c.LABEL_GPU_UUID])}")
+    for label in (c.LABEL_JOB, c.LABEL_INSTANCE):
+        if labels.get(label):
+            matchers.append(f"{label}={_promql_string(labels[label])}")
+    return (
+        f"topk({LARGEST_MODELS_SHOWN}, sum by ({c.LABEL_MODEL}, {c.LABEL_VERSION}) "
+        f"({c.M_MODEL_MEMORY_BYTES}{{{','.join(matchers)}}}))"
+    )
 
 
 def burn_rate_expr(slo: str, window: str, model: str) -> str:
@@ -351,6 +368,7 @@ class Worker:
             budgets_remaining=budget,
             titles=self.titles,
             llm=self._llm_figures(group),
+            largest_models=self._largest_models(group),
         )
 
     def _llm_figures(self, group: AlertGroup) -> dict[str, dict[str, float]]:
@@ -371,6 +389,25 @@ class Worker:
             except PromError as exc:
                 log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
             found[alert.fingerprint] = figures
+        return found
+
+    def _largest_models(self, group: AlertGroup) -> dict[str, list[ModelSize]]:
+        """For each headroom alert: the largest models on its GPU, from the exporter's memory series."""
+        found: dict[str, list[ModelSize]] = {}
+        if self.prometheus is None:
+            return found
+        for alert in group.alerts:
+            if alert.name != c.ALERT_GPU_MEMORY_HEADROOM_LOW or not alert.labels.get(c.LABEL_GPU_UUID):
+                continue
+            try:
+                rows = self.prometheus.vector(largest_models_expr(alert.labels))
+            except PromError as exc:
+                log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
+                continue
+            sizes = [
+                ModelSize(m.get(c.LABEL_MODEL, ""), m.get(c.LABEL_VERSION, ""), v) for m, v in rows
+            ]
+            found[alert.fingerprint] = sorted(sizes, key=lambda s: (-s.bytes, s.model, s.version))
         return found
 
     def _chart(self, group: AlertGroup, channel: str, ts: str) -> None:

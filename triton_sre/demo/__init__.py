@@ -21,7 +21,9 @@ SLOW_MODEL: Final = "slow_model"  # 0.1 s per request, no batching, one instance
 LLM_VLLM: Final = "llm_vllm"  # reports the vLLM backend's vllm:* families
 LLM_TRTLLM: Final = "llm_trtllm"  # reports the TensorRT-LLM backend's nv_trt_llm_* / nv_llm_* families
 LLM_MODELS: Final = (LLM_VLLM, LLM_TRTLLM)
-HEALTHY_MODELS: Final = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL, *LLM_MODELS)
+SLOW_LOADING: Final = "slow_loading"  # initialize() takes SLOW_LOADING_SECONDS: a load to measure
+SLOW_LOADING_SECONDS: Final = 1.5
+HEALTHY_MODELS: Final = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL, SLOW_LOADING, *LLM_MODELS)
 
 # Broken models, each failing to load for a different reason.
 BROKEN_MISSING_MODULE: Final = "broken_missing_module"
@@ -83,6 +85,8 @@ __all__ = [
     "LLM_VLLM",
     "OUTPUT_NAME",
     "SAMPLE_REPOSITORY",
+    "SLOW_LOADING",
+    "SLOW_LOADING_SECONDS",
     "SLOW_MODEL",
     "SLOW_MODEL_DIMS",
     "SLOW_MODEL_SECONDS",

@@ -61,6 +61,9 @@ def families(view: ExporterView) -> Iterator[Family]:
     yield from _state_metrics(d)
     yield from _config_metrics(d)
     yield from (Family(*f) for f in llm_families(d.llm, d.llm_problems, d.currency))
+    from triton_sre.exporter.capacity_families import capacity_families  # imports this module
+
+    yield from capacity_families(d)
     yield Family(
         GAUGE, c.M_WINDOW_SECONDS, "Seconds actually covered by the derivation window.", (),
         [((), d.window_seconds)],
@@ -241,3 +244,4 @@ def _state_metrics(d: Derivation) -> Iterator[Family]:
         [*_MV, c.L_REASON],
         (([model, version, reason_label(s.reason)], 1.0) for (model, version), s in unavailable),
     )
+

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from triton_sre import conventions as c
 from triton_sre.exporter.llm import LLMDerivation, derive_llm
@@ -27,6 +28,9 @@ from triton_sre.exporter.snapshot import (
     Snapshot,
 )
 
+if TYPE_CHECKING:
+    from triton_sre.exporter.capacity import Capacity
+
 
 @dataclass(frozen=True, slots=True)
 class Pricing:
@@ -36,6 +40,8 @@ class Pricing:
     gpu_hour: float | None = None  # price of one GPU for one hour
     node_hour: float | None = None  # price of the whole host for one hour (CPU hosts)
     cpu_execution_slots: int = 1  # devices on a CPU host, for the idle share
+    kwh: float | None = None  # price of one kWh: GPU energy cost from nv_energy_consumption
+    energy_by_model: bool = False  # charge each GPU's energy cost to its models by compute share
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +79,8 @@ class Derivation:
     idle_fraction: float | None = None
     llm: Sequence[LLMDerivation] = ()  # LLM models (exporter/llm.py)
     llm_problems: Mapping[str, int] = field(default_factory=dict)  # LLM samples ignored, latest poll
+    compute_seconds: Mapping[ModelKey, float] = field(default_factory=dict)  # execution time in window
+    capacity: Capacity | None = None  # filled by the service (exporter/capacity.py)
 
 
 def increase(values: Iterable[float]) -> float:
@@ -238,6 +246,7 @@ def derive(
         idle_fraction=idle,
         llm=derive_llm([(s.taken_at, s.llm) for s in with_metrics if s.llm is not None], window_cost),
         llm_problems=with_metrics[-1].llm.problems if with_metrics and with_metrics[-1].llm else {},
+        compute_seconds=compute_s,
     )
 
 

@@ -14,7 +14,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from http import HTTPStatus
 from itertools import chain
@@ -27,6 +27,7 @@ from triton_sre import __version__, tracing
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
+from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer, derive_capacity
 from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import Derivation, derive, select_window
 from triton_sre.exporter.llm import LLMCollector, LLMData
@@ -106,6 +107,7 @@ class Exporter:
         # model -> config summary as snapshots carry it; rebuilt only when a config changes
         self._config_view: dict[str, ModelConfigSummary] = {}
         self._view = ExporterView(up=False, derivation=None)
+        self._loads = LoadTimer()  # load times from repository-index transitions
         # /metrics rendered once per poll and served to every scraper: (poll number, body)
         self._polls = 0
         self._rendered: tuple[int, bytes] = (-1, b"")
@@ -163,7 +165,7 @@ class Exporter:
         started = time.monotonic()
         with self._tracer.start_as_current_span("triton_sre.poll") as span:
             taken_at = self._clock()
-            counters, gpus, llm = self._fetch_metrics()
+            counters, gpus, llm, reading = self._fetch_metrics()
             raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", self.client.repository_index)
             stats = self._fetch_stats()
             index = self._decode(c.TARGET_INDEX, index_from_json, raw_index)
@@ -177,7 +179,9 @@ class Exporter:
                 index=index,
                 configs=self._config_view,
                 llm=llm,
+                capacity=reading,
             )
+            self._loads.observe(taken_at, index)
             with self._lock:
                 self._snapshots.append(snapshot)
                 window = select_window(
@@ -185,6 +189,7 @@ class Exporter:
                 )
                 self._snapshots = deque(window, maxlen=self._snapshots.maxlen)  # nothing older is kept
             derivation = derive(window, self.settings.pricing, self._diagnose)
+            derivation = replace(derivation, capacity=self._capacity(window, derivation))
             self._view = ExporterView(up=counters is not None, derivation=derivation)
             span.set_attribute("triton_sre.up", counters is not None)
             span.set_attribute("triton_sre.models", len(derivation.models))
@@ -193,6 +198,17 @@ class Exporter:
             self._last_success.set(taken_at)
             self.ready.set()
         return snapshot
+
+    def _capacity(self, window: list[Snapshot], derivation: Derivation) -> Any:
+        pricing = self.settings.pricing
+        return derive_capacity(
+            window,
+            self.settings.capacity,
+            self._loads.measured,
+            kwh_price=pricing.kwh,
+            currency=pricing.currency,
+            compute_seconds=derivation.compute_seconds if pricing.energy_by_model else None,
+        )
 
     def _call(self, target: str, span_name: str, fetch: Callable[[], Any]) -> Any:
         with self._tracer.start_as_current_span(span_name) as span:
@@ -224,21 +240,25 @@ class Exporter:
             )
         return result
 
-    def _fetch_metrics(self) -> tuple[Any, Any, LLMData | None]:
+    def _fetch_metrics(self) -> tuple[Any, Any, LLMData | None, CapacityReading | None]:
         body = self._call(c.TARGET_METRICS, "GET /metrics", self.client.metrics)
         if body is None:
-            return None, None, None
+            return None, None, None, None
         try:
             text = decode_body(body)
         except ExpositionError as exc:
             self._record_error(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}")
-            return None, None, None
+            return None, None, None, None
         del body  # the text is all we need; do not hold both through the parse
-        llm = LLMCollector()  # the LLM backends' samples are taken out on the way (exporter/llm.py)
-        decoded = self._decode(c.TARGET_METRICS, partial(_counters_from_text, tap=llm.tap), text)
+        # the LLM backends' samples (exporter/llm.py) and the capacity families
+        # (exporter/capacity.py) are taken out on the way through the one parse
+        llm = LLMCollector()
+        watch = CapacityWatch()
+        tap = partial(_counters_from_text, tap=lambda samples: watch.watch(llm.tap(samples)))
+        decoded = self._decode(c.TARGET_METRICS, tap, text)
         if decoded is None:
-            return None, None, None
-        return decoded[0], decoded[1], llm.result()
+            return None, None, None, None
+        return decoded[0], decoded[1], llm.result(), watch.reading()
 
     def _fetch_stats(self) -> dict | None:
         entries = self._call(c.TARGET_STATS, "GET /v2/models/stats", self.client.all_stats)

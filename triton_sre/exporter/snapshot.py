@@ -15,6 +15,8 @@ from sys import intern
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
+from triton_sre.exporter.capacity import FAMILIES as CAPACITY_FAMILIES
+from triton_sre.exporter.capacity import CapacityReading, MemoryEntry, memory_usage_from_json
 from triton_sre.exporter.llm import LLMData, is_llm_family
 
 if TYPE_CHECKING:
@@ -67,7 +69,12 @@ def row_value(row: CounterRow, family: str) -> float:
 
 def keep_family(name: str) -> bool:
     """The metric families a snapshot uses; everything else is skipped while parsing."""
-    return name in _PER_MODEL or name.startswith(c.NV_GPU_PREFIX) or is_llm_family(name)
+    return (
+        name in _PER_MODEL
+        or name.startswith(c.NV_GPU_PREFIX)
+        or is_llm_family(name)
+        or name in CAPACITY_FAMILIES
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +87,7 @@ class ModelStats:
     execution_compute_ns: float = 0.0
     # batch size -> number of executions of that size (compute_infer.count)
     executions_by_batch_size: Mapping[int, float] = field(default_factory=dict)
+    memory_usage: tuple[MemoryEntry, ...] = ()  # (type, id, byte_size) from `memory_usage`
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +117,7 @@ class Snapshot:
     index: Sequence[IndexEntry] | None  # None: index fetch failed
     configs: Mapping[str, ModelConfigSummary] = field(default_factory=dict)
     llm: LLMData | None = None  # the LLM backends' families (exporter/llm.py); None: not read
+    capacity: CapacityReading | None = None  # None: metrics fetch failed (or not read)
 
 
 def counters_from_samples(
@@ -230,6 +239,7 @@ def stats_from_json(
             execution_count=_num(entry.get("execution_count"), problems, f"{name} execution_count"),
             execution_compute_ns=compute_ns,
             executions_by_batch_size=by_size,
+            memory_usage=memory_usage_from_json(entry.get(c.STATS_MEMORY_USAGE)),
         )
     return result
 

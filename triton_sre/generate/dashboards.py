@@ -185,6 +185,24 @@ def _dashboard(
     return data
 
 
+def _gpu_utilization(res: Matchers) -> g.TimeSeries:
+    return _ts(
+        "GPU utilization",
+        "Triton's nv_gpu_utilization per GPU (0-1).",
+        "percentunit",
+        [_t(r.selector(c.NV_GPU_UTILIZATION, res), "{{instance}} {{gpu_uuid}}")],
+    )
+
+
+def _cpu_utilization(res: Matchers) -> g.TimeSeries:
+    return _ts(
+        "CPU utilization",
+        "Triton's nv_cpu_utilization of the host (0-1).",
+        "percentunit",
+        [_t(r.selector(c.NV_CPU_UTILIZATION, res), "{{instance}}")],
+    )
+
+
 def overview(spec: Spec, base_url: str) -> dict[str, Any]:
     ms = _triton()
     by_model = (c.LABEL_MODEL,)
@@ -332,24 +350,14 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
     layout.row(
         "GPU and CPU",
         [
-            _ts(
-                "GPU utilization",
-                "Triton's nv_gpu_utilization per GPU (0-1).",
-                "percentunit",
-                [_t(r.selector(c.NV_GPU_UTILIZATION, res), "{{instance}} {{gpu_uuid}}")],
-            ),
+            _gpu_utilization(res),
             _ts(
                 "GPU memory used",
                 "GPU memory used per GPU.",
                 "bytes",
                 [_t(r.selector(c.NV_GPU_MEMORY_USED_BYTES, res), "{{instance}} {{gpu_uuid}}")],
             ),
-            _ts(
-                "CPU utilization",
-                "Triton's nv_cpu_utilization of the host (0-1).",
-                "percentunit",
-                [_t(r.selector(c.NV_CPU_UTILIZATION, res), "{{instance}}")],
-            ),
+            _cpu_utilization(res),
             _ts(
                 "CPU memory used",
                 "Host memory used as Triton reports it.",
@@ -602,6 +610,7 @@ def dashboards(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
         "triton-model.json": model(spec, base_url),
         "triton-slo.json": slo(spec, base_url),
         llm_dashboard.FILE: llm_dashboard.llm(spec, base_url),
+        "triton-capacity.json": capacity(spec, base_url),
     }
 
 
@@ -617,3 +626,163 @@ def iter_targets(dashboard: dict[str, Any]) -> Iterator[tuple[dict[str, Any], di
         for inner in panel.get("panels", []):
             for target in inner.get("targets", []):
                 yield inner, target
+
+
+# -- capacity (issue 16) --------------------------------------------------------------------------
+UID_CAPACITY = "triton-sre-capacity"
+
+
+def capacity(spec: Spec, base_url: str) -> dict[str, Any]:
+    """Memory per model, headroom and models that fit, load times, power and energy, utilisation."""
+    exp = _exporter(spec, None)
+    res: Matchers = [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    gpu_memory = r.selector(c.M_MODEL_MEMORY_BYTES, [*exp, (c.L_KIND, "=", c.MEMORY_TYPE_GPU)])
+    host_memory = r.selector(c.M_MODEL_MEMORY_BYTES, [*exp, (c.L_KIND, "!=", c.MEMORY_TYPE_GPU)])
+    layout = _Layout()
+    layout.row(
+        "Memory per model",
+        [
+            _ts(
+                "GPU memory per model, stacked per GPU",
+                "GPU memory each model version took when it loaded (memory_usage of Triton's statistics; "
+                "ONNX Runtime and TensorRT report it, Python models do not). One stack per GPU (device).",
+                "bytes",
+                [_t(f"sum by (device, model, version) ({gpu_memory})", "{{device}} {{model}} v{{version}}")],
+                stack=True,
+            ),
+            _ts(
+                "Host memory per model",
+                "CPU and pinned memory each model version took when it loaded.",
+                "bytes",
+                [_t(f"sum by (kind, model, version) ({host_memory})", "{{kind}} {{model}} v{{version}}")],
+                stack=True,
+            ),
+        ],
+    )
+    layout.row(
+        "Headroom",
+        [
+            _ts(
+                "GPU memory headroom vs largest model",
+                "Free GPU memory (total - used) and the largest resident model: below it, the model's "
+                "next version cannot load side by side (TritonGPUMemoryHeadroomLow).",
+                "bytes",
+                [
+                    _t(r.selector(c.M_GPU_MEMORY_HEADROOM_BYTES, exp), "free {{instance}} {{gpu_uuid}}"),
+                    _t(
+                        r.selector(c.M_GPU_LARGEST_MODEL_BYTES, exp),
+                        "largest model {{instance}} {{gpu_uuid}}",
+                    ),
+                ],
+            ),
+            _ts(
+                "Models that fit",
+                "Whole models of the median resident size (or capacity.model_bytes) that fit in the "
+                "headroom, per GPU and on the host.",
+                "none",
+                [
+                    _t(r.selector(c.M_GPU_MODELS_THAT_FIT, exp), "{{instance}} {{gpu_uuid}}"),
+                    _t(r.selector(c.M_HOST_MODELS_THAT_FIT, exp), "{{instance}} host"),
+                ],
+            ),
+            _ts(
+                "Host memory headroom",
+                "Free host memory (nv_cpu_memory_total_bytes - nv_cpu_memory_used_bytes).",
+                "bytes",
+                [_t(r.selector(c.M_HOST_MEMORY_HEADROOM_BYTES, exp), "{{instance}}")],
+            ),
+            _ts(
+                "GPU metrics missing",
+                "1: the host has GPUs but Triton exports no GPU metrics (MIG, DCGM held elsewhere): "
+                "GPU headroom and energy are unknown, not zero.",
+                "none",
+                [_t(r.selector(c.M_GPU_METRICS_MISSING, exp), "{{instance}}")],
+            ),
+        ],
+    )
+    layout.row(
+        "Load times",
+        [
+            _table(
+                "Load time per model",
+                "Seconds the last load of each model version took (Triton's nv_model_load_duration_secs, "
+                "or LOADING -> READY in the repository index at the poll interval). Size the startup "
+                "probe at 2 x the slowest + a margin.",
+                [_t(f"sort_desc({r.selector(c.M_MODEL_LOAD_SECONDS, exp)})", "", instant=True, table=True)],
+            ),
+            _ts(
+                "Load time per model over time",
+                "The last load's duration per model version.",
+                "s",
+                [_t(r.selector(c.M_MODEL_LOAD_SECONDS, exp), "{{model}} v{{version}}")],
+            ),
+        ],
+    )
+    layout.row(
+        "Power and energy",
+        [
+            _ts(
+                "GPU power",
+                "Triton's nv_gpu_power_usage and the limit nv_gpu_power_limit, in watts.",
+                "watt",
+                [
+                    _t(r.selector(c.NV_GPU_POWER_USAGE, res), "used {{instance}} {{gpu_uuid}}"),
+                    _t(r.selector(c.NV_GPU_POWER_LIMIT, res), "limit {{instance}} {{gpu_uuid}}"),
+                ],
+            ),
+            _ts(
+                "GPU energy rate",
+                "rate(nv_energy_consumption): joules per second, i.e. average watts.",
+                "watt",
+                [
+                    _t(
+                        f"rate({r.selector(c.NV_ENERGY_CONSUMPTION, res)}[{RATE}])",
+                        "{{instance}} {{gpu_uuid}}",
+                    )
+                ],
+            ),
+            _ts(
+                "Energy cost per hour",
+                "What each GPU's energy costs per hour at pricing.kwh, and per model with "
+                "pricing.energy_by_model.",
+                "none",
+                [
+                    _t(r.selector(c.M_ENERGY_COST_PER_HOUR, exp), "{{gpu_uuid}} ({{currency}})"),
+                    _t(
+                        r.selector(c.M_MODEL_ENERGY_COST_PER_HOUR, exp),
+                        "{{model}} v{{version}} ({{currency}})",
+                    ),
+                ],
+                stack=False,
+            ),
+        ],
+    )
+    layout.row(
+        "Utilisation",
+        [
+            _gpu_utilization(res),
+            _cpu_utilization(res),
+            _ts(
+                "GPU memory used / total",
+                "Triton's nv_gpu_memory_used_bytes over nv_gpu_memory_total_bytes per GPU.",
+                "percentunit",
+                [
+                    _t(
+                        f"{r.selector(c.NV_GPU_MEMORY_USED_BYTES, res)} / "
+                        f"({r.selector(c.NV_GPU_MEMORY_TOTAL_BYTES, res)} > 0)",
+                        "{{instance}} {{gpu_uuid}}",
+                    )
+                ],
+            ),
+        ],
+    )
+    variables = _variables(spec, multi_model=True)
+    variables.list = [v for v in variables.list if v.name != "model"]  # capacity is per GPU and host
+    return _dashboard(
+        "Triton / Capacity",
+        UID_CAPACITY,
+        "Per GPU: memory per model, headroom and how many more models fit, load times, power and "
+        "energy cost, GPU and CPU utilisation.",
+        variables,
+        layout,
+    )

@@ -89,6 +89,8 @@ class Operational:
     batching_ratio_max: float = 1.1  # TritonBatchingIneffective: inferences per execution below this
     pending_requests: int = 10  # TritonPendingRequestsGrowing: backlog never below this for 10m
     gpu_memory_ratio: float = 0.9  # TritonGPUMemoryNearLimit
+    startup_probe_budget_s: float = 120.0  # the startup probe's failureThreshold x periodSeconds
+    load_slow_share: float = 0.5  # TritonModelLoadSlow: a load longer than this share of the budget
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,8 @@ _OPERATIONAL_KEYS = {
     "batching_ratio_max",
     "pending_requests",
     "gpu_memory_ratio",
+    "startup_probe_budget",
+    "load_slow_share",
 }
 _COMMON_KEYS = {"name", "description", "type", "models", "objective", "period", "min_request_rate"}
 _AVAILABILITY_KEYS = _COMMON_KEYS | {"bad_reasons"}
@@ -253,6 +257,15 @@ def _operational(raw: Any, where: str) -> Operational:
             f"{where}.gpu_memory_ratio",
             low=0,
             high=1,
+            low_inclusive=False,
+        ),
+        startup_probe_budget_s=(
+            parse_duration(raw["startup_probe_budget"], f"{where}.startup_probe_budget")
+            if "startup_probe_budget" in raw
+            else d.startup_probe_budget_s
+        ),
+        load_slow_share=_number(
+            raw.get("load_slow_share", d.load_slow_share), f"{where}.load_slow_share", low=0, high=1,
             low_inclusive=False,
         ),
     )

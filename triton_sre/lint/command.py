@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -58,6 +59,14 @@ def add_lint_parser(commands: Any, epilog: str) -> None:
     )
     parser.add_argument("--runbook-base-url", help="link runbooks as <URL><id>.md")
     parser.add_argument("--runbooks", help="runbook folder (default: the packaged runbooks/)")
+    parser.add_argument(
+        "--load-seconds",
+        action="append",
+        default=[],
+        metavar="MODEL=SECONDS",
+        help="a measured load time (triton_sre_model_load_seconds, `triton-sre report`); repeatable. "
+        "Warns when 2 x the slowest + 30 s exceeds operational.startup_probe_budget of the SLO file",
+    )
     parser.set_defaults(handler=run_lint)
 
 
@@ -112,6 +121,30 @@ def _strict_json(value: Any) -> Any:
     return value
 
 
+def _load_seconds(values: list[str]) -> dict[str, float]:
+    loads: dict[str, float] = {}
+    for value in values:
+        model, sep, seconds = value.rpartition("=")
+        try:
+            number = float(seconds)
+        except ValueError:
+            number = math.nan
+        if not sep or not model or not math.isfinite(number) or number < 0:
+            raise ValueError(f"--load-seconds: expected MODEL=SECONDS (e.g. resnet50=42.5), got {value!r}")
+        loads[model] = number
+    return loads
+
+
+def _probe_budget(path: str | None) -> float:
+    """operational.startup_probe_budget of the SLO file (./slos.yaml when present, else the default)."""
+    from triton_sre.generate.slo import Operational, load_spec
+
+    if path is None and Path(DEFAULT_SLO_FILE).is_file():
+        path = DEFAULT_SLO_FILE
+    operational = load_spec(path).operational if path else Operational()
+    return operational.startup_probe_budget_s
+
+
 def render(result: LintResult, fmt: str, base_url: str | None = None, *, colour: bool = False) -> str:
     report = result.report
     if fmt == "json":
@@ -141,10 +174,12 @@ def run_lint(args: argparse.Namespace) -> int:
         catalog = load_catalog(args.runbooks)
         repo = load_repository(args.repository)
         thresholds = _latency_thresholds(args.slo_file)
+        loads = _load_seconds(args.load_seconds)
+        budget = _probe_budget(args.slo_file) if loads else None
     except CatalogError as exc:
         _err(f"runbook catalog: {exc}")
         return c.EXIT_USAGE
-    except (NotADirectoryError, SchemaMissing, SpecError, OSError) as exc:
+    except (NotADirectoryError, SchemaMissing, SpecError, OSError, ValueError) as exc:
         _err(str(exc))
         return c.EXIT_USAGE
     missing: dict[str, tuple[str, ...]] | None = None
@@ -169,6 +204,8 @@ def run_lint(args: argparse.Namespace) -> int:
         latency_thresholds=thresholds,
         missing_modules=missing,
         backends=backends,
+        load_seconds=loads or None,
+        startup_probe_budget_s=budget,
     )
     result = lint(repo, options, catalog.titles)
     out = sys.stdout

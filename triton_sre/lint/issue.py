@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,10 @@ class LintOptions:
     """model name -> imported modules the serving interpreter cannot find (None: not checked)."""
     backends: frozenset[str] | None = None
     """Backends installed on the server (folders of --backend-directory); None: not checked."""
+    load_seconds: Mapping[str, float] | None = None
+    """model name -> measured load seconds (--load-seconds); None: not checked."""
+    startup_probe_budget_s: float | None = None
+    """operational.startup_probe_budget of the SLO spec."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,18 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import Evidence, Finding, Report
-from triton_sre.lint import backend, batching, config, ensemble, layout, placement, pydeps, shapes, versions
+from triton_sre.lint import (
+    backend,
+    batching,
+    config,
+    ensemble,
+    layout,
+    placement,
+    pydeps,
+    shapes,
+    startup,
+    versions,
+)
 from triton_sre.lint.issue import Issue, LintOptions
 from triton_sre.lint.repository import Repository
 
@@ -26,6 +37,7 @@ CHECKS: tuple[Check, ...] = (
     placement.check,
     ensemble.check,
     pydeps.check,
+    startup.check,
 )
 _RANK = {c.IMPACT_CRITICAL: 0, c.IMPACT_WARNING: 1, c.IMPACT_INFO: 2}
 

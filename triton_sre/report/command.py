@@ -100,10 +100,24 @@ def _thresholds(path: str | None) -> Any:
     )
 
 
+def _probe_budget(path: str | None) -> float | None:
+    """operational.startup_probe_budget of the SLO file, for the startup-probe advice."""
+    from triton_sre.generate.slo import load_spec
+
+    return load_spec(path).operational.startup_probe_budget_s if path else None
+
+
 def build_report(
-    prometheus_url: str, start: float, end: float, step: float | None = None, thresholds: Any = None
+    prometheus_url: str,
+    start: float,
+    end: float,
+    step: float | None = None,
+    thresholds: Any = None,
+    probe_budget_s: float | None = None,
 ) -> Any:
     """Query Prometheus and assemble the `CostReport` (charts included)."""
+    from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
+    from triton_sre.report.capacity import capacity_section
     from triton_sre.report.charts import draw_all
     from triton_sre.report.figures import RangeData, integrate, model_table, rate_series
     from triton_sre.report.llm import TOKEN_SOURCES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
@@ -130,7 +144,12 @@ def build_report(
     charts = draw_all(table, rate_series(data.frame(c.NV_INFERENCE_COUNT)), summary.currency)
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
     llm = llm_table(dict(frames), cost, end - start)  # type: ignore[arg-type]
-    return CostReport(start, end, step, prometheus_url, table, summary, recs, charts, llm=llm)
+    capacity = capacity_section(
+        {f: client.query_range(f, start, end, step) for f in CAPACITY_FAMILIES}, step, probe_budget_s
+    )
+    return CostReport(
+        start, end, step, prometheus_url, table, summary, recs, charts, llm=llm, capacity=capacity
+    )
 
 
 def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]:
@@ -174,6 +193,7 @@ def run_report(args: argparse.Namespace) -> int:
         end = parse_time(args.end) if args.end else time.time()
         start = parse_time(args.start) if args.start else end - parse_duration(args.last, "--last")
         thresholds = _thresholds(args.slo_file)
+        budget = _probe_budget(args.slo_file)
     except (ValueError, SpecError, OSError) as exc:
         _err(str(exc))
         return c.EXIT_USAGE
@@ -184,7 +204,7 @@ def run_report(args: argparse.Namespace) -> int:
         _err("--step must be > 0")
         return c.EXIT_USAGE
     try:
-        report = build_report(args.prometheus_url, start, end, args.step, thresholds)
+        report = build_report(args.prometheus_url, start, end, args.step, thresholds, budget)
     except PromError as exc:
         _err(str(exc))
         return c.EXIT_USAGE

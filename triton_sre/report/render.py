@@ -9,12 +9,13 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
 from jinja2.sandbox import SandboxedEnvironment
 
+from triton_sre.report.capacity import CapacitySection, advice, tables
 from triton_sre.report.charts import CHARTS
 from triton_sre.report.figures import Summary
 from triton_sre.report.llm import LLM_HEADERS
@@ -53,6 +54,7 @@ class CostReport:
     recommendations: Sequence[Recommendation]
     charts: Mapping[str, bytes] = field(default_factory=dict)
     llm: pd.DataFrame = field(default_factory=pd.DataFrame)  # LLM models (report/llm.py)
+    capacity: CapacitySection | None = None
 
 
 def _iso(ts: float) -> str:
@@ -131,10 +133,25 @@ def to_markdown(report: CostReport, chart_files: Mapping[str, str] | None = None
             out.append(f"- **{esc(r.model or 'server')}** `{r.id}`: {esc(_rec_text(r))}")
     else:
         out.append("None: no threshold was crossed.")
+    out += _capacity_markdown(report.capacity, esc)
     if chart_files:
         out += ["", "## Charts", ""]
         out += [f"![{CHARTS[name]}]({path})" for name, path in chart_files.items()]
     return "\n".join(out) + "\n"
+
+
+def _capacity_markdown(section: CapacitySection | None, esc: Callable[[str], str]) -> list[str]:
+    if section is None or section.empty:
+        return []
+    out = ["", "## Capacity", ""]
+    out += [f"- {esc(line)}" for line in advice(section)]
+    for title, headers, rows in tables(section):
+        if not rows:
+            continue
+        out += ["", f"### {title}", "", "| " + " | ".join(headers) + " |"]
+        out.append("| " + " | ".join("---" if i == 0 else "---:" for i in range(len(headers))) + " |")
+        out += ["| " + " | ".join(esc(cell) for cell in row) + " |" for row in rows]
+    return out
 
 
 _HTML = """<!doctype html>
@@ -175,6 +192,12 @@ dt { font-weight: 600; } dd { margin: 0; }
 {{ r.metric }} <span class="num">{{ "%.3g"|format(r.value) }}</span> {{ r.comparison }}
 <span class="num">{{ "%g"|format(r.threshold) }}</span>: {{ r.why }}</div>
 {% else %}<p>None: no threshold was crossed.</p>{% endfor %}
+{% if capacity %}<h2>Capacity</h2>
+{% for line in capacity_advice %}<p>{{ line }}</p>{% endfor %}
+{% for title, headers, rows in capacity %}{% if rows %}<h3>{{ title }}</h3>
+<table><thead><tr>{% for h in headers %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+<tbody>{% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody>
+</table>{% endif %}{% endfor %}{% endif %}
 <h2>Charts</h2>
 <div class="charts">{% for title, uri in charts %}
 <figure><img alt="{{ title }}" src="{{ uri }}"><figcaption>{{ title }}</figcaption></figure>{% endfor %}
@@ -198,6 +221,8 @@ def to_html(report: CostReport) -> str:
         charts=charts,
         llm_headers=list(LLM_HEADERS.values()),
         llm_rows=_llm_rows(report),
+        capacity=tables(report.capacity) if report.capacity and not report.capacity.empty else [],
+        capacity_advice=advice(report.capacity) if report.capacity else [],
     )
 
 

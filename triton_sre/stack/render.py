@@ -9,6 +9,7 @@ syntax) that no value can break out of.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import jinja2
 
 from triton_sre import conventions as c
 from triton_sre.generate import rules
-from triton_sre.generate.slo import Spec
+from triton_sre.generate.slo import Spec, format_duration
 
 PROMETHEUS_FILE = "prometheus/prometheus.yml"
 ALERTMANAGER_FILE = "alertmanager/alertmanager.yml"
@@ -122,6 +123,20 @@ def render_configs(
     }
 
 
+STARTUP_PROBE_PERIOD_S = 5
+
+
+def startup_probe(spec: Spec) -> dict[str, Any]:
+    """Triton's startup probe sized to the spec's budget (the budget TritonModelLoadSlow watches)."""
+    budget = spec.operational.startup_probe_budget_s
+    return {
+        "startup_period": STARTUP_PROBE_PERIOD_S,
+        "startup_failures": max(1, math.ceil(budget / STARTUP_PROBE_PERIOD_S)),
+        "startup_budget": format_duration(budget),
+        "load_slow_share": f"{spec.operational.load_slow_share:g}",
+    }
+
+
 def render_k8s(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, str]:
     """The Kubernetes example: Triton with the exporter sidecar, a PodMonitor, a PrometheusRule."""
     env = _env()
@@ -137,6 +152,7 @@ def render_k8s(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
         "metrics_path": c.PATH_METRICS,
         "triton_job": spec.triton_job,
         "exporter_job": spec.exporter_job,
+        **startup_probe(spec),
     }
     groups = [g for f in rules.rule_files(spec, base_url).values() for g in f["groups"]]
     rule = {

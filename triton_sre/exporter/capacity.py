@@ -1,0 +1,379 @@
+"""Capacity: per-model memory, load times, memory headroom, how many more models fit, energy cost.
+
+Pure, like `snapshot` and `derive`: inputs are already-fetched samples, statistics entries and
+index rows. Triton's facts used here (read from triton-inference-server/core):
+
+- `GET /v2/models/stats` carries `memory_usage` per model version (23.06+): a list of
+  `{type: CPU|CPU_PINNED|GPU, id, byte_size}`; `id` is the memory type id (the CUDA device for
+  GPU). Backends fill it where they can (ONNX Runtime, TensorRT); the Python backend leaves it empty.
+- GPU families carry `gpu_uuid` only; per-model families on GPU models are exported twice, with
+  and without `gpu_uuid`, so the labelled copies say which GPUs a model runs on.
+- `nv_model_load_duration_secs{model,version}` exists from 24.11; before, a load is only visible
+  as repository-index states (LOADING -> READY), observed here at the poll interval.
+- Triton exports no GPU families on MIG-enabled GPUs or when another DCGM agent holds the GPU
+  (server #5324): that is reported as `triton_sre_gpu_metrics_missing 1`, never as zeros.
+
+Bad numbers (NaN, infinities, negatives, used > total) count as missing: no output is NaN or negative.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from triton_sre import conventions as c
+
+if TYPE_CHECKING:
+    from triton_sre.exporter.snapshot import IndexEntry, Snapshot
+    from triton_sre.triton.exposition import Sample
+
+ModelKey = tuple[str, str]
+# One memory_usage entry: (type, id, byte_size)
+MemoryEntry = tuple[str, int, float]
+
+GPU_FAMILIES = frozenset(
+    {
+        c.NV_GPU_UTILIZATION,
+        c.NV_GPU_MEMORY_TOTAL_BYTES,
+        c.NV_GPU_MEMORY_USED_BYTES,
+        c.NV_GPU_POWER_USAGE,
+        c.NV_GPU_POWER_LIMIT,
+        c.NV_ENERGY_CONSUMPTION,
+    }
+)
+HOST_FAMILIES = frozenset({c.NV_CPU_UTILIZATION, c.NV_CPU_MEMORY_TOTAL_BYTES, c.NV_CPU_MEMORY_USED_BYTES})
+# The per-model family whose gpu_uuid-labelled copies say where a model runs.
+PLACEMENT_FAMILY = c.NV_REQUEST_SUCCESS
+FAMILIES = GPU_FAMILIES | HOST_FAMILIES | {c.NV_MODEL_LOAD_DURATION_SECS}
+
+
+def valid(value: Any) -> float | None:
+    """A finite, non-negative number, else None (missing)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    if not math.isfinite(value) or value < 0:
+        return None
+    return value
+
+
+def human_bytes(value: float | None) -> str:
+    """1.5 GiB, 700.00 MiB, 512 B; an en dash when unknown."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= size:
+            return f"{value / size:.2f} {unit}"
+    return f"{value:.0f} B"
+
+
+# -- reading ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CapacityReading:
+    """What one scrape of Triton's metrics says about capacity."""
+
+    gpus: Mapping[str, Mapping[str, float]]  # gpu_uuid -> family -> value (valid values only)
+    host: Mapping[str, float]  # nv_cpu_* family -> value
+    load_seconds: Mapping[ModelKey, float]  # Triton's nv_model_load_duration_secs
+    placement: Mapping[ModelKey, frozenset[str]]  # model version -> GPUs its metrics are labelled with
+
+
+class CapacityWatch:
+    """Records the capacity families from a sample stream while passing every sample on.
+
+    Wraps the iterator `snapshot.counters_from_samples` consumes, so Triton's text is parsed once.
+    """
+
+    def __init__(self) -> None:
+        self._gpus: dict[str, dict[str, float]] = {}
+        self._host: dict[str, float] = {}
+        self._load: dict[ModelKey, float] = {}
+        self._placement: dict[ModelKey, set[str]] = {}
+
+    def watch(self, samples: Iterable[Sample]) -> Iterator[Sample]:
+        for sample in samples:
+            name = sample.name
+            if name == PLACEMENT_FAMILY or name in FAMILIES:
+                self._record(name, sample.labels, sample.value)
+            yield sample
+
+    def _record(self, name: str, labels: Iterable[tuple[str, str]], value: float) -> None:
+        found = dict(labels)
+        uuid = found.get(c.LABEL_GPU_UUID)
+        model = found.get(c.LABEL_MODEL)
+        key = (model, found.get(c.LABEL_VERSION, "")) if model is not None else None
+        if name == PLACEMENT_FAMILY:
+            if key is not None and uuid:
+                self._placement.setdefault(key, set()).add(uuid)
+            return
+        number = valid(value)
+        if number is None:
+            return
+        if name in GPU_FAMILIES and uuid:
+            self._gpus.setdefault(uuid, {})[name] = number
+        elif name in HOST_FAMILIES and model is None:
+            self._host[name] = number
+        elif name == c.NV_MODEL_LOAD_DURATION_SECS and key is not None:
+            self._load[key] = number
+
+    def reading(self) -> CapacityReading:
+        return CapacityReading(
+            gpus=self._gpus,
+            host=self._host,
+            load_seconds=self._load,
+            placement={key: frozenset(uuids) for key, uuids in self._placement.items()},
+        )
+
+
+def memory_usage_from_json(value: Any) -> tuple[MemoryEntry, ...]:
+    """`memory_usage` of one statistics entry; odd entries and bad sizes are skipped."""
+    entries: list[MemoryEntry] = []
+    for item in value if isinstance(value, list) else ():
+        if not isinstance(item, dict) or item.get("type") not in c.MEMORY_TYPES:
+            continue
+        size = item.get("byte_size")
+        if isinstance(size, str):  # the gRPC JSON mapping writes uint64 as a string
+            try:
+                size = int(size)
+            except ValueError:
+                continue
+        number = valid(size)
+        device = item.get("id", 0)
+        if number is None or isinstance(device, bool) or not isinstance(device, int):
+            continue
+        entries.append((item["type"], device, number))
+    return tuple(entries)
+
+
+# -- load time from index transitions -----------------------------------------------------------
+class LoadTimer:
+    """Measures loads from the repository index: first poll seeing LOADING -> first seeing READY.
+
+    The true duration lies within one poll interval of the measurement. A load the exporter never
+    saw in LOADING is not measured. Entries go when their model version leaves the index.
+    """
+
+    def __init__(self) -> None:
+        self._loading_since: dict[ModelKey, float] = {}
+        self._measured: dict[ModelKey, float] = {}
+
+    def observe(self, taken_at: float, index: Sequence[IndexEntry] | None) -> None:
+        if index is None:  # the index could not be read: nothing is known to have changed
+            return
+        seen: set[ModelKey] = set()
+        for entry in index:
+            key = (entry.name, entry.version)
+            seen.add(key)
+            if entry.state == c.STATE_LOADING:
+                self._loading_since.setdefault(key, taken_at)
+            elif entry.state == c.STATE_READY:
+                started = self._loading_since.pop(key, None)
+                if started is not None and taken_at >= started:
+                    self._measured[key] = taken_at - started
+            else:
+                self._loading_since.pop(key, None)
+        for gone in set(self._measured) - seen:
+            del self._measured[gone]
+        for gone in set(self._loading_since) - seen:
+            del self._loading_since[gone]
+
+    @property
+    def measured(self) -> Mapping[ModelKey, float]:
+        return dict(self._measured)
+
+
+# -- derivation ---------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ModelMemory:
+    model: str
+    version: str
+    kind: str  # CPU, CPU_PINNED or GPU
+    device: str  # GPU uuid when known, else Triton's memory type id; "host" for CPU memory
+    bytes: float
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceCapacity:
+    """One GPU (or the host): headroom and how many more models of the usual size fit."""
+
+    device: str
+    headroom_bytes: float | None
+    resident: Mapping[ModelKey, float]  # model version -> bytes on this device
+    models_that_fit: float | None
+    energy_cost_per_hour: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CapacitySettings:
+    """`capacity:` in the exporter config."""
+
+    model_bytes: float | None = None  # assumed size of one model where Triton reports none
+    gpu_host: bool = False  # this host has GPUs: their metrics missing is a fault
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    memory: Sequence[ModelMemory] = ()
+    load_seconds: Mapping[ModelKey, float] = field(default_factory=dict)
+    gpus: Sequence[DeviceCapacity] = ()
+    host: DeviceCapacity | None = None
+    gpu_metrics_missing: bool | None = None  # None: Triton's metrics could not be read
+    currency: str = "USD"
+    model_energy_cost_per_hour: Mapping[ModelKey, float] = field(default_factory=dict)
+
+    def largest_on(self, device: str, top: int = 3) -> list[tuple[ModelKey, float]]:
+        """The biggest resident model versions on a device, largest first."""
+        for gpu in self.gpus:
+            if gpu.device == device:
+                return sorted(gpu.resident.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        return []
+
+
+def device_ids(
+    memory: Mapping[ModelKey, tuple[MemoryEntry, ...]],
+    placement: Mapping[ModelKey, frozenset[str]],
+    gpus: Iterable[str],
+) -> dict[int, str]:
+    """CUDA device id -> gpu_uuid, where the data pins it down.
+
+    Triton names GPUs by uuid in metrics and by CUDA id in `memory_usage`. On a one-GPU host
+    id 0 is that GPU; otherwise a model with GPU memory on exactly one id whose metrics carry
+    exactly one uuid ties the two. Ids tied to two different uuids stay unknown.
+    """
+    known = sorted(set(gpus))
+    if len(known) == 1:
+        return {0: known[0]}
+    pairs: dict[int, set[str]] = {}
+    for key, entries in memory.items():
+        ids = {device for kind, device, _ in entries if kind == c.MEMORY_TYPE_GPU}
+        uuids = placement.get(key, frozenset())
+        if len(ids) == 1 and len(uuids) == 1:
+            pairs.setdefault(next(iter(ids)), set()).update(uuids)
+    return {device: next(iter(uuids)) for device, uuids in pairs.items() if len(uuids) == 1}
+
+
+def fit(headroom: float | None, sizes: Iterable[float], configured: float | None) -> float | None:
+    """Whole models of the median resident size (or the configured size) that fit in `headroom`."""
+    if headroom is None:
+        return None
+    positive = [s for s in sizes if s > 0]
+    size = statistics.median(positive) if positive else configured
+    if not size or size <= 0:
+        return None
+    return float(math.floor(headroom / size))
+
+
+def headroom(total: float | None, used: float | None) -> float | None:
+    """total - used; missing when either is missing, total is 0 or used exceeds total."""
+    if total is None or used is None or total <= 0 or used > total:
+        return None
+    return total - used
+
+
+def energy_watts(series: Sequence[tuple[float, float]]) -> float | None:
+    """Average power from a joule counter's (time, value) observations (a drop is a reset)."""
+    from triton_sre.exporter.derive import increase  # derive -> snapshot -> this module
+
+    points = [(t, v) for t, v in series if valid(v) is not None]
+    if len(points) < 2 or points[-1][0] <= points[0][0]:
+        return None
+    return increase(v for _, v in points) / (points[-1][0] - points[0][0])
+
+
+def derive_capacity(
+    snapshots: Sequence[Snapshot],
+    settings: CapacitySettings,
+    measured_loads: Mapping[ModelKey, float],
+    *,
+    kwh_price: float | None = None,
+    currency: str = "USD",
+    compute_seconds: Mapping[ModelKey, float] | None = None,
+) -> Capacity:
+    """Capacity over the window (oldest first). `compute_seconds` (model -> execution seconds in
+    the window) turns on charging each GPU's energy to its models by their share of compute."""
+    readings = [(s.taken_at, s.capacity) for s in snapshots if s.capacity is not None]
+    latest = readings[-1][1] if readings else None
+    latest_stats = next((s.stats for s in reversed(snapshots) if s.stats is not None), None)
+    memory = {key: st.memory_usage for key, st in (latest_stats or {}).items() if st.memory_usage}
+
+    loads = dict(measured_loads)
+    if latest is not None:
+        loads.update(latest.load_seconds)  # Triton's own figure wins
+
+    gpu_uuids = sorted(latest.gpus) if latest else []
+    placement = latest.placement if latest else {}
+    ids = device_ids(memory, placement, gpu_uuids)
+
+    rows: list[ModelMemory] = []
+    per_device: dict[str, dict[ModelKey, float]] = {}
+    host_resident: dict[ModelKey, float] = {}
+    for key in sorted(memory):
+        sums: dict[tuple[str, str], float] = {}
+        for kind, device_id, size in memory[key]:
+            device = ids.get(device_id, str(device_id)) if kind == c.MEMORY_TYPE_GPU else c.DEVICE_HOST
+            sums[(kind, device)] = sums.get((kind, device), 0.0) + size
+        for (kind, device), size in sorted(sums.items()):
+            rows.append(ModelMemory(key[0], key[1], kind, device, size))
+            if kind == c.MEMORY_TYPE_GPU:
+                bucket = per_device.setdefault(device, {})
+                bucket[key] = bucket.get(key, 0.0) + size
+            else:
+                host_resident[key] = host_resident.get(key, 0.0) + size
+
+    watts: dict[str, float] = {}
+    for uuid in gpu_uuids:
+        series = [
+            (t, r.gpus[uuid][c.NV_ENERGY_CONSUMPTION])
+            for t, r in readings
+            if c.NV_ENERGY_CONSUMPTION in r.gpus.get(uuid, {})
+        ]
+        power = energy_watts(series)
+        if power is not None:
+            watts[uuid] = power
+
+    gpus: list[DeviceCapacity] = []
+    for uuid in gpu_uuids:
+        values = latest.gpus[uuid] if latest else {}
+        room = headroom(values.get(c.NV_GPU_MEMORY_TOTAL_BYTES), values.get(c.NV_GPU_MEMORY_USED_BYTES))
+        resident = per_device.get(uuid, {})
+        cost = watts[uuid] / 1000.0 * kwh_price if kwh_price is not None and uuid in watts else None
+        gpus.append(
+            DeviceCapacity(uuid, room, resident, fit(room, resident.values(), settings.model_bytes), cost)
+        )
+
+    host = None
+    if latest is not None and latest.host:
+        values = latest.host
+        room = headroom(values.get(c.NV_CPU_MEMORY_TOTAL_BYTES), values.get(c.NV_CPU_MEMORY_USED_BYTES))
+        host = DeviceCapacity(
+            c.DEVICE_HOST, room, host_resident, fit(room, host_resident.values(), settings.model_bytes)
+        )
+
+    missing = None
+    if latest is not None:
+        gpu_evidence = settings.gpu_host or bool(placement) or bool(per_device)
+        has_memory_family = any(c.NV_GPU_MEMORY_TOTAL_BYTES in v for v in latest.gpus.values())
+        missing = gpu_evidence and not has_memory_family
+
+    model_cost: dict[ModelKey, float] = {}
+    if compute_seconds and kwh_price is not None:
+        for gpu in gpus:
+            if gpu.energy_cost_per_hour is None:
+                continue
+            here = {k: s for k, s in compute_seconds.items() if gpu.device in placement.get(k, ()) and s > 0}
+            total = sum(here.values())
+            for key, seconds in here.items():
+                model_cost[key] = model_cost.get(key, 0.0) + gpu.energy_cost_per_hour * seconds / total
+
+    return Capacity(
+        memory=rows,
+        load_seconds=loads,
+        gpus=gpus,
+        host=host,
+        gpu_metrics_missing=missing,
+        currency=currency,
+        model_energy_cost_per_hour=model_cost,
+    )

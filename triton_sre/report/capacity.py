@@ -1,0 +1,242 @@
+"""Pure: the exporter's capacity families over the range -> the report's capacity section.
+
+Memory, headroom and models that fit are the last values of the range; load times the largest
+seen; energy cost per hour the mean, and over the range the integral (each sample stands for one
+step). The startup-probe advice: 2 x the slowest load + a margin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from triton_sre import conventions as c
+from triton_sre.exporter.capacity import human_bytes
+
+__all__ = ["FAMILIES", "STARTUP_MARGIN_S", "CapacitySection", "capacity_section", "startup_budget"]
+
+FAMILIES = (
+    c.M_MODEL_MEMORY_BYTES,
+    c.M_GPU_MEMORY_HEADROOM_BYTES,
+    c.M_GPU_LARGEST_MODEL_BYTES,
+    c.M_GPU_MODELS_THAT_FIT,
+    c.M_HOST_MEMORY_HEADROOM_BYTES,
+    c.M_HOST_MODELS_THAT_FIT,
+    c.M_MODEL_LOAD_SECONDS,
+    c.M_ENERGY_COST_PER_HOUR,
+    c.M_GPU_METRICS_MISSING,
+)
+STARTUP_MARGIN_S = 30.0
+
+
+def startup_budget(slowest_load_s: float, margin_s: float = STARTUP_MARGIN_S) -> float:
+    """The startup-probe budget a measured load calls for: 2 x the slowest load + a margin."""
+    return 2.0 * slowest_load_s + margin_s
+
+
+@dataclass(frozen=True)
+class GpuRow:
+    gpu_uuid: str
+    headroom_bytes: float | None
+    largest_model_bytes: float | None
+    models_that_fit: float | None
+    energy_cost_per_hour: float | None
+    energy_cost: float | None  # over the range
+
+
+@dataclass(frozen=True)
+class CapacitySection:
+    memory: pd.DataFrame  # model, version, kind, device, bytes (largest first)
+    gpus: Sequence[GpuRow] = ()
+    host_headroom_bytes: float | None = None
+    host_models_that_fit: float | None = None
+    loads: pd.DataFrame = field(default_factory=pd.DataFrame)  # model, version, seconds (slowest first)
+    currency: str | None = None
+    gpu_metrics_missing: bool = False
+    probe_budget_s: float | None = None  # configured (operational.startup_probe_budget)
+
+    @property
+    def slowest_load_s(self) -> float | None:
+        return None if self.loads.empty else float(self.loads["seconds"].max())
+
+    @property
+    def recommended_budget_s(self) -> float | None:
+        slowest = self.slowest_load_s
+        return None if slowest is None else startup_budget(slowest)
+
+    @property
+    def empty(self) -> bool:
+        return self.memory.empty and not self.gpus and self.host_headroom_bytes is None and self.loads.empty
+
+
+def _valid(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty or "value" not in frame:
+        return pd.DataFrame()
+    return frame[np.isfinite(frame["value"]) & (frame["value"] >= 0)]
+
+
+def _last(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    frame = _valid(frame)
+    if frame.empty or any(k not in frame for k in by):
+        return pd.DataFrame(columns=[*by, "value"])
+    return frame.sort_values("timestamp").groupby(list(by), as_index=False)["value"].last()
+
+
+def _by_gpu(frame: pd.DataFrame) -> dict[str, float]:
+    last = _last(frame, [c.LABEL_GPU_UUID])
+    return dict(zip(last[c.LABEL_GPU_UUID], last["value"], strict=True))
+
+
+def _scalar(frame: pd.DataFrame) -> float | None:
+    frame = _valid(frame)
+    return None if frame.empty else float(frame.sort_values("timestamp")["value"].iloc[-1])
+
+
+def capacity_section(
+    frames: Mapping[str, pd.DataFrame], step: float, probe_budget_s: float | None = None
+) -> CapacitySection:
+    memory = _last(
+        frames.get(c.M_MODEL_MEMORY_BYTES, pd.DataFrame()), [c.L_MODEL, c.L_VERSION, c.L_KIND, c.L_DEVICE]
+    )
+    memory = memory.rename(columns={"value": "bytes"}).sort_values("bytes", ascending=False, kind="stable")
+
+    loads = _valid(frames.get(c.M_MODEL_LOAD_SECONDS, pd.DataFrame()))
+    if loads.empty:
+        loads = pd.DataFrame(columns=[c.L_MODEL, c.L_VERSION, "seconds"])
+    else:
+        loads = loads.groupby([c.L_MODEL, c.L_VERSION], as_index=False)["value"].max()
+        loads = loads.rename(columns={"value": "seconds"}).sort_values(
+            "seconds", ascending=False, kind="stable"
+        )
+
+    energy = _valid(frames.get(c.M_ENERGY_COST_PER_HOUR, pd.DataFrame()))
+    currency = str(energy[c.L_CURRENCY].iloc[0]) if not energy.empty and c.L_CURRENCY in energy else None
+    mean_cost: dict[str, float] = {}
+    range_cost: dict[str, float] = {}
+    if not energy.empty:
+        grouped = energy.groupby(c.LABEL_GPU_UUID)["value"]
+        mean_cost = grouped.mean().to_dict()
+        range_cost = (grouped.sum() * step / 3600.0).to_dict()
+
+    headroom = _by_gpu(frames.get(c.M_GPU_MEMORY_HEADROOM_BYTES, pd.DataFrame()))
+    largest = _by_gpu(frames.get(c.M_GPU_LARGEST_MODEL_BYTES, pd.DataFrame()))
+    fits = _by_gpu(frames.get(c.M_GPU_MODELS_THAT_FIT, pd.DataFrame()))
+    uuids = sorted(set(headroom) | set(largest) | set(fits) | set(mean_cost))
+    gpus = [
+        GpuRow(u, headroom.get(u), largest.get(u), fits.get(u), mean_cost.get(u), range_cost.get(u))
+        for u in uuids
+    ]
+    missing = _scalar(frames.get(c.M_GPU_METRICS_MISSING, pd.DataFrame()))
+    return CapacitySection(
+        memory=memory.reset_index(drop=True),
+        gpus=gpus,
+        host_headroom_bytes=_scalar(frames.get(c.M_HOST_MEMORY_HEADROOM_BYTES, pd.DataFrame())),
+        host_models_that_fit=_scalar(frames.get(c.M_HOST_MODELS_THAT_FIT, pd.DataFrame())),
+        loads=loads.reset_index(drop=True),
+        currency=currency,
+        gpu_metrics_missing=bool(missing),
+        probe_budget_s=probe_budget_s,
+    )
+
+
+def _num(value: float | None, fmt: str = "{:.0f}") -> str:
+    return "–" if value is None else fmt.format(value)
+
+
+def tables(section: CapacitySection) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, headers, rows) of each capacity table, for Markdown and HTML alike."""
+    unit = section.currency or ""
+    out: list[tuple[str, list[str], list[list[str]]]] = []
+    out.append(
+        (
+            "Memory per model",
+            ["model", "version", "kind", "device", "memory"],
+            [
+                [
+                    str(r[c.L_MODEL]),
+                    str(r[c.L_VERSION]),
+                    str(r[c.L_KIND]),
+                    str(r[c.L_DEVICE]),
+                    human_bytes(r["bytes"]),
+                ]
+                for r in section.memory.to_dict("records")
+            ],
+        )
+    )
+    out.append(
+        (
+            "Headroom per GPU",
+            ["GPU", "free", "largest model", "models that fit", f"energy {unit}/h", f"energy cost {unit}"],
+            [
+                [
+                    g.gpu_uuid,
+                    human_bytes(g.headroom_bytes),
+                    human_bytes(g.largest_model_bytes),
+                    _num(g.models_that_fit),
+                    _num(g.energy_cost_per_hour, "{:.4f}"),
+                    _num(g.energy_cost, "{:.4f}"),
+                ]
+                for g in section.gpus
+            ]
+            + (
+                [
+                    [
+                        "host",
+                        human_bytes(section.host_headroom_bytes),
+                        "–",
+                        _num(section.host_models_that_fit),
+                        "–",
+                        "–",
+                    ]
+                ]
+                if section.host_headroom_bytes is not None
+                else []
+            ),
+        )
+    )
+    out.append(
+        (
+            "Load times",
+            ["model", "version", "seconds"],
+            [
+                [str(r[c.L_MODEL]), str(r[c.L_VERSION]), f"{r['seconds']:.1f}"]
+                for r in section.loads.to_dict("records")
+            ],
+        )
+    )
+    return out
+
+
+def advice(section: CapacitySection) -> list[str]:
+    """Sentences for the reader: the startup probe, missing GPU metrics, headroom below the largest model."""
+    lines = []
+    if section.gpu_metrics_missing:
+        lines.append(
+            "Triton exports no GPU metrics on this GPU host (MIG-enabled GPU or DCGM held by another agent): "
+            "GPU headroom and energy are unknown, not zero."
+        )
+    for g in section.gpus:
+        if (
+            g.headroom_bytes is not None
+            and g.largest_model_bytes is not None
+            and g.headroom_bytes < g.largest_model_bytes
+        ):
+            lines.append(
+                f"GPU {g.gpu_uuid}: {human_bytes(g.headroom_bytes)} free is less than its largest model "
+                f"({human_bytes(g.largest_model_bytes)}): its next version cannot load side by side."
+            )
+    slowest = section.slowest_load_s
+    if slowest is not None:
+        need = startup_budget(slowest)
+        text = (
+            f"Startup probe: the slowest load took {slowest:.1f} s; budget at least 2 x {slowest:.1f} s + "
+            f"{STARTUP_MARGIN_S:.0f} s = {need:.0f} s (failureThreshold = ceil({need:.0f} / periodSeconds))"
+        )
+        if section.probe_budget_s is not None:
+            verdict = "enough" if section.probe_budget_s >= need else "too short"
+            text += f"; the configured {section.probe_budget_s:.0f} s is {verdict}"
+        lines.append(text + ".")
+    return lines
