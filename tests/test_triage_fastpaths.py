@@ -23,7 +23,9 @@ from hypothesis import strategies as st
 
 from triton_sre.diagnosis import repeats
 from triton_sre.diagnosis.command import triage_stream
-from triton_sre.diagnosis.engine import Report
+from triton_sre.diagnosis.engine import Report, diagnose_events
+from triton_sre.diagnosis.logparse import parse
+from triton_sre.diagnosis.scan import scan_lines
 
 REAL = sorted((Path(__file__).parent / "data" / "logs" / "real").glob("*.log"))
 _GLOG_TIME = re.compile(rb"^([IWEF]\d{4}) \d\d:\d\d:\d\d", re.M)
@@ -87,3 +89,107 @@ def test_crash_loop_gzip_same_report() -> None:
     data = crash_loop((Path(__file__).parent / "data/logs/real/verbose-exit-true.log").read_bytes(), 4)
     with gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(data)), mode="rb") as stream:
         assert triage_stream(stream, {}) == _slow(data)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------- collector prefixes
+def _stamp(k: int) -> bytes:
+    # RFC3339Nano as docker and the kubelet write it: the fraction's trailing zeros trimmed.
+    frac = f"{(k * 7_654_321) % 1_000_000_000:09d}".rstrip("0")
+    return f"2026-11-29T16:{k // 60 % 60:02d}:{k % 60:02d}{'.' + frac if frac else ''}Z ".encode()
+
+
+PREFIXES = {
+    "docker-t": _stamp,  # also kubectl logs --timestamps
+    "kubectl-prefix": lambda k: b"[pod/triton-7d9c5b-x2x/triton] ",
+    "kubectl-prefix-t": lambda k: b"[pod/triton-7d9c5b-x2x/triton] " + _stamp(k),
+    "compose": lambda k: b"triton-1  | ",
+    "compose-t": lambda k: b"triton_server_1  | " + _stamp(k),
+}
+
+
+def prefixed(data: bytes, style: str) -> bytes:
+    prefix = PREFIXES[style]
+    return b"".join(prefix(k) + line for k, line in enumerate(data.splitlines(keepends=True)))
+
+
+def _scanned(data: bytes, chunk: int) -> Report:
+    return diagnose_events(parse(scan_lines(io.BytesIO(data), chunk_bytes=chunk)))
+
+
+def _same(a: Report, b: Report) -> bool:
+    """Same findings (evidence lines and texts), unmatched templates and counts.
+
+    ``events`` is left out: it counts the lines the scanner passed on, and a chunk that is mostly
+    raw lines passes all of its lines, so it depends on where chunk boundaries fall.
+    """
+    return (a.findings, a.unmatched, a.harmless_lines) == (b.findings, b.unmatched, b.harmless_lines)
+
+
+@pytest.mark.parametrize("style", sorted(PREFIXES))
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+def test_prefixed_capture_same_report_as_plain(path: Path, style: str) -> None:
+    data = path.read_bytes()
+    for chunk in (512, 1 << 22):
+        want = _scanned(data, chunk)
+        got = _scanned(prefixed(data, style), chunk)
+        assert _same(got, want), chunk
+        assert got == want or chunk < len(data)
+    assert want.findings, "every real capture has findings"
+
+
+def test_prefixed_lines_reach_the_parser_stripped() -> None:
+    """The vectorised path, not the line-by-line fallback: Triton's own text, original line numbers."""
+    capture = (Path(__file__).parent / "data/logs/real/verbose-exit-true.log").read_bytes()
+    # A busy server: the capture's own verbose I lines written many times around its failures.
+    info = [line for line in capture.splitlines(keepends=True) if line.startswith(b"I1129")]
+    data = capture + b"".join(info) * 20 + capture
+    plain = list(scan_lines(io.BytesIO(data)))
+    for style in PREFIXES:
+        assert list(scan_lines(io.BytesIO(prefixed(data, style)))) == plain, style
+    # The plain verbose log keeps a small fraction of its lines (the point of the scan).
+    assert len(plain) < data.count(b"\n") // 2
+
+
+def test_iso8601_log_behind_a_timestamp_keeps_its_own_timestamp() -> None:
+    line = b"2026-11-29T16:56:40Z E 26992 model_lifecycle.cc:642] \"failed to load 'm' version 2: x\"\n"
+    for style in PREFIXES:
+        ((_n, text),) = list(scan_lines(io.BytesIO(prefixed(line, style))))
+        assert text == line.decode().rstrip("\n"), style
+
+
+def test_mixed_and_stopping_prefixes_crlf_truncated_gzip() -> None:
+    data = (Path(__file__).parent / "data/logs/real/default-exit-false.log").read_bytes()
+    lines = data.splitlines(keepends=True)
+    styles = sorted(PREFIXES)
+    # Every line its own style (several containers' logs merged), then none from the middle on.
+    mixed = b"".join(
+        (PREFIXES[styles[k % len(styles)]](k) if k < len(lines) // 2 else b"") + line
+        for k, line in enumerate(lines)
+    )
+    want = _scanned(data, 1 << 22)
+    for chunk in (512, 4096, 1 << 22):
+        assert _same(_scanned(mixed, chunk), want)
+    assert _scanned(mixed, 1 << 22) == want
+    crlf = data.replace(b"\n", b"\r\n")
+    assert _same(_scanned(prefixed(crlf, "docker-t"), 4096), _scanned(crlf, 4096))
+    cut = data[: data.rindex(b"failed to load") + 20]  # the last line cut off mid-message
+    assert not cut.endswith(b"\n")
+    assert _same(_scanned(prefixed(cut, "compose"), 4096), _scanned(cut, 4096))
+    packed = gzip.compress(prefixed(data, "kubectl-prefix-t"))
+    with gzip.GzipFile(fileobj=io.BytesIO(packed), mode="rb") as stream:
+        assert triage_stream(stream, {}) == want  # type: ignore[arg-type]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(range(len(_REAL_LINES))), st.sampled_from([None, *sorted(PREFIXES)])),
+        min_size=1,
+        max_size=50,
+    ),
+    st.sampled_from([64, 4096, 1 << 22]),
+)
+def test_random_prefixes_same_report_as_plain(picks: list[tuple[int, str | None]], chunk: int) -> None:
+    plain = b"".join(_REAL_LINES[i] for i, _ in picks)
+    mixed = b"".join((PREFIXES[s](k) if s else b"") + _REAL_LINES[i] for k, (i, s) in enumerate(picks))
+    assert _same(_scanned(mixed, chunk), _scanned(plain, chunk))

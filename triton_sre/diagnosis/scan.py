@@ -12,9 +12,17 @@ keep only
 - every raw line (not in Triton's line format: tracebacks, table rows, ``libprotobuf`` and
   ``error:`` lines, third-party output; rare in a big log) and the log line it continues.
 
-A chunk whose lines are mostly not at column 0 (docker/kubectl prefixes, a pasted snippet) is
-passed through whole: `logparse` handles every shape, only more slowly. Skipped lines never
-change a diagnosis; they only leave gaps in the line numbers, which end an event.
+Log collectors put a prefix in front of every line: ``docker logs -t`` and ``kubectl logs
+--timestamps`` an RFC3339Nano timestamp and a space, ``kubectl logs --prefix``
+``[pod/NAME/CONTAINER] ``, ``docker compose logs`` ``NAME  | `` (and both a name and a timestamp
+with ``--timestamps``). Each line that is not a log line at column 0 is checked for them in the
+same vectorised pass (`strip_prefixes`), so mixed sources and a prefix that stops midway work
+line by line; the parser then sees Triton's own text under the original line number, exactly
+as in the unprefixed log.
+
+A chunk whose lines are still mostly not log lines (a pasted snippet, syslog, quoting) is passed
+through whole: `logparse` handles every shape, only more slowly. Skipped lines never change a
+diagnosis; they only leave gaps in the line numbers, which end an event.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import numpy.typing as npt
 
 from triton_sre.diagnosis.logparse import MAX_LINE_CHARS
 
-__all__ = ["CHUNK_BYTES", "NEEDLES", "LogInputError", "scan_lines"]
+__all__ = ["CHUNK_BYTES", "NEEDLES", "LogInputError", "scan_lines", "strip_prefixes"]
 
 CHUNK_BYTES = 4 * 1024 * 1024
 NEEDLES: tuple[bytes, ...] = (b"Python stub",)
@@ -43,12 +51,158 @@ _LEVEL_BYTES = np.zeros(256, dtype=bool)
 for _c in b"IWEF":
     _LEVEL_BYTES[_c] = True
 _I = ord("I")
+_DIGIT = np.zeros(256, dtype=bool)
+_DIGIT[ord("0") : ord("9") + 1] = True
+_ALNUM = _DIGIT.copy()
+_ALNUM[ord("A") : ord("Z") + 1] = True
+_ALNUM[ord("a") : ord("z") + 1] = True
+_NAME = _ALNUM.copy()
+for _c in b"_.-":
+    _NAME[_c] = True
+_ZONE = _DIGIT.copy()
+for _c in b".,Z+-:":
+    _ZONE[_c] = True
+_SPACE, _PIPE, _CLOSE = ord(" "), ord("|"), ord("]")
+_POD = np.frombuffer(b"[pod/", dtype=np.uint8)
+_STAMP_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
+_STAMP_MARKS = ((4, ord("-")), (7, ord("-")), (10, ord("T")), (13, ord(":")), (16, ord(":")))
+POD_WINDOW = 160
+COMPOSE_WINDOW = 96
+STAMP_WINDOW = 48
 
 
 def _gather(
     a: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], k: int, last: int
 ) -> npt.NDArray[np.uint8]:
     return a[np.minimum(starts + k, last)]
+
+
+def _levels(a: npt.NDArray[np.uint8], offs: npt.NDArray[np.int64], last: int) -> npt.NDArray[np.uint8]:
+    """The level letter of the log line at each offset (glog or ISO8601 format), 0 when not one."""
+    b0 = a[np.minimum(offs, last)]
+    b1 = _gather(a, offs, 1, last)
+    level = np.where(_LEVEL_BYTES[b0] & _DIGIT[b1], b0, 0).astype(np.uint8)
+    rows = np.flatnonzero(level == 0)
+    if len(rows):
+        o = offs[rows]
+        iso_level = _gather(a, o, 21, last)
+        iso = (
+            (_gather(a, o, 4, last) == 45)
+            & (_gather(a, o, 10, last) == 84)
+            & (_gather(a, o, 19, last) == 90)
+            & (_gather(a, o, 20, last) == 32)
+            & (_gather(a, o, 22, last) == 32)
+            & _LEVEL_BYTES[iso_level]
+        )
+        level[rows[iso]] = iso_level[iso]
+    return level
+
+
+def _windows(a: npt.NDArray[np.uint8], offs: npt.NDArray[np.int64], width: int) -> npt.NDArray[np.uint8]:
+    """``a[o : o + width]`` for each offset, as rows (zero-padded past the end of ``a``)."""
+    n = len(a)
+    out = np.zeros((len(offs), width), dtype=np.uint8)
+    safe = offs <= n - width
+    if n >= width and bool(safe.any()):
+        out[safe] = np.lib.stride_tricks.sliding_window_view(a, width)[offs[safe]]
+    if not bool(safe.all()):
+        base = max(0, n - width)
+        tail = np.zeros(2 * width, dtype=np.uint8)
+        tail[: n - base] = a[base:]
+        out[~safe] = np.lib.stride_tricks.sliding_window_view(tail, width)[offs[~safe] - base]
+    return out
+
+
+def _first(mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """Column of the first True in each row; the row's width when there is none."""
+    width = mask.shape[1]
+    return np.where(mask.any(axis=1), mask.argmax(axis=1), width).astype(np.int64)
+
+
+def _after_space(win: npt.NDArray[np.uint8], col: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``col`` moved past one space, when the byte there is a space."""
+    rows = np.arange(len(col))
+    inside = col < win.shape[1]
+    space = np.zeros(len(col), dtype=bool)
+    space[inside] = win[rows[inside], col[inside]] == _SPACE
+    return col + space
+
+
+def _pod_prefix(win: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
+    """``kubectl logs --prefix``: ``[pod/NAME/CONTAINER] `` -> its length, 0 when absent."""
+    ok = (win[:, :5] == _POD).all(axis=1)
+    close = _first(win == _CLOSE)
+    ok &= close < win.shape[1]
+    return np.where(ok, _after_space(win, close + 1), 0)
+
+
+def _compose_prefix(win: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
+    """``docker compose logs``: ``NAME  | `` -> its length, 0 when absent."""
+    width = win.shape[1]
+    name_end = _first(~_NAME[win])
+    rows = np.arange(len(win))
+    inside = name_end < width
+    ok = _ALNUM[win[:, 0]] & inside
+    ok[inside] &= win[rows[inside], name_end[inside]] == _SPACE
+    cols = np.arange(width)
+    pipe = _first((cols[None, :] >= name_end[:, None]) & (win != _SPACE))
+    inside = pipe < width
+    ok &= inside
+    ok[inside] &= win[rows[inside], pipe[inside]] == _PIPE
+    return np.where(ok, _after_space(win, pipe + 1), 0)
+
+
+def _stamp_prefix(win: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
+    """``docker logs -t`` / ``kubectl logs --timestamps``: an RFC3339 timestamp and a space."""
+    ok = _DIGIT[win[:, _STAMP_DIGITS]].all(axis=1)
+    for col, byte in _STAMP_MARKS:
+        ok &= win[:, col] == byte
+    space = _first(win == _SPACE)
+    cols = np.arange(win.shape[1])
+    zone = _ZONE[win] | (cols[None, :] < 19) | (cols[None, :] >= space[:, None])
+    ok &= (space >= 19) & (space < win.shape[1]) & zone.all(axis=1)
+    return np.where(ok, space + 1, 0)
+
+
+_PREFIX_STAGES = (
+    (_pod_prefix, POD_WINDOW),
+    (_compose_prefix, COMPOSE_WINDOW),
+    (_stamp_prefix, STAMP_WINDOW),
+)
+"""Collector prefixes, outermost first (``kubectl --prefix --timestamps`` and ``compose logs -t``
+put the container's name before the timestamp); each is removed at most once per line."""
+
+
+def strip_prefixes(
+    a: npt.NDArray[np.uint8],
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    level: npt.NDArray[np.uint8],
+) -> npt.NDArray[np.int64] | None:
+    """Where Triton's own text starts on each line that is not a log line at its start, once the
+    prefixes log collectors add are removed; updates ``level`` in place. None when no line has one.
+
+    A line that is already a log line is never touched (an ISO8601 line starts with a timestamp
+    of its own), and a prefix must end inside its line.
+    """
+    rows = np.flatnonzero(level == 0)
+    offs: npt.NDArray[np.int64] | None = None
+    last = len(a) - 1
+    for find, width in _PREFIX_STAGES:
+        if not len(rows):
+            break
+        cur = starts[rows] if offs is None else offs[rows]
+        length = find(_windows(a, cur, width))
+        moved = (length > 0) & (cur + length <= ends[rows])
+        if not bool(moved.any()):
+            continue
+        if offs is None:
+            offs = starts.copy()
+        hit = rows[moved]
+        offs[hit] = cur[moved] + length[moved]
+        level[hit] = _levels(a, offs[hit], last)
+        rows = rows[level[rows] == 0]
+    return offs
 
 
 class _Scanner:
@@ -67,28 +221,21 @@ class _Scanner:
         starts[0] = 0
         starts[1:] = nl[:-1] + 1
         last = end - 1
-        b0 = a[starts]
-        b1 = _gather(a, starts, 1, last)
-        level = np.where(_LEVEL_BYTES[b0] & (b1 >= 48) & (b1 <= 57), b0, 0)
-        if int(np.count_nonzero(level)) * 2 < n:
-            iso = (
-                (_gather(a, starts, 4, last) == 45)
-                & (_gather(a, starts, 10, last) == 84)
-                & (_gather(a, starts, 19, last) == 90)
-                & (_gather(a, starts, 20, last) == 32)
-                & (_gather(a, starts, 22, last) == 32)
-            )
-            iso_level = _gather(a, starts, 21, last)
-            iso &= _LEVEL_BYTES[iso_level]
-            level = np.where(iso, iso_level, level)
+        level = _levels(a, starts, last)
+        stripped = strip_prefixes(a, starts, nl, level)
+        offs = starts if stripped is None else stripped
         is_log = level != 0
         base = self.base_line
         self.base_line += n
         if int(np.count_nonzero(is_log)) * 2 < n:
-            # Not Triton's own line format at column 0: let the parser see everything.
+            # Not Triton's own line format: let the parser see everything.
             self.tail_owner = None
-            for i, raw in enumerate(data[:end].split(b"\n")[:-1]):
-                yield base + i + 1, raw[:MAX_LINE_CHARS].decode("utf-8", "replace")
+            if stripped is None:
+                for i, raw in enumerate(data[:end].split(b"\n")[:-1]):
+                    yield base + i + 1, raw[:MAX_LINE_CHARS].decode("utf-8", "replace")
+            else:
+                for i, (s, e) in enumerate(zip(offs.tolist(), nl.tolist(), strict=True)):
+                    yield base + i + 1, data[s : min(e, s + MAX_LINE_CHARS)].decode("utf-8", "replace")
             return
         interesting = is_log & (level != _I)
         hits: list[int] = []
@@ -117,13 +264,13 @@ class _Scanner:
         log_rows = np.flatnonzero(is_log)
         if len(log_rows) and not keep[log_rows[-1]] and bool(np.all(is_log[log_rows[-1] :])):
             i = int(log_rows[-1])
-            s = int(starts[i])
+            s = int(offs[i])
             self.tail_owner = (
                 base + i + 1,
                 data[s : min(int(nl[i]), s + MAX_LINE_CHARS)].decode("utf-8", "replace"),
             )
         for i in np.flatnonzero(keep).tolist():
-            s = int(starts[i])
+            s = int(offs[i])
             e = min(int(nl[i]), s + MAX_LINE_CHARS)
             yield base + i + 1, data[s:e].decode("utf-8", "replace")
 
