@@ -169,25 +169,26 @@ def generate(path: Path, shape: str, size_mb: int) -> int:
                 n += 1
             return written
         blocks = [PLAIN_HEADER] + [_block(s) for s in range(16)]
+        plain = [b"".join(block) for block in blocks]
+        data = plain
         if prefix is not None:
             k = 0
-            prefixed = []
+            data = []
             for block in blocks:
                 out = []
                 for line in block:
                     out.append(prefix(k) + line)
                     k += 1
-                prefixed.append(b"".join(out))
-            data = prefixed
-        else:
-            data = [b"".join(block) for block in blocks]
+                data.append(b"".join(out))
+        # The same lines as the plain log (a prefixed log is longer than --size-mb).
         f.write(data[0])
         written += len(data[0])
+        plain_written = len(plain[0])
         seed = 0
-        while written < limit:
-            block = data[1 + seed % 16]
-            f.write(block)
-            written += len(block)
+        while plain_written < limit:
+            f.write(data[1 + seed % 16])
+            written += len(data[1 + seed % 16])
+            plain_written += len(plain[1 + seed % 16])
             seed += 1
     return written
 
