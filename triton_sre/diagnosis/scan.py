@@ -234,8 +234,9 @@ class _Scanner:
                 for i, raw in enumerate(data[:end].split(b"\n")[:-1]):
                     yield base + i + 1, raw[:MAX_LINE_CHARS].decode("utf-8", "replace")
             else:
-                for i, (s, e) in enumerate(zip(offs.tolist(), nl.tolist(), strict=True)):
-                    yield base + i + 1, data[s : min(e, s + MAX_LINE_CHARS)].decode("utf-8", "replace")
+                ends = np.minimum(nl, offs + MAX_LINE_CHARS)
+                for i, (s, e) in enumerate(zip(offs.tolist(), ends.tolist(), strict=True), base + 1):
+                    yield i, data[s:e].decode("utf-8", "replace")
             return
         interesting = is_log & (level != _I)
         hits: list[int] = []
@@ -269,10 +270,12 @@ class _Scanner:
                 base + i + 1,
                 data[s : min(int(nl[i]), s + MAX_LINE_CHARS)].decode("utf-8", "replace"),
             )
-        for i in np.flatnonzero(keep).tolist():
-            s = int(offs[i])
-            e = min(int(nl[i]), s + MAX_LINE_CHARS)
-            yield base + i + 1, data[s:e].decode("utf-8", "replace")
+        rows = np.flatnonzero(keep)
+        kept_starts = offs[rows]
+        kept_ends = np.minimum(nl[rows], kept_starts + MAX_LINE_CHARS)
+        numbers = (rows + (base + 1)).tolist()
+        for i, s, e in zip(numbers, kept_starts.tolist(), kept_ends.tolist(), strict=True):
+            yield i, data[s:e].decode("utf-8", "replace")
 
 
 def scan_lines(
