@@ -295,8 +295,9 @@ def main(argv: list[str] | None = None) -> int:
                         row["vs_plain_mb_per_s"] = round(mbps / plain_mbps, 3)
                         ok &= mbps / plain_mbps >= TARGET_PREFIXED
                 if base_env is not None:
-                    _wall, base_s, base_out, _rss = _run(cmd, env=base_env)
+                    _wall, base_s, base_out, base_rss = _run(cmd, env=base_env)
                     row["baseline_cpu_s"] = round(base_s, 3)
+                    row["baseline_peak_rss_mb"] = round(base_rss, 1)
                     row["speedup_vs_baseline"] = round(base_s / triage_s, 1)
                     row["same_findings_as_baseline"] = _findings(base_out) == findings
                     if shape == "errors":

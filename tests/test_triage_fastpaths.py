@@ -104,6 +104,7 @@ PREFIXES = {
     "kubectl-prefix-t": lambda k: b"[pod/triton-7d9c5b-x2x/triton] " + _stamp(k),
     "compose": lambda k: b"triton-1  | ",
     "compose-t": lambda k: b"triton_server_1  | " + _stamp(k),
+    "compose-long-name": lambda k: b"tritonserver-inference-gpu-a100-7  | ",
 }
 
 

@@ -47,6 +47,10 @@ class LogInputError(Exception):
     """The input cannot be read as a text log (binary data, a corrupt archive)."""
 
 
+Bytes = npt.NDArray[np.uint8]
+Ints = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+
 _LEVEL_BYTES = np.zeros(256, dtype=bool)
 for _c in b"IWEF":
     _LEVEL_BYTES[_c] = True
@@ -63,21 +67,22 @@ _ZONE = _DIGIT.copy()
 for _c in b".,Z+-:":
     _ZONE[_c] = True
 _SPACE, _PIPE, _CLOSE = ord(" "), ord("|"), ord("]")
-_POD = np.frombuffer(b"[pod/", dtype=np.uint8)
+_POD_MARKS = tuple(enumerate(b"[pod/"))
 _STAMP_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
 _STAMP_MARKS = ((4, ord("-")), (7, ord("-")), (10, ord("T")), (13, ord(":")), (16, ord(":")))
 POD_WINDOW = 160
 COMPOSE_WINDOW = 96
-STAMP_WINDOW = 48
+COMPOSE_SHORT = 24
+STAMP_WINDOW = 36
 
 
 def _gather(
-    a: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], k: int, last: int
-) -> npt.NDArray[np.uint8]:
+    a: Bytes, starts: Ints, k: int, last: int
+) -> Bytes:
     return a[np.minimum(starts + k, last)]
 
 
-def _levels(a: npt.NDArray[np.uint8], offs: npt.NDArray[np.int64], last: int) -> npt.NDArray[np.uint8]:
+def _levels(a: Bytes, offs: Ints, last: int) -> Bytes:
     """The level letter of the log line at each offset (glog or ISO8601 format), 0 when not one."""
     b0 = a[np.minimum(offs, last)]
     b1 = _gather(a, offs, 1, last)
@@ -98,7 +103,7 @@ def _levels(a: npt.NDArray[np.uint8], offs: npt.NDArray[np.int64], last: int) ->
     return level
 
 
-def _windows(a: npt.NDArray[np.uint8], offs: npt.NDArray[np.int64], width: int) -> npt.NDArray[np.uint8]:
+def _windows(a: Bytes, offs: Ints, width: int) -> Bytes:
     """``a[o : o + width]`` for each offset, as rows (zero-padded past the end of ``a``)."""
     n = len(a)
     out = np.zeros((len(offs), width), dtype=np.uint8)
@@ -113,13 +118,13 @@ def _windows(a: npt.NDArray[np.uint8], offs: npt.NDArray[np.int64], width: int) 
     return out
 
 
-def _first(mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+def _first(mask: Mask) -> Ints:
     """Column of the first True in each row; the row's width when there is none."""
     width = mask.shape[1]
     return np.where(mask.any(axis=1), mask.argmax(axis=1), width).astype(np.int64)
 
 
-def _after_space(win: npt.NDArray[np.uint8], col: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def _after_space(win: Bytes, col: Ints) -> Ints:
     """``col`` moved past one space, when the byte there is a space."""
     rows = np.arange(len(col))
     inside = col < win.shape[1]
@@ -128,57 +133,107 @@ def _after_space(win: npt.NDArray[np.uint8], col: npt.NDArray[np.int64]) -> npt.
     return col + space
 
 
-def _pod_prefix(win: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
-    """``kubectl logs --prefix``: ``[pod/NAME/CONTAINER] `` -> its length, 0 when absent."""
-    ok = (win[:, :5] == _POD).all(axis=1)
-    close = _first(win == _CLOSE)
-    ok &= close < win.shape[1]
-    return np.where(ok, _after_space(win, close + 1), 0)
+def _matches(a: Bytes, offs: Ints, last: int, marks: tuple[tuple[int, int], ...]) -> Mask:
+    ok = np.ones(len(offs), dtype=bool)
+    for col, byte in marks:
+        ok &= _gather(a, offs, col, last) == byte
+    return ok
 
 
-def _compose_prefix(win: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
-    """``docker compose logs``: ``NAME  | `` -> its length, 0 when absent."""
-    width = win.shape[1]
-    name_end = _first(~_NAME[win])
-    rows = np.arange(len(win))
-    inside = name_end < width
-    ok = _ALNUM[win[:, 0]] & inside
-    ok[inside] &= win[rows[inside], name_end[inside]] == _SPACE
-    cols = np.arange(width)
-    pipe = _first((cols[None, :] >= name_end[:, None]) & (win != _SPACE))
-    inside = pipe < width
-    ok &= inside
-    ok[inside] &= win[rows[inside], pipe[inside]] == _PIPE
-    return np.where(ok, _after_space(win, pipe + 1), 0)
-
-
-def _stamp_prefix(win: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
-    """``docker logs -t`` / ``kubectl logs --timestamps``: an RFC3339 timestamp and a space."""
+def _stamp_head(win: Bytes) -> Mask:
+    """``YYYY-MM-DDTHH:MM:SS`` at the start of each window row."""
     ok = _DIGIT[win[:, _STAMP_DIGITS]].all(axis=1)
     for col, byte in _STAMP_MARKS:
         ok &= win[:, col] == byte
-    space = _first(win == _SPACE)
-    cols = np.arange(win.shape[1])
-    zone = _ZONE[win] | (cols[None, :] < 19) | (cols[None, :] >= space[:, None])
-    ok &= (space >= 19) & (space < win.shape[1]) & zone.all(axis=1)
-    return np.where(ok, space + 1, 0)
+    return ok
 
 
-_PREFIX_STAGES = (
-    (_pod_prefix, POD_WINDOW),
-    (_compose_prefix, COMPOSE_WINDOW),
-    (_stamp_prefix, STAMP_WINDOW),
-)
+def _pod_prefix(a: Bytes, offs: Ints, last: int) -> Ints:
+    """``kubectl logs --prefix``: ``[pod/NAME/CONTAINER] `` -> its length, 0 when absent."""
+    length = np.zeros(len(offs), dtype=np.int64)
+    rows = np.flatnonzero(_matches(a, offs, last, _POD_MARKS))
+    if len(rows):
+        win = _windows(a, offs[rows], POD_WINDOW)
+        close = _first(win == _CLOSE)
+        found = close < POD_WINDOW
+        length[rows[found]] = _after_space(win, close + 1)[found]
+    return length
+
+
+def _compose_in(win: Bytes) -> tuple[Ints, Mask]:
+    """``NAME  | `` at the start of each window row: its length (0 when absent), and which rows
+    could still hold one longer than the window (only name characters and spaces so far)."""
+    width = win.shape[1]
+    name = _NAME[win]
+    name_end = _first(~name)
+    at = np.arange(len(win))
+    inside = name_end < width
+    ok = inside & _ALNUM[win[:, 0]]
+    ok[inside] &= win[at[inside], name_end[inside]] == _SPACE
+    cols = np.arange(width)
+    blank = win == _SPACE
+    pipe = _first((cols[None, :] >= name_end[:, None]) & ~blank)
+    inside = pipe < width
+    longer = ok & ~inside
+    ok &= inside
+    ok[inside] &= win[at[inside], pipe[inside]] == _PIPE
+    longer |= _ALNUM[win[:, 0]] & ~inside & (name_end >= width)
+    return np.where(ok, _after_space(win, pipe + 1), 0), longer
+
+
+def _compose_prefix(a: Bytes, offs: Ints, last: int) -> Ints:
+    """``docker compose logs``: ``NAME  | `` -> its length, 0 when absent."""
+    length = np.zeros(len(offs), dtype=np.int64)
+    rows = np.flatnonzero(_ALNUM[a[np.minimum(offs, last)]])
+    if not len(rows):
+        return length
+    win = _windows(a, offs[rows], COMPOSE_SHORT)
+    # A timestamp is never a service name (its ':' is neither a name character nor a space).
+    keep = np.flatnonzero(~_stamp_head(win))
+    if not len(keep):
+        return length
+    rows = rows[keep]
+    found, longer = _compose_in(win[keep])
+    length[rows] = found
+    rows = rows[longer]
+    if len(rows):
+        length[rows] = _compose_in(_windows(a, offs[rows], COMPOSE_WINDOW))[0]
+    return length
+
+
+def _stamp_prefix(a: Bytes, offs: Ints, last: int) -> Ints:
+    """``docker logs -t`` / ``kubectl logs --timestamps``: an RFC3339 timestamp and a space."""
+    length = np.zeros(len(offs), dtype=np.int64)
+    rows = np.flatnonzero(_DIGIT[a[np.minimum(offs, last)]])
+    if not len(rows):
+        return length
+    win = _windows(a, offs[rows], STAMP_WINDOW)
+    head = np.flatnonzero(_stamp_head(win))
+    if not len(head):
+        return length
+    # Seconds are followed by an optional fraction and a zone (Z, +hh:mm), then one space.
+    tail = win[head, 19:]
+    space = _first(tail == _SPACE)
+    cols = np.arange(tail.shape[1])
+    zone = _ZONE[tail] | (cols[None, :] >= space[:, None])
+    ok = (space < tail.shape[1]) & zone.all(axis=1)
+    length[rows[head[ok]]] = space[ok] + 20
+    return length
+
+
+_PREFIX_STAGES = (_pod_prefix, _compose_prefix, _stamp_prefix)
 """Collector prefixes, outermost first (``kubectl --prefix --timestamps`` and ``compose logs -t``
-put the container's name before the timestamp); each is removed at most once per line."""
+put the container's name before the timestamp); each is removed at most once per line. Each
+stage checks a few fixed bytes of every candidate line first and looks further only where those
+match."""
 
 
 def strip_prefixes(
-    a: npt.NDArray[np.uint8],
-    starts: npt.NDArray[np.int64],
-    ends: npt.NDArray[np.int64],
-    level: npt.NDArray[np.uint8],
-) -> npt.NDArray[np.int64] | None:
+    a: Bytes,
+    starts: Ints,
+    ends: Ints,
+    level: Bytes,
+) -> Ints | None:
     """Where Triton's own text starts on each line that is not a log line at its start, once the
     prefixes log collectors add are removed; updates ``level`` in place. None when no line has one.
 
@@ -186,13 +241,13 @@ def strip_prefixes(
     of its own), and a prefix must end inside its line.
     """
     rows = np.flatnonzero(level == 0)
-    offs: npt.NDArray[np.int64] | None = None
+    offs: Ints | None = None
     last = len(a) - 1
-    for find, width in _PREFIX_STAGES:
+    for find in _PREFIX_STAGES:
         if not len(rows):
             break
         cur = starts[rows] if offs is None else offs[rows]
-        length = find(_windows(a, cur, width))
+        length = find(a, cur, last)
         moved = (length > 0) & (cur + length <= ends[rows])
         if not bool(moved.any()):
             continue
