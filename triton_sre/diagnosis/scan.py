@@ -181,83 +181,86 @@ def _compose_in(win: Bytes) -> tuple[Ints, Mask]:
     return np.where(ok, _after_space(win, pipe + 1), 0), longer
 
 
-def _compose_prefix(a: Bytes, offs: Ints, last: int) -> Ints:
-    """``docker compose logs``: ``NAME  | `` -> its length, 0 when absent."""
-    length = np.zeros(len(offs), dtype=np.int64)
-    rows = np.flatnonzero(_ALNUM[a[np.minimum(offs, last)]])
-    if not len(rows):
-        return length
-    win = _windows(a, offs[rows], COMPOSE_SHORT)
-    # A timestamp is never a service name (its ':' is neither a name character nor a space).
-    keep = np.flatnonzero(~_stamp_head(win))
-    if not len(keep):
-        return length
-    rows = rows[keep]
-    found, longer = _compose_in(win[keep])
-    length[rows] = found
-    rows = rows[longer]
-    if len(rows):
-        length[rows] = _compose_in(_windows(a, offs[rows], COMPOSE_WINDOW))[0]
-    return length
-
-
-def _stamp_prefix(a: Bytes, offs: Ints, last: int) -> Ints:
-    """``docker logs -t`` / ``kubectl logs --timestamps``: an RFC3339 timestamp and a space."""
-    length = np.zeros(len(offs), dtype=np.int64)
-    rows = np.flatnonzero(_DIGIT[a[np.minimum(offs, last)]])
-    if not len(rows):
-        return length
-    win = _windows(a, offs[rows], STAMP_WINDOW)
-    head = np.flatnonzero(_stamp_head(win))
-    if not len(head):
-        return length
-    # Seconds are followed by an optional fraction and a zone (Z, +hh:mm), then one space.
-    tail = win[head, 19:]
+def _stamp_in(win: Bytes) -> Ints:
+    """Length of the timestamp prefix of each row (rows that start with `_stamp_head`), 0 if none:
+    seconds, an optional fraction and zone (``.123456789Z``, ``+02:00``), then one space."""
+    tail = win[:, 19:]
     space = _first(tail == _SPACE)
     cols = np.arange(tail.shape[1])
     zone = _ZONE[tail] | (cols[None, :] >= space[:, None])
     ok = (space < tail.shape[1]) & zone.all(axis=1)
-    length[rows[head[ok]]] = space[ok] + 20
+    return np.where(ok, space + 20, 0)
+
+
+def _name_or_stamp(a: Bytes, offs: Ints, last: int) -> tuple[Ints, Mask]:
+    """A compose ``NAME  | `` or a ``docker logs -t`` timestamp at each offset: its length (0 when
+    neither), and which were a name. One window serves both: a timestamp is never a service name
+    (its ``:`` is neither a name character nor a space)."""
+    length = np.zeros(len(offs), dtype=np.int64)
+    named = np.zeros(len(offs), dtype=bool)
+    rows = np.flatnonzero(_ALNUM[a[np.minimum(offs, last)]])
+    if not len(rows):
+        return length, named
+    win = _windows(a, offs[rows], STAMP_WINDOW)
+    head = _stamp_head(win)
+    stamped = np.flatnonzero(head)
+    length[rows[stamped]] = _stamp_in(win[stamped])
+    other = np.flatnonzero(~head)
+    found, longer = _compose_in(win[other, :COMPOSE_SHORT])
+    rows = rows[other]
+    length[rows] = found
+    longer_rows = rows[longer]
+    if len(longer_rows):
+        length[longer_rows] = _compose_in(_windows(a, offs[longer_rows], COMPOSE_WINDOW))[0]
+    named[rows] = length[rows] > 0
+    return length, named
+
+
+def _stamp_prefix(a: Bytes, offs: Ints, last: int) -> Ints:
+    """``docker logs -t`` / ``kubectl logs --timestamps``: an RFC3339 timestamp and a space."""
+    win = _windows(a, offs, STAMP_WINDOW)
+    head = np.flatnonzero(_stamp_head(win))
+    length = np.zeros(len(offs), dtype=np.int64)
+    length[head] = _stamp_in(win[head])
     return length
 
 
-_PREFIX_STAGES = (_pod_prefix, _compose_prefix, _stamp_prefix)
-"""Collector prefixes, outermost first (``kubectl --prefix --timestamps`` and ``compose logs -t``
-put the container's name before the timestamp); each is removed at most once per line. Each
-stage checks a few fixed bytes of every candidate line first and looks further only where those
-match."""
-
-
-def strip_prefixes(
-    a: Bytes,
-    starts: Ints,
-    ends: Ints,
-    level: Bytes,
-) -> Ints | None:
+def strip_prefixes(a: Bytes, starts: Ints, ends: Ints, level: Bytes) -> Ints | None:
     """Where Triton's own text starts on each line that is not a log line at its start, once the
     prefixes log collectors add are removed; updates ``level`` in place. None when no line has one.
 
-    A line that is already a log line is never touched (an ISO8601 line starts with a timestamp
-    of its own), and a prefix must end inside its line.
+    Outermost first, each at most once per line: ``[pod/...] `` (kubectl), then a compose
+    ``NAME  | ``, then a timestamp (``kubectl --prefix --timestamps`` and ``compose logs -t`` put
+    the container's name before the timestamp). A line that is already a log line is never
+    touched (an ISO8601 line starts with a timestamp of its own), and a prefix ends inside its line.
     """
     rows = np.flatnonzero(level == 0)
-    offs: Ints | None = None
+    if not len(rows):
+        return None
+    offs = starts.copy()
     last = len(a) - 1
-    for find in _PREFIX_STAGES:
-        if not len(rows):
-            break
-        cur = starts[rows] if offs is None else offs[rows]
-        length = find(a, cur, last)
-        moved = (length > 0) & (cur + length <= ends[rows])
-        if not bool(moved.any()):
-            continue
-        if offs is None:
-            offs = starts.copy()
+    moved_any = False
+
+    def advance(rows: Ints, length: Ints) -> Ints:
+        """Move the rows past their prefixes; the rows that moved and are still not log lines."""
+        nonlocal moved_any
+        moved = (length > 0) & (offs[rows] + length <= ends[rows])
         hit = rows[moved]
-        offs[hit] = cur[moved] + length[moved]
-        level[hit] = _levels(a, offs[hit], last)
-        rows = rows[level[rows] == 0]
-    return offs
+        if len(hit):
+            moved_any = True
+            offs[hit] += length[moved]
+            level[hit] = _levels(a, offs[hit], last)
+        return hit[level[hit] == 0]
+
+    advance(rows, _pod_prefix(a, offs[rows], last))
+    rows = rows[level[rows] == 0]
+    length, named = _name_or_stamp(a, offs[rows], last)
+    named_rows = rows[named]
+    rows = advance(rows, length)
+    rows = rows[np.isin(rows, named_rows)]
+    if len(rows):
+        advance(rows, _stamp_prefix(a, offs[rows], last))
+    return offs if moved_any else None
 
 
 class _Scanner:
