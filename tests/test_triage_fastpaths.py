@@ -105,6 +105,7 @@ PREFIXES = {
     "compose": lambda k: b"triton-1  | ",
     "compose-t": lambda k: b"triton_server_1  | " + _stamp(k),
     "compose-long-name": lambda k: b"tritonserver-inference-gpu-a100-7  | ",
+    "kubectl-prefix-long-name": lambda k: b"[pod/tritonserver-inference-7d9c5b8f4-x2x9z/tritonserver-gpu] ",
 }
 
 

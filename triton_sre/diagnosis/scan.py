@@ -71,14 +71,13 @@ _POD_MARKS = tuple(enumerate(b"[pod/"))
 _STAMP_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
 _STAMP_MARKS = ((4, ord("-")), (7, ord("-")), (10, ord("T")), (13, ord(":")), (16, ord(":")))
 POD_WINDOW = 160
+POD_SHORT = 48
 COMPOSE_WINDOW = 96
 COMPOSE_SHORT = 24
 STAMP_WINDOW = 36
 
 
-def _gather(
-    a: Bytes, starts: Ints, k: int, last: int
-) -> Bytes:
+def _gather(a: Bytes, starts: Ints, k: int, last: int) -> Bytes:
     return a[np.minimum(starts + k, last)]
 
 
@@ -148,15 +147,22 @@ def _stamp_head(win: Bytes) -> Mask:
     return ok
 
 
+def _pod_in(win: Bytes) -> Ints:
+    """Length of ``[pod/NAME/CONTAINER] `` in each row (rows that start with ``[pod/``), 0 if the
+    ``]`` is not in the window."""
+    close = _first(win == _CLOSE)
+    return np.where(close < win.shape[1], _after_space(win, close + 1), 0)
+
+
 def _pod_prefix(a: Bytes, offs: Ints, last: int) -> Ints:
     """``kubectl logs --prefix``: ``[pod/NAME/CONTAINER] `` -> its length, 0 when absent."""
     length = np.zeros(len(offs), dtype=np.int64)
     rows = np.flatnonzero(_matches(a, offs, last, _POD_MARKS))
     if len(rows):
-        win = _windows(a, offs[rows], POD_WINDOW)
-        close = _first(win == _CLOSE)
-        found = close < POD_WINDOW
-        length[rows[found]] = _after_space(win, close + 1)[found]
+        length[rows] = _pod_in(_windows(a, offs[rows], POD_SHORT))
+        rows = rows[length[rows] == 0]
+        if len(rows):
+            length[rows] = _pod_in(_windows(a, offs[rows], POD_WINDOW))
     return length
 
 
