@@ -172,6 +172,10 @@ def test_mixed_and_stopping_prefixes_crlf_truncated_gzip() -> None:
     for chunk in (512, 4096, 1 << 22):
         assert _same(_scanned(mixed, chunk), want)
     assert _scanned(mixed, 1 << 22) == want
+    # compose writes an empty line as "NAME  |" with or without the space.
+    bare = prefixed(data, "compose").replace(b"triton-1  | \n", b"triton-1  |\n")
+    assert bare.count(b"|\n") > 3
+    assert _scanned(bare, 1 << 22) == _scanned(prefixed(data, "compose"), 1 << 22) == want
     crlf = data.replace(b"\n", b"\r\n")
     assert _same(_scanned(prefixed(crlf, "docker-t"), 4096), _scanned(crlf, 4096))
     cut = data[: data.rindex(b"failed to load") + 20]  # the last line cut off mid-message

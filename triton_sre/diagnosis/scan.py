@@ -74,6 +74,7 @@ POD_WINDOW = 160
 POD_SHORT = 48
 COMPOSE_WINDOW = 96
 COMPOSE_SHORT = 24
+COMPOSE_SERVICES = 8
 STAMP_WINDOW = 36
 
 
@@ -141,9 +142,12 @@ def _matches(a: Bytes, offs: Ints, last: int, marks: tuple[tuple[int, int], ...]
 
 def _stamp_head(win: Bytes) -> Mask:
     """``YYYY-MM-DDTHH:MM:SS`` at the start of each window row."""
-    ok = _DIGIT[win[:, _STAMP_DIGITS]].all(axis=1)
+    ok = np.ones(len(win), dtype=bool)
     for col, byte in _STAMP_MARKS:
         ok &= win[:, col] == byte
+    rows = np.flatnonzero(ok)
+    if len(rows):
+        ok[rows] = _DIGIT[win[rows][:, _STAMP_DIGITS]].all(axis=1)
     return ok
 
 
@@ -212,14 +216,39 @@ def _name_or_stamp(a: Bytes, offs: Ints, last: int) -> tuple[Ints, Mask]:
     stamped = np.flatnonzero(head)
     length[rows[stamped]] = _stamp_in(win[stamped])
     other = np.flatnonzero(~head)
-    found, longer = _compose_in(win[other, :COMPOSE_SHORT])
     rows = rows[other]
-    length[rows] = found
-    longer_rows = rows[longer]
-    if len(longer_rows):
-        length[longer_rows] = _compose_in(_windows(a, offs[longer_rows], COMPOSE_WINDOW))[0]
+    length[rows] = _compose_lengths(a, offs[rows], win[other])
     named[rows] = length[rows] > 0
     return length, named
+
+
+def _compose_lengths(a: Bytes, offs: Ints, win: Bytes) -> Ints:
+    """The compose ``NAME  | `` prefix length at each offset (``win``: the rows' windows), 0 if none.
+
+    A service writes the same prefix on every line, so the few distinct prefixes of a chunk are
+    each read once and then found by comparing bytes; what is left is read row by row (vectorised).
+    Exact: a line that starts with the very bytes of a prefix (up to its space) reads the same.
+    """
+    length = np.zeros(len(offs), dtype=np.int64)
+    pending = np.arange(len(offs))
+    for _ in range(COMPOSE_SERVICES):
+        if not len(pending):
+            return length
+        ref = pending[:1]
+        n = int(_compose_in(_windows(a, offs[ref], COMPOSE_WINDOW))[0][0])
+        if n == 0 or a[offs[ref[0]] + n - 1] != _SPACE:
+            break
+        literal = _windows(a, offs[ref], n)[0]
+        same = (_windows(a, offs[pending], n) == literal).all(axis=1)
+        length[pending[same]] = n
+        pending = pending[~same]
+    if len(pending):
+        found, longer = _compose_in(win[pending, :COMPOSE_SHORT])
+        length[pending] = found
+        longer_rows = pending[longer]
+        if len(longer_rows):
+            length[longer_rows] = _compose_in(_windows(a, offs[longer_rows], COMPOSE_WINDOW))[0]
+    return length
 
 
 def _stamp_prefix(a: Bytes, offs: Ints, last: int) -> Ints:
