@@ -74,7 +74,7 @@ POD_WINDOW = 160
 POD_SHORT = 48
 COMPOSE_WINDOW = 96
 COMPOSE_SHORT = 24
-COMPOSE_SERVICES = 8
+DISTINCT_PREFIXES = 8
 STAMP_WINDOW = 36
 
 
@@ -163,10 +163,42 @@ def _pod_prefix(a: Bytes, offs: Ints, last: int) -> Ints:
     length = np.zeros(len(offs), dtype=np.int64)
     rows = np.flatnonzero(_matches(a, offs, last, _POD_MARKS))
     if len(rows):
-        length[rows] = _pod_in(_windows(a, offs[rows], POD_SHORT))
-        rows = rows[length[rows] == 0]
-        if len(rows):
-            length[rows] = _pod_in(_windows(a, offs[rows], POD_WINDOW))
+        length[rows] = _repeated_prefixes(a, offs[rows], lambda o: _pod_lengths(a, o))
+    return length
+
+
+def _pod_lengths(a: Bytes, offs: Ints) -> Ints:
+    """The pod prefix length at each offset (lines starting ``[pod/``), short window first."""
+    length = _pod_in(_windows(a, offs, POD_SHORT))
+    rows = np.flatnonzero(length == 0)
+    if len(rows):
+        length[rows] = _pod_in(_windows(a, offs[rows], POD_WINDOW))
+    return length
+
+
+def _repeated_prefixes(a: Bytes, offs: Ints, read: Callable[[Ints], Ints]) -> Ints:
+    """``read(offs)`` (prefix lengths, 0 for none) for lines that mostly repeat a few prefixes.
+
+    A container writes the same ``[pod/...] `` or ``NAME  | `` on every line, so the few distinct
+    prefixes of a chunk are each read once and then found by comparing bytes; what is left is read
+    as usual. Exact: a line that starts with the very bytes of a prefix, up to its closing space,
+    reads the same.
+    """
+    length = np.zeros(len(offs), dtype=np.int64)
+    pending = np.arange(len(offs))
+    for _ in range(DISTINCT_PREFIXES):
+        if not len(pending):
+            return length
+        ref = pending[:1]
+        n = int(read(offs[ref])[0])
+        if n == 0 or a[offs[ref[0]] + n - 1] != _SPACE:
+            break
+        literal = _windows(a, offs[ref], n)[0]
+        same = (_windows(a, offs[pending], n) == literal).all(axis=1)
+        length[pending[same]] = n
+        pending = pending[~same]
+    if len(pending):
+        length[pending] = read(offs[pending])
     return length
 
 
@@ -195,11 +227,11 @@ def _stamp_in(win: Bytes) -> Ints:
     """Length of the timestamp prefix of each row (rows that start with `_stamp_head`), 0 if none:
     seconds, an optional fraction and zone (``.123456789Z``, ``+02:00``), then one space."""
     tail = win[:, 19:]
-    space = _first(tail == _SPACE)
-    cols = np.arange(tail.shape[1])
-    zone = _ZONE[tail] | (cols[None, :] >= space[:, None])
-    ok = (space < tail.shape[1]) & zone.all(axis=1)
-    return np.where(ok, space + 20, 0)
+    end = _first(~_ZONE[tail])  # the first byte that is not part of a fraction or zone
+    inside = end < tail.shape[1]
+    ok = np.zeros(len(tail), dtype=bool)
+    ok[inside] = tail[np.flatnonzero(inside), end[inside]] == _SPACE
+    return np.where(ok, end + 20, 0)
 
 
 def _name_or_stamp(a: Bytes, offs: Ints, last: int) -> tuple[Ints, Mask]:
@@ -217,37 +249,17 @@ def _name_or_stamp(a: Bytes, offs: Ints, last: int) -> tuple[Ints, Mask]:
     length[rows[stamped]] = _stamp_in(win[stamped])
     other = np.flatnonzero(~head)
     rows = rows[other]
-    length[rows] = _compose_lengths(a, offs[rows], win[other])
+    length[rows] = _repeated_prefixes(a, offs[rows], lambda o: _compose_lengths(a, o))
     named[rows] = length[rows] > 0
     return length, named
 
 
-def _compose_lengths(a: Bytes, offs: Ints, win: Bytes) -> Ints:
-    """The compose ``NAME  | `` prefix length at each offset (``win``: the rows' windows), 0 if none.
-
-    A service writes the same prefix on every line, so the few distinct prefixes of a chunk are
-    each read once and then found by comparing bytes; what is left is read row by row (vectorised).
-    Exact: a line that starts with the very bytes of a prefix (up to its space) reads the same.
-    """
-    length = np.zeros(len(offs), dtype=np.int64)
-    pending = np.arange(len(offs))
-    for _ in range(COMPOSE_SERVICES):
-        if not len(pending):
-            return length
-        ref = pending[:1]
-        n = int(_compose_in(_windows(a, offs[ref], COMPOSE_WINDOW))[0][0])
-        if n == 0 or a[offs[ref[0]] + n - 1] != _SPACE:
-            break
-        literal = _windows(a, offs[ref], n)[0]
-        same = (_windows(a, offs[pending], n) == literal).all(axis=1)
-        length[pending[same]] = n
-        pending = pending[~same]
-    if len(pending):
-        found, longer = _compose_in(win[pending, :COMPOSE_SHORT])
-        length[pending] = found
-        longer_rows = pending[longer]
-        if len(longer_rows):
-            length[longer_rows] = _compose_in(_windows(a, offs[longer_rows], COMPOSE_WINDOW))[0]
+def _compose_lengths(a: Bytes, offs: Ints) -> Ints:
+    """The compose ``NAME  | `` prefix length at each offset, 0 if none (short window first)."""
+    length, longer = _compose_in(_windows(a, offs, COMPOSE_SHORT))
+    rows = np.flatnonzero(longer)
+    if len(rows):
+        length[rows] = _compose_in(_windows(a, offs[rows], COMPOSE_WINDOW))[0]
     return length
 
 
