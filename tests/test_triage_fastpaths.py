@@ -6,8 +6,9 @@
   `docker compose logs`) are stripped in the vectorised scan (`scan.py`): the same findings and
   line numbers as the unprefixed log.
 
-Every log here is a real Triton 2.51 capture from ``tests/data/logs/real/`` (sources in
-``tests/corpus.py``), repeated or prefixed the way a crash loop or a log collector does it.
+Every log here is a real Triton 2.51 capture from ``tests/data/logs/real/`` (how they are made:
+``tests/test_diagnosis_realtriton.py``), repeated or prefixed the way a crash loop or a log
+collector does it.
 """
 
 from __future__ import annotations
