@@ -303,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
                     row["baseline_peak_rss_mb"] = round(base_rss, 1)
                     row["speedup_vs_baseline"] = round(base_s / triage_s, 1)
                     row["same_findings_as_baseline"] = _findings(base_out) == findings
+                    # ... and the same unmatched templates with the same counts: the whole report.
+                    row["same_report_as_baseline"] = json.loads(base_out) == json.loads(runs[0][2])
+                    ok &= bool(row["same_report_as_baseline"])
                     if shape == "errors":
                         ok &= base_s / triage_s >= TARGET_ERRORS_SPEEDUP
                 results[name] = row
