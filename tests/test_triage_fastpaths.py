@@ -86,6 +86,21 @@ def test_random_repeats_same_report_as_slow_path(picks: list[int], cycles: int) 
     assert _triage(data) == _slow(data)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(range(len(_REAL_LINES))), max_size=20),
+    st.lists(st.text(alphabet="abc 0123'/:.x", min_size=1, max_size=30), min_size=1, max_size=4),
+    st.integers(min_value=1, max_value=20),
+)
+def test_unexplained_errors_counted_as_in_slow_path(picks: list[int], texts: list[str], cycles: int) -> None:
+    """Error lines no rule explains are grouped by template with a count: the same counts."""
+    odd = [f'E1129 17:00:00.000001 1 odd.cc:{k}] "{t}"\n'.encode() for k, t in enumerate(texts)]
+    block = b"".join(_REAL_LINES[i] for i in picks) + b"".join(odd)
+    data = crash_loop(block, cycles)
+    fast = _triage(data)
+    assert fast == _slow(data)
+
+
 def test_crash_loop_gzip_same_report() -> None:
     data = crash_loop((Path(__file__).parent / "data/logs/real/verbose-exit-true.log").read_bytes(), 4)
     with gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(data)), mode="rb") as stream:
