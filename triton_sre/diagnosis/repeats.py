@@ -29,6 +29,7 @@ MAX_TEXT_CHARS = 2048
 T = TypeVar("T")
 
 _state = {"enabled": True}
+_caches: list[dict[str, object]] = []
 
 
 def memoize_text(fn: Callable[[str], T]) -> Callable[[str], T]:
@@ -50,11 +51,8 @@ def memoize_text(fn: Callable[[str], T]) -> Callable[[str], T]:
         return value
 
     cached.cache = cache  # type: ignore[attr-defined]
-    _caches.append(cache)
+    _caches.append(cache)  # type: ignore[arg-type]
     return cached
-
-
-_caches: list[dict[str, object]] = []
 
 
 @contextlib.contextmanager
