@@ -15,14 +15,15 @@ Generates, in a temporary directory (removed afterwards), logs of ``--size-mb`` 
 It warms the page cache, then times ``grep -ci -E 'error|fail' FILE > OUT`` (what a user types;
 output to a file, since with /dev/null GNU grep stops at the first match) and ``triton-sre triage
 --format json FILE`` in a child process (the whole CLI: read, scan, parse, diagnose, render), best
-of ``--repeat``, in CPU seconds of the child (user + system; the machine is shared). Reported per shape: MB/s, the ratio to grep on the same (uncompressed) file, the
-child's peak RSS, and whether the findings equal those of the unprefixed log (prefixed shapes)
-or of the uncompressed file (gzip). ``--baseline-src DIR`` also times an older source tree of the
-package (``git archive COMMIT triton_sre runbooks | tar -x -C DIR``) on the same files, once.
+of ``--repeat``, in CPU seconds of the child (user + system; the machine is shared). Reported per
+shape: MB/s, the ratio to grep on the same (uncompressed) file, the child's peak RSS, and whether
+the findings equal those of the unprefixed log (prefixed shapes) or of the uncompressed file
+(gzip). ``--baseline-src DIR`` also times an older source tree of the package (``git archive
+COMMIT triton_sre runbooks | tar -x -C DIR``) on the same files, once, and compares the reports.
 
-Targets: plain >= 0.25x grep (checked at ``--size-mb 1024``, where the CLI's ~0.5 s start-up
-no longer dominates; ``startup_cpu_s`` reports it); each prefixed shape >= 0.5x the plain log's MB/s; errors >= 10x the
-baseline; RSS <= 100 MB.
+Targets: plain >= 0.25x grep (checked at ``--size-mb 1024``, where the CLI's ~0.5 s start-up no
+longer dominates; ``startup_cpu_s`` reports it); each prefixed shape >= 0.5x the plain log's MB/s;
+errors >= 10x the baseline with the same report; RSS <= 100 MB. Exit status 0 when all are met.
 
     python bench/bench_triage.py                        # 100 MB per shape (about a minute)
     python bench/bench_triage.py --size-mb 1024 --shapes plain,docker-t
