@@ -33,6 +33,7 @@ from triton_sre.diagnosis.logparse import (
     SOURCE_TABLE,
     LogEvent,
 )
+from triton_sre.diagnosis.repeats import memoize_text
 from triton_sre.diagnosis.rules import (
     RANK,
     REMEDIATIONS,
@@ -172,6 +173,14 @@ def classify_reason(reason: str) -> str | None:
 def diagnose_reason(reason: str) -> str:
     """The runbook id for one UNAVAILABLE reason; the fallback id when no rule explains it."""
     return classify_reason(reason) or c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+
+
+# A crash-looping server repeats the same messages: each distinct text is classified once
+# (a bounded memo of these pure functions, see repeats.py).
+classify = memoize_text(classify)
+is_harmless = memoize_text(is_harmless)
+is_summary = memoize_text(is_summary)
+classify_reason = memoize_text(classify_reason)
 
 
 _TPL_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
