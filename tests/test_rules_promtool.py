@@ -59,9 +59,11 @@ def test_promtool_unit_tests_pass_on_the_shipped_rules() -> None:
                 n.startswith(f"{slo}: ") and tier in n and "above" in n and "below" in n for n in names
             )
     for scenario in ("total outage", "recovery resolves", "below min_request_rate", "zero traffic"):
-        assert (
-            sum(scenario in n for n in names) == 3
-        )  # availability, latency (histogram), latency (time slices)
+        # availability, latency (histogram), latency (time slices on averages, on summaries)
+        assert sum(scenario in n for n in names) == 4
+    for kind in (c.LATENCY_SLI_HISTOGRAM, c.LATENCY_SOURCE_SUMMARY):
+        assert f"latency: average under the threshold, p99 over it: burns ({kind})" in names
+        assert f"latency: p99 under the threshold, average over it: never burns ({kind})" in names
     _test_in_parallel(tests)
 
 
