@@ -32,6 +32,7 @@ from triton_sre.bot.enrich import (
     digest,
     enrich,
     generator_expr,
+    latency_quantiles_shown,
     parse_group,
 )
 from triton_sre.bot.metrics import ACTION_FAILED, ACTION_POSTED, ACTION_REPEAT, ACTION_UPDATED, BotMetrics
@@ -89,6 +90,15 @@ def _slo_labels(labels: Mapping[str, str]) -> tuple[str, str, str] | None:
     """(slo, window, model) of an SLO alert, or None when one is missing."""
     slo, window, model = (labels.get(k, "") for k in (c.L_SLO, c.L_WINDOW, c.LABEL_MODEL))
     return (slo, window, model) if slo and window and model else None
+
+
+def latency_now_expr(model: str, quantile: str) -> str:
+    """PromQL: a model's current request latency (s) at `quantile`, the worst version and server:
+    the recording rule for the recorded quantiles, Triton's summary for the others."""
+    sel = f"{c.LABEL_MODEL}={_promql_string(model)},{c.LABEL_QUANTILE}={_promql_string(quantile)}"
+    if quantile in c.LATENCY_QUANTILES:
+        return f"max({c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)}{{{sel}}})"
+    return f"max({c.NV_REQUEST_SUMMARY_US}{{{sel}}} >= 0) / 1e6"
 
 
 def burn_rate_expr(slo: str, window: str, model: str) -> str:
@@ -324,6 +334,7 @@ class Worker:
                     log.warning("group %s: log diagnosis failed: %s", group.group_key, error)
         burn: dict[str, float] = {}
         budget: dict[str, float] = {}
+        latency: dict[str, dict[str, float]] = {}
         if self.prometheus is not None:
             for alert in group.alerts:
                 found = _slo_labels(alert.labels) if alert.name in SLO_ALERTS else None
@@ -338,6 +349,10 @@ class Worker:
                     left = self.prometheus.instant(f"{c.REC_SLO_BUDGET_REMAINING}{sel}")
                     if left is not None:
                         budget[alert.fingerprint] = left
+                    for quantile in latency_quantiles_shown(alert):
+                        now = self.prometheus.instant(latency_now_expr(model, quantile))
+                        if now is not None:
+                            latency.setdefault(alert.fingerprint, {})[quantile] = now
                 except PromError as exc:
                     log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
         return Facts(
@@ -347,6 +362,7 @@ class Worker:
             burn_rates=burn,
             budgets_remaining=budget,
             titles=self.titles,
+            latency_now=latency,
         )
 
     def _chart(self, group: AlertGroup, channel: str, ts: str) -> None:
