@@ -26,7 +26,7 @@ GAUGES = (
     c.M_BATCHING_RATIO,
     c.M_BATCH_FILL_RATIO,
 )
-QUANTILES = ("0.5", "0.99")
+DEFAULT_SCRAPE_INTERVAL_S = 60.0  # Prometheus' own default, when its configuration cannot be read
 
 
 def add_report_parser(commands: Any, epilog: str) -> None:
@@ -36,7 +36,8 @@ def add_report_parser(commands: Any, epilog: str) -> None:
         description=(
             "Read Triton's and the exporter's metrics for a time range from Prometheus (range queries) "
             "and write, per model: inferences, cost per 1k inferences, share of cost, idle cost, batching "
-            "ratio and fill, queue vs compute share, p50/p99 latency, and recommendations with the number "
+            "ratio and fill, queue vs compute share, p50/p95/p99 latency (histogram when Triton has "
+            "one, else its summaries), and recommendations with the number "
             "and threshold behind each. Output: report.md (+ PNG charts), report.html (self-contained), "
             "models.csv and recommendations.csv in --out. Exit codes: 0 written, 1 write failed, 2 usage "
             "or input error (e.g. Prometheus unreachable)."
@@ -62,6 +63,11 @@ def add_report_parser(commands: Any, epilog: str) -> None:
     )
     parser.add_argument(
         "--slo-file", help="slos.yaml for the thresholds (batching ratio, min request rate, queue share)"
+    )
+    parser.add_argument(
+        "--scrape-interval",
+        help="Prometheus' scrape interval of Triton (e.g. 15s); rate windows are at least four of them. "
+        "Default: read from Prometheus' configuration (/api/v1/status/config), else 1m",
     )
     parser.set_defaults(handler=run_report)
 
@@ -101,12 +107,24 @@ def _thresholds(path: str | None) -> Any:
 
 
 def build_report(
-    prometheus_url: str, start: float, end: float, step: float | None = None, thresholds: Any = None
+    prometheus_url: str,
+    start: float,
+    end: float,
+    step: float | None = None,
+    thresholds: Any = None,
+    scrape_interval: float | None = None,
+    triton_job: str = c.DEFAULT_TRITON_JOB,
 ) -> Any:
-    """Query Prometheus and assemble the `CostReport` (charts included)."""
+    """Query Prometheus and assemble the `CostReport` (charts included).
+
+    Charted rates use a window of at least four scrape intervals (`scrape_interval`, else read from
+    Prometheus' configuration for `triton_job`, else 1m).
+    """
+    from triton_sre.generate.rules import counter_rate
+    from triton_sre.generate.slo import format_duration
     from triton_sre.report.charts import draw_all
-    from triton_sre.report.figures import RangeData, model_table, rate_series
-    from triton_sre.report.prom import PrometheusClient, choose_step
+    from triton_sre.report.figures import HISTOGRAM_BUCKETS, RangeData, model_table, pivot_rates
+    from triton_sre.report.prom import PrometheusClient, choose_step, rate_window
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
 
@@ -115,14 +133,20 @@ def build_report(
     frames = {
         family: client.query_range(family, start, end, step) for family in (*c.PER_MODEL_COUNTERS, *GAUGES)
     }
-    quantiles = "|".join(q.replace(".", "\\\\.") for q in QUANTILES)
+    quantiles = "|".join(q.replace(".", "\\\\.") for q in c.LATENCY_QUANTILES)
     frames[c.NV_REQUEST_SUMMARY_US] = client.query_range(
         f'{c.NV_REQUEST_SUMMARY_US}{{{c.LABEL_QUANTILE}=~"{quantiles}"}}', start, end, step
     )
+    frames[HISTOGRAM_BUCKETS] = client.query_range(HISTOGRAM_BUCKETS, start, end, step)
     data = RangeData(start, end, step, frames)
     table, summary = model_table(data)
     recs = recommend(table, summary.idle_fraction, thresholds)
-    charts = draw_all(table, rate_series(data.frame(c.NV_INFERENCE_COUNT)), summary.currency)
+    scrape = scrape_interval or client.scrape_interval(triton_job) or DEFAULT_SCRAPE_INTERVAL_S
+    window = format_duration(rate_window(step, scrape))
+    throughput = client.query_range(
+        counter_rate(c.NV_INFERENCE_COUNT, [], window, (c.LABEL_MODEL,)), start, end, step
+    )
+    charts = draw_all(table, pivot_rates(throughput), summary.currency)
     return CostReport(start, end, step, prometheus_url, table, summary, recs, charts)
 
 
@@ -164,6 +188,7 @@ def run_report(args: argparse.Namespace) -> int:
         end = parse_time(args.end) if args.end else time.time()
         start = parse_time(args.start) if args.start else end - parse_duration(args.last, "--last")
         thresholds = _thresholds(args.slo_file)
+        scrape = parse_duration(args.scrape_interval, "--scrape-interval") if args.scrape_interval else None
     except (ValueError, SpecError, OSError) as exc:
         _err(str(exc))
         return c.EXIT_USAGE
@@ -174,7 +199,7 @@ def run_report(args: argparse.Namespace) -> int:
         _err("--step must be > 0")
         return c.EXIT_USAGE
     try:
-        report = build_report(args.prometheus_url, start, end, args.step, thresholds)
+        report = build_report(args.prometheus_url, start, end, args.step, thresholds, scrape)
     except PromError as exc:
         _err(str(exc))
         return c.EXIT_USAGE
