@@ -102,6 +102,9 @@ def test_demo_end_to_end_json():
     assert models["vector_scale"]["batching_ratio"] > 1
     assert models["slow_model"]["stage_fraction"]["queue"] > 0
     assert models["vector_scale"]["cost_per_1k_inferences"] > 0
+    # the demo table's p99 column: tail_model's 1-in-20 slow requests show there, not in ms/req
+    tail = models["tail_model"]
+    assert tail["p99_ms"] > 450 > 150 > sum(tail["stage_seconds"].values()) * 1000
     states = {s["model"]: s for s in summary["states"]}
     assert states["broken_missing_module"]["runbook"] == c.RUNBOOK_PYTHON_MODULE_MISSING
     assert states["broken_init"]["state"] == c.STATE_UNAVAILABLE

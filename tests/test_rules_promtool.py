@@ -58,9 +58,17 @@ def test_promtool_unit_tests_pass_on_the_shipped_rules() -> None:
             assert any(
                 n.startswith(f"{slo}: ") and tier in n and "above" in n and "below" in n for n in names
             )
+    kinds = {
+        "availability": [""],
+        "latency": [
+            f" ({k})" for k in (c.LATENCY_SLI_HISTOGRAM, c.LATENCY_SLI_TIME_SLICE, c.LATENCY_SOURCE_SUMMARY)
+        ],
+    }
     for scenario in ("total outage", "recovery resolves", "below min_request_rate", "zero traffic"):
-        # availability, latency (histogram), latency (time slices on averages, on summaries)
-        assert sum(scenario in n for n in names) == 4
+        for slo in ("availability", "latency"):
+            for kind in kinds[slo]:
+                found = [n for n in names if n.startswith(f"{slo}: ") and scenario in n and n.endswith(kind)]
+                assert len(found) == 1, (slo, scenario, kind)
     for kind in (c.LATENCY_SLI_HISTOGRAM, c.LATENCY_SOURCE_SUMMARY):
         assert f"latency: average under the threshold, p99 over it: burns ({kind})" in names
         assert f"latency: p99 under the threshold, average over it: never burns ({kind})" in names

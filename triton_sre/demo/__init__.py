@@ -17,7 +17,8 @@ SAMPLE_REPOSITORY: Final = Path(__file__).resolve().parent / "models"
 VECTOR_SCALE: Final = "vector_scale"  # FP32 [8] -> 2x, dynamic batching, fixed cost per execution
 TEXT_ECHO: Final = "text_echo"  # TYPE_STRING -> upper-cased, dynamic batching
 SLOW_MODEL: Final = "slow_model"  # 0.1 s per request, no batching, one instance: requests queue
-HEALTHY_MODELS: Final = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL)
+TAIL_MODEL: Final = "tail_model"  # 60 ms per request, every 20th 600 ms: average fine, p99 not
+HEALTHY_MODELS: Final = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL, TAIL_MODEL)
 
 # Broken models, each failing to load for a different reason.
 BROKEN_MISSING_MODULE: Final = "broken_missing_module"
@@ -50,6 +51,10 @@ VECTOR_SCALE_DIMS: Final = 8
 VECTOR_SCALE_FACTOR: Final = 2.0
 SLOW_MODEL_DIMS: Final = 4
 SLOW_MODEL_SECONDS: Final = 0.1
+# tail_model (its model.py holds the same numbers): input FP32 [SLOW_MODEL_DIMS], no batch dimension
+TAIL_MODEL_SECONDS: Final = 0.06
+TAIL_MODEL_EVERY: Final = 20
+TAIL_MODEL_FACTOR: Final = 10
 
 __all__ = [
     "BROKEN_CAUSES",
@@ -67,6 +72,10 @@ __all__ = [
     "SLOW_MODEL",
     "SLOW_MODEL_DIMS",
     "SLOW_MODEL_SECONDS",
+    "TAIL_MODEL",
+    "TAIL_MODEL_EVERY",
+    "TAIL_MODEL_FACTOR",
+    "TAIL_MODEL_SECONDS",
     "TEXT_ECHO",
     "VECTOR_SCALE",
     "VECTOR_SCALE_DIMS",

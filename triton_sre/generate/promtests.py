@@ -337,7 +337,8 @@ def _track_series(spec: Spec, track: Track, step: int) -> list[dict[str, str]]:
         {"series": c.NV_REQUEST_DURATION_US + _labels(model, job), "values": counter_series(duration)},
     ]
     if track.kind == c.LATENCY_SOURCE_SUMMARY:
-        for quantile in c.TRITON_SUMMARY_QUANTILES:
+        judged = {s.quantile for s in spec.slos if s.type == c.SLO_LATENCY}  # what the rules read
+        for quantile in sorted(judged, key=float):
             values = [None, *(_summary_value(track, p, quantile) for p in per_step)]
             series.append(
                 {
