@@ -176,3 +176,31 @@ def test_edge_cases_bucket_format_cancelled_requests_and_gpu_duplicates(tmp_path
     (tmp_path / "edge.test.yaml").write_text(EDGE_TESTS)
     result = _run("test", "rules", "edge.test.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+BOTH_KINDS = """
+scrape: {latency_metrics: [summary, histogram]}
+slos:
+  - {name: hist, type: latency, objective: 99, threshold: 500ms, latency_sli: histogram}
+  - {name: slices, type: latency, objective: 99, threshold: 250ms, latency_sli: time_slice, quantile: 0.95}
+"""
+
+
+def test_slices_judged_on_histogram_quantiles_when_triton_exports_histograms(tmp_path: Path) -> None:
+    """With histograms declared, a time-slice SLO judges slices on histogram_quantile: the other
+    SLO's 26.01-shaped histogram tracks (no bucket at 250 ms) burn it, as predicted."""
+    spec = parse_spec(BOTH_KINDS, str(tmp_path / "slos.yaml"))
+    files = render_all(spec)
+    for rel, content in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(content)
+    doc = yaml.safe_load(files["alerts/tests/triton-slo-rules.test.yaml"])
+    judged = [
+        a
+        for g in doc["tests"]
+        for t in g["alert_rule_test"]
+        for a in t["exp_alerts"]
+        if a["exp_labels"][c.L_SLO] == "slices" and a["exp_labels"][c.LABEL_MODEL].startswith("hist")
+    ]
+    assert judged  # the histogram branch of the slice rule is exercised
+    _test_in_parallel([tmp_path / "alerts" / "tests" / "triton-slo-rules.test.yaml"])

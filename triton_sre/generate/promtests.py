@@ -122,20 +122,26 @@ def _reason(track: Track) -> str:
     return (track.owner.bad_reasons or (c.FAILURE_REASON_BACKEND,))[0]
 
 
-def _visible(slo: SLO, track: Track) -> bool:
-    """Whether `slo` computes an SLI from `track`'s series at all."""
+EVENTS, SLICES = "events", "slices"
+
+
+def _judged_by(slo: SLO, track: Track, latency_metrics: Sequence[str]) -> str | None:
+    """How `slo` computes an SLI from `track`'s series: per event (requests), per time slice, or
+    not at all (None)."""
     pattern = slo.models.pattern
     if pattern is not None and not re.fullmatch(pattern, track.model):
-        return False
+        return None
     if slo.type == c.SLO_AVAILABILITY:
-        return True  # every track has request counters; only availability tracks have failures
+        return EVENTS  # every track has request counters; only availability tracks have failures
+    slices = slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
     if track.kind == c.LATENCY_SLI_HISTOGRAM:
-        has_bucket = round(slo.threshold_s * 1000) in _buckets_ms(track)
-        return slo.latency_sli != c.LATENCY_SLI_TIME_SLICE and has_bucket
-    return (
-        track.kind in (c.LATENCY_SLI_TIME_SLICE, c.LATENCY_SOURCE_SUMMARY)
-        and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
-    )
+        if slo.latency_sli != c.LATENCY_SLI_TIME_SLICE and round(slo.threshold_s * 1000) in _buckets_ms(
+            track
+        ):
+            return EVENTS
+        # no bucket at the threshold: the slices, which read the histogram when the spec says so
+        return SLICES if slices and c.LATENCY_SOURCE_HISTOGRAM in latency_metrics else None
+    return SLICES if slices else None
 
 
 # Triton 26.01's default bounds of nv_inference_first_response_histogram_ms (ms), +Inf aside.
@@ -218,14 +224,53 @@ def _summary_value(track: Track, p: Phase, quantile: str) -> Fraction | None:
     return threshold / 2
 
 
-def slice_stats(slo: SLO, track: Track, step: int, t: int, window: int) -> Fraction | None:
+def _histogram_quantile(track: Track, steps: Sequence[Phase], quantile: str) -> Fraction:
+    """Prometheus' histogram_quantile (ms) over a histogram track's buckets summed over `steps`."""
+    bounds: list[int | None] = [*_buckets_ms(track), None]
+    counts = []
+    for le in bounds:
+        within = Fraction(0)
+        for p in steps:
+            good_s, bad_s = _request_latencies(track, p)
+            share = (1 - p.bad) * (le is None or good_s * 1000 <= le) + p.bad * (
+                le is None or bad_s * 1000 <= le
+            )
+            within += p.rate * share
+        counts.append(within)
+    rank = Fraction(quantile) * counts[-1]
+    lower, below = Fraction(0), Fraction(0)
+    for le, cumulative in zip(bounds, counts, strict=True):
+        if cumulative >= rank:
+            if le is None:
+                return lower
+            return lower + (le - lower) * (rank - below) / (cumulative - below)
+        lower, below = Fraction(le), cumulative
+    return lower
+
+
+def slice_stats(
+    slo: SLO, track: Track, step: int, t: int, window: int, latency_metrics: Sequence[str] = ()
+) -> Fraction | None:
     """Share of bad time slices among the slices with traffic in `window` ending at `t`."""
     per_step = track.per_step
     k = int(window_seconds(slo.time_slice)) // step
     first = max(k, -(-(t - window) // step))
     threshold = Fraction(round(slo.threshold_s * 1e6), 1_000_000)
     samples = []
-    if track.kind == c.LATENCY_SOURCE_SUMMARY:  # the summary sample at j covers step j - 1
+    if track.kind == c.LATENCY_SLI_HISTOGRAM:
+        limit_ms = threshold * 1000
+        for j in range(first, t // step + 1):
+            steps = per_step[j - k : j]
+            if sum((p.rate for p in steps), Fraction(0)) > 0:
+                value = _histogram_quantile(track, steps, slo.quantile)
+                if abs(value / limit_ms - 1) < MARGIN:
+                    raise Unpredictable(
+                        f"{slo.name}: a slice's quantile at t={t}s is within 1% of the threshold"
+                    )
+                samples.append(value > limit_ms)
+        return Fraction(sum(samples), len(samples)) if samples else None
+    summary = track.kind == c.LATENCY_SOURCE_SUMMARY and c.LATENCY_SOURCE_SUMMARY in latency_metrics
+    if summary:  # the summary sample at j covers step j - 1
         for j in range(max(1, -(-(t - window) // step)), t // step + 1):
             value = _summary_value(track, per_step[j - 1], slo.quantile) if j <= len(per_step) else None
             if value is not None:
@@ -248,9 +293,12 @@ class Prediction:
     burn: Fraction
 
 
-def predict(slo: SLO, track: Track, step: int, t: int) -> list[Prediction]:
+def predict(
+    slo: SLO, track: Track, step: int, t: int, latency_metrics: Sequence[str] = (c.LATENCY_SOURCE_SUMMARY,)
+) -> list[Prediction]:
     """The tiers of `slo` firing for `track` at `t` (no `for`: firing as soon as the condition holds)."""
-    if not _visible(slo, track):
+    judged = _judged_by(slo, track, latency_metrics)
+    if judged is None:
         return []
     budget = Fraction(str(slo.budget))
     guard = Fraction(repr(slo.min_request_rate))
@@ -263,11 +311,8 @@ def predict(slo: SLO, track: Track, step: int, t: int) -> list[Prediction]:
         for w in (long, short):
             ws = int(window_seconds(w))
             rate, ratio = window_stats(per_step, step, t, ws, lambda p: _bad_share(slo, track, p))
-            if (
-                track.kind in (c.LATENCY_SLI_TIME_SLICE, c.LATENCY_SOURCE_SUMMARY)
-                and slo.type == c.SLO_LATENCY
-            ):
-                ratio = slice_stats(slo, track, step, t, ws)
+            if judged == SLICES:
+                ratio = slice_stats(slo, track, step, t, ws, latency_metrics)
             if ratio is None or t < step:
                 conds.append(False)
                 continue
@@ -392,7 +437,7 @@ def _scenario(
             try:
                 for track in tracks:
                     for slo in spec.slos:
-                        for p in predict(slo, track, step, candidate):
+                        for p in predict(slo, track, step, candidate, spec.latency_metrics):
                             _burn_value(p.burn)
             except Unpredictable:
                 continue
@@ -406,7 +451,7 @@ def _scenario(
         for track in tracks:
             for slo in spec.slos:
                 by_window = {rule["labels"][c.L_WINDOW]: rule for rule in r.burn_alerts(slo, base_url)}
-                for p in predict(slo, track, step, t):
+                for p in predict(slo, track, step, t, spec.latency_metrics):
                     rule = by_window[p.tier_long]
                     labels = {**rule["labels"], c.LABEL_MODEL: p.model}
                     value = _burn_value(p.burn)
