@@ -204,3 +204,28 @@ def test_slices_judged_on_histogram_quantiles_when_triton_exports_histograms(tmp
     ]
     assert judged  # the histogram branch of the slice rule is exercised
     _test_in_parallel([tmp_path / "alerts" / "tests" / "triton-slo-rules.test.yaml"])
+
+
+def test_average_only_slices_still_burn_as_predicted(tmp_path: Path) -> None:
+    """Triton without summaries or histograms: the slice rule says it is average-based and the
+    generated burn scenarios (averages only) pass."""
+    spec = parse_spec(
+        "scrape: {latency_metrics: []}\n"
+        "slos: [{name: lat, type: latency, objective: 99, threshold: 300ms, latency_sli: time_slice}]\n",
+        str(tmp_path / "slos.yaml"),
+    )
+    files = render_all(spec)
+    for rel, content in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(content)
+    slices = [
+        r
+        for g in yaml.safe_load(files["alerts/triton-slo-rules.yaml"])["groups"]
+        for r in g["rules"]
+        if r.get("record") == c.REC_SLO_SLICE_BAD
+    ]
+    assert [r["labels"][c.L_LATENCY_SOURCE] for r in slices] == [c.LATENCY_SOURCE_AVERAGE]
+    names = [g["name"] for g in yaml.safe_load(files["alerts/tests/triton-slo-rules.test.yaml"])["tests"]]
+    assert any("total outage" in n and n.endswith(f"({c.LATENCY_SLI_TIME_SLICE})") for n in names)
+    assert not any(n.endswith(f"({c.LATENCY_SOURCE_SUMMARY})") for n in names)
+    _test_in_parallel([tmp_path / "alerts" / "tests" / "triton-slo-rules.test.yaml"])
