@@ -6,6 +6,7 @@ One Prometheus for the session, scrape and evaluation every second, storage in a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Iterator
@@ -204,3 +205,25 @@ def test_recording_rules_agree_with_the_exporter(live: dict[str, Any]) -> None:
     assert compared == 3 * 2 * len(c.STAGES)
     # batching happens on vector_scale (4 concurrent clients, max_batch_size 16): the rules see it too
     assert by_model[VECTOR_SCALE].batching_ratio > 1.0
+
+
+def test_histogram_variants_of_the_tail_queries_run_on_a_server_without_histograms(
+    live: dict[str, Any],
+) -> None:
+    """With histograms declared the boards add a heatmap; on 2.51 (no histogram) every query still
+    runs, the heatmap is empty and the quantile panels fall back to the summaries."""
+    prom: Prom = live["prom"]
+    spec = dataclasses.replace(
+        live["spec"], latency_metrics=(c.LATENCY_SOURCE_SUMMARY, c.LATENCY_SOURCE_HISTOGRAM)
+    )
+    heatmaps = 0
+    for board in dashboards.dashboards(spec).values():
+        for panel, target in dashboards.iter_targets(board):
+            if panel["type"] != "heatmap":
+                continue
+            expr = target["expr"]
+            for var, value in {**SUBSTITUTIONS, "$model": ".*"}.items():
+                expr = expr.replace(var, value)
+            assert prom.query(expr) == []  # valid PromQL, no histogram on 2.51
+            heatmaps += 1
+    assert heatmaps == 2
