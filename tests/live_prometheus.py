@@ -19,7 +19,7 @@ import yaml
 from binaries import binary
 
 from triton_sre.config import ExporterSettings
-from triton_sre.demo import LLM_TRTLLM, LLM_VLLM, SLOW_MODEL, TEXT_ECHO, VECTOR_SCALE
+from triton_sre.demo import LLM_TRTLLM, LLM_VLLM, SLOW_MODEL, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.exporter.derive import Pricing
 from triton_sre.exporter.service import Exporter, ExporterServer
@@ -120,7 +120,7 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
     proc, log = start_prometheus(work, config, port)
     driver = TrafficDriver(
         triton.http_url,
-        {VECTOR_SCALE: 4, SLOW_MODEL: 2, TEXT_ECHO: 1, LLM_VLLM: 2, LLM_TRTLLM: 2},
+        {VECTOR_SCALE: 4, SLOW_MODEL: 2, TEXT_ECHO: 1, TAIL_MODEL: 1, LLM_VLLM: 2, LLM_TRTLLM: 2},
         error_fraction=0.05,
         max_duration_s=60,
     )
@@ -133,7 +133,15 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
         driver.stop()
         time.sleep(3)  # a last scrape, poll and rule evaluation after the traffic stopped
         exporter.exporter.poll_once()
-        yield {"prom": prom, "exporter": exporter, "work": work, "spec": spec}
+        settled = time.time()  # later tests may send more traffic: compare windows ending here
+        yield {
+            "prom": prom,
+            "exporter": exporter,
+            "work": work,
+            "spec": spec,
+            "triton": triton,
+            "settled": settled,
+        }
     finally:
         driver.stop()
         stop_prometheus(proc, log)

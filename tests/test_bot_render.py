@@ -3,6 +3,7 @@ user templates in the sandbox, config validation, the Slack stand-in's enforceme
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from triton_sre.bot.enrich import (
     describe_change,
     digest,
     enrich,
+    latency_quantiles_shown,
     parse_group,
     silence_url,
 )
@@ -205,6 +207,46 @@ def test_slo_alert_shows_burn_rate_and_budget() -> None:
     shown = json.dumps(Renderer().blocks(live.context()))
     assert "20.0x" in shown and "25.0%" in shown
     assert "triton-sre-slo" in shown
+
+
+def _latency_alert(slo_name: str, quantile: str | None = None) -> dict[str, Any]:
+    """A firing latency burn alert with the annotations `triton-sre generate` gives it."""
+    from triton_sre.generate import rules
+    from triton_sre.generate.command import default_spec
+
+    spec = default_spec()
+    slo = next(s for s in spec.slos if s.name == slo_name)
+    if quantile is not None:
+        slo = dataclasses.replace(slo, quantile=quantile)
+    rule = rules.burn_alerts(slo, "runbooks/")[0]
+    return {
+        "status": "firing",
+        "fingerprint": "l1",
+        "labels": {**rule["labels"], "alertname": rule["alert"], "model": "tail_model"},
+        "annotations": rule["annotations"],
+    }
+
+
+def test_latency_alert_shows_the_current_p99_and_the_slo_quantile_against_the_threshold() -> None:
+    a = _latency_alert("latency")
+    group = parse_group(payload([a], alertname=c.ALERT_SLO_LATENCY_BUDGET_BURN))
+    assert latency_quantiles_shown(group.alerts[0]) == ["0.99"]
+    model = enrich(group, Facts(latency_now={"l1": {"0.99": 0.6123}}), LINKS)
+    assert model.alerts[0].latency is not None
+    assert model.alerts[0].latency.line == "p99 now 612 ms (SLO on p99) vs threshold 500 ms"
+    renderer = Renderer()
+    assert "p99 now 612 ms (SLO on p99) vs threshold 500 ms" in json.dumps(renderer.blocks(model.context()))
+    assert "vs threshold 500 ms" in renderer.text(model.context())
+    # an SLO on p95: both are shown; nothing from Prometheus: said so
+    b = _latency_alert("latency", quantile="0.95")
+    group = parse_group(payload([b], alertname=c.ALERT_SLO_LATENCY_BUDGET_BURN))
+    assert latency_quantiles_shown(group.alerts[0]) == ["0.99", "0.95"]
+    both = enrich(group, Facts(latency_now={"l1": {"0.99": 0.2, "0.95": 0.0415}}), LINKS)
+    assert both.alerts[0].latency.line == "p99 now 200 ms, p95 now 42 ms (SLO on p95) vs threshold 500 ms"
+    unknown = enrich(group, Facts(), LINKS).alerts[0].latency
+    assert unknown.line == "current latency n/a (SLO on p95) vs threshold 500 ms"
+    # other alerts have no latency line
+    assert enrich(parse_group(payload([alert(0)])), Facts(), LINKS).alerts[0].latency is None
 
 
 def test_silence_url_escapes_matchers() -> None:

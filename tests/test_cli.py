@@ -108,6 +108,9 @@ def test_demo_end_to_end_json():
         assert figures["tokens_per_second_output"] > 0 and 0 <= figures["kv_cache_utilization"] <= 1
         assert figures["cost_per_1m_output_tokens"] >= 0
     assert models["llm_vllm"]["llm"]["ttft_p99_seconds"] > 0.004
+    # the demo table's p99 column: tail_model's 1-in-20 slow requests show there, not in ms/req
+    tail = models["tail_model"]
+    assert tail["p99_ms"] > 450 > 150 > sum(tail["stage_seconds"].values()) * 1000
     states = {s["model"]: s for s in summary["states"]}
     assert states["broken_missing_module"]["runbook"] == c.RUNBOOK_PYTHON_MODULE_MISSING
     assert states["broken_init"]["state"] == c.STATE_UNAVAILABLE

@@ -13,6 +13,7 @@ from triton_sre.cli import main
 from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.generate import dashboards, rules
 from triton_sre.generate.command import default_spec, render_all
+from triton_sre.generate.slo import parse_spec
 from triton_sre.stack.render import deploy_files
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,12 +61,14 @@ def test_every_alert_has_severity_annotations_and_a_runbook() -> None:
     for alert in alerts:
         assert alert["alert"].startswith("Triton") and re.fullmatch(r"[A-Z][A-Za-z0-9]+", alert["alert"])
         assert alert["labels"][c.L_SEVERITY] in (c.SEVERITY_PAGE, c.SEVERITY_TICKET)
-        assert set(alert["annotations"]) == {"summary", "description", "runbook_url"}
+        latency = alert["alert"] == c.ALERT_SLO_LATENCY_BUDGET_BURN
+        extra = {c.ANNOTATION_SLO_QUANTILE, c.ANNOTATION_THRESHOLD_SECONDS} if latency else set()
+        assert set(alert["annotations"]) == {"summary", "description", "runbook_url"} | extra
         assert all(alert["annotations"].values())
     burn = [
         a for a in alerts if a["alert"] in (c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN)
     ]
-    assert len(burn) == 16  # 4 SLOs (availability, latency, ttft, time-per-output-token) x 4 tiers
+    assert len(burn) == 4 * len(default_spec().slos)  # four tiers per SLO
     for alert in burn:
         assert set(alert["labels"]) == {c.L_SEVERITY, c.L_SLO, c.L_WINDOW}  # model comes from the series
         assert "$value" in alert["annotations"]["description"]
@@ -167,3 +170,30 @@ def test_render_all_lists_every_generated_file() -> None:
         for p in (REPO / d).rglob("*")
         if p.is_file()
     }
+
+
+def test_tail_latency_panels_draw_p50_p95_p99_the_average_and_the_threshold() -> None:
+    spec = default_spec()
+    for board in (dashboards.overview(spec, ""), dashboards.model(spec, "")):
+        tail = {p["title"]: p for p in board["panels"] if "p50 / p95 / p99" in p.get("title", "")}
+        assert set(tail) == {"Request latency p50 / p95 / p99", "Queue time p50 / p95 / p99"}
+        for panel in tail.values():
+            legends = [t["legendFormat"] for t in panel["targets"]]
+            assert [leg.rsplit(" ", 1)[-1] for leg in legends[:4]] == ["p50", "p95", "p99", "average"]
+            assert legends[4:] == [f"SLO {s.name} threshold" for s in spec.slos if s.type == c.SLO_LATENCY]
+            assert 'quantile="0.99"' in panel["targets"][2]["expr"]
+            assert panel["fieldConfig"]["defaults"]["unit"] == "s"
+        request = tail["Request latency p50 / p95 / p99"]["targets"]
+        assert "histogram_quantile(0.99, " in request[2]["expr"]  # the histogram first, when there is one
+        assert c.NV_REQUEST_SUMMARY_US in request[2]["expr"]
+        assert not any(p["type"] == "heatmap" for p in board["panels"])  # 2.51: no histogram
+    histograms = parse_spec(
+        "scrape: {latency_metrics: [summary, histogram]}\n"
+        "slos: [{name: lat, type: latency, objective: 99, threshold: 500ms}]\n"
+    )
+    for board in (dashboards.overview(histograms, ""), dashboards.model(histograms, "")):
+        heatmaps = [p for p in board["panels"] if p["type"] == "heatmap"]
+        assert len(heatmaps) == 1
+        (target,) = heatmaps[0]["targets"]
+        assert target["format"] == "heatmap" and "[$__rate_interval]" in target["expr"]
+        assert f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_bucket" in target["expr"]

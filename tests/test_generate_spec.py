@@ -67,6 +67,11 @@ INVALID = [
     (("scrape",), {"triton_job": ""}, False, ["scrape.triton_job"]),
     (("operational",), {"gpu_memory_ratio": 2}, False, ["operational.gpu_memory_ratio"]),
     (("slos",), [], False, ["slos"]),
+    (("slos", 1, "quantile"), 0.98, False, ["slos[1] (lat)", "quantile", "0.999"]),
+    (("slos", 1, "quantile"), "p99", False, ["quantile"]),
+    (("slos", 0, "quantile"), 0.99, False, ["slos[0] (avail)", "unknown key 'quantile'"]),
+    (("scrape",), {"latency_metrics": ["summaries"]}, False, ["scrape.latency_metrics", "summary"]),
+    (("scrape",), {"latency_metrics": "summary"}, False, ["scrape.latency_metrics"]),
 ]
 
 
@@ -100,6 +105,37 @@ def test_valid_minimal_spec_gets_defaults() -> None:
     assert lat.threshold_s == 0.25 and lat.latency_sli == c.LATENCY_SLI_AUTO and lat.time_slice == "1m"
     assert str(avail.budget) == "0.001"
     assert spec.triton_job == c.DEFAULT_TRITON_JOB and spec.exporter_job == c.DEFAULT_EXPORTER_JOB
+    assert lat.quantile == c.DEFAULT_SLO_QUANTILE and spec.latency_metrics == (c.LATENCY_SOURCE_SUMMARY,)
+
+
+def _slice_rule(spec) -> dict:
+    files = rules.rule_files(spec)
+    return next(r for r in rules.all_rules(files) if r.get("record") == c.REC_SLO_SLICE_BAD)
+
+
+def test_the_time_slice_sli_judges_the_quantile_and_says_when_it_only_has_averages(
+    tmp_path: Path, capsys
+) -> None:
+    doc = _with(("slos", 1, "quantile"), 0.95)
+    rule = _slice_rule(parse_spec(yaml.safe_dump(doc)))
+    assert f'{c.NV_REQUEST_SUMMARY_US}{{job="triton", quantile="0.95"}}' in rule["expr"]
+    assert f'"{c.L_LATENCY_SOURCE}", "{c.LATENCY_SOURCE_AVERAGE}"' in rule["expr"]  # the fallback
+    assert c.L_LATENCY_SOURCE not in rule["labels"]
+    both = parse_spec(yaml.safe_dump({**doc, "scrape": {"latency_metrics": ["histogram", "summary"]}}))
+    assert "histogram_quantile(0.95, " in _slice_rule(both)["expr"]
+    # neither: a warning on stderr, and the rule says its SLI is average-based
+    doc["scrape"] = {"latency_metrics": []}
+    averages = parse_spec(yaml.safe_dump(doc))
+    rule = _slice_rule(averages)
+    assert rule["labels"][c.L_LATENCY_SOURCE] == c.LATENCY_SOURCE_AVERAGE
+    assert c.NV_REQUEST_SUMMARY_US not in rule["expr"] and "histogram_quantile" not in rule["expr"]
+    spec_file = tmp_path / "slos.yaml"
+    spec_file.write_text(yaml.safe_dump(doc))
+    assert main(["generate", "--spec", str(spec_file), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "warning" in err and "SLO lat" in err and "summary_latencies=true" in err
+    assert main(["generate", "--spec", str(REPO / "slos.yaml"), "--out", str(tmp_path / "o2")]) == 0
+    assert "warning" not in capsys.readouterr().err
 
 
 def test_burn_factors_follow_the_workbook_and_scale_with_the_period() -> None:

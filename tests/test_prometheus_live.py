@@ -6,15 +6,21 @@ One Prometheus for the session, scrape and evaluation every second, storage in a
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import time
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 import requests
 from live_prometheus import Prom
 
 from triton_sre import conventions as c
-from triton_sre.demo import SLOW_MODEL, TEXT_ECHO, VECTOR_SCALE
+from triton_sre.demo import SLOW_MODEL, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
+from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.generate import dashboards, rules
+from triton_sre.triton.exposition import parse
 
 RATE_INTERVAL = "1m"  # stands in for $__rate_interval: the test's data spans well under a minute
 SUBSTITUTIONS = {
@@ -32,7 +38,21 @@ CORE_PANELS = {
     "Model states",
     "Cost per 1k inferences",
 }
+TAIL_PANELS = {"Request latency p50 / p95 / p99", "Queue time p50 / p95 / p99"}
+TAIL_SLO = "latency"
 
+
+@pytest.fixture
+def recent(live: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Fresh traffic first: Triton's summaries only hold about the last minute of requests."""
+    driver = TrafficDriver(
+        live["triton"].http_url, {VECTOR_SCALE: 2, SLOW_MODEL: 1, TAIL_MODEL: 1}, max_duration_s=30
+    )
+    driver.start()
+    time.sleep(6)
+    driver.stop()
+    time.sleep(2.5)  # a scrape and a rule evaluation (every second) after the last request
+    yield live
 
 
 def _values(result: list[dict[str, Any]]) -> list[float]:
@@ -54,12 +74,17 @@ def test_every_rule_expression_runs_without_error_or_nan(live: dict[str, Any]) -
     assert [r["name"] for r in loaded if r.get("health") == "err"] == []
 
 
-def test_every_dashboard_query_runs_and_core_panels_have_data(live: dict[str, Any]) -> None:
-    prom: Prom = live["prom"]
+def test_every_dashboard_query_runs_and_core_panels_have_data(recent: dict[str, Any]) -> None:
+    prom: Prom = recent["prom"]
     with_data: set[str] = set()
+    tail_without_data = []
     count = 0
-    for name, board in dashboards.dashboards(live["spec"]).items():
-        model = VECTOR_SCALE if name == "triton-model.json" else f"{VECTOR_SCALE}|{SLOW_MODEL}|{TEXT_ECHO}"
+    for name, board in dashboards.dashboards(recent["spec"]).items():
+        model = (
+            TAIL_MODEL
+            if name == "triton-model.json"
+            else f"{VECTOR_SCALE}|{SLOW_MODEL}|{TEXT_ECHO}|{TAIL_MODEL}"
+        )
         for panel, target in dashboards.iter_targets(board):
             expr = target["expr"]
             for var, value in {**SUBSTITUTIONS, "$model": model}.items():
@@ -69,8 +94,67 @@ def test_every_dashboard_query_runs_and_core_panels_have_data(live: dict[str, An
             result = prom.query(expr)
             if result:
                 with_data.add(panel["title"])
+            elif panel["title"] in TAIL_PANELS:
+                tail_without_data.append((name, panel["title"], target["legendFormat"]))
     assert count >= 40
-    assert with_data >= CORE_PANELS, f"core panels without data: {CORE_PANELS - with_data}"
+    assert with_data >= CORE_PANELS | TAIL_PANELS, f"panels without data: {CORE_PANELS - with_data}"
+    assert tail_without_data == []  # every p50/p95/p99, average and threshold query of both boards
+
+
+def _summary_us(text: str, family: str, model: str, quantile: str) -> float:
+    for sample in parse(text, keep=lambda name: name == family):
+        if sample.name == family and sample.label("model") == model and sample.label("quantile") == quantile:
+            return sample.value
+    raise AssertionError(f"{family}{{model={model}, quantile={quantile}}} not in Triton's metrics")
+
+
+def test_quantile_rules_agree_with_tritons_own_summary_within_10_percent(recent: dict[str, Any]) -> None:
+    prom: Prom = recent["prom"]
+    metrics_url = recent["triton"].metrics_url
+    compared = []
+    for model in (TAIL_MODEL, VECTOR_SCALE, SLOW_MODEL):
+        for measure, (family, _hist) in c.LATENCY_FAMILIES.items():
+            for quantile in c.LATENCY_QUANTILES:
+                sel = f'{{model="{model}", version="1", quantile="{quantile}"}}'
+                for _attempt in range(5):  # Triton's window rotates: compare only a stable reading
+                    before = _summary_us(requests.get(metrics_url, timeout=5).text, family, model, quantile)
+                    got = [
+                        (r["metric"][c.L_LATENCY_SOURCE], float(r["value"][1]))
+                        for level in c.REC_LEVELS
+                        for r in prom.query(f"{c.rec_latency_quantile(level, measure)}{sel}")
+                    ]
+                    after = _summary_us(requests.get(metrics_url, timeout=5).text, family, model, quantile)
+                    if before == after:
+                        break
+                    time.sleep(1)
+                triton_s = after / 1e6
+                assert len(got) == 2 and all(source == c.LATENCY_SOURCE_SUMMARY for source, _ in got), got
+                for _source, seconds in got:
+                    assert abs(seconds - triton_s) <= 0.10 * triton_s, (
+                        model,
+                        measure,
+                        quantile,
+                        seconds,
+                        triton_s,
+                    )
+                compared.append((model, measure, quantile, triton_s, got[0][1]))
+    for row in compared:
+        print("quantile rule vs Triton's summary: {} {} {}: Triton {:.6f} s, rule {:.6f} s".format(*row))
+    assert len(compared) == 3 * 2 * len(c.LATENCY_QUANTILES)
+    # the tail model: p99 over its SLO's threshold, the average far under it
+    threshold = next(s for s in recent["spec"].slos if s.name == TAIL_SLO).threshold_s
+    level = c.REC_LEVEL_MODEL
+    p99 = prom.query(
+        f'{c.rec_latency_quantile(level, c.LATENCY_REQUEST)}{{model="{TAIL_MODEL}", quantile="0.99"}}'
+    )
+    average = prom.query(
+        f'{c.rec_rate(level, c.NV_REQUEST_DURATION_US)}{{model="{TAIL_MODEL}"}} / 1e6'
+        f' / {c.rec_rate(level, c.NV_REQUEST_SUCCESS)}{{model="{TAIL_MODEL}"}}'
+    )
+    print(
+        f"{TAIL_MODEL}: p99 {float(p99[0]['value'][1]):.4f} s, average {float(average[0]['value'][1]):.4f} s"
+    )
+    assert float(p99[0]["value"][1]) > threshold > 2 * float(average[0]["value"][1])
 
 
 def test_slo_rules_report_the_traffic(live: dict[str, Any]) -> None:
@@ -81,6 +165,20 @@ def test_slo_rules_report_the_traffic(live: dict[str, Any]) -> None:
     assert float(requests_[0]["value"][1]) > 0
     slices = prom.query(f'{c.REC_SLO_SLICE_BAD}{{slo="latency"}}')
     assert {r["metric"]["model"] for r in slices} >= {VECTOR_SCALE, SLOW_MODEL}
+
+
+def test_the_tail_models_slices_are_bad_on_its_p99(recent: dict[str, Any]) -> None:
+    prom: Prom = recent["prom"]
+    (bad,) = prom.query(f'{c.REC_SLO_SLICE_BAD}{{slo="{TAIL_SLO}", model="{TAIL_MODEL}"}}')
+    assert bad["metric"][c.L_LATENCY_SOURCE] == c.LATENCY_SOURCE_SUMMARY and bad["value"][1] == "1"
+    # the same slices judged on the 1m average are good: the average hides the tail
+    spec = recent["spec"]
+    slo = next(s for s in spec.slos if s.name == TAIL_SLO)
+    avg = (
+        f'sum(rate({c.NV_REQUEST_DURATION_US}{{model="{TAIL_MODEL}"}}[{slo.time_slice}])) / 1e6'
+        f' / sum(rate({c.NV_REQUEST_SUCCESS}{{model="{TAIL_MODEL}"}}[{slo.time_slice}]))'
+    )
+    assert 0 < float(prom.query(avg)[0]["value"][1]) < slo.threshold_s
 
 
 def _close(a: float, b: float, rel: float = 0.15, abs_: float = 0.002) -> bool:
@@ -107,3 +205,25 @@ def test_recording_rules_agree_with_the_exporter(live: dict[str, Any]) -> None:
     assert compared == 3 * 2 * len(c.STAGES)
     # batching happens on vector_scale (4 concurrent clients, max_batch_size 16): the rules see it too
     assert by_model[VECTOR_SCALE].batching_ratio > 1.0
+
+
+def test_histogram_variants_of_the_tail_queries_run_on_a_server_without_histograms(
+    live: dict[str, Any],
+) -> None:
+    """With histograms declared the boards add a heatmap; on 2.51 (no histogram) every query still
+    runs, the heatmap is empty and the quantile panels fall back to the summaries."""
+    prom: Prom = live["prom"]
+    spec = dataclasses.replace(
+        live["spec"], latency_metrics=(c.LATENCY_SOURCE_SUMMARY, c.LATENCY_SOURCE_HISTOGRAM)
+    )
+    heatmaps = 0
+    for board in dashboards.dashboards(spec).values():
+        for panel, target in dashboards.iter_targets(board):
+            if panel["type"] != "heatmap":
+                continue
+            expr = target["expr"]
+            for var, value in {**SUBSTITUTIONS, "$model": ".*"}.items():
+                expr = expr.replace(var, value)
+            assert prom.query(expr) == []  # valid PromQL, no histogram on 2.51
+            heatmaps += 1
+    assert heatmaps == 2

@@ -16,7 +16,16 @@ from triton_sre.cli import main
 from triton_sre.report import recommend as rec
 from triton_sre.report.charts import CHARTS, draw_all
 from triton_sre.report.command import parse_time
-from triton_sre.report.figures import RangeData, counter_increase, model_table, rate_series
+from triton_sre.report.figures import (
+    HISTOGRAM_BUCKETS,
+    RangeData,
+    bucket_quantile,
+    counter_increase,
+    model_table,
+    pivot_rates,
+    rate_series,
+)
+from triton_sre.report.prom import rate_window
 from triton_sre.report.render import CostReport, to_csv, to_html, to_markdown
 from triton_sre.triton.local import free_port
 
@@ -107,7 +116,8 @@ def test_model_table_matches_the_readme_worked_example() -> None:
     assert rows.loc["a", "queue_share"] == pytest.approx(0.1) and rows.loc["b", "queue_share"] == 0.5
     assert rows.loc["a", "compute_share"] == pytest.approx(0.8)
     assert rows.loc["a", "p50_ms"] == 0.9 and rows.loc["a", "p99_ms"] == 4.0
-    assert math.isnan(rows.loc["b", "p99_ms"])
+    assert rows.loc["a", "latency_source"] == c.LATENCY_SOURCE_SUMMARY
+    assert math.isnan(rows.loc["b", "p99_ms"]) and rows.loc["b", "latency_source"] == ""
     assert rows.loc["a", "requests_per_s"] == pytest.approx(20.0)
     assert list(table["model"]) == ["a", "b"]  # most expensive first
 
@@ -229,3 +239,37 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
             main(["report"])
         assert exc.value.code == 2
     assert "cannot reach Prometheus" in err.getvalue() and not list(tmp_path.iterdir())
+
+
+def test_quantiles_come_from_the_histogram_when_there_is_one_else_the_worst_summary() -> None:
+    """b: 26.01's histogram on two servers (60 requests/min each, all within 100 ms on one, within
+    100-500 ms on the other) and a summary that must lose; a: summaries on two servers, p95 too."""
+    buckets = []
+    for instance, per_bound in (("s1", (60, 60, 60, 60, 60)), ("s2", (0, 60, 60, 60, 60))):
+        for le, n in zip(("100", "500", "2000", "5000", "+Inf"), per_bound, strict=True):
+            buckets.append(counter("b", [n * i / 6 for i in range(7)], le=le, instance=instance))
+    summary = pd.concat(
+        [
+            gauge(900.0, model="a", quantile="0.5", instance="s1"),
+            gauge(1800.0, model="a", quantile="0.5", instance="s2"),  # the worse server wins
+            gauge(3000.0, model="a", quantile="0.95", instance="s1"),
+            gauge(4000.0, model="a", quantile="0.99", instance="s1"),
+            gauge(9e6, model="b", quantile="0.99", instance="s1"),
+        ]
+    )
+    rows = model_table(_data(**{HISTOGRAM_BUCKETS: pd.concat(buckets), c.NV_REQUEST_SUMMARY_US: summary}))[0]
+    rows = rows.set_index("model")
+    assert rows.loc["a", ["p50_ms", "p95_ms", "p99_ms"]].tolist() == [1.8, 3.0, 4.0]
+    assert rows.loc["a", "latency_source"] == c.LATENCY_SOURCE_SUMMARY
+    # the same numbers promtool's histogram_quantile gives in alerts/tests (merged: 0.1/0.46/0.492 s)
+    assert rows.loc["b", ["p50_ms", "p95_ms", "p99_ms"]].tolist() == pytest.approx([100.0, 460.0, 492.0])
+    assert rows.loc["b", "latency_source"] == c.LATENCY_SOURCE_HISTOGRAM
+    assert bucket_quantile(0.99, [100.0, math.inf], [0.0, 10.0]) == 100.0  # +Inf bucket: highest bound
+    assert math.isnan(bucket_quantile(0.5, [100.0, math.inf], [0.0, 0.0]))
+
+
+def test_rate_windows_span_four_scrape_intervals() -> None:
+    assert rate_window(1.0, 2.0) == 8.0  # the demo: 1 s steps over 2 s scrapes
+    assert rate_window(60.0, 15.0) == 75.0  # step + one scrape, as Grafana's $__rate_interval
+    frame = pd.DataFrame({"model": ["a", "a", "b"], "timestamp": [1.0, 2.0, 1.0], "value": [3.0, 4.0, 5.0]})
+    assert pivot_rates(frame).to_dict() == {"a": {1.0: 3.0, 2.0: 4.0}, "b": {1.0: 5.0, 2.0: 0.0}}

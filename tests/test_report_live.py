@@ -21,8 +21,9 @@ from binaries import binary
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
-from triton_sre.demo import SLOW_MODEL, TEXT_ECHO, VECTOR_SCALE
+from triton_sre.demo import SLOW_MODEL, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.report import recommend as rec
+from triton_sre.report.prom import PrometheusClient
 
 
 def instant(url: str, expr: str, at: float) -> list[dict[str, Any]]:
@@ -46,7 +47,8 @@ def report(live: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> di
         timeout=10,
     ).json()["data"]["result"]
     start = float(ups[0]["values"][0][0])  # the exporter's first scrape: its window starts here too
-    end = float(ups[0]["values"][-1][0])
+    # the last scrape before other tests' traffic (test_prometheus_live sends more for summaries)
+    end = max(float(t) for t, _ in ups[0]["values"] if float(t) <= live["settled"])
     out = tmp_path_factory.mktemp("report")
     stdout = io.StringIO()
     with redirect_stdout(stdout):
@@ -104,7 +106,8 @@ def test_figures_match_the_exporter(report: dict[str, Any]) -> None:
         assert abs(row["queue_share"] - queue[model]) < 0.05, (model, row["queue_share"], queue[model])
         assert close(row["cost_per_1k"], per_1k[model], 0.35), (model, row["cost_per_1k"], per_1k[model])
         assert 0 <= row["cost_share"] <= 1 and row["idle_cost"] <= row["cost"]
-        assert row["p50_ms"] > 0 and row["p99_ms"] >= row["p50_ms"]
+        assert row["p50_ms"] > 0 and row["p99_ms"] >= row["p95_ms"] >= row["p50_ms"]
+        assert row["latency_source"] == c.LATENCY_SOURCE_SUMMARY  # 2.51: summaries, no histogram
     assert abs(table["cost_share"].sum() - 1) < 1e-6
     assert table.loc[VECTOR_SCALE, "batching_ratio"] > 1.1  # four clients on a dynamic batcher
     assert math.isnan(table.loc[SLOW_MODEL, "batch_fill"])  # max_batch_size 0: no fill
@@ -172,3 +175,15 @@ def test_html_renders_in_headless_chromium(report: dict[str, Any], tmp_path: Pat
     assert png.exists(), proc.stderr.decode(errors="replace")[-2000:]
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 30_000  # text, tables and four charts
+
+
+def test_the_tail_models_p99_is_reported_far_above_its_average(report: dict[str, Any]) -> None:
+    row = report["table"].loc[TAIL_MODEL]
+    # 1 request in 20 takes ten times the usual 60 ms: the average hides what p99 shows
+    assert row["p99_ms"] > 450 > 150 > row["avg_latency_ms"] and row["p50_ms"] < 150
+
+
+def test_rate_windows_are_read_from_prometheus_configuration(live: dict[str, Any]) -> None:
+    client = PrometheusClient(live["prom"].url)
+    assert client.scrape_interval(c.DEFAULT_TRITON_JOB) == 1.0  # the live Prometheus scrapes every 1 s
+    assert PrometheusClient("http://127.0.0.1:9").scrape_interval(c.DEFAULT_TRITON_JOB) is None

@@ -60,10 +60,22 @@ def test_promtool_unit_tests_pass_on_the_shipped_rules() -> None:
             assert any(
                 n.startswith(f"{slo}: ") and tier in n and "above" in n and "below" in n for n in names
             )
+    kinds = {
+        "availability": [""],
+        "latency": [
+            f" ({k})" for k in (c.LATENCY_SLI_HISTOGRAM, c.LATENCY_SLI_TIME_SLICE, c.LATENCY_SOURCE_SUMMARY)
+        ],
+    }
     for scenario in ("total outage", "recovery resolves", "below min_request_rate", "zero traffic"):
-        assert (
-            sum(scenario in n for n in names) == 5
-        )  # availability, latency (histogram), latency (time slices), ttft, time-per-output-token
+        for slo in ("ttft", "time-per-output-token"):
+            assert sum(n.startswith(f"{slo}: ") and scenario in n for n in names) == 1, (slo, scenario)
+        for slo in ("availability", "latency"):
+            for kind in kinds[slo]:
+                found = [n for n in names if n.startswith(f"{slo}: ") and scenario in n and n.endswith(kind)]
+                assert len(found) == 1, (slo, scenario, kind)
+    for kind in (c.LATENCY_SLI_HISTOGRAM, c.LATENCY_SOURCE_SUMMARY):
+        assert f"latency: average under the threshold, p99 over it: burns ({kind})" in names
+        assert f"latency: p99 under the threshold, average over it: never burns ({kind})" in names
     _test_in_parallel(tests)
 
 
@@ -168,3 +180,56 @@ def test_edge_cases_bucket_format_cancelled_requests_and_gpu_duplicates(tmp_path
     (tmp_path / "edge.test.yaml").write_text(EDGE_TESTS)
     result = _run("test", "rules", "edge.test.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+BOTH_KINDS = """
+scrape: {latency_metrics: [summary, histogram]}
+slos:
+  - {name: hist, type: latency, objective: 99, threshold: 500ms, latency_sli: histogram}
+  - {name: slices, type: latency, objective: 99, threshold: 250ms, latency_sli: time_slice, quantile: 0.95}
+"""
+
+
+def test_slices_judged_on_histogram_quantiles_when_triton_exports_histograms(tmp_path: Path) -> None:
+    """With histograms declared, a time-slice SLO judges slices on histogram_quantile: the other
+    SLO's 26.01-shaped histogram tracks (no bucket at 250 ms) burn it, as predicted."""
+    spec = parse_spec(BOTH_KINDS, str(tmp_path / "slos.yaml"))
+    files = render_all(spec)
+    for rel, content in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(content)
+    doc = yaml.safe_load(files["alerts/tests/triton-slo-rules.test.yaml"])
+    judged = [
+        a
+        for g in doc["tests"]
+        for t in g["alert_rule_test"]
+        for a in t["exp_alerts"]
+        if a["exp_labels"][c.L_SLO] == "slices" and a["exp_labels"][c.LABEL_MODEL].startswith("hist")
+    ]
+    assert judged  # the histogram branch of the slice rule is exercised
+    _test_in_parallel([tmp_path / "alerts" / "tests" / "triton-slo-rules.test.yaml"])
+
+
+def test_average_only_slices_still_burn_as_predicted(tmp_path: Path) -> None:
+    """Triton without summaries or histograms: the slice rule says it is average-based and the
+    generated burn scenarios (averages only) pass."""
+    spec = parse_spec(
+        "scrape: {latency_metrics: []}\n"
+        "slos: [{name: lat, type: latency, objective: 99, threshold: 300ms, latency_sli: time_slice}]\n",
+        str(tmp_path / "slos.yaml"),
+    )
+    files = render_all(spec)
+    for rel, content in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(content)
+    slices = [
+        r
+        for g in yaml.safe_load(files["alerts/triton-slo-rules.yaml"])["groups"]
+        for r in g["rules"]
+        if r.get("record") == c.REC_SLO_SLICE_BAD
+    ]
+    assert [r["labels"][c.L_LATENCY_SOURCE] for r in slices] == [c.LATENCY_SOURCE_AVERAGE]
+    names = [g["name"] for g in yaml.safe_load(files["alerts/tests/triton-slo-rules.test.yaml"])["tests"]]
+    assert any("total outage" in n and n.endswith(f"({c.LATENCY_SLI_TIME_SLICE})") for n in names)
+    assert not any(n.endswith(f"({c.LATENCY_SOURCE_SUMMARY})") for n in names)
+    _test_in_parallel([tmp_path / "alerts" / "tests" / "triton-slo-rules.test.yaml"])

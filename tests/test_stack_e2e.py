@@ -6,6 +6,9 @@ group_wait 1 s), driven through the CLI exactly as scripts and CI use it:
 - traffic flows through the real Triton and Prometheus sees it;
 - failing requests (``triton_sre.demo.traffic.failing_payload``) on a healthy model fire the SLO
   page ``TritonSLOErrorBudgetBurn``, which Alertmanager routes to the bot, which posts it;
+- the sample repository's tail model (1 request in 20 ten times slower) fires the latency page
+  ``TritonSLOLatencyBudgetBurn`` on its p99 (Triton's summary) while its average stays under the
+  threshold, and the bot's message shows the current p99 against the threshold;
 - the sample repository's broken models fire ``TritonModelUnavailable`` (after its ``for: 2m``) and
   the stand-in receives a message naming each model and its diagnosed runbook;
 - `stack down` stops every process the stack started, and nothing else.
@@ -36,6 +39,7 @@ from triton_sre.demo import (
     BROKEN_RUNBOOKS,
     LLM_MAX_NUM_SEQS,
     LLM_VLLM,
+    TAIL_MODEL,
     TEXT_ECHO,
     VECTOR_SCALE,
 )
@@ -53,7 +57,16 @@ slos:
     objective: 99
     period: 3d
     min_request_rate: 0.1
+  - name: latency
+    type: latency
+    models: [tail_model]
+    objective: 99
+    period: 3d
+    threshold: 500ms
+    quantile: 0.99
+    min_request_rate: 0.1
 """
+TAIL_THRESHOLD_S = 0.5
 # TritonModelUnavailable waits `for: 2m`; startup, evaluation and group_wait add seconds.
 UNAVAILABLE_DEADLINE_S = 200
 
@@ -150,6 +163,16 @@ def _prom_alerts(state: dict[str, Any]) -> list[dict[str, Any]]:
     return alerts
 
 
+def _page_firing(state: dict[str, Any], alertname: str, model: str) -> bool:
+    return any(
+        a["labels"].get("alertname") == alertname
+        and a["labels"].get("model") == model
+        and a["labels"].get(c.L_SEVERITY) == c.SEVERITY_PAGE
+        and a["state"] == "firing"
+        for a in _prom_alerts(state)
+    )
+
+
 def test_stack_up_starts_every_component_and_status_lists_them(stack: dict[str, Any]) -> None:
     assert stack["up_seconds"] < 60
     result = _run("stack", "status", "--workdir", str(stack["workdir_path"]), "--format", "json")
@@ -185,16 +208,11 @@ def test_failing_requests_fire_the_slo_page_and_reach_slack(stack: dict[str, Any
 
         _wait("Prometheus to see traffic on vector_scale", traffic_seen, 30)
 
-        def page_firing() -> bool:
-            return any(
-                a["labels"].get("alertname") == c.ALERT_SLO_ERROR_BUDGET_BURN
-                and a["labels"].get("model") == VECTOR_SCALE
-                and a["labels"].get(c.L_SEVERITY) == c.SEVERITY_PAGE
-                and a["state"] == "firing"
-                for a in _prom_alerts(stack)
-            )
-
-        _wait("TritonSLOErrorBudgetBurn (page) to fire for vector_scale", page_firing, 60)
+        _wait(
+            "TritonSLOErrorBudgetBurn (page) to fire for vector_scale",
+            lambda: _page_firing(stack, c.ALERT_SLO_ERROR_BUDGET_BURN, VECTOR_SCALE),
+            60,
+        )
     finally:
         driver.stop()
     posts = _wait(
@@ -204,6 +222,44 @@ def test_failing_requests_fire_the_slo_page_and_reach_slack(stack: dict[str, Any
     )
     runbook = c.ALERT_RUNBOOKS[c.ALERT_SLO_ERROR_BUDGET_BURN]
     assert any(f"{runbook}.md" in p and c.SEVERITY_PAGE in p for p in posts), posts[0][:2000]
+
+
+def _instant(state: dict[str, Any], expr: str) -> float | None:
+    body = requests.get(f"{_url(state, 'prometheus')}/api/v1/query", params={"query": expr}, timeout=5).json()
+    result = body["data"]["result"]
+    return float(result[0]["value"][1]) if result else None
+
+
+def test_the_tail_model_pages_on_its_p99_while_its_average_holds(stack: dict[str, Any]) -> None:
+    driver = TrafficDriver(_url(stack, "triton"), {TAIL_MODEL: 2}, max_duration_s=90)
+    driver.start()
+    try:
+        started = time.monotonic()
+        _wait(
+            "TritonSLOLatencyBudgetBurn (page) to fire for tail_model",
+            lambda: _page_firing(stack, c.ALERT_SLO_LATENCY_BUDGET_BURN, TAIL_MODEL),
+            60,
+        )
+        model = f'model="{TAIL_MODEL}"'
+        average = _instant(
+            stack,
+            f"sum(rate({c.NV_REQUEST_DURATION_US}{{{model}}}[1m])) / 1e6"
+            f" / sum(rate({c.NV_REQUEST_SUCCESS}{{{model}}}[1m]))",
+        )
+        p99 = _instant(stack, f'max({c.NV_REQUEST_SUMMARY_US}{{{model}, quantile="0.99"}}) / 1e6')
+        print(
+            f"\n{TAIL_MODEL}: latency page after {time.monotonic() - started:.0f} s of traffic; "
+            f"average {average:.4f} s, p99 {p99:.4f} s, threshold {TAIL_THRESHOLD_S} s"
+        )
+        assert average is not None and p99 is not None and average < TAIL_THRESHOLD_S < p99
+    finally:
+        driver.stop()
+    posts = _wait(
+        "the Slack stand-in to receive the latency page",
+        lambda: _posts(stack, c.ALERT_SLO_LATENCY_BUDGET_BURN, TAIL_MODEL),
+        30,
+    )
+    assert any("p99 now" in p and "(SLO on p99) vs threshold 500 ms" in p for p in posts), posts[0][:3000]
 
 
 def test_broken_models_fire_model_unavailable_with_their_runbooks_in_slack(stack: dict[str, Any]) -> None:

@@ -612,3 +612,55 @@ ALERT_GPU_MEMORY_HEADROOM_LOW: Final = "TritonGPUMemoryHeadroomLow"
 ALERT_MODEL_LOAD_SLOW: Final = "TritonModelLoadSlow"
 ALERT_RUNBOOKS[ALERT_GPU_MEMORY_HEADROOM_LOW] = "triton-gpu-memory-headroom-low"
 ALERT_RUNBOOKS[ALERT_MODEL_LOAD_SLOW] = "triton-model-load-slow"
+# ---------------------------------------------------------------------------
+# Tail latency (issue #10): quantile recording rules, latency SLOs judged on a quantile, and the
+# alert asking for quantiles. Triton 2.51 with `--metrics-config summary_latencies=true` exports
+# summaries (NV_REQUEST_SUMMARY_US above, in µs, sliding window, per instance); 24.11+ with
+# `histogram_latencies=true` exports NV_FIRST_RESPONSE_HISTOGRAM_MS (decoupled models until 26.01,
+# every model from 26.01), which aggregates across instances.
+# ---------------------------------------------------------------------------
+NV_QUEUE_SUMMARY_US: Final = "nv_inference_queue_summary_us"
+# The quantiles Triton's summaries carry (label `quantile`, written as here).
+TRITON_SUMMARY_QUANTILES: Final = ("0.5", "0.9", "0.95", "0.99", "0.999")
+# The quantiles recorded, drawn on dashboards and reported.
+LATENCY_QUANTILES: Final = ("0.5", "0.95", "0.99")
+DEFAULT_SLO_QUANTILE: Final = "0.99"
+# Latency measures -> (Triton summary family in µs, Triton histogram family in ms or None).
+LATENCY_REQUEST: Final = "request"
+LATENCY_QUEUE: Final = "queue"
+LATENCY_FAMILIES: Final = {
+    LATENCY_REQUEST: (NV_REQUEST_SUMMARY_US, NV_FIRST_RESPONSE_HISTOGRAM_MS),
+    LATENCY_QUEUE: (NV_QUEUE_SUMMARY_US, None),
+}
+# Where a latency figure comes from (label `latency_source` on quantile series and SLO time slices);
+# also the values of slos.yaml `scrape.latency_metrics` (what the Triton servers are started with).
+L_LATENCY_SOURCE: Final = "latency_source"
+LATENCY_SOURCE_SUMMARY: Final = "summary"
+LATENCY_SOURCE_HISTOGRAM: Final = "histogram"
+LATENCY_SOURCE_AVERAGE: Final = "average"  # neither: Δduration / Δrequests
+LATENCY_METRICS: Final = (LATENCY_SOURCE_SUMMARY, LATENCY_SOURCE_HISTOGRAM)
+_LATENCY_REC_METRICS: Final = {
+    LATENCY_REQUEST: "triton_request_latency_seconds",
+    LATENCY_QUEUE: "triton_queue_time_seconds",
+}
+
+
+def rec_latency_quantile(level: str, measure: str) -> str:
+    """Seconds at each recorded quantile (label `quantile`) of a latency measure, at `level`.
+
+    Instance level: Triton's own summary (or the histogram over 5m). Model level: the histogram
+    aggregated across instances, else the worst instance's summary quantile.
+    """
+    return f"{level}:{_LATENCY_REC_METRICS[measure]}:quantile"
+
+
+def quantile_name(quantile: str) -> str:
+    """`0.99` -> `p99`, `0.5` -> `p50`, `0.999` -> `p99.9` (panel legends, report columns)."""
+    return "p" + format(float(quantile) * 100, "g")
+
+
+ALERT_LATENCY_QUANTILES_MISSING: Final = "TritonLatencyQuantilesMissing"
+ALERT_RUNBOOKS[ALERT_LATENCY_QUANTILES_MISSING] = "triton-latency-quantiles-missing"
+# Annotations of latency burn alerts: what the bot compares the current quantile with.
+ANNOTATION_SLO_QUANTILE: Final = "slo_quantile"
+ANNOTATION_THRESHOLD_SECONDS: Final = "threshold_seconds"

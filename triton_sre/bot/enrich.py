@@ -226,6 +226,8 @@ class Facts:
     """Alert fingerprint -> LLM figures (bot/llm.py: TTFT p99, KV cache use, waiting requests)."""
     largest_models: Mapping[str, Sequence[ModelSize]] = field(default_factory=dict)
     """Alert fingerprint -> the largest models on the alert's GPU (TritonGPUMemoryHeadroomLow)."""
+    latency_now: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Latency alert fingerprint -> quantile (e.g. ``0.99``) -> current seconds (from Prometheus)."""
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,17 @@ class AlertView:
     llm: dict[str, float] | None = None  # LLM alerts: TTFT p99, KV cache use, waiting requests
     llm_verdict: str = ""  # memory-bound / compute-bound, with the numbers
     largest_models: list[dict[str, str]] = field(default_factory=list)  # model, version, size
+    latency: LatencyView | None = None
+
+
+@dataclass(frozen=True)
+class LatencyView:
+    """A latency SLO alert: the current tail against the threshold."""
+
+    quantile: str  # the quantile the SLO judges, as a name (p99)
+    threshold_s: float
+    now_s: dict[str, float]  # quantile name -> current seconds (p99 always, and the SLO's)
+    line: str  # e.g. "p99 now 612 ms (SLO on p99) vs threshold 500 ms"
 
 
 @dataclass(frozen=True)
@@ -373,6 +386,31 @@ def _burn_from_text(alert: Alert) -> float | None:
     return float(found.group("value")) if found else None
 
 
+def latency_quantiles_shown(alert: Alert) -> list[str]:
+    """The quantiles a latency alert shows: p99, and the one its SLO judges when it is another."""
+    if alert.name != c.ALERT_SLO_LATENCY_BUDGET_BURN:
+        return []
+    judged = alert.annotations.get(c.ANNOTATION_SLO_QUANTILE, c.DEFAULT_SLO_QUANTILE)
+    return list(dict.fromkeys((c.DEFAULT_SLO_QUANTILE, judged)))
+
+
+def _latency_view(alert: Alert, facts: Facts) -> LatencyView | None:
+    try:
+        threshold = float(alert.annotations.get(c.ANNOTATION_THRESHOLD_SECONDS, ""))
+    except ValueError:
+        return None
+    judged = alert.annotations.get(c.ANNOTATION_SLO_QUANTILE, c.DEFAULT_SLO_QUANTILE)
+    now = facts.latency_now.get(alert.fingerprint, {})
+    shown = {c.quantile_name(q): now[q] for q in latency_quantiles_shown(alert) if q in now}
+    parts = [f"{name} now {_ms(value)}" for name, value in shown.items()] or ["current latency n/a"]
+    line = f"{', '.join(parts)} (SLO on {c.quantile_name(judged)}) vs threshold {_ms(threshold)}"
+    return LatencyView(c.quantile_name(judged), threshold, shown, line)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2f} ms"
+
+
 def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
     is_unavailable = alert.name == c.ALERT_MODEL_UNAVAILABLE
     findings = _findings_for(alert, facts, links) if is_unavailable else []
@@ -408,6 +446,7 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
             {"model": m.model, "version": m.version, "size": m.size}
             for m in facts.largest_models.get(alert.fingerprint, ())
         ],
+        latency=_latency_view(alert, facts) if alert.name == c.ALERT_SLO_LATENCY_BUDGET_BURN else None,
     )
 
 

@@ -33,6 +33,7 @@ from triton_sre.bot.enrich import (
     digest,
     enrich,
     generator_expr,
+    latency_quantiles_shown,
     parse_group,
 )
 from triton_sre.bot.llm import LLM_ALERTS
@@ -109,6 +110,15 @@ def largest_models_expr(labels: Mapping[str, str]) -> str:
         f"topk({LARGEST_MODELS_SHOWN}, sum by ({c.LABEL_MODEL}, {c.LABEL_VERSION}) "
         f"({c.M_MODEL_MEMORY_BYTES}{{{','.join(matchers)}}}))"
     )
+
+
+def latency_now_expr(model: str, quantile: str) -> str:
+    """PromQL: a model's current request latency (s) at `quantile`, the worst version and server:
+    the recording rule for the recorded quantiles, Triton's summary for the others."""
+    sel = f"{c.LABEL_MODEL}={_promql_string(model)},{c.LABEL_QUANTILE}={_promql_string(quantile)}"
+    if quantile in c.LATENCY_QUANTILES:
+        return f"max({c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)}{{{sel}}})"
+    return f"max({c.NV_REQUEST_SUMMARY_US}{{{sel}}} >= 0) / 1e6"
 
 
 def burn_rate_expr(slo: str, window: str, model: str) -> str:
@@ -344,6 +354,7 @@ class Worker:
                     log.warning("group %s: log diagnosis failed: %s", group.group_key, error)
         burn: dict[str, float] = {}
         budget: dict[str, float] = {}
+        latency: dict[str, dict[str, float]] = {}
         if self.prometheus is not None:
             for alert in group.alerts:
                 found = _slo_labels(alert.labels) if alert.name in SLO_ALERTS else None
@@ -358,6 +369,10 @@ class Worker:
                     left = self.prometheus.instant(f"{c.REC_SLO_BUDGET_REMAINING}{sel}")
                     if left is not None:
                         budget[alert.fingerprint] = left
+                    for quantile in latency_quantiles_shown(alert):
+                        now = self.prometheus.instant(latency_now_expr(model, quantile))
+                        if now is not None:
+                            latency.setdefault(alert.fingerprint, {})[quantile] = now
                 except PromError as exc:
                     log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
         return Facts(
@@ -369,6 +384,7 @@ class Worker:
             titles=self.titles,
             llm=self._llm_figures(group),
             largest_models=self._largest_models(group),
+            latency_now=latency,
         )
 
     def _llm_figures(self, group: AlertGroup) -> dict[str, dict[str, float]]:

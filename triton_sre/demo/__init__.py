@@ -23,7 +23,8 @@ LLM_TRTLLM: Final = "llm_trtllm"  # reports the TensorRT-LLM backend's nv_trt_ll
 LLM_MODELS: Final = (LLM_VLLM, LLM_TRTLLM)
 SLOW_LOADING: Final = "slow_loading"  # initialize() takes SLOW_LOADING_SECONDS: a load to measure
 SLOW_LOADING_SECONDS: Final = 1.5
-HEALTHY_MODELS: Final = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL, SLOW_LOADING, *LLM_MODELS)
+TAIL_MODEL: Final = "tail_model"  # 60 ms per request, every 20th 600 ms: average fine, p99 not
+HEALTHY_MODELS: Final = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL, TAIL_MODEL, SLOW_LOADING, *LLM_MODELS)
 
 # Broken models, each failing to load for a different reason.
 BROKEN_MISSING_MODULE: Final = "broken_missing_module"
@@ -63,6 +64,10 @@ LLM_MAX_TOKENS: Final = "max_tokens"
 LLM_TEXT_OUTPUT: Final = "text_output"
 LLM_MAX_NUM_SEQS: Final = 8
 LLM_MAX_MODEL_LEN: Final = 256
+# tail_model (its model.py holds the same numbers): input FP32 [SLOW_MODEL_DIMS], no batch dimension
+TAIL_MODEL_SECONDS: Final = 0.06
+TAIL_MODEL_EVERY: Final = 20
+TAIL_MODEL_FACTOR: Final = 10
 
 __all__ = [
     "BROKEN_CAUSES",
@@ -90,6 +95,10 @@ __all__ = [
     "SLOW_MODEL",
     "SLOW_MODEL_DIMS",
     "SLOW_MODEL_SECONDS",
+    "TAIL_MODEL",
+    "TAIL_MODEL_EVERY",
+    "TAIL_MODEL_FACTOR",
+    "TAIL_MODEL_SECONDS",
     "TEXT_ECHO",
     "VECTOR_SCALE",
     "VECTOR_SCALE_DIMS",

@@ -99,11 +99,12 @@ def run_demo(args: argparse.Namespace) -> int:
     components = {comp["name"]: comp for comp in state["components"]}
     triton_url = components["triton"]["url"]
     exporter_url = components["exporter"]["url"]
+    prometheus_url = components["prometheus"]["url"]
     driver = TrafficDriver(triton_url)
 
     def status() -> dict[str, Any]:
-        found = exporter_status(exporter_url)
-        add_ttft_p99(found, components["prometheus"]["url"])
+        found = exporter_status(exporter_url, prometheus_url)
+        add_ttft_p99(found, prometheus_url)
         return found
 
     try:
@@ -173,8 +174,28 @@ def _banner(state: dict[str, Any], components: dict[str, dict[str, Any]]) -> str
     return "\n".join(lines)
 
 
-def exporter_status(exporter_url: str) -> dict[str, Any]:
-    """What the exporter derived, read from its /metrics and /debug/models like any client."""
+def p99_by_model(prometheus_url: str) -> dict[tuple[str, str], float]:
+    """(model, version) -> current p99 request latency in ms, from the recording rule; {} when
+    Prometheus has none yet (or cannot be asked)."""
+    name = c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)
+    try:
+        body = requests.get(
+            f"{prometheus_url}/api/v1/query",
+            params={"query": f'{name}{{{c.LABEL_QUANTILE}="{c.DEFAULT_SLO_QUANTILE}"}}'},
+            timeout=10,
+        ).json()
+        result = body["data"]["result"]
+    except (requests.RequestException, ValueError, KeyError):
+        return {}
+    return {
+        (r["metric"].get(c.L_MODEL, ""), r["metric"].get(c.L_VERSION, "")): float(r["value"][1]) * 1000
+        for r in result
+    }
+
+
+def exporter_status(exporter_url: str, prometheus_url: str | None = None) -> dict[str, Any]:
+    """What the exporter derived, read from its /metrics and /debug/models like any client; with
+    `prometheus_url`, each model's current p99 request latency (Triton's summary, via the rules)."""
     from triton_sre.triton.exposition import parse
 
     text = requests.get(f"{exporter_url}{c.PATH_METRICS}", timeout=10).text
@@ -207,6 +228,9 @@ def exporter_status(exporter_url: str) -> dict[str, Any]:
             row["stage_fraction"][labels[c.L_STAGE]] = sample.value
         else:
             _llm_sample(row, sample.name, labels, sample.value)
+    p99 = p99_by_model(prometheus_url) if prometheus_url else {}
+    for key, row in models.items():
+        row["p99_ms"] = p99.get(key)
     return {
         "up": server.get(c.M_UP) == 1.0,
         "window_seconds": server.get(c.M_WINDOW_SECONDS),
@@ -277,7 +301,8 @@ def _status_text(status: dict[str, Any]) -> str:
     window = status.get("window_seconds")
     lines = [f"--- over the last {window or 0:.0f}s (triton_sre_up={int(status['up'])}) ---"]
     lines.append(
-        f"{'model':<22}{'batching':>9}{'fill':>6}{'queue':>8}{'compute':>9}{'ms/req':>8}{'USD/1k':>10}"
+        f"{'model':<22}{'batching':>9}{'fill':>6}{'queue':>8}{'compute':>9}{'ms/req':>8}{'p99 ms':>8}"
+        f"{'USD/1k':>10}"
     )
     compute_stages = (c.STAGE_COMPUTE_INPUT, c.STAGE_COMPUTE_INFER, c.STAGE_COMPUTE_OUTPUT)
     for m in status["models"]:
@@ -289,6 +314,7 @@ def _status_text(status: dict[str, Any]) -> str:
             f"{_fmt(fraction.get(c.STAGE_QUEUE), '8.0%')}"
             f"{_fmt(sum(fraction.get(s, 0.0) for s in compute_stages) if fraction else None, '9.0%')}"
             f"{_fmt(sum(seconds.values()) * 1000 if seconds else None, '8.1f')}"
+            f"{_fmt(m.get('p99_ms'), '8.1f')}"
             f"{_fmt(m.get('cost_per_1k_inferences'), '10.3g')}"
         )
     lines += _llm_lines(status)

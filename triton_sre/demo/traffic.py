@@ -29,6 +29,7 @@ from triton_sre.demo import (
     LLM_TEXT_INPUT,
     SLOW_MODEL,
     SLOW_MODEL_DIMS,
+    TAIL_MODEL,
     TEXT_ECHO,
     VECTOR_SCALE,
     VECTOR_SCALE_DIMS,
@@ -45,6 +46,7 @@ DEFAULT_MIX: Mapping[str, int] = {
     VECTOR_SCALE: 8,
     TEXT_ECHO: 2,
     SLOW_MODEL: 3,
+    TAIL_MODEL: 1,
     **{llm: 2 for llm in LLM_MODELS},  # streamed, varied prompt and output lengths
 }
 
@@ -72,7 +74,7 @@ def text_echo_payload(texts: Sequence[str] = ("hello triton",)) -> Payload:
 
 
 def slow_model_payload(value: float = 1.0) -> Payload:
-    """slow_model has no batch dimension (max_batch_size 0)."""
+    """slow_model (and tail_model, same tensors) has no batch dimension (max_batch_size 0)."""
     return {
         "inputs": [
             {
@@ -155,7 +157,7 @@ def failing_payload(model: str) -> Payload:
     """
     if model == VECTOR_SCALE:
         return vector_scale_payload(value=-1.0)
-    if model == SLOW_MODEL:
+    if model in (SLOW_MODEL, TAIL_MODEL):
         return slow_model_payload(value=-1.0)
     if model == TEXT_ECHO:
         return text_echo_payload(("",))
@@ -171,6 +173,7 @@ def payload_for(model: str) -> Payload:
         TEXT_ECHO: text_echo_payload,
         SLOW_MODEL: slow_model_payload,
         **{llm: llm_payload for llm in LLM_MODELS},
+        TAIL_MODEL: slow_model_payload,
     }
     if model not in builders:
         raise ValueError(f"no default payload for model {model!r}; pass payload=")
@@ -323,9 +326,10 @@ class TrafficDriver:
     """A mix of concurrent traffic in background threads, until ``stop()`` or a bound is reached.
 
     ``mix`` maps model -> number of concurrent clients (default: batching on vector_scale, a queue
-    on slow_model, strings on text_echo). ``error_fraction`` of the requests make the model fail
-    (``failing_payload``), so Triton counts BACKEND failures; on a batched model their batchmates
-    fail too, so the failure rate seen is higher than ``error_fraction``.
+    on slow_model, strings on text_echo, a latency tail on tail_model). ``error_fraction`` of the
+    requests make the model fail (``failing_payload``), so Triton counts BACKEND failures; on a
+    batched model their batchmates fail too, so the failure rate seen is higher than
+    ``error_fraction``.
     ``think_time_s`` is each client's pause between requests.
     LLM models (``LLM_MODELS``) are streamed through ``generate_stream`` with a new prompt and
     output length per request (``llm_payload``); ``llm_saturate`` makes them long enough for a

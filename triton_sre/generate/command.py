@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.generate.slo import Spec, SpecError, load_spec, parse_spec
+from triton_sre.generate.slo import Spec, SpecError, load_spec, parse_spec, spec_warnings
 
 DEFAULT_SPEC = "slos.yaml"
 ALERTS_DIR = "alerts"
@@ -105,6 +105,8 @@ def run_generate(args: argparse.Namespace) -> int:
     except SpecError as exc:
         print(f"triton-sre generate: invalid SLO spec: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
+    for warning in spec_warnings(spec):
+        print(f"triton-sre generate: warning: {warning}", file=sys.stderr)
     base = str(args.runbook_base_url)
     if not base:
         print("triton-sre generate: --runbook-base-url must not be empty", file=sys.stderr)

@@ -67,6 +67,109 @@ def _stage_targets(ms: Matchers, labels: Sequence[str], legend_prefix: str) -> l
     return targets
 
 
+# -- tail latency: p50/p95/p99 with the average as a secondary series and the SLO threshold drawn
+_AVERAGE_LEGEND = "average"
+_THRESHOLD_LEGEND = "threshold"
+_SECONDARY = [
+    {
+        "matcher": {"id": "byRegexp", "options": f".*{_AVERAGE_LEGEND}$"},
+        "properties": [
+            {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [10, 10]}},
+            {"id": "custom.lineWidth", "value": 1},
+        ],
+    },
+    {
+        "matcher": {"id": "byRegexp", "options": f".*{_THRESHOLD_LEGEND}.*"},
+        "properties": [
+            {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}},
+            {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [4, 4]}},
+        ],
+    },
+]
+
+
+def quantile_expr(measure: str, ms: Matchers, quantile: str, labels: Sequence[str]) -> str:
+    """Seconds at `quantile`: the histogram merged over the selection, else the worst summary."""
+    summary, histogram = c.LATENCY_FAMILIES[measure]
+    branches = [f"{r.summary_quantile(summary, ms, quantile, labels)} / 1e6"]
+    if histogram:
+        branches.insert(0, f"{r.histogram_quantile_of(histogram, ms, quantile, RATE, labels)} / 1e3")
+    return r.first_of(branches, labels)
+
+
+def _latency_panel(
+    spec: Spec, measure: str, ms: Matchers, labels: Sequence[str], prefix: str
+) -> g.TimeSeries:
+    average_family = c.NV_REQUEST_DURATION_US if measure == c.LATENCY_REQUEST else c.NV_QUEUE_DURATION_US
+    targets = [
+        _t(quantile_expr(measure, ms, q, labels), f"{prefix}{c.quantile_name(q)}")
+        for q in c.LATENCY_QUANTILES
+    ]
+    targets.append(
+        _t(_per_request(_rate(average_family, ms, labels), ms, labels), f"{prefix}{_AVERAGE_LEGEND}")
+    )
+    latency = [s for s in spec.slos if s.type == c.SLO_LATENCY]
+    for slo in latency:  # the request SLO threshold, or the queue-time alert's share of it
+        share = 1.0 if measure == c.LATENCY_REQUEST else slo.queue_time_share
+        targets.append(_t(f"vector({r.num(slo.threshold_s * share)})", f"SLO {slo.name} {_THRESHOLD_LEGEND}"))
+    what = "Request latency" if measure == c.LATENCY_REQUEST else "Queue time"
+    drawn = (
+        "the latency SLO thresholds"
+        if measure == c.LATENCY_REQUEST
+        else "the TritonQueueTimeHigh limits (queue_time_share x threshold)"
+    )
+    return g.TimeSeries(
+        title=f"{what} p50 / p95 / p99",
+        description=(
+            f"{what} quantiles: from nv_inference_first_response_histogram_ms merged over the selection "
+            "when Triton exports it (24.11+ decoupled, 26.01+ all models), else from Triton's own summary "
+            "(--metrics-config summary_latencies=true; the worst server's, summaries cannot be merged). "
+            f"Dashed: the average, and {drawn}."
+        )
+        if measure == c.LATENCY_REQUEST
+        else (
+            f"{what} quantiles from Triton's summary nv_inference_queue_summary_us (the worst server's). "
+            f"Dashed: the average, and {drawn}."
+        ),
+        unit="s",
+        targets=targets,
+        dataSource=DS,
+        legendDisplayMode="table",
+        legendCalcs=["mean", "max", "lastNotNull"],
+        overrides=_SECONDARY,
+    )
+
+
+def _latency_heatmap(ms: Matchers) -> g.Heatmap:
+    bucket = r.selector(f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_bucket", ms)
+    target = g.Target(
+        expr=f"sum by (le) (increase({bucket}[{RATE}]))",
+        legendFormat="{{le}}",
+        format="heatmap",
+        datasource=DS,
+    )
+    return g.Heatmap(
+        title="Request latency heatmap (ms)",
+        description="Requests per latency bucket of nv_inference_first_response_histogram_ms "
+        "(Triton 24.11+ with histogram_latencies=true).",
+        dataSource=DS,
+        targets=[target],
+        dataFormat="tsbuckets",
+        yBucketBound="upper",
+        hideZeroBuckets=True,
+    )
+
+
+def _tail_row(layout: _Layout, spec: Spec, ms: Matchers, labels: Sequence[str], prefix: str) -> None:
+    panels: list[Any] = [
+        _latency_panel(spec, c.LATENCY_REQUEST, ms, labels, prefix),
+        _latency_panel(spec, c.LATENCY_QUEUE, ms, labels, prefix),
+    ]
+    if c.LATENCY_SOURCE_HISTOGRAM in spec.latency_metrics:
+        panels.append(_latency_heatmap(ms))
+    layout.row("Tail latency", panels)
+
+
 def _t(expr: str, legend: str, *, instant: bool = False, table: bool = False) -> g.Target:
     return g.Target(
         expr=expr,
@@ -266,6 +369,7 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
             ),
         ],
     )
+    _tail_row(layout, spec, ms, by_model, "{{model}} ")
     layout.row(
         "Batching and cost",
         [
@@ -416,6 +520,7 @@ def model(spec: Spec, base_url: str) -> dict[str, Any]:
             ),
         ],
     )
+    _tail_row(layout, spec, ms, (c.LABEL_VERSION,), "v{{version}} ")
     layout.row(
         "Latency split by stage",
         [

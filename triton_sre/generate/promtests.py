@@ -35,6 +35,7 @@ class Phase:
     steps: int
     rate: Fraction  # requests per second
     bad: Fraction  # share of requests that are bad (failed, or slower than the threshold)
+    slow: Fraction = Fraction(2)  # histogram tracks: latency of a bad request, in owner thresholds
 
 
 class Unpredictable(ValueError):
@@ -61,6 +62,22 @@ def counter_series(increments: Sequence[Fraction]) -> str:
         value += inc * n
         i = j
     return " ".join(parts) if parts else "0"
+
+
+def gauge_series(values: Sequence[Fraction | None]) -> str:
+    """Expanding notation for a gauge; None is NaN (written one by one: promtool has no `NaNxN`)."""
+    parts: list[str] = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j < len(values) and values[j] == values[i]:
+            j += 1
+        if values[i] is None:
+            parts.extend(["NaN"] * (j - i))
+        else:
+            parts.append(_n(values[i]) if j - i == 1 else f"{_n(values[i])}x{j - i - 1}")
+        i = j
+    return " ".join(parts)
 
 
 def _n(value: Fraction) -> str:
@@ -94,7 +111,7 @@ class Track:
     owner: SLO
     model: str
     phases: tuple[Phase, ...]
-    kind: str  # availability | histogram | time_slice
+    kind: str  # availability | histogram | time_slice (averages only) | summary
 
     @property
     def per_step(self) -> list[Phase]:
@@ -105,19 +122,53 @@ def _reason(track: Track) -> str:
     return (track.owner.bad_reasons or (c.FAILURE_REASON_BACKEND,))[0]
 
 
-def _visible(slo: SLO, track: Track) -> bool:
-    """Whether `slo` computes an SLI from `track`'s series at all."""
+EVENTS, SLICES = "events", "slices"
+
+
+def _judged_by(slo: SLO, track: Track, latency_metrics: Sequence[str]) -> str | None:
+    """How `slo` computes an SLI from `track`'s series: per event (requests), per time slice, or
+    not at all (None)."""
     pattern = slo.models.pattern
     if pattern is not None and not re.fullmatch(pattern, track.model):
-        return False
+        return None
     if slo.type == c.SLO_AVAILABILITY:
-        return True  # every track has request counters; only availability tracks have failures
+        return EVENTS  # every track has request counters; only availability tracks have failures
     if slo.type in c.LLM_SLO_TYPES or track.kind in c.LLM_SLO_TYPES:  # generate/llm.py
-        return track.kind == slo.type and slo.threshold_s == track.owner.threshold_s
+        return EVENTS if track.kind == slo.type and slo.threshold_s == track.owner.threshold_s else None
+    slices = slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
     if track.kind == c.LATENCY_SLI_HISTOGRAM:
-        same_bucket = round(slo.threshold_s * 1000) == round(track.owner.threshold_s * 1000)
-        return slo.latency_sli != c.LATENCY_SLI_TIME_SLICE and same_bucket
-    return track.kind == c.LATENCY_SLI_TIME_SLICE and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
+        if slo.latency_sli != c.LATENCY_SLI_TIME_SLICE and round(slo.threshold_s * 1000) in _buckets_ms(
+            track
+        ):
+            return EVENTS
+        # no bucket at the threshold: the slices, which read the histogram when the spec says so
+        return SLICES if slices and c.LATENCY_SOURCE_HISTOGRAM in latency_metrics else None
+    return SLICES if slices else None
+
+
+# Triton 26.01's default bounds of nv_inference_first_response_histogram_ms (ms), +Inf aside.
+HISTOGRAM_BOUNDS_MS = (100, 500, 2000, 5000)
+
+
+def _buckets_ms(track: Track) -> list[int]:
+    return sorted({*HISTOGRAM_BOUNDS_MS, round(track.owner.threshold_s * 1000)})
+
+
+def _owner_threshold(track: Track) -> Fraction:
+    return Fraction(round(track.owner.threshold_s * 1e6), 1_000_000)
+
+
+def _request_latencies(track: Track, p: Phase) -> tuple[Fraction, Fraction]:
+    """Histogram tracks: (latency of a good request, of a bad one) in seconds."""
+    threshold = _owner_threshold(track)
+    return threshold / 10, threshold * p.slow
+
+
+def _hist_bad_share(slo: SLO, track: Track, p: Phase) -> Fraction:
+    """Share of a histogram track's requests slower than `slo`'s threshold."""
+    limit = Fraction(round(slo.threshold_s * 1000), 1000)
+    good_s, bad_s = _request_latencies(track, p)
+    return (1 - p.bad) * (good_s > limit) + p.bad * (bad_s > limit)
 
 
 def _bad_share(slo: SLO, track: Track, p: Phase) -> Fraction:
@@ -130,6 +181,8 @@ def _bad_share(slo: SLO, track: Track, p: Phase) -> Fraction:
             else _reason(track) in slo.bad_reasons
         )
         return p.bad if counted else Fraction(0)
+    if track.kind == c.LATENCY_SLI_HISTOGRAM:
+        return _hist_bad_share(slo, track, p)
     return p.bad
 
 
@@ -148,18 +201,83 @@ def window_stats(
 
 
 def _latency(track: Track, p: Phase) -> Fraction:
-    """Time-slice tracks: a bad step runs at twice the owner's threshold, a good one at a tenth."""
-    threshold = Fraction(round(track.owner.threshold_s * 1e6), 1_000_000)
+    """Average latency of a step. Time-slice tracks: a bad step runs at twice the owner's
+    threshold, a good one at a tenth. Summary tracks put the average on the other side of the
+    threshold from the quantile: a bad step (tail over the threshold) averages half the threshold,
+    a good one twice it (a few huge outliers), so only a quantile-based SLI predicts them right.
+    """
+    threshold = _owner_threshold(track)
+    if track.kind == c.LATENCY_SOURCE_SUMMARY:
+        return threshold / 2 if p.bad > 0 else threshold * 2
     return threshold * 2 if p.bad > 0 else threshold / 10
 
 
-def slice_stats(slo: SLO, track: Track, step: int, t: int, window: int) -> Fraction | None:
+def _summary_value(track: Track, p: Phase, quantile: str) -> Fraction | None:
+    """Summary tracks: Triton's quantile (s) over a step; None (NaN) for a step without requests.
+
+    In a bad step the owner's quantile and those above it are twice the threshold, the lower ones a
+    tenth of it; in a good step every quantile is half the threshold.
+    """
+    if p.rate == 0:
+        return None
+    threshold = _owner_threshold(track)
+    if p.bad > 0:
+        return threshold * 2 if float(quantile) >= float(track.owner.quantile) else threshold / 10
+    return threshold / 2
+
+
+def _histogram_quantile(track: Track, steps: Sequence[Phase], quantile: str) -> Fraction:
+    """Prometheus' histogram_quantile (ms) over a histogram track's buckets summed over `steps`."""
+    bounds: list[int | None] = [*_buckets_ms(track), None]
+    counts = []
+    for le in bounds:
+        within = Fraction(0)
+        for p in steps:
+            good_s, bad_s = _request_latencies(track, p)
+            share = (1 - p.bad) * (le is None or good_s * 1000 <= le) + p.bad * (
+                le is None or bad_s * 1000 <= le
+            )
+            within += p.rate * share
+        counts.append(within)
+    rank = Fraction(quantile) * counts[-1]
+    lower, below = Fraction(0), Fraction(0)
+    for le, cumulative in zip(bounds, counts, strict=True):
+        if cumulative >= rank:
+            if le is None:
+                return lower
+            return lower + (le - lower) * (rank - below) / (cumulative - below)
+        lower, below = Fraction(le), cumulative
+    return lower
+
+
+def slice_stats(
+    slo: SLO, track: Track, step: int, t: int, window: int, latency_metrics: Sequence[str] = ()
+) -> Fraction | None:
     """Share of bad time slices among the slices with traffic in `window` ending at `t`."""
     per_step = track.per_step
     k = int(window_seconds(slo.time_slice)) // step
     first = max(k, -(-(t - window) // step))
     threshold = Fraction(round(slo.threshold_s * 1e6), 1_000_000)
     samples = []
+    if track.kind == c.LATENCY_SLI_HISTOGRAM:
+        limit_ms = threshold * 1000
+        for j in range(first, t // step + 1):
+            steps = per_step[j - k : j]
+            if sum((p.rate for p in steps), Fraction(0)) > 0:
+                value = _histogram_quantile(track, steps, slo.quantile)
+                if abs(value / limit_ms - 1) < MARGIN:
+                    raise Unpredictable(
+                        f"{slo.name}: a slice's quantile at t={t}s is within 1% of the threshold"
+                    )
+                samples.append(value > limit_ms)
+        return Fraction(sum(samples), len(samples)) if samples else None
+    summary = track.kind == c.LATENCY_SOURCE_SUMMARY and c.LATENCY_SOURCE_SUMMARY in latency_metrics
+    if summary:  # the summary sample at j covers step j - 1
+        for j in range(max(1, -(-(t - window) // step)), t // step + 1):
+            value = _summary_value(track, per_step[j - 1], slo.quantile) if j <= len(per_step) else None
+            if value is not None:
+                samples.append(value > threshold)
+        return Fraction(sum(samples), len(samples)) if samples else None
     for j in range(first, t // step + 1):
         steps = per_step[j - k : j]
         requests = sum((p.rate for p in steps), Fraction(0))
@@ -177,9 +295,12 @@ class Prediction:
     burn: Fraction
 
 
-def predict(slo: SLO, track: Track, step: int, t: int) -> list[Prediction]:
+def predict(
+    slo: SLO, track: Track, step: int, t: int, latency_metrics: Sequence[str] = (c.LATENCY_SOURCE_SUMMARY,)
+) -> list[Prediction]:
     """The tiers of `slo` firing for `track` at `t` (no `for`: firing as soon as the condition holds)."""
-    if not _visible(slo, track):
+    judged = _judged_by(slo, track, latency_metrics)
+    if judged is None:
         return []
     budget = Fraction(str(slo.budget))
     guard = Fraction(repr(slo.min_request_rate))
@@ -192,8 +313,8 @@ def predict(slo: SLO, track: Track, step: int, t: int) -> list[Prediction]:
         for w in (long, short):
             ws = int(window_seconds(w))
             rate, ratio = window_stats(per_step, step, t, ws, lambda p: _bad_share(slo, track, p))
-            if track.kind == c.LATENCY_SLI_TIME_SLICE and slo.type == c.SLO_LATENCY:
-                ratio = slice_stats(slo, track, step, t, ws)
+            if judged == SLICES:
+                ratio = slice_stats(slo, track, step, t, ws, latency_metrics)
             if ratio is None or t < step:
                 conds.append(False)
                 continue
@@ -258,21 +379,58 @@ def _track_series(spec: Spec, track: Track, step: int) -> list[dict[str, str]]:
             },
         ]
     if track.kind == c.LATENCY_SLI_HISTOGRAM:
-        hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
-        le = str(round(track.owner.threshold_s * 1000))
         return [
             {"series": c.NV_REQUEST_SUCCESS + _labels(model, job), "values": counter_series(total)},
-            {"series": f"{hist}_count" + _labels(model, job), "values": counter_series(total)},
-            {
-                "series": f"{hist}_bucket" + _labels({**model, c.LABEL_LE: le}, job),
-                "values": counter_series(good),
-            },
+            *_histogram_series(track, job, step),
         ]
     duration = [p.rate * step * _latency(track, p) * 1_000_000 for p in per_step]
-    return [
+    series = [
         {"series": c.NV_REQUEST_SUCCESS + _labels(model, job), "values": counter_series(total)},
         {"series": c.NV_REQUEST_DURATION_US + _labels(model, job), "values": counter_series(duration)},
     ]
+    if track.kind == c.LATENCY_SOURCE_SUMMARY:
+        judged = {s.quantile for s in spec.slos if s.type == c.SLO_LATENCY}  # what the rules read
+        for quantile in sorted(judged, key=float):
+            values = [None, *(_summary_value(track, p, quantile) for p in per_step)]
+            series.append(
+                {
+                    "series": c.NV_REQUEST_SUMMARY_US + _labels({**model, c.LABEL_QUANTILE: quantile}, job),
+                    "values": gauge_series([None if v is None else v * 1_000_000 for v in values]),
+                }
+            )
+    return series
+
+
+def _histogram_series(track: Track, job: str, step: int) -> list[dict[str, str]]:
+    """nv_inference_first_response_histogram_ms as Triton 26.01 exports it: default bounds plus
+    the threshold's, +Inf, _count and _sum (ms)."""
+    hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
+    model = {c.LABEL_MODEL: track.model}
+    per_step = track.per_step
+    counts = [p.rate * step for p in per_step]
+    series = []
+    for le in [*_buckets_ms(track), None]:
+        within = []
+        for p, n in zip(per_step, counts, strict=True):
+            good_s, bad_s = _request_latencies(track, p)
+            share = (1 - p.bad) * (le is None or good_s * 1000 <= le) + p.bad * (
+                le is None or bad_s * 1000 <= le
+            )
+            within.append(n * share)
+        bound = "+Inf" if le is None else str(le)
+        series.append(
+            {
+                "series": f"{hist}_bucket" + _labels({**model, c.LABEL_LE: bound}, job),
+                "values": counter_series(within),
+            }
+        )
+    total_ms = []
+    for p, n in zip(per_step, counts, strict=True):
+        good_s, bad_s = _request_latencies(track, p)
+        total_ms.append(n * ((1 - p.bad) * good_s + p.bad * bad_s) * 1000)
+    series.append({"series": f"{hist}_count" + _labels(model, job), "values": counter_series(counts)})
+    series.append({"series": f"{hist}_sum" + _labels(model, job), "values": counter_series(total_ms)})
+    return series
 
 
 def _scenario(
@@ -286,7 +444,7 @@ def _scenario(
             try:
                 for track in tracks:
                     for slo in spec.slos:
-                        for p in predict(slo, track, step, candidate):
+                        for p in predict(slo, track, step, candidate, spec.latency_metrics):
                             _burn_value(p.burn)
             except Unpredictable:
                 continue
@@ -300,7 +458,7 @@ def _scenario(
         for track in tracks:
             for slo in spec.slos:
                 by_window = {rule["labels"][c.L_WINDOW]: rule for rule in r.burn_alerts(slo, base_url)}
-                for p in predict(slo, track, step, t):
+                for p in predict(slo, track, step, t, spec.latency_metrics):
                     rule = by_window[p.tier_long]
                     labels = {**rule["labels"], c.LABEL_MODEL: p.model}
                     value = _burn_value(p.burn)
@@ -406,13 +564,13 @@ def slo_scenarios(spec: Spec, slo: SLO, base_url: str) -> tuple[list[dict[str, A
                     spec, base_url, title, batch, step, [history * step, (history + lsteps + 2) * step]
                 )
                 (fast if step == FAST_STEP else slow).append(group)
+    slices = slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
     kinds = [
         k
         for k in (
             kind,
-            c.LATENCY_SLI_TIME_SLICE
-            if slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
-            else None,
+            c.LATENCY_SLI_TIME_SLICE if slices else None,
+            c.LATENCY_SOURCE_SUMMARY if slices and c.LATENCY_SOURCE_SUMMARY in spec.latency_metrics else None,
         )
         if k
     ]
@@ -421,15 +579,7 @@ def slo_scenarios(spec: Spec, slo: SLO, base_url: str) -> tuple[list[dict[str, A
     for k in kinds:
 
         def group(title: str, phases: Sequence[Phase], checks: Sequence[int], k: str = k) -> dict[str, Any]:
-            track = Track(slo, model, tuple(phases), k)
-            return _scenario(
-                spec,
-                base_url,
-                f"{slo.name}: {title} ({k})",
-                [track],
-                FAST_STEP,
-                [m * FAST_STEP for m in checks],
-            )
+            return _one_track(spec, base_url, Track(slo, model, tuple(phases), k), title, checks)
 
         fast.append(
             group(
@@ -470,7 +620,42 @@ def slo_scenarios(spec: Spec, slo: SLO, base_url: str) -> tuple[list[dict[str, A
             for w in ("5m", "1h", "2h")
         ]
         fast.append(zero)
+    if slo.type == c.SLO_LATENCY:
+        fast.extend(_tail_scenarios(spec, slo, base_url, models[0], rate, budget, kinds))
     return fast, slow
+
+
+def _tail_scenarios(
+    spec: Spec, slo: SLO, base_url: str, model: str, rate: Fraction, budget: Fraction, kinds: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The tail, not the average, decides: summary and histogram inputs whose average sits on the
+    other side of the threshold from the SLO's quantile."""
+    hour = 3600 // FAST_STEP
+    p = c.quantile_name(slo.quantile)
+    groups = []
+    for k in kinds:
+        if k == c.LATENCY_SOURCE_SUMMARY:  # _latency puts the average opposite the quantile
+            tail_bad = [Phase(hour, rate, Fraction(0)), Phase(40, rate, Fraction(1))]
+            tail_fine = [Phase(3 * hour, rate, Fraction(0))]
+        elif k == c.LATENCY_SLI_HISTOGRAM:
+            # half the requests at 1.5x the threshold keep the average under it; half the budget
+            # of requests so slow that the average is over the threshold leaves the quantile under it
+            tail_bad = [Phase(hour, rate, Fraction(0)), Phase(40, rate, Fraction(1, 2), Fraction(3, 2))]
+            tail_fine = [Phase(3 * hour, rate, budget / 2, 3 / (budget / 2))]
+        else:
+            continue
+        for title, phases, checks in (
+            (f"average under the threshold, {p} over it: burns", tail_bad, [hour, hour + 30]),
+            (f"{p} under the threshold, average over it: never burns", tail_fine, [hour, 2 * hour + 30]),
+        ):
+            groups.append(_one_track(spec, base_url, Track(slo, model, tuple(phases), k), title, checks))
+    return groups
+
+
+def _one_track(spec: Spec, base_url: str, track: Track, title: str, minutes: Sequence[int]) -> dict[str, Any]:
+    """A one-model scenario evaluated every minute, checked at `minutes`."""
+    name = f"{track.owner.name}: {title} ({track.kind})"
+    return _scenario(spec, base_url, name, [track], FAST_STEP, [m * FAST_STEP for m in minutes])
 
 
 # -- recording rules and operational alerts -------------------------------------------------------
@@ -533,8 +718,103 @@ def recording_tests(spec: Spec) -> list[dict[str, Any]]:
             "interval": "1m",
             "input_series": series,
             "promql_expr_test": tests,
-        }
+        },
+        latency_quantile_test(spec),
     ]
+
+
+def latency_quantile_test(spec: Spec) -> dict[str, Any]:
+    """Quantile rules: Triton's summary per instance, the worst instance per model; the histogram
+    (26.01's family, merged across instances) wins over summaries; NaN summaries give nothing."""
+    job = spec.triton_job
+    a, b = TEST_INSTANCE, "triton-1:8002"
+    summary_model, hist_model, idle_model = "summarized", "histogrammed", "idle"
+    # (instance, request µs, queue µs) per quantile for the summary model: b is the worse one
+    summaries = {a: (100_000, 10_000), b: (300_000, 40_000)}
+    series = []
+    for inst, (request_us, queue_us) in summaries.items():
+        for i, quantile in enumerate(c.TRITON_SUMMARY_QUANTILES):
+            for measure_us, family in (
+                (request_us, c.NV_REQUEST_SUMMARY_US),
+                (queue_us, c.NV_QUEUE_SUMMARY_US),
+            ):
+                labels = _labels({c.LABEL_MODEL: summary_model, c.LABEL_QUANTILE: quantile}, job, inst)
+                series.append({"series": family + labels, "values": f"{measure_us * (i + 1)}x30"})
+                idle = _labels({c.LABEL_MODEL: idle_model, c.LABEL_QUANTILE: quantile}, job, inst)
+                series.append({"series": family + idle, "values": " ".join(["NaN"] * 31)})
+    # histogram model: 60 requests/min on each instance, all within 100 ms on a, within 100-500 ms on b
+    hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
+    for inst, per_bound in ((a, (60, 60, 60, 60, 60)), (b, (0, 60, 60, 60, 60))):
+        for bound, count in zip((*HISTOGRAM_BOUNDS_MS, "+Inf"), per_bound, strict=True):
+            labels = _labels({c.LABEL_MODEL: hist_model, c.LABEL_LE: str(bound)}, job, inst)
+            series.append({"series": f"{hist}_bucket{labels}", "values": f"0+{count}x30"})
+        # its summary (9 s) must lose to the histogram
+        labels = _labels({c.LABEL_MODEL: hist_model, c.LABEL_QUANTILE: "0.99"}, job, inst)
+        series.append({"series": c.NV_REQUEST_SUMMARY_US + labels, "values": "9000000x30"})
+    tests = []
+
+    def expect(name: str, quantile: str, model: str, inst: str | None, source: str, value: float) -> None:
+        labels = {c.LABEL_JOB: job, c.LABEL_MODEL: model, c.LABEL_VERSION: TEST_VERSION}
+        if inst:
+            labels[c.LABEL_INSTANCE] = inst
+        labels.update({c.LABEL_QUANTILE: quantile, c.L_LATENCY_SOURCE: source})
+        sel = [(c.LABEL_MODEL, "=", model), (c.LABEL_QUANTILE, "=", quantile)]
+        if inst:
+            sel.append((c.LABEL_INSTANCE, "=", inst))
+        tests.append(
+            {
+                "expr": f"round({r.selector(name, sel)}, 0.0001)",
+                "eval_time": "20m",
+                "exp_samples": [{"labels": _plain(labels), "value": value}],
+            }
+        )
+
+    inst_level, model_level = c.REC_LEVEL_INSTANCE, c.REC_LEVEL_MODEL
+    for measure, index in ((c.LATENCY_REQUEST, 0), (c.LATENCY_QUEUE, 1)):
+        for quantile in c.LATENCY_QUANTILES:
+            factor = c.TRITON_SUMMARY_QUANTILES.index(quantile) + 1
+            for inst, values in summaries.items():
+                seconds = values[index] * factor / 1e6
+                expect(
+                    c.rec_latency_quantile(inst_level, measure),
+                    quantile,
+                    summary_model,
+                    inst,
+                    "summary",
+                    seconds,
+                )
+            worst = max(v[index] for v in summaries.values()) * factor / 1e6
+            expect(
+                c.rec_latency_quantile(model_level, measure), quantile, summary_model, None, "summary", worst
+            )
+        tests.append(
+            {
+                "expr": r.selector(
+                    c.rec_latency_quantile(model_level, measure), [(c.LABEL_MODEL, "=", idle_model)]
+                ),
+                "eval_time": "20m",
+                "exp_samples": [],
+            }
+        )
+    # merged: 120 requests/min, 60 within 100 ms, 120 within 500 ms (linear inside a bucket)
+    merged = {"0.5": 0.1, "0.95": 0.46, "0.99": 0.492}
+    for quantile, seconds in merged.items():
+        expect(
+            c.rec_latency_quantile(model_level, c.LATENCY_REQUEST),
+            quantile,
+            hist_model,
+            None,
+            "histogram",
+            seconds,
+        )
+    expect(c.rec_latency_quantile(inst_level, c.LATENCY_REQUEST), "0.99", hist_model, a, "histogram", 0.099)
+    expect(c.rec_latency_quantile(inst_level, c.LATENCY_REQUEST), "0.99", hist_model, b, "histogram", 0.496)
+    return {
+        "name": "latency quantiles: summaries per instance, worst instance per model, histograms merged",
+        "interval": "1m",
+        "input_series": series,
+        "promql_expr_test": tests,
+    }
 
 
 def _plain(labels: Mapping[str, str]) -> str:
@@ -664,14 +944,30 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         for f in (c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT, c.NV_REQUEST_SUCCESS)
     ] + [
         {"series": f"{c.NV_PENDING_REQUEST_COUNT}{_plain(pending)}", "values": "3x40"},
-        {"series": f"{c.M_MODEL_DYNAMIC_BATCHING}{_plain({**e_inst, c.LABEL_MODEL: mv[c.LABEL_MODEL]})}",
-         "values": "1x40"},
+        {
+            "series": f"{c.M_MODEL_DYNAMIC_BATCHING}{_plain({**e_inst, c.LABEL_MODEL: mv[c.LABEL_MODEL]})}",
+            "values": "1x40",
+        },
     ]
     alert_test(
         "batching ineffective under load",
         c.ALERT_BATCHING_INEFFECTIVE,
         counters,
         "30m",
+        {c.LABEL_JOB: tj, **mv},
+        1.0,
+    )
+    # Traffic but neither summaries nor histograms: asks for quantiles; a summarised model does not.
+    summarised = {**t_inst, c.LABEL_MODEL: "summarised", c.LABEL_VERSION: TEST_VERSION}
+    alert_test(
+        "traffic without latency quantiles",
+        c.ALERT_LATENCY_QUANTILES_MISSING,
+        [
+            {"series": f"{c.NV_REQUEST_SUCCESS}{_plain(pending)}", "values": "0+60x40"},
+            {"series": f"{c.NV_REQUEST_SUCCESS}{_plain(summarised)}", "values": "0+60x40"},
+            {"series": f"{c.NV_REQUEST_SUMMARY_US}_count{_plain(summarised)}", "values": "0+60x40"},
+        ],
+        "25m",
         {c.LABEL_JOB: tj, **mv},
         1.0,
     )

@@ -83,6 +83,38 @@ def le_regex(threshold_ms: int) -> str:
     return f"{threshold_ms}(\\.0+)?"
 
 
+def summary_quantile(family: str, matchers: Sequence[Matcher], quantile: str, labels: Sequence[str]) -> str:
+    """Triton's own summary quantile (µs), the worst series `by labels` (summaries cannot be merged).
+
+    A summary with no request in its sliding window reads NaN: `>= 0` drops it.
+    """
+    series = selector(family, [*matchers, (c.LABEL_QUANTILE, "=", quantile)])
+    return f"max {by(labels)} ({series} >= 0)"
+
+
+def histogram_quantile_of(
+    family: str, matchers: Sequence[Matcher], quantile: str, window: str, labels: Sequence[str]
+) -> str:
+    """histogram_quantile over rates summed `by labels` (histograms do merge across instances).
+
+    No request in the window gives NaN: `>= 0` drops it.
+    """
+    bucket = selector(f"{family}_bucket", matchers)
+    return (
+        f"(histogram_quantile({quantile}, sum {by((*labels, c.LABEL_LE))} (rate({bucket}[{window}]))) >= 0)"
+    )
+
+
+def tagged(expr: str, source: str) -> str:
+    """`expr` with label latency_source=`source`."""
+    return f'label_replace({expr}, {q(c.L_LATENCY_SOURCE)}, {q(source)}, "", "")'
+
+
+def first_of(branches: Sequence[str], labels: Sequence[str]) -> str:
+    """The first branch that has a series for each combination of `labels`."""
+    return f" or on ({', '.join(labels)}) ".join(branches)
+
+
 def model_matchers(slo: SLO) -> list[Matcher]:
     pattern = slo.models.pattern
     return [] if pattern is None else [(c.LABEL_MODEL, "=~", pattern)]
@@ -116,7 +148,53 @@ def recording_groups(spec: Spec) -> RuleFile:
         )
     for level in c.REC_LEVELS:
         rules.extend(_derived_rules(level))
-    return {"groups": [{"name": "triton-sre.recording", "rules": rules}]}
+    return {
+        "groups": [
+            {"name": "triton-sre.recording", "rules": rules},
+            {"name": "triton-sre.latency-quantiles", "rules": latency_quantile_rules(spec)},
+        ]
+    }
+
+
+def latency_quantile_rules(spec: Spec) -> list[Rule]:
+    """Seconds at each of LATENCY_QUANTILES, per instance and per model version.
+
+    The histogram (ms) when Triton exports one, aggregated across instances; else Triton's summary
+    (µs), whose fleet value per model version is the worst instance's (summaries cannot be merged).
+    """
+    job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
+    inst, model = c.REC_LEVEL_INSTANCE, c.REC_LEVEL_MODEL
+    rules: list[Rule] = []
+    for measure, (summary, histogram) in c.LATENCY_FAMILIES.items():
+        for quantile in c.LATENCY_QUANTILES:
+            labels = {c.LABEL_QUANTILE: quantile}
+            per_instance = [
+                tagged(
+                    f"{summary_quantile(summary, job, quantile, _INSTANCE_BY)} / 1e6",
+                    c.LATENCY_SOURCE_SUMMARY,
+                )
+            ]
+            worst = selector(c.rec_latency_quantile(inst, measure), [(c.LABEL_QUANTILE, "=", quantile)])
+            per_model = [f"max {by((*_MODEL_BY, c.L_LATENCY_SOURCE))} ({worst})"]
+            if histogram:
+                for branches, level_by in ((per_instance, _INSTANCE_BY), (per_model, _MODEL_BY)):
+                    hist = histogram_quantile_of(histogram, job, quantile, c.REC_RATE_WINDOW, level_by)
+                    branches.insert(0, tagged(f"{hist} / 1e3", c.LATENCY_SOURCE_HISTOGRAM))
+            rules.append(
+                {
+                    "record": c.rec_latency_quantile(inst, measure),
+                    "expr": first_of(per_instance, _INSTANCE_BY),
+                    "labels": labels,
+                }
+            )
+            rules.append(
+                {
+                    "record": c.rec_latency_quantile(model, measure),
+                    "expr": first_of(per_model, _MODEL_BY),
+                    "labels": labels,
+                }
+            )
+    return rules
 
 
 def _derived_rules(level: str) -> list[Rule]:
@@ -200,21 +278,12 @@ def _bad_reason_matcher(slo: SLO) -> Matcher:
 def _sli_rules(spec: Spec, slo: SLO) -> list[Rule]:
     labels = {c.L_SLO: slo.name}
     own: list[Matcher] = [(c.L_SLO, "=", slo.name)]
-    ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
     rules: list[Rule] = [
         {"record": c.REC_SLO_OBJECTIVE, "expr": f"vector({num(slo.objective / 100)})", "labels": labels}
     ]
     time_slice = slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
     if time_slice:
-        duration = counter_rate(c.NV_REQUEST_DURATION_US, ms, slo.time_slice, (c.LABEL_MODEL,))
-        success = counter_rate(c.NV_REQUEST_SUCCESS, ms, slo.time_slice, (c.LABEL_MODEL,))
-        rules.append(
-            {
-                "record": c.REC_SLO_SLICE_BAD,
-                "expr": f"({duration} / ({success} > 0)) > bool {num(round(slo.threshold_s * 1e6))}",
-                "labels": labels,
-            }
-        )
+        rules.append(_slice_rule(spec, slo, labels))
     for window in slo_windows(slo):
         requests = selector(c.rec_slo_requests(window), own)
         rules.append(
@@ -238,6 +307,38 @@ def _sli_rules(spec: Spec, slo: SLO) -> list[Rule]:
     return rules
 
 
+def _slice_rule(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> Rule:
+    """1 when the slice's `quantile` of request latency exceeds the threshold, else 0, per model.
+
+    Triton's summary (its sliding window ending now, the worst instance) where the spec says Triton
+    exports summaries; histogram_quantile over the slice where it exports histograms; the slice's
+    average only for models with neither (label latency_source="average").
+    """
+    ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
+    threshold_us = num(round(slo.threshold_s * 1e6))
+    by_model = (c.LABEL_MODEL,)
+    branches = []
+    if c.LATENCY_SOURCE_SUMMARY in spec.latency_metrics:
+        quantile = summary_quantile(c.NV_REQUEST_SUMMARY_US, ms, slo.quantile, by_model)
+        branches.append(tagged(f"{quantile} > bool {threshold_us}", c.LATENCY_SOURCE_SUMMARY))
+    if c.LATENCY_SOURCE_HISTOGRAM in spec.latency_metrics:
+        hist = histogram_quantile_of(
+            c.NV_FIRST_RESPONSE_HISTOGRAM_MS, ms, slo.quantile, slo.time_slice, by_model
+        )
+        branches.append(tagged(f"{hist} > bool {num(slo.threshold_s * 1e3)}", c.LATENCY_SOURCE_HISTOGRAM))
+    duration = counter_rate(c.NV_REQUEST_DURATION_US, ms, slo.time_slice, by_model)
+    success = counter_rate(c.NV_REQUEST_SUCCESS, ms, slo.time_slice, by_model)
+    average = f"({duration} / ({success} > 0)) > bool {threshold_us}"
+    if not branches:  # nothing but averages: the rule itself says so
+        return {
+            "record": c.REC_SLO_SLICE_BAD,
+            "expr": average,
+            "labels": {**labels, c.L_LATENCY_SOURCE: c.LATENCY_SOURCE_AVERAGE},
+        }
+    branches.append(tagged(average, c.LATENCY_SOURCE_AVERAGE))
+    return {"record": c.REC_SLO_SLICE_BAD, "expr": first_of(branches, by_model), "labels": dict(labels)}
+
+
 def _error_ratio(spec: Spec, slo: SLO, window: str, requests: str) -> str:
     if slo.type in c.LLM_SLO_TYPES:
         from triton_sre.generate import llm
@@ -258,7 +359,12 @@ def _error_ratio(spec: Spec, slo: SLO, window: str, requests: str) -> str:
         parts.append(f"(({total} - {good}) / ({total} > 0))")
     if slo.latency_sli != c.LATENCY_SLI_HISTOGRAM:
         bad_slices = selector(c.REC_SLO_SLICE_BAD, [(c.L_SLO, "=", slo.name)])
-        parts.append(f"avg without ({c.L_SLO}) (avg_over_time({bad_slices}[{window}]))")
+        # summed over the latency sources a model had in the window (one, unless it changed)
+        without = f"without ({c.L_SLO}, {c.L_LATENCY_SOURCE})"
+        parts.append(
+            f"(sum {without} (sum_over_time({bad_slices}[{window}]))"
+            f" / sum {without} (count_over_time({bad_slices}[{window}])))"
+        )
     # Histogram where the server exports the threshold's bucket; time slices for the other models.
     return f" or on ({c.LABEL_MODEL}) ".join(parts)
 
@@ -306,15 +412,25 @@ def burn_annotations(
     slo: SLO, long: str, short: str, share: float, factor: float, base_url: str
 ) -> dict[str, str]:
     what = "error budget" if slo.type == c.SLO_AVAILABILITY else "latency budget"
-    sli = (
-        "failed requests"
-        if slo.type == c.SLO_AVAILABILITY
-        else f"requests (or minutes) slower than {num(slo.threshold_s * 1000)} ms"
-    )
-    if slo.type in c.LLM_SLO_TYPES:
+    if slo.type == c.SLO_AVAILABILITY:
+        sli = "failed requests"
+    elif slo.type in c.LLM_SLO_TYPES:
         from triton_sre.generate import llm
 
         sli = llm.slo_sli_text(slo)
+    elif slo.latency_sli == c.LATENCY_SLI_HISTOGRAM:
+        sli = f"requests slower than {num(slo.threshold_s * 1000)} ms"
+    else:
+        sli = (
+            f"requests slower than {num(slo.threshold_s * 1000)} ms where Triton has the histogram, "
+            f"else {slo.time_slice} slices whose {c.quantile_name(slo.quantile)} exceeds it"
+        )
+    extra = {}
+    if slo.type == c.SLO_LATENCY:
+        extra = {
+            c.ANNOTATION_SLO_QUANTILE: slo.quantile,
+            c.ANNOTATION_THRESHOLD_SECONDS: num(slo.threshold_s),
+        }
     return {
         "summary": (
             f"Model {{{{ $labels.model }}}} burns the {what} of SLO {{{{ $labels.slo }}}} "
@@ -328,6 +444,7 @@ def burn_annotations(
             f"{what} is gone in {long}."
         ),
         "runbook_url": runbook_url(base_url, c.ALERT_RUNBOOKS[burn_alert_name(slo)]),
+        **extra,
     }
 
 
@@ -398,6 +515,7 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
             url(c.ALERT_MODEL_STUCK_LOADING),
         ),
         *_queue_time_alerts(spec, base_url),
+        _quantiles_missing_alert(spec, url(c.ALERT_LATENCY_QUANTILES_MISSING)),
         _alert(
             c.ALERT_BATCHING_INEFFECTIVE,
             f"{c.rec_batching_ratio(c.REC_LEVEL_MODEL)}{{job={q(tj)}}} < {num(op.batching_ratio_max)}\n"
@@ -440,6 +558,28 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
         ),
     ]
     return {"groups": [{"name": "triton-sre.operational", "rules": rules}]}
+
+
+def _quantiles_missing_alert(spec: Spec, url: str) -> Rule:
+    """A model with traffic but no latency summary or histogram: only averages can be seen."""
+    job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
+    on = f"on ({', '.join(_MODEL_BY)})"
+    summary = selector(f"{c.NV_REQUEST_SUMMARY_US}_count", job)
+    histogram = selector(f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_count", job)
+    return _alert(
+        c.ALERT_LATENCY_QUANTILES_MISSING,
+        f"{selector(c.rec_requests(c.REC_LEVEL_MODEL), job)} >= {num(spec.operational.min_request_rate)}\n"
+        f"unless {on} {summary}\nunless {on} {histogram}",
+        "15m",
+        c.SEVERITY_TICKET,
+        "Model {{ $labels.model }} has traffic but no latency quantiles",
+        "Triton exports neither a latency summary nor a latency histogram for model {{ $labels.model }} "
+        "version {{ $labels.version }}: dashboards show only its average latency, and its latency SLO "
+        "judges averages, which hide the tail. Start Triton with --metrics-config "
+        "summary_latencies=true (or histogram_latencies=true on 24.11+); a model with the response "
+        "cache on gets no request summary.",
+        url,
+    )
 
 
 def _queue_time_alerts(spec: Spec, base_url: str) -> list[Rule]:

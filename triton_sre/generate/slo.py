@@ -73,6 +73,8 @@ class SLO:
     latency_sli: str = c.LATENCY_SLI_AUTO
     time_slice: str = "1m"
     queue_time_share: float = 0.5
+    # the time-slice SLI: a slice is bad when this quantile of its latency exceeds the threshold
+    quantile: str = c.DEFAULT_SLO_QUANTILE
 
     @property
     def budget(self) -> Decimal:
@@ -109,6 +111,8 @@ class Spec:
     operational: Operational = field(default_factory=Operational)
     llm: LLMAlerting = field(default_factory=LLMAlerting)
     source: str = "slos.yaml"
+    # what the Triton servers export for latency (`--metrics-config`): summary, histogram, both, none
+    latency_metrics: tuple[str, ...] = (c.LATENCY_SOURCE_SUMMARY,)
 
 
 # -- duration helpers ----------------------------------------------------------------------------
@@ -133,7 +137,7 @@ def format_duration(seconds: float) -> str:
 
 # -- loading ---------------------------------------------------------------------------------------
 _TOP_KEYS = {"scrape", "operational", "slos", "llm"}
-_SCRAPE_KEYS = {"triton_job", "exporter_job"}
+_SCRAPE_KEYS = {"triton_job", "exporter_job", "latency_metrics"}
 _OPERATIONAL_KEYS = {
     "queue_time_threshold",
     "min_request_rate",
@@ -145,7 +149,7 @@ _OPERATIONAL_KEYS = {
 }
 _COMMON_KEYS = {"name", "description", "type", "models", "objective", "period", "min_request_rate"}
 _AVAILABILITY_KEYS = _COMMON_KEYS | {"bad_reasons"}
-_LATENCY_KEYS = _COMMON_KEYS | {"threshold", "latency_sli", "time_slice", "queue_time_share"}
+_LATENCY_KEYS = _COMMON_KEYS | {"threshold", "latency_sli", "time_slice", "queue_time_share", "quantile"}
 _LLM_KEYS = _COMMON_KEYS | {"threshold"}  # ttft, time_per_output_token
 
 
@@ -181,6 +185,9 @@ def spec_from_mapping(raw: Any, source: str = "slos.yaml") -> Spec:
     )
     operational = _operational(raw.get("operational") or {}, f"{source}: operational")
     llm = _llm_alerting(raw.get("llm") or {}, f"{source}: llm")
+    latency_metrics = _latency_metrics(
+        scrape.get("latency_metrics", [c.LATENCY_SOURCE_SUMMARY]), f"{source}: scrape.latency_metrics"
+    )
 
     slos_raw = raw.get("slos")
     if not isinstance(slos_raw, list) or not slos_raw:
@@ -200,7 +207,34 @@ def spec_from_mapping(raw: Any, source: str = "slos.yaml") -> Spec:
         operational=operational,
         llm=llm,
         source=source,
+        latency_metrics=latency_metrics,
     )
+
+
+def _latency_metrics(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or any(v not in c.LATENCY_METRICS for v in value):
+        raise SpecError(
+            f"{where}: expected a list of {' and '.join(c.LATENCY_METRICS)} (what Triton's "
+            f"--metrics-config turns on; [] for neither), got {value!r}"
+        )
+    if len(set(value)) != len(value):
+        raise SpecError(f"{where}: names a kind twice: {value!r}")
+    return tuple(v for v in c.LATENCY_METRICS if v in value)
+
+
+def spec_warnings(spec: Spec) -> list[str]:
+    """What `generate` prints on stderr: latency SLOs that can only be judged on averages."""
+    if spec.latency_metrics:
+        return []
+    return [
+        f"{spec.source}: SLO {slo.name}: scrape.latency_metrics is [], so its latency SLI compares "
+        f"one-{slo.time_slice} averages with the threshold ({c.L_LATENCY_SOURCE}="
+        f'"{c.LATENCY_SOURCE_AVERAGE}"): averages hide the tail. Start Triton with '
+        "--metrics-config summary_latencies=true (or histogram_latencies=true on 24.11+) and list it "
+        "in scrape.latency_metrics."
+        for slo in spec.slos
+        if slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
+    ]
 
 
 def _no_unknown(mapping: Mapping[str, Any], allowed: set[str], where: str) -> None:
@@ -365,6 +399,16 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
     allowed = (c.LATENCY_SLI_AUTO, c.LATENCY_SLI_HISTOGRAM, c.LATENCY_SLI_TIME_SLICE)
     if sli not in allowed:
         raise SpecError(f"{where}: latency_sli: must be one of {', '.join(allowed)}, got {sli!r}")
+    quantile = entry.get("quantile", float(c.DEFAULT_SLO_QUANTILE))
+    if (
+        isinstance(quantile, bool)
+        or not isinstance(quantile, (int, float))
+        or (format(quantile, "g") not in c.TRITON_SUMMARY_QUANTILES)
+    ):
+        raise SpecError(
+            f"{where}: quantile: must be one of the quantiles Triton's summaries carry "
+            f"({', '.join(c.TRITON_SUMMARY_QUANTILES)}), got {quantile!r}"
+        )
     time_slice_s = parse_duration(entry.get("time_slice", "1m"), f"{where}: time_slice")
     if not 30 <= time_slice_s <= 3600 or time_slice_s % 1:
         raise SpecError(f"{where}: time_slice: must be between 30s and 1h, got {entry.get('time_slice')!r}")
@@ -373,6 +417,7 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
         threshold_s=threshold,
         latency_sli=sli,
         time_slice=format_duration(time_slice_s),
+        quantile=format(quantile, "g"),
         queue_time_share=_number(
             entry.get("queue_time_share", 0.5),
             f"{where}: queue_time_share",

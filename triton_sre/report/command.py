@@ -26,7 +26,7 @@ GAUGES = (
     c.M_BATCHING_RATIO,
     c.M_BATCH_FILL_RATIO,
 )
-QUANTILES = ("0.5", "0.99")
+DEFAULT_SCRAPE_INTERVAL_S = 60.0  # Prometheus' own default, when its configuration cannot be read
 
 
 def add_report_parser(commands: Any, epilog: str) -> None:
@@ -36,7 +36,8 @@ def add_report_parser(commands: Any, epilog: str) -> None:
         description=(
             "Read Triton's and the exporter's metrics for a time range from Prometheus (range queries) "
             "and write, per model: inferences, cost per 1k inferences, share of cost, idle cost, batching "
-            "ratio and fill, queue vs compute share, p50/p99 latency, and recommendations with the number "
+            "ratio and fill, queue vs compute share, p50/p95/p99 latency (histogram when Triton has "
+            "one, else its summaries), and recommendations with the number "
             "and threshold behind each. Output: report.md (+ PNG charts), report.html (self-contained), "
             "models.csv and recommendations.csv in --out. Exit codes: 0 written, 1 write failed, 2 usage "
             "or input error (e.g. Prometheus unreachable)."
@@ -62,6 +63,11 @@ def add_report_parser(commands: Any, epilog: str) -> None:
     )
     parser.add_argument(
         "--slo-file", help="slos.yaml for the thresholds (batching ratio, min request rate, queue share)"
+    )
+    parser.add_argument(
+        "--scrape-interval",
+        help="Prometheus' scrape interval of Triton (e.g. 15s); rate windows are at least four of them. "
+        "Default: read from Prometheus' configuration (/api/v1/status/config), else 1m",
     )
     parser.set_defaults(handler=run_report)
 
@@ -113,15 +119,23 @@ def build_report(
     end: float,
     step: float | None = None,
     thresholds: Any = None,
+    scrape_interval: float | None = None,
+    triton_job: str = c.DEFAULT_TRITON_JOB,
     probe_budget_s: float | None = None,
 ) -> Any:
-    """Query Prometheus and assemble the `CostReport` (charts included)."""
+    """Query Prometheus and assemble the `CostReport` (charts included).
+
+    Charted rates use a window of at least four scrape intervals (`scrape_interval`, else read from
+    Prometheus' configuration for `triton_job`, else 1m).
+    """
+    from triton_sre.generate.rules import counter_rate
+    from triton_sre.generate.slo import format_duration
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
     from triton_sre.report.capacity import capacity_section
     from triton_sre.report.charts import draw_all
-    from triton_sre.report.figures import RangeData, integrate, model_table, rate_series
+    from triton_sre.report.figures import HISTOGRAM_BUCKETS, RangeData, integrate, model_table, pivot_rates
     from triton_sre.report.llm import TOKEN_SOURCES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
-    from triton_sre.report.prom import PrometheusClient, choose_step
+    from triton_sre.report.prom import PrometheusClient, choose_step, rate_window
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
 
@@ -130,10 +144,11 @@ def build_report(
     frames = {
         family: client.query_range(family, start, end, step) for family in (*c.PER_MODEL_COUNTERS, *GAUGES)
     }
-    quantiles = "|".join(q.replace(".", "\\\\.") for q in QUANTILES)
+    quantiles = "|".join(q.replace(".", "\\\\.") for q in c.LATENCY_QUANTILES)
     frames[c.NV_REQUEST_SUMMARY_US] = client.query_range(
         f'{c.NV_REQUEST_SUMMARY_US}{{{c.LABEL_QUANTILE}=~"{quantiles}"}}', start, end, step
     )
+    frames[HISTOGRAM_BUCKETS] = client.query_range(HISTOGRAM_BUCKETS, start, end, step)
     for vllm, trt in TOKEN_SOURCES.values():  # the LLM section (report/llm.py)
         for family in (vllm, trt):
             frames[family] = client.query_range(family, start, end, step)
@@ -141,7 +156,12 @@ def build_report(
     data = RangeData(start, end, step, frames)
     table, summary = model_table(data)
     recs = recommend(table, summary.idle_fraction, thresholds)
-    charts = draw_all(table, rate_series(data.frame(c.NV_INFERENCE_COUNT)), summary.currency)
+    scrape = scrape_interval or client.scrape_interval(triton_job) or DEFAULT_SCRAPE_INTERVAL_S
+    window = format_duration(rate_window(step, scrape))
+    throughput = client.query_range(
+        counter_rate(c.NV_INFERENCE_COUNT, [], window, (c.LABEL_MODEL,)), start, end, step
+    )
+    charts = draw_all(table, pivot_rates(throughput), summary.currency)
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
     llm = llm_table(dict(frames), cost, end - start)  # type: ignore[arg-type]
     capacity = capacity_section(
@@ -194,6 +214,7 @@ def run_report(args: argparse.Namespace) -> int:
         start = parse_time(args.start) if args.start else end - parse_duration(args.last, "--last")
         thresholds = _thresholds(args.slo_file)
         budget = _probe_budget(args.slo_file)
+        scrape = parse_duration(args.scrape_interval, "--scrape-interval") if args.scrape_interval else None
     except (ValueError, SpecError, OSError) as exc:
         _err(str(exc))
         return c.EXIT_USAGE
@@ -204,7 +225,9 @@ def run_report(args: argparse.Namespace) -> int:
         _err("--step must be > 0")
         return c.EXIT_USAGE
     try:
-        report = build_report(args.prometheus_url, start, end, args.step, thresholds, budget)
+        report = build_report(
+            args.prometheus_url, start, end, args.step, thresholds, scrape, probe_budget_s=budget
+        )
     except PromError as exc:
         _err(str(exc))
         return c.EXIT_USAGE

@@ -1,5 +1,12 @@
 """Pure: range-query frames -> one row per model with cost, batching, latency split and quantiles.
 
+Latency quantiles (p50, p95, p99): from Triton's histogram ``nv_inference_first_response_histogram_ms``
+when the model has one (bucket increases over the range, merged across servers, interpolated
+within a bucket as ``histogram_quantile`` does): the quantile of the whole range. Otherwise from
+Triton's summaries (a sliding window of about a minute, per server): at each step the worst
+server's value, and the median of those over the range (the typical window); column
+``latency_source`` says which.
+
 Counters (Triton's ``nv_inference_*``) are read as their increase between the first and last
 sample of the range, resets included, with no extrapolation to the range's edges. Cost gauges
 (``triton_sre_cost_per_hour`` ...) are integrated over time: each sample stands for one step.
@@ -9,6 +16,7 @@ without it is the total, per-GPU series are summed only when no total exists.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,7 +25,17 @@ import pandas as pd
 
 from triton_sre import conventions as c
 
-__all__ = ["COLUMNS", "RangeData", "Summary", "counter_increase", "integrate", "model_table", "rate_series"]
+__all__ = [
+    "COLUMNS",
+    "RangeData",
+    "Summary",
+    "counter_increase",
+    "histogram_quantiles",
+    "integrate",
+    "model_table",
+    "pivot_rates",
+    "rate_series",
+]
 
 SAMPLE_COLUMNS = ("timestamp", "value")
 COLUMNS = (
@@ -38,8 +56,11 @@ COLUMNS = (
     "compute_share",
     "avg_latency_ms",
     "p50_ms",
+    "p95_ms",
     "p99_ms",
+    "latency_source",
 )
+HISTOGRAM_BUCKETS = f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_bucket"
 COMPUTE_FAMILIES = (
     c.NV_COMPUTE_INPUT_DURATION_US,
     c.NV_COMPUTE_INFER_DURATION_US,
@@ -140,17 +161,59 @@ def rate_series(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.DataFrame:
     return rates.pivot_table(index="timestamp", columns=by, values="rate", aggfunc="sum").fillna(0.0)
 
 
-def _last(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.Series:
-    if frame.empty:
-        return pd.Series(dtype=float)
-    valid = frame[np.isfinite(frame["value"])]
-    return valid.sort_values("timestamp").groupby(by)["value"].last()
+def pivot_rates(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.DataFrame:
+    """A range query of per-`by` rates (long) -> one column per `by` value, indexed by timestamp."""
+    if frame.empty or by not in frame.columns:
+        return pd.DataFrame()
+    return frame.pivot_table(index="timestamp", columns=by, values="value", aggfunc="sum").fillna(0.0)
 
 
 def _quantile(frame: pd.DataFrame, q: str) -> pd.Series:
+    """ms per model from Triton's summary (µs): the worst server at each step, median over the range."""
     if frame.empty or c.LABEL_QUANTILE not in frame.columns:
         return pd.Series(dtype=float)
-    return _last(_totals_only(frame[frame[c.LABEL_QUANTILE] == q])) / 1000.0
+    rows = _totals_only(frame[frame[c.LABEL_QUANTILE] == q])
+    rows = rows[np.isfinite(rows["value"])]
+    if rows.empty:
+        return pd.Series(dtype=float)
+    worst = rows.groupby([c.LABEL_MODEL, "timestamp"])["value"].max()
+    return worst.groupby(level=0).median() / 1000.0
+
+
+def bucket_quantile(q: float, bounds: list[float], counts: list[float]) -> float:
+    """Prometheus' histogram_quantile over cumulative `counts` at upper `bounds` (last is +Inf)."""
+    total = counts[-1]
+    if total <= 0:
+        return math.nan
+    rank = q * total
+    lower, below = 0.0, 0.0
+    for bound, cumulative in zip(bounds, counts, strict=True):
+        if cumulative >= rank:
+            if math.isinf(bound):
+                return lower  # in the +Inf bucket: the highest finite bound
+            inside = cumulative - below
+            return lower + (bound - lower) * ((rank - below) / inside if inside > 0 else 1.0)
+        lower, below = bound, cumulative
+    return lower
+
+
+def histogram_quantiles(frame: pd.DataFrame, quantiles: tuple[str, ...]) -> pd.DataFrame:
+    """ms per model and quantile from the histogram's bucket increases over the range (all servers)."""
+    if frame.empty or c.LABEL_LE not in frame.columns:
+        return pd.DataFrame()
+    increase = counter_increase(
+        frame.assign(_key=frame[c.LABEL_MODEL] + "\x1f" + frame[c.LABEL_LE]), by="_key"
+    )
+    rows: dict[str, dict[str, float]] = {}
+    per_model: dict[str, list[tuple[float, float]]] = {}
+    for key, value in increase.items():
+        model, le = str(key).split("\x1f", 1)
+        per_model.setdefault(model, []).append((float(le), float(value)))
+    for model, buckets in per_model.items():
+        buckets.sort()
+        bounds, counts = [b for b, _ in buckets], [n for _, n in buckets]
+        rows[model] = {q: bucket_quantile(float(q), bounds, counts) for q in quantiles}
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def _max_batch_size(data: RangeData) -> pd.Series:
@@ -216,8 +279,18 @@ def model_table(data: RangeData) -> tuple[pd.DataFrame, Summary]:
     out["compute_share"] = _div(sum(table[f] for f in COMPUTE_FAMILIES), request_us)
     out["avg_latency_ms"] = _div(request_us / 1000.0, table[c.NV_REQUEST_SUCCESS])
     summary_frame = data.frame(c.NV_REQUEST_SUMMARY_US)
-    out["p50_ms"] = _quantile(summary_frame, "0.5").reindex(out.index)
-    out["p99_ms"] = _quantile(summary_frame, "0.99").reindex(out.index)
+    hist = histogram_quantiles(data.frame(HISTOGRAM_BUCKETS), c.LATENCY_QUANTILES)
+    has_hist = pd.Series(out.index.isin(hist.index), index=out.index)
+    for q in c.LATENCY_QUANTILES:
+        column = f"{c.quantile_name(q)}_ms"
+        from_summary = _quantile(summary_frame, q).reindex(out.index)
+        from_hist = hist[q].reindex(out.index) if q in hist.columns else from_summary * np.nan
+        out[column] = from_hist.where(has_hist, from_summary)
+    out["latency_source"] = np.where(
+        has_hist,
+        c.LATENCY_SOURCE_HISTOGRAM,
+        np.where(out["p99_ms"].notna(), c.LATENCY_SOURCE_SUMMARY, ""),
+    )
     out = out[(out["inferences"] > 0) | (out["requests"] > 0) | (out["cost"].fillna(0) > 0)]
     out = out.sort_values(["cost", "inferences"], ascending=False, na_position="last").reset_index()
     currency = None

@@ -37,7 +37,9 @@ HEADERS = {
     "compute_share": "compute share",
     "avg_latency_ms": "avg ms",
     "p50_ms": "p50 ms",
+    "p95_ms": "p95 ms",
     "p99_ms": "p99 ms",
+    "latency_source": "quantiles from",
 }
 _PERCENT = {"cost_share", "batch_fill", "queue_share", "compute_share"}
 _MONEY = {"cost", "cost_per_1k", "idle_cost", "cost_per_1m_input_tokens", "cost_per_1m_output_tokens"}
@@ -64,8 +66,8 @@ def _iso(ts: float) -> str:
 def fmt(column: str, value: object) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    if column == "model":
-        return str(value)
+    if column in ("model", "latency_source"):
+        return str(value) or "–"
     number = float(value)  # type: ignore[arg-type]
     if column in _PERCENT:
         return f"{number * 100:.1f}%"
