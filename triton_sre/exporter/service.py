@@ -12,7 +12,6 @@ import logging
 import math
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -29,7 +28,7 @@ from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
 from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer, derive_capacity
 from triton_sre.exporter.collector import ExporterView, render
-from triton_sre.exporter.derive import Derivation, derive, select_window
+from triton_sre.exporter.derive import Derivation, derive_window
 from triton_sre.exporter.llm import LLMCollector, LLMData
 from triton_sre.exporter.snapshot import (
     CounterRow,
@@ -44,6 +43,7 @@ from triton_sre.exporter.snapshot import (
     keep_family,
     stats_from_json,
 )
+from triton_sre.exporter.window import Window
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 from triton_sre.triton.client import FetchError, TritonClient
 from triton_sre.triton.exposition import ExpositionError, decode_body, iter_parse
@@ -101,8 +101,13 @@ class Exporter:
         self._diagnose = diagnose
         self._tracer = tracing.tracer()
         self._lock = threading.Lock()
-        # Bounded: the window's polls plus a few for jitter, however long the process runs.
-        self._snapshots: deque[Snapshot] = deque(maxlen=math.ceil(settings.window / settings.interval) + 2)
+        # What the derivations need from the window's polls (compact per-series totals, not whole
+        # snapshots). Bounded: the window's polls plus a few for jitter, however long the process runs.
+        self._window = Window(
+            settings.window,
+            slack=settings.interval / 2,
+            max_polls=math.ceil(settings.window / settings.interval) + 2,
+        )
         self._configs: dict[str, _ConfigEntry] = {}
         # model -> config summary as snapshots carry it; rebuilt only when a config changes
         self._config_view: dict[str, ModelConfigSummary] = {}
@@ -183,13 +188,10 @@ class Exporter:
             )
             self._loads.observe(taken_at, index)
             with self._lock:
-                self._snapshots.append(snapshot)
-                window = select_window(
-                    list(self._snapshots), self.settings.window, slack=self.settings.interval / 2
-                )
-                self._snapshots = deque(window, maxlen=self._snapshots.maxlen)  # nothing older is kept
-            derivation = derive(window, self.settings.pricing, self._diagnose)
-            derivation = replace(derivation, capacity=self._capacity(window, derivation))
+                self._window.add(snapshot)  # nothing older than the window is kept
+            derivation = derive_window(self._window, self.settings.pricing, self._diagnose)
+            capacity = self._capacity(self._window.capacity_view(), derivation)
+            derivation = replace(derivation, capacity=capacity)
             self._view = ExporterView(up=counters is not None, derivation=derivation)
             span.set_attribute("triton_sre.up", counters is not None)
             span.set_attribute("triton_sre.models", len(derivation.models))
