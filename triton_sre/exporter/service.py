@@ -12,7 +12,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from http import HTTPStatus
@@ -26,10 +26,11 @@ from triton_sre import __version__, tracing
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
+from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
 from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer, derive_capacity
 from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import Derivation, derive_window
-from triton_sre.exporter.llm import LLMCollector, LLMData
+from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
 from triton_sre.exporter.snapshot import (
     CounterRow,
     IndexEntry,
@@ -55,6 +56,9 @@ log = logging.getLogger(__name__)
 CONFIG_FETCHES_PER_POLL = 64
 
 
+# The samples the LLM and capacity readers take, on the way through the one parse.
+_SIDE_NAMES = LLM_SAMPLE_NAMES | CAPACITY_NAMES
+
 # A config that is too large or does not decode is not fetched again until the model changes.
 _DETERMINISTIC_FAULTS = frozenset({c.FAULT_PARSE, c.FAULT_TOO_LARGE})
 
@@ -66,12 +70,20 @@ class _ConfigEntry:
 
 
 def _counters_from_text(
-    text: str, problems: Problems, tap: Callable[[Iterable[Any]], Iterable[Any]] = iter
+    text: str, problems: Problems, llm: LLMCollector | None = None, watch: CapacityWatch | None = None
 ) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
+    def side(sample: Any) -> None:
+        if sample.name in LLM_SAMPLE_NAMES:
+            llm.add(sample)  # type: ignore[union-attr]
+        else:
+            watch.offer(sample)  # type: ignore[union-attr]
+
     try:
         # folded slice by slice: only one slice's parse temporaries exist at a time
         samples = chain.from_iterable(iter_parse(text, keep=keep_family))
-        return counters_from_samples(tap(samples), problems)
+        if llm is None or watch is None:
+            return counters_from_samples(samples, problems)
+        return counters_from_samples(samples, problems, side=side, side_names=_SIDE_NAMES)
     except ExpositionError as exc:
         raise FetchError(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}") from None
 
@@ -256,7 +268,7 @@ class Exporter:
         # (exporter/capacity.py) are taken out on the way through the one parse
         llm = LLMCollector()
         watch = CapacityWatch()
-        tap = partial(_counters_from_text, tap=lambda samples: watch.watch(llm.tap(samples)))
+        tap = partial(_counters_from_text, llm=llm, watch=watch)
         decoded = self._decode(c.TARGET_METRICS, tap, text)
         if decoded is None:
             return None, None, None, None

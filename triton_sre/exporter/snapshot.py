@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from sys import intern
 from typing import TYPE_CHECKING, Any
@@ -121,7 +121,11 @@ class Snapshot:
 
 
 def counters_from_samples(
-    samples: Iterable[Sample], problems: Problems | None = None
+    samples: Iterable[Sample],
+    problems: Problems | None = None,
+    *,
+    side: Callable[[Sample], None] | None = None,
+    side_names: Container[str] = (),
 ) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
     """Per-model counter values and the GPUs seen.
 
@@ -130,6 +134,9 @@ def counters_from_samples(
     (older servers), so nothing is counted twice. `nv_inference_request_failure` is summed over
     its `reason` label. A value that is negative, non-finite or above `MAX_VALUE`, and a series
     repeated in the payload (the first one wins), are left out and added to `problems`.
+
+    Samples named in `side_names` are also handed to `side` (the LLM and capacity readers), in
+    this one loop over the samples rather than through a generator per reader.
     """
     problems = problems if problems is not None else Problems()
     totals: dict[ModelKey, dict[str, float]] = {}
@@ -142,6 +149,8 @@ def counters_from_samples(
     resolved: dict[tuple, tuple[ModelKey | None, str | None, bool]] = {}
     for sample in samples:
         name = sample.name
+        if name in side_names:
+            side(sample)  # type: ignore[misc]
         labels = sample.labels
         where = resolved.get(labels)
         if where is None:
