@@ -120,7 +120,20 @@ class SeriesWindow:
 
     def increases(self, key: Hashable) -> list[float]:
         """`increase` of every tracked field of `key`, in `fields` order."""
-        return [self.increase(key, i) for i in range(len(self._fields))]
+        slot = self._slots.get(key)
+        width = len(self._fields)
+        if slot is None or not self.polls:
+            return [0.0] * width
+        base = slot * width
+        first = self.polls[0][1][base : base + width]
+        newest = self.polls[-1][1][base : base + width]
+        if not len(first) == width == len(newest):  # a slot newer than the oldest poll
+            return [self.increase(key, i) for i in range(width)]
+        # the common case, a series observed in the oldest and the newest poll, in one pass
+        return [
+            new - old if new == new and old == old else self.increase(key, i)
+            for i, (old, new) in enumerate(zip(first, newest, strict=True))
+        ]
 
     def keys(self) -> Iterable[Hashable]:
         return self._slots.keys()
