@@ -24,7 +24,7 @@ from triton_sre.exporter.derive import (
     stage_split,
 )
 from triton_sre.exporter.snapshot import ROW_FAMILIES, ModelConfigSummary, ModelStats, Snapshot, counter_row
-from triton_sre.exporter.window import SeriesWindow, Window
+from triton_sre.exporter.window import CHECKPOINTS, SeriesWindow, Window
 
 A = ("model_a", "1")
 B = ("model_b", "1")
@@ -266,3 +266,21 @@ def _approx_equal(got, want) -> bool:
     if isinstance(want, float) and isinstance(got, float):
         return got == pytest.approx(want, rel=1e-9, abs=1e-9)
     return got == want
+
+
+def test_long_window_keeps_bounded_checkpoints() -> None:
+    """`--window 300 --interval 2` is 151 polls: at most CHECKPOINTS totals arrays are kept, and
+    the increase is exact over the span they cover, which starts within window ÷ CHECKPOINTS."""
+    span, interval = 300.0, 2.0
+    window = Window(span, slack=interval / 2, max_polls=math.ceil(span / interval) + 2)
+    value = {}
+    for poll in range(400):
+        t = poll * interval
+        value[t] = 7.0 * poll * poll  # any growing counter; the reference is its raw values
+        window.add(snapshot(t, {A: dict.fromkeys(FAMILIES, value[t])}))
+        polls = window.counters.polls
+        assert len(polls) <= CHECKPOINTS
+        first_t = polls[0][0]
+        assert window.counters.increase(A, 0) == value[t] - value[first_t]
+        assert first_t - max(0.0, t - span - interval / 2) <= 2 * span / CHECKPOINTS + interval
+        assert derive_window(window, PRICING, str).window_seconds == t - first_t

@@ -8,6 +8,7 @@ zero, as Prometheus' `increase()`), as one `array('d')` with NaN where the serie
 observation that poll. The increase over the window is then the total at the series' newest
 observation minus the total at its oldest one in the window: the same sum over consecutive
 observations that `derive.increase` computes from the raw values, at O(1) per series.
+At most `CHECKPOINTS` polls' arrays are kept, so memory does not grow with window ÷ interval.
 
 Pure: no I/O.
 """
@@ -29,13 +30,21 @@ _INF = math.inf
 ENERGY = c.NV_ENERGY_CONSUMPTION
 
 
+# At most this many polls' totals are kept, whatever window ÷ interval is: beyond it, the poll
+# whose removal leaves the smallest gap is dropped (never the oldest or newest), so the window's
+# start moves by at most window ÷ CHECKPOINTS and memory stays bounded. `--window 60 --interval 2`
+# (31 polls) keeps every poll and is exact.
+CHECKPOINTS = 64
+
+
 class SeriesWindow:
     """Running totals of `fields` (indices into each row) per series key, for the recent polls."""
 
-    __slots__ = ("_fields", "_free", "_last", "_seen", "_slots", "_total", "polls")
+    __slots__ = ("_checkpoints", "_fields", "_free", "_last", "_seen", "_slots", "_total", "polls")
 
-    def __init__(self, fields: Sequence[int]) -> None:
+    def __init__(self, fields: Sequence[int], checkpoints: int = CHECKPOINTS) -> None:
         self._fields = tuple(fields)
+        self._checkpoints = max(2, checkpoints)
         self._slots: dict[Hashable, int] = {}  # key -> slot; a slot is len(fields) array cells
         self._free: list[int] = []
         self._last: list[float] = []  # last valid raw value per cell (NaN: none yet)
@@ -75,6 +84,15 @@ class SeriesWindow:
                 last[cell] = value
                 out[cell] = total[cell]
         self.polls.append((taken_at, out))
+        if len(self.polls) > self._checkpoints:
+            self._thin()
+
+    def _thin(self) -> None:
+        """Drop the interior poll whose neighbours are closest in time (a series' first and last
+        observations in the window then fall on the remaining polls)."""
+        times = [t for t, _ in self.polls]
+        drop = min(range(1, len(times) - 1), key=lambda i: times[i + 1] - times[i - 1])
+        del self.polls[drop]
 
     def trim(self, start: float) -> None:
         """Forget polls taken before `start`, and series observed in none of the remaining ones."""
