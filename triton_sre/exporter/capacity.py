@@ -48,6 +48,7 @@ HOST_FAMILIES = frozenset({c.NV_CPU_UTILIZATION, c.NV_CPU_MEMORY_TOTAL_BYTES, c.
 # The per-model family whose gpu_uuid-labelled copies say where a model runs.
 PLACEMENT_FAMILY = c.NV_REQUEST_SUCCESS
 FAMILIES = GPU_FAMILIES | HOST_FAMILIES | {c.NV_MODEL_LOAD_DURATION_SECS}
+WATCHED = FAMILIES | {PLACEMENT_FAMILY}  # every sample name `CapacityWatch` records
 
 
 def valid(value: Any) -> float | None:
@@ -95,10 +96,13 @@ class CapacityWatch:
 
     def watch(self, samples: Iterable[Sample]) -> Iterator[Sample]:
         for sample in samples:
-            name = sample.name
-            if name == PLACEMENT_FAMILY or name in FAMILIES:
-                self._record(name, sample.labels, sample.value)
+            if sample.name in WATCHED:
+                self.offer(sample)
             yield sample
+
+    def offer(self, sample: Sample) -> None:
+        """Record one sample of a `WATCHED` family (the caller filters, in its own loop)."""
+        self._record(sample.name, sample.labels, sample.value)
 
     def _record(self, name: str, labels: Iterable[tuple[str, str]], value: float) -> None:
         found = dict(labels)

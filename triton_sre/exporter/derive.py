@@ -21,15 +21,29 @@ from triton_sre import conventions as c
 from triton_sre.exporter.llm import LLMDerivation, derive_llm
 from triton_sre.exporter.snapshot import (
     FAMILY_INDEX,
-    CounterRow,
     IndexEntry,
     ModelConfigSummary,
     ModelKey,
     Snapshot,
 )
+from triton_sre.exporter.window import Window
 
 if TYPE_CHECKING:
     from triton_sre.exporter.capacity import Capacity
+
+# The counter families whose increase over the window the derivations use, as fields of
+# `snapshot.CounterRow` (what `window.SeriesWindow` keeps running totals of), and their
+# positions among those fields.
+_COUNTED = (
+    c.NV_INFERENCE_COUNT,
+    c.NV_EXEC_COUNT,
+    c.NV_REQUEST_DURATION_US,
+    c.NV_REQUEST_SUCCESS,
+    *c.STAGE_COUNTERS.values(),
+)
+COUNTED_FIELDS = tuple(FAMILY_INDEX[family] for family in _COUNTED)
+_INFERENCES, _EXECUTIONS, _REQUEST_US, _SUCCESS = range(4)
+_STAGE_FIELDS = {stage: 4 + i for i, stage in enumerate(c.STAGE_COUNTERS)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,21 +118,6 @@ def select_window(snapshots: Sequence[Snapshot], window: float, slack: float = 0
     return [s for s in snapshots if s.taken_at >= start]
 
 
-def _rows(snapshots: Sequence[Snapshot], key: ModelKey) -> list[CounterRow]:
-    """The model's counter values in each snapshot that read Triton's metrics and had the model."""
-    rows = []
-    for snap in snapshots:
-        values = snap.counters.get(key) if snap.counters is not None else None
-        if values is not None:
-            rows.append(values)
-    return rows
-
-
-def _increase_of(rows: Sequence[CounterRow], family: str) -> float:
-    index = FAMILY_INDEX[family]
-    return increase([row[index] for row in rows])  # absent (NaN) observations are skipped
-
-
 def _finite(value: float | None) -> float | None:
     """`value` if it is a finite number >= 0, else None (not exported)."""
     return value if value is not None and 0.0 <= value < math.inf else None
@@ -167,25 +166,33 @@ def derive(
     diagnose: Callable[[str], str],
 ) -> Derivation:
     """All derived values over `snapshots` (oldest first; the caller chooses the window)."""
-    with_metrics = [s for s in snapshots if s.counters is not None]
-    with_stats = [s for s in snapshots if s.stats is not None]
-    latest_index = next((s for s in reversed(snapshots) if s.index is not None), None)
-    latest_stats = with_stats[-1] if with_stats else None
-    configs: Mapping[str, ModelConfigSummary] = snapshots[-1].configs if snapshots else {}
+    window = Window()
+    for snapshot in snapshots:
+        window.add(snapshot)
+    return derive_window(window, pricing, diagnose)
 
-    span = with_metrics[-1].taken_at - with_metrics[0].taken_at if with_metrics else 0.0
-    gpu_uuids = with_metrics[-1].gpu_uuids if with_metrics else None
+
+def derive_window(window: Window, pricing: Pricing, diagnose: Callable[[str], str]) -> Derivation:
+    """All derived values over the polls `window` holds."""
+    counted = window.counters
+    latest_metrics = window.latest_metrics
+    latest_index = window.latest_index
+    latest_stats = window.latest_stats
+    newest = window.newest()
+    configs: Mapping[str, ModelConfigSummary] = newest.configs if newest is not None else {}
+
+    span = counted.span()
+    gpu_uuids = latest_metrics.gpu_uuids if latest_metrics else None
     gpus = len(gpu_uuids or ())
     devices = gpus if gpus else pricing.cpu_execution_slots
     price = server_price(pricing, gpus)
 
     # Execution compute time per model (from /stats: a batch counted once).
-    stats_span = with_stats[-1].taken_at - with_stats[0].taken_at if with_stats else 0.0
+    stats_span = window.compute.span()
     compute_s: dict[ModelKey, float] = {}
-    if len(with_stats) >= 2 and latest_stats is not None and latest_stats.stats is not None:
+    if len(window.compute) >= 2 and latest_stats is not None and latest_stats.stats is not None:
         for key in latest_stats.stats:
-            series = [s.stats[key].execution_compute_ns for s in with_stats if s.stats and key in s.stats]
-            compute_s[key] = increase(series) / 1e9
+            compute_s[key] = window.compute.increase(key, 0) / 1e9
     total_compute = sum(compute_s.values())
     idle = None
     if stats_span > 0 and devices > 0 and total_compute < math.inf:
@@ -193,22 +200,18 @@ def derive(
 
     models: list[ModelDerivation] = []
     window_cost: dict[ModelKey, float] = {}  # attributed cost over the window, for LLM models
-    latest_counters = with_metrics[-1].counters if with_metrics else None
+    latest_counters = latest_metrics.counters if latest_metrics else None
     for key in sorted(latest_counters or ()):
-        rows = _rows(with_metrics, key)
-        inferences = _increase_of(rows, c.NV_INFERENCE_COUNT)
-        executions = _increase_of(rows, c.NV_EXEC_COUNT)
+        increases = counted.increases(key)
+        inferences = increases[_INFERENCES]
+        executions = increases[_EXECUTIONS]
         batching = _ratio(inferences, executions)
         config = configs.get(key[0])
         fill = None
         if batching is not None and config is not None and config.max_batch_size > 0:
             fill = _fraction(batching / config.max_batch_size)
-        deltas = {stage: _increase_of(rows, family) for stage, family in c.STAGE_COUNTERS.items()}
-        split = stage_split(
-            deltas,
-            _increase_of(rows, c.NV_REQUEST_DURATION_US),
-            _increase_of(rows, c.NV_REQUEST_SUCCESS),
-        )
+        deltas = {stage: increases[_STAGE_FIELDS[stage]] for stage in c.STAGE_COUNTERS}
+        split = stage_split(deltas, increases[_REQUEST_US], increases[_SUCCESS])
         cost_hour = cost_1k = None
         if price is not None and 0 < total_compute < math.inf and key in compute_s:
             share = min(1.0, compute_s[key] / total_compute)
@@ -244,8 +247,11 @@ def derive(
         devices=devices,
         server_cost_per_hour=price,
         idle_fraction=idle,
-        llm=derive_llm([(s.taken_at, s.llm) for s in with_metrics if s.llm is not None], window_cost),
-        llm_problems=with_metrics[-1].llm.problems if with_metrics and with_metrics[-1].llm else {},
+        llm=derive_llm(
+            [(s.taken_at, s.llm) for s in window.polls if s.counters is not None and s.llm is not None],
+            window_cost,
+        ),
+        llm_problems=latest_metrics.llm.problems if latest_metrics and latest_metrics.llm else {},
         compute_seconds=compute_s,
     )
 

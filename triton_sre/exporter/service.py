@@ -12,8 +12,7 @@ import logging
 import math
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from http import HTTPStatus
@@ -27,10 +26,11 @@ from triton_sre import __version__, tracing
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
+from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
 from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer, derive_capacity
 from triton_sre.exporter.collector import ExporterView, render
-from triton_sre.exporter.derive import Derivation, derive, select_window
-from triton_sre.exporter.llm import LLMCollector, LLMData
+from triton_sre.exporter.derive import Derivation, derive_window
+from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
 from triton_sre.exporter.snapshot import (
     CounterRow,
     IndexEntry,
@@ -44,6 +44,7 @@ from triton_sre.exporter.snapshot import (
     keep_family,
     stats_from_json,
 )
+from triton_sre.exporter.window import Window
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 from triton_sre.triton.client import FetchError, TritonClient
 from triton_sre.triton.exposition import ExpositionError, decode_body, iter_parse
@@ -54,6 +55,9 @@ log = logging.getLogger(__name__)
 # only when a model appears or its versions/states change, and at most this many per poll.
 CONFIG_FETCHES_PER_POLL = 64
 
+
+# The samples the LLM and capacity readers take, on the way through the one parse.
+_SIDE_NAMES = LLM_SAMPLE_NAMES | CAPACITY_NAMES
 
 # A config that is too large or does not decode is not fetched again until the model changes.
 _DETERMINISTIC_FAULTS = frozenset({c.FAULT_PARSE, c.FAULT_TOO_LARGE})
@@ -66,12 +70,20 @@ class _ConfigEntry:
 
 
 def _counters_from_text(
-    text: str, problems: Problems, tap: Callable[[Iterable[Any]], Iterable[Any]] = iter
+    text: str, problems: Problems, llm: LLMCollector | None = None, watch: CapacityWatch | None = None
 ) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
+    def side(sample: Any) -> None:
+        if sample.name in LLM_SAMPLE_NAMES:
+            llm.add(sample)  # type: ignore[union-attr]
+        else:
+            watch.offer(sample)  # type: ignore[union-attr]
+
     try:
         # folded slice by slice: only one slice's parse temporaries exist at a time
         samples = chain.from_iterable(iter_parse(text, keep=keep_family))
-        return counters_from_samples(tap(samples), problems)
+        if llm is None or watch is None:
+            return counters_from_samples(samples, problems)
+        return counters_from_samples(samples, problems, side=side, side_names=_SIDE_NAMES)
     except ExpositionError as exc:
         raise FetchError(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}") from None
 
@@ -101,8 +113,13 @@ class Exporter:
         self._diagnose = diagnose
         self._tracer = tracing.tracer()
         self._lock = threading.Lock()
-        # Bounded: the window's polls plus a few for jitter, however long the process runs.
-        self._snapshots: deque[Snapshot] = deque(maxlen=math.ceil(settings.window / settings.interval) + 2)
+        # What the derivations need from the window's polls (compact per-series totals, not whole
+        # snapshots). Bounded: the window's polls plus a few for jitter, however long the process runs.
+        self._window = Window(
+            settings.window,
+            slack=settings.interval / 2,
+            max_polls=math.ceil(settings.window / settings.interval) + 2,
+        )
         self._configs: dict[str, _ConfigEntry] = {}
         # model -> config summary as snapshots carry it; rebuilt only when a config changes
         self._config_view: dict[str, ModelConfigSummary] = {}
@@ -183,13 +200,10 @@ class Exporter:
             )
             self._loads.observe(taken_at, index)
             with self._lock:
-                self._snapshots.append(snapshot)
-                window = select_window(
-                    list(self._snapshots), self.settings.window, slack=self.settings.interval / 2
-                )
-                self._snapshots = deque(window, maxlen=self._snapshots.maxlen)  # nothing older is kept
-            derivation = derive(window, self.settings.pricing, self._diagnose)
-            derivation = replace(derivation, capacity=self._capacity(window, derivation))
+                self._window.add(snapshot)  # nothing older than the window is kept
+            derivation = derive_window(self._window, self.settings.pricing, self._diagnose)
+            capacity = self._capacity(self._window.capacity_view(), derivation)
+            derivation = replace(derivation, capacity=capacity)
             self._view = ExporterView(up=counters is not None, derivation=derivation)
             span.set_attribute("triton_sre.up", counters is not None)
             span.set_attribute("triton_sre.models", len(derivation.models))
@@ -254,7 +268,7 @@ class Exporter:
         # (exporter/capacity.py) are taken out on the way through the one parse
         llm = LLMCollector()
         watch = CapacityWatch()
-        tap = partial(_counters_from_text, tap=lambda samples: watch.watch(llm.tap(samples)))
+        tap = partial(_counters_from_text, llm=llm, watch=watch)
         decoded = self._decode(c.TARGET_METRICS, tap, text)
         if decoded is None:
             return None, None, None, None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from sys import intern
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,8 @@ CounterRow = tuple[float, ...]
 # Triton's counters and durations are uint64: a larger (or negative, or non-finite) value is not
 # one Triton wrote, and near 1e308 the derivations' sums would overflow to inf and NaN.
 MAX_VALUE = float(2**64)
+_MAX_INT = 2**64
+_COMPUTE_STAGES = ("compute_input", "compute_infer", "compute_output")
 
 
 class Problems:
@@ -121,7 +123,11 @@ class Snapshot:
 
 
 def counters_from_samples(
-    samples: Iterable[Sample], problems: Problems | None = None
+    samples: Iterable[Sample],
+    problems: Problems | None = None,
+    *,
+    side: Callable[[Sample], None] | None = None,
+    side_names: Container[str] = (),
 ) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
     """Per-model counter values and the GPUs seen.
 
@@ -130,6 +136,9 @@ def counters_from_samples(
     (older servers), so nothing is counted twice. `nv_inference_request_failure` is summed over
     its `reason` label. A value that is negative, non-finite or above `MAX_VALUE`, and a series
     repeated in the payload (the first one wins), are left out and added to `problems`.
+
+    Samples named in `side_names` are also handed to `side` (the LLM and capacity readers), in
+    this one loop over the samples rather than through a generator per reader.
     """
     problems = problems if problems is not None else Problems()
     totals: dict[ModelKey, dict[str, float]] = {}
@@ -142,6 +151,8 @@ def counters_from_samples(
     resolved: dict[tuple, tuple[ModelKey | None, str | None, bool]] = {}
     for sample in samples:
         name = sample.name
+        if name in side_names:
+            side(sample)  # type: ignore[misc]
         labels = sample.labels
         where = resolved.get(labels)
         if where is None:
@@ -224,10 +235,24 @@ def stats_from_json(
         for batch in batches if isinstance(batches, list) else ():
             if not isinstance(batch, dict):
                 continue
-            for stage in ("compute_input", "compute_infer", "compute_output"):
-                compute_ns += _field(batch.get(stage), "ns", problems, f"{name} {stage}.ns")
-            size = _num(batch.get("batch_size"), problems, f"{name} batch_size")
-            count = _field(batch.get("compute_infer"), "count", problems, f"{name} compute_infer.count")
+            # Fast path for the plain integers Triton writes; anything else goes through `_num`
+            # (which names the value in `problems`, so its message is only built then).
+            for stage in _COMPUTE_STAGES:
+                part = batch.get(stage)
+                ns = part.get("ns") if type(part) is dict else None
+                if type(ns) is int and 0 <= ns <= _MAX_INT:
+                    compute_ns += ns
+                else:
+                    compute_ns += _field(part, "ns", problems, f"{name} {stage}.ns")
+            size = batch.get("batch_size")
+            if not (type(size) is int and 0 <= size <= _MAX_INT):
+                size = _num(size, problems, f"{name} batch_size")
+            infer = batch.get("compute_infer")
+            count = infer.get("count") if type(infer) is dict else None
+            if type(count) is int and 0 <= count <= _MAX_INT:
+                count = float(count)
+            else:
+                count = _field(infer, "count", problems, f"{name} compute_infer.count")
             if size == size and count == count:  # neither is NaN
                 by_size[int(size)] = by_size.get(int(size), 0.0) + count
         key = (intern(name), intern(_text(entry.get("version", ""), problems)))

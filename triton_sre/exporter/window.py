@@ -1,0 +1,239 @@
+"""Compact windowed counters: per series reset-aware running totals, one flat array per poll.
+
+Keeping whole snapshots for the window costs memory and time in proportion to
+window ÷ interval × models (30 polls × 2,000 model versions at `--interval 2 --window 60`).
+The derivations only need each counter's increase over the window, so each poll stores, per
+series and field, the running total of increases up to it (a drop is a reset and counts from
+zero, as Prometheus' `increase()`), as one `array('d')` with NaN where the series had no valid
+observation that poll. The increase over the window is then the total at the series' newest
+observation minus the total at its oldest one in the window: the same sum over consecutive
+observations that `derive.increase` computes from the raw values, at O(1) per series.
+At most `CHECKPOINTS` polls' arrays are kept, so memory does not grow with window ÷ interval.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import deque
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import replace
+
+from triton_sre import conventions as c
+from triton_sre.exporter.capacity import CapacityReading
+from triton_sre.exporter.snapshot import Snapshot
+
+_NAN = float("nan")
+_INF = math.inf
+ENERGY = c.NV_ENERGY_CONSUMPTION
+
+
+# At most this many polls' totals are kept, whatever window ÷ interval is: beyond it, the poll
+# whose removal leaves the smallest gap is dropped (never the oldest or newest), so the window's
+# start moves by at most window ÷ CHECKPOINTS and memory stays bounded. `--window 60 --interval 2`
+# (31 polls) keeps every poll and is exact.
+CHECKPOINTS = 64
+
+
+class SeriesWindow:
+    """Running totals of `fields` (indices into each row) per series key, for the recent polls."""
+
+    __slots__ = ("_checkpoints", "_fields", "_free", "_last", "_seen", "_slots", "_total", "polls")
+
+    def __init__(self, fields: Sequence[int], checkpoints: int = CHECKPOINTS) -> None:
+        self._fields = tuple(fields)
+        self._checkpoints = max(2, checkpoints)
+        self._slots: dict[Hashable, int] = {}  # key -> slot; a slot is len(fields) array cells
+        self._free: list[int] = []
+        self._last: list[float] = []  # last valid raw value per cell (NaN: none yet)
+        self._total: list[float] = []  # running total of increases per cell
+        self._seen: dict[Hashable, float] = {}  # key -> time of its newest poll
+        # (taken_at, totals at that poll; NaN where not observed), oldest first
+        self.polls: deque[tuple[float, array]] = deque()
+
+    def __len__(self) -> int:
+        return len(self.polls)
+
+    def add(self, taken_at: float, rows: Mapping[Hashable, Sequence[float]]) -> None:
+        """Record one poll's raw cumulative values (a value that is NaN, infinite or negative is
+        no observation)."""
+        fields = self._fields
+        width = len(fields)
+        last, total, slots, seen = self._last, self._total, self._slots, self._seen
+        for key in rows:
+            if key not in slots:
+                slot = self._free.pop() if self._free else len(slots)
+                slots[key] = slot
+                if slot * width >= len(last):
+                    last.extend([_NAN] * width)
+                    total.extend([0.0] * width)
+        out = array("d", [_NAN]) * len(last)
+        for key, row in rows.items():
+            seen[key] = taken_at
+            base = slots[key] * width
+            for offset, index in enumerate(fields):
+                value = row[index]
+                if not 0.0 <= value < _INF:
+                    continue
+                cell = base + offset
+                previous = last[cell]
+                if previous == previous:  # not NaN: a previous observation exists
+                    total[cell] += value - previous if value >= previous else value
+                last[cell] = value
+                out[cell] = total[cell]
+        self.polls.append((taken_at, out))
+        if len(self.polls) > self._checkpoints:
+            self._thin()
+
+    def _thin(self) -> None:
+        """Drop the interior poll whose neighbours are closest in time (a series' first and last
+        observations in the window then fall on the remaining polls)."""
+        times = [t for t, _ in self.polls]
+        drop = min(range(1, len(times) - 1), key=lambda i: times[i + 1] - times[i - 1])
+        del self.polls[drop]
+
+    def trim(self, start: float) -> None:
+        """Forget polls taken before `start`, and series observed in none of the remaining ones."""
+        polls = self.polls
+        while polls and polls[0][0] < start:
+            polls.popleft()
+        oldest = polls[0][0] if polls else _INF
+        gone = [key for key, when in self._seen.items() if when < oldest]
+        width = len(self._fields)
+        for key in gone:
+            del self._seen[key]
+            slot = self._slots.pop(key)
+            base = slot * width
+            self._last[base : base + width] = [_NAN] * width
+            self._total[base : base + width] = [0.0] * width
+            self._free.append(slot)
+        if not self._slots:  # nothing left: give the memory back
+            self._free.clear()
+            self._last.clear()
+            self._total.clear()
+
+    def increase(self, key: Hashable, field: int) -> float:
+        """The increase of `key`'s `field`-th tracked field over the stored polls (0 when fewer
+        than two observations)."""
+        slot = self._slots.get(key)
+        if slot is None:
+            return 0.0
+        cell = slot * len(self._fields) + field
+        first = _NAN
+        for _, totals in self.polls:
+            if cell < len(totals):
+                first = totals[cell]
+                if first == first:
+                    break
+        if first != first:
+            return 0.0
+        for _, totals in reversed(self.polls):
+            if cell < len(totals):
+                newest = totals[cell]
+                if newest == newest:
+                    return newest - first
+        return 0.0
+
+    def increases(self, key: Hashable) -> list[float]:
+        """`increase` of every tracked field of `key`, in `fields` order."""
+        slot = self._slots.get(key)
+        width = len(self._fields)
+        if slot is None or not self.polls:
+            return [0.0] * width
+        base = slot * width
+        first = self.polls[0][1][base : base + width]
+        newest = self.polls[-1][1][base : base + width]
+        if not len(first) == width == len(newest):  # a slot newer than the oldest poll
+            return [self.increase(key, i) for i in range(width)]
+        # the common case, a series observed in the oldest and the newest poll, in one pass
+        return [
+            new - old if new == new and old == old else self.increase(key, i)
+            for i, (old, new) in enumerate(zip(first, newest, strict=True))
+        ]
+
+    def keys(self) -> Iterable[Hashable]:
+        return self._slots.keys()
+
+    def span(self) -> float:
+        """Seconds between the oldest and newest stored poll."""
+        return self.polls[-1][0] - self.polls[0][0] if self.polls else 0.0
+
+
+class Window:
+    """What the derivations need from the polls within `window` seconds of the newest one.
+
+    Counters become `SeriesWindow`s (compact totals per poll); of each snapshot only the small
+    per-poll pieces are kept (time, LLM rows, GPU energy); the latest statistics, index,
+    counters and capacity reading are kept whole, once.
+    """
+
+    def __init__(self, window: float = _INF, slack: float = 0.0, max_polls: int | None = None) -> None:
+        from triton_sre.exporter.derive import COUNTED_FIELDS  # derive imports this module
+
+        self.window = window
+        self.slack = slack
+        self.max_polls = max_polls
+        self.counters = SeriesWindow(COUNTED_FIELDS)  # polls that read Triton's metrics
+        self.compute = SeriesWindow((0,))  # execution compute ns, polls that read the statistics
+        self.polls: deque[Snapshot] = deque()  # slim snapshots (see `_slim`), oldest first
+        self.latest_metrics: Snapshot | None = None
+        self.latest_stats: Snapshot | None = None
+        self.latest_index: Snapshot | None = None
+
+    def add(self, snapshot: Snapshot) -> None:
+        taken_at = snapshot.taken_at
+        if snapshot.counters is not None:
+            self.counters.add(taken_at, snapshot.counters)
+            self.latest_metrics = snapshot
+        if snapshot.stats is not None:
+            self.compute.add(taken_at, {k: (s.execution_compute_ns,) for k, s in snapshot.stats.items()})
+            self.latest_stats = snapshot
+        if snapshot.index is not None:
+            self.latest_index = snapshot
+        if snapshot.capacity is not None:  # the previous whole reading is no longer the latest
+            for i in range(len(self.polls) - 1, -1, -1):
+                if self.polls[i].capacity is not None:
+                    self.polls[i] = _slim(self.polls[i])
+                    break
+        self.polls.append(
+            replace(snapshot, counters={} if snapshot.counters is not None else None, stats=None, index=None)
+        )
+        start = taken_at - self.window - self.slack
+        most = self.max_polls if self.max_polls is not None else len(self.polls)
+        while self.polls and (self.polls[0].taken_at < start or len(self.polls) > most):
+            self.polls.popleft()
+        oldest = self.polls[0].taken_at
+        for series in (self.counters, self.compute):
+            series.trim(oldest)
+        for name in ("latest_metrics", "latest_stats", "latest_index"):
+            kept = getattr(self, name)
+            if kept is not None and kept.taken_at < oldest:
+                setattr(self, name, None)
+
+    def newest(self) -> Snapshot | None:
+        return self.polls[-1] if self.polls else None
+
+    def capacity_view(self) -> list[Snapshot]:
+        """The window as `capacity.derive_capacity` reads it: every poll's reading (the newest one
+        whole), and the latest statistics."""
+        polls = list(self.polls)
+        stats = self.latest_stats
+        if stats is not None:
+            for i in range(len(polls) - 1, -1, -1):
+                if polls[i].taken_at == stats.taken_at:
+                    polls[i] = replace(polls[i], stats=stats.stats)
+                    break
+        return polls
+
+
+def _slim(snapshot: Snapshot) -> Snapshot:
+    """An older poll: the capacity reading reduced to what the window needs (GPU energy)."""
+    reading = snapshot.capacity
+    if reading is None:
+        return snapshot
+    energy = {
+        uuid: {ENERGY: values[ENERGY]} for uuid, values in reading.gpus.items() if ENERGY in values
+    }
+    return replace(snapshot, capacity=CapacityReading(gpus=energy, host={}, load_seconds={}, placement={}))
