@@ -4,6 +4,7 @@ the compose Triton image is the release of the server the tests run."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -92,7 +93,11 @@ def test_every_file_the_compose_file_mounts_exists() -> None:
             if source.startswith((".", "/")):
                 mounts.append(source)
         if "build" in service:
-            assert (REPO / service["build"] / "Dockerfile").is_file(), name
+            build = service["build"] if isinstance(service["build"], dict) else {"context": service["build"]}
+            dockerfile = REPO / build["context"] / "Dockerfile"
+            assert dockerfile.is_file(), name
+            if "target" in build:  # a stage of that Dockerfile
+                assert re.search(rf"^FROM .+ AS {build['target']}$", dockerfile.read_text(), re.M), name
     assert mounts, "the compose file mounts nothing?"
     for source in mounts:
         assert (REPO / source).exists(), f"docker-compose.yml mounts {source}, which does not exist"

@@ -664,3 +664,8 @@ ALERT_RUNBOOKS[ALERT_LATENCY_QUANTILES_MISSING] = "triton-latency-quantiles-miss
 # Annotations of latency burn alerts: what the bot compares the current quantile with.
 ANNOTATION_SLO_QUANTILE: Final = "slo_quantile"
 ANNOTATION_THRESHOLD_SECONDS: Final = "threshold_seconds"
+
+# --- Grafana dashboard uids (issue 15: the bot links to them without importing grafanalib) ---
+UID_OVERVIEW_DASHBOARD: Final = "triton-sre-overview"
+UID_MODEL_DASHBOARD: Final = "triton-sre-model"
+UID_SLO_DASHBOARD: Final = "triton-sre-slo"

@@ -54,15 +54,13 @@ TEXT_ONLY_ERRORS = ("invalid_blocks", "invalid_blocks_format", "msg_too_long")
 
 
 def _links(settings: BotSettings) -> Links:
-    from triton_sre.generate.dashboards import UID_MODEL, UID_OVERVIEW, UID_SLO
-
     return Links(
         runbook_base_url=settings.runbook_base_url,
         grafana_url=settings.grafana_url,
         alertmanager_url=settings.alertmanager_url,
-        dashboard_uid_model=UID_MODEL,
-        dashboard_uid_slo=UID_SLO,
-        dashboard_uid_overview=UID_OVERVIEW,
+        dashboard_uid_model=c.UID_MODEL_DASHBOARD,
+        dashboard_uid_slo=c.UID_SLO_DASHBOARD,
+        dashboard_uid_overview=c.UID_OVERVIEW_DASHBOARD,
         dashboard_uid_llm=c.UID_LLM_DASHBOARD,
     )
 
