@@ -237,6 +237,7 @@ def test_start_timeout_raises_and_stops_the_server(fresh_triton_factory):
 
 
 # ---------------------------------------------------------------------------- no server needed
+@pytest.mark.server
 def test_find_server_points_at_the_wheel():
     install = find_server()
     assert install.binary.name == "tritonserver" and os.access(install.binary, os.X_OK)
