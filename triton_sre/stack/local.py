@@ -35,13 +35,13 @@ from typing import Any
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.logtail import tail
 from triton_sre.triton.local import free_ports, process_group_members
 
 STATE_FILE = "stack.json"
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
 STANDIN_TOKEN = "xoxb-standin"  # the token the local Slack stand-in accepts
 DEFAULT_CHANNEL = "#triton-alerts"
-LOG_TAIL_LINES = 40
 COMPONENTS = ("triton", "exporter", "prometheus", "alertmanager", "slack-standin", "bot")
 # port offsets from --port-base
 PORT_OFFSETS = {
@@ -114,14 +114,6 @@ def _group_is_ours(comp: Component) -> bool:
         and comp.pid not in members
         and all((_start_time(p) or 0) >= comp.start_time for p in members)
     )
-
-
-def _tail(path: str | Path, lines: int = LOG_TAIL_LINES) -> str:
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return f"<log {path} unreadable: {exc}>"
-    return "\n".join(text.splitlines()[-lines:])
 
 
 def _fmt_seconds(seconds: float) -> str:
@@ -310,7 +302,7 @@ class Stack:
         while True:
             if not comp.alive():
                 raise StackError(
-                    f"{comp.name} exited while starting (log {comp.log}); last lines:\n{_tail(comp.log)}"
+                    f"{comp.name} exited while starting (log {comp.log}); last lines:\n{tail(comp.log)}"
                 )
             with contextlib.suppress(requests.RequestException, OSError, ValueError):
                 if check():
@@ -319,7 +311,7 @@ class Stack:
             if time.monotonic() > deadline:
                 raise StackError(
                     f"{comp.name} not ready after {self.opts.timeout:.0f} s (log {comp.log}); "
-                    f"last lines:\n{_tail(comp.log)}"
+                    f"last lines:\n{tail(comp.log)}"
                 )
             time.sleep(0.2)
 
