@@ -18,7 +18,6 @@ recycled pid is never signalled.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import secrets
@@ -118,17 +117,6 @@ def _group_is_ours(comp: Component) -> bool:
 
 def _fmt_seconds(seconds: float) -> str:
     return f"{int(seconds * 1000)}ms" if seconds < 1 or seconds != int(seconds) else f"{int(seconds)}s"
-
-
-def bot_available() -> bool:
-    """True when this installation has `triton-sre bot` and the Slack stand-in."""
-    try:
-        return (
-            importlib.util.find_spec("triton_sre.bot.command") is not None
-            and importlib.util.find_spec("triton_sre.bot.slack_standin") is not None
-        )
-    except ImportError:
-        return False
 
 
 # ------------------------------------------------------------------------------------- state
@@ -407,12 +395,7 @@ class Stack:
         )
         self.wait_ready(alertmanager, self.http_ok(f"{alertmanager.url}/-/ready"))
         # Slack stand-in and bot
-        if bot_available():
-            self.start_bot(files["token"], triton.url, prometheus.url, alertmanager.url)
-        else:
-            self.say("bot: not in this installation (triton_sre.bot missing): alerts stop at Alertmanager")
-            self.info["bot"] = "unavailable"
-            self.save()
+        self.start_bot(files["token"], triton.url, prometheus.url, alertmanager.url)
         return status(self.workdir)
 
     def start_bot(self, token_file: Path, triton_url: str, prometheus_url: str, am_url: str) -> None:
