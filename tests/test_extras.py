@@ -13,7 +13,7 @@ import pytest
 import tomllib
 
 from triton_sre import conventions as c
-from triton_sre.extras import COMMAND_EXTRAS, install_hint
+from triton_sre.extras import COMMAND_EXTRAS, command_key, install_hint
 from triton_sre.triton.local import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +59,7 @@ BLOCKED_RUNS = [
     (["report", "--prometheus-url=http://127.0.0.1:1"], "pandas"),
     (["report", "--prometheus-url=http://127.0.0.1:1"], "matplotlib"),
     (["lint", "."], "tritonclient"),
-    (["stack", "status"], "pytriton"),
+    (["stack", "up"], "pytriton"),
     (["demo"], "grafanalib"),
 ]
 
@@ -75,7 +75,7 @@ def test_missing_extra_exits_2_with_the_install_line(argv: list[str], blocked: s
     run = subprocess.run(
         [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120, cwd=tmp_path
     )
-    extras, _ = COMMAND_EXTRAS[argv[0]]
+    extras, _ = COMMAND_EXTRAS[command_key(*argv[:2])]
     assert run.returncode == c.EXIT_USAGE, run.stderr
     assert "Traceback" not in run.stderr
     assert blocked in run.stderr
@@ -94,3 +94,15 @@ def test_declared_extras_exist_in_pyproject() -> None:
     assert "triton-sre[all]" in extras["dev"]
     for heavy in ("pandas", "matplotlib", "grafanalib", "slack-sdk", "jinja2", "tritonclient", "pytriton"):
         assert heavy not in base
+
+
+def test_stack_status_and_down_need_no_extra(tmp_path: Path) -> None:
+    """They only read the state file: with every extra's modules blocked they still run."""
+    block = "".join(f"sys.modules[{m!r}] = None; " for m in HEAVY)
+    code = f"import sys; {block}\nfrom triton_sre.cli import main\nsys.exit(main(sys.argv[1:]))"
+    for action in ("status", "down"):
+        run = subprocess.run(
+            [sys.executable, "-c", code, "stack", action, "--workdir", str(tmp_path / "none")],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        )  # fmt: skip
+        assert "pip install" not in run.stderr and "Traceback" not in run.stderr, run.stderr

@@ -15,8 +15,9 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "generate": (("generate",), ("grafanalib", "jinja2")),
     "report": (("report",), ("pandas", "matplotlib", "jinja2")),
     "lint": (("lint",), ("tritonclient", "google.protobuf")),
-    # The local stack runs Triton, renders the configs and dashboards, and starts the bot.
-    "stack": (("server", "generate", "bot"), ("pytriton", "grafanalib", "jinja2", "slack_sdk")),
+    # The local stack runs Triton, renders the configs and dashboards, and starts the bot
+    # (`stack status` and `stack down` only read the state file: base install).
+    "stack up": (("server", "generate", "bot"), ("pytriton", "grafanalib", "jinja2", "slack_sdk")),
     "demo": (("server", "generate", "bot"), ("pytriton", "grafanalib", "jinja2", "slack_sdk")),
 }
 
@@ -30,6 +31,11 @@ def _importable(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a parent package missing, or a module entry set to None
         return False
+
+
+def command_key(command: str, action: str | None = None) -> str:
+    """The COMMAND_EXTRAS key of a command line: ``stack up`` is keyed with its action."""
+    return f"{command} {action}" if action and f"{command} {action}" in COMMAND_EXTRAS else command
 
 
 def missing_modules(command: str) -> list[str]:
