@@ -199,32 +199,6 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_HOST_RESOURCE_EXHAUSTED,
     RUNBOOK_UNKNOWN_LOAD_FAILURE,
 )
-# The load failures a CPU host with only the Python backend can reproduce on the real server
-# (the test corpus captures each); the others need a GPU, TensorRT, cloud storage or an LLM backend.
-# (A KIND_GPU group on a CPU host is instance-group-invalid: the group does not fit the host.)
-CPU_REPRODUCIBLE_LOAD_FAILURES: Final = frozenset(
-    {
-        RUNBOOK_MODEL_FILE_MISSING,
-        RUNBOOK_VERSION_DIR_INVALID,
-        RUNBOOK_CONFIG_NAME_MISMATCH,
-        RUNBOOK_CONFIG_PARSE_ERROR,
-        RUNBOOK_BACKEND_NOT_FOUND,
-        RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
-        RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED,
-        RUNBOOK_DATATYPE_MISMATCH,
-        RUNBOOK_PYTHON_MODULE_MISSING,
-        RUNBOOK_PYTHON_MODEL_ERROR,
-        RUNBOOK_SHM_TOO_SMALL,
-        RUNBOOK_ENSEMBLE_DEPENDENCY,
-        RUNBOOK_BATCHING_CONFIG_INVALID,
-        RUNBOOK_BACKEND_PLATFORM_MISMATCH,
-        RUNBOOK_ENSEMBLE_STEP_VERSION,
-        RUNBOOK_INSTANCE_GROUP_INVALID,
-        RUNBOOK_REPOSITORY_PATH_INVALID,
-        RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
-        RUNBOOK_HOST_RESOURCE_EXHAUSTED,
-    }
-)
 
 # ---------------------------------------------------------------------------
 # Alerts the generated rules ship, and the runbook page each links to.
