@@ -1,7 +1,7 @@
 """Benchmark: the generated rules and dashboards on a fleet, in a real Prometheus.
 
 A simulated fleet of Triton-shaped endpoints (default 20 × 100 models × 2 versions; `/metrics`
-from `triton_sre.triton.synthetic`, counters growing with time, summaries on; statistics, index
+from `tests/synthetic.py`, counters growing with time, summaries on; statistics, index
 and configs as in `bench_poll.py`), one real `triton-sre export` process per endpoint, and one
 real Prometheus (Debian's binary) scraping all of them every `--scrape` seconds with the rules
 `triton-sre generate` renders from the default spec. After `--duration` seconds it reports:
@@ -38,11 +38,11 @@ from typing import Any
 import requests
 import yaml
 from bench_poll import index_payload, stats_payload
+from synthetic import triton_metrics_payload  # bench_poll put tests/ on sys.path
 
 from triton_sre import conventions as c
 from triton_sre.generate import dashboards
 from triton_sre.generate.command import default_spec, render_all
-from triton_sre.triton.synthetic import triton_metrics_payload
 
 GROWTH_PER_SECOND = 1 / 3600  # counters grow by their starting value every hour
 

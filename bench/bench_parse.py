@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # synthetic.py: test support
 
 from prometheus_client.parser import text_string_to_metric_families
+from synthetic import triton_metrics_payload
 
 from triton_sre import conventions as c
 from triton_sre.triton.exposition import parse
-from triton_sre.triton.synthetic import triton_metrics_payload
 
 PER_MODEL = frozenset(c.PER_MODEL_COUNTERS) | frozenset(c.PER_MODEL_GAUGES)
 

@@ -1,6 +1,6 @@
 """Benchmark: the exporter's whole poll+derive cycle on a 1,000-model × 2-version Triton.
 
-A loopback HTTP server answers like Triton (metrics text from `triton_sre.triton.synthetic`,
+A loopback HTTP server answers like Triton (metrics text from `tests/synthetic.py`,
 shaped like the real 2.51 output; `/v2/models/stats` and the repository index shaped like the
 real JSON), and `Exporter.poll_once()` runs against it: fetch, parse, snapshot, window, derive.
 The figure of merit is the cycle time as a ratio to prometheus_client's text parser alone on
@@ -26,15 +26,20 @@ import multiprocessing
 import os
 import resource
 import statistics
+import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # synthetic.py: test support
+
+from synthetic import triton_metrics_payload
 
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.derive import Pricing
 from triton_sre.exporter.service import Exporter
-from triton_sre.triton.synthetic import triton_metrics_payload
 
 
 def stats_payload(models: int, versions: int, poll: int) -> bytes:

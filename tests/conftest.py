@@ -20,10 +20,15 @@ TRITON_FIXTURES = ("triton", "fresh_triton_factory")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test using a Triton fixture with ``triton`` (deselect with ``-m 'not triton'``)."""
+    """Mark every test using a Triton fixture with ``triton``, and every ``triton`` test with ``server``.
+
+    ``-m 'not triton and not server'`` keeps the quick tests: no server, no [server] extra.
+    """
     for item in items:
         if any(name in getattr(item, "fixturenames", ()) for name in TRITON_FIXTURES):
             item.add_marker(pytest.mark.triton)
+        if item.get_closest_marker("triton") is not None:
+            item.add_marker(pytest.mark.server)
 
 
 @pytest.fixture(scope="session")

@@ -24,12 +24,13 @@ import pytest
 import requests
 import yaml
 from binaries import binary
+from expectations import BROKEN_CAUSES
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.slack_standin import Call, SlackStandin, validate_blocks
-from triton_sre.demo import BROKEN_CAUSES, BROKEN_MISSING_MODULE
+from triton_sre.demo import BROKEN_MISSING_MODULE
 from triton_sre.triton.local import free_ports
 
 WEBHOOK_TOKEN = "am-webhook-" + uuid.uuid4().hex

@@ -86,13 +86,15 @@ def test_chart_uploaded_into_the_thread(tmp_path: Path, prometheus: str, with_pr
 
 
 def test_burn_rate_query_is_valid_promql(prometheus: str) -> None:
-    from triton_sre.bot.prom import Prometheus
+    from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS
     from triton_sre.bot.worker import burn_rate_expr
+    from triton_sre.prom import Prometheus
 
     client = Prometheus(prometheus)
     # Prometheus parses it (a syntax error would raise PromError); no SLO series here: no value.
     assert client.instant(burn_rate_expr('avail"ability', "1h", "m\\1")) is None
-    assert client.range(burn_rate_expr("availability", "5m", "m")) == []
+    expr = burn_rate_expr("availability", "5m", "m")
+    assert client.range(expr, CHART_WINDOW_SECONDS, CHART_STEP_SECONDS) == []
     assert client.instant("vector(2)") == 2.0
 
 

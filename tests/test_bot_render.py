@@ -27,7 +27,8 @@ from triton_sre.bot.enrich import (
     silence_url,
 )
 from triton_sre.bot.slack import Renderer, cut_text, fit_blocks
-from triton_sre.bot.slack_standin import MAX_BLOCKS, MAX_SECTION_TEXT, SlackStandin, validate_blocks
+from triton_sre.bot.slack_limits import MAX_BLOCKS, MAX_SECTION_TEXT
+from triton_sre.bot.slack_standin import SlackStandin, validate_blocks
 from triton_sre.config import ConfigError
 from triton_sre.diagnosis.engine import Evidence, Finding, Report
 

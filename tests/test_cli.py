@@ -86,6 +86,7 @@ def test_export_cannot_listen_exits_1(triton):
     assert "cannot listen" in result.stderr
 
 
+@pytest.mark.server
 def test_demo_end_to_end_json():
     """The README's main job, shortened: real Triton, exporter, traffic, then a JSON summary."""
     result = subprocess.run(

@@ -52,6 +52,7 @@ pricing:
         ("pricing:\n  cpu_execution_slots: 0\n", "pricing.cpu_execution_slots: must be a whole number"),
         ("exporter:\n  interval: -5\n", "exporter.interval: must be greater than 0"),
         ("exporter:\n  triton_url: triton:8000\n", "exporter.triton_url: must be an http(s) URL"),
+        ("exporter:\n  metrics_url: 'http://'\n", "exporter.metrics_url: must be an http(s) URL"),
         ("exporter:\n  listen: nowhere\n", "exporter.listen: expected HOST:PORT"),
         ("pricing: [1, 2]\n", "pricing: must be a mapping"),
         ("- a\n- b\n", "the document must be a mapping"),
@@ -106,3 +107,13 @@ def test_cli_exits_2_with_a_clear_message(tmp_path):
     )
     assert result.returncode == 2
     assert "pricing.gpu_hour" in result.stderr and str(path) in result.stderr
+
+
+def test_exporter_and_bot_share_one_url_check(tmp_path):
+    """One check for both configs: a URL with no host is refused by each (issue 15: they drifted)."""
+    from triton_sre.bot.config import settings_from_mapping
+
+    with pytest.raises(ConfigError, match="must be an http"):
+        settings_from_mapping({"bot": {"grafana_url": "http://"}}, "bot.yaml")
+    settings = settings_from_mapping({"bot": {"grafana_url": " https://grafana.example.com "}}, "bot.yaml")
+    assert settings.grafana_url == "https://grafana.example.com"

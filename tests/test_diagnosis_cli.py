@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from expectations import BROKEN_IN_INDEX, BROKEN_RUNBOOKS
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
-from triton_sre.demo import BROKEN_IN_INDEX, BROKEN_RUNBOOKS
 
 REAL = Path(__file__).parent / "data" / "logs" / "real"
 BROKEN_LOG = REAL / "default-exit-false.log"

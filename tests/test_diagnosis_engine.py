@@ -13,11 +13,11 @@ from pathlib import Path
 
 import accuracy
 import pytest
+from expectations import BROKEN_CAUSES, BROKEN_RUNBOOKS, CPU_REPRODUCIBLE_LOAD_FAILURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from triton_sre import conventions as c
-from triton_sre.demo import BROKEN_CAUSES, BROKEN_RUNBOOKS
 from triton_sre.diagnosis.engine import (
     Diagnoser,
     diagnose_events,
@@ -56,7 +56,7 @@ def test_gpu_fixture_first_finding(path: Path) -> None:
 
 
 def test_every_runbook_has_a_positive_fixture() -> None:
-    cpu = c.CPU_REPRODUCIBLE_LOAD_FAILURES  # covered by the real-Triton corpus
+    cpu = CPU_REPRODUCIBLE_LOAD_FAILURES  # covered by the real-Triton corpus
     gpu = {p.name.split(".", 1)[0] for p in GPU_FIXTURES}
     tune = {case.expect for case in accuracy.load("tune")}  # real logs users posted (never heldout/)
     assert set(c.LOAD_FAILURE_RUNBOOKS) <= cpu | gpu | tune

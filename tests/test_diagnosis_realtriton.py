@@ -33,6 +33,7 @@ from corpus import (
     diagnose_file,
     ensemble_pbtxt,
 )
+from expectations import CPU_REPRODUCIBLE_LOAD_FAILURES
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
@@ -222,7 +223,7 @@ def test_committed_capture_diagnosis(name: str) -> None:
 
 def test_committed_captures_cover_every_cpu_class() -> None:
     covered = {rb for name in CAPTURES for rb in expected(name).values()} | set(SERVER_WIDE.values())
-    assert covered == c.CPU_REPRODUCIBLE_LOAD_FAILURES
+    assert covered == CPU_REPRODUCIBLE_LOAD_FAILURES
 
 
 # ---------------------------------------------------------------------------- live regeneration

@@ -8,12 +8,12 @@ from typing import ClassVar
 
 import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+from synthetic import triton_metrics_payload
 
 from triton_sre import conventions as c
 from triton_sre import tracing
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.service import CONFIG_FETCHES_PER_POLL, Exporter
-from triton_sre.triton.synthetic import triton_metrics_payload
 
 
 class CountingClient:

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
+from synthetic import FAILURE_REASONS, QUANTILES, triton_metrics_payload
 
 from triton_sre import conventions as c
 from triton_sre.triton import exposition
 from triton_sre.triton.exposition import ExpositionError, Sample, iter_parse, parse, parse_bytes
-from triton_sre.triton.synthetic import FAILURE_REASONS, QUANTILES, triton_metrics_payload
 
 REAL_PAYLOAD = Path(__file__).parent / "data" / "triton_2.51_metrics_cpu.txt"
 PER_MODEL = frozenset(c.PER_MODEL_COUNTERS) | frozenset(c.PER_MODEL_GAUGES)

@@ -27,10 +27,11 @@ from corpus import (
     diagnose_file,
     ensemble_pbtxt,
 )
+from expectations import BROKEN_RUNBOOKS
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
-from triton_sre.demo import BROKEN_INIT, BROKEN_RUNBOOKS, HEALTHY_MODELS, SAMPLE_REPOSITORY
+from triton_sre.demo import BROKEN_INIT, HEALTHY_MODELS, SAMPLE_REPOSITORY
 from triton_sre.diagnosis.engine import Report, diagnose_events, diagnose_reason
 from triton_sre.diagnosis.logparse import parse_text
 from triton_sre.triton.local import LocalTriton

@@ -9,6 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
+import expectations
 import pytest
 import requests
 
@@ -65,20 +66,20 @@ def test_index_lists_healthy_ready_and_broken_unavailable_with_reasons(triton):
     for model in demo.HEALTHY_MODELS:
         assert index[model]["state"] == c.STATE_READY, index[model]
         assert index[model]["version"] == "1"
-    for model in demo.BROKEN_IN_INDEX:
+    for model in expectations.BROKEN_IN_INDEX:
         assert index[model]["state"] == c.STATE_UNAVAILABLE, index[model]
-        assert demo.BROKEN_CAUSES[model] in index[model]["reason"]
-    assert set(index) == set(demo.HEALTHY_MODELS) | set(demo.BROKEN_IN_INDEX)
+        assert expectations.BROKEN_CAUSES[model] in index[model]["reason"]
+    assert set(index) == set(demo.HEALTHY_MODELS) | set(expectations.BROKEN_IN_INDEX)
 
 
 def test_invalid_version_dir_is_absent_from_index_and_only_in_the_log(triton):
     assert demo.BROKEN_VERSION_DIR not in repository_index(triton.http_url)
     log = triton.read_log()
     line = next(ln for ln in log.splitlines() if f"failed to load model '{demo.BROKEN_VERSION_DIR}'" in ln)
-    assert demo.BROKEN_CAUSES[demo.BROKEN_VERSION_DIR] in line
+    assert expectations.BROKEN_CAUSES[demo.BROKEN_VERSION_DIR] in line
     # The other failures are in the log as well.
-    assert demo.BROKEN_CAUSES[demo.BROKEN_MISSING_MODULE] in log
-    assert demo.BROKEN_CAUSES[demo.BROKEN_INIT] in log
+    assert expectations.BROKEN_CAUSES[demo.BROKEN_MISSING_MODULE] in log
+    assert expectations.BROKEN_CAUSES[demo.BROKEN_INIT] in log
 
 
 def test_vector_scale_doubles(triton):
@@ -237,6 +238,7 @@ def test_start_timeout_raises_and_stops_the_server(fresh_triton_factory):
 
 
 # ---------------------------------------------------------------------------- no server needed
+@pytest.mark.server
 def test_find_server_points_at_the_wheel():
     install = find_server()
     assert install.binary.name == "tritonserver" and os.access(install.binary, os.X_OK)
@@ -284,5 +286,5 @@ def test_sample_repository_is_complete():
     for model in (*demo.HEALTHY_MODELS, *demo.BROKEN_MODELS):
         assert (demo.SAMPLE_REPOSITORY / model / "config.pbtxt").is_file(), model
     assert (demo.SAMPLE_REPOSITORY / demo.BROKEN_VERSION_DIR / "v1" / "model.py").is_file()
-    assert set(demo.BROKEN_CAUSES) == set(demo.BROKEN_MODELS) == set(demo.BROKEN_RUNBOOKS)
-    assert set(demo.BROKEN_IN_INDEX) | set(demo.BROKEN_ONLY_IN_LOG) == set(demo.BROKEN_MODELS)
+    assert set(expectations.BROKEN_CAUSES) == set(demo.BROKEN_MODELS) == set(expectations.BROKEN_RUNBOOKS)
+    assert set(expectations.BROKEN_IN_INDEX) | set(expectations.BROKEN_ONLY_IN_LOG) == set(demo.BROKEN_MODELS)

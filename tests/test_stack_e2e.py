@@ -32,17 +32,10 @@ from typing import Any
 
 import pytest
 import requests
+from expectations import BROKEN_IN_INDEX, BROKEN_RUNBOOKS
 
 from triton_sre import conventions as c
-from triton_sre.demo import (
-    BROKEN_IN_INDEX,
-    BROKEN_RUNBOOKS,
-    LLM_MAX_NUM_SEQS,
-    LLM_VLLM,
-    TAIL_MODEL,
-    TEXT_ECHO,
-    VECTOR_SCALE,
-)
+from triton_sre.demo import LLM_MAX_NUM_SEQS, LLM_VLLM, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.triton.local import process_group_members
 

@@ -147,8 +147,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     from triton_sre.httpserve import install_redaction
 
     install_redaction()  # no query string or credential in any log line, at any level
+    from triton_sre.extras import (
+        COMMAND_EXTRAS,
+        command_key,
+        is_optional,
+        missing_extra_message,
+        missing_modules,
+    )
+
+    key = command_key(args.command, getattr(args, "stack_command", None))
+    missing = missing_modules(key)
+    if missing:
+        print(missing_extra_message(key, missing), file=sys.stderr)
+        return c.EXIT_USAGE
     try:
         return int(args.handler(args))
+    except ModuleNotFoundError as exc:
+        if key not in COMMAND_EXTRAS or not is_optional(exc.name):
+            raise
+        print(missing_extra_message(key, [str(exc.name)]), file=sys.stderr)
+        return c.EXIT_USAGE
     except ConfigError as exc:
         print(f"triton-sre {args.command}: configuration error: {exc}", file=sys.stderr)
         return c.EXIT_USAGE

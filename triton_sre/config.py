@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -72,29 +73,35 @@ def _price(where: str, value: Any) -> float | None:
     return float(value)
 
 
-def _bool(where: str, value: Any) -> bool:
+# Shared with the bot's config (bot/config.py): one definition of each check.
+def check_bool(where: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{where}: must be true or false, got {value!r}")
     return value
 
 
-def _positive_int(where: str, value: Any) -> int:
+def check_positive_int(where: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ConfigError(f"{where}: must be a whole number greater than 0, got {value!r}")
     return value
 
 
-def _url(where: str, value: Any) -> str:
-    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+_HTTP_URL = re.compile(r"https?://[^/\s]+")
+
+
+def check_url(where: str, value: Any) -> str:
+    """An http(s) URL with a host (``http://`` alone is refused); surrounding blanks removed."""
+    text = value.strip() if isinstance(value, str) else value
+    if not isinstance(text, str) or not _HTTP_URL.match(text):
         raise ConfigError(f"{where}: must be an http(s) URL, got {value!r}")
-    return value
+    return text
 
 
-def _listen(where: str, value: Any) -> str:
-    if not isinstance(value, str):
+def check_listen(where: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{where}: expected HOST:PORT, got {value!r}")
-    parse_listen(value, where)
-    return value
+    parse_listen(value.strip(), where)
+    return value.strip()
 
 
 def _currency(where: str, value: Any) -> str:
@@ -104,25 +111,25 @@ def _currency(where: str, value: Any) -> str:
 
 
 _EXPORTER_FIELDS = {
-    "triton_url": _url,
-    "metrics_url": _url,
-    "listen": _listen,
+    "triton_url": check_url,
+    "metrics_url": check_url,
+    "listen": check_listen,
     "interval": _positive_number,
     "window": _positive_number,
     "timeout": _positive_number,
-    "max_response_bytes": _positive_int,
+    "max_response_bytes": check_positive_int,
 }
 _PRICING_FIELDS = {
     "currency": _currency,
     "gpu_hour": _price,
     "node_hour": _price,
-    "cpu_execution_slots": _positive_int,
+    "cpu_execution_slots": check_positive_int,
     "kwh": _price,
-    "energy_by_model": _bool,
+    "energy_by_model": check_bool,
 }
 _CAPACITY_FIELDS = {
     "model_bytes": _positive_number,
-    "gpu_host": _bool,
+    "gpu_host": check_bool,
 }
 _TOP_LEVEL = {"exporter", "pricing", "capacity"}
 # exporter setting -> the environment variable that sets it

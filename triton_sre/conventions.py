@@ -199,32 +199,6 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_HOST_RESOURCE_EXHAUSTED,
     RUNBOOK_UNKNOWN_LOAD_FAILURE,
 )
-# The load failures a CPU host with only the Python backend can reproduce on the real server
-# (the test corpus captures each); the others need a GPU, TensorRT, cloud storage or an LLM backend.
-# (A KIND_GPU group on a CPU host is instance-group-invalid: the group does not fit the host.)
-CPU_REPRODUCIBLE_LOAD_FAILURES: Final = frozenset(
-    {
-        RUNBOOK_MODEL_FILE_MISSING,
-        RUNBOOK_VERSION_DIR_INVALID,
-        RUNBOOK_CONFIG_NAME_MISMATCH,
-        RUNBOOK_CONFIG_PARSE_ERROR,
-        RUNBOOK_BACKEND_NOT_FOUND,
-        RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
-        RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED,
-        RUNBOOK_DATATYPE_MISMATCH,
-        RUNBOOK_PYTHON_MODULE_MISSING,
-        RUNBOOK_PYTHON_MODEL_ERROR,
-        RUNBOOK_SHM_TOO_SMALL,
-        RUNBOOK_ENSEMBLE_DEPENDENCY,
-        RUNBOOK_BATCHING_CONFIG_INVALID,
-        RUNBOOK_BACKEND_PLATFORM_MISMATCH,
-        RUNBOOK_ENSEMBLE_STEP_VERSION,
-        RUNBOOK_INSTANCE_GROUP_INVALID,
-        RUNBOOK_REPOSITORY_PATH_INVALID,
-        RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
-        RUNBOOK_HOST_RESOURCE_EXHAUSTED,
-    }
-)
 
 # ---------------------------------------------------------------------------
 # Alerts the generated rules ship, and the runbook page each links to.
@@ -478,7 +452,6 @@ VLLM_TPOT_SECONDS: Final = "vllm:time_per_output_token_seconds"  # histogram
 VLLM_E2E_SECONDS: Final = "vllm:e2e_request_latency_seconds"  # histogram
 VLLM_REQUEST_PROMPT_TOKENS: Final = "vllm:request_prompt_tokens"  # histogram
 VLLM_REQUEST_GENERATION_TOKENS: Final = "vllm:request_generation_tokens"  # histogram
-VLLM_REQUEST_PARAMS_N: Final = "vllm:request_params_n"  # histogram
 # Gauges of the backend's earlier releases: used when present, never required.
 VLLM_NUM_RUNNING: Final = "vllm:num_requests_running"
 VLLM_NUM_WAITING: Final = "vllm:num_requests_waiting"
@@ -487,7 +460,6 @@ TRT_REQUEST_METRICS: Final = "nv_trt_llm_request_metrics"
 TRT_KV_CACHE_BLOCK_METRICS: Final = "nv_trt_llm_kv_cache_block_metrics"
 TRT_RUNTIME_MEMORY_METRICS: Final = "nv_trt_llm_runtime_memory_metrics"
 TRT_INFLIGHT_BATCHER_METRICS: Final = "nv_trt_llm_inflight_batcher_metrics"
-TRT_V1_METRICS: Final = "nv_trt_llm_v1_metrics"
 TRT_GENERAL_METRICS: Final = "nv_trt_llm_general_metrics"
 TRT_INPUT_TOKEN_LEN: Final = "nv_llm_input_token_len"  # histogram, one observation per request
 TRT_OUTPUT_TOKEN_LEN: Final = "nv_llm_output_token_len"  # histogram, one observation per request
@@ -495,19 +467,9 @@ TRT_LABEL_REQUEST_TYPE: Final = "request_type"
 TRT_LABEL_KV_CACHE_BLOCK_TYPE: Final = "kv_cache_block_type"
 TRT_REQUEST_SCHEDULED: Final = "scheduled"  # running in the batch this iteration
 TRT_REQUEST_WAITING: Final = "waiting"  # the backend reports active - scheduled
-TRT_REQUEST_ACTIVE: Final = "active"
 TRT_KV_FRACTION: Final = "fraction"  # used / max blocks
 TRT_KV_USED: Final = "used"
 TRT_KV_MAX: Final = "max"
-# The families whose presence marks a model as an LLM (`le` buckets of histograms are in _bucket).
-VLLM_HISTOGRAMS: Final = (
-    VLLM_TTFT_SECONDS,
-    VLLM_TPOT_SECONDS,
-    VLLM_E2E_SECONDS,
-    VLLM_REQUEST_PROMPT_TOKENS,
-    VLLM_REQUEST_GENERATION_TOKENS,
-)
-TRT_HISTOGRAMS: Final = (TRT_INPUT_TOKEN_LEN, TRT_OUTPUT_TOKEN_LEN)
 
 # What triton-sre exports for LLM models (per model and version, when the families are present).
 M_LLM_TOKENS_PER_SECOND: Final = "triton_sre_llm_tokens_per_second"
@@ -521,10 +483,8 @@ L_DIRECTION: Final = "direction"
 L_PROBLEM: Final = "problem"
 DIRECTION_INPUT: Final = "input"
 DIRECTION_OUTPUT: Final = "output"
-DIRECTIONS: Final = (DIRECTION_INPUT, DIRECTION_OUTPUT)
 LLM_STATE_RUNNING: Final = "running"
 LLM_STATE_WAITING: Final = "waiting"
-LLM_STATES: Final = (LLM_STATE_RUNNING, LLM_STATE_WAITING)
 # Why an LLM sample was ignored (label `problem` of triton_sre_llm_parse_problems).
 LLM_PROBLEM_NO_MODEL: Final = "missing_model_label"
 LLM_PROBLEM_UNKNOWN_LABEL: Final = "unknown_label_value"
@@ -664,3 +624,8 @@ ALERT_RUNBOOKS[ALERT_LATENCY_QUANTILES_MISSING] = "triton-latency-quantiles-miss
 # Annotations of latency burn alerts: what the bot compares the current quantile with.
 ANNOTATION_SLO_QUANTILE: Final = "slo_quantile"
 ANNOTATION_THRESHOLD_SECONDS: Final = "threshold_seconds"
+
+# --- Grafana dashboard uids (issue 15: the bot links to them without importing grafanalib) ---
+UID_OVERVIEW_DASHBOARD: Final = "triton-sre-overview"
+UID_MODEL_DASHBOARD: Final = "triton-sre-model"
+UID_SLO_DASHBOARD: Final = "triton-sre-slo"

@@ -16,16 +16,16 @@ import threading
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
 from triton_sre.bot.config import DEFAULT_OUTBOX, FLAG_FIELDS, BotSettings, load_bot_config
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox
-from triton_sre.bot.receiver import BotServer
-from triton_sre.bot.slack import SlackDelivery
-from triton_sre.bot.worker import Worker
 from triton_sre.config import ConfigError
+
+if TYPE_CHECKING:  # slack_sdk and jinja2 come with the [bot] extra: imported when the bot starts
+    from triton_sre.bot.slack import SlackDelivery
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,9 @@ class Bot:
         slack_api_url: str | None = None,
         signing_secret: str = "",
     ) -> None:
+        from triton_sre.bot.receiver import BotServer
+        from triton_sre.bot.slack import SlackDelivery
+        from triton_sre.bot.worker import Worker
         from triton_sre.diagnosis.catalog import CatalogError, load_catalog
 
         try:

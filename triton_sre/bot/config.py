@@ -36,7 +36,16 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.config import ConfigError, check_keys, parse_listen, read_yaml
+from triton_sre.config import (
+    ConfigError,
+    check_bool,
+    check_keys,
+    check_listen,
+    check_positive_int,
+    check_url,
+    parse_listen,
+    read_yaml,
+)
 
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
 DEFAULT_OUTBOX = "triton-sre-bot.sqlite3"
@@ -107,13 +116,6 @@ def _str(where: str, value: Any) -> str:
     return value.strip()
 
 
-def _url(where: str, value: Any) -> str:
-    text = _str(where, value)
-    if not re.match(r"^https?://[^/\s]+", text):
-        raise ConfigError(f"{where}: must be an http(s):// URL, got {text!r}")
-    return text
-
-
 def _number(where: str, value: Any) -> float:
     if (
         isinstance(value, bool)
@@ -123,24 +125,6 @@ def _number(where: str, value: Any) -> float:
     ):
         raise ConfigError(f"{where}: must be a number greater than 0, got {value!r}")
     return float(value)
-
-
-def _int(where: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{where}: must be a whole number greater than 0, got {value!r}")
-    return value
-
-
-def _bool(where: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{where}: must be true or false, got {value!r}")
-    return value
-
-
-def _listen(where: str, value: Any) -> str:
-    text = _str(where, value)
-    parse_listen(text, where)
-    return text
 
 
 def _labels(where: str, value: Any) -> dict[str, str]:
@@ -198,7 +182,7 @@ def _fleet(where: str, value: Any) -> tuple[FleetEntry, ...]:
             raise ConfigError(f"{at}: needs instance or job")
         entries.append(
             FleetEntry(
-                _url(f"{at}.triton_url", item["triton_url"]),
+                check_url(f"{at}.triton_url", item["triton_url"]),
                 _str(f"{at}.instance", item["instance"]) if "instance" in item else None,
                 _str(f"{at}.job", item["job"]) if "job" in item else None,
             )
@@ -208,16 +192,16 @@ def _fleet(where: str, value: Any) -> tuple[FleetEntry, ...]:
 
 _FIELDS: dict[str, Any] = {
     "channel": _str,
-    "listen": _listen,
-    "runbook_base_url": _url,
-    "grafana_url": _url,
-    "alertmanager_url": _url,
-    "prometheus_url": _url,
-    "triton_url": _url,
+    "listen": check_listen,
+    "runbook_base_url": check_url,
+    "grafana_url": check_url,
+    "alertmanager_url": check_url,
+    "prometheus_url": check_url,
+    "triton_url": check_url,
     "log_file": _str,
     "templates_dir": _str,
-    "chart": _bool,
-    "max_body_bytes": _int,
+    "chart": check_bool,
+    "max_body_bytes": check_positive_int,
     "retry_base_seconds": _number,
     "retry_max_seconds": _number,
     "routes": _routes,

@@ -25,6 +25,7 @@ from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.diagnosis.rules import REMEDIATIONS
 from triton_sre.exporter.capacity import human_bytes
+from triton_sre.promql import escape
 
 MAX_ALERTS_SHOWN = 8
 """Alerts detailed in one message; the rest are counted (Slack allows 50 blocks)."""
@@ -458,12 +459,8 @@ def silence_url(group: AlertGroup, alertmanager_url: str | None) -> str:
     labels = group.common_labels or group.group_labels
     if not labels:
         return ""
-    matchers = ",".join(f'{k}="{_escape_matcher(v)}"' for k, v in sorted(labels.items()))
+    matchers = ",".join(f'{k}="{escape(v)}"' for k, v in sorted(labels.items()))
     return f"{base.rstrip('/')}/#/silences/new?{urlencode({'filter': '{' + matchers + '}'}, quote_via=quote)}"
-
-
-def _escape_matcher(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def dashboard_url(group: AlertGroup, links: Links) -> str:

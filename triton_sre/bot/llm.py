@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from triton_sre import conventions as c
+from triton_sre.promql import q
 
 LLM_ALERTS = frozenset(c.LLM_ALERT_RUNBOOKS)
 TTFT_P99 = "ttft_p99"
@@ -17,13 +18,9 @@ KV_CACHE = "kv_cache"
 WAITING = "waiting"
 
 
-def _string(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def figure_exprs(model: str, version: str = "") -> dict[str, str]:
     """PromQL per figure for one model (the worst version when the alert names none)."""
-    sel = f"{c.LABEL_MODEL}={_string(model)}" + (f", {c.LABEL_VERSION}={_string(version)}" if version else "")
+    sel = f"{c.LABEL_MODEL}={q(model)}" + (f", {c.LABEL_VERSION}={q(version)}" if version else "")
     return {
         TTFT_P99: f'max({c.REC_LLM_TTFT_QUANTILE}{{{sel}, {c.LABEL_QUANTILE}="0.99"}})',
         KV_CACHE: f"max({c.REC_LLM_KV_CACHE}{{{sel}}})",

@@ -29,7 +29,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from triton_sre.bot import slack_standin as limits
+from triton_sre.bot import slack_limits as limits
 
 log = logging.getLogger(__name__)
 

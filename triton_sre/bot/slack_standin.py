@@ -35,17 +35,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-MAX_BLOCKS = 50
-MAX_SECTION_TEXT = 3000
-MAX_HEADER_TEXT = 150
-MAX_BUTTON_TEXT = 75
-MAX_URL = 3000
-MAX_FIELDS = 10
-MAX_FIELD_TEXT = 2000
-MAX_ACTIONS = 25
-MAX_CONTEXT_ELEMENTS = 10
-MAX_MESSAGE_TEXT = 40000
-MAX_BODY = 10 * 1024 * 1024
+from triton_sre.bot.slack_limits import (
+    MAX_ACTIONS,
+    MAX_BLOCKS,
+    MAX_BUTTON_TEXT,
+    MAX_CONTEXT_ELEMENTS,
+    MAX_FIELD_TEXT,
+    MAX_FIELDS,
+    MAX_HEADER_TEXT,
+    MAX_MESSAGE_TEXT,
+    MAX_SECTION_TEXT,
+    MAX_URL,
+)
+
+MAX_BODY = 10 * 1024 * 1024  # the stand-in's own cap on a request body
 
 __all__ = ["Call", "Fault", "SlackStandin", "validate_blocks"]
 

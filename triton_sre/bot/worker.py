@@ -40,9 +40,11 @@ from triton_sre.bot.llm import LLM_ALERTS
 from triton_sre.bot.llm import figure_exprs as llm_figure_exprs
 from triton_sre.bot.metrics import ACTION_FAILED, ACTION_POSTED, ACTION_REPEAT, ACTION_UPDATED, BotMetrics
 from triton_sre.bot.outbox import MessageRef, Notification, Outbox
-from triton_sre.bot.prom import PromError, Prometheus, chart_png
+from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS, chart_png
 from triton_sre.bot.slack import DeliveryError, Renderer, SlackDelivery, backoff
 from triton_sre.diagnosis.engine import Finding, Report, diagnose_index
+from triton_sre.prom import PromError, Prometheus
+from triton_sre.promql import q
 
 log = logging.getLogger(__name__)
 
@@ -54,15 +56,13 @@ TEXT_ONLY_ERRORS = ("invalid_blocks", "invalid_blocks_format", "msg_too_long")
 
 
 def _links(settings: BotSettings) -> Links:
-    from triton_sre.generate.dashboards import UID_MODEL, UID_OVERVIEW, UID_SLO
-
     return Links(
         runbook_base_url=settings.runbook_base_url,
         grafana_url=settings.grafana_url,
         alertmanager_url=settings.alertmanager_url,
-        dashboard_uid_model=UID_MODEL,
-        dashboard_uid_slo=UID_SLO,
-        dashboard_uid_overview=UID_OVERVIEW,
+        dashboard_uid_model=c.UID_MODEL_DASHBOARD,
+        dashboard_uid_slo=c.UID_SLO_DASHBOARD,
+        dashboard_uid_overview=c.UID_OVERVIEW_DASHBOARD,
         dashboard_uid_llm=c.UID_LLM_DASHBOARD,
     )
 
@@ -82,12 +82,8 @@ def diagnose_log(path: str, titles: dict[str, str]) -> Report:
         return triage_stream(stream, titles)
 
 
-def _promql_string(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _slo_selector(slo: str, model: str) -> str:
-    return f"{{{c.L_SLO}={_promql_string(slo)},{c.LABEL_MODEL}={_promql_string(model)}}}"
+    return f"{{{c.L_SLO}={q(slo)},{c.LABEL_MODEL}={q(model)}}}"
 
 
 def _slo_labels(labels: Mapping[str, str]) -> tuple[str, str, str] | None:
@@ -101,11 +97,11 @@ LARGEST_MODELS_SHOWN = 5
 
 def largest_models_expr(labels: Mapping[str, str]) -> str:
     """The largest model versions holding GPU memory on the alert's GPU (same exporter job/instance)."""
-    matchers = [f"{c.L_KIND}={_promql_string(c.MEMORY_TYPE_GPU)}"]
-    matchers.append(f"{c.L_DEVICE}={_promql_string(labels[c.LABEL_GPU_UUID])}")
+    matchers = [f"{c.L_KIND}={q(c.MEMORY_TYPE_GPU)}"]
+    matchers.append(f"{c.L_DEVICE}={q(labels[c.LABEL_GPU_UUID])}")
     for label in (c.LABEL_JOB, c.LABEL_INSTANCE):
         if labels.get(label):
-            matchers.append(f"{label}={_promql_string(labels[label])}")
+            matchers.append(f"{label}={q(labels[label])}")
     return (
         f"topk({LARGEST_MODELS_SHOWN}, sum by ({c.LABEL_MODEL}, {c.LABEL_VERSION}) "
         f"({c.M_MODEL_MEMORY_BYTES}{{{','.join(matchers)}}}))"
@@ -115,7 +111,7 @@ def largest_models_expr(labels: Mapping[str, str]) -> str:
 def latency_now_expr(model: str, quantile: str) -> str:
     """PromQL: a model's current request latency (s) at `quantile`, the worst version and server:
     the recording rule for the recorded quantiles, Triton's summary for the others."""
-    sel = f"{c.LABEL_MODEL}={_promql_string(model)},{c.LABEL_QUANTILE}={_promql_string(quantile)}"
+    sel = f"{c.LABEL_MODEL}={q(model)},{c.LABEL_QUANTILE}={q(quantile)}"
     if quantile in c.LATENCY_QUANTILES:
         return f"max({c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)}{{{sel}}})"
     return f"max({c.NV_REQUEST_SUMMARY_US}{{{sel}}} >= 0) / 1e6"
@@ -125,7 +121,7 @@ def burn_rate_expr(slo: str, window: str, model: str) -> str:
     """PromQL: an SLO's burn rate for one model over `window` (bad ratio / error budget)."""
     return (
         f"{c.rec_slo_errors(window)}{_slo_selector(slo, model)} / on ({c.L_SLO}) group_left () "
-        f"(1 - {c.REC_SLO_OBJECTIVE}{{{c.L_SLO}={_promql_string(slo)}}})"
+        f"(1 - {c.REC_SLO_OBJECTIVE}{{{c.L_SLO}={q(slo)}}})"
     )
 
 
@@ -440,7 +436,7 @@ class Worker:
         else:
             return
         try:
-            png = chart_png(self.prometheus.range(expr), title)
+            png = chart_png(self.prometheus.range(expr, CHART_WINDOW_SECONDS, CHART_STEP_SECONDS), title)
             if png is not None:
                 self.delivery.upload_png(channel, ts, png, "alert-last-hour.png", f"{title[:80]}, last hour")
         except (PromError, DeliveryError) as exc:

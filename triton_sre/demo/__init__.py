@@ -9,8 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from triton_sre import conventions as c
-
 SAMPLE_REPOSITORY: Final = Path(__file__).resolve().parent / "models"
 
 # Healthy models.
@@ -32,23 +30,6 @@ BROKEN_VERSION_DIR: Final = "broken_version_dir"
 BROKEN_INIT: Final = "broken_init"
 BROKEN_MODELS: Final = (BROKEN_MISSING_MODULE, BROKEN_VERSION_DIR, BROKEN_INIT)
 
-# What each broken model's failure says: a substring of its repository-index reason, or (for the
-# model that never reaches the index) of Triton's log.
-BROKEN_CAUSES: Final[dict[str, str]] = {
-    BROKEN_MISSING_MODULE: "No module named 'triton_sre_demo_missing_dependency'",
-    BROKEN_VERSION_DIR: "at least one version must be available",
-    BROKEN_INIT: "RuntimeError: weights file not found",
-}
-# The runbook each failure should be diagnosed as.
-BROKEN_RUNBOOKS: Final[dict[str, str]] = {
-    BROKEN_MISSING_MODULE: c.RUNBOOK_PYTHON_MODULE_MISSING,
-    BROKEN_VERSION_DIR: c.RUNBOOK_VERSION_DIR_INVALID,
-    BROKEN_INIT: c.RUNBOOK_PYTHON_MODEL_ERROR,
-}
-# Broken models that Triton lists in POST /v2/repository/index as UNAVAILABLE with a reason.
-# A model without any integer version folder is not listed at all: only the log tells.
-BROKEN_IN_INDEX: Final = (BROKEN_MISSING_MODULE, BROKEN_INIT)
-BROKEN_ONLY_IN_LOG: Final = (BROKEN_VERSION_DIR,)
 
 # Tensor names shared by every sample model.
 INPUT_NAME: Final = "INPUT"

@@ -257,7 +257,7 @@ def _llm_sample(row: dict[str, Any], name: str, labels: dict[str, str], value: f
 def add_ttft_p99(status: dict[str, Any], prometheus_url: str) -> None:
     """Each LLM model's TTFT p99 from the LLM recording rule in Prometheus (absent without data)."""
     from triton_sre.bot.llm import TTFT_P99, figure_exprs
-    from triton_sre.bot.prom import PromError, Prometheus
+    from triton_sre.prom import PromError, Prometheus
 
     prom = Prometheus(prometheus_url)
     for m in status["models"]:

@@ -14,14 +14,12 @@ import sys
 import time
 import zlib
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.catalog import CatalogError, load_catalog
-from triton_sre.diagnosis.engine import Diagnoser, Report, diagnose_index
-from triton_sre.diagnosis.logparse import parse
-from triton_sre.diagnosis.render import to_json, to_markdown, to_text
-from triton_sre.diagnosis.scan import LogInputError, scan_lines
+
+if TYPE_CHECKING:  # the engine and its rule tables load when triage runs, not when the CLI starts
+    from triton_sre.diagnosis.engine import Report
 
 GZIP_MAGIC = b"\x1f\x8b"
 PROGRESS_EVERY_SECONDS = 0.5
@@ -90,6 +88,10 @@ def open_log(name: str) -> Iterator[BinaryIO]:
 
 
 def triage_stream(stream: BinaryIO, titles: dict[str, str], progress: Any = None) -> Report:
+    from triton_sre.diagnosis.engine import Diagnoser
+    from triton_sre.diagnosis.logparse import parse
+    from triton_sre.diagnosis.scan import scan_lines
+
     diagnoser = Diagnoser(titles)
     for event in parse(scan_lines(stream, progress=progress)):
         diagnoser.feed(event)
@@ -97,6 +99,8 @@ def triage_stream(stream: BinaryIO, titles: dict[str, str], progress: Any = None
 
 
 def _triage_log(args: argparse.Namespace, titles: dict[str, str]) -> Report | None:
+    from triton_sre.diagnosis.scan import LogInputError
+
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     if args.file == "-" and sys.stdin.isatty():
         _err("reading the log from stdin (end with Ctrl-D; or give a file, or pipe `docker logs` in)")
@@ -119,6 +123,7 @@ def _triage_log(args: argparse.Namespace, titles: dict[str, str]) -> Report | No
 
 
 def _triage_live(args: argparse.Namespace, titles: dict[str, str]) -> Report | None:
+    from triton_sre.diagnosis.engine import diagnose_index
     from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
 
     client = TritonClient(args.triton_url, default_metrics_url(args.triton_url))
@@ -131,6 +136,9 @@ def _triage_live(args: argparse.Namespace, titles: dict[str, str]) -> Report | N
 
 
 def run_triage(args: argparse.Namespace) -> int:
+    from triton_sre.diagnosis.catalog import CatalogError, load_catalog
+    from triton_sre.diagnosis.render import to_json, to_markdown, to_text
+
     try:
         catalog = load_catalog(args.runbooks)
     except CatalogError as exc:

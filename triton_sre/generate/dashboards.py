@@ -17,12 +17,12 @@ from grafanalib import core as g
 from grafanalib._gen import DashboardEncoder
 
 from triton_sre import conventions as c
+from triton_sre.conventions import UID_MODEL_DASHBOARD as UID_MODEL
+from triton_sre.conventions import UID_OVERVIEW_DASHBOARD as UID_OVERVIEW
+from triton_sre.conventions import UID_SLO_DASHBOARD as UID_SLO
 from triton_sre.generate import rules as r
 from triton_sre.generate.slo import Spec
 
-UID_OVERVIEW = "triton-sre-overview"
-UID_MODEL = "triton-sre-model"
-UID_SLO = "triton-sre-slo"
 RATE = "$__rate_interval"
 DS = {"type": "prometheus", "uid": "${datasource}"}
 WIDTH = 24

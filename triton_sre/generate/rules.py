@@ -21,6 +21,7 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.generate.slo import SLO, Spec, burn_factor, format_duration, window_seconds
+from triton_sre.promql import q  # re-exported: promtests and dashboards use r.q
 
 Matcher = tuple[str, str, str]  # (label, operator, value)
 Rule = dict[str, Any]
@@ -44,12 +45,6 @@ LEVEL_LABELS: Mapping[str, tuple[str, ...]] = {
 
 
 # -- PromQL building blocks ----------------------------------------------------------------------
-def q(value: str) -> str:
-    """A PromQL double-quoted string literal."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped}"'
-
-
 def num(value: float | Decimal) -> str:
     """A number as PromQL and YAML write it, stable and short (0.001, 14.4, 500000)."""
     if isinstance(value, Decimal):

@@ -13,15 +13,13 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.catalog import CatalogError, load_catalog
-from triton_sre.diagnosis.render import to_json, to_markdown, to_text
 from triton_sre.lint.issue import TARGET_CPU, TARGET_GPU, LintOptions
-from triton_sre.lint.pydeps import ProbeError, probe, required_imports
-from triton_sre.lint.repository import SchemaMissing, load_repository
-from triton_sre.lint.runner import LintResult, lint
+
+if TYPE_CHECKING:  # the checks are imported when lint runs, not when the CLI builds its parser
+    from triton_sre.lint.runner import LintResult
 
 __all__ = ["add_lint_parser", "render", "run_lint"]
 
@@ -146,6 +144,8 @@ def _probe_budget(path: str | None) -> float:
 
 
 def render(result: LintResult, fmt: str, base_url: str | None = None, *, colour: bool = False) -> str:
+    from triton_sre.diagnosis.render import to_json, to_markdown, to_text
+
     report = result.report
     if fmt == "json":
         body = to_json(report, base_url)
@@ -165,7 +165,11 @@ def render(result: LintResult, fmt: str, base_url: str | None = None, *, colour:
 
 
 def run_lint(args: argparse.Namespace) -> int:
+    from triton_sre.diagnosis.catalog import CatalogError, load_catalog
     from triton_sre.generate.slo import SpecError
+    from triton_sre.lint.pydeps import ProbeError, probe, required_imports
+    from triton_sre.lint.repository import SchemaMissing, load_repository
+    from triton_sre.lint.runner import lint
 
     if args.gpus < 0:
         _err("--gpus must be >= 0")

@@ -12,7 +12,7 @@ import math
 from triton_sre import conventions as c
 from triton_sre.lint.issue import Issue, LintOptions, config_issue
 from triton_sre.lint.repository import Repository
-from triton_sre.report.capacity import STARTUP_MARGIN_S, startup_budget
+from triton_sre.probes import STARTUP_MARGIN_S, startup_budget
 
 __all__ = ["PROBE_PERIOD_S", "check"]
 

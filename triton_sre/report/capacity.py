@@ -15,6 +15,7 @@ import pandas as pd
 
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity import human_bytes
+from triton_sre.probes import STARTUP_MARGIN_S, startup_budget
 
 __all__ = ["FAMILIES", "STARTUP_MARGIN_S", "CapacitySection", "capacity_section", "startup_budget"]
 
@@ -29,12 +30,6 @@ FAMILIES = (
     c.M_ENERGY_COST_PER_HOUR,
     c.M_GPU_METRICS_MISSING,
 )
-STARTUP_MARGIN_S = 30.0
-
-
-def startup_budget(slowest_load_s: float, margin_s: float = STARTUP_MARGIN_S) -> float:
-    """The startup-probe budget a measured load calls for: 2 x the slowest load + a margin."""
-    return 2.0 * slowest_load_s + margin_s
 
 
 @dataclass(frozen=True)

@@ -142,30 +142,30 @@ def build_report(
     step = step or choose_step(start, end)
     client = PrometheusClient(prometheus_url)
     frames = {
-        family: client.query_range(family, start, end, step) for family in (*c.PER_MODEL_COUNTERS, *GAUGES)
+        family: client.frame_range(family, start, end, step) for family in (*c.PER_MODEL_COUNTERS, *GAUGES)
     }
     quantiles = "|".join(q.replace(".", "\\\\.") for q in c.LATENCY_QUANTILES)
-    frames[c.NV_REQUEST_SUMMARY_US] = client.query_range(
+    frames[c.NV_REQUEST_SUMMARY_US] = client.frame_range(
         f'{c.NV_REQUEST_SUMMARY_US}{{{c.LABEL_QUANTILE}=~"{quantiles}"}}', start, end, step
     )
-    frames[HISTOGRAM_BUCKETS] = client.query_range(HISTOGRAM_BUCKETS, start, end, step)
+    frames[HISTOGRAM_BUCKETS] = client.frame_range(HISTOGRAM_BUCKETS, start, end, step)
     for vllm, trt in TOKEN_SOURCES.values():  # the LLM section (report/llm.py)
         for family in (vllm, trt):
-            frames[family] = client.query_range(family, start, end, step)
-    frames[TTFT_P99_FRAME] = client.query_range(ttft_p99_expr(end - start), end, end, step)
+            frames[family] = client.frame_range(family, start, end, step)
+    frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start), end, end, step)
     data = RangeData(start, end, step, frames)
     table, summary = model_table(data)
     recs = recommend(table, summary.idle_fraction, thresholds)
     scrape = scrape_interval or client.scrape_interval(triton_job) or DEFAULT_SCRAPE_INTERVAL_S
     window = format_duration(rate_window(step, scrape))
-    throughput = client.query_range(
+    throughput = client.frame_range(
         counter_rate(c.NV_INFERENCE_COUNT, [], window, (c.LABEL_MODEL,)), start, end, step
     )
     charts = draw_all(table, pivot_rates(throughput), summary.currency)
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
     llm = llm_table(dict(frames), cost, end - start)  # type: ignore[arg-type]
     capacity = capacity_section(
-        {f: client.query_range(f, start, end, step) for f in CAPACITY_FAMILIES}, step, probe_budget_s
+        {f: client.frame_range(f, start, end, step) for f in CAPACITY_FAMILIES}, step, probe_budget_s
     )
     return CostReport(
         start, end, step, prometheus_url, table, summary, recs, charts, llm=llm, capacity=capacity

@@ -190,6 +190,4 @@ def _print(state: dict[str, Any], fmt: str, header: str | None = None) -> None:
             print(f"  {'what would be posted':<26}{comp['log']}")
     if "generated" in state:
         print(f"  rules and dashboards: {state['generated']} (import the dashboards in Grafana)")
-    if state.get("bot") == "unavailable":
-        print("  bot: not in this installation; alerts stop at Alertmanager")
     print(f"Stop it with: triton-sre stack down --workdir {state['workdir']}")

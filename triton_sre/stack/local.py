@@ -18,7 +18,6 @@ recycled pid is never signalled.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import secrets
@@ -35,13 +34,13 @@ from typing import Any
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.logtail import tail
 from triton_sre.triton.local import free_ports, process_group_members
 
 STATE_FILE = "stack.json"
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
 STANDIN_TOKEN = "xoxb-standin"  # the token the local Slack stand-in accepts
 DEFAULT_CHANNEL = "#triton-alerts"
-LOG_TAIL_LINES = 40
 COMPONENTS = ("triton", "exporter", "prometheus", "alertmanager", "slack-standin", "bot")
 # port offsets from --port-base
 PORT_OFFSETS = {
@@ -116,27 +115,8 @@ def _group_is_ours(comp: Component) -> bool:
     )
 
 
-def _tail(path: str | Path, lines: int = LOG_TAIL_LINES) -> str:
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return f"<log {path} unreadable: {exc}>"
-    return "\n".join(text.splitlines()[-lines:])
-
-
 def _fmt_seconds(seconds: float) -> str:
     return f"{int(seconds * 1000)}ms" if seconds < 1 or seconds != int(seconds) else f"{int(seconds)}s"
-
-
-def bot_available() -> bool:
-    """True when this installation has `triton-sre bot` and the Slack stand-in."""
-    try:
-        return (
-            importlib.util.find_spec("triton_sre.bot.command") is not None
-            and importlib.util.find_spec("triton_sre.bot.slack_standin") is not None
-        )
-    except ImportError:
-        return False
 
 
 # ------------------------------------------------------------------------------------- state
@@ -310,7 +290,7 @@ class Stack:
         while True:
             if not comp.alive():
                 raise StackError(
-                    f"{comp.name} exited while starting (log {comp.log}); last lines:\n{_tail(comp.log)}"
+                    f"{comp.name} exited while starting (log {comp.log}); last lines:\n{tail(comp.log)}"
                 )
             with contextlib.suppress(requests.RequestException, OSError, ValueError):
                 if check():
@@ -319,7 +299,7 @@ class Stack:
             if time.monotonic() > deadline:
                 raise StackError(
                     f"{comp.name} not ready after {self.opts.timeout:.0f} s (log {comp.log}); "
-                    f"last lines:\n{_tail(comp.log)}"
+                    f"last lines:\n{tail(comp.log)}"
                 )
             time.sleep(0.2)
 
@@ -415,12 +395,7 @@ class Stack:
         )
         self.wait_ready(alertmanager, self.http_ok(f"{alertmanager.url}/-/ready"))
         # Slack stand-in and bot
-        if bot_available():
-            self.start_bot(files["token"], triton.url, prometheus.url, alertmanager.url)
-        else:
-            self.say("bot: not in this installation (triton_sre.bot missing): alerts stop at Alertmanager")
-            self.info["bot"] = "unavailable"
-            self.save()
+        self.start_bot(files["token"], triton.url, prometheus.url, alertmanager.url)
         return status(self.workdir)
 
     def start_bot(self, token_file: Path, triton_url: str, prometheus_url: str, am_url: str) -> None:

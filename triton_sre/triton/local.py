@@ -25,7 +25,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,8 @@ from types import TracebackType
 from typing import Literal
 
 import requests
+
+from triton_sre.logtail import LOG_TAIL_LINES, tail
 
 __all__ = [
     "LOG_TAIL_LINES",
@@ -50,7 +51,6 @@ ModelControlMode = Literal["none", "explicit", "poll"]
 LogFormat = Literal["default", "ISO8601"]
 
 INSTALL_HINT = "pip install 'triton-sre[server]'"
-LOG_TAIL_LINES = 40
 STUB_NAME = "triton_python_backend_stub"
 SHM_PREFIX = "triton_python_backend_shm_region_"
 _PR_SET_PDEATHSIG = 1
@@ -135,14 +135,6 @@ def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that is free on ``host`` right now."""
     return free_ports(1, host)[0]
-
-
-def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    try:
-        with path.open("r", encoding="utf-8", errors="replace") as f:
-            return "".join(deque(f, maxlen=lines))
-    except OSError as exc:
-        return f"<log {path} unreadable: {exc}>"
 
 
 def process_group_members(pgid: int, *, include_zombies: bool = False) -> list[int]:
@@ -304,7 +296,7 @@ class LocalTriton:
             return ""
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
-        return _tail(self.log_path, lines)
+        return tail(self.log_path, lines)
 
     # ------------------------------------------------------------------ building the command
     def _build_backend_dir(self, install: ServerInstall) -> Path:

@@ -1,0 +1,14 @@
+"""Startup-probe sizing from measured model load times, shared by `lint` and `report` (pure).
+
+Its own module so that lint (and the CLI that builds lint's parser) does not import the report's
+pandas code for one formula.
+"""
+
+from __future__ import annotations
+
+STARTUP_MARGIN_S = 30.0
+
+
+def startup_budget(slowest_load_s: float, margin_s: float = STARTUP_MARGIN_S) -> float:
+    """The startup-probe budget a measured load calls for: 2 x the slowest load + a margin."""
+    return 2.0 * slowest_load_s + margin_s

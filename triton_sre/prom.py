@@ -1,0 +1,93 @@
+"""The one Prometheus HTTP API client (instant, vector and range queries, the loaded scrape interval).
+
+Used by the bot (facts and chart), the report (range queries, turned into pandas frames in
+report/prom.py) and the demo's status table. Base install only: requests and pyyaml.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import requests
+import yaml
+
+__all__ = ["DEFAULT_TIMEOUT_S", "PromError", "Prometheus"]
+
+DEFAULT_TIMEOUT_S = 5.0
+
+
+class PromError(RuntimeError):
+    """Prometheus could not be reached or refused a query."""
+
+
+class Prometheus:
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.session = requests.Session()
+
+    def _get(self, path: str, params: dict[str, Any]) -> Any:
+        """The ``data`` of a successful API answer; PromError naming the URL or the query otherwise."""
+        try:
+            response = self.session.get(f"{self.url}{path}", params=params, timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise PromError(f"cannot reach Prometheus at {self.url}: {exc}") from None
+        try:
+            body = response.json()
+        except ValueError:
+            raise PromError(f"{self.url}: HTTP {response.status_code}, not a Prometheus API answer") from None
+        if response.status_code != 200 or not isinstance(body, dict) or body.get("status") != "success":
+            error = body.get("error") if isinstance(body, dict) else None
+            raise PromError(f"{path} {params.get('query', '')!r}: {error or response.status_code}")
+        return body["data"]
+
+    def instant(self, expr: str) -> float | None:
+        """The first sample of an instant query (None when the result is empty or not finite)."""
+        for _, value in self._samples(expr, keep_non_finite=True)[:1]:
+            return value if math.isfinite(value) else None
+        return None
+
+    def vector(self, expr: str) -> list[tuple[dict[str, str], float]]:
+        """Every (labels, value) of an instant query; non-finite values are left out."""
+        return self._samples(expr, keep_non_finite=False)
+
+    def _samples(self, expr: str, keep_non_finite: bool) -> list[tuple[dict[str, str], float]]:
+        data = self._get("/api/v1/query", {"query": expr})
+        out = []
+        for item in data.get("result", []):
+            value = float(item["value"][1])
+            if keep_non_finite or math.isfinite(value):
+                out.append((dict(item.get("metric", {})), value))
+        return out
+
+    def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict[str, Any]]:
+        """The raw matrix: one ``{"metric": labels, "values": [[ts, "value"], ...]}`` per series."""
+        params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
+        return list(self._get("/api/v1/query_range", params).get("result", []))
+
+    def range(self, expr: str, seconds: float, step: float) -> list[dict[str, Any]]:
+        """`query_range` over the last `seconds` up to now."""
+        end = time.time()
+        return self.query_range(expr, end - seconds, end, step)
+
+    def scrape_interval(self, job: str) -> float | None:
+        """Seconds between scrapes of `job` (else the global interval) from Prometheus' loaded
+        configuration (/api/v1/status/config); None when Prometheus does not say."""
+        from triton_sre.generate.slo import SpecError, parse_duration
+
+        try:
+            config = yaml.safe_load(self._get("/api/v1/status/config", {})["yaml"])
+        except (PromError, KeyError, TypeError, yaml.YAMLError):
+            return None
+        if not isinstance(config, dict):
+            return None
+        interval = (config.get("global") or {}).get("scrape_interval", "1m")
+        for scrape in config.get("scrape_configs") or []:
+            if isinstance(scrape, dict) and scrape.get("job_name") == job and scrape.get("scrape_interval"):
+                interval = scrape["scrape_interval"]
+        try:
+            return parse_duration(str(interval), "scrape_interval")
+        except SpecError:
+            return None
