@@ -58,7 +58,9 @@ def test_every_alert_has_severity_annotations_and_a_runbook() -> None:
     for alert in alerts:
         assert alert["alert"].startswith("Triton") and re.fullmatch(r"[A-Z][A-Za-z0-9]+", alert["alert"])
         assert alert["labels"][c.L_SEVERITY] in (c.SEVERITY_PAGE, c.SEVERITY_TICKET)
-        latency = alert["alert"] == c.ALERT_SLO_LATENCY_BUDGET_BURN and alert["labels"][c.L_SLO] in latency_slos
+        latency = (
+            alert["alert"] == c.ALERT_SLO_LATENCY_BUDGET_BURN and alert["labels"][c.L_SLO] in latency_slos
+        )
         extra = {c.ANNOTATION_SLO_QUANTILE, c.ANNOTATION_THRESHOLD_SECONDS} if latency else set()
         assert set(alert["annotations"]) == {"summary", "description", "runbook_url"} | extra
         assert all(alert["annotations"].values())
