@@ -629,3 +629,18 @@ ANNOTATION_THRESHOLD_SECONDS: Final = "threshold_seconds"
 UID_OVERVIEW_DASHBOARD: Final = "triton-sre-overview"
 UID_MODEL_DASHBOARD: Final = "triton-sre-model"
 UID_SLO_DASHBOARD: Final = "triton-sre-slo"
+
+# -- fleet-sized SLO rules (issue 13) ----------------------------------------------------------------
+# Each SLO reads Triton's raw counters once, at REC_RATE_WINDOW, into per-model "part" rates; every
+# longer window (burn windows, the period) averages those recorded series (avg_over_time), so no
+# rule ever computes a raw rate over hours or days of every series (SRE workbook, chapter 5).
+SLO_PART_SUCCESS: Final = "success"  # valid requests that succeeded
+SLO_PART_FAILURE: Final = "failure"  # valid requests that failed (any reason)
+SLO_PART_BAD: Final = "bad"  # events counted against the SLO (failures with a bad reason, slow requests)
+SLO_PART_TOTAL: Final = "total"  # events the histogram SLI judges (its _count)
+SLO_PART_GOOD: Final = "good"  # of those, within the threshold (the threshold's bucket)
+
+
+def rec_slo_part(part: str) -> str:
+    """Per-second rate over REC_RATE_WINDOW of one part of an SLO's SLI (labels slo, model)."""
+    return f"slo_model:triton_slo_{part}:rate{REC_RATE_WINDOW}"

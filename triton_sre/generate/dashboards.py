@@ -48,22 +48,34 @@ def _rate(family: str, ms: Matchers, labels: Sequence[str]) -> str:
     return r.counter_rate(family, ms, RATE, labels)
 
 
-def _requests(ms: Matchers, labels: Sequence[str]) -> str:
-    success = _rate(c.NV_REQUEST_SUCCESS, ms, labels)
-    return f"{success} + ({_rate(c.NV_REQUEST_FAILURE, ms, labels)} or {success} * 0)"
+def _recorded(family: str, ms: Matchers, labels: Sequence[str]) -> str:
+    """Fleet-wide panels: the recording rules' per-instance 5m rate (GPU series already counted
+    once), summed `by labels`, instead of a raw rate over every series of the fleet (issue 13)."""
+    return f"sum {r.by(labels)} ({r.selector(c.rec_rate(c.REC_LEVEL_INSTANCE, family), ms)})"
 
 
-def _per_request(numerator: str, ms: Matchers, labels: Sequence[str]) -> str:
-    return f"{numerator} / 1e6 / ({_rate(c.NV_REQUEST_SUCCESS, ms, labels)} > 0)"
+def _requests(ms: Matchers, labels: Sequence[str], rate: Any = _rate) -> str:
+    success = rate(c.NV_REQUEST_SUCCESS, ms, labels)
+    return f"{success} + ({rate(c.NV_REQUEST_FAILURE, ms, labels)} or {success} * 0)"
 
 
-def _stage_targets(ms: Matchers, labels: Sequence[str], legend_prefix: str) -> list[g.Target]:
+def _per_request(numerator: str, ms: Matchers, labels: Sequence[str], rate: Any = _rate) -> str:
+    return f"{numerator} / 1e6 / ({rate(c.NV_REQUEST_SUCCESS, ms, labels)} > 0)"
+
+
+def _stage_targets(
+    ms: Matchers, labels: Sequence[str], legend_prefix: str, rate: Any = _rate
+) -> list[g.Target]:
     targets = []
     for stage, family in c.STAGE_COUNTERS.items():
-        targets.append(_t(_per_request(_rate(family, ms, labels), ms, labels), f"{legend_prefix}{stage}"))
-    measured = " - ".join(_rate(f, ms, labels) for f in c.STAGE_COUNTERS.values())
-    other = f"({_rate(c.NV_REQUEST_DURATION_US, ms, labels)} - {measured})"
-    targets.append(_t(f"clamp_min({_per_request(other, ms, labels)}, 0)", f"{legend_prefix}{c.STAGE_OTHER}"))
+        targets.append(
+            _t(_per_request(rate(family, ms, labels), ms, labels, rate), f"{legend_prefix}{stage}")
+        )
+    measured = " - ".join(rate(f, ms, labels) for f in c.STAGE_COUNTERS.values())
+    other = f"({rate(c.NV_REQUEST_DURATION_US, ms, labels)} - {measured})"
+    targets.append(
+        _t(f"clamp_min({_per_request(other, ms, labels, rate)}, 0)", f"{legend_prefix}{c.STAGE_OTHER}")
+    )
     return targets
 
 
@@ -316,9 +328,10 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
         [
             _ts(
                 "Requests per second",
-                "Successful plus failed requests per second, by model (Triton counters).",
+                "Successful plus failed requests per second, by model (Triton counters, 5m rates "
+                "of the recording rules).",
                 "reqps",
-                [_t(_requests(ms, by_model), "{{model}}")],
+                [_t(_requests(ms, by_model, _recorded), "{{model}}")],
             ),
             _ts(
                 "Error ratio",
@@ -326,7 +339,8 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
                 "percentunit",
                 [
                     _t(
-                        f"({_rate(c.NV_REQUEST_FAILURE, ms, by_model)}) / ({_requests(ms, by_model)} > 0)",
+                        f"({_recorded(c.NV_REQUEST_FAILURE, ms, by_model)})"
+                        f" / ({_requests(ms, by_model, _recorded)} > 0)",
                         "{{model}}",
                     )
                 ],
@@ -352,20 +366,34 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
                 "Average seconds per successful request in each stage over the selected "
                 "models: queue, compute input/infer/output, and the rest of the request time (other).",
                 "s",
-                _stage_targets(ms, (), ""),
+                _stage_targets(ms, (), "", _recorded),
                 stack=True,
             ),
             _ts(
                 "Average request latency",
                 "Average request duration per successful request, by model.",
                 "s",
-                [_t(_per_request(_rate(c.NV_REQUEST_DURATION_US, ms, by_model), ms, by_model), "{{model}}")],
+                [
+                    _t(
+                        _per_request(
+                            _recorded(c.NV_REQUEST_DURATION_US, ms, by_model), ms, by_model, _recorded
+                        ),
+                        "{{model}}",
+                    )
+                ],
             ),
             _ts(
                 "Queue time per request",
                 "Average seconds a request waits in Triton's queue, by model.",
                 "s",
-                [_t(_per_request(_rate(c.NV_QUEUE_DURATION_US, ms, by_model), ms, by_model), "{{model}}")],
+                [
+                    _t(
+                        _per_request(
+                            _recorded(c.NV_QUEUE_DURATION_US, ms, by_model), ms, by_model, _recorded
+                        ),
+                        "{{model}}",
+                    )
+                ],
             ),
         ],
     )

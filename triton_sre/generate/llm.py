@@ -1,8 +1,8 @@
 """LLM serving rules (pure): recording rules on the vLLM and TensorRT-LLM backends' families,
 the KV cache and waiting-request alerts, and their promtool tests.
 
-One rule file of its own (`triton-llm-rules.yaml`, groups `triton-sre.llm.recording` and
-`triton-sre.llm.alerts`), so the other generators stay as they are. Each rule reads the vLLM
+One rule file of its own (`triton-llm-rules.yaml`, group `triton-sre.llm`: recording rules, then
+the alerts that read them), so the other generators stay as they are. Each rule reads the vLLM
 family and falls back to the TensorRT-LLM one (`or`), so one model never gets two series.
 
 Memory-bound vs compute-bound: requests waiting while the KV cache is (nearly) full means the
@@ -133,10 +133,12 @@ def alert_rules(spec: Spec, base_url: str) -> list[r.Rule]:
 
 
 def rule_file(spec: Spec, base_url: str) -> r.RuleFile:
+    # One group: Prometheus evaluates a group's rules in order, so the alerts read this evaluation's
+    # recorded series. Across two groups they would read the previous evaluation's or this one's,
+    # whichever group ran first (promtool showed both).
     return {
         "groups": [
-            {"name": "triton-sre.llm.recording", "rules": recording_rules(spec)},
-            {"name": "triton-sre.llm.alerts", "rules": alert_rules(spec, base_url)},
+            {"name": "triton-sre.llm", "rules": [*recording_rules(spec), *alert_rules(spec, base_url)]}
         ]
     }
 

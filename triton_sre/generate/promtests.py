@@ -187,6 +187,29 @@ def _bad_share(slo: SLO, track: Track, p: Phase) -> Fraction:
 
 
 def window_stats(
+    per_step: Sequence[Phase], step: int, t: int, window: int, bad_of: Any = None, recorded: bool = True
+) -> tuple[Fraction, Fraction | None]:
+    """(request rate, bad share) over `window` seconds ending at `t`, as the SLO rules compute them.
+
+    The REC_RATE_WINDOW window is rate() of the counters; a longer one averages the recorded 5m
+    rates evaluated every `step` in [t - window, t] (avg_over_time: both ends included), so its bad
+    share is the sum of the recorded bad rates over the sum of the recorded request rates.
+    """
+    rec = int(window_seconds(c.REC_RATE_WINDOW))
+    if window <= rec or not recorded:  # LLM SLIs: rate() over the window (generate/llm.py)
+        return _rate_stats(per_step, step, t, window, bad_of)
+    samples = [
+        _rate_stats(per_step, step, j * step, rec, bad_of)
+        for j in range(max(1, -(-(t - window) // step)), t // step + 1)
+    ]
+    if not samples:
+        return Fraction(0), None
+    total = sum((rate for rate, _ in samples), Fraction(0))
+    bad = sum((rate * (share or 0) for rate, share in samples), Fraction(0))
+    return total / len(samples), (bad / total if total > 0 else None)
+
+
+def _rate_stats(
     per_step: Sequence[Phase], step: int, t: int, window: int, bad_of: Any = None
 ) -> tuple[Fraction, Fraction | None]:
     """(request rate, bad share) over `window` seconds ending at `t`, as rate() computes them."""
@@ -312,7 +335,9 @@ def predict(
         burn_long = Fraction(0)
         for w in (long, short):
             ws = int(window_seconds(w))
-            rate, ratio = window_stats(per_step, step, t, ws, lambda p: _bad_share(slo, track, p))
+            rate, ratio = window_stats(
+                per_step, step, t, ws, lambda p: _bad_share(slo, track, p), slo.type not in c.LLM_SLO_TYPES
+            )
             if judged == SLICES:
                 ratio = slice_stats(slo, track, step, t, ws, latency_metrics)
             if ratio is None or t < step:

@@ -258,10 +258,42 @@ def _valid_rate(spec: Spec, slo: SLO, window: str) -> str:
         from triton_sre.generate import llm
 
         return llm.slo_valid_rate(spec, slo, window)
-    ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
-    success = counter_rate(c.NV_REQUEST_SUCCESS, ms, window, (c.LABEL_MODEL,))
-    failure = counter_rate(c.NV_REQUEST_FAILURE, ms, window, (c.LABEL_MODEL,))
+    success = _part(slo, c.SLO_PART_SUCCESS, window)
+    failure = _part(slo, c.SLO_PART_FAILURE, window)
     return f"{success} + ({failure} or {success} * 0)"
+
+
+def _part(slo: SLO, part: str, window: str) -> str:
+    """The rate of one part of `slo`'s SLI over `window`, from its recorded REC_RATE_WINDOW rate.
+
+    Longer windows average the recorded 5m rates (avg_over_time): the raw counters are read once,
+    over 5m, whatever the window, so a 30d window costs 100s of recorded series, not a raw rate over
+    every instance's series (the ratio of two such averages is request-weighted, as rate()'s is).
+    """
+    own = selector(c.rec_slo_part(part), [(c.L_SLO, "=", slo.name)])
+    return own if window == c.REC_RATE_WINDOW else f"avg_over_time({own}[{window}])"
+
+
+def _part_rules(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> list[Rule]:
+    """The recorded REC_RATE_WINDOW rates every window of `slo` is computed from (per model)."""
+    if slo.type in c.LLM_SLO_TYPES:  # LLM SLIs read vLLM's histograms directly (generate/llm.py)
+        return []
+    ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
+    w, model = c.REC_RATE_WINDOW, (c.LABEL_MODEL,)
+    parts = {
+        c.SLO_PART_SUCCESS: counter_rate(c.NV_REQUEST_SUCCESS, ms, w, model),
+        c.SLO_PART_FAILURE: counter_rate(c.NV_REQUEST_FAILURE, ms, w, model),
+    }
+    if slo.type == c.SLO_AVAILABILITY:
+        parts[c.SLO_PART_BAD] = counter_rate(c.NV_REQUEST_FAILURE, [*ms, _bad_reason_matcher(slo)], w, model)
+    elif slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
+        hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
+        le = (c.LABEL_LE, "=~", le_regex(round(slo.threshold_s * 1000)))
+        parts[c.SLO_PART_TOTAL] = counter_rate(f"{hist}_count", ms, w, model)
+        parts[c.SLO_PART_GOOD] = counter_rate(f"{hist}_bucket", [*ms, le], w, model)
+    return [
+        {"record": c.rec_slo_part(part), "expr": expr, "labels": dict(labels)} for part, expr in parts.items()
+    ]
 
 
 def _bad_reason_matcher(slo: SLO) -> Matcher:
@@ -279,6 +311,7 @@ def _sli_rules(spec: Spec, slo: SLO) -> list[Rule]:
     time_slice = slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
     if time_slice:
         rules.append(_slice_rule(spec, slo, labels))
+    rules.extend(_part_rules(spec, slo, labels))
     for window in slo_windows(slo):
         requests = selector(c.rec_slo_requests(window), own)
         rules.append(
@@ -339,18 +372,13 @@ def _error_ratio(spec: Spec, slo: SLO, window: str, requests: str) -> str:
         from triton_sre.generate import llm
 
         return llm.slo_error_ratio(spec, slo, window)
-    ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
     if slo.type == c.SLO_AVAILABILITY:
-        bad = counter_rate(c.NV_REQUEST_FAILURE, [*ms, _bad_reason_matcher(slo)], window, (c.LABEL_MODEL,))
+        bad = _part(slo, c.SLO_PART_BAD, window)
         return f"({bad} or on ({c.LABEL_MODEL}) {requests} * 0) / on ({c.LABEL_MODEL}) ({requests} > 0)"
     parts = []
     if slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
-        threshold_ms = round(slo.threshold_s * 1000)
-        hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
-        total = counter_rate(f"{hist}_count", ms, window, (c.LABEL_MODEL,))
-        good = counter_rate(
-            f"{hist}_bucket", [*ms, (c.LABEL_LE, "=~", le_regex(threshold_ms))], window, (c.LABEL_MODEL,)
-        )
+        total = _part(slo, c.SLO_PART_TOTAL, window)
+        good = _part(slo, c.SLO_PART_GOOD, window)
         parts.append(f"(({total} - {good}) / ({total} > 0))")
     if slo.latency_sli != c.LATENCY_SLI_HISTOGRAM:
         bad_slices = selector(c.REC_SLO_SLICE_BAD, [(c.L_SLO, "=", slo.name)])
