@@ -31,8 +31,11 @@ class Prom:
     def __init__(self, url: str) -> None:
         self.url = url
 
-    def query(self, expr: str) -> list[dict[str, Any]]:
-        response = requests.get(f"{self.url}/api/v1/query", params={"query": expr}, timeout=10)
+    def query(self, expr: str, at: float | None = None) -> list[dict[str, Any]]:
+        params: dict[str, Any] = {"query": expr}
+        if at is not None:  # evaluate at that time (later tests may have sent other traffic since)
+            params["time"] = at
+        response = requests.get(f"{self.url}/api/v1/query", params=params, timeout=10)
         body = response.json()
         assert response.status_code == 200 and body["status"] == "success", f"{expr}\n-> {body}"
         result: list[dict[str, Any]] = body["data"]["result"]

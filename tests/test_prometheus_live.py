@@ -159,11 +159,12 @@ def test_quantile_rules_agree_with_tritons_own_summary_within_10_percent(recent:
 
 def test_slo_rules_report_the_traffic(live: dict[str, Any]) -> None:
     prom: Prom = live["prom"]
-    errors = prom.query(f'{c.rec_slo_errors("5m")}{{slo="availability", model="{VECTOR_SCALE}"}}')
+    at = live["settled"]  # the fixture's traffic, with its failures, ends here; later tests send more
+    errors = prom.query(f'{c.rec_slo_errors("5m")}{{slo="availability", model="{VECTOR_SCALE}"}}', at)
     assert len(errors) == 1 and 0 < float(errors[0]["value"][1]) < 1  # error_fraction 0.05 (+ batchmates)
-    requests_ = prom.query(f'{c.rec_slo_requests("5m")}{{slo="availability", model="{VECTOR_SCALE}"}}')
+    requests_ = prom.query(f'{c.rec_slo_requests("5m")}{{slo="availability", model="{VECTOR_SCALE}"}}', at)
     assert float(requests_[0]["value"][1]) > 0
-    slices = prom.query(f'{c.REC_SLO_SLICE_BAD}{{slo="latency"}}')
+    slices = prom.query(f'{c.REC_SLO_SLICE_BAD}{{slo="latency"}}', at)
     assert {r["metric"]["model"] for r in slices} >= {VECTOR_SCALE, SLOW_MODEL}
 
 
