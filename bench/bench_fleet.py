@@ -20,7 +20,6 @@ Everything listens on 127.0.0.1 and stops at the end.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import multiprocessing
 import shutil
@@ -31,13 +30,13 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import requests
 import yaml
-from bench_poll import index_payload, stats_payload
+from bench_poll import FakeTritonHandler, index_payload, stats_payload
 from synthetic import triton_metrics_payload  # bench_poll put tests/ on sys.path
 
 from triton_sre import conventions as c
@@ -84,37 +83,20 @@ class GrowingPayload:
 def serve_fleet(endpoints: int, models: int, versions: int, ports_out: multiprocessing.Queue) -> None:
     """One process, one loopback HTTP server per simulated Triton."""
     started = time.monotonic()
-    config = json.dumps({"max_batch_size": 16, "dynamic_batching": {}}).encode()
     index = index_payload(models, versions)
     servers = []
     for e in range(endpoints):
         payload = GrowingPayload(triton_metrics_payload(models, versions, seed=1000 + e))
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(FakeTritonHandler):
             metrics = payload
+            index_body = index
 
-            def do_GET(self) -> None:
-                elapsed = time.monotonic() - started
-                if self.path == "/metrics":
-                    body = self.metrics.render(elapsed)
-                elif self.path == "/v2/models/stats":
-                    body = stats_payload(models, versions, int(elapsed // 15))
-                else:
-                    body = config
-                self._send(body)
+            def metrics_body(self) -> bytes:
+                return self.metrics.render(time.monotonic() - started)
 
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                self._send(index)
-
-            def _send(self, body: bytes) -> None:
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
+            def stats_body(self) -> bytes:
+                return stats_payload(models, versions, int((time.monotonic() - started) // 15))
 
         httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         servers.append(httpd)

@@ -96,6 +96,43 @@ def index_payload(models: int, versions: int) -> bytes:
     ).encode()
 
 
+CONFIG_BODY = json.dumps({"max_batch_size": 16, "dynamic_batching": {}}).encode()
+
+
+class FakeTritonHandler(BaseHTTPRequestHandler):
+    """Answers like Triton: GET /metrics, GET /v2/models/stats, POST the repository index, and one
+    config for any other GET. Subclasses give the bodies."""
+
+    index_body = b"[]"
+
+    def metrics_body(self) -> bytes:
+        raise NotImplementedError
+
+    def stats_body(self) -> bytes:
+        raise NotImplementedError
+
+    def do_GET(self) -> None:
+        if self.path == "/metrics":
+            self._send(self.metrics_body())
+        elif self.path == "/v2/models/stats":
+            self._send(self.stats_body())
+        else:
+            self._send(CONFIG_BODY)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self._send(self.index_body)
+
+    def _send(self, body: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
 def serve_fake_triton(
     models: int, versions: int, polls: int, summaries: bool, port_out: multiprocessing.Queue
 ) -> None:
@@ -108,32 +145,17 @@ def serve_fake_triton(
     ]
     stats = [stats_payload(models, versions, p) for p in range(polls)]
     index = index_payload(models, versions)
-    config = json.dumps({"max_batch_size": 16, "dynamic_batching": {}}).encode()
     state = {"poll": -1}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            if self.path == "/metrics":
-                state["poll"] += 1
-                body = metrics[state["poll"] % polls]
-            elif self.path == "/v2/models/stats":
-                body = stats[max(0, state["poll"]) % polls]
-            else:
-                body = config
-            self._send(body)
+    class Handler(FakeTritonHandler):
+        index_body = index
 
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self._send(index)
+        def metrics_body(self) -> bytes:
+            state["poll"] += 1
+            return metrics[state["poll"] % polls]
 
-        def _send(self, body: bytes) -> None:
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
+        def stats_body(self) -> bytes:
+            return stats[max(0, state["poll"]) % polls]
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     port_out.put(httpd.server_address[1])
