@@ -644,3 +644,22 @@ SLO_PART_GOOD: Final = "good"  # of those, within the threshold (the threshold's
 def rec_slo_part(part: str) -> str:
     """Per-second rate over REC_RATE_WINDOW of one part of an SLO's SLI (labels slo, model)."""
     return f"slo_model:triton_slo_{part}:rate{REC_RATE_WINDOW}"
+
+# -- rule groups and their cross-group reads (issue 13) ---------------------------------------------
+# Prometheus evaluates each group on its own timer: a rule reading a series recorded by ANOTHER
+# group sees that group's latest evaluation (this interval's or the previous one's). The generators
+# compute which group reads which (generate/rules.py `group_reads`), the promtool tests fix the order
+# (`group_eval_order`, dependencies first) and tests/test_rules_promtool.py also runs them reversed.
+GROUP_RECORDING_REQUESTS: Final = "triton-sre.recording.requests"  # raw request/execution rates
+GROUP_RECORDING_STAGES: Final = "triton-sre.recording.stages"  # raw duration rates, stage split
+GROUP_RECORDING_MODELS: Final = "triton-sre.recording.models"  # per-model-version sums and ratios
+GROUP_LATENCY_QUANTILES: Final = "triton-sre.latency-quantiles"
+GROUP_OPERATIONAL: Final = "triton-sre.operational"
+GROUP_CAPACITY: Final = "triton-sre.capacity"
+GROUP_LLM: Final = "triton-sre.llm"
+GROUP_SLO_PREFIX: Final = "triton-sre.slo."
+
+
+def slo_group(slo_name: str) -> str:
+    """The rule group of one SLO (its parts, windows, budget and burn alerts)."""
+    return f"{GROUP_SLO_PREFIX}{slo_name}"

@@ -137,9 +137,7 @@ def rule_file(spec: Spec, base_url: str) -> r.RuleFile:
     # recorded series. Across two groups they would read the previous evaluation's or this one's,
     # whichever group ran first (promtool showed both).
     return {
-        "groups": [
-            {"name": "triton-sre.llm", "rules": [*recording_rules(spec), *alert_rules(spec, base_url)]}
-        ]
+        "groups": [{"name": c.GROUP_LLM, "rules": [*recording_rules(spec), *alert_rules(spec, base_url)]}]
     }
 
 

@@ -1129,7 +1129,7 @@ def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
         slow += s
     from triton_sre.generate import llm
 
-    return {
+    documents = {
         llm.LLM_TEST_FILE: llm.test_file(spec, base_url),
         "triton-slo-rules.test.yaml": {
             "rule_files": [f"../{r.SLO_FILE}"],
@@ -1157,3 +1157,13 @@ def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
             "tests": capacity_tests(spec, base_url),
         },
     }
+    return {name: with_eval_order(doc, r.rule_files(spec, base_url)) for name, doc in documents.items()}
+
+
+def with_eval_order(document: dict[str, Any], files: Mapping[str, r.RuleFile]) -> dict[str, Any]:
+    """`document` with `group_eval_order`: every group of its rule files, each after the groups it
+    reads (rules.eval_order). Without it promtool evaluates groups in a random order at each step,
+    and a rule reading another group's series sees this step's value or the previous one's."""
+    loaded = {g["name"] for path in document["rule_files"] for g in files[path.split("/")[-1]]["groups"]}
+    order = [name for name in r.eval_order(files) if name in loaded]
+    return {"rule_files": document["rule_files"], "group_eval_order": order, **document}

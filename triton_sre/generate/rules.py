@@ -13,6 +13,7 @@ Conventions the rules follow:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -124,29 +125,47 @@ def normalize_base(base: str) -> str:
 
 
 # -- recording rules: Triton's raw counters -> the exporter's derivations -----------------------
+# Three groups, so that no group reads all nine counters of every model version in one evaluation
+# (issue 13: at 4,000 model versions one group took 15-20 % of its interval). Each raw rate is read
+# once; the stage split reads the requests group's success rate and the per-model group sums both
+# (cross-group reads: see `group_reads` and docs/scaling.md).
+_REQUEST_COUNTERS = (c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT, c.NV_REQUEST_SUCCESS, c.NV_REQUEST_FAILURE)
+_STAGE_SOURCES = (c.NV_REQUEST_DURATION_US, *c.STAGE_COUNTERS.values())
+
+
 def recording_groups(spec: Spec) -> RuleFile:
     job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
-    rules: list[Rule] = []
-    for family in c.PER_MODEL_COUNTERS:
-        rules.append(
+
+    def raw(families: Iterable[str]) -> list[Rule]:
+        return [
             {
                 "record": c.rec_rate(c.REC_LEVEL_INSTANCE, family),
                 "expr": counter_rate(family, job, c.REC_RATE_WINDOW, _INSTANCE_BY),
             }
-        )
-    for family in c.PER_MODEL_COUNTERS:
-        rules.append(
-            {
-                "record": c.rec_rate(c.REC_LEVEL_MODEL, family),
-                "expr": f"sum {by(_MODEL_BY)} ({c.rec_rate(c.REC_LEVEL_INSTANCE, family)})",
-            }
-        )
-    for level in c.REC_LEVELS:
-        rules.extend(_derived_rules(level))
+            for family in families
+        ]
+
+    per_model: list[Rule] = [
+        {
+            "record": c.rec_rate(c.REC_LEVEL_MODEL, family),
+            "expr": f"sum {by(_MODEL_BY)} ({c.rec_rate(c.REC_LEVEL_INSTANCE, family)})",
+        }
+        for family in c.PER_MODEL_COUNTERS
+    ]
+    model = c.REC_LEVEL_MODEL
+    instance = c.REC_LEVEL_INSTANCE
     return {
         "groups": [
-            {"name": "triton-sre.recording", "rules": rules},
-            {"name": "triton-sre.latency-quantiles", "rules": latency_quantile_rules(spec)},
+            {
+                "name": c.GROUP_RECORDING_REQUESTS,
+                "rules": [*raw(_REQUEST_COUNTERS), *_request_rules(instance)],
+            },
+            {"name": c.GROUP_RECORDING_STAGES, "rules": [*raw(_STAGE_SOURCES), *_stage_rules(instance)]},
+            {
+                "name": c.GROUP_RECORDING_MODELS,
+                "rules": [*per_model, *_request_rules(model), *_stage_rules(model)],
+            },
+            {"name": c.GROUP_LATENCY_QUANTILES, "rules": latency_quantile_rules(spec)},
         ]
     }
 
@@ -192,12 +211,10 @@ def latency_quantile_rules(spec: Spec) -> list[Rule]:
     return rules
 
 
-def _derived_rules(level: str) -> list[Rule]:
-    def rate(family: str) -> str:
-        return c.rec_rate(level, family)
-
-    success, failure = rate(c.NV_REQUEST_SUCCESS), rate(c.NV_REQUEST_FAILURE)
-    rules: list[Rule] = [
+def _request_rules(level: str) -> list[Rule]:
+    """Requests, error ratio and batching ratio from the recorded rates of `level`."""
+    success, failure = c.rec_rate(level, c.NV_REQUEST_SUCCESS), c.rec_rate(level, c.NV_REQUEST_FAILURE)
+    return [
         {"record": c.rec_requests(level), "expr": f"{success} + ({failure} or {success} * 0)"},
         {
             "record": c.rec_error_ratio(level),
@@ -205,9 +222,19 @@ def _derived_rules(level: str) -> list[Rule]:
         },
         {
             "record": c.rec_batching_ratio(level),
-            "expr": f"{rate(c.NV_INFERENCE_COUNT)} / ({rate(c.NV_EXEC_COUNT)} > 0)",
+            "expr": f"{c.rec_rate(level, c.NV_INFERENCE_COUNT)} / ({c.rec_rate(level, c.NV_EXEC_COUNT)} > 0)",
         },
     ]
+
+
+def _stage_rules(level: str) -> list[Rule]:
+    """Seconds per successful request in each stage, and each stage's share, at `level`."""
+
+    def rate(family: str) -> str:
+        return c.rec_rate(level, family)
+
+    success = rate(c.NV_REQUEST_SUCCESS)
+    rules: list[Rule] = []
     for stage, family in c.STAGE_COUNTERS.items():
         rules.append(
             {
@@ -249,7 +276,7 @@ def slo_groups(spec: Spec, base_url: str) -> RuleFile:
     for slo in spec.slos:
         rules = _sli_rules(spec, slo)
         rules.extend(burn_alerts(slo, base_url))
-        groups.append({"name": f"triton-sre.slo.{slo.name}", "rules": rules})
+        groups.append({"name": c.slo_group(slo.name), "rules": rules})
     return {"groups": groups}
 
 
@@ -580,7 +607,7 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
             url(c.ALERT_GPU_MEMORY_NEAR_LIMIT),
         ),
     ]
-    return {"groups": [{"name": "triton-sre.operational", "rules": rules}]}
+    return {"groups": [{"name": c.GROUP_OPERATIONAL, "rules": rules}]}
 
 
 def _quantiles_missing_alert(spec: Spec, url: str) -> Rule:
@@ -723,7 +750,7 @@ def capacity_groups(spec: Spec, base_url: str) -> RuleFile:
             url(c.ALERT_MODEL_LOAD_SLOW),
         ),
     ]
-    return {"groups": [{"name": "triton-sre.capacity", "rules": rules}]}
+    return {"groups": [{"name": c.GROUP_CAPACITY, "rules": rules}]}
 
 
 class _Dumper(yaml.SafeDumper):
@@ -746,3 +773,56 @@ def render_yaml(document: Any, source: str) -> str:
 
 def all_rules(files: Mapping[str, RuleFile]) -> list[Rule]:
     return [rule for f in files.values() for group in f["groups"] for rule in group["rules"]]
+
+
+_SELECTOR = re.compile(r"([A-Za-z_:][\w:]*)(\{[^}]*\})?")
+_EQUAL = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
+
+
+def group_reads(files: Mapping[str, RuleFile]) -> dict[str, set[str]]:
+    """Group name -> the other groups whose recorded series its rules read (every group listed).
+
+    A series name recorded by several groups (the SLO groups' `slo_model:*`, told apart by their
+    `slo` label) resolves through the selector's `label="value"` matchers. Such a read sees the
+    other group's latest evaluation: this interval's or the previous one's, depending on which
+    group Prometheus evaluated first.
+    """
+    groups = [g for f in files.values() for g in f["groups"]]
+    recorders: dict[str, list[tuple[str, Mapping[str, str]]]] = {}
+    for g in groups:
+        for rule in g["rules"]:
+            if "record" in rule:
+                recorders.setdefault(rule["record"], []).append((g["name"], rule.get("labels", {})))
+    reads: dict[str, set[str]] = {}
+    for g in groups:
+        deps: set[str] = set()
+        for rule in g["rules"]:
+            for name, matchers in _SELECTOR.findall(rule["expr"]):
+                wanted = dict(_EQUAL.findall(matchers))
+                deps.update(
+                    group
+                    for group, labels in recorders.get(name, [])
+                    if all(labels.get(k, v) == v for k, v in wanted.items())
+                )
+        reads[g["name"]] = deps - {g["name"]}
+    return reads
+
+
+def eval_order(files: Mapping[str, RuleFile]) -> list[str]:
+    """Every group name, each after the groups it reads (file order otherwise): what promtool's
+    `group_eval_order` needs so that a test sees what one group with all the rules would."""
+    reads = group_reads(files)
+    order: list[str] = []
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in order:
+            return
+        if name in path:
+            raise ValueError(f"rule groups read each other in a cycle: {' -> '.join((*path, name))}")
+        for dep in sorted(reads[name]):
+            visit(dep, (*path, name))
+        order.append(name)
+
+    for name in reads:
+        visit(name, ())
+    return order

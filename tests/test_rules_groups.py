@@ -1,0 +1,125 @@
+"""Rule groups at fleet size (issue 13): how the recording rules are split, which group reads which,
+and the evaluation order the promtool tests fix (docs/scaling.md, "Which group reads which")."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from triton_sre import conventions as c
+from triton_sre.generate import rules as r
+from triton_sre.generate.command import default_spec
+from triton_sre.generate.promtests import test_files as promtool_files
+
+REPO = Path(__file__).resolve().parents[1]
+FILES = r.rule_files(default_spec())
+
+
+def _group(name: str) -> dict:
+    return next(g for f in FILES.values() for g in f["groups"] if g["name"] == name)
+
+
+def _raw_rates(group: dict) -> list[str]:
+    """The Triton counters a group reads raw (with `rate(`), in rule order."""
+    return [
+        family
+        for rule in group["rules"]
+        for family in c.PER_MODEL_COUNTERS
+        if re.search(rf"rate\({re.escape(family)}\{{", rule["expr"])
+    ]
+
+
+def test_each_counter_is_read_raw_once_and_no_recording_group_reads_them_all() -> None:
+    groups = [_group(c.GROUP_RECORDING_REQUESTS), _group(c.GROUP_RECORDING_STAGES)]
+    read = [family for g in groups for family in _raw_rates(g)]
+    assert sorted(read) == sorted(c.PER_MODEL_COUNTERS)
+    for g in groups:
+        assert 0 < len(_raw_rates(g)) < len(c.PER_MODEL_COUNTERS), g["name"]
+    assert _raw_rates(_group(c.GROUP_RECORDING_MODELS)) == []
+    # every exporter derivation is still recorded at both levels
+    recorded = {rule["record"] for g in FILES[r.RECORDING_FILE]["groups"] for rule in g["rules"]}
+    for level in c.REC_LEVELS:
+        for name in (
+            c.rec_requests(level),
+            c.rec_error_ratio(level),
+            c.rec_batching_ratio(level),
+            c.rec_stage_seconds(level),
+            c.rec_stage_fraction(level),
+            *(c.rec_rate(level, f) for f in c.PER_MODEL_COUNTERS),
+        ):
+            assert name in recorded, name
+
+
+def test_group_reads_of_the_shipped_rules() -> None:
+    reads = r.group_reads(FILES)
+    assert reads[c.GROUP_RECORDING_REQUESTS] == set()
+    assert reads[c.GROUP_RECORDING_STAGES] == {c.GROUP_RECORDING_REQUESTS}  # success: the divisor
+    assert reads[c.GROUP_RECORDING_MODELS] == {c.GROUP_RECORDING_REQUESTS, c.GROUP_RECORDING_STAGES}
+    assert reads[c.GROUP_OPERATIONAL] == {
+        c.GROUP_RECORDING_REQUESTS,
+        c.GROUP_RECORDING_STAGES,
+        c.GROUP_RECORDING_MODELS,
+    }
+    # the SLO groups record the same names, told apart by `slo`: none reads another's
+    for name, deps in reads.items():
+        if name.startswith(c.GROUP_SLO_PREFIX) or name in (c.GROUP_LLM, c.GROUP_CAPACITY):
+            assert deps == set(), (name, deps)
+
+
+def test_within_a_group_a_recorded_series_is_read_only_after_the_rule_recording_it() -> None:
+    """Prometheus evaluates a group's rules in order: reading a later rule's series would see the
+    previous evaluation, the same lag as a cross-group read, but undocumented."""
+    for f in FILES.values():
+        for g in f["groups"]:
+            own = {rule["record"] for rule in g["rules"] if "record" in rule}
+            seen: set[str] = set()
+            for rule in g["rules"]:
+                names = set(re.findall(r"[A-Za-z_:][\w:]*", rule["expr"])) & own
+                assert names <= seen | {rule.get("record")}, (g["name"], rule.get("record"), names - seen)
+                if "record" in rule:
+                    seen.add(rule["record"])
+
+
+def test_group_reads_resolves_shared_names_by_their_labels_and_eval_order_puts_readers_last() -> None:
+    files = {
+        "x.yaml": {
+            "groups": [
+                {"name": "alerts", "rules": [{"alert": "A", "expr": 'part:rate5m{slo="two"} > 1'}]},
+                {"name": "one", "rules": [{"record": "part:rate5m", "expr": "x", "labels": {"slo": "one"}}]},
+                {"name": "two", "rules": [{"record": "part:rate5m", "expr": "y", "labels": {"slo": "two"}}]},
+            ]
+        }
+    }
+    assert r.group_reads(files) == {"alerts": {"two"}, "one": set(), "two": set()}
+    assert r.eval_order(files) == ["two", "alerts", "one"]
+    files["x.yaml"]["groups"][2]["rules"].append({"alert": "B", "expr": "ALERTS"})
+    files["x.yaml"]["groups"][0]["rules"].append({"record": "ALERTS", "expr": "part:rate5m"})
+    with pytest.raises(ValueError, match="cycle"):
+        r.eval_order(files)
+
+
+@pytest.mark.parametrize("name", sorted(promtool_files(default_spec(), c.DEFAULT_RUNBOOK_BASE_URL)))
+def test_each_shipped_promtool_file_fixes_the_order_of_every_group_it_loads(name: str) -> None:
+    doc = yaml.safe_load((REPO / "alerts" / "tests" / name).read_text())
+    loaded = [g["name"] for path in doc["rule_files"] for g in FILES[Path(path).name]["groups"]]
+    assert sorted(doc["group_eval_order"]) == sorted(loaded)
+    order = doc["group_eval_order"]
+    reads = r.group_reads(FILES)
+    for i, group in enumerate(order):
+        assert reads[group] <= set(order[:i]), (name, group)
+
+
+def test_docs_table_lists_which_group_reads_which() -> None:
+    """docs/scaling.md's table `| group | reads recorded series of |` is the computed graph."""
+    text = (REPO / "docs" / "scaling.md").read_text()
+    section = text.split("### Which group reads which", 1)[1].split("\n#", 1)[0]
+    documented: dict[str, set[str]] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].startswith("`triton-sre."):
+            documented[cells[0].strip("`")] = set(re.findall(r"`(triton-sre\.[\w.-]+)`", cells[1]))
+    computed = {name: deps for name, deps in r.group_reads(FILES).items() if deps}
+    assert documented == computed
