@@ -319,22 +319,17 @@ def _slo_matchers(spec: Spec, slo: SLO) -> list[r.Matcher]:
     return [(c.LABEL_JOB, "=", spec.triton_job), *r.model_matchers(slo)]
 
 
-def slo_valid_rate(spec: Spec, slo: SLO, window: str) -> str:
-    """Events per second: first tokens (ttft) or output-token gaps (time_per_output_token)."""
-    family = c.LLM_SLO_HISTOGRAMS[slo.type][0]
-    return _sum(
-        f"rate({r.selector(family + '_count', _slo_matchers(spec, slo))}[{window}])", (c.LABEL_MODEL,)
-    )
-
-
-def slo_error_ratio(spec: Spec, slo: SLO, window: str) -> str:
-    """Share of events above the threshold: 1 - bucket(le = threshold) / count; no sample without events."""
+def slo_parts(spec: Spec, slo: SLO) -> dict[str, str]:
+    """The SLI's parts per model at REC_RATE_WINDOW, recorded like the other SLOs' (rules.py
+    `_part`): events per second (first tokens for ttft, output-token gaps for time_per_output_token)
+    and, of those, the ones within the threshold (its bucket). Longer windows average them."""
     family = c.LLM_SLO_HISTOGRAMS[slo.type][0]
     ms = _slo_matchers(spec, slo)
-    total = slo_valid_rate(spec, slo, window)
     le = (c.LABEL_LE, "=~", le_regex_seconds(slo.threshold_s))
-    good = _sum(f"rate({r.selector(family + '_bucket', [*ms, le])}[{window}])", (c.LABEL_MODEL,))
-    return f"clamp_min({total} - {good}, 0) / ({total} > 0)"
+    return {
+        c.SLO_PART_TOTAL: _sum(_rate(family + "_count", ms), (c.LABEL_MODEL,)),
+        c.SLO_PART_GOOD: _sum(_rate(family + "_bucket", [*ms, le]), (c.LABEL_MODEL,)),
+    }
 
 
 def slo_sli_text(slo: SLO) -> str:

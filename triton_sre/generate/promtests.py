@@ -187,7 +187,7 @@ def _bad_share(slo: SLO, track: Track, p: Phase) -> Fraction:
 
 
 def window_stats(
-    per_step: Sequence[Phase], step: int, t: int, window: int, bad_of: Any = None, recorded: bool = True
+    per_step: Sequence[Phase], step: int, t: int, window: int, bad_of: Any = None
 ) -> tuple[Fraction, Fraction | None]:
     """(request rate, bad share) over `window` seconds ending at `t`, as the SLO rules compute them.
 
@@ -196,7 +196,7 @@ def window_stats(
     share is the sum of the recorded bad rates over the sum of the recorded request rates.
     """
     rec = int(window_seconds(c.REC_RATE_WINDOW))
-    if window <= rec or not recorded:  # LLM SLIs: rate() over the window (generate/llm.py)
+    if window <= rec:
         return _rate_stats(per_step, step, t, window, bad_of)
     samples = [
         _rate_stats(per_step, step, j * step, rec, bad_of)
@@ -335,9 +335,7 @@ def predict(
         burn_long = Fraction(0)
         for w in (long, short):
             ws = int(window_seconds(w))
-            rate, ratio = window_stats(
-                per_step, step, t, ws, lambda p: _bad_share(slo, track, p), slo.type not in c.LLM_SLO_TYPES
-            )
+            rate, ratio = window_stats(per_step, step, t, ws, lambda p: _bad_share(slo, track, p))
             if judged == SLICES:
                 ratio = slice_stats(slo, track, step, t, ws, latency_metrics)
             if ratio is None or t < step:

@@ -281,10 +281,8 @@ def slo_groups(spec: Spec, base_url: str) -> RuleFile:
 
 
 def _valid_rate(spec: Spec, slo: SLO, window: str) -> str:
-    if slo.type in c.LLM_SLO_TYPES:  # events of the vLLM histogram (generate/llm.py)
-        from triton_sre.generate import llm
-
-        return llm.slo_valid_rate(spec, slo, window)
+    if slo.type in c.LLM_SLO_TYPES:  # events of the vLLM histogram: its recorded _count rate
+        return _part(slo, c.SLO_PART_TOTAL, window)
     success = _part(slo, c.SLO_PART_SUCCESS, window)
     failure = _part(slo, c.SLO_PART_FAILURE, window)
     return f"{success} + ({failure} or {success} * 0)"
@@ -303,8 +301,13 @@ def _part(slo: SLO, part: str, window: str) -> str:
 
 def _part_rules(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> list[Rule]:
     """The recorded REC_RATE_WINDOW rates every window of `slo` is computed from (per model)."""
-    if slo.type in c.LLM_SLO_TYPES:  # LLM SLIs read vLLM's histograms directly (generate/llm.py)
-        return []
+    if slo.type in c.LLM_SLO_TYPES:  # events of vLLM's histogram (generate/llm.py)
+        from triton_sre.generate import llm
+
+        return [
+            {"record": c.rec_slo_part(part), "expr": expr, "labels": dict(labels)}
+            for part, expr in llm.slo_parts(spec, slo).items()
+        ]
     ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
     w, model = c.REC_RATE_WINDOW, (c.LABEL_MODEL,)
     parts = {
@@ -395,10 +398,10 @@ def _slice_rule(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> Rule:
 
 
 def _error_ratio(spec: Spec, slo: SLO, window: str, requests: str) -> str:
-    if slo.type in c.LLM_SLO_TYPES:
-        from triton_sre.generate import llm
-
-        return llm.slo_error_ratio(spec, slo, window)
+    if slo.type in c.LLM_SLO_TYPES:  # events above the threshold: all minus the threshold's bucket
+        total = _part(slo, c.SLO_PART_TOTAL, window)
+        good = _part(slo, c.SLO_PART_GOOD, window)
+        return f"clamp_min({total} - {good}, 0) / ({total} > 0)"
     if slo.type == c.SLO_AVAILABILITY:
         bad = _part(slo, c.SLO_PART_BAD, window)
         return f"({bad} or on ({c.LABEL_MODEL}) {requests} * 0) / on ({c.LABEL_MODEL}) ({requests} > 0)"
