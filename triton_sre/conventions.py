@@ -650,8 +650,8 @@ def rec_slo_part(part: str) -> str:
 # group sees that group's latest evaluation (this interval's or the previous one's). The generators
 # compute which group reads which (generate/rules.py `group_reads`), the promtool tests fix the order
 # (`group_eval_order`, dependencies first) and tests/test_rules_promtool.py also runs them reversed.
-GROUP_RECORDING_REQUESTS: Final = "triton-sre.recording.requests"  # raw request/execution rates
-GROUP_RECORDING_STAGES: Final = "triton-sre.recording.stages"  # raw duration rates, stage split
+GROUP_RECORDING_REQUESTS: Final = "triton-sre.recording.requests"  # raw per-request totals' rates
+GROUP_RECORDING_STAGES: Final = "triton-sre.recording.stages"  # raw stage-duration rates, stage split
 GROUP_RECORDING_MODELS: Final = "triton-sre.recording.models"  # per-model-version sums and ratios
 GROUP_LATENCY_QUANTILES: Final = "triton-sre.latency-quantiles"
 GROUP_OPERATIONAL: Final = "triton-sre.operational"
