@@ -20,7 +20,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from triton_sre import conventions as c
 from triton_sre.config import ConfigError, ExporterSettings, settings_from_mapping
 from triton_sre.demo import SAMPLE_REPOSITORY, SLOW_LOADING, SLOW_LOADING_SECONDS
-from triton_sre.diagnosis.engine import diagnose_reason
+from triton_sre.diagnosis.engine import diagnose_events, diagnose_reason
+from triton_sre.diagnosis.logparse import parse_text
 from triton_sre.exporter.capacity import (
     CapacitySettings,
     CapacityWatch,
@@ -114,7 +115,7 @@ def test_four_gpu_scrape_headroom_placement_and_fit():
     # per-model memory rows carry the GPU uuid, CPU kinds the host
     rows = {(m.model, m.kind, m.device): m.bytes for m in cap.memory}
     assert rows[("distilgpt2_cola", c.MEMORY_TYPE_GPU, GPU3)] == 0.7e9
-    assert rows[("distilgpt2_cola", c.MEMORY_TYPE_CPU_PINNED, c.DEVICE_HOST)] == 65536  # gRPC-style string
+    assert rows[("distilgpt2_cola", c.MEMORY_TYPE_CPU_PINNED, c.DEVICE_HOST)] == 65536
     assert rows[("gpt_neo_cola_part0", c.MEMORY_TYPE_CPU, c.DEVICE_HOST)] == 1e6
 
 
@@ -136,6 +137,61 @@ def test_exposition_of_the_four_gpu_host():
     fits = [v for (name, _), v in samples.items() if name == c.M_GPU_MODELS_THAT_FIT]
     assert len(fits) == 4 and all(v >= 0 and v == int(v) for v in fits)
     assert not any(math.isnan(v) or v < 0 for v in samples.values())
+
+
+def test_every_capacity_fixture_cites_its_source():
+    """Text fixtures name a URL in their first line; every fixture is in SOURCE.md with a URL."""
+    index = read("SOURCE.md")
+    rows = {
+        line.split("|")[1].strip().strip("`"): line for line in index.splitlines() if line.startswith("| `")
+    }
+    fixtures = sorted(p.name for p in CAP.iterdir() if p.name != "SOURCE.md")
+    assert sorted(rows) == fixtures
+    for name in fixtures:
+        if name.endswith(".json"):
+            assert "SOURCE.md" in json.loads(read(name))["_source"]
+            assert "not public" in rows[name]  # the derived fixture says so
+        else:
+            first = read(name).splitlines()[0].lower()
+            assert first.startswith("# source: https://"), name
+            assert "https://" in rows[name]
+
+
+def test_memory_usage_in_triton_order_and_in_the_grpc_string_form():
+    """Core lists one entry per (type, id), CPU < CPU_PINNED < GPU then by id (src/model.h);
+    the gRPC answer printed as JSON carries byte_size as a string (qa/L0_device_memory_tracker)."""
+    order = [c.MEMORY_TYPE_CPU, c.MEMORY_TYPE_CPU_PINNED, c.MEMORY_TYPE_GPU]
+    for stat in gpu4_stats():
+        keys = [(order.index(u["type"]), u["id"]) for u in stat["memory_usage"]]
+        assert keys == sorted(set(keys)), stat["name"]
+    as_grpc = [
+        {**s, "memory_usage": [{**u, "byte_size": str(u["byte_size"])} for u in s["memory_usage"]]}
+        for s in gpu4_stats()
+    ]
+    text = read("gpu4_metrics.txt")
+    http_rows = derive_capacity([snapshot_of(text, stats=gpu4_stats())], CapacitySettings(), {}).memory
+    grpc_rows = derive_capacity([snapshot_of(text, stats=as_grpc)], CapacitySettings(), {}).memory
+    assert grpc_rows == http_rows and len(http_rows) == 10
+
+
+def test_the_real_four_gpu_host_serves_python_models_that_report_no_memory():
+    """The scrape's models are Python-backend models (the source repository's config.pbtxt), which
+    never fill memory_usage: that host's real statistics are empty lists. Placement still comes
+    from gpu_uuid, headroom from the GPU families; the fit needs capacity.model_bytes."""
+    empty = [{**s, "memory_usage": []} for s in gpu4_stats()]
+    snap = snapshot_of(read("gpu4_metrics.txt"), stats=empty)
+    cap = derive_capacity([snap], CapacitySettings(), {})
+    assert list(cap.memory) == []
+    assert len(cap.gpus) == 4 and all(g.resident == {} for g in cap.gpus)
+    assert all(g.models_that_fit is None for g in cap.gpus)  # nothing to divide by
+    assert cap.largest_on(GPU0) == [] and cap.gpu_metrics_missing is False
+    sized = derive_capacity([snap], CapacitySettings(model_bytes=2 * GIB), {})
+    fits = {g.device: g.models_that_fit for g in sized.gpus}
+    assert fits[GPU3] == math.floor((16944988160 - 7451181056) / (2 * GIB)) == 4
+    assert fits[GPU0] == math.floor((16944988160 - 7329546240) / (2 * GIB)) == 4
+    samples = exposition([snap])
+    assert not any(name == c.M_MODEL_MEMORY_BYTES for name, _ in samples)
+    assert samples[(c.M_GPU_MEMORY_HEADROOM_BYTES, ((c.LABEL_GPU_UUID, GPU3),))] == 16944988160 - 7451181056
 
 
 def test_energy_cost_from_the_counter_rate_and_model_share():
@@ -190,22 +246,29 @@ def test_per_model_family_with_and_without_gpu_uuid():
 
 
 def test_mig_host_without_gpu_metrics_is_flagged_not_zero():
-    """Triton exports no nv_gpu_* on MIG GPUs (server #5324): the scrape looks like a CPU host's.
-
-    The real 2.51 scrape stands for it; a TensorRT model's GPU memory in the statistics (or the
-    `capacity.gpu_host` setting) says the host has GPUs.
+    """Triton exports no nv_gpu_* on MIG GPUs (server #5324): DCGM does not start (mig_dcgm.log, a
+    real MIG host's lines from server #7906), so no GPU family gets a sample and the per-model
+    families lose gpu_uuid (core metrics.cc, SOURCE.md): the scrape looks like a CPU host's, which
+    the real 2.51 scrape is. A TensorRT model's GPU memory (a single MIG device is CUDA id 0) or the
+    `capacity.gpu_host` setting says the host has GPUs.
     """
+    log = read("mig_dcgm.log")
+    assert "DCGM unable to start" in log
+    diagnosis = diagnose_events(parse_text("\n".join(x for x in log.splitlines() if not x.startswith("#"))))
+    assert diagnosis.findings == () and not diagnosis.has_failure  # a fact of the host, not a load failure
     text = (DATA / "triton_2.51_metrics_cpu.txt").read_text()
-    stats = [
-        {"name": "trt_model", "version": "1", "memory_usage": [{"type": "GPU", "id": 0, "byte_size": 10**9}]}
-    ]
-    on_mig = snapshot_of(text, stats=stats)
+    assert "nv_gpu_" not in text and "gpu_uuid" not in text
+    part0 = next(s for s in gpu4_stats() if s["name"] == "gpt_neo_cola_part0")
+    on_mig = snapshot_of(text, stats=[part0])
     samples = exposition([on_mig])
     assert samples[(c.M_GPU_METRICS_MISSING, ())] == 1.0
     assert not any(name in (c.M_GPU_MEMORY_HEADROOM_BYTES, c.M_GPU_MODELS_THAT_FIT) for name, _ in samples)
     # The memory itself is still reported, under Triton's device id (no uuid to map it to).
     rows = derive_capacity([on_mig], CapacitySettings(), {}).memory
-    assert [(m.kind, m.device, m.bytes) for m in rows] == [(c.MEMORY_TYPE_GPU, "0", 1e9)]
+    assert sorted((m.kind, m.device, m.bytes) for m in rows) == [
+        (c.MEMORY_TYPE_CPU, c.DEVICE_HOST, 1e6),
+        (c.MEMORY_TYPE_GPU, "0", 4e9),
+    ]
     cpu_host = snapshot_of(text, stats=[])
     assert exposition([cpu_host])[(c.M_GPU_METRICS_MISSING, ())] == 0.0
     assert (
