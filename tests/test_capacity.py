@@ -458,6 +458,28 @@ def test_startup_probe_budget_sizes_the_k8s_probe_and_the_slow_load_alert():
     assert alert["expr"].endswith("> 120")  # 0.4 x 300 s
 
 
+def test_k8s_template_turns_on_the_memory_tracker_and_the_real_server_accepts_it(fresh_triton_factory):
+    """memory_usage stays empty unless Triton runs with the tracker flag (server #6009, SOURCE.md):
+    the template's flag, passed as is to the real 2.51, reaches every backend's config."""
+    import yaml
+
+    from triton_sre.generate.command import default_spec
+    from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, render_k8s
+
+    deployment = next(
+        d
+        for d in yaml.safe_load_all(render_k8s(default_spec())[K8S_DEPLOYMENT_FILE])
+        if d["kind"] == "Deployment"
+    )
+    container = next(k for k in deployment["spec"]["template"]["spec"]["containers"] if k["name"] == "triton")
+    flags = [a for a in container["args"] if a.startswith("--backend-config=")]
+    assert flags == ["--backend-config=triton-backend-memory-tracker=true"]
+    triton = fresh_triton_factory(extra_args=flags)
+    stats = requests.get(f"{triton.http_url}/v2/models/stats", timeout=10).json()["model_stats"]
+    assert stats and all(s["memory_usage"] == [] for s in stats)  # Python models report none
+    assert '"triton-backend-memory-tracker":"true"' in triton.log_path.read_text()
+
+
 def test_lint_sizes_the_startup_probe_from_measured_load_times(capsys, tmp_path):
     from triton_sre.cli import main
 
