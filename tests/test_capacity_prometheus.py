@@ -3,7 +3,8 @@
 No GPU here, so Triton's side is served from tests/data/capacity/gpu4_metrics.txt (a public
 4-GPU scrape, verbatim) plus the CPU families of the real 2.51 scrape; its energy counters advance
 at each GPU's scraped power usage. The exporter is the real ExporterServer, its Triton client
-answering from the same fixtures (statistics from gpu4_stats.json, with execution time that grows;
+answering from the same fixtures (statistics from gpu4_stats.json, derived from Triton's source
+because no public answer with GPU memory exists: see tests/data/capacity/SOURCE.md; execution time grows;
 one model seen LOADING for two polls, then READY). Every query of "Triton / Capacity" and every
 capacity alert expression must return data, without NaN.
 """
