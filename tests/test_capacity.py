@@ -191,6 +191,9 @@ def test_the_real_four_gpu_host_serves_python_models_that_report_no_memory():
     assert fits[GPU0] == math.floor((16944988160 - 7329546240) / (2 * GIB)) == 4
     samples = exposition([snap])
     assert not any(name == c.M_MODEL_MEMORY_BYTES for name, _ in samples)
+    # No size, no largest model: TritonGPUMemoryHeadroomLow has nothing to compare the headroom
+    # with on such a host; models_that_fit (from capacity.model_bytes) is the signal there.
+    assert not any(name == c.M_GPU_LARGEST_MODEL_BYTES for name, _ in samples)
     assert samples[(c.M_GPU_MEMORY_HEADROOM_BYTES, ((c.LABEL_GPU_UUID, GPU3),))] == 16944988160 - 7451181056
 
 
