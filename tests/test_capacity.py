@@ -191,10 +191,17 @@ def test_the_real_four_gpu_host_serves_python_models_that_report_no_memory():
     assert fits[GPU0] == math.floor((16944988160 - 7329546240) / (2 * GIB)) == 4
     samples = exposition([snap])
     assert not any(name == c.M_MODEL_MEMORY_BYTES for name, _ in samples)
-    # No size, no largest model: TritonGPUMemoryHeadroomLow has nothing to compare the headroom
-    # with on such a host; models_that_fit (from capacity.model_bytes) is the signal there.
+    # No size and none configured: no largest model, TritonGPUMemoryHeadroomLow cannot judge.
     assert not any(name == c.M_GPU_LARGEST_MODEL_BYTES for name, _ in samples)
     assert samples[(c.M_GPU_MEMORY_HEADROOM_BYTES, ((c.LABEL_GPU_UUID, GPU3),))] == 16944988160 - 7451181056
+    # With capacity.model_bytes, each GPU that runs models gets that size as its largest model,
+    # so the headroom alert can page there too; a GPU without models gets none.
+    placed = {u for devices in snap.capacity.placement.values() for u in devices}
+    largest = {g.device: g.largest_model_bytes for g in sized.gpus}
+    assert placed and all(largest[u] == 2 * GIB for u in placed)
+    assert all(largest[g.device] is None for g in sized.gpus if g.device not in placed)
+    sized_samples = exposition([snap], settings=CapacitySettings(model_bytes=2 * GIB))
+    assert sized_samples[(c.M_GPU_LARGEST_MODEL_BYTES, ((c.LABEL_GPU_UUID, GPU0),))] == 2 * GIB
 
 
 def test_energy_cost_from_the_counter_rate_and_model_share():
