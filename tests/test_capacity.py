@@ -128,8 +128,8 @@ def test_exposition_of_the_four_gpu_host():
         (
             (c.L_DEVICE, GPU0),
             (c.L_KIND, c.MEMORY_TYPE_GPU),
-            (c.L_MODEL, "gpt_neo_cola_part0"),
-            (c.L_VERSION, "0"),
+            (c.LABEL_MODEL, "gpt_neo_cola_part0"),
+            (c.LABEL_VERSION, "0"),
         ),
     )
     assert samples[key] == 4.0e9

@@ -9,8 +9,6 @@ from __future__ import annotations
 from typing import Final
 
 from triton_sre.conventions.triton import (
-    LABEL_MODEL,
-    LABEL_VERSION,
     NV_COMPUTE_INFER_DURATION_US,
     NV_COMPUTE_INPUT_DURATION_US,
     NV_COMPUTE_OUTPUT_DURATION_US,
@@ -62,9 +60,7 @@ M_POLL_ERRORS: Final = "triton_sre_poll_errors_total"
 M_LAST_SUCCESS: Final = "triton_sre_last_success_timestamp_seconds"
 M_BUILD_INFO: Final = "triton_sre_build_info"
 
-# Labels on triton-sre's metrics.
-L_MODEL: Final = LABEL_MODEL
-L_VERSION: Final = LABEL_VERSION
+# Labels on triton-sre's metrics (besides Triton's model and version: conventions.triton).
 L_STAGE: Final = "stage"
 L_STATE: Final = "state"
 L_RUNBOOK: Final = "runbook"
@@ -208,7 +204,6 @@ REC_LLM_TOKENS_RATE: Final = f"{REC_LEVEL_MODEL}:triton_llm_tokens:rate{REC_RATE
 REC_LLM_KV_CACHE: Final = f"{REC_LEVEL_MODEL}:triton_llm_kv_cache_utilization:ratio"
 REC_LLM_WAITING: Final = f"{REC_LEVEL_MODEL}:triton_llm_requests_waiting:sum"
 REC_LLM_RUNNING: Final = f"{REC_LEVEL_MODEL}:triton_llm_requests_running:sum"
-LLM_QUANTILES: Final = ("0.5", "0.95", "0.99")
 UID_LLM_DASHBOARD: Final = "triton-sre-llm"
 
 # ---------------------------------------------------------------------------
