@@ -169,7 +169,7 @@ def test_energy_cost_from_the_counter_rate_and_model_share():
 
 def test_single_gpu_without_memory_usage_uses_the_configured_size():
     snap = snapshot_of(
-        read("gpu1_metrics.txt"), stats=[{"name": "resnet50_trt", "version": "1", "memory_usage": []}]
+        read("gpu1_metrics.txt"), stats=[{"name": "resnet50_trt", "version": "1", c.STATS_MEMORY_USAGE: []}]
     )
     room = 16945512448 - 974913536
     assert (
@@ -197,7 +197,11 @@ def test_mig_host_without_gpu_metrics_is_flagged_not_zero():
     """
     text = (DATA / "triton_2.51_metrics_cpu.txt").read_text()
     stats = [
-        {"name": "trt_model", "version": "1", "memory_usage": [{"type": "GPU", "id": 0, "byte_size": 10**9}]}
+        {
+            "name": "trt_model",
+            "version": "1",
+            c.STATS_MEMORY_USAGE: [{"type": "GPU", "id": 0, "byte_size": 10**9}],
+        }
     ]
     on_mig = snapshot_of(text, stats=stats)
     samples = exposition([on_mig])
