@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # syn
 
 from synthetic import triton_metrics_payload
 
+from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.derive import Pricing
 from triton_sre.exporter.service import Exporter
@@ -80,7 +81,7 @@ def stats_payload(models: int, versions: int, poll: int) -> bytes:
                     },
                     "response_stats": {},
                     "batch_stats": batches,
-                    "memory_usage": [],
+                    c.STATS_MEMORY_USAGE: [],
                 }
             )
     return json.dumps({"model_stats": entries}).encode()

@@ -67,25 +67,25 @@ _PINNED_FAMILIES: tuple[tuple[str, str, str], ...] = (
 )
 _GPU_FAMILIES: tuple[tuple[str, str, str], ...] = (
     (c.NV_GPU_UTILIZATION, "gauge", "GPU utilization rate [0.0 - 1.0)"),
-    ("nv_gpu_memory_total_bytes", "gauge", "GPU total memory, in bytes"),
-    ("nv_gpu_memory_used_bytes", "gauge", "GPU used memory, in bytes"),
-    ("nv_gpu_power_usage", "gauge", "GPU power usage in watts"),
-    ("nv_gpu_power_limit", "gauge", "GPU power management limit in watts"),
-    ("nv_energy_consumption", "counter", "GPU energy consumption in joules since the Triton Server started"),
+    (c.NV_GPU_MEMORY_TOTAL_BYTES, "gauge", "GPU total memory, in bytes"),
+    (c.NV_GPU_MEMORY_USED_BYTES, "gauge", "GPU used memory, in bytes"),
+    (c.NV_GPU_POWER_USAGE, "gauge", "GPU power usage in watts"),
+    (c.NV_GPU_POWER_LIMIT, "gauge", "GPU power management limit in watts"),
+    (c.NV_ENERGY_CONSUMPTION, "counter", "GPU energy consumption in joules since the Triton Server started"),
 )
 _CPU_FAMILIES: tuple[tuple[str, str, str], ...] = (
-    ("nv_cpu_utilization", "gauge", "CPU utilization rate [0.0 - 1.0]"),
-    ("nv_cpu_memory_total_bytes", "gauge", "CPU total memory (RAM), in bytes"),
-    ("nv_cpu_memory_used_bytes", "gauge", "CPU used memory (RAM), in bytes"),
+    (c.NV_CPU_UTILIZATION, "gauge", "CPU utilization rate [0.0 - 1.0]"),
+    (c.NV_CPU_MEMORY_TOTAL_BYTES, "gauge", "CPU total memory (RAM), in bytes"),
+    (c.NV_CPU_MEMORY_USED_BYTES, "gauge", "CPU used memory (RAM), in bytes"),
 )
 # (family, HELP); each summary mirrors one of the duration counters above.
 _SUMMARY_FAMILIES: tuple[tuple[str, str], ...] = (
     (
-        "nv_inference_request_summary_us",
+        c.NV_REQUEST_SUMMARY_US,
         "Summary of inference request duration in microseconds (includes cached requests)",
     ),
     (
-        "nv_inference_queue_summary_us",
+        c.NV_QUEUE_SUMMARY_US,
         "Summary of inference queuing duration in microseconds (includes cached requests)",
     ),
     (

@@ -36,9 +36,9 @@ LINKS = Links(
     runbook_base_url="https://rb.example.com/",
     grafana_url="https://grafana.example.com",
     alertmanager_url="https://am.example.com",
-    dashboard_uid_model="triton-sre-model",
-    dashboard_uid_slo="triton-sre-slo",
-    dashboard_uid_overview="triton-sre-overview",
+    dashboard_uid_model=c.UID_MODEL_DASHBOARD,
+    dashboard_uid_slo=c.UID_SLO_DASHBOARD,
+    dashboard_uid_overview=c.UID_OVERVIEW_DASHBOARD,
 )
 
 
@@ -89,7 +89,7 @@ def test_huge_group_stays_within_slack_limits() -> None:
     long = "x" * 9000 + " <https://a.example.com|link> & more"
     alerts = []
     for i in range(300):
-        a = alert(i, severity="page", runbook="python-module-missing")
+        a = alert(i, severity="page", runbook=c.RUNBOOK_PYTHON_MODULE_MISSING)
         a["annotations"] = {
             "summary": long,
             "description": long,
@@ -101,7 +101,7 @@ def test_huge_group_stays_within_slack_limits() -> None:
         Finding(
             "m" * 500 + str(i),
             "1",
-            "python-module-missing",
+            c.RUNBOOK_PYTHON_MODULE_MISSING,
             "Python module missing" * 50,
             "critical",
             tuple(Evidence(n, "E" * 3000) for n in range(12)),
@@ -157,12 +157,12 @@ def test_cut_text_never_leaves_half_a_link_or_entity() -> None:
 
 
 def test_message_content_and_buttons() -> None:
-    a = alert(0, severity="page", runbook="unknown-load-failure", version="1")
+    a = alert(0, severity="page", runbook=c.RUNBOOK_UNKNOWN_LOAD_FAILURE, version="1")
     group = parse_group(payload([a], alertname=c.ALERT_MODEL_UNAVAILABLE, model="m0"))
     finding = Finding(
         "m0",
         "1",
-        "python-module-missing",
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
         "A Python module is missing",
         "critical",
         (Evidence(1, "ModuleNotFoundError: No module named 'x'"),),
@@ -179,8 +179,9 @@ def test_message_content_and_buttons() -> None:
     assert buttons["Grafana dashboard"] == "https://grafana.example.com/d/triton-sre-model?var-model=m0"
     assert buttons["Silence"].startswith("https://am.example.com/#/silences/new?filter=")
     # Without a live answer the exporter's label is the diagnosis, with its one-line fix.
-    fallback = enrich(parse_group(payload([alert(0, runbook="python-module-missing")])), Facts(), LINKS)
-    assert fallback.alerts[0].findings[0].runbook == "python-module-missing"
+    broken = alert(0, runbook=c.RUNBOOK_PYTHON_MODULE_MISSING)
+    fallback = enrich(parse_group(payload([broken])), Facts(), LINKS)
+    assert fallback.alerts[0].findings[0].runbook == c.RUNBOOK_PYTHON_MODULE_MISSING
     assert fallback.alerts[0].findings[0].remediation
 
 
@@ -207,7 +208,7 @@ def test_slo_alert_shows_burn_rate_and_budget() -> None:
     live = enrich(group, Facts(burn_rates={"s1": 20.0}, budgets_remaining={"s1": 0.25}), LINKS)
     shown = json.dumps(Renderer().blocks(live.context()))
     assert "20.0x" in shown and "25.0%" in shown
-    assert "triton-sre-slo" in shown
+    assert c.UID_SLO_DASHBOARD in shown
 
 
 def _latency_alert(slo_name: str, quantile: str | None = None) -> dict[str, Any]:

@@ -129,8 +129,8 @@ def test_exposition_of_the_four_gpu_host():
         (
             (c.L_DEVICE, GPU0),
             (c.L_KIND, c.MEMORY_TYPE_GPU),
-            (c.L_MODEL, "gpt_neo_cola_part0"),
-            (c.L_VERSION, "0"),
+            (c.LABEL_MODEL, "gpt_neo_cola_part0"),
+            (c.LABEL_VERSION, "0"),
         ),
     )
     assert samples[key] == 4.0e9
@@ -162,10 +162,13 @@ def test_memory_usage_in_triton_order_and_in_the_grpc_string_form():
     the gRPC answer printed as JSON carries byte_size as a string (qa/L0_device_memory_tracker)."""
     order = [c.MEMORY_TYPE_CPU, c.MEMORY_TYPE_CPU_PINNED, c.MEMORY_TYPE_GPU]
     for stat in gpu4_stats():
-        keys = [(order.index(u["type"]), u["id"]) for u in stat["memory_usage"]]
+        keys = [(order.index(u["type"]), u["id"]) for u in stat[c.STATS_MEMORY_USAGE]]
         assert keys == sorted(set(keys)), stat["name"]
     as_grpc = [
-        {**s, "memory_usage": [{**u, "byte_size": str(u["byte_size"])} for u in s["memory_usage"]]}
+        {
+            **s,
+            c.STATS_MEMORY_USAGE: [{**u, "byte_size": str(u["byte_size"])} for u in s[c.STATS_MEMORY_USAGE]],
+        }
         for s in gpu4_stats()
     ]
     text = read("gpu4_metrics.txt")
@@ -178,7 +181,7 @@ def test_the_real_four_gpu_host_serves_python_models_that_report_no_memory():
     """The scrape's models are Python-backend models (the source repository's config.pbtxt), which
     never fill memory_usage: that host's real statistics are empty lists. Placement still comes
     from gpu_uuid, headroom from the GPU families; the fit needs capacity.model_bytes."""
-    empty = [{**s, "memory_usage": []} for s in gpu4_stats()]
+    empty = [{**s, c.STATS_MEMORY_USAGE: []} for s in gpu4_stats()]
     snap = snapshot_of(read("gpu4_metrics.txt"), stats=empty)
     cap = derive_capacity([snap], CapacitySettings(), {})
     assert list(cap.memory) == []
@@ -235,7 +238,7 @@ def test_energy_cost_from_the_counter_rate_and_model_share():
 
 def test_single_gpu_without_memory_usage_uses_the_configured_size():
     snap = snapshot_of(
-        read("gpu1_metrics.txt"), stats=[{"name": "resnet50_trt", "version": "1", "memory_usage": []}]
+        read("gpu1_metrics.txt"), stats=[{"name": "resnet50_trt", "version": "1", c.STATS_MEMORY_USAGE: []}]
     )
     room = 16945512448 - 974913536
     assert (
@@ -267,7 +270,7 @@ def test_mig_host_without_gpu_metrics_is_flagged_not_zero():
     diagnosis = diagnose_events(parse_text("\n".join(x for x in log.splitlines() if not x.startswith("#"))))
     assert diagnosis.findings == () and not diagnosis.has_failure  # a fact of the host, not a load failure
     text = (DATA / "triton_2.51_metrics_cpu.txt").read_text()
-    assert "nv_gpu_" not in text and "gpu_uuid" not in text
+    assert c.NV_GPU_PREFIX not in text and c.LABEL_GPU_UUID not in text
     part0 = next(s for s in gpu4_stats() if s["name"] == "gpt_neo_cola_part0")
     on_mig = snapshot_of(text, stats=[part0])
     samples = exposition([on_mig])
@@ -486,7 +489,7 @@ def test_k8s_template_turns_on_the_memory_tracker_and_the_real_server_accepts_it
     assert flags == ["--backend-config=triton-backend-memory-tracker=true"]
     triton = fresh_triton_factory(extra_args=flags)
     stats = requests.get(f"{triton.http_url}/v2/models/stats", timeout=10).json()["model_stats"]
-    assert stats and all(s["memory_usage"] == [] for s in stats)  # Python models report none
+    assert stats and all(s[c.STATS_MEMORY_USAGE] == [] for s in stats)  # Python models report none
     assert '"triton-backend-memory-tracker":"true"' in triton.log_path.read_text()
 
 

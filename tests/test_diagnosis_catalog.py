@@ -103,8 +103,8 @@ def test_missing_folder_is_an_error(tmp_path: Path) -> None:
 
 
 def test_runbook_url() -> None:
-    assert runbook_url("shm-too-small") == "runbooks/shm-too-small.md"
-    assert runbook_url("shm-too-small", "https://git.example.com/sre/runbooks") == (
-        "https://git.example.com/sre/runbooks/shm-too-small.md"
+    assert runbook_url(c.RUNBOOK_SHM_TOO_SMALL) == f"runbooks/{c.RUNBOOK_SHM_TOO_SMALL}.md"
+    assert runbook_url(c.RUNBOOK_SHM_TOO_SMALL, "https://git.example.com/sre/runbooks") == (
+        f"https://git.example.com/sre/runbooks/{c.RUNBOOK_SHM_TOO_SMALL}.md"
     )
     assert runbook_url("a", "https://x/r/") == "https://x/r/a.md"

@@ -123,7 +123,7 @@ CAPTURES: dict[str, tuple[dict[str, tuple[dict[str, str], str | None]], dict[str
     "inventory-classes": (INVENTORY_CLASSES, {"exit_on_error": False}),
     # No model at all: the repository folder is never created (a volume that was not mounted).
     "no-repository": ({}, {"exit_on_error": True}),
-    "shm-too-small": (
+    c.RUNBOOK_SHM_TOO_SMALL: (
         SHM,
         {
             "exit_on_error": False,

@@ -217,7 +217,7 @@ def fresh_exporter_behind_proxy(triton):
 
 def _max_batch_sizes(exporter: Exporter) -> dict[str, float]:
     return {
-        dict(labels)[c.L_MODEL]: value
+        dict(labels)[c.LABEL_MODEL]: value
         for (name, labels), value in samples(exporter).items()
         if name == c.M_MODEL_MAX_BATCH_SIZE
     }

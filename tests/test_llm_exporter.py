@@ -252,17 +252,17 @@ def test_exporter_on_the_real_triton_llm_models(triton):
     rate = exported[
         (
             c.M_LLM_TOKENS_PER_SECOND,
-            ((c.L_DIRECTION, c.DIRECTION_OUTPUT), (c.L_MODEL, LLM_VLLM), (c.L_VERSION, "1")),
+            ((c.L_DIRECTION, c.DIRECTION_OUTPUT), (c.LABEL_MODEL, LLM_VLLM), (c.LABEL_VERSION, "1")),
         )
     ]
     assert rate > 0
     costs = {k: v for k, v in exported.items() if k[0] == c.M_COST_PER_1M_TOKENS}
     per_1k = {k: v for k, v in exported.items() if k[0] == c.M_COST_PER_1K}
-    vllm_1k = next(v for k, v in per_1k.items() if dict(k[1])[c.L_MODEL] == LLM_VLLM)
+    vllm_1k = next(v for k, v in per_1k.items() if dict(k[1])[c.LABEL_MODEL] == LLM_VLLM)
     vllm_1m_out = next(
         v
         for k, v in costs.items()
-        if dict(k[1])[c.L_MODEL] == LLM_VLLM and dict(k[1])[c.L_DIRECTION] == "output"
+        if dict(k[1])[c.LABEL_MODEL] == LLM_VLLM and dict(k[1])[c.L_DIRECTION] == "output"
     )
     inferences = raw_after[(c.NV_INFERENCE_COUNT, mv)] - raw_before.get((c.NV_INFERENCE_COUNT, mv), 0.0)
     # both divide the same attributed cost: per 1k inferences x inferences/1000 = per 1M tokens x tokens/1e6

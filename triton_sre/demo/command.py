@@ -188,7 +188,9 @@ def p99_by_model(prometheus_url: str) -> dict[tuple[str, str], float]:
     except (requests.RequestException, ValueError, KeyError):
         return {}
     return {
-        (r["metric"].get(c.L_MODEL, ""), r["metric"].get(c.L_VERSION, "")): float(r["value"][1]) * 1000
+        (r["metric"].get(c.LABEL_MODEL, ""), r["metric"].get(c.LABEL_VERSION, "")): (
+            float(r["value"][1]) * 1000
+        )
         for r in result
     }
 
@@ -204,14 +206,14 @@ def exporter_status(exporter_url: str, prometheus_url: str | None = None) -> dic
     server: dict[str, float] = {}
     for sample in parse(text):
         labels = dict(sample.labels)
-        if c.L_MODEL not in labels or c.L_VERSION not in labels:
+        if c.LABEL_MODEL not in labels or c.LABEL_VERSION not in labels:
             server[sample.name] = sample.value
             continue
         row = models.setdefault(
-            (labels[c.L_MODEL], labels[c.L_VERSION]),
+            (labels[c.LABEL_MODEL], labels[c.LABEL_VERSION]),
             {
-                "model": labels[c.L_MODEL],
-                "version": labels[c.L_VERSION],
+                "model": labels[c.LABEL_MODEL],
+                "version": labels[c.LABEL_VERSION],
                 "stage_seconds": {},
                 "stage_fraction": {},
             },

@@ -9,7 +9,7 @@ from triton_sre.exporter.capacity import Capacity
 from triton_sre.exporter.collector import GAUGE, Family
 from triton_sre.exporter.derive import Derivation
 
-_MV = (c.L_MODEL, c.L_VERSION)
+_MV = (c.LABEL_MODEL, c.LABEL_VERSION)
 
 
 def capacity_families(d: Derivation) -> Iterator[Family]:

@@ -104,7 +104,7 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
-_MV = (c.L_MODEL, c.L_VERSION)
+_MV = (c.LABEL_MODEL, c.LABEL_VERSION)
 
 
 def _model_metrics(d: Derivation) -> Iterator[Family]:
@@ -155,14 +155,14 @@ def _config_metrics(d: Derivation) -> Iterator[Family]:
         GAUGE,
         c.M_MODEL_DYNAMIC_BATCHING,
         "1 if the loaded model's config enables dynamic_batching, else 0.",
-        [c.L_MODEL],
+        [c.LABEL_MODEL],
         (([model], float(cfg.dynamic_batching)) for model, cfg in configs),
     )
     yield Family(
         GAUGE,
         c.M_MODEL_MAX_BATCH_SIZE,
         "max_batch_size from the loaded model's config (0: the model does not batch).",
-        [c.L_MODEL],
+        [c.LABEL_MODEL],
         (([model], float(cfg.max_batch_size)) for model, cfg in configs),
     )
 

@@ -50,7 +50,7 @@ def recording_rules(spec: Spec) -> list[r.Rule]:
         (c.REC_LLM_TTFT_QUANTILE, c.VLLM_TTFT_SECONDS),
         (c.REC_LLM_TPOT_QUANTILE, c.VLLM_TPOT_SECONDS),
     ):
-        for q in c.LLM_QUANTILES:
+        for q in c.LATENCY_QUANTILES:
             rules.append(
                 {"record": record, "expr": _quantile(family, q, job), "labels": {c.LABEL_QUANTILE: q}}
             )
