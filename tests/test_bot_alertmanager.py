@@ -25,6 +25,7 @@ import requests
 import yaml
 from binaries import binary
 from expectations import BROKEN_CAUSES
+from rendered_alerts import as_old_rules_rendered, rendered_burn_alert
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
@@ -261,6 +262,22 @@ def test_firing_repeat_resolve_one_message_updated_in_place(
     assert "Resolved" in replies[0].params["text"]
     assert standin.message(CHANNEL, ts)["edits"] == 1  # type: ignore[index]
     assert len(posts(standin, case)) == 1
+
+
+def test_slo_burn_rate_from_its_annotation_and_from_old_rules_text(
+    stack: dict[str, Any], standin: SlackStandin
+) -> None:
+    """The bot has no Prometheus here: the burn rate shown is the one the alert carries, as the
+    generated rule renders it (`burn_rate`), or for rules generated before that annotation, as
+    their description says it."""
+    labels, annotations = rendered_burn_alert()
+    shown = f"*Burn rate:* {annotations[c.ANNOTATION_BURN_RATE]}x"
+    for rendered in (annotations, as_old_rules_rendered(annotations)):
+        case = new_case()
+        stack["am"].post({**labels, "testcase": case}, rendered)
+        post = wait_until(lambda case=case: posts(standin, case), 15, "the SLO page")[0]
+        assert shown in json.dumps(post.params["blocks"]), post.params["blocks"]
+        assert validate_blocks(post.params["blocks"]) is None
 
 
 def test_update_in_place_when_a_second_alert_joins(stack: dict[str, Any], standin: SlackStandin) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rendered_alerts import as_old_rules_rendered, rendered_burn_alert
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -185,29 +186,38 @@ def test_message_content_and_buttons() -> None:
 
 
 def test_slo_alert_shows_burn_rate_and_budget() -> None:
-    a = {
-        "status": "firing",
-        "fingerprint": "s1",
-        "labels": {
-            "alertname": c.ALERT_SLO_ERROR_BUDGET_BURN,
-            "slo": "availability",
-            "model": "m",
-            "window": "1h",
-            "severity": "page",
-        },
-        "annotations": {
-            "summary": "burning",
-            "description": "Over the last 1h the burn rate ... is 15.2x (threshold",
-            "runbook_url": "runbooks/slo-error-budget-burn.md",
-        },
-    }
+    labels, annotations = rendered_burn_alert()  # as Prometheus renders the generated rule
+    a = {"status": "firing", "fingerprint": "s1", "labels": labels, "annotations": annotations}
     group = parse_group(payload([a], alertname=c.ALERT_SLO_ERROR_BUDGET_BURN))
-    from_text = enrich(group, Facts(), LINKS)
-    assert from_text.alerts[0].burn_rate == 15.2 and from_text.alerts[0].budget_remaining is None
+    from_annotation = enrich(group, Facts(), LINKS)
+    assert from_annotation.alerts[0].burn_rate == float(annotations[c.ANNOTATION_BURN_RATE]) > 1
+    assert from_annotation.alerts[0].budget_remaining is None
     live = enrich(group, Facts(burn_rates={"s1": 20.0}, budgets_remaining={"s1": 0.25}), LINKS)
     shown = json.dumps(Renderer().blocks(live.context()))
     assert "20.0x" in shown and "25.0%" in shown
     assert "triton-sre-slo" in shown
+
+
+def _burn(annotations: dict[str, str]) -> float | None:
+    labels = rendered_burn_alert()[0]
+    a = {"status": "firing", "fingerprint": "s1", "labels": labels, "annotations": annotations}
+    return enrich(parse_group(payload([a])), Facts(), LINKS).alerts[0].burn_rate
+
+
+def test_burn_rate_is_read_from_its_annotation_and_from_old_rules_text_only_without_it() -> None:
+    _labels, annotations = rendered_burn_alert()
+    value = float(annotations[c.ANNOTATION_BURN_RATE])
+    # the annotation, not the text: a description saying otherwise is not read
+    assert _burn({**annotations, c.ANNOTATION_BURN_RATE: "31.7"}) == 31.7
+    # rules generated before the annotation existed: the figure in their description
+    old = as_old_rules_rendered(annotations)
+    assert c.ANNOTATION_BURN_RATE not in old
+    assert f"is {annotations[c.ANNOTATION_BURN_RATE]}x" in old["description"]
+    assert _burn(old) == value
+    # a bad value is no value (never a guess from the text)
+    for bad in ("", "NaN", "+Inf", "fast"):
+        assert _burn({**annotations, c.ANNOTATION_BURN_RATE: bad}) is None, bad
+    assert _burn({k: v for k, v in old.items() if k != "description"}) is None
 
 
 def _latency_alert(slo_name: str, quantile: str | None = None) -> dict[str, Any]:

@@ -644,3 +644,10 @@ SLO_PART_GOOD: Final = "good"  # of those, within the threshold (the threshold's
 def rec_slo_part(part: str) -> str:
     """Per-second rate over REC_RATE_WINDOW of one part of an SLO's SLI (labels slo, model)."""
     return f"slo_model:triton_slo_{part}:rate{REC_RATE_WINDOW}"
+
+# -- explicit alert contracts (issue 15, section 4): what the bot reads from an alert ----------------
+# The burn rate of an SLO burn alert as a plain number (the long window's, when the rule fired), so
+# the bot never parses it out of the description. Rules generated before this annotation existed
+# carry the figure only in their description ("... is 15.2x (threshold ..."); the bot still reads
+# that text when the annotation is absent (bot/enrich.py, `legacy_burn_from_description`).
+ANNOTATION_BURN_RATE: Final = "burn_rate"

@@ -12,6 +12,7 @@ No I/O here.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -34,7 +35,7 @@ MAX_EVIDENCE_LINES = 3
 SLO_ALERTS = (c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN)
 _SEVERITY_ORDER = {c.SEVERITY_PAGE: 0, c.SEVERITY_TICKET: 1}
 _RUNBOOK_PATH = re.compile(r"(?:^|/)(?P<id>[a-z0-9][a-z0-9-]*)\.md$")
-_BURN_IN_TEXT = re.compile(r"\bis (?P<value>[0-9]+(?:\.[0-9]+)?)x\b")
+_LEGACY_BURN_IN_TEXT = re.compile(r"\bis (?P<value>[0-9]+(?:\.[0-9]+)?)x\b")
 LABEL_ALERTNAME = c.LABEL_ALERTNAME
 LABEL_RUNBOOK = c.L_RUNBOOK
 
@@ -382,8 +383,25 @@ def _findings_for(alert: Alert, facts: Facts, links: Links) -> list[FindingView]
     return views
 
 
-def _burn_from_text(alert: Alert) -> float | None:
-    found = _BURN_IN_TEXT.search(alert.annotations.get(c.ANNOTATION_DESCRIPTION, ""))
+def burn_from_annotations(alert: Alert) -> float | None:
+    """The burn rate an SLO alert carries: its `burn_rate` annotation; for an alert of rules
+    generated before that annotation existed, the figure in its description.
+
+    The fallback is deliberate: during an upgrade Prometheus keeps evaluating the old rule files
+    until they are replaced, and Alertmanager re-sends their firing alerts until they resolve.
+    An alert that has the annotation is never read from its text, even when the value is bad."""
+    if c.ANNOTATION_BURN_RATE in alert.annotations:
+        try:
+            value = float(alert.annotations[c.ANNOTATION_BURN_RATE])
+        except ValueError:
+            return None
+        return value if math.isfinite(value) else None
+    return legacy_burn_from_description(alert)
+
+
+def legacy_burn_from_description(alert: Alert) -> float | None:
+    """Rules generated before the `burn_rate` annotation: "... is 15.2x (threshold ..." in the description."""
+    found = _LEGACY_BURN_IN_TEXT.search(alert.annotations.get(c.ANNOTATION_DESCRIPTION, ""))
     return float(found.group("value")) if found else None
 
 
@@ -420,7 +438,7 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
     is_llm = alert.name in LLM_ALERTS
     burn = facts.burn_rates.get(alert.fingerprint)
     if burn is None and is_slo:
-        burn = _burn_from_text(alert)
+        burn = burn_from_annotations(alert)
     return AlertView(
         name=alert.name,
         status=alert.status,
