@@ -31,6 +31,7 @@ from triton_sre.bot.slack import Renderer, cut_text, fit_blocks
 from triton_sre.bot.slack_limits import MAX_BLOCKS, MAX_SECTION_TEXT
 from triton_sre.bot.slack_standin import SlackStandin, validate_blocks
 from triton_sre.config import ConfigError
+from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.diagnosis.engine import Evidence, Finding, Report
 
 LINKS = Links(
@@ -180,9 +181,29 @@ def test_message_content_and_buttons() -> None:
     assert buttons["Grafana dashboard"] == "https://grafana.example.com/d/triton-sre-model?var-model=m0"
     assert buttons["Silence"].startswith("https://am.example.com/#/silences/new?filter=")
     # Without a live answer the exporter's label is the diagnosis, with its one-line fix.
-    fallback = enrich(parse_group(payload([alert(0, runbook="python-module-missing")])), Facts(), LINKS)
-    assert fallback.alerts[0].findings[0].runbook == "python-module-missing"
-    assert fallback.alerts[0].findings[0].remediation
+    catalog = load_catalog()
+    facts = Facts(titles=catalog.titles, remediations=catalog.remediations)
+    fallback = enrich(parse_group(payload([alert(0, runbook=c.RUNBOOK_PYTHON_MODULE_MISSING)])), facts, LINKS)
+    assert fallback.alerts[0].findings[0].runbook == c.RUNBOOK_PYTHON_MODULE_MISSING
+    fix = catalog[c.RUNBOOK_PYTHON_MODULE_MISSING].remediation
+    assert fallback.alerts[0].findings[0].remediation == fix
+    assert f":wrench: *Fix:* {fix}" in json.dumps(Renderer().blocks(fallback.context()), ensure_ascii=False)
+
+
+def test_every_alert_shows_the_one_line_fix_of_its_runbook() -> None:
+    """The fix comes from the runbook's front matter, for every alert the generators write."""
+    catalog = load_catalog()
+    facts = Facts(titles=catalog.titles, remediations=catalog.remediations)
+    renderer = Renderer()
+    for i, (name, runbook) in enumerate(sorted(c.ALERT_RUNBOOKS.items())):
+        a = {"status": "firing", "fingerprint": f"a{i}", "labels": {"alertname": name, "model": "m"}}
+        model = enrich(parse_group(payload([a], alertname=name)), facts, LINKS)
+        assert model.alerts[0].remediation == catalog[runbook].remediation, name
+        shown = json.dumps(renderer.blocks(model.context()), ensure_ascii=False)
+        assert f":wrench: *Fix:* {catalog[runbook].remediation}" in shown.replace("&amp;", "&"), name
+    # without the catalog there is no line (never an empty one)
+    bare = enrich(parse_group(payload([{"labels": {"alertname": c.ALERT_SERVER_DOWN}}])), Facts(), LINKS)
+    assert bare.alerts[0].remediation == "" and "*Fix:*" not in json.dumps(renderer.blocks(bare.context()))
 
 
 def test_slo_alert_shows_burn_rate_and_budget() -> None:

@@ -24,7 +24,6 @@ from triton_sre.bot.llm import LLM_ALERTS
 from triton_sre.bot.llm import verdict as llm_verdict
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
-from triton_sre.diagnosis.rules import REMEDIATIONS
 from triton_sre.exporter.capacity import human_bytes
 from triton_sre.promql import escape
 
@@ -224,6 +223,8 @@ class Facts:
     """Alert fingerprint -> share of the error budget left (1 = all, negative = overspent)."""
     titles: Mapping[str, str] = field(default_factory=dict)
     """Runbook id -> title (the catalog)."""
+    remediations: Mapping[str, str] = field(default_factory=dict)
+    """Runbook id -> its one-line fix (the catalog: each page's front matter)."""
     llm: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     """Alert fingerprint -> LLM figures (bot/llm.py: TTFT p99, KV cache use, waiting requests)."""
     largest_models: Mapping[str, Sequence[ModelSize]] = field(default_factory=dict)
@@ -279,6 +280,7 @@ class AlertView:
     llm_verdict: str = ""  # memory-bound / compute-bound, with the numbers
     largest_models: list[dict[str, str]] = field(default_factory=list)  # model, version, size
     latency: LatencyView | None = None
+    remediation: str = ""  # the one-line fix of the alert's runbook (front matter), shown without findings
 
 
 @dataclass(frozen=True)
@@ -374,7 +376,7 @@ def _findings_for(alert: Alert, facts: Facts, links: Links) -> list[FindingView]
                 runbook=runbook,
                 title=facts.titles.get(runbook, runbook),
                 severity=c.IMPACT_CRITICAL,
-                remediation=REMEDIATIONS.get(runbook, ""),
+                remediation=facts.remediations.get(runbook, ""),
                 evidence=[],
                 runbook_url=runbook_url(runbook, links.runbook_base_url),
                 source="exporter",
@@ -466,6 +468,7 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
             for m in facts.largest_models.get(alert.fingerprint, ())
         ],
         latency=_latency_view(alert, facts) if alert.name == c.ALERT_SLO_LATENCY_BUDGET_BURN else None,
+        remediation=facts.remediations.get(runbook, "") if runbook else "",
     )
 
 
