@@ -328,7 +328,8 @@ def is_http(url: str | None) -> bool:
 
 def runbook_id_of(alert: Alert) -> str:
     """The runbook an alert points at: its `runbook` label (TritonModelUnavailable), the shipped
-    alert's page, or the page named by its runbook_url annotation."""
+    alert's page (by alert name, conventions.ALERT_RUNBOOKS), or, for an alert triton-sre did not
+    generate, the page its runbook_url annotation names (a URL is all such an alert offers)."""
     if alert.name == c.ALERT_MODEL_UNAVAILABLE and alert.labels.get(LABEL_RUNBOOK):
         return alert.labels[LABEL_RUNBOOK]
     if alert.name in c.ALERT_RUNBOOKS:
