@@ -62,6 +62,8 @@ def test_every_alert_has_severity_annotations_and_a_runbook() -> None:
             alert["alert"] == c.ALERT_SLO_LATENCY_BUDGET_BURN and alert["labels"][c.L_SLO] in latency_slos
         )
         extra = {c.ANNOTATION_SLO_QUANTILE, c.ANNOTATION_THRESHOLD_SECONDS} if latency else set()
+        if alert["alert"] in (c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN):
+            extra |= {c.ANNOTATION_BURN_RATE}  # the burn rate as a number, for the bot
         assert set(alert["annotations"]) == {"summary", "description", "runbook_url"} | extra
         assert all(alert["annotations"].values())
     burn = [
@@ -71,6 +73,7 @@ def test_every_alert_has_severity_annotations_and_a_runbook() -> None:
     for alert in burn:
         assert set(alert["labels"]) == {c.L_SEVERITY, c.L_SLO, c.L_WINDOW}  # model comes from the series
         assert "$value" in alert["annotations"]["description"]
+        assert alert["annotations"][c.ANNOTATION_BURN_RATE] == '{{ $value | printf "%.1f" }}'
 
 
 def test_every_runbook_url_resolves_to_a_page_in_the_catalog() -> None:

@@ -209,3 +209,10 @@ ALERT_RUNBOOKS: Final = {
     ALERT_MODEL_LOAD_SLOW: "triton-model-load-slow",
     ALERT_LATENCY_QUANTILES_MISSING: "triton-latency-quantiles-missing",
 }
+
+# -- explicit alert contracts (issue 15, section 4): what the bot reads from an alert ----------------
+# The burn rate of an SLO burn alert as a plain number (the long window's, when the rule fired), so
+# the bot never parses it out of the description. Rules generated before this annotation existed
+# carry the figure only in their description ("... is 15.2x (threshold ..."); the bot still reads
+# that text when the annotation is absent (bot/enrich.py, `legacy_burn_from_description`).
+ANNOTATION_BURN_RATE: Final = "burn_rate"

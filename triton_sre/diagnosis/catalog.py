@@ -1,8 +1,9 @@
 """The runbook catalog: ``runbooks/<id>.md`` pages -> a validated `Catalog`.
 
 One format for every runbook (load failures and alerts alike): YAML front matter between ``---``
-lines with exactly ``id`` (equal to the file stem), ``title`` and ``severity`` (``critical``,
-``warning`` or ``info``), then the sections ``## Meaning``, ``## Impact``, ``## Diagnosis`` and
+lines with exactly ``id`` (equal to the file stem), ``title``, ``severity`` (``critical``,
+``warning`` or ``info``) and ``remediation`` (one line: what to do first; the triage report and
+the bot show it), then the sections ``## Meaning``, ``## Impact``, ``## Diagnosis`` and
 ``## Mitigation``. Errors name the file and the field.
 
 Where the pages live at run time (`default_runbooks_dir`), first match wins:
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 REQUIRED_SECTIONS = ("Meaning", "Impact", "Diagnosis", "Mitigation")
-FRONT_MATTER_KEYS = ("id", "title", "severity")
+FRONT_MATTER_KEYS = ("id", "title", "severity", "remediation")
 SEVERITIES = (c.IMPACT_CRITICAL, c.IMPACT_WARNING, c.IMPACT_INFO)
 RUNBOOK_DIR_NAME = "runbooks"
 
@@ -60,6 +61,7 @@ class Runbook:
     severity: str
     path: Path
     sections: Mapping[str, str]
+    remediation: str
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,11 @@ class Catalog:
     @property
     def titles(self) -> dict[str, str]:
         return {rid: rb.title for rid, rb in self.runbooks.items()}
+
+    @property
+    def remediations(self) -> dict[str, str]:
+        """Runbook id -> its one-line remediation (front matter)."""
+        return {rid: rb.remediation for rid, rb in self.runbooks.items()}
 
 
 def parse_runbook(text: str, path: Path) -> Runbook:
@@ -125,7 +132,8 @@ def parse_runbook(text: str, path: Path) -> Runbook:
             raise CatalogError(f"{name}: ## {section}: required section missing")
         if not sections[section]:
             raise CatalogError(f"{name}: ## {section}: section is empty")
-    return Runbook(meta["id"], meta["title"].strip(), meta["severity"], path, sections)
+    remediation = " ".join(meta["remediation"].split())
+    return Runbook(meta["id"], meta["title"].strip(), meta["severity"], path, sections, remediation)
 
 
 def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:

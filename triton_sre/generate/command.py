@@ -105,7 +105,9 @@ def run_generate(args: argparse.Namespace) -> int:
     except SpecError as exc:
         print(f"triton-sre generate: invalid SLO spec: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
-    for warning in spec_warnings(spec):
+    from triton_sre.generate.promtests import dropped_scenarios
+
+    for warning in [*spec_warnings(spec), *dropped_scenarios(spec)]:
         print(f"triton-sre generate: warning: {warning}", file=sys.stderr)
     base = str(args.runbook_base_url)
     if not base:

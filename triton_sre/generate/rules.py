@@ -467,6 +467,8 @@ def burn_annotations(
             f"{what} is gone in {long}."
         ),
         "runbook_url": runbook_url(base_url, c.ALERT_RUNBOOKS[burn_alert_name(slo)]),
+        # the same figure as the description's, as a number the bot reads (no text parsing)
+        c.ANNOTATION_BURN_RATE: '{{ $value | printf "%.1f" }}',
         **extra,
     }
 
