@@ -20,7 +20,7 @@ from triton_sre.exporter.capacity import CapacityReading, MemoryEntry, memory_us
 from triton_sre.exporter.llm import LLMData, is_llm_family
 
 if TYPE_CHECKING:
-    from triton_sre.triton.exposition import Sample
+    from triton_sre.triton.exposition import Labels, Sample
 
 ModelKey = tuple[str, str]
 
@@ -122,6 +122,31 @@ class Snapshot:
     capacity: CapacityReading | None = None  # None: metrics fetch failed (or not read)
 
 
+SeriesPlace = tuple[ModelKey | None, str | None, bool]
+
+
+def series_place(labels: Labels) -> SeriesPlace:
+    """Where a per-model sample's labels put it: (model key, or None without a `model` label;
+    its gpu_uuid or None; True when it carries no label beyond model, version and gpu_uuid)."""
+    found = dict(labels)
+    model = found.get(c.LABEL_MODEL)
+    key = (intern(model), intern(found.get(c.LABEL_VERSION, ""))) if model is not None else None
+    return key, found.get(c.LABEL_GPU_UUID), found.keys() <= _PLAIN_LABELS
+
+
+def repeated_series(
+    name: str, labels: Labels, plain: bool, values: Container[str], seen: set[tuple[str, Labels]]
+) -> bool:
+    """Whether a series was already in the body: a plain series when its family already has a
+    value for its model (GPU) in `values`, any other one (failure `reason`) when in `seen`."""
+    if plain:
+        return name in values
+    if (name, labels) in seen:
+        return True
+    seen.add((name, labels))
+    return False
+
+
 def counters_from_samples(
     samples: Iterable[Sample],
     problems: Problems | None = None,
@@ -156,22 +181,13 @@ def counters_from_samples(
         labels = sample.labels
         where = resolved.get(labels)
         if where is None:
-            found = dict(labels)
-            model = found.get(c.LABEL_MODEL)
-            key = (intern(model), intern(found.get(c.LABEL_VERSION, ""))) if model is not None else None
-            plain = found.keys() <= _PLAIN_LABELS
-            where = resolved[labels] = (key, found.get(c.LABEL_GPU_UUID), plain)
+            where = resolved[labels] = series_place(labels)
         key, uuid, plain = where
         if name in _PER_MODEL:
             if key is None:
                 continue
             values = per_gpu.setdefault((key, uuid), {}) if uuid else totals.setdefault(key, {})
-            if plain:
-                repeated = name in values
-            else:
-                repeated = (name, labels) in seen
-                seen.add((name, labels))
-            if repeated:
+            if repeated_series(name, labels, plain, values, seen):
                 problems.add(f"duplicate series {name}{dict(labels)}")
                 continue
             value = sample.value

@@ -40,7 +40,9 @@ from itertools import compress, islice, repeat
 from operator import floordiv
 from typing import NoReturn, cast
 
-__all__ = ["ExpositionError", "Labels", "Sample", "decode_body", "iter_parse", "parse", "parse_bytes"]
+__all__ = [
+    "ExpositionError", "Labels", "Sample", "Skeleton", "decode_body", "iter_parse", "parse", "parse_bytes",
+]
 
 Labels = tuple[tuple[str, str], ...]
 
@@ -470,3 +472,81 @@ def _diagnose_label_set(line: str, pos: int) -> str | int:
             pos += 1
         elif not line.startswith("}", pos):
             return "expected ',' or '}' in label set" if pos < len(line) else "unterminated label set"
+
+
+# ---------------------------------------------------------------------------
+# Replay: the same server's body again, with new values.
+# ---------------------------------------------------------------------------
+# What ends a plain sample line: one space, the value, an optional timestamp, the newline. A
+# `re.split` with it leaves the text between values ("heads": comment lines, then the next
+# line's `name{labels}`) and the value strings.
+_SEGMENT = re.compile(r" (" + _VALUE + r")(?: " + _TIMESTAMP + r")?\n")
+_FAST_HEAD = re.compile(r"(" + _NAME + r")(?:\{([^}\n]*)\})?")
+# A comment line that stays valid whatever segment follows it (HELP text with a name, or a plain
+# comment): `# TYPE x` + ` 5` is not valid, and `# HELP` + ` NaN` names a metric `NaN`.
+_SAFE_COMMENT = re.compile(
+    r"#(?:[ \t]*HELP[ \t]+" + _NAME + r"[ \t][^\n]*|(?![ \t]*(?:HELP|TYPE)(?:[ \t]|$))[^\n]*)"
+)
+
+
+class Skeleton:
+    """A valid body less its sample values, for polling a server whose lines repeat.
+
+    A server such as Triton writes the same lines in the same order at every scrape; only the
+    values change. `Skeleton.of(text)` checks a whole body against the grammar (as `parse`
+    does) and keeps the text between the values; `values(other)` then returns the value strings
+    of a later body whose text between values is identical, without parsing it again. Such a body
+    is valid (the text kept was, and every value matched the value grammar) and has the same
+    samples, in the same order: `samples` holds their (value index, name, labels).
+    """
+
+    __slots__ = ("heads", "samples")
+
+    def __init__(self, heads: list[str], samples: list[tuple[int, str, Labels]]) -> None:
+        self.heads = heads
+        self.samples = samples
+
+    @classmethod
+    def of(cls, text: str) -> Skeleton | None:
+        """The skeleton of `text`; None when the body is not valid or some sample line is not in
+        the plain shape (`name{labels} value [timestamp]`, single spaces), so it cannot be replayed."""
+        pieces = _SEGMENT.split(text)
+        heads = pieces[0::2]
+        samples: list[tuple[int, str, Labels]] = []
+        labels: dict[str | None, Labels] = {None: ()}
+        for index, head in enumerate(heads):
+            before, newline, prefix = head.rpartition("\n")
+            if newline and not _NON_SAMPLE_LINES.fullmatch(before + "\n"):
+                return None
+            if index == len(heads) - 1:  # after the last value: complete lines or nothing
+                if prefix:
+                    return None
+                break
+            match = _FAST_HEAD.fullmatch(prefix)
+            if match is None:
+                if _SAFE_COMMENT.fullmatch(prefix):
+                    continue
+                return None
+            inner = match.group(2)
+            if inner not in labels:
+                if not _INNER_ONE.fullmatch(inner):
+                    return None
+                try:
+                    labels[inner] = _parse_labels(inner)
+                except _DuplicateLabel:
+                    return None
+            samples.append((index, match.group(1), labels[inner]))
+        return cls(heads, samples)
+
+    @staticmethod
+    def heads_of(text: str) -> list[str]:
+        """The text between the values of `text` (what two bodies of one skeleton share)."""
+        return _SEGMENT.split(text)[0::2]
+
+    def values(self, text: str) -> list[str] | None:
+        """The value strings of `text` (one per value of the skeleton, comment ones included), or
+        None when `text` differs from the skeleton's body in more than its values."""
+        pieces = _SEGMENT.split(text)
+        if pieces[0::2] != self.heads:
+            return None
+        return pieces[1::2]
