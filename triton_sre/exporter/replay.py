@@ -85,7 +85,8 @@ class MetricsPlan:
     ) -> None:
         """Raises ValueError when the skeleton holds a series twice (the reference fold reports
         that at every poll, so such bodies are never replayed)."""
-        self.skeleton = skeleton
+        # the samples' names and labels are not needed after this (a few MB at 1,000 models)
+        self.skeleton = Skeleton(skeleton.heads, [])
         totals: dict[ModelKey, dict[str, int]] = {}  # family -> group, as the reference's dicts
         per_gpu: dict[tuple[ModelKey, str], dict[str, int]] = {}
         gpus: set[str] = set()

@@ -27,7 +27,7 @@ from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
 from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
 from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer, derive_capacity
-from triton_sre.exporter.collector import ExporterView, render
+from triton_sre.exporter.collector import ExporterView, render_chunks
 from triton_sre.exporter.derive import Derivation, derive_window
 from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
 from triton_sre.exporter.replay import MetricsPlan, same_rows
@@ -311,7 +311,8 @@ class Exporter:
             self._candidate_heads = heads
             return
         self._candidate_heads = None
-        skeleton = Skeleton.of(text)
+        skeleton = Skeleton.of(text, heads)
+        del heads
         if skeleton is None:  # not the plain shape: stay on the reference path
             return
         try:
@@ -408,12 +409,15 @@ class Exporter:
         with self._lock:
             polls, body = self._rendered
             if polls != self._polls:
-                text = render(self._view)
-                try:
-                    derived = text.encode()
-                except UnicodeEncodeError:  # a lone surrogate that got past the decoders: never go dark
-                    derived = text.encode("utf-8", "replace")
-                body = derived + generate_latest(self.registry)
+                chunks = []
+                for text in render_chunks(self._view):
+                    try:
+                        chunks.append(text.encode())
+                    except UnicodeEncodeError:  # a lone surrogate that got past the decoders: never go dark
+                        chunks.append(text.encode("utf-8", "replace"))
+                chunks.append(generate_latest(self.registry))
+                body = b"".join(chunks)
+                del chunks
                 self._rendered = (self._polls, body)
             return body
 

@@ -507,11 +507,12 @@ class Skeleton:
         self.samples = samples
 
     @classmethod
-    def of(cls, text: str) -> Skeleton | None:
+    def of(cls, text: str, heads: list[str] | None = None) -> Skeleton | None:
         """The skeleton of `text`; None when the body is not valid or some sample line is not in
-        the plain shape (`name{labels} value [timestamp]`, single spaces), so it cannot be replayed."""
-        pieces = _SEGMENT.split(text)
-        heads = pieces[0::2]
+        the plain shape (`name{labels} value [timestamp]`, single spaces), so it cannot be replayed.
+        `heads`: `heads_of(text)` when the caller already has it."""
+        if heads is None:
+            heads = cls.heads_of(text)
         samples: list[tuple[int, str, Labels]] = []
         labels: dict[str | None, Labels] = {None: ()}
         for index, head in enumerate(heads):
