@@ -191,8 +191,8 @@ def derive_window(window: Window, pricing: Pricing, diagnose: Callable[[str], st
     stats_span = window.compute.span()
     compute_s: dict[ModelKey, float] = {}
     if len(window.compute) >= 2 and latest_stats is not None and latest_stats.stats is not None:
-        for key in latest_stats.stats:
-            compute_s[key] = window.compute.increase(key, 0) / 1e9
+        keys = list(latest_stats.stats)
+        compute_s = dict(zip(keys, (window.compute.increases_of(keys)[:, 0] / 1e9).tolist(), strict=True))
     total_compute = sum(compute_s.values())
     idle = None
     if stats_span > 0 and devices > 0 and total_compute < math.inf:
@@ -200,9 +200,8 @@ def derive_window(window: Window, pricing: Pricing, diagnose: Callable[[str], st
 
     models: list[ModelDerivation] = []
     window_cost: dict[ModelKey, float] = {}  # attributed cost over the window, for LLM models
-    latest_counters = latest_metrics.counters if latest_metrics else None
-    for key in sorted(latest_counters or ()):
-        increases = counted.increases(key)
+    keys = sorted(latest_metrics.counters or ()) if latest_metrics else []
+    for key, increases in zip(keys, counted.increases_of(keys).tolist(), strict=True):
         inferences = increases[_INFERENCES]
         executions = increases[_EXECUTIONS]
         batching = _ratio(inferences, executions)

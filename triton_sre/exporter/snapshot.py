@@ -289,7 +289,7 @@ def _text(value: Any, problems: Problems) -> str:
     """A JSON string as exportable text: JSON may escape lone surrogates (``\\ud800``), which no
     UTF-8 exposition can carry; they become ``?`` and are added to `problems`."""
     text = value if isinstance(value, str) else str(value)
-    if _SURROGATE.search(text):
+    if not text.isascii() and _SURROGATE.search(text):
         problems.add(f"text that is not valid Unicode: {text!r}"[:200])
         return text.encode("utf-8", "replace").decode("utf-8")
     return text
