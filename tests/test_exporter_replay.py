@@ -66,7 +66,7 @@ def reference(text: str):
 
 
 def plan_for(text: str) -> MetricsPlan:
-    skeleton = Skeleton.of(text)
+    skeleton = Skeleton.of(text, keep=keep_family)
     assert skeleton is not None
     return MetricsPlan(skeleton, keep=keep_family, side_names=_SIDE_NAMES, side_inert=CapacityWatch.inert)
 
@@ -286,3 +286,19 @@ def test_exporter_replays_and_still_reports_garbage_and_bad_values() -> None:
     assert [plan for plan, _ in seen] == [False, True, True, True, True, True, True, True]
     assert [errors for _, errors in seen] == [0, 0, 0, 1, 1, 2, 2, 2]
     assert isinstance(exporter.poll_once().counters, CounterTable)
+
+
+def test_bodies_larger_than_one_slice() -> None:
+    """Skeletons and values are read in ~1 MB slices: a 2.4 MB body (summaries on) and small
+    slices give the same answers as one piece."""
+    bodies = [triton_metrics_payload(300, 2, seed=s) for s in range(3)]
+    assert len(bodies[0]) > 2_000_000
+    plan = plan_for(bodies[0])
+    for body in bodies:
+        assert check(plan, body)
+    skeleton = Skeleton.of(bodies[1])
+    whole = skeleton.values(bodies[2], chunk_chars=len(bodies[2]) + 1)
+    assert whole is not None and len(whole) == len(skeleton.samples)
+    for chunk in (1, 333, 65_536):
+        assert skeleton.values(bodies[2], chunk_chars=chunk) == whole
+    assert skeleton.values(bodies[2].replace("model_0299", "model_0298"), chunk_chars=333) is None

@@ -86,7 +86,7 @@ class MetricsPlan:
         """Raises ValueError when the skeleton holds a series twice (the reference fold reports
         that at every poll, so such bodies are never replayed)."""
         # the samples' names and labels are not needed after this (a few MB at 1,000 models)
-        self.skeleton = Skeleton(skeleton.heads, [])
+        self.skeleton = skeleton.without_samples()
         totals: dict[ModelKey, dict[str, int]] = {}  # family -> group, as the reference's dicts
         per_gpu: dict[tuple[ModelKey, str], dict[str, int]] = {}
         gpus: set[str] = set()
@@ -164,8 +164,10 @@ class MetricsPlan:
         """The fold of `text` and its side samples (body order), or None when `text` is not this
         skeleton's body with new values, or holds a value the reference fold would reject."""
         values = self.skeleton.values(text)
-        if values is None:
-            return None
+        return None if values is None else self.replay_values(values)
+
+    def replay_values(self, values: list[str]) -> tuple[CounterTable, frozenset[str], list[Sample]] | None:
+        """`replay` of the body whose value strings (`Skeleton.values`) are `values`."""
         strings = self._take(values)
         numbers = np.array(list(map(float, strings)), dtype=np.float64) if strings else np.zeros(0)
         counted = numbers[: self._counted]

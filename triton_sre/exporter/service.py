@@ -131,7 +131,7 @@ class Exporter:
         )
         self._configs: dict[str, _ConfigEntry] = {}
         self._metrics_plan: MetricsPlan | None = None  # replays bodies of one skeleton
-        self._candidate_heads: list[str] | None = None  # the last clean body's skeleton text
+        self._candidate: tuple[int, bytes, bytes] | None = None  # the last clean body's Skeleton.fingerprint
         # model -> config summary as snapshots carry it; rebuilt only when a config changes
         self._config_view: dict[str, ModelConfigSummary] = {}
         self._view = ExporterView(up=False, derivation=None)
@@ -306,13 +306,12 @@ class Exporter:
         skeleton was seen at two polls in a row (a server whose lines change order at every
         scrape then costs one regex split per poll, not a plan per poll). The plan is used only
         if replaying this very body gives the reference's result."""
-        heads = Skeleton.heads_of(text)
-        if heads != self._candidate_heads:
-            self._candidate_heads = heads
+        fingerprint = Skeleton.fingerprint(text)
+        if fingerprint != self._candidate:
+            self._candidate = fingerprint
             return
-        self._candidate_heads = None
-        skeleton = Skeleton.of(text, heads)
-        del heads
+        self._candidate = None
+        skeleton = Skeleton.of(text, keep=keep_family)
         if skeleton is None:  # not the plain shape: stay on the reference path
             return
         try:
