@@ -302,3 +302,23 @@ def test_bodies_larger_than_one_slice() -> None:
     for chunk in (1, 333, 65_536):
         assert skeleton.values(bodies[2], chunk_chars=chunk) == whole
     assert skeleton.values(bodies[2].replace("model_0299", "model_0298"), chunk_chars=333) is None
+
+
+def test_real_triton_repeats_its_lines_and_the_replay_agrees(triton) -> None:
+    """The premise, on the real 2.51 server: two scrapes with traffic between them differ only
+    in their values, and the replay of the second equals the reference fold of it."""
+    import time
+
+    import requests
+
+    from triton_sre.demo.traffic import TrafficDriver
+
+    first = requests.get(triton.metrics_url, timeout=10).text
+    plan = plan_for(first)
+    driver = TrafficDriver(triton.http_url, max_duration_s=3.0, max_requests=60, error_fraction=0.2).start()
+    time.sleep(3.0)
+    driver.stop()
+    time.sleep(2.5)  # Triton refreshes some gauges every 2 s
+    second = requests.get(triton.metrics_url, timeout=10).text
+    assert second != first
+    assert check(plan, second)
