@@ -133,13 +133,17 @@ class _ModelVersion:
         self.version = version
         self.gpu = gpu
         # prometheus-cpp prints a family's series in hash order; the real scrape shows the reasons
-        # of two models in two different orders.
+        # of two models in two different orders. The order depends on the labels only: the real
+        # server writes its series in the same order at every scrape, whatever the values.
         reasons = list(FAILURE_REASONS)
-        rng.shuffle(reasons)
-        self.reasons = tuple(
-            (reason, float(rng.randint(1, 40)) if not failed and rng.random() < 0.1 else 0.0)
+        rng.shuffle(reasons)  # as before, so every seed draws the same values
+        counts = {
+            reason: float(rng.randint(1, 40)) if not failed and rng.random() < 0.1 else 0.0
             for reason in reasons
-        )
+        }
+        order = list(FAILURE_REASONS)
+        random.Random(f"{model}/{version}").shuffle(order)
+        self.reasons = tuple((reason, counts[reason]) for reason in order)
         values: dict[str, float] = dict.fromkeys(c.PER_MODEL_COUNTERS, 0.0)
         values[c.NV_PENDING_REQUEST_COUNT] = 0.0
         self.quantiles: dict[str, tuple[float, ...]] = {}

@@ -123,6 +123,15 @@ class CapacityWatch:
         elif name == c.NV_MODEL_LOAD_DURATION_SECS and key is not None:
             self._load[key] = number
 
+    @staticmethod
+    def inert(name: str, labels: Iterable[tuple[str, str]]) -> bool:
+        """True for a sample `offer` ignores whatever its value (a placement sample without a
+        model or a GPU), so a caller may leave it out."""
+        if name != PLACEMENT_FAMILY:
+            return False
+        found = dict(labels)
+        return found.get(c.LABEL_MODEL) is None or not found.get(c.LABEL_GPU_UUID)
+
     def reading(self) -> CapacityReading:
         return CapacityReading(
             gpus=self._gpus,
