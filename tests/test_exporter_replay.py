@@ -40,7 +40,7 @@ BASES = [
     "\n".join(
         line
         for line in triton_metrics_payload(6, 1, gpus=2, seed=2).split("\n")
-        if "gpu_uuid" in line or not line.startswith("nv_inference")
+        if c.LABEL_GPU_UUID in line or not line.startswith("nv_inference")
     ),
     # escaped label values, a timestamp, a plain comment with a number at its end
     "# HELP nv_inference_count Inferences 5\n# TYPE nv_inference_count counter\n"
