@@ -453,7 +453,7 @@ def test_cpu_memory_families_on_the_real_server(triton):
 # -- alerts and the startup probe -------------------------------------------------------------------
 def test_startup_probe_budget_sizes_the_k8s_probe_and_the_slow_load_alert():
     from triton_sre.generate import rules
-    from triton_sre.generate.slo import parse_spec
+    from triton_sre.slo import parse_spec
     from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, render_k8s
 
     spec = parse_spec(

@@ -11,7 +11,7 @@ from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.generate import rules
 from triton_sre.generate.command import default_spec
-from triton_sre.generate.slo import SpecError, format_duration, load_spec, parse_duration, parse_spec
+from triton_sre.slo import SpecError, format_duration, load_spec, parse_duration, parse_spec
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -75,7 +75,7 @@ class Prometheus:
     def scrape_interval(self, job: str) -> float | None:
         """Seconds between scrapes of `job` (else the global interval) from Prometheus' loaded
         configuration (/api/v1/status/config); None when Prometheus does not say."""
-        from triton_sre.generate.slo import SpecError, parse_duration
+        from triton_sre.slo import SpecError, parse_duration
 
         try:
             config = yaml.safe_load(self._get("/api/v1/status/config", {})["yaml"])

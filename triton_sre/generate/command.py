@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.generate.slo import Spec, SpecError, load_spec, parse_spec, spec_warnings
+from triton_sre.slo import Spec, SpecError, load_spec, parse_spec, spec_warnings
 
 DEFAULT_SPEC = "slos.yaml"
 ALERTS_DIR = "alerts"

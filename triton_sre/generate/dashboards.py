@@ -21,7 +21,7 @@ from triton_sre.conventions import UID_MODEL_DASHBOARD as UID_MODEL
 from triton_sre.conventions import UID_OVERVIEW_DASHBOARD as UID_OVERVIEW
 from triton_sre.conventions import UID_SLO_DASHBOARD as UID_SLO
 from triton_sre.generate import rules as r
-from triton_sre.generate.slo import Spec
+from triton_sre.slo import Spec
 
 RATE = "$__rate_interval"
 DS = {"type": "prometheus", "uid": "${datasource}"}

@@ -10,7 +10,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.generate import dashboards as d
 from triton_sre.generate import rules as r
-from triton_sre.generate.slo import Spec
+from triton_sre.slo import Spec
 
 FILE = "triton-llm.json"
 _LENGTHS = (

@@ -214,7 +214,7 @@ class Stack:
     def render(self) -> dict[str, Path]:
         """Rules, dashboards, Prometheus/Alertmanager/Grafana configs and the bot token in the workdir."""
         from triton_sre.generate.command import default_spec, render_all, write_files
-        from triton_sre.generate.slo import load_spec
+        from triton_sre.slo import load_spec
         from triton_sre.stack import render
 
         spec = load_spec(self.opts.slo_file) if self.opts.slo_file else default_spec()
