@@ -8,14 +8,13 @@ every file that is missing or differs.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.files import stale_files, write_files
 from triton_sre.slo import Spec, SpecError, load_spec, parse_spec, spec_warnings
 
 DEFAULT_SPEC = "slos.yaml"
@@ -43,34 +42,6 @@ def render_all(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
     for name, board in dashboards.dashboards(spec, base_url).items():
         files[f"{DASHBOARDS_DIR}/{name}"] = dashboards.render_json(board)
     return dict(sorted(files.items()))
-
-
-def stale_files(files: dict[str, str], out: Path) -> list[str]:
-    stale = []
-    for rel, content in files.items():
-        path = out / rel
-        try:
-            current = path.read_text(encoding="utf-8")
-        except OSError:
-            current = None
-        if current != content:
-            stale.append(rel)
-    return stale
-
-
-def write_files(files: dict[str, str], out: Path) -> list[Path]:
-    """Write atomically (temp file + rename), skipping files whose content is already right."""
-    written = []
-    for rel in stale_files(files, out):
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(files[rel])
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        written.append(path)
-    return written
 
 
 def add_generate_parser(commands: Any, epilog: str) -> None:

@@ -34,6 +34,7 @@ from typing import Any
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.files import write_files
 from triton_sre.logtail import tail
 from triton_sre.triton.local import free_ports, process_group_members
 
@@ -213,7 +214,7 @@ class Stack:
     # -- files
     def render(self) -> dict[str, Path]:
         """Rules, dashboards, Prometheus/Alertmanager/Grafana configs and the bot token in the workdir."""
-        from triton_sre.generate.command import default_spec, render_all, write_files
+        from triton_sre.generate.command import default_spec, render_all
         from triton_sre.slo import load_spec
         from triton_sre.stack import render
 
