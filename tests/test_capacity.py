@@ -34,7 +34,7 @@ from triton_sre.exporter.capacity import (
     memory_usage_from_json,
 )
 from triton_sre.exporter.collector import ExporterView, render
-from triton_sre.exporter.derive import Pricing, derive
+from triton_sre.exporter.derive import derive
 from triton_sre.exporter.service import Exporter
 from triton_sre.exporter.snapshot import (
     IndexEntry,
@@ -44,6 +44,7 @@ from triton_sre.exporter.snapshot import (
     row_value,
     stats_from_json,
 )
+from triton_sre.pricing import Pricing
 from triton_sre.triton.exposition import parse
 
 DATA = Path(__file__).parent / "data"

@@ -18,7 +18,7 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity import CapacitySettings
-from triton_sre.exporter.derive import Pricing
+from triton_sre.pricing import Pricing
 from triton_sre.triton.client import default_metrics_url
 
 
