@@ -24,7 +24,7 @@ from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.exporter.service import Exporter, ExporterServer
 from triton_sre.generate.command import default_spec, render_all
 from triton_sre.pricing import Pricing
-from triton_sre.triton.local import LocalTriton, free_port
+from triton_sre.stack.local_triton import LocalTriton, free_port
 
 
 class Prom:

@@ -21,7 +21,7 @@ from triton_sre.generate.rules import rule_files
 from triton_sre.slo import Spec
 from triton_sre.stack import render
 from triton_sre.stack.local import Stack, StackOptions
-from triton_sre.triton.local import LocalTriton
+from triton_sre.stack.local_triton import LocalTriton
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "docker-compose.yml"

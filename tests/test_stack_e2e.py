@@ -37,7 +37,7 @@ from expectations import BROKEN_IN_INDEX, BROKEN_RUNBOOKS
 from triton_sre import conventions as c
 from triton_sre.demo import LLM_MAX_NUM_SEQS, LLM_VLLM, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.demo.traffic import TrafficDriver
-from triton_sre.triton.local import process_group_members
+from triton_sre.stack.local_triton import process_group_members
 
 CLI = [sys.executable, "-m", "triton_sre.cli"]
 SHORT_SLOS = """\

@@ -36,7 +36,7 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.files import write_files
 from triton_sre.logtail import tail
-from triton_sre.triton.local import free_ports, process_group_members
+from triton_sre.stack.local_triton import free_ports, process_group_members
 
 STATE_FILE = "stack.json"
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
