@@ -29,7 +29,7 @@ from expectations import BROKEN_CAUSES
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
-from triton_sre.bot.slack_standin import Call, SlackStandin, validate_blocks
+from triton_sre.bot.dev_slack_standin import Call, SlackStandin, validate_blocks
 from triton_sre.demo import BROKEN_MISSING_MODULE
 from triton_sre.stack.local_triton import free_ports
 

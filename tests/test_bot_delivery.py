@@ -15,7 +15,7 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings, Route
-from triton_sre.bot.slack_standin import SlackStandin
+from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.stack.local_triton import free_ports
 
 TOKEN = "am-" + uuid.uuid4().hex
@@ -117,7 +117,8 @@ def test_restart_on_the_same_outbox_edits_instead_of_reposting(tmp_path: Path) -
 def test_standin_runs_as_a_module_and_prints_posts() -> None:
     (port,) = free_ports(1)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "triton_sre.bot.slack_standin", "--port", str(port), "--token", "xoxb-cli"],
+        [sys.executable, "-m", "triton_sre.bot.dev_slack_standin", "--port", str(port),
+         "--token", "xoxb-cli"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

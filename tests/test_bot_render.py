@@ -14,6 +14,7 @@ from slack_sdk.errors import SlackApiError
 
 from triton_sre import conventions as c
 from triton_sre.bot.config import load_bot_config
+from triton_sre.bot.dev_slack_standin import SlackStandin, validate_blocks
 from triton_sre.bot.enrich import (
     Facts,
     Links,
@@ -28,7 +29,6 @@ from triton_sre.bot.enrich import (
 )
 from triton_sre.bot.slack import Renderer, cut_text, fit_blocks
 from triton_sre.bot.slack_limits import MAX_BLOCKS, MAX_SECTION_TEXT
-from triton_sre.bot.slack_standin import SlackStandin, validate_blocks
 from triton_sre.config import ConfigError
 from triton_sre.diagnosis.engine import Evidence, Finding, Report
 

@@ -408,7 +408,7 @@ class Stack:
             standin = self.spawn(
                 "slack-standin",
                 [
-                    py, "-m", "triton_sre.bot.slack_standin",
+                    py, "-m", "triton_sre.bot.dev_slack_standin",
                     "--port", str(self.ports["slack_standin"]),
                     "--token", STANDIN_TOKEN,
                 ],

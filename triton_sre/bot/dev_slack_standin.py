@@ -16,7 +16,7 @@ Faults are injected from Python (`SlackStandin.fail_next`, `go_down`, `come_up`)
 (``POST /_standin/fault`` with ``{"status": 429, "retry_after": 1, "count": 1}``; ``GET
 /_standin/calls`` returns every recorded call). Every call is recorded, rejected or not.
 
-``python -m triton_sre.bot.slack_standin --port 8010 --token xoxb-test`` runs it in the foreground
+``python -m triton_sre.bot.dev_slack_standin --port 8010 --token xoxb-test`` runs it in the foreground
 and prints what would be posted.
 """
 
@@ -499,7 +499,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m triton_sre.bot.slack_standin",
+        prog="python -m triton_sre.bot.dev_slack_standin",
         description="Local stand-in for the Slack Web API: prints what the bot would post.",
     )
     parser.add_argument("--host", default="127.0.0.1")
