@@ -13,6 +13,7 @@ exhaust threads nor keep a scrape from being answered.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import queue
 import re
@@ -140,6 +141,29 @@ class SafeHandler(BaseHTTPRequestHandler):
         self.close_connection = True
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def send_json(
+        self,
+        status: int,
+        body: Any,
+        headers: dict[str, str] | None = None,
+        *,
+        close: bool = False,
+        content_type: str = "application/json",
+    ) -> None:
+        """A JSON response with its length (no body for HEAD); `close` ends the connection after it."""
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
     @property
     def bare_path(self) -> str:
