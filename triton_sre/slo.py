@@ -447,12 +447,6 @@ def window_seconds(window: str) -> float:
     return parse_duration(window, "window")
 
 
-def all_windows() -> list[str]:
-    """Every burn window the tiers use, shortest first."""
-    windows = {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)}
-    return sorted(windows, key=window_seconds)
-
-
 def _llm_slo(entry: Mapping[str, Any], common: dict[str, Any], where: str) -> SLO:
     """A `ttft` or `time_per_output_token` SLO: request-based (token-based for the latter) on the
     vLLM backend's histogram, so its threshold must be one of that histogram's bucket bounds."""

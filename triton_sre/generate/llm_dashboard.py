@@ -36,7 +36,7 @@ def _length_quantile(q: str, vllm: str, trt: str, triton: d.Matchers) -> str:
     return f"{one(vllm)}\nor {one(trt)}"
 
 
-def llm(spec: Spec, base_url: str) -> dict[str, Any]:
+def llm(spec: Spec) -> dict[str, Any]:
     exporter = d._exporter(spec)
     triton = d._triton()
     layout = d._Layout()

@@ -38,10 +38,6 @@ GENERATED_HEADER = (
 
 _INSTANCE_BY = (c.LABEL_JOB, c.LABEL_INSTANCE, c.LABEL_MODEL, c.LABEL_VERSION)
 _MODEL_BY = (c.LABEL_JOB, c.LABEL_MODEL, c.LABEL_VERSION)
-LEVEL_LABELS: Mapping[str, tuple[str, ...]] = {
-    c.REC_LEVEL_INSTANCE: _INSTANCE_BY,
-    c.REC_LEVEL_MODEL: _MODEL_BY,
-}
 
 
 # -- PromQL building blocks ----------------------------------------------------------------------
