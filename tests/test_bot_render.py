@@ -214,7 +214,7 @@ def test_slo_alert_shows_burn_rate_and_budget() -> None:
 def _latency_alert(slo_name: str, quantile: str | None = None) -> dict[str, Any]:
     """A firing latency burn alert with the annotations `triton-sre generate` gives it."""
     from triton_sre.generate import rules
-    from triton_sre.generate.command import default_spec
+    from triton_sre.slo import default_spec
 
     spec = default_spec()
     slo = next(s for s in spec.slos if s.name == slo_name)

@@ -29,8 +29,8 @@ from triton_sre.config import ExporterSettings
 from triton_sre.exporter.capacity import CapacitySettings
 from triton_sre.exporter.service import Exporter, ExporterServer
 from triton_sre.generate import dashboards, rules
-from triton_sre.generate.command import default_spec
 from triton_sre.pricing import Pricing
+from triton_sre.slo import default_spec
 from triton_sre.stack.local_triton import free_port
 
 DATA = Path(__file__).parent / "data"

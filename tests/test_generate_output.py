@@ -12,8 +12,8 @@ from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.generate import dashboards, rules
-from triton_sre.generate.command import default_spec, render_all
-from triton_sre.slo import parse_spec
+from triton_sre.generate.command import render_all
+from triton_sre.slo import default_spec, parse_spec
 from triton_sre.stack.render import deploy_files
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,8 +10,7 @@ import yaml
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.generate import rules
-from triton_sre.generate.command import default_spec
-from triton_sre.slo import SpecError, format_duration, load_spec, parse_duration, parse_spec
+from triton_sre.slo import SpecError, default_spec, format_duration, load_spec, parse_duration, parse_spec
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -170,7 +169,7 @@ def test_model_selectors_become_matchers() -> None:
 
 
 def test_shipped_default_spec_is_the_repository_slos_yaml() -> None:
-    packaged = REPO / "triton_sre" / "generate" / "slos.default.yaml"
+    packaged = REPO / "triton_sre" / "data" / "slos.yaml"
     assert packaged.read_text() == (REPO / "slos.yaml").read_text()
     assert default_spec().slos == load_spec(REPO / "slos.yaml").slos
 

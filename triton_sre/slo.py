@@ -18,7 +18,10 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.config import ConfigError, check_keys, check_number, check_positive_int
+from triton_sre.data import shipped
 
+DEFAULT_SPEC_FILE = "slos.yaml"
+"""The spec's file name: ./slos.yaml is `generate`'s default, the repository's is shipped."""
 _DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION_RE = re.compile(r"^(?:(\d+)(ms|s|m|h|d|w))+$")
 _DURATION_PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
@@ -165,6 +168,11 @@ def load_spec(path: str | Path) -> Spec:
     except OSError as exc:
         raise SpecError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     return parse_spec(text, str(path))
+
+
+def default_spec() -> Spec:
+    """The spec shipped with the package: the repository's slos.yaml (package data)."""
+    return parse_spec(shipped(DEFAULT_SPEC_FILE).read_text(encoding="utf-8"), DEFAULT_SPEC_FILE)
 
 
 def parse_spec(text: str, source: str = "slos.yaml") -> Spec:

@@ -9,24 +9,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.files import stale_files, write_files
-from triton_sre.slo import Spec, SpecError, load_spec, parse_spec, spec_warnings
+from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, load_spec, spec_warnings
 
-DEFAULT_SPEC = "slos.yaml"
+DEFAULT_SPEC = DEFAULT_SPEC_FILE
 ALERTS_DIR = "alerts"
 TESTS_DIR = "alerts/tests"
 DASHBOARDS_DIR = "dashboards"
-
-
-def default_spec() -> Spec:
-    """The spec shipped with the package (the repository's slos.yaml)."""
-    text = resources.files("triton_sre.generate").joinpath("slos.default.yaml").read_text(encoding="utf-8")
-    return parse_spec(text, DEFAULT_SPEC)
 
 
 def render_all(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, str]:

@@ -36,7 +36,7 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.files import write_files
 from triton_sre.logtail import tail
-from triton_sre.slo import load_spec
+from triton_sre.slo import default_spec, load_spec
 from triton_sre.stack.local_triton import free_ports, process_group_members
 
 STATE_FILE = "stack.json"
@@ -215,7 +215,7 @@ class Stack:
     # -- files
     def render(self) -> dict[str, Path]:
         """Rules, dashboards, Prometheus/Alertmanager/Grafana configs and the bot token in the workdir."""
-        from triton_sre.generate.command import default_spec, render_all
+        from triton_sre.generate.command import render_all
         from triton_sre.stack import render
 
         spec = load_spec(self.opts.slo_file) if self.opts.slo_file else default_spec()
