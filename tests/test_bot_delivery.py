@@ -181,3 +181,14 @@ def test_diagnosis_from_a_triton_log_file(tmp_path: Path, triton: Any) -> None:
             assert standin.wait_for(lambda: bool(ok_posts(standin, case)), 15)
             shown = json.dumps(ok_posts(standin, case)[0].params)
             assert c.RUNBOOK_PYTHON_MODULE_MISSING in shown and f"log {triton.log_path.name}" in shown
+
+
+def test_standin_is_served_by_the_shared_http_handler() -> None:
+    """Like the exporter and the bot (httpserve.SafeHandler): another method is 405 with Allow,
+    not http.server's 501, and is never recorded as a Slack call."""
+    with SlackStandin() as standin:
+        for method in ("PUT", "DELETE", "PROPFIND"):
+            answer = requests.request(method, f"{standin.url}chat.postMessage", timeout=5)
+            assert answer.status_code == 405, method
+            assert answer.headers["Allow"] == "GET, POST"
+        assert standin.calls() == []

@@ -1,5 +1,5 @@
-"""What the exporter's and the bot's HTTP servers share: bounded connections, read timeouts,
-405 for any method an endpoint does not serve, and log lines that never carry a secret.
+"""What the exporter's, the bot's and the Slack stand-in's HTTP servers share: bounded connections,
+read timeouts, 405 for any method an endpoint does not serve, and log lines that never carry a secret.
 
 `BoundedHTTPServer` accepts on the `serve_forever` thread and gives a connection a worker thread
 only once its first bytes arrive (and, with keep-alive, takes it back between requests): idle
