@@ -39,8 +39,8 @@ from synthetic import triton_metrics_payload
 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
-from triton_sre.exporter.derive import Pricing
 from triton_sre.exporter.service import Exporter
+from triton_sre.pricing import Pricing
 
 
 def stats_payload(models: int, versions: int, poll: int) -> bytes:

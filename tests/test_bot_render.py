@@ -15,6 +15,7 @@ from slack_sdk.errors import SlackApiError
 
 from triton_sre import conventions as c
 from triton_sre.bot.config import load_bot_config
+from triton_sre.bot.dev_slack_standin import SlackStandin, validate_blocks
 from triton_sre.bot.enrich import (
     Facts,
     Links,
@@ -29,7 +30,6 @@ from triton_sre.bot.enrich import (
 )
 from triton_sre.bot.slack import Renderer, cut_text, fit_blocks
 from triton_sre.bot.slack_limits import MAX_BLOCKS, MAX_SECTION_TEXT
-from triton_sre.bot.slack_standin import SlackStandin, validate_blocks
 from triton_sre.config import ConfigError
 from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.diagnosis.engine import Evidence, Finding, Report
@@ -244,7 +244,7 @@ def test_burn_rate_is_read_from_its_annotation_and_from_old_rules_text_only_with
 def _latency_alert(slo_name: str, quantile: str | None = None) -> dict[str, Any]:
     """A firing latency burn alert with the annotations `triton-sre generate` gives it."""
     from triton_sre.generate import rules
-    from triton_sre.generate.command import default_spec
+    from triton_sre.slo import default_spec
 
     spec = default_spec()
     slo = next(s for s in spec.slos if s.name == slo_name)

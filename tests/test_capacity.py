@@ -34,7 +34,7 @@ from triton_sre.exporter.capacity import (
     memory_usage_from_json,
 )
 from triton_sre.exporter.collector import ExporterView, render
-from triton_sre.exporter.derive import Pricing, derive
+from triton_sre.exporter.derive import derive
 from triton_sre.exporter.service import Exporter
 from triton_sre.exporter.snapshot import (
     IndexEntry,
@@ -44,6 +44,7 @@ from triton_sre.exporter.snapshot import (
     row_value,
     stats_from_json,
 )
+from triton_sre.pricing import Pricing
 from triton_sre.triton.exposition import parse
 
 DATA = Path(__file__).parent / "data"
@@ -453,7 +454,7 @@ def test_cpu_memory_families_on_the_real_server(triton):
 # -- alerts and the startup probe -------------------------------------------------------------------
 def test_startup_probe_budget_sizes_the_k8s_probe_and_the_slow_load_alert():
     from triton_sre.generate import rules
-    from triton_sre.generate.slo import parse_spec
+    from triton_sre.slo import parse_spec
     from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, render_k8s
 
     spec = parse_spec(

@@ -27,11 +27,11 @@ from live_prometheus import Prom, start_prometheus, stop_prometheus, wait_ready
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.capacity import CapacitySettings
-from triton_sre.exporter.derive import Pricing
 from triton_sre.exporter.service import Exporter, ExporterServer
 from triton_sre.generate import dashboards, rules
-from triton_sre.generate.command import default_spec
-from triton_sre.triton.local import free_port
+from triton_sre.pricing import Pricing
+from triton_sre.slo import default_spec
+from triton_sre.stack.local_triton import free_port
 
 DATA = Path(__file__).parent / "data"
 GPU4 = (DATA / "capacity" / "gpu4_metrics.txt").read_text()

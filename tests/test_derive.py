@@ -8,7 +8,7 @@ import pytest
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_reason
-from triton_sre.exporter.derive import Pricing, derive, increase, select_window, stage_split
+from triton_sre.exporter.derive import derive, increase, select_window, stage_split
 from triton_sre.exporter.snapshot import (
     IndexEntry,
     ModelConfigSummary,
@@ -20,6 +20,7 @@ from triton_sre.exporter.snapshot import (
     row_value,
     stats_from_json,
 )
+from triton_sre.pricing import Pricing
 from triton_sre.triton.exposition import parse
 
 A = ("model_a", "1")

@@ -38,7 +38,7 @@ from expectations import CPU_REPRODUCIBLE_LOAD_FAILURES
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
-from triton_sre.triton.local import LocalTriton, LocalTritonError
+from triton_sre.stack.local_triton import LocalTriton, LocalTritonError
 
 # A shared-memory region larger than /dev/shm can hold (server-wide setting: own server).
 SHM_BYTES = 1 << 46

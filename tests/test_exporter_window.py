@@ -16,7 +16,6 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity import CapacityReading
 from triton_sre.exporter.derive import (
-    Pricing,
     derive,
     derive_window,
     increase,
@@ -25,6 +24,7 @@ from triton_sre.exporter.derive import (
 )
 from triton_sre.exporter.snapshot import ROW_FAMILIES, ModelConfigSummary, ModelStats, Snapshot, counter_row
 from triton_sre.exporter.window import CHECKPOINTS, SeriesWindow, Window
+from triton_sre.pricing import Pricing
 
 A = ("model_a", "1")
 B = ("model_b", "1")

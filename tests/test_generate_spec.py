@@ -10,8 +10,7 @@ import yaml
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.generate import rules
-from triton_sre.generate.command import default_spec
-from triton_sre.generate.slo import SpecError, format_duration, load_spec, parse_duration, parse_spec
+from triton_sre.slo import SpecError, format_duration, parse_duration, parse_spec
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -167,12 +166,6 @@ def test_model_selectors_become_matchers() -> None:
     assert 'model=~"resnet50|bert\\\\.large"' in rules.selector("x", rules.model_matchers(slo))
     doc = _with(("slos", 0, "models"), {"regex": "llm-.*"})
     assert rules.model_matchers(parse_spec(yaml.safe_dump(doc)).slos[0]) == [("model", "=~", "llm-.*")]
-
-
-def test_shipped_default_spec_is_the_repository_slos_yaml() -> None:
-    packaged = REPO / "triton_sre" / "generate" / "slos.default.yaml"
-    assert packaged.read_text() == (REPO / "slos.yaml").read_text()
-    assert default_spec().slos == load_spec(REPO / "slos.yaml").slos
 
 
 def test_llm_slo_types_need_a_bucket_bound_threshold() -> None:

@@ -16,7 +16,7 @@ from triton_sre.config import ExporterSettings
 from triton_sre.demo import LLM_TRTLLM, LLM_VLLM
 from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.exporter.collector import ExporterView, render
-from triton_sre.exporter.derive import Derivation, Pricing
+from triton_sre.exporter.derive import Derivation
 from triton_sre.exporter.llm import (
     GENERATION_TOKENS,
     KV_USAGE,
@@ -32,6 +32,7 @@ from triton_sre.exporter.llm import (
 )
 from triton_sre.exporter.service import Exporter
 from triton_sre.exporter.snapshot import keep_family
+from triton_sre.pricing import Pricing
 from triton_sre.triton.exposition import parse
 
 DATA = Path(__file__).parent / "data"

@@ -16,8 +16,8 @@ import requests
 from triton_sre import conventions as c
 from triton_sre import demo
 from triton_sre.demo import traffic
-from triton_sre.triton import local
-from triton_sre.triton.local import LocalTriton, LocalTritonError, find_server, free_ports
+from triton_sre.stack import local_triton as local
+from triton_sre.stack.local_triton import LocalTriton, LocalTritonError, find_server, free_ports
 
 _SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)\{(?P<labels>[^}]*)\} (?P<value>\S+)$", re.M)
 

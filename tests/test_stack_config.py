@@ -16,12 +16,11 @@ import requests
 import yaml
 
 from triton_sre import conventions as c
-from triton_sre.generate.command import default_spec
 from triton_sre.generate.rules import rule_files
-from triton_sre.generate.slo import Spec
+from triton_sre.slo import Spec, default_spec
 from triton_sre.stack import render
 from triton_sre.stack.local import Stack, StackOptions
-from triton_sre.triton.local import LocalTriton
+from triton_sre.stack.local_triton import LocalTriton
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "docker-compose.yml"

@@ -39,8 +39,8 @@ from triton_sre.demo import LLM_MAX_NUM_SEQS, LLM_VLLM, TAIL_MODEL, TEXT_ECHO, V
 from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.generate.rules import tiers
-from triton_sre.generate.slo import parse_spec
-from triton_sre.triton.local import process_group_members
+from triton_sre.slo import parse_spec
+from triton_sre.stack.local_triton import process_group_members
 
 CLI = [sys.executable, "-m", "triton_sre.cli"]
 SHORT_SLOS = """\

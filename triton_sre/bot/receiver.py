@@ -195,18 +195,7 @@ class _Handler(SafeHandler):
     def _send(
         self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None, close: bool = False
     ) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        if close:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
+        self.send_json(status, body, headers, close=close)
 
     def _body(self, limit: int) -> bytes | None:
         length_header = self.headers.get("Content-Length")

@@ -9,9 +9,8 @@ the bot show it), then the sections ``## Meaning``, ``## Impact``, ``## Diagnosi
 Where the pages live at run time (`default_runbooks_dir`), first match wins:
 
 1. ``$TRITON_SRE_RUNBOOKS_DIR``;
-2. ``triton_sre/diagnosis/runbooks`` — in a source checkout a symlink to the repository's
-   top-level ``runbooks/`` (the one source of truth), in a wheel a copy made from it (package data);
-3. the repository's top-level ``runbooks/`` next to the package.
+2. the shipped pages (`triton_sre.data`): the repository's top-level ``runbooks/`` (the one
+   source of truth), through a symlink in a checkout, a copy made from it in a wheel.
 
 `runbook_url` links a page: by default the repository-relative path ``runbooks/<id>.md`` (it
 resolves in the GitHub/GitLab UI and in a checkout); with an ``http(s)://`` base, ``base + <id>.md``
@@ -29,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.data import shipped
 
 __all__ = [
     "REQUIRED_SECTIONS",
@@ -159,10 +159,7 @@ def default_runbooks_dir() -> Path:
     env = os.environ.get(c.ENV_RUNBOOKS_DIR)
     if env:
         return Path(env)
-    packaged = Path(__file__).resolve().parent / RUNBOOK_DIR_NAME
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / RUNBOOK_DIR_NAME
+    return shipped(RUNBOOK_DIR_NAME)
 
 
 def runbook_url(runbook_id: str, base_url: str | None = None) -> str:

@@ -29,6 +29,7 @@ from triton_sre.exporter.snapshot import (
     Snapshot,
 )
 from triton_sre.exporter.window import Window
+from triton_sre.pricing import Pricing
 
 if TYPE_CHECKING:
     from triton_sre.exporter.capacity import Capacity
@@ -46,18 +47,6 @@ _COUNTED = (
 COUNTED_FIELDS = tuple(FAMILY_INDEX[family] for family in _COUNTED)
 _INFERENCES, _EXECUTIONS, _REQUEST_US, _SUCCESS = range(4)
 _STAGE_FIELDS = {stage: 4 + i for i, stage in enumerate(c.STAGE_COUNTERS)}
-
-
-@dataclass(frozen=True, slots=True)
-class Pricing:
-    """What the server costs. Without a price, cost metrics are not exported (idle share still is)."""
-
-    currency: str = "USD"
-    gpu_hour: float | None = None  # price of one GPU for one hour
-    node_hour: float | None = None  # price of the whole host for one hour (CPU hosts)
-    cpu_execution_slots: int = 1  # devices on a CPU host, for the idle share
-    kwh: float | None = None  # price of one kWh: GPU energy cost from nv_energy_consumption
-    energy_by_model: bool = False  # charge each GPU's energy cost to its models by compute share
 
 
 @dataclass(frozen=True, slots=True)

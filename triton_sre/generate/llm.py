@@ -19,7 +19,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate import rules as r
-from triton_sre.generate.slo import SLO, Spec, parse_duration
+from triton_sre.slo import SLO, Spec, parse_duration
 
 LLM_FILE = "triton-llm-rules.yaml"
 LLM_TEST_FILE = "triton-llm-rules.test.yaml"

@@ -18,7 +18,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate import rules as r
-from triton_sre.generate.slo import SLO, Spec, format_duration, window_seconds
+from triton_sre.slo import SLO, Spec, format_duration, window_seconds
 
 TEST_INSTANCE = "triton-0:8002"
 TEST_EXPORTER_INSTANCE = "triton-0:8003"

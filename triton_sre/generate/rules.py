@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 
 from triton_sre import conventions as c
-from triton_sre.generate.slo import SLO, Spec, burn_factor, format_duration, window_seconds
 from triton_sre.promql import q  # re-exported: promtests and dashboards use r.q
+from triton_sre.slo import SLO, Spec, burn_factor, format_duration, window_seconds
 
 Matcher = tuple[str, str, str]  # (label, operator, value)
 Rule = dict[str, Any]
@@ -38,10 +38,6 @@ GENERATED_HEADER = (
 
 _INSTANCE_BY = (c.LABEL_JOB, c.LABEL_INSTANCE, c.LABEL_MODEL, c.LABEL_VERSION)
 _MODEL_BY = (c.LABEL_JOB, c.LABEL_MODEL, c.LABEL_VERSION)
-LEVEL_LABELS: Mapping[str, tuple[str, ...]] = {
-    c.REC_LEVEL_INSTANCE: _INSTANCE_BY,
-    c.REC_LEVEL_MODEL: _MODEL_BY,
-}
 
 
 # -- PromQL building blocks ----------------------------------------------------------------------

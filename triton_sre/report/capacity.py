@@ -58,11 +58,6 @@ class CapacitySection:
         return None if self.loads.empty else float(self.loads["seconds"].max())
 
     @property
-    def recommended_budget_s(self) -> float | None:
-        slowest = self.slowest_load_s
-        return None if slowest is None else startup_budget(slowest)
-
-    @property
     def empty(self) -> bool:
         return self.memory.empty and not self.gpus and self.host_headroom_bytes is None and self.loads.empty
 
