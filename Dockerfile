@@ -14,12 +14,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY triton_sre ./triton_sre
+COPY slos.yaml ./
 COPY runbooks ./runbooks
 # Non-root: a fixed uid so volume ownership and Kubernetes' runAsNonRoot work.
 RUN useradd --system --uid 10001 --home-dir /var/lib/triton-sre --create-home triton-sre
 
 FROM base AS exporter
-# The runbooks symlink (triton_sre/diagnosis/runbooks -> ../../runbooks) is resolved by the build.
+# The symlinks in triton_sre/data/ (-> ../../slos.yaml, ../../runbooks) are resolved by the build.
 RUN pip install --no-compile . && rm -rf /src
 USER 10001
 WORKDIR /var/lib/triton-sre

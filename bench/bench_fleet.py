@@ -43,7 +43,8 @@ from synthetic import triton_metrics_payload  # bench_poll put tests/ on sys.pat
 
 from triton_sre import conventions as c
 from triton_sre.generate import dashboards
-from triton_sre.generate.command import default_spec, render_all
+from triton_sre.generate.command import render_all
+from triton_sre.slo import default_spec
 
 GROWTH_PER_SECOND = 1 / 3600  # counters grow by their starting value every hour
 

@@ -37,9 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # syn
 
 from synthetic import triton_metrics_payload
 
+from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
-from triton_sre.exporter.derive import Pricing
 from triton_sre.exporter.service import Exporter
+from triton_sre.pricing import Pricing
 
 
 def stats_payload(models: int, versions: int, poll: int) -> bytes:
@@ -80,7 +81,7 @@ def stats_payload(models: int, versions: int, poll: int) -> bytes:
                     },
                     "response_stats": {},
                     "batch_stats": batches,
-                    "memory_usage": [],
+                    c.STATS_MEMORY_USAGE: [],
                 }
             )
     return json.dumps({"model_stats": entries}).encode()

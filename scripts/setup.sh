@@ -60,7 +60,7 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[server,dev]'
 
 # --- the Python-backend stub links the shared libpython of its Python version -----------------
-STUB="$(.venv/bin/python -c 'from triton_sre.triton.local import find_server; print(find_server().stub)')"
+STUB="$(.venv/bin/python -c 'from triton_sre.stack.local_triton import find_server; print(find_server().stub)')"
 if ldd "$STUB" 2>/dev/null | grep -q 'libpython.*not found'; then
     VENV_PYV="$(.venv/bin/python -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
     echo "setup: installing libpython${VENV_PYV} for the Triton Python backend stub"

@@ -14,7 +14,7 @@ import pytest
 from live_prometheus import live  # noqa: F401  (the session's one real Prometheus)
 
 from triton_sre.demo import SAMPLE_REPOSITORY
-from triton_sre.triton.local import LocalTriton
+from triton_sre.stack.local_triton import LocalTriton
 
 TRITON_FIXTURES = ("triton", "fresh_triton_factory")
 

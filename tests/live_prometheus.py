@@ -21,10 +21,11 @@ from binaries import binary
 from triton_sre.config import ExporterSettings
 from triton_sre.demo import LLM_TRTLLM, LLM_VLLM, SLOW_MODEL, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.demo.traffic import TrafficDriver
-from triton_sre.exporter.derive import Pricing
 from triton_sre.exporter.service import Exporter, ExporterServer
-from triton_sre.generate.command import default_spec, render_all
-from triton_sre.triton.local import LocalTriton, free_port
+from triton_sre.generate.command import render_all
+from triton_sre.pricing import Pricing
+from triton_sre.slo import default_spec
+from triton_sre.stack.local_triton import LocalTriton, free_port
 
 
 class Prom:

@@ -67,25 +67,25 @@ _PINNED_FAMILIES: tuple[tuple[str, str, str], ...] = (
 )
 _GPU_FAMILIES: tuple[tuple[str, str, str], ...] = (
     (c.NV_GPU_UTILIZATION, "gauge", "GPU utilization rate [0.0 - 1.0)"),
-    ("nv_gpu_memory_total_bytes", "gauge", "GPU total memory, in bytes"),
-    ("nv_gpu_memory_used_bytes", "gauge", "GPU used memory, in bytes"),
-    ("nv_gpu_power_usage", "gauge", "GPU power usage in watts"),
-    ("nv_gpu_power_limit", "gauge", "GPU power management limit in watts"),
-    ("nv_energy_consumption", "counter", "GPU energy consumption in joules since the Triton Server started"),
+    (c.NV_GPU_MEMORY_TOTAL_BYTES, "gauge", "GPU total memory, in bytes"),
+    (c.NV_GPU_MEMORY_USED_BYTES, "gauge", "GPU used memory, in bytes"),
+    (c.NV_GPU_POWER_USAGE, "gauge", "GPU power usage in watts"),
+    (c.NV_GPU_POWER_LIMIT, "gauge", "GPU power management limit in watts"),
+    (c.NV_ENERGY_CONSUMPTION, "counter", "GPU energy consumption in joules since the Triton Server started"),
 )
 _CPU_FAMILIES: tuple[tuple[str, str, str], ...] = (
-    ("nv_cpu_utilization", "gauge", "CPU utilization rate [0.0 - 1.0]"),
-    ("nv_cpu_memory_total_bytes", "gauge", "CPU total memory (RAM), in bytes"),
-    ("nv_cpu_memory_used_bytes", "gauge", "CPU used memory (RAM), in bytes"),
+    (c.NV_CPU_UTILIZATION, "gauge", "CPU utilization rate [0.0 - 1.0]"),
+    (c.NV_CPU_MEMORY_TOTAL_BYTES, "gauge", "CPU total memory (RAM), in bytes"),
+    (c.NV_CPU_MEMORY_USED_BYTES, "gauge", "CPU used memory (RAM), in bytes"),
 )
 # (family, HELP); each summary mirrors one of the duration counters above.
 _SUMMARY_FAMILIES: tuple[tuple[str, str], ...] = (
     (
-        "nv_inference_request_summary_us",
+        c.NV_REQUEST_SUMMARY_US,
         "Summary of inference request duration in microseconds (includes cached requests)",
     ),
     (
-        "nv_inference_queue_summary_us",
+        c.NV_QUEUE_SUMMARY_US,
         "Summary of inference queuing duration in microseconds (includes cached requests)",
     ),
     (
@@ -133,13 +133,17 @@ class _ModelVersion:
         self.version = version
         self.gpu = gpu
         # prometheus-cpp prints a family's series in hash order; the real scrape shows the reasons
-        # of two models in two different orders.
+        # of two models in two different orders. The order depends on the labels only: the real
+        # server writes its series in the same order at every scrape, whatever the values.
         reasons = list(FAILURE_REASONS)
-        rng.shuffle(reasons)
-        self.reasons = tuple(
-            (reason, float(rng.randint(1, 40)) if not failed and rng.random() < 0.1 else 0.0)
+        rng.shuffle(reasons)  # as before, so every seed draws the same values
+        counts = {
+            reason: float(rng.randint(1, 40)) if not failed and rng.random() < 0.1 else 0.0
             for reason in reasons
-        )
+        }
+        order = list(FAILURE_REASONS)
+        random.Random(f"{model}/{version}").shuffle(order)
+        self.reasons = tuple((reason, counts[reason]) for reason in order)
         values: dict[str, float] = dict.fromkeys(c.PER_MODEL_COUNTERS, 0.0)
         values[c.NV_PENDING_REQUEST_COUNT] = 0.0
         self.quantiles: dict[str, tuple[float, ...]] = {}

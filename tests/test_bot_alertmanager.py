@@ -25,13 +25,15 @@ import requests
 import yaml
 from binaries import binary
 from expectations import BROKEN_CAUSES
+from rendered_alerts import as_old_rules_rendered, rendered_burn_alert
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
-from triton_sre.bot.slack_standin import Call, SlackStandin, validate_blocks
+from triton_sre.bot.dev_slack_standin import Call, SlackStandin, validate_blocks
 from triton_sre.demo import BROKEN_MISSING_MODULE
-from triton_sre.triton.local import free_ports
+from triton_sre.diagnosis.catalog import load_catalog
+from triton_sre.stack.local_triton import free_ports
 
 WEBHOOK_TOKEN = "am-webhook-" + uuid.uuid4().hex
 SLACK_TOKEN = "xoxb-" + uuid.uuid4().hex
@@ -229,6 +231,8 @@ def test_firing_repeat_resolve_one_message_updated_in_place(
         or BROKEN_CAUSES[BROKEN_MISSING_MODULE] in shown
     )
     assert f"live {stack['bot'].settings.triton_url}" in shown
+    # the one-line fix is the runbook's front matter
+    assert f"*Fix:* {load_catalog()[c.RUNBOOK_PYTHON_MODULE_MISSING].remediation}" in shown
     buttons = [e for b in call.params["blocks"] if b["type"] == "actions" for e in b["elements"]]
     assert buttons[0]["url"] == f"{RUNBOOK_BASE}{c.RUNBOOK_PYTHON_MODULE_MISSING}.md"
     assert any("/#/silences/new?filter=" in b["url"] and case in b["url"] for b in buttons)
@@ -261,6 +265,24 @@ def test_firing_repeat_resolve_one_message_updated_in_place(
     assert "Resolved" in replies[0].params["text"]
     assert standin.message(CHANNEL, ts)["edits"] == 1  # type: ignore[index]
     assert len(posts(standin, case)) == 1
+
+
+def test_slo_burn_rate_from_its_annotation_and_from_old_rules_text(
+    stack: dict[str, Any], standin: SlackStandin
+) -> None:
+    """The bot has no Prometheus here: the burn rate shown is the one the alert carries, as the
+    generated rule renders it (`burn_rate`), or for rules generated before that annotation, as
+    their description says it."""
+    labels, annotations = rendered_burn_alert()
+    shown = f"*Burn rate:* {annotations[c.ANNOTATION_BURN_RATE]}x"
+    fix = load_catalog()[c.ALERT_RUNBOOKS[c.ALERT_SLO_ERROR_BUDGET_BURN]].remediation
+    for rendered in (annotations, as_old_rules_rendered(annotations)):
+        case = new_case()
+        stack["am"].post({**labels, "testcase": case}, rendered)
+        post = wait_until(lambda case=case: posts(standin, case), 15, "the SLO page")[0]
+        assert shown in json.dumps(post.params["blocks"]), post.params["blocks"]
+        assert f"*Fix:* {fix}" in json.dumps(post.params["blocks"])  # its runbook's front matter
+        assert validate_blocks(post.params["blocks"]) is None
 
 
 def test_update_in_place_when_a_second_alert_joins(stack: dict[str, Any], standin: SlackStandin) -> None:

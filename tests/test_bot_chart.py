@@ -18,7 +18,7 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
-from triton_sre.bot.slack_standin import SlackStandin
+from triton_sre.bot.dev_slack_standin import SlackStandin
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 TOKEN = "am-" + uuid.uuid4().hex

@@ -15,8 +15,8 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings, Route
-from triton_sre.bot.slack_standin import SlackStandin
-from triton_sre.triton.local import free_ports
+from triton_sre.bot.dev_slack_standin import SlackStandin
+from triton_sre.stack.local_triton import free_ports
 
 TOKEN = "am-" + uuid.uuid4().hex
 SLACK_TOKEN = "xoxb-" + uuid.uuid4().hex
@@ -117,7 +117,8 @@ def test_restart_on_the_same_outbox_edits_instead_of_reposting(tmp_path: Path) -
 def test_standin_runs_as_a_module_and_prints_posts() -> None:
     (port,) = free_ports(1)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "triton_sre.bot.slack_standin", "--port", str(port), "--token", "xoxb-cli"],
+        [sys.executable, "-m", "triton_sre.bot.dev_slack_standin", "--port", str(port),
+         "--token", "xoxb-cli"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -180,3 +181,14 @@ def test_diagnosis_from_a_triton_log_file(tmp_path: Path, triton: Any) -> None:
             assert standin.wait_for(lambda: bool(ok_posts(standin, case)), 15)
             shown = json.dumps(ok_posts(standin, case)[0].params)
             assert c.RUNBOOK_PYTHON_MODULE_MISSING in shown and f"log {triton.log_path.name}" in shown
+
+
+def test_standin_is_served_by_the_shared_http_handler() -> None:
+    """Like the exporter and the bot (httpserve.SafeHandler): another method is 405 with Allow,
+    not http.server's 501, and is never recorded as a Slack call."""
+    with SlackStandin() as standin:
+        for method in ("PUT", "DELETE", "PROPFIND"):
+            answer = requests.request(method, f"{standin.url}chat.postMessage", timeout=5)
+            assert answer.status_code == 405, method
+            assert answer.headers["Allow"] == "GET, POST"
+        assert standin.calls() == []

@@ -8,9 +8,9 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.bot import llm
+from triton_sre.bot.dev_slack_standin import validate_blocks
 from triton_sre.bot.enrich import Facts, Links, enrich, parse_group
 from triton_sre.bot.slack import Renderer
-from triton_sre.bot.slack_standin import validate_blocks
 from triton_sre.demo import LLM_TRTLLM, LLM_VLLM
 from triton_sre.prom import Prometheus
 
@@ -53,7 +53,7 @@ def test_message_shows_ttft_cache_waiting_and_verdict() -> None:
     text = json.dumps(blocks)
     assert "*TTFT p99:* 0.412 s" in text and "*KV cache:* 97.0%" in text and "*Waiting:* 6" in text
     assert "memory-bound: KV cache 97% full with 6 requests waiting" in text
-    assert "triton-llm-kv-cache-saturated" in text  # the runbook link
+    assert c.ALERT_RUNBOOKS[c.ALERT_LLM_KV_CACHE_SATURATED] in text  # the runbook link
     grafana = Links(grafana_url="https://grafana.example.com", dashboard_uid_llm=c.UID_LLM_DASHBOARD)
     assert f"/d/{c.UID_LLM_DASHBOARD}?var-model={LLM_VLLM}" in json.dumps(enrich(g, facts, grafana).context())
     # a non-LLM alert gets none of it; missing figures read n/a

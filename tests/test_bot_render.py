@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rendered_alerts import as_old_rules_rendered, rendered_burn_alert
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from triton_sre import conventions as c
 from triton_sre.bot.config import load_bot_config
+from triton_sre.bot.dev_slack_standin import SlackStandin, validate_blocks
 from triton_sre.bot.enrich import (
     Facts,
     Links,
@@ -28,17 +30,17 @@ from triton_sre.bot.enrich import (
 )
 from triton_sre.bot.slack import Renderer, cut_text, fit_blocks
 from triton_sre.bot.slack_limits import MAX_BLOCKS, MAX_SECTION_TEXT
-from triton_sre.bot.slack_standin import SlackStandin, validate_blocks
 from triton_sre.config import ConfigError
+from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.diagnosis.engine import Evidence, Finding, Report
 
 LINKS = Links(
     runbook_base_url="https://rb.example.com/",
     grafana_url="https://grafana.example.com",
     alertmanager_url="https://am.example.com",
-    dashboard_uid_model="triton-sre-model",
-    dashboard_uid_slo="triton-sre-slo",
-    dashboard_uid_overview="triton-sre-overview",
+    dashboard_uid_model=c.UID_MODEL_DASHBOARD,
+    dashboard_uid_slo=c.UID_SLO_DASHBOARD,
+    dashboard_uid_overview=c.UID_OVERVIEW_DASHBOARD,
 )
 
 
@@ -89,7 +91,7 @@ def test_huge_group_stays_within_slack_limits() -> None:
     long = "x" * 9000 + " <https://a.example.com|link> & more"
     alerts = []
     for i in range(300):
-        a = alert(i, severity="page", runbook="python-module-missing")
+        a = alert(i, severity="page", runbook=c.RUNBOOK_PYTHON_MODULE_MISSING)
         a["annotations"] = {
             "summary": long,
             "description": long,
@@ -101,7 +103,7 @@ def test_huge_group_stays_within_slack_limits() -> None:
         Finding(
             "m" * 500 + str(i),
             "1",
-            "python-module-missing",
+            c.RUNBOOK_PYTHON_MODULE_MISSING,
             "Python module missing" * 50,
             "critical",
             tuple(Evidence(n, "E" * 3000) for n in range(12)),
@@ -157,12 +159,12 @@ def test_cut_text_never_leaves_half_a_link_or_entity() -> None:
 
 
 def test_message_content_and_buttons() -> None:
-    a = alert(0, severity="page", runbook="unknown-load-failure", version="1")
+    a = alert(0, severity="page", runbook=c.RUNBOOK_UNKNOWN_LOAD_FAILURE, version="1")
     group = parse_group(payload([a], alertname=c.ALERT_MODEL_UNAVAILABLE, model="m0"))
     finding = Finding(
         "m0",
         "1",
-        "python-module-missing",
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
         "A Python module is missing",
         "critical",
         (Evidence(1, "ModuleNotFoundError: No module named 'x'"),),
@@ -179,41 +181,70 @@ def test_message_content_and_buttons() -> None:
     assert buttons["Grafana dashboard"] == "https://grafana.example.com/d/triton-sre-model?var-model=m0"
     assert buttons["Silence"].startswith("https://am.example.com/#/silences/new?filter=")
     # Without a live answer the exporter's label is the diagnosis, with its one-line fix.
-    fallback = enrich(parse_group(payload([alert(0, runbook="python-module-missing")])), Facts(), LINKS)
-    assert fallback.alerts[0].findings[0].runbook == "python-module-missing"
-    assert fallback.alerts[0].findings[0].remediation
+    catalog = load_catalog()
+    facts = Facts(titles=catalog.titles, remediations=catalog.remediations)
+    fallback = enrich(parse_group(payload([alert(0, runbook=c.RUNBOOK_PYTHON_MODULE_MISSING)])), facts, LINKS)
+    assert fallback.alerts[0].findings[0].runbook == c.RUNBOOK_PYTHON_MODULE_MISSING
+    fix = catalog[c.RUNBOOK_PYTHON_MODULE_MISSING].remediation
+    assert fallback.alerts[0].findings[0].remediation == fix
+    assert f":wrench: *Fix:* {fix}" in json.dumps(Renderer().blocks(fallback.context()), ensure_ascii=False)
+
+
+def test_every_alert_shows_the_one_line_fix_of_its_runbook() -> None:
+    """The fix comes from the runbook's front matter, for every alert the generators write."""
+    catalog = load_catalog()
+    facts = Facts(titles=catalog.titles, remediations=catalog.remediations)
+    renderer = Renderer()
+    for i, (name, runbook) in enumerate(sorted(c.ALERT_RUNBOOKS.items())):
+        a = {"status": "firing", "fingerprint": f"a{i}", "labels": {"alertname": name, "model": "m"}}
+        model = enrich(parse_group(payload([a], alertname=name)), facts, LINKS)
+        assert model.alerts[0].remediation == catalog[runbook].remediation, name
+        shown = json.dumps(renderer.blocks(model.context()), ensure_ascii=False)
+        assert f":wrench: *Fix:* {catalog[runbook].remediation}" in shown.replace("&amp;", "&"), name
+    # without the catalog there is no line (never an empty one)
+    bare = enrich(parse_group(payload([{"labels": {"alertname": c.ALERT_SERVER_DOWN}}])), Facts(), LINKS)
+    assert bare.alerts[0].remediation == "" and "*Fix:*" not in json.dumps(renderer.blocks(bare.context()))
 
 
 def test_slo_alert_shows_burn_rate_and_budget() -> None:
-    a = {
-        "status": "firing",
-        "fingerprint": "s1",
-        "labels": {
-            "alertname": c.ALERT_SLO_ERROR_BUDGET_BURN,
-            "slo": "availability",
-            "model": "m",
-            "window": "1h",
-            "severity": "page",
-        },
-        "annotations": {
-            "summary": "burning",
-            "description": "Over the last 1h the burn rate ... is 15.2x (threshold",
-            "runbook_url": "runbooks/slo-error-budget-burn.md",
-        },
-    }
+    labels, annotations = rendered_burn_alert()  # as Prometheus renders the generated rule
+    a = {"status": "firing", "fingerprint": "s1", "labels": labels, "annotations": annotations}
     group = parse_group(payload([a], alertname=c.ALERT_SLO_ERROR_BUDGET_BURN))
-    from_text = enrich(group, Facts(), LINKS)
-    assert from_text.alerts[0].burn_rate == 15.2 and from_text.alerts[0].budget_remaining is None
+    from_annotation = enrich(group, Facts(), LINKS)
+    assert from_annotation.alerts[0].burn_rate == float(annotations[c.ANNOTATION_BURN_RATE]) > 1
+    assert from_annotation.alerts[0].budget_remaining is None
     live = enrich(group, Facts(burn_rates={"s1": 20.0}, budgets_remaining={"s1": 0.25}), LINKS)
     shown = json.dumps(Renderer().blocks(live.context()))
     assert "20.0x" in shown and "25.0%" in shown
-    assert "triton-sre-slo" in shown
+    assert c.UID_SLO_DASHBOARD in shown
+
+
+def _burn(annotations: dict[str, str]) -> float | None:
+    labels = rendered_burn_alert()[0]
+    a = {"status": "firing", "fingerprint": "s1", "labels": labels, "annotations": annotations}
+    return enrich(parse_group(payload([a])), Facts(), LINKS).alerts[0].burn_rate
+
+
+def test_burn_rate_is_read_from_its_annotation_and_from_old_rules_text_only_without_it() -> None:
+    _labels, annotations = rendered_burn_alert()
+    value = float(annotations[c.ANNOTATION_BURN_RATE])
+    # the annotation, not the text: a description saying otherwise is not read
+    assert _burn({**annotations, c.ANNOTATION_BURN_RATE: "31.7"}) == 31.7
+    # rules generated before the annotation existed: the figure in their description
+    old = as_old_rules_rendered(annotations)
+    assert c.ANNOTATION_BURN_RATE not in old
+    assert f"is {annotations[c.ANNOTATION_BURN_RATE]}x" in old["description"]
+    assert _burn(old) == value
+    # a bad value is no value (never a guess from the text)
+    for bad in ("", "NaN", "+Inf", "fast"):
+        assert _burn({**annotations, c.ANNOTATION_BURN_RATE: bad}) is None, bad
+    assert _burn({k: v for k, v in old.items() if k != "description"}) is None
 
 
 def _latency_alert(slo_name: str, quantile: str | None = None) -> dict[str, Any]:
     """A firing latency burn alert with the annotations `triton-sre generate` gives it."""
     from triton_sre.generate import rules
-    from triton_sre.generate.command import default_spec
+    from triton_sre.slo import default_spec
 
     spec = default_spec()
     slo = next(s for s in spec.slos if s.name == slo_name)

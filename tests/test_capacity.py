@@ -20,7 +20,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from triton_sre import conventions as c
 from triton_sre.config import ConfigError, ExporterSettings, settings_from_mapping
 from triton_sre.demo import SAMPLE_REPOSITORY, SLOW_LOADING, SLOW_LOADING_SECONDS
-from triton_sre.diagnosis.engine import diagnose_reason
+from triton_sre.diagnosis.engine import diagnose_events, diagnose_reason
+from triton_sre.diagnosis.logparse import parse_text
 from triton_sre.exporter.capacity import (
     CapacitySettings,
     CapacityWatch,
@@ -33,7 +34,7 @@ from triton_sre.exporter.capacity import (
     memory_usage_from_json,
 )
 from triton_sre.exporter.collector import ExporterView, render
-from triton_sre.exporter.derive import Pricing, derive
+from triton_sre.exporter.derive import derive
 from triton_sre.exporter.service import Exporter
 from triton_sre.exporter.snapshot import (
     IndexEntry,
@@ -43,6 +44,7 @@ from triton_sre.exporter.snapshot import (
     row_value,
     stats_from_json,
 )
+from triton_sre.pricing import Pricing
 from triton_sre.triton.exposition import parse
 
 DATA = Path(__file__).parent / "data"
@@ -114,7 +116,7 @@ def test_four_gpu_scrape_headroom_placement_and_fit():
     # per-model memory rows carry the GPU uuid, CPU kinds the host
     rows = {(m.model, m.kind, m.device): m.bytes for m in cap.memory}
     assert rows[("distilgpt2_cola", c.MEMORY_TYPE_GPU, GPU3)] == 0.7e9
-    assert rows[("distilgpt2_cola", c.MEMORY_TYPE_CPU_PINNED, c.DEVICE_HOST)] == 65536  # gRPC-style string
+    assert rows[("distilgpt2_cola", c.MEMORY_TYPE_CPU_PINNED, c.DEVICE_HOST)] == 65536
     assert rows[("gpt_neo_cola_part0", c.MEMORY_TYPE_CPU, c.DEVICE_HOST)] == 1e6
 
 
@@ -128,14 +130,82 @@ def test_exposition_of_the_four_gpu_host():
         (
             (c.L_DEVICE, GPU0),
             (c.L_KIND, c.MEMORY_TYPE_GPU),
-            (c.L_MODEL, "gpt_neo_cola_part0"),
-            (c.L_VERSION, "0"),
+            (c.LABEL_MODEL, "gpt_neo_cola_part0"),
+            (c.LABEL_VERSION, "0"),
         ),
     )
     assert samples[key] == 4.0e9
     fits = [v for (name, _), v in samples.items() if name == c.M_GPU_MODELS_THAT_FIT]
     assert len(fits) == 4 and all(v >= 0 and v == int(v) for v in fits)
     assert not any(math.isnan(v) or v < 0 for v in samples.values())
+
+
+def test_every_capacity_fixture_cites_its_source():
+    """Text fixtures name a URL in their first line; every fixture is in SOURCE.md with a URL."""
+    index = read("SOURCE.md")
+    rows = {
+        line.split("|")[1].strip().strip("`"): line for line in index.splitlines() if line.startswith("| `")
+    }
+    fixtures = sorted(p.name for p in CAP.iterdir() if p.name != "SOURCE.md")
+    assert sorted(rows) == fixtures
+    for name in fixtures:
+        if name.endswith(".json"):
+            assert "SOURCE.md" in json.loads(read(name))["_source"]
+            assert "not public" in rows[name]  # the derived fixture says so
+        else:
+            first = read(name).splitlines()[0].lower()
+            assert first.startswith("# source: https://"), name
+            assert "https://" in rows[name]
+
+
+def test_memory_usage_in_triton_order_and_in_the_grpc_string_form():
+    """Core lists one entry per (type, id), CPU < CPU_PINNED < GPU then by id (src/model.h);
+    the gRPC answer printed as JSON carries byte_size as a string (qa/L0_device_memory_tracker)."""
+    order = [c.MEMORY_TYPE_CPU, c.MEMORY_TYPE_CPU_PINNED, c.MEMORY_TYPE_GPU]
+    for stat in gpu4_stats():
+        keys = [(order.index(u["type"]), u["id"]) for u in stat[c.STATS_MEMORY_USAGE]]
+        assert keys == sorted(set(keys)), stat["name"]
+    as_grpc = [
+        {
+            **s,
+            c.STATS_MEMORY_USAGE: [{**u, "byte_size": str(u["byte_size"])} for u in s[c.STATS_MEMORY_USAGE]],
+        }
+        for s in gpu4_stats()
+    ]
+    text = read("gpu4_metrics.txt")
+    http_rows = derive_capacity([snapshot_of(text, stats=gpu4_stats())], CapacitySettings(), {}).memory
+    grpc_rows = derive_capacity([snapshot_of(text, stats=as_grpc)], CapacitySettings(), {}).memory
+    assert grpc_rows == http_rows and len(http_rows) == 10
+
+
+def test_the_real_four_gpu_host_serves_python_models_that_report_no_memory():
+    """The scrape's models are Python-backend models (the source repository's config.pbtxt), which
+    never fill memory_usage: that host's real statistics are empty lists. Placement still comes
+    from gpu_uuid, headroom from the GPU families; the fit needs capacity.model_bytes."""
+    empty = [{**s, c.STATS_MEMORY_USAGE: []} for s in gpu4_stats()]
+    snap = snapshot_of(read("gpu4_metrics.txt"), stats=empty)
+    cap = derive_capacity([snap], CapacitySettings(), {})
+    assert list(cap.memory) == []
+    assert len(cap.gpus) == 4 and all(g.resident == {} for g in cap.gpus)
+    assert all(g.models_that_fit is None for g in cap.gpus)  # nothing to divide by
+    assert cap.largest_on(GPU0) == [] and cap.gpu_metrics_missing is False
+    sized = derive_capacity([snap], CapacitySettings(model_bytes=2 * GIB), {})
+    fits = {g.device: g.models_that_fit for g in sized.gpus}
+    assert fits[GPU3] == math.floor((16944988160 - 7451181056) / (2 * GIB)) == 4
+    assert fits[GPU0] == math.floor((16944988160 - 7329546240) / (2 * GIB)) == 4
+    samples = exposition([snap])
+    assert not any(name == c.M_MODEL_MEMORY_BYTES for name, _ in samples)
+    # No size and none configured: no largest model, TritonGPUMemoryHeadroomLow cannot judge.
+    assert not any(name == c.M_GPU_LARGEST_MODEL_BYTES for name, _ in samples)
+    assert samples[(c.M_GPU_MEMORY_HEADROOM_BYTES, ((c.LABEL_GPU_UUID, GPU3),))] == 16944988160 - 7451181056
+    # With capacity.model_bytes, each GPU that runs models gets that size as its largest model,
+    # so the headroom alert can page there too; a GPU without models gets none.
+    placed = {u for devices in snap.capacity.placement.values() for u in devices}
+    largest = {g.device: g.largest_model_bytes for g in sized.gpus}
+    assert placed and all(largest[u] == 2 * GIB for u in placed)
+    assert all(largest[g.device] is None for g in sized.gpus if g.device not in placed)
+    sized_samples = exposition([snap], settings=CapacitySettings(model_bytes=2 * GIB))
+    assert sized_samples[(c.M_GPU_LARGEST_MODEL_BYTES, ((c.LABEL_GPU_UUID, GPU0),))] == 2 * GIB
 
 
 def test_energy_cost_from_the_counter_rate_and_model_share():
@@ -169,7 +239,7 @@ def test_energy_cost_from_the_counter_rate_and_model_share():
 
 def test_single_gpu_without_memory_usage_uses_the_configured_size():
     snap = snapshot_of(
-        read("gpu1_metrics.txt"), stats=[{"name": "resnet50_trt", "version": "1", "memory_usage": []}]
+        read("gpu1_metrics.txt"), stats=[{"name": "resnet50_trt", "version": "1", c.STATS_MEMORY_USAGE: []}]
     )
     room = 16945512448 - 974913536
     assert (
@@ -190,22 +260,29 @@ def test_per_model_family_with_and_without_gpu_uuid():
 
 
 def test_mig_host_without_gpu_metrics_is_flagged_not_zero():
-    """Triton exports no nv_gpu_* on MIG GPUs (server #5324): the scrape looks like a CPU host's.
-
-    The real 2.51 scrape stands for it; a TensorRT model's GPU memory in the statistics (or the
-    `capacity.gpu_host` setting) says the host has GPUs.
+    """Triton exports no nv_gpu_* on MIG GPUs (server #5324): DCGM does not start (mig_dcgm.log, a
+    real MIG host's lines from server #7906), so no GPU family gets a sample and the per-model
+    families lose gpu_uuid (core metrics.cc, SOURCE.md): the scrape looks like a CPU host's, which
+    the real 2.51 scrape is. A TensorRT model's GPU memory (a single MIG device is CUDA id 0) or the
+    `capacity.gpu_host` setting says the host has GPUs.
     """
+    log = read("mig_dcgm.log")
+    assert "DCGM unable to start" in log
+    diagnosis = diagnose_events(parse_text("\n".join(x for x in log.splitlines() if not x.startswith("#"))))
+    assert diagnosis.findings == () and not diagnosis.has_failure  # a fact of the host, not a load failure
     text = (DATA / "triton_2.51_metrics_cpu.txt").read_text()
-    stats = [
-        {"name": "trt_model", "version": "1", "memory_usage": [{"type": "GPU", "id": 0, "byte_size": 10**9}]}
-    ]
-    on_mig = snapshot_of(text, stats=stats)
+    assert c.NV_GPU_PREFIX not in text and c.LABEL_GPU_UUID not in text
+    part0 = next(s for s in gpu4_stats() if s["name"] == "gpt_neo_cola_part0")
+    on_mig = snapshot_of(text, stats=[part0])
     samples = exposition([on_mig])
     assert samples[(c.M_GPU_METRICS_MISSING, ())] == 1.0
     assert not any(name in (c.M_GPU_MEMORY_HEADROOM_BYTES, c.M_GPU_MODELS_THAT_FIT) for name, _ in samples)
     # The memory itself is still reported, under Triton's device id (no uuid to map it to).
     rows = derive_capacity([on_mig], CapacitySettings(), {}).memory
-    assert [(m.kind, m.device, m.bytes) for m in rows] == [(c.MEMORY_TYPE_GPU, "0", 1e9)]
+    assert sorted((m.kind, m.device, m.bytes) for m in rows) == [
+        (c.MEMORY_TYPE_CPU, c.DEVICE_HOST, 1e6),
+        (c.MEMORY_TYPE_GPU, "0", 4e9),
+    ]
     cpu_host = snapshot_of(text, stats=[])
     assert exposition([cpu_host])[(c.M_GPU_METRICS_MISSING, ())] == 0.0
     assert (
@@ -377,7 +454,7 @@ def test_cpu_memory_families_on_the_real_server(triton):
 # -- alerts and the startup probe -------------------------------------------------------------------
 def test_startup_probe_budget_sizes_the_k8s_probe_and_the_slow_load_alert():
     from triton_sre.generate import rules
-    from triton_sre.generate.slo import parse_spec
+    from triton_sre.slo import parse_spec
     from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, render_k8s
 
     spec = parse_spec(
@@ -393,6 +470,28 @@ def test_startup_probe_budget_sizes_the_k8s_probe_and_the_slow_load_alert():
         if rule["alert"] == c.ALERT_MODEL_LOAD_SLOW
     )
     assert alert["expr"].endswith("> 120")  # 0.4 x 300 s
+
+
+def test_k8s_template_turns_on_the_memory_tracker_and_the_real_server_accepts_it(fresh_triton_factory):
+    """memory_usage stays empty unless Triton runs with the tracker flag (server #6009, SOURCE.md):
+    the template's flag, passed as is to the real 2.51, reaches every backend's config."""
+    import yaml
+
+    from triton_sre.generate.command import default_spec
+    from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, render_k8s
+
+    deployment = next(
+        d
+        for d in yaml.safe_load_all(render_k8s(default_spec())[K8S_DEPLOYMENT_FILE])
+        if d["kind"] == "Deployment"
+    )
+    container = next(k for k in deployment["spec"]["template"]["spec"]["containers"] if k["name"] == "triton")
+    flags = [a for a in container["args"] if a.startswith("--backend-config=")]
+    assert flags == ["--backend-config=triton-backend-memory-tracker=true"]
+    triton = fresh_triton_factory(extra_args=flags)
+    stats = requests.get(f"{triton.http_url}/v2/models/stats", timeout=10).json()["model_stats"]
+    assert stats and all(s[c.STATS_MEMORY_USAGE] == [] for s in stats)  # Python models report none
+    assert '"triton-backend-memory-tracker":"true"' in triton.log_path.read_text()
 
 
 def test_lint_sizes_the_startup_probe_from_measured_load_times(capsys, tmp_path):

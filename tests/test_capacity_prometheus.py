@@ -3,7 +3,8 @@
 No GPU here, so Triton's side is served from tests/data/capacity/gpu4_metrics.txt (a public
 4-GPU scrape, verbatim) plus the CPU families of the real 2.51 scrape; its energy counters advance
 at each GPU's scraped power usage. The exporter is the real ExporterServer, its Triton client
-answering from the same fixtures (statistics from gpu4_stats.json, with execution time that grows;
+answering from the same fixtures (statistics from gpu4_stats.json, derived from Triton's source
+because no public answer with GPU memory exists: see tests/data/capacity/SOURCE.md; execution time grows;
 one model seen LOADING for two polls, then READY). Every query of "Triton / Capacity" and every
 capacity alert expression must return data, without NaN.
 """
@@ -26,11 +27,11 @@ from live_prometheus import Prom, start_prometheus, stop_prometheus, wait_ready
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.capacity import CapacitySettings
-from triton_sre.exporter.derive import Pricing
 from triton_sre.exporter.service import Exporter, ExporterServer
 from triton_sre.generate import dashboards, rules
-from triton_sre.generate.command import default_spec
-from triton_sre.triton.local import free_port
+from triton_sre.pricing import Pricing
+from triton_sre.slo import default_spec
+from triton_sre.stack.local_triton import free_port
 
 DATA = Path(__file__).parent / "data"
 GPU4 = (DATA / "capacity" / "gpu4_metrics.txt").read_text()

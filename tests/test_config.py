@@ -117,3 +117,33 @@ def test_exporter_and_bot_share_one_url_check(tmp_path):
         settings_from_mapping({"bot": {"grafana_url": "http://"}}, "bot.yaml")
     settings = settings_from_mapping({"bot": {"grafana_url": " https://grafana.example.com "}}, "bot.yaml")
     assert settings.grafana_url == "https://grafana.example.com"
+
+
+@pytest.mark.parametrize(
+    ("spec_tail", "where", "check", "value"),
+    [
+        ("operational: {pending_requests: 0}\n", "operational.pending_requests", "positive_int", 0),
+        ("operational: {gpu_memory_ratio: 2}\n", "operational.gpu_memory_ratio", "ratio", 2),
+        ("operational: {pending: 3}\n", "operational", "keys", {"pending": 3}),
+    ],
+)
+def test_the_slo_spec_uses_the_shared_field_checks(
+    spec_tail: str, where: str, check: str, value: object
+) -> None:
+    """One validation module (issue 15): the SLO spec's field errors are the exporter's and bot's
+    checks, word for word, raised as the spec's own SpecError (a ConfigError)."""
+    from triton_sre.config import check_keys, check_number, check_positive_int
+    from triton_sre.slo import _OPERATIONAL_KEYS, SpecError, parse_spec
+
+    with pytest.raises(SpecError) as spec_error:
+        parse_spec("slos: [{name: a, type: availability, objective: 99}]\n" + spec_tail, "s.yaml")
+    at = f"s.yaml: {where}"
+    with pytest.raises(ConfigError) as shared:
+        if check == "positive_int":
+            check_positive_int(at, value)
+        elif check == "ratio":
+            check_number(at, value, low=0, high=1, low_inclusive=False)
+        else:
+            check_keys(at, value, _OPERATIONAL_KEYS)  # type: ignore[arg-type]
+    assert str(spec_error.value) == str(shared.value)
+    assert isinstance(spec_error.value, ConfigError)

@@ -8,7 +8,7 @@ import pytest
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_reason
-from triton_sre.exporter.derive import Pricing, derive, increase, select_window, stage_split
+from triton_sre.exporter.derive import derive, increase, select_window, stage_split
 from triton_sre.exporter.snapshot import (
     IndexEntry,
     ModelConfigSummary,
@@ -20,6 +20,7 @@ from triton_sre.exporter.snapshot import (
     row_value,
     stats_from_json,
 )
+from triton_sre.pricing import Pricing
 from triton_sre.triton.exposition import parse
 
 A = ("model_a", "1")
@@ -242,3 +243,28 @@ def test_stats_from_json_counts_batches_once_and_tolerates_junk():
     assert stats[("m", "1")].execution_compute_ns == 1315
     assert stats[("m", "1")].executions_by_batch_size == {16: 1, 4: 1}
     assert stats[("empty", "")] == ModelStats()
+
+
+def test_stage_splits_equal_stage_split_row_by_row() -> None:
+    """The vectorised split the service uses gives `stage_split`'s dicts, bit for bit."""
+    import random
+
+    import numpy as np
+
+    from triton_sre.exporter.derive import stage_splits
+
+    rng = random.Random(7)
+    special = [0.0, -0.0, -5.0, 1e-300, 5e-324, 1e308, math.inf, math.nan, 3.0, 1e6]
+    rows = []
+    for _ in range(3000):
+        pick = lambda: rng.choice(special) if rng.random() < 0.2 else rng.uniform(0, 1e7)  # noqa: E731
+        success = rng.choice([0.0, -1.0, 1e-310, 1.0, pick()])
+        rows.append(([pick() for _ in c.STAGE_COUNTERS], pick(), success))
+    deltas = np.array([d for d, _, _ in rows])
+    got = stage_splits(deltas, np.array([r for _, r, _ in rows]), np.array([s for _, _, s in rows]))
+    for (d, request_us, success), split in zip(rows, got, strict=True):
+        want = stage_split(dict(zip(c.STAGE_COUNTERS, d, strict=True)), request_us, success)
+        assert (split is None) == (want is None)
+        if want is not None:
+            assert split == want
+            assert list(split[0]) == list(want[0]) == list(c.STAGES)

@@ -22,6 +22,7 @@ GOOD = """---
 id: {id}
 title: "A title"
 severity: critical
+remediation: "Do this first."
 ---
 
 # A title
@@ -53,6 +54,19 @@ def test_every_load_failure_id_has_a_valid_page() -> None:
         assert "```" in runbook.sections["Diagnosis"], f"{rid}: Diagnosis needs commands to run"
 
 
+def test_every_runbook_has_a_one_line_remediation_in_its_front_matter() -> None:
+    """Load failures, alerts and lint findings alike: the front matter holds the first thing to do."""
+    catalog = load_catalog()
+    pages = sorted(p.stem for p in REPO_RUNBOOKS.glob("*.md") if p.name.lower() != "readme.md")
+    assert list(catalog) == pages and len(pages) > 40
+    for rid in pages:
+        remediation = catalog[rid].remediation
+        assert remediation and "\n" not in remediation and remediation.endswith("."), rid
+        assert len(remediation) <= 320, (rid, len(remediation))
+    wanted = set(c.LOAD_FAILURE_RUNBOOKS) | set(c.ALERT_RUNBOOKS.values())
+    assert wanted <= set(catalog.remediations)
+
+
 def test_catalog_reads_alert_runbooks_too() -> None:
     # Alert pages (written by the generators) share the folder and the format.
     catalog = load_catalog()
@@ -80,6 +94,9 @@ def test_env_var_overrides_the_folder(tmp_path: Path, monkeypatch: pytest.Monkey
         (GOOD.format(id="other"), "id"),
         (GOOD.format(id="p").replace('title: "A title"\n', ""), "title"),
         (GOOD.format(id="p").replace("severity: critical", "severity: page"), "severity"),
+        (GOOD.format(id="p").replace('remediation: "Do this first."\n', ""), "remediation"),
+        (GOOD.format(id="p").replace('"Do this first."', '" "'), "remediation"),
+        (GOOD.format(id="p").replace('"Do this first."', "[a, b]"), "remediation"),
         (GOOD.format(id="p").replace("severity: critical", "severity: critical\nowner: me"), "owner"),
         (GOOD.format(id="p").replace("## Impact\ni\n", ""), "## Impact"),
         (GOOD.format(id="p").replace("do this", ""), "## Mitigation"),
@@ -103,8 +120,8 @@ def test_missing_folder_is_an_error(tmp_path: Path) -> None:
 
 
 def test_runbook_url() -> None:
-    assert runbook_url("shm-too-small") == "runbooks/shm-too-small.md"
-    assert runbook_url("shm-too-small", "https://git.example.com/sre/runbooks") == (
-        "https://git.example.com/sre/runbooks/shm-too-small.md"
+    assert runbook_url(c.RUNBOOK_SHM_TOO_SMALL) == f"runbooks/{c.RUNBOOK_SHM_TOO_SMALL}.md"
+    assert runbook_url(c.RUNBOOK_SHM_TOO_SMALL, "https://git.example.com/sre/runbooks") == (
+        f"https://git.example.com/sre/runbooks/{c.RUNBOOK_SHM_TOO_SMALL}.md"
     )
     assert runbook_url("a", "https://x/r/") == "https://x/r/a.md"

@@ -13,6 +13,7 @@ from expectations import BROKEN_IN_INDEX, BROKEN_RUNBOOKS
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
+from triton_sre.diagnosis.catalog import load_catalog
 
 REAL = Path(__file__).parent / "data" / "logs" / "real"
 BROKEN_LOG = REAL / "default-exit-false.log"
@@ -53,6 +54,33 @@ def test_json_shape_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert first["title"] != first["runbook"]  # titles come from the catalog
     assert all(set(e) == {"line", "text"} for f in doc["findings"] for e in f["evidence"])
     assert doc["unmatched"] == []
+
+
+def test_every_finding_shows_its_runbooks_remediation_from_the_front_matter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog = load_catalog()
+    code, out, _ = run(capsys, "--format", "json", str(BROKEN_LOG))
+    every = json.loads(out)["findings"]
+    # an ensemble that failed because a step did says to fix that step first instead
+    findings = [f for f in every if not f["remediation"].startswith("Fix '")]
+    assert code == 1 and len(findings) >= 2
+    for f in findings:
+        assert f["remediation"] == catalog[f["runbook"]].remediation, f
+    _, text, _ = run(capsys, str(BROKEN_LOG))
+    assert all(f"fix: {catalog[f['runbook']].remediation}" in text for f in findings)
+    # the front matter is the one source: a catalog with another line shows that line
+    pages = tmp_path / "runbooks"
+    pages.mkdir()
+    for rid in catalog:
+        page = catalog[rid].path.read_text(encoding="utf-8")
+        line = f"remediation: {json.dumps(catalog[rid].remediation, ensure_ascii=False)}"
+        ours = page.replace(line, f'remediation: "Fix {rid} here."')
+        assert ours != page, rid
+        (pages / f"{rid}.md").write_text(ours, encoding="utf-8")
+    _, out, _ = run(capsys, "--format", "json", "--runbooks", str(pages), str(BROKEN_LOG))
+    shown = [f["remediation"] for f in json.loads(out)["findings"]]
+    assert shown == [f["remediation"] if f not in findings else f"Fix {f['runbook']} here." for f in every]
 
 
 def test_healthy_log_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

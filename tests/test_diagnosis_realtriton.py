@@ -38,7 +38,7 @@ from expectations import CPU_REPRODUCIBLE_LOAD_FAILURES
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
-from triton_sre.triton.local import LocalTriton, LocalTritonError
+from triton_sre.stack.local_triton import LocalTriton, LocalTritonError
 
 # A shared-memory region larger than /dev/shm can hold (server-wide setting: own server).
 SHM_BYTES = 1 << 46
@@ -123,7 +123,7 @@ CAPTURES: dict[str, tuple[dict[str, tuple[dict[str, str], str | None]], dict[str
     "inventory-classes": (INVENTORY_CLASSES, {"exit_on_error": False}),
     # No model at all: the repository folder is never created (a volume that was not mounted).
     "no-repository": ({}, {"exit_on_error": True}),
-    "shm-too-small": (
+    c.RUNBOOK_SHM_TOO_SMALL: (
         SHM,
         {
             "exit_on_error": False,

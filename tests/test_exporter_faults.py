@@ -15,7 +15,7 @@ from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.demo import traffic
 from triton_sre.exporter.service import Exporter, ExporterServer
-from triton_sre.triton.local import free_port
+from triton_sre.stack.local_triton import free_port
 
 pytestmark = pytest.mark.triton
 
@@ -217,7 +217,7 @@ def fresh_exporter_behind_proxy(triton):
 
 def _max_batch_sizes(exporter: Exporter) -> dict[str, float]:
     return {
-        dict(labels)[c.L_MODEL]: value
+        dict(labels)[c.LABEL_MODEL]: value
         for (name, labels), value in samples(exporter).items()
         if name == c.M_MODEL_MAX_BATCH_SIZE
     }

@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from triton_sre import conventions as c
 from triton_sre.exporter.collector import ExporterView, render
-from triton_sre.exporter.derive import Pricing, derive
+from triton_sre.exporter.derive import derive
 from triton_sre.exporter.snapshot import (
     ModelConfigSummary,
     Problems,
@@ -25,6 +25,7 @@ from triton_sre.exporter.snapshot import (
     counters_from_samples,
     stats_from_json,
 )
+from triton_sre.pricing import Pricing
 from triton_sre.triton.exposition import parse
 
 FRACTIONS = {c.M_BATCH_FILL_RATIO, c.M_REQUEST_STAGE_FRACTION, c.M_IDLE_COST_FRACTION}

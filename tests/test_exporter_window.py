@@ -16,7 +16,6 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity import CapacityReading
 from triton_sre.exporter.derive import (
-    Pricing,
     derive,
     derive_window,
     increase,
@@ -25,6 +24,7 @@ from triton_sre.exporter.derive import (
 )
 from triton_sre.exporter.snapshot import ROW_FAMILIES, ModelConfigSummary, ModelStats, Snapshot, counter_row
 from triton_sre.exporter.window import CHECKPOINTS, SeriesWindow, Window
+from triton_sre.pricing import Pricing
 
 A = ("model_a", "1")
 B = ("model_b", "1")
@@ -284,3 +284,33 @@ def test_long_window_keeps_bounded_checkpoints() -> None:
         assert window.counters.increase(A, 0) == value[t] - value[first_t]
         assert first_t - max(0.0, t - span - interval / 2) <= 2 * span / CHECKPOINTS + interval
         assert derive_window(window, PRICING, str).window_seconds == t - first_t
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_counter_tables_and_dicts_give_the_same_window(seed: int) -> None:
+    """The replay's matrix rows (`CounterTable`) and plain dict rows make identical windows, and
+    the increases of many keys at once equal each key's own `increase`."""
+    import numpy as np
+
+    from triton_sre.exporter.replay import CounterTable
+
+    rng = random.Random(seed)
+    history = [s for s in random_history(rng, 60, 2.0) if s.counters is not None]
+    fields = range(len(ROW_FAMILIES))
+    by_dict, by_table = SeriesWindow(fields, checkpoints=16), SeriesWindow(fields, checkpoints=16)
+    for snap in history:
+        order = tuple(snap.counters)
+        matrix = np.array([snap.counters[k] for k in order]).reshape(-1, len(fields))
+        table = CounterTable(order, {k: i for i, k in enumerate(order)}, matrix)
+        by_dict.add(snap.taken_at, snap.counters)
+        by_table.add(snap.taken_at, table)
+        start = snap.taken_at - rng.choice((5.0, 20.0, 60.0))
+        by_dict.trim(start)
+        by_table.trim(start)
+        assert [t for t, _ in by_dict.polls] == [t for t, _ in by_table.polls]
+        for (_, a), (_, b) in zip(by_dict.polls, by_table.polls, strict=True):
+            assert np.array_equal(a, b, equal_nan=True)
+        keys = [*sorted(by_dict.keys()), ("absent", "1")]
+        many = by_table.increases_of(keys)
+        for row, key in zip(many.tolist(), keys, strict=True):
+            assert row == [by_dict.increase(key, i) for i in fields]

@@ -85,7 +85,7 @@ def test_real_payload_matches_prometheus_client() -> None:
     names = {s.name for s in samples}
     assert "nv_inference_request_summary_us_count" in names
     assert "nv_inference_request_summary_us_sum" in names
-    quantiles = [s for s in samples if s.name == "nv_inference_request_summary_us"]
+    quantiles = [s for s in samples if s.name == c.NV_REQUEST_SUMMARY_US]
     assert [s.label("quantile") for s in quantiles] == list(QUANTILES)
     assert all(math.isnan(s.value) for s in quantiles)  # written `Nan`
     failures = [s for s in samples if s.name == c.NV_REQUEST_FAILURE]
@@ -561,8 +561,8 @@ def test_duplicate_labels_only_detected_on_kept_lines() -> None:
 def test_sample_label_helper_and_immutability() -> None:
     sample = parse('a{model="m",version="2"} 1\n')[0]
     assert sample.label("model") == "m"
-    assert sample.label("gpu_uuid") == ""
-    assert sample.label("gpu_uuid", "none") == "none"
+    assert sample.label(c.LABEL_GPU_UUID) == ""
+    assert sample.label(c.LABEL_GPU_UUID, "none") == "none"
     assert sample == Sample("a", (("model", "m"), ("version", "2")), 1.0)
     assert hash(sample) == hash(Sample("a", (("model", "m"), ("version", "2")), 1.0))
     with pytest.raises(AttributeError):

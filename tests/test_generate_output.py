@@ -12,8 +12,8 @@ from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.generate import dashboards, rules
-from triton_sre.generate.command import default_spec, render_all
-from triton_sre.generate.slo import parse_spec
+from triton_sre.generate.command import render_all
+from triton_sre.slo import default_spec, parse_spec
 from triton_sre.stack.render import deploy_files
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,6 +62,8 @@ def test_every_alert_has_severity_annotations_and_a_runbook() -> None:
             alert["alert"] == c.ALERT_SLO_LATENCY_BUDGET_BURN and alert["labels"][c.L_SLO] in latency_slos
         )
         extra = {c.ANNOTATION_SLO_QUANTILE, c.ANNOTATION_THRESHOLD_SECONDS} if latency else set()
+        if alert["alert"] in (c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN):
+            extra |= {c.ANNOTATION_BURN_RATE}  # the burn rate as a number, for the bot
         assert set(alert["annotations"]) == {"summary", "description", "runbook_url"} | extra
         assert all(alert["annotations"].values())
     burn = [
@@ -71,6 +73,7 @@ def test_every_alert_has_severity_annotations_and_a_runbook() -> None:
     for alert in burn:
         assert set(alert["labels"]) == {c.L_SEVERITY, c.L_SLO, c.L_WINDOW}  # model comes from the series
         assert "$value" in alert["annotations"]["description"]
+        assert alert["annotations"][c.ANNOTATION_BURN_RATE] == '{{ $value | printf "%.1f" }}'
 
 
 def test_every_runbook_url_resolves_to_a_page_in_the_catalog() -> None:
@@ -173,7 +176,7 @@ def test_render_all_lists_every_generated_file() -> None:
 
 def test_tail_latency_panels_draw_p50_p95_p99_the_average_and_the_threshold() -> None:
     spec = default_spec()
-    for board in (dashboards.overview(spec, ""), dashboards.model(spec, "")):
+    for board in (dashboards.overview(spec, ""), dashboards.model(spec)):
         tail = {p["title"]: p for p in board["panels"] if "p50 / p95 / p99" in p.get("title", "")}
         assert set(tail) == {"Request latency p50 / p95 / p99", "Queue time p50 / p95 / p99"}
         for panel in tail.values():
@@ -190,7 +193,7 @@ def test_tail_latency_panels_draw_p50_p95_p99_the_average_and_the_threshold() ->
         "scrape: {latency_metrics: [summary, histogram]}\n"
         "slos: [{name: lat, type: latency, objective: 99, threshold: 500ms}]\n"
     )
-    for board in (dashboards.overview(histograms, ""), dashboards.model(histograms, "")):
+    for board in (dashboards.overview(histograms, ""), dashboards.model(histograms)):
         heatmaps = [p for p in board["panels"] if p["type"] == "heatmap"]
         assert len(heatmaps) == 1
         (target,) = heatmaps[0]["targets"]

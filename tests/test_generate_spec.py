@@ -10,8 +10,7 @@ import yaml
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.generate import rules
-from triton_sre.generate.command import default_spec
-from triton_sre.generate.slo import SpecError, format_duration, load_spec, parse_duration, parse_spec
+from triton_sre.slo import SpecError, format_duration, parse_duration, parse_spec
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -169,12 +168,6 @@ def test_model_selectors_become_matchers() -> None:
     assert rules.model_matchers(parse_spec(yaml.safe_dump(doc)).slos[0]) == [("model", "=~", "llm-.*")]
 
 
-def test_shipped_default_spec_is_the_repository_slos_yaml() -> None:
-    packaged = REPO / "triton_sre" / "generate" / "slos.default.yaml"
-    assert packaged.read_text() == (REPO / "slos.yaml").read_text()
-    assert default_spec().slos == load_spec(REPO / "slos.yaml").slos
-
-
 def test_llm_slo_types_need_a_bucket_bound_threshold() -> None:
     spec = parse_spec(
         "slos:\n"
@@ -191,3 +184,50 @@ def test_llm_slo_types_need_a_bucket_bound_threshold() -> None:
     ):
         with pytest.raises(SpecError, match=message):
             parse_spec(f"slos:\n  - {bad}\n")
+
+
+DROPPING = """
+slos:
+  - name: odd-names
+    type: latency
+    models: {regex: "[a-z]{3}-model"}
+    objective: 99
+    threshold: 500ms
+  - name: loose
+    type: availability
+    objective: 90
+  - name: sliced
+    type: latency
+    objective: 99
+    threshold: 500ms
+    latency_sli: time_slice
+  - name: fine
+    type: availability
+    objective: 99.9
+"""
+
+
+def test_generate_warns_once_per_slo_whose_test_scenarios_it_leaves_out(tmp_path: Path, capsys) -> None:
+    spec_file = tmp_path / "dropping.yaml"
+    spec_file.write_text(DROPPING)
+    out = tmp_path / "out"
+    assert main(["generate", "--spec", str(spec_file), "--out", str(out)]) == 0
+    warnings = [ln for ln in capsys.readouterr().err.splitlines() if "promtool scenarios left out" in ln]
+    assert [ln.split(": SLO ")[1].split(":")[0] for ln in warnings] == ["odd-names", "loose", "sliced"]
+    assert all(ln.startswith("triton-sre generate: warning: ") and "dropping.yaml" in ln for ln in warnings)
+    odd, loose, sliced = warnings
+    assert "/[a-z]{3}-model/" in odd and "queue-time test" in odd
+    assert "1h/5m tier (at 14.4x a 10% budget it can never fire)" in loose and "6h/30m" not in loose
+    assert "latency_sli: time_slice" in sliced
+    # what the warnings say is what the test files lack
+    names = [
+        g["name"]
+        for f in (out / "alerts" / "tests").glob("triton-slo-rules*.test.yaml")
+        for g in yaml.safe_load(f.read_text())["tests"]
+    ]
+    assert not [n for n in names if n.startswith("odd-names:")]
+    assert not [n for n in names if n.startswith("loose:") and "1h/5m" in n]
+    assert [n for n in names if n.startswith("loose:") and "6h/30m" in n and "above" in n]
+    assert not [n for n in names if n.startswith("sliced:") and "tier" in n]
+    assert [n for n in names if n.startswith("sliced:") and "total outage" in n]
+    assert [n for n in names if n.startswith("fine:") and "1h/5m" in n and "above" in n]

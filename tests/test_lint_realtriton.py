@@ -34,7 +34,7 @@ from triton_sre.cli import main
 from triton_sre.demo import BROKEN_INIT, HEALTHY_MODELS, SAMPLE_REPOSITORY
 from triton_sre.diagnosis.engine import Report, diagnose_events, diagnose_reason
 from triton_sre.diagnosis.logparse import parse_text
-from triton_sre.triton.local import LocalTriton
+from triton_sre.stack.local_triton import LocalTriton
 
 # Failures only the running model shows (its initialize() raises, auto_complete_config disagrees
 # with config.pbtxt, an ensemble step that fails at run time): not visible to a static check.

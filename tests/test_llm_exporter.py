@@ -16,7 +16,7 @@ from triton_sre.config import ExporterSettings
 from triton_sre.demo import LLM_TRTLLM, LLM_VLLM
 from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.exporter.collector import ExporterView, render
-from triton_sre.exporter.derive import Derivation, Pricing
+from triton_sre.exporter.derive import Derivation
 from triton_sre.exporter.llm import (
     GENERATION_TOKENS,
     KV_USAGE,
@@ -32,6 +32,7 @@ from triton_sre.exporter.llm import (
 )
 from triton_sre.exporter.service import Exporter
 from triton_sre.exporter.snapshot import keep_family
+from triton_sre.pricing import Pricing
 from triton_sre.triton.exposition import parse
 
 DATA = Path(__file__).parent / "data"
@@ -252,17 +253,17 @@ def test_exporter_on_the_real_triton_llm_models(triton):
     rate = exported[
         (
             c.M_LLM_TOKENS_PER_SECOND,
-            ((c.L_DIRECTION, c.DIRECTION_OUTPUT), (c.L_MODEL, LLM_VLLM), (c.L_VERSION, "1")),
+            ((c.L_DIRECTION, c.DIRECTION_OUTPUT), (c.LABEL_MODEL, LLM_VLLM), (c.LABEL_VERSION, "1")),
         )
     ]
     assert rate > 0
     costs = {k: v for k, v in exported.items() if k[0] == c.M_COST_PER_1M_TOKENS}
     per_1k = {k: v for k, v in exported.items() if k[0] == c.M_COST_PER_1K}
-    vllm_1k = next(v for k, v in per_1k.items() if dict(k[1])[c.L_MODEL] == LLM_VLLM)
+    vllm_1k = next(v for k, v in per_1k.items() if dict(k[1])[c.LABEL_MODEL] == LLM_VLLM)
     vllm_1m_out = next(
         v
         for k, v in costs.items()
-        if dict(k[1])[c.L_MODEL] == LLM_VLLM and dict(k[1])[c.L_DIRECTION] == "output"
+        if dict(k[1])[c.LABEL_MODEL] == LLM_VLLM and dict(k[1])[c.L_DIRECTION] == "output"
     )
     inferences = raw_after[(c.NV_INFERENCE_COUNT, mv)] - raw_before.get((c.NV_INFERENCE_COUNT, mv), 0.0)
     # both divide the same attributed cost: per 1k inferences x inferences/1000 = per 1M tokens x tokens/1e6

@@ -16,8 +16,8 @@ import requests
 from triton_sre import conventions as c
 from triton_sre import demo
 from triton_sre.demo import traffic
-from triton_sre.triton import local
-from triton_sre.triton.local import LocalTriton, LocalTritonError, find_server, free_ports
+from triton_sre.stack import local_triton as local
+from triton_sre.stack.local_triton import LocalTriton, LocalTritonError, find_server, free_ports
 
 _SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)\{(?P<labels>[^}]*)\} (?P<value>\S+)$", re.M)
 
@@ -276,7 +276,7 @@ def test_traffic_is_bounded_and_loopback_only():
     for url in ("http://192.0.2.10:8000", "http://10.1.2.3:8000", "ftp://127.0.0.1/"):
         with pytest.raises(ValueError):
             traffic.drive(url, demo.VECTOR_SCALE, requests_total=1)
-    assert traffic.check_loopback("http://localhost:8000/") == "http://localhost:8000"
+    assert traffic.check_loopback(c.DEFAULT_TRITON_URL + "/") == c.DEFAULT_TRITON_URL
     # Nothing listens on port 1: every request fails, and the run still ends.
     result = traffic.drive("http://127.0.0.1:1", demo.VECTOR_SCALE, concurrency=2, requests_total=3)
     assert (result.ok, result.failed) == (0, 3) and result.errors

@@ -34,7 +34,7 @@ def instant(url: str, expr: str, at: float) -> list[dict[str, Any]]:
 
 
 def by_model(result: list[dict[str, Any]]) -> dict[str, float]:
-    return {r["metric"][c.L_MODEL]: float(r["value"][1]) for r in result}
+    return {r["metric"][c.LABEL_MODEL]: float(r["value"][1]) for r in result}
 
 
 @pytest.fixture(scope="module")
@@ -84,12 +84,12 @@ def test_figures_match_the_exporter(report: dict[str, Any]) -> None:
     # every executed request, failed batches included, as Triton's success + failure counters do).
     execs_end = instant(url, c.M_EXECUTIONS_BY_BATCH_SIZE, end)
     execs_start = {
-        (r["metric"][c.L_MODEL], r["metric"][c.L_BATCH_SIZE]): float(r["value"][1])
+        (r["metric"][c.LABEL_MODEL], r["metric"][c.L_BATCH_SIZE]): float(r["value"][1])
         for r in instant(url, c.M_EXECUTIONS_BY_BATCH_SIZE, start)
     }
     inferences: dict[str, float] = {}
     for r in execs_end:
-        key = (r["metric"][c.L_MODEL], r["metric"][c.L_BATCH_SIZE])
+        key = (r["metric"][c.LABEL_MODEL], r["metric"][c.L_BATCH_SIZE])
         inferences[key[0]] = inferences.get(key[0], 0.0) + int(key[1]) * (
             float(r["value"][1]) - execs_start.get(key, 0.0)
         )

@@ -11,8 +11,8 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.generate import rules as r
-from triton_sre.generate.command import default_spec
 from triton_sre.generate.promtests import test_files as promtool_files
+from triton_sre.slo import default_spec
 
 REPO = Path(__file__).resolve().parents[1]
 FILES = r.rule_files(default_spec())

@@ -12,7 +12,7 @@ from triton_sre import conventions as c
 from triton_sre.generate.command import render_all
 from triton_sre.generate.promtests import test_files as promtool_files
 from triton_sre.generate.rules import rule_files
-from triton_sre.generate.slo import parse_spec
+from triton_sre.slo import parse_spec
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -252,3 +252,41 @@ def test_average_only_slices_still_burn_as_predicted(tmp_path: Path) -> None:
     assert any("total outage" in n and n.endswith(f"({c.LATENCY_SLI_TIME_SLICE})") for n in names)
     assert not any(n.endswith(f"({c.LATENCY_SOURCE_SUMMARY})") for n in names)
     _test_in_parallel([tmp_path / "alerts" / "tests" / "triton-slo-rules.test.yaml"])
+
+
+def test_promtool_asserts_the_burn_rate_annotation_prometheus_renders(tmp_path: Path) -> None:
+    """Every expected burn alert of the shipped tests carries `burn_rate`, the number its description
+    shows; promtool compares it with what Prometheus renders, so a wrong value fails the test."""
+    checked = 0
+    for name in ("triton-slo-rules.test.yaml", "triton-slo-rules-long-windows.test.yaml"):
+        doc = yaml.safe_load((REPO / "alerts" / "tests" / name).read_text())
+        for group in doc["tests"]:
+            for check in group["alert_rule_test"]:
+                for alert in check["exp_alerts"]:
+                    annotations = alert["exp_annotations"]
+                    value = annotations[c.ANNOTATION_BURN_RATE]
+                    assert float(value) > 0 and f" is {value}x (threshold" in annotations["description"]
+                    checked += 1
+    assert checked > 50
+    # One firing group, as generated (passes), then with the annotation off by 0.1 (fails).
+    doc = yaml.safe_load((REPO / "alerts" / "tests" / "triton-slo-rules.test.yaml").read_text())
+    group = next(
+        g
+        for g in doc["tests"]
+        if "total outage" in g["name"] and any(t["exp_alerts"] for t in g["alert_rule_test"])
+    )
+    (tmp_path / "alerts").mkdir()
+    rules = REPO / "alerts" / "triton-slo-rules.yaml"
+    (tmp_path / "alerts" / rules.name).write_text(rules.read_text())
+    tests = tmp_path / "alerts" / "tests"
+    tests.mkdir()
+    one = {**doc, "tests": [group]}
+    (tests / "good.test.yaml").write_text(yaml.safe_dump(one))
+    result = _run("test", "rules", "good.test.yaml", cwd=tests)
+    assert result.returncode == 0, result.stdout + result.stderr
+    check = next(t for t in group["alert_rule_test"] if t["exp_alerts"])
+    rendered = check["exp_alerts"][0]["exp_annotations"][c.ANNOTATION_BURN_RATE]
+    check["exp_alerts"][0]["exp_annotations"][c.ANNOTATION_BURN_RATE] = f"{float(rendered) + 0.1:.1f}"
+    (tests / "bad.test.yaml").write_text(yaml.safe_dump(one))
+    result = _run("test", "rules", "bad.test.yaml", cwd=tests)
+    assert result.returncode != 0 and c.ANNOTATION_BURN_RATE in result.stdout + result.stderr

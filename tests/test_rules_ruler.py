@@ -17,7 +17,7 @@ import yaml
 from binaries import binary
 
 from triton_sre import conventions as c
-from triton_sre.generate.slo import window_seconds
+from triton_sre.slo import window_seconds
 
 REPO = Path(__file__).resolve().parents[1]
 RULE_FILES = sorted((REPO / "alerts").glob("*.yaml"))

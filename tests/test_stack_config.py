@@ -16,12 +16,11 @@ import requests
 import yaml
 
 from triton_sre import conventions as c
-from triton_sre.generate.command import default_spec
 from triton_sre.generate.rules import rule_files
-from triton_sre.generate.slo import Spec
+from triton_sre.slo import Spec, default_spec
 from triton_sre.stack import render
 from triton_sre.stack.local import Stack, StackOptions
-from triton_sre.triton.local import LocalTriton
+from triton_sre.stack.local_triton import LocalTriton
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "docker-compose.yml"
@@ -139,7 +138,7 @@ def test_compose_pins_every_image_and_keeps_secrets_out_of_configs() -> None:
 def test_triton_release_matches_the_server_the_tests_run(triton: LocalTriton) -> None:
     version = requests.get(f"{triton.http_url}/v2", timeout=5).json()["version"]
     major_minor = ".".join(version.split(".")[:2])
-    # TRITON_IMAGE is built from TRITON_TESTED_VERSION (conventions.py): the image the stack pins is
+    # TRITON_IMAGE is built from TRITON_TESTED_VERSION (conventions/process.py): the image the stack pins is
     # the release of the server the tests just ran.
     assert major_minor == c.TRITON_TESTED_VERSION
 

@@ -37,7 +37,10 @@ from expectations import BROKEN_IN_INDEX, BROKEN_RUNBOOKS
 from triton_sre import conventions as c
 from triton_sre.demo import LLM_MAX_NUM_SEQS, LLM_VLLM, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.demo.traffic import TrafficDriver
-from triton_sre.triton.local import process_group_members
+from triton_sre.diagnosis.catalog import load_catalog
+from triton_sre.generate.rules import tiers
+from triton_sre.slo import parse_spec
+from triton_sre.stack.local_triton import process_group_members
 
 CLI = [sys.executable, "-m", "triton_sre.cli"]
 SHORT_SLOS = """\
@@ -215,6 +218,24 @@ def test_failing_requests_fire_the_slo_page_and_reach_slack(stack: dict[str, Any
     )
     runbook = c.ALERT_RUNBOOKS[c.ALERT_SLO_ERROR_BUDGET_BURN]
     assert any(f"{runbook}.md" in p and c.SEVERITY_PAGE in p for p in posts), posts[0][:2000]
+    assert any(load_catalog()[runbook].remediation in p for p in posts), posts[0][:2000]
+    # What Alertmanager holds (and sent the bot): the burn rate as its own annotation, the same
+    # figure the description shows, at or above the page tier's factor.
+    am = requests.get(f"{_url(stack, 'alertmanager')}/api/v2/alerts", timeout=5).json()
+    pages = [
+        a
+        for a in am
+        if a["labels"].get("alertname") == c.ALERT_SLO_ERROR_BUDGET_BURN
+        and a["labels"].get("model") == VECTOR_SCALE
+        and a["labels"].get(c.L_SEVERITY) == c.SEVERITY_PAGE
+    ]
+    assert pages, am
+    slo = next(s for s in parse_spec(SHORT_SLOS).slos if s.type == c.SLO_AVAILABILITY)
+    factors = {long: factor for long, _short, _share, _severity, factor in tiers(slo)}
+    for alert in pages:
+        value, window = alert["annotations"][c.ANNOTATION_BURN_RATE], alert["labels"][c.L_WINDOW]
+        assert float(value) >= factors[window] - 0.05, (value, window)  # printed with one decimal
+        assert f" is {value}x (threshold" in alert["annotations"]["description"]
 
 
 def _instant(state: dict[str, Any], expr: str) -> float | None:

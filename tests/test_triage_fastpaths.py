@@ -217,3 +217,15 @@ def test_random_prefixes_same_report_as_plain(picks: list[tuple[int, str | None]
     plain = b"".join(_REAL_LINES[i] for i, _ in picks)
     mixed = b"".join((PREFIXES[s](k) if s else b"") + _REAL_LINES[i] for k, (i, s) in enumerate(picks))
     assert _same(_scanned(mixed, chunk), _scanned(plain, chunk))
+
+
+def test_a_chunk_of_only_raw_lines_keeps_the_log_line_it_continues() -> None:
+    """Found by the property above: with small chunks, a prefixed raw line alone in its chunk took
+    the "not Triton's format" path, which dropped the previous chunk's last log line (its owner)."""
+    picks = [(0, None)] * 4 + [(1, None), (1169, "compose-long-name")]
+    plain = b"".join(_REAL_LINES[i] for i, _ in picks)
+    mixed = b"".join((PREFIXES[s](k) if s else b"") + _REAL_LINES[i] for k, (i, s) in enumerate(picks))
+    lines = list(scan_lines(io.BytesIO(mixed), chunk_bytes=64))
+    assert [n for n, _ in lines][-2:] == [5, 6]
+    assert lines == list(scan_lines(io.BytesIO(plain), chunk_bytes=64))
+    assert _same(_scanned(mixed, 64), _scanned(plain, 64))

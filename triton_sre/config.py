@@ -18,7 +18,7 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity import CapacitySettings
-from triton_sre.exporter.derive import Pricing
+from triton_sre.pricing import Pricing
 from triton_sre.triton.client import default_metrics_url
 
 
@@ -55,12 +55,22 @@ def parse_listen(value: str, where: str) -> tuple[str, int]:
 
 
 # -- field checkers -----------------------------------------------------------------------------
-def _positive_number(where: str, value: Any) -> float:
+def check_number(
+    where: str, value: Any, *, low: float, high: float = math.inf, low_inclusive: bool = True
+) -> float:
+    """A finite number in [low, high] (or (low, high] when not `low_inclusive`)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ConfigError(f"{where}: must be a number, got {value!r}")
-    if value <= 0:
-        raise ConfigError(f"{where}: must be greater than 0, got {value!r}")
+    if value < low or (value == low and not low_inclusive) or value > high:
+        bound = f"{'at least' if low_inclusive else 'greater than'} {low:g}"
+        if high != math.inf:
+            bound += f" and at most {high:g}"
+        raise ConfigError(f"{where}: must be {bound}, got {value!r}")
     return float(value)
+
+
+def check_positive_number(where: str, value: Any) -> float:
+    return check_number(where, value, low=0, low_inclusive=False)
 
 
 def _price(where: str, value: Any) -> float | None:
@@ -73,7 +83,7 @@ def _price(where: str, value: Any) -> float | None:
     return float(value)
 
 
-# Shared with the bot's config (bot/config.py): one definition of each check.
+# Shared with the bot's config (bot/config.py) and the SLO spec (slo.py): one definition of each check.
 def check_bool(where: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{where}: must be true or false, got {value!r}")
@@ -114,9 +124,9 @@ _EXPORTER_FIELDS = {
     "triton_url": check_url,
     "metrics_url": check_url,
     "listen": check_listen,
-    "interval": _positive_number,
-    "window": _positive_number,
-    "timeout": _positive_number,
+    "interval": check_positive_number,
+    "window": check_positive_number,
+    "timeout": check_positive_number,
     "max_response_bytes": check_positive_int,
 }
 _PRICING_FIELDS = {
@@ -128,7 +138,7 @@ _PRICING_FIELDS = {
     "energy_by_model": check_bool,
 }
 _CAPACITY_FIELDS = {
-    "model_bytes": _positive_number,
+    "model_bytes": check_positive_number,
     "gpu_host": check_bool,
 }
 _TOP_LEVEL = {"exporter", "pricing", "capacity"}

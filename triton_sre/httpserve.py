@@ -1,5 +1,5 @@
-"""What the exporter's and the bot's HTTP servers share: bounded connections, read timeouts,
-405 for any method an endpoint does not serve, and log lines that never carry a secret.
+"""What the exporter's, the bot's and the Slack stand-in's HTTP servers share: bounded connections,
+read timeouts, 405 for any method an endpoint does not serve, and log lines that never carry a secret.
 
 `BoundedHTTPServer` accepts on the `serve_forever` thread and gives a connection a worker thread
 only once its first bytes arrive (and, with keep-alive, takes it back between requests): idle
@@ -13,6 +13,7 @@ exhaust threads nor keep a scrape from being answered.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import queue
 import re
@@ -140,6 +141,29 @@ class SafeHandler(BaseHTTPRequestHandler):
         self.close_connection = True
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def send_json(
+        self,
+        status: int,
+        body: Any,
+        headers: dict[str, str] | None = None,
+        *,
+        close: bool = False,
+        content_type: str = "application/json",
+    ) -> None:
+        """A JSON response with its length (no body for HEAD); `close` ends the connection after it."""
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
     @property
     def bare_path(self) -> str:

@@ -13,6 +13,8 @@ from typing import Any
 import requests
 import yaml
 
+from triton_sre.slo import SpecError, parse_duration
+
 __all__ = ["DEFAULT_TIMEOUT_S", "PromError", "Prometheus"]
 
 DEFAULT_TIMEOUT_S = 5.0
@@ -75,8 +77,6 @@ class Prometheus:
     def scrape_interval(self, job: str) -> float | None:
         """Seconds between scrapes of `job` (else the global interval) from Prometheus' loaded
         configuration (/api/v1/status/config); None when Prometheus does not say."""
-        from triton_sre.generate.slo import SpecError, parse_duration
-
         try:
             config = yaml.safe_load(self._get("/api/v1/status/config", {})["yaml"])
         except (PromError, KeyError, TypeError, yaml.YAMLError):

@@ -117,10 +117,11 @@ class Bot:
         from triton_sre.diagnosis.catalog import CatalogError, load_catalog
 
         try:
-            titles = load_catalog().titles
+            catalog = load_catalog()
+            titles, remediations = catalog.titles, catalog.remediations
         except CatalogError as exc:
-            log.warning("runbook catalog unavailable (%s): findings show runbook ids only", exc)
-            titles = {}
+            log.warning("runbook catalog unavailable (%s): findings show runbook ids only, no fixes", exc)
+            titles, remediations = {}, {}
         self.settings = settings
         self.outbox = Outbox(outbox_path)
         self.metrics = BotMetrics(self.outbox.counts)
@@ -129,9 +130,18 @@ class Bot:
             slack_api_url,
             on_call=lambda method, outcome: self.metrics.slack_calls.labels(method, outcome).inc(),
         )
-        self.worker = Worker(settings, self.outbox, self.delivery, titles, metrics=self.metrics)
+        self.worker = Worker(
+            settings, self.outbox, self.delivery, titles, metrics=self.metrics, remediations=remediations
+        )
         self.server = BotServer(
-            settings, self.outbox, bearer_token, signing_secret, self.worker.wake, titles, self.metrics
+            settings,
+            self.outbox,
+            bearer_token,
+            signing_secret,
+            self.worker.wake,
+            titles,
+            self.metrics,
+            remediations=remediations,
         )
 
     @property

@@ -28,7 +28,6 @@ bot:
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from triton_sre.config import (
     check_keys,
     check_listen,
     check_positive_int,
+    check_positive_number,
     check_url,
     parse_listen,
     read_yaml,
@@ -114,17 +114,6 @@ def _str(where: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{where}: must be a non-empty string, got {value!r}")
     return value.strip()
-
-
-def _number(where: str, value: Any) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise ConfigError(f"{where}: must be a number greater than 0, got {value!r}")
-    return float(value)
 
 
 def _labels(where: str, value: Any) -> dict[str, str]:
@@ -202,8 +191,8 @@ _FIELDS: dict[str, Any] = {
     "templates_dir": _str,
     "chart": check_bool,
     "max_body_bytes": check_positive_int,
-    "retry_base_seconds": _number,
-    "retry_max_seconds": _number,
+    "retry_base_seconds": check_positive_number,
+    "retry_max_seconds": check_positive_number,
     "routes": _routes,
     "fleet": _fleet,
 }

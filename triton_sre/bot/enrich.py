@@ -12,6 +12,7 @@ No I/O here.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -23,7 +24,6 @@ from triton_sre.bot.llm import LLM_ALERTS
 from triton_sre.bot.llm import verdict as llm_verdict
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
-from triton_sre.diagnosis.rules import REMEDIATIONS
 from triton_sre.exporter.capacity import human_bytes
 from triton_sre.promql import escape
 
@@ -34,7 +34,7 @@ MAX_EVIDENCE_LINES = 3
 SLO_ALERTS = (c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN)
 _SEVERITY_ORDER = {c.SEVERITY_PAGE: 0, c.SEVERITY_TICKET: 1}
 _RUNBOOK_PATH = re.compile(r"(?:^|/)(?P<id>[a-z0-9][a-z0-9-]*)\.md$")
-_BURN_IN_TEXT = re.compile(r"\bis (?P<value>[0-9]+(?:\.[0-9]+)?)x\b")
+_LEGACY_BURN_IN_TEXT = re.compile(r"\bis (?P<value>[0-9]+(?:\.[0-9]+)?)x\b")
 LABEL_ALERTNAME = c.LABEL_ALERTNAME
 LABEL_RUNBOOK = c.L_RUNBOOK
 
@@ -223,6 +223,8 @@ class Facts:
     """Alert fingerprint -> share of the error budget left (1 = all, negative = overspent)."""
     titles: Mapping[str, str] = field(default_factory=dict)
     """Runbook id -> title (the catalog)."""
+    remediations: Mapping[str, str] = field(default_factory=dict)
+    """Runbook id -> its one-line fix (the catalog: each page's front matter)."""
     llm: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     """Alert fingerprint -> LLM figures (bot/llm.py: TTFT p99, KV cache use, waiting requests)."""
     largest_models: Mapping[str, Sequence[ModelSize]] = field(default_factory=dict)
@@ -278,6 +280,7 @@ class AlertView:
     llm_verdict: str = ""  # memory-bound / compute-bound, with the numbers
     largest_models: list[dict[str, str]] = field(default_factory=list)  # model, version, size
     latency: LatencyView | None = None
+    remediation: str = ""  # the one-line fix of the alert's runbook (front matter), shown without findings
 
 
 @dataclass(frozen=True)
@@ -325,7 +328,8 @@ def is_http(url: str | None) -> bool:
 
 def runbook_id_of(alert: Alert) -> str:
     """The runbook an alert points at: its `runbook` label (TritonModelUnavailable), the shipped
-    alert's page, or the page named by its runbook_url annotation."""
+    alert's page (by alert name, conventions.ALERT_RUNBOOKS), or, for an alert triton-sre did not
+    generate, the page its runbook_url annotation names (a URL is all such an alert offers)."""
     if alert.name == c.ALERT_MODEL_UNAVAILABLE and alert.labels.get(LABEL_RUNBOOK):
         return alert.labels[LABEL_RUNBOOK]
     if alert.name in c.ALERT_RUNBOOKS:
@@ -373,7 +377,7 @@ def _findings_for(alert: Alert, facts: Facts, links: Links) -> list[FindingView]
                 runbook=runbook,
                 title=facts.titles.get(runbook, runbook),
                 severity=c.IMPACT_CRITICAL,
-                remediation=REMEDIATIONS.get(runbook, ""),
+                remediation=facts.remediations.get(runbook, ""),
                 evidence=[],
                 runbook_url=runbook_url(runbook, links.runbook_base_url),
                 source="exporter",
@@ -382,8 +386,25 @@ def _findings_for(alert: Alert, facts: Facts, links: Links) -> list[FindingView]
     return views
 
 
-def _burn_from_text(alert: Alert) -> float | None:
-    found = _BURN_IN_TEXT.search(alert.annotations.get(c.ANNOTATION_DESCRIPTION, ""))
+def burn_from_annotations(alert: Alert) -> float | None:
+    """The burn rate an SLO alert carries: its `burn_rate` annotation; for an alert of rules
+    generated before that annotation existed, the figure in its description.
+
+    The fallback is deliberate: during an upgrade Prometheus keeps evaluating the old rule files
+    until they are replaced, and Alertmanager re-sends their firing alerts until they resolve.
+    An alert that has the annotation is never read from its text, even when the value is bad."""
+    if c.ANNOTATION_BURN_RATE in alert.annotations:
+        try:
+            value = float(alert.annotations[c.ANNOTATION_BURN_RATE])
+        except ValueError:
+            return None
+        return value if math.isfinite(value) else None
+    return legacy_burn_from_description(alert)
+
+
+def legacy_burn_from_description(alert: Alert) -> float | None:
+    """Rules generated before the `burn_rate` annotation: "... is 15.2x (threshold ..." in the description."""
+    found = _LEGACY_BURN_IN_TEXT.search(alert.annotations.get(c.ANNOTATION_DESCRIPTION, ""))
     return float(found.group("value")) if found else None
 
 
@@ -420,7 +441,7 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
     is_llm = alert.name in LLM_ALERTS
     burn = facts.burn_rates.get(alert.fingerprint)
     if burn is None and is_slo:
-        burn = _burn_from_text(alert)
+        burn = burn_from_annotations(alert)
     return AlertView(
         name=alert.name,
         status=alert.status,
@@ -448,6 +469,7 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
             for m in facts.largest_models.get(alert.fingerprint, ())
         ],
         latency=_latency_view(alert, facts) if alert.name == c.ALERT_SLO_LATENCY_BUDGET_BURN else None,
+        remediation=facts.remediations.get(runbook, "") if runbook else "",
     )
 
 

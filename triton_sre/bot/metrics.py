@@ -14,7 +14,6 @@ ACTION_POSTED = "posted"
 ACTION_UPDATED = "updated"
 ACTION_REPEAT = "repeat"
 ACTION_FAILED = "failed"
-OUTCOME_OK = "ok"
 
 
 class _OutboxCollector(Collector):

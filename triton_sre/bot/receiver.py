@@ -84,6 +84,7 @@ class BotServer:
         on_enqueued: Callable[[], None] | None = None,
         titles: dict[str, str] | None = None,
         metrics: BotMetrics | None = None,
+        remediations: dict[str, str] | None = None,
     ) -> None:
         self.metrics = metrics or BotMetrics(outbox.counts)
         self.settings = settings
@@ -92,6 +93,7 @@ class BotServer:
         self._signing_secret = signing_secret
         self.on_enqueued = on_enqueued or (lambda: None)
         self.titles = titles or {}
+        self.remediations = remediations or {}
         host, port = settings.listen_address
         owner = self
 
@@ -163,7 +165,7 @@ class BotServer:
         entries = [e for e in index if e.get("name") == model]
         if not entries:
             return f"Triton at {_esc(url)} does not know a model `{_esc(model)}`."
-        report = diagnose_index(entries, self.titles)
+        report = diagnose_index(entries, self.titles, self.remediations)
         findings = [f for f in report.findings if f.model == model]
         if not findings:
             states = ", ".join(f"v{e.get('version') or '-'} {e.get('state') or 'unknown'}" for e in entries)
@@ -193,18 +195,7 @@ class _Handler(SafeHandler):
     def _send(
         self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None, close: bool = False
     ) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        if close:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
+        self.send_json(status, body, headers, close=close)
 
     def _body(self, limit: int) -> bytes | None:
         length_header = self.headers.get("Content-Length")

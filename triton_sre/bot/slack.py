@@ -29,6 +29,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from triton_sre import conventions as c
 from triton_sre.bot import slack_limits as limits
 
 log = logging.getLogger(__name__)
@@ -259,7 +260,7 @@ class SlackDelivery:
         self.on_call = on_call or (lambda method, outcome: None)
         """Called after every call with (Slack method, outcome): ``ok``, Slack's error, ``http_5xx``
         or ``network``."""
-        base = api_url or "https://slack.com/api/"
+        base = api_url or c.DEFAULT_SLACK_API_URL
         self.client = WebClient(
             token=token, base_url=base if base.endswith("/") else base + "/", timeout=int(timeout)
         )

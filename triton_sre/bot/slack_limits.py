@@ -1,6 +1,6 @@
 """Slack's Block Kit and chat.postMessage limits (api.slack.com/reference/block-kit).
 
-The real client (slack.py) cuts messages to them; the local stand-in (slack_standin.py, a dev
+The real client (slack.py) cuts messages to them; the local stand-in (dev_slack_standin.py, a dev
 tool) rejects what exceeds them, as Slack does. Defined once here, for both.
 """
 

@@ -67,19 +67,24 @@ def _links(settings: BotSettings) -> Links:
     )
 
 
-def diagnose_live(triton_url: str, titles: dict[str, str], timeout: float = TRITON_TIMEOUT_SECONDS) -> Report:
+def diagnose_live(
+    triton_url: str,
+    titles: dict[str, str],
+    timeout: float = TRITON_TIMEOUT_SECONDS,
+    remediations: dict[str, str] | None = None,
+) -> Report:
     """The diagnosis engine over a live Triton's repository index (raises FetchError)."""
     from triton_sre.triton.client import TritonClient, default_metrics_url
 
     client = TritonClient(triton_url, default_metrics_url(triton_url), timeout=timeout)
-    return diagnose_index(client.repository_index(), titles)
+    return diagnose_index(client.repository_index(), titles, remediations)
 
 
-def diagnose_log(path: str, titles: dict[str, str]) -> Report:
+def diagnose_log(path: str, titles: dict[str, str], remediations: dict[str, str] | None = None) -> Report:
     from triton_sre.diagnosis.command import open_log, triage_stream
 
     with open_log(path) as stream:
-        return triage_stream(stream, titles)
+        return triage_stream(stream, titles, remediations=remediations)
 
 
 def _slo_selector(slo: str, model: str) -> str:
@@ -134,12 +139,14 @@ class Worker:
         titles: dict[str, str],
         clock: Callable[[], float] = time.time,
         metrics: BotMetrics | None = None,
+        remediations: dict[str, str] | None = None,
     ) -> None:
         self.metrics = metrics or BotMetrics()
         self.settings = settings
         self.outbox = outbox
         self.delivery = delivery
         self.titles = titles
+        self.remediations = remediations or {}  # runbook id -> one-line fix (the catalog)
         self.renderer = Renderer(settings.templates_dir)
         self.links = _links(settings)
         self.prometheus = Prometheus(settings.prometheus_url) if settings.prometheus_url else None
@@ -331,7 +338,8 @@ class Worker:
             errors: list[str] = []
             for triton_url in urls[:MAX_TRITONS_PER_GROUP]:
                 try:
-                    findings += diagnose_live(triton_url, self.titles).findings
+                    live = diagnose_live(triton_url, self.titles, remediations=self.remediations)
+                    findings += live.findings
                     reached.append(triton_url)
                 except Exception as exc:
                     errors.append(f"{triton_url}: {exc}")
@@ -342,7 +350,7 @@ class Worker:
             if report is None and self.settings.log_file:
                 try:
                     report, source = (
-                        diagnose_log(self.settings.log_file, self.titles),
+                        diagnose_log(self.settings.log_file, self.titles, self.remediations),
                         f"log {Path(self.settings.log_file).name}",
                     )
                 except Exception as exc:
@@ -378,6 +386,7 @@ class Worker:
             burn_rates=burn,
             budgets_remaining=budget,
             titles=self.titles,
+            remediations=self.remediations,
             llm=self._llm_figures(group),
             largest_models=self._largest_models(group),
             latency_now=latency,

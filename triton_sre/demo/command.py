@@ -188,7 +188,9 @@ def p99_by_model(prometheus_url: str) -> dict[tuple[str, str], float]:
     except (requests.RequestException, ValueError, KeyError):
         return {}
     return {
-        (r["metric"].get(c.L_MODEL, ""), r["metric"].get(c.L_VERSION, "")): float(r["value"][1]) * 1000
+        (r["metric"].get(c.LABEL_MODEL, ""), r["metric"].get(c.LABEL_VERSION, "")): (
+            float(r["value"][1]) * 1000
+        )
         for r in result
     }
 
@@ -204,14 +206,14 @@ def exporter_status(exporter_url: str, prometheus_url: str | None = None) -> dic
     server: dict[str, float] = {}
     for sample in parse(text):
         labels = dict(sample.labels)
-        if c.L_MODEL not in labels or c.L_VERSION not in labels:
+        if c.LABEL_MODEL not in labels or c.LABEL_VERSION not in labels:
             server[sample.name] = sample.value
             continue
         row = models.setdefault(
-            (labels[c.L_MODEL], labels[c.L_VERSION]),
+            (labels[c.LABEL_MODEL], labels[c.LABEL_VERSION]),
             {
-                "model": labels[c.L_MODEL],
-                "version": labels[c.L_VERSION],
+                "model": labels[c.LABEL_MODEL],
+                "version": labels[c.LABEL_VERSION],
                 "stage_seconds": {},
                 "stage_fraction": {},
             },
@@ -331,10 +333,17 @@ def _status_text(status: dict[str, Any]) -> str:
 def _diagnose_log(log_path: Path) -> list[Any]:
     """The diagnosis engine over Triton's startup log: catches failures the index never shows
     (a model whose version folders are all non-integer is absent from it)."""
+    from triton_sre.diagnosis.catalog import CatalogError, load_catalog
     from triton_sre.diagnosis.command import triage_stream
 
+    try:
+        catalog = load_catalog()
+        titles, remediations = catalog.titles, catalog.remediations
+    except CatalogError:
+        titles, remediations = {}, {}  # runbook ids without their fixes
     with open(log_path, "rb") as log:
-        return [f for f in triage_stream(log, {}).findings if f.severity == c.IMPACT_CRITICAL]
+        report = triage_stream(log, titles, remediations=remediations)
+    return [f for f in report.findings if f.severity == c.IMPACT_CRITICAL]
 
 
 def _log_findings_text(findings: list[Any], log_path: str) -> str:

@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -139,14 +139,6 @@ def stream_generate(
     except requests.RequestException as exc:
         return time.perf_counter() - started, first, tokens, f"{type(exc).__name__}: {exc}"[:300]
     return time.perf_counter() - started, first, tokens, None
-
-
-def malformed_payload(model: str) -> Payload:
-    """A request Triton rejects before it reaches ``model`` (wrong shape).
-
-    Triton 2.51 counts such a request in no metric: it is not in ``nv_inference_request_failure``.
-    """
-    return {"inputs": [{"name": INPUT_NAME, "shape": [1, 3], "datatype": "FP32", "data": [1.0, 2.0, 3.0]}]}
 
 
 def failing_payload(model: str) -> Payload:
@@ -445,17 +437,3 @@ class TrafficDriver:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def summarize(results: Iterable[TrafficResult]) -> str:
-    """One line per model: ok/failed and p50/p99 latency in ms."""
-    lines = []
-    for r in results:
-        p50, p99 = r.percentile(0.5), r.percentile(0.99)
-        lat = (
-            f"p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms"
-            if p50 is not None and p99 is not None
-            else "-"
-        )
-        lines.append(f"{r.model}: {r.ok} ok, {r.failed} failed, {lat}")
-    return "\n".join(lines)

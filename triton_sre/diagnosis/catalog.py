@@ -1,16 +1,16 @@
 """The runbook catalog: ``runbooks/<id>.md`` pages -> a validated `Catalog`.
 
 One format for every runbook (load failures and alerts alike): YAML front matter between ``---``
-lines with exactly ``id`` (equal to the file stem), ``title`` and ``severity`` (``critical``,
-``warning`` or ``info``), then the sections ``## Meaning``, ``## Impact``, ``## Diagnosis`` and
+lines with exactly ``id`` (equal to the file stem), ``title``, ``severity`` (``critical``,
+``warning`` or ``info``) and ``remediation`` (one line: what to do first; the triage report and
+the bot show it), then the sections ``## Meaning``, ``## Impact``, ``## Diagnosis`` and
 ``## Mitigation``. Errors name the file and the field.
 
 Where the pages live at run time (`default_runbooks_dir`), first match wins:
 
 1. ``$TRITON_SRE_RUNBOOKS_DIR``;
-2. ``triton_sre/diagnosis/runbooks`` — in a source checkout a symlink to the repository's
-   top-level ``runbooks/`` (the one source of truth), in a wheel a copy made from it (package data);
-3. the repository's top-level ``runbooks/`` next to the package.
+2. the shipped pages (`triton_sre.data`): the repository's top-level ``runbooks/`` (the one
+   source of truth), through a symlink in a checkout, a copy made from it in a wheel.
 
 `runbook_url` links a page: by default the repository-relative path ``runbooks/<id>.md`` (it
 resolves in the GitHub/GitLab UI and in a checkout); with an ``http(s)://`` base, ``base + <id>.md``
@@ -28,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.data import shipped
 
 __all__ = [
     "REQUIRED_SECTIONS",
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 REQUIRED_SECTIONS = ("Meaning", "Impact", "Diagnosis", "Mitigation")
-FRONT_MATTER_KEYS = ("id", "title", "severity")
+FRONT_MATTER_KEYS = ("id", "title", "severity", "remediation")
 SEVERITIES = (c.IMPACT_CRITICAL, c.IMPACT_WARNING, c.IMPACT_INFO)
 RUNBOOK_DIR_NAME = "runbooks"
 
@@ -60,6 +61,7 @@ class Runbook:
     severity: str
     path: Path
     sections: Mapping[str, str]
+    remediation: str
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,11 @@ class Catalog:
     @property
     def titles(self) -> dict[str, str]:
         return {rid: rb.title for rid, rb in self.runbooks.items()}
+
+    @property
+    def remediations(self) -> dict[str, str]:
+        """Runbook id -> its one-line remediation (front matter)."""
+        return {rid: rb.remediation for rid, rb in self.runbooks.items()}
 
 
 def parse_runbook(text: str, path: Path) -> Runbook:
@@ -125,7 +132,8 @@ def parse_runbook(text: str, path: Path) -> Runbook:
             raise CatalogError(f"{name}: ## {section}: required section missing")
         if not sections[section]:
             raise CatalogError(f"{name}: ## {section}: section is empty")
-    return Runbook(meta["id"], meta["title"].strip(), meta["severity"], path, sections)
+    remediation = " ".join(meta["remediation"].split())
+    return Runbook(meta["id"], meta["title"].strip(), meta["severity"], path, sections, remediation)
 
 
 def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
@@ -151,10 +159,7 @@ def default_runbooks_dir() -> Path:
     env = os.environ.get(c.ENV_RUNBOOKS_DIR)
     if env:
         return Path(env)
-    packaged = Path(__file__).resolve().parent / RUNBOOK_DIR_NAME
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / RUNBOOK_DIR_NAME
+    return shipped(RUNBOOK_DIR_NAME)
 
 
 def runbook_url(runbook_id: str, base_url: str | None = None) -> str:

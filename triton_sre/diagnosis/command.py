@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from triton_sre import conventions as c
 
 if TYPE_CHECKING:  # the engine and its rule tables load when triage runs, not when the CLI starts
+    from triton_sre.diagnosis.catalog import Catalog
     from triton_sre.diagnosis.engine import Report
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -87,18 +88,20 @@ def open_log(name: str) -> Iterator[BinaryIO]:
             yield raw
 
 
-def triage_stream(stream: BinaryIO, titles: dict[str, str], progress: Any = None) -> Report:
+def triage_stream(
+    stream: BinaryIO, titles: dict[str, str], progress: Any = None, remediations: dict[str, str] | None = None
+) -> Report:
     from triton_sre.diagnosis.engine import Diagnoser
     from triton_sre.diagnosis.logparse import parse
     from triton_sre.diagnosis.scan import scan_lines
 
-    diagnoser = Diagnoser(titles)
+    diagnoser = Diagnoser(titles, remediations)
     for event in parse(scan_lines(stream, progress=progress)):
         diagnoser.feed(event)
     return diagnoser.finish()
 
 
-def _triage_log(args: argparse.Namespace, titles: dict[str, str]) -> Report | None:
+def _triage_log(args: argparse.Namespace, catalog: Catalog) -> Report | None:
     from triton_sre.diagnosis.scan import LogInputError
 
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
@@ -106,7 +109,7 @@ def _triage_log(args: argparse.Namespace, titles: dict[str, str]) -> Report | No
         _err("reading the log from stdin (end with Ctrl-D; or give a file, or pipe `docker logs` in)")
     try:
         with open_log(args.file) as stream:
-            report = triage_stream(stream, titles, progress)
+            report = triage_stream(stream, catalog.titles, progress, catalog.remediations)
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         _err(f"{args.file}: corrupt gzip data: {exc or 'unexpected end of file'}")
         return None
@@ -122,7 +125,7 @@ def _triage_log(args: argparse.Namespace, titles: dict[str, str]) -> Report | No
     return report
 
 
-def _triage_live(args: argparse.Namespace, titles: dict[str, str]) -> Report | None:
+def _triage_live(args: argparse.Namespace, catalog: Catalog) -> Report | None:
     from triton_sre.diagnosis.engine import diagnose_index
     from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
 
@@ -132,7 +135,7 @@ def _triage_live(args: argparse.Namespace, titles: dict[str, str]) -> Report | N
     except FetchError as exc:
         _err(f"cannot read the repository index of {args.triton_url}: {exc}")
         return None
-    return diagnose_index(index, titles)
+    return diagnose_index(index, catalog.titles, catalog.remediations)
 
 
 def run_triage(args: argparse.Namespace) -> int:
@@ -144,8 +147,7 @@ def run_triage(args: argparse.Namespace) -> int:
     except CatalogError as exc:
         _err(f"runbook catalog: {exc}")
         return c.EXIT_USAGE
-    titles = catalog.titles
-    report = _triage_live(args, titles) if args.triton_url else _triage_log(args, titles)
+    report = _triage_live(args, catalog) if args.triton_url else _triage_log(args, catalog)
     if report is None:
         return c.EXIT_USAGE
     out = sys.stdout

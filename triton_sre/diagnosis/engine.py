@@ -36,7 +36,6 @@ from triton_sre.diagnosis.logparse import (
 from triton_sre.diagnosis.repeats import memoize_text
 from triton_sre.diagnosis.rules import (
     RANK,
-    REMEDIATIONS,
     classify,
     from_frames,
     is_backend_failure,
@@ -238,8 +237,12 @@ def _evidence_text(event: LogEvent) -> str:
 class Diagnoser:
     """Feed events in log order, then `finish()`. Holds per-model state only."""
 
-    def __init__(self, titles: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, titles: Mapping[str, str] | None = None, remediations: Mapping[str, str] | None = None
+    ) -> None:
+        # Both from the runbook catalog (front matter), given by the caller: this module reads no file.
         self._titles = dict(titles or {})
+        self._remediations = dict(remediations or {})
         self._models: dict[str, _Model] = {}
         self._pending: list[_Obs] = []  # model-less causes waiting for a model failure
         self._orphans: list[_Obs] = []  # model-less causes that never attached
@@ -499,7 +502,7 @@ class Diagnoser:
             title=self._title(runbook),
             severity=severity,
             evidence=tuple(list(seen.values())[:MAX_EVIDENCE]),
-            remediation=remediation or REMEDIATIONS[runbook],
+            remediation=remediation or self._remediations.get(runbook, ""),
             consequence_of=consequence_of,
             message=message,
         )
@@ -532,9 +535,9 @@ class Diagnoser:
             ]
         failed = state.failed or state.stuck or any(o.level in (LEVEL_ERROR, LEVEL_FATAL) for o in evidence)
         severity = c.IMPACT_CRITICAL if failed and not state.ready else c.IMPACT_WARNING
-        remediation = REMEDIATIONS[runbook]
+        remediation = self._remediations.get(runbook, "")
         if state.stuck and not state.failed:
-            remediation = f"The model stays LOADING: the Python stub failed. {remediation}"
+            remediation = f"The model stays LOADING: the Python stub failed. {remediation}".rstrip()
         return self._finding(
             state.name,
             state.version,
@@ -639,14 +642,22 @@ class Diagnoser:
         return Report(tuple(final), tuple(unmatched), self.harmless_lines, self._index)
 
 
-def diagnose_events(events: Iterable[LogEvent], titles: Mapping[str, str] | None = None) -> Report:
+def diagnose_events(
+    events: Iterable[LogEvent],
+    titles: Mapping[str, str] | None = None,
+    remediations: Mapping[str, str] | None = None,
+) -> Report:
     """Diagnose a whole sequence of events."""
-    return Diagnoser(titles).feed_all(events).finish()
+    return Diagnoser(titles, remediations).feed_all(events).finish()
 
 
-def diagnose_index(index: Iterable[Mapping[str, object]], titles: Mapping[str, str] | None = None) -> Report:
+def diagnose_index(
+    index: Iterable[Mapping[str, object]],
+    titles: Mapping[str, str] | None = None,
+    remediations: Mapping[str, str] | None = None,
+) -> Report:
     """Findings for a live server from ``POST /v2/repository/index`` entries (UNAVAILABLE ones)."""
-    diagnoser = Diagnoser(titles)
+    diagnoser = Diagnoser(titles, remediations)
     for position, entry in enumerate(index, 1):
         if entry.get("state") != c.STATE_UNAVAILABLE:
             continue

@@ -1,4 +1,5 @@
-"""Pure data: which text means which failure, and the one-line fix for each runbook.
+"""Pure data: which text means which failure (the one-line fix of each runbook is in its front
+matter, `runbooks/<id>.md`, read by `catalog.py`).
 
 `CAUSE_RULES` is ordered: the first rule whose pattern matches a text claims it, so a line is
 evidence for exactly one runbook. It is built from two sources, in `PRIORITY` order (specific
@@ -30,7 +31,6 @@ __all__ = [
     "HARMLESS",
     "PRIORITY",
     "RANK",
-    "REMEDIATIONS",
     "SERVER_FAILURE",
     "SUMMARY",
     "CauseRule",
@@ -492,124 +492,6 @@ RANK: Final[dict[str, int]] = {}
 """How specific a runbook is (lower wins when one model has causes of several runbooks)."""
 for _rb in (c.RUNBOOK_CONFIG_PARSE_ERROR, *PRIORITY, c.RUNBOOK_UNKNOWN_LOAD_FAILURE):
     RANK.setdefault(_rb, len(RANK))
-
-# One line each: what to do first. The runbook page has the rest.
-REMEDIATIONS: Final[dict[str, str]] = {
-    c.RUNBOOK_MODEL_FILE_MISSING: (
-        "Put the model file inside the version folder (<repo>/<model>/<version>/model.*) under the name "
-        "Triton expects, or set default_model_filename; add config.pbtxt when auto-complete cannot infer it."
-    ),
-    c.RUNBOOK_VERSION_DIR_INVALID: (
-        "Name version folders with integers (1/, 2/) and make version_policy name versions that exist."
-    ),
-    c.RUNBOOK_CONFIG_NAME_MISMATCH: (
-        "Make `name:` in config.pbtxt equal the model's directory name (or drop it)."
-    ),
-    c.RUNBOOK_CONFIG_PARSE_ERROR: (
-        "Fix config.pbtxt at the line:column protobuf reports (field names, enum values such as TYPE_FP32, "
-        "unfilled ${...} placeholders)."
-    ),
-    c.RUNBOOK_BACKEND_NOT_FOUND: (
-        "Use a Triton image that ships the backend (or install it under --backend-directory) and spell "
-        "backend/platform exactly (onnxruntime, tensorrt, pytorch, python, ...)."
-    ),
-    c.RUNBOOK_TENSOR_NAME_MISMATCH: (
-        "Rename the config's input/output entries to the model's tensor names (GET /v2/models/<m>/config "
-        "with auto-complete shows them)."
-    ),
-    c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH: (
-        "Make dims match the model without the batch dimension (it is implied when max_batch_size > 0); "
-        "dims must be >= 1 or -1."
-    ),
-    c.RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED: (
-        "Set max_batch_size: 0 for a model without a leading -1 batch dimension, or re-export it with a "
-        "dynamic batch axis."
-    ),
-    c.RUNBOOK_DATATYPE_MISMATCH: "Set data_type in config.pbtxt to the type the model's tensor really has.",
-    c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE: (
-        "Rebuild the TensorRT plan with the TensorRT version of this Triton release, on the same GPU "
-        "architecture that serves it."
-    ),
-    c.RUNBOOK_CUDA_DRIVER_MISMATCH: (
-        "Run with a GPU visible (--gpus / nvidia runtime) and a driver new enough for the image's CUDA, or "
-        "use KIND_CPU on hosts without GPUs."
-    ),
-    c.RUNBOOK_GPU_OUT_OF_MEMORY: (
-        "Free GPU memory: fewer instances or models per GPU, smaller max_batch_size, or a larger GPU."
-    ),
-    c.RUNBOOK_PYTHON_MODULE_MISSING: (
-        "Install the missing package into the Python environment the stub runs (the image, or a packed "
-        "EXECUTION_ENV_PATH)."
-    ),
-    c.RUNBOOK_PYTHON_MODEL_ERROR: (
-        "Fix the exception in the model's own code: the traceback's last model.py frame is where it fails."
-    ),
-    c.RUNBOOK_SHM_TOO_SMALL: (
-        "Give the container more shared memory (docker --shm-size=1g, or a memory-backed /dev/shm volume) "
-        "or lower shm-default-byte-size."
-    ),
-    c.RUNBOOK_ENSEMBLE_DEPENDENCY: (
-        "Load the step models first and fix the ensemble's model_name/model_version and input/output maps."
-    ),
-    c.RUNBOOK_PERMISSION_DENIED: (
-        "Make the model repository readable by Triton's user (often uid 1000 in containers); check volume "
-        "mount options and SELinux labels."
-    ),
-    c.RUNBOOK_CLOUD_REPOSITORY_ACCESS: (
-        "Check the repository URL, credentials and region (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, "
-        "AZURE_STORAGE_*) and network reach to the endpoint."
-    ),
-    c.RUNBOOK_LLM_BACKEND_CONFIG: (
-        "Check the LLM backend's config parameters and engine/model paths, and that the engine was built "
-        "with the TensorRT-LLM/vLLM version of this image."
-    ),
-    c.RUNBOOK_LIBRARY_VERSION_MISMATCH: (
-        "Re-export the model for the framework version in this Triton release (ONNX IR/opset, TorchScript "
-        "version) or use a matching image."
-    ),
-    c.RUNBOOK_BATCHING_CONFIG_INVALID: (
-        "Fix the batching settings Triton rejects: max_batch_size >= 0, every preferred_batch_size between 1 "
-        "and max_batch_size, sequence-batching controls complete."
-    ),
-    c.RUNBOOK_BACKEND_PLATFORM_MISMATCH: (
-        "Use platform: for platform names (tensorrt_plan, onnxruntime_onnx, pytorch_libtorch, "
-        "tensorflow_savedmodel, ensemble) and backend: for backend names (tensorrt, onnxruntime, python, "
-        "...)."
-    ),
-    c.RUNBOOK_ENSEMBLE_STEP_VERSION: (
-        "Make each ensemble step's model_version (-1 = latest) name a version the step model's "
-        "version_policy actually loads."
-    ),
-    c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING: (
-        "Install the native library the import needs into the image (e.g. libgl1 for OpenCV) or use the "
-        "package's headless/static build."
-    ),
-    c.RUNBOOK_MODEL_FILE_INVALID: (
-        "Replace the model file with a complete export in the backend's format (not a Git LFS pointer, a "
-        "state_dict instead of TorchScript, or a truncated download)."
-    ),
-    c.RUNBOOK_MODEL_IO_UNSUPPORTED: (
-        "Re-export the model so its inputs and outputs are plain tensors of a type the backend supports "
-        "(e.g. skl2onnx zipmap=False)."
-    ),
-    c.RUNBOOK_INSTANCE_GROUP_INVALID: (
-        "Fix instance_group for the host it runs on: KIND_CPU where no GPU is visible (or expose the "
-        "GPUs: --gpus all), gpus ids the host has and only with KIND_GPU, a kind the backend supports "
-        "(TensorRT needs KIND_GPU), profiles and DLA cores that exist."
-    ),
-    c.RUNBOOK_REPOSITORY_PATH_INVALID: (
-        "Point --model-repository at an existing directory (check the volume mount) that holds one folder "
-        "per model."
-    ),
-    c.RUNBOOK_HOST_RESOURCE_EXHAUSTED: (
-        "Free or enlarge what the OS refused: the full filesystem (df -h), host memory or the container's "
-        "memory limit, or the open-files limit (ulimit -n)."
-    ),
-    c.RUNBOOK_UNKNOWN_LOAD_FAILURE: (
-        "Read the evidence lines; rerun with --log-verbose=1 and check the model's section of the log."
-    ),
-}
-
 
 def is_harmless(text: str) -> bool:
     return HARMLESS.search(text) is not None

@@ -333,7 +333,10 @@ class _Scanner:
         base = self.base_line
         self.base_line += n
         if int(np.count_nonzero(is_log)) * 2 < n:
-            # Not Triton's own line format: let the parser see everything.
+            # Not Triton's own line format: let the parser see everything, after the previous
+            # chunk's last log line when this chunk starts by continuing it.
+            if not is_log[0] and self.tail_owner is not None:
+                yield self.tail_owner
             self.tail_owner = None
             if stripped is None:
                 for i, raw in enumerate(data[:end].split(b"\n")[:-1]):

@@ -123,6 +123,15 @@ class CapacityWatch:
         elif name == c.NV_MODEL_LOAD_DURATION_SECS and key is not None:
             self._load[key] = number
 
+    @staticmethod
+    def inert(name: str, labels: Iterable[tuple[str, str]]) -> bool:
+        """True for a sample `offer` ignores whatever its value (a placement sample without a
+        model or a GPU), so a caller may leave it out."""
+        if name != PLACEMENT_FAMILY:
+            return False
+        found = dict(labels)
+        return found.get(c.LABEL_MODEL) is None or not found.get(c.LABEL_GPU_UUID)
+
     def reading(self) -> CapacityReading:
         return CapacityReading(
             gpus=self._gpus,
@@ -208,6 +217,9 @@ class DeviceCapacity:
     resident: Mapping[ModelKey, float]  # model version -> bytes on this device
     models_that_fit: float | None
     energy_cost_per_hour: float | None = None
+    # the next version to load beside the biggest one needs this much; the configured
+    # capacity.model_bytes stands in on a GPU whose models' backends report no memory
+    largest_model_bytes: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +280,14 @@ def fit(headroom: float | None, sizes: Iterable[float], configured: float | None
     if not size or size <= 0:
         return None
     return float(math.floor(headroom / size))
+
+
+def largest_model(sizes: Iterable[float], configured: float | None) -> float | None:
+    """The largest reported resident size; else the configured size (models placed, none sized)."""
+    positive = [s for s in sizes if s > 0]
+    if positive:
+        return max(positive)
+    return configured if configured and configured > 0 else None
 
 
 def headroom(total: float | None, used: float | None) -> float | None:
@@ -344,8 +364,16 @@ def derive_capacity(
         room = headroom(values.get(c.NV_GPU_MEMORY_TOTAL_BYTES), values.get(c.NV_GPU_MEMORY_USED_BYTES))
         resident = per_device.get(uuid, {})
         cost = watts[uuid] / 1000.0 * kwh_price if kwh_price is not None and uuid in watts else None
+        placed_here = any(uuid in devices for devices in placement.values())
         gpus.append(
-            DeviceCapacity(uuid, room, resident, fit(room, resident.values(), settings.model_bytes), cost)
+            DeviceCapacity(
+                uuid,
+                room,
+                resident,
+                fit(room, resident.values(), settings.model_bytes),
+                cost,
+                largest_model(resident.values(), settings.model_bytes if placed_here else None),
+            )
         )
 
     host = None

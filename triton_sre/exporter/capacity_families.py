@@ -9,7 +9,7 @@ from triton_sre.exporter.capacity import Capacity
 from triton_sre.exporter.collector import GAUGE, Family
 from triton_sre.exporter.derive import Derivation
 
-_MV = (c.L_MODEL, c.L_VERSION)
+_MV = (c.LABEL_MODEL, c.LABEL_VERSION)
 
 
 def capacity_families(d: Derivation) -> Iterator[Family]:
@@ -64,9 +64,9 @@ def capacity_families(d: Derivation) -> Iterator[Family]:
         GAUGE,
         c.M_GPU_LARGEST_MODEL_BYTES,
         "GPU memory of the largest model version resident on the GPU: the headroom its next version "
-        "needs to load side by side.",
+        "needs to load side by side (capacity.model_bytes where models run there but report no size).",
         [c.LABEL_GPU_UUID],
-        (([g.device], max(g.resident.values())) for g in cap.gpus if g.resident),
+        (([g.device], g.largest_model_bytes) for g in cap.gpus if g.largest_model_bytes is not None),
     )
     if cap.host is not None and cap.host.headroom_bytes is not None:
         yield Family(

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from triton_sre import conventions as c
 from triton_sre.exporter.llm import LLMDerivation, derive_llm
 from triton_sre.exporter.snapshot import (
@@ -27,6 +29,7 @@ from triton_sre.exporter.snapshot import (
     Snapshot,
 )
 from triton_sre.exporter.window import Window
+from triton_sre.pricing import Pricing
 
 if TYPE_CHECKING:
     from triton_sre.exporter.capacity import Capacity
@@ -44,18 +47,6 @@ _COUNTED = (
 COUNTED_FIELDS = tuple(FAMILY_INDEX[family] for family in _COUNTED)
 _INFERENCES, _EXECUTIONS, _REQUEST_US, _SUCCESS = range(4)
 _STAGE_FIELDS = {stage: 4 + i for i, stage in enumerate(c.STAGE_COUNTERS)}
-
-
-@dataclass(frozen=True, slots=True)
-class Pricing:
-    """What the server costs. Without a price, cost metrics are not exported (idle share still is)."""
-
-    currency: str = "USD"
-    gpu_hour: float | None = None  # price of one GPU for one hour
-    node_hour: float | None = None  # price of the whole host for one hour (CPU hosts)
-    cpu_execution_slots: int = 1  # devices on a CPU host, for the idle share
-    kwh: float | None = None  # price of one kWh: GPU energy cost from nv_energy_consumption
-    energy_by_model: bool = False  # charge each GPU's energy cost to its models by compute share
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +142,30 @@ def stage_split(deltas: Mapping[str, float], request_us: float, success: float) 
     return seconds, fractions
 
 
+def stage_splits(
+    deltas: np.ndarray, request_us: np.ndarray, success: np.ndarray
+) -> list[tuple[dict, dict] | None]:
+    """`stage_split` of many model versions at once: `deltas` has one row per model version
+    (the stages of `c.STAGE_COUNTERS`, in order), `request_us` and `success` one value each. The
+    same float operations in the same order as `stage_split` (its sums add left to right)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        seconds = np.where(deltas > 0.0, deltas, 0.0) / 1e6 / success[:, None]
+        measured = seconds[:, 0]
+        for column in range(1, seconds.shape[1]):
+            measured = measured + seconds[:, column]
+        other = request_us / 1e6 / success - measured
+        seconds = np.column_stack((seconds, np.where(other > 0.0, other, 0.0)))
+        total = seconds[:, 0]
+        for column in range(1, seconds.shape[1]):
+            total = total + seconds[:, column]
+        fractions = np.where(total[:, None] > 0, np.minimum(1.0, seconds / total[:, None]), 0.0)
+    usable = (success > 0) & np.all((seconds >= 0.0) & (seconds < math.inf), axis=1) & (total < math.inf)
+    return [
+        (dict(zip(c.STAGES, row, strict=True)), dict(zip(c.STAGES, shares, strict=True))) if ok else None
+        for ok, row, shares in zip(usable.tolist(), seconds.tolist(), fractions.tolist(), strict=True)
+    ]
+
+
 def server_price(pricing: Pricing, gpus: int) -> float | None:
     """The server's price per hour: GPU-hour × GPUs seen, or the node-hour price on a CPU host."""
     if gpus > 0 and pricing.gpu_hour is not None:
@@ -191,8 +206,8 @@ def derive_window(window: Window, pricing: Pricing, diagnose: Callable[[str], st
     stats_span = window.compute.span()
     compute_s: dict[ModelKey, float] = {}
     if len(window.compute) >= 2 and latest_stats is not None and latest_stats.stats is not None:
-        for key in latest_stats.stats:
-            compute_s[key] = window.compute.increase(key, 0) / 1e9
+        keys = list(latest_stats.stats)
+        compute_s = dict(zip(keys, (window.compute.increases_of(keys)[:, 0] / 1e9).tolist(), strict=True))
     total_compute = sum(compute_s.values())
     idle = None
     if stats_span > 0 and devices > 0 and total_compute < math.inf:
@@ -200,9 +215,14 @@ def derive_window(window: Window, pricing: Pricing, diagnose: Callable[[str], st
 
     models: list[ModelDerivation] = []
     window_cost: dict[ModelKey, float] = {}  # attributed cost over the window, for LLM models
-    latest_counters = latest_metrics.counters if latest_metrics else None
-    for key in sorted(latest_counters or ()):
-        increases = counted.increases(key)
+    keys = sorted(latest_metrics.counters or ()) if latest_metrics else []
+    increases_all = counted.increases_of(keys)
+    splits = stage_splits(
+        increases_all[:, [_STAGE_FIELDS[stage] for stage in c.STAGE_COUNTERS]],
+        increases_all[:, _REQUEST_US],
+        increases_all[:, _SUCCESS],
+    )
+    for key, increases, split in zip(keys, increases_all.tolist(), splits, strict=True):
         inferences = increases[_INFERENCES]
         executions = increases[_EXECUTIONS]
         batching = _ratio(inferences, executions)
@@ -210,8 +230,6 @@ def derive_window(window: Window, pricing: Pricing, diagnose: Callable[[str], st
         fill = None
         if batching is not None and config is not None and config.max_batch_size > 0:
             fill = _fraction(batching / config.max_batch_size)
-        deltas = {stage: increases[_STAGE_FIELDS[stage]] for stage in c.STAGE_COUNTERS}
-        split = stage_split(deltas, increases[_REQUEST_US], increases[_SUCCESS])
         cost_hour = cost_1k = None
         if price is not None and 0 < total_compute < math.inf and key in compute_s:
             share = min(1.0, compute_s[key] / total_compute)

@@ -275,7 +275,7 @@ def llm_families(
     models: Sequence[LLMDerivation], problems: Mapping[str, int], currency: str
 ) -> Iterator[GaugeFamily]:
     """(kind, name, help, label names, rows) of each LLM family, for the collector to write."""
-    mv = (c.L_MODEL, c.L_VERSION)
+    mv = (c.LABEL_MODEL, c.LABEL_VERSION)
     yield (
         "gauge",
         c.M_LLM_TOKENS_PER_SECOND,

@@ -12,9 +12,8 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from functools import partial
 from http import HTTPStatus
 from itertools import chain
 from typing import Any
@@ -28,9 +27,10 @@ from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
 from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
 from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer, derive_capacity
-from triton_sre.exporter.collector import ExporterView, render
+from triton_sre.exporter.collector import ExporterView, render_chunks
 from triton_sre.exporter.derive import Derivation, derive_window
 from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
+from triton_sre.exporter.replay import MetricsPlan, same_rows
 from triton_sre.exporter.snapshot import (
     CounterRow,
     IndexEntry,
@@ -47,7 +47,7 @@ from triton_sre.exporter.snapshot import (
 from triton_sre.exporter.window import Window
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 from triton_sre.triton.client import FetchError, TritonClient
-from triton_sre.triton.exposition import ExpositionError, decode_body, iter_parse
+from triton_sre.triton.exposition import ExpositionError, Sample, Skeleton, decode_body, iter_parse
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,15 @@ def _counters_from_text(
         raise FetchError(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}") from None
 
 
+def _offer(samples: Iterable[Sample], llm: LLMCollector, watch: CapacityWatch) -> None:
+    """Hand replayed side samples to their reader, as `_counters_from_text`'s `side` does."""
+    for sample in samples:
+        if sample.name in LLM_SAMPLE_NAMES:
+            llm.add(sample)
+        else:
+            watch.offer(sample)
+
+
 def _config_summary(config: Any, problems: Problems) -> ModelConfigSummary:
     return config_summary(config)
 
@@ -121,6 +130,8 @@ class Exporter:
             max_polls=math.ceil(settings.window / settings.interval) + 2,
         )
         self._configs: dict[str, _ConfigEntry] = {}
+        self._metrics_plan: MetricsPlan | None = None  # replays bodies of one skeleton
+        self._candidate: tuple[int, bytes, bytes] | None = None  # the last clean body's Skeleton.fingerprint
         # model -> config summary as snapshots carry it; rebuilt only when a config changes
         self._config_view: dict[str, ModelConfigSummary] = {}
         self._view = ExporterView(up=False, derivation=None)
@@ -268,11 +279,60 @@ class Exporter:
         # (exporter/capacity.py) are taken out on the way through the one parse
         llm = LLMCollector()
         watch = CapacityWatch()
-        tap = partial(_counters_from_text, llm=llm, watch=watch)
+        # Triton repeats its lines at every scrape: a body with the last plan's skeleton is folded
+        # from its values alone (exporter/replay.py); anything else takes the reference path.
+        replayed = self._metrics_plan.replay(text) if self._metrics_plan is not None else None
+        if replayed is not None:
+            counters, gpus, side = replayed
+            _offer(side, llm, watch)
+            return counters, gpus, llm.result(), watch.reading()
+        clean: list[bool] = []
+
+        def tap(text: str, problems: Problems) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
+            result = _counters_from_text(text, problems, llm, watch)
+            clean.append(not problems)
+            return result
+
         decoded = self._decode(c.TARGET_METRICS, tap, text)
         if decoded is None:
             return None, None, None, None
-        return decoded[0], decoded[1], llm.result(), watch.reading()
+        result = decoded[0], decoded[1], llm.result(), watch.reading()
+        if clean == [True]:
+            self._learn(text, result)
+        return result
+
+    def _learn(self, text: str, reference: tuple[Any, Any, LLMData, CapacityReading]) -> None:
+        """Make a replay plan from a body the reference path folded cleanly, once the same
+        skeleton was seen at two polls in a row (a server whose lines change order at every
+        scrape then costs one regex split per poll, not a plan per poll). The plan is used only
+        if replaying this very body gives the reference's result."""
+        fingerprint = Skeleton.fingerprint(text)
+        if fingerprint != self._candidate:
+            self._candidate = fingerprint
+            return
+        self._candidate = None
+        skeleton = Skeleton.of(text, keep=keep_family)
+        if skeleton is None:  # not the plain shape: stay on the reference path
+            return
+        try:
+            plan = MetricsPlan(
+                skeleton, keep=keep_family, side_names=_SIDE_NAMES, side_inert=CapacityWatch.inert
+            )
+        except ValueError:
+            return
+        replayed = plan.replay(text)
+        llm, watch = LLMCollector(), CapacityWatch()
+        if replayed is not None:
+            _offer(replayed[2], llm, watch)
+        if replayed is None or not (
+            same_rows(replayed[0], reference[0])
+            and replayed[1] == reference[1]
+            and llm.result() == reference[2]
+            and watch.reading() == reference[3]
+        ):
+            log.warning("metrics replay disagrees with the reference fold; not replaying")
+            return
+        self._metrics_plan = plan
 
     def _fetch_stats(self) -> dict | None:
         entries = self._call(c.TARGET_STATS, "GET /v2/models/stats", self.client.all_stats)
@@ -348,12 +408,15 @@ class Exporter:
         with self._lock:
             polls, body = self._rendered
             if polls != self._polls:
-                text = render(self._view)
-                try:
-                    derived = text.encode()
-                except UnicodeEncodeError:  # a lone surrogate that got past the decoders: never go dark
-                    derived = text.encode("utf-8", "replace")
-                body = derived + generate_latest(self.registry)
+                chunks = []
+                for text in render_chunks(self._view):
+                    try:
+                        chunks.append(text.encode())
+                    except UnicodeEncodeError:  # a lone surrogate that got past the decoders: never go dark
+                        chunks.append(text.encode("utf-8", "replace"))
+                chunks.append(generate_latest(self.registry))
+                body = b"".join(chunks)
+                del chunks
                 self._rendered = (self._polls, body)
             return body
 

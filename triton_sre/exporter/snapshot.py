@@ -20,7 +20,7 @@ from triton_sre.exporter.capacity import CapacityReading, MemoryEntry, memory_us
 from triton_sre.exporter.llm import LLMData, is_llm_family
 
 if TYPE_CHECKING:
-    from triton_sre.triton.exposition import Sample
+    from triton_sre.triton.exposition import Labels, Sample
 
 ModelKey = tuple[str, str]
 
@@ -122,6 +122,31 @@ class Snapshot:
     capacity: CapacityReading | None = None  # None: metrics fetch failed (or not read)
 
 
+SeriesPlace = tuple[ModelKey | None, str | None, bool]
+
+
+def series_place(labels: Labels) -> SeriesPlace:
+    """Where a per-model sample's labels put it: (model key, or None without a `model` label;
+    its gpu_uuid or None; True when it carries no label beyond model, version and gpu_uuid)."""
+    found = dict(labels)
+    model = found.get(c.LABEL_MODEL)
+    key = (intern(model), intern(found.get(c.LABEL_VERSION, ""))) if model is not None else None
+    return key, found.get(c.LABEL_GPU_UUID), found.keys() <= _PLAIN_LABELS
+
+
+def repeated_series(
+    name: str, labels: Labels, plain: bool, values: Container[str], seen: set[tuple[str, Labels]]
+) -> bool:
+    """Whether a series was already in the body: a plain series when its family already has a
+    value for its model (GPU) in `values`, any other one (failure `reason`) when in `seen`."""
+    if plain:
+        return name in values
+    if (name, labels) in seen:
+        return True
+    seen.add((name, labels))
+    return False
+
+
 def counters_from_samples(
     samples: Iterable[Sample],
     problems: Problems | None = None,
@@ -156,22 +181,13 @@ def counters_from_samples(
         labels = sample.labels
         where = resolved.get(labels)
         if where is None:
-            found = dict(labels)
-            model = found.get(c.LABEL_MODEL)
-            key = (intern(model), intern(found.get(c.LABEL_VERSION, ""))) if model is not None else None
-            plain = found.keys() <= _PLAIN_LABELS
-            where = resolved[labels] = (key, found.get(c.LABEL_GPU_UUID), plain)
+            where = resolved[labels] = series_place(labels)
         key, uuid, plain = where
         if name in _PER_MODEL:
             if key is None:
                 continue
             values = per_gpu.setdefault((key, uuid), {}) if uuid else totals.setdefault(key, {})
-            if plain:
-                repeated = name in values
-            else:
-                repeated = (name, labels) in seen
-                seen.add((name, labels))
-            if repeated:
+            if repeated_series(name, labels, plain, values, seen):
                 problems.add(f"duplicate series {name}{dict(labels)}")
                 continue
             value = sample.value
@@ -235,6 +251,24 @@ def stats_from_json(
         for batch in batches if isinstance(batches, list) else ():
             if not isinstance(batch, dict):
                 continue
+            # Fastest path: the three stages, the size and the count as the plain integers
+            # Triton writes (the same additions, in the same order, as the general path below).
+            first, infer = batch.get("compute_input"), batch.get("compute_infer")
+            last = batch.get("compute_output")
+            if type(first) is dict and type(infer) is dict and type(last) is dict:
+                a, b, d = first.get("ns"), infer.get("ns"), last.get("ns")
+                size, count = batch.get("batch_size"), infer.get("count")
+                if (
+                    type(a) is int and type(b) is int and type(d) is int and type(size) is int
+                    and type(count) is int
+                    and 0 <= a <= _MAX_INT and 0 <= b <= _MAX_INT and 0 <= d <= _MAX_INT
+                    and 0 <= size <= _MAX_INT and 0 <= count <= _MAX_INT
+                ):
+                    compute_ns += a
+                    compute_ns += b
+                    compute_ns += d
+                    by_size[size] = by_size.get(size, 0.0) + float(count)
+                    continue
             # Fast path for the plain integers Triton writes; anything else goes through `_num`
             # (which names the value in `problems`, so its message is only built then).
             for stage in _COMPUTE_STAGES:
@@ -273,7 +307,7 @@ def _text(value: Any, problems: Problems) -> str:
     """A JSON string as exportable text: JSON may escape lone surrogates (``\\ud800``), which no
     UTF-8 exposition can carry; they become ``?`` and are added to `problems`."""
     text = value if isinstance(value, str) else str(value)
-    if _SURROGATE.search(text):
+    if not text.isascii() and _SURROGATE.search(text):
         problems.add(f"text that is not valid Unicode: {text!r}"[:200])
         return text.encode("utf-8", "replace").decode("utf-8")
     return text

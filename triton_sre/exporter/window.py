@@ -4,7 +4,7 @@ Keeping whole snapshots for the window costs memory and time in proportion to
 window ÷ interval × models (30 polls × 2,000 model versions at `--interval 2 --window 60`).
 The derivations only need each counter's increase over the window, so each poll stores, per
 series and field, the running total of increases up to it (a drop is a reset and counts from
-zero, as Prometheus' `increase()`), as one `array('d')` with NaN where the series had no valid
+zero, as Prometheus' `increase()`), as one float64 numpy array with NaN where the series had no valid
 observation that poll. The increase over the window is then the total at the series' newest
 observation minus the total at its oldest one in the window: the same sum over consecutive
 observations that `derive.increase` computes from the raw values, at O(1) per series.
@@ -16,13 +16,15 @@ Pure: no I/O.
 from __future__ import annotations
 
 import math
-from array import array
 from collections import deque
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
+import numpy as np
+
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity import CapacityReading
+from triton_sre.exporter.replay import CounterTable
 from triton_sre.exporter.snapshot import Snapshot
 
 _NAN = float("nan")
@@ -38,20 +40,25 @@ CHECKPOINTS = 64
 
 
 class SeriesWindow:
-    """Running totals of `fields` (indices into each row) per series key, for the recent polls."""
+    """Running totals of `fields` (indices into each row) per series key, for the recent polls.
 
-    __slots__ = ("_checkpoints", "_fields", "_free", "_last", "_seen", "_slots", "_total", "polls")
+    The per-cell state lives in numpy arrays and each poll is added with a few array operations
+    (the same float operations, in the same order per cell, as a loop over the cells would do).
+    """
+
+    __slots__ = ("_cells", "_checkpoints", "_fields", "_free", "_last", "_seen", "_slots", "_total", "polls")
 
     def __init__(self, fields: Sequence[int], checkpoints: int = CHECKPOINTS) -> None:
         self._fields = tuple(fields)
         self._checkpoints = max(2, checkpoints)
         self._slots: dict[Hashable, int] = {}  # key -> slot; a slot is len(fields) array cells
         self._free: list[int] = []
-        self._last: list[float] = []  # last valid raw value per cell (NaN: none yet)
-        self._total: list[float] = []  # running total of increases per cell
+        self._cells = 0  # cells in use: (highest slot + 1) x len(fields)
+        self._last = np.zeros(0)  # last valid raw value per cell (NaN: none yet)
+        self._total = np.zeros(0)  # running total of increases per cell
         self._seen: dict[Hashable, float] = {}  # key -> time of its newest poll
         # (taken_at, totals at that poll; NaN where not observed), oldest first
-        self.polls: deque[tuple[float, array]] = deque()
+        self.polls: deque[tuple[float, np.ndarray]] = deque()
 
     def __len__(self) -> int:
         return len(self.polls)
@@ -59,30 +66,37 @@ class SeriesWindow:
     def add(self, taken_at: float, rows: Mapping[Hashable, Sequence[float]]) -> None:
         """Record one poll's raw cumulative values (a value that is NaN, infinite or negative is
         no observation)."""
-        fields = self._fields
-        width = len(fields)
-        last, total, slots, seen = self._last, self._total, self._slots, self._seen
-        for key in rows:
-            if key not in slots:
-                slot = self._free.pop() if self._free else len(slots)
-                slots[key] = slot
-                if slot * width >= len(last):
-                    last.extend([_NAN] * width)
-                    total.extend([0.0] * width)
-        out = array("d", [_NAN]) * len(last)
-        for key, row in rows.items():
-            seen[key] = taken_at
-            base = slots[key] * width
-            for offset, index in enumerate(fields):
-                value = row[index]
-                if not 0.0 <= value < _INF:
-                    continue
-                cell = base + offset
-                previous = last[cell]
-                if previous == previous:  # not NaN: a previous observation exists
-                    total[cell] += value - previous if value >= previous else value
-                last[cell] = value
-                out[cell] = total[cell]
+        width = len(self._fields)
+        if isinstance(rows, CounterTable):
+            keys: Sequence[Hashable] = rows.order
+            values = rows.matrix[:, self._fields].ravel()
+        else:
+            keys = list(rows)
+            values = np.array(
+                [[row[index] for index in self._fields] for row in rows.values()], dtype=np.float64
+            ).ravel()
+        slots = self._slots
+        for key in [key for key in keys if key not in slots]:
+            slot = self._free.pop() if self._free else self._cells // width
+            slots[key] = slot
+            self._cells = max(self._cells, (slot + 1) * width)
+        if self._cells > len(self._last):
+            grown = max(self._cells, 2 * len(self._last))
+            self._last = np.concatenate((self._last, np.full(grown - len(self._last), _NAN)))
+            self._total = np.concatenate((self._total, np.zeros(grown - len(self._total))))
+        self._seen.update(dict.fromkeys(keys, taken_at))
+        base = np.fromiter(map(slots.__getitem__, keys), dtype=np.intp, count=len(keys)) * width
+        cells = (base[:, None] + np.arange(width)).ravel()
+        valid = (values >= 0.0) & (values < _INF)
+        cells, values = cells[valid], values[valid]
+        last, total = self._last, self._total
+        previous = last[cells]
+        observed = previous == previous  # not NaN: a previous observation exists
+        step = np.where(values >= previous, values - previous, values)
+        total[cells[observed]] += step[observed]
+        last[cells] = values
+        out = np.full(self._cells, _NAN)
+        out[cells] = total[cells]
         self.polls.append((taken_at, out))
         if len(self.polls) > self._checkpoints:
             self._thin()
@@ -106,13 +120,14 @@ class SeriesWindow:
             del self._seen[key]
             slot = self._slots.pop(key)
             base = slot * width
-            self._last[base : base + width] = [_NAN] * width
-            self._total[base : base + width] = [0.0] * width
+            self._last[base : base + width] = _NAN
+            self._total[base : base + width] = 0.0
             self._free.append(slot)
         if not self._slots:  # nothing left: give the memory back
             self._free.clear()
-            self._last.clear()
-            self._total.clear()
+            self._cells = 0
+            self._last = np.zeros(0)
+            self._total = np.zeros(0)
 
     def increase(self, key: Hashable, field: int) -> float:
         """The increase of `key`'s `field`-th tracked field over the stored polls (0 when fewer
@@ -124,34 +139,39 @@ class SeriesWindow:
         first = _NAN
         for _, totals in self.polls:
             if cell < len(totals):
-                first = totals[cell]
+                first = float(totals[cell])
                 if first == first:
                     break
         if first != first:
             return 0.0
         for _, totals in reversed(self.polls):
             if cell < len(totals):
-                newest = totals[cell]
+                newest = float(totals[cell])
                 if newest == newest:
                     return newest - first
         return 0.0
 
     def increases(self, key: Hashable) -> list[float]:
         """`increase` of every tracked field of `key`, in `fields` order."""
-        slot = self._slots.get(key)
+        return self.increases_of([key])[0].tolist()
+
+    def increases_of(self, keys: Sequence[Hashable]) -> np.ndarray:
+        """`increase` of every tracked field of each of `keys`: one row per key, in `fields` order."""
         width = len(self._fields)
-        if slot is None or not self.polls:
-            return [0.0] * width
-        base = slot * width
-        first = self.polls[0][1][base : base + width]
-        newest = self.polls[-1][1][base : base + width]
-        if not len(first) == width == len(newest):  # a slot newer than the oldest poll
-            return [self.increase(key, i) for i in range(width)]
-        # the common case, a series observed in the oldest and the newest poll, in one pass
-        return [
-            new - old if new == new and old == old else self.increase(key, i)
-            for i, (old, new) in enumerate(zip(first, newest, strict=True))
-        ]
+        slots = np.fromiter((self._slots.get(key, -1) for key in keys), dtype=np.intp, count=len(keys))
+        cells = slots[:, None] * width + np.arange(width)
+        known = slots >= 0
+        first = np.full(cells.shape, _NAN)
+        newest = np.full(cells.shape, _NAN)
+        for found, order in ((first, self.polls), (newest, reversed(self.polls))):
+            for _, totals in order:
+                missing = (found != found) & known[:, None]
+                if not missing.any():
+                    break
+                wanted = missing & (cells < len(totals))  # a slot newer than this poll: not in it
+                found[wanted] = totals[cells[wanted]]
+        seen = (first == first) & (newest == newest)
+        return np.where(seen, newest - first, 0.0)
 
     def keys(self) -> Iterable[Hashable]:
         return self._slots.keys()

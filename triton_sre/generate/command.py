@@ -8,26 +8,18 @@ every file that is missing or differs.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.generate.slo import Spec, SpecError, load_spec, parse_spec, spec_warnings
+from triton_sre.files import stale_files, write_files
+from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, load_spec, spec_warnings
 
-DEFAULT_SPEC = "slos.yaml"
+DEFAULT_SPEC = DEFAULT_SPEC_FILE
 ALERTS_DIR = "alerts"
 TESTS_DIR = "alerts/tests"
 DASHBOARDS_DIR = "dashboards"
-
-
-def default_spec() -> Spec:
-    """The spec shipped with the package (the repository's slos.yaml)."""
-    text = resources.files("triton_sre.generate").joinpath("slos.default.yaml").read_text(encoding="utf-8")
-    return parse_spec(text, DEFAULT_SPEC)
 
 
 def render_all(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, str]:
@@ -43,34 +35,6 @@ def render_all(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
     for name, board in dashboards.dashboards(spec, base_url).items():
         files[f"{DASHBOARDS_DIR}/{name}"] = dashboards.render_json(board)
     return dict(sorted(files.items()))
-
-
-def stale_files(files: dict[str, str], out: Path) -> list[str]:
-    stale = []
-    for rel, content in files.items():
-        path = out / rel
-        try:
-            current = path.read_text(encoding="utf-8")
-        except OSError:
-            current = None
-        if current != content:
-            stale.append(rel)
-    return stale
-
-
-def write_files(files: dict[str, str], out: Path) -> list[Path]:
-    """Write atomically (temp file + rename), skipping files whose content is already right."""
-    written = []
-    for rel in stale_files(files, out):
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(files[rel])
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        written.append(path)
-    return written
 
 
 def add_generate_parser(commands: Any, epilog: str) -> None:
@@ -105,7 +69,9 @@ def run_generate(args: argparse.Namespace) -> int:
     except SpecError as exc:
         print(f"triton-sre generate: invalid SLO spec: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
-    for warning in spec_warnings(spec):
+    from triton_sre.generate.promtests import dropped_scenarios
+
+    for warning in [*spec_warnings(spec), *dropped_scenarios(spec)]:
         print(f"triton-sre generate: warning: {warning}", file=sys.stderr)
     base = str(args.runbook_base_url)
     if not base:

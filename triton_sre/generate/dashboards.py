@@ -21,7 +21,7 @@ from triton_sre.conventions import UID_MODEL_DASHBOARD as UID_MODEL
 from triton_sre.conventions import UID_OVERVIEW_DASHBOARD as UID_OVERVIEW
 from triton_sre.conventions import UID_SLO_DASHBOARD as UID_SLO
 from triton_sre.generate import rules as r
-from triton_sre.generate.slo import Spec
+from triton_sre.slo import Spec
 
 RATE = "$__rate_interval"
 DS = {"type": "prometheus", "uid": "${datasource}"}
@@ -507,7 +507,7 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
     )
 
 
-def model(spec: Spec, base_url: str) -> dict[str, Any]:
+def model(spec: Spec) -> dict[str, Any]:
     ms = _triton("=")
     none: tuple[str, ...] = ()
     exp = _exporter(spec, "=")
@@ -649,7 +649,7 @@ def model(spec: Spec, base_url: str) -> dict[str, Any]:
     )
 
 
-def slo(spec: Spec, base_url: str) -> dict[str, Any]:
+def slo(spec: Spec) -> dict[str, Any]:
     sel: Matchers = [(c.L_SLO, "=~", "$slo"), (c.LABEL_MODEL, "=~", "$model")]
     objective = r.selector(c.REC_SLO_OBJECTIVE, [(c.L_SLO, "=~", "$slo")])
     windows = sorted(
@@ -740,10 +740,10 @@ def dashboards(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
 
     return {
         "triton-overview.json": overview(spec, base_url),
-        "triton-model.json": model(spec, base_url),
-        "triton-slo.json": slo(spec, base_url),
-        llm_dashboard.FILE: llm_dashboard.llm(spec, base_url),
-        "triton-capacity.json": capacity(spec, base_url),
+        "triton-model.json": model(spec),
+        "triton-slo.json": slo(spec),
+        llm_dashboard.FILE: llm_dashboard.llm(spec),
+        "triton-capacity.json": capacity(spec),
     }
 
 
@@ -765,7 +765,7 @@ def iter_targets(dashboard: dict[str, Any]) -> Iterator[tuple[dict[str, Any], di
 UID_CAPACITY = "triton-sre-capacity"
 
 
-def capacity(spec: Spec, base_url: str) -> dict[str, Any]:
+def capacity(spec: Spec) -> dict[str, Any]:
     """Memory per model, headroom and models that fit, load times, power and energy, utilisation."""
     exp = _exporter(spec, None)
     res: Matchers = [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]

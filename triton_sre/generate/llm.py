@@ -19,7 +19,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate import rules as r
-from triton_sre.generate.slo import SLO, Spec, parse_duration
+from triton_sre.slo import SLO, Spec, parse_duration
 
 LLM_FILE = "triton-llm-rules.yaml"
 LLM_TEST_FILE = "triton-llm-rules.test.yaml"
@@ -50,7 +50,7 @@ def recording_rules(spec: Spec) -> list[r.Rule]:
         (c.REC_LLM_TTFT_QUANTILE, c.VLLM_TTFT_SECONDS),
         (c.REC_LLM_TPOT_QUANTILE, c.VLLM_TPOT_SECONDS),
     ):
-        for q in c.LLM_QUANTILES:
+        for q in c.LATENCY_QUANTILES:
             rules.append(
                 {"record": record, "expr": _quantile(family, q, job), "labels": {c.LABEL_QUANTILE: q}}
             )

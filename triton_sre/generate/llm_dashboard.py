@@ -10,7 +10,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.generate import dashboards as d
 from triton_sre.generate import rules as r
-from triton_sre.generate.slo import Spec
+from triton_sre.slo import Spec
 
 FILE = "triton-llm.json"
 _LENGTHS = (
@@ -36,7 +36,7 @@ def _length_quantile(q: str, vllm: str, trt: str, triton: d.Matchers) -> str:
     return f"{one(vllm)}\nor {one(trt)}"
 
 
-def llm(spec: Spec, base_url: str) -> dict[str, Any]:
+def llm(spec: Spec) -> dict[str, Any]:
     exporter = d._exporter(spec)
     triton = d._triton()
     layout = d._Layout()

@@ -18,7 +18,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate import rules as r
-from triton_sre.generate.slo import SLO, Spec, format_duration, window_seconds
+from triton_sre.slo import SLO, Spec, format_duration, window_seconds
 
 TEST_INSTANCE = "triton-0:8002"
 TEST_EXPORTER_INSTANCE = "triton-0:8003"
@@ -27,6 +27,7 @@ TEST_VERSION = "1"
 FAST_STEP = 60  # s: tiers up to 6h
 SLOW_STEP = 300  # s: the 1d and 3d tiers
 ABOVE, BELOW = Fraction(102, 100), Fraction(98, 100)
+TESTS = "alerts/tests/"
 MARGIN = Fraction(1, 100)
 
 
@@ -546,6 +547,48 @@ def _event_kind(slo: SLO) -> str | None:
     return None if slo.latency_sli == c.LATENCY_SLI_TIME_SLICE else c.LATENCY_SLI_HISTOGRAM
 
 
+def _tier_variants(factor: float, budget: Fraction) -> list[tuple[str, Fraction]]:
+    """(label, bad share) of the just-above and just-below tracks of one burn tier; a share over
+    1 cannot be expressed (no more than every request can fail), so that track is left out."""
+    scales = (("above", ABOVE), ("below", BELOW))
+    variants = [(label, Fraction(repr(factor)) * budget * scale) for label, scale in scales]
+    return [(label, bad) for label, bad in variants if bad <= 1]
+
+
+def dropped_scenarios(spec: Spec) -> list[str]:
+    """One line per SLO whose promtool scenarios `slo_scenarios` leaves out, saying which and why
+    (`generate` prints them on stderr: an untested rule should not pass unnoticed)."""
+    lines = []
+    for slo in spec.slos:
+        budget = Fraction(str(slo.budget))
+        reasons = []
+        if not sample_models(slo):
+            queue = " and its queue-time test" if slo.type == c.SLO_LATENCY else ""
+            reasons.append(
+                f"all of them{queue} (no model name matching /{slo.models.regex}/ could be invented)"
+            )
+        elif _event_kind(slo) is None:
+            reasons.append(
+                f"the burn tiers' just-above/just-below ones (latency_sli: {c.LATENCY_SLI_TIME_SLICE} "
+                "cannot express them; outage, recovery and guards are tested)"
+            )
+        else:
+            for long, short, _share, _severity, factor in r.tiers(slo):
+                kept = [label for label, _bad in _tier_variants(factor, budget)]
+                at = f"at {factor:g}x a {r.num(slo.budget * 100)}% budget"
+                if not kept:
+                    reasons.append(f"those of the {long}/{short} tier ({at} it can never fire)")
+                elif "above" not in kept:
+                    reasons.append(
+                        f"the just-above one of the {long}/{short} tier ({at} it fires only when almost "
+                        "every request is bad)"
+                    )
+        if reasons:
+            left_out = "; ".join(reasons)
+            lines.append(f"{spec.source}: SLO {slo.name}: promtool scenarios left out of {TESTS}: {left_out}")
+    return lines
+
+
 def slo_scenarios(spec: Spec, slo: SLO, base_url: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(groups evaluated every minute, groups evaluated every 5 minutes) for one SLO."""
     budget = Fraction(str(slo.budget))
@@ -561,11 +604,7 @@ def slo_scenarios(spec: Spec, slo: SLO, base_url: str) -> tuple[list[dict[str, A
             step = FAST_STEP if window_seconds(long) <= 6 * 3600 else SLOW_STEP
             lsteps = int(window_seconds(long)) // step
             history = min(lsteps, (3600 if step == FAST_STEP else 6 * 3600) // step)
-            variants = [
-                (label, Fraction(repr(factor)) * budget * scale)
-                for label, scale in (("above", ABOVE), ("below", BELOW))
-            ]
-            variants = [(label, bad) for label, bad in variants if bad <= 1]  # else the tier cannot fire
+            variants = _tier_variants(factor, budget)
             tracks = [
                 Track(
                     slo,
@@ -575,6 +614,8 @@ def slo_scenarios(spec: Spec, slo: SLO, base_url: str) -> tuple[list[dict[str, A
                 )
                 for i, (_label, bad) in enumerate(variants)
             ]
+            if not tracks:
+                continue  # the tier cannot fire at all (dropped_scenarios says so)
             # with one model name available, above and below need groups of their own
             batches = [tracks] if len({t.model for t in tracks}) == len(tracks) else [[t] for t in tracks]
             for batch in batches:

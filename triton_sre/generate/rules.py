@@ -21,8 +21,8 @@ from typing import Any
 import yaml
 
 from triton_sre import conventions as c
-from triton_sre.generate.slo import SLO, Spec, burn_factor, format_duration, window_seconds
 from triton_sre.promql import q  # re-exported: promtests and dashboards use r.q
+from triton_sre.slo import SLO, Spec, burn_factor, format_duration, window_seconds
 
 Matcher = tuple[str, str, str]  # (label, operator, value)
 Rule = dict[str, Any]
@@ -39,10 +39,6 @@ GENERATED_HEADER = (
 
 _INSTANCE_BY = (c.LABEL_JOB, c.LABEL_INSTANCE, c.LABEL_MODEL, c.LABEL_VERSION)
 _MODEL_BY = (c.LABEL_JOB, c.LABEL_MODEL, c.LABEL_VERSION)
-LEVEL_LABELS: Mapping[str, tuple[str, ...]] = {
-    c.REC_LEVEL_INSTANCE: _INSTANCE_BY,
-    c.REC_LEVEL_MODEL: _MODEL_BY,
-}
 
 
 # -- PromQL building blocks ----------------------------------------------------------------------
@@ -504,6 +500,8 @@ def burn_annotations(
             f"{what} is gone in {long}."
         ),
         "runbook_url": runbook_url(base_url, c.ALERT_RUNBOOKS[burn_alert_name(slo)]),
+        # the same figure as the description's, as a number the bot reads (no text parsing)
+        c.ANNOTATION_BURN_RATE: '{{ $value | printf "%.1f" }}',
         **extra,
     }
 

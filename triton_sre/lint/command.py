@@ -73,7 +73,7 @@ def _err(message: str) -> None:
 
 
 def _latency_thresholds(path: str | None) -> tuple[tuple[str | None, float, float], ...]:
-    from triton_sre.generate.slo import load_spec
+    from triton_sre.slo import load_spec
 
     if path is None:
         if not Path(DEFAULT_SLO_FILE).is_file():
@@ -135,7 +135,7 @@ def _load_seconds(values: list[str]) -> dict[str, float]:
 
 def _probe_budget(path: str | None) -> float:
     """operational.startup_probe_budget of the SLO file (./slos.yaml when present, else the default)."""
-    from triton_sre.generate.slo import Operational, load_spec
+    from triton_sre.slo import Operational, load_spec
 
     if path is None and Path(DEFAULT_SLO_FILE).is_file():
         path = DEFAULT_SLO_FILE
@@ -166,10 +166,10 @@ def render(result: LintResult, fmt: str, base_url: str | None = None, *, colour:
 
 def run_lint(args: argparse.Namespace) -> int:
     from triton_sre.diagnosis.catalog import CatalogError, load_catalog
-    from triton_sre.generate.slo import SpecError
     from triton_sre.lint.pydeps import ProbeError, probe, required_imports
     from triton_sre.lint.repository import SchemaMissing, load_repository
     from triton_sre.lint.runner import lint
+    from triton_sre.slo import SpecError
 
     if args.gpus < 0:
         _err("--gpus must be >= 0")

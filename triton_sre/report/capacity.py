@@ -58,11 +58,6 @@ class CapacitySection:
         return None if self.loads.empty else float(self.loads["seconds"].max())
 
     @property
-    def recommended_budget_s(self) -> float | None:
-        slowest = self.slowest_load_s
-        return None if slowest is None else startup_budget(slowest)
-
-    @property
     def empty(self) -> bool:
         return self.memory.empty and not self.gpus and self.host_headroom_bytes is None and self.loads.empty
 
@@ -94,15 +89,16 @@ def capacity_section(
     frames: Mapping[str, pd.DataFrame], step: float, probe_budget_s: float | None = None
 ) -> CapacitySection:
     memory = _last(
-        frames.get(c.M_MODEL_MEMORY_BYTES, pd.DataFrame()), [c.L_MODEL, c.L_VERSION, c.L_KIND, c.L_DEVICE]
+        frames.get(c.M_MODEL_MEMORY_BYTES, pd.DataFrame()),
+        [c.LABEL_MODEL, c.LABEL_VERSION, c.L_KIND, c.L_DEVICE],
     )
     memory = memory.rename(columns={"value": "bytes"}).sort_values("bytes", ascending=False, kind="stable")
 
     loads = _valid(frames.get(c.M_MODEL_LOAD_SECONDS, pd.DataFrame()))
     if loads.empty:
-        loads = pd.DataFrame(columns=[c.L_MODEL, c.L_VERSION, "seconds"])
+        loads = pd.DataFrame(columns=[c.LABEL_MODEL, c.LABEL_VERSION, "seconds"])
     else:
-        loads = loads.groupby([c.L_MODEL, c.L_VERSION], as_index=False)["value"].max()
+        loads = loads.groupby([c.LABEL_MODEL, c.LABEL_VERSION], as_index=False)["value"].max()
         loads = loads.rename(columns={"value": "seconds"}).sort_values(
             "seconds", ascending=False, kind="stable"
         )
@@ -151,8 +147,8 @@ def tables(section: CapacitySection) -> list[tuple[str, list[str], list[list[str
             ["model", "version", "kind", "device", "memory"],
             [
                 [
-                    str(r[c.L_MODEL]),
-                    str(r[c.L_VERSION]),
+                    str(r[c.LABEL_MODEL]),
+                    str(r[c.LABEL_VERSION]),
                     str(r[c.L_KIND]),
                     str(r[c.L_DEVICE]),
                     human_bytes(r["bytes"]),
@@ -197,7 +193,7 @@ def tables(section: CapacitySection) -> list[tuple[str, list[str], list[list[str
             "Load times",
             ["model", "version", "seconds"],
             [
-                [str(r[c.L_MODEL]), str(r[c.L_VERSION]), f"{r['seconds']:.1f}"]
+                [str(r[c.LABEL_MODEL]), str(r[c.LABEL_VERSION]), f"{r['seconds']:.1f}"]
                 for r in section.loads.to_dict("records")
             ],
         )

@@ -92,8 +92,8 @@ def parse_time(value: str) -> float:
 
 
 def _thresholds(path: str | None) -> Any:
-    from triton_sre.generate.slo import load_spec
     from triton_sre.report.recommend import Thresholds
+    from triton_sre.slo import load_spec
 
     if path is None:
         return Thresholds()
@@ -108,7 +108,7 @@ def _thresholds(path: str | None) -> Any:
 
 def _probe_budget(path: str | None) -> float | None:
     """operational.startup_probe_budget of the SLO file, for the startup-probe advice."""
-    from triton_sre.generate.slo import load_spec
+    from triton_sre.slo import load_spec
 
     return load_spec(path).operational.startup_probe_budget_s if path else None
 
@@ -129,7 +129,6 @@ def build_report(
     Prometheus' configuration for `triton_job`, else 1m).
     """
     from triton_sre.generate.rules import counter_rate
-    from triton_sre.generate.slo import format_duration
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
     from triton_sre.report.capacity import capacity_section
     from triton_sre.report.charts import draw_all
@@ -138,6 +137,7 @@ def build_report(
     from triton_sre.report.prom import PrometheusClient, choose_step, rate_window
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
+    from triton_sre.slo import format_duration
 
     step = step or choose_step(start, end)
     client = PrometheusClient(prometheus_url)
@@ -201,8 +201,8 @@ def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from triton_sre.generate.slo import SpecError, parse_duration
     from triton_sre.report.prom import PromError
+    from triton_sre.slo import SpecError, parse_duration
 
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
     unknown = [f for f in formats if f not in FORMATS]

@@ -103,7 +103,7 @@ def _say(text: str) -> None:
 
 def run_up(args: argparse.Namespace) -> int:
     from triton_sre.demo import SAMPLE_REPOSITORY
-    from triton_sre.generate.slo import SpecError
+    from triton_sre.slo import SpecError
     from triton_sre.stack.local import DEFAULT_CHANNEL, StackError, StackOptions, up
 
     repository: Path = (args.model_repository or SAMPLE_REPOSITORY).absolute()

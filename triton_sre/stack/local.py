@@ -34,8 +34,10 @@ from typing import Any
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.files import write_files
 from triton_sre.logtail import tail
-from triton_sre.triton.local import free_ports, process_group_members
+from triton_sre.slo import default_spec, load_spec
+from triton_sre.stack.local_triton import free_ports, process_group_members
 
 STATE_FILE = "stack.json"
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
@@ -213,8 +215,7 @@ class Stack:
     # -- files
     def render(self) -> dict[str, Path]:
         """Rules, dashboards, Prometheus/Alertmanager/Grafana configs and the bot token in the workdir."""
-        from triton_sre.generate.command import default_spec, render_all, write_files
-        from triton_sre.generate.slo import load_spec
+        from triton_sre.generate.command import render_all
         from triton_sre.stack import render
 
         spec = load_spec(self.opts.slo_file) if self.opts.slo_file else default_spec()
@@ -407,7 +408,7 @@ class Stack:
             standin = self.spawn(
                 "slack-standin",
                 [
-                    py, "-m", "triton_sre.bot.slack_standin",
+                    py, "-m", "triton_sre.bot.dev_slack_standin",
                     "--port", str(self.ports["slack_standin"]),
                     "--token", STANDIN_TOKEN,
                 ],

@@ -18,7 +18,7 @@ import jinja2
 
 from triton_sre import conventions as c
 from triton_sre.generate import rules
-from triton_sre.generate.slo import Spec, format_duration
+from triton_sre.slo import Spec, format_duration
 
 PROMETHEUS_FILE = "prometheus/prometheus.yml"
 ALERTMANAGER_FILE = "alertmanager/alertmanager.yml"

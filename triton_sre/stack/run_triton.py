@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from triton_sre.triton.local import LocalTriton, LocalTritonError
+    from triton_sre.stack.local_triton import LocalTriton, LocalTritonError
 
     parser = argparse.ArgumentParser(prog="python -m triton_sre.stack.run_triton")
     parser.add_argument("--model-repository", type=Path, required=True)

@@ -144,13 +144,6 @@ class TritonClient:
             raise FetchError(c.TARGET_CONFIG, c.FAULT_PARSE, f"config of {model!r} is not an object")
         return data
 
-    def server_live(self) -> bool:
-        try:
-            self._fetch(c.TARGET_INDEX, "GET", f"{self._base}/v2/health/live")
-        except FetchError:
-            return False
-        return True
-
     @property
     def _base(self) -> str:
         return self.triton_url.rstrip("/")

@@ -1,4 +1,8 @@
-"""A local stand-in for the Slack Web API subset triton-sre's bot calls, for tests and demos.
+"""Development tool: a local stand-in for the Slack Web API subset triton-sre's bot calls.
+
+Not a Slack client and never talks to Slack: it runs on loopback for development, the tests,
+`triton-sre stack up` and the demo, so the bot can be exercised without a Slack workspace. The
+limits it enforces are Slack's, defined once in `slack_limits.py` with the real client.
 
 Speaks ``auth.test``, ``chat.postMessage``, ``chat.update``, ``files.getUploadURLExternal``,
 the upload URL it hands out, and ``files.completeUploadExternal`` at ``/api/<method>`` (point
@@ -16,8 +20,9 @@ Faults are injected from Python (`SlackStandin.fail_next`, `go_down`, `come_up`)
 (``POST /_standin/fault`` with ``{"status": 429, "retry_after": 1, "count": 1}``; ``GET
 /_standin/calls`` returns every recorded call). Every call is recorded, rejected or not.
 
-``python -m triton_sre.bot.slack_standin --port 8010 --token xoxb-test`` runs it in the foreground
-and prints what would be posted.
+``python -m triton_sre.bot.dev_slack_standin --port 8010 --token xoxb-test`` runs it in the
+foreground and prints what would be posted. Its HTTP handler is the shared `httpserve.SafeHandler`
+on a `BoundedHTTPServer` (read timeouts, 405 for other methods, redacted debug log lines).
 """
 
 from __future__ import annotations
@@ -31,7 +36,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -47,6 +51,7 @@ from triton_sre.bot.slack_limits import (
     MAX_SECTION_TEXT,
     MAX_URL,
 )
+from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 
 MAX_BODY = 10 * 1024 * 1024  # the stand-in's own cap on a request body
 
@@ -163,7 +168,7 @@ class SlackStandin:
         self._messages: dict[tuple[str, str], _Message] = {}
         self._uploads: dict[str, dict[str, Any]] = {}
         self._ts = itertools.count(1)
-        self._server: ThreadingHTTPServer | None = None
+        self._server: BoundedHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -177,8 +182,7 @@ class SlackStandin:
         class Handler(_Handler):
             owner = standin
 
-        server = ThreadingHTTPServer((self.host, self.port), Handler)
-        server.daemon_threads = True
+        server = BoundedHTTPServer((self.host, self.port), Handler)
         self.port = server.server_address[1]
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, name="slack-standin", daemon=True)
@@ -411,12 +415,12 @@ def _describe(method: str, params: dict[str, Any], body: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(SafeHandler):
+    """GET and POST as Slack's Web API and the upload URL; any other method is 405 (SafeHandler)."""
+
     owner: SlackStandin
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        return
+    server_version = "triton-sre-dev-slack-standin"
 
     def _read(self) -> bytes | None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -428,14 +432,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(
         self, status: int, body: dict[str, Any] | list[Any], headers: dict[str, str] | None = None
     ) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_json(status, body, headers, content_type="application/json; charset=utf-8")
 
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
@@ -499,8 +496,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m triton_sre.bot.slack_standin",
-        description="Local stand-in for the Slack Web API: prints what the bot would post.",
+        prog="python -m triton_sre.bot.dev_slack_standin",
+        description=(
+            "Development tool: a local stand-in for the Slack Web API, for development, tests, "
+            "`triton-sre stack up` and the demo (never talks to Slack). Prints what the bot would post."
+        ),
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="port (0: a free one, printed)")
@@ -511,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
         print(text, flush=True)
 
     standin = SlackStandin(args.token, args.host, args.port, echo=echo).start()
-    print(f"Slack stand-in on {standin.url} (set SLACK_API_URL to it)", flush=True)
+    print(f"Slack stand-in (dev tool) on {standin.url} (set SLACK_API_URL to it)", flush=True)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

@@ -17,7 +17,11 @@ from typing import Any
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.config import ConfigError, check_keys, check_number, check_positive_int
+from triton_sre.data import shipped
 
+DEFAULT_SPEC_FILE = "slos.yaml"
+"""The spec's file name: ./slos.yaml is `generate`'s default, the repository's is shipped."""
 _DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION_RE = re.compile(r"^(?:(\d+)(ms|s|m|h|d|w))+$")
 _DURATION_PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
@@ -27,8 +31,11 @@ _LABEL_VALUE_RE = re.compile(r"^[^\x00-\x1f]+$")
 _RE2_UNSUPPORTED = re.compile(r"\(\?[=!]|\(\?<[=!]|\\[1-9]|\(\?P=|\(\?>|\\Z|[*+?}][+]")
 
 
-class SpecError(ValueError):
-    """An invalid SLO spec; the message names the file, the SLO and the field."""
+class SpecError(ConfigError):
+    """An invalid SLO spec; the message names the file, the SLO and the field.
+
+    The field checks shared with the exporter's and the bot's config (`triton_sre.config`) raise
+    `ConfigError`; `spec_from_mapping` turns theirs into this one, with the same message."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +170,11 @@ def load_spec(path: str | Path) -> Spec:
     return parse_spec(text, str(path))
 
 
+def default_spec() -> Spec:
+    """The spec shipped with the package: the repository's slos.yaml (package data)."""
+    return parse_spec(shipped(DEFAULT_SPEC_FILE).read_text(encoding="utf-8"), DEFAULT_SPEC_FILE)
+
+
 def parse_spec(text: str, source: str = "slos.yaml") -> Spec:
     try:
         raw = yaml.safe_load(text)
@@ -172,13 +184,22 @@ def parse_spec(text: str, source: str = "slos.yaml") -> Spec:
 
 
 def spec_from_mapping(raw: Any, source: str = "slos.yaml") -> Spec:
+    try:
+        return _spec(raw, source)
+    except SpecError:
+        raise
+    except ConfigError as exc:  # from a shared field check: the same message, as a SpecError
+        raise SpecError(str(exc)) from None
+
+
+def _spec(raw: Any, source: str) -> Spec:
     if not isinstance(raw, Mapping):
         raise SpecError(f"{source}: expected a mapping with key 'slos', got {type(raw).__name__}")
-    _no_unknown(raw, _TOP_KEYS, source)
+    check_keys(source, raw, _TOP_KEYS)
     scrape = raw.get("scrape") or {}
     if not isinstance(scrape, Mapping):
         raise SpecError(f"{source}: scrape: expected a mapping")
-    _no_unknown(scrape, _SCRAPE_KEYS, f"{source}: scrape")
+    check_keys(f"{source}: scrape", scrape, _SCRAPE_KEYS)
     triton_job = _label_value(scrape.get("triton_job", c.DEFAULT_TRITON_JOB), f"{source}: scrape.triton_job")
     exporter_job = _label_value(
         scrape.get("exporter_job", c.DEFAULT_EXPORTER_JOB), f"{source}: scrape.exporter_job"
@@ -237,58 +258,37 @@ def spec_warnings(spec: Spec) -> list[str]:
     ]
 
 
-def _no_unknown(mapping: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    unknown = sorted(str(k) for k in mapping if k not in allowed)
-    if unknown:
-        raise SpecError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
-
-
 def _label_value(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value or not _LABEL_VALUE_RE.match(value):
         raise SpecError(f"{where}: expected a non-empty string, got {value!r}")
     return value
 
 
-def _number(
-    value: Any, where: str, *, low: float, high: float = math.inf, low_inclusive: bool = True
-) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise SpecError(f"{where}: must be a number, got {value!r}")
-    if value < low or (value == low and not low_inclusive) or value > high:
-        bound = f"{'at least' if low_inclusive else 'greater than'} {low:g}"
-        if high != math.inf:
-            bound += f" and at most {high:g}"
-        raise SpecError(f"{where}: must be {bound}, got {value!r}")
-    return float(value)
-
-
 def _operational(raw: Any, where: str) -> Operational:
     if not isinstance(raw, Mapping):
         raise SpecError(f"{where}: expected a mapping")
-    _no_unknown(raw, _OPERATIONAL_KEYS, where)
+    check_keys(where, raw, _OPERATIONAL_KEYS)
     d = Operational()
-    pending = raw.get("pending_requests", d.pending_requests)
-    if isinstance(pending, bool) or not isinstance(pending, int) or pending < 1:
-        raise SpecError(f"{where}.pending_requests: must be a whole number of at least 1, got {pending!r}")
+    pending = check_positive_int(f"{where}.pending_requests", raw.get("pending_requests", d.pending_requests))
     return Operational(
         queue_time_threshold_s=(
             parse_duration(raw["queue_time_threshold"], f"{where}.queue_time_threshold")
             if "queue_time_threshold" in raw
             else d.queue_time_threshold_s
         ),
-        min_request_rate=_number(
-            raw.get("min_request_rate", d.min_request_rate), f"{where}.min_request_rate", low=0
+        min_request_rate=check_number(
+            f"{where}.min_request_rate", raw.get("min_request_rate", d.min_request_rate), low=0
         ),
-        batching_ratio_max=_number(
-            raw.get("batching_ratio_max", d.batching_ratio_max),
+        batching_ratio_max=check_number(
             f"{where}.batching_ratio_max",
+            raw.get("batching_ratio_max", d.batching_ratio_max),
             low=1,
             low_inclusive=False,
         ),
         pending_requests=pending,
-        gpu_memory_ratio=_number(
-            raw.get("gpu_memory_ratio", d.gpu_memory_ratio),
+        gpu_memory_ratio=check_number(
             f"{where}.gpu_memory_ratio",
+            raw.get("gpu_memory_ratio", d.gpu_memory_ratio),
             low=0,
             high=1,
             low_inclusive=False,
@@ -298,8 +298,8 @@ def _operational(raw: Any, where: str) -> Operational:
             if "startup_probe_budget" in raw
             else d.startup_probe_budget_s
         ),
-        load_slow_share=_number(
-            raw.get("load_slow_share", d.load_slow_share), f"{where}.load_slow_share", low=0, high=1,
+        load_slow_share=check_number(
+            f"{where}.load_slow_share", raw.get("load_slow_share", d.load_slow_share), low=0, high=1,
             low_inclusive=False,
         ),
     )
@@ -315,7 +315,7 @@ def _models(value: Any, where: str) -> ModelSelector:
             raise SpecError(f"{where}: the list of models names a model twice: {value!r}")
         return ModelSelector("list", names=tuple(value))
     if isinstance(value, Mapping):
-        _no_unknown(value, {"regex"}, where)
+        check_keys(where, value, {"regex"})
         regex = value.get("regex")
         if not isinstance(regex, str) or not regex:
             raise SpecError(f"{where}.regex: expected a non-empty regular expression, got {regex!r}")
@@ -359,7 +359,7 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
         types = ", ".join((c.SLO_AVAILABILITY, c.SLO_LATENCY, *c.LLM_SLO_TYPES))
         raise SpecError(f"{where}: type: must be one of {types}, got {slo_type!r}")
     keys = _LLM_KEYS if slo_type in c.LLM_SLO_TYPES else _LATENCY_KEYS
-    _no_unknown(entry, _AVAILABILITY_KEYS if slo_type == c.SLO_AVAILABILITY else keys, where)
+    check_keys(where, entry, _AVAILABILITY_KEYS if slo_type == c.SLO_AVAILABILITY else keys)
     if "objective" not in entry:
         raise SpecError(f"{where}: objective: required (a percentage like 99.9)")
     description = entry.get("description", "")
@@ -382,7 +382,9 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
         "objective": _objective(entry["objective"], f"{where}: objective"),
         "period_s": int(period_s),
         "period": format_duration(period_s),
-        "min_request_rate": _number(entry.get("min_request_rate", 0.0), f"{where}: min_request_rate", low=0),
+        "min_request_rate": check_number(
+            f"{where}: min_request_rate", entry.get("min_request_rate", 0.0), low=0
+        ),
     }
     if slo_type == c.SLO_AVAILABILITY:
         return SLO(**common, bad_reasons=_reasons(entry.get("bad_reasons"), f"{where}: bad_reasons"))
@@ -418,9 +420,9 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
         latency_sli=sli,
         time_slice=format_duration(time_slice_s),
         quantile=format(quantile, "g"),
-        queue_time_share=_number(
-            entry.get("queue_time_share", 0.5),
+        queue_time_share=check_number(
             f"{where}: queue_time_share",
+            entry.get("queue_time_share", 0.5),
             low=0,
             high=1,
             low_inclusive=False,
@@ -453,12 +455,6 @@ def window_seconds(window: str) -> float:
     return parse_duration(window, "window")
 
 
-def all_windows() -> list[str]:
-    """Every burn window the tiers use, shortest first."""
-    windows = {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)}
-    return sorted(windows, key=window_seconds)
-
-
 def _llm_slo(entry: Mapping[str, Any], common: dict[str, Any], where: str) -> SLO:
     """A `ttft` or `time_per_output_token` SLO: request-based (token-based for the latter) on the
     vLLM backend's histogram, so its threshold must be one of that histogram's bucket bounds."""
@@ -479,11 +475,11 @@ def _llm_slo(entry: Mapping[str, Any], common: dict[str, Any], where: str) -> SL
 def _llm_alerting(raw: Any, where: str) -> LLMAlerting:
     if not isinstance(raw, Mapping):
         raise SpecError(f"{where}: expected a mapping")
-    _no_unknown(raw, {"kv_cache_saturated_ratio", "saturated_for"}, where)
+    check_keys(where, raw, {"kv_cache_saturated_ratio", "saturated_for"})
     d = LLMAlerting()
-    ratio = _number(
-        raw.get("kv_cache_saturated_ratio", d.kv_cache_saturated_ratio),
+    ratio = check_number(
         f"{where}.kv_cache_saturated_ratio",
+        raw.get("kv_cache_saturated_ratio", d.kv_cache_saturated_ratio),
         low=0,
         high=1,
         low_inclusive=False,

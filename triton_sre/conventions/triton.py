@@ -1,0 +1,139 @@
+"""Names read from Triton: its metric families and labels on port 8002, the LLM backends' families,
+model states of the repository index and fields of the statistics API.
+
+These are Triton's names, not ours: they change only when Triton changes them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# ---------------------------------------------------------------------------
+# Triton's own Prometheus metric families (what we read on port 8002).
+# ---------------------------------------------------------------------------
+NV_INFERENCE_COUNT: Final = "nv_inference_count"
+NV_EXEC_COUNT: Final = "nv_inference_exec_count"
+NV_REQUEST_SUCCESS: Final = "nv_inference_request_success"
+NV_REQUEST_FAILURE: Final = "nv_inference_request_failure"
+NV_REQUEST_DURATION_US: Final = "nv_inference_request_duration_us"
+NV_QUEUE_DURATION_US: Final = "nv_inference_queue_duration_us"
+NV_COMPUTE_INPUT_DURATION_US: Final = "nv_inference_compute_input_duration_us"
+NV_COMPUTE_INFER_DURATION_US: Final = "nv_inference_compute_infer_duration_us"
+NV_COMPUTE_OUTPUT_DURATION_US: Final = "nv_inference_compute_output_duration_us"
+NV_PENDING_REQUEST_COUNT: Final = "nv_inference_pending_request_count"
+NV_GPU_PREFIX: Final = "nv_gpu_"
+NV_GPU_UTILIZATION: Final = "nv_gpu_utilization"
+
+# Per-model counter families the exporter keeps per snapshot.
+PER_MODEL_COUNTERS: Final = (
+    NV_INFERENCE_COUNT,
+    NV_EXEC_COUNT,
+    NV_REQUEST_SUCCESS,
+    NV_REQUEST_FAILURE,
+    NV_REQUEST_DURATION_US,
+    NV_QUEUE_DURATION_US,
+    NV_COMPUTE_INPUT_DURATION_US,
+    NV_COMPUTE_INFER_DURATION_US,
+    NV_COMPUTE_OUTPUT_DURATION_US,
+)
+PER_MODEL_GAUGES: Final = (NV_PENDING_REQUEST_COUNT,)
+
+# Triton's label names.
+LABEL_MODEL: Final = "model"
+LABEL_VERSION: Final = "version"
+LABEL_GPU_UUID: Final = "gpu_uuid"
+LABEL_REASON: Final = "reason"
+
+# More families the generated rules and dashboards read.
+NV_FIRST_RESPONSE_HISTOGRAM_MS: Final = "nv_inference_first_response_histogram_ms"
+NV_GPU_MEMORY_USED_BYTES: Final = "nv_gpu_memory_used_bytes"
+NV_GPU_MEMORY_TOTAL_BYTES: Final = "nv_gpu_memory_total_bytes"
+NV_CPU_UTILIZATION: Final = "nv_cpu_utilization"
+NV_CPU_MEMORY_USED_BYTES: Final = "nv_cpu_memory_used_bytes"
+NV_CPU_MEMORY_TOTAL_BYTES: Final = "nv_cpu_memory_total_bytes"
+
+# Values of Triton's `reason` label on nv_inference_request_failure (24.07+).
+FAILURE_REASON_OTHER: Final = "OTHER"
+FAILURE_REASON_BACKEND: Final = "BACKEND"
+FAILURE_REASON_CANCELED: Final = "CANCELED"  # cancelled by the client: not bad by default
+FAILURE_REASON_REJECTED: Final = "REJECTED"
+FAILURE_REASONS: Final = (
+    FAILURE_REASON_OTHER,
+    FAILURE_REASON_BACKEND,
+    FAILURE_REASON_CANCELED,
+    FAILURE_REASON_REJECTED,
+)
+
+# ---------------------------------------------------------------------------
+# Model states as Triton's repository index reports them.
+# ---------------------------------------------------------------------------
+STATE_UNKNOWN: Final = "UNKNOWN"
+STATE_READY: Final = "READY"
+STATE_UNAVAILABLE: Final = "UNAVAILABLE"
+STATE_LOADING: Final = "LOADING"
+STATE_UNLOADING: Final = "UNLOADING"
+MODEL_STATES: Final = (STATE_UNKNOWN, STATE_READY, STATE_UNAVAILABLE, STATE_LOADING, STATE_UNLOADING)
+
+# ---------------------------------------------------------------------------
+# Latency summaries and histograms (tail latency, issue #10). Triton 2.51 with `--metrics-config
+# summary_latencies=true` exports summaries (in µs, sliding window, per instance); 24.11+ with
+# `histogram_latencies=true` exports NV_FIRST_RESPONSE_HISTOGRAM_MS (decoupled models until 26.01,
+# every model from 26.01), which aggregates across instances.
+# ---------------------------------------------------------------------------
+NV_REQUEST_SUMMARY_US: Final = "nv_inference_request_summary_us"
+NV_QUEUE_SUMMARY_US: Final = "nv_inference_queue_summary_us"
+LABEL_QUANTILE: Final = "quantile"
+# The quantiles Triton's summaries carry (label `quantile`, written as here).
+TRITON_SUMMARY_QUANTILES: Final = ("0.5", "0.9", "0.95", "0.99", "0.999")
+
+# ---------------------------------------------------------------------------
+# LLM serving (issue 11): the LLM backends' families read on port 8002.
+# vLLM backend: triton-inference-server/vllm_backend src/utils/metrics.py (labels model, version);
+# TensorRT-LLM backend: tensorrtllm_backend's custom_metrics_reporter (labels model, version and
+# one category label per family).
+# ---------------------------------------------------------------------------
+VLLM_PROMPT_TOKENS: Final = "vllm:prompt_tokens_total"  # counter
+VLLM_GENERATION_TOKENS: Final = "vllm:generation_tokens_total"  # counter
+VLLM_TTFT_SECONDS: Final = "vllm:time_to_first_token_seconds"  # histogram
+VLLM_TPOT_SECONDS: Final = "vllm:time_per_output_token_seconds"  # histogram
+VLLM_E2E_SECONDS: Final = "vllm:e2e_request_latency_seconds"  # histogram
+VLLM_REQUEST_PROMPT_TOKENS: Final = "vllm:request_prompt_tokens"  # histogram
+VLLM_REQUEST_GENERATION_TOKENS: Final = "vllm:request_generation_tokens"  # histogram
+# Gauges of the backend's earlier releases: used when present, never required.
+VLLM_NUM_RUNNING: Final = "vllm:num_requests_running"
+VLLM_NUM_WAITING: Final = "vllm:num_requests_waiting"
+VLLM_CACHE_USAGE: Final = "vllm:gpu_cache_usage_perc"  # 0-1 despite the name
+# The histogram bucket bounds the vLLM backend uses, in seconds (an LLM SLO threshold is one of them).
+VLLM_TTFT_BUCKETS: Final = (
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+)
+VLLM_TPOT_BUCKETS: Final = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+TRT_REQUEST_METRICS: Final = "nv_trt_llm_request_metrics"
+TRT_KV_CACHE_BLOCK_METRICS: Final = "nv_trt_llm_kv_cache_block_metrics"
+TRT_RUNTIME_MEMORY_METRICS: Final = "nv_trt_llm_runtime_memory_metrics"
+TRT_INFLIGHT_BATCHER_METRICS: Final = "nv_trt_llm_inflight_batcher_metrics"
+TRT_GENERAL_METRICS: Final = "nv_trt_llm_general_metrics"
+TRT_INPUT_TOKEN_LEN: Final = "nv_llm_input_token_len"  # histogram, one observation per request
+TRT_OUTPUT_TOKEN_LEN: Final = "nv_llm_output_token_len"  # histogram, one observation per request
+TRT_LABEL_REQUEST_TYPE: Final = "request_type"
+TRT_LABEL_KV_CACHE_BLOCK_TYPE: Final = "kv_cache_block_type"
+TRT_REQUEST_SCHEDULED: Final = "scheduled"  # running in the batch this iteration
+TRT_REQUEST_WAITING: Final = "waiting"  # the backend reports active - scheduled
+TRT_KV_FRACTION: Final = "fraction"  # used / max blocks
+TRT_KV_USED: Final = "used"
+TRT_KV_MAX: Final = "max"
+
+# ---------------------------------------------------------------------------
+# Capacity (issue 16): Triton's families, help texts and JSON field names read from
+# triton-inference-server/core (src/metrics.cc, src/tritonserver.cc) and the statistics extension.
+# ---------------------------------------------------------------------------
+NV_GPU_POWER_USAGE: Final = "nv_gpu_power_usage"  # watts
+NV_GPU_POWER_LIMIT: Final = "nv_gpu_power_limit"  # watts
+NV_ENERGY_CONSUMPTION: Final = "nv_energy_consumption"  # joules since Triton started (counter)
+NV_MODEL_LOAD_DURATION_SECS: Final = "nv_model_load_duration_secs"  # gauge, 24.11+
+# GET /v2/models/stats: model_stats[].memory_usage[] = {type, id, byte_size} (23.06+)
+STATS_MEMORY_USAGE: Final = "memory_usage"
+MEMORY_TYPE_CPU: Final = "CPU"
+MEMORY_TYPE_CPU_PINNED: Final = "CPU_PINNED"
+MEMORY_TYPE_GPU: Final = "GPU"
+MEMORY_TYPES: Final = (MEMORY_TYPE_CPU, MEMORY_TYPE_CPU_PINNED, MEMORY_TYPE_GPU)

@@ -1,0 +1,40 @@
+"""Files rendered in memory -> a directory: which are stale, and writing only those, atomically.
+
+`triton-sre generate` (and its `--check`) and `stack up` use it: the same content never rewrites
+a file, and a reader never sees a half-written one (temp file in the same folder + rename).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def stale_files(files: dict[str, str], out: Path) -> list[str]:
+    """The relative paths whose file under `out` is missing or differs from `files`."""
+    stale = []
+    for rel, content in files.items():
+        path = out / rel
+        try:
+            current = path.read_text(encoding="utf-8")
+        except OSError:
+            current = None
+        if current != content:
+            stale.append(rel)
+    return stale
+
+
+def write_files(files: dict[str, str], out: Path) -> list[Path]:
+    """Write atomically (temp file + rename), skipping files whose content is already right."""
+    written = []
+    for rel in stale_files(files, out):
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(files[rel])
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        written.append(path)
+    return written
