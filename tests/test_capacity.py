@@ -477,7 +477,7 @@ def test_k8s_template_turns_on_the_memory_tracker_and_the_real_server_accepts_it
     the template's flag, passed as is to the real 2.51, reaches every backend's config."""
     import yaml
 
-    from triton_sre.generate.command import default_spec
+    from triton_sre.slo import default_spec
     from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, render_k8s
 
     deployment = next(
