@@ -39,7 +39,7 @@ def test_each_counter_is_read_raw_once_and_no_recording_group_reads_them_all() -
     for g in groups:
         assert 0 < len(_raw_rates(g)) < len(c.PER_MODEL_COUNTERS), g["name"]
     assert _raw_rates(_group(c.GROUP_RECORDING_MODELS)) == []
-    # every exporter derivation is still recorded at both levels
+    # every exporter derivation is still recorded at both levels, the stage share per model version
     recorded = {rule["record"] for g in FILES[r.RECORDING_FILE]["groups"] for rule in g["rules"]}
     for level in c.REC_LEVELS:
         for name in (
@@ -47,10 +47,11 @@ def test_each_counter_is_read_raw_once_and_no_recording_group_reads_them_all() -
             c.rec_error_ratio(level),
             c.rec_batching_ratio(level),
             c.rec_stage_seconds(level),
-            c.rec_stage_fraction(level),
             *(c.rec_rate(level, f) for f in c.PER_MODEL_COUNTERS),
         ):
             assert name in recorded, name
+    assert c.rec_stage_fraction(c.REC_LEVEL_MODEL) in recorded
+    assert c.rec_stage_fraction(c.REC_LEVEL_INSTANCE) not in recorded
 
 
 def test_group_reads_of_the_shipped_rules() -> None:

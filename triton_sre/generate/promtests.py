@@ -766,7 +766,8 @@ def recording_tests(spec: Spec) -> list[dict[str, Any]]:
             (c.rec_rate(level, c.NV_INFERENCE_COUNT), {}, 4.0),
         ]
         checks += [(c.rec_stage_seconds(level), {c.L_STAGE: s}, v) for s, v in stage_seconds.items()]
-        checks += [(c.rec_stage_fraction(level), {c.L_STAGE: c.STAGE_QUEUE}, 0.25)]
+        if level == c.REC_LEVEL_MODEL:  # the share is recorded per model version only
+            checks += [(c.rec_stage_fraction(level), {c.L_STAGE: c.STAGE_QUEUE}, 0.25)]
         for name, extra, value in checks:
             tests.append(
                 {

@@ -231,7 +231,13 @@ def _request_rules(level: str) -> list[Rule]:
 
 
 def _stage_rules(level: str) -> list[Rule]:
-    """Seconds per successful request in each stage, and each stage's share, at `level`."""
+    """Seconds per successful request in each stage at `level`; each stage's share per model version.
+
+    The share is recorded at the model_version level only: per instance it was the costliest rule
+    of a fleet (a many-to-one match over five series per model version per server, 11 % of the
+    stages group's interval in bench/bench_fleet.py) and nothing reads it; one server's share is
+    what its exporter exposes (`triton_sre_request_stage_fraction`).
+    """
 
     def rate(family: str) -> str:
         return c.rec_rate(level, family)
@@ -254,6 +260,8 @@ def _stage_rules(level: str) -> list[Rule]:
             "labels": {c.L_STAGE: c.STAGE_OTHER},
         }
     )
+    if level != c.REC_LEVEL_MODEL:
+        return rules
     seconds = c.rec_stage_seconds(level)
     rules.append(
         {
