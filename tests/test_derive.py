@@ -8,7 +8,8 @@ import pytest
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_reason
-from triton_sre.exporter.derive import derive, increase, select_window, stage_split
+from triton_sre.exporter.counters import increase
+from triton_sre.exporter.derive import derive, select_window, stage_split
 from triton_sre.exporter.snapshot import (
     IndexEntry,
     ModelConfigSummary,

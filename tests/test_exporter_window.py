@@ -1,7 +1,7 @@
 """The exporter's compact window storage (exporter/window.py) against a straightforward reference.
 
 The reference keeps every poll's raw values and computes each increase over the window with
-`derive.increase` (Prometheus' reset-aware increase, NaN skipped); the window storage keeps only
+`counters.increase` (Prometheus' reset-aware increase, NaN skipped); the window storage keeps only
 running totals per poll. Both must agree on restarts, models leaving and coming back, windows
 shorter than two polls, and the window sliding past old polls, on randomized histories too.
 """
@@ -15,13 +15,8 @@ import pytest
 
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity import CapacityReading
-from triton_sre.exporter.derive import (
-    derive,
-    derive_window,
-    increase,
-    select_window,
-    stage_split,
-)
+from triton_sre.exporter.counters import increase
+from triton_sre.exporter.derive import derive, derive_window, select_window, stage_split
 from triton_sre.exporter.snapshot import ROW_FAMILIES, ModelConfigSummary, ModelStats, Snapshot, counter_row
 from triton_sre.exporter.window import CHECKPOINTS, SeriesWindow, Window
 from triton_sre.pricing import Pricing

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
+from triton_sre.exporter.counters import increase
 
 if TYPE_CHECKING:
     from triton_sre.exporter.snapshot import IndexEntry, Snapshot
@@ -299,8 +300,6 @@ def headroom(total: float | None, used: float | None) -> float | None:
 
 def energy_watts(series: Sequence[tuple[float, float]]) -> float | None:
     """Average power from a joule counter's (time, value) observations (a drop is a reset)."""
-    from triton_sre.exporter.derive import increase  # derive -> snapshot -> this module
-
     points = [(t, v) for t, v in series if valid(v) is not None]
     if len(points) < 2 or points[-1][0] <= points[0][0]:
         return None

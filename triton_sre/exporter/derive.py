@@ -22,7 +22,6 @@ import numpy as np
 from triton_sre import conventions as c
 from triton_sre.exporter.llm import LLMDerivation, derive_llm
 from triton_sre.exporter.snapshot import (
-    FAMILY_INDEX,
     IndexEntry,
     ModelConfigSummary,
     ModelKey,
@@ -34,17 +33,7 @@ from triton_sre.pricing import Pricing
 if TYPE_CHECKING:
     from triton_sre.exporter.capacity import Capacity
 
-# The counter families whose increase over the window the derivations use, as fields of
-# `snapshot.CounterRow` (what `window.SeriesWindow` keeps running totals of), and their
-# positions among those fields.
-_COUNTED = (
-    c.NV_INFERENCE_COUNT,
-    c.NV_EXEC_COUNT,
-    c.NV_REQUEST_DURATION_US,
-    c.NV_REQUEST_SUCCESS,
-    *c.STAGE_COUNTERS.values(),
-)
-COUNTED_FIELDS = tuple(FAMILY_INDEX[family] for family in _COUNTED)
+# Positions in window.COUNTED_FIELDS.
 _INFERENCES, _EXECUTIONS, _REQUEST_US, _SUCCESS = range(4)
 _STAGE_FIELDS = {stage: 4 + i for i, stage in enumerate(c.STAGE_COUNTERS)}
 
@@ -86,19 +75,6 @@ class Derivation:
     llm_problems: Mapping[str, int] = field(default_factory=dict)  # LLM samples ignored, latest poll
     compute_seconds: Mapping[ModelKey, float] = field(default_factory=dict)  # execution time in window
     capacity: Capacity | None = None  # filled by the service (exporter/capacity.py)
-
-
-def increase(values: Iterable[float]) -> float:
-    """Sum of counter increases over consecutive observations, treating a drop as a reset."""
-    total = 0.0
-    previous: float | None = None
-    for value in values:
-        if not 0.0 <= value < math.inf:  # NaN, infinite or negative: skip the observation
-            continue
-        if previous is not None:
-            total += value - previous if value >= previous else value
-        previous = value
-    return total
 
 
 def select_window(snapshots: Sequence[Snapshot], window: float, slack: float = 0.0) -> list[Snapshot]:

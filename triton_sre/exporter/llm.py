@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from triton_sre import conventions as c
+from triton_sre.exporter.counters import increase as _increase
 
 if TYPE_CHECKING:
     from triton_sre.triton.exposition import Sample
@@ -218,8 +219,6 @@ def derive_llm(
     `window_cost` is each model's attributed cost over the window (the same attribution as the
     cost per thousand inferences); cost per million tokens is it over the window's tokens.
     """
-    from triton_sre.exporter.derive import increase as _increase  # derive imports this module
-
     if not window:
         return []
     latest = window[-1][1].rows

@@ -7,7 +7,7 @@ series and field, the running total of increases up to it (a drop is a reset and
 zero, as Prometheus' `increase()`), as one float64 numpy array with NaN where the series had no valid
 observation that poll. The increase over the window is then the total at the series' newest
 observation minus the total at its oldest one in the window: the same sum over consecutive
-observations that `derive.increase` computes from the raw values, at O(1) per series.
+observations that `counters.increase` computes from the raw values, at O(1) per series.
 At most `CHECKPOINTS` polls' arrays are kept, so memory does not grow with window ÷ interval.
 
 Pure: no I/O.
@@ -25,7 +25,7 @@ import numpy as np
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity import CapacityReading
 from triton_sre.exporter.replay import CounterTable
-from triton_sre.exporter.snapshot import Snapshot
+from triton_sre.exporter.snapshot import FAMILY_INDEX, Snapshot
 
 _NAN = float("nan")
 _INF = math.inf
@@ -37,6 +37,18 @@ ENERGY = c.NV_ENERGY_CONSUMPTION
 # start moves by at most window ÷ CHECKPOINTS and memory stays bounded. `--window 60 --interval 2`
 # (31 polls) keeps every poll and is exact.
 CHECKPOINTS = 64
+
+# The counter families whose increase over the window the derivations use, as fields of
+# `snapshot.CounterRow`: what `SeriesWindow` keeps running totals of (derive reads them by their
+# positions in this tuple).
+_COUNTED = (
+    c.NV_INFERENCE_COUNT,
+    c.NV_EXEC_COUNT,
+    c.NV_REQUEST_DURATION_US,
+    c.NV_REQUEST_SUCCESS,
+    *c.STAGE_COUNTERS.values(),
+)
+COUNTED_FIELDS = tuple(FAMILY_INDEX[family] for family in _COUNTED)
 
 
 class SeriesWindow:
@@ -190,8 +202,6 @@ class Window:
     """
 
     def __init__(self, window: float = _INF, slack: float = 0.0, max_polls: int | None = None) -> None:
-        from triton_sre.exporter.derive import COUNTED_FIELDS  # derive imports this module
-
         self.window = window
         self.slack = slack
         self.max_polls = max_polls
