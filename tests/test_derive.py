@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+from derive_reference import stage_split
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_reason
 from triton_sre.exporter.counters import increase
-from triton_sre.exporter.derive import derive, select_window, stage_split
+from triton_sre.exporter.derive import derive, stage_splits
 from triton_sre.exporter.snapshot import (
     IndexEntry,
     ModelConfigSummary,
@@ -123,6 +125,9 @@ def test_stage_split_sums_to_one_and_other_is_floored():
     assert seconds[c.STAGE_OTHER] == 0.0
     assert fractions[c.STAGE_QUEUE] == 1.0
     assert stage_split({}, 100, 0) is None
+    one = stage_splits(np.array([[3e6, 1e5, 8e5, 1e5]]), np.array([5e6]), np.array([10.0]))[0]
+    assert one is not None and one[0][c.STAGE_QUEUE] == pytest.approx(0.3)
+    assert stage_splits(np.zeros((1, 4)), np.array([100.0]), np.array([0.0])) == [None]
 
 
 def test_cost_worked_example_from_the_readme():
@@ -192,12 +197,6 @@ def test_states_and_runbook_for_unavailable_models():
     }
 
 
-def test_select_window_keeps_recent_snapshots():
-    snaps = [snap(t, {}) for t in (0, 15, 30, 45, 60, 75)]
-    assert [s.taken_at for s in select_window(snaps, 60, slack=7.5)] == [15, 30, 45, 60, 75]
-    assert select_window([], 60) == []
-
-
 def test_gpu_models_are_not_double_counted():
     text = (
         'nv_inference_count{gpu_uuid="GPU-a",model="m",version="1"} 10\n'
@@ -249,10 +248,6 @@ def test_stats_from_json_counts_batches_once_and_tolerates_junk():
 def test_stage_splits_equal_stage_split_row_by_row() -> None:
     """The vectorised split the service uses gives `stage_split`'s dicts, bit for bit."""
     import random
-
-    import numpy as np
-
-    from triton_sre.exporter.derive import stage_splits
 
     rng = random.Random(7)
     special = [0.0, -0.0, -5.0, 1e-300, 5e-324, 1e308, math.inf, math.nan, 3.0, 1e6]

@@ -77,14 +77,6 @@ class Derivation:
     capacity: Capacity | None = None  # filled by the service (exporter/capacity.py)
 
 
-def select_window(snapshots: Sequence[Snapshot], window: float, slack: float = 0.0) -> list[Snapshot]:
-    """The snapshots within `window` seconds of the newest (plus `slack` for poll jitter)."""
-    if not snapshots:
-        return []
-    start = snapshots[-1].taken_at - window - slack
-    return [s for s in snapshots if s.taken_at >= start]
-
-
 def _finite(value: float | None) -> float | None:
     """`value` if it is a finite number >= 0, else None (not exported)."""
     return value if value is not None and 0.0 <= value < math.inf else None
@@ -101,29 +93,15 @@ def _ratio(numerator: float, denominator: float) -> float | None:
     return _finite(numerator / denominator)
 
 
-def stage_split(deltas: Mapping[str, float], request_us: float, success: float) -> tuple[dict, dict] | None:
-    """Average seconds per successful request in each stage, and each stage's share.
-
-    `deltas` maps stage -> Δ duration in µs for the four measured stages; `other` is what the
-    request duration leaves over, floored at 0. None when no request succeeded.
-    """
-    if not success > 0:
-        return None
-    seconds = {stage: max(0.0, deltas.get(stage, 0.0)) / 1e6 / success for stage in c.STAGE_COUNTERS}
-    seconds[c.STAGE_OTHER] = max(0.0, request_us / 1e6 / success - sum(seconds.values()))
-    total = sum(seconds.values())
-    if not all(0.0 <= v < math.inf for v in seconds.values()) or not total < math.inf:
-        return None  # a tiny success count or huge durations: nothing meaningful to export
-    fractions = {stage: (min(1.0, value / total) if total > 0 else 0.0) for stage, value in seconds.items()}
-    return seconds, fractions
-
-
 def stage_splits(
     deltas: np.ndarray, request_us: np.ndarray, success: np.ndarray
 ) -> list[tuple[dict, dict] | None]:
-    """`stage_split` of many model versions at once: `deltas` has one row per model version
-    (the stages of `c.STAGE_COUNTERS`, in order), `request_us` and `success` one value each. The
-    same float operations in the same order as `stage_split` (its sums add left to right)."""
+    """Average seconds per successful request in each stage, and each stage's share, of many
+    model versions at once. `deltas` has one row per model version: Δ duration in µs of the stages
+    of `c.STAGE_COUNTERS`, in order; `request_us` and `success` one value each. `other` is what the
+    request duration leaves over, floored at 0. None for a row where no request succeeded or the
+    figures are not finite (a tiny success count or huge durations: nothing meaningful to export).
+    Sums add left to right (tests/test_derive.py holds the one-row reference it equals bit for bit)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         seconds = np.where(deltas > 0.0, deltas, 0.0) / 1e6 / success[:, None]
         measured = seconds[:, 0]
