@@ -90,6 +90,11 @@ def exposition(snaps: list[Snapshot], **kw) -> dict[tuple[str, tuple], float]:
     }
 
 
+def resident_on(cap, device: str) -> dict:
+    """Model version -> bytes resident on one GPU."""
+    return next(g.resident for g in cap.gpus if g.device == device)
+
+
 # -- GPU parts on public scrapes ------------------------------------------------------------------
 def test_four_gpu_scrape_headroom_placement_and_fit():
     text = read("gpu4_metrics.txt")
@@ -111,7 +116,7 @@ def test_four_gpu_scrape_headroom_placement_and_fit():
     # resident on GPU0: part0 (4.0e9) and distilgpt2 (0.7e9); median 2.35e9
     assert by_gpu[GPU0].resident == {("gpt_neo_cola_part0", "0"): 4.0e9, ("distilgpt2_cola", "0"): 0.7e9}
     assert by_gpu[GPU0].models_that_fit == math.floor((16944988160 - 7329546240) / 2.35e9) == 4
-    assert cap.largest_on(GPU0)[0] == (("gpt_neo_cola_part0", "0"), 4.0e9)
+    assert max(resident_on(cap, GPU0).items(), key=lambda kv: kv[1]) == (("gpt_neo_cola_part0", "0"), 4.0e9)
     assert cap.gpu_metrics_missing is False
     # per-model memory rows carry the GPU uuid, CPU kinds the host
     rows = {(m.model, m.kind, m.device): m.bytes for m in cap.memory}
@@ -188,7 +193,7 @@ def test_the_real_four_gpu_host_serves_python_models_that_report_no_memory():
     assert list(cap.memory) == []
     assert len(cap.gpus) == 4 and all(g.resident == {} for g in cap.gpus)
     assert all(g.models_that_fit is None for g in cap.gpus)  # nothing to divide by
-    assert cap.largest_on(GPU0) == [] and cap.gpu_metrics_missing is False
+    assert resident_on(cap, GPU0) == {} and cap.gpu_metrics_missing is False
     sized = derive_capacity([snap], CapacitySettings(model_bytes=2 * GIB), {})
     fits = {g.device: g.models_that_fit for g in sized.gpus}
     assert fits[GPU3] == math.floor((16944988160 - 7451181056) / (2 * GIB)) == 4

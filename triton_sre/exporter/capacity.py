@@ -241,13 +241,6 @@ class Capacity:
     currency: str = "USD"
     model_energy_cost_per_hour: Mapping[ModelKey, float] = field(default_factory=dict)
 
-    def largest_on(self, device: str, top: int = 3) -> list[tuple[ModelKey, float]]:
-        """The biggest resident model versions on a device, largest first."""
-        for gpu in self.gpus:
-            if gpu.device == device:
-                return sorted(gpu.resident.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-        return []
-
 
 def device_ids(
     memory: Mapping[ModelKey, tuple[MemoryEntry, ...]],
