@@ -33,8 +33,10 @@ from triton_sre.bot.config import BotSettings
 from triton_sre.bot.enrich import PayloadError, parse_group
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox
+from triton_sre.diagnosis.api import DiagnosisError, diagnose_live
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
+from triton_sre.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +117,10 @@ class BotServer:
 
     # -- slash command ----------------------------------------------------------------------------
     def command(self, text: str) -> str:
+        """The slash command's answer, without any credential (the echo of the user's text included)."""
+        return redact(self._answer(text), queries=False)
+
+    def _answer(self, text: str) -> str:
         words = text.split()
         if not words or words[0] == "help":
             return f"Usage: `{c.SLASH_COMMAND} status` or `{c.SLASH_COMMAND} diagnose <model> [instance]`"
@@ -148,24 +154,19 @@ class BotServer:
         return "\n".join(lines)
 
     def _diagnose(self, model: str, instance: str | None) -> str:
-        from triton_sre.diagnosis.engine import diagnose_index
-        from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
-
         labels = {c.LABEL_INSTANCE: instance} if instance else {}
         url = self.settings.triton_url_for(labels) or (
             self.settings.fleet[0].triton_url if self.settings.fleet else None
         )
         if not url:
             return "No Triton configured: start the bot with `--triton-url` (or a fleet in its config)."
-        client = TritonClient(url, default_metrics_url(url), timeout=COMMAND_TRITON_TIMEOUT)
         try:
-            index = client.repository_index()
-        except FetchError as exc:
-            return f"Cannot read the repository index of {_esc(url)}: {_esc(exc.message)}"
-        entries = [e for e in index if e.get("name") == model]
+            live = diagnose_live(url, self.titles, self.remediations, COMMAND_TRITON_TIMEOUT, model=model)
+        except DiagnosisError as exc:
+            return _esc(str(exc))
+        entries, report = live.index, live.report
         if not entries:
             return f"Triton at {_esc(url)} does not know a model `{_esc(model)}`."
-        report = diagnose_index(entries, self.titles, self.remediations)
         findings = [f for f in report.findings if f.model == model]
         if not findings:
             states = ", ".join(f"v{e.get('version') or '-'} {e.get('state') or 'unknown'}" for e in entries)
