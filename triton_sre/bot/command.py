@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from triton_sre import conventions as c
 from triton_sre.bot.config import DEFAULT_OUTBOX, FLAG_FIELDS, BotSettings, load_bot_config
 from triton_sre.bot.metrics import BotMetrics
-from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.outbox import Outbox, OutboxError
 from triton_sre.config import ConfigError
 
 if TYPE_CHECKING:  # slack_sdk and jinja2 come with the [bot] extra: imported when the bot starts
@@ -124,7 +124,7 @@ class Bot:
             titles, remediations = {}, {}
         self.settings = settings
         self.outbox = Outbox(outbox_path)
-        self.metrics = BotMetrics(self.outbox.counts)
+        self.metrics = BotMetrics(self.outbox)
         self.delivery = SlackDelivery(
             slack_token,
             slack_api_url,
@@ -194,6 +194,9 @@ def run_bot(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
     api_url = env.get(c.ENV_SLACK_API_URL, "").strip() or c.DEFAULT_SLACK_API_URL
     try:
         bot = Bot(settings, args.outbox or DEFAULT_OUTBOX, bearer, slack_token, api_url, signing_secret)
+    except OutboxError as exc:
+        print(f"triton-sre bot: {exc}", file=sys.stderr)
+        return c.EXIT_USAGE
     except OSError as exc:
         print(f"triton-sre bot: cannot listen on {settings.listen}: {exc.strerror or exc}", file=sys.stderr)
         return c.EXIT_FAILURE

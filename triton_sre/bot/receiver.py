@@ -4,7 +4,8 @@
   no Content-Length 411, a body over the cap 413 (not read), not JSON or not a notification 400.
   The notification is committed to the outbox before the 200, then the worker is woken: the
   answer never waits for Slack.
-- ``GET /healthz``: 200 with the outbox's counts.
+- ``GET /healthz``: 200 with the outbox's counts; 503 with the reason when the outbox file vanished
+  or was replaced, or the disk refuses writes (delivery state then held in memory).
 - ``POST /slack/commands``: Slack's v0 request signature (HMAC-SHA256 of ``v0:<ts>:<body>`` with
   the signing secret) and a timestamp within 5 minutes, or 401. ``/triton status`` lists the open
   alert groups, ``/triton diagnose <model> [instance]`` asks the engine about a live Triton; both
@@ -88,7 +89,7 @@ class BotServer:
         metrics: BotMetrics | None = None,
         remediations: dict[str, str] | None = None,
     ) -> None:
-        self.metrics = metrics or BotMetrics(outbox.counts)
+        self.metrics = metrics or BotMetrics(outbox)
         self.settings = settings
         self.outbox = outbox
         self._bearer = bearer_token
@@ -226,7 +227,11 @@ class _Handler(SafeHandler):
     def do_GET(self) -> None:
         path = self.bare_path
         if path == c.PATH_HEALTHZ:
-            self._send(200, {"status": "ok", "outbox": self.bot.outbox.counts()})
+            problem = self.bot.outbox.problem()
+            body = {"status": "unhealthy" if problem else "ok", "outbox": self.bot.outbox.counts()}
+            if problem:
+                body["problem"] = problem
+            self._send(503 if problem else 200, body)
         elif path == c.PATH_METRICS:
             data = generate_latest(self.bot.metrics.registry)
             self.send_response(200)
@@ -276,6 +281,11 @@ class _Handler(SafeHandler):
                 version,
                 c.AM_WEBHOOK_VERSION,
             )
+        lost = self.bot.outbox.file_problem()
+        if lost:  # accepting now would lose the notification at the next start: Alertmanager retries
+            log.error("webhook refused: %s", lost)
+            self._send(503, {"error": "outbox unavailable"})
+            return
         try:
             notification_id = self.bot.outbox.enqueue(group.group_key, payload)
         except Exception as exc:  # disk full, locked database: Alertmanager will retry
