@@ -19,11 +19,13 @@ answers 503 to webhooks and on /healthz, and the bot's metrics carry it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,8 +146,7 @@ class Outbox:
         if not (self._finished or self._retries or self._messages):
             return
         try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
+            with self._transaction():
                 for nid, state in self._finished.items():
                     self._db.execute("UPDATE notifications SET state = ? WHERE id = ?", (state, nid))
                 for nid, (attempts, at, error) in self._retries.items():
@@ -156,10 +157,6 @@ class Outbox:
                     )
                 for group_key, (channel, ts, status, state_digest, alerts) in self._messages.items():
                     self._upsert_message(group_key, channel, ts, status, state_digest, alerts)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
         except sqlite3.Error as exc:
             self._refused(exc)
             return
@@ -300,22 +297,27 @@ class Outbox:
         A refused write is kept in memory (never raised): the message exists in Slack already."""
         with self._lock:
             try:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
+                with self._transaction():
                     self._upsert_message(group_key, channel, ts, status, digest, alerts)
                     if notification_id is not None:
                         self._db.execute(
                             "UPDATE notifications SET state = ? WHERE id = ?", (STATE_DONE, notification_id)
                         )
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
             except sqlite3.Error as exc:
                 self._refused(exc)
                 self._messages[group_key] = (channel, ts, status, digest, alerts)
                 if notification_id is not None:
                     self._finished[notification_id] = STATE_DONE
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     def _upsert_message(
         self, group_key: str, channel: str, ts: str, status: str, digest: str, alerts: list[dict[str, Any]]
