@@ -154,3 +154,11 @@ def test_catastrophic_slo_regex_is_matched_in_linear_time(tmp_path: Path) -> Non
     code, _ = lint(repo, "--target", "cpu", "--slo-file", str(slo))
     assert time.monotonic() - started < 10
     assert code == 0
+
+
+def test_triage_refuses_a_directory_or_a_device(tmp_path: Path) -> None:
+    from triton_sre.diagnosis.api import DiagnosisError, diagnose_log
+
+    for bad, said in ((tmp_path, "directory"), (Path("/dev/zero"), "not a regular file")):
+        with pytest.raises(DiagnosisError, match=said):
+            diagnose_log(str(bad), {})
