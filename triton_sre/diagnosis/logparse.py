@@ -28,6 +28,7 @@ __all__ = [
     "classify_line",
     "parse",
     "parse_text",
+    "peel_collector_prefix",
     "unquote",
 ]
 
@@ -92,6 +93,9 @@ _PREFIXES = (
 )
 _ESCAPE = re.compile(r"\\(.)", re.S)
 _STATUS_WORD = re.compile(r"(UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)\b")
+# A status cell pasted without the start of its row (the model and version columns cut off):
+# ``UNAVAILABLE: Unknown: [22:10:17] /rapids_triton/bui |``, its wrapped rows following.
+_CUT_ROW = re.compile(r"(UNAVAILABLE|Not loaded): .*\|\s*$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
 
 
@@ -170,7 +174,26 @@ def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
                 break
         else:
             break
-    return KIND_RAW, s, None
+    # A raw line keeps its indentation (a traceback's), not a collector's prefix: the chunk
+    # scanner strips those too, so both read the same text.
+    return KIND_RAW, peel_collector_prefix(s), None
+
+
+def peel_collector_prefix(s: str) -> str:
+    """``s`` without the prefixes log collectors add (docker/kubectl timestamps, ``[pod/...]``,
+    ``docker compose``'s ``NAME  | ``): what `scan.strip_prefixes` removes before parsing."""
+    for _ in range(4):
+        for prefix in _PREFIXES[:3]:
+            m = prefix.match(s)
+            if m and m.end() > 0:
+                end = m.end()
+                while end > 1 and s[end - 1] in " \t" and s[end - 2] in " \t":
+                    end -= 1  # one separator, not the line's own indentation
+                s = s[end:]
+                break
+        else:
+            return s
+    return s
 
 
 def _table_cells(s: str) -> list[str]:
@@ -306,6 +329,13 @@ class _Parser:
             if ev:
                 yield ev
             yield LogEvent(number, "", SOURCE_RAW, s, s.strip(), None, None)
+            return
+        if _CUT_ROW.match(s.strip()):
+            ev = self._flush()
+            if ev:
+                yield ev
+            self.in_model_table = True
+            self._start(number, LEVEL_ERROR, SOURCE_TABLE, s, s.strip().rstrip("|").strip())
             return
         if self.cur is not None and self.cur[2] != SOURCE_TABLE:
             self._append(s)
