@@ -287,3 +287,39 @@ def test_development_set_is_fully_explained() -> None:
             assert not report.has_failure, case.name
         else:
             assert report.findings and report.findings[0].runbook == case.expect, case.name
+
+
+# --------------------------------------------------------------------------- known issues by release
+def test_release_is_read_from_the_banner_and_the_options_table() -> None:
+    from triton_sre.diagnosis.releases import release_in, server_release_from_version
+
+    assert release_in("NVIDIA Release 24.08 (build 107631420)") == "24.08"
+    assert release_in("Triton Server Version 2.49.0") == "24.08"  # server#8536 prints both
+    assert release_in("| server_version                   | 2.51.0 |") == "24.10"
+    assert server_release_from_version(2, 7) == "21.02" and server_release_from_version(2, 44) == "24.03"
+    real = (accuracy.LOGS / "real" / "default-exit-false.log").read_text()
+    assert diagnose_events(parse_text(real)).release == "24.10"  # the real 2.51 server
+
+
+def test_fil_xgboost_json_advice_depends_on_the_release() -> None:
+    failure = (
+        "E1128 10:29:44.054714 1 model_lifecycle.cc:597] failed to load 'xgb' version 1: Unknown: "
+        "xgboost_json.cc:539: Provided JSON could not be parsed as XGBoost model. Parsing error at offset 1\n"
+    )
+    old = diagnose_events(parse_text("NVIDIA Release 22.11 (build 1)\n" + failure)).findings[0]
+    new = diagnose_events(parse_text("NVIDIA Release 24.10 (build 1)\n" + failure)).findings[0]
+    unknown = diagnose_events(parse_text(failure)).findings[0]
+    assert old.runbook == new.runbook == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+    assert "24.03 and later" in old.remediation and "model_support.md" in old.remediation
+    assert "24.03 and later" not in new.remediation and "24.03 and later" not in unknown.remediation
+
+
+def test_execution_env_path_expansion_before_21_09() -> None:
+    failure = (
+        "I0101 00:00:00.000000 1 python_be.cc:1] Failed to initialize Python stub: Failed to open the "
+        "EXECUTION_ENV_PATH $$TRITON_MODEL_DIRECTORY/env.tar.gz: archive_read_open_filename failed\n"
+    )
+    old = diagnose_events(parse_text("NVIDIA Release 21.06 (build 1)\n" + failure)).findings[0]
+    new = diagnose_events(parse_text("NVIDIA Release 23.06 (build 1)\n" + failure)).findings[0]
+    assert old.runbook == c.RUNBOOK_PYTHON_MODULE_MISSING
+    assert "pull/3314" in old.remediation and "pull/3314" not in new.remediation

@@ -29,11 +29,13 @@ from triton_sre.diagnosis.logparse import (
     LEVEL_ERROR,
     LEVEL_FATAL,
     LEVEL_INFO,
+    SOURCE_OPTION,
     SOURCE_RAW,
     SOURCE_TABLE,
     LogEvent,
     peel_collector_prefix,
 )
+from triton_sre.diagnosis.releases import advice, release_in
 from triton_sre.diagnosis.repeats import memoize_text
 from triton_sre.diagnosis.rules import (
     RANK,
@@ -106,6 +108,8 @@ class Report:
     unmatched: tuple[Unmatched, ...]
     harmless_lines: int = 0
     events: int = 0
+    release: str | None = None
+    """The NGC release (``YY.MM``) the log names (banner or ``server_version``), if any."""
 
     @property
     def has_failure(self) -> bool:
@@ -269,6 +273,7 @@ class Diagnoser:
         self._unexplained: list[_Obs] = []  # error lines no rule explains (bounded)
         self._unmatched_overflow = 0
         self._index = 0
+        self._release: str | None = None
         self.harmless_lines = 0
 
     # -- feeding ---------------------------------------------------------------------------------
@@ -290,6 +295,10 @@ class Diagnoser:
         index = self._index
         message = event.message
         level = event.level
+        if self._release is None and event.source in (SOURCE_RAW, SOURCE_OPTION):
+            self._release = release_in(message)
+        if event.source == SOURCE_OPTION:
+            return
         if event.source == SOURCE_TABLE:
             self._feed_table_row(event, index)
             return
@@ -676,7 +685,27 @@ class Diagnoser:
             for template, entry in self._unmatched.items()
         ]
         unmatched.sort(key=lambda u: (-u.count, u.example.line))
-        return Report(tuple(final), tuple(unmatched), self.harmless_lines, self._index)
+        final = [self._with_release_advice(f) for f in final]
+        return Report(tuple(final), tuple(unmatched), self.harmless_lines, self._index, self._release)
+
+    def _with_release_advice(self, finding: Finding) -> Finding:
+        """Append what is known about this finding in the log's release (`releases.KNOWN_ISSUES`)."""
+        text = "\n".join([*(e.text for e in finding.evidence), finding.message or ""])
+        note = advice(finding.runbook, text, self._release)
+        if note is None:
+            return finding
+        remediation = f"{finding.remediation} {note}".strip()
+        return Finding(
+            finding.model,
+            finding.version,
+            finding.runbook,
+            finding.title,
+            finding.severity,
+            finding.evidence,
+            remediation,
+            finding.consequence_of,
+            finding.message,
+        )
 
 
 def diagnose_events(

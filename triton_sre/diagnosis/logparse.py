@@ -47,6 +47,8 @@ SOURCE_TABLE = "model-status-table"
 SOURCE_PROTOBUF = "libprotobuf"
 SOURCE_MAIN = "main"
 SOURCE_RAW = ""
+SOURCE_OPTION = "server-option"
+"""A row of the options table Triton prints at start (only ``server_version`` is kept)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +299,9 @@ class _Parser:
                     ev = self._flush()
                     if ev:
                         yield ev
+                    if len(cells) >= 2 and cells[0].strip() == "server_version":
+                        value = cells[1].strip()
+                        yield LogEvent(number, LEVEL_INFO, SOURCE_OPTION, f"server_version {value}", s)
                     return
             if len(cells) < 3:
                 # A row cut short by a truncated paste: keep what is there.
