@@ -26,11 +26,11 @@ from typing import Any
 
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
-from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from triton_sre import conventions as c
 from triton_sre.bot import slack_limits as limits
+from triton_sre.bot.slack_http import DeadlineWebClient
 
 log = logging.getLogger(__name__)
 
@@ -265,7 +265,7 @@ class SlackDelivery:
         """Called after every call with (Slack method, outcome): ``ok``, Slack's error, ``http_5xx``
         or ``network``."""
         base = api_url or c.DEFAULT_SLACK_API_URL
-        self.client = WebClient(
+        self.client = DeadlineWebClient(
             token=token, base_url=base if base.endswith("/") else base + "/", timeout=int(timeout)
         )
         # The outbox owns the retry schedule (it survives restarts); no hidden retries in the client.
