@@ -162,3 +162,19 @@ def test_triage_refuses_a_directory_or_a_device(tmp_path: Path) -> None:
     for bad, said in ((tmp_path, "directory"), (Path("/dev/zero"), "not a regular file")):
         with pytest.raises(DiagnosisError, match=said):
             diagnose_log(str(bad), {})
+
+
+def test_bot_token_file_and_runbook_pages_are_checked_before_reading(tmp_path: Path) -> None:
+    from triton_sre.bot.command import read_bearer_token
+    from triton_sre.diagnosis.catalog import CatalogError, load_catalog
+
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match="FIFO"):
+        read_bearer_token(str(fifo(tmp_path / "token")), {})
+    with pytest.raises(ConfigError, match="character device"):
+        read_bearer_token(str(dev_zero(tmp_path / "zero-token")), {})
+    runbooks = directory(tmp_path / "runbooks")
+    fifo(runbooks / "stuck.md")
+    with pytest.raises(CatalogError, match="FIFO"):
+        load_catalog(runbooks)
+    assert time.monotonic() - started < 5

@@ -23,6 +23,7 @@ from triton_sre.bot.config import DEFAULT_OUTBOX, FLAG_FIELDS, BotSettings, load
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
 from triton_sre.config import ConfigError
+from triton_sre.inputs import InputFileError, read_bounded
 
 if TYPE_CHECKING:  # slack_sdk and jinja2 come with the [bot] extra: imported when the bot starts
     from triton_sre.bot.slack import SlackDelivery
@@ -81,12 +82,17 @@ def resolve_bot_settings(args: argparse.Namespace) -> BotSettings:
     return settings
 
 
+MAX_TOKEN_FILE_BYTES = 64 * 1024
+
+
 def read_bearer_token(token_file: str | None, environ: Mapping[str, str]) -> str:
     if token_file:
         try:
-            token = Path(token_file).read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError(f"--token-file {token_file}: cannot read: {exc.strerror or exc}") from exc
+            token = read_bounded(token_file, MAX_TOKEN_FILE_BYTES).decode("utf-8").strip()
+        except InputFileError as exc:
+            raise ConfigError(f"--token-file {token_file}: cannot read: {exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"--token-file {token_file}: not UTF-8 text") from None
         if not token:
             raise ConfigError(f"--token-file {token_file}: the file is empty")
         return token
