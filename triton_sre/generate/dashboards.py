@@ -105,7 +105,7 @@ def quantile_expr(measure: str, ms: Matchers, quantile: str, labels: Sequence[st
     summary, histogram = c.LATENCY_FAMILIES[measure]
     branches = [f"{r.summary_quantile(summary, ms, quantile, labels)} / 1e6"]
     if histogram:
-        branches.insert(0, f"{r.histogram_quantile_of(histogram, ms, quantile, RATE, labels)} / 1e3")
+        branches.insert(0, f"{r.histogram_quantile(histogram, ms, quantile, RATE, labels)} / 1e3")
     return r.first_of(branches, labels)
 
 

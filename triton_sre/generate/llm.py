@@ -19,6 +19,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate import rules as r
+from triton_sre.promql import GUARD_OBSERVED, histogram_quantile, rate
 from triton_sre.slo import SLO, Spec, parse_duration
 
 LLM_FILE = "triton-llm-rules.yaml"
@@ -33,14 +34,12 @@ def _sum(expr: str, labels: tuple[str, ...] = _BY, op: str = "sum") -> str:
 
 
 def _rate(family: str, job: list[r.Matcher]) -> str:
-    return f"rate({r.selector(family, job)}[{c.REC_RATE_WINDOW}])"
+    return rate(family, job, c.REC_RATE_WINDOW)
 
 
-def _quantile(histogram: str, q: str, job: list[r.Matcher]) -> str:
+def _quantile(histogram: str, quantile: str, job: list[r.Matcher]) -> str:
     """histogram_quantile over the model's buckets, only while requests were observed (never NaN)."""
-    buckets = _sum(_rate(histogram + "_bucket", job), (*_BY, c.LABEL_LE))
-    seen = _sum(_rate(histogram + "_count", job))
-    return f"histogram_quantile({q}, {buckets} and {_ON} ({seen} > 0))"
+    return histogram_quantile(histogram, job, quantile, c.REC_RATE_WINDOW, _BY, guard=GUARD_OBSERVED)
 
 
 def recording_rules(spec: Spec) -> list[r.Rule]:

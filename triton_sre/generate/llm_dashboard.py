@@ -10,6 +10,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.generate import dashboards as d
 from triton_sre.generate import rules as r
+from triton_sre.promql import GUARD_NONE, histogram_quantile
 from triton_sre.slo import Spec
 
 FILE = "triton-llm.json"
@@ -28,10 +29,9 @@ def _slo_thresholds(spec: Spec, slo_type: str) -> list[Any]:
     ]
 
 
-def _length_quantile(q: str, vllm: str, trt: str, triton: d.Matchers) -> str:
+def _length_quantile(quantile: str, vllm: str, trt: str, triton: d.Matchers) -> str:
     def one(family: str) -> str:
-        buckets = f"rate({r.selector(family + '_bucket', triton)}[{d.RATE}])"
-        return f"histogram_quantile({q}, sum by (model, le) ({buckets}))"
+        return histogram_quantile(family, triton, quantile, d.RATE, (c.LABEL_MODEL,), guard=GUARD_NONE)
 
     return f"{one(vllm)}\nor {one(trt)}"
 

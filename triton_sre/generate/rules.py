@@ -14,17 +14,27 @@ Conventions the rules follow:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from decimal import Decimal
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
 
 from triton_sre import conventions as c
-from triton_sre.promql import q  # re-exported: promtests and dashboards use r.q
+from triton_sre.promql import (
+    Matcher,
+    by,
+    counter_rate,
+    first_of,
+    histogram_quantile,
+    le_regex,
+    num,
+    q,
+    selector,
+    summary_quantile,
+    tagged,
+)
 from triton_sre.slo import SLO, Spec, burn_factor, format_duration, window_seconds
 
-Matcher = tuple[str, str, str]  # (label, operator, value)
 Rule = dict[str, Any]
 RuleFile = dict[str, Any]
 
@@ -39,72 +49,6 @@ GENERATED_HEADER = (
 
 _INSTANCE_BY = (c.LABEL_JOB, c.LABEL_INSTANCE, c.LABEL_MODEL, c.LABEL_VERSION)
 _MODEL_BY = (c.LABEL_JOB, c.LABEL_MODEL, c.LABEL_VERSION)
-
-
-# -- PromQL building blocks ----------------------------------------------------------------------
-def num(value: float | Decimal) -> str:
-    """A number as PromQL and YAML write it, stable and short (0.001, 14.4, 500000)."""
-    if isinstance(value, Decimal):
-        text = format(value.normalize(), "f")
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    return f"{value:.12g}"
-
-
-def selector(metric: str, matchers: Iterable[Matcher] = ()) -> str:
-    body = ", ".join(f"{label}{op}{q(value)}" for label, op, value in matchers)
-    return f"{metric}{{{body}}}" if body else metric
-
-
-def by(labels: Sequence[str]) -> str:
-    return f"by ({', '.join(labels)})"
-
-
-def counter_rate(family: str, matchers: Sequence[Matcher], window: str, labels: Sequence[str]) -> str:
-    """Per-second rate of a Triton counter summed `by labels`, counting GPU models once.
-
-    The series without `gpu_uuid` is the model's total; per-GPU series are summed only where no
-    total exists (servers that export only per-GPU series).
-    """
-    total = selector(family, [*matchers, (c.LABEL_GPU_UUID, "=", "")])
-    per_gpu = selector(family, [*matchers, (c.LABEL_GPU_UUID, "!=", "")])
-    return f"(sum {by(labels)} (rate({total}[{window}])) or sum {by(labels)} (rate({per_gpu}[{window}])))"
-
-
-def le_regex(threshold_ms: int) -> str:
-    """Match a histogram bucket bound however it is written: `500` (Prometheus 2) or `500.0` (3)."""
-    return f"{threshold_ms}(\\.0+)?"
-
-
-def summary_quantile(family: str, matchers: Sequence[Matcher], quantile: str, labels: Sequence[str]) -> str:
-    """Triton's own summary quantile (µs), the worst series `by labels` (summaries cannot be merged).
-
-    A summary with no request in its sliding window reads NaN: `>= 0` drops it.
-    """
-    series = selector(family, [*matchers, (c.LABEL_QUANTILE, "=", quantile)])
-    return f"max {by(labels)} ({series} >= 0)"
-
-
-def histogram_quantile_of(
-    family: str, matchers: Sequence[Matcher], quantile: str, window: str, labels: Sequence[str]
-) -> str:
-    """histogram_quantile over rates summed `by labels` (histograms do merge across instances).
-
-    No request in the window gives NaN: `>= 0` drops it.
-    """
-    bucket = selector(f"{family}_bucket", matchers)
-    return (
-        f"(histogram_quantile({quantile}, sum {by((*labels, c.LABEL_LE))} (rate({bucket}[{window}]))) >= 0)"
-    )
-
-
-def tagged(expr: str, source: str) -> str:
-    """`expr` with label latency_source=`source`."""
-    return f'label_replace({expr}, {q(c.L_LATENCY_SOURCE)}, {q(source)}, "", "")'
-
-
-def first_of(branches: Sequence[str], labels: Sequence[str]) -> str:
-    """The first branch that has a series for each combination of `labels`."""
-    return f" or on ({', '.join(labels)}) ".join(branches)
 
 
 def model_matchers(slo: SLO) -> list[Matcher]:
@@ -195,7 +139,7 @@ def latency_quantile_rules(spec: Spec) -> list[Rule]:
             per_model = [f"max {by((*_MODEL_BY, c.L_LATENCY_SOURCE))} ({worst})"]
             if histogram:
                 for branches, level_by in ((per_instance, _INSTANCE_BY), (per_model, _MODEL_BY)):
-                    hist = histogram_quantile_of(histogram, job, quantile, c.REC_RATE_WINDOW, level_by)
+                    hist = histogram_quantile(histogram, job, quantile, c.REC_RATE_WINDOW, level_by)
                     branches.insert(0, tagged(f"{hist} / 1e3", c.LATENCY_SOURCE_HISTOGRAM))
             rules.append(
                 {
@@ -391,7 +335,7 @@ def _slice_rule(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> Rule:
         quantile = summary_quantile(c.NV_REQUEST_SUMMARY_US, ms, slo.quantile, by_model)
         branches.append(tagged(f"{quantile} > bool {threshold_us}", c.LATENCY_SOURCE_SUMMARY))
     if c.LATENCY_SOURCE_HISTOGRAM in spec.latency_metrics:
-        hist = histogram_quantile_of(
+        hist = histogram_quantile(
             c.NV_FIRST_RESPONSE_HISTOGRAM_MS, ms, slo.quantile, slo.time_slice, by_model
         )
         branches.append(tagged(f"{hist} > bool {num(slo.threshold_s * 1e3)}", c.LATENCY_SOURCE_HISTOGRAM))
