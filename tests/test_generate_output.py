@@ -11,8 +11,10 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.diagnosis.catalog import load_catalog
-from triton_sre.generate import dashboards, rules
+from triton_sre.generate import dashboards
 from triton_sre.generate.command import render_all
+from triton_sre.generate.families import rule_files
+from triton_sre.generate.rulefile import all_rules
 from triton_sre.slo import default_spec, parse_spec
 from triton_sre.stack.render import deploy_files
 
@@ -47,7 +49,7 @@ def test_check_names_stale_and_missing_files(tmp_path: Path, capsys: pytest.Capt
 
 
 def _alerts(base: str = c.DEFAULT_RUNBOOK_BASE_URL) -> list[dict]:
-    return [r for r in rules.all_rules(rules.rule_files(default_spec(), base)) if "alert" in r]
+    return [r for r in all_rules(rule_files(default_spec(), base)) if "alert" in r]
 
 
 def test_every_alert_has_severity_annotations_and_a_runbook() -> None:

@@ -17,11 +17,12 @@ from grafanalib import core as g
 from grafanalib._gen import DashboardEncoder
 
 from triton_sre import conventions as c
+from triton_sre import promql as r
 from triton_sre.conventions import UID_MODEL_DASHBOARD as UID_MODEL
 from triton_sre.conventions import UID_OVERVIEW_DASHBOARD as UID_OVERVIEW
 from triton_sre.conventions import UID_SLO_DASHBOARD as UID_SLO
-from triton_sre.generate import rules as r
-from triton_sre.slo import Spec
+from triton_sre.generate.rulefile import normalize_base
+from triton_sre.slo import Spec, window_seconds
 
 RATE = "$__rate_interval"
 DS = {"type": "prometheus", "uid": "${datasource}"}
@@ -443,7 +444,7 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
         "properties": [
             {
                 "id": "links",
-                "value": [{"title": "Runbook", "url": f"{r.normalize_base(base_url)}${{__value.raw}}.md"}],
+                "value": [{"title": "Runbook", "url": f"{normalize_base(base_url)}${{__value.raw}}.md"}],
             }
         ],
     }
@@ -653,7 +654,7 @@ def slo(spec: Spec) -> dict[str, Any]:
     sel: Matchers = [(c.L_SLO, "=~", "$slo"), (c.LABEL_MODEL, "=~", "$model")]
     objective = r.selector(c.REC_SLO_OBJECTIVE, [(c.L_SLO, "=~", "$slo")])
     windows = sorted(
-        {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)}, key=lambda w: r.window_seconds(w)
+        {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)}, key=lambda w: window_seconds(w)
     )
     layout = _Layout()
     layout.row(

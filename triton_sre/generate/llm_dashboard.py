@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre import promql as r
 from triton_sre.generate import dashboards as d
-from triton_sre.generate import rules as r
 from triton_sre.promql import GUARD_NONE, histogram_quantile
 from triton_sre.slo import Spec
 
