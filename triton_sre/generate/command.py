@@ -14,10 +14,9 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.files import stale_files, write_files
-from triton_sre.generate import dashboards, families
+from triton_sre.generate import families
 from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, load_spec, spec_warnings
-from triton_sre.stack.render import deploy_files
 
 DEFAULT_SPEC = DEFAULT_SPEC_FILE
 ALERTS_DIR = "alerts"
@@ -29,8 +28,11 @@ def render_all(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
     """Relative path -> file content for every generated artifact.
 
     Rule families (and their promtool tests) are registered in generate/families.py (FAMILIES),
-    dashboards in generate/dashboards.py (DASHBOARDS).
+    dashboards in generate/dashboards.py (DASHBOARDS). Dashboards are imported here, not at the top:
+    the CLI builds this command's parser for every command, and only generate needs grafanalib.
     """
+    from triton_sre.generate import dashboards  # grafanalib: the [generate] extra
+
     source = Path(spec.source).name
     files: dict[str, str] = {}
     for name, doc in families.rule_files(spec, base_url).items():
@@ -80,6 +82,8 @@ def run_generate(args: argparse.Namespace) -> int:
     if not base:
         print("triton-sre generate: --runbook-base-url must not be empty", file=sys.stderr)
         return c.EXIT_USAGE
+    from triton_sre.stack.render import deploy_files  # jinja2: the [generate] extra
+
     files = {**render_all(spec, base), **deploy_files(spec, base)}  # + deploy/ (compose, k8s)
     out: Path = args.out
     if args.check:
