@@ -286,7 +286,7 @@ def rec_slo_part(part: str) -> str:
 # -- rule groups and their cross-group reads (issue 13) ---------------------------------------------
 # Prometheus evaluates each group on its own timer: a rule reading a series recorded by ANOTHER
 # group sees that group's latest evaluation (this interval's or the previous one's). The generators
-# compute which group reads which (generate/rules.py `group_reads`), the promtool tests fix the order
+# compute which group reads which (generate/rulefile.py `group_reads`), the promtool tests fix the order
 # (`group_eval_order`, dependencies first) and tests/test_rules_promtool.py also runs them reversed.
 GROUP_RECORDING_REQUESTS: Final = "triton-sre.recording.requests"  # raw per-request totals' rates
 GROUP_RECORDING_STAGES: Final = "triton-sre.recording.stages"  # raw stage-duration rates, stage split
