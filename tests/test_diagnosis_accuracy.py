@@ -117,6 +117,25 @@ def test_heldout4_and_heldout5_are_new() -> None:
         assert "triton-inference-server/server/" not in case.source, f"{case.name}: not the server tracker"
 
 
+def test_heldout6_is_new() -> None:
+    """heldout6 cites no thread any other corpus file cites; only a healthy log may come from the
+    server's tracker (a vLLM startup no other file quotes)."""
+    older = {
+        line.split("# source: ", 1)[1].strip()
+        for folder in ("tune", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "gpu", "real", "dev4")
+        for path in (accuracy.LOGS / folder).glob("*.log")
+        for line in path.read_text().splitlines()[:4]
+        if line.startswith("# source: ")
+    }
+    cases = accuracy.load("heldout6")
+    assert len(cases) == 14
+    for case in cases:
+        assert case.source.startswith("https://github.com/"), case.name
+        assert case.source not in older, f"{case.name}: {case.source} is already in another corpus"
+        if case.expect != accuracy.HEALTHY:
+            assert "triton-inference-server/server/" not in case.source, case.name
+
+
 def test_heldout4_after_the_round() -> None:
     # Not a clean figure (the set was looked at mid-round, SPLIT.md); kept so a change that loses
     # one of these logs is seen.
