@@ -120,9 +120,10 @@ def test_heldout4_and_heldout5_are_new() -> None:
 def test_heldout6_is_new() -> None:
     """heldout6 cites no thread any other corpus file cites; only a healthy log may come from the
     server's tracker (a vLLM startup no other file quotes)."""
+    folders = (*accuracy.SPLITS, "heldout2", "heldout3", "heldout4", "heldout5", "gpu", "real", "dev4")
     older = {
         line.split("# source: ", 1)[1].strip()
-        for folder in ("tune", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "gpu", "real", "dev4")
+        for folder in folders
         for path in (accuracy.LOGS / folder).glob("*.log")
         for line in path.read_text().splitlines()[:4]
         if line.startswith("# source: ")
