@@ -271,4 +271,5 @@ class FindingBuilder:
             remediation,
             finding.consequence_of,
             finding.message,
+            note,
         )

@@ -35,6 +35,9 @@ class Finding:
     message: str | None = None
     """The raw failure message Triton gave (the reason after ``failed to load 'm' version v:``,
     a status-table cell, the server's error), so an unexplained failure still says what it was."""
+    release_advice: str | None = None
+    """What is known about this finding in the log's release (`releases.KNOWN_ISSUES`, with the
+    public source); also appended to ``remediation`` for consumers that show one line."""
 
 
 @dataclass(frozen=True, slots=True)
