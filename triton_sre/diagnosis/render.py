@@ -1,6 +1,6 @@
 """Pure: a `Report` -> text (terminal), JSON-ready dict, or Markdown (tickets, Slack).
 
-JSON shape (documented in docs/triage-output.md)::
+JSON shape (documented in docs/triage.md)::
 
     {"release": "YY.MM" | null, "server_version": "2.N" | null,
      "findings": [{"model", "version", "runbook", "title", "severity",
