@@ -8,6 +8,8 @@ quantiles, which burn tiers fire, and the annotations Prometheus renders.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -184,40 +186,106 @@ def _bad_share(slo: SLO, track: Track, p: Phase) -> Fraction:
     return p.bad
 
 
+class _Cumulative:
+    """F(i): a per-step value summed over the first i steps, and S(n): F summed over i < n (F stays
+    at its total past the end), both exact and in closed form per run of equal steps."""
+
+    def __init__(self, runs: Sequence[tuple[int, Fraction]]) -> None:
+        self.starts: list[int] = []
+        self.firsts: list[Fraction] = []  # F at each run's start
+        self.sums: list[Fraction] = []  # S at each run's start
+        self.steps: list[Fraction] = []
+        f, total, at = Fraction(0), Fraction(0), 0
+        for length, value in runs:
+            self.starts.append(at)
+            self.firsts.append(f)
+            self.sums.append(total)
+            self.steps.append(value)
+            total += length * f + value * (length * (length - 1) // 2)
+            f += length * value
+            at += length
+        self.length, self.total, self.total_sum = at, f, total
+
+    def at(self, i: int) -> Fraction:
+        if i >= self.length:
+            return self.total
+        k = bisect.bisect_right(self.starts, i) - 1
+        return self.firsts[k] + (i - self.starts[k]) * self.steps[k]
+
+    def summed(self, n: int) -> Fraction:
+        if n <= 0:
+            return Fraction(0)
+        if n > self.length:
+            return self.total_sum + (n - self.length) * self.total
+        k = bisect.bisect_right(self.starts, n - 1) - 1
+        u = n - self.starts[k]
+        return self.sums[k] + u * self.firsts[k] + self.steps[k] * (u * (u - 1) // 2)
+
+
+class Sums:
+    """Cumulative sums of a per-step history: requests per second, and bad requests per second, over
+    the first i steps (exact). Any window's totals are then a few lookups, not a loop over its
+    steps, so predicting a tier costs the same for a 5m window and a 3d one (issue 28 item 7)."""
+
+    def __init__(self, per_step: Sequence[Phase], bad_of: Any = None) -> None:
+        runs: list[tuple[int, Phase]] = []  # per_step repeats each phase object: one run per phase
+        for p in per_step:
+            if runs and runs[-1][1] is p:
+                runs[-1] = (runs[-1][0] + 1, p)
+            else:
+                runs.append((1, p))
+        self._rate = _Cumulative([(n, p.rate) for n, p in runs])
+        self._bad = _Cumulative([(n, p.rate * (bad_of(p) if bad_of else p.bad)) for n, p in runs])
+
+    def between(self, start: int, end: int) -> tuple[Fraction, Fraction]:
+        """(rate, bad rate) summed over steps [start, end) (steps past the history count 0)."""
+        return (
+            self._rate.at(end) - self._rate.at(start),
+            self._bad.at(end) - self._bad.at(start),
+        )
+
+    def ends_between(self, first: int, last: int, k: int) -> tuple[Fraction, Fraction]:
+        """Sum over j in [first, last] of between(max(0, j - k), j)."""
+        return _sum_clamped(self._rate, first, last, k), _sum_clamped(self._bad, first, last, k)
+
+
+def _sum_clamped(cumulative: _Cumulative, first: int, last: int, k: int) -> Fraction:
+    ends = cumulative.summed(last + 1) - cumulative.summed(first)
+    starts = cumulative.summed(last - k + 1) - cumulative.summed(max(0, first - k))
+    return ends - starts
+
+
 def window_stats(
-    per_step: Sequence[Phase], step: int, t: int, window: int, bad_of: Any = None
+    per_step: Sequence[Phase] | Sums, step: int, t: int, window: int, bad_of: Any = None
 ) -> tuple[Fraction, Fraction | None]:
     """(request rate, bad share) over `window` seconds ending at `t`, as the SLO rules compute them.
 
     The REC_RATE_WINDOW window is rate() of the counters; a longer one averages the recorded 5m
     rates evaluated every `step` in [t - window, t] (avg_over_time: both ends included), so its bad
-    share is the sum of the recorded bad rates over the sum of the recorded request rates.
+    share is the sum of the recorded bad rates over the sum of the recorded request rates (a
+    sample's rate times its bad share is its bad rate, so the shares need not be formed).
     """
+    sums = per_step if isinstance(per_step, Sums) else Sums(per_step, bad_of)
     rec = int(window_seconds(c.REC_RATE_WINDOW))
     if window <= rec:
-        return _rate_stats(per_step, step, t, window, bad_of)
-    samples = [
-        _rate_stats(per_step, step, j * step, rec, bad_of)
-        for j in range(max(1, -(-(t - window) // step)), t // step + 1)
-    ]
-    if not samples:
+        return _rate_stats(sums, step, t, window)
+    first, last = max(1, -(-(t - window) // step)), t // step
+    if last < first:
         return Fraction(0), None
-    total = sum((rate for rate, _ in samples), Fraction(0))
-    bad = sum((rate * (share or 0) for rate, share in samples), Fraction(0))
-    return total / len(samples), (bad / total if total > 0 else None)
+    # each sample j is _rate_stats(j * step, rec): steps [max(0, j - rec // step), j)
+    rate, bad = sums.ends_between(first, last, rec // step)
+    total = rate * step / rec
+    return total / (last - first + 1), (bad * step / rec / total if total > 0 else None)
 
 
-def _rate_stats(
-    per_step: Sequence[Phase], step: int, t: int, window: int, bad_of: Any = None
-) -> tuple[Fraction, Fraction | None]:
+def _rate_stats(sums: Sums, step: int, t: int, window: int) -> tuple[Fraction, Fraction | None]:
     """(request rate, bad share) over `window` seconds ending at `t`, as rate() computes them."""
     end = t // step
     start = max(0, end - window // step)
-    steps = per_step[start:end]
     if end - start < 1:
         return Fraction(0), None
-    total = sum((p.rate for p in steps), Fraction(0)) * step
-    bad = sum((p.rate * (bad_of(p) if bad_of else p.bad) for p in steps), Fraction(0)) * step
+    rate, bad = sums.between(start, end)
+    total, bad = rate * step, bad * step
     return total / window, (bad / total if total > 0 else None)
 
 
@@ -308,6 +376,13 @@ def slice_stats(
     return Fraction(sum(samples), len(samples)) if samples else None
 
 
+@functools.lru_cache(maxsize=1024)
+def _bad_sums(slo: SLO, track: Track) -> Sums:
+    """`track`'s prefix sums as `slo` counts its bad requests: one per (SLO, track), shared by every
+    tier, window and check time."""
+    return Sums(track.per_step, lambda p: _bad_share(slo, track, p))
+
+
 @dataclass(frozen=True)
 class Prediction:
     slo: SLO
@@ -325,7 +400,7 @@ def predict(
         return []
     budget = Fraction(str(slo.budget))
     guard = Fraction(repr(slo.min_request_rate))
-    per_step = track.per_step
+    sums = _bad_sums(slo, track)
     firing = []
     for long, short, _share, _severity, factor in tiers(slo):
         f = Fraction(repr(factor))
@@ -333,7 +408,7 @@ def predict(
         burn_long = Fraction(0)
         for w in (long, short):
             ws = int(window_seconds(w))
-            rate, ratio = window_stats(per_step, step, t, ws, lambda p: _bad_share(slo, track, p))
+            rate, ratio = window_stats(sums, step, t, ws)
             if judged == SLICES:
                 ratio = slice_stats(slo, track, step, t, ws, latency_metrics)
             if ratio is None or t < step:
