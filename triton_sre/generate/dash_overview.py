@@ -8,6 +8,7 @@ from triton_sre import conventions as c
 from triton_sre import promql as pq
 from triton_sre.conventions import UID_OVERVIEW_DASHBOARD as UID_OVERVIEW
 from triton_sre.generate.panels import (
+    NEEDS_GPU,
     Layout,
     Matchers,
     cpu_utilization,
@@ -206,6 +207,7 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
             ),
         ],
     )
+    layout.explain_empty({"GPU memory used": NEEDS_GPU})
     return dashboard(
         "Triton / Overview",
         UID_OVERVIEW,
