@@ -28,6 +28,7 @@ from triton_sre import conventions as c
 from triton_sre.exporter.counters import increase
 
 if TYPE_CHECKING:
+    from triton_sre.config import CapacitySettings
     from triton_sre.exporter.snapshot import IndexEntry, Snapshot
     from triton_sre.triton.exposition import Sample
 
@@ -60,16 +61,6 @@ def valid(value: Any) -> float | None:
     if not math.isfinite(value) or value < 0:
         return None
     return value
-
-
-def human_bytes(value: float | None) -> str:
-    """1.5 GiB, 700.00 MiB, 512 B; an en dash when unknown."""
-    if value is None or not math.isfinite(value):
-        return "–"
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if value >= size:
-            return f"{value / size:.2f} {unit}"
-    return f"{value:.0f} B"
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -221,14 +212,6 @@ class DeviceCapacity:
     # the next version to load beside the biggest one needs this much; the configured
     # capacity.model_bytes stands in on a GPU whose models' backends report no memory
     largest_model_bytes: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CapacitySettings:
-    """`capacity:` in the exporter config."""
-
-    model_bytes: float | None = None  # assumed size of one model where Triton reports none
-    gpu_host: bool = False  # this host has GPUs: their metrics missing is a fault
 
 
 @dataclass(frozen=True, slots=True)
