@@ -13,7 +13,7 @@ from typing import Any
 import requests
 import yaml
 
-from triton_sre.slo import SpecError, parse_duration
+from triton_sre.durations import DurationError, parse_duration
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PromError", "Prometheus"]
 
@@ -89,5 +89,5 @@ class Prometheus:
                 interval = scrape["scrape_interval"]
         try:
             return parse_duration(str(interval), "scrape_interval")
-        except SpecError:
+        except DurationError:
             return None

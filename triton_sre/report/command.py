@@ -128,6 +128,7 @@ def build_report(
     Charted rates use a window of at least four scrape intervals (`scrape_interval`, else read from
     Prometheus' configuration for `triton_job`, else 1m).
     """
+    from triton_sre.durations import format_duration
     from triton_sre.generate.rules import counter_rate
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
     from triton_sre.report.capacity import capacity_section
@@ -137,7 +138,6 @@ def build_report(
     from triton_sre.report.prom import PrometheusClient, choose_step, rate_window
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
-    from triton_sre.slo import format_duration
 
     step = step or choose_step(start, end)
     client = PrometheusClient(prometheus_url)
@@ -201,8 +201,9 @@ def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]
 
 
 def run_report(args: argparse.Namespace) -> int:
+    from triton_sre.durations import parse_duration
     from triton_sre.report.prom import PromError
-    from triton_sre.slo import SpecError, parse_duration
+    from triton_sre.slo import SpecError
 
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
     unknown = [f for f in formats if f not in FORMATS]
