@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
-from triton_sre.exporter.counters import increase
+from triton_sre.counters import increase
 
 if TYPE_CHECKING:
     from triton_sre.config import CapacitySettings

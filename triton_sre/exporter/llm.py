@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from triton_sre import conventions as c
-from triton_sre.exporter.counters import increase as _increase
+from triton_sre.counters import increase as _increase
 
 if TYPE_CHECKING:
     from triton_sre.triton.exposition import Sample

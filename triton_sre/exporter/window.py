@@ -7,7 +7,7 @@ series and field, the running total of increases up to it (a drop is a reset and
 zero, as Prometheus' `increase()`), as one float64 numpy array with NaN where the series had no valid
 observation that poll. The increase over the window is then the total at the series' newest
 observation minus the total at its oldest one in the window: the same sum over consecutive
-observations that `counters.increase` computes from the raw values, at O(1) per series.
+observations that `triton_sre.counters.increase` computes from the raw values, at O(1) per series.
 At most `CHECKPOINTS` polls' arrays are kept, so memory does not grow with window ÷ interval.
 
 Pure: no I/O.
@@ -23,6 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from triton_sre import conventions as c
+from triton_sre.counters import observed, reset_steps
 from triton_sre.exporter.capacity import CapacityReading
 from triton_sre.exporter.replay import CounterTable
 from triton_sre.exporter.snapshot import FAMILY_INDEX, Snapshot
@@ -99,13 +100,13 @@ class SeriesWindow:
         self._seen.update(dict.fromkeys(keys, taken_at))
         base = np.fromiter(map(slots.__getitem__, keys), dtype=np.intp, count=len(keys)) * width
         cells = (base[:, None] + np.arange(width)).ravel()
-        valid = (values >= 0.0) & (values < _INF)
+        valid = observed(values)
         cells, values = cells[valid], values[valid]
         last, total = self._last, self._total
         previous = last[cells]
-        observed = previous == previous  # not NaN: a previous observation exists
-        step = np.where(values >= previous, values - previous, values)
-        total[cells[observed]] += step[observed]
+        known = previous == previous  # not NaN: a previous observation exists
+        step = reset_steps(previous, values)
+        total[cells[known]] += step[known]
         last[cells] = values
         out = np.full(self._cells, _NAN)
         out[cells] = total[cells]

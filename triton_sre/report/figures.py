@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from triton_sre import conventions as c
+from triton_sre.counters import fold_gpus, increase
 
 __all__ = [
     "COLUMNS",
@@ -100,34 +101,60 @@ def _labels(frame: pd.DataFrame) -> list[str]:
     return [col for col in frame.columns if col not in SAMPLE_COLUMNS]
 
 
+def _per_gpu(frame: pd.DataFrame) -> pd.Series:
+    if c.LABEL_GPU_UUID not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    uuid = frame[c.LABEL_GPU_UUID].astype(object)
+    return uuid.notna() & (uuid != "")
+
+
 def _totals_only(frame: pd.DataFrame) -> pd.DataFrame:
     """Drop per-GPU series of a model that also has a total series (no gpu_uuid)."""
     if frame.empty or c.LABEL_GPU_UUID not in frame.columns:
         return frame
-    per_gpu = frame[c.LABEL_GPU_UUID].notna() & (frame[c.LABEL_GPU_UUID] != "")
-    has_total = frame.loc[~per_gpu].groupby(c.LABEL_MODEL).size().index
-    return frame.loc[~(per_gpu & frame[c.LABEL_MODEL].isin(has_total))]
+    per_gpu = _per_gpu(frame)
+    has_total = set(frame.loc[~per_gpu, c.LABEL_MODEL].astype(object))
+    return frame.loc[~(per_gpu & frame[c.LABEL_MODEL].astype(object).isin(has_total))]
 
 
-def _series_increase(values: np.ndarray) -> float:
-    if len(values) < 2:
-        return 0.0
-    diffs = np.diff(values)
-    resets = diffs < 0
-    return float(np.where(resets, values[1:], diffs).sum())
+def series_increases(frame: pd.DataFrame) -> pd.DataFrame:
+    """A long frame of counters -> one row per series: its labels and ``increase`` over the range
+    (`triton_sre.counters.increase`: resets counted, NaN/Inf/negative samples skipped)."""
+    if frame.empty:
+        return pd.DataFrame(columns=["increase"])
+    labels = _labels(frame)
+    rows = []
+    for key, series in frame.sort_values("timestamp", kind="stable").groupby(
+        labels, dropna=False, sort=False, observed=True
+    ):
+        values = series["value"].to_numpy(dtype=float)
+        rows.append((*(key if isinstance(key, tuple) else (key,)), increase(values)))
+    return pd.DataFrame(rows, columns=[*labels, "increase"])
+
+
+def fold_increases(table: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.Series:
+    """Per-series increases (`series_increases`) summed per ``by``, GPU models counted once
+    (`triton_sre.counters.fold_gpus`: the total series wins, per-GPU series stand in without one)."""
+    if table.empty or by not in table.columns:
+        return pd.Series(dtype=float)
+    totals: dict[str, dict[str, float]] = {}
+    per_gpu: list[tuple[str, dict[str, float]]] = []
+    gpu = _per_gpu(table).tolist()
+    for name, value, on_gpu in zip(table[by].astype(object), table["increase"], gpu, strict=True):
+        if on_gpu:
+            per_gpu.append((name, {"": float(value)}))
+        else:
+            row = totals.setdefault(name, {})
+            row[""] = row.get("", 0.0) + float(value)
+    folded = fold_gpus(totals, per_gpu)
+    return pd.Series({name: values[""] for name, values in folded.items()}, dtype=float)
 
 
 def counter_increase(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.Series:
     """Increase of a counter per ``by`` over the frame's range (sum over series, resets handled)."""
     if frame.empty or by not in frame.columns:
         return pd.Series(dtype=float)
-    frame = _totals_only(frame)
-    labels = _labels(frame)
-    out: dict[str, float] = {}
-    for _key, series in frame.sort_values("timestamp").groupby(labels, dropna=False, sort=False):
-        name = series[by].iloc[0]
-        out[name] = out.get(name, 0.0) + _series_increase(series["value"].to_numpy(dtype=float))
-    return pd.Series(out, dtype=float)
+    return fold_increases(series_increases(frame), by)
 
 
 def integrate(frame: pd.DataFrame, step: float, by: str | None = c.LABEL_MODEL) -> pd.Series | float:
