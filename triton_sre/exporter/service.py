@@ -13,7 +13,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from http import HTTPStatus
 from itertools import chain
 from typing import Any
@@ -26,9 +26,9 @@ from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
 from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
-from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer, derive_capacity
+from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer
 from triton_sre.exporter.collector import ExporterView, render_chunks
-from triton_sre.exporter.derive import Derivation, derive_window
+from triton_sre.exporter.derive import CapacityInputs, Derivation, derive_window
 from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
 from triton_sre.exporter.replay import MetricsPlan, same_rows
 from triton_sre.exporter.snapshot import (
@@ -212,9 +212,8 @@ class Exporter:
             self._loads.observe(taken_at, index)
             with self._lock:
                 self._window.add(snapshot)  # nothing older than the window is kept
-            derivation = derive_window(self._window, self.settings.pricing, self._diagnose)
-            capacity = self._capacity(self._window.capacity_view(), derivation)
-            derivation = replace(derivation, capacity=capacity)
+            capacity = CapacityInputs(self.settings.capacity, self._loads.measured)
+            derivation = derive_window(self._window, self.settings.pricing, self._diagnose, capacity)
             self._view = ExporterView(up=counters is not None, derivation=derivation)
             span.set_attribute("triton_sre.up", counters is not None)
             span.set_attribute("triton_sre.models", len(derivation.models))
@@ -223,17 +222,6 @@ class Exporter:
             self._last_success.set(taken_at)
             self.ready.set()
         return snapshot
-
-    def _capacity(self, window: list[Snapshot], derivation: Derivation) -> Any:
-        pricing = self.settings.pricing
-        return derive_capacity(
-            window,
-            self.settings.capacity,
-            self._loads.measured,
-            kwh_price=pricing.kwh,
-            currency=pricing.currency,
-            compute_seconds=derivation.compute_seconds if pricing.energy_by_model else None,
-        )
 
     def _call(self, target: str, span_name: str, fetch: Callable[[], Any]) -> Any:
         with self._tracer.start_as_current_span(span_name) as span:
