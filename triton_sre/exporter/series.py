@@ -34,6 +34,7 @@ _INF = float("inf")
 # (31 polls) keeps every poll and is exact.
 CHECKPOINTS = 64
 
+
 class SeriesWindow:
     """Running totals of `fields` (indices into each row) per series key, for the recent polls.
 
