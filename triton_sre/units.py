@@ -1,5 +1,5 @@
-"""Byte sizes for people: `human_bytes`. A leaf: it imports nothing of triton-sre (the exporter's
-capacity, the bot's messages and the report's capacity tables format memory with it)."""
+"""Byte sizes for people: `human_bytes`. A leaf: it imports nothing of triton-sre (the bot's
+messages and the report's capacity tables format memory with it)."""
 
 from __future__ import annotations
 
