@@ -154,11 +154,14 @@ class SeriesWindow:
 
     def increases_of(self, keys: Sequence[Hashable]) -> np.ndarray:
         """`increase` of every tracked field of each of `keys`: one row per key, in `fields` order."""
-        return self.reads_of(keys)[0]
+        return self.reads_of(keys, times=False)[0]
 
-    def reads_of(self, keys: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per key (rows) and tracked field (columns): the increase over the stored polls, and the
-        times of the first and newest polls that observed it (NaN: never observed; equal: once)."""
+    def reads_of(
+        self, keys: Sequence[Hashable], times: bool = True
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per key (rows) and tracked field (columns): the increase over the stored polls, and
+        (with `times`) the times of the first and newest polls that observed it (NaN: never
+        observed; equal: observed once)."""
         width = len(self._fields)
         slots = np.fromiter((self._slots.get(key, -1) for key in keys), dtype=np.intp, count=len(keys))
         cells = slots[:, None] * width + np.arange(width)
@@ -174,7 +177,8 @@ class SeriesWindow:
                     break
                 wanted = missing & (cells < len(totals))  # a slot newer than this poll: not in it
                 found[wanted] = totals[cells[wanted]]
-                when[wanted & (found == found)] = taken_at
+                if times:
+                    when[wanted & (found == found)] = taken_at
         seen = (first == first) & (newest == newest)
         return np.where(seen, newest - first, 0.0), first_t, newest_t
 
