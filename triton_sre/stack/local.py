@@ -93,6 +93,7 @@ class StackOptions:
     channel: str = DEFAULT_CHANNEL
     timeout: float = 120.0  # per component, to become ready
     exporter_config: Path | None = None  # the exporter's YAML config (pricing); None: none
+    triton_args: tuple[str, ...] = ()  # more arguments of run_triton (gameday: explicit model control)
 
 
 def _start_time(pid: int) -> int | None:
@@ -332,6 +333,7 @@ class Stack:
                 f"--metrics-port={self.ports['triton_metrics']}",
                 f"--ready-file={ready_file}",
                 f"--startup-timeout={opts.timeout}",
+                *opts.triton_args,
             ],
             self.url("triton_http"),
         )  # fmt: skip
