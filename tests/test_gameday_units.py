@@ -70,7 +70,7 @@ def _post(at: float, alert: str, model: str, runbook: str, *, thread: str | None
                                      "text": f":mag: *Diagnosis:* Title (`{runbook}`, live)\n"
                                              f":book: Runbook: runbooks/{runbook}.md"}},
     ]  # fmt: skip
-    params = {"channel": "#c", "text": f"FIRING [page]: {alert}", "blocks": json.dumps(blocks)}
+    params = {"channel": "#c", "text": f"FIRING [ticket]: {alert}", "blocks": json.dumps(blocks)}
     if thread:
         params["thread_ts"] = thread
     response = {"ok": True, "ts": f"{at}"}
@@ -102,7 +102,9 @@ def _timeline(fired_at: float, posts: list[dict[str, object]], resolved_at: floa
         {
             "data": {
                 "alerts": [
-                    _prom_alert(c.ALERT_MODEL_UNAVAILABLE, "firing", model="m", runbook="shm-too-small")
+                    _prom_alert(
+                        c.ALERT_MODEL_UNAVAILABLE, "firing", model="m", runbook=c.RUNBOOK_SHM_TOO_SMALL
+                    )
                 ]
             }
         }
@@ -146,7 +148,7 @@ def test_losses_name_a_missing_message_and_a_double_post() -> None:
     t = _timeline(107.0, posts)
     runner.score_detection(twice, t, expect, since=100.0)
     runner.score_losses(twice, t, expect, since=100.0)
-    assert twice.lost == [f"{expect.alert} m posted 2 times"]
+    assert twice.lost == [f"{expect.alert} m [ticket] posted 2 times"]
 
 
 def test_scorecard_json_has_the_issue_shape_and_text_says_what_failed() -> None:

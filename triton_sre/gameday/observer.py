@@ -31,6 +31,7 @@ _MODEL_FIELD = re.compile(r"\*Model:\*\s*([^\s\"\\]+)")
 _DIAGNOSIS = re.compile(r"\*Diagnosis:\*[^`]*`([a-z0-9][a-z0-9-]*)`")
 _RUNBOOK = re.compile(r"Runbook:\s*(?:<[^|>]*\|)?(?:Runbook:\s*)?([a-z0-9][a-z0-9-]*)")
 _RUNBOOK_PATH = re.compile(r"runbooks/([a-z0-9][a-z0-9-]*)\.md")
+_STATUS = re.compile(r"^(FIRING|RESOLVED)(?: \[([a-z]+)\])?")
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class Post:
     alertname: str
     model: str
     resolved: bool
+    severity: str  # the bot posts a group's pages and tickets apart (Alertmanager's routes)
     runbooks: tuple[str, ...]  # diagnosis first, then runbook links, in order of appearance
 
 
@@ -144,14 +146,15 @@ def post_from_call(call: Mapping[str, Any]) -> Post | None:
     whole = f"{params.get('text') or ''}\n{text}"
     alert = _ALERT_FIELD.search(whole)
     model = _MODEL_FIELD.search(whole)
-    head = str(params.get("text") or "")
+    status = _STATUS.match(str(params.get("text") or ""))
     return Post(
         at=float(call.get("at") or 0.0),
         method=str(method),
         ts=str(response.get("ts") or params.get("ts") or ""),
         alertname=alert.group(1) if alert else "",
         model=model.group(1) if model and model.group(1) not in ("—", "\u2014") else "",
-        resolved=head.startswith("RESOLVED"),
+        resolved=bool(status) and status.group(1) == "RESOLVED",
+        severity=(status.group(2) or "") if status else "",
         runbooks=runbooks_named(whole),
     )
 

@@ -59,10 +59,11 @@ class Result:
         return out
 
 
-def _post_matches(post: Post, expect: Expect, *, updates: bool = True) -> bool:
-    """A firing message about the expected alert. The bot posts a group once and edits that message
-    when the group fires again later (`updates`: such an edit is a notification too)."""
-    if post.resolved or post.alertname != expect.alert:
+def _post_matches(post: Post, expect: Expect, severity: str = "", *, updates: bool = True) -> bool:
+    """A firing message about the expected alert (of the fired alert's severity: the bot posts a
+    group's pages and tickets apart). The bot posts a group once and edits that message when the
+    group fires again later (`updates`: such an edit is a notification too)."""
+    if post.resolved or post.alertname != expect.alert or (severity and post.severity != severity):
         return False
     if post.method != "chat.postMessage" and not updates:
         return False
@@ -98,7 +99,8 @@ def score_detection(result: Result, timeline: Timeline, expect: Expect, since: f
         # Prometheus sends the alert when it fires, so it cannot be in Alertmanager sooner: an
         # earlier reading is the two polls' order (0.5 s apart at most).
         result.seconds_to_alertmanager = _round(max(min(am_times), fired) - since)
-    posts = [p for p in timeline.posts_since(since) if _post_matches(p, expect)]
+    severity = key.label(c.L_SEVERITY)
+    posts = [p for p in timeline.posts_since(since) if _post_matches(p, expect, severity)]
     if posts:
         result.seconds_to_notify = _round(posts[0].at - since)
         result.diagnosis_runbook = posts[0].runbooks[0] if posts[0].runbooks else ""
@@ -111,9 +113,9 @@ def score_losses(result: Result, timeline: Timeline, expect: Expect, since: floa
     if result.detected and result.seconds_to_notify is None:
         result.lost.append(f"{expect.alert} fired but no message reached Slack")
     posts = [p for p in timeline.posts_since(since) if _post_matches(p, expect, updates=False)]
-    for (alert, model), n in Counter((p.alertname, p.model) for p in posts).items():
+    for (alert, model, severity), n in Counter((p.alertname, p.model, p.severity) for p in posts).items():
         if n > 1:
-            result.lost.append(f"{alert} {model or '(no model)'} posted {n} times")
+            result.lost.append(f"{alert} {model or '(no model)'} [{severity}] posted {n} times")
 
 
 def alert_active(timeline: Timeline, expect: Expect) -> bool:

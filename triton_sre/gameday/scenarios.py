@@ -156,7 +156,7 @@ def builtin() -> list[Scenario]:
             ),
         ),
         Scenario(
-            "shm-too-small",
+            "shared-memory-too-small",
             f"restart Triton with a {SHM_SIZE} /dev/shm (own mount namespace, as docker --shm-size): "
             "Python model instances find no shared memory",
             shm_inject,
@@ -199,9 +199,9 @@ def builtin() -> list[Scenario]:
         ),
         Scenario(
             "llm-kv-cache-saturated",
-            f"{LLM_MAX_NUM_SEQS + 4} clients stream maximal sequences to {LLM_VLLM}: its KV cache is full "
+            f"{LLM_MAX_NUM_SEQS * 3} clients stream maximal sequences to {LLM_VLLM}: its KV cache is full "
             "and requests wait",
-            lambda ctx: ctx.traffic("kv", {LLM_VLLM: LLM_MAX_NUM_SEQS + 4}, llm_saturate=True),
+            lambda ctx: ctx.traffic("kv", {LLM_VLLM: LLM_MAX_NUM_SEQS * 3}, llm_saturate=True),
             lambda ctx: ctx.stop_traffic("kv"),
             Expect(
                 c.ALERT_LLM_KV_CACHE_SATURATED,
