@@ -34,17 +34,32 @@ def _alive(pid: int) -> bool:
     return stat[stat.rfind(")") + 2] != "Z"
 
 
+def _gameday(args: list[str], timeout: float) -> tuple[int, str, str]:
+    """Run the command; past `timeout` it gets Ctrl-C (it stops its stack), never a SIGKILL."""
+    proc = subprocess.Popen(
+        [*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=180)
+        pytest.fail(f"gameday did not finish in {timeout:.0f} s:\n{err[-4000:]}")
+    return proc.returncode, out, err
+
+
 @pytest.mark.server
+@pytest.mark.timeout(900)  # ~3 min on an idle two-core host; a loaded CI host needs more
 def test_two_scenarios_are_detected_diagnosed_restored_and_the_stack_stopped(tmp_path: Path) -> None:
     workdir = tmp_path / "gd"
-    proc = subprocess.run(
-        [*CLI, "--workdir", str(workdir), "--format", "json",
-         "--scenario", "corrupt-model-file", "--scenario", "wrong-backend",
-         "--scenario-file", str(ROOT / "examples" / "gameday_scenario.py")],
-        capture_output=True, text=True, timeout=600, env=ENV, cwd=ROOT,
+    example = ROOT / "examples" / "gameday_scenario.py"
+    code, out, err = _gameday(
+        ["--workdir", str(workdir), "--format", "json", "--scenario", "corrupt-model-file",
+         "--scenario", "wrong-backend", "--scenario-file", str(example)],
+        timeout=600,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
-    card = json.loads(proc.stdout)
+    assert code == 0, out + err[-4000:]
+    card = json.loads(out)
     rows = {row["name"]: row for row in card["scenarios"]}
     assert set(rows) == {"corrupt-model-file", "wrong-backend"}
     for row in rows.values():
@@ -55,10 +70,11 @@ def test_two_scenarios_are_detected_diagnosed_restored_and_the_stack_stopped(tmp
     assert rows["corrupt-model-file"]["runbook"] == c.RUNBOOK_MODEL_FILE_INVALID
     assert "divided by 20" in card["timings"]
     assert not (workdir / "stack" / STATE_FILE).exists()  # `stack down` ran
-    assert "stopping triton" in proc.stderr
+    assert "stopping triton" in err
 
 
 @pytest.mark.server
+@pytest.mark.timeout(900)
 def test_ctrl_c_restores_the_running_scenario_and_stops_the_stack(tmp_path: Path) -> None:
     workdir = tmp_path / "gd"
     proc = subprocess.Popen(

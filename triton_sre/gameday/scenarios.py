@@ -179,7 +179,7 @@ def builtin() -> list[Scenario]:
             Expect(
                 c.ALERT_SLO_LATENCY_BUDGET_BURN,
                 c.ALERT_RUNBOOKS[c.ALERT_SLO_LATENCY_BUDGET_BURN],
-                {c.LABEL_MODEL: TAIL_MODEL, c.L_SLO: c.SLO_LATENCY, c.L_WINDOW: "1h"},
+                {c.LABEL_MODEL: TAIL_MODEL, c.L_SLO: c.SLO_LATENCY, c.L_SEVERITY: c.SEVERITY_PAGE},
                 (TAIL_MODEL,),
                 restore_timeout=240.0,
             ),
@@ -193,7 +193,7 @@ def builtin() -> list[Scenario]:
             Expect(
                 c.ALERT_SLO_ERROR_BUDGET_BURN,
                 c.ALERT_RUNBOOKS[c.ALERT_SLO_ERROR_BUDGET_BURN],
-                {c.LABEL_MODEL: VECTOR_SCALE, c.L_SLO: c.SLO_AVAILABILITY, c.L_WINDOW: "1h"},
+                {c.LABEL_MODEL: VECTOR_SCALE, c.L_SLO: c.SLO_AVAILABILITY, c.L_SEVERITY: c.SEVERITY_PAGE},
                 (VECTOR_SCALE,),
             ),
         ),
@@ -208,6 +208,7 @@ def builtin() -> list[Scenario]:
                 c.ALERT_RUNBOOKS[c.ALERT_LLM_KV_CACHE_SATURATED],
                 {c.LABEL_MODEL: LLM_VLLM},
                 (LLM_VLLM,),
+                detect_timeout=180.0,
             ),
         ),
         Scenario(

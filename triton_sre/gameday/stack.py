@@ -21,7 +21,10 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.demo import LLM_VLLM, SAMPLE_REPOSITORY, SLOW_MODEL, TEXT_ECHO, VECTOR_SCALE
-from triton_sre.gameday.scaling import Scale, scale_rule_text
+from triton_sre.gameday.scaling import Scale, scale_rules
+from triton_sre.generate import rules
+from triton_sre.generate.command import ALERTS_DIR
+from triton_sre.slo import Spec
 from triton_sre.stack.local import (
     STANDIN_TOKEN,
     Component,
@@ -76,13 +79,15 @@ class GamedayStack(Stack):
         super().__init__(opts, say)
         self.scale = scale
 
-    def render(self) -> dict[str, Path]:
-        files = super().render()
-        for path in sorted((files["generated"] / "alerts").glob("*.yaml")):
-            path.write_text(
-                scale_rule_text(path.read_text(encoding="utf-8"), self.scale, SCALED_HEADER), encoding="utf-8"
-            )
-        return files
+    def generated_files(self, spec: Spec) -> dict[str, str]:
+        """Only the rule files, scaled (dashboards and promtool tests take minutes on a busy host
+        and a gameday reads neither)."""
+        source = Path(spec.source).name
+        return {
+            f"{ALERTS_DIR}/{name}": f"# {SCALED_HEADER}\n"
+            + rules.render_yaml(scale_rules(doc, self.scale), source)
+            for name, doc in rules.rule_files(spec, self.opts.runbook_base_url).items()
+        }
 
     # -- one component at a time
     def component(self, name: str) -> Component:
