@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import time
@@ -40,6 +41,8 @@ from triton_sre.stack.local import (
 GAMEDAY_MODELS = Path(__file__).resolve().parent / "models"
 ECHO_TEMPLATE = "gd_echo"
 TAIL_MODEL = "gd_tail"
+LLM_DECODE_MS = 10.0
+_DECODE_PARAM = re.compile(r'("DECODE_MS_PER_TOKEN"\s*value:\s*\{\s*string_value:\s*")[0-9.]+(")')
 SAMPLE_MODELS = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL, LLM_VLLM)
 SCALED_HEADER = (
     "Rendered by `triton-sre gameday`: the generated rules with durations scaled; see the scorecard."
@@ -56,7 +59,19 @@ def build_repository(path: Path) -> Path:
     shutil.copytree(
         GAMEDAY_MODELS / TAIL_MODEL, path / TAIL_MODEL, ignore=shutil.ignore_patterns("__pycache__")
     )
+    _slow_decode(path / LLM_VLLM / "config.pbtxt")
     return path
+
+
+def _slow_decode(config: Path) -> None:
+    """The sample LLM decodes a token in 2 ms: its KV slots turn over faster than a Python client on
+    a busy two-core host resubmits, so the cache never stays full for a `for:`. The gameday's copy
+    decodes in LLM_DECODE_MS (a slower device): a saturating sequence lasts most of a second, the
+    cache stays full while clients wait, and the TPOT SLO (100 ms) still holds."""
+    text, n = _DECODE_PARAM.subn(rf"\g<1>{LLM_DECODE_MS:g}\g<2>", config.read_text(encoding="utf-8"))
+    if n != 1:
+        raise ValueError(f"{config}: no DECODE_MS_PER_TOKEN parameter")
+    config.write_text(text, encoding="utf-8")
 
 
 def add_echo_model(repository: Path, name: str) -> Path:
