@@ -41,7 +41,7 @@ from triton_sre.stack.local import (
 GAMEDAY_MODELS = Path(__file__).resolve().parent / "models"
 ECHO_TEMPLATE = "gd_echo"
 TAIL_MODEL = "gd_tail"
-LLM_DECODE_MS = 10.0
+LLM_DECODE_MS = 50.0
 _DECODE_PARAM = re.compile(r'("DECODE_MS_PER_TOKEN"\s*value:\s*\{\s*string_value:\s*")[0-9.]+(")')
 SAMPLE_MODELS = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL, LLM_VLLM)
 SCALED_HEADER = (
@@ -66,7 +66,7 @@ def build_repository(path: Path) -> Path:
 def _slow_decode(config: Path) -> None:
     """The sample LLM decodes a token in 2 ms: its KV slots turn over faster than a Python client on
     a busy two-core host resubmits, so the cache never stays full for a `for:`. The gameday's copy
-    decodes in LLM_DECODE_MS (a slower device): a saturating sequence lasts most of a second, the
+    decodes in LLM_DECODE_MS (a slower device): a saturating sequence lasts seconds, the
     cache stays full while clients wait, and the TPOT SLO (100 ms) still holds."""
     text, n = _DECODE_PARAM.subn(rf"\g<1>{LLM_DECODE_MS:g}\g<2>", config.read_text(encoding="utf-8"))
     if n != 1:
