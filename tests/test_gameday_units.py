@@ -12,10 +12,20 @@ import yaml
 from binaries import binary
 
 from triton_sre import conventions as c
+from triton_sre.demo import LLM_VLLM
 from triton_sre.gameday import runner, scorecard
 from triton_sre.gameday.observer import Timeline, alerts_from_prometheus, post_from_call, runbooks_named
 from triton_sre.gameday.scaling import Scale, scale_expr, scale_rule_text, scale_rules
-from triton_sre.gameday.scenarios import Expect, ScenarioFileError, builtin, load_file, select
+from triton_sre.gameday.scenarios import (
+    LOADED_MODELS,
+    STEADY_MODELS,
+    Expect,
+    ScenarioFileError,
+    builtin,
+    load_file,
+    select,
+)
+from triton_sre.gameday.stack import LLM_DECODE_MS, TAIL_MODEL, build_repository
 from triton_sre.generate import rules
 from triton_sre.slo import default_spec, parse_duration
 
@@ -186,3 +196,12 @@ def test_the_documented_example_scenario_file_loads(tmp_path: Path) -> None:
     bad.write_text("def inject(ctx): pass\n", encoding="utf-8")
     with pytest.raises(ScenarioFileError, match="restore"):
         load_file(bad)
+
+
+def test_the_gameday_repository_has_its_models_and_a_slower_llm(tmp_path: Path) -> None:
+    repo = build_repository(tmp_path / "models")
+    names = sorted(p.name for p in repo.iterdir())
+    assert names == sorted(LOADED_MODELS)
+    config = (repo / LLM_VLLM / "config.pbtxt").read_text(encoding="utf-8")
+    assert f'"DECODE_MS_PER_TOKEN" value: {{ string_value: "{LLM_DECODE_MS:g}" }}' in " ".join(config.split())
+    assert LLM_VLLM not in STEADY_MODELS and TAIL_MODEL in STEADY_MODELS
