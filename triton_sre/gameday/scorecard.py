@@ -67,7 +67,8 @@ HEADER = [
 def _notes(results: Sequence[Result], meta: Mapping[str, Any]) -> list[str]:
     lines = [f"Timings: {meta.get('timings', '-')}"]
     if meta.get("load"):
-        lines.append(f"Machine: {meta['load']}")
+        end = f"; at the end {meta['load_at_end']}" if meta.get("load_at_end") else ""
+        lines.append(f"Machine: {meta['load']}{end}")
     if meta.get("total_seconds") is not None:
         lines.append(f"Total: {meta['total_seconds']:.0f} s for {len(results)} scenario(s)")
     for r in results:
