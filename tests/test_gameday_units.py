@@ -26,7 +26,8 @@ from triton_sre.gameday.scenarios import (
     select,
 )
 from triton_sre.gameday.stack import LLM_DECODE_MS, TAIL_MODEL, build_repository
-from triton_sre.generate import rules
+from triton_sre.generate.families import rule_files
+from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import default_spec, parse_duration
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gameday_scenario.py"
@@ -43,11 +44,11 @@ def test_scale_expr_divides_ranges_and_subqueries_but_not_record_names() -> None
 
 def test_every_generated_rule_file_scales_consistently_and_promtool_accepts_it(tmp_path: Path) -> None:
     scale = Scale(factor=20)
-    files = rules.rule_files(default_spec(), c.DEFAULT_RUNBOOK_BASE_URL)
+    files = rule_files(default_spec(), c.DEFAULT_RUNBOOK_BASE_URL)
     assert files
     promtool = binary("promtool")
     for name, original in files.items():
-        scaled_text = scale_rule_text(rules.render_yaml(original, "slos.yaml"), scale, "scaled")
+        scaled_text = scale_rule_text(render_yaml(original, "slos.yaml"), scale, "scaled")
         scaled = yaml.safe_load(scaled_text)
         assert scaled == scale_rules(original, scale)
         for g0, g1 in zip(original["groups"], scaled["groups"], strict=True):

@@ -23,8 +23,9 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.demo import LLM_VLLM, SAMPLE_REPOSITORY, SLOW_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.gameday.scaling import Scale, scale_rules
-from triton_sre.generate import rules
 from triton_sre.generate.command import ALERTS_DIR
+from triton_sre.generate.families import rule_files
+from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import Spec
 from triton_sre.stack.local import (
     STANDIN_TOKEN,
@@ -99,9 +100,8 @@ class GamedayStack(Stack):
         and a gameday reads neither)."""
         source = Path(spec.source).name
         return {
-            f"{ALERTS_DIR}/{name}": f"# {SCALED_HEADER}\n"
-            + rules.render_yaml(scale_rules(doc, self.scale), source)
-            for name, doc in rules.rule_files(spec, self.opts.runbook_base_url).items()
+            f"{ALERTS_DIR}/{name}": f"# {SCALED_HEADER}\n" + render_yaml(scale_rules(doc, self.scale), source)
+            for name, doc in rule_files(spec, self.opts.runbook_base_url).items()
         }
 
     # -- one component at a time
