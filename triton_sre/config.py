@@ -1,7 +1,8 @@
 """Load and validate triton-sre's YAML configuration; every error names the file and the key.
 
 Precedence for exporter settings: command-line flag > environment variable > config file >
-built-in default. YAML is always loaded with `yaml.safe_load`.
+built-in default. YAML is always loaded safely, aliases refused
+(`inputs.load_yaml`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from triton_sre.checks import (
     read_yaml,
 )
 from triton_sre.pricing import Pricing
+from triton_sre.redact import bounded
 
 __all__ = [
     "CapacitySettings",
@@ -80,15 +82,15 @@ def _price(where: str, value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{where}: must be a number (a price per hour), got {value!r}")
+        raise ConfigError(f"{where}: must be a number (a price per hour), got {bounded(value)}")
     if value < 0:
-        raise ConfigError(f"{where}: a price cannot be negative, got {value!r}")
+        raise ConfigError(f"{where}: a price cannot be negative, got {bounded(value)}")
     return float(value)
 
 
 def _currency(where: str, value: Any) -> str:
     if not isinstance(value, str) or not value.isalpha() or not 1 <= len(value) <= 8:
-        raise ConfigError(f"{where}: must be a currency code such as USD, got {value!r}")
+        raise ConfigError(f"{where}: must be a currency code such as USD, got {bounded(value)}")
     return value.upper()
 
 
@@ -177,5 +179,5 @@ def _coerce(key: str, value: Any, where: str) -> Any:
         try:
             return float(value)
         except ValueError as exc:
-            raise ConfigError(f"{where}: must be a number of seconds, got {value!r}") from exc
+            raise ConfigError(f"{where}: must be a number of seconds, got {bounded(value)}") from exc
     return value

@@ -1,6 +1,7 @@
 """Prometheus durations (`90s`, `1h30m`, `500ms`, `30d`) <-> seconds.
 
-A leaf: it imports nothing of triton-sre. The SLO spec (slo.py), the Prometheus client (prom.py),
+A leaf: it imports nothing of triton-sre but the leaf `redact.bounded` (a value quoted in an
+error is a bounded prefix). The SLO spec (slo.py), the Prometheus client (prom.py),
 the report and the generators read and write durations with these two functions.
 """
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import re
 from typing import Any
+
+from triton_sre.redact import bounded
 
 __all__ = ["DurationError", "format_duration", "parse_duration"]
 
@@ -23,10 +26,12 @@ class DurationError(ValueError):
 def parse_duration(value: Any, where: str) -> float:
     """Prometheus duration syntax -> seconds (`where` names the value in the error)."""
     if isinstance(value, bool) or not isinstance(value, str) or not _WHOLE.match(value):
-        raise DurationError(f"{where}: expected a duration like 500ms, 30s, 5m, 1h or 30d, got {value!r}")
+        raise DurationError(
+            f"{where}: expected a duration like 500ms, 30s, 5m, 1h or 30d, got {bounded(value)}"
+        )
     seconds = sum(int(n) * _UNITS[u] for n, u in _PART.findall(value))
     if seconds <= 0:
-        raise DurationError(f"{where}: must be longer than 0, got {value!r}")
+        raise DurationError(f"{where}: must be longer than 0, got {bounded(value)}")
     return float(seconds)
 
 

@@ -129,7 +129,7 @@ def build_report(
     Prometheus' configuration for `triton_job`, else 1m).
     """
     from triton_sre.durations import format_duration
-    from triton_sre.generate.rules import counter_rate
+    from triton_sre.promql import counter_rate
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
     from triton_sre.report.capacity import capacity_section
     from triton_sre.report.charts import draw_all
@@ -164,7 +164,7 @@ def build_report(
     for vllm, trt in TOKEN_SOURCES.values():  # the LLM section (report/llm.py)
         for family in (vllm, trt):
             frames[family] = client.frame_range(family, start, end, step)
-    frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start), end, end, step)
+    frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start, triton_job), end, end, step)
     data = RangeData(start, end, step, frames, increases)
     table, summary = model_table(data)
     recs = recommend(table, summary.idle_fraction, thresholds)
