@@ -116,6 +116,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     result = _run(
         "stack", "up", "--workdir", str(workdir), "--slo-file", str(slos),
         "--interval", "1", "--group-wait", "1", "--format", "json",
+        timeout=300,  # the models load one at a time after the exporter is up
     )  # fmt: skip
     try:
         assert result.returncode == 0, f"stack up failed:\n{result.stderr}"
