@@ -65,7 +65,7 @@ def add_demo_parser(commands: Any, epilog: str) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     from triton_sre.demo import SAMPLE_REPOSITORY
-    from triton_sre.demo.traffic import TrafficDriver
+    from triton_sre.demo.traffic import ContinuousTraffic, TrafficDriver
     from triton_sre.stack.local import StackError, StackOptions, down, up
 
     out = sys.stdout
@@ -100,7 +100,7 @@ def run_demo(args: argparse.Namespace) -> int:
     triton_url = components["triton"]["url"]
     exporter_url = components["exporter"]["url"]
     prometheus_url = components["prometheus"]["url"]
-    driver = TrafficDriver(triton_url)
+    driver = ContinuousTraffic(lambda: TrafficDriver(triton_url))  # traffic for as long as the demo runs
 
     def status() -> dict[str, Any]:
         found = exporter_status(exporter_url, prometheus_url)
