@@ -5,6 +5,7 @@ Also: the demo's traffic runs back to back, so LLM tokens keep flowing after a r
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -82,12 +83,12 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                 urls = {comp["name"]: comp["url"] for comp in state["components"]}
         yield {"urls": urls, "state": state, "proc": proc, "log": workdir / "demo.log"}
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
+        proc.send_signal(signal.SIGINT)  # as Ctrl-C: the demo stops everything it started
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=90)
-        except subprocess.TimeoutExpired:
+        if proc.poll() is None:
             proc.kill()
-            proc.wait()
+        proc.wait()
         log.close()
     assert proc.returncode == 0, (workdir / "demo.log").read_text()[-3000:]
     assert not state_file.exists()  # everything it started is stopped
