@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import (
     Diagnoser,
+    Report,
     diagnose_events,
     diagnose_index,
     diagnose_reason,
@@ -59,7 +60,8 @@ def test_every_runbook_has_a_positive_fixture() -> None:
     cpu = CPU_REPRODUCIBLE_LOAD_FAILURES  # covered by the real-Triton corpus
     gpu = {p.name.split(".", 1)[0] for p in GPU_FIXTURES}
     tune = {case.expect for case in accuracy.load("tune")}  # real logs users posted (never heldout/)
-    assert set(c.LOAD_FAILURE_RUNBOOKS) <= cpu | gpu | tune
+    dev = {case.expect for case in accuracy.load("dev4")}  # the stack around Triton (never heldout4/)
+    assert set(c.LOAD_FAILURE_RUNBOOKS) <= cpu | gpu | tune | dev
     assert {r.runbook for r in CAUSE_RULES} == set(c.LOAD_FAILURE_RUNBOOKS) - {c.RUNBOOK_UNKNOWN_LOAD_FAILURE}
 
 
@@ -233,7 +235,10 @@ def test_unknown_error_lines_are_grouped_by_template() -> None:
         for i in range(5)
     )
     report = diagnose_text(log)
-    assert report.findings == ()
+    # An E line nothing explains is still a failure signal: the fallback finding quotes it (issue 20).
+    (finding,) = report.findings
+    assert finding.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and finding.severity == c.IMPACT_CRITICAL
+    assert finding.evidence[0].line == 1 and "flux capacitor 0" in finding.evidence[0].text
     (group,) = report.unmatched
     assert group.count == 5 and group.example.line == 1
     assert group.template == "E weird.cc] flux capacitor <n> overheated at <hex> in <path>"
@@ -304,8 +309,17 @@ def test_fuzz_parser_and_engine_never_raise(text: str) -> None:
     for raw in text.splitlines():
         classify_line(raw)
     report = diagnose_events(parse_text(text))
-    Diagnoser().feed_all(parse_text(text)).finish()
-    assert isinstance(report.findings, tuple)
+    streamed = Diagnoser().feed_all(parse_text(text)).finish()
+    assert streamed.findings == report.findings  # streaming and whole-text diagnosis agree
+    assert_well_formed(report, text)
+
+
+def assert_well_formed(report: Report, text: str) -> None:
+    """Every finding names a runbook triage knows and cites lines that exist in the text."""
+    n_lines = text.count("\n") + 1
+    for finding in report.findings:
+        assert finding.runbook in c.LOAD_FAILURE_RUNBOOKS, finding
+        assert finding.evidence and all(1 <= e.line <= n_lines for e in finding.evidence), finding
 
 
 _LOGGY = st.lists(
@@ -341,6 +355,7 @@ def test_fuzz_scanner_agrees_and_never_raises(lines: list[str], chunk: int) -> N
     got = diagnose_events(parse(scan_lines(io.BytesIO(data), chunk_bytes=chunk)))
     want = diagnose_events(parse_text(data.decode("utf-8", "replace")))
     assert got.findings == want.findings
+    assert_well_formed(want, data.decode("utf-8", "replace"))
 
 
 def test_binary_input_is_an_input_error() -> None:
