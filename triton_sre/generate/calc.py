@@ -53,7 +53,7 @@ def counter_series(increments: Sequence[Fraction]) -> str:
     first = True
     while i < len(increments):
         j = i
-        while j < len(increments) and increments[j] == increments[i]:
+        while j < len(increments) and (increments[j] is increments[i] or increments[j] == increments[i]):
             j += 1
         inc, n = increments[i], j - i
         if first:
@@ -343,37 +343,66 @@ def slice_stats(
     slo: SLO, track: Track, step: int, t: int, window: int, latency_metrics: Sequence[str] = ()
 ) -> Fraction | None:
     """Share of bad time slices among the slices with traffic in `window` ending at `t`."""
+    summary = track.kind == c.LATENCY_SOURCE_SUMMARY and c.LATENCY_SOURCE_SUMMARY in latency_metrics
+    samples, bad, close = _slice_samples(slo, track, step, tuple(latency_metrics))
+    if summary:  # the summary sample at j covers step j - 1
+        first = max(1, -(-(t - window) // step))
+    else:
+        first = max(int(window_seconds(slo.time_slice)) // step, -(-(t - window) // step))
+    last = min(t // step, len(samples) - 2)  # no sample past the history's end
+    if last < first:
+        return None
+    if close[last + 1] - close[first]:
+        raise Unpredictable(f"{slo.name}: a slice's quantile at t={t}s is within 1% of the threshold")
+    n = samples[last + 1] - samples[first]
+    return Fraction(bad[last + 1] - bad[first], n) if n else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _slice_samples(
+    slo: SLO, track: Track, step: int, latency_metrics: tuple[str, ...]
+) -> tuple[list[int], list[int], list[int]]:
+    """Cumulative counts, over the evaluation steps j, of the slices with traffic, of the bad ones,
+    and of those too close to the threshold to call; computed once per (SLO, track) for every
+    window and check time (issue 28 item 7)."""
     per_step = track.per_step
     k = int(window_seconds(slo.time_slice)) // step
-    first = max(k, -(-(t - window) // step))
     threshold = Fraction(round(slo.threshold_s * 1e6), 1_000_000)
-    samples = []
-    if track.kind == c.LATENCY_SLI_HISTOGRAM:
-        limit_ms = threshold * 1000
-        for j in range(first, t // step + 1):
-            steps = per_step[j - k : j]
-            if sum((p.rate for p in steps), Fraction(0)) > 0:
-                value = _histogram_quantile(track, steps, slo.quantile)
-                if abs(value / limit_ms - 1) < MARGIN:
-                    raise Unpredictable(
-                        f"{slo.name}: a slice's quantile at t={t}s is within 1% of the threshold"
-                    )
-                samples.append(value > limit_ms)
-        return Fraction(sum(samples), len(samples)) if samples else None
     summary = track.kind == c.LATENCY_SOURCE_SUMMARY and c.LATENCY_SOURCE_SUMMARY in latency_metrics
-    if summary:  # the summary sample at j covers step j - 1
-        for j in range(max(1, -(-(t - window) // step)), t // step + 1):
-            value = summary_value(track, per_step[j - 1], slo.quantile) if j <= len(per_step) else None
-            if value is not None:
-                samples.append(value > threshold)
-        return Fraction(sum(samples), len(samples)) if samples else None
-    for j in range(first, t // step + 1):
-        steps = per_step[j - k : j]
+    memo: dict[tuple[int, ...], tuple[bool, bool, bool]] = {}
+
+    def sample(j: int) -> tuple[bool, bool, bool]:
+        """(has traffic, bad, too close to call) of the slice sampled at step j."""
+        if summary:
+            if not 1 <= j <= len(per_step):
+                return False, False, False
+            value = summary_value(track, per_step[j - 1], slo.quantile)
+            return value is not None, value is not None and value > threshold, False
+        steps = per_step[max(0, j - k) : j]
+        key = tuple(id(p) for p in steps)  # a slice of the same phases gives the same sample
+        if key in memo:
+            return memo[key]
         requests = sum((p.rate for p in steps), Fraction(0))
-        if requests > 0:
+        if j < k or requests <= 0:
+            out = (False, False, False)
+        elif track.kind == c.LATENCY_SLI_HISTOGRAM:
+            value = _histogram_quantile(track, steps, slo.quantile)
+            limit_ms = threshold * 1000
+            out = (True, value > limit_ms, abs(value / limit_ms - 1) < MARGIN)
+        else:
             latency = sum((p.rate * average_latency(track, p) for p in steps), Fraction(0))
-            samples.append(latency / requests > threshold)
-    return Fraction(sum(samples), len(samples)) if samples else None
+            out = (True, latency / requests > threshold, False)
+        if j >= k:
+            memo[key] = out
+        return out
+
+    samples, bad, close = [0], [0], [0]
+    for j in range(len(per_step) + k + 1):
+        has, is_bad, is_close = sample(j)
+        samples.append(samples[-1] + has)
+        bad.append(bad[-1] + (has and is_bad))
+        close.append(close[-1] + (has and is_close))
+    return samples, bad, close
 
 
 @functools.lru_cache(maxsize=1024)
@@ -395,6 +424,13 @@ def predict(
     slo: SLO, track: Track, step: int, t: int, latency_metrics: Sequence[str] = (c.LATENCY_SOURCE_SUMMARY,)
 ) -> list[Prediction]:
     """The tiers of `slo` firing for `track` at `t` (no `for`: firing as soon as the condition holds)."""
+    return list(_predict(slo, track, step, t, tuple(latency_metrics)))
+
+
+@functools.lru_cache(maxsize=4096)  # a scenario predicts each check time twice: to pick it, to write it
+def _predict(
+    slo: SLO, track: Track, step: int, t: int, latency_metrics: tuple[str, ...]
+) -> tuple[Prediction, ...]:
     judged = _judged_by(slo, track, latency_metrics)
     if judged is None:
         return []
@@ -426,7 +462,7 @@ def predict(
             conds.append(burn >= f and rate >= guard)
         if all(conds):
             firing.append(Prediction(slo, track.model, long, burn_long))
-    return firing
+    return tuple(firing)
 
 
 # -- expected annotations -------------------------------------------------------------------------
