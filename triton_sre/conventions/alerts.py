@@ -216,3 +216,8 @@ ALERT_RUNBOOKS: Final = {
 # carry the figure only in their description ("... is 15.2x (threshold ..."); the bot still reads
 # that text when the annotation is absent (bot/enrich.py, `legacy_burn_from_description`).
 ANNOTATION_BURN_RATE: Final = "burn_rate"
+
+# `triton-sre doctor` (issue 27): an input triton-sre needs is missing (the exporter's
+# triton_sre_input_missing{check}). Its rule is generate/input_missing.py's.
+ALERT_INPUT_MISSING: Final = "TritonSREInputMissing"
+RUNBOOK_INPUT_MISSING: Final = "triton-sre-input-missing"
