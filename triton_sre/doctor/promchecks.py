@@ -74,8 +74,21 @@ def groups_from_rule_files(files: Mapping[str, Mapping[str, Any]]) -> list[Group
 
 
 def normalize(expr: str) -> str:
-    """An expression compared without whitespace (Prometheus re-prints the queries it loaded)."""
-    return "".join(expr.split())
+    """An expression as compared: Prometheus re-prints the queries it loads (whitespace dropped,
+    label matchers sorted by name), so both sides are brought to that form."""
+    text = _SELECTOR.sub(
+        lambda m: "{" + ",".join(sorted(_split_matchers(m.group(1)))) + "}", "".join(expr.split())
+    )
+    return _NUMBER.sub(lambda m: repr(float(m.group(0))), text)  # 1e6 and 1e+06 alike
+
+
+_SELECTOR = re.compile(r'\{((?:[^{}"]|"(?:[^"\\]|\\.)*")*)\}')
+_NUMBER = re.compile(r'(?<![\w:."])\d+(?:\.\d*)?(?:[eE][+-]?\d+)?(?![\w."])')
+_MATCHER = re.compile(r'(?:[^,"]|"(?:[^"\\]|\\.)*")+')
+
+
+def _split_matchers(body: str) -> list[str]:
+    return _MATCHER.findall(body)
 
 
 def shortest_window(groups: Iterable[Group]) -> float | None:
