@@ -18,13 +18,16 @@ from binaries import binary
 from live_prometheus import start_prometheus, stop_prometheus, wait_ready
 
 from triton_sre import conventions as c
+from triton_sre.config import ExporterSettings
 from triton_sre.demo import LLM_TRTLLM, LLM_VLLM, SAMPLE_REPOSITORY, VECTOR_SCALE
 from triton_sre.doctor import promchecks
 from triton_sre.doctor.checks import REPORT_CUSTOM_METRICS_LINE, release_of
 from triton_sre.doctor.command import diagnose
+from triton_sre.exporter.service import Exporter
 from triton_sre.generate.rules import render_yaml, rule_files
 from triton_sre.slo import default_spec, parse_spec
 from triton_sre.stack.local_triton import LocalTriton, free_port
+from triton_sre.triton.exposition import parse_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,6 +62,17 @@ def _repository(tmp_path: Path, report_vllm_metrics: bool) -> Path:
     return repo
 
 
+def _exporter_missing(triton: LocalTriton) -> dict[str, float]:
+    """triton_sre_input_missing{check} as the exporter serves it after two polls."""
+    exporter = Exporter(
+        ExporterSettings(triton_url=triton.http_url, metrics_url=triton.metrics_url, interval=1.0)
+    )
+    exporter.poll_once()
+    exporter.poll_once()
+    samples = parse_bytes(exporter.metrics_text())
+    return {dict(s.labels)[c.L_CHECK]: s.value for s in samples if s.name == c.M_INPUT_MISSING}
+
+
 def test_without_summaries_or_vllm_metrics_names_each_fix(fresh_triton_factory: Any, tmp_path: Path) -> None:
     triton = fresh_triton_factory(_repository(tmp_path, report_vllm_metrics=False), metrics_config=[])
     time.sleep(2.5)  # Triton's CPU metrics are 0 until the first collection
@@ -85,6 +99,10 @@ def test_without_summaries_or_vllm_metrics_names_each_fix(fresh_triton_factory: 
     assert text.returncode == c.EXIT_FAILURE
     assert "MISSING latency-quantiles" in text.stdout and "\033[" not in text.stdout  # no colour off a TTY
     assert "fix: start tritonserver with --metrics-config summary_latencies=true" in text.stdout
+    # the exporter evaluates the same checks from its poll
+    exported = _exporter_missing(triton)
+    assert set(exported) == set(c.TRITON_CHECKS)
+    assert {check for check, value in exported.items() if value == 1} == missing
 
 
 def test_with_summaries_and_llm_metrics_passes(fresh_triton_factory: Any, tmp_path: Path) -> None:
@@ -95,6 +113,7 @@ def test_with_summaries_and_llm_metrics_passes(fresh_triton_factory: Any, tmp_pa
     assert result.returncode == c.EXIT_OK, result.stdout
     assert checks[c.CHECK_LATENCY_QUANTILES]["ok"] and checks[c.CHECK_LLM_METRICS]["ok"]
     assert f"reporting: {LLM_TRTLLM}, {LLM_VLLM}" in checks[c.CHECK_LLM_METRICS]["found"]
+    assert set(_exporter_missing(triton).values()) == {0.0}
     pitfalls = {p["id"]: p for p in json.loads(result.stdout)["pitfalls"]}
     assert "summary-throughput" in pitfalls  # summaries are on
     assert pitfalls["summary-throughput"]["source"].startswith("https://github.com/")

@@ -169,7 +169,7 @@ def triton_checks(facts: TritonFacts, spec: Spec | None = None) -> list[Check]:
 
 
 def latency_quantiles(facts: TritonFacts, spec: Spec | None) -> Check:
-    wanted = spec.latency_metrics if spec is not None else (c.LATENCY_SOURCE_SUMMARY,)
+    wanted: tuple[str, ...] | None = spec.latency_metrics if spec is not None else None
     has = {
         c.LATENCY_SOURCE_SUMMARY: c.NV_REQUEST_SUMMARY_US in facts.families,
         c.LATENCY_SOURCE_HISTOGRAM: c.NV_FIRST_RESPONSE_HISTOGRAM_MS in facts.families,
@@ -199,6 +199,8 @@ def latency_quantiles(facts: TritonFacts, spec: Spec | None) -> Check:
         plain = [m.name for m in facts.models if not m.decoupled]
         if plain:
             found += f"; before 26.01 the histogram covers decoupled models only, not {_names(plain)}"
+    if wanted is None:  # no spec (the exporter): either source will do
+        wanted = tuple(exported) or (c.LATENCY_SOURCE_SUMMARY,)
     if not wanted:
         return Check(
             c.CHECK_LATENCY_QUANTILES,
