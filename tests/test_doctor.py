@@ -289,3 +289,55 @@ def test_k8s_onprem_rule_is_recognised() -> None:
 def test_shortest_window_of_the_shipped_rules() -> None:
     groups = promchecks.groups_from_rule_files(rule_files(default_spec()))
     assert promchecks.shortest_window(groups) == 60.0  # the time-slice SLI over averages: [1m]
+
+
+def test_input_missing_alert_fires_under_promtool(tmp_path: Path) -> None:
+    """The alert on the exporter's gauge, run by the real promtool: 1 for 15m fires, 0 never."""
+    from triton_sre.diagnosis.catalog import load_catalog
+    from triton_sre.generate.input_missing import input_missing_alert
+
+    spec = default_spec()
+    rule = input_missing_alert(spec)
+    (tmp_path / "rules.yaml").write_text(
+        render_yaml({"groups": [{"name": c.GROUP_OPERATIONAL, "rules": [rule]}]}, "slos.yaml")
+    )
+    series = f'{c.M_INPUT_MISSING}{{job="{spec.exporter_job}",instance="e:8003",{c.L_CHECK}="%s"}}'
+    fired = {c.LABEL_JOB: spec.exporter_job, c.LABEL_INSTANCE: "e:8003", c.L_SEVERITY: c.SEVERITY_TICKET}
+    test = {
+        "rule_files": ["rules.yaml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [
+                    {"series": series % c.CHECK_LLM_METRICS, "values": "1x30"},
+                    {"series": series % c.CHECK_CPU_METRICS, "values": "0x30"},
+                ],
+                "alert_rule_test": [
+                    {"eval_time": "10m", "alertname": c.ALERT_INPUT_MISSING, "exp_alerts": []},
+                    {
+                        "eval_time": "20m",
+                        "alertname": c.ALERT_INPUT_MISSING,
+                        "exp_alerts": [
+                            {
+                                "exp_labels": {**fired, c.L_CHECK: c.CHECK_LLM_METRICS},
+                                "exp_annotations": {
+                                    key: value.replace("{{ $labels.instance }}", "e:8003").replace(
+                                        "{{ $labels.check }}", c.CHECK_LLM_METRICS
+                                    )
+                                    for key, value in rule["annotations"].items()
+                                },
+                            }
+                        ],
+                    },
+                ],
+            }
+        ],
+    }
+    (tmp_path / "test.yaml").write_text(yaml.safe_dump(test))
+    result = subprocess.run(
+        [binary("promtool"), "test", "rules", "test.yaml"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert c.RUNBOOK_INPUT_MISSING in load_catalog()
+    assert rule["annotations"][c.ANNOTATION_RUNBOOK_URL].endswith(f"{c.RUNBOOK_INPUT_MISSING}.md")
