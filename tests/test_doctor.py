@@ -22,7 +22,7 @@ from triton_sre.config import ExporterSettings
 from triton_sre.demo import LLM_TRTLLM, LLM_VLLM, SAMPLE_REPOSITORY, VECTOR_SCALE
 from triton_sre.doctor import promchecks
 from triton_sre.doctor.checks import REPORT_CUSTOM_METRICS_LINE, release_of
-from triton_sre.doctor.command import diagnose
+from triton_sre.doctor.command import diagnose, stack_summary
 from triton_sre.exporter.service import Exporter
 from triton_sre.generate.rules import render_yaml, rule_files
 from triton_sre.slo import default_spec, parse_spec
@@ -103,6 +103,10 @@ def test_without_summaries_or_vllm_metrics_names_each_fix(fresh_triton_factory: 
     exported = _exporter_missing(triton)
     assert set(exported) == set(c.TRITON_CHECKS)
     assert {check for check, value in exported.items() if value == 1} == missing
+    state = {"components": [{"name": "triton", "url": triton.http_url, "metrics_url": triton.metrics_url}]}
+    summary = stack_summary(state)
+    assert summary[0].endswith("2 needed input(s) missing: latency-quantiles, llm-metrics")
+    assert any(REPORT_CUSTOM_METRICS_LINE in line for line in summary)
 
 
 def test_with_summaries_and_llm_metrics_passes(fresh_triton_factory: Any, tmp_path: Path) -> None:
@@ -114,6 +118,11 @@ def test_with_summaries_and_llm_metrics_passes(fresh_triton_factory: Any, tmp_pa
     assert checks[c.CHECK_LATENCY_QUANTILES]["ok"] and checks[c.CHECK_LLM_METRICS]["ok"]
     assert f"reporting: {LLM_TRTLLM}, {LLM_VLLM}" in checks[c.CHECK_LLM_METRICS]["found"]
     assert set(_exporter_missing(triton).values()) == {0.0}
+    # what `stack up` and `demo` print at start
+    state = {"components": [{"name": "triton", "url": triton.http_url, "metrics_url": triton.metrics_url}]}
+    assert stack_summary(state) == [
+        "doctor: Triton 2.51.0, 8 checks: every input triton-sre needs is present"
+    ]
     pitfalls = {p["id"]: p for p in json.loads(result.stdout)["pitfalls"]}
     assert "summary-throughput" in pitfalls  # summaries are on
     assert pitfalls["summary-throughput"]["source"].startswith("https://github.com/")

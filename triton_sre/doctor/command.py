@@ -270,10 +270,22 @@ def summary_lines(triton_url: str, metrics_url: str | None, spec: Spec | None = 
     except Unreachable as exc:
         return [f"doctor: {exc}"]
     missing = report.missing
-    head = f"doctor: {len(report.checks) - len(missing)}/{len(report.checks)} checks ok"
+    head = f"doctor: Triton {report.triton_version}, {len(report.checks)} checks"
     if not missing:
-        return [head + " (every input triton-sre needs is present)"]
-    lines = [head + f"; missing: {', '.join(ch.id for ch in missing)}"]
+        return [head + ": every input triton-sre needs is present"]
+    lines = [head + f", {len(missing)} needed input(s) missing: {', '.join(ch.id for ch in missing)}"]
     lines += [f"  {ch.id}: {ch.fix}" for ch in missing]
     lines.append(f"  details: triton-sre doctor --triton-url {triton_url}")
     return lines
+
+
+def stack_summary(state: dict[str, Any], spec_file: Path | None = None) -> list[str]:
+    """`summary_lines` for the Triton of a local stack's state (`stack up`, `demo`)."""
+    triton = next((comp for comp in state.get("components", []) if comp.get("name") == "triton"), None)
+    if triton is None:
+        return []
+    try:
+        spec = load_spec(spec_file) if spec_file is not None else None
+    except SpecError as exc:
+        return [f"doctor: invalid SLO spec: {exc}"]
+    return summary_lines(triton["url"], triton.get("metrics_url"), spec)
