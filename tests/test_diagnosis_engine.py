@@ -59,7 +59,8 @@ def test_every_runbook_has_a_positive_fixture() -> None:
     cpu = CPU_REPRODUCIBLE_LOAD_FAILURES  # covered by the real-Triton corpus
     gpu = {p.name.split(".", 1)[0] for p in GPU_FIXTURES}
     tune = {case.expect for case in accuracy.load("tune")}  # real logs users posted (never heldout/)
-    assert set(c.LOAD_FAILURE_RUNBOOKS) <= cpu | gpu | tune
+    dev = {case.expect for case in accuracy.load("dev4")}  # the stack around Triton (never heldout4/)
+    assert set(c.LOAD_FAILURE_RUNBOOKS) <= cpu | gpu | tune | dev
     assert {r.runbook for r in CAUSE_RULES} == set(c.LOAD_FAILURE_RUNBOOKS) - {c.RUNBOOK_UNKNOWN_LOAD_FAILURE}
 
 
@@ -233,7 +234,10 @@ def test_unknown_error_lines_are_grouped_by_template() -> None:
         for i in range(5)
     )
     report = diagnose_text(log)
-    assert report.findings == ()
+    # An E line nothing explains is still a failure signal: the fallback finding quotes it (issue 20).
+    (finding,) = report.findings
+    assert finding.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and finding.severity == c.IMPACT_CRITICAL
+    assert finding.evidence[0].line == 1 and "flux capacitor 0" in finding.evidence[0].text
     (group,) = report.unmatched
     assert group.count == 5 and group.example.line == 1
     assert group.template == "E weird.cc] flux capacitor <n> overheated at <hex> in <path>"

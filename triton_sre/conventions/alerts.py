@@ -51,6 +51,12 @@ RUNBOOK_INSTANCE_GROUP_INVALID: Final = "instance-group-invalid"
 RUNBOOK_REPOSITORY_PATH_INVALID: Final = "repository-path-invalid"
 # --- diagnosis: operating-system resource errors (disk full, host RAM, open files, OOM killer) ---
 RUNBOOK_HOST_RESOURCE_EXHAUSTED: Final = "host-resource-exhausted"
+# --- diagnosis: the stack around Triton (the image's platform, the orchestrator) ---
+RUNBOOK_PLATFORM_UNSUPPORTED: Final = "platform-unsupported"
+RUNBOOK_POD_UNSCHEDULABLE: Final = "pod-unschedulable"
+RUNBOOK_IMAGE_PULL_FAILED: Final = "image-pull-failed"
+RUNBOOK_POD_PROBE_FAILED: Final = "pod-probe-failed"
+RUNBOOK_POD_CRASH_LOOPING: Final = "pod-crash-looping"
 LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_MODEL_FILE_MISSING,
     RUNBOOK_VERSION_DIR_INVALID,
@@ -82,6 +88,11 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_INSTANCE_GROUP_INVALID,
     RUNBOOK_REPOSITORY_PATH_INVALID,
     RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+    RUNBOOK_PLATFORM_UNSUPPORTED,
+    RUNBOOK_POD_UNSCHEDULABLE,
+    RUNBOOK_IMAGE_PULL_FAILED,
+    RUNBOOK_POD_PROBE_FAILED,
+    RUNBOOK_POD_CRASH_LOOPING,
     RUNBOOK_UNKNOWN_LOAD_FAILURE,
 )
 

@@ -21,7 +21,7 @@ per model, plus bounded lists) and `finish()` returns a `Report`:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from triton_sre import conventions as c
@@ -29,10 +29,13 @@ from triton_sre.diagnosis.logparse import (
     LEVEL_ERROR,
     LEVEL_FATAL,
     LEVEL_INFO,
+    SOURCE_OPTION,
     SOURCE_RAW,
     SOURCE_TABLE,
     LogEvent,
+    peel_collector_prefix,
 )
+from triton_sre.diagnosis.releases import advice, release_in
 from triton_sre.diagnosis.repeats import memoize_text
 from triton_sre.diagnosis.rules import (
     RANK,
@@ -66,6 +69,8 @@ ATTACH_WINDOW = 12
 
 _SEVERITY_RANK = {c.IMPACT_CRITICAL: 0, c.IMPACT_WARNING: 1, c.IMPACT_INFO: 2}
 _RULE_RANK = RANK
+_SYMPTOMS = frozenset({c.RUNBOOK_POD_CRASH_LOOPING})
+"""Findings that only say the container restarts: listed after any finding that says why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +108,8 @@ class Report:
     unmatched: tuple[Unmatched, ...]
     harmless_lines: int = 0
     events: int = 0
+    release: str | None = None
+    """The NGC release (``YY.MM``) the log names (banner or ``server_version``), if any."""
 
     @property
     def has_failure(self) -> bool:
@@ -234,6 +241,20 @@ def _evidence_text(event: LogEvent) -> str:
     return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS] + "…"
 
 
+def _deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int, str]:
+    """The line of a pasted block (raw lines: ``kubectl describe`` output, a banner) that
+    ``decides`` holds for, so the finding quotes it rather than the block's first line."""
+    if event.source != SOURCE_RAW:
+        return event.line, _evidence_text(event)
+    pieces = event.message.split("\n")
+    for offset, piece in enumerate(pieces):
+        if len(pieces) > 1 and not (piece.strip() and decides(piece)):
+            continue
+        text = peel_collector_prefix(piece.strip())
+        return event.line + offset, text[:MAX_EVIDENCE_CHARS]
+    return event.line, peel_collector_prefix(_evidence_text(event))
+
+
 class Diagnoser:
     """Feed events in log order, then `finish()`. Holds per-model state only."""
 
@@ -249,8 +270,10 @@ class Diagnoser:
         self._summary: list[_Obs] = []
         self._server_failures: list[_Obs] = []  # the server (or its GPUs) failed; nothing explains it
         self._unmatched: dict[str, list[object]] = {}
+        self._unexplained: list[_Obs] = []  # error lines no rule explains (bounded)
         self._unmatched_overflow = 0
         self._index = 0
+        self._release: str | None = None
         self.harmless_lines = 0
 
     # -- feeding ---------------------------------------------------------------------------------
@@ -272,6 +295,10 @@ class Diagnoser:
         index = self._index
         message = event.message
         level = event.level
+        if self._release is None and event.source in (SOURCE_RAW, SOURCE_OPTION):
+            self._release = release_in(message)
+        if event.source == SOURCE_OPTION:
+            return
         if event.source == SOURCE_TABLE:
             self._feed_table_row(event, index)
             return
@@ -302,12 +329,12 @@ class Diagnoser:
                 self._server_failures.append(obs)
             return
         if runbook is None and is_server_failure(message):
-            self._server_failures.append(
-                _Obs(index, event.line, _evidence_text(event), level or LEVEL_ERROR, None, message, True)
-            )
+            line, text = _deciding_line(event, is_server_failure)
+            self._server_failures.append(_Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
             return
         if runbook is not None:
-            obs = _Obs(index, event.line, _evidence_text(event), level or LEVEL_ERROR, runbook, message)
+            line, text = _deciding_line(event, lambda piece: classify(piece) == runbook)
+            obs = _Obs(index, line, text, level or LEVEL_ERROR, runbook, message)
             path = _PY_PATH.search(message)
             if path:
                 state = self._model(path["model"], path["version"])
@@ -330,6 +357,11 @@ class Diagnoser:
             event.source == SOURCE_RAW and message[:8].upper().startswith(("ERROR", "FATAL", "CRITICAL"))
         ):
             self._add_unmatched(event)
+            if len(self._unexplained) < MAX_PENDING:
+                # An error line nothing explains is still a failure signal: never an empty answer.
+                self._unexplained.append(
+                    _Obs(index, event.line, _evidence_text(event), level or LEVEL_ERROR, None, message, True)
+                )
 
     def _instance_model(self, message: str) -> str | None:
         """The model a model-instance name in ``message`` belongs to, if any."""
@@ -366,6 +398,7 @@ class Diagnoser:
 
     def _feed_table_row(self, event: LogEvent, index: int) -> None:
         if event.model is None:
+            self._feed_cut_row(event, index)
             return
         status = event.message
         state = self._model(event.model, event.version)
@@ -380,6 +413,18 @@ class Diagnoser:
         state.stuck = False
         state.add(obs)
         self._attach_pending(state, obs)
+
+    def _feed_cut_row(self, event: LogEvent, index: int) -> None:
+        """A status cell whose model column was cut off: a failure of an unnamed model."""
+        reason = _STATUS_PREFIX.sub("", event.message, count=1)
+        runbook = classify_reason(reason)
+        obs = _Obs(index, event.line, _evidence_text(event), LEVEL_ERROR, runbook, reason, True)
+        if obs.runbook is None:
+            self._server_failures.append(obs)
+            return
+        self._pending.append(obs)
+        if len(self._pending) > MAX_PENDING:
+            self._orphans.append(self._pending.pop(0))
 
     def _feed_model_line(self, event: LogEvent, index: int) -> bool:
         message = event.message
@@ -552,7 +597,7 @@ class Diagnoser:
         """A log that says the server failed (a summary line, ``error: creating server``, a CUDA or
         driver failure) gets a critical finding even when no model is named: the best server-wide
         cause seen, else `unknown-load-failure` with the evidence and the raw message."""
-        failures = self._server_failures + self._summary
+        failures = self._server_failures + self._summary + self._unexplained
         if not failures or any(f.severity == c.IMPACT_CRITICAL for f in final):
             return
         server_wide = [f for f in final if f.model is None]
@@ -587,7 +632,7 @@ class Diagnoser:
                     "Triton reports failed loads but their cause is not in this excerpt: triage the "
                     "whole log from the server's start, or query the live server with --triton-url."
                 ),
-                message=(self._server_failures or self._summary)[0].reason,
+                message=(self._server_failures or self._summary or self._unexplained)[0].reason,
             )
         )
 
@@ -631,6 +676,7 @@ class Diagnoser:
             key=lambda f: (
                 f.consequence_of is not None,
                 _SEVERITY_RANK.get(f.severity, 3),
+                f.runbook in _SYMPTOMS,
                 f.evidence[0].line if f.evidence else 0,
             )
         )
@@ -639,7 +685,27 @@ class Diagnoser:
             for template, entry in self._unmatched.items()
         ]
         unmatched.sort(key=lambda u: (-u.count, u.example.line))
-        return Report(tuple(final), tuple(unmatched), self.harmless_lines, self._index)
+        final = [self._with_release_advice(f) for f in final]
+        return Report(tuple(final), tuple(unmatched), self.harmless_lines, self._index, self._release)
+
+    def _with_release_advice(self, finding: Finding) -> Finding:
+        """Append what is known about this finding in the log's release (`releases.KNOWN_ISSUES`)."""
+        text = "\n".join([*(e.text for e in finding.evidence), finding.message or ""])
+        note = advice(finding.runbook, text, self._release)
+        if note is None:
+            return finding
+        remediation = f"{finding.remediation} {note}".strip()
+        return Finding(
+            finding.model,
+            finding.version,
+            finding.runbook,
+            finding.title,
+            finding.severity,
+            finding.evidence,
+            remediation,
+            finding.consequence_of,
+            finding.message,
+        )
 
 
 def diagnose_events(

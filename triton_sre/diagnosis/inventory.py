@@ -41,6 +41,10 @@ COMPONENTS: Final = (
     "tensorflow_backend",
     "tensorrtllm_backend",
     "vllm_backend",
+    "fil_backend",
+    "dali_backend",
+    "openvino_backend",
+    "paddle_backend",
 )
 _REQUIRED = ("id", "component", "source", "releases", "template", "example", "runbook")
 _OPTIONAL = ("pattern", "decides", "competes")

@@ -28,6 +28,7 @@ __all__ = [
     "classify_line",
     "parse",
     "parse_text",
+    "peel_collector_prefix",
     "unquote",
 ]
 
@@ -46,6 +47,8 @@ SOURCE_TABLE = "model-status-table"
 SOURCE_PROTOBUF = "libprotobuf"
 SOURCE_MAIN = "main"
 SOURCE_RAW = ""
+SOURCE_OPTION = "server-option"
+"""A row of the options table Triton prints at start (only ``server_version`` is kept)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,9 @@ _PREFIXES = (
 )
 _ESCAPE = re.compile(r"\\(.)", re.S)
 _STATUS_WORD = re.compile(r"(UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)\b")
+# A status cell pasted without the start of its row (the model and version columns cut off):
+# ``UNAVAILABLE: Unknown: [22:10:17] /rapids_triton/bui |``, its wrapped rows following.
+_CUT_ROW = re.compile(r"(UNAVAILABLE|Not loaded): .*\|\s*$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
 
 
@@ -170,7 +176,26 @@ def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
                 break
         else:
             break
-    return KIND_RAW, s, None
+    # A raw line keeps its indentation (a traceback's), not a collector's prefix: the chunk
+    # scanner strips those too, so both read the same text.
+    return KIND_RAW, peel_collector_prefix(s), None
+
+
+def peel_collector_prefix(s: str) -> str:
+    """``s`` without the prefixes log collectors add (docker/kubectl timestamps, ``[pod/...]``,
+    ``docker compose``'s ``NAME  | ``): what `scan.strip_prefixes` removes before parsing."""
+    for _ in range(4):
+        for prefix in _PREFIXES[:3]:
+            m = prefix.match(s)
+            if m and m.end() > 0:
+                end = m.end()
+                while end > 1 and s[end - 1] in " \t" and s[end - 2] in " \t":
+                    end -= 1  # one separator, not the line's own indentation
+                s = s[end:]
+                break
+        else:
+            return s
+    return s
 
 
 def _table_cells(s: str) -> list[str]:
@@ -274,6 +299,9 @@ class _Parser:
                     ev = self._flush()
                     if ev:
                         yield ev
+                    if len(cells) >= 2 and cells[0].strip() == "server_version":
+                        value = cells[1].strip()
+                        yield LogEvent(number, LEVEL_INFO, SOURCE_OPTION, f"server_version {value}", s)
                     return
             if len(cells) < 3:
                 # A row cut short by a truncated paste: keep what is there.
@@ -306,6 +334,13 @@ class _Parser:
             if ev:
                 yield ev
             yield LogEvent(number, "", SOURCE_RAW, s, s.strip(), None, None)
+            return
+        if _CUT_ROW.match(s.strip()):
+            ev = self._flush()
+            if ev:
+                yield ev
+            self.in_model_table = True
+            self._start(number, LEVEL_ERROR, SOURCE_TABLE, s, s.strip().rstrip("|").strip())
             return
         if self.cur is not None and self.cur[2] != SOURCE_TABLE:
             self._append(s)

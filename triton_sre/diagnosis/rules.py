@@ -18,11 +18,12 @@ data-type mismatch, TensorRT-LLM before TensorRT):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.inventory import ENTRIES
+from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, CauseRule
+from triton_sre.diagnosis.stack_rules import rx as _rx
 
 __all__ = [
     "BACKEND_FAILURE",
@@ -43,16 +44,15 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class CauseRule:
-    runbook: str
-    pattern: re.Pattern[str]
-    source: str = "hand"
-    """``hand`` for the patterns below, else the inventory entry id the rule comes from."""
-
-
-def _rx(*alternatives: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{a})" for a in alternatives), re.I)
+def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
+    """Like `rx`, but only on a line that the library itself did not mark INFO or WARNING:
+    TensorRT-LLM prints its parameter defaults (``[TensorRT-LLM][WARNING] enable_kv_cache_reuse is
+    not specified, will be set to false``, a json.exception about an optional key) on every healthy
+    start."""
+    body = "|".join(f"(?:{a})" for a in alternatives)
+    return re.compile(
+        rf"(?m:^(?![^\n]*\[(?:TensorRT-LLM\]\[)?(?:INFO|WARNING|DEBUG|VERBOSE)\])[^\n]*?(?:{body}))", re.I
+    )
 
 
 # Lines every CPU-only host prints: informational, never a cause.
@@ -88,6 +88,12 @@ SERVER_FAILURE: Final = _rx(
     r"Failed to initialize NVML: ",
     r"NVML[_ ](ERROR|error)\w*",
     r"unable to get number of CUDA devices",
+    # The process ended with a non-zero status, as docker compose, kubectl describe and a pod's
+    # status (KServe's lastFailureInfo) report it; 137 (SIGKILL) is a cause rule of its own.
+    r"\bexited with code [1-9]\d*",
+    r"\bExit Code:\s+[1-9]\d*",
+    r"\bexitCode\"?:\s*[1-9]\d*",
+    r"\bReason:\s+(Error|ContainerCannotRun|StartError)\b",
 )
 
 _ENOSPC = r"(?:\[Errno 28\]|\bNo space left on device\b|\bENOSPC\b)"
@@ -145,6 +151,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bOOMKilled\b",
             r"(?m:^\s*Killed\s*$)",
             r"exit(ed)? (with )?(code|status) 137\b",
+            # kubectl describe ("Exit Code:    137"), a pod's status ("exitCode: 137").
+            r"\bexit ?code\"?:?\s+137\b",
         ),
     ),
     CauseRule(
@@ -162,11 +170,26 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
     ),
     CauseRule(
         c.RUNBOOK_PERMISSION_DENIED,
-        _rx(r"Permission denied", r"\bEACCES\b", r"Operation not permitted", r"\[Errno 13\]"),
+        _rx(
+            # Not the NGC entrypoint's own `find: '/usr/lib/ssl/private': Permission denied` (printed
+            # by every image started as a non-root user, e.g. under KServe): noise, not a model's file.
+            r"(?m:^(?!\s*find: ')[^\n]*Permission denied)",
+            r"\bEACCES\b",
+            r"Operation not permitted",
+            r"\[Errno 13\]",
+        ),
     ),
+    *STACK_RULES,
     CauseRule(
         c.RUNBOOK_CUDA_DRIVER_MISMATCH,
         _rx(
+            # The entrypoint's driver check: the host driver is older than the image's CUDA and the
+            # forward-compatibility libraries cannot help (a GeForce GPU, a Jetson, an old branch).
+            r"This container was built for NVIDIA Driver Release",
+            r"compatibility mode is UNAVAILABLE",
+            r"No supported GPU\(s\) detected to run this container",
+            r"Failed to detect NVIDIA driver version",
+            r"Failed to load libcuda\.so",
             r"driver version is insufficient for CUDA runtime",
             r"no CUDA-capable device is detected",
             r"CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|cudaErrorInsufficientDriver",
@@ -213,8 +236,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
     ),
     CauseRule(
         c.RUNBOOK_LLM_BACKEND_CONFIG,
-        _rx(
-            r"\[TensorRT-LLM\]",
+        _not_on_info_line(
+            r"\[TensorRT-LLM\]\[(ERROR|FATAL)\]",
             r"tensorrt_llm::|libtriton_tensorrtllm|inflight_batcher_llm",
             r"gpt_model_path|encoder_model_path|decoder_model_path|engine_dir",
             r"json\.exception",
@@ -427,6 +450,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         # Only the frames survived: the stub failed inside Python's import machinery.
         _rx(r"<frozen importlib\._bootstrap>\(\d+\): _find_and_load"),
     ),
+    *RESTART_RULES,
 )
 
 
@@ -436,6 +460,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
 PRIORITY: Final[tuple[str, ...]] = (
     c.RUNBOOK_SHM_TOO_SMALL,
     c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+    c.RUNBOOK_POD_UNSCHEDULABLE,
+    c.RUNBOOK_IMAGE_PULL_FAILED,
+    c.RUNBOOK_PLATFORM_UNSUPPORTED,
     c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
     c.RUNBOOK_PERMISSION_DENIED,
     c.RUNBOOK_CUDA_DRIVER_MISMATCH,
@@ -463,6 +490,8 @@ PRIORITY: Final[tuple[str, ...]] = (
     c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
     c.RUNBOOK_PYTHON_MODULE_MISSING,
     c.RUNBOOK_PYTHON_MODEL_ERROR,
+    c.RUNBOOK_POD_PROBE_FAILED,
+    c.RUNBOOK_POD_CRASH_LOOPING,
 )
 
 

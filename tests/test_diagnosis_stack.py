@@ -1,0 +1,325 @@
+"""The stack around Triton (issue 20): the NGC entrypoint, backends beyond the first eight, core's
+backend loading, Kubernetes, platform limits, and warnings that are not failures.
+
+Every wording below is quoted from a log a user posted (the source is named next to it) or from
+the source that prints it; the development logs are in tests/data/logs/dev4/ (never heldout4/).
+"""
+
+from __future__ import annotations
+
+import io
+
+import accuracy
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse, parse_text
+from triton_sre.diagnosis.scan import scan_lines
+
+
+def first(text: str) -> tuple[str, str, str]:
+    """(runbook, severity, quoted line) of the first finding."""
+    report = diagnose_events(parse_text(text))
+    assert report.findings, text
+    f = report.findings[0]
+    return f.runbook, f.severity, f.evidence[0].text
+
+
+# --------------------------------------------------------------------------- the NGC entrypoint
+@pytest.mark.parametrize(
+    ("text", "runbook", "quoted"),
+    [
+        # server#1838 (20.06 on driver 440): the driver check, no Triton error follows.
+        (
+            "ERROR: This container was built for NVIDIA Driver Release 450.36 or later, but\n"
+            "       version 440.100 was detected and compatibility mode is UNAVAILABLE.\n\n"
+            "       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]\n",
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+            "This container was built for NVIDIA Driver Release 450.36",
+        ),
+        # TensorRT-LLM#398: the driver is there, CUDA is not ready (fabric manager, error 802).
+        (
+            "ERROR: The NVIDIA Driver is present, but CUDA failed to initialize.  GPU functionality "
+            "will not be available.\n   [[ System not yet initialized (error 802) ]]\n",
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+            "CUDA failed to initialize",
+        ),
+        # fauxpilot#104 / server#135: no GPU passed to the container.
+        (
+            "ERROR: No supported GPU(s) detected to run this container\n",
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+            "No supported GPU(s)",
+        ),
+        # fauxpilot#248 (compose prefix): a GPU newer than the image; the WARNING names the cause.
+        (
+            "triton-1         | WARNING: Detected NVIDIA NVIDIA GeForce RTX 4060 GPU, which is not yet "
+            "supported in this version of the container\n"
+            "triton-1         | ERROR: No supported GPU(s) detected to run this container\n",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+            "which is not yet supported",
+        ),
+        # QAnything#125: a VM CPU without AVX.
+        (
+            "ERROR: This container was built for CPUs supporting at least the AVX instruction set, but\n"
+            "       the CPU detected was Common KVM processor, which does not report\n",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+            "AVX instruction set",
+        ),
+    ],
+)
+def test_entrypoint_banner(text: str, runbook: str, quoted: str) -> None:
+    got, severity, line = first(text)
+    assert (got, severity) == (runbook, c.IMPACT_CRITICAL)
+    assert quoted in line
+
+
+def test_entrypoint_noise_on_a_healthy_cpu_host_is_no_failure() -> None:
+    # kserve#2755: every NGC image run as a non-root user prints this `find` line.
+    log = (
+        "NVIDIA Release 21.09 (build 27443074)\n"
+        "find: '/usr/lib/ssl/private': Permission denied\n"
+        "WARNING: The NVIDIA Driver was not detected. GPU functionality will not be available.\n"
+        "I0313 11:41:02.864441 1 libtorch.cc:1040] Triton TRITONBACKEND API version: 1.5\n"
+    )
+    assert not diagnose_events(parse_text(log)).has_failure
+
+
+# --------------------------------------------------------------------------- Kubernetes
+@pytest.mark.parametrize(
+    ("text", "runbook", "quoted"),
+    [
+        # server#4761 (kubectl get events): the scheduler's fit plugin.
+        (
+            "FailedScheduling    pod/model-2-79d7d6786c-bprm8    0/1 nodes are available: 1 Insufficient "
+            "nvidia.com/gpu, 1 node(s) had taint {protect: no_schedule}, that the pod didn't tolerate\n",
+            c.RUNBOOK_POD_UNSCHEDULABLE,
+            "Insufficient nvidia.com/gpu",
+        ),
+        # server#7154 (kubectl describe events): the kubelet killed the container.
+        (
+            "Events:\n  Type     Reason     Age    From     Message\n"
+            '  Warning  Unhealthy  41s (x3 over 61s)    kubelet            Liveness probe failed: Get "http://'
+            '10.0.10.177:8000/v2/health/live": dial tcp 10.0.10.177:8000: connect: connection refused\n'
+            "  Normal   Killing    41s                  kubelet            Container triton-inference-server "
+            "failed liveness probe, will be restarted\n",
+            c.RUNBOOK_POD_PROBE_FAILED,
+            "Liveness probe failed",
+        ),
+        # server#5747: a tag that does not exist.
+        (
+            "Error response from daemon: manifest for nvcr.io/nvidia/tritonserver:23.04-py not found: "
+            "manifest unknown: manifest unknown\n",
+            c.RUNBOOK_IMAGE_PULL_FAILED,
+            "manifest unknown",
+        ),
+        # server#7293 (kubectl get pods): only the symptom is pasted.
+        (
+            "NAME READY STATUS RESTARTS AGE\n"
+            "llm-playground-7d8c999487-fgmj5 1/1 Running 0 45m\n"
+            "triton-inference-server-7cd84c8f4b-wzsk9 0/1 CrashLoopBackOff 8 (18s ago) 23m\n",
+            c.RUNBOOK_POD_CRASH_LOOPING,
+            "CrashLoopBackOff",
+        ),
+    ],
+)
+def test_kubernetes_output(text: str, runbook: str, quoted: str) -> None:
+    got, severity, line = first(text)
+    assert (got, severity) == (runbook, c.IMPACT_CRITICAL)
+    assert quoted in line, "the finding quotes the deciding line, not the block's first line"
+
+
+def test_an_oom_kill_is_listed_before_the_crash_loop_it_causes() -> None:
+    # kubectl describe of a Triton pod over its memory limit (kubelet/kubectl field names).
+    log = (
+        "Name:         triton-0\nStatus:       Running\n"
+        "    State:          Waiting\n      Reason:       CrashLoopBackOff\n"
+        "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n"
+    )
+    report = diagnose_events(parse_text(log))
+    assert report.findings[0].runbook == c.RUNBOOK_HOST_RESOURCE_EXHAUSTED
+    assert "OOMKilled" in report.findings[0].evidence[0].text
+
+
+def test_a_non_zero_exit_is_never_an_empty_answer() -> None:
+    log = "    State:          Terminated\n      Reason:       Error\n      Exit Code:    1\n"
+    runbook, severity, line = first(log)
+    assert (runbook, severity) == (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.IMPACT_CRITICAL)
+    assert "Error" in line
+    assert first("fauxpilot-triton-1 exited with code 1\n")[0] == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    assert not diagnose_events(parse_text("triton-1 exited with code 0\n")).findings
+
+
+def test_an_error_banner_no_rule_knows_still_gets_a_finding() -> None:
+    runbook, severity, line = first("ERROR: something this engine has never seen\n")
+    assert (runbook, severity) == (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.IMPACT_CRITICAL)
+    assert line.startswith("ERROR: something")
+
+
+# --------------------------------------------------------------------------- backends and core loading
+@pytest.mark.parametrize(
+    ("text", "runbook"),
+    [
+        # server#2876 (Jetson, python backend built at another tag).
+        (
+            "E0519 08:11:54.803470 1 model_repository_manager.cc:1243] failed to load 'PYTHON_NMS' "
+            "version 1: Unsupported: Triton backend API version does not support this backend",
+            c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        ),
+        # Treelite#492 (XGBoost 2.0 JSON), the text the FIL backend passes through.
+        (
+            "E1128 10:29:44.054714 1 model_lifecycle.cc:597] failed to load 'xgb' version 1: Unknown: "
+            "[09:49:34] /work/src/frontend/xgboost_json.cc:670: Provided JSON could not be parsed "
+            "as XGBoost model. Parsing error at offset 198: Terminate parsing due to Handler error.",
+            c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        ),
+        # server#6588 (Jetson, python backend without GPU support).
+        (
+            "E1116 03:33:53.875492 17251 model_lifecycle.cc:626] failed to load 'Llama-2-7b-chat-hf' "
+            "version 1: Internal: GPU instances not supported",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        ),
+        # core src/cuda_utils.cc, a Jetson Nano (5.3) under the default minimum.
+        (
+            "E0101 00:00:00.000000 1 model_lifecycle.cc:626] failed to load 'resnet' version 1: Unsupported: "
+            "gpu 0 has compute capability '5.3' which is less than the minimum supported of '6.000000'",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        ),
+    ],
+)
+def test_backend_loading(text: str, runbook: str) -> None:
+    got, severity, _line = first(text)
+    assert (got, severity) == (runbook, c.IMPACT_CRITICAL)
+
+
+def test_a_status_cell_cut_from_its_row_is_read_with_its_wrapped_rows() -> None:
+    # The shape of a wide status table pasted from its third column on (fil_backend issues).
+    log = (
+        "UNAVAILABLE: Unknown: [10:00:00] /rapids_triton/build/_deps/treelite-src/src/fr |\n"
+        "|          |         | ontend/xgboost_json.cc:674: Provided JSON could not be pa |\n"
+        "|          |         | rsed as XGBoost model. |\n"
+    )
+    runbook, severity, line = first(log)
+    assert (runbook, severity) == (c.RUNBOOK_LIBRARY_VERSION_MISMATCH, c.IMPACT_CRITICAL)
+    assert line.startswith("UNAVAILABLE: Unknown:")
+
+
+# --------------------------------------------------------------------------- warnings that are not failures
+def test_tensorrt_llm_parameter_defaults_are_not_errors() -> None:
+    # tensorrtllm_backend#396 (24.02): defaults and optional json keys on a start that succeeded.
+    log = (
+        "[TensorRT-LLM][WARNING] normalize_log_probs is not specified, will be set to true\n"
+        "[TensorRT-LLM][WARNING] enable_kv_cache_reuse is not specified, will be set to false\n"
+        "[TensorRT-LLM][WARNING] [json.exception.type_error.302] type must be array, but is null\n"
+        "[TensorRT-LLM][WARNING] [json.exception.out_of_range.403] key 'max_draft_len' not found\n"
+        "[TensorRT-LLM][INFO] MPI size: 4, rank: 0\n"
+    )
+    report = diagnose_events(parse_text(log))
+    assert not report.has_failure and not report.findings
+
+
+def test_a_tensorrt_llm_error_line_is_still_a_cause() -> None:
+    log = (
+        "[TensorRT-LLM][WARNING] max_num_sequences is not specified, will be set to the TRT engine "
+        "max_batch_size\n"
+        "[TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (worldConfig.cpp:99)\n"
+    )
+    runbook, severity, line = first(log)
+    assert (runbook, severity) == (c.RUNBOOK_LLM_BACKEND_CONFIG, c.IMPACT_CRITICAL)
+    assert "[ERROR]" in line
+
+
+# --------------------------------------------------------------------------- every format reads the same
+BANNER = (
+    "ERROR: This container was built for NVIDIA Driver Release 525.85 or later, but\n"
+    "       version 470.199.02 was detected and compatibility mode is UNAVAILABLE.\n"
+)
+API = (
+    "E0628 10:00:00.000000 1 model_lifecycle.cc:642] \"failed to load 'ort' version 1: Unsupported: Triton "
+    "TRITONBACKEND API version: 1.16 does not support 'onnxruntime' TRITONBACKEND API version: 1.19\""
+)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda t: t,
+        lambda t: t.replace("\n", "\r\n"),
+        lambda t: "".join(f"2024-07-23T19:39:35.070084123Z {line}\n" for line in t.splitlines()),
+        lambda t: "".join(f"[pod/triton-0/triton] {line}\n" for line in t.splitlines()),
+        lambda t: "".join(f"triton-1  | {line}\n" for line in t.splitlines()),
+    ],
+    ids=["plain", "crlf", "docker-t", "kubectl-prefix", "compose"],
+)
+@pytest.mark.parametrize(
+    ("text", "runbook"), [(BANNER, c.RUNBOOK_CUDA_DRIVER_MISMATCH), (API, c.RUNBOOK_LIBRARY_VERSION_MISMATCH)]
+)
+def test_every_collector_shape_reads_the_same(shape, text: str, runbook: str) -> None:
+    shaped = shape(text)
+    by_lines = diagnose_events(parse_text(shaped)).findings
+    by_chunks = diagnose_events(parse(scan_lines(io.BytesIO(shaped.encode()), chunk_bytes=512))).findings
+    assert by_lines and by_lines[0].runbook == runbook
+    assert by_chunks == by_lines
+
+
+def test_iso8601_and_unescaped_forms_of_a_backend_line() -> None:
+    iso = (
+        "2024-06-28T10:00:00Z E 1 model_lifecycle.cc:642] failed to load 'ort' version 1: "
+        "Unsupported: Triton TRITONBACKEND API version: 1.16 does not support 'onnxruntime' "
+        "TRITONBACKEND API version: 1.19"
+    )
+    assert first(iso)[0] == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+    assert first(API.replace('"', ""))[0] == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+
+
+def test_a_truncated_banner_still_names_the_driver() -> None:
+    cut = "ERROR: This container was built for NVIDIA Driver Release 525.85 or la"
+    assert first(cut)[0] == c.RUNBOOK_CUDA_DRIVER_MISMATCH
+
+
+# --------------------------------------------------------------------------- the development set
+def test_development_set_is_fully_explained() -> None:
+    cases = accuracy.load("dev4")
+    assert len(cases) >= 12
+    for case in cases:
+        report = diagnose_events(parse_text(case.text))
+        if case.expect == accuracy.HEALTHY:
+            assert not report.has_failure, case.name
+        else:
+            assert report.findings and report.findings[0].runbook == case.expect, case.name
+
+
+# --------------------------------------------------------------------------- known issues by release
+def test_release_is_read_from_the_banner_and_the_options_table() -> None:
+    from triton_sre.diagnosis.releases import release_in, server_release_from_version
+
+    assert release_in("NVIDIA Release 24.08 (build 107631420)") == "24.08"
+    assert release_in("Triton Server Version 2.49.0") == "24.08"  # server#8536 prints both
+    assert release_in("| server_version                   | 2.51.0 |") == "24.10"
+    assert server_release_from_version(2, 7) == "21.02" and server_release_from_version(2, 44) == "24.03"
+    real = (accuracy.LOGS / "real" / "default-exit-false.log").read_text()
+    assert diagnose_events(parse_text(real)).release == "24.10"  # the real 2.51 server
+
+
+def test_fil_xgboost_json_advice_depends_on_the_release() -> None:
+    failure = (
+        "E1128 10:29:44.054714 1 model_lifecycle.cc:597] failed to load 'xgb' version 1: Unknown: "
+        "xgboost_json.cc:539: Provided JSON could not be parsed as XGBoost model. Parsing error at offset 1\n"
+    )
+    old = diagnose_events(parse_text("NVIDIA Release 22.11 (build 1)\n" + failure)).findings[0]
+    new = diagnose_events(parse_text("NVIDIA Release 24.10 (build 1)\n" + failure)).findings[0]
+    unknown = diagnose_events(parse_text(failure)).findings[0]
+    assert old.runbook == new.runbook == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+    assert "24.03 and later" in old.remediation and "model_support.md" in old.remediation
+    assert "24.03 and later" not in new.remediation and "24.03 and later" not in unknown.remediation
+
+
+def test_execution_env_path_expansion_before_21_09() -> None:
+    failure = (
+        "I0101 00:00:00.000000 1 python_be.cc:1] Failed to initialize Python stub: Failed to open the "
+        "EXECUTION_ENV_PATH $$TRITON_MODEL_DIRECTORY/env.tar.gz: archive_read_open_filename failed\n"
+    )
+    old = diagnose_events(parse_text("NVIDIA Release 21.06 (build 1)\n" + failure)).findings[0]
+    new = diagnose_events(parse_text("NVIDIA Release 23.06 (build 1)\n" + failure)).findings[0]
+    assert old.runbook == c.RUNBOOK_PYTHON_MODULE_MISSING
+    assert "pull/3314" in old.remediation and "pull/3314" not in new.remediation

@@ -1,0 +1,108 @@
+"""Pure: which Triton release a log comes from, and what is known about a finding in that release.
+
+The release is read from what the server prints (first match wins, the log is not searched
+further): the NGC banner (``NVIDIA Release 24.08 (build 107631420)``, ``Triton Server Version
+2.49.0``) and the options table (``| server_version | 2.50.0 |``); `server_release_from_version`
+maps a server version to its NGC release (2.7.0 = 21.02, monthly since; 21.01 had no release).
+
+`KNOWN_ISSUES` ties a finding (its runbook and a wording in its evidence) in a range of releases to
+the public issue or document that describes it and the release that changes it; `advice` returns
+the sentences to append to the finding's one-line fix. Each entry names its source.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from triton_sre import conventions as c
+
+__all__ = ["KNOWN_ISSUES", "KnownIssue", "advice", "release_in", "server_release_from_version"]
+
+_NGC_RELEASE = re.compile(r"\bNVIDIA Release (\d\d)\.(\d\d)\b")
+_SERVER_VERSION = re.compile(r"(?:Triton Server Version|server_version)\s*\|?\s*(\d+)\.(\d+)\.\d+")
+
+
+def server_release_from_version(major: int, minor: int) -> str | None:
+    """The NGC release (``YY.MM``) of a Triton server version, for 2.7.0 (21.02) and later."""
+    if major != 2 or minor < 7:
+        return None
+    months = minor + 7  # 2.7 -> 21.02: one month (21.01) had no release
+    return f"{20 + (months - 1) // 12:02d}.{(months - 1) % 12 + 1:02d}"
+
+
+def release_in(text: str) -> str | None:
+    """The NGC release a line names, if it is a banner or server-version line."""
+    m = _NGC_RELEASE.search(text)
+    if m:
+        return f"{m.group(1)}.{m.group(2)}"
+    m = _SERVER_VERSION.search(text)
+    if m:
+        return server_release_from_version(int(m.group(1)), int(m.group(2)))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class KnownIssue:
+    runbook: str
+    wording: re.Pattern[str]
+    """Matched against the finding's evidence and message."""
+    first: str
+    """First affected release (``YY.MM``), inclusive."""
+    last: str
+    """Last affected release, inclusive."""
+    advice: str
+    source: str
+
+
+KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
+    KnownIssue(
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        re.compile(r"could not be parsed as XGBoost model", re.I),
+        "21.08",
+        "24.02",
+        "In this release the FIL backend reads XGBoost JSON older than 1.7 only; 24.03 and later "
+        "read XGBoost 1.7+ JSON (24.10+ also UBJSON): re-save the model with xgboost<1.7 or upgrade.",
+        "https://github.com/triton-inference-server/fil_backend/blob/main/docs/model_support.md#version-compatibility",
+    ),
+    KnownIssue(
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        re.compile(r"different (major )?(version of )?Treelite", re.I),
+        "24.03",
+        "99.12",
+        "From 24.03 the FIL backend loads Treelite checkpoints of Treelite 3.9 or 4.x only: re-export "
+        "the checkpoint with a matching Treelite, or ship the XGBoost/LightGBM model file instead.",
+        "https://github.com/triton-inference-server/fil_backend/blob/main/docs/model_support.md#version-compatibility",
+    ),
+    KnownIssue(
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
+        re.compile(r"\$\$TRITON_MODEL_DIRECTORY", re.I),
+        "00.01",
+        "21.08",
+        "Releases before 21.09 do not expand $$TRITON_MODEL_DIRECTORY in EXECUTION_ENV_PATH: give an "
+        "absolute path, or upgrade to 21.09 or later.",
+        "https://github.com/triton-inference-server/server/pull/3314",
+    ),
+    KnownIssue(
+        c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        re.compile(r"GPU instances not supported", re.I),
+        "00.01",
+        "99.12",
+        "On Jetson the Python backend is built without GPU support in every release (docs/user_guide/"
+        "jetson.md): use KIND_CPU for Python models.",
+        "https://github.com/triton-inference-server/server/blob/main/docs/user_guide/jetson.md",
+    ),
+)
+
+
+def advice(runbook: str, text: str, release: str | None) -> str | None:
+    """Known-issue sentences for a finding of ``runbook`` whose evidence/message is ``text``."""
+    if release is None:
+        return None
+    notes = [
+        f"{issue.advice} (Triton {release}; see {issue.source})"
+        for issue in KNOWN_ISSUES
+        if issue.runbook == runbook and issue.first <= release <= issue.last and issue.wording.search(text)
+    ]
+    return " ".join(notes) or None
