@@ -28,6 +28,7 @@ class InputWatch:
         )
         self._families: frozenset[str] | None = None
         self._models: dict[str, ModelFacts] = {}
+        self._models_seen = 0  # bumped whenever _models changes: compared instead of the facts
         self._last_key: Any = None
 
     def saw_body(self, text: str) -> None:
@@ -36,10 +37,14 @@ class InputWatch:
 
     def saw_config(self, name: str, config: Mapping[str, Any]) -> None:
         self._models[name] = model_facts(name, config)
+        self._models_seen += 1
 
     def keep(self, names: Container[str]) -> None:
         """Forget the models that left (unloaded, or their config no longer readable)."""
-        self._models = {name: facts for name, facts in self._models.items() if name in names}
+        kept = {name: facts for name, facts in self._models.items() if name in names}
+        if len(kept) != len(self._models):
+            self._models = kept
+            self._models_seen += 1
 
     def update(self, llm_models: Iterable[str], memory: Mapping[str, str]) -> None:
         """Re-run the checks when an input changed; `memory` maps a model reporting memory_usage to
@@ -48,7 +53,7 @@ class InputWatch:
             return
         llm = frozenset(llm_models)
         reporting = frozenset(memory)
-        key = (self._families, tuple(self._models.values()), llm, reporting)
+        key = (self._families, self._models_seen, llm, reporting)
         if key == self._last_key:
             return
         self._last_key = key
