@@ -16,6 +16,7 @@ import requests
 import yaml
 from binaries import binary
 from live_prometheus import start_prometheus, stop_prometheus, wait_ready
+from test_bot_alertmanager import Alertmanager  # the real Alertmanager, started the same way
 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
@@ -142,34 +143,6 @@ def test_release_mapping() -> None:
     assert release_of(38) == "23.09"
 
 
-class _Alertmanager:
-    def __init__(self, work: Path) -> None:
-        self.port = free_port()
-        work.mkdir(parents=True, exist_ok=True)
-        (work / "am.yml").write_text(
-            yaml.safe_dump({"route": {"receiver": "null"}, "receivers": [{"name": "null"}]})
-        )
-        self.log = (work / "am.log").open("wb")
-        self.proc = subprocess.Popen(
-            [
-                binary("prometheus-alertmanager"),
-                f"--config.file={work / 'am.yml'}",
-                f"--storage.path={work / 'data'}",
-                f"--web.listen-address=127.0.0.1:{self.port}",
-                "--cluster.listen-address=",
-                "--log.level=warn",
-            ],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=15)
-        self.log.close()
-
-
 def _prometheus(work: Path, config: dict[str, Any], rules: dict[str, str]) -> tuple[Any, Any, str]:
     work.mkdir(parents=True, exist_ok=True)
     for name, text in rules.items():
@@ -236,7 +209,8 @@ def test_prometheus_wrong_job_long_interval_stale_rules(triton: LocalTriton, tmp
 def test_prometheus_set_up_right_passes(triton: LocalTriton, tmp_path: Path) -> None:
     spec = default_spec()
     target = triton.metrics_url.split("//", 1)[1].split("/", 1)[0]
-    am = _Alertmanager(tmp_path / "am")
+    nowhere = f"http://127.0.0.1:{free_port()}"  # no alert fires in these seconds: no webhook is sent
+    am = Alertmanager(tmp_path / "am", nowhere, nowhere)
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
         "alerting": {"alertmanagers": [{"static_configs": [{"targets": [f"127.0.0.1:{am.port}"]}]}]},
