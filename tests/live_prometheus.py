@@ -1,6 +1,6 @@
 """One real Prometheus (Debian's) for the test session, scraping the shared real Triton and an
-in-process exporter with the generated rules loaded, after 15 s of mixed traffic (streamed LLM
-requests included).
+in-process exporter with the generated rules loaded, after mixed traffic (streamed LLM requests
+included) until every model has answered enough requests for the checks.
 
 Registered in conftest.py, so every module using the `live` fixture shares the one instance.
 """
@@ -18,6 +18,7 @@ import requests
 import yaml
 from binaries import binary
 
+from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.demo import LLM_TRTLLM, LLM_VLLM, SLOW_MODEL, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.demo.traffic import TrafficDriver
@@ -92,9 +93,50 @@ def stop_prometheus(proc: subprocess.Popen, log: IO[bytes]) -> None:
     log.close()
 
 
+# What the checks downstream need of the mixed traffic: every model answered and seen by the rules,
+# a few injected failures, and enough tail_model requests (1 in 20 slow) for its p99 to be a slow one.
+MIN_ANSWERED = 30
+MIN_FAILED = 5
+MIN_TAIL_ANSWERED = 150
+
+
+def wait_for_traffic(driver: TrafficDriver, prom: Prom, triton_job: str, timeout: float = 55.0) -> None:
+    """Until the traffic is enough for the checks (above) and Prometheus' request-rate rule has a
+    series for every model; at most `timeout` (the driver stops by itself at 60 s)."""
+    deadline = time.monotonic() + timeout
+    rule = f'{c.rec_requests(c.REC_LEVEL_MODEL)}{{job="{triton_job}"}} > 0'
+    while time.monotonic() < deadline:
+        results = driver.results()
+        answered = all(r.total >= MIN_ANSWERED for r in results.values())
+        failed = sum(r.failed for r in results.values()) >= MIN_FAILED
+        tail = results[TAIL_MODEL].ok >= MIN_TAIL_ANSWERED
+        if answered and failed and tail:
+            seen = {r["metric"].get(c.LABEL_MODEL) for r in prom.query(rule)}
+            if seen >= set(results):
+                return
+        time.sleep(0.5)
+
+
+def wait_scraped_and_evaluated_after(
+    prom: Prom, stopped: float, triton_job: str, timeout: float = 30.0
+) -> None:
+    """Until Prometheus has scraped the exporter's poll after `stopped`, scraped Triton, then
+    evaluated the rules on those scrapes: the last traffic is in every rule's samples."""
+    deadline = time.monotonic() + timeout
+    scraped = f'{c.M_LAST_SUCCESS} > {stopped} and on() (timestamp(up{{job="{triton_job}"}}) > {stopped})'
+    while not prom.query(scraped):
+        assert time.monotonic() < deadline, "no scrape after the traffic stopped"
+        time.sleep(0.2)
+    after = time.time()
+    evaluated = f"timestamp({c.rec_requests(c.REC_LEVEL_MODEL)}) > {after}"
+    while not prom.query(evaluated):
+        assert time.monotonic() < deadline, "no rule evaluation after the last scrape"
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="session")
 def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """Prometheus + exporter + 15 s of mixed traffic (with backend failures) on the shared Triton."""
+    """Prometheus + exporter + mixed traffic (with backend failures) on the shared Triton."""
     work = tmp_path_factory.mktemp("prometheus")
     spec = default_spec()
     for rel, content in render_all(spec).items():
@@ -133,10 +175,11 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
         assert prom.wait_for(f'up{{job="{spec.exporter_job}"}} == 1'), "exporter not scraped"
         assert prom.wait_for(f'up{{job="{spec.triton_job}"}} == 1'), "Triton not scraped"
         driver.start()
-        time.sleep(15)
+        wait_for_traffic(driver, prom, spec.triton_job)
         driver.stop()
-        time.sleep(3)  # a last scrape, poll and rule evaluation after the traffic stopped
+        stopped = time.time()
         exporter.exporter.poll_once()
+        wait_scraped_and_evaluated_after(prom, stopped, spec.triton_job)
         settled = time.time()  # later tests may send more traffic: compare windows ending here
         yield {
             "prom": prom,

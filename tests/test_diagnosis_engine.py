@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import (
     Diagnoser,
+    Report,
     diagnose_events,
     diagnose_index,
     diagnose_reason,
@@ -308,8 +309,17 @@ def test_fuzz_parser_and_engine_never_raise(text: str) -> None:
     for raw in text.splitlines():
         classify_line(raw)
     report = diagnose_events(parse_text(text))
-    Diagnoser().feed_all(parse_text(text)).finish()
-    assert isinstance(report.findings, tuple)
+    streamed = Diagnoser().feed_all(parse_text(text)).finish()
+    assert streamed.findings == report.findings  # streaming and whole-text diagnosis agree
+    assert_well_formed(report, text)
+
+
+def assert_well_formed(report: Report, text: str) -> None:
+    """Every finding names a runbook triage knows and cites lines that exist in the text."""
+    n_lines = text.count("\n") + 1
+    for finding in report.findings:
+        assert finding.runbook in c.LOAD_FAILURE_RUNBOOKS, finding
+        assert finding.evidence and all(1 <= e.line <= n_lines for e in finding.evidence), finding
 
 
 _LOGGY = st.lists(
@@ -345,6 +355,7 @@ def test_fuzz_scanner_agrees_and_never_raises(lines: list[str], chunk: int) -> N
     got = diagnose_events(parse(scan_lines(io.BytesIO(data), chunk_bytes=chunk)))
     want = diagnose_events(parse_text(data.decode("utf-8", "replace")))
     assert got.findings == want.findings
+    assert_well_formed(want, data.decode("utf-8", "replace"))
 
 
 def test_binary_input_is_an_input_error() -> None:

@@ -26,6 +26,17 @@ def value(samples: list[Sample], name: str, **labels: str) -> float:
     return found[0]
 
 
+def scrape_until(triton, done, timeout: float = 10.0) -> list[Sample]:
+    """Scrape until `done(samples)` holds: metric updates go through the model's reporting thread,
+    so they land a little after the response. The last scrape is returned either way."""
+    deadline = time.monotonic() + timeout
+    samples = scrape(triton)
+    while not done(samples) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        samples = scrape(triton)
+    return samples
+
+
 def gen(triton, model: str, prompt: int, tokens: int):
     url = f"{triton.http_url}/v2/models/{model}/generate_stream"
     with requests.Session() as session:
@@ -51,8 +62,10 @@ def test_vllm_families_counters_and_buckets(triton):
     prompts, outputs = [12, 40, 90], [5, 9, 17]
     for p, o in zip(prompts, outputs, strict=True):
         assert gen(triton, LLM_VLLM, p, o)[3] is None
-    time.sleep(0.5)  # metric updates go through the model's reporting thread
-    after = scrape(triton)
+    e2e_count = c.VLLM_E2E_SECONDS + "_count"
+    after = scrape_until(
+        triton, lambda now: value(now, e2e_count, **mv) - value(before, e2e_count, **mv) >= len(prompts)
+    )
 
     def delta(name: str) -> float:
         return value(after, name, **mv) - value(before, name, **mv)
@@ -80,8 +93,8 @@ def test_trtllm_families(triton):
     mv = {c.LABEL_MODEL: LLM_TRTLLM, c.LABEL_VERSION: "1"}
     before = scrape(triton)
     assert gen(triton, LLM_TRTLLM, 30, 7)[3] is None
-    time.sleep(0.5)
-    after = scrape(triton)
+    out_sum = c.TRT_OUTPUT_TOKEN_LEN + "_sum"
+    after = scrape_until(triton, lambda now: value(now, out_sum, **mv) - value(before, out_sum, **mv) >= 7)
     assert (
         value(after, c.TRT_INPUT_TOKEN_LEN + "_sum", **mv)
         - value(before, c.TRT_INPUT_TOKEN_LEN + "_sum", **mv)
@@ -139,8 +152,12 @@ def test_saturating_traffic_fills_the_cache_and_requests_wait(triton):
     assert any(u >= 0.95 and w > 0 for u, w, _, _ in seen), seen
     assert any(u >= 0.95 and w > 0 for _, _, u, w in seen), seen
     # and they drain: nothing runs or waits once the traffic stopped
-    time.sleep(1.0)
-    s = scrape(triton)
+    s = scrape_until(
+        triton,
+        lambda now: all(
+            value(now, n, **mv) == 0 for n in (c.VLLM_NUM_RUNNING, c.VLLM_NUM_WAITING, c.VLLM_CACHE_USAGE)
+        ),
+    )
     assert value(s, c.VLLM_NUM_RUNNING, **mv) == 0 and value(s, c.VLLM_NUM_WAITING, **mv) == 0
     assert value(s, c.VLLM_CACHE_USAGE, **mv) == 0
 

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 import requests
 from binaries import binary
+from images import png_content
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
@@ -72,7 +73,9 @@ def test_outputs_are_written(report: dict[str, Any]) -> None:
     for model in (VECTOR_SCALE, SLOW_MODEL, TEXT_ECHO):
         assert f"| {model} |" in md
     pngs = sorted((out / "charts").glob("*.png"))
-    assert len(pngs) == 4 and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    assert len(pngs) == 4
+    for png in pngs:
+        png_content(png.read_bytes())
     html = (out / "report.html").read_text()
     assert html.count("data:image/png;base64,") == 4 and "<script" not in html
     assert set(report["table"].index) >= {VECTOR_SCALE, SLOW_MODEL, TEXT_ECHO}
@@ -173,8 +176,10 @@ def test_html_renders_in_headless_chromium(report: dict[str, Any], tmp_path: Pat
         check=False,
     )
     assert png.exists(), proc.stderr.decode(errors="replace")[-2000:]
-    data = png.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 30_000  # text, tables and four charts
+    shot = png_content(png.read_bytes(), min_size=(1280, 2000))  # the window, drawn, not a blank page
+    # text, tables and four charts: far more distinct colours than a page of plain text
+    colours = shot.convert("RGB").getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 200, len(colours or [])
 
 
 def test_the_tail_models_p99_is_reported_far_above_its_average(report: dict[str, Any]) -> None:

@@ -49,7 +49,7 @@ def add_bot_parser(commands: Any, epilog: str) -> None:
     )
     bot.add_argument("--listen", help=f"HOST:PORT to serve on (default {c.DEFAULT_BOT_LISTEN})")
     bot.add_argument("--channel", help="default Slack channel (routes in --config may pick others)")
-    bot.add_argument("--config", help="YAML config: routes, fleet, templates, links (see the README)")
+    bot.add_argument("--config", help="YAML config: routes, fleet, templates, links (see docs/bot.md)")
     bot.add_argument("--token-file", help=f"file holding the webhook bearer token (else ${c.ENV_BOT_TOKEN})")
     bot.add_argument(
         "--outbox", help=f"SQLite file of the outbox and message map (default ./{DEFAULT_OUTBOX})"

@@ -1,6 +1,6 @@
 """Pure: a `Report` -> text (terminal), JSON-ready dict, or Markdown (tickets, Slack).
 
-JSON shape (documented in the README)::
+JSON shape (documented in docs/triage.md)::
 
     {"findings": [{"model", "version", "runbook", "title", "severity",
                    "evidence": [{"line": N, "text": "..."}], "remediation", "runbook_url",
