@@ -324,3 +324,29 @@ def test_input_missing_alert_fires_under_promtool(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert c.RUNBOOK_INPUT_MISSING in load_catalog()
     assert rule["annotations"][c.ANNOTATION_RUNBOOK_URL].endswith(f"{c.RUNBOOK_INPUT_MISSING}.md")
+
+
+def test_response_cache_without_and_with_a_server_cache(fresh_triton_factory: Any, tmp_path: Path) -> None:
+    """A model enabling the response cache loads without a server cache (2.51): doctor says so."""
+    from triton_sre.stack.local_triton import find_server
+
+    repo = tmp_path / "models"
+    shutil.copytree(SAMPLE_REPOSITORY / VECTOR_SCALE, repo / VECTOR_SCALE)
+    config = repo / VECTOR_SCALE / "config.pbtxt"
+    config.write_text(config.read_text() + "\nresponse_cache { enable: true }\n")
+    caches = find_server().binary.parent.parent / "caches"
+    found = {}
+    for name, extra in (
+        ("without", []),
+        ("with", ["--cache-config=local,size=1048576", f"--cache-directory={caches}"]),
+    ):
+        triton = fresh_triton_factory(repo, extra_args=extra, workdir=tmp_path / name)
+        checks = {ch.id: ch for ch in diagnose(triton.http_url, triton.metrics_url, default_spec()).checks}
+        found[name] = checks
+        triton.stop()
+    cache = found["without"][c.CHECK_RESPONSE_CACHE]
+    assert not cache.ok and cache.needed and "--cache-config local,size=" in cache.fix
+    assert found["with"][c.CHECK_RESPONSE_CACHE].ok
+    # Triton drops the request summary of a cached model: the only model here has none
+    latency = found["with"][c.CHECK_LATENCY_QUANTILES]
+    assert not latency.ok and "summary_latencies=true" in latency.fix

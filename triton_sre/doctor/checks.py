@@ -27,7 +27,7 @@ WATCHED_FAMILIES = (
     *c.NV_CPU_METRIC_FAMILIES,
     c.NV_PENDING_REQUEST_COUNT,
     c.NV_MODEL_LOAD_DURATION_SECS,
-    c.NV_CACHE_HITS,
+    c.NV_CACHE_UTIL,
 )
 _WATCHED = frozenset(WATCHED_FAMILIES)
 _TYPE = "# TYPE "
@@ -430,16 +430,21 @@ def response_cache(facts: TritonFacts) -> Check:
         return Check(
             c.CHECK_RESPONSE_CACHE, True, False, "no model enables the response cache", affects, "none needed"
         )
-    on = c.NV_CACHE_HITS in facts.families
+    on = c.NV_CACHE_UTIL in facts.families
     return Check(
         c.CHECK_RESPONSE_CACHE,
         on,
         True,
         f"response cache enabled for {_names(cached)}; "
-        + (f"Triton exports {c.NV_CACHE_HITS}" if on else f"no {c.NV_CACHE_HITS}: the server has no cache"),
+        + (
+            f"Triton exports {c.NV_CACHE_UTIL}"
+            if on
+            else f"no {c.NV_CACHE_UTIL}: the server has no cache, nothing is cached"
+        ),
         affects,
         "none needed; their latency quantiles need the histogram (--metrics-config histogram_latencies=true)"
         if on
-        else "start tritonserver with --cache-config local,size=<bytes> (response_cache { enable: true } "
-        "in config.pbtxt needs a server cache)",
+        else "start tritonserver with --cache-config local,size=<bytes> (and --cache-directory when the "
+        "cache library is not under /opt/tritonserver/caches): without a server cache the model loads, "
+        "caches nothing and its cache counters stay 0",
     )
