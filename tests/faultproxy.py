@@ -24,6 +24,11 @@ TRUNCATE = "truncate"
 HUGE = "huge"
 STATUS_500 = "500"
 HUGE_BYTES = 50 * 1024 * 1024
+TRICKLE = "trickle"
+"""The real, complete answer with its Content-Length, one byte every `TRICKLE_SECONDS`."""
+TRICKLE_SECONDS = 0.4
+REDIRECT_PREFIX = "redirect:"
+"""`REDIRECT_PREFIX + base_url`: answer 302 to the same path on another server."""
 
 
 class FaultProxy:
@@ -88,13 +93,34 @@ class FaultProxy:
             except OSError:
                 pass  # the client stopped reading, as it should
             return
+        if isinstance(fault, str) and fault.startswith(REDIRECT_PREFIX):
+            h.send_response(302)
+            h.send_header("Location", fault[len(REDIRECT_PREFIX) :] + h.path)
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
         upstream = requests.request(h.command, self.upstream + h.path, data=body, timeout=10)
+        if fault == TRICKLE:
+            self._trickle(h, upstream.status_code, upstream.content)
+            return
         content = upstream.content
         if fault == TRUNCATE:
             content = content[: len(content) // 2]  # cut mid-line
         elif callable(fault):
             content = fault(content)
         self._reply(h, upstream.status_code, content, upstream.headers.get("Content-Type", "text/plain"))
+
+    def _trickle(self, h: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+        h.send_response(status)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.flush()
+        with contextlib.suppress(OSError):  # the client gave up, as it should
+            for i in range(len(body)):
+                if self._release.wait(TRICKLE_SECONDS):
+                    return
+                h.wfile.write(body[i : i + 1])
+                h.wfile.flush()
 
     @staticmethod
     def _reply(h: BaseHTTPRequestHandler, status: int, body: bytes, ctype: str = "text/plain") -> None:

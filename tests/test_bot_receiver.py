@@ -24,7 +24,7 @@ from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.bot.receiver import slack_signature, verify_slack_request
 from triton_sre.config import ConfigError
 from triton_sre.demo import BROKEN_MISSING_MODULE
-from triton_sre.httpserve import install_redaction
+from triton_sre.redact import install_redaction
 
 WEBHOOK_TOKEN = "am-" + uuid.uuid4().hex
 SLACK_TOKEN = "xoxb-" + uuid.uuid4().hex

@@ -244,14 +244,14 @@ def test_burn_rate_is_read_from_its_annotation_and_from_old_rules_text_only_with
 
 def _latency_alert(slo_name: str, quantile: str | None = None) -> dict[str, Any]:
     """A firing latency burn alert with the annotations `triton-sre generate` gives it."""
-    from triton_sre.generate import rules
+    from triton_sre.generate import slo_rules
     from triton_sre.slo import default_spec
 
     spec = default_spec()
     slo = next(s for s in spec.slos if s.name == slo_name)
     if quantile is not None:
         slo = dataclasses.replace(slo, quantile=quantile)
-    rule = rules.burn_alerts(slo, "runbooks/")[0]
+    rule = slo_rules.burn_alerts(slo, "runbooks/")[0]
     return {
         "status": "firing",
         "fingerprint": "l1",

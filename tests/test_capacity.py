@@ -458,7 +458,7 @@ def test_cpu_memory_families_on_the_real_server(triton):
 
 # -- alerts and the startup probe -------------------------------------------------------------------
 def test_startup_probe_budget_sizes_the_k8s_probe_and_the_slow_load_alert():
-    from triton_sre.generate import rules
+    from triton_sre.generate import capacity
     from triton_sre.slo import parse_spec
     from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, render_k8s
 
@@ -470,7 +470,7 @@ def test_startup_probe_budget_sizes_the_k8s_probe_and_the_slow_load_alert():
     assert "periodSeconds: 5\n            failureThreshold: 60\n" in deployment  # 5 s x 60 = 5m
     alert = next(
         rule
-        for g in rules.capacity_groups(spec, "runbooks/")["groups"]
+        for g in capacity.capacity_groups(spec, "runbooks/")["groups"]
         for rule in g["rules"]
         if rule["alert"] == c.ALERT_MODEL_LOAD_SLOW
     )

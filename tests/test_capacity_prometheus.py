@@ -28,7 +28,8 @@ from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.capacity import CapacitySettings
 from triton_sre.exporter.service import Exporter, ExporterServer
-from triton_sre.generate import dashboards, rules
+from triton_sre.generate import capacity, dash_capacity, dashboards
+from triton_sre.generate.rulefile import render_yaml
 from triton_sre.pricing import Pricing
 from triton_sre.slo import default_spec
 from triton_sre.stack.local_triton import free_port
@@ -108,7 +109,7 @@ def _serve(fixture: FixtureTriton) -> ThreadingHTTPServer:
 def prom(tmp_path_factory: pytest.TempPathFactory):
     work = tmp_path_factory.mktemp("capacity-prometheus")
     spec = default_spec()
-    (work / "rules.yaml").write_text(rules.render_yaml(rules.capacity_groups(spec, "runbooks/"), "slos.yaml"))
+    (work / "rules.yaml").write_text(render_yaml(capacity.capacity_groups(spec, "runbooks/"), "slos.yaml"))
     fixture = FixtureTriton()
     triton = _serve(fixture)
     settings = ExporterSettings(
@@ -150,7 +151,7 @@ def prom(tmp_path_factory: pytest.TempPathFactory):
 
 def test_every_capacity_dashboard_query_returns_data(prom: dict[str, Any]) -> None:
     board = dashboards.dashboards(prom["spec"])["triton-capacity.json"]
-    assert board["uid"] == dashboards.UID_CAPACITY and board["title"] == "Triton / Capacity"
+    assert board["uid"] == dash_capacity.UID_CAPACITY and board["title"] == "Triton / Capacity"
     subs = {"$__rate_interval": "1m", "$job": prom["spec"].triton_job, "$instance": ".*"}
     empty = []
     count = 0
@@ -185,7 +186,7 @@ def test_capacity_figures_through_prometheus(prom: dict[str, Any]) -> None:
     # all four GPUs have ~9.5 GB free, more than their largest model: the headroom alert stays silent
     headroom_rule = next(
         r["expr"]
-        for g in rules.capacity_groups(prom["spec"], "x/")["groups"]
+        for g in capacity.capacity_groups(prom["spec"], "x/")["groups"]
         for r in g["rules"]
         if r["alert"] == c.ALERT_GPU_MEMORY_HEADROOM_LOW
     )

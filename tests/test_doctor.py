@@ -25,7 +25,8 @@ from triton_sre.doctor import promchecks
 from triton_sre.doctor.checks import REPORT_CUSTOM_METRICS_LINE, release_of
 from triton_sre.doctor.command import diagnose, stack_summary
 from triton_sre.exporter.service import Exporter
-from triton_sre.generate.rules import render_yaml, rule_files
+from triton_sre.generate.families import rule_files
+from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import default_spec, parse_spec
 from triton_sre.stack.local_triton import LocalTriton, free_port
 from triton_sre.triton.exposition import parse_bytes

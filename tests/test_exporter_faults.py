@@ -8,7 +8,7 @@ import time
 
 import pytest
 import requests
-from faultproxy import GARBAGE, HANG, HUGE, STATUS_500, TRUNCATE, FaultProxy
+from faultproxy import GARBAGE, HANG, HUGE, REDIRECT_PREFIX, STATUS_500, TRICKLE, TRUNCATE, FaultProxy
 from prometheus_client.parser import text_string_to_metric_families
 
 from triton_sre import conventions as c
@@ -114,6 +114,31 @@ def test_hanging_metrics_endpoint_times_out(exporter_behind_proxy):
     assert errors(exporter, c.TARGET_METRICS, c.FAULT_TIMEOUT) == 1
     # the rest of the poll still happened: states are current
     assert any(s.state == c.STATE_UNAVAILABLE for s in exporter.derivation.states)
+
+
+def test_trickled_complete_answer_is_a_timeout(exporter_behind_proxy):
+    """A valid answer sent one byte every 0.4 s: each read is inside the timeout, the whole is not
+    (issue #28): the poll fails as a timeout, `up` says so, and the poll ends near the deadline."""
+    exporter, metrics_proxy, _ = exporter_behind_proxy
+    metrics_proxy.set_fault("/metrics", TRICKLE)
+    started = time.monotonic()
+    exporter.poll_once()
+    assert time.monotonic() - started < 5  # the timeout is 1.5 s; the body would take minutes
+    assert up(exporter) == 0
+    assert errors(exporter, c.TARGET_METRICS, c.FAULT_TIMEOUT) == 1
+    metrics_proxy.set_fault("/metrics", None)
+    exporter.poll_once()
+    assert up(exporter) == 1
+
+
+def test_redirect_to_another_host_is_not_followed(exporter_behind_proxy, triton):
+    """Another server's data is never served as this Triton's: the 302 is an http_status error."""
+    exporter, metrics_proxy, _ = exporter_behind_proxy
+    metrics_base = triton.metrics_url.rsplit("/", 1)[0]
+    metrics_proxy.set_fault("/metrics", REDIRECT_PREFIX + metrics_base)  # a real Triton, another port
+    exporter.poll_once()
+    assert up(exporter) == 0
+    assert errors(exporter, c.TARGET_METRICS, c.FAULT_HTTP_STATUS) == 1
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,11 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.diagnosis.catalog import load_catalog
-from triton_sre.generate import dashboards, rules
+from triton_sre.generate import dash_capacity, dash_model, dash_overview, dashboards
 from triton_sre.generate.command import render_all
+from triton_sre.generate.families import rule_files
+from triton_sre.generate.panels import DS
+from triton_sre.generate.rulefile import all_rules
 from triton_sre.slo import default_spec, parse_spec
 from triton_sre.stack.render import deploy_files
 
@@ -47,7 +50,7 @@ def test_check_names_stale_and_missing_files(tmp_path: Path, capsys: pytest.Capt
 
 
 def _alerts(base: str = c.DEFAULT_RUNBOOK_BASE_URL) -> list[dict]:
-    return [r for r in rules.all_rules(rules.rule_files(default_spec(), base)) if "alert" in r]
+    return [r for r in all_rules(rule_files(default_spec(), base)) if "alert" in r]
 
 
 def test_every_alert_has_severity_annotations_and_a_runbook() -> None:
@@ -107,11 +110,11 @@ def test_runbook_base_url_is_configurable() -> None:
 def test_dashboards_have_stable_uids_variables_units_and_descriptions() -> None:
     boards = dashboards.dashboards(default_spec())
     assert {b["uid"] for b in boards.values()} == {
-        dashboards.UID_OVERVIEW,
-        dashboards.UID_MODEL,
-        dashboards.UID_SLO,
+        c.UID_OVERVIEW_DASHBOARD,
+        c.UID_MODEL_DASHBOARD,
+        c.UID_SLO_DASHBOARD,
         c.UID_LLM_DASHBOARD,
-        dashboards.UID_CAPACITY,
+        dash_capacity.UID_CAPACITY,
     }
     for name, board in boards.items():
         variables = {v["name"] for v in board["templating"]["list"]}
@@ -131,7 +134,7 @@ def test_dashboards_have_stable_uids_variables_units_and_descriptions() -> None:
             assert panel["fieldConfig"]["defaults"].get("unit"), panel["title"]
             assert panel["targets"], panel["title"]
             for target in panel["targets"]:
-                assert target["datasource"] == dashboards.DS
+                assert target["datasource"] == DS
                 if "rate(" in target["expr"] and name != "triton-slo.json":
                     assert "[$__rate_interval]" in target["expr"], target["expr"]
 
@@ -148,7 +151,7 @@ def test_dashboard_queries_do_not_use_metrics_triton_removed() -> None:
     assert "1+rate" not in text.replace(" ", "")
 
 
-def test_grafanalib_is_imported_only_by_the_dashboards_module() -> None:
+def test_grafanalib_is_imported_only_by_the_panel_module() -> None:
     importers = []
     for path in (REPO / "triton_sre").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -161,7 +164,7 @@ def test_grafanalib_is_imported_only_by_the_dashboards_module() -> None:
             )
             if any(n.split(".")[0] == "grafanalib" for n in names):
                 importers.append(path.relative_to(REPO).as_posix())
-    assert sorted(set(importers)) == ["triton_sre/generate/dashboards.py"]
+    assert sorted(set(importers)) == ["triton_sre/generate/panels.py"]
 
 
 def test_render_all_lists_every_generated_file() -> None:
@@ -176,7 +179,7 @@ def test_render_all_lists_every_generated_file() -> None:
 
 def test_tail_latency_panels_draw_p50_p95_p99_the_average_and_the_threshold() -> None:
     spec = default_spec()
-    for board in (dashboards.overview(spec, ""), dashboards.model(spec)):
+    for board in (dash_overview.overview(spec, ""), dash_model.model(spec)):
         tail = {p["title"]: p for p in board["panels"] if "p50 / p95 / p99" in p.get("title", "")}
         assert set(tail) == {"Request latency p50 / p95 / p99", "Queue time p50 / p95 / p99"}
         for panel in tail.values():
@@ -193,7 +196,7 @@ def test_tail_latency_panels_draw_p50_p95_p99_the_average_and_the_threshold() ->
         "scrape: {latency_metrics: [summary, histogram]}\n"
         "slos: [{name: lat, type: latency, objective: 99, threshold: 500ms}]\n"
     )
-    for board in (dashboards.overview(histograms, ""), dashboards.model(histograms)):
+    for board in (dash_overview.overview(histograms, ""), dash_model.model(histograms)):
         heatmaps = [p for p in board["panels"] if p["type"] == "heatmap"]
         assert len(heatmaps) == 1
         (target,) = heatmaps[0]["targets"]

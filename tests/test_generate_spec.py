@@ -9,7 +9,10 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
-from triton_sre.generate import rules
+from triton_sre.generate.families import rule_files
+from triton_sre.generate.rulefile import all_rules, model_matchers
+from triton_sre.generate.slo_rules import tiers
+from triton_sre.promql import selector
 from triton_sre.slo import SpecError, format_duration, parse_duration, parse_spec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -108,8 +111,8 @@ def test_valid_minimal_spec_gets_defaults() -> None:
 
 
 def _slice_rule(spec) -> dict:
-    files = rules.rule_files(spec)
-    return next(r for r in rules.all_rules(files) if r.get("record") == c.REC_SLO_SLICE_BAD)
+    files = rule_files(spec)
+    return next(r for r in all_rules(files) if r.get("record") == c.REC_SLO_SLICE_BAD)
 
 
 def test_the_time_slice_sli_judges_the_quantile_and_says_when_it_only_has_averages(
@@ -139,7 +142,7 @@ def test_the_time_slice_sli_judges_the_quantile_and_says_when_it_only_has_averag
 
 def test_burn_factors_follow_the_workbook_and_scale_with_the_period() -> None:
     slo30 = parse_spec(yaml.safe_dump(VALID)).slos[0]
-    assert [(t[0], t[1], round(t[4], 6), t[3]) for t in rules.tiers(slo30)] == [
+    assert [(t[0], t[1], round(t[4], 6), t[3]) for t in tiers(slo30)] == [
         ("1h", "5m", 14.4, c.SEVERITY_PAGE),
         ("6h", "30m", 6.0, c.SEVERITY_PAGE),
         ("1d", "2h", 3.0, c.SEVERITY_TICKET),
@@ -147,7 +150,7 @@ def test_burn_factors_follow_the_workbook_and_scale_with_the_period() -> None:
     ]
     doc = _with(("slos", 0, "period"), "28d")
     slo28 = parse_spec(yaml.safe_dump(doc)).slos[0]
-    assert [round(t[4], 4) for t in rules.tiers(slo28)] == [13.44, 5.6, 2.8, 0.9333]
+    assert [round(t[4], 4) for t in tiers(slo28)] == [13.44, 5.6, 2.8, 0.9333]
 
 
 def test_durations() -> None:
@@ -162,10 +165,10 @@ def test_durations() -> None:
 def test_model_selectors_become_matchers() -> None:
     doc = _with(("slos", 0, "models"), ["resnet50", "bert.large"])
     slo = parse_spec(yaml.safe_dump(doc)).slos[0]
-    assert rules.model_matchers(slo) == [("model", "=~", "resnet50|bert\\.large")]
-    assert 'model=~"resnet50|bert\\\\.large"' in rules.selector("x", rules.model_matchers(slo))
+    assert model_matchers(slo) == [("model", "=~", "resnet50|bert\\.large")]
+    assert 'model=~"resnet50|bert\\\\.large"' in selector("x", model_matchers(slo))
     doc = _with(("slos", 0, "models"), {"regex": "llm-.*"})
-    assert rules.model_matchers(parse_spec(yaml.safe_dump(doc)).slos[0]) == [("model", "=~", "llm-.*")]
+    assert model_matchers(parse_spec(yaml.safe_dump(doc)).slos[0]) == [("model", "=~", "llm-.*")]
 
 
 def test_llm_slo_types_need_a_bucket_bound_threshold() -> None:

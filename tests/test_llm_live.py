@@ -11,7 +11,7 @@ from live_prometheus import Prom
 
 from triton_sre import conventions as c
 from triton_sre.demo import LLM_MODELS, LLM_TRTLLM, LLM_VLLM
-from triton_sre.generate import dashboards, llm, llm_dashboard
+from triton_sre.generate import dash_llm, dashboards, llm
 
 SUBSTITUTIONS = {
     "$__rate_interval": "1m",
@@ -23,7 +23,7 @@ SUBSTITUTIONS = {
 
 def test_every_llm_dashboard_query_returns_data(live: dict[str, Any]) -> None:
     prom: Prom = live["prom"]
-    board = dashboards.dashboards(live["spec"])[llm_dashboard.FILE]
+    board = dashboards.dashboards(live["spec"])[dash_llm.FILE]
     assert board["uid"] == c.UID_LLM_DASHBOARD and board["title"] == "Triton / LLM"
     empty = []
     count = 0

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from triton_sre.httpserve import RedactingFilter, install_redaction, redact
+from triton_sre.redact import RedactingFilter, install_redaction, redact
 
 SECRET = "s3cr3t-token-value"
 

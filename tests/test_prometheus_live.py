@@ -19,7 +19,9 @@ from live_prometheus import Prom
 from triton_sre import conventions as c
 from triton_sre.demo import SLOW_MODEL, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.demo.traffic import TrafficDriver
-from triton_sre.generate import dashboards, rules
+from triton_sre.generate import dashboards
+from triton_sre.generate.families import rule_files
+from triton_sre.generate.rulefile import all_rules
 from triton_sre.triton.exposition import parse
 
 RATE_INTERVAL = "1m"  # stands in for $__rate_interval: the test's data spans well under a minute
@@ -61,8 +63,8 @@ def _values(result: list[dict[str, Any]]) -> list[float]:
 
 def test_every_rule_expression_runs_without_error_or_nan(live: dict[str, Any]) -> None:
     prom: Prom = live["prom"]
-    files = rules.rule_files(live["spec"])
-    exprs = [rule["expr"] for rule in rules.all_rules(files)]
+    files = rule_files(live["spec"])
+    exprs = [rule["expr"] for rule in all_rules(files)]
     assert len(exprs) > 50
     for expr in exprs:
         for value in _values(prom.query(expr)):

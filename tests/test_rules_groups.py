@@ -10,12 +10,14 @@ import pytest
 import yaml
 
 from triton_sre import conventions as c
-from triton_sre.generate import rules as r
-from triton_sre.generate.promtests import test_files as promtool_files
+from triton_sre.generate import rulefile as r
+from triton_sre.generate.families import rule_files
+from triton_sre.generate.families import test_files as promtool_files
+from triton_sre.generate.recording import RECORDING_FILE
 from triton_sre.slo import default_spec
 
 REPO = Path(__file__).resolve().parents[1]
-FILES = r.rule_files(default_spec())
+FILES = rule_files(default_spec())
 
 
 def _group(name: str) -> dict:
@@ -40,7 +42,7 @@ def test_each_counter_is_read_raw_once_and_no_recording_group_reads_them_all() -
         assert 0 < len(_raw_rates(g)) < len(c.PER_MODEL_COUNTERS), g["name"]
     assert _raw_rates(_group(c.GROUP_RECORDING_MODELS)) == []
     # every exporter derivation is still recorded at both levels, the stage share per model version
-    recorded = {rule["record"] for g in FILES[r.RECORDING_FILE]["groups"] for rule in g["rules"]}
+    recorded = {rule["record"] for g in FILES[RECORDING_FILE]["groups"] for rule in g["rules"]}
     for level in c.REC_LEVELS:
         for name in (
             c.rec_requests(level),

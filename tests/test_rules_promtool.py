@@ -11,8 +11,8 @@ from binaries import binary
 
 from triton_sre import conventions as c
 from triton_sre.generate.command import render_all
-from triton_sre.generate.promtests import test_files as promtool_files
-from triton_sre.generate.rules import rule_files
+from triton_sre.generate.families import rule_files
+from triton_sre.generate.families import test_files as promtool_files
 from triton_sre.slo import parse_spec
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ import requests
 import yaml
 
 from triton_sre import conventions as c
-from triton_sre.generate.rules import rule_files
+from triton_sre.generate.families import rule_files
 from triton_sre.slo import Spec, default_spec
 from triton_sre.stack import render
 from triton_sre.stack.local import Stack, StackOptions

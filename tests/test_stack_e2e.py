@@ -38,7 +38,7 @@ from triton_sre import conventions as c
 from triton_sre.demo import LLM_MAX_NUM_SEQS, LLM_VLLM, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.diagnosis.catalog import load_catalog
-from triton_sre.generate.rules import tiers
+from triton_sre.generate.slo_rules import tiers
 from triton_sre.slo import parse_spec
 from triton_sre.stack.local_triton import process_group_members
 

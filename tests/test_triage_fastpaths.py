@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from triton_sre.diagnosis import repeats
-from triton_sre.diagnosis.command import triage_stream
+from triton_sre.diagnosis.api import diagnose_stream as triage_stream
 from triton_sre.diagnosis.engine import Report, diagnose_events
 from triton_sre.diagnosis.logparse import parse
 from triton_sre.diagnosis.scan import scan_lines

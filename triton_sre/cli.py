@@ -1,7 +1,11 @@
 """The `triton-sre` command: argument parsing and dispatch only.
 
 Exit codes (all commands): 0 success, 1 the work failed (e.g. a component did not start),
-2 usage, configuration or input error.
+2 usage, configuration or input error, or an output that cannot be written (a full disk, a path
+under a regular file), 141 the reader of stdout went away (`| head`; nothing printed).
+
+`main` is the one place where errors become messages: every stderr line and log record passes
+through `redact`, and no traceback reaches a user (`--log-level debug` logs it).
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ from collections.abc import Sequence
 from triton_sre import __version__
 from triton_sre import conventions as c
 
-EXIT_CODES_HELP = "exit codes: 0 success, 1 failure while running, 2 usage/configuration/input error"
+EXIT_CODES_HELP = (
+    "exit codes: 0 success, 1 failure while running, 2 usage/configuration/input/output error, "
+    "141 stdout closed by its reader"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -139,17 +146,48 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from triton_sre.config import ConfigError
+    from triton_sre.redact import RedactingStream, install_redaction, redact
 
+    if not isinstance(sys.stderr, RedactingStream):
+        sys.stderr = RedactingStream(sys.stderr)  # type: ignore[assignment]  # prints and logs alike
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=args.log_level.upper(),
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from triton_sre.httpserve import install_redaction
-
     install_redaction()  # no query string or credential in any log line, at any level
+    name = f"triton-sre {args.command}"
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()  # a full disk shows here, inside the handling below
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return c.EXIT_BROKEN_PIPE
+    except OSError as exc:  # a write (or read) the command did not expect to fail: ENOSPC, EROFS...
+        _silence_stdout()
+        where = f": {exc.filename}" if exc.filename else " (standard output)"
+        print(f"{name}: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)
+        return c.EXIT_USAGE
+    except Exception as exc:  # a bug: say what, keep the traceback for --log-level debug
+        logging.getLogger("triton_sre").debug("unexpected error", exc_info=True)
+        print(f"{name}: internal error: {type(exc).__name__}: {redact(str(exc))[:300]}", file=sys.stderr)
+        return c.EXIT_USAGE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a file descriptor (a test's StringIO)
+        pass
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from triton_sre.config import ConfigError
     from triton_sre.extras import (
         COMMAND_EXTRAS,
         command_key,

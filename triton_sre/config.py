@@ -1,7 +1,8 @@
 """Load and validate triton-sre's YAML configuration; every error names the file and the key.
 
 Precedence for exporter settings: command-line flag > environment variable > config file >
-built-in default. YAML is always loaded with `yaml.safe_load`.
+built-in default. YAML is always loaded safely, aliases refused
+(`inputs.load_yaml`).
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity import CapacitySettings
+from triton_sre.inputs import MAX_CONFIG_BYTES, InputFileError, load_yaml, read_bounded
 from triton_sre.pricing import Pricing
+from triton_sre.redact import bounded
 from triton_sre.triton.client import default_metrics_url
 
 
@@ -50,7 +52,9 @@ class ExporterSettings:
 def parse_listen(value: str, where: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(f"{where}: expected HOST:PORT (e.g. 0.0.0.0:{c.EXPORTER_PORT}), got {value!r}")
+        raise ConfigError(
+            f"{where}: expected HOST:PORT (e.g. 0.0.0.0:{c.EXPORTER_PORT}), got {bounded(value)}"
+        )
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
@@ -60,12 +64,12 @@ def check_number(
 ) -> float:
     """A finite number in [low, high] (or (low, high] when not `low_inclusive`)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{where}: must be a number, got {value!r}")
+        raise ConfigError(f"{where}: must be a number, got {bounded(value)}")
     if value < low or (value == low and not low_inclusive) or value > high:
         bound = f"{'at least' if low_inclusive else 'greater than'} {low:g}"
         if high != math.inf:
             bound += f" and at most {high:g}"
-        raise ConfigError(f"{where}: must be {bound}, got {value!r}")
+        raise ConfigError(f"{where}: must be {bound}, got {bounded(value)}")
     return float(value)
 
 
@@ -77,22 +81,22 @@ def _price(where: str, value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{where}: must be a number (a price per hour), got {value!r}")
+        raise ConfigError(f"{where}: must be a number (a price per hour), got {bounded(value)}")
     if value < 0:
-        raise ConfigError(f"{where}: a price cannot be negative, got {value!r}")
+        raise ConfigError(f"{where}: a price cannot be negative, got {bounded(value)}")
     return float(value)
 
 
 # Shared with the bot's config (bot/config.py) and the SLO spec (slo.py): one definition of each check.
 def check_bool(where: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(f"{where}: must be true or false, got {value!r}")
+        raise ConfigError(f"{where}: must be true or false, got {bounded(value)}")
     return value
 
 
 def check_positive_int(where: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{where}: must be a whole number greater than 0, got {value!r}")
+        raise ConfigError(f"{where}: must be a whole number greater than 0, got {bounded(value)}")
     return value
 
 
@@ -103,20 +107,20 @@ def check_url(where: str, value: Any) -> str:
     """An http(s) URL with a host (``http://`` alone is refused); surrounding blanks removed."""
     text = value.strip() if isinstance(value, str) else value
     if not isinstance(text, str) or not _HTTP_URL.match(text):
-        raise ConfigError(f"{where}: must be an http(s) URL, got {value!r}")
+        raise ConfigError(f"{where}: must be an http(s) URL, got {bounded(value)}")
     return text
 
 
 def check_listen(where: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: expected HOST:PORT, got {value!r}")
+        raise ConfigError(f"{where}: expected HOST:PORT, got {bounded(value)}")
     parse_listen(value.strip(), where)
     return value.strip()
 
 
 def _currency(where: str, value: Any) -> str:
     if not isinstance(value, str) or not value.isalpha() or not 1 <= len(value) <= 8:
-        raise ConfigError(f"{where}: must be a currency code such as USD, got {value!r}")
+        raise ConfigError(f"{where}: must be a currency code such as USD, got {bounded(value)}")
     return value.upper()
 
 
@@ -155,7 +159,9 @@ _ENV_VARS = {
 def check_keys(where: str, data: Mapping[str, Any], allowed: set[str] | Mapping[str, Any]) -> None:
     unknown = sorted(str(k) for k in data if k not in allowed)
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
+        raise ConfigError(
+            f"{where}: unknown key {bounded(unknown[0])} (allowed: {', '.join(sorted(allowed))})"
+        )
 
 
 def _section(where: str, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -188,13 +194,13 @@ def read_yaml(path: str | os.PathLike[str]) -> Any:
     """A YAML file's document, loaded safely; errors name the file (and line for bad YAML)."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from exc
+        text = read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8")
+    except InputFileError as exc:
+        raise ConfigError(f"{source}: cannot read: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: not UTF-8 text") from exc
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -229,5 +235,5 @@ def _coerce(key: str, value: Any, where: str) -> Any:
         try:
             return float(value)
         except ValueError as exc:
-            raise ConfigError(f"{where}: must be a number of seconds, got {value!r}") from exc
+            raise ConfigError(f"{where}: must be a number of seconds, got {bounded(value)}") from exc
     return value

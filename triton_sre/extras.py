@@ -14,7 +14,7 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "bot": (("bot",), ("slack_sdk", "jinja2")),
     "generate": (("generate",), ("grafanalib", "jinja2")),
     "report": (("report",), ("pandas", "matplotlib", "jinja2")),
-    "lint": (("lint",), ("tritonclient", "google.protobuf")),
+    "lint": (("lint",), ("tritonclient", "google.protobuf", "re2")),
     # The local stack runs Triton, renders the configs and dashboards, and starts the bot
     # (`stack status` and `stack down` only read the state file: base install).
     "stack up": (("server", "generate", "bot"), ("pytriton", "grafanalib", "jinja2", "slack_sdk")),

@@ -16,16 +16,16 @@ import contextlib
 import json
 import logging
 import queue
-import re
 import selectors
 import socket
 import threading
 import time
-from collections.abc import Iterable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import urlsplit
+
+from triton_sre.redact import RedactingFilter, install_redaction, redact
 
 __all__ = [
     "BoundedHTTPServer",
@@ -41,51 +41,6 @@ IDLE_TIMEOUT_SECONDS = 10.0
 """A connection that sends nothing for this long is closed without using a thread."""
 WORKERS = 16
 MAX_CONNECTIONS = 1024
-
-REDACTED = "<redacted>"
-# A query string (up to whitespace or a quote), userinfo in a URL, an Authorization value.
-_QUERY = re.compile(r"\?[^\s\"'<>]*")
-_USERINFO = re.compile(r"(?<=//)[^/\s@\"'<>]+@")
-_AUTH = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}")
-_KEY_VALUE = re.compile(r"(?i)\b(token|password|passwd|secret|api_?key)(=|:[ \t]*)[^\s\"',;&]+")
-
-
-def redact(text: str) -> str:
-    """`text` without query strings, URL credentials or bearer/basic tokens."""
-    if "?" in text:
-        text = _QUERY.sub("?" + REDACTED, text)
-    if "@" in text:
-        text = _USERINFO.sub(REDACTED + "@", text)
-    return _KEY_VALUE.sub(_keep_name, _AUTH.sub(_keep_name, text))
-
-
-def _keep_name(match: re.Match[str]) -> str:
-    return f"{match.group(1)}{match.group(2)}{REDACTED}"
-
-
-class RedactingFilter(logging.Filter):
-    """Redacts every record a handler emits (message, arguments and exception text)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a malformed call: leave it to the handler's own error reporting
-            return True
-        clean = redact(message)
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = redact(record.exc_text)
-        if clean != message or record.args:
-            record.msg, record.args = clean, None
-        return True
-
-
-def install_redaction(handlers: Iterable[logging.Handler] | None = None) -> None:
-    """Add a `RedactingFilter` to `handlers` (default: the root logger's), once each."""
-    for handler in logging.getLogger().handlers if handlers is None else handlers:
-        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
-            handler.addFilter(RedactingFilter())
 
 
 class SafeHandler(BaseHTTPRequestHandler):

@@ -1,6 +1,7 @@
 """The one Prometheus HTTP API client (instant, vector and range queries, the loaded scrape interval).
 
-Used by the bot (facts and chart), the report (range queries, turned into pandas frames in
+Every query has a deadline for its whole answer and follows redirects on the same host only
+(`httpclient`). Used by the bot (facts and chart), the report (range queries, turned into pandas frames in
 report/prom.py) and the demo's status table. Base install only: requests and pyyaml.
 """
 
@@ -13,6 +14,8 @@ from typing import Any
 import requests
 import yaml
 
+from triton_sre.httpclient import deadline, new_session
+from triton_sre.redact import redact
 from triton_sre.slo import SpecError, parse_duration
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PromError", "Prometheus"]
@@ -21,21 +24,29 @@ DEFAULT_TIMEOUT_S = 5.0
 
 
 class PromError(RuntimeError):
-    """Prometheus could not be reached or refused a query."""
+    """Prometheus could not be reached or refused a query (the message carries no credential)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 class Prometheus:
     def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.url = url.rstrip("/")
         self.timeout = timeout
-        self.session = requests.Session()
+        self.session = new_session()
 
     def _get(self, path: str, params: dict[str, Any]) -> Any:
         """The ``data`` of a successful API answer; PromError naming the URL or the query otherwise."""
         try:
-            response = self.session.get(f"{self.url}{path}", params=params, timeout=self.timeout)
+            with deadline(self.timeout) as armed:  # the whole answer, not each read
+                response = self.session.get(f"{self.url}{path}", params=params, timeout=self.timeout)
         except requests.RequestException as exc:
+            if armed.expired:
+                raise PromError(f"Prometheus at {self.url} did not answer within {self.timeout:g}s") from None
             raise PromError(f"cannot reach Prometheus at {self.url}: {exc}") from None
+        if armed.expired:
+            raise PromError(f"Prometheus at {self.url} did not answer within {self.timeout:g}s")
         try:
             body = response.json()
         except ValueError:

@@ -1,14 +1,63 @@
-"""The one PromQL string quoter: label values in rules, alerts, the bot's queries and silence links.
+"""The PromQL library: every query string the rules, dashboards, LLM rules and the report build.
 
-PromQL string literals (and Alertmanager matchers, which take the same syntax) escape backslash,
-double quote and newline.
+Pure string builders, no I/O. Conventions written once here:
+- string literals: `escape`/`q` (PromQL and Alertmanager matchers share the syntax: backslash,
+  double quote and newline are escaped);
+- numbers: `num` (stable and short: 0.001, 14.4, 500000);
+- aggregation label sets: `label_sets()` (see `LabelSets`), the one place every `by (...)` of the
+  generated rules takes its labels from;
+- Triton counters: `counter_rate` counts GPU models once (the series without `gpu_uuid` is the
+  total, per-GPU series are summed only where no total exists);
+- ratios: `ratio` filters the denominator with `> 0`, so zero traffic gives no sample, never NaN;
+- quantiles: `summary_quantile` (worst series, NaN dropped) and `histogram_quantile` (buckets
+  summed `by (labels, le)`, one builder with a named `guard`).
 """
 
 from __future__ import annotations
 
-__all__ = ["escape", "q"]
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from triton_sre.conventions import (
+    L_LATENCY_SOURCE,
+    LABEL_GPU_UUID,
+    LABEL_INSTANCE,
+    LABEL_JOB,
+    LABEL_LE,
+    LABEL_MODEL,
+    LABEL_QUANTILE,
+    LABEL_VERSION,
+)
+
+__all__ = [
+    "GUARD_NONE",
+    "GUARD_NON_NEGATIVE",
+    "GUARD_OBSERVED",
+    "LabelSets",
+    "Matcher",
+    "by",
+    "counter_rate",
+    "equal",
+    "escape",
+    "first_of",
+    "histogram_quantile",
+    "label_sets",
+    "le_regex",
+    "num",
+    "on",
+    "q",
+    "rate",
+    "ratio",
+    "selector",
+    "summary_quantile",
+    "tagged",
+]
+
+Matcher = tuple[str, str, str]  # (label, operator, value)
 
 
+# -- literals --------------------------------------------------------------------------------------
 def escape(value: str) -> str:
     """The inside of a double-quoted PromQL string (no quotes)."""
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
@@ -17,3 +66,135 @@ def escape(value: str) -> str:
 def q(value: str) -> str:
     """A PromQL double-quoted string literal."""
     return f'"{escape(value)}"'
+
+
+def num(value: float | Decimal) -> str:
+    """A number as PromQL and YAML write it, stable and short (0.001, 14.4, 500000)."""
+    if isinstance(value, Decimal):
+        text = format(value.normalize(), "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return f"{value:.12g}"
+
+
+# -- label sets --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LabelSets:
+    """The labels aggregations keep, per level.
+
+    `instance`: one Triton server's model version; `model`: a model version over the fleet of a
+    job; `per_model`: the SLO level (a model, whatever job or version). A label that must survive
+    every aggregation (a cluster label) is added in `label_sets`, the only constructor.
+    """
+
+    instance: tuple[str, ...]
+    model: tuple[str, ...]
+    per_model: tuple[str, ...]
+
+
+def label_sets() -> LabelSets:
+    """The aggregation label sets every `by (...)` / `on (...)` of the generated rules uses."""
+    return LabelSets(
+        instance=(LABEL_JOB, LABEL_INSTANCE, LABEL_MODEL, LABEL_VERSION),
+        model=(LABEL_JOB, LABEL_MODEL, LABEL_VERSION),
+        per_model=(LABEL_MODEL,),
+    )
+
+
+def by(labels: Sequence[str]) -> str:
+    return f"by ({', '.join(labels)})"
+
+
+def on(labels: Sequence[str]) -> str:
+    return f"on ({', '.join(labels)})"
+
+
+# -- selectors -------------------------------------------------------------------------------------
+def selector(metric: str, matchers: Iterable[Matcher] = ()) -> str:
+    body = ", ".join(f"{label}{op}{q(value)}" for label, op, value in matchers)
+    return f"{metric}{{{body}}}" if body else metric
+
+
+def equal(labels: Iterable[tuple[str, str]]) -> list[Matcher]:
+    """`label="value"` matchers for (label, value) pairs, in the order given."""
+    return [(k, "=", v) for k, v in labels]
+
+
+def le_regex(threshold_ms: int) -> str:
+    """Match a histogram bucket bound however it is written: `500` (Prometheus 2) or `500.0` (3)."""
+    return f"{threshold_ms}(\\.0+)?"
+
+
+# -- counters --------------------------------------------------------------------------------------
+def rate(family: str, matchers: Iterable[Matcher], window: str, fn: str = "rate") -> str:
+    """`rate(family{matchers}[window])` (or `increase`, with fn)."""
+    return f"{fn}({selector(family, matchers)}[{window}])"
+
+
+def counter_rate(family: str, matchers: Sequence[Matcher], window: str, labels: Sequence[str]) -> str:
+    """Per-second rate of a Triton counter summed `by labels`, counting GPU models once.
+
+    The series without `gpu_uuid` is the model's total; per-GPU series are summed only where no
+    total exists (servers that export only per-GPU series).
+    """
+    total = rate(family, [*matchers, (LABEL_GPU_UUID, "=", "")], window)
+    per_gpu = rate(family, [*matchers, (LABEL_GPU_UUID, "!=", "")], window)
+    return f"(sum {by(labels)} ({total}) or sum {by(labels)} ({per_gpu}))"
+
+
+def ratio(numerator: str, denominator: str) -> str:
+    """`numerator / (denominator > 0)`: no sample, never NaN or Inf, when the denominator is 0."""
+    return f"{numerator} / ({denominator} > 0)"
+
+
+# -- quantiles -------------------------------------------------------------------------------------
+def summary_quantile(family: str, matchers: Sequence[Matcher], quantile: str, labels: Sequence[str]) -> str:
+    """Triton's own summary quantile, the worst series `by labels` (summaries cannot be merged).
+
+    A summary with no request in its sliding window reads NaN: `>= 0` drops it.
+    """
+    series = selector(family, [*matchers, (LABEL_QUANTILE, "=", quantile)])
+    return f"max {by(labels)} ({series} >= 0)"
+
+
+GUARD_NON_NEGATIVE = "non-negative"  # `(... ) >= 0`: drops the NaN of a window without requests
+GUARD_OBSERVED = "observed"  # `and on (labels) (count rate > 0)`: only where requests were observed
+GUARD_NONE = "none"  # the bare quantile (dashboards' length distributions)
+
+
+def histogram_quantile(
+    family: str,
+    matchers: Sequence[Matcher],
+    quantile: str,
+    window: str,
+    labels: Sequence[str],
+    *,
+    guard: str = GUARD_NON_NEGATIVE,
+    fn: str = "rate",
+) -> str:
+    """histogram_quantile of `family`'s buckets over `window`, summed `by (labels, le)` (histograms
+    merge across instances). `matchers` should include the job (every caller passes one).
+
+    A window without requests gives NaN; `guard` says how it is kept out: GUARD_NON_NEGATIVE
+    filters the result with `>= 0`, GUARD_OBSERVED joins the buckets with the `_count` rate > 0,
+    GUARD_NONE keeps the NaN.
+    """
+    buckets = f"sum {by((*labels, LABEL_LE))} ({rate(f'{family}_bucket', matchers, window, fn)})"
+    if guard == GUARD_NON_NEGATIVE:
+        return f"(histogram_quantile({quantile}, {buckets}) >= 0)"
+    if guard == GUARD_OBSERVED:
+        seen = f"sum {by(labels)} ({rate(f'{family}_count', matchers, window, fn)})"
+        return f"histogram_quantile({quantile}, {buckets} and {on(labels)} ({seen} > 0))"
+    if guard == GUARD_NONE:
+        return f"histogram_quantile({quantile}, {buckets})"
+    raise ValueError(f"unknown histogram_quantile guard {guard!r}")
+
+
+# -- combining -------------------------------------------------------------------------------------
+def tagged(expr: str, source: str) -> str:
+    """`expr` with label latency_source=`source`."""
+    return f'label_replace({expr}, {q(L_LATENCY_SOURCE)}, {q(source)}, "", "")'
+
+
+def first_of(branches: Sequence[str], labels: Sequence[str]) -> str:
+    """The first branch that has a series for each combination of `labels`."""
+    return f" or {on(labels)} ".join(branches)

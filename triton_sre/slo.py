@@ -19,6 +19,8 @@ import yaml
 from triton_sre import conventions as c
 from triton_sre.config import ConfigError, check_keys, check_number, check_positive_int
 from triton_sre.data import shipped
+from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_bounded
+from triton_sre.redact import bounded
 
 DEFAULT_SPEC_FILE = "slos.yaml"
 """The spec's file name: ./slos.yaml is `generate`'s default, the repository's is shipped."""
@@ -126,10 +128,10 @@ class Spec:
 def parse_duration(value: Any, where: str) -> float:
     """Prometheus duration syntax (`90s`, `1h30m`, `500ms`, `30d`) -> seconds."""
     if isinstance(value, bool) or not isinstance(value, str) or not _DURATION_RE.match(value):
-        raise SpecError(f"{where}: expected a duration like 500ms, 30s, 5m, 1h or 30d, got {value!r}")
+        raise SpecError(f"{where}: expected a duration like 500ms, 30s, 5m, 1h or 30d, got {bounded(value)}")
     seconds = sum(int(n) * _DURATION_UNITS[u] for n, u in _DURATION_PART.findall(value))
     if seconds <= 0:
-        raise SpecError(f"{where}: must be longer than 0, got {value!r}")
+        raise SpecError(f"{where}: must be longer than 0, got {bounded(value)}")
     return float(seconds)
 
 
@@ -164,9 +166,11 @@ def load_spec(path: str | Path) -> Spec:
     """Read and validate a spec file; SpecError names the file, the SLO and the field."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        text = read_bounded(path, MAX_SPEC_BYTES).decode("utf-8")
+    except InputFileError as exc:
+        raise SpecError(f"{path}: cannot read: {exc}") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not UTF-8 text") from None
     return parse_spec(text, str(path))
 
 
@@ -177,7 +181,7 @@ def default_spec() -> Spec:
 
 def parse_spec(text: str, source: str = "slos.yaml") -> Spec:
     try:
-        raw = yaml.safe_load(text)
+        raw = load_yaml(text)
     except yaml.YAMLError as exc:
         raise SpecError(f"{source}: not valid YAML: {exc}") from exc
     return spec_from_mapping(raw, source)
@@ -218,7 +222,7 @@ def _spec(raw: Any, source: str) -> Spec:
     for i, entry in enumerate(slos_raw):
         slo = _slo(entry, i, source)
         if slo.name in seen:
-            raise SpecError(f"{source}: slos[{i}] ({slo.name}): name: duplicate SLO name {slo.name!r}")
+            raise SpecError(f"{source}: slos[{i}] ({slo.name}): name: duplicate SLO name {bounded(slo.name)}")
         seen.add(slo.name)
         slos.append(slo)
     return Spec(
@@ -236,10 +240,10 @@ def _latency_metrics(value: Any, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or any(v not in c.LATENCY_METRICS for v in value):
         raise SpecError(
             f"{where}: expected a list of {' and '.join(c.LATENCY_METRICS)} (what Triton's "
-            f"--metrics-config turns on; [] for neither), got {value!r}"
+            f"--metrics-config turns on; [] for neither), got {bounded(value)}"
         )
     if len(set(value)) != len(value):
-        raise SpecError(f"{where}: names a kind twice: {value!r}")
+        raise SpecError(f"{where}: names a kind twice: {bounded(value)}")
     return tuple(v for v in c.LATENCY_METRICS if v in value)
 
 
@@ -260,7 +264,7 @@ def spec_warnings(spec: Spec) -> list[str]:
 
 def _label_value(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value or not _LABEL_VALUE_RE.match(value):
-        raise SpecError(f"{where}: expected a non-empty string, got {value!r}")
+        raise SpecError(f"{where}: expected a non-empty string, got {bounded(value)}")
     return value
 
 
@@ -299,7 +303,10 @@ def _operational(raw: Any, where: str) -> Operational:
             else d.startup_probe_budget_s
         ),
         load_slow_share=check_number(
-            f"{where}.load_slow_share", raw.get("load_slow_share", d.load_slow_share), low=0, high=1,
+            f"{where}.load_slow_share",
+            raw.get("load_slow_share", d.load_slow_share),
+            low=0,
+            high=1,
             low_inclusive=False,
         ),
     )
@@ -310,70 +317,77 @@ def _models(value: Any, where: str) -> ModelSelector:
         return ModelSelector("all")
     if isinstance(value, list):
         if not value or not all(isinstance(v, str) and v and _LABEL_VALUE_RE.match(v) for v in value):
-            raise SpecError(f"{where}: a list of models must hold non-empty model names, got {value!r}")
+            raise SpecError(
+                f"{where}: a list of models must hold non-empty model names, got {bounded(value)}"
+            )
         if len(set(value)) != len(value):
-            raise SpecError(f"{where}: the list of models names a model twice: {value!r}")
+            raise SpecError(f"{where}: the list of models names a model twice: {bounded(value)}")
         return ModelSelector("list", names=tuple(value))
     if isinstance(value, Mapping):
         check_keys(where, value, {"regex"})
         regex = value.get("regex")
         if not isinstance(regex, str) or not regex:
-            raise SpecError(f"{where}.regex: expected a non-empty regular expression, got {regex!r}")
+            raise SpecError(f"{where}.regex: expected a non-empty regular expression, got {bounded(regex)}")
         try:
             re.compile(regex)
         except re.error as exc:
-            raise SpecError(f"{where}.regex: invalid regular expression {regex!r}: {exc}") from exc
+            raise SpecError(f"{where}.regex: invalid regular expression {bounded(regex)}: {exc}") from exc
         if _RE2_UNSUPPORTED.search(regex):
             raise SpecError(
-                f"{where}.regex: {regex!r} uses lookaround, backreferences or possessive/atomic groups, "
+                f"{where}.regex: "
+                f"{bounded(regex)} uses lookaround, backreferences or possessive/atomic groups, "
                 "which Prometheus (RE2) does not support"
             )
         return ModelSelector("regex", regex=regex)
-    raise SpecError(f"{where}: expected 'all', a list of model names or {{regex: ...}}, got {value!r}")
+    raise SpecError(f"{where}: expected 'all', a list of model names or {{regex: ...}}, got {bounded(value)}")
 
 
 def _objective(value: Any, where: str) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise SpecError(f"{where}: must be a percentage like 99.9, got {value!r}")
+        raise SpecError(f"{where}: must be a percentage like 99.9, got {bounded(value)}")
     try:
         objective = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     except InvalidOperation as exc:  # pragma: no cover - repr of a finite float always parses
-        raise SpecError(f"{where}: must be a percentage like 99.9, got {value!r}") from exc
+        raise SpecError(f"{where}: must be a percentage like 99.9, got {bounded(value)}") from exc
     if not Decimal(0) < objective < Decimal(100):
-        raise SpecError(f"{where}: must be greater than 0 and less than 100 (a percentage), got {value!r}")
+        raise SpecError(
+            f"{where}: must be greater than 0 and less than 100 (a percentage), got {bounded(value)}"
+        )
     return objective
 
 
 def _slo(entry: Any, index: int, source: str) -> SLO:
     where0 = f"{source}: slos[{index}]"
     if not isinstance(entry, Mapping):
-        raise SpecError(f"{where0}: expected a mapping, got {entry!r}")
+        raise SpecError(f"{where0}: expected a mapping, got {bounded(entry)}")
     name = entry.get("name")
     if not isinstance(name, str) or not _SLO_NAME_RE.match(name):
         raise SpecError(
-            f"{where0}: name: required; letters, digits, '_', '-' and '.', at most 63, got {name!r}"
+            f"{where0}: name: required; letters, digits, '_', '-' and '.', at most 63, got {bounded(name)}"
         )
     where = f"{where0} ({name})"
     slo_type = entry.get("type")
     if slo_type not in (c.SLO_AVAILABILITY, c.SLO_LATENCY, *c.LLM_SLO_TYPES):
         types = ", ".join((c.SLO_AVAILABILITY, c.SLO_LATENCY, *c.LLM_SLO_TYPES))
-        raise SpecError(f"{where}: type: must be one of {types}, got {slo_type!r}")
+        raise SpecError(f"{where}: type: must be one of {types}, got {bounded(slo_type)}")
     keys = _LLM_KEYS if slo_type in c.LLM_SLO_TYPES else _LATENCY_KEYS
     check_keys(where, entry, _AVAILABILITY_KEYS if slo_type == c.SLO_AVAILABILITY else keys)
     if "objective" not in entry:
         raise SpecError(f"{where}: objective: required (a percentage like 99.9)")
     description = entry.get("description", "")
     if not isinstance(description, str):
-        raise SpecError(f"{where}: description: expected a string, got {description!r}")
+        raise SpecError(f"{where}: description: expected a string, got {bounded(description)}")
     period_s = parse_duration(entry.get("period", c.DEFAULT_SLO_PERIOD), f"{where}: period")
     longest = max(parse_duration(long, "tier") for long, _, _, _ in c.BURN_TIERS)
     if period_s < longest:
         raise SpecError(
             f"{where}: period: must be at least {format_duration(longest)} (the longest burn-rate window), "
-            f"got {entry.get('period')!r}"
+            f"got {bounded(entry.get('period'))}"
         )
     if period_s % 60:
-        raise SpecError(f"{where}: period: must be a whole number of minutes, got {entry.get('period')!r}")
+        raise SpecError(
+            f"{where}: period: must be a whole number of minutes, got {bounded(entry.get('period'))}"
+        )
     common: dict[str, Any] = {
         "name": name,
         "type": slo_type,
@@ -395,12 +409,12 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
     threshold = parse_duration(entry["threshold"], f"{where}: threshold")
     if threshold * 1000 != round(threshold * 1000) or threshold < 0.001:
         raise SpecError(
-            f"{where}: threshold: must be a whole number of milliseconds, got {entry['threshold']!r}"
+            f"{where}: threshold: must be a whole number of milliseconds, got {bounded(entry['threshold'])}"
         )
     sli = entry.get("latency_sli", c.LATENCY_SLI_AUTO)
     allowed = (c.LATENCY_SLI_AUTO, c.LATENCY_SLI_HISTOGRAM, c.LATENCY_SLI_TIME_SLICE)
     if sli not in allowed:
-        raise SpecError(f"{where}: latency_sli: must be one of {', '.join(allowed)}, got {sli!r}")
+        raise SpecError(f"{where}: latency_sli: must be one of {', '.join(allowed)}, got {bounded(sli)}")
     quantile = entry.get("quantile", float(c.DEFAULT_SLO_QUANTILE))
     if (
         isinstance(quantile, bool)
@@ -409,11 +423,13 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
     ):
         raise SpecError(
             f"{where}: quantile: must be one of the quantiles Triton's summaries carry "
-            f"({', '.join(c.TRITON_SUMMARY_QUANTILES)}), got {quantile!r}"
+            f"({', '.join(c.TRITON_SUMMARY_QUANTILES)}), got {bounded(quantile)}"
         )
     time_slice_s = parse_duration(entry.get("time_slice", "1m"), f"{where}: time_slice")
     if not 30 <= time_slice_s <= 3600 or time_slice_s % 1:
-        raise SpecError(f"{where}: time_slice: must be between 30s and 1h, got {entry.get('time_slice')!r}")
+        raise SpecError(
+            f"{where}: time_slice: must be between 30s and 1h, got {bounded(entry.get('time_slice'))}"
+        )
     return SLO(
         **common,
         threshold_s=threshold,
@@ -434,15 +450,15 @@ def _reasons(value: Any, where: str) -> tuple[str, ...] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not value:
-        raise SpecError(f"{where}: expected a non-empty list of Triton failure reasons, got {value!r}")
+        raise SpecError(f"{where}: expected a non-empty list of Triton failure reasons, got {bounded(value)}")
     for reason in value:
         if reason not in c.FAILURE_REASONS:
             raise SpecError(
-                f"{where}: unknown failure reason {reason!r} "
+                f"{where}: unknown failure reason {bounded(reason)} "
                 f"(Triton's reasons: {', '.join(c.FAILURE_REASONS)})"
             )
     if len(set(value)) != len(value):
-        raise SpecError(f"{where}: a reason is listed twice: {value!r}")
+        raise SpecError(f"{where}: a reason is listed twice: {bounded(value)}")
     return tuple(value)
 
 
@@ -466,7 +482,7 @@ def _llm_slo(entry: Mapping[str, Any], common: dict[str, Any], where: str) -> SL
     if threshold * 1000 != round(threshold * 1000) or round(threshold * 1000) not in bounds_ms:
         choices = ", ".join(format_duration(b) for b in buckets)
         raise SpecError(
-            f"{where}: threshold: {entry['threshold']!r} is not a bucket bound of {family} "
+            f"{where}: threshold: {bounded(entry['threshold'])} is not a bucket bound of {family} "
             f"(the vLLM backend's buckets: {choices}); the SLI counts requests at or under a bucket bound"
         )
     return SLO(**common, threshold_s=threshold, latency_sli=c.LATENCY_SLI_HISTOGRAM)
@@ -487,5 +503,5 @@ def _llm_alerting(raw: Any, where: str) -> LLMAlerting:
     seconds = parse_duration(raw.get("saturated_for", d.saturated_for), f"{where}.saturated_for")
     if seconds % 60:
         got = raw["saturated_for"]
-        raise SpecError(f"{where}.saturated_for: must be a whole number of minutes, got {got!r}")
+        raise SpecError(f"{where}.saturated_for: must be a whole number of minutes, got {bounded(got)}")
     return LLMAlerting(kv_cache_saturated_ratio=ratio, saturated_for=format_duration(seconds))

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 from triton_sre import conventions as c
 from triton_sre.bot.config import DEFAULT_OUTBOX, FLAG_FIELDS, BotSettings, load_bot_config
 from triton_sre.bot.metrics import BotMetrics
-from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.outbox import Outbox, OutboxError
 from triton_sre.config import ConfigError
+from triton_sre.inputs import InputFileError, read_bounded
 
 if TYPE_CHECKING:  # slack_sdk and jinja2 come with the [bot] extra: imported when the bot starts
     from triton_sre.bot.slack import SlackDelivery
@@ -81,12 +82,17 @@ def resolve_bot_settings(args: argparse.Namespace) -> BotSettings:
     return settings
 
 
+MAX_TOKEN_FILE_BYTES = 64 * 1024
+
+
 def read_bearer_token(token_file: str | None, environ: Mapping[str, str]) -> str:
     if token_file:
         try:
-            token = Path(token_file).read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError(f"--token-file {token_file}: cannot read: {exc.strerror or exc}") from exc
+            token = read_bounded(token_file, MAX_TOKEN_FILE_BYTES).decode("utf-8").strip()
+        except InputFileError as exc:
+            raise ConfigError(f"--token-file {token_file}: cannot read: {exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"--token-file {token_file}: not UTF-8 text") from None
         if not token:
             raise ConfigError(f"--token-file {token_file}: the file is empty")
         return token
@@ -124,7 +130,7 @@ class Bot:
             titles, remediations = {}, {}
         self.settings = settings
         self.outbox = Outbox(outbox_path)
-        self.metrics = BotMetrics(self.outbox.counts)
+        self.metrics = BotMetrics(self.outbox)
         self.delivery = SlackDelivery(
             slack_token,
             slack_api_url,
@@ -194,6 +200,9 @@ def run_bot(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
     api_url = env.get(c.ENV_SLACK_API_URL, "").strip() or c.DEFAULT_SLACK_API_URL
     try:
         bot = Bot(settings, args.outbox or DEFAULT_OUTBOX, bearer, slack_token, api_url, signing_secret)
+    except OutboxError as exc:
+        print(f"triton-sre bot: {exc}", file=sys.stderr)
+        return c.EXIT_USAGE
     except OSError as exc:
         print(f"triton-sre bot: cannot listen on {settings.listen}: {exc.strerror or exc}", file=sys.stderr)
         return c.EXIT_FAILURE

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily
@@ -16,21 +17,37 @@ ACTION_REPEAT = "repeat"
 ACTION_FAILED = "failed"
 
 
+class OutboxView(Protocol):
+    def counts(self) -> dict[str, int]: ...
+    def unsaved(self) -> int: ...
+    def problem(self) -> str: ...
+
+
 class _OutboxCollector(Collector):
-    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
-        self._counts = counts
+    def __init__(self, outbox: OutboxView) -> None:
+        self._outbox = outbox
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         family = GaugeMetricFamily(
             c.M_BOT_OUTBOX, "Notifications in the bot's outbox by state.", labels=[c.L_STATE]
         )
-        for state, count in sorted(self._counts().items()):
+        for state, count in sorted(self._outbox.counts().items()):
             family.add_metric([state], count)
         yield family
+        yield GaugeMetricFamily(
+            c.M_BOT_OUTBOX_UNSAVED,
+            "Delivery records the disk refused, held in memory until a write succeeds.",
+            value=self._outbox.unsaved(),
+        )
+        yield GaugeMetricFamily(
+            c.M_BOT_OUTBOX_USABLE,
+            "1 when the outbox file is in place and takes writes; 0 when it vanished or writes fail.",
+            value=0 if self._outbox.problem() else 1,
+        )
 
 
 class BotMetrics:
-    def __init__(self, outbox_counts: Callable[[], dict[str, int]] | None = None) -> None:
+    def __init__(self, outbox: OutboxView | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.received = Counter(
             c.M_BOT_NOTIFICATIONS.removesuffix("_total"),
@@ -49,5 +66,5 @@ class BotMetrics:
             [c.L_ACTION],
             registry=self.registry,
         )
-        if outbox_counts is not None:
-            self.registry.register(_OutboxCollector(outbox_counts))
+        if outbox is not None:
+            self.registry.register(_OutboxCollector(outbox))

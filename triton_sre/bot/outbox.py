@@ -9,14 +9,23 @@
 
 A restart resumes the pending notifications; the group -> message map survives it, so nothing is
 posted twice. All methods are thread-safe (one connection, one lock).
+
+When the disk refuses a write (full, a file-size limit, a read-only remount), what the worker did
+is kept in memory instead (`unsaved`): a posted notification is never picked again, the group's
+message is edited rather than posted anew, and the next successful write flushes it. `problem()`
+says so (and when the file vanished or was replaced under the running bot): the receiver then
+answers 503 to webhooks and on /healthz, and the bot's metrics carry it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,20 +81,89 @@ class MessageRef:
     updated: float
 
 
+class OutboxError(Exception):
+    """The outbox cannot be opened (a corrupt file, a path under a regular file, no permission)."""
+
+
 class Outbox:
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+        # Delivery state the disk refused, by notification id: its final state, or its retry schedule.
+        self._finished: dict[int, str] = {}
+        self._retries: dict[int, tuple[int, float, str]] = {}
+        self._messages: dict[str, tuple[str, str, str, str, list[dict[str, Any]]]] = {}
+        self._write_error = ""
+        self._identity: tuple[int, int] | None = None
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+            self._db.execute("SELECT COUNT(*) FROM notifications").fetchone()
+        except (OSError, sqlite3.Error) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+            raise OutboxError(f"outbox {self.path}: {reason}{where}") from None
+        if self.path != ":memory:":
+            self._identity = _identity(self.path)
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    # -- health -----------------------------------------------------------------------------------
+    def file_problem(self) -> str:
+        """Why the outbox file cannot take a notification ('' when it can): it vanished or was
+        replaced under the running bot, so what is written now would be lost at the next start."""
+        if self._identity is None:
+            return ""
+        try:
+            now = _identity(self.path)
+        except OSError as exc:
+            return f"outbox file {self.path}: {exc.strerror or exc}"
+        return f"outbox file {self.path} was replaced under the running bot" if now != self._identity else ""
+
+    def problem(self) -> str:
+        """`file_problem`, or the disk refusing writes (delivery state held in memory); '' when fine."""
+        if found := self.file_problem():
+            return found
+        if self._write_error:
+            return f"outbox writes fail ({self._write_error}); {self.unsaved()} delivery record(s) in memory"
+        return ""
+
+    def unsaved(self) -> int:
+        """Delivery records held in memory because the disk refused them."""
+        return len(self._finished) + len(self._retries) + len(self._messages)
+
+    def _refused(self, exc: sqlite3.Error) -> None:
+        self._write_error = str(exc)[:200]
+
+    def _flush(self) -> None:
+        """Write what the disk refused earlier (under the lock); keep it in memory if it still fails."""
+        if not (self._finished or self._retries or self._messages):
+            return
+        try:
+            with self._transaction():
+                for nid, state in self._finished.items():
+                    self._db.execute("UPDATE notifications SET state = ? WHERE id = ?", (state, nid))
+                for nid, (attempts, at, error) in self._retries.items():
+                    self._db.execute(
+                        "UPDATE notifications SET attempts = ?, next_attempt = ?, last_error = ? "
+                        "WHERE id = ?",
+                        (attempts, at, error, nid),
+                    )
+                for group_key, (channel, ts, status, state_digest, alerts) in self._messages.items():
+                    self._upsert_message(group_key, channel, ts, status, state_digest, alerts)
+        except sqlite3.Error as exc:
+            self._refused(exc)
+            return
+        self._finished.clear()
+        self._retries.clear()
+        self._messages.clear()
+        self._write_error = ""
 
     # -- notifications ---------------------------------------------------------------------------
     def enqueue(self, group_key: str, payload: dict[str, Any], now: float | None = None) -> int:
@@ -103,56 +181,74 @@ class Outbox:
         marked superseded), and the earliest time any other pending one is due (None: none)."""
         now = time.time() if now is None else now
         with self._lock:
-            rows = self._db.execute(
-                "SELECT group_key, MAX(id) FROM notifications WHERE state = ? GROUP BY group_key "
-                "ORDER BY MIN(id)",
-                (STATE_PENDING,),
-            ).fetchall()
+            self._flush()
+            groups: dict[str, list[int]] = {}
+            for nid, group_key in self._db.execute(
+                "SELECT id, group_key FROM notifications WHERE state = ? ORDER BY id", (STATE_PENDING,)
+            ):
+                if nid not in self._finished:  # done or failed in memory only: never picked again
+                    groups.setdefault(group_key, []).append(nid)
             earliest: float | None = None
-            for group_key, latest in rows:
-                # A superseded notification's retry schedule carries over: never retry sooner.
-                older = self._db.execute(
-                    "SELECT MAX(next_attempt), MAX(attempts) FROM notifications "
-                    "WHERE group_key = ? AND state = ? AND id < ?",
-                    (group_key, STATE_PENDING, latest),
-                ).fetchone()
-                if older[0] is not None:
-                    self._db.execute(
-                        "UPDATE notifications SET next_attempt = MAX(next_attempt, ?), "
-                        "attempts = MAX(attempts, ?) WHERE id = ?",
-                        (older[0], older[1], latest),
-                    )
-                    self._db.execute(
-                        "UPDATE notifications SET state = ? WHERE group_key = ? AND state = ? AND id < ?",
-                        (STATE_SUPERSEDED, group_key, STATE_PENDING, latest),
-                    )
-                row = self._db.execute(
-                    "SELECT id, group_key, payload, attempts, next_attempt FROM notifications WHERE id = ?",
-                    (latest,),
-                ).fetchone()
-                if row[4] <= now:
-                    return Notification(row[0], row[1], json.loads(row[2]), row[3], row[4]), None
-                earliest = row[4] if earliest is None else min(earliest, row[4])
+            for ids in groups.values():
+                latest, older = ids[-1], ids[:-1]
+                attempts, next_attempt, row = self._schedule(latest)
+                if older:
+                    # A superseded notification's retry schedule carries over: never retry sooner.
+                    for nid in older:
+                        a, at, _ = self._schedule(nid)
+                        attempts, next_attempt = max(attempts, a), max(next_attempt, at)
+                        self._finished[nid] = STATE_SUPERSEDED
+                    self._retries[latest] = (attempts, next_attempt, row[4] or "")
+                    self._flush()
+                if next_attempt <= now:
+                    return Notification(latest, row[1], json.loads(row[2]), attempts, next_attempt), None
+                earliest = next_attempt if earliest is None else min(earliest, next_attempt)
             return None, earliest
 
+    def _schedule(self, nid: int) -> tuple[int, float, Any]:
+        """(attempts, next attempt, row) of a notification, the in-memory retry schedule first."""
+        row = self._db.execute(
+            "SELECT id, group_key, payload, attempts, next_attempt, last_error FROM notifications "
+            "WHERE id = ?",
+            (nid,),
+        ).fetchone()
+        attempts, at, _ = self._retries.get(nid, (row[3], row[4], ""))
+        return attempts, at, (row[0], row[1], row[2], row[3], row[5])
+
     def mark_done(self, notification_id: int) -> None:
-        with self._lock:
-            self._db.execute("UPDATE notifications SET state = ? WHERE id = ?", (STATE_DONE, notification_id))
+        self._finish(notification_id, STATE_DONE)
 
     def mark_failed(self, notification_id: int, error: str) -> None:
         with self._lock:
-            self._db.execute(
-                "UPDATE notifications SET state = ?, last_error = ? WHERE id = ?",
-                (STATE_FAILED, error[:500], notification_id),
-            )
+            try:
+                self._db.execute(
+                    "UPDATE notifications SET state = ?, last_error = ? WHERE id = ?",
+                    (STATE_FAILED, error[:500], notification_id),
+                )
+            except sqlite3.Error as exc:
+                self._refused(exc)
+                self._finished[notification_id] = STATE_FAILED
+
+    def _finish(self, notification_id: int, state: str) -> None:
+        with self._lock:
+            try:
+                self._db.execute("UPDATE notifications SET state = ? WHERE id = ?", (state, notification_id))
+            except sqlite3.Error as exc:
+                self._refused(exc)
+                self._finished[notification_id] = state
 
     def retry_later(self, notification_id: int, at: float, error: str) -> None:
         with self._lock:
-            self._db.execute(
-                "UPDATE notifications SET attempts = attempts + 1, next_attempt = ?, last_error = ? "
-                "WHERE id = ?",
-                (at, error[:500], notification_id),
-            )
+            try:
+                self._db.execute(
+                    "UPDATE notifications SET attempts = attempts + 1, next_attempt = ?, last_error = ? "
+                    "WHERE id = ?",
+                    (at, error[:500], notification_id),
+                )
+            except sqlite3.Error as exc:
+                self._refused(exc)
+                attempts, _, _ = self._schedule(notification_id)
+                self._retries[notification_id] = (attempts + 1, at, error[:500])
 
     def counts(self) -> dict[str, int]:
         with self._lock:
@@ -165,13 +261,19 @@ class Outbox:
     def prune(self, older_than: float) -> None:
         """Forget finished notifications received before `older_than` (epoch seconds)."""
         with self._lock:
-            self._db.execute(
-                "DELETE FROM notifications WHERE state != ? AND received < ?", (STATE_PENDING, older_than)
-            )
+            try:
+                self._db.execute(
+                    "DELETE FROM notifications WHERE state != ? AND received < ?", (STATE_PENDING, older_than)
+                )
+            except sqlite3.Error as exc:  # a full disk: pruning waits, delivery goes on
+                self._refused(exc)
 
     # -- group -> message map ----------------------------------------------------------------------
     def message(self, group_key: str) -> MessageRef | None:
         with self._lock:
+            unsaved = self._messages.get(group_key)
+            if unsaved is not None:
+                return MessageRef(group_key, *unsaved[:4], list(unsaved[4]), time.time())
             row = self._db.execute(
                 "SELECT group_key, channel, ts, status, digest, alerts, updated FROM messages "
                 "WHERE group_key = ?",
@@ -191,26 +293,43 @@ class Outbox:
         alerts: list[dict[str, Any]],
         notification_id: int | None = None,
     ) -> None:
-        """Record what the group's message shows; with `notification_id`, mark it done atomically."""
+        """Record what the group's message shows; with `notification_id`, mark it done atomically.
+        A refused write is kept in memory (never raised): the message exists in Slack already."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute(
-                    "INSERT INTO messages (group_key, channel, ts, status, digest, alerts, updated) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(group_key) DO UPDATE SET "
-                    "channel = excluded.channel, "
-                    "ts = excluded.ts, status = excluded.status, digest = excluded.digest, "
-                    "alerts = excluded.alerts, updated = excluded.updated",
-                    (group_key, channel, ts, status, digest, json.dumps(alerts), time.time()),
-                )
+                with self._transaction():
+                    self._upsert_message(group_key, channel, ts, status, digest, alerts)
+                    if notification_id is not None:
+                        self._db.execute(
+                            "UPDATE notifications SET state = ? WHERE id = ?", (STATE_DONE, notification_id)
+                        )
+            except sqlite3.Error as exc:
+                self._refused(exc)
+                self._messages[group_key] = (channel, ts, status, digest, alerts)
                 if notification_id is not None:
-                    self._db.execute(
-                        "UPDATE notifications SET state = ? WHERE id = ?", (STATE_DONE, notification_id)
-                    )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+                    self._finished[notification_id] = STATE_DONE
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def _upsert_message(
+        self, group_key: str, channel: str, ts: str, status: str, digest: str, alerts: list[dict[str, Any]]
+    ) -> None:
+        self._db.execute(
+            "INSERT INTO messages (group_key, channel, ts, status, digest, alerts, updated) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(group_key) DO UPDATE SET "
+            "channel = excluded.channel, "
+            "ts = excluded.ts, status = excluded.status, digest = excluded.digest, "
+            "alerts = excluded.alerts, updated = excluded.updated",
+            (group_key, channel, ts, status, digest, json.dumps(alerts), time.time()),
+        )
 
     def open_messages(self) -> list[MessageRef]:
         """Groups whose message currently shows firing alerts (for `/triton status`)."""
@@ -232,3 +351,8 @@ class Outbox:
             ).fetchall()
         keys = ("id", "group_key", "state", "attempts", "last_error", "received")
         return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def _identity(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino

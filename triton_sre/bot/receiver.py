@@ -4,7 +4,8 @@
   no Content-Length 411, a body over the cap 413 (not read), not JSON or not a notification 400.
   The notification is committed to the outbox before the 200, then the worker is woken: the
   answer never waits for Slack.
-- ``GET /healthz``: 200 with the outbox's counts.
+- ``GET /healthz``: 200 with the outbox's counts; 503 with the reason when the outbox file vanished
+  or was replaced, or the disk refuses writes (delivery state then held in memory).
 - ``POST /slack/commands``: Slack's v0 request signature (HMAC-SHA256 of ``v0:<ts>:<body>`` with
   the signing secret) and a timestamp within 5 minutes, or 401. ``/triton status`` lists the open
   alert groups, ``/triton diagnose <model> [instance]`` asks the engine about a live Triton; both
@@ -33,8 +34,10 @@ from triton_sre.bot.config import BotSettings
 from triton_sre.bot.enrich import PayloadError, parse_group
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox
+from triton_sre.diagnosis.api import DiagnosisError, diagnose_live
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
+from triton_sre.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +89,7 @@ class BotServer:
         metrics: BotMetrics | None = None,
         remediations: dict[str, str] | None = None,
     ) -> None:
-        self.metrics = metrics or BotMetrics(outbox.counts)
+        self.metrics = metrics or BotMetrics(outbox)
         self.settings = settings
         self.outbox = outbox
         self._bearer = bearer_token
@@ -115,6 +118,10 @@ class BotServer:
 
     # -- slash command ----------------------------------------------------------------------------
     def command(self, text: str) -> str:
+        """The slash command's answer, without any credential (the echo of the user's text included)."""
+        return redact(self._answer(text), queries=False)
+
+    def _answer(self, text: str) -> str:
         words = text.split()
         if not words or words[0] == "help":
             return f"Usage: `{c.SLASH_COMMAND} status` or `{c.SLASH_COMMAND} diagnose <model> [instance]`"
@@ -148,24 +155,19 @@ class BotServer:
         return "\n".join(lines)
 
     def _diagnose(self, model: str, instance: str | None) -> str:
-        from triton_sre.diagnosis.engine import diagnose_index
-        from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
-
         labels = {c.LABEL_INSTANCE: instance} if instance else {}
         url = self.settings.triton_url_for(labels) or (
             self.settings.fleet[0].triton_url if self.settings.fleet else None
         )
         if not url:
             return "No Triton configured: start the bot with `--triton-url` (or a fleet in its config)."
-        client = TritonClient(url, default_metrics_url(url), timeout=COMMAND_TRITON_TIMEOUT)
         try:
-            index = client.repository_index()
-        except FetchError as exc:
-            return f"Cannot read the repository index of {_esc(url)}: {_esc(exc.message)}"
-        entries = [e for e in index if e.get("name") == model]
+            live = diagnose_live(url, self.titles, self.remediations, COMMAND_TRITON_TIMEOUT, model=model)
+        except DiagnosisError as exc:
+            return _esc(str(exc))
+        entries, report = live.index, live.report
         if not entries:
             return f"Triton at {_esc(url)} does not know a model `{_esc(model)}`."
-        report = diagnose_index(entries, self.titles, self.remediations)
         findings = [f for f in report.findings if f.model == model]
         if not findings:
             states = ", ".join(f"v{e.get('version') or '-'} {e.get('state') or 'unknown'}" for e in entries)
@@ -225,7 +227,11 @@ class _Handler(SafeHandler):
     def do_GET(self) -> None:
         path = self.bare_path
         if path == c.PATH_HEALTHZ:
-            self._send(200, {"status": "ok", "outbox": self.bot.outbox.counts()})
+            problem = self.bot.outbox.problem()
+            body = {"status": "unhealthy" if problem else "ok", "outbox": self.bot.outbox.counts()}
+            if problem:
+                body["problem"] = problem
+            self._send(503 if problem else 200, body)
         elif path == c.PATH_METRICS:
             data = generate_latest(self.bot.metrics.registry)
             self.send_response(200)
@@ -275,6 +281,11 @@ class _Handler(SafeHandler):
                 version,
                 c.AM_WEBHOOK_VERSION,
             )
+        lost = self.bot.outbox.file_problem()
+        if lost:  # accepting now would lose the notification at the next start: Alertmanager retries
+            log.error("webhook refused: %s", lost)
+            self._send(503, {"error": "outbox unavailable"})
+            return
         try:
             notification_id = self.bot.outbox.enqueue(group.group_key, payload)
         except Exception as exc:  # disk full, locked database: Alertmanager will retry

@@ -26,11 +26,11 @@ from typing import Any
 
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
-from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from triton_sre import conventions as c
 from triton_sre.bot import slack_limits as limits
+from triton_sre.bot.slack_http import DeadlineWebClient
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,10 @@ TEMPLATE_UPDATE = "update.txt.j2"
 MAX_FALLBACK_TEXT = 3000
 ELLIPSIS = "…"
 # Errors retrying cannot fix (the message would fail the same way); anything else is retried.
+SLACK_ERROR_CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+"""What a Slack error code looks like (``channel_not_found``); anything else is `INVALID_RESPONSE`."""
+INVALID_RESPONSE = "invalid_response"
+"""The outcome of an answer that is not Slack's JSON (a proxy's HTML page): one label value for all."""
 PERMANENT_ERRORS = frozenset(
     {
         "invalid_blocks",
@@ -261,7 +265,7 @@ class SlackDelivery:
         """Called after every call with (Slack method, outcome): ``ok``, Slack's error, ``http_5xx``
         or ``network``."""
         base = api_url or c.DEFAULT_SLACK_API_URL
-        self.client = WebClient(
+        self.client = DeadlineWebClient(
             token=token, base_url=base if base.endswith("/") else base + "/", timeout=int(timeout)
         )
         # The outbox owns the retry schedule (it survives restarts); no hidden retries in the client.
@@ -343,6 +347,10 @@ def _api_error(method: str, exc: SlackApiError) -> DeliveryError:
         )
     if status >= 500:
         return DeliveryError(f"{method}: Slack answered HTTP {status}", retryable=True, error="http_5xx")
+    if error and not SLACK_ERROR_CODE.fullmatch(error):
+        # slack_sdk puts "Received a response in a non-JSON format: <the page's start>" here: a label
+        # value per page if it reached the metric. The page's start stays in the message.
+        return DeliveryError(f"{method}: {error[:200]}", retryable=True, error=INVALID_RESPONSE)
     return DeliveryError(
         f"{method}: {error or f'HTTP {status}'}", retryable=error not in PERMANENT_ERRORS, error=error
     )

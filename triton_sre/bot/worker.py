@@ -42,9 +42,11 @@ from triton_sre.bot.metrics import ACTION_FAILED, ACTION_POSTED, ACTION_REPEAT, 
 from triton_sre.bot.outbox import MessageRef, Notification, Outbox
 from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS, chart_png
 from triton_sre.bot.slack import DeliveryError, Renderer, SlackDelivery, backoff
-from triton_sre.diagnosis.engine import Finding, Report, diagnose_index
+from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
+from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.promql import q
+from triton_sre.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -65,26 +67,6 @@ def _links(settings: BotSettings) -> Links:
         dashboard_uid_overview=c.UID_OVERVIEW_DASHBOARD,
         dashboard_uid_llm=c.UID_LLM_DASHBOARD,
     )
-
-
-def diagnose_live(
-    triton_url: str,
-    titles: dict[str, str],
-    timeout: float = TRITON_TIMEOUT_SECONDS,
-    remediations: dict[str, str] | None = None,
-) -> Report:
-    """The diagnosis engine over a live Triton's repository index (raises FetchError)."""
-    from triton_sre.triton.client import TritonClient, default_metrics_url
-
-    client = TritonClient(triton_url, default_metrics_url(triton_url), timeout=timeout)
-    return diagnose_index(client.repository_index(), titles, remediations)
-
-
-def diagnose_log(path: str, titles: dict[str, str], remediations: dict[str, str] | None = None) -> Report:
-    from triton_sre.diagnosis.command import open_log, triage_stream
-
-    with open_log(path) as stream:
-        return triage_stream(stream, titles, remediations=remediations)
 
 
 def _slo_selector(slo: str, model: str) -> str:
@@ -338,11 +320,11 @@ class Worker:
             errors: list[str] = []
             for triton_url in urls[:MAX_TRITONS_PER_GROUP]:
                 try:
-                    live = diagnose_live(triton_url, self.titles, remediations=self.remediations)
-                    findings += live.findings
-                    reached.append(triton_url)
-                except Exception as exc:
-                    errors.append(f"{triton_url}: {exc}")
+                    live = diagnose_live(triton_url, self.titles, self.remediations, TRITON_TIMEOUT_SECONDS)
+                    findings += live.report.findings
+                    reached.append(redact(triton_url, queries=False))
+                except DiagnosisError as exc:
+                    errors.append(str(exc))
                     log.warning("group %s: live diagnosis failed: %s", group.group_key, errors[-1])
             if reached:
                 report, source = Report(tuple(findings), ()), "live " + ", ".join(reached)
@@ -353,8 +335,8 @@ class Worker:
                         diagnose_log(self.settings.log_file, self.titles, self.remediations),
                         f"log {Path(self.settings.log_file).name}",
                     )
-                except Exception as exc:
-                    error = f"{self.settings.log_file}: {exc}"
+                except DiagnosisError as exc:
+                    error = str(exc)
                     log.warning("group %s: log diagnosis failed: %s", group.group_key, error)
         burn: dict[str, float] = {}
         budget: dict[str, float] = {}

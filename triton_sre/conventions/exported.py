@@ -157,6 +157,8 @@ M_BOT_NOTIFICATIONS: Final = "triton_sre_bot_notifications_received_total"
 M_BOT_SLACK_CALLS: Final = "triton_sre_bot_slack_calls_total"  # labels method, outcome (ok or Slack's error)
 M_BOT_ACTIONS: Final = "triton_sre_bot_messages_total"  # label action: posted, updated, repeat, failed
 M_BOT_OUTBOX: Final = "triton_sre_bot_outbox_notifications"  # label state: pending, done, superseded, failed
+M_BOT_OUTBOX_UNSAVED: Final = "triton_sre_bot_outbox_unsaved_records"  # delivery state the disk refused
+M_BOT_OUTBOX_USABLE: Final = "triton_sre_bot_outbox_usable"  # 1, or 0 when the file vanished or writes fail
 L_METHOD: Final = "method"
 L_OUTCOME: Final = "outcome"
 L_ACTION: Final = "action"
@@ -284,7 +286,7 @@ def rec_slo_part(part: str) -> str:
 # -- rule groups and their cross-group reads (issue 13) ---------------------------------------------
 # Prometheus evaluates each group on its own timer: a rule reading a series recorded by ANOTHER
 # group sees that group's latest evaluation (this interval's or the previous one's). The generators
-# compute which group reads which (generate/rules.py `group_reads`), the promtool tests fix the order
+# compute which group reads which (generate/rulefile.py `group_reads`), the promtool tests fix the order
 # (`group_eval_order`, dependencies first) and tests/test_rules_promtool.py also runs them reversed.
 GROUP_RECORDING_REQUESTS: Final = "triton-sre.recording.requests"  # raw per-request totals' rates
 GROUP_RECORDING_STAGES: Final = "triton-sre.recording.stages"  # raw stage-duration rates, stage split

@@ -31,7 +31,9 @@ ENV_CONFIG: Final = "TRITON_SRE_CONFIG"
 # Exit codes of every command (triage and lint: 1 means failures were found).
 EXIT_OK: Final = 0
 EXIT_FAILURE: Final = 1
-EXIT_USAGE: Final = 2  # usage, configuration or input error
+EXIT_USAGE: Final = 2  # usage, configuration or input error; also an output that cannot be written
+# The reader of stdout went away (`| head`): quiet, 128 + SIGPIPE like other Unix tools.
+EXIT_BROKEN_PIPE: Final = 141
 
 # Exporter HTTP paths.
 PATH_METRICS: Final = "/metrics"

@@ -335,8 +335,8 @@ def _status_text(status: dict[str, Any]) -> str:
 def _diagnose_log(log_path: Path) -> list[Any]:
     """The diagnosis engine over Triton's startup log: catches failures the index never shows
     (a model whose version folders are all non-integer is absent from it)."""
+    from triton_sre.diagnosis.api import diagnose_stream
     from triton_sre.diagnosis.catalog import CatalogError, load_catalog
-    from triton_sre.diagnosis.command import triage_stream
 
     try:
         catalog = load_catalog()
@@ -344,7 +344,7 @@ def _diagnose_log(log_path: Path) -> list[Any]:
     except CatalogError:
         titles, remediations = {}, {}  # runbook ids without their fixes
     with open(log_path, "rb") as log:
-        report = triage_stream(log, titles, remediations=remediations)
+        report = diagnose_stream(log, titles, remediations)
     return [f for f in report.findings if f.severity == c.IMPACT_CRITICAL]
 
 

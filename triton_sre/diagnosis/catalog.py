@@ -29,6 +29,7 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.data import shipped
+from triton_sre.inputs import MAX_CONFIG_BYTES, read_bounded
 
 __all__ = [
     "REQUIRED_SECTIONS",
@@ -146,7 +147,7 @@ def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
         if page.name.lower() == "readme.md":
             continue
         try:
-            text = page.read_text(encoding="utf-8")
+            text = read_bounded(page, MAX_CONFIG_BYTES).decode("utf-8")  # a FIFO or /dev/zero: refused
         except (OSError, UnicodeDecodeError) as exc:
             raise CatalogError(f"{page}: unreadable: {exc}") from None
         runbook = parse_runbook(text, page)

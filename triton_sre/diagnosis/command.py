@@ -7,14 +7,10 @@ Exit codes: 0 no failure found, 1 failures found (any critical finding), 2 usage
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gzip
 import json
 import sys
 import time
-import zlib
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
 
@@ -22,7 +18,6 @@ if TYPE_CHECKING:  # the engine and its rule tables load when triage runs, not w
     from triton_sre.diagnosis.catalog import Catalog
     from triton_sre.diagnosis.engine import Report
 
-GZIP_MAGIC = b"\x1f\x8b"
 PROGRESS_EVERY_SECONDS = 0.5
 
 
@@ -76,66 +71,26 @@ class _Progress:
             self.stream.flush()
 
 
-@contextlib.contextmanager
-def open_log(name: str) -> Iterator[BinaryIO]:
-    """The log as a binary stream; gzip is recognised by its magic bytes, not the file name."""
-    with contextlib.ExitStack() as stack:
-        raw: BinaryIO = sys.stdin.buffer if name == "-" else stack.enter_context(open(name, "rb"))
-        peek = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-        if peek == GZIP_MAGIC:
-            yield stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
-        else:
-            yield raw
+def _diagnose(args: argparse.Namespace, catalog: Catalog) -> Report | None:
+    from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 
-
-def triage_stream(
-    stream: BinaryIO, titles: dict[str, str], progress: Any = None, remediations: dict[str, str] | None = None
-) -> Report:
-    from triton_sre.diagnosis.engine import Diagnoser
-    from triton_sre.diagnosis.logparse import parse
-    from triton_sre.diagnosis.scan import scan_lines
-
-    diagnoser = Diagnoser(titles, remediations)
-    for event in parse(scan_lines(stream, progress=progress)):
-        diagnoser.feed(event)
-    return diagnoser.finish()
-
-
-def _triage_log(args: argparse.Namespace, catalog: Catalog) -> Report | None:
-    from triton_sre.diagnosis.scan import LogInputError
-
+    if args.triton_url:
+        try:
+            return diagnose_live(args.triton_url, catalog.titles, catalog.remediations).report
+        except DiagnosisError as exc:
+            _err(str(exc))
+            return None
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     if args.file == "-" and sys.stdin.isatty():
         _err("reading the log from stdin (end with Ctrl-D; or give a file, or pipe `docker logs` in)")
     try:
-        with open_log(args.file) as stream:
-            report = triage_stream(stream, catalog.titles, progress, catalog.remediations)
-    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        _err(f"{args.file}: corrupt gzip data: {exc or 'unexpected end of file'}")
-        return None
-    except LogInputError as exc:
-        _err(f"{args.file}: {exc}")
-        return None
-    except OSError as exc:
-        _err(f"{args.file}: cannot read: {exc.strerror or exc}")
+        return diagnose_log(args.file, catalog.titles, catalog.remediations, progress)
+    except DiagnosisError as exc:
+        _err(str(exc))
         return None
     finally:
         if progress is not None:
             progress.done()
-    return report
-
-
-def _triage_live(args: argparse.Namespace, catalog: Catalog) -> Report | None:
-    from triton_sre.diagnosis.engine import diagnose_index
-    from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
-
-    client = TritonClient(args.triton_url, default_metrics_url(args.triton_url))
-    try:
-        index = client.repository_index()
-    except FetchError as exc:
-        _err(f"cannot read the repository index of {args.triton_url}: {exc}")
-        return None
-    return diagnose_index(index, catalog.titles, catalog.remediations)
 
 
 def run_triage(args: argparse.Namespace) -> int:
@@ -147,7 +102,7 @@ def run_triage(args: argparse.Namespace) -> int:
     except CatalogError as exc:
         _err(f"runbook catalog: {exc}")
         return c.EXIT_USAGE
-    report = _triage_live(args, catalog) if args.triton_url else _triage_log(args, catalog)
+    report = _diagnose(args, catalog)
     if report is None:
         return c.EXIT_USAGE
     out = sys.stdout

@@ -208,7 +208,7 @@ def prometheus_checks(
     url: str, spec: Spec, metrics_url: str | None, alertmanager_url: str | None, timeout: float
 ) -> tuple[list[Check], list[str]]:
     """The four Prometheus checks, and every loaded rule's query (for the pitfalls)."""
-    from triton_sre.generate.rules import rule_files
+    from triton_sre.generate.families import rule_files
     from triton_sre.prom import PromError, Prometheus
 
     prom = Prometheus(url, timeout=timeout)

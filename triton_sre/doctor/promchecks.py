@@ -64,7 +64,7 @@ def groups_from_api(data: Mapping[str, Any]) -> list[Group]:
 
 
 def groups_from_rule_files(files: Mapping[str, Mapping[str, Any]]) -> list[Group]:
-    """What `generate` renders for the spec (generate.rules.rule_files) -> the same shape."""
+    """What `generate` renders for the spec (generate.families.rule_files) -> the same shape."""
     out = []
     for doc in files.values():
         for g in doc.get("groups", []):

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity import Capacity
-from triton_sre.exporter.collector import GAUGE, Family
 from triton_sre.exporter.derive import Derivation
+from triton_sre.exporter.family import GAUGE, Family
 
 _MV = (c.LABEL_MODEL, c.LABEL_VERSION)
 

@@ -10,15 +10,14 @@ the whole poll. The exporter's self-metrics still go through prometheus_client.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from triton_sre import conventions as c
+from triton_sre.exporter.capacity_families import capacity_families
 from triton_sre.exporter.derive import Derivation
+from triton_sre.exporter.family import COUNTER, GAUGE, Family
 from triton_sre.exporter.llm import llm_families
-
-GAUGE = "gauge"
-COUNTER = "counter"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,17 +26,6 @@ class ExporterView:
 
     up: bool
     derivation: Derivation | None
-
-
-@dataclass(frozen=True, slots=True)
-class Family:
-    """One metric family; `rows` are (label values, value), produced lazily while writing."""
-
-    kind: str
-    name: str
-    documentation: str
-    labels: Sequence[str]
-    rows: Iterable[tuple[Sequence[str], float]]
 
 
 def reason_label(reason: str) -> str:
@@ -61,8 +49,6 @@ def families(view: ExporterView) -> Iterator[Family]:
     yield from _state_metrics(d)
     yield from _config_metrics(d)
     yield from (Family(*f) for f in llm_families(d.llm, d.llm_problems, d.currency))
-    from triton_sre.exporter.capacity_families import capacity_families  # imports this module
-
     yield from capacity_families(d)
     yield Family(
         GAUGE, c.M_WINDOW_SECONDS, "Seconds actually covered by the derivation window.", (),

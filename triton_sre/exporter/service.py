@@ -47,6 +47,7 @@ from triton_sre.exporter.snapshot import (
 )
 from triton_sre.exporter.window import Window
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
+from triton_sre.redact import redact
 from triton_sre.triton.client import FetchError, TritonClient
 from triton_sre.triton.exposition import ExpositionError, Sample, Skeleton, decode_body, iter_parse
 
@@ -443,7 +444,7 @@ class Exporter:
                     "version": s.version,
                     "state": s.state,
                     "runbook": s.runbook,
-                    "reason": s.reason,
+                    "reason": redact(s.reason, queries=False),  # a repository URL may carry a key
                 }
                 for s in (d.states if d else ())
             ],

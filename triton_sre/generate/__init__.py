@@ -1,6 +1,10 @@
 """`triton-sre generate`: SLO spec -> recording rules, burn-rate and operational alerts, dashboards.
 
-The spec model is `triton_sre.slo`; this package only renders: rules.py renders Prometheus rule
-files, promtests.py renders promtool unit tests for them, dashboards.py (the only module importing
-grafanalib) renders the Grafana dashboards, and command.py writes everything deterministically.
+The spec model is `triton_sre.slo` and the PromQL library `triton_sre.promql`; this package only
+renders. One module per rule family (recording, slo_rules, operational, llm, capacity) and one
+`tests_<family>` module of promtool tests each, registered in families.py (FAMILIES); calc.py is the
+exact-arithmetic PromQL model the SLO tests are predicted with; rulefile.py the shared rule-file
+shape and YAML. Dashboards: panels.py (the panel DSL, the only module importing grafanalib with the
+dashboard modules), one `dash_<name>` module per dashboard, registered in dashboards.py. command.py
+writes everything deterministically.
 """

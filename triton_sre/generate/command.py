@@ -14,6 +14,8 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.files import stale_files, write_files
+from triton_sre.generate import families
+from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, load_spec, spec_warnings
 
 DEFAULT_SPEC = DEFAULT_SPEC_FILE
@@ -23,15 +25,20 @@ DASHBOARDS_DIR = "dashboards"
 
 
 def render_all(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, str]:
-    """Relative path -> file content for every generated artifact."""
-    from triton_sre.generate import dashboards, promtests, rules
+    """Relative path -> file content for every generated artifact.
+
+    Rule families (and their promtool tests) are registered in generate/families.py (FAMILIES),
+    dashboards in generate/dashboards.py (DASHBOARDS). Dashboards are imported here, not at the top:
+    the CLI builds this command's parser for every command, and only generate needs grafanalib.
+    """
+    from triton_sre.generate import dashboards  # grafanalib: the [generate] extra
 
     source = Path(spec.source).name
     files: dict[str, str] = {}
-    for name, doc in rules.rule_files(spec, base_url).items():
-        files[f"{ALERTS_DIR}/{name}"] = rules.render_yaml(doc, source)
-    for name, doc in promtests.test_files(spec, base_url).items():
-        files[f"{TESTS_DIR}/{name}"] = rules.render_yaml(doc, source)
+    for name, doc in families.rule_files(spec, base_url).items():
+        files[f"{ALERTS_DIR}/{name}"] = render_yaml(doc, source)
+    for name, doc in families.test_files(spec, base_url).items():
+        files[f"{TESTS_DIR}/{name}"] = render_yaml(doc, source)
     for name, board in dashboards.dashboards(spec, base_url).items():
         files[f"{DASHBOARDS_DIR}/{name}"] = dashboards.render_json(board)
     return dict(sorted(files.items()))
@@ -69,15 +76,13 @@ def run_generate(args: argparse.Namespace) -> int:
     except SpecError as exc:
         print(f"triton-sre generate: invalid SLO spec: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
-    from triton_sre.generate.promtests import dropped_scenarios
-
-    for warning in [*spec_warnings(spec), *dropped_scenarios(spec)]:
+    for warning in [*spec_warnings(spec), *families.warnings(spec)]:
         print(f"triton-sre generate: warning: {warning}", file=sys.stderr)
     base = str(args.runbook_base_url)
     if not base:
         print("triton-sre generate: --runbook-base-url must not be empty", file=sys.stderr)
         return c.EXIT_USAGE
-    from triton_sre.stack.render import deploy_files
+    from triton_sre.stack.render import deploy_files  # jinja2: the [generate] extra
 
     files = {**render_all(spec, base), **deploy_files(spec, base)}  # + deploy/ (compose, k8s)
     out: Path = args.out

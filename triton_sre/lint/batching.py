@@ -7,7 +7,7 @@ delay, however long: those are warnings with their own runbooks.
 
 from __future__ import annotations
 
-import re
+import re2
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_reason
@@ -18,15 +18,23 @@ __all__ = ["check", "queue_budget"]
 
 
 def queue_budget(options: LintOptions, model: str) -> tuple[float, float] | None:
-    """(latency threshold s, allowed queue seconds) of the tightest latency SLO covering ``model``."""
+    """(latency threshold s, allowed queue seconds) of the tightest latency SLO covering ``model``.
+    The SLO's regex is matched by RE2, as Prometheus matches it: in linear time, whatever its shape."""
     best: tuple[float, float] | None = None
     for pattern, threshold, share in options.latency_thresholds:
-        if pattern is not None and not re.fullmatch(pattern, model):
+        if pattern is not None and not _fullmatch(pattern, model):
             continue
         allowed = threshold * share
         if best is None or allowed < best[1]:
             best = (threshold, allowed)
     return best
+
+
+def _fullmatch(pattern: str, name: str) -> bool:
+    try:
+        return re2.fullmatch(pattern, name) is not None
+    except re2.error:  # Python's re took it when the spec was read; RE2 (Prometheus) matches nothing
+        return False
 
 
 def _model(model: ModelDir, options: LintOptions) -> list[Issue]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from triton_sre import conventions as c
+from triton_sre.inputs import MAX_SOURCE_BYTES, InputFileError, read_bounded
 from triton_sre.lint.backend import PYTHON, backend_of, default_filename
 from triton_sre.lint.issue import Issue, LintOptions
 from triton_sre.lint.repository import ModelDir, Repository
@@ -89,6 +90,11 @@ def python_sources(model: ModelDir) -> list[tuple[str, Path]]:
     return [(v, model.path / v / name) for v in model.version_dirs if name in model.version_files.get(v, ())]
 
 
+def read_source(path: Path) -> str:
+    """A model's Python source: a regular file of at most MAX_SOURCE_BYTES (InputFileError)."""
+    return read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+
+
 def _local_modules(version_dir: Path) -> set[str]:
     try:
         return {p.stem for p in version_dir.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
@@ -102,8 +108,8 @@ def required_imports(repo: Repository) -> dict[str, list[ImportSite]]:
     for model in repo.models.values():
         for _version, path in python_sources(model):
             try:
-                sites = collect_imports(path.read_text(encoding="utf-8", errors="replace"), path.name)
-            except SyntaxError:
+                sites = collect_imports(read_source(path), path.name)
+            except (SyntaxError, InputFileError):  # check() reports an unreadable file
                 continue
             local = _local_modules(path.parent)
             out.setdefault(model.name, []).extend(
@@ -142,8 +148,20 @@ def check(repo: Repository, options: LintOptions) -> list[Issue]:
     for model in repo.models.values():
         for version, path in python_sources(model):
             try:
-                source = path.read_text(encoding="utf-8", errors="replace")
-                sites = collect_imports(source, path.name)
+                sites = collect_imports(read_source(path), path.name)
+            except InputFileError as exc:  # this model's finding; the other models are still checked
+                issues.append(
+                    Issue(
+                        model=model.name,
+                        version=version,
+                        runbook=c.RUNBOOK_PYTHON_MODEL_ERROR,
+                        message=f"{path.name} cannot be read: {exc}",
+                        remediation=f"make {path.name} a regular Python file (Triton imports it)",
+                        file=path,
+                        line=1,
+                    )
+                )
+                continue
             except SyntaxError as exc:
                 issues.append(
                     Issue(

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from triton_sre.inputs import MAX_CONFIG_BYTES, InputFileError, read_bounded
 
 __all__ = [
     "CONFIG_FILE",
@@ -30,8 +31,6 @@ __all__ = [
 ]
 
 CONFIG_FILE = "config.pbtxt"
-MAX_CONFIG_BYTES = 1 << 20
-"""Largest config.pbtxt lint reads (1 MiB); Triton's own configs are a few kilobytes."""
 MAX_CONFIG_DEPTH = 32
 """Deepest nesting of { } / < > / [ ] lint parses; Triton's schema needs fewer than 10 levels."""
 MAX_LISTED_FILES = 2000
@@ -236,19 +235,10 @@ def load_model(path: Path) -> ModelDir:
 def read_config(path: Path) -> str:
     """The text of a config.pbtxt; OSError when it is not a regular file or over MAX_CONFIG_BYTES
     (checked before reading, and the read itself is capped in case the file grows)."""
-    # O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused as not regular)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{CONFIG_FILE} is not a regular file")
-        too_large = f"{CONFIG_FILE} is larger than {MAX_CONFIG_BYTES} bytes (Triton configs are kilobytes)"
-        if info.st_size > MAX_CONFIG_BYTES:
-            raise OSError(too_large)
-        data = handle.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise OSError(too_large)
-    return data.decode("utf-8")
+    try:
+        return read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8")
+    except InputFileError as exc:
+        raise OSError(f"{CONFIG_FILE}: {exc}") from None
 
 
 def load_repository(root: str | os.PathLike[str]) -> Repository:

@@ -128,7 +128,7 @@ def build_report(
     Charted rates use a window of at least four scrape intervals (`scrape_interval`, else read from
     Prometheus' configuration for `triton_job`, else 1m).
     """
-    from triton_sre.generate.rules import counter_rate
+    from triton_sre.promql import counter_rate
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
     from triton_sre.report.capacity import capacity_section
     from triton_sre.report.charts import draw_all
@@ -152,7 +152,7 @@ def build_report(
     for vllm, trt in TOKEN_SOURCES.values():  # the LLM section (report/llm.py)
         for family in (vllm, trt):
             frames[family] = client.frame_range(family, start, end, step)
-    frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start), end, end, step)
+    frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start, triton_job), end, end, step)
     data = RangeData(start, end, step, frames)
     table, summary = model_table(data)
     recs = recommend(table, summary.idle_fraction, thresholds)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from triton_sre import conventions as c
+from triton_sre.promql import GUARD_OBSERVED, histogram_quantile
 from triton_sre.report.figures import counter_increase
 
 LLM_COLUMNS = (
@@ -42,11 +43,13 @@ TOKEN_SOURCES = {
 TTFT_P99_FRAME = "llm_ttft_p99"
 
 
-def ttft_p99_expr(seconds: float) -> str:
-    """TTFT p99 over the last `seconds`, evaluated at the range's end (one point)."""
+def ttft_p99_expr(seconds: float, triton_job: str = c.DEFAULT_TRITON_JOB) -> str:
+    """TTFT p99 over the last `seconds` of `triton_job`, evaluated at the range's end (one point)."""
     window = f"{max(1, round(seconds))}s"
-    buckets = f"increase({c.VLLM_TTFT_SECONDS}_bucket[{window}])"
-    return f"histogram_quantile(0.99, sum by ({c.LABEL_MODEL}, {c.LABEL_LE}) ({buckets}))"
+    job = [(c.LABEL_JOB, "=", triton_job)]
+    return histogram_quantile(
+        c.VLLM_TTFT_SECONDS, job, "0.99", window, (c.LABEL_MODEL,), guard=GUARD_OBSERVED, fn="increase"
+    )
 
 
 def llm_table(frames: dict[str, pd.DataFrame], cost: pd.Series, seconds: float) -> pd.DataFrame:

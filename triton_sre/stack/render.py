@@ -17,7 +17,8 @@ from typing import Any
 import jinja2
 
 from triton_sre import conventions as c
-from triton_sre.generate import rules
+from triton_sre.generate.families import rule_files
+from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import Spec, format_duration
 
 PROMETHEUS_FILE = "prometheus/prometheus.yml"
@@ -154,7 +155,7 @@ def render_k8s(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
         "exporter_job": spec.exporter_job,
         **startup_probe(spec),
     }
-    groups = [g for f in rules.rule_files(spec, base_url).values() for g in f["groups"]]
+    groups = [g for f in rule_files(spec, base_url).values() for g in f["groups"]]
     rule = {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
@@ -164,7 +165,7 @@ def render_k8s(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
     return {
         K8S_DEPLOYMENT_FILE: env.get_template("k8s-triton-deployment.yaml.j2").render(ctx),
         K8S_PODMONITOR_FILE: env.get_template("k8s-podmonitor.yaml.j2").render(ctx),
-        K8S_PROMETHEUSRULE_FILE: rules.render_yaml(rule, Path(spec.source).name),
+        K8S_PROMETHEUSRULE_FILE: render_yaml(rule, Path(spec.source).name),
     }
 
 

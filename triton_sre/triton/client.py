@@ -1,9 +1,10 @@
 """Read-only HTTP access to Triton: metrics, repository index, statistics, model config.
 
-Every call has a total deadline (not only a per-read socket timeout, so a server that drips bytes
-cannot stall a poll) and a size cap (a runaway response cannot exhaust memory). Failures are raised
-as `FetchError` carrying the poll target and a fault kind from `conventions`, which the exporter
-counts in `triton_sre_poll_errors_total{target,kind}`.
+Every call has a total deadline for connect, headers and body (`httpclient.deadline`: a server that
+drips a valid answer byte by byte cannot stall a poll), follows redirects on the same host only,
+and has a size cap (a runaway response cannot exhaust memory). Failures are raised as `FetchError`
+carrying the poll target and a fault kind from `conventions`, which the exporter counts in
+`triton_sre_poll_errors_total{target,kind}`.
 
 This client never calls Triton's model-control API (load/unload): triton-sre only observes.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -21,14 +21,19 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.httpclient import deadline, new_session
+from triton_sre.redact import redact
 
 _CHUNK = 64 * 1024
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 class FetchError(Exception):
-    """A poll of one Triton endpoint failed; `kind` is one of `conventions.FAULT_KINDS`."""
+    """A poll of one Triton endpoint failed; `kind` is one of `conventions.FAULT_KINDS`. The message
+    carries no credential (URLs are redacted where it is built)."""
 
     def __init__(self, target: str, kind: str, message: str) -> None:
+        message = redact(message)
         super().__init__(f"{target}: {kind}: {message}")
         self.target = target
         self.kind = kind
@@ -56,8 +61,33 @@ class TritonClient:
 
     # -- raw transport -------------------------------------------------------------------------
     def _fetch(self, target: str, method: str, url: str, body: bytes | None = None) -> bytearray:
-        deadline = time.monotonic() + self.timeout
-        http = self.session or requests
+        shown = redact(url)
+        own = self.session is None
+        http = new_session() if self.session is None else self.session
+        try:
+            with deadline(self.timeout) as armed:
+                try:
+                    payload, status = self._exchange(http, target, method, url, shown, body)
+                except FetchError as exc:
+                    if armed.expired:  # the cut socket surfaced as a read or connection error
+                        raise _late(target, shown, self.timeout) from exc
+                    raise
+            if armed.expired:  # cut at the deadline, the truncated body may have looked complete
+                raise _late(target, shown, self.timeout)
+        finally:
+            if own:
+                http.close()
+        if status in _REDIRECTS:
+            raise FetchError(target, c.FAULT_HTTP_STATUS, f"{shown} redirects to another host (not followed)")
+        if status != 200:
+            excerpt = bytes(payload[:200]).decode("utf-8", "replace").strip()
+            raise FetchError(target, c.FAULT_HTTP_STATUS, f"{shown} answered HTTP {status}: {excerpt}")
+        return payload
+
+    def _exchange(
+        self, http: requests.Session, target: str, method: str, url: str, shown: str, body: bytes | None
+    ) -> tuple[bytearray, int]:
+        """One request: (body, status); FetchError for transport faults and oversized answers."""
         try:
             response = http.request(
                 method,
@@ -68,38 +98,28 @@ class TritonClient:
                 headers={"Accept-Encoding": "identity"},
             )
         except requests.Timeout as exc:
-            raise FetchError(
-                target, c.FAULT_TIMEOUT, f"no answer from {url} within {self.timeout:g}s"
-            ) from exc
+            message = f"no answer from {shown} within {self.timeout:g}s"
+            raise FetchError(target, c.FAULT_TIMEOUT, message) from exc
         except requests.RequestException as exc:
-            raise FetchError(target, c.FAULT_CONNECTION, f"cannot reach {url}: {_short(exc)}") from exc
+            raise FetchError(target, c.FAULT_CONNECTION, f"cannot reach {shown}: {_short(exc)}") from exc
         with response:
             declared = response.headers.get("Content-Length")
             if declared and declared.isdigit() and int(declared) > self.max_bytes:
                 raise FetchError(
-                    target, c.FAULT_TOO_LARGE, f"{url} declares {declared} bytes, limit is {self.max_bytes}"
+                    target, c.FAULT_TOO_LARGE, f"{shown} declares {declared} bytes, limit is {self.max_bytes}"
                 )
             payload = bytearray()  # grown in place: no second copy of a large body
             try:
                 for chunk in response.iter_content(_CHUNK):
                     if len(payload) + len(chunk) > self.max_bytes:
                         raise FetchError(
-                            target, c.FAULT_TOO_LARGE, f"{url} sent more than {self.max_bytes} bytes"
-                        )
-                    if time.monotonic() > deadline:
-                        raise FetchError(
-                            target, c.FAULT_TIMEOUT, f"{url} did not finish within {self.timeout:g}s"
+                            target, c.FAULT_TOO_LARGE, f"{shown} sent more than {self.max_bytes} bytes"
                         )
                     payload += chunk
             except requests.RequestException as exc:
                 kind = c.FAULT_TIMEOUT if _is_timeout(exc) else c.FAULT_CONNECTION
-                raise FetchError(target, kind, f"reading {url}: {_short(exc)}") from exc
-            if response.status_code != 200:
-                excerpt = bytes(payload[:200]).decode("utf-8", "replace").strip()
-                raise FetchError(
-                    target, c.FAULT_HTTP_STATUS, f"{url} answered HTTP {response.status_code}: {excerpt}"
-                )
-            return payload
+                raise FetchError(target, kind, f"reading {shown}: {_short(exc)}") from exc
+            return payload, response.status_code
 
     def _json(self, target: str, method: str, url: str, body: bytes | None = None) -> Any:
         payload = self._fetch(target, method, url, body)
@@ -182,6 +202,10 @@ def iter_model_stats(text: str) -> Iterator[dict[str, Any]]:
         raise FetchError(
             c.TARGET_STATS, c.FAULT_PARSE, f"statistics are not valid JSON: {_short(exc)}"
         ) from None
+
+
+def _late(target: str, shown: str, timeout: float) -> FetchError:
+    return FetchError(target, c.FAULT_TIMEOUT, f"{shown} did not finish within {timeout:g}s")
 
 
 def _is_timeout(exc: BaseException) -> bool:

@@ -1,15 +1,25 @@
-"""The "Triton / LLM" dashboard (uid triton-sre-llm), built with the helpers of dashboards.py
-(which alone imports grafanalib): tokens per second, TTFT and time per output token quantiles
-(with the thresholds of any `ttft` / `time_per_output_token` SLOs), running and waiting requests,
-KV cache use, cost per million tokens, prompt and output length distributions."""
+"""The "Triton / LLM" dashboard (uid triton-sre-llm): tokens per second, TTFT and time per output
+token quantiles (with the thresholds of any `ttft` / `time_per_output_token` SLOs), running and
+waiting requests, KV cache use, cost per million tokens, prompt and output length distributions."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.generate import dashboards as d
-from triton_sre.generate import rules as r
+from triton_sre import promql as pq
+from triton_sre.generate.panels import (
+    RATE,
+    Layout,
+    Matchers,
+    dashboard,
+    exporter_matchers,
+    target,
+    timeseries,
+    triton_matchers,
+    variables,
+)
+from triton_sre.promql import GUARD_NONE, histogram_quantile
 from triton_sre.slo import Spec
 
 FILE = "triton-llm.json"
@@ -22,50 +32,49 @@ _LENGTHS = (
 def _slo_thresholds(spec: Spec, slo_type: str) -> list[Any]:
     """A constant line per SLO of `slo_type` (its threshold in seconds), for the quantile panels."""
     return [
-        d._t(f"vector({r.num(slo.threshold_s)})", f"SLO {slo.name} threshold")
+        target(f"vector({pq.num(slo.threshold_s)})", f"SLO {slo.name} threshold")
         for slo in spec.slos
         if slo.type == slo_type
     ]
 
 
-def _length_quantile(q: str, vllm: str, trt: str, triton: d.Matchers) -> str:
+def _length_quantile(quantile: str, vllm: str, trt: str, triton: Matchers) -> str:
     def one(family: str) -> str:
-        buckets = f"rate({r.selector(family + '_bucket', triton)}[{d.RATE}])"
-        return f"histogram_quantile({q}, sum by (model, le) ({buckets}))"
+        return histogram_quantile(family, triton, quantile, RATE, (c.LABEL_MODEL,), guard=GUARD_NONE)
 
     return f"{one(vllm)}\nor {one(trt)}"
 
 
 def llm(spec: Spec) -> dict[str, Any]:
-    exporter = d._exporter(spec)
-    triton = d._triton()
-    layout = d._Layout()
-    tokens = r.selector(c.M_LLM_TOKENS_PER_SECOND, exporter)
+    exporter = exporter_matchers(spec)
+    triton = triton_matchers()
+    layout = Layout()
+    tokens = pq.selector(c.M_LLM_TOKENS_PER_SECOND, exporter)
     layout.row(
         "Tokens and cost",
         [
-            d._ts(
+            timeseries(
                 "Tokens per second",
                 "Input (prompt) and output (generated) tokens per second, from the exporter's window.",
                 "short",
-                [d._t(f"sum by (model, direction) ({tokens})", "{{model}} {{direction}}")],
+                [target(f"sum by (model, direction) ({tokens})", "{{model}} {{direction}}")],
             ),
-            d._ts(
+            timeseries(
                 "Tokens per second (5m rate)",
                 "The recording rule on Triton's LLM families, summed over instances.",
                 "short",
                 [
-                    d._t(
-                        f"sum by (model, direction) ({r.selector(c.REC_LLM_TOKENS_RATE, triton)})",
+                    target(
+                        f"sum by (model, direction) ({pq.selector(c.REC_LLM_TOKENS_RATE, triton)})",
                         "{{model}} {{direction}}",
                     )
                 ],
             ),
-            d._ts(
+            timeseries(
                 "Cost per 1M tokens",
                 "The model's attributed cost over the window per million tokens of each direction.",
                 "currencyUSD",
-                [d._t(r.selector(c.M_COST_PER_1M_TOKENS, exporter), "{{model}} {{direction}}")],
+                [target(pq.selector(c.M_COST_PER_1M_TOKENS, exporter), "{{model}} {{direction}}")],
             ),
         ],
     )
@@ -76,42 +85,42 @@ def llm(spec: Spec) -> dict[str, Any]:
     panels = []
     for record, average, title, slo_type in quantiles:
         panels.append(
-            d._ts(
+            timeseries(
                 title,
                 f"{title}: p50, p95 and p99 over 5 minutes from the backend's histogram, the "
                 "exporter's window average, and the thresholds of matching SLOs.",
                 "s",
                 [
-                    d._t(
-                        f"max by (model, quantile) ({r.selector(record, triton)})",
+                    target(
+                        f"max by (model, quantile) ({pq.selector(record, triton)})",
                         "{{model}} p{{quantile}}",
                     ),
-                    d._t(f"max by (model) ({r.selector(average, exporter)})", "{{model}} average"),
+                    target(f"max by (model) ({pq.selector(average, exporter)})", "{{model}} average"),
                     *_slo_thresholds(spec, slo_type),
                 ],
             )
         )
     layout.row("Latency", panels)
-    requests = r.selector(c.M_LLM_REQUESTS, exporter)
+    requests = pq.selector(c.M_LLM_REQUESTS, exporter)
     layout.row(
         "Capacity: memory-bound or compute-bound?",
         [
-            d._ts(
+            timeseries(
                 "Running and waiting requests",
                 "Requests the backend runs and has waiting. Waiting with the KV cache full: "
                 "memory-bound; waiting with room in the cache: compute- or scheduler-bound.",
                 "short",
-                [d._t(f"sum by (model, state) ({requests})", "{{model}} {{state}}")],
+                [target(f"sum by (model, state) ({requests})", "{{model}} {{state}}")],
             ),
-            d._ts(
+            timeseries(
                 "KV cache use",
                 f"Share of the KV cache in use; TritonLLMKVCacheSaturated fires at "
-                f"{r.num(spec.llm.kv_cache_saturated_ratio * 100)}% with requests waiting for "
+                f"{pq.num(spec.llm.kv_cache_saturated_ratio * 100)}% with requests waiting for "
                 f"{spec.llm.saturated_for}.",
                 "percentunit",
                 [
-                    d._t(r.selector(c.M_LLM_KV_CACHE_UTILIZATION, exporter), "{{model}}"),
-                    d._t(f"vector({r.num(spec.llm.kv_cache_saturated_ratio)})", "saturation threshold"),
+                    target(pq.selector(c.M_LLM_KV_CACHE_UTILIZATION, exporter), "{{model}}"),
+                    target(f"vector({pq.num(spec.llm.kv_cache_saturated_ratio)})", "saturation threshold"),
                 ],
             ),
         ],
@@ -119,21 +128,21 @@ def llm(spec: Spec) -> dict[str, Any]:
     layout.row(
         "Prompt and output lengths",
         [
-            d._ts(
+            timeseries(
                 f"{title} (tokens)",
                 f"{title} per request: p50 and p95 over the rate interval, from "
                 f"{vllm} (vLLM) or {trt} (TensorRT-LLM).",
                 "short",
                 [
-                    d._t(_length_quantile(q, vllm, trt, triton), f"{{{{model}}}} p{q}")
+                    target(_length_quantile(q, vllm, trt, triton), f"{{{{model}}}} p{q}")
                     for q in ("0.5", "0.95")
                 ],
             )
             for _, title, vllm, trt in _LENGTHS
         ],
     )
-    templating = d._variables(spec, multi_model=True)
-    return d._dashboard(
+    templating = variables(spec, multi_model=True)
+    return dashboard(
         "Triton / LLM",
         c.UID_LLM_DASHBOARD,
         "LLM serving on Triton (vLLM and TensorRT-LLM backends): tokens, latency per token, "

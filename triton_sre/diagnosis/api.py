@@ -1,0 +1,114 @@
+"""Diagnosis as a library: a log (file, .gz or stream) or a live Triton -> a `Report`.
+
+The one place the CLI (`triage`), the bot (alert facts, the slash command) and the demo get a
+diagnosis from. Failures are `DiagnosisError` with a message fit for a user: it names the input,
+says why, and carries no credential (URLs pass through `redact`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import stat
+import sys
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from triton_sre.diagnosis.engine import Diagnoser, Report, diagnose_index
+from triton_sre.diagnosis.logparse import parse
+from triton_sre.diagnosis.scan import LogInputError, scan_lines
+from triton_sre.redact import redact
+from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
+
+__all__ = ["DiagnosisError", "LiveDiagnosis", "diagnose_live", "diagnose_log", "diagnose_stream", "open_log"]
+
+GZIP_MAGIC = b"\x1f\x8b"
+LIVE_TIMEOUT_SECONDS = 5.0
+
+
+class DiagnosisError(Exception):
+    """The log or the server could not be read; the message names it and says why (redacted)."""
+
+
+@dataclass(frozen=True)
+class LiveDiagnosis:
+    """A live server's diagnosis and the repository index it came from."""
+
+    report: Report
+    index: list[dict[str, Any]]
+
+
+@contextlib.contextmanager
+def open_log(name: str) -> Iterator[BinaryIO]:
+    """The log as a binary stream ('-' is stdin); gzip is recognised by its magic bytes, not the
+    file name. A directory or a device other than a pipe is refused before reading (a log is
+    streamed, so a pipe and any size are fine)."""
+    with contextlib.ExitStack() as stack:
+        if name == "-":
+            raw: BinaryIO = sys.stdin.buffer
+        else:
+            raw = stack.enter_context(open(name, "rb"))
+            mode = os.fstat(raw.fileno()).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+                kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file or a pipe"
+                raise LogInputError(kind)
+        peek = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+        if peek == GZIP_MAGIC:
+            yield stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
+        else:
+            yield raw
+
+
+def diagnose_stream(
+    stream: BinaryIO,
+    titles: Mapping[str, str],
+    remediations: Mapping[str, str] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Report:
+    """The findings of a log read from a binary stream, in constant memory."""
+    diagnoser = Diagnoser(titles, remediations)
+    for event in parse(scan_lines(stream, progress=progress)):
+        diagnoser.feed(event)
+    return diagnoser.finish()
+
+
+def diagnose_log(
+    name: str,
+    titles: Mapping[str, str],
+    remediations: Mapping[str, str] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Report:
+    """The findings of a log file, a .gz or '-' (stdin); DiagnosisError when it cannot be read."""
+    try:
+        with open_log(name) as stream:
+            return diagnose_stream(stream, titles, remediations, progress)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise DiagnosisError(f"{name}: corrupt gzip data: {exc or 'unexpected end of file'}") from None
+    except LogInputError as exc:
+        raise DiagnosisError(f"{name}: {exc}") from None
+    except OSError as exc:
+        raise DiagnosisError(f"{name}: cannot read: {exc.strerror or exc}") from None
+
+
+def diagnose_live(
+    triton_url: str,
+    titles: Mapping[str, str],
+    remediations: Mapping[str, str] | None = None,
+    timeout: float = LIVE_TIMEOUT_SECONDS,
+    model: str | None = None,
+) -> LiveDiagnosis:
+    """The findings of a live Triton from its repository index (only `model`'s entries when given);
+    DiagnosisError when the index cannot be read."""
+    client = TritonClient(triton_url, default_metrics_url(triton_url), timeout=timeout)
+    try:
+        index = client.repository_index()
+    except FetchError as exc:
+        raise DiagnosisError(
+            f"cannot read the repository index of {redact(triton_url)}: {redact(exc.message)}"
+        ) from None
+    if model is not None:
+        index = [e for e in index if e.get("name") == model]
+    return LiveDiagnosis(diagnose_index(index, titles, remediations), index)

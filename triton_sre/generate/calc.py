@@ -1,0 +1,394 @@
+"""The Python model of PromQL the promtool tests are predicted with (exact arithmetic).
+
+A scenario is a piecewise-constant traffic history written as Prometheus' expanding series
+notation; this module writes that notation and predicts, with Fractions, what the generated rules
+compute from it: the bad share and request rate of each window, time slices, summary and histogram
+quantiles, which burn tiers fire, and the annotations Prometheus renders.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.generate.slo_rules import tiers
+from triton_sre.promql import q
+from triton_sre.slo import SLO, window_seconds
+
+TEST_INSTANCE = "triton-0:8002"
+TEST_EXPORTER_INSTANCE = "triton-0:8003"
+TEST_MODEL = "model_under_test"
+TEST_VERSION = "1"
+FAST_STEP = 60  # s: tiers up to 6h
+SLOW_STEP = 300  # s: the 1d and 3d tiers
+ABOVE, BELOW = Fraction(102, 100), Fraction(98, 100)
+TESTS = "alerts/tests/"
+MARGIN = Fraction(1, 100)
+
+
+@dataclass(frozen=True)
+class Phase:
+    steps: int
+    rate: Fraction  # requests per second
+    bad: Fraction  # share of requests that are bad (failed, or slower than the threshold)
+    slow: Fraction = Fraction(2)  # histogram tracks: latency of a bad request, in owner thresholds
+
+
+class Unpredictable(ValueError):
+    """A check time where some ratio sits too close to a threshold to predict reliably."""
+
+
+# -- series ----------------------------------------------------------------------------------------
+def counter_series(increments: Sequence[Fraction]) -> str:
+    """Expanding notation for a counter starting at 0 with the given per-step increments."""
+    parts: list[str] = []
+    value = Fraction(0)
+    i = 0
+    first = True
+    while i < len(increments):
+        j = i
+        while j < len(increments) and increments[j] == increments[i]:
+            j += 1
+        inc, n = increments[i], j - i
+        if first:
+            parts.append(f"0+{_n(inc)}x{n}")
+            first = False
+        else:
+            parts.append(f"{_n(value + inc)}+{_n(inc)}x{n - 1}")
+        value += inc * n
+        i = j
+    return " ".join(parts) if parts else "0"
+
+
+def gauge_series(values: Sequence[Fraction | None]) -> str:
+    """Expanding notation for a gauge; None is NaN (written one by one: promtool has no `NaNxN`)."""
+    parts: list[str] = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j < len(values) and values[j] == values[i]:
+            j += 1
+        if values[i] is None:
+            parts.extend(["NaN"] * (j - i))
+        else:
+            parts.append(_n(values[i]) if j - i == 1 else f"{_n(values[i])}x{j - i - 1}")
+        i = j
+    return " ".join(parts)
+
+
+def _n(value: Fraction) -> str:
+    f = float(value)
+    return str(int(f)) if f == int(f) else repr(f)
+
+
+def series_labels(extra: Mapping[str, str], job: str, instance: str = TEST_INSTANCE) -> str:
+    labels = {
+        c.LABEL_JOB: job,
+        c.LABEL_INSTANCE: instance,
+        c.LABEL_MODEL: TEST_MODEL,
+        c.LABEL_VERSION: TEST_VERSION,
+        **extra,
+    }
+    return "{" + ", ".join(f"{k}={q(v)}" for k, v in labels.items()) + "}"
+
+
+def _steps(phases: Sequence[Phase]) -> list[Phase]:
+    out: list[Phase] = []
+    for p in phases:
+        out.extend([p] * p.steps)
+    return out
+
+
+# -- prediction -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Track:
+    """One model's traffic history in a scenario, shaped for its owner SLO's SLI."""
+
+    owner: SLO
+    model: str
+    phases: tuple[Phase, ...]
+    kind: str  # availability | histogram | time_slice (averages only) | summary
+
+    @property
+    def per_step(self) -> list[Phase]:
+        return _steps(self.phases)
+
+
+def failure_reason(track: Track) -> str:
+    return (track.owner.bad_reasons or (c.FAILURE_REASON_BACKEND,))[0]
+
+
+EVENTS, SLICES = "events", "slices"
+
+
+def _judged_by(slo: SLO, track: Track, latency_metrics: Sequence[str]) -> str | None:
+    """How `slo` computes an SLI from `track`'s series: per event (requests), per time slice, or
+    not at all (None)."""
+    pattern = slo.models.pattern
+    if pattern is not None and not re.fullmatch(pattern, track.model):
+        return None
+    if slo.type == c.SLO_AVAILABILITY:
+        return EVENTS  # every track has request counters; only availability tracks have failures
+    if slo.type in c.LLM_SLO_TYPES or track.kind in c.LLM_SLO_TYPES:  # generate/llm.py
+        return EVENTS if track.kind == slo.type and slo.threshold_s == track.owner.threshold_s else None
+    slices = slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
+    if track.kind == c.LATENCY_SLI_HISTOGRAM:
+        if slo.latency_sli != c.LATENCY_SLI_TIME_SLICE and round(slo.threshold_s * 1000) in buckets_ms(track):
+            return EVENTS
+        # no bucket at the threshold: the slices, which read the histogram when the spec says so
+        return SLICES if slices and c.LATENCY_SOURCE_HISTOGRAM in latency_metrics else None
+    return SLICES if slices else None
+
+
+# Triton 26.01's default bounds of nv_inference_first_response_histogram_ms (ms), +Inf aside.
+HISTOGRAM_BOUNDS_MS = (100, 500, 2000, 5000)
+
+
+def buckets_ms(track: Track) -> list[int]:
+    return sorted({*HISTOGRAM_BOUNDS_MS, round(track.owner.threshold_s * 1000)})
+
+
+def _owner_threshold(track: Track) -> Fraction:
+    return Fraction(round(track.owner.threshold_s * 1e6), 1_000_000)
+
+
+def request_latencies(track: Track, p: Phase) -> tuple[Fraction, Fraction]:
+    """Histogram tracks: (latency of a good request, of a bad one) in seconds."""
+    threshold = _owner_threshold(track)
+    return threshold / 10, threshold * p.slow
+
+
+def _hist_bad_share(slo: SLO, track: Track, p: Phase) -> Fraction:
+    """Share of a histogram track's requests slower than `slo`'s threshold."""
+    limit = Fraction(round(slo.threshold_s * 1000), 1000)
+    good_s, bad_s = request_latencies(track, p)
+    return (1 - p.bad) * (good_s > limit) + p.bad * (bad_s > limit)
+
+
+def _bad_share(slo: SLO, track: Track, p: Phase) -> Fraction:
+    if slo.type == c.SLO_AVAILABILITY:
+        if track.kind != c.SLO_AVAILABILITY:
+            return Fraction(0)
+        counted = (
+            failure_reason(track) != c.FAILURE_REASON_CANCELED
+            if slo.bad_reasons is None
+            else failure_reason(track) in slo.bad_reasons
+        )
+        return p.bad if counted else Fraction(0)
+    if track.kind == c.LATENCY_SLI_HISTOGRAM:
+        return _hist_bad_share(slo, track, p)
+    return p.bad
+
+
+def window_stats(
+    per_step: Sequence[Phase], step: int, t: int, window: int, bad_of: Any = None
+) -> tuple[Fraction, Fraction | None]:
+    """(request rate, bad share) over `window` seconds ending at `t`, as the SLO rules compute them.
+
+    The REC_RATE_WINDOW window is rate() of the counters; a longer one averages the recorded 5m
+    rates evaluated every `step` in [t - window, t] (avg_over_time: both ends included), so its bad
+    share is the sum of the recorded bad rates over the sum of the recorded request rates.
+    """
+    rec = int(window_seconds(c.REC_RATE_WINDOW))
+    if window <= rec:
+        return _rate_stats(per_step, step, t, window, bad_of)
+    samples = [
+        _rate_stats(per_step, step, j * step, rec, bad_of)
+        for j in range(max(1, -(-(t - window) // step)), t // step + 1)
+    ]
+    if not samples:
+        return Fraction(0), None
+    total = sum((rate for rate, _ in samples), Fraction(0))
+    bad = sum((rate * (share or 0) for rate, share in samples), Fraction(0))
+    return total / len(samples), (bad / total if total > 0 else None)
+
+
+def _rate_stats(
+    per_step: Sequence[Phase], step: int, t: int, window: int, bad_of: Any = None
+) -> tuple[Fraction, Fraction | None]:
+    """(request rate, bad share) over `window` seconds ending at `t`, as rate() computes them."""
+    end = t // step
+    start = max(0, end - window // step)
+    steps = per_step[start:end]
+    if end - start < 1:
+        return Fraction(0), None
+    total = sum((p.rate for p in steps), Fraction(0)) * step
+    bad = sum((p.rate * (bad_of(p) if bad_of else p.bad) for p in steps), Fraction(0)) * step
+    return total / window, (bad / total if total > 0 else None)
+
+
+def average_latency(track: Track, p: Phase) -> Fraction:
+    """Average latency of a step. Time-slice tracks: a bad step runs at twice the owner's
+    threshold, a good one at a tenth. Summary tracks put the average on the other side of the
+    threshold from the quantile: a bad step (tail over the threshold) averages half the threshold,
+    a good one twice it (a few huge outliers), so only a quantile-based SLI predicts them right.
+    """
+    threshold = _owner_threshold(track)
+    if track.kind == c.LATENCY_SOURCE_SUMMARY:
+        return threshold / 2 if p.bad > 0 else threshold * 2
+    return threshold * 2 if p.bad > 0 else threshold / 10
+
+
+def summary_value(track: Track, p: Phase, quantile: str) -> Fraction | None:
+    """Summary tracks: Triton's quantile (s) over a step; None (NaN) for a step without requests.
+
+    In a bad step the owner's quantile and those above it are twice the threshold, the lower ones a
+    tenth of it; in a good step every quantile is half the threshold.
+    """
+    if p.rate == 0:
+        return None
+    threshold = _owner_threshold(track)
+    if p.bad > 0:
+        return threshold * 2 if float(quantile) >= float(track.owner.quantile) else threshold / 10
+    return threshold / 2
+
+
+def _histogram_quantile(track: Track, steps: Sequence[Phase], quantile: str) -> Fraction:
+    """Prometheus' histogram_quantile (ms) over a histogram track's buckets summed over `steps`."""
+    bounds: list[int | None] = [*buckets_ms(track), None]
+    counts = []
+    for le in bounds:
+        within = Fraction(0)
+        for p in steps:
+            good_s, bad_s = request_latencies(track, p)
+            share = (1 - p.bad) * (le is None or good_s * 1000 <= le) + p.bad * (
+                le is None or bad_s * 1000 <= le
+            )
+            within += p.rate * share
+        counts.append(within)
+    rank = Fraction(quantile) * counts[-1]
+    lower, below = Fraction(0), Fraction(0)
+    for le, cumulative in zip(bounds, counts, strict=True):
+        if cumulative >= rank:
+            if le is None:
+                return lower
+            return lower + (le - lower) * (rank - below) / (cumulative - below)
+        lower, below = Fraction(le), cumulative
+    return lower
+
+
+def slice_stats(
+    slo: SLO, track: Track, step: int, t: int, window: int, latency_metrics: Sequence[str] = ()
+) -> Fraction | None:
+    """Share of bad time slices among the slices with traffic in `window` ending at `t`."""
+    per_step = track.per_step
+    k = int(window_seconds(slo.time_slice)) // step
+    first = max(k, -(-(t - window) // step))
+    threshold = Fraction(round(slo.threshold_s * 1e6), 1_000_000)
+    samples = []
+    if track.kind == c.LATENCY_SLI_HISTOGRAM:
+        limit_ms = threshold * 1000
+        for j in range(first, t // step + 1):
+            steps = per_step[j - k : j]
+            if sum((p.rate for p in steps), Fraction(0)) > 0:
+                value = _histogram_quantile(track, steps, slo.quantile)
+                if abs(value / limit_ms - 1) < MARGIN:
+                    raise Unpredictable(
+                        f"{slo.name}: a slice's quantile at t={t}s is within 1% of the threshold"
+                    )
+                samples.append(value > limit_ms)
+        return Fraction(sum(samples), len(samples)) if samples else None
+    summary = track.kind == c.LATENCY_SOURCE_SUMMARY and c.LATENCY_SOURCE_SUMMARY in latency_metrics
+    if summary:  # the summary sample at j covers step j - 1
+        for j in range(max(1, -(-(t - window) // step)), t // step + 1):
+            value = summary_value(track, per_step[j - 1], slo.quantile) if j <= len(per_step) else None
+            if value is not None:
+                samples.append(value > threshold)
+        return Fraction(sum(samples), len(samples)) if samples else None
+    for j in range(first, t // step + 1):
+        steps = per_step[j - k : j]
+        requests = sum((p.rate for p in steps), Fraction(0))
+        if requests > 0:
+            latency = sum((p.rate * average_latency(track, p) for p in steps), Fraction(0))
+            samples.append(latency / requests > threshold)
+    return Fraction(sum(samples), len(samples)) if samples else None
+
+
+@dataclass(frozen=True)
+class Prediction:
+    slo: SLO
+    model: str
+    tier_long: str
+    burn: Fraction
+
+
+def predict(
+    slo: SLO, track: Track, step: int, t: int, latency_metrics: Sequence[str] = (c.LATENCY_SOURCE_SUMMARY,)
+) -> list[Prediction]:
+    """The tiers of `slo` firing for `track` at `t` (no `for`: firing as soon as the condition holds)."""
+    judged = _judged_by(slo, track, latency_metrics)
+    if judged is None:
+        return []
+    budget = Fraction(str(slo.budget))
+    guard = Fraction(repr(slo.min_request_rate))
+    per_step = track.per_step
+    firing = []
+    for long, short, _share, _severity, factor in tiers(slo):
+        f = Fraction(repr(factor))
+        conds = []
+        burn_long = Fraction(0)
+        for w in (long, short):
+            ws = int(window_seconds(w))
+            rate, ratio = window_stats(per_step, step, t, ws, lambda p: _bad_share(slo, track, p))
+            if judged == SLICES:
+                ratio = slice_stats(slo, track, step, t, ws, latency_metrics)
+            if ratio is None or t < step:
+                conds.append(False)
+                continue
+            burn = ratio / budget
+            if w == long:
+                burn_long = burn
+            if burn > 0 and abs(burn / f - 1) < MARGIN / 2:
+                raise Unpredictable(
+                    f"{slo.name}: burn {float(burn):.4f} at t={t}s is within 0.5% of {factor}"
+                )
+            if guard > 0 and rate > 0 and abs(rate / guard - 1) < MARGIN:
+                raise Unpredictable(f"{slo.name}: rate at t={t}s is within 1% of the guard")
+            conds.append(burn >= f and rate >= guard)
+        if all(conds):
+            firing.append(Prediction(slo, track.model, long, burn_long))
+    return firing
+
+
+# -- expected annotations -------------------------------------------------------------------------
+_TEMPLATE = re.compile(r"\{\{\s*(\$labels\.(\w+)|\$value \| printf \"(%\.\df)\")\s*\}\}")
+
+
+def render(template: str, labels: Mapping[str, str], value: float) -> str:
+    def sub(m: re.Match[str]) -> str:
+        if m.group(2):
+            return labels[m.group(2)]
+        return m.group(3) % value
+
+    out = _TEMPLATE.sub(sub, template)
+    if "{{" in out:
+        raise ValueError(f"cannot render template {template!r}")
+    return out
+
+
+def burn_value(burn: Fraction) -> float:
+    value = float(burn)
+    tenth = value * 10 - int(value * 10)
+    if abs(tenth - 0.5) < 1e-6:
+        raise Unpredictable(f"burn {value} rounds ambiguously")
+    return value
+
+
+def plain_labels(labels: Mapping[str, str]) -> str:
+    return "{" + ", ".join(f"{k}={q(v)}" for k, v in sorted(labels.items())) + "}"
+
+
+_ANY_VALUE = re.compile(r"\{\{\s*\$value \| (humanizePercentage|printf \"(%\.\df)\")\s*\}\}")
+
+
+def render_any(template: str, labels: Mapping[str, str], value: float) -> str:
+    def sub(m: re.Match[str]) -> str:
+        if m.group(1) == "humanizePercentage":
+            return f"{value * 100:.4g}%"
+        return m.group(2) % value
+
+    return render(_ANY_VALUE.sub(sub, template), labels, value)

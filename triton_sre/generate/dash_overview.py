@@ -1,0 +1,215 @@
+"""The "Triton / Overview" dashboard: every model's traffic, errors, latency, state, cost and resources."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre import promql as pq
+from triton_sre.conventions import UID_OVERVIEW_DASHBOARD as UID_OVERVIEW
+from triton_sre.generate.panels import (
+    Layout,
+    Matchers,
+    cpu_utilization,
+    dashboard,
+    exporter_matchers,
+    gpu_utilization,
+    panel_rate,
+    per_request,
+    recorded,
+    request_rate,
+    stage_targets,
+    table,
+    tail_row,
+    target,
+    timeseries,
+    triton_matchers,
+    variables,
+)
+from triton_sre.generate.rulefile import normalize_base
+from triton_sre.slo import Spec
+
+
+def overview(spec: Spec, base_url: str) -> dict[str, Any]:
+    ms = triton_matchers()
+    by_model = (c.LABEL_MODEL,)
+    exp_job = exporter_matchers(spec, None)
+    layout = Layout()
+    layout.row(
+        "Traffic and errors",
+        [
+            timeseries(
+                "Requests per second",
+                "Successful plus failed requests per second, by model (Triton counters, 5m rates "
+                "of the recording rules).",
+                "reqps",
+                [target(request_rate(ms, by_model, recorded), "{{model}}")],
+            ),
+            timeseries(
+                "Error ratio",
+                "Failed requests / all requests, by model (every failure reason).",
+                "percentunit",
+                [
+                    target(
+                        f"({recorded(c.NV_REQUEST_FAILURE, ms, by_model)})"
+                        f" / ({request_rate(ms, by_model, recorded)} > 0)",
+                        "{{model}}",
+                    )
+                ],
+            ),
+            timeseries(
+                "Failures by reason",
+                "Failed requests per second by model and Triton's failure reason.",
+                "reqps",
+                [
+                    target(
+                        panel_rate(c.NV_REQUEST_FAILURE, ms, (c.LABEL_MODEL, c.LABEL_REASON)),
+                        "{{model}} {{reason}}",
+                    )
+                ],
+            ),
+        ],
+    )
+    layout.row(
+        "Latency",
+        [
+            timeseries(
+                "Latency split by stage",
+                "Average seconds per successful request in each stage over the selected "
+                "models: queue, compute input/infer/output, and the rest of the request time (other).",
+                "s",
+                stage_targets(ms, (), "", recorded),
+                stack=True,
+            ),
+            timeseries(
+                "Average request latency",
+                "Average request duration per successful request, by model.",
+                "s",
+                [
+                    target(
+                        per_request(recorded(c.NV_REQUEST_DURATION_US, ms, by_model), ms, by_model, recorded),
+                        "{{model}}",
+                    )
+                ],
+            ),
+            timeseries(
+                "Queue time per request",
+                "Average seconds a request waits in Triton's queue, by model.",
+                "s",
+                [
+                    target(
+                        per_request(recorded(c.NV_QUEUE_DURATION_US, ms, by_model), ms, by_model, recorded),
+                        "{{model}}",
+                    )
+                ],
+            ),
+        ],
+    )
+    tail_row(layout, spec, ms, by_model, "{{model}} ")
+    layout.row(
+        "Batching and cost",
+        [
+            timeseries(
+                "Batching ratio",
+                "Inferences per model execution, by model. 1 means nothing batches.",
+                "short",
+                [
+                    target(
+                        f"{panel_rate(c.NV_INFERENCE_COUNT, ms, by_model)}"
+                        f" / ({panel_rate(c.NV_EXEC_COUNT, ms, by_model)} > 0)",
+                        "{{model}}",
+                    )
+                ],
+            ),
+            timeseries(
+                "Cost per 1k inferences",
+                "The exporter's attributed cost per thousand inferences, by model "
+                "(currency in the legend; needs pricing in the exporter config).",
+                "short",
+                [
+                    target(
+                        f"max by (model, currency) ({pq.selector(c.M_COST_PER_1K, exporter_matchers(spec))})",
+                        "{{model}} ({{currency}})",
+                    )
+                ],
+            ),
+            timeseries(
+                "Idle share of cost",
+                "Share of device time with no model executing (paid for, unused).",
+                "percentunit",
+                [
+                    target(
+                        f"max by (instance) ({pq.selector(c.M_IDLE_COST_FRACTION, exp_job)})",
+                        "{{instance}}",
+                    )
+                ],
+            ),
+        ],
+    )
+    runbook_link = {
+        "matcher": {"id": "byName", "options": c.L_RUNBOOK},
+        "properties": [
+            {
+                "id": "links",
+                "value": [{"title": "Runbook", "url": f"{normalize_base(base_url)}${{__value.raw}}.md"}],
+            }
+        ],
+    }
+    layout.row(
+        "Model state",
+        [
+            table(
+                "Model states",
+                "Each model version's state from Triton's repository index (all models, "
+                "including ones that never served a request).",
+                [
+                    target(
+                        f"max by (model, version, state) ({pq.selector(c.M_MODEL_STATE, exp_job)}) == 1",
+                        "",
+                        instant=True,
+                        table=True,
+                    )
+                ],
+            ),
+            table(
+                "Unavailable models and runbooks",
+                "UNAVAILABLE model versions with the diagnosed runbook (click it) and Triton's reason.",
+                [
+                    target(
+                        f"max by (model, version, runbook) ({pq.selector(c.M_MODEL_UNAVAILABLE, exp_job)})",
+                        "",
+                        instant=True,
+                        table=True,
+                    )
+                ],
+                [runbook_link],
+            ),
+        ],
+    )
+    res: Matchers = [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    layout.row(
+        "GPU and CPU",
+        [
+            gpu_utilization(res),
+            timeseries(
+                "GPU memory used",
+                "GPU memory used per GPU.",
+                "bytes",
+                [target(pq.selector(c.NV_GPU_MEMORY_USED_BYTES, res), "{{instance}} {{gpu_uuid}}")],
+            ),
+            cpu_utilization(res),
+            timeseries(
+                "CPU memory used",
+                "Host memory used as Triton reports it.",
+                "bytes",
+                [target(pq.selector(c.NV_CPU_MEMORY_USED_BYTES, res), "{{instance}}")],
+            ),
+        ],
+    )
+    return dashboard(
+        "Triton / Overview",
+        UID_OVERVIEW,
+        "All models of the selected Triton servers: traffic, errors, latency split, batching, cost, states.",
+        variables(spec, multi_model=True),
+        layout,
+    )

@@ -1,0 +1,106 @@
+"""The SLO dashboard: error budgets, burn rates and burn-rate alerts of the spec's SLOs (it queries
+the SLO recording rules)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre import promql as pq
+from triton_sre.conventions import UID_SLO_DASHBOARD as UID_SLO
+from triton_sre.generate.panels import (
+    DATASOURCE_VAR,
+    Layout,
+    Matchers,
+    dashboard,
+    query_var,
+    stat,
+    table,
+    target,
+    templating_of,
+    timeseries,
+)
+from triton_sre.slo import Spec, window_seconds
+
+
+def slo(spec: Spec) -> dict[str, Any]:
+    sel: Matchers = [(c.L_SLO, "=~", "$slo"), (c.LABEL_MODEL, "=~", "$model")]
+    objective = pq.selector(c.REC_SLO_OBJECTIVE, [(c.L_SLO, "=~", "$slo")])
+    windows = sorted(
+        {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)}, key=lambda w: window_seconds(w)
+    )
+    layout = Layout()
+    layout.row(
+        "Error budget",
+        [
+            stat(
+                "Error budget remaining",
+                "Share of the period's error budget left, per SLO and model (negative: overspent).",
+                "percentunit",
+                [target(pq.selector(c.REC_SLO_BUDGET_REMAINING, sel), "{{slo}} {{model}}")],
+            ),
+            timeseries(
+                "Budget remaining over time",
+                "Error budget remaining over the SLO period.",
+                "percentunit",
+                [target(pq.selector(c.REC_SLO_BUDGET_REMAINING, sel), "{{slo}} {{model}}")],
+            ),
+        ],
+    )
+    layout.row(
+        "Burn rate",
+        [
+            timeseries(
+                "Burn rate per window",
+                "Bad-event ratio / error budget for each alert window; 1 spends the "
+                "budget exactly over the period. Pages fire at 14.4x (1h and 5m) and 6x (6h and 30m).",
+                "suffix:x",
+                [
+                    target(
+                        f"{pq.selector(c.rec_slo_errors(w), sel)} / on (slo) group_left () (1 - {objective})",
+                        f"{{{{slo}}}} {{{{model}}}} {w}",
+                    )
+                    for w in windows
+                ],
+            ),
+            timeseries(
+                "Requests per second (burn-alert guard)",
+                "Valid requests per second per SLO and model over 5m; "
+                "burn alerts stay silent below min_request_rate.",
+                "reqps",
+                [target(pq.selector(c.rec_slo_requests("5m"), sel), "{{slo}} {{model}}")],
+            ),
+        ],
+    )
+    alerts = "|".join((c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN))
+    layout.row(
+        "Alerts",
+        [
+            table(
+                "Burn-rate alerts",
+                "Pending and firing burn-rate alerts with their window and severity.",
+                [target(f'ALERTS{{alertname=~"{alerts}", slo=~"$slo"}}', "", instant=True, table=True)],
+            ),
+        ],
+    )
+    templating = templating_of(
+        [
+            DATASOURCE_VAR,
+            query_var("slo", "SLO", f"label_values({c.REC_SLO_OBJECTIVE}, slo)", "$__all", True),
+            query_var(
+                "model",
+                "Model",
+                f'label_values({c.rec_slo_requests("5m")}{{slo=~"$slo"}}, model)',
+                "$__all",
+                True,
+            ),
+        ]
+    )
+    return dashboard(
+        "Triton / SLOs",
+        UID_SLO,
+        f"Error budgets, burn rates and burn-rate alerts of the SLOs in {Path(spec.source).name}.",
+        templating,
+        layout,
+    )

@@ -1,0 +1,69 @@
+"""The rule-family registry: every Prometheus rule file `triton-sre generate` writes and its
+promtool tests.
+
+To add a family: write `generate/<family>.py` exposing its file name and
+`rule_file(spec, base_url) -> RuleFile`, and `generate/tests_<family>.py` exposing
+`test_files(spec, base_url) -> {test file name: promtool document}` (its `rule_files` are
+`../<file name>`); then add one `Family(...)` to FAMILIES. Groups are ordered for promtool
+(`group_eval_order`) across all families, so a family may read another's recorded series.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from triton_sre import conventions as c
+from triton_sre.generate import (
+    capacity,
+    llm,
+    operational,
+    recording,
+    slo_rules,
+    tests_capacity,
+    tests_llm,
+    tests_operational,
+    tests_recording,
+    tests_slo,
+)
+from triton_sre.generate.rulefile import RuleFile, TestFile, with_eval_order
+from triton_sre.slo import Spec
+
+
+@dataclass(frozen=True)
+class Family:
+    """One rule file and the promtool tests that prove it."""
+
+    file: str  # under alerts/
+    rules: Callable[[Spec, str], RuleFile]  # (spec, runbook base url) -> rule file
+    tests: Callable[[Spec, str], dict[str, TestFile]]  # (spec, base url) -> file under alerts/tests/ -> doc
+
+
+# Order matters: rule files (and so promtool's group order among independent groups) follow it.
+FAMILIES: tuple[Family, ...] = (
+    Family(recording.RECORDING_FILE, recording.rule_file, tests_recording.test_files),
+    Family(slo_rules.SLO_FILE, slo_rules.rule_file, tests_slo.test_files),
+    Family(operational.OPERATIONAL_FILE, operational.rule_file, tests_operational.test_files),
+    Family(llm.LLM_FILE, llm.rule_file, tests_llm.test_files),
+    Family(capacity.CAPACITY_FILE, capacity.rule_file, tests_capacity.test_files),
+)
+
+
+def rule_files(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, RuleFile]:
+    """File name -> rule file, for the `alerts/` directory."""
+    return {family.file: family.rules(spec, base_url) for family in FAMILIES}
+
+
+def test_files(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, TestFile]:
+    """File name (under alerts/tests/) -> promtool test document, groups in evaluation order."""
+    rules = rule_files(spec, base_url)
+    return {
+        name: with_eval_order(doc, rules)
+        for family in FAMILIES
+        for name, doc in family.tests(spec, base_url).items()
+    }
+
+
+def warnings(spec: Spec) -> list[str]:
+    """What the generated tests leave out for this spec (generate prints them on stderr)."""
+    return tests_slo.dropped_scenarios(spec)

@@ -1,0 +1,330 @@
+"""The Grafana panel DSL the dashboards are built with (grafanalib is imported here and by the
+dashboard modules only): matchers for Triton and the exporter, rates and per-request ratios, the tail
+latency panels, layout on the 24-column grid, the template variables and the dashboard envelope.
+
+Triton panels query Triton's raw counters with `$__rate_interval` (the same no-double-counting
+selection as the recording rules, `promql.counter_rate`); derived panels query the exporter.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from grafanalib import core as g
+from grafanalib._gen import DashboardEncoder
+
+from triton_sre import conventions as c
+from triton_sre import promql as pq
+from triton_sre.slo import Spec
+
+RATE = "$__rate_interval"
+DS = {"type": "prometheus", "uid": "${datasource}"}
+WIDTH = 24
+HEIGHT = 8
+
+Matchers = list[pq.Matcher]
+
+
+def triton_matchers(model_op: str = "=~") -> Matchers:
+    return [
+        (c.LABEL_JOB, "=~", "$job"),
+        (c.LABEL_INSTANCE, "=~", "$instance"),
+        (c.LABEL_MODEL, model_op, "$model"),
+    ]
+
+
+def exporter_matchers(spec: Spec, model_op: str | None = "=~") -> Matchers:
+    ms: Matchers = [(c.LABEL_JOB, "=", spec.exporter_job)]
+    return [*ms, (c.LABEL_MODEL, model_op, "$model")] if model_op else ms
+
+
+def panel_rate(family: str, ms: Matchers, labels: Sequence[str]) -> str:
+    return pq.counter_rate(family, ms, RATE, labels)
+
+
+def recorded(family: str, ms: Matchers, labels: Sequence[str]) -> str:
+    """Fleet-wide panels: the recording rules' per-instance 5m rate (GPU series already counted
+    once), summed `by labels`, instead of a raw rate over every series of the fleet (issue 13)."""
+    return f"sum {pq.by(labels)} ({pq.selector(c.rec_rate(c.REC_LEVEL_INSTANCE, family), ms)})"
+
+
+def request_rate(ms: Matchers, labels: Sequence[str], rate: Any = panel_rate) -> str:
+    success = rate(c.NV_REQUEST_SUCCESS, ms, labels)
+    return f"{success} + ({rate(c.NV_REQUEST_FAILURE, ms, labels)} or {success} * 0)"
+
+
+def per_request(numerator: str, ms: Matchers, labels: Sequence[str], rate: Any = panel_rate) -> str:
+    return f"{numerator} / 1e6 / ({rate(c.NV_REQUEST_SUCCESS, ms, labels)} > 0)"
+
+
+def stage_targets(
+    ms: Matchers, labels: Sequence[str], legend_prefix: str, rate: Any = panel_rate
+) -> list[g.Target]:
+    targets = []
+    for stage, family in c.STAGE_COUNTERS.items():
+        targets.append(
+            target(per_request(rate(family, ms, labels), ms, labels, rate), f"{legend_prefix}{stage}")
+        )
+    measured = " - ".join(rate(f, ms, labels) for f in c.STAGE_COUNTERS.values())
+    other = f"({rate(c.NV_REQUEST_DURATION_US, ms, labels)} - {measured})"
+    targets.append(
+        target(f"clamp_min({per_request(other, ms, labels, rate)}, 0)", f"{legend_prefix}{c.STAGE_OTHER}")
+    )
+    return targets
+
+
+# -- tail latency: p50/p95/p99 with the average as a secondary series and the SLO threshold drawn
+_AVERAGE_LEGEND = "average"
+_THRESHOLD_LEGEND = "threshold"
+_SECONDARY = [
+    {
+        "matcher": {"id": "byRegexp", "options": f".*{_AVERAGE_LEGEND}$"},
+        "properties": [
+            {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [10, 10]}},
+            {"id": "custom.lineWidth", "value": 1},
+        ],
+    },
+    {
+        "matcher": {"id": "byRegexp", "options": f".*{_THRESHOLD_LEGEND}.*"},
+        "properties": [
+            {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}},
+            {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [4, 4]}},
+        ],
+    },
+]
+
+
+def quantile_expr(measure: str, ms: Matchers, quantile: str, labels: Sequence[str]) -> str:
+    """Seconds at `quantile`: the histogram merged over the selection, else the worst summary."""
+    summary, histogram = c.LATENCY_FAMILIES[measure]
+    branches = [f"{pq.summary_quantile(summary, ms, quantile, labels)} / 1e6"]
+    if histogram:
+        branches.insert(0, f"{pq.histogram_quantile(histogram, ms, quantile, RATE, labels)} / 1e3")
+    return pq.first_of(branches, labels)
+
+
+def latency_panel(spec: Spec, measure: str, ms: Matchers, labels: Sequence[str], prefix: str) -> g.TimeSeries:
+    average_family = c.NV_REQUEST_DURATION_US if measure == c.LATENCY_REQUEST else c.NV_QUEUE_DURATION_US
+    targets = [
+        target(quantile_expr(measure, ms, q, labels), f"{prefix}{c.quantile_name(q)}")
+        for q in c.LATENCY_QUANTILES
+    ]
+    targets.append(
+        target(per_request(panel_rate(average_family, ms, labels), ms, labels), f"{prefix}{_AVERAGE_LEGEND}")
+    )
+    latency = [s for s in spec.slos if s.type == c.SLO_LATENCY]
+    for slo in latency:  # the request SLO threshold, or the queue-time alert's share of it
+        share = 1.0 if measure == c.LATENCY_REQUEST else slo.queue_time_share
+        targets.append(
+            target(f"vector({pq.num(slo.threshold_s * share)})", f"SLO {slo.name} {_THRESHOLD_LEGEND}")
+        )
+    what = "Request latency" if measure == c.LATENCY_REQUEST else "Queue time"
+    drawn = (
+        "the latency SLO thresholds"
+        if measure == c.LATENCY_REQUEST
+        else "the TritonQueueTimeHigh limits (queue_time_share x threshold)"
+    )
+    return g.TimeSeries(
+        title=f"{what} p50 / p95 / p99",
+        description=(
+            f"{what} quantiles: from nv_inference_first_response_histogram_ms merged over the selection "
+            "when Triton exports it (24.11+ decoupled, 26.01+ all models), else from Triton's own summary "
+            "(--metrics-config summary_latencies=true; the worst server's, summaries cannot be merged). "
+            f"Dashed: the average, and {drawn}."
+        )
+        if measure == c.LATENCY_REQUEST
+        else (
+            f"{what} quantiles from Triton's summary nv_inference_queue_summary_us (the worst server's). "
+            f"Dashed: the average, and {drawn}."
+        ),
+        unit="s",
+        targets=targets,
+        dataSource=DS,
+        legendDisplayMode="table",
+        legendCalcs=["mean", "max", "lastNotNull"],
+        overrides=_SECONDARY,
+    )
+
+
+def _latency_heatmap(ms: Matchers) -> g.Heatmap:
+    bucket = pq.selector(f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_bucket", ms)
+    target = g.Target(
+        expr=f"sum by (le) (increase({bucket}[{RATE}]))",
+        legendFormat="{{le}}",
+        format="heatmap",
+        datasource=DS,
+    )
+    return g.Heatmap(
+        title="Request latency heatmap (ms)",
+        description="Requests per latency bucket of nv_inference_first_response_histogram_ms "
+        "(Triton 24.11+ with histogram_latencies=true).",
+        dataSource=DS,
+        targets=[target],
+        dataFormat="tsbuckets",
+        yBucketBound="upper",
+        hideZeroBuckets=True,
+    )
+
+
+def tail_row(layout: Layout, spec: Spec, ms: Matchers, labels: Sequence[str], prefix: str) -> None:
+    panels: list[Any] = [
+        latency_panel(spec, c.LATENCY_REQUEST, ms, labels, prefix),
+        latency_panel(spec, c.LATENCY_QUEUE, ms, labels, prefix),
+    ]
+    if c.LATENCY_SOURCE_HISTOGRAM in spec.latency_metrics:
+        panels.append(_latency_heatmap(ms))
+    layout.row("Tail latency", panels)
+
+
+def target(expr: str, legend: str, *, instant: bool = False, table: bool = False) -> g.Target:
+    return g.Target(
+        expr=expr,
+        legendFormat=legend,
+        instant=instant,
+        format="table" if table else "time_series",
+        datasource=DS,
+    )
+
+
+class Layout:
+    """Rows of panels placed left to right on Grafana's 24-column grid, ids in order."""
+
+    def __init__(self) -> None:
+        self.panels: list[Any] = []
+        self.y = 0
+
+    def row(self, title: str, panels: Sequence[Any], height: int = HEIGHT) -> None:
+        self.panels.append(g.RowPanel(title=title, gridPos=g.GridPos(h=1, w=WIDTH, x=0, y=self.y)))
+        self.y += 1
+        width = WIDTH // max(1, len(panels))
+        for i, panel in enumerate(panels):
+            panel.gridPos = g.GridPos(h=height, w=width, x=i * width, y=self.y)
+            self.panels.append(panel)
+        self.y += height
+
+
+def timeseries(
+    title: str, description: str, unit: str, targets: list[g.Target], *, stack: bool = False
+) -> g.TimeSeries:
+    return g.TimeSeries(
+        title=title,
+        description=description,
+        unit=unit,
+        targets=targets,
+        dataSource=DS,
+        stacking={"mode": "normal", "group": "A"} if stack else {},
+        fillOpacity=30 if stack else 0,
+        legendDisplayMode="table",
+        legendCalcs=["mean", "lastNotNull"],
+    )
+
+
+def stat(title: str, description: str, unit: str, targets: list[g.Target]) -> g.Stat:
+    """A single-value panel showing each series' last value."""
+    return g.Stat(
+        title=title,
+        description=description,
+        format=unit,
+        dataSource=DS,
+        reduceCalc="lastNotNull",
+        targets=targets,
+    )
+
+
+def templating_of(variables: list[g.Template]) -> g.Templating:
+    return g.Templating(list=variables)
+
+
+def table(
+    title: str, description: str, targets: list[g.Target], overrides: list[Any] | None = None
+) -> g.Table:
+    return g.Table(
+        title=title,
+        description=description,
+        unit="none",
+        targets=targets,
+        dataSource=DS,
+        overrides=overrides or [],
+        transformations=[{"id": "organize", "options": {"excludeByName": {"Time": True, "Value": True}}}],
+    )
+
+
+def query_var(name: str, label: str, expr: str, default: str | None, multi: bool) -> g.Template:
+    """A variable from a label_values() query; multi-valued ones offer All (regex `.*`)."""
+    return g.Template(
+        name=name,
+        label=label,
+        query=expr,
+        dataSource=DS,
+        default=default,
+        multi=multi,
+        includeAll=multi,
+        allValue=".*" if multi else None,
+        refresh=2,
+    )
+
+
+DATASOURCE_VAR = g.Template(
+    name="datasource", label="Data source", query="prometheus", type="datasource", default=None
+)
+
+
+def variables(spec: Spec, *, multi_model: bool) -> g.Templating:
+    query = query_var
+    job_count = pq.selector(c.NV_INFERENCE_COUNT, [(c.LABEL_JOB, "=~", "$job")])
+    instance_count = pq.selector(
+        c.NV_INFERENCE_COUNT, [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    )
+    return g.Templating(
+        list=[
+            DATASOURCE_VAR,
+            query("job", "Triton job", f"label_values({c.NV_INFERENCE_COUNT}, job)", spec.triton_job, False),
+            query("instance", "Instance", f"label_values({job_count}, instance)", "$__all", True),
+            query(
+                "model",
+                "Model",
+                f"label_values({instance_count}, model)",
+                "$__all" if multi_model else None,
+                multi_model,
+            ),
+        ]
+    )
+
+
+def dashboard(
+    title: str, uid: str, description: str, templating: g.Templating, layout: Layout
+) -> dict[str, Any]:
+    dashboard = g.Dashboard(
+        title=title,
+        uid=uid,
+        description=description,
+        tags=["triton", "triton-sre"],
+        timezone="browser",
+        refresh="30s",
+        time=g.Time("now-3h", "now"),
+        templating=templating,
+        panels=layout.panels,
+        graphTooltip=1,
+    ).auto_panel_ids()
+    data: dict[str, Any] = json.loads(json.dumps(dashboard.to_json_data(), cls=DashboardEncoder))
+    return data
+
+
+def gpu_utilization(res: Matchers) -> g.TimeSeries:
+    return timeseries(
+        "GPU utilization",
+        "Triton's nv_gpu_utilization per GPU (0-1).",
+        "percentunit",
+        [target(pq.selector(c.NV_GPU_UTILIZATION, res), "{{instance}} {{gpu_uuid}}")],
+    )
+
+
+def cpu_utilization(res: Matchers) -> g.TimeSeries:
+    return timeseries(
+        "CPU utilization",
+        "Triton's nv_cpu_utilization of the host (0-1).",
+        "percentunit",
+        [target(pq.selector(c.NV_CPU_UTILIZATION, res), "{{instance}}")],
+    )

@@ -1,0 +1,264 @@
+"""SLO rules: per SLO, the SLI's recorded parts, its error ratio over every burn window and the
+period, the remaining budget, and the multiwindow burn-rate alerts (tiers derived from the period).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from triton_sre import conventions as c
+from triton_sre.generate import llm_slo
+from triton_sre.generate.rulefile import Rule, RuleFile, model_matchers, runbook_url
+from triton_sre.promql import (
+    Matcher,
+    counter_rate,
+    first_of,
+    histogram_quantile,
+    le_regex,
+    num,
+    selector,
+    summary_quantile,
+    tagged,
+)
+from triton_sre.slo import SLO, Spec, burn_factor, window_seconds
+
+SLO_FILE = "triton-slo-rules.yaml"
+
+
+def slo_windows(slo: SLO) -> list[str]:
+    """The burn windows plus the SLO's period, shortest first."""
+    windows = {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)} | {slo.period}
+    return sorted(windows, key=window_seconds)
+
+
+def slo_groups(spec: Spec, base_url: str) -> RuleFile:
+    groups = []
+    for slo in spec.slos:
+        rules = _sli_rules(spec, slo)
+        rules.extend(burn_alerts(slo, base_url))
+        groups.append({"name": c.slo_group(slo.name), "rules": rules})
+    return {"groups": groups}
+
+
+def _valid_rate(spec: Spec, slo: SLO, window: str) -> str:
+    if slo.type in c.LLM_SLO_TYPES:  # events of the vLLM histogram: its recorded _count rate
+        return _part(slo, c.SLO_PART_TOTAL, window)
+    success = _part(slo, c.SLO_PART_SUCCESS, window)
+    failure = _part(slo, c.SLO_PART_FAILURE, window)
+    return f"{success} + ({failure} or {success} * 0)"
+
+
+def _part(slo: SLO, part: str, window: str) -> str:
+    """The rate of one part of `slo`'s SLI over `window`, from its recorded REC_RATE_WINDOW rate.
+
+    Longer windows average the recorded 5m rates (avg_over_time): the raw counters are read once,
+    over 5m, whatever the window, so a 30d window costs 100s of recorded series, not a raw rate over
+    every instance's series (the ratio of two such averages is request-weighted, as rate()'s is).
+    """
+    own = selector(c.rec_slo_part(part), [(c.L_SLO, "=", slo.name)])
+    return own if window == c.REC_RATE_WINDOW else f"avg_over_time({own}[{window}])"
+
+
+def _part_rules(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> list[Rule]:
+    """The recorded REC_RATE_WINDOW rates every window of `slo` is computed from (per model)."""
+    if slo.type in c.LLM_SLO_TYPES:  # events of vLLM's histogram (generate/llm_slo.py)
+        return [
+            {"record": c.rec_slo_part(part), "expr": expr, "labels": dict(labels)}
+            for part, expr in llm_slo.slo_parts(spec, slo).items()
+        ]
+    ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
+    w, model = c.REC_RATE_WINDOW, (c.LABEL_MODEL,)
+    parts = {
+        c.SLO_PART_SUCCESS: counter_rate(c.NV_REQUEST_SUCCESS, ms, w, model),
+        c.SLO_PART_FAILURE: counter_rate(c.NV_REQUEST_FAILURE, ms, w, model),
+    }
+    if slo.type == c.SLO_AVAILABILITY:
+        parts[c.SLO_PART_BAD] = counter_rate(c.NV_REQUEST_FAILURE, [*ms, _bad_reason_matcher(slo)], w, model)
+    elif slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
+        hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
+        le = (c.LABEL_LE, "=~", le_regex(round(slo.threshold_s * 1000)))
+        parts[c.SLO_PART_TOTAL] = counter_rate(f"{hist}_count", ms, w, model)
+        parts[c.SLO_PART_GOOD] = counter_rate(f"{hist}_bucket", [*ms, le], w, model)
+    return [
+        {"record": c.rec_slo_part(part), "expr": expr, "labels": dict(labels)} for part, expr in parts.items()
+    ]
+
+
+def _bad_reason_matcher(slo: SLO) -> Matcher:
+    if slo.bad_reasons is None:
+        return (c.LABEL_REASON, "!=", c.FAILURE_REASON_CANCELED)
+    return (c.LABEL_REASON, "=~", "|".join(slo.bad_reasons))
+
+
+def _sli_rules(spec: Spec, slo: SLO) -> list[Rule]:
+    labels = {c.L_SLO: slo.name}
+    own: list[Matcher] = [(c.L_SLO, "=", slo.name)]
+    rules: list[Rule] = [
+        {"record": c.REC_SLO_OBJECTIVE, "expr": f"vector({num(slo.objective / 100)})", "labels": labels}
+    ]
+    time_slice = slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
+    if time_slice:
+        rules.append(_slice_rule(spec, slo, labels))
+    rules.extend(_part_rules(spec, slo, labels))
+    for window in slo_windows(slo):
+        requests = selector(c.rec_slo_requests(window), own)
+        rules.append(
+            {"record": c.rec_slo_requests(window), "expr": _valid_rate(spec, slo, window), "labels": labels}
+        )
+        rules.append(
+            {
+                "record": c.rec_slo_errors(window),
+                "expr": _error_ratio(spec, slo, window, requests),
+                "labels": labels,
+            }
+        )
+    period_errors = selector(c.rec_slo_errors(slo.period), own)
+    rules.append(
+        {
+            "record": c.REC_SLO_BUDGET_REMAINING,
+            "expr": f"1 - {period_errors} / {num(slo.budget)}",
+            "labels": labels,
+        }
+    )
+    return rules
+
+
+def _slice_rule(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> Rule:
+    """1 when the slice's `quantile` of request latency exceeds the threshold, else 0, per model.
+
+    Triton's summary (its sliding window ending now, the worst instance) where the spec says Triton
+    exports summaries; histogram_quantile over the slice where it exports histograms; the slice's
+    average only for models with neither (label latency_source="average").
+    """
+    ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
+    threshold_us = num(round(slo.threshold_s * 1e6))
+    by_model = (c.LABEL_MODEL,)
+    branches = []
+    if c.LATENCY_SOURCE_SUMMARY in spec.latency_metrics:
+        quantile = summary_quantile(c.NV_REQUEST_SUMMARY_US, ms, slo.quantile, by_model)
+        branches.append(tagged(f"{quantile} > bool {threshold_us}", c.LATENCY_SOURCE_SUMMARY))
+    if c.LATENCY_SOURCE_HISTOGRAM in spec.latency_metrics:
+        hist = histogram_quantile(
+            c.NV_FIRST_RESPONSE_HISTOGRAM_MS, ms, slo.quantile, slo.time_slice, by_model
+        )
+        branches.append(tagged(f"{hist} > bool {num(slo.threshold_s * 1e3)}", c.LATENCY_SOURCE_HISTOGRAM))
+    duration = counter_rate(c.NV_REQUEST_DURATION_US, ms, slo.time_slice, by_model)
+    success = counter_rate(c.NV_REQUEST_SUCCESS, ms, slo.time_slice, by_model)
+    average = f"({duration} / ({success} > 0)) > bool {threshold_us}"
+    if not branches:  # nothing but averages: the rule itself says so
+        return {
+            "record": c.REC_SLO_SLICE_BAD,
+            "expr": average,
+            "labels": {**labels, c.L_LATENCY_SOURCE: c.LATENCY_SOURCE_AVERAGE},
+        }
+    branches.append(tagged(average, c.LATENCY_SOURCE_AVERAGE))
+    return {"record": c.REC_SLO_SLICE_BAD, "expr": first_of(branches, by_model), "labels": dict(labels)}
+
+
+def _error_ratio(spec: Spec, slo: SLO, window: str, requests: str) -> str:
+    if slo.type in c.LLM_SLO_TYPES:  # events above the threshold: all minus the threshold's bucket
+        total = _part(slo, c.SLO_PART_TOTAL, window)
+        good = _part(slo, c.SLO_PART_GOOD, window)
+        return f"clamp_min({total} - {good}, 0) / ({total} > 0)"
+    if slo.type == c.SLO_AVAILABILITY:
+        bad = _part(slo, c.SLO_PART_BAD, window)
+        return f"({bad} or on ({c.LABEL_MODEL}) {requests} * 0) / on ({c.LABEL_MODEL}) ({requests} > 0)"
+    parts = []
+    if slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
+        total = _part(slo, c.SLO_PART_TOTAL, window)
+        good = _part(slo, c.SLO_PART_GOOD, window)
+        parts.append(f"(({total} - {good}) / ({total} > 0))")
+    if slo.latency_sli != c.LATENCY_SLI_HISTOGRAM:
+        bad_slices = selector(c.REC_SLO_SLICE_BAD, [(c.L_SLO, "=", slo.name)])
+        # summed over the latency sources a model had in the window (one, unless it changed)
+        without = f"without ({c.L_SLO}, {c.L_LATENCY_SOURCE})"
+        parts.append(
+            f"(sum {without} (sum_over_time({bad_slices}[{window}]))"
+            f" / sum {without} (count_over_time({bad_slices}[{window}])))"
+        )
+    # Histogram where the server exports the threshold's bucket; time slices for the other models.
+    return f" or on ({c.LABEL_MODEL}) ".join(parts)
+
+
+def burn_alert_name(slo: SLO) -> str:
+    return (
+        c.ALERT_SLO_ERROR_BUDGET_BURN if slo.type == c.SLO_AVAILABILITY else c.ALERT_SLO_LATENCY_BUDGET_BURN
+    )
+
+
+def tiers(slo: SLO) -> list[tuple[str, str, float, str, float]]:
+    """(long, short, budget share, severity, burn factor) per tier, derived from the period."""
+    return [
+        (long, short, share, severity, burn_factor(slo, window_seconds(long), share))
+        for long, short, share, severity in c.BURN_TIERS
+    ]
+
+
+def burn_alerts(slo: SLO, base_url: str) -> list[Rule]:
+    own: list[Matcher] = [(c.L_SLO, "=", slo.name)]
+    name = burn_alert_name(slo)
+    rules = []
+    for long, short, share, severity, factor in tiers(slo):
+        budget = num(slo.budget)
+        guard = num(slo.min_request_rate)
+        expr = (
+            f"(\n  {selector(c.rec_slo_errors(long), own)} / {budget} >= {num(factor)}\n"
+            f"and on ({c.L_SLO}, {c.LABEL_MODEL})\n"
+            f"  {selector(c.rec_slo_errors(short), own)} / {budget} >= {num(factor)}\n)\n"
+            f"and on ({c.L_SLO}, {c.LABEL_MODEL}) {selector(c.rec_slo_requests(long), own)} >= {guard}\n"
+            f"and on ({c.L_SLO}, {c.LABEL_MODEL}) {selector(c.rec_slo_requests(short), own)} >= {guard}"
+        )
+        rules.append(
+            {
+                "alert": name,
+                "expr": expr,
+                "labels": {c.L_SEVERITY: severity, c.L_SLO: slo.name, c.L_WINDOW: long},
+                "annotations": burn_annotations(slo, long, short, share, factor, base_url),
+            }
+        )
+    return rules
+
+
+def burn_annotations(
+    slo: SLO, long: str, short: str, share: float, factor: float, base_url: str
+) -> dict[str, str]:
+    what = "error budget" if slo.type == c.SLO_AVAILABILITY else "latency budget"
+    if slo.type == c.SLO_AVAILABILITY:
+        sli = "failed requests"
+    elif slo.type in c.LLM_SLO_TYPES:
+        sli = llm_slo.slo_sli_text(slo)
+    elif slo.latency_sli == c.LATENCY_SLI_HISTOGRAM:
+        sli = f"requests slower than {num(slo.threshold_s * 1000)} ms"
+    else:
+        sli = (
+            f"requests slower than {num(slo.threshold_s * 1000)} ms where Triton has the histogram, "
+            f"else {slo.time_slice} slices whose {c.quantile_name(slo.quantile)} exceeds it"
+        )
+    extra = {}
+    if slo.type == c.SLO_LATENCY:
+        extra = {
+            c.ANNOTATION_SLO_QUANTILE: slo.quantile,
+            c.ANNOTATION_THRESHOLD_SECONDS: num(slo.threshold_s),
+        }
+    return {
+        "summary": (
+            f"Model {{{{ $labels.model }}}} burns the {what} of SLO {{{{ $labels.slo }}}} "
+            f"{num(factor)}x too fast or faster ({long} and {short} windows)"
+        ),
+        "description": (
+            f"Over the last {long} the burn rate of SLO {{{{ $labels.slo }}}} ({num(slo.objective)}% "
+            f"over {slo.period}) for model {{{{ $labels.model }}}} is "
+            f'{{{{ $value | printf "%.1f" }}}}x (threshold {num(factor)}x in both the {long} and '
+            f"the {short} window, {sli}). At {num(factor)}x, {num(share * 100)}% of the {slo.period} "
+            f"{what} is gone in {long}."
+        ),
+        "runbook_url": runbook_url(base_url, c.ALERT_RUNBOOKS[burn_alert_name(slo)]),
+        # the same figure as the description's, as a number the bot reads (no text parsing)
+        c.ANNOTATION_BURN_RATE: '{{ $value | printf "%.1f" }}',
+        **extra,
+    }
+
+
+def rule_file(spec: Spec, base_url: str) -> RuleFile:
+    """The family's rule file (registered in generate/families.py)."""
+    return slo_groups(spec, base_url)

@@ -1,0 +1,241 @@
+"""promtool tests of the operational alerts (operational.py): each fires on its shape, stays silent
+just below."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.generate.calc import (
+    TEST_EXPORTER_INSTANCE,
+    TEST_INSTANCE,
+    TEST_MODEL,
+    TEST_VERSION,
+    plain_labels,
+    render_any,
+)
+from triton_sre.generate.operational import OPERATIONAL_FILE, operational_groups
+from triton_sre.generate.recording import RECORDING_FILE
+from triton_sre.generate.tests_slo import sample_models
+from triton_sre.slo import Spec
+
+
+def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
+    rules = {
+        (rule["alert"], rule["labels"].get(c.L_SLO)): rule
+        for g in operational_groups(spec, base_url)["groups"]
+        for rule in g["rules"]
+    }
+    tj, ej = spec.triton_job, spec.exporter_job
+    groups = []
+
+    def alert_test(
+        title: str,
+        alert: str,
+        series: list[dict[str, str]],
+        at: str,
+        labels: Mapping[str, str],
+        value: float,
+        slo: str | None = None,
+    ) -> None:
+        rule = rules[(alert, slo)]
+        all_labels = {**labels, **rule["labels"]}
+        groups.append(
+            {
+                "name": title,
+                "interval": "1m",
+                "input_series": series,
+                "alert_rule_test": [
+                    {"eval_time": "1m", "alertname": alert, "exp_alerts": []},
+                    {
+                        "eval_time": at,
+                        "alertname": alert,
+                        "exp_alerts": [
+                            {
+                                "exp_labels": dict(sorted(all_labels.items())),
+                                "exp_annotations": {
+                                    k: render_any(v, all_labels, value)
+                                    for k, v in rule["annotations"].items()
+                                },
+                            }
+                        ],
+                    },
+                ],
+            }
+        )
+
+    t_inst = {c.LABEL_JOB: tj, c.LABEL_INSTANCE: TEST_INSTANCE}
+    e_inst = {c.LABEL_JOB: ej, c.LABEL_INSTANCE: TEST_EXPORTER_INSTANCE}
+    mv = {c.LABEL_MODEL: TEST_MODEL, c.LABEL_VERSION: TEST_VERSION}
+    alert_test(
+        "Triton down",
+        c.ALERT_SERVER_DOWN,
+        [{"series": f"up{plain_labels(t_inst)}", "values": "0x10"}],
+        "5m",
+        t_inst,
+        0,
+    )
+    alert_test(
+        "exporter down",
+        c.ALERT_EXPORTER_DOWN,
+        [{"series": f"up{plain_labels(e_inst)}", "values": "0x10"}],
+        "8m",
+        e_inst,
+        0,
+    )
+    alert_test(
+        "exporter cannot read Triton",
+        c.ALERT_EXPORTER_POLL_FAILING,
+        [{"series": f"{c.M_UP}{plain_labels(e_inst)}", "values": "0x20"}],
+        "15m",
+        e_inst,
+        0,
+    )
+    runbook = c.RUNBOOK_PYTHON_MODEL_ERROR
+    unavailable = {**e_inst, **mv, c.L_RUNBOOK: runbook}
+    alert_test(
+        "model unavailable links its diagnosed runbook",
+        c.ALERT_MODEL_UNAVAILABLE,
+        [{"series": f"{c.M_MODEL_UNAVAILABLE}{plain_labels(unavailable)}", "values": "1x10"}],
+        "5m",
+        unavailable,
+        1,
+    )
+    loading = {**e_inst, **mv, c.L_STATE: c.STATE_LOADING}
+    alert_test(
+        "model stuck loading",
+        c.ALERT_MODEL_STUCK_LOADING,
+        [{"series": f"{c.M_MODEL_STATE}{plain_labels(loading)}", "values": "1x30"}],
+        "20m",
+        loading,
+        1,
+    )
+    pending = {**t_inst, **mv}
+    alert_test(
+        "pending requests growing",
+        c.ALERT_PENDING_REQUESTS_GROWING,
+        [
+            {
+                "series": f"{c.NV_PENDING_REQUEST_COUNT}{plain_labels(pending)}",
+                "values": f"{spec.operational.pending_requests}+1x40",
+            }
+        ],
+        "20m",
+        pending,
+        spec.operational.pending_requests + 10,
+    )
+    gpu = {**t_inst, c.LABEL_GPU_UUID: "GPU-0"}
+    ratio = min(0.999, spec.operational.gpu_memory_ratio + (1 - spec.operational.gpu_memory_ratio) / 2)
+    alert_test(
+        "GPU memory near limit",
+        c.ALERT_GPU_MEMORY_NEAR_LIMIT,
+        [
+            {
+                "series": f"{c.NV_GPU_MEMORY_USED_BYTES}{plain_labels(gpu)}",
+                "values": f"{ratio * 1e10:.0f}x20",
+            },
+            {"series": f"{c.NV_GPU_MEMORY_TOTAL_BYTES}{plain_labels(gpu)}", "values": "10000000000x20"},
+        ],
+        "15m",
+        gpu,
+        ratio,
+    )
+    # Batching: a model with dynamic batching configured executes one inference at a time under load.
+    counters = [
+        {"series": f"{f}{plain_labels(pending)}", "values": "0+600x40"}
+        for f in (c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT, c.NV_REQUEST_SUCCESS)
+    ] + [
+        {"series": f"{c.NV_PENDING_REQUEST_COUNT}{plain_labels(pending)}", "values": "3x40"},
+        {
+            "series": c.M_MODEL_DYNAMIC_BATCHING
+            + plain_labels({**e_inst, c.LABEL_MODEL: mv[c.LABEL_MODEL]}),
+            "values": "1x40",
+        },
+    ]
+    alert_test(
+        "batching ineffective under load",
+        c.ALERT_BATCHING_INEFFECTIVE,
+        counters,
+        "30m",
+        {c.LABEL_JOB: tj, **mv},
+        1.0,
+    )
+    # Traffic but neither summaries nor histograms: asks for quantiles; a summarised model does not.
+    summarised = {**t_inst, c.LABEL_MODEL: "summarised", c.LABEL_VERSION: TEST_VERSION}
+    alert_test(
+        "traffic without latency quantiles",
+        c.ALERT_LATENCY_QUANTILES_MISSING,
+        [
+            {"series": f"{c.NV_REQUEST_SUCCESS}{plain_labels(pending)}", "values": "0+60x40"},
+            {"series": f"{c.NV_REQUEST_SUCCESS}{plain_labels(summarised)}", "values": "0+60x40"},
+            {"series": f"{c.NV_REQUEST_SUMMARY_US}_count{plain_labels(summarised)}", "values": "0+60x40"},
+        ],
+        "25m",
+        {c.LABEL_JOB: tj, **mv},
+        1.0,
+    )
+    # Queue time: above the share of each latency SLO's threshold (or the fallback threshold).
+    latency = [s for s in spec.slos if s.type == c.SLO_LATENCY]
+    fallback_model = TEST_MODEL
+    cases: list[tuple[str, str, float]] = []  # (title, model, seconds of queue per request)
+    for slo in latency:
+        names = sample_models(slo, 1)
+        if names:
+            cases.append((slo.name, names[0], slo.threshold_s * slo.queue_time_share * 2))
+    if (c.ALERT_QUEUE_TIME_HIGH, None) in rules and not any(
+        s.models.pattern is None or re.fullmatch(s.models.pattern, fallback_model) for s in latency
+    ):
+        cases.append(("fallback", fallback_model, spec.operational.queue_time_threshold_s * 2))
+    for title, model_name, queue_s in cases:
+        labels = {**t_inst, c.LABEL_MODEL: model_name, c.LABEL_VERSION: TEST_VERSION}
+        expected = []
+        covering = [
+            s for s in latency if s.models.pattern is None or re.fullmatch(s.models.pattern, model_name)
+        ]
+        limits = [(s.name, s.threshold_s * s.queue_time_share) for s in covering]
+        if not covering:
+            limits = [(None, spec.operational.queue_time_threshold_s)]
+        for slo_name, limit in limits:
+            if queue_s <= limit * 1.01:
+                continue
+            rule = rules[(c.ALERT_QUEUE_TIME_HIGH, slo_name)]
+            all_labels = {**labels, c.L_STAGE: c.STAGE_QUEUE, **rule["labels"]}
+            expected.append(
+                {
+                    "exp_labels": dict(sorted(all_labels.items())),
+                    "exp_annotations": {
+                        k: render_any(v, all_labels, queue_s) for k, v in rule["annotations"].items()
+                    },
+                }
+            )
+        groups.append(
+            {
+                "name": f"queue time high ({title})",
+                "interval": "1m",
+                "input_series": [
+                    {"series": f"{c.NV_REQUEST_SUCCESS}{plain_labels(labels)}", "values": "0+60x40"},
+                    {
+                        "series": f"{c.NV_QUEUE_DURATION_US}{plain_labels(labels)}",
+                        "values": f"0+{60 * round(queue_s * 1e6)}x40",
+                    },
+                ],
+                "alert_rule_test": [
+                    {"eval_time": "1m", "alertname": c.ALERT_QUEUE_TIME_HIGH, "exp_alerts": []},
+                    {"eval_time": "25m", "alertname": c.ALERT_QUEUE_TIME_HIGH, "exp_alerts": expected},
+                ],
+            }
+        )
+    return groups
+
+
+def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
+    """Test file name (under alerts/tests/) -> promtool document (the alerts read recorded series)."""
+    return {
+        "triton-alerts.test.yaml": {
+            "rule_files": [f"../{RECORDING_FILE}", f"../{OPERATIONAL_FILE}"],
+            "evaluation_interval": "1m",
+            "tests": operational_tests(spec, base_url),
+        }
+    }

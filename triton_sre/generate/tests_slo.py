@@ -1,0 +1,408 @@
+"""promtool scenarios of the SLO rules (slo_rules.py), predicted by calc.py.
+
+Every scenario is a piecewise-constant traffic history written as Prometheus' expanding series
+notation. The expected alerts are *predicted* from that history with exact arithmetic (the bad
+share of each window, the request rate of each window, the tier thresholds), so the tests prove
+that the PromQL implements the arithmetic: windows, both-window conditions, the minimum-rate guard,
+no NaN at zero traffic. Check times are chosen so that no tier other than the one under test is
+within 1 % of its threshold, and the tier under test sits 2 % above or below it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.generate import llm_slo
+from triton_sre.generate.calc import (
+    ABOVE,
+    BELOW,
+    FAST_STEP,
+    SLOW_STEP,
+    TESTS,
+    Phase,
+    Track,
+    Unpredictable,
+    average_latency,
+    buckets_ms,
+    burn_value,
+    counter_series,
+    failure_reason,
+    gauge_series,
+    predict,
+    render,
+    request_latencies,
+    series_labels,
+    summary_value,
+)
+from triton_sre.generate.slo_rules import SLO_FILE, burn_alert_name, burn_alerts, tiers
+from triton_sre.promql import num, selector
+from triton_sre.slo import SLO, Spec, format_duration, window_seconds
+
+
+def _track_series(spec: Spec, track: Track, step: int) -> list[dict[str, str]]:
+    job = spec.triton_job
+    per_step = track.per_step
+    total = [p.rate * step for p in per_step]
+    bad = [p.rate * p.bad * step for p in per_step]
+    good = [t - b for t, b in zip(total, bad, strict=True)]
+    model = {c.LABEL_MODEL: track.model}
+    if track.kind in c.LLM_SLO_TYPES:
+        series = counter_series(total), counter_series(good)
+        return llm_slo.slo_track_series(
+            track.owner, lambda extra: series_labels({**model, **extra}, job), *series
+        )
+    if track.kind == c.SLO_AVAILABILITY:
+        return [
+            {"series": c.NV_REQUEST_SUCCESS + series_labels(model, job), "values": counter_series(good)},
+            {
+                "series": c.NV_REQUEST_FAILURE
+                + series_labels({**model, c.LABEL_REASON: failure_reason(track)}, job),
+                "values": counter_series(bad),
+            },
+        ]
+    if track.kind == c.LATENCY_SLI_HISTOGRAM:
+        return [
+            {"series": c.NV_REQUEST_SUCCESS + series_labels(model, job), "values": counter_series(total)},
+            *_histogram_series(track, job, step),
+        ]
+    duration = [p.rate * step * average_latency(track, p) * 1_000_000 for p in per_step]
+    series = [
+        {"series": c.NV_REQUEST_SUCCESS + series_labels(model, job), "values": counter_series(total)},
+        {"series": c.NV_REQUEST_DURATION_US + series_labels(model, job), "values": counter_series(duration)},
+    ]
+    if track.kind == c.LATENCY_SOURCE_SUMMARY:
+        judged = {s.quantile for s in spec.slos if s.type == c.SLO_LATENCY}  # what the rules read
+        for quantile in sorted(judged, key=float):
+            values = [None, *(summary_value(track, p, quantile) for p in per_step)]
+            series.append(
+                {
+                    "series": c.NV_REQUEST_SUMMARY_US
+                    + series_labels({**model, c.LABEL_QUANTILE: quantile}, job),
+                    "values": gauge_series([None if v is None else v * 1_000_000 for v in values]),
+                }
+            )
+    return series
+
+
+def _histogram_series(track: Track, job: str, step: int) -> list[dict[str, str]]:
+    """nv_inference_first_response_histogram_ms as Triton 26.01 exports it: default bounds plus
+    the threshold's, +Inf, _count and _sum (ms)."""
+    hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
+    model = {c.LABEL_MODEL: track.model}
+    per_step = track.per_step
+    counts = [p.rate * step for p in per_step]
+    series = []
+    for le in [*buckets_ms(track), None]:
+        within = []
+        for p, n in zip(per_step, counts, strict=True):
+            good_s, bad_s = request_latencies(track, p)
+            share = (1 - p.bad) * (le is None or good_s * 1000 <= le) + p.bad * (
+                le is None or bad_s * 1000 <= le
+            )
+            within.append(n * share)
+        bound = "+Inf" if le is None else str(le)
+        series.append(
+            {
+                "series": f"{hist}_bucket" + series_labels({**model, c.LABEL_LE: bound}, job),
+                "values": counter_series(within),
+            }
+        )
+    total_ms = []
+    for p, n in zip(per_step, counts, strict=True):
+        good_s, bad_s = request_latencies(track, p)
+        total_ms.append(n * ((1 - p.bad) * good_s + p.bad * bad_s) * 1000)
+    series.append({"series": f"{hist}_count" + series_labels(model, job), "values": counter_series(counts)})
+    series.append({"series": f"{hist}_sum" + series_labels(model, job), "values": counter_series(total_ms)})
+    return series
+
+
+def _scenario(
+    spec: Spec, base_url: str, title: str, tracks: Sequence[Track], step: int, checks: Sequence[int]
+) -> dict[str, Any]:
+    """A promtool test group; check times move forward past instants too close to call."""
+    length = max(len(t.per_step) for t in tracks) * step
+    fixed = []
+    for t in checks:
+        for candidate in range(t, min(t + 10 * step, length + 1), step):
+            try:
+                for track in tracks:
+                    for slo in spec.slos:
+                        for p in predict(slo, track, step, candidate, spec.latency_metrics):
+                            burn_value(p.burn)
+            except Unpredictable:
+                continue
+            fixed.append(candidate)
+            break
+        else:
+            raise Unpredictable(f"{title}: no predictable check time near {t}s")
+    tests = []
+    for t in fixed:
+        expected: dict[str, list[dict[str, Any]]] = {burn_alert_name(s): [] for s in spec.slos}
+        for track in tracks:
+            for slo in spec.slos:
+                by_window = {rule["labels"][c.L_WINDOW]: rule for rule in burn_alerts(slo, base_url)}
+                for p in predict(slo, track, step, t, spec.latency_metrics):
+                    rule = by_window[p.tier_long]
+                    labels = {**rule["labels"], c.LABEL_MODEL: p.model}
+                    value = burn_value(p.burn)
+                    expected[burn_alert_name(slo)].append(
+                        {
+                            "exp_labels": dict(sorted(labels.items())),
+                            "exp_annotations": {
+                                k: render(v, labels, value) for k, v in rule["annotations"].items()
+                            },
+                        }
+                    )
+        for alertname, alerts in sorted(expected.items()):
+            tests.append({"eval_time": format_duration(t), "alertname": alertname, "exp_alerts": alerts})
+    return {
+        "name": title,
+        "interval": format_duration(step),
+        "input_series": [s for track in tracks for s in _track_series(spec, track, step)],
+        "alert_rule_test": tests,
+    }
+
+
+def sample_models(slo: SLO, n: int = 2) -> list[str]:
+    """Up to `n` distinct model names the SLO's selector matches (best effort for regexes)."""
+    sel = slo.models
+    if sel.kind == "all":
+        return [f"{slo.name}-model-{i}" for i in range(n)]
+    if sel.kind == "list":
+        return list(sel.names[:n])
+    found: list[str] = []
+    for alternative in _top_level_alternatives(sel.regex):
+        base = re.sub(r"\\d[+*]?|\[0-9\][+*]?", "1", alternative)
+        base = re.sub(r"\.[+*]|\[[^\]]*\][+*]?", "x", base)
+        base = re.sub(r"[()^$?]|\\(?=.)", "", base)
+        for candidate in (base, base + "x", base + "y", base + "1", base + "2"):
+            if candidate and candidate not in found and re.fullmatch(sel.regex, candidate):
+                found.append(candidate)
+    return found[:n]
+
+
+def _top_level_alternatives(regex: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in regex:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "|" and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    return [*parts, current]
+
+
+def _rate(slo: SLO) -> Fraction:
+    return max(Fraction(1), Fraction(repr(slo.min_request_rate)) * 10)
+
+
+def _event_kind(slo: SLO) -> str | None:
+    if slo.type == c.SLO_AVAILABILITY:
+        return c.SLO_AVAILABILITY
+    if slo.type in c.LLM_SLO_TYPES:
+        return slo.type  # LLM histogram tracks (generate/llm.py)
+    return None if slo.latency_sli == c.LATENCY_SLI_TIME_SLICE else c.LATENCY_SLI_HISTOGRAM
+
+
+def _tier_variants(factor: float, budget: Fraction) -> list[tuple[str, Fraction]]:
+    """(label, bad share) of the just-above and just-below tracks of one burn tier; a share over
+    1 cannot be expressed (no more than every request can fail), so that track is left out."""
+    scales = (("above", ABOVE), ("below", BELOW))
+    variants = [(label, Fraction(repr(factor)) * budget * scale) for label, scale in scales]
+    return [(label, bad) for label, bad in variants if bad <= 1]
+
+
+def dropped_scenarios(spec: Spec) -> list[str]:
+    """One line per SLO whose promtool scenarios `slo_scenarios` leaves out, saying which and why
+    (`generate` prints them on stderr: an untested rule should not pass unnoticed)."""
+    lines = []
+    for slo in spec.slos:
+        budget = Fraction(str(slo.budget))
+        reasons = []
+        if not sample_models(slo):
+            queue = " and its queue-time test" if slo.type == c.SLO_LATENCY else ""
+            reasons.append(
+                f"all of them{queue} (no model name matching /{slo.models.regex}/ could be invented)"
+            )
+        elif _event_kind(slo) is None:
+            reasons.append(
+                f"the burn tiers' just-above/just-below ones (latency_sli: {c.LATENCY_SLI_TIME_SLICE} "
+                "cannot express them; outage, recovery and guards are tested)"
+            )
+        else:
+            for long, short, _share, _severity, factor in tiers(slo):
+                kept = [label for label, _bad in _tier_variants(factor, budget)]
+                at = f"at {factor:g}x a {num(slo.budget * 100)}% budget"
+                if not kept:
+                    reasons.append(f"those of the {long}/{short} tier ({at} it can never fire)")
+                elif "above" not in kept:
+                    reasons.append(
+                        f"the just-above one of the {long}/{short} tier ({at} it fires only when almost "
+                        "every request is bad)"
+                    )
+        if reasons:
+            left_out = "; ".join(reasons)
+            lines.append(f"{spec.source}: SLO {slo.name}: promtool scenarios left out of {TESTS}: {left_out}")
+    return lines
+
+
+def slo_scenarios(spec: Spec, slo: SLO, base_url: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(groups evaluated every minute, groups evaluated every 5 minutes) for one SLO."""
+    budget = Fraction(str(slo.budget))
+    rate = _rate(slo)
+    models = sample_models(slo)
+    fast: list[dict[str, Any]] = []
+    slow: list[dict[str, Any]] = []
+    if not models:
+        return fast, slow  # a regex we cannot invent a matching name for: see README
+    kind = _event_kind(slo)
+    if kind is not None:
+        for long, short, _share, severity, factor in tiers(slo):
+            step = FAST_STEP if window_seconds(long) <= 6 * 3600 else SLOW_STEP
+            lsteps = int(window_seconds(long)) // step
+            history = min(lsteps, (3600 if step == FAST_STEP else 6 * 3600) // step)
+            variants = _tier_variants(factor, budget)
+            tracks = [
+                Track(
+                    slo,
+                    models[i % len(models)],
+                    (Phase(history, rate, Fraction(0)), Phase(lsteps + 3, rate, bad)),
+                    kind,
+                )
+                for i, (_label, bad) in enumerate(variants)
+            ]
+            if not tracks:
+                continue  # the tier cannot fire at all (dropped_scenarios says so)
+            # with one model name available, above and below need groups of their own
+            batches = [tracks] if len({t.model for t in tracks}) == len(tracks) else [[t] for t in tracks]
+            for batch in batches:
+                threshold = Fraction(repr(factor)) * budget
+                title = f"{slo.name}: {severity} tier {long}/{short} at {factor:g}x: " + ", ".join(
+                    f"{t.model} burns just {'above' if t.phases[1].bad > threshold else 'below'}"
+                    for t in batch
+                )
+                group = _scenario(
+                    spec, base_url, title, batch, step, [history * step, (history + lsteps + 2) * step]
+                )
+                (fast if step == FAST_STEP else slow).append(group)
+    slices = slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
+    kinds = [
+        k
+        for k in (
+            kind,
+            c.LATENCY_SLI_TIME_SLICE if slices else None,
+            c.LATENCY_SOURCE_SUMMARY if slices and c.LATENCY_SOURCE_SUMMARY in spec.latency_metrics else None,
+        )
+        if k
+    ]
+    hour = 3600 // FAST_STEP
+    model = models[0]
+    for k in kinds:
+
+        def group(title: str, phases: Sequence[Phase], checks: Sequence[int], k: str = k) -> dict[str, Any]:
+            return _one_track(spec, base_url, Track(slo, model, tuple(phases), k), title, checks)
+
+        fast.append(
+            group(
+                "total outage pages within minutes",
+                [Phase(hour, rate, Fraction(0)), Phase(20, rate, Fraction(1))],
+                [hour, hour + 10],
+            )
+        )
+        fast.append(
+            group(
+                "recovery resolves",
+                [
+                    Phase(hour, rate, Fraction(0)),
+                    Phase(15, rate, Fraction(1)),
+                    Phase(50, rate, Fraction(0)),
+                ],
+                [hour + 14, hour + 25, hour + 15 + 40],
+            )
+        )
+        if slo.min_request_rate > 0:
+            low = Fraction(repr(slo.min_request_rate)) / 2
+            fast.append(
+                group(
+                    "traffic below min_request_rate never fires",
+                    [Phase(3 * hour, low, Fraction(1))],
+                    [30, 3 * hour],
+                )
+            )
+        zero = group(
+            "zero traffic never fires, no NaN", [Phase(4 * hour, Fraction(0), Fraction(0))], [hour, 4 * hour]
+        )
+        zero["promql_expr_test"] = [
+            {
+                "expr": selector(c.rec_slo_errors(w), [(c.L_SLO, "=", slo.name)]),
+                "eval_time": format_duration(4 * hour * FAST_STEP),
+                "exp_samples": [],
+            }
+            for w in ("5m", "1h", "2h")
+        ]
+        fast.append(zero)
+    if slo.type == c.SLO_LATENCY:
+        fast.extend(_tail_scenarios(spec, slo, base_url, models[0], rate, budget, kinds))
+    return fast, slow
+
+
+def _tail_scenarios(
+    spec: Spec, slo: SLO, base_url: str, model: str, rate: Fraction, budget: Fraction, kinds: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The tail, not the average, decides: summary and histogram inputs whose average sits on the
+    other side of the threshold from the SLO's quantile."""
+    hour = 3600 // FAST_STEP
+    p = c.quantile_name(slo.quantile)
+    groups = []
+    for k in kinds:
+        if k == c.LATENCY_SOURCE_SUMMARY:  # average_latency puts the average opposite the quantile
+            tail_bad = [Phase(hour, rate, Fraction(0)), Phase(40, rate, Fraction(1))]
+            tail_fine = [Phase(3 * hour, rate, Fraction(0))]
+        elif k == c.LATENCY_SLI_HISTOGRAM:
+            # half the requests at 1.5x the threshold keep the average under it; half the budget
+            # of requests so slow that the average is over the threshold leaves the quantile under it
+            tail_bad = [Phase(hour, rate, Fraction(0)), Phase(40, rate, Fraction(1, 2), Fraction(3, 2))]
+            tail_fine = [Phase(3 * hour, rate, budget / 2, 3 / (budget / 2))]
+        else:
+            continue
+        for title, phases, checks in (
+            (f"average under the threshold, {p} over it: burns", tail_bad, [hour, hour + 30]),
+            (f"{p} under the threshold, average over it: never burns", tail_fine, [hour, 2 * hour + 30]),
+        ):
+            groups.append(_one_track(spec, base_url, Track(slo, model, tuple(phases), k), title, checks))
+    return groups
+
+
+def _one_track(spec: Spec, base_url: str, track: Track, title: str, minutes: Sequence[int]) -> dict[str, Any]:
+    """A one-model scenario evaluated every minute, checked at `minutes`."""
+    name = f"{track.owner.name}: {title} ({track.kind})"
+    return _scenario(spec, base_url, name, [track], FAST_STEP, [m * FAST_STEP for m in minutes])
+
+
+def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
+    """Test file name (under alerts/tests/) -> promtool document: the fast tiers at FAST_STEP, the
+    1d/3d tiers at SLOW_STEP (their own file: a 1-minute step over days would be slow)."""
+    fast: list[dict[str, Any]] = []
+    slow: list[dict[str, Any]] = []
+    for slo in spec.slos:
+        f, s = slo_scenarios(spec, slo, base_url)
+        fast += f
+        slow += s
+    return {
+        "triton-slo-rules.test.yaml": {
+            "rule_files": [f"../{SLO_FILE}"],
+            "evaluation_interval": format_duration(FAST_STEP),
+            "tests": fast,
+        },
+        "triton-slo-rules-long-windows.test.yaml": {
+            "rule_files": [f"../{SLO_FILE}"],
+            "evaluation_interval": format_duration(SLOW_STEP),
+            "tests": slow,
+        },
+    }

@@ -1,0 +1,142 @@
+"""Outbound HTTP with a deadline for the whole response, and no redirect to another host.
+
+A per-read socket timeout does not bound a response: a server that sends a complete, valid answer
+one byte every 0.4 s never trips it. `deadline(seconds)` arms a timer for the calling thread; every
+connection a `new_session()` session uses inside it registers with the timer, which shuts the socket
+down when the time is up (connect, headers and body alike), and `Deadline.expired` says so even
+when the cut body happened to look complete. Sessions follow a redirect only to the same
+scheme://host:port: another host's data is never served as this server's.
+
+A leaf: requests and urllib3 only. Used by the Triton client (exporter, triage, bot) and the
+Prometheus client (bot, report, demo).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+__all__ = ["Deadline", "DeadlineExceeded", "deadline", "new_session"]
+
+_current = threading.local()
+
+
+class DeadlineExceeded(TimeoutError):
+    """The whole response did not arrive within the deadline."""
+
+
+class Deadline:
+    """One armed deadline: the connections used under it, cut when it expires."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def watch(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _cut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _cut(sock)
+
+
+def _cut(sock: socket.socket) -> None:
+    # The plain socket's shutdown (an SSLSocket's own would drop its state under the reader): the
+    # blocked recv returns at once.
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[Deadline]:
+    """Every request of a `new_session()` session made by this thread inside the block ends within
+    `seconds` (its socket is shut down); check `expired` afterwards, or catch `DeadlineExceeded`."""
+    armed = Deadline(seconds)
+    outer = getattr(_current, "deadline", None)
+    _current.deadline = armed
+    armed._timer.start()
+    try:
+        yield armed
+    finally:
+        armed._timer.cancel()
+        _current.deadline = outer
+
+
+def _watch(conn: HTTPConnection) -> None:
+    armed: Deadline | None = getattr(_current, "deadline", None)
+    if armed is not None:
+        armed.watch(conn.sock)
+
+
+class _DeadlineHTTPConnection(HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        _watch(self)
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _watch(self)  # a kept-alive connection: connect() is not called again
+        super().request(*args, **kwargs)
+
+
+class _DeadlineHTTPSConnection(HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        _watch(self)
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _watch(self)
+        super().request(*args, **kwargs)
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _DeadlineHTTPConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _DeadlineHTTPSConnection
+
+
+class _DeadlineAdapter(HTTPAdapter):
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+class _SameHostSession(requests.Session):
+    def get_redirect_target(self, resp: requests.Response) -> str | None:
+        target = super().get_redirect_target(resp)
+        if target is None:
+            return None
+        here, there = urlsplit(resp.url), urlsplit(urljoin(resp.url, target))
+        if (there.scheme, there.netloc) != (here.scheme, here.netloc):
+            return None  # the 3xx itself is the answer: the caller reports the status
+        return target
+
+
+def new_session() -> requests.Session:
+    """A session whose requests honour `deadline` and follow redirects on the same host only."""
+    session = _SameHostSession()
+    adapter = _DeadlineAdapter()
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session

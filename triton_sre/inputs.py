@@ -1,0 +1,94 @@
+"""Reading a user's file safely: a regular file under a size limit, checked before reading.
+
+A leaf (standard library and PyYAML). The SLO spec, the exporter's and the bot's config files, lint's
+config.pbtxt and model.py files go through `read_bounded`: a FIFO does not hang (opened without
+waiting for a writer, then refused), a directory, a dangling link or a device such as /dev/zero
+is refused with its kind named, and a file over the limit is refused before it is read (and the
+read itself stops at the limit, in case the file grows). Logs are streamed instead (diagnosis/api).
+`load_yaml` loads such a file's YAML safely and refuses aliases.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_SOURCE_BYTES",
+    "MAX_SPEC_BYTES",
+    "InputFileError",
+    "load_yaml",
+    "read_bounded",
+]
+
+MAX_SPEC_BYTES = 4 << 20
+"""An SLO spec: thousands of SLOs fit in well under a megabyte."""
+MAX_CONFIG_BYTES = 1 << 20
+"""A config file (exporter, bot, a model's config.pbtxt): kilobytes in practice."""
+MAX_SOURCE_BYTES = 8 << 20
+"""A model's Python source."""
+
+
+class InputFileError(OSError):
+    """The file is not a regular file, is too large, or cannot be opened; the message says which."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`; InputFileError (an OSError whose message
+    names the problem, without the path: callers name the file) otherwise."""
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused as not regular)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and Path(path).is_symlink():
+            raise InputFileError("a dangling symbolic link (its target does not exist)") from None
+        raise InputFileError(f"cannot open: {exc.strerror or exc}") from None
+    info = os.fstat(fd)
+    too_large = f"larger than {max_bytes} bytes"
+    if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+        os.close(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputFileError(f"{_kind(info.st_mode)}, not a regular file")
+        raise InputFileError(f"{info.st_size} bytes, {too_large}")
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise InputFileError(too_large)
+    return data
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses aliases: a 525-byte "billion laughs" document is refused at
+    its first alias instead of expanding (in a repr, a walk, an error message) to gigabytes."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases (*name) are not accepted here: write the value out", mark
+            )
+        return super().compose_node(parent, index)
+
+
+def load_yaml(text: str) -> Any:
+    """The document of a user's YAML file: loaded safely, aliases refused (yaml.YAMLError)."""
+    return yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader subclass

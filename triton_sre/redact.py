@@ -1,0 +1,91 @@
+"""The one redaction: no credential, token or query string reaches a user or a log.
+
+A leaf (imports nothing of the product). Every output path uses `redact`: log records (through
+`RedactingFilter`, installed by the CLI on every handler), the CLI's stderr (`RedactingStream`),
+exception messages built from URLs (`FetchError`, `PromError`, diagnosis errors), the bot's Slack
+messages and slash-command answers, and the HTTP servers' access lines. Slack text keeps query
+strings (dashboard links carry them) and only loses credentials: ``queries=False``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+__all__ = ["REDACTED", "RedactingFilter", "RedactingStream", "bounded", "install_redaction", "redact"]
+
+REDACTED = "<redacted>"
+# A query string (up to whitespace or a quote), userinfo in a URL, an Authorization value.
+_QUERY = re.compile(r"\?[^\s\"'<>]+")
+_USERINFO = re.compile(r"(?<=//)[^/\s@\"'<>]+@")
+_AUTH = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}")
+_KEY_VALUE = re.compile(r"(?i)\b(token|password|passwd|secret|api_?key)(=|:[ \t]*)[^\s\"',;&]+")
+BOUNDED_CHARS = 80
+
+
+def redact(text: str, *, queries: bool = True) -> str:
+    """`text` without URL credentials, bearer/basic tokens, ``token=``-style secrets and (unless
+    ``queries=False``) query strings."""
+    if queries and "?" in text:
+        text = _QUERY.sub("?" + REDACTED, text)
+    if "@" in text:
+        text = _USERINFO.sub(REDACTED + "@", text)
+    return _KEY_VALUE.sub(_keep_name, _AUTH.sub(_keep_name, text))
+
+
+def bounded(value: object, limit: int = BOUNDED_CHARS) -> str:
+    """A value quoted in an error message: its repr, at most `limit` characters (a billion-laughs
+    YAML value or a megabyte string must not become the message)."""
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        value = value[:limit]
+        return repr(value) + f"... ({limit} first characters)"
+    if isinstance(value, (list, tuple, dict, set)):
+        return f"a {type(value).__name__} of {len(value)} item(s)"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _keep_name(match: re.Match[str]) -> str:
+    return f"{match.group(1)}{match.group(2)}{REDACTED}"
+
+
+class RedactingFilter(logging.Filter):
+    """Redacts every record a handler emits (message, arguments and exception text)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed call: leave it to the handler's own error reporting
+            return True
+        clean = redact(message)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if clean != message or record.args:
+            record.msg, record.args = clean, None
+        return True
+
+
+def install_redaction(handlers: Iterable[logging.Handler] | None = None) -> None:
+    """Add a `RedactingFilter` to `handlers` (default: the root logger's), once each."""
+    for handler in logging.getLogger().handlers if handlers is None else handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
+
+
+class RedactingStream:
+    """A text stream (the CLI's stderr) whose every write passes through `redact`: a `print` of an
+    exception or a URL is covered like a log line. Credentials only; messages keep their '?'."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact(text, queries=False))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
