@@ -202,6 +202,11 @@ ALERT_LATENCY_QUANTILES_MISSING: Final = "TritonLatencyQuantilesMissing"
 ANNOTATION_SLO_QUANTILE: Final = "slo_quantile"
 ANNOTATION_THRESHOLD_SECONDS: Final = "threshold_seconds"
 
+# `triton-sre doctor` (issue 27): an input triton-sre needs is missing (the exporter's
+# triton_sre_input_missing{check}). Its rule: generate/input_missing.py, in the operational group.
+ALERT_INPUT_MISSING: Final = "TritonSREInputMissing"
+RUNBOOK_INPUT_MISSING: Final = "triton-sre-input-missing"
+
 # One map of alert -> runbook for the generators and the bot.
 # TritonModelUnavailable links to the load-failure runbook in its `runbook` label instead.
 ALERT_RUNBOOKS: Final = {
@@ -219,6 +224,7 @@ ALERT_RUNBOOKS: Final = {
     ALERT_GPU_MEMORY_HEADROOM_LOW: "triton-gpu-memory-headroom-low",
     ALERT_MODEL_LOAD_SLOW: "triton-model-load-slow",
     ALERT_LATENCY_QUANTILES_MISSING: "triton-latency-quantiles-missing",
+    ALERT_INPUT_MISSING: RUNBOOK_INPUT_MISSING,
 }
 
 # -- explicit alert contracts (issue 15, section 4): what the bot reads from an alert ----------------
@@ -227,8 +233,3 @@ ALERT_RUNBOOKS: Final = {
 # carry the figure only in their description ("... is 15.2x (threshold ..."); the bot still reads
 # that text when the annotation is absent (bot/enrich.py, `legacy_burn_from_description`).
 ANNOTATION_BURN_RATE: Final = "burn_rate"
-
-# `triton-sre doctor` (issue 27): an input triton-sre needs is missing (the exporter's
-# triton_sre_input_missing{check}). Its rule is generate/input_missing.py's.
-ALERT_INPUT_MISSING: Final = "TritonSREInputMissing"
-RUNBOOK_INPUT_MISSING: Final = "triton-sre-input-missing"

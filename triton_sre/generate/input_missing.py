@@ -1,8 +1,7 @@
 """Pure: the `TritonSREInputMissing` alert on the exporter's `triton_sre_input_missing{check}`.
 
-Self-contained (no helper of rules.py), so it can be registered wherever the rule files are
-assembled: it belongs in the operational group (`c.GROUP_OPERATIONAL`), and its alert in
-`c.ALERT_RUNBOOKS` (-> `c.RUNBOOK_INPUT_MISSING`) once registered.
+Registered in the operational group (generate/operational.py); its runbook is
+`c.RUNBOOK_INPUT_MISSING`, in `c.ALERT_RUNBOOKS`.
 """
 
 from __future__ import annotations
