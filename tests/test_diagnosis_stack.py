@@ -16,6 +16,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse, parse_text
 from triton_sre.diagnosis.scan import scan_lines
+from triton_sre.diagnosis.stack_rules import CONTAINER_RUNTIME_RULES
 
 
 def first(text: str) -> tuple[str, str, str]:
@@ -323,3 +324,108 @@ def test_execution_env_path_expansion_before_21_09() -> None:
     new = diagnose_events(parse_text("NVIDIA Release 23.06 (build 1)\n" + failure)).findings[0]
     assert old.runbook == c.RUNBOOK_PYTHON_MODULE_MISSING
     assert "pull/3314" in old.remediation and "pull/3314" not in new.remediation
+
+
+# --------------------------------------------------------------------------- the container runtime
+# Docker / the NVIDIA Container Toolkit / CDI / containerd refuse the container before Triton
+# starts. Wordings from the sources (moby daemon/errors.go and runtime_unix.go, libnvidia-container
+# src/cli/configure.c, nvidia-container-toolkit cmd/nvidia-container-runtime/README.md) as users
+# posted them in the threads named; none of these threads is in a held-out set.
+@pytest.mark.parametrize(
+    ("text", "runbook", "quoted"),
+    [
+        # Jonah-May-OSS/wyoming-whisper-trt#241 (title): --gpus, no GPU device driver registered.
+        (
+            'docker: Error response from daemon: could not select device driver "nvidia" with '
+            "capabilities: [[GPU]].\n",
+            c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+            "could not select device driver",
+        ),
+        # NVIDIA-NeMo/labs-molt#88 (also mlcommons/inference_results_v4.0#7): no "nvidia" runtime.
+        (
+            "+ docker run --runtime=nvidia --gpus all -it --rm --shm-size=10g hijkzzz/molt:latest bash\n"
+            "docker: Error response from daemon: unknown or invalid runtime name: nvidia\n",
+            c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+            "unknown or invalid runtime name: nvidia",
+        ),
+        # nvidia-docker#578 (Docker before 23.0) and a compose project's log.
+        (
+            "ERROR: for sirf  Cannot create container for service sirf: Unknown runtime specified nvidia\n",
+            c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+            "Unknown runtime specified nvidia",
+        ),
+        # nvidia-container-toolkit cmd/nvidia-container-runtime/README.md: --gpus with the hook in csv mode.
+        (
+            "docker: Error response from daemon: failed to create shim: OCI runtime create failed: "
+            "container_linux.go:380: starting container process caused: process_linux.go:545: container "
+            "init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: "
+            "Auto-detected mode as 'csv'\n"
+            "invoking the NVIDIA Container Runtime Hook directly (e.g. specifying the docker --gpus flag) "
+            "is not supported. Please use the NVIDIA Container Runtime instead.: unknown.\n",
+            c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+            "invoking the NVIDIA Container Runtime Hook directly",
+        ),
+        # Podman with CDI and no generated spec (a sandbox project's log).
+        (
+            "GPU passthrough enabled (CDI)\n"
+            "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all\n",
+            c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+            "unresolvable CDI devices",
+        ),
+        # GPU Operator troubleshooting: containerd has no "nvidia" handler.
+        (
+            "Warning  FailedCreatePodSandBox  8s (x21 over 9m2s)  kubelet  Failed to create pod sandbox: "
+            'rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "nvidia" is '
+            "configured\n",
+            c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+            'no runtime for "nvidia" is configured',
+        ),
+        # NVIDIA/TensorRT#1235: the hook reaches the driver and fails: the host driver's page.
+        (
+            "docker: Error response from daemon: OCI runtime create failed: container_linux.go:367: "
+            "starting container process caused: process_linux.go:495: container init caused: Running "
+            "hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: "
+            "initialization error: driver error: failed to process request: unknown.\n",
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+            "nvidia-container-cli: initialization error",
+        ),
+        # A Chinese setup note: WSL/host without the driver's NVML.
+        (
+            "docker: Error response from daemon: failed to create task for container: failed to create "
+            "shim task: OCI runtime create failed: runc create failed: unable to start container process: "
+            "error during container init: error running hook #0: error running hook: exit status 1, "
+            "stdout: , stderr: Auto-detected mode as 'legacy' nvidia-container-cli: initialization error: "
+            "load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or "
+            "directory: unknown\n",
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+            "load library failed: libnvidia-ml.so.1",
+        ),
+        # libnvidia-container src/dsl.c: the image's NVIDIA_REQUIRE_CUDA is newer than the driver.
+        (
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=11.6, please update "
+            "your driver to a newer version, or use an earlier cuda container: unknown\n",
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+            "unsatisfied condition: cuda>=11.6",
+        ),
+    ],
+)
+def test_container_runtime_wording(text: str, runbook: str, quoted: str) -> None:
+    got, severity, line = first(text)
+    assert (got, severity) == (runbook, c.IMPACT_CRITICAL)
+    assert quoted in line
+
+
+def test_an_unknown_docker_daemon_error_is_never_empty() -> None:
+    # Any refusal by the daemon is a failure signal, even one no rule names (moby's wording).
+    got, severity, line = first('docker: Error response from daemon: invalid mount config for type "bind".\n')
+    assert (got, severity) == (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.IMPACT_CRITICAL)
+    assert "Error response from daemon" in line
+
+
+def test_container_runtime_rules_name_their_source() -> None:
+    assert {r.runbook for r in CONTAINER_RUNTIME_RULES} == {
+        c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    }
+    for rule in CONTAINER_RUNTIME_RULES:
+        assert rule.source != "hand" and (".go" in rule.source or ".c" in rule.source), rule

@@ -53,6 +53,7 @@ RUNBOOK_REPOSITORY_PATH_INVALID: Final = "repository-path-invalid"
 RUNBOOK_HOST_RESOURCE_EXHAUSTED: Final = "host-resource-exhausted"
 # --- diagnosis: the stack around Triton (the image's platform, the orchestrator) ---
 RUNBOOK_PLATFORM_UNSUPPORTED: Final = "platform-unsupported"
+RUNBOOK_GPU_CONTAINER_RUNTIME: Final = "gpu-container-runtime"
 RUNBOOK_POD_UNSCHEDULABLE: Final = "pod-unschedulable"
 RUNBOOK_IMAGE_PULL_FAILED: Final = "image-pull-failed"
 RUNBOOK_POD_PROBE_FAILED: Final = "pod-probe-failed"
@@ -89,6 +90,7 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_REPOSITORY_PATH_INVALID,
     RUNBOOK_HOST_RESOURCE_EXHAUSTED,
     RUNBOOK_PLATFORM_UNSUPPORTED,
+    RUNBOOK_GPU_CONTAINER_RUNTIME,
     RUNBOOK_POD_UNSCHEDULABLE,
     RUNBOOK_IMAGE_PULL_FAILED,
     RUNBOOK_POD_PROBE_FAILED,

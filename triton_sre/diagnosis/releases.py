@@ -18,7 +18,14 @@ from typing import Final
 
 from triton_sre import conventions as c
 
-__all__ = ["KNOWN_ISSUES", "KnownIssue", "advice", "release_in", "server_release_from_version"]
+__all__ = [
+    "KNOWN_ISSUES",
+    "KnownIssue",
+    "advice",
+    "release_in",
+    "server_release_from_version",
+    "server_version_of_release",
+]
 
 _NGC_RELEASE = re.compile(r"\bNVIDIA Release (\d\d)\.(\d\d)\b")
 _SERVER_VERSION = re.compile(r"(?:Triton Server Version|server_version)\s*\|?\s*(\d+)\.(\d+)\.\d+")
@@ -30,6 +37,16 @@ def server_release_from_version(major: int, minor: int) -> str | None:
         return None
     months = minor + 7  # 2.7 -> 21.02: one month (21.01) had no release
     return f"{20 + (months - 1) // 12:02d}.{(months - 1) % 12 + 1:02d}"
+
+
+def server_version_of_release(release: str) -> str | None:
+    """The Triton server version (``2.N``) of an NGC release ``YY.MM`` from 21.02 on (the inverse of
+    `server_release_from_version`); None for earlier or malformed releases."""
+    m = re.fullmatch(r"(\d\d)\.(\d\d)", release)
+    if m is None:
+        return None
+    minor = (int(m.group(1)) - 20) * 12 + int(m.group(2)) - 7
+    return f"2.{minor}" if minor >= 7 else None
 
 
 def release_in(text: str) -> str | None:

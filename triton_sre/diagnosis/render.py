@@ -2,10 +2,15 @@
 
 JSON shape (documented in docs/triage.md)::
 
-    {"findings": [{"model", "version", "runbook", "title", "severity",
+    {"release": "YY.MM" | null, "server_version": "2.N" | null,
+     "findings": [{"model", "version", "runbook", "title", "severity",
                    "evidence": [{"line": N, "text": "..."}], "remediation", "runbook_url",
-                   "message"}],
+                   "message", "release_advice"}],
      "unmatched": [{"template": "...", "count": N, "example": {"line": N, "text": "..."}}]}
+
+``release`` is the NGC release the log names (banner or ``server_version`` row); a finding's
+``release_advice`` is what is known about it in that release (with its public source), also the tail
+of ``remediation``. Text and Markdown show both on their own line.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.catalog import runbook_url
-from triton_sre.diagnosis.engine import Finding, Report
+from triton_sre.diagnosis.releases import server_version_of_release
+from triton_sre.diagnosis.report import Finding, Report
 
 __all__ = ["to_json", "to_markdown", "to_text"]
 
@@ -37,11 +43,29 @@ def _finding_dict(f: Finding, base_url: str | None) -> dict[str, Any]:
         "remediation": f.remediation,
         "runbook_url": runbook_url(f.runbook, base_url),
         "message": f.message,
+        "release_advice": f.release_advice,
     }
+
+
+def _fix(f: Finding) -> str:
+    """The one-line fix without the release advice appended to it (shown on its own line)."""
+    note = f.release_advice
+    if note and f.remediation.endswith(note):
+        return f.remediation[: -len(note)].rstrip()
+    return f.remediation
+
+
+def _release_line(report: Report) -> str | None:
+    if report.release is None:
+        return None
+    server = server_version_of_release(report.release)
+    return f"Triton release read from the log: {report.release}" + (f" (server {server})" if server else "")
 
 
 def to_json(report: Report, base_url: str | None = None) -> dict[str, Any]:
     return {
+        "release": report.release,
+        "server_version": server_version_of_release(report.release) if report.release else None,
         "findings": [_finding_dict(f, base_url) for f in report.findings],
         "unmatched": [
             {
@@ -70,6 +94,9 @@ def to_text(report: Report, base_url: str | None = None, *, colour: bool = False
         return f"{code}{text}{_RESET}" if colour else text
 
     out: list[str] = []
+    release = _release_line(report)
+    if release:
+        out.append(paint(_DIM, release))
     if not report.findings:
         out.append("No load failure found.")
     for n, f in enumerate(report.findings, 1):
@@ -81,7 +108,9 @@ def to_text(report: Report, base_url: str | None = None, *, colour: bool = False
             out.append(paint(_DIM, f"   … {len(f.evidence) - MAX_TEXT_EVIDENCE} more evidence lines"))
         if f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and f.message:
             out.append(f"   message: {_short(f.message)}")
-        out.append(f"   fix: {f.remediation}")
+        out.append(f"   fix: {_fix(f)}")
+        if f.release_advice:
+            out.append(f"   in {report.release}: {f.release_advice}")
         out.append(f"   runbook: {runbook_url(f.runbook, base_url)}")
     if report.unmatched:
         out.append("")
@@ -106,6 +135,9 @@ def _md_escape(text: str) -> str:
 
 def to_markdown(report: Report, base_url: str | None = None) -> str:
     out: list[str] = ["### Triton triage", ""]
+    release = _release_line(report)
+    if release:
+        out.extend([f"{release}.", ""])
     if not report.findings:
         out.append("No load failure found.")
     else:
@@ -114,12 +146,14 @@ def to_markdown(report: Report, base_url: str | None = None) -> str:
         for n, f in enumerate(report.findings, 1):
             link = f"[{f.runbook}]({runbook_url(f.runbook, base_url)})"
             out.append(
-                f"| {n} | {f.severity} | {_md_escape(_subject(f))} | {link} | {_md_escape(f.remediation)} |"
+                f"| {n} | {f.severity} | {_md_escape(_subject(f))} | {link} | {_md_escape(_fix(f))} |"
             )
         for n, f in enumerate(report.findings, 1):
             out.append("")
             out.append(f"**{n}. {_md_escape(_subject(f))} — {f.title}**")
             out.append("")
+            if f.release_advice:
+                out.extend([f"> In {report.release}: {f.release_advice}", ""])
             out.append("```")
             out.extend(f"{e.line}: {_short(e.text, 400)}" for e in f.evidence[:6])
             out.append("```")

@@ -94,6 +94,10 @@ SERVER_FAILURE: Final = _rx(
     r"\bExit Code:\s+[1-9]\d*",
     r"\bexitCode\"?:\s*[1-9]\d*",
     r"\bReason:\s+(Error|ContainerCannotRun|StartError)\b",
+    # The container runtime refused the container (docker CLI / compose / the OCI runtime's hook).
+    r"\bError response from daemon: ",
+    r"\bOCI runtime (create|exec) failed\b",
+    r"\berror running hook\b",
 )
 
 _ENOSPC = r"(?:\[Errno 28\]|\bNo space left on device\b|\bENOSPC\b)"
@@ -443,6 +447,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # PyTorch cannot open the file as a TorchScript archive (torch.save'd weights, a cut download).
             r"PytorchStreamReader failed (reading zip archive|locating file|reading file)",
             r"failed finding central directory",
+            # The Python stub cannot even compile model.py: binary bytes in it (a cut copy, a broken sync).
+            r"source code (?:string )?cannot contain null bytes",
         ),
     ),
     CauseRule(
@@ -463,6 +469,7 @@ PRIORITY: Final[tuple[str, ...]] = (
     c.RUNBOOK_POD_UNSCHEDULABLE,
     c.RUNBOOK_IMAGE_PULL_FAILED,
     c.RUNBOOK_PLATFORM_UNSUPPORTED,
+    c.RUNBOOK_GPU_CONTAINER_RUNTIME,
     c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
     c.RUNBOOK_PERMISSION_DENIED,
     c.RUNBOOK_CUDA_DRIVER_MISMATCH,

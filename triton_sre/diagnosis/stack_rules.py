@@ -10,6 +10,16 @@ reasons (``CrashLoopBackOff``, ``ImagePullBackOff``, ``ErrImagePull``, ``OOMKill
 ``kubectl get/describe`` output or ``docker logs`` as "the log". `rules.py` places these rules in
 its priority order; ``tests/test_diagnosis_stack.py`` quotes each wording from logs users posted
 (``tests/data/logs/dev4/``, never ``heldout4/``).
+
+Below the image, the container runtime: Docker's daemon (moby ``daemon/errors.go``
+``could not select device driver %q with capabilities: %v``, ``daemon/runtime_unix.go`` ``unknown or
+invalid runtime name: %s``), the NVIDIA Container Toolkit's hook and runtime
+(``nvidia-container-cli``'s stage errors in libnvidia-container ``src/cli/configure.c``:
+``initialization error: %s``, ``detection error``, ``device error``, ``requirement error``, ``mount
+error``, ``ldcache error``; the Go runtime's ``failed to create NVIDIA Container Runtime`` and
+``invoking the NVIDIA Container Runtime Hook directly ... is not supported``), CDI
+(``unresolvable CDI devices``, ``failed to inject CDI devices``) and containerd's CRI plugin (``no
+runtime for "nvidia" is configured``). Each rule keeps its source and the releases it was read in.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ from typing import Final
 
 from triton_sre import conventions as c
 
-__all__ = ["RESTART_RULES", "STACK_RULES", "CauseRule", "rx"]
+__all__ = ["CONTAINER_RUNTIME_RULES", "RESTART_RULES", "STACK_RULES", "CauseRule", "rx"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +38,58 @@ class CauseRule:
     runbook: str
     pattern: re.Pattern[str]
     source: str = "hand"
-    """``hand`` for the patterns below, else the inventory entry id the rule comes from."""
+    """``hand`` for a pattern written from logs, the inventory entry id for an inventory rule, or the
+    source files a container-runtime rule was read from."""
 
 
 def rx(*alternatives: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{a})" for a in alternatives), re.I)
 
+
+# The container runtime refuses the container before Triton starts. The hook reaching the driver and
+# failing (``initialization``/``detection`` errors, an unmet ``cuda>=`` requirement) is the host
+# driver's page; the runtime not knowing the GPU at all (no toolkit, runtime not registered, hook
+# missing, CDI spec missing, device unknown, mount/ldcache) is the toolkit's.
+CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        rx(
+            # libnvidia-container src/cli/configure.c, v1.0.0 (2018) to v1.17 (2025):
+            # "initialization error: %s" around nvml/driver/cuda/load-library errors of nvc_init.
+            r"nvidia-container-cli: (initialization|detection) error",
+            # libnvidia-container src/dsl.c / nvidia-container-toolkit internal/requirements
+            # (v1.0 to v1.18): NVIDIA_REQUIRE_CUDA is newer than the driver.
+            r"requirement error: unsatisfied condition: cuda",
+            r"unsatisfied condition: cuda\s*>",
+        ),
+        "libnvidia-container src/cli/configure.c; nvidia-container-toolkit internal/requirements",
+    ),
+    CauseRule(
+        c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+        rx(
+            # moby daemon/errors.go (Docker 19.03, the first with --gpus, to moby 2026-08 b985e23).
+            r"could not select device driver \"[^\"\n]*\" with capabilities",
+            # moby daemon/runtime_unix.go (Docker 23.0 to 2026-08); before 23.0 the daemon said
+            # "Unknown runtime specified nvidia" (nvidia-docker#578, 2017).
+            r"unknown or invalid runtime name: \S*nvidia",
+            r"Unknown runtime specified \S*nvidia",
+            # The runtime is registered but the toolkit's binaries are missing or fail.
+            r"\"?nvidia-container-(runtime|runtime-hook|cli|toolkit)\"?: executable file not found",
+            r"failed to create NVIDIA Container Runtime",
+            r"invoking the NVIDIA Container Runtime Hook directly",
+            # libnvidia-container src/cli/configure.c: later stages of the hook.
+            r"nvidia-container-cli: (mount|ldcache|device|container|permission) error",
+            # CDI (tags.cncf.io/container-device-interface pkg/cdi/cache.go, toolkit >= 1.12, Podman >= 4.1).
+            r"unresolvable CDI devices",
+            r"failed to inject CDI devices",
+            # containerd's CRI plugin and the kubelet: the RuntimeClass handler is not configured.
+            r"no runtime for \"?nvidia\"? is configured",
+            r"RuntimeClass \"?nvidia\"? not found",
+        ),
+        "moby daemon/errors.go, daemon/runtime_unix.go; libnvidia-container src/cli/configure.c; "
+        "nvidia-container-toolkit internal/runtime, cmd/nvidia-container-runtime/README.md",
+    ),
+)
 
 STACK_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
@@ -55,6 +111,7 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"pull access denied",
         ),
     ),
+    *CONTAINER_RUNTIME_RULES,
     CauseRule(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,
         rx(

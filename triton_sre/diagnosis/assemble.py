@@ -1,0 +1,275 @@
+"""Findings assembly: per-model state -> ordered findings with evidence, remediation and release advice.
+
+`Diagnoser` (engine.py) reads events into `ModelState`s and model-less `Obs`ervations; a
+`FindingBuilder` turns them into findings once the log is read:
+
+- per model, the most specific cause wins (`rules.RANK`); traceback frames only decide when no
+  exception line about the model does; a model that failed with no known cause is
+  `unknown-load-failure`, one whose stub never came up is "stuck";
+- an ensemble that failed because a step failed is a consequence, listed after the step;
+- causes no model claimed become server-wide findings;
+- never empty: a log that says the server failed gets a critical finding even when no model is named;
+- ordering: consequences last, then by severity, symptoms (a crash loop) after causes, then by line;
+- release advice (`releases.advice`) is appended to the remediation when the log names its release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.logparse import LEVEL_ERROR, LEVEL_FATAL, LogEvent
+from triton_sre.diagnosis.releases import advice
+from triton_sre.diagnosis.report import MAX_EVIDENCE, MAX_EVIDENCE_CHARS, Evidence, Finding
+from triton_sre.diagnosis.rules import RANK, from_frames
+
+__all__ = ["FindingBuilder", "ModelState", "Obs", "evidence_text"]
+
+_SEVERITY_RANK = {c.IMPACT_CRITICAL: 0, c.IMPACT_WARNING: 1, c.IMPACT_INFO: 2}
+_SYMPTOMS = frozenset({c.RUNBOOK_POD_CRASH_LOOPING})
+"""Findings that only say the container restarts: listed after any finding that says why."""
+
+
+@dataclass(slots=True)
+class Obs:
+    index: int
+    line: int
+    text: str
+    level: str
+    runbook: str | None
+    reason: str
+    failure: bool = False
+
+
+@dataclass(slots=True)
+class ModelState:
+    name: str
+    version: str | None = None
+    obs: list[Obs] = field(default_factory=list)
+    failed: bool = False
+    stuck: bool = False
+    ready: bool = False
+    depends_on: set[str] = field(default_factory=set)
+    inferred: list[Obs] = field(default_factory=list)
+    """Causes read from another model's line (an ensemble quoting this step's error)."""
+
+    def add(self, obs: Obs) -> None:
+        if len(self.obs) < 4 * MAX_EVIDENCE:
+            self.obs.append(obs)
+
+
+def evidence_text(event: LogEvent) -> str:
+    text = event.text
+    return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS] + "…"
+
+
+class FindingBuilder:
+    """Builds the findings of one diagnosis from what `Diagnoser` collected (pure, no I/O)."""
+
+    def __init__(
+        self,
+        models: Mapping[str, ModelState],
+        orphans: list[Obs],
+        server_failures: list[Obs],
+        summary: list[Obs],
+        unexplained: list[Obs],
+        *,
+        titles: Mapping[str, str],
+        remediations: Mapping[str, str],
+        release: str | None,
+    ) -> None:
+        self._models = models
+        self._orphans = orphans
+        self._server_failures = server_failures  # the server (or its GPUs) failed; nothing explains it
+        self._summary = summary
+        self._unexplained = unexplained  # error lines no rule explains
+        self._titles = titles
+        self._remediations = remediations
+        self._release = release
+
+    def _title(self, runbook: str) -> str:
+        return self._titles.get(runbook, runbook)
+
+    def _finding(
+        self,
+        model: str | None,
+        version: str | None,
+        runbook: str,
+        severity: str,
+        evidence: Iterable[Obs],
+        consequence_of: str | None = None,
+        remediation: str | None = None,
+        message: str | None = None,
+    ) -> Finding:
+        seen: dict[int, Evidence] = {}
+        ordered = sorted(evidence, key=lambda o: o.line)
+        for obs in ordered:
+            seen.setdefault(obs.line, Evidence(obs.line, obs.text))
+        if message is None:
+            failure = next((o for o in ordered if o.failure), ordered[0] if ordered else None)
+            message = failure.reason if failure is not None else None
+        if message is not None and len(message) > MAX_EVIDENCE_CHARS:
+            message = message[:MAX_EVIDENCE_CHARS] + "…"
+        return Finding(
+            model=model,
+            version=version,
+            runbook=runbook,
+            title=self._title(runbook),
+            severity=severity,
+            evidence=tuple(list(seen.values())[:MAX_EVIDENCE]),
+            remediation=remediation or self._remediations.get(runbook, ""),
+            consequence_of=consequence_of,
+            message=message,
+        )
+
+    def _model_finding(self, state: ModelState) -> Finding | None:
+        causes = [o for o in state.obs if o.runbook]
+        if causes and all(from_frames(o.reason) for o in causes):
+            # Only traceback frames named a cause (an import frame): an exception line about this
+            # model (another model's line quoting its error) decides instead.
+            quoted = [o for o in state.inferred if o.runbook and not from_frames(o.reason)]
+            if quoted:
+                state.obs.extend(quoted)
+                causes = quoted
+        if not causes and not state.failed and state.inferred:
+            causes = [o for o in state.inferred if o.runbook]
+        if not causes and not state.failed and not state.stuck:
+            return None
+        if causes:
+            runbook = min((o.runbook for o in causes if o.runbook), key=lambda r: RANK[r])
+        elif state.inferred and any(o.runbook for o in state.inferred):
+            causes = [o for o in state.inferred if o.runbook]
+            runbook = min((o.runbook for o in causes if o.runbook), key=lambda r: RANK[r])
+        else:
+            runbook = c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+        evidence = [o for o in state.obs if o.runbook == runbook or o.failure] or list(state.inferred)
+        failure_obs = next((o for o in state.obs if o.failure), None)
+        if runbook != c.RUNBOOK_UNKNOWN_LOAD_FAILURE:
+            evidence = [o for o in evidence if o.runbook == runbook or (o.failure and o.runbook is None)] or [
+                o for o in causes if o.runbook == runbook
+            ]
+        failed = state.failed or state.stuck or any(o.level in (LEVEL_ERROR, LEVEL_FATAL) for o in evidence)
+        severity = c.IMPACT_CRITICAL if failed and not state.ready else c.IMPACT_WARNING
+        remediation = self._remediations.get(runbook, "")
+        if state.stuck and not state.failed:
+            remediation = f"The model stays LOADING: the Python stub failed. {remediation}".rstrip()
+        return self._finding(
+            state.name,
+            state.version,
+            runbook,
+            severity,
+            evidence,
+            remediation=remediation,
+            message=failure_obs.reason if failure_obs is not None else None,
+        )
+
+    def _never_empty(self, final: list[Finding]) -> None:
+        """A log that says the server failed (a summary line, ``error: creating server``, a CUDA or
+        driver failure) gets a critical finding even when no model is named: the best server-wide
+        cause seen, else `unknown-load-failure` with the evidence and the raw message."""
+        failures = self._server_failures + self._summary + self._unexplained
+        if not failures or any(f.severity == c.IMPACT_CRITICAL for f in final):
+            return
+        server_wide = [f for f in final if f.model is None]
+        if server_wide:
+            best = min(server_wide, key=lambda f: RANK.get(f.runbook, len(RANK)))
+            extra = tuple(Evidence(o.line, o.text) for o in sorted(failures, key=lambda o: o.line))
+            promoted = Finding(
+                None,
+                None,
+                best.runbook,
+                best.title,
+                c.IMPACT_CRITICAL,
+                tuple(sorted({e.line: e for e in best.evidence + extra}.values(), key=lambda e: e.line))[
+                    :MAX_EVIDENCE
+                ],
+                best.remediation,
+                message=best.message,
+            )
+            final[final.index(best)] = promoted
+            return
+        explained = bool(self._server_failures)
+        final.append(
+            self._finding(
+                None,
+                None,
+                c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+                c.IMPACT_CRITICAL,
+                failures,
+                remediation=None
+                if explained
+                else (
+                    "Triton reports failed loads but their cause is not in this excerpt: triage the "
+                    "whole log from the server's start, or query the live server with --triton-url."
+                ),
+                message=(self._server_failures or self._summary or self._unexplained)[0].reason,
+            )
+        )
+
+    def assemble(self) -> tuple[Finding, ...]:
+        """Every finding, in the order a reader should act on them."""
+        findings: list[Finding] = []
+        for state in self._models.values():
+            finding = self._model_finding(state)
+            if finding is not None:
+                findings.append(finding)
+        with_findings = {f.model for f in findings if f.severity == c.IMPACT_CRITICAL}
+        final: list[Finding] = []
+        for f in findings:
+            state = self._models[f.model] if f.model else None
+            if state and f.runbook == c.RUNBOOK_ENSEMBLE_DEPENDENCY:
+                failed_steps = sorted(d for d in state.depends_on if d in with_findings)
+                if failed_steps:
+                    steps = ", ".join(f"'{d}'" for d in failed_steps)
+                    f = Finding(
+                        f.model,
+                        f.version,
+                        f.runbook,
+                        f.title,
+                        f.severity,
+                        f.evidence,
+                        f"Fix {steps} first: this ensemble fails because that step failed to load.",
+                        consequence_of=failed_steps[0],
+                    )
+            final.append(f)
+        orphans = self._orphans
+        by_runbook: dict[str, list[Obs]] = {}
+        for obs in orphans:
+            if obs.runbook:
+                by_runbook.setdefault(obs.runbook, []).append(obs)
+        for runbook, group in by_runbook.items():
+            severe = any(o.level in (LEVEL_ERROR, LEVEL_FATAL) for o in group)
+            final.append(
+                self._finding(None, None, runbook, c.IMPACT_CRITICAL if severe else c.IMPACT_WARNING, group)
+            )
+        self._never_empty(final)
+        final.sort(
+            key=lambda f: (
+                f.consequence_of is not None,
+                _SEVERITY_RANK.get(f.severity, 3),
+                f.runbook in _SYMPTOMS,
+                f.evidence[0].line if f.evidence else 0,
+            )
+        )
+        return tuple(self._with_release_advice(f) for f in final)
+
+    def _with_release_advice(self, finding: Finding) -> Finding:
+        """Append what is known about this finding in the log's release (`releases.KNOWN_ISSUES`)."""
+        text = "\n".join([*(e.text for e in finding.evidence), finding.message or ""])
+        note = advice(finding.runbook, text, self._release)
+        if note is None:
+            return finding
+        remediation = f"{finding.remediation} {note}".strip()
+        return Finding(
+            finding.model,
+            finding.version,
+            finding.runbook,
+            finding.title,
+            finding.severity,
+            finding.evidence,
+            remediation,
+            finding.consequence_of,
+            finding.message,
+            note,
+        )

@@ -1,0 +1,128 @@
+"""Reading one message: which model and version it names, and which runbook its reason means.
+
+The patterns of Triton's failure lines (``failed to load 'm' version 1: ...``, ``Poll failed for
+model directory``, an ensemble naming a failed step, a model file's path in a traceback, a stub or
+instance name), `classify_reason` / `diagnose_reason` for one reason (the exporter's and lint's
+entry point), and `template_of`, a line's shape for grouping unexplained errors. The classifiers are
+memoized per distinct text: a crash-looping server repeats the same messages.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.logparse import LogEvent
+from triton_sre.diagnosis.repeats import memoize_text
+from triton_sre.diagnosis.rules import classify, is_harmless, is_summary
+
+__all__ = [
+    "ENSEMBLE_CONFIG",
+    "ENSEMBLE_DEPENDS",
+    "ENSEMBLE_MISSING",
+    "ENSEMBLE_VERSION",
+    "FAILED_MODEL",
+    "FAILED_VERSION",
+    "INSTANCE",
+    "LOAD_FAILED_API",
+    "POLL_FAILED",
+    "POLL_MODEL",
+    "PY_PATH",
+    "STATUS_PREFIX",
+    "STUB",
+    "VERSION_NOT_PRESENT",
+    "classify",
+    "classify_reason",
+    "diagnose_reason",
+    "is_harmless",
+    "is_summary",
+    "template_of",
+]
+
+FAILED_VERSION = re.compile(
+    r"failed to load '(?P<model>[^']+)' version (?P<version>\d+): (?P<reason>.*)", re.S
+)
+FAILED_MODEL = re.compile(r"failed to load model '(?P<model>[^']+)': (?P<reason>.*)", re.S)
+LOAD_FAILED_API = re.compile(
+    r"load failed for model '(?P<model>[^']+)': (?:version (?P<version>\d+)(?: is at \w+ state)?: )?"
+    r"(?P<reason>.*)",
+    re.S,
+)
+POLL_FAILED = re.compile(r"Poll failed for model directory '(?P<model>[^']+)': (?P<reason>.*)", re.S)
+POLL_MODEL = re.compile(r"failed to poll model '(?P<model>[^']+)': (?P<reason>.*)", re.S)
+ENSEMBLE_DEPENDS = re.compile(
+    r"ensemble '(?P<model>[^']+)' depends on '(?P<dep>[^']+)' which (?:has no loaded version|is not valid)\.?"
+    r"(?: Model '[^']+' (?:loading )?failed with error: (?:version (?P<version>\d+) is at \w+ state: )?"
+    r"(?P<reason>.*))?",
+    re.S,
+)
+# The step exists but not in the version the ensemble asks for: the ensemble's own config.
+ENSEMBLE_VERSION = re.compile(
+    r"ensemble '(?P<model>[^']+)' depends on '(?P<dep>[^']+)' "
+    r"whose required version (?P<version>\d+) is not loaded"
+)
+ENSEMBLE_MISSING = re.compile(
+    r"ensemble '?(?P<model>[^'\s]+?)'? contains models that are not available or ambiguous: (?P<deps>[^\n]*)"
+)
+# The ensemble's own config is wrong (a step maps a tensor that does not exist): Triton 2.51 writes
+# `in ensemble NAME, ensemble tensor X is mapping to non-existing input Y in model STEP`.
+ENSEMBLE_CONFIG = re.compile(r"\bin ensemble '?(?P<model>[^'\s,]+)'?, ")
+VERSION_NOT_PRESENT = re.compile(r"version (?P<version>\d+) is specified for model '(?P<model>[^']+)'")
+# A model's own file: <repo>/<model>/<version>/<file>.py (not Triton's temporary copy of a cloud
+# repository, /tmp/folderXXXXXX/<version>/, whose folder name is not the model's).
+# The same shape names the model when a backend's own error quotes the model file it read
+# (``Load model from /models/m/1/model.onnx failed``).
+PY_PATH = re.compile(
+    r"/(?!folder[A-Za-z0-9]{6}/)(?P<model>[^/\s'\"]+)/(?P<version>\d+)/[^/\s'\"()]+"
+    r"\.(?:py|onnx|plan|engine|pt|pth|graphdef|savedmodel)\b"
+)
+STUB = re.compile(r"Failed to (pre)?initialize Python stub|Stub process", re.I)
+# A model instance named in a line (``Stub process 'm_0_0' is not healthy``, ``instance group m_0 of
+# model m``): Triton names instances <model>_<group>[_<index>].
+INSTANCE = re.compile(
+    r"(?:Stub process|model instance|instance) '(?P<inst>[^'\s]+?)(?:_\d+){1,2}'"
+    r"|instance group \S+ of model '?(?P<model>[^'\s]+?)'?(?:\s|$)"
+)
+STATUS_PREFIX = re.compile(r"^(UNAVAILABLE|Not loaded|LOADING|UNLOADING):\s*", re.S)
+
+
+def classify_reason(reason: str) -> str | None:
+    """Classify one failure reason; an ensemble naming a failed step is an ensemble failure."""
+    if ENSEMBLE_DEPENDS.search(reason) or ENSEMBLE_MISSING.search(reason):
+        return c.RUNBOOK_ENSEMBLE_DEPENDENCY
+    found = classify(reason)
+    if found is None and "\n" in reason:
+        # Old fixed-width status tables wrap words across rows; try the text glued back.
+        found = classify(reason.replace("\n", ""))
+    return found
+
+
+def diagnose_reason(reason: str) -> str:
+    """The runbook id for one UNAVAILABLE reason; the fallback id when no rule explains it."""
+    return classify_reason(reason) or c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+
+
+# A crash-looping server repeats the same messages: each distinct text is classified once
+# (a bounded memo of these pure functions, see repeats.py).
+classify = memoize_text(classify)
+is_harmless = memoize_text(is_harmless)
+is_summary = memoize_text(is_summary)
+classify_reason = memoize_text(classify_reason)
+
+
+_TPL_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+_TPL_PATH = re.compile(r"(?:[\w.\-]*/)+[\w.\-]+")
+_TPL_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_TPL_NUM = re.compile(r"\d+")
+
+
+def template_of(event: LogEvent) -> str:
+    """A line's shape: level, source file and message with values replaced by placeholders."""
+    source = re.sub(r":\d+$", "", event.source)
+    message = event.message.split("\n", 1)[0][:300]
+    message = _TPL_QUOTED.sub("'<s>'", message)
+    message = _TPL_PATH.sub("<path>", message)
+    message = _TPL_HEX.sub("<hex>", message)
+    message = _TPL_NUM.sub("<n>", message)
+    prefix = f"{event.level or '-'} {source}] " if source else f"{event.level or '-'} "
+    return prefix + message.strip()

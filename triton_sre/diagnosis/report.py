@@ -1,0 +1,62 @@
+"""What a diagnosis returns: findings with their evidence, unmatched error templates, the release.
+
+Plain frozen records shared by the engine, the renderers, lint, the bot and the exporter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from triton_sre import conventions as c
+
+__all__ = ["MAX_EVIDENCE", "MAX_EVIDENCE_CHARS", "Evidence", "Finding", "Report", "Unmatched"]
+
+MAX_EVIDENCE = 12
+MAX_EVIDENCE_CHARS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    model: str | None
+    version: str | None
+    runbook: str
+    title: str
+    severity: str
+    evidence: tuple[Evidence, ...]
+    remediation: str
+    consequence_of: str | None = None
+    """For a finding caused by another model's failure (an ensemble step): that model."""
+    message: str | None = None
+    """The raw failure message Triton gave (the reason after ``failed to load 'm' version v:``,
+    a status-table cell, the server's error), so an unexplained failure still says what it was."""
+    release_advice: str | None = None
+    """What is known about this finding in the log's release (`releases.KNOWN_ISSUES`, with the
+    public source); also appended to ``remediation`` for consumers that show one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unmatched:
+    template: str
+    count: int
+    example: Evidence
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    findings: tuple[Finding, ...]
+    unmatched: tuple[Unmatched, ...]
+    harmless_lines: int = 0
+    events: int = 0
+    release: str | None = None
+    """The NGC release (``YY.MM``) the log names (banner or ``server_version``), if any."""
+
+    @property
+    def has_failure(self) -> bool:
+        """True when any finding is critical (a model, or the server, failed)."""
+        return any(f.severity == c.IMPACT_CRITICAL for f in self.findings)
