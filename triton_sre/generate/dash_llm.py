@@ -47,7 +47,7 @@ def _length_quantile(quantile: str, vllm: str, trt: str, triton: Matchers) -> st
 
 def llm(spec: Spec) -> dict[str, Any]:
     exporter = exporter_matchers(spec)
-    triton = triton_matchers()
+    triton = triton_matchers(spec)
     layout = Layout()
     tokens = pq.selector(c.M_LLM_TOKENS_PER_SECOND, exporter)
     layout.row(

@@ -10,11 +10,11 @@ from triton_sre.conventions import UID_MODEL_DASHBOARD as UID_MODEL
 from triton_sre.generate.panels import (
     RATE,
     Layout,
-    Matchers,
     dashboard,
     exporter_matchers,
     panel_rate,
     request_rate,
+    resource_matchers,
     stage_targets,
     tail_row,
     target,
@@ -26,7 +26,7 @@ from triton_sre.slo import Spec
 
 
 def model(spec: Spec) -> dict[str, Any]:
-    ms = triton_matchers("=")
+    ms = triton_matchers(spec, "=")
     none: tuple[str, ...] = ()
     exp = exporter_matchers(spec, "=")
     total: pq.Matcher = (c.LABEL_GPU_UUID, "=", "")
@@ -137,7 +137,7 @@ def model(spec: Spec) -> dict[str, Any]:
             ),
         ],
     )
-    res: Matchers = [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    res = resource_matchers(spec)
     layout.row(
         "GPU",
         [

@@ -9,7 +9,6 @@ from triton_sre import promql as pq
 from triton_sre.conventions import UID_OVERVIEW_DASHBOARD as UID_OVERVIEW
 from triton_sre.generate.panels import (
     Layout,
-    Matchers,
     cpu_utilization,
     dashboard,
     exporter_matchers,
@@ -18,6 +17,7 @@ from triton_sre.generate.panels import (
     per_request,
     recorded,
     request_rate,
+    resource_matchers,
     stage_targets,
     table,
     tail_row,
@@ -31,7 +31,7 @@ from triton_sre.slo import Spec
 
 
 def overview(spec: Spec, base_url: str) -> dict[str, Any]:
-    ms = triton_matchers()
+    ms = triton_matchers(spec)
     by_model = (c.LABEL_MODEL,)
     exp_job = exporter_matchers(spec, None)
     layout = Layout()
@@ -186,7 +186,7 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
             ),
         ],
     )
-    res: Matchers = [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    res = resource_matchers(spec)
     layout.row(
         "GPU and CPU",
         [

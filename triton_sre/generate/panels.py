@@ -20,6 +20,7 @@ from triton_sre import promql as pq
 from triton_sre.slo import Spec
 
 RATE = "$__rate_interval"
+CLUSTER_VAR = "cluster"  # the dashboards' variable; the label it reads is the spec's cluster_label
 DS = {"type": "prometheus", "uid": "${datasource}"}
 WIDTH = 24
 HEIGHT = 8
@@ -27,16 +28,28 @@ HEIGHT = 8
 Matchers = list[pq.Matcher]
 
 
-def triton_matchers(model_op: str = "=~") -> Matchers:
+def cluster_matchers(spec: Spec) -> Matchers:
+    """The selected cluster (`$cluster`, one at a time) when the spec sets `cluster_label`: every
+    query of a dashboard reads one cluster, so its `by (model, ...)` never sums two clusters."""
+    return [(spec.cluster_label, "=", "$" + CLUSTER_VAR)] if spec.cluster_label else []
+
+
+def triton_matchers(spec: Spec, model_op: str = "=~") -> Matchers:
     return [
+        *cluster_matchers(spec),
         (c.LABEL_JOB, "=~", "$job"),
         (c.LABEL_INSTANCE, "=~", "$instance"),
         (c.LABEL_MODEL, model_op, "$model"),
     ]
 
 
+def resource_matchers(spec: Spec) -> Matchers:
+    """Per-server panels (GPU, CPU, memory): the job and instance variables."""
+    return [*cluster_matchers(spec), (c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+
+
 def exporter_matchers(spec: Spec, model_op: str | None = "=~") -> Matchers:
-    ms: Matchers = [(c.LABEL_JOB, "=", spec.exporter_job)]
+    ms: Matchers = [*cluster_matchers(spec), (c.LABEL_JOB, "=", spec.exporter_job)]
     return [*ms, (c.LABEL_MODEL, model_op, "$model")] if model_op else ms
 
 
@@ -271,16 +284,25 @@ DATASOURCE_VAR = g.Template(
 )
 
 
+def cluster_variables(spec: Spec) -> list[g.Template]:
+    """The cluster variable (single-valued) when the spec sets `cluster_label`, else nothing."""
+    if not spec.cluster_label:
+        return []
+    values = f"label_values({c.NV_INFERENCE_COUNT}, {spec.cluster_label})"
+    return [query_var(CLUSTER_VAR, "Cluster", values, None, False)]
+
+
 def variables(spec: Spec, *, multi_model: bool) -> g.Templating:
     query = query_var
-    job_count = pq.selector(c.NV_INFERENCE_COUNT, [(c.LABEL_JOB, "=~", "$job")])
-    instance_count = pq.selector(
-        c.NV_INFERENCE_COUNT, [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
-    )
+    cluster = cluster_matchers(spec)
+    job_count = pq.selector(c.NV_INFERENCE_COUNT, [*cluster, (c.LABEL_JOB, "=~", "$job")])
+    instance_count = pq.selector(c.NV_INFERENCE_COUNT, resource_matchers(spec))
+    jobs = pq.selector(c.NV_INFERENCE_COUNT, cluster)
     return g.Templating(
         list=[
             DATASOURCE_VAR,
-            query("job", "Triton job", f"label_values({c.NV_INFERENCE_COUNT}, job)", spec.triton_job, False),
+            *cluster_variables(spec),
+            query("job", "Triton job", f"label_values({jobs}, job)", spec.triton_job, False),
             query("instance", "Instance", f"label_values({job_count}, instance)", "$__all", True),
             query(
                 "model",
