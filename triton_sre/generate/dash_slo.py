@@ -90,12 +90,14 @@ def slo(spec: Spec) -> dict[str, Any]:
             ),
         ],
     )
+    # the objective has no cluster label when rules are evaluated centrally: list a cluster's SLOs
+    slos = pq.selector(c.rec_slo_requests("5m"), cluster) if cluster else c.REC_SLO_OBJECTIVE
     slo_requests = pq.selector(c.rec_slo_requests("5m"), [*cluster, (c.L_SLO, "=~", "$slo")])
     templating = templating_of(
         [
             DATASOURCE_VAR,
             *cluster_variables(spec),
-            query_var("slo", "SLO", f"label_values({c.REC_SLO_OBJECTIVE}, slo)", "$__all", True),
+            query_var("slo", "SLO", f"label_values({slos}, slo)", "$__all", True),
             query_var(
                 "model",
                 "Model",
