@@ -153,6 +153,14 @@ slos:
 """
 
 
+# What fires at 70m in the two-cluster scenario: every burn tier of east's model, nothing of west's
+# (tests/test_victoria_rules.py checks VictoriaMetrics against the same list).
+EXPECTED_FIRING = [
+    {CLUSTER: "east", c.LABEL_MODEL: "m", c.L_SEVERITY: severity, c.L_SLO: "avail", c.L_WINDOW: long}
+    for long, _, _, severity in c.BURN_TIERS
+]
+
+
 def _series(metric: str, cluster: str | None, values: str, **extra: str) -> dict[str, str]:
     labels = {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_INSTANCE: "triton-0:8002", c.LABEL_MODEL: "m"}
     labels |= {c.LABEL_VERSION: "1", **({CLUSTER: cluster} if cluster else {}), **extra}
@@ -186,11 +194,8 @@ def test_two_clusters_one_burns_pages_for_that_cluster_only(tmp_path: Path) -> N
         _series(c.NV_REQUEST_FAILURE, "east", "0+20x90", **{c.LABEL_REASON: "BACKEND"}),
     ]
     west = [_series(c.NV_REQUEST_SUCCESS, "west", "0+60x90")]
-    alert = {"alertname": c.ALERT_SLO_ERROR_BUDGET_BURN, "alertstate": "firing", c.L_SLO: "avail"}
-    expected = [
-        {**alert, CLUSTER: "east", c.LABEL_MODEL: "m", c.L_SEVERITY: severity, c.L_WINDOW: long}
-        for long, _, _, severity in c.BURN_TIERS
-    ]
+    alert = {"alertname": c.ALERT_SLO_ERROR_BUDGET_BURN, "alertstate": "firing"}
+    expected = [{**alert, **labels} for labels in EXPECTED_FIRING]
     errors = c.rec_slo_errors("1h")
     tests = {
         "rule_files": [f"alerts/{f}" for f in ("triton-recording-rules.yaml", "triton-slo-rules.yaml")],
