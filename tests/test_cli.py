@@ -93,7 +93,7 @@ def test_demo_end_to_end_json():
         [*CLI, "demo", "--duration", "8", "--interval", "1", "--format", "json"],
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=300,  # the models load one at a time after the exporter is up
         env=clean_env(),
     )
     assert result.returncode == 0, result.stderr[-2000:]

@@ -14,9 +14,9 @@ from typing import Any
 import requests
 import yaml
 
+from triton_sre.durations import DurationError, parse_duration
 from triton_sre.httpclient import deadline, new_session
 from triton_sre.redact import redact
-from triton_sre.slo import SpecError, parse_duration
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PromError", "Prometheus"]
 
@@ -78,7 +78,12 @@ class Prometheus:
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict[str, Any]]:
         """The raw matrix: one ``{"metric": labels, "values": [[ts, "value"], ...]}`` per series."""
         params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
-        return list(self._get("/api/v1/query_range", params).get("result", []))
+        data = self._get("/api/v1/query_range", params)
+        kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
+        result = data.get("result") if isinstance(data, dict) else None
+        if kind != "matrix" or not isinstance(result, list):
+            raise PromError(f"{expr!r}: unexpected answer from Prometheus: expected a matrix, got {kind!r}")
+        return result
 
     def range(self, expr: str, seconds: float, step: float) -> list[dict[str, Any]]:
         """`query_range` over the last `seconds` up to now."""
@@ -100,5 +105,5 @@ class Prometheus:
                 interval = scrape["scrape_interval"]
         try:
             return parse_duration(str(interval), "scrape_interval")
-        except SpecError:
+        except DurationError:
             return None
