@@ -116,6 +116,8 @@ def test_demo_end_to_end_json():
     assert states["broken_missing_module"]["runbook"] == c.RUNBOOK_PYTHON_MODULE_MISSING
     assert states["broken_init"]["state"] == c.STATE_UNAVAILABLE
     assert "exporter metrics" in result.stderr  # the banner goes to stderr when stdout is JSON
+    # doctor's summary at start: the stack starts Triton with summaries, the LLM models report
+    assert "doctor: Triton 2.51.0, 8 checks: every input triton-sre needs is present" in result.stderr
     # the model that never enters the repository index is found in Triton's log
     from_log = {f["model"]: f["runbook"] for f in summary["log_findings"]}
     assert from_log["broken_version_dir"] == c.RUNBOOK_VERSION_DIR_INVALID

@@ -56,6 +56,10 @@ class Prometheus:
             raise PromError(f"{path} {params.get('query', '')!r}: {error or response.status_code}")
         return body["data"]
 
+    def api(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        """The ``data`` of any GET API call, e.g. ``/api/v1/targets`` (doctor)."""
+        return self._get(path, params or {})
+
     def instant(self, expr: str) -> float | None:
         """The first sample of an instant query (None when the result is empty or not finite)."""
         for _, value in self._samples(expr, keep_non_finite=True)[:1]:

@@ -68,6 +68,7 @@ def add_demo_parser(commands: Any, epilog: str) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     from triton_sre.demo import SAMPLE_REPOSITORY
     from triton_sre.demo.traffic import ContinuousTraffic, TrafficDriver
+    from triton_sre.doctor.command import stack_summary
     from triton_sre.stack.local import StackError, StackOptions, down, up
 
     out = sys.stdout
@@ -111,6 +112,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
     try:
         say(_banner(state, components))
+        say("\n".join(stack_summary(state)))  # which inputs Triton lacks (triton-sre doctor)
         log_findings = _diagnose_log(Path(components["triton"]["server_log"]))
         say(_log_findings_text(log_findings, components["triton"]["server_log"]))
         driver.start()

@@ -29,6 +29,7 @@ from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
 from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer
 from triton_sre.exporter.collector import ExporterView, render_chunks
 from triton_sre.exporter.derive import CapacityInputs, Derivation, derive_window
+from triton_sre.exporter.inputs import InputWatch
 from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
 from triton_sre.exporter.replay import Replayer
 from triton_sre.exporter.snapshot import (
@@ -159,6 +160,7 @@ class Exporter:
             for kind in c.FAULT_KINDS:
                 self._errors.labels(target, kind)
         self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL)
+        self._inputs = InputWatch(self.registry)  # triton_sre_input_missing{check} (doctor's checks)
         self._last_success = Gauge(
             c.M_LAST_SUCCESS, "Unix time of the last poll that read Triton's metrics.", registry=self.registry
         )
@@ -211,6 +213,11 @@ class Exporter:
                 capacity=reading,
             )
             self._loads.observe(taken_at, index)
+            if counters is not None and stats is not None:
+                self._inputs.update(
+                    (model for model, _ in llm.rows) if llm else (),
+                    {key[0]: s.memory_usage[0][0] for key, s in stats.items() if s.memory_usage},
+                )
             with self._lock:
                 self._window.add(snapshot)  # nothing older than the window is kept
             capacity = CapacityInputs(self.settings.capacity, self._loads.measured)
@@ -274,6 +281,7 @@ class Exporter:
         if replayed is not None:
             counters, gpus, side = replayed
             return counters, gpus, *self._side_readings(side)
+        self._inputs.saw_body(text)  # a replayed body has the same skeleton: the same families
         clean: list[bool] = []
 
         def tap(text: str, problems: Problems) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
@@ -339,12 +347,15 @@ class Exporter:
                     continue
             summary = self._decode(c.TARGET_CONFIG, _config_summary, config)
             self._configs[name] = _ConfigEntry(signature, summary)
+            if summary is not None:
+                self._inputs.saw_config(name, config)
             changed = True
         if changed:
             # a new mapping, never mutated: snapshots already holding the old one keep it intact
             self._config_view = {
                 name: entry.summary for name, entry in self._configs.items() if entry.summary is not None
             }
+            self._inputs.keep(self._config_view)
 
     def run(self, stop: threading.Event) -> None:
         """Poll on a fixed schedule until `stop` is set; a slow poll skips missed ticks."""

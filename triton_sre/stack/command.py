@@ -149,6 +149,10 @@ def run_up(args: argparse.Namespace) -> int:
     except StackError as exc:
         print(f"triton-sre stack up: {exc}", file=sys.stderr)
         return c.EXIT_FAILURE
+    from triton_sre.doctor.command import stack_summary
+
+    for line in stack_summary(state, args.slo_file):  # which inputs Triton lacks (triton-sre doctor)
+        _say(line)
     _print(state, args.format, header="The triton-sre stack is up. Look at:")
     return c.EXIT_OK
 
