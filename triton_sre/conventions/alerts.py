@@ -245,6 +245,6 @@ LABEL_CLUSTER: Final = "cluster"
 RESERVED_LABELS: Final = frozenset(
     {_x.LABEL_JOB, _x.LABEL_INSTANCE, _x.LABEL_LE, _x.L_STAGE, _x.L_STATE, _x.L_RUNBOOK, _x.L_DIRECTION}
     | {_x.L_LATENCY_SOURCE, _t.LABEL_MODEL, _t.LABEL_VERSION, _t.LABEL_GPU_UUID, _t.LABEL_REASON}
-    | {_t.LABEL_QUANTILE, LABEL_ALERTNAME, L_SLO, L_SEVERITY, L_WINDOW, L_BOUND}
+    | {_t.LABEL_QUANTILE, LABEL_ALERTNAME, L_SLO, L_SEVERITY, L_WINDOW, L_BOUND, _x.L_CHECK}
 )
 ALERTS_SERIES: Final = "ALERTS"  # Prometheus's (and vmalert's) series of pending and firing alerts
