@@ -89,6 +89,8 @@ class LabelSets:
     instance: tuple[str, ...]
     model: tuple[str, ...]
     per_model: tuple[str, ...]
+    server: tuple[str, ...] = ()  # one Triton server (a pod), all its models
+    job: tuple[str, ...] = ()  # a job's fleet of servers (an autoscaled deployment)
 
 
 def label_sets() -> LabelSets:
@@ -97,6 +99,8 @@ def label_sets() -> LabelSets:
         instance=(LABEL_JOB, LABEL_INSTANCE, LABEL_MODEL, LABEL_VERSION),
         model=(LABEL_JOB, LABEL_MODEL, LABEL_VERSION),
         per_model=(LABEL_MODEL,),
+        server=(LABEL_JOB, LABEL_INSTANCE),
+        job=(LABEL_JOB,),
     )
 
 

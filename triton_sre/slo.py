@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.autoscale_spec import Autoscaling, default_target, parse_autoscaling
 from triton_sre.config import ConfigError, check_keys, check_number, check_positive_int
 from triton_sre.data import shipped
 from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_bounded
@@ -122,6 +123,7 @@ class Spec:
     source: str = "slos.yaml"
     # what the Triton servers export for latency (`--metrics-config`): summary, histogram, both, none
     latency_metrics: tuple[str, ...] = (c.LATENCY_SOURCE_SUMMARY,)
+    autoscaling: tuple[Autoscaling, ...] = ()  # deployments to autoscale (autoscale_spec.py)
 
 
 # -- duration helpers ----------------------------------------------------------------------------
@@ -145,7 +147,7 @@ def format_duration(seconds: float) -> str:
 
 
 # -- loading ---------------------------------------------------------------------------------------
-_TOP_KEYS = {"scrape", "operational", "slos", "llm"}
+_TOP_KEYS = {"scrape", "operational", "slos", "llm", "autoscaling"}
 _SCRAPE_KEYS = {"triton_job", "exporter_job", "latency_metrics"}
 _OPERATIONAL_KEYS = {
     "queue_time_threshold",
@@ -225,6 +227,24 @@ def _spec(raw: Any, source: str) -> Spec:
             raise SpecError(f"{source}: slos[{i}] ({slo.name}): name: duplicate SLO name {bounded(slo.name)}")
         seen.add(slo.name)
         slos.append(slo)
+    thresholds = [s.threshold_s for s in slos if s.type == c.SLO_LATENCY]
+    autoscaling = parse_autoscaling(
+        raw.get("autoscaling"),
+        f"{source}: autoscaling",
+        duration=parse_duration,
+        default_job=triton_job,
+        targets={
+            signal: default_target(
+                signal,
+                thresholds,
+                operational.queue_time_threshold_s,
+                operational.pending_requests,
+                llm.kv_cache_saturated_ratio,
+            )
+            for signal in c.SIGNALS
+        },
+        startup_probe_budget_s=operational.startup_probe_budget_s,
+    )
     return Spec(
         slos=tuple(slos),
         triton_job=triton_job,
@@ -233,6 +253,7 @@ def _spec(raw: Any, source: str) -> Spec:
         llm=llm,
         source=source,
         latency_metrics=latency_metrics,
+        autoscaling=autoscaling,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from triton_sre.conventions.autoscaling import ALERT_AUTOSCALER_LAGGING, RUNBOOK_AUTOSCALER_LAGGING
 from triton_sre.conventions.triton import (
     VLLM_TPOT_BUCKETS,
     VLLM_TPOT_SECONDS,
@@ -221,6 +222,7 @@ ALERT_RUNBOOKS: Final = {
     ALERT_GPU_MEMORY_HEADROOM_LOW: "triton-gpu-memory-headroom-low",
     ALERT_MODEL_LOAD_SLOW: "triton-model-load-slow",
     ALERT_LATENCY_QUANTILES_MISSING: "triton-latency-quantiles-missing",
+    ALERT_AUTOSCALER_LAGGING: RUNBOOK_AUTOSCALER_LAGGING,
 }
 
 # -- explicit alert contracts (issue 15, section 4): what the bot reads from an alert ----------------
