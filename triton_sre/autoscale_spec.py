@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.config import ConfigError, check_keys, check_number, check_positive_int
+from triton_sre.checks import ConfigError, check_keys, check_number, check_positive_int
 from triton_sre.probes import STARTUP_MARGIN_S, startup_budget
 from triton_sre.redact import bounded
 

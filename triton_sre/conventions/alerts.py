@@ -205,6 +205,11 @@ ALERT_LATENCY_QUANTILES_MISSING: Final = "TritonLatencyQuantilesMissing"
 ANNOTATION_SLO_QUANTILE: Final = "slo_quantile"
 ANNOTATION_THRESHOLD_SECONDS: Final = "threshold_seconds"
 
+# `triton-sre doctor` (issue 27): an input triton-sre needs is missing (the exporter's
+# triton_sre_input_missing{check}). Its rule: generate/input_missing.py, in the operational group.
+ALERT_INPUT_MISSING: Final = "TritonSREInputMissing"
+RUNBOOK_INPUT_MISSING: Final = "triton-sre-input-missing"
+
 # One map of alert -> runbook for the generators and the bot.
 # TritonModelUnavailable links to the load-failure runbook in its `runbook` label instead.
 ALERT_RUNBOOKS: Final = {
@@ -223,6 +228,7 @@ ALERT_RUNBOOKS: Final = {
     ALERT_MODEL_LOAD_SLOW: "triton-model-load-slow",
     ALERT_LATENCY_QUANTILES_MISSING: "triton-latency-quantiles-missing",
     ALERT_AUTOSCALER_LAGGING: RUNBOOK_AUTOSCALER_LAGGING,
+    ALERT_INPUT_MISSING: RUNBOOK_INPUT_MISSING,
 }
 
 # -- explicit alert contracts (issue 15, section 4): what the bot reads from an alert ----------------
