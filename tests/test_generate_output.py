@@ -14,7 +14,7 @@ from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.generate import dash_capacity, dash_model, dash_overview, dashboards
 from triton_sre.generate.command import render_all
 from triton_sre.generate.families import rule_files
-from triton_sre.generate.panels import DS
+from triton_sre.generate.panels import DS, EXPORTER_JOB_VAR
 from triton_sre.generate.rulefile import all_rules
 from triton_sre.slo import default_spec, parse_spec
 from triton_sre.stack.render import deploy_files
@@ -67,6 +67,8 @@ def test_every_alert_has_severity_annotations_and_a_runbook() -> None:
         extra = {c.ANNOTATION_SLO_QUANTILE, c.ANNOTATION_THRESHOLD_SECONDS} if latency else set()
         if alert["alert"] in (c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN):
             extra |= {c.ANNOTATION_BURN_RATE}  # the burn rate as a number, for the bot
+        if alert["alert"] in c.LLM_ALERT_RUNBOOKS:
+            extra |= {c.ANNOTATION_KV_CACHE_SATURATED_RATIO}  # the threshold the bot's verdict uses
         assert set(alert["annotations"]) == {"summary", "description", "runbook_url"} | extra
         assert all(alert["annotations"].values())
     burn = [
@@ -121,9 +123,9 @@ def test_dashboards_have_stable_uids_variables_units_and_descriptions() -> None:
         expected = (
             {"datasource", "slo", "model"}
             if name == "triton-slo.json"
-            else {"datasource", "job", "instance"}  # per GPU and host, not per model
+            else {"datasource", "job", "instance", EXPORTER_JOB_VAR}  # per GPU and host, not per model
             if name == "triton-capacity.json"
-            else {"datasource", "job", "instance", "model"}
+            else {"datasource", "job", "instance", EXPORTER_JOB_VAR, "model"}
         )
         assert variables == expected, name
         panels = [p for p in board["panels"] if p["type"] != "row"]

@@ -12,12 +12,14 @@ from live_prometheus import Prom
 from triton_sre import conventions as c
 from triton_sre.demo import LLM_MODELS, LLM_TRTLLM, LLM_VLLM
 from triton_sre.generate import dash_llm, dashboards, llm
+from triton_sre.generate.panels import EXPORTER_JOB_VAR
 
 SUBSTITUTIONS = {
     "$__rate_interval": "1m",
     "$job": c.DEFAULT_TRITON_JOB,
     "$instance": ".*",
     "$model": "|".join(LLM_MODELS),
+    f"${EXPORTER_JOB_VAR}": c.DEFAULT_EXPORTER_JOB,
 }
 
 

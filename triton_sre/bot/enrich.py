@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from triton_sre import conventions as c
-from triton_sre.bot.llm import LLM_ALERTS
+from triton_sre.bot.llm import LLM_ALERTS, saturation_threshold
 from triton_sre.bot.llm import verdict as llm_verdict
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
@@ -468,7 +468,15 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
         labels=dict(alert.labels),
         generator_url=alert.generator_url,
         llm=dict(facts.llm.get(alert.fingerprint, {})) if is_llm else None,
-        llm_verdict=llm_verdict(facts.llm.get(alert.fingerprint, {})) if is_llm else "",
+        llm_verdict=(
+            llm_verdict(
+                facts.llm.get(alert.fingerprint, {}),
+                saturation_threshold(alert.annotations),
+                alert.labels.get(c.L_BOUND, ""),
+            )
+            if is_llm
+            else ""
+        ),
         largest_models=[
             {"model": m.model, "version": m.version, "size": m.size}
             for m in facts.largest_models.get(alert.fingerprint, ())

@@ -2,11 +2,15 @@
 memory-bound vs compute-bound verdict they give.
 
 TTFT p99, KV cache use and waiting requests come from the LLM recording rules; the verdict uses
-the same threshold as TritonLLMKVCacheSaturated.
+the threshold the alert carries (annotation `kv_cache_threshold_ratio`, the spec's
+`llm.kv_cache_saturated_ratio`), never a constant of its own: a spec with another ratio gets a
+verdict that agrees with its alert. Rules generated before the annotation: the alert's own `bound`
+label (the rule judged against the spec when it fired).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from triton_sre import conventions as c
@@ -28,12 +32,30 @@ def figure_exprs(model: str, version: str = "") -> dict[str, str]:
     }
 
 
-def verdict(figures: Mapping[str, float]) -> str:
-    """'memory-bound' / 'compute-bound' with the numbers behind it; '' when nothing waits."""
+def saturation_threshold(annotations: Mapping[str, str]) -> float | None:
+    """The KV cache ratio the alert's rule judged against; None when absent or not a ratio."""
+    try:
+        value = float(annotations.get(c.ANNOTATION_KV_CACHE_SATURATED_RATIO, ""))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and 0 < value <= 1 else None
+
+
+def verdict(figures: Mapping[str, float], threshold: float | None, bound: str = "") -> str:
+    """'memory-bound' / 'compute-bound' with the numbers behind it; '' when nothing waits.
+
+    `threshold` is the alert's KV cache ratio (saturation_threshold); without one, the alert's
+    `bound` label decides, and with neither there is no verdict."""
     kv, waiting = figures.get(KV_CACHE), figures.get(WAITING)
     if waiting is None or waiting <= 0 or kv is None:
         return ""
-    if kv >= c.LLM_KV_SATURATED_RATIO:
+    if threshold is not None:
+        memory = kv >= threshold
+    elif bound in (c.BOUND_MEMORY, c.BOUND_COMPUTE):
+        memory = bound == c.BOUND_MEMORY
+    else:
+        return ""
+    if memory:
         return (
             f"{c.BOUND_MEMORY}-bound: KV cache {kv:.0%} full with {waiting:.0f} requests waiting "
             "(more KV memory, shorter max tokens, or another replica)"

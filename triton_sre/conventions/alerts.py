@@ -185,6 +185,9 @@ LLM_ALERT_RUNBOOKS: Final = {
 L_BOUND: Final = "bound"
 BOUND_MEMORY: Final = "memory"  # cache full: more KV memory, shorter max tokens, another replica
 BOUND_COMPUTE: Final = "compute"  # cache not full: compute- or scheduler-bound
+# Annotation on both LLM alerts: the spec's KV cache ratio the rule judged against, as a plain
+# number (issue 25 item 4): the bot's memory/compute verdict reads it, never a constant.
+ANNOTATION_KV_CACHE_SATURATED_RATIO: Final = "kv_cache_threshold_ratio"
 SLO_TTFT: Final = "ttft"
 SLO_TPOT: Final = "time_per_output_token"
 LLM_SLO_TYPES: Final = (SLO_TTFT, SLO_TPOT)

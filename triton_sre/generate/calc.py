@@ -8,6 +8,7 @@ quantiles, which burn tiers fire, and the annotations Prometheus renders.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.generate.cumulative import Sums
 from triton_sre.generate.slo_rules import tiers
 from triton_sre.promql import q
 from triton_sre.slo import SLO, window_seconds
@@ -51,7 +53,7 @@ def counter_series(increments: Sequence[Fraction]) -> str:
     first = True
     while i < len(increments):
         j = i
-        while j < len(increments) and increments[j] == increments[i]:
+        while j < len(increments) and (increments[j] is increments[i] or increments[j] == increments[i]):
             j += 1
         inc, n = increments[i], j - i
         if first:
@@ -185,39 +187,36 @@ def _bad_share(slo: SLO, track: Track, p: Phase) -> Fraction:
 
 
 def window_stats(
-    per_step: Sequence[Phase], step: int, t: int, window: int, bad_of: Any = None
+    per_step: Sequence[Phase] | Sums, step: int, t: int, window: int, bad_of: Any = None
 ) -> tuple[Fraction, Fraction | None]:
     """(request rate, bad share) over `window` seconds ending at `t`, as the SLO rules compute them.
 
     The REC_RATE_WINDOW window is rate() of the counters; a longer one averages the recorded 5m
     rates evaluated every `step` in [t - window, t] (avg_over_time: both ends included), so its bad
-    share is the sum of the recorded bad rates over the sum of the recorded request rates.
+    share is the sum of the recorded bad rates over the sum of the recorded request rates (a
+    sample's rate times its bad share is its bad rate, so the shares need not be formed).
     """
+    sums = per_step if isinstance(per_step, Sums) else Sums(per_step, bad_of)
     rec = int(window_seconds(c.REC_RATE_WINDOW))
     if window <= rec:
-        return _rate_stats(per_step, step, t, window, bad_of)
-    samples = [
-        _rate_stats(per_step, step, j * step, rec, bad_of)
-        for j in range(max(1, -(-(t - window) // step)), t // step + 1)
-    ]
-    if not samples:
+        return _rate_stats(sums, step, t, window)
+    first, last = max(1, -(-(t - window) // step)), t // step
+    if last < first:
         return Fraction(0), None
-    total = sum((rate for rate, _ in samples), Fraction(0))
-    bad = sum((rate * (share or 0) for rate, share in samples), Fraction(0))
-    return total / len(samples), (bad / total if total > 0 else None)
+    # each sample j is _rate_stats(j * step, rec): steps [max(0, j - rec // step), j)
+    rate, bad = sums.ends_between(first, last, rec // step)
+    total = rate * step / rec
+    return total / (last - first + 1), (bad * step / rec / total if total > 0 else None)
 
 
-def _rate_stats(
-    per_step: Sequence[Phase], step: int, t: int, window: int, bad_of: Any = None
-) -> tuple[Fraction, Fraction | None]:
+def _rate_stats(sums: Sums, step: int, t: int, window: int) -> tuple[Fraction, Fraction | None]:
     """(request rate, bad share) over `window` seconds ending at `t`, as rate() computes them."""
     end = t // step
     start = max(0, end - window // step)
-    steps = per_step[start:end]
     if end - start < 1:
         return Fraction(0), None
-    total = sum((p.rate for p in steps), Fraction(0)) * step
-    bad = sum((p.rate * (bad_of(p) if bad_of else p.bad) for p in steps), Fraction(0)) * step
+    rate, bad = sums.between(start, end)
+    total, bad = rate * step, bad * step
     return total / window, (bad / total if total > 0 else None)
 
 
@@ -275,37 +274,73 @@ def slice_stats(
     slo: SLO, track: Track, step: int, t: int, window: int, latency_metrics: Sequence[str] = ()
 ) -> Fraction | None:
     """Share of bad time slices among the slices with traffic in `window` ending at `t`."""
+    summary = track.kind == c.LATENCY_SOURCE_SUMMARY and c.LATENCY_SOURCE_SUMMARY in latency_metrics
+    samples, bad, close = _slice_samples(slo, track, step, tuple(latency_metrics))
+    if summary:  # the summary sample at j covers step j - 1
+        first = max(1, -(-(t - window) // step))
+    else:
+        first = max(int(window_seconds(slo.time_slice)) // step, -(-(t - window) // step))
+    last = min(t // step, len(samples) - 2)  # no sample past the history's end
+    if last < first:
+        return None
+    if close[last + 1] - close[first]:
+        raise Unpredictable(f"{slo.name}: a slice's quantile at t={t}s is within 1% of the threshold")
+    n = samples[last + 1] - samples[first]
+    return Fraction(bad[last + 1] - bad[first], n) if n else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _slice_samples(
+    slo: SLO, track: Track, step: int, latency_metrics: tuple[str, ...]
+) -> tuple[list[int], list[int], list[int]]:
+    """Cumulative counts, over the evaluation steps j, of the slices with traffic, of the bad ones,
+    and of those too close to the threshold to call; computed once per (SLO, track) for every
+    window and check time (issue 28 item 7)."""
     per_step = track.per_step
     k = int(window_seconds(slo.time_slice)) // step
-    first = max(k, -(-(t - window) // step))
     threshold = Fraction(round(slo.threshold_s * 1e6), 1_000_000)
-    samples = []
-    if track.kind == c.LATENCY_SLI_HISTOGRAM:
-        limit_ms = threshold * 1000
-        for j in range(first, t // step + 1):
-            steps = per_step[j - k : j]
-            if sum((p.rate for p in steps), Fraction(0)) > 0:
-                value = _histogram_quantile(track, steps, slo.quantile)
-                if abs(value / limit_ms - 1) < MARGIN:
-                    raise Unpredictable(
-                        f"{slo.name}: a slice's quantile at t={t}s is within 1% of the threshold"
-                    )
-                samples.append(value > limit_ms)
-        return Fraction(sum(samples), len(samples)) if samples else None
     summary = track.kind == c.LATENCY_SOURCE_SUMMARY and c.LATENCY_SOURCE_SUMMARY in latency_metrics
-    if summary:  # the summary sample at j covers step j - 1
-        for j in range(max(1, -(-(t - window) // step)), t // step + 1):
-            value = summary_value(track, per_step[j - 1], slo.quantile) if j <= len(per_step) else None
-            if value is not None:
-                samples.append(value > threshold)
-        return Fraction(sum(samples), len(samples)) if samples else None
-    for j in range(first, t // step + 1):
-        steps = per_step[j - k : j]
+    memo: dict[tuple[int, ...], tuple[bool, bool, bool]] = {}
+
+    def sample(j: int) -> tuple[bool, bool, bool]:
+        """(has traffic, bad, too close to call) of the slice sampled at step j."""
+        if summary:
+            if not 1 <= j <= len(per_step):
+                return False, False, False
+            value = summary_value(track, per_step[j - 1], slo.quantile)
+            return value is not None, value is not None and value > threshold, False
+        steps = per_step[max(0, j - k) : j]
+        key = tuple(id(p) for p in steps)  # a slice of the same phases gives the same sample
+        if key in memo:
+            return memo[key]
         requests = sum((p.rate for p in steps), Fraction(0))
-        if requests > 0:
+        if j < k or requests <= 0:
+            out = (False, False, False)
+        elif track.kind == c.LATENCY_SLI_HISTOGRAM:
+            value = _histogram_quantile(track, steps, slo.quantile)
+            limit_ms = threshold * 1000
+            out = (True, value > limit_ms, abs(value / limit_ms - 1) < MARGIN)
+        else:
             latency = sum((p.rate * average_latency(track, p) for p in steps), Fraction(0))
-            samples.append(latency / requests > threshold)
-    return Fraction(sum(samples), len(samples)) if samples else None
+            out = (True, latency / requests > threshold, False)
+        if j >= k:
+            memo[key] = out
+        return out
+
+    samples, bad, close = [0], [0], [0]
+    for j in range(len(per_step) + k + 1):
+        has, is_bad, is_close = sample(j)
+        samples.append(samples[-1] + has)
+        bad.append(bad[-1] + (has and is_bad))
+        close.append(close[-1] + (has and is_close))
+    return samples, bad, close
+
+
+@functools.lru_cache(maxsize=1024)
+def _bad_sums(slo: SLO, track: Track) -> Sums:
+    """`track`'s prefix sums as `slo` counts its bad requests: one per (SLO, track), shared by every
+    tier, window and check time."""
+    return Sums(track.per_step, lambda p: _bad_share(slo, track, p))
 
 
 @dataclass(frozen=True)
@@ -320,12 +355,19 @@ def predict(
     slo: SLO, track: Track, step: int, t: int, latency_metrics: Sequence[str] = (c.LATENCY_SOURCE_SUMMARY,)
 ) -> list[Prediction]:
     """The tiers of `slo` firing for `track` at `t` (no `for`: firing as soon as the condition holds)."""
+    return list(_predict(slo, track, step, t, tuple(latency_metrics)))
+
+
+@functools.lru_cache(maxsize=4096)  # a scenario predicts each check time twice: to pick it, to write it
+def _predict(
+    slo: SLO, track: Track, step: int, t: int, latency_metrics: tuple[str, ...]
+) -> tuple[Prediction, ...]:
     judged = _judged_by(slo, track, latency_metrics)
     if judged is None:
         return []
     budget = Fraction(str(slo.budget))
     guard = Fraction(repr(slo.min_request_rate))
-    per_step = track.per_step
+    sums = _bad_sums(slo, track)
     firing = []
     for long, short, _share, _severity, factor in tiers(slo):
         f = Fraction(repr(factor))
@@ -333,7 +375,7 @@ def predict(
         burn_long = Fraction(0)
         for w in (long, short):
             ws = int(window_seconds(w))
-            rate, ratio = window_stats(per_step, step, t, ws, lambda p: _bad_share(slo, track, p))
+            rate, ratio = window_stats(sums, step, t, ws)
             if judged == SLICES:
                 ratio = slice_stats(slo, track, step, t, ws, latency_metrics)
             if ratio is None or t < step:
@@ -351,7 +393,7 @@ def predict(
             conds.append(burn >= f and rate >= guard)
         if all(conds):
             firing.append(Prediction(slo, track.model, long, burn_long))
-    return firing
+    return tuple(firing)
 
 
 # -- expected annotations -------------------------------------------------------------------------

@@ -8,6 +8,9 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre import promql as pq
 from triton_sre.generate.panels import (
+    NEEDS_GPU,
+    NEEDS_GPU_MEMORY_USAGE,
+    NEEDS_MEMORY_USAGE,
     RATE,
     Layout,
     Matchers,
@@ -176,6 +179,18 @@ def capacity(spec: Spec) -> dict[str, Any]:
                 ],
             ),
         ],
+    )
+    layout.explain_empty(
+        {
+            "GPU memory per model, stacked per GPU": NEEDS_GPU_MEMORY_USAGE,
+            "Host memory per model": NEEDS_MEMORY_USAGE,
+            "GPU memory headroom vs largest model": NEEDS_GPU_MEMORY_USAGE,
+            "Models that fit": NEEDS_MEMORY_USAGE,
+            "GPU power": NEEDS_GPU,
+            "GPU energy rate": NEEDS_GPU,
+            "Energy cost per hour": NEEDS_GPU,
+            "GPU memory used / total": NEEDS_GPU,
+        }
     )
     templating = variables(spec, multi_model=True)
     templating.list = [v for v in templating.list if v.name != "model"]  # capacity is per GPU and host

@@ -14,6 +14,7 @@ from triton_sre.generate.panels import (
     Matchers,
     dashboard,
     exporter_matchers,
+    model_level_matchers,
     target,
     timeseries,
     triton_matchers,
@@ -48,6 +49,7 @@ def _length_quantile(quantile: str, vllm: str, trt: str, triton: Matchers) -> st
 def llm(spec: Spec) -> dict[str, Any]:
     exporter = exporter_matchers(spec)
     triton = triton_matchers()
+    per_model = model_level_matchers()  # the LLM recording rules are per model, not per instance
     layout = Layout()
     tokens = pq.selector(c.M_LLM_TOKENS_PER_SECOND, exporter)
     layout.row(
@@ -65,7 +67,7 @@ def llm(spec: Spec) -> dict[str, Any]:
                 "short",
                 [
                     target(
-                        f"sum by (model, direction) ({pq.selector(c.REC_LLM_TOKENS_RATE, triton)})",
+                        f"sum by (model, direction) ({pq.selector(c.REC_LLM_TOKENS_RATE, per_model)})",
                         "{{model}} {{direction}}",
                     )
                 ],
@@ -92,7 +94,7 @@ def llm(spec: Spec) -> dict[str, Any]:
                 "s",
                 [
                     target(
-                        f"max by (model, quantile) ({pq.selector(record, triton)})",
+                        f"max by (model, quantile) ({pq.selector(record, per_model)})",
                         "{{model}} p{{quantile}}",
                     ),
                     target(f"max by (model) ({pq.selector(average, exporter)})", "{{model}} average"),

@@ -8,6 +8,7 @@ from triton_sre import conventions as c
 from triton_sre import promql as pq
 from triton_sre.conventions import UID_MODEL_DASHBOARD as UID_MODEL
 from triton_sre.generate.panels import (
+    NEEDS_GPU,
     RATE,
     Layout,
     Matchers,
@@ -158,6 +159,7 @@ def model(spec: Spec) -> dict[str, Any]:
             ),
         ],
     )
+    layout.explain_empty({"GPU utilization": NEEDS_GPU, "GPU memory": NEEDS_GPU})
     return dashboard(
         "Triton / Model",
         UID_MODEL,

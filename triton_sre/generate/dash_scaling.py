@@ -10,6 +10,12 @@ from triton_sre.generate.panels import Layout, target, timeseries
 from triton_sre.slo import Spec
 
 
+_REPLICAS = "Replicas: asked, serving, ready"
+_NEEDS_K8S = (
+    "Asked and serving need traffic on the Triton job; ready needs kube-state-metrics (Kubernetes only)."
+)
+
+
 def scaling_row(layout: Layout, spec: Spec) -> None:
     if not spec.autoscaling:
         return
@@ -41,7 +47,7 @@ def scaling_row(layout: Layout, spec: Spec) -> None:
                 signal,
             ),
             timeseries(
-                "Replicas: asked, serving, ready",
+                _REPLICAS,
                 "What the HPA formula ceil(serving x signal / target) asks for, the Triton pods "
                 f"scraped up, the Deployment's ready replicas and the cap. {c.ALERT_AUTOSCALER_LAGGING} "
                 "fires when asked stays above serving for the startup budget.",
@@ -50,3 +56,4 @@ def scaling_row(layout: Layout, spec: Spec) -> None:
             ),
         ],
     )
+    layout.explain_empty({_REPLICAS: _NEEDS_K8S})

@@ -132,6 +132,8 @@ def alert_rules(spec: Spec, base_url: str) -> list[Rule]:
         url(c.ALERT_LLM_REQUESTS_WAITING),
     )
     growing["labels"][c.L_BOUND] = c.BOUND_COMPUTE
+    for rule in (saturated, growing):  # the bot's verdict reads the threshold from here
+        rule["annotations"][c.ANNOTATION_KV_CACHE_SATURATED_RATIO] = full
     return [saturated, growing]
 
 

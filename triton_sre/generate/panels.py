@@ -25,6 +25,7 @@ WIDTH = 24
 HEIGHT = 8
 
 Matchers = list[pq.Matcher]
+EXPORTER_JOB_VAR = "exporter_job"  # the dashboards' variable holding the exporter's scrape job
 
 
 def triton_matchers(model_op: str = "=~") -> Matchers:
@@ -35,8 +36,16 @@ def triton_matchers(model_op: str = "=~") -> Matchers:
     ]
 
 
+def model_level_matchers(model_op: str = "=~") -> Matchers:
+    """Triton recording rules aggregated per model (no `instance` label): filtering them by
+    `$instance` would empty the panel as soon as one instance is selected (issue 26 item 3)."""
+    return [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_MODEL, model_op, "$model")]
+
+
 def exporter_matchers(spec: Spec, model_op: str | None = "=~") -> Matchers:
-    ms: Matchers = [(c.LABEL_JOB, "=", spec.exporter_job)]
+    """The exporter's series: its scrape job is the `$exporter_job` variable (default the spec's
+    `exporter_job`), never a literal (a PodMonitor names it `<namespace>/<podmonitor>`)."""
+    ms: Matchers = [(c.LABEL_JOB, "=", "$" + EXPORTER_JOB_VAR)]
     return [*ms, (c.LABEL_MODEL, model_op, "$model")] if model_op else ms
 
 
@@ -204,6 +213,15 @@ class Layout:
             self.panels.append(panel)
         self.y += height
 
+    def explain_empty(self, reasons: dict[str, str]) -> None:
+        """why_empty on the panels titled as the keys (every title must exist)."""
+        found = {panel.title: panel for panel in self.panels if panel.title in reasons}
+        missing = set(reasons) - set(found)
+        if missing:
+            raise KeyError(f"no panel titled {sorted(missing)}")
+        for title, reason in reasons.items():
+            why_empty(found[title], reason)
+
 
 def timeseries(
     title: str, description: str, unit: str, targets: list[g.Target], *, stack: bool = False
@@ -271,6 +289,13 @@ DATASOURCE_VAR = g.Template(
 )
 
 
+def exporter_job_var(spec: Spec) -> g.Template:
+    """The exporter's scrape job, chosen among the jobs that have its `up` series."""
+    return query_var(
+        EXPORTER_JOB_VAR, "Exporter job", f"label_values({c.M_UP}, job)", spec.exporter_job, False
+    )
+
+
 def variables(spec: Spec, *, multi_model: bool) -> g.Templating:
     query = query_var
     job_count = pq.selector(c.NV_INFERENCE_COUNT, [(c.LABEL_JOB, "=~", "$job")])
@@ -282,6 +307,7 @@ def variables(spec: Spec, *, multi_model: bool) -> g.Templating:
             DATASOURCE_VAR,
             query("job", "Triton job", f"label_values({c.NV_INFERENCE_COUNT}, job)", spec.triton_job, False),
             query("instance", "Instance", f"label_values({job_count}, instance)", "$__all", True),
+            exporter_job_var(spec),
             query(
                 "model",
                 "Model",
@@ -312,12 +338,36 @@ def dashboard(
     return data
 
 
+# Why a panel can be empty by design (Grafana's no-value text, also added to its description):
+# users of the demo on a CPU host see these panels blank first (issue 26 item 2).
+NEEDS_GPU = "No data without a GPU: Triton exports its nv_gpu_* metrics only on GPU hosts."
+NEEDS_MEMORY_USAGE = (
+    "No data unless a backend reports memory_usage in Triton's statistics (ONNX Runtime, TensorRT; "
+    "the Python backend does not)."
+)
+NEEDS_GPU_MEMORY_USAGE = (
+    "No data without a GPU and a backend that reports GPU memory_usage (ONNX Runtime, TensorRT; "
+    "the Python backend does not)."
+)
+WHY_EMPTY = (NEEDS_GPU, NEEDS_MEMORY_USAGE, NEEDS_GPU_MEMORY_USAGE)
+
+
+def why_empty(panel: Any, reason: str) -> Any:
+    """Say in the panel why it can have no data (noValue text and description)."""
+    panel.description = f"{panel.description} {reason}".strip()
+    panel.extraJson = {**(panel.extraJson or {}), "fieldConfig": {"defaults": {"noValue": reason}}}
+    return panel
+
+
 def gpu_utilization(res: Matchers) -> g.TimeSeries:
-    return timeseries(
-        "GPU utilization",
-        "Triton's nv_gpu_utilization per GPU (0-1).",
-        "percentunit",
-        [target(pq.selector(c.NV_GPU_UTILIZATION, res), "{{instance}} {{gpu_uuid}}")],
+    return why_empty(
+        timeseries(
+            "GPU utilization",
+            "Triton's nv_gpu_utilization per GPU (0-1).",
+            "percentunit",
+            [target(pq.selector(c.NV_GPU_UTILIZATION, res), "{{instance}} {{gpu_uuid}}")],
+        ),
+        NEEDS_GPU,
     )
 
 

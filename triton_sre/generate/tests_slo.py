@@ -11,7 +11,7 @@ within 1 % of its threshold, and the tier under test sits 2 % above or below it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -43,12 +43,23 @@ from triton_sre.promql import num, selector
 from triton_sre.slo import SLO, Spec, format_duration, window_seconds
 
 
+def _each_step(per_step: Sequence[Phase], value: Callable[[Phase], Any]) -> list[Any]:
+    """value(p) for every step, computed once per phase (per_step repeats each phase object)."""
+    done: dict[int, Any] = {}
+    out = []
+    for p in per_step:
+        if id(p) not in done:
+            done[id(p)] = value(p)
+        out.append(done[id(p)])
+    return out
+
+
 def _track_series(spec: Spec, track: Track, step: int) -> list[dict[str, str]]:
     job = spec.triton_job
     per_step = track.per_step
-    total = [p.rate * step for p in per_step]
-    bad = [p.rate * p.bad * step for p in per_step]
-    good = [t - b for t, b in zip(total, bad, strict=True)]
+    total = _each_step(per_step, lambda p: p.rate * step)
+    bad = _each_step(per_step, lambda p: p.rate * p.bad * step)
+    good = _each_step(per_step, lambda p: p.rate * step - p.rate * p.bad * step)
     model = {c.LABEL_MODEL: track.model}
     if track.kind in c.LLM_SLO_TYPES:
         series = counter_series(total), counter_series(good)
@@ -69,7 +80,7 @@ def _track_series(spec: Spec, track: Track, step: int) -> list[dict[str, str]]:
             {"series": c.NV_REQUEST_SUCCESS + series_labels(model, job), "values": counter_series(total)},
             *_histogram_series(track, job, step),
         ]
-    duration = [p.rate * step * average_latency(track, p) * 1_000_000 for p in per_step]
+    duration = _each_step(per_step, lambda p: p.rate * step * average_latency(track, p) * 1_000_000)
     series = [
         {"series": c.NV_REQUEST_SUCCESS + series_labels(model, job), "values": counter_series(total)},
         {"series": c.NV_REQUEST_DURATION_US + series_labels(model, job), "values": counter_series(duration)},
@@ -77,7 +88,7 @@ def _track_series(spec: Spec, track: Track, step: int) -> list[dict[str, str]]:
     if track.kind == c.LATENCY_SOURCE_SUMMARY:
         judged = {s.quantile for s in spec.slos if s.type == c.SLO_LATENCY}  # what the rules read
         for quantile in sorted(judged, key=float):
-            values = [None, *(summary_value(track, p, quantile) for p in per_step)]
+            values = [None, *_each_step(per_step, lambda p, q=quantile: summary_value(track, p, q))]
             series.append(
                 {
                     "series": c.NV_REQUEST_SUMMARY_US
@@ -94,27 +105,29 @@ def _histogram_series(track: Track, job: str, step: int) -> list[dict[str, str]]
     hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
     model = {c.LABEL_MODEL: track.model}
     per_step = track.per_step
-    counts = [p.rate * step for p in per_step]
+    counts = _each_step(per_step, lambda p: p.rate * step)
     series = []
     for le in [*buckets_ms(track), None]:
-        within = []
-        for p, n in zip(per_step, counts, strict=True):
+
+        def within(p: Phase, le: int | None = le) -> Fraction:
             good_s, bad_s = request_latencies(track, p)
             share = (1 - p.bad) * (le is None or good_s * 1000 <= le) + p.bad * (
                 le is None or bad_s * 1000 <= le
             )
-            within.append(n * share)
+            return p.rate * step * share
+
         bound = "+Inf" if le is None else str(le)
         series.append(
             {
                 "series": f"{hist}_bucket" + series_labels({**model, c.LABEL_LE: bound}, job),
-                "values": counter_series(within),
+                "values": counter_series(_each_step(per_step, within)),
             }
         )
-    total_ms = []
-    for p, n in zip(per_step, counts, strict=True):
+    def latency_ms(p: Phase) -> Fraction:
         good_s, bad_s = request_latencies(track, p)
-        total_ms.append(n * ((1 - p.bad) * good_s + p.bad * bad_s) * 1000)
+        return p.rate * step * ((1 - p.bad) * good_s + p.bad * bad_s) * 1000
+
+    total_ms = _each_step(per_step, latency_ms)
     series.append({"series": f"{hist}_count" + series_labels(model, job), "values": counter_series(counts)})
     series.append({"series": f"{hist}_sum" + series_labels(model, job), "values": counter_series(total_ms)})
     return series
@@ -125,12 +138,13 @@ def _scenario(
 ) -> dict[str, Any]:
     """A promtool test group; check times move forward past instants too close to call."""
     length = max(len(t.per_step) for t in tracks) * step
+    judges = _SLOIndex.of(spec)
     fixed = []
     for t in checks:
         for candidate in range(t, min(t + 10 * step, length + 1), step):
             try:
                 for track in tracks:
-                    for slo in spec.slos:
+                    for slo in judges.covering(track.model):
                         for p in predict(slo, track, step, candidate, spec.latency_metrics):
                             burn_value(p.burn)
             except Unpredictable:
@@ -141,12 +155,11 @@ def _scenario(
             raise Unpredictable(f"{title}: no predictable check time near {t}s")
     tests = []
     for t in fixed:
-        expected: dict[str, list[dict[str, Any]]] = {burn_alert_name(s): [] for s in spec.slos}
+        expected: dict[str, list[dict[str, Any]]] = {name: [] for name in judges.alert_names}
         for track in tracks:
-            for slo in spec.slos:
-                by_window = {rule["labels"][c.L_WINDOW]: rule for rule in burn_alerts(slo, base_url)}
+            for slo in judges.covering(track.model):
                 for p in predict(slo, track, step, t, spec.latency_metrics):
-                    rule = by_window[p.tier_long]
+                    rule = judges.burn_rule(slo, base_url, p.tier_long)
                     labels = {**rule["labels"], c.LABEL_MODEL: p.model}
                     value = burn_value(p.burn)
                     expected[burn_alert_name(slo)].append(
@@ -165,6 +178,47 @@ def _scenario(
         "input_series": [s for track in tracks for s in _track_series(spec, track, step)],
         "alert_rule_test": tests,
     }
+
+
+class _SLOIndex:
+    """The SLOs whose selector can match a model, in spec order, without trying every SLO on every
+    model (that made `generate` quadratic in the number of SLOs: issue 28 item 7); `predict` still
+    decides whether each judges a track. One index per spec, rebuilt when another spec comes."""
+
+    _last: tuple[Spec, _SLOIndex] | None = None
+
+    def __init__(self, spec: Spec) -> None:
+        self.slos = spec.slos
+        self.alert_names = sorted({burn_alert_name(s) for s in spec.slos})
+        self._everywhere = [i for i, s in enumerate(spec.slos) if s.models.kind == "all"]
+        self._regex = [i for i, s in enumerate(spec.slos) if s.models.kind == "regex"]
+        self._named: dict[str, list[int]] = {}
+        for i, s in enumerate(spec.slos):
+            if s.models.kind == "list":
+                for name in dict.fromkeys(s.models.names):
+                    self._named.setdefault(name, []).append(i)
+        self._covering: dict[str, list[SLO]] = {}
+        self._rules: dict[tuple[int, str], dict[str, Any]] = {}
+
+    @classmethod
+    def of(cls, spec: Spec) -> _SLOIndex:
+        if cls._last is None or cls._last[0] is not spec:
+            cls._last = (spec, cls(spec))
+        return cls._last[1]
+
+    def covering(self, model: str) -> list[SLO]:
+        if model not in self._covering:
+            regex = [i for i in self._regex if re.fullmatch(self.slos[i].models.regex, model)]
+            found = sorted({*self._everywhere, *self._named.get(model, ()), *regex})
+            self._covering[model] = [self.slos[i] for i in found]
+        return self._covering[model]
+
+    def burn_rule(self, slo: SLO, base_url: str, window: str) -> dict[str, Any]:
+        """The burn alert rule of `slo`'s tier whose long window is `window`."""
+        key = (id(slo), base_url)
+        if key not in self._rules:
+            self._rules[key] = {rule["labels"][c.L_WINDOW]: rule for rule in burn_alerts(slo, base_url)}
+        return self._rules[key][window]
 
 
 def sample_models(slo: SLO, n: int = 2) -> list[str]:

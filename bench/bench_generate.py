@@ -1,0 +1,79 @@
+"""Time and peak memory of `triton-sre generate` on a synthetic spec of N SLOs (issue 28 item 7).
+
+Each SLO covers one model of its own (`models: [model-i]`) and the four SLO types take turns
+(availability, latency, ttft, time_per_output_token, shaped like the shipped slos.yaml). Every N
+runs in a fresh child process, so its peak RSS is its own: the child renders every file
+`generate` writes (rules, promtool tests, dashboards, deploy/) in memory and reports wall time,
+CPU time (user + system, resource.getrusage) and ru_maxrss.
+
+    python bench/bench_generate.py            # N = 10, 100, 1000
+    python bench/bench_generate.py 10 100     # chosen sizes
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+
+_TEMPLATES = (
+    "  - {{name: availability-{i}, type: availability, models: [model-{i}], objective: 99.9,"
+    " period: 30d, min_request_rate: 0.1}}",
+    "  - {{name: latency-{i}, type: latency, models: [model-{i}], objective: 99, period: 30d,"
+    " threshold: 500ms, latency_sli: auto, time_slice: 1m, quantile: 0.99, queue_time_share: 0.5,"
+    " min_request_rate: 0.1}}",
+    "  - {{name: ttft-{i}, type: ttft, models: [model-{i}], objective: 99, period: 30d,"
+    " threshold: 250ms, min_request_rate: 0.1}}",
+    "  - {{name: tpot-{i}, type: time_per_output_token, models: [model-{i}], objective: 99,"
+    " period: 30d, threshold: 100ms, min_request_rate: 1}}",
+)
+
+
+def spec_text(n: int) -> str:
+    """A valid spec of `n` SLOs, one model each, the four types in turn."""
+    lines = ["scrape: {triton_job: triton, exporter_job: triton-sre, latency_metrics: [summary]}", "slos:"]
+    lines += [_TEMPLATES[i % len(_TEMPLATES)].format(i=i) for i in range(n)]
+    return "\n".join(lines) + "\n"
+
+
+def child(n: int) -> dict[str, float]:
+    from triton_sre.generate.command import render_all
+    from triton_sre.slo import parse_spec
+    from triton_sre.stack.render import deploy_files
+
+    spec = parse_spec(spec_text(n), f"synthetic-{n}.yaml")
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    files = {**render_all(spec), **deploy_files(spec, "runbooks/")}
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    size = sum(len(text) for text in files.values())
+    rss = after.ru_maxrss / 1024
+    return {"n": n, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": rss, "output_mb": size / 1e6}
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--child"]:
+        print(json.dumps(child(int(argv[1]))))
+        return 0
+    sizes = [int(a) for a in argv] or [10, 100, 1000]
+    print("| SLOs | wall | CPU | per SLO (CPU) | peak RSS | output |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for n in sizes:
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", str(n)], check=True, capture_output=True, text=True
+        ).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        print(
+            f"| {n} | {r['wall_s']:.1f} s | {r['cpu_s']:.1f} s | {1000 * r['cpu_s'] / n:.0f} ms |"
+            f" {r['peak_rss_mb']:.0f} MB | {r['output_mb']:.1f} MB |",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
