@@ -9,7 +9,6 @@ from triton_sre import promql as pq
 from triton_sre.generate.panels import Layout, target, timeseries
 from triton_sre.slo import Spec
 
-
 _REPLICAS = "Replicas: asked, serving, ready"
 _NEEDS_K8S = (
     "Asked and serving need traffic on the Triton job; ready needs kube-state-metrics (Kubernetes only)."
