@@ -14,7 +14,12 @@ real Prometheus (Debian's binary) scraping all of them every `--scrape` seconds 
 - the time of every dashboard query, as Grafana would send it (range query over the last hour,
   the fleet's whole model list selected): target at most 1 s each.
 
-    python bench/bench_fleet.py [--endpoints 20] [--models 100] [--versions 2] [--duration 420]
+    python bench/bench_fleet.py [--endpoints 20] [--models 100] [--versions 2] [--duration 420] [--victoria]
+
+`--victoria` (issue 24) also runs VictoriaMetrics (scraping the same targets) and vmalert (the same
+rule files) side by side over the same run, and reports their group evaluation times (vmalert's
+`vmalert_iteration_duration_seconds`), the same dashboard queries against VictoriaMetrics, and the
+resident memory of each engine's processes.
 
 Everything listens on 127.0.0.1 and stops at the end.
 """
@@ -146,6 +151,91 @@ def track_rules(prom: str, worst: dict[tuple[str, str], float]) -> None:
             worst[key] = max(worst.get(key, 0.0), float(rule.get("evaluationTime", 0.0)))
 
 
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process (Linux /proc), MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def start_victoria(
+    work: Path, scrape: dict[str, Any], rule_files: list[Path], interval: str
+) -> tuple[str, list]:
+    """VictoriaMetrics scraping `scrape`'s targets and vmalert evaluating `rule_files` every
+    `interval` against it (alerts notified to a closed loopback port: only evaluation is measured)."""
+    (work / "vm-scrape.yml").write_text(yaml.safe_dump(scrape))
+    vm_port, vmalert_port = free_port(), free_port()
+    vm = f"http://127.0.0.1:{vm_port}"
+    procs = [
+        subprocess.Popen(
+            ["victoria-metrics", f"-storageDataPath={work / 'vm-data'}",
+             f"-httpListenAddr=127.0.0.1:{vm_port}", f"-promscrape.config={work / 'vm-scrape.yml'}",
+             "-loggerLevel=ERROR"],
+            stdout=(work / "vm.log").open("wb"), stderr=subprocess.STDOUT,
+        )
+    ]  # fmt: skip
+    try:
+        wait_http(f"{vm}/health", 60)
+    except SystemExit:
+        procs[0].kill()
+        raise
+    procs.append(
+        subprocess.Popen(
+            ["vmalert", *(f"-rule={f}" for f in rule_files), f"-datasource.url={vm}",
+             f"-remoteWrite.url={vm}", f"-notifier.url=http://127.0.0.1:{free_port()}",
+             f"-evaluationInterval={interval}",
+             f"-httpListenAddr=127.0.0.1:{vmalert_port}", "-loggerLevel=ERROR"],
+            stdout=(work / "vmalert.log").open("wb"), stderr=subprocess.STDOUT,
+        )
+    )  # fmt: skip
+    try:
+        wait_http(f"http://127.0.0.1:{vmalert_port}/health", 60)
+    except SystemExit:
+        for proc in procs:
+            proc.kill()
+        raise
+    return vm, procs, vmalert_port
+
+
+def vmalert_groups(port: int) -> dict[str, tuple[float, float]]:
+    """Group -> (average, worst quantile) iteration seconds, from vmalert's own metrics."""
+    text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+    sums: dict[str, float] = {}
+    counts: dict[str, float] = {}
+    worst: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.startswith("vmalert_iteration_duration_seconds"):
+            continue
+        name_labels, value = line.rsplit(" ", 1)
+        group = name_labels.split('group="', 1)[-1].split('"', 1)[0]
+        if name_labels.startswith("vmalert_iteration_duration_seconds_sum"):
+            sums[group] = float(value)
+        elif name_labels.startswith("vmalert_iteration_duration_seconds_count"):
+            counts[group] = float(value)
+        elif 'quantile="' in name_labels and value != "NaN":
+            worst[group] = max(worst.get(group, 0.0), float(value))
+    return {g: (sums[g] / counts[g] if counts.get(g) else math.nan, worst.get(g, math.nan)) for g in sums}
+
+
+def time_dashboards(url: str, spec: Any) -> list[tuple[float, str, str, int]]:
+    """Every dashboard query as a range query over the last hour (step 15 s), slowest first."""
+    end = time.time()
+    timings = []
+    for board, title, expr in dashboard_queries(spec):
+        started = time.perf_counter()
+        body = requests.get(
+            f"{url}/api/v1/query_range",
+            params={"query": expr, "start": end - 3600, "end": end, "step": "15"},
+            timeout=120,
+        ).json()
+        took = time.perf_counter() - started
+        if body.get("status") != "success":
+            raise SystemExit(f"bench_fleet: dashboard query failed ({board} / {title}): {body}")
+        timings.append((took, board, title, len(body["data"]["result"])))
+    return sorted(timings, reverse=True)
+
+
 def dashboard_queries(spec: Any) -> list[tuple[str, str, str]]:
     """(dashboard, panel title, expression) with the variables as a fleet-wide view sets them."""
     substitutions = {
@@ -177,6 +267,9 @@ def main() -> None:
         "--warmup", type=float, default=60.0, help="seconds after which evaluations count as steady state"
     )
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument(
+        "--victoria", action="store_true", help="also VictoriaMetrics + vmalert, side by side"
+    )
     args = parser.parse_args()
     prometheus = shutil.which("prometheus")
     if not prometheus:
@@ -242,6 +335,14 @@ def main() -> None:
             )
         )  # fmt: skip
         wait_http(f"{prom}/-/ready", 60)
+        prom_proc = procs[-1]
+        if args.victoria:
+            scrape_global = {k: v for k, v in config["global"].items() if k != "evaluation_interval"}
+            vm_scrape = {"global": scrape_global, "scrape_configs": config["scrape_configs"][:2]}
+            vm, vm_procs, vmalert_port = start_victoria(
+                work, vm_scrape, [Path(f) for f in config["rule_files"]], interval
+            )
+            procs.extend(vm_procs)
         model_versions = args.endpoints * args.models * args.versions
         print(
             f"fleet: {args.endpoints} endpoints x {args.models} models x {args.versions} versions "
@@ -296,25 +397,27 @@ def main() -> None:
             print(f"  {r['metric']['__name__']:<70} {float(r['value'][1]):>7.0f}")
 
         print("\ndashboard queries (range query over the last hour, step 15 s; target <= 1 s):")
-        end = time.time()
-        timings = []
-        for board, title, expr in dashboard_queries(spec):
-            started = time.perf_counter()
-            body = requests.get(
-                f"{prom}/api/v1/query_range",
-                params={"query": expr, "start": end - 3600, "end": end, "step": "15"},
-                timeout=120,
-            ).json()
-            took = time.perf_counter() - started
-            if body.get("status") != "success":
-                raise SystemExit(f"bench_fleet: dashboard query failed ({board} / {title}): {body}")
-            timings.append((took, board, title, len(body["data"]["result"])))
-        timings.sort(reverse=True)
+        timings = time_dashboards(prom, spec)
         over = [t for t in timings if t[0] > 1.0]
         print(f"  {len(timings)} queries; slowest {timings[0][0] * 1000:.0f} ms, "
               f"median {timings[len(timings) // 2][0] * 1000:.0f} ms, over 1 s: {len(over)}")  # fmt: skip
         for took, board, title, series in timings[:8]:
             print(f"  {took * 1000:8.0f} ms  {series:5d} series  {board} / {title}")
+        print(f"\nmemory: prometheus {rss_mb(prom_proc.pid):.0f} MB RSS")
+        if args.victoria:
+            print(f"\nVictoriaMetrics + vmalert, same fleet, rules and interval {interval}:")
+            print(f"  {'group':<40} {'average':>10} {'worst q':>10} {'share':>7}")
+            for group, (average, worst_q) in sorted(vmalert_groups(vmalert_port).items()):
+                share = worst_q / args.scrape
+                print(f"  {group:<40} {average * 1000:>8.1f}ms {worst_q * 1000:>8.1f}ms {share:>6.1%}")
+            vm_timings = time_dashboards(vm, spec)
+            print(f"  dashboard queries: slowest {vm_timings[0][0] * 1000:.0f} ms, "
+                  f"median {vm_timings[len(vm_timings) // 2][0] * 1000:.0f} ms, "
+                  f"over 1 s: {len([t for t in vm_timings if t[0] > 1.0])}")  # fmt: skip
+            for took, board, title, series in vm_timings[:5]:
+                print(f"  {took * 1000:8.0f} ms  {series:5d} series  {board} / {title}")
+            vm_mb, vmalert_mb = rss_mb(procs[-2].pid), rss_mb(procs[-1].pid)
+            print(f"  memory: victoria-metrics {vm_mb:.0f} MB + vmalert {vmalert_mb:.0f} MB RSS")
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGTERM)

@@ -40,6 +40,7 @@ command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alertmanager)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # `triton-sre report` HTML test: headless screenshot
+command -v victoria-metrics >/dev/null 2>&1 || missing+=(victoria-metrics)  # vmalert, vmagent: issue 24 tests
 
 PYTHON="${PYTHON:-python3}"
 PYV="$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"

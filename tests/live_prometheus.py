@@ -52,8 +52,11 @@ class Prom:
             time.sleep(0.5)
 
 
-def start_prometheus(work: Path, config: dict[str, Any], port: int) -> tuple[subprocess.Popen, IO[bytes]]:
-    """Debian's Prometheus on 127.0.0.1:`port` with `config`, data and log under `work`."""
+def start_prometheus(
+    work: Path, config: dict[str, Any], port: int, *extra: str
+) -> tuple[subprocess.Popen, IO[bytes]]:
+    """Debian's Prometheus on 127.0.0.1:`port` with `config`, data and log under `work` (`extra`:
+    more flags, e.g. --web.enable-remote-write-receiver)."""
     (work / "prometheus.yml").write_text(yaml.safe_dump(config))
     log = (work / "prometheus.log").open("wb")
     proc = subprocess.Popen(
@@ -63,6 +66,7 @@ def start_prometheus(work: Path, config: dict[str, Any], port: int) -> tuple[sub
             f"--storage.tsdb.path={work / 'data'}",
             f"--web.listen-address=127.0.0.1:{port}",
             "--log.level=warn",
+            *extra,
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

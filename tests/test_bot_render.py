@@ -406,3 +406,15 @@ def test_outbox_coalesces_a_group_and_keeps_its_retry_schedule(tmp_path: Path) -
     outbox.close()
     reopened = Outbox(tmp_path / "o.sqlite3")  # survives a restart
     assert reopened.message("g") is not None and reopened.pending() == 0
+
+
+def test_an_alert_of_one_cluster_names_the_cluster() -> None:
+    """Rules generated with cluster_label keep the cluster on the alert: the message says which."""
+    a = _latency_alert("latency")
+    a["labels"][c.LABEL_CLUSTER] = "eu-west"
+    model = enrich(parse_group(payload([a], alertname=c.ALERT_SLO_LATENCY_BUDGET_BURN)), Facts(), LINKS)
+    assert model.title.endswith("in cluster eu-west")
+    assert "cluster `eu-west`" in json.dumps(Renderer().blocks(model.context()))
+    # without the label nothing about clusters is said
+    plain = enrich(parse_group(payload([_latency_alert("latency")])), Facts(), LINKS)
+    assert "cluster" not in plain.title and "cluster `" not in json.dumps(Renderer().blocks(plain.context()))

@@ -82,8 +82,9 @@ class LabelSets:
     """The labels aggregations keep, per level.
 
     `instance`: one Triton server's model version; `model`: a model version over the fleet of a
-    job; `per_model`: the SLO level (a model, whatever job or version). A label that must survive
-    every aggregation (a cluster label) is added in `label_sets`, the only constructor.
+    job; `per_model`: the SLO level (a model, whatever job or version). `cluster`: the labels that
+    must survive every aggregation (the spec's `cluster_label`, issue 24), appended to each level;
+    a hand-written label set goes through `keep` to carry them too.
     """
 
     instance: tuple[str, ...]
@@ -91,16 +92,26 @@ class LabelSets:
     per_model: tuple[str, ...]
     server: tuple[str, ...] = ()  # one Triton server (a pod), all its models
     job: tuple[str, ...] = ()  # a job's fleet of servers (an autoscaled deployment)
+    cluster: tuple[str, ...] = ()
+
+    def keep(self, *labels: str) -> tuple[str, ...]:
+        """`labels` plus the labels every aggregation keeps (the cluster label, when set)."""
+        return (*labels, *self.cluster)
 
 
-def label_sets() -> LabelSets:
-    """The aggregation label sets every `by (...)` / `on (...)` of the generated rules uses."""
+def label_sets(cluster_label: str | None = None) -> LabelSets:
+    """The aggregation label sets every `by (...)` / `on (...)` of the generated rules uses.
+
+    Callers pass the spec's `cluster_label` (None: single-cluster output, unchanged).
+    """
+    cluster = (cluster_label,) if cluster_label else ()
     return LabelSets(
-        instance=(LABEL_JOB, LABEL_INSTANCE, LABEL_MODEL, LABEL_VERSION),
-        model=(LABEL_JOB, LABEL_MODEL, LABEL_VERSION),
-        per_model=(LABEL_MODEL,),
-        server=(LABEL_JOB, LABEL_INSTANCE),
-        job=(LABEL_JOB,),
+        instance=(LABEL_JOB, LABEL_INSTANCE, LABEL_MODEL, LABEL_VERSION, *cluster),
+        model=(LABEL_JOB, LABEL_MODEL, LABEL_VERSION, *cluster),
+        per_model=(LABEL_MODEL, *cluster),
+        server=(LABEL_JOB, LABEL_INSTANCE, *cluster),
+        job=(LABEL_JOB, *cluster),
+        cluster=cluster,
     )
 
 

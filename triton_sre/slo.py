@@ -122,10 +122,14 @@ class Spec:
     # what the Triton servers export for latency (`--metrics-config`): summary, histogram, both, none
     latency_metrics: tuple[str, ...] = (c.LATENCY_SOURCE_SUMMARY,)
     autoscaling: tuple[Autoscaling, ...] = ()  # deployments to autoscale (autoscale_spec.py)
+    # issue 24: the label that tells clusters apart (an external label of each cluster's Prometheus);
+    # None: one cluster, every aggregation as before. Set: every rule and dashboard keeps it.
+    cluster_label: str | None = None
 
 
 # -- loading ---------------------------------------------------------------------------------------
-_TOP_KEYS = {"scrape", "operational", "slos", "llm", "autoscaling"}
+_TOP_KEYS = {"scrape", "operational", "slos", "llm", "cluster_label", "autoscaling"}
+_LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _SCRAPE_KEYS = {"triton_job", "exporter_job", "latency_metrics"}
 _OPERATIONAL_KEYS = {
     "queue_time_threshold",
@@ -232,7 +236,19 @@ def _spec(raw: Any, source: str) -> Spec:
         source=source,
         latency_metrics=latency_metrics,
         autoscaling=autoscaling,
+        cluster_label=_cluster_label(raw.get("cluster_label"), f"{source}: cluster_label"),
     )
+
+
+def _cluster_label(value: Any, where: str) -> str | None:
+    """A Prometheus label name that no generated rule already uses for something else."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _LABEL_NAME_RE.match(value) or value.startswith("__"):
+        raise SpecError(f"{where}: expected a Prometheus label name (e.g. cluster), got {bounded(value)}")
+    if value in c.RESERVED_LABELS:
+        raise SpecError(f"{where}: {value!r} is a label the rules already use; pick another name")
+    return value
 
 
 def _latency_metrics(value: Any, where: str) -> tuple[str, ...]:

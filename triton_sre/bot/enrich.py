@@ -283,6 +283,7 @@ class AlertView:
     largest_models: list[dict[str, str]] = field(default_factory=list)  # model, version, size
     latency: LatencyView | None = None
     remediation: str = ""  # the one-line fix of the alert's runbook (front matter), shown without findings
+    cluster: str = ""  # the alert's cluster label (rules generated with slos.yaml cluster_label: cluster)
 
 
 @dataclass(frozen=True)
@@ -483,6 +484,7 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
         ],
         latency=_latency_view(alert, facts) if alert.name == c.ALERT_SLO_LATENCY_BUDGET_BURN else None,
         remediation=facts.remediations.get(runbook, "") if runbook else "",
+        cluster=alert.labels.get(c.LABEL_CLUSTER, ""),
     )
 
 
@@ -537,6 +539,9 @@ def enrich(group: AlertGroup, facts: Facts, links: Links) -> MessageModel:
     title = f"{alertname}: {model}" if model else alertname
     if not model and len({v.model for v in views if v.model}) == 1:
         title = f"{alertname}: {views[0].model}"
+    clusters = {v.cluster for v in views if v.cluster}
+    if len(clusters) == 1:  # a multi-cluster fleet (issue 24): say which cluster burns
+        title = f"{title} in cluster {clusters.pop()}"
     buttons = []
     runbook_views = [v for v in views if is_http(v.runbook_url)]
     if runbook_views:

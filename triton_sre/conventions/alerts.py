@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from triton_sre.conventions import exported as _x
+from triton_sre.conventions import triton as _t
 from triton_sre.conventions.autoscaling import ALERT_AUTOSCALER_LAGGING, RUNBOOK_AUTOSCALER_LAGGING
 from triton_sre.conventions.triton import (
     VLLM_TPOT_BUCKETS,
@@ -240,3 +242,14 @@ ALERT_RUNBOOKS: Final = {
 # carry the figure only in their description ("... is 15.2x (threshold ..."); the bot still reads
 # that text when the annotation is absent (bot/enrich.py, `legacy_burn_from_description`).
 ANNOTATION_BURN_RATE: Final = "burn_rate"
+
+# -- multi-cluster (issue 24) ------------------------------------------------------------------------
+# The conventional cluster label (slos.yaml `cluster_label`; each cluster's Prometheus sets it as an
+# external label). The spec may name another; these labels it may not be (the rules use them).
+LABEL_CLUSTER: Final = "cluster"
+RESERVED_LABELS: Final = frozenset(
+    {_x.LABEL_JOB, _x.LABEL_INSTANCE, _x.LABEL_LE, _x.L_STAGE, _x.L_STATE, _x.L_RUNBOOK, _x.L_DIRECTION}
+    | {_x.L_LATENCY_SOURCE, _t.LABEL_MODEL, _t.LABEL_VERSION, _t.LABEL_GPU_UUID, _t.LABEL_REASON}
+    | {_t.LABEL_QUANTILE, LABEL_ALERTNAME, L_SLO, L_SEVERITY, L_WINDOW, L_BOUND, _x.L_CHECK}
+)
+ALERTS_SERIES: Final = "ALERTS"  # Prometheus's (and vmalert's) series of pending and firing alerts

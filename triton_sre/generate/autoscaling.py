@@ -22,7 +22,7 @@ _VALUE = '{{ $value | printf "%.0f" }}'
 
 def signal_rules(spec: Spec) -> list[Rule]:
     """Per server (`instance:`) and per job (`job:`), whatever models the server holds."""
-    ls = label_sets()
+    ls = label_sets(spec.cluster_label)
     job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
     window = c.REC_AUTOSCALE_WINDOW
 
@@ -53,26 +53,26 @@ def signal_rules(spec: Spec) -> list[Rule]:
     ]
 
 
-def usage_expr(entry: Autoscaling) -> str:
+def usage_expr(entry: Autoscaling, cluster_label: str | None = None) -> str:
     """The HPA's usage ratio: value / target, and per serving replica for AverageValue signals."""
     job: list[Matcher] = [(c.LABEL_JOB, "=", entry.job)]
     value = f"{selector(entry.rule, job)} / {num(entry.target)}"
     if not entry.per_replica:
         return value
-    return f"{value} / {on(label_sets().job)} {selector(c.REC_SERVING_REPLICAS, job)}"
+    return f"{value} / {on(label_sets(cluster_label).job)} {selector(c.REC_SERVING_REPLICAS, job)}"
 
 
-def entry_rules(entry: Autoscaling, base_url: str) -> list[Rule]:
+def entry_rules(entry: Autoscaling, base_url: str, cluster_label: str | None = None) -> list[Rule]:
     """Usage, the desired replicas (Kubernetes' formula: ceil(current x usage)) and the alert."""
     job: list[Matcher] = [(c.LABEL_JOB, "=", entry.job)]
     mark = {c.L_DEPLOYMENT: entry.deployment}
     usage = selector(c.REC_AUTOSCALE_USAGE, [*job, (c.L_DEPLOYMENT, "=", entry.deployment)])
     desired = selector(c.REC_AUTOSCALE_DESIRED, [*job, (c.L_DEPLOYMENT, "=", entry.deployment)])
     serving = selector(c.REC_SERVING_REPLICAS, job)
-    ls = label_sets()
+    ls = label_sets(cluster_label)
     budget = format_duration(entry.startup_budget_s)
     return [
-        {"record": c.REC_AUTOSCALE_USAGE, "expr": usage_expr(entry), "labels": mark},
+        {"record": c.REC_AUTOSCALE_USAGE, "expr": usage_expr(entry, cluster_label), "labels": mark},
         {
             "record": c.REC_AUTOSCALE_DESIRED,
             "expr": f"ceil({serving} * {on(ls.job)} group_right () {usage})",
@@ -99,7 +99,9 @@ def entry_rules(entry: Autoscaling, base_url: str) -> list[Rule]:
 def autoscaling_groups(spec: Spec, base_url: str) -> RuleFile:
     groups: list[dict[str, object]] = [{"name": c.GROUP_AUTOSCALING, "rules": signal_rules(spec)}]
     if spec.autoscaling:
-        rules = [rule for entry in spec.autoscaling for rule in entry_rules(entry, base_url)]
+        rules = [
+            rule for entry in spec.autoscaling for rule in entry_rules(entry, base_url, spec.cluster_label)
+        ]
         groups.append({"name": c.GROUP_AUTOSCALING_ALERTS, "rules": rules})
     return {"groups": groups}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from triton_sre import conventions as c
 from triton_sre.generate.rulefile import Rule, RuleFile, alert, runbook_url
-from triton_sre.promql import Matcher, num, selector
+from triton_sre.promql import Matcher, label_sets, num, on, selector
 from triton_sre.slo import Spec, format_duration
 
 CAPACITY_FILE = "triton-capacity-alerts.yaml"
@@ -21,7 +21,8 @@ def capacity_groups(spec: Spec, base_url: str) -> RuleFile:
         alert(
             c.ALERT_GPU_MEMORY_HEADROOM_LOW,
             f"{selector(c.M_GPU_MEMORY_HEADROOM_BYTES, exporter)}\n"
-            f"< on (job, instance, {c.LABEL_GPU_UUID}) {selector(c.M_GPU_LARGEST_MODEL_BYTES, exporter)}",
+            f"< {on(label_sets(spec.cluster_label).keep(c.LABEL_JOB, c.LABEL_INSTANCE, c.LABEL_GPU_UUID))} "
+            f"{selector(c.M_GPU_LARGEST_MODEL_BYTES, exporter)}",
             "15m",
             c.SEVERITY_PAGE,
             "GPU {{ $labels.gpu_uuid }} on {{ $labels.instance }} cannot load a new version beside its "

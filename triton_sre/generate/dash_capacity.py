@@ -13,11 +13,11 @@ from triton_sre.generate.panels import (
     NEEDS_MEMORY_USAGE,
     RATE,
     Layout,
-    Matchers,
     cpu_utilization,
     dashboard,
     exporter_matchers,
     gpu_utilization,
+    resource_matchers,
     table,
     target,
     timeseries,
@@ -31,7 +31,7 @@ UID_CAPACITY = "triton-sre-capacity"
 def capacity(spec: Spec) -> dict[str, Any]:
     """Memory per model, headroom and models that fit, load times, power and energy, utilisation."""
     exp = exporter_matchers(spec, None)
-    res: Matchers = [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    res = resource_matchers(spec)
     gpu_memory = pq.selector(c.M_MODEL_MEMORY_BYTES, [*exp, (c.L_KIND, "=", c.MEMORY_TYPE_GPU)])
     host_memory = pq.selector(c.M_MODEL_MEMORY_BYTES, [*exp, (c.L_KIND, "!=", c.MEMORY_TYPE_GPU)])
     layout = Layout()

@@ -48,8 +48,8 @@ def _length_quantile(quantile: str, vllm: str, trt: str, triton: Matchers) -> st
 
 def llm(spec: Spec) -> dict[str, Any]:
     exporter = exporter_matchers(spec)
-    triton = triton_matchers()
-    per_model = model_level_matchers()  # the LLM recording rules are per model, not per instance
+    triton = triton_matchers(spec)
+    per_model = model_level_matchers(spec)  # the LLM recording rules are per model, not per instance
     layout = Layout()
     tokens = pq.selector(c.M_LLM_TOKENS_PER_SECOND, exporter)
     layout.row(

@@ -11,11 +11,11 @@ from triton_sre.generate.panels import (
     NEEDS_GPU,
     RATE,
     Layout,
-    Matchers,
     dashboard,
     exporter_matchers,
     panel_rate,
     request_rate,
+    resource_matchers,
     stage_targets,
     tail_row,
     target,
@@ -27,7 +27,7 @@ from triton_sre.slo import Spec
 
 
 def model(spec: Spec) -> dict[str, Any]:
-    ms = triton_matchers("=")
+    ms = triton_matchers(spec, "=")
     none: tuple[str, ...] = ()
     exp = exporter_matchers(spec, "=")
     total: pq.Matcher = (c.LABEL_GPU_UUID, "=", "")
@@ -138,7 +138,7 @@ def model(spec: Spec) -> dict[str, Any]:
             ),
         ],
     )
-    res: Matchers = [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    res = resource_matchers(spec)
     layout.row(
         "GPU",
         [

@@ -11,7 +11,6 @@ from triton_sre.generate.dash_scaling import scaling_row
 from triton_sre.generate.panels import (
     NEEDS_GPU,
     Layout,
-    Matchers,
     cpu_utilization,
     dashboard,
     exporter_matchers,
@@ -20,6 +19,7 @@ from triton_sre.generate.panels import (
     per_request,
     recorded,
     request_rate,
+    resource_matchers,
     stage_targets,
     table,
     tail_row,
@@ -33,7 +33,7 @@ from triton_sre.slo import Spec
 
 
 def overview(spec: Spec, base_url: str) -> dict[str, Any]:
-    ms = triton_matchers()
+    ms = triton_matchers(spec)
     by_model = (c.LABEL_MODEL,)
     exp_job = exporter_matchers(spec, None)
     layout = Layout()
@@ -188,7 +188,7 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
             ),
         ],
     )
-    res: Matchers = [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    res = resource_matchers(spec)
     layout.row(
         "GPU and CPU",
         [

@@ -13,6 +13,8 @@ from triton_sre.generate.panels import (
     DATASOURCE_VAR,
     Layout,
     Matchers,
+    cluster_matchers,
+    cluster_variables,
     dashboard,
     query_var,
     stat,
@@ -25,8 +27,11 @@ from triton_sre.slo import Spec, window_seconds
 
 
 def slo(spec: Spec) -> dict[str, Any]:
-    sel: Matchers = [(c.L_SLO, "=~", "$slo"), (c.LABEL_MODEL, "=~", "$model")]
+    cluster = cluster_matchers(spec)
+    sel: Matchers = [*cluster, (c.L_SLO, "=~", "$slo"), (c.LABEL_MODEL, "=~", "$model")]
     objective = pq.selector(c.REC_SLO_OBJECTIVE, [(c.L_SLO, "=~", "$slo")])
+    if cluster:  # one objective per SLO whether rules ran per cluster (external label) or globally
+        objective = f"max {pq.by((c.L_SLO,))} ({objective})"
     windows = sorted(
         {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)}, key=lambda w: window_seconds(w)
     )
@@ -74,24 +79,29 @@ def slo(spec: Spec) -> dict[str, Any]:
         ],
     )
     alerts = "|".join((c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN))
+    firing: Matchers = [(c.LABEL_ALERTNAME, "=~", alerts), (c.L_SLO, "=~", "$slo")]
     layout.row(
         "Alerts",
         [
             table(
                 "Burn-rate alerts",
                 "Pending and firing burn-rate alerts with their window and severity.",
-                [target(f'ALERTS{{alertname=~"{alerts}", slo=~"$slo"}}', "", instant=True, table=True)],
+                [target(pq.selector(c.ALERTS_SERIES, [*cluster, *firing]), "", instant=True, table=True)],
             ),
         ],
     )
+    # the objective has no cluster label when rules are evaluated centrally: list a cluster's SLOs
+    slos = pq.selector(c.rec_slo_requests("5m"), cluster) if cluster else c.REC_SLO_OBJECTIVE
+    slo_requests = pq.selector(c.rec_slo_requests("5m"), [*cluster, (c.L_SLO, "=~", "$slo")])
     templating = templating_of(
         [
             DATASOURCE_VAR,
-            query_var("slo", "SLO", f"label_values({c.REC_SLO_OBJECTIVE}, slo)", "$__all", True),
+            *cluster_variables(spec),
+            query_var("slo", "SLO", f"label_values({slos}, slo)", "$__all", True),
             query_var(
                 "model",
                 "Model",
-                f'label_values({c.rec_slo_requests("5m")}{{slo=~"$slo"}}, model)',
+                f"label_values({slo_requests}, model)",
                 "$__all",
                 True,
             ),

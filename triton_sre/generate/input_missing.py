@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.promql import q
+from triton_sre.promql import by, label_sets, q
 from triton_sre.slo import Spec
 
 FOR = "15m"  # a missing input is a setup fault: no hurry, but not a blip during a restart either
@@ -22,7 +22,8 @@ def input_missing_alert(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) 
     return {
         "alert": c.ALERT_INPUT_MISSING,
         "expr": (
-            f"max by ({c.LABEL_JOB}, {c.LABEL_INSTANCE}, {c.L_CHECK}) ({c.M_INPUT_MISSING}{{{job}}}) == 1"
+            f"max {by(label_sets(spec.cluster_label).keep(c.LABEL_JOB, c.LABEL_INSTANCE, c.L_CHECK))} "
+            f"({c.M_INPUT_MISSING}{{{job}}}) == 1"
         ),
         "for": FOR,
         "labels": {c.L_SEVERITY: c.SEVERITY_TICKET},

@@ -29,21 +29,24 @@ from triton_sre.promql import (
 from triton_sre.slo import Spec
 
 LLM_FILE = "triton-llm-rules.yaml"
-_BY = label_sets().model
-_ON = on(_BY)
 
 
-def _sum(expr: str, labels: tuple[str, ...] = _BY, op: str = "sum") -> str:
-    return f"{op} {by(labels)} ({expr})"
+def _by(spec: Spec) -> tuple[str, ...]:
+    """The model-version level every LLM rule keeps (the cluster label too, when the spec sets it)."""
+    return label_sets(spec.cluster_label).model
+
+
+def _sum(spec: Spec, expr: str, op: str = "sum") -> str:
+    return f"{op} {by(_by(spec))} ({expr})"
 
 
 def _rate(family: str, job: list[Matcher]) -> str:
     return rate(family, job, c.REC_RATE_WINDOW)
 
 
-def _quantile(histogram: str, quantile: str, job: list[Matcher]) -> str:
+def _quantile(spec: Spec, histogram: str, quantile: str, job: list[Matcher]) -> str:
     """histogram_quantile over the model's buckets, only while requests were observed (never NaN)."""
-    return histogram_quantile(histogram, job, quantile, c.REC_RATE_WINDOW, _BY, guard=GUARD_OBSERVED)
+    return histogram_quantile(histogram, job, quantile, c.REC_RATE_WINDOW, _by(spec), guard=GUARD_OBSERVED)
 
 
 def recording_rules(spec: Spec) -> list[Rule]:
@@ -55,7 +58,7 @@ def recording_rules(spec: Spec) -> list[Rule]:
     ):
         for q in c.LATENCY_QUANTILES:
             rules.append(
-                {"record": record, "expr": _quantile(family, q, job), "labels": {c.LABEL_QUANTILE: q}}
+                {"record": record, "expr": _quantile(spec, family, q, job), "labels": {c.LABEL_QUANTILE: q}}
             )
     for direction, vllm, trt in (
         (c.DIRECTION_INPUT, c.VLLM_PROMPT_TOKENS, c.TRT_INPUT_TOKEN_LEN),
@@ -64,7 +67,7 @@ def recording_rules(spec: Spec) -> list[Rule]:
         rules.append(
             {
                 "record": c.REC_LLM_TOKENS_RATE,
-                "expr": f"{_sum(_rate(vllm, job))}\nor {_sum(_rate(trt + '_sum', job))}",
+                "expr": f"{_sum(spec, _rate(vllm, job))}\nor {_sum(spec, _rate(trt + '_sum', job))}",
                 "labels": {c.L_DIRECTION: direction},
             }
         )
@@ -75,8 +78,8 @@ def recording_rules(spec: Spec) -> list[Rule]:
         {
             "record": c.REC_LLM_KV_CACHE,
             "expr": (
-                f"clamp({_sum(selector(c.VLLM_CACHE_USAGE, job), op='max')}\n"
-                f"or {_sum(trt_kv, op='max')}, 0, 1)"
+                f"clamp({_sum(spec, selector(c.VLLM_CACHE_USAGE, job), op='max')}\n"
+                f"or {_sum(spec, trt_kv, op='max')}, 0, 1)"
             ),
         }
     )
@@ -88,7 +91,7 @@ def recording_rules(spec: Spec) -> list[Rule]:
         rules.append(
             {
                 "record": record,
-                "expr": f"clamp_min({_sum(selector(vllm, job))}\nor {_sum(trt)}, 0)",
+                "expr": f"clamp_min({_sum(spec, selector(vllm, job))}\nor {_sum(spec, trt)}, 0)",
             }
         )
     return rules
@@ -101,13 +104,14 @@ def alert_rules(spec: Spec, base_url: str) -> list[Rule]:
     full = num(spec.llm.kv_cache_saturated_ratio)
     percent = num(spec.llm.kv_cache_saturated_ratio * 100)
     window = spec.llm.saturated_for
+    on_model = on(_by(spec))
 
     def url(alert: str) -> str:
         return runbook_url(base_url, c.ALERT_RUNBOOKS[alert])
 
     saturated = alert(
         c.ALERT_LLM_KV_CACHE_SATURATED,
-        f"{kv} >= {full}\nand {_ON} {waiting} > 0",
+        f"{kv} >= {full}\nand {on_model} {waiting} > 0",
         window,
         c.SEVERITY_TICKET,
         "LLM model {{ $labels.model }} is memory-bound: KV cache full and requests waiting",
@@ -120,8 +124,8 @@ def alert_rules(spec: Spec, base_url: str) -> list[Rule]:
     saturated["labels"][c.L_BOUND] = c.BOUND_MEMORY
     growing = alert(
         c.ALERT_LLM_REQUESTS_WAITING,
-        f"{waiting} > 0\nand {_ON} min_over_time({waiting}[{window}]) > 0\n"
-        f"and {_ON} deriv({waiting}[{window}]) > 0\nunless {_ON} {kv} >= {full}",
+        f"{waiting} > 0\nand {on_model} min_over_time({waiting}[{window}]) > 0\n"
+        f"and {on_model} deriv({waiting}[{window}]) > 0\nunless {on_model} {kv} >= {full}",
         "5m",
         c.SEVERITY_TICKET,
         "Requests to LLM model {{ $labels.model }} keep waiting while its KV cache has room",

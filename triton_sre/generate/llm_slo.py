@@ -32,7 +32,7 @@ def slo_parts(spec: Spec, slo: SLO) -> dict[str, str]:
     family = c.LLM_SLO_HISTOGRAMS[slo.type][0]
     ms = _slo_matchers(spec, slo)
     le = (c.LABEL_LE, "=~", le_regex_seconds(slo.threshold_s))
-    per_model = by(label_sets().per_model)
+    per_model = by(label_sets(spec.cluster_label).per_model)
     return {
         c.SLO_PART_TOTAL: f"sum {per_model} ({rate(family + '_count', ms, c.REC_RATE_WINDOW)})",
         c.SLO_PART_GOOD: f"sum {per_model} ({rate(family + '_bucket', [*ms, le], c.REC_RATE_WINDOW)})",

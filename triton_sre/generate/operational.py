@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from triton_sre import conventions as c
 from triton_sre.generate.input_missing import input_missing_alert
 from triton_sre.generate.rulefile import Rule, RuleFile, alert, model_matchers, normalize_base, runbook_url
-from triton_sre.promql import Matcher, label_sets, num, on, q, selector
+from triton_sre.promql import Matcher, by, label_sets, num, on, q, selector
 from triton_sre.slo import Spec
 
 OPERATIONAL_FILE = "triton-alerts.yaml"
@@ -21,6 +21,9 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
     op = spec.operational
     triton: list[Matcher] = [(c.LABEL_JOB, "=", tj)]
     exporter: list[Matcher] = [(c.LABEL_JOB, "=", ej)]
+    ls = label_sets(spec.cluster_label)
+    mv = ls.keep(c.LABEL_MODEL, c.LABEL_VERSION)
+    server = ls.keep(c.LABEL_JOB, c.LABEL_INSTANCE)
     url = lambda alert: runbook_url(base_url, c.ALERT_RUNBOOKS[alert])  # noqa: E731
     pending = selector(c.NV_PENDING_REQUEST_COUNT, [*triton, (c.LABEL_GPU_UUID, "=", "")])
     unavailable = selector(c.M_MODEL_UNAVAILABLE, exporter)
@@ -50,8 +53,8 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
         ),
         alert(
             c.ALERT_EXPORTER_POLL_FAILING,
-            f"max by (job, instance) ({selector(c.M_UP, exporter)}) == 0\n"
-            f"or sum by (job, instance) (rate({selector(c.M_POLL_ERRORS, exporter)}[5m])) > 0",
+            f"max {by(server)} ({selector(c.M_UP, exporter)}) == 0\n"
+            f"or sum {by(server)} (rate({selector(c.M_POLL_ERRORS, exporter)}[5m])) > 0",
             "10m",
             c.SEVERITY_TICKET,
             "triton-sre exporter {{ $labels.instance }} cannot read Triton",
@@ -61,7 +64,7 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
         ),
         alert(
             c.ALERT_MODEL_UNAVAILABLE,
-            f"max by (job, instance, model, version, runbook) ({unavailable}) == 1",
+            f"max {by((*ls.instance, c.L_RUNBOOK))} ({unavailable}) == 1",
             "2m",
             c.SEVERITY_PAGE,
             "Model {{ $labels.model }} version {{ $labels.version }} is UNAVAILABLE",
@@ -72,7 +75,7 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
         ),
         alert(
             c.ALERT_MODEL_STUCK_LOADING,
-            f"max by (job, instance, model, version, state) ({in_transition}) == 1",
+            f"max {by((*ls.instance, c.L_STATE))} ({in_transition}) == 1",
             "15m",
             c.SEVERITY_TICKET,
             "Model {{ $labels.model }} has been {{ $labels.state }} for 15 minutes",
@@ -85,10 +88,10 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
         alert(
             c.ALERT_BATCHING_INEFFECTIVE,
             f"{c.rec_batching_ratio(c.REC_LEVEL_MODEL)}{{job={q(tj)}}} < {num(op.batching_ratio_max)}\n"
-            f"and on (model) max by (model) ({selector(c.M_MODEL_DYNAMIC_BATCHING, exporter)}) == 1\n"
-            f"and on (model, version) max by (model, version) "
-            f"(avg_over_time({pending}[10m])) >= 1\n"
-            f"and on (job, model, version) {c.rec_requests(c.REC_LEVEL_MODEL)} >= {num(op.min_request_rate)}",
+            f"and {on(ls.per_model)} max {by(ls.per_model)} "
+            f"({selector(c.M_MODEL_DYNAMIC_BATCHING, exporter)}) == 1\n"
+            f"and {on(mv)} max {by(mv)} (avg_over_time({pending}[10m])) >= 1\n"
+            f"and {on(ls.model)} {c.rec_requests(c.REC_LEVEL_MODEL)} >= {num(op.min_request_rate)}",
             "15m",
             c.SEVERITY_TICKET,
             "Model {{ $labels.model }} does not batch under load",
@@ -130,7 +133,7 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
 def _quantiles_missingalert(spec: Spec, url: str) -> Rule:
     """A model with traffic but no latency summary or histogram: only averages can be seen."""
     job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
-    on_model = on(label_sets().model)
+    on_model = on(label_sets(spec.cluster_label).model)
     summary = selector(f"{c.NV_REQUEST_SUMMARY_US}_count", job)
     histogram = selector(f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_count", job)
     return alert(
@@ -155,7 +158,7 @@ def _queue_time_alerts(spec: Spec, base_url: str) -> list[Rule]:
     job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
     queue_ms = [*job, (c.L_STAGE, "=", c.STAGE_QUEUE)]
     url = runbook_url(base_url, c.ALERT_RUNBOOKS[c.ALERT_QUEUE_TIME_HIGH])
-    on_instance = on(label_sets().instance)
+    on_instance = on(label_sets(spec.cluster_label).instance)
     latency = [s for s in spec.slos if s.type == c.SLO_LATENCY]
     rules = []
     for slo in latency:

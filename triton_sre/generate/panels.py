@@ -20,6 +20,7 @@ from triton_sre import promql as pq
 from triton_sre.slo import Spec
 
 RATE = "$__rate_interval"
+CLUSTER_VAR = "cluster"  # the dashboards' variable; the label it reads is the spec's cluster_label
 DS = {"type": "prometheus", "uid": "${datasource}"}
 WIDTH = 24
 HEIGHT = 8
@@ -28,24 +29,36 @@ Matchers = list[pq.Matcher]
 EXPORTER_JOB_VAR = "exporter_job"  # the dashboards' variable holding the exporter's scrape job
 
 
-def triton_matchers(model_op: str = "=~") -> Matchers:
+def cluster_matchers(spec: Spec) -> Matchers:
+    """The selected cluster (`$cluster`, one at a time) when the spec sets `cluster_label`: every
+    query of a dashboard reads one cluster, so its `by (model, ...)` never sums two clusters."""
+    return [(spec.cluster_label, "=", "$" + CLUSTER_VAR)] if spec.cluster_label else []
+
+
+def triton_matchers(spec: Spec, model_op: str = "=~") -> Matchers:
     return [
+        *cluster_matchers(spec),
         (c.LABEL_JOB, "=~", "$job"),
         (c.LABEL_INSTANCE, "=~", "$instance"),
         (c.LABEL_MODEL, model_op, "$model"),
     ]
 
 
-def model_level_matchers(model_op: str = "=~") -> Matchers:
+def model_level_matchers(spec: Spec, model_op: str = "=~") -> Matchers:
     """Triton recording rules aggregated per model (no `instance` label): filtering them by
     `$instance` would empty the panel as soon as one instance is selected (issue 26 item 3)."""
-    return [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_MODEL, model_op, "$model")]
+    return [*cluster_matchers(spec), (c.LABEL_JOB, "=~", "$job"), (c.LABEL_MODEL, model_op, "$model")]
+
+
+def resource_matchers(spec: Spec) -> Matchers:
+    """Per-server panels (GPU, CPU, memory): the job and instance variables."""
+    return [*cluster_matchers(spec), (c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
 
 
 def exporter_matchers(spec: Spec, model_op: str | None = "=~") -> Matchers:
     """The exporter's series: its scrape job is the `$exporter_job` variable (default the spec's
     `exporter_job`), never a literal (a PodMonitor names it `<namespace>/<podmonitor>`)."""
-    ms: Matchers = [(c.LABEL_JOB, "=", "$" + EXPORTER_JOB_VAR)]
+    ms: Matchers = [*cluster_matchers(spec), (c.LABEL_JOB, "=", "$" + EXPORTER_JOB_VAR)]
     return [*ms, (c.LABEL_MODEL, model_op, "$model")] if model_op else ms
 
 
@@ -296,16 +309,25 @@ def exporter_job_var(spec: Spec) -> g.Template:
     )
 
 
+def cluster_variables(spec: Spec) -> list[g.Template]:
+    """The cluster variable (single-valued) when the spec sets `cluster_label`, else nothing."""
+    if not spec.cluster_label:
+        return []
+    values = f"label_values({c.NV_INFERENCE_COUNT}, {spec.cluster_label})"
+    return [query_var(CLUSTER_VAR, "Cluster", values, None, False)]
+
+
 def variables(spec: Spec, *, multi_model: bool) -> g.Templating:
     query = query_var
-    job_count = pq.selector(c.NV_INFERENCE_COUNT, [(c.LABEL_JOB, "=~", "$job")])
-    instance_count = pq.selector(
-        c.NV_INFERENCE_COUNT, [(c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
-    )
+    cluster = cluster_matchers(spec)
+    job_count = pq.selector(c.NV_INFERENCE_COUNT, [*cluster, (c.LABEL_JOB, "=~", "$job")])
+    instance_count = pq.selector(c.NV_INFERENCE_COUNT, resource_matchers(spec))
+    jobs = pq.selector(c.NV_INFERENCE_COUNT, cluster)
     return g.Templating(
         list=[
             DATASOURCE_VAR,
-            query("job", "Triton job", f"label_values({c.NV_INFERENCE_COUNT}, job)", spec.triton_job, False),
+            *cluster_variables(spec),
+            query("job", "Triton job", f"label_values({jobs}, job)", spec.triton_job, False),
             query("instance", "Instance", f"label_values({job_count}, instance)", "$__all", True),
             exporter_job_var(spec),
             query(

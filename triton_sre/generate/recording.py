@@ -44,7 +44,7 @@ _STAGE_SOURCES = tuple(c.STAGE_COUNTERS.values())
 
 
 def recording_groups(spec: Spec) -> RuleFile:
-    ls = label_sets()
+    ls = label_sets(spec.cluster_label)
     job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
 
     def raw(families: Iterable[str]) -> list[Rule]:
@@ -87,7 +87,7 @@ def latency_quantile_rules(spec: Spec) -> list[Rule]:
     The histogram (ms) when Triton exports one, aggregated across instances; else Triton's summary
     (µs), whose fleet value per model version is the worst instance's (summaries cannot be merged).
     """
-    ls = label_sets()
+    ls = label_sets(spec.cluster_label)
     job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
     inst, model = c.REC_LEVEL_INSTANCE, c.REC_LEVEL_MODEL
     rules: list[Rule] = []

@@ -14,8 +14,10 @@ from triton_sre.promql import (
     counter_rate,
     first_of,
     histogram_quantile,
+    label_sets,
     le_regex,
     num,
+    on,
     selector,
     summary_quantile,
     tagged,
@@ -35,7 +37,7 @@ def slo_groups(spec: Spec, base_url: str) -> RuleFile:
     groups = []
     for slo in spec.slos:
         rules = _sli_rules(spec, slo)
-        rules.extend(burn_alerts(slo, base_url))
+        rules.extend(burn_alerts(slo, base_url, spec.cluster_label))
         groups.append({"name": c.slo_group(slo.name), "rules": rules})
     return {"groups": groups}
 
@@ -67,7 +69,7 @@ def _part_rules(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> list[Rule]:
             for part, expr in llm_slo.slo_parts(spec, slo).items()
         ]
     ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
-    w, model = c.REC_RATE_WINDOW, (c.LABEL_MODEL,)
+    w, model = c.REC_RATE_WINDOW, label_sets(spec.cluster_label).per_model
     parts = {
         c.SLO_PART_SUCCESS: counter_rate(c.NV_REQUEST_SUCCESS, ms, w, model),
         c.SLO_PART_FAILURE: counter_rate(c.NV_REQUEST_FAILURE, ms, w, model),
@@ -132,7 +134,7 @@ def _slice_rule(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> Rule:
     """
     ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
     threshold_us = num(round(slo.threshold_s * 1e6))
-    by_model = (c.LABEL_MODEL,)
+    by_model = label_sets(spec.cluster_label).per_model
     branches = []
     if c.LATENCY_SOURCE_SUMMARY in spec.latency_metrics:
         quantile = summary_quantile(c.NV_REQUEST_SUMMARY_US, ms, slo.quantile, by_model)
@@ -156,13 +158,14 @@ def _slice_rule(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> Rule:
 
 
 def _error_ratio(spec: Spec, slo: SLO, window: str, requests: str) -> str:
+    on_model = on(label_sets(spec.cluster_label).per_model)
     if slo.type in c.LLM_SLO_TYPES:  # events above the threshold: all minus the threshold's bucket
         total = _part(slo, c.SLO_PART_TOTAL, window)
         good = _part(slo, c.SLO_PART_GOOD, window)
         return f"clamp_min({total} - {good}, 0) / ({total} > 0)"
     if slo.type == c.SLO_AVAILABILITY:
         bad = _part(slo, c.SLO_PART_BAD, window)
-        return f"({bad} or on ({c.LABEL_MODEL}) {requests} * 0) / on ({c.LABEL_MODEL}) ({requests} > 0)"
+        return f"({bad} or {on_model} {requests} * 0) / {on_model} ({requests} > 0)"
     parts = []
     if slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
         total = _part(slo, c.SLO_PART_TOTAL, window)
@@ -177,7 +180,7 @@ def _error_ratio(spec: Spec, slo: SLO, window: str, requests: str) -> str:
             f" / sum {without} (count_over_time({bad_slices}[{window}])))"
         )
     # Histogram where the server exports the threshold's bucket; time slices for the other models.
-    return f" or on ({c.LABEL_MODEL}) ".join(parts)
+    return f" or {on_model} ".join(parts)
 
 
 def burn_alert_name(slo: SLO) -> str:
@@ -194,8 +197,9 @@ def tiers(slo: SLO) -> list[tuple[str, str, float, str, float]]:
     ]
 
 
-def burn_alerts(slo: SLO, base_url: str) -> list[Rule]:
+def burn_alerts(slo: SLO, base_url: str, cluster_label: str | None = None) -> list[Rule]:
     own: list[Matcher] = [(c.L_SLO, "=", slo.name)]
+    on_slo = on(label_sets(cluster_label).keep(c.L_SLO, c.LABEL_MODEL))
     name = burn_alert_name(slo)
     rules = []
     for long, short, share, severity, factor in tiers(slo):
@@ -203,10 +207,10 @@ def burn_alerts(slo: SLO, base_url: str) -> list[Rule]:
         guard = num(slo.min_request_rate)
         expr = (
             f"(\n  {selector(c.rec_slo_errors(long), own)} / {budget} >= {num(factor)}\n"
-            f"and on ({c.L_SLO}, {c.LABEL_MODEL})\n"
+            f"and {on_slo}\n"
             f"  {selector(c.rec_slo_errors(short), own)} / {budget} >= {num(factor)}\n)\n"
-            f"and on ({c.L_SLO}, {c.LABEL_MODEL}) {selector(c.rec_slo_requests(long), own)} >= {guard}\n"
-            f"and on ({c.L_SLO}, {c.LABEL_MODEL}) {selector(c.rec_slo_requests(short), own)} >= {guard}"
+            f"and {on_slo} {selector(c.rec_slo_requests(long), own)} >= {guard}\n"
+            f"and {on_slo} {selector(c.rec_slo_requests(short), own)} >= {guard}"
         )
         rules.append(
             {

@@ -25,11 +25,11 @@ def _gauge(name: str, labels: dict[str, str], value: float) -> dict[str, str]:
     return {"series": f"{name}{plain_labels(labels)}", "values": f"{value:g}x40"}
 
 
-def naive_queue_average(job: str) -> str:
+def naive_queue_average(job: str, cluster_label: str | None = None) -> str:
     """NVIDIA's k8s-onprem signal, per server: the average over models of each model's average."""
     m = [(c.LABEL_JOB, "=", job)]
     per_model = f"{rate(c.NV_QUEUE_DURATION_US, m, '1m')} / {rate(c.NV_REQUEST_SUCCESS, m, '1m')}"
-    return f"avg {by(label_sets().server)} ({per_model}) / 1e6"
+    return f"avg {by(label_sets(cluster_label).server)} ({per_model}) / 1e6"
 
 
 def weighting_test(spec: Spec) -> dict[str, Any]:
@@ -66,7 +66,10 @@ def weighting_test(spec: Spec) -> dict[str, Any]:
     checks = [
         (c.REC_QUEUE_PER_REQUEST_INSTANCE, [(server1, 2 / 151), (server2, 0.01)]),
         (c.REC_QUEUE_PER_REQUEST_JOB, [(fleet, 3.5 / 301)]),
-        (naive_queue_average(job), [(server1, 1.0), (server2, 0.01)]),  # what the weighting fixes
+        (
+            naive_queue_average(job, spec.cluster_label),
+            [(server1, 1.0), (server2, 0.01)],
+        ),  # what the weighting fixes
         (c.REC_PENDING_INSTANCE, [(server1, 3), (server2, 5)]),
         (c.REC_PENDING_JOB, [(fleet, 8)]),
         (c.REC_LLM_WAITING_JOB, [(fleet, 6)]),
