@@ -282,6 +282,17 @@ def test_latency_alert_shows_the_current_p99_and_the_slo_quantile_against_the_th
     assert enrich(parse_group(payload([alert(0)])), Facts(), LINKS).alerts[0].latency is None
 
 
+def test_latency_line_says_how_many_replicas_the_scaling_signal_asks_for() -> None:
+    group = parse_group(payload([_latency_alert("latency")], alertname=c.ALERT_SLO_LATENCY_BUDGET_BURN))
+    facts = Facts(latency_now={"l1": {"0.99": 0.6123}}, replicas={"l1": (5.0, 2.0)})
+    model = enrich(group, facts, LINKS)
+    line = (
+        "p99 now 612 ms (SLO on p99) vs threshold 500 ms; the scaling signal asks for 5 replicas (2 serving)"
+    )
+    assert model.alerts[0].latency.line == line
+    assert line in Renderer().text(model.context())
+
+
 def test_silence_url_escapes_matchers() -> None:
     group = parse_group(payload([alert(0)], alertname="A", model='we"ird'))
     url = silence_url(group, "https://am.example.com/")

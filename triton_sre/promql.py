@@ -90,6 +90,8 @@ class LabelSets:
     instance: tuple[str, ...]
     model: tuple[str, ...]
     per_model: tuple[str, ...]
+    server: tuple[str, ...] = ()  # one Triton server (a pod), all its models
+    job: tuple[str, ...] = ()  # a job's fleet of servers (an autoscaled deployment)
     cluster: tuple[str, ...] = ()
 
     def keep(self, *labels: str) -> tuple[str, ...]:
@@ -107,6 +109,8 @@ def label_sets(cluster_label: str | None = None) -> LabelSets:
         instance=(LABEL_JOB, LABEL_INSTANCE, LABEL_MODEL, LABEL_VERSION, *cluster),
         model=(LABEL_JOB, LABEL_MODEL, LABEL_VERSION, *cluster),
         per_model=(LABEL_MODEL, *cluster),
+        server=(LABEL_JOB, LABEL_INSTANCE, *cluster),
+        job=(LABEL_JOB, *cluster),
         cluster=cluster,
     )
 

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.autoscale_spec import Autoscaling, default_target, parse_autoscaling
 from triton_sre.checks import ConfigError, check_keys, check_number, check_positive_int
 from triton_sre.data import shipped
 from triton_sre.durations import DurationError, format_duration, parse_duration
@@ -120,13 +121,14 @@ class Spec:
     source: str = "slos.yaml"
     # what the Triton servers export for latency (`--metrics-config`): summary, histogram, both, none
     latency_metrics: tuple[str, ...] = (c.LATENCY_SOURCE_SUMMARY,)
+    autoscaling: tuple[Autoscaling, ...] = ()  # deployments to autoscale (autoscale_spec.py)
     # issue 24: the label that tells clusters apart (an external label of each cluster's Prometheus);
     # None: one cluster, every aggregation as before. Set: every rule and dashboard keeps it.
     cluster_label: str | None = None
 
 
 # -- loading ---------------------------------------------------------------------------------------
-_TOP_KEYS = {"scrape", "operational", "slos", "llm", "cluster_label"}
+_TOP_KEYS = {"scrape", "operational", "slos", "llm", "cluster_label", "autoscaling"}
 _LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _SCRAPE_KEYS = {"triton_job", "exporter_job", "latency_metrics"}
 _OPERATIONAL_KEYS = {
@@ -207,6 +209,24 @@ def _spec(raw: Any, source: str) -> Spec:
             raise SpecError(f"{source}: slos[{i}] ({slo.name}): name: duplicate SLO name {bounded(slo.name)}")
         seen.add(slo.name)
         slos.append(slo)
+    thresholds = [s.threshold_s for s in slos if s.type == c.SLO_LATENCY]
+    autoscaling = parse_autoscaling(
+        raw.get("autoscaling"),
+        f"{source}: autoscaling",
+        duration=parse_duration,
+        default_job=triton_job,
+        targets={
+            signal: default_target(
+                signal,
+                thresholds,
+                operational.queue_time_threshold_s,
+                operational.pending_requests,
+                llm.kv_cache_saturated_ratio,
+            )
+            for signal in c.SIGNALS
+        },
+        startup_probe_budget_s=operational.startup_probe_budget_s,
+    )
     return Spec(
         slos=tuple(slos),
         triton_job=triton_job,
@@ -215,6 +235,7 @@ def _spec(raw: Any, source: str) -> Spec:
         llm=llm,
         source=source,
         latency_metrics=latency_metrics,
+        autoscaling=autoscaling,
         cluster_label=_cluster_label(raw.get("cluster_label"), f"{source}: cluster_label"),
     )
 

@@ -231,6 +231,8 @@ class Facts:
     """Alert fingerprint -> the largest models on the alert's GPU (TritonGPUMemoryHeadroomLow)."""
     latency_now: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     """Latency alert fingerprint -> quantile (e.g. ``0.99``) -> current seconds (from Prometheus)."""
+    replicas: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    """Latency alert fingerprint -> (replicas the scaling signal asks for, serving) (issue 21)."""
 
 
 @dataclass(frozen=True)
@@ -427,6 +429,9 @@ def _latency_view(alert: Alert, facts: Facts) -> LatencyView | None:
     shown = {c.quantile_name(q): now[q] for q in latency_quantiles_shown(alert) if q in now}
     parts = [f"{name} now {_ms(value)}" for name, value in shown.items()] or ["current latency n/a"]
     line = f"{', '.join(parts)} (SLO on {c.quantile_name(judged)}) vs threshold {_ms(threshold)}"
+    if alert.fingerprint in facts.replicas:
+        asked, serving = facts.replicas[alert.fingerprint]
+        line += f"; the scaling signal asks for {asked:.0f} replicas ({serving:.0f} serving)"
     return LatencyView(c.quantile_name(judged), threshold, shown, line)
 
 

@@ -341,6 +341,7 @@ class Worker:
         burn: dict[str, float] = {}
         budget: dict[str, float] = {}
         latency: dict[str, dict[str, float]] = {}
+        replicas: dict[str, tuple[float, float]] = {}
         if self.prometheus is not None:
             for alert in group.alerts:
                 found = _slo_labels(alert.labels) if alert.name in SLO_ALERTS else None
@@ -359,6 +360,11 @@ class Worker:
                         now = self.prometheus.instant(latency_now_expr(model, quantile))
                         if now is not None:
                             latency.setdefault(alert.fingerprint, {})[quantile] = now
+                    if alert.fingerprint in latency:
+                        asked = self.prometheus.instant(f"max({c.REC_AUTOSCALE_DESIRED})")
+                        serving = self.prometheus.instant(f"max({c.REC_SERVING_REPLICAS})")
+                        if asked is not None and serving is not None:
+                            replicas[alert.fingerprint] = (asked, serving)
                 except PromError as exc:
                     log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
         return Facts(
@@ -372,6 +378,7 @@ class Worker:
             llm=self._llm_figures(group),
             largest_models=self._largest_models(group),
             latency_now=latency,
+            replicas=replicas,
         )
 
     def _llm_figures(self, group: AlertGroup) -> dict[str, dict[str, float]]:

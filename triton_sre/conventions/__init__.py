@@ -5,6 +5,7 @@
 - `exported`: names triton-sre exports (exporter and bot metrics, their labels and values,
   recording rules, dashboard uids).
 - `alerts`: alerts, SLOs, runbook ids, severities, Alertmanager names and annotations.
+- `autoscaling`: the scaling signals' rules, the spec's signal names, HPA/KEDA names (issue 21).
 - `process`: ports, defaults, environment variables, HTTP paths, exit codes, the stack's images.
 
 Everything is re-exported here, so code imports `from triton_sre import conventions as c` and
@@ -13,6 +14,7 @@ is a bug (tests/test_conventions_defined_once.py).
 """
 
 from triton_sre.conventions.alerts import *  # noqa: F403
+from triton_sre.conventions.autoscaling import *  # noqa: F403
 from triton_sre.conventions.exported import *  # noqa: F403
 from triton_sre.conventions.process import *  # noqa: F403
 from triton_sre.conventions.triton import *  # noqa: F403

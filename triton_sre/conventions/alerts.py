@@ -10,6 +10,7 @@ from typing import Final
 
 from triton_sre.conventions import exported as _x
 from triton_sre.conventions import triton as _t
+from triton_sre.conventions.autoscaling import ALERT_AUTOSCALER_LAGGING, RUNBOOK_AUTOSCALER_LAGGING
 from triton_sre.conventions.triton import (
     VLLM_TPOT_BUCKETS,
     VLLM_TPOT_SECONDS,
@@ -231,6 +232,7 @@ ALERT_RUNBOOKS: Final = {
     ALERT_GPU_MEMORY_HEADROOM_LOW: "triton-gpu-memory-headroom-low",
     ALERT_MODEL_LOAD_SLOW: "triton-model-load-slow",
     ALERT_LATENCY_QUANTILES_MISSING: "triton-latency-quantiles-missing",
+    ALERT_AUTOSCALER_LAGGING: RUNBOOK_AUTOSCALER_LAGGING,
     ALERT_INPUT_MISSING: RUNBOOK_INPUT_MISSING,
 }
 

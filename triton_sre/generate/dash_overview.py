@@ -7,6 +7,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre import promql as pq
 from triton_sre.conventions import UID_OVERVIEW_DASHBOARD as UID_OVERVIEW
+from triton_sre.generate.dash_scaling import scaling_row
 from triton_sre.generate.panels import (
     NEEDS_GPU,
     Layout,
@@ -208,6 +209,7 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
         ],
     )
     layout.explain_empty({"GPU memory used": NEEDS_GPU})
+    scaling_row(layout, spec)
     return dashboard(
         "Triton / Overview",
         UID_OVERVIEW,

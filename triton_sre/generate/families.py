@@ -15,11 +15,13 @@ from dataclasses import dataclass
 
 from triton_sre import conventions as c
 from triton_sre.generate import (
+    autoscaling,
     capacity,
     llm,
     operational,
     recording,
     slo_rules,
+    tests_autoscaling,
     tests_capacity,
     tests_llm,
     tests_operational,
@@ -46,6 +48,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(operational.OPERATIONAL_FILE, operational.rule_file, tests_operational.test_files),
     Family(llm.LLM_FILE, llm.rule_file, tests_llm.test_files),
     Family(capacity.CAPACITY_FILE, capacity.rule_file, tests_capacity.test_files),
+    Family(autoscaling.AUTOSCALING_FILE, autoscaling.rule_file, tests_autoscaling.test_files),
 )
 
 

@@ -18,6 +18,7 @@ import jinja2
 
 from triton_sre import conventions as c
 from triton_sre.generate.families import rule_files
+from triton_sre.generate.k8s_autoscaling import autoscaling_files
 from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import Spec, format_duration
 
@@ -171,5 +172,9 @@ def render_k8s(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
 
 def deploy_files(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, str]:
     """Everything `triton-sre generate` writes under deploy/ (paths relative to the repository)."""
-    files = {**render_configs(spec, compose_topology()), **render_k8s(spec, base_url)}
+    files = {
+        **render_configs(spec, compose_topology()),
+        **render_k8s(spec, base_url),
+        **autoscaling_files(spec),
+    }
     return {f"{c.DEPLOY_DIR}/{rel}": content for rel, content in sorted(files.items())}

@@ -1,0 +1,99 @@
+"""slos.yaml's `autoscaling:` list: defaults from the SLOs and the startup budget, clear errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.slo import SpecError, spec_from_mapping
+
+_SLOS: list[dict[str, Any]] = [
+    {"name": "latency", "type": "latency", "objective": 99, "threshold": "500ms"},
+    {"name": "tight", "type": "latency", "objective": 99, "threshold": "250ms"},
+]
+
+
+def _spec(entries: Any, **top: Any) -> Any:
+    return spec_from_mapping({"slos": _SLOS, "autoscaling": entries, **top}, "s.yaml")
+
+
+def test_defaults_come_from_the_tightest_latency_slo_and_the_startup_budget() -> None:
+    (entry,) = _spec(
+        [{"deployment": "triton", "max_replicas": 4}], operational={"startup_probe_budget": "5m"}
+    ).autoscaling
+    assert entry.signal == c.SIGNAL_QUEUE_TIME
+    assert entry.target == pytest.approx(0.05)  # 0.2 x 250 ms
+    assert entry.min_replicas == c.AUTOSCALE_MIN_REPLICAS
+    assert entry.load_time_s == 135  # (300 s - 30 s margin) / 2
+    assert entry.startup_budget_s == 300
+    assert entry.scale_up_period_s == 300 and entry.scale_down_window_s == 600
+    assert entry.rule == c.REC_QUEUE_PER_REQUEST_JOB and not entry.per_replica
+
+
+def test_explicit_values_and_per_replica_signals() -> None:
+    entries = _spec(
+        [
+            {
+                "deployment": "a",
+                "signal": "pending_requests",
+                "target": 3,
+                "max_replicas": 5,
+                "load_time": "10s",
+            },
+            {"deployment": "b", "signal": "llm_kv_cache", "max_replicas": 2, "min_replicas": 1},
+        ]
+    ).autoscaling
+    assert (entries[0].target, entries[0].per_replica, entries[0].load_time_s) == (3, True, 10)
+    assert entries[0].scale_down_window_s == c.AUTOSCALE_SCALE_DOWN_MIN_S
+    assert entries[1].target == pytest.approx(c.LLM_KV_SATURATED_RATIO * c.AUTOSCALE_KV_TARGET_SHARE)
+
+
+@pytest.mark.parametrize(
+    "entry,message",
+    [
+        (
+            {"deployment": "Triton_1", "max_replicas": 2},
+            "autoscaling[0]: deployment: required, a Kubernetes name",
+        ),
+        ({"deployment": "t"}, "autoscaling[0] (t): max_replicas: required"),
+        (
+            {"deployment": "t", "max_replicas": 1, "min_replicas": 3},
+            "max_replicas: must be at least min_replicas (3)",
+        ),
+        (
+            {"deployment": "t", "max_replicas": 2, "signal": "gpu"},
+            "signal: must be one of queue_time, pending",
+        ),
+        ({"deployment": "t", "max_replicas": 2, "target": 0.05}, "target: expected a duration like 500ms"),
+        (
+            {"deployment": "t", "max_replicas": 2, "signal": "llm_kv_cache", "target": 1.5},
+            "target: must be greater than 0 and at most 1",
+        ),
+        (
+            {"deployment": "t", "max_replicas": 2, "min_replicas": 0},
+            "min_replicas: must be a whole number greater than 0",
+        ),
+        ({"deployment": "t", "max_replicas": 2, "replicas": 3}, ": unknown key 'replicas'"),
+        (
+            {"deployment": "t", "max_replicas": 2, "kind": "DaemonSet"},
+            "kind: must be one of Deployment, StatefulSet",
+        ),
+    ],
+)
+def test_bad_entries_get_the_specs_clear_errors(entry: dict[str, Any], message: str) -> None:
+    with pytest.raises(SpecError) as err:
+        _spec([entry])
+    assert message in str(err.value) and str(err.value).startswith("s.yaml: autoscaling[0]")
+
+
+def test_a_deployment_listed_twice_and_a_non_list_are_refused() -> None:
+    with pytest.raises(SpecError, match=r"autoscaling\[1\]: deployment: 't' is listed twice"):
+        _spec([{"deployment": "t", "max_replicas": 2}] * 2)
+    with pytest.raises(SpecError, match="autoscaling: expected a list of deployments"):
+        _spec({"deployment": "t"})
+
+
+def test_no_autoscaling_key_means_no_entries() -> None:
+    assert spec_from_mapping({"slos": _SLOS}).autoscaling == ()

@@ -1,0 +1,171 @@
+"""The spec's optional `autoscaling:` list (issue 21): one entry per autoscaled Triton deployment.
+
+Pure. Defaults come from the rest of the spec: a queue-time target is a share of the tightest
+latency SLO threshold, a backlog target a share of `operational.pending_requests`, a KV-cache target
+a share of the saturation ratio; the model load time (default: what `operational.startup_probe_budget`
+was sized for, budget = 2 x load + margin, probes.py) sets how fast the autoscaler may add replicas
+and how long it keeps them. Errors are `ConfigError`s that `slo.spec_from_mapping` reports as the
+spec's own (file, entry and field named).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.checks import ConfigError, check_keys, check_number, check_positive_int
+from triton_sre.probes import STARTUP_MARGIN_S, startup_budget
+from triton_sre.redact import bounded
+
+_KEYS = {"deployment", "kind", "job", "signal", "target", "min_replicas", "max_replicas", "load_time"}
+_KINDS = ("Deployment", "StatefulSet")
+_DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_KEDA_HPA_PREFIX = "keda-hpa-"  # KEDA names the HPA it creates for a ScaledObject so
+
+
+@dataclass(frozen=True)
+class Autoscaling:
+    """One autoscaled deployment; times in seconds, `target` in the signal's unit (seconds for
+    queue_time, requests per replica for pending/waiting, a ratio for the KV cache)."""
+
+    deployment: str
+    kind: str
+    job: str
+    signal: str
+    target: float
+    min_replicas: int
+    max_replicas: int
+    load_time_s: float
+
+    @property
+    def per_replica(self) -> bool:
+        """The signal is a total the HPA divides by the replicas (AverageValue), not a Value."""
+        return c.SIGNAL_RULES[self.signal][1]
+
+    @property
+    def rule(self) -> str:
+        """The job-level recording rule the HPA and KEDA read."""
+        return c.SIGNAL_RULES[self.signal][0]
+
+    @property
+    def startup_budget_s(self) -> float:
+        """How long a new replica may take to serve (2 x load + margin): the lag the alert allows."""
+        return startup_budget(self.load_time_s)
+
+    @property
+    def scale_up_period_s(self) -> int:
+        """At most double the replicas per startup budget: a replica still loading does not help,
+        so the signal stays high while it warms up and must not add more on top of it."""
+        return int(min(max(15, math.ceil(self.startup_budget_s)), c.AUTOSCALE_PERIOD_MAX_S))
+
+    @property
+    def scale_down_window_s(self) -> int:
+        """Keep replicas at least twice the startup budget (Kubernetes' 300 s at least): one that
+        took minutes to load is not dropped on a dip."""
+        wanted = max(c.AUTOSCALE_SCALE_DOWN_MIN_S, math.ceil(2 * self.startup_budget_s))
+        return int(min(wanted, c.AUTOSCALE_WINDOW_MAX_S))
+
+    @property
+    def hpa_names(self) -> tuple[str, ...]:
+        """The HPA this entry renders and the one KEDA creates for its ScaledObject."""
+        return (self.deployment, f"{_KEDA_HPA_PREFIX}{self.deployment}")
+
+
+def default_target(
+    signal: str,
+    latency_thresholds_s: Sequence[float],
+    queue_time_threshold_s: float,
+    pending_requests: int,
+    kv_saturated_ratio: float,
+) -> float:
+    """The target a signal gets when the entry names none (see the module docstring)."""
+    if signal == c.SIGNAL_QUEUE_TIME:
+        base = min(latency_thresholds_s) if latency_thresholds_s else queue_time_threshold_s
+        return round(base * c.AUTOSCALE_QUEUE_TARGET_SHARE, 3)
+    if signal in (c.SIGNAL_PENDING, c.SIGNAL_LLM_WAITING):
+        return max(1.0, float(math.floor(pending_requests * c.AUTOSCALE_PENDING_TARGET_SHARE)))
+    return round(kv_saturated_ratio * c.AUTOSCALE_KV_TARGET_SHARE, 3)
+
+
+def parse_autoscaling(
+    raw: Any,
+    where: str,
+    *,
+    duration: Callable[[Any, str], float],
+    default_job: str,
+    targets: Mapping[str, float],
+    startup_probe_budget_s: float,
+) -> tuple[Autoscaling, ...]:
+    """The validated entries. `duration` parses a Prometheus duration (slo.parse_duration),
+    `targets` maps each signal to its default target (default_target)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}: expected a list of deployments, got {bounded(raw)}")
+    entries: list[Autoscaling] = []
+    for i, entry in enumerate(raw):
+        item = _entry(entry, f"{where}[{i}]", duration, default_job, targets, startup_probe_budget_s)
+        if any(e.deployment == item.deployment for e in entries):
+            raise ConfigError(f"{where}[{i}]: deployment: {bounded(item.deployment)} is listed twice")
+        entries.append(item)
+    return tuple(entries)
+
+
+def _entry(
+    entry: Any,
+    where: str,
+    duration: Callable[[Any, str], float],
+    default_job: str,
+    targets: Mapping[str, float],
+    startup_probe_budget_s: float,
+) -> Autoscaling:
+    if not isinstance(entry, Mapping):
+        raise ConfigError(
+            f"{where}: expected a mapping with deployment and max_replicas, got {bounded(entry)}"
+        )
+    check_keys(where, entry, _KEYS)
+    name = entry.get("deployment")
+    if not isinstance(name, str) or not _DNS_1123.match(name):
+        raise ConfigError(
+            f"{where}: deployment: required, a Kubernetes name (lower-case letters, digits and '-', "
+            f"at most 63), got {bounded(name)}"
+        )
+    where = f"{where} ({name})"
+    kind = entry.get("kind", _KINDS[0])
+    if kind not in _KINDS:
+        raise ConfigError(f"{where}: kind: must be one of {', '.join(_KINDS)}, got {bounded(kind)}")
+    job = entry.get("job", default_job)
+    if not isinstance(job, str) or not job:
+        raise ConfigError(f"{where}: job: expected the Triton scrape job's name, got {bounded(job)}")
+    signal = entry.get("signal", c.SIGNAL_QUEUE_TIME)
+    if signal not in c.SIGNALS:
+        raise ConfigError(f"{where}: signal: must be one of {', '.join(c.SIGNALS)}, got {bounded(signal)}")
+    target = _target(entry, signal, where, duration, targets[signal])
+    low = check_positive_int(f"{where}: min_replicas", entry.get("min_replicas", c.AUTOSCALE_MIN_REPLICAS))
+    if "max_replicas" not in entry:
+        raise ConfigError(f"{where}: max_replicas: required (the most replicas the autoscaler may run)")
+    high = check_positive_int(f"{where}: max_replicas", entry["max_replicas"])
+    if high < low:
+        raise ConfigError(f"{where}: max_replicas: must be at least min_replicas ({low}), got {high}")
+    if "load_time" in entry:
+        load = duration(entry["load_time"], f"{where}: load_time")
+    else:  # what the startup-probe budget was sized for (budget = 2 x load + margin)
+        load = max(0.0, (startup_probe_budget_s - STARTUP_MARGIN_S) / 2)
+    return Autoscaling(name, kind, job, signal, target, low, high, load)
+
+
+def _target(
+    entry: Mapping[str, Any], signal: str, where: str, duration: Callable[[Any, str], float], default: float
+) -> float:
+    if "target" not in entry:
+        return default
+    value = entry["target"]
+    if signal == c.SIGNAL_QUEUE_TIME:
+        return duration(value, f"{where}: target")
+    if signal == c.SIGNAL_LLM_KV_CACHE:
+        return check_number(f"{where}: target", value, low=0, high=1, low_inclusive=False)
+    return check_number(f"{where}: target", value, low=0, low_inclusive=False)

@@ -1,0 +1,70 @@
+"""Autoscaling (issue 21): the scaling signals' recording rules, the spec's signal names and
+defaults, the Kubernetes names the rendered HPA/KEDA objects and the Scaling dashboard row use,
+and the lagging-autoscaler alert."""
+
+from __future__ import annotations
+
+from typing import Final
+
+# -- recording rules (labels: job and instance, or job alone; plus the cluster label when set) ------
+REC_AUTOSCALE_WINDOW: Final = "1m"  # short: a scaling signal must follow the load within a minute
+REC_QUEUE_PER_REQUEST_INSTANCE: Final = (
+    f"instance:triton_queue_seconds_per_request:ratio_rate{REC_AUTOSCALE_WINDOW}"
+)
+REC_QUEUE_PER_REQUEST_JOB: Final = f"job:triton_queue_seconds_per_request:ratio_rate{REC_AUTOSCALE_WINDOW}"
+REC_PENDING_INSTANCE: Final = "instance:triton_pending_requests:sum"
+REC_PENDING_JOB: Final = "job:triton_pending_requests:sum"
+REC_LLM_WAITING_JOB: Final = "job:triton_llm_requests_waiting:sum"
+REC_LLM_KV_CACHE_JOB: Final = "job:triton_llm_kv_cache_utilization:max"
+REC_QUEUE_SECONDS_INSTANCE: Final = f"instance:triton_queue_seconds:rate{REC_AUTOSCALE_WINDOW}"
+REC_REQUESTS_INSTANCE: Final = f"instance:triton_requests:rate{REC_AUTOSCALE_WINDOW}"
+# per `autoscaling:` entry (label `deployment`): serving Triton pods (`up`), the HPA usage ratio
+# (value / target, per replica for AverageValue signals) and the replicas the HPA formula asks for
+REC_SERVING_REPLICAS: Final = "job:triton_serving_replicas:count"
+REC_AUTOSCALE_USAGE: Final = "deployment:triton_autoscale_usage:ratio"
+REC_AUTOSCALE_DESIRED: Final = "deployment:triton_autoscale_desired_replicas:ceil"
+L_DEPLOYMENT: Final = "deployment"
+GROUP_AUTOSCALING: Final = "triton-sre.autoscaling"
+GROUP_AUTOSCALING_ALERTS: Final = "triton-sre.autoscaling-alerts"
+
+# -- the spec's `autoscaling:` signals ----------------------------------------------------------------
+SIGNAL_QUEUE_TIME: Final = "queue_time"  # request-weighted queue seconds per request (HPA: Value)
+SIGNAL_PENDING: Final = "pending_requests"  # requests waiting, per replica (HPA: AverageValue)
+SIGNAL_LLM_WAITING: Final = "llm_waiting"  # LLM requests waiting for the batch, per replica
+SIGNAL_LLM_KV_CACHE: Final = "llm_kv_cache"  # the fullest KV cache, a ratio (HPA: Value)
+SIGNALS: Final = (SIGNAL_QUEUE_TIME, SIGNAL_PENDING, SIGNAL_LLM_WAITING, SIGNAL_LLM_KV_CACHE)
+# signal -> (job-level recording rule, per replica): per-replica signals are totals the HPA divides
+# by the replica count (AverageValue); the others are already per request or a ratio (Value).
+SIGNAL_RULES: Final = {
+    SIGNAL_QUEUE_TIME: (REC_QUEUE_PER_REQUEST_JOB, False),
+    SIGNAL_PENDING: (REC_PENDING_JOB, True),
+    SIGNAL_LLM_WAITING: (REC_LLM_WAITING_JOB, True),
+    SIGNAL_LLM_KV_CACHE: (REC_LLM_KV_CACHE_JOB, False),
+}
+# Defaults: a queue target this share of the tightest latency SLO threshold (the queue alert fires
+# at the SLO's queue_time_share, 0.5: scaling must act well before), a backlog target this share of
+# operational.pending_requests per replica, a KV-cache target this share of the saturation ratio.
+AUTOSCALE_QUEUE_TARGET_SHARE: Final = 0.2
+AUTOSCALE_PENDING_TARGET_SHARE: Final = 0.5
+AUTOSCALE_KV_TARGET_SHARE: Final = 0.8
+AUTOSCALE_MIN_REPLICAS: Final = 2  # the warm floor: one replica loading a model is one serving none
+AUTOSCALE_SCALE_DOWN_MIN_S: Final = 300  # Kubernetes' own default scale-down stabilisation
+AUTOSCALE_PERIOD_MAX_S: Final = 1800  # the HPA API's largest policy periodSeconds
+AUTOSCALE_WINDOW_MAX_S: Final = 3600  # the HPA API's largest stabilizationWindowSeconds
+HPA_TOLERANCE: Final = 0.1  # kube-controller-manager --horizontal-pod-autoscaler-tolerance
+
+# -- Kubernetes names ------------------------------------------------------------------------------
+K8S_AUTOSCALING_DIR: Final = "k8s/autoscaling"  # under deploy/
+AUTOSCALE_PROMETHEUS_URL: Final = "http://prometheus-operated.monitoring.svc:9090"  # KEDA's serverAddress
+# kube-state-metrics (the Scaling row and the lagging alert read the HPA's own view)
+KSM_HPA_DESIRED: Final = "kube_horizontalpodautoscaler_status_desired_replicas"
+KSM_HPA_CURRENT: Final = "kube_horizontalpodautoscaler_status_current_replicas"
+KSM_HPA_MAX: Final = "kube_horizontalpodautoscaler_spec_max_replicas"
+KSM_DEPLOYMENT_READY: Final = "kube_deployment_status_replicas_ready"
+KSM_LABEL_HPA: Final = "horizontalpodautoscaler"
+KSM_LABEL_DEPLOYMENT: Final = "deployment"
+KSM_LABEL_NAMESPACE: Final = "namespace"
+
+# -- the lagging-autoscaler alert ------------------------------------------------------------------
+ALERT_AUTOSCALER_LAGGING: Final = "TritonAutoscalerLagging"
+RUNBOOK_AUTOSCALER_LAGGING: Final = "triton-autoscaler-lagging"

@@ -1,0 +1,176 @@
+"""promtool tests of the autoscaling rules (autoscaling.py): the request-weighted queue time where
+the average of per-model averages is wrong, the pending and LLM signals, and the lagging alert."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.autoscale_spec import Autoscaling
+from triton_sre.generate.autoscaling import AUTOSCALING_FILE, autoscaling_groups
+from triton_sre.generate.calc import plain_labels, render_any
+from triton_sre.promql import by, label_sets, rate, selector
+from triton_sre.slo import Spec
+
+_STEP_S = 15  # the tests' scrape interval: a 1m rate needs several samples
+_I1, _I2 = "triton-0:8002", "triton-1:8002"
+_BUSY, _IDLE = "busy", "idle"
+
+
+def _counter(family: str, labels: dict[str, str], per_step: float) -> dict[str, str]:
+    return {"series": f"{family}{plain_labels(labels)}", "values": f"0+{per_step:g}x40"}
+
+
+def _gauge(name: str, labels: dict[str, str], value: float) -> dict[str, str]:
+    return {"series": f"{name}{plain_labels(labels)}", "values": f"{value:g}x40"}
+
+
+def naive_queue_average(job: str, cluster_label: str | None = None) -> str:
+    """NVIDIA's k8s-onprem signal, per server: the average over models of each model's average."""
+    m = [(c.LABEL_JOB, "=", job)]
+    per_model = f"{rate(c.NV_QUEUE_DURATION_US, m, '1m')} / {rate(c.NV_REQUEST_SUCCESS, m, '1m')}"
+    return f"avg {by(label_sets(cluster_label).server)} ({per_model}) / 1e6"
+
+
+def weighting_test(spec: Spec) -> dict[str, Any]:
+    """Two models on one Triton: `busy` (10 req/s, no queue) and `idle` (one request per 15 s that
+    queues 2 s). An average request waits 2 s / 151 requests = 13.2 ms; the average of the two
+    models' averages says 1 s. A second Triton serves `busy` only, 10 ms of queue per request."""
+    job = spec.triton_job
+
+    def model(instance: str, name: str) -> dict[str, str]:
+        return {c.LABEL_JOB: job, c.LABEL_INSTANCE: instance, c.LABEL_MODEL: name, c.LABEL_VERSION: "1"}
+
+    busy1, idle1, busy2 = model(_I1, _BUSY), model(_I1, _IDLE), model(_I2, _BUSY)
+    failed = {**idle1, c.LABEL_REASON: c.FAILURE_REASON_BACKEND}
+    series = [
+        _counter(c.NV_REQUEST_SUCCESS, busy1, 150),
+        _counter(c.NV_QUEUE_DURATION_US, busy1, 0),
+        _counter(c.NV_REQUEST_SUCCESS, idle1, 1),
+        _counter(c.NV_REQUEST_FAILURE, failed, 0),
+        _counter(c.NV_QUEUE_DURATION_US, idle1, 2_000_000),
+        _counter(c.NV_REQUEST_SUCCESS, busy2, 150),
+        _counter(c.NV_QUEUE_DURATION_US, busy2, 1_500_000),
+        _gauge(c.NV_PENDING_REQUEST_COUNT, busy1, 0),
+        _gauge(c.NV_PENDING_REQUEST_COUNT, idle1, 3),
+        _gauge(c.NV_PENDING_REQUEST_COUNT, busy2, 5),
+        _gauge(c.REC_LLM_WAITING, {c.LABEL_JOB: job, c.LABEL_MODEL: "llm", c.LABEL_VERSION: "1"}, 4),
+        _gauge(c.REC_LLM_WAITING, {c.LABEL_JOB: job, c.LABEL_MODEL: "llm", c.LABEL_VERSION: "2"}, 2),
+        _gauge(c.REC_LLM_KV_CACHE, {c.LABEL_JOB: job, c.LABEL_MODEL: "llm", c.LABEL_VERSION: "1"}, 0.9),
+        _gauge(c.REC_LLM_KV_CACHE, {c.LABEL_JOB: job, c.LABEL_MODEL: "llm", c.LABEL_VERSION: "2"}, 0.4),
+        _gauge("up", {c.LABEL_JOB: job, c.LABEL_INSTANCE: _I1}, 1),
+        _gauge("up", {c.LABEL_JOB: job, c.LABEL_INSTANCE: _I2}, 1),
+    ]
+    server1, server2 = {c.LABEL_JOB: job, c.LABEL_INSTANCE: _I1}, {c.LABEL_JOB: job, c.LABEL_INSTANCE: _I2}
+    fleet = {c.LABEL_JOB: job}
+    checks = [
+        (c.REC_QUEUE_PER_REQUEST_INSTANCE, [(server1, 2 / 151), (server2, 0.01)]),
+        (c.REC_QUEUE_PER_REQUEST_JOB, [(fleet, 3.5 / 301)]),
+        (
+            naive_queue_average(job, spec.cluster_label),
+            [(server1, 1.0), (server2, 0.01)],
+        ),  # what the weighting fixes
+        (c.REC_PENDING_INSTANCE, [(server1, 3), (server2, 5)]),
+        (c.REC_PENDING_JOB, [(fleet, 8)]),
+        (c.REC_LLM_WAITING_JOB, [(fleet, 6)]),
+        (c.REC_LLM_KV_CACHE_JOB, [(fleet, 0.9)]),
+        (c.REC_SERVING_REPLICAS, [(fleet, 2)]),
+    ]
+    return {
+        "name": "autoscaling signals: request-weighted queue time over models, pending, LLM",
+        "interval": f"{_STEP_S}s",
+        "input_series": series,
+        "promql_expr_test": [
+            {
+                "expr": f"round({expr}, 0.000001)",
+                "eval_time": "5m",
+                "exp_samples": [
+                    {"labels": plain_labels(labels), "value": round(value, 6)} for labels, value in samples
+                ],
+            }
+            for expr, samples in checks
+        ],
+    }
+
+
+def _signal_series(entry: Autoscaling, usage: float, replicas: int) -> list[dict[str, str]]:
+    """Input series that put `entry.rule` at `usage` x target with `replicas` servers up."""
+    job = entry.job
+    value = usage * entry.target * (replicas if entry.per_replica else 1)
+    out = [_gauge("up", {c.LABEL_JOB: job, c.LABEL_INSTANCE: f"triton-{i}:8002"}, 1) for i in range(replicas)]
+    m = {c.LABEL_JOB: job, c.LABEL_INSTANCE: _I1, c.LABEL_MODEL: _BUSY, c.LABEL_VERSION: "1"}
+    llm = {c.LABEL_JOB: job, c.LABEL_MODEL: "llm", c.LABEL_VERSION: "1"}
+    if entry.signal == c.SIGNAL_QUEUE_TIME:
+        out.append(_counter(c.NV_REQUEST_SUCCESS, m, 100))
+        out.append(_counter(c.NV_QUEUE_DURATION_US, m, 100 * value * 1e6))
+    elif entry.signal == c.SIGNAL_PENDING:
+        out.append(_gauge(c.NV_PENDING_REQUEST_COUNT, m, value))
+    elif entry.signal == c.SIGNAL_LLM_WAITING:
+        out.append(_gauge(c.REC_LLM_WAITING, llm, value))
+    else:
+        out.append(_gauge(c.REC_LLM_KV_CACHE, llm, value))
+    return out
+
+
+def lagging_test(spec: Spec, entry: Autoscaling, base_url: str) -> dict[str, Any]:
+    """The signal at 1.5 x target with 2 replicas asks for 3: pending for the startup budget,
+    firing after it; the usage and desired replicas are recorded."""
+    usage, replicas = 1.5, 2
+    rules = {
+        r["alert"]: r
+        for g in autoscaling_groups(spec, base_url)["groups"]
+        for r in g["rules"]
+        if "alert" in r
+    }
+    rule = rules[c.ALERT_AUTOSCALER_LAGGING]
+    labels = {c.LABEL_JOB: entry.job, c.L_DEPLOYMENT: entry.deployment}
+    alert_labels = {**labels, **rule["labels"]}
+    budget_steps = int(entry.startup_budget_s // _STEP_S)
+    at = f"{(budget_steps + 8) * _STEP_S}s"
+    mine = [(c.L_DEPLOYMENT, "=", entry.deployment)]
+    return {
+        "name": f"{c.ALERT_AUTOSCALER_LAGGING}: {entry.deployment} asks for more replicas than serve",
+        "interval": f"{_STEP_S}s",
+        "input_series": _signal_series(entry, usage, replicas),
+        "promql_expr_test": [
+            {
+                "expr": f"round({selector(c.REC_AUTOSCALE_USAGE, mine)}, 0.001)",
+                "eval_time": at,
+                "exp_samples": [{"labels": plain_labels(labels), "value": usage}],
+            },
+            {
+                "expr": selector(c.REC_AUTOSCALE_DESIRED, mine),
+                "eval_time": at,
+                "exp_samples": [
+                    {"labels": plain_labels({"__name__": c.REC_AUTOSCALE_DESIRED, **labels}), "value": 3}
+                ],
+            },
+        ],
+        "alert_rule_test": [
+            {"eval_time": "2m", "alertname": c.ALERT_AUTOSCALER_LAGGING, "exp_alerts": []},
+            {
+                "eval_time": at,
+                "alertname": c.ALERT_AUTOSCALER_LAGGING,
+                "exp_alerts": [
+                    {
+                        "exp_labels": dict(sorted(alert_labels.items())),
+                        "exp_annotations": {
+                            k: render_any(v, alert_labels, 3) for k, v in rule["annotations"].items()
+                        },
+                    }
+                ],
+            },
+        ],
+    }
+
+
+def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
+    """Test file name (under alerts/tests/) -> promtool document."""
+    tests = [weighting_test(spec)] + [lagging_test(spec, e, base_url) for e in spec.autoscaling]
+    return {
+        "triton-autoscaling-rules.test.yaml": {
+            "rule_files": [f"../{AUTOSCALING_FILE}"],
+            "evaluation_interval": f"{_STEP_S}s",
+            "tests": tests,
+        }
+    }
