@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from triton_sre import conventions as c
 from triton_sre import promql as pq
-from triton_sre.generate.panels import Layout, target, timeseries
+from triton_sre.generate.panels import Layout, cluster_matchers, target, timeseries
 from triton_sre.slo import Spec
 
 _REPLICAS = "Replicas: asked, serving, ready"
@@ -20,8 +20,9 @@ def scaling_row(layout: Layout, spec: Spec) -> None:
         return
     signal, replicas = [], []
     for e in spec.autoscaling:
-        job = [(c.LABEL_JOB, "=", e.job)]
+        job = [*cluster_matchers(spec), (c.LABEL_JOB, "=", e.job)]
         mine = [*job, (c.L_DEPLOYMENT, "=", e.deployment)]
+        ready = (c.KSM_LABEL_DEPLOYMENT, "=", e.deployment)
         signal += [
             target(pq.selector(c.REC_AUTOSCALE_USAGE, mine), f"{e.deployment} {e.signal} / target"),
         ]
@@ -29,7 +30,7 @@ def scaling_row(layout: Layout, spec: Spec) -> None:
             target(pq.selector(c.REC_AUTOSCALE_DESIRED, mine), f"{e.deployment} asked (HPA formula)"),
             target(pq.selector(c.REC_SERVING_REPLICAS, job), f"{e.deployment} serving (Triton up)"),
             target(
-                f"sum({pq.selector(c.KSM_DEPLOYMENT_READY, [(c.KSM_LABEL_DEPLOYMENT, '=', e.deployment)])})",
+                f"sum({pq.selector(c.KSM_DEPLOYMENT_READY, [*cluster_matchers(spec), ready])})",
                 f"{e.deployment} ready (kube-state-metrics)",
             ),
             target(f"vector({e.max_replicas})", f"{e.deployment} max_replicas"),
