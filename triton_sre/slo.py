@@ -122,6 +122,8 @@ class Spec:
     source: str = "slos.yaml"
     # what the Triton servers export for latency (`--metrics-config`): summary, histogram, both, none
     latency_metrics: tuple[str, ...] = (c.LATENCY_SOURCE_SUMMARY,)
+    # the raw `rollout:` section, validated by triton_sre.rollout.spec (which reads the SLOs)
+    rollout: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 # -- duration helpers ----------------------------------------------------------------------------
@@ -145,7 +147,7 @@ def format_duration(seconds: float) -> str:
 
 
 # -- loading ---------------------------------------------------------------------------------------
-_TOP_KEYS = {"scrape", "operational", "slos", "llm"}
+_TOP_KEYS = {"scrape", "operational", "slos", "llm", "rollout"}
 _SCRAPE_KEYS = {"triton_job", "exporter_job", "latency_metrics"}
 _OPERATIONAL_KEYS = {
     "queue_time_threshold",
@@ -233,6 +235,7 @@ def _spec(raw: Any, source: str) -> Spec:
         llm=llm,
         source=source,
         latency_metrics=latency_metrics,
+        rollout=raw.get("rollout") or {},
     )
 
 

@@ -32,6 +32,7 @@ ENV_CONFIG: Final = "TRITON_SRE_CONFIG"
 EXIT_OK: Final = 0
 EXIT_FAILURE: Final = 1
 EXIT_USAGE: Final = 2  # usage, configuration or input error; also an output that cannot be written
+EXIT_INCONCLUSIVE: Final = 3  # `rollout check`: too little traffic on either side to judge
 # The reader of stdout went away (`| head`): quiet, 128 + SIGPIPE like other Unix tools.
 EXIT_BROKEN_PIPE: Final = 141
 
