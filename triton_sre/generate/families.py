@@ -19,11 +19,13 @@ from triton_sre.generate import (
     llm,
     operational,
     recording,
+    rollout,
     slo_rules,
     tests_capacity,
     tests_llm,
     tests_operational,
     tests_recording,
+    tests_rollout,
     tests_slo,
 )
 from triton_sre.generate.rulefile import RuleFile, TestFile, with_eval_order
@@ -46,6 +48,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(operational.OPERATIONAL_FILE, operational.rule_file, tests_operational.test_files),
     Family(llm.LLM_FILE, llm.rule_file, tests_llm.test_files),
     Family(capacity.CAPACITY_FILE, capacity.rule_file, tests_capacity.test_files),
+    Family(rollout.ROLLOUT_FILE, rollout.rule_file, tests_rollout.test_files),
 )
 
 

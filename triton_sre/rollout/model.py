@@ -27,6 +27,7 @@ from triton_sre.rollout.stats import mann_whitney_greater, median
 
 __all__ = [
     "FIGURES",
+    "GUARDED",
     "TRAFFIC",
     "Figure",
     "FigureResult",
@@ -60,6 +61,16 @@ FIGURES: tuple[Figure, ...] = (
     Figure(c.ROLLOUT_FIG_BATCHING_RATIO, "x", LOWER, True),
     Figure(c.ROLLOUT_FIG_TTFT_P99, "s", HIGHER, True),
     Figure(c.ROLLOUT_FIG_TPOT_P99, "s", HIGHER, True),
+)
+
+# The figures every Triton model has (no LLM backend needed): what the continuous guard and the
+# progressive-delivery templates judge; `rollout check` judges all of FIGURES that have data.
+GUARDED: tuple[str, ...] = (
+    c.ROLLOUT_FIG_ERROR_RATIO,
+    c.ROLLOUT_FIG_LATENCY_P99,
+    c.ROLLOUT_FIG_QUEUE_SHARE,
+    c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE,
+    c.ROLLOUT_FIG_BATCHING_RATIO,
 )
 
 
