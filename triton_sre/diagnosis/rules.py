@@ -447,6 +447,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # PyTorch cannot open the file as a TorchScript archive (torch.save'd weights, a cut download).
             r"PytorchStreamReader failed (reading zip archive|locating file|reading file)",
             r"failed finding central directory",
+            # The Python stub cannot even compile model.py: binary bytes in it (a cut copy, a broken sync).
+            r"source code (?:string )?cannot contain null bytes",
         ),
     ),
     CauseRule(

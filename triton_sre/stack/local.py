@@ -36,7 +36,7 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.files import write_files
 from triton_sre.logtail import tail
-from triton_sre.slo import default_spec, load_spec
+from triton_sre.slo import Spec, default_spec, load_spec
 from triton_sre.stack.local_triton import free_ports, process_group_members
 
 STATE_FILE = "stack.json"
@@ -93,6 +93,7 @@ class StackOptions:
     channel: str = DEFAULT_CHANNEL
     timeout: float = 120.0  # per component, to become ready
     exporter_config: Path | None = None  # the exporter's YAML config (pricing); None: none
+    triton_args: tuple[str, ...] = ()  # more arguments of run_triton (gameday: explicit model control)
 
 
 def _start_time(pid: int) -> int | None:
@@ -213,14 +214,19 @@ class Stack:
         return f"http://127.0.0.1:{self.ports[name]}"
 
     # -- files
+    def generated_files(self, spec: Spec) -> dict[str, str]:
+        """What `triton-sre generate` writes (rules, promtool tests, dashboards), by relative path."""
+        from triton_sre.generate.command import render_all
+
+        return render_all(spec, self.opts.runbook_base_url)
+
     def render(self) -> dict[str, Path]:
         """Rules, dashboards, Prometheus/Alertmanager/Grafana configs and the bot token in the workdir."""
-        from triton_sre.generate.command import render_all
         from triton_sre.stack import render
 
         spec = load_spec(self.opts.slo_file) if self.opts.slo_file else default_spec()
         generated = self.workdir / "generated"
-        write_files(render_all(spec, self.opts.runbook_base_url), generated)
+        write_files(self.generated_files(spec), generated)
         secrets_dir = self.workdir / "secrets"
         secrets_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(secrets_dir, 0o700)
@@ -332,6 +338,7 @@ class Stack:
                 f"--metrics-port={self.ports['triton_metrics']}",
                 f"--ready-file={ready_file}",
                 f"--startup-timeout={opts.timeout}",
+                *opts.triton_args,
             ],
             self.url("triton_http"),
         )  # fmt: skip

@@ -29,6 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--metrics-port", type=int, required=True)
     parser.add_argument("--ready-file", type=Path, required=True)
     parser.add_argument("--startup-timeout", type=float, default=120.0)
+    # `triton-sre gameday` loads and unloads models: explicit mode with --load-model=* at startup
+    parser.add_argument("--model-control-mode", choices=["none", "explicit", "poll"], default="none")
+    parser.add_argument("--load-model", action="append", default=[], help="repeatable (explicit mode)")
     args = parser.parse_args(argv)
 
     stop = threading.Event()
@@ -40,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         grpc_port=args.grpc_port,
         metrics_port=args.metrics_port,
         exit_on_error=False,
+        model_control_mode=args.model_control_mode,
+        load_models=args.load_model,
         workdir=args.workdir,
         startup_timeout=args.startup_timeout,
     )

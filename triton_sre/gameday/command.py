@@ -1,0 +1,213 @@
+"""`triton-sre gameday`: inject named faults into a local stack under traffic and score the response.
+
+It starts its own stack (`stack up`'s components: real Triton, exporter, Prometheus with the
+generated rules scaled in time, Alertmanager, the bot and its Slack stand-in), drives steady
+traffic, runs the scenarios one at a time and prints a scorecard. Whatever happens (a failed
+scenario, Ctrl-C, SIGTERM), the running scenario is restored and everything it started is stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from triton_sre import conventions as c
+
+DEFAULT_SCALE = 20.0
+WARMUP_SECONDS = 15.0  # traffic before the first injection, so rates and windows have data
+PAUSE_SECONDS = 3.0  # between two scenarios
+STEADY_THINK_S = 0.05
+
+
+def add_gameday_parser(commands: Any, epilog: str) -> None:
+    from triton_sre.gameday.scorecard import FORMATS
+
+    gd = commands.add_parser(
+        "gameday",
+        help="inject named faults into a local stack under traffic; score detection, diagnosis, recovery",
+        description=(
+            "Start the local stack (as `stack up`, with rule durations scaled down and model control on), "
+            "drive steady traffic, and run fault scenarios one at a time: corrupted model file, missing "
+            "Python dependency, too little shared memory, Triton killed, p99 degraded, error burst, LLM KV "
+            "cache full, model stuck loading, exporter killed, Slack outage. For each: seconds until the "
+            "alert fired in Prometheus, reached Alertmanager and the bot's Slack message; whether alert and "
+            "diagnosis named the expected runbook; whether the restore brought the models back to READY and "
+            "the alert resolved; whether a message was lost or posted twice. The stack is always stopped "
+            "at the end, also on Ctrl-C."
+        ),
+        epilog=f"{epilog}; 1 also when a scenario was not detected, diagnosed wrong, not restored or lost "
+        "a message (see docs/gamedays.md)",
+    )
+    gd.add_argument("--list", action="store_true", help="list the scenarios and what each injects, then exit")
+    gd.add_argument(
+        "--scenario", action="append", default=[], metavar="NAME", help="run this scenario (repeatable)"
+    )
+    gd.add_argument(
+        "--scenario-file",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="a Python file with inject(ctx), restore(ctx) and expect (repeatable; see docs/gamedays.md)",
+    )
+    gd.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep the stack's files and logs here (default: a temp dir)",
+    )
+    gd.add_argument(
+        "--scale",
+        type=float,
+        default=DEFAULT_SCALE,
+        help=f"divide every rule `for:` and PromQL range by this (default {DEFAULT_SCALE:g})",
+    )
+    gd.add_argument("--format", choices=FORMATS, default="text", help="scorecard format (default text)")
+    gd.set_defaults(handler=run_gameday)
+
+
+def _scenarios(args: argparse.Namespace) -> list[Any]:
+    """The scenarios to run: --scenario names (built-in or from files); without any, the files'
+    scenarios when --scenario-file is given, else every built-in one (--list: all of them)."""
+    from triton_sre.gameday.scenarios import builtin, load_file, select
+
+    users = [load_file(p) for p in args.scenario_file]
+    catalog = builtin() + users
+    if args.scenario:
+        return select(catalog, args.scenario)
+    return catalog if args.list or not users else users
+
+
+def _list(scenarios: list[Any], fmt: str) -> None:
+    if fmt == "json":
+        rows = [
+            {
+                "name": s.name,
+                "injects": s.injects,
+                "expected_alert": s.expect.alert,
+                "expected_runbook": s.expect.runbook,
+                "labels": dict(s.expect.labels),
+            }
+            for s in scenarios
+        ]
+        print(json.dumps({"scenarios": rows}, indent=2))
+        return
+    for s in scenarios:
+        labels = ",".join(f'{k}="{v}"' for k, v in s.expect.labels.items())
+        print(f"{s.name}\n    injects: {s.injects}")
+        print(f"    expects: {s.expect.alert}{{{labels}}} -> {s.expect.runbook}")
+
+
+def _say(text: str) -> None:
+    print(f"triton-sre gameday: {text}", file=sys.stderr, flush=True)
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{os.cpu_count()} cores, load average {one:.1f} (1 min) / {five:.1f} (5 min)"
+
+
+def run_gameday(args: argparse.Namespace) -> int:
+    from triton_sre.gameday.scenarios import ScenarioFileError
+
+    try:
+        scenarios = _scenarios(args)
+    except ScenarioFileError as exc:
+        print(f"triton-sre gameday: {exc}", file=sys.stderr)
+        return c.EXIT_USAGE
+    except KeyError as exc:
+        print(f"triton-sre gameday: unknown scenario {exc.args[0]} (see --list)", file=sys.stderr)
+        return c.EXIT_USAGE
+    if args.list:
+        _list(scenarios, args.format)
+        return c.EXIT_OK
+    if not args.scale >= 1:
+        print("triton-sre gameday: --scale must be at least 1", file=sys.stderr)
+        return c.EXIT_USAGE
+    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="triton-sre-gameday-"))).absolute()
+    workdir.mkdir(parents=True, exist_ok=True)
+    return _run(scenarios, workdir, args.scale, args.format)
+
+
+def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str) -> int:
+    from triton_sre.gameday import runner, scorecard
+    from triton_sre.gameday.context import Context
+    from triton_sre.gameday.observer import Observer
+    from triton_sre.gameday.scaling import Scale
+    from triton_sre.gameday.scenarios import STEADY_MODELS
+    from triton_sre.gameday.stack import build_repository, start_stack, triton_args
+    from triton_sre.stack.local import StackError, StackOptions, down
+
+    interrupted = threading.Event()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        if interrupted.is_set():
+            return  # cleanup is under way: a second Ctrl-C must not cut it short
+        interrupted.set()
+        _say(f"signal {signum}: restoring the running scenario and stopping the stack")
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    scale = Scale(factor=factor)
+    meta: dict[str, Any] = {
+        "timings": f"{scale.describe()}; Alertmanager group_wait 1s",
+        "load": _load(),
+        "workdir": str(workdir),
+    }
+    results: list[runner.Result] = []
+    stack_dir = workdir / "stack"
+    started = time.monotonic()
+    observer = None
+    ctx = None
+    try:
+        repository = build_repository(workdir / "models")
+        opts = StackOptions(
+            model_repository=repository,
+            workdir=stack_dir,
+            interval=scale.interval_seconds,
+            group_wait=1.0,
+            timeout=300.0,
+            triton_args=triton_args(),
+        )
+        _say(f"starting the stack in {stack_dir} ({scale.describe()})")
+        stack = start_stack(opts, scale, lambda text: _say(f"  {text}"))
+        ctx = Context(stack, repository, _say)
+        names = {comp.name: comp.url for comp in stack.components}
+        observer = Observer(names["prometheus"], names["alertmanager"], names.get("slack-standin")).start()
+        ctx.traffic(
+            "steady", {m: 1 for m in STEADY_MODELS} | {STEADY_MODELS[0]: 2}, think_time_s=STEADY_THINK_S
+        )
+        _say(f"steady traffic on {', '.join(STEADY_MODELS)}; warming up {WARMUP_SECONDS:g}s")
+        time.sleep(WARMUP_SECONDS)
+        for scenario in scenarios:
+            results.append(runner.run(scenario, ctx, observer.timeline, _say, interrupted.is_set))
+            time.sleep(PAUSE_SECONDS)
+    except StackError as exc:
+        _say(f"the stack did not start: {exc}")
+        meta["error"] = str(exc)[:500]
+    except KeyboardInterrupt:
+        meta["interrupted"] = True
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        if ctx is not None:
+            ctx.stop_all_traffic()
+            ctx.join_background(5)
+        if observer is not None:
+            observer.stop()
+        down(stack_dir, lambda text: _say(f"  {text}"))
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    meta["total_seconds"] = time.monotonic() - started
+    meta["load_at_end"] = _load()
+    sys.stdout.write(scorecard.render(results, meta, fmt))
+    ok = results and len(results) == len(scenarios) and all(r.passed for r in results)
+    return c.EXIT_OK if ok else c.EXIT_FAILURE

@@ -1,0 +1,275 @@
+"""What a gameday sees, and when: alerts in Prometheus and Alertmanager, the bot's Slack messages.
+
+`Observer` polls the three over HTTP (as an on-call engineer's tools would) from a background
+thread, twice a second, and keeps a `Timeline`: for every alert (name + labels) the intervals in
+which Prometheus had it firing and Alertmanager had it active, and every message the bot posted
+to the Slack stand-in (merged across stand-in restarts: its own record starts empty again).
+The parsing of one poll's answers is pure (`alerts_from_prometheus`, `alerts_from_alertmanager`,
+`post_from_call`) and tested without a stack.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+from triton_sre import conventions as c
+
+POLL_SECONDS = 0.5
+HTTP_TIMEOUT = 3.0
+Labels = tuple[tuple[str, str], ...]
+
+_ALERT_FIELD = re.compile(r"\*Alert:\*\s*([A-Za-z0-9_:]+)")
+_MODEL_FIELD = re.compile(r"\*Model:\*\s*([^\s\"\\]+)")
+_DIAGNOSIS = re.compile(r"\*Diagnosis:\*[^`]*`([a-z0-9][a-z0-9-]*)`")
+_RUNBOOK = re.compile(r"Runbook:\s*(?:<[^|>]*\|)?(?:Runbook:\s*)?([a-z0-9][a-z0-9-]*)")
+_RUNBOOK_PATH = re.compile(r"runbooks/([a-z0-9][a-z0-9-]*)\.md")
+_STATUS = re.compile(r"^(FIRING|RESOLVED)(?: \[([a-z]+)\])?")
+
+
+@dataclass(frozen=True)
+class SeenAlert:
+    name: str
+    labels: Labels
+    annotations: Labels = ()
+
+    def label(self, key: str) -> str:
+        return dict(self.labels).get(key, "")
+
+    def runbook(self) -> str:
+        """The runbook the alert names: its `runbook` label, else its runbook_url's page."""
+        if self.label(c.L_RUNBOOK):
+            return self.label(c.L_RUNBOOK)
+        found = _RUNBOOK_PATH.search(dict(self.annotations).get(c.ANNOTATION_RUNBOOK_URL, ""))
+        return found.group(1) if found else ""
+
+
+@dataclass(frozen=True)
+class Post:
+    """A top-level message (or an update of one) the bot sent to the Slack stand-in."""
+
+    at: float
+    method: str
+    ts: str
+    alertname: str
+    model: str
+    resolved: bool
+    severity: str  # the bot posts a group's pages and tickets apart (Alertmanager's routes)
+    runbooks: tuple[str, ...]  # diagnosis first, then runbook links, in order of appearance
+
+
+@dataclass
+class Intervals:
+    """Where an alert was seen: [start, end] spans, the last one open (end None) while it lasts."""
+
+    spans: list[list[float | None]] = field(default_factory=list)
+
+    def seen(self, now: float) -> None:
+        if not self.spans or self.spans[-1][1] is not None:
+            self.spans.append([now, None])
+
+    def gone(self, now: float) -> None:
+        if self.spans and self.spans[-1][1] is None:
+            self.spans[-1][1] = now
+
+    @property
+    def active(self) -> bool:
+        return bool(self.spans) and self.spans[-1][1] is None
+
+    def first_since(self, t: float) -> float | None:
+        """When a span first started at or after `t` (one already open at `t` does not count)."""
+        starts = [start for start, _ in self.spans if start is not None and start >= t]
+        return min(starts) if starts else None
+
+    def cleared_since(self, t: float) -> float | None:
+        """The end of the last span if it ended at or after `t` and nothing is active now."""
+        if self.active or not self.spans:
+            return None
+        end = self.spans[-1][1]
+        return end if end is not None and end >= t else None
+
+
+def _labels(raw: Mapping[str, Any]) -> Labels:
+    return tuple(sorted((str(k), str(v)) for k, v in raw.items()))
+
+
+def alerts_from_prometheus(body: Mapping[str, Any]) -> list[SeenAlert]:
+    """The firing alerts of a `/api/v1/alerts` answer (pending ones are not firing yet)."""
+    out = []
+    for a in body.get("data", {}).get("alerts", []):
+        if a.get("state") != c.AM_STATUS_FIRING:
+            continue
+        labels = dict(a.get("labels", {}))
+        name = labels.pop(c.LABEL_ALERTNAME, "")
+        out.append(SeenAlert(name, _labels(labels), _labels(a.get("annotations", {}))))
+    return out
+
+
+def alerts_from_alertmanager(body: Iterable[Mapping[str, Any]]) -> list[SeenAlert]:
+    """The alerts Alertmanager holds (active, or suppressed by an inhibition) from `/api/v2/alerts`."""
+    out = []
+    for a in body:
+        labels = dict(a.get("labels", {}))
+        name = labels.pop(c.LABEL_ALERTNAME, "")
+        out.append(SeenAlert(name, _labels(labels), _labels(a.get("annotations", {}))))
+    return out
+
+
+def runbooks_named(text: str) -> tuple[str, ...]:
+    """Runbook ids a message names: the diagnosis first, then runbook links."""
+    found: list[str] = []
+    for rx in (_DIAGNOSIS, _RUNBOOK, _RUNBOOK_PATH):
+        for m in rx.finditer(text):
+            if m.group(1) not in found:
+                found.append(m.group(1))
+    return tuple(found)
+
+
+def post_from_call(call: Mapping[str, Any]) -> Post | None:
+    """A recorded stand-in call as a Post: successful top-level chat.postMessage / chat.update only."""
+    method = call.get("method")
+    params = call.get("params") or {}
+    response = call.get("response") or {}
+    if method not in ("chat.postMessage", "chat.update") or not response.get("ok"):
+        return None
+    if method == "chat.postMessage" and params.get("thread_ts"):
+        return None  # a reply in the thread (e.g. the diagnosis' evidence), not a notification
+    blocks = params.get("blocks")
+    text = json.dumps(blocks) if not isinstance(blocks, str) else blocks
+    whole = f"{params.get('text') or ''}\n{text}"
+    alert = _ALERT_FIELD.search(whole)
+    model = _MODEL_FIELD.search(whole)
+    status = _STATUS.match(str(params.get("text") or ""))
+    return Post(
+        at=float(call.get("at") or 0.0),
+        method=str(method),
+        ts=str(response.get("ts") or params.get("ts") or ""),
+        alertname=alert.group(1) if alert else "",
+        model=model.group(1) if model and model.group(1) not in ("—", "\u2014") else "",
+        resolved=bool(status) and status.group(1) == "RESOLVED",
+        severity=(status.group(2) or "") if status else "",
+        runbooks=runbooks_named(whole),
+    )
+
+
+class Timeline:
+    """What the observer saw. Thread-safe; every time is wall-clock seconds (time.time())."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.prometheus: dict[SeenAlert, Intervals] = {}
+        self.alertmanager: dict[SeenAlert, Intervals] = {}
+        self.annotations: dict[SeenAlert, Labels] = {}
+        self.posts: list[Post] = []
+        self._calls: set[str] = set()
+        self.errors: dict[str, str] = {}
+
+    def _update(self, table: dict[SeenAlert, Intervals], seen: list[SeenAlert], now: float) -> None:
+        keys = set()
+        for a in seen:
+            key = SeenAlert(a.name, a.labels)
+            keys.add(key)
+            table.setdefault(key, Intervals()).seen(now)
+            if a.annotations:
+                self.annotations[key] = a.annotations
+        for key, spans in table.items():
+            if key not in keys:
+                spans.gone(now)
+
+    def update_prometheus(self, seen: list[SeenAlert], now: float) -> None:
+        with self.lock:
+            self._update(self.prometheus, seen, now)
+
+    def update_alertmanager(self, seen: list[SeenAlert], now: float) -> None:
+        with self.lock:
+            self._update(self.alertmanager, seen, now)
+
+    def add_calls(self, calls: Iterable[Mapping[str, Any]]) -> None:
+        with self.lock:
+            for call in calls:
+                key = json.dumps(call, sort_keys=True, default=str)
+                if key in self._calls:
+                    continue
+                self._calls.add(key)
+                post = post_from_call(call)
+                if post is not None:
+                    self.posts.append(post)
+            self.posts.sort(key=lambda p: p.at)
+
+    # -- queries
+    def matching(
+        self, table: str, alert: str, labels: Mapping[str, str]
+    ) -> list[tuple[SeenAlert, Intervals]]:
+        with self.lock:
+            rows = self.prometheus if table == "prometheus" else self.alertmanager
+            return [
+                (key, spans)
+                for key, spans in rows.items()
+                if key.name == alert and all(key.label(k) == v for k, v in labels.items())
+            ]
+
+    def with_annotations(self, key: SeenAlert) -> SeenAlert:
+        with self.lock:
+            return SeenAlert(key.name, key.labels, self.annotations.get(key, ()))
+
+    def posts_since(self, t: float) -> list[Post]:
+        with self.lock:
+            return [p for p in self.posts if p.at >= t]
+
+
+class Observer:
+    """Polls Prometheus, Alertmanager and the Slack stand-in into a Timeline until `stop()`."""
+
+    def __init__(self, prometheus_url: str, alertmanager_url: str, standin_url: str | None) -> None:
+        self.prometheus_url = prometheus_url
+        self.alertmanager_url = alertmanager_url
+        self.standin_url = standin_url
+        self.timeline = Timeline()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._session = requests.Session()
+
+    def poll_once(self) -> None:
+        t = self.timeline
+        # Alertmanager before Prometheus: an alert seen firing in one poll is in Alertmanager by the next.
+        try:
+            body = self._session.get(
+                f"{self.alertmanager_url}/api/v2/alerts", params={"active": "true"}, timeout=HTTP_TIMEOUT
+            ).json()
+            t.update_alertmanager(alerts_from_alertmanager(body), time.time())
+        except (requests.RequestException, ValueError) as exc:
+            t.errors["alertmanager"] = str(exc)[:200]
+        try:
+            body = self._session.get(f"{self.prometheus_url}/api/v1/alerts", timeout=HTTP_TIMEOUT).json()
+            t.update_prometheus(alerts_from_prometheus(body), time.time())
+        except (requests.RequestException, ValueError) as exc:
+            t.errors["prometheus"] = str(exc)[:200]
+        if self.standin_url:
+            try:
+                calls = self._session.get(f"{self.standin_url}/_standin/calls", timeout=HTTP_TIMEOUT).json()
+                t.add_calls(calls)
+            except (requests.RequestException, ValueError) as exc:
+                t.errors["slack-standin"] = str(exc)[:200]  # down on purpose in one scenario
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.poll_once()
+            self._stop.wait(POLL_SECONDS)
+
+    def start(self) -> Observer:
+        self._thread = threading.Thread(target=self._loop, name="gameday-observer", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+        self._session.close()

@@ -1,0 +1,90 @@
+"""Time-scaled rules for a gameday: every `for:` and every range selector divided by one factor.
+
+A gameday cannot wait the 2 to 15 minutes the shipped `for:` durations ask, so the stack it starts
+evaluates rules every second and uses rule files in which every duration is divided by the same
+factor: `for: 10m` becomes `for: 30s`, `rate(x[5m])` becomes `rate(x[15s])`, a burn rate over 1h
+is one over 3m. Ratios between windows and thresholds stay as they are, so an alert fires on the
+same shape of fault, only sooner. Durations never go below a few evaluation intervals (a rate needs
+samples). Pure: rule documents in, rule documents out; the generated files themselves are untouched
+(this post-processes what `triton-sre generate` renders).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from triton_sre.slo import format_duration, parse_duration
+
+_DURATION = r"\d+(?:ms|[smhdwy])(?:\d+(?:ms|[smhdwy]))*"
+# `[5m]` and subqueries `[1h:1m]` / `[1h:]` in PromQL
+_RANGE = re.compile(rf"\[(?P<range>{_DURATION})(?::(?P<step>{_DURATION})?)?\]")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Divide durations by `factor`; never below `floor_seconds` for ranges (a rate needs samples)."""
+
+    factor: float = 20.0
+    interval_seconds: float = 1.0  # scrape, evaluation and exporter poll of the gameday stack
+    floor_intervals: float = 4.0
+
+    @property
+    def floor_seconds(self) -> float:
+        return self.interval_seconds * self.floor_intervals
+
+    def duration(self, text: str, floor: float = 0.0) -> str:
+        seconds = parse_duration(text, "duration") / self.factor
+        seconds = max(floor, round(seconds * 1000) / 1000)
+        return format_duration(seconds) if seconds > 0 else "0s"
+
+    def describe(self) -> str:
+        return (
+            f"rule evaluation, scrape and exporter poll every {format_duration(self.interval_seconds)} "
+            f"(shipped: 15s); every `for:` and PromQL range divided by {self.factor:g} "
+            f"(for: 2m -> {self.duration('2m')}, 10m -> {self.duration('10m')}, 15m -> "
+            f"{self.duration('15m')}; windows 5m -> {self.duration('5m', self.floor_seconds)}, "
+            f"1h -> {self.duration('1h', self.floor_seconds)}, "
+            f"6h -> {self.duration('6h', self.floor_seconds)}), "
+            f"ranges at least {format_duration(self.floor_seconds)}"
+        )
+
+
+def scale_expr(expr: str, scale: Scale) -> str:
+    """Every range selector of a PromQL expression scaled (record names are not ranges: untouched)."""
+
+    def repl(m: re.Match[str]) -> str:
+        rng = scale.duration(m.group("range"), scale.floor_seconds)
+        if m.group("step") is not None:
+            return f"[{rng}:{scale.duration(m.group('step'), scale.interval_seconds)}]"
+        return f"[{rng}:]" if m.group(0).endswith(":]") else f"[{rng}]"
+
+    return _RANGE.sub(repl, expr)
+
+
+def scale_rules(doc: dict[str, Any], scale: Scale) -> dict[str, Any]:
+    """A Prometheus rule file document ({"groups": [...]}) with its durations scaled."""
+    out = copy.deepcopy(doc)
+    for group in out.get("groups") or []:
+        if "interval" in group:
+            group["interval"] = scale.duration(str(group["interval"]), scale.interval_seconds)
+        for rule in group.get("rules") or []:
+            if "expr" in rule:
+                rule["expr"] = scale_expr(str(rule["expr"]), scale)
+            for key in ("for", "keep_firing_for"):
+                if key in rule:
+                    rule[key] = scale.duration(str(rule[key]))
+    return out
+
+
+def scale_rule_text(text: str, scale: Scale, header: str) -> str:
+    """A rendered rule file (YAML text) scaled, with `header` as its first comment line."""
+    doc = yaml.safe_load(text)
+    if not isinstance(doc, dict):
+        raise ValueError("not a Prometheus rule file")
+    body = yaml.safe_dump(scale_rules(doc, scale), sort_keys=False, width=200, allow_unicode=True)
+    return f"# {header}\n{body}"

@@ -1,0 +1,212 @@
+"""The stack a gameday runs against: `stack up`'s components, time-scaled, with model control.
+
+`GamedayStack` is `stack.local.Stack` with three differences: the rule files it renders are
+scaled (gameday/scaling.py), Triton runs with explicit model control (every model of the
+repository loaded at start, the scenarios load and unload more), and components can be stopped
+and started again one by one (the state file stays right, so `triton-sre stack down --workdir`
+still stops exactly what runs). Its model repository is built in the workdir: some of the demo's
+sample models and the gameday's own (gameday/models/).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.demo import LLM_VLLM, SAMPLE_REPOSITORY, SLOW_MODEL, TEXT_ECHO, VECTOR_SCALE
+from triton_sre.gameday.scaling import Scale, scale_rules
+from triton_sre.generate.command import ALERTS_DIR
+from triton_sre.generate.families import rule_files
+from triton_sre.generate.rulefile import render_yaml
+from triton_sre.slo import Spec
+from triton_sre.stack.local import (
+    STANDIN_TOKEN,
+    Component,
+    Stack,
+    StackError,
+    StackOptions,
+    _start_time,  # identifies a process, as the state file does
+    down,
+    load_state,
+    stop_component,
+)
+
+GAMEDAY_MODELS = Path(__file__).resolve().parent / "models"
+ECHO_TEMPLATE = "gd_echo"
+TAIL_MODEL = "gd_tail"
+LLM_DECODE_MS = 50.0
+_DECODE_PARAM = re.compile(r'("DECODE_MS_PER_TOKEN"\s*value:\s*\{\s*string_value:\s*")[0-9.]+(")')
+SAMPLE_MODELS = (VECTOR_SCALE, TEXT_ECHO, SLOW_MODEL, LLM_VLLM)
+SCALED_HEADER = (
+    "Rendered by `triton-sre gameday`: the generated rules with durations scaled; see the scorecard."
+)
+
+
+def build_repository(path: Path) -> Path:
+    """The gameday's model repository: sample models and gd_tail (all loaded at start)."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    for name in SAMPLE_MODELS:
+        shutil.copytree(SAMPLE_REPOSITORY / name, path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        GAMEDAY_MODELS / TAIL_MODEL, path / TAIL_MODEL, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    _slow_decode(path / LLM_VLLM / "config.pbtxt")
+    return path
+
+
+def _slow_decode(config: Path) -> None:
+    """The sample LLM decodes a token in 2 ms: its KV slots turn over faster than a Python client on
+    a busy two-core host resubmits, so the cache never stays full for a `for:`. The gameday's copy
+    decodes in LLM_DECODE_MS (a slower device): a saturating sequence lasts seconds, the
+    cache stays full while clients wait, and the TPOT SLO (100 ms) still holds."""
+    text, n = _DECODE_PARAM.subn(rf"\g<1>{LLM_DECODE_MS:g}\g<2>", config.read_text(encoding="utf-8"))
+    if n != 1:
+        raise ValueError(f"{config}: no DECODE_MS_PER_TOKEN parameter")
+    config.write_text(text, encoding="utf-8")
+
+
+def add_echo_model(repository: Path, name: str) -> Path:
+    """A copy of gd_echo under `name` in the repository (not loaded): returns its folder."""
+    target = repository / name
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(GAMEDAY_MODELS / ECHO_TEMPLATE, target, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def triton_args() -> tuple[str, ...]:
+    return ("--model-control-mode=explicit", "--load-model=*")
+
+
+class GamedayStack(Stack):
+    """`Stack` with scaled rules and components that can be stopped and started again."""
+
+    def __init__(self, opts: StackOptions, scale: Scale, say: Callable[[str], None]) -> None:
+        super().__init__(opts, say)
+        self.scale = scale
+
+    def generated_files(self, spec: Spec) -> dict[str, str]:
+        """Only the rule files, scaled (dashboards and promtool tests take minutes on a busy host
+        and a gameday reads neither)."""
+        source = Path(spec.source).name
+        return {
+            f"{ALERTS_DIR}/{name}": f"# {SCALED_HEADER}\n" + render_yaml(scale_rules(doc, self.scale), source)
+            for name, doc in rule_files(spec, self.opts.runbook_base_url).items()
+        }
+
+    # -- one component at a time
+    def component(self, name: str) -> Component:
+        for comp in self.components:
+            if comp.name == name:
+                return comp
+        raise StackError(f"no component {name!r} in this stack")
+
+    def stop(self, name: str) -> None:
+        comp = self.component(name)
+        stop_component(comp)
+        server_pid, server_start = comp.extra.get("server_pid"), comp.extra.get("server_start_time")
+        if isinstance(server_pid, int) and server_start is not None:
+            stop_component(Component(name, server_pid, int(server_start), comp.url, comp.log, []))
+
+    def kill_triton_server(self) -> int:
+        """SIGKILL tritonserver itself (not its runner): a crash, as the OOM killer would do it."""
+        comp = self.component("triton")
+        pid = comp.extra.get("server_pid")
+        if not isinstance(pid, int):
+            raise StackError("the Triton component has no server pid")
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+    def start(self, name: str, wrapper: Sequence[str] = ()) -> Component:
+        """Start a stopped component again with its recorded argv (prefixed by `wrapper`)."""
+        old = self.component(name)
+        if old.alive():
+            self.stop(name)
+        argv = [x for x in old.argv]
+        if old.extra.get("wrapped"):
+            argv = argv[int(old.extra["wrapped"]) :]
+        self.components.remove(old)
+        comp = self.spawn(name, [*wrapper, *argv], old.url, self._env_of(name))
+        if wrapper:
+            comp.extra["wrapped"] = len(wrapper)
+        if name == "triton":
+            self._wait_triton(comp)
+        else:
+            self.wait_ready(comp, self._ready_check(name, comp))
+        self.save()
+        return comp
+
+    def _env_of(self, name: str) -> dict[str, str] | None:
+        if name != "bot":
+            return None
+        standin = next((x for x in self.components if x.name == "slack-standin"), None)
+        if standin is None:
+            return None
+        return {c.ENV_SLACK_BOT_TOKEN: STANDIN_TOKEN, c.ENV_SLACK_API_URL: f"{standin.url}/api/"}
+
+    def _ready_check(self, name: str, comp: Component) -> Callable[[], bool]:
+        paths = {
+            "exporter": c.PATH_READYZ,
+            "prometheus": "/-/ready",
+            "alertmanager": "/-/ready",
+            "slack-standin": "/_standin/calls",
+            "bot": c.PATH_HEALTHZ,
+        }
+        return self.http_ok(f"{comp.url}{paths[name]}")
+
+    def _wait_triton(self, comp: Component) -> None:
+        ready_file = self.workdir / "triton" / "ready.json"
+        self.wait_ready(comp, ready_file.is_file)
+        ready = json.loads(ready_file.read_text(encoding="utf-8"))
+        comp.extra.update(
+            {
+                "metrics_url": ready["metrics_url"],
+                "server_pid": ready["pid"],
+                "server_start_time": _start_time(int(ready["pid"])),
+                "server_log": ready["log"],
+            }
+        )
+
+
+def start_stack(opts: StackOptions, scale: Scale, say: Callable[[str], None]) -> GamedayStack:
+    """Start the gameday stack in opts.workdir; on failure stop what was started and raise."""
+    workdir = opts.workdir.absolute()
+    running = [x for x in load_state(workdir) if x.alive()]
+    if running:
+        raise StackError(
+            f"a stack is already running in {workdir} ({', '.join(x.name for x in running)}); "
+            f"stop it first: triton-sre stack down --workdir {workdir}"
+        )
+    down(workdir, lambda _: None)
+    (workdir / "triton" / "ready.json").unlink(missing_ok=True)
+    stack = GamedayStack(opts, scale, say)
+    try:
+        stack.up()
+    except BaseException:
+        down(workdir, say)
+        raise
+    return stack
+
+
+def urls(stack: GamedayStack) -> dict[str, str]:
+    return {comp.name: comp.url for comp in stack.components}
+
+
+def wait_until(check: Callable[[], Any], timeout: float, step: float = 0.5) -> Any:
+    """Poll `check` until it returns something truthy or `timeout` passes; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(step)
