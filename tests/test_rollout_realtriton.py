@@ -16,7 +16,13 @@ import requests
 from live_prometheus import start_prometheus, stop_prometheus, wait_ready
 
 from triton_sre import conventions as c
+from triton_sre.bot.enrich import Facts, Links, enrich, parse_group
+from triton_sre.bot.slack import Renderer
 from triton_sre.cli import main
+from triton_sre.data import shipped
+from triton_sre.prom import Prometheus
+from triton_sre.rollout.live import alert_lines, model_answer
+from triton_sre.slo import parse_spec
 from triton_sre.stack.local_triton import free_port
 
 REPOSITORY = Path(__file__).parent / "data" / "rollout_models"
@@ -74,7 +80,7 @@ def test_rollout_check_on_real_triton(
             ("steady", "1", 0.02),
             ("steady", "2", 0.02),
             ("quiet", "1", 0.02),
-            ("quiet", "2", 8.0),  # a handful of requests in the window
+            ("quiet", "2", 20.0),  # two or three requests in the window
         )
     ]
     try:
@@ -88,6 +94,18 @@ def test_rollout_check_on_real_triton(
         for _ in range(2):  # the equal candidate, judged again on later windows: never a false fail
             time.sleep(6)
             equal.append(_check(prom.url, capsys, "steady"))
+        # the bot: the alert's comparison and the slash command's answer, from the same Prometheus
+        spec = parse_spec(shipped("slos.yaml").read_text() + f"\nrollout: {{window: {WINDOW}}}\n")
+        fired = {
+            c.LABEL_ALERTNAME: c.ALERT_ROLLOUT_REGRESSION,
+            c.LABEL_JOB: JOB,
+            c.LABEL_MODEL: "canary",
+            c.LABEL_VERSION: "2",
+            c.LABEL_BASELINE: "1",
+            c.LABEL_FIGURE: c.ROLLOUT_FIG_LATENCY_P99,
+        }
+        bot_lines = alert_lines(Prometheus(prom.url), fired, spec)
+        answer = model_answer(Prometheus(prom.url), "canary", spec)
     finally:
         stop.set()
         for d in drivers:
@@ -114,3 +132,21 @@ def test_rollout_check_on_real_triton(
         assert (code, result["verdict"]) == (c.EXIT_OK, c.ROLLOUT_PASS), result
     assert (quiet_code, quiet["verdict"]) == (c.EXIT_INCONCLUSIVE, c.ROLLOUT_INCONCLUSIVE), quiet
     assert "quiet v2" in quiet["reason"]
+
+    print("bot:", bot_lines, "\nslash:", answer)
+    assert bot_lines[0].startswith(f"canary v2 vs canary v1: {c.ROLLOUT_FAIL}")
+    notification = {
+        "version": "4",
+        "groupKey": "{}:{x}",
+        "status": c.AM_STATUS_FIRING,
+        "receiver": "bot",
+        "groupLabels": {},
+        "commonLabels": {},
+        "commonAnnotations": {},
+        "alerts": [{"status": c.AM_STATUS_FIRING, "labels": fired, "annotations": {}, "fingerprint": "r1"}],
+    }
+    message = enrich(parse_group(notification), Facts(rollout={"r1": bot_lines}), Links())
+    shown = json.dumps(Renderer().blocks(message.context()), ensure_ascii=False)
+    assert "*Rollout:* canary v2 vs canary v1: fail" in shown
+    assert f"• {c.ROLLOUT_FIG_LATENCY_P99}: " in shown and "(fail)" in shown
+    assert answer[0].startswith(f"canary v2 vs canary v1: {c.ROLLOUT_FAIL.upper()}")

@@ -231,6 +231,8 @@ class Facts:
     """Alert fingerprint -> the largest models on the alert's GPU (TritonGPUMemoryHeadroomLow)."""
     latency_now: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     """Latency alert fingerprint -> quantile (e.g. ``0.99``) -> current seconds (from Prometheus)."""
+    rollout: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """TritonRolloutRegression fingerprint -> the verdict now and each figure, baseline -> candidate."""
 
 
 @dataclass(frozen=True)
@@ -281,6 +283,7 @@ class AlertView:
     largest_models: list[dict[str, str]] = field(default_factory=list)  # model, version, size
     latency: LatencyView | None = None
     remediation: str = ""  # the one-line fix of the alert's runbook (front matter), shown without findings
+    rollout: list[str] = field(default_factory=list)  # TritonRolloutRegression: verdict, then figures
 
 
 @dataclass(frozen=True)
@@ -470,6 +473,7 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
         ],
         latency=_latency_view(alert, facts) if alert.name == c.ALERT_SLO_LATENCY_BUDGET_BURN else None,
         remediation=facts.remediations.get(runbook, "") if runbook else "",
+        rollout=list(facts.rollout.get(alert.fingerprint, ())),
     )
 
 

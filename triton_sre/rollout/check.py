@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.prom import PromError, Prometheus
+from triton_sre.rollout.live import collect, default_step
 from triton_sre.rollout.model import (
     NO_DATA,
     Side,
     Verdict,
     judge,
     parse_selector,
-    side_queries,
     version_sides,
 )
 from triton_sre.rollout.spec import rollout_spec
@@ -31,7 +29,6 @@ from triton_sre.slo import (
     DEFAULT_SPEC_FILE,
     SpecError,
     default_spec,
-    format_duration,
     load_spec,
     parse_duration,
 )
@@ -41,7 +38,6 @@ EXIT_BY_VERDICT = {
     c.ROLLOUT_FAIL: c.EXIT_FAILURE,
     c.ROLLOUT_INCONCLUSIVE: c.EXIT_INCONCLUSIVE,
 }
-SAMPLES_PER_WINDOW = 30  # default step = window / this (at least 3 scrape intervals)
 
 
 def add_rollout_parser(commands: Any, epilog: str) -> None:
@@ -127,27 +123,6 @@ def _sides(args: argparse.Namespace, job: str) -> tuple[Side, Side]:
         raise SpecError(str(exc)) from None
 
 
-def _values(matrix: list[dict[str, Any]]) -> list[float]:
-    values = [float(v) for series in matrix[:1] for _, v in series.get("values", [])]
-    return [v for v in values if math.isfinite(v)]
-
-
-def collect(
-    prom: Prometheus, sides: tuple[Side, Side], window_s: float, step_s: float, latency: tuple[str, ...]
-) -> dict[str, tuple[list[float], list[float]]]:
-    """Per-interval samples of every figure on both sides over the last window."""
-    step = format_duration(step_s)
-    end = time.time()
-    queries = [side_queries(side, step, latency) for side in sides]
-    return {
-        name: (
-            _values(prom.query_range(queries[0][name], end - window_s + step_s, end, step_s)),
-            _values(prom.query_range(queries[1][name], end - window_s + step_s, end, step_s)),
-        )
-        for name in queries[0]
-    }
-
-
 def _fmt(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
@@ -185,13 +160,10 @@ def run_check(args: argparse.Namespace) -> int:
     job = args.job or spec.triton_job
     sides = _sides(args, job)
     window_s = parse_duration(args.window or rs.window, "--window")
+    step_s = parse_duration(args.step, "--step") if args.step else None
     prom = Prometheus(args.prometheus, timeout=args.timeout)
     try:
-        if args.step:
-            step_s = parse_duration(args.step, "--step")
-        else:
-            scrape = prom.scrape_interval(job) or 15.0
-            step_s = max(window_s / SAMPLES_PER_WINDOW, 3 * scrape)
+        step_s = step_s or default_step(prom, job, window_s)
         samples = collect(prom, sides, window_s, step_s, spec.latency_metrics)
     except PromError as exc:
         print(f"triton-sre rollout check: {exc}", file=sys.stderr)
