@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import math
+import subprocess
+from pathlib import Path
 
 import pytest
+from binaries import binary
 
 from triton_sre import conventions as c
 from triton_sre.data import shipped
+from triton_sre.generate.rollout import ROLLOUT_FILE, rollout_groups
+from triton_sre.generate.rulefile import render_yaml
+from triton_sre.generate.tests_rollout import test_files as rollout_test_files
 from triton_sre.rollout.model import TRAFFIC, Side, judge, parse_selector, side_queries, version_sides
 from triton_sre.rollout.spec import rollout_spec
 from triton_sre.rollout.stats import mann_whitney_greater, median
@@ -95,3 +101,20 @@ def test_spec_defaults_come_from_the_slos_and_errors_name_the_field() -> None:
 
 def default_spec_text() -> str:
     return shipped("slos.yaml").read_text()
+
+
+def test_a_declared_blue_green_pair_fires_in_promtool(tmp_path: Path) -> None:
+    """The generated rules and tests for a spec declaring a pair, run by the real promtool."""
+    pair = "{name: scaler, baseline: scaler_blue, candidate: scaler_green}"
+    spec = parse_spec(default_spec_text() + f"\nrollout:\n  window: 10m\n  pairs: [{pair}]\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / ROLLOUT_FILE).write_text(render_yaml(rollout_groups(spec, "runbooks/"), "slos.yaml"))
+    tests = rollout_test_files(spec, "runbooks/")
+    for name, doc in tests.items():
+        assert any("blue/green" in t["name"] for t in doc["tests"])
+        (tmp_path / "tests" / name).write_text(render_yaml(doc, "slos.yaml"))
+    done = subprocess.run(
+        [binary("promtool"), "test", "rules", *tests], cwd=tmp_path / "tests", capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout + done.stderr

@@ -102,21 +102,33 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
 
             limit = _limit(f, side(pair.baseline), margin)
             expr = f"{side(pair.candidate)}\n{worse} ignoring ({c.LABEL_MODEL}) {limit}"
-            rule = _alert(name, margin, f, expr, for_, url, pair.candidate, pair.baseline)
-            rule["labels"].update({c.LABEL_BASELINE: pair.baseline, c.LABEL_CANDIDATE: pair.candidate})
+            rule = _alert(name, margin, f, expr, for_, url, pair.candidate, pair.baseline, pair.name)
+            # `ignoring (model)` drops the model label: the alert names the candidate model again
+            pair_labels = {c.LABEL_MODEL: pair.candidate, c.LABEL_BASELINE: pair.baseline}
+            rule["labels"].update({**pair_labels, c.LABEL_CANDIDATE: pair.candidate})
             rules.append(rule)
     return {"groups": [{"name": c.GROUP_ROLLOUT, "rules": rules}]}
 
 
-def _alert(name: str, margin: float, f: Figure, expr: str, for_: str, url: str, cand: str, base: str) -> Rule:
+def _alert(
+    name: str,
+    margin: float,
+    f: Figure,
+    expr: str,
+    for_: str,
+    url: str,
+    cand: str,
+    base: str,
+    model: str = "{{ $labels.model }}",
+) -> Rule:
     kind = f"{margin:.0%} of the baseline" if f.relative else f"{num(margin)} (absolute)"
     rule = alert(
         c.ALERT_ROLLOUT_REGRESSION,
         expr,
         for_,
         c.SEVERITY_PAGE,
-        f"Model {{{{ $labels.model }}}}: {cand} is worse than {base} on {name}",
-        f"The candidate {cand} of model {{{{ $labels.model }}}} has {name} = "
+        f"Model {model}: {cand} is worse than {base} on {name}",
+        f"The candidate {cand} of model {model} has {name} = "
         f'{{{{ $value | printf "%.4f" }}}}, '
         f"{f.worse} than the baseline {base} by more than the margin ({kind}), with enough traffic on both. "
         "Run `triton-sre rollout check` for the full comparison and roll back (runbook).",

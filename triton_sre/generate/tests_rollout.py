@@ -75,11 +75,38 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
             ],
         }
 
-    return [
+    cases = [
         case("a canary five times slower per inference fires", busy // 5, int(slow_s * 1e6), [expected]),
         case("the same canary with too little traffic stays silent", quiet, int(slow_s * 1e6), []),
         case("a canary as fast as the baseline stays silent", busy // 5, 8000, []),
     ]
+    for pair in rs.pairs[:1]:  # a declared blue/green pair: the green model five times slower
+        rule = next(
+            r
+            for r in rules
+            if r["labels"].get(c.LABEL_CANDIDATE) == pair.candidate
+            and r["labels"][c.LABEL_FIGURE] == c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE
+        )
+        labels = {c.LABEL_JOB: spec.triton_job, c.LABEL_MODEL: pair.candidate, **rule["labels"]}
+        fired = {
+            "exp_labels": dict(sorted(labels.items())),
+            "exp_annotations": {k: render_any(v, labels, slow_s) for k, v in rule["annotations"].items()},
+        }
+        series = [
+            *_version(spec, pair.baseline, "1", busy, 8000),
+            *_version(spec, pair.candidate, "1", busy // 5, int(slow_s * 1e6)),
+        ]
+        cases.append(
+            {
+                "name": f"blue/green pair {pair.name}: the candidate five times slower fires",
+                "interval": "1m",
+                "input_series": series,
+                "alert_rule_test": [
+                    {"eval_time": at, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": [fired]}
+                ],
+            }
+        )
+    return cases
 
 
 def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
