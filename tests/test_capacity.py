@@ -18,12 +18,11 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from triton_sre import conventions as c
-from triton_sre.config import ConfigError, ExporterSettings, settings_from_mapping
+from triton_sre.config import CapacitySettings, ConfigError, ExporterSettings, settings_from_mapping
 from triton_sre.demo import SAMPLE_REPOSITORY, SLOW_LOADING, SLOW_LOADING_SECONDS
 from triton_sre.diagnosis.engine import diagnose_events, diagnose_reason
 from triton_sre.diagnosis.logparse import parse_text
 from triton_sre.exporter.capacity import (
-    CapacitySettings,
     CapacityWatch,
     LoadTimer,
     derive_capacity,

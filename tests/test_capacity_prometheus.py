@@ -25,8 +25,7 @@ import requests
 from live_prometheus import Prom, start_prometheus, stop_prometheus, wait_ready
 
 from triton_sre import conventions as c
-from triton_sre.config import ExporterSettings
-from triton_sre.exporter.capacity import CapacitySettings
+from triton_sre.config import CapacitySettings, ExporterSettings
 from triton_sre.exporter.service import Exporter, ExporterServer
 from triton_sre.generate import capacity, dash_capacity, dashboards
 from triton_sre.generate.rulefile import render_yaml

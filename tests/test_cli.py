@@ -93,7 +93,7 @@ def test_demo_end_to_end_json():
         [*CLI, "demo", "--duration", "8", "--interval", "1", "--format", "json"],
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=300,  # the models load one at a time after the exporter is up
         env=clean_env(),
     )
     assert result.returncode == 0, result.stderr[-2000:]
@@ -116,6 +116,8 @@ def test_demo_end_to_end_json():
     assert states["broken_missing_module"]["runbook"] == c.RUNBOOK_PYTHON_MODULE_MISSING
     assert states["broken_init"]["state"] == c.STATE_UNAVAILABLE
     assert "exporter metrics" in result.stderr  # the banner goes to stderr when stdout is JSON
+    # doctor's summary at start: the stack starts Triton with summaries, the LLM models report
+    assert "doctor: Triton 2.51.0, 8 checks: every input triton-sre needs is present" in result.stderr
     # the model that never enters the repository index is found in Triton's log
     from_log = {f["model"]: f["runbook"] for f in summary["log_findings"]}
     assert from_log["broken_version_dir"] == c.RUNBOOK_VERSION_DIR_INVALID

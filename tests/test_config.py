@@ -132,7 +132,7 @@ def test_the_slo_spec_uses_the_shared_field_checks(
 ) -> None:
     """One validation module (issue 15): the SLO spec's field errors are the exporter's and bot's
     checks, word for word, raised as the spec's own SpecError (a ConfigError)."""
-    from triton_sre.config import check_keys, check_number, check_positive_int
+    from triton_sre.checks import check_keys, check_number, check_positive_int
     from triton_sre.slo import _OPERATIONAL_KEYS, SpecError, parse_spec
 
     with pytest.raises(SpecError) as spec_error:

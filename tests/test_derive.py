@@ -9,8 +9,8 @@ import pytest
 from derive_reference import stage_split
 
 from triton_sre import conventions as c
+from triton_sre.counters import increase
 from triton_sre.diagnosis.engine import diagnose_reason
-from triton_sre.exporter.counters import increase
 from triton_sre.exporter.derive import derive, stage_splits
 from triton_sre.exporter.snapshot import (
     IndexEntry,

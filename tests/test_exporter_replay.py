@@ -276,7 +276,7 @@ def test_exporter_replays_and_still_reports_garbage_and_bad_values() -> None:
     seen = []
     for body in bodies:
         snapshot = exporter.poll_once()
-        seen.append((exporter._metrics_plan is not None, parse_errors(exporter)))
+        seen.append((exporter._replayer.plan is not None, parse_errors(exporter)))
         ref = reference(body)
         if ref is None:
             assert snapshot.counters is None

@@ -15,8 +15,8 @@ import pytest
 from derive_reference import select_window, stage_split
 
 from triton_sre import conventions as c
+from triton_sre.counters import increase
 from triton_sre.exporter.capacity import CapacityReading
-from triton_sre.exporter.counters import increase
 from triton_sre.exporter.derive import derive, derive_window
 from triton_sre.exporter.snapshot import ROW_FAMILIES, ModelConfigSummary, ModelStats, Snapshot, counter_row
 from triton_sre.exporter.window import CHECKPOINTS, SeriesWindow, Window

@@ -9,11 +9,12 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
+from triton_sre.durations import DurationError, format_duration, parse_duration
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.rulefile import all_rules, model_matchers
 from triton_sre.generate.slo_rules import tiers
 from triton_sre.promql import selector
-from triton_sre.slo import SpecError, format_duration, parse_duration, parse_spec
+from triton_sre.slo import SpecError, parse_spec
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -158,7 +159,7 @@ def test_durations() -> None:
     assert parse_duration("500ms", "x") == 0.5
     assert format_duration(5400) == "90m"
     assert format_duration(2592000) == "30d"
-    with pytest.raises(SpecError):
+    with pytest.raises(DurationError):
         parse_duration("0s", "x")
 
 

@@ -63,8 +63,9 @@ slos:
     min_request_rate: 0.1
 """
 TAIL_THRESHOLD_S = 0.5
-# TritonModelUnavailable waits `for: 2m`; startup, evaluation and group_wait add seconds.
-UNAVAILABLE_DEADLINE_S = 200
+# TritonModelUnavailable waits `for: 2m` from Prometheus's start (the end of `stack up`, after the
+# model loads); evaluation and group_wait add seconds.
+UNAVAILABLE_DEADLINE_S = 150
 
 pytestmark = pytest.mark.triton
 
@@ -116,6 +117,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     result = _run(
         "stack", "up", "--workdir", str(workdir), "--slo-file", str(slos),
         "--interval", "1", "--group-wait", "1", "--format", "json",
+        timeout=300,  # the models load one at a time after the exporter is up
     )  # fmt: skip
     try:
         assert result.returncode == 0, f"stack up failed:\n{result.stderr}"
@@ -170,12 +172,13 @@ def _page_firing(state: dict[str, Any], alertname: str, model: str) -> bool:
 
 
 def test_stack_up_starts_every_component_and_status_lists_them(stack: dict[str, Any]) -> None:
-    assert stack["up_seconds"] < 60
+    # ten models loaded one at a time after the exporter is up (docs/load-times.md): ~3-5 s each
+    assert stack["up_seconds"] < 150, stack["up_seconds"]
     result = _run("stack", "status", "--workdir", str(stack["workdir_path"]), "--format", "json")
     assert result.returncode == 0, result.stdout + result.stderr
     status = json.loads(result.stdout)
     assert [x["name"] for x in status["components"]] == [
-        "triton", "exporter", "prometheus", "alertmanager", "slack-standin", "bot",
+        "exporter", "triton", "prometheus", "alertmanager", "slack-standin", "bot",
     ]  # fmt: skip
     assert all(
         x["alive"] and x["pid"] > 0 and x["url"].startswith("http://127.0.0.1:") for x in status["components"]
@@ -281,7 +284,8 @@ def test_broken_models_fire_model_unavailable_with_their_runbooks_in_slack(stack
         posts = {m: _posts(stack, c.ALERT_MODEL_UNAVAILABLE, m) for m in BROKEN_IN_INDEX}
         return posts if all(posts.values()) else None
 
-    remaining = UNAVAILABLE_DEADLINE_S - (time.monotonic() - stack["up_started"])
+    up_ended = stack["up_started"] + stack["up_seconds"]
+    remaining = UNAVAILABLE_DEADLINE_S - (time.monotonic() - up_ended)
     posts = _wait(
         "TritonModelUnavailable for every broken model in the Slack stand-in", all_posted, remaining
     )

@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     from triton_sre.stack.command import add_stack_parser
 
     add_stack_parser(commands, EXIT_CODES_HELP)
+    from triton_sre.doctor.command import add_doctor_parser
+
+    add_doctor_parser(commands, EXIT_CODES_HELP)
     from triton_sre.gameday.command import add_gameday_parser
 
     add_gameday_parser(commands, EXIT_CODES_HELP)

@@ -9,23 +9,52 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-import yaml
+from urllib.parse import urlsplit, urlunsplit
 
 from triton_sre import conventions as c
-from triton_sre.exporter.capacity import CapacitySettings
-from triton_sre.inputs import MAX_CONFIG_BYTES, InputFileError, load_yaml, read_bounded
+from triton_sre.checks import (
+    ConfigError,
+    check_bool,
+    check_keys,
+    check_listen,
+    check_positive_int,
+    check_positive_number,
+    check_url,
+    parse_listen,
+    read_yaml,
+)
 from triton_sre.pricing import Pricing
 from triton_sre.redact import bounded
-from triton_sre.triton.client import default_metrics_url
+
+__all__ = [
+    "CapacitySettings",
+    "ConfigError",
+    "ExporterSettings",
+    "default_metrics_url",
+    "load_config",
+    "resolve_settings",
+    "settings_from_mapping",
+]
 
 
-class ConfigError(ValueError):
-    """Invalid configuration; the message says which file and key, and what is wrong."""
+def default_metrics_url(triton_url: str) -> str:
+    """Triton's metrics endpoint on the same host as its HTTP endpoint: port 8002, `/metrics`."""
+    parts = urlsplit(triton_url)
+    host = parts.hostname or "localhost"
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    return urlunsplit((parts.scheme or "http", f"{host}:{c.TRITON_METRICS_PORT}", c.PATH_METRICS, "", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class CapacitySettings:
+    """`capacity:` in the exporter config."""
+
+    model_bytes: float | None = None  # assumed size of one model where Triton reports none
+    gpu_host: bool = False  # this host has GPUs: their metrics missing is a fault
 
 
 @dataclass(frozen=True)
@@ -49,34 +78,6 @@ class ExporterSettings:
         return parse_listen(self.listen, "listen")
 
 
-def parse_listen(value: str, where: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(
-            f"{where}: expected HOST:PORT (e.g. 0.0.0.0:{c.EXPORTER_PORT}), got {bounded(value)}"
-        )
-    return host.strip("[]") or "0.0.0.0", int(port)
-
-
-# -- field checkers -----------------------------------------------------------------------------
-def check_number(
-    where: str, value: Any, *, low: float, high: float = math.inf, low_inclusive: bool = True
-) -> float:
-    """A finite number in [low, high] (or (low, high] when not `low_inclusive`)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{where}: must be a number, got {bounded(value)}")
-    if value < low or (value == low and not low_inclusive) or value > high:
-        bound = f"{'at least' if low_inclusive else 'greater than'} {low:g}"
-        if high != math.inf:
-            bound += f" and at most {high:g}"
-        raise ConfigError(f"{where}: must be {bound}, got {bounded(value)}")
-    return float(value)
-
-
-def check_positive_number(where: str, value: Any) -> float:
-    return check_number(where, value, low=0, low_inclusive=False)
-
-
 def _price(where: str, value: Any) -> float | None:
     if value is None:
         return None
@@ -85,37 +86,6 @@ def _price(where: str, value: Any) -> float | None:
     if value < 0:
         raise ConfigError(f"{where}: a price cannot be negative, got {bounded(value)}")
     return float(value)
-
-
-# Shared with the bot's config (bot/config.py) and the SLO spec (slo.py): one definition of each check.
-def check_bool(where: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{where}: must be true or false, got {bounded(value)}")
-    return value
-
-
-def check_positive_int(where: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{where}: must be a whole number greater than 0, got {bounded(value)}")
-    return value
-
-
-_HTTP_URL = re.compile(r"https?://[^/\s]+")
-
-
-def check_url(where: str, value: Any) -> str:
-    """An http(s) URL with a host (``http://`` alone is refused); surrounding blanks removed."""
-    text = value.strip() if isinstance(value, str) else value
-    if not isinstance(text, str) or not _HTTP_URL.match(text):
-        raise ConfigError(f"{where}: must be an http(s) URL, got {bounded(value)}")
-    return text
-
-
-def check_listen(where: str, value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: expected HOST:PORT, got {bounded(value)}")
-    parse_listen(value.strip(), where)
-    return value.strip()
 
 
 def _currency(where: str, value: Any) -> str:
@@ -156,14 +126,6 @@ _ENV_VARS = {
 }
 
 
-def check_keys(where: str, data: Mapping[str, Any], allowed: set[str] | Mapping[str, Any]) -> None:
-    unknown = sorted(str(k) for k in data if k not in allowed)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown key {bounded(unknown[0])} (allowed: {', '.join(sorted(allowed))})"
-        )
-
-
 def _section(where: str, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     value = data.get(key) or {}
     if not isinstance(value, Mapping):
@@ -188,24 +150,6 @@ def settings_from_mapping(data: Any, source: str) -> ExporterSettings:
     prices = {k: _PRICING_FIELDS[k](f"{source}: pricing.{k}", v) for k, v in pricing.items()}
     sizes = {k: _CAPACITY_FIELDS[k](f"{source}: capacity.{k}", v) for k, v in capacity.items()}
     return ExporterSettings(**values, pricing=Pricing(**prices), capacity=CapacitySettings(**sizes))
-
-
-def read_yaml(path: str | os.PathLike[str]) -> Any:
-    """A YAML file's document, loaded safely; errors name the file (and line for bad YAML)."""
-    source = str(path)
-    try:
-        text = read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8")
-    except InputFileError as exc:
-        raise ConfigError(f"{source}: cannot read: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: not UTF-8 text") from exc
-    try:
-        return load_yaml(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{source}: invalid YAML{at}: {problem}") from exc
 
 
 def load_config(path: str | os.PathLike[str]) -> ExporterSettings:

@@ -19,6 +19,7 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # (`stack status` and `stack down` only read the state file: base install).
     "stack up": (("server", "generate", "bot"), ("pytriton", "grafanalib", "jinja2", "slack_sdk")),
     "demo": (("server", "generate", "bot"), ("pytriton", "grafanalib", "jinja2", "slack_sdk")),
+    # `doctor` needs only requests and pyyaml: base install (it renders the rules, not dashboards).
     # the stack of `stack up` plus traffic (`--list` needs no more than the base install, but one
     # extra set for the command keeps the hint simple)
     "gameday": (("server", "generate", "bot"), ("pytriton", "grafanalib", "jinja2", "slack_sdk")),

@@ -1,21 +1,28 @@
 """What the exporter's, the bot's and the Slack stand-in's HTTP servers share: bounded connections,
-read timeouts, 405 for any method an endpoint does not serve, and log lines that never carry a secret.
+request deadlines, 405 for any method an endpoint does not serve, and log lines that never carry a
+secret.
 
-`BoundedHTTPServer` accepts on the `serve_forever` thread and gives a connection a worker thread
-only once its first bytes arrive (and, with keep-alive, takes it back between requests): idle
-sockets cost a file descriptor, not a thread, and are closed after `idle_timeout`; at most
-`max_connections` wait (the oldest is closed for a new one), and at most `workers` requests are
-handled at once. A client that starts a request and stalls
-holds a worker for at most the handler's read `timeout`. So hundreds of silent sockets neither
+`BoundedHTTPServer` accepts on the `serve_forever` thread and reads every request on one selector
+thread (the watcher) until it is complete (its header block and, up to `max_body_buffer` bytes, its
+Content-Length body); only then does a worker thread take it. So a worker waits on no client (but
+for a body over the buffer, read with the handler's `timeout`): a client that trickles its headers
+or body (one byte every few seconds: each read arrives in time) costs a file descriptor and a
+buffer, not a thread, and is closed when its request is not complete `request_timeout` after its
+first byte. Idle sockets are closed after `idle_timeout`; at most
+`max_connections` connections wait and at most `max_pending_bytes` are buffered for them (the oldest
+is closed for a new one); at most `workers` requests are handled at once; with keep-alive a
+connection goes back to the watcher between requests. So hundreds of silent or slow sockets neither
 exhaust threads nor keep a scrape from being answered.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
 import queue
+import re
 import selectors
 import socket
 import threading
@@ -36,11 +43,37 @@ __all__ = [
 ]
 
 READ_TIMEOUT_SECONDS = 10.0
-"""A request must arrive, and a started one must continue, within this many seconds."""
+"""A started request must be complete within this many seconds (headers and body), and a read on a
+worker (a body larger than the buffer) must get data within it."""
 IDLE_TIMEOUT_SECONDS = 10.0
 """A connection that sends nothing for this long is closed without using a thread."""
 WORKERS = 16
 MAX_CONNECTIONS = 1024
+MAX_HEADER_BYTES = 64 * 1024
+"""A header block longer than this is answered 431 by the watcher."""
+MAX_BODY_BUFFER = 4 * 1024 * 1024
+"""A body up to this size is read before a worker takes the request; a larger one is left to the
+handler (which may refuse it unread, as the bot does with 413)."""
+MAX_PENDING_BYTES = 64 * 1024 * 1024
+"""All waiting connections together buffer at most this much (the oldest is closed to stay under)."""
+_HEADER_END = re.compile(rb"\r?\n\r?\n")
+_CONTENT_LENGTH = re.compile(rb"(?im)^content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?$")
+_CHUNKED = re.compile(rb"(?im)^transfer-encoding[ \t]*:.*chunked")
+_TOO_LARGE = b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
+def request_size(data: bytes | bytearray, max_body: int) -> int | None:
+    """How many bytes of `data` make its first request complete enough for a worker: the header
+    block plus a Content-Length body of at most `max_body` (a larger or chunked body is the
+    handler's to read or refuse); None while the header block has not ended."""
+    end = _HEADER_END.search(data)
+    if end is None:
+        return None
+    head = bytes(data[: end.end()])
+    length = _CONTENT_LENGTH.search(head)
+    if length is None or _CHUNKED.search(head) or int(length.group(1)) > max_body:
+        return end.end()
+    return end.end() + int(length.group(1))
 
 
 class SafeHandler(BaseHTTPRequestHandler):
@@ -55,24 +88,34 @@ class SafeHandler(BaseHTTPRequestHandler):
     timeout = READ_TIMEOUT_SECONDS
     logger = logging.getLogger(__name__)
 
+    def setup(self) -> None:
+        """As StreamRequestHandler's, but `rfile` first serves what the server's watcher has
+        already read of this request (see `BoundedHTTPServer`)."""
+        super().setup()
+        if isinstance(self.server, BoundedHTTPServer):
+            self._raw = _Prefixed(self.server.taken_bytes(), self.connection)
+            self.rfile = io.BufferedReader(self._raw)
+
     def handle(self) -> None:
-        """Requests until the connection closes; between keep-alive requests with nothing sent yet,
-        the connection goes back to the server's idle watcher instead of holding this thread."""
+        """One request; a kept-alive connection then goes back to the server's watcher (with any
+        bytes of a next request already read) instead of holding this thread."""
         self.close_connection = True
         self.handle_one_request()
+        if isinstance(self.server, BoundedHTTPServer):
+            if not self.close_connection:
+                self.server.keep_alive(self._unread())
+            return
         while not self.close_connection:
-            if not self._pipelined() and isinstance(self.server, BoundedHTTPServer):
-                self.server.keep_alive()
-                return
             self.handle_one_request()
 
-    def _pipelined(self) -> bool:
-        """Whether bytes of a next request are already here (read without waiting)."""
+    def _unread(self) -> bytes:
+        """The bytes read from the connection but not by this request (a pipelined next one), plus
+        whatever has arrived since, read without waiting."""
         self.connection.setblocking(False)
         try:
-            return bool(self.rfile.peek(1))
+            return self.rfile.peek(1) + self._raw.rest()
         except OSError:
-            return False
+            return b""
         finally:
             self.connection.settimeout(self.timeout)
 
@@ -134,8 +177,48 @@ class SafeHandler(BaseHTTPRequestHandler):
         self.logger.debug("http %s %s", self.address_string(), redact(format % args))
 
 
+class _Prefixed(io.RawIOBase):
+    """A connection's bytes: first those the watcher read, then the socket's (None when a
+    non-blocking socket has nothing: BufferedReader's convention)."""
+
+    def __init__(self, prefix: bytes, sock: socket.socket) -> None:
+        super().__init__()
+        self._prefix = memoryview(prefix)
+        self._sock = sock
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        if self._prefix:
+            count = min(len(buffer), len(self._prefix))
+            buffer[:count] = self._prefix[:count]
+            self._prefix = self._prefix[count:]
+            return count
+        try:
+            return self._sock.recv_into(buffer)
+        except BlockingIOError:
+            return None
+
+    def rest(self) -> bytes:
+        """The watcher's bytes not yet read (taken: they are read no more)."""
+        rest, self._prefix = bytes(self._prefix), memoryview(b"")
+        return rest
+
+
+class _Waiting:
+    """A connection on the watcher: what it has sent of its next request and until when it may."""
+
+    __slots__ = ("address", "data", "deadline")
+
+    def __init__(self, address: Any, data: bytes, deadline: float) -> None:
+        self.address = address
+        self.data = bytearray(data)
+        self.deadline = deadline
+
+
 class BoundedHTTPServer(HTTPServer):
-    """An HTTP server with bounded threads and idle-connection timeouts (see the module doc)."""
+    """An HTTP server with bounded threads, request deadlines and idle timeouts (see the module doc)."""
 
     request_queue_size = socket.SOMAXCONN  # listen backlog: bursts of connections wait in the kernel
 
@@ -147,32 +230,41 @@ class BoundedHTTPServer(HTTPServer):
         workers: int | None = None,
         max_connections: int | None = None,
         idle_timeout: float | None = None,
+        request_timeout: float | None = None,
+        max_body_buffer: int | None = None,
+        max_pending_bytes: int | None = None,
     ) -> None:
         super().__init__(address, handler)
         self.max_connections = max_connections or MAX_CONNECTIONS
         self.idle_timeout = idle_timeout or IDLE_TIMEOUT_SECONDS
+        self.request_timeout = request_timeout or getattr(handler, "timeout", None) or READ_TIMEOUT_SECONDS
+        self.max_body_buffer = max_body_buffer or MAX_BODY_BUFFER
+        self.max_pending_bytes = max_pending_bytes or MAX_PENDING_BYTES
         # Daemon workers: like ThreadingHTTPServer's daemon_threads, a connection still open at
         # shutdown (a keep-alive client) never delays the process's exit.
-        self._jobs: queue.SimpleQueue[tuple[socket.socket, Any] | None] = queue.SimpleQueue()
-        self._local = threading.local()  # per worker: hand the connection back after this request
+        self._jobs: queue.SimpleQueue[tuple[socket.socket, Any, bytes] | None] = queue.SimpleQueue()
+        self._local = threading.local()  # per worker: the request's bytes, whether to keep the connection
         self._workers = [
             threading.Thread(target=self._work, name=f"http-worker-{i}", daemon=True)
             for i in range(workers or WORKERS)
         ]
         for worker in self._workers:
             worker.start()
-        self._incoming: queue.SimpleQueue[tuple[socket.socket, Any]] = queue.SimpleQueue()
+        self._incoming: queue.SimpleQueue[tuple[socket.socket, Any, bytes]] = queue.SimpleQueue()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
         self._closing = False
         self._waiting_count = 0
-        self._watcher = threading.Thread(target=self._watch, name="http-idle-watch", daemon=True)
+        self._watcher = threading.Thread(target=self._watch, name="http-watch", daemon=True)
         self._watcher.start()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Called on the accept thread: hand the connection to the watcher, never block."""
-        self._incoming.put((request, client_address))
+        self._give_back(request, client_address, b"")
+
+    def _give_back(self, request: Any, client_address: Any, data: bytes) -> None:
+        self._incoming.put((request, client_address, data))
         self._wake()
 
     def _wake(self) -> None:
@@ -181,50 +273,82 @@ class BoundedHTTPServer(HTTPServer):
 
     @property
     def waiting(self) -> int:
-        """Connections accepted but not yet sending (for tests and debugging)."""
+        """Connections on the watcher: idle, or with a request not complete yet (for tests)."""
         return self._waiting_count
 
     def _watch(self) -> None:
         selector = selectors.DefaultSelector()
         selector.register(self._wake_r, selectors.EVENT_READ)
-        waiting: dict[socket.socket, tuple[Any, float]] = {}  # insertion order = oldest first
+        waiting: dict[socket.socket, _Waiting] = {}  # insertion order = oldest first
+
+        def drop(sock: socket.socket) -> None:
+            del waiting[sock]
+            selector.unregister(sock)
+            self.shutdown_request(sock)
+
+        def advance(sock: socket.socket, conn: _Waiting) -> None:
+            """Hand the request to a worker once complete; 431 for an endless header block."""
+            size = request_size(conn.data, self.max_body_buffer)
+            if size is not None and len(conn.data) >= size:
+                del waiting[sock]
+                selector.unregister(sock)
+                self._jobs.put((sock, conn.address, bytes(conn.data)))
+            elif size is None and len(conn.data) > MAX_HEADER_BYTES:
+                with contextlib.suppress(OSError):
+                    sock.setblocking(False)
+                    sock.send(_TOO_LARGE)
+                drop(sock)
+
         try:
             while not self._closing:
-                timeout = 1.0
-                if waiting:
-                    oldest = next(iter(waiting.values()))[1]
-                    timeout = max(0.0, min(timeout, oldest - time.monotonic()))
+                deadlines = [conn.deadline for conn in waiting.values()]
+                timeout = max(0.0, min([1.0, *(d - time.monotonic() for d in deadlines)]))
                 for key, _ in selector.select(timeout):
                     if key.fileobj is self._wake_r:
                         with contextlib.suppress(OSError):
                             while self._wake_r.recv(4096):
                                 pass
                         continue
-                    sock = key.fileobj
-                    selector.unregister(sock)
-                    address, _deadline = waiting.pop(sock)  # type: ignore[call-overload]
-                    self._jobs.put((sock, address))
+                    sock: socket.socket = key.fileobj  # type: ignore[assignment]
+                    conn = waiting[sock]
+                    try:
+                        chunk = sock.recv(65536)
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    except OSError:
+                        chunk = b""
+                    if not chunk:  # closed by the client (or reset)
+                        drop(sock)
+                        continue
+                    if not conn.data:  # a request starts: it has until the deadline to complete
+                        conn.deadline = time.monotonic() + self.request_timeout
+                    conn.data += chunk
+                    advance(sock, conn)
                 while True:
                     try:
-                        sock, address = self._incoming.get_nowait()
+                        sock, address, data = self._incoming.get_nowait()
                     except queue.Empty:
                         break
-                    if len(waiting) >= self.max_connections:
-                        old = next(iter(waiting))
-                        del waiting[old]
-                        selector.unregister(old)
-                        self.shutdown_request(old)
+                    while waiting and len(waiting) >= self.max_connections:
+                        drop(next(iter(waiting)))
                     try:
                         selector.register(sock, selectors.EVENT_READ)
                     except (OSError, ValueError):  # closed meanwhile: nothing to wait for
                         self.shutdown_request(sock)
                         continue
-                    waiting[sock] = (address, time.monotonic() + self.idle_timeout)
+                    wait = self.request_timeout if data else self.idle_timeout
+                    waiting[sock] = _Waiting(address, data, time.monotonic() + wait)
+                    advance(sock, waiting[sock])
+                pending = sum(len(conn.data) for conn in waiting.values())
+                for sock in list(waiting):  # oldest first: over the byte budget, they give way
+                    if pending <= self.max_pending_bytes:
+                        break
+                    if waiting[sock].data:
+                        pending -= len(waiting[sock].data)
+                        drop(sock)
                 now = time.monotonic()
-                for sock in [s for s, (_, deadline) in waiting.items() if deadline <= now]:
-                    del waiting[sock]
-                    selector.unregister(sock)
-                    self.shutdown_request(sock)
+                for sock in [s for s, conn in waiting.items() if conn.deadline <= now]:
+                    drop(sock)
                 self._waiting_count = len(waiting)
         finally:
             for sock in waiting:
@@ -235,20 +359,26 @@ class BoundedHTTPServer(HTTPServer):
         while (job := self._jobs.get()) is not None:
             self._serve(*job)
 
-    def keep_alive(self) -> None:
-        """Called by the handler on a worker thread: wait for the connection's next request
-        without a thread (it is handed back once the handler has finished)."""
-        self._local.keep = True
+    def taken_bytes(self) -> bytes:
+        """Called by the handler on a worker thread: the bytes the watcher read of its request."""
+        data, self._local.data = self._local.data, b""
+        return data
 
-    def _serve(self, request: Any, client_address: Any) -> None:
-        self._local.keep = False
+    def keep_alive(self, unread: bytes = b"") -> None:
+        """Called by the handler on a worker thread: wait for the connection's next request (of
+        which `unread` has arrived) without a thread, once the handler has finished."""
+        self._local.keep = True
+        self._local.unread = unread
+
+    def _serve(self, request: Any, client_address: Any, data: bytes) -> None:
+        self._local.keep, self._local.data, self._local.unread = False, data, b""
         try:
             self.finish_request(request, client_address)
         except Exception:
             self._local.keep = False
             self.handle_error(request, client_address)
         if self._local.keep and not self._closing:
-            self.process_request(request, client_address)  # back to the idle watcher
+            self._give_back(request, client_address, self._local.unread)  # back to the watcher
         else:
             self.shutdown_request(request)
 

@@ -14,9 +14,9 @@ from typing import Any
 import requests
 import yaml
 
+from triton_sre.durations import DurationError, parse_duration
 from triton_sre.httpclient import deadline, new_session
 from triton_sre.redact import redact
-from triton_sre.slo import SpecError, parse_duration
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PromError", "Prometheus"]
 
@@ -56,6 +56,10 @@ class Prometheus:
             raise PromError(f"{path} {params.get('query', '')!r}: {error or response.status_code}")
         return body["data"]
 
+    def api(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        """The ``data`` of any GET API call, e.g. ``/api/v1/targets`` (doctor)."""
+        return self._get(path, params or {})
+
     def instant(self, expr: str) -> float | None:
         """The first sample of an instant query (None when the result is empty or not finite)."""
         for _, value in self._samples(expr, keep_non_finite=True)[:1]:
@@ -78,7 +82,12 @@ class Prometheus:
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict[str, Any]]:
         """The raw matrix: one ``{"metric": labels, "values": [[ts, "value"], ...]}`` per series."""
         params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
-        return list(self._get("/api/v1/query_range", params).get("result", []))
+        data = self._get("/api/v1/query_range", params)
+        kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
+        result = data.get("result") if isinstance(data, dict) else None
+        if kind != "matrix" or not isinstance(result, list):
+            raise PromError(f"{expr!r}: unexpected answer from Prometheus: expected a matrix, got {kind!r}")
+        return result
 
     def range(self, expr: str, seconds: float, step: float) -> list[dict[str, Any]]:
         """`query_range` over the last `seconds` up to now."""
@@ -100,5 +109,5 @@ class Prometheus:
                 interval = scrape["scrape_interval"]
         try:
             return parse_duration(str(interval), "scrape_interval")
-        except SpecError:
+        except DurationError:
             return None

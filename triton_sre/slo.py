@@ -17,16 +17,14 @@ from typing import Any
 import yaml
 
 from triton_sre import conventions as c
-from triton_sre.config import ConfigError, check_keys, check_number, check_positive_int
+from triton_sre.checks import ConfigError, check_keys, check_number, check_positive_int
 from triton_sre.data import shipped
+from triton_sre.durations import DurationError, format_duration, parse_duration
 from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_bounded
 from triton_sre.redact import bounded
 
 DEFAULT_SPEC_FILE = "slos.yaml"
 """The spec's file name: ./slos.yaml is `generate`'s default, the repository's is shipped."""
-_DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_DURATION_RE = re.compile(r"^(?:(\d+)(ms|s|m|h|d|w))+$")
-_DURATION_PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
 _SLO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _LABEL_VALUE_RE = re.compile(r"^[^\x00-\x1f]+$")
 # Python `re` accepts constructs Prometheus' RE2 rejects: refuse them here, not in Prometheus.
@@ -126,26 +124,6 @@ class Spec:
     rollout: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
-# -- duration helpers ----------------------------------------------------------------------------
-def parse_duration(value: Any, where: str) -> float:
-    """Prometheus duration syntax (`90s`, `1h30m`, `500ms`, `30d`) -> seconds."""
-    if isinstance(value, bool) or not isinstance(value, str) or not _DURATION_RE.match(value):
-        raise SpecError(f"{where}: expected a duration like 500ms, 30s, 5m, 1h or 30d, got {bounded(value)}")
-    seconds = sum(int(n) * _DURATION_UNITS[u] for n, u in _DURATION_PART.findall(value))
-    if seconds <= 0:
-        raise SpecError(f"{where}: must be longer than 0, got {bounded(value)}")
-    return float(seconds)
-
-
-def format_duration(seconds: float) -> str:
-    """Seconds -> the shortest Prometheus duration (`3d`, `90m`, `500ms`)."""
-    ms = round(seconds * 1000)
-    for unit, size in (("w", 604800000), ("d", 86400000), ("h", 3600000), ("m", 60000), ("s", 1000)):
-        if ms % size == 0:
-            return f"{ms // size}{unit}"
-    return f"{ms}ms"
-
-
 # -- loading ---------------------------------------------------------------------------------------
 _TOP_KEYS = {"scrape", "operational", "slos", "llm", "rollout"}
 _SCRAPE_KEYS = {"triton_job", "exporter_job", "latency_metrics"}
@@ -194,7 +172,7 @@ def spec_from_mapping(raw: Any, source: str = "slos.yaml") -> Spec:
         return _spec(raw, source)
     except SpecError:
         raise
-    except ConfigError as exc:  # from a shared field check: the same message, as a SpecError
+    except (ConfigError, DurationError) as exc:  # a shared check's error: the same message, as a SpecError
         raise SpecError(str(exc)) from None
 
 

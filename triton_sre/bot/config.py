@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.config import (
+from triton_sre.checks import (
     ConfigError,
     check_bool,
     check_keys,

@@ -24,8 +24,8 @@ from triton_sre.bot.llm import LLM_ALERTS
 from triton_sre.bot.llm import verdict as llm_verdict
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
-from triton_sre.exporter.capacity import human_bytes
 from triton_sre.promql import escape
+from triton_sre.units import human_bytes
 
 MAX_ALERTS_SHOWN = 8
 """Alerts detailed in one message; the rest are counted (Slack allows 50 blocks)."""

@@ -238,6 +238,11 @@ LABEL_BASELINE: Final = "baseline"
 LABEL_CANDIDATE: Final = "candidate"
 LABEL_FIGURE: Final = "figure"
 
+# `triton-sre doctor` (issue 27): an input triton-sre needs is missing (the exporter's
+# triton_sre_input_missing{check}). Its rule: generate/input_missing.py, in the operational group.
+ALERT_INPUT_MISSING: Final = "TritonSREInputMissing"
+RUNBOOK_INPUT_MISSING: Final = "triton-sre-input-missing"
+
 # One map of alert -> runbook for the generators and the bot.
 # TritonModelUnavailable links to the load-failure runbook in its `runbook` label instead.
 ALERT_RUNBOOKS: Final = {
@@ -256,6 +261,7 @@ ALERT_RUNBOOKS: Final = {
     ALERT_MODEL_LOAD_SLOW: "triton-model-load-slow",
     ALERT_LATENCY_QUANTILES_MISSING: "triton-latency-quantiles-missing",
     ALERT_ROLLOUT_REGRESSION: "triton-rollout-regression",
+    ALERT_INPUT_MISSING: RUNBOOK_INPUT_MISSING,
 }
 
 # -- explicit alert contracts (issue 15, section 4): what the bot reads from an alert ----------------

@@ -319,3 +319,35 @@ def rec_rollout_baseline(window: str) -> str:
 def slo_group(slo_name: str) -> str:
     """The rule group of one SLO (its parts, windows, budget and burn alerts)."""
     return f"{GROUP_SLO_PREFIX}{slo_name}"
+
+# -- `triton-sre doctor` (issue 27): the inputs triton-sre needs from Triton and Prometheus ----------
+M_INPUT_MISSING: Final = "triton_sre_input_missing"  # 1 when a needed input is missing (label check)
+L_CHECK: Final = "check"
+CHECK_LATENCY_QUANTILES: Final = "latency-quantiles"
+CHECK_GPU_METRICS: Final = "gpu-metrics"
+CHECK_CPU_METRICS: Final = "cpu-metrics"
+CHECK_PENDING_REQUESTS: Final = "pending-requests"
+CHECK_LOAD_DURATION: Final = "load-duration"
+CHECK_MODEL_MEMORY: Final = "model-memory"
+CHECK_LLM_METRICS: Final = "llm-metrics"
+CHECK_RESPONSE_CACHE: Final = "response-cache"
+TRITON_CHECKS: Final = (
+    CHECK_LATENCY_QUANTILES,
+    CHECK_GPU_METRICS,
+    CHECK_CPU_METRICS,
+    CHECK_PENDING_REQUESTS,
+    CHECK_LOAD_DURATION,
+    CHECK_MODEL_MEMORY,
+    CHECK_LLM_METRICS,
+    CHECK_RESPONSE_CACHE,
+)
+CHECK_PROMETHEUS_JOBS: Final = "prometheus-jobs"
+CHECK_SCRAPE_INTERVAL: Final = "scrape-interval"
+CHECK_RULES_LOADED: Final = "rules-loaded"
+CHECK_ALERTMANAGER: Final = "alertmanager"
+PROMETHEUS_CHECKS: Final = (
+    CHECK_PROMETHEUS_JOBS,
+    CHECK_SCRAPE_INTERVAL,
+    CHECK_RULES_LOADED,
+    CHECK_ALERTMANAGER,
+)

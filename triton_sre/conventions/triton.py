@@ -137,3 +137,21 @@ MEMORY_TYPE_CPU: Final = "CPU"
 MEMORY_TYPE_CPU_PINNED: Final = "CPU_PINNED"
 MEMORY_TYPE_GPU: Final = "GPU"
 MEMORY_TYPES: Final = (MEMORY_TYPE_CPU, MEMORY_TYPE_CPU_PINNED, MEMORY_TYPE_GPU)
+
+# ---------------------------------------------------------------------------
+# `triton-sre doctor` (issue 27): more of Triton's families and config keys it looks for.
+# ---------------------------------------------------------------------------
+# The response cache implementation's own family: exported only when the server has a cache
+# (--cache-config). The per-model nv_cache_num_hits_per_model exists for a model with
+# response_cache enabled even without one, and stays 0 (measured on 2.51).
+NV_CACHE_UTIL: Final = "nv_cache_util"
+NV_GPU_METRIC_FAMILIES: Final = (NV_GPU_UTILIZATION, NV_GPU_MEMORY_USED_BYTES, NV_GPU_POWER_USAGE)
+NV_CPU_METRIC_FAMILIES: Final = (NV_CPU_UTILIZATION, NV_CPU_MEMORY_USED_BYTES, NV_CPU_MEMORY_TOTAL_BYTES)
+# config.pbtxt `parameters` key of the vLLM backend that turns its metrics on (off by default).
+PARAM_REPORT_CUSTOM_METRICS: Final = "REPORT_CUSTOM_METRICS"
+# The sample LLM models' (python backend) stand-in for the backend they imitate: vllm or trtllm.
+PARAM_METRICS_FLAVOR: Final = "METRICS_FLAVOR"
+BACKEND_VLLM: Final = "vllm"
+BACKEND_TRTLLM: Final = "tensorrtllm"
+FLAVOR_TRTLLM: Final = "trtllm"  # METRICS_FLAVOR value of a model imitating the TensorRT-LLM backend
+KIND_GPU: Final = "KIND_GPU"  # instance_group kind

@@ -1,7 +1,9 @@
 """`triton-sre demo`: the whole local stack on the sample models, with traffic.
 
-It brings up what `triton-sre stack up` brings up — the real Triton, the exporter, Prometheus with
-the generated rules, Alertmanager, the bot and its Slack stand-in — drives concurrent traffic so
+It brings up what `triton-sre stack up` brings up — the exporter first, as a sidecar, then the real
+Triton, which loads every model through model control once the exporter polls it (so the load
+times are measured, see docs/load-times.md), Prometheus with the generated rules, Alertmanager,
+the bot and its Slack stand-in — drives concurrent traffic, back to back for as long as it runs, so
 batching and queueing happen, prints where to look and, every few seconds, what the exporter
 derived (read from its own /metrics, as any client would): batching ratio, where request time
 goes, cost per 1k inferences, and the broken models with their runbook ids. Ctrl-C or
@@ -65,7 +67,8 @@ def add_demo_parser(commands: Any, epilog: str) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     from triton_sre.demo import SAMPLE_REPOSITORY
-    from triton_sre.demo.traffic import TrafficDriver
+    from triton_sre.demo.traffic import ContinuousTraffic, TrafficDriver
+    from triton_sre.doctor.command import stack_summary
     from triton_sre.stack.local import StackError, StackOptions, down, up
 
     out = sys.stdout
@@ -100,7 +103,7 @@ def run_demo(args: argparse.Namespace) -> int:
     triton_url = components["triton"]["url"]
     exporter_url = components["exporter"]["url"]
     prometheus_url = components["prometheus"]["url"]
-    driver = TrafficDriver(triton_url)
+    driver = ContinuousTraffic(lambda: TrafficDriver(triton_url))  # traffic for as long as the demo runs
 
     def status() -> dict[str, Any]:
         found = exporter_status(exporter_url, prometheus_url)
@@ -109,6 +112,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
     try:
         say(_banner(state, components))
+        say("\n".join(stack_summary(state)))  # which inputs Triton lacks (triton-sre doctor)
         log_findings = _diagnose_log(Path(components["triton"]["server_log"]))
         say(_log_findings_text(log_findings, components["triton"]["server_log"]))
         driver.start()

@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -437,3 +437,41 @@ class TrafficDriver:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class ContinuousTraffic:
+    """`TrafficDriver` runs back to back until `stop()`, for the demo, which runs until Ctrl-C.
+
+    Each run stays bounded (`MAX_DURATION_S`, `MAX_REQUESTS`); when one ends, the next starts
+    within `check_s`. A single driver left the demo without traffic after an hour (its time bound),
+    and its dashboards — LLM tokens per second first — without data.
+    """
+
+    def __init__(self, make: Callable[[], TrafficDriver], *, check_s: float = 0.5) -> None:
+        self._make = make
+        self._check_s = check_s
+        self._stop = threading.Event()
+        self._driver: TrafficDriver | None = None
+        self._thread: threading.Thread | None = None
+        self.runs = 0
+
+    def start(self) -> ContinuousTraffic:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="traffic-runs", daemon=True)
+            self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            if self._driver is None or not self._driver.running:
+                self._driver = self._make().start()
+                self.runs += 1
+            self._stop.wait(self._check_s)
+
+    def stop(self) -> None:
+        """Stop the current run (its requests in flight finish) and start no other. Idempotent."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._driver is not None:
+            self._driver.stop()

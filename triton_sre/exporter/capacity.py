@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
-from triton_sre.exporter.counters import increase
+from triton_sre.exporter.series import SeriesWindow
 
 if TYPE_CHECKING:
-    from triton_sre.exporter.snapshot import IndexEntry, Snapshot
+    from triton_sre.config import CapacitySettings
+    from triton_sre.exporter.snapshot import IndexEntry, ModelStats, Snapshot
     from triton_sre.triton.exposition import Sample
 
 ModelKey = tuple[str, str]
@@ -50,6 +51,7 @@ HOST_FAMILIES = frozenset({c.NV_CPU_UTILIZATION, c.NV_CPU_MEMORY_TOTAL_BYTES, c.
 PLACEMENT_FAMILY = c.NV_REQUEST_SUCCESS
 FAMILIES = GPU_FAMILIES | HOST_FAMILIES | {c.NV_MODEL_LOAD_DURATION_SECS}
 WATCHED = FAMILIES | {PLACEMENT_FAMILY}  # every sample name `CapacityWatch` records
+ENERGY = c.NV_ENERGY_CONSUMPTION
 
 
 def valid(value: Any) -> float | None:
@@ -60,16 +62,6 @@ def valid(value: Any) -> float | None:
     if not math.isfinite(value) or value < 0:
         return None
     return value
-
-
-def human_bytes(value: float | None) -> str:
-    """1.5 GiB, 700.00 MiB, 512 B; an en dash when unknown."""
-    if value is None or not math.isfinite(value):
-        return "–"
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if value >= size:
-            return f"{value / size:.2f} {unit}"
-    return f"{value:.0f} B"
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -224,14 +216,6 @@ class DeviceCapacity:
 
 
 @dataclass(frozen=True, slots=True)
-class CapacitySettings:
-    """`capacity:` in the exporter config."""
-
-    model_bytes: float | None = None  # assumed size of one model where Triton reports none
-    gpu_host: bool = False  # this host has GPUs: their metrics missing is a fault
-
-
-@dataclass(frozen=True, slots=True)
 class Capacity:
     memory: Sequence[ModelMemory] = ()
     load_seconds: Mapping[ModelKey, float] = field(default_factory=dict)
@@ -291,12 +275,28 @@ def headroom(total: float | None, used: float | None) -> float | None:
     return total - used
 
 
+def energy_rows(reading: CapacityReading) -> dict[str, tuple[float]]:
+    """The GPUs' energy counters (joules) of one reading, as the window's `SeriesWindow` takes them."""
+    return {uuid: (values[ENERGY],) for uuid, values in reading.gpus.items() if ENERGY in values}
+
+
+def gpu_watts(energy: SeriesWindow, uuids: Sequence[str]) -> dict[str, float]:
+    """Average power per GPU over the window: its energy counter's increase (a drop is a reset)
+    over the time between its first and newest observations; none below two observations."""
+    increases, first, newest = energy.reads_of(list(uuids))
+    return {
+        uuid: float(joules[0] / (end[0] - start[0]))
+        for uuid, joules, start, end in zip(uuids, increases, first, newest, strict=True)
+        if end[0] > start[0]  # NaN (not observed) compares false
+    }
+
+
 def energy_watts(series: Sequence[tuple[float, float]]) -> float | None:
-    """Average power from a joule counter's (time, value) observations (a drop is a reset)."""
-    points = [(t, v) for t, v in series if valid(v) is not None]
-    if len(points) < 2 or points[-1][0] <= points[0][0]:
-        return None
-    return increase(v for _, v in points) / (points[-1][0] - points[0][0])
+    """Average power from one joule counter's (time, value) observations, through the same window."""
+    energy = SeriesWindow((0,))
+    for taken_at, value in series:
+        energy.add(taken_at, {"": (value,)})
+    return gpu_watts(energy, [""]).get("")
 
 
 def derive_capacity(
@@ -308,11 +308,42 @@ def derive_capacity(
     currency: str = "USD",
     compute_seconds: Mapping[ModelKey, float] | None = None,
 ) -> Capacity:
-    """Capacity over the window (oldest first). `compute_seconds` (model -> execution seconds in
-    the window) turns on charging each GPU's energy to its models by their share of compute."""
-    readings = [(s.taken_at, s.capacity) for s in snapshots if s.capacity is not None]
-    latest = readings[-1][1] if readings else None
+    """Capacity over a list of snapshots (oldest first; tests and tools): what `capacity_from`
+    gives for the exporter's window holding them."""
+    energy = SeriesWindow((0,))
+    latest: CapacityReading | None = None
+    for snapshot in snapshots:
+        if snapshot.capacity is not None:
+            energy.add(snapshot.taken_at, energy_rows(snapshot.capacity))
+            latest = snapshot.capacity
     latest_stats = next((s.stats for s in reversed(snapshots) if s.stats is not None), None)
+    watts = gpu_watts(energy, sorted(latest.gpus)) if latest else {}
+    return capacity_from(
+        latest,
+        latest_stats,
+        watts,
+        settings,
+        measured_loads,
+        kwh_price=kwh_price,
+        currency=currency,
+        compute_seconds=compute_seconds,
+    )
+
+
+def capacity_from(
+    latest: CapacityReading | None,
+    latest_stats: Mapping[ModelKey, ModelStats] | None,
+    watts: Mapping[str, float],
+    settings: CapacitySettings,
+    measured_loads: Mapping[ModelKey, float],
+    *,
+    kwh_price: float | None = None,
+    currency: str = "USD",
+    compute_seconds: Mapping[ModelKey, float] | None = None,
+) -> Capacity:
+    """Capacity from the window's latest reading and statistics and each GPU's average power.
+    `compute_seconds` (model -> execution seconds in the window) turns on charging each GPU's
+    energy to its models by their share of compute."""
     memory = {key: st.memory_usage for key, st in (latest_stats or {}).items() if st.memory_usage}
 
     loads = dict(measured_loads)
@@ -338,17 +369,6 @@ def derive_capacity(
                 bucket[key] = bucket.get(key, 0.0) + size
             else:
                 host_resident[key] = host_resident.get(key, 0.0) + size
-
-    watts: dict[str, float] = {}
-    for uuid in gpu_uuids:
-        series = [
-            (t, r.gpus[uuid][c.NV_ENERGY_CONSUMPTION])
-            for t, r in readings
-            if c.NV_ENERGY_CONSUMPTION in r.gpus.get(uuid, {})
-        ]
-        power = energy_watts(series)
-        if power is not None:
-            watts[uuid] = power
 
     gpus: list[DeviceCapacity] = []
     for uuid in gpu_uuids:

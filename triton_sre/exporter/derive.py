@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from triton_sre import conventions as c
-from triton_sre.exporter.llm import LLMDerivation, derive_llm
+from triton_sre.config import CapacitySettings
+from triton_sre.exporter.capacity import Capacity, capacity_from, gpu_watts
+from triton_sre.exporter.llm import LLMDerivation, derive_llm_window
 from triton_sre.exporter.snapshot import (
     IndexEntry,
     ModelConfigSummary,
@@ -29,9 +30,6 @@ from triton_sre.exporter.snapshot import (
 )
 from triton_sre.exporter.window import Window
 from triton_sre.pricing import Pricing
-
-if TYPE_CHECKING:
-    from triton_sre.exporter.capacity import Capacity
 
 # Positions in window.COUNTED_FIELDS.
 _INFERENCES, _EXECUTIONS, _REQUEST_US, _SUCCESS = range(4)
@@ -141,8 +139,45 @@ def derive(
     return derive_window(window, pricing, diagnose)
 
 
-def derive_window(window: Window, pricing: Pricing, diagnose: Callable[[str], str]) -> Derivation:
-    """All derived values over the polls `window` holds."""
+@dataclass(frozen=True, slots=True)
+class CapacityInputs:
+    """What the capacity figures need beyond the window: the `capacity:` settings and the load
+    times measured from repository-index transitions (`capacity.LoadTimer`)."""
+
+    settings: CapacitySettings
+    measured_loads: Mapping[ModelKey, float] = field(default_factory=dict)
+
+
+def derive_window(
+    window: Window,
+    pricing: Pricing,
+    diagnose: Callable[[str], str],
+    capacity: CapacityInputs | None = None,
+) -> Derivation:
+    """All derived values over the polls `window` holds; the capacity figures too when
+    `capacity` is given (else `Derivation.capacity` is None)."""
+    derivation = _derive_core(window, pricing, diagnose)
+    if capacity is None:
+        return derivation
+    stats = window.latest_stats.stats if window.latest_stats is not None else None
+    reading = window.latest_reading
+    return replace(
+        derivation,
+        capacity=capacity_from(
+            reading,
+            stats,
+            gpu_watts(window.energy, sorted(reading.gpus)) if reading is not None else {},
+            capacity.settings,
+            capacity.measured_loads,
+            kwh_price=pricing.kwh,
+            currency=pricing.currency,
+            compute_seconds=derivation.compute_seconds if pricing.energy_by_model else None,
+        ),
+    )
+
+
+def _derive_core(window: Window, pricing: Pricing, diagnose: Callable[[str], str]) -> Derivation:
+    """Everything but capacity: batching, stages, cost, idle share, states, LLM figures."""
     counted = window.counters
     latest_metrics = window.latest_metrics
     latest_index = window.latest_index
@@ -219,10 +254,7 @@ def derive_window(window: Window, pricing: Pricing, diagnose: Callable[[str], st
         devices=devices,
         server_cost_per_hour=price,
         idle_fraction=idle,
-        llm=derive_llm(
-            [(s.taken_at, s.llm) for s in window.polls if s.counters is not None and s.llm is not None],
-            window_cost,
-        ),
+        llm=derive_llm_window(latest_metrics.llm if latest_metrics else None, window.llm, window_cost),
         llm_problems=latest_metrics.llm.problems if latest_metrics and latest_metrics.llm else {},
         compute_seconds=compute_s,
     )

@@ -29,8 +29,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from triton_sre import conventions as c
-from triton_sre.exporter.counters import increase as _increase
+from triton_sre.exporter.series import SeriesWindow
 
 if TYPE_CHECKING:
     from triton_sre.triton.exposition import Sample
@@ -49,6 +51,7 @@ RUNNING = 6
 WAITING = 7
 KV_USAGE = 8
 _FIELDS = 9
+COUNTER_FIELDS = (PROMPT_TOKENS, GENERATION_TOKENS, TTFT_SUM, TTFT_COUNT, TPOT_SUM, TPOT_COUNT)  # windowed
 LLMRow = tuple[float, ...]
 
 _VLLM_COUNTERS = {c.VLLM_PROMPT_TOKENS: PROMPT_TOKENS, c.VLLM_GENERATION_TOKENS: GENERATION_TOKENS}
@@ -214,36 +217,47 @@ def derive_llm(
     window: Sequence[tuple[float, LLMData]],
     window_cost: Mapping[ModelKey, float] | None = None,
 ) -> list[LLMDerivation]:
-    """Per model version over `window` ((taken_at, data), oldest first).
+    """Per model version over `window` ((taken_at, data), oldest first; tests and tools): what
+    `derive_llm_window` gives for the exporter's window holding these polls."""
+    if not window:
+        return []
+    series = SeriesWindow(COUNTER_FIELDS)
+    for taken_at, data in window:
+        series.add(taken_at, data.rows)
+    return derive_llm_window(window[-1][1], series, window_cost)
+
+
+def derive_llm_window(
+    latest: LLMData | None,
+    series: SeriesWindow,
+    window_cost: Mapping[ModelKey, float] | None = None,
+) -> list[LLMDerivation]:
+    """Per model version of the latest poll's LLM rows: its counters (`COUNTER_FIELDS`) as the
+    window's `series` holds them, its gauges as last reported.
 
     `window_cost` is each model's attributed cost over the window (the same attribution as the
     cost per thousand inferences); cost per million tokens is it over the window's tokens.
     """
-    if not window:
+    if latest is None or not latest.rows:
         return []
-    latest = window[-1][1].rows
+    keys = sorted(latest.rows)
+    increases, first, newest = series.reads_of(keys)
     out: list[LLMDerivation] = []
-    for key in sorted(latest):
-        points = [(t, data.rows[key]) for t, data in window if key in data.rows]
-        span = points[-1][0] - points[0][0]
-        row = points[-1][1]
-
-        def increase(index: int, points: list = points) -> float:
-            return _increase([r[index] for _, r in points])
-
-        def observed(index: int, points: list = points) -> int:
-            return sum(1 for _, r in points if r[index] == r[index])
-
+    for i, key in enumerate(keys):
+        row = latest.rows[key]
+        inc, twice = increases[i], newest[i] > first[i]  # observed at two polls at least
+        seen = first[i][first[i] == first[i]]
+        span = float(np.max(newest[i][newest[i] == newest[i]]) - np.min(seen)) if len(seen) else 0.0
         tokens: dict[str, float] = {}
         rates: dict[str, float] = {}
         for direction, index in ((c.DIRECTION_INPUT, PROMPT_TOKENS), (c.DIRECTION_OUTPUT, GENERATION_TOKENS)):
-            if observed(index) >= 2 and span > 0:
-                tokens[direction] = increase(index)
+            if twice[index] and span > 0:
+                tokens[direction] = float(inc[index])
                 rates[direction] = tokens[direction] / span
         averages: list[float | None] = []
         for sum_index, count_index in ((TTFT_SUM, TTFT_COUNT), (TPOT_SUM, TPOT_COUNT)):
-            count = increase(count_index) if observed(count_index) >= 2 else 0.0
-            total = increase(sum_index) if observed(sum_index) >= 2 else 0.0
+            count = float(inc[count_index]) if twice[count_index] else 0.0
+            total = float(inc[sum_index]) if twice[sum_index] else 0.0
             averages.append(total / count if count > 0 and total >= 0 else None)
         cost: dict[str, float] = {}
         spent = (window_cost or {}).get(key)

@@ -16,6 +16,7 @@ get the same samples in the same order. Pure: no I/O.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Container, Iterator, Mapping
 from operator import itemgetter
 
@@ -32,6 +33,8 @@ from triton_sre.exporter.snapshot import (
     series_place,
 )
 from triton_sre.triton.exposition import Labels, Sample, Skeleton
+
+log = logging.getLogger(__name__)
 
 _PER_MODEL = frozenset(ROW_FAMILIES)
 _WIDTH = len(ROW_FAMILIES)
@@ -193,3 +196,61 @@ def same_rows(a: Mapping[ModelKey, CounterRow], b: Mapping[ModelKey, CounterRow]
             if not (x == y or (x != x and y != y)):
                 return False
     return True
+
+
+class Replayer:
+    """Replay planning: learns a `MetricsPlan` from bodies the reference path folded, and replays
+    later bodies of the same skeleton with it.
+
+    A plan is made once the same skeleton was seen at two polls in a row (a server whose lines
+    change order at every scrape then costs one regex split per poll, not a plan per poll), and
+    used only if replaying that very body gives the reference's result: its rows, its GPUs, and
+    (checked by the caller's `same_side`) what its side readers make of its side samples.
+    """
+
+    def __init__(
+        self,
+        *,
+        keep: Callable[[str], bool],
+        side_names: Container[str] = (),
+        side_inert: Callable[[str, Labels], bool] = lambda name, labels: False,
+    ) -> None:
+        self._keep = keep
+        self._side_names = side_names
+        self._side_inert = side_inert
+        self.plan: MetricsPlan | None = None
+        self._candidate: tuple[int, bytes, bytes] | None = None  # the last clean body's fingerprint
+
+    def replay(self, text: str) -> tuple[CounterTable, frozenset[str], list[Sample]] | None:
+        """The learned plan's fold of `text`; None without a plan or when it does not fit."""
+        return self.plan.replay(text) if self.plan is not None else None
+
+    def learn(
+        self,
+        text: str,
+        rows: Mapping[ModelKey, CounterRow],
+        gpus: frozenset[str],
+        same_side: Callable[[list[Sample]], bool],
+    ) -> None:
+        """Offer a body the reference path folded without a problem into `rows` and `gpus`."""
+        fingerprint = Skeleton.fingerprint(text)
+        if fingerprint != self._candidate:
+            self._candidate = fingerprint
+            return
+        self._candidate = None
+        skeleton = Skeleton.of(text, keep=self._keep)
+        if skeleton is None:  # not the plain shape: stay on the reference path
+            return
+        try:
+            plan = MetricsPlan(
+                skeleton, keep=self._keep, side_names=self._side_names, side_inert=self._side_inert
+            )
+        except ValueError:
+            return
+        replayed = plan.replay(text)
+        if replayed is None or not (
+            same_rows(replayed[0], rows) and replayed[1] == gpus and same_side(replayed[2])
+        ):
+            log.warning("metrics replay disagrees with the reference fold; not replaying")
+            return
+        self.plan = plan

@@ -13,7 +13,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from http import HTTPStatus
 from itertools import chain
 from typing import Any
@@ -26,11 +26,12 @@ from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
 from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
-from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer, derive_capacity
+from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer
 from triton_sre.exporter.collector import ExporterView, render_chunks
-from triton_sre.exporter.derive import Derivation, derive_window
+from triton_sre.exporter.derive import CapacityInputs, Derivation, derive_window
+from triton_sre.exporter.inputs import InputWatch
 from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
-from triton_sre.exporter.replay import MetricsPlan, same_rows
+from triton_sre.exporter.replay import Replayer
 from triton_sre.exporter.snapshot import (
     CounterRow,
     IndexEntry,
@@ -48,7 +49,7 @@ from triton_sre.exporter.window import Window
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 from triton_sre.redact import redact
 from triton_sre.triton.client import FetchError, TritonClient
-from triton_sre.triton.exposition import ExpositionError, Sample, Skeleton, decode_body, iter_parse
+from triton_sre.triton.exposition import ExpositionError, Sample, decode_body, iter_parse
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +132,8 @@ class Exporter:
             max_polls=math.ceil(settings.window / settings.interval) + 2,
         )
         self._configs: dict[str, _ConfigEntry] = {}
-        self._metrics_plan: MetricsPlan | None = None  # replays bodies of one skeleton
-        self._candidate: tuple[int, bytes, bytes] | None = None  # the last clean body's Skeleton.fingerprint
+        # replays bodies of one skeleton from their values alone (exporter/replay.py)
+        self._replayer = Replayer(keep=keep_family, side_names=_SIDE_NAMES, side_inert=CapacityWatch.inert)
         # model -> config summary as snapshots carry it; rebuilt only when a config changes
         self._config_view: dict[str, ModelConfigSummary] = {}
         self._view = ExporterView(up=False, derivation=None)
@@ -159,6 +160,7 @@ class Exporter:
             for kind in c.FAULT_KINDS:
                 self._errors.labels(target, kind)
         self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL)
+        self._inputs = InputWatch(self.registry)  # triton_sre_input_missing{check} (doctor's checks)
         self._last_success = Gauge(
             c.M_LAST_SUCCESS, "Unix time of the last poll that read Triton's metrics.", registry=self.registry
         )
@@ -211,11 +213,15 @@ class Exporter:
                 capacity=reading,
             )
             self._loads.observe(taken_at, index)
+            if counters is not None and stats is not None:
+                self._inputs.update(
+                    (model for model, _ in llm.rows) if llm else (),
+                    {key[0]: s.memory_usage[0][0] for key, s in stats.items() if s.memory_usage},
+                )
             with self._lock:
                 self._window.add(snapshot)  # nothing older than the window is kept
-            derivation = derive_window(self._window, self.settings.pricing, self._diagnose)
-            capacity = self._capacity(self._window.capacity_view(), derivation)
-            derivation = replace(derivation, capacity=capacity)
+            capacity = CapacityInputs(self.settings.capacity, self._loads.measured)
+            derivation = derive_window(self._window, self.settings.pricing, self._diagnose, capacity)
             self._view = ExporterView(up=counters is not None, derivation=derivation)
             span.set_attribute("triton_sre.up", counters is not None)
             span.set_attribute("triton_sre.models", len(derivation.models))
@@ -224,17 +230,6 @@ class Exporter:
             self._last_success.set(taken_at)
             self.ready.set()
         return snapshot
-
-    def _capacity(self, window: list[Snapshot], derivation: Derivation) -> Any:
-        pricing = self.settings.pricing
-        return derive_capacity(
-            window,
-            self.settings.capacity,
-            self._loads.measured,
-            kwh_price=pricing.kwh,
-            currency=pricing.currency,
-            compute_seconds=derivation.compute_seconds if pricing.energy_by_model else None,
-        )
 
     def _call(self, target: str, span_name: str, fetch: Callable[[], Any]) -> Any:
         with self._tracer.start_as_current_span(span_name) as span:
@@ -282,11 +277,11 @@ class Exporter:
         watch = CapacityWatch()
         # Triton repeats its lines at every scrape: a body with the last plan's skeleton is folded
         # from its values alone (exporter/replay.py); anything else takes the reference path.
-        replayed = self._metrics_plan.replay(text) if self._metrics_plan is not None else None
+        replayed = self._replayer.replay(text)
         if replayed is not None:
             counters, gpus, side = replayed
-            _offer(side, llm, watch)
-            return counters, gpus, llm.result(), watch.reading()
+            return counters, gpus, *self._side_readings(side)
+        self._inputs.saw_body(text)  # a replayed body has the same skeleton: the same families
         clean: list[bool] = []
 
         def tap(text: str, problems: Problems) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
@@ -299,41 +294,16 @@ class Exporter:
             return None, None, None, None
         result = decoded[0], decoded[1], llm.result(), watch.reading()
         if clean == [True]:
-            self._learn(text, result)
+            side = (result[2], result[3])
+            self._replayer.learn(
+                text, result[0], result[1], lambda samples: self._side_readings(samples) == side
+            )
         return result
 
-    def _learn(self, text: str, reference: tuple[Any, Any, LLMData, CapacityReading]) -> None:
-        """Make a replay plan from a body the reference path folded cleanly, once the same
-        skeleton was seen at two polls in a row (a server whose lines change order at every
-        scrape then costs one regex split per poll, not a plan per poll). The plan is used only
-        if replaying this very body gives the reference's result."""
-        fingerprint = Skeleton.fingerprint(text)
-        if fingerprint != self._candidate:
-            self._candidate = fingerprint
-            return
-        self._candidate = None
-        skeleton = Skeleton.of(text, keep=keep_family)
-        if skeleton is None:  # not the plain shape: stay on the reference path
-            return
-        try:
-            plan = MetricsPlan(
-                skeleton, keep=keep_family, side_names=_SIDE_NAMES, side_inert=CapacityWatch.inert
-            )
-        except ValueError:
-            return
-        replayed = plan.replay(text)
+    def _side_readings(self, samples: Iterable[Sample]) -> tuple[LLMData, CapacityReading]:
         llm, watch = LLMCollector(), CapacityWatch()
-        if replayed is not None:
-            _offer(replayed[2], llm, watch)
-        if replayed is None or not (
-            same_rows(replayed[0], reference[0])
-            and replayed[1] == reference[1]
-            and llm.result() == reference[2]
-            and watch.reading() == reference[3]
-        ):
-            log.warning("metrics replay disagrees with the reference fold; not replaying")
-            return
-        self._metrics_plan = plan
+        _offer(samples, llm, watch)
+        return llm.result(), watch.reading()
 
     def _fetch_stats(self) -> dict | None:
         entries = self._call(c.TARGET_STATS, "GET /v2/models/stats", self.client.all_stats)
@@ -377,12 +347,15 @@ class Exporter:
                     continue
             summary = self._decode(c.TARGET_CONFIG, _config_summary, config)
             self._configs[name] = _ConfigEntry(signature, summary)
+            if summary is not None:
+                self._inputs.saw_config(name, config)
             changed = True
         if changed:
             # a new mapping, never mutated: snapshots already holding the old one keep it intact
             self._config_view = {
                 name: entry.summary for name, entry in self._configs.items() if entry.summary is not None
             }
+            self._inputs.keep(self._config_view)
 
     def run(self, stop: threading.Event) -> None:
         """Poll on a fixed schedule until `stop` is set; a slow poll skips missed ticks."""

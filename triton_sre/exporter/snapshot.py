@@ -15,6 +15,7 @@ from sys import intern
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
+from triton_sre.counters import fold_gpus
 from triton_sre.exporter.capacity import FAMILIES as CAPACITY_FAMILIES
 from triton_sre.exporter.capacity import CapacityReading, MemoryEntry, memory_usage_from_json
 from triton_sre.exporter.llm import LLMData, is_llm_family
@@ -197,16 +198,8 @@ def counters_from_samples(
             values[name] = values.get(name, 0.0) + value
         elif uuid and name.startswith(c.NV_GPU_PREFIX):
             gpus.add(uuid)
-    summed: dict[ModelKey, dict[str, float]] = {}
-    for (key, _uuid), gpu_values in per_gpu.items():
-        values = summed.setdefault(key, {})
-        for name, value in gpu_values.items():
-            values[name] = values.get(name, 0.0) + value
-    for key, gpu_values in summed.items():
-        values = totals.setdefault(key, {})
-        for name, value in gpu_values.items():
-            values.setdefault(name, value)
-    return {key: counter_row(values) for key, values in totals.items()}, frozenset(gpus)
+    folded = fold_gpus(totals, ((key, values) for (key, _uuid), values in per_gpu.items()))
+    return {key: counter_row(values) for key, values in folded.items()}, frozenset(gpus)
 
 
 def _num(value: Any, problems: Problems, what: str) -> float:

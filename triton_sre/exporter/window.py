@@ -1,42 +1,25 @@
-"""Compact windowed counters: per series reset-aware running totals, one flat array per poll.
-
-Keeping whole snapshots for the window costs memory and time in proportion to
-window ÷ interval × models (30 polls × 2,000 model versions at `--interval 2 --window 60`).
-The derivations only need each counter's increase over the window, so each poll stores, per
-series and field, the running total of increases up to it (a drop is a reset and counts from
-zero, as Prometheus' `increase()`), as one float64 numpy array with NaN where the series had no valid
-observation that poll. The increase over the window is then the total at the series' newest
-observation minus the total at its oldest one in the window: the same sum over consecutive
-observations that `counters.increase` computes from the raw values, at O(1) per series.
-At most `CHECKPOINTS` polls' arrays are kept, so memory does not grow with window ÷ interval.
-
-Pure: no I/O.
+"""The exporter's window: every counter it derives from, over the polls of the last `--window`
+seconds, as `series.SeriesWindow`s (per series reset-aware running totals, memory bounded
+whatever window ÷ interval is), plus the latest whole metrics, statistics, index and capacity
+reading. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
-import numpy as np
-
 from triton_sre import conventions as c
-from triton_sre.exporter.capacity import CapacityReading
-from triton_sre.exporter.replay import CounterTable
+from triton_sre.exporter.capacity import CapacityReading, energy_rows
+from triton_sre.exporter.llm import COUNTER_FIELDS as LLM_COUNTER_FIELDS
+from triton_sre.exporter.series import CHECKPOINTS, SeriesWindow
 from triton_sre.exporter.snapshot import FAMILY_INDEX, Snapshot
 
-_NAN = float("nan")
+__all__ = ["CHECKPOINTS", "COUNTED_FIELDS", "SeriesWindow", "Window"]
+
 _INF = math.inf
-ENERGY = c.NV_ENERGY_CONSUMPTION
 
-
-# At most this many polls' totals are kept, whatever window ÷ interval is: beyond it, the poll
-# whose removal leaves the smallest gap is dropped (never the oldest or newest), so the window's
-# start moves by at most window ÷ CHECKPOINTS and memory stays bounded. `--window 60 --interval 2`
-# (31 polls) keeps every poll and is exact.
-CHECKPOINTS = 64
 
 # The counter families whose increase over the window the derivations use, as fields of
 # `snapshot.CounterRow`: what `SeriesWindow` keeps running totals of (derive reads them by their
@@ -51,154 +34,13 @@ _COUNTED = (
 COUNTED_FIELDS = tuple(FAMILY_INDEX[family] for family in _COUNTED)
 
 
-class SeriesWindow:
-    """Running totals of `fields` (indices into each row) per series key, for the recent polls.
-
-    The per-cell state lives in numpy arrays and each poll is added with a few array operations
-    (the same float operations, in the same order per cell, as a loop over the cells would do).
-    """
-
-    __slots__ = ("_cells", "_checkpoints", "_fields", "_free", "_last", "_seen", "_slots", "_total", "polls")
-
-    def __init__(self, fields: Sequence[int], checkpoints: int = CHECKPOINTS) -> None:
-        self._fields = tuple(fields)
-        self._checkpoints = max(2, checkpoints)
-        self._slots: dict[Hashable, int] = {}  # key -> slot; a slot is len(fields) array cells
-        self._free: list[int] = []
-        self._cells = 0  # cells in use: (highest slot + 1) x len(fields)
-        self._last = np.zeros(0)  # last valid raw value per cell (NaN: none yet)
-        self._total = np.zeros(0)  # running total of increases per cell
-        self._seen: dict[Hashable, float] = {}  # key -> time of its newest poll
-        # (taken_at, totals at that poll; NaN where not observed), oldest first
-        self.polls: deque[tuple[float, np.ndarray]] = deque()
-
-    def __len__(self) -> int:
-        return len(self.polls)
-
-    def add(self, taken_at: float, rows: Mapping[Hashable, Sequence[float]]) -> None:
-        """Record one poll's raw cumulative values (a value that is NaN, infinite or negative is
-        no observation)."""
-        width = len(self._fields)
-        if isinstance(rows, CounterTable):
-            keys: Sequence[Hashable] = rows.order
-            values = rows.matrix[:, self._fields].ravel()
-        else:
-            keys = list(rows)
-            values = np.array(
-                [[row[index] for index in self._fields] for row in rows.values()], dtype=np.float64
-            ).ravel()
-        slots = self._slots
-        for key in [key for key in keys if key not in slots]:
-            slot = self._free.pop() if self._free else self._cells // width
-            slots[key] = slot
-            self._cells = max(self._cells, (slot + 1) * width)
-        if self._cells > len(self._last):
-            grown = max(self._cells, 2 * len(self._last))
-            self._last = np.concatenate((self._last, np.full(grown - len(self._last), _NAN)))
-            self._total = np.concatenate((self._total, np.zeros(grown - len(self._total))))
-        self._seen.update(dict.fromkeys(keys, taken_at))
-        base = np.fromiter(map(slots.__getitem__, keys), dtype=np.intp, count=len(keys)) * width
-        cells = (base[:, None] + np.arange(width)).ravel()
-        valid = (values >= 0.0) & (values < _INF)
-        cells, values = cells[valid], values[valid]
-        last, total = self._last, self._total
-        previous = last[cells]
-        observed = previous == previous  # not NaN: a previous observation exists
-        step = np.where(values >= previous, values - previous, values)
-        total[cells[observed]] += step[observed]
-        last[cells] = values
-        out = np.full(self._cells, _NAN)
-        out[cells] = total[cells]
-        self.polls.append((taken_at, out))
-        if len(self.polls) > self._checkpoints:
-            self._thin()
-
-    def _thin(self) -> None:
-        """Drop the interior poll whose neighbours are closest in time (a series' first and last
-        observations in the window then fall on the remaining polls)."""
-        times = [t for t, _ in self.polls]
-        drop = min(range(1, len(times) - 1), key=lambda i: times[i + 1] - times[i - 1])
-        del self.polls[drop]
-
-    def trim(self, start: float) -> None:
-        """Forget polls taken before `start`, and series observed in none of the remaining ones."""
-        polls = self.polls
-        while polls and polls[0][0] < start:
-            polls.popleft()
-        oldest = polls[0][0] if polls else _INF
-        gone = [key for key, when in self._seen.items() if when < oldest]
-        width = len(self._fields)
-        for key in gone:
-            del self._seen[key]
-            slot = self._slots.pop(key)
-            base = slot * width
-            self._last[base : base + width] = _NAN
-            self._total[base : base + width] = 0.0
-            self._free.append(slot)
-        if not self._slots:  # nothing left: give the memory back
-            self._free.clear()
-            self._cells = 0
-            self._last = np.zeros(0)
-            self._total = np.zeros(0)
-
-    def increase(self, key: Hashable, field: int) -> float:
-        """The increase of `key`'s `field`-th tracked field over the stored polls (0 when fewer
-        than two observations)."""
-        slot = self._slots.get(key)
-        if slot is None:
-            return 0.0
-        cell = slot * len(self._fields) + field
-        first = _NAN
-        for _, totals in self.polls:
-            if cell < len(totals):
-                first = float(totals[cell])
-                if first == first:
-                    break
-        if first != first:
-            return 0.0
-        for _, totals in reversed(self.polls):
-            if cell < len(totals):
-                newest = float(totals[cell])
-                if newest == newest:
-                    return newest - first
-        return 0.0
-
-    def increases(self, key: Hashable) -> list[float]:
-        """`increase` of every tracked field of `key`, in `fields` order."""
-        return self.increases_of([key])[0].tolist()
-
-    def increases_of(self, keys: Sequence[Hashable]) -> np.ndarray:
-        """`increase` of every tracked field of each of `keys`: one row per key, in `fields` order."""
-        width = len(self._fields)
-        slots = np.fromiter((self._slots.get(key, -1) for key in keys), dtype=np.intp, count=len(keys))
-        cells = slots[:, None] * width + np.arange(width)
-        known = slots >= 0
-        first = np.full(cells.shape, _NAN)
-        newest = np.full(cells.shape, _NAN)
-        for found, order in ((first, self.polls), (newest, reversed(self.polls))):
-            for _, totals in order:
-                missing = (found != found) & known[:, None]
-                if not missing.any():
-                    break
-                wanted = missing & (cells < len(totals))  # a slot newer than this poll: not in it
-                found[wanted] = totals[cells[wanted]]
-        seen = (first == first) & (newest == newest)
-        return np.where(seen, newest - first, 0.0)
-
-    def keys(self) -> Iterable[Hashable]:
-        return self._slots.keys()
-
-    def span(self) -> float:
-        """Seconds between the oldest and newest stored poll."""
-        return self.polls[-1][0] - self.polls[0][0] if self.polls else 0.0
-
-
 class Window:
     """What the derivations need from the polls within `window` seconds of the newest one.
 
-    Counters become `SeriesWindow`s (compact totals per poll); of each snapshot only the small
-    per-poll pieces are kept (time, LLM rows, GPU energy); the latest statistics, index,
-    counters and capacity reading are kept whole, once.
+    Every counter goes through a `SeriesWindow` (compact totals per poll): Triton's per-model
+    counters, the execution compute time, the LLM token/latency counters, the GPUs' energy. Of
+    the snapshots themselves only the latest metrics, statistics, index and capacity reading are
+    kept, once; of the other polls only their times.
     """
 
     def __init__(self, window: float = _INF, slack: float = 0.0, max_polls: int | None = None) -> None:
@@ -207,63 +49,54 @@ class Window:
         self.max_polls = max_polls
         self.counters = SeriesWindow(COUNTED_FIELDS)  # polls that read Triton's metrics
         self.compute = SeriesWindow((0,))  # execution compute ns, polls that read the statistics
-        self.polls: deque[Snapshot] = deque()  # slim snapshots (see `_slim`), oldest first
+        self.llm = SeriesWindow(LLM_COUNTER_FIELDS)  # LLM counters, polls that read Triton's metrics
+        self.energy = SeriesWindow((0,))  # joules per GPU, polls with a capacity reading
+        self.polls: deque[float] = deque()  # the times of the polls in the window, oldest first
+        self._newest: Snapshot | None = None  # the newest poll, without its bulky parts
         self.latest_metrics: Snapshot | None = None
         self.latest_stats: Snapshot | None = None
         self.latest_index: Snapshot | None = None
+        self.latest_reading: CapacityReading | None = None
+        self._latest_reading_at = _INF
 
     def add(self, snapshot: Snapshot) -> None:
         taken_at = snapshot.taken_at
         if snapshot.counters is not None:
             self.counters.add(taken_at, snapshot.counters)
+            if snapshot.llm is not None:
+                self.llm.add(taken_at, snapshot.llm.rows)
             self.latest_metrics = snapshot
         if snapshot.stats is not None:
             self.compute.add(taken_at, {k: (s.execution_compute_ns,) for k, s in snapshot.stats.items()})
             self.latest_stats = snapshot
         if snapshot.index is not None:
             self.latest_index = snapshot
-        if snapshot.capacity is not None:  # the previous whole reading is no longer the latest
-            for i in range(len(self.polls) - 1, -1, -1):
-                if self.polls[i].capacity is not None:
-                    self.polls[i] = _slim(self.polls[i])
-                    break
-        self.polls.append(
-            replace(snapshot, counters={} if snapshot.counters is not None else None, stats=None, index=None)
+        if snapshot.capacity is not None:
+            self.energy.add(taken_at, energy_rows(snapshot.capacity))
+            self.latest_reading, self._latest_reading_at = snapshot.capacity, taken_at
+        self._newest = replace(
+            snapshot,
+            counters={} if snapshot.counters is not None else None,
+            stats=None,
+            index=None,
+            llm=None,
+            capacity=None,
         )
+        self.polls.append(taken_at)
         start = taken_at - self.window - self.slack
         most = self.max_polls if self.max_polls is not None else len(self.polls)
-        while self.polls and (self.polls[0].taken_at < start or len(self.polls) > most):
+        while self.polls and (self.polls[0] < start or len(self.polls) > most):
             self.polls.popleft()
-        oldest = self.polls[0].taken_at
-        for series in (self.counters, self.compute):
+        oldest = self.polls[0]
+        for series in (self.counters, self.compute, self.llm, self.energy):
             series.trim(oldest)
         for name in ("latest_metrics", "latest_stats", "latest_index"):
             kept = getattr(self, name)
             if kept is not None and kept.taken_at < oldest:
                 setattr(self, name, None)
+        if self._latest_reading_at < oldest:
+            self.latest_reading, self._latest_reading_at = None, _INF
 
     def newest(self) -> Snapshot | None:
-        return self.polls[-1] if self.polls else None
-
-    def capacity_view(self) -> list[Snapshot]:
-        """The window as `capacity.derive_capacity` reads it: every poll's reading (the newest one
-        whole), and the latest statistics."""
-        polls = list(self.polls)
-        stats = self.latest_stats
-        if stats is not None:
-            for i in range(len(polls) - 1, -1, -1):
-                if polls[i].taken_at == stats.taken_at:
-                    polls[i] = replace(polls[i], stats=stats.stats)
-                    break
-        return polls
-
-
-def _slim(snapshot: Snapshot) -> Snapshot:
-    """An older poll: the capacity reading reduced to what the window needs (GPU energy)."""
-    reading = snapshot.capacity
-    if reading is None:
-        return snapshot
-    energy = {
-        uuid: {ENERGY: values[ENERGY]} for uuid, values in reading.gpus.items() if ENERGY in values
-    }
-    return replace(snapshot, capacity=CapacityReading(gpus=energy, host={}, load_seconds={}, placement={}))
+        """The newest poll: its time, configs and which parts were read (not their contents)."""
+        return self._newest

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from triton_sre import conventions as c
+from triton_sre.generate.input_missing import input_missing_alert
 from triton_sre.generate.rulefile import Rule, RuleFile, alert, model_matchers, normalize_base, runbook_url
 from triton_sre.promql import Matcher, label_sets, num, on, q, selector
 from triton_sre.slo import Spec
@@ -121,6 +122,7 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
             "can fail with out-of-memory.",
             url(c.ALERT_GPU_MEMORY_NEAR_LIMIT),
         ),
+        input_missing_alert(spec, base_url),  # the exporter's doctor checks (issue 27)
     ]
     return {"groups": [{"name": c.GROUP_OPERATIONAL, "rules": rules}]}
 

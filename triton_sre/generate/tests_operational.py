@@ -126,6 +126,15 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         pending,
         spec.operational.pending_requests + 10,
     )
+    missing = {**e_inst, c.L_CHECK: c.CHECK_LATENCY_QUANTILES}
+    alert_test(
+        "an input triton-sre needs is missing",
+        c.ALERT_INPUT_MISSING,
+        [{"series": f"{c.M_INPUT_MISSING}{plain_labels(missing)}", "values": "1x30"}],
+        "20m",
+        missing,
+        1,
+    )
     gpu = {**t_inst, c.LABEL_GPU_UUID: "GPU-0"}
     ratio = min(0.999, spec.operational.gpu_memory_ratio + (1 - spec.operational.gpu_memory_ratio) / 2)
     alert_test(

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from triton_sre import conventions as c
-from triton_sre.exporter.capacity import human_bytes
 from triton_sre.probes import STARTUP_MARGIN_S, startup_budget
+from triton_sre.units import human_bytes
 
 __all__ = ["FAMILIES", "STARTUP_MARGIN_S", "CapacitySection", "capacity_section", "startup_budget"]
 

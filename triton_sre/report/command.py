@@ -128,22 +128,34 @@ def build_report(
     Charted rates use a window of at least four scrape intervals (`scrape_interval`, else read from
     Prometheus' configuration for `triton_job`, else 1m).
     """
+    from triton_sre.durations import format_duration
     from triton_sre.promql import counter_rate
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
     from triton_sre.report.capacity import capacity_section
     from triton_sre.report.charts import draw_all
-    from triton_sre.report.figures import HISTOGRAM_BUCKETS, RangeData, integrate, model_table, pivot_rates
+    from triton_sre.report.figures import (
+        HISTOGRAM_BUCKETS,
+        RangeData,
+        increases_table,
+        integrate,
+        model_table,
+        pivot_rates,
+    )
     from triton_sre.report.llm import TOKEN_SOURCES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
     from triton_sre.report.prom import PrometheusClient, choose_step, rate_window
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
-    from triton_sre.slo import format_duration
 
     step = step or choose_step(start, end)
     client = PrometheusClient(prometheus_url)
-    frames = {
-        family: client.frame_range(family, start, end, step) for family in (*c.PER_MODEL_COUNTERS, *GAUGES)
+    # Triton's counters are only needed as their increase per series: reduced as read, no frame
+    increases = {
+        family: increases_table(
+            (labels, values) for labels, _, values in client.read_range(family, start, end, step)
+        )
+        for family in c.PER_MODEL_COUNTERS
     }
+    frames = {family: client.frame_range(family, start, end, step) for family in GAUGES}
     quantiles = "|".join(q.replace(".", "\\\\.") for q in c.LATENCY_QUANTILES)
     frames[c.NV_REQUEST_SUMMARY_US] = client.frame_range(
         f'{c.NV_REQUEST_SUMMARY_US}{{{c.LABEL_QUANTILE}=~"{quantiles}"}}', start, end, step
@@ -153,7 +165,7 @@ def build_report(
         for family in (vllm, trt):
             frames[family] = client.frame_range(family, start, end, step)
     frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start, triton_job), end, end, step)
-    data = RangeData(start, end, step, frames)
+    data = RangeData(start, end, step, frames, increases)
     table, summary = model_table(data)
     recs = recommend(table, summary.idle_fraction, thresholds)
     scrape = scrape_interval or client.scrape_interval(triton_job) or DEFAULT_SCRAPE_INTERVAL_S
@@ -201,8 +213,9 @@ def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]
 
 
 def run_report(args: argparse.Namespace) -> int:
+    from triton_sre.durations import parse_duration
     from triton_sre.report.prom import PromError
-    from triton_sre.slo import SpecError, parse_duration
+    from triton_sre.slo import SpecError
 
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
     unknown = [f for f in formats if f not in FORMATS]

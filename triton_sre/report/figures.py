@@ -17,13 +17,14 @@ without it is the total, per-GPU series are summed only when no total exists.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from triton_sre import conventions as c
+from triton_sre.counters import fold_gpus, increase
 
 __all__ = [
     "COLUMNS",
@@ -76,9 +77,17 @@ class RangeData:
     end: float
     step: float
     frames: Mapping[str, pd.DataFrame]
+    # counters read straight into per-series increases (`increases_table`), without a frame
+    increases: Mapping[str, pd.DataFrame] = field(default_factory=dict)
 
     def frame(self, family: str) -> pd.DataFrame:
         return self.frames.get(family, pd.DataFrame())
+
+    def increase(self, family: str) -> pd.Series:
+        """The counter's increase per model over the range."""
+        if family in self.increases:
+            return fold_increases(self.increases[family])
+        return counter_increase(self.frame(family))
 
     @property
     def seconds(self) -> float:
@@ -94,40 +103,75 @@ class Summary:
     idle_fraction: float | None
     inferences: float
     models: int
+    # summary line -> why it has no figure (every sample in the range NaN or infinite, ...)
+    no_data: Mapping[str, str] = field(default_factory=dict)
 
 
 def _labels(frame: pd.DataFrame) -> list[str]:
     return [col for col in frame.columns if col not in SAMPLE_COLUMNS]
 
 
+def _per_gpu(frame: pd.DataFrame) -> pd.Series:
+    if c.LABEL_GPU_UUID not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    uuid = frame[c.LABEL_GPU_UUID].astype(object)
+    return uuid.notna() & (uuid != "")
+
+
 def _totals_only(frame: pd.DataFrame) -> pd.DataFrame:
     """Drop per-GPU series of a model that also has a total series (no gpu_uuid)."""
     if frame.empty or c.LABEL_GPU_UUID not in frame.columns:
         return frame
-    per_gpu = frame[c.LABEL_GPU_UUID].notna() & (frame[c.LABEL_GPU_UUID] != "")
-    has_total = frame.loc[~per_gpu].groupby(c.LABEL_MODEL).size().index
-    return frame.loc[~(per_gpu & frame[c.LABEL_MODEL].isin(has_total))]
+    per_gpu = _per_gpu(frame)
+    has_total = set(frame.loc[~per_gpu, c.LABEL_MODEL].astype(object))
+    return frame.loc[~(per_gpu & frame[c.LABEL_MODEL].astype(object).isin(has_total))]
 
 
-def _series_increase(values: np.ndarray) -> float:
-    if len(values) < 2:
-        return 0.0
-    diffs = np.diff(values)
-    resets = diffs < 0
-    return float(np.where(resets, values[1:], diffs).sum())
+def increases_table(series: Iterable[tuple[Mapping[str, object], np.ndarray]]) -> pd.DataFrame:
+    """(labels, values in time order) per series -> one row per series: its labels and
+    ``increase`` over the range (`triton_sre.counters.increase`: resets counted, NaN, infinite
+    and negative samples skipped)."""
+    rows = [{**labels, "increase": increase(values)} for labels, values in series]
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=["increase"])
+
+
+def series_increases(frame: pd.DataFrame) -> pd.DataFrame:
+    """`increases_table` of a long frame of counters."""
+    if frame.empty:
+        return pd.DataFrame(columns=["increase"])
+    labels = _labels(frame)
+    groups = frame.sort_values("timestamp", kind="stable").groupby(
+        labels, dropna=False, sort=False, observed=True
+    )
+    return increases_table(
+        (dict(zip(labels, key if isinstance(key, tuple) else (key,), strict=True)), part["value"].to_numpy())
+        for key, part in groups
+    )
+
+
+def fold_increases(table: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.Series:
+    """Per-series increases (`series_increases`) summed per ``by``, GPU models counted once
+    (`triton_sre.counters.fold_gpus`: the total series wins, per-GPU series stand in without one)."""
+    if table.empty or by not in table.columns:
+        return pd.Series(dtype=float)
+    totals: dict[str, dict[str, float]] = {}
+    per_gpu: list[tuple[str, dict[str, float]]] = []
+    gpu = _per_gpu(table).tolist()
+    for name, value, on_gpu in zip(table[by].astype(object), table["increase"], gpu, strict=True):
+        if on_gpu:
+            per_gpu.append((name, {"": float(value)}))
+        else:
+            row = totals.setdefault(name, {})
+            row[""] = row.get("", 0.0) + float(value)
+    folded = fold_gpus(totals, per_gpu)
+    return pd.Series({name: values[""] for name, values in folded.items()}, dtype=float)
 
 
 def counter_increase(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.Series:
     """Increase of a counter per ``by`` over the frame's range (sum over series, resets handled)."""
     if frame.empty or by not in frame.columns:
         return pd.Series(dtype=float)
-    frame = _totals_only(frame)
-    labels = _labels(frame)
-    out: dict[str, float] = {}
-    for _key, series in frame.sort_values("timestamp").groupby(labels, dropna=False, sort=False):
-        name = series[by].iloc[0]
-        out[name] = out.get(name, 0.0) + _series_increase(series["value"].to_numpy(dtype=float))
-    return pd.Series(out, dtype=float)
+    return fold_increases(series_increases(frame), by)
 
 
 def integrate(frame: pd.DataFrame, step: float, by: str | None = c.LABEL_MODEL) -> pd.Series | float:
@@ -232,22 +276,42 @@ def _max_batch_size(data: RangeData) -> pd.Series:
     return (both["ratio"] / both["fill"]).groupby(level=0).median().round()
 
 
+def _finite_only(frame: pd.DataFrame, what: str, no_data: dict[str, str]) -> pd.DataFrame:
+    """`frame` without its NaN and infinite samples; when that leaves none, `no_data[what]` says why."""
+    if frame.empty:
+        return frame
+    finite = frame[np.isfinite(frame["value"])]
+    if finite.empty:
+        name = str(frame["__name__"].iloc[0]) if "__name__" in frame.columns else "its series"
+        no_data[what] = f"every sample of {name} in the range is NaN or infinite ({len(frame)} samples)"
+    return finite
+
+
+def _figure(value: float | None, what: str, no_data: dict[str, str]) -> float | None:
+    """A summary figure, or None (with the reason in `no_data`) when it is not a finite number."""
+    if value is None or math.isfinite(value):
+        return value
+    no_data.setdefault(what, f"the samples in the range add up to {value} (NaN or infinite values)")
+    return None
+
+
 def _div(a: pd.Series, b: pd.Series) -> pd.Series:
     return a.div(b.where(b > 0))
 
 
 def model_table(data: RangeData) -> tuple[pd.DataFrame, Summary]:
     """One row per model that served or cost anything in the range; plus the server summary."""
-    inc = {family: counter_increase(data.frame(family)) for family in c.PER_MODEL_COUNTERS}
+    inc = {family: data.increase(family) for family in c.PER_MODEL_COUNTERS}
     cost = integrate(data.frame(c.M_COST_PER_HOUR), data.step)
     assert isinstance(cost, pd.Series)
     models = sorted(set().union(*(s.index for s in inc.values()), cost.index))
     table = pd.DataFrame(index=pd.Index(models, name="model"))
     for family in c.PER_MODEL_COUNTERS:
         table[family] = inc[family].reindex(table.index).fillna(0.0)
-    server_frame = data.frame(c.M_SERVER_COST_PER_HOUR)
+    no_data: dict[str, str] = {}
+    server_frame = _finite_only(data.frame(c.M_SERVER_COST_PER_HOUR), "server cost", no_data)
     server_cost = integrate(server_frame, data.step, None) if not server_frame.empty else None
-    idle_frame = data.frame(c.M_IDLE_COST_FRACTION)
+    idle_frame = _finite_only(data.frame(c.M_IDLE_COST_FRACTION), "idle share", no_data)
     idle_fraction = idle_cost = None
     if not idle_frame.empty:
         idle_fraction = float(idle_frame["value"].mean())
@@ -291,6 +355,8 @@ def model_table(data: RangeData) -> tuple[pd.DataFrame, Summary]:
         c.LATENCY_SOURCE_HISTOGRAM,
         np.where(out["p99_ms"].notna(), c.LATENCY_SOURCE_SUMMARY, ""),
     )
+    numbers = out.select_dtypes("number").columns
+    out[numbers] = out[numbers].where(np.isfinite(out[numbers]))  # an infinite figure is no figure
     out = out[(out["inferences"] > 0) | (out["requests"] > 0) | (out["cost"].fillna(0) > 0)]
     out = out.sort_values(["cost", "inferences"], ascending=False, na_position="last").reset_index()
     currency = None
@@ -298,13 +364,17 @@ def model_table(data: RangeData) -> tuple[pd.DataFrame, Summary]:
         if not frame.empty and c.L_CURRENCY in frame.columns:
             currency = str(frame[c.L_CURRENCY].dropna().iloc[0])
             break
+    reason = no_data.get("idle share") or no_data.get("server cost")
+    if idle_cost is None and reason:
+        no_data["idle cost"] = reason
     summary = Summary(
         seconds=data.seconds,
         currency=currency,
-        server_cost=server_cost if isinstance(server_cost, float) else None,
-        idle_cost=idle_cost,
-        idle_fraction=idle_fraction,
+        server_cost=_figure(server_cost if isinstance(server_cost, float) else None, "server cost", no_data),
+        idle_cost=_figure(idle_cost, "idle cost", no_data),
+        idle_fraction=_figure(idle_fraction, "idle share", no_data),
         inferences=float(out["inferences"].sum()),
         models=len(out),
+        no_data=no_data,
     )
     return out[list(COLUMNS)], summary

@@ -1,18 +1,42 @@
-"""Prometheus range queries -> long pandas DataFrames (one row per sample); the HTTP client is shared."""
+"""Prometheus range queries for the report, read in bounded memory; the HTTP client is shared.
+
+A range answer is read in time slices of at most `SAMPLES_PER_ANSWER` samples (the first slice
+learns how many series the query has), so the JSON held at once is bounded whatever the range
+and the number of series. Each series becomes two numpy arrays (timestamps, values), and a long
+frame is built from them column by column, its labels as categoricals (codes, not a string per
+sample). Counters whose increase is all the report needs are reduced per series as read
+(`series_increases`) and never become a frame.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from triton_sre.prom import PromError, Prometheus
 
-__all__ = ["MAX_POINTS", "PromError", "PrometheusClient", "choose_step", "rate_window"]
+__all__ = [
+    "MAX_POINTS",
+    "PromError",
+    "PrometheusClient",
+    "SeriesArrays",
+    "choose_step",
+    "frame_of",
+    "rate_window",
+]
 
 MAX_POINTS = 2000
 """Samples per series a range query asks for (Prometheus refuses more than 11,000)."""
 TIMEOUT_S = 30.0
+SAMPLES_PER_ANSWER = 200_000
+"""At most this many samples per range-query answer (≈ 30 MB of parsed JSON)."""
+FIRST_SLICE_POINTS = 50
+
+SeriesArrays = tuple[dict[str, str], np.ndarray, np.ndarray]  # labels, timestamps (s), values
 
 
 def choose_step(start: float, end: float, min_step: float = 1.0) -> float:
@@ -26,17 +50,89 @@ def rate_window(step: float, scrape_interval: float) -> float:
     return max(step + scrape_interval, 4 * scrape_interval)
 
 
+def _number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(value, str)
+
+
+def _columns(expr: str, item: Any) -> tuple[dict[str, str], np.ndarray, np.ndarray]:
+    """One matrix series -> (labels, timestamps, values); PromError when it is not that shape."""
+    try:
+        labels = item["metric"]
+        points = item["values"]
+        if not isinstance(labels, dict) or not isinstance(points, list):
+            raise TypeError("a series without a metric mapping or a values list")
+        stamps = np.fromiter((float(p[0]) for p in points), dtype=np.float64, count=len(points))
+        raw = [p[1] for p in points]
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise PromError(f"{expr!r}: unexpected answer from Prometheus: {exc}"[:300]) from None
+    try:
+        values = np.array(raw, dtype=np.float64)  # "NaN", "+Inf" parse as the API writes them
+        if values.ndim != 1:
+            raise ValueError
+    except (TypeError, ValueError):
+        bad = next((v for v in raw if not _number(v)), raw[:1])
+        message = f"{expr!r}: unexpected answer from Prometheus: a sample value that is not a number: {bad!r}"
+        raise PromError(message[:300]) from None
+    return {str(k): str(v) for k, v in labels.items()}, stamps, values
+
+
 class PrometheusClient(Prometheus):
-    """The shared client (triton_sre/prom.py) with the report's timeout and range queries as frames."""
+    """The shared client (triton_sre/prom.py) with the report's timeout and sliced range reads."""
 
     def __init__(self, url: str, timeout: float = TIMEOUT_S) -> None:
         super().__init__(url, timeout)
 
+    def read_range(self, expr: str, start: float, end: float, step: float) -> list[SeriesArrays]:
+        """Every series of `expr` over [start, end] at `step`, as arrays, read slice by slice."""
+        series: dict[tuple[tuple[str, str], ...], tuple[dict[str, str], list, list]] = {}
+        points = FIRST_SLICE_POINTS
+        at = start
+        while at <= end:
+            until = min(end, at + (points - 1) * step)
+            result = self.query_range(expr, at, until, step)
+            for item in result:
+                labels, stamps, values = _columns(expr, item)
+                key = tuple(sorted(labels.items()))
+                kept = series.setdefault(key, (labels, [], []))
+                kept[1].append(stamps)
+                kept[2].append(values)
+            del result
+            points = max(FIRST_SLICE_POINTS, SAMPLES_PER_ANSWER // max(1, len(series)))
+            at = until + step
+        return [(labels, np.concatenate(ts), np.concatenate(vs)) for labels, ts, vs in series.values()]
+
     def frame_range(self, expr: str, start: float, end: float, step: float) -> pd.DataFrame:
         """Columns: every label of the series, then ``timestamp`` (s) and ``value`` (float)."""
-        rows: list[dict[str, object]] = []
-        for series in self.query_range(expr, start, end, step):
-            labels = series["metric"]
-            for ts, value in series["values"]:
-                rows.append({**labels, "timestamp": float(ts), "value": float(value)})
-        return pd.DataFrame(rows)
+        return frame_of(self.read_range(expr, start, end, step))
+
+
+def _label_columns(series: list[SeriesArrays], lengths: np.ndarray) -> Iterator[tuple[str, pd.Categorical]]:
+    names: dict[str, None] = {}
+    for labels, _, _ in series:
+        names.update(dict.fromkeys(labels))
+    for name in names:
+        categories: dict[str, int] = {}
+        codes = np.fromiter(
+            (
+                categories.setdefault(labels[name], len(categories)) if name in labels else -1
+                for labels, _, _ in series
+            ),
+            dtype=np.int32,
+            count=len(series),
+        )
+        yield name, pd.Categorical.from_codes(np.repeat(codes, lengths), categories=list(categories))
+
+
+def frame_of(series: list[SeriesArrays]) -> pd.DataFrame:
+    """A long frame (one row per sample) built column by column from the series' arrays."""
+    if not series or not any(len(ts) for _, ts, _ in series):
+        return pd.DataFrame()
+    lengths = np.fromiter((len(ts) for _, ts, _ in series), dtype=np.intp, count=len(series))
+    columns: dict[str, Any] = dict(_label_columns(series, lengths))
+    columns["timestamp"] = np.concatenate([ts for _, ts, _ in series])
+    columns["value"] = np.concatenate([vs for _, _, vs in series])
+    return pd.DataFrame(columns)

@@ -11,6 +11,7 @@ import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 from jinja2.sandbox import SandboxedEnvironment
@@ -64,7 +65,7 @@ def _iso(ts: float) -> str:
 
 
 def fmt(column: str, value: object) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–"
     if column in ("model", "latency_source"):
         return str(value) or "–"
@@ -98,12 +99,15 @@ def _summary_lines(report: CostReport) -> list[tuple[str, str]]:
         ("models with traffic or cost", str(s.models)),
         ("inferences", f"{s.inferences:,.0f}"),
     ]
-    if s.server_cost is not None:
-        lines.append(("server cost", f"{s.server_cost:.6f}{unit}"))
-    if s.idle_cost is not None:
-        lines.append(("idle cost", f"{s.idle_cost:.6f}{unit}"))
-    if s.idle_fraction is not None:
-        lines.append(("idle share", f"{s.idle_fraction * 100:.1f}%"))
+    for name, value, text in (
+        ("server cost", s.server_cost, f"{s.server_cost or 0:.6f}{unit}"),
+        ("idle cost", s.idle_cost, f"{s.idle_cost or 0:.6f}{unit}"),
+        ("idle share", s.idle_fraction, f"{(s.idle_fraction or 0) * 100:.1f}%"),
+    ):
+        if value is not None:
+            lines.append((name, text))
+        elif name in s.no_data:
+            lines.append((name, f"no data: {s.no_data[name]}"))
     return lines
 
 
@@ -228,15 +232,34 @@ def to_html(report: CostReport) -> str:
     )
 
 
+# A cell starting with one of these is a formula to a spreadsheet (=HYPERLINK(...), +cmd|...):
+# written after an apostrophe, as OWASP's CSV-injection advice says, it stays text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _neutral(value: object) -> object:
+    return f"'{value}" if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+
+def csv_text(frame: pd.DataFrame, **options: Any) -> str:
+    """`frame` as CSV (RFC 4180), every text cell a spreadsheet would evaluate neutralised."""
+    safe = frame.copy()
+    for column in safe.columns:
+        if not pd.api.types.is_numeric_dtype(safe[column]):
+            safe[column] = safe[column].map(_neutral)
+    safe.columns = [_neutral(str(column)) for column in safe.columns]
+    # RFC 4180's CRLF rows: a cell holding a bare CR or LF is then quoted, so it cannot split a row
+    return str(safe.to_csv(index=False, lineterminator="\r\n", **options))
+
+
 def to_csv(report: CostReport) -> str:
-    return str(report.table.to_csv(index=False, float_format="%.6g"))
+    return csv_text(report.table, float_format="%.6g")
 
 
 def llm_csv(report: CostReport) -> str:
-    return str(report.llm.to_csv(index=False, float_format="%.6g"))
+    return csv_text(report.llm, float_format="%.6g")
 
 
 def recommendations_csv(report: CostReport) -> str:
     columns = ["model", "id", "action", "metric", "value", "comparison", "threshold", "why"]
-    frame = pd.DataFrame([r.as_dict() for r in report.recommendations], columns=columns)
-    return str(frame.to_csv(index=False))
+    return csv_text(pd.DataFrame([r.as_dict() for r in report.recommendations], columns=columns))

@@ -84,6 +84,13 @@ def add_stack_parser(commands: Any, epilog: str) -> None:
         default=None,
         help="the exporter's YAML config, e.g. pricing (see `triton-sre export --help`)",
     )
+    up.add_argument(
+        "--models-at-startup",
+        action="store_true",
+        help="let Triton load every model at startup (faster; but those loads are over before Triton "
+        "answers, so no load time is measured). Default: the exporter starts first, then Triton with "
+        "explicit model control, and the stack loads each model once the exporter polls it",
+    )
     up.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
     up.set_defaults(handler=run_up)
 
@@ -132,6 +139,7 @@ def run_up(args: argparse.Namespace) -> int:
         channel=args.channel or DEFAULT_CHANNEL,
         timeout=args.timeout,
         exporter_config=args.exporter_config.absolute() if args.exporter_config else None,
+        models_at_startup=args.models_at_startup,
     )
     try:
         state = up(opts, _say)
@@ -141,6 +149,10 @@ def run_up(args: argparse.Namespace) -> int:
     except StackError as exc:
         print(f"triton-sre stack up: {exc}", file=sys.stderr)
         return c.EXIT_FAILURE
+    from triton_sre.doctor.command import stack_summary
+
+    for line in stack_summary(state, args.slo_file):  # which inputs Triton lacks (triton-sre doctor)
+        _say(line)
     _print(state, args.format, header="The triton-sre stack is up. Look at:")
     return c.EXIT_OK
 
@@ -188,6 +200,12 @@ def _print(state: dict[str, Any], fmt: str, header: str | None = None) -> None:
     for comp in state["components"]:
         if comp["name"] == "slack-standin":
             print(f"  {'what would be posted':<26}{comp['log']}")
+    failed = [x["model"] for x in state.get("loads", []) if not x["ok"]]
+    if state.get("loads"):
+        print(
+            f"  models loaded after the exporter started: {len(state['loads']) - len(failed)}"
+            + (f"; failed to load: {', '.join(failed)}" if failed else "")
+        )
     if "generated" in state:
         print(f"  rules and dashboards: {state['generated']} (import the dashboards in Grafana)")
     print(f"Stop it with: triton-sre stack down --workdir {state['workdir']}")

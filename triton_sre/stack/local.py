@@ -3,8 +3,11 @@
 Components, started in this order, each detached in its own process group (so `stack up` returns
 and `stack down` can stop exactly what it started, children included):
 
-- ``triton``: the real tritonserver 2.51 from nvidia-pytriton (``python -m triton_sre.stack.run_triton``);
-- ``exporter``: ``triton-sre export``;
+- ``exporter``: ``triton-sre export``, first, as a sidecar starts with Triton: it polls a Triton
+  that is not up yet;
+- ``triton``: the real tritonserver 2.51 from nvidia-pytriton (``python -m triton_sre.stack.run_triton``)
+  with explicit model control; once the exporter has polled it, every model is loaded through
+  model control, one at a time, so the exporter measures each load (``triton_sre.stack.loads``);
 - ``prometheus`` and ``alertmanager``: Debian's binaries with configs rendered from the same
   templates as deploy/ (``triton_sre.stack.render``) and the rules ``triton-sre generate`` writes;
 - ``slack-standin`` (only without ``$SLACK_BOT_TOKEN``): the Slack Web API stand-in, whose log shows
@@ -37,13 +40,14 @@ from triton_sre import conventions as c
 from triton_sre.files import write_files
 from triton_sre.logtail import tail
 from triton_sre.slo import Spec, default_spec, load_spec
+from triton_sre.stack.loads import load_every_model, next_poll
 from triton_sre.stack.local_triton import free_ports, process_group_members
 
 STATE_FILE = "stack.json"
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
 STANDIN_TOKEN = "xoxb-standin"  # the token the local Slack stand-in accepts
 DEFAULT_CHANNEL = "#triton-alerts"
-COMPONENTS = ("triton", "exporter", "prometheus", "alertmanager", "slack-standin", "bot")
+COMPONENTS = ("exporter", "triton", "prometheus", "alertmanager", "slack-standin", "bot")
 # port offsets from --port-base
 PORT_OFFSETS = {
     "triton_http": 0,
@@ -93,6 +97,7 @@ class StackOptions:
     channel: str = DEFAULT_CHANNEL
     timeout: float = 120.0  # per component, to become ready
     exporter_config: Path | None = None  # the exporter's YAML config (pricing); None: none
+    models_at_startup: bool = False  # True: Triton loads every model at startup (no load measured)
     triton_args: tuple[str, ...] = ()  # more arguments of run_triton (gameday: explicit model control)
 
 
@@ -316,7 +321,6 @@ class Stack:
 
     def up(self) -> dict[str, Any]:
         opts = self.opts
-        py = sys.executable
         self.workdir.mkdir(parents=True, exist_ok=True)
         files = self.render()
         self.info = {
@@ -324,48 +328,15 @@ class Stack:
             "generated": str(files["generated"]),
             "config": str(self.workdir / "config"),
         }
-        # Triton
-        ready_file = self.workdir / "triton" / "ready.json"
-        ready_file.unlink(missing_ok=True)
-        triton = self.spawn(
-            "triton",
-            [
-                py, "-m", "triton_sre.stack.run_triton",
-                f"--model-repository={opts.model_repository}",
-                f"--workdir={self.workdir / 'triton'}",
-                f"--http-port={self.ports['triton_http']}",
-                f"--grpc-port={self.ports['triton_grpc']}",
-                f"--metrics-port={self.ports['triton_metrics']}",
-                f"--ready-file={ready_file}",
-                f"--startup-timeout={opts.timeout}",
-                *opts.triton_args,
-            ],
-            self.url("triton_http"),
-        )  # fmt: skip
-        self.wait_ready(triton, ready_file.is_file)
-        ready = json.loads(ready_file.read_text(encoding="utf-8"))
-        triton.extra = {
-            "metrics_url": ready["metrics_url"],
-            "server_pid": ready["pid"],
-            "server_start_time": _start_time(int(ready["pid"])),
-            "server_log": ready["log"],
-        }
-        self.save()
-        # exporter
-        exporter = self.spawn(
-            "exporter",
-            [
-                py, "-m", "triton_sre.cli", "export",
-                f"--triton-url={triton.url}",
-                f"--metrics-url={ready['metrics_url']}",
-                f"--listen=127.0.0.1:{self.ports['exporter']}",
-                f"--interval={opts.interval:g}",
-                f"--window={max(60.0, opts.interval * 4):g}",
-                *([f"--config={opts.exporter_config}"] if opts.exporter_config else []),
-            ],
-            self.url("exporter"),
-        )  # fmt: skip
-        self.wait_ready(exporter, self.http_ok(f"{exporter.url}{c.PATH_READYZ}"))
+        exporter = self.start_exporter()
+        triton = self.start_triton()
+        self.wait_ready(exporter, self.http_ok(f"{exporter.url}{c.PATH_READYZ}"))  # it has polled Triton
+        # models Triton loaded at startup (--models-at-startup, --load-model in triton_args) stay so
+        if not opts.models_at_startup and not any(a.startswith("--load-model") for a in opts.triton_args):
+            polled = next_poll(exporter.url, opts.interval)
+            loads = load_every_model(triton.url, self.say, timeout=opts.timeout, before_each=polled)
+            self.info["loads"] = [asdict(x) for x in loads]
+            self.save()
         # Prometheus
         prometheus_bin = shutil.which("prometheus")
         if prometheus_bin is None:
@@ -405,6 +376,58 @@ class Stack:
         # Slack stand-in and bot
         self.start_bot(files["token"], triton.url, prometheus.url, alertmanager.url)
         return status(self.workdir)
+
+    def start_exporter(self) -> Component:
+        """The exporter, before Triton (as a sidecar starts with it): up, not yet ready."""
+        opts = self.opts
+        exporter = self.spawn(
+            "exporter",
+            [
+                sys.executable, "-m", "triton_sre.cli", "export",
+                f"--triton-url={self.url('triton_http')}",
+                f"--metrics-url={self.url('triton_metrics')}{c.PATH_METRICS}",
+                f"--listen=127.0.0.1:{self.ports['exporter']}",
+                f"--interval={opts.interval:g}",
+                f"--window={max(60.0, opts.interval * 4):g}",
+                *([f"--config={opts.exporter_config}"] if opts.exporter_config else []),
+            ],
+            self.url("exporter"),
+        )  # fmt: skip
+        self.wait_ready(exporter, self.http_ok(f"{exporter.url}{c.PATH_HEALTHZ}"))
+        return exporter
+
+    def start_triton(self) -> Component:
+        """Triton, with explicit model control and no model loaded unless `models_at_startup`."""
+        opts = self.opts
+        ready_file = self.workdir / "triton" / "ready.json"
+        ready_file.unlink(missing_ok=True)
+        mode = "none" if opts.models_at_startup else "explicit"
+        triton = self.spawn(
+            "triton",
+            [
+                sys.executable, "-m", "triton_sre.stack.run_triton",
+                f"--model-repository={opts.model_repository}",
+                f"--workdir={self.workdir / 'triton'}",
+                f"--http-port={self.ports['triton_http']}",
+                f"--grpc-port={self.ports['triton_grpc']}",
+                f"--metrics-port={self.ports['triton_metrics']}",
+                f"--ready-file={ready_file}",
+                f"--startup-timeout={opts.timeout}",
+                f"--model-control-mode={mode}",
+                *opts.triton_args,
+            ],
+            self.url("triton_http"),
+        )  # fmt: skip
+        self.wait_ready(triton, ready_file.is_file)
+        ready = json.loads(ready_file.read_text(encoding="utf-8"))
+        triton.extra = {
+            "metrics_url": ready["metrics_url"],
+            "server_pid": ready["pid"],
+            "server_start_time": _start_time(int(ready["pid"])),
+            "server_log": ready["log"],
+        }
+        self.save()
+        return triton
 
     def start_bot(self, token_file: Path, triton_url: str, prometheus_url: str, am_url: str) -> None:
         py = sys.executable

@@ -16,11 +16,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.config import default_metrics_url as default_metrics_url  # its home is the config
 from triton_sre.httpclient import deadline, new_session
 from triton_sre.redact import redact
 
@@ -38,15 +39,6 @@ class FetchError(Exception):
         self.target = target
         self.kind = kind
         self.message = message
-
-
-def default_metrics_url(triton_url: str) -> str:
-    """Triton's metrics endpoint on the same host as its HTTP endpoint: port 8002, `/metrics`."""
-    parts = urlsplit(triton_url)
-    host = parts.hostname or "localhost"
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    return urlunsplit((parts.scheme or "http", f"{host}:{c.TRITON_METRICS_PORT}", c.PATH_METRICS, "", ""))
 
 
 @dataclass(frozen=True)

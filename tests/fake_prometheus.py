@@ -1,0 +1,52 @@
+"""A Prometheus HTTP API stand-in on loopback for answers a real Prometheus cannot be made to give
+(a vector to a range query, a non-numeric sample) and for the report bench's 1,000-series ranges.
+
+`answer(query, timestamps)` returns the API's `data` (JSON-encoded here) or the whole body as
+bytes; timestamps are the range query's start + k × step. The configuration says a 10 s scrape
+interval; instant queries are empty vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+Answer = Callable[[str, list[float]], Any]
+
+
+def serve(answer: Answer, thread: bool = True) -> ThreadingHTTPServer:
+    """A server on 127.0.0.1 (a free port), serving in a daemon thread unless `thread` is False."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            url = urlsplit(self.path)
+            params = {k: v[0] for k, v in parse_qs(url.query).items()}
+            data: Any
+            if url.path == "/api/v1/query_range":
+                start, end, step = (float(params[k]) for k in ("start", "end", "step"))
+                stamps = [start + i * step for i in range(int((end - start) // step) + 1)]
+                data = answer(params["query"], stamps)
+            elif url.path == "/api/v1/status/config":
+                data = {"yaml": "global:\n  scrape_interval: 10s\n"}
+            else:
+                data = {"resultType": "vector", "result": []}
+            body = (
+                data if isinstance(data, bytes) else json.dumps({"status": "success", "data": data}).encode()
+            )
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if thread:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd

@@ -1,0 +1,121 @@
+"""The field checks of every YAML configuration (exporter, bot, SLO spec): one definition each.
+
+A leaf: it imports nothing of triton-sre but the two other leaves it needs (`inputs` for bounded
+file reads and alias-free YAML, `redact.bounded` to quote a value), so the SLO model and the bot's
+config use these checks without pulling in the exporter or the Triton client. Every error is a
+`ConfigError` naming where the value came from (file and key, flag or environment variable).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from triton_sre.inputs import MAX_CONFIG_BYTES, InputFileError, load_yaml, read_bounded
+from triton_sre.redact import bounded
+
+__all__ = [
+    "ConfigError",
+    "check_bool",
+    "check_keys",
+    "check_listen",
+    "check_number",
+    "check_positive_int",
+    "check_positive_number",
+    "check_url",
+    "parse_listen",
+    "read_yaml",
+]
+
+
+class ConfigError(ValueError):
+    """Invalid configuration; the message says which file and key, and what is wrong."""
+
+
+def parse_listen(value: str, where: str) -> tuple[str, int]:
+    """(host, port) of HOST:PORT; an empty host (`:8003`) listens on every address."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(
+            f"{where}: expected HOST:PORT (an empty host is every address), got {bounded(value)}"
+        )
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def check_number(
+    where: str, value: Any, *, low: float, high: float = math.inf, low_inclusive: bool = True
+) -> float:
+    """A finite number in [low, high] (or (low, high] when not `low_inclusive`)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{where}: must be a number, got {bounded(value)}")
+    if value < low or (value == low and not low_inclusive) or value > high:
+        bound = f"{'at least' if low_inclusive else 'greater than'} {low:g}"
+        if high != math.inf:
+            bound += f" and at most {high:g}"
+        raise ConfigError(f"{where}: must be {bound}, got {bounded(value)}")
+    return float(value)
+
+
+def check_positive_number(where: str, value: Any) -> float:
+    return check_number(where, value, low=0, low_inclusive=False)
+
+
+def check_bool(where: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: must be true or false, got {bounded(value)}")
+    return value
+
+
+def check_positive_int(where: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{where}: must be a whole number greater than 0, got {bounded(value)}")
+    return value
+
+
+_HTTP_URL = re.compile(r"https?://[^/\s]+")
+
+
+def check_url(where: str, value: Any) -> str:
+    """An http(s) URL with a host (``http://`` alone is refused); surrounding blanks removed."""
+    text = value.strip() if isinstance(value, str) else value
+    if not isinstance(text, str) or not _HTTP_URL.match(text):
+        raise ConfigError(f"{where}: must be an http(s) URL, got {bounded(value)}")
+    return text
+
+
+def check_listen(where: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: expected HOST:PORT, got {bounded(value)}")
+    parse_listen(value.strip(), where)
+    return value.strip()
+
+
+def check_keys(where: str, data: Mapping[str, Any], allowed: set[str] | Mapping[str, Any]) -> None:
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key {bounded(unknown[0])} (allowed: {', '.join(sorted(allowed))})"
+        )
+
+
+def read_yaml(path: str | os.PathLike[str]) -> Any:
+    """A YAML file's document, loaded safely; errors name the file (and line for bad YAML)."""
+    source = str(path)
+    try:
+        text = read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8")
+    except InputFileError as exc:
+        raise ConfigError(f"{source}: cannot read: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text") from exc
+    try:
+        return load_yaml(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{source}: invalid YAML{at}: {problem}") from exc

@@ -1,0 +1,64 @@
+"""Counter arithmetic shared by the exporter and the report: Prometheus' reset-aware increase
+(without extrapolation) and the GPU total-vs-per-GPU fold, each defined once.
+
+A leaf: numpy only, nothing of triton-sre. Pure.
+
+- A counter's increase over consecutive observations counts a drop as a reset (the counter
+  restarted from zero, as Prometheus' `increase()`); an observation that is NaN, infinite or
+  negative is no observation and is skipped.
+- Triton exports every per-model family on GPU models twice, with and without `gpu_uuid`: the
+  series without it is the model's total; per-GPU series are summed only where no total exists
+  (older servers), so nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping
+from typing import TypeVar
+
+import numpy as np
+
+__all__ = ["fold_gpus", "increase", "observed", "reset_steps"]
+
+K = TypeVar("K", bound=Hashable)
+F = TypeVar("F", bound=Hashable)
+
+
+def observed(values: np.ndarray) -> np.ndarray:
+    """Which raw counter values are observations (finite and not negative; NaN is not)."""
+    return (values >= 0.0) & (values < math.inf)
+
+
+def reset_steps(previous: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """What each observation adds to the increase after `previous`: the difference, or the value
+    itself where it dropped (a reset)."""
+    return np.where(values >= previous, values - previous, values)
+
+
+def increase(values: Iterable[float] | np.ndarray) -> float:
+    """Sum of a counter's increases over its consecutive observations (in order, left to right,
+    so the float result equals a running total's)."""
+    raw = values if isinstance(values, np.ndarray) else np.fromiter(values, dtype=np.float64)
+    kept = raw[observed(raw)]
+    if len(kept) < 2:
+        return 0.0
+    return float(np.cumsum(reset_steps(kept[:-1], kept[1:]))[-1])
+
+
+def fold_gpus(
+    totals: Mapping[K, Mapping[F, float]], per_gpu: Iterable[tuple[K, Mapping[F, float]]]
+) -> dict[K, dict[F, float]]:
+    """Per key and field: the total where one exists, else the sum of the per-GPU values (added in
+    the order given). `per_gpu` holds one (key, values) pair per GPU series set."""
+    summed: dict[K, dict[F, float]] = {}
+    for key, gpu_values in per_gpu:
+        into = summed.setdefault(key, {})
+        for name, value in gpu_values.items():
+            into[name] = into.get(name, 0.0) + value
+    out = {key: dict(values) for key, values in totals.items()}
+    for key, gpu_values in summed.items():
+        row = out.setdefault(key, {})
+        for name, value in gpu_values.items():
+            row.setdefault(name, value)
+    return out

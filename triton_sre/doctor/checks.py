@@ -1,0 +1,450 @@
+"""Pure: what Triton exports -> one `Check` per input triton-sre uses, with the exact fix.
+
+Shared by `triton-sre doctor` (which fetches everything once) and the exporter (which evaluates
+the same checks from its poll and exposes `triton_sre_input_missing{check}`). No I/O here: the
+callers hand in `TritonFacts`.
+
+A check is `ok` when the input is there (or nothing uses it here), and `needed` when something
+triton-sre ships for this setup reads it: `doctor` exits 1 when a needed check is not ok. Facts
+about Triton's releases are cited in docs/doctor.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.slo import Spec
+
+# Families whose presence the checks read (a `# TYPE` line: Triton writes it for every family it
+# registered, before any request).
+WATCHED_FAMILIES = (
+    c.NV_REQUEST_SUMMARY_US,
+    c.NV_FIRST_RESPONSE_HISTOGRAM_MS,
+    *c.NV_GPU_METRIC_FAMILIES,
+    *c.NV_CPU_METRIC_FAMILIES,
+    c.NV_PENDING_REQUEST_COUNT,
+    c.NV_MODEL_LOAD_DURATION_SECS,
+    c.NV_CACHE_UTIL,
+)
+_WATCHED = frozenset(WATCHED_FAMILIES)
+_TYPE = "# TYPE "
+
+# Triton server version -> release: 2.51 is 24.10 and one minor version is one monthly release.
+_BASE_MINOR, _BASE_MONTH = 51, 2024 * 12 + 9
+HISTOGRAM_LATENCIES_SINCE = 52  # 24.11: --metrics-config histogram_latencies=true
+HISTOGRAM_ALL_MODELS_SINCE = 66  # 26.01: the first-response histogram for every model, not only decoupled
+LOAD_DURATION_SINCE = 52  # 24.11: nv_model_load_duration_secs
+PENDING_COUNT_SINCE = 38  # 23.09: nv_inference_pending_request_count
+VLLM_METRICS_SINCE = 49  # 24.08: the vLLM backend reports its metrics through Triton
+
+SUMMARY_FLAG = "--metrics-config summary_latencies=true"
+HISTOGRAM_FLAG = "--metrics-config histogram_latencies=true"
+REPORT_CUSTOM_METRICS_LINE = (
+    f'parameters: {{ key: "{c.PARAM_REPORT_CUSTOM_METRICS}" value: {{ string_value: "true" }} }}'
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    ok: bool
+    needed: bool
+    found: str
+    affects: tuple[str, ...]
+    fix: str
+
+    @property
+    def missing(self) -> bool:
+        """A needed input is absent: what `doctor` exits 1 for and the exporter reports as 1."""
+        return self.needed and not self.ok
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "ok": self.ok,
+            "needed": self.needed,
+            "found": self.found,
+            "affects": list(self.affects),
+            "fix": self.fix,
+        }
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the checks need from one model's config (and its statistics)."""
+
+    name: str
+    backend: str = ""
+    platform: str = ""
+    decoupled: bool = False
+    parameters: Mapping[str, str] = field(default_factory=dict)
+    response_cache: bool = False
+    gpu: bool = False  # an instance group of kind KIND_GPU
+
+    @property
+    def llm_flavor(self) -> str | None:
+        """vllm / trtllm for a model served by (or imitating) an LLM backend, else None."""
+        if self.backend == c.BACKEND_VLLM:
+            return c.BACKEND_VLLM
+        if self.backend == c.BACKEND_TRTLLM:
+            return c.FLAVOR_TRTLLM
+        flavor = self.parameters.get(c.PARAM_METRICS_FLAVOR)
+        if flavor in (c.BACKEND_VLLM, c.FLAVOR_TRTLLM):
+            return flavor
+        return c.BACKEND_VLLM if c.PARAM_REPORT_CUSTOM_METRICS in self.parameters else None
+
+
+@dataclass(frozen=True)
+class TritonFacts:
+    version: str | None  # e.g. "2.51.0"; None when not asked (the exporter)
+    families: frozenset[str]  # WATCHED_FAMILIES present on /metrics
+    models: tuple[ModelFacts, ...]  # READY models with a readable config
+    llm_models: frozenset[str]  # models with samples of an LLM backend's families
+    memory_models: frozenset[str]  # models whose statistics report memory_usage
+    gpu_memory_models: frozenset[str] = frozenset()  # ... of type GPU
+
+
+def families_present(text: str) -> frozenset[str]:
+    """Which WATCHED_FAMILIES an exposition body declares: one pass from `# TYPE` line to `# TYPE`
+    line (about 4 ms on an 8 MB body with summaries; one search per family took 13 ms)."""
+    found = set()
+    at = text.find(_TYPE)
+    while at >= 0:
+        start = at + len(_TYPE)
+        end = text.find(" ", start)
+        if end < 0:
+            break
+        if text[start:end] in _WATCHED:
+            found.add(text[start:end])
+        at = text.find(_TYPE, end)
+    return frozenset(found)
+
+
+def model_facts(name: str, config: Mapping[str, Any]) -> ModelFacts:
+    """From `GET /v2/models/<name>/config` (JSON); unknown shapes read as absent."""
+    params: dict[str, str] = {}
+    raw = config.get("parameters")
+    if isinstance(raw, Mapping):
+        for key, value in raw.items():
+            if isinstance(value, Mapping) and isinstance(value.get("string_value"), str):
+                params[str(key)] = value["string_value"]
+    policy = config.get("model_transaction_policy")
+    cache = config.get("response_cache")
+    groups = config.get("instance_group")
+    return ModelFacts(
+        name=name,
+        backend=str(config.get("backend") or ""),
+        platform=str(config.get("platform") or ""),
+        decoupled=isinstance(policy, Mapping) and policy.get("decoupled") is True,
+        parameters=params,
+        response_cache=isinstance(cache, Mapping) and cache.get("enable") is True,
+        gpu=isinstance(groups, list)
+        and any(isinstance(g, Mapping) and g.get("kind") == c.KIND_GPU for g in groups),
+    )
+
+
+def minor_version(version: str | None) -> int | None:
+    """`2.51.0` -> 51 (None when absent or not 2.x)."""
+    parts = (version or "").split(".")
+    if len(parts) < 2 or parts[0] != "2" or not parts[1].isdigit():
+        return None
+    return int(parts[1])
+
+
+def release_of(minor: int) -> str:
+    """Server 2.<minor> -> its NGC release, e.g. 51 -> 24.10."""
+    months = _BASE_MONTH + minor - _BASE_MINOR
+    return f"{months // 12 % 100:02d}.{months % 12 + 1:02d}"
+
+
+def _names(items: Iterable[str], limit: int = 6) -> str:
+    items = sorted(items)
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def triton_checks(facts: TritonFacts, spec: Spec | None = None) -> list[Check]:
+    """Every Triton-side check, in c.TRITON_CHECKS order."""
+    return [
+        latency_quantiles(facts, spec),
+        gpu_metrics(facts),
+        cpu_metrics(facts),
+        pending_requests(facts),
+        load_duration(facts),
+        model_memory(facts),
+        llm_metrics(facts, spec),
+        response_cache(facts),
+    ]
+
+
+def latency_quantiles(facts: TritonFacts, spec: Spec | None) -> Check:
+    wanted: tuple[str, ...] | None = spec.latency_metrics if spec is not None else None
+    has = {
+        c.LATENCY_SOURCE_SUMMARY: c.NV_REQUEST_SUMMARY_US in facts.families,
+        c.LATENCY_SOURCE_HISTOGRAM: c.NV_FIRST_RESPONSE_HISTOGRAM_MS in facts.families,
+    }
+    affects = (
+        f"recording rules {c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)} and "
+        f"{c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_QUEUE)}",
+        f"latency SLOs (time slices judge averages without them), {c.ALERT_SLO_LATENCY_BUDGET_BURN}",
+        f"alert {c.ALERT_LATENCY_QUANTILES_MISSING} fires for every model with traffic",
+        "panels: request and queue latency p50 / p95 / p99, latency heatmap",
+    )
+    minor = minor_version(facts.version)
+    fixes = {
+        c.LATENCY_SOURCE_SUMMARY: f"start tritonserver with {SUMMARY_FLAG}",
+        c.LATENCY_SOURCE_HISTOGRAM: (
+            f"start tritonserver with {HISTOGRAM_FLAG} (Triton 24.11 / 2.52 or later"
+            + (f"; this server is {facts.version}" if minor and minor < HISTOGRAM_LATENCIES_SINCE else "")
+            + ")"
+        ),
+    }
+    exported = [source for source, present in has.items() if present]
+    found = f"Triton exports latency {' and '.join(exported) or 'averages only (no summary, no histogram)'}"
+    cached = [m.name for m in facts.models if m.response_cache]
+    if cached and has[c.LATENCY_SOURCE_SUMMARY]:
+        found += f"; no request summary for models with the response cache on ({_names(cached)})"
+    if has[c.LATENCY_SOURCE_HISTOGRAM] and (minor is None or minor < HISTOGRAM_ALL_MODELS_SINCE):
+        plain = [m.name for m in facts.models if not m.decoupled]
+        if plain:
+            found += f"; before 26.01 the histogram covers decoupled models only, not {_names(plain)}"
+    if wanted is None:  # no spec (the exporter): either source will do
+        wanted = tuple(exported) or (c.LATENCY_SOURCE_SUMMARY,)
+    if not wanted:
+        return Check(
+            c.CHECK_LATENCY_QUANTILES,
+            ok=bool(exported),
+            needed=False,
+            found=found + "; the spec lists no latency_metrics, so latency SLOs judge averages",
+            affects=affects,
+            fix=f"{fixes[c.LATENCY_SOURCE_SUMMARY]} and set scrape.latency_metrics: [summary] in slos.yaml",
+        )
+    missing = [source for source in wanted if not has[source]]
+    unlisted = [source for source in exported if source not in wanted]
+    if unlisted and not missing:
+        found += f"; slos.yaml does not list {' and '.join(unlisted)} in scrape.latency_metrics"
+    return Check(
+        c.CHECK_LATENCY_QUANTILES,
+        ok=not missing,
+        needed=True,
+        found=found + (f"; slos.yaml expects {' and '.join(missing)}" if missing else ""),
+        affects=affects,
+        fix="; ".join(fixes[source] for source in missing)
+        or ("none needed" if not unlisted else f"add {' and '.join(unlisted)} to scrape.latency_metrics"),
+    )
+
+
+def gpu_metrics(facts: TritonFacts) -> Check:
+    present = sorted(f for f in c.NV_GPU_METRIC_FAMILIES if f in facts.families)
+    gpu_models = {m.name for m in facts.models if m.gpu} | set(facts.gpu_memory_models)
+    affects = (
+        f"{c.M_GPU_MEMORY_HEADROOM_BYTES}, {c.M_GPU_MODELS_THAT_FIT}, {c.M_ENERGY_COST_PER_HOUR}",
+        f"alerts {c.ALERT_GPU_MEMORY_NEAR_LIMIT}, {c.ALERT_GPU_MEMORY_HEADROOM_LOW}",
+        "panels: GPU utilization, GPU memory, power and energy cost",
+    )
+    if present:
+        return Check(
+            c.CHECK_GPU_METRICS,
+            True,
+            bool(gpu_models),
+            f"Triton exports {', '.join(present)}",
+            affects,
+            "none needed",
+        )
+    if not gpu_models:
+        return Check(
+            c.CHECK_GPU_METRICS,
+            True,
+            False,
+            "no GPU metrics and no model on a GPU (a CPU-only server): nothing needs them",
+            affects,
+            "none needed; on a GPU host Triton exports them unless started with --allow-gpu-metrics=false",
+        )
+    return Check(
+        c.CHECK_GPU_METRICS,
+        False,
+        True,
+        f"models run on a GPU ({_names(gpu_models)}) but Triton exports no nv_gpu_* family",
+        affects,
+        "Triton reads GPU metrics through DCGM: use a Triton build with DCGM (the NGC image) and do not "
+        "pass --allow-gpu-metrics=false; on MIG-partitioned GPUs, or when another DCGM agent holds the "
+        "GPU, Triton exports none (server #5324): scrape NVIDIA's dcgm-exporter instead",
+    )
+
+
+def cpu_metrics(facts: TritonFacts) -> Check:
+    missing = [f for f in c.NV_CPU_METRIC_FAMILIES if f not in facts.families]
+    return Check(
+        c.CHECK_CPU_METRICS,
+        not missing,
+        True,
+        f"Triton does not export {', '.join(missing)}"
+        if missing
+        else "Triton exports CPU utilization and memory",
+        (
+            f"{c.M_HOST_MEMORY_HEADROOM_BYTES}, {c.M_HOST_MODELS_THAT_FIT}",
+            "panels: CPU utilization and host memory",
+        ),
+        "start tritonserver with --allow-cpu-metrics=true (and --allow-metrics=true); CPU metrics "
+        "exist on Linux only"
+        if missing
+        else "none needed",
+    )
+
+
+def pending_requests(facts: TritonFacts) -> Check:
+    present = c.NV_PENDING_REQUEST_COUNT in facts.families
+    minor = minor_version(facts.version)
+    old = minor is not None and minor < PENDING_COUNT_SINCE
+    return Check(
+        c.CHECK_PENDING_REQUESTS,
+        present,
+        True,
+        f"Triton exports {c.NV_PENDING_REQUEST_COUNT}"
+        if present
+        else f"no {c.NV_PENDING_REQUEST_COUNT}" + (f" (Triton {facts.version} predates it)" if old else ""),
+        (f"alert {c.ALERT_PENDING_REQUESTS_GROWING}", "panel: pending requests per model"),
+        "none needed"
+        if present
+        else f"upgrade Triton to {release_of(PENDING_COUNT_SINCE)} (2.{PENDING_COUNT_SINCE}) or later",
+    )
+
+
+def load_duration(facts: TritonFacts) -> Check:
+    affects = (f"{c.M_MODEL_LOAD_SECONDS}", f"alert {c.ALERT_MODEL_LOAD_SLOW}", "panel: model load time")
+    if c.NV_MODEL_LOAD_DURATION_SECS in facts.families:
+        return Check(
+            c.CHECK_LOAD_DURATION,
+            True,
+            True,
+            f"Triton exports {c.NV_MODEL_LOAD_DURATION_SECS}",
+            affects,
+            "none needed",
+        )
+    minor = minor_version(facts.version)
+    if minor is not None and minor < LOAD_DURATION_SINCE:
+        return Check(
+            c.CHECK_LOAD_DURATION,
+            True,
+            False,
+            f"Triton {facts.version} has no {c.NV_MODEL_LOAD_DURATION_SECS} (24.11+): the exporter times "
+            "loads from the repository index instead (LOADING -> READY at its poll interval; only loads "
+            "through model control are seen LOADING)",
+            affects,
+            f"upgrade Triton to {release_of(LOAD_DURATION_SINCE)} (2.{LOAD_DURATION_SINCE}) or later "
+            "for exact load times",
+        )
+    return Check(
+        c.CHECK_LOAD_DURATION,
+        False,
+        False,
+        f"no {c.NV_MODEL_LOAD_DURATION_SECS}"
+        + (f" although Triton {facts.version} has it" if minor is not None else " (Triton's version unknown)")
+        + ": load times come from the repository index only",
+        affects,
+        "it appears after a model loads; check that metrics are enabled (--allow-metrics=true)",
+    )
+
+
+def model_memory(facts: TritonFacts) -> Check:
+    names = {m.name for m in facts.models}
+    silent = names - set(facts.memory_models)
+    backends = sorted({m.backend or "?" for m in facts.models if m.name in silent})
+    affects = (
+        f"{c.M_MODEL_MEMORY_BYTES}, {c.M_GPU_MODELS_THAT_FIT}, {c.M_GPU_LARGEST_MODEL_BYTES}",
+        f"alert {c.ALERT_GPU_MEMORY_HEADROOM_LOW}",
+        "panel: memory per model",
+    )
+    if not silent:
+        return Check(
+            c.CHECK_MODEL_MEMORY,
+            True,
+            bool(names),
+            f"every model reports its memory ({len(names)})" if names else "no model loaded",
+            affects,
+            "none needed",
+        )
+    return Check(
+        c.CHECK_MODEL_MEMORY,
+        False,
+        False,
+        f"{len(silent)} of {len(names)} models report no memory_usage in their statistics "
+        f"({_names(silent)}; backend {', '.join(backends)})",
+        affects,
+        "no flag turns it on: Triton 23.06+ reports memory only for backends that measure it (ONNX "
+        "Runtime, TensorRT); the Python backend reports none. Size those models from GPU memory "
+        "before and after a load",
+    )
+
+
+def llm_metrics(facts: TritonFacts, spec: Spec | None) -> Check:
+    llm = [m for m in facts.models if m.llm_flavor]
+    affects = (
+        f"{c.M_LLM_TOKENS_PER_SECOND}, {c.M_LLM_KV_CACHE_UTILIZATION}, {c.M_LLM_TTFT_SECONDS}, "
+        f"{c.M_COST_PER_1M_TOKENS}",
+        f"alerts {c.ALERT_LLM_KV_CACHE_SATURATED}, {c.ALERT_LLM_REQUESTS_WAITING}; "
+        "ttft / time_per_output_token SLOs",
+        "dashboard Triton / LLM",
+    )
+    if not llm:
+        return Check(c.CHECK_LLM_METRICS, True, False, "no LLM-backend model loaded", affects, "none needed")
+    silent = [m for m in llm if m.name not in facts.llm_models]
+    reporting = [m.name for m in llm if m.name in facts.llm_models]
+    fixes = []
+    minor = minor_version(facts.version)
+    for model in silent:
+        if model.llm_flavor == c.BACKEND_VLLM:
+            if model.parameters.get(c.PARAM_REPORT_CUSTOM_METRICS, "").lower() != "true":
+                fix = f"{model.name}: add {REPORT_CUSTOM_METRICS_LINE} to its config.pbtxt and reload it"
+            else:
+                fix = (
+                    f"{model.name}: {c.PARAM_REPORT_CUSTOM_METRICS} is on but no vllm: family has its "
+                    'label: set "disable_log_stats": false in its model.json'
+                )
+            if minor is not None and minor < VLLM_METRICS_SINCE:
+                fix += (
+                    f" (the vLLM backend reports metrics through Triton from 24.08; this is {facts.version})"
+                )
+        else:
+            fix = (
+                f"{model.name}: no nv_trt_llm_* family has its label: the TensorRT-LLM backend reports them "
+                "for the tensorrt_llm model itself (not its ensemble or BLS wrapper) once it is loaded"
+            )
+        fixes.append(fix)
+    found = f"{len(llm)} LLM model(s); reporting: {_names(reporting) or 'none'}"
+    if silent:
+        found += f"; without their backend's metrics: {_names(m.name for m in silent)}"
+    return Check(c.CHECK_LLM_METRICS, not silent, True, found, affects, "; ".join(fixes) or "none needed")
+
+
+def response_cache(facts: TritonFacts) -> Check:
+    cached = [m.name for m in facts.models if m.response_cache]
+    affects = (
+        "request latency quantiles of those models (Triton drops their request summary)",
+        "stage split: cache hits have no compute time",
+    )
+    if not cached:
+        return Check(
+            c.CHECK_RESPONSE_CACHE, True, False, "no model enables the response cache", affects, "none needed"
+        )
+    on = c.NV_CACHE_UTIL in facts.families
+    return Check(
+        c.CHECK_RESPONSE_CACHE,
+        on,
+        True,
+        f"response cache enabled for {_names(cached)}; "
+        + (
+            f"Triton exports {c.NV_CACHE_UTIL}"
+            if on
+            else f"no {c.NV_CACHE_UTIL}: the server has no cache, nothing is cached"
+        ),
+        affects,
+        "none needed; their latency quantiles need the histogram (--metrics-config histogram_latencies=true)"
+        if on
+        else "start tritonserver with --cache-config local,size=<bytes> (and --cache-directory when the "
+        "cache library is not under /opt/tritonserver/caches): without a server cache the model loads, "
+        "caches nothing and its cache counters stay 0",
+    )

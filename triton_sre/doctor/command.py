@@ -1,0 +1,291 @@
+"""`triton-sre doctor`: fetch what Triton (and Prometheus) expose once, run the checks, print them.
+
+Exit codes: 0 every input the spec needs is present, 1 something needed is missing, 2 usage error
+or an endpoint that cannot be reached. Base install only (requests, pyyaml).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from triton_sre import conventions as c
+from triton_sre.doctor import promchecks
+from triton_sre.doctor.checks import (
+    Check,
+    ModelFacts,
+    TritonFacts,
+    families_present,
+    model_facts,
+    triton_checks,
+)
+from triton_sre.doctor.pitfalls import Pitfall, applicable
+from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, default_spec, load_spec
+from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
+
+_GREEN, _RED, _YELLOW, _RESET = "\033[32m", "\033[31m", "\033[33m", "\033[0m"
+
+
+class Unreachable(Exception):
+    """An endpoint doctor must read did not answer (exit 2)."""
+
+
+@dataclass
+class Report:
+    triton_version: str | None
+    checks: list[Check]
+    pitfalls: list[Pitfall] = field(default_factory=list)
+
+    @property
+    def missing(self) -> list[Check]:
+        return [check for check in self.checks if check.missing]
+
+    @property
+    def exit_code(self) -> int:
+        return c.EXIT_FAILURE if self.missing else c.EXIT_OK
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "triton_version": self.triton_version,
+            "checks": [check.as_json() for check in self.checks],
+            "pitfalls": [p.as_json() for p in self.pitfalls],
+        }
+
+
+def add_doctor_parser(commands: Any, epilog: str) -> None:
+    doctor = commands.add_parser(
+        "doctor",
+        help="say which inputs triton-sre needs are missing, and the exact fix for each",
+        description=(
+            "Read Triton's /v2, /metrics, repository index, model configs and statistics (and, with "
+            "--prometheus-url, Prometheus' targets, configuration, rules and Alertmanagers) and report "
+            "one check per input triton-sre uses: ok, what was found, what it affects and the exact "
+            "fix (a tritonserver flag, a config.pbtxt parameter, a scrape setting), then the known "
+            "pitfalls of this Triton release. See docs/doctor.md."
+        ),
+        epilog="exit codes: 0 everything needed is present, 1 something needed is missing, "
+        "2 usage error or an endpoint that cannot be reached",
+    )
+    doctor.add_argument(
+        "--triton-url", required=True, help="Triton's HTTP endpoint, e.g. http://localhost:8000"
+    )
+    doctor.add_argument(
+        "--metrics-url", help=f"Triton's metrics endpoint (default: port {c.TRITON_METRICS_PORT})"
+    )
+    doctor.add_argument(
+        "--prometheus-url", help="also check this Prometheus (jobs, interval, rules, Alertmanager)"
+    )
+    doctor.add_argument("--alertmanager-url", help="the Alertmanager Prometheus must send alerts to")
+    doctor.add_argument(
+        "--spec",
+        type=Path,
+        help=f"SLO spec (default: ./{DEFAULT_SPEC_FILE} if present, else the shipped one)",
+    )
+    doctor.add_argument(
+        "--format", choices=["text", "json"], default="text", help="output format (default text)"
+    )
+    doctor.add_argument(
+        "--timeout", type=float, default=c.DEFAULT_TIMEOUT_SECONDS, help="seconds per request"
+    )
+    doctor.set_defaults(handler=run_doctor)
+
+
+def _err(message: str) -> None:
+    print(f"triton-sre doctor: {message}", file=sys.stderr)
+
+
+def resolve_spec(path: Path | None) -> Spec:
+    if path is not None:
+        return load_spec(path)
+    local = Path(DEFAULT_SPEC_FILE)
+    return load_spec(local) if local.is_file() else default_spec()
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    if args.spec is not None and not args.spec.is_file():
+        _err(f"SLO spec {args.spec} does not exist")
+        return c.EXIT_USAGE
+    try:
+        spec = resolve_spec(args.spec)
+    except SpecError as exc:
+        _err(f"invalid SLO spec: {exc}")
+        return c.EXIT_USAGE
+    try:
+        report = diagnose(
+            args.triton_url,
+            args.metrics_url,
+            spec,
+            prometheus_url=args.prometheus_url,
+            alertmanager_url=args.alertmanager_url,
+            timeout=args.timeout,
+        )
+    except Unreachable as exc:
+        _err(str(exc))
+        return c.EXIT_USAGE
+    if args.format == "json":
+        print(json.dumps(report.as_json(), indent=2))
+    else:
+        print(to_text(report, colour=sys.stdout.isatty()))
+    return report.exit_code
+
+
+def diagnose(
+    triton_url: str,
+    metrics_url: str | None,
+    spec: Spec,
+    *,
+    prometheus_url: str | None = None,
+    alertmanager_url: str | None = None,
+    timeout: float = c.DEFAULT_TIMEOUT_SECONDS,
+) -> Report:
+    """Fetch, check, and collect the pitfalls; Unreachable when an endpoint does not answer."""
+    metrics_url = metrics_url or default_metrics_url(triton_url)
+    facts = triton_facts(TritonClient(triton_url, metrics_url, timeout=timeout), timeout)
+    checks = triton_checks(facts, spec)
+    queries: list[str] = []
+    if prometheus_url:
+        prom_checks, queries = prometheus_checks(prometheus_url, spec, metrics_url, alertmanager_url, timeout)
+        checks += prom_checks
+    return Report(facts.version, checks, applicable(facts, queries))
+
+
+def triton_facts(client: TritonClient, timeout: float) -> TritonFacts:
+    """Everything the Triton-side checks read, fetched once (read-only endpoints only)."""
+    from triton_sre.exporter.llm import is_llm_family
+    from triton_sre.triton.exposition import decode_body, iter_parse
+
+    try:
+        response = requests.get(f"{client.triton_url.rstrip('/')}/v2", timeout=timeout)
+        metadata = response.json() if response.status_code == 200 else {}
+        text = decode_body(client.metrics())
+        index = client.repository_index()
+        stats = list(client.all_stats())
+    except (requests.RequestException, ValueError) as exc:
+        raise Unreachable(f"cannot read Triton at {client.triton_url}: {exc}") from None
+    except FetchError as exc:
+        raise Unreachable(f"cannot read Triton: {exc}") from None
+    llm_models = {
+        value
+        for chunk in iter_parse(text, keep=is_llm_family)
+        for sample in chunk
+        for key, value in sample.labels
+        if key == c.LABEL_MODEL
+    }
+    models: list[ModelFacts] = []
+    for name in sorted({e["name"] for e in index if e.get("state") == c.STATE_READY}):
+        try:
+            models.append(model_facts(name, client.model_config(name)))
+        except FetchError:
+            continue  # unloaded between the index and this call: not a fault of the setup
+    memory = {s.get("name") for s in stats if isinstance(s, dict) and s.get(c.STATS_MEMORY_USAGE)}
+    gpu_memory = {
+        s.get("name")
+        for s in stats
+        if isinstance(s, dict)
+        and any(
+            isinstance(m, dict) and m.get("type") == c.MEMORY_TYPE_GPU
+            for m in s.get(c.STATS_MEMORY_USAGE) or []
+        )
+    }
+    version = metadata.get("version") if isinstance(metadata, dict) else None
+    return TritonFacts(
+        version=str(version) if version else None,
+        families=families_present(text),
+        models=tuple(models),
+        llm_models=frozenset(llm_models),
+        memory_models=frozenset(str(m) for m in memory),
+        gpu_memory_models=frozenset(str(m) for m in gpu_memory),
+    )
+
+
+def prometheus_checks(
+    url: str, spec: Spec, metrics_url: str | None, alertmanager_url: str | None, timeout: float
+) -> tuple[list[Check], list[str]]:
+    """The four Prometheus checks, and every loaded rule's query (for the pitfalls)."""
+    from triton_sre.generate.families import rule_files
+    from triton_sre.prom import PromError, Prometheus
+
+    prom = Prometheus(url, timeout=timeout)
+    try:
+        targets = promchecks.targets_from_api(prom.api("/api/v1/targets"))
+        loaded = promchecks.groups_from_api(prom.api("/api/v1/rules"))
+        managers = prom.api("/api/v1/alertmanagers").get("activeAlertmanagers") or []
+    except PromError as exc:
+        raise Unreachable(str(exc)) from None
+    intervals = {job: prom.scrape_interval(job) for job in (spec.triton_job, spec.exporter_job)}
+    expected = promchecks.groups_from_rule_files(rule_files(spec))
+    active = [str(m.get("url")) for m in managers if isinstance(m, dict)]
+    checks = [
+        promchecks.prometheus_jobs(spec, targets, metrics_url),
+        promchecks.scrape_interval(spec, intervals, expected),
+        promchecks.rules_loaded(spec, loaded, expected),
+        promchecks.alertmanager(active, alertmanager_url),
+    ]
+    return checks, [query for _, rules in loaded for _, query in rules]
+
+
+def to_text(report: Report, *, colour: bool = False) -> str:
+    def paint(code: str, text: str) -> str:
+        return f"{code}{text}{_RESET}" if colour else text
+
+    lines = [f"Triton {report.triton_version or '(version unknown)'}"]
+    for check in report.checks:
+        if check.ok:
+            status = paint(_GREEN, "ok     ")
+        elif check.needed:
+            status = paint(_RED, "MISSING")
+        else:
+            status = paint(_YELLOW, "absent ")
+        lines.append(f"{status} {check.id}: {check.found}")
+        if not check.ok:
+            lines.append(f"        affects: {'; '.join(check.affects)}")
+            lines.append(f"        fix: {check.fix}")
+    if report.pitfalls:
+        lines.append("")
+        lines.append("Known pitfalls for this server:")
+        for p in report.pitfalls:
+            lines.append(f"  - {p.title} [{p.releases()}]")
+            lines.append(f"    {p.detail}")
+            lines.append(f"    source: {p.source}")
+    missing = report.missing
+    lines.append("")
+    lines.append(
+        f"{len(missing)} needed input(s) missing: {', '.join(ch.id for ch in missing)}"
+        if missing
+        else "every input triton-sre needs here is present"
+    )
+    return "\n".join(lines)
+
+
+def summary_lines(triton_url: str, metrics_url: str | None, spec: Spec | None = None) -> list[str]:
+    """A few lines for `stack up` and `demo`: what is missing, or that nothing is (never raises)."""
+    try:
+        report = diagnose(triton_url, metrics_url, spec or default_spec())
+    except Unreachable as exc:
+        return [f"doctor: {exc}"]
+    missing = report.missing
+    head = f"doctor: Triton {report.triton_version}, {len(report.checks)} checks"
+    if not missing:
+        return [head + ": every input triton-sre needs is present"]
+    lines = [head + f", {len(missing)} needed input(s) missing: {', '.join(ch.id for ch in missing)}"]
+    lines += [f"  {ch.id}: {ch.fix}" for ch in missing]
+    lines.append(f"  details: triton-sre doctor --triton-url {triton_url}")
+    return lines
+
+
+def stack_summary(state: dict[str, Any], spec_file: Path | None = None) -> list[str]:
+    """`summary_lines` for the Triton of a local stack's state (`stack up`, `demo`)."""
+    triton = next((comp for comp in state.get("components", []) if comp.get("name") == "triton"), None)
+    if triton is None:
+        return []
+    try:
+        spec = load_spec(spec_file) if spec_file is not None else None
+    except SpecError as exc:
+        return [f"doctor: invalid SLO spec: {exc}"]
+    return summary_lines(triton["url"], triton.get("metrics_url"), spec)

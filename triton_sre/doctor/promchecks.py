@@ -1,0 +1,246 @@
+"""Pure: what a Prometheus reports (targets, scrape intervals, loaded rules, Alertmanagers) against
+what the SLO spec needs -> the Prometheus-side `Check`s of `triton-sre doctor`.
+
+The command fetches the API answers (prom.py) and the expected rule groups (what `generate` renders
+for the spec); nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from triton_sre import conventions as c
+from triton_sre.doctor.checks import Check
+from triton_sre.slo import Spec, SpecError, format_duration, parse_duration
+
+# rate()/increase() need several samples per range: at least this many scrapes per shortest window.
+SCRAPES_PER_WINDOW = 4
+_RANGE_TEXT = re.compile(r"\[((?:\d+(?:ms|[smhdwy]))+)\]")
+
+Group = tuple[str, tuple[tuple[str, str], ...]]  # group name, ((rule name, expression), ...)
+
+
+@dataclass(frozen=True)
+class Target:
+    job: str
+    health: str  # up | down | unknown
+    scrape_url: str
+    last_error: str = ""
+
+
+def targets_from_api(data: Mapping[str, Any]) -> list[Target]:
+    """`GET /api/v1/targets` data -> its active targets."""
+    out = []
+    for t in data.get("activeTargets") or []:
+        if isinstance(t, Mapping):
+            labels = t.get("labels") or {}
+            out.append(
+                Target(
+                    str(labels.get(c.LABEL_JOB, t.get("scrapePool", ""))),
+                    str(t.get("health", "unknown")),
+                    str(t.get("scrapeUrl", "")),
+                    str(t.get("lastError") or ""),
+                )
+            )
+    return out
+
+
+def groups_from_api(data: Mapping[str, Any]) -> list[Group]:
+    """`GET /api/v1/rules` data -> (group, ((rule name, query), ...)) in Prometheus' order."""
+    out = []
+    for g in data.get("groups") or []:
+        if isinstance(g, Mapping):
+            rules = tuple(
+                (str(r.get("name", "")), str(r.get("query", "")))
+                for r in g.get("rules") or []
+                if isinstance(r, Mapping)
+            )
+            out.append((str(g.get("name", "")), rules))
+    return out
+
+
+def groups_from_rule_files(files: Mapping[str, Mapping[str, Any]]) -> list[Group]:
+    """What `generate` renders for the spec (generate.families.rule_files) -> the same shape."""
+    out = []
+    for doc in files.values():
+        for g in doc.get("groups", []):
+            rules = tuple((str(r.get("record") or r.get("alert")), str(r["expr"])) for r in g["rules"])
+            out.append((str(g["name"]), rules))
+    return out
+
+
+def normalize(expr: str) -> str:
+    """An expression as compared: Prometheus re-prints the queries it loads (whitespace dropped,
+    label matchers sorted by name), so both sides are brought to that form."""
+    text = _SELECTOR.sub(
+        lambda m: "{" + ",".join(sorted(_split_matchers(m.group(1)))) + "}", "".join(expr.split())
+    )
+    return _NUMBER.sub(lambda m: repr(float(m.group(0))), text)  # 1e6 and 1e+06 alike
+
+
+_SELECTOR = re.compile(r'\{((?:[^{}"]|"(?:[^"\\]|\\.)*")*)\}')
+_NUMBER = re.compile(r'(?<![\w:."])\d+(?:\.\d*)?(?:[eE][+-]?\d+)?(?![\w."])')
+_MATCHER = re.compile(r'(?:[^,"]|"(?:[^"\\]|\\.)*")+')
+
+
+def _split_matchers(body: str) -> list[str]:
+    return _MATCHER.findall(body)
+
+
+def shortest_window(groups: Iterable[Group]) -> float | None:
+    """The shortest range selector (`[5m]`) in the expected rules, in seconds."""
+    shortest = None
+    for _, rules in groups:
+        for _, expr in rules:
+            for text in _RANGE_TEXT.findall(expr):
+                try:
+                    seconds = parse_duration(text, "range")
+                except SpecError:
+                    continue
+                shortest = seconds if shortest is None else min(shortest, seconds)
+    return shortest
+
+
+def _jobs(spec: Spec) -> list[str]:
+    return [spec.triton_job, spec.exporter_job]
+
+
+def prometheus_jobs(spec: Spec, targets: Sequence[Target], metrics_url: str | None = None) -> Check:
+    problems, seen = [], []
+    for job in _jobs(spec):
+        mine = [t for t in targets if t.job == job]
+        if not mine:
+            problems.append(f"no target has job={job!r}")
+            continue
+        down = [t for t in mine if t.health != "up"]
+        seen.append(f"{job}: {len(mine) - len(down)}/{len(mine)} up")
+        for t in down:
+            problems.append(f"{job} target {t.scrape_url} is {t.health}: {t.last_error or 'no error given'}")
+    others = sorted({t.job for t in targets} - set(_jobs(spec)))
+    hint = ""
+    if metrics_url:
+        host = urlsplit(metrics_url).netloc
+        scraping = sorted(
+            {t.job for t in targets if urlsplit(t.scrape_url).netloc == host} - set(_jobs(spec))
+        )
+        if scraping:
+            hint = f"; job {', '.join(scraping)} scrapes {host}: rename it to {spec.triton_job!r}"
+    found = "; ".join([*seen, *problems]) + (f"; other jobs: {', '.join(others)}" if others else "")
+    fix = (
+        f"in prometheus.yml name the scrape jobs job_name: {spec.triton_job} (Triton's metrics port "
+        f"{c.TRITON_METRICS_PORT}) and job_name: {spec.exporter_job} (the exporter, port {c.EXPORTER_PORT}), "
+        f"or set scrape.triton_job / scrape.exporter_job in {spec.source} to the names you use and "
+        f"re-run `triton-sre generate`{hint}"
+    )
+    return Check(
+        c.CHECK_PROMETHEUS_JOBS,
+        not problems,
+        True,
+        found or "no targets",
+        ("every generated rule, alert and dashboard selects job=" + " / ".join(_jobs(spec)),),
+        fix if problems else "none needed",
+    )
+
+
+def scrape_interval(spec: Spec, intervals: Mapping[str, float | None], expected: Sequence[Group]) -> Check:
+    window = shortest_window(expected)
+    affects = ("rate() over the shortest rule window: recording rules, burn-rate alerts, dashboards",)
+    if window is None:
+        return Check(c.CHECK_SCRAPE_INTERVAL, True, False, "the rules use no range", affects, "none needed")
+    limit = window / SCRAPES_PER_WINDOW
+    parts, slow = [], []
+    for job in _jobs(spec):
+        interval = intervals.get(job)
+        if interval is None:
+            parts.append(f"{job}: interval unknown")
+            continue
+        parts.append(f"{job}: {format_duration(interval)}")
+        if interval > limit:
+            slow.append(job)
+    found = (
+        f"{'; '.join(parts)}; shortest rule window {format_duration(window)} needs "
+        f"{SCRAPES_PER_WINDOW} scrapes, so at most {format_duration(limit)}"
+    )
+    return Check(
+        c.CHECK_SCRAPE_INTERVAL,
+        not slow,
+        True,
+        found,
+        affects,
+        f"set scrape_interval: {format_duration(limit)} (or shorter) in the scrape config of job "
+        f"{' and '.join(slow)}"
+        if slow
+        else "none needed",
+    )
+
+
+def rules_loaded(spec: Spec, loaded: Sequence[Group], expected: Sequence[Group]) -> Check:
+    have = {name: rules for name, rules in loaded}
+    missing, stale = [], []
+    for name, rules in expected:
+        got = have.get(name)
+        if got is None:
+            missing.append(name)
+        elif [(r, normalize(e)) for r, e in got] != [(r, normalize(e)) for r, e in rules]:
+            stale.append(f"{name} ({_diff(got, rules)})")
+    ok = not missing and not stale
+    found = f"{len(expected) - len(missing)}/{len(expected)} generated groups loaded"
+    if missing:
+        found += f"; not loaded: {', '.join(missing)}"
+    if stale:
+        found += f"; differ from what `generate` renders for {spec.source}: {'; '.join(stale)}"
+    return Check(
+        c.CHECK_RULES_LOADED,
+        ok,
+        True,
+        found,
+        ("every recording rule, SLO burn-rate and operational alert",),
+        f"run `triton-sre generate --spec {spec.source}`, list alerts/*.yaml under rule_files in "
+        "prometheus.yml and reload Prometheus (SIGHUP or POST /-/reload)"
+        if not ok
+        else "none needed",
+    )
+
+
+def _diff(got: Sequence[tuple[str, str]], want: Sequence[tuple[str, str]]) -> str:
+    have = {name for name, _ in got}
+    need = {name for name, _ in want}
+    if need - have:
+        return f"missing {', '.join(sorted(need - have)[:3])}"
+    if have - need:
+        return f"extra {', '.join(sorted(have - need)[:3])}"
+    loaded = dict((n, normalize(e)) for n, e in got)
+    changed = sorted({n for n, e in want if loaded.get(n) != normalize(e)})
+    return f"{len(changed)} rule(s) changed, e.g. {changed[0]}" if changed else "order differs"
+
+
+def alertmanager(active: Sequence[str], wanted: str | None) -> Check:
+    affects = ("every alert's notification (the bot, Slack)",)
+    if not active:
+        return Check(
+            c.CHECK_ALERTMANAGER,
+            False,
+            True,
+            "Prometheus sends its alerts to no Alertmanager",
+            affects,
+            "add alerting: alertmanagers: [{static_configs: [{targets: ['HOST:"
+            f"{c.ALERTMANAGER_PORT}']}}]}}] to prometheus.yml and reload Prometheus",
+        )
+    if wanted:
+        host = urlsplit(wanted).netloc
+        if not any(urlsplit(url).netloc == host for url in active):
+            return Check(
+                c.CHECK_ALERTMANAGER,
+                False,
+                True,
+                f"Prometheus sends alerts to {', '.join(active)}, not to {host}",
+                affects,
+                f"add {host} to alerting.alertmanagers in prometheus.yml and reload Prometheus",
+            )
+    return Check(
+        c.CHECK_ALERTMANAGER, True, True, f"connected to {', '.join(active)}", affects, "none needed"
+    )

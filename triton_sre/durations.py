@@ -1,0 +1,44 @@
+"""Prometheus durations (`90s`, `1h30m`, `500ms`, `30d`) <-> seconds.
+
+A leaf: it imports nothing of triton-sre but the leaf `redact.bounded` (a value quoted in an
+error is a bounded prefix). The SLO spec (slo.py), the Prometheus client (prom.py),
+the report and the generators read and write durations with these two functions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from triton_sre.redact import bounded
+
+__all__ = ["DurationError", "format_duration", "parse_duration"]
+
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_WHOLE = re.compile(r"^(?:(\d+)(ms|s|m|h|d|w))+$")
+_PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
+
+
+class DurationError(ValueError):
+    """Not a positive Prometheus duration; the message names where the value came from."""
+
+
+def parse_duration(value: Any, where: str) -> float:
+    """Prometheus duration syntax -> seconds (`where` names the value in the error)."""
+    if isinstance(value, bool) or not isinstance(value, str) or not _WHOLE.match(value):
+        raise DurationError(
+            f"{where}: expected a duration like 500ms, 30s, 5m, 1h or 30d, got {bounded(value)}"
+        )
+    seconds = sum(int(n) * _UNITS[u] for n, u in _PART.findall(value))
+    if seconds <= 0:
+        raise DurationError(f"{where}: must be longer than 0, got {bounded(value)}")
+    return float(seconds)
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds -> the shortest Prometheus duration (`3d`, `90m`, `500ms`)."""
+    ms = round(seconds * 1000)
+    for unit, size in (("w", 604800000), ("d", 86400000), ("h", 3600000), ("m", 60000), ("s", 1000)):
+        if ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"

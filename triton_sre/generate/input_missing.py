@@ -1,0 +1,38 @@
+"""Pure: the `TritonSREInputMissing` alert on the exporter's `triton_sre_input_missing{check}`.
+
+Registered in the operational group (generate/operational.py); its runbook is
+`c.RUNBOOK_INPUT_MISSING`, in `c.ALERT_RUNBOOKS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.promql import q
+from triton_sre.slo import Spec
+
+FOR = "15m"  # a missing input is a setup fault: no hurry, but not a blip during a restart either
+
+
+def input_missing_alert(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, Any]:
+    """One alert per instance and check whose needed input stays missing (severity ticket)."""
+    base = base_url if base_url.endswith("/") else base_url + "/"
+    job = f"{c.LABEL_JOB}={q(spec.exporter_job)}"
+    return {
+        "alert": c.ALERT_INPUT_MISSING,
+        "expr": (
+            f"max by ({c.LABEL_JOB}, {c.LABEL_INSTANCE}, {c.L_CHECK}) ({c.M_INPUT_MISSING}{{{job}}}) == 1"
+        ),
+        "for": FOR,
+        "labels": {c.L_SEVERITY: c.SEVERITY_TICKET},
+        "annotations": {
+            c.ANNOTATION_SUMMARY: "Triton does not export what triton-sre's {{ $labels.check }} check needs",
+            c.ANNOTATION_DESCRIPTION: (
+                "The exporter on {{ $labels.instance }} finds the input of check {{ $labels.check }} "
+                "missing from Triton: the metrics, alerts and panels built on it are empty. Run "
+                "`triton-sre doctor --triton-url <Triton>` for what is missing and the exact fix."
+            ),
+            c.ANNOTATION_RUNBOOK_URL: f"{base}{c.RUNBOOK_INPUT_MISSING}.md",
+        },
+    }
