@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     from triton_sre.report.command import add_report_parser
 
     add_report_parser(commands, EXIT_CODES_HELP)
+    from triton_sre.rollout.check import add_rollout_parser
+
+    add_rollout_parser(commands, EXIT_CODES_HELP)
     from triton_sre.stack.command import add_stack_parser
 
     add_stack_parser(commands, EXIT_CODES_HELP)

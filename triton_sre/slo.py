@@ -125,10 +125,12 @@ class Spec:
     # issue 24: the label that tells clusters apart (an external label of each cluster's Prometheus);
     # None: one cluster, every aggregation as before. Set: every rule and dashboard keeps it.
     cluster_label: str | None = None
+    # the raw `rollout:` section, validated by triton_sre.rollout.spec (which reads the SLOs)
+    rollout: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 # -- loading ---------------------------------------------------------------------------------------
-_TOP_KEYS = {"scrape", "operational", "slos", "llm", "cluster_label", "autoscaling"}
+_TOP_KEYS = {"scrape", "operational", "slos", "llm", "cluster_label", "autoscaling", "rollout"}
 _LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _SCRAPE_KEYS = {"triton_job", "exporter_job", "latency_metrics"}
 _OPERATIONAL_KEYS = {
@@ -237,6 +239,7 @@ def _spec(raw: Any, source: str) -> Spec:
         latency_metrics=latency_metrics,
         autoscaling=autoscaling,
         cluster_label=_cluster_label(raw.get("cluster_label"), f"{source}: cluster_label"),
+        rollout=raw.get("rollout") or {},
     )
 
 

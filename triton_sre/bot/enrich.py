@@ -233,6 +233,8 @@ class Facts:
     """Latency alert fingerprint -> quantile (e.g. ``0.99``) -> current seconds (from Prometheus)."""
     replicas: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     """Latency alert fingerprint -> (replicas the scaling signal asks for, serving) (issue 21)."""
+    rollout: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """TritonRolloutRegression fingerprint -> the verdict now and each figure, baseline -> candidate."""
 
 
 @dataclass(frozen=True)
@@ -284,6 +286,7 @@ class AlertView:
     latency: LatencyView | None = None
     remediation: str = ""  # the one-line fix of the alert's runbook (front matter), shown without findings
     cluster: str = ""  # the alert's cluster label (rules generated with slos.yaml cluster_label: cluster)
+    rollout: list[str] = field(default_factory=list)  # TritonRolloutRegression: verdict, then figures
 
 
 @dataclass(frozen=True)
@@ -485,6 +488,7 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
         latency=_latency_view(alert, facts) if alert.name == c.ALERT_SLO_LATENCY_BUDGET_BURN else None,
         remediation=facts.remediations.get(runbook, "") if runbook else "",
         cluster=alert.labels.get(c.LABEL_CLUSTER, ""),
+        rollout=list(facts.rollout.get(alert.fingerprint, ())),
     )
 
 

@@ -37,7 +37,10 @@ from triton_sre.bot.outbox import Outbox
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
+from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import redact
+from triton_sre.rollout.live import model_answer
+from triton_sre.slo import default_spec
 
 log = logging.getLogger(__name__)
 
@@ -124,11 +127,16 @@ class BotServer:
     def _answer(self, text: str) -> str:
         words = text.split()
         if not words or words[0] == "help":
-            return f"Usage: `{c.SLASH_COMMAND} status` or `{c.SLASH_COMMAND} diagnose <model> [instance]`"
+            return (
+                f"Usage: `{c.SLASH_COMMAND} status`, `{c.SLASH_COMMAND} diagnose <model> [instance]` "
+                f"or `{c.SLASH_COMMAND} rollout <model>`"
+            )
         if words[0] == "status":
             return self._status()
         if words[0] == "diagnose" and len(words) >= 2:
             return self._diagnose(words[1], words[2] if len(words) > 2 else None)
+        if words[0] == "rollout" and len(words) == 2:
+            return self._rollout(words[1])
         return f"Unknown command `{_esc(text[:100])}`. Try `{c.SLASH_COMMAND} help`."
 
     def _status(self) -> str:
@@ -180,6 +188,16 @@ class BotServer:
             link = runbook_url(f.runbook, self.settings.runbook_base_url)
             lines.append(f"Runbook: <{link}|{f.runbook}>" if link.startswith("http") else f"Runbook: {link}")
         return "\n".join(lines)
+
+    def _rollout(self, model: str) -> str:
+        """Each candidate version of `model` against its busiest version, now (rollout/live.py)."""
+        if not self.settings.prometheus_url:
+            return "No Prometheus configured: set `prometheus_url` in the bot's config."
+        try:
+            lines = model_answer(Prometheus(self.settings.prometheus_url), model, default_spec())
+        except PromError as exc:
+            return _esc(str(exc))
+        return "\n".join(_esc(line) for line in lines)
 
 
 def _esc(text: str) -> str:

@@ -47,6 +47,8 @@ from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.promql import q
 from triton_sre.redact import redact
+from triton_sre.rollout.live import alert_lines
+from triton_sre.slo import default_spec
 
 log = logging.getLogger(__name__)
 
@@ -379,7 +381,20 @@ class Worker:
             largest_models=self._largest_models(group),
             latency_now=latency,
             replicas=replicas,
+            rollout=self._rollout(group),
         )
+
+    def _rollout(self, group: AlertGroup) -> dict[str, list[str]]:
+        """For each rollout alert: the verdict now and each figure (rollout/live.py, shipped slos.yaml)."""
+        found: dict[str, list[str]] = {}
+        for alert in group.alerts:
+            if alert.name != c.ALERT_ROLLOUT_REGRESSION or self.prometheus is None:
+                continue
+            try:
+                found[alert.fingerprint] = alert_lines(self.prometheus, alert.labels, default_spec())
+            except PromError as exc:
+                log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
+        return found
 
     def _llm_figures(self, group: AlertGroup) -> dict[str, dict[str, float]]:
         """TTFT p99, KV cache use and waiting requests for each LLM alert (bot/llm.py)."""

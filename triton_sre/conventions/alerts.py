@@ -210,6 +210,40 @@ ALERT_LATENCY_QUANTILES_MISSING: Final = "TritonLatencyQuantilesMissing"
 ANNOTATION_SLO_QUANTILE: Final = "slo_quantile"
 ANNOTATION_THRESHOLD_SECONDS: Final = "threshold_seconds"
 
+# Safe rollouts (issue 22): the figures a canary is judged on, their defaults, the verdicts, the alert.
+ALERT_ROLLOUT_REGRESSION: Final = "TritonRolloutRegression"
+ROLLOUT_FIG_ERROR_RATIO: Final = "error-ratio"
+ROLLOUT_FIG_LATENCY_P99: Final = "p99-latency"
+ROLLOUT_FIG_LATENCY_P50: Final = "p50-latency"
+ROLLOUT_FIG_QUEUE_SHARE: Final = "queue-share"
+ROLLOUT_FIG_COMPUTE_PER_INFERENCE: Final = "compute-per-inference"
+ROLLOUT_FIG_BATCHING_RATIO: Final = "batching-ratio"
+ROLLOUT_FIG_TTFT_P99: Final = "p99-ttft"
+ROLLOUT_FIG_TPOT_P99: Final = "p99-time-per-output-token"
+ROLLOUT_PASS: Final = "pass"
+ROLLOUT_FAIL: Final = "fail"
+ROLLOUT_INCONCLUSIVE: Final = "inconclusive"
+# Margins: relative (0.2 = the candidate may be 20 % worse) except the error ratio and the queue
+# share (absolute; the error ratio's default is the availability SLO's error budget).
+ROLLOUT_DEFAULT_MARGINS: Final = {
+    ROLLOUT_FIG_LATENCY_P99: 0.2,
+    ROLLOUT_FIG_LATENCY_P50: 0.2,
+    ROLLOUT_FIG_QUEUE_SHARE: 0.1,
+    ROLLOUT_FIG_COMPUTE_PER_INFERENCE: 0.2,
+    ROLLOUT_FIG_BATCHING_RATIO: 0.2,
+    ROLLOUT_FIG_TTFT_P99: 0.2,
+    ROLLOUT_FIG_TPOT_P99: 0.2,
+}
+ROLLOUT_DEFAULT_ERROR_MARGIN: Final = 0.001  # without an availability SLO
+ROLLOUT_DEFAULT_MIN_REQUEST_RATE: Final = 0.1  # requests/s per side, without an availability SLO
+ROLLOUT_DEFAULT_MIN_SAMPLES: Final = 5  # intervals with traffic per side
+ROLLOUT_DEFAULT_ALPHA: Final = 0.05
+ROLLOUT_DEFAULT_WINDOW: Final = "15m"
+# Alert labels naming the two sides of a comparison.
+LABEL_BASELINE: Final = "baseline"
+LABEL_CANDIDATE: Final = "candidate"
+LABEL_FIGURE: Final = "figure"
+
 # `triton-sre doctor` (issue 27): an input triton-sre needs is missing (the exporter's
 # triton_sre_input_missing{check}). Its rule: generate/input_missing.py, in the operational group.
 ALERT_INPUT_MISSING: Final = "TritonSREInputMissing"
@@ -233,6 +267,7 @@ ALERT_RUNBOOKS: Final = {
     ALERT_MODEL_LOAD_SLOW: "triton-model-load-slow",
     ALERT_LATENCY_QUANTILES_MISSING: "triton-latency-quantiles-missing",
     ALERT_AUTOSCALER_LAGGING: RUNBOOK_AUTOSCALER_LAGGING,
+    ALERT_ROLLOUT_REGRESSION: "triton-rollout-regression",
     ALERT_INPUT_MISSING: RUNBOOK_INPUT_MISSING,
 }
 

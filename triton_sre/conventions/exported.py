@@ -283,6 +283,7 @@ def rec_slo_part(part: str) -> str:
     """Per-second rate over REC_RATE_WINDOW of one part of an SLO's SLI (labels slo, model)."""
     return f"slo_model:triton_slo_{part}:rate{REC_RATE_WINDOW}"
 
+
 # -- rule groups and their cross-group reads (issue 13) ---------------------------------------------
 # Prometheus evaluates each group on its own timer: a rule reading a series recorded by ANOTHER
 # group sees that group's latest evaluation (this interval's or the previous one's). The generators
@@ -296,6 +297,23 @@ GROUP_OPERATIONAL: Final = "triton-sre.operational"
 GROUP_CAPACITY: Final = "triton-sre.capacity"
 GROUP_LLM: Final = "triton-sre.llm"
 GROUP_SLO_PREFIX: Final = "triton-sre.slo."
+GROUP_ROLLOUT: Final = "triton-sre.rollout"
+
+
+# -- the continuous rollout guard (issue 22) ---------------------------------------------------------
+def rec_rollout_requests(window: str) -> str:
+    """Requests/s of each model version over the rollout window."""
+    return f"{REC_LEVEL_MODEL}:triton_rollout_requests:rate{window}"
+
+
+def rec_rollout_figure(window: str) -> str:
+    """Each rollout figure (label `figure`) of each model version over the rollout window."""
+    return f"{REC_LEVEL_MODEL}:triton_rollout_figure:{window}"
+
+
+def rec_rollout_baseline(window: str) -> str:
+    """The baseline's figures per model (labels figure, baseline = its version): the busiest version."""
+    return f"model:triton_rollout_baseline_figure:{window}"
 
 
 def slo_group(slo_name: str) -> str:

@@ -32,6 +32,7 @@ ENV_CONFIG: Final = "TRITON_SRE_CONFIG"
 EXIT_OK: Final = 0
 EXIT_FAILURE: Final = 1
 EXIT_USAGE: Final = 2  # usage, configuration or input error; also an output that cannot be written
+EXIT_INCONCLUSIVE: Final = 3  # `rollout check`: too little traffic on either side to judge
 # The reader of stdout went away (`| head`): quiet, 128 + SIGPIPE like other Unix tools.
 EXIT_BROKEN_PIPE: Final = 141
 
@@ -66,6 +67,8 @@ TRITON_SERVER_RELEASES: Final = {"2.51": "24.10"}
 TRITON_TESTED_VERSION: Final = "2.51"
 TRITON_IMAGE: Final = f"nvcr.io/nvidia/tritonserver:{TRITON_SERVER_RELEASES[TRITON_TESTED_VERSION]}-py3"
 PROMETHEUS_PORT: Final = 9090
+# The Prometheus the rendered Argo Rollouts / Flagger templates query (an argument / a field to edit).
+K8S_PROMETHEUS_URL: Final = f"http://prometheus-operated.monitoring:{PROMETHEUS_PORT}"
 ALERTMANAGER_PORT: Final = 9093
 GRAFANA_PORT: Final = 3000
 AM_RECEIVER_BOT: Final = "triton-sre-bot"  # Alertmanager receiver posting to the bot's webhook

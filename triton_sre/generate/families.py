@@ -20,12 +20,14 @@ from triton_sre.generate import (
     llm,
     operational,
     recording,
+    rollout,
     slo_rules,
     tests_autoscaling,
     tests_capacity,
     tests_llm,
     tests_operational,
     tests_recording,
+    tests_rollout,
     tests_slo,
 )
 from triton_sre.generate.rulefile import RuleFile, TestFile, with_eval_order
@@ -49,6 +51,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(llm.LLM_FILE, llm.rule_file, tests_llm.test_files),
     Family(capacity.CAPACITY_FILE, capacity.rule_file, tests_capacity.test_files),
     Family(autoscaling.AUTOSCALING_FILE, autoscaling.rule_file, tests_autoscaling.test_files),
+    Family(rollout.ROLLOUT_FILE, rollout.rule_file, tests_rollout.test_files),
 )
 
 

@@ -20,6 +20,7 @@ from triton_sre import conventions as c
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.k8s_autoscaling import autoscaling_files
 from triton_sre.generate.rulefile import render_yaml
+from triton_sre.rollout.k8s import rollout_k8s_files
 from triton_sre.slo import Spec, format_duration
 
 PROMETHEUS_FILE = "prometheus/prometheus.yml"
@@ -167,6 +168,7 @@ def render_k8s(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
         K8S_DEPLOYMENT_FILE: env.get_template("k8s-triton-deployment.yaml.j2").render(ctx),
         K8S_PODMONITOR_FILE: env.get_template("k8s-podmonitor.yaml.j2").render(ctx),
         K8S_PROMETHEUSRULE_FILE: render_yaml(rule, Path(spec.source).name),
+        **rollout_k8s_files(spec),
     }
 
 

@@ -1,0 +1,36 @@
+"""`rollout check` usage errors: exit 2 with a message naming the problem, never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.stack.local_triton import free_port
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give exactly one pair"),
+        (["--baseline-version", "1", "--candidate-version", "2"], "need --model"),
+        (["--baseline-model", "blue"], "go together"),
+        (["--baseline-selector", "pod=x", "--candidate-selector", 'pod="y"'], "not a label matcher"),
+        (
+            ["--model", "m", "--baseline-version", "1", "--candidate-version", "2", "--window", "soon"],
+            "--window",
+        ),
+    ],
+)
+def test_usage_errors_exit_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["rollout", "check", "--prometheus", "http://127.0.0.1:9", *args])
+    assert code == c.EXIT_USAGE
+    assert message in capsys.readouterr().err
+
+
+def test_unreachable_prometheus_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    argv = ["rollout", "check", "--prometheus", url, "--model", "m", "--baseline-version", "1"]
+    code = main([*argv, "--candidate-version", "2", "--step", "5s", "--timeout", "2"])
+    assert code == c.EXIT_USAGE
+    assert "cannot reach Prometheus" in capsys.readouterr().err

@@ -1,0 +1,120 @@
+"""The rollout comparison model: the rank test, the margins, the verdict, the selectors, the spec."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+from pathlib import Path
+
+import pytest
+from binaries import binary
+
+from triton_sre import conventions as c
+from triton_sre.data import shipped
+from triton_sre.generate.rollout import ROLLOUT_FILE, rollout_groups
+from triton_sre.generate.rulefile import render_yaml
+from triton_sre.generate.tests_rollout import test_files as rollout_test_files
+from triton_sre.rollout.model import TRAFFIC, Side, judge, parse_selector, side_queries, version_sides
+from triton_sre.rollout.spec import rollout_spec
+from triton_sre.rollout.stats import mann_whitney_greater, median
+from triton_sre.slo import SpecError, default_spec, parse_spec
+
+
+def test_mann_whitney_matches_the_normal_approximation_by_hand() -> None:
+    # U = 9 of 9, mean 4.5, variance 3*3/12*7 = 5.25, z = (9 - 4.5 - 0.5) / sqrt(5.25)
+    test = mann_whitney_greater([1, 2, 3], [4, 5, 6])
+    assert test.u == 9
+    assert test.p_value == pytest.approx(0.5 * math.erfc(4 / math.sqrt(5.25) / math.sqrt(2)))
+    assert test.p_value == pytest.approx(0.0404, abs=1e-4)
+    # reversed: no evidence the candidate is greater
+    assert mann_whitney_greater([4, 5, 6], [1, 2, 3]).p_value > 0.9
+
+
+def test_ties_reduce_the_variance_and_all_tied_is_no_evidence() -> None:
+    assert mann_whitney_greater([1, 1, 1], [1, 1, 1]).p_value == 1.0
+    # average ranks: [1,1,2] vs [2,3,3] -> ranks 1.5,1.5,3.5 | 3.5,5.5,5.5; U2 = 14.5 - 6 = 8.5
+    tied = mann_whitney_greater([1, 1, 2], [2, 3, 3])
+    assert tied.u == 8.5
+    variance = 9 / 12 * (7 - (6 + 6 + 6) / 30)
+    assert tied.z == pytest.approx((8.5 - 4.5 - 0.5) / math.sqrt(variance))
+    assert median([3, 1, 2, 4]) == 2.5
+
+
+def _sides() -> tuple[Side, Side]:
+    return version_sides("triton", "m", "1", "2")
+
+
+Samples = dict[str, tuple[list[float], list[float]]]
+
+
+def _samples(base: list[float], cand: list[float], rate: float = 5.0) -> Samples:
+    n = len(base)
+    return {TRAFFIC: ([rate] * n, [rate] * n), c.ROLLOUT_FIG_LATENCY_P99: (base, cand)}
+
+
+def test_verdicts_fail_pass_and_inconclusive() -> None:
+    rs = rollout_spec(default_spec())
+    base = [0.010 + 0.001 * (i % 3) for i in range(12)]
+    slow = judge(*_sides(), _samples(base, [v * 4 for v in base]), rs)
+    assert slow.verdict == c.ROLLOUT_FAIL and slow.figures[0].p_value < 0.001
+    # significantly but slightly worse (5 %, inside the 20 % margin): noise is not a regression
+    slight = judge(*_sides(), _samples(base, [v * 1.05 + 0.0005 for v in base]), rs)
+    assert slight.verdict == c.ROLLOUT_PASS and slight.figures[0].p_value < 0.05
+    # far worse on a median but too few samples to tell: the figure has no data, traffic decides
+    quiet = judge(*_sides(), _samples(base, [v * 4 for v in base], rate=0.01), rs)
+    assert quiet.verdict == c.ROLLOUT_INCONCLUSIVE and "m v1 and m v2" in quiet.reason
+
+
+def test_batching_ratio_is_worse_when_lower() -> None:
+    rs = rollout_spec(default_spec())
+    base = [8.0, 8.1, 7.9, 8.0, 8.2, 7.8, 8.0]
+    samples = {TRAFFIC: ([5.0] * 7, [5.0] * 7), c.ROLLOUT_FIG_BATCHING_RATIO: (base, [v / 4 for v in base])}
+    assert judge(*_sides(), samples, rs).verdict == c.ROLLOUT_FAIL
+    samples[c.ROLLOUT_FIG_BATCHING_RATIO] = (base, [v * 2 for v in base])
+    assert judge(*_sides(), samples, rs).verdict == c.ROLLOUT_PASS
+
+
+def test_selector_parsing_and_queries() -> None:
+    assert parse_selector('{pod=~"triton-canary-.*", app!="x\\"y"}') == (
+        ("pod", "=~", "triton-canary-.*"),
+        ("app", "!=", 'x"y'),
+    )
+    with pytest.raises(ValueError, match="not a label matcher"):
+        parse_selector("pod=triton")
+    queries = side_queries(_sides()[1], "30s", (c.LATENCY_SOURCE_SUMMARY,))
+    assert 'version="2"' in queries[c.ROLLOUT_FIG_ERROR_RATIO] and "[30s]" in queries[TRAFFIC]
+    assert c.NV_REQUEST_SUMMARY_US in queries[c.ROLLOUT_FIG_LATENCY_P99]
+    assert c.ROLLOUT_FIG_LATENCY_P99 not in side_queries(_sides()[1], "30s", ())
+
+
+def test_spec_defaults_come_from_the_slos_and_errors_name_the_field() -> None:
+    rs = rollout_spec(default_spec())
+    assert rs.margins[c.ROLLOUT_FIG_ERROR_RATIO] == pytest.approx(0.001)  # 99.9 % availability
+    assert rs.min_request_rate == 0.1 and rs.window == "15m"
+    pair = "{name: scaler, baseline: scaler_blue, candidate: scaler_green}"
+    text = default_spec_text() + f"\nrollout:\n  pairs: [{pair}]\n"
+    assert rollout_spec(parse_spec(text)).pairs[0].candidate == "scaler_green"
+    bad = default_spec_text() + "\nrollout:\n  margins: {p99: 0.1}\n"
+    with pytest.raises(SpecError, match=r"rollout\.margins: unknown figure"):
+        rollout_spec(parse_spec(bad))
+
+
+def default_spec_text() -> str:
+    return shipped("slos.yaml").read_text()
+
+
+def test_a_declared_blue_green_pair_fires_in_promtool(tmp_path: Path) -> None:
+    """The generated rules and tests for a spec declaring a pair, run by the real promtool."""
+    pair = "{name: scaler, baseline: scaler_blue, candidate: scaler_green}"
+    spec = parse_spec(default_spec_text() + f"\nrollout:\n  window: 10m\n  pairs: [{pair}]\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / ROLLOUT_FILE).write_text(render_yaml(rollout_groups(spec, "runbooks/"), "slos.yaml"))
+    tests = rollout_test_files(spec, "runbooks/")
+    for name, doc in tests.items():
+        assert any("blue/green" in t["name"] for t in doc["tests"])
+        (tmp_path / "tests" / name).write_text(render_yaml(doc, "slos.yaml"))
+    done = subprocess.run(
+        [binary("promtool"), "test", "rules", *tests], cwd=tmp_path / "tests", capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout + done.stderr

@@ -1,0 +1,143 @@
+"""The continuous rollout guard (issue 22): each model's candidate versions and each declared
+blue/green pair compared with their baseline over the rollout window; `TritonRolloutRegression`
+when a candidate is worse by the figure's margin with enough traffic on both sides.
+
+PromQL cannot order version labels (they are strings), so the guard takes the version serving the
+most requests as a model's baseline and every other version with enough traffic as a candidate:
+during a canary (a version policy serving two versions, a few per cent of the traffic on the new
+one) that is the new version. The rank test of `rollout check` has no PromQL form; the alert's
+`for` (a third of the window) is what keeps a noisy interval from firing it.
+"""
+
+from __future__ import annotations
+
+from triton_sre import conventions as c
+from triton_sre.generate.rulefile import Rule, RuleFile, alert, runbook_url
+from triton_sre.promql import Matcher, by, label_sets, num, on, q, selector
+from triton_sre.rollout.model import FIGURES, GUARDED, HIGHER, TRAFFIC, Figure, rate_figures
+from triton_sre.rollout.spec import RolloutSpec, rollout_spec
+from triton_sre.slo import Spec, format_duration, parse_duration
+
+ROLLOUT_FILE = "triton-rollout-rules.yaml"
+
+
+def figure_exprs(spec: Spec, window: str) -> dict[str, str]:
+    """TRAFFIC and figure -> PromQL of it per model version (label_sets().model) over `window`."""
+    ls = label_sets()
+    job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
+    p99 = selector(
+        c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST), [(c.LABEL_QUANTILE, "=", "0.99"), *job]
+    )
+    return {
+        **rate_figures(job, window, ls.model),
+        c.ROLLOUT_FIG_LATENCY_P99: f"max {by(ls.model)} (avg_over_time({p99}[{window}]))",
+    }
+
+
+def _limit(figure: Figure, baseline: str, margin: float) -> str:
+    """PromQL of the worst value the margin allows, from the baseline series `baseline`."""
+    sign = "+" if figure.worse == HIGHER else "-"
+    return (
+        f"({baseline} * (1 {sign} {num(margin)}))"
+        if figure.relative
+        else f"({baseline} {sign} {num(margin)})"
+    )
+
+
+def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
+    rs: RolloutSpec = rollout_spec(spec)
+    ls = label_sets()
+    w = rs.window
+    per_model = tuple(label for label in ls.model if label != c.LABEL_VERSION)
+    requests, figure = c.rec_rollout_requests(w), c.rec_rollout_figure(w)
+    exprs = figure_exprs(spec, w)
+    rules: list[Rule] = [{"record": requests, "expr": exprs[TRAFFIC]}]
+    rules += [{"record": figure, "expr": exprs[name], "labels": {c.LABEL_FIGURE: name}} for name in GUARDED]
+    busy = f"{requests} >= {num(rs.min_request_rate)}"
+    busiest = f"{requests} == {on(per_model)} group_left () max {by(per_model)} ({requests})"
+    rules.append(
+        {
+            "record": c.rec_rollout_baseline(w),
+            "expr": (
+                f"label_replace({figure} and {on(ls.model)} ({busiest}) and {on(ls.model)} ({busy}), "
+                f'{q(c.LABEL_BASELINE)}, "$1", {q(c.LABEL_VERSION)}, "(.*)")'
+            ),
+        }
+    )
+    for_ = format_duration(max(parse_duration(w, "rollout.window") / 3, 60))
+    url = runbook_url(base_url, c.ALERT_RUNBOOKS[c.ALERT_ROLLOUT_REGRESSION])
+    baseline = f"max without ({c.LABEL_VERSION}) ({c.rec_rollout_baseline(w)})"
+    figures = {f.name: f for f in FIGURES}
+    for name in GUARDED:
+        f, margin = figures[name], rs.margins[name]
+        worse = ">" if f.worse == HIGHER else "<"
+        mine = selector(figure, [(c.LABEL_FIGURE, "=", name)])
+        cand = f"{mine} unless {on(ls.model)} ({c.rec_rollout_baseline(w)})"
+        expr = (
+            f"({cand})\n{worse} {on((*per_model, c.LABEL_FIGURE))} group_left ({c.LABEL_BASELINE}) "
+            f"{_limit(f, baseline, margin)}\nand {on(ls.model)} ({busy})"
+        )
+        rules.append(
+            _alert(
+                name,
+                margin,
+                f,
+                expr,
+                for_,
+                url,
+                "version {{ $labels.version }}",
+                "version {{ $labels.baseline }}",
+            )
+        )
+    for pair in rs.pairs:
+        for name in GUARDED:
+            f, margin = figures[name], rs.margins[name]
+            worse = ">" if f.worse == HIGHER else "<"
+
+            def side(model: str, name: str = name) -> str:
+                series = selector(figure, [(c.LABEL_FIGURE, "=", name), (c.LABEL_MODEL, "=", model)])
+                served = selector(requests, [(c.LABEL_MODEL, "=", model)])
+                traffic = f"sum {by(per_model)} ({served}) >= {num(rs.min_request_rate)}"
+                return f"(max {by((*per_model, c.LABEL_FIGURE))} ({series}) and {on(per_model)} ({traffic}))"
+
+            limit = _limit(f, side(pair.baseline), margin)
+            expr = f"{side(pair.candidate)}\n{worse} ignoring ({c.LABEL_MODEL}) {limit}"
+            rule = _alert(name, margin, f, expr, for_, url, pair.candidate, pair.baseline, pair.name)
+            # `ignoring (model)` drops the model label: the alert names the candidate model again
+            pair_labels = {c.LABEL_MODEL: pair.candidate, c.LABEL_BASELINE: pair.baseline}
+            rule["labels"].update({**pair_labels, c.LABEL_CANDIDATE: pair.candidate})
+            rules.append(rule)
+    return {"groups": [{"name": c.GROUP_ROLLOUT, "rules": rules}]}
+
+
+def _alert(
+    name: str,
+    margin: float,
+    f: Figure,
+    expr: str,
+    for_: str,
+    url: str,
+    cand: str,
+    base: str,
+    model: str = "{{ $labels.model }}",
+) -> Rule:
+    kind = f"{margin:.0%} of the baseline" if f.relative else f"{num(margin)} (absolute)"
+    rule = alert(
+        c.ALERT_ROLLOUT_REGRESSION,
+        expr,
+        for_,
+        c.SEVERITY_PAGE,
+        f"Model {model}: {cand} is worse than {base} on {name}",
+        f"The candidate {cand} of model {model} has {name} = "
+        f'{{{{ $value | printf "%.4f" }}}}, '
+        f"{f.worse} than the baseline {base} by more than the margin ({kind}), with enough traffic on both. "
+        "Run `triton-sre rollout check` for the full comparison and roll back (runbook).",
+        url,
+    )
+    rule["labels"][c.LABEL_FIGURE] = name
+    return rule
+
+
+def rule_file(spec: Spec, base_url: str) -> RuleFile:
+    """The family's rule file (registered in generate/families.py)."""
+    return rollout_groups(spec, base_url)

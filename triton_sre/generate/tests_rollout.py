@@ -1,0 +1,120 @@
+"""promtool tests of the continuous rollout guard (rollout.py): a version five times slower per
+inference fires TritonRolloutRegression; the same version with too little traffic, or as fast as
+the baseline, does not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.generate.calc import TEST_INSTANCE, TEST_MODEL, plain_labels, render_any
+from triton_sre.generate.rollout import ROLLOUT_FILE, rollout_groups
+from triton_sre.rollout.spec import rollout_spec
+from triton_sre.slo import Spec, parse_duration
+
+_MINUTES = 60  # length of every input series
+
+
+def _version(spec: Spec, model: str, version: str, per_min: int, compute_us: int) -> list[dict[str, str]]:
+    """Raw Triton counters of one model version: `per_min` requests a minute, `compute_us` each."""
+    labels = {
+        c.LABEL_JOB: spec.triton_job,
+        c.LABEL_INSTANCE: TEST_INSTANCE,
+        c.LABEL_MODEL: model,
+        c.LABEL_VERSION: version,
+    }
+    per_request = {
+        c.NV_REQUEST_SUCCESS: 1,
+        c.NV_INFERENCE_COUNT: 1,
+        c.NV_EXEC_COUNT: 1,
+        c.NV_REQUEST_DURATION_US: compute_us + 1000,
+        c.NV_QUEUE_DURATION_US: 0,
+        c.NV_COMPUTE_INPUT_DURATION_US: 0,
+        c.NV_COMPUTE_INFER_DURATION_US: compute_us,
+        c.NV_COMPUTE_OUTPUT_DURATION_US: 0,
+    }
+    return [
+        {"series": f"{family}{plain_labels(labels)}", "values": f"0+{per_min * each}x{_MINUTES}"}
+        for family, each in per_request.items()
+    ]
+
+
+def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
+    rs = rollout_spec(spec)
+    rules = [r for g in rollout_groups(spec, base_url)["groups"] for r in g["rules"] if "alert" in r]
+    compute = next(r for r in rules if r["labels"][c.LABEL_FIGURE] == c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE)
+    at = f"{int(parse_duration(rs.window, 'window') // 60) * 2 + 5}m"
+    busy = max(60, int(rs.min_request_rate * 60 * 10))  # requests/min, well above the floor
+    quiet = max(1, int(rs.min_request_rate * 60 / 2))  # half the floor
+    fired_labels = {
+        c.LABEL_JOB: spec.triton_job,
+        c.LABEL_MODEL: TEST_MODEL,
+        c.LABEL_VERSION: "2",
+        c.LABEL_BASELINE: "1",
+        c.LABEL_FIGURE: c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE,
+        **compute["labels"],
+    }
+    slow_s = 0.04
+    expected = {
+        "exp_labels": dict(sorted(fired_labels.items())),
+        "exp_annotations": {
+            k: render_any(v, fired_labels, slow_s) for k, v in compute["annotations"].items()
+        },
+    }
+
+    def case(name: str, v2_per_min: int, v2_compute_us: int, alerts: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "name": name,
+            "interval": "1m",
+            "input_series": [
+                *_version(spec, TEST_MODEL, "1", busy, 8000),
+                *_version(spec, TEST_MODEL, "2", v2_per_min, v2_compute_us),
+            ],
+            "alert_rule_test": [
+                {"eval_time": at, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": alerts}
+            ],
+        }
+
+    cases = [
+        case("a canary five times slower per inference fires", busy // 5, int(slow_s * 1e6), [expected]),
+        case("the same canary with too little traffic stays silent", quiet, int(slow_s * 1e6), []),
+        case("a canary as fast as the baseline stays silent", busy // 5, 8000, []),
+    ]
+    for pair in rs.pairs[:1]:  # a declared blue/green pair: the green model five times slower
+        rule = next(
+            r
+            for r in rules
+            if r["labels"].get(c.LABEL_CANDIDATE) == pair.candidate
+            and r["labels"][c.LABEL_FIGURE] == c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE
+        )
+        labels = {c.LABEL_JOB: spec.triton_job, c.LABEL_MODEL: pair.candidate, **rule["labels"]}
+        fired = {
+            "exp_labels": dict(sorted(labels.items())),
+            "exp_annotations": {k: render_any(v, labels, slow_s) for k, v in rule["annotations"].items()},
+        }
+        series = [
+            *_version(spec, pair.baseline, "1", busy, 8000),
+            *_version(spec, pair.candidate, "1", busy // 5, int(slow_s * 1e6)),
+        ]
+        cases.append(
+            {
+                "name": f"blue/green pair {pair.name}: the candidate five times slower fires",
+                "interval": "1m",
+                "input_series": series,
+                "alert_rule_test": [
+                    {"eval_time": at, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": [fired]}
+                ],
+            }
+        )
+    return cases
+
+
+def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
+    """Test file name (under alerts/tests/) -> promtool document."""
+    return {
+        "triton-rollout-rules.test.yaml": {
+            "rule_files": [f"../{ROLLOUT_FILE}"],
+            "evaluation_interval": "1m",
+            "tests": rollout_tests(spec, base_url),
+        }
+    }

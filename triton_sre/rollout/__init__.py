@@ -1,0 +1,1 @@
+"""Safe rollouts (issue 22): canary verdicts for model versions, blue/green pairs and pod sets."""

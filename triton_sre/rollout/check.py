@@ -1,0 +1,173 @@
+"""`triton-sre rollout check`: the canary verdict from Prometheus (raw Triton metrics, no rules needed).
+
+I/O edge of the rollout package: builds the sides from the flags, runs one range query per figure
+and side (triton_sre/prom.py), hands the samples to model.judge and prints the verdict.
+Exit codes: 0 pass, 1 fail, 3 inconclusive, 2 usage error (Prometheus unreachable included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.prom import PromError, Prometheus
+from triton_sre.rollout.live import collect, default_step
+from triton_sre.rollout.model import (
+    NO_DATA,
+    Side,
+    Verdict,
+    judge,
+    parse_selector,
+    version_sides,
+)
+from triton_sre.rollout.spec import rollout_spec
+from triton_sre.slo import (
+    DEFAULT_SPEC_FILE,
+    SpecError,
+    default_spec,
+    load_spec,
+    parse_duration,
+)
+
+EXIT_BY_VERDICT = {
+    c.ROLLOUT_PASS: c.EXIT_OK,
+    c.ROLLOUT_FAIL: c.EXIT_FAILURE,
+    c.ROLLOUT_INCONCLUSIVE: c.EXIT_INCONCLUSIVE,
+}
+
+
+def add_rollout_parser(commands: Any, epilog: str) -> None:
+    rollout = commands.add_parser(
+        "rollout",
+        help="safe rollouts: compare a candidate (version, blue/green model, pods) with its baseline",
+        description="Canary verdicts for Triton model versions, blue/green pairs and container upgrades.",
+        epilog=epilog,
+    )
+    actions = rollout.add_subparsers(dest="rollout_command", metavar="ACTION", required=True)
+    check = actions.add_parser(
+        "check",
+        help="pass / fail / inconclusive verdict from Prometheus",
+        description=(
+            "Compare the candidate with the baseline over --window from Triton's raw metrics in Prometheus: "
+            "error ratio, p99/p50 request latency, queue share, compute time per inference, batching ratio, "
+            "LLM TTFT and time per output token. A figure fails when the candidate is worse by more than its "
+            "margin (slos.yaml rollout.margins) and a one-sided Mann-Whitney test on per-interval samples "
+            "gives p < alpha. Exit codes: 0 pass, 1 fail, 3 inconclusive (too little traffic on a side), "
+            "2 usage error."
+        ),
+        epilog=epilog,
+    )
+    check.add_argument(
+        "--prometheus", "--prometheus-url", dest="prometheus", required=True, help="Prometheus base URL"
+    )
+    check.add_argument("--model", help="the model whose two versions are compared")
+    check.add_argument("--baseline-version", help="the version serving today")
+    check.add_argument("--candidate-version", help="the new version")
+    check.add_argument("--baseline-model", help="blue/green: the model name serving today")
+    check.add_argument("--candidate-model", help="blue/green: the new model name")
+    check.add_argument(
+        "--baseline-selector", help='pods: label matchers of the old pods, e.g. pod=~"triton-stable-.*"'
+    )
+    check.add_argument("--candidate-selector", help="pods: label matchers of the new pods")
+    check.add_argument(
+        "--window", default=None, help="how far back to compare (default: rollout.window, 15m)"
+    )
+    check.add_argument(
+        "--step", default=None, help="sample interval (default: window / 30, at least 3 scrapes)"
+    )
+    check.add_argument("--job", help="Triton's scrape job (default: the spec's scrape.triton_job)")
+    check.add_argument(
+        "--spec",
+        type=Path,
+        default=None,
+        help=f"SLO spec with the margins (default ./{DEFAULT_SPEC_FILE} if present)",
+    )
+    check.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds per Prometheus query (default 10)"
+    )
+    check.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    check.set_defaults(handler=run_check)
+
+
+def _sides(args: argparse.Namespace, job: str) -> tuple[Side, Side]:
+    """The two sides from exactly one of the three flag pairs; SpecError naming the problem otherwise."""
+    versions = (args.baseline_version, args.candidate_version)
+    models = (args.baseline_model, args.candidate_model)
+    selectors = (args.baseline_selector, args.candidate_selector)
+    given = [
+        name
+        for name, pair in (("version", versions), ("model", models), ("selector", selectors))
+        if any(pair)
+    ]
+    if len(given) != 1:
+        raise SpecError("give exactly one pair: --baseline/--candidate-version, -model or -selector")
+    kind = given[0]
+    pair = {"version": versions, "model": models, "selector": selectors}[kind]
+    if not all(pair):
+        raise SpecError(f"--baseline-{kind} and --candidate-{kind} go together")
+    if kind == "version":
+        if not args.model:
+            raise SpecError("--baseline-version/--candidate-version need --model")
+        return version_sides(job, args.model, *versions)
+    job_m = (c.LABEL_JOB, "=", job)
+    if kind == "model":
+        return tuple(Side(m, (job_m, (c.LABEL_MODEL, "=", m))) for m in models)  # type: ignore[return-value]
+    model_m = ((c.LABEL_MODEL, "=", args.model),) if args.model else ()
+    try:
+        return tuple(Side(s, (job_m, *model_m, *parse_selector(s))) for s in selectors)  # type: ignore[return-value]
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "s":
+        return f"{value * 1e3:.2f} ms"
+    return f"{value:.4g}"
+
+
+def render_text(verdict: Verdict) -> str:
+    lines = [
+        f"rollout {verdict.verdict.upper()}: {verdict.candidate.label} vs {verdict.baseline.label}: "
+        f"{verdict.reason}",
+        f"requests/s: baseline {verdict.request_rate[0]:.3g}, candidate {verdict.request_rate[1]:.3g}",
+        "",
+        f"{'figure':<22} {'baseline':>12} {'candidate':>12} {'difference':>12} {'margin':>10} {'p':>8}"
+        "  verdict",
+    ]
+    for r in verdict.figures:
+        unit = r.figure.unit
+        margin = f"{r.margin:.0%}" if r.figure.relative else f"{r.margin:g}"
+        p = "-" if r.p_value is None else f"{r.p_value:.3g}"
+        diff = r.difference
+        diff_text = "-" if diff is None else (f"{diff * 1e3:+.2f} ms" if unit == "s" else f"{diff:+.4g}")
+        lines.append(
+            f"{r.figure.name:<22} {_fmt(r.baseline, unit):>12} {_fmt(r.candidate, unit):>12} "
+            f"{diff_text:>12} {margin:>10} {p:>8}  {r.verdict if r.verdict != NO_DATA else 'no data'}"
+        )
+    return "\n".join(lines)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    spec_path = args.spec or (Path(DEFAULT_SPEC_FILE) if Path(DEFAULT_SPEC_FILE).is_file() else None)
+    spec = load_spec(spec_path) if spec_path else default_spec()
+    rs = rollout_spec(spec)
+    job = args.job or spec.triton_job
+    sides = _sides(args, job)
+    window_s = parse_duration(args.window or rs.window, "--window")
+    step_s = parse_duration(args.step, "--step") if args.step else None
+    prom = Prometheus(args.prometheus, timeout=args.timeout)
+    try:
+        step_s = step_s or default_step(prom, job, window_s)
+        samples = collect(prom, sides, window_s, step_s, spec.latency_metrics)
+    except PromError as exc:
+        print(f"triton-sre rollout check: {exc}", file=sys.stderr)
+        return c.EXIT_USAGE
+    verdict = judge(*sides, samples, rs)
+    print(json.dumps(verdict.as_dict(), indent=2) if args.format == "json" else render_text(verdict))
+    return EXIT_BY_VERDICT[verdict.verdict]

@@ -1,0 +1,125 @@
+"""Progressive-delivery templates from the rollout spec: an Argo Rollouts AnalysisTemplate (two
+versions of one model, named by its args) and Flagger MetricTemplates (the canary pods against the
+primary pods), both on the Prometheus provider. Pure: objects are dicts.
+
+Each query gives the candidate's figure relative to the baseline's (a ratio for relative margins,
+a difference for absolute ones) and nothing when a side has less than `min_request_rate`: Argo
+then counts the measurement inconclusive; Flagger's `thresholdRange` (see docs/rollouts.md) is
+1 + margin (max), 1 - margin (min, batching ratio) or the margin itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.generate.rulefile import GENERATED_HEADER, render_yaml
+from triton_sre.promql import Matcher, num, on
+from triton_sre.rollout.model import FIGURES, GUARDED, HIGHER, TRAFFIC, Figure, Side, side_queries
+from triton_sre.rollout.spec import RolloutSpec, rollout_spec
+from triton_sre.slo import Spec
+
+ROLLOUTS_DIR = "k8s/rollouts"
+ARGO_FILE = f"{ROLLOUTS_DIR}/argo-analysistemplate.yaml"
+FLAGGER_FILE = f"{ROLLOUTS_DIR}/flagger-metrictemplates.yaml"
+TEMPLATE_NAME = "triton-rollout"
+PART_OF = {"app.kubernetes.io/part-of": "triton-sre"}
+
+
+def compare_query(
+    figure: Figure, base: Side, cand: Side, window: str, rs: RolloutSpec, latency: tuple[str, ...]
+) -> str:
+    """candidate / baseline (relative) or candidate - baseline (absolute), only with enough traffic."""
+    b, k = side_queries(base, window, latency), side_queries(cand, window, latency)
+    floor = num(rs.min_request_rate)
+    op = "/" if figure.relative else "-"
+    return (
+        f"({k[figure.name]} and {on(())} ({k[TRAFFIC]} >= {floor}))\n"
+        f"{op} {on(())} ({b[figure.name]} and {on(())} ({b[TRAFFIC]} >= {floor}))"
+    )
+
+
+def threshold(figure: Figure, margin: float) -> tuple[str, float]:
+    """('max' or 'min', bound) the compare_query value must respect."""
+    if not figure.relative:
+        return ("max", margin) if figure.worse == HIGHER else ("min", -margin)
+    return ("max", 1 + margin) if figure.worse == HIGHER else ("min", 1 - margin)
+
+
+def analysis_template(spec: Spec) -> dict[str, Any]:
+    rs = rollout_spec(spec)
+    job: Matcher = (c.LABEL_JOB, "=", spec.triton_job)
+    model: Matcher = (c.LABEL_MODEL, "=", "{{args.model}}")
+    base = Side("baseline", (job, model, (c.LABEL_VERSION, "=", "{{args.baseline-version}}")))
+    cand = Side("candidate", (job, model, (c.LABEL_VERSION, "=", "{{args.candidate-version}}")))
+    figures = {f.name: f for f in FIGURES}
+    metrics = []
+    for name in GUARDED:
+        f = figures[name]
+        side, bound = threshold(f, rs.margins[name])
+        op = "<=" if side == "max" else ">="
+        metrics.append(
+            {
+                "name": name,
+                "interval": "1m",
+                "count": 10,
+                "failureLimit": 1,
+                "inconclusiveLimit": 5,
+                "successCondition": f"len(result) > 0 && result[0] {op} {num(bound)}",
+                "failureCondition": f"len(result) > 0 && !(result[0] {op} {num(bound)})",
+                "provider": {
+                    "prometheus": {
+                        "address": "{{args.prometheus-address}}",
+                        "query": compare_query(f, base, cand, c.REC_RATE_WINDOW, rs, spec.latency_metrics),
+                    }
+                },
+            }
+        )
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AnalysisTemplate",
+        "metadata": {"name": TEMPLATE_NAME, "labels": PART_OF},
+        "spec": {
+            "args": [
+                {"name": "prometheus-address", "value": c.K8S_PROMETHEUS_URL},
+                {"name": "model"},
+                {"name": "baseline-version"},
+                {"name": "candidate-version"},
+            ],
+            "metrics": metrics,
+        },
+    }
+
+
+def metric_templates(spec: Spec) -> list[dict[str, Any]]:
+    """One Flagger MetricTemplate per figure: the canary's pods against the primary's."""
+    rs = rollout_spec(spec)
+    ns: Matcher = ("namespace", "=", "{{ namespace }}")
+    job: Matcher = (c.LABEL_JOB, "=", spec.triton_job)
+    base = Side("primary", (job, ns, ("pod", "=~", "{{ target }}-primary-.*")))
+    cand = Side(
+        "canary", (job, ns, ("pod", "=~", "{{ target }}-.*"), ("pod", "!~", "{{ target }}-primary-.*"))
+    )
+    figures = {f.name: f for f in FIGURES}
+    return [
+        {
+            "apiVersion": "flagger.app/v1beta1",
+            "kind": "MetricTemplate",
+            "metadata": {"name": f"{TEMPLATE_NAME}-{name}", "labels": PART_OF},
+            "spec": {
+                "provider": {"type": "prometheus", "address": c.K8S_PROMETHEUS_URL},
+                "query": compare_query(figures[name], base, cand, "{{ interval }}", rs, spec.latency_metrics),
+            },
+        }
+        for name in GUARDED
+    ]
+
+
+def rollout_k8s_files(spec: Spec) -> dict[str, str]:
+    """Path under deploy/ -> YAML: the AnalysisTemplate; the MetricTemplates in one multi-document file."""
+    source = Path(spec.source).name
+    docs = [render_yaml(doc, source) for doc in metric_templates(spec)]
+    header = GENERATED_HEADER.format(source=source)
+    flagger = header + "---\n".join(doc.removeprefix(header) for doc in docs)
+    return {ARGO_FILE: render_yaml(analysis_template(spec), source), FLAGGER_FILE: flagger}

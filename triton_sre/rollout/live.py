@@ -1,0 +1,139 @@
+"""The current verdict from a live Prometheus: per-interval samples of both sides (range queries),
+the sides of a TritonRolloutRegression alert, and every candidate version of a model. Used by
+`rollout check` and the bot (alert message, `/triton-sre rollout <model>`)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.prom import Prometheus
+from triton_sre.promql import counter_rate
+from triton_sre.rollout.model import NO_DATA, Side, Verdict, judge, side_queries, version_sides
+from triton_sre.rollout.spec import RolloutSpec, rollout_spec
+from triton_sre.slo import Spec, format_duration, parse_duration
+
+SAMPLES_PER_WINDOW = 30  # default step = window / this (at least 3 scrape intervals)
+
+
+def _values(matrix: list[dict[str, Any]]) -> list[float]:
+    values = [float(v) for series in matrix[:1] for _, v in series.get("values", [])]
+    return [v for v in values if math.isfinite(v)]
+
+
+def default_step(prom: Prometheus, job: str, window_s: float) -> float:
+    return max(window_s / SAMPLES_PER_WINDOW, 3 * (prom.scrape_interval(job) or 15.0))
+
+
+def collect(
+    prom: Prometheus, sides: tuple[Side, Side], window_s: float, step_s: float, latency: tuple[str, ...]
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Per-interval samples of every figure on both sides over the last window (PromError if down)."""
+    step = format_duration(step_s)
+    end = time.time()
+    queries = [side_queries(side, step, latency) for side in sides]
+    return {
+        name: (
+            _values(prom.query_range(queries[0][name], end - window_s + step_s, end, step_s)),
+            _values(prom.query_range(queries[1][name], end - window_s + step_s, end, step_s)),
+        )
+        for name in queries[0]
+    }
+
+
+def verdict_now(
+    prom: Prometheus,
+    sides: tuple[Side, Side],
+    rs: RolloutSpec,
+    latency: tuple[str, ...],
+    job: str,
+    window_s: float,
+) -> Verdict:
+    samples = collect(prom, sides, window_s, default_step(prom, job, window_s), latency)
+    return judge(*sides, samples, rs)
+
+
+def alert_sides(labels: Mapping[str, str], job: str) -> tuple[Side, Side] | None:
+    """The two sides a TritonRolloutRegression alert names (a blue/green pair, else two versions)."""
+    base, cand, model = labels.get(c.LABEL_BASELINE), labels.get(c.LABEL_CANDIDATE), labels.get(c.LABEL_MODEL)
+    job = labels.get(c.LABEL_JOB, job)
+    if base and cand:
+        return (
+            Side(base, ((c.LABEL_JOB, "=", job), (c.LABEL_MODEL, "=", base))),
+            Side(cand, ((c.LABEL_JOB, "=", job), (c.LABEL_MODEL, "=", cand))),
+        )
+    version = labels.get(c.LABEL_VERSION)
+    if base and model and version:
+        return version_sides(job, model, base, version)
+    return None
+
+
+def model_verdicts(
+    prom: Prometheus, model: str, rs: RolloutSpec, latency: tuple[str, ...], job: str, window_s: float
+) -> list[Verdict]:
+    """Each other served version of `model` against its busiest version (the guard's baseline)."""
+    window = format_duration(window_s)
+    matchers = [(c.LABEL_JOB, "=", job), (c.LABEL_MODEL, "=", model)]
+    served = prom.vector(counter_rate(c.NV_REQUEST_SUCCESS, matchers, window, (c.LABEL_VERSION,)))
+    by_traffic = sorted(served, key=lambda row: -row[1])
+    versions = [labels.get(c.LABEL_VERSION, "") for labels, _ in by_traffic]
+    return [
+        verdict_now(prom, version_sides(job, model, versions[0], v), rs, latency, job, window_s)
+        for v in versions[1:]
+    ]
+
+
+def summary_lines(verdict: Verdict) -> list[str]:
+    """One line per judged figure: baseline -> candidate, p-value and verdict (the bot's message)."""
+    lines = []
+    for r in verdict.figures:
+        if r.verdict == NO_DATA or r.baseline is None or r.candidate is None:
+            continue
+        scale, unit = (1e3, " ms") if r.figure.unit == "s" else (1.0, "")
+        p = "" if r.p_value is None else f", p={r.p_value:.2g}"
+        values = f"{r.baseline * scale:.4g}{unit} -> {r.candidate * scale:.4g}{unit}"
+        lines.append(f"{r.figure.name}: {values}{p} ({r.verdict})")
+    return lines
+
+
+def alert_lines(prom: Prometheus, labels: Mapping[str, str], spec: Spec) -> list[str]:
+    """The bot's lines for a TritonRolloutRegression alert: the verdict now, then each figure."""
+    rs = rollout_spec(spec)
+    sides = alert_sides(labels, spec.triton_job)
+    if sides is None:
+        return []
+    window_s = parse_duration(rs.window, "rollout.window")
+    verdict = verdict_now(prom, sides, rs, spec.latency_metrics, spec.triton_job, window_s)
+    head = f"{verdict.candidate.label} vs {verdict.baseline.label}: {verdict.verdict} ({verdict.reason})"
+    return [head, *summary_lines(verdict)]
+
+
+def model_answer(prom: Prometheus, model: str, spec: Spec) -> list[str]:
+    """The slash command's lines for `rollout <model>`: each candidate version's verdict now."""
+    rs = rollout_spec(spec)
+    window_s = parse_duration(rs.window, "rollout.window")
+    verdicts = model_verdicts(prom, model, rs, spec.latency_metrics, spec.triton_job, window_s)
+    if not verdicts:
+        return [
+            f"{model}: fewer than two versions served requests in the last {rs.window}: nothing to compare."
+        ]
+    lines = []
+    for v in verdicts:
+        lines.append(f"{v.candidate.label} vs {v.baseline.label}: {v.verdict.upper()} ({v.reason})")
+        lines += [f"  {line}" for line in summary_lines(v)]
+    return lines
+
+
+__all__ = [
+    "alert_lines",
+    "alert_sides",
+    "collect",
+    "default_step",
+    "model_answer",
+    "model_verdicts",
+    "summary_lines",
+    "verdict_now",
+]

@@ -1,0 +1,267 @@
+"""The canary comparison: which series are the baseline and the candidate, the figures compared,
+and the verdict from per-interval samples. Pure: queries are strings, samples are lists.
+
+Baseline and candidate are matcher lists (`Side`): two versions of one model, a blue/green pair of
+model names, or two pod sets selected by label matchers (a container upgrade). Each figure is one
+series per side (everything summed / the worst summary series), sampled every `step` over the
+window by a range query; a figure fails when the candidate is worse by more than its margin AND
+the one-sided Mann-Whitney test says the difference is not noise (p < alpha).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from triton_sre import conventions as c
+from triton_sre.promql import (
+    Matcher,
+    counter_rate,
+    histogram_quantile,
+    ratio,
+    summary_quantile,
+)
+from triton_sre.rollout.spec import RolloutSpec
+from triton_sre.rollout.stats import mann_whitney_greater, median
+
+__all__ = [
+    "FIGURES",
+    "GUARDED",
+    "TRAFFIC",
+    "Figure",
+    "FigureResult",
+    "Side",
+    "Verdict",
+    "judge",
+    "parse_selector",
+    "rate_figures",
+    "side_queries",
+    "version_sides",
+]
+
+HIGHER, LOWER = "higher", "lower"
+TRAFFIC = "requests"  # the key of the request-rate query of a side (not a figure)
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    unit: str
+    worse: str  # HIGHER or LOWER
+    relative: bool  # margin relative to the baseline (else absolute)
+
+
+FIGURES: tuple[Figure, ...] = (
+    Figure(c.ROLLOUT_FIG_ERROR_RATIO, "ratio", HIGHER, False),
+    Figure(c.ROLLOUT_FIG_LATENCY_P99, "s", HIGHER, True),
+    Figure(c.ROLLOUT_FIG_LATENCY_P50, "s", HIGHER, True),
+    Figure(c.ROLLOUT_FIG_QUEUE_SHARE, "ratio", HIGHER, False),
+    Figure(c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE, "s", HIGHER, True),
+    Figure(c.ROLLOUT_FIG_BATCHING_RATIO, "x", LOWER, True),
+    Figure(c.ROLLOUT_FIG_TTFT_P99, "s", HIGHER, True),
+    Figure(c.ROLLOUT_FIG_TPOT_P99, "s", HIGHER, True),
+)
+
+# The figures every Triton model has (no LLM backend needed): what the continuous guard and the
+# progressive-delivery templates judge; `rollout check` judges all of FIGURES that have data.
+GUARDED: tuple[str, ...] = (
+    c.ROLLOUT_FIG_ERROR_RATIO,
+    c.ROLLOUT_FIG_LATENCY_P99,
+    c.ROLLOUT_FIG_QUEUE_SHARE,
+    c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE,
+    c.ROLLOUT_FIG_BATCHING_RATIO,
+)
+
+
+@dataclass(frozen=True)
+class Side:
+    label: str  # how the report names it ("version 1", "scaler_blue", a selector)
+    matchers: tuple[Matcher, ...]
+
+
+def version_sides(job: str, model: str, baseline: str, candidate: str) -> tuple[Side, Side]:
+    base = ((c.LABEL_JOB, "=", job), (c.LABEL_MODEL, "=", model))
+    return (
+        Side(f"{model} v{baseline}", (*base, (c.LABEL_VERSION, "=", baseline))),
+        Side(f"{model} v{candidate}", (*base, (c.LABEL_VERSION, "=", candidate))),
+    )
+
+
+_MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
+
+
+def parse_selector(text: str) -> tuple[Matcher, ...]:
+    """`pod=~"triton-canary-.*", app="triton"` (braces optional) -> matchers; ValueError if malformed."""
+    body = text.strip().removeprefix("{").removesuffix("}").strip()
+    matchers: list[Matcher] = []
+    pos = 0
+    while pos < len(body):
+        found = _MATCHER.match(body, pos)
+        if not found:
+            raise ValueError(f'not a label matcher list: {text!r} (expected e.g. pod=~"triton-canary-.*")')
+        label, op, value = found.groups()
+        matchers.append((label, op, value.replace('\\"', '"').replace("\\\\", "\\")))
+        pos = found.end()
+    if not matchers:
+        raise ValueError("empty selector")
+    return tuple(matchers)
+
+
+def rate_figures(matchers: Sequence[Matcher], window: str, labels: Sequence[str]) -> dict[str, str]:
+    """TRAFFIC and the counter-based figures, rates over `window` summed `by labels`: what
+    `rollout check` (labels ()) and the continuous guard (per model version) both compare."""
+    m = list(matchers)
+
+    def rate(family: str) -> str:
+        return counter_rate(family, m, window, labels)
+
+    success, failure = rate(c.NV_REQUEST_SUCCESS), rate(c.NV_REQUEST_FAILURE)
+    failed = f"({failure} or {success} * 0)"
+    requests = f"({success} + {failed})"
+    stages = (c.NV_COMPUTE_INPUT_DURATION_US, c.NV_COMPUTE_INFER_DURATION_US, c.NV_COMPUTE_OUTPUT_DURATION_US)
+    compute = " + ".join(rate(f) for f in stages)
+    return {
+        TRAFFIC: requests,
+        c.ROLLOUT_FIG_ERROR_RATIO: ratio(failed, requests),
+        c.ROLLOUT_FIG_QUEUE_SHARE: ratio(rate(c.NV_QUEUE_DURATION_US), rate(c.NV_REQUEST_DURATION_US)),
+        c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE: ratio(f"({compute}) / 1e6", rate(c.NV_INFERENCE_COUNT)),
+        c.ROLLOUT_FIG_BATCHING_RATIO: ratio(rate(c.NV_INFERENCE_COUNT), rate(c.NV_EXEC_COUNT)),
+    }
+
+
+def side_queries(side: Side, step: str, latency_metrics: Sequence[str]) -> dict[str, str]:
+    """Figure name (and TRAFFIC) -> PromQL giving one series for `side`, rates over `step`."""
+    m = list(side.matchers)
+    queries = {
+        **rate_figures(m, step, ()),
+        c.ROLLOUT_FIG_TTFT_P99: histogram_quantile(c.VLLM_TTFT_SECONDS, m, c.DEFAULT_SLO_QUANTILE, step, ()),
+        c.ROLLOUT_FIG_TPOT_P99: histogram_quantile(c.VLLM_TPOT_SECONDS, m, c.DEFAULT_SLO_QUANTILE, step, ()),
+    }
+    summary, histogram = c.LATENCY_FAMILIES[c.LATENCY_REQUEST]
+    for name, quantile in ((c.ROLLOUT_FIG_LATENCY_P99, "0.99"), (c.ROLLOUT_FIG_LATENCY_P50, "0.5")):
+        if histogram and c.LATENCY_SOURCE_HISTOGRAM in latency_metrics:
+            queries[name] = f"{histogram_quantile(histogram, m, quantile, step, ())} / 1e3"
+        elif c.LATENCY_SOURCE_SUMMARY in latency_metrics:
+            queries[name] = f"{summary_quantile(summary, m, quantile, ())} / 1e6"
+    return queries
+
+
+@dataclass(frozen=True)
+class FigureResult:
+    figure: Figure
+    margin: float
+    baseline: float | None  # median of the per-interval samples
+    candidate: float | None
+    p_value: float | None
+    samples: tuple[int, int]
+    verdict: str  # ROLLOUT_PASS / ROLLOUT_FAIL, or "no data" when a side has too few samples
+
+    @property
+    def difference(self) -> float | None:
+        if self.baseline is None or self.candidate is None:
+            return None
+        return self.candidate - self.baseline
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.figure.name,
+            "unit": self.figure.unit,
+            "worse": self.figure.worse,
+            "margin": self.margin,
+            "margin_kind": "relative" if self.figure.relative else "absolute",
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "difference": self.difference,
+            "p_value": self.p_value,
+            "samples": list(self.samples),
+            "verdict": self.verdict,
+        }
+
+
+NO_DATA = "no data"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    reason: str
+    baseline: Side
+    candidate: Side
+    request_rate: tuple[float, float]  # mean requests/s over the window, each side
+    figures: tuple[FigureResult, ...]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "baseline": self.baseline.label,
+            "candidate": self.candidate.label,
+            "request_rate": {"baseline": self.request_rate[0], "candidate": self.request_rate[1]},
+            "figures": [f.as_dict() for f in self.figures],
+        }
+
+
+def limit_of(figure: Figure, baseline: float, margin: float) -> float:
+    """The worst candidate value the margin allows."""
+    sign = 1 if figure.worse == HIGHER else -1
+    return baseline * (1 + sign * margin) if figure.relative else baseline + sign * margin
+
+
+def judge_figure(
+    figure: Figure, margin: float, base: Sequence[float], cand: Sequence[float], rs: RolloutSpec
+) -> FigureResult:
+    if len(base) < rs.min_samples or len(cand) < rs.min_samples:
+        b = median(base) if base else None
+        k = median(cand) if cand else None
+        return FigureResult(figure, margin, b, k, None, (len(base), len(cand)), NO_DATA)
+    b, k = median(base), median(cand)
+    if figure.worse == HIGHER:
+        test, exceeded = mann_whitney_greater(base, cand), k > limit_of(figure, b, margin)
+    else:
+        test, exceeded = mann_whitney_greater(cand, base), k < limit_of(figure, b, margin)
+    failed = exceeded and test.p_value < rs.alpha
+    verdict = c.ROLLOUT_FAIL if failed else c.ROLLOUT_PASS
+    return FigureResult(figure, margin, b, k, test.p_value, (len(base), len(cand)), verdict)
+
+
+def judge(
+    baseline: Side,
+    candidate: Side,
+    samples: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    rs: RolloutSpec,
+) -> Verdict:
+    """The verdict from per-interval samples: name (figures and TRAFFIC) -> (baseline, candidate)."""
+    base_rate, cand_rate = samples.get(TRAFFIC, ((), ()))
+    rates = (
+        sum(base_rate) / len(base_rate) if base_rate else 0.0,
+        sum(cand_rate) / len(cand_rate) if cand_rate else 0.0,
+    )
+    results = tuple(
+        judge_figure(f, rs.margins[f.name], *samples.get(f.name, ((), ())), rs)
+        for f in FIGURES
+        if any(samples.get(f.name, ((), ())))
+    )
+    busy = (sum(1 for v in base_rate if v > 0), sum(1 for v in cand_rate if v > 0))
+    short = [
+        side.label
+        for side, rate, n in zip((baseline, candidate), rates, busy, strict=True)
+        if rate < rs.min_request_rate or n < rs.min_samples
+    ]
+    if short:
+        reason = (
+            f"too little traffic on {' and '.join(short)} (needs {rs.min_request_rate:g} requests/s "
+            f"and {rs.min_samples} intervals with requests on each side)"
+        )
+        return Verdict(c.ROLLOUT_INCONCLUSIVE, reason, baseline, candidate, rates, results)
+    failed = [r.figure.name for r in results if r.verdict == c.ROLLOUT_FAIL]
+    if failed:
+        return Verdict(
+            c.ROLLOUT_FAIL,
+            f"candidate worse beyond the margin: {', '.join(failed)}",
+            baseline,
+            candidate,
+            rates,
+            results,
+        )
+    return Verdict(c.ROLLOUT_PASS, "no figure worse beyond its margin", baseline, candidate, rates, results)
