@@ -23,7 +23,7 @@ ROLLOUT_FILE = "triton-rollout-rules.yaml"
 
 def figure_exprs(spec: Spec, window: str) -> dict[str, str]:
     """TRAFFIC and figure -> PromQL of it per model version (label_sets().model) over `window`."""
-    ls = label_sets()
+    ls = label_sets(spec.cluster_label)
     job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
     p99 = selector(
         c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST), [(c.LABEL_QUANTILE, "=", "0.99"), *job]
@@ -46,7 +46,7 @@ def _limit(figure: Figure, baseline: str, margin: float) -> str:
 
 def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
     rs: RolloutSpec = rollout_spec(spec)
-    ls = label_sets()
+    ls = label_sets(spec.cluster_label)
     w = rs.window
     per_model = tuple(label for label in ls.model if label != c.LABEL_VERSION)
     requests, figure = c.rec_rollout_requests(w), c.rec_rollout_figure(w)
