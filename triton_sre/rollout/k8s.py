@@ -47,6 +47,12 @@ def threshold(figure: Figure, margin: float) -> tuple[str, float]:
     return ("max", 1 + margin) if figure.worse == HIGHER else ("min", 1 - margin)
 
 
+def _guarded(spec: Spec, side: Side) -> list[str]:
+    """The guarded figures this spec's servers can give (no latency quantile without a source)."""
+    known = side_queries(side, c.REC_RATE_WINDOW, spec.latency_metrics)
+    return [name for name in GUARDED if name in known]
+
+
 def analysis_template(spec: Spec) -> dict[str, Any]:
     rs = rollout_spec(spec)
     job: Matcher = (c.LABEL_JOB, "=", spec.triton_job)
@@ -55,7 +61,7 @@ def analysis_template(spec: Spec) -> dict[str, Any]:
     cand = Side("candidate", (job, model, (c.LABEL_VERSION, "=", "{{args.candidate-version}}")))
     figures = {f.name: f for f in FIGURES}
     metrics = []
-    for name in GUARDED:
+    for name in _guarded(spec, base):
         f = figures[name]
         side, bound = threshold(f, rs.margins[name])
         op = "<=" if side == "max" else ">="
@@ -112,7 +118,7 @@ def metric_templates(spec: Spec) -> list[dict[str, Any]]:
                 "query": compare_query(figures[name], base, cand, "{{ interval }}", rs, spec.latency_metrics),
             },
         }
-        for name in GUARDED
+        for name in _guarded(spec, base)
     ]
 
 
