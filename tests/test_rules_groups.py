@@ -106,7 +106,7 @@ def test_group_reads_resolves_shared_names_by_their_labels_and_eval_order_puts_r
 
 # Reads a promtool file leaves without data on purpose, with the reason (a gap to close, not a rule).
 UNFED = {
-    ("triton-rollout-rules.test.yaml", "triton-sre.latency-quantiles"): (
+    ("triton-rollout-rules.test.yaml", c.GROUP_LATENCY_QUANTILES): (
         "the guard's p99 figure is not exercised by promtool; rollout check judges it on the real Triton"
     ),
 }
