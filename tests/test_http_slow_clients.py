@@ -141,7 +141,10 @@ def test_a_request_not_complete_by_its_deadline_is_closed() -> None:
         done.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab")
         time.sleep(0.3)
         done.sendall(b"cd")
-        assert done.recv(4096).endswith(b"abcd")
+        answer = b""
+        while chunk := done.recv(4096):  # HTTP/1.0: the server closes after the answer
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.0 200") and answer.endswith(b"\r\n\r\nabcd")
         done.close()
         huge = socket.create_connection(("127.0.0.1", port), timeout=10)
         huge.sendall(b"GET / HTTP/1.1\r\n" + b"X: " + b"a" * (httpserve.MAX_HEADER_BYTES + 10))
