@@ -95,7 +95,11 @@ class Reporter:
                 if op == "inc":
                     key = id(metric)
                     increments[key] = (metric, increments.get(key, (metric, 0))[1] + value)
-                elif op == "obs":
+                    continue
+                # in queue order: a scrape that sees this observation sees the increments before it
+                self._apply(increments)
+                increments = {}
+                if op == "obs":
                     metric.observe(value)
                 else:
                     metric.set(value)
