@@ -13,6 +13,7 @@ from synthetic import triton_metrics_payload
 from triton_sre import conventions as c
 from triton_sre import tracing
 from triton_sre.config import ExporterSettings
+from triton_sre.exporter import snapshot
 from triton_sre.exporter.service import CONFIG_FETCHES_PER_POLL, Exporter
 
 
@@ -126,3 +127,54 @@ def test_no_endpoint_no_tracing(monkeypatch):
         assert not span.is_recording()
     assert tracing._provider is None
     assert c.M_UP  # the exporter works without any tracing configured
+
+
+def test_an_unchanged_index_is_folded_once_and_its_configs_not_revisited(monkeypatch):
+    """The index rarely changes between polls: an equal one reuses the last rows (no fold, no
+    config bookkeeping); a changed one is folded again and the derivation follows it."""
+    folds: list[int] = []
+    fold = snapshot.index_from_json
+
+    def counting_fold(entries, problems=None):
+        folds.append(len(entries))
+        return fold(entries, problems)
+
+    monkeypatch.setattr(snapshot, "index_from_json", counting_fold)
+    client = CountingClient(300)
+    exporter = Exporter(ExporterSettings(), client=client)  # type: ignore[arg-type]
+    for _ in range(300 // CONFIG_FETCHES_PER_POLL + 1):
+        exporter.poll_once()
+    assert len(folds) == 1  # one index the whole time, configs fetched over several polls
+    refreshes: list[object] = []
+    refresh = exporter._refresh_configs
+    monkeypatch.setattr(exporter, "_refresh_configs", lambda index: refreshes.append(index) or refresh(index))
+    client.calls.clear()
+    for _ in range(3):
+        exporter.poll_once()
+    assert client.calls == ["metrics", "index", "stats"] * 3
+    assert len(folds) == 1
+    assert len(refreshes) == 3 and refreshes[0] is refreshes[2]  # the same rows, nothing re-read
+
+    client.states["model_0007"] = c.STATE_UNAVAILABLE
+    exporter.poll_once()
+    assert len(folds) == 2
+    states = {s.model: s.state for s in exporter._view.derivation.states}
+    assert states["model_0007"] == c.STATE_UNAVAILABLE and states["model_0008"] == c.STATE_READY
+    client.states["model_0007"] = c.STATE_READY
+    client.calls.clear()
+    exporter.poll_once()
+    assert len(folds) == 3
+    assert "config:model_0007" in client.calls  # ready again: its config is read again
+
+
+def test_index_reader_refolds_equal_json_of_another_type():
+    """``1 == True`` in Python but the exported version differs: no shortcut for such an index."""
+    reader = snapshot.IndexReader()
+    problems = snapshot.Problems()
+    first = reader([{"name": "m", "version": 1, "state": "READY"}], problems)
+    second = reader([{"name": "m", "version": True, "state": "READY"}], problems)
+    assert [e.version for e in first] == ["1"] and [e.version for e in second] == ["True"]
+    plain = [{"name": "m", "version": "1", "state": "READY", "reason": "x\ud800"}]
+    again = snapshot.Problems()
+    assert reader(plain, problems) is reader([dict(plain[0])], again)
+    assert again.count == 1 and "not valid Unicode" in again.first  # problems counted again

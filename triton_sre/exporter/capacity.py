@@ -165,10 +165,14 @@ class LoadTimer:
     def __init__(self) -> None:
         self._loading_since: dict[ModelKey, float] = {}
         self._measured: dict[ModelKey, float] = {}
+        self._last: Sequence[IndexEntry] | None = None
 
     def observe(self, taken_at: float, index: Sequence[IndexEntry] | None) -> None:
-        if index is None:  # the index could not be read: nothing is known to have changed
+        # None: the index could not be read, nothing is known to have changed. The list observed
+        # last time (snapshot.IndexReader's unchanged index): observing it again changes nothing.
+        if index is None or index is self._last:
             return
+        self._last = index
         seen: set[ModelKey] = set()
         for entry in index:
             key = (entry.name, entry.version)

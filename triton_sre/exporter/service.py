@@ -36,13 +36,13 @@ from triton_sre.exporter.replay import Replayer
 from triton_sre.exporter.snapshot import (
     CounterRow,
     IndexEntry,
+    IndexReader,
     ModelConfigSummary,
     ModelKey,
     Problems,
     Snapshot,
     config_summary,
     counters_from_samples,
-    index_from_json,
     keep_family,
     stats_from_json,
 )
@@ -134,6 +134,8 @@ class Exporter:
             max_polls=math.ceil(settings.window / settings.interval) + 2,
         )
         self._configs: dict[str, _ConfigEntry] = {}
+        self._index_reader = IndexReader()
+        self._settled: list[IndexEntry] | None = None  # an index whose configs need nothing more
         # replays bodies of one skeleton from their values alone (exporter/replay.py)
         self._replayer = Replayer(keep=keep_family, side_names=_SIDE_NAMES, side_inert=CapacityWatch.inert)
         # model -> config summary as snapshots carry it; rebuilt only when a config changes
@@ -201,7 +203,7 @@ class Exporter:
             counters, gpus, llm, reading = self._fetch_metrics()
             raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", self.client.repository_index)
             stats = self._fetch_stats()
-            index = self._decode(c.TARGET_INDEX, index_from_json, raw_index)
+            index = self._decode(c.TARGET_INDEX, self._index_reader, raw_index)  # last list if unchanged
             if index is not None:
                 self._refresh_configs(index)
             snapshot = Snapshot(
@@ -317,6 +319,9 @@ class Exporter:
 
     def _refresh_configs(self, index: list[IndexEntry]) -> None:
         """Fetch configs of models that appeared or changed; forget models that left the index."""
+        if index is self._settled:  # the last call's (unchanged) index, which left nothing pending
+            return
+        pending = False  # configs left for a later poll: the budget ran out, or a fetch may succeed
         signatures: dict[str, list[tuple[str, str]]] = {}
         for entry in index:
             signatures.setdefault(entry.name, []).append((entry.version, entry.state))
@@ -335,6 +340,7 @@ class Exporter:
                 changed |= self._configs.pop(name, None) is not None
                 continue
             if budget == 0:
+                pending = True
                 break
             budget -= 1
             with self._tracer.start_as_current_span("GET /v2/models/config") as span:
@@ -346,6 +352,7 @@ class Exporter:
                     if exc.kind in _DETERMINISTIC_FAULTS:  # the same config fails the same way again:
                         self._configs[name] = _ConfigEntry(signature, None)  # remembered until it changes
                         changed = True
+                    pending |= exc.kind not in _DETERMINISTIC_FAULTS
                     continue
             summary = self._decode(c.TARGET_CONFIG, _config_summary, config)
             self._configs[name] = _ConfigEntry(signature, summary)
@@ -358,6 +365,7 @@ class Exporter:
                 name: entry.summary for name, entry in self._configs.items() if entry.summary is not None
             }
             self._inputs.keep(self._config_view)
+        self._settled = None if pending else index
 
     def run(self, stop: threading.Event) -> None:
         """Poll on a fixed schedule until `stop` is set; a slow poll skips missed ticks."""

@@ -59,6 +59,12 @@ class Problems:
     def __bool__(self) -> bool:
         return self.count > 0
 
+    def extend(self, other: Problems) -> None:
+        """Add `other`'s problems after these."""
+        if not self.count:
+            self.first = other.first
+        self.count += other.count
+
 
 def counter_row(values: Mapping[str, float]) -> CounterRow:
     """A row from family -> value (families not given are absent)."""
@@ -323,6 +329,41 @@ def index_from_json(entries: Iterable[Any], problems: Problems | None = None) ->
             )
         )
     return rows
+
+
+class IndexReader:
+    """`index_from_json` for one poller: an index equal to the last one it read gives the same rows
+    (the same list) without folding it again, and the same problems. The index rarely changes
+    between polls, and the callers skip their own work on an unchanged list (`rows is last`).
+
+    Equal JSON can differ in type (``1 == 1.0 == True``, which `_text` writes differently), so the
+    shortcut is taken only when the last index's versions and reasons were all strings (or null
+    or absent), as Triton writes them: no other value equals a string."""
+
+    __slots__ = ("_problems", "_raw", "_rows")
+
+    def __init__(self) -> None:
+        self._raw: list[Any] | None = None  # the last index read, when the shortcut is safe
+        self._rows: list[IndexEntry] = []
+        self._problems = Problems()
+
+    def __call__(self, entries: list[Any], problems: Problems) -> list[IndexEntry]:
+        if self._raw is not None and entries == self._raw:
+            problems.extend(self._problems)
+            return self._rows
+        found = Problems()
+        self._rows = index_from_json(entries, found)
+        self._problems = found
+        problems.extend(found)
+        self._raw = entries if all(_plain(entry) for entry in entries) else None
+        return self._rows
+
+
+def _plain(entry: Any) -> bool:
+    if not isinstance(entry, dict):
+        return True  # skipped whatever it equals
+    version, reason = entry.get("version"), entry.get("reason")
+    return (version is None or type(version) is str) and (reason is None or type(reason) is str)
 
 
 def config_summary(config: Mapping[str, Any]) -> ModelConfigSummary:
