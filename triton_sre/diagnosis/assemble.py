@@ -19,10 +19,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.frames import from_frames
 from triton_sre.diagnosis.logparse import LEVEL_ERROR, LEVEL_FATAL, LogEvent
 from triton_sre.diagnosis.releases import advice
 from triton_sre.diagnosis.report import MAX_EVIDENCE, MAX_EVIDENCE_CHARS, Evidence, Finding
-from triton_sre.diagnosis.rules import RANK, from_frames
+from triton_sre.diagnosis.rules import RANK
 
 __all__ = ["FindingBuilder", "ModelState", "Obs", "evidence_text"]
 

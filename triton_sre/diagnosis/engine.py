@@ -61,7 +61,8 @@ from triton_sre.diagnosis.reasons import (
 )
 from triton_sre.diagnosis.releases import release_in
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS, Evidence, Finding, Report, Unmatched
-from triton_sre.diagnosis.rules import RANK, is_backend_failure, is_server_failure
+from triton_sre.diagnosis.rules import RANK
+from triton_sre.diagnosis.signals import is_backend_failure, is_server_failure
 
 __all__ = [
     "Diagnoser",
