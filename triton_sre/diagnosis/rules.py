@@ -215,6 +215,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"Attempted to read a PyTorch file with version",
             r"PyTorch installation may be too old",
             r"undefined symbol",
+            # Python's ImportError for a name (PEP 328 semantics, "from 'mod' (path)" since 3.8): the
+            # module was found and imported but lacks the name, so the installed package is another
+            # release than the code importing it expects; a circular import is the code's own bug.
+            r"cannot import name '[^'\n]+' from '[^'\n]+'(?! \(most likely due to a circular import\))"
+            r"(?![^\n]*partially initialized)",
             r"version `(GLIBC|GLIBCXX|CXXABI)_[\d.]+' not found",
             r"no kernel image is available for execution on the device",
             r"not in Op<",

@@ -69,6 +69,11 @@ SERVER_FAILURE: Final = _rx(
     r"\blastFailureInfo\b\"?:",
     r"\b(activeModelState|targetModelState)\"?:\s*\"?FailedToLoad\b",
     r"\breason\"?:\s*\"?(ModelLoadFailed|RuntimeUnhealthy|NoSupportingRuntime|RuntimeNotRecognized|InvalidPredictorSpec)\b",
+    # ModelMesh's runtime adapter (kserve/modelmesh-runtime-adapter, <runtime>-adapter/server/
+    # server.go, 2021 on): "Failed to load Model due to Triton runtime error: %s" when the runtime's
+    # RepositoryModelLoad fails ("... adapter error" for its own steps, MLServer/OVMS/TorchServe alike).
+    # The quoted error may name a cause; a dropped connection (``rpc error: ... EOF``) does not.
+    r"\bFailed to load Model due to \w+ (runtime|adapter) error\b",
     # The container runtime refused the container (docker CLI / compose / the OCI runtime's hook).
     r"\bError response from daemon: ",
     r"\bOCI runtime (create|exec) failed\b",

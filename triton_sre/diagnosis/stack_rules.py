@@ -36,7 +36,16 @@ from typing import Final
 
 from triton_sre import conventions as c
 
-__all__ = ["CONTAINER_RUNTIME_RULES", "RESTART_RULES", "STACK_RULES", "WINDOWS_RULES", "CauseRule", "rx"]
+__all__ = [
+    "CONTAINER_RUNTIME_RULES",
+    "PLATFORM_RULES",
+    "REGISTRY_RULES",
+    "RESTART_RULES",
+    "STACK_RULES",
+    "WINDOWS_RULES",
+    "CauseRule",
+    "rx",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +113,58 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
     ),
 )
 
+# The registry refuses or cannot serve the image, in the words of the clients that pull it: containerd
+# (the CRI plugin every kind/k3s/GKE/EKS node uses) and moby (Docker), and the registry's own
+# error codes that both quote. Whatever the orchestrator calls the event, the fix is the image
+# reference or the pull credentials (an NGC API key for nvcr.io).
+REGISTRY_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_IMAGE_PULL_FAILED,
+        rx(
+            # containerd remotes/docker/authorizer.go (v1.2, 2018, to v2.1): the token challenge of
+            # the registry cannot be answered (no scope, no anonymous or OAuth token).
+            r"no scope specified for token auth challenge",
+            r"failed to fetch (anonymous|oauth) token",
+            r"\bfailed to authorize: ",
+            # containerd remotes/docker/resolver.go and pkg/cri (v1.3 to v2.1).
+            r"failed to resolve reference \\?\"?\S+",
+            r"failed to pull and unpack image",
+            r"pulling from host \S+ failed with status code",
+            # The distribution spec's error codes (registry/api/errcode), as moby and containerd
+            # print them: missing or refused credentials, an unknown repository, the pull rate limit.
+            r"\bunauthorized: (authentication required|incorrect username or password)",
+            r"\bdenied: requested access to the resource is denied",
+            r"\btoomanyrequests: ",
+            r"\bname unknown: repository name not known",
+            # moby distribution/pull_v2.go, daemon/images: a pull that began and could not finish.
+            r"\berror pulling image configuration\b",
+            r"(?m:^\s*Error pulling image\b)",
+        ),
+        "containerd remotes/docker/authorizer.go, resolver.go, pkg/cri; distribution "
+        "registry/api/errcode; moby distribution/pull_v2.go",
+    ),
+)
+
+# The image cannot run on this machine's CPU: an image for another architecture. The kernel's
+# ENOEXEC ("Exec format error") when execve() meets a binary for another CPU, as runc reports it
+# (libcontainer/standard_init_linux.go "exec user process caused: exec format error" up to 1.0,
+# "exec <path>: exec format error" from 1.1) and as Python's OSError prints it ([Errno 8]); and
+# Docker's own warning when it runs an image whose platform is not the host's (docker/cli
+# cli/command/container/create.go, moby daemon/create.go, Docker 20.10 on): every error after it
+# is a consequence (an x86 binary, an x86 library path the hook cannot mount).
+PLATFORM_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        rx(
+            r"\bexec format error\b",
+            r"\[Errno 8\] Exec format error",
+            r"requested image's platform \(\S+\) does not match the detected host platform",
+        ),
+        "Linux ENOEXEC strerror; runc libcontainer/standard_init_linux.go; docker/cli "
+        "cli/command/container/create.go; moby daemon/create.go",
+    ),
+)
+
 STACK_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_POD_UNSCHEDULABLE,
@@ -124,6 +185,8 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"pull access denied",
         ),
     ),
+    *REGISTRY_RULES,
+    *PLATFORM_RULES,
     *CONTAINER_RUNTIME_RULES,
     CauseRule(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,
