@@ -167,11 +167,21 @@ HELDOUT7_KNOWN_MISSES = {
 
 
 def test_heldout7_top1_measured_once() -> None:
+    # History: the clean figure (12/17) measured once at the end of round 3. Its misses became
+    # development cases in round 4 (SPLIT.md); this bound only keeps that figure from regressing.
     failed, healthy = _layered("heldout7")
     score = accuracy.score(failed)
     assert (score.cases, len(healthy)) == (17, 4)
     assert score.top1 >= HELDOUT7_TOP1_AT_LEAST, score.misses
     assert {name for name, _want, _got in score.misses} <= HELDOUT7_KNOWN_MISSES
+    assert not any(accuracy.has_failure(case) for case in healthy)
+
+
+def test_heldout7_misses_as_development_cases() -> None:
+    """Round 4 fixed the classes behind heldout7's five misses (not a held-out figure any more):
+    every failure log's first finding is the label, none is empty, no healthy log is flagged."""
+    failed, healthy = _layered("heldout7")
+    assert accuracy.score(failed).misses == ()
     assert not any(accuracy.has_failure(case) for case in healthy)
 
 
