@@ -102,6 +102,46 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "https://github.com/triton-inference-server/server/pull/3314",
     ),
     KnownIssue(
+        c.RUNBOOK_BACKEND_NOT_FOUND,
+        re.compile(r"\bmodel\.py\b", re.I),
+        "23.10",
+        "23.10",
+        "23.10 names a missing backend as '<backend>/model.py' (its new Python-based-backend lookup): "
+        "the backend the config names is what is missing from the backends directory; 23.11 and later "
+        "word it correctly.",
+        "https://github.com/triton-inference-server/server/blob/r23.10/RELEASE.md#known-issues",
+    ),
+    KnownIssue(
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"MetricFamily|backend::python::Metric\b", re.I),
+        "26.01",
+        "99.12",
+        "A crash in the Python backend's custom-metrics code: it segfaults at shutdown (the stub's "
+        "destructor clears MetricFamily objects, server#8662) and after a model reload (a Metric shared "
+        "across stub processes, server#8663), reported on 26.01 with no fixing release named yet: "
+        "avoid reloading models that register custom metrics, or drop the metrics.",
+        "https://github.com/triton-inference-server/server/issues/8662",
+    ),
+    KnownIssue(
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"onnxruntime_providers_tensorrt|TensorrtExecutionProvider", re.I),
+        "24.03",
+        "24.03",
+        "24.03's ONNX Runtime segfaults with the TensorRT execution provider when several instances of "
+        "a model load on one GPU (microsoft/onnxruntime#20089): load models serially and keep one "
+        "instance per GPU, or use a later release.",
+        "https://github.com/triton-inference-server/server/releases/tag/v2.44.0",
+    ),
+    KnownIssue(
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"rope_scaling", re.I),
+        "24.09",
+        "24.09",
+        "The 24.09 TensorRT-LLM image ships a transformers release older than 4.43, which rejects "
+        "Llama 3.1's rope_scaling (NVIDIA/TensorRT-LLM#2121): `pip install -U transformers` in the image.",
+        "https://github.com/triton-inference-server/server/releases/tag/v2.50.0",
+    ),
+    KnownIssue(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,
         re.compile(r"GPU instances not supported", re.I),
         "00.01",
