@@ -155,6 +155,24 @@ def test_heldout7_is_new() -> None:
         assert "triton-inference-server/server/" not in case.source, case.name
 
 
+def test_heldout8_is_new() -> None:
+    """heldout8 (collected after round 4's rules) cites no thread that any other corpus file, test,
+    doc or bench note cites, and none from the server's own tracker."""
+    root = accuracy.LOGS.parents[2]
+    cited = "\n".join(
+        path.read_text(errors="replace")
+        for folder in ("tests", "docs", "bench")
+        for path in (root / folder).rglob("*")
+        if path.is_file() and "heldout8" not in path.parts and path.suffix in (".py", ".md", ".log", ".txt")
+    )
+    cases = accuracy.load("heldout8")
+    assert len(cases) == 21
+    for case in cases:
+        assert case.source.startswith("https://github.com/"), case.name
+        assert case.source not in cited, f"{case.name}: {case.source} is cited elsewhere"
+        assert "triton-inference-server/server/" not in case.source, case.name
+
+
 HELDOUT7_TOP1_AT_LEAST = 12 / 17
 """heldout7, collected after round 3's rules and scored once (clean): 12/17, two empty answers."""
 HELDOUT7_KNOWN_MISSES = {
