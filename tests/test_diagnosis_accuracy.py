@@ -173,6 +173,29 @@ def test_heldout8_is_new() -> None:
         assert "triton-inference-server/server/" not in case.source, case.name
 
 
+HELDOUT8_TOP1_AT_LEAST = 11 / 17
+"""heldout8, collected after round 4's rules and scored once (clean): 11/17, four empty answers, one
+of four healthy logs flagged (tests/data/logs/SPLIT.md)."""
+HELDOUT8_KNOWN_MISSES = {
+    "deepstream-deploy-17",
+    "deepstream-deploy-4",
+    "fastdeploy-2193",
+    "gke-accelerators-104",
+    "kserve-pr-134",
+    "trtllm-1838",
+}
+HELDOUT8_KNOWN_FLAGGED = {"healthy-qanything-96"}
+
+
+def test_heldout8_top1_measured_once() -> None:
+    failed, healthy = _layered("heldout8")
+    score = accuracy.score(failed)
+    assert (score.cases, len(healthy)) == (17, 4)
+    assert score.top1 >= HELDOUT8_TOP1_AT_LEAST, score.misses
+    assert {name for name, _want, _got in score.misses} <= HELDOUT8_KNOWN_MISSES
+    assert {case.name for case in healthy if accuracy.has_failure(case)} <= HELDOUT8_KNOWN_FLAGGED
+
+
 HELDOUT7_TOP1_AT_LEAST = 12 / 17
 """heldout7, collected after round 3's rules and scored once (clean): 12/17, two empty answers."""
 HELDOUT7_KNOWN_MISSES = {
