@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.generate.yaml_text import WIDTH, Slow, block_yaml
 from triton_sre.promql import Matcher
 from triton_sre.slo import SLO
 
@@ -68,7 +69,12 @@ _Dumper.add_representer(str, _str)
 
 
 def render_yaml(document: Any, source: str) -> str:
-    body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=1000, allow_unicode=True)
+    """The generated header and `document` in block YAML: written directly (yaml_text.py) when it
+    holds only what that module writes, through PyYAML otherwise; the same bytes either way."""
+    try:
+        body = block_yaml(document)
+    except Slow:
+        body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=WIDTH, allow_unicode=True)
     return GENERATED_HEADER.format(source=source) + body
 
 
