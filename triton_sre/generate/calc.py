@@ -368,10 +368,10 @@ def predict(
     Computed once per shape (`shape`, `track_shape`): the SLOs of a fleet mostly differ only by
     name and models, and their scenarios then predict the same (issue 28 item 7)."""
     lm = tuple(latency_metrics)
-    judged = _judged_by_cached(slo, track, lm)
+    judged, slo_shape, shaped_track = _prediction_keys(slo, track, lm)
     if judged is None:
         return []
-    outcome = _shaped_predict(shape(slo), judged, track_shape(track), step, t, lm)
+    outcome = _shaped_predict(slo_shape, judged, shaped_track, step, t, lm)
     if isinstance(outcome, str):  # the shape's message, from a nameless SLO: ": burn ..."
         raise Unpredictable(slo.name + outcome)
     return [Prediction(slo, track.model, long, burn) for long, burn in outcome]
@@ -401,8 +401,11 @@ def _canonical(value: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=4096)
-def _judged_by_cached(slo: SLO, track: Track, latency_metrics: tuple[str, ...]) -> str | None:
-    return _judged_by(slo, track, latency_metrics)
+def _prediction_keys(
+    slo: SLO, track: Track, latency_metrics: tuple[str, ...]
+) -> tuple[str | None, SLO, Track]:
+    """How `slo` judges `track`, and both shapes: once per pair, not at every check time."""
+    return _judged_by(slo, track, latency_metrics), shape(slo), track_shape(track)
 
 
 @functools.lru_cache(maxsize=16384)  # a scenario predicts each check time twice: to pick it, to write it

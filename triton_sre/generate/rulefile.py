@@ -8,7 +8,7 @@ Pure: a rule file is a plain dict (`{"groups": [...]}`) so tests can walk the ex
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -162,10 +162,11 @@ def eval_order(files: Mapping[str, RuleFile]) -> list[str]:
     return order
 
 
-def with_eval_order(document: TestFile, files: Mapping[str, RuleFile]) -> TestFile:
+def with_eval_order(document: TestFile, files: Mapping[str, RuleFile], order: Sequence[str]) -> TestFile:
     """`document` with `group_eval_order`: every group of its rule files, each after the groups it
-    reads (eval_order). Without it promtool evaluates groups in a random order at each step, and a
-    rule reading another group's series sees this step's value or the previous one's."""
+    reads (`order`: eval_order(files), computed once for all the test files). Without it promtool
+    evaluates groups in a random order at each step, and a rule reading another group's series sees
+    this step's value or the previous one's."""
     loaded = {g["name"] for path in document["rule_files"] for g in files[path.split("/")[-1]]["groups"]}
-    order = [name for name in eval_order(files) if name in loaded]
-    return {"rule_files": document["rule_files"], "group_eval_order": order, **document}
+    ordered = [name for name in order if name in loaded]
+    return {"rule_files": document["rule_files"], "group_eval_order": ordered, **document}

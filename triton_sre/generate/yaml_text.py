@@ -87,6 +87,7 @@ def _sequence(sequence: list[Any], indent: int, out: list[str]) -> None:
             out.append(f"{pad}- {_scalar(value, indent + 2, indent + 2)}\n")
 
 
+@functools.lru_cache(maxsize=4096)  # a few keys, written over and over
 def _key(key: Any) -> str:
     if type(key) is not str or not 0 < len(key) <= 100 or not _PRINTABLE.match(key) or not _plain(key):
         raise Slow(f"key {key!r}")
@@ -145,6 +146,7 @@ def _folded(text: str, column: int, indent: int, quoted: bool) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=65536)  # label values, durations, names... repeat
 def _plain(text: str) -> bool:
     """Whether libyaml writes `text` (printable ASCII, one line) plain in block context: no
     indicator where it would start a YAML token, no edge space, and it reads back as a string."""
