@@ -185,7 +185,25 @@ FAILED_SIGNS = (
 )
 
 
-@pytest.mark.parametrize("path", sorted(LOGS.glob("**/*.log")), ids=lambda p: f"{p.parent.name}/{p.name}")
+HELD_OUT_EMPTY = {"heldout7/modelmesh-200.log"}
+"""A held-out miss measured once (tests/data/logs/SPLIT.md, heldout7): no rule may be written from it
+in the round that scored it; strict, so the fix of the next round must remove it from here."""
+
+
+def _corpus_logs() -> list[object]:
+    params: list[object] = []
+    for path in sorted(LOGS.glob("**/*.log")):
+        name = f"{path.parent.name}/{path.name}"
+        marks = (
+            [pytest.mark.xfail(strict=True, reason="heldout7 empty answer, scored once")]
+            if name in HELD_OUT_EMPTY
+            else []
+        )
+        params.append(pytest.param(path, id=name, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("path", _corpus_logs())
 def test_no_failed_log_has_an_empty_answer(path: Path) -> None:
     text = path.read_text(errors="replace")
     if not any(sign.lower() in text.lower() for sign in FAILED_SIGNS):

@@ -22,7 +22,7 @@ from typing import Final
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.inventory import ENTRIES
-from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, CauseRule
+from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
 
 __all__ = [
@@ -94,6 +94,12 @@ SERVER_FAILURE: Final = _rx(
     r"\bExit Code:\s+[1-9]\d*",
     r"\bexitCode\"?:\s*[1-9]\d*",
     r"\bReason:\s+(Error|ContainerCannotRun|StartError)\b",
+    # KServe's model status (pkg/apis/serving/v1beta1 FailureInfo, ModelState): the controller
+    # writes lastFailureInfo only when a model failed, and FailedToLoad / a FailureReason say so
+    # even when the message it quotes holds only the runtime's I lines (an OOM kill leaves no E line).
+    r"\blastFailureInfo\b\"?:",
+    r"\b(activeModelState|targetModelState)\"?:\s*\"?FailedToLoad\b",
+    r"\breason\"?:\s*\"?(ModelLoadFailed|RuntimeUnhealthy|NoSupportingRuntime|RuntimeNotRecognized|InvalidPredictorSpec)\b",
     # The container runtime refused the container (docker CLI / compose / the OCI runtime's hook).
     r"\bError response from daemon: ",
     r"\bOCI runtime (create|exec) failed\b",
@@ -184,6 +190,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         ),
     ),
     *STACK_RULES,
+    *WINDOWS_RULES,
     CauseRule(
         c.RUNBOOK_CUDA_DRIVER_MISMATCH,
         _rx(
