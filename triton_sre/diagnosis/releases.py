@@ -31,21 +31,28 @@ _NGC_RELEASE = re.compile(r"\bNVIDIA Release (\d\d)\.(\d\d)\b")
 _SERVER_VERSION = re.compile(r"(?:Triton Server Version|server_version)\s*\|?\s*(\d+)\.(\d+)\.\d+")
 
 
+_SKIPPED_2_60 = 60
+"""From 2.60.0 on, one month later again: there was no 25.07 release (2.59.0 is 25.06, the release notes
+go on with 25.08; 2.75.0 is 26.11, github.com/triton-inference-server/server/releases/tag/v2.75.0)."""
+
+
 def server_release_from_version(major: int, minor: int) -> str | None:
     """The NGC release (``YY.MM``) of a Triton server version, for 2.7.0 (21.02) and later."""
     if major != 2 or minor < 7:
         return None
-    months = minor + 7  # 2.7 -> 21.02: one month (21.01) had no release
+    # 2.7 -> 21.02: one month (21.01) had no release; nor had 25.07.
+    months = minor + 7 + (minor >= _SKIPPED_2_60)
     return f"{20 + (months - 1) // 12:02d}.{(months - 1) % 12 + 1:02d}"
 
 
 def server_version_of_release(release: str) -> str | None:
     """The Triton server version (``2.N``) of an NGC release ``YY.MM`` from 21.02 on (the inverse of
-    `server_release_from_version`); None for earlier or malformed releases."""
+    `server_release_from_version`); None for earlier, skipped (25.07) or malformed releases."""
     m = re.fullmatch(r"(\d\d)\.(\d\d)", release)
-    if m is None:
+    if m is None or release == "25.07":
         return None
     minor = (int(m.group(1)) - 20) * 12 + int(m.group(2)) - 7
+    minor -= minor > _SKIPPED_2_60
     return f"2.{minor}" if minor >= 7 else None
 
 
