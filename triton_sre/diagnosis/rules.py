@@ -166,7 +166,10 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"unable to find '[^']*' for model '[^']*', in \S*backends",
             r"unexpected platform type",
             r"unknown platform",
-            r"unable to (load|find) backend\b",
+            # ... but not when dlerror names another library than the backend's own: that is a
+            # dependency of the backend (library-version-mismatch).
+            r"unable to (load|find) backend\b(?! library: (?![^:\s]*libtriton_)[^:\s]*\.so[\w.]*: cannot"
+            r" open)",
         ),
     ),
     CauseRule(
