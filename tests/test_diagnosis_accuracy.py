@@ -196,6 +196,25 @@ def test_heldout8_top1_measured_once() -> None:
     assert {case.name for case in healthy if accuracy.has_failure(case)} <= HELDOUT8_KNOWN_FLAGGED
 
 
+HELDOUT8_LABEL_CONFLICT = {
+    # Labelled trt-engine-incompatible from its message; the same line ("[TensorRT-LLM][ERROR] Assertion
+    # failed: Failed to deserialize cuda engine") is labelled llm-backend-config in tune/tensorrtllm-235,
+    # heldout/tensorrtllm-424 and heldout3/tensorrtllm-190, and runbooks/llm-backend-config.md quotes it
+    # as its own: the labels disagree, not the engine (SPLIT.md, round 5).
+    "trtllm-1838": "llm-backend-config",
+}
+
+
+def test_heldout8_misses_as_development_cases() -> None:
+    """Round 5 (general failure-signal and cause-class layers) turned heldout8's misses into development
+    cases: every failure log gets a finding, all but the one label conflict land on their label, and no
+    healthy log is flagged any more (the measured-once figure above stays as history)."""
+    failed, healthy = _layered("heldout8")
+    misses = {name: got for name, _want, got in accuracy.score(failed).misses}
+    assert misses == HELDOUT8_LABEL_CONFLICT
+    assert not any(accuracy.has_failure(case) for case in healthy)
+
+
 HELDOUT7_TOP1_AT_LEAST = 12 / 17
 """heldout7, collected after round 3's rules and scored once (clean): 12/17, two empty answers."""
 HELDOUT7_KNOWN_MISSES = {

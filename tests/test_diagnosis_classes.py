@@ -191,3 +191,12 @@ def test_llm_wording_on_a_settings_line_is_no_cause() -> None:
     assert _top("app  | runtime_backend is set to [vllm]\n") == (None, False)
     runbook, failed = _top("E1201 10:00:00.000000 1 model.py:1] vLLM engine failed: bad engine args\n")
     assert runbook == c.RUNBOOK_LLM_BACKEND_CONFIG and failed
+
+
+def test_a_backend_library_naming_another_library_is_a_missing_dependency() -> None:
+    # Core quotes dlerror(): when it names another library than the backend's own libtriton_<name>.so,
+    # the backend was found and one of its dependencies was not.
+    row = "| m | 1 | UNAVAILABLE: Not found: unable to load backend library: libbar_codec.so.2: cannot open shared object file: No such file or directory |"
+    assert _top(f"| Model | Version | Status |\n{row}\n")[0] == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+    own = "| m | 1 | UNAVAILABLE: Not found: unable to load backend library: /opt/b/thing/libtriton_thing.so: cannot open shared object file: No such file or directory |"
+    assert _top(f"| Model | Version | Status |\n{own}\n")[0] == c.RUNBOOK_BACKEND_NOT_FOUND
