@@ -173,6 +173,24 @@ def test_heldout8_is_new() -> None:
         assert "triton-inference-server/server/" not in case.source, case.name
 
 
+def test_heldout9_is_new() -> None:
+    """heldout9 (collected after round 5's rules) cites no thread that any other corpus file, test, doc
+    or bench note cites, and none from the server's own tracker; 15 failures and 5 healthy logs."""
+    root = accuracy.LOGS.parents[2]
+    cited = "\n".join(
+        path.read_text(errors="replace")
+        for folder in ("tests", "docs", "bench")
+        for path in (root / folder).rglob("*")
+        if path.is_file() and "heldout9" not in path.parts and path.suffix in (".py", ".log", ".txt")
+    )
+    failed, healthy = _layered("heldout9")
+    assert (len(failed), len(healthy)) == (15, 5)
+    for case in failed + healthy:
+        assert case.source.startswith("https://github.com/"), case.name
+        assert case.source not in cited, f"{case.name}: {case.source} is cited elsewhere"
+        assert "triton-inference-server/server/" not in case.source, case.name
+
+
 HELDOUT8_TOP1_AT_LEAST = 11 / 17
 """heldout8, collected after round 4's rules and scored once (clean): 11/17, four empty answers, one
 of four healthy logs flagged (tests/data/logs/SPLIT.md)."""
