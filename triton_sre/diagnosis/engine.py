@@ -23,6 +23,7 @@ into ordered findings, `report.py` holds the result types (re-exported here).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 
 from triton_sre import conventions as c
@@ -31,6 +32,7 @@ from triton_sre.diagnosis.logparse import (
     LEVEL_ERROR,
     LEVEL_FATAL,
     LEVEL_INFO,
+    LEVEL_WARNING,
     SOURCE_OPTION,
     SOURCE_RAW,
     SOURCE_TABLE,
@@ -61,7 +63,8 @@ from triton_sre.diagnosis.reasons import (
 )
 from triton_sre.diagnosis.releases import release_in
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS, Evidence, Finding, Report, Unmatched
-from triton_sre.diagnosis.rules import RANK, is_backend_failure, is_server_failure
+from triton_sre.diagnosis.rules import RANK
+from triton_sre.diagnosis.signals import is_backend_failure, is_server_failure
 
 __all__ = [
     "Diagnoser",
@@ -78,6 +81,7 @@ __all__ = [
 
 MAX_UNMATCHED_TEMPLATES = 200
 MAX_PENDING = 64
+_WARNING_BANNER = re.compile(r"^WARNING\b:?")
 ATTACH_WINDOW = 12
 """A model-less cause line attaches to a model failure at most this many events later."""
 
@@ -94,6 +98,15 @@ def _deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int
         text = peel_collector_prefix(piece.strip())
         return event.line + offset, text[:MAX_EVIDENCE_CHARS]
     return event.line, peel_collector_prefix(evidence_text(event))
+
+
+def _fails_beside_warnings(block: str) -> bool:
+    """True when a pasted block holds a failure line besides its ``WARNING:`` lines."""
+    return any(
+        classify(piece) or is_server_failure(piece) or is_backend_failure(piece)
+        for piece in (p.strip() for p in block.split("\n"))
+        if piece and not _WARNING_BANNER.match(piece)
+    )
 
 
 class Diagnoser:
@@ -175,6 +188,8 @@ class Diagnoser:
             return
         if runbook is not None:
             line, text = _deciding_line(event, lambda piece: classify(piece) == runbook)
+            if not level and _WARNING_BANNER.match(text) and not _fails_beside_warnings(message):
+                level = LEVEL_WARNING  # a pasted tool's own "WARNING:" (Docker CLI, the NGC entrypoint)
             obs = Obs(index, line, text, level or LEVEL_ERROR, runbook, message)
             path = PY_PATH.search(message)
             if path:
@@ -247,9 +262,7 @@ class Diagnoser:
             state.ready = True
             return
         reason = STATUS_PREFIX.sub("", status, count=1)
-        obs = Obs(
-            index, event.line, evidence_text(event), LEVEL_ERROR, classify_reason(reason), reason, True
-        )
+        obs = Obs(index, event.line, evidence_text(event), LEVEL_ERROR, classify_reason(reason), reason, True)
         state.failed = True
         state.stuck = False
         state.add(obs)
