@@ -6,6 +6,8 @@ scores it. Run ``python tests/test_diagnosis_accuracy.py`` to print the table fo
 
 from __future__ import annotations
 
+import re
+
 import accuracy
 import pytest
 
@@ -181,14 +183,42 @@ def test_heldout9_is_new() -> None:
         path.read_text(errors="replace")
         for folder in ("tests", "docs", "bench")
         for path in (root / folder).rglob("*")
-        if path.is_file() and "heldout9" not in path.parts and path.suffix in (".py", ".log", ".txt")
+        if path.is_file() and "heldout9" not in path.parts and path.suffix in (".py", ".md", ".log", ".txt")
     )
     failed, healthy = _layered("heldout9")
     assert (len(failed), len(healthy)) == (15, 5)
     for case in failed + healthy:
         assert case.source.startswith("https://github.com/"), case.name
-        assert case.source not in cited, f"{case.name}: {case.source} is cited elsewhere"
+        # issues/1 must not match issues/109: a cited URL ends where its number ends.
+        cited_here = re.search(re.escape(case.source) + r"(?!\d)", cited)
+        assert cited_here is None, f"{case.name}: {case.source} is cited elsewhere"
         assert "triton-inference-server/server/" not in case.source, case.name
+
+
+HELDOUT9_TOP1_AT_LEAST = 7 / 15
+"""heldout9, collected after round 5's rules and scored once (clean, after merging main): 7/15, one
+empty answer, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
+HELDOUT9_KNOWN_MISSES = {
+    "async-cosyvoice-71",
+    "eks-ml-117",
+    "gpu-operator-1374",
+    "gpu-operator-265",
+    "gpu-operator-425",
+    "jetson-inference-1593",
+    "jetson-inference-1878",
+    "kops-12718",
+}
+
+
+def test_heldout9_top1_measured_once() -> None:
+    failed, healthy = _layered("heldout9")
+    score = accuracy.score(failed)
+    assert (score.cases, len(healthy)) == (15, 5)
+    assert score.top1 >= HELDOUT9_TOP1_AT_LEAST, score.misses
+    assert {name for name, _want, _got in score.misses} <= HELDOUT9_KNOWN_MISSES
+    empty = {name for name, _want, got in score.misses if got == "(no finding)"}
+    assert empty <= {"gpu-operator-265"}
+    assert not any(accuracy.has_failure(case) for case in healthy)
 
 
 HELDOUT8_TOP1_AT_LEAST = 11 / 17
