@@ -11,6 +11,8 @@ import re
 import accuracy
 import pytest
 
+from triton_sre.conventions import RUNBOOK_LLM_BACKEND_CONFIG
+
 
 @pytest.mark.parametrize("split", accuracy.SPLITS)
 def test_split_follows_the_rule(split: str) -> None:
@@ -249,7 +251,7 @@ HELDOUT8_LABEL_CONFLICT = {
     # failed: Failed to deserialize cuda engine") is labelled llm-backend-config in tune/tensorrtllm-235,
     # heldout/tensorrtllm-424 and heldout3/tensorrtllm-190, and runbooks/llm-backend-config.md quotes it
     # as its own: the labels disagree, not the engine (SPLIT.md, round 5).
-    "trtllm-1838": "llm-backend-config",
+    "trtllm-1838": RUNBOOK_LLM_BACKEND_CONFIG,
 }
 
 
