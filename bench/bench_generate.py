@@ -8,15 +8,24 @@ CPU time (user + system, resource.getrusage) and ru_maxrss.
 
     python bench/bench_generate.py            # N = 10, 100, 1000
     python bench/bench_generate.py 10 100     # chosen sizes
+    python bench/bench_generate.py --same-as /work/main 40   # same bytes as another checkout?
+
+`--same-as DIR N` renders the N-SLO spec with this checkout and with the one in DIR (each in a
+child process, PYTHONPATH set to it) and compares a SHA-256 of every rendered file: a speed-up
+must not change a byte of the output (exit 1 if it does).
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import json
+import os
 import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 _TEMPLATES = (
     "  - {{name: availability-{i}, type: availability, models: [model-{i}], objective: 99.9,"
@@ -38,15 +47,43 @@ def spec_text(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def child(n: int) -> dict[str, float]:
+def render(n: int) -> dict[str, str]:
+    """Every file `generate` writes for the N-SLO spec, in memory."""
     from triton_sre.generate.command import render_all
     from triton_sre.slo import parse_spec
     from triton_sre.stack.render import deploy_files
 
     spec = parse_spec(spec_text(n), f"synthetic-{n}.yaml")
+    return {**render_all(spec), **deploy_files(spec, "runbooks/")}
+
+
+def digest(n: int) -> str:
+    h = hashlib.sha256()
+    files = render(n)
+    for name in sorted(files):
+        h.update(f"{name}\0{files[name]}\0".encode())
+    return f"{h.hexdigest()} {len(files)} files"
+
+
+def same_as(reference: str, n: int) -> int:
+    """0 if this checkout and `reference` render the N-SLO spec to the same bytes."""
+    here = str(Path(__file__).resolve().parents[1])
+    found = {}
+    for tree in (here, reference):
+        env = {**os.environ, "PYTHONPATH": tree}
+        argv = [sys.executable, __file__, "--digest", str(n)]
+        found[tree] = subprocess.run(argv, check=True, capture_output=True, text=True, env=env).stdout.strip()
+        print(f"{tree}: {found[tree]}")
+    return 0 if found[here] == found[reference] else 1
+
+
+def child(n: int) -> dict[str, float]:
+    for module in ("triton_sre.generate.command", "triton_sre.slo", "triton_sre.stack.render"):
+        importlib.import_module(module)  # imported outside the measurement, as render() needs them
+
     before = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
-    files = {**render_all(spec), **deploy_files(spec, "runbooks/")}
+    files = render(n)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -59,6 +96,11 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
         print(json.dumps(child(int(argv[1]))))
         return 0
+    if argv[:1] == ["--digest"]:
+        print(digest(int(argv[1])))
+        return 0
+    if argv[:1] == ["--same-as"]:
+        return same_as(argv[1], int(argv[2]))
     sizes = [int(a) for a in argv] or [10, 100, 1000]
     print("| SLOs | wall | CPU | per SLO (CPU) | peak RSS | output |")
     print("| --- | --- | --- | --- | --- | --- |")

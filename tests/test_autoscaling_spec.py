@@ -23,13 +23,25 @@ def test_defaults_come_from_the_tightest_latency_slo_and_the_startup_budget() ->
     (entry,) = _spec(
         [{"deployment": "triton", "max_replicas": 4}], operational={"startup_probe_budget": "5m"}
     ).autoscaling
-    assert entry.signal == c.SIGNAL_QUEUE_TIME
-    assert entry.target == pytest.approx(0.05)  # 0.2 x 250 ms
+    assert entry.signal == c.SIGNAL_PENDING  # the backlog leads the burn (bench/RESULTS.md)
+    assert entry.target == 1 and entry.per_replica and entry.rule == c.REC_PENDING_JOB
     assert entry.min_replicas == c.AUTOSCALE_MIN_REPLICAS
     assert entry.load_time_s == 135  # (300 s - 30 s margin) / 2
     assert entry.startup_budget_s == 300
     assert entry.scale_up_period_s == 300 and entry.scale_down_window_s == 600
+
+
+def test_queue_target_leaves_the_slo_quantile_headroom() -> None:
+    """threshold / (2 x ln(1/(1-q))): the tightest SLO wins, and a p95 SLO allows a larger mean."""
+    (entry,) = _spec([{"deployment": "triton", "max_replicas": 4, "signal": "queue_time"}]).autoscaling
     assert entry.rule == c.REC_QUEUE_PER_REQUEST_JOB and not entry.per_replica
+    assert entry.target == pytest.approx(0.027)  # 250 ms / (2 x 4.605)
+    p95 = [{"name": "l", "type": "latency", "objective": 99, "threshold": "500ms", "quantile": 0.95}]
+    spec = spec_from_mapping(
+        {"slos": p95, "autoscaling": [{"deployment": "t", "max_replicas": 2, "signal": "queue_time"}]},
+        "s.yaml",
+    )
+    assert spec.autoscaling[0].target == pytest.approx(0.083)  # 500 ms / (2 x 2.996)
 
 
 def test_explicit_values_and_per_replica_signals() -> None:
@@ -66,7 +78,10 @@ def test_explicit_values_and_per_replica_signals() -> None:
             {"deployment": "t", "max_replicas": 2, "signal": "gpu"},
             "signal: must be one of queue_time, pending",
         ),
-        ({"deployment": "t", "max_replicas": 2, "target": 0.05}, "target: expected a duration like 500ms"),
+        (
+            {"deployment": "t", "max_replicas": 2, "signal": "queue_time", "target": 0.05},
+            "target: expected a duration like 500ms",
+        ),
         (
             {"deployment": "t", "max_replicas": 2, "signal": "llm_kv_cache", "target": 1.5},
             "target: must be greater than 0 and at most 1",

@@ -45,7 +45,6 @@ GROUP_INTERVAL = "1s"
 REPEAT_INTERVAL = "2s"
 
 
-
 def wait_until(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     while True:
@@ -452,3 +451,56 @@ def test_bot_killed_with_outbox_items_and_restarted_delivers_once(stack: dict[st
 
 
 REPEAT_SECONDS = 2.0
+
+
+def test_queue_and_latency_messages_say_how_many_replicas_the_signal_asks_for(
+    standin: SlackStandin, live: dict[str, Any], tmp_path: Path
+) -> None:
+    """The session's real Prometheus evaluates the generated autoscaling rules (shipped slos.yaml)
+    on the real Triton, idle now; the real Alertmanager sends a queue alert and a latency burn to a
+    bot that reads that Prometheus: each message says how many replicas the signal asks for (the
+    warm floor, the formula's 0 clamped) and how many serve. An alert of another job gets no line."""
+    spec = live["spec"]
+    (entry,) = spec.autoscaling
+    job = spec.triton_job
+    desired = f'{c.REC_AUTOSCALE_DESIRED}{{job="{job}", deployment="{entry.deployment}"}}'
+    asked = live["prom"].wait_for(f"{desired} == {entry.min_replicas}")
+    serving = live["prom"].wait_for(f'{c.REC_SERVING_REPLICAS}{{job="{job}"}} == 1')
+    assert asked and serving
+    line = (
+        f"*Scaling:* the scaling signal asks for {entry.min_replicas} replicas "
+        f"of {entry.deployment} (1 serving)"
+    )
+    settings = BotSettings(channel=CHANNEL, listen="127.0.0.1:0", prometheus_url=live["prom"].url)
+    bot = Bot(settings, tmp_path / "outbox.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET)
+    bot.start()
+    am = Alertmanager(tmp_path / "am", bot.url, bot.url)
+    try:
+        queue = {
+            "alertname": c.ALERT_QUEUE_TIME_HIGH,
+            "job": job,
+            "instance": "triton-0:8002",
+            "model": "slow_model",
+            "version": "1",
+            "severity": c.SEVERITY_TICKET,
+        }
+        latency = {
+            "alertname": c.ALERT_SLO_LATENCY_BUDGET_BURN,
+            "slo": "latency",
+            "window": "5m",
+            "model": "slow_model",
+            "severity": c.SEVERITY_PAGE,
+        }
+        cases = {new_case(): queue, new_case(): latency, new_case(): {**queue, "job": "other-triton"}}
+        for case, labels in cases.items():
+            am.post({**labels, "testcase": case}, {"summary": f"{labels['alertname']} ({case})"})
+        shown = {
+            case: json.dumps(wait_until(lambda case=case: posts(standin, case), 15, case)[0].params["blocks"])
+            for case in cases
+        }
+        mine, burn, other = shown.values()
+        assert line in mine and line in burn, (mine, burn)
+        assert "*Scaling:*" not in other  # job other-triton has no autoscaling entry
+    finally:
+        am.stop()
+        bot.stop()

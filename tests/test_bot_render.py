@@ -29,6 +29,7 @@ from triton_sre.bot.enrich import (
     parse_group,
     silence_url,
 )
+from triton_sre.bot.scaling import ScalingAsk, asks, scaling_exprs, scaling_line
 from triton_sre.bot.slack import Renderer, cut_text, fit_blocks
 from triton_sre.bot.slack_limits import MAX_BLOCKS, MAX_SECTION_TEXT
 from triton_sre.config import ConfigError
@@ -282,15 +283,30 @@ def test_latency_alert_shows_the_current_p99_and_the_slo_quantile_against_the_th
     assert enrich(parse_group(payload([alert(0)])), Facts(), LINKS).alerts[0].latency is None
 
 
-def test_latency_line_says_how_many_replicas_the_scaling_signal_asks_for() -> None:
+def test_queue_and_latency_alerts_say_how_many_replicas_the_scaling_signal_asks_for() -> None:
+    asked = [ScalingAsk("triton", 5.0, 2.0), ScalingAsk("", 3.0, None)]
+    line = "the scaling signal asks for 5 replicas of triton (2 serving); 3 replicas"
+    assert scaling_line(asked) == line and scaling_line([]) == ""
     group = parse_group(payload([_latency_alert("latency")], alertname=c.ALERT_SLO_LATENCY_BUDGET_BURN))
-    facts = Facts(latency_now={"l1": {"0.99": 0.6123}}, replicas={"l1": (5.0, 2.0)})
-    model = enrich(group, facts, LINKS)
-    line = (
-        "p99 now 612 ms (SLO on p99) vs threshold 500 ms; the scaling signal asks for 5 replicas (2 serving)"
-    )
-    assert model.alerts[0].latency.line == line
+    model = enrich(group, Facts(latency_now={"l1": {"0.99": 0.6123}}, replicas={"l1": asked}), LINKS)
+    assert model.alerts[0].scaling == line
+    assert f"*Scaling:* {line}" in json.dumps(Renderer().blocks(model.context()))
     assert line in Renderer().text(model.context())
+    # other alerts never show it, even with figures
+    other = parse_group(payload([alert(0)]))
+    assert enrich(other, Facts(replicas={other.alerts[0].fingerprint: asked}), LINKS).alerts[0].scaling == ""
+
+
+def test_scaling_figures_are_narrowed_to_the_alerts_job_and_cluster() -> None:
+    desired, serving = scaling_exprs({"job": "triton", "cluster": "eu", "model": "m"})
+    assert desired == f'{c.REC_AUTOSCALE_DESIRED}{{job="triton", cluster="eu"}}'
+    assert serving == f'{c.REC_SERVING_REPLICAS}{{job="triton", cluster="eu"}}'
+    assert scaling_exprs({})[0] == c.REC_AUTOSCALE_DESIRED
+    found = asks(
+        [({"job": "a", "deployment": "x"}, 2.0), ({"job": "b", "deployment": "y"}, 4.0)],
+        [({"job": "a"}, 1.0), ({"job": "b"}, 3.0)],
+    )
+    assert found == [ScalingAsk("y", 4.0, 3.0), ScalingAsk("x", 2.0, 1.0)]
 
 
 def test_silence_url_escapes_matchers() -> None:

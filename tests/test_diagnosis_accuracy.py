@@ -6,8 +6,12 @@ scores it. Run ``python tests/test_diagnosis_accuracy.py`` to print the table fo
 
 from __future__ import annotations
 
+import re
+
 import accuracy
 import pytest
+
+from triton_sre.conventions import RUNBOOK_LLM_BACKEND_CONFIG
 
 
 @pytest.mark.parametrize("split", accuracy.SPLITS)
@@ -135,6 +139,160 @@ def test_heldout6_is_new() -> None:
         assert case.source not in older, f"{case.name}: {case.source} is already in another corpus"
         if case.expect != accuracy.HEALTHY:
             assert "triton-inference-server/server/" not in case.source, case.name
+
+
+def test_heldout7_is_new() -> None:
+    """heldout7 (collected after round 3's rules) cites no thread that any other corpus file, test,
+    doc or bench note cites, and none from the server's own tracker."""
+    root = accuracy.LOGS.parents[2]
+    cited = "\n".join(
+        path.read_text(errors="replace")
+        for folder in ("tests", "docs", "bench")
+        for path in (root / folder).rglob("*")
+        if path.is_file() and "heldout7" not in path.parts and path.suffix in (".py", ".md", ".log", ".txt")
+    )
+    cases = accuracy.load("heldout7")
+    assert len(cases) == 21
+    for case in cases:
+        assert case.source.startswith("https://github.com/"), case.name
+        assert case.source not in cited, f"{case.name}: {case.source} is cited elsewhere"
+        assert "triton-inference-server/server/" not in case.source, case.name
+
+
+def test_heldout8_is_new() -> None:
+    """heldout8 (collected after round 4's rules) cites no thread that any other corpus file, test,
+    doc or bench note cites, and none from the server's own tracker."""
+    root = accuracy.LOGS.parents[2]
+    cited = "\n".join(
+        path.read_text(errors="replace")
+        for folder in ("tests", "docs", "bench")
+        for path in (root / folder).rglob("*")
+        if path.is_file() and "heldout8" not in path.parts and path.suffix in (".py", ".md", ".log", ".txt")
+    )
+    cases = accuracy.load("heldout8")
+    assert len(cases) == 21
+    for case in cases:
+        assert case.source.startswith("https://github.com/"), case.name
+        assert case.source not in cited, f"{case.name}: {case.source} is cited elsewhere"
+        assert "triton-inference-server/server/" not in case.source, case.name
+
+
+def test_heldout9_is_new() -> None:
+    """heldout9 (collected after round 5's rules) cites no thread that any other corpus file, test, doc
+    or bench note cites, and none from the server's own tracker; 15 failures and 5 healthy logs."""
+    root = accuracy.LOGS.parents[2]
+    cited = "\n".join(
+        path.read_text(errors="replace")
+        for folder in ("tests", "docs", "bench")
+        for path in (root / folder).rglob("*")
+        if path.is_file() and "heldout9" not in path.parts and path.suffix in (".py", ".md", ".log", ".txt")
+    )
+    failed, healthy = _layered("heldout9")
+    assert (len(failed), len(healthy)) == (15, 5)
+    for case in failed + healthy:
+        assert case.source.startswith("https://github.com/"), case.name
+        # issues/1 must not match issues/109: a cited URL ends where its number ends.
+        cited_here = re.search(re.escape(case.source) + r"(?!\d)", cited)
+        assert cited_here is None, f"{case.name}: {case.source} is cited elsewhere"
+        assert "triton-inference-server/server/" not in case.source, case.name
+
+
+HELDOUT9_TOP1_AT_LEAST = 7 / 15
+"""heldout9, collected after round 5's rules and scored once (clean, after merging main): 7/15, one
+empty answer, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
+HELDOUT9_KNOWN_MISSES = {
+    "async-cosyvoice-71",
+    "eks-ml-117",
+    "gpu-operator-1374",
+    "gpu-operator-265",
+    "gpu-operator-425",
+    "jetson-inference-1593",
+    "jetson-inference-1878",
+    "kops-12718",
+}
+
+
+def test_heldout9_top1_measured_once() -> None:
+    failed, healthy = _layered("heldout9")
+    score = accuracy.score(failed)
+    assert (score.cases, len(healthy)) == (15, 5)
+    assert score.top1 >= HELDOUT9_TOP1_AT_LEAST, score.misses
+    assert {name for name, _want, _got in score.misses} <= HELDOUT9_KNOWN_MISSES
+    empty = {name for name, _want, got in score.misses if got == "(no finding)"}
+    assert empty <= {"gpu-operator-265"}
+    assert not any(accuracy.has_failure(case) for case in healthy)
+
+
+HELDOUT8_TOP1_AT_LEAST = 11 / 17
+"""heldout8, collected after round 4's rules and scored once (clean): 11/17, four empty answers, one
+of four healthy logs flagged (tests/data/logs/SPLIT.md)."""
+HELDOUT8_KNOWN_MISSES = {
+    "deepstream-deploy-17",
+    "deepstream-deploy-4",
+    "fastdeploy-2193",
+    "gke-accelerators-104",
+    "kserve-pr-134",
+    "trtllm-1838",
+}
+HELDOUT8_KNOWN_FLAGGED = {"healthy-qanything-96"}
+
+
+def test_heldout8_top1_measured_once() -> None:
+    failed, healthy = _layered("heldout8")
+    score = accuracy.score(failed)
+    assert (score.cases, len(healthy)) == (17, 4)
+    assert score.top1 >= HELDOUT8_TOP1_AT_LEAST, score.misses
+    assert {name for name, _want, _got in score.misses} <= HELDOUT8_KNOWN_MISSES
+    assert {case.name for case in healthy if accuracy.has_failure(case)} <= HELDOUT8_KNOWN_FLAGGED
+
+
+HELDOUT8_LABEL_CONFLICT = {
+    # Labelled trt-engine-incompatible from its message; the same line ("[TensorRT-LLM][ERROR] Assertion
+    # failed: Failed to deserialize cuda engine") is labelled llm-backend-config in tune/tensorrtllm-235,
+    # heldout/tensorrtllm-424 and heldout3/tensorrtllm-190, and runbooks/llm-backend-config.md quotes it
+    # as its own: the labels disagree, not the engine (SPLIT.md, round 5).
+    "trtllm-1838": RUNBOOK_LLM_BACKEND_CONFIG,
+}
+
+
+def test_heldout8_misses_as_development_cases() -> None:
+    """Round 5 (general failure-signal and cause-class layers) turned heldout8's misses into development
+    cases: every failure log gets a finding, all but the one label conflict land on their label, and no
+    healthy log is flagged any more (the measured-once figure above stays as history)."""
+    failed, healthy = _layered("heldout8")
+    misses = {name: got for name, _want, got in accuracy.score(failed).misses}
+    assert misses == HELDOUT8_LABEL_CONFLICT
+    assert not any(accuracy.has_failure(case) for case in healthy)
+
+
+HELDOUT7_TOP1_AT_LEAST = 12 / 17
+"""heldout7, collected after round 3's rules and scored once (clean): 12/17, two empty answers."""
+HELDOUT7_KNOWN_MISSES = {
+    "kind-1692",
+    "modelmesh-200",
+    "nvidia-docker-1116",
+    "transformers4rec-364",
+    "triton-yolov5-5",
+}
+
+
+def test_heldout7_top1_measured_once() -> None:
+    # History: the clean figure (12/17) measured once at the end of round 3. Its misses became
+    # development cases in round 4 (SPLIT.md); this bound only keeps that figure from regressing.
+    failed, healthy = _layered("heldout7")
+    score = accuracy.score(failed)
+    assert (score.cases, len(healthy)) == (17, 4)
+    assert score.top1 >= HELDOUT7_TOP1_AT_LEAST, score.misses
+    assert {name for name, _want, _got in score.misses} <= HELDOUT7_KNOWN_MISSES
+    assert not any(accuracy.has_failure(case) for case in healthy)
+
+
+def test_heldout7_misses_as_development_cases() -> None:
+    """Round 4 fixed the classes behind heldout7's five misses (not a held-out figure any more):
+    every failure log's first finding is the label, none is empty, no healthy log is flagged."""
+    failed, healthy = _layered("heldout7")
+    assert accuracy.score(failed).misses == ()
+    assert not any(accuracy.has_failure(case) for case in healthy)
 
 
 HELDOUT6_TOP1_AT_LEAST = 10 / 11

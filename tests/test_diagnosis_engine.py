@@ -26,8 +26,9 @@ from triton_sre.diagnosis.engine import (
     diagnose_reason,
     template_of,
 )
+from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.logparse import classify_line, parse, parse_text, unquote
-from triton_sre.diagnosis.rules import CAUSE_RULES, classify
+from triton_sre.diagnosis.rules import CAUSE_RULES
 from triton_sre.diagnosis.scan import LogInputError, scan_lines
 
 LOGS = Path(__file__).parent / "data" / "logs"

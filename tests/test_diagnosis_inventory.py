@@ -26,7 +26,8 @@ from triton_sre.diagnosis.inventory import (
     template_regex,
 )
 from triton_sre.diagnosis.logparse import parse_text
-from triton_sre.diagnosis.rules import CAUSE_RULES, PRIORITY, RANK, is_summary
+from triton_sre.diagnosis.rules import CAUSE_RULES, PRIORITY, RANK
+from triton_sre.diagnosis.signals import is_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE_ENTRIES = [e for e in ENTRIES if e.runbook != c.RUNBOOK_UNKNOWN_LOAD_FAILURE]

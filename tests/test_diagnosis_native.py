@@ -16,8 +16,8 @@ import pytest
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.frames import classify, from_frames
 from triton_sre.diagnosis.logparse import parse_text
-from triton_sre.diagnosis.rules import classify, from_frames
 
 # pybind11's error_already_set::what() as the Python stub reports it (python_backend src/pb_stub.cc,
 # r24.06-r26.06): "<Type>: <message>\n\nAt:\n  <file>(<line>): <function>" - frames after "At:".

@@ -185,7 +185,15 @@ FAILED_SIGNS = (
 )
 
 
-@pytest.mark.parametrize("path", sorted(LOGS.glob("**/*.log")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def _corpus_logs() -> list[object]:
+    # heldout7's empty answers (modelmesh-200, nvidia-docker-1116), scored once, were fixed in the next
+    # round from the emitting sources (tests/test_diagnosis_layers.py): no corpus log is exempt.
+    return [
+        pytest.param(path, id=f"{path.parent.name}/{path.name}") for path in sorted(LOGS.glob("**/*.log"))
+    ]
+
+
+@pytest.mark.parametrize("path", _corpus_logs())
 def test_no_failed_log_has_an_empty_answer(path: Path) -> None:
     text = path.read_text(errors="replace")
     if not any(sign.lower() in text.lower() for sign in FAILED_SIGNS):

@@ -53,7 +53,17 @@ def test_no_release_no_advice() -> None:
 
 
 def test_server_version_is_the_inverse_of_the_release_mapping() -> None:
-    for minor in range(7, 70):
+    for minor in range(7, 90):
         release = server_release_from_version(2, minor)
         assert release is not None and server_version_of_release(release) == f"2.{minor}"
     assert server_version_of_release("20.12") is None and server_version_of_release("bad") is None
+
+
+def test_no_25_07_release_shifts_the_mapping_by_a_month() -> None:
+    # The release pages: 2.44.0 = 24.03, 2.59.0 = 25.06, 2.75.0 = 26.11; the notes skip 25.07.
+    assert server_release_from_version(2, 44) == "24.03"
+    assert server_release_from_version(2, 59) == "25.06"
+    assert server_release_from_version(2, 60) == "25.08"
+    assert server_release_from_version(2, 75) == "26.11"
+    assert server_version_of_release("25.07") is None
+    assert server_version_of_release("26.11") == "2.75"

@@ -209,12 +209,32 @@ def test_exporter_on_the_real_triton_llm_models(triton):
     exporter = Exporter(settings)
     raw_before = scrape(triton.metrics_url)
     exporter.poll_once()
+    def saturated(during: dict) -> bool:
+        return all(
+            m in during
+            and (during[m].kv_cache_utilization or 0) >= 0.9
+            and (during[m].waiting or 0) > 0
+            and (during[m].running or 0) > 0
+            for m in (LLM_VLLM, LLM_TRTLLM)
+        )
+
     with TrafficDriver(triton.http_url, {LLM_VLLM: 12, LLM_TRTLLM: 12}, llm_saturate=True, max_duration_s=30):
-        time.sleep(4.0)
-        exporter.poll_once()  # in the middle of saturating traffic
-        during = {m.model: m for m in exporter.derivation.llm}
-    time.sleep(1.0)
-    exporter.poll_once()
+        deadline = time.monotonic() + 25
+        while True:  # polls in the middle of saturating traffic, until both caches fill (or give up)
+            time.sleep(0.5)
+            exporter.poll_once()
+            during = {m.model: m for m in exporter.derivation.llm}
+            if saturated(during) or time.monotonic() > deadline:
+                break
+    deadline = time.monotonic() + 15
+    while True:  # until the engines drained what was in flight when the clients stopped
+        time.sleep(0.5)
+        exporter.poll_once()
+        drained = {m.model: m for m in exporter.derivation.llm}
+        if (drained.get(LLM_VLLM) and drained[LLM_VLLM].running == 0 and drained[LLM_VLLM].waiting == 0) or (
+            time.monotonic() > deadline
+        ):
+            break
     raw_after = scrape(triton.metrics_url)
     after = {m.model: m for m in exporter.derivation.llm}
     assert set(after) >= {LLM_VLLM, LLM_TRTLLM}

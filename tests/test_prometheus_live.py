@@ -41,6 +41,8 @@ CORE_PANELS = {
     "Seconds per request by stage",
     "Model states",
     "Cost per 1k inferences",
+    "Scaling signal / target",  # the overview's Scaling row (issue 21): the shipped autoscaling entry
+    "Replicas: asked, serving, ready",
 }
 TAIL_PANELS = {"Request latency p50 / p95 / p99", "Queue time p50 / p95 / p99"}
 TAIL_SLO = "latency"

@@ -1,8 +1,9 @@
 """The spec's optional `autoscaling:` list (issue 21): one entry per autoscaled Triton deployment.
 
-Pure. Defaults come from the rest of the spec: a queue-time target is a share of the tightest
-latency SLO threshold, a backlog target a share of `operational.pending_requests`, a KV-cache target
-a share of the saturation ratio; the model load time (default: what `operational.startup_probe_budget`
+Pure. Defaults (conventions/autoscaling.py): the signal is the backlog (pending_requests), one
+waiting request per replica; a queue-time target leaves the tightest latency SLO's quantile headroom;
+an LLM waiting target is a share of `operational.pending_requests`, a KV-cache target a share of the
+saturation ratio; the model load time (default: what `operational.startup_probe_budget`
 was sized for, budget = 2 x load + margin, probes.py) sets how fast the autoscaler may add replicas
 and how long it keeps them. Errors are `ConfigError`s that `slo.spec_from_mapping` reports as the
 spec's own (file, entry and field named).
@@ -75,19 +76,28 @@ class Autoscaling:
         return (self.deployment, f"{_KEDA_HPA_PREFIX}{self.deployment}")
 
 
+def queue_target(threshold_s: float, quantile: float) -> float:
+    """The mean queue time that leaves the SLO quantile headroom (conventions/autoscaling.py):
+    threshold / (headroom x ln(1 / (1 - q))); 500 ms at p99 -> 54 ms."""
+    return threshold_s / (c.AUTOSCALE_QUEUE_HEADROOM * math.log(1 / (1 - quantile)))
+
+
 def default_target(
     signal: str,
-    latency_thresholds_s: Sequence[float],
+    latency_slos: Sequence[tuple[float, float]],
     queue_time_threshold_s: float,
     pending_requests: int,
     kv_saturated_ratio: float,
 ) -> float:
-    """The target a signal gets when the entry names none (see the module docstring)."""
+    """The target a signal gets when the entry names none. `latency_slos` are the latency SLOs'
+    (threshold seconds, quantile); without any, the queue alert's threshold at p99 stands in."""
     if signal == c.SIGNAL_QUEUE_TIME:
-        base = min(latency_thresholds_s) if latency_thresholds_s else queue_time_threshold_s
-        return round(base * c.AUTOSCALE_QUEUE_TARGET_SHARE, 3)
-    if signal in (c.SIGNAL_PENDING, c.SIGNAL_LLM_WAITING):
-        return max(1.0, float(math.floor(pending_requests * c.AUTOSCALE_PENDING_TARGET_SHARE)))
+        pairs = latency_slos or [(queue_time_threshold_s, float(c.DEFAULT_SLO_QUANTILE))]
+        return round(min(queue_target(t, q) for t, q in pairs), 3)
+    if signal == c.SIGNAL_PENDING:
+        return c.AUTOSCALE_PENDING_TARGET
+    if signal == c.SIGNAL_LLM_WAITING:
+        return max(1.0, float(math.floor(pending_requests * c.AUTOSCALE_LLM_WAITING_SHARE)))
     return round(kv_saturated_ratio * c.AUTOSCALE_KV_TARGET_SHARE, 3)
 
 
@@ -141,7 +151,7 @@ def _entry(
     job = entry.get("job", default_job)
     if not isinstance(job, str) or not job:
         raise ConfigError(f"{where}: job: expected the Triton scrape job's name, got {bounded(job)}")
-    signal = entry.get("signal", c.SIGNAL_QUEUE_TIME)
+    signal = entry.get("signal", c.AUTOSCALE_DEFAULT_SIGNAL)
     if signal not in c.SIGNALS:
         raise ConfigError(f"{where}: signal: must be one of {', '.join(c.SIGNALS)}, got {bounded(signal)}")
     target = _target(entry, signal, where, duration, targets[signal])

@@ -211,7 +211,7 @@ def _spec(raw: Any, source: str) -> Spec:
             raise SpecError(f"{source}: slos[{i}] ({slo.name}): name: duplicate SLO name {bounded(slo.name)}")
         seen.add(slo.name)
         slos.append(slo)
-    thresholds = [s.threshold_s for s in slos if s.type == c.SLO_LATENCY]
+    thresholds = [(s.threshold_s, float(s.quantile)) for s in slos if s.type == c.SLO_LATENCY]
     autoscaling = parse_autoscaling(
         raw.get("autoscaling"),
         f"{source}: autoscaling",

@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 from triton_sre import conventions as c
 from triton_sre.bot.llm import LLM_ALERTS, saturation_threshold
 from triton_sre.bot.llm import verdict as llm_verdict
+from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, scaling_line
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.promql import escape
@@ -231,8 +232,8 @@ class Facts:
     """Alert fingerprint -> the largest models on the alert's GPU (TritonGPUMemoryHeadroomLow)."""
     latency_now: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     """Latency alert fingerprint -> quantile (e.g. ``0.99``) -> current seconds (from Prometheus)."""
-    replicas: Mapping[str, tuple[float, float]] = field(default_factory=dict)
-    """Latency alert fingerprint -> (replicas the scaling signal asks for, serving) (issue 21)."""
+    replicas: Mapping[str, Sequence[ScalingAsk]] = field(default_factory=dict)
+    """Queue/latency alert fingerprint -> the replicas the scaling signal asks for (bot/scaling.py)."""
     rollout: Mapping[str, Sequence[str]] = field(default_factory=dict)
     """TritonRolloutRegression fingerprint -> the verdict now and each figure, baseline -> candidate."""
 
@@ -287,6 +288,7 @@ class AlertView:
     remediation: str = ""  # the one-line fix of the alert's runbook (front matter), shown without findings
     cluster: str = ""  # the alert's cluster label (rules generated with slos.yaml cluster_label: cluster)
     rollout: list[str] = field(default_factory=list)  # TritonRolloutRegression: verdict, then figures
+    scaling: str = ""  # queue/latency alerts: the replicas the scaling signal asks for (issue 21)
 
 
 @dataclass(frozen=True)
@@ -432,9 +434,6 @@ def _latency_view(alert: Alert, facts: Facts) -> LatencyView | None:
     shown = {c.quantile_name(q): now[q] for q in latency_quantiles_shown(alert) if q in now}
     parts = [f"{name} now {_ms(value)}" for name, value in shown.items()] or ["current latency n/a"]
     line = f"{', '.join(parts)} (SLO on {c.quantile_name(judged)}) vs threshold {_ms(threshold)}"
-    if alert.fingerprint in facts.replicas:
-        asked, serving = facts.replicas[alert.fingerprint]
-        line += f"; the scaling signal asks for {asked:.0f} replicas ({serving:.0f} serving)"
     return LatencyView(c.quantile_name(judged), threshold, shown, line)
 
 
@@ -489,6 +488,9 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
         remediation=facts.remediations.get(runbook, "") if runbook else "",
         cluster=alert.labels.get(c.LABEL_CLUSTER, ""),
         rollout=list(facts.rollout.get(alert.fingerprint, ())),
+        scaling=(
+            scaling_line(facts.replicas.get(alert.fingerprint, ())) if alert.name in SCALING_ALERTS else ""
+        ),
     )
 
 

@@ -41,6 +41,7 @@ from triton_sre.bot.llm import figure_exprs as llm_figure_exprs
 from triton_sre.bot.metrics import ACTION_FAILED, ACTION_POSTED, ACTION_REPEAT, ACTION_UPDATED, BotMetrics
 from triton_sre.bot.outbox import MessageRef, Notification, Outbox
 from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS, chart_png
+from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, asks, scaling_exprs
 from triton_sre.bot.slack import DeliveryError, Renderer, SlackDelivery, backoff
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 from triton_sre.diagnosis.engine import Finding, Report
@@ -343,7 +344,6 @@ class Worker:
         burn: dict[str, float] = {}
         budget: dict[str, float] = {}
         latency: dict[str, dict[str, float]] = {}
-        replicas: dict[str, tuple[float, float]] = {}
         if self.prometheus is not None:
             for alert in group.alerts:
                 found = _slo_labels(alert.labels) if alert.name in SLO_ALERTS else None
@@ -362,11 +362,6 @@ class Worker:
                         now = self.prometheus.instant(latency_now_expr(model, quantile))
                         if now is not None:
                             latency.setdefault(alert.fingerprint, {})[quantile] = now
-                    if alert.fingerprint in latency:
-                        asked = self.prometheus.instant(f"max({c.REC_AUTOSCALE_DESIRED})")
-                        serving = self.prometheus.instant(f"max({c.REC_SERVING_REPLICAS})")
-                        if asked is not None and serving is not None:
-                            replicas[alert.fingerprint] = (asked, serving)
                 except PromError as exc:
                     log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
         return Facts(
@@ -380,9 +375,25 @@ class Worker:
             llm=self._llm_figures(group),
             largest_models=self._largest_models(group),
             latency_now=latency,
-            replicas=replicas,
+            replicas=self._replicas(group),
             rollout=self._rollout(group),
         )
+
+    def _replicas(self, group: AlertGroup) -> dict[str, list[ScalingAsk]]:
+        """For each queue/latency alert: the replicas the scaling signal asks for (bot/scaling.py)."""
+        found: dict[str, list[ScalingAsk]] = {}
+        for alert in group.alerts:
+            if alert.name not in SCALING_ALERTS or self.prometheus is None:
+                continue
+            desired, serving = scaling_exprs(alert.labels)
+            try:
+                asked = asks(self.prometheus.vector(desired), self.prometheus.vector(serving))
+            except PromError as exc:
+                log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
+                continue
+            if asked:
+                found[alert.fingerprint] = asked
+        return found
 
     def _rollout(self, group: AlertGroup) -> dict[str, list[str]]:
         """For each rollout alert: the verdict now and each figure (rollout/live.py, shipped slos.yaml)."""
@@ -429,9 +440,7 @@ class Worker:
             except PromError as exc:
                 log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
                 continue
-            sizes = [
-                ModelSize(m.get(c.LABEL_MODEL, ""), m.get(c.LABEL_VERSION, ""), v) for m, v in rows
-            ]
+            sizes = [ModelSize(m.get(c.LABEL_MODEL, ""), m.get(c.LABEL_VERSION, ""), v) for m, v in rows]
             found[alert.fingerprint] = sorted(sizes, key=lambda s: (-s.bytes, s.model, s.version))
         return found
 

@@ -41,11 +41,21 @@ SIGNAL_RULES: Final = {
     SIGNAL_LLM_WAITING: (REC_LLM_WAITING_JOB, True),
     SIGNAL_LLM_KV_CACHE: (REC_LLM_KV_CACHE_JOB, False),
 }
-# Defaults: a queue target this share of the tightest latency SLO threshold (the queue alert fires
-# at the SLO's queue_time_share, 0.5: scaling must act well before), a backlog target this share of
-# operational.pending_requests per replica, a KV-cache target this share of the saturation ratio.
-AUTOSCALE_QUEUE_TARGET_SHARE: Final = 0.2
-AUTOSCALE_PENDING_TARGET_SHARE: Final = 0.5
+# Defaults (docs/autoscaling.md "Targets"). The default signal is the backlog: it needs no rate
+# window and leads the burn where the 1-minute queue mean lags it (bench/RESULTS.md).
+AUTOSCALE_DEFAULT_SIGNAL: Final = SIGNAL_PENDING
+# pending_requests: requests waiting per replica. A replica executes `instances x max_batch_size`
+# requests at once; a backlog of one more means every new request waits a whole execution (Little's
+# law at capacity: waiting = throughput x queue time = concurrency x 1 round). The default assumes
+# one instance without dynamic batching (concurrency 1); set the target to the model's concurrency.
+AUTOSCALE_PENDING_TARGET: Final = 1.0
+# queue_time: if waits are roughly exponential, the SLO quantile q of the queue is ln(1/(1-q)) x its
+# mean (p99: 4.6 x); the mean at which the queue alone reaches the threshold is threshold / that
+# factor, and the target keeps this headroom below it for the load still rising while a replica loads.
+AUTOSCALE_QUEUE_HEADROOM: Final = 2.0
+# llm_waiting: this share of operational.pending_requests per replica; llm_kv_cache: this share of
+# the saturation ratio.
+AUTOSCALE_LLM_WAITING_SHARE: Final = 0.5
 AUTOSCALE_KV_TARGET_SHARE: Final = 0.8
 AUTOSCALE_MIN_REPLICAS: Final = 2  # the warm floor: one replica loading a model is one serving none
 AUTOSCALE_SCALE_DOWN_MIN_S: Final = 300  # Kubernetes' own default scale-down stabilisation

@@ -16,13 +16,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.frames import from_frames
 from triton_sre.diagnosis.logparse import LEVEL_ERROR, LEVEL_FATAL, LogEvent
 from triton_sre.diagnosis.releases import advice
 from triton_sre.diagnosis.report import MAX_EVIDENCE, MAX_EVIDENCE_CHARS, Evidence, Finding
-from triton_sre.diagnosis.rules import RANK, from_frames
+from triton_sre.diagnosis.rules import RANK
 
 __all__ = ["FindingBuilder", "ModelState", "Obs", "evidence_text"]
 
@@ -244,6 +245,7 @@ class FindingBuilder:
                 self._finding(None, None, runbook, c.IMPACT_CRITICAL if severe else c.IMPACT_WARNING, group)
             )
         self._never_empty(final)
+        _warnings_as_root_cause(final)
         final.sort(
             key=lambda f: (
                 f.consequence_of is not None,
@@ -273,3 +275,16 @@ class FindingBuilder:
             finding.message,
             note,
         )
+
+
+def _warnings_as_root_cause(final: list[Finding]) -> None:
+    """A server-wide warning that names a cause more specific than a failure following it is that
+    failure's root cause (Docker's platform-mismatch warning, then the hook cannot mount an x86
+    path): it becomes critical and, being earlier, is listed first. Alone it stays a warning."""
+    critical = [f for f in final if f.model is None and f.severity == c.IMPACT_CRITICAL and f.evidence]
+    for i, f in enumerate(final):
+        if f.model is not None or f.severity != c.IMPACT_WARNING or not f.evidence:
+            continue
+        rank, line = RANK.get(f.runbook, len(RANK)), f.evidence[0].line
+        if any(line < g.evidence[0].line and rank < RANK.get(g.runbook, len(RANK)) for g in critical):
+            final[i] = replace(f, severity=c.IMPACT_CRITICAL)

@@ -23,14 +23,17 @@ into ordered findings, `report.py` holds the result types (re-exported here).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, evidence_text
+from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.logparse import (
     LEVEL_ERROR,
     LEVEL_FATAL,
     LEVEL_INFO,
+    LEVEL_WARNING,
     SOURCE_OPTION,
     SOURCE_RAW,
     SOURCE_TABLE,
@@ -61,7 +64,9 @@ from triton_sre.diagnosis.reasons import (
 )
 from triton_sre.diagnosis.releases import release_in
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS, Evidence, Finding, Report, Unmatched
-from triton_sre.diagnosis.rules import RANK, is_backend_failure, is_server_failure
+from triton_sre.diagnosis.rules import RANK
+from triton_sre.diagnosis.severity import failure_piece, is_failure_line
+from triton_sre.diagnosis.signals import is_backend_failure, is_server_failure
 
 __all__ = [
     "Diagnoser",
@@ -78,7 +83,15 @@ __all__ = [
 
 MAX_UNMATCHED_TEMPLATES = 200
 MAX_PENDING = 64
+_WARNING_BANNER = re.compile(r"^WARNING\b:?")
 ATTACH_WINDOW = 12
+# Words that make a levelless line a failure report rather than a setting (``runtime_backend is set
+# to [vllm]`` is not one).
+_FAILURE_WORD = re.compile(
+    r"\b(error|fail\w*|exception|invalid|cannot|can't|unable|not found|abort\w*|assert\w*|missing|denied)\b",
+    re.I,
+)
+_WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s")
 """A model-less cause line attaches to a model failure at most this many events later."""
 
 
@@ -94,6 +107,15 @@ def _deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int
         text = peel_collector_prefix(piece.strip())
         return event.line + offset, text[:MAX_EVIDENCE_CHARS]
     return event.line, peel_collector_prefix(evidence_text(event))
+
+
+def _fails_beside_warnings(block: str) -> bool:
+    """True when a pasted block holds a failure line besides its ``WARNING:`` lines."""
+    return any(
+        classify(piece) or is_server_failure(piece) or is_backend_failure(piece)
+        for piece in (p.strip() for p in block.split("\n"))
+        if piece and not _WARNING_BANNER.match(piece)
+    )
 
 
 class Diagnoser:
@@ -112,6 +134,7 @@ class Diagnoser:
         self._server_failures: list[Obs] = []  # the server (or its GPUs) failed; nothing explains it
         self._unmatched: dict[str, list[object]] = {}
         self._unexplained: list[Obs] = []  # error lines no rule explains (bounded)
+        self._warning_causes: list[Obs] = []  # warnings naming a cause class, until a failure follows
         self._unmatched_overflow = 0
         self._index = 0
         self._release: str | None = None
@@ -157,6 +180,24 @@ class Diagnoser:
         if self._feed_model_line(event, index):
             return
         runbook = classify(message)
+        failing = level in (LEVEL_ERROR, LEVEL_FATAL) or is_failure_line(message)
+        if (
+            runbook == c.RUNBOOK_LLM_BACKEND_CONFIG
+            and not failing
+            and level != LEVEL_WARNING
+            and not _FAILURE_WORD.search(message)
+        ):
+            runbook = None  # LLM wording counts on an error line or beside a failure word, not on a setting
+        decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
+        if runbook is None and (failing or is_backend_failure(message) or is_server_failure(message)):
+            # The class layer: a failure line whose wording no rule knows, read by its cause class.
+            runbook = cause_class(message)
+            if runbook is not None:
+                found = runbook
+                decides = lambda piece: cause_class(piece) == found  # noqa: E731
+                level = level or LEVEL_ERROR
+        elif runbook is None and (level == LEVEL_WARNING or _WARN_FORMAT.match(message)):
+            self._note_warning_cause(event, index)
         if runbook is None and is_backend_failure(message):
             # A backend's (TensorRT, ONNX Runtime, libtorch, CUDA) own error line that names no known
             # class: the model its path names failed, else the server-wide finding says so.
@@ -174,7 +215,9 @@ class Diagnoser:
             self._server_failures.append(Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
             return
         if runbook is not None:
-            line, text = _deciding_line(event, lambda piece: classify(piece) == runbook)
+            line, text = _deciding_line(event, decides)
+            if not level and _WARNING_BANNER.match(text) and not _fails_beside_warnings(message):
+                level = LEVEL_WARNING  # a pasted tool's own "WARNING:" (Docker CLI, the NGC entrypoint)
             obs = Obs(index, line, text, level or LEVEL_ERROR, runbook, message)
             path = PY_PATH.search(message)
             if path:
@@ -194,15 +237,30 @@ class Diagnoser:
             if len(self._pending) > MAX_PENDING:
                 self._orphans.append(self._pending.pop(0))
             return
-        if level in (LEVEL_ERROR, LEVEL_FATAL) or (
+        if failing or (
             event.source == SOURCE_RAW and message[:8].upper().startswith(("ERROR", "FATAL", "CRITICAL"))
         ):
+            self._raise_warning_causes()
             self._add_unmatched(event)
             if len(self._unexplained) < MAX_PENDING:
                 # An error line nothing explains is still a failure signal: never an empty answer.
-                self._unexplained.append(
-                    Obs(index, event.line, evidence_text(event), level or LEVEL_ERROR, None, message, True)
-                )
+                line, text = _deciding_line(event, lambda piece: failure_piece(piece) is not None)
+                self._unexplained.append(Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
+
+    def _note_warning_cause(self, event: LogEvent, index: int) -> None:
+        """A warning whose cause class is known: a root cause only if a failure line follows it."""
+        runbook = cause_class(event.message)
+        if runbook is not None and len(self._warning_causes) < MAX_PENDING:
+            self._warning_causes.append(
+                Obs(index, event.line, evidence_text(event), LEVEL_ERROR, runbook, event.message)
+            )
+
+    def _raise_warning_causes(self) -> None:
+        """A failure line nothing explains follows warnings that name a cause class: the earliest
+        of them is the root cause (the failure is its consequence)."""
+        if self._warning_causes:
+            self._pending.extend(self._warning_causes[:1])
+            self._warning_causes.clear()
 
     def _instance_model(self, message: str) -> str | None:
         """The model a model-instance name in ``message`` belongs to, if any."""
@@ -224,9 +282,25 @@ class Diagnoser:
         if len(lines) < 2:
             return
         runbook = classify("\n".join(lines[1:]))
-        if runbook is None or is_harmless(event.message):
+        decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
+        if runbook is None:
+            # A third-party line its own format marks as a failure (GStreamer's ERROR column, a
+            # Python logging ERROR) inside an I line's continuation: read by its cause class.
+            piece = failure_piece("\n".join(lines[1:]))
+            if piece is None or is_harmless(piece):
+                return
+            runbook = cause_class(piece)
+            if runbook is None:
+                k = next(k for k in range(1, len(lines)) if lines[k].strip() == piece)
+                if len(self._unexplained) < MAX_PENDING:
+                    self._unexplained.append(
+                        Obs(index, event.line + k, piece[:MAX_EVIDENCE_CHARS], LEVEL_ERROR, None, piece, True)
+                    )
+                return
+            decides = lambda line: line.strip() == piece  # noqa: E731
+        if is_harmless(event.message):
             return
-        offset = next((k for k in range(1, len(lines)) if classify(lines[k]) == runbook), 1)
+        offset = next((k for k in range(1, len(lines)) if decides(lines[k])), 1)
         text = lines[offset][:MAX_EVIDENCE_CHARS]
         obs = Obs(index, event.line + offset, text, LEVEL_ERROR, runbook, "\n".join(lines[1:]))
         path = PY_PATH.search(event.message)
@@ -247,9 +321,7 @@ class Diagnoser:
             state.ready = True
             return
         reason = STATUS_PREFIX.sub("", status, count=1)
-        obs = Obs(
-            index, event.line, evidence_text(event), LEVEL_ERROR, classify_reason(reason), reason, True
-        )
+        obs = Obs(index, event.line, evidence_text(event), LEVEL_ERROR, classify_reason(reason), reason, True)
         state.failed = True
         state.stuck = False
         state.add(obs)

@@ -21,6 +21,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from triton_sre.diagnosis.severity import is_failure_line
+
 __all__ = [
     "MAX_CONTINUATION_CHARS",
     "MAX_CONTINUATION_LINES",
@@ -299,6 +301,10 @@ class _Parser:
                     ev = self._flush()
                     if ev:
                         yield ev
+                    if is_failure_line(raw.strip()):
+                        # Not a table: a log layout with ``|`` columns (loguru's ``time | LEVEL | ...``).
+                        self._start(number, "", SOURCE_RAW, s, raw.strip())
+                        return
                     if len(cells) >= 2 and cells[0].strip() == "server_version":
                         value = cells[1].strip()
                         yield LogEvent(number, LEVEL_INFO, SOURCE_OPTION, f"server_version {value}", s)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.logparse import LogEvent
 from triton_sre.diagnosis.repeats import memoize_text
-from triton_sre.diagnosis.rules import classify, is_harmless, is_summary
+from triton_sre.diagnosis.signals import is_harmless, is_summary
 
 __all__ = [
     "ENSEMBLE_CONFIG",

@@ -31,21 +31,28 @@ _NGC_RELEASE = re.compile(r"\bNVIDIA Release (\d\d)\.(\d\d)\b")
 _SERVER_VERSION = re.compile(r"(?:Triton Server Version|server_version)\s*\|?\s*(\d+)\.(\d+)\.\d+")
 
 
+_SKIPPED_2_60 = 60
+"""From 2.60.0 on, one month later again: there was no 25.07 release (2.59.0 is 25.06, the release notes
+go on with 25.08; 2.75.0 is 26.11, github.com/triton-inference-server/server/releases/tag/v2.75.0)."""
+
+
 def server_release_from_version(major: int, minor: int) -> str | None:
     """The NGC release (``YY.MM``) of a Triton server version, for 2.7.0 (21.02) and later."""
     if major != 2 or minor < 7:
         return None
-    months = minor + 7  # 2.7 -> 21.02: one month (21.01) had no release
+    # 2.7 -> 21.02: one month (21.01) had no release; nor had 25.07.
+    months = minor + 7 + (minor >= _SKIPPED_2_60)
     return f"{20 + (months - 1) // 12:02d}.{(months - 1) % 12 + 1:02d}"
 
 
 def server_version_of_release(release: str) -> str | None:
     """The Triton server version (``2.N``) of an NGC release ``YY.MM`` from 21.02 on (the inverse of
-    `server_release_from_version`); None for earlier or malformed releases."""
+    `server_release_from_version`); None for earlier, skipped (25.07) or malformed releases."""
     m = re.fullmatch(r"(\d\d)\.(\d\d)", release)
-    if m is None:
+    if m is None or release == "25.07":
         return None
     minor = (int(m.group(1)) - 20) * 12 + int(m.group(2)) - 7
+    minor -= minor > _SKIPPED_2_60
     return f"2.{minor}" if minor >= 7 else None
 
 
@@ -100,6 +107,46 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "Releases before 21.09 do not expand $$TRITON_MODEL_DIRECTORY in EXECUTION_ENV_PATH: give an "
         "absolute path, or upgrade to 21.09 or later.",
         "https://github.com/triton-inference-server/server/pull/3314",
+    ),
+    KnownIssue(
+        c.RUNBOOK_BACKEND_NOT_FOUND,
+        re.compile(r"\bmodel\.py\b", re.I),
+        "23.10",
+        "23.10",
+        "23.10 names a missing backend as '<backend>/model.py' (its new Python-based-backend lookup): "
+        "the backend the config names is what is missing from the backends directory; 23.11 and later "
+        "word it correctly.",
+        "https://github.com/triton-inference-server/server/blob/r23.10/RELEASE.md#known-issues",
+    ),
+    KnownIssue(
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"MetricFamily|backend::python::Metric\b", re.I),
+        "26.01",
+        "99.12",
+        "A crash in the Python backend's custom-metrics code: it segfaults at shutdown (the stub's "
+        "destructor clears MetricFamily objects, server#8662) and after a model reload (a Metric shared "
+        "across stub processes, server#8663), reported on 26.01 with no fixing release named yet: "
+        "avoid reloading models that register custom metrics, or drop the metrics.",
+        "https://github.com/triton-inference-server/server/issues/8662",
+    ),
+    KnownIssue(
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"onnxruntime_providers_tensorrt|TensorrtExecutionProvider", re.I),
+        "24.03",
+        "24.03",
+        "24.03's ONNX Runtime segfaults with the TensorRT execution provider when several instances of "
+        "a model load on one GPU (microsoft/onnxruntime#20089): load models serially and keep one "
+        "instance per GPU, or use a later release.",
+        "https://github.com/triton-inference-server/server/releases/tag/v2.44.0",
+    ),
+    KnownIssue(
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"rope_scaling", re.I),
+        "24.09",
+        "24.09",
+        "The 24.09 TensorRT-LLM image ships a transformers release older than 4.43, which rejects "
+        "Llama 3.1's rope_scaling (NVIDIA/TensorRT-LLM#2121): `pip install -U transformers` in the image.",
+        "https://github.com/triton-inference-server/server/releases/tag/v2.50.0",
     ),
     KnownIssue(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,

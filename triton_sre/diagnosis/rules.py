@@ -22,25 +22,16 @@ from typing import Final
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.inventory import ENTRIES
-from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, CauseRule
+from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
 
 __all__ = [
-    "BACKEND_FAILURE",
     "CAUSE_RULES",
     "HAND_RULES",
-    "HARMLESS",
     "PRIORITY",
     "RANK",
-    "SERVER_FAILURE",
-    "SUMMARY",
+    "SHM_CONTEXT",
     "CauseRule",
-    "classify",
-    "from_frames",
-    "is_backend_failure",
-    "is_harmless",
-    "is_server_failure",
-    "is_summary",
 ]
 
 
@@ -55,69 +46,8 @@ def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
     )
 
 
-# Lines every CPU-only host prints: informational, never a cause.
-HARMLESS: Final = _rx(
-    r"CudaDriverHelper has not been initialized",
-    # Alone, NVML failing is what every CPU host prints; with a reason it is a driver problem.
-    r"Failed to initialize NVML(?!: *(Driver/library|Unknown Error|Insufficient Permissions))",
-    r"DCGM (unable to start|initialization error)",
-    r"Unable to allocate pinned system memory",
-    r"failed to allocate pinned system memory",
-    r"CUDA memory pool disabled",
-    r"Unable to get (power limit|power usage|energy consumption|memory)",
-    r"GPU metrics will not be available",
-    r"failed to stop server: .*Exit timeout expired",
-    r"Collecting (CPU|GPU) metrics",
-)
-
-# The generic consequence lines: the cause is elsewhere.
-SUMMARY: Final = _rx(
-    r"failed to load all models",
-    r"No server context available\. Exiting immediately",
-)
-
-# Lines that say the server itself did not come up (or lost its GPUs): whatever else the log
-# holds, a log with one of these is a failed log and gets at least one finding.
-SERVER_FAILURE: Final = _rx(
-    r"^error: creating server\b",
-    r"\bCUDA failed to initialize\b",
-    r"failed to initialize CUDA\b",
-    r"Unable to find CUDA driver",
-    r"no CUDA-capable device",
-    r"CUDA driver version is insufficient",
-    r"Failed to initialize NVML: ",
-    r"NVML[_ ](ERROR|error)\w*",
-    r"unable to get number of CUDA devices",
-    # The process ended with a non-zero status, as docker compose, kubectl describe and a pod's
-    # status (KServe's lastFailureInfo) report it; 137 (SIGKILL) is a cause rule of its own.
-    r"\bexited with code [1-9]\d*",
-    r"\bExit Code:\s+[1-9]\d*",
-    r"\bexitCode\"?:\s*[1-9]\d*",
-    r"\bReason:\s+(Error|ContainerCannotRun|StartError)\b",
-    # The container runtime refused the container (docker CLI / compose / the OCI runtime's hook).
-    r"\bError response from daemon: ",
-    r"\bOCI runtime (create|exec) failed\b",
-    r"\berror running hook\b",
-)
-
 _ENOSPC = r"(?:\[Errno 28\]|\bNo space left on device\b|\bENOSPC\b)"
-_SHM_CONTEXT = r"(?:/dev/shm\b|\bmultiprocessing[/.]|\bSemLock\b|\bsem_open\b)"
-
-# A backend's own error line (not Triton's): the model load failed even when the wording names no known
-# class and no Triton line is around it. From the sources that print them: onnxruntime_backend
-# src/onnxruntime_utils.h (RETURN_IF_ORT_ERROR: "onnx runtime error <code>: <msg>"), ONNX Runtime's
-# Python binding ("[ONNXRuntimeError] : <code> : <STATUS> : <msg>"), the TensorRT logger ("[TRT] [E]",
-# "[TensorRT] ERROR", TensorRT 8+'s "Error Code <n>: <Kind> (<msg>)" from "[file.cpp::func::line]"),
-# libtorch (c10::Error, the TorchScript interpreter), the CUDA runtime ("CUDA error: <text>").
-BACKEND_FAILURE: Final = _rx(
-    r"onnx runtime error \d+: ",
-    r"\[ONNXRuntimeError\] : \d+ : [A-Z_]+ : ",
-    r"\[TRT\] \[E\]|\[TensorRT\] ERROR|\bTRT ERROR\b",
-    r"\[[\w.]+\.cpp::[\w:~]+::\d+\] Error Code \d+: ",
-    r"\bc10::Error\b|The following operation failed in the TorchScript interpreter",
-    r"\bCUDA error: \w",
-    r"\bcudaError\w+\b|\bCUDA_ERROR_\w+\b",
-)
+SHM_CONTEXT = r"(?:/dev/shm\b|\bmultiprocessing[/.]|\bSemLock\b|\bsem_open\b)"
 
 # A frame of the model's own code in the stub's traceback ("At:" then "  /m/1/model.py(36): initialize").
 _PYTHON_FRAME = r"(?m:^\s+\S*/model\.py\(\d+\): <?\w+)"
@@ -137,8 +67,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"shm-default-byte-size.{0,40}(exceed|too large|larger)",
             # ENOSPC where the full device is /dev/shm: CPython's multiprocessing (SemLock ->
             # sem_open, queues, pools) keeps its semaphores there; the frames are the context.
-            rf"{_ENOSPC}[\s\S]{{0,2000}}?{_SHM_CONTEXT}",
-            rf"{_SHM_CONTEXT}[\s\S]{{0,2000}}?{_ENOSPC}",
+            rf"{_ENOSPC}[\s\S]{{0,2000}}?{SHM_CONTEXT}",
+            rf"{SHM_CONTEXT}[\s\S]{{0,2000}}?{_ENOSPC}",
         ),
     ),
     CauseRule(
@@ -184,6 +114,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         ),
     ),
     *STACK_RULES,
+    *WINDOWS_RULES,
     CauseRule(
         c.RUNBOOK_CUDA_DRIVER_MISMATCH,
         _rx(
@@ -235,7 +166,10 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"unable to find '[^']*' for model '[^']*', in \S*backends",
             r"unexpected platform type",
             r"unknown platform",
-            r"unable to (load|find) backend\b",
+            # ... but not when dlerror names another library than the backend's own: that is a
+            # dependency of the backend (library-version-mismatch).
+            r"unable to (load|find) backend\b(?! library: (?![^:\s]*libtriton_)[^:\s]*\.so[\w.]*: cannot"
+            r" open)",
         ),
     ),
     CauseRule(
@@ -284,6 +218,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"Attempted to read a PyTorch file with version",
             r"PyTorch installation may be too old",
             r"undefined symbol",
+            # Python's ImportError for a name (PEP 328 semantics, "from 'mod' (path)" since 3.8): the
+            # module was found and imported but lacks the name, so the installed package is another
+            # release than the code importing it expects; a circular import is the code's own bug.
+            r"cannot import name '[^'\n]+' from '[^'\n]+'(?! \(most likely due to a circular import\))"
+            r"(?![^\n]*partially initialized)",
             r"version `(GLIBC|GLIBCXX|CXXABI)_[\d.]+' not found",
             r"no kernel image is available for execution on the device",
             r"not in Op<",
@@ -528,103 +467,3 @@ RANK: Final[dict[str, int]] = {}
 """How specific a runbook is (lower wins when one model has causes of several runbooks)."""
 for _rb in (c.RUNBOOK_CONFIG_PARSE_ERROR, *PRIORITY, c.RUNBOOK_UNKNOWN_LOAD_FAILURE):
     RANK.setdefault(_rb, len(RANK))
-
-def is_harmless(text: str) -> bool:
-    return HARMLESS.search(text) is not None
-
-
-def is_summary(text: str) -> bool:
-    return SUMMARY.search(text) is not None
-
-
-def is_backend_failure(text: str) -> bool:
-    return BACKEND_FAILURE.search(text) is not None
-
-
-def is_server_failure(text: str) -> bool:
-    return SERVER_FAILURE.search(text) is not None
-
-
-# Traceback frames, in the three shapes a Triton log shows them: pybind11's "At:" block (the Python
-# stub's error_already_set::what(): "  /path/file.py(36): func"), CPython's own traceback
-# ('  File "/path/file.py", line 36, in func' and the source line under it), and the "At:" header.
-_FRAME_LINE = re.compile(
-    r"^\s*(?:"
-    r"(?:<frozen [\w.]+>|\S+)\(\d+\): <?[\w.]+>?"
-    r"|File \"[^\"\n]+\", line \d+(?:, in \S+)?"
-    r"|At:"
-    r")\s*$"
-)
-# A Python exception line: "ValueError: ...", "module.SomeError: ...", "KeyboardInterrupt".
-_EXCEPTION_LINE = re.compile(
-    r"(?m)^\s*(?:Internal: )?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b"
-)
-_CPYTHON_FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
-
-
-def _first_rule(text: str) -> CauseRule | None:
-    for rule in CAUSE_RULES:
-        if rule.pattern.search(text):
-            return rule
-    return None
-
-
-def _first(text: str) -> str | None:
-    rule = _first_rule(text)
-    return rule.runbook if rule is not None else None
-
-
-def _without_frames(text: str) -> str | None:
-    """``text`` without its traceback frames (None when it has none): the exception lines."""
-    if "\n" not in text and not _FRAME_LINE.match(text):
-        return None
-    kept: list[str] = []
-    dropped = False
-    skip_source = False
-    for line in text.split("\n"):
-        if skip_source:
-            skip_source = False
-            if line.startswith("    ") and not _FRAME_LINE.match(line):
-                continue  # the source line CPython prints under a File line
-        if _FRAME_LINE.match(line):
-            dropped = True
-            skip_source = _CPYTHON_FRAME.match(line) is not None
-            continue
-        kept.append(line)
-    return "\n".join(kept) if dropped else None
-
-
-def classify(text: str) -> str | None:
-    """The runbook id of the first rule that claims ``text``; None when no rule does.
-
-    In a Python traceback the exception line decides and the frames are context: when the text
-    without its frames names a cause more specific than a generic Python error, that cause wins over
-    anything read from the frames (an ``import`` frame, a library's path). The rules that read an
-    exception together with its frames (ENOSPC inside ``multiprocessing`` = a full /dev/shm) keep
-    their place in `PRIORITY`."""
-    whole = _first_rule(text)
-    if whole is None or _SHM_CONTEXT in whole.pattern.pattern:
-        return whole.runbook if whole is not None else None
-    head = _without_frames(text)
-    if head is None:
-        return whole.runbook
-    exception = _first(head)
-    if exception is None or exception == c.RUNBOOK_PYTHON_MODEL_ERROR:
-        if whole.runbook == c.RUNBOOK_PYTHON_MODULE_MISSING and _EXCEPTION_LINE.search(head):
-            # The exception line is there and names no import failure: the import frames only say
-            # the error was raised while model.py was being imported.
-            return c.RUNBOOK_PYTHON_MODEL_ERROR
-        return whole.runbook
-    return exception
-
-
-def from_frames(text: str) -> bool:
-    """True when ``text``'s runbook comes only from traceback frames (its exception lines name no
-    cause): weaker evidence than any exception line, in this text or another one about the model."""
-    head = _without_frames(text)
-    if head is None:
-        return False
-    return _first(head) in (None, c.RUNBOOK_PYTHON_MODEL_ERROR) and classify(text) not in (
-        None,
-        c.RUNBOOK_PYTHON_MODEL_ERROR,
-    )

@@ -20,6 +20,12 @@ error``, ``ldcache error``; the Go runtime's ``failed to create NVIDIA Container
 ``invoking the NVIDIA Container Runtime Hook directly ... is not supported``), CDI
 (``unresolvable CDI devices``, ``failed to inject CDI devices``) and containerd's CRI plugin (``no
 runtime for "nvidia" is configured``). Each rule keeps its source and the releases it was read in.
+
+The Windows release (``tritonserver<ver>-win.zip``) and Docker on Windows: core builds a backend's
+library name per platform (``libtriton_<backend>.so``, ``triton_<backend>.dll`` on Windows) and quotes
+the loader's text after ``unable to load shared library:`` (``dlerror()`` on Linux, Windows' system
+message for ``LoadLibrary``'s error code otherwise); moby refuses an image built for another OS or
+with no variant for the host's platform, and a layer it cannot register.
 """
 
 from __future__ import annotations
@@ -30,7 +36,16 @@ from typing import Final
 
 from triton_sre import conventions as c
 
-__all__ = ["CONTAINER_RUNTIME_RULES", "RESTART_RULES", "STACK_RULES", "CauseRule", "rx"]
+__all__ = [
+    "CONTAINER_RUNTIME_RULES",
+    "PLATFORM_RULES",
+    "REGISTRY_RULES",
+    "RESTART_RULES",
+    "STACK_RULES",
+    "WINDOWS_RULES",
+    "CauseRule",
+    "rx",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +72,13 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
             # libnvidia-container src/cli/configure.c, v1.0.0 (2018) to v1.17 (2025):
             # "initialization error: %s" around nvml/driver/cuda/load-library errors of nvc_init.
             r"nvidia-container-cli: (initialization|detection) error",
+            # The same stage errors quoted without the "nvidia-container-cli: " prefix (a runtime's
+            # wrapped message, a cut paste): the stage's cause is the driver's own error, set by
+            # src/error.c error_set_nvml/error_set_cuda ("nvml error: %s", "cuda error: %s", whose
+            # fallback text is "unknown error"), src/rpc.c ("driver rpc error") and src/driver.c
+            # (``xdlopen`` of libnvidia-ml: "load library failed: %s").
+            r"\b(initialization|detection) error: (nvml|cuda|driver( rpc)?) error\b",
+            r"\b(initialization|detection) error: load library failed: libnvidia-ml",
             # libnvidia-container src/dsl.c / nvidia-container-toolkit internal/requirements
             # (v1.0 to v1.18): NVIDIA_REQUIRE_CUDA is newer than the driver.
             r"requirement error: unsatisfied condition: cuda",
@@ -91,6 +113,58 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
     ),
 )
 
+# The registry refuses or cannot serve the image, in the words of the clients that pull it: containerd
+# (the CRI plugin every kind/k3s/GKE/EKS node uses) and moby (Docker), and the registry's own
+# error codes that both quote. Whatever the orchestrator calls the event, the fix is the image
+# reference or the pull credentials (an NGC API key for nvcr.io).
+REGISTRY_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_IMAGE_PULL_FAILED,
+        rx(
+            # containerd remotes/docker/authorizer.go (v1.2, 2018, to v2.1): the token challenge of
+            # the registry cannot be answered (no scope, no anonymous or OAuth token).
+            r"no scope specified for token auth challenge",
+            r"failed to fetch (anonymous|oauth) token",
+            r"\bfailed to authorize: ",
+            # containerd remotes/docker/resolver.go and pkg/cri (v1.3 to v2.1).
+            r"failed to resolve reference \\?\"?\S+",
+            r"failed to pull and unpack image",
+            r"pulling from host \S+ failed with status code",
+            # The distribution spec's error codes (registry/api/errcode), as moby and containerd
+            # print them: missing or refused credentials, an unknown repository, the pull rate limit.
+            r"\bunauthorized: (authentication required|incorrect username or password)",
+            r"\bdenied: requested access to the resource is denied",
+            r"\btoomanyrequests: ",
+            r"\bname unknown: repository name not known",
+            # moby distribution/pull_v2.go, daemon/images: a pull that began and could not finish.
+            r"\berror pulling image configuration\b",
+            r"(?m:^\s*Error pulling image\b)",
+        ),
+        "containerd remotes/docker/authorizer.go, resolver.go, pkg/cri; distribution "
+        "registry/api/errcode; moby distribution/pull_v2.go",
+    ),
+)
+
+# The image cannot run on this machine's CPU: an image for another architecture. The kernel's
+# ENOEXEC ("Exec format error") when execve() meets a binary for another CPU, as runc reports it
+# (libcontainer/standard_init_linux.go "exec user process caused: exec format error" up to 1.0,
+# "exec <path>: exec format error" from 1.1) and as Python's OSError prints it ([Errno 8]); and
+# Docker's own warning when it runs an image whose platform is not the host's (docker/cli
+# cli/command/container/create.go, moby daemon/create.go, Docker 20.10 on): every error after it
+# is a consequence (an x86 binary, an x86 library path the hook cannot mount).
+PLATFORM_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        rx(
+            r"\bexec format error\b",
+            r"\[Errno 8\] Exec format error",
+            r"requested image's platform \(\S+\) does not match the detected host platform",
+        ),
+        "Linux ENOEXEC strerror; runc libcontainer/standard_init_linux.go; docker/cli "
+        "cli/command/container/create.go; moby daemon/create.go",
+    ),
+)
+
 STACK_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_POD_UNSCHEDULABLE,
@@ -111,6 +185,8 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"pull access denied",
         ),
     ),
+    *REGISTRY_RULES,
+    *PLATFORM_RULES,
     *CONTAINER_RUNTIME_RULES,
     CauseRule(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,
@@ -119,6 +195,45 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"This container was built for CPUs supporting at least the AVX",
             r"which is lesser than the minimum supported",
         ),
+    ),
+)
+
+# The Windows release and Docker on Windows (see the module docstring).
+_PLATFORM_NAMES = (
+    r"(tensorrt_plan|onnxruntime_onnx|pytorch_libtorch|tensorflow_savedmodel|tensorflow_graphdef|ensemble)"
+)
+WINDOWS_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_BACKEND_PLATFORM_MISMATCH,
+        rx(rf"unable to find '(lib)?triton_{_PLATFORM_NAMES}\.(so|dll)' for model"),
+        "core src/backend_model.cc (library name from the backend field, r21.02 to r23.06 wording)",
+    ),
+    CauseRule(
+        c.RUNBOOK_BACKEND_NOT_FOUND,
+        # The library name core looks for, quoted alone (a client's UNAVAILABLE status, a cut
+        # paste): the Windows zip ships only some backends (no triton_python.dll before 24.xx).
+        rx(r"unable to find '(lib)?triton_[\w-]+\.(so|dll)' for model"),
+        "core src/backend_model.cc (library name per platform, r21.02 to r23.06 wording)",
+    ),
+    CauseRule(
+        c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        rx(
+            # moby daemon/create.go and image import: a Linux image on Windows containers (or back).
+            r"image operating system \\?\"?\w+\\?\"? cannot be used on this platform",
+            # moby distribution/pull_v2.go: the tag has no image for this OS/architecture.
+            r"no matching manifest for [^\n]{1,80}? in the manifest list entries",
+        ),
+        "moby daemon/create.go; distribution/pull_v2.go",
+    ),
+    CauseRule(
+        c.RUNBOOK_IMAGE_PULL_FAILED,
+        rx(
+            # moby distribution/xfer/download.go (Windows windowsfilter/hcsshim or Linux overlay):
+            # the pulled layer cannot be registered or verified.
+            r"failed to register layer: ",
+            r"filesystem layer verification failed for digest",
+        ),
+        "moby distribution/xfer/download.go, distribution/pull_v2.go",
     ),
 )
 

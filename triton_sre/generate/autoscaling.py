@@ -63,7 +63,8 @@ def usage_expr(entry: Autoscaling, cluster_label: str | None = None) -> str:
 
 
 def entry_rules(entry: Autoscaling, base_url: str, cluster_label: str | None = None) -> list[Rule]:
-    """Usage, the desired replicas (Kubernetes' formula: ceil(current x usage)) and the alert."""
+    """Usage, the desired replicas (Kubernetes' formula: ceil(current x usage), at least
+    min_replicas) and the alert."""
     job: list[Matcher] = [(c.LABEL_JOB, "=", entry.job)]
     mark = {c.L_DEPLOYMENT: entry.deployment}
     usage = selector(c.REC_AUTOSCALE_USAGE, [*job, (c.L_DEPLOYMENT, "=", entry.deployment)])
@@ -75,7 +76,8 @@ def entry_rules(entry: Autoscaling, base_url: str, cluster_label: str | None = N
         {"record": c.REC_AUTOSCALE_USAGE, "expr": usage_expr(entry, cluster_label), "labels": mark},
         {
             "record": c.REC_AUTOSCALE_DESIRED,
-            "expr": f"ceil({serving} * {on(ls.job)} group_right () {usage})",
+            # never under the warm floor the HPA keeps (the ceiling of no load is 0 replicas)
+            "expr": f"clamp_min(ceil({serving} * {on(ls.job)} group_right () {usage}), {entry.min_replicas})",
             "labels": mark,
         },
         alert(

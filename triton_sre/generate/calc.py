@@ -8,6 +8,7 @@ quantiles, which burn tiers fire, and the annotations Prometheus renders.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -19,7 +20,7 @@ from triton_sre import conventions as c
 from triton_sre.generate.cumulative import Sums
 from triton_sre.generate.slo_rules import tiers
 from triton_sre.promql import q
-from triton_sre.slo import SLO, window_seconds
+from triton_sre.slo import SLO, ModelSelector, window_seconds
 
 TEST_INSTANCE = "triton-0:8002"
 TEST_EXPORTER_INSTANCE = "triton-0:8003"
@@ -118,6 +119,14 @@ class Track:
     @property
     def per_step(self) -> list[Phase]:
         return _steps(self.phases)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        """Hashed once: a track keys the prediction caches at every check time of its scenario."""
+        return hash((self.owner, self.model, self.phases, self.kind))
 
 
 def failure_reason(track: Track) -> str:
@@ -354,17 +363,65 @@ class Prediction:
 def predict(
     slo: SLO, track: Track, step: int, t: int, latency_metrics: Sequence[str] = (c.LATENCY_SOURCE_SUMMARY,)
 ) -> list[Prediction]:
-    """The tiers of `slo` firing for `track` at `t` (no `for`: firing as soon as the condition holds)."""
-    return list(_predict(slo, track, step, t, tuple(latency_metrics)))
+    """The tiers of `slo` firing for `track` at `t` (no `for`: firing as soon as the condition holds).
 
-
-@functools.lru_cache(maxsize=4096)  # a scenario predicts each check time twice: to pick it, to write it
-def _predict(
-    slo: SLO, track: Track, step: int, t: int, latency_metrics: tuple[str, ...]
-) -> tuple[Prediction, ...]:
-    judged = _judged_by(slo, track, latency_metrics)
+    Computed once per shape (`shape`, `track_shape`): the SLOs of a fleet mostly differ only by
+    name and models, and their scenarios then predict the same (issue 28 item 7)."""
+    lm = tuple(latency_metrics)
+    judged, slo_shape, shaped_track = _prediction_keys(slo, track, lm)
     if judged is None:
         return []
+    outcome = _shaped_predict(slo_shape, judged, shaped_track, step, t, lm)
+    if isinstance(outcome, str):  # the shape's message, from a nameless SLO: ": burn ..."
+        raise Unpredictable(slo.name + outcome)
+    return [Prediction(slo, track.model, long, burn) for long, burn in outcome]
+
+
+_ANY_MODEL = ModelSelector("all")
+
+
+@functools.lru_cache(maxsize=4096)
+def shape(slo: SLO) -> SLO:
+    """`slo` without what tells it apart from SLOs of the same shape (name, models, description):
+    what every prediction and input series depends on."""
+    return _canonical(dataclasses.replace(slo, name="", models=_ANY_MODEL, description=""))
+
+
+@functools.lru_cache(maxsize=4096)
+def track_shape(track: Track) -> Track:
+    """`track` with its owner's shape and no model name (see `shape`)."""
+    return _canonical(Track(shape(track.owner), "", track.phases, track.kind))
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical(value: Any) -> Any:
+    """The first value seen equal to `value`: equal shapes are then the same object, which the
+    caches keyed by them compare at once."""
+    return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _prediction_keys(
+    slo: SLO, track: Track, latency_metrics: tuple[str, ...]
+) -> tuple[str | None, SLO, Track]:
+    """How `slo` judges `track`, and both shapes: once per pair, not at every check time."""
+    return _judged_by(slo, track, latency_metrics), shape(slo), track_shape(track)
+
+
+@functools.lru_cache(maxsize=16384)  # a scenario predicts each check time twice: to pick it, to write it
+def _shaped_predict(
+    slo: SLO, judged: str, track: Track, step: int, t: int, latency_metrics: tuple[str, ...]
+) -> tuple[tuple[str, Fraction], ...] | str:
+    """(long window, burn) of each firing tier, or the message of the Unpredictable raised."""
+    try:
+        return _firing(slo, judged, track, step, t, latency_metrics)
+    except Unpredictable as exc:
+        return str(exc)
+
+
+def _firing(
+    slo: SLO, judged: str, track: Track, step: int, t: int, latency_metrics: tuple[str, ...]
+) -> tuple[tuple[str, Fraction], ...]:
     budget = Fraction(str(slo.budget))
     guard = Fraction(repr(slo.min_request_rate))
     sums = _bad_sums(slo, track)
@@ -392,7 +449,7 @@ def _predict(
                 raise Unpredictable(f"{slo.name}: rate at t={t}s is within 1% of the guard")
             conds.append(burn >= f and rate >= guard)
         if all(conds):
-            firing.append(Prediction(slo, track.model, long, burn_long))
+            firing.append((long, burn_long))
     return tuple(firing)
 
 

@@ -35,9 +35,10 @@ def render_all(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
 
     source = Path(spec.source).name
     files: dict[str, str] = {}
-    for name, doc in families.rule_files(spec, base_url).items():
+    rules = families.rule_files(spec, base_url)
+    for name, doc in rules.items():
         files[f"{ALERTS_DIR}/{name}"] = render_yaml(doc, source)
-    for name, doc in families.test_files(spec, base_url).items():
+    for name, doc in families.test_files(spec, base_url, rules).items():
         files[f"{TESTS_DIR}/{name}"] = render_yaml(doc, source)
     for name, board in dashboards.dashboards(spec, base_url).items():
         files[f"{DASHBOARDS_DIR}/{name}"] = dashboards.render_json(board)

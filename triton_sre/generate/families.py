@@ -30,7 +30,7 @@ from triton_sre.generate import (
     tests_rollout,
     tests_slo,
 )
-from triton_sre.generate.rulefile import RuleFile, TestFile, with_eval_order
+from triton_sre.generate.rulefile import RuleFile, TestFile, eval_order, with_eval_order
 from triton_sre.slo import Spec
 
 
@@ -60,11 +60,15 @@ def rule_files(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
     return {family.file: family.rules(spec, base_url) for family in FAMILIES}
 
 
-def test_files(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, TestFile]:
-    """File name (under alerts/tests/) -> promtool test document, groups in evaluation order."""
-    rules = rule_files(spec, base_url)
+def test_files(
+    spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL, rules: dict[str, RuleFile] | None = None
+) -> dict[str, TestFile]:
+    """File name (under alerts/tests/) -> promtool test document, groups in evaluation order;
+    `rules`: rule_files(spec, base_url) when the caller has them already."""
+    rules = rule_files(spec, base_url) if rules is None else rules
+    order = eval_order(rules)
     return {
-        name: with_eval_order(doc, rules)
+        name: with_eval_order(doc, rules, order)
         for family in FAMILIES
         for name, doc in family.tests(spec, base_url).items()
     }

@@ -8,12 +8,13 @@ Pure: a rule file is a plain dict (`{"groups": [...]}`) so tests can walk the ex
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.generate.yaml_text import WIDTH, Slow, block_yaml
 from triton_sre.promql import Matcher
 from triton_sre.slo import SLO
 
@@ -68,7 +69,12 @@ _Dumper.add_representer(str, _str)
 
 
 def render_yaml(document: Any, source: str) -> str:
-    body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=1000, allow_unicode=True)
+    """The generated header and `document` in block YAML: written directly (yaml_text.py) when it
+    holds only what that module writes, through PyYAML otherwise; the same bytes either way."""
+    try:
+        body = block_yaml(document)
+    except Slow:
+        body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=WIDTH, allow_unicode=True)
     return GENERATED_HEADER.format(source=source) + body
 
 
@@ -156,10 +162,11 @@ def eval_order(files: Mapping[str, RuleFile]) -> list[str]:
     return order
 
 
-def with_eval_order(document: TestFile, files: Mapping[str, RuleFile]) -> TestFile:
+def with_eval_order(document: TestFile, files: Mapping[str, RuleFile], order: Sequence[str]) -> TestFile:
     """`document` with `group_eval_order`: every group of its rule files, each after the groups it
-    reads (eval_order). Without it promtool evaluates groups in a random order at each step, and a
-    rule reading another group's series sees this step's value or the previous one's."""
+    reads (`order`: eval_order(files), computed once for all the test files). Without it promtool
+    evaluates groups in a random order at each step, and a rule reading another group's series sees
+    this step's value or the previous one's."""
     loaded = {g["name"] for path in document["rule_files"] for g in files[path.split("/")[-1]]["groups"]}
-    order = [name for name in eval_order(files) if name in loaded]
-    return {"rule_files": document["rule_files"], "group_eval_order": order, **document}
+    ordered = [name for name in order if name in loaded]
+    return {"rule_files": document["rule_files"], "group_eval_order": ordered, **document}

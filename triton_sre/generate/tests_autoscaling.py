@@ -127,6 +127,7 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str) -> dict[str, Any
     alert_labels = {**labels, **rule["labels"]}
     budget_steps = int(entry.startup_budget_s // _STEP_S)
     at = f"{(budget_steps + 8) * _STEP_S}s"
+    before = f"{max(1, budget_steps - 1) * _STEP_S}s"  # a gauge signal is over its target from t=0
     mine = [(c.L_DEPLOYMENT, "=", entry.deployment)]
     return {
         "name": f"{c.ALERT_AUTOSCALER_LAGGING}: {entry.deployment} asks for more replicas than serve",
@@ -147,7 +148,7 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str) -> dict[str, Any
             },
         ],
         "alert_rule_test": [
-            {"eval_time": "2m", "alertname": c.ALERT_AUTOSCALER_LAGGING, "exp_alerts": []},
+            {"eval_time": before, "alertname": c.ALERT_AUTOSCALER_LAGGING, "exp_alerts": []},
             {
                 "eval_time": at,
                 "alertname": c.ALERT_AUTOSCALER_LAGGING,
@@ -164,9 +165,34 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str) -> dict[str, Any
     }
 
 
+def floor_test(entry: Autoscaling) -> dict[str, Any]:
+    """No load on one serving replica: the formula's ceil(1 x 0) = 0, the rule keeps min_replicas."""
+    labels = {c.LABEL_JOB: entry.job, c.L_DEPLOYMENT: entry.deployment}
+    desired = selector(c.REC_AUTOSCALE_DESIRED, [(c.L_DEPLOYMENT, "=", entry.deployment)])
+    return {
+        "name": f"{c.REC_AUTOSCALE_DESIRED}: {entry.deployment} idle keeps the warm floor",
+        "interval": f"{_STEP_S}s",
+        "input_series": _signal_series(entry, 0.0, 1),
+        "promql_expr_test": [
+            {
+                "expr": desired,
+                "eval_time": "5m",
+                "exp_samples": [
+                    {
+                        "labels": plain_labels({"__name__": c.REC_AUTOSCALE_DESIRED, **labels}),
+                        "value": entry.min_replicas,
+                    }
+                ],
+            }
+        ],
+        "alert_rule_test": [{"eval_time": "5m", "alertname": c.ALERT_AUTOSCALER_LAGGING, "exp_alerts": []}],
+    }
+
+
 def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
     """Test file name (under alerts/tests/) -> promtool document."""
-    tests = [weighting_test(spec)] + [lagging_test(spec, e, base_url) for e in spec.autoscaling]
+    tests = [weighting_test(spec)]
+    tests += [t for e in spec.autoscaling for t in (lagging_test(spec, e, base_url), floor_test(e))]
     return {
         "triton-autoscaling-rules.test.yaml": {
             "rule_files": [f"../{AUTOSCALING_FILE}"],

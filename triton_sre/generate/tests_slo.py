@@ -11,12 +11,11 @@ within 1 % of its threshold, and the tier under test sits 2 % above or below it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.generate import llm_slo
 from triton_sre.generate.calc import (
     ABOVE,
     BELOW,
@@ -26,111 +25,14 @@ from triton_sre.generate.calc import (
     Phase,
     Track,
     Unpredictable,
-    average_latency,
-    buckets_ms,
     burn_value,
-    counter_series,
-    failure_reason,
-    gauge_series,
     predict,
     render,
-    request_latencies,
-    series_labels,
-    summary_value,
 )
 from triton_sre.generate.slo_rules import SLO_FILE, burn_alert_name, burn_alerts, tiers
+from triton_sre.generate.tests_slo_series import track_series
 from triton_sre.promql import num, selector
 from triton_sre.slo import SLO, Spec, format_duration, window_seconds
-
-
-def _each_step(per_step: Sequence[Phase], value: Callable[[Phase], Any]) -> list[Any]:
-    """value(p) for every step, computed once per phase (per_step repeats each phase object)."""
-    done: dict[int, Any] = {}
-    out = []
-    for p in per_step:
-        if id(p) not in done:
-            done[id(p)] = value(p)
-        out.append(done[id(p)])
-    return out
-
-
-def _track_series(spec: Spec, track: Track, step: int) -> list[dict[str, str]]:
-    job = spec.triton_job
-    per_step = track.per_step
-    total = _each_step(per_step, lambda p: p.rate * step)
-    bad = _each_step(per_step, lambda p: p.rate * p.bad * step)
-    good = _each_step(per_step, lambda p: p.rate * step - p.rate * p.bad * step)
-    model = {c.LABEL_MODEL: track.model}
-    if track.kind in c.LLM_SLO_TYPES:
-        series = counter_series(total), counter_series(good)
-        return llm_slo.slo_track_series(
-            track.owner, lambda extra: series_labels({**model, **extra}, job), *series
-        )
-    if track.kind == c.SLO_AVAILABILITY:
-        return [
-            {"series": c.NV_REQUEST_SUCCESS + series_labels(model, job), "values": counter_series(good)},
-            {
-                "series": c.NV_REQUEST_FAILURE
-                + series_labels({**model, c.LABEL_REASON: failure_reason(track)}, job),
-                "values": counter_series(bad),
-            },
-        ]
-    if track.kind == c.LATENCY_SLI_HISTOGRAM:
-        return [
-            {"series": c.NV_REQUEST_SUCCESS + series_labels(model, job), "values": counter_series(total)},
-            *_histogram_series(track, job, step),
-        ]
-    duration = _each_step(per_step, lambda p: p.rate * step * average_latency(track, p) * 1_000_000)
-    series = [
-        {"series": c.NV_REQUEST_SUCCESS + series_labels(model, job), "values": counter_series(total)},
-        {"series": c.NV_REQUEST_DURATION_US + series_labels(model, job), "values": counter_series(duration)},
-    ]
-    if track.kind == c.LATENCY_SOURCE_SUMMARY:
-        judged = {s.quantile for s in spec.slos if s.type == c.SLO_LATENCY}  # what the rules read
-        for quantile in sorted(judged, key=float):
-            values = [None, *_each_step(per_step, lambda p, q=quantile: summary_value(track, p, q))]
-            series.append(
-                {
-                    "series": c.NV_REQUEST_SUMMARY_US
-                    + series_labels({**model, c.LABEL_QUANTILE: quantile}, job),
-                    "values": gauge_series([None if v is None else v * 1_000_000 for v in values]),
-                }
-            )
-    return series
-
-
-def _histogram_series(track: Track, job: str, step: int) -> list[dict[str, str]]:
-    """nv_inference_first_response_histogram_ms as Triton 26.01 exports it: default bounds plus
-    the threshold's, +Inf, _count and _sum (ms)."""
-    hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
-    model = {c.LABEL_MODEL: track.model}
-    per_step = track.per_step
-    counts = _each_step(per_step, lambda p: p.rate * step)
-    series = []
-    for le in [*buckets_ms(track), None]:
-
-        def within(p: Phase, le: int | None = le) -> Fraction:
-            good_s, bad_s = request_latencies(track, p)
-            share = (1 - p.bad) * (le is None or good_s * 1000 <= le) + p.bad * (
-                le is None or bad_s * 1000 <= le
-            )
-            return p.rate * step * share
-
-        bound = "+Inf" if le is None else str(le)
-        series.append(
-            {
-                "series": f"{hist}_bucket" + series_labels({**model, c.LABEL_LE: bound}, job),
-                "values": counter_series(_each_step(per_step, within)),
-            }
-        )
-    def latency_ms(p: Phase) -> Fraction:
-        good_s, bad_s = request_latencies(track, p)
-        return p.rate * step * ((1 - p.bad) * good_s + p.bad * bad_s) * 1000
-
-    total_ms = _each_step(per_step, latency_ms)
-    series.append({"series": f"{hist}_count" + series_labels(model, job), "values": counter_series(counts)})
-    series.append({"series": f"{hist}_sum" + series_labels(model, job), "values": counter_series(total_ms)})
-    return series
 
 
 def _scenario(
@@ -175,7 +77,9 @@ def _scenario(
     return {
         "name": title,
         "interval": format_duration(step),
-        "input_series": [s for track in tracks for s in _track_series(spec, track, step)],
+        "input_series": [
+            s for track in tracks for s in track_series(spec.triton_job, track, step, judges.quantiles)
+        ],
         "alert_rule_test": tests,
     }
 
@@ -190,6 +94,8 @@ class _SLOIndex:
     def __init__(self, spec: Spec) -> None:
         self.slos = spec.slos
         self.alert_names = sorted({burn_alert_name(s) for s in spec.slos})
+        # the summary quantiles the rules read (summary tracks export them)
+        self.quantiles = sorted({s.quantile for s in spec.slos if s.type == c.SLO_LATENCY}, key=float)
         self._everywhere = [i for i, s in enumerate(spec.slos) if s.models.kind == "all"]
         self._regex = [i for i, s in enumerate(spec.slos) if s.models.kind == "regex"]
         self._named: dict[str, list[int]] = {}

@@ -1,0 +1,90 @@
+"""Issue 20 item 4: known issues by release (`releases.KNOWN_ISSUES`), each tied to its public source,
+and a crash (Triton's error-signal handler) as a failure signal they can attach to.
+
+The wordings are quoted from the threads named next to them; the release comes from the banner.
+"""
+
+# ruff: noqa: E501 - quoted log lines are test data
+
+from __future__ import annotations
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+from triton_sre.diagnosis.releases import KNOWN_ISSUES
+
+# server#8284 (24.05): Triton's ErrorSignalHandler, then the shell's own report of the SIGSEGV.
+CRASH_8284 = """NVIDIA Release 24.05 (build 94071063)
+Triton Server Version 2.46.0
+Signal (11) received.
+ 0# 0x000060322740904D in /opt/tritonserver/bin/tritonserver
+ 1# 0x000071FB7C344520 in /usr/lib/x86_64-linux-gnu/libc.so.6
+ 8# clone in /usr/lib/x86_64-linux-gnu/libc.so.6
+
+/workspace/start.sh: line 15:   341 Segmentation fault      (core dumped) /opt/tritonserver/bin/tritonserver --model-repository=/model_repository
+"""
+
+# server#8662 (26.01): the Python stub segfaults at shutdown in the custom-metrics code. The frames
+# are #8662's (a gdb trace there), laid out as Triton's handler prints a stack (" N# frame"): a gdb
+# "#N" line reads as a comment in a paste and is not part of the finding.
+METRICS_8662 = """NVIDIA Release 26.01 (build 1)
+Signal (11) received.
+ 0# triton::backend::python::Metric::SaveToSharedMemory()
+ 1# triton::backend::python::Metric::Clear()
+ 2# triton::backend::python::MetricFamily::~MetricFamily()
+"""
+
+
+def first(text: str):
+    report = diagnose_events(parse_text(text))
+    assert report.findings, text
+    return report.findings[0]
+
+
+def test_a_crash_is_a_failure_never_an_empty_answer() -> None:
+    f = first(CRASH_8284)
+    assert (f.runbook, f.severity) == (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.IMPACT_CRITICAL)
+    assert "Signal (11) received" in f.evidence[0].text
+
+
+@pytest.mark.parametrize("signal", [2, 15])
+def test_the_exit_signals_are_a_normal_stop(signal: int) -> None:
+    # SIGINT/SIGTERM go to Triton's exit handler: a stop, not a crash.
+    assert not diagnose_events(parse_text(f"Signal ({signal}) received.\n")).has_failure
+
+
+def test_python_custom_metrics_crash_names_the_issue_in_the_affected_release() -> None:
+    f = first(METRICS_8662)
+    assert "server/issues/8662" in f.remediation and "8663" in f.remediation
+    older = first(METRICS_8662.replace("NVIDIA Release 26.01", "NVIDIA Release 25.06"))
+    assert "8662" not in older.remediation
+
+
+def test_missing_backend_named_as_model_py_in_23_10() -> None:
+    # The 23.10 release notes' known issue: a missing backend is named "<backend>/model.py".
+    line = "E1013 00:00:00.000000 1 model_lifecycle.cc:638] failed to load 'm' version 1: Invalid argument: unable to find backend library for backend 'onnx/model.py', try specifying runtime on the model configuration.\n"
+    f = first("NVIDIA Release 23.10 (build 1)\n" + line)
+    assert f.runbook == c.RUNBOOK_BACKEND_NOT_FOUND and "r23.10/RELEASE.md" in f.remediation
+    assert "r23.10/RELEASE.md" not in first("NVIDIA Release 23.12 (build 1)\n" + line).remediation
+
+
+def test_llama_3_1_rope_scaling_in_the_24_09_trtllm_image() -> None:
+    # The 24.09 release notes (NVIDIA/TensorRT-LLM#2121): transformers < 4.43 rejects rope_scaling.
+    line = "E0925 00:00:00.000000 1 model_lifecycle.cc:638] failed to load 'preprocessing' version 1: Internal: ValueError: `rope_scaling` must be a dictionary with two fields, `type` and `factor`, got {'factor': 8.0, 'low_freq_factor': 1.0, 'high_freq_factor': 4.0, 'original_max_position_embeddings': 8192, 'rope_type': 'llama3'}\n"
+    f = first("NVIDIA Release 24.09 (build 1)\n" + line)
+    assert "transformers" in f.remediation and "v2.50.0" in f.remediation
+
+
+def test_onnxruntime_tensorrt_ep_crash_in_24_03() -> None:
+    text = "NVIDIA Release 24.03 (build 1)\nSignal (11) received.\n 3# 0x00007F in /opt/tritonserver/backends/onnxruntime/libonnxruntime_providers_tensorrt.so\n"
+    f = first(text)
+    assert "onnxruntime#20089" in f.remediation
+
+
+def test_every_known_issue_names_a_public_source_and_a_range() -> None:
+    assert len(KNOWN_ISSUES) >= 8
+    for issue in KNOWN_ISSUES:
+        assert issue.source.startswith("https://github.com/"), issue
+        assert issue.first <= issue.last, issue

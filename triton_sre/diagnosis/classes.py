@@ -1,0 +1,184 @@
+"""Pure data: the cause CLASS of a failure line whose exact wording no rule knows.
+
+`rules.CAUSE_RULES` know messages one by one; a source they never read (a new backend, a plugin,
+an orchestrator) words the same causes differently. This layer is their fallback: it reads the
+vocabulary each runbook's own definition uses for its cause (``runbooks/<id>.md``, "Meaning") and
+maps a failure line (see `severity.py`; never a healthy line) to the page of that class.
+
+Precedence, first match wins: the classes that name WHERE the failure happened outside the model
+(the image, the scheduler, the platform, the driver) before those inside it; within a line, the
+specific class before the generic one (a missing shared library before a missing file, an engine
+deserialization before a version word, a registry denial before a permission word). Between lines,
+the engine keeps the earliest cause-class line as the root cause (consequences come later).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from triton_sre import conventions as c
+
+__all__ = ["CLASSES", "cause_class"]
+
+
+def _rx(*alternatives: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{a})" for a in alternatives), re.I)
+
+
+_NEG = r"(?:not|cannot|can't|could not|couldn't|unable to|failed to|fails? to|no)"
+# Words split across wrapped lines (a YAML message folded by kubectl) still read as one phrase.
+_S = r"\s+"
+
+CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    # image pull / registry / auth (image-pull-failed: "the image cannot be pulled").
+    (
+        c.RUNBOOK_IMAGE_PULL_FAILED,
+        _rx(
+            rf"\b(?:pull|fetch|resolve|download){_S}(?:the{_S})?image\b",
+            rf"\b{_NEG}{_S}(?:pull|fetch|resolve){_S}(?:the{_S})?(?:image|manifest|digest|tag)",
+            r"\bimage\b[^\n]{0,80}\b(?:not found|manifest unknown|unauthori[sz]ed|denied|does not exist)",
+            r"\bmanifest (?:unknown|not found)\b|\bImagePullBackOff\b|\bErrImagePull\b",
+            r"\bregistry\b[^\n]{0,80}\b(?:unauthori[sz]ed|denied|forbidden|timed? ?out|unreachable|refused)",
+        ),
+    ),
+    # scheduling / insufficient resources (pod-unschedulable: "no node has the GPUs or resources").
+    (
+        c.RUNBOOK_POD_UNSCHEDULABLE,
+        _rx(
+            r"(?-i:\bInsufficient)\s+[\w./-]+",
+            r"(?:Pod)?Unschedulable\b",
+            rf"\b{_NEG}{_S}(?:be{_S})?schedul",
+            r"\bno nodes? (?:are |is )?available\b|\bnodes? (?:are|is) available: ",
+            r"\buntolerated taint|\bdidn't match (?:Pod's )?node (?:affinity|selector)",
+        ),
+    ),
+    # platform / architecture / compute capability (platform-unsupported: "does not support this GPU,
+    # CPU or device").
+    (
+        c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        _rx(
+            r"\bcompute capability\b[^\n]{0,80}\b(?:not supported|unsupported|below|minimum|required|too"
+            r" (?:low|old))",
+            r"\b(?:not supported|unsupported)\b[^\n]{0,60}\b(?:architecture|platform|compute capability"
+            r"|GPU|device|CPU)\b",
+            r"\b(?:architecture|platform)\b[^\n]{0,60}\b(?:not supported|unsupported|mismatch|does not"
+            r" match)",
+            r"\bexec format error\b|\bno kernel image is available\b|\bIllegal instruction\b",
+        ),
+    ),
+    # driver / CUDA runtime (cuda-driver-mismatch: "no usable GPU: driver, CUDA or visibility").
+    (
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        _rx(
+            r"\bdriver\b[^\n]{0,60}\b(?:too old|insufficient|not found|mismatch|version|not loaded"
+            r"|unavailable)",
+            r"\bno (?:GPU|CUDA[- ]capable device|NVIDIA (?:GPU|driver))s?\b[^\n]{0,30}\b(?:found|detected"
+            r"|available)",
+        ),
+    ),
+    # OOM / memory (gpu-out-of-memory on a device, host-resource-exhausted otherwise).
+    (
+        c.RUNBOOK_GPU_OUT_OF_MEMORY,
+        _rx(
+            r"\b(?:CUDA|GPU|device|VRAM)\b[^\n]{0,60}\b(?:out of memory|OOM|memory allocation failed"
+            r"|failed to allocate)",
+            r"\b(?:out of memory|OutOfMemory|OOM)\b[^\n]{0,60}\b(?:CUDA|GPU|device)\b",
+        ),
+    ),
+    (
+        c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+        _rx(
+            r"\bout of memory\b|\bOutOfMemory\w*|\bOOM[- ]?kill\w*|\bcannot allocate memory\b",
+            r"\bmemory allocation failed\b|\bstd::bad_alloc\b|\bMemoryError\b",
+            r"\bno space left\b|\bdisk (?:full|pressure)\b|\btoo many open files\b",
+        ),
+    ),
+    # engine / plan / serialization (trt-engine-incompatible).
+    (
+        c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+        _rx(
+            r"\bdeseriali[sz]\w*\b[^\n]{0,60}\b(?:engine|plan)\b",
+            r"\b(?:engine|plan)\b[^\n]{0,60}\b(?:deseriali[sz]\w*|seriali[sz]ation|incompatible|built"
+            r" (?:with|for|on) (?:a )?(?:different|another))",
+        ),
+    ),
+    # library / symbol / version (library-version-mismatch) before missing files: a shared object
+    # that cannot be opened is a library, not a model file.
+    (
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        _rx(
+            r"\bundefined symbol\b|\bsymbol lookup error\b|\bcannot open shared object\b",
+            r"\blib[\w+-]*\.(?:so|dylib|dll)\b[^\n]{0,60}\b(?:not found|missing|cannot|could not|unable)",
+            r"\b(?:version|ABI)\b[^\n]{0,40}\b(?:mismatch|incompatib\w*|not compatible|not supported)",
+            r"\b(?:incompatib\w*|mismatch\w*)\b[^\n]{0,40}\b(?:version|ABI|library|opset|IR version)\b",
+            r"\brequires?\b[^\n]{0,60}\bversion\b[^\n]{0,20}(?:>=|at least|or (?:newer|later|higher))",
+        ),
+    ),
+    # import (python-module-missing).
+    (
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
+        _rx(r"\bModuleNotFoundError\b|\bNo module named\b|\bImportError\b|\bcannot import\b"),
+    ),
+    # plugin / backend missing (backend-not-found).
+    (
+        c.RUNBOOK_BACKEND_NOT_FOUND,
+        _rx(
+            r"\bno such element factory\b",
+            r"\b(?:backend|plugin|element|runtime)\b[^\n]{0,40}\b(?:not found|not available|missing|not"
+            r" registered|unknown)\b",
+            r"\bunknown (?:backend|platform|plugin|runtime)\b",
+        ),
+    ),
+    # shape / dims / datatype.
+    (
+        c.RUNBOOK_DATATYPE_MISMATCH,
+        _rx(
+            r"\b(?:data ?type|dtype)s?\b[^\n]{0,60}\b(?:mismatch|does not match|doesn't match|not"
+            r" (?:correct|match|compatible)|expected|unexpected|incompatible|invalid|wrong)",
+        ),
+    ),
+    (
+        c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
+        _rx(
+            r"\b(?:dims?|dimensions?|shapes?|rank|input-dims)\b[^\n]{0,60}\b(?:mismatch|does not match"
+            r"|doesn't match|not (?:correct|match|compatible|equal|valid)|expected|unexpected|incompatible"
+            r"|invalid|wrong)",
+            r"\b(?:mismatch\w*|incompatible|invalid|wrong|unexpected)\b[^\n]{0,30}\b(?:dims?|dimensions?"
+            r"|shapes?|rank)\b",
+        ),
+    ),
+    # permission.
+    (
+        c.RUNBOOK_PERMISSION_DENIED,
+        _rx(r"\bpermission denied\b|\bEACCES\b|\bOperation not permitted\b|\bread-only file ?system\b"),
+    ),
+    # network / connection to a model store (cloud-repository-access); other connection failures
+    # have no page of their own and stay the fallback.
+    (
+        c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
+        _rx(
+            r"\b(?:s3|gs|gcs|azure|blob|bucket|storage)\b[^\n]{0,80}\b(?:connection (?:refused|reset"
+            r"|timed? ?out)|timed? ?out|unreachable|could not connect|access denied|forbidden|no such"
+            r" bucket)",
+        ),
+    ),
+    # missing file / path (model-file-missing).
+    (
+        c.RUNBOOK_MODEL_FILE_MISSING,
+        _rx(
+            r"\bno such file or directory\b|\bFileNotFoundError\b|\bfile not found\b",
+            rf"\b{_NEG}{_S}(?:open|find|read|stat|locate){_S}(?:the{_S})?(?:model )?(?:file|path"
+            rf"|directory)\b",
+            r"\b(?:file|path|directory)\b[^\n]{0,80}\b(?:does not exist|not found|is missing|doesn't exist)",
+        ),
+    ),
+)
+
+
+def cause_class(text: str) -> str | None:
+    """The runbook of the first class whose vocabulary ``text`` uses, if any."""
+    for runbook, pattern in CLASSES:
+        if pattern.search(text):
+            return runbook
+    return None

@@ -1,0 +1,100 @@
+"""Pure: classify one text by `rules.CAUSE_RULES`, reading a Python traceback by its exception line.
+
+In a traceback the exception line decides and the frames are context (an ``import`` frame, a
+library's path): `classify` prefers what the text names without its frames, `from_frames` says when
+a runbook came only from frames (weaker evidence than any exception line about the same model).
+"""
+
+from __future__ import annotations
+
+import re
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.rules import CAUSE_RULES, SHM_CONTEXT, CauseRule
+
+__all__ = ["classify", "from_frames"]
+
+
+# Traceback frames, in the three shapes a Triton log shows them: pybind11's "At:" block (the Python
+# stub's error_already_set::what(): "  /path/file.py(36): func"), CPython's own traceback
+# ('  File "/path/file.py", line 36, in func' and the source line under it), and the "At:" header.
+_FRAME_LINE = re.compile(
+    r"^\s*(?:"
+    r"(?:<frozen [\w.]+>|\S+)\(\d+\): <?[\w.]+>?"
+    r"|File \"[^\"\n]+\", line \d+(?:, in \S+)?"
+    r"|At:"
+    r")\s*$"
+)
+# A Python exception line: "ValueError: ...", "module.SomeError: ...", "KeyboardInterrupt".
+_EXCEPTION_LINE = re.compile(
+    r"(?m)^\s*(?:Internal: )?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b"
+)
+_CPYTHON_FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
+
+
+def _first_rule(text: str) -> CauseRule | None:
+    for rule in CAUSE_RULES:
+        if rule.pattern.search(text):
+            return rule
+    return None
+
+
+def _first(text: str) -> str | None:
+    rule = _first_rule(text)
+    return rule.runbook if rule is not None else None
+
+
+def _without_frames(text: str) -> str | None:
+    """``text`` without its traceback frames (None when it has none): the exception lines."""
+    if "\n" not in text and not _FRAME_LINE.match(text):
+        return None
+    kept: list[str] = []
+    dropped = False
+    skip_source = False
+    for line in text.split("\n"):
+        if skip_source:
+            skip_source = False
+            if line.startswith("    ") and not _FRAME_LINE.match(line):
+                continue  # the source line CPython prints under a File line
+        if _FRAME_LINE.match(line):
+            dropped = True
+            skip_source = _CPYTHON_FRAME.match(line) is not None
+            continue
+        kept.append(line)
+    return "\n".join(kept) if dropped else None
+
+
+def classify(text: str) -> str | None:
+    """The runbook id of the first rule that claims ``text``; None when no rule does.
+
+    In a Python traceback the exception line decides and the frames are context: when the text
+    without its frames names a cause more specific than a generic Python error, that cause wins over
+    anything read from the frames (an ``import`` frame, a library's path). The rules that read an
+    exception together with its frames (ENOSPC inside ``multiprocessing`` = a full /dev/shm) keep
+    their place in `PRIORITY`."""
+    whole = _first_rule(text)
+    if whole is None or SHM_CONTEXT in whole.pattern.pattern:
+        return whole.runbook if whole is not None else None
+    head = _without_frames(text)
+    if head is None:
+        return whole.runbook
+    exception = _first(head)
+    if exception is None or exception == c.RUNBOOK_PYTHON_MODEL_ERROR:
+        if whole.runbook == c.RUNBOOK_PYTHON_MODULE_MISSING and _EXCEPTION_LINE.search(head):
+            # The exception line is there and names no import failure: the import frames only say
+            # the error was raised while model.py was being imported.
+            return c.RUNBOOK_PYTHON_MODEL_ERROR
+        return whole.runbook
+    return exception
+
+
+def from_frames(text: str) -> bool:
+    """True when ``text``'s runbook comes only from traceback frames (its exception lines name no
+    cause): weaker evidence than any exception line, in this text or another one about the model."""
+    head = _without_frames(text)
+    if head is None:
+        return False
+    return _first(head) in (None, c.RUNBOOK_PYTHON_MODEL_ERROR) and classify(text) not in (
+        None,
+        c.RUNBOOK_PYTHON_MODEL_ERROR,
+    )

@@ -1,0 +1,107 @@
+"""Pure data: is this line a failure, by the FORMAT of the log that printed it (not by its wording)?
+
+Every logging library around Triton marks severity in its own place; a line that one of them marks
+as an error (or that a supervisor reports as failed) is a failure signal whatever it says, so the
+engine never gives an empty answer for it (`unknown-load-failure` when no cause class applies, see
+`classes.py`). Each pattern follows the format's specification or emitting source:
+
+- glog / klog: ``Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg`` with L in IWEF (glog's
+  ``LogMessage::Init``, klog's ``header``); E and F are failures.
+- GLib (``glib/gmessages.c``): ``(prog:pid): Domain-CRITICAL **: msg``, ``** (prog:pid): ERROR **:``,
+  and the ``** ERROR: <func:line>: msg`` form DeepStream's apps print (``NVGSTDS_ERR_MSG_V``).
+- GStreamer's debug log (``gst/gstinfo.c``, ``gst_debug_log_default``): ``h:mm:ss.nnnnnnnnn pid
+  0xthread LEVEL category file:line:func:<obj> msg``; the ERROR level column.
+- Python: ``logging``'s default format ``LEVEL:name:msg`` and the usual ``asctime - name - LEVEL -``
+  / ``[LEVEL]`` / ``| LEVEL |`` layouts; ``traceback``'s ``Traceback (most recent call last):``.
+- Go: the runtime's ``panic:`` / ``fatal error:``; logrus ``level=error``; zap's JSON
+  ``"level":"error"`` and console ``\\tERROR\\t``.
+- Java/Scala: ``Exception in thread "..."`` and ``Caused by: pkg.SomeException``.
+- C++: libstdc++'s ``terminate called after throwing an instance of`` / ``without an active
+  exception``.
+- Kubernetes: an event of type Warning (``kubectl describe`` / ``get events`` columns) with a reason
+  from the kubelet's and scheduler's event reasons (``pkg/kubelet/events/event.go``,
+  ``pkg/scheduler``), a pod status reason (``CrashLoopBackOff``, ``ImagePullBackOff``,
+  ``OOMKilled`` ...), a condition ``Unschedulable`` (``PodReasonUnschedulable``).
+- Knative/KServe: a condition whose status is False with a reason (``READY False RevisionFailed``),
+  and Knative's revision message ``Revision "x" failed with message: ...``.
+- HTTP: a status line or status code 4xx/5xx (``HTTP/1.1 503``, ``unexpected status code 500``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["FAILURE_FORMATS", "failure_piece", "is_failure_line"]
+
+# The reasons of Kubernetes' Warning events (kubelet pkg/kubelet/events/event.go, the scheduler, the
+# controllers) and of a pod's container states, as kubectl prints them.
+_K8S_WARNING_REASONS = (
+    r"Failed\w*|BackOff|Unhealthy|Evicted|ErrImageNeverPull|InspectFailed|NodeNotReady|"
+    r"OOMKill\w*|SystemOOM|Preempt\w*|NetworkNotReady|ProbeError|\w*Error"
+)
+_K8S_STATUS_REASONS = (
+    r"(?:Init:)?CrashLoopBackOff|ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName|"
+    r"CreateContainerConfigError|CreateContainerError|RunContainerError|ContainerCannotRun|"
+    r"OOMKilled|Init:Error|Init:OOMKilled|Evicted|(?:Pod)?Unschedulable"
+)
+_LEVEL = r"(?:ERROR|CRITICAL|FATAL|PANIC|SEVERE|EMERG|ALERT)"
+
+FAILURE_FORMATS: Final = re.compile(
+    "|".join(
+        f"(?:{p})"
+        for p in (
+            # glog / klog E and F lines.
+            r"^[EF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]",
+            # GLib and the DeepStream apps' GLib-styled messages.
+            r"\b[\w-]*-?(?:ERROR|CRITICAL) \*\*:",
+            r"^\*\* (?:\([^)]*\): )?(?:ERROR|CRITICAL)\b",
+            # GStreamer's debug log, ERROR level column.
+            r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+ERROR\s",
+            # Python logging layouts and tracebacks.
+            rf"^{_LEVEL}:[\w.<>-]*:",
+            rf"^(?:\S+ ){{0,3}}\S*\d\d:\d\d:\d\d\S*\s*(?:[-|:,]\s*(?:[\w.\[\]-]+\s*[-"
+            rf"|:]\s*)?)?\[?{_LEVEL}\]?(?:\s|:|$)",
+            # ... and the same layouts once a collector's timestamp prefix is peeled off.
+            rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{_LEVEL}\s*[-|:]",
+            rf"^\[{_LEVEL}\]|\|\s*{_LEVEL}\s*\||^{_LEVEL}\s+\d\d-\d\d \d\d:\d\d",
+            r"^Traceback \(most recent call last\):",
+            # Go runtime, logrus, zap.
+            r"^panic: |^fatal error: |\blevel=(?:error|fatal|panic)\b",
+            r"\"(?:level|severity)\"\s*:\s*\"(?:error|fatal|panic|dpanic|critical|ERROR|FATAL|PANIC"
+            r"|CRITICAL)\"",
+            r"\t(?:ERROR|FATAL|PANIC|DPANIC)\t",
+            # Java / Scala.
+            r"^Exception in thread \"|^\s*Caused by: [\w.$]+(?:Exception|Error)\b",
+            # C++ (libstdc++'s verbose terminate handler).
+            r"terminate called (?:after throwing an instance of|without an active exception)",
+            # Kubernetes events, pod states and conditions.
+            rf"(?:^|\s)Warning\s+(?:{_K8S_WARNING_REASONS})\s",
+            r"\"type\"\s*:\s*\"Warning\"",
+            rf"(?:^|\s|\b\d\.)(?:{_K8S_STATUS_REASONS})\b",
+            r"\breason:\s*\"?(?:Unschedulable|\w*Failed|BackOff|\w*Error|ExitCode\d+"
+            r"|ProgressDeadlineExceeded)\b",
+            # Knative / KServe conditions: status False with a reason; Knative's revision failure message.
+            r"\bFalse\s+(?:\w*Failed\w*|\w*Missing|ExitCode\d+|ProgressDeadlineExceeded|Unschedulable"
+            r"|\w*Error)\b",
+            r"\bRevision \\?\"?[\w.-]+\\?\"? failed with message:",
+            # HTTP error statuses.
+            r"\bHTTP/\d(?:\.\d)? [45]\d\d\b",
+            r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b",
+        )
+    ),
+    re.M,
+)
+
+
+def is_failure_line(text: str) -> bool:
+    """True when some line of ``text`` is marked as a failure by its log format."""
+    return FAILURE_FORMATS.search(text) is not None
+
+
+def failure_piece(block: str) -> str | None:
+    """The first line of a pasted block that its format marks as a failure."""
+    for piece in block.split("\n"):
+        if FAILURE_FORMATS.search(piece.strip()):
+            return piece.strip()
+    return None

@@ -1,0 +1,119 @@
+"""Pure data: the lines that are failure signals or noise, whatever their cause.
+
+Not causes (those are `rules.py`): a line harmless on every CPU host (never a cause), a generic
+summary line (a consequence), a line saying the server itself did not come up, and a backend's
+own error line. The engine uses them to decide that a log failed even when no cause rule claims
+any of its lines (never an empty answer), and that a noisy healthy log did not (no false alarm).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from triton_sre.diagnosis.stack_rules import rx as _rx
+
+__all__ = [
+    "BACKEND_FAILURE",
+    "HARMLESS",
+    "SERVER_FAILURE",
+    "SUMMARY",
+    "is_backend_failure",
+    "is_harmless",
+    "is_server_failure",
+    "is_summary",
+]
+
+
+# Lines every CPU-only host prints: informational, never a cause.
+HARMLESS: Final = _rx(
+    r"CudaDriverHelper has not been initialized",
+    # Alone, NVML failing is what every CPU host prints; with a reason it is a driver problem.
+    r"Failed to initialize NVML(?!: *(Driver/library|Unknown Error|Insufficient Permissions))",
+    r"DCGM (unable to start|initialization error)",
+    r"Unable to allocate pinned system memory",
+    r"failed to allocate pinned system memory",
+    r"CUDA memory pool disabled",
+    r"Unable to get (power limit|power usage|energy consumption|memory)",
+    r"GPU metrics will not be available",
+    r"failed to stop server: .*Exit timeout expired",
+    r"Collecting (CPU|GPU) metrics",
+)
+
+# The generic consequence lines: the cause is elsewhere.
+SUMMARY: Final = _rx(
+    r"failed to load all models",
+    r"No server context available\. Exiting immediately",
+)
+
+# Lines that say the server itself did not come up (or lost its GPUs): whatever else the log
+# holds, a log with one of these is a failed log and gets at least one finding.
+SERVER_FAILURE: Final = _rx(
+    r"^error: creating server\b",
+    r"\bCUDA failed to initialize\b",
+    r"failed to initialize CUDA\b",
+    r"Unable to find CUDA driver",
+    r"no CUDA-capable device",
+    r"CUDA driver version is insufficient",
+    r"Failed to initialize NVML: ",
+    r"NVML[_ ](ERROR|error)\w*",
+    r"unable to get number of CUDA devices",
+    # The process ended with a non-zero status, as docker compose, kubectl describe and a pod's
+    # status (KServe's lastFailureInfo) report it; 137 (SIGKILL) is a cause rule of its own.
+    r"\bexited with code [1-9]\d*",
+    r"\bExit Code:\s+[1-9]\d*",
+    r"\bexitCode\"?:\s*[1-9]\d*",
+    r"\bReason:\s+(Error|ContainerCannotRun|StartError)\b",
+    # KServe's model status (pkg/apis/serving/v1beta1 FailureInfo, ModelState): the controller
+    # writes lastFailureInfo only when a model failed, and FailedToLoad / a FailureReason say so
+    # even when the message it quotes holds only the runtime's I lines (an OOM kill leaves no E line).
+    r"\blastFailureInfo\b\"?:",
+    r"\b(activeModelState|targetModelState)\"?:\s*\"?FailedToLoad\b",
+    r"\breason\"?:\s*\"?(ModelLoadFailed|RuntimeUnhealthy|NoSupportingRuntime|RuntimeNotRecognized|InvalidPredictorSpec)\b",
+    # The process crashed: Triton's ErrorSignalHandler (src/triton_signal.cc, 20.xx on) prints
+    # "Signal (N) received." and a stack for SIGSEGV/SIGABRT/SIGBUS/SIGILL/SIGFPE (2 and 15, the
+    # exit handler's signals, are a normal stop); the shell's and Open MPI's reports of a SIGSEGV.
+    r"(?m:^\s*Signal \((4|6|7|8|11)\) received\.?\s*$)",
+    r"\bSegmentation fault\b[^\n]{0,200}\(core dumped\)",
+    r"\bSignal: Segmentation fault \(11\)",
+    # ModelMesh's runtime adapter (kserve/modelmesh-runtime-adapter, <runtime>-adapter/server/
+    # server.go, 2021 on): "Failed to load Model due to Triton runtime error: %s" when the runtime's
+    # RepositoryModelLoad fails ("... adapter error" for its own steps, MLServer/OVMS/TorchServe alike).
+    # The quoted error may name a cause; a dropped connection (``rpc error: ... EOF``) does not.
+    r"\bFailed to load Model due to \w+ (runtime|adapter) error\b",
+    # The container runtime refused the container (docker CLI / compose / the OCI runtime's hook).
+    r"\bError response from daemon: ",
+    r"\bOCI runtime (create|exec) failed\b",
+    r"\berror running hook\b",
+)
+
+# A backend's own error line (not Triton's): the model load failed even when the wording names no known
+# class and no Triton line is around it. From the sources that print them: onnxruntime_backend
+# src/onnxruntime_utils.h (RETURN_IF_ORT_ERROR: "onnx runtime error <code>: <msg>"), ONNX Runtime's
+# Python binding ("[ONNXRuntimeError] : <code> : <STATUS> : <msg>"), the TensorRT logger ("[TRT] [E]",
+# "[TensorRT] ERROR", TensorRT 8+'s "Error Code <n>: <Kind> (<msg>)" from "[file.cpp::func::line]"),
+# libtorch (c10::Error, the TorchScript interpreter), the CUDA runtime ("CUDA error: <text>").
+BACKEND_FAILURE: Final = _rx(
+    r"onnx runtime error \d+: ",
+    r"\[ONNXRuntimeError\] : \d+ : [A-Z_]+ : ",
+    r"\[TRT\] \[E\]|\[TensorRT\] ERROR|\bTRT ERROR\b",
+    r"\[[\w.]+\.cpp::[\w:~]+::\d+\] Error Code \d+: ",
+    r"\bc10::Error\b|The following operation failed in the TorchScript interpreter",
+    r"\bCUDA error: \w",
+    r"\bcudaError\w+\b|\bCUDA_ERROR_\w+\b",
+)
+
+
+def is_harmless(text: str) -> bool:
+    return HARMLESS.search(text) is not None
+
+
+def is_summary(text: str) -> bool:
+    return SUMMARY.search(text) is not None
+
+
+def is_backend_failure(text: str) -> bool:
+    return BACKEND_FAILURE.search(text) is not None
+
+
+def is_server_failure(text: str) -> bool:
+    return SERVER_FAILURE.search(text) is not None

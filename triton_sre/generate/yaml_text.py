@@ -1,0 +1,179 @@
+"""Block YAML text written directly for the plain documents `generate` renders: the same bytes
+as PyYAML's safe dumper with libyaml's emitter (rulefile.render_yaml: block style, width 1000,
+unicode, strings with a line break as `|` literals), without building its node graph. PyYAML
+took most of `generate`'s time on large specs (issue 28 item 7).
+
+Only what this module is sure to write as libyaml does is written here: dicts with plain string
+keys, lists (not directly in a list), ints, floats, bools, None, and strings of printable ASCII:
+one line (plain when libyaml's analysis allows it and it reads back as a string, single-quoted
+otherwise; folded past the width as libyaml folds) or a literal block without indentation or keep
+(`+`) hints. Anything else raises `Slow`, and the caller renders the whole document with PyYAML.
+tests/test_generate_yaml_text.py compares both on random documents.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+import yaml
+
+WIDTH = 1000  # render_yaml's width: libyaml folds a plain or quoted line past it
+_PRINTABLE = re.compile(r"[ -~]*\Z")  # printable ASCII: what needs no escape in any style
+_PRINTABLE_LINES = re.compile(r"[ -~\n]*\Z")
+_FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
+_RESOLVER = yaml.resolver.Resolver()
+_STR_TAG = "tag:yaml.org,2002:str"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+# the first characters an implicit resolver (bool, int, float, null...) looks at
+_RESOLVED_FIRST = frozenset(yaml.resolver.Resolver.yaml_implicit_resolvers)
+
+
+class Slow(ValueError):
+    """A value this module leaves to PyYAML."""
+
+
+def block_yaml(document: Any) -> str:
+    """`document` (a non-empty dict or list) as libyaml writes it in block style."""
+    out: list[str] = []
+    if type(document) is dict and document:
+        _mapping(document, 0, out, inline=False)
+    elif type(document) is list and document:
+        _sequence(document, 0, out)
+    else:
+        raise Slow("a root scalar or empty collection")
+    return "".join(out)
+
+
+def _mapping(mapping: dict[Any, Any], indent: int, out: list[str], inline: bool) -> None:
+    """Keys at column `indent`; `inline`: the first key follows a sequence's `- `."""
+    pad = " " * indent
+    for key, value in mapping.items():
+        if inline:
+            inline = False
+        else:
+            out.append(pad)
+        head = _key(key)
+        kind = type(value)
+        if kind is dict:
+            if value:
+                out.append(head + ":\n")
+                _mapping(value, indent + 2, out, inline=False)
+            else:
+                out.append(head + ": {}\n")
+        elif kind is list:
+            if value:
+                out.append(head + ":\n")
+                _sequence(value, indent, out)  # in a mapping, a sequence is not indented
+            else:
+                out.append(head + ": []\n")
+        else:
+            out.append(f"{head}: {_scalar(value, indent + 2, indent + len(head) + 2)}\n")
+
+
+def _sequence(sequence: list[Any], indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    for value in sequence:
+        kind = type(value)
+        if kind is dict and value:
+            out.append(pad + "- ")
+            _mapping(value, indent + 2, out, inline=True)
+        elif kind is list or kind is dict:
+            if value:
+                raise Slow("a list in a list")
+            out.append(pad + ("- []\n" if kind is list else "- {}\n"))
+        else:
+            out.append(f"{pad}- {_scalar(value, indent + 2, indent + 2)}\n")
+
+
+@functools.lru_cache(maxsize=4096)  # a few keys, written over and over
+def _key(key: Any) -> str:
+    if type(key) is not str or not 0 < len(key) <= 100 or not _PRINTABLE.match(key) or not _plain(key):
+        raise Slow(f"key {key!r}")
+    return key
+
+
+def _scalar(value: Any, indent: int, column: int) -> str:
+    """A scalar starting at `column`; `indent`: the column of its continuation lines."""
+    kind = type(value)
+    if kind is str:
+        if "\n" in value:
+            return _literal(value, indent)
+        if not _PRINTABLE.match(value):
+            raise Slow(f"string {value[:40]!r}...")
+        if _plain(value):
+            return _folded(value, column, indent, quoted=False)
+        return "'" + _folded(value, column + 1, indent, quoted=True) + "'"
+    if kind is int:
+        return str(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if kind is float:  # as PyYAML's representer writes a float, when it reads back as one
+        text = repr(value).lower()
+        if "." not in text and "e" in text:
+            text = text.replace("e", ".0e", 1)
+        if _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _FLOAT_TAG:
+            return text
+    raise Slow(f"a {kind.__name__}: {value!r}")
+
+
+def _folded(text: str, column: int, indent: int, quoted: bool) -> str:
+    """`text` (one line) as libyaml writes it from `column`: past WIDTH, a single space between
+    two words becomes a line break and `indent` spaces (in quotes: not the first or last char)."""
+    if column + 2 * len(text) <= WIDTH:  # no space can sit past WIDTH, even with quotes doubled
+        return text.replace("'", "''") if quoted else text
+    out: list[str] = []
+    spaces = False
+    last = len(text) - 1
+    for i, char in enumerate(text):
+        if char == " ":
+            fold = not spaces and column > WIDTH and text[i + 1 : i + 2] != " "
+            if fold and (not quoted or 0 < i < last):
+                out.append("\n" + " " * indent)
+                column = indent
+            else:
+                out.append(char)
+                column += 1
+            spaces = True
+        else:
+            doubled = quoted and char == "'"
+            out.append("''" if doubled else char)
+            column += 2 if doubled else 1
+            spaces = False
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=65536)  # label values, durations, names... repeat
+def _plain(text: str) -> bool:
+    """Whether libyaml writes `text` (printable ASCII, one line) plain in block context: no
+    indicator where it would start a YAML token, no edge space, and it reads back as a string."""
+    if not text or text[0] == " " or text[-1] == " " or text.startswith(("---", "...")):
+        return False
+    first = text[0]
+    if first in _FIRST_INDICATORS or (first in "?:-" and text[1:2] in ("", " ")):
+        return False
+    if ": " in text or text.endswith(":") or " #" in text:
+        return False
+    return first not in _RESOLVED_FIRST or _resolves_to_str(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _resolves_to_str(text: str) -> bool:
+    return bool(_RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG)
+
+
+def _literal(text: str, indent: int) -> str:
+    """A `|` block (clip, or `-` strip when there is no final line break), lines at `indent`."""
+    if not _PRINTABLE_LINES.match(text) or text[0] in " \n" or text[-1] == " " or " \n" in text:
+        raise Slow("a literal needing an indentation hint, or quotes")
+    if text.endswith("\n"):
+        if text.endswith("\n\n"):
+            raise Slow("a literal needing the keep hint")
+        header, text = "|", text[:-1]
+    else:
+        header = "|-"
+    pad = " " * indent
+    return header + "".join(f"\n{pad}{line}" if line else "\n" for line in text.split("\n"))
