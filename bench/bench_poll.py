@@ -39,6 +39,7 @@ from synthetic import triton_metrics_payload
 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
+from triton_sre.exporter.heap import keep_heap
 from triton_sre.exporter.service import Exporter
 from triton_sre.pricing import Pricing
 
@@ -189,6 +190,7 @@ def main() -> None:
         window=args.window,
         pricing=Pricing(node_hour=0.36),
     )
+    keep_heap()  # as `triton-sre export` does
     exporter = Exporter(settings, clock=lambda: clock["t"])
     configs_needed = args.models * args.versions
     while True:  # warm the config cache (a one-off cost when models appear)

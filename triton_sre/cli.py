@@ -124,11 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from triton_sre.config import resolve_settings
+    from triton_sre.exporter.heap import keep_heap
     from triton_sre.exporter.service import Exporter, ExporterServer
 
     settings = resolve_settings(vars(args))
     host, port = settings.listen_address
     try:
+        keep_heap()  # the sidecar's process: a poll's freed buffers are reused by the next
         server = ExporterServer(Exporter(settings), host, port)
     except OSError as exc:
         print(

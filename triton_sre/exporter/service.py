@@ -29,7 +29,6 @@ from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
 from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer
 from triton_sre.exporter.collector import ExporterView, render_chunks
 from triton_sre.exporter.derive import CapacityInputs, Derivation, derive_window
-from triton_sre.exporter.heap import keep_heap
 from triton_sre.exporter.inputs import InputWatch
 from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
 from triton_sre.exporter.replay import Replayer
@@ -115,7 +114,6 @@ class Exporter:
         diagnose: Callable[[str], str] = diagnose_reason,
     ) -> None:
         self.settings = settings
-        keep_heap()  # a poll's freed buffers are reused by the next, not faulted in again
         self.client = client or TritonClient(
             settings.triton_url,
             settings.resolved_metrics_url,
