@@ -27,10 +27,19 @@ def _run(args: list[str], stdout: int | None = subprocess.PIPE) -> subprocess.Co
     )
 
 
-def test_broken_pipe_ends_quietly() -> None:
+def test_broken_pipe_ends_quietly(tmp_path: Path) -> None:
+    # far more output than a pipe holds (64 KiB), so the writer must meet the closed pipe
+    many = tmp_path / "many.log"
+    many.write_text(
+        "".join(
+            f"E1129 17:06:12.139408 10326 model_lifecycle.cc:642] \"failed to load 'm{i}' version 1: "
+            f"Invalid argument: unable to find backend library for backend 'b{i}'\"\n"
+            for i in range(2000)
+        )
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     triage = subprocess.Popen(
-        [sys.executable, "-m", "triton_sre.cli", "triage", "--format", "json", str(LOG)],
+        [sys.executable, "-m", "triton_sre.cli", "triage", "--format", "json", str(many)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
