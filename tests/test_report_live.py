@@ -184,8 +184,24 @@ def test_html_renders_in_headless_chromium(report: dict[str, Any], tmp_path: Pat
 
 def test_the_tail_models_p99_is_reported_far_above_its_average(report: dict[str, Any]) -> None:
     row = report["table"].loc[TAIL_MODEL]
-    # 1 request in 20 takes ten times the usual 60 ms: the average hides what p99 shows
-    assert row["p99_ms"] > 450 > 150 > row["avg_latency_ms"] and row["p50_ms"] < 150
+    # Triton's own summary p99 over the range, read independently at the report's 1 s step
+    series = requests.get(
+        f"{report['url']}/api/v1/query_range",
+        params={
+            "query": f'max by (model) ({c.NV_REQUEST_SUMMARY_US}{{model="{TAIL_MODEL}", quantile="0.99"}})',
+            "start": report["start"],
+            "end": report["end"],
+            "step": 1,
+        },
+        timeout=10,
+    ).json()["data"]["result"]
+    values = sorted(float(v) / 1000.0 for _, v in series[0]["values"] if math.isfinite(float(v)))
+    # the report gives the median of those steps (the typical window), not one moment's figure
+    assert close(row["p99_ms"], float(pd.Series(values).median()), 1e-4)  # the CSV keeps 3 decimals
+    # 1 request in 20 takes ten times the usual 60 ms: Triton's window saw the slow ones, and the
+    # average hides what p99 shows (how many of the steps had them, and so the median, depends on
+    # the machine's pace: CI read 200 ms where a quiet run reads 169-601 ms)
+    assert values[-1] > 450 > 150 > row["avg_latency_ms"] and row["p50_ms"] < 150
 
 
 def test_rate_windows_are_read_from_prometheus_configuration(live: dict[str, Any]) -> None:
