@@ -141,60 +141,35 @@ def test_heldout6_is_new() -> None:
             assert "triton-inference-server/server/" not in case.source, case.name
 
 
-def test_heldout7_is_new() -> None:
-    """heldout7 (collected after round 3's rules) cites no thread that any other corpus file, test,
-    doc or bench note cites, and none from the server's own tracker."""
+def _cited_outside(name: str) -> str:
+    """Every corpus file, test, doc and bench note outside the held-out set `name`, as one text."""
     root = accuracy.LOGS.parents[2]
-    cited = "\n".join(
+    return "\n".join(
         path.read_text(errors="replace")
         for folder in ("tests", "docs", "bench")
         for path in (root / folder).rglob("*")
-        if path.is_file() and "heldout7" not in path.parts and path.suffix in (".py", ".md", ".log", ".txt")
+        if path.is_file() and name not in path.parts and path.suffix in (".py", ".md", ".log", ".txt")
     )
-    cases = accuracy.load("heldout7")
-    assert len(cases) == 21
+
+
+@pytest.mark.parametrize(("name", "size"), [("heldout7", 21), ("heldout8", 21), ("heldout9", 20)])
+def test_later_heldout_sets_are_new(name: str, size: int) -> None:
+    """heldout7-9 (each collected after the previous round's rules) cite no thread that any other
+    corpus file, test, doc or bench note cites, and none from the server's own tracker."""
+    cited = _cited_outside(name)
+    cases = accuracy.load(name)
+    assert len(cases) == size
     for case in cases:
-        assert case.source.startswith("https://github.com/"), case.name
-        assert case.source not in cited, f"{case.name}: {case.source} is cited elsewhere"
-        assert "triton-inference-server/server/" not in case.source, case.name
-
-
-def test_heldout8_is_new() -> None:
-    """heldout8 (collected after round 4's rules) cites no thread that any other corpus file, test,
-    doc or bench note cites, and none from the server's own tracker."""
-    root = accuracy.LOGS.parents[2]
-    cited = "\n".join(
-        path.read_text(errors="replace")
-        for folder in ("tests", "docs", "bench")
-        for path in (root / folder).rglob("*")
-        if path.is_file() and "heldout8" not in path.parts and path.suffix in (".py", ".md", ".log", ".txt")
-    )
-    cases = accuracy.load("heldout8")
-    assert len(cases) == 21
-    for case in cases:
-        assert case.source.startswith("https://github.com/"), case.name
-        assert case.source not in cited, f"{case.name}: {case.source} is cited elsewhere"
-        assert "triton-inference-server/server/" not in case.source, case.name
-
-
-def test_heldout9_is_new() -> None:
-    """heldout9 (collected after round 5's rules) cites no thread that any other corpus file, test, doc
-    or bench note cites, and none from the server's own tracker; 15 failures and 5 healthy logs."""
-    root = accuracy.LOGS.parents[2]
-    cited = "\n".join(
-        path.read_text(errors="replace")
-        for folder in ("tests", "docs", "bench")
-        for path in (root / folder).rglob("*")
-        if path.is_file() and "heldout9" not in path.parts and path.suffix in (".py", ".md", ".log", ".txt")
-    )
-    failed, healthy = _layered("heldout9")
-    assert (len(failed), len(healthy)) == (15, 5)
-    for case in failed + healthy:
         assert case.source.startswith("https://github.com/"), case.name
         # issues/1 must not match issues/109: a cited URL ends where its number ends.
         cited_here = re.search(re.escape(case.source) + r"(?!\d)", cited)
         assert cited_here is None, f"{case.name}: {case.source} is cited elsewhere"
         assert "triton-inference-server/server/" not in case.source, case.name
+
+
+def test_heldout9_has_15_failures_and_5_healthy_logs() -> None:
+    failed, healthy = _layered("heldout9")
+    assert (len(failed), len(healthy)) == (15, 5)
 
 
 HELDOUT9_TOP1_AT_LEAST = 7 / 15
