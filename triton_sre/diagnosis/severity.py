@@ -54,7 +54,9 @@ FAILURE_FORMATS: Final = re.compile(
             # glog / klog E and F lines.
             r"^[EF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]",
             # GLib and the DeepStream apps' GLib-styled messages.
-            r"\b[\w-]*-?(?:ERROR|CRITICAL) \*\*:",
+            # (`Domain-CRITICAL **:`: the domain before the level needs no pattern of its own, and a
+            # leading `\b[\w-]*` made this branch scan every word of every line back and forth)
+            r"(?:ERROR|CRITICAL) \*\*:",
             r"^\*\* (?:\([^)]*\): )?(?:ERROR|CRITICAL)\b",
             # GStreamer's debug log, ERROR level column.
             r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+ERROR\s",
