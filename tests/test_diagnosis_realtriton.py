@@ -137,8 +137,24 @@ def _stuck_done(log: str) -> bool:
     return log.count("Python model file not found") >= len(STUCK) - 1 and "successfully loaded" in log
 
 
-def capture(name: str, workdir: Path, log_path: Path) -> Path:
+# Ports are picked free just before the server binds them; a client socket elsewhere on the host
+# can take one in between. The capture then holds a bind failure instead of the repository's story.
+PORT_TAKEN = "already in use"
+
+
+def capture(name: str, workdir: Path, log_path: Path, attempts: int = 3) -> Path:
     """Run one real server for ``name`` and leave its complete log at ``log_path``."""
+    for attempt in range(attempts):
+        if attempt:
+            log_path.unlink()
+            shutil.rmtree(workdir, ignore_errors=True)
+        _capture_once(name, workdir, log_path)
+        if PORT_TAKEN not in log_path.read_text(errors="replace"):
+            break
+    return log_path
+
+
+def _capture_once(name: str, workdir: Path, log_path: Path) -> None:
     models, kwargs = CAPTURES[name]
     repo = build_repository(workdir / "repo", models)
     server = LocalTriton(repo, workdir=workdir / "triton", log_path=log_path, startup_timeout=60, **kwargs)  # type: ignore[arg-type]
@@ -157,7 +173,6 @@ def capture(name: str, workdir: Path, log_path: Path) -> Path:
         finally:
             server.stop()
     assert log_path.exists()
-    return log_path
 
 
 def _quiet(start: Callable[[], object]) -> None:
