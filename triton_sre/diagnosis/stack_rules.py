@@ -39,6 +39,7 @@ from triton_sre import conventions as c
 __all__ = [
     "CONTAINER_RUNTIME_RULES",
     "PLATFORM_RULES",
+    "PORT_RULES",
     "REGISTRY_RULES",
     "RESTART_RULES",
     "STACK_RULES",
@@ -165,7 +166,39 @@ PLATFORM_RULES: Final[tuple[CauseRule, ...]] = (
     ),
 )
 
+# The server cannot listen on its port: another process (a second Triton, a leftover container, a
+# sidecar) holds it. Triton exits: it starts no endpoint it cannot bind.
+PORT_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_SERVER_PORT_IN_USE,
+        rx(
+            # server src/main.cc "failed to start GRPC|HTTP|Metrics|Sagemaker|Vertex AI service: <err>"
+            # (r20.09 on) quoting src/http_server.cc / src/grpc/grpc_server.cc: "Port '<addr>' already
+            # in use " (r22.04, PR #4071), "Socket '<addr>:<port>' already in use " (r22.05 on, PR #4136,
+            # to r26.09); the whole line is asserted by qa/L0_lifecycle/test.sh.
+            r"\b(Socket|Port) '[^'\n]*' already in use",
+            # gRPC core's own line before it (chttp2_server.cc "No address added out of total N
+            # resolved" around tcp_server's bind error), the Linux EADDRINUSE strerror as gRPC, Go's
+            # net package ("listen tcp :8001: bind: address already in use"), Python's OSError and
+            # Docker's userland proxy print it, and Windows' WSAEADDRINUSE (10048) text.
+            r"\bAddress already in use\b",
+            r"\[Errno 98\]|\bEADDRINUSE\b|\bWSAEADDRINUSE\b",
+            r"Only one usage of each socket address",
+            # moby libnetwork portallocator: another container publishes the host port.
+            r"Bind for \S+ failed: port is already allocated",
+            # kube-scheduler NodePorts plugin (ErrReason, v1.18 on): a hostPort no node has free; a
+            # pod that also lacks GPUs somewhere stays pod-unschedulable.
+            r"\d+/\d+ nodes are available: (?![^\n]*Insufficient)[^\n]*didn't have free ports for the"
+            r" requested pod ports",
+        ),
+        "server src/main.cc, src/http_server.cc, src/grpc/grpc_server.cc, qa/L0_lifecycle/test.sh; "
+        "grpc chttp2_server.cc; moby libnetwork portallocator; kubernetes "
+        "pkg/scheduler/framework/plugins/nodeports",
+    ),
+)
+
 STACK_RULES: Final[tuple[CauseRule, ...]] = (
+    *PORT_RULES,
     CauseRule(
         c.RUNBOOK_POD_UNSCHEDULABLE,
         rx(
