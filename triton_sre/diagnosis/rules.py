@@ -204,7 +204,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"\b(Magic|Version) tag does not match",
             r"\bkPLAN_MAGIC_TAG\b|\bmagicTagRead\b",
             r"Deserializ\w* (of )?(the )?(cuda )?engine[^\n]{0,20}fail",
-            r"failed to (create|build|load) (the )?(CUDA|TensorRT|TRT) engine",
+            # (not "failed to build": building fails for any reason, the builder's error says which)
+            r"failed to (create|load) (the )?(CUDA|TensorRT|TRT) engine",
         ),
     ),
     CauseRule(
@@ -336,6 +337,12 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"\b(shape|dims?)\b[^\n]{0,60}\b(mismatch|does not match)",
             r"require \d+ dims",
             r"\breshape\b[^\n]{0,60}(invalid|mismatch|must)",
+            # TensorRT's network validation before a build (network.cpp::validate, TensorRT 7 to 10): a
+            # dynamic input the optimization profile does not cover, or no profile at all. The build
+            # failure that follows ("failed to build CUDA engine", builder.cpp "enginePtr != nullptr") is
+            # its consequence.
+            r"dynamic input is missing dimensions in profile",
+            r"Network has dynamic or shape inputs, but no optimization profile has been defined",
         ),
     ),
     CauseRule(
