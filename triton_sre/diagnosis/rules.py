@@ -395,6 +395,13 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"failed finding central directory",
             # The Python stub cannot even compile model.py: binary bytes in it (a cut copy, a broken sync).
             r"source code (?:string )?cannot contain null bytes",
+            # An empty (0-byte) model or engine file: a copy or conversion that wrote nothing
+            # (jetson-inference tensorNet.cpp "invalid engine cache file size (%zu bytes)" with 0).
+            r"\bfile size \(0 bytes\)",
+            r"\b(model|engine|plan|onnx|weights?|checkpoint|cache) file[^\n]{0,40}\b(is empty|has size 0"
+            r"|\(?0 bytes\)?)",
+            r"\bempty (model|engine|plan|onnx|weights?|checkpoint) file\b",
+            r"\b0[- ]byte (model|engine|plan|onnx|weights?|checkpoint|file)\b",
         ),
     ),
     CauseRule(
