@@ -461,8 +461,22 @@ def _both(template: re.Pattern[str], evidence: re.Pattern[str]) -> re.Pattern[st
     return re.compile(rf"^(?=[\s\S]*?(?:{evidence.pattern}))[\s\S]*?(?:{template.pattern})", re.I)
 
 
+# Specific over generic inside one text: (generic runbook, specific runbook, the specific evidence). An
+# LLM backend's error line that reports an import failure (vLLM's "[vllm] Error generating stream: ...
+# No module named 'x'", a Ray worker's RaySystemError) is the missing module's page, not the backend
+# configuration's.
+HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
+    (
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
+        _rx(r"\bModuleNotFoundError\b", r"\bNo module named\b"),
+    ),
+)
+
+
 def _build() -> tuple[CauseRule, ...]:
-    """Hand rules and inventory entries in `PRIORITY` order; the inventory's competing evidence first."""
+    """Hand rules and inventory entries in `PRIORITY` order; competing evidence first (the
+    inventory's ``competes`` and `HAND_COMPETES`)."""
     placeholder, hand = HAND_RULES[0], HAND_RULES[1:]
     rules = [placeholder]
     for entry in ENTRIES:
@@ -470,7 +484,13 @@ def _build() -> tuple[CauseRule, ...]:
             CauseRule(comp.runbook, _both(entry.regex, comp.when), entry.id) for comp in entry.competes
         )
     for runbook in PRIORITY:
-        rules.extend(r for r in hand if r.runbook == runbook)
+        for rule in (r for r in hand if r.runbook == runbook):
+            rules.extend(
+                CauseRule(specific, _both(rule.pattern, evidence), rule.source)
+                for generic, specific, evidence in HAND_COMPETES
+                if generic == runbook
+            )
+            rules.append(rule)
         rules.extend(CauseRule(runbook, e.regex, e.id) for e in ENTRIES if e.runbook == runbook)
     return tuple(rules)
 
