@@ -38,6 +38,7 @@ from triton_sre import conventions as c
 
 __all__ = [
     "CONTAINER_RUNTIME_RULES",
+    "GPU_OPERATOR_RULES",
     "PLATFORM_RULES",
     "PORT_RULES",
     "REGISTRY_RULES",
@@ -111,6 +112,44 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
         ),
         "moby daemon/errors.go, daemon/runtime_unix.go; libnvidia-container src/cli/configure.c; "
         "nvidia-container-toolkit internal/runtime, cmd/nvidia-container-runtime/README.md",
+    ),
+)
+
+# The GPU operator's validator (gpu-operator cmd/nvidia-validator, v1.7 2021 to v25.x) checks each
+# layer of a node's GPU stack in its own init container (driver-validation, toolkit-validation,
+# cuda-validation, plugin-validation; the COMPONENT variable names the layer) before any GPU pod can
+# run: one that fails means the node cannot give containers a GPU. Its errors are
+# "error validating <driver|toolkit|plugin> installation: %w" / "error validating cuda workload: %w",
+# its wait loops print "<driver|toolkit> is not ready"; the kubelet cannot even create a validator
+# container whose host volume (driver-install-path: /run/nvidia/driver) or runtime hook is missing.
+_VALIDATOR = (
+    r"\b(?:driver|toolkit|cuda|plugin)-validation\b|\bgpu-operator-validator\b|\bnvidia-operator-validator\b"
+    r"|\bnvidia-[\w-]*-validator\b|\bCOMPONENT:\s+(?:driver|toolkit|cuda|plugin)\b"
+)
+_FAILED_STATE = (
+    r"\bReason:\s+(?:CreateContainerError|CreateContainerConfigError|RunContainerError|ContainerCannotRun"
+    r"|Error|CrashLoopBackOff|Init:Error|Init:CrashLoopBackOff)\b|\bExit Code:\s+[1-9]"
+)
+_DRIVER_STAGE = r"(?:\b(?:initialization|detection|requirement) error\b)"
+GPU_OPERATOR_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+        rx(
+            r"\berror validating (?:driver|toolkit|plugin) installation: ",
+            r"\berror validating cuda workload: ",
+            r"(?m:^\s*(?:driver|toolkit) is not ready\s*$)",
+            # kubelet: "cannot find volume %q to mount into container %q" for the validator's volumes.
+            r"cannot find volume \"(?:driver-install-path|run-nvidia[\w-]*)\" to mount into container",
+            r"cannot find volume \"[^\"\n]+\" to mount into container"
+            r" \"(?:driver|toolkit|cuda|plugin)-validation\"",
+            # A pasted `kubectl describe` of a validator pod whose container failed (either order),
+            # unless the paste names the driver stage's own error (the hook's detection/initialization
+            # error is the driver's page, cuda-driver-mismatch).
+            rf"^(?![\s\S]*?{_DRIVER_STAGE})(?=[\s\S]*?(?:{_VALIDATOR}))[\s\S]*?(?:{_FAILED_STATE})",
+            rf"^(?![\s\S]*?{_DRIVER_STAGE})(?=[\s\S]*?(?:{_FAILED_STATE}))[\s\S]*?(?:{_VALIDATOR})",
+        ),
+        "gpu-operator cmd/nvidia-validator/main.go, assets/state-operator-validation; kubelet "
+        "pkg/kubelet/kuberuntime (cannot find volume)",
     ),
 )
 
@@ -221,6 +260,7 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
     *REGISTRY_RULES,
     *PLATFORM_RULES,
     *CONTAINER_RUNTIME_RULES,
+    *GPU_OPERATOR_RULES,
     CauseRule(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,
         rx(
