@@ -36,8 +36,22 @@ def fixture_path(endpoint: str) -> Path:
     return FIXTURES / f"port-in-use-{endpoint}.log"
 
 
-def capture(holder: LocalTriton, endpoint: str, workdir: Path, log_path: Path) -> int | None:
-    """Start a real server on ``holder``'s ``endpoint`` port, wait for it to exit, return its code."""
+def capture(holder: LocalTriton, endpoint: str, workdir: Path, log_path: Path, attempts: int = 3) -> int | None:
+    """Start a real server on ``holder``'s ``endpoint`` port, wait for it to exit, return its code.
+
+    The other two ports are picked free just before the bind; when another process takes one in
+    between, the server fails on that endpoint first: run it again."""
+    code = None
+    for attempt in range(attempts):
+        if attempt:
+            log_path.unlink(missing_ok=True)
+        code = _capture_once(holder, endpoint, workdir / f"try{attempt}", log_path)
+        if f"failed to start {SERVICES[endpoint]} service" in log_path.read_text(errors="replace"):
+            break
+    return code
+
+
+def _capture_once(holder: LocalTriton, endpoint: str, workdir: Path, log_path: Path) -> int | None:
     port = {f"{endpoint}_port": getattr(holder, f"{endpoint}_port")}
     repo = build_repository(workdir / "repo", MODELS)
     server = LocalTriton(repo, workdir=workdir / "triton", log_path=log_path, startup_timeout=60, **port)  # type: ignore[arg-type]
