@@ -1,5 +1,5 @@
-"""The classes behind heldout9's misses (round 6), each tested with wording from another source than
-the held-out log: TensorRT's optimization-profile errors, an empty model/engine file, an import
+"""The classes behind heldout9's misses (round 6) and heldout's last one, each tested with wording from
+another source than the held-out log: ONNX Runtime's graph type check, TensorRT's optimization-profile errors, an empty model/engine file, an import
 failure inside an LLM backend's error line, a structured ``Error:`` message logged at info, and the
 GPU operator's validators. heldout9's own logs are scored in tests/test_diagnosis_accuracy.py.
 """
@@ -71,6 +71,19 @@ CASES = [
         "Exception: jetson.inference -- detectNet failed to load network\n",
         c.RUNBOOK_MODEL_FILE_INVALID,
         "invalid engine cache file size (0 bytes)",
+    ),
+    # ---- ONNX Runtime's graph type check (heldout/server-3967's class): the ONNX file is inconsistent.
+    # onnx/sklearn-onnx#1102 (ORT's Python API) and onnxruntime#649 (0.3, "Type parameter ... bound to"),
+    # here in the onnxruntime backend's load-failure line.
+    (
+        "E0606 10:00:00.000000 1 model_lifecycle.cc:630] failed to load 'scorer' version 1: Internal: onnx runtime error 1: Load model from /models/scorer/1/model.onnx failed:Type Error: Type (tensor(double)) of output arg (variable) of node (Co_Concat) does not match expected type (tensor(float)).\n",
+        c.RUNBOOK_MODEL_FILE_INVALID,
+        "Type Error: Type (tensor(double)) of output arg",
+    ),
+    (
+        "RuntimeError: [ONNXRuntimeError] : 1 : GENERAL ERROR : Load model from output/some.onnx failed:Type Error: Type parameter (T) bound to different types (tensor(float) and tensor(double) in node ().\n",
+        c.RUNBOOK_MODEL_FILE_INVALID,
+        "Type parameter (T) bound to different types",
     ),
     # ---- An import failure inside an LLM backend's error line: triton-inference-server/vllm_backend
     # src/model.py logs f"[vllm] Error generating stream: {e}"; the module of server#7528 (numpy).

@@ -390,6 +390,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"This is an invalid model\."
             r"(?![^\n]{0,300}(No Op registered|Unrecognized attribute|domain_version))",
             r"\[(ShapeInferenceError|TypeInferenceError)\]",
+            # ONNX Runtime's graph type check (core/graph/graph.cc, since 0.3): the file's own graph is
+            # inconsistent (a hand-edited or mis-converted type), whatever the config says.
+            r"\bType Error: Type (parameter \(\w+\) bound to different types|\(\S*\) of (input|output) arg)",
             # PyTorch cannot open the file as a TorchScript archive (torch.save'd weights, a cut download).
             r"PytorchStreamReader failed (reading zip archive|locating file|reading file)",
             r"failed finding central directory",
