@@ -214,6 +214,42 @@ def test_heldout9_misses_as_development_cases() -> None:
     assert not any(accuracy.has_failure(case) for case in healthy)
 
 
+HELDOUT10_TOP1_AT_LEAST = 6 / 16
+"""heldout10, collected blind (the collector ran no diagnosis) after round 6 and scored once: 6/16,
+six empty answers, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
+HELDOUT10_KNOWN_MISSES = {
+    "chinese-clip-50",
+    "clearml-serving-22",
+    "fauxpilot-30",
+    "fauxpilot-45",
+    "fil-backend-400",
+    "instill-model-backend-179",
+    "model-analyzer-335",
+    "morpheus-561",
+    "nvtabular-1280",
+    "yolov4-triton-67",
+}
+HELDOUT10_KNOWN_EMPTY = {
+    "clearml-serving-22",
+    "fauxpilot-45",
+    "fil-backend-400",
+    "model-analyzer-335",
+    "morpheus-561",
+    "yolov4-triton-67",
+}
+
+
+def test_heldout10_top1_measured_once() -> None:
+    failed, healthy = _layered("heldout10")
+    score = accuracy.score(failed)
+    assert (score.cases, len(healthy)) == (16, 5)
+    assert score.top1 >= HELDOUT10_TOP1_AT_LEAST, score.misses
+    assert {name for name, _want, _got in score.misses} <= HELDOUT10_KNOWN_MISSES
+    empty = {name for name, _want, got in score.misses if got == "(no finding)"}
+    assert empty <= HELDOUT10_KNOWN_EMPTY
+    assert not any(accuracy.has_failure(case) for case in healthy)
+
+
 HELDOUT8_TOP1_AT_LEAST = 11 / 17
 """heldout8, collected after round 4's rules and scored once (clean): 11/17, four empty answers, one
 of four healthy logs flagged (tests/data/logs/SPLIT.md)."""
