@@ -253,6 +253,33 @@ def test_heldout10_misses_as_development_cases() -> None:
     assert not any(accuracy.has_failure(case) for case in healthy)
 
 
+HELDOUT11_TOP1_AT_LEAST = 8 / 16
+"""heldout11, collected blind after round 6 and scored once after round 7: 8/16, three empty
+answers, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
+HELDOUT11_KNOWN_MISSES = {
+    "dali-backend-87",
+    "fastertransformer-backend-111",
+    "karpenter-aws-1476",
+    "lmdeploy-263",
+    "model-analyzer-160",
+    "seldon-core-4192",
+    "seldon-core-4887",
+    "sherpa-568",
+}
+HELDOUT11_KNOWN_EMPTY = {"karpenter-aws-1476", "lmdeploy-263", "seldon-core-4887"}
+
+
+def test_heldout11_top1_measured_once() -> None:
+    failed, healthy = _layered("heldout11")
+    score = accuracy.score(failed)
+    assert (score.cases, len(healthy)) == (16, 5)
+    assert score.top1 >= HELDOUT11_TOP1_AT_LEAST, score.misses
+    assert {name for name, _want, _got in score.misses} <= HELDOUT11_KNOWN_MISSES
+    empty = {name for name, _want, got in score.misses if got == "(no finding)"}
+    assert empty <= HELDOUT11_KNOWN_EMPTY
+    assert not any(accuracy.has_failure(case) for case in healthy)
+
+
 HELDOUT8_TOP1_AT_LEAST = 11 / 17
 """heldout8, collected after round 4's rules and scored once (clean): 11/17, four empty answers, one
 of four healthy logs flagged (tests/data/logs/SPLIT.md)."""
