@@ -54,7 +54,10 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
     exprs = figure_exprs(spec, w)
     rules: list[Rule] = [{"record": requests, "expr": exprs[TRAFFIC]}]
     rules += [{"record": figure, "expr": exprs[name], "labels": {c.LABEL_FIGURE: name}} for name in GUARDED]
-    busy = f"{requests} >= {num(rs.min_request_rate)}"
+    # enough traffic now, and traffic already one window ago: the window compared is full. Without
+    # the second condition a window holding the first seconds of a rollout (a handful of requests,
+    # each figure noisy) was judged: on the real Triton an equal version fired with a 40s window.
+    busy = f"{requests} >= {num(rs.min_request_rate)} and {requests} offset {w} > 0"
     busiest = f"{requests} == {on(per_model)} group_left () max {by(per_model)} ({requests})"
     rules.append(
         {
@@ -99,7 +102,10 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
             def side(model: str, name: str = name) -> str:
                 series = selector(figure, [(c.LABEL_FIGURE, "=", name), (c.LABEL_MODEL, "=", model)])
                 served = selector(requests, [(c.LABEL_MODEL, "=", model)])
-                traffic = f"sum {by(per_model)} ({served}) >= {num(rs.min_request_rate)}"
+                traffic = (
+                    f"sum {by(per_model)} ({served}) >= {num(rs.min_request_rate)} "
+                    f"and sum {by(per_model)} ({served} offset {w}) > 0"
+                )
                 return f"(max {by((*per_model, c.LABEL_FIGURE))} ({series}) and {on(per_model)} ({traffic}))"
 
             limit = _limit(f, side(pair.baseline), margin)

@@ -1,6 +1,6 @@
 """promtool tests of the continuous rollout guard (rollout.py): a version five times slower per
-inference fires TritonRolloutRegression; the same version with too little traffic, or as fast as
-the baseline, does not."""
+inference fires TritonRolloutRegression; the same version with too little traffic, as fast as the
+baseline, or not yet served for a full window, does not."""
 
 from __future__ import annotations
 
@@ -74,7 +74,12 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         },
     }
 
-    def case(name: str, v2_per_min: int, v2_compute_us: int, alerts: list[dict[str, Any]]) -> dict[str, Any]:
+    # the last sample inside the first window: long past the alert's `for`, the window not yet full
+    early = format_duration(window_s - interval_s)
+
+    def case(
+        name: str, v2_per_min: int, v2_compute_us: int, alerts: list[dict[str, Any]], when: str = at
+    ) -> dict[str, Any]:
         return {
             "name": name,
             "interval": interval,
@@ -83,7 +88,7 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
                 *_version(spec, TEST_MODEL, "2", v2_per_min, v2_compute_us, interval_s, length),
             ],
             "alert_rule_test": [
-                {"eval_time": at, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": alerts}
+                {"eval_time": when, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": alerts}
             ],
         }
 
@@ -91,6 +96,13 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         case("a canary five times slower per inference fires", busy // 5, int(slow_s * 1e6), [expected]),
         case("the same canary with too little traffic stays silent", quiet, int(slow_s * 1e6), []),
         case("a canary as fast as the baseline stays silent", busy // 5, 8000, []),
+        case(
+            "the slow canary stays silent until it has served a full window",
+            busy // 5,
+            int(slow_s * 1e6),
+            [],
+            early,
+        ),
     ]
     for pair in rs.pairs[:1]:  # a declared blue/green pair: the green model five times slower
         rule = next(
@@ -114,7 +126,8 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
                 "interval": interval,
                 "input_series": series,
                 "alert_rule_test": [
-                    {"eval_time": at, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": [fired]}
+                    {"eval_time": early, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": []},
+                    {"eval_time": at, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": [fired]},
                 ],
             }
         )
