@@ -6,7 +6,8 @@ rules `triton-sre generate` writes for a 40 s rollout window, all in one traffic
 - a blue/green pair of model names declared in the spec (the green ones loaded through the
   model-control API beside the running blue ones): the same three verdicts;
 - `TritonRolloutRegression` fires for the slow version and the slow green model, never for the
-  equal ones; the bot's lines for the fired alerts and the slash command's answer.
+  equal ones; the bot's lines for the fired alerts and the slash command's answers (a version, a
+  pair's name, a model two pairs share).
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ class Phase:
     promtool: str = ""
     bot: dict[str, list[str]] = field(default_factory=dict)
     answer: list[str] = field(default_factory=list)
+    pair_answers: dict[str, list[str]] = field(default_factory=dict)
     sent: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
@@ -254,6 +256,8 @@ def phase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phase]:
         for key, labels in result.fired.items():
             result.bot[key] = alert_lines(Prometheus(prom.url), labels, spec)
         result.answer = model_answer(Prometheus(prom.url), "canary", spec)
+        for name in ("scaler", "steady_blue"):  # a pair's name; the baseline of two pairs
+            result.pair_answers[name] = model_answer(Prometheus(prom.url), name, spec)
         elapsed = int(time.time() - started_wall) + 1
         equal = f'alertname="{c.ALERT_ROLLOUT_REGRESSION}", model=~"{"|".join(EQUAL_MODELS)}"'
         firing = f'count_over_time(ALERTS{{{equal}, alertstate="firing"}}[{elapsed}s])'
@@ -340,5 +344,10 @@ def test_bot_shows_the_fired_alerts_comparison(phase: Phase) -> None:
         shown = json.dumps(Renderer().blocks(message.context()), ensure_ascii=False)
         assert f"*Rollout:* {head}: fail" in shown
         assert f"• {c.ROLLOUT_FIG_LATENCY_P99}: " in shown and "(fail)" in shown
-    print("slash:", phase.answer)
+    print("slash:", phase.answer, phase.pair_answers)
     assert phase.answer[0].startswith(f"canary v2 vs canary v1: {c.ROLLOUT_FAIL.upper()}")
+    scaler = phase.pair_answers["scaler"]
+    assert scaler[0].startswith(f"scaler_green vs scaler_blue: {c.ROLLOUT_FAIL.upper()}"), scaler
+    heads = [line for line in phase.pair_answers["steady_blue"] if not line.startswith(" ")]
+    assert heads[0].startswith(f"steady_green vs steady_blue: {c.ROLLOUT_PASS.upper()}"), heads
+    assert heads[1].startswith(f"quiet_green vs steady_blue: {c.ROLLOUT_INCONCLUSIVE.upper()}"), heads

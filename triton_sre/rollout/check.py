@@ -21,6 +21,7 @@ from triton_sre.rollout.model import (
     Side,
     Verdict,
     judge,
+    model_sides,
     parse_selector,
     version_sides,
 )
@@ -121,7 +122,9 @@ def _sides(args: argparse.Namespace, job: str, rs: RolloutSpec) -> tuple[Side, S
         if any(pair)
     ]
     if len(given) != 1:
-        raise SpecError("give exactly one pair: --baseline/--candidate-version, -model or -selector, or --pair")
+        raise SpecError(
+            "give exactly one pair: --baseline/--candidate-version, -model or -selector, or --pair"
+        )
     kind = given[0]
     pair = {"version": versions, "model": models, "selector": selectors}[kind]
     if not all(pair):
@@ -130,9 +133,9 @@ def _sides(args: argparse.Namespace, job: str, rs: RolloutSpec) -> tuple[Side, S
         if not args.model:
             raise SpecError("--baseline-version/--candidate-version need --model")
         return version_sides(job, args.model, *versions)
-    job_m = (c.LABEL_JOB, "=", job)
     if kind == "model":
-        return tuple(Side(m, (job_m, (c.LABEL_MODEL, "=", m))) for m in models)  # type: ignore[return-value]
+        return model_sides(job, *models)
+    job_m = (c.LABEL_JOB, "=", job)
     model_m = ((c.LABEL_MODEL, "=", args.model),) if args.model else ()
     try:
         return tuple(Side(s, (job_m, *model_m, *parse_selector(s))) for s in selectors)  # type: ignore[return-value]
