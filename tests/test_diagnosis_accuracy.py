@@ -11,7 +11,7 @@ import re
 import accuracy
 import pytest
 
-from triton_sre.conventions import RUNBOOK_LLM_BACKEND_CONFIG
+from triton_sre.conventions import RUNBOOK_LLM_BACKEND_CONFIG, RUNBOOK_SERVER_PORT_IN_USE
 
 
 @pytest.mark.parametrize("split", accuracy.SPLITS)
@@ -36,7 +36,7 @@ HELDOUT_TOP1_AT_LEAST = 0.90
 
 HELDOUT2_TOP1_AT_LEAST = 19 / 21
 """Measured once on heldout2/ (19/21, clean); 21/21 after the next round's rule changes (not clean)."""
-HELDOUT2_KNOWN_MISSES = {"seldon-4871", "tensorrt-1384"}
+HELDOUT2_KNOWN_MISSES: set[str] = set()  # seldon-4871, tensorrt-1384 were right by round 3
 
 
 def test_heldout2_top1_measured_once() -> None:
@@ -99,7 +99,7 @@ HELDOUT4_BEFORE = 3 / 15
 healthy logs flagged (tests/data/logs/SPLIT.md)."""
 HELDOUT5_TOP1_AT_LEAST = 10 / 12
 """heldout5, collected after the round's last rule change and scored once (clean): 10/12."""
-HELDOUT5_KNOWN_MISSES = {"docker-cli-2425", "libnvidia-container-103"}
+HELDOUT5_KNOWN_MISSES = {"docker-cli-2425"}  # libnvidia-container-103 right since
 
 
 def test_heldout4_and_heldout5_are_new() -> None:
@@ -152,9 +152,11 @@ def _cited_outside(name: str) -> str:
     )
 
 
-@pytest.mark.parametrize(("name", "size"), [("heldout7", 21), ("heldout8", 21), ("heldout9", 20)])
+@pytest.mark.parametrize(
+    ("name", "size"), [("heldout7", 21), ("heldout8", 21), ("heldout9", 20), ("heldout10", 21)]
+)
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
-    """heldout7-9 (each collected after the previous round's rules) cite no thread that any other
+    """heldout7-10 (each collected after the previous round's rules) cite no thread that any other
     corpus file, test, doc or bench note cites, and none from the server's own tracker."""
     cited = _cited_outside(name)
     cases = accuracy.load(name)
@@ -175,15 +177,16 @@ def test_heldout9_has_15_failures_and_5_healthy_logs() -> None:
 HELDOUT9_TOP1_AT_LEAST = 7 / 15
 """heldout9, collected after round 5's rules and scored once (clean, after merging main): 7/15, one
 empty answer, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
-HELDOUT9_KNOWN_MISSES = {
-    "async-cosyvoice-71",
-    "eks-ml-117",
-    "gpu-operator-1374",
-    "gpu-operator-265",
-    "gpu-operator-425",
-    "jetson-inference-1593",
-    "jetson-inference-1878",
-    "kops-12718",
+HELDOUT9_KNOWN_MISSES: set[str] = set()
+"""Round 6 fixed the classes behind the eight misses of the once-scored run (async-cosyvoice-71,
+eks-ml-117, gpu-operator-1374, gpu-operator-265, gpu-operator-425, jetson-inference-1593,
+jetson-inference-1878, kops-12718): none is a miss any more."""
+HELDOUT9_LABEL_SUPERSEDED = {
+    # Labelled the fallback because "no runbook covers a port conflict" (the log's own note); round 6
+    # added that page (server-port-in-use, issue 20) and Docker's "Bind for ... failed: port is already
+    # allocated" is its wording. The label stays as it was written; this is the one case the new page
+    # answers differently, and what it answers is pinned here.
+    "openai-trtllm-39": RUNBOOK_SERVER_PORT_IN_USE,
 }
 
 
@@ -192,24 +195,66 @@ def test_heldout9_top1_measured_once() -> None:
     score = accuracy.score(failed)
     assert (score.cases, len(healthy)) == (15, 5)
     assert score.top1 >= HELDOUT9_TOP1_AT_LEAST, score.misses
-    assert {name for name, _want, _got in score.misses} <= HELDOUT9_KNOWN_MISSES
+    misses = {name: got for name, _want, got in score.misses}
+    assert set(misses) <= HELDOUT9_KNOWN_MISSES | set(HELDOUT9_LABEL_SUPERSEDED)
+    for name in misses.keys() & HELDOUT9_LABEL_SUPERSEDED.keys():
+        assert misses[name] == HELDOUT9_LABEL_SUPERSEDED[name], name
     empty = {name for name, _want, got in score.misses if got == "(no finding)"}
-    assert empty <= {"gpu-operator-265"}
+    assert not empty  # gpu-operator-265's empty answer of the once-scored run is a finding since round 6
+    assert not any(accuracy.has_failure(case) for case in healthy)
+
+
+def test_heldout9_misses_as_development_cases() -> None:
+    """Round 6 fixed heldout9's misses by class (TensorRT's profile wording, a 0-byte file, an import
+    failure inside an LLM backend line, a logrus "Error:" at info, the GPU operator's validators): every
+    failure log lands on its label but the one the new port page answers, no healthy log is flagged."""
+    failed, healthy = _layered("heldout9")
+    misses = {name: got for name, _want, got in accuracy.score(failed).misses}
+    assert misses == HELDOUT9_LABEL_SUPERSEDED
+    assert not any(accuracy.has_failure(case) for case in healthy)
+
+
+HELDOUT10_TOP1_AT_LEAST = 6 / 16
+"""heldout10, collected blind (the collector ran no diagnosis) after round 6 and scored once: 6/16,
+six empty answers, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
+HELDOUT10_KNOWN_MISSES = {
+    "chinese-clip-50",
+    "clearml-serving-22",
+    "fauxpilot-30",
+    "fauxpilot-45",
+    "fil-backend-400",
+    "instill-model-backend-179",
+    "model-analyzer-335",
+    "morpheus-561",
+    "nvtabular-1280",
+    "yolov4-triton-67",
+}
+HELDOUT10_KNOWN_EMPTY = {
+    "clearml-serving-22",
+    "fauxpilot-45",
+    "fil-backend-400",
+    "model-analyzer-335",
+    "morpheus-561",
+    "yolov4-triton-67",
+}
+
+
+def test_heldout10_top1_measured_once() -> None:
+    failed, healthy = _layered("heldout10")
+    score = accuracy.score(failed)
+    assert (score.cases, len(healthy)) == (16, 5)
+    assert score.top1 >= HELDOUT10_TOP1_AT_LEAST, score.misses
+    assert {name for name, _want, _got in score.misses} <= HELDOUT10_KNOWN_MISSES
+    empty = {name for name, _want, got in score.misses if got == "(no finding)"}
+    assert empty <= HELDOUT10_KNOWN_EMPTY
     assert not any(accuracy.has_failure(case) for case in healthy)
 
 
 HELDOUT8_TOP1_AT_LEAST = 11 / 17
 """heldout8, collected after round 4's rules and scored once (clean): 11/17, four empty answers, one
 of four healthy logs flagged (tests/data/logs/SPLIT.md)."""
-HELDOUT8_KNOWN_MISSES = {
-    "deepstream-deploy-17",
-    "deepstream-deploy-4",
-    "fastdeploy-2193",
-    "gke-accelerators-104",
-    "kserve-pr-134",
-    "trtllm-1838",
-}
-HELDOUT8_KNOWN_FLAGGED = {"healthy-qanything-96"}
+HELDOUT8_KNOWN_MISSES = {"trtllm-1838"}  # the label conflict below; the other five right since round 5
+HELDOUT8_KNOWN_FLAGGED: set[str] = set()  # healthy-qanything-96 not flagged since round 5
 
 
 def test_heldout8_top1_measured_once() -> None:
@@ -242,13 +287,7 @@ def test_heldout8_misses_as_development_cases() -> None:
 
 HELDOUT7_TOP1_AT_LEAST = 12 / 17
 """heldout7, collected after round 3's rules and scored once (clean): 12/17, two empty answers."""
-HELDOUT7_KNOWN_MISSES = {
-    "kind-1692",
-    "modelmesh-200",
-    "nvidia-docker-1116",
-    "transformers4rec-364",
-    "triton-yolov5-5",
-}
+HELDOUT7_KNOWN_MISSES: set[str] = set()  # the five of the once-scored run were right by round 4
 
 
 def test_heldout7_top1_measured_once() -> None:
@@ -272,7 +311,7 @@ def test_heldout7_misses_as_development_cases() -> None:
 
 HELDOUT6_TOP1_AT_LEAST = 10 / 11
 """heldout6, collected before round 2's rules and scored once at its end (clean): 10/11."""
-HELDOUT6_KNOWN_MISSES = {"kserve-2260"}
+HELDOUT6_KNOWN_MISSES: set[str] = set()  # kserve-2260 right since
 
 
 def test_heldout6_top1_measured_once() -> None:

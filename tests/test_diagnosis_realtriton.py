@@ -236,8 +236,17 @@ def test_committed_capture_diagnosis(name: str) -> None:
     check_capture(name, path)
 
 
+# Captured by tests/test_diagnosis_port_in_use.py: a second server on a port of a first one.
+PORT_CAPTURES = {
+    c.RUNBOOK_SERVER_PORT_IN_USE: ("port-in-use-grpc", "port-in-use-http", "port-in-use-metrics"),
+}
+
+
 def test_committed_captures_cover_every_cpu_class() -> None:
     covered = {rb for name in CAPTURES for rb in expected(name).values()} | set(SERVER_WIDE.values())
+    for runbook, names in PORT_CAPTURES.items():
+        assert all((FIXTURES / f"{name}.log").exists() for name in names), names
+        covered.add(runbook)
     assert covered == CPU_REPRODUCIBLE_LOAD_FAILURES
 
 

@@ -103,7 +103,10 @@ def test_figures_match_the_exporter(report: dict[str, Any]) -> None:
     for model in (VECTOR_SCALE, SLOW_MODEL, TEXT_ECHO):
         row = table.loc[model]
         assert row["inferences"] > 0
-        assert close(row["requests"], inferences[model], 0.02, 2), (model, row["requests"], inferences[model])
+        # Two samplers (Prometheus scraping Triton, the exporter polling the statistics API) read
+        # each edge of the window up to one 1 s scrape apart: allow what traffic does in that skew.
+        skew = 2 + 2 * 1.0 * row["requests_per_s"]
+        assert close(row["requests"], inferences[model], 0.02, skew), (model, row["requests"], inferences)
         assert row["inferences"] <= row["requests"]
         assert close(row["batching_ratio"], ratio[model], 0.05), (model, row["batching_ratio"], ratio[model])
         assert abs(row["queue_share"] - queue[model]) < 0.05, (model, row["queue_share"], queue[model])
@@ -111,7 +114,7 @@ def test_figures_match_the_exporter(report: dict[str, Any]) -> None:
         assert 0 <= row["cost_share"] <= 1 and row["idle_cost"] <= row["cost"]
         assert row["p50_ms"] > 0 and row["p99_ms"] >= row["p95_ms"] >= row["p50_ms"]
         assert row["latency_source"] == c.LATENCY_SOURCE_SUMMARY  # 2.51: summaries, no histogram
-    assert abs(table["cost_share"].sum() - 1) < 1e-6
+    assert abs(table["cost_share"].sum() - 1) < 1e-5  # float sums over a CSV round trip
     assert table.loc[VECTOR_SCALE, "batching_ratio"] > 1.1  # four clients on a dynamic batcher
     assert math.isnan(table.loc[SLOW_MODEL, "batch_fill"])  # max_batch_size 0: no fill
     # The server's cost over the window: node_hour 0.36 USD for (end - start) seconds. The idle share

@@ -61,6 +61,8 @@ RUNBOOK_POD_UNSCHEDULABLE: Final = "pod-unschedulable"
 RUNBOOK_IMAGE_PULL_FAILED: Final = "image-pull-failed"
 RUNBOOK_POD_PROBE_FAILED: Final = "pod-probe-failed"
 RUNBOOK_POD_CRASH_LOOPING: Final = "pod-crash-looping"
+# --- diagnosis: the server cannot bind its HTTP/GRPC/metrics port (another process holds it) ---
+RUNBOOK_SERVER_PORT_IN_USE: Final = "server-port-in-use"
 LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_MODEL_FILE_MISSING,
     RUNBOOK_VERSION_DIR_INVALID,
@@ -98,6 +100,7 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_IMAGE_PULL_FAILED,
     RUNBOOK_POD_PROBE_FAILED,
     RUNBOOK_POD_CRASH_LOOPING,
+    RUNBOOK_SERVER_PORT_IN_USE,
     RUNBOOK_UNKNOWN_LOAD_FAILURE,
 )
 

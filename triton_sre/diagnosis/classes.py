@@ -143,9 +143,12 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         _rx(
             r"\b(?:dims?|dimensions?|shapes?|rank|input-dims)\b[^\n]{0,60}\b(?:mismatch|does not match"
             r"|doesn't match|not (?:correct|match|compatible|equal|valid)|expected|unexpected|incompatible"
-            r"|invalid|wrong)",
-            r"\b(?:mismatch\w*|incompatible|invalid|wrong|unexpected)\b[^\n]{0,30}\b(?:dims?|dimensions?"
-            r"|shapes?|rank)\b",
+            r"|invalid|wrong|missing)",
+            r"\b(?:mismatch\w*|incompatible|invalid|wrong|unexpected|missing)\b[^\n]{0,30}\b(?:dims?"
+            r"|dimensions?|shapes?|rank)\b",
+            # TensorRT's builder: the shapes a dynamic input may take are declared by an optimization profile.
+            r"\b(?:no|missing|invalid) optimization profile\b|\boptimization profile\b[^\n]{0,60}\b(?:not"
+            r" (?:been )?(?:defined|set|specified)|missing|invalid|out of range)",
         ),
     ),
     # permission.

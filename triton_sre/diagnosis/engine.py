@@ -106,6 +106,11 @@ def _deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int
             continue
         text = peel_collector_prefix(piece.strip())
         return event.line + offset, text[:MAX_EVIDENCE_CHARS]
+    # No single line decides (the rule needs the block, e.g. a describe of a failed container): quote
+    # the line the block's own format marks as the failure, not its first line.
+    for offset, piece in enumerate(pieces):
+        if piece.strip() and failure_piece(piece) is not None:
+            return event.line + offset, peel_collector_prefix(piece.strip())[:MAX_EVIDENCE_CHARS]
     return event.line, peel_collector_prefix(evidence_text(event))
 
 

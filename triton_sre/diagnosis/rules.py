@@ -204,7 +204,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"\b(Magic|Version) tag does not match",
             r"\bkPLAN_MAGIC_TAG\b|\bmagicTagRead\b",
             r"Deserializ\w* (of )?(the )?(cuda )?engine[^\n]{0,20}fail",
-            r"failed to (create|build|load) (the )?(CUDA|TensorRT|TRT) engine",
+            # (not "failed to build": building fails for any reason, the builder's error says which)
+            r"failed to (create|load) (the )?(CUDA|TensorRT|TRT) engine",
         ),
     ),
     CauseRule(
@@ -336,6 +337,12 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"\b(shape|dims?)\b[^\n]{0,60}\b(mismatch|does not match)",
             r"require \d+ dims",
             r"\breshape\b[^\n]{0,60}(invalid|mismatch|must)",
+            # TensorRT's network validation before a build (network.cpp::validate, TensorRT 7 to 10): a
+            # dynamic input the optimization profile does not cover, or no profile at all. The build
+            # failure that follows ("failed to build CUDA engine", builder.cpp "enginePtr != nullptr") is
+            # its consequence.
+            r"dynamic input is missing dimensions in profile",
+            r"Network has dynamic or shape inputs, but no optimization profile has been defined",
         ),
     ),
     CauseRule(
@@ -383,11 +390,21 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"This is an invalid model\."
             r"(?![^\n]{0,300}(No Op registered|Unrecognized attribute|domain_version))",
             r"\[(ShapeInferenceError|TypeInferenceError)\]",
+            # ONNX Runtime's graph type check (core/graph/graph.cc, since 0.3): the file's own graph is
+            # inconsistent (a hand-edited or mis-converted type), whatever the config says.
+            r"\bType Error: Type (parameter \(\w+\) bound to different types|\(\S*\) of (input|output) arg)",
             # PyTorch cannot open the file as a TorchScript archive (torch.save'd weights, a cut download).
             r"PytorchStreamReader failed (reading zip archive|locating file|reading file)",
             r"failed finding central directory",
             # The Python stub cannot even compile model.py: binary bytes in it (a cut copy, a broken sync).
             r"source code (?:string )?cannot contain null bytes",
+            # An empty (0-byte) model or engine file: a copy or conversion that wrote nothing
+            # (jetson-inference tensorNet.cpp "invalid engine cache file size (%zu bytes)" with 0).
+            r"\bfile size \(0 bytes\)",
+            r"\b(model|engine|plan|onnx|weights?|checkpoint|cache) file[^\n]{0,40}\b(is empty|has size 0"
+            r"|\(?0 bytes\)?)",
+            r"\bempty (model|engine|plan|onnx|weights?|checkpoint) file\b",
+            r"\b0[- ]byte (model|engine|plan|onnx|weights?|checkpoint|file)\b",
         ),
     ),
     CauseRule(
@@ -405,6 +422,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
 PRIORITY: Final[tuple[str, ...]] = (
     c.RUNBOOK_SHM_TOO_SMALL,
     c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+    c.RUNBOOK_SERVER_PORT_IN_USE,
     c.RUNBOOK_POD_UNSCHEDULABLE,
     c.RUNBOOK_IMAGE_PULL_FAILED,
     c.RUNBOOK_PLATFORM_UNSUPPORTED,
@@ -446,8 +464,22 @@ def _both(template: re.Pattern[str], evidence: re.Pattern[str]) -> re.Pattern[st
     return re.compile(rf"^(?=[\s\S]*?(?:{evidence.pattern}))[\s\S]*?(?:{template.pattern})", re.I)
 
 
+# Specific over generic inside one text: (generic runbook, specific runbook, the specific evidence). An
+# LLM backend's error line that reports an import failure (vLLM's "[vllm] Error generating stream: ...
+# No module named 'x'", a Ray worker's RaySystemError) is the missing module's page, not the backend
+# configuration's.
+HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
+    (
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
+        _rx(r"\bModuleNotFoundError\b", r"\bNo module named\b"),
+    ),
+)
+
+
 def _build() -> tuple[CauseRule, ...]:
-    """Hand rules and inventory entries in `PRIORITY` order; the inventory's competing evidence first."""
+    """Hand rules and inventory entries in `PRIORITY` order; competing evidence first (the
+    inventory's ``competes`` and `HAND_COMPETES`)."""
     placeholder, hand = HAND_RULES[0], HAND_RULES[1:]
     rules = [placeholder]
     for entry in ENTRIES:
@@ -455,7 +487,13 @@ def _build() -> tuple[CauseRule, ...]:
             CauseRule(comp.runbook, _both(entry.regex, comp.when), entry.id) for comp in entry.competes
         )
     for runbook in PRIORITY:
-        rules.extend(r for r in hand if r.runbook == runbook)
+        for rule in (r for r in hand if r.runbook == runbook):
+            rules.extend(
+                CauseRule(specific, _both(rule.pattern, evidence), rule.source)
+                for generic, specific, evidence in HAND_COMPETES
+                if generic == runbook
+            )
+            rules.append(rule)
         rules.extend(CauseRule(runbook, e.regex, e.id) for e in ENTRIES if e.runbook == runbook)
     return tuple(rules)
 

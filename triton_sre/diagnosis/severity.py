@@ -70,6 +70,11 @@ FAILURE_FORMATS: Final = re.compile(
             r"^Traceback \(most recent call last\):",
             # Go runtime, logrus, zap.
             r"^panic: |^fatal error: |\blevel=(?:error|fatal|panic)\b",
+            # A structured message that begins "Error:" reports a failure whatever level it was logged
+            # at: Go CLIs (urfave/cli, cobra) print a returned error as "Error: <err>", and wrappers
+            # log that output at info (the GPU operator's validator: level=info msg="Error: error
+            # validating toolkit installation: ...").
+            r"\bmsg=\\?\"?(?:Error|ERROR|error): ",
             r"\"(?:level|severity)\"\s*:\s*\"(?:error|fatal|panic|dpanic|critical|ERROR|FATAL|PANIC"
             r"|CRITICAL)\"",
             r"\t(?:ERROR|FATAL|PANIC|DPANIC)\t",

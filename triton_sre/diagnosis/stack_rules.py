@@ -38,7 +38,9 @@ from triton_sre import conventions as c
 
 __all__ = [
     "CONTAINER_RUNTIME_RULES",
+    "GPU_OPERATOR_RULES",
     "PLATFORM_RULES",
+    "PORT_RULES",
     "REGISTRY_RULES",
     "RESTART_RULES",
     "STACK_RULES",
@@ -113,6 +115,44 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
     ),
 )
 
+# The GPU operator's validator (gpu-operator cmd/nvidia-validator, v1.7 2021 to v25.x) checks each
+# layer of a node's GPU stack in its own init container (driver-validation, toolkit-validation,
+# cuda-validation, plugin-validation; the COMPONENT variable names the layer) before any GPU pod can
+# run: one that fails means the node cannot give containers a GPU. Its errors are
+# "error validating <driver|toolkit|plugin> installation: %w" / "error validating cuda workload: %w",
+# its wait loops print "<driver|toolkit> is not ready"; the kubelet cannot even create a validator
+# container whose host volume (driver-install-path: /run/nvidia/driver) or runtime hook is missing.
+_VALIDATOR = (
+    r"\b(?:driver|toolkit|cuda|plugin)-validation\b|\bgpu-operator-validator\b|\bnvidia-operator-validator\b"
+    r"|\bnvidia-[\w-]*-validator\b|\bCOMPONENT:\s+(?:driver|toolkit|cuda|plugin)\b"
+)
+_FAILED_STATE = (
+    r"\bReason:\s+(?:CreateContainerError|CreateContainerConfigError|RunContainerError|ContainerCannotRun"
+    r"|Error|CrashLoopBackOff|Init:Error|Init:CrashLoopBackOff)\b|\bExit Code:\s+[1-9]"
+)
+_DRIVER_STAGE = r"(?:\b(?:initialization|detection|requirement) error\b)"
+GPU_OPERATOR_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+        rx(
+            r"\berror validating (?:driver|toolkit|plugin) installation: ",
+            r"\berror validating cuda workload: ",
+            r"(?m:^\s*(?:driver|toolkit) is not ready\s*$)",
+            # kubelet: "cannot find volume %q to mount into container %q" for the validator's volumes.
+            r"cannot find volume \"(?:driver-install-path|run-nvidia[\w-]*)\" to mount into container",
+            r"cannot find volume \"[^\"\n]+\" to mount into container"
+            r" \"(?:driver|toolkit|cuda|plugin)-validation\"",
+            # A pasted `kubectl describe` of a validator pod whose container failed (either order),
+            # unless the paste names the driver stage's own error (the hook's detection/initialization
+            # error is the driver's page, cuda-driver-mismatch).
+            rf"^(?![\s\S]*?{_DRIVER_STAGE})(?=[\s\S]*?(?:{_VALIDATOR}))[\s\S]*?(?:{_FAILED_STATE})",
+            rf"^(?![\s\S]*?{_DRIVER_STAGE})(?=[\s\S]*?(?:{_FAILED_STATE}))[\s\S]*?(?:{_VALIDATOR})",
+        ),
+        "gpu-operator cmd/nvidia-validator/main.go, assets/state-operator-validation; kubelet "
+        "pkg/kubelet/kuberuntime (cannot find volume)",
+    ),
+)
+
 # The registry refuses or cannot serve the image, in the words of the clients that pull it: containerd
 # (the CRI plugin every kind/k3s/GKE/EKS node uses) and moby (Docker), and the registry's own
 # error codes that both quote. Whatever the orchestrator calls the event, the fix is the image
@@ -165,7 +205,39 @@ PLATFORM_RULES: Final[tuple[CauseRule, ...]] = (
     ),
 )
 
+# The server cannot listen on its port: another process (a second Triton, a leftover container, a
+# sidecar) holds it. Triton exits: it starts no endpoint it cannot bind.
+PORT_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_SERVER_PORT_IN_USE,
+        rx(
+            # server src/main.cc "failed to start GRPC|HTTP|Metrics|Sagemaker|Vertex AI service: <err>"
+            # (r20.09 on) quoting src/http_server.cc / src/grpc/grpc_server.cc: "Port '<addr>' already
+            # in use " (r22.04, PR #4071), "Socket '<addr>:<port>' already in use " (r22.05 on, PR #4136,
+            # to r26.09); the whole line is asserted by qa/L0_lifecycle/test.sh.
+            r"\b(Socket|Port) '[^'\n]*' already in use",
+            # gRPC core's own line before it (chttp2_server.cc "No address added out of total N
+            # resolved" around tcp_server's bind error), the Linux EADDRINUSE strerror as gRPC, Go's
+            # net package ("listen tcp :8001: bind: address already in use"), Python's OSError and
+            # Docker's userland proxy print it, and Windows' WSAEADDRINUSE (10048) text.
+            r"\bAddress already in use\b",
+            r"\[Errno 98\]|\bEADDRINUSE\b|\bWSAEADDRINUSE\b",
+            r"Only one usage of each socket address",
+            # moby libnetwork portallocator: another container publishes the host port.
+            r"Bind for \S+ failed: port is already allocated",
+            # kube-scheduler NodePorts plugin (ErrReason, v1.18 on): a hostPort no node has free; a
+            # pod that also lacks GPUs somewhere stays pod-unschedulable.
+            r"\d+/\d+ nodes are available: (?![^\n]*Insufficient)[^\n]*didn't have free ports for the"
+            r" requested pod ports",
+        ),
+        "server src/main.cc, src/http_server.cc, src/grpc/grpc_server.cc, qa/L0_lifecycle/test.sh; "
+        "grpc chttp2_server.cc; moby libnetwork portallocator; kubernetes "
+        "pkg/scheduler/framework/plugins/nodeports",
+    ),
+)
+
 STACK_RULES: Final[tuple[CauseRule, ...]] = (
+    *PORT_RULES,
     CauseRule(
         c.RUNBOOK_POD_UNSCHEDULABLE,
         rx(
@@ -188,6 +260,7 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
     *REGISTRY_RULES,
     *PLATFORM_RULES,
     *CONTAINER_RUNTIME_RULES,
+    *GPU_OPERATOR_RULES,
     CauseRule(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,
         rx(
