@@ -6,6 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 from binaries import binary
 
@@ -18,8 +19,14 @@ from triton_sre.slo import parse_spec
 REPO = Path(__file__).resolve().parents[1]
 
 
+PROMTOOL_TIMEOUT = 1200  # seconds; a loaded CI machine runs these several times slower than a quiet one
+pytestmark = pytest.mark.timeout(PROMTOOL_TIMEOUT + 60)  # the suite's 300 s would end them first
+
+
 def _run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([binary("promtool"), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [binary("promtool"), *args], cwd=cwd, capture_output=True, text=True, timeout=PROMTOOL_TIMEOUT
+    )
 
 
 def _test_in_parallel(files: list[Path]) -> None:
@@ -38,10 +45,17 @@ def _test_in_parallel(files: list[Path]) -> None:
         for f in files
     ]
     failures = []
-    for f, proc in procs:
-        out, _ = proc.communicate(timeout=300)
-        if proc.returncode != 0:
-            failures.append(f"{f.name}:\n{out[-4000:]}")
+    try:
+        for f, proc in procs:
+            # CPU-bound (the long-window file is ~150 CPU-seconds): the bound only catches a hang.
+            out, _ = proc.communicate(timeout=PROMTOOL_TIMEOUT)
+            if proc.returncode != 0:
+                failures.append(f"{f.name}:\n{out[-4000:]}")
+    finally:
+        for _f, proc in procs:  # a timeout or an interrupt must not leave promtool burning CPU
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert not failures, "\n".join(failures)
 
 

@@ -89,7 +89,8 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     (
         c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
         _rx(
-            r"\bout of memory\b|\bOutOfMemory\w*|\bOOM[- ]?kill\w*|\bcannot allocate memory\b",
+            r"\bout of memory\b|\bOutOfMemory\w*|\bOOM[- ]?kill\w*|\bcannot allocate memory\b(?! in static"
+            r" TLS block)",
             r"\bmemory allocation failed\b|\bstd::bad_alloc\b|\bMemoryError\b",
             r"\bno space left\b|\bdisk (?:full|pressure)\b|\btoo many open files\b",
         ),

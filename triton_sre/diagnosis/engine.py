@@ -92,6 +92,17 @@ _FAILURE_WORD = re.compile(
     re.I,
 )
 _WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s")
+# CUDA finds no device (core's pinned-memory and metrics warnings, the CUDA runtime's
+# cudaErrorNoDevice text): harmless on a CPU host, the container runtime's fault where the log shows
+# work that needs a GPU (a GPU-only backend, a GPU instance) and then fails with nothing else to say why.
+_NO_DEVICE = re.compile(r"no CUDA-capable device is detected|Cannot get CUDA device count", re.I)
+# GPU-only backends (FasterTransformer, TensorRT, TensorRT-LLM) and a model instance placed on a GPU
+# (core's "(GPU device N)", config's KIND_GPU).
+_GPU_EXPECTED = re.compile(
+    r"(?i:fastertransformer|tensorrt_?llm|tensorrt_plan)|\bKIND_GPU\b|\(GPU device \d+\)"
+)
+_GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT")
+"""Substrings every `_GPU_EXPECTED` match holds (a cheap test before the pattern)."""
 """A model-less cause line attaches to a model failure at most this many events later."""
 
 
@@ -140,6 +151,8 @@ class Diagnoser:
         self._unmatched: dict[str, list[object]] = {}
         self._unexplained: list[Obs] = []  # error lines no rule explains (bounded)
         self._warning_causes: list[Obs] = []  # warnings naming a cause class, until a failure follows
+        self._no_device: Obs | None = None  # CUDA saw no device (see _NO_DEVICE)
+        self._gpu_expected = False
         self._unmatched_overflow = 0
         self._index = 0
         self._release: str | None = None
@@ -168,6 +181,7 @@ class Diagnoser:
             self._release = release_in(message)
         if event.source == SOURCE_OPTION:
             return
+        self._note_gpu_context(event, index)
         if event.source == SOURCE_TABLE:
             self._feed_table_row(event, index)
             return
@@ -178,6 +192,9 @@ class Diagnoser:
             return  # a comment or a shell prompt line in a paste
         if is_harmless(message):
             self.harmless_lines += 1
+            if "\n" in message and not is_harmless(message.split("\n", 1)[1]):
+                # A harmless warning does not hide the raw lines pasted after it (a client's error).
+                self._feed_info_continuation(event, index)
             return
         if is_summary(message):
             self._summary.append(Obs(index, event.line, evidence_text(event), level, None, message))
@@ -260,9 +277,31 @@ class Diagnoser:
                 Obs(index, event.line, evidence_text(event), LEVEL_ERROR, runbook, event.message)
             )
 
+    def _note_gpu_context(self, event: LogEvent, index: int) -> None:
+        """Remember that CUDA saw no device, and whether the log shows work that needs a GPU."""
+        message = event.message
+        if "CUDA" not in message and not self._no_device:
+            return  # (plain substring tests first: this runs on every event)
+        if self._no_device is None and event.level != LEVEL_ERROR and _NO_DEVICE.search(message):
+            line, text = _deciding_line(event, lambda piece: _NO_DEVICE.search(piece) is not None)
+            text = text.split("\n", 1)[0]
+            self._no_device = Obs(index, line, text, LEVEL_ERROR, c.RUNBOOK_GPU_CONTAINER_RUNTIME, text)
+        if (
+            self._no_device is not None
+            and not self._gpu_expected
+            and any(key in message for key in _GPU_KEYS)
+        ):
+            self._gpu_expected = _GPU_EXPECTED.search(message) is not None
+
     def _raise_warning_causes(self) -> None:
         """A failure line nothing explains follows warnings that name a cause class: the earliest
-        of them is the root cause (the failure is its consequence)."""
+        of them is the root cause (the failure is its consequence). Where CUDA saw no device while
+        the log needs a GPU, the container did not get the GPU: that is the root cause."""
+        if self._no_device is not None and self._gpu_expected:
+            self._pending.append(self._no_device)
+            self._no_device = None
+            self._warning_causes.clear()
+            return
         if self._warning_causes:
             self._pending.extend(self._warning_causes[:1])
             self._warning_causes.clear()
@@ -297,6 +336,7 @@ class Diagnoser:
             runbook = cause_class(piece)
             if runbook is None:
                 k = next(k for k in range(1, len(lines)) if lines[k].strip() == piece)
+                self._raise_warning_causes()
                 if len(self._unexplained) < MAX_PENDING:
                     self._unexplained.append(
                         Obs(index, event.line + k, piece[:MAX_EVIDENCE_CHARS], LEVEL_ERROR, None, piece, True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.backend_rules import STATIC_TLS
 from triton_sre.diagnosis.rules import CAUSE_RULES, SHM_CONTEXT, CauseRule
 
 __all__ = ["classify", "from_frames"]
@@ -30,6 +31,8 @@ _EXCEPTION_LINE = re.compile(
     r"(?m)^\s*(?:Internal: )?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b"
 )
 _CPYTHON_FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
+_LOADER_FAILURE = re.compile(STATIC_TLS)
+_PYTHON_GENERIC = (c.RUNBOOK_PYTHON_MODULE_MISSING, c.RUNBOOK_PYTHON_MODEL_ERROR)
 
 
 def _first_rule(text: str) -> CauseRule | None:
@@ -73,6 +76,15 @@ def classify(text: str) -> str | None:
     exception together with its frames (ENOSPC inside ``multiprocessing`` = a full /dev/shm) keep
     their place in `PRIORITY`."""
     whole = _first_rule(text)
+    if (
+        whole is not None
+        and whole.runbook in _PYTHON_GENERIC
+        and "static TLS" in text
+        and _LOADER_FAILURE.search(text)
+    ):
+        # The dynamic loader's failure surfacing as a Python ImportError/OSError: the module is there,
+        # glibc cannot place its TLS; no page covers it (backend_rules.py).
+        return None
     if whole is None or SHM_CONTEXT in whole.pattern.pattern:
         return whole.runbook if whole is not None else None
     head = _without_frames(text)

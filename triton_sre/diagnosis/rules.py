@@ -21,6 +21,7 @@ import re
 from typing import Final
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
 from triton_sre.diagnosis.inventory import ENTRIES
 from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
@@ -77,7 +78,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # glibc strerror() wording, as Python's OSError prints it ("[Errno N] <strerror>") and
             # as C++ code quotes it: ENOSPC 28, ENOMEM 12, EMFILE 24, ENFILE 23.
             _ENOSPC,
-            r"\[Errno 12\]|\bCannot allocate memory\b",
+            # (not glibc's dynamic loader: "cannot allocate memory in static TLS block" is a library
+            # that dlopen cannot place, see backend_rules.py)
+            r"\[Errno 12\]|\bCannot allocate memory\b(?! in static TLS block)",
             r"\[Errno 2[34]\]|\bToo many open files\b",
             # The kernel's OOM killer (dmesg), the shell reporting SIGKILL, Kubernetes' reason.
             r"Out of memory: Kill(ed)? process",
@@ -115,6 +118,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
     ),
     *STACK_RULES,
     *WINDOWS_RULES,
+    *BELOW_BACKEND_RULES,
     CauseRule(
         c.RUNBOOK_CUDA_DRIVER_MISMATCH,
         _rx(
@@ -163,13 +167,15 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         c.RUNBOOK_BACKEND_NOT_FOUND,
         _rx(
             r"unable to find backend library for backend",
-            r"unable to find '[^']*' for model '[^']*', in \S*backends",
+            # core src/backend_model.cc since the Python-based backends (r23.xx): "unable to find
+            # '<lib>' or '<backend>/model.py' for model '<m>', in <backend dir>".
+            r"unable to find '[^']*'(?: or '[^']*')? for model '[^']*', in \S*backends",
             r"unexpected platform type",
             r"unknown platform",
             # ... but not when dlerror names another library than the backend's own: that is a
             # dependency of the backend (library-version-mismatch).
             r"unable to (load|find) backend\b(?! library: (?![^:\s]*libtriton_)[^:\s]*\.so[\w.]*: cannot"
-            r" open)",
+            r" open)(?![^\n]{0,200}\bin static TLS block)",
         ),
     ),
     CauseRule(

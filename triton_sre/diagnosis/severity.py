@@ -25,6 +25,16 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 - Knative/KServe: a condition whose status is False with a reason (``READY False RevisionFailed``),
   and Knative's revision message ``Revision "x" failed with message: ...``.
 - HTTP: a status line or status code 4xx/5xx (``HTTP/1.1 503``, ``unexpected status code 500``).
+- Triton: a model's status cell standing alone, the state then one of core's status code strings
+  (``src/status.cc`` ``Status::CodeString``, the common repo's ``TRITONSERVER_ErrorCodeString``:
+  ``Unknown``, ``Internal``, ``Not found``, ``Invalid argument``, ``Unavailable``, ``Unsupported``,
+  ``Already exists``, ``Cancelled``), e.g. ``UNAVAILABLE: Invalid argument: ...``; the C API's code
+  names (``TRITONSERVER_ERROR_INVALID_ARG``) in a message; ``error: creating server:`` quoted anywhere.
+- gRPC clients: Python's ``[StatusCode.UNAVAILABLE] msg`` (tritonclient's InferenceServerException)
+  and ``status = StatusCode.X`` (grpcio's ``_InactiveRpcError``), any code but ``OK``.
+- dmlc-core (XGBoost, Treelite, the FIL backend): a failed ``CHECK`` prints ``Check failed: <cond>``
+  (``dmlc/logging.h``, glog the same on its F line), and ``LOG(FATAL)``'s ``dmlc::Error`` carries
+  ``[hh:mm:ss] file:line: msg`` then ``Stack trace:``.
 """
 
 from __future__ import annotations
@@ -92,6 +102,17 @@ FAILURE_FORMATS: Final = re.compile(
             r"\bFalse\s+(?:\w*Failed\w*|\w*Missing|ExitCode\d+|ProgressDeadlineExceeded|Unschedulable"
             r"|\w*Error)\b",
             r"\bRevision \\?\"?[\w.-]+\\?\"? failed with message:",
+            # Triton: a status cell alone, the C API's error code names, the server's own summary.
+            r"^UNAVAILABLE: (?:Unknown|Internal|Not found|Invalid argument|Unavailable|Unsupported"
+            r"|Already exists|Cancelled)\b",
+            r"\bTRITONSERVER_ERROR_(?:UNKNOWN|INTERNAL|NOT_FOUND|INVALID_ARG|UNAVAILABLE|UNSUPPORTED"
+            r"|ALREADY_EXISTS|CANCELLED)\b",
+            r"\berror: creating server: ",
+            # gRPC status codes as Python clients print them.
+            r"\bStatusCode\.(?!OK\b)[A-Z_]{4,}\b",
+            # dmlc-core / glog CHECK failures; dmlc's LOG(FATAL) error with its stack trace.
+            r"\bCheck failed: ",
+            r"^\[\d\d:\d\d:\d\d\] [^\s:]+:\d+: [^\n]*\n\s*Stack trace:",
             # HTTP error statuses.
             r"\bHTTP/\d(?:\.\d)? [45]\d\d\b",
             r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b",

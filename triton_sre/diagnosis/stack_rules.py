@@ -234,6 +234,22 @@ PORT_RULES: Final[tuple[CauseRule, ...]] = (
         "grpc chttp2_server.cc; moby libnetwork portallocator; kubernetes "
         "pkg/scheduler/framework/plugins/nodeports",
     ),
+    CauseRule(
+        c.RUNBOOK_SERVER_PORT_IN_USE,
+        # core src/model_repository_manager.cc (r20.xx to r26.xx) refuses a load or unload when the
+        # server's model control mode is not EXPLICIT ("explicit model load / unload is not allowed if
+        # polling is enabled", UNAVAILABLE). When the same log started its server in EXPLICIT mode
+        # (``--model-control-mode=explicit``, the options table's MODE_EXPLICIT, or Model Analyzer's
+        # local launch, which always sets it: model_analyzer/entrypoint.py "Starting a local Triton
+        # Server"), the request reached ANOTHER server that holds the ports. Without that evidence the
+        # refusal is a setting no page covers (the fallback, with its text).
+        re.compile(
+            r"^(?=[\s\S]*?explicit model load / unload is not allowed if polling is enabled)[\s\S]*?"
+            r"(?:Starting a local Triton Server|model[-_]control[-_]mode[=\s|]+(?:MODE_)?explicit)",
+            re.I,
+        ),
+        "core src/model_repository_manager.cc; model_analyzer entrypoint.py (local launch, explicit mode)",
+    ),
 )
 
 STACK_RULES: Final[tuple[CauseRule, ...]] = (

@@ -1,0 +1,53 @@
+"""Pure data: the libraries BELOW Triton's backends, in their own words, and the runbook each means.
+
+A backend hands its model to a library that reports failures in its own format, and Triton quotes
+(or the process prints) that text unchanged:
+
+- dmlc-core / Treelite (the FIL backend, Morpheus' and Merlin's XGBoost/LightGBM models): a
+  ``CHECK`` that fails prints ``file:line: Check failed: <condition> (<a> vs. <b>) : <message>``
+  (``dmlc/logging.h``; Treelite's ``TREELITE_CHECK`` the same); the frontends' messages for a file
+  they cannot parse say ``Ill-formed <format> model file: ...`` (``src/frontend/xgboost.cc``,
+  ``src/frontend/lightgbm.cc``, Treelite 0.9 to 4.x).
+- ONNX Runtime (``core/framework/tensorprotoutils.cc``, 1.8 on): an initializer kept in an external
+  data file that is shorter than the graph says, ``External initializer: <name> offset: <n> size to
+  read: <n> given file_length: <n> are out of bounds or can not be read in full.`` The file was cut
+  (a partial download, a Git LFS pointer, a copy that dropped the ``.data`` file).
+- The CUDA runtime: ``invalid device function`` (``cudaErrorInvalidDeviceFunction``, 98, the text of
+  ``cudaGetErrorString``): the binary has no kernel for this GPU's architecture (built with another
+  ``-arch``/``SM`` list), as ``no kernel image is available for execution on the device``
+  (``cudaErrorNoKernelImageForDevice``, 209) says since CUDA 9.
+- glibc's dynamic loader (``elf/dl-tls.c``, ``_dl_allocate_static_tls``): ``cannot allocate memory in
+  static TLS block`` is a library that ``dlopen`` cannot place (too much initial-exec TLS, a
+  preloaded allocator like jemalloc, libgomp in a packed Python environment). It is a loader
+  failure, not memory exhaustion: `rules.py` and `classes.py` keep it out of
+  ``host-resource-exhausted``; no page covers it, so it stays ``unknown-load-failure`` with its text.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.stack_rules import CauseRule, rx
+
+__all__ = ["BELOW_BACKEND_RULES", "STATIC_TLS"]
+
+STATIC_TLS: Final = r"\bin static TLS block"
+"""glibc ``elf/dl-tls.c``: the loader's failure that reads like memory exhaustion."""
+
+BELOW_BACKEND_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_MODEL_FILE_INVALID,
+        rx(
+            r"\bIll-formed (?:XGBoost|LightGBM|[\w-]+) model file\b",
+            r"\bExternal initializer: [^\n]{0,300}?\bare out of bounds or can not be read in full",
+        ),
+        "Treelite src/frontend/xgboost.cc, lightgbm.cc (0.9 to 4.x); ONNX Runtime "
+        "core/framework/tensorprotoutils.cc (1.8 on)",
+    ),
+    CauseRule(
+        c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        rx(r"\binvalid device function\b"),
+        "CUDA runtime cudaGetErrorString(cudaErrorInvalidDeviceFunction)",
+    ),
+)
