@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
+from triton_sre.data import shipped
 from triton_sre.stack.local_triton import free_port
 
 
@@ -34,3 +37,22 @@ def test_unreachable_prometheus_is_a_usage_error(capsys: pytest.CaptureFixture[s
     code = main([*argv, "--candidate-version", "2", "--step", "5s", "--timeout", "2"])
     assert code == c.EXIT_USAGE
     assert "cannot reach Prometheus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--pair", "nope"], "--pair 'nope': not a pair of the spec's rollout.pairs (scaler)"),
+        (["--pair", "scaler", "--baseline-model", "x"], "give it without --baseline-/--candidate-model"),
+        (["--pair", "scaler", "--candidate-version", "2"], "give exactly one pair"),
+    ],
+)
+def test_pair_errors_exit_2(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "slos.yaml"
+    pairs = "rollout:\n  pairs: [{name: scaler, baseline: scaler_blue, candidate: scaler_green}]\n"
+    spec.write_text(shipped("slos.yaml").read_text() + pairs)
+    code = main(["rollout", "check", "--prometheus", "http://127.0.0.1:9", "--spec", str(spec), *args])
+    assert code == c.EXIT_USAGE
+    assert message in capsys.readouterr().err

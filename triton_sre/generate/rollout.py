@@ -6,7 +6,8 @@ PromQL cannot order version labels (they are strings), so the guard takes the ve
 most requests as a model's baseline and every other version with enough traffic as a candidate:
 during a canary (a version policy serving two versions, a few per cent of the traffic on the new
 one) that is the new version. The rank test of `rollout check` has no PromQL form; the alert's
-`for` (a third of the window) is what keeps a noisy interval from firing it.
+`for` (a third of the window, derived from it alone so that a short window fires quickly) is what
+keeps a noisy interval from firing it.
 """
 
 from __future__ import annotations
@@ -53,7 +54,10 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
     exprs = figure_exprs(spec, w)
     rules: list[Rule] = [{"record": requests, "expr": exprs[TRAFFIC]}]
     rules += [{"record": figure, "expr": exprs[name], "labels": {c.LABEL_FIGURE: name}} for name in GUARDED]
-    busy = f"{requests} >= {num(rs.min_request_rate)}"
+    # enough traffic now, and traffic already one window ago: the window compared is full. Without
+    # the second condition a window holding the first seconds of a rollout (a handful of requests,
+    # each figure noisy) was judged: on the real Triton an equal version fired with a 40s window.
+    busy = f"{requests} >= {num(rs.min_request_rate)} and {requests} offset {w} > 0"
     busiest = f"{requests} == {on(per_model)} group_left () max {by(per_model)} ({requests})"
     rules.append(
         {
@@ -64,7 +68,8 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
             ),
         }
     )
-    for_ = format_duration(max(parse_duration(w, "rollout.window") / 3, 60))
+    # a third of the window, in whole seconds: 5m for the default 15m, 13s for a 40s test window
+    for_ = format_duration(max(round(parse_duration(w, "rollout.window") / 3), 1))
     url = runbook_url(base_url, c.ALERT_RUNBOOKS[c.ALERT_ROLLOUT_REGRESSION])
     baseline = f"max without ({c.LABEL_VERSION}) ({c.rec_rollout_baseline(w)})"
     figures = {f.name: f for f in FIGURES}
@@ -97,7 +102,10 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
             def side(model: str, name: str = name) -> str:
                 series = selector(figure, [(c.LABEL_FIGURE, "=", name), (c.LABEL_MODEL, "=", model)])
                 served = selector(requests, [(c.LABEL_MODEL, "=", model)])
-                traffic = f"sum {by(per_model)} ({served}) >= {num(rs.min_request_rate)}"
+                traffic = (
+                    f"sum {by(per_model)} ({served}) >= {num(rs.min_request_rate)} "
+                    f"and sum {by(per_model)} ({served} offset {w}) > 0"
+                )
                 return f"(max {by((*per_model, c.LABEL_FIGURE))} ({series}) and {on(per_model)} ({traffic}))"
 
             limit = _limit(f, side(pair.baseline), margin)

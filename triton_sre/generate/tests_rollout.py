@@ -1,6 +1,6 @@
 """promtool tests of the continuous rollout guard (rollout.py): a version five times slower per
-inference fires TritonRolloutRegression; the same version with too little traffic, or as fast as
-the baseline, does not."""
+inference fires TritonRolloutRegression; the same version with too little traffic, as fast as the
+baseline, or not yet served for a full window, does not."""
 
 from __future__ import annotations
 
@@ -9,14 +9,16 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.generate.calc import TEST_INSTANCE, TEST_MODEL, plain_labels, render_any
 from triton_sre.generate.rollout import ROLLOUT_FILE, rollout_groups
+from triton_sre.promql import num
 from triton_sre.rollout.spec import rollout_spec
-from triton_sre.slo import Spec, parse_duration
-
-_MINUTES = 60  # length of every input series
+from triton_sre.slo import Spec, format_duration, parse_duration
 
 
-def _version(spec: Spec, model: str, version: str, per_min: int, compute_us: int) -> list[dict[str, str]]:
-    """Raw Triton counters of one model version: `per_min` requests a minute, `compute_us` each."""
+def _version(
+    spec: Spec, model: str, version: str, per_min: int, compute_us: int, interval_s: float, length: int
+) -> list[dict[str, str]]:
+    """Raw Triton counters of one model version: `per_min` requests a minute, `compute_us` each,
+    one sample every `interval_s` for `length` intervals."""
     labels = {
         c.LABEL_JOB: spec.triton_job,
         c.LABEL_INSTANCE: TEST_INSTANCE,
@@ -34,16 +36,26 @@ def _version(spec: Spec, model: str, version: str, per_min: int, compute_us: int
         c.NV_COMPUTE_OUTPUT_DURATION_US: 0,
     }
     return [
-        {"series": f"{family}{plain_labels(labels)}", "values": f"0+{per_min * each}x{_MINUTES}"}
+        {
+            "series": f"{family}{plain_labels(labels)}",
+            "values": f"0+{num(per_min * each * interval_s / 60)}x{length}",
+        }
         for family, each in per_request.items()
     ]
+
+
+def _interval_s(spec: Spec) -> float:
+    """A minute between samples, less for a window under 4 minutes (a rate over it needs samples)."""
+    return min(60.0, max(1.0, float(parse_duration(rollout_spec(spec).window, "window") // 4)))
 
 
 def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
     rs = rollout_spec(spec)
     rules = [r for g in rollout_groups(spec, base_url)["groups"] for r in g["rules"] if "alert" in r]
     compute = next(r for r in rules if r["labels"][c.LABEL_FIGURE] == c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE)
-    at = f"{int(parse_duration(rs.window, 'window') // 60) * 2 + 5}m"
+    window_s, interval_s = parse_duration(rs.window, "window"), _interval_s(spec)
+    at_s = window_s * 2 + 5 * interval_s  # the window filled twice, the alert's `for` (window / 3) over
+    at, interval, length = format_duration(at_s), format_duration(interval_s), int(at_s // interval_s) + 5
     busy = max(60, int(rs.min_request_rate * 60 * 10))  # requests/min, well above the floor
     quiet = max(1, int(rs.min_request_rate * 60 / 2))  # half the floor
     fired_labels = {
@@ -62,16 +74,21 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         },
     }
 
-    def case(name: str, v2_per_min: int, v2_compute_us: int, alerts: list[dict[str, Any]]) -> dict[str, Any]:
+    # the last sample inside the first window: long past the alert's `for`, the window not yet full
+    early = format_duration(window_s - interval_s)
+
+    def case(
+        name: str, v2_per_min: int, v2_compute_us: int, alerts: list[dict[str, Any]], when: str = at
+    ) -> dict[str, Any]:
         return {
             "name": name,
-            "interval": "1m",
+            "interval": interval,
             "input_series": [
-                *_version(spec, TEST_MODEL, "1", busy, 8000),
-                *_version(spec, TEST_MODEL, "2", v2_per_min, v2_compute_us),
+                *_version(spec, TEST_MODEL, "1", busy, 8000, interval_s, length),
+                *_version(spec, TEST_MODEL, "2", v2_per_min, v2_compute_us, interval_s, length),
             ],
             "alert_rule_test": [
-                {"eval_time": at, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": alerts}
+                {"eval_time": when, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": alerts}
             ],
         }
 
@@ -79,6 +96,13 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         case("a canary five times slower per inference fires", busy // 5, int(slow_s * 1e6), [expected]),
         case("the same canary with too little traffic stays silent", quiet, int(slow_s * 1e6), []),
         case("a canary as fast as the baseline stays silent", busy // 5, 8000, []),
+        case(
+            "the slow canary stays silent until it has served a full window",
+            busy // 5,
+            int(slow_s * 1e6),
+            [],
+            early,
+        ),
     ]
     for pair in rs.pairs[:1]:  # a declared blue/green pair: the green model five times slower
         rule = next(
@@ -93,16 +117,17 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
             "exp_annotations": {k: render_any(v, labels, slow_s) for k, v in rule["annotations"].items()},
         }
         series = [
-            *_version(spec, pair.baseline, "1", busy, 8000),
-            *_version(spec, pair.candidate, "1", busy // 5, int(slow_s * 1e6)),
+            *_version(spec, pair.baseline, "1", busy, 8000, interval_s, length),
+            *_version(spec, pair.candidate, "1", busy // 5, int(slow_s * 1e6), interval_s, length),
         ]
         cases.append(
             {
                 "name": f"blue/green pair {pair.name}: the candidate five times slower fires",
-                "interval": "1m",
+                "interval": interval,
                 "input_series": series,
                 "alert_rule_test": [
-                    {"eval_time": at, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": [fired]}
+                    {"eval_time": early, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": []},
+                    {"eval_time": at, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": [fired]},
                 ],
             }
         )
@@ -114,7 +139,7 @@ def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
     return {
         "triton-rollout-rules.test.yaml": {
             "rule_files": [f"../{ROLLOUT_FILE}"],
-            "evaluation_interval": "1m",
+            "evaluation_interval": format_duration(_interval_s(spec)),
             "tests": rollout_tests(spec, base_url),
         }
     }

@@ -21,10 +21,11 @@ from triton_sre.rollout.model import (
     Side,
     Verdict,
     judge,
+    model_sides,
     parse_selector,
     version_sides,
 )
-from triton_sre.rollout.spec import rollout_spec
+from triton_sre.rollout.spec import RolloutSpec, rollout_spec
 from triton_sre.slo import (
     DEFAULT_SPEC_FILE,
     SpecError,
@@ -70,6 +71,9 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
     check.add_argument("--baseline-model", help="blue/green: the model name serving today")
     check.add_argument("--candidate-model", help="blue/green: the new model name")
     check.add_argument(
+        "--pair", help="blue/green: the name of a pair in the spec's rollout.pairs (instead of both models)"
+    )
+    check.add_argument(
         "--baseline-selector", help='pods: label matchers of the old pods, e.g. pod=~"triton-stable-.*"'
     )
     check.add_argument("--candidate-selector", help="pods: label matchers of the new pods")
@@ -93,10 +97,24 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
     check.set_defaults(handler=run_check)
 
 
-def _sides(args: argparse.Namespace, job: str) -> tuple[Side, Side]:
-    """The two sides from exactly one of the three flag pairs; SpecError naming the problem otherwise."""
+def _pair_models(name: str, rs: RolloutSpec) -> tuple[str, str]:
+    """(baseline, candidate) model names of the declared pair `name`; SpecError if none is."""
+    for pair in rs.pairs:
+        if pair.name == name:
+            return pair.baseline, pair.candidate
+    declared = ", ".join(p.name for p in rs.pairs) or "none declared"
+    raise SpecError(f"--pair {name!r}: not a pair of the spec's rollout.pairs ({declared})")
+
+
+def _sides(args: argparse.Namespace, job: str, rs: RolloutSpec) -> tuple[Side, Side]:
+    """The two sides from exactly one of the three flag pairs (or --pair); SpecError naming the
+    problem otherwise."""
     versions = (args.baseline_version, args.candidate_version)
     models = (args.baseline_model, args.candidate_model)
+    if args.pair:
+        if any(models):
+            raise SpecError("--pair names both models: give it without --baseline-/--candidate-model")
+        models = _pair_models(args.pair, rs)
     selectors = (args.baseline_selector, args.candidate_selector)
     given = [
         name
@@ -104,7 +122,9 @@ def _sides(args: argparse.Namespace, job: str) -> tuple[Side, Side]:
         if any(pair)
     ]
     if len(given) != 1:
-        raise SpecError("give exactly one pair: --baseline/--candidate-version, -model or -selector")
+        raise SpecError(
+            "give exactly one pair: --baseline/--candidate-version, -model or -selector, or --pair"
+        )
     kind = given[0]
     pair = {"version": versions, "model": models, "selector": selectors}[kind]
     if not all(pair):
@@ -113,9 +133,9 @@ def _sides(args: argparse.Namespace, job: str) -> tuple[Side, Side]:
         if not args.model:
             raise SpecError("--baseline-version/--candidate-version need --model")
         return version_sides(job, args.model, *versions)
-    job_m = (c.LABEL_JOB, "=", job)
     if kind == "model":
-        return tuple(Side(m, (job_m, (c.LABEL_MODEL, "=", m))) for m in models)  # type: ignore[return-value]
+        return model_sides(job, *models)
+    job_m = (c.LABEL_JOB, "=", job)
     model_m = ((c.LABEL_MODEL, "=", args.model),) if args.model else ()
     try:
         return tuple(Side(s, (job_m, *model_m, *parse_selector(s))) for s in selectors)  # type: ignore[return-value]
@@ -158,7 +178,7 @@ def run_check(args: argparse.Namespace) -> int:
     spec = load_spec(spec_path) if spec_path else default_spec()
     rs = rollout_spec(spec)
     job = args.job or spec.triton_job
-    sides = _sides(args, job)
+    sides = _sides(args, job, rs)
     window_s = parse_duration(args.window or rs.window, "--window")
     step_s = parse_duration(args.step, "--step") if args.step else None
     prom = Prometheus(args.prometheus, timeout=args.timeout)

@@ -12,7 +12,15 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.prom import Prometheus
 from triton_sre.promql import counter_rate
-from triton_sre.rollout.model import NO_DATA, Side, Verdict, judge, side_queries, version_sides
+from triton_sre.rollout.model import (
+    NO_DATA,
+    Side,
+    Verdict,
+    judge,
+    model_sides,
+    side_queries,
+    version_sides,
+)
 from triton_sre.rollout.spec import RolloutSpec, rollout_spec
 from triton_sre.slo import Spec, format_duration, parse_duration
 
@@ -61,10 +69,7 @@ def alert_sides(labels: Mapping[str, str], job: str) -> tuple[Side, Side] | None
     base, cand, model = labels.get(c.LABEL_BASELINE), labels.get(c.LABEL_CANDIDATE), labels.get(c.LABEL_MODEL)
     job = labels.get(c.LABEL_JOB, job)
     if base and cand:
-        return (
-            Side(base, ((c.LABEL_JOB, "=", job), (c.LABEL_MODEL, "=", base))),
-            Side(cand, ((c.LABEL_JOB, "=", job), (c.LABEL_MODEL, "=", cand))),
-        )
+        return model_sides(job, base, cand)
     version = labels.get(c.LABEL_VERSION)
     if base and model and version:
         return version_sides(job, model, base, version)
@@ -83,6 +88,17 @@ def model_verdicts(
     return [
         verdict_now(prom, version_sides(job, model, versions[0], v), rs, latency, job, window_s)
         for v in versions[1:]
+    ]
+
+
+def pair_verdicts(
+    prom: Prometheus, name: str, rs: RolloutSpec, latency: tuple[str, ...], job: str, window_s: float
+) -> list[Verdict]:
+    """Each declared blue/green pair that `name` names (the pair, its baseline or its candidate)."""
+    return [
+        verdict_now(prom, model_sides(job, p.baseline, p.candidate), rs, latency, job, window_s)
+        for p in rs.pairs
+        if name in (p.name, p.baseline, p.candidate)
     ]
 
 
@@ -112,13 +128,16 @@ def alert_lines(prom: Prometheus, labels: Mapping[str, str], spec: Spec) -> list
 
 
 def model_answer(prom: Prometheus, model: str, spec: Spec) -> list[str]:
-    """The slash command's lines for `rollout <model>`: each candidate version's verdict now."""
+    """The slash command's lines for `rollout <model>`: each candidate version's verdict now, and
+    each declared blue/green pair `model` names (a pair name, or either model of a pair)."""
     rs = rollout_spec(spec)
     window_s = parse_duration(rs.window, "rollout.window")
-    verdicts = model_verdicts(prom, model, rs, spec.latency_metrics, spec.triton_job, window_s)
+    args = (prom, model, rs, spec.latency_metrics, spec.triton_job, window_s)
+    verdicts = [*model_verdicts(*args), *pair_verdicts(*args)]
     if not verdicts:
         return [
-            f"{model}: fewer than two versions served requests in the last {rs.window}: nothing to compare."
+            f"{model}: fewer than two versions served requests in the last {rs.window} and no "
+            "declared blue/green pair names it: nothing to compare."
         ]
     lines = []
     for v in verdicts:
@@ -134,6 +153,7 @@ __all__ = [
     "default_step",
     "model_answer",
     "model_verdicts",
+    "pair_verdicts",
     "summary_lines",
     "verdict_now",
 ]

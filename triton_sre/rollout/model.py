@@ -34,6 +34,7 @@ __all__ = [
     "Side",
     "Verdict",
     "judge",
+    "model_sides",
     "parse_selector",
     "rate_figures",
     "side_queries",
@@ -85,6 +86,14 @@ def version_sides(job: str, model: str, baseline: str, candidate: str) -> tuple[
     return (
         Side(f"{model} v{baseline}", (*base, (c.LABEL_VERSION, "=", baseline))),
         Side(f"{model} v{candidate}", (*base, (c.LABEL_VERSION, "=", candidate))),
+    )
+
+
+def model_sides(job: str, baseline: str, candidate: str) -> tuple[Side, Side]:
+    """A blue/green pair: every version of each model name."""
+    return (
+        Side(baseline, ((c.LABEL_JOB, "=", job), (c.LABEL_MODEL, "=", baseline))),
+        Side(candidate, ((c.LABEL_JOB, "=", job), (c.LABEL_MODEL, "=", candidate))),
     )
 
 

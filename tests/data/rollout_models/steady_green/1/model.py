@@ -1,0 +1,1 @@
+../../canary/1/model.py
