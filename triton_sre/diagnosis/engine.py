@@ -101,6 +101,12 @@ _NO_DEVICE = re.compile(r"no CUDA-capable device is detected|Cannot get CUDA dev
 _GPU_EXPECTED = re.compile(
     r"(?i:fastertransformer|tensorrt_?llm|tensorrt_plan)|\bKIND_GPU\b|\(GPU device \d+\)"
 )
+# CUDA's cudaErrorInsufficientDriver text. The runtime returns it when the host driver is older than the
+# runtime, and also when there is no driver at all, so core's pinned-memory warning carries it on every
+# CPU-only host (harmless there). It is the driver's fault where the log needs a GPU (`_GPU_EXPECTED`),
+# or where the log stops at it: nothing but the memory managers' warnings follows (a container that
+# ends at its driver check, not a CPU server that went on to load its models).
+_OLD_DRIVER = re.compile(r"driver version is insufficient for CUDA runtime", re.I)
 _GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT")
 """Substrings every `_GPU_EXPECTED` match holds (a cheap test before the pattern)."""
 """A model-less cause line attaches to a model failure at most this many events later."""
@@ -152,6 +158,8 @@ class Diagnoser:
         self._unexplained: list[Obs] = []  # error lines no rule explains (bounded)
         self._warning_causes: list[Obs] = []  # warnings naming a cause class, until a failure follows
         self._no_device: Obs | None = None  # CUDA saw no device (see _NO_DEVICE)
+        self._old_driver: Obs | None = None  # CUDA found the driver insufficient (see _OLD_DRIVER)
+        self._after_driver = False  # a line that is not a harmless warning followed it
         self._gpu_expected = False
         self._unmatched_overflow = 0
         self._index = 0
@@ -177,6 +185,8 @@ class Diagnoser:
         index = self._index
         message = event.message
         level = event.level
+        if self._old_driver is not None and not self._after_driver and not is_harmless(message):
+            self._after_driver = True
         if self._release is None and event.source in (SOURCE_RAW, SOURCE_OPTION):
             self._release = release_in(message)
         if event.source == SOURCE_OPTION:
@@ -192,6 +202,9 @@ class Diagnoser:
             return  # a comment or a shell prompt line in a paste
         if is_harmless(message):
             self.harmless_lines += 1
+            if self._old_driver is None and "nsufficient" in message and _OLD_DRIVER.search(message):
+                line, text = _deciding_line(event, lambda piece: _OLD_DRIVER.search(piece) is not None)
+                self._old_driver = Obs(index, line, text, LEVEL_ERROR, c.RUNBOOK_CUDA_DRIVER_MISMATCH, text)
             if "\n" in message and not is_harmless(message.split("\n", 1)[1]):
                 # A harmless warning does not hide the raw lines pasted after it (a client's error).
                 self._feed_info_continuation(event, index)
@@ -280,18 +293,18 @@ class Diagnoser:
     def _note_gpu_context(self, event: LogEvent, index: int) -> None:
         """Remember that CUDA saw no device, and whether the log shows work that needs a GPU."""
         message = event.message
-        if "CUDA" not in message and not self._no_device:
+        if "CUDA" not in message and not self._no_device and not self._old_driver:
             return  # (plain substring tests first: this runs on every event)
         if self._no_device is None and event.level != LEVEL_ERROR and _NO_DEVICE.search(message):
             line, text = _deciding_line(event, lambda piece: _NO_DEVICE.search(piece) is not None)
             text = text.split("\n", 1)[0]
             self._no_device = Obs(index, line, text, LEVEL_ERROR, c.RUNBOOK_GPU_CONTAINER_RUNTIME, text)
-        if (
-            self._no_device is not None
-            and not self._gpu_expected
-            and any(key in message for key in _GPU_KEYS)
-        ):
-            self._gpu_expected = _GPU_EXPECTED.search(message) is not None
+        if (self._no_device is not None or self._old_driver is not None) and not self._gpu_expected:
+            # The message, or the source file of a backend's own line (libfastertransformer.cc).
+            self._gpu_expected = any(
+                any(key in text for key in _GPU_KEYS) and _GPU_EXPECTED.search(text) is not None
+                for text in (message, event.source)
+            )
 
     def _raise_warning_causes(self) -> None:
         """A failure line nothing explains follows warnings that name a cause class: the earliest
@@ -475,7 +488,21 @@ class Diagnoser:
         self._unmatched[key] = [1, Evidence(event.line, evidence_text(event))]
 
     # -- results ---------------------------------------------------------------------------------
+    def _driver_failure(self) -> None:
+        """CUDA found the driver insufficient and nothing else failed: the driver's finding where the
+        log needs a GPU or stops at the driver check (see `_OLD_DRIVER`), never on a CPU server's log
+        that went on."""
+        driver = self._old_driver
+        if driver is None or not (self._gpu_expected or not self._after_driver):
+            return
+        if self._pending or self._orphans or self._server_failures or self._unexplained or self._summary:
+            return
+        if any(state.failed or state.obs for state in self._models.values()):
+            return
+        self._pending.append(driver)
+
     def finish(self) -> Report:
+        self._driver_failure()
         builder = FindingBuilder(
             self._models,
             self._orphans + self._pending,
