@@ -126,3 +126,39 @@ def test_entrypoint_no_driver_banner_alone_stays_harmless() -> None:
 def test_heldout11_driver_cases_flip(name: str) -> None:
     text = (LOGS / "heldout11" / f"{name}.log").read_text()
     assert top(text)[0] == c.RUNBOOK_CUDA_DRIVER_MISMATCH
+
+
+# -- core's autofiller probing a model directory (src/core/autofill.cc, r20.xx to r21.xx) ------------
+
+# TensorRT 7's words for a file that is not a plan, as NVIDIA/TensorRT#1384 quotes them (through
+# Triton's TensorRT logger, logging.cc), then autofill.cc's two warnings when no platform fits.
+_PROBE = [
+    "E0301 10:00:00.000001 1 logging.cc:43] coreReadArchive.cpp (31) - Serialization Error in verifyHeader: 0 (Magic tag does not match)",
+    "E0301 10:00:00.000002 1 logging.cc:43] INVALID_STATE: std::exception",
+    "E0301 10:00:00.000003 1 logging.cc:43] INVALID_CONFIG: Deserialize the cuda engine failed.",
+]
+_GAVE_UP = [
+    "W0301 10:00:00.000004 1 autofill.cc:225] Autofiller failed to detect the platform for movielens_hugectr (verify contents of model directory or use --log-verbose=1 for more details)",
+    "W0301 10:00:00.000005 1 autofill.cc:248] Proceeding with simple config for now",
+]
+# The load's own failure (a HugeCTR model in the corpus, heldout10: glibc's static TLS, the fallback).
+_LOAD = [
+    "I0301 10:00:00.000006 1 model_repository_manager.cc:810] loading: movielens_hugectr:1",
+    "E0301 10:00:00.000007 1 model_repository_manager.cc:986] failed to load 'movielens_hugectr' version 1: Not found: unable to load backend library: /usr/lib/x86_64-linux-gnu/libjemalloc.so.2: cannot allocate memory in static TLS block",
+]
+
+
+def test_autofill_probe_errors_do_not_outrank_the_load_failure() -> None:
+    runbook, _severity, quoted = top("\n".join([*_PROBE, *_GAVE_UP, *_LOAD]))
+    assert runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    assert "static TLS" in quoted
+
+
+def test_the_same_tensorrt_errors_without_the_autofiller_still_decide() -> None:
+    # Without autofill.cc's warnings the TensorRT errors were the load's own (a plan Triton deserialized).
+    assert top("\n".join([*_PROBE, *_LOAD]))[0] == c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE
+
+
+def test_heldout11_dali_flips() -> None:
+    text = (LOGS / "heldout11" / "dali-backend-87.log").read_text()
+    assert top(text)[0] == c.RUNBOOK_UNKNOWN_LOAD_FAILURE

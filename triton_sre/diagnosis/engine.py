@@ -108,6 +108,11 @@ _GPU_EXPECTED = re.compile(
 # ends at its driver check, not a CPU server that went on to load its models).
 _OLD_DRIVER = re.compile(r"driver version is insufficient for CUDA runtime", re.I)
 _GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT")
+# Core's autofiller (src/core/autofill.cc, r20.xx to r21.xx) probes a model without a config by trying
+# each platform in turn: the TensorRT probe deserializes every file of the version directory as a plan,
+# so TensorRT's logger prints its magic-tag / deserialize errors for any file that is not one. When no
+# platform fits it says so and goes on with a simple config: those errors were the probe's, not the load's.
+_AUTOFILL_GAVE_UP = re.compile(r"^Autofiller failed to detect the platform for ")
 """Substrings every `_GPU_EXPECTED` match holds (a cheap test before the pattern)."""
 """A model-less cause line attaches to a model failure at most this many events later."""
 
@@ -208,6 +213,9 @@ class Diagnoser:
             if "\n" in message and not is_harmless(message.split("\n", 1)[1]):
                 # A harmless warning does not hide the raw lines pasted after it (a client's error).
                 self._feed_info_continuation(event, index)
+            return
+        if self._pending and level == LEVEL_WARNING and _AUTOFILL_GAVE_UP.match(message):
+            self._pending = [o for o in self._pending if o.runbook != c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE]
             return
         if is_summary(message):
             self._summary.append(Obs(index, event.line, evidence_text(event), level, None, message))
