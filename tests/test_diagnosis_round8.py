@@ -162,3 +162,38 @@ def test_the_same_tensorrt_errors_without_the_autofiller_still_decide() -> None:
 def test_heldout11_dali_flips() -> None:
     text = (LOGS / "heldout11" / "dali-backend-87.log").read_text()
     assert top(text)[0] == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+
+
+# -- a TensorRT engine that would not deserialize, seen from Python (deserialize_cuda_engine -> None) --
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # seanavery/yolov5-tensorrt#12 (maintainer: the engine came from another TensorRT version).
+        'File "demo.py", line 23, in main\n'
+        "    processor = Processor(model=args['model'])\n"
+        '  File "/home/waveshare/yolov5-tensorrt/python/lib/Processor.py", line 19, in __init__\n'
+        "    self.context = engine.create_execution_context()\n"
+        "AttributeError: 'NoneType' object has no attribute 'create_execution_context'\n",
+        # The same exception raised inside a Triton Python model (core's load failure line, pybind11's
+        # "At:" frames; the frame is jetbot's tensorrt_model.py, NVIDIA-AI-IOT/jetbot#508).
+        "E0301 10:00:00.000001 1 model_lifecycle.cc:621] failed to load 'detector' version 1: Internal: AttributeError: 'NoneType' object has no attribute 'create_execution_context'\n"
+        "\n"
+        "At:\n"
+        "  /usr/local/lib/python3.10/dist-packages/jetbot/tensorrt_model.py(59): __init__\n"
+        "  /models/detector/1/model.py(21): initialize\n",
+    ],
+)
+def test_engine_none_from_deserialize_is_trt_engine_incompatible(text: str) -> None:
+    assert top(text)[0] == c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE
+
+
+def test_other_nonetype_attribute_errors_stay_python_model_errors() -> None:
+    text = "E0301 10:00:00.000001 1 model_lifecycle.cc:621] failed to load 'detector' version 1: Internal: AttributeError: 'NoneType' object has no attribute 'shape'\n\nAt:\n  /models/detector/1/model.py(21): initialize\n"
+    assert top(text)[0] != c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE
+
+
+def test_heldout11_sherpa_flips() -> None:
+    text = (LOGS / "heldout11" / "sherpa-568.log").read_text()
+    assert top(text)[0] == c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE

@@ -212,6 +212,12 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"Deserializ\w* (of )?(the )?(cuda )?engine[^\n]{0,20}fail",
             # (not "failed to build": building fails for any reason, the builder's error says which)
             r"failed to (create|load) (the )?(CUDA|TensorRT|TRT) engine",
+            # TensorRT's Python IRuntime.deserialize_cuda_engine returns None (no exception) for a plan
+            # it cannot deserialize; the caller's next step on the engine is an AttributeError on
+            # NoneType: create_execution_context[_without_device_memory] (TensorRT-LLM's runtime
+            # session.py from_serialized_engine, polygraphy, user code alike). A Python model's
+            # traceback carrying it failed on the engine, not in its own code.
+            r"'NoneType' object has no attribute 'create_execution",
         ),
     ),
     CauseRule(
