@@ -197,3 +197,20 @@ def test_other_nonetype_attribute_errors_stay_python_model_errors() -> None:
 def test_heldout11_sherpa_flips() -> None:
     text = (LOGS / "heldout11" / "sherpa-568.log").read_text()
     assert top(text)[0] == c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE
+
+
+# -- rclone, the storage initializer in front of Triton (Seldon Core, KServe model initializers) --------
+
+
+def test_rclone_cannot_set_up_a_cloud_remote_is_cloud_repository_access() -> None:
+    # SeldonIO/tempo's MinIO example (rclone's cmd.go "Failed to create file system for %q: %v" with
+    # fs/config's "didn't find section in config file": the s3 remote's settings never reached rclone).
+    text = '2021/06/14 13:04:19 Failed to create file system for "s3://tempo/insights-pipeline/resources": didn\'t find section in config file\n'
+    runbook, _severity, quoted = top(text)
+    assert runbook == c.RUNBOOK_CLOUD_REPOSITORY_ACCESS and "s3://tempo" in quoted
+
+
+def test_heldout11_seldon_rclone_flips() -> None:
+    text = (LOGS / "heldout11" / "seldon-core-4192.log").read_text()
+    runbook, _severity, quoted = top(text)
+    assert runbook == c.RUNBOOK_CLOUD_REPOSITORY_ACCESS and "Failed to create file system" in quoted

@@ -103,6 +103,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"\b(InvalidAccessKeyId|SignatureDoesNotMatch|NoSuchBucket|ExpiredToken|AccessDenied)\b",
             r"(s3|gs|as)://\S+[^\n]{0,80}(credential|forbidden|unauthori[sz]ed|\b40[13]\b|denied|anonymous)",
             r"does not have storage\.objects\.(get|list) access",
+            # rclone, the storage initializer of Seldon Core / KServe's model-initializer containers
+            # (cmd/cmd.go "Failed to create file system for %q: %v"): a cloud remote it cannot set up,
+            # e.g. fs/config's "didn't find section in config file" when the remote's credentials
+            # (the rclone secret's RCLONE_CONFIG_* environment) never reached the container.
+            r"Failed to create file system for \\?\"?(s3|gs|gcs|azureblob|as|swift|b2|minio)\b[\w-]*:",
         ),
     ),
     CauseRule(
