@@ -65,6 +65,14 @@ def add_gameday_parser(commands: Any, epilog: str) -> None:
         help="keep the stack's files and logs here (default: a temp dir)",
     )
     gd.add_argument(
+        "--attach",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="run against the stack `triton-sre stack up --gameday --workdir DIR` left running, and leave "
+        "it running (its scale is the one it was started with)",
+    )
+    gd.add_argument(
         "--scale",
         type=float,
         default=DEFAULT_SCALE,
@@ -132,19 +140,27 @@ def run_gameday(args: argparse.Namespace) -> int:
     if not args.scale >= 1:
         print("triton-sre gameday: --scale must be at least 1", file=sys.stderr)
         return c.EXIT_USAGE
-    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="triton-sre-gameday-"))).absolute()
-    workdir.mkdir(parents=True, exist_ok=True)
-    return _run(scenarios, workdir, args.scale, args.format)
+    if args.attach is not None and args.workdir is not None:
+        print("triton-sre gameday: --attach and --workdir exclude each other", file=sys.stderr)
+        return c.EXIT_USAGE
+    if args.attach is not None:
+        workdir = args.attach.absolute()
+    else:
+        workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="triton-sre-gameday-"))).absolute()
+        workdir.mkdir(parents=True, exist_ok=True)
+    return _run(scenarios, workdir, args.scale, args.format, attach=args.attach is not None)
 
 
-def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str) -> int:
+def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str, attach: bool = False) -> int:
+    """Run the scenarios on a stack started here in workdir/stack (stopped at the end), or, with
+    `attach`, on the running stack in workdir (left running)."""
     from triton_sre.gameday import runner, scorecard
     from triton_sre.gameday.context import Context
     from triton_sre.gameday.observer import Observer
     from triton_sre.gameday.scaling import Scale
     from triton_sre.gameday.scenarios import STEADY_MODELS
-    from triton_sre.gameday.stack import build_repository, start_stack, triton_args
-    from triton_sre.stack.local import StackError, StackOptions, down
+    from triton_sre.gameday.stack import attach_stack, build_repository, gameday_options, start_stack
+    from triton_sre.stack.local import StackError, down
 
     interrupted = threading.Event()
 
@@ -163,22 +179,21 @@ def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str) -> int:
         "workdir": str(workdir),
     }
     results: list[runner.Result] = []
-    stack_dir = workdir / "stack"
+    stack_dir = workdir if attach else workdir / "stack"
     started = time.monotonic()
     observer = None
     ctx = None
     try:
-        repository = build_repository(workdir / "models")
-        opts = StackOptions(
-            model_repository=repository,
-            workdir=stack_dir,
-            interval=scale.interval_seconds,
-            group_wait=1.0,
-            timeout=300.0,
-            triton_args=triton_args(),
-        )
-        _say(f"starting the stack in {stack_dir} ({scale.describe()})")
-        stack = start_stack(opts, scale, lambda text: _say(f"  {text}"))
+        if attach:
+            stack, repository = attach_stack(stack_dir, lambda text: _say(f"  {text}"))
+            meta["timings"] = f"{stack.scale.describe()}; Alertmanager group_wait 1s"
+            _say(f"attached to the stack in {stack_dir} ({stack.scale.describe()})")
+        else:
+            repository = build_repository(workdir / "models")
+            _say(f"starting the stack in {stack_dir} ({scale.describe()})")
+            stack = start_stack(
+                gameday_options(stack_dir, repository, scale), scale, lambda text: _say(f"  {text}")
+            )
         ctx = Context(stack, repository, _say)
         names = {comp.name: comp.url for comp in stack.components}
         observer = Observer(names["prometheus"], names["alertmanager"], names.get("slack-standin")).start()
@@ -191,7 +206,7 @@ def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str) -> int:
             results.append(runner.run(scenario, ctx, observer.timeline, _say, interrupted.is_set))
             time.sleep(PAUSE_SECONDS)
     except StackError as exc:
-        _say(f"the stack did not start: {exc}")
+        _say(f"cannot attach: {exc}" if attach else f"the stack did not start: {exc}")
         meta["error"] = str(exc)[:500]
     except KeyboardInterrupt:
         meta["interrupted"] = True
@@ -203,7 +218,11 @@ def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str) -> int:
             ctx.join_background(5)
         if observer is not None:
             observer.stop()
-        down(stack_dir, lambda text: _say(f"  {text}"))
+        if attach:
+            if ctx is not None:
+                _say(f"leaving the stack running; stop it: triton-sre stack down --workdir {stack_dir}")
+        else:
+            down(stack_dir, lambda text: _say(f"  {text}"))
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     meta["total_seconds"] = time.monotonic() - started

@@ -19,10 +19,20 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "NO"
 
 
+def passed(results: Sequence[Result], meta: Mapping[str, Any]) -> bool:
+    """Every scenario ran and passed: a stack that never came up or an interrupt is no pass."""
+    return (
+        bool(results)
+        and all(r.passed for r in results)
+        and not meta.get("error")
+        and not meta.get("interrupted")
+    )
+
+
 def as_json(results: Sequence[Result], meta: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "scenarios": [r.as_json() for r in results],
-        "passed": all(r.passed for r in results),
+        "passed": passed(results, meta),
         **meta,
     }
 
@@ -74,8 +84,17 @@ def _notes(results: Sequence[Result], meta: Mapping[str, Any]) -> list[str]:
     for r in results:
         if r.error:
             lines.append(f"{r.name}: error: {r.error}")
+    if meta.get("error"):
+        lines.append(f"Error: {meta['error']}")
+    if meta.get("interrupted"):
+        lines.append("Interrupted: the scenarios after the running one did not run.")
     failed = [r.name for r in results if not r.passed]
-    lines.append("All scenarios passed." if not failed else f"FAILED: {', '.join(failed)}")
+    if failed:
+        lines.append(f"FAILED: {', '.join(failed)}")
+    elif passed(results, meta):
+        lines.append("All scenarios passed.")
+    elif not results:
+        lines.append("No scenario ran.")
     return lines
 
 

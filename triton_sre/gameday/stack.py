@@ -29,6 +29,7 @@ from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import Spec
 from triton_sre.stack.local import (
     STANDIN_TOKEN,
+    STATE_FILE,
     Component,
     Stack,
     StackError,
@@ -178,8 +179,26 @@ class GamedayStack(Stack):
         )
 
 
+GAMEDAY_INFO = "gameday"  # the state file's key of a stack a gameday can attach to
+
+
+def gameday_options(stack_dir: Path, repository: Path, scale: Scale) -> StackOptions:
+    """The stack a gameday needs: time-scaled intervals, a 1 s group_wait, explicit model control."""
+    return StackOptions(
+        model_repository=repository,
+        workdir=stack_dir,
+        interval=scale.interval_seconds,
+        group_wait=1.0,
+        timeout=300.0,
+        triton_args=triton_args(),
+    )
+
+
 def start_stack(opts: StackOptions, scale: Scale, say: Callable[[str], None]) -> GamedayStack:
-    """Start the gameday stack in opts.workdir; on failure stop what was started and raise."""
+    """Start the gameday stack in opts.workdir; on failure stop what was started and raise.
+
+    The state file records the ports and the scale, so a later `gameday --attach` can run
+    scenarios against this stack (`stack up --gameday` leaves one running)."""
     workdir = opts.workdir.absolute()
     running = [x for x in load_state(workdir) if x.alive()]
     if running:
@@ -192,10 +211,48 @@ def start_stack(opts: StackOptions, scale: Scale, say: Callable[[str], None]) ->
     stack = GamedayStack(opts, scale, say)
     try:
         stack.up()
+        scaled = {"scale": scale.factor, "interval": scale.interval_seconds}
+        stack.info.update({"ports": dict(stack.ports), GAMEDAY_INFO: scaled})
+        stack.save()
     except BaseException:
         down(workdir, say)
         raise
     return stack
+
+
+def attach_stack(stack_dir: Path, say: Callable[[str], None]) -> tuple[GamedayStack, Path]:
+    """The running stack `stack up --gameday` (or a gameday) left in `stack_dir`, and its model
+    repository; StackError when there is none or it cannot run scenarios."""
+    workdir = stack_dir.absolute()
+    try:
+        raw = json.loads((workdir / STATE_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StackError(
+            f"no stack in {workdir}: start one with `triton-sre stack up --gameday --workdir {workdir}`"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise StackError(f"cannot read the stack's state in {workdir}: {exc}") from None
+    info = raw.get(GAMEDAY_INFO)
+    if not isinstance(info, dict) or not isinstance(raw.get("ports"), dict):
+        raise StackError(
+            f"the stack in {workdir} was started without --gameday: its rules are not time-scaled, its "
+            "Triton lacks the gameday's models and model control; stop it (`triton-sre stack down "
+            f"--workdir {workdir}`) and start it with `triton-sre stack up --gameday`"
+        )
+    components = load_state(workdir)
+    dead = [x.name for x in components if not x.alive()]
+    if dead or not components:
+        raise StackError(
+            f"the stack in {workdir} is not running ({', '.join(dead) or 'no component'} down): "
+            f"`triton-sre stack down --workdir {workdir}`, then `stack up --gameday` again"
+        )
+    scale = Scale(factor=float(info["scale"]), interval_seconds=float(info["interval"]))
+    repository = Path(raw["model_repository"])
+    stack = GamedayStack(gameday_options(workdir, repository, scale), scale, say)
+    stack.ports = {str(k): int(v) for k, v in raw["ports"].items()}
+    stack.components = components
+    stack.info = {k: v for k, v in raw.items() if k != "components"}
+    return stack, repository
 
 
 def urls(stack: GamedayStack) -> dict[str, str]:

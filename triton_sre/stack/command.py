@@ -91,6 +91,19 @@ def add_stack_parser(commands: Any, epilog: str) -> None:
         "answers, so no load time is measured). Default: the exporter starts first, then Triton with "
         "explicit model control, and the stack loads each model once the exporter polls it",
     )
+    up.add_argument(
+        "--gameday",
+        action="store_true",
+        help="start the stack `triton-sre gameday --attach DIR` runs scenarios against: the gameday's "
+        "models with explicit model control, rules time-scaled by --gameday-scale, 1 s intervals "
+        "(--model-repository, --interval, --group-wait and --slo-file do not apply)",
+    )
+    up.add_argument(
+        "--gameday-scale",
+        type=float,
+        default=None,
+        help="with --gameday: divide every rule `for:` and range by this (default: gameday's default)",
+    )
     up.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
     up.set_defaults(handler=run_up)
 
@@ -141,8 +154,11 @@ def run_up(args: argparse.Namespace) -> int:
         exporter_config=args.exporter_config.absolute() if args.exporter_config else None,
         models_at_startup=args.models_at_startup,
     )
+    if args.gameday_scale is not None and not args.gameday:
+        print("triton-sre stack up: --gameday-scale needs --gameday", file=sys.stderr)
+        return c.EXIT_USAGE
     try:
-        state = up(opts, _say)
+        state = _up_gameday(opts.workdir, args.gameday_scale) if args.gameday else up(opts, _say)
     except SpecError as exc:
         print(f"triton-sre stack up: invalid SLO spec: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
@@ -155,6 +171,23 @@ def run_up(args: argparse.Namespace) -> int:
         _say(line)
     _print(state, args.format, header="The triton-sre stack is up. Look at:")
     return c.EXIT_OK
+
+
+def _up_gameday(workdir: Path, factor: float | None) -> dict[str, object]:
+    """The gameday's stack (gameday/stack.py), left running for `gameday --attach`."""
+    from triton_sre.gameday.scaling import Scale
+    from triton_sre.gameday.stack import build_repository, gameday_options, start_stack
+    from triton_sre.stack.local import StackError, load_state, status
+
+    scale = Scale() if factor is None else Scale(factor=factor)
+    if not scale.factor >= 1:
+        raise StackError("--gameday-scale must be at least 1")
+    if any(x.alive() for x in load_state(workdir)):  # before its model folder is rebuilt
+        raise StackError(f"a stack is already running in {workdir}; stop it first: triton-sre stack down")
+    repository = build_repository(workdir / "models")
+    start_stack(gameday_options(workdir, repository, scale), scale, _say)
+    _say(f"gameday stack: {scale.describe()}; run scenarios with: triton-sre gameday --attach {workdir}")
+    return status(workdir)
 
 
 def run_status(args: argparse.Namespace) -> int:
