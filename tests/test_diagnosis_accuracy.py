@@ -257,16 +257,13 @@ HELDOUT11_TOP1_AT_LEAST = 8 / 16
 """heldout11, collected blind after round 6 and scored once after round 7: 8/16, three empty
 answers, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
 HELDOUT11_KNOWN_MISSES = {
-    "dali-backend-87",
+    # the once-scored run's eight misses, less those round 8 fixed by class (karpenter-aws-1476,
+    # lmdeploy-263, seldon-core-4887, dali-backend-87, sherpa-568, seldon-core-4192:
+    # tests/test_diagnosis_round8.py); the two left are disputed labels (tests/data/logs/SPLIT.md)
     "fastertransformer-backend-111",
-    "karpenter-aws-1476",
-    "lmdeploy-263",
     "model-analyzer-160",
-    "seldon-core-4192",
-    "seldon-core-4887",
-    "sherpa-568",
 }
-HELDOUT11_KNOWN_EMPTY = {"karpenter-aws-1476", "lmdeploy-263", "seldon-core-4887"}
+HELDOUT11_KNOWN_EMPTY: set[str] = set()  # the once-scored run's three empty answers: findings since round 8
 
 
 def test_heldout11_top1_measured_once() -> None:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, evidence_text
 from triton_sre.diagnosis.classes import cause_class
+from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.logparse import (
     LEVEL_ERROR,
     LEVEL_FATAL,
@@ -92,17 +93,11 @@ _FAILURE_WORD = re.compile(
     re.I,
 )
 _WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s")
-# CUDA finds no device (core's pinned-memory and metrics warnings, the CUDA runtime's
-# cudaErrorNoDevice text): harmless on a CPU host, the container runtime's fault where the log shows
-# work that needs a GPU (a GPU-only backend, a GPU instance) and then fails with nothing else to say why.
-_NO_DEVICE = re.compile(r"no CUDA-capable device is detected|Cannot get CUDA device count", re.I)
-# GPU-only backends (FasterTransformer, TensorRT, TensorRT-LLM) and a model instance placed on a GPU
-# (core's "(GPU device N)", config's KIND_GPU).
-_GPU_EXPECTED = re.compile(
-    r"(?i:fastertransformer|tensorrt_?llm|tensorrt_plan)|\bKIND_GPU\b|\(GPU device \d+\)"
-)
-_GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT")
-"""Substrings every `_GPU_EXPECTED` match holds (a cheap test before the pattern)."""
+# Core's autofiller (src/core/autofill.cc, r20.xx to r21.xx) probes a model without a config by trying
+# each platform in turn: the TensorRT probe deserializes every file of the version directory as a plan,
+# so TensorRT's logger prints its magic-tag / deserialize errors for any file that is not one. When no
+# platform fits it says so and goes on with a simple config: those errors were the probe's, not the load's.
+_AUTOFILL_GAVE_UP = re.compile(r"^Autofiller failed to detect the platform for ")
 """A model-less cause line attaches to a model failure at most this many events later."""
 
 
@@ -151,8 +146,7 @@ class Diagnoser:
         self._unmatched: dict[str, list[object]] = {}
         self._unexplained: list[Obs] = []  # error lines no rule explains (bounded)
         self._warning_causes: list[Obs] = []  # warnings naming a cause class, until a failure follows
-        self._no_device: Obs | None = None  # CUDA saw no device (see _NO_DEVICE)
-        self._gpu_expected = False
+        self._gpu = GpuContext(_deciding_line)  # what CUDA said of the GPU (gpu_context.py)
         self._unmatched_overflow = 0
         self._index = 0
         self._release: str | None = None
@@ -177,11 +171,11 @@ class Diagnoser:
         index = self._index
         message = event.message
         level = event.level
+        self._gpu.note(event, index)
         if self._release is None and event.source in (SOURCE_RAW, SOURCE_OPTION):
             self._release = release_in(message)
         if event.source == SOURCE_OPTION:
             return
-        self._note_gpu_context(event, index)
         if event.source == SOURCE_TABLE:
             self._feed_table_row(event, index)
             return
@@ -195,6 +189,9 @@ class Diagnoser:
             if "\n" in message and not is_harmless(message.split("\n", 1)[1]):
                 # A harmless warning does not hide the raw lines pasted after it (a client's error).
                 self._feed_info_continuation(event, index)
+            return
+        if self._pending and level == LEVEL_WARNING and _AUTOFILL_GAVE_UP.match(message):
+            self._pending = [o for o in self._pending if o.runbook != c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE]
             return
         if is_summary(message):
             self._summary.append(Obs(index, event.line, evidence_text(event), level, None, message))
@@ -277,29 +274,13 @@ class Diagnoser:
                 Obs(index, event.line, evidence_text(event), LEVEL_ERROR, runbook, event.message)
             )
 
-    def _note_gpu_context(self, event: LogEvent, index: int) -> None:
-        """Remember that CUDA saw no device, and whether the log shows work that needs a GPU."""
-        message = event.message
-        if "CUDA" not in message and not self._no_device:
-            return  # (plain substring tests first: this runs on every event)
-        if self._no_device is None and event.level != LEVEL_ERROR and _NO_DEVICE.search(message):
-            line, text = _deciding_line(event, lambda piece: _NO_DEVICE.search(piece) is not None)
-            text = text.split("\n", 1)[0]
-            self._no_device = Obs(index, line, text, LEVEL_ERROR, c.RUNBOOK_GPU_CONTAINER_RUNTIME, text)
-        if (
-            self._no_device is not None
-            and not self._gpu_expected
-            and any(key in message for key in _GPU_KEYS)
-        ):
-            self._gpu_expected = _GPU_EXPECTED.search(message) is not None
-
     def _raise_warning_causes(self) -> None:
         """A failure line nothing explains follows warnings that name a cause class: the earliest
         of them is the root cause (the failure is its consequence). Where CUDA saw no device while
         the log needs a GPU, the container did not get the GPU: that is the root cause."""
-        if self._no_device is not None and self._gpu_expected:
-            self._pending.append(self._no_device)
-            self._no_device = None
+        no_device = self._gpu.take_no_device()
+        if no_device is not None:
+            self._pending.append(no_device)
             self._warning_causes.clear()
             return
         if self._warning_causes:
@@ -475,7 +456,21 @@ class Diagnoser:
         self._unmatched[key] = [1, Evidence(event.line, evidence_text(event))]
 
     # -- results ---------------------------------------------------------------------------------
+    def _driver_failure(self) -> None:
+        """CUDA found the driver insufficient and nothing else failed: the driver's finding where the
+        log needs a GPU or stops at the driver check (`GpuContext.driver_cause`), never on a CPU
+        server's log that went on."""
+        driver = self._gpu.driver_cause()
+        if driver is None:
+            return
+        if self._pending or self._orphans or self._server_failures or self._unexplained or self._summary:
+            return
+        if any(state.failed or state.obs for state in self._models.values()):
+            return
+        self._pending.append(driver)
+
     def finish(self) -> Report:
+        self._driver_failure()
         builder = FindingBuilder(
             self._models,
             self._orphans + self._pending,

@@ -103,6 +103,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"\b(InvalidAccessKeyId|SignatureDoesNotMatch|NoSuchBucket|ExpiredToken|AccessDenied)\b",
             r"(s3|gs|as)://\S+[^\n]{0,80}(credential|forbidden|unauthori[sz]ed|\b40[13]\b|denied|anonymous)",
             r"does not have storage\.objects\.(get|list) access",
+            # rclone, the storage initializer of Seldon Core / KServe's model-initializer containers
+            # (cmd/cmd.go "Failed to create file system for %q: %v"): a cloud remote it cannot set up,
+            # e.g. fs/config's "didn't find section in config file" when the remote's credentials
+            # (the rclone secret's RCLONE_CONFIG_* environment) never reached the container.
+            r"Failed to create file system for \\?\"?(s3|gs|gcs|azureblob|as|swift|b2|minio)\b[\w-]*:",
         ),
     ),
     CauseRule(
@@ -212,6 +217,12 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"Deserializ\w* (of )?(the )?(cuda )?engine[^\n]{0,20}fail",
             # (not "failed to build": building fails for any reason, the builder's error says which)
             r"failed to (create|load) (the )?(CUDA|TensorRT|TRT) engine",
+            # TensorRT's Python IRuntime.deserialize_cuda_engine returns None (no exception) for a plan
+            # it cannot deserialize; the caller's next step on the engine is an AttributeError on
+            # NoneType: create_execution_context[_without_device_memory] (TensorRT-LLM's runtime
+            # session.py from_serialized_engine, polygraphy, user code alike). A Python model's
+            # traceback carrying it failed on the engine, not in its own code.
+            r"'NoneType' object has no attribute 'create_execution",
         ),
     ),
     CauseRule(

@@ -21,7 +21,8 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 - Kubernetes: an event of type Warning (``kubectl describe`` / ``get events`` columns) with a reason
   from the kubelet's and scheduler's event reasons (``pkg/kubelet/events/event.go``,
   ``pkg/scheduler``), a pod status reason (``CrashLoopBackOff``, ``ImagePullBackOff``,
-  ``OOMKilled`` ...), a condition ``Unschedulable`` (``PodReasonUnschedulable``).
+  ``OOMKilled`` ...), a condition ``Unschedulable`` (``PodReasonUnschedulable``), the kubelet's
+  admission rejection ``OutOf<resource>`` (``pkg/kubelet/lifecycle/predicate.go``).
 - Knative/KServe: a condition whose status is False with a reason (``READY False RevisionFailed``),
   and Knative's revision message ``Revision "x" failed with message: ...``.
 - HTTP: a status line or status code 4xx/5xx (``HTTP/1.1 503``, ``unexpected status code 500``).
@@ -96,6 +97,9 @@ FAILURE_FORMATS: Final = re.compile(
             rf"(?:^|\s)Warning\s+(?:{_K8S_WARNING_REASONS})\s",
             r"\"type\"\s*:\s*\"Warning\"",
             rf"(?:^|\s|\b\d\.)(?:{_K8S_STATUS_REASONS})\b",
+            # The kubelet's admission rejection as a STATUS cell or a Reason: "OutOf" + a (lowercase)
+            # resource name (pkg/kubelet/lifecycle/predicate.go), e.g. OutOfnvidia.com/gpu, OutOfcpu.
+            r"(?:^|\s)OutOf[a-z][\w.\-/]*(?:\s|$)",
             r"\breason:\s*\"?(?:Unschedulable|\w*Failed|BackOff|\w*Error|ExitCode\d+"
             r"|ProgressDeadlineExceeded)\b",
             # Knative / KServe conditions: status False with a reason; Knative's revision failure message.

@@ -260,6 +260,12 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"\d+/\d+ nodes are available: [^\n]*(Insufficient|didn't match|untolerated taint|had taint)",
             r"Insufficient nvidia\.com/gpu",
             r"\bFailedScheduling\b",
+            # The kubelet's own admission check once a pod is bound (pkg/kubelet/lifecycle/predicate.go,
+            # InsufficientResourceError, 1.8 on): reason "OutOf" + the resource name, which kubectl shows
+            # as the pod's STATUS ("OutOfnvidia.com/gpu", "OutOfcpu"; resource names are lowercase, so
+            # not TensorRT's "OutOfMemory") and its message "Node didn't have enough resource: ...".
+            r"(?-i:\bOutOf[a-z][\w.\-/]*)",
+            r"Node didn't have enough resource: ",
             r"\bPodScheduled\s+False\b",
         ),
     ),

@@ -1,0 +1,92 @@
+"""Pure: what a log says about CUDA's view of the GPU, and when that is the root cause.
+
+Core's pinned-memory and metrics warnings carry CUDA's own error text on every host where CUDA has no
+usable GPU, so on a CPU-only server they are noise. They become the cause only in context:
+
+- CUDA finds no device (``no CUDA-capable device is detected``, cudaErrorNoDevice) where the log shows
+  work that needs a GPU and then fails with nothing else to say why: the container did not get the GPU
+  (gpu-container-runtime).
+- CUDA finds the driver insufficient (``CUDA driver version is insufficient for CUDA runtime version``,
+  cudaErrorInsufficientDriver). The runtime returns it when the host driver is older than the runtime,
+  and also when there is no driver at all, hence its presence on every CPU host. It is the driver's fault
+  (cuda-driver-mismatch) where the log needs a GPU, or where the log stops at it: nothing but the memory
+  managers' warnings follows (a container that ends at its driver check, not a CPU server that went on to
+  load its models).
+
+"Needs a GPU": a GPU-only backend (FasterTransformer/turbomind, TensorRT, TensorRT-LLM), named in a
+message or by the source file of the backend's own line (``libfastertransformer.cc``), or a model
+instance placed on a GPU (core's ``(GPU device N)``, config's ``KIND_GPU``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.assemble import Obs
+from triton_sre.diagnosis.logparse import LEVEL_ERROR, LogEvent
+from triton_sre.diagnosis.signals import is_harmless
+
+__all__ = ["GpuContext"]
+
+NO_DEVICE = re.compile(r"no CUDA-capable device is detected|Cannot get CUDA device count", re.I)
+OLD_DRIVER = re.compile(r"driver version is insufficient for CUDA runtime", re.I)
+GPU_EXPECTED = re.compile(
+    r"(?i:fastertransformer|tensorrt_?llm|tensorrt_plan)|\bKIND_GPU\b|\(GPU device \d+\)"
+)
+GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT")
+"""Substrings every `GPU_EXPECTED` match holds (a cheap test before the pattern)."""
+
+Decide = Callable[[LogEvent, Callable[[str], bool]], tuple[int, str]]
+"""The engine's deciding-line reader: (event, predicate) -> (line number, quoted text)."""
+
+
+class GpuContext:
+    """Fed every event (in order) by the engine; holds only what CUDA said and whether a GPU is needed."""
+
+    def __init__(self, deciding_line: Decide) -> None:
+        self._deciding_line = deciding_line
+        self.no_device: Obs | None = None  # CUDA saw no device
+        self.old_driver: Obs | None = None  # CUDA found the driver insufficient
+        self.after_driver = False  # a line that is not a harmless warning followed it
+        self.gpu_expected = False
+
+    def note(self, event: LogEvent, index: int) -> None:
+        """Remember that CUDA saw no device or an insufficient driver, and whether the log needs a GPU."""
+        message = event.message
+        if self.old_driver is not None and not self.after_driver and not is_harmless(message):
+            self.after_driver = True
+        if "CUDA" not in message and not self.no_device and not self.old_driver:
+            return  # (plain substring tests first: this runs on every event)
+        if self.no_device is None and event.level != LEVEL_ERROR and NO_DEVICE.search(message):
+            line, text = self._deciding_line(event, lambda piece: NO_DEVICE.search(piece) is not None)
+            text = text.split("\n", 1)[0]
+            self.no_device = Obs(index, line, text, LEVEL_ERROR, c.RUNBOOK_GPU_CONTAINER_RUNTIME, text)
+        if (
+            self.old_driver is None
+            and "nsufficient" in message
+            and OLD_DRIVER.search(message)
+            and is_harmless(message)  # (on an error line it is a cause rule of its own)
+        ):
+            line, text = self._deciding_line(event, lambda piece: OLD_DRIVER.search(piece) is not None)
+            self.old_driver = Obs(index, line, text, LEVEL_ERROR, c.RUNBOOK_CUDA_DRIVER_MISMATCH, text)
+        if (self.no_device is not None or self.old_driver is not None) and not self.gpu_expected:
+            # The message, or the source file of a backend's own line (libfastertransformer.cc).
+            self.gpu_expected = any(
+                any(key in text for key in GPU_KEYS) and GPU_EXPECTED.search(text) is not None
+                for text in (message, event.source)
+            )
+
+    def take_no_device(self) -> Obs | None:
+        """The no-device cause, once, where the log needs a GPU (a failure nothing explains followed)."""
+        found = self.no_device if self.gpu_expected else None
+        if found is not None:
+            self.no_device = None
+        return found
+
+    def driver_cause(self) -> Obs | None:
+        """The insufficient-driver cause where the log needs a GPU or stops at it, else None."""
+        if self.old_driver is None or not (self.gpu_expected or not self.after_driver):
+            return None
+        return self.old_driver
