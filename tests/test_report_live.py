@@ -9,7 +9,6 @@ import io
 import math
 import re
 import subprocess
-import time
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,9 @@ def by_model(result: list[dict[str, Any]]) -> dict[str, float]:
 @pytest.fixture(scope="module")
 def report(live: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     url = live["prom"].url
-    end = time.time()
+    # The fixture's traffic ended at `settled`, which on a loaded machine can be long before this
+    # module runs: look for the exporter's scrapes in the 15 minutes before it, not before now.
+    end = live["settled"]
     ups = requests.get(
         f"{url}/api/v1/query_range",
         params={"query": f'up{{job="{c.DEFAULT_EXPORTER_JOB}"}}', "start": end - 900, "end": end, "step": 1},

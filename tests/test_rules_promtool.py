@@ -6,6 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 from binaries import binary
 
@@ -19,6 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 PROMTOOL_TIMEOUT = 1200  # seconds; a loaded CI machine runs these several times slower than a quiet one
+pytestmark = pytest.mark.timeout(PROMTOOL_TIMEOUT + 60)  # the suite's 300 s would end them first
 
 
 def _run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
