@@ -158,10 +158,17 @@ def _cited_outside(name: str) -> str:
 
 @pytest.mark.parametrize(
     ("name", "size"),
-    [("heldout7", 21), ("heldout8", 21), ("heldout9", 20), ("heldout10", 21), ("heldout11", 21)],
+    [
+        ("heldout7", 21),
+        ("heldout8", 21),
+        ("heldout9", 20),
+        ("heldout10", 21),
+        ("heldout11", 21),
+        ("heldout12", 20),
+    ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
-    """heldout7-11 (each collected after the previous round's rules) cite no thread that any other
+    """heldout7-12 (each collected after the previous round's rules) cite no thread that any other
     corpus file, test, doc or bench note cites, and none from the server's own tracker."""
     cited = _cited_outside(name)
     cases = accuracy.load(name)
