@@ -158,10 +158,17 @@ def _cited_outside(name: str) -> str:
 
 @pytest.mark.parametrize(
     ("name", "size"),
-    [("heldout7", 21), ("heldout8", 21), ("heldout9", 20), ("heldout10", 21), ("heldout11", 21)],
+    [
+        ("heldout7", 21),
+        ("heldout8", 21),
+        ("heldout9", 20),
+        ("heldout10", 21),
+        ("heldout11", 21),
+        ("heldout12", 20),
+    ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
-    """heldout7-11 (each collected after the previous round's rules) cite no thread that any other
+    """heldout7-12 (each collected after the previous round's rules) cite no thread that any other
     corpus file, test, doc or bench note cites, and none from the server's own tracker."""
     cited = _cited_outside(name)
     cases = accuracy.load(name)
@@ -274,6 +281,33 @@ def test_heldout11_top1_measured_once() -> None:
     assert {name for name, _want, _got in score.misses} <= HELDOUT11_KNOWN_MISSES
     empty = {name for name, _want, got in score.misses if got == "(no finding)"}
     assert empty <= HELDOUT11_KNOWN_EMPTY
+    assert not any(accuracy.has_failure(case) for case in healthy)
+
+
+HELDOUT12_TOP1_AT_LEAST = 7 / 15
+"""heldout12, collected blind after round 7 and scored once after round 8: 7/15, two empty
+answers, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
+HELDOUT12_KNOWN_MISSES = {
+    "fastdeploy-1774",
+    "fil-backend-325",
+    "isaac-ros-dnn-inference-35",
+    "isaac-ros-dnn-inference-44",
+    "isaac-ros-pose-estimation-63",
+    "kserve-2143",
+    "onnxruntime-18243",
+    "tensorrt-llm-571",
+}
+HELDOUT12_KNOWN_EMPTY = {"kserve-2143", "tensorrt-llm-571"}
+
+
+def test_heldout12_top1_measured_once() -> None:
+    failed, healthy = _layered("heldout12")
+    score = accuracy.score(failed)
+    assert (score.cases, len(healthy)) == (15, 5)
+    assert score.top1 >= HELDOUT12_TOP1_AT_LEAST, score.misses
+    assert {name for name, _want, _got in score.misses} <= HELDOUT12_KNOWN_MISSES
+    empty = {name for name, _want, got in score.misses if got == "(no finding)"}
+    assert empty <= HELDOUT12_KNOWN_EMPTY
     assert not any(accuracy.has_failure(case) for case in healthy)
 
 
