@@ -14,7 +14,17 @@ from triton_sre.data import shipped
 from triton_sre.generate.rollout import ROLLOUT_FILE, rollout_groups
 from triton_sre.generate.rulefile import render_yaml
 from triton_sre.generate.tests_rollout import test_files as rollout_test_files
-from triton_sre.rollout.model import TRAFFIC, Side, judge, parse_selector, side_queries, version_sides
+from triton_sre.rollout.live import collect
+from triton_sre.rollout.model import (
+    NO_DATA,
+    TRAFFIC,
+    Side,
+    judge,
+    parse_selector,
+    side_queries,
+    summary_figures,
+    version_sides,
+)
 from triton_sre.rollout.spec import rollout_spec
 from triton_sre.rollout.stats import mann_whitney_greater, median
 from triton_sre.slo import SpecError, default_spec, parse_spec
@@ -118,3 +128,40 @@ def test_a_declared_blue_green_pair_fires_in_promtool(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SUCCESS" in done.stdout + done.stderr
+
+
+class _RecordingProm:
+    """Answers every range query with one flat series and records (query, start, end, step)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, float, float, float]] = []
+
+    def query_range(self, query: str, start: float, end: float, step: float) -> list[dict[str, object]]:
+        self.calls.append((query, start, end, step))
+        n = int((end - start) // step) + 1
+        return [{"values": [[start + i * step, "0.01"] for i in range(n)]}]
+
+
+@pytest.mark.parametrize(("window", "summary_reads"), [(900.0, 15), (40.0, 1)])
+def test_summary_quantiles_are_sampled_once_per_summary_window(window: float, summary_reads: int) -> None:
+    """Triton's summary quantiles cover the last 60 s (prometheus-cpp's default max_age, which core
+    keeps): reads 4 s apart would repeat the same slow requests and make the rank test's p-value
+    far too small. They are read once per window; counter figures keep the requested step."""
+    prom = _RecordingProm()
+    latency = (c.LATENCY_SOURCE_SUMMARY,)
+    samples = collect(prom, _sides(), window, 4.0, latency)  # type: ignore[arg-type]
+    summary = summary_figures(latency)
+    assert summary == {c.ROLLOUT_FIG_LATENCY_P99, c.ROLLOUT_FIG_LATENCY_P50}
+    assert summary_figures((c.LATENCY_SOURCE_HISTOGRAM, c.LATENCY_SOURCE_SUMMARY)) == set()
+    for query, start, end, step in prom.calls:
+        from_summary = c.NV_REQUEST_SUMMARY_US in query
+        assert step == (max(4.0, c.TRITON_SUMMARY_MAX_AGE_S) if from_summary else 4.0), query
+        assert start <= end and end - start < window
+    for name in summary:
+        assert [len(side) for side in samples[name]] == [summary_reads, summary_reads]
+    assert len(samples[c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE][0]) == window // 4
+    # 40 s of summary reads are one independent sample: the figure cannot decide a verdict
+    if summary_reads < rollout_spec(default_spec()).min_samples:
+        result = judge(*_sides(), samples, rollout_spec(default_spec()))
+        p99 = next(f for f in result.figures if f.figure.name == c.ROLLOUT_FIG_LATENCY_P99)
+        assert p99.verdict == NO_DATA and p99.candidate == 0.01

@@ -39,6 +39,7 @@ from triton_sre.generate.rollout import ROLLOUT_FILE
 from triton_sre.prom import Prometheus
 from triton_sre.promql import selector
 from triton_sre.rollout.live import alert_lines, model_answer
+from triton_sre.rollout.model import NO_DATA
 from triton_sre.slo import load_spec, parse_duration
 from triton_sre.stack.local_triton import LocalTriton, free_port
 
@@ -297,8 +298,11 @@ def test_rollout_check_verdicts(phase: Phase, kind: str) -> None:
     assert _verdict(slow) == (c.EXIT_FAILURE, c.ROLLOUT_FAIL), slow
     figures = {f["name"]: f for f in slow[1]["figures"]}
     p99, p50 = figures[c.ROLLOUT_FIG_LATENCY_P99], figures[c.ROLLOUT_FIG_LATENCY_P50]
-    assert p99["verdict"] == c.ROLLOUT_FAIL and p99["candidate"] >= SLOW_S, p99
-    assert p50["verdict"] == c.ROLLOUT_FAIL and p50["candidate"] > 3 * p50["baseline"], p50
+    # Triton's summary quantiles cover 60 s: a 40 s window holds one independent read per side, too
+    # few to test (the figures show it, the verdict comes from the per-interval counter figures)
+    for quantile in (p99, p50):
+        assert quantile["verdict"] == NO_DATA and quantile["samples"] == [1, 1], quantile
+    assert p99["candidate"] >= SLOW_S and p50["candidate"] > 3 * p50["baseline"], (p99, p50)
     assert figures[c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE]["verdict"] == c.ROLLOUT_FAIL
     equal = phase.checks[f"equal {kind}"]
     assert len(equal) == 3
@@ -343,7 +347,9 @@ def test_bot_shows_the_fired_alerts_comparison(phase: Phase) -> None:
         message = enrich(parse_group(notification), Facts(rollout={"r1": lines}), Links())
         shown = json.dumps(Renderer().blocks(message.context()), ensure_ascii=False)
         assert f"*Rollout:* {head}: fail" in shown
-        assert f"• {c.ROLLOUT_FIG_LATENCY_P99}: " in shown and "(fail)" in shown
+        assert f"• {c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE}: " in shown and "(fail)" in shown
+        # the alert's own figure, one summary read a side in a 40 s window: shown, not judged
+        assert f"• {c.ROLLOUT_FIG_LATENCY_P99}: " in shown and f"({NO_DATA}: 1 and 1 samples)" in shown
     print("slash:", phase.answer, phase.pair_answers)
     assert phase.answer[0].startswith(f"canary v2 vs canary v1: {c.ROLLOUT_FAIL.upper()}")
     scaler = phase.pair_answers["scaler"]

@@ -85,6 +85,10 @@ NV_QUEUE_SUMMARY_US: Final = "nv_inference_queue_summary_us"
 LABEL_QUANTILE: Final = "quantile"
 # The quantiles Triton's summaries carry (label `quantile`, written as here).
 TRITON_SUMMARY_QUANTILES: Final = ("0.5", "0.9", "0.95", "0.99", "0.999")
+# The window a summary quantile covers: core's metric_model_reporter.cc creates each summary with
+# its quantiles only, so prometheus-cpp's defaults hold (max_age 60 s in 5 age buckets). Two reads
+# less than this apart share observations: they are not independent samples.
+TRITON_SUMMARY_MAX_AGE_S: Final = 60.0
 
 # ---------------------------------------------------------------------------
 # LLM serving (issue 11): the LLM backends' families read on port 8002.

@@ -19,6 +19,7 @@ from triton_sre.rollout.model import (
     judge,
     model_sides,
     side_queries,
+    summary_figures,
     version_sides,
 )
 from triton_sre.rollout.spec import RolloutSpec, rollout_spec
@@ -39,17 +40,22 @@ def default_step(prom: Prometheus, job: str, window_s: float) -> float:
 def collect(
     prom: Prometheus, sides: tuple[Side, Side], window_s: float, step_s: float, latency: tuple[str, ...]
 ) -> dict[str, tuple[list[float], list[float]]]:
-    """Per-interval samples of every figure on both sides over the last window (PromError if down)."""
+    """Per-interval samples of every figure on both sides over the last window (PromError if down).
+
+    Summary quantiles are sampled once per summary window (at least one sample, at the end): reads
+    closer together share observations, and a rank test on them would count one slow request many
+    times (an equal candidate then "fails" with a tiny p-value)."""
     step = format_duration(step_s)
     end = time.time()
     queries = [side_queries(side, step, latency) for side in sides]
-    return {
-        name: (
-            _values(prom.query_range(queries[0][name], end - window_s + step_s, end, step_s)),
-            _values(prom.query_range(queries[1][name], end - window_s + step_s, end, step_s)),
-        )
-        for name in queries[0]
-    }
+    overlapping = summary_figures(latency)
+
+    def samples(query: str, name: str) -> list[float]:
+        every = max(step_s, c.TRITON_SUMMARY_MAX_AGE_S) if name in overlapping else step_s
+        start = min(end - window_s + every, end)  # a window shorter than `every`: one read, at the end
+        return _values(prom.query_range(query, start, end, every))
+
+    return {name: (samples(queries[0][name], name), samples(queries[1][name], name)) for name in queries[0]}
 
 
 def verdict_now(
@@ -106,12 +112,16 @@ def summary_lines(verdict: Verdict) -> list[str]:
     """One line per judged figure: baseline -> candidate, p-value and verdict (the bot's message)."""
     lines = []
     for r in verdict.figures:
-        if r.verdict == NO_DATA or r.baseline is None or r.candidate is None:
+        if r.baseline is None or r.candidate is None:
             continue
         scale, unit = (1e3, " ms") if r.figure.unit == "s" else (1.0, "")
         p = "" if r.p_value is None else f", p={r.p_value:.2g}"
         values = f"{r.baseline * scale:.4g}{unit} -> {r.candidate * scale:.4g}{unit}"
-        lines.append(f"{r.figure.name}: {values}{p} ({r.verdict})")
+        # a figure with too few samples to test still shows both medians (the alert may name it)
+        judged = r.verdict
+        if r.verdict == NO_DATA:
+            judged = f"{NO_DATA}: {r.samples[0]} and {r.samples[1]} samples"
+        lines.append(f"{r.figure.name}: {values}{p} ({judged})")
     return lines
 
 

@@ -156,6 +156,17 @@ def side_queries(side: Side, step: str, latency_metrics: Sequence[str]) -> dict[
     return queries
 
 
+def summary_figures(latency_metrics: Sequence[str]) -> frozenset[str]:
+    """Figures `side_queries` reads off Triton's latency summaries: each read covers the summary's
+    last TRITON_SUMMARY_MAX_AGE_S, so samples closer than that overlap and are sampled that far apart."""
+    histogram = c.LATENCY_FAMILIES[c.LATENCY_REQUEST][1]
+    if histogram and c.LATENCY_SOURCE_HISTOGRAM in latency_metrics:
+        return frozenset()
+    if c.LATENCY_SOURCE_SUMMARY in latency_metrics:
+        return frozenset((c.ROLLOUT_FIG_LATENCY_P99, c.ROLLOUT_FIG_LATENCY_P50))
+    return frozenset()
+
+
 @dataclass(frozen=True)
 class FigureResult:
     figure: Figure
