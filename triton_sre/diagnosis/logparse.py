@@ -100,6 +100,10 @@ _STATUS_WORD = re.compile(r"(UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)\b")
 # A status cell pasted without the start of its row (the model and version columns cut off):
 # ``UNAVAILABLE: Unknown: [22:10:17] /rapids_triton/bui |``, its wrapped rows following.
 _CUT_ROW = re.compile(r"(UNAVAILABLE|Not loaded): .*\|\s*$")
+# A row pasted without its leading border (`` preprocessing  | 1 | UNAVAILABLE: ... |``): core's
+# TablePrinter opens every row with ``|``, so a raw line with the model, version and status columns in
+# that order is still a row. The status cell may itself hold ``|`` (a Python ``type | type`` error).
+_LEAD_CUT_ROW = re.compile(r"\s*([^|\s][^|]*?)\s*\|\s*(\d+|-)\s*\|\s*((?:UNAVAILABLE|Not loaded): .*)$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
 
 
@@ -316,7 +320,10 @@ class _Parser:
             status = "|".join(cells[2:]).strip()
             if not model and not version:
                 if self.cur is not None and self.cur[2] == SOURCE_TABLE:
-                    self._append(status)
+                    # A wrapped line of the status cell keeps its own indentation (TablePrinter pads a
+                    # cell with one space): pybind11's "At:" frames stay frames.
+                    cell = "|".join(cells[2:])
+                    self._append((cell[1:] if cell.startswith(" ") else cell).rstrip())
                 return
             ev = self._flush()
             if ev:
@@ -340,6 +347,26 @@ class _Parser:
             if ev:
                 yield ev
             yield LogEvent(number, "", SOURCE_RAW, s, s.strip(), None, None)
+            return
+        # (Tried on the line as pasted too: the peeled one may have lost the model and version
+        # columns to the ``docker compose`` prefix pattern, ``NAME  | ``.)
+        lead = (_LEAD_CUT_ROW.match(s) or _LEAD_CUT_ROW.match(raw)) if "|" in s else None
+        if lead:
+            ev = self._flush()
+            if ev:
+                yield ev
+            self.in_model_table = True
+            version = lead.group(2)
+            status = lead.group(3).rstrip().rstrip("|").strip()
+            self._start(
+                number,
+                LEVEL_ERROR,
+                SOURCE_TABLE,
+                s,
+                status,
+                model=lead.group(1),
+                version=None if version == "-" else version,
+            )
             return
         if _CUT_ROW.match(s.strip()):
             ev = self._flush()
