@@ -9,27 +9,11 @@ heldout12 case that flipped is checked beside it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from test_diagnosis_round8 import LOGS, diagnose, top
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import SOURCE_TABLE, parse_text
-
-LOGS = Path(__file__).parent / "data" / "logs"
-
-
-def diagnose(text: str):
-    return diagnose_events(parse_text(text))
-
-
-def top(text: str) -> tuple[str, str, str]:
-    report = diagnose(text)
-    assert report.findings, "a failed log must never yield an empty findings list"
-    first = report.findings[0]
-    return first.runbook, first.severity, first.evidence[0].text
-
 
 # -- a model status table row cut before its leading border, a `|` inside its status cell -------------
 
