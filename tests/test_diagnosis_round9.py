@@ -97,3 +97,43 @@ def test_heldout12_kserve_missing_runtime_flips() -> None:
     runbook, _severity, quoted = top(text)
     assert runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
     assert quoted.startswith("No ServingRuntimes or ClusterServingRuntimes with the name: ")
+
+
+# -- an in-process Triton that cannot stat its repository: server creation, not a model's file -------
+
+# DeepStream's gst-nvinferserver (infer_trtis_server.cpp) wraps TRITONSERVER_ServerNew as
+# RETURN_TRTIS_ERROR(..., "failed to create repo server"), printed by InferError as "ERROR: <file>:<line>
+# Triton: <msg>, triton_err_str:<code>, err_msg:<core's message>"; core's message for a repository that
+# does not exist is "failed to stat file <path>" (server#1931, server#4376 show it after "error: creating
+# server"). ROS 2 launch prefixes each process's lines with "[<executable>-<n>] ".
+_DEEPSTREAM = (
+    "I0101 10:00:00.000000 4242 server.cc:261] No server context available. Exiting immediately.\n"
+    "ERROR: infer_trtis_server.cpp:994 Triton: failed to create repo server, triton_err_str:Internal, "
+    "err_msg:failed to stat file /opt/nvidia/deepstream/samples/triton_model_repo\n"
+    "ERROR: infer_trtis_server.cpp:1224 NvDsTritonServerInit failed to get global triton instance\n"
+)
+
+
+@pytest.mark.parametrize("prefix", ["", "[component_container_mt-2] "])
+def test_server_creation_failing_to_stat_is_the_repository_path(prefix: str) -> None:
+    text = "".join(prefix + line + "\n" for line in _DEEPSTREAM.splitlines())
+    runbook, severity, quoted = top(text)
+    assert (runbook, severity) == (c.RUNBOOK_REPOSITORY_PATH_INVALID, c.IMPACT_CRITICAL)
+    assert "failed to stat file /opt/nvidia" in quoted
+
+
+def test_a_models_file_failing_to_stat_stays_model_file_missing() -> None:
+    # core's inventory entry core-failed-to-stat: the same message about a model's file.
+    text = "E0101 10:00:00.000000 1 model_lifecycle.cc:626] failed to load 'ranker' version 2: Internal: failed to stat file /models/ranker/2/model.pt\n"
+    assert top(text)[0] == c.RUNBOOK_MODEL_FILE_MISSING
+
+
+def test_ros_launch_prefix_is_peeled_from_a_glog_line() -> None:
+    events = parse_text("[component_container_mt-2] E0101 10:00:00.000000 1 model_lifecycle.cc:626] failed to load 'm'\n")
+    assert events[0].level == "E" and events[0].message == "failed to load 'm'"
+
+
+def test_heldout12_isaac_ros_repository_flips() -> None:
+    text = (LOGS / "heldout12" / "isaac-ros-dnn-inference-35.log").read_text()
+    runbook, _severity, quoted = top(text)
+    assert runbook == c.RUNBOOK_REPOSITORY_PATH_INVALID and "failed to stat file /tmp/models" in quoted

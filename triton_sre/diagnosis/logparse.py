@@ -86,6 +86,9 @@ _PREFIXES = (
     re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+"),
     # kubectl logs --prefix
     re.compile(r"\[pod/[^\]]*\]\s*"),
+    # ROS 2 launch's per-process prefix: "[component_container-1] " (the executable's name and its
+    # instance number, as Isaac ROS pastes show every line of an in-process Triton)
+    re.compile(r"\[[A-Za-z_][\w.]*-\d+\] ?"),
     # docker compose service prefix: "triton-1  | "
     re.compile(r"[A-Za-z0-9][\w.-]*\s+\|\s?"),
     # syslog: "Jan 29 12:00:00 host triton[123]: "
@@ -191,7 +194,7 @@ def peel_collector_prefix(s: str) -> str:
     """``s`` without the prefixes log collectors add (docker/kubectl timestamps, ``[pod/...]``,
     ``docker compose``'s ``NAME  | ``): what `scan.strip_prefixes` removes before parsing."""
     for _ in range(4):
-        for prefix in _PREFIXES[:3]:
+        for prefix in _PREFIXES[:4]:
             m = prefix.match(s)
             if m and m.end() > 0:
                 end = m.end()

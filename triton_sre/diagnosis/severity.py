@@ -13,6 +13,7 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
   0xthread LEVEL category file:line:func:<obj> msg``; the ERROR level column.
 - Python: ``logging``'s default format ``LEVEL:name:msg`` and the usual ``asctime - name - LEVEL -``
   / ``[LEVEL]`` / ``| LEVEL |`` layouts; ``traceback``'s ``Traceback (most recent call last):``.
+- DeepStream's nvinfer/nvinferserver: ``ERROR: infer_trtis_server.cpp:994 msg`` (``InferError``).
 - Go: the runtime's ``panic:`` / ``fatal error:``; logrus ``level=error``; zap's JSON
   ``"level":"error"`` and console ``\\tERROR\\t``.
 - Java/Scala: ``Exception in thread "..."`` and ``Caused by: pkg.SomeException``.
@@ -81,6 +82,9 @@ FAILURE_FORMATS: Final = re.compile(
             rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{_LEVEL}\s*[-|:]",
             rf"^\[{_LEVEL}\]|\|\s*{_LEVEL}\s*\||^{_LEVEL}\s+\d\d-\d\d \d\d:\d\d",
             r"^Traceback \(most recent call last\):",
+            # DeepStream's nvinfer/nvinferserver (InferError / dsInferError: "ERROR: <file>:<line> msg"),
+            # the in-process Triton of DeepStream and Isaac ROS.
+            r"^ERROR: [\w.]+\.(?:cpp|cc|c|h):\d+ ",
             # Go runtime, logrus, zap.
             r"^panic: |^fatal error: |\blevel=(?:error|fatal|panic)\b",
             # A structured message that begins "Error:" reports a failure whatever level it was logged
