@@ -129,7 +129,9 @@ def test_a_models_file_failing_to_stat_stays_model_file_missing() -> None:
 
 
 def test_ros_launch_prefix_is_peeled_from_a_glog_line() -> None:
-    events = parse_text("[component_container_mt-2] E0101 10:00:00.000000 1 model_lifecycle.cc:626] failed to load 'm'\n")
+    events = parse_text(
+        "[component_container_mt-2] E0101 10:00:00.000000 1 model_lifecycle.cc:626] failed to load 'm'\n"
+    )
     assert events[0].level == "E" and events[0].message == "failed to load 'm'"
 
 
@@ -137,3 +139,41 @@ def test_heldout12_isaac_ros_repository_flips() -> None:
     text = (LOGS / "heldout12" / "isaac-ros-dnn-inference-35.log").read_text()
     runbook, _severity, quoted = top(text)
     assert runbook == c.RUNBOOK_REPOSITORY_PATH_INVALID and "failed to stat file /tmp/models" in quoted
+
+
+# -- BuildKit cannot resolve a Dockerfile's base image in its registry (image-pull-failed) -------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # smithmicro/n7m#24: `docker compose build`, the service's name inside the vertex's brackets.
+        " => ERROR [ui internal] load metadata for docker.io/library/nginx:1.27-a  10.0s\n"
+        " => ERROR [gis internal] load metadata for docker.io/postgis/postgis:15-  10.0s\n",
+        # zhaarey/wrapper#33: `docker build`, the final line BuildKit prints.
+        "ERROR: failed to solve: builder: failed to resolve source metadata for docker.io/library/builder:latest: "
+        "pull access denied, repository does not exist or may require authorization: server message: "
+        "insufficient_scope: authorization failed\n",
+    ],
+)
+def test_buildkit_base_image_resolution_is_image_pull_failed(text: str) -> None:
+    runbook, severity, quoted = top(text)
+    assert (runbook, severity) == (c.RUNBOOK_IMAGE_PULL_FAILED, c.IMPACT_CRITICAL)
+    assert "metadata for docker.io/" in quoted
+
+
+def test_a_shell_prompt_is_what_was_run_not_an_unfilled_template() -> None:
+    # bash's default prompt and Debian's, a shell variable in the command: the user's own expansion.
+    for prompt in ("[user@gpu-host repo]$ ", "user@gpu-host:~/repo$ ", "$ "):
+        text = prompt + "docker run --rm -v ${MODEL_DIR}:/models nvcr.io/nvidia/tritonserver:24.08-py3\n"
+        assert diagnose(text).findings == (), prompt
+    # ... while a placeholder in a config line is still an unfinished config.
+    assert top("E0101 10:00:00.000000 1 model_config_utils.cc:680] backend: ${triton_backend}\n")[0] == (
+        c.RUNBOOK_CONFIG_PARSE_ERROR
+    )
+
+
+def test_heldout12_isaac_ros_base_image_flips() -> None:
+    text = (LOGS / "heldout12" / "isaac-ros-pose-estimation-63.log").read_text()
+    runbook, _severity, quoted = top(text)
+    assert runbook == c.RUNBOOK_IMAGE_PULL_FAILED and "nvcr.io/nvidia/tritonserver:24.08-py3" in quoted

@@ -39,6 +39,7 @@ from triton_sre.diagnosis.logparse import (
     SOURCE_RAW,
     SOURCE_TABLE,
     LogEvent,
+    is_paste_prompt,
     peel_collector_prefix,
 )
 from triton_sre.diagnosis.reasons import (
@@ -86,8 +87,7 @@ MAX_UNMATCHED_TEMPLATES = 200
 MAX_PENDING = 64
 _WARNING_BANNER = re.compile(r"^WARNING\b:?")
 ATTACH_WINDOW = 12
-# Words that make a levelless line a failure report rather than a setting (``runtime_backend is set
-# to [vllm]`` is not one).
+# Words that make a levelless line a failure report, not a setting (``runtime_backend is set to [vllm]``).
 _FAILURE_WORD = re.compile(
     r"\b(error|fail\w*|exception|invalid|cannot|can't|unable|not found|abort\w*|assert\w*|missing|denied)\b",
     re.I,
@@ -182,7 +182,7 @@ class Diagnoser:
         if level == LEVEL_INFO and not STUB.search(message.split("\n", 1)[0]):
             self._feed_info_continuation(event, index)
             return
-        if event.source == SOURCE_RAW and message.startswith("#"):
+        if event.source == SOURCE_RAW and is_paste_prompt(message):
             return  # a comment or a shell prompt line in a paste
         if is_harmless(message):
             self.harmless_lines += 1

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_CONTINUATION_LINES",
     "LogEvent",
     "classify_line",
+    "is_paste_prompt",
     "parse",
     "parse_text",
     "peel_collector_prefix",
@@ -190,6 +191,17 @@ def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
     return KIND_RAW, peel_collector_prefix(s), None
 
 
+# A shell prompt before the command a user ran: ``$ cmd``, bash's default ``[user@host dir]$ cmd`` and
+# Debian's ``user@host:~/dir$ cmd`` (``#`` for root). The command is what the user typed: ``${VAR}`` there
+# is the shell's expansion, not a template left unfilled.
+_PROMPT = re.compile(r"\s*(?:#|\$ |\[[\w.-]+@[\w.-]+[^\]\n]*\][$#] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] )")
+
+
+def is_paste_prompt(s: str) -> bool:
+    """A comment or a shell-prompt line in a paste: it says what was run, never what failed."""
+    return _PROMPT.match(s) is not None
+
+
 def peel_collector_prefix(s: str) -> str:
     """``s`` without the prefixes log collectors add (docker/kubectl timestamps, ``[pod/...]``,
     ``docker compose``'s ``NAME  | ``): what `scan.strip_prefixes` removes before parsing."""
@@ -345,7 +357,7 @@ class _Parser:
         # A raw line: it continues the current log event (a traceback, an unquoted multi-line
         # message); otherwise it stands alone. A comment or shell-prompt line (``# ...``) never
         # takes the lines after it: they are what the paste is about.
-        if s.lstrip().startswith("#"):
+        if is_paste_prompt(s):
             ev = self._flush()
             if ev:
                 yield ev
