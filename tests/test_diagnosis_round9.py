@@ -10,7 +10,7 @@ heldout12 case that flipped is checked beside it.
 from __future__ import annotations
 
 import pytest
-from test_diagnosis_round8 import LOGS, diagnose, top
+from test_diagnosis_round8 import _DRIVER_LINES, LOGS, diagnose, top
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.logparse import SOURCE_TABLE, parse_text
@@ -177,3 +177,49 @@ def test_heldout12_isaac_ros_base_image_flips() -> None:
     text = (LOGS / "heldout12" / "isaac-ros-pose-estimation-63.log").read_text()
     runbook, _severity, quoted = top(text)
     assert runbook == c.RUNBOOK_IMAGE_PULL_FAILED and "nvcr.io/nvidia/tritonserver:24.08-py3" in quoted
+
+
+# -- core refusing every GPU id after CUDA found the driver insufficient (cuda-driver-mismatch) --------
+
+
+# core's instance-group check (src/model_config_utils.cc, ValidateInstanceGroup): "instance group <g> of
+# model <m> specifies invalid or unsupported gpu id <n>. GPUs with at least the minimum required CUDA
+# compute compatibility of <cc> are: <ids>" (TRTIS-era: "... gpu id of <n>. The minimum required CUDA
+# compute compatibility is <cc>"); the driver lines are the project's own real Triton capture
+# (tests/data/logs/real/, as in round 8). The empty GPU list says CUDA saw no usable GPU at all.
+def _refused(model: str, wording: str) -> str:
+    return f"E1129 17:08:03.000000 14707 model_repository_manager.cc:1890] Poll failed for model directory '{model}': {wording}"
+
+
+@pytest.mark.parametrize(
+    "wording",
+    [
+        "instance group densenet_0 of model densenet specifies invalid or unsupported gpu id 0. GPUs with at "
+        "least the minimum required CUDA compute compatibility of 6.000000 are: ",
+        "instance group densenet_0 of model densenet specifies invalid or unsupported gpu id of 0. The minimum "
+        "required CUDA compute compatibility is 6.000000",
+    ],
+)
+def test_every_gpu_id_refused_after_the_driver_warning_is_the_driver(wording: str) -> None:
+    text = "\n".join([*_DRIVER_LINES, _refused("densenet", wording)])
+    runbook, severity, quoted = top(text)
+    assert (runbook, severity) == (c.RUNBOOK_CUDA_DRIVER_MISMATCH, c.IMPACT_CRITICAL)
+    assert "insufficient" in quoted
+
+
+def test_a_cpu_model_failing_for_its_own_reason_is_not_the_driver() -> None:
+    # A CPU server (the driver warning on every CPU host) whose model fails for a reason of its own.
+    text = "\n".join(
+        [
+            *_DRIVER_LINES,
+            "E1129 17:08:03.000000 14707 model_lifecycle.cc:626] failed to load 'ranker' version 2: Internal: "
+            "failed to stat file /models/ranker/2/model.pt",
+        ]
+    )
+    assert top(text)[0] == c.RUNBOOK_MODEL_FILE_MISSING
+
+
+def test_heldout12_fastdeploy_driver_flips() -> None:
+    text = (LOGS / "heldout12" / "fastdeploy-1774.log").read_text()
+    runbook, _severity, quoted = top(text)
+    assert runbook == c.RUNBOOK_CUDA_DRIVER_MISMATCH and "insufficient" in quoted

@@ -276,11 +276,11 @@ class Diagnoser:
 
     def _raise_warning_causes(self) -> None:
         """A failure line nothing explains follows warnings that name a cause class: the earliest
-        of them is the root cause (the failure is its consequence). Where CUDA saw no device while
-        the log needs a GPU, the container did not get the GPU: that is the root cause."""
-        no_device = self._gpu.take_no_device()
-        if no_device is not None:
-            self._pending.append(no_device)
+        of them is the root cause (the failure is its consequence). Where CUDA saw no device (or an
+        insufficient driver) while the log needs a GPU, that is the root cause."""
+        gpu_cause = self._gpu.take_gpu_cause()
+        if gpu_cause is not None:
+            self._pending.append(gpu_cause)
             self._warning_causes.clear()
             return
         if self._warning_causes:
@@ -465,7 +465,7 @@ class Diagnoser:
             return
         if self._pending or self._orphans or self._server_failures or self._unexplained or self._summary:
             return
-        if any(state.failed or state.obs for state in self._models.values()):
+        if any(self._gpu.outranks_driver(state) for state in self._models.values()):
             return
         self._pending.append(driver)
 
