@@ -290,8 +290,7 @@ answers, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESU
 HELDOUT12_KNOWN_MISSES = {
     "fil-backend-325",
     "isaac-ros-dnn-inference-44",
-    "onnxruntime-18243",
-}  # round 9 fixed the other five (SPLIT.md, "round 9 development")
+}  # round 9 fixed the other six (SPLIT.md, "round 9 development")
 HELDOUT12_KNOWN_EMPTY: set[str] = set()  # the once-scored run's two empty answers: findings since round 9
 
 

@@ -223,3 +223,32 @@ def test_heldout12_fastdeploy_driver_flips() -> None:
     text = (LOGS / "heldout12" / "fastdeploy-1774.log").read_text()
     runbook, _severity, quoted = top(text)
     assert runbook == c.RUNBOOK_CUDA_DRIVER_MISMATCH and "insufficient" in quoted
+
+
+# -- ONNX Runtime cannot load a model's custom-op library (library-version-mismatch) -------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # ONNX Runtime's C API (onnxruntime_c_api.cc, RegisterCustomOpsLibrary): the library has no
+        # RegisterCustomOps entry point, as Triton's ONNX Runtime backend quotes an OrtStatus
+        # ("onnx runtime error <code>: <msg>", onnxruntime_backend src/onnxruntime_utils.h).
+        "E1102 10:00:00.000000 1 model_lifecycle.cc:626] failed to load 'detector' version 1: Internal: "
+        "onnx runtime error 1: RegisterCustomOpsLibrary: Entry point RegisterCustomOps not found in library\n",
+        # open-mmlab/mmcv#2509 (microsoft/onnxruntime#14065): a newer ONNX Runtime names dlopen's reason,
+        # an mmcv op library built for ONNX Runtime 1.12.1.
+        "Fail: [ONNXRuntimeError] : 1 : FAIL : Failed to load library /fullpath_to_project/mmcv/mmcv/"
+        "_ext_ort.cpython-39-x86_64-linux-gnu.so with error: libonnxruntime.so.1.12.1: cannot open shared "
+        "object file: No such file or directory\n",
+    ],
+)
+def test_an_onnx_runtime_custom_op_library_that_cannot_load(text: str) -> None:
+    runbook, severity, _quoted = top(text)
+    assert (runbook, severity) == (c.RUNBOOK_LIBRARY_VERSION_MISMATCH, c.IMPACT_CRITICAL)
+
+
+def test_heldout12_onnxruntime_custom_ops_flips() -> None:
+    text = (LOGS / "heldout12" / "onnxruntime-18243.log").read_text()
+    runbook, _severity, quoted = top(text)
+    assert runbook == c.RUNBOOK_LIBRARY_VERSION_MISMATCH and "RegisterCustomOpsLibrary" in quoted
