@@ -288,16 +288,10 @@ HELDOUT12_TOP1_AT_LEAST = 7 / 15
 """heldout12, collected blind after round 7 and scored once after round 8: 7/15, two empty
 answers, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
 HELDOUT12_KNOWN_MISSES = {
-    "fastdeploy-1774",
     "fil-backend-325",
-    "isaac-ros-dnn-inference-35",
     "isaac-ros-dnn-inference-44",
-    "isaac-ros-pose-estimation-63",
-    "kserve-2143",
-    "onnxruntime-18243",
-    "tensorrt-llm-571",
-}
-HELDOUT12_KNOWN_EMPTY = {"kserve-2143", "tensorrt-llm-571"}
+}  # round 9 fixed the other six (SPLIT.md, "round 9 development")
+HELDOUT12_KNOWN_EMPTY: set[str] = set()  # the once-scored run's two empty answers: findings since round 9
 
 
 def test_heldout12_top1_measured_once() -> None:

@@ -16,6 +16,11 @@ A backend hands its model to a library that reports failures in its own format, 
   ``cudaGetErrorString``): the binary has no kernel for this GPU's architecture (built with another
   ``-arch``/``SM`` list), as ``no kernel image is available for execution on the device``
   (``cudaErrorNoKernelImageForDevice``, 209) says since CUDA 9.
+- ONNX Runtime's custom-op libraries (``core/session/custom_ops.cc`` / ``onnxruntime_c_api.cc``,
+  ``RegisterCustomOpsLibrary``, 1.x): ``RegisterCustomOpsLibrary: Failed to load library`` (``dlopen``
+  refused the library) and ``... Entry point RegisterCustomOps not found in library``: a custom-op
+  library (mmdeploy's, TensorRT plugins wrapped for ORT) built against another ONNX Runtime or other
+  libraries than the backend ships, library-version-mismatch's "custom op built against other libraries".
 - glibc's dynamic loader (``elf/dl-tls.c``, ``_dl_allocate_static_tls``): ``cannot allocate memory in
   static TLS block`` is a library that ``dlopen`` cannot place (too much initial-exec TLS, a
   preloaded allocator like jemalloc, libgomp in a packed Python environment). It is a loader
@@ -44,6 +49,11 @@ BELOW_BACKEND_RULES: Final[tuple[CauseRule, ...]] = (
         ),
         "Treelite src/frontend/xgboost.cc, lightgbm.cc (0.9 to 4.x); ONNX Runtime "
         "core/framework/tensorprotoutils.cc (1.8 on)",
+    ),
+    CauseRule(
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        rx(r"\bRegisterCustomOpsLibrary: (?:Failed to load library|Entry point RegisterCustomOps not found)"),
+        "ONNX Runtime RegisterCustomOpsLibrary (onnxruntime_c_api.cc / custom_ops.cc, 1.x)",
     ),
     CauseRule(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,

@@ -39,6 +39,7 @@ from triton_sre.diagnosis.logparse import (
     SOURCE_RAW,
     SOURCE_TABLE,
     LogEvent,
+    is_paste_prompt,
     peel_collector_prefix,
 )
 from triton_sre.diagnosis.reasons import (
@@ -86,8 +87,7 @@ MAX_UNMATCHED_TEMPLATES = 200
 MAX_PENDING = 64
 _WARNING_BANNER = re.compile(r"^WARNING\b:?")
 ATTACH_WINDOW = 12
-# Words that make a levelless line a failure report rather than a setting (``runtime_backend is set
-# to [vllm]`` is not one).
+# Words that make a levelless line a failure report, not a setting (``runtime_backend is set to [vllm]``).
 _FAILURE_WORD = re.compile(
     r"\b(error|fail\w*|exception|invalid|cannot|can't|unable|not found|abort\w*|assert\w*|missing|denied)\b",
     re.I,
@@ -182,7 +182,7 @@ class Diagnoser:
         if level == LEVEL_INFO and not STUB.search(message.split("\n", 1)[0]):
             self._feed_info_continuation(event, index)
             return
-        if event.source == SOURCE_RAW and message.startswith("#"):
+        if event.source == SOURCE_RAW and is_paste_prompt(message):
             return  # a comment or a shell prompt line in a paste
         if is_harmless(message):
             self.harmless_lines += 1
@@ -276,11 +276,11 @@ class Diagnoser:
 
     def _raise_warning_causes(self) -> None:
         """A failure line nothing explains follows warnings that name a cause class: the earliest
-        of them is the root cause (the failure is its consequence). Where CUDA saw no device while
-        the log needs a GPU, the container did not get the GPU: that is the root cause."""
-        no_device = self._gpu.take_no_device()
-        if no_device is not None:
-            self._pending.append(no_device)
+        of them is the root cause (the failure is its consequence). Where CUDA saw no device (or an
+        insufficient driver) while the log needs a GPU, that is the root cause."""
+        gpu_cause = self._gpu.take_gpu_cause()
+        if gpu_cause is not None:
+            self._pending.append(gpu_cause)
             self._warning_causes.clear()
             return
         if self._warning_causes:
@@ -465,7 +465,7 @@ class Diagnoser:
             return
         if self._pending or self._orphans or self._server_failures or self._unexplained or self._summary:
             return
-        if any(state.failed or state.obs for state in self._models.values()):
+        if any(self._gpu.outranks_driver(state) for state in self._models.values()):
             return
         self._pending.append(driver)
 

@@ -30,6 +30,10 @@ _FRAME_LINE = re.compile(
 _EXCEPTION_LINE = re.compile(
     r"(?m)^\s*(?:Internal: )?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b"
 )
+# A frame in the model's own model.py (pybind11's or CPython's shape), the whole line.
+_MODEL_PY_FRAME = re.compile(
+    r'(?m)^\s*(?:\S*/)?model\.py\(\d+\): \S+\s*$|^\s*File "[^"\n]*model\.py", line \d+.*$'
+)
 _CPYTHON_FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
 _LOADER_FAILURE = re.compile(STATIC_TLS)
 _PYTHON_GENERIC = (c.RUNBOOK_PYTHON_MODULE_MISSING, c.RUNBOOK_PYTHON_MODEL_ERROR)
@@ -91,6 +95,15 @@ def classify(text: str) -> str | None:
     if head is None:
         return whole.runbook
     exception = _first(head)
+    if (
+        exception is None
+        and _EXCEPTION_LINE.search(head)
+        and not whole.pattern.search(_MODEL_PY_FRAME.sub("", text))
+    ):
+        # Only a frame of the model's own model.py matched (its repository path, e.g. TensorRT-LLM's
+        # ``inflight_batcher_llm/preprocessing/1/model.py(35): <module>``): that path says where the
+        # model lives, the exception line says what failed: the model's Python code raised.
+        return c.RUNBOOK_PYTHON_MODEL_ERROR
     if exception is None or exception == c.RUNBOOK_PYTHON_MODEL_ERROR:
         if whole.runbook == c.RUNBOOK_PYTHON_MODULE_MISSING and _EXCEPTION_LINE.search(head):
             # The exception line is there and names no import failure: the import frames only say

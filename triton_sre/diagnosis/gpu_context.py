@@ -15,7 +15,9 @@ usable GPU, so on a CPU-only server they are noise. They become the cause only i
 
 "Needs a GPU": a GPU-only backend (FasterTransformer/turbomind, TensorRT, TensorRT-LLM), named in a
 message or by the source file of the backend's own line (``libfastertransformer.cc``), or a model
-instance placed on a GPU (core's ``(GPU device N)``, config's ``KIND_GPU``).
+instance placed on a GPU (core's ``(GPU device N)``, config's ``KIND_GPU``, core's instance-group check
+``specifies invalid or unsupported gpu id N``: a failure nothing explains that follows the driver warning is
+then the driver's consequence).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import re
 from collections.abc import Callable
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.assemble import Obs
+from triton_sre.diagnosis.assemble import ModelState, Obs
 from triton_sre.diagnosis.logparse import LEVEL_ERROR, LogEvent
 from triton_sre.diagnosis.signals import is_harmless
 
@@ -34,8 +36,10 @@ NO_DEVICE = re.compile(r"no CUDA-capable device is detected|Cannot get CUDA devi
 OLD_DRIVER = re.compile(r"driver version is insufficient for CUDA runtime", re.I)
 GPU_EXPECTED = re.compile(
     r"(?i:fastertransformer|tensorrt_?llm|tensorrt_plan)|\bKIND_GPU\b|\(GPU device \d+\)"
+    # core's instance-group check (model_config_utils.cc): the instance group names a GPU CUDA cannot use
+    r"|specifies invalid or unsupported gpu id (?:of )?\d+"
 )
-GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT")
+GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT", "gpu id")
 """Substrings every `GPU_EXPECTED` match holds (a cheap test before the pattern)."""
 
 Decide = Callable[[LogEvent, Callable[[str], bool]], tuple[int, str]]
@@ -78,11 +82,13 @@ class GpuContext:
                 for text in (message, event.source)
             )
 
-    def take_no_device(self) -> Obs | None:
-        """The no-device cause, once, where the log needs a GPU (a failure nothing explains followed)."""
-        found = self.no_device if self.gpu_expected else None
-        if found is not None:
-            self.no_device = None
+    def take_gpu_cause(self) -> Obs | None:
+        """CUDA's cause, once, where the log needs a GPU (a failure nothing explains followed): no device
+        (the container did not get the GPU), else an insufficient driver."""
+        if not self.gpu_expected:
+            return None
+        found = self.no_device or self.old_driver
+        self.no_device = self.old_driver = None
         return found
 
     def driver_cause(self) -> Obs | None:
@@ -90,3 +96,11 @@ class GpuContext:
         if self.old_driver is None or not (self.gpu_expected or not self.after_driver):
             return None
         return self.old_driver
+
+    def outranks_driver(self, state: ModelState) -> bool:
+        """A model's own finding comes before the driver's: it names a cause, or it failed in a log that
+        needs no GPU (a CPU server whose models fail for their own reasons). Where the log needs a GPU, a
+        failure nothing explains (core refusing every GPU id) is the driver's consequence."""
+        if self.gpu_expected:
+            return any(o.runbook for o in state.obs)
+        return state.failed or bool(state.obs)

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_CONTINUATION_LINES",
     "LogEvent",
     "classify_line",
+    "is_paste_prompt",
     "parse",
     "parse_text",
     "peel_collector_prefix",
@@ -86,6 +87,9 @@ _PREFIXES = (
     re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+"),
     # kubectl logs --prefix
     re.compile(r"\[pod/[^\]]*\]\s*"),
+    # ROS 2 launch's per-process prefix: "[component_container-1] " (the executable's name and its
+    # instance number, as Isaac ROS pastes show every line of an in-process Triton)
+    re.compile(r"\[[A-Za-z_][\w.]*-\d+\] ?"),
     # docker compose service prefix: "triton-1  | "
     re.compile(r"[A-Za-z0-9][\w.-]*\s+\|\s?"),
     # syslog: "Jan 29 12:00:00 host triton[123]: "
@@ -100,6 +104,10 @@ _STATUS_WORD = re.compile(r"(UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)\b")
 # A status cell pasted without the start of its row (the model and version columns cut off):
 # ``UNAVAILABLE: Unknown: [22:10:17] /rapids_triton/bui |``, its wrapped rows following.
 _CUT_ROW = re.compile(r"(UNAVAILABLE|Not loaded): .*\|\s*$")
+# A row pasted without its leading border (`` preprocessing  | 1 | UNAVAILABLE: ... |``): core's
+# TablePrinter opens every row with ``|``, so a raw line with the model, version and status columns in
+# that order is still a row. The status cell may itself hold ``|`` (a Python ``type | type`` error).
+_LEAD_CUT_ROW = re.compile(r"\s*([^|\s][^|]*?)\s*\|\s*(\d+|-)\s*\|\s*((?:UNAVAILABLE|Not loaded): .*)$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
 
 
@@ -183,11 +191,22 @@ def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
     return KIND_RAW, peel_collector_prefix(s), None
 
 
+# A shell prompt before the command a user ran: ``$ cmd``, bash's default ``[user@host dir]$ cmd`` and
+# Debian's ``user@host:~/dir$ cmd`` (``#`` for root). The command is what the user typed: ``${VAR}`` there
+# is the shell's expansion, not a template left unfilled.
+_PROMPT = re.compile(r"\s*(?:#|\$ |\[[\w.-]+@[\w.-]+[^\]\n]*\][$#] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] )")
+
+
+def is_paste_prompt(s: str) -> bool:
+    """A comment or a shell-prompt line in a paste: it says what was run, never what failed."""
+    return _PROMPT.match(s) is not None
+
+
 def peel_collector_prefix(s: str) -> str:
     """``s`` without the prefixes log collectors add (docker/kubectl timestamps, ``[pod/...]``,
     ``docker compose``'s ``NAME  | ``): what `scan.strip_prefixes` removes before parsing."""
     for _ in range(4):
-        for prefix in _PREFIXES[:3]:
+        for prefix in _PREFIXES[:4]:
             m = prefix.match(s)
             if m and m.end() > 0:
                 end = m.end()
@@ -316,7 +335,10 @@ class _Parser:
             status = "|".join(cells[2:]).strip()
             if not model and not version:
                 if self.cur is not None and self.cur[2] == SOURCE_TABLE:
-                    self._append(status)
+                    # A wrapped line of the status cell keeps its own indentation (TablePrinter pads a
+                    # cell with one space): pybind11's "At:" frames stay frames.
+                    cell = "|".join(cells[2:])
+                    self._append((cell[1:] if cell.startswith(" ") else cell).rstrip())
                 return
             ev = self._flush()
             if ev:
@@ -335,11 +357,31 @@ class _Parser:
         # A raw line: it continues the current log event (a traceback, an unquoted multi-line
         # message); otherwise it stands alone. A comment or shell-prompt line (``# ...``) never
         # takes the lines after it: they are what the paste is about.
-        if s.lstrip().startswith("#"):
+        if is_paste_prompt(s):
             ev = self._flush()
             if ev:
                 yield ev
             yield LogEvent(number, "", SOURCE_RAW, s, s.strip(), None, None)
+            return
+        # (Tried on the line as pasted too: the peeled one may have lost the model and version
+        # columns to the ``docker compose`` prefix pattern, ``NAME  | ``.)
+        lead = (_LEAD_CUT_ROW.match(s) or _LEAD_CUT_ROW.match(raw)) if "|" in s else None
+        if lead:
+            ev = self._flush()
+            if ev:
+                yield ev
+            self.in_model_table = True
+            version = lead.group(2)
+            status = lead.group(3).rstrip().rstrip("|").strip()
+            self._start(
+                number,
+                LEVEL_ERROR,
+                SOURCE_TABLE,
+                s,
+                status,
+                model=lead.group(1),
+                version=None if version == "-" else version,
+            )
             return
         if _CUT_ROW.match(s.strip()):
             ev = self._flush()

@@ -13,6 +13,7 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
   0xthread LEVEL category file:line:func:<obj> msg``; the ERROR level column.
 - Python: ``logging``'s default format ``LEVEL:name:msg`` and the usual ``asctime - name - LEVEL -``
   / ``[LEVEL]`` / ``| LEVEL |`` layouts; ``traceback``'s ``Traceback (most recent call last):``.
+- DeepStream's nvinfer/nvinferserver: ``ERROR: infer_trtis_server.cpp:994 msg`` (``InferError``).
 - Go: the runtime's ``panic:`` / ``fatal error:``; logrus ``level=error``; zap's JSON
   ``"level":"error"`` and console ``\\tERROR\\t``.
 - Java/Scala: ``Exception in thread "..."`` and ``Caused by: pkg.SomeException``.
@@ -24,7 +25,9 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
   ``OOMKilled`` ...), a condition ``Unschedulable`` (``PodReasonUnschedulable``), the kubelet's
   admission rejection ``OutOf<resource>`` (``pkg/kubelet/lifecycle/predicate.go``).
 - Knative/KServe: a condition whose status is False with a reason (``READY False RevisionFailed``),
-  and Knative's revision message ``Revision "x" failed with message: ...``.
+  and Knative's revision message ``Revision "x" failed with message: ...``; KServe's controller
+  errors choosing a serving runtime (``No ServingRuntimes or ClusterServingRuntimes with the name:``,
+  ``no runtime found to support predictor with model type:``, ``specified runtime X is disabled``).
 - HTTP: a status line or status code 4xx/5xx (``HTTP/1.1 503``, ``unexpected status code 500``).
 - Triton: a model's status cell standing alone, the state then one of core's status code strings
   (``src/status.cc`` ``Status::CodeString``, the common repo's ``TRITONSERVER_ErrorCodeString``:
@@ -79,6 +82,9 @@ FAILURE_FORMATS: Final = re.compile(
             rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{_LEVEL}\s*[-|:]",
             rf"^\[{_LEVEL}\]|\|\s*{_LEVEL}\s*\||^{_LEVEL}\s+\d\d-\d\d \d\d:\d\d",
             r"^Traceback \(most recent call last\):",
+            # DeepStream's nvinfer/nvinferserver (InferError / dsInferError: "ERROR: <file>:<line> msg"),
+            # the in-process Triton of DeepStream and Isaac ROS.
+            r"^ERROR: [\w.]+\.(?:cpp|cc|c|h):\d+ ",
             # Go runtime, logrus, zap.
             r"^panic: |^fatal error: |\blevel=(?:error|fatal|panic)\b",
             # A structured message that begins "Error:" reports a failure whatever level it was logged
@@ -106,6 +112,12 @@ FAILURE_FORMATS: Final = re.compile(
             r"\bFalse\s+(?:\w*Failed\w*|\w*Missing|ExitCode\d+|ProgressDeadlineExceeded|Unschedulable"
             r"|\w*Error)\b",
             r"\bRevision \\?\"?[\w.-]+\\?\"? failed with message:",
+            # KServe's controller choosing a serving runtime for a predictor (GetServingRuntime in
+            # pkg/controller/.../utils, components/predictor.go): no runtime by that name, none for the
+            # model format, the named one disabled or not supporting the format/protocol.
+            r"\bNo ServingRuntimes or ClusterServingRuntimes with the name: ",
+            r"\b[Nn]o runtime found to support predictor with model type: ",
+            r"\bspecified runtime \S+ (?:is disabled|does not support specified)",
             # Triton: a status cell alone, the C API's error code names, the server's own summary.
             r"^UNAVAILABLE: (?:Unknown|Internal|Not found|Invalid argument|Unavailable|Unsupported"
             r"|Already exists|Cancelled)\b",

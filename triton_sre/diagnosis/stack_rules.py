@@ -178,6 +178,13 @@ REGISTRY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bname unknown: repository name not known",
             # moby distribution/pull_v2.go, daemon/images: a pull that began and could not finish.
             r"\berror pulling image configuration\b",
+            # BuildKit resolving a Dockerfile's base image in the registry: the vertex is named
+            # "[internal] load metadata for <ref>" (dockerfile2llb, ResolveImageConfig's LogName) and
+            # the progress display marks it "ERROR"; the build then ends "failed to resolve source
+            # metadata for <ref>".
+            # (compose prefixes the service: "[ui internal]").
+            r"\bERROR:? \[(?:[\w.-]+ )?internal\] load metadata for \S+",
+            r"\bfailed to resolve source metadata for \S+",
             r"(?m:^\s*Error pulling image\b)",
         ),
         "containerd remotes/docker/authorizer.go, resolver.go, pkg/cri; distribution "
