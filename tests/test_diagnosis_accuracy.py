@@ -165,10 +165,11 @@ def _cited_outside(name: str) -> str:
         ("heldout10", 21),
         ("heldout11", 21),
         ("heldout12", 20),
+        ("heldout13", 22),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
-    """heldout7-12 (each collected after the previous round's rules) cite no thread that any other
+    """heldout7-13 (each collected after the previous round's rules) cite no thread that any other
     corpus file, test, doc or bench note cites, and none from the server's own tracker."""
     cited = _cited_outside(name)
     cases = accuracy.load(name)
@@ -303,6 +304,34 @@ def test_heldout12_top1_measured_once() -> None:
     empty = {name for name, _want, got in score.misses if got == "(no finding)"}
     assert empty <= HELDOUT12_KNOWN_EMPTY
     assert not any(accuracy.has_failure(case) for case in healthy)
+
+
+HELDOUT13_TOP1_AT_LEAST = 9 / 17
+"""heldout13, collected blind after round 8 and scored once after round 9: 9/17, three empty
+answers, one of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
+HELDOUT13_KNOWN_MISSES = {
+    "amdmigraphx-2411",
+    "dali-backend-223",
+    "fastertransformer-506",
+    "kserve-4192",
+    "merlin-142",
+    "model-analyzer-120",
+    "tensorrtllm-backend-375",
+    "ultralytics-3088",
+}
+HELDOUT13_KNOWN_EMPTY = {"kserve-4192", "merlin-142", "ultralytics-3088"}
+HELDOUT13_KNOWN_FLAGGED = {"healthy-modelmesh-serving-78"}
+
+
+def test_heldout13_top1_measured_once() -> None:
+    failed, healthy = _layered("heldout13")
+    score = accuracy.score(failed)
+    assert (score.cases, len(healthy)) == (17, 5)
+    assert score.top1 >= HELDOUT13_TOP1_AT_LEAST, score.misses
+    assert {name for name, _want, _got in score.misses} <= HELDOUT13_KNOWN_MISSES
+    empty = {name for name, _want, got in score.misses if got == "(no finding)"}
+    assert empty <= HELDOUT13_KNOWN_EMPTY
+    assert {case.name for case in healthy if accuracy.has_failure(case)} <= HELDOUT13_KNOWN_FLAGGED
 
 
 HELDOUT8_TOP1_AT_LEAST = 11 / 17
