@@ -7,6 +7,7 @@ scores it. Run ``python tests/test_diagnosis_accuracy.py`` to print the table fo
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import accuracy
 import pytest
@@ -227,26 +228,62 @@ def test_heldout9_misses_as_development_cases() -> None:
     assert not any(accuracy.has_failure(case) for case in healthy)
 
 
-HELDOUT10_TOP1_AT_LEAST = 6 / 16
-"""heldout10, collected blind (the collector ran no diagnosis) after round 6 and scored once: 6/16,
-six empty answers, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
-HELDOUT10_KNOWN_MISSES = {
-    # Round 7 fixed the others by class; this paste holds only the symptom (a front end's gRPC
-    # "is not at ready state"), the label (cuda-driver-mismatch) comes from the thread's fix.
-    "clearml-serving-22",
+@dataclass(frozen=True)
+class BlindSet:
+    """A held-out set collected blind (the collector ran no diagnosis) and scored once: the figure
+    recorded then, and upper bounds that shrink as later rounds fix its misses by class."""
+
+    failures: int
+    healthy: int
+    top1_at_least: float
+    known_misses: frozenset[str] = frozenset()
+    known_empty: frozenset[str] = frozenset()
+    known_flagged: frozenset[str] = frozenset()
+
+
+BLIND_SETS = {
+    # 6/16 after round 6, six empty answers; round 7 fixed all but a symptom-only paste (a front
+    # end's gRPC "is not at ready state", labelled cuda-driver-mismatch from the thread's fix)
+    "heldout10": BlindSet(16, 5, 6 / 16, frozenset({"clearml-serving-22"})),
+    # 8/16 after round 7, three empty answers; round 8 fixed six by class, two disputed labels left
+    "heldout11": BlindSet(16, 5, 8 / 16, frozenset({"fastertransformer-backend-111", "model-analyzer-160"})),
+    # 7/15 after round 8, two empty answers; round 9 fixed six, two disputed labels left
+    "heldout12": BlindSet(15, 5, 7 / 15, frozenset({"fil-backend-325", "isaac-ros-dnn-inference-44"})),
+    # 9/17 after round 9, three empty answers, one healthy log flagged
+    "heldout13": BlindSet(
+        17,
+        5,
+        9 / 17,
+        frozenset(
+            {
+                "amdmigraphx-2411",
+                "dali-backend-223",
+                "fastertransformer-506",
+                "kserve-4192",
+                "merlin-142",
+                "model-analyzer-120",
+                "tensorrtllm-backend-375",
+                "ultralytics-3088",
+            }
+        ),
+        frozenset({"kserve-4192", "merlin-142", "ultralytics-3088"}),
+        frozenset({"healthy-modelmesh-serving-78"}),
+    ),
 }
-HELDOUT10_KNOWN_EMPTY: set[str] = set()  # the once-scored run's six empty answers: findings since round 7
+"""Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
 
-def test_heldout10_top1_measured_once() -> None:
-    failed, healthy = _layered("heldout10")
+@pytest.mark.parametrize("name", sorted(BLIND_SETS))
+def test_blind_set_top1_measured_once(name: str) -> None:
+    blind = BLIND_SETS[name]
+    failed, healthy = _layered(name)
     score = accuracy.score(failed)
-    assert (score.cases, len(healthy)) == (16, 5)
-    assert score.top1 >= HELDOUT10_TOP1_AT_LEAST, score.misses
-    assert {name for name, _want, _got in score.misses} <= HELDOUT10_KNOWN_MISSES
-    empty = {name for name, _want, got in score.misses if got == "(no finding)"}
-    assert empty <= HELDOUT10_KNOWN_EMPTY
-    assert not any(accuracy.has_failure(case) for case in healthy)
+    assert (score.cases, len(healthy)) == (blind.failures, blind.healthy)
+    assert score.top1 >= blind.top1_at_least, score.misses
+    assert {miss for miss, _want, _got in score.misses} <= blind.known_misses
+    empty = {miss for miss, _want, got in score.misses if got == "(no finding)"}
+    assert empty <= blind.known_empty
+    assert {case.name for case in healthy if accuracy.has_failure(case)} <= blind.known_flagged
 
 
 def test_heldout10_misses_as_development_cases() -> None:
@@ -259,79 +296,6 @@ def test_heldout10_misses_as_development_cases() -> None:
     misses = {name: got for name, _want, got in accuracy.score(failed).misses}
     assert misses == {"clearml-serving-22": RUNBOOK_UNKNOWN_LOAD_FAILURE}
     assert not any(accuracy.has_failure(case) for case in healthy)
-
-
-HELDOUT11_TOP1_AT_LEAST = 8 / 16
-"""heldout11, collected blind after round 6 and scored once after round 7: 8/16, three empty
-answers, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
-HELDOUT11_KNOWN_MISSES = {
-    # the once-scored run's eight misses, less those round 8 fixed by class (karpenter-aws-1476,
-    # lmdeploy-263, seldon-core-4887, dali-backend-87, sherpa-568, seldon-core-4192:
-    # tests/test_diagnosis_round8.py); the two left are disputed labels (tests/data/logs/SPLIT.md)
-    "fastertransformer-backend-111",
-    "model-analyzer-160",
-}
-HELDOUT11_KNOWN_EMPTY: set[str] = set()  # the once-scored run's three empty answers: findings since round 8
-
-
-def test_heldout11_top1_measured_once() -> None:
-    failed, healthy = _layered("heldout11")
-    score = accuracy.score(failed)
-    assert (score.cases, len(healthy)) == (16, 5)
-    assert score.top1 >= HELDOUT11_TOP1_AT_LEAST, score.misses
-    assert {name for name, _want, _got in score.misses} <= HELDOUT11_KNOWN_MISSES
-    empty = {name for name, _want, got in score.misses if got == "(no finding)"}
-    assert empty <= HELDOUT11_KNOWN_EMPTY
-    assert not any(accuracy.has_failure(case) for case in healthy)
-
-
-HELDOUT12_TOP1_AT_LEAST = 7 / 15
-"""heldout12, collected blind after round 7 and scored once after round 8: 7/15, two empty
-answers, none of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
-HELDOUT12_KNOWN_MISSES = {
-    "fil-backend-325",
-    "isaac-ros-dnn-inference-44",
-}  # round 9 fixed the other six (SPLIT.md, "round 9 development")
-HELDOUT12_KNOWN_EMPTY: set[str] = set()  # the once-scored run's two empty answers: findings since round 9
-
-
-def test_heldout12_top1_measured_once() -> None:
-    failed, healthy = _layered("heldout12")
-    score = accuracy.score(failed)
-    assert (score.cases, len(healthy)) == (15, 5)
-    assert score.top1 >= HELDOUT12_TOP1_AT_LEAST, score.misses
-    assert {name for name, _want, _got in score.misses} <= HELDOUT12_KNOWN_MISSES
-    empty = {name for name, _want, got in score.misses if got == "(no finding)"}
-    assert empty <= HELDOUT12_KNOWN_EMPTY
-    assert not any(accuracy.has_failure(case) for case in healthy)
-
-
-HELDOUT13_TOP1_AT_LEAST = 9 / 17
-"""heldout13, collected blind after round 8 and scored once after round 9: 9/17, three empty
-answers, one of five healthy logs flagged (tests/data/logs/SPLIT.md, bench/RESULTS.md)."""
-HELDOUT13_KNOWN_MISSES = {
-    "amdmigraphx-2411",
-    "dali-backend-223",
-    "fastertransformer-506",
-    "kserve-4192",
-    "merlin-142",
-    "model-analyzer-120",
-    "tensorrtllm-backend-375",
-    "ultralytics-3088",
-}
-HELDOUT13_KNOWN_EMPTY = {"kserve-4192", "merlin-142", "ultralytics-3088"}
-HELDOUT13_KNOWN_FLAGGED = {"healthy-modelmesh-serving-78"}
-
-
-def test_heldout13_top1_measured_once() -> None:
-    failed, healthy = _layered("heldout13")
-    score = accuracy.score(failed)
-    assert (score.cases, len(healthy)) == (17, 5)
-    assert score.top1 >= HELDOUT13_TOP1_AT_LEAST, score.misses
-    assert {name for name, _want, _got in score.misses} <= HELDOUT13_KNOWN_MISSES
-    empty = {name for name, _want, got in score.misses if got == "(no finding)"}
-    assert empty <= HELDOUT13_KNOWN_EMPTY
-    assert {case.name for case in healthy if accuracy.has_failure(case)} <= HELDOUT13_KNOWN_FLAGGED
 
 
 HELDOUT8_TOP1_AT_LEAST = 11 / 17

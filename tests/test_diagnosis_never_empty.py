@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_diagnosis_accuracy import HELDOUT10_KNOWN_EMPTY, HELDOUT11_KNOWN_EMPTY, HELDOUT12_KNOWN_EMPTY
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
@@ -188,35 +187,12 @@ FAILED_SIGNS = (
 )
 
 
-# heldout10's empty answers, scored once (test_diagnosis_accuracy.HELDOUT10_KNOWN_EMPTY): known
-# failures of the "never empty" rule until a round fixes their classes from the emitting sources
-# (round 7 fixed all six: the set is empty, and must stay so).
-KNOWN_EMPTY = {f"heldout10/{name}.log" for name in HELDOUT10_KNOWN_EMPTY} | {
-    # heldout11's, scored once after round 7 (only lmdeploy-263 carried one of FAILED_SIGNS); round 8
-    # fixed all three, so the set is empty and must stay so
-    f"heldout11/{name}.log"
-    for name in HELDOUT11_KNOWN_EMPTY & {"lmdeploy-263"}
-} | {
-    # heldout12's, scored once after round 8 (only tensorrt-llm-571 carried one of FAILED_SIGNS); round
-    # 9 fixed both, so the set is empty and must stay so
-    f"heldout12/{name}.log"
-    for name in HELDOUT12_KNOWN_EMPTY & {"tensorrt-llm-571"}
-}
-
-
 def _corpus_logs() -> list[object]:
-    # heldout7's empty answers (modelmesh-200, nvidia-docker-1116), scored once, were fixed in the next
-    # round from the emitting sources (tests/test_diagnosis_layers.py).
-    params = []
-    for path in sorted(LOGS.glob("**/*.log")):
-        name = f"{path.parent.name}/{path.name}"
-        marks = (
-            [pytest.mark.xfail(strict=True, reason="empty answer, scored once")]
-            if name in KNOWN_EMPTY
-            else []
-        )
-        params.append(pytest.param(path, id=name, marks=marks))
-    return params
+    # The blind sets' empty answers, scored once, were each fixed in the next round from the emitting
+    # sources (tests/test_diagnosis_round*.py): no corpus log is exempt.
+    return [
+        pytest.param(path, id=f"{path.parent.name}/{path.name}") for path in sorted(LOGS.glob("**/*.log"))
+    ]
 
 
 @pytest.mark.parametrize("path", _corpus_logs())
