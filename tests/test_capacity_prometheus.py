@@ -32,7 +32,7 @@ from triton_sre.generate.panels import EXPORTER_JOB_VAR
 from triton_sre.generate.rulefile import render_yaml
 from triton_sre.pricing import Pricing
 from triton_sre.slo import default_spec
-from triton_sre.stack.local_triton import free_port
+from triton_sre.stack.processes import free_port
 
 DATA = Path(__file__).parent / "data"
 GPU4 = (DATA / "capacity" / "gpu4_metrics.txt").read_text()
