@@ -22,8 +22,9 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 - Kubernetes: an event of type Warning (``kubectl describe`` / ``get events`` columns) with a reason
   from the kubelet's and scheduler's event reasons (``pkg/kubelet/events/event.go``,
   ``pkg/scheduler``), a pod status reason (``CrashLoopBackOff``, ``ImagePullBackOff``,
-  ``OOMKilled`` ...), a condition ``Unschedulable`` (``PodReasonUnschedulable``), the kubelet's
-  admission rejection ``OutOf<resource>`` (``pkg/kubelet/lifecycle/predicate.go``).
+  ``OOMKilled`` ...), a pod still ``Pending`` (describe's Status field, get's STATUS column), a
+  condition ``Unschedulable`` (``PodReasonUnschedulable``), the kubelet's admission rejection
+  ``OutOf<resource>`` (``pkg/kubelet/lifecycle/predicate.go``).
 - Knative/KServe: a condition whose status is False with a reason (``READY False RevisionFailed``),
   and Knative's revision message ``Revision "x" failed with message: ...``; KServe's controller
   errors choosing a serving runtime (``No ServingRuntimes or ClusterServingRuntimes with the name:``,
@@ -118,6 +119,10 @@ FAILURE_FORMATS: Final = re.compile(
             rf"(?:^|\s)Warning\s+(?:{_K8S_WARNING_REASONS})\s",
             r"\"type\"\s*:\s*\"Warning\"",
             rf"(?:^|\s|\b\d\.)(?:{_K8S_STATUS_REASONS})\b",
+            # A pod still in phase Pending, as ``kubectl describe pod`` (``Status:  Pending``) and
+            # ``kubectl get pods`` (READY 0/N, STATUS Pending) show it: its containers never started.
+            r"^Status:[ \t]+Pending[ \t]*$",
+            r" 0/\d+ +Pending +\d+\s",
             # The kubelet's admission rejection as a STATUS cell or a Reason: "OutOf" + a (lowercase)
             # resource name (pkg/kubelet/lifecycle/predicate.go), e.g. OutOfnvidia.com/gpu, OutOfcpu.
             r"(?:^|\s)OutOf[a-z][\w.\-/]*(?:\s|$)",
