@@ -249,25 +249,15 @@ BLIND_SETS = {
     "heldout11": BlindSet(16, 5, 8 / 16, frozenset({"fastertransformer-backend-111", "model-analyzer-160"})),
     # 7/15 after round 8, two empty answers; round 9 fixed six, two disputed labels left
     "heldout12": BlindSet(15, 5, 7 / 15, frozenset({"fil-backend-325", "isaac-ros-dnn-inference-44"})),
-    # 9/17 after round 9, three empty answers, one healthy log flagged
+    # 9/17 after round 9, three empty answers, one healthy log flagged; round 10 fixed five by class
+    # and the false alarm, three disputed labels left (SPLIT.md)
     "heldout13": BlindSet(
         17,
         5,
         9 / 17,
-        frozenset(
-            {
-                "amdmigraphx-2411",
-                "dali-backend-223",
-                "fastertransformer-506",
-                "kserve-4192",
-                "merlin-142",
-                "model-analyzer-120",
-                "tensorrtllm-backend-375",
-                "ultralytics-3088",
-            }
-        ),
-        frozenset({"kserve-4192", "merlin-142", "ultralytics-3088"}),
-        frozenset({"healthy-modelmesh-serving-78"}),
+        frozenset({"dali-backend-223", "model-analyzer-120", "tensorrtllm-backend-375"}),
+        frozenset(),
+        frozenset(),
     ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
