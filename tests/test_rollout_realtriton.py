@@ -31,7 +31,8 @@ from binaries import binary
 from live_prometheus import Prom, start_prometheus, stop_prometheus, wait_ready
 
 from triton_sre import conventions as c
-from triton_sre.bot.enrich import Facts, Links, enrich, parse_group
+from triton_sre.bot.enrich import Facts, Links, enrich
+from triton_sre.bot.payload import parse_group
 from triton_sre.bot.slack import Renderer
 from triton_sre.cli import main
 from triton_sre.data import shipped

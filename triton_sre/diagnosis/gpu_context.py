@@ -23,10 +23,10 @@ then the driver's consequence).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import ModelState, Obs
+from triton_sre.diagnosis.blocks import deciding_line
 from triton_sre.diagnosis.logparse import LEVEL_ERROR, LogEvent
 from triton_sre.diagnosis.signals import is_harmless
 
@@ -42,15 +42,10 @@ GPU_EXPECTED = re.compile(
 GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT", "gpu id")
 """Substrings every `GPU_EXPECTED` match holds (a cheap test before the pattern)."""
 
-Decide = Callable[[LogEvent, Callable[[str], bool]], tuple[int, str]]
-"""The engine's deciding-line reader: (event, predicate) -> (line number, quoted text)."""
-
-
 class GpuContext:
     """Fed every event (in order) by the engine; holds only what CUDA said and whether a GPU is needed."""
 
-    def __init__(self, deciding_line: Decide) -> None:
-        self._deciding_line = deciding_line
+    def __init__(self) -> None:
         self.no_device: Obs | None = None  # CUDA saw no device
         self.old_driver: Obs | None = None  # CUDA found the driver insufficient
         self.after_driver = False  # a line that is not a harmless warning followed it
@@ -64,7 +59,7 @@ class GpuContext:
         if "CUDA" not in message and not self.no_device and not self.old_driver:
             return  # (plain substring tests first: this runs on every event)
         if self.no_device is None and event.level != LEVEL_ERROR and NO_DEVICE.search(message):
-            line, text = self._deciding_line(event, lambda piece: NO_DEVICE.search(piece) is not None)
+            line, text = deciding_line(event, lambda piece: NO_DEVICE.search(piece) is not None)
             text = text.split("\n", 1)[0]
             self.no_device = Obs(index, line, text, LEVEL_ERROR, c.RUNBOOK_GPU_CONTAINER_RUNTIME, text)
         if (
@@ -73,7 +68,7 @@ class GpuContext:
             and OLD_DRIVER.search(message)
             and is_harmless(message)  # (on an error line it is a cause rule of its own)
         ):
-            line, text = self._deciding_line(event, lambda piece: OLD_DRIVER.search(piece) is not None)
+            line, text = deciding_line(event, lambda piece: OLD_DRIVER.search(piece) is not None)
             self.old_driver = Obs(index, line, text, LEVEL_ERROR, c.RUNBOOK_CUDA_DRIVER_MISMATCH, text)
         if (self.no_device is not None or self.old_driver is not None) and not self.gpu_expected:
             # The message, or the source file of a backend's own line (libfastertransformer.cc).
