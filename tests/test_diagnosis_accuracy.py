@@ -260,6 +260,25 @@ BLIND_SETS = {
         frozenset(),
         frozenset(),
     ),
+    # 8/16 after round 10, two empty answers, no healthy log flagged
+    "heldout14": BlindSet(
+        16,
+        5,
+        8 / 16,
+        frozenset(
+            {
+                "dali-backend-236",
+                "data-on-eks-584",
+                "kserve-1941",
+                "merlin-1095",
+                "seldon-core-3133",
+                "stable-diffusion-tritonserver-6",
+                "tensorrtllm-backend-118",
+                "tkdnn-247",
+            }
+        ),
+        frozenset({"kserve-1941", "tkdnn-247"}),
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
