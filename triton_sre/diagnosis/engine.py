@@ -60,6 +60,7 @@ from triton_sre.diagnosis.reasons import (
     VERSION_NOT_PRESENT,
     classify,
     classify_reason,
+    classify_row,
     diagnose_reason,
     index_events,
     is_harmless,
@@ -321,7 +322,8 @@ class Diagnoser:
             state.ready = True
             return
         reason = STATUS_PREFIX.sub("", status, count=1)
-        obs = Obs(index, event.line, evidence_text(event), LEVEL_ERROR, classify_reason(reason), reason, True)
+        runbook = classify_row(reason, event.cut)
+        obs = Obs(index, event.line, evidence_text(event), LEVEL_ERROR, runbook, reason, True)
         state.failed = True
         state.stuck = False
         state.add(obs)

@@ -26,6 +26,7 @@ __all__ = [
     "Competitor",
     "Entry",
     "InventoryError",
+    "leading_part_runbook",
     "load_inventory",
     "parse_inventory",
     "template_regex",
@@ -99,6 +100,55 @@ def template_regex(template: str) -> re.Pattern[str]:
         # are the blanks before an empty last value (``are: <ids>`` with no id ends ``are:`` on a line).
         parts[-1] = parts[-1].rstrip(".; ")
     return re.compile(".*?".join(re.escape(p) for p in parts), re.I)
+
+
+_TOKENS = re.compile(r"(<[^<>]*>)")
+
+
+def _reach(template: str, text: str) -> int:
+    """How far (characters into ``template``) ``text`` follows the template up to the text's end: the
+    template's first literal found in ``text``, then its pieces in order, each ``<...>`` any text on
+    the line; -1 when the text departs from the template before it ends."""
+    tokens = _TOKENS.split(template)
+    low = text.lower().rstrip()
+    first = tokens[0].strip().lower()
+    pos = low.find(first) if first else -1
+    if pos < 0:
+        return -1
+    offset = 0
+    for i, token in enumerate(tokens):
+        lit = token.lower()
+        if i % 2:  # a placeholder: any text up to the next literal piece
+            following = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
+            if not following.strip():
+                return len(template)
+            found = low.find(following, pos)
+            if found < 0:
+                # Cut inside the value or inside the next piece's beginning (on the same line).
+                if "\n" in low[pos:]:
+                    return -1
+                begun = next((k for k in range(len(following) - 1, 0, -1) if low.endswith(following[:k])), 0)
+                return offset + len(token) + begun if begun else offset
+            pos, offset = found, offset + len(token)
+            continue
+        if low.startswith(lit, pos):
+            pos, offset = pos + len(lit), offset + len(lit)
+            continue
+        rest = low[pos:]
+        return offset + len(rest) if rest and lit.startswith(rest) else -1
+    return len(template)
+
+
+def leading_part_runbook(text: str, entries: tuple[Entry, ...] | None = None) -> str | None:
+    """The runbook of the first entry of which a CUT message (a table row the terminal or the paste
+    cut, `LogEvent.cut`) is a leading part: the text follows the template to its end and reaches
+    past the template's first sentence (its distinctive clause: "instance group <g> of model <m>
+    specifies invalid or unsupported gpu id <id>."); a template of one sentence must match whole."""
+    for entry in ENTRIES if entries is None else entries:
+        first_sentence = entry.template.find(". ")
+        if first_sentence > 0 and _reach(entry.template, text) > first_sentence:
+            return entry.runbook
+    return None
 
 
 def _compile(where: str, field: str, value: Any) -> re.Pattern[str]:

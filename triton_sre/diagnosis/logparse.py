@@ -72,6 +72,9 @@ class LogEvent:
     """Status-table rows only: the model column."""
     version: str | None = None
     """Status-table rows only: the version column (None for ``-``)."""
+    cut: bool = False
+    """Status-table rows only: the row's last line ends without its border (cut by a terminal or a
+    paste), so the message may stop mid-way (`inventory.leading_part_match`)."""
 
 
 _GLOG = re.compile(r"([IWEF])(\d{4}) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+(\d+) ([^\s\]]+)\](?: (.*)|$)", re.S)
@@ -234,6 +237,9 @@ class _Parser:
         self.last_line = 0
         self.in_model_table = False
         self.table_header_seen = False
+        self.last_cell = ""
+        self.cut = False
+        """The status cell of the last table row as printed (padding kept), for `_continue_cell`."""
 
     def _flush(self) -> LogEvent | None:
         cur = self.cur
@@ -253,6 +259,7 @@ class _Parser:
             text=str(text),
             model=model,  # type: ignore[arg-type]
             version=version,  # type: ignore[arg-type]
+            cut=source == SOURCE_TABLE and self.cut,
         )
 
     def _start(
@@ -266,6 +273,8 @@ class _Parser:
         version: str | None = None,
     ) -> None:
         self.cur = [line, level, source, text, [message], len(message), model, version]
+        self.cut = False
+        self.last_cell = ""
 
     def _append(self, piece: str) -> None:
         cur = self.cur
@@ -278,6 +287,28 @@ class _Parser:
             return
         parts.append(piece)
         cur[5] = chars + len(piece) + 1
+
+    def _continue_cell(self, cell: str) -> None:
+        """A continuation row of the status cell. Core's TablePrinter (common's table_printer.cc)
+        cuts a cell line every `share` characters, mid-word, and prints each piece padded to the
+        column (`` piece |``); a line of the message after a newline starts a row of its own. So
+        when the row before filled its column (same width, text up to the padding space) this row
+        is the same line going on and is joined with no separator; otherwise it is the message's
+        next line and keeps its own indentation (pybind11's "At:" frames stay frames)."""
+        prev, self.last_cell = self.last_cell, cell
+        piece = (cell[1:] if cell.startswith(" ") else cell).rstrip()
+        cur = self.cur
+        assert cur is not None
+        parts = cur[4]
+        assert isinstance(parts, list)
+        full = len(prev) == len(cell) > 2 and prev.endswith(" ") and prev[-3:-1] != "  "
+        if full and piece and parts[-1]:
+            # A piece that ends in its column's last position with a blank: the blank is the text's.
+            gap = " " if prev[-2] == " " else ""
+            parts[-1] = f"{parts[-1]}{gap}{piece}"
+            cur[5] = int(cur[5]) + len(gap) + len(piece)  # type: ignore[call-overload]
+            return
+        self._append(piece)
 
     def feed(self, number: int, raw: str) -> Iterator[LogEvent]:
         contiguous = number == self.last_line + 1
@@ -335,12 +366,11 @@ class _Parser:
                 cells = [*cells, "", ""][:3]
             model, version = cells[0].strip(), cells[1].strip()
             status = "|".join(cells[2:]).strip()
+            cell = "|".join(cells[2:])
             if not model and not version:
                 if self.cur is not None and self.cur[2] == SOURCE_TABLE:
-                    # A wrapped line of the status cell keeps its own indentation (TablePrinter pads a
-                    # cell with one space): pybind11's "At:" frames stay frames.
-                    cell = "|".join(cells[2:])
-                    self._append((cell[1:] if cell.startswith(" ") else cell).rstrip())
+                    self._continue_cell(cell)
+                    self.cut = not s.rstrip().endswith("|")
                 return
             ev = self._flush()
             if ev:
@@ -355,6 +385,8 @@ class _Parser:
                 model=model,
                 version=None if version in ("", "-") else version,
             )
+            self.cut = not s.rstrip().endswith("|")
+            self.last_cell = cell
             return
         # A raw line: it continues the current log event (a traceback, an unquoted multi-line
         # message); otherwise it stands alone. A comment or shell-prompt line (``# ...``) never

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.frames import classify
+from triton_sre.diagnosis.inventory import leading_part_runbook
 from triton_sre.diagnosis.logparse import LEVEL_ERROR, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.repeats import memoize_text
 from triton_sre.diagnosis.signals import is_harmless, is_summary
@@ -98,6 +99,15 @@ def classify_reason(reason: str) -> str | None:
     if found is None and "\n" in reason:
         # Old fixed-width status tables wrap words across rows; try the text glued back.
         found = classify(reason.replace("\n", ""))
+    return found
+
+
+def classify_row(reason: str, cut: bool) -> str | None:
+    """A status cell's runbook; a cell the log shows cut (`LogEvent.cut`) that no rule claims is read
+    by the inventory template it is a leading part of."""
+    found = classify_reason(reason)
+    if found is None and cut:
+        found = leading_part_runbook(reason.replace("\n", ""))
     return found
 
 
