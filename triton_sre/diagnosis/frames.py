@@ -97,7 +97,7 @@ def classify(text: str) -> str | None:
         return whole.runbook
     exception = _first(head)
     if (
-        exception is None
+        exception in (None, c.RUNBOOK_PYTHON_MODEL_ERROR)
         and _EXCEPTION_LINE.search(head)
         and not whole.pattern.search(_MODEL_PY_FRAME.sub("", text))
     ):

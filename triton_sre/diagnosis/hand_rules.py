@@ -36,6 +36,8 @@ SHM_CONTEXT = r"(?:/dev/shm\b|\bmultiprocessing[/.]|\bSemLock\b|\bsem_open\b)"
 
 # A frame of the model's own code in the stub's traceback ("At:" then "  /m/1/model.py(36): initialize").
 _PYTHON_FRAME = r"(?m:^\s+\S*/model\.py\(\d+\): <?\w+)"
+# A model status reason that is a Python exception: "Internal: <module.>ExceptionType: ".
+_PYTHON_STATUS = r"(?:^|UNAVAILABLE: |version \d+: )Internal: (?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): "
 
 HAND_RULES: Final[tuple[CauseRule, ...]] = (
     # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever
@@ -370,6 +372,12 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"\(model\.py, line \d+\)",
             r"TritonModelException",
             r"Failed to create instance: \w*(Error|Exception)\b",
+            # The Python backend's model status when the model's initialize() raised: the stub sends
+            # pybind11's error_already_set::what(), "<ExceptionType>: <message>", and the backend
+            # fails the instance with TRITONSERVER_ERROR_INTERNAL ("Internal: HFValidationError: Repo
+            # id must be ..."). Specific exceptions (imports, shared memory, shapes) are claimed by
+            # their own rules first; any other raised type is the model's Python code.
+            _PYTHON_STATUS,
         ),
     ),
     # --- classes added with the message inventory; wording of third-party code and users' logs ---
