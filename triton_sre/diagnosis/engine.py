@@ -71,7 +71,7 @@ from triton_sre.diagnosis.releases import release_in
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS, Evidence, Finding, Report, Unmatched
 from triton_sre.diagnosis.rules import RANK
 from triton_sre.diagnosis.severity import failure_piece, is_failure_line
-from triton_sre.diagnosis.signals import is_backend_failure, is_server_failure
+from triton_sre.diagnosis.signals import backend_failure_piece, is_backend_failure, is_server_failure
 
 __all__ = [
     "Diagnoser",
@@ -286,7 +286,8 @@ class Diagnoser:
         if runbook is None:
             # A third-party line its own format marks as a failure (GStreamer's ERROR column, a
             # Python logging ERROR) inside an I line's continuation: read by its cause class.
-            piece = failure_piece("\n".join(lines[1:]))
+            rest = "\n".join(lines[1:])
+            piece = failure_piece(rest) or backend_failure_piece(rest)
             if piece is None or is_harmless(piece):
                 return
             runbook = cause_class(piece)

@@ -17,6 +17,7 @@ __all__ = [
     "HARMLESS",
     "SERVER_FAILURE",
     "SUMMARY",
+    "backend_failure_piece",
     "is_backend_failure",
     "is_harmless",
     "is_server_failure",
@@ -100,6 +101,14 @@ BACKEND_FAILURE: Final = _rx(
     r"\bc10::Error\b|The following operation failed in the TorchScript interpreter",
     r"\bCUDA error: \w",
     r"\bcudaError\w+\b|\bCUDA_ERROR_\w+\b",
+    # TensorRT's runtime cannot rebuild an engine's plugin layers, printed bare by older releases or
+    # an application's own logger: the legacy IPluginFactory engine (TensorRT <= 7, IRuntime::
+    # deserializeCudaEngine without a factory), and the plugin registry's lookups (getPluginCreator,
+    # safeDeserializationUtils / pluginV2Runner "Cannot deserialize plugin"). No page covers a
+    # plugin library that is not loaded: unknown-load-failure, never an empty answer.
+    r"Serialized engine contains plugin, but no plugin factory was provided",
+    r"\bgetPluginCreator could not find plugin\b",
+    r"\bCannot deserialize plugin\b",
 )
 
 
@@ -113,6 +122,14 @@ def is_summary(text: str) -> bool:
 
 def is_backend_failure(text: str) -> bool:
     return BACKEND_FAILURE.search(text) is not None
+
+
+def backend_failure_piece(block: str) -> str | None:
+    """The first line of a pasted block that is a backend's own error line (`BACKEND_FAILURE`)."""
+    for piece in block.split("\n"):
+        if BACKEND_FAILURE.search(piece):
+            return piece.strip()
+    return None
 
 
 def is_server_failure(text: str) -> bool:
