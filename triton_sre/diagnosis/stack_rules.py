@@ -279,6 +279,14 @@ KSERVE_STORAGE_RULES: Final[tuple[CauseRule, ...]] = (
         "kserve pkg/webhook/admission/pod/storage_initializer_injector.go (the annotation, 0.7 on; "
         "serving.kubeflow.org before); kubectl describe pod's Status (the pod phase)",
     ),
+    # The storage initializer (KServe's, and Seldon Core's which runs kfserving's) refuses a model URI
+    # whose scheme its Storage.download does not know (a pvc:// path handed on as a bare /mnt/pvc/...,
+    # a typo): the repository path itself, before any model or Python code runs.
+    CauseRule(
+        c.RUNBOOK_REPOSITORY_PATH_INVALID,
+        rx(r"\bCannot recognize storage type for \S"),
+        "kfserving/kserve python storage.py Storage.download (\"Cannot recognize storage type for %s\")",
+    ),
 )
 
 STACK_RULES: Final[tuple[CauseRule, ...]] = (
