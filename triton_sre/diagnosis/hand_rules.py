@@ -37,7 +37,9 @@ SHM_CONTEXT = r"(?:/dev/shm\b|\bmultiprocessing[/.]|\bSemLock\b|\bsem_open\b)"
 # A frame of the model's own code in the stub's traceback ("At:" then "  /m/1/model.py(36): initialize").
 _PYTHON_FRAME = r"(?m:^\s+\S*/model\.py\(\d+\): <?\w+)"
 # A model status reason that is a Python exception: "Internal: <module.>ExceptionType: ".
-_PYTHON_STATUS = r"(?:^|UNAVAILABLE: |version \d+: )Internal: (?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): "
+_PYTHON_STATUS = (
+    r"(?:^|UNAVAILABLE: |version \d+: )Internal: (?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): "
+)
 
 HAND_RULES: Final[tuple[CauseRule, ...]] = (
     # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever

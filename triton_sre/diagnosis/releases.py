@@ -140,7 +140,8 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "https://github.com/triton-inference-server/server/releases/tag/v2.44.0",
     ),
     KnownIssue(
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        # The preprocessing model.py's ValueError: the Python backend's status of a raised exception.
+        c.RUNBOOK_PYTHON_MODEL_ERROR,
         re.compile(r"rope_scaling", re.I),
         "24.09",
         "24.09",
