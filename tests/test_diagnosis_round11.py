@@ -175,3 +175,32 @@ def test_storage_initializer_refusing_a_scheme_is_the_repository_path() -> None:
 
 def test_heldout14_seldon_storage_type_flips() -> None:
     assert top(_heldout14("seldon-core-3133"))[0] == c.RUNBOOK_REPOSITORY_PATH_INVALID
+
+
+# -- 5. a traceback the DALI backend recovered from ------------------------------------------------------
+
+# dali_backend src/dali_model.h (LoadModel, autoserialize since dali_backend#125): model.dali first, then
+# autoserializing it as Python, then dali.py; a failed attempt is swallowed and the one that worked is
+# logged "DALI pipeline from file <path> loaded successfully.". importlib.util.module_from_spec on a
+# file that is no Python module raises CPython's "'NoneType' object has no attribute 'loader'".
+_DALI_RECOVERED = """Traceback (most recent call last):
+  File "<string>", line 5, in <module>
+  File "<frozen importlib._bootstrap>", line 565, in module_from_spec
+AttributeError: 'NoneType' object has no attribute 'loader'
+I0101 00:00:01.000000 1 dali_model.h:212] DALI pipeline from file /models/dali/1/dali.py loaded successfully.
+E0101 00:00:02.000000 1 model_lifecycle.cc:638] failed to load 'dali' version 1: Unknown: DALI Backend error: [/opt/dali/dali/pipeline/operator/op_spec.h:201] Assert on "found" failed: Argument "resize_z" is not supported by operator "Resize".
+"""
+
+
+def test_a_traceback_before_the_pipeline_loaded_is_not_the_cause() -> None:
+    report = diagnose(_DALI_RECOVERED)
+    first = report.findings[0]
+    assert (first.runbook, first.model) == (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, "dali")
+    assert all(f.runbook != c.RUNBOOK_PYTHON_MODEL_ERROR for f in report.findings)
+    # Without the success line the traceback is still read as the Python code's failure.
+    unrecovered = _DALI_RECOVERED.replace("loaded successfully", "is being loaded")
+    assert any(f.runbook == c.RUNBOOK_PYTHON_MODEL_ERROR for f in diagnose(unrecovered).findings)
+
+
+def test_heldout14_recovered_dali_traceback_flips() -> None:
+    assert top(_heldout14("dali-backend-236"))[0] == c.RUNBOOK_UNKNOWN_LOAD_FAILURE

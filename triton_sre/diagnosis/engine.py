@@ -101,6 +101,11 @@ _WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s"
 # so TensorRT's logger prints its magic-tag / deserialize errors for any file that is not one. When no
 # platform fits it says so and goes on with a simple config: those errors were the probe's, not the load's.
 _AUTOFILL_GAVE_UP = re.compile(r"^Autofiller failed to detect the platform for ")
+# A backend's report that the pipeline file it was importing did load: DALI's LoadModel (dali_backend
+# src/dali_model.h) tries model.dali, then autoserializing it as Python, then dali.py, swallowing each
+# failure (a traceback such as importlib's "'NoneType' object has no attribute 'loader'" for a file
+# that is no module), and logs "DALI pipeline from file <path> loaded successfully." when one worked.
+_IMPORT_RECOVERED = re.compile(r"\bpipeline from file \S+ loaded successfully")
 
 
 class Diagnoser:
@@ -154,6 +159,8 @@ class Diagnoser:
             self._feed_table_row(event, index)
             return
         if level == LEVEL_INFO and not STUB.search(message.split("\n", 1)[0]):
+            if _IMPORT_RECOVERED.search(message.split("\n", 1)[0]):
+                self._pending = [o for o in self._pending if not o.reason.startswith("Traceback")]
             self._feed_info_continuation(event, index)
             return
         if event.source == SOURCE_RAW and is_paste_prompt(message):
