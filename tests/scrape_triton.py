@@ -6,8 +6,9 @@ release, notes) that ends at the first empty line; only what follows is served, 
 
 The HTTP API around the body is either derived from it (`api="derived"`: the repository index
 lists every model/version the body names as READY, `/v2/models/stats` carries the body's
-inference and execution counts, configs answer `max_batch_size: 0`) or absent (`api="404"`:
-every API path answers 404, as behind a proxy that only forwards the metrics port).
+inference and execution counts and its compute durations as one batch-size-1 entry, configs
+answer `max_batch_size: 0`) or absent (`api="404"`: every API path answers 404, as behind a
+proxy that only forwards the metrics port).
 `advance(factor)` multiplies every counter value in the body (families typed counter,
 histogram or summary `_count`/`_sum`/`_bucket`, and Triton's per-model counters when a docs
 excerpt leaves out TYPE) so a second poll sees counters that moved.
@@ -15,6 +16,7 @@ excerpt leaves out TYPE) so a second poll sees counters that moved.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -71,6 +73,10 @@ def scaled(body: bytes, factor: float) -> bytes:
     return b"\n".join(out)
 
 
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: "\n" if m[1] == "n" else m[1], text)
+
+
 def series(body: bytes) -> dict[tuple[str, str], dict[str, float]]:
     """(model, version) -> {per-model family: value} for the body's complete sample lines."""
     found: dict[tuple[str, str], dict[str, float]] = {}
@@ -78,16 +84,30 @@ def series(body: bytes) -> dict[tuple[str, str], dict[str, float]]:
         match = _SAMPLE.match(line.rstrip(b"\r"))
         if not match or not match[2]:
             continue
-        labels = {k.decode(): v.decode() for k, v in _LABEL.findall(match[2])}
+        labels = {k.decode(): _unescape(v.decode()) for k, v in _LABEL.findall(match[2])}
         if c.LABEL_MODEL not in labels:
             continue
         key = (labels[c.LABEL_MODEL], labels.get(c.LABEL_VERSION, ""))
         row = found.setdefault(key, {})
-        try:
+        with contextlib.suppress(ValueError):  # a value such as NaN written oddly: not a count
             row[match[1].decode()] = row.get(match[1].decode(), 0.0) + float(match[3])
-        except ValueError:
-            pass
     return found
+
+
+def _batch_stats(row: dict[str, float]) -> list[dict]:
+    """One batch-size-1 entry carrying the body's compute durations (µs → ns), when it has any."""
+    stages = {
+        "compute_input": c.NV_COMPUTE_INPUT_DURATION_US,
+        "compute_infer": c.NV_COMPUTE_INFER_DURATION_US,
+        "compute_output": c.NV_COMPUTE_OUTPUT_DURATION_US,
+    }
+    if not any(family in row for family in stages.values()):
+        return []
+    count = int(row.get(c.NV_EXEC_COUNT, 0))
+    entry: dict = {"batch_size": 1}
+    for stage, family in stages.items():
+        entry[stage] = {"count": count, "ns": int(row.get(family, 0) * 1000)}
+    return [entry]
 
 
 class ScrapeTriton:
@@ -133,6 +153,7 @@ class ScrapeTriton:
                         "version": v,
                         "inference_count": int(row.get(c.NV_INFERENCE_COUNT, 0)),
                         "execution_count": int(row.get(c.NV_EXEC_COUNT, 0)),
+                        "batch_stats": _batch_stats(row),
                     }
                     for (m, v), row in sorted(models.items())
                 ]
