@@ -180,11 +180,16 @@ def test_histogram_without_inf_bucket_is_counted_not_derived():
 
 
 @pytest.mark.parametrize("path", [p for p in SCRAPES if p.name not in CUT_MID_LINE], ids=lambda p: p.stem)
-def test_crlf_body_is_a_parse_fault_and_the_next_good_body_recovers(path: Path) -> None:
+@pytest.mark.parametrize("variant", ["crlf", "no_final_newline"])
+def test_crlf_or_unterminated_body_is_a_parse_fault_and_the_next_good_body_recovers(
+    path: Path, variant: str
+) -> None:
     """CRLF line endings (a body saved on Windows or rewritten by a proxy) are not the text format
-    Prometheus reads either: reported as a parse fault, the exporter keeps serving and recovers."""
+    Prometheus reads either, and a body without its final newline may have been cut at a digit:
+    reported as a parse fault, the exporter keeps serving and recovers on the next good body."""
     body = body_of(path)
-    with ScrapeTriton(body.replace(b"\n", b"\r\n")) as triton:
+    bad = body.replace(b"\n", b"\r\n") if variant == "crlf" else body.rstrip(b"\n")
+    with ScrapeTriton(bad) as triton:
         exporter = exporter_for(triton)
         assert exporter.poll_once() is not None
         samples = exposed(exporter)
