@@ -246,3 +246,44 @@ def test_exporter_serves_over_http_while_triton_answers_every_scrape_in_turn():
                         for sample in family.samples:
                             samples.setdefault(sample.name, []).append(sample)
                     assert_sound(samples)
+
+
+def test_two_real_dumps_of_one_gpu_server_in_a_row():
+    """Two bodies one user saved from the same 22.x GPU server (SonicMetricAnalyzer's result1 and
+    result2): the real counters moved between them, so every figure comes from real increases."""
+    first = body_of(SCRAPE_DIR / "sonic_exatrkx_gpu_energy_22.x_first.txt")
+    second = body_of(SCRAPE_DIR / "sonic_exatrkx_gpu_energy_22.x.txt")
+    with ScrapeTriton(first) as triton:
+        settings = ExporterSettings(
+            triton_url=triton.url,
+            metrics_url=triton.url + c.PATH_METRICS,
+            interval=60,
+            window=600,
+            pricing=Pricing(gpu_hour=2.5, kwh=0.2),
+        )
+        exporter = Exporter(settings, clock=itertools.count(1_700_000_000, 60).__next__)
+        assert exporter.poll_once() is not None
+        triton.body = second
+        assert exporter.poll_once() is not None
+    samples = exposed(exporter)
+    assert_sound(samples)
+    before, after = series(first), series(second)
+    executed = [key for key in after if after[key][c.NV_EXEC_COUNT] > before[key][c.NV_EXEC_COUNT]]
+    assert sorted(m for m, _ in executed) == ["embed", "filter", "gnn"]
+    for model, version in executed:
+        grew = {f: after[(model, version)][f] - before[(model, version)][f] for f in after[(model, version)]}
+        where = {"model": model, "version": version}
+        assert value(samples, c.M_BATCHING_RATIO, **where) == pytest.approx(
+            grew[c.NV_INFERENCE_COUNT] / grew[c.NV_EXEC_COUNT]
+        )
+        queue = value(samples, c.M_REQUEST_STAGE_SECONDS, stage=c.STAGE_QUEUE, **where)
+        assert queue == pytest.approx(grew[c.NV_QUEUE_DURATION_US] / 1e6 / grew[c.NV_REQUEST_SUCCESS])
+    energy = [s.value for s in samples[c.M_ENERGY_COST_PER_HOUR]]
+
+    def joules(body: bytes) -> float:
+        return float(body.split(b"\nnv_energy_consumption{")[1].split(b"} ")[1].split()[0])
+
+    assert joules(second) > joules(first)
+    energy_kw = (joules(second) - joules(first)) / 60 / 1000
+    assert energy == [pytest.approx(energy_kw * 0.2)]  # price per kWh × kW = price per hour
+    assert 0 <= value(samples, c.M_IDLE_COST_FRACTION) <= 1
