@@ -30,6 +30,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, evidence_text
 from triton_sre.diagnosis.blocks import WARNING_BANNER, deciding_line, fails_beside_warnings
 from triton_sre.diagnosis.classes import cause_class
+from triton_sre.diagnosis.config_dump import blank_config_lines
 from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.logparse import (
     LEVEL_ERROR,
@@ -278,6 +279,7 @@ class Diagnoser:
         lines = event.message.split("\n")
         if len(lines) < 2:
             return
+        lines = [lines[0], *blank_config_lines(lines[1:])]  # a config dump's fields are no event
         runbook = classify("\n".join(lines[1:]))
         decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
         if runbook is None:

@@ -39,6 +39,13 @@ GPU_EXPECTED = re.compile(
     # core's instance-group check (model_config_utils.cc): the instance group names a GPU CUDA cannot use
     r"|specifies invalid or unsupported gpu id (?:of )?\d+"
 )
+# The same check when CUDA offers no GPU at all: the list after "are:" is empty (r21+), or the TRTIS-era
+# wording that lists none ("gpu id of 0. The minimum required CUDA compute compatibility is 6.0").
+NO_GPU_LISTED = re.compile(
+    r"unsupported gpu id (?:\d+\. GPUs with at least the minimum required CUDA compute compatibility"
+    r" of [\d.]+ are:\s*$|of \d+\. The minimum required CUDA compute compatibility is [\d.]+\s*$)",
+    re.I,
+)
 GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT", "gpu id")
 """Substrings every `GPU_EXPECTED` match holds (a cheap test before the pattern)."""
 
@@ -95,7 +102,8 @@ class GpuContext:
     def outranks_driver(self, state: ModelState) -> bool:
         """A model's own finding comes before the driver's: it names a cause, or it failed in a log that
         needs no GPU (a CPU server whose models fail for their own reasons). Where the log needs a GPU, a
-        failure nothing explains (core refusing every GPU id) is the driver's consequence."""
+        failure nothing explains, or core refusing a GPU id while CUDA offers none, is the driver's
+        consequence."""
         if self.gpu_expected:
-            return any(o.runbook for o in state.obs)
+            return any(o.runbook and not NO_GPU_LISTED.search(o.reason) for o in state.obs)
         return state.failed or bool(state.obs)
