@@ -147,13 +147,20 @@ def test_heldout6_is_new() -> None:
 
 
 def _cited_outside(name: str) -> str:
-    """Every corpus file, test, doc and bench note outside the held-out set `name`, as one text."""
+    """Every corpus file, test, doc and bench note outside the held-out set `name`, as one text.
+
+    Metrics bodies (tests/data/scrapes: what a thread's server exported, read by the exporter's tests) are
+    left out: the diagnosis never reads them, so a log from the same thread is still unseen by it."""
     root = accuracy.LOGS.parents[2]
+    scrapes = root / "tests" / "data" / "scrapes"
     return "\n".join(
         path.read_text(errors="replace")
         for folder in ("tests", "docs", "bench")
         for path in (root / folder).rglob("*")
-        if path.is_file() and name not in path.parts and path.suffix in (".py", ".md", ".log", ".txt")
+        if path.is_file()
+        and name not in path.parts
+        and path.suffix in (".py", ".md", ".log", ".txt")
+        and scrapes not in path.parents
     )
 
 
