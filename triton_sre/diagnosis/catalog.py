@@ -29,7 +29,7 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.data import shipped
-from triton_sre.inputs import MAX_CONFIG_BYTES, read_bounded
+from triton_sre.inputs import MAX_CONFIG_BYTES, read_bounded, yaml_problem
 
 __all__ = [
     "REQUIRED_SECTIONS",
@@ -105,7 +105,7 @@ def parse_runbook(text: str, path: Path) -> Runbook:
     try:
         meta = yaml.safe_load("\n".join(lines[1:end]))
     except yaml.YAMLError as exc:
-        raise CatalogError(f"{name}: front matter: not valid YAML: {exc}") from None
+        raise CatalogError(f"{name}: front matter: {yaml_problem(exc)}") from None
     if not isinstance(meta, dict):
         raise CatalogError(f"{name}: front matter: expected a mapping with {', '.join(FRONT_MATTER_KEYS)}")
     for key in FRONT_MATTER_KEYS:
