@@ -175,6 +175,8 @@ FILE_PROBES = [
     ),
     ("doctor --triton-url http://127.0.0.1:9 --spec {f}", "malformed.yaml", "YAML"),
     ("stack up --workdir w --slo-file {f}", "tagged.yaml", "python/object"),
+    # checked before anything starts (it was exit 1 after the exporter died at start)
+    ("stack up --workdir w --exporter-config {f}", "tagged.yaml", "python/object"),
     ("gameday --scenario-file {f}", "binary", "not a Python file"),
 ]
 
