@@ -64,7 +64,8 @@ from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.probes import startup_budget
 from triton_sre.promql import by, label_sets, rate, selector
 from triton_sre.slo import default_spec
-from triton_sre.stack.local_triton import LocalTriton, free_port
+from triton_sre.stack.local_triton import LocalTriton
+from triton_sre.stack.processes import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 SLOW, FAST = "slow_model", "vector_scale"

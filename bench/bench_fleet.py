@@ -31,7 +31,6 @@ import math
 import multiprocessing
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,7 @@ from triton_sre import conventions as c
 from triton_sre.generate import dashboards
 from triton_sre.generate.command import render_all
 from triton_sre.slo import default_spec
+from triton_sre.stack.processes import free_port
 
 GROWTH_PER_SECOND = 1 / 3600  # counters grow by their starting value every hour
 
@@ -112,12 +112,6 @@ def serve_fleet(endpoints: int, models: int, versions: int, ports_out: multiproc
     ports_out.put([s.server_address[1] for s in servers])
     while True:
         time.sleep(3600)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_http(url: str, timeout: float) -> None:

@@ -26,7 +26,8 @@ from triton_sre.exporter.service import Exporter, ExporterServer
 from triton_sre.generate.command import render_all
 from triton_sre.pricing import Pricing
 from triton_sre.slo import default_spec
-from triton_sre.stack.local_triton import LocalTriton, free_port
+from triton_sre.stack.local_triton import LocalTriton
+from triton_sre.stack.processes import free_port
 
 
 class Prom:

@@ -30,10 +30,11 @@ from rendered_alerts import as_old_rules_rendered, rendered_burn_alert
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
-from triton_sre.bot.dev_slack_standin import Call, SlackStandin, validate_blocks
+from triton_sre.bot.dev_slack_standin import Call, SlackStandin
+from triton_sre.bot.slack_limits import validate_blocks
 from triton_sre.demo import BROKEN_MISSING_MODULE
 from triton_sre.diagnosis.catalog import load_catalog
-from triton_sre.stack.local_triton import free_ports
+from triton_sre.stack.processes import free_ports
 
 WEBHOOK_TOKEN = "am-webhook-" + uuid.uuid4().hex
 SLACK_TOKEN = "xoxb-" + uuid.uuid4().hex

@@ -99,7 +99,7 @@ def test_burn_rate_query_is_valid_promql(prometheus: str) -> None:
 
 
 def test_burn_rate_and_budget_from_the_real_slo_rules(prometheus: str, tmp_path: Path) -> None:
-    from triton_sre.bot.enrich import parse_group
+    from triton_sre.bot.payload import parse_group
     from triton_sre.bot.slack import SlackDelivery
     from triton_sre.bot.worker import Worker
     from triton_sre.demo import VECTOR_SCALE

@@ -16,7 +16,7 @@ from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings, Route
 from triton_sre.bot.dev_slack_standin import SlackStandin
-from triton_sre.stack.local_triton import free_ports
+from triton_sre.stack.processes import free_ports
 
 TOKEN = "am-" + uuid.uuid4().hex
 SLACK_TOKEN = "xoxb-" + uuid.uuid4().hex

@@ -8,9 +8,10 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.bot import llm
-from triton_sre.bot.dev_slack_standin import validate_blocks
-from triton_sre.bot.enrich import Facts, Links, enrich, parse_group
+from triton_sre.bot.enrich import Facts, Links, enrich
+from triton_sre.bot.payload import parse_group
 from triton_sre.bot.slack import Renderer
+from triton_sre.bot.slack_limits import validate_blocks
 from triton_sre.demo import LLM_TRTLLM, LLM_VLLM
 from triton_sre.generate.llm import alert_rules
 from triton_sre.prom import Prometheus

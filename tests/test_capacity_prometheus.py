@@ -32,7 +32,7 @@ from triton_sre.generate.panels import EXPORTER_JOB_VAR
 from triton_sre.generate.rulefile import render_yaml
 from triton_sre.pricing import Pricing
 from triton_sre.slo import default_spec
-from triton_sre.stack.local_triton import free_port
+from triton_sre.stack.processes import free_port
 
 DATA = Path(__file__).parent / "data"
 GPU4 = (DATA / "capacity" / "gpu4_metrics.txt").read_text()
@@ -231,8 +231,9 @@ def test_report_capacity_section_from_prometheus(prom: dict[str, Any], tmp_path:
 def test_bot_headroom_alert_names_the_largest_models_on_the_gpu(prom: dict[str, Any], tmp_path: Path) -> None:
     """A TritonGPUMemoryHeadroomLow notification as Alertmanager would send it for GPU3."""
     from triton_sre.bot.config import BotSettings
-    from triton_sre.bot.enrich import Links, enrich, parse_group
+    from triton_sre.bot.enrich import Links, enrich
     from triton_sre.bot.outbox import Outbox
+    from triton_sre.bot.payload import parse_group
     from triton_sre.bot.slack import Renderer, SlackDelivery
     from triton_sre.bot.worker import Worker
 

@@ -14,7 +14,7 @@ import pytest
 import requests
 
 from triton_sre import conventions as c
-from triton_sre.stack.local_triton import free_port
+from triton_sre.stack.processes import free_port
 
 CLI = [sys.executable, "-m", "triton_sre.cli"]
 

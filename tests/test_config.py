@@ -132,8 +132,9 @@ def test_the_slo_spec_uses_the_shared_field_checks(
 ) -> None:
     """One validation module (issue 15): the SLO spec's field errors are the exporter's and bot's
     checks, word for word, raised as the spec's own SpecError (a ConfigError)."""
+    from triton_sre.alerting_spec import OPERATIONAL_KEYS
     from triton_sre.checks import check_keys, check_number, check_positive_int
-    from triton_sre.slo import _OPERATIONAL_KEYS, SpecError, parse_spec
+    from triton_sre.slo import SpecError, parse_spec
 
     with pytest.raises(SpecError) as spec_error:
         parse_spec("slos: [{name: a, type: availability, objective: 99}]\n" + spec_tail, "s.yaml")
@@ -144,6 +145,6 @@ def test_the_slo_spec_uses_the_shared_field_checks(
         elif check == "ratio":
             check_number(at, value, low=0, high=1, low_inclusive=False)
         else:
-            check_keys(at, value, _OPERATIONAL_KEYS)  # type: ignore[arg-type]
+            check_keys(at, value, OPERATIONAL_KEYS)  # type: ignore[arg-type]
     assert str(spec_error.value) == str(shared.value)
     assert isinstance(spec_error.value, ConfigError)

@@ -28,7 +28,8 @@ from triton_sre.exporter.service import Exporter
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import default_spec, parse_spec
-from triton_sre.stack.local_triton import LocalTriton, free_port
+from triton_sre.stack.local_triton import LocalTriton
+from triton_sre.stack.processes import free_port
 from triton_sre.triton.exposition import parse_bytes
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,7 +23,8 @@ from triton_sre.exporter.capacity import CapacityWatch
 from triton_sre.exporter.replay import CounterTable, MetricsPlan, same_rows
 from triton_sre.exporter.service import _SIDE_NAMES, Exporter
 from triton_sre.exporter.snapshot import Problems, counters_from_samples, keep_family
-from triton_sre.triton.exposition import ExpositionError, Skeleton, parse
+from triton_sre.triton.exposition import ExpositionError, parse
+from triton_sre.triton.skeleton import Skeleton
 
 DATA = Path(__file__).parent / "data"
 # Real Triton 2.51 scrapes (see each file's source): the CPU server and the LLM backends' READMEs.

@@ -14,7 +14,7 @@ import tomllib
 
 from triton_sre import conventions as c
 from triton_sre.extras import COMMAND_EXTRAS, command_key, install_hint
-from triton_sre.stack.local_triton import free_port
+from triton_sre.stack.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("pandas", "matplotlib", "grafanalib", "slack_sdk", "jinja2", "tritonclient", "pytriton")

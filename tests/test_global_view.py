@@ -27,7 +27,7 @@ from triton_sre import conventions as c
 from triton_sre import promql as pq
 from triton_sre.generate.command import render_all
 from triton_sre.slo import parse_spec
-from triton_sre.stack.local_triton import free_port
+from triton_sre.stack.processes import free_port
 
 RATES = {"east": (8.0, 2.0), "west": (10.0, 0.0)}  # (successes, failures) per second
 BUDGET = 0.01  # TWO_CLUSTERS: objective 99

@@ -18,7 +18,7 @@ from triton_sre import conventions as c
 from triton_sre import httpserve
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.service import Exporter, ExporterServer
-from triton_sre.stack.local_triton import free_port
+from triton_sre.stack.processes import free_port
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.service import Exporter, ExporterServer
-from triton_sre.stack.local_triton import free_port
+from triton_sre.stack.processes import free_port
 
 TRICKLERS = 60
 TRICKLE_SECONDS = 6.0

@@ -17,7 +17,8 @@ from triton_sre import conventions as c
 from triton_sre import demo
 from triton_sre.demo import traffic
 from triton_sre.stack import local_triton as local
-from triton_sre.stack.local_triton import LocalTriton, LocalTritonError, find_server, free_ports
+from triton_sre.stack.local_triton import LocalTriton, LocalTritonError, find_server
+from triton_sre.stack.processes import free_ports, mapped_shm, process_group_members
 
 _SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)\{(?P<labels>[^}]*)\} (?P<value>\S+)$", re.M)
 
@@ -175,12 +176,12 @@ def test_stop_leaves_no_process_and_no_shared_memory(fresh_triton_factory):
     assert pid is not None
     group = server.group_pids()
     assert pid in group and len(group) >= 1 + len(demo.HEALTHY_MODELS)  # tritonserver + one stub each
-    shm = local._mapped_shm(group)
+    shm = mapped_shm(group)
     assert shm and all(p.exists() for p in shm)
     code = server.stop()
     assert code is not None
     assert not any(alive(p) for p in group)
-    assert local.process_group_members(pid) == []
+    assert process_group_members(pid) == []
     assert not any(p.exists() for p in shm)
     assert server.stop() == code  # idempotent
     with pytest.raises(requests.ConnectionError):
@@ -234,7 +235,7 @@ def test_start_timeout_raises_and_stops_the_server(fresh_triton_factory):
     with pytest.raises(LocalTritonError, match="not up after"):
         server.start()
     assert server.pid is not None and not alive(server.pid)
-    assert local.process_group_members(server.pid) == []
+    assert process_group_members(server.pid) == []
 
 
 # ---------------------------------------------------------------------------- no server needed

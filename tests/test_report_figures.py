@@ -28,7 +28,7 @@ from triton_sre.report.figures import (
 )
 from triton_sre.report.prom import rate_window
 from triton_sre.report.render import CostReport, to_csv, to_html, to_markdown
-from triton_sre.stack.local_triton import free_port
+from triton_sre.stack.processes import free_port
 
 STEP = 10.0
 TIMES = [1000.0 + STEP * i for i in range(7)]  # one minute

@@ -9,7 +9,7 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.data import shipped
-from triton_sre.stack.local_triton import free_port
+from triton_sre.stack.processes import free_port
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,8 @@ from binaries import binary
 from live_prometheus import Prom, start_prometheus, stop_prometheus, wait_ready
 
 from triton_sre import conventions as c
-from triton_sre.bot.enrich import Facts, Links, enrich, parse_group
+from triton_sre.bot.enrich import Facts, Links, enrich
+from triton_sre.bot.payload import parse_group
 from triton_sre.bot.slack import Renderer
 from triton_sre.cli import main
 from triton_sre.data import shipped
@@ -41,7 +42,8 @@ from triton_sre.promql import selector
 from triton_sre.rollout.live import alert_lines, model_answer
 from triton_sre.rollout.model import NO_DATA
 from triton_sre.slo import load_spec, parse_duration
-from triton_sre.stack.local_triton import LocalTriton, free_port
+from triton_sre.stack.local_triton import LocalTriton
+from triton_sre.stack.processes import free_port
 
 pytestmark = [pytest.mark.triton, pytest.mark.server]  # a private Triton started without the fixtures
 

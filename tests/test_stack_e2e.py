@@ -40,7 +40,7 @@ from triton_sre.demo.traffic import TrafficDriver
 from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.generate.slo_rules import tiers
 from triton_sre.slo import parse_spec
-from triton_sre.stack.local_triton import process_group_members
+from triton_sre.stack.processes import process_group_members
 
 CLI = [sys.executable, "-m", "triton_sre.cli"]
 SHORT_SLOS = """\

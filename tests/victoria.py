@@ -17,7 +17,7 @@ import requests
 from binaries import binary
 
 from triton_sre import promql as pq
-from triton_sre.stack.local_triton import free_port
+from triton_sre.stack.processes import free_port
 
 
 class Victoria:

@@ -17,8 +17,9 @@ from typing import Any
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.alerting_spec import LLMAlerting, Operational, parse_llm_alerting, parse_operational
 from triton_sre.autoscale_spec import Autoscaling, default_target, parse_autoscaling
-from triton_sre.checks import ConfigError, check_keys, check_number, check_positive_int
+from triton_sre.checks import ConfigError, check_keys, check_number
 from triton_sre.data import shipped
 from triton_sre.durations import DurationError, format_duration, parse_duration
 from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_bounded, yaml_problem
@@ -91,27 +92,6 @@ class SLO:
 
 
 @dataclass(frozen=True)
-class Operational:
-    """Thresholds of the operational alerts."""
-
-    queue_time_threshold_s: float = 1.0  # TritonQueueTimeHigh for models no latency SLO covers
-    min_request_rate: float = 0.1  # requests/s a model needs for queue/batching alerts
-    batching_ratio_max: float = 1.1  # TritonBatchingIneffective: inferences per execution below this
-    pending_requests: int = 10  # TritonPendingRequestsGrowing: backlog never below this for 10m
-    gpu_memory_ratio: float = 0.9  # TritonGPUMemoryNearLimit
-    startup_probe_budget_s: float = 120.0  # the startup probe's failureThreshold x periodSeconds
-    load_slow_share: float = 0.5  # TritonModelLoadSlow: a load longer than this share of the budget
-
-
-@dataclass(frozen=True)
-class LLMAlerting:
-    """Thresholds of the LLM alerts (spec key `llm`)."""
-
-    kv_cache_saturated_ratio: float = c.LLM_KV_SATURATED_RATIO  # TritonLLMKVCacheSaturated ...
-    saturated_for: str = c.LLM_SATURATED_FOR  # ... and how long requests must wait (both alerts)
-
-
-@dataclass(frozen=True)
 class Spec:
     slos: tuple[SLO, ...]
     triton_job: str = c.DEFAULT_TRITON_JOB
@@ -133,15 +113,6 @@ class Spec:
 _TOP_KEYS = {"scrape", "operational", "slos", "llm", "cluster_label", "autoscaling", "rollout"}
 _LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _SCRAPE_KEYS = {"triton_job", "exporter_job", "latency_metrics"}
-_OPERATIONAL_KEYS = {
-    "queue_time_threshold",
-    "min_request_rate",
-    "batching_ratio_max",
-    "pending_requests",
-    "gpu_memory_ratio",
-    "startup_probe_budget",
-    "load_slow_share",
-}
 _COMMON_KEYS = {"name", "description", "type", "models", "objective", "period", "min_request_rate"}
 _AVAILABILITY_KEYS = _COMMON_KEYS | {"bad_reasons"}
 _LATENCY_KEYS = _COMMON_KEYS | {"threshold", "latency_sli", "time_slice", "queue_time_share", "quantile"}
@@ -194,8 +165,8 @@ def _spec(raw: Any, source: str) -> Spec:
     exporter_job = _label_value(
         scrape.get("exporter_job", c.DEFAULT_EXPORTER_JOB), f"{source}: scrape.exporter_job"
     )
-    operational = _operational(raw.get("operational") or {}, f"{source}: operational")
-    llm = _llm_alerting(raw.get("llm") or {}, f"{source}: llm")
+    operational = parse_operational(raw.get("operational") or {}, f"{source}: operational")
+    llm = parse_llm_alerting(raw.get("llm") or {}, f"{source}: llm")
     latency_metrics = _latency_metrics(
         scrape.get("latency_metrics", [c.LATENCY_SOURCE_SUMMARY]), f"{source}: scrape.latency_metrics"
     )
@@ -284,50 +255,6 @@ def _label_value(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value or not _LABEL_VALUE_RE.match(value):
         raise SpecError(f"{where}: expected a non-empty string, got {bounded(value)}")
     return value
-
-
-def _operational(raw: Any, where: str) -> Operational:
-    if not isinstance(raw, Mapping):
-        raise SpecError(f"{where}: expected a mapping")
-    check_keys(where, raw, _OPERATIONAL_KEYS)
-    d = Operational()
-    pending = check_positive_int(f"{where}.pending_requests", raw.get("pending_requests", d.pending_requests))
-    return Operational(
-        queue_time_threshold_s=(
-            parse_duration(raw["queue_time_threshold"], f"{where}.queue_time_threshold")
-            if "queue_time_threshold" in raw
-            else d.queue_time_threshold_s
-        ),
-        min_request_rate=check_number(
-            f"{where}.min_request_rate", raw.get("min_request_rate", d.min_request_rate), low=0
-        ),
-        batching_ratio_max=check_number(
-            f"{where}.batching_ratio_max",
-            raw.get("batching_ratio_max", d.batching_ratio_max),
-            low=1,
-            low_inclusive=False,
-        ),
-        pending_requests=pending,
-        gpu_memory_ratio=check_number(
-            f"{where}.gpu_memory_ratio",
-            raw.get("gpu_memory_ratio", d.gpu_memory_ratio),
-            low=0,
-            high=1,
-            low_inclusive=False,
-        ),
-        startup_probe_budget_s=(
-            parse_duration(raw["startup_probe_budget"], f"{where}.startup_probe_budget")
-            if "startup_probe_budget" in raw
-            else d.startup_probe_budget_s
-        ),
-        load_slow_share=check_number(
-            f"{where}.load_slow_share",
-            raw.get("load_slow_share", d.load_slow_share),
-            low=0,
-            high=1,
-            low_inclusive=False,
-        ),
-    )
 
 
 def _models(value: Any, where: str) -> ModelSelector:
@@ -504,22 +431,3 @@ def _llm_slo(entry: Mapping[str, Any], common: dict[str, Any], where: str) -> SL
             f"(the vLLM backend's buckets: {choices}); the SLI counts requests at or under a bucket bound"
         )
     return SLO(**common, threshold_s=threshold, latency_sli=c.LATENCY_SLI_HISTOGRAM)
-
-
-def _llm_alerting(raw: Any, where: str) -> LLMAlerting:
-    if not isinstance(raw, Mapping):
-        raise SpecError(f"{where}: expected a mapping")
-    check_keys(where, raw, {"kv_cache_saturated_ratio", "saturated_for"})
-    d = LLMAlerting()
-    ratio = check_number(
-        f"{where}.kv_cache_saturated_ratio",
-        raw.get("kv_cache_saturated_ratio", d.kv_cache_saturated_ratio),
-        low=0,
-        high=1,
-        low_inclusive=False,
-    )
-    seconds = parse_duration(raw.get("saturated_for", d.saturated_for), f"{where}.saturated_for")
-    if seconds % 60:
-        got = raw["saturated_for"]
-        raise SpecError(f"{where}.saturated_for: must be a whole number of minutes, got {bounded(got)}")
-    return LLMAlerting(kv_cache_saturated_ratio=ratio, saturated_for=format_duration(seconds))

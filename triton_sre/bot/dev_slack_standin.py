@@ -39,23 +39,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from triton_sre.bot.slack_limits import (
-    MAX_ACTIONS,
-    MAX_BLOCKS,
-    MAX_BUTTON_TEXT,
-    MAX_CONTEXT_ELEMENTS,
-    MAX_FIELD_TEXT,
-    MAX_FIELDS,
-    MAX_HEADER_TEXT,
-    MAX_MESSAGE_TEXT,
-    MAX_SECTION_TEXT,
-    MAX_URL,
-)
+from triton_sre.bot.slack_limits import MAX_MESSAGE_TEXT, text_of, validate_blocks
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 
 MAX_BODY = 10 * 1024 * 1024  # the stand-in's own cap on a request body
 
-__all__ = ["Call", "Fault", "SlackStandin", "validate_blocks"]
+__all__ = ["Call", "Fault", "SlackStandin"]
 
 
 @dataclass(frozen=True)
@@ -89,63 +78,6 @@ class _Message:
     thread_ts: str | None
     edits: int = 0
     files: list[str] = field(default_factory=list)
-
-
-def validate_blocks(blocks: Any) -> str | None:
-    """Why Slack would reject these blocks (``invalid_blocks`` detail), or None when they pass."""
-    if not isinstance(blocks, list):
-        return "blocks must be a list"
-    if len(blocks) > MAX_BLOCKS:
-        return f"must have at most {MAX_BLOCKS} blocks, got {len(blocks)}"
-    for i, block in enumerate(blocks):
-        if not isinstance(block, dict) or "type" not in block:
-            return f"block {i}: not an object with a type"
-        kind = block["type"]
-        if kind == "section":
-            text = block.get("text")
-            fields = block.get("fields")
-            if text is None and not fields:
-                return f"block {i}: section needs text or fields"
-            if text is not None and len(_text_of(text)) > MAX_SECTION_TEXT:
-                return f"block {i}: section text longer than {MAX_SECTION_TEXT}"
-            if text is not None and not _text_of(text):
-                return f"block {i}: section text must not be empty"
-            if fields is not None:
-                if len(fields) > MAX_FIELDS:
-                    return f"block {i}: more than {MAX_FIELDS} fields"
-                if any(len(_text_of(f)) > MAX_FIELD_TEXT for f in fields):
-                    return f"block {i}: a field longer than {MAX_FIELD_TEXT}"
-        elif kind == "header":
-            text = _text_of(block.get("text"))
-            if not text or len(text) > MAX_HEADER_TEXT:
-                return f"block {i}: header text empty or longer than {MAX_HEADER_TEXT}"
-        elif kind == "actions":
-            elements = block.get("elements") or []
-            if not elements or len(elements) > MAX_ACTIONS:
-                return f"block {i}: actions need 1..{MAX_ACTIONS} elements"
-            for element in elements:
-                if len(_text_of(element.get("text"))) > MAX_BUTTON_TEXT:
-                    return f"block {i}: button text longer than {MAX_BUTTON_TEXT}"
-                url = element.get("url")
-                if url is not None and (
-                    not str(url).startswith(("http://", "https://")) or len(str(url)) > MAX_URL
-                ):
-                    return f"block {i}: button url must be http(s) and at most {MAX_URL} characters"
-        elif kind == "context":
-            elements = block.get("elements") or []
-            if not elements or len(elements) > MAX_CONTEXT_ELEMENTS:
-                return f"block {i}: context needs 1..{MAX_CONTEXT_ELEMENTS} elements"
-        elif kind in ("divider", "image", "rich_text", "file", "input", "video"):
-            continue
-        else:
-            return f"block {i}: unknown block type {kind!r}"
-    return None
-
-
-def _text_of(obj: Any) -> str:
-    if isinstance(obj, dict):
-        return str(obj.get("text") or "")
-    return "" if obj is None else str(obj)
 
 
 class SlackStandin:
@@ -404,14 +336,14 @@ def _describe(method: str, params: dict[str, Any], body: dict[str, Any]) -> str:
     if isinstance(blocks, str):
         blocks = json.loads(blocks)
     for block in blocks or []:
-        text = _text_of(block.get("text"))
+        text = text_of(block.get("text"))
         if text:
             lines.append(f"  [{block.get('type')}] {text}")
         for element in block.get("elements") or []:
             if element.get("url"):
-                lines.append(f"  [button] {_text_of(element.get('text'))}: {element['url']}")
+                lines.append(f"  [button] {text_of(element.get('text'))}: {element['url']}")
             elif element.get("text"):
-                lines.append(f"  [{block.get('type')}] {_text_of(element)}")
+                lines.append(f"  [{block.get('type')}] {text_of(element)}")
     return "\n".join(lines)
 
 

@@ -1,8 +1,6 @@
 """Pure: an Alertmanager notification (webhook payload version 4) -> the model of one Slack message.
 
-`parse_group` reads a payload leniently (unknown fields are ignored, missing ones defaulted; only
-a payload that is not an object with an ``alerts`` list is refused). `digest` is what makes a
-repeat a repeat: the group's status and each alert's fingerprint and status. `enrich` joins the
+The payload is read by `payload.py` (`parse_group`, `digest`, `describe_change`). `enrich` joins the
 group with facts gathered at the edges (`Facts`: the diagnosis report of the Triton the alert is
 about, current burn rates and budgets from Prometheus) into a `MessageModel`, the context of the
 message templates. `describe_change` says in one line what changed between two notifications.
@@ -11,7 +9,6 @@ No I/O here.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -22,6 +19,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 from triton_sre import conventions as c
 from triton_sre.bot.llm import LLM_ALERTS, saturation_threshold
 from triton_sre.bot.llm import verdict as llm_verdict
+from triton_sre.bot.payload import Alert, AlertGroup
 from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, scaling_line
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
@@ -38,162 +36,6 @@ _RUNBOOK_PATH = re.compile(r"(?:^|/)(?P<id>[a-z0-9][a-z0-9-]*)\.md$")
 _LEGACY_BURN_IN_TEXT = re.compile(r"\bis (?P<value>[0-9]+(?:\.[0-9]+)?)x\b")
 LABEL_ALERTNAME = c.LABEL_ALERTNAME
 LABEL_RUNBOOK = c.L_RUNBOOK
-
-
-class PayloadError(ValueError):
-    """The webhook body is not an Alertmanager notification."""
-
-
-@dataclass(frozen=True)
-class Alert:
-    status: str
-    labels: Mapping[str, str]
-    annotations: Mapping[str, str]
-    starts_at: str = ""
-    ends_at: str = ""
-    generator_url: str = ""
-    fingerprint: str = ""
-
-    @property
-    def name(self) -> str:
-        return self.labels.get(LABEL_ALERTNAME, "")
-
-
-@dataclass(frozen=True)
-class AlertGroup:
-    group_key: str
-    status: str
-    alerts: tuple[Alert, ...]
-    receiver: str = ""
-    group_labels: Mapping[str, str] = field(default_factory=dict)
-    common_labels: Mapping[str, str] = field(default_factory=dict)
-    common_annotations: Mapping[str, str] = field(default_factory=dict)
-    external_url: str = ""
-    truncated_alerts: int = 0
-
-
-def _str_map(value: Any) -> dict[str, str]:
-    if not isinstance(value, Mapping):
-        return {}
-    return {str(k): "" if v is None else str(v) for k, v in value.items()}
-
-
-def _text(value: Any) -> str:
-    return "" if value is None else str(value)
-
-
-def _fingerprint(labels: Mapping[str, str]) -> str:
-    joined = "\x00".join(f"{k}\x01{v}" for k, v in sorted(labels.items()))
-    return hashlib.sha256(joined.encode()).hexdigest()[:16]
-
-
-def parse_group(payload: Any) -> AlertGroup:
-    """A webhook payload -> `AlertGroup`; `PayloadError` when it is not a notification at all."""
-    if not isinstance(payload, Mapping):
-        raise PayloadError("the body must be a JSON object")
-    raw_alerts = payload.get("alerts")
-    if not isinstance(raw_alerts, list):
-        raise PayloadError("the body has no 'alerts' list")
-    alerts = []
-    for raw in raw_alerts:
-        if not isinstance(raw, Mapping):
-            raise PayloadError("each alert must be an object")
-        labels = _str_map(raw.get("labels"))
-        status = _text(raw.get("status")) or c.AM_STATUS_FIRING
-        alerts.append(
-            Alert(
-                status=status if status in (c.AM_STATUS_FIRING, c.AM_STATUS_RESOLVED) else c.AM_STATUS_FIRING,
-                labels=labels,
-                annotations=_str_map(raw.get("annotations")),
-                starts_at=_text(raw.get("startsAt")),
-                ends_at=_text(raw.get("endsAt")),
-                generator_url=_text(raw.get("generatorURL")),
-                fingerprint=_text(raw.get("fingerprint")) or _fingerprint(labels),
-            )
-        )
-    group_labels = _str_map(payload.get("groupLabels"))
-    group_key = _text(payload.get("groupKey"))
-    if not group_key:
-        receiver = _text(payload.get("receiver"))
-        group_key = f"{receiver}:{_fingerprint(group_labels)}"
-    firing = any(a.status == c.AM_STATUS_FIRING for a in alerts)
-    status = _text(payload.get("status")) or (c.AM_STATUS_FIRING if firing else c.AM_STATUS_RESOLVED)
-    truncated = payload.get("truncatedAlerts")
-    return AlertGroup(
-        group_key=group_key,
-        status=status if status in (c.AM_STATUS_FIRING, c.AM_STATUS_RESOLVED) else c.AM_STATUS_FIRING,
-        alerts=tuple(alerts),
-        receiver=_text(payload.get("receiver")),
-        group_labels=group_labels,
-        common_labels=_str_map(payload.get("commonLabels")),
-        common_annotations=_str_map(payload.get("commonAnnotations")),
-        external_url=_text(payload.get("externalURL")),
-        truncated_alerts=truncated if isinstance(truncated, int) and not isinstance(truncated, bool) else 0,
-    )
-
-
-def alert_states(group: AlertGroup) -> list[dict[str, str]]:
-    """What a message shows, per alert: kept to tell the next notification what changed."""
-    return sorted(
-        (
-            {
-                "fingerprint": a.fingerprint,
-                "status": a.status,
-                "name": a.name,
-                "model": a.labels.get(c.LABEL_MODEL, ""),
-                "instance": a.labels.get(c.LABEL_INSTANCE, ""),
-            }
-            for a in group.alerts
-        ),
-        key=lambda s: s["fingerprint"],
-    )
-
-
-def digest(group: AlertGroup) -> str:
-    """Equal for an Alertmanager repeat of the same state; different when anything shown changes."""
-    parts = [group.status, str(group.truncated_alerts)]
-    parts += [f"{s['fingerprint']}={s['status']}" for s in alert_states(group)]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
-
-
-def describe_change(before: Sequence[Mapping[str, str]], group: AlertGroup, before_status: str | None) -> str:
-    """One line (Slack mrkdwn-safe plain text) saying what changed since the message was last edited."""
-    old = {s["fingerprint"]: s for s in before}
-    now = {s["fingerprint"]: s for s in alert_states(group)}
-
-    def names(states: list[Mapping[str, str]]) -> str:
-        shown = [_display(s) for s in states[:5]]
-        more = len(states) - len(shown)
-        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
-
-    if group.status == c.AM_STATUS_RESOLVED and before_status != c.AM_STATUS_RESOLVED:
-        return f"Resolved: all {len(now)} alert(s) of this group are resolved."
-    parts = []
-    if group.status == c.AM_STATUS_FIRING and before_status == c.AM_STATUS_RESOLVED:
-        parts.append("Firing again.")
-    started = [
-        s
-        for f, s in now.items()
-        if s["status"] == c.AM_STATUS_FIRING and old.get(f, {}).get("status") != c.AM_STATUS_FIRING
-    ]
-    ended = [
-        s
-        for f, s in now.items()
-        if s["status"] == c.AM_STATUS_RESOLVED and old.get(f, {}).get("status") == c.AM_STATUS_FIRING
-    ]
-    gone = [s for f, s in old.items() if f not in now and s["status"] == c.AM_STATUS_FIRING]
-    if started:
-        parts.append(f"Now firing: {names(started)}.")
-    if ended or gone:
-        parts.append(f"Resolved: {names(ended + gone)}.")
-    firing = sum(1 for s in now.values() if s["status"] == c.AM_STATUS_FIRING)
-    parts.append(f"{firing} of {len(now)} alert(s) firing.")
-    return " ".join(parts)
-
-
-def _display(state: Mapping[str, str]) -> str:
-    model = state.get("model")
-    return f"{state.get('name')} ({model})" if model else str(state.get("name"))
 
 
 # ----------------------------------------------------------------------------- facts and model

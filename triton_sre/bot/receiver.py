@@ -32,9 +32,9 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from triton_sre import conventions as c
 from triton_sre.bot.config import BotSettings
-from triton_sre.bot.enrich import PayloadError, parse_group
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.payload import PayloadError, parse_group
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler

@@ -23,23 +23,25 @@ from triton_sre import conventions as c
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.enrich import (
     SLO_ALERTS,
-    AlertGroup,
     Facts,
     Links,
     ModelSize,
-    PayloadError,
-    alert_states,
-    describe_change,
-    digest,
     enrich,
     generator_expr,
     latency_quantiles_shown,
-    parse_group,
 )
 from triton_sre.bot.llm import LLM_ALERTS
 from triton_sre.bot.llm import figure_exprs as llm_figure_exprs
 from triton_sre.bot.metrics import ACTION_FAILED, ACTION_POSTED, ACTION_REPEAT, ACTION_UPDATED, BotMetrics
 from triton_sre.bot.outbox import MessageRef, Notification, Outbox
+from triton_sre.bot.payload import (
+    AlertGroup,
+    PayloadError,
+    alert_states,
+    describe_change,
+    digest,
+    parse_group,
+)
 from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS, chart_png
 from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, asks, scaling_exprs
 from triton_sre.bot.slack import DeliveryError, Renderer, SlackDelivery, backoff

@@ -21,6 +21,10 @@ A backend hands its model to a library that reports failures in its own format, 
   refused the library) and ``... Entry point RegisterCustomOps not found in library``: a custom-op
   library (mmdeploy's, TensorRT plugins wrapped for ORT) built against another ONNX Runtime or other
   libraries than the backend ships, library-version-mismatch's "custom op built against other libraries".
+- TensorRT's runtime (``runtime.cpp::deserializeCudaEngine``, 8 to 10): ``Engine deserialization
+  failed.`` after the archive reader's own assertion; callers and users word the same step ``Could not
+  deserialize engine`` (polygraphy), ``Unable to deserialise TRT engine``, or misspell it: the
+  ``deseriali[sz]`` stem next to engine/plan and a failure word decides, whatever the suffix.
 - glibc's dynamic loader (``elf/dl-tls.c``, ``_dl_allocate_static_tls``): ``cannot allocate memory in
   static TLS block`` is a library that ``dlopen`` cannot place (too much initial-exec TLS, a
   preloaded allocator like jemalloc, libgomp in a packed Python environment). It is a loader
@@ -37,6 +41,8 @@ from triton_sre.diagnosis.stack_rules import CauseRule, rx
 
 __all__ = ["BELOW_BACKEND_RULES", "STATIC_TLS"]
 
+_CANNOT = r"(?:unable to|failed to|fails? to|cannot|can't|could not|couldn't)"
+
 STATIC_TLS: Final = r"\bin static TLS block"
 """glibc ``elf/dl-tls.c``: the loader's failure that reads like memory exhaustion."""
 
@@ -49,6 +55,16 @@ BELOW_BACKEND_RULES: Final[tuple[CauseRule, ...]] = (
         ),
         "Treelite src/frontend/xgboost.cc, lightgbm.cc (0.9 to 4.x); ONNX Runtime "
         "core/framework/tensorprotoutils.cc (1.8 on)",
+    ),
+    CauseRule(
+        c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+        rx(
+            r"\bEngine deseriali[sz]\w* fail",
+            rf"\b{_CANNOT} deseriali[sz]\w*(?: the)?(?: cuda| trt| tensorrt)? (?:engine|plan)\b",
+            r"\bdeseriali[sz]\w* (?:of )?(?:the )?(?:cuda |trt |tensorrt )?engine\b[^\n]{0,20}\bfail",
+        ),
+        "TensorRT runtime.cpp deserializeCudaEngine ('Engine deserialization failed.', 8-10), polygraphy "
+        "'Could not deserialize engine'; the deseriali[sz] stem as users word it (British -ise, typos)",
     ),
     CauseRule(
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,

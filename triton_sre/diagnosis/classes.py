@@ -18,6 +18,7 @@ import re
 from typing import Final
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.severity import COMMAND_NOT_FOUND
 
 __all__ = ["CLASSES", "cause_class"]
 
@@ -31,6 +32,13 @@ _NEG = r"(?:not|cannot|can't|could not|couldn't|unable to|failed to|fails? to|no
 _S = r"\s+"
 
 CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    # A command the shell or the container runtime cannot find in the image (the image lacks the
+    # server, or the command is misspelled): no page covers an image without its command, so it is
+    # the fallback by name, before the missing-file class claims "executable file not found".
+    (
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile("|".join(f"(?:{a})" for a in COMMAND_NOT_FOUND), re.M),
+    ),
     # image pull / registry / auth (image-pull-failed: "the image cannot be pulled").
     (
         c.RUNBOOK_IMAGE_PULL_FAILED,

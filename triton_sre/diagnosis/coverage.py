@@ -11,8 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.hand_rules import HAND_RULES
 from triton_sre.diagnosis.inventory import COMPONENTS, ENTRIES, Entry
-from triton_sre.diagnosis.rules import HAND_RULES
 
 HAND_RUNBOOKS = frozenset(r.runbook for r in HAND_RULES)
 

@@ -28,7 +28,9 @@ from collections.abc import Callable, Iterable, Mapping
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, evidence_text
+from triton_sre.diagnosis.blocks import WARNING_BANNER, deciding_line, fails_beside_warnings
 from triton_sre.diagnosis.classes import cause_class
+from triton_sre.diagnosis.config_dump import blank_config_lines
 from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.logparse import (
     LEVEL_ERROR,
@@ -40,7 +42,6 @@ from triton_sre.diagnosis.logparse import (
     SOURCE_TABLE,
     LogEvent,
     is_paste_prompt,
-    peel_collector_prefix,
 )
 from triton_sre.diagnosis.reasons import (
     ENSEMBLE_CONFIG,
@@ -60,6 +61,7 @@ from triton_sre.diagnosis.reasons import (
     classify,
     classify_reason,
     diagnose_reason,
+    index_events,
     is_harmless,
     is_summary,
     template_of,
@@ -85,8 +87,8 @@ __all__ = [
 
 MAX_UNMATCHED_TEMPLATES = 200
 MAX_PENDING = 64
-_WARNING_BANNER = re.compile(r"^WARNING\b:?")
 ATTACH_WINDOW = 12
+"""A model-less cause line attaches to a model failure at most this many events later."""
 # Words that make a levelless line a failure report, not a setting (``runtime_backend is set to [vllm]``).
 _FAILURE_WORD = re.compile(
     r"\b(error|fail\w*|exception|invalid|cannot|can't|unable|not found|abort\w*|assert\w*|missing|denied)\b",
@@ -98,35 +100,6 @@ _WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s"
 # so TensorRT's logger prints its magic-tag / deserialize errors for any file that is not one. When no
 # platform fits it says so and goes on with a simple config: those errors were the probe's, not the load's.
 _AUTOFILL_GAVE_UP = re.compile(r"^Autofiller failed to detect the platform for ")
-"""A model-less cause line attaches to a model failure at most this many events later."""
-
-
-def _deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int, str]:
-    """The line of a pasted block (raw lines: ``kubectl describe`` output, a banner) that
-    ``decides`` holds for, so the finding quotes it rather than the block's first line."""
-    if event.source != SOURCE_RAW:
-        return event.line, evidence_text(event)
-    pieces = event.message.split("\n")
-    for offset, piece in enumerate(pieces):
-        if len(pieces) > 1 and not (piece.strip() and decides(piece)):
-            continue
-        text = peel_collector_prefix(piece.strip())
-        return event.line + offset, text[:MAX_EVIDENCE_CHARS]
-    # No single line decides (the rule needs the block, e.g. a describe of a failed container): quote
-    # the line the block's own format marks as the failure, not its first line.
-    for offset, piece in enumerate(pieces):
-        if piece.strip() and failure_piece(piece) is not None:
-            return event.line + offset, peel_collector_prefix(piece.strip())[:MAX_EVIDENCE_CHARS]
-    return event.line, peel_collector_prefix(evidence_text(event))
-
-
-def _fails_beside_warnings(block: str) -> bool:
-    """True when a pasted block holds a failure line besides its ``WARNING:`` lines."""
-    return any(
-        classify(piece) or is_server_failure(piece) or is_backend_failure(piece)
-        for piece in (p.strip() for p in block.split("\n"))
-        if piece and not _WARNING_BANNER.match(piece)
-    )
 
 
 class Diagnoser:
@@ -146,7 +119,7 @@ class Diagnoser:
         self._unmatched: dict[str, list[object]] = {}
         self._unexplained: list[Obs] = []  # error lines no rule explains (bounded)
         self._warning_causes: list[Obs] = []  # warnings naming a cause class, until a failure follows
-        self._gpu = GpuContext(_deciding_line)  # what CUDA said of the GPU (gpu_context.py)
+        self._gpu = GpuContext()  # what CUDA said of the GPU (gpu_context.py)
         self._unmatched_overflow = 0
         self._index = 0
         self._release: str | None = None
@@ -230,12 +203,12 @@ class Diagnoser:
                 self._server_failures.append(obs)
             return
         if runbook is None and is_server_failure(message):
-            line, text = _deciding_line(event, is_server_failure)
+            line, text = deciding_line(event, is_server_failure)
             self._server_failures.append(Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
             return
         if runbook is not None:
-            line, text = _deciding_line(event, decides)
-            if not level and _WARNING_BANNER.match(text) and not _fails_beside_warnings(message):
+            line, text = deciding_line(event, decides)
+            if not level and WARNING_BANNER.match(text) and not fails_beside_warnings(message):
                 level = LEVEL_WARNING  # a pasted tool's own "WARNING:" (Docker CLI, the NGC entrypoint)
             obs = Obs(index, line, text, level or LEVEL_ERROR, runbook, message)
             path = PY_PATH.search(message)
@@ -263,7 +236,7 @@ class Diagnoser:
             self._add_unmatched(event)
             if len(self._unexplained) < MAX_PENDING:
                 # An error line nothing explains is still a failure signal: never an empty answer.
-                line, text = _deciding_line(event, lambda piece: failure_piece(piece) is not None)
+                line, text = deciding_line(event, lambda piece: failure_piece(piece) is not None)
                 self._unexplained.append(Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
 
     def _note_warning_cause(self, event: LogEvent, index: int) -> None:
@@ -306,6 +279,7 @@ class Diagnoser:
         lines = event.message.split("\n")
         if len(lines) < 2:
             return
+        lines = [lines[0], *blank_config_lines(lines[1:])]  # a config dump's fields are no event
         runbook = classify("\n".join(lines[1:]))
         decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
         if runbook is None:
@@ -504,23 +478,4 @@ def diagnose_index(
     remediations: Mapping[str, str] | None = None,
 ) -> Report:
     """Findings for a live server from ``POST /v2/repository/index`` entries (UNAVAILABLE ones)."""
-    diagnoser = Diagnoser(titles, remediations)
-    for position, entry in enumerate(index, 1):
-        if entry.get("state") != c.STATE_UNAVAILABLE:
-            continue
-        name = str(entry.get("name", ""))
-        version = str(entry.get("version") or "") or None
-        reason = str(entry.get("reason") or "")
-        text = f"{name} v{version or '-'}: UNAVAILABLE: {reason.splitlines()[0] if reason else ''}"
-        diagnoser.feed(
-            LogEvent(
-                line=position,
-                level=LEVEL_ERROR,
-                source=SOURCE_TABLE,
-                message=f"UNAVAILABLE: {reason}",
-                text=text,
-                model=name,
-                version=version,
-            )
-        )
-    return diagnoser.finish()
+    return Diagnoser(titles, remediations).feed_all(index_events(index)).finish()

@@ -11,7 +11,8 @@ import re
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import STATIC_TLS
-from triton_sre.diagnosis.rules import CAUSE_RULES, SHM_CONTEXT, CauseRule
+from triton_sre.diagnosis.hand_rules import SHM_CONTEXT
+from triton_sre.diagnosis.rules import CAUSE_RULES, CauseRule
 
 __all__ = ["classify", "from_frames"]
 

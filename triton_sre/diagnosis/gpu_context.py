@@ -23,10 +23,10 @@ then the driver's consequence).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import ModelState, Obs
+from triton_sre.diagnosis.blocks import deciding_line
 from triton_sre.diagnosis.logparse import LEVEL_ERROR, LogEvent
 from triton_sre.diagnosis.signals import is_harmless
 
@@ -39,18 +39,20 @@ GPU_EXPECTED = re.compile(
     # core's instance-group check (model_config_utils.cc): the instance group names a GPU CUDA cannot use
     r"|specifies invalid or unsupported gpu id (?:of )?\d+"
 )
+# The same check when CUDA offers no GPU at all: the list after "are:" is empty (r21+), or the TRTIS-era
+# wording that lists none ("gpu id of 0. The minimum required CUDA compute compatibility is 6.0").
+NO_GPU_LISTED = re.compile(
+    r"unsupported gpu id (?:\d+\. GPUs with at least the minimum required CUDA compute compatibility"
+    r" of [\d.]+ are:\s*$|of \d+\. The minimum required CUDA compute compatibility is [\d.]+\s*$)",
+    re.I,
+)
 GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT", "gpu id")
 """Substrings every `GPU_EXPECTED` match holds (a cheap test before the pattern)."""
-
-Decide = Callable[[LogEvent, Callable[[str], bool]], tuple[int, str]]
-"""The engine's deciding-line reader: (event, predicate) -> (line number, quoted text)."""
-
 
 class GpuContext:
     """Fed every event (in order) by the engine; holds only what CUDA said and whether a GPU is needed."""
 
-    def __init__(self, deciding_line: Decide) -> None:
-        self._deciding_line = deciding_line
+    def __init__(self) -> None:
         self.no_device: Obs | None = None  # CUDA saw no device
         self.old_driver: Obs | None = None  # CUDA found the driver insufficient
         self.after_driver = False  # a line that is not a harmless warning followed it
@@ -64,7 +66,7 @@ class GpuContext:
         if "CUDA" not in message and not self.no_device and not self.old_driver:
             return  # (plain substring tests first: this runs on every event)
         if self.no_device is None and event.level != LEVEL_ERROR and NO_DEVICE.search(message):
-            line, text = self._deciding_line(event, lambda piece: NO_DEVICE.search(piece) is not None)
+            line, text = deciding_line(event, lambda piece: NO_DEVICE.search(piece) is not None)
             text = text.split("\n", 1)[0]
             self.no_device = Obs(index, line, text, LEVEL_ERROR, c.RUNBOOK_GPU_CONTAINER_RUNTIME, text)
         if (
@@ -73,7 +75,7 @@ class GpuContext:
             and OLD_DRIVER.search(message)
             and is_harmless(message)  # (on an error line it is a cause rule of its own)
         ):
-            line, text = self._deciding_line(event, lambda piece: OLD_DRIVER.search(piece) is not None)
+            line, text = deciding_line(event, lambda piece: OLD_DRIVER.search(piece) is not None)
             self.old_driver = Obs(index, line, text, LEVEL_ERROR, c.RUNBOOK_CUDA_DRIVER_MISMATCH, text)
         if (self.no_device is not None or self.old_driver is not None) and not self.gpu_expected:
             # The message, or the source file of a backend's own line (libfastertransformer.cc).
@@ -100,7 +102,8 @@ class GpuContext:
     def outranks_driver(self, state: ModelState) -> bool:
         """A model's own finding comes before the driver's: it names a cause, or it failed in a log that
         needs no GPU (a CPU server whose models fail for their own reasons). Where the log needs a GPU, a
-        failure nothing explains (core refusing every GPU id) is the driver's consequence."""
+        failure nothing explains, or core refusing a GPU id while CUDA offers none, is the driver's
+        consequence."""
         if self.gpu_expected:
-            return any(o.runbook for o in state.obs)
+            return any(o.runbook and not NO_GPU_LISTED.search(o.reason) for o in state.obs)
         return state.failed or bool(state.obs)

@@ -95,8 +95,9 @@ def template_regex(template: str) -> re.Pattern[str]:
     while parts and not parts[-1].strip():
         parts.pop()
     if parts:
-        # A message's closing full stop is often lost (quoted in a ticket, cut by a table cell).
-        parts[-1] = parts[-1].rstrip(".;")
+        # A message's closing full stop is often lost (quoted in a ticket, cut by a table cell), and so
+        # are the blanks before an empty last value (``are: <ids>`` with no id ends ``are:`` on a line).
+        parts[-1] = parts[-1].rstrip(".; ")
     return re.compile(".*?".join(re.escape(p) for p in parts), re.I)
 
 

@@ -295,7 +295,9 @@ class _Parser:
             self.in_model_table = False
             assert fields is not None
             level, source, message = fields
-            message = unquote(message.strip()) if kind == KIND_LOG else message.strip()
+            # Stripped inside the quotes as well: a quoted message ("... are: ") reads as its unquoted
+            # form, whose trailing blanks the line's end already dropped.
+            message = unquote(message.strip()).strip() if kind == KIND_LOG else message.strip()
             self._start(number, level, source, s, message)
             return
         if kind == KIND_BORDER:

@@ -3,17 +3,19 @@
 The patterns of Triton's failure lines (``failed to load 'm' version 1: ...``, ``Poll failed for
 model directory``, an ensemble naming a failed step, a model file's path in a traceback, a stub or
 instance name), `classify_reason` / `diagnose_reason` for one reason (the exporter's and lint's
-entry point), and `template_of`, a line's shape for grouping unexplained errors. The classifiers are
+entry point), `index_events` (a live repository index's UNAVAILABLE entries read as status-table
+rows) and `template_of`, a line's shape for grouping unexplained errors. The classifiers are
 memoized per distinct text: a crash-looping server repeats the same messages.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator, Mapping
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.frames import classify
-from triton_sre.diagnosis.logparse import LogEvent
+from triton_sre.diagnosis.logparse import LEVEL_ERROR, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.repeats import memoize_text
 from triton_sre.diagnosis.signals import is_harmless, is_summary
 
@@ -35,6 +37,7 @@ __all__ = [
     "classify",
     "classify_reason",
     "diagnose_reason",
+    "index_events",
     "is_harmless",
     "is_summary",
     "template_of",
@@ -127,3 +130,23 @@ def template_of(event: LogEvent) -> str:
     message = _TPL_NUM.sub("<n>", message)
     prefix = f"{event.level or '-'} {source}] " if source else f"{event.level or '-'} "
     return prefix + message.strip()
+
+
+def index_events(index: Iterable[Mapping[str, object]]) -> Iterator[LogEvent]:
+    """The UNAVAILABLE entries of ``POST /v2/repository/index`` as the status-table rows a log prints."""
+    for position, entry in enumerate(index, 1):
+        if entry.get("state") != c.STATE_UNAVAILABLE:
+            continue
+        name = str(entry.get("name", ""))
+        version = str(entry.get("version") or "") or None
+        reason = str(entry.get("reason") or "")
+        text = f"{name} v{version or '-'}: UNAVAILABLE: {reason.splitlines()[0] if reason else ''}"
+        yield LogEvent(
+            line=position,
+            level=LEVEL_ERROR,
+            source=SOURCE_TABLE,
+            message=f"UNAVAILABLE: {reason}",
+            text=text,
+            model=name,
+            version=version,
+        )

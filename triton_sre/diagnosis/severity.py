@@ -22,12 +22,16 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 - Kubernetes: an event of type Warning (``kubectl describe`` / ``get events`` columns) with a reason
   from the kubelet's and scheduler's event reasons (``pkg/kubelet/events/event.go``,
   ``pkg/scheduler``), a pod status reason (``CrashLoopBackOff``, ``ImagePullBackOff``,
-  ``OOMKilled`` ...), a condition ``Unschedulable`` (``PodReasonUnschedulable``), the kubelet's
-  admission rejection ``OutOf<resource>`` (``pkg/kubelet/lifecycle/predicate.go``).
+  ``OOMKilled`` ...), a pod still ``Pending`` (describe's Status field, get's STATUS column), a
+  condition ``Unschedulable`` (``PodReasonUnschedulable``), the kubelet's admission rejection
+  ``OutOf<resource>`` (``pkg/kubelet/lifecycle/predicate.go``).
 - Knative/KServe: a condition whose status is False with a reason (``READY False RevisionFailed``),
   and Knative's revision message ``Revision "x" failed with message: ...``; KServe's controller
   errors choosing a serving runtime (``No ServingRuntimes or ClusterServingRuntimes with the name:``,
   ``no runtime found to support predictor with model type:``, ``specified runtime X is disabled``).
+- Shells and container runtimes: a command that is not found (bash's ``command not found``, dash's
+  and busybox's ``not found``, zsh's ``command not found:``, Go os/exec's ``executable file not
+  found in $PATH`` as runc and Docker quote it).
 - HTTP: a status line or status code 4xx/5xx (``HTTP/1.1 503``, ``unexpected status code 500``).
 - Triton: a model's status cell standing alone, the state then one of core's status code strings
   (``src/status.cc`` ``Status::CodeString``, the common repo's ``TRITONSERVER_ErrorCodeString``:
@@ -46,7 +50,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["FAILURE_FORMATS", "failure_piece", "is_failure_line"]
+__all__ = ["COMMAND_NOT_FOUND", "FAILURE_FORMATS", "failure_piece", "is_failure_line"]
 
 # The reasons of Kubernetes' Warning events (kubelet pkg/kubelet/events/event.go, the scheduler, the
 # controllers) and of a pod's container states, as kubectl prints them.
@@ -60,6 +64,18 @@ _K8S_STATUS_REASONS = (
     r"OOMKilled|Init:Error|Init:OOMKilled|Evicted|(?:Pod)?Unschedulable"
 )
 _LEVEL = r"(?:ERROR|CRITICAL|FATAL|PANIC|SEVERE|EMERG|ALERT)"
+
+COMMAND_NOT_FOUND: Final = (
+    # A shell or a container runtime that cannot find the command it was asked to run: bash
+    # (``bash: x: command not found``; a script's ``f.sh: line 9: exec: x: not found``), dash and
+    # busybox ash (``sh: 1: x: not found``, ``sh: x: not found``), zsh (``zsh: command not found:
+    # x``), and Go's os/exec ErrNotFound as runc/Docker/containerd quote it (``exec: "x": executable
+    # file not found in $PATH``).
+    r"^\S*(?:sh|bash)(?:: line \d+|: \d+)?: (?:exec: )?[^\s:]+: (?:command )?not found\s*$",
+    r"^zsh: command not found: ",
+    r"exec: \"[^\"\n]+\": executable file not found in \$PATH",
+)
+"""The shells' and container runtimes' command-not-found wordings (`classes.py` names their class)."""
 
 FAILURE_FORMATS: Final = re.compile(
     "|".join(
@@ -103,6 +119,10 @@ FAILURE_FORMATS: Final = re.compile(
             rf"(?:^|\s)Warning\s+(?:{_K8S_WARNING_REASONS})\s",
             r"\"type\"\s*:\s*\"Warning\"",
             rf"(?:^|\s|\b\d\.)(?:{_K8S_STATUS_REASONS})\b",
+            # A pod still in phase Pending, as ``kubectl describe pod`` (``Status:  Pending``) and
+            # ``kubectl get pods`` (READY 0/N, STATUS Pending) show it: its containers never started.
+            r"^Status:[ \t]+Pending[ \t]*$",
+            r" 0/\d+ +Pending +\d+\s",
             # The kubelet's admission rejection as a STATUS cell or a Reason: "OutOf" + a (lowercase)
             # resource name (pkg/kubelet/lifecycle/predicate.go), e.g. OutOfnvidia.com/gpu, OutOfcpu.
             r"(?:^|\s)OutOf[a-z][\w.\-/]*(?:\s|$)",
@@ -129,6 +149,7 @@ FAILURE_FORMATS: Final = re.compile(
             # dmlc-core / glog CHECK failures; dmlc's LOG(FATAL) error with its stack trace.
             r"\bCheck failed: ",
             r"^\[\d\d:\d\d:\d\d\] [^\s:]+:\d+: [^\n]*\n\s*Stack trace:",
+            *COMMAND_NOT_FOUND,
             # HTTP error statuses.
             r"\bHTTP/\d(?:\.\d)? [45]\d\d\b",
             r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b",

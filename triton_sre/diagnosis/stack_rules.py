@@ -39,6 +39,7 @@ from triton_sre import conventions as c
 __all__ = [
     "CONTAINER_RUNTIME_RULES",
     "GPU_OPERATOR_RULES",
+    "KSERVE_STORAGE_RULES",
     "PLATFORM_RULES",
     "PORT_RULES",
     "REGISTRY_RULES",
@@ -259,8 +260,30 @@ PORT_RULES: Final[tuple[CauseRule, ...]] = (
     ),
 )
 
+# KServe's pod mutator adds a ``storage-initializer`` init container to a predictor pod whose
+# storageUri is remote, and records the URI in the annotation
+# ``internal.serving.kserve.io/storage-initializer-sourceuri`` (``serving.kubeflow.org`` before 0.7;
+# pkg/webhook/admission/pod/storage_initializer_injector.go). The containers start only after it has
+# downloaded the model, so a scheduled pod (a scheduling failure has its own events, and that page
+# ranks first) still ``Pending`` with a cloud source is waiting on the cloud fetch: credentials, role,
+# region or reach of the bucket.
+_CLOUD_URI = r"(?:s3|gs)://|https://[\w.-]+\.blob\.core\.windows\.net/"
+KSERVE_STORAGE_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
+        re.compile(
+            rf"\bstorage-initializer-sourceuri:[ \t]*(?:{_CLOUD_URI})[^\n]*\n(?:[^\n]*\n){{0,40}}?"
+            r"Status:[ \t]+Pending[ \t]*$",
+            re.I | re.M,
+        ),
+        "kserve pkg/webhook/admission/pod/storage_initializer_injector.go (the annotation, 0.7 on; "
+        "serving.kubeflow.org before); kubectl describe pod's Status (the pod phase)",
+    ),
+)
+
 STACK_RULES: Final[tuple[CauseRule, ...]] = (
     *PORT_RULES,
+    *KSERVE_STORAGE_RULES,
     CauseRule(
         c.RUNBOOK_POD_UNSCHEDULABLE,
         rx(

@@ -32,7 +32,8 @@ from triton_sre.exporter.snapshot import (
     repeated_series,
     series_place,
 )
-from triton_sre.triton.exposition import Labels, Sample, Skeleton
+from triton_sre.triton.exposition import Labels, Sample
+from triton_sre.triton.skeleton import Skeleton
 
 log = logging.getLogger(__name__)
 

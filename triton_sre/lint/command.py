@@ -135,7 +135,8 @@ def _load_seconds(values: list[str]) -> dict[str, float]:
 
 def _probe_budget(path: str | None) -> float:
     """operational.startup_probe_budget of the SLO file (./slos.yaml when present, else the default)."""
-    from triton_sre.slo import Operational, load_spec
+    from triton_sre.alerting_spec import Operational
+    from triton_sre.slo import load_spec
 
     if path is None and Path(DEFAULT_SLO_FILE).is_file():
         path = DEFAULT_SLO_FILE

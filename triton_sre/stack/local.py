@@ -41,7 +41,7 @@ from triton_sre.files import write_files
 from triton_sre.logtail import tail
 from triton_sre.slo import Spec, default_spec, load_spec
 from triton_sre.stack.loads import load_every_model, next_poll
-from triton_sre.stack.local_triton import free_ports, process_group_members
+from triton_sre.stack.processes import free_ports, process_group_members
 
 STATE_FILE = "stack.json"
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"

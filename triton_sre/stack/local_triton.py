@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import importlib.util
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -34,6 +32,7 @@ from typing import Literal
 import requests
 
 from triton_sre.logtail import LOG_TAIL_LINES, tail
+from triton_sre.stack.processes import death_signal_hook, free_ports, mapped_shm, process_group_members
 
 __all__ = [
     "LOG_TAIL_LINES",
@@ -42,9 +41,6 @@ __all__ = [
     "ModelControlMode",
     "ServerInstall",
     "find_server",
-    "free_port",
-    "free_ports",
-    "process_group_members",
 ]
 
 ModelControlMode = Literal["none", "explicit", "poll"]
@@ -52,8 +48,6 @@ LogFormat = Literal["default", "ISO8601"]
 
 INSTALL_HINT = "pip install 'triton-sre[server]'"
 STUB_NAME = "triton_python_backend_stub"
-SHM_PREFIX = "triton_python_backend_shm_region_"
-_PR_SET_PDEATHSIG = 1
 
 
 class LocalTritonError(RuntimeError):
@@ -113,81 +107,6 @@ def find_server() -> ServerInstall:
             f"(available: {', '.join(available) or 'none'}); use one of those interpreters"
         )
     return install
-
-
-def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """``count`` distinct TCP ports that are free on ``host`` right now.
-
-    All sockets stay bound until every port is picked, so the ports are distinct.
-    """
-    sockets: list[socket.socket] = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((host, 0))
-            sockets.append(s)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that is free on ``host`` right now."""
-    return free_ports(1, host)[0]
-
-
-def process_group_members(pgid: int, *, include_zombies: bool = False) -> list[int]:
-    """Pids (Linux ``/proc``) whose process group is ``pgid``; zombies only if asked."""
-    members: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) >= 3 and int(fields[2]) == pgid and (include_zombies or fields[0] != "Z"):
-            members.append(int(entry.name))
-    return sorted(members)
-
-
-def _mapped_shm(pids: Sequence[int]) -> set[Path]:
-    """Python backend shared-memory regions mapped by ``pids``."""
-    found: set[Path] = set()
-    for pid in pids:
-        try:
-            maps = Path(f"/proc/{pid}/maps").read_text()
-        except OSError:
-            continue
-        for line in maps.splitlines():
-            parts = line.split(maxsplit=5)
-            path = parts[5] if len(parts) == 6 else ""
-            if path.startswith(f"/dev/shm/{SHM_PREFIX}"):
-                found.add(Path(path.removesuffix(" (deleted)")))
-    return found
-
-
-def _death_signal_hook() -> Callable[[], None] | None:
-    """A preexec hook making the child die with SIGKILL if this process dies without cleaning up.
-
-    Linux sends the signal when the *thread* that forked exits, so it is only armed from the main
-    thread; atexit covers every normal exit.
-    """
-    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    sig = int(signal.SIGKILL)
-
-    def hook() -> None:
-        prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
-
-    return hook
 
 
 class LocalTriton:
@@ -386,7 +305,7 @@ class LocalTriton:
                     env=self.environment(install),
                     cwd=self.workdir,
                     start_new_session=True,
-                    preexec_fn=_death_signal_hook(),
+                    preexec_fn=death_signal_hook(),
                 )
         try:
             self._wait_until_up(started)
@@ -449,7 +368,7 @@ class LocalTriton:
         return process_group_members(self._proc.pid)
 
     def _group_shm(self) -> set[Path]:
-        return _mapped_shm(self.group_pids())
+        return mapped_shm(self.group_pids())
 
     @staticmethod
     def _unlink(regions: set[Path]) -> None:

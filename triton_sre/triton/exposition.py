@@ -32,9 +32,7 @@ the body walked line by line to report the first bad line.
 from __future__ import annotations
 
 import gc
-import hashlib
 import re
-from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +41,21 @@ from operator import floordiv
 from typing import NoReturn, cast
 
 __all__ = [
-    "ExpositionError", "Labels", "Sample", "Skeleton", "decode_body", "iter_parse", "parse", "parse_bytes",
+    "CHUNK_CHARS",
+    "INNER_ONE",
+    "NAME",
+    "NON_SAMPLE_LINES",
+    "TIMESTAMP",
+    "VALUE",
+    "DuplicateLabel",
+    "ExpositionError",
+    "Labels",
+    "Sample",
+    "decode_body",
+    "iter_parse",
+    "parse",
+    "parse_bytes",
+    "parse_labels",
 ]
 
 Labels = tuple[tuple[str, str], ...]
@@ -84,41 +96,41 @@ class ExpositionError(ValueError):
 # ---------------------------------------------------------------------------
 # Grammar pieces.
 # ---------------------------------------------------------------------------
-_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 _LABEL_NAME = r"(?!__name__[ \t]*=)[a-zA-Z_][a-zA-Z0-9_]*"
 _LABEL_VALUE = r'"[^"\\\n]*(?:\\[\\"n][^"\\\n]*)*"'
 _PAIR = _LABEL_NAME + r"[ \t]*=[ \t]*" + _LABEL_VALUE
 # What sits between `{` and `}`.
 _INNER = r"[ \t]*(?:" + _PAIR + r"[ \t]*(?:,[ \t]*" + _PAIR + r"[ \t]*)*(?:,[ \t]*)?)?"
 # ASCII-only on purpose: (?i:inf) would also match a dotless "ı", which float() rejects.
-_VALUE = (
+VALUE = (
     r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
     r"|[Ii][Nn][Ff](?:[Ii][Nn][Ii][Tt][Yy])?|[Nn][Aa][Nn])"
 )
-_TIMESTAMP = r"[+-]?[0-9]+"
+TIMESTAMP = r"[+-]?[0-9]+"
 _TYPES = r"counter|gauge|histogram|summary|untyped"
 # After the `#` of a comment line (Go parser rules: a first token other than HELP/TYPE makes a
 # plain comment; HELP/TYPE may stop early; when present, the name and type must be valid).
 _COMMENT = (
-    r"#(?:[ \t]*HELP(?:[ \t]+(?:" + _NAME + r"(?:[ \t][^\n]*)?)?)?"
-    r"|[ \t]*TYPE(?:[ \t]+(?:" + _NAME + r"(?:[ \t]+(?:(?:" + _TYPES + r")[ \t]*)?)?)?)?"
+    r"#(?:[ \t]*HELP(?:[ \t]+(?:" + NAME + r"(?:[ \t][^\n]*)?)?)?"
+    r"|[ \t]*TYPE(?:[ \t]+(?:" + NAME + r"(?:[ \t]+(?:(?:" + _TYPES + r")[ \t]*)?)?)?)?"
     r"|(?![ \t]*(?:HELP|TYPE)[ \t\n])[^\n]*)"
 )
 
 # Fast path: the shape every prometheus-cpp / client_golang / prometheus_client server writes.
 # The label set is captured loosely (no `}` inside) and validated once per distinct string.
 _FAST_LINE = re.compile(
-    r"^(" + _NAME + r")(?:\{([^}\n]*)\})? (" + _VALUE + r")(?: " + _TIMESTAMP + r")?\n", re.MULTILINE
+    r"^(" + NAME + r")(?:\{([^}\n]*)\})? (" + VALUE + r")(?: " + TIMESTAMP + r")?\n", re.MULTILINE
 )
 # What may lie between two fast-path sample lines: blank and comment lines.
-_NON_SAMPLE_LINES = re.compile(r"(?:[ \t]*(?:" + _COMMENT + r")?\n)*")
+NON_SAMPLE_LINES = re.compile(r"(?:[ \t]*(?:" + _COMMENT + r")?\n)*")
 # General path: any valid line; groups are None for blank and comment lines.
 _ANY_LINE = re.compile(
-    r"^[ \t]*(?:(" + _NAME + r")(?:[ \t]*\{(" + _INNER + r")\}[ \t]*|[ \t]+)(" + _VALUE + r")"
-    r"(?:[ \t]+" + _TIMESTAMP + r")?[ \t]*|" + _COMMENT + r")?\n",
+    r"^[ \t]*(?:(" + NAME + r")(?:[ \t]*\{(" + _INNER + r")\}[ \t]*|[ \t]+)(" + VALUE + r")"
+    r"(?:[ \t]+" + TIMESTAMP + r")?[ \t]*|" + _COMMENT + r")?\n",
     re.MULTILINE,
 )
-_INNER_ONE = re.compile(_INNER)
+INNER_ONE = re.compile(_INNER)
 # One label pair, with the `,` after it or the end of the label set. Splitting "\n".join(label
 # sets) with it leaves only blanks and newlines between matches iff every label set is valid.
 _PAIR_SPLIT = re.compile(
@@ -137,11 +149,11 @@ def _unescape(match: re.Match[str]) -> str:
     return _UNESCAPED[match.group(1)]
 
 
-class _DuplicateLabel(Exception):
+class DuplicateLabel(Exception):
     pass
 
 
-def _parse_labels(inner: str) -> Labels:
+def parse_labels(inner: str) -> Labels:
     """Pairs of an already validated label set, unescaped and sorted by name."""
     pairs = _PAIR_PARTS.findall(inner)
     if "\\" in inner:
@@ -149,7 +161,7 @@ def _parse_labels(inner: str) -> Labels:
     if len(pairs) > 1:
         pairs.sort()
         if len(dict(pairs)) != len(pairs):
-            raise _DuplicateLabel(inner)
+            raise DuplicateLabel(inner)
     return tuple(pairs)
 
 
@@ -256,7 +268,7 @@ def _parse(text: str, keep: Callable[[str], bool] | None, cache: _LabelCache | N
     names: list[str] = pieces[1::4]
     inners: list[str | None] = pieces[2::4]
     values: list[str] = pieces[3::4]
-    odd = [k for k in compress(range(len(gaps)), gaps) if not _NON_SAMPLE_LINES.fullmatch(gaps[k])]
+    odd = [k for k in compress(range(len(gaps)), gaps) if not NON_SAMPLE_LINES.fullmatch(gaps[k])]
     if odd:
         names, inners, values = _merge_odd_lines(text, gaps, odd, names, inners, values)
     return _assemble(text, names, inners, values, keep, cache)
@@ -325,7 +337,7 @@ def _assemble(
         skipped -= cache.validated
     labels = _label_sets(list(distinct), list(cast("set[str]", skipped)))
     if labels is None:
-        bad = {inner for inner in distinct | cast("set[str]", skipped) if not _INNER_ONE.fullmatch(inner)}
+        bad = {inner for inner in distinct | cast("set[str]", skipped) if not INNER_ONE.fullmatch(inner)}
         _raise_at_label_set(text, bad, None)
     if isinstance(labels, set):
         _raise_at_label_set(text, labels, "duplicate label name")
@@ -361,8 +373,8 @@ def _label_sets(needed: list[str], others: list[str]) -> dict[str | None, Labels
         duplicates: set[str] = set()
         for inner in needed:
             try:
-                parsed[inner] = _parse_labels(inner)
-            except _DuplicateLabel:
+                parsed[inner] = parse_labels(inner)
+            except DuplicateLabel:
                 duplicates.add(inner)
         return duplicates or parsed
     counts = list(map(floordiv, map(str.count, needed, repeat('"')), repeat(2)))
@@ -408,15 +420,15 @@ def _raise_at_label_set(text: str, bad: set[str], reason: str | None) -> NoRetur
     raise AssertionError("label set not found")  # pragma: no cover
 
 
-_NAME_AT = re.compile(r"[ \t]*(" + _NAME + r")")
+_NAME_AT = re.compile(r"[ \t]*(" + NAME + r")")
 _BLANKS = re.compile(r"[ \t]*")
 _OPEN_BRACE = re.compile(r"[ \t]*\{")
 _PAIR_AT = re.compile(r"[ \t]*(" + _LABEL_NAME + r")[ \t]*=[ \t]*")
 _LABEL_VALUE_AT = re.compile(_LABEL_VALUE)
 _QUOTED_LOOSELY = re.compile(r'"(?:[^"\\]|\\.)*"')
 _BAD_ESCAPE = re.compile(r'\\[^\\"n]')
-_VALUE_AT = re.compile(r"[ \t]*(" + _VALUE + r")(?=[ \t]|$)")
-_TAIL = re.compile(r"(?:[ \t]+" + _TIMESTAMP + r")?[ \t]*")
+_VALUE_AT = re.compile(r"[ \t]*(" + VALUE + r")(?=[ \t]|$)")
+_TAIL = re.compile(r"(?:[ \t]+" + TIMESTAMP + r")?[ \t]*")
 _ESCAPES_HINT = 'only \\\\, \\" and \\n are allowed'
 
 
@@ -474,150 +486,3 @@ def _diagnose_label_set(line: str, pos: int) -> str | int:
             pos += 1
         elif not line.startswith("}", pos):
             return "expected ',' or '}' in label set" if pos < len(line) else "unterminated label set"
-
-
-# ---------------------------------------------------------------------------
-# Replay: the same server's body again, with new values.
-# ---------------------------------------------------------------------------
-# What ends a plain sample line: one space, the value, an optional timestamp, the newline. A
-# `re.split` with it leaves the text between values ("heads": comment lines, then the next
-# line's `name{labels}`) and the value strings.
-_SEGMENT = re.compile(r" (" + _VALUE + r")(?: " + _TIMESTAMP + r")?\n")
-_FAST_HEAD = re.compile(r"(" + _NAME + r")(?:\{([^}\n]*)\})?")
-# A comment line that stays valid whatever segment follows it (HELP text with a name, or a plain
-# comment): `# TYPE x` + ` 5` is not valid, and `# HELP` + ` NaN` names a metric `NaN`.
-_SAFE_COMMENT = re.compile(
-    r"#(?:[ \t]*HELP[ \t]+" + _NAME + r"[ \t][^\n]*|(?![ \t]*(?:HELP|TYPE)(?:[ \t]|$))[^\n]*)"
-)
-
-
-class _HeadsDigest:
-    """SHA-256 of a list of strings fed in parts: of their concatenation and of their lengths
-    (together they determine the list), so any cut into parts gives the same digest."""
-
-    __slots__ = ("_lengths", "_text", "count")
-
-    def __init__(self) -> None:
-        self._text = hashlib.sha256()
-        self._lengths = hashlib.sha256()
-        self.count = 0
-
-    def add(self, parts: list[str]) -> None:
-        self._text.update("".join(parts).encode("utf-8", "surrogatepass"))
-        self._lengths.update(array("q", map(len, parts)).tobytes())
-        self.count += len(parts)
-
-    def key(self) -> tuple[int, bytes, bytes]:
-        return self.count, self._text.digest(), self._lengths.digest()
-
-
-class Skeleton:
-    """A valid body less its sample values, for polling a server whose lines repeat.
-
-    A server such as Triton writes the same lines in the same order at every scrape; only the
-    values change. `Skeleton.of(text)` checks a whole body against the grammar (as `parse`
-    does) and keeps a digest of the text between the values; `values(other)` then returns the
-    value strings of a later body whose text between values is identical, without parsing it
-    again. Such a body is valid (the text kept was, and every value matched the value grammar)
-    and has the same samples, in the same order: `samples` holds their (value index, name,
-    labels). The text between values is compared by SHA-256 (of the text and of the pieces'
-    lengths), so the skeleton holds no copy of it: a difference that compared equal would need a
-    SHA-256 collision.
-    """
-
-    __slots__ = ("_key", "samples")
-
-    def __init__(self, key: tuple[int, bytes, bytes], samples: list[tuple[int, str, Labels]]) -> None:
-        self._key = key
-        self.samples = samples
-
-    def without_samples(self) -> Skeleton:
-        """The same skeleton without its `samples` (for a caller that keeps what it needs of them)."""
-        return Skeleton(self._key, [])
-
-    @classmethod
-    def of(cls, text: str, *, keep: Callable[[str], bool] | None = None) -> Skeleton | None:
-        """The skeleton of `text`; None when the body is not valid or some sample line is not in
-        the plain shape (`name{labels} value [timestamp]`, single spaces), so it cannot be replayed.
-        `keep` is `parse`'s: `samples` holds the kept samples only, and the other lines are
-        checked as `parse` checks them."""
-        decisions: dict[str, bool] = {}
-        samples: list[tuple[int, str, Labels]] = []
-        labels: dict[str | None, Labels] = {None: ()}
-        digest = _HeadsDigest()
-        for heads, values, final in _slices(text):
-            first = digest.count  # value index of this slice's first head
-            digest.add(heads)
-            for offset, head in enumerate(heads):
-                before, newline, prefix = head.rpartition("\n")
-                if newline and not _NON_SAMPLE_LINES.fullmatch(before + "\n"):
-                    return None
-                if final and offset == len(values):  # after the last value: complete lines or nothing
-                    if prefix:
-                        return None
-                    break
-                match = _FAST_HEAD.fullmatch(prefix)
-                if match is None:
-                    if _SAFE_COMMENT.fullmatch(prefix):
-                        continue
-                    return None
-                name, inner = match.groups()
-                kept = decisions.get(name)
-                if kept is None:
-                    kept = decisions[name] = keep is None or bool(keep(name))
-                if not kept:
-                    if inner is not None and not _INNER_ONE.fullmatch(inner):
-                        return None
-                    continue
-                if inner not in labels:
-                    if not _INNER_ONE.fullmatch(inner):
-                        return None
-                    try:
-                        labels[inner] = _parse_labels(inner)
-                    except _DuplicateLabel:
-                        return None
-                samples.append((first + offset, name, labels[inner]))
-        return cls(digest.key(), samples)
-
-    @staticmethod
-    def fingerprint(text: str) -> tuple[int, bytes, bytes]:
-        """What two bodies of one skeleton share (without checking that they are valid)."""
-        digest = _HeadsDigest()
-        for heads, _, _ in _slices(text):
-            digest.add(heads)
-        return digest.key()
-
-    def values(self, text: str, chunk_chars: int = CHUNK_CHARS) -> list[str] | None:
-        """The value strings of `text` (one per value of the skeleton, comment ones included), or
-        None when `text` differs from the skeleton's body in more than its values."""
-        digest = _HeadsDigest()
-        values: list[str] = []
-        for heads, more, _ in _slices(text, chunk_chars):
-            digest.add(heads)
-            values += more
-            if digest.count > self._key[0]:
-                return None
-        return values if digest.key() == self._key else None
-
-
-def _slices(text: str, chunk_chars: int = CHUNK_CHARS) -> Iterator[tuple[list[str], list[str], bool]]:
-    """`_SEGMENT.split(text)` in slices cut at line ends (a segment never spans a line end), so
-    only one slice's pieces exist at a time: (the heads completed in the slice, its values, whether
-    it is the last slice). A slice's heads come before its values one for one; the last slice also
-    has the text after the last value."""
-    carry = ""  # the start of a head that continues in the next slice
-    start, size = 0, len(text)
-    while True:
-        newline = text.find("\n", start + chunk_chars - 1) if start + chunk_chars < size else -1
-        end = newline + 1 if newline >= 0 else size
-        pieces = _SEGMENT.split(text[start:end])
-        heads = pieces[0::2]
-        values = pieces[1::2]
-        del pieces
-        heads[0] = carry + heads[0]
-        if end == size:
-            yield heads, values, True
-            return
-        carry = heads.pop()
-        yield heads, values, False
-        start = end

@@ -1,0 +1,129 @@
+"""Issue 20 item 5, every log format reads the same: each corpus log, re-shaped as another collector or
+another Triton release would have written it, gives the same first finding and the same failure flag.
+
+The shapes: CRLF line ends, ``docker logs -t`` timestamps, ``kubectl logs --prefix``, docker-compose's
+service column, glog lines in ``--log-format ISO8601`` and glog messages quoted and escaped as core
+writes them since 24.06 (``"..."`` with ``\\n``; a traceback's lines folded into the message).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+import accuracy
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+
+GLOG = re.compile(r"^([IWEF])(\d\d)(\d\d) (\d\d:\d\d:\d\d\.\d+) +(\d+) ([^\]]+)\] (.*)$")
+# Lines core folds into the message it quotes: a traceback and the indented lines of a multi-line message.
+FOLDED = re.compile(r"^(?:[ \t]|Traceback\b|At:|\w+(?:Error|Exception):)")
+
+
+def _iso8601(text: str) -> str:
+    def line(raw: str) -> str:
+        m = GLOG.match(raw)
+        if not m:
+            return raw
+        level, month, day, clock, thread, where, message = m.groups()
+        return f"2024-{month}-{day}T{clock}Z {level} {thread} {where}] {message}"
+
+    return "".join(line(raw) + "\n" for raw in text.splitlines())
+
+
+def _escaped(text: str) -> str:
+    out: list[str] = []
+    head: list[str] | None = None  # [glog prefix, message so far]
+
+    def close() -> None:
+        if head is not None:
+            out.append(head[0] + json.dumps(head[1]))
+
+    for raw in text.splitlines():
+        m = GLOG.match(raw)
+        if m and not m.group(7).startswith('"'):
+            close()
+            level, month, day, clock, thread, where, message = m.groups()
+            head = [f"{level}{month}{day} {clock} {thread} {where}] ", message]
+        elif head is not None and raw and FOLDED.match(raw):
+            head[1] += "\n" + raw
+        else:
+            close()
+            head = None
+            out.append(raw)
+    close()
+    return "\n".join(out) + "\n"
+
+
+SHAPES: dict[str, Callable[[str], str]] = {
+    "crlf": lambda t: t.replace("\n", "\r\n"),
+    "docker-t": lambda t: "".join(f"2024-07-23T19:39:35.070084123Z {line}\n" for line in t.splitlines()),
+    "kubectl-prefix": lambda t: "".join(f"[pod/triton-0/triton] {line}\n" for line in t.splitlines()),
+    "compose": lambda t: "".join(f"triton-1  | {line}\n" for line in t.splitlines()),
+    "iso8601": _iso8601,
+    "escaped": _escaped,
+}
+
+
+def _body(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.startswith("# ")) + "\n"
+
+
+def _first(text: str) -> tuple[str | None, bool]:
+    report = diagnose_events(parse_text(text))
+    return (report.findings[0].runbook if report.findings else None, report.has_failure)
+
+
+def _corpus() -> list[accuracy.Case]:
+    splits = sorted(p.name for p in accuracy.LOGS.iterdir() if p.is_dir())
+    return [case for split in splits for case in accuracy.load(split)]
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_every_corpus_log_reads_the_same_in_every_shape(shape: str) -> None:
+    reshape = SHAPES[shape]
+    cases = _corpus()
+    assert len(cases) > 300
+    changed = []
+    for case in cases:
+        body = _body(case.text)
+        reshaped = reshape(body)
+        if reshaped == body:
+            continue
+        plain, other = _first(body), _first(reshaped)
+        if plain != other:
+            changed.append((case.split, case.name, plain, other))
+    assert not changed
+
+
+def test_the_escaped_shape_does_quote_glog_messages() -> None:
+    text = "E0101 00:00:00.000000 1 model_lifecycle.cc:642] failed to load 'm' version 1: Internal: x\n"
+    assert _escaped(text) == (
+        "E0101 00:00:00.000000 1 model_lifecycle.cc:642] \"failed to load 'm' version 1: Internal: x\"\n"
+    )
+
+
+# Core's instance-group check (src/model_config_utils.cc) when CUDA offers no GPU: the list after "are:"
+# is empty. Quoted (24.06+), the blank before the closing quote survives the line's end; both forms read
+# the same, and after CUDA's insufficient-driver warning the driver is the cause.
+_DRIVER = (
+    "W0406 06:06:25.696071 97 pinned_memory_manager.cc:236] Unable to allocate pinned system memory, pinned "
+    "memory pool will not be available: CUDA driver version is insufficient for CUDA runtime version"
+)
+_REFUSED = (
+    "E0406 06:06:25.697896 97 model_repository_manager.cc:1890] Poll failed for model directory 'm': "
+    "instance group m_0 of model m specifies invalid or unsupported gpu id 0. GPUs with at least the minimum "
+    "required CUDA compute compatibility of 6.000000 are: "
+)
+
+
+@pytest.mark.parametrize("reshape", [lambda t: t, _escaped], ids=["plain", "escaped"])
+def test_no_gpu_listed_reads_the_same_quoted_or_not(reshape: Callable[[str], str]) -> None:
+    assert _first(reshape(_REFUSED + "\n"))[0] == c.RUNBOOK_INSTANCE_GROUP_INVALID
+    assert _first(reshape(f"{_DRIVER}\n{_REFUSED}\n"))[0] == c.RUNBOOK_CUDA_DRIVER_MISMATCH
+    listed = _REFUSED + "1 2"  # GPUs exist, just not this id: the config's fault even after the warning
+    assert _first(reshape(f"{_DRIVER}\n{listed}\n"))[0] == c.RUNBOOK_INSTANCE_GROUP_INVALID

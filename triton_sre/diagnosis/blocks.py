@@ -1,0 +1,51 @@
+"""Pure: reading a pasted block of raw lines (``kubectl describe`` output, a container's banner).
+
+A block reaches the engine as one event. Its finding must quote the line that decides, not the
+block's first line, and a tool's own ``WARNING:`` banner stays a warning unless another line of the
+block fails.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from triton_sre.diagnosis.assemble import evidence_text
+from triton_sre.diagnosis.frames import classify
+from triton_sre.diagnosis.logparse import SOURCE_RAW, LogEvent, peel_collector_prefix
+from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
+from triton_sre.diagnosis.severity import failure_piece
+from triton_sre.diagnosis.signals import is_backend_failure, is_server_failure
+
+__all__ = ["WARNING_BANNER", "deciding_line", "fails_beside_warnings"]
+
+WARNING_BANNER = re.compile(r"^WARNING\b:?")
+"""A pasted tool's own warning banner (the Docker CLI's, the NGC entrypoint's)."""
+
+
+def deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int, str]:
+    """The line of a pasted block (raw lines: ``kubectl describe`` output, a banner) that
+    ``decides`` holds for, so the finding quotes it rather than the block's first line."""
+    if event.source != SOURCE_RAW:
+        return event.line, evidence_text(event)
+    pieces = event.message.split("\n")
+    for offset, piece in enumerate(pieces):
+        if len(pieces) > 1 and not (piece.strip() and decides(piece)):
+            continue
+        text = peel_collector_prefix(piece.strip())
+        return event.line + offset, text[:MAX_EVIDENCE_CHARS]
+    # No single line decides (the rule needs the block, e.g. a describe of a failed container): quote
+    # the line the block's own format marks as the failure, not its first line.
+    for offset, piece in enumerate(pieces):
+        if piece.strip() and failure_piece(piece) is not None:
+            return event.line + offset, peel_collector_prefix(piece.strip())[:MAX_EVIDENCE_CHARS]
+    return event.line, peel_collector_prefix(evidence_text(event))
+
+
+def fails_beside_warnings(block: str) -> bool:
+    """True when a pasted block holds a failure line besides its ``WARNING:`` lines."""
+    return any(
+        classify(piece) or is_server_failure(piece) or is_backend_failure(piece)
+        for piece in (p.strip() for p in block.split("\n"))
+        if piece and not WARNING_BANNER.match(piece)
+    )

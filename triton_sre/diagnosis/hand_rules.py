@@ -1,0 +1,417 @@
+"""Pure data: the wording of third-party code that surfaces inside Triton's messages.
+
+CUDA, ONNX Runtime, TensorRT, PyTorch, Python tracebacks, cloud SDKs and the layers around the
+server (`stack_rules.py`, `backend_rules.py`), one `CauseRule` each. Taken from the real Triton 2.51
+server (``tests/test_diagnosis_realtriton.py``) and from logs users posted (cited in
+``tests/data/logs/gpu/`` and ``tests/data/logs/tune/``; never from a held-out set). `rules.py`
+orders them with the message inventory's rules into ``CAUSE_RULES``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
+from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
+from triton_sre.diagnosis.stack_rules import rx as _rx
+
+__all__ = ["HAND_RULES", "SHM_CONTEXT"]
+
+
+def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
+    """Like `rx`, but only on a line that the library itself did not mark INFO or WARNING:
+    TensorRT-LLM prints its parameter defaults (``[TensorRT-LLM][WARNING] enable_kv_cache_reuse is
+    not specified, will be set to false``, a json.exception about an optional key) on every healthy
+    start."""
+    body = "|".join(f"(?:{a})" for a in alternatives)
+    return re.compile(
+        rf"(?m:^(?![^\n]*\[(?:TensorRT-LLM\]\[)?(?:INFO|WARNING|DEBUG|VERBOSE)\])[^\n]*?(?:{body}))", re.I
+    )
+
+
+_ENOSPC = r"(?:\[Errno 28\]|\bNo space left on device\b|\bENOSPC\b)"
+SHM_CONTEXT = r"(?:/dev/shm\b|\bmultiprocessing[/.]|\bSemLock\b|\bsem_open\b)"
+
+# A frame of the model's own code in the stub's traceback ("At:" then "  /m/1/model.py(36): initialize").
+_PYTHON_FRAME = r"(?m:^\s+\S*/model\.py\(\d+\): <?\w+)"
+
+HAND_RULES: Final[tuple[CauseRule, ...]] = (
+    # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever
+    # message they surface in.
+    CauseRule(c.RUNBOOK_CONFIG_PARSE_ERROR, re.compile(r"\$\{\s*[A-Za-z_][\w.]*\s*\}")),
+    CauseRule(
+        c.RUNBOOK_SHM_TOO_SMALL,
+        _rx(
+            r"Unable to initialize shared memory key",
+            r"run out of shared memory",
+            r"Failed to increase the shared memory pool",
+            r"shared[ -]memory.{0,80}(No space left on device|too small|insufficient)",
+            r"\bBus error\b",
+            r"shm-default-byte-size.{0,40}(exceed|too large|larger)",
+            # ENOSPC where the full device is /dev/shm: CPython's multiprocessing (SemLock ->
+            # sem_open, queues, pools) keeps its semaphores there; the frames are the context.
+            rf"{_ENOSPC}[\s\S]{{0,2000}}?{SHM_CONTEXT}",
+            rf"{SHM_CONTEXT}[\s\S]{{0,2000}}?{_ENOSPC}",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+        _rx(
+            # glibc strerror() wording, as Python's OSError prints it ("[Errno N] <strerror>") and
+            # as C++ code quotes it: ENOSPC 28, ENOMEM 12, EMFILE 24, ENFILE 23.
+            _ENOSPC,
+            # (not glibc's dynamic loader: "cannot allocate memory in static TLS block" is a library
+            # that dlopen cannot place, see backend_rules.py)
+            r"\[Errno 12\]|\bCannot allocate memory\b(?! in static TLS block)",
+            r"\[Errno 2[34]\]|\bToo many open files\b",
+            # The kernel's OOM killer (dmesg), the shell reporting SIGKILL, Kubernetes' reason.
+            r"Out of memory: Kill(ed)? process",
+            r"\boom[-_]kill(er)?\b",
+            r"\bOOMKilled\b",
+            r"(?m:^\s*Killed\s*$)",
+            r"exit(ed)? (with )?(code|status) 137\b",
+            # kubectl describe ("Exit Code:    137"), a pod's status ("exitCode: 137").
+            r"\bexit ?code\"?:?\s+137\b",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
+        _rx(
+            r"Unable to create (S3|GCS|Azure)[\w ]*client",
+            r"Could not get MetaData for (bucket|object)",
+            r"Server failed to authenticate the request",
+            r"Unable to get blob property",
+            r"Failed to (check|get|list|read|download)[^\n]{0,40}(as|gs|s3)://",
+            r"\b(InvalidAccessKeyId|SignatureDoesNotMatch|NoSuchBucket|ExpiredToken|AccessDenied)\b",
+            r"(s3|gs|as)://\S+[^\n]{0,80}(credential|forbidden|unauthori[sz]ed|\b40[13]\b|denied|anonymous)",
+            r"does not have storage\.objects\.(get|list) access",
+            # rclone, the storage initializer of Seldon Core / KServe's model-initializer containers
+            # (cmd/cmd.go "Failed to create file system for %q: %v"): a cloud remote it cannot set up,
+            # e.g. fs/config's "didn't find section in config file" when the remote's credentials
+            # (the rclone secret's RCLONE_CONFIG_* environment) never reached the container.
+            r"Failed to create file system for \\?\"?(s3|gs|gcs|azureblob|as|swift|b2|minio)\b[\w-]*:",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_PERMISSION_DENIED,
+        _rx(
+            # Not the NGC entrypoint's own `find: '/usr/lib/ssl/private': Permission denied` (printed
+            # by every image started as a non-root user, e.g. under KServe): noise, not a model's file.
+            r"(?m:^(?!\s*find: ')[^\n]*Permission denied)",
+            r"\bEACCES\b",
+            r"Operation not permitted",
+            r"\[Errno 13\]",
+        ),
+    ),
+    *STACK_RULES,
+    *WINDOWS_RULES,
+    *BELOW_BACKEND_RULES,
+    CauseRule(
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        _rx(
+            # The entrypoint's driver check: the host driver is older than the image's CUDA and the
+            # forward-compatibility libraries cannot help (a GeForce GPU, a Jetson, an old branch).
+            r"This container was built for NVIDIA Driver Release",
+            r"compatibility mode is UNAVAILABLE",
+            r"No supported GPU\(s\) detected to run this container",
+            r"Failed to detect NVIDIA driver version",
+            r"Failed to load libcuda\.so",
+            r"driver version is insufficient for CUDA runtime",
+            r"no CUDA-capable device is detected",
+            r"CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|cudaErrorInsufficientDriver",
+            r"unable to get number of CUDA devices",
+            r"Failed to get (CUDA )?device count",
+            r"CUDA failure 35\b",
+            r"forward compatibility was attempted on non supported HW",
+            r"NVIDIA driver on your system is too old",
+            r"Found no NVIDIA driver on your system",
+            r"PTX was compiled with an unsupported toolchain",
+            r"CUDA initialization: ",
+            r"CUDA driver initialization failed",
+            r"\bCUDA failed to initialize\b",
+            r"failed to initialize CUDA\b",
+            r"Unable to find CUDA driver",
+            r"Failed to initialize NVML: *(Driver/library|Unknown Error|Insufficient Permissions)",
+            r"NVML[_ ]ERROR\w*",
+            r"Driver/library version mismatch",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_GPU_OUT_OF_MEMORY,
+        _rx(
+            r"\bout of memory\b",
+            r"CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError",
+            r"Error Code 2: OutOfMemory",
+            r"OOM when allocating",
+            r"CUDA failure 2\b",
+            r"Failed to allocate memory for requested buffer",
+            r"Requested amount of GPU memory \(\d+ bytes\) could not be allocated",
+            r"No available memory for the cache blocks",
+            r"CNMEM_STATUS_OUT_OF_MEMORY",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_BACKEND_NOT_FOUND,
+        _rx(
+            r"unable to find backend library for backend",
+            # core src/backend_model.cc since the Python-based backends (r23.xx): "unable to find
+            # '<lib>' or '<backend>/model.py' for model '<m>', in <backend dir>".
+            r"unable to find '[^']*'(?: or '[^']*')? for model '[^']*', in \S*backends",
+            r"unexpected platform type",
+            r"unknown platform",
+            # ... but not when dlerror names another library than the backend's own: that is a
+            # dependency of the backend (library-version-mismatch).
+            r"unable to (load|find) backend\b(?! library: (?![^:\s]*libtriton_)[^:\s]*\.so[\w.]*: cannot"
+            r" open)(?![^\n]{0,200}\bin static TLS block)",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        _not_on_info_line(
+            r"\[TensorRT-LLM\]\[(ERROR|FATAL)\]",
+            r"tensorrt_llm::|libtriton_tensorrtllm|inflight_batcher_llm",
+            r"gpt_model_path|encoder_model_path|decoder_model_path|engine_dir",
+            r"json\.exception",
+            r"\[vllm\]|\bvllm\.|\bvLLM\b",
+            r"AsyncLLMEngine|AsyncEngineArgs|build_async_engine_client",
+            r"\bmodel\.json\b",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+        _rx(
+            r"Serialization assertion",
+            r"Version tag does not match",
+            r"Engine deserialization failed",
+            r"Failed to deserialize (the )?cuda engine",
+            r"deserializeCudaEngine",
+            r"unable to create TensorRT engine",
+            r"engine plan file is (not compatible|generated on an incompatible device)",
+            r"expecting (\[TensorRT\] )?library version [\d.]+ got [\d.]+",
+            r"plan file .{0,40}(incompatible|different (GPU|device|version))",
+            # libnvinfer's own wording when IRuntime::deserializeCudaEngine rejects a plan, without any
+            # Triton line around it: TensorRT 7 (coreReadArchive.cpp ... verifyHeader, INVALID_CONFIG:
+            # Deserialize the cuda engine failed) and 8-10 (stdArchiveReader.cpp / runtime.cpp::parsePlan
+            # "Serialization assertion ... magicTag", "Engine deserialization failed").
+            r"Serialization Error in verifyHeader",
+            r"\b(Magic|Version) tag does not match",
+            r"\bkPLAN_MAGIC_TAG\b|\bmagicTagRead\b",
+            r"Deserializ\w* (of )?(the )?(cuda )?engine[^\n]{0,20}fail",
+            # (not "failed to build": building fails for any reason, the builder's error says which)
+            r"failed to (create|load) (the )?(CUDA|TensorRT|TRT) engine",
+            # TensorRT's Python IRuntime.deserialize_cuda_engine returns None (no exception) for a plan
+            # it cannot deserialize; the caller's next step on the engine is an AttributeError on
+            # NoneType: create_execution_context[_without_device_memory] (TensorRT-LLM's runtime
+            # session.py from_serialized_engine, polygraphy, user code alike). A Python model's
+            # traceback carrying it failed on the engine, not in its own code.
+            r"'NoneType' object has no attribute 'create_execution",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        _rx(
+            r"Unsupported model IR version",
+            r"max supported IR version",
+            r"\bopset\b",
+            r"Unknown model file format version",
+            r"kMaxSupportedFileFormatVersion",
+            r"Attempted to read a PyTorch file with version",
+            r"PyTorch installation may be too old",
+            r"undefined symbol",
+            # Python's ImportError for a name (PEP 328 semantics, "from 'mod' (path)" since 3.8): the
+            # module was found and imported but lacks the name, so the installed package is another
+            # release than the code importing it expects; a circular import is the code's own bug.
+            r"cannot import name '[^'\n]+' from '[^'\n]+'(?! \(most likely due to a circular import\))"
+            r"(?![^\n]*partially initialized)",
+            r"version `(GLIBC|GLIBCXX|CXXABI)_[\d.]+' not found",
+            r"no kernel image is available for execution on the device",
+            r"not in Op<",
+            r"cannot open shared object file",
+            r"was compiled (with|against) .{0,60}(version|newer|older)",
+            # ONNX Runtime has no kernel for an operator (or its opset): exported for another release.
+            r"Could not find an implementation for \w+\(\d+\)",
+            r"No Op registered for \w+ with domain_version of \d+",
+            # ONNX Runtime status NOT_IMPLEMENTED (OrtErrorCode 9): no kernel in this release.
+            r"onnx runtime error 9: |\[ONNXRuntimeError\] : 9 : NOT_IMPLEMENTED",
+            # TorchScript written by a newer PyTorch than the backend's.
+            r"Unknown builtin op: \w+::",
+            r"Unknown type name '__torch__",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_CONFIG_NAME_MISMATCH,
+        _rx(
+            r"unexpected directory name '[^']*' for model '[^']*'",
+            r"directory name must equal model name",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_CONFIG_PARSE_ERROR,
+        _rx(
+            r"Error parsing text-format inference\.ModelConfig",
+            r"failed to read text proto",
+            r"Unknown enumeration value of",
+            r"has no field named",
+            r"failed to parse (the )?model config",
+            r"unable to parse .{0,40}config",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_MODEL_FILE_MISSING,
+        _rx(
+            r"Python model file not found",
+            r"unable to find model file",
+            r"failed to stat file",
+            r"Could not open file",
+            r"unable to open (model )?file",
+            r"model file \S* ?(not found|does not exist)",
+            r"Load model from \S+ failed:[^\n]{0,120}(No such file|does not exist|Could not open)",
+            # ONNX Runtime status NO_SUCHFILE (OrtErrorCode 3): the backend writes "onnx runtime error
+            # 3: ...", the Python API "[ONNXRuntimeError] : 3 : NO_SUCHFILE : ...".
+            r"onnx runtime error 3: |\[ONNXRuntimeError\] : 3 : NO_SUCHFILE",
+            r"SavedModel file does not exist",
+            r"failed to open text file for read \S+: No such file",
+            r"No such file or directory[^\n]{0,20}'[^'\n]*\bmodel\.(pt|onnx|plan|savedmodel|graphdef|py)'",
+            r"config\.pbtxt[^\n]{0,40}(not found|does not exist|missing)",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_ENSEMBLE_DEPENDENCY,
+        _rx(
+            r"ensemble '?[^'\s]+'? contains models that are not available",
+            r"ensemble '[^']+' depends on '[^']+' which has no loaded version",
+            r"\bensemble\b[^\n]{0,120}\b(step|tensor|not written|is not used|mapped from|unable to find)",
+            r"\bin ensemble '",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_VERSION_DIR_INVALID,
+        _rx(
+            r"at least one version must be available",
+            r"fails to convert to integral number",
+            r"version \d+ is specified for model '[^']*', but the version directory is not present",
+            r"No model version was found",
+            r"no version is available",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_TENSOR_NAME_MISMATCH,
+        _rx(
+            r"unexpected (config |inference )?(input|output) '",
+            r"allowed (inputs|outputs) are",
+            r"configuration expects \d+ (inputs|outputs), model provides \d+",
+            r"(input|output|tensor) '[^']+' (is )?not found",
+            r"no (input|output) named",
+            r"unknown (input|output) '",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_DATATYPE_MISMATCH,
+        _rx(
+            r"configuration expects datatype",
+            r"unexpected datatype",
+            r"model provides TYPE_",
+            r"data ?type mismatch",
+            r"expected (data ?type|dtype)",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED,
+        _rx(
+            r"for the model to support batching",
+            r"configuration specified max_batch_size",
+            r"does not support batching",
+            r"batching (is )?not supported",
+            r"max_batch_size (should|must)",
+            r"max_batch_size \d+, but",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
+        _rx(
+            r"the model expects (\d+ dimensions|dims)",
+            r"model configuration specifies (\d+ dimensions|dims)",
+            r"dimension must be integer >= 1",
+            r"unexpected shape",
+            r"\b(shape|dims?)\b[^\n]{0,60}\b(mismatch|does not match)",
+            r"require \d+ dims",
+            r"\breshape\b[^\n]{0,60}(invalid|mismatch|must)",
+            # TensorRT's network validation before a build (network.cpp::validate, TensorRT 7 to 10): a
+            # dynamic input the optimization profile does not cover, or no profile at all. The build
+            # failure that follows ("failed to build CUDA engine", builder.cpp "enginePtr != nullptr") is
+            # its consequence.
+            r"dynamic input is missing dimensions in profile",
+            r"Network has dynamic or shape inputs, but no optimization profile has been defined",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
+        _rx(
+            r"\bModuleNotFoundError\b",
+            r"\bImportError\b",
+            r"No module named",
+            r"cannot import name",
+            r"EXECUTION_ENV_PATH",
+            r"execution environment",
+            r"archive_read_open_filename",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_PYTHON_MODEL_ERROR,
+        _rx(
+            _PYTHON_FRAME,
+            r"Failed to (pre)?initialize Python stub",
+            r"Stub process [^\n]{0,40}(unhealthy|not healthy|exited unexpectedly)",
+            r"Failed to initialize stub",
+            r"\b(SyntaxError|IndentationError|TabError)\b",
+            r"\bTraceback \(most recent call last\)",
+            r"\(model\.py, line \d+\)",
+            r"TritonModelException",
+            r"Failed to create instance: \w*(Error|Exception)\b",
+        ),
+    ),
+    # --- classes added with the message inventory; wording of third-party code and users' logs ---
+    CauseRule(
+        c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+        _rx(
+            # A Python import that needs a native library the image lacks (libGL for OpenCV, ...).
+            r"(ImportError|OSError): [^\n]{0,200}\.so(\.[\w.]+)?: cannot open shared object file",
+            r"(ImportError|OSError): [^\n]{0,200}cannot load library '[^']*\.so",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_MODEL_FILE_INVALID,
+        _rx(
+            # ONNX Runtime cannot read the file as an ONNX protobuf (truncated, a Git LFS pointer, HTML).
+            r"Protobuf parsing failed",
+            r"\bINVALID_PROTOBUF\b|onnx runtime error 7: ",
+            # ONNX Runtime's graph check (INVALID_GRAPH), unless it is an operator this release lacks.
+            r"This is an invalid model\."
+            r"(?![^\n]{0,300}(No Op registered|Unrecognized attribute|domain_version))",
+            r"\[(ShapeInferenceError|TypeInferenceError)\]",
+            # ONNX Runtime's graph type check (core/graph/graph.cc, since 0.3): the file's own graph is
+            # inconsistent (a hand-edited or mis-converted type), whatever the config says.
+            r"\bType Error: Type (parameter \(\w+\) bound to different types|\(\S*\) of (input|output) arg)",
+            # PyTorch cannot open the file as a TorchScript archive (torch.save'd weights, a cut download).
+            r"PytorchStreamReader failed (reading zip archive|locating file|reading file)",
+            r"failed finding central directory",
+            # The Python stub cannot even compile model.py: binary bytes in it (a cut copy, a broken sync).
+            r"source code (?:string )?cannot contain null bytes",
+            # An empty (0-byte) model or engine file: a copy or conversion that wrote nothing
+            # (jetson-inference tensorNet.cpp "invalid engine cache file size (%zu bytes)" with 0).
+            r"\bfile size \(0 bytes\)",
+            r"\b(model|engine|plan|onnx|weights?|checkpoint|cache) file[^\n]{0,40}\b(is empty|has size 0"
+            r"|\(?0 bytes\)?)",
+            r"\bempty (model|engine|plan|onnx|weights?|checkpoint) file\b",
+            r"\b0[- ]byte (model|engine|plan|onnx|weights?|checkpoint|file)\b",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
+        # Only the frames survived: the stub failed inside Python's import machinery.
+        _rx(r"<frozen importlib\._bootstrap>\(\d+\): _find_and_load"),
+    ),
+    *RESTART_RULES,
+)
