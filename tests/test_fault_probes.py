@@ -153,6 +153,9 @@ FILE_PROBES = [
     ("triage {f}", "folder", "directory"),
     ("triage --format json {f}", "binary", "binary"),
     ("triage {f}", "cut.log.gz", "gzip"),
+    ("triage {f}", "empty.yaml", "the log is empty"),  # was exit 0, "No load failure found."
+    ("triage --runbooks {f} log", "folder", "no runbook page"),  # was accepted: findings without fixes
+    ("lint --runbooks {f} .", "folder", "no runbook page"),
     ("generate --check --spec {f}", "missing", "No such file or directory"),
     ("generate --check --spec {f}", "folder", "directory"),
     ("generate --check --spec {f}", "empty.yaml", "mapping"),
@@ -317,3 +320,10 @@ def test_json_output_of_a_probe_that_succeeds_is_valid(tmp_path: Path) -> None:
     assert code == 1 and "Traceback" not in err
     findings = json.loads(out)["findings"]
     assert [f["runbook"] for f in findings] == [c.RUNBOOK_BACKEND_NOT_FOUND]
+
+
+def test_an_empty_log_on_stdin_is_exit_2(tmp_path: Path) -> None:
+    proc = _cli(["triage", "--format", "json", "-"], tmp_path, stdin=subprocess.DEVNULL)
+    out, err = proc.communicate(timeout=120)
+    assert_clean_error(proc.returncode, err.decode(), c.EXIT_USAGE, "the log is empty")
+    assert out == b""

@@ -152,6 +152,8 @@ def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
             raise CatalogError(f"{page}: unreadable: {exc}") from None
         runbook = parse_runbook(text, page)
         runbooks[runbook.id] = runbook
+    if not runbooks:  # a wrong --runbooks: every finding would lose its title and fix
+        raise CatalogError(f"{root}: no runbook page (*.md with front matter) in this folder")
     return Catalog(runbooks, root)
 
 
