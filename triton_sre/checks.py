@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from triton_sre.inputs import MAX_CONFIG_BYTES, InputFileError, load_yaml, read_bounded
+from triton_sre.inputs import MAX_CONFIG_BYTES, InputFileError, load_yaml, read_bounded, yaml_problem
 from triton_sre.redact import bounded
 
 __all__ = [
@@ -115,7 +115,4 @@ def read_yaml(path: str | os.PathLike[str]) -> Any:
     try:
         return load_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{source}: invalid YAML{at}: {problem}") from exc
+        raise ConfigError(f"{source}: {yaml_problem(exc)}") from exc

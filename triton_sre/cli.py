@@ -2,7 +2,9 @@
 
 Exit codes (all commands): 0 success, 1 the work failed (e.g. a component did not start),
 2 usage, configuration or input error, or an output that cannot be written (a full disk, a path
-under a regular file), 141 the reader of stdout went away (`| head`; nothing printed).
+under a regular file), 130 interrupted by Ctrl-C (SIGINT) before the work was done, 141 the reader
+of stdout went away (`| head`; nothing printed). The services (export, bot, demo) take SIGINT as
+their normal stop and exit 0.
 
 `main` is the one place where errors become messages: every stderr line and log record passes
 through `redact`, and no traceback reaches a user (`--log-level debug` logs it).
@@ -23,7 +25,7 @@ from triton_sre import conventions as c
 
 EXIT_CODES_HELP = (
     "exit codes: 0 success, 1 failure while running, 2 usage/configuration/input/output error, "
-    "141 stdout closed by its reader"
+    "130 interrupted (Ctrl-C), 141 stdout closed by its reader"
 )
 
 
@@ -219,8 +221,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"triton-sre {args.command}: configuration error: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
-    except KeyboardInterrupt:
-        return c.EXIT_OK
+    except KeyboardInterrupt:  # Ctrl-C: the work is unfinished, so neither 0 nor a finding's 1
+        print(f"triton-sre {args.command}: interrupted", file=sys.stderr)
+        return c.EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

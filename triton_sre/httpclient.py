@@ -25,7 +25,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["Deadline", "DeadlineExceeded", "deadline", "new_session"]
+__all__ = ["Deadline", "DeadlineExceeded", "deadline", "describe", "new_session"]
 
 _current = threading.local()
 
@@ -140,3 +140,25 @@ def new_session() -> requests.Session:
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session
+
+
+def describe(exc: BaseException) -> str:
+    """The reason a request failed, in a few words: the operating system's reason at the bottom of
+    requests' and urllib3's wrappers (`Connection refused`, `Name or service not known`), `timed out`,
+    else the exception's own text cut to 200 characters. Never the pool and retry wording
+    (`HTTPConnectionPool(...): Max retries exceeded ... NewConnectionError(...)`)."""
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo:  # the chain: __cause__/__context__, urllib3's `reason`, exceptions held in args
+        link = todo.pop()
+        if any(link is old for old in seen):
+            continue
+        seen.append(link)
+        if isinstance(link, OSError) and link.strerror:
+            return str(link.strerror)
+        nested = (link.__cause__, link.__context__, getattr(link, "reason", None), *link.args)
+        todo.extend(n for n in nested if isinstance(n, BaseException))
+    if any(isinstance(link, (TimeoutError, socket.timeout, requests.Timeout)) for link in seen):
+        return "timed out"
+    text = str(exc)
+    return text if len(text) <= 200 else text[:197] + "..."

@@ -92,3 +92,12 @@ class _NoAliasLoader(yaml.SafeLoader):
 def load_yaml(text: str) -> Any:
     """The document of a user's YAML file: loaded safely, aliases refused (yaml.YAMLError)."""
     return yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader subclass
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line for a YAML error: `invalid YAML at line L, column C: <problem>`, without the
+    multi-line excerpt of the document PyYAML's own text carries."""
+    mark = getattr(exc, "problem_mark", None)
+    at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    problem = " ".join(str(getattr(exc, "problem", None) or "").split())
+    return f"invalid YAML{at}: {problem or type(exc).__name__}"

@@ -15,7 +15,7 @@ import requests
 import yaml
 
 from triton_sre.durations import DurationError, parse_duration
-from triton_sre.httpclient import deadline, new_session
+from triton_sre.httpclient import deadline, describe, new_session
 from triton_sre.redact import redact
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PromError", "Prometheus"]
@@ -44,7 +44,7 @@ class Prometheus:
         except requests.RequestException as exc:
             if armed.expired:
                 raise PromError(f"Prometheus at {self.url} did not answer within {self.timeout:g}s") from None
-            raise PromError(f"cannot reach Prometheus at {self.url}: {exc}") from None
+            raise PromError(f"cannot reach Prometheus at {self.url}: {describe(exc)}") from None
         if armed.expired:
             raise PromError(f"Prometheus at {self.url} did not answer within {self.timeout:g}s")
         try:

@@ -22,7 +22,7 @@ from triton_sre.autoscale_spec import Autoscaling, default_target, parse_autosca
 from triton_sre.checks import ConfigError, check_keys, check_number
 from triton_sre.data import shipped
 from triton_sre.durations import DurationError, format_duration, parse_duration
-from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_bounded
+from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_bounded, yaml_problem
 from triton_sre.redact import bounded
 
 DEFAULT_SPEC_FILE = "slos.yaml"
@@ -140,7 +140,7 @@ def parse_spec(text: str, source: str = "slos.yaml") -> Spec:
     try:
         raw = load_yaml(text)
     except yaml.YAMLError as exc:
-        raise SpecError(f"{source}: not valid YAML: {exc}") from exc
+        raise SpecError(f"{source}: {yaml_problem(exc)}") from exc
     return spec_from_mapping(raw, source)
 
 

@@ -66,5 +66,12 @@ class BotMetrics:
             [c.L_ACTION],
             registry=self.registry,
         )
+        self.refused = Counter(
+            c.M_BOT_REFUSED.removesuffix("_total"),
+            "Requests the bot refused, by HTTP status: 401 bad bearer token or Slack signature, "
+            "400 malformed body, 411/413 missing or oversized body, 404/405, 503 outbox unavailable.",
+            [c.L_CODE],
+            registry=self.registry,
+        )
         if outbox is not None:
             self.registry.register(_OutboxCollector(outbox))

@@ -1,7 +1,8 @@
 """The bot's HTTP side: Alertmanager's webhook, health, and Slack's `/triton` slash command.
 
 - ``POST /alertmanager``: ``Authorization: Bearer <token>`` (compared in constant time) or 401;
-  no Content-Length 411, a body over the cap 413 (not read), not JSON or not a notification 400.
+  a Content-Type that is not JSON 415, no Content-Length 411, a body over the cap 413 (not read),
+  not JSON or not a notification 400. Every refusal is counted by status (`BotMetrics.refused`).
   The notification is committed to the outbox before the 200, then the worker is woken: the
   answer never waits for Slack.
 - ``GET /healthz``: 200 with the outbox's counts; 503 with the reason when the outbox file vanished
@@ -215,6 +216,8 @@ class _Handler(SafeHandler):
     def _send(
         self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None, close: bool = False
     ) -> None:
+        if status >= 400:  # a refused request is a fault a dashboard can see, not only a log line
+            self.bot.metrics.refused.labels(str(status)).inc()
         self.send_json(status, body, headers, close=close)
 
     def _body(self, limit: int) -> bytes | None:
@@ -282,6 +285,9 @@ class _Handler(SafeHandler):
             log.warning("webhook from %s rejected: missing or wrong bearer token", self.address_string())
             self._send(401, {"error": "unauthorized"}, {"WWW-Authenticate": "Bearer"}, close=True)
             return
+        if not _json_or_unset(self.headers.get("Content-Type")):  # a form, a text page: not Alertmanager
+            self._send(415, {"error": "Content-Type must be application/json"}, close=True)
+            return
         raw = self._body(self.bot.settings.max_body_bytes)
         if raw is None:
             return
@@ -337,3 +343,11 @@ class _Handler(SafeHandler):
             log.exception("slash command failed")
             answer = f"Sorry, that failed: {type(exc).__name__}"
         self._send(200, {"response_type": "ephemeral", "text": answer})
+
+
+def _json_or_unset(content_type: str | None) -> bool:
+    """Alertmanager sends `application/json`; a client that sends no type at all is given the benefit."""
+    if not content_type:
+        return True
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))

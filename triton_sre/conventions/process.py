@@ -35,6 +35,9 @@ EXIT_USAGE: Final = 2  # usage, configuration or input error; also an output tha
 EXIT_INCONCLUSIVE: Final = 3  # `rollout check`: too little traffic on either side to judge
 # The reader of stdout went away (`| head`): quiet, 128 + SIGPIPE like other Unix tools.
 EXIT_BROKEN_PIPE: Final = 141
+# Ctrl-C (SIGINT) stopped a command before it finished: 128 + SIGINT, like a shell reports it.
+# Services (export, bot, demo) treat SIGINT as their normal stop and exit 0.
+EXIT_INTERRUPTED: Final = 130
 
 # Exporter HTTP paths.
 PATH_METRICS: Final = "/metrics"

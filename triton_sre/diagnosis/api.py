@@ -45,7 +45,7 @@ class LiveDiagnosis:
 def open_log(name: str) -> Iterator[BinaryIO]:
     """The log as a binary stream ('-' is stdin); gzip is recognised by its magic bytes, not the
     file name. A directory or a device other than a pipe is refused before reading (a log is
-    streamed, so a pipe and any size are fine)."""
+    streamed, so a pipe and any size are fine), and so is an empty log."""
     with contextlib.ExitStack() as stack:
         if name == "-":
             raw: BinaryIO = sys.stdin.buffer
@@ -56,6 +56,8 @@ def open_log(name: str) -> Iterator[BinaryIO]:
                 kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file or a pipe"
                 raise LogInputError(kind)
         peek = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+        if hasattr(raw, "peek") and not peek:  # "no failure found" would read as a healthy server
+            raise LogInputError("the log is empty (0 bytes): nothing to diagnose")
         if peek == GZIP_MAGIC:
             yield stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
         else:

@@ -29,7 +29,7 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.data import shipped
-from triton_sre.inputs import MAX_CONFIG_BYTES, read_bounded
+from triton_sre.inputs import MAX_CONFIG_BYTES, read_bounded, yaml_problem
 
 __all__ = [
     "REQUIRED_SECTIONS",
@@ -105,7 +105,7 @@ def parse_runbook(text: str, path: Path) -> Runbook:
     try:
         meta = yaml.safe_load("\n".join(lines[1:end]))
     except yaml.YAMLError as exc:
-        raise CatalogError(f"{name}: front matter: not valid YAML: {exc}") from None
+        raise CatalogError(f"{name}: front matter: {yaml_problem(exc)}") from None
     if not isinstance(meta, dict):
         raise CatalogError(f"{name}: front matter: expected a mapping with {', '.join(FRONT_MATTER_KEYS)}")
     for key in FRONT_MATTER_KEYS:
@@ -152,6 +152,8 @@ def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
             raise CatalogError(f"{page}: unreadable: {exc}") from None
         runbook = parse_runbook(text, page)
         runbooks[runbook.id] = runbook
+    if not runbooks:  # a wrong --runbooks: every finding would lose its title and fix
+        raise CatalogError(f"{root}: no runbook page (*.md with front matter) in this folder")
     return Catalog(runbooks, root)
 
 

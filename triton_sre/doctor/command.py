@@ -26,6 +26,7 @@ from triton_sre.doctor.checks import (
     triton_checks,
 )
 from triton_sre.doctor.pitfalls import Pitfall, applicable
+from triton_sre.httpclient import describe
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, default_spec, load_spec
 from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
 
@@ -160,13 +161,23 @@ def triton_facts(client: TritonClient, timeout: float) -> TritonFacts:
     from triton_sre.exporter.llm import is_llm_family
     from triton_sre.triton.exposition import decode_body, iter_parse
 
+    where = f"{client.triton_url.rstrip('/')}/v2"
     try:
-        response = requests.get(f"{client.triton_url.rstrip('/')}/v2", timeout=timeout)
-        metadata = response.json() if response.status_code == 200 else {}
+        response = requests.get(where, timeout=timeout)
+        try:
+            metadata = response.json() if response.status_code == 200 else {}
+        except ValueError:  # HTML from a proxy, garbage: not Triton's JSON
+            raise Unreachable(
+                f"cannot read Triton: {where} did not return JSON (is it Triton's HTTP port?)"
+            ) from None
         text = decode_body(client.metrics())
         index = client.repository_index()
         stats = list(client.all_stats())
-    except (requests.RequestException, ValueError) as exc:
+    except requests.Timeout:
+        raise Unreachable(f"cannot read Triton: no answer from {where} within {timeout:g}s") from None
+    except requests.RequestException as exc:
+        raise Unreachable(f"cannot read Triton: cannot reach {where}: {describe(exc)}") from None
+    except ValueError as exc:  # metrics text that is not UTF-8
         raise Unreachable(f"cannot read Triton at {client.triton_url}: {exc}") from None
     except FetchError as exc:
         raise Unreachable(f"cannot read Triton: {exc}") from None

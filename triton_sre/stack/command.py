@@ -122,6 +122,7 @@ def _say(text: str) -> None:
 
 
 def run_up(args: argparse.Namespace) -> int:
+    from triton_sre.config import load_config
     from triton_sre.demo import SAMPLE_REPOSITORY
     from triton_sre.slo import SpecError
     from triton_sre.stack.local import DEFAULT_CHANNEL, StackError, StackOptions, up
@@ -130,9 +131,8 @@ def run_up(args: argparse.Namespace) -> int:
     if not repository.is_dir():
         print(f"triton-sre stack up: model repository {repository} is not a directory", file=sys.stderr)
         return c.EXIT_USAGE
-    if args.exporter_config is not None and not args.exporter_config.is_file():
-        print(f"triton-sre stack up: exporter config {args.exporter_config} does not exist", file=sys.stderr)
-        return c.EXIT_USAGE
+    if args.exporter_config is not None:  # checked here (exit 2), not by an exporter that dies at start
+        load_config(args.exporter_config)
     if args.slo_file is not None and not args.slo_file.is_file():
         print(f"triton-sre stack up: SLO file {args.slo_file} does not exist", file=sys.stderr)
         return c.EXIT_USAGE

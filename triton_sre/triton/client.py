@@ -22,7 +22,7 @@ import requests
 
 from triton_sre import conventions as c
 from triton_sre.config import default_metrics_url as default_metrics_url  # its home is the config
-from triton_sre.httpclient import deadline, new_session
+from triton_sre.httpclient import deadline, describe, new_session
 from triton_sre.redact import redact
 
 _CHUNK = 64 * 1024
@@ -93,7 +93,7 @@ class TritonClient:
             message = f"no answer from {shown} within {self.timeout:g}s"
             raise FetchError(target, c.FAULT_TIMEOUT, message) from exc
         except requests.RequestException as exc:
-            raise FetchError(target, c.FAULT_CONNECTION, f"cannot reach {shown}: {_short(exc)}") from exc
+            raise FetchError(target, c.FAULT_CONNECTION, f"cannot reach {shown}: {describe(exc)}") from exc
         with response:
             declared = response.headers.get("Content-Length")
             if declared and declared.isdigit() and int(declared) > self.max_bytes:
@@ -110,7 +110,7 @@ class TritonClient:
                     payload += chunk
             except requests.RequestException as exc:
                 kind = c.FAULT_TIMEOUT if _is_timeout(exc) else c.FAULT_CONNECTION
-                raise FetchError(target, kind, f"reading {shown}: {_short(exc)}") from exc
+                raise FetchError(target, kind, f"reading {shown}: {describe(exc)}") from exc
             return payload, response.status_code
 
     def _json(self, target: str, method: str, url: str, body: bytes | None = None) -> Any:

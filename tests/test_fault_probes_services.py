@@ -1,0 +1,106 @@
+"""Fault probes of the services: they keep serving, answer 4xx and count the fault in a metric.
+
+The exporter polls a server that answers every path with an HTML page (a proxy's error page in
+front of Triton) or never answers; the bot gets webhooks that are garbage, oversized, of the wrong
+content type or unauthenticated. Faults in front of the real Triton are in test_exporter_faults.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+from test_bot_receiver import MAX_BODY, WEBHOOK_TOKEN, bot, notification, post, standin, total
+from test_fault_probes import Silent, html_url, silent
+
+from triton_sre import conventions as c
+from triton_sre.bot.command import Bot
+from triton_sre.config import ExporterSettings
+from triton_sre.exporter.service import Exporter, ExporterServer
+
+__all__ = ["bot", "html_url", "silent", "standin"]  # fixtures shared with those modules
+
+
+def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def _poll_errors(samples: dict, target: str, kind: str) -> float:
+    return samples.get((c.M_POLL_ERRORS, ((c.L_KIND, kind), (c.L_TARGET, target))), 0.0)
+
+
+def test_exporter_polling_an_html_page_keeps_serving_and_counts_parse_errors(html_url: str) -> None:
+    settings = ExporterSettings(
+        triton_url=html_url, metrics_url=f"{html_url}/metrics", interval=3600, timeout=2.0
+    )
+    with ExporterServer(Exporter(settings), "127.0.0.1", 0) as server:
+        server.exporter.poll_once()
+        scrape = requests.get(server.url + c.PATH_METRICS, timeout=10)
+        assert scrape.status_code == 200
+        samples = _samples(scrape.text)
+        assert samples[(c.M_UP, ())] == 0
+        # HTML is not Prometheus text, nor the index's or the statistics' JSON
+        for target in (c.TARGET_METRICS, c.TARGET_INDEX, c.TARGET_STATS):
+            assert _poll_errors(samples, target, c.FAULT_PARSE) >= 1, target
+        assert requests.get(server.url + c.PATH_HEALTHZ, timeout=5).status_code == 200
+        assert requests.get(server.url + c.PATH_READYZ, timeout=5).status_code == 503
+
+
+def test_exporter_polling_a_silent_server_counts_a_bounded_timeout(silent: Silent) -> None:
+    settings = ExporterSettings(
+        triton_url=silent.url, metrics_url=f"{silent.url}/metrics", interval=3600, timeout=0.5
+    )
+    with ExporterServer(Exporter(settings), "127.0.0.1", 0) as server:
+        server.exporter.poll_once()  # returns: every fetch is cut at its deadline
+        samples = _samples(requests.get(server.url + c.PATH_METRICS, timeout=10).text)
+        assert silent.accepted.is_set()
+        assert samples[(c.M_UP, ())] == 0
+        assert _poll_errors(samples, c.TARGET_METRICS, c.FAULT_TIMEOUT) >= 1
+
+
+def _refused(bot: Bot) -> dict[str, float]:
+    text = requests.get(f"{bot.url}{c.PATH_METRICS}", timeout=5).text
+    name = c.M_BOT_REFUSED
+    return {
+        dict(labels)[c.L_CODE]: value for (sample, labels), value in _samples(text).items() if sample == name
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "token", "status"),
+    [
+        (b"hello", {"Content-Type": "text/plain"}, WEBHOOK_TOKEN, 415),
+        (b"a=1&b=2", {"Content-Type": "application/x-www-form-urlencoded"}, WEBHOOK_TOKEN, 415),
+        (json.dumps(notification("ct")).encode(), {"Content-Type": "text/html"}, WEBHOOK_TOKEN, 415),
+        (bytes(range(256)) * 8, {"Content-Type": "application/json"}, WEBHOOK_TOKEN, 400),
+        (b'{"alerts": [', {"Content-Type": "application/json; charset=utf-8"}, WEBHOOK_TOKEN, 400),
+        (b"x" * (MAX_BODY + 1), {"Content-Type": "application/json"}, WEBHOOK_TOKEN, 413),
+        (b"{}", {"Content-Type": "application/json"}, "wrong-token", 401),
+    ],
+    ids=["text", "form", "json-as-html", "binary", "truncated", "oversized", "unauthorized"],
+)
+def test_a_bad_webhook_is_refused_counted_and_the_bot_keeps_serving(
+    bot: Bot, body: bytes, headers: dict[str, str], token: str, status: int
+) -> None:
+    before, queued = _refused(bot), total(bot)
+    answer = post(bot, body, token, **headers)
+    assert answer.status_code == status, answer.text
+    assert total(bot) == queued  # nothing queued
+    after = _refused(bot)
+    assert after.get(str(status), 0) == before.get(str(status), 0) + 1
+    assert requests.get(f"{bot.url}{c.PATH_HEALTHZ}", timeout=5).status_code == 200
+    good = post(bot, json.dumps(notification(f"after-{status}")), **{"Content-Type": "application/json"})
+    assert good.status_code == 200  # the next real notification is still taken
+
+
+def test_a_json_content_type_with_parameters_is_accepted(bot: Bot) -> None:
+    answer = post(
+        bot, json.dumps(notification("ct-params")), **{"Content-Type": "application/json; charset=utf-8"}
+    )
+    assert answer.status_code == 200, answer.text
