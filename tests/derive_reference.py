@@ -24,9 +24,10 @@ def stage_split(deltas: dict[str, float], request_us: float, success: float) -> 
     stage and each stage's share, written the plain way.
 
     `deltas` maps stage -> Δ duration in µs for the four measured stages; `other` is what the
-    request duration leaves over, floored at 0. None when no request succeeded.
+    request duration leaves over, floored at 0. None when no request succeeded, or when a stage or
+    the request duration is NaN: a family Triton did not export cannot be split (not a 0 share).
     """
-    if not success > 0:
+    if not success > 0 or any(math.isnan(v) for v in (*deltas.values(), request_us)):
         return None
     seconds = {stage: max(0.0, deltas.get(stage, 0.0)) / 1e6 / success for stage in c.STAGE_COUNTERS}
     seconds[c.STAGE_OTHER] = max(0.0, request_us / 1e6 / success - sum(seconds.values()))

@@ -185,13 +185,18 @@ def reference(snapshots: list[Snapshot], pricing: Pricing) -> dict:
         idle = max(0.0, min(1.0, 1.0 - min(1.0, total / (stats_span * pricing.cpu_execution_slots))))
 
     def grow(key: tuple, family: str) -> float:
+        """The increase over the window; NaN when the family has no valid value in it at all
+        (Triton did not export it: nothing is derived from it)."""
         index = ROW_FAMILIES.index(family)
-        return increase(s.counters[key][index] for s in metrics if key in s.counters)
+        values = [s.counters[key][index] for s in metrics if key in s.counters]
+        if not any(0.0 <= v < math.inf for v in values):
+            return math.nan
+        return increase(values)
 
     models = []
     for key in sorted(metrics[-1].counters if metrics else ()):
         inferences, executions = grow(key, c.NV_INFERENCE_COUNT), grow(key, c.NV_EXEC_COUNT)
-        batching = inferences / executions if executions > 0 else None
+        batching = inferences / executions if executions > 0 and inferences >= 0 else None
         size = configs[key[0]].max_batch_size if key[0] in configs else 0
         fill = min(1.0, batching / size) if batching is not None and size > 0 else None
         split = stage_split(

@@ -98,7 +98,8 @@ def stage_splits(
     model versions at once. `deltas` has one row per model version: Δ duration in µs of the stages
     of `c.STAGE_COUNTERS`, in order; `request_us` and `success` one value each. `other` is what the
     request duration leaves over, floored at 0. None for a row where no request succeeded or the
-    figures are not finite (a tiny success count or huge durations: nothing meaningful to export).
+    figures are not finite (a tiny success count or huge durations: nothing meaningful to export),
+    or where a stage or the request duration is NaN (not exported).
     Sums add left to right (tests/test_derive.py holds the one-row reference it equals bit for bit)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         seconds = np.where(deltas > 0.0, deltas, 0.0) / 1e6 / success[:, None]
@@ -111,7 +112,13 @@ def stage_splits(
         for column in range(1, seconds.shape[1]):
             total = total + seconds[:, column]
         fractions = np.where(total[:, None] > 0, np.minimum(1.0, seconds / total[:, None]), 0.0)
-    usable = (success > 0) & np.all((seconds >= 0.0) & (seconds < math.inf), axis=1) & (total < math.inf)
+    usable = (
+        (success > 0)
+        & np.all((seconds >= 0.0) & (seconds < math.inf), axis=1)
+        & (total < math.inf)
+        & ~np.isnan(deltas).any(axis=1)  # a stage Triton did not export: no split, not a 0 share
+        & ~np.isnan(request_us)
+    )
     return [
         (dict(zip(c.STAGES, row, strict=True)), dict(zip(c.STAGES, shares, strict=True))) if ok else None
         for ok, row, shares in zip(usable.tolist(), seconds.tolist(), fractions.tolist(), strict=True)
@@ -205,7 +212,10 @@ def _derive_core(window: Window, pricing: Pricing, diagnose: Callable[[str], str
     models: list[ModelDerivation] = []
     window_cost: dict[ModelKey, float] = {}  # attributed cost over the window, for LLM models
     keys = sorted(latest_metrics.counters or ()) if latest_metrics else []
-    increases_all = counted.increases_of(keys)
+    # A family the body never carried in the window (an excerpt, an older release, a backend that
+    # skips it) has no increase: NaN, so nothing derived from it is made up as 0.
+    increases_all, first_seen, _ = counted.reads_of(keys)
+    increases_all = np.where(first_seen == first_seen, increases_all, np.nan)
     splits = stage_splits(
         increases_all[:, [_STAGE_FIELDS[stage] for stage in c.STAGE_COUNTERS]],
         increases_all[:, _REQUEST_US],

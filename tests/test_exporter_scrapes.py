@@ -1,0 +1,289 @@
+"""Real users' scrapes (tests/data/scrapes/, one public source each) through the real exporter.
+
+Each body is served by a loopback Triton stand-in (tests/scrape_triton.py) with the HTTP API
+derived from it or answering 404, and polled twice over HTTP with every counter doubled in
+between, so every rate exists. Expectations come from the body itself, read by the test's own
+line regex (not the exporter's parser): a figure is exported exactly when the families it needs
+are in the body, equals what they give, and nothing the exporter writes is NaN, infinite or
+negative. A body that does not parse is a `parse` fault of the `metrics` target, not a crash.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+from scrape_triton import SCRAPES as SCRAPE_DIR
+from scrape_triton import ScrapeTriton, scrape_files, series, split_scrape
+
+from triton_sre import conventions as c
+from triton_sre.config import ExporterSettings
+from triton_sre.exporter.service import Exporter, ExporterServer
+from triton_sre.pricing import Pricing
+
+SCRAPES = scrape_files()
+DATA = Path(__file__).parent / "data"
+# The earlier real bodies (each file's leading comments name its source; served whole): the only
+# ones with every stage family, so the stage split's "exported" branch is checked on real text.
+EARLIER = [
+    DATA / name
+    for name in (
+        "triton_2.51_metrics_cpu.txt",
+        "vllm_backend_readme_metrics.txt",
+        "tensorrtllm_backend_readme_metrics.txt",
+    )
+]
+# Posted cut in the middle of a sample line: the whole body is a parse fault.
+CUT_MID_LINE = {"server_issue8561_recent_cut_mid_line.txt"}
+PRICING = Pricing(gpu_hour=2.5, node_hour=0.5)
+_STAGE_INPUTS = (*c.STAGE_COUNTERS.values(), c.NV_REQUEST_DURATION_US, c.NV_REQUEST_SUCCESS)
+
+
+def body_of(path: Path) -> bytes:
+    return split_scrape(path)[1] if path.parent.name == "scrapes" else path.read_bytes()
+
+
+def exporter_for(triton: ScrapeTriton) -> Exporter:
+    settings = ExporterSettings(
+        triton_url=triton.url,
+        metrics_url=triton.url + c.PATH_METRICS,
+        interval=15,
+        window=600,
+        pricing=PRICING,
+    )
+    return Exporter(settings, clock=itertools.count(1_700_000_000, 15).__next__)
+
+
+def polled_twice(body: bytes, api: str) -> Exporter:
+    with ScrapeTriton(body, api) as triton:
+        exporter = exporter_for(triton)
+        assert exporter.poll_once() is not None
+        triton.advance(2.0)
+        assert exporter.poll_once() is not None
+    return exporter
+
+
+def exposed(exporter: Exporter) -> dict[str, list]:
+    """The exporter's /metrics, parsed by prometheus_client: family name -> samples."""
+    text = exporter.metrics_text().decode()
+    out: dict[str, list] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out.setdefault(sample.name, []).append(sample)
+    return out
+
+
+def value(samples: dict[str, list], name: str, **labels: str) -> float | None:
+    found = [s.value for s in samples.get(name, []) if all(s.labels.get(k) == v for k, v in labels.items())]
+    assert len(found) <= 1, (name, labels)
+    return found[0] if found else None
+
+
+def errors(samples: dict[str, list], target: str, kind: str) -> float:
+    return value(samples, c.M_POLL_ERRORS, target=target, kind=kind) or 0.0
+
+
+def assert_sound(samples: dict[str, list]) -> None:
+    assert value(samples, c.M_POLL_ERRORS, target=c.TARGET_EXPORTER, kind=c.FAULT_INTERNAL) == 0
+    for name, found in samples.items():
+        for sample in found:
+            if name.startswith("triton_sre_"):
+                assert math.isfinite(sample.value) and sample.value >= 0, (name, sample.labels, sample.value)
+
+
+def test_every_scrape_names_its_source_and_release():
+    assert len(SCRAPES) >= 12
+    for path in SCRAPES:
+        header, body = split_scrape(path)
+        assert "# release: " in header, path.name
+        assert body.strip(), path.name
+
+
+@pytest.mark.parametrize("api", ["derived", "404"])
+@pytest.mark.parametrize("path", [*SCRAPES, *EARLIER], ids=lambda p: p.stem)
+def test_scrape_through_the_exporter(path: Path, api: str) -> None:
+    body = body_of(path)
+    exporter = polled_twice(body, api)
+    samples = exposed(exporter)
+    assert_sound(samples)
+    if api == "404":
+        assert errors(samples, c.TARGET_INDEX, c.FAULT_HTTP_STATUS) == 2
+        assert errors(samples, c.TARGET_STATS, c.FAULT_HTTP_STATUS) == 2
+        assert c.M_MODEL_STATE not in samples and c.M_IDLE_COST_FRACTION not in samples
+    else:
+        assert errors(samples, c.TARGET_INDEX, c.FAULT_HTTP_STATUS) == 0
+    if path.name in CUT_MID_LINE:
+        assert value(samples, c.M_UP) == 0
+        assert errors(samples, c.TARGET_METRICS, c.FAULT_PARSE) == 2
+        assert c.M_BATCHING_RATIO not in samples and c.M_REQUEST_STAGE_FRACTION not in samples
+        return
+    assert value(samples, c.M_UP) == 1
+    assert errors(samples, c.TARGET_METRICS, c.FAULT_PARSE) == 0
+    rows = series(body)
+    for (model, version), row in rows.items():
+        where = {"model": model, "version": version}
+        ratio = value(samples, c.M_BATCHING_RATIO, **where)
+        if row.get(c.NV_EXEC_COUNT, 0) > 0 and c.NV_INFERENCE_COUNT in row:
+            # both doubled: the increase over the window is the body's value itself
+            assert ratio == pytest.approx(row[c.NV_INFERENCE_COUNT] / row[c.NV_EXEC_COUNT]), where
+        else:
+            assert ratio is None, (where, "batching ratio without both counts")
+        shares = {
+            s.labels[c.L_STAGE]: s.value
+            for s in samples.get(c.M_REQUEST_STAGE_FRACTION, [])
+            if s.labels["model"] == model and s.labels["version"] == version
+        }
+        if all(family in row for family in _STAGE_INPUTS) and row[c.NV_REQUEST_SUCCESS] > 0:
+            assert set(shares) == set(c.STAGES), where
+            assert sum(shares.values()) == pytest.approx(1.0), where
+        else:
+            assert shares == {}, (where, "stage split without every stage family")
+        cost = value(samples, c.M_COST_PER_HOUR, **where)
+        compute = sum(row.get(f, 0.0) for f in list(c.STAGE_COUNTERS.values())[1:])
+        if api == "derived" and compute > 0:
+            assert cost is not None and cost > 0, where
+        elif api == "404":
+            assert cost is None, where
+    exported_models = {s.labels["model"] for s in samples.get(c.M_BATCHING_RATIO, [])}
+    assert exported_models <= {model for model, _ in rows}
+
+
+def test_ensemble_and_its_steps_keep_their_own_figures():
+    """TensorRT-LLM's ensemble (tensorrtllm_backend#667): the ensemble executes once per request
+    while postprocessing runs per streamed response; the unused BLS model (all zeros) gets none."""
+    exporter = polled_twice(body_of(SCRAPE_DIR / "tensorrtllm_issue667_inflight_bls.txt"), "derived")
+    by_model = {m.model: m for m in exporter.derivation.models}
+    assert by_model["tensorrt_llm_bls"].batching_ratio is None
+    assert by_model["tensorrt_llm_bls"].stage_fraction is None
+    # The excerpt has no nv_inference_count: no ratio is made up from the execution counts alone.
+    assert all(m.batching_ratio is None for m in by_model.values())
+
+
+def test_gpu_uuid_only_series_are_summed_per_version():
+    """A 2021 scrape (prometheus/docs#1953) with per-GPU series only and versions 42 and 43."""
+    exporter = polled_twice(body_of(SCRAPE_DIR / "prometheus_docs_pr1953_gpu_uuid_per_model.txt"), "404")
+    versions = sorted(m.version for m in exporter.derivation.models)
+    assert versions == ["42", "43"]
+
+
+def test_histogram_without_inf_bucket_is_counted_not_derived():
+    """The vLLM backend's sample histogram (vllm_backend#58) as excerpted lacks its +Inf bucket."""
+    exporter = polled_twice(body_of(SCRAPE_DIR / "vllm_backend_pr58_histogram_24.08.txt"), "derived")
+    assert not exporter.derivation.llm
+    samples = exposed(exporter)
+    assert sum(s.value for s in samples[c.M_LLM_PARSE_PROBLEMS]) >= 1
+
+
+@pytest.mark.parametrize("path", [p for p in SCRAPES if p.name not in CUT_MID_LINE], ids=lambda p: p.stem)
+@pytest.mark.parametrize("variant", ["crlf", "no_final_newline"])
+def test_crlf_or_unterminated_body_is_a_parse_fault_and_the_next_good_body_recovers(
+    path: Path, variant: str
+) -> None:
+    """CRLF line endings (a body saved on Windows or rewritten by a proxy) are not the text format
+    Prometheus reads either, and a body without its final newline may have been cut at a digit:
+    reported as a parse fault, the exporter keeps serving and recovers on the next good body."""
+    body = body_of(path)
+    bad = body.replace(b"\n", b"\r\n") if variant == "crlf" else body.rstrip(b"\n")
+    with ScrapeTriton(bad) as triton:
+        exporter = exporter_for(triton)
+        assert exporter.poll_once() is not None
+        samples = exposed(exporter)
+        assert_sound(samples)
+        assert value(samples, c.M_UP) == 0
+        assert errors(samples, c.TARGET_METRICS, c.FAULT_PARSE) == 1
+        triton.body = body
+        assert exporter.poll_once() is not None
+        assert value(exposed(exporter), c.M_UP) == 1
+
+
+ODD_NAMES = ['org/llama-3.1 "8b"', "modèle_ü", "a\\b", "ensemble.v2 (beta)"]
+
+
+@pytest.mark.parametrize("version", ["", "-1", "007"])
+def test_odd_model_names_and_versions_round_trip(version: str) -> None:
+    """Versions "" and "-1" (as some users' scrapes show) and names with quotes, slashes and
+    non-ASCII text come out of the exporter's /metrics as they went in."""
+    body = body_of(SCRAPE_DIR / "server_issue7583_vllm_reasons_24.08.txt")
+    odd = ODD_NAMES[len(version) % len(ODD_NAMES)]
+    escaped = odd.replace("\\", "\\\\").replace('"', '\\"').encode()
+    body = body.replace(b'model="llama2"', b'model="' + escaped + b'"').replace(
+        b'version="1"', b'version="' + version.encode() + b'"'
+    )
+    exporter = polled_twice(body, "derived")
+    samples = exposed(exporter)
+    assert_sound(samples)
+    assert value(samples, c.M_UP) == 1
+    states = {(s.labels["model"], s.labels["version"]) for s in samples[c.M_MODEL_STATE] if s.value == 1}
+    assert states == {(odd, version), ("mistral7b", version)}
+
+
+def test_exporter_serves_over_http_while_triton_answers_every_scrape_in_turn():
+    """The exporter as deployed (poll thread + HTTP server) against a Triton whose body changes
+    to each scrape in turn, CRLF and cut ones included: /metrics answers 200 and parses each time."""
+    first = body_of(SCRAPES[0])
+    with ScrapeTriton(first) as triton:
+        settings = ExporterSettings(
+            triton_url=triton.url, metrics_url=triton.url + c.PATH_METRICS, interval=0.2, timeout=2.0
+        )
+        with ExporterServer(Exporter(settings), "127.0.0.1", 0) as server:
+            for path in SCRAPES:
+                for body in (body_of(path), body_of(path).replace(b"\n", b"\r\n")):
+                    triton.body = body
+                    polls = server.exporter._polls
+                    deadline = time.monotonic() + 60
+                    while server.exporter._polls < polls + 2:  # a whole poll of this body
+                        assert time.monotonic() < deadline, "the exporter stopped polling"
+                        time.sleep(0.05)
+                    response = requests.get(server.url + c.PATH_METRICS, timeout=10)
+                    assert response.status_code == 200
+                    samples: dict[str, list] = {}
+                    for family in text_string_to_metric_families(response.text):
+                        for sample in family.samples:
+                            samples.setdefault(sample.name, []).append(sample)
+                    assert_sound(samples)
+
+
+def test_two_real_dumps_of_one_gpu_server_in_a_row():
+    """Two bodies one user saved from the same 22.x GPU server (SonicMetricAnalyzer's result1 and
+    result2): the real counters moved between them, so every figure comes from real increases."""
+    first = body_of(SCRAPE_DIR / "sonic_exatrkx_gpu_energy_22.x_first.txt")
+    second = body_of(SCRAPE_DIR / "sonic_exatrkx_gpu_energy_22.x.txt")
+    with ScrapeTriton(first) as triton:
+        settings = ExporterSettings(
+            triton_url=triton.url,
+            metrics_url=triton.url + c.PATH_METRICS,
+            interval=60,
+            window=600,
+            pricing=Pricing(gpu_hour=2.5, kwh=0.2),
+        )
+        exporter = Exporter(settings, clock=itertools.count(1_700_000_000, 60).__next__)
+        assert exporter.poll_once() is not None
+        triton.body = second
+        assert exporter.poll_once() is not None
+    samples = exposed(exporter)
+    assert_sound(samples)
+    before, after = series(first), series(second)
+    executed = [key for key in after if after[key][c.NV_EXEC_COUNT] > before[key][c.NV_EXEC_COUNT]]
+    assert sorted(m for m, _ in executed) == ["embed", "filter", "gnn"]
+    for model, version in executed:
+        grew = {f: after[(model, version)][f] - before[(model, version)][f] for f in after[(model, version)]}
+        where = {"model": model, "version": version}
+        assert value(samples, c.M_BATCHING_RATIO, **where) == pytest.approx(
+            grew[c.NV_INFERENCE_COUNT] / grew[c.NV_EXEC_COUNT]
+        )
+        queue = value(samples, c.M_REQUEST_STAGE_SECONDS, stage=c.STAGE_QUEUE, **where)
+        assert queue == pytest.approx(grew[c.NV_QUEUE_DURATION_US] / 1e6 / grew[c.NV_REQUEST_SUCCESS])
+    energy = [s.value for s in samples[c.M_ENERGY_COST_PER_HOUR]]
+
+    def joules(body: bytes) -> float:
+        return float(body.split(b"\nnv_energy_consumption{")[1].split(b"} ")[1].split()[0])
+
+    assert joules(second) > joules(first)
+    energy_kw = (joules(second) - joules(first)) / 60 / 1000
+    assert energy == [pytest.approx(energy_kw * 0.2)]  # price per kWh × kW = price per hour
+    assert 0 <= value(samples, c.M_IDLE_COST_FRACTION) <= 1
