@@ -48,6 +48,7 @@ from triton_sre.diagnosis.reasons import (
     ENSEMBLE_DEPENDS,
     ENSEMBLE_MISSING,
     ENSEMBLE_VERSION,
+    FAILED_BARE,
     FAILED_MODEL,
     FAILED_VERSION,
     INSTANCE,
@@ -71,7 +72,14 @@ from triton_sre.diagnosis.releases import release_in
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS, Evidence, Finding, Report, Unmatched
 from triton_sre.diagnosis.rules import RANK
 from triton_sre.diagnosis.severity import failure_piece, is_failure_line
-from triton_sre.diagnosis.signals import backend_failure_piece, is_backend_failure, is_server_failure
+from triton_sre.diagnosis.signals import (
+    AUTOFILL_GAVE_UP,
+    IMPORT_RECOVERED,
+    backend_failure_piece,
+    is_backend_failure,
+    is_client_unreachable,
+    is_server_failure,
+)
 
 __all__ = [
     "Diagnoser",
@@ -96,16 +104,6 @@ _FAILURE_WORD = re.compile(
     re.I,
 )
 _WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s")
-# Core's autofiller (src/core/autofill.cc, r20.xx to r21.xx) probes a model without a config by trying
-# each platform in turn: the TensorRT probe deserializes every file of the version directory as a plan,
-# so TensorRT's logger prints its magic-tag / deserialize errors for any file that is not one. When no
-# platform fits it says so and goes on with a simple config: those errors were the probe's, not the load's.
-_AUTOFILL_GAVE_UP = re.compile(r"^Autofiller failed to detect the platform for ")
-# A backend's report that the pipeline file it was importing did load: DALI's LoadModel (dali_backend
-# src/dali_model.h) tries model.dali, then autoserializing it as Python, then dali.py, swallowing each
-# failure (a traceback such as importlib's "'NoneType' object has no attribute 'loader'" for a file
-# that is no module), and logs "DALI pipeline from file <path> loaded successfully." when one worked.
-_IMPORT_RECOVERED = re.compile(r"\bpipeline from file \S+ loaded successfully")
 
 
 class Diagnoser:
@@ -124,6 +122,8 @@ class Diagnoser:
         self._server_failures: list[Obs] = []  # the server (or its GPUs) failed; nothing explains it
         self._unmatched: dict[str, list[object]] = {}
         self._unexplained: list[Obs] = []  # error lines no rule explains (bounded)
+        self._unreachable: list[Obs] = []  # a client's "cannot reach the server" lines
+        self._own_lines = False  # a line of Triton's own logger was seen
         self._warning_causes: list[Obs] = []  # warnings naming a cause class, until a failure follows
         self._gpu = GpuContext()  # what CUDA said of the GPU (gpu_context.py)
         self._unmatched_overflow = 0
@@ -150,6 +150,7 @@ class Diagnoser:
         index = self._index
         message = event.message
         level = event.level
+        self._own_lines = self._own_lines or bool(level)
         self._gpu.note(event, index)
         if self._release is None and event.source in (SOURCE_RAW, SOURCE_OPTION):
             self._release = release_in(message)
@@ -158,8 +159,13 @@ class Diagnoser:
         if event.source == SOURCE_TABLE:
             self._feed_table_row(event, index)
             return
+        bare = FAILED_BARE.match(message.split("\n", 1)[0])  # core's closing line, any level
+        if bare and not (state := self._model(bare["model"])).failed:  # its E line may be cut off
+            state.failed = True
+            state.add(obs := Obs(index, event.line, evidence_text(event), LEVEL_ERROR, None, message, True))
+            self._attach_pending(state, obs)
         if level == LEVEL_INFO and not STUB.search(message.split("\n", 1)[0]):
-            if _IMPORT_RECOVERED.search(message.split("\n", 1)[0]):
+            if IMPORT_RECOVERED.search(message.split("\n", 1)[0]):
                 self._pending = [o for o in self._pending if not o.reason.startswith("Traceback")]
             self._feed_info_continuation(event, index)
             return
@@ -171,7 +177,7 @@ class Diagnoser:
                 # A harmless warning does not hide the raw lines pasted after it (a client's error).
                 self._feed_info_continuation(event, index)
             return
-        if self._pending and level == LEVEL_WARNING and _AUTOFILL_GAVE_UP.match(message):
+        if self._pending and level == LEVEL_WARNING and AUTOFILL_GAVE_UP.match(message):
             self._pending = [o for o in self._pending if o.runbook != c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE]
             return
         if is_summary(message):
@@ -240,12 +246,18 @@ class Diagnoser:
         if failing or (
             event.source == SOURCE_RAW and message[:8].upper().startswith(("ERROR", "FATAL", "CRITICAL"))
         ):
-            self._raise_warning_causes()
             self._add_unmatched(event)
-            if len(self._unexplained) < MAX_PENDING:
-                # An error line nothing explains is still a failure signal: never an empty answer.
-                line, text = deciding_line(event, lambda piece: failure_piece(piece) is not None)
-                self._unexplained.append(Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
+            line, text = deciding_line(event, lambda piece: failure_piece(piece) is not None)
+            self._unexplained_line(Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
+
+    def _unexplained_line(self, obs: Obs) -> None:
+        """An unexplained error line (never an empty answer); a client's unreachable server: see finish."""
+        if is_client_unreachable(obs.reason):
+            self._unreachable = [*self._unreachable, obs][:MAX_PENDING]
+            return
+        self._raise_warning_causes()
+        if len(self._unexplained) < MAX_PENDING:
+            self._unexplained.append(obs)
 
     def _note_warning_cause(self, event: LogEvent, index: int) -> None:
         """A warning whose cause class is known: a root cause only if a failure line follows it."""
@@ -300,11 +312,8 @@ class Diagnoser:
             runbook = cause_class(piece)
             if runbook is None:
                 k = next(k for k in range(1, len(lines)) if lines[k].strip() == piece)
-                self._raise_warning_causes()
-                if len(self._unexplained) < MAX_PENDING:
-                    self._unexplained.append(
-                        Obs(index, event.line + k, piece[:MAX_EVIDENCE_CHARS], LEVEL_ERROR, None, piece, True)
-                    )
+                text = piece[:MAX_EVIDENCE_CHARS]
+                self._unexplained_line(Obs(index, event.line + k, text, LEVEL_ERROR, None, piece, True))
                 return
             decides = lambda line: line.strip() == piece  # noqa: E731
         if is_harmless(event.message):
@@ -460,7 +469,7 @@ class Diagnoser:
             self._orphans + self._pending,
             self._server_failures,
             self._summary,
-            self._unexplained,
+            self._unexplained + ([] if self._own_lines else self._unreachable),
             titles=self._titles,
             remediations=self._remediations,
             release=self._release,

@@ -25,6 +25,7 @@ __all__ = [
     "ENSEMBLE_DEPENDS",
     "ENSEMBLE_MISSING",
     "ENSEMBLE_VERSION",
+    "FAILED_BARE",
     "FAILED_MODEL",
     "FAILED_VERSION",
     "INSTANCE",
@@ -54,6 +55,10 @@ LOAD_FAILED_API = re.compile(
     re.S,
 )
 POLL_FAILED = re.compile(r"Poll failed for model directory '(?P<model>[^']+)': (?P<reason>.*)", re.S)
+# Core's closing line for a model whose load failed (model_lifecycle.cc OnLoadFinal, "failed to load
+# '<model>'" at I level since the 22.x lifecycle rewrite), after the E line with the reason; a paste may
+# hold it alone. It alone still says the model failed (issue #20 item 2: never an empty answer).
+FAILED_BARE = re.compile(r"^failed to load '(?P<model>[^']+)'\s*$")
 POLL_MODEL = re.compile(r"failed to poll model '(?P<model>[^']+)': (?P<reason>.*)", re.S)
 ENSEMBLE_DEPENDS = re.compile(
     r"ensemble '(?P<model>[^']+)' depends on '(?P<dep>[^']+)' which (?:has no loaded version|is not valid)\.?"

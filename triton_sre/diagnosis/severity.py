@@ -43,6 +43,12 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 - dmlc-core (XGBoost, Treelite, the FIL backend): a failed ``CHECK`` prints ``Check failed: <cond>``
   (``dmlc/logging.h``, glog the same on its F line), and ``LOG(FATAL)``'s ``dmlc::Error`` carries
   ``[hh:mm:ss] file:line: msg`` then ``Stack trace:``.
+- TensorRT-LLM's logger (``tensorrt_llm/common/logger.h``): ``[TensorRT-LLM][ERROR]`` and ``[FATAL]``
+  (some pastes show ``[TensorRT-LLM] [ERROR]``).
+- Assertions: TensorRT-LLM's ``TLLM_CHECK`` (``tensorrt_llm/common/assert.h``, thrown as
+  ``[TensorRT-LLM][ERROR] Assertion failed: <cond> (<file>:<line>)`` and often pasted bare, as a
+  thread's title), and C's ``assert`` (glibc ``__assert_fail``: ``prog: file:line: func: Assertion
+  `cond' failed.``).
 """
 
 from __future__ import annotations
@@ -148,6 +154,11 @@ FAILURE_FORMATS: Final = re.compile(
             r"\bStatusCode\.(?!OK\b)[A-Z_]{4,}\b",
             # dmlc-core / glog CHECK failures; dmlc's LOG(FATAL) error with its stack trace.
             r"\bCheck failed: ",
+            # TensorRT-LLM's logger level prefix (tensorrt_llm/common/logger.h), ERROR and FATAL.
+            r"\[TensorRT-LLM\] ?\[(?:ERROR|FATAL)\]",
+            # Assertions: TensorRT-LLM's TLLM_CHECK, C's assert (glibc __assert_fail).
+            r"\bAssertion failed: \S",
+            r"\bAssertion `[^'\n]*' failed\.",
             r"^\[\d\d:\d\d:\d\d\] [^\s:]+:\d+: [^\n]*\n\s*Stack trace:",
             *COMMAND_NOT_FOUND,
             # HTTP error statuses.

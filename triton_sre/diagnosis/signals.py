@@ -8,17 +8,21 @@ any of its lines (never an empty answer), and that a noisy healthy log did not (
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from triton_sre.diagnosis.stack_rules import rx as _rx
 
 __all__ = [
+    "AUTOFILL_GAVE_UP",
     "BACKEND_FAILURE",
     "HARMLESS",
+    "IMPORT_RECOVERED",
     "SERVER_FAILURE",
     "SUMMARY",
     "backend_failure_piece",
     "is_backend_failure",
+    "is_client_unreachable",
     "is_harmless",
     "is_server_failure",
     "is_summary",
@@ -110,6 +114,35 @@ BACKEND_FAILURE: Final = _rx(
     r"\bgetPluginCreator could not find plugin\b",
     r"\bCannot deserialize plugin\b",
 )
+
+
+# Lines that take back an error printed before them.
+# Core's autofiller (src/core/autofill.cc, r20.xx to r21.xx) probes a model without a config by trying
+# each platform in turn: the TensorRT probe deserializes every file of the version directory as a plan,
+# so TensorRT's logger prints its magic-tag / deserialize errors for any file that is not one. When no
+# platform fits it says so and goes on with a simple config: those errors were the probe's, not the load's.
+AUTOFILL_GAVE_UP = re.compile(r"^Autofiller failed to detect the platform for ")
+# A backend's report that the pipeline file it was importing did load: DALI's LoadModel (dali_backend
+# src/dali_model.h) tries model.dali, then autoserializing it as Python, then dali.py, swallowing each
+# failure (a traceback such as importlib's "'NoneType' object has no attribute 'loader'" for a file
+# that is no module), and logs "DALI pipeline from file <path> loaded successfully." when one worked.
+IMPORT_RECOVERED = re.compile(r"\bpipeline from file \S+ loaded successfully")
+
+# A client's report that it could not reach the server at all, as tritonclient (``[StatusCode.UNAVAILABLE]
+# msg``) and grpcio's ``_InactiveRpcError`` (``status = StatusCode.UNAVAILABLE`` then ``details = "..."``)
+# print it: gRPC core's load-balancing policies fail a call with "failed to connect to all addresses" when
+# no address is reachable (pick_first/round_robin), the socket says "Connection refused". In a paste that
+# holds Triton's own lines (a docker compose or kubectl paste of several services), that is another
+# service's symptom of a server it does not reach, not a model load failure (issue #20 item 3).
+CLIENT_UNREACHABLE: Final = re.compile(
+    r"\bStatusCode\.UNAVAILABLE\b[^\n]{0,40}(?:\n[^\n]{0,20}details = )?[^\n]{0,40}?"
+    r"(?:failed to connect to all addresses|Connection refused)",
+    re.I,
+)
+
+
+def is_client_unreachable(text: str) -> bool:
+    return CLIENT_UNREACHABLE.search(text) is not None
 
 
 def is_harmless(text: str) -> bool:
