@@ -26,6 +26,7 @@ from triton_sre.diagnosis.stack_rules import rx as _rx
 
 __all__ = [
     "CAUSE_RULES",
+    "HAND_COMPETES",
     "PRIORITY",
     "RANK",
     "CauseRule",
@@ -89,6 +90,15 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_LLM_BACKEND_CONFIG,
         c.RUNBOOK_PYTHON_MODULE_MISSING,
         _rx(r"\bModuleNotFoundError\b", r"\bNo module named\b"),
+    ),
+    # TensorRT-LLM's TLLM_CUDA_CHECK (tensorrt_llm/common/cudaUtils.h: "[TensorRT-LLM][ERROR] CUDA runtime
+    # error in <call>: <cudaGetErrorString>") inside the backend's error: the CUDA runtime refused a call
+    # (a device, vGPU or driver without the feature), not the backend's configuration. Out of memory and
+    # driver wording are claimed before this by their own pages; any other CUDA refusal has no page.
+    (
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        _rx(r"\bCUDA runtime error in \S"),
     ),
 )
 
