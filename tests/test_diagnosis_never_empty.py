@@ -202,5 +202,7 @@ def test_no_failed_log_has_an_empty_answer(path: Path) -> None:
     text = path.read_text(errors="replace")
     if not any(sign.lower() in text.lower() for sign in FAILED_SIGNS):
         return
+    if "\n# expect: healthy\n" in text[:600]:
+        return  # labelled healthy from its thread (a client's error in another service): no failure to name
     report = diagnose(text)
     assert report.findings and report.has_failure, path.name
