@@ -13,6 +13,7 @@ import pytest
 from test_diagnosis_round8 import LOGS, diagnose, top
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis import severity
 from triton_sre.diagnosis.severity import is_failure_line
 
 
@@ -166,3 +167,17 @@ def test_cuda_out_of_memory_inside_tensorrt_llm_keeps_its_page() -> None:
 
 def test_heldout15_cuda_memory_pool_refusal_flips() -> None:
     assert top(_heldout15("tensorrtllm-backend-363"))[0] == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+
+
+# -- speed: the format patterns read with a literal guard answer exactly as the one regex ------------------
+
+
+def test_guarded_format_patterns_answer_as_the_single_regex() -> None:
+    assert set(severity._LITERAL_OF) < set(severity._FORMATS)
+    for pattern, literal in severity._LITERAL_OF.items():
+        assert literal in pattern.replace("\\", ""), pattern  # the guard is text the pattern must match
+    texts = [p.read_text(errors="replace") for p in sorted(LOGS.glob("**/*.log"))]
+    lines = [line for text in texts for line in text.splitlines()]
+    assert len(lines) > 3000
+    for text in [*texts, *lines, "x: Assertion `n' failed.", "got status 503", "  reason: BackOff"]:
+        assert severity.is_failure_line(text) == (severity.FAILURE_FORMATS.search(text) is not None), text
