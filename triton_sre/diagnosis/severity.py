@@ -169,7 +169,7 @@ FAILURE_FORMATS: Final = re.compile("|".join(f"(?:{p})" for p in _FORMATS), re.M
 # Speed only (the same union of patterns): a pattern that cannot match without a literal of its own is
 # tried only on a text that holds the literal. ``in`` is a plain C scan, while a regex that starts with
 # ``\b`` or an alternation gets no prefix scan and is tried at every position of every line.
-_LITERAL_OF: Final = {
+_LITERAL_OF: Final[dict[str, str | tuple[str, ...]]] = {
     r"\bmsg=\\?\"?(?:Error|ERROR|error): ": "msg=",
     r"\bRevision \\?\"?[\w.-]+\\?\"? failed with message:": "Revision ",
     r"\bNo ServingRuntimes or ClusterServingRuntimes with the name: ": "No ServingRuntimes",
@@ -188,15 +188,31 @@ _LITERAL_OF: Final = {
     r"|ProgressDeadlineExceeded)\b": "reason:",
     r"\bFalse\s+(?:\w*Failed\w*|\w*Missing|ExitCode\d+|ProgressDeadlineExceeded|Unschedulable"
     r"|\w*Error)\b": "False",
+    # A pod status reason: each of _K8S_STATUS_REASONS holds one of these words.
+    rf"(?:^|\s|\b\d\.)(?:{_K8S_STATUS_REASONS})\b": (
+        "BackOff",
+        "ErrImage",
+        "InvalidImageName",
+        "Container",
+        "OOMKilled",
+        "Init:Error",
+        "Evicted",
+        "Unschedulable",
+    ),
 }
-_GUARDED: Final = tuple((literal, re.compile(p, re.M)) for p, literal in _LITERAL_OF.items())
+_GUARDED: Final = tuple(
+    ((words,) if isinstance(words, str) else words, re.compile(p, re.M)) for p, words in _LITERAL_OF.items()
+)
 _UNGUARDED: Final = re.compile("|".join(f"(?:{p})" for p in _FORMATS if p not in _LITERAL_OF), re.M)
 
 
 def _marked(text: str) -> bool:
     if _UNGUARDED.search(text) is not None:
         return True
-    return any(literal in text and pattern.search(text) is not None for literal, pattern in _GUARDED)
+    return any(
+        any(literal in text for literal in literals) and pattern.search(text) is not None
+        for literals, pattern in _GUARDED
+    )
 
 
 def is_failure_line(text: str) -> bool:
