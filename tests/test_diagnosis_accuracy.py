@@ -286,6 +286,26 @@ BLIND_SETS = {
         10 / 16,
         frozenset({"clearml-serving-36", "pytriton-37", "tensorrt-llm-2079"}),
     ),
+    # 7/16 after round 12, one empty answer, no healthy log flagged
+    "heldout16": BlindSet(
+        16,
+        5,
+        7 / 16,
+        frozenset(
+            {
+                "fastdeploy-2003",
+                "fastertransformer-backend-102",
+                "fastertransformer-backend-121",
+                "fastertransformer-backend-140",
+                "nim-deploy-18",
+                "sagemaker-examples-4651",
+                "tensorrtllm-backend-299",
+                "tensorrtllm-backend-86",
+                "triton-cli-pr-59",
+            }
+        ),
+        frozenset({"fastertransformer-backend-140"}),
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
