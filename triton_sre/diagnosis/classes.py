@@ -183,6 +183,9 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             rf"\b{_NEG}{_S}(?:open|find|read|stat|locate){_S}(?:the{_S})?(?:model )?(?:file|path"
             rf"|directory)\b",
             r"\b(?:file|path|directory)\b[^\n]{0,80}\b(?:does not exist|not found|is missing|doesn't exist)",
+            # A loader refusing a file it was pointed at by path (FasterTransformer's "[FT][ERROR] Can't
+            # load <dir>/config.ini" when the INI reader cannot open it).
+            rf"\b{_NEG}{_S}load{_S}/[^\s:]*/[^\s/:]+\.\w+\b",
         ),
     ),
 )

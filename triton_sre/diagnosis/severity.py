@@ -18,7 +18,11 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
   ``"level":"error"`` and console ``\\tERROR\\t``.
 - Java/Scala: ``Exception in thread "..."`` and ``Caused by: pkg.SomeException``.
 - C++: libstdc++'s ``terminate called after throwing an instance of`` / ``without an active
-  exception``.
+  exception`` and the exception's ``  what():  <message>`` line (``__gnu_cxx::__verbose_terminate_handler``).
+- Crashes: Open MPI's / UCX's signal handler (``opal/util/stacktrace.c``: ``*** Process received signal
+  ***``, ``Signal: Segmentation fault (11)``, the ``[ 0] /lib/.../libc.so.6(...)`` frames), and the
+  shell's report of a child killed by a signal (bash ``jobs.c``: ``Segmentation fault (core dumped)``,
+  ``Aborted (core dumped)``).
 - Kubernetes: an event of type Warning (``kubectl describe`` / ``get events`` columns) with a reason
   from the kubelet's and scheduler's event reasons (``pkg/kubelet/events/event.go``,
   ``pkg/scheduler``), a pod status reason (``CrashLoopBackOff``, ``ImagePullBackOff``,
@@ -118,6 +122,13 @@ _FORMATS: Final = (
             r"^Exception in thread \"|^\s*Caused by: [\w.$]+(?:Exception|Error)\b",
             # C++ (libstdc++'s verbose terminate handler).
             r"terminate called (?:after throwing an instance of|without an active exception)",
+            r"^\s*what\(\):  \S",
+            # Crashes: Open MPI's signal handler and its frames, the shell's killed-by-signal report.
+            r"\*\*\* Process received signal \*\*\*",
+            r"\bSignal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)",
+            r"^(?:\[[\w.-]+:\d+\] )?\[ ?\d+\] /\S+\.so(?:\.\d+)*\(",
+            r"\b(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
+            r" \(core dumped\)",
             # Kubernetes events, pod states and conditions.
             rf"(?:^|\s)Warning\s+(?:{_K8S_WARNING_REASONS})\s",
             r"\"type\"\s*:\s*\"Warning\"",
@@ -180,6 +191,12 @@ _LITERAL_OF: Final[dict[str, str | tuple[str, ...]]] = {
     r"\berror: creating server: ": "error: creating server: ",
     r"\bStatusCode\.(?!OK\b)[A-Z_]{4,}\b": "StatusCode.",
     r"\bCheck failed: ": "Check failed: ",
+    r"^\s*what\(\):  \S": "what():",
+    r"\*\*\* Process received signal \*\*\*": "Process received signal",
+    r"\bSignal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)": "Signal: ",
+    r"^(?:\[[\w.-]+:\d+\] )?\[ ?\d+\] /\S+\.so(?:\.\d+)*\(": ".so",
+    r"\b(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
+    r" \(core dumped\)": "(core dumped)",
     r"\bAssertion failed: \S": "Assertion failed: ",
     r"\bAssertion `[^'\n]*' failed\.": "Assertion `",
     r"\bHTTP/\d(?:\.\d)? [45]\d\d\b": "HTTP/",
