@@ -186,6 +186,12 @@ FAILED_SIGNS = (
     "failed to initialize",
     "Check failed: ",  # dmlc-core / glog CHECK (Treelite, the FIL backend)
     "StatusCode.UNAVAILABLE",  # a gRPC client's error
+    # Crashes (round 13): libstdc++'s terminate handler, Open MPI's signal handler, the shell's report.
+    "terminate called",
+    "what():  ",
+    "*** Process received signal ***",
+    "Segmentation fault (core dumped)",
+    "Aborted (core dumped)",
 )
 
 

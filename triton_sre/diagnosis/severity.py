@@ -128,7 +128,7 @@ _FORMATS: Final = (
             r"\bSignal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)",
             r"^(?:\[[\w.-]+:\d+\] )?\[ ?\d+\] /\S+\.so(?:\.\d+)*\(",
             r"\b(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
-            r" \(core dumped\)",
+            r"\s+\(core dumped\)",
             # Kubernetes events, pod states and conditions.
             rf"(?:^|\s)Warning\s+(?:{_K8S_WARNING_REASONS})\s",
             r"\"type\"\s*:\s*\"Warning\"",
@@ -196,7 +196,7 @@ _LITERAL_OF: Final[dict[str, str | tuple[str, ...]]] = {
     r"\bSignal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)": "Signal: ",
     r"^(?:\[[\w.-]+:\d+\] )?\[ ?\d+\] /\S+\.so(?:\.\d+)*\(": ".so",
     r"\b(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
-    r" \(core dumped\)": "(core dumped)",
+    r"\s+\(core dumped\)": "(core dumped)",
     r"\bAssertion failed: \S": "Assertion failed: ",
     r"\bAssertion `[^'\n]*' failed\.": "Assertion `",
     r"\bHTTP/\d(?:\.\d)? [45]\d\d\b": "HTTP/",
