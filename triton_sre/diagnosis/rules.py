@@ -100,6 +100,21 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
         _rx(r"\bCUDA runtime error in \S"),
     ),
+    # TensorRT's own deserializer stating a VERSION mismatch (runtime.cpp: "The engine plan file is not
+    # compatible with this version of TensorRT, expecting library version X got Y"; stdArchiveReader.cpp:
+    # "Serialization assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does not
+    # match") names the cause whatever backend wraps the engine: the engine was built by another TensorRT.
+    # A bare "Failed to deserialize cuda engine" inside the LLM backend states no version and stays the
+    # backend's configuration (the labels of tensorrtllm-235/-424/-190, SPLIT.md round 5).
+    (
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+        _rx(
+            r"\bnot compatible with this version of TensorRT\b",
+            r"\bexpecting (?:\[TensorRT\] )?library version [\d.]+ got [\d.]+",
+            r"\bstdVersionRead == kSERIALIZATION_VERSION\b|\bVersion tag does not match\b",
+        ),
+    ),
 )
 
 

@@ -1,0 +1,106 @@
+"""Round 13 (issue #20): heldout16's misses fixed by class, each class quoting another public source."""
+
+from __future__ import annotations
+
+import accuracy
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+from triton_sre.diagnosis.severity import is_failure_line
+
+
+def _top(text: str) -> str:
+    findings = diagnose_events(parse_text(text)).findings
+    return findings[0].runbook if findings else "(no finding)"
+
+
+def _case(name: str) -> accuracy.Case:
+    return next(case for case in accuracy.load("heldout16") if case.name == name)
+
+
+# Crash signatures as posted in other threads: Open MPI's signal handler block inside tritonserver
+# (https://github.com/triton-inference-server/tensorrtllm_backend/issues/273), the shell's report of a
+# crashed tritonserver (https://github.com/triton-inference-server/server/issues/8284), libstdc++'s
+# terminate handler with the shell's core-dumped line (https://github.com/cluebotng/cluebotng/issues/11).
+CRASH_LINES = (
+    "[e2e-102-219:06082] *** Process received signal ***",
+    "[e2e-102-219:06082] Signal: Segmentation fault (11)",
+    "[e2e-102-219:06082] [ 0] /usr/lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f8e755a2520]",
+    "/workspace/start.sh: line 15:   341 Segmentation fault      (core dumped)"
+    " /opt/tritonserver/bin/tritonserver",
+    "  what():  FileIOException",
+    "Aborted (core dumped)",
+    "Segmentation fault (core dumped)",  # retinanet-examples#314, after TensorRT's engine error
+)
+
+
+@pytest.mark.parametrize("line", CRASH_LINES)
+def test_crash_signatures_are_failure_lines(line: str) -> None:
+    assert is_failure_line(line)
+
+
+@pytest.mark.parametrize(
+    "line", ("Signal handler installed", "what(): the docs explain", "core dumped files")
+)
+def test_crash_words_in_prose_are_not(line: str) -> None:
+    assert not is_failure_line(line)
+
+
+def test_a_crash_alone_gets_a_finding() -> None:
+    text = (
+        "terminate called after throwing an instance of 'libconfig::FileIOException'\n"
+        "  what():  FileIOException\n"
+        "Aborted (core dumped)\n"
+    )
+    report = diagnose_events(parse_text(text))
+    assert report.findings and report.has_failure
+
+
+def test_the_what_text_is_classified() -> None:
+    # A loader refusing a file by path: the model's file is missing (FasterTransformer's INI reader).
+    text = (
+        "terminate called after throwing an instance of 'std::runtime_error'\n"
+        "  what():  [FT][ERROR] Can't load /models/gpt/1/1-gpu//config.ini\n"
+        "[host:00001] *** Process received signal ***\n"
+        "[host:00001] Signal: Aborted (6)\n"
+    )
+    assert _top(text) == c.RUNBOOK_MODEL_FILE_MISSING
+
+
+def test_heldout16_crash_case_flips() -> None:
+    assert accuracy.top1(_case("fastertransformer-backend-140")) == c.RUNBOOK_MODEL_FILE_MISSING
+
+
+# TensorRT's deserializer naming a version mismatch: runtime.cpp's wording as posted in
+# https://github.com/NVIDIA/retinanet-examples/issues/314 (a plain TensorRT app, then a segfault), here
+# inside TensorRT-LLM's logger prefix, and stdArchiveReader.cpp's version-tag assertion.
+_RETINANET_314 = (
+    "6: The engine plan file is not compatible with this version of TensorRT, expecting library version"
+    " 8.0.0 got 8.0.1, please rebuild."
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    (
+        _RETINANET_314,
+        "[TensorRT-LLM][ERROR] " + _RETINANET_314,
+        "[TensorRT-LLM][ERROR] 1: [stdArchiveReader.cpp::stdArchiveReaderInitCommon::47] Error Code 1:"
+        " Serialization (Serialization assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version"
+        " tag does not match. Note: Current Version: 228, Serialized Engine Version: 226)",
+    ),
+)
+def test_tensorrt_version_wording_in_the_llm_backend_is_engine_incompatible(line: str) -> None:
+    assert _top(line + "\n") == c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE
+
+
+def test_a_bare_deserialize_failure_stays_the_backend_configuration() -> None:
+    line = "[TensorRT-LLM][ERROR] Assertion failed: Failed to deserialize cuda engine (/app/x.cpp:77)\n"
+    assert _top(line) == c.RUNBOOK_LLM_BACKEND_CONFIG
+
+
+@pytest.mark.parametrize("name", ("tensorrtllm-backend-299", "triton-cli-pr-59"))
+def test_heldout16_engine_version_cases_flip(name: str) -> None:
+    assert accuracy.top1(_case(name)) == c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE
