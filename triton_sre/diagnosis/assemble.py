@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.frames import from_frames
-from triton_sre.diagnosis.logparse import LEVEL_ERROR, LEVEL_FATAL, LogEvent
+from triton_sre.diagnosis.logparse import LEVEL_ERROR, LEVEL_FATAL, LEVEL_WARNING, LogEvent
 from triton_sre.diagnosis.releases import advice
 from triton_sre.diagnosis.report import MAX_EVIDENCE, MAX_EVIDENCE_CHARS, Evidence, Finding
 from triton_sre.diagnosis.rules import RANK
@@ -138,7 +138,10 @@ class FindingBuilder:
         if not causes and not state.failed and not state.stuck:
             return None
         if causes:
-            runbook = min((o.runbook for o in causes if o.runbook), key=lambda r: RANK[r])
+            # A warning never outranks an error: a cause the log only warned about (core skipping a
+            # version folder it cannot read) decides only when no error-level line names a cause.
+            errors = [o for o in causes if o.level != LEVEL_WARNING]
+            runbook = min((o.runbook for o in errors or causes if o.runbook), key=lambda r: RANK[r])
         elif state.inferred and any(o.runbook for o in state.inferred):
             causes = [o for o in state.inferred if o.runbook]
             runbook = min((o.runbook for o in causes if o.runbook), key=lambda r: RANK[r])
