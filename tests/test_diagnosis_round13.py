@@ -135,3 +135,62 @@ def test_the_warning_still_decides_when_nothing_else_names_a_cause() -> None:
 def test_heldout16_warning_case_no_longer_leads() -> None:
     # Its label (python-shared-library-missing) is disputed: the log names no library (SPLIT.md).
     assert accuracy.top1(_case("fastdeploy-2003")) == c.RUNBOOK_PYTHON_MODEL_ERROR
+
+
+# The wrong first findings a principle decides.
+def test_cuda_runtime_needing_a_newer_driver_is_the_driver() -> None:
+    # cudaErrorCallRequiresNewerDriver's string as posted in https://github.com/lllyasviel/Fooocus/issues/95
+    # (fixed by a newer CUDA package) and https://github.com/VITA-Group/FasterSeg/issues/82 (driver 450).
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "launch.py", line 1, in <module>\n'
+        "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver\n"
+    )
+    assert _top(text) == c.RUNBOOK_CUDA_DRIVER_MISMATCH
+
+
+def test_a_bare_python_exception_quoted_by_core_is_the_python_model() -> None:
+    # Round 11's Python-status class, reached through core's "version N is at UNAVAILABLE state:" and an
+    # exception raised without a message (a bare assert leaves "AssertionError:").
+    text = (
+        "error: creating server: Invalid argument - load failed for model 'm': version 1 is at"
+        " UNAVAILABLE state: Internal: AssertionError: \n"
+    )
+    assert _top(text) == c.RUNBOOK_PYTHON_MODEL_ERROR
+    assert _top(text.replace("AssertionError: ", "AssertionError:")) == c.RUNBOOK_PYTHON_MODEL_ERROR
+
+
+@pytest.mark.parametrize(
+    "text",
+    (
+        # https://github.com/huggingface/transformers/issues/26179 (a config class the auto mapping lacks)
+        "E1129 00:00:00.000000 1 model_lifecycle.cc:1] failed to load 'pre' version 1: Internal: KeyError:"
+        " <class 'transformers.models.table_transformer.configuration_table_transformer."
+        "TableTransformerConfig'>\n",
+        # https://github.com/jianghoucheng/AlphaEdit/issues/27 (transformers 4.23.1 has no 'llama' type)
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.9/site-packages/transformers/models/auto/configuration_auto.py",'
+        " line 497, in __getitem__\n"
+        "    raise KeyError(key)\n"
+        "KeyError: 'llama'\n",
+    ),
+)
+def test_transformers_not_knowing_the_model_type_is_a_library_version(text: str) -> None:
+    assert _top(text) == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+
+
+def test_a_python_key_error_elsewhere_stays_the_python_model() -> None:
+    text = "failed to load 'pre' version 1: Internal: KeyError: 'max_length'\n"
+    assert _top(text) == c.RUNBOOK_PYTHON_MODEL_ERROR
+
+
+@pytest.mark.parametrize(
+    ("name", "runbook"),
+    (
+        ("fastertransformer-backend-102", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+        ("sagemaker-examples-4651", c.RUNBOOK_PYTHON_MODEL_ERROR),
+        ("tensorrtllm-backend-86", c.RUNBOOK_LIBRARY_VERSION_MISMATCH),
+    ),
+)
+def test_heldout16_wrong_first_findings_flip(name: str, runbook: str) -> None:
+    assert accuracy.top1(_case(name)) == runbook

@@ -38,7 +38,11 @@ SHM_CONTEXT = r"(?:/dev/shm\b|\bmultiprocessing[/.]|\bSemLock\b|\bsem_open\b)"
 _PYTHON_FRAME = r"(?m:^\s+\S*/model\.py\(\d+\): <?\w+)"
 # A model status reason that is a Python exception: "Internal: <module.>ExceptionType: ".
 _PYTHON_STATUS = (
-    r"(?:^|UNAVAILABLE: |version \d+: )Internal: (?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): "
+    # The status alone, after a load failure, or quoted by core's "version N is at UNAVAILABLE state:"
+    # (error: creating server, an ensemble's dependency); an exception raised without a message (a bare
+    # ``assert``) leaves "AssertionError:" at the end of the line.
+    r"(?:^|UNAVAILABLE: |version \d+: |UNAVAILABLE state: )Internal: (?:[A-Za-z_]\w*\.)*[A-Z]\w*"
+    r"(?:Error|Exception):(?: |[ \t]*(?=\n|$))"
 )
 
 HAND_RULES: Final[tuple[CauseRule, ...]] = (
@@ -125,6 +129,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"driver version is insufficient for CUDA runtime",
             r"no CUDA-capable device is detected",
             r"CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|cudaErrorInsufficientDriver",
+            # cudaErrorCallRequiresNewerDriver (36): the CUDA runtime needs a newer driver than the
+            # host's; cudaGetErrorString words it "API call is not supported in the installed CUDA driver".
+            r"API call is not supported in the installed CUDA driver|cudaErrorCallRequiresNewerDriver",
             r"unable to get number of CUDA devices",
             r"Failed to get (CUDA )?device count",
             r"CUDA failure 35\b",
@@ -242,6 +249,14 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # TorchScript written by a newer PyTorch than the backend's.
             r"Unknown builtin op: \w+::",
             r"Unknown type name '__torch__",
+            # Hugging Face transformers' auto mappings (models/auto/configuration_auto.py,
+            # auto_factory.py): a model type or config class the installed release does not map raises
+            # KeyError in the mapping's __getitem__; since 4.37 AutoConfig words it "Transformers does not
+            # recognize this architecture" (the installed transformers is older than the model).
+            r"\bKeyError: <class 'transformers\.models\.[\w.]+Config'>",
+            r"transformers/models/auto/(?:configuration_auto|auto_factory)\.py"
+            r"(?:\(\d+\): |\"?, line \d+, in )__getitem__",
+            r"Transformers does not recognize this architecture",
         ),
     ),
     CauseRule(
