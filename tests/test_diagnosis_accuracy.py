@@ -13,7 +13,9 @@ import accuracy
 import pytest
 
 from triton_sre.conventions import (
+    RUNBOOK_LIBRARY_VERSION_MISMATCH,
     RUNBOOK_LLM_BACKEND_CONFIG,
+    RUNBOOK_PYTHON_MODEL_ERROR,
     RUNBOOK_SERVER_PORT_IN_USE,
     RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
     RUNBOOK_UNKNOWN_LOAD_FAILURE,
@@ -297,21 +299,13 @@ BLIND_SETS = {
         10 / 16,
         frozenset({"clearml-serving-36", "pytriton-37", "tensorrt-llm-2079"}),
     ),
-    # 7/16 after round 12, one empty answer, no healthy log flagged
+    # 7/16 after round 12, one empty answer, no healthy log flagged; round 13 fixed six by class and the
+    # empty answer; three disputed labels left (SPLIT.md, round 13 development)
     "heldout16": BlindSet(
         16,
         5,
         7 / 16,
-        frozenset(
-            {
-                "fastdeploy-2003",
-                "fastertransformer-backend-102",
-                "fastertransformer-backend-121",
-                "nim-deploy-18",
-                "sagemaker-examples-4651",
-                "tensorrtllm-backend-86",
-            }
-        ),
+        frozenset({"fastdeploy-2003", "fastertransformer-backend-121", "nim-deploy-18"}),
         frozenset(),  # round 13: fastertransformer-backend-140's crash gives a finding
     ),
 }
@@ -354,6 +348,21 @@ def test_heldout14_misses_as_development_cases() -> None:
     assert misses == {
         "kserve-1941": "(no finding)",
         "tensorrtllm-backend-118": RUNBOOK_LLM_BACKEND_CONFIG,
+    }
+    assert not any(accuracy.has_failure(case) for case in healthy)
+
+
+def test_heldout16_misses_as_development_cases() -> None:
+    """Round 13 fixed heldout16's misses by class (crashes as failure signals with the what() text as the
+    cause, TensorRT's version wording inside the LLM backend, a warning never outranking an error, CUDA's
+    newer-driver error, a bare Python exception in a quoted status, transformers' auto mapping): what is
+    left are three disputed labels (SPLIT.md), and no healthy log is flagged."""
+    failed, healthy = _layered("heldout16")
+    misses = {name: got for name, _want, got in accuracy.score(failed).misses}
+    assert misses == {
+        "fastdeploy-2003": RUNBOOK_PYTHON_MODEL_ERROR,
+        "fastertransformer-backend-121": RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        "nim-deploy-18": RUNBOOK_LIBRARY_VERSION_MISMATCH,
     }
     assert not any(accuracy.has_failure(case) for case in healthy)
 
