@@ -9,6 +9,7 @@ the message texts those components really emit, each file citing where it was ta
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from pathlib import Path
 
 import accuracy
@@ -361,7 +362,11 @@ def test_fuzz_scanner_agrees_and_never_raises(lines: list[str], chunk: int) -> N
     data = text.encode("utf-8", "replace")
     got = diagnose_events(parse(scan_lines(io.BytesIO(data), chunk_bytes=chunk)))
     want = diagnose_events(parse_text(data.decode("utf-8", "replace")))
-    assert got.findings == want.findings
+    # The same decisions and quoted evidence. A finding's `message` is the raw block it was read from,
+    # and the scanner drops lines that cannot matter before a block (`I0` then a traceback frame), so
+    # that context text may be shorter than `parse_text`'s.
+    assert [replace(f, message="") for f in got.findings] == [replace(f, message="") for f in want.findings]
+    assert all(f.message in w.message for f, w in zip(got.findings, want.findings, strict=True))
     assert_well_formed(want, data.decode("utf-8", "replace"))
 
 
