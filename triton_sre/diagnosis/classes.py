@@ -101,6 +101,10 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r" TLS block)",
             r"\bmemory allocation failed\b|\bstd::bad_alloc\b|\bMemoryError\b",
             r"\bno space left\b|\bdisk (?:full|pressure)\b|\btoo many open files\b",
+            # The kubelet's eviction manager (pkg/kubelet/eviction/helpers.go): a pod evicted for a
+            # local volume or container over its limit, or the node low on a resource.
+            r"\bUsage of EmptyDir volume\b[^\n]{0,80}\bexceeds the limit\b",
+            r"\bexceeded its local ephemeral storage limit\b|\bThe node was low on resource: ",
         ),
     ),
     # engine / plan / serialization (trt-engine-incompatible).
@@ -160,10 +164,17 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r" (?:been )?(?:defined|set|specified)|missing|invalid|out of range)",
         ),
     ),
-    # permission.
+    # The Python backend's shared memory (boost::interprocess on /dev/shm) refused: the shm volume,
+    # whatever the errno, before the permission words below read "Read-only file system" as a file.
+    (c.RUNBOOK_SHM_TOO_SMALL, _rx(r"\bboost::interprocess::interprocess_exception\b")),
+    # permission, and a directory the process cannot write (a read-only mount, a cache folder).
     (
         c.RUNBOOK_PERMISSION_DENIED,
-        _rx(r"\bpermission denied\b|\bEACCES\b|\bOperation not permitted\b|\bread-only file ?system\b"),
+        _rx(
+            r"\bpermission denied\b|\bEACCES\b|\bOperation not permitted\b|\bread-only file ?system\b",
+            rf"\b{_NEG}{_S}write{_S}(?:to|in(?:to)?){_S}",
+            r"\bproblem when trying to write in\b|\bis not writable\b",
+        ),
     ),
     # network / connection to a model store (cloud-repository-access); other connection failures
     # have no page of their own and stay the fallback.
@@ -173,6 +184,12 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\b(?:s3|gs|gcs|azure|blob|bucket|storage)\b[^\n]{0,80}\b(?:connection (?:refused|reset"
             r"|timed? ?out)|timed? ?out|unreachable|could not connect|access denied|forbidden|no such"
             r" bucket)",
+            # A model store over HTTP (NVIDIA NIM's NGC download): the request itself failed (Rust
+            # reqwest's "error sending request for url"), or the store refused it with a status
+            # (reqwest's "HTTP status client error (451 ...) for url", requests' "403 Client Error").
+            r"\berror sending request for url\b",
+            r"\bHTTP status (?:client|server) error \(\d{3}\b[^)\n]*\) for url\b",
+            r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ",
         ),
     ),
     # missing file / path (model-file-missing).

@@ -122,7 +122,8 @@ _FORMATS: Final = (
             r"^Exception in thread \"|^\s*Caused by: [\w.$]+(?:Exception|Error)\b",
             # C++ (libstdc++'s verbose terminate handler).
             r"terminate called (?:after throwing an instance of|without an active exception)",
-            r"^\s*what\(\):  \S",
+            # what() after a line break, or after the quoted type where a paste joined the two lines.
+            r"^(?:\s*|.*'\s+)what\(\):  \S",
             # Crashes: Open MPI's signal handler and its frames, the shell's killed-by-signal report.
             r"\*\*\* Process received signal \*\*\*",
             r"\bSignal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)",
@@ -172,6 +173,13 @@ _FORMATS: Final = (
             # HTTP error statuses.
             r"\bHTTP/\d(?:\.\d)? [45]\d\d\b",
             r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b",
+            # HTTP clients' error Display: Rust reqwest ("HTTP status client error (451 Unavailable For
+            # Legal Reasons) for url (...)") and Python requests' raise_for_status ("403 Client Error:
+            # Forbidden for url: ...").
+            r"\bHTTP status (?:client|server) error \([45]\d\d\b",
+            r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ",
+            # NVIDIA NIM's own log header ("[09-25 19:03:45.989 ERROR  nim_sdk::hub::repo file:line] msg").
+            r"^\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s",
 )
 
 FAILURE_FORMATS: Final = re.compile("|".join(f"(?:{p})" for p in _FORMATS), re.M)
@@ -191,7 +199,7 @@ _LITERAL_OF: Final[dict[str, str | tuple[str, ...]]] = {
     r"\berror: creating server: ": "error: creating server: ",
     r"\bStatusCode\.(?!OK\b)[A-Z_]{4,}\b": "StatusCode.",
     r"\bCheck failed: ": "Check failed: ",
-    r"^\s*what\(\):  \S": "what():",
+    r"^(?:\s*|.*'\s+)what\(\):  \S": "what():",
     r"\*\*\* Process received signal \*\*\*": "Process received signal",
     r"\bSignal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)": "Signal: ",
     r"^(?:\[[\w.-]+:\d+\] )?\[ ?\d+\] /\S+\.so(?:\.\d+)*\(": ".so",
@@ -201,6 +209,9 @@ _LITERAL_OF: Final[dict[str, str | tuple[str, ...]]] = {
     r"\bAssertion `[^'\n]*' failed\.": "Assertion `",
     r"\bHTTP/\d(?:\.\d)? [45]\d\d\b": "HTTP/",
     r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b": " status",
+    r"\bHTTP status (?:client|server) error \([45]\d\d\b": "HTTP status ",
+    r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ": " Error: ",
+    r"^\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s": ("ERROR", "CRITICAL", "FATAL"),
     r"\breason:\s*\"?(?:Unschedulable|\w*Failed|BackOff|\w*Error|ExitCode\d+"
     r"|ProgressDeadlineExceeded)\b": "reason:",
     r"\bFalse\s+(?:\w*Failed\w*|\w*Missing|ExitCode\d+|ProgressDeadlineExceeded|Unschedulable"
@@ -223,11 +234,29 @@ _GUARDED: Final = tuple(
 _UNGUARDED: Final = re.compile("|".join(f"(?:{p})" for p in _FORMATS if p not in _LITERAL_OF), re.M)
 
 
+# A structured (JSON) log line: its message field is a line of its own, whatever its level field says
+# (NIM writes ``{"level": "None", ..., "message": "[09-25 ... ERROR  nim_sdk::hub::repo ...] ..."}``).
+_JSON_MESSAGE: Final = re.compile(r'"(?:message|msg)"\s*:\s*"((?:[^"\\\n]|\\.)*)')
+
+
 def _marked(text: str) -> bool:
     if _UNGUARDED.search(text) is not None:
         return True
-    return any(
+    if any(
         any(literal in text for literal in literals) and pattern.search(text) is not None
+        for literals, pattern in _GUARDED
+    ):
+        return True
+    if '"m' not in text:
+        return False
+    return any(_marked_message(m.group(1)) for m in _JSON_MESSAGE.finditer(text))
+
+
+def _marked_message(message: str) -> bool:
+    """A JSON message field read as a line (one level deep: a message holds no JSON line)."""
+    message = message.replace('\\"', '"').replace("\\n", "\n")
+    return _UNGUARDED.search(message) is not None or any(
+        any(literal in message for literal in literals) and pattern.search(message) is not None
         for literals, pattern in _GUARDED
     )
 
