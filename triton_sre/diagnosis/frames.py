@@ -11,6 +11,7 @@ import re
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import STATIC_TLS
+from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.hand_rules import SHM_CONTEXT
 from triton_sre.diagnosis.rules import CAUSE_RULES, CauseRule
 
@@ -106,12 +107,33 @@ def classify(text: str) -> str | None:
         # model lives, the exception line says what failed: the model's Python code raised.
         return c.RUNBOOK_PYTHON_MODEL_ERROR
     if exception is None or exception == c.RUNBOOK_PYTHON_MODEL_ERROR:
+        named = (
+            _exception_class(head)
+            if whole.runbook == c.RUNBOOK_PYTHON_MODEL_ERROR and not _MODEL_PY_FRAME.search(text)
+            else None
+        )
+        if named is not None:
+            return named
         if whole.runbook == c.RUNBOOK_PYTHON_MODULE_MISSING and _EXCEPTION_LINE.search(head):
             # The exception line is there and names no import failure: the import frames only say
             # the error was raised while model.py was being imported.
             return c.RUNBOOK_PYTHON_MODEL_ERROR
         return whole.runbook
     return exception
+
+
+def _exception_class(head: str) -> str | None:
+    """The cause class (classes.py) an exception line names, if any (called outside a model.py).
+
+    A traceback is only how Python reports a failure; when no rule knows the exception's message
+    but its words name a class the runbooks define (``RuntimeError: Unable to write to
+    NIM_CACHE_PATH (...)``: an unwritable directory), that class says more than "a Python error"."""
+    for line in head.split("\n"):
+        if _EXCEPTION_LINE.match(line):
+            named = cause_class(line)
+            if named is not None and named not in _PYTHON_GENERIC:
+                return named
+    return None
 
 
 def from_frames(text: str) -> bool:
