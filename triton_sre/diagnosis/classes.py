@@ -104,6 +104,7 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             # The kubelet's eviction manager (pkg/kubelet/eviction/helpers.go): a pod evicted for a
             # local volume or container over its limit, or the node low on a resource.
             r"\bUsage of EmptyDir volume\b[^\n]{0,80}\bexceeds the limit\b",
+            r"\bemptyDir usage exceeds the limit\b",
             r"\bexceeded its local ephemeral storage limit\b|\bThe node was low on resource: ",
         ),
     ),
@@ -190,6 +191,7 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\berror sending request for url\b",
             r"\bHTTP status (?:client|server) error \(\d{3}\b[^)\n]*\) for url\b",
             r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ",
+            r"\b(?:Client|Server) error '[45]\d\d [^'\n]*' for url '",
         ),
     ),
     # missing file / path (model-file-missing).

@@ -174,10 +174,11 @@ _FORMATS: Final = (
             r"\bHTTP/\d(?:\.\d)? [45]\d\d\b",
             r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b",
             # HTTP clients' error Display: Rust reqwest ("HTTP status client error (451 Unavailable For
-            # Legal Reasons) for url (...)") and Python requests' raise_for_status ("403 Client Error:
-            # Forbidden for url: ...").
+            # Legal Reasons) for url (...)"), Python requests' raise_for_status ("403 Client Error:
+            # Forbidden for url: ...") and httpx's ("Client error '403 Forbidden' for url '...'").
             r"\bHTTP status (?:client|server) error \([45]\d\d\b",
             r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ",
+            r"\b(?:Client|Server) error '[45]\d\d [^'\n]*' for url '",
             # NVIDIA NIM's own log header ("[09-25 19:03:45.989 ERROR  nim_sdk::hub::repo file:line] msg").
             r"^\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s",
 )
@@ -211,6 +212,7 @@ _LITERAL_OF: Final[dict[str, str | tuple[str, ...]]] = {
     r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b": " status",
     r"\bHTTP status (?:client|server) error \([45]\d\d\b": "HTTP status ",
     r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ": " Error: ",
+    r"\b(?:Client|Server) error '[45]\d\d [^'\n]*' for url '": " error '",
     r"^\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s": ("ERROR", "CRITICAL", "FATAL"),
     r"\breason:\s*\"?(?:Unschedulable|\w*Failed|BackOff|\w*Error|ExitCode\d+"
     r"|ProgressDeadlineExceeded)\b": "reason:",
