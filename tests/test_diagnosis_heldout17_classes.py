@@ -16,7 +16,7 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.engine import diagnose_events
-from triton_sre.diagnosis.logparse import parse_text
+from triton_sre.diagnosis.logparse import is_paste_prompt, parse_text
 from triton_sre.diagnosis.severity import is_failure_line
 
 HELDOUT17 = Path(__file__).parent / "data" / "logs" / "heldout17"
@@ -113,6 +113,19 @@ def test_traceback_naming_an_unwritable_directory_is_permission_denied() -> None
     assert first(in_model) == c.RUNBOOK_PYTHON_MODEL_ERROR
 
 
+# ---- a command pasted without its prompt is what the user ran, not what failed.
+def test_client_command_without_prompt_is_a_paste_prompt() -> None:
+    # NVIDIA/k8s-nim-operator#271, the command as posted after its prompt.
+    assert is_paste_prompt("kubectl describe nimcaches.apps.nvidia.com -n nim-service nimcache-llama3-8b-v1-3-3")
+    assert is_paste_prompt("kubectl -n kfserving-test logs ${PODNAME} -c kfserving-container")
+    # The clients' own error messages are not commands.
+    assert not is_paste_prompt("docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].")
+    assert not is_paste_prompt("Error from server (BadRequest): container \"triton\" in pod \"x\" is waiting to start")
+    # ${VAR} in the command is the shell's expansion, not a config template left unfilled.
+    log = "kubectl -n kfserving-test logs ${PODNAME} -c kfserving-container\nE0903 01:26:10.795143 1 model_repository_manager.cc:1519] failed to open text file for read /mnt/models/1/config.pbtxt: No such file or directory\n"
+    assert first(log) == c.RUNBOOK_MODEL_FILE_MISSING
+
+
 # ---- the heldout17 cases these classes flip.
 @pytest.mark.parametrize(
     ("name", "runbook"),
@@ -122,6 +135,7 @@ def test_traceback_naming_an_unwritable_directory_is_permission_denied() -> None
         ("vss-blueprint-1470", c.RUNBOOK_CLOUD_REPOSITORY_ACCESS),
         ("kserve-3792", c.RUNBOOK_HOST_RESOURCE_EXHAUSTED),
         ("nim-deploy-16", c.RUNBOOK_PERMISSION_DENIED),
+        ("kfserving-blog-mokpolar", c.RUNBOOK_MODEL_FILE_MISSING),
     ],
 )
 def test_heldout17_case_flips(name: str, runbook: str) -> None:

@@ -196,8 +196,13 @@ def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
 
 # A shell prompt before the command a user ran: ``$ cmd``, bash's default ``[user@host dir]$ cmd`` and
 # Debian's ``user@host:~/dir$ cmd`` (``#`` for root). The command is what the user typed: ``${VAR}`` there
-# is the shell's expansion, not a template left unfilled.
-_PROMPT = re.compile(r"\s*(?:#|\$ |\[[\w.-]+@[\w.-]+[^\]\n]*\][$#] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] )")
+# is the shell's expansion, not a template left unfilled. A command pasted without its prompt reads the same
+# when it starts with a container or cluster client and its subcommand (``kubectl -n ns logs ${POD}``); the
+# clients' own messages put a colon after their name (``docker: Error response from daemon``).
+_PROMPT = re.compile(
+    r"\s*(?:#|\$ |\[[\w.-]+@[\w.-]+[^\]\n]*\][$#] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] "
+    r"|(?:sudo )?(?:kubectl|oc|docker|podman|helm|nerdctl|crictl) (?:-\S+ )*[a-z][\w-]* )"
+)
 
 
 def is_paste_prompt(s: str) -> bool:
