@@ -87,9 +87,12 @@ COMMAND_NOT_FOUND: Final = (
 )
 """The shells' and container runtimes' command-not-found wordings (`classes.py` names their class)."""
 
+# Where a line starts: the line itself, or the message field of a structured (JSON) line, a line of its
+# own whatever its level field says (NIM: ``{"level": "None", ..., "message": "[09-25 ... ERROR ...] ..."}``).
+_LINE_START: Final = r'(?:^|"(?:message|msg)"\s*:\s*")'
 _FORMATS: Final = (
             # glog / klog E and F lines.
-            r"^[EF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]",
+            rf"{_LINE_START}[EF]\d{{4}} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]",
             # GLib and the DeepStream apps' GLib-styled messages.
             # (`Domain-CRITICAL **:`: the domain before the level needs no pattern of its own, and a
             # leading `\b[\w-]*` made this branch scan every word of every line back and forth)
@@ -180,7 +183,7 @@ _FORMATS: Final = (
             r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ",
             r"\b(?:Client|Server) error '[45]\d\d [^'\n]*' for url '",
             # NVIDIA NIM's own log header ("[09-25 19:03:45.989 ERROR  nim_sdk::hub::repo file:line] msg").
-            r"^\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s",
+            rf"{_LINE_START}\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s",
 )
 
 FAILURE_FORMATS: Final = re.compile("|".join(f"(?:{p})" for p in _FORMATS), re.M)
@@ -213,7 +216,11 @@ _LITERAL_OF: Final[dict[str, str | tuple[str, ...]]] = {
     r"\bHTTP status (?:client|server) error \([45]\d\d\b": "HTTP status ",
     r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ": " Error: ",
     r"\b(?:Client|Server) error '[45]\d\d [^'\n]*' for url '": " error '",
-    r"^\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s": ("ERROR", "CRITICAL", "FATAL"),
+    rf"{_LINE_START}\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s": (
+        "ERROR",
+        "CRITICAL",
+        "FATAL",
+    ),
     r"\breason:\s*\"?(?:Unschedulable|\w*Failed|BackOff|\w*Error|ExitCode\d+"
     r"|ProgressDeadlineExceeded)\b": "reason:",
     r"\bFalse\s+(?:\w*Failed\w*|\w*Missing|ExitCode\d+|ProgressDeadlineExceeded|Unschedulable"
@@ -236,29 +243,11 @@ _GUARDED: Final = tuple(
 _UNGUARDED: Final = re.compile("|".join(f"(?:{p})" for p in _FORMATS if p not in _LITERAL_OF), re.M)
 
 
-# A structured (JSON) log line: its message field is a line of its own, whatever its level field says
-# (NIM writes ``{"level": "None", ..., "message": "[09-25 ... ERROR  nim_sdk::hub::repo ...] ..."}``).
-_JSON_MESSAGE: Final = re.compile(r'"(?:message|msg)"\s*:\s*"((?:[^"\\\n]|\\.)*)')
-
-
 def _marked(text: str) -> bool:
     if _UNGUARDED.search(text) is not None:
         return True
-    if any(
+    return any(
         any(literal in text for literal in literals) and pattern.search(text) is not None
-        for literals, pattern in _GUARDED
-    ):
-        return True
-    if '"m' not in text:
-        return False
-    return any(_marked_message(m.group(1)) for m in _JSON_MESSAGE.finditer(text))
-
-
-def _marked_message(message: str) -> bool:
-    """A JSON message field read as a line (one level deep: a message holds no JSON line)."""
-    message = message.replace('\\"', '"').replace("\\n", "\n")
-    return _UNGUARDED.search(message) is not None or any(
-        any(literal in message for literal in literals) and pattern.search(message) is not None
         for literals, pattern in _GUARDED
     )
 
