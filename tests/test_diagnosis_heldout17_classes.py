@@ -39,7 +39,9 @@ GRAS = (
 
 
 def test_joined_what_is_a_failure_line() -> None:
-    joined = "'boost::interprocess::interprocess_exception'  what():  boost::interprocess_exception::library_error"
+    joined = (
+        "'boost::interprocess::interprocess_exception'  what():  boost::interprocess_exception::library_error"
+    )
     assert is_failure_line(joined)
     assert not is_failure_line("the docs say what():  returns the message")  # no quoted type before it
     assert first(joined) == c.RUNBOOK_SHM_TOO_SMALL
@@ -52,7 +54,9 @@ def test_json_message_field_is_read_as_a_line() -> None:
     # nexus-xyz/nexus-cli#1911's title (reqwest's "error sending request for url").
     line = '{"level": "None", "time": "None", "message": "[11-26 10:19:17.953 ERROR  nim_sdk::hub::repo  rust/nim-sdk/src/hub/repo.rs:128] error sending request for url (https://api.ngc.nvidia.com/v2/org/nim/team/meta/models/x/files)"}'
     assert is_failure_line(line)
-    assert not is_failure_line('{"level": "None", "message": "[11-26 10:19:04.812 INFO  nim_sdk::hub::repo] fetching"}')
+    assert not is_failure_line(
+        '{"level": "None", "message": "[11-26 10:19:04.812 INFO  nim_sdk::hub::repo] fetching"}'
+    )
     assert first(line) == c.RUNBOOK_CLOUD_REPOSITORY_ACCESS
 
 
@@ -83,7 +87,7 @@ def test_http_status_words_alone_are_not_a_failure() -> None:
     "text",
     [
         # kubernetes/kubernetes#45686 (the eviction manager's first wording, evictPod's message).
-        "  Warning  Evicted  5s  kubelet  emptyDir usage exceeds the limit \"1Gi\"",
+        '  Warning  Evicted  5s  kubelet  emptyDir usage exceeds the limit "1Gi"',
         # kubernetes/kubernetes#91600 (describe's Message of an evicted pod).
         "Status:         Failed\nReason:         Evicted\nMessage:        The node was low on resource: ephemeral-storage. Container ebaogi-bff-app was using 34260Ki, which exceeds its request of 0. \n",
     ],
@@ -116,11 +120,17 @@ def test_traceback_naming_an_unwritable_directory_is_permission_denied() -> None
 # ---- a command pasted without its prompt is what the user ran, not what failed.
 def test_client_command_without_prompt_is_a_paste_prompt() -> None:
     # NVIDIA/k8s-nim-operator#271, the command as posted after its prompt.
-    assert is_paste_prompt("kubectl describe nimcaches.apps.nvidia.com -n nim-service nimcache-llama3-8b-v1-3-3")
+    assert is_paste_prompt(
+        "kubectl describe nimcaches.apps.nvidia.com -n nim-service nimcache-llama3-8b-v1-3-3"
+    )
     assert is_paste_prompt("kubectl -n kfserving-test logs ${PODNAME} -c kfserving-container")
     # The clients' own error messages are not commands.
-    assert not is_paste_prompt("docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].")
-    assert not is_paste_prompt("Error from server (BadRequest): container \"triton\" in pod \"x\" is waiting to start")
+    assert not is_paste_prompt(
+        'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].'
+    )
+    assert not is_paste_prompt(
+        'Error from server (BadRequest): container "triton" in pod "x" is waiting to start'
+    )
     # ${VAR} in the command is the shell's expansion, not a config template left unfilled.
     log = "kubectl -n kfserving-test logs ${PODNAME} -c kfserving-container\nE0903 01:26:10.795143 1 model_repository_manager.cc:1519] failed to open text file for read /mnt/models/1/config.pbtxt: No such file or directory\n"
     assert first(log) == c.RUNBOOK_MODEL_FILE_MISSING
