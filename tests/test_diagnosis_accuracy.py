@@ -327,6 +327,28 @@ BLIND_SETS = {
         ),
         frozenset({"isaac-ros-image-segmentation-19"}),
     ),
+    # 7/16 after round 14, six empty answers, no healthy log flagged
+    "heldout18": BlindSet(
+        16,
+        5,
+        7 / 16,
+        frozenset(
+            {
+                "azure-docs-75619",
+                "fil-backend-368",
+                "model-analyzer-396",
+                "model-analyzer-789",
+                "modelmesh-serving-216",
+                "pytriton-45",
+                "pytriton-87",
+                "sherpa-522",
+                "tensorrtllm-backend-210",
+            }
+        ),
+        frozenset(
+            {"azure-docs-75619", "fil-backend-368", "model-analyzer-396", "model-analyzer-789", "pytriton-45", "pytriton-87"}
+        ),
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
