@@ -346,7 +346,14 @@ BLIND_SETS = {
             }
         ),
         frozenset(
-            {"azure-docs-75619", "fil-backend-368", "model-analyzer-396", "model-analyzer-789", "pytriton-45", "pytriton-87"}
+            {
+                "azure-docs-75619",
+                "fil-backend-368",
+                "model-analyzer-396",
+                "model-analyzer-789",
+                "pytriton-45",
+                "pytriton-87",
+            }
         ),
     ),
 }
