@@ -27,7 +27,7 @@ import re
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import ModelState, Obs
 from triton_sre.diagnosis.blocks import deciding_line
-from triton_sre.diagnosis.logparse import LEVEL_ERROR, LogEvent
+from triton_sre.diagnosis.logparse import LEVEL_ERROR, LEVEL_INFO, PROGRESS_MARKS, LogEvent
 from triton_sre.diagnosis.signals import is_harmless
 
 __all__ = ["GpuContext"]
@@ -55,13 +55,19 @@ class GpuContext:
     def __init__(self) -> None:
         self.no_device: Obs | None = None  # CUDA saw no device
         self.old_driver: Obs | None = None  # CUDA found the driver insufficient
-        self.after_driver = False  # a line that is not a harmless warning followed it
+        self.after_driver = False  # start-up progress, or a line that is not a harmless warning, followed it
         self.gpu_expected = False
 
     def note(self, event: LogEvent, index: int) -> None:
         """Remember that CUDA saw no device or an insufficient driver, and whether the log needs a GPU."""
         message = event.message
-        if self.old_driver is not None and not self.after_driver and not is_harmless(message):
+        if event.level == LEVEL_INFO and not any(mark in message for mark in PROGRESS_MARKS):
+            return  # other ``I`` lines never count: the chunked scanner drops them
+        if (
+            self.old_driver is not None
+            and not self.after_driver
+            and (event.level == LEVEL_INFO or not is_harmless(message))
+        ):
             self.after_driver = True
         if "CUDA" not in message and not self.no_device and not self.old_driver:
             return  # (plain substring tests first: this runs on every event)

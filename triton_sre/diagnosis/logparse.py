@@ -45,6 +45,16 @@ LEVEL_INFO = "I"
 LEVEL_WARNING = "W"
 LEVEL_ERROR = "E"
 LEVEL_FATAL = "F"
+PROGRESS_MARKS: tuple[str, ...] = (
+    "loading: ",
+    "successfully loaded",
+    "Started GRPCInferenceService",
+    "Started HTTPService",
+    "TRITONBACKEND_Initialize",
+)
+"""Literals of the ``I`` lines that show start-up went on (and which backend it loads): the engine
+weighs only these ``I`` lines around a CUDA warning, and the chunked scanner keeps them, so both
+readers see the same."""
 
 SOURCE_TABLE = "model-status-table"
 SOURCE_PROTOBUF = "libprotobuf"
