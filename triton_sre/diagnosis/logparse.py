@@ -51,8 +51,9 @@ PROGRESS_MARKS: tuple[str, ...] = (
     "Started GRPCInferenceService",
     "Started HTTPService",
     "TRITONBACKEND_Initialize",
+    "TRITONBACKEND_ModelInstanceInitialize",
 )
-"""Literals of the ``I`` lines that show start-up went on (and which backend it loads): the engine
+"""Literals of the ``I`` lines that show start-up went on (and which backend and device it uses): the engine
 weighs only these ``I`` lines around a CUDA warning, and the chunked scanner keeps them, so both
 readers see the same."""
 
