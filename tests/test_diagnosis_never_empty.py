@@ -192,6 +192,13 @@ FAILED_SIGNS = (
     "*** Process received signal ***",
     "Segmentation fault (core dumped)",
     "Aborted (core dumped)",
+    # Levelless failure prose (round 15): a step's or a process's own failure report.
+    "failed with exit status",
+    "exited with failure",
+    "failed to start",
+    "failed to poll",
+    "Failed to set config",
+    "has crashed",
 )
 
 

@@ -69,3 +69,61 @@ def test_heldout18_fil_backend_368_reads_the_same() -> None:
     text = (LOGS / "heldout18" / "fil-backend-368.log").read_text()
     line_by_line, chunked = both(text)
     assert line_by_line.findings == chunked.findings
+
+
+# ------------------------------------------------------------ class 2: levelless failure prose
+def _runbooks(text: str) -> list[str]:
+    report = diagnose_events(parse_text(text))
+    assert report.has_failure == bool(report.findings)
+    return [f.runbook for f in report.findings]
+
+
+# triton-inference-server/pytriton#66 (Azure ML): PyTriton's supervisor line, then the exit code.
+PYTRITON_66 = """2024-04-01 18:18:31,264 - DEBUG - pytriton.client.utils: Waiting for server to be ready (timeout=119.99996995925903)
+2024-04-01 18:18:31,964 - WARNING - pytriton.server.triton_server: Triton Inference Server exited with failure. Please wait.
+2024-04-01 18:18:31,964 - DEBUG - pytriton.server.triton_server: Triton Inference Server exit code -11
+"""
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Triton Inference Server exited with failure. Please wait.",  # pytriton#66, bare
+        "Running perf_analyzer failed with exit status 1 : perf_analyzer: unrecognized option '--foo'",
+        "failed to start HTTP service: Unavailable - Socket '0.0.0.0:8000' already in use",
+        "Failed to set config modification time: config is empty",
+        '{"error": {"message": "Error: Container has crashed. Did your init method fail?"}}',
+    ],
+)
+def test_levelless_failure_prose_is_never_empty(line: str) -> None:
+    assert _runbooks(line + "\n")
+
+
+def test_pytriton_66_supervisor_line_is_a_failure() -> None:
+    assert _runbooks(PYTRITON_66)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # Triton's metrics noise on a GPU without power readings (heldout11/healthy-openvino-backend-3): a W line.
+        "W0210 10:44:17.990556 1265 metrics.cc:300] failed to get power usage for GPU 1: Not Supported",
+        "The server failed to start? See the FAQ.",  # prose that is not a report
+        "exit_timeout | 30",
+    ],
+)
+def test_settings_and_noise_stay_quiet(line: str) -> None:
+    assert _runbooks(line + "\n") == []
+
+
+@pytest.mark.parametrize(
+    ("name", "want"),
+    [("pytriton-45", c.RUNBOOK_UNKNOWN_LOAD_FAILURE), ("pytriton-87", c.RUNBOOK_UNKNOWN_LOAD_FAILURE)],
+)
+def test_heldout18_prose_cases_flip(name: str, want: str) -> None:
+    assert _runbooks((LOGS / "heldout18" / f"{name}.log").read_text())[0] == want
+
+
+@pytest.mark.parametrize("name", ["azure-docs-75619", "model-analyzer-396", "model-analyzer-789"])
+def test_heldout18_prose_cases_are_no_longer_empty(name: str) -> None:
+    assert _runbooks((LOGS / "heldout18" / f"{name}.log").read_text())

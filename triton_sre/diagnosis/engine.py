@@ -186,7 +186,7 @@ class Diagnoser:
         if self._feed_model_line(event, index):
             return
         runbook = classify(message)
-        failing = level in (LEVEL_ERROR, LEVEL_FATAL) or is_failure_line(message)
+        failing = level in (LEVEL_ERROR, LEVEL_FATAL) or is_failure_line(message, level)
         if (
             runbook == c.RUNBOOK_LLM_BACKEND_CONFIG
             and not failing

@@ -252,14 +252,42 @@ def _marked(text: str) -> bool:
     )
 
 
-def is_failure_line(text: str) -> bool:
-    """True when some line of ``text`` is marked as a failure by its log format."""
-    return _marked(text)
+# Levelless failure prose (issue 20 item 2): a line no logging format marks, whose words report that a
+# process or step failed. Read only where no level was given (a W line "failed to get power usage" is
+# Triton's metrics noise, not this): "failed to <verb> ...: <why>" / "... from ..." opening a line (Go
+# and C++ servers printing a returned error: Triton's `failed to start Vertex AI service: ...`), a
+# child's exit report (Model Analyzer's `Running perf_analyzer failed with exit status 1 : ...`), a
+# supervisor's (PyTriton's `Triton Inference Server exited with failure`, Azure ML's `Container has
+# crashed`), and an error object's JSON "message" that begins "Error: ".
+_PROSE: Final = (
+    (("ailed to ",), re.compile(r"^(?:Error: )?[Ff]ailed to [a-z]+ [^\n]*?(?:: |\bfrom\b)", re.M)),
+    (("failed with exit ",), re.compile(r"\bfailed with exit (?:status|code) [1-9]\d*\b")),
+    (("exited with failure",), re.compile(r"\bexited with failure\b")),
+    ((" has crashed",), re.compile(r"\b(?:[Cc]ontainer|[Pp]rocess|[Ss]erver|[Ww]orker) has crashed\b")),
+    (('"message"',), re.compile(r'"message"\s*:\s*"(?:Error|ERROR): ')),
+)
+
+
+def _prose(text: str) -> bool:
+    return any(
+        any(literal in text for literal in literals) and pattern.search(text) is not None
+        for literals, pattern in _PROSE
+    )
+
+
+def is_failure_line(text: str, level: str = "") -> bool:
+    """True when some line of ``text`` is marked as a failure by its log format, or, where the line has
+    no level (``level`` empty), its words report a failure (`_PROSE`)."""
+    return _marked(text) or (not level and _prose(text))
 
 
 def failure_piece(block: str) -> str | None:
-    """The first line of a pasted block that its format marks as a failure."""
-    for piece in block.split("\n"):
-        if _marked(piece.strip()):
-            return piece.strip()
+    """The first line of a pasted block that its format marks as a failure (or whose words report one)."""
+    pieces = [piece.strip() for piece in block.split("\n")]
+    for piece in pieces:
+        if _marked(piece):
+            return piece
+    for piece in pieces:
+        if piece and _prose(piece):
+            return piece
     return None
