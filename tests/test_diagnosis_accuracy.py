@@ -327,7 +327,9 @@ BLIND_SETS = {
         ),
         frozenset({"isaac-ros-image-segmentation-19"}),
     ),
-    # 7/16 after round 14, six empty answers, no healthy log flagged
+    # 7/16 after round 14, six empty answers, no healthy log flagged; round 15 fixed the scanner/parser
+    # disagreement and the levelless failure prose (two flipped, four empty answers gone); fil-backend-368
+    # is a disputed label (the design: a CPU model loading after the driver warning is not flagged)
     "heldout18": BlindSet(
         16,
         5,
@@ -339,22 +341,11 @@ BLIND_SETS = {
                 "model-analyzer-396",
                 "model-analyzer-789",
                 "modelmesh-serving-216",
-                "pytriton-45",
-                "pytriton-87",
                 "sherpa-522",
                 "tensorrtllm-backend-210",
             }
         ),
-        frozenset(
-            {
-                "azure-docs-75619",
-                "fil-backend-368",
-                "model-analyzer-396",
-                "model-analyzer-789",
-                "pytriton-45",
-                "pytriton-87",
-            }
-        ),
+        frozenset({"fil-backend-368"}),
     ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
