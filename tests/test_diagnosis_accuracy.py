@@ -328,7 +328,8 @@ BLIND_SETS = {
         frozenset({"isaac-ros-image-segmentation-19"}),
     ),
     # 7/16 after round 14, six empty answers, no healthy log flagged; round 15 fixed the scanner/parser
-    # disagreement and the levelless failure prose (two flipped, four empty answers gone); fil-backend-368
+    # disagreement, the levelless failure prose and a wrapped protobuf error (three flipped, five empty
+    # answers gone); fil-backend-368
     # is a disputed label (the design: a CPU model loading after the driver warning is not flagged)
     "heldout18": BlindSet(
         16,
@@ -342,7 +343,6 @@ BLIND_SETS = {
                 "model-analyzer-789",
                 "modelmesh-serving-216",
                 "sherpa-522",
-                "tensorrtllm-backend-210",
             }
         ),
         frozenset({"fil-backend-368"}),

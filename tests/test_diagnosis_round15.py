@@ -127,3 +127,25 @@ def test_heldout18_prose_cases_flip(name: str, want: str) -> None:
 @pytest.mark.parametrize("name", ["azure-docs-75619", "model-analyzer-396", "model-analyzer-789"])
 def test_heldout18_prose_cases_are_no_longer_empty(name: str) -> None:
     assert _runbooks((LOGS / "heldout18" / f"{name}.log").read_text())
+
+
+# ------------------------------------------------------------ class 3: a wrapped protobuf parse error
+# Real Triton 24.x reading a config.pbtxt with a template placeholder (tests/data/logs/real/*.log): the
+# protobuf TextFormat error, here wrapped at the space before the message type as a terminal paste shows it.
+_PROTOBUF = next(
+    line
+    for path in sorted((LOGS / "real").glob("*.log"))
+    for line in path.read_text().splitlines()
+    if "Error parsing text-format inference.ModelConfig" in line and "Expected integer" in line
+)
+
+
+def test_wrapped_protobuf_parse_error_is_the_config() -> None:
+    head, tail = _PROTOBUF.split(" inference.ModelConfig", 1)
+    assert _runbooks(_PROTOBUF + "\n")[0] == c.RUNBOOK_CONFIG_PARSE_ERROR
+    assert _runbooks(f"{head}\ninference.ModelConfig{tail}\n")[0] == c.RUNBOOK_CONFIG_PARSE_ERROR
+
+
+def test_heldout18_tensorrtllm_backend_210_flips() -> None:
+    text = (LOGS / "heldout18" / "tensorrtllm-backend-210.log").read_text()
+    assert _runbooks(text)[0] == c.RUNBOOK_CONFIG_PARSE_ERROR

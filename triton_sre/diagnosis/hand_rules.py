@@ -269,7 +269,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_CONFIG_PARSE_ERROR,
         _rx(
-            r"Error parsing text-format inference\.ModelConfig",
+            r"Error parsing text-format\s+inference\.ModelConfig",  # (a paste may wrap at the space)
             r"failed to read text proto",
             r"Unknown enumeration value of",
             r"has no field named",
