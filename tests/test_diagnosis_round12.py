@@ -183,4 +183,7 @@ def test_guarded_format_patterns_answer_as_the_single_regex() -> None:
     assert len(lines) > 3000
     extra = ["x: Assertion `n' failed.", "got status 503", "  reason: BackOff", "pod-0   0/1   Init:OOMKilled   3"]
     for text in [*texts, *lines, *extra]:
-        assert severity.is_failure_line(text) == (severity.FAILURE_FORMATS.search(text) is not None), text
+        assert severity.is_failure_line(text, "W") == (severity.FAILURE_FORMATS.search(text) is not None), text
+        # a levelless line also reads the failure prose (round 15), guarded the same way
+        either = severity.FAILURE_FORMATS.search(text) or severity.FAILURE_PROSE.search(text)
+        assert severity.is_failure_line(text) == (either is not None), text

@@ -267,6 +267,9 @@ _PROSE: Final = (
     (('"message"',), re.compile(r'"message"\s*:\s*"(?:Error|ERROR): ')),
 )
 
+FAILURE_PROSE: Final = re.compile("|".join(f"(?:{pattern.pattern})" for _, pattern in _PROSE), re.M)
+"""The `_PROSE` patterns in one regex (what `is_failure_line` adds on a levelless line, read faster below)."""
+
 
 def _prose(text: str) -> bool:
     return any(
