@@ -214,8 +214,7 @@ def _derive_core(window: Window, pricing: Pricing, diagnose: Callable[[str], str
     keys = sorted(latest_metrics.counters or ()) if latest_metrics else []
     # A family the body never carried in the window (an excerpt, an older release, a backend that
     # skips it) has no increase: NaN, so nothing derived from it is made up as 0.
-    increases_all, first_seen, _ = counted.reads_of(keys)
-    increases_all = np.where(first_seen == first_seen, increases_all, np.nan)
+    increases_all = counted.increases_of(keys, unseen=math.nan)
     splits = stage_splits(
         increases_all[:, [_STAGE_FIELDS[stage] for stage in c.STAGE_COUNTERS]],
         increases_all[:, _REQUEST_US],

@@ -152,16 +152,17 @@ class SeriesWindow:
         """`increase` of every tracked field of `key`, in `fields` order."""
         return self.increases_of([key])[0].tolist()
 
-    def increases_of(self, keys: Sequence[Hashable]) -> np.ndarray:
-        """`increase` of every tracked field of each of `keys`: one row per key, in `fields` order."""
-        return self.reads_of(keys, times=False)[0]
+    def increases_of(self, keys: Sequence[Hashable], unseen: float = 0.0) -> np.ndarray:
+        """`increase` of every tracked field of each of `keys`: one row per key, in `fields` order;
+        `unseen` where no stored poll observed the field."""
+        return self.reads_of(keys, times=False, unseen=unseen)[0]
 
     def reads_of(
-        self, keys: Sequence[Hashable], times: bool = True
+        self, keys: Sequence[Hashable], times: bool = True, unseen: float = 0.0
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per key (rows) and tracked field (columns): the increase over the stored polls, and
-        (with `times`) the times of the first and newest polls that observed it (NaN: never
-        observed; equal: observed once)."""
+        """Per key (rows) and tracked field (columns): the increase over the stored polls (`unseen`
+        where no poll observed the field), and (with `times`) the times of the first and newest polls
+        that observed it (NaN: never observed; equal: observed once)."""
         width = len(self._fields)
         slots = np.fromiter((self._slots.get(key, -1) for key in keys), dtype=np.intp, count=len(keys))
         cells = slots[:, None] * width + np.arange(width)
@@ -180,7 +181,7 @@ class SeriesWindow:
                 if times:
                     when[wanted & (found == found)] = taken_at
         seen = (first == first) & (newest == newest)
-        return np.where(seen, newest - first, 0.0), first_t, newest_t
+        return np.where(seen, newest - first, unseen), first_t, newest_t
 
     def keys(self) -> Iterable[Hashable]:
         return self._slots.keys()
