@@ -31,6 +31,16 @@ REDIRECT_PREFIX = "redirect:"
 """`REDIRECT_PREFIX + base_url`: answer 302 to the same path on another server."""
 
 
+def reply(h: BaseHTTPRequestHandler, status: int, body: bytes, ctype: str = "text/plain") -> None:
+    """One whole answer: status, type, length and body (a client that gave up is no error)."""
+    h.send_response(status)
+    h.send_header("Content-Type", ctype)
+    h.send_header("Content-Length", str(len(body)))
+    h.end_headers()
+    with contextlib.suppress(OSError):
+        h.wfile.write(body)
+
+
 class FaultProxy:
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
@@ -75,10 +85,10 @@ class FaultProxy:
             self._release.wait(30)
             return
         if fault == STATUS_500:
-            self._reply(h, 500, b'{"error":"injected failure"}')
+            reply(h, 500, b'{"error":"injected failure"}')
             return
         if fault == GARBAGE:
-            self._reply(h, 200, b"\x00\xff<html><body>502 Bad Gateway</body></html>\n{{{ not metrics\n")
+            reply(h, 200, b"\x00\xff<html><body>502 Bad Gateway</body></html>\n{{{ not metrics\n")
             return
         if fault == HUGE:
             h.send_response(200)
@@ -108,7 +118,7 @@ class FaultProxy:
             content = content[: len(content) // 2]  # cut mid-line
         elif callable(fault):
             content = fault(content)
-        self._reply(h, upstream.status_code, content, upstream.headers.get("Content-Type", "text/plain"))
+        reply(h, upstream.status_code, content, upstream.headers.get("Content-Type", "text/plain"))
 
     def _trickle(self, h: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
         h.send_response(status)
@@ -121,15 +131,6 @@ class FaultProxy:
                     return
                 h.wfile.write(body[i : i + 1])
                 h.wfile.flush()
-
-    @staticmethod
-    def _reply(h: BaseHTTPRequestHandler, status: int, body: bytes, ctype: str = "text/plain") -> None:
-        h.send_response(status)
-        h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        with contextlib.suppress(OSError):  # the client may have given up
-            h.wfile.write(body)
 
     def __enter__(self) -> FaultProxy:
         self._thread.start()

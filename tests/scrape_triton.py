@@ -23,6 +23,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from faultproxy import reply
+
 from triton_sre import conventions as c
 
 SCRAPES = Path(__file__).parent / "data" / "scrapes"
@@ -171,11 +173,7 @@ class ScrapeTriton:
             status = 404 if data is None else 200
             body = json.dumps(data if data is not None else {"error": "not found"}).encode()
             ctype = "application/json"
-        h.send_response(status)
-        h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        h.wfile.write(body)
+        reply(h, status, body, ctype)
 
     def __enter__(self) -> ScrapeTriton:
         self._thread.start()
