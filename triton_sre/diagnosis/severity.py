@@ -60,6 +60,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
+
 __all__ = ["COMMAND_NOT_FOUND", "FAILURE_FORMATS", "failure_piece", "is_failure_line"]
 
 # The reasons of Kubernetes' Warning events (kubelet pkg/kubelet/events/event.go, the scheduler, the
@@ -176,12 +178,8 @@ _FORMATS: Final = (
             # HTTP error statuses.
             r"\bHTTP/\d(?:\.\d)? [45]\d\d\b",
             r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b",
-            # HTTP clients' error Display: Rust reqwest ("HTTP status client error (451 Unavailable For
-            # Legal Reasons) for url (...)"), Python requests' raise_for_status ("403 Client Error:
-            # Forbidden for url: ...") and httpx's ("Client error '403 Forbidden' for url '...'").
-            r"\bHTTP status (?:client|server) error \([45]\d\d\b",
-            r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ",
-            r"\b(?:Client|Server) error '[45]\d\d [^'\n]*' for url '",
+            # HTTP clients' error Display (reqwest, requests, httpx): `signals.HTTP_CLIENT_ERROR`.
+            *HTTP_CLIENT_ERROR,
             # NVIDIA NIM's own log header ("[09-25 19:03:45.989 ERROR  nim_sdk::hub::repo file:line] msg").
             rf"{_LINE_START}\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s",
 )
@@ -213,9 +211,7 @@ _LITERAL_OF: Final[dict[str, str | tuple[str, ...]]] = {
     r"\bAssertion `[^'\n]*' failed\.": "Assertion `",
     r"\bHTTP/\d(?:\.\d)? [45]\d\d\b": "HTTP/",
     r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b": " status",
-    r"\bHTTP status (?:client|server) error \([45]\d\d\b": "HTTP status ",
-    r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ": " Error: ",
-    r"\b(?:Client|Server) error '[45]\d\d [^'\n]*' for url '": " error '",
+    **{pattern: "for url" for pattern in HTTP_CLIENT_ERROR},
     rf"{_LINE_START}\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s": (
         "ERROR",
         "CRITICAL",
