@@ -66,6 +66,7 @@ from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
 __all__ = [
     "COMMAND_NOT_FOUND",
     "FAILURE_FORMATS",
+    "FAILURE_PROSE",
     "Guarded",
     "failure_piece",
     "is_failure_line",

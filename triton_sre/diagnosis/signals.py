@@ -16,6 +16,7 @@ from triton_sre.diagnosis.stack_rules import rx as _rx
 __all__ = [
     "AUTOFILL_GAVE_UP",
     "BACKEND_FAILURE",
+    "CLIENT_UNREACHABLE",
     "HARMLESS",
     "HTTP_CLIENT_ERROR",
     "IMPORT_RECOVERED",
