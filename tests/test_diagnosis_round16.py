@@ -5,8 +5,6 @@ test quotes the wording from a source other than the heldout18 paste (named in a
 heldout18 case is checked beside it.
 """
 
-# ruff: noqa: E501 - quoted log lines are test data
-
 from __future__ import annotations
 
 import ast
@@ -18,6 +16,9 @@ import pytest
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis import classes, severity, signals
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.frames import classify
+from triton_sre.diagnosis.logparse import parse_text
 
 LOGS = Path(__file__).parent / "data" / "logs"
 
@@ -57,3 +58,42 @@ def test_http_client_errors_are_one_set_of_patterns_for_signal_and_class() -> No
         pattern in dict(classes.CLASSES)[c.RUNBOOK_CLOUD_REPOSITORY_ACCESS].pattern
         for pattern in signals.HTTP_CLIENT_ERROR
     )
+
+
+# -- helpers ---------------------------------------------------------------------------------------------
+
+
+def _runbooks(text: str) -> list[str]:
+    return [f.runbook for f in diagnose_events(parse_text(text)).findings]
+
+
+def _heldout18(name: str) -> str:
+    return (LOGS / "heldout18" / f"{name}.log").read_text()
+
+
+# -- 1. core's poll error under Model Analyzer: the server polls another path than the tool wrote ---------
+
+# triton-inference-server/model_analyzer#852 (24.03 SDK, docker launch mode; the fix was an output model
+# repository path mounted at the same path), the title and the error line as the reporter quotes them.
+_MA_852 = (
+    "[Model Analyzer] Starting a Triton Server using docker\n"
+    "[Model Analyzer] Creating model config: maxvit_rmlp_base_config_default\n"
+    "[Model Analyzer] Model maxvit_rmlp_base_config_default load failed: [StatusCode.INTERNAL] failed to "
+    "load 'maxvit_rmlp_base', failed to poll from model repository\n"
+)
+
+
+def test_poll_failure_under_model_analyzer_is_the_repository_path() -> None:
+    assert _runbooks(_MA_852)[0] == c.RUNBOOK_REPOSITORY_PATH_INVALID
+    # the single line as the issue's title and the reporter's error quote carry it
+    assert classify(_MA_852.splitlines()[-1]) == c.RUNBOOK_REPOSITORY_PATH_INVALID
+
+
+def test_poll_failure_without_the_tool_keeps_the_inventory_page() -> None:
+    # core's own wording (qa/L0_lifecycle: loading a model no repository holds) with no tool around it
+    line = "failed to load 'unknown_model', failed to poll from model repository"
+    assert classify(line) == c.RUNBOOK_MODEL_FILE_MISSING
+
+
+def test_heldout18_model_analyzer_789_flips() -> None:
+    assert _runbooks(_heldout18("model-analyzer-789"))[0] == c.RUNBOOK_REPOSITORY_PATH_INVALID

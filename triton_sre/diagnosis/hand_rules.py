@@ -16,6 +16,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
 from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
+from triton_sre.diagnosis.tool_rules import TOOL_RULES
 
 __all__ = ["HAND_RULES", "SHM_CONTEXT"]
 
@@ -114,6 +115,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         ),
     ),
     *STACK_RULES,
+    *TOOL_RULES,
     *WINDOWS_RULES,
     *BELOW_BACKEND_RULES,
     CauseRule(
