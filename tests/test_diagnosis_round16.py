@@ -97,3 +97,27 @@ def test_poll_failure_without_the_tool_keeps_the_inventory_page() -> None:
 
 def test_heldout18_model_analyzer_789_flips() -> None:
     assert _runbooks(_heldout18("model-analyzer-789"))[0] == c.RUNBOOK_REPOSITORY_PATH_INVALID
+
+
+# -- 4. a tool run by another refusing an option: the two tools' versions disagree -------------------------
+
+
+def test_child_tool_refusing_an_option_is_a_version_mismatch() -> None:
+    # facebookarchive/BOLT#109: perf2bolt running perf; maintainer: the perf on the path does not support
+    # the option (git-style parse-options wording, the parent's "return code").
+    assert (
+        classify("PERF-ERROR: return code 129 Error: unknown option `show-mmap-events'")
+        == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+    )
+    # argparse's wording, reported the way Model Analyzer reports its child
+    line = "Running genai-perf failed with exit status 2 : genai-perf: error: unrecognized arguments: --x"
+    assert classify(line) == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+
+
+def test_an_option_a_user_typed_is_not_a_version_mismatch() -> None:
+    # getopt_long's refusal of the server's own command line: no tool ran it
+    assert classify("tritonserver: unrecognized option '--model-repo'") != c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+
+
+def test_heldout18_model_analyzer_396_flips() -> None:
+    assert _runbooks(_heldout18("model-analyzer-396"))[0] == c.RUNBOOK_LIBRARY_VERSION_MISMATCH

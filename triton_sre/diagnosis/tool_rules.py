@@ -44,4 +44,20 @@ TOOL_RULES: Final[tuple[CauseRule, ...]] = (
         "core src/model_repository_manager/model_repository_manager.cc (Poll, LoadModel); model_analyzer "
         "entrypoint.py, triton/client/client.py, config_generators (the output model repository)",
     ),
+    # A tool that runs another one (Model Analyzer running perf_analyzer, perf2bolt running perf) reports
+    # the child's exit status and output; a child that refuses an option (getopt_long: "<prog>:
+    # unrecognized option '--x'", older glibc with a backquote; git-style parse-options: "error: unknown
+    # option `x'"; argparse: "error: unrecognized arguments: --x") was given an option its installed
+    # version does not have: the two tools' versions do not match. An option refused by a command a user
+    # typed is not this (a typo has no page).
+    CauseRule(
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        re.compile(
+            r"\b(?:failed with exit (?:status|code)|return code) [1-9]\d*\b[^\n]{0,80}?"
+            r"(?:\bunrecognized option\b|\bunknown option\b|\bunrecognized arguments?: )",
+            re.I,
+        ),
+        "model_analyzer perf_analyzer/perf_analyzer.py (the child's exit status and output); glibc "
+        "posix/getopt.c, git parse-options.c, CPython argparse (the refusals)",
+    ),
 )
