@@ -414,6 +414,15 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # ONNX Runtime cannot read the file as an ONNX protobuf (truncated, a Git LFS pointer, HTML).
             r"Protobuf parsing failed",
             r"\bINVALID_PROTOBUF\b|onnx runtime error 7: ",
+            # ONNX Runtime's Model constructor (core/graph/model.cc) on a ModelProto that parsed but is
+            # no complete model: no graph, no opset import, and (releases that split the older "Unknown
+            # model file format version.", thrown for a missing OR a newer IR version) no IR version. A
+            # NEWER IR version than the runtime's is the split's other half, "Unsupported model IR
+            # version: N, max supported IR version: M", and the old combined wording stays a version
+            # mismatch (its common case: a model from a newer exporter; Paddle2ONNX's FAQ).
+            r"\bModelProto does not have a graph\b",
+            r"\bMissing opset in the model\b",
+            r"\bMissing model IR version\b",
             # ONNX Runtime's graph check (INVALID_GRAPH), unless it is an operator this release lacks.
             r"This is an invalid model\."
             r"(?![^\n]{0,300}(No Op registered|Unrecognized attribute|domain_version))",
