@@ -5,6 +5,8 @@ test quotes the wording from a source other than the heldout18 paste (named in a
 heldout18 case is checked beside it.
 """
 
+# ruff: noqa: E501 - quoted log lines are test data
+
 from __future__ import annotations
 
 import ast
@@ -155,3 +157,40 @@ def test_heldout18_modelmesh_serving_216_stays_disputed() -> None:
     # triton-inference-server/server#1601, heldout/tutorials-34 labelled so); the log cannot tell which,
     # and the engine keeps the common case. SPLIT.md round 16 records the dispute.
     assert _runbooks(_heldout18("modelmesh-serving-216"))[0] == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+
+
+# -- 3. a step's own error inside core's "in ensemble 'X', " prefix: the step's cause decides --------------
+
+# triton-inference-server/tutorials (Conceptual_Guide Part 6, FAQ): a Python step's shared memory; the
+# answer there is a larger --shm-size.
+_TUTORIAL_SHM = (
+    "tritonclient.utils.InferenceServerException: [400] in ensemble 'ensemble_model', Failed to process the "
+    "request(s) for model instance 'detection_preprocessing_0', message: Failed to increase the shared memory "
+    "pool size for key 'triton_python_backend_shm_region_6' to 67108864 bytes."
+)
+# SeldonIO/seldon-core docs (a Triton Python model raising in execute), without an ensemble around it.
+_SELDON_PYTHON = (
+    "Error: rpc error: code = FailedPrecondition desc = rpc error: code = Internal desc = Failed to process the "
+    "request(s) for model instance 'outlier-error_1_0', message: TritonModelException: Outlier. Input sums to "
+    "greater than 100"
+)
+
+
+def test_a_step_error_inside_an_ensemble_names_the_step_cause() -> None:
+    assert _runbooks(_TUTORIAL_SHM)[0] == c.RUNBOOK_SHM_TOO_SMALL
+    assert classify(_SELDON_PYTHON) == c.RUNBOOK_PYTHON_MODEL_ERROR
+    wrapped = "in ensemble 'pipe', " + _SELDON_PYTHON.split("desc = ")[-1]
+    assert _runbooks(wrapped)[0] == c.RUNBOOK_PYTHON_MODEL_ERROR
+
+
+def test_the_ensemble_own_request_failure_stays_ensemble_dependency() -> None:
+    # core ensemble_scheduler.cc: the ensemble's outputs cannot all be produced (its wiring)
+    line = (
+        "in ensemble 'pipe', unexpected deadlock, at least one output is not set while no more ensemble "
+        "steps can be made"
+    )
+    assert _runbooks(line)[0] == c.RUNBOOK_ENSEMBLE_DEPENDENCY
+
+
+def test_heldout18_sherpa_522_flips() -> None:
+    assert _runbooks(_heldout18("sherpa-522"))[0] == c.RUNBOOK_PYTHON_MODEL_ERROR

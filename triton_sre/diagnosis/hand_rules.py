@@ -46,6 +46,9 @@ _PYTHON_STATUS = (
     r"(?:Error|Exception):(?: |[ \t]*(?=\n|$))"
 )
 
+# The Python backend's reply to requests its model failed to execute (python_be.cc, r21.xx on).
+_STEP_FAILED = r"Failed to process the request\(s\) for model instance '[^'\n]*', message: "
+
 HAND_RULES: Final[tuple[CauseRule, ...]] = (
     # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever
     # message they surface in.
@@ -304,7 +307,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"ensemble '?[^'\s]+'? contains models that are not available",
             r"ensemble '[^']+' depends on '[^']+' which has no loaded version",
             r"\bensemble\b[^\n]{0,120}\b(step|tensor|not written|is not used|mapped from|unable to find)",
-            r"\bin ensemble '",
+            # Core's EnsembleContext::FinishEnsemble prefixes "in ensemble '<name>', " to whatever failed the
+            # request: the ensemble's own output check, or a step's error. A step's error (the Python
+            # backend's "Failed to process the request(s) for model instance ..." from python_be.cc) names
+            # its own cause: the prefix only says where it ran.
+            rf"\bin ensemble '[^'\n]*', (?!{_STEP_FAILED})",
         ),
     ),
     CauseRule(
@@ -397,6 +404,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # id must be ..."). Specific exceptions (imports, shared memory, shapes) are claimed by
             # their own rules first; any other raised type is the model's Python code.
             _PYTHON_STATUS,
+            # The Python backend's error for a request its execute() failed (python_be.cc
+            # RespondErrorToAllRequests), the exception's type first in its message.
+            rf"{_STEP_FAILED}(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b",
         ),
     ),
     # --- classes added with the message inventory; wording of third-party code and users' logs ---
