@@ -330,21 +330,14 @@ BLIND_SETS = {
     # 7/16 after round 14, six empty answers, no healthy log flagged; round 15 fixed the scanner/parser
     # disagreement, the levelless failure prose and a wrapped protobuf error (three flipped, five empty
     # answers gone); fil-backend-368
-    # is a disputed label (the design: a CPU model loading after the driver warning is not flagged)
+    # is a disputed label (the design: a CPU model loading after the driver warning is not flagged);
+    # round 16 fixed three more by class (a poll failure under Model Analyzer, a child tool refusing an
+    # option, a step's error inside an ensemble); three disputed labels left (SPLIT.md)
     "heldout18": BlindSet(
         16,
         5,
         7 / 16,
-        frozenset(
-            {
-                "azure-docs-75619",
-                "fil-backend-368",
-                "model-analyzer-396",
-                "model-analyzer-789",
-                "modelmesh-serving-216",
-                "sherpa-522",
-            }
-        ),
+        frozenset({"azure-docs-75619", "fil-backend-368", "modelmesh-serving-216"}),
         frozenset({"fil-backend-368"}),
     ),
 }
@@ -405,6 +398,21 @@ def test_heldout16_misses_as_development_cases() -> None:
     }
     assert not any(accuracy.has_failure(case) for case in healthy)
 
+
+
+def test_heldout18_misses_as_development_cases() -> None:
+    """Rounds 15 and 16 fixed heldout18's misses by class (levelless failure prose, a wrapped protobuf
+    error, the scanner and the line reader agreeing, core's poll error under Model Analyzer, a child tool
+    refusing an option, a step's error inside an ensemble): what is left are three disputed labels
+    (SPLIT.md, round 16 development), and no healthy log is flagged."""
+    failed, healthy = _layered("heldout18")
+    misses = {name: got for name, _want, got in accuracy.score(failed).misses}
+    assert misses == {
+        "azure-docs-75619": RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        "fil-backend-368": "(no finding)",
+        "modelmesh-serving-216": RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    }
+    assert not any(accuracy.has_failure(case) for case in healthy)
 
 HELDOUT8_TOP1_AT_LEAST = 11 / 17
 """heldout8, collected after round 4's rules and scored once (clean): 11/17, four empty answers, one

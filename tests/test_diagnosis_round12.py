@@ -173,11 +173,11 @@ def test_heldout15_cuda_memory_pool_refusal_flips() -> None:
 
 
 def test_guarded_format_patterns_answer_as_the_single_regex() -> None:
-    assert set(severity._LITERAL_OF) < set(severity._FORMATS)
-    for pattern, literal in severity._LITERAL_OF.items():
-        literals = (literal,) if isinstance(literal, str) else literal
-        for one in literals:  # each guard is text the pattern holds (the pattern's words, not others)
-            assert one in pattern.replace("\\", "") or one in severity._K8S_STATUS_REASONS, pattern
+    guarded = [f for f in severity._FORMATS if isinstance(f, severity.Guarded)]
+    assert 0 < len(guarded) == len(severity._GUARDED) < len(severity._FORMATS)
+    for entry in guarded:
+        for one in entry.literals:  # each guard is text the pattern holds (the pattern's words, not others)
+            assert one in entry.pattern.replace("\\", ""), entry.pattern
     texts = [p.read_text(errors="replace") for p in sorted(LOGS.glob("**/*.log"))]
     lines = [line for text in texts for line in text.splitlines()]
     assert len(lines) > 3000

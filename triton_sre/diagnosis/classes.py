@@ -19,6 +19,7 @@ from typing import Final
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.severity import COMMAND_NOT_FOUND
+from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
 
 __all__ = ["CLASSES", "cause_class"]
 
@@ -189,9 +190,7 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             # reqwest's "error sending request for url"), or the store refused it with a status
             # (reqwest's "HTTP status client error (451 ...) for url", requests' "403 Client Error").
             r"\berror sending request for url\b",
-            r"\bHTTP status (?:client|server) error \(\d{3}\b[^)\n]*\) for url\b",
-            r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ",
-            r"\b(?:Client|Server) error '[45]\d\d [^'\n]*' for url '",
+            *HTTP_CLIENT_ERROR,
         ),
     ),
     # missing file / path (model-file-missing).

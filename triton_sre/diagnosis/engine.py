@@ -44,7 +44,6 @@ from triton_sre.diagnosis.logparse import (
     is_paste_prompt,
 )
 from triton_sre.diagnosis.reasons import (
-    ENSEMBLE_CONFIG,
     ENSEMBLE_DEPENDS,
     ENSEMBLE_MISSING,
     ENSEMBLE_VERSION,
@@ -63,6 +62,7 @@ from triton_sre.diagnosis.reasons import (
     classify_reason,
     classify_row,
     diagnose_reason,
+    ensemble_cause,
     index_events,
     is_harmless,
     is_summary,
@@ -389,11 +389,11 @@ class Diagnoser:
             state.depends_on.update(d.strip() for d in m["deps"].split(",") if d.strip())
             state.add(Obs(index, event.line, text, level, c.RUNBOOK_ENSEMBLE_DEPENDENCY, message, True))
             return True
-        m = ENSEMBLE_CONFIG.search(message)
-        if m and not FAILED_VERSION.search(message) and not FAILED_MODEL.search(message):
-            state = self._model(m["model"])
+        found = ensemble_cause(message)
+        if found:
+            state = self._model(found[0])
             state.failed = True
-            state.add(Obs(index, event.line, text, level, c.RUNBOOK_ENSEMBLE_DEPENDENCY, message, True))
+            state.add(Obs(index, event.line, text, level, found[1], message, True))
             return True
         for pattern in (FAILED_VERSION, FAILED_MODEL, LOAD_FAILED_API, POLL_FAILED, POLL_MODEL):
             m = pattern.search(message)

@@ -17,6 +17,7 @@ from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
 from triton_sre.diagnosis.library_errors import LIBRARY_RULES
 from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
+from triton_sre.diagnosis.tool_rules import TOOL_RULES
 
 __all__ = ["HAND_RULES", "SHM_CONTEXT"]
 
@@ -45,6 +46,9 @@ _PYTHON_STATUS = (
     r"(?:^|UNAVAILABLE: |version \d+: |UNAVAILABLE state: )Internal: (?:[A-Za-z_]\w*\.)*[A-Z]\w*"
     r"(?:Error|Exception):(?: |[ \t]*(?=\n|$))"
 )
+
+# The Python backend's reply to requests its model failed to execute (python_be.cc, r21.xx on).
+_STEP_FAILED = r"Failed to process the request\(s\) for model instance '[^'\n]*', message: "
 
 HAND_RULES: Final[tuple[CauseRule, ...]] = (
     # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever
@@ -115,6 +119,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         ),
     ),
     *STACK_RULES,
+    *TOOL_RULES,
     *WINDOWS_RULES,
     *BELOW_BACKEND_RULES,
     *LIBRARY_RULES,
@@ -303,7 +308,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"ensemble '?[^'\s]+'? contains models that are not available",
             r"ensemble '[^']+' depends on '[^']+' which has no loaded version",
             r"\bensemble\b[^\n]{0,120}\b(step|tensor|not written|is not used|mapped from|unable to find)",
-            r"\bin ensemble '",
+            # Core's EnsembleContext::FinishEnsemble prefixes "in ensemble '<name>', " to whatever failed the
+            # request: the ensemble's own output check, or a step's error. A step's error (the Python
+            # backend's "Failed to process the request(s) for model instance ..." from python_be.cc) names
+            # its own cause: the prefix only says where it ran.
+            rf"\bin ensemble '[^'\n]*', (?!{_STEP_FAILED})",
         ),
     ),
     CauseRule(
@@ -396,6 +405,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # id must be ..."). Specific exceptions (imports, shared memory, shapes) are claimed by
             # their own rules first; any other raised type is the model's Python code.
             _PYTHON_STATUS,
+            # The Python backend's error for a request its execute() failed (python_be.cc
+            # RespondErrorToAllRequests), the exception's type first in its message.
+            rf"{_STEP_FAILED}(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b",
         ),
     ),
     # --- classes added with the message inventory; wording of third-party code and users' logs ---
@@ -413,6 +425,15 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # ONNX Runtime cannot read the file as an ONNX protobuf (truncated, a Git LFS pointer, HTML).
             r"Protobuf parsing failed",
             r"\bINVALID_PROTOBUF\b|onnx runtime error 7: ",
+            # ONNX Runtime's Model constructor (core/graph/model.cc) on a ModelProto that parsed but is
+            # no complete model: no graph, no opset import, and (releases that split the older "Unknown
+            # model file format version.", thrown for a missing OR a newer IR version) no IR version. A
+            # NEWER IR version than the runtime's is the split's other half, "Unsupported model IR
+            # version: N, max supported IR version: M", and the old combined wording stays a version
+            # mismatch (its common case: a model from a newer exporter; Paddle2ONNX's FAQ).
+            r"\bModelProto does not have a graph\b",
+            r"\bMissing opset in the model\b",
+            r"\bMissing model IR version\b",
             # ONNX Runtime's graph check (INVALID_GRAPH), unless it is an operator this release lacks.
             r"This is an invalid model\."
             r"(?![^\n]{0,300}(No Op registered|Unrecognized attribute|domain_version))",

@@ -39,6 +39,7 @@ __all__ = [
     "classify",
     "classify_reason",
     "diagnose_reason",
+    "ensemble_cause",
     "index_events",
     "is_harmless",
     "is_summary",
@@ -105,6 +106,18 @@ def classify_reason(reason: str) -> str | None:
         # Old fixed-width status tables wrap words across rows; try the text glued back.
         found = classify(reason.replace("\n", ""))
     return found
+
+
+def ensemble_cause(message: str) -> tuple[str, str] | None:
+    """(ensemble, runbook) for a message core prefixed with ``in ensemble 'X', `` (ensemble_scheduler.cc
+    FinishEnsemble, on whatever failed the request), not a step's load failure quoted by the ensemble.
+
+    The rest names the cause when it is a step's own error (a Python model's exception, its shared
+    memory): the prefix only says where the step ran. Otherwise it is the ensemble's wiring."""
+    m = ENSEMBLE_CONFIG.search(message)
+    if m is None or FAILED_VERSION.search(message) or FAILED_MODEL.search(message):
+        return None
+    return m["model"], classify(message) or c.RUNBOOK_ENSEMBLE_DEPENDENCY
 
 
 def classify_row(reason: str, cut: bool) -> str | None:

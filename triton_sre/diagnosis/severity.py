@@ -58,9 +58,19 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["COMMAND_NOT_FOUND", "FAILURE_FORMATS", "failure_piece", "is_failure_line"]
+from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
+
+__all__ = [
+    "COMMAND_NOT_FOUND",
+    "FAILURE_FORMATS",
+    "FAILURE_PROSE",
+    "Guarded",
+    "failure_piece",
+    "is_failure_line",
+]
 
 # The reasons of Kubernetes' Warning events (kubelet pkg/kubelet/events/event.go, the scheduler, the
 # controllers) and of a pod's container states, as kubectl prints them.
@@ -73,7 +83,31 @@ _K8S_STATUS_REASONS = (
     r"CreateContainerConfigError|CreateContainerError|RunContainerError|ContainerCannotRun|"
     r"OOMKilled|Init:Error|Init:OOMKilled|Evicted|(?:Pod)?Unschedulable"
 )
+# A pod status reason: each of _K8S_STATUS_REASONS holds one of these words (its guard, see `Guarded`).
+_STATUS_REASON_WORDS: Final = (
+    "BackOff",
+    "ErrImage",
+    "InvalidImageName",
+    "Container",
+    "OOMKilled",
+    "Init:Error",
+    "Evicted",
+    "Unschedulable",
+)
 _LEVEL = r"(?:ERROR|CRITICAL|FATAL|PANIC|SEVERE|EMERG|ALERT)"
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """A format pattern that cannot match without one of its ``literals``: read only on a text holding one.
+
+    Speed only (the same answer as the pattern alone): ``in`` is a plain C scan, while a regex that starts
+    with ``\\b`` or an alternation gets no prefix scan and is tried at every position of every line.
+    """
+
+    pattern: str
+    literals: tuple[str, ...]
+
 
 COMMAND_NOT_FOUND: Final = (
     # A shell or a container runtime that cannot find the command it was asked to run: bash
@@ -90,157 +124,122 @@ COMMAND_NOT_FOUND: Final = (
 # Where a line starts: the line itself, or the message field of a structured (JSON) line, a line of its
 # own whatever its level field says (NIM: ``{"level": "None", ..., "message": "[09-25 ... ERROR ...] ..."}``).
 _LINE_START: Final = r'(?:^|"(?:message|msg)"\s*:\s*")'
-_FORMATS: Final = (
-            # glog / klog E and F lines.
-            rf"{_LINE_START}[EF]\d{{4}} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]",
-            # GLib and the DeepStream apps' GLib-styled messages.
-            # (`Domain-CRITICAL **:`: the domain before the level needs no pattern of its own, and a
-            # leading `\b[\w-]*` made this branch scan every word of every line back and forth)
-            r"(?:ERROR|CRITICAL) \*\*:",
-            r"^\*\* (?:\([^)]*\): )?(?:ERROR|CRITICAL)\b",
-            # GStreamer's debug log, ERROR level column.
-            r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+ERROR\s",
-            # Python logging layouts and tracebacks.
-            rf"^{_LEVEL}:[\w.<>-]*:",
-            rf"^(?:\S+ ){{0,3}}\S*\d\d:\d\d:\d\d\S*\s*(?:[-|:,]\s*(?:[\w.\[\]-]+\s*[-"
-            rf"|:]\s*)?)?\[?{_LEVEL}\]?(?:\s|:|$)",
-            # ... and the same layouts once a collector's timestamp prefix is peeled off.
-            rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{_LEVEL}\s*[-|:]",
-            rf"^\[{_LEVEL}\]|\|\s*{_LEVEL}\s*\||^{_LEVEL}\s+\d\d-\d\d \d\d:\d\d",
-            r"^Traceback \(most recent call last\):",
-            # DeepStream's nvinfer/nvinferserver (InferError / dsInferError: "ERROR: <file>:<line> msg"),
-            # the in-process Triton of DeepStream and Isaac ROS.
-            r"^ERROR: [\w.]+\.(?:cpp|cc|c|h):\d+ ",
-            # Go runtime, logrus, zap.
-            r"^panic: |^fatal error: |\blevel=(?:error|fatal|panic)\b",
-            # A structured message that begins "Error:" reports a failure whatever level it was logged
-            # at: Go CLIs (urfave/cli, cobra) print a returned error as "Error: <err>", and wrappers
-            # log that output at info (the GPU operator's validator: level=info msg="Error: error
-            # validating toolkit installation: ...").
-            r"\bmsg=\\?\"?(?:Error|ERROR|error): ",
-            r"\"(?:level|severity)\"\s*:\s*\"(?:error|fatal|panic|dpanic|critical|ERROR|FATAL|PANIC"
-            r"|CRITICAL)\"",
-            r"\t(?:ERROR|FATAL|PANIC|DPANIC)\t",
-            # Java / Scala.
-            r"^Exception in thread \"|^\s*Caused by: [\w.$]+(?:Exception|Error)\b",
-            # C++ (libstdc++'s verbose terminate handler).
-            r"terminate called (?:after throwing an instance of|without an active exception)",
-            # what() after a line break, or after the quoted type where a paste joined the two lines.
-            r"^(?:\s*|.*'\s+)what\(\):  \S",
-            # Crashes: Open MPI's signal handler and its frames, the shell's killed-by-signal report.
-            r"\*\*\* Process received signal \*\*\*",
-            r"\bSignal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)",
-            r"^(?:\[[\w.-]+:\d+\] )?\[ ?\d+\] /\S+\.so(?:\.\d+)*\(",
-            r"\b(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
-            r"\s+\(core dumped\)",
-            # Kubernetes events, pod states and conditions.
-            rf"(?:^|\s)Warning\s+(?:{_K8S_WARNING_REASONS})\s",
-            r"\"type\"\s*:\s*\"Warning\"",
-            rf"(?:^|\s|\b\d\.)(?:{_K8S_STATUS_REASONS})\b",
-            # A pod still in phase Pending, as ``kubectl describe pod`` (``Status:  Pending``) and
-            # ``kubectl get pods`` (READY 0/N, STATUS Pending) show it: its containers never started.
-            r"^Status:[ \t]+Pending[ \t]*$",
-            r" 0/\d+ +Pending +\d+\s",
-            # The kubelet's admission rejection as a STATUS cell or a Reason: "OutOf" + a (lowercase)
-            # resource name (pkg/kubelet/lifecycle/predicate.go), e.g. OutOfnvidia.com/gpu, OutOfcpu.
-            r"(?:^|\s)OutOf[a-z][\w.\-/]*(?:\s|$)",
-            r"\breason:\s*\"?(?:Unschedulable|\w*Failed|BackOff|\w*Error|ExitCode\d+"
-            r"|ProgressDeadlineExceeded)\b",
-            # Knative / KServe conditions: status False with a reason; Knative's revision failure message.
-            r"\bFalse\s+(?:\w*Failed\w*|\w*Missing|ExitCode\d+|ProgressDeadlineExceeded|Unschedulable"
-            r"|\w*Error)\b",
-            r"\bRevision \\?\"?[\w.-]+\\?\"? failed with message:",
-            # KServe's controller choosing a serving runtime for a predictor (GetServingRuntime in
-            # pkg/controller/.../utils, components/predictor.go): no runtime by that name, none for the
-            # model format, the named one disabled or not supporting the format/protocol.
-            r"\bNo ServingRuntimes or ClusterServingRuntimes with the name: ",
-            r"\b[Nn]o runtime found to support predictor with model type: ",
-            r"\bspecified runtime \S+ (?:is disabled|does not support specified)",
-            # Triton: a status cell alone, the C API's error code names, the server's own summary.
-            r"^UNAVAILABLE: (?:Unknown|Internal|Not found|Invalid argument|Unavailable|Unsupported"
-            r"|Already exists|Cancelled)\b",
-            r"\bTRITONSERVER_ERROR_(?:UNKNOWN|INTERNAL|NOT_FOUND|INVALID_ARG|UNAVAILABLE|UNSUPPORTED"
-            r"|ALREADY_EXISTS|CANCELLED)\b",
-            r"\berror: creating server: ",
-            # gRPC status codes as Python clients print them.
-            r"\bStatusCode\.(?!OK\b)[A-Z_]{4,}\b",
-            # dmlc-core / glog CHECK failures; dmlc's LOG(FATAL) error with its stack trace.
-            r"\bCheck failed: ",
-            # TensorRT-LLM's logger level prefix (tensorrt_llm/common/logger.h), ERROR and FATAL.
-            r"\[TensorRT-LLM\] ?\[(?:ERROR|FATAL)\]",
-            # Assertions: TensorRT-LLM's TLLM_CHECK, C's assert (glibc __assert_fail).
-            r"\bAssertion failed: \S",
-            r"\bAssertion `[^'\n]*' failed\.",
-            r"^\[\d\d:\d\d:\d\d\] [^\s:]+:\d+: [^\n]*\n\s*Stack trace:",
-            *COMMAND_NOT_FOUND,
-            # HTTP error statuses.
-            r"\bHTTP/\d(?:\.\d)? [45]\d\d\b",
-            r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b",
-            # HTTP clients' error Display: Rust reqwest ("HTTP status client error (451 Unavailable For
-            # Legal Reasons) for url (...)"), Python requests' raise_for_status ("403 Client Error:
-            # Forbidden for url: ...") and httpx's ("Client error '403 Forbidden' for url '...'").
-            r"\bHTTP status (?:client|server) error \([45]\d\d\b",
-            r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ",
-            r"\b(?:Client|Server) error '[45]\d\d [^'\n]*' for url '",
-            # NVIDIA NIM's own log header ("[09-25 19:03:45.989 ERROR  nim_sdk::hub::repo file:line] msg").
-            rf"{_LINE_START}\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s",
+_FORMATS: Final[tuple[str | Guarded, ...]] = (
+    # glog / klog E and F lines.
+    rf"{_LINE_START}[EF]\d{{4}} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]",
+    # GLib and the DeepStream apps' GLib-styled messages.
+    # (`Domain-CRITICAL **:`: the domain before the level needs no pattern of its own, and a
+    # leading `\b[\w-]*` made this branch scan every word of every line back and forth)
+    r"(?:ERROR|CRITICAL) \*\*:",
+    r"^\*\* (?:\([^)]*\): )?(?:ERROR|CRITICAL)\b",
+    # GStreamer's debug log, ERROR level column.
+    r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+ERROR\s",
+    # Python logging layouts and tracebacks.
+    rf"^{_LEVEL}:[\w.<>-]*:",
+    rf"^(?:\S+ ){{0,3}}\S*\d\d:\d\d:\d\d\S*\s*(?:[-|:,]\s*(?:[\w.\[\]-]+\s*[-"
+    rf"|:]\s*)?)?\[?{_LEVEL}\]?(?:\s|:|$)",
+    # ... and the same layouts once a collector's timestamp prefix is peeled off.
+    rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{_LEVEL}\s*[-|:]",
+    rf"^\[{_LEVEL}\]|\|\s*{_LEVEL}\s*\||^{_LEVEL}\s+\d\d-\d\d \d\d:\d\d",
+    r"^Traceback \(most recent call last\):",
+    # DeepStream's nvinfer/nvinferserver (InferError / dsInferError: "ERROR: <file>:<line> msg"),
+    # the in-process Triton of DeepStream and Isaac ROS.
+    r"^ERROR: [\w.]+\.(?:cpp|cc|c|h):\d+ ",
+    # Go runtime, logrus, zap.
+    r"^panic: |^fatal error: |\blevel=(?:error|fatal|panic)\b",
+    # A structured message that begins "Error:" reports a failure whatever level it was logged
+    # at: Go CLIs (urfave/cli, cobra) print a returned error as "Error: <err>", and wrappers
+    # log that output at info (the GPU operator's validator: level=info msg="Error: error
+    # validating toolkit installation: ...").
+    Guarded(r"\bmsg=\\?\"?(?:Error|ERROR|error): ", ("msg=",)),
+    r"\"(?:level|severity)\"\s*:\s*\"(?:error|fatal|panic|dpanic|critical|ERROR|FATAL|PANIC"
+    r"|CRITICAL)\"",
+    r"\t(?:ERROR|FATAL|PANIC|DPANIC)\t",
+    # Java / Scala.
+    r"^Exception in thread \"|^\s*Caused by: [\w.$]+(?:Exception|Error)\b",
+    # C++ (libstdc++'s verbose terminate handler).
+    r"terminate called (?:after throwing an instance of|without an active exception)",
+    # what() after a line break, or after the quoted type where a paste joined the two lines.
+    Guarded(r"^(?:\s*|.*'\s+)what\(\):  \S", ("what():",)),
+    # Crashes: Open MPI's signal handler and its frames, the shell's killed-by-signal report.
+    Guarded(r"\*\*\* Process received signal \*\*\*", ("Process received signal",)),
+    Guarded(r"\bSignal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)", ("Signal: ",)),
+    Guarded(r"^(?:\[[\w.-]+:\d+\] )?\[ ?\d+\] /\S+\.so(?:\.\d+)*\(", (".so",)),
+    Guarded(
+        r"\b(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
+        r"\s+\(core dumped\)",
+        ("(core dumped)",),
+    ),
+    # Kubernetes events, pod states and conditions.
+    rf"(?:^|\s)Warning\s+(?:{_K8S_WARNING_REASONS})\s",
+    r"\"type\"\s*:\s*\"Warning\"",
+    Guarded(rf"(?:^|\s|\b\d\.)(?:{_K8S_STATUS_REASONS})\b", _STATUS_REASON_WORDS),
+    # A pod still in phase Pending, as ``kubectl describe pod`` (``Status:  Pending``) and
+    # ``kubectl get pods`` (READY 0/N, STATUS Pending) show it: its containers never started.
+    r"^Status:[ \t]+Pending[ \t]*$",
+    r" 0/\d+ +Pending +\d+\s",
+    # The kubelet's admission rejection as a STATUS cell or a Reason: "OutOf" + a (lowercase)
+    # resource name (pkg/kubelet/lifecycle/predicate.go), e.g. OutOfnvidia.com/gpu, OutOfcpu.
+    r"(?:^|\s)OutOf[a-z][\w.\-/]*(?:\s|$)",
+    Guarded(
+        r"\breason:\s*\"?(?:Unschedulable|\w*Failed|BackOff|\w*Error|ExitCode\d+"
+        r"|ProgressDeadlineExceeded)\b",
+        ("reason:",),
+    ),
+    # Knative / KServe conditions: status False with a reason; Knative's revision failure message.
+    Guarded(
+        r"\bFalse\s+(?:\w*Failed\w*|\w*Missing|ExitCode\d+|ProgressDeadlineExceeded|Unschedulable"
+        r"|\w*Error)\b",
+        ("False",),
+    ),
+    Guarded(r"\bRevision \\?\"?[\w.-]+\\?\"? failed with message:", ("Revision ",)),
+    # KServe's controller choosing a serving runtime for a predictor (GetServingRuntime in
+    # pkg/controller/.../utils, components/predictor.go): no runtime by that name, none for the
+    # model format, the named one disabled or not supporting the format/protocol.
+    Guarded(r"\bNo ServingRuntimes or ClusterServingRuntimes with the name: ", ("No ServingRuntimes",)),
+    Guarded(r"\b[Nn]o runtime found to support predictor with model type: ", ("o runtime found to support",)),
+    Guarded(r"\bspecified runtime \S+ (?:is disabled|does not support specified)", ("specified runtime ",)),
+    # Triton: a status cell alone, the C API's error code names, the server's own summary.
+    r"^UNAVAILABLE: (?:Unknown|Internal|Not found|Invalid argument|Unavailable|Unsupported"
+    r"|Already exists|Cancelled)\b",
+    Guarded(
+        r"\bTRITONSERVER_ERROR_(?:UNKNOWN|INTERNAL|NOT_FOUND|INVALID_ARG|UNAVAILABLE|UNSUPPORTED"
+        r"|ALREADY_EXISTS|CANCELLED)\b",
+        ("TRITONSERVER_ERROR_",),
+    ),
+    Guarded(r"\berror: creating server: ", ("error: creating server: ",)),
+    # gRPC status codes as Python clients print them.
+    Guarded(r"\bStatusCode\.(?!OK\b)[A-Z_]{4,}\b", ("StatusCode.",)),
+    # dmlc-core / glog CHECK failures; dmlc's LOG(FATAL) error with its stack trace.
+    Guarded(r"\bCheck failed: ", ("Check failed: ",)),
+    # TensorRT-LLM's logger level prefix (tensorrt_llm/common/logger.h), ERROR and FATAL.
+    r"\[TensorRT-LLM\] ?\[(?:ERROR|FATAL)\]",
+    # Assertions: TensorRT-LLM's TLLM_CHECK, C's assert (glibc __assert_fail).
+    Guarded(r"\bAssertion failed: \S", ("Assertion failed: ",)),
+    Guarded(r"\bAssertion `[^'\n]*' failed\.", ("Assertion `",)),
+    r"^\[\d\d:\d\d:\d\d\] [^\s:]+:\d+: [^\n]*\n\s*Stack trace:",
+    *COMMAND_NOT_FOUND,
+    # HTTP error statuses.
+    Guarded(r"\bHTTP/\d(?:\.\d)? [45]\d\d\b", ("HTTP/",)),
+    Guarded(
+        r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b", (" status",)
+    ),
+    # HTTP clients' error Display (reqwest, requests, httpx): `signals.HTTP_CLIENT_ERROR`.
+    *(Guarded(pattern, ("for url",)) for pattern in HTTP_CLIENT_ERROR),
+    # NVIDIA NIM's own log header ("[09-25 19:03:45.989 ERROR  nim_sdk::hub::repo file:line] msg").
+    Guarded(
+        rf"{_LINE_START}\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s",
+        ("ERROR", "CRITICAL", "FATAL"),
+    ),
 )
 
-FAILURE_FORMATS: Final = re.compile("|".join(f"(?:{p})" for p in _FORMATS), re.M)
+FAILURE_FORMATS: Final = re.compile(
+    "|".join(f"(?:{f.pattern if isinstance(f, Guarded) else f})" for f in _FORMATS), re.M
+)
 """Every format's failure pattern in one regex (what `is_failure_line` answers, read faster below)."""
 
-# Speed only (the same union of patterns): a pattern that cannot match without a literal of its own is
-# tried only on a text that holds the literal. ``in`` is a plain C scan, while a regex that starts with
-# ``\b`` or an alternation gets no prefix scan and is tried at every position of every line.
-_LITERAL_OF: Final[dict[str, str | tuple[str, ...]]] = {
-    r"\bmsg=\\?\"?(?:Error|ERROR|error): ": "msg=",
-    r"\bRevision \\?\"?[\w.-]+\\?\"? failed with message:": "Revision ",
-    r"\bNo ServingRuntimes or ClusterServingRuntimes with the name: ": "No ServingRuntimes",
-    r"\b[Nn]o runtime found to support predictor with model type: ": "o runtime found to support",
-    r"\bspecified runtime \S+ (?:is disabled|does not support specified)": "specified runtime ",
-    r"\bTRITONSERVER_ERROR_(?:UNKNOWN|INTERNAL|NOT_FOUND|INVALID_ARG|UNAVAILABLE|UNSUPPORTED"
-    r"|ALREADY_EXISTS|CANCELLED)\b": "TRITONSERVER_ERROR_",
-    r"\berror: creating server: ": "error: creating server: ",
-    r"\bStatusCode\.(?!OK\b)[A-Z_]{4,}\b": "StatusCode.",
-    r"\bCheck failed: ": "Check failed: ",
-    r"^(?:\s*|.*'\s+)what\(\):  \S": "what():",
-    r"\*\*\* Process received signal \*\*\*": "Process received signal",
-    r"\bSignal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)": "Signal: ",
-    r"^(?:\[[\w.-]+:\d+\] )?\[ ?\d+\] /\S+\.so(?:\.\d+)*\(": ".so",
-    r"\b(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
-    r"\s+\(core dumped\)": "(core dumped)",
-    r"\bAssertion failed: \S": "Assertion failed: ",
-    r"\bAssertion `[^'\n]*' failed\.": "Assertion `",
-    r"\bHTTP/\d(?:\.\d)? [45]\d\d\b": "HTTP/",
-    r"\b(?:unexpected|unsupported|bad|error|failed with) status(?: code)?:? [45]\d\d\b": " status",
-    r"\bHTTP status (?:client|server) error \([45]\d\d\b": "HTTP status ",
-    r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ": " Error: ",
-    r"\b(?:Client|Server) error '[45]\d\d [^'\n]*' for url '": " error '",
-    rf"{_LINE_START}\[\d\d-\d\d \d\d:\d\d:\d\d\.\d+ (?:ERROR|CRITICAL|FATAL)\s": (
-        "ERROR",
-        "CRITICAL",
-        "FATAL",
-    ),
-    r"\breason:\s*\"?(?:Unschedulable|\w*Failed|BackOff|\w*Error|ExitCode\d+"
-    r"|ProgressDeadlineExceeded)\b": "reason:",
-    r"\bFalse\s+(?:\w*Failed\w*|\w*Missing|ExitCode\d+|ProgressDeadlineExceeded|Unschedulable"
-    r"|\w*Error)\b": "False",
-    # A pod status reason: each of _K8S_STATUS_REASONS holds one of these words.
-    rf"(?:^|\s|\b\d\.)(?:{_K8S_STATUS_REASONS})\b": (
-        "BackOff",
-        "ErrImage",
-        "InvalidImageName",
-        "Container",
-        "OOMKilled",
-        "Init:Error",
-        "Evicted",
-        "Unschedulable",
-    ),
-}
-_GUARDED: Final = tuple(
-    ((words,) if isinstance(words, str) else words, re.compile(p, re.M)) for p, words in _LITERAL_OF.items()
-)
-_UNGUARDED: Final = re.compile("|".join(f"(?:{p})" for p in _FORMATS if p not in _LITERAL_OF), re.M)
+_GUARDED: Final = tuple((f.literals, re.compile(f.pattern, re.M)) for f in _FORMATS if isinstance(f, Guarded))
+_UNGUARDED: Final = re.compile("|".join(f"(?:{f})" for f in _FORMATS if isinstance(f, str)), re.M)
 
 
 def _marked(text: str) -> bool:

@@ -17,7 +17,9 @@ from triton_sre.diagnosis.stack_rules import rx as _rx
 __all__ = [
     "AUTOFILL_GAVE_UP",
     "BACKEND_FAILURE",
+    "CLIENT_UNREACHABLE",
     "HARMLESS",
+    "HTTP_CLIENT_ERROR",
     "IMPORT_RECOVERED",
     "SERVER_FAILURE",
     "SUMMARY",
@@ -142,6 +144,18 @@ CLIENT_UNREACHABLE: Final = re.compile(
     r"(?:failed to connect to all addresses|Connection refused)",
     re.I,
 )
+
+
+# HTTP clients' error Display for a 4xx/5xx answer: Rust reqwest ("HTTP status client error (451 Unavailable
+# For Legal Reasons) for url (...)"), Python requests' raise_for_status ("403 Client Error: Forbidden for url:
+# ...") and httpx's ("Client error '403 Forbidden' for url '...'"). Each names the URL it asked ("for url").
+HTTP_CLIENT_ERROR: Final = (
+    r"\bHTTP status (?:client|server) error \([45]\d\d\b[^)\n]*\) for url\b",
+    r"\b[45]\d\d (?:Client|Server) Error: [^\n]*\bfor url: ",
+    r"\b(?:Client|Server) error '[45]\d\d [^'\n]*' for url '",
+)
+"""An HTTP client's error for a refused request: a failure signal (`severity.py`) and, for a model store's
+URL, a cause class (`classes.py`)."""
 
 
 def is_client_unreachable(text: str) -> bool:

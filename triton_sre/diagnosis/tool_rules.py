@@ -1,0 +1,63 @@
+"""Pure data: what the tools that drive Triton say when the server or the tool they run refuses them.
+
+Model Analyzer (triton-inference-server/model_analyzer) starts a Triton of its own (``--triton-launch-mode``
+local, docker, c_api; ``entrypoint.py``: "Starting a local Triton Server", "Starting a Triton Server using
+docker"), writes each model config variant into its output model repository ("Creating model config:
+<name>", ``config_generators``), asks the server to load it in explicit mode (``triton/client/client.py``:
+"Model <variant> load failed: <error>") and runs perf_analyzer against it (``perf_analyzer/
+perf_analyzer.py``: "Running perf_analyzer failed with exit status <n> : <output>"). A failure there is
+read in the light of who wrote what: the tool wrote the model's folder just before the load, and the tool
+chose the options of the command it ran. `hand_rules.py` places these rules; `rules.py` orders them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.stack_rules import CauseRule
+
+__all__ = ["TOOL_RULES"]
+
+# Model Analyzer's own lines (its logger's "[Model Analyzer] " prefix, 1.x on; the older "INFO[client.py:82]
+# Model <name> load failed:" layout; the launcher's and the config generator's messages).
+_MODEL_ANALYZER = (
+    r"\[Model Analyzer\] |\bStarting a (?:local )?Triton Server(?: using docker)?\b"
+    r"|\bCreating model config: \S|\bModel \S+ load failed: "
+)
+
+TOOL_RULES: Final[tuple[CauseRule, ...]] = (
+    # Core's poll error (model_repository_manager.cc, LoadModel / LoadUnloadModel when Poll() did not poll
+    # every named model: "failed to load '<model>', failed to poll from model repository", INTERNAL, r22.06
+    # on). Poll() gives up when a repository cannot be listed ("failed to poll model repository '<path>':
+    # <why>"), when the model's folder is in none of the repositories ("failed to poll model '<m>': model
+    # not found in any model repository"), or is in two. Under Model Analyzer the folder exists: the tool
+    # wrote it into its output model repository just before asking for the load, so the server polls
+    # another path than the one the tool wrote (docker launch mode: an output path that is relative or not
+    # mounted at the same path in the server's container; model_analyzer#120, #160, #480, #786, #852).
+    CauseRule(
+        c.RUNBOOK_REPOSITORY_PATH_INVALID,
+        re.compile(
+            rf"^(?=[\s\S]*?(?:{_MODEL_ANALYZER}))[\s\S]*?\bfailed to poll from model repository\b", re.I
+        ),
+        "core src/model_repository_manager/model_repository_manager.cc (Poll, LoadModel); model_analyzer "
+        "entrypoint.py, triton/client/client.py, config_generators (the output model repository)",
+    ),
+    # A tool that runs another one (Model Analyzer running perf_analyzer, perf2bolt running perf) reports
+    # the child's exit status and output; a child that refuses an option (getopt_long: "<prog>:
+    # unrecognized option '--x'", older glibc with a backquote; git-style parse-options: "error: unknown
+    # option `x'"; argparse: "error: unrecognized arguments: --x") was given an option its installed
+    # version does not have: the two tools' versions do not match. An option refused by a command a user
+    # typed is not this (a typo has no page).
+    CauseRule(
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        re.compile(
+            r"\b(?:failed with exit (?:status|code)|return code) [1-9]\d*\b[^\n]{0,80}?"
+            r"(?:\bunrecognized option\b|\bunknown option\b|\bunrecognized arguments?: )",
+            re.I,
+        ),
+        "model_analyzer perf_analyzer/perf_analyzer.py (the child's exit status and output); glibc "
+        "posix/getopt.c, git parse-options.c, CPython argparse (the refusals)",
+    ),
+)
