@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.library_errors import LibraryError, library_errors, parse_table
 from triton_sre.diagnosis.logparse import parse_text
@@ -102,8 +103,26 @@ I1202 05:01:03.100000 1 grpc_server.cc:2463] Started GRPCInferenceService at 0.0
         "W1202 05:01:02.000000 1 pb_stub.cc:300] A module that was compiled using NumPy 1.x cannot be run in"
         " NumPy 2.0.2 as it may crash.",
         "[12/02/2026-05:01:02] [TRT] [W] CUDA lazy loading is not enabled.",
+        # TensorFlow's own logging format, W level: every CPU host's missing CUDA library.
+        "2026-12-02 05:01:02.000000: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could"
+        " not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object"
+        " file: No such file or directory",
     ],
 )
 def test_library_info_and_warnings_on_a_healthy_start_raise_no_error(line: str) -> None:
     report = diagnose_events(parse_text(f"{line}\n{READY}"))
     assert [f.runbook for f in report.findings if f.severity in ("error", "critical")] == []
+
+
+def test_tensorflow_log_format_reads_its_level() -> None:
+    """TensorFlow's own format (tsl logging.cc) is a log line with a level: its E line is a failure."""
+    line = (
+        "2026-12-02 05:01:02.000000: E tensorflow/core/grappler/optimizers/meta_optimizer.cc:954] Op type not"
+        " registered 'Addons>Resampler' in binary running on triton-0. Make sure the Op and Kernel are"
+        " registered in the binary running in this process."
+    )
+    events = parse_text(line + "\n")
+    assert [(e.level, e.source) for e in events] == [
+        ("E", "tensorflow/core/grappler/optimizers/meta_optimizer.cc:954")
+    ]
+    assert first_runbook(line + "\n") == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
