@@ -327,3 +327,12 @@ def test_an_empty_log_on_stdin_is_exit_2(tmp_path: Path) -> None:
     out, err = proc.communicate(timeout=120)
     assert_clean_error(proc.returncode, err.decode(), c.EXIT_USAGE, "the log is empty")
     assert out == b""
+
+
+def test_an_empty_gzip_log_is_exit_2(tmp_path: Path) -> None:
+    """A .gz holding 0 bytes said "No load failure found." and exit 0, which reads as a healthy server."""
+    log = tmp_path / "triton.log.gz"
+    log.write_bytes(gzip.compress(b""))
+    code, out, err = run(["triage", "--format", "json", str(log)], tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, "the log is empty once decompressed")
+    assert out == ""

@@ -73,6 +73,12 @@ def test_a_gameday_that_could_not_attach_is_no_pass(tmp_path: Path) -> None:
         capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=120,
     )  # fmt: skip
     assert both.returncode == c.EXIT_USAGE and "exclude each other" in both.stderr
+    missing = subprocess.run(
+        [*CLI, "gameday", "--attach", str(tmp_path / "typo")],
+        capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert missing.returncode == c.EXIT_USAGE and "no such directory" in missing.stderr, missing.stderr
+    assert "Traceback" not in missing.stderr and missing.stdout == ""
 
 
 @pytest.mark.server

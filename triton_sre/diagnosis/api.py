@@ -59,7 +59,10 @@ def open_log(name: str) -> Iterator[BinaryIO]:
         if hasattr(raw, "peek") and not peek:  # "no failure found" would read as a healthy server
             raise LogInputError("the log is empty (0 bytes): nothing to diagnose")
         if peek == GZIP_MAGIC:
-            yield stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
+            unpacked = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
+            if not unpacked.peek(1):
+                raise LogInputError("the log is empty once decompressed (a .gz of 0 bytes)")
+            yield unpacked  # type: ignore[misc]
         else:
             yield raw
 

@@ -145,6 +145,9 @@ def run_gameday(args: argparse.Namespace) -> int:
         return c.EXIT_USAGE
     if args.attach is not None:
         workdir = args.attach.absolute()
+        if not workdir.is_dir():  # a mistyped path, not a stack that failed: usage, like --workdir's
+            print(f"triton-sre gameday: --attach {workdir}: no such directory", file=sys.stderr)
+            return c.EXIT_USAGE
     else:
         workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="triton-sre-gameday-"))).absolute()
         workdir.mkdir(parents=True, exist_ok=True)
