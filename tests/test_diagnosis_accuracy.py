@@ -192,10 +192,11 @@ def _cited_outside(name: str) -> str:
         ("heldout16", 21),
         ("heldout17", 21),
         ("heldout18", 21),
+        ("heldout19", 22),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
-    """heldout7-18 (each collected after the previous round's rules) cite no thread that any other
+    """heldout7-19 (each collected after the previous round's rules) cite no thread that any other
     corpus file, test, doc or bench note cites, and none from the server's own tracker."""
     cited = _cited_outside(name)
     cases = accuracy.load(name)
@@ -339,6 +340,25 @@ BLIND_SETS = {
         7 / 16,
         frozenset({"azure-docs-75619", "fil-backend-368", "modelmesh-serving-216"}),
         frozenset({"fil-backend-368"}),
+    ),
+    # 8/16 after round 16, three empty answers, no healthy log flagged
+    "heldout19": BlindSet(
+        16,
+        6,
+        8 / 16,
+        frozenset(
+            {
+                "clearml-serving-88",
+                "merlin-systems-243",
+                "mmdeploy-756",
+                "onnxruntime-backend-182",
+                "seldon-core-3019",
+                "tao-toolkit-triton-apps-10",
+                "tensorrtllm-backend-517",
+                "tensorrtllm-backend-526",
+            }
+        ),
+        frozenset({"clearml-serving-88", "seldon-core-3019", "tensorrtllm-backend-517"}),
     ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
