@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 
 from triton_sre import __version__
 from triton_sre import conventions as c
+from triton_sre.shutdown import stop_on_signals, wait_until_set
 
 EXIT_CODES_HELP = (
     "exit codes: 0 success, 1 failure while running, 2 usage/configuration/input/output error, "
@@ -139,9 +138,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
             f"triton-sre export: cannot listen on {settings.listen}: {exc.strerror or exc}", file=sys.stderr
         )
         return c.EXIT_FAILURE
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = stop_on_signals()
     logging.getLogger("triton_sre").info(
         "exporting %s (metrics %s) on %s every %gs, window %gs",
         settings.triton_url,
@@ -151,7 +148,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         settings.window,
     )
     with server:
-        stop.wait()
+        wait_until_set(stop)
     return c.EXIT_OK
 
 

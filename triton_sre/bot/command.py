@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
 import threading
 from collections.abc import Mapping
@@ -24,6 +23,7 @@ from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
 from triton_sre.config import ConfigError
 from triton_sre.inputs import InputFileError, read_bounded
+from triton_sre.shutdown import stop_on_signals, wait_until_set
 
 if TYPE_CHECKING:  # slack_sdk and jinja2 come with the [bot] extra: imported when the bot starts
     from triton_sre.bot.slack import SlackDelivery
@@ -206,9 +206,7 @@ def run_bot(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
     except OSError as exc:
         print(f"triton-sre bot: cannot listen on {settings.listen}: {exc.strerror or exc}", file=sys.stderr)
         return c.EXIT_FAILURE
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = stop_on_signals()
     pending = bot.outbox.pending()
     log.info(
         "bot listening on %s (webhook %s%s, slash commands %s); Slack API %s, default channel %s; "
@@ -224,6 +222,6 @@ def run_bot(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
     )
     threading.Thread(target=_check_slack_auth, args=(bot.delivery,), name="slack-auth", daemon=True).start()
     with bot:
-        stop.wait()
+        wait_until_set(stop)
     log.info("bot stopped")
     return c.EXIT_OK

@@ -41,6 +41,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from triton_sre.bot.slack_limits import MAX_MESSAGE_TEXT, text_of, validate_blocks
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
+from triton_sre.shutdown import stop_on_signals, wait_until_set
 
 MAX_BODY = 10 * 1024 * 1024  # the stand-in's own cap on a request body
 
@@ -445,9 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     standin = SlackStandin(args.token, args.host, args.port, echo=echo).start()
     print(f"Slack stand-in (dev tool) on {standin.url} (set SLACK_API_URL to it)", flush=True)
     try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
+        wait_until_set(stop_on_signals())
     finally:
         standin.stop()
     return 0

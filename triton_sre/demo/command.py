@@ -15,10 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any, TextIO
@@ -26,6 +24,7 @@ from typing import Any, TextIO
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.shutdown import stop_on_signals
 
 # An example price so the demo shows cost figures; real deployments set their own in the config.
 DEMO_NODE_HOUR_USD = 0.36
@@ -78,9 +77,7 @@ def run_demo(args: argparse.Namespace) -> int:
         return 2
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="triton-sre-demo-"))).absolute()
     workdir.mkdir(parents=True, exist_ok=True)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = stop_on_signals()
 
     def say(text: str) -> None:
         _say(args, out, text)

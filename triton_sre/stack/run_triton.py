@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
+
+from triton_sre.shutdown import stop_on_signals
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -34,9 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--load-model", action="append", default=[], help="repeatable (explicit mode)")
     args = parser.parse_args(argv)
 
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = stop_on_signals()
     triton = LocalTriton(
         args.model_repository,
         http_port=args.http_port,

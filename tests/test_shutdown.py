@@ -1,0 +1,98 @@
+"""SIGTERM stops a long-running command even when the kernel delivers it to a worker thread.
+
+CPython runs Python signal handlers on the main thread only; a signal delivered to another thread
+leaves a main thread parked in an untimed ``Event.wait()`` asleep for good. `triton-sre export` hung
+that way under load (tests/test_extras.py, 1 of 8 runs). These tests deliver the signal to a chosen
+worker thread on purpose (``pthread_kill`` / ``tgkill``), so the outcome does not depend on load.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.stack.processes import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_PROGRAM = """
+import signal, sys, threading, time
+from triton_sre.shutdown import stop_on_signals, wait_until_set
+
+stop = stop_on_signals()
+
+def worker():
+    time.sleep(0.3)
+    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)  # this thread, not the main one
+    time.sleep(3600)
+
+threading.Thread(target=worker, daemon=True).start()
+{wait}
+print("stopped", flush=True)
+"""
+
+
+def _run(wait: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    code = textwrap.dedent(_PROGRAM).format(wait=wait)
+    argv = [sys.executable, "-c", code]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def test_a_signal_taken_by_a_worker_thread_ends_the_wait() -> None:
+    done = _run("wait_until_set(stop)", timeout=120)
+    assert done.returncode == 0 and done.stdout == "stopped\n", done.stderr
+
+
+def test_an_untimed_wait_would_miss_it() -> None:
+    """The contrast that makes the test above mean something: the plain wait never wakes."""
+    with pytest.raises(subprocess.TimeoutExpired):
+        _run("stop.wait()", timeout=5)
+
+
+def _tgkill(pid: int, tid: int, sig: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if hasattr(libc, "tgkill"):
+        result = libc.tgkill(pid, tid, sig)
+    else:  # glibc before 2.30: the raw system call (x86_64, aarch64)
+        number = {"x86_64": 234, "aarch64": 131}[os.uname().machine]
+        result = libc.syscall(number, pid, tid, sig)
+    assert result == 0, os.strerror(ctypes.get_errno())
+
+
+def test_export_stops_on_a_sigterm_delivered_to_a_worker_thread(tmp_path: Path) -> None:
+    port, dead = free_port(), free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "triton_sre.cli", "export", f"--triton-url=http://127.0.0.1:{dead}",
+         f"--listen=127.0.0.1:{port}", "--interval=1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # serving, with its poll and HTTP threads running
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as resp:
+                    if c.M_POLL_ERRORS in resp.read().decode():
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "the exporter never served"
+            time.sleep(0.1)
+        workers = sorted(int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid)
+        assert workers, "the exporter runs no worker thread"
+        _tgkill(proc.pid, workers[-1], signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == c.EXIT_OK, err.decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
