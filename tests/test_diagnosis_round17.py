@@ -80,3 +80,27 @@ def test_usage_text_and_option_settings_alone_are_no_failure() -> None:
 def test_heldout19_empty_answers_flip(name: str) -> None:
     text = (HELDOUT19 / f"{name}.log").read_text()
     assert _runbooks(text)[:1] == [c.RUNBOOK_UNKNOWN_LOAD_FAILURE]
+
+
+# ------------------------------- class 2: core refusing the response cache on a model it cannot serve
+# core src/model_config_utils.cc ValidateModelConfig (DLIS-3916 decoupled since 22.08, DLIS-4034 sequence
+# batching since 23.09): a config.pbtxt combination, whatever backend the model uses (here a Python
+# backend streaming model and a sequence model, not an LLM).
+RESPONSE_CACHE = (
+    "E1202 06:00:00.000000 1 model_lifecycle.cc:630] failed to load 'streamer' version 1: Invalid argument: Response Cache does not currently support model streamer with 'decoupled' transaction policy. Please disable the response cache.\n",
+    "E1202 06:00:00.000000 1 model_lifecycle.cc:630] failed to load 'tracker' version 1: Invalid argument: Response Cache does not currently support model tracker with sequence batching scheduler. Please disable the response cache.\n",
+)
+
+
+@pytest.mark.parametrize("text", RESPONSE_CACHE)
+def test_response_cache_refusal_is_a_scheduling_config(text: str) -> None:
+    assert _runbooks(text)[:1] == [c.RUNBOOK_BATCHING_CONFIG_INVALID]
+
+
+def test_heldout19_response_cache_and_double_free_is_never_empty() -> None:
+    # Labelled llm-backend-config; disputed in SPLIT.md (round 17): core's config check, not the LLM backend.
+    text = (HELDOUT19 / "tensorrtllm-backend-517.log").read_text()
+    runbooks = _runbooks(text)
+    assert runbooks[0] == c.RUNBOOK_BATCHING_CONFIG_INVALID
+    assert "Response Cache" in _first_evidence(text)
+
