@@ -104,3 +104,28 @@ def test_heldout19_response_cache_and_double_free_is_never_empty() -> None:
     assert runbooks[0] == c.RUNBOOK_BATCHING_CONFIG_INVALID
     assert "Response Cache" in _first_evidence(text)
 
+
+# ----------------------- class 3: an ensemble tensor whose steps disagree on its type or shape (core)
+# core src/ensemble_scheduler/ensemble_utils.cc ValidateTensorConsistency, prefixed by the ensemble and the
+# tensor it checks; the tensor exists, the steps' configs disagree on it.
+ENSEMBLE_TYPE = (
+    "E1202 06:00:00.000000 1 model_lifecycle.cc:630] failed to load 'pipe' version 1: Invalid argument: in ensemble pipe, "
+    "ensemble tensor INPUT_IDS: inconsistent data type: TYPE_INT64 is inferred from model pipe while TYPE_INT32 is inferred from model tokenizer\n"
+)
+ENSEMBLE_SHAPE = (
+    "E1202 06:00:00.000000 1 model_lifecycle.cc:630] failed to load 'pipe' version 1: Invalid argument: in ensemble pipe, "
+    "ensemble tensor IMAGE: inconsistent shape: [3,224,224] is inferred from model preprocess while [3,256,256] is inferred from model resnet\n"
+)
+
+
+def test_ensemble_tensor_inconsistency_names_the_mismatch() -> None:
+    assert _runbooks(ENSEMBLE_TYPE)[:1] == [c.RUNBOOK_DATATYPE_MISMATCH]
+    assert _runbooks(ENSEMBLE_SHAPE)[:1] == [c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH]
+    # ... while a tensor the ensemble maps to nothing is still the ensemble's wiring.
+    missing = ENSEMBLE_TYPE.split("ensemble tensor")[0] + "ensemble tensor OUT is mapped from non-existing output logits in model bert\n"
+    assert _runbooks(missing)[:1] == [c.RUNBOOK_ENSEMBLE_DEPENDENCY]
+
+
+def test_heldout19_merlin_systems_243_flips() -> None:
+    text = (HELDOUT19 / "merlin-systems-243.log").read_text()
+    assert _runbooks(text)[:1] == [c.RUNBOOK_DATATYPE_MISMATCH]
