@@ -129,3 +129,24 @@ def test_ensemble_tensor_inconsistency_names_the_mismatch() -> None:
 def test_heldout19_merlin_systems_243_flips() -> None:
     text = (HELDOUT19 / "merlin-systems-243.log").read_text()
     assert _runbooks(text)[:1] == [c.RUNBOOK_DATATYPE_MISMATCH]
+
+
+# ---------------- class 4: an ONNX Runtime execution provider from another ORT build (library-version-mismatch)
+# microsoft/onnxruntime onnxruntime/core/framework/execution_provider.cc, IExecutionProvider::GenerateMetaDefId's
+# ORT_ENFORCE, as the ONNX Runtime backend wraps it ("onnx runtime error <code>: <file>:<line> <func> <cond> was
+# false. <message>").
+ORT_EP = (
+    "E1202 06:00:00.000000 1 model_lifecycle.cc:630] failed to load 'detector' version 1: Internal: onnx runtime error 1: "
+    "/onnxruntime_src/onnxruntime/core/framework/execution_provider.cc:167 int onnxruntime::IExecutionProvider::GenerateMetaDefId("
+    "const onnxruntime::GraphViewer&, onnxruntime::HashValue&) const metadef_id_generator_ was false. IExecutionProvider constructor "
+    "must be called with true for use_metadef_id_creator\n"
+)
+
+
+def test_ort_execution_provider_contract_is_a_library_mismatch() -> None:
+    assert _runbooks(ORT_EP)[:1] == [c.RUNBOOK_LIBRARY_VERSION_MISMATCH]
+
+
+def test_heldout19_onnxruntime_backend_182_flips() -> None:
+    text = (HELDOUT19 / "onnxruntime-backend-182.log").read_text()
+    assert _runbooks(text)[:1] == [c.RUNBOOK_LIBRARY_VERSION_MISMATCH]
