@@ -150,3 +150,16 @@ def test_ort_execution_provider_contract_is_a_library_mismatch() -> None:
 def test_heldout19_onnxruntime_backend_182_flips() -> None:
     text = (HELDOUT19 / "onnxruntime-backend-182.log").read_text()
     assert _runbooks(text)[:1] == [c.RUNBOOK_LIBRARY_VERSION_MISMATCH]
+
+
+# ------------------------------------------- disputed labels (SPLIT.md, round 17): the answer by principle
+def test_heldout19_disputed_cases_keep_the_principled_answer() -> None:
+    # An unfilled ${triton_backend} is config-parse-error (its page names the placeholder; heldout8's
+    # trtllm-1803 holds the same core line and is labelled so).
+    text = (HELDOUT19 / "tensorrtllm-backend-526.log").read_text()
+    assert _runbooks(text)[:1] == [c.RUNBOOK_CONFIG_PARSE_ERROR]
+    # A custom-op library the loader cannot open is a library problem (as ONNX Runtime's own
+    # RegisterCustomOpsLibrary failure is), not an unexplained load.
+    text = (HELDOUT19 / "mmdeploy-756.log").read_text()
+    assert _runbooks(text)[:1] == [c.RUNBOOK_LIBRARY_VERSION_MISMATCH]
+    assert "cannot be preloaded" in _first_evidence(text)
