@@ -85,7 +85,10 @@ def test_heldout19_empty_answers_flip(name: str) -> None:
 # ------------------------------- class 2: core refusing the response cache on a model it cannot serve
 # core src/model_config_utils.cc ValidateModelConfig (DLIS-3916 decoupled since 22.08, DLIS-4034 sequence
 # batching since 23.09): a config.pbtxt combination, whatever backend the model uses (here a Python
-# backend streaming model and a sequence model, not an LLM).
+# backend streaming model and a sequence model, not an LLM). The server's docs/user_guide/response_cache.md
+# states the same limit among the schedulers' (only the Default and Dynamic Batch schedulers are eligible; the
+# response cache does not currently support decoupled models), and its qa/L0_response_cache test greps the
+# server log for "response cache does not currently support" with "decoupled".
 RESPONSE_CACHE = (
     "E1202 06:00:00.000000 1 model_lifecycle.cc:630] failed to load 'streamer' version 1: Invalid argument: Response Cache does not currently support model streamer with 'decoupled' transaction policy. Please disable the response cache.\n",
     "E1202 06:00:00.000000 1 model_lifecycle.cc:630] failed to load 'tracker' version 1: Invalid argument: Response Cache does not currently support model tracker with sequence batching scheduler. Please disable the response cache.\n",
