@@ -21,6 +21,11 @@ A backend hands its model to a library that reports failures in its own format, 
   refused the library) and ``... Entry point RegisterCustomOps not found in library``: a custom-op
   library (mmdeploy's, TensorRT plugins wrapped for ORT) built against another ONNX Runtime or other
   libraries than the backend ships, library-version-mismatch's "custom op built against other libraries".
+- ONNX Runtime's contract between its framework and an execution provider
+  (``core/framework/execution_provider.cc``, ``IExecutionProvider::GenerateMetaDefId``, 1.8 on):
+  ``ORT_ENFORCE`` fails with ``IExecutionProvider constructor must be called with true for
+  use_metadef_id_creator`` when a provider compiled for another ONNX Runtime build (a self-built
+  backend or provider library copied into another release) calls into this one: library-version-mismatch.
 - TensorRT's runtime (``runtime.cpp::deserializeCudaEngine``, 8 to 10): ``Engine deserialization
   failed.`` after the archive reader's own assertion; callers and users word the same step ``Could not
   deserialize engine`` (polygraphy), ``Unable to deserialise TRT engine``, or misspell it: the
@@ -70,6 +75,11 @@ BELOW_BACKEND_RULES: Final[tuple[CauseRule, ...]] = (
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
         rx(r"\bRegisterCustomOpsLibrary: (?:Failed to load library|Entry point RegisterCustomOps not found)"),
         "ONNX Runtime RegisterCustomOpsLibrary (onnxruntime_c_api.cc / custom_ops.cc, 1.x)",
+    ),
+    CauseRule(
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        rx(r"\bIExecutionProvider constructor must be called with true for use_metadef_id_creator"),
+        "ONNX Runtime core/framework/execution_provider.cc GenerateMetaDefId ORT_ENFORCE (1.8 on)",
     ),
     CauseRule(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,

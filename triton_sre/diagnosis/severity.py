@@ -36,6 +36,10 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 - Shells and container runtimes: a command that is not found (bash's ``command not found``, dash's
   and busybox's ``not found``, zsh's ``command not found:``, Go os/exec's ``executable file not
   found in $PATH`` as runc and Docker quote it).
+- glibc: malloc's consistency aborts (``free(): double free detected in tcache 2``, ``double free or
+  corruption (out)``, ``malloc(): corrupted top size``) and the stack protector's ``*** stack smashing
+  detected ***``; getopt_long's refusal of a command line (``tritonserver: unrecognized option '--x'``).
+- Kubernetes admission: the API server's ``pods "x" is forbidden: <reason>`` (SCC, quota, PodSecurity).
 - HTTP: a status line or status code 4xx/5xx (``HTTP/1.1 503``, ``unexpected status code 500``).
 - Triton: a model's status cell standing alone, the state then one of core's status code strings
   (``src/status.cc`` ``Status::CodeString``, the common repo's ``TRITONSERVER_ErrorCodeString``:
@@ -219,6 +223,34 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     Guarded(r"\bAssertion `[^'\n]*' failed\.", ("Assertion `",)),
     r"^\[\d\d:\d\d:\d\d\] [^\s:]+:\d+: [^\n]*\n\s*Stack trace:",
     *COMMAND_NOT_FOUND,
+    # glibc's malloc consistency checks (malloc/malloc.c ``malloc_printerr``: "free(): double free
+    # detected in tcache 2", "double free or corruption (out)", "malloc(): corrupted top size",
+    # "corrupted size vs. prev_size", "munmap_chunk(): invalid pointer") and its fortify/stack
+    # protector reports (debug/fortify_fail.c, "*** stack smashing detected ***: terminated"): the
+    # process aborts right after, a crash signature whatever precedes it.
+    Guarded(
+        r"^(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): "
+        r"(?:double free|invalid|corrupted|memory corruption|unaligned)",
+        ("(): ",),
+    ),
+    Guarded(
+        r"\bdouble free or corruption \(|^corrupted (?:size vs\. prev_size|double-linked list)",
+        ("double free", "corrupted "),
+    ),
+    Guarded(r"\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*", (" detected ***",)),
+    # A program refusing its own command line: glibc getopt_long (posix/getopt.c), which tritonserver's
+    # parser uses ("tritonserver: unrecognized option '--x'", "invalid option -- 'x'", "option '--x'
+    # requires an argument"); the server prints its usage and exits.
+    Guarded(
+        r"^[\w./-]+: (?:unrecognized option '|invalid option -- '|option requires an argument -- '"
+        r"|option '[^'\n]+' (?:requires an argument|is ambiguous|doesn't allow an argument))",
+        ("option",),
+    ),
+    # Kubernetes' API server refusing an object at admission (apimachinery's NewForbidden: `pods "x" is
+    # forbidden: <reason>`, as kubectl and the controllers' FailedCreate events quote it): security
+    # context constraints (OpenShift), ResourceQuota ("exceeded quota: ..."), Pod Security admission
+    # ("violates PodSecurity"). The orchestrator refused the pod: nothing ran.
+    Guarded(r"\b[a-z][\w.]*(?:/[\w.-]+)? \\?\"[^\"\n]*\\?\" is forbidden: ", ('" is forbidden: ',)),
     # HTTP error statuses.
     Guarded(r"\bHTTP/\d(?:\.\d)? [45]\d\d\b", ("HTTP/",)),
     Guarded(
