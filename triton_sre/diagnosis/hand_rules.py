@@ -14,6 +14,7 @@ from typing import Final
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
+from triton_sre.diagnosis.library_errors import LIBRARY_RULES
 from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
 from triton_sre.diagnosis.tool_rules import TOOL_RULES
@@ -121,6 +122,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
     *TOOL_RULES,
     *WINDOWS_RULES,
     *BELOW_BACKEND_RULES,
+    *LIBRARY_RULES,
     CauseRule(
         c.RUNBOOK_CUDA_DRIVER_MISMATCH,
         _rx(
@@ -242,7 +244,6 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"cannot import name '[^'\n]+' from '[^'\n]+'(?! \(most likely due to a circular import\))"
             r"(?![^\n]*partially initialized)",
             r"version `(GLIBC|GLIBCXX|CXXABI)_[\d.]+' not found",
-            r"no kernel image is available for execution on the device",
             r"not in Op<",
             r"cannot open shared object file",
             r"was compiled (with|against) .{0,60}(version|newer|older)",

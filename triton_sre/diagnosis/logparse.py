@@ -93,6 +93,10 @@ _ISO = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)? ([IWEF]) (\d+) ([^\s\]]+)\](?: (.*)|$)",
     re.S,
 )
+# TensorFlow's C++ logging (tsl/platform/default/logging.cc, TF 1.x-2.x), as the TensorFlow backend and TF
+# Serving print it: "2026-12-02 05:01:02.000000: W tensorflow/stream_executor/...cc:64] msg". Its level
+# letter decides as glog's does (a CPU host's "Could not load dynamic library" is a W line, not a failure).
+_TFLOG = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: ([IWEF]) ([^\s\]]+:\d+)\](?: (.*)|$)", re.S)
 _PROTOBUF = re.compile(r"\[libprotobuf (ERROR|WARNING|FATAL|INFO)[^\]]*\]\s?(.*)", re.S)
 _MAIN_ERROR = re.compile(r"error: (creating server|.*)", re.S)
 # Prefixes that copy-paste and log collectors add in front of Triton's own line.
@@ -152,6 +156,9 @@ def _match_log(s: str) -> tuple[str, str, str] | None:
     m = _ISO.match(s)
     if m:
         return m.group(1), m.group(3), (m.group(4) or "")
+    m = _TFLOG.match(s)
+    if m:
+        return m.group(1), m.group(2), (m.group(3) or "")
     return None
 
 

@@ -21,6 +21,7 @@ from typing import Final
 from triton_sre import conventions as c
 from triton_sre.diagnosis.hand_rules import HAND_RULES
 from triton_sre.diagnosis.inventory import ENTRIES
+from triton_sre.diagnosis.library_errors import LIBRARY_COMPETES
 from triton_sre.diagnosis.stack_rules import CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
 
@@ -115,6 +116,7 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
             r"\bstdVersionRead == kSERIALIZATION_VERSION\b|\bVersion tag does not match\b",
         ),
     ),
+    *LIBRARY_COMPETES,
 )
 
 

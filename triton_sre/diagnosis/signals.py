@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from triton_sre.diagnosis.library_errors import LIBRARY_FAILURE_MARKS, LIBRARY_INFO
 from triton_sre.diagnosis.stack_rules import rx as _rx
 
 __all__ = [
@@ -44,6 +45,7 @@ HARMLESS: Final = _rx(
     r"GPU metrics will not be available",
     r"failed to stop server: .*Exit timeout expired",
     r"Collecting (CPU|GPU) metrics",
+    *LIBRARY_INFO,
 )
 
 # The generic consequence lines: the cause is elsewhere.
@@ -115,6 +117,7 @@ BACKEND_FAILURE: Final = _rx(
     r"Serialized engine contains plugin, but no plugin factory was provided",
     r"\bgetPluginCreator could not find plugin\b",
     r"\bCannot deserialize plugin\b",
+    *LIBRARY_FAILURE_MARKS,
 )
 
 

@@ -1,0 +1,214 @@
+"""Pure data: the error texts of the libraries BELOW Triton's backends, read from their sources, and the
+runbook page each one means (issue 20 item 1).
+
+Triton quotes a library's failure unchanged (``failed to load 'm' version 1: Internal: <text>``), a
+backend logs it on its own line, or the process prints it bare. `library_errors()` is the table of real
+texts (``library_errors.yaml``, package data, read by `library_errors()` only when asked: the engine
+never needs it), one per failure the library reports, with the page its cause belongs to by the page's
+"Meaning" and the source that emits it; ``tests/test_diagnosis_library_errors.py`` wraps each text the
+three ways and asserts the first finding. `LIBRARY_RULES` are the patterns the engine lacked for them
+(ordered by `hand_rules.HAND_RULES`), `LIBRARY_COMPETES` a specific-over-generic pair for
+`rules.HAND_COMPETES`, `LIBRARY_FAILURE_MARKS` the libraries' own failure wording for
+`signals.BACKEND_FAILURE`.
+
+The pages by principle:
+
+- the GPU is not usable (no device, driver older than the runtime, CUDA cannot initialise, the PTX
+  newer than the driver's compiler): ``cuda-driver-mismatch``;
+- no kernel for this GPU's architecture (``no kernel image``, ``invalid device function``,
+  ``*_ARCH_MISMATCH``): ``platform-unsupported``;
+- a device allocation refused (``out of memory``, ``*_ALLOC_FAILED``, TensorRT's ``OutOfMemory``):
+  ``gpu-out-of-memory``;
+- the model file needs another library version than the image ships (ONNX IR version and opsets, a
+  TorchScript archive version, TensorFlow ops or attrs unknown to this binary, an OpenVINO opset), a
+  library built against another ABI (``undefined symbol``, ``GLIBC_x.y`` / ``GLIBCXX_x.y.z not
+  found``, numpy's C API), or a library of another CUDA/cuDNN release: ``library-version-mismatch``;
+- the file is there but is not a model the library can parse (protobuf, zip archive, IR XML, an
+  inconsistent graph): ``model-file-invalid``; not there: ``model-file-missing``;
+- a TensorRT plan from another TensorRT or GPU: ``trt-engine-incompatible``; a dynamic input
+  without an optimization profile that fits: ``shape-or-dims-mismatch``;
+- failures no page covers (an illegal memory access, NCCL's unhandled errors, a TensorRT plugin
+  the process never loaded, a library "not initialized"): ``unknown-load-failure`` with the text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from typing import Final, NamedTuple
+
+import yaml
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.stack_rules import CauseRule, rx
+
+__all__ = [
+    "LIBRARY_COMPETES",
+    "LIBRARY_FAILURE_MARKS",
+    "LIBRARY_INFO",
+    "LIBRARY_RULES",
+    "LibraryError",
+    "library_errors",
+    "parse_table",
+]
+
+
+LIBRARY_ERRORS_FILE: Final = "library_errors.yaml"
+
+_FIELDS: Final = ("group", "text", "runbook", "source")
+
+
+class LibraryError(NamedTuple):
+    group: str
+    """The library (``cuda``, ``cublas``, ``cudnn``, ``nccl``, ``tensorrt``, ``onnxruntime``,
+    ``pytorch``, ``tensorflow``, ``openvino``, ``python``): which backend file logs it."""
+    text: str
+    """The text as the library (and the code calling it) words it."""
+    runbook: str
+    source: str
+
+
+def parse_table(text: str) -> tuple[LibraryError, ...]:
+    """``library_errors.yaml`` -> entries; ValueError names the first malformed entry."""
+    doc = yaml.safe_load(text)
+    entries = doc.get("entries") if isinstance(doc, dict) else None
+    if not isinstance(entries, list):
+        raise ValueError(f"{LIBRARY_ERRORS_FILE}: expected a mapping with an 'entries' list")
+    table = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or sorted(entry) != sorted(_FIELDS):
+            raise ValueError(f"{LIBRARY_ERRORS_FILE}: entry {i} must have exactly {', '.join(_FIELDS)}")
+        if not all(isinstance(entry[f], str) and entry[f] for f in _FIELDS):
+            raise ValueError(f"{LIBRARY_ERRORS_FILE}: entry {i}: every field is a non-empty string")
+        if entry["runbook"] not in c.LOAD_FAILURE_RUNBOOKS:
+            raise ValueError(f"{LIBRARY_ERRORS_FILE}: entry {i}: unknown runbook {entry['runbook']!r}")
+        table.append(LibraryError(*(entry[f] for f in _FIELDS)))
+    return tuple(table)
+
+
+@cache
+def library_errors() -> tuple[LibraryError, ...]:
+    """The table (``library_errors.yaml``): each real text, its page, its source."""
+    return parse_table(
+        resources.files("triton_sre.diagnosis").joinpath(LIBRARY_ERRORS_FILE).read_text(encoding="utf-8")
+    )
+
+
+# The CUDA wrappers' prefixes before cudaGetErrorString's text ("CUDA error: ", ONNX Runtime's "CUDA failure
+# 3: ", TensorRT's "Cuda Runtime (").
+_CUDA_SAYS = r"(?:\bCUDA (?:error|failure \d+|runtime error)(?: \d+)?: |\bCuda Runtime \()"
+
+LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        rx(
+            rf"{_CUDA_SAYS}initialization error\b",
+            r"\bcudaErrorInitializationError\b|\bCUDA_ERROR_NOT_INITIALIZED\b",
+            r"\bunsupported display driver / cuda driver combination\b",
+            r"\bcudaErrorSystemDriverMismatch\b|\bCUDA_ERROR_SYSTEM_DRIVER_MISMATCH\b",
+            r"\bCUDA-capable device\(s\) is/are busy or unavailable\b|\bcudaErrorDevicesUnavailable\b",
+            r"\bCUDA driver is a stub library\b|\bcudaErrorStubLibrary\b|\bCUDA_ERROR_STUB_LIBRARY\b",
+            r"\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b|\bcudaErrorCompatNotSupportedOnDevice\b",
+            # torch/serialization.py: a checkpoint saved on a GPU, loaded where CUDA sees none.
+            r"\bon a CUDA device but torch\.cuda\.is_available\(\) is False\b",
+        ),
+        "CUDA runtime/driver error strings and enum names (cuda_runtime_api.h, cuda.h, 11.0-12.6); "
+        "PyTorch torch/serialization.py",
+    ),
+    CauseRule(
+        c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        rx(
+            r"\bno kernel image is available for execution on the device\b",
+            r"\bcudaErrorNoKernelImageForDevice\b|\bCUDA_ERROR_NO_BINARY_FOR_GPU\b",
+            r"\b(?:CUBLAS|CUDNN)_STATUS_ARCH_MISMATCH\b",
+        ),
+        "CUDA cudaErrorNoKernelImageForDevice (209); cuBLAS/cuDNN *_STATUS_ARCH_MISMATCH",
+    ),
+    CauseRule(
+        c.RUNBOOK_GPU_OUT_OF_MEMORY,
+        rx(r"\b(?:CUBLAS|CUDNN)_STATUS_ALLOC_FAILED\b"),
+        "cuBLAS cublasStatus_t / cuDNN cudnnStatus_t *_STATUS_ALLOC_FAILED",
+    ),
+    CauseRule(
+        c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
+        rx(r"\bdoes not satisfy any optimization profile\b"),
+        "TensorRT executionContext.cpp setInputShape (8.5-10.x)",
+    ),
+    CauseRule(
+        c.RUNBOOK_DATATYPE_MISMATCH,
+        rx(r"\bUnexpected input data type\. Actual: "),
+        "ONNX Runtime core/framework/utils.cc (input type check)",
+    ),
+    CauseRule(
+        c.RUNBOOK_MODEL_FILE_INVALID,
+        rx(
+            # TensorFlow's ReadBinaryProto on a SavedModel or GraphDef; core's own (a config.pb) shares
+            # the wording and stays config-parse-error (inventory core-binary-proto).
+            r"\bCan't parse \S*(?:saved_model\.pb|\.graphdef) as binary proto\b",
+            r"\[ NETWORK_NOT_READ \] Unable to read the model\b",
+            r"\bIncorrect weights in bin file\b",
+        ),
+        "TensorFlow core/platform/env.cc ReadBinaryProto; OpenVINO core read_model / IR deserializer",
+    ),
+    CauseRule(
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        rx(
+            r"\bCUDNN_STATUS_VERSION_MISMATCH\b",
+            r"\bLoaded runtime CuDNN library: [\d.]+ but source was compiled with: ",
+            r"\bOp type not registered '[^'\n]+' in binary\b",
+            r"\bnumpy\.core\.multiarray failed to import\b|\b_ARRAY_API not found\b",
+            r"\bcompiled using NumPy \d\.x cannot be run in\s+NumPy \d",
+            r"\bnumpy\.dtype size changed, may indicate binary incompatibility\b",
+        ),
+        "cuDNN CUDNN_STATUS_VERSION_MISMATCH; TensorFlow cuda_dnn.cc, core/framework/op.cc; numpy C-API "
+        "import (__multiarray_api.h, 1.x and 2.0); Cython's type size check",
+    ),
+    CauseRule(
+        c.RUNBOOK_MODEL_FILE_MISSING,
+        rx(
+            r"\bCould not find SavedModel \.pb or \.pbtxt at supplied\b",
+            r"\bSavedModel file does not exist at: ",
+            r"\[ NETWORK_NOT_READ \] Model file \S+ cannot be opened\b",
+        ),
+        "TensorFlow cc/saved_model/reader.cc, python/saved_model/loader_impl.py; OpenVINO IR frontend",
+    ),
+)
+"""Patterns for the texts of the table no other rule read (`hand_rules.HAND_RULES` orders them)."""
+
+LIBRARY_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
+    # TensorRT cannot rebuild a plugin layer (pluginV2Runner.cpp "Serialization assertion creator
+    # failed.Cannot deserialize plugin"): the plugin's library was never loaded, not an engine from another
+    # TensorRT; no page covers it (as BACKEND_FAILURE's plugin lines).
+    (
+        c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        rx(r"\bCannot deserialize plugin\b|\bIPluginCreator not found\b"),
+    ),
+)
+"""(generic, specific, evidence) pairs for `rules.HAND_COMPETES`."""
+
+LIBRARY_FAILURE_MARKS: Final[tuple[str, ...]] = (
+    # cuBLAS / cuDNN failures as their callers state them (ONNX Runtime's "CUBLAS failure 3: ", "CUDNN
+    # failure 4: ", PyTorch's and the apps' "cuDNN error: "); a status name alone is not one (TensorRT-LLM
+    # warns "Fail to get CUBLAS_STATUS_NOT_SUPPORTED workspace" on healthy starts). NCCL's ncclResult_t
+    # names and "NCCL error".
+    r"\b(?:cuDNN|CUDNN|cuBLAS|CUBLAS) (?:error|failure \d+): ",
+    r"\bNCCL error\b|\bnccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage"
+    r"|RemoteError)\b",
+    # TensorRT 10's registry errors carry no [file::func::line] prefix.
+    r"\bIPluginRegistry::\w+: Error Code \d+: ",
+    # OpenVINO's OPENVINO_THROW ("Exception from src/<file>:<line>:") and its status names.
+    r"\bException from src/\S+:\d+:",
+    r"\[ (?:GENERAL_ERROR|NOT_FOUND|NETWORK_NOT_READ|NETWORK_NOT_LOADED|NOT_IMPLEMENTED|PARAMETER_MISMATCH"
+    r"|UNEXPECTED|OUT_OF_BOUNDS|NOT_ALLOCATED) \]",
+)
+"""A library's own failure wording (`signals.BACKEND_FAILURE` reads them): never an empty answer."""
+
+LIBRARY_INFO: Final[tuple[str, ...]] = (
+    # NCCL's own INFO level (NCCL_DEBUG=INFO, src/debug.cc: "<host>:<pid>:<tid> [<dev>] NCCL INFO <msg>"):
+    # never a failure, even when it reports a plugin it did not find ("NET/Plugin : dlerror=libnccl-net.so:
+    # cannot open shared object file ... using internal implementation" on every healthy multi-GPU start).
+    r"^\S+:\d+:\d+ \[\d+\] NCCL INFO ",
+)
+"""Lines a library marks informational (`signals.HARMLESS` reads them)."""
