@@ -193,10 +193,11 @@ def _cited_outside(name: str) -> str:
         ("heldout17", 21),
         ("heldout18", 21),
         ("heldout19", 22),
+        ("heldout20", 22),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
-    """heldout7-19 (each collected after the previous round's rules) cite no thread that any other
+    """heldout7-20 (each collected after the previous round's rules) cite no thread that any other
     corpus file, test, doc or bench note cites, and none from the server's own tracker."""
     cited = _cited_outside(name)
     cases = accuracy.load(name)
