@@ -2,7 +2,10 @@
 
 A block reaches the engine as one event. Its finding must quote the line that decides, not the
 block's first line, and a tool's own ``WARNING:`` banner stays a warning unless another line of the
-block fails.
+block fails. Likewise a warning line whose folded lines show the process dying (libstdc++'s
+``terminate called``/``what():``, Open MPI's ``Signal: Aborted (6)``) is a failure: whatever the
+warning said, the server did not go on; and so is a backend warning whose own words say loading the
+model fails (`event_level`).
 """
 
 from __future__ import annotations
@@ -12,12 +15,18 @@ from collections.abc import Callable
 
 from triton_sre.diagnosis.assemble import evidence_text
 from triton_sre.diagnosis.frames import classify
-from triton_sre.diagnosis.logparse import SOURCE_RAW, LogEvent, peel_collector_prefix
+from triton_sre.diagnosis.logparse import (
+    LEVEL_ERROR,
+    LEVEL_WARNING,
+    SOURCE_RAW,
+    LogEvent,
+    peel_collector_prefix,
+)
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
-from triton_sre.diagnosis.severity import failure_piece
+from triton_sre.diagnosis.severity import failure_piece, is_failure_line
 from triton_sre.diagnosis.signals import is_backend_failure, is_server_failure
 
-__all__ = ["WARNING_BANNER", "deciding_line", "fails_beside_warnings"]
+__all__ = ["WARNING_BANNER", "deciding_line", "event_level", "fails_beside_warnings"]
 
 WARNING_BANNER = re.compile(r"^WARNING\b:?")
 """A pasted tool's own warning banner (the Docker CLI's, the NGC entrypoint's)."""
@@ -27,6 +36,13 @@ def deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int,
     """The line of a pasted block (raw lines: ``kubectl describe`` output, a banner) that
     ``decides`` holds for, so the finding quotes it rather than the block's first line."""
     if event.source != SOURCE_RAW:
+        # A leveled line with raw lines folded under it (a crash after a warning): the folded line that
+        # decides, where the leveled line itself does not.
+        first, *folded = event.message.split("\n")
+        if folded and not decides(first):
+            for offset, piece in enumerate(folded, 1):
+                if piece.strip() and decides(piece):
+                    return event.line + offset, piece.strip()[:MAX_EVIDENCE_CHARS]
         return event.line, evidence_text(event)
     pieces = event.message.split("\n")
     for offset, piece in enumerate(pieces):
@@ -49,3 +65,11 @@ def fails_beside_warnings(block: str) -> bool:
         for piece in (p.strip() for p in block.split("\n"))
         if piece and not WARNING_BANNER.match(piece)
     )
+
+
+def event_level(event: LogEvent) -> str:
+    """The event's level, raised to error where a warning (or a line folded under it) is marked as a failure
+    (`severity.is_failure_line`: a C++ terminate, a signal handler's report, a loader's "loading model
+    fails"): the warning did not end the story, a failure did."""
+    level = event.level
+    return LEVEL_ERROR if level == LEVEL_WARNING and is_failure_line(event.message, level) else level

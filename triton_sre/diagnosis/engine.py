@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, evidence_text
-from triton_sre.diagnosis.blocks import WARNING_BANNER, deciding_line, fails_beside_warnings
+from triton_sre.diagnosis.blocks import WARNING_BANNER, deciding_line, event_level, fails_beside_warnings
 from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.config_dump import blank_config_lines
 from triton_sre.diagnosis.gpu_context import GpuContext
@@ -149,7 +149,7 @@ class Diagnoser:
         self._index += 1
         index = self._index
         message = event.message
-        level = event.level
+        level = event_level(event)
         self._own_lines = self._own_lines or bool(level)
         self._gpu.note(event, index)
         if self._release is None and event.source in (SOURCE_RAW, SOURCE_OPTION):
