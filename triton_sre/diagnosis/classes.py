@@ -193,6 +193,13 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             *HTTP_CLIENT_ERROR,
         ),
     ),
+    # a weight file whose size is not what the model's config asks for (model-file-invalid: "the file is
+    # where Triton looks, but the backend cannot read it as a model"): TurboMind's and FasterTransformer's
+    # weight loaders ("file <path> has <bytes>, but request <bytes>, loading model fails!").
+    (
+        c.RUNBOOK_MODEL_FILE_INVALID,
+        _rx(r"\bfile\b[^\n]{0,300}?\bhas \d+(?: bytes)?,? but (?:request(?:ed|s)?|expect(?:ed|s)?) \d+"),
+    ),
     # missing file / path (model-file-missing).
     (
         c.RUNBOOK_MODEL_FILE_MISSING,
@@ -204,6 +211,9 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             # A loader refusing a file it was pointed at by path (FasterTransformer's "[FT][ERROR] Can't
             # load <dir>/config.ini" when the INI reader cannot open it).
             rf"\b{_NEG}{_S}load{_S}/[^\s:]*/[^\s/:]+\.\w+\b",
+            # A weight loader that cannot open the file it was told to read (FasterTransformer's and
+            # TurboMind's "file <path> cannot be opened, loading model fails!").
+            rf"\b(?:file|path)\b[^\n]{{0,300}}?\b(?:cannot|can't|could not|couldn't){_S}be{_S}opened\b",
         ),
     ),
 )

@@ -22,7 +22,8 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 - Crashes: Open MPI's / UCX's signal handler (``opal/util/stacktrace.c``: ``*** Process received signal
   ***``, ``Signal: Segmentation fault (11)``, the ``[ 0] /lib/.../libc.so.6(...)`` frames), and the
   shell's report of a child killed by a signal (bash ``jobs.c``: ``Segmentation fault (core dumped)``,
-  ``Aborted (core dumped)``).
+  ``Aborted (core dumped)``), and a boost::stacktrace frame in libc's ``abort`` (``2# abort in
+  /usr/lib/x86_64-linux-gnu/libc.so.6``, Triton's signal handler's stack).
 - Kubernetes: an event of type Warning (``kubectl describe`` / ``get events`` columns) with a reason
   from the kubelet's and scheduler's event reasons (``pkg/kubelet/events/event.go``,
   ``pkg/scheduler``), a pod status reason (``CrashLoopBackOff``, ``ImagePullBackOff``,
@@ -174,6 +175,13 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
         r"\s+\(core dumped\)",
         ("(core dumped)",),
     ),
+    # A boost::stacktrace frame (``N# <function> in <module>``, what Triton's signal handler and a
+    # C++ backend print on a fatal signal) in libc's abort/raise: the process aborted, whether or not
+    # the message that led there (``check<cudaError>``, a terminate) made it into the paste.
+    Guarded(
+        r"^\s*\d+# (?:__GI_)?(?:abort|raise|gsignal) in \S*/libc\.so",
+        ("abort in ", "raise in ", "gsignal in "),
+    ),
     # Kubernetes events, pod states and conditions.
     rf"(?:^|\s)Warning\s+(?:{_K8S_WARNING_REASONS})\s",
     r"\"type\"\s*:\s*\"Warning\"",
@@ -223,6 +231,11 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     Guarded(r"\bAssertion `[^'\n]*' failed\.", ("Assertion `",)),
     r"^\[\d\d:\d\d:\d\d\] [^\s:]+:\d+: [^\n]*\n\s*Stack trace:",
     *COMMAND_NOT_FOUND,
+    # A backend's own verdict that the model does not load, printed at WARNING level by the weight
+    # loaders of FasterTransformer (``FT_LOG_WARNING("file %s cannot be opened, loading model fails!")``,
+    # src/fastertransformer/utils/memory_utils.cu) and lmdeploy's TurboMind (``[TM][WARNING] file X has N,
+    # but request M, loading model fails!``): the level says warning, the loader returns no weights.
+    Guarded(r"\bloading (?:the )?model fail(?:s|ed)\b", ("loading ",)),
     # glibc's malloc consistency checks (malloc/malloc.c ``malloc_printerr``: "free(): double free
     # detected in tcache 2", "double free or corruption (out)", "malloc(): corrupted top size",
     # "corrupted size vs. prev_size", "munmap_chunk(): invalid pointer") and its fortify/stack
