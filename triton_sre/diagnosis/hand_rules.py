@@ -204,6 +204,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"Version tag does not match",
             r"Engine deserialization failed",
             r"Failed to deserialize (the )?cuda engine",
+            # A plugin's deserializing constructor reading its fields to another length than were
+            # serialized ("d == a + length"): the plan was built by another release of the plugin.
+            r"Assertion (?:failed: |`)d == a \+ length\b",
             r"deserializeCudaEngine",
             r"unable to create TensorRT engine",
             r"engine plan file is (not compatible|generated on an incompatible device)",

@@ -116,6 +116,25 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
             r"\bstdVersionRead == kSERIALIZATION_VERSION\b|\bVersion tag does not match\b",
         ),
     ),
+    # The runtime asking for what the engine does not have (issue 20, round 18): TensorRT-LLM's runtime
+    # binding an input the engine was built without (tllmRuntime.cpp: "Input tensor '<name>' not found;
+    # expected shape: ..."), a plugin reading its serialized fields to another length (every plugin's
+    # deserializing constructor checks "d == a + length"). The engine was built by another TensorRT-LLM
+    # release than the runtime: rebuild it with the image's release (trt-engine-incompatible).
+    (
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+        _rx(r"\bInput tensor '[^'\n]+' not found\b", r"\bAssertion (?:failed: |`)d == a \+ length\b"),
+    ),
+    # The backend refusing a request tensor by name (inferenceRequest.h: "Invalid tensor name: <name>"):
+    # the model repository's configs (the ensemble and tensorrt_llm config.pbtxt templates) come from
+    # another TensorRT-LLM release than the backend (library-version-mismatch). A config.json key the
+    # runtime cannot find stays llm-backend-config, as that page's Meaning and earlier labels say.
+    (
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        _rx(r"\bInvalid tensor name: \w"),
+    ),
     *LIBRARY_COMPETES,
 )
 
