@@ -114,12 +114,28 @@ def classify(text: str) -> str | None:
         )
         if named is not None:
             return named
+        if whole.runbook == c.RUNBOOK_PYTHON_MODEL_ERROR and _host_library_only(text):
+            return None  # an application around Triton raised in its own installed code, not a model.py
         if whole.runbook == c.RUNBOOK_PYTHON_MODULE_MISSING and _EXCEPTION_LINE.search(head):
             # The exception line is there and names no import failure: the import frames only say
             # the error was raised while model.py was being imported.
             return c.RUNBOOK_PYTHON_MODEL_ERROR
         return whole.runbook
     return exception
+
+
+# A frame's file path (CPython's 'File "<path>"' or pybind11's "<path>(N): func").
+_FRAME_PATH = re.compile(r'(?m)^\s*(?:File "([^"\n]+)", line \d+|(\S+\.py)\(\d+\): \S+\s*$)')
+_INSTALLED = re.compile(r"/(?:site|dist)-packages/|/lib/python\d[\d.]*/")
+
+
+def _host_library_only(text: str) -> bool:
+    """True when every frame of a traceback is installed library code (site-/dist-packages, the
+    standard library) and none is a model's: the page of a model's Python code ("the model's model.py
+    raises") does not fit an application around Triton (a serving framework, a client) that failed in
+    its own package; the failure stays unexplained (unknown-load-failure) unless its words name a class."""
+    paths = [m[0] or m[1] for m in _FRAME_PATH.findall(text)]
+    return bool(paths) and all(_INSTALLED.search(path) for path in paths)
 
 
 def _exception_class(head: str) -> str | None:
