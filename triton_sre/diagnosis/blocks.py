@@ -23,7 +23,7 @@ from triton_sre.diagnosis.logparse import (
     peel_collector_prefix,
 )
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
-from triton_sre.diagnosis.severity import failure_piece, is_failure_line
+from triton_sre.diagnosis.severity import LOADER_VERDICT, failure_piece, is_failure_line
 from triton_sre.diagnosis.signals import is_backend_failure, is_server_failure
 
 __all__ = ["WARNING_BANNER", "deciding_line", "event_level", "fails_beside_warnings"]
@@ -71,5 +71,7 @@ def event_level(event: LogEvent) -> str:
     """The event's level, raised to error where a warning (or a line folded under it) is marked as a failure
     (`severity.is_failure_line`: a C++ terminate, a signal handler's report, a loader's "loading model
     fails"): the warning did not end the story, a failure did."""
-    level = event.level
-    return LEVEL_ERROR if level == LEVEL_WARNING and is_failure_line(event.message, level) else level
+    level, message = event.level, event.message
+    if level != LEVEL_WARNING or ("\n" not in message and LOADER_VERDICT.literals[0] not in message):
+        return level  # (a plain test first: most warnings are one line the engine reads as it is)
+    return LEVEL_ERROR if is_failure_line(message, level) else level

@@ -72,6 +72,7 @@ __all__ = [
     "COMMAND_NOT_FOUND",
     "FAILURE_FORMATS",
     "FAILURE_PROSE",
+    "LOADER_VERDICT",
     "Guarded",
     "failure_piece",
     "is_failure_line",
@@ -129,6 +130,9 @@ COMMAND_NOT_FOUND: Final = (
 # Where a line starts: the line itself, or the message field of a structured (JSON) line, a line of its
 # own whatever its level field says (NIM: ``{"level": "None", ..., "message": "[09-25 ... ERROR ...] ..."}``).
 _LINE_START: Final = r'(?:^|"(?:message|msg)"\s*:\s*")'
+LOADER_VERDICT: Final = Guarded(r"\bloading (?:the )?model fail(?:s|ed)\b", ("loading ",))
+"""A weight loader's own verdict that the model does not load, whatever level it was printed at (_FORMATS)."""
+
 _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # glog / klog E and F lines.
     rf"{_LINE_START}[EF]\d{{4}} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]",
@@ -235,7 +239,7 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # loaders of FasterTransformer (``FT_LOG_WARNING("file %s cannot be opened, loading model fails!")``,
     # src/fastertransformer/utils/memory_utils.cu) and lmdeploy's TurboMind (``[TM][WARNING] file X has N,
     # but request M, loading model fails!``): the level says warning, the loader returns no weights.
-    Guarded(r"\bloading (?:the )?model fail(?:s|ed)\b", ("loading ",)),
+    LOADER_VERDICT,
     # glibc's malloc consistency checks (malloc/malloc.c ``malloc_printerr``: "free(): double free
     # detected in tcache 2", "double free or corruption (out)", "malloc(): corrupted top size",
     # "corrupted size vs. prev_size", "munmap_chunk(): invalid pointer") and its fortify/stack
