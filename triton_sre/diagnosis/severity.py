@@ -183,7 +183,7 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # C++ backend print on a fatal signal) in libc's abort/raise: the process aborted, whether or not
     # the message that led there (``check<cudaError>``, a terminate) made it into the paste.
     Guarded(
-        r"^\s*\d+# (?:__GI_)?(?:abort|raise|gsignal) in \S*/libc\.so",
+        r"^\s*\d+# (?:__GI_)?(?:abort in |raise in |gsignal in )\S*/libc\.so",
         ("abort in ", "raise in ", "gsignal in "),
     ),
     # Kubernetes events, pod states and conditions.
