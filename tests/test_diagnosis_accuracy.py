@@ -194,7 +194,7 @@ def _cited_outside(name: str) -> str:
         ("heldout18", 21),
         ("heldout19", 22),
         ("heldout20", 22),
-        ("heldout22", 20),
+        ("heldout22", 22),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
