@@ -195,6 +195,7 @@ def _cited_outside(name: str) -> str:
         ("heldout19", 22),
         ("heldout20", 22),
         ("heldout21", 17),
+        ("heldout22", 22),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
