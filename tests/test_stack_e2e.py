@@ -312,7 +312,9 @@ def test_kv_cache_saturation_fires_through_alertmanager_to_the_bot(stack: dict[s
     fires TritonLLMKVCacheSaturated (`saturated_for: 1m` in this stack's spec), Alertmanager routes
     it, and the bot's message names the model, the cache use, the verdict and the runbook."""
     driver = TrafficDriver(
-        _url(stack, "triton"), {LLM_VLLM: LLM_MAX_NUM_SEQS + 4}, llm_saturate=True, max_duration_s=240
+        # three clients per sequence slot (as the gameday's scenario): the alert needs a waiting request at
+        # every evaluation for a minute, and on a loaded host a client is slow to send its next request
+        _url(stack, "triton"), {LLM_VLLM: LLM_MAX_NUM_SEQS * 3}, llm_saturate=True, max_duration_s=420
     )
     driver.start()
     try:
@@ -325,7 +327,7 @@ def test_kv_cache_saturation_fires_through_alertmanager_to_the_bot(stack: dict[s
                 for a in _prom_alerts(stack)
             )
 
-        _wait("TritonLLMKVCacheSaturated to fire for llm_vllm", firing, 180)
+        _wait("TritonLLMKVCacheSaturated to fire for llm_vllm", firing, 300)
         posts = _wait(
             "the Slack stand-in to receive TritonLLMKVCacheSaturated",
             lambda: _posts(stack, c.ALERT_LLM_KV_CACHE_SATURATED, LLM_VLLM),
