@@ -157,6 +157,8 @@ def _build() -> tuple[CauseRule, ...]:
             )
             rules.append(rule)
         rules.extend(CauseRule(runbook, e.regex, e.id) for e in ENTRIES if e.runbook == runbook)
+        # A message quoted from its model's name on (the template's leading words dropped).
+        rules.extend(CauseRule(runbook, e.tail, e.id) for e in ENTRIES if e.runbook == runbook and e.tail)
     return tuple(rules)
 
 
