@@ -186,3 +186,48 @@ def test_dali_operator_schema_missing_is_a_library_version_mismatch() -> None:
 @pytest.mark.parametrize("name", ["dali-2933", "dali-2944", "yolov4-triton-tensorrt-48"])
 def test_heldout21_relayed_server_errors_flip(name: str) -> None:
     assert _first(_case(name))[0] == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+
+
+# ------------------------------------------ class 7: wrong pages, decided by the pages' Meaning
+# image-pull-failed's Meaning names "an image too large for the node's disk": a pull failing on ENOSPC is
+# the pull's page. tableau/tableau-server-in-kubernetes#14: 'Failed to pull image "...": rpc error: code =
+# Unknown desc = failed to register layer: Error processing tar file(exit status 1): write /x.rpm: no space
+# left on device'.
+def test_an_image_pull_failing_on_a_full_disk_is_the_pulls_page() -> None:
+    events = (
+        "Events:\n"
+        "  Type     Reason  Age  From     Message\n"
+        "  ----     ------  ---  ----     -------\n"
+        '  Warning  Failed  27s  kubelet  Failed to pull image "registry/tableau:1": rpc error: code = Unknown '
+        "desc = failed to register layer: Error processing tar file(exit status 1): write /tableau.rpm: no space "
+        "left on device\n"
+    )
+    assert _first(events)[0] == c.RUNBOOK_IMAGE_PULL_FAILED
+    assert _first(_case("eks-imagepullerror"))[0] == c.RUNBOOK_IMAGE_PULL_FAILED
+
+
+def test_enospc_while_a_model_loads_stays_host_resource_exhausted() -> None:
+    line = "E0101 00:00:00.000000 1 pb_stub.cc:330] OSError: [Errno 28] No space left on device: '/tmp/x'"
+    assert _first(line + "\n")[0] == c.RUNBOOK_HOST_RESOURCE_EXHAUSTED
+
+
+# Windows' ERROR_BAD_EXE_FORMAT (193, "%1 is not a valid Win32 application", Microsoft's System Error
+# Codes) for LoadLibrary: the DLL or one it pulls in is of another architecture or build, the dependency
+# and build case like ERROR_MOD_NOT_FOUND (inventory core-shared-library's competes).
+def test_the_windows_loaders_bad_format_is_a_library_build_mismatch() -> None:
+    line = (
+        "E0101 00:00:00.000000 1 model_lifecycle.cc:642] failed to load 'densenet_onnx' version 1: Not found: "
+        "unable to load shared library: %1 is not a valid Win32 application."
+    )
+    assert _first(line + "\n")[0] == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+
+
+# The Python backend's EnvironmentManager::ExtractIfNotExtracted (python_backend src/pb_env.cc) throws
+# "Failed to get the canonical path for <env_path>." when EXECUTION_ENV_PATH's archive is not there:
+# python-module-missing's Meaning ("its packed execution environment is missing or unreadable").
+def test_a_missing_execution_environment_archive_is_python_module_missing() -> None:
+    line = (
+        "E0101 00:00:00.000000 1 model_lifecycle.cc:642] failed to load 'add' version 1: Internal: Failed to "
+        "get the canonical path for /models/add/conda-pack.tar.gz."
+    )
+    assert _first(line + "\n")[0] == c.RUNBOOK_PYTHON_MODULE_MISSING
