@@ -211,17 +211,6 @@ def test_enospc_while_a_model_loads_stays_host_resource_exhausted() -> None:
     assert _first(line + "\n")[0] == c.RUNBOOK_HOST_RESOURCE_EXHAUSTED
 
 
-# Windows' ERROR_BAD_EXE_FORMAT (193, "%1 is not a valid Win32 application", Microsoft's System Error
-# Codes) for LoadLibrary: the DLL or one it pulls in is of another architecture or build, the dependency
-# and build case like ERROR_MOD_NOT_FOUND (inventory core-shared-library's competes).
-def test_the_windows_loaders_bad_format_is_a_library_build_mismatch() -> None:
-    line = (
-        "E0101 00:00:00.000000 1 model_lifecycle.cc:642] failed to load 'densenet_onnx' version 1: Not found: "
-        "unable to load shared library: %1 is not a valid Win32 application."
-    )
-    assert _first(line + "\n")[0] == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
-
-
 # The Python backend's EnvironmentManager::ExtractIfNotExtracted (python_backend src/pb_env.cc) throws
 # "Failed to get the canonical path for <env_path>." when EXECUTION_ENV_PATH's archive is not there:
 # python-module-missing's Meaning ("its packed execution environment is missing or unreadable").
