@@ -25,6 +25,8 @@ BACKEND_FILE = {
     "pytorch": "libtorch.cc:2407",
     "tensorflow": "tensorflow.cc:2392",
     "openvino": "openvino.cc:1339",
+    "dali": "dali_model_instance.cc:94",
+    "grpc": "grpc_server.cc:310",
     "python": "pb_stub.cc:330",
 }
 WRAPS = ("core", "backend", "bare")

@@ -55,6 +55,11 @@ def deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int,
     for offset, piece in enumerate(pieces):
         if piece.strip() and failure_piece(piece) is not None:
             return event.line + offset, peel_collector_prefix(piece.strip())[:MAX_EVIDENCE_CHARS]
+    # A line marked only by the block around it (a prefixed traceback's exception line).
+    piece = failure_piece(event.message)
+    stripped = [p.strip() for p in pieces]
+    if piece is not None and piece in stripped:
+        return event.line + stripped.index(piece), piece[:MAX_EVIDENCE_CHARS]
     return event.line, peel_collector_prefix(evidence_text(event))
 
 

@@ -36,6 +36,9 @@ _EXCEPTION_LINE = re.compile(
 _MODEL_PY_FRAME = re.compile(
     r'(?m)^\s*(?:\S*/)?model\.py\(\d+\): \S+\s*$|^\s*File "[^"\n]*model\.py", line \d+.*$'
 )
+# tritonclient's exception (tritonclient/utils/__init__.py InferenceServerException, raised by
+# raise_error_grpc / raise_error for the server's error): its message is the server's, not the client's code.
+_RELAYED = re.compile(r"\bInferenceServerException: ")
 _CPYTHON_FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
 _LOADER_FAILURE = re.compile(STATIC_TLS)
 _PYTHON_GENERIC = (c.RUNBOOK_PYTHON_MODULE_MISSING, c.RUNBOOK_PYTHON_MODEL_ERROR)
@@ -96,6 +99,11 @@ def classify(text: str) -> str | None:
     head = _without_frames(text)
     if head is None:
         return whole.runbook
+    relayed = _RELAYED.search(head)
+    if relayed is not None and not _MODEL_PY_FRAME.search(text):
+        # A client relaying the server's error: the server's message decides, the client's frames and its
+        # traceback header say nothing of the server (python-model-error is for a model's own code).
+        return _first(head[relayed.end() :])
     exception = _first(head)
     if (
         exception in (None, c.RUNBOOK_PYTHON_MODEL_ERROR)

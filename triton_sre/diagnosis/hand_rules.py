@@ -391,6 +391,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"EXECUTION_ENV_PATH",
             r"execution environment",
             r"archive_read_open_filename",
+            # The Python backend resolving EXECUTION_ENV_PATH (EnvironmentManager::ExtractIfNotExtracted,
+            # realpath failing: "Failed to get the canonical path for <env_path>."): the archive is not there.
+            r"\bFailed to get the canonical path for /",
         ),
     ),
     CauseRule(

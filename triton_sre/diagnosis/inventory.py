@@ -29,6 +29,7 @@ __all__ = [
     "leading_part_runbook",
     "load_inventory",
     "parse_inventory",
+    "tail_regex",
     "template_regex",
 ]
 
@@ -78,6 +79,8 @@ class Entry:
     regex: re.Pattern[str]
     decides: str = ""
     competes: tuple[Competitor, ...] = ()
+    tail: re.Pattern[str] | None = None
+    """The message quoted from its model's name on (`tail_regex`); None where there is no such tail."""
 
     def runbook_for(self, text: str) -> str:
         """This entry's runbook for ``text``, or a competitor's when its evidence is there too."""
@@ -103,6 +106,21 @@ def template_regex(template: str) -> re.Pattern[str]:
 
 
 _TOKENS = re.compile(r"(<[^<>]*>)")
+_MIN_TAIL = 30
+
+
+def tail_regex(template: str) -> re.Pattern[str] | None:
+    """The template's clause after its last ``<model>``, preceded by a bare name: a message quoted from
+    the model's name on (``peoplenet has kind KIND_GPU but no GPUs are available``, the leading
+    ``instance group <g> of model`` dropped by the one quoting it). Only a clause of at least
+    ``_MIN_TAIL`` characters after an unquoted name, so the tail alone still names one check."""
+    tokens = _TOKENS.split(template)
+    if len(tokens) < 3 or tokens[-2] != "<model>" or not tokens[0].strip():
+        return None
+    tail = tokens[-1].rstrip(".; ")
+    if len(tail.strip()) < _MIN_TAIL or not re.match(r" [A-Za-z]", tail):
+        return None
+    return re.compile(r"[\w.\-]" + re.escape(tail), re.I)
 
 
 def _reach(template: str, text: str) -> int:
@@ -223,6 +241,7 @@ def _entry(raw: Any, index: int) -> Entry:
         regex=regex,
         decides=str(raw.get("decides") or ""),
         competes=tuple(competes),
+        tail=None if "pattern" in raw else tail_regex(raw["template"]),
     )
 
 

@@ -62,7 +62,7 @@ _FIELDS: Final = ("group", "text", "runbook", "source")
 class LibraryError(NamedTuple):
     group: str
     """The library (``cuda``, ``cublas``, ``cudnn``, ``nccl``, ``tensorrt``, ``onnxruntime``,
-    ``pytorch``, ``tensorflow``, ``openvino``, ``python``): which backend file logs it."""
+    ``pytorch``, ``tensorflow``, ``openvino``, ``dali``, ``grpc``, ``python``): which file logs it."""
     text: str
     """The text as the library (and the code calling it) words it."""
     runbook: str
@@ -160,9 +160,19 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bnumpy\.core\.multiarray failed to import\b|\b_ARRAY_API not found\b",
             r"\bcompiled using NumPy \d\.x cannot be run in\s+NumPy \d",
             r"\bnumpy\.dtype size changed, may indicate binary incompatibility\b",
+            # DALI's SchemaRegistry::GetSchema (dali/pipeline/operator/op_schema.cc): the serialized
+            # pipeline names an operator the backend's libdali does not know (serialized by a newer DALI).
+            r"\bSchema for operator '[^'\n]+' not registered\b",
+            # A gRPC server without the method the client calls (gRPC's UNIMPLEMENTED with no details,
+            # or "Method not found"), relayed by tritonclient: client and server of other protocol releases.
+            r"\[StatusCode\.UNIMPLEMENTED\]"
+            r"(?:(?![^\n]*\w)|[ \t]*(?:Method not found|unknown (?:service|method))\b)",
+            # ... and grpcio's own _InactiveRpcError with empty details.
+            r"\bstatus = StatusCode\.UNIMPLEMENTED\s+details = \"(?:\"|Method not found\b)",
         ),
         "cuDNN CUDNN_STATUS_VERSION_MISMATCH; TensorFlow cuda_dnn.cc, core/framework/op.cc; numpy C-API "
-        "import (__multiarray_api.h, 1.x and 2.0); Cython's type size check",
+        "import (__multiarray_api.h, 1.x and 2.0); Cython's type size check; DALI op_schema.cc; gRPC "
+        "status UNIMPLEMENTED",
     ),
     CauseRule(
         c.RUNBOOK_MODEL_FILE_MISSING,

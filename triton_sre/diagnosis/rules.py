@@ -135,6 +135,14 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
         _rx(r"\bInvalid tensor name: \w"),
     ),
+    # The kubelet failing the image pull on a full node disk ("Failed to pull image ...: failed to extract
+    # layer ...: no space left on device"): the pull decides (image-pull-failed's Meaning: "an image too
+    # large for the node's disk"); host-resource-exhausted is a resource refused while a model loads.
+    (
+        c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+        c.RUNBOOK_IMAGE_PULL_FAILED,
+        _rx(r"\bFailed to pull image\b", r"\bfailed to pull and unpack image\b", r"\bErrImagePull\b"),
+    ),
     *LIBRARY_COMPETES,
 )
 
@@ -157,6 +165,8 @@ def _build() -> tuple[CauseRule, ...]:
             )
             rules.append(rule)
         rules.extend(CauseRule(runbook, e.regex, e.id) for e in ENTRIES if e.runbook == runbook)
+        # A message quoted from its model's name on (the template's leading words dropped).
+        rules.extend(CauseRule(runbook, e.tail, e.id) for e in ENTRIES if e.runbook == runbook and e.tail)
     return tuple(rules)
 
 

@@ -18,7 +18,8 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
   ``"level":"error"`` and console ``\\tERROR\\t``.
 - Java/Scala: ``Exception in thread "..."`` and ``Caused by: pkg.SomeException``.
 - C++: libstdc++'s ``terminate called after throwing an instance of`` / ``without an active
-  exception`` and the exception's ``  what():  <message>`` line (``__gnu_cxx::__verbose_terminate_handler``).
+  exception`` and the exception's ``  what():  <message>`` line (``__gnu_cxx::__verbose_terminate_handler``);
+  the backend library's ``triton::backend::BackendModelInstanceException`` named on its own.
 - Crashes: Open MPI's / UCX's signal handler (``opal/util/stacktrace.c``: ``*** Process received signal
   ***``, ``Signal: Segmentation fault (11)``, the ``[ 0] /lib/.../libc.so.6(...)`` frames), and the
   shell's report of a child killed by a signal (bash ``jobs.c``: ``Segmentation fault (core dumped)``,
@@ -73,6 +74,7 @@ __all__ = [
     "FAILURE_FORMATS",
     "FAILURE_PROSE",
     "LOADER_VERDICT",
+    "PREFIXED_TRACEBACK",
     "Guarded",
     "failure_piece",
     "is_failure_line",
@@ -133,6 +135,14 @@ _LINE_START: Final = r'(?:^|"(?:message|msg)"\s*:\s*")'
 LOADER_VERDICT: Final = Guarded(r"\bloading (?:the )?model fail(?:s|ed)\b", ("loading ",))
 """A weight loader's own verdict that the model does not load, whatever level it was printed at (_FORMATS)."""
 
+PREFIXED_TRACEBACK: Final = Guarded(
+    r'File "[^"\n]+", line \d+, in [^\n]*\n(?:[^\n]*\n)?'
+    r"(?P<exception>[^\n]*?\b[A-Z]\w*(?:Error|Exception): \S[^\n]*)",
+    ('", line ',),
+)
+"""A traceback's last frame and its exception line, whatever prefix each line carries (`_FORMATS`)."""
+_PREFIXED_TRACEBACK = re.compile(PREFIXED_TRACEBACK.pattern)
+
 _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # glog / klog E and F lines.
     rf"{_LINE_START}[EF]\d{{4}} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]",
@@ -151,6 +161,10 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{_LEVEL}\s*[-|:]",
     rf"^\[{_LEVEL}\]|\|\s*{_LEVEL}\s*\||^{_LEVEL}\s+\d\d-\d\d \d\d:\d\d",
     r"^Traceback \(most recent call last\):",
+    # ... and a traceback whose lines carry an application's own prefix (Clara AIAA's ``[ts] [pid N:tid
+    # N]`` before each line hides the ``Traceback`` header from ``^``): a ``File "x.py", line N, in f``
+    # frame, at most CPython's source line, then the exception line ``SomeError: msg``.
+    PREFIXED_TRACEBACK,
     # DeepStream's nvinfer/nvinferserver (InferError / dsInferError: "ERROR: <file>:<line> msg"),
     # the in-process Triton of DeepStream and Isaac ROS.
     r"^ERROR: [\w.]+\.(?:cpp|cc|c|h):\d+ ",
@@ -168,6 +182,10 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     r"^Exception in thread \"|^\s*Caused by: [\w.$]+(?:Exception|Error)\b",
     # C++ (libstdc++'s verbose terminate handler).
     r"terminate called (?:after throwing an instance of|without an active exception)",
+    # The backend common library's exception types (backend_model.h / backend_model_instance.h:
+    # ``throw triton::backend::BackendModelInstanceException(err)`` in a backend's instance or model
+    # constructor, e.g. the OpenVINO and ONNX Runtime backends): quoted by name, creation threw.
+    Guarded(r"\b(?:triton::backend::)?BackendModel(?:Instance)?Exception\b", ("BackendModel",)),
     # what() after a line break, or after the quoted type where a paste joined the two lines.
     Guarded(r"^(?:\s*|.*'\s+)what\(\):  \S", ("what():",)),
     # Crashes: Open MPI's signal handler and its frames, the shell's killed-by-signal report.
@@ -341,4 +359,6 @@ def failure_piece(block: str) -> str | None:
     for piece in pieces:
         if piece and _prose(piece):
             return piece
-    return None
+    # A traceback whose lines carry a prefix: no single line is marked, its exception line decides.
+    found = _PREFIXED_TRACEBACK.search(block) if PREFIXED_TRACEBACK.literals[0] in block else None
+    return found["exception"].strip() if found else None
