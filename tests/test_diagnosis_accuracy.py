@@ -197,6 +197,7 @@ def _cited_outside(name: str) -> str:
         ("heldout21", 17),
         ("heldout22", 22),
         ("heldout23", 12),
+        ("heldout24", 16),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
