@@ -398,6 +398,30 @@ BLIND_SETS = {
         ),
         frozenset(),
     ),
+    # 6/9 after round 19, one empty answer, no healthy log flagged (GitHub threads)
+    "heldout23": BlindSet(
+        9,
+        3,
+        6 / 9,
+        frozenset({"cmssw-37767", "qanything-46", "tensorrt-llm-1670"}),
+        frozenset({"tensorrt-llm-1670"}),
+    ),
+    # 8/13 after round 19, two empty answers, no healthy log flagged (no GitHub thread)
+    "heldout24": BlindSet(
+        13,
+        3,
+        8 / 13,
+        frozenset(
+            {
+                "mlops-troubleshooting-no-cuda-device",
+                "mlops-troubleshooting-repository-path",
+                "mlops-troubleshooting-shm",
+                "mlops-troubleshooting-torchscript",
+                "vllm-orin-no-kernel-image",
+            }
+        ),
+        frozenset({"mlops-troubleshooting-shm", "vllm-orin-no-kernel-image"}),
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
