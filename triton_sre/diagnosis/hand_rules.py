@@ -58,6 +58,10 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         c.RUNBOOK_SHM_TOO_SMALL,
         _rx(
             r"Unable to initialize shared memory key",
+            # The region itself could not be created (shm_open/ftruncate on /dev/shm refused): the
+            # Triton client's shm users and deployment guides word it as a region.
+            r"\b(?:unable to|failed to|cannot|could not) create (?:the )?shared memory region\b",
+            r"\bshared memory region creation failed\b",
             r"run out of shared memory",
             r"Failed to increase the shared memory pool",
             r"shared[ -]memory.{0,80}(No space left on device|too small|insufficient)",
