@@ -52,8 +52,12 @@ _STEP_FAILED = r"Failed to process the request\(s\) for model instance '[^'\n]*'
 
 HAND_RULES: Final[tuple[CauseRule, ...]] = (
     # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever
-    # message they surface in.
-    CauseRule(c.RUNBOOK_CONFIG_PARSE_ERROR, re.compile(r"\$\{\s*[A-Za-z_][\w.]*\s*\}")),
+    # message they surface in; not a shell's job report echoing its script's command ("<script>: line
+    # 275: 31499 Killed   cmd ${VAR}", bash's jobs.c), where the variables are the script's own.
+    CauseRule(
+        c.RUNBOOK_CONFIG_PARSE_ERROR,
+        re.compile(r"^(?!.*\bline \d+: +\d+ +[A-Z][\w ()]*? {2,})[^\n]*\$\{\s*[A-Za-z_][\w.]*\s*\}", re.M),
+    ),
     CauseRule(
         c.RUNBOOK_SHM_TOO_SMALL,
         _rx(
