@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.classes import model_site_class
 from triton_sre.diagnosis.frames import from_frames
 from triton_sre.diagnosis.logparse import LEVEL_ERROR, LEVEL_FATAL, LEVEL_WARNING, LogEvent
 from triton_sre.diagnosis.releases import advice
@@ -146,7 +147,13 @@ class FindingBuilder:
             causes = [o for o in state.inferred if o.runbook]
             runbook = min((o.runbook for o in causes if o.runbook), key=lambda r: RANK[r])
         else:
-            runbook = c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+            # The model's own failure reason that no rule knows: read by the cause classes that place it
+            # in the model's files or repository (classes.MODEL_SITE), before the fallback page.
+            named = (model_site_class(o.reason) for o in state.obs if o.failure)
+            runbook = next((r for r in named if r), c.RUNBOOK_UNKNOWN_LOAD_FAILURE)
+            causes = [o for o in state.obs if o.failure and model_site_class(o.reason) == runbook]
+            if runbook != c.RUNBOOK_UNKNOWN_LOAD_FAILURE:
+                state.obs = [replace(o, runbook=runbook) if o in causes else o for o in state.obs]
         evidence = [o for o in state.obs if o.runbook == runbook or o.failure] or list(state.inferred)
         failure_obs = next((o for o in state.obs if o.failure), None)
         if runbook != c.RUNBOOK_UNKNOWN_LOAD_FAILURE:

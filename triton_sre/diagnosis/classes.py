@@ -21,7 +21,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.severity import COMMAND_NOT_FOUND
 from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
 
-__all__ = ["CLASSES", "cause_class"]
+__all__ = ["CLASSES", "cause_class", "model_site_class"]
 
 
 def _rx(*alternatives: str) -> re.Pattern[str]:
@@ -198,7 +198,22 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     # weight loaders ("file <path> has <bytes>, but request <bytes>, loading model fails!").
     (
         c.RUNBOOK_MODEL_FILE_INVALID,
-        _rx(r"\bfile\b[^\n]{0,300}?\bhas \d+(?: bytes)?,? but (?:request(?:ed|s)?|expect(?:ed|s)?) \d+"),
+        _rx(
+            r"\bfile\b[^\n]{0,300}?\bhas \d+(?: bytes)?,? but (?:request(?:ed|s)?|expect(?:ed|s)?) \d+",
+            # A loader handed a file that it then cannot read as a model (llama.cpp's and llama-cpp-python's
+            # "Failed to load model from file: <path>"), unless the same line says the file is absent.
+            rf"\b{_NEG}{_S}load{_S}(?:the{_S})?model{_S}from{_S}(?:the{_S})?file\b(?![^\n]*\b(?:no such file"
+            r"|not found|does not exist|doesn't exist|missing)\b)",
+        ),
+    ),
+    # the model repository itself is not where the server looks (repository-path-invalid: "the
+    # --model-repository path does not exist or is not a directory"), before a missing file claims it.
+    (
+        c.RUNBOOK_REPOSITORY_PATH_INVALID,
+        _rx(
+            r"\bmodel[ _-]?repo(?:sitory)?(?: (?:path|directory|dir|root))?\b[^\n]{0,40}\b(?:does not exist"
+            r"|doesn't exist|not found|is not a (?:valid )?directory)",
+        ),
     ),
     # missing file / path (model-file-missing).
     (
@@ -210,7 +225,7 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\b(?:file|path|directory)\b[^\n]{0,80}\b(?:does not exist|not found|is missing|doesn't exist)",
             # A loader refusing a file it was pointed at by path (FasterTransformer's "[FT][ERROR] Can't
             # load <dir>/config.ini" when the INI reader cannot open it).
-            rf"\b{_NEG}{_S}load{_S}/[^\s:]*/[^\s/:]+\.\w+\b",
+            rf"\b{_NEG}{_S}load{_S}['\"`]?/[^\s:'\"`]*/[^\s/:'\"`]+\.\w+\b",
             # A weight loader that cannot open the file it was told to read (FasterTransformer's and
             # TurboMind's "file <path> cannot be opened, loading model fails!").
             rf"\b(?:file|path)\b[^\n]{{0,300}}?\b(?:cannot|can't|could not|couldn't){_S}be{_S}opened\b",
@@ -225,3 +240,17 @@ def cause_class(text: str) -> str | None:
         if pattern.search(text):
             return runbook
     return None
+
+
+MODEL_SITE: Final = frozenset(
+    {c.RUNBOOK_REPOSITORY_PATH_INVALID, c.RUNBOOK_MODEL_FILE_INVALID, c.RUNBOOK_MODEL_FILE_MISSING}
+)
+"""The classes that place a model's load failure in its own files or repository. A load verdict's
+reason that no rule knows is read only by these: a library or platform word inside a load reason
+(``unable to load ... .so``) is left to the fallback page, as the labelled corpus decided."""
+
+
+def model_site_class(text: str) -> str | None:
+    """The runbook of ``text``'s cause class when that class is a model-site one (`MODEL_SITE`)."""
+    found = cause_class(text)
+    return found if found in MODEL_SITE else None
