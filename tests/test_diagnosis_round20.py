@@ -123,3 +123,35 @@ def test_heldout_wrapper_killed_server_is_the_fallback() -> None:
         _first((LOGS / "heldout23" / "cmssw-37767.log").read_text(encoding="utf-8"))
         == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
     )
+
+
+# ------------------------------------- class 5: a border in front of a line is no table row
+# A one-cell "| ..." line (a rendered status cell, a boxed or quoted paste) is the line itself. The
+# wording is PyTorch's (c10/cuda/CUDAException: "CUDA error: no kernel image is available for execution
+# on the device"), as vLLM's worker raises it on a GPU its wheel has no kernels for.
+@pytest.mark.parametrize(
+    ("line", "runbook"),
+    [
+        (
+            "| RuntimeError: CUDA error: no kernel image is available for execution on the device",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        ),
+        (
+            "|  RuntimeError: CUDA error: no kernel image is available for execution on the device  |",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        ),
+    ],
+)
+def test_a_bordered_line_is_read_as_the_line(line: str, runbook: str) -> None:
+    assert _first(line + "\n") == runbook
+
+
+def test_a_bordered_banner_is_no_failure() -> None:
+    report = diagnose_events(
+        parse_text("+----------------------+\n| Triton Inference Server |\n+----------------------+\n")
+    )
+    assert not report.has_failure
+
+
+def test_heldout_bordered_exception_is_not_empty() -> None:
+    assert _first(_case("vllm-orin-no-kernel-image")) == c.RUNBOOK_PLATFORM_UNSUPPORTED

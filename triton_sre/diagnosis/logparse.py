@@ -380,6 +380,11 @@ class _Parser:
                         # Not a table: a log layout with ``|`` columns (loguru's ``time | LEVEL | ...``).
                         self._start(number, "", SOURCE_RAW, s, raw.strip())
                         return
+                    if len(cells) == 1 and cells[0].strip():
+                        # One cell: a border in front of a line (a quoted block, a boxed paste, a
+                        # rendered status cell), not a row: the line itself, for the rules to read.
+                        self._start(number, "", SOURCE_RAW, s, cells[0].strip())
+                        return
                     if len(cells) >= 2 and cells[0].strip() == "server_version":
                         value = cells[1].strip()
                         yield LogEvent(number, LEVEL_INFO, SOURCE_OPTION, f"server_version {value}", s)
