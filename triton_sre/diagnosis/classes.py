@@ -21,7 +21,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.severity import COMMAND_NOT_FOUND
 from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
 
-__all__ = ["CLASSES", "cause_class", "model_site_class"]
+__all__ = ["CLASSES", "MODEL_SITE", "cause_class", "model_site_class"]
 
 
 def _rx(*alternatives: str) -> re.Pattern[str]:
