@@ -136,6 +136,7 @@ def test_quantile_rules_agree_with_tritons_own_summary_within_10_percent(recent:
         for quantile in c.LATENCY_QUANTILES
     ]
     compared = []
+    mismatched: dict[tuple[str, ...], tuple[list[tuple[str, float]], float]] = {}
     # Triton's summary window rotates: compare a figure only when Triton gave the same one before
     # Prometheus' scrape and after the rules were read (then the rule saw that figure too)
     for _round in range(6):
@@ -160,13 +161,18 @@ def test_quantile_rules_agree_with_tritons_own_summary_within_10_percent(recent:
             triton_s = triton_us / 1e6
             rows = got[key]
             assert len(rows) == 2 and all(source == c.LATENCY_SOURCE_SUMMARY for source, _ in rows), rows
-            for _source, seconds in rows:
-                close = abs(seconds - triton_s) <= 0.10 * triton_s
-                assert close, (model, measure, quantile, seconds, triton_s)
+            # Under traffic a summary quantile can move and come back between the two reads (the scrape
+            # then saw another figure): retried; a wrong rule mismatches in every round and fails below
+            if not all(abs(seconds - triton_s) <= 0.10 * triton_s for _source, seconds in rows):
+                mismatched[key] = (rows, triton_s)
+                unstable.append(key)
+                continue
+            mismatched.pop(key, None)
             compared.append((model, measure, quantile, triton_s, rows[0][1]))
         keys = unstable
         if not keys:
             break
+    assert not mismatched, mismatched
     for row in compared:
         print("quantile rule vs Triton's summary: {} {} {}: Triton {:.6f} s, rule {:.6f} s".format(*row))
     assert len(compared) == 3 * 2 * len(c.LATENCY_QUANTILES)
