@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from triton_sre.diagnosis import repeats
 from triton_sre.diagnosis.api import diagnose_stream as triage_stream
 from triton_sre.diagnosis.engine import Report, diagnose_events
-from triton_sre.diagnosis.logparse import parse
+from triton_sre.diagnosis.logparse import parse, parse_text
 from triton_sre.diagnosis.scan import scan_lines
 
 REAL = sorted((Path(__file__).parent / "data" / "logs" / "real").glob("*.log"))
@@ -134,6 +134,19 @@ def prefixed(data: bytes, style: str) -> bytes:
 
 def _scanned(data: bytes, chunk: int) -> Report:
     return diagnose_events(parse(scan_lines(io.BytesIO(data), chunk_bytes=chunk)))
+
+
+def test_the_scanner_keeps_cores_closing_failure_logged_at_info() -> None:
+    """2.51 logs ``failed to load '<model>'`` at ``I`` (model_lifecycle.cc); the line reader names the model
+    from it when its E line is cut off, so the scanner must keep it in a chunk of log lines too (hypothesis
+    found a chunk that dropped it)."""
+    filler = b'I1129 17:06:12.130160 10326 cuda_memory_manager.cc:117] "CUDA memory pool disabled"\n' * 200
+    closing = b'I1129 17:06:12.168971 10328 model_lifecycle.cc:777] "failed to load \'bk_onnx\'"\n'
+    data = filler + closing + filler
+    plain = diagnose_events(parse_text(data.decode()))
+    assert [f.model for f in plain.findings] == ["bk_onnx"]
+    for chunk in (4096, 1 << 22):
+        assert _same(_scanned(data, chunk), plain)
 
 
 def _same(a: Report, b: Report) -> bool:

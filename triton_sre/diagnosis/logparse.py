@@ -56,6 +56,10 @@ PROGRESS_MARKS: tuple[str, ...] = (
 """Literals of the ``I`` lines that show start-up went on (and which backend and device it uses): the engine
 weighs only these ``I`` lines around a CUDA warning, and the chunked scanner keeps them, so both
 readers see the same."""
+CLOSING_FAILURE = "failed to load '"
+"""Core's closing line of a failed load (``failed to load '<model>'``, model_lifecycle.cc), which 2.51 logs
+at ``I``: the engine reads it at any level (`reasons.FAILED_BARE`, for a model whose E line is cut off),
+so the chunked scanner keeps the ``I`` lines holding it too."""
 
 SOURCE_TABLE = "model-status-table"
 SOURCE_PROTOBUF = "libprotobuf"

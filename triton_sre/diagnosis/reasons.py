@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from triton_sre import conventions as c
 from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.inventory import leading_part_runbook
-from triton_sre.diagnosis.logparse import LEVEL_ERROR, SOURCE_TABLE, LogEvent
+from triton_sre.diagnosis.logparse import CLOSING_FAILURE, LEVEL_ERROR, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.repeats import memoize_text
 from triton_sre.diagnosis.signals import is_harmless, is_summary
 
@@ -59,7 +59,7 @@ POLL_FAILED = re.compile(r"Poll failed for model directory '(?P<model>[^']+)': (
 # Core's closing line for a model whose load failed (model_lifecycle.cc OnLoadFinal, "failed to load
 # '<model>'" at I level since the 22.x lifecycle rewrite), after the E line with the reason; a paste may
 # hold it alone. It alone still says the model failed (issue #20 item 2: never an empty answer).
-FAILED_BARE = re.compile(r"^failed to load '(?P<model>[^']+)'\s*$")
+FAILED_BARE = re.compile(rf"^{re.escape(CLOSING_FAILURE)}(?P<model>[^']+)'\s*$")
 POLL_MODEL = re.compile(r"failed to poll model '(?P<model>[^']+)': (?P<reason>.*)", re.S)
 ENSEMBLE_DEPENDS = re.compile(
     r"ensemble '(?P<model>[^']+)' depends on '(?P<dep>[^']+)' which (?:has no loaded version|is not valid)\.?"

@@ -33,14 +33,19 @@ from typing import BinaryIO
 import numpy as np
 import numpy.typing as npt
 
-from triton_sre.diagnosis.logparse import MAX_LINE_CHARS, PROGRESS_MARKS
+from triton_sre.diagnosis.logparse import CLOSING_FAILURE, MAX_LINE_CHARS, PROGRESS_MARKS
 
 __all__ = ["CHUNK_BYTES", "NEEDLES", "LogInputError", "scan_lines", "strip_prefixes"]
 
 CHUNK_BYTES = 4 * 1024 * 1024
-NEEDLES: tuple[bytes, ...] = (b"Python stub", *(mark.encode() for mark in PROGRESS_MARKS))
-"""Literals that make an ``I`` line worth parsing (the Python stub reports its failures at ``I``;
-`PROGRESS_MARKS` show start-up went on past a warning the engine weighs)."""
+NEEDLES: tuple[bytes, ...] = (
+    b"Python stub",
+    CLOSING_FAILURE.encode(),
+    *(mark.encode() for mark in PROGRESS_MARKS),
+)
+"""Literals that make an ``I`` line worth parsing (the Python stub reports its failures at ``I``, and 2.51
+core's closing ``failed to load '<model>'``; `PROGRESS_MARKS` show start-up went on past a warning the
+engine weighs)."""
 BINARY_SNIFF_BYTES = 64 * 1024
 
 
