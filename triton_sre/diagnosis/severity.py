@@ -64,7 +64,7 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
@@ -115,6 +115,14 @@ class Guarded:
 
     pattern: str
     literals: tuple[str, ...]
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", re.compile(self.pattern, re.M))
+
+    def search(self, text: str) -> re.Match[str] | None:
+        """The pattern's first match in ``text``, tried only when a literal is there."""
+        return self.regex.search(text) if any(one in text for one in self.literals) else None
 
 
 COMMAND_NOT_FOUND: Final = (
@@ -141,7 +149,6 @@ PREFIXED_TRACEBACK: Final = Guarded(
     ('", line ',),
 )
 """A traceback's last frame and its exception line, whatever prefix each line carries (`_FORMATS`)."""
-_PREFIXED_TRACEBACK = re.compile(PREFIXED_TRACEBACK.pattern)
 
 _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # glog / klog E and F lines.
@@ -305,7 +312,8 @@ FAILURE_FORMATS: Final = re.compile(
 )
 """Every format's failure pattern in one regex (what `is_failure_line` answers, read faster below)."""
 
-_GUARDED: Final = tuple((f.literals, re.compile(f.pattern, re.M)) for f in _FORMATS if isinstance(f, Guarded))
+# (literals, regex) pairs: the hot loops below unpack plain tuples rather than call `Guarded.search`
+_GUARDED: Final = tuple((f.literals, f.regex) for f in _FORMATS if isinstance(f, Guarded))
 _UNGUARDED: Final = re.compile("|".join(f"(?:{f})" for f in _FORMATS if isinstance(f, str)), re.M)
 
 
@@ -325,15 +333,16 @@ def _marked(text: str) -> bool:
 # child's exit report (Model Analyzer's `Running perf_analyzer failed with exit status 1 : ...`), a
 # supervisor's (PyTriton's `Triton Inference Server exited with failure`, Azure ML's `Container has
 # crashed`), and an error object's JSON "message" that begins "Error: ".
-_PROSE: Final = (
-    (("ailed to ",), re.compile(r"^(?:Error: )?[Ff]ailed to [a-z]+ [^\n]*?(?:: |\bfrom\b)", re.M)),
-    (("failed with exit ",), re.compile(r"\bfailed with exit (?:status|code) [1-9]\d*\b")),
-    (("exited with failure",), re.compile(r"\bexited with failure\b")),
-    ((" has crashed",), re.compile(r"\b(?:[Cc]ontainer|[Pp]rocess|[Ss]erver|[Ww]orker) has crashed\b")),
-    (('"message"',), re.compile(r'"message"\s*:\s*"(?:Error|ERROR): ')),
+_PROSE_PATTERNS: Final = (
+    Guarded(r"^(?:Error: )?[Ff]ailed to [a-z]+ [^\n]*?(?:: |\bfrom\b)", ("ailed to ",)),
+    Guarded(r"\bfailed with exit (?:status|code) [1-9]\d*\b", ("failed with exit ",)),
+    Guarded(r"\bexited with failure\b", ("exited with failure",)),
+    Guarded(r"\b(?:[Cc]ontainer|[Pp]rocess|[Ss]erver|[Ww]orker) has crashed\b", (" has crashed",)),
+    Guarded(r'"message"\s*:\s*"(?:Error|ERROR): ', ('"message"',)),
 )
+_PROSE: Final = tuple((f.literals, f.regex) for f in _PROSE_PATTERNS)
 
-FAILURE_PROSE: Final = re.compile("|".join(f"(?:{pattern.pattern})" for _, pattern in _PROSE), re.M)
+FAILURE_PROSE: Final = re.compile("|".join(f"(?:{f.pattern})" for f in _PROSE_PATTERNS), re.M)
 """The `_PROSE` patterns in one regex (what `is_failure_line` adds on a levelless line, read faster below)."""
 
 
@@ -360,5 +369,5 @@ def failure_piece(block: str) -> str | None:
         if piece and _prose(piece):
             return piece
     # A traceback whose lines carry a prefix: no single line is marked, its exception line decides.
-    found = _PREFIXED_TRACEBACK.search(block) if PREFIXED_TRACEBACK.literals[0] in block else None
+    found = PREFIXED_TRACEBACK.search(block)
     return found["exception"].strip() if found else None
