@@ -50,6 +50,16 @@ def load(split: str) -> list[Case]:
     return cases
 
 
+def case_text(name: str, *splits: str) -> str:
+    """The text of corpus log ``name`` (header comments included, as `load` and the scoring read it), from
+    the first of ``splits`` that holds it."""
+    for split in splits:
+        path = LOGS / split / f"{name}.log"
+        if path.is_file():
+            return path.read_text()
+    raise FileNotFoundError(f"{name}.log is in none of {', '.join(splits)}")
+
+
 @dataclass(frozen=True)
 class Score:
     cases: int

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ast
 import inspect
-from pathlib import Path
 from types import ModuleType
 
+import accuracy
 import pytest
 
 from triton_sre import conventions as c
@@ -21,9 +21,6 @@ from triton_sre.diagnosis import classes, severity, signals
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.logparse import parse_text
-
-LOGS = Path(__file__).parent / "data" / "logs"
-
 
 # -- review mends ----------------------------------------------------------------------------------------
 
@@ -70,7 +67,7 @@ def _runbooks(text: str) -> list[str]:
 
 
 def _heldout18(name: str) -> str:
-    return (LOGS / "heldout18" / f"{name}.log").read_text()
+    return accuracy.case_text(name, "heldout18")
 
 
 # -- 1. core's poll error under Model Analyzer: the server polls another path than the tool wrote ---------

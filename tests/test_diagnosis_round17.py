@@ -9,17 +9,13 @@ heldout19 case is checked beside it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import accuracy
 import pytest
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
 from triton_sre.diagnosis.severity import is_failure_line
-
-LOGS = Path(__file__).parent / "data" / "logs"
-HELDOUT19 = LOGS / "heldout19"
 
 
 def _runbooks(text: str) -> list[str]:
@@ -78,7 +74,7 @@ def test_usage_text_and_option_settings_alone_are_no_failure() -> None:
 
 @pytest.mark.parametrize("name", ["clearml-serving-88", "seldon-core-3019"])
 def test_heldout19_empty_answers_flip(name: str) -> None:
-    text = (HELDOUT19 / f"{name}.log").read_text()
+    text = accuracy.case_text(name, "heldout19")
     assert _runbooks(text)[:1] == [c.RUNBOOK_UNKNOWN_LOAD_FAILURE]
 
 
@@ -102,7 +98,7 @@ def test_response_cache_refusal_is_a_scheduling_config(text: str) -> None:
 
 def test_heldout19_response_cache_and_double_free_is_never_empty() -> None:
     # Labelled llm-backend-config; disputed in SPLIT.md (round 17): core's config check, not the LLM backend.
-    text = (HELDOUT19 / "tensorrtllm-backend-517.log").read_text()
+    text = accuracy.case_text("tensorrtllm-backend-517", "heldout19")
     runbooks = _runbooks(text)
     assert runbooks[0] == c.RUNBOOK_BATCHING_CONFIG_INVALID
     assert "Response Cache" in _first_evidence(text)
@@ -130,7 +126,7 @@ def test_ensemble_tensor_inconsistency_names_the_mismatch() -> None:
 
 
 def test_heldout19_merlin_systems_243_flips() -> None:
-    text = (HELDOUT19 / "merlin-systems-243.log").read_text()
+    text = accuracy.case_text("merlin-systems-243", "heldout19")
     assert _runbooks(text)[:1] == [c.RUNBOOK_DATATYPE_MISMATCH]
 
 
@@ -151,7 +147,7 @@ def test_ort_execution_provider_contract_is_a_library_mismatch() -> None:
 
 
 def test_heldout19_onnxruntime_backend_182_flips() -> None:
-    text = (HELDOUT19 / "onnxruntime-backend-182.log").read_text()
+    text = accuracy.case_text("onnxruntime-backend-182", "heldout19")
     assert _runbooks(text)[:1] == [c.RUNBOOK_LIBRARY_VERSION_MISMATCH]
 
 
@@ -159,10 +155,10 @@ def test_heldout19_onnxruntime_backend_182_flips() -> None:
 def test_heldout19_disputed_cases_keep_the_principled_answer() -> None:
     # An unfilled ${triton_backend} is config-parse-error (its page names the placeholder; heldout8's
     # trtllm-1803 holds the same core line and is labelled so).
-    text = (HELDOUT19 / "tensorrtllm-backend-526.log").read_text()
+    text = accuracy.case_text("tensorrtllm-backend-526", "heldout19")
     assert _runbooks(text)[:1] == [c.RUNBOOK_CONFIG_PARSE_ERROR]
     # A custom-op library the loader cannot open is a library problem (as ONNX Runtime's own
     # RegisterCustomOpsLibrary failure is), not an unexplained load.
-    text = (HELDOUT19 / "mmdeploy-756.log").read_text()
+    text = accuracy.case_text("mmdeploy-756", "heldout19")
     assert _runbooks(text)[:1] == [c.RUNBOOK_LIBRARY_VERSION_MISMATCH]
     assert "cannot be preloaded" in _first_evidence(text)

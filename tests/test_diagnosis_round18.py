@@ -9,16 +9,12 @@ and the heldout20 case is checked beside it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import accuracy
 import pytest
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
-
-LOGS = Path(__file__).parent / "data" / "logs"
-HELDOUT20 = LOGS / "heldout20"
 
 
 def _first(text: str) -> tuple[str, str, str]:
@@ -28,7 +24,7 @@ def _first(text: str) -> tuple[str, str, str]:
 
 
 def _case(name: str) -> str:
-    return (HELDOUT20 / f"{name}.log").read_text(encoding="utf-8")
+    return accuracy.case_text(name, "heldout20")
 
 
 # ------------------------------------------ class 1: a crash folded under a warning is a failure

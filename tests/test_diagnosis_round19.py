@@ -9,15 +9,12 @@ in a comment), and the held-out case is checked beside it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import accuracy
 import pytest
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
-
-LOGS = Path(__file__).parent / "data" / "logs"
 
 
 def _first(text: str) -> tuple[str, str, str]:
@@ -27,10 +24,7 @@ def _first(text: str) -> tuple[str, str, str]:
 
 
 def _case(name: str) -> str:
-    """A held-out log without its header comments (as tests/accuracy.py reads it)."""
-    path = next(LOGS.glob(f"heldout2[12]/{name}.log"))
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return "\n".join(line for line in lines if not line.startswith("# ")) + "\n"
+    return accuracy.case_text(name, "heldout21", "heldout22")
 
 
 # ------------------------------------- class 1: a core message quoted from the model's name on

@@ -9,15 +9,12 @@ in a comment), and the held-out case is checked beside it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import accuracy
 import pytest
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
-
-LOGS = Path(__file__).parent / "data" / "logs"
 
 
 def _first(text: str) -> str:
@@ -27,10 +24,7 @@ def _first(text: str) -> str:
 
 
 def _case(name: str) -> str:
-    """A held-out log without its header comments (as tests/accuracy.py reads it)."""
-    path = next(LOGS.glob(f"heldout2[34]/{name}.log"))
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return "\n".join(line for line in lines if not line.startswith("# ")) + "\n"
+    return accuracy.case_text(name, "heldout23", "heldout24")
 
 
 # ------------------------------------- class 1: a shared-memory region that cannot be created
@@ -120,7 +114,7 @@ def test_a_shell_job_report_echoing_variables_is_no_config_placeholder() -> None
 
 def test_heldout_wrapper_killed_server_is_the_fallback() -> None:
     assert (
-        _first((LOGS / "heldout23" / "cmssw-37767.log").read_text(encoding="utf-8"))
+        _first(_case("cmssw-37767"))
         == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
     )
 
