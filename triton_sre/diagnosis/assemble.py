@@ -149,9 +149,9 @@ class FindingBuilder:
         else:
             # The model's own failure reason that no rule knows: read by the cause classes that place it
             # in the model's files or repository (classes.MODEL_SITE), before the fallback page.
-            named = (model_site_class(o.reason) for o in state.obs if o.failure)
-            runbook = next((r for r in named if r), c.RUNBOOK_UNKNOWN_LOAD_FAILURE)
-            causes = [o for o in state.obs if o.failure and model_site_class(o.reason) == runbook]
+            sited = [(o, model_site_class(o.reason)) for o in state.obs if o.failure]
+            runbook = next((r for _o, r in sited if r), c.RUNBOOK_UNKNOWN_LOAD_FAILURE)
+            causes = [o for o, r in sited if r == runbook]
             if runbook != c.RUNBOOK_UNKNOWN_LOAD_FAILURE:
                 state.obs = [replace(o, runbook=runbook) if o in causes else o for o in state.obs]
         evidence = [o for o in state.obs if o.runbook == runbook or o.failure] or list(state.inferred)

@@ -77,6 +77,8 @@ def event_level(event: LogEvent) -> str:
     (`severity.is_failure_line`: a C++ terminate, a signal handler's report, a loader's "loading model
     fails"): the warning did not end the story, a failure did."""
     level, message = event.level, event.message
-    if level != LEVEL_WARNING or ("\n" not in message and LOADER_VERDICT.literals[0] not in message):
+    if level != LEVEL_WARNING:
+        return level
+    if "\n" not in message and not any(word in message for word in LOADER_VERDICT.literals):
         return level  # (a plain test first: most warnings are one line the engine reads as it is)
     return LEVEL_ERROR if is_failure_line(message, level) else level
