@@ -19,7 +19,7 @@ from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS
 from triton_sre.diagnosis.stack_rules import rx as _rx
 from triton_sre.diagnosis.tool_rules import TOOL_RULES
 
-__all__ = ["HAND_RULES", "SHM_CONTEXT"]
+__all__ = ["HAND_RULES", "PLUGIN_FIELDS_MISREAD", "SHM_CONTEXT"]
 
 
 def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
@@ -46,6 +46,10 @@ _PYTHON_STATUS = (
     r"(?:^|UNAVAILABLE: |version \d+: |UNAVAILABLE state: )Internal: (?:[A-Za-z_]\w*\.)*[A-Z]\w*"
     r"(?:Error|Exception):(?: |[ \t]*(?=\n|$))"
 )
+
+# A plugin's deserializing constructor reading its fields to another length than were serialized (every
+# TensorRT-LLM plugin checks "d == a + length"): the plan was built by another release of the plugin.
+PLUGIN_FIELDS_MISREAD: Final = r"\bAssertion (?:failed: |`)d == a \+ length\b"
 
 # The Python backend's reply to requests its model failed to execute (python_be.cc, r21.xx on).
 _STEP_FAILED = r"Failed to process the request\(s\) for model instance '[^'\n]*', message: "
@@ -212,9 +216,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"Version tag does not match",
             r"Engine deserialization failed",
             r"Failed to deserialize (the )?cuda engine",
-            # A plugin's deserializing constructor reading its fields to another length than were
-            # serialized ("d == a + length"): the plan was built by another release of the plugin.
-            r"Assertion (?:failed: |`)d == a \+ length\b",
+            PLUGIN_FIELDS_MISREAD,
             r"deserializeCudaEngine",
             r"unable to create TensorRT engine",
             r"engine plan file is (not compatible|generated on an incompatible device)",

@@ -19,7 +19,7 @@ import re
 from typing import Final
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.hand_rules import HAND_RULES
+from triton_sre.diagnosis.hand_rules import HAND_RULES, PLUGIN_FIELDS_MISREAD
 from triton_sre.diagnosis.inventory import ENTRIES
 from triton_sre.diagnosis.library_errors import LIBRARY_COMPETES
 from triton_sre.diagnosis.stack_rules import CauseRule
@@ -124,7 +124,7 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
     (
         c.RUNBOOK_LLM_BACKEND_CONFIG,
         c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
-        _rx(r"\bInput tensor '[^'\n]+' not found\b", r"\bAssertion (?:failed: |`)d == a \+ length\b"),
+        _rx(r"\bInput tensor '[^'\n]+' not found\b", PLUGIN_FIELDS_MISREAD),
     ),
     # The backend refusing a request tensor by name (inferenceRequest.h: "Invalid tensor name: <name>"):
     # the model repository's configs (the ensemble and tensorrt_llm config.pbtxt templates) come from
