@@ -198,6 +198,7 @@ def _cited_outside(name: str) -> str:
         ("heldout22", 22),
         ("heldout23", 12),
         ("heldout24", 16),
+        ("heldout26", 14),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
