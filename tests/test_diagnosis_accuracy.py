@@ -199,6 +199,7 @@ def _cited_outside(name: str) -> str:
         ("heldout23", 12),
         ("heldout24", 16),
         ("heldout25", 12),
+        ("heldout26", 14),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
@@ -416,6 +417,39 @@ BLIND_SETS = {
         8 / 13,
         frozenset({"mlops-troubleshooting-no-cuda-device"}),
         frozenset(),
+    ),
+    # 5/10 after round 20, one empty answer, no healthy log flagged (GitHub threads, SPLIT.md)
+    "heldout25": BlindSet(
+        10,
+        2,
+        5 / 10,
+        frozenset(
+            {
+                "defect-detection-pr-72",
+                "lmdeploy-102",
+                "model-analyzer-786",
+                "tensorrtllm-backend-646",
+                "triton-client-803",
+            }
+        ),
+        frozenset({"lmdeploy-102"}),
+    ),
+    # 5/11 after round 20, one empty answer, no healthy log flagged (no GitHub thread, SPLIT.md)
+    "heldout26": BlindSet(
+        11,
+        3,
+        5 / 11,
+        frozenset(
+            {
+                "bentoml-triton-pytorch-libgomp-static-tls",
+                "hf-phi35-vision-onnx-ensemble-reshape",
+                "isaac-ros-dope-gpu-memory",
+                "llm-router-openshift-gpu-taint",
+                "llm-router-openshift-hf-cache-permission",
+                "morpheus-openshift-trt-plan-not-generated",
+            }
+        ),
+        frozenset({"llm-router-openshift-gpu-taint"}),
     ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
