@@ -288,13 +288,19 @@ def test_ctrl_c_on_a_log_read_from_stdin(tmp_path: Path) -> None:
     proc.stdin.flush()
     deadline = time.monotonic() + 60
     # wait until the child is blocked reading stdin (its state in /proc), not for a fixed time
-    while time.monotonic() < deadline and _wchan(proc.pid) not in {"pipe_read", "pipe_wait"}:
+    while time.monotonic() < deadline and not _reading_a_pipe(_wchan(proc.pid)):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err_bytes = proc.communicate(timeout=60)
     err = err_bytes.decode()
     assert_clean_error(proc.returncode, err, c.EXIT_INTERRUPTED, "interrupted")
     assert out == b""
+
+
+def _reading_a_pipe(wchan: str) -> bool:
+    """The kernel's name for a reader blocked on an empty pipe: `pipe_read`/`pipe_wait` on older kernels,
+    `anon_pipe_read` since the anonymous-pipe split (6.x)."""
+    return wchan in {"pipe_read", "pipe_wait"} or wchan.endswith("_pipe_read")
 
 
 def _wchan(pid: int) -> str:
