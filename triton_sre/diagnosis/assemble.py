@@ -89,6 +89,8 @@ class FindingBuilder:
         self._titles = titles
         self._remediations = remediations
         self._release = release
+        self._reasonless: set[str] = set()
+        """Models whose own failure reason no rule or class explains (the fallback page by default)."""
 
     def _title(self, runbook: str) -> str:
         return self._titles.get(runbook, runbook)
@@ -154,6 +156,8 @@ class FindingBuilder:
             causes = [o for o, r in sited if r == runbook]
             if runbook != c.RUNBOOK_UNKNOWN_LOAD_FAILURE:
                 state.obs = [replace(o, runbook=runbook) if o in causes else o for o in state.obs]
+            else:
+                self._reasonless.add(state.name)
         evidence = [o for o in state.obs if o.runbook == runbook or o.failure] or list(state.inferred)
         failure_obs = next((o for o in state.obs if o.failure), None)
         if runbook != c.RUNBOOK_UNKNOWN_LOAD_FAILURE:
@@ -261,6 +265,9 @@ class FindingBuilder:
                 f.consequence_of is not None,
                 _SEVERITY_RANK.get(f.severity, 3),
                 f.runbook in _SYMPTOMS,
+                # A model's failure that says what failed but not why comes after one that says why (a
+                # stray folder's poll error before the Python exception that stopped the server).
+                f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and f.model in self._reasonless,
                 f.evidence[0].line if f.evidence else 0,
             )
         )

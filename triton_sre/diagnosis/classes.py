@@ -216,6 +216,14 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         ),
     ),
     # missing file / path (model-file-missing).
+    # A file the process cannot open FOR WRITING (core's WriteBinaryFile/WriteTextFile "failed to open
+    # binary file for write <path>: <strerror>", as it stores a model's files sent with a load request):
+    # "No such file or directory" there is the directory it writes into, not a model file that is
+    # missing. Permission and disk-full wording were claimed above; no page covers the rest.
+    (
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        _rx(r"\bfor writ(?:e|ing)\b[^\n]{0,300}?\bno such file or directory\b"),
+    ),
     (
         c.RUNBOOK_MODEL_FILE_MISSING,
         _rx(

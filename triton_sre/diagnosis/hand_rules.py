@@ -19,7 +19,7 @@ from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS
 from triton_sre.diagnosis.stack_rules import rx as _rx
 from triton_sre.diagnosis.tool_rules import TOOL_RULES
 
-__all__ = ["HAND_RULES", "PLUGIN_FIELDS_MISREAD", "SHM_CONTEXT"]
+__all__ = ["HAND_RULES", "PLUGIN_FIELDS_MISREAD", "SHM_CONTEXT", "STEP_ERROR"]
 
 
 def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
@@ -53,6 +53,10 @@ PLUGIN_FIELDS_MISREAD: Final = r"\bAssertion (?:failed: |`)d == a \+ length\b"
 
 # The Python backend's reply to requests its model failed to execute (python_be.cc, r21.xx on).
 _STEP_FAILED = r"Failed to process the request\(s\) for model instance '[^'\n]*', message: "
+# A step's own error as its backend words it: onnxruntime_backend's RETURN_IF_ORT_ERROR ("onnx runtime
+# error <code>: <msg>", src/onnxruntime_utils.h), the PyTorch backend's "PyTorch execute failure: <what>"
+# (src/libtorch.cc), and the Python backend's reply above.
+STEP_ERROR: Final = rf"(?:{_STEP_FAILED}|onnx runtime error \d+: |PyTorch execute failure: )"
 
 HAND_RULES: Final[tuple[CauseRule, ...]] = (
     # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever
@@ -326,9 +330,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"(?![^\n]*: inconsistent (?:data type|shape): )",
             # Core's EnsembleContext::FinishEnsemble prefixes "in ensemble '<name>', " to whatever failed the
             # request: the ensemble's own output check, or a step's error. A step's error (the Python
-            # backend's "Failed to process the request(s) for model instance ..." from python_be.cc) names
-            # its own cause: the prefix only says where it ran.
-            rf"\bin ensemble '[^'\n]*', (?!{_STEP_FAILED})",
+            # backend's "Failed to process the request(s) for model instance ..." from python_be.cc, an
+            # ONNX Runtime or PyTorch step's error) names its own cause: the prefix only says where it ran.
+            rf"\bin ensemble '[^'\n]*', (?!{STEP_ERROR})",
         ),
     ),
     CauseRule(

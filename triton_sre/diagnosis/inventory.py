@@ -112,15 +112,20 @@ _MIN_TAIL = 30
 def tail_regex(template: str) -> re.Pattern[str] | None:
     """The template's clause after its last ``<model>``, preceded by a bare name: a message quoted from
     the model's name on (``peoplenet has kind KIND_GPU but no GPUs are available``, the leading
-    ``instance group <g> of model`` dropped by the one quoting it). Only a clause of at least
-    ``_MIN_TAIL`` characters after an unquoted name, so the tail alone still names one check."""
+    ``instance group <g> of model`` dropped by the one quoting it), or after an ellipsis that stands for
+    what was left out (``TRITONSERVER_ERROR_NOT_FOUND ... failed to poll from model repository``). Only a
+    clause of at least ``_MIN_TAIL`` characters, so the tail alone still names one check."""
     tokens = _TOKENS.split(template)
     if len(tokens) < 3 or tokens[-2] != "<model>" or not tokens[0].strip():
         return None
     tail = tokens[-1].rstrip(".; ")
-    if len(tail.strip()) < _MIN_TAIL or not re.match(r" [A-Za-z]", tail):
+    clause = tail.lstrip("'\",:; ")
+    if len(clause) < _MIN_TAIL or not clause[0].isalpha():
         return None
-    return re.compile(r"[\w.\-]" + re.escape(tail), re.I)
+    elided = r"(?:\.\.\.|\u2026)\s*" + re.escape(clause)
+    if re.match(r" [A-Za-z]", tail):
+        return re.compile(r"(?:[\w.\-]" + re.escape(tail) + "|" + elided + ")", re.I)
+    return re.compile(elided, re.I)
 
 
 def _reach(template: str, text: str) -> int:

@@ -457,6 +457,13 @@ class _Parser:
             self._start(number, LEVEL_ERROR, SOURCE_TABLE, s, s.strip().rstrip("|").strip())
             return
         if self.cur is not None and self.cur[2] != SOURCE_TABLE:
+            if self.cur[4] == [""] and s.strip() and (s.lstrip()[:1] == "\"" or self.cur[1] in ("E", "F")):
+                # A header whose message is on the next line (a paste wrapped right after ``] ``): a
+                # quoted line (as Triton writes messages since 24.06), or any line after an E or F
+                # header, is its message, and the evidence shows both. (An I header before prose is not.)
+                self.cur[4] = [unquote(s.strip()).strip()]
+                self.cur[3] = f"{str(self.cur[3]).rstrip()} {s.strip()}"
+                return
             self._append(s)
             return
         ev = self._flush()

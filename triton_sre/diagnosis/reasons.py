@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.frames import classify
+from triton_sre.diagnosis.hand_rules import STEP_ERROR
 from triton_sre.diagnosis.inventory import leading_part_runbook
 from triton_sre.diagnosis.logparse import CLOSING_FAILURE, LEVEL_ERROR, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.repeats import memoize_text
@@ -78,6 +79,7 @@ ENSEMBLE_MISSING = re.compile(
 # The ensemble's own config is wrong (a step maps a tensor that does not exist): Triton 2.51 writes
 # `in ensemble NAME, ensemble tensor X is mapping to non-existing input Y in model STEP`.
 ENSEMBLE_CONFIG = re.compile(r"\bin ensemble '?(?P<model>[^'\s,]+)'?, ")
+_STEP_ERROR = re.compile(STEP_ERROR)
 VERSION_NOT_PRESENT = re.compile(r"version (?P<version>\d+) is specified for model '(?P<model>[^']+)'")
 # A model's own file: <repo>/<model>/<version>/<file>.py (not Triton's temporary copy of a cloud
 # repository, /tmp/folderXXXXXX/<version>/, whose folder name is not the model's).
@@ -117,6 +119,8 @@ def ensemble_cause(message: str) -> tuple[str, str] | None:
     m = ENSEMBLE_CONFIG.search(message)
     if m is None or FAILED_VERSION.search(message) or FAILED_MODEL.search(message):
         return None
+    if _STEP_ERROR.match(message, m.end()):
+        return m["model"], classify(message[m.end() :]) or c.RUNBOOK_UNKNOWN_LOAD_FAILURE
     return m["model"], classify(message) or c.RUNBOOK_ENSEMBLE_DEPENDENCY
 
 

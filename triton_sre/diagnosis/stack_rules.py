@@ -297,6 +297,17 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
         rx(
             r"\d+/\d+ nodes are available: [^\n]*(Insufficient|didn't match|untolerated taint|had taint)",
             r"Insufficient nvidia\.com/gpu",
+            # The filter plugins' reasons that FitError joins after "0/N nodes are available: ", quoted
+            # on their own (kubernetes pkg/scheduler/framework/plugins: tainttoleration "node(s) had
+            # untolerated taint {k: v}" (1.25 on; before: "node(s) had taint {k: v}, that the pod didn't
+            # tolerate"), nodeaffinity, nodeunschedulable, volumebinding, podtopologyspread,
+            # interpodaffinity, nodename, nodevolumelimits).
+            r"\b\d+ node\(s\) (?:had untolerated taint|had taint\b[^\n]{0,200}didn't tolerate|were"
+            r" unschedulable|had volume node affinity conflict|didn't find available persistent volumes"
+            r"|exceed max volume count|didn't match (?:Pod's node affinity|PersistentVolume's node"
+            r" affinity|pod (?:anti-)?affinity"
+            r"|pod topology spread|the requested node name))",
+            r"\bpod has unbound immediate PersistentVolumeClaims\b",
             r"\bFailedScheduling\b",
             # The kubelet's own admission check once a pod is bound (pkg/kubelet/lifecycle/predicate.go,
             # InsufficientResourceError, 1.8 on): reason "OutOf" + the resource name, which kubectl shows
