@@ -200,6 +200,7 @@ def _cited_outside(name: str) -> str:
         ("heldout24", 16),
         ("heldout25", 12),
         ("heldout26", 14),
+        ("heldout28", 13),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
