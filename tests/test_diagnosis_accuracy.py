@@ -201,6 +201,7 @@ def _cited_outside(name: str) -> str:
         ("heldout25", 12),
         ("heldout26", 14),
         ("heldout27", 10),
+        ("heldout28", 13),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
