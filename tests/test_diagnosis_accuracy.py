@@ -453,7 +453,7 @@ BLIND_SETS = {
         frozenset(),
         frozenset({"healthy-fauxpilot-server-doc-launch"}),
     ),
-    # 3/10 after round 21, two empty answers, no healthy log flagged (threads by non-English speakers, SPLIT.md)
+    # 3/10 after round 21, two empty answers, no healthy log flagged (non-English speakers' threads, SPLIT.md)
     "heldout28": BlindSet(
         10,
         3,
