@@ -438,39 +438,12 @@ BLIND_SETS = {
         frozenset({"isaac-ros-dope-gpu-memory", "morpheus-openshift-trt-plan-not-generated"}),
         frozenset(),
     ),
-    # 4/7 after round 21, no empty answer, one healthy log flagged (repository files at a commit, SPLIT.md)
-    "heldout27": BlindSet(
-        7,
-        3,
-        4 / 7,
-        frozenset(
-            {
-                "gke-lab-triton-models-dir-missing",
-                "vigilant-cuda-graphs-concurrent-load",
-                "vss-openshift-nemo-rerank-dev-shm",
-            }
-        ),
-        frozenset(),
-        frozenset({"healthy-fauxpilot-server-doc-launch"}),
-    ),
-    # 3/10 after round 21, two empty answers, no healthy log flagged (non-English speakers' threads, SPLIT.md)
-    "heldout28": BlindSet(
-        10,
-        3,
-        3 / 10,
-        frozenset(
-            {
-                "cosyvoice-1831",
-                "lmdeploy-317",
-                "paddleocr-17839",
-                "paddlespeech-3247",
-                "qwen-tensorrt-llm-60",
-                "tensorrtllm-backend-568",
-                "xtalker-9",
-            }
-        ),
-        frozenset({"paddleocr-17839", "qwen-tensorrt-llm-60"}),
-    ),
+    # 4/7 after round 21, no empty answer, one healthy log flagged (repository files at a commit); round 22
+    # fixed the three misses and the false alarm by class (SPLIT.md, round 22 development)
+    "heldout27": BlindSet(7, 3, 4 / 7),
+    # 3/10 after round 21, two empty answers, no healthy log flagged (non-English speakers' threads); round
+    # 22 fixed six by class and both empty answers, one cut title left (SPLIT.md, round 22 development)
+    "heldout28": BlindSet(10, 3, 3 / 10, frozenset({"tensorrtllm-backend-568"})),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 

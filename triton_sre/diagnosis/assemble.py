@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -25,10 +26,16 @@ from triton_sre.diagnosis.logparse import LEVEL_ERROR, LEVEL_FATAL, LEVEL_WARNIN
 from triton_sre.diagnosis.releases import advice
 from triton_sre.diagnosis.report import MAX_EVIDENCE, MAX_EVIDENCE_CHARS, Evidence, Finding
 from triton_sre.diagnosis.rules import RANK
+from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER
 
 __all__ = ["FindingBuilder", "ModelState", "Obs", "evidence_text"]
 
 _SEVERITY_RANK = {c.IMPACT_CRITICAL: 0, c.IMPACT_WARNING: 1, c.IMPACT_INFO: 2}
+_ENTRYPOINT_BANNER = re.compile("|".join(ENTRYPOINT_DRIVER_BANNER))
+"""The NGC container entrypoint's driver-check banner (`FindingBuilder._forecast_disproved`)."""
+_HEADLESS_ROW = re.compile(r"\|\s*\|\s*\|")
+"""A model-status row without its model and version cells: a status cell's continuation whose first row
+the paste cut (logparse)."""
 _SYMPTOMS = frozenset({c.RUNBOOK_POD_CRASH_LOOPING})
 """Findings that only say the container restarts: listed after any finding that says why."""
 
@@ -179,6 +186,24 @@ class FindingBuilder:
             message=failure_obs.reason if failure_obs is not None else None,
         )
 
+    def _forecast_disproved(self, final: list[Finding]) -> None:
+        """The NGC entrypoint's driver check (``ERROR: This container was built for NVIDIA Driver Release
+        ...``, ``compatibility mode is UNAVAILABLE``) runs before the server and reads the driver version
+        only: on a host where it cannot read one (WSL, a CPU-only run, a driver it does not list) it
+        warns although CUDA works. A model that the server then loads READY, with no model failing,
+        disproves it: the banner is a warning, not the cause of anything."""
+        if not any(s.ready for s in self._models.values()) or any(s.failed for s in self._models.values()):
+            return
+        for i, f in enumerate(final):
+            if (
+                f.model is None
+                and f.runbook == c.RUNBOOK_CUDA_DRIVER_MISMATCH
+                and f.severity == c.IMPACT_CRITICAL
+                and f.evidence
+                and all(_ENTRYPOINT_BANNER.search(e.text) for e in f.evidence)
+            ):
+                final[i] = replace(f, severity=c.IMPACT_WARNING)
+
     def _never_empty(self, final: list[Finding]) -> None:
         """A log that says the server failed (a summary line, ``error: creating server``, a CUDA or
         driver failure) gets a critical finding even when no model is named: the best server-wide
@@ -258,6 +283,7 @@ class FindingBuilder:
             final.append(
                 self._finding(None, None, runbook, c.IMPACT_CRITICAL if severe else c.IMPACT_WARNING, group)
             )
+        self._forecast_disproved(final)
         self._never_empty(final)
         _warnings_as_root_cause(final)
         final.sort(
@@ -267,7 +293,9 @@ class FindingBuilder:
                 f.runbook in _SYMPTOMS,
                 # A model's failure that says what failed but not why comes after one that says why (a
                 # stray folder's poll error before the Python exception that stopped the server).
-                f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and f.model in self._reasonless,
+                (f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and f.model in self._reasonless)
+                # ... and so does a status cell whose row the paste cut (no model, no version column)
+                or (f.model is None and _headless(f)),
                 f.evidence[0].line if f.evidence else 0,
             )
         )
@@ -292,6 +320,10 @@ class FindingBuilder:
             finding.message,
             note,
         )
+
+
+def _headless(finding: Finding) -> bool:
+    return bool(finding.evidence) and _HEADLESS_ROW.match(finding.evidence[0].text) is not None
 
 
 def _warnings_as_root_cause(final: list[Finding]) -> None:

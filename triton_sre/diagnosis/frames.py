@@ -12,7 +12,7 @@ import re
 from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import STATIC_TLS
 from triton_sre.diagnosis.classes import cause_class
-from triton_sre.diagnosis.hand_rules import SHM_CONTEXT
+from triton_sre.diagnosis.hand_rules import ENTRY_POINT_FRAME, SHM_CONTEXT
 from triton_sre.diagnosis.rules import CAUSE_RULES, CauseRule
 
 __all__ = ["classify", "from_frames"]
@@ -143,7 +143,14 @@ def _host_library_only(text: str) -> bool:
     raises") does not fit an application around Triton (a serving framework, a client) that failed in
     its own package; the failure stays unexplained (unknown-load-failure) unless its words name a class."""
     paths = [m[0] or m[1] for m in _FRAME_PATH.findall(text)]
+    if _ENTRY_POINT_FRAME.search(text):
+        return False  # the Python backend called it: a model class, wherever it is installed
     return bool(paths) and all(_INSTALLED.search(path) for path in paths)
+
+
+# A frame of the Python backend's entry points (the stub calls TritonPythonModel.initialize/execute/
+# finalize/auto_complete_config), in the stub's "At:" shape: the code that raised is a Triton model's.
+_ENTRY_POINT_FRAME = re.compile(ENTRY_POINT_FRAME)
 
 
 def _exception_class(head: str) -> str | None:

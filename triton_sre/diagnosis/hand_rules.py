@@ -15,29 +15,41 @@ from typing import Final
 from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
 from triton_sre.diagnosis.library_errors import LIBRARY_RULES
+from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER
 from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
 from triton_sre.diagnosis.tool_rules import TOOL_RULES
 
-__all__ = ["HAND_RULES", "PLUGIN_FIELDS_MISREAD", "SHM_CONTEXT", "STEP_ERROR"]
+__all__ = ["ENTRY_POINT_FRAME", "HAND_RULES", "PLUGIN_FIELDS_MISREAD", "SHM_CONTEXT", "STEP_ERROR"]
 
 
 def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
     """Like `rx`, but only on a line that the library itself did not mark INFO or WARNING:
     TensorRT-LLM prints its parameter defaults (``[TensorRT-LLM][WARNING] enable_kv_cache_reuse is
     not specified, will be set to false``, a json.exception about an optional key) on every healthy
-    start."""
+    start. Nor on a frame of UCX's crash backtrace (ucs/debug/debug.c, one space and a 16-digit address:
+    ``8 0x0000000000127022 tensorrt_llm::runtime::TllmRuntime::TllmRuntime() :0``): where a process
+    crashed is no configuration it refused (TensorRT-LLM's own exception trace, ``16      0x7fd112125977
+    tensorrt_llm::...``, follows a check that threw, and still counts)."""
     body = "|".join(f"(?:{a})" for a in alternatives)
     return re.compile(
-        rf"(?m:^(?![^\n]*\[(?:TensorRT-LLM\]\[)?(?:INFO|WARNING|DEBUG|VERBOSE)\])[^\n]*?(?:{body}))", re.I
+        rf"(?m:^(?![^\n]*\[(?:TensorRT-LLM\]\[)?(?:INFO|WARNING|DEBUG|VERBOSE)\])"
+        rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )[^\n]*?(?:{body}))",
+        re.I,
     )
 
 
 _ENOSPC = r"(?:\[Errno 28\]|\bNo space left on device\b|\bENOSPC\b)"
 SHM_CONTEXT = r"(?:/dev/shm\b|\bmultiprocessing[/.]|\bSemLock\b|\bsem_open\b)"
 
-# A frame of the model's own code in the stub's traceback ("At:" then "  /m/1/model.py(36): initialize").
-_PYTHON_FRAME = r"(?m:^\s+\S*/model\.py\(\d+\): <?\w+)"
+# A frame of the model's own code in the stub's traceback ("At:" then "  /m/1/model.py(36): initialize"),
+# or of the backend's entry points wherever the model class defines them (a base class in a package:
+# "/x/paddlex_hps_server/base_model.py(80): initialize"): the model's Python raised.
+ENTRY_POINT_FRAME: Final = (
+    r"(?m:^\s*\S+\.py\(\d+\): (?:initialize|execute|finalize|auto_complete_config)[ \t]*$)"
+)
+"""A stub "At:" frame of the Python backend's entry points (TritonPythonModel's methods the stub calls)."""
+_PYTHON_FRAME = rf"(?:(?m:^\s+\S*/model\.py\(\d+\): <?\w+)|{ENTRY_POINT_FRAME})"
 # A model status reason that is a Python exception: "Internal: <module.>ExceptionType: ".
 _PYTHON_STATUS = (
     # The status alone, after a load failure, or quoted by core's "version N is at UNAVAILABLE state:"
@@ -76,6 +88,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bshared memory region creation failed\b",
             r"run out of shared memory",
             r"Failed to increase the shared memory pool",
+            # The Python stub's own start reporting ENOSPC bare (strerror, no Python OSError and no path):
+            # the stub and the server talk through a region on /dev/shm, the device that is full.
+            r"\bPython stub(?: for auto-complete)?: No space left on device\b",
             r"shared[ -]memory.{0,80}(No space left on device|too small|insufficient)",
             r"\bBus error\b",
             r"shm-default-byte-size.{0,40}(exceed|too large|larger)",
@@ -144,8 +159,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         _rx(
             # The entrypoint's driver check: the host driver is older than the image's CUDA and the
             # forward-compatibility libraries cannot help (a GeForce GPU, a Jetson, an old branch).
-            r"This container was built for NVIDIA Driver Release",
-            r"compatibility mode is UNAVAILABLE",
+            *ENTRYPOINT_DRIVER_BANNER,
             r"No supported GPU\(s\) detected to run this container",
             r"Failed to detect NVIDIA driver version",
             r"Failed to load libcuda\.so",
@@ -206,6 +220,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         _not_on_info_line(
             r"\[TensorRT-LLM\]\[(ERROR|FATAL)\]",
             r"tensorrt_llm::|libtriton_tensorrtllm|inflight_batcher_llm",
+            # FasterTransformer's and TurboMind's (lmdeploy) own checks (FT_CHECK / TM_CHECK throw through
+            # throwRuntimeError, src/.../utils/cuda_utils.h): a crash frame in it, demangled or not, is the
+            # backend refusing the model's parameters (tensor parallelism, vocabulary, weights layout).
+            r"\b(?:turbomind|fastertransformer)::throwRuntimeError\b",
+            r"_ZN(?:9turbomind|17fastertransformer)17throwRuntimeError",
             r"gpt_model_path|encoder_model_path|decoder_model_path|engine_dir",
             r"json\.exception",
             r"\[vllm\]|\bvllm\.|\bvLLM\b",
@@ -218,6 +237,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         _rx(
             r"Serialization assertion",
             r"Version tag does not match",
+            # the same assertion's note, quoted alone (stdArchiveReader.cpp, TensorRT 8.6-10.x)
+            r"\bCurrent Version: \d+, Serialized Engine Version: \d+",
             r"Engine deserialization failed",
             r"Failed to deserialize (the )?cuda engine",
             PLUGIN_FIELDS_MISREAD,
@@ -261,6 +282,10 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"cannot import name '[^'\n]+' from '[^'\n]+'(?! \(most likely due to a circular import\))"
             r"(?![^\n]*partially initialized)",
             r"version `(GLIBC|GLIBCXX|CXXABI)_[\d.]+' not found",
+            # The Python backend's own utility module (triton_python_backend_utils, with its C++ half
+            # c_python_backend_utils) ships with the server: a model.py calling a name it lacks was
+            # written for another Triton release (the utilities grow with releases: decoupled, BLS, logging).
+            r"module '(?:triton_python_backend_utils|c_python_backend_utils)' has no attribute '",
             r"not in Op<",
             r"cannot open shared object file",
             r"was compiled (with|against) .{0,60}(version|newer|older)",

@@ -131,6 +131,8 @@ _CUT_ROW = re.compile(r"(UNAVAILABLE|Not loaded): .*\|\s*$")
 # that order is still a row. The status cell may itself hold ``|`` (a Python ``type | type`` error).
 _LEAD_CUT_ROW = re.compile(r"\s*([^|\s][^|]*?)\s*\|\s*(\d+|-)\s*\|\s*((?:UNAVAILABLE|Not loaded): .*)$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
+# A frame of the Python stub's traceback ("At:" then "  <file>.py(<line>): <function>", pb_stub.cc).
+_STUB_FRAME = re.compile(r"\S+\.py\(\d+\): <?\w+>?$")
 
 
 def unquote(message: str) -> str:
@@ -373,9 +375,22 @@ class _Parser:
                 self.in_model_table = True
                 return
             if not self.in_model_table:
-                # A row pasted without its header still says what it is by its status column.
-                if len(cells) >= 3 and _STATUS_WORD.match("|".join(cells[2:]).strip()):
+                # A row pasted without its header still says what it is by its status column; so does a
+                # status cell's continuation row whose first row the paste cut, by the Python stub's
+                # traceback frame it holds ("|  |  |   /x/base_model.py(80): initialize |").
+                status_cells = "|".join(cells[2:]).strip()
+                if len(cells) >= 3 and _STATUS_WORD.match(status_cells):
                     self.in_model_table = True
+                elif len(cells) >= 3 and not cells[0].strip() and not cells[1].strip() and _STUB_FRAME.match(
+                    status_cells
+                ):
+                    ev = self._flush()
+                    if ev:
+                        yield ev
+                    self.in_model_table = True
+                    self._start(number, LEVEL_ERROR, SOURCE_TABLE, s, status_cells)
+                    self.last_cell = "|".join(cells[2:])
+                    return
                 else:
                     ev = self._flush()
                     if ev:
@@ -393,6 +408,14 @@ class _Parser:
                         value = cells[1].strip()
                         yield LogEvent(number, LEVEL_INFO, SOURCE_OPTION, f"server_version {value}", s)
                     return
+            if len(cells) == 2 and cells[0].strip() and s.rstrip().endswith("|"):
+                # A whole row of two columns (its closing border there, so not a row cut short): the
+                # options table that follows the model table ("| exit_timeout | 30 |"), not a model.
+                ev = self._flush()
+                if ev:
+                    yield ev
+                self.in_model_table = False
+                return
             if len(cells) < 3:
                 # A row cut short by a truncated paste: keep what is there.
                 cells = [*cells, "", ""][:3]

@@ -114,7 +114,18 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
             r"\bnot compatible with this version of TensorRT\b",
             r"\bexpecting (?:\[TensorRT\] )?library version [\d.]+ got [\d.]+",
             r"\bstdVersionRead == kSERIALIZATION_VERSION\b|\bVersion tag does not match\b",
+            r"\bCurrent Version: \d+, Serialized Engine Version: \d+",
         ),
+    ),
+    # TensorRT's own error kind "Cuda Runtime" ("Error Code 1: Cuda Runtime (In syncStreams at
+    # resources.cpp:407)", TensorRT 8.6-10's ErrorCode text in "[file::func::line] Error Code N: <Kind>
+    # (<msg>)"): a CUDA call failed while the engine was being deserialized or created (a capture, a stream,
+    # a device fault), which says nothing against the engine itself. Out-of-memory and driver wording
+    # are claimed before this by their own pages; any other CUDA failure has no page.
+    (
+        c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        _rx(r"\bError Code \d+: Cuda Runtime\b"),
     ),
     # The runtime asking for what the engine does not have (issue 20, round 18): TensorRT-LLM's runtime
     # binding an input the engine was built without (tllmRuntime.cpp: "Input tensor '<name>' not found;

@@ -20,10 +20,11 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 - C++: libstdc++'s ``terminate called after throwing an instance of`` / ``without an active
   exception`` and the exception's ``  what():  <message>`` line (``__gnu_cxx::__verbose_terminate_handler``);
   the backend library's ``triton::backend::BackendModelInstanceException`` named on its own.
-- Crashes: Open MPI's / UCX's signal handler (``opal/util/stacktrace.c``: ``*** Process received signal
-  ***``, ``Signal: Segmentation fault (11)``, the ``[ 0] /lib/.../libc.so.6(...)`` frames), and the
-  shell's report of a child killed by a signal (bash ``jobs.c``: ``Segmentation fault (core dumped)``,
-  ``Aborted (core dumped)``), and a boost::stacktrace frame in libc's ``abort`` (``2# abort in
+- Crashes: Open MPI's signal handler (``opal/util/stacktrace.c``: ``*** Process received signal
+  ***``, ``Signal: Segmentation fault (11)``, the ``[ 0] /lib/.../libc.so.6(...)`` frames), UCX's
+  (``ucs/debug/debug.c``: ``Caught signal 11 (Segmentation fault: ...)``), and the shell's report of a
+  child killed by a signal (bash ``jobs.c``: ``Segmentation fault (core dumped)``, ``Aborted (core
+  dumped)``), and a boost::stacktrace frame in libc's ``abort`` (``2# abort in
   /usr/lib/x86_64-linux-gnu/libc.so.6``, Triton's signal handler's stack).
 - Kubernetes: an event of type Warning (``kubectl describe`` / ``get events`` columns) with a reason
   from the kubelet's and scheduler's event reasons (``pkg/kubelet/events/event.go``,
@@ -197,6 +198,12 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     Guarded(r"^(?:\s*|.*'\s+)what\(\):  \S", ("what():",)),
     # Crashes: Open MPI's signal handler and its frames, the shell's killed-by-signal report.
     Guarded(r"\*\*\* Process received signal \*\*\*", ("Process received signal",)),
+    # UCX's own handler (ucs/debug/debug.c, what HPC-X / Open MPI builds with UCX print): "[host:pid:tid:N]
+    # Caught signal 11 (Segmentation fault: address not mapped to object ...)" before "==== backtrace".
+    Guarded(
+        r"\bCaught signal \d+ \((?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point)",
+        ("Caught signal",),
+    ),
     Guarded(r"\bSignal: [A-Z][a-z]+(?: [a-z]+)* \(\d+\)", ("Signal: ",)),
     Guarded(r"^(?:\[[\w.-]+:\d+\] )?\[ ?\d+\] /\S+\.so(?:\.\d+)*\(", (".so",)),
     Guarded(

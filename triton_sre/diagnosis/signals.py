@@ -18,6 +18,7 @@ __all__ = [
     "AUTOFILL_GAVE_UP",
     "BACKEND_FAILURE",
     "CLIENT_UNREACHABLE",
+    "ENTRYPOINT_DRIVER_BANNER",
     "HARMLESS",
     "HTTP_CLIENT_ERROR",
     "IMPORT_RECOVERED",
@@ -53,6 +54,13 @@ SUMMARY: Final = _rx(
     r"failed to load all models",
     r"No server context available\. Exiting immediately",
 )
+
+ENTRYPOINT_DRIVER_BANNER: Final = (
+    r"This container was built for NVIDIA Driver Release",
+    r"compatibility mode is UNAVAILABLE",
+)
+"""The NGC container entrypoint's driver check (its ``ERROR:`` banner before the server starts): a host driver
+older than the image's CUDA, or one it cannot read."""
 
 # Lines that say the server itself did not come up (or lost its GPUs): whatever else the log
 # holds, a log with one of these is a failed log and gets at least one finding.
