@@ -202,6 +202,7 @@ def _cited_outside(name: str) -> str:
         ("heldout26", 14),
         ("heldout27", 10),
         ("heldout28", 13),
+        ("heldout30", 2),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
