@@ -203,6 +203,7 @@ def _cited_outside(name: str) -> str:
         ("heldout27", 10),
         ("heldout28", 13),
         ("heldout29", 12),
+        ("heldout30", 2),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
