@@ -446,6 +446,18 @@ BLIND_SETS = {
     # 3/10 after round 21, two empty answers, no healthy log flagged (non-English speakers' threads); round
     # 22 fixed six by class and both empty answers, one cut title left (SPLIT.md, round 22 development)
     "heldout28": BlindSet(10, 3, 3 / 10, frozenset({"tensorrtllm-backend-568"})),
+    # 9/11 after round 22, one empty answer, no healthy log flagged (GitHub threads found by error text)
+    "heldout29": BlindSet(
+        11,
+        1,
+        9 / 11,
+        frozenset({"hugectr-backend-58", "modelmesh-serving-333"}),
+        frozenset({"hugectr-backend-58"}),
+    ),
+    # 0/2 after round 22, one empty answer, no healthy log (documentation and discussion pages)
+    "heldout30": BlindSet(
+        2, 0, 0 / 2, frozenset({"balacoon-tts-hf-7", "balacoon-tts-hf-8"}), frozenset({"balacoon-tts-hf-7"})
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
@@ -505,7 +517,6 @@ def test_heldout16_misses_as_development_cases() -> None:
     assert not any(accuracy.has_failure(case) for case in healthy)
 
 
-
 def test_heldout18_misses_as_development_cases() -> None:
     """Rounds 15 and 16 fixed heldout18's misses by class (levelless failure prose, a wrapped protobuf
     error, the scanner and the line reader agreeing, core's poll error under Model Analyzer, a child tool
@@ -519,6 +530,7 @@ def test_heldout18_misses_as_development_cases() -> None:
         "modelmesh-serving-216": RUNBOOK_LIBRARY_VERSION_MISMATCH,
     }
     assert not any(accuracy.has_failure(case) for case in healthy)
+
 
 HELDOUT8_TOP1_AT_LEAST = 11 / 17
 """heldout8, collected after round 4's rules and scored once (clean): 11/17, four empty answers, one
