@@ -446,14 +446,9 @@ BLIND_SETS = {
     # 3/10 after round 21, two empty answers, no healthy log flagged (non-English speakers' threads); round
     # 22 fixed six by class and both empty answers, one cut title left (SPLIT.md, round 22 development)
     "heldout28": BlindSet(10, 3, 3 / 10, frozenset({"tensorrtllm-backend-568"})),
-    # 9/11 after round 22, one empty answer, no healthy log flagged (GitHub threads found by error text)
-    "heldout29": BlindSet(
-        11,
-        1,
-        9 / 11,
-        frozenset({"hugectr-backend-58", "modelmesh-serving-333"}),
-        frozenset({"hugectr-backend-58"}),
-    ),
+    # 9/11 after round 22, one empty answer, no healthy log flagged (GitHub threads found by error text);
+    # the empty one fixed by class since (frozen import frames in a cut cell, test_diagnosis_round22.py)
+    "heldout29": BlindSet(11, 1, 9 / 11, frozenset({"modelmesh-serving-333"})),
     # 0/2 after round 22, one empty answer, no healthy log (documentation and discussion pages)
     "heldout30": BlindSet(
         2, 0, 0 / 2, frozenset({"balacoon-tts-hf-7", "balacoon-tts-hf-8"}), frozenset({"balacoon-tts-hf-7"})

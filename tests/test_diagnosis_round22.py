@@ -255,3 +255,17 @@ def test_a_named_failure_comes_before_a_cut_cell() -> None:
 
 def test_heldout_paddleocr_cut_cell_is_not_empty() -> None:
     assert _first(_case("paddleocr-17839")) == c.RUNBOOK_PYTHON_MODEL_ERROR
+
+
+def test_a_cut_cell_of_import_frames_is_not_empty() -> None:
+    """Round 23 (heldout29's hugectr-backend-58): the cut cell may hold only CPython's import machinery
+    (``<frozen importlib._bootstrap>(703): _load_unlocked``), the stub's frame shape for frozen modules: an
+    import in the model's Python failed."""
+    cell = (
+        "|            |         |   <frozen importlib._bootstrap>(703): _load_unlocked          |\n"
+        "|            |         |   <frozen importlib._bootstrap>(1027): _find_and_load         |\n"
+    )
+    report = _report(cell)
+    assert report.has_failure
+    assert report.findings[0].runbook == c.RUNBOOK_PYTHON_MODULE_MISSING
+    assert _first(accuracy.case_text("hugectr-backend-58", "heldout29")) == c.RUNBOOK_PYTHON_MODULE_MISSING

@@ -132,7 +132,7 @@ _CUT_ROW = re.compile(r"(UNAVAILABLE|Not loaded): .*\|\s*$")
 _LEAD_CUT_ROW = re.compile(r"\s*([^|\s][^|]*?)\s*\|\s*(\d+|-)\s*\|\s*((?:UNAVAILABLE|Not loaded): .*)$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
 # A frame of the Python stub's traceback ("At:" then "  <file>.py(<line>): <function>", pb_stub.cc).
-_STUB_FRAME = re.compile(r"\S+\.py\(\d+\): <?\w+>?$")
+_STUB_FRAME = re.compile(r"(?:\S+\.py|<frozen [\w.]+>)\(\d+\): <?\w+>?$")
 
 
 def unquote(message: str) -> str:
