@@ -269,3 +269,21 @@ def test_a_cut_cell_of_import_frames_is_not_empty() -> None:
     assert report.has_failure
     assert report.findings[0].runbook == c.RUNBOOK_PYTHON_MODULE_MISSING
     assert _first(accuracy.case_text("hugectr-backend-58", "heldout29")) == c.RUNBOOK_PYTHON_MODULE_MISSING
+
+
+def test_grpcios_relayed_error_is_the_servers_not_the_clients_code() -> None:
+    """Round 23 (heldout29's modelmesh-serving-333): grpcio's _InactiveRpcError relays the server's status
+    and details, like tritonclient's InferenceServerException: the client's own frames are not a model's
+    Python raising."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "client.py", line 47, in <module>\n'
+        "    response = stub.ModelInfer(request)\n"
+        '  File "/usr/lib/python3/site-packages/grpc/_channel.py", line 849, in _end_unary_response_blocking\n'
+        "    raise _InactiveRpcError(state)\n"
+        "grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:\n"
+        "        status = StatusCode.UNAVAILABLE\n"
+        '        details = "failed to connect to all addresses"\n'
+    )
+    assert _first(text) != c.RUNBOOK_PYTHON_MODEL_ERROR
+    assert _first(accuracy.case_text("modelmesh-serving-333", "heldout29")) == c.RUNBOOK_UNKNOWN_LOAD_FAILURE

@@ -37,8 +37,9 @@ _MODEL_PY_FRAME = re.compile(
     r'(?m)^\s*(?:\S*/)?model\.py\(\d+\): \S+\s*$|^\s*File "[^"\n]*model\.py", line \d+.*$'
 )
 # tritonclient's exception (tritonclient/utils/__init__.py InferenceServerException, raised by
-# raise_error_grpc / raise_error for the server's error): its message is the server's, not the client's code.
-_RELAYED = re.compile(r"\bInferenceServerException: ")
+# raise_error_grpc / raise_error for the server's error), and grpcio's own (grpc/_channel.py
+# _InactiveRpcError, "status = StatusCode.X / details = ..."): its message is the server's, not the client's.
+_RELAYED = re.compile(r"\bInferenceServerException: |\b_InactiveRpcError: ")
 _CPYTHON_FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
 _LOADER_FAILURE = re.compile(STATIC_TLS)
 _PYTHON_GENERIC = (c.RUNBOOK_PYTHON_MODULE_MISSING, c.RUNBOOK_PYTHON_MODEL_ERROR)
