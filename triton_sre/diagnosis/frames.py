@@ -13,6 +13,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import STATIC_TLS
 from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.hand_rules import ENTRY_POINT_FRAME, SHM_CONTEXT
+from triton_sre.diagnosis.logparse import STUB_FRAME
 from triton_sre.diagnosis.rules import CAUSE_RULES, CauseRule
 
 __all__ = ["classify", "from_frames"]
@@ -23,7 +24,7 @@ __all__ = ["classify", "from_frames"]
 # ('  File "/path/file.py", line 36, in func' and the source line under it), and the "At:" header.
 _FRAME_LINE = re.compile(
     r"^\s*(?:"
-    r"(?:<frozen [\w.]+>|\S+)\(\d+\): <?[\w.]+>?"
+    rf"{STUB_FRAME}"
     r"|File \"[^\"\n]+\", line \d+(?:, in \S+)?"
     r"|At:"
     r")\s*$"

@@ -26,6 +26,7 @@ from triton_sre.diagnosis.severity import is_failure_line
 __all__ = [
     "MAX_CONTINUATION_CHARS",
     "MAX_CONTINUATION_LINES",
+    "STUB_FRAME",
     "LogEvent",
     "classify_line",
     "is_paste_prompt",
@@ -131,8 +132,10 @@ _CUT_ROW = re.compile(r"(UNAVAILABLE|Not loaded): .*\|\s*$")
 # that order is still a row. The status cell may itself hold ``|`` (a Python ``type | type`` error).
 _LEAD_CUT_ROW = re.compile(r"\s*([^|\s][^|]*?)\s*\|\s*(\d+|-)\s*\|\s*((?:UNAVAILABLE|Not loaded): .*)$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
-# A frame of the Python stub's traceback ("At:" then "  <file>.py(<line>): <function>", pb_stub.cc).
-_STUB_FRAME = re.compile(r"(?:\S+\.py|<frozen [\w.]+>)\(\d+\): <?\w+>?$")
+STUB_FRAME = r"(?:<frozen [\w.]+>|\S+)\(\d+\): <?[\w.]+>?"
+"""A frame of the Python stub's traceback (pybind11's "At:" block: ``  <file>.py(<line>): <function>``,
+``<frozen importlib._bootstrap>(703): _load_unlocked``); `frames` reads the same shape."""
+_STUB_FRAME = re.compile(STUB_FRAME + "$")
 
 
 def unquote(message: str) -> str:
