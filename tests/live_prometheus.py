@@ -186,6 +186,7 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
         exporter.exporter.poll_once()
         wait_scraped_and_evaluated_after(prom, stopped, spec.triton_job)
         settled = time.time()  # later tests may send more traffic: compare windows ending here
+        derivation = exporter.exporter.derivation  # the exporter's view at `settled` (its window moves on)
         yield {
             "prom": prom,
             "exporter": exporter,
@@ -193,6 +194,7 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
             "spec": spec,
             "triton": triton,
             "settled": settled,
+            "derivation": derivation,
         }
     finally:
         driver.stop()

@@ -35,7 +35,8 @@ def test_every_llm_dashboard_query_returns_data(live: dict[str, Any]) -> None:
             expr = expr.replace(var, value)
         assert "$" not in expr, expr
         count += 1
-        if not prom.query(expr):
+        # at the fixture's settled time: the 5m rates of its traffic end 5 minutes later, whenever this runs
+        if not prom.query(expr, at=live["settled"]):
             empty.append((panel["title"], expr))
     assert count >= 12
     assert empty == [], empty
@@ -45,7 +46,7 @@ def test_llm_rules_have_data_for_both_backends_and_no_nan(live: dict[str, Any]) 
     prom: Prom = live["prom"]
     records = [rule["record"] for rule in llm.recording_rules(live["spec"])]
     for record in set(records):
-        result = prom.query(record)
+        result = prom.query(record, at=live["settled"])
         models = {r["metric"][c.LABEL_MODEL] for r in result}
         for r in result:
             assert not math.isnan(float(r["value"][1])), (record, r)
@@ -57,19 +58,20 @@ def test_llm_rules_have_data_for_both_backends_and_no_nan(live: dict[str, Any]) 
 
 def test_llm_rules_agree_with_the_exporter(live: dict[str, Any]) -> None:
     prom: Prom = live["prom"]
-    derived = {m.model: m for m in live["exporter"].exporter.derivation.llm}
-    ttft = prom.query(f'{c.REC_LLM_TTFT_QUANTILE}{{model="{LLM_VLLM}", quantile="0.5"}}')
+    derived = {m.model: m for m in live["derivation"].llm}
+    at = live["settled"]
+    ttft = prom.query(f'{c.REC_LLM_TTFT_QUANTILE}{{model="{LLM_VLLM}", quantile="0.5"}}', at=at)
     assert len(ttft) == 1
     # the model's prefill is >= 4 ms: the p50 and the exporter's average both see it
     assert float(ttft[0]["value"][1]) > 0.004 and derived[LLM_VLLM].ttft_seconds > 0.004
-    tpot = prom.query(f'{c.REC_LLM_TPOT_QUANTILE}{{model="{LLM_VLLM}", quantile="0.99"}}')
+    tpot = prom.query(f'{c.REC_LLM_TPOT_QUANTILE}{{model="{LLM_VLLM}", quantile="0.99"}}', at=at)
     # 2 ms per token, slowed by other sequences and by a loaded machine's scheduling: well under 100 ms
     assert 0.002 < float(tpot[0]["value"][1]) <= 0.1
     for model in LLM_MODELS:
-        rate = prom.query(f'{c.REC_LLM_TOKENS_RATE}{{model="{model}", direction="output"}}')
+        rate = prom.query(f'{c.REC_LLM_TOKENS_RATE}{{model="{model}", direction="output"}}', at=at)
         assert len(rate) == 1 and float(rate[0]["value"][1]) > 0
         assert derived[model].tokens[c.DIRECTION_OUTPUT] > 0
-        kv = prom.query(f'{c.REC_LLM_KV_CACHE}{{model="{model}"}}')
+        kv = prom.query(f'{c.REC_LLM_KV_CACHE}{{model="{model}"}}', at=at)
         assert len(kv) == 1 and 0 <= float(kv[0]["value"][1]) <= 1
 
 
