@@ -154,7 +154,10 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
         window=300.0,
         pricing=Pricing(currency="USD", node_hour=0.36, cpu_execution_slots=2),
     )
-    exporter = ExporterServer(Exporter(settings), "127.0.0.1", 0).start()
+    # The exporter starts once Prometheus is up (below): its window then begins with Prometheus' first
+    # scrape of it, so the report over the scraped range and the exporter cover the same span (a cold
+    # Prometheus start-up of several seconds otherwise lands in the exporter's window only).
+    exporter_port = free_port()
     port = free_port()
     triton_target = triton.metrics_url.split("//", 1)[1].split("/", 1)[0]
     config = {
@@ -164,7 +167,7 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
             {"job_name": spec.triton_job, "static_configs": [{"targets": [triton_target]}]},
             {
                 "job_name": spec.exporter_job,
-                "static_configs": [{"targets": [exporter.url.split("//", 1)[1]]}],
+                "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}],
             },
         ],
     }
@@ -175,8 +178,10 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
         error_fraction=0.05,
         max_duration_s=60,
     )
+    exporter: ExporterServer | None = None
     try:
         prom = wait_ready(proc, work, port)
+        exporter = ExporterServer(Exporter(settings), "127.0.0.1", exporter_port).start()
         assert prom.wait_for(f'up{{job="{spec.exporter_job}"}} == 1'), "exporter not scraped"
         assert prom.wait_for(f'up{{job="{spec.triton_job}"}} == 1'), "Triton not scraped"
         driver.start()
@@ -199,4 +204,5 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
     finally:
         driver.stop()
         stop_prometheus(proc, log)
-        exporter.stop()
+        if exporter is not None:
+            exporter.stop()

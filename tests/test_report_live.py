@@ -45,10 +45,16 @@ def report(live: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> di
     end = live["settled"]
     ups = requests.get(
         f"{url}/api/v1/query_range",
-        params={"query": f'up{{job="{c.DEFAULT_EXPORTER_JOB}"}}', "start": end - 900, "end": end, "step": 1},
+        params={
+            "query": f'up{{job="{c.DEFAULT_EXPORTER_JOB}"}} == 1',
+            "start": end - 900,
+            "end": end,
+            "step": 1,
+        },
         timeout=10,
     ).json()["data"]["result"]
-    start = float(ups[0]["values"][0][0])  # the exporter's first scrape: its window starts here too
+    # the exporter's first successful scrape: it starts after Prometheus (live_prometheus), its window here
+    start = float(ups[0]["values"][0][0])
     # the last scrape before other tests' traffic (test_prometheus_live sends more for summaries)
     end = max(float(t) for t, _ in ups[0]["values"] if float(t) <= live["settled"])
     out = tmp_path_factory.mktemp("report")
