@@ -37,6 +37,10 @@ FAILURE_LINES = [
     "2026-12-01 10:00:00.123 | CRITICAL | myservice:main:12 - cannot read the thing",
     "ERROR 12-01 10:00:00 worker.py:12] cannot read the thing",
     "Traceback (most recent call last):",
+    # ... and its last line pasted alone (traceback.format_exception_only)
+    "ValueError: the widget has no frobnicator",
+    "mypkg.errors.WidgetError: the widget has no frobnicator",
+    "Exception: the widget has no frobnicator",
     # Go runtime, logrus, zap
     "panic: runtime error: index out of range [3] with length 3",
     "fatal error: all goroutines are asleep - deadlock!",
@@ -77,6 +81,9 @@ HEALTHY_LINES = [
     "< HTTP/1.1 200 OK",
     "log_error: 1",
     "runtime_backend is set to [somebackend]",
+    "UserWarning: the widget is slow",
+    "the widget raised no ValueError: all good",
+    "ErrorCount: 0",
 ]
 
 

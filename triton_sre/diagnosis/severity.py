@@ -169,6 +169,10 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{_LEVEL}\s*[-|:]",
     rf"^\[{_LEVEL}\]|\|\s*{_LEVEL}\s*\||^{_LEVEL}\s+\d\d-\d\d \d\d:\d\d",
     r"^Traceback \(most recent call last\):",
+    # ... and a traceback's last line pasted alone: ``traceback.format_exception_only``'s
+    # ``[module.]Name: message``, the name one of Python's exception classes (``SomeError``,
+    # ``[Some]Exception``; no ``*Warning``, no bare ``Error``), at the start of its line.
+    Guarded(r"^[ \t]*(?:[a-z_]\w*\.)*(?:[A-Z]\w*Error|(?:[A-Z]\w*)?Exception): \S", ("Error", "Exception")),
     # ... and a traceback whose lines carry an application's own prefix (Clara AIAA's ``[ts] [pid N:tid
     # N]`` before each line hides the ``Traceback`` header from ``^``): a ``File "x.py", line N, in f``
     # frame, at most CPython's source line, then the exception line ``SomeError: msg``.
