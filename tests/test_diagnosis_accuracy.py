@@ -204,6 +204,7 @@ def _cited_outside(name: str) -> str:
         ("heldout28", 13),
         ("heldout29", 12),
         ("heldout30", 2),
+        ("heldout32", 8),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
