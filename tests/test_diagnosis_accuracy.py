@@ -205,6 +205,7 @@ def _cited_outside(name: str) -> str:
         ("heldout29", 12),
         ("heldout30", 2),
         ("heldout31", 7),
+        ("heldout32", 8),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
