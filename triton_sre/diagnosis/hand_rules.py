@@ -443,7 +443,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"Stub process [^\n]{0,40}(unhealthy|not healthy|exited unexpectedly)",
             r"Failed to initialize stub",
             r"\b(SyntaxError|IndentationError|TabError)\b",
-            r"\bTraceback \(most recent call last\)",
+            # (not Paddle's ``C++ Traceback (most recent call last):``, phi's enforce of a C++ failure)
+            r"(?<!C\+\+ )\bTraceback \(most recent call last\)",
             r"\(model\.py, line \d+\)",
             r"TritonModelException",
             r"Failed to create instance: \w*(Error|Exception)\b",
