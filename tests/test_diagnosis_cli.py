@@ -37,7 +37,7 @@ def test_json_shape_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--format", "json", str(BROKEN_LOG))
     assert code == 1
     doc = json.loads(out)
-    assert set(doc) == {"release", "server_version", "findings", "unmatched"}
+    assert set(doc) == {"release", "server_version", "findings", "unmatched", "still_loading"}
     first = doc["findings"][0]
     assert set(first) == {
         "model",

@@ -43,6 +43,7 @@ from triton_sre.diagnosis.logparse import (
     LogEvent,
     is_paste_prompt,
 )
+from triton_sre.diagnosis.progress import LoadProgress
 from triton_sre.diagnosis.reasons import (
     ENSEMBLE_DEPENDS,
     ENSEMBLE_MISSING,
@@ -126,6 +127,7 @@ class Diagnoser:
         self._own_lines = False  # a line of Triton's own logger was seen
         self._warning_causes: list[Obs] = []  # warnings naming a cause class, until a failure follows
         self._gpu = GpuContext()  # what CUDA said of the GPU (gpu_context.py)
+        self._progress = LoadProgress()  # loads the log starts and never ends (progress.py)
         self._unmatched_overflow = 0
         self._index = 0
         self._release: str | None = None
@@ -152,6 +154,7 @@ class Diagnoser:
         level = event_level(event)
         self._own_lines = self._own_lines or bool(level)
         self._gpu.note(event, index)
+        self._progress.note(event)
         if self._release is None and event.source in (SOURCE_RAW, SOURCE_OPTION):
             self._release = release_in(message)
         if event.source == SOURCE_OPTION:
@@ -465,21 +468,18 @@ class Diagnoser:
     def finish(self) -> Report:
         self._driver_failure()
         builder = FindingBuilder(
-            self._models,
-            self._orphans + self._pending,
-            self._server_failures,
-            self._summary,
+            self._models, self._orphans + self._pending, self._server_failures, self._summary,
             self._unexplained + ([] if self._own_lines else self._unreachable),
-            titles=self._titles,
-            remediations=self._remediations,
-            release=self._release,
-        )
+            titles=self._titles, remediations=self._remediations, release=self._release,
+        )  # fmt: skip
         unmatched = [
             Unmatched(template, int(entry[0]), entry[1])  # type: ignore[call-overload, arg-type]
             for template, entry in self._unmatched.items()
         ]
         unmatched.sort(key=lambda u: (-u.count, u.example.line))
-        return Report(builder.assemble(), tuple(unmatched), self.harmless_lines, self._index, self._release)
+        found = builder.assemble()
+        loading = self._progress.still_loading({f.model for f in found if f.model})
+        return Report(found, tuple(unmatched), self.harmless_lines, self._index, self._release, loading)
 
 
 def diagnose_events(

@@ -6,11 +6,13 @@ JSON shape (documented in docs/triage.md)::
      "findings": [{"model", "version", "runbook", "title", "severity",
                    "evidence": [{"line": N, "text": "..."}], "remediation", "runbook_url",
                    "message", "release_advice"}],
-     "unmatched": [{"template": "...", "count": N, "example": {"line": N, "text": "..."}}]}
+     "unmatched": [{"template": "...", "count": N, "example": {"line": N, "text": "..."}}],
+     "still_loading": ["model:version", ...]}
 
 ``release`` is the NGC release the log names (banner or ``server_version`` row); a finding's
 ``release_advice`` is what is known about it in that release (with its public source), also the tail
-of ``remediation``. Text and Markdown show both on their own line.
+of ``remediation``. Text and Markdown show both on their own line. ``still_loading`` names the loads the
+log starts and shows no outcome for (it ends first): the answer for them is not in the log.
 """
 
 from __future__ import annotations
@@ -75,7 +77,20 @@ def to_json(report: Report, base_url: str | None = None) -> dict[str, Any]:
             }
             for u in report.unmatched
         ],
+        "still_loading": list(report.still_loading),
     }
+
+
+def _loading_line(report: Report) -> str | None:
+    """What the log leaves open: loads it starts and never shows the outcome of."""
+    if not report.still_loading:
+        return None
+    shown = ", ".join(report.still_loading[:10]) + (" …" if len(report.still_loading) > 10 else "")
+    n = len(report.still_loading)
+    return (
+        f"The log ends while {n} model load{'s' if n > 1 else ''} had no outcome yet ({shown}): what "
+        "happened to them is after the end of this log; include the lines up to the model status table."
+    )
 
 
 def _short(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
@@ -112,6 +127,9 @@ def to_text(report: Report, base_url: str | None = None, *, colour: bool = False
         if f.release_advice:
             out.append(f"   in {report.release}: {f.release_advice}")
         out.append(f"   runbook: {runbook_url(f.runbook, base_url)}")
+    loading = _loading_line(report)
+    if loading:
+        out.extend(([""] if report.findings else []) + [paint(_COLOURS[c.IMPACT_INFO], loading)])
     if report.unmatched:
         out.append("")
         out.append(f"Error lines no runbook explains ({sum(u.count for u in report.unmatched)}):")
@@ -157,6 +175,9 @@ def to_markdown(report: Report, base_url: str | None = None) -> str:
             out.append("```")
             out.extend(f"{e.line}: {_short(e.text, 400)}" for e in f.evidence[:6])
             out.append("```")
+    loading = _loading_line(report)
+    if loading:
+        out.extend(["", loading])
     if report.unmatched:
         out.append("")
         out.append("<details><summary>Error lines no runbook explains</summary>")

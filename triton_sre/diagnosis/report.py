@@ -55,6 +55,9 @@ class Report:
     events: int = 0
     release: str | None = None
     """The NGC release (``YY.MM``) the log names (banner or ``server_version``), if any."""
+    still_loading: tuple[str, ...] = ()
+    """``model:version`` of each load the log starts and shows no outcome for (`progress.LoadProgress`):
+    the log ends first, so what happened to them is not in it."""
 
     @property
     def has_failure(self) -> bool:

@@ -1,0 +1,62 @@
+"""Pure: which models a log shows starting to load and never finishing (the log ends first).
+
+A paste often stops before the failure: the user copied the start of the log, or the container was
+killed mid-load. No line names a cause then, and an empty list of findings alone reads as "all
+fine". Core logs each model's load and its outcome (``src/model_repository_manager/model_lifecycle.cc``,
+every release since the lifecycle split, 21.xx on; ``model_repository_manager.cc`` before):
+
+- start: ``loading: <model>:<version>``;
+- outcome: ``successfully loaded '<model>'`` (with `` version <v>`` before 22.xx), ``failed to load
+  '<model>'`` (any tail), ``successfully unloaded '<model>'``, or the model's row in the status table.
+
+A model whose start is in the log and whose outcome is not is reported as still loading, so the
+reader knows the outcome is missing rather than absent (`Report.still_loading`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Final
+
+from triton_sre.diagnosis.logparse import SOURCE_TABLE, LogEvent
+
+__all__ = ["LoadProgress"]
+
+_START: Final = re.compile(r"^\"?loading: (?P<model>\S+):(?P<version>\d+)\"?\s*$")
+_OUTCOME: Final = re.compile(
+    r"^\"?(?:successfully loaded|failed to load|successfully unloaded|unloading:?) "
+    r"'?(?P<model>[^'\s:]+(?:::[^'\s]+)?)"
+)
+_FIRST_WORDS: Final = ('"', "loading: ", "successfully ", "failed to load", "unloading")
+MAX_TRACKED: Final = 10_000
+"""Models followed at once (a log of a huge repository must not grow this without bound)."""
+
+
+class LoadProgress:
+    """Feed every event in order; `still_loading()` names the loads with no outcome yet."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, str] = {}
+
+    def note(self, event: LogEvent) -> None:
+        if event.source == SOURCE_TABLE:
+            if event.model is not None:
+                self._open.pop(event.model, None)
+            return
+        if not event.message.startswith(_FIRST_WORDS):  # most lines: one C-level prefix test
+            return
+        first = event.message.split("\n", 1)[0]
+        start = _START.match(first)
+        if start:
+            if len(self._open) < MAX_TRACKED or start["model"] in self._open:
+                self._open[start["model"]] = start["version"]
+            return
+        outcome = _OUTCOME.match(first)
+        if outcome:
+            self._open.pop(outcome["model"], None)
+
+    def still_loading(self, explained: Collection[str] = ()) -> tuple[str, ...]:
+        """``model:version`` of each load whose outcome the log does not show, in log order; models
+        in ``explained`` (a finding names them: their failure is in the log) left out."""
+        return tuple(f"{m}:{v}" for m, v in self._open.items() if m not in explained)
