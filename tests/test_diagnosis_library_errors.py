@@ -28,6 +28,8 @@ BACKEND_FILE = {
     "dali": "dali_model_instance.cc:94",
     "grpc": "grpc_server.cc:310",
     "python": "pb_stub.cc:330",
+    # vllm_backend src/model.py logs the engine's exception through pb_utils.Logger (its own file and line).
+    "vllm": "model.py:246",
 }
 WRAPS = ("core", "backend", "bare")
 
