@@ -30,6 +30,8 @@ BACKEND_FILE = {
     "python": "pb_stub.cc:330",
     # vllm_backend src/model.py logs the engine's exception through pb_utils.Logger (its own file and line).
     "vllm": "model.py:246",
+    # tensorrtllm_backend inflight_batcher_llm/src/model_instance_state.cc builds the executor.
+    "tensorrt_llm": "model_instance_state.cc:551",
 }
 WRAPS = ("core", "backend", "bare")
 
