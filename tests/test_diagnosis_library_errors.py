@@ -32,6 +32,8 @@ BACKEND_FILE = {
     "vllm": "model.py:246",
     # tensorrtllm_backend inflight_batcher_llm/src/model_instance_state.cc builds the executor.
     "tensorrt_llm": "model_instance_state.cc:551",
+    # A Python model (its model.py) loading with transformers: the stub logs the exception.
+    "transformers": "pb_stub.cc:330",
 }
 WRAPS = ("core", "backend", "bare")
 

@@ -81,8 +81,49 @@ LLM_LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
     ),
     CauseRule(
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
-        rx(r"\bModel architectures \[[^\]\n]*\] are not supported for now\b"),
-        "vLLM model_executor/models/registry.py _raise_for_unsupported (0.6.3-0.8.5)",
+        rx(
+            r"\bModel architectures \[[^\]\n]*\] are not supported for now\b",
+            # serde's untagged-enum error on tokenizers' ModelWrapper: tokenizer.json of a newer tokenizers.
+            r"\bdata did not match any variant of untagged enum ModelWrapper\b",
+        ),
+        "vLLM model_executor/models/registry.py; serde_derive via tokenizers ModelWrapper",
+    ),
+    CauseRule(
+        c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
+        rx(
+            r"\bYou are trying to access a gated repo\b",
+            r"\bCannot access gated repo for url https?://",
+            r"\bRepository Not Found for url: https?://",
+            r"\bWe couldn't connect to 'https?://[^'\n]+' to load (?:this file|\S+)",
+        ),
+        "transformers utils/hub.py cached_file (4.30-4.46); huggingface_hub utils/_http.py "
+        "hf_raise_for_status",
+    ),
+    CauseRule(
+        c.RUNBOOK_MODEL_FILE_INVALID,
+        rx(
+            r"\bIt looks like the config file at '[^'\n]+' is not a valid JSON file\b",
+            r"\bSafetensorError: Error while deserializing header: (?:HeaderTooLarge|MetadataIncompleteBuffer"
+            r"|InvalidHeader\w*)\b",
+        ),
+        "transformers configuration_utils.py _get_config_dict; safetensors bindings/python/src/lib.rs (0.4)",
+    ),
+    CauseRule(
+        c.RUNBOOK_MODEL_FILE_MISSING,
+        rx(
+            r"\bdoes not appear to have a file named [\w./-]+\. Checkout 'https?://",
+            r"\bCan't load tokenizer for '[^'\n]+'\. If you were trying to load it from\b",
+            r"\bError no file named [\w.-]+(?:, [\w.-]+)*(?: or [\w.-]+)? found in directory\b",
+            r"\bis not a local folder and is not a valid model identifier\b",
+            r"\bCannot find the requested files in the disk cache and outgoing traffic has been disabled\b",
+        ),
+        "transformers utils/hub.py cached_file, tokenization_utils_base.py, modeling_utils.py (4.30-4.46); "
+        "huggingface_hub file_download.py (0.25)",
+    ),
+    CauseRule(
+        c.RUNBOOK_PYTHON_MODEL_ERROR,
+        rx(r"\brequires you to execute the configuration file in that repo on your local machine\b"),
+        "transformers dynamic_module_utils.py resolve_trust_remote_code (4.40-4.46)",
     ),
 )
 """Patterns for the LLM and Python libraries' texts of the table (`library_errors.LIBRARY_RULES` ends with
