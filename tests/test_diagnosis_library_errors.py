@@ -28,6 +28,12 @@ BACKEND_FILE = {
     "dali": "dali_model_instance.cc:94",
     "grpc": "grpc_server.cc:310",
     "python": "pb_stub.cc:330",
+    # vllm_backend src/model.py logs the engine's exception through pb_utils.Logger (its own file and line).
+    "vllm": "model.py:246",
+    # tensorrtllm_backend inflight_batcher_llm/src/model_instance_state.cc builds the executor.
+    "tensorrt_llm": "model_instance_state.cc:551",
+    # A Python model (its model.py) loading with transformers: the stub logs the exception.
+    "transformers": "pb_stub.cc:330",
 }
 WRAPS = ("core", "backend", "bare")
 

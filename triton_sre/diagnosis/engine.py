@@ -194,9 +194,9 @@ class Diagnoser:
             runbook == c.RUNBOOK_LLM_BACKEND_CONFIG
             and not failing
             and level != LEVEL_WARNING
-            and not _FAILURE_WORD.search(message)
+            and not (_FAILURE_WORD.search(message) or is_backend_failure(message))
         ):
-            runbook = None  # LLM wording counts on an error line or beside a failure word, not on a setting
+            runbook = None  # LLM wording counts on an error line or beside failure words, not on a setting
         decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
         if runbook is None and (failing or is_backend_failure(message) or is_server_failure(message)):
             # The class layer: a failure line whose wording no rule knows, read by its cause class.

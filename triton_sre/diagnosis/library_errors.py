@@ -41,6 +41,7 @@ from typing import Final, NamedTuple
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.llm_library_rules import LLM_LIBRARY_RULES, LLM_REFUSALS
 from triton_sre.diagnosis.stack_rules import CauseRule, rx
 
 __all__ = [
@@ -62,7 +63,8 @@ _FIELDS: Final = ("group", "text", "runbook", "source")
 class LibraryError(NamedTuple):
     group: str
     """The library (``cuda``, ``cublas``, ``cudnn``, ``nccl``, ``tensorrt``, ``onnxruntime``,
-    ``pytorch``, ``tensorflow``, ``openvino``, ``dali``, ``grpc``, ``python``): which file logs it."""
+    ``pytorch``, ``tensorflow``, ``openvino``, ``dali``, ``grpc``, ``python``, ``vllm``, ``tensorrt_llm``,
+    ``transformers``): which file logs it."""
     text: str
     """The text as the library (and the code calling it) words it."""
     runbook: str
@@ -183,6 +185,8 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
         ),
         "TensorFlow cc/saved_model/reader.cc, python/saved_model/loader_impl.py; OpenVINO IR frontend",
     ),
+    # vLLM, TensorRT-LLM, transformers / huggingface_hub / tokenizers / safetensors, protobuf (their module).
+    *LLM_LIBRARY_RULES,
 )
 """Patterns for the texts of the table no other rule read (`hand_rules.HAND_RULES` orders them)."""
 
@@ -212,6 +216,8 @@ LIBRARY_FAILURE_MARKS: Final[tuple[str, ...]] = (
     r"\bException from src/\S+:\d+:",
     r"\[ (?:GENERAL_ERROR|NOT_FOUND|NETWORK_NOT_READ|NETWORK_NOT_LOADED|NOT_IMPLEMENTED|PARAMETER_MISMATCH"
     r"|UNEXPECTED|OUT_OF_BOUNDS|NOT_ALLOCATED) \]",
+    # vLLM's refusals of its engine arguments, worded without a failure word.
+    *LLM_REFUSALS,
 )
 """A library's own failure wording (`signals.BACKEND_FAILURE` reads them): never an empty answer."""
 
