@@ -206,6 +206,7 @@ def _cited_outside(name: str) -> str:
         ("heldout30", 2),
         ("heldout31", 7),
         ("heldout32", 8),
+        ("heldout33", 4),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
