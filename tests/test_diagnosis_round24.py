@@ -1,6 +1,6 @@
-"""Round 24 of issue 20: the classes behind heldout31's and heldout32's scored misses.
+"""Round 24 of issue 20: the classes behind heldout31's, heldout32's and heldout33's scored misses.
 
-heldout31 and heldout32 were scored once (tests/data/logs/SPLIT.md); their misses are development cases
+The three sets were scored once (tests/data/logs/SPLIT.md); their misses are development cases
 now. Each class is checked on wording from its emitting source (named in a comment) and on the held-out
 case beside it.
 """
@@ -100,3 +100,30 @@ def test_a_bare_exception_line_gets_a_finding(line: str, runbook: str) -> None:
 def test_warnings_and_prose_are_not_exception_lines() -> None:
     for text in ("UserWarning: TypedStorage is deprecated", "the loader raised no ValueError: all good"):
         assert _first(text) == ("", ""), text
+
+
+# ------------------------------- class 3: the Python stub binary cannot find libpython
+# ld.so's refusal (glibc elf/dl-load.c: "<prog>: error while loading shared libraries: <lib>: cannot open
+# shared object file: No such file or directory") for the Python backend's stub, which is linked to one
+# Python's libpython (PyTriton's installation guide: the stub is linked to a fixed Python; in a conda or
+# venv Python add the environment's lib folder to LD_LIBRARY_PATH): a native library the Python side
+# needs is not on the loader's path.
+@pytest.mark.parametrize("version", ["3.8", "3.10"])
+def test_the_stub_without_libpython(version: str) -> None:
+    line = (
+        "/root/.cache/pytriton/workspace_x/tritonserver/backends/python/triton_python_backend_stub: error while "
+        f"loading shared libraries: libpython{version}.so.1.0: cannot open shared object file: No such file or directory"
+    )
+    text = "I0212 16:32:55.775014 9771 model_lifecycle.cc:461] loading: Linear:1\n" + line + "\n"
+    assert _first(text) == (c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING, line)
+
+
+def test_heldout33_stub_libpython() -> None:
+    text = accuracy.case_text("agi-study-pytriton-stub-libpython-missing", "heldout33")
+    assert _first(text)[0] == c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING
+
+
+def test_another_binary_without_its_library_is_not_the_stub() -> None:
+    # nim-deploy's worker without libnvinfer (heldout16): no Python stub, not this page
+    line = "trtllm-worker: error while loading shared libraries: libnvinfer.so.10: cannot open shared object file: No such file or directory"
+    assert _first(line)[0] != c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING

@@ -466,6 +466,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # A Python import that needs a native library the image lacks (libGL for OpenCV, ...).
             r"(ImportError|OSError): [^\n]{0,200}\.so(\.[\w.]+)?: cannot open shared object file",
             r"(ImportError|OSError): [^\n]{0,200}cannot load library '[^']*\.so",
+            # The Python backend's stub binary itself, linked to one Python's libpython, started where
+            # the loader cannot find it (ld.so: "<prog>: error while loading shared libraries: <lib>:
+            # cannot open shared object file"): PyTriton in a conda or venv Python (its installation guide:
+            # the stub is linked to a fixed Python; add the environment's lib to LD_LIBRARY_PATH).
+            r"triton_python_backend_stub: error while loading shared libraries: libpython[\d.]*\.so",
         ),
     ),
     CauseRule(
