@@ -22,7 +22,8 @@ TRITON_FIXTURES = ("triton", "fresh_triton_factory")
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test using a Triton fixture with ``triton``, and every ``triton`` test with ``server``.
 
-    ``-m 'not triton and not server'`` keeps the quick tests: no server, no [server] extra.
+    ``-m 'not triton and not server and not slow'`` keeps the quick tests: no server, no [server] extra,
+    no whole rule-engine suite.
     """
     for item in items:
         if any(name in getattr(item, "fixturenames", ()) for name in TRITON_FIXTURES):

@@ -57,7 +57,7 @@ def _running_bot(
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory: pytest.TempPathFactory, standin: SlackStandin) -> Iterator[Bot]:
     """The bot without a Triton: authentication, limits and logging need none, so these
-    security tests stay in the quick subset (``-m 'not triton and not server'``)."""
+    security tests stay in the quick subset (``-m 'not triton and not server and not slow'``)."""
     with _running_bot(tmp_path_factory, standin, None) as running:
         yield running
 

@@ -114,6 +114,7 @@ def vmalert(work: Path, rules: Path, vm_url: str, notifier_url: str) -> Iterator
         log.close()
 
 
+@pytest.mark.slow
 def test_a_burn_in_one_cluster_pages_for_it_on_the_global_view(tmp_path: Path) -> None:
     spec = parse_spec(TWO_CLUSTERS, str(tmp_path / "slos.yaml"))
     for rel, content in render_all(spec, "runbooks/").items():

@@ -75,6 +75,7 @@ def test_promtool_check_rules_passes_on_the_shipped_rules() -> None:
     assert all(n > 0 for n in written.values())
 
 
+@pytest.mark.slow
 def test_promtool_unit_tests_pass_on_the_shipped_rules() -> None:
     tests = sorted((REPO / "alerts" / "tests").glob("*.yaml"))
     assert len(tests) == len(promtool_files(parse_spec((REPO / "slos.yaml").read_text()), "runbooks/"))
@@ -103,6 +104,7 @@ def test_promtool_unit_tests_pass_on_the_shipped_rules() -> None:
     _test_in_parallel(tests)
 
 
+@pytest.mark.slow
 def test_shipped_unit_tests_pass_with_every_group_order_reversed(tmp_path: Path) -> None:
     """Each test file fixes the group order, dependencies first (docs/scaling.md). Prometheus does
     not: an alert's group may run before the recording group it reads. Reversed, each group reads
@@ -159,6 +161,7 @@ slos:
 """
 
 
+@pytest.mark.slow
 def test_a_custom_spec_generates_rules_whose_tests_pass(tmp_path: Path) -> None:
     spec = parse_spec(CUSTOM, str(tmp_path / "slos.yaml"))
     for rel, content in render_all(spec, "https://runbooks.example.com/").items():
@@ -233,6 +236,7 @@ slos:
 """
 
 
+@pytest.mark.slow
 def test_slices_judged_on_histogram_quantiles_when_triton_exports_histograms(tmp_path: Path) -> None:
     """With histograms declared, a time-slice SLO judges slices on histogram_quantile: the other
     SLO's 26.01-shaped histogram tracks (no bucket at 250 ms) burn it, as predicted."""

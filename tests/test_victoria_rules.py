@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from binaries import binary
 from test_cluster_label import CLUSTER, EXPECTED_FIRING, TWO_CLUSTERS, spec_with_cluster
@@ -55,6 +56,7 @@ def _points(start: float, per_minute: float) -> list[tuple[float, float]]:
     return [(start + 60 * i, per_minute * i) for i in range(91)]  # the promtool series '0+Nx90'
 
 
+@pytest.mark.slow
 def test_vmalert_on_victoria_metrics_fires_what_prometheus_fires(tmp_path: Path) -> None:
     spec = parse_spec(TWO_CLUSTERS, str(tmp_path / "slos.yaml"))
     for rel, content in render_all(spec, "runbooks/").items():
