@@ -13,6 +13,7 @@ import accuracy
 import pytest
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.assemble import STUB_DIED_FIX
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
 
@@ -127,3 +128,25 @@ def test_another_binary_without_its_library_is_not_the_stub() -> None:
     # nim-deploy's worker without libnvinfer (heldout16): no Python stub, not this page
     line = "trtllm-worker: error while loading shared libraries: libnvinfer.so.10: cannot open shared object file: No such file or directory"
     assert _first(line)[0] != c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING
+
+
+# ------------------------------- class 4: a stub that died without a Python exception
+# python_be.cc's health check ("Stub process '<instance>' is not healthy.") says the stub stopped answering,
+# not why; with no exception in the log the fix starts outside model.py (heldout31's speech-cascade notes:
+# the stub was killed at the cgroup's memory limit while four models loaded at once).
+def test_a_silent_stub_death_points_outside_the_code() -> None:
+    silent = "E1202 10:00:00.000 1 model_lifecycle.cc:642] failed to load 'llm' version 1: Internal: Stub process 'llm_0_0' is not healthy.\n"
+    finding = diagnose_events(parse_text(silent)).findings[0]
+    assert finding.runbook == c.RUNBOOK_PYTHON_MODEL_ERROR
+    assert finding.remediation.startswith(STUB_DIED_FIX)
+    raised = (
+        "E1202 10:00:00.000 1 model_lifecycle.cc:642] failed to load 'llm' version 1: Internal: Stub process 'llm_0_0' "
+        "is not healthy.\nTraceback (most recent call last):\n  File \"/models/llm/1/model.py\", line 3, in initialize\n"
+        "NameError: name 'x' is not defined\n"
+    )
+    assert STUB_DIED_FIX not in diagnose_events(parse_text(raised)).findings[0].remediation
+
+
+def test_heldout31_stub_host_oom_says_what_to_check() -> None:
+    finding = diagnose_events(parse_text(accuracy.case_text("speech-cascade-stub-host-oom", "heldout31"))).findings[0]
+    assert STUB_DIED_FIX in finding.remediation

@@ -26,7 +26,7 @@ from triton_sre.diagnosis.logparse import LEVEL_ERROR, LEVEL_FATAL, LEVEL_WARNIN
 from triton_sre.diagnosis.releases import advice
 from triton_sre.diagnosis.report import MAX_EVIDENCE, MAX_EVIDENCE_CHARS, Evidence, Finding
 from triton_sre.diagnosis.rules import RANK
-from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER
+from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED
 
 __all__ = ["FindingBuilder", "ModelState", "Obs", "evidence_text"]
 
@@ -71,6 +71,21 @@ class ModelState:
 def evidence_text(event: LogEvent) -> str:
     text = event.text
     return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS] + "…"
+
+
+_STUB_DIED = re.compile(STUB_DIED)
+_PYTHON_RAISED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|Traceback|model\.py")
+STUB_DIED_FIX = (
+    "The stub died without a Python exception: it was killed (the container's memory limit or the host's OOM "
+    "killer: check `dmesg` and the pod's last state), crashed in a native library, or lost /dev/shm; give it "
+    "memory (or load the models one at a time) before reading model.py."
+)
+
+
+def _died_silently(evidence: list[Obs]) -> bool:
+    """The Python backend says the stub stopped answering and no line shows a Python exception."""
+    texts = [o.text for o in evidence] + [o.reason for o in evidence]
+    return any(_STUB_DIED.search(t) for t in texts) and not any(_PYTHON_RAISED.search(t) for t in texts)
 
 
 class FindingBuilder:
@@ -122,6 +137,10 @@ class FindingBuilder:
             message = failure.reason if failure is not None else None
         if message is not None and len(message) > MAX_EVIDENCE_CHARS:
             message = message[:MAX_EVIDENCE_CHARS] + "…"
+        default = self._remediations.get(runbook, "")
+        if runbook == c.RUNBOOK_PYTHON_MODEL_ERROR and _died_silently(ordered):
+            # before the page's fix (about an exception), which a stub killed from outside does not have
+            remediation = (remediation or default).replace(default, f"{STUB_DIED_FIX} {default}".rstrip(), 1)
         return Finding(
             model=model,
             version=version,
@@ -129,7 +148,7 @@ class FindingBuilder:
             title=self._title(runbook),
             severity=severity,
             evidence=tuple(list(seen.values())[:MAX_EVIDENCE]),
-            remediation=remediation or self._remediations.get(runbook, ""),
+            remediation=remediation or default,
             consequence_of=consequence_of,
             message=message,
         )

@@ -15,7 +15,7 @@ from typing import Final
 from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
 from triton_sre.diagnosis.library_errors import LIBRARY_RULES
-from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER
+from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED
 from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
 from triton_sre.diagnosis.tool_rules import TOOL_RULES
@@ -440,7 +440,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         _rx(
             _PYTHON_FRAME,
             r"Failed to (pre)?initialize Python stub",
-            r"Stub process [^\n]{0,40}(unhealthy|not healthy|exited unexpectedly)",
+            STUB_DIED,
             r"Failed to initialize stub",
             r"\b(SyntaxError|IndentationError|TabError)\b",
             # (not Paddle's ``C++ Traceback (most recent call last):``, phi's enforce of a C++ failure)

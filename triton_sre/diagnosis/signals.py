@@ -23,6 +23,7 @@ __all__ = [
     "HTTP_CLIENT_ERROR",
     "IMPORT_RECOVERED",
     "SERVER_FAILURE",
+    "STUB_DIED",
     "SUMMARY",
     "backend_failure_piece",
     "is_backend_failure",
@@ -61,6 +62,10 @@ ENTRYPOINT_DRIVER_BANNER: Final = (
 )
 """The NGC container entrypoint's driver check (its ``ERROR:`` banner before the server starts): a host driver
 older than the image's CUDA, or one it cannot read."""
+
+STUB_DIED: Final = r"Stub process [^\n]{0,40}(?:unhealthy|not healthy|exited unexpectedly)"
+"""The Python backend's verdict on a stub process that stopped answering (python_be.cc's health check: ``Stub
+process '<instance>' is not healthy.``): what killed it is not in the message."""
 
 # Lines that say the server itself did not come up (or lost its GPUs): whatever else the log
 # holds, a log with one of these is a failed log and gets at least one finding.
