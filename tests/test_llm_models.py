@@ -62,9 +62,21 @@ def test_vllm_families_counters_and_buckets(triton):
     prompts, outputs = [12, 40, 90], [5, 9, 17]
     for p, o in zip(prompts, outputs, strict=True):
         assert gen(triton, LLM_VLLM, p, o)[3] is None
-    e2e_count = c.VLLM_E2E_SECONDS + "_count"
+    # The reporting thread applies a finished request's observations one family at a time: wait until
+    # every family checked below has the last request's (waiting on one, a scrape between two of them
+    # saw the e2e count of all three requests and the generation tokens of two: a fresh-clone CI run).
+    expected = {
+        c.VLLM_PROMPT_TOKENS: sum(prompts),
+        c.VLLM_GENERATION_TOKENS: sum(outputs),
+        c.VLLM_TTFT_SECONDS + "_count": len(prompts),
+        c.VLLM_TPOT_SECONDS + "_count": sum(outputs) - len(prompts),  # gaps between tokens
+        c.VLLM_REQUEST_PROMPT_TOKENS + "_sum": sum(prompts),
+        c.VLLM_REQUEST_GENERATION_TOKENS + "_sum": sum(outputs),
+        c.VLLM_E2E_SECONDS + "_count": len(prompts),
+    }
     after = scrape_until(
-        triton, lambda now: value(now, e2e_count, **mv) - value(before, e2e_count, **mv) >= len(prompts)
+        triton,
+        lambda now: all(value(now, n, **mv) - value(before, n, **mv) >= v for n, v in expected.items()),
     )
 
     def delta(name: str) -> float:
@@ -93,8 +105,10 @@ def test_trtllm_families(triton):
     mv = {c.LABEL_MODEL: LLM_TRTLLM, c.LABEL_VERSION: "1"}
     before = scrape(triton)
     assert gen(triton, LLM_TRTLLM, 30, 7)[3] is None
-    out_sum = c.TRT_OUTPUT_TOKEN_LEN + "_sum"
-    after = scrape_until(triton, lambda now: value(now, out_sum, **mv) - value(before, out_sum, **mv) >= 7)
+    sums = {c.TRT_INPUT_TOKEN_LEN + "_sum": 30, c.TRT_OUTPUT_TOKEN_LEN + "_sum": 7}  # land one at a time
+    after = scrape_until(
+        triton, lambda now: all(value(now, n, **mv) - value(before, n, **mv) >= v for n, v in sums.items())
+    )
     assert (
         value(after, c.TRT_INPUT_TOKEN_LEN + "_sum", **mv)
         - value(before, c.TRT_INPUT_TOKEN_LEN + "_sum", **mv)
