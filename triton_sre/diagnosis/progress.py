@@ -23,12 +23,13 @@ from triton_sre.diagnosis.logparse import SOURCE_TABLE, LogEvent
 
 __all__ = ["LoadProgress"]
 
-_START: Final = re.compile(r"^\"?loading: (?P<model>\S+):(?P<version>\d+)\"?\s*$")
+_START: Final = re.compile(r"loading: (?P<model>\S+):(?P<version>\d+)\s*$")
 _OUTCOME: Final = re.compile(
-    r"^\"?(?:successfully loaded|failed to load|successfully unloaded|unloading:?) "
-    r"'?(?P<model>[^'\s:]+(?:::[^'\s]+)?)"
+    r"(?:successfully loaded|failed to load|successfully unloaded) '(?P<model>[^']+)'"
+    r"|unloading: (?P<unload>\S+):\d"
 )
-_FIRST_WORDS: Final = ('"', "loading: ", "successfully ", "failed to load", "unloading")
+# (the parser has already unquoted 24.06's JSON-escaped messages: these words start the message)
+_FIRST_WORDS: Final = ("loading: ", "successfully ", "failed to load '", "unloading: ")
 MAX_TRACKED: Final = 10_000
 """Models followed at once (a log of a huge repository must not grow this without bound)."""
 
@@ -54,7 +55,7 @@ class LoadProgress:
             return
         outcome = _OUTCOME.match(first)
         if outcome:
-            self._open.pop(outcome["model"], None)
+            self._open.pop(outcome["model"] or outcome["unload"], None)
 
     def still_loading(self, explained: Collection[str] = ()) -> tuple[str, ...]:
         """``model:version`` of each load whose outcome the log does not show, in log order; models
