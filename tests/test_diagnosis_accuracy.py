@@ -207,6 +207,7 @@ def _cited_outside(name: str) -> str:
         ("heldout31", 7),
         ("heldout32", 8),
         ("heldout33", 4),
+        ("heldout34", 1),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
