@@ -480,6 +480,8 @@ BLIND_SETS = {
     # 1/2 after round 24 and the LLM libraries' error table, no empty answer, no healthy log flagged
     # (article and note repositories); round 24 fixed the miss (the stub binary without libpython)
     "heldout33": BlindSet(2, 2, 1 / 2),
+    # 0/1 after round 24, no empty answer, no healthy log (web pages; the pages corpus ran dry)
+    "heldout34": BlindSet(1, 0, 0 / 1, frozenset({"gemma-forge-journey-vllm-backend-module-missing"})),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
