@@ -20,7 +20,24 @@ from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS
 from triton_sre.diagnosis.stack_rules import rx as _rx
 from triton_sre.diagnosis.tool_rules import TOOL_RULES
 
-__all__ = ["ENTRY_POINT_FRAME", "HAND_RULES", "PLUGIN_FIELDS_MISREAD", "SHM_CONTEXT", "STEP_ERROR"]
+__all__ = [
+    "ENTRY_POINT_FRAME",
+    "HAND_RULES",
+    "MISSING_SUBMODULE",
+    "PLUGIN_FIELDS_MISREAD",
+    "SHM_CONTEXT",
+    "STEP_ERROR",
+]
+
+MISSING_SUBMODULE: Final = (
+    # Python names the first part of a dotted import it cannot find, so `No module named 'pkg.sub'`
+    # says `pkg` imported and lacks `sub`: moved or renamed between releases (a pickle or code written
+    # for another release of the package), as `cannot import name 'X' from 'pkg'` is for a name. Not
+    # for namespace packages (PEP 420: `google.protobuf` missing says nothing of `google`), nor for
+    # `'pkg.sub'; 'pkg' is not a package` (a module shadowing the package).
+    r"No module named '(?!(?:google|azure|nvidia|backports|mpl_toolkits|zope|jaraco|sphinxcontrib"
+    r"|opentelemetry)\.)[A-Za-z_]\w*(?:\.\w+)+'(?!; )"
+)
 
 
 def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
@@ -281,6 +298,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # release than the code importing it expects; a circular import is the code's own bug.
             r"cannot import name '[^'\n]+' from '[^'\n]+'(?! \(most likely due to a circular import\))"
             r"(?![^\n]*partially initialized)",
+            MISSING_SUBMODULE,
             r"version `(GLIBC|GLIBCXX|CXXABI)_[\d.]+' not found",
             # The Python backend's own utility module (triton_python_backend_utils, with its C++ half
             # c_python_backend_utils) ships with the server: a model.py calling a name it lacks was

@@ -19,7 +19,7 @@ import re
 from typing import Final
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.hand_rules import HAND_RULES, PLUGIN_FIELDS_MISREAD
+from triton_sre.diagnosis.hand_rules import HAND_RULES, MISSING_SUBMODULE, PLUGIN_FIELDS_MISREAD
 from triton_sre.diagnosis.inventory import ENTRIES
 from triton_sre.diagnosis.library_errors import LIBRARY_COMPETES
 from triton_sre.diagnosis.stack_rules import CauseRule
@@ -87,6 +87,8 @@ def _both(template: re.Pattern[str], evidence: re.Pattern[str]) -> re.Pattern[st
 # No module named 'x'", a Ray worker's RaySystemError) is the missing module's page, not the backend
 # configuration's.
 HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
+    # ... unless the import names a submodule of a package that did import: another release of it.
+    (c.RUNBOOK_LLM_BACKEND_CONFIG, c.RUNBOOK_LIBRARY_VERSION_MISMATCH, _rx(MISSING_SUBMODULE)),
     (
         c.RUNBOOK_LLM_BACKEND_CONFIG,
         c.RUNBOOK_PYTHON_MODULE_MISSING,
