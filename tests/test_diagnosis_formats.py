@@ -3,7 +3,8 @@ another Triton release would have written it, gives the same first finding and t
 
 The shapes: CRLF line ends, ``docker logs -t`` timestamps, ``kubectl logs --prefix``, docker-compose's
 service column, glog lines in ``--log-format ISO8601`` and glog messages quoted and escaped as core
-writes them since 24.06 (``"..."`` with ``\\n``; a traceback's lines folded into the message).
+writes them since 24.06 (``"..."`` with ``\\n``; a traceback's lines folded into the message), and every line
+as Docker's json-file driver stores it (one JSON record per line).
 """
 
 from __future__ import annotations
@@ -66,6 +67,11 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "compose": lambda t: "".join(f"triton-1  | {line}\n" for line in t.splitlines()),
     "iso8601": _iso8601,
     "escaped": _escaped,
+    # Docker's json-file driver as stored on the node (/var/lib/docker/containers/<id>/<id>-json.log)
+    "docker-json-file": lambda t: "".join(
+        json.dumps({"log": f"{line}\n", "stream": "stderr", "time": "2024-07-23T19:39:35.070084123Z"}) + "\n"
+        for line in t.splitlines()
+    ),
 }
 
 

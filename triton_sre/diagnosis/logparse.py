@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from triton_sre.diagnosis.envelopes import unwrap
 from triton_sre.diagnosis.severity import is_failure_line
 
 __all__ = [
@@ -343,7 +344,7 @@ class _Parser:
         self._append(piece)
 
     def feed(self, number: int, raw: str) -> Iterator[LogEvent]:
-        contiguous = number == self.last_line + 1
+        contiguous = number in (self.last_line + 1, self.last_line)  # equal: lines of one JSON record
         self.last_line = number
         if not contiguous:
             ev = self._flush()
@@ -505,10 +506,16 @@ class _Parser:
 
 
 def parse(lines: Iterable[tuple[int, str]]) -> Iterator[LogEvent]:
-    """Events from numbered lines (numbers increase; a gap ends the current event)."""
+    """Events from numbered lines (numbers increase; a gap ends the current event). A line that is a log
+    shipper's JSON record is read as the program's lines inside it (`envelopes`)."""
     parser = _Parser()
     for number, raw in lines:
-        yield from parser.feed(number, raw)
+        pieces = unwrap(raw) if raw.startswith("{") else None
+        if pieces is None:
+            yield from parser.feed(number, raw)
+            continue
+        for piece in pieces:  # a shipper's JSON record: the program's own lines, under its number
+            yield from parser.feed(number, piece)
     yield from parser.close()
 
 

@@ -1,0 +1,120 @@
+"""A log as a shipper stored it (one JSON record per line) reads as the plain log.
+
+The real Triton captures (tests/data/logs/real/, recorded from the Triton 2.51 this project runs)
+are wrapped the ways collectors store them: Docker's json-file driver, Fluent Bit with its
+kubernetes filter, Cloud Logging's export, `journalctl -o json`, a CloudWatch export, an
+Elasticsearch hit list as a JSON array. Each gives the plain capture's findings, evidence lines and
+texts included, through both readers (the streaming file path and `parse_text`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.api import diagnose_stream
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.envelopes import unwrap
+from triton_sre.diagnosis.logparse import parse_text
+
+REAL = Path(__file__).parent / "data" / "logs" / "real"
+CAPTURES = (
+    "default-exit-false",
+    "iso8601-exit-true",
+    "verbose-exit-false",
+    c.RUNBOOK_SHM_TOO_SMALL,  # the capture is named after its runbook
+    "port-in-use-grpc",
+)
+
+Wrap = Callable[[str, int], str]
+WRAPS: dict[str, Wrap] = {
+    "docker-json-file": lambda line, i: json.dumps(
+        {"log": line + "\n", "stream": "stderr", "time": f"2024-08-12T22:00:{i % 60:02d}.123456789Z"}
+    ),
+    "fluent-bit-kubernetes": lambda line, i: json.dumps(
+        {
+            "date": 1723500000.0 + i,
+            "log": line,
+            "kubernetes": {"pod_name": "triton-0", "namespace_name": "ml"},
+        }
+    ),
+    "cloud-logging-text": lambda line, i: json.dumps(
+        {"insertId": f"x{i}", "resource": {"type": "k8s_container"}, "severity": "ERROR", "textPayload": line}
+    ),
+    "cloud-logging-json": lambda line, i: json.dumps({"insertId": f"x{i}", "jsonPayload": {"message": line}}),
+    "journald": lambda line, i: json.dumps({"__CURSOR": f"s={i}", "_PID": "1", "MESSAGE": line}),
+    "cloudwatch-export": lambda line, i: json.dumps(
+        {
+            "logStreamName": "triton/abc",
+            "timestamp": i,
+            "message": line,
+            "ingestionTime": i,
+            "eventId": str(i),
+        }
+    ),
+    "elastic-array": lambda line, i: (
+        json.dumps({"_index": "logs", "_source": {"@timestamp": i, "log": line}}) + ","
+    ),
+}
+
+
+def _plain(name: str) -> str:
+    return (REAL / f"{name}.log").read_text()
+
+
+def _wrapped(text: str, wrap: Wrap) -> str:
+    return "".join(wrap(line, i) + "\n" for i, line in enumerate(text.split("\n")[:-1]))
+
+
+def _summary(findings: tuple) -> list[tuple]:
+    return [(f.model, f.runbook, f.severity, [(e.line, e.text) for e in f.evidence]) for f in findings]
+
+
+@pytest.mark.parametrize("wrap", sorted(WRAPS))
+@pytest.mark.parametrize("name", CAPTURES)
+def test_a_shipped_capture_reads_as_the_plain_capture(name: str, wrap: str) -> None:
+    plain = _plain(name)
+    want = _summary(diagnose_events(parse_text(plain)).findings)
+    assert want, name  # every capture here holds a failure
+    shipped = _wrapped(plain, WRAPS[wrap])
+    assert _summary(diagnose_events(parse_text(shipped)).findings) == want
+    streamed = diagnose_stream(io.BytesIO(shipped.encode()), {})
+    assert _summary(streamed.findings) == want
+
+
+def test_a_record_holding_a_whole_traceback_is_read_line_by_line() -> None:
+    """Cloud Logging keeps a multi-line write as one record: its lines still join their error line."""
+    plain = (
+        "E0812 22:00:07.156851 1 model_lifecycle.cc:641] failed to load 'py_model' version 1: Internal: "
+        "ModuleNotFoundError: No module named 'sentencepiece'\n"
+        "\n"
+        "At:\n"
+        "  /models/py_model/1/model.py(3): <module>\n"
+    )
+    shipped = json.dumps({"insertId": "a", "textPayload": plain}) + "\n"
+    got = diagnose_events(parse_text(shipped)).findings
+    assert _summary(got)[0][:3] == _summary(diagnose_events(parse_text(plain)).findings)[0][:3]
+    assert got[0].evidence[0].line == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # an application's own structured log (KServe's zap): its error is in another field, keep it whole
+        '{"level":"error","ts":1605449512.04,"msg":"Failed to load model","error":"rpc error"}',
+        '{"message":"INTERNAL: Failed to load Model","modelId":"m__ksp-1","grpcStatus":13}',
+        # a backend's configuration cell, no record at all
+        '{"cmdline":{"auto-complete-config":"true","backend-directory":"/opt/tritonserver/backends"}}',
+        '{"log": 5}',  # not a string
+        "{not json at all}",
+        "[1, 2, 3]",
+        '{"log":' * 20000 + '"x"' + "}" * 20000,  # nested past the JSON parser's recursion limit
+    ],
+)
+def test_other_json_lines_stay_as_written(line: str) -> None:
+    assert unwrap(line) is None
