@@ -3,12 +3,14 @@ another Triton release would have written it, gives the same first finding and t
 
 The shapes: CRLF line ends, ``docker logs -t`` timestamps, ``kubectl logs --prefix``, docker-compose's
 service column, glog lines in ``--log-format ISO8601`` and glog messages quoted and escaped as core
-writes them since 24.06 (``"..."`` with ``\\n``; a traceback's lines folded into the message), and every line
-as Docker's json-file driver stores it (one JSON record per line).
+writes them since 24.06 (``"..."`` with ``\\n``; a traceback's lines folded into the message), every line as
+Docker's json-file driver and Kubernetes' CRI log files store it, and the log as a web page's HTML source
+holds it (``&#x27;``, ``&quot;``, ``&lt;``).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Callable
@@ -67,6 +69,10 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "compose": lambda t: "".join(f"triton-1  | {line}\n" for line in t.splitlines()),
     "iso8601": _iso8601,
     "escaped": _escaped,
+    # Kubernetes' CRI log file on the node (/var/log/containers/<pod>_<ns>_<container>-<id>.log)
+    "cri": lambda t: "".join(f"2024-07-23T19:39:35.070084123Z stderr F {line}\n" for line in t.splitlines()),
+    # copied from a web page's HTML source: quotes and angle brackets as character references
+    "html-entities": lambda t: html.escape(t, quote=True),
     # Docker's json-file driver as stored on the node (/var/lib/docker/containers/<id>/<id>-json.log)
     "docker-json-file": lambda t: "".join(
         json.dumps({"log": f"{line}\n", "stream": "stderr", "time": "2024-07-23T19:39:35.070084123Z"}) + "\n"
@@ -133,3 +139,27 @@ def test_no_gpu_listed_reads_the_same_quoted_or_not(reshape: Callable[[str], str
     assert _first(reshape(f"{_DRIVER}\n{_REFUSED}\n"))[0] == c.RUNBOOK_CUDA_DRIVER_MISMATCH
     listed = _REFUSED + "1 2"  # GPUs exist, just not this id: the config's fault even after the warning
     assert _first(reshape(f"{_DRIVER}\n{listed}\n"))[0] == c.RUNBOOK_INSTANCE_GROUP_INVALID
+
+
+def test_stern_columns_before_triton_lines_and_table_rows_are_peeled() -> None:
+    """stern's default template prints ``<pod> <container> `` before every line: Triton's own lines and
+    its status table still name their model; other text keeps the columns (nothing is guessed away)."""
+    plain = (
+        "I0812 22:00:05.156851 1 model_lifecycle.cc:461] loading: densenet_onnx:1\n"
+        "E0812 22:00:07.156851 1 model_lifecycle.cc:641] failed to load 'densenet_onnx' version 1: Invalid "
+        "argument: unexpected inference output 'fc6_1', allowed outputs are: fc6\n"
+        "+---------------+---------+------------------------------------------------------------+\n"
+        "| Model         | Version | Status                                                     |\n"
+        "+---------------+---------+------------------------------------------------------------+\n"
+        "| densenet_onnx | 1       | UNAVAILABLE: Invalid argument: unexpected inference output |\n"
+        "+---------------+---------+------------------------------------------------------------+\n"
+    )
+    stern = "".join(f"triton-server-7d9f8b6c5-x2x4z triton {line}\n" for line in plain.splitlines())
+    want = diagnose_events(parse_text(plain)).findings
+    got = diagnose_events(parse_text(stern)).findings
+    assert [(f.model, f.runbook) for f in got] == [(f.model, f.runbook) for f in want]
+    assert want[0].model == "densenet_onnx"
+    assert got[0].evidence[0].text.startswith("E0812 ")
+    # Not a pod and a container before Triton's text: the line stays as written.
+    events = parse_text("pre-trained model error: weights are stale\n")
+    assert events[0].text == "pre-trained model error: weights are stale"

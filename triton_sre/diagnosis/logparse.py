@@ -17,6 +17,7 @@ Input is ``(line_number, text)`` pairs, so a caller may skip lines that cannot m
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -109,6 +110,9 @@ _MAIN_ERROR = re.compile(r"error: (creating server|.*)", re.S)
 _PREFIXES = (
     # docker logs -t, kubectl logs --timestamps, journald/ISO timestamps, Python logging timestamps
     re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+"),
+    # Kubernetes' CRI log file (/var/log/pods, /var/log/containers): after the timestamp, the stream and
+    # F (a full line) or P (a part of a line the runtime split)
+    re.compile(r"(?:stdout|stderr) [FP] "),
     # kubectl logs --prefix
     re.compile(r"\[pod/[^\]]*\]\s*"),
     # ROS 2 launch's per-process prefix: "[component_container-1] " (the executable's name and its
@@ -116,6 +120,9 @@ _PREFIXES = (
     re.compile(r"\[[A-Za-z_][\w.]*-\d+\] ?"),
     # docker compose service prefix: "triton-1  | "
     re.compile(r"[A-Za-z0-9][\w.-]*\s+\|\s?"),
+    # stern's default template, "<pod> <container> " (a pod name is DNS-1123 lowercase with a hyphen or a
+    # dot); kept only where Triton's own line or table follows, as every peel here
+    re.compile(r"[a-z0-9]+(?:[-.][a-z0-9]+)+ [a-z0-9]+(?:[-_.][a-z0-9]+)* (?=[IWEF]\d{4} |[|+])"),
     # syslog: "Jan 29 12:00:00 host triton[123]: "
     re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:]+: "),
     # quoting and bullets from chat, mail and tickets
@@ -124,6 +131,7 @@ _PREFIXES = (
     re.compile(r"\s+"),
 )
 _ESCAPE = re.compile(r"\\(.)", re.S)
+_HTML_ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|quot|apos|lt|gt|amp);")
 _STATUS_WORD = re.compile(r"(UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)\b")
 # A status cell pasted without the start of its row (the model and version columns cut off):
 # ``UNAVAILABLE: Unknown: [22:10:17] /rapids_triton/bui |``, its wrapped rows following.
@@ -192,6 +200,8 @@ def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
     s = raw.rstrip("\r\n")
     if len(s) > MAX_LINE_CHARS:
         s = s[:MAX_LINE_CHARS]
+    if "&" in s and _HTML_ENTITY.search(s):
+        s = html.unescape(s)  # a log copied from a web page's source: &#39; &quot; &lt; are ' " <
     found = _match_log(s)
     if found:
         return KIND_LOG, s, found
@@ -242,7 +252,7 @@ def peel_collector_prefix(s: str) -> str:
     """``s`` without the prefixes log collectors add (docker/kubectl timestamps, ``[pod/...]``,
     ``docker compose``'s ``NAME  | ``): what `scan.strip_prefixes` removes before parsing."""
     for _ in range(4):
-        for prefix in _PREFIXES[:4]:
+        for prefix in _PREFIXES[:5]:
             m = prefix.match(s)
             if m and m.end() > 0:
                 end = m.end()
