@@ -5,12 +5,14 @@ The shapes: CRLF line ends, ``docker logs -t`` timestamps, ``kubectl logs --pref
 service column, glog lines in ``--log-format ISO8601`` and glog messages quoted and escaped as core
 writes them since 24.06 (``"..."`` with ``\\n``; a traceback's lines folded into the message), every line as
 Docker's json-file driver and Kubernetes' CRI log files store it, and the log as a web page's HTML source
-holds it (``&#x27;``, ``&quot;``, ``&lt;``).
+holds it (``&#x27;``, ``&quot;``, ``&lt;``), with a web page's or an editor's look-alike characters (no-break
+spaces, curled quotes, a byte-order mark) and with a terminal's colour codes.
 """
 
 from __future__ import annotations
 
 import html
+import io
 import json
 import re
 from collections.abc import Callable
@@ -19,6 +21,7 @@ import accuracy
 import pytest
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.api import diagnose_stream
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
 
@@ -73,6 +76,15 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "cri": lambda t: "".join(f"2024-07-23T19:39:35.070084123Z stderr F {line}\n" for line in t.splitlines()),
     # copied from a web page's HTML source: quotes and angle brackets as character references
     "html-entities": lambda t: html.escape(t, quote=True),
+    # what a web page, a chat or an editor does to a paste: no-break spaces, curled quotes, a BOM
+    "web-lookalikes": lambda t: (
+        "\ufeff" + t.replace(" ", "\u00a0").replace("'", "\u2019").replace('"', "\u201d")
+    ),
+    # a terminal's colours captured with the text (docker compose's service column, red error lines)
+    "ansi-colours": lambda t: "".join(
+        "\x1b[36mtriton-1  |\x1b[0m " + (f"\x1b[31m{line}\x1b[0m" if line[:1] in "EW" else line) + "\n"
+        for line in t.splitlines()
+    ),
     # Docker's json-file driver as stored on the node (/var/lib/docker/containers/<id>/<id>-json.log)
     "docker-json-file": lambda t: "".join(
         json.dumps({"log": f"{line}\n", "stream": "stderr", "time": "2024-07-23T19:39:35.070084123Z"}) + "\n"
@@ -163,3 +175,44 @@ def test_stern_columns_before_triton_lines_and_table_rows_are_peeled() -> None:
     # Not a pod and a container before Triton's text: the line stays as written.
     events = parse_text("pre-trained model error: weights are stale\n")
     assert events[0].text == "pre-trained model error: weights are stale"
+
+
+def test_a_paste_indented_as_a_markdown_code_block_keeps_its_table_and_server_error() -> None:
+    """Indentation hides a log line, the status table and main's `error: creating server` (a Markdown code
+    block indents the whole paste); an indented `error:` of any other kind stays a traceback's line."""
+    plain = (
+        "E0903 01:26:10.795143 1 model_repository_manager.cc:1519] failed to open text file for read "
+        "/mnt/models/resnet/config.pbtxt: No such file or directory\n"
+        "+--------+---------+-----------------------------------------------------------+\n"
+        "| Model  | Version | Status                                                    |\n"
+        "+--------+---------+-----------------------------------------------------------+\n"
+        "| resnet | 1       | UNAVAILABLE: Internal: failed to open text file for read  |\n"
+        "+--------+---------+-----------------------------------------------------------+\n"
+        "error: creating server: INTERNAL - failed to load all models\n"
+    )
+    want = diagnose_events(parse_text(plain)).findings
+    for indent in ("    ", "\t"):
+        got = diagnose_events(
+            parse_text("".join(f"{indent}{line}\n" for line in plain.splitlines()))
+        ).findings
+        assert [(f.model, f.runbook) for f in got] == [(f.model, f.runbook) for f in want], repr(indent)
+    assert want[0].model == "resnet"
+    events = parse_text("Traceback (most recent call last):\n    error: not a server line\n")
+    assert all(e.source == "" for e in events)
+
+
+@pytest.mark.parametrize(
+    "shape", ["web-lookalikes", "ansi-colours", "cri", "html-entities", "docker-json-file"]
+)
+def test_the_streaming_reader_agrees_on_every_shape(shape: str) -> None:
+    """The chunk scanner keeps only lines that can matter by ASCII needles: a re-typed, coloured or wrapped
+    log must still reach the parser whole (the real captures, findings with evidence lines and texts)."""
+    for path in sorted((accuracy.LOGS / "real").glob("*.log")):
+        text = SHAPES[shape](_body(path.read_text()))
+        plain = diagnose_events(parse_text(text)).findings
+        streamed = diagnose_stream(io.BytesIO(text.encode()), {}).findings
+        assert _evidence(streamed) == _evidence(plain), (shape, path.name)
+
+
+def _evidence(findings: tuple) -> list[tuple]:
+    return [(f.model, f.runbook, [(e.line, e.text) for e in f.evidence]) for f in findings]

@@ -131,6 +131,17 @@ _PREFIXES = (
     re.compile(r"\s+"),
 )
 _ESCAPE = re.compile(r"\\(.)", re.S)
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+"""ECMA-48 control sequences (colours, cursor moves) and two-character escapes."""
+_LOOKALIKES = str.maketrans(
+    {
+        **dict.fromkeys("\u00a0\u2007\u2009\u202f", " "),  # no-break and thin spaces of a web page or chat
+        **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff"),  # zero-width characters; a BOM on the first line
+        **dict.fromkeys("\u2018\u2019\u201a\u2032", "'"),  # quotes an editor or a blog engine curled
+        **dict.fromkeys("\u201c\u201d\u201e\u2033", '"'),
+    }
+)
+"""What text editors, chat and web pages put in place of the ASCII a log was written in."""
 _HTML_ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|quot|apos|lt|gt|amp);")
 _STATUS_WORD = re.compile(r"(UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)\b")
 # A status cell pasted without the start of its row (the model and version columns cut off):
@@ -195,11 +206,20 @@ def _match_other(s: str) -> tuple[str, tuple[str, str, str] | None] | None:
     return None
 
 
+def _unmistakable(kind: str, s: str) -> bool:
+    """Server lines no traceback indents: the status table and main's and protobuf's own words."""
+    return kind in (KIND_BORDER, KIND_TABLE) or s.startswith(("error: creating server", "[libprotobuf "))
+
+
 def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
     """``(kind, line without paste prefixes, (level, source, message) or None)``."""
     s = raw.rstrip("\r\n")
     if len(s) > MAX_LINE_CHARS:
         s = s[:MAX_LINE_CHARS]
+    if "\x1b" in s:
+        s = _ANSI.sub("", s)  # a terminal's colours (docker compose, stern, k9s) captured with the text
+    if not s.isascii():
+        s = s.translate(_LOOKALIKES)
     if "&" in s and _HTML_ENTITY.search(s):
         s = html.unescape(s)  # a log copied from a web page's source: &#39; &quot; &lt; are ' " <
     found = _match_log(s)
@@ -219,10 +239,11 @@ def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
                 found = _match_log(t)
                 if found:
                     return KIND_LOG, t, found
-                # Indentation only ever hides a log line (an indented "error:" is part of a
-                # traceback); a collector's prefix or a quote mark may hide any line.
-                other = _match_other(t) if index < len(_PREFIXES) - 1 else None
-                if other:
+                # Indentation only hides a log line or the status table (a Markdown code block indents the
+                # whole paste; an indented "error:" is part of a traceback); a collector's prefix or a
+                # quote mark may hide any line.
+                other = _match_other(t)
+                if other and (index < len(_PREFIXES) - 1 or _unmistakable(other[0], t)):
                     return other[0], t, other[1]
                 break
         else:

@@ -27,6 +27,7 @@ diagnosis; they only leave gaps in the line numbers, which end an event.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
@@ -47,6 +48,21 @@ NEEDLES: tuple[bytes, ...] = (
 core's closing ``failed to load '<model>'``; `PROGRESS_MARKS` show start-up went on past a warning the
 engine weighs)."""
 BINARY_SNIFF_BYTES = 64 * 1024
+
+
+_LOOKALIKE_BYTES = re.compile(rb"\xe2\x80[\x87\x89\x8b-\x8d\x98-\x9a\x9c-\x9e\xaf\xb2\xb3]|\xe2\x81\xa0")
+"""UTF-8 of the look-alike characters `logparse` maps back to ASCII (curled quotes, thin and zero-width
+spaces) that start with the bytes E2 80 / E2 81."""
+
+
+def _has_lookalikes(data: bytes | bytearray, end: int) -> bool:
+    """Whether ``data[:end]`` holds a no-break space, a BOM or another look-alike `logparse` maps back to
+    ASCII: the needles would miss a line written with them. ``find`` first (C speed); the regex only
+    when a general-punctuation character is there at all."""
+    if data.find(b"\xc2\xa0", 0, end) != -1 or data.find(b"\xef\xbb\xbf", 0, end) != -1:
+        return True
+    first = data.find(b"\xe2", 0, end)
+    return first != -1 and _LOOKALIKE_BYTES.search(data, first, end) is not None
 
 
 class LogInputError(Exception):
@@ -338,9 +354,10 @@ class _Scanner:
         is_log = level != 0
         base = self.base_line
         self.base_line += n
-        if int(np.count_nonzero(is_log)) * 2 < n:
-            # Not Triton's own line format: let the parser see everything, after the previous
-            # chunk's last log line when this chunk starts by continuing it.
+        if int(np.count_nonzero(is_log)) * 2 < n or _has_lookalikes(data, end):
+            # Not Triton's own line format, or text a web page or an editor re-typed (the needles below
+            # are ASCII): let the parser see everything, after the previous chunk's last log line when
+            # this chunk starts by continuing it.
             if not is_log[0] and self.tail_owner is not None:
                 yield self.tail_owner
             self.tail_owner = None
