@@ -354,7 +354,7 @@ class _Scanner:
         is_log = level != 0
         base = self.base_line
         self.base_line += n
-        if int(np.count_nonzero(is_log)) * 2 < n or _has_lookalikes(data, end):
+        if int(np.count_nonzero(is_log)) * 2 < n or (int(a.max()) >= 0x80 and _has_lookalikes(data, end)):
             # Not Triton's own line format, or text a web page or an editor re-typed (the needles below
             # are ASCII): let the parser see everything, after the previous chunk's last log line when
             # this chunk starts by continuing it.
