@@ -158,6 +158,55 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "jetson.md): use KIND_CPU for Python models.",
         "https://github.com/triton-inference-server/server/blob/main/docs/user_guide/jetson.md",
     ),
+    # From here on: the "Known Issues" of Triton's own release notes (RELEASE.md on the rYY.MM branch,
+    # or the GitHub release page from 23.11 on), each keyed on the wording the failure prints.
+    KnownIssue(
+        # PyTorch (1.11+, NGC 22.02+) refuses the pre-1.4 "model.json" TorchScript archive with this
+        # misleading message (pytorch/pytorch#77840); the engine files it as an unknown load failure.
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"Legacy model format is not supported", re.I),
+        "22.02",
+        "99.12",
+        "From 22.02 the PyTorch backend cannot read TorchScript saved in the legacy format (PyTorch 1.2 "
+        "or older, NGC 19.09 or earlier), whatever the message says about mobile: load the model in a "
+        "recent PyTorch and save it again with torch.jit.save.",
+        "https://github.com/triton-inference-server/server/blob/r22.05/RELEASE.md#known-issues",
+    ),
+    KnownIssue(
+        # server#6202: the bundled opentelemetry-cpp crashes the server after its OTLP exporter times out.
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"OTLP HTTP Client|otlp_http_(?:client|exporter)", re.I),
+        "23.04",
+        "23.08",
+        "OpenTelemetry tracing (added in 23.04) can segfault the server once the OTLP exporter cannot "
+        "reach its collector (server#6202): make the collector endpoint reachable or run with "
+        "--trace-config mode=triton, or move to 23.09 or later, whose notes no longer list it.",
+        "https://github.com/triton-inference-server/server/blob/r23.08/RELEASE.md#known-issues",
+    ),
+    KnownIssue(
+        # The TensorRT backend's check (tensorrt_backend src/instance_state.cc, from 24.08) of a
+        # reformat-free tensor; the engine gives no more specific runbook for it.
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"uses a (?:non-)?linear IO format, but 'is_non_linear_format_io'", re.I),
+        "24.08",
+        "99.12",
+        "With auto-complete disabled, a TensorRT engine whose tensors use a reformat-free (non-linear) "
+        "layout loads only when config.pbtxt sets is_non_linear_format_io: true on exactly those "
+        "inputs/outputs: fix the flag on the tensor the error names, or drop --disable-auto-complete-config.",
+        "https://github.com/triton-inference-server/server/releases/tag/v2.51.0",
+    ),
+    KnownIssue(
+        # DCGM's NVSwitch module crashing in libnvidia-nscq (the stack in server#7952) on NVSwitch hosts;
+        # first listed in the 25.03 notes, still listed in 25.08's, no fix named.
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"libnvidia-nscq|libdcgmmodulenvswitch|nscq_session_path_observe", re.I),
+        "25.03",
+        "99.12",
+        "This segfault comes from DCGM's NVSwitch monitoring (libnvidia-nscq) inside Triton's GPU "
+        "metrics, typically at shutdown, not from a model: start tritonserver with "
+        "--allow-gpu-metrics=false on NVSwitch systems and scrape GPU metrics with dcgm-exporter instead.",
+        "https://github.com/triton-inference-server/server/releases/tag/v2.56.0",
+    ),
 )
 
 

@@ -1,0 +1,86 @@
+"""Known issues from Triton's release notes (`releases.KNOWN_ISSUES`): each wording, with the release
+banner in range, gives a finding whose fix carries the advice; the same log from a release outside
+the range does not. The wordings are what the failures print (sources next to each log).
+"""
+
+# ruff: noqa: E501 - quoted log lines are test data
+
+from __future__ import annotations
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+
+# PyTorch's refusal of a legacy (model.json) TorchScript archive, pytorch/pytorch#77840; 22.02+ notes.
+LEGACY_TORCHSCRIPT = "E0601 00:00:00.000000 1 model_lifecycle.cc:596] failed to load 'resnet' version 1: Internal: failed to load model 'resnet': Legacy model format is not supported on mobile.\n"
+
+# server#6202 (the 23.08 notes): opentelemetry-cpp's exporter times out, then the server segfaults.
+OTEL_CRASH = """[Error] File: /tmp/tritonbuild/tritonserver/build/_deps/repo-third-party-build/opentelemetry-cpp/src/opentelemetry-cpp/exporters/otlp/src/otlp_http_client.cc:213 [OTLP HTTP Client] Session state: connection failed.Timeout was reached
+[Error] File: /tmp/tritonbuild/tritonserver/build/_deps/repo-third-party-build/opentelemetry-cpp/src/opentelemetry-cpp/exporters/otlp/src/otlp_http_exporter.cc:107 [OTLP HTTP Client] ERROR: Export 1 trace span(s) error: 1
+Signal (11) received.
+"""
+
+# tensorrt_backend src/instance_state.cc (from r24.08); the 24.10 notes' known issue.
+TRT_NON_LINEAR_IO = "E1001 00:00:00.000000 1 model_lifecycle.cc:654] \"failed to load 'plan_model' version 1: Internal: input 'INPUT0' for model 'plan_model' uses a non-linear IO format, but 'is_non_linear_format_io' is incorrectly set to false in the model configuration.\"\n"
+
+# The stack in server#7952 (DCGM's NVSwitch module in libnvidia-nscq); the 25.03 notes' known issue.
+NSCQ_CRASH = """Signal (11) received.
+ 0# 0x000055F7D4359B48 in /opt/tritonserver/bin/tritonserver
+ 1# 0x00007F4E49FEF320 in /usr/lib/x86_64-linux-gnu/libc.so.6
+ 2# 0x00007F4DCA04FCB3 in /usr/lib/x86_64-linux-gnu/libnvidia-nscq.so.2
+ 5# nscq_session_path_observe in /usr/lib/x86_64-linux-gnu/libnvidia-nscq.so.2
+ 6# 0x00007F4E404F10E7 in /usr/lib/x86_64-linux-gnu/libdcgmmodulenvswitch.so.3
+13# __clone in /usr/lib/x86_64-linux-gnu/libc.so.6
+"""
+
+# (log, release in range as banner/options row, release out of range, a phrase of the advice, its source)
+CASES = {
+    "legacy-torchscript": (
+        LEGACY_TORCHSCRIPT,
+        "NVIDIA Release 22.05 (build 1)",
+        "NVIDIA Release 21.12 (build 1)",
+        "torch.jit.save",
+        "r22.05/RELEASE.md",
+    ),
+    "otel-exporter-crash": (
+        OTEL_CRASH,
+        "| server_version | 2.37.0 |",
+        "NVIDIA Release 23.09 (build 1)",
+        "--trace-config mode=triton",
+        "r23.08/RELEASE.md",
+    ),
+    "trt-non-linear-io": (
+        TRT_NON_LINEAR_IO,
+        "NVIDIA Release 24.10 (build 1)",
+        "NVIDIA Release 24.07 (build 1)",
+        "is_non_linear_format_io: true",
+        "v2.51.0",
+    ),
+    "dcgm-nscq-crash": (
+        NSCQ_CRASH,
+        "NVIDIA Release 25.03 (build 1)",
+        "NVIDIA Release 24.12 (build 1)",
+        "--allow-gpu-metrics=false",
+        "v2.56.0",
+    ),
+}
+
+
+def first(text: str):
+    report = diagnose_events(parse_text(text))
+    assert report.findings, text
+    return report.findings[0]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_release_note_advice_in_range_only(name: str) -> None:
+    log, inside, outside, phrase, source = CASES[name]
+    f = first(inside + "\n" + log)
+    # The engine files each of these wordings as an unknown load failure (a crash, or a load error
+    # no rule names more precisely); the advice is keyed on that runbook.
+    assert f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    assert phrase in f.remediation and source in f.remediation
+    g = first(outside + "\n" + log)
+    assert phrase not in g.remediation and source not in g.remediation
