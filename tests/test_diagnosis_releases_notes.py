@@ -35,7 +35,8 @@ NSCQ_CRASH = """Signal (11) received.
 13# __clone in /usr/lib/x86_64-linux-gnu/libc.so.6
 """
 
-# (log, release in range as banner/options row, release out of range, a phrase of the advice, its source)
+# (log, release in range as banner/options row, release out of range, a phrase of the advice, its source,
+# the runbook of the finding that carries it)
 CASES = {
     "legacy-torchscript": (
         LEGACY_TORCHSCRIPT,
@@ -43,6 +44,7 @@ CASES = {
         "NVIDIA Release 21.12 (build 1)",
         "torch.jit.save",
         "r22.05/RELEASE.md",
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
     ),
     "otel-exporter-crash": (
         OTEL_CRASH,
@@ -50,6 +52,7 @@ CASES = {
         "NVIDIA Release 23.09 (build 1)",
         "--trace-config mode=triton",
         "r23.08/RELEASE.md",
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
     ),
     "trt-non-linear-io": (
         TRT_NON_LINEAR_IO,
@@ -57,6 +60,7 @@ CASES = {
         "NVIDIA Release 24.07 (build 1)",
         "is_non_linear_format_io: true",
         "v2.51.0",
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
     ),
     "dcgm-nscq-crash": (
         NSCQ_CRASH,
@@ -64,6 +68,7 @@ CASES = {
         "NVIDIA Release 24.12 (build 1)",
         "--allow-gpu-metrics=false",
         "v2.56.0",
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
     ),
 }
 
@@ -76,11 +81,11 @@ def first(text: str):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_release_note_advice_in_range_only(name: str) -> None:
-    log, inside, outside, phrase, source = CASES[name]
+    log, inside, outside, phrase, source, runbook = CASES[name]
     f = first(inside + "\n" + log)
-    # The engine files each of these wordings as an unknown load failure (a crash, or a load error
-    # no rule names more precisely); the advice is keyed on that runbook.
-    assert f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    # A crash, or a load error no rule names more precisely, is an unknown load failure; the legacy
+    # TorchScript refusal is a model from another PyTorch release.
+    assert f.runbook == runbook
     assert phrase in f.remediation and source in f.remediation
     g = first(outside + "\n" + log)
     assert phrase not in g.remediation and source not in g.remediation

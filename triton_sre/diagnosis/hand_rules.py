@@ -292,6 +292,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"kMaxSupportedFileFormatVersion",
             r"Attempted to read a PyTorch file with version",
             r"PyTorch installation may be too old",
+            # PyTorch 1.11+ (torch/csrc/jit/serialization/import.cpp) refuses the pre-1.4 TorchScript archive
+            # (model.json) with this misleading "on mobile" wording: a model from a far older PyTorch.
+            r"Legacy model format is not supported",
             r"undefined symbol",
             # Python's ImportError for a name (PEP 328 semantics, "from 'mod' (path)" since 3.8): the
             # module was found and imported but lacks the name, so the installed package is another

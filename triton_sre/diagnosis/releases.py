@@ -162,8 +162,8 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     # or the GitHub release page from 23.11 on), each keyed on the wording the failure prints.
     KnownIssue(
         # PyTorch (1.11+, NGC 22.02+) refuses the pre-1.4 "model.json" TorchScript archive with this
-        # misleading message (pytorch/pytorch#77840); the engine files it as an unknown load failure.
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        # misleading message (pytorch/pytorch#77840): a model from another framework release.
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
         re.compile(r"Legacy model format is not supported", re.I),
         "22.02",
         "99.12",
