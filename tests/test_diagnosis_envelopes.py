@@ -118,3 +118,14 @@ def test_a_record_holding_a_whole_traceback_is_read_line_by_line() -> None:
 )
 def test_other_json_lines_stay_as_written(line: str) -> None:
     assert unwrap(line) is None
+
+
+def test_a_pod_described_as_json_is_no_log_export() -> None:
+    """Only a log export's keys (textPayload, log, insertId, ...) make indented key lines skippable: a pod's
+    JSON (`kubectl get pod -o json`) keeps every line, so its OOMKilled container still gives a finding."""
+    terminated = {"exitCode": 137, "reason": "OOMKilled"}
+    pod = {"status": {"containerStatuses": [{"name": "triton", "lastState": {"terminated": terminated}}]}}
+    text = json.dumps(pod, indent=2) + "\n"
+    events = parse_text(text)
+    assert any('"reason": "OOMKilled"' in e.message for e in events)
+    assert diagnose_events(events).has_failure

@@ -4,7 +4,8 @@ another Triton release would have written it, gives the same first finding and t
 The shapes: CRLF line ends, ``docker logs -t`` timestamps, ``kubectl logs --prefix``, docker-compose's
 service column, glog lines in ``--log-format ISO8601`` and glog messages quoted and escaped as core
 writes them since 24.06 (``"..."`` with ``\\n``; a traceback's lines folded into the message), every line as
-Docker's json-file driver and Kubernetes' CRI log files store it, and the log as a web page's HTML source
+Docker's json-file driver and Kubernetes' CRI log files store it, the log as Cloud Logging's pretty-printed
+JSON export holds it, and the log as a web page's HTML source
 holds it (``&#x27;``, ``&quot;``, ``&lt;``), with a web page's or an editor's look-alike characters (no-break
 spaces, curled quotes, a byte-order mark) and with a terminal's colour codes.
 """
@@ -84,6 +85,22 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "ansi-colours": lambda t: "".join(
         "\x1b[36mtriton-1  |\x1b[0m " + (f"\x1b[31m{line}\x1b[0m" if line[:1] in "EW" else line) + "\n"
         for line in t.splitlines()
+    ),
+    # Cloud Logging's "Download" as JSON: a pretty-printed array of records, the line in textPayload
+    "cloud-logging-export": lambda t: (
+        json.dumps(
+            [
+                {
+                    "insertId": f"r{i}",
+                    "resource": {"type": "k8s_container"},
+                    "textPayload": line,
+                    "severity": "ERROR",
+                }
+                for i, line in enumerate(t.splitlines())
+            ],
+            indent=2,
+        )
+        + "\n"
     ),
     # Docker's json-file driver as stored on the node (/var/lib/docker/containers/<id>/<id>-json.log)
     "docker-json-file": lambda t: "".join(
@@ -202,7 +219,8 @@ def test_a_paste_indented_as_a_markdown_code_block_keeps_its_table_and_server_er
 
 
 @pytest.mark.parametrize(
-    "shape", ["web-lookalikes", "ansi-colours", "cri", "html-entities", "docker-json-file"]
+    "shape",
+    ["web-lookalikes", "ansi-colours", "cri", "html-entities", "docker-json-file", "cloud-logging-export"],
 )
 def test_the_streaming_reader_agrees_on_every_shape(shape: str) -> None:
     """The chunk scanner keeps only lines that can matter by ASCII needles: a re-typed, coloured or wrapped

@@ -14,9 +14,10 @@ plain log. A line that is not such a record is returned unchanged.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Final
 
-__all__ = ["TEXT_FIELDS", "unwrap"]
+__all__ = ["SKIP", "TEXT_FIELDS", "Unwrapper", "unwrap"]
 
 TEXT_FIELDS: Final = ("log", "textPayload", "MESSAGE", "@message")
 """The shippers' own fields for the program's line (Docker/Fluentd/Fluent Bit, Cloud Logging,
@@ -71,5 +72,53 @@ def unwrap(line: str) -> list[str] | None:
     text = _text_of(record, False)
     if text is None:
         return None
+    return _lines(text)
+
+
+def _lines(text: str) -> list[str]:
     text = text.rstrip("\r\n")
     return text.split("\n") if "\n" in text else [text]
+
+
+SKIP: Final = "skip"
+"""`Unwrapper.read`'s answer for a line of a pretty-printed export that holds none of the program's text."""
+_STRING = r'"(?:[^"\\\n]|\\.)*"'
+_KEY_TEXT = re.compile(rf'\s*"(log|textPayload|MESSAGE|@message|message)"\s*:\s*({_STRING})\s*,?\s*$')
+_KEY_OTHER = re.compile(
+    rf'\s*"[^"\n]*"\s*:\s*(?:{_STRING}|-?[\d.eE+-]+|true|false|null|\{{\}}?|\[\]?)\s*,?\s*$'
+)
+_BRACKETS = re.compile(r"\s*[\[\]{}]+,?\s*$")
+_EXPORT_KEYS: Final = frozenset({*TEXT_FIELDS, "insertId", "logName", "logStreamName", "@timestamp"})
+"""Keys that say a pretty-printed document is a log export (Cloud Logging's "Download" JSON, CloudWatch,
+Elastic): from one of them on, the export's own lines are skipped and its text fields read."""
+
+
+class Unwrapper:
+    """Reads a log line by line: a shipper's one-line JSON record (`unwrap`), and a pretty-printed export
+    (an indented JSON array of records, as Cloud Logging downloads it), whose text fields are the
+    program's lines and whose other lines (keys, braces) are the export's own. ``message`` counts as text
+    only inside such an export; outside one, no line is skipped."""
+
+    def __init__(self) -> None:
+        self.in_export = False
+
+    def read(self, line: str) -> list[str] | str | None:
+        """The program's lines in ``line``; `SKIP` for an export's own line; None: ``line`` as written."""
+        if line.startswith("{"):
+            pieces = unwrap(line)
+            if pieces is not None:
+                return pieces
+        if '"' not in line and not self.in_export:
+            return None
+        m = _KEY_TEXT.match(line)
+        if m and (self.in_export or m.group(1) != "message"):
+            self.in_export = True
+            return _lines(json.loads(m.group(2)))
+        if self.in_export and (_BRACKETS.match(line) or _KEY_OTHER.match(line)):
+            return SKIP
+        m = _KEY_OTHER.match(line)
+        if m and line.split('"', 2)[1] in _EXPORT_KEYS:
+            self.in_export = True
+            return SKIP
+        self.in_export = False
+        return None

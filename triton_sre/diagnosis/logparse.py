@@ -17,12 +17,12 @@ Input is ``(line_number, text)`` pairs, so a caller may skip lines that cannot m
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from triton_sre.diagnosis.envelopes import unwrap
+from triton_sre.diagnosis.envelopes import SKIP, Unwrapper
+from triton_sre.diagnosis.pastes import retyped
 from triton_sre.diagnosis.severity import is_failure_line
 
 __all__ = [
@@ -131,18 +131,6 @@ _PREFIXES = (
     re.compile(r"\s+"),
 )
 _ESCAPE = re.compile(r"\\(.)", re.S)
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
-"""ECMA-48 control sequences (colours, cursor moves) and two-character escapes."""
-_LOOKALIKES = str.maketrans(
-    {
-        **dict.fromkeys("\u00a0\u2007\u2009\u202f", " "),  # no-break and thin spaces of a web page or chat
-        **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff"),  # zero-width characters; a BOM on the first line
-        **dict.fromkeys("\u2018\u2019\u201a\u2032", "'"),  # quotes an editor or a blog engine curled
-        **dict.fromkeys("\u201c\u201d\u201e\u2033", '"'),
-    }
-)
-"""What text editors, chat and web pages put in place of the ASCII a log was written in."""
-_HTML_ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|quot|apos|lt|gt|amp);")
 _STATUS_WORD = re.compile(r"(UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)\b")
 # A status cell pasted without the start of its row (the model and version columns cut off):
 # ``UNAVAILABLE: Unknown: [22:10:17] /rapids_triton/bui |``, its wrapped rows following.
@@ -216,12 +204,7 @@ def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
     s = raw.rstrip("\r\n")
     if len(s) > MAX_LINE_CHARS:
         s = s[:MAX_LINE_CHARS]
-    if "\x1b" in s:
-        s = _ANSI.sub("", s)  # a terminal's colours (docker compose, stern, k9s) captured with the text
-    if not s.isascii():
-        s = s.translate(_LOOKALIKES)
-    if "&" in s and _HTML_ENTITY.search(s):
-        s = html.unescape(s)  # a log copied from a web page's source: &#39; &quot; &lt; are ' " <
+    s = retyped(s)
     found = _match_log(s)
     if found:
         return KIND_LOG, s, found
@@ -538,15 +521,26 @@ class _Parser:
 
 def parse(lines: Iterable[tuple[int, str]]) -> Iterator[LogEvent]:
     """Events from numbered lines (numbers increase; a gap ends the current event). A line that is a log
-    shipper's JSON record is read as the program's lines inside it (`envelopes`)."""
+    shipper's JSON record, or a pretty-printed export's text field, is read as the program's lines inside it
+    (`envelopes`)."""
     parser = _Parser()
+    unwrapper = Unwrapper()
     for number, raw in lines:
-        pieces = unwrap(raw) if raw.startswith("{") else None
-        if pieces is None:
+        # (a JSON record starts a line; an export's key lines are indented, or start with their quote)
+        if not (unwrapper.in_export or (raw[:1] in '{ \t"' and '"' in raw)):
             yield from parser.feed(number, raw)
             continue
-        for piece in pieces:  # a shipper's JSON record: the program's own lines, under its number
-            yield from parser.feed(number, piece)
+        entering = not unwrapper.in_export
+        pieces = unwrapper.read(raw)
+        if entering and unwrapper.in_export:
+            yield from parser.close()  # the export's opening brackets are no part of its first line's event
+        if pieces is None:
+            yield from parser.feed(number, raw)
+        elif pieces is SKIP:
+            parser.last_line = number  # an export's own line: the program's lines around it stay contiguous
+        else:
+            for piece in pieces:  # a shipper's JSON record: the program's own lines, under its number
+                yield from parser.feed(number, piece)
     yield from parser.close()
 
 

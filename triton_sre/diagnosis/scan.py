@@ -51,12 +51,12 @@ BINARY_SNIFF_BYTES = 64 * 1024
 
 
 _LOOKALIKE_BYTES = re.compile(rb"\xe2\x80[\x87\x89\x8b-\x8d\x98-\x9a\x9c-\x9e\xaf\xb2\xb3]|\xe2\x81\xa0")
-"""UTF-8 of the look-alike characters `logparse` maps back to ASCII (curled quotes, thin and zero-width
+"""UTF-8 of the look-alike characters `pastes.retyped` maps back to ASCII (curled quotes, thin and zero-width
 spaces) that start with the bytes E2 80 / E2 81."""
 
 
 def _has_lookalikes(data: bytes | bytearray, end: int) -> bool:
-    """Whether ``data[:end]`` holds a no-break space, a BOM or another look-alike `logparse` maps back to
+    """Whether ``data[:end]`` holds a no-break space, a BOM or another look-alike `pastes` maps back to
     ASCII: the needles would miss a line written with them. ``find`` first (C speed); the regex only
     when a general-punctuation character is there at all."""
     if data.find(b"\xc2\xa0", 0, end) != -1 or data.find(b"\xef\xbb\xbf", 0, end) != -1:
