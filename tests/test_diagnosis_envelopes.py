@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -129,3 +130,40 @@ def test_a_pod_described_as_json_is_no_log_export() -> None:
     events = parse_text(text)
     assert any('"reason": "OOMKilled"' in e.message for e in events)
     assert diagnose_events(events).has_failure
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['  "log": "C:\\path\\to\\model",', '  "textPayload": "bad \\u12 escape",', '"log": "\\x41"'],
+)
+def test_a_text_key_that_is_not_json_stays_as_written(line: str) -> None:
+    """Found by a probe: a key line whose string is no JSON string (invalid escapes) is text, not a crash."""
+    events = parse_text(line + "\n")
+    assert events[0].text.strip() == line.strip()
+
+
+def test_random_key_lines_never_raise() -> None:
+    """Quotes, backslashes, brackets and export keys in any order (seeded): a report, never an error."""
+    rng = random.Random(20261202)
+    pieces = [
+        '"',
+        "\\",
+        "u",
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        " ",
+        "a",
+        "0",
+        "log",
+        "textPayload",
+        "insertId",
+        "E0812 ",
+    ]
+    for _ in range(2000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 30)))
+        for prefix in ("", '  "log": ', '  "textPayload": "', '{"log": "', '  "insertId": "x",\n  '):
+            diagnose_events(parse_text(prefix + line + "\n"))

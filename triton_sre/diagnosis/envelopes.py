@@ -112,8 +112,14 @@ class Unwrapper:
             return None
         m = _KEY_TEXT.match(line)
         if m and (self.in_export or m.group(1) != "message"):
+            try:
+                text = json.loads(m.group(2))
+            except ValueError:  # not JSON's escapes (a Windows path pasted as `"log": "C:\models"`)
+                text = None
+            if not isinstance(text, str):
+                return None  # the line as written; an export's state does not change
             self.in_export = True
-            return _lines(json.loads(m.group(2)))
+            return _lines(text)
         if self.in_export and (_BRACKETS.match(line) or _KEY_OTHER.match(line)):
             return SKIP
         m = _KEY_OTHER.match(line)
