@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Final
 
-__all__ = ["retyped"]
+__all__ = ["LOOKALIKES", "retyped"]
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 """ECMA-48 control sequences (colours, cursor moves) and two-character escapes."""
-_LOOKALIKES = str.maketrans(
-    {
-        **dict.fromkeys("\u00a0\u2007\u2009\u202f", " "),  # no-break and thin spaces of a web page or chat
-        **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff"),  # zero-width characters; a BOM on the first line
-        **dict.fromkeys("\u2018\u2019\u201a\u2032", "'"),  # quotes an editor or a blog engine curled
-        **dict.fromkeys("\u201c\u201d\u201e\u2033", '"'),
-    }
-)
-"""What text editors, chat and web pages put in place of the ASCII a log was written in."""
+LOOKALIKES: Final = {
+    **dict.fromkeys("\u00a0\u2007\u2009\u202f", " "),  # no-break and thin spaces of a web page or chat
+    **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff", ""),  # zero-width characters; a BOM on the first line
+    **dict.fromkeys("\u2018\u2019\u201a\u2032", "'"),  # quotes an editor or a blog engine curled
+    **dict.fromkeys("\u201c\u201d\u201e\u2033", '"'),
+}
+"""What text editors, chat and web pages put in place of the ASCII a log was written in (the chunk
+scanner looks for the same characters, `scan`)."""
+_TRANSLATION = str.maketrans(LOOKALIKES)
 _HTML_ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|quot|apos|lt|gt|amp);")
 
 
@@ -32,7 +33,7 @@ def retyped(line: str) -> str:
     if "\x1b" in line:
         line = _ANSI.sub("", line)
     if not line.isascii():
-        line = line.translate(_LOOKALIKES)
+        line = line.translate(_TRANSLATION)
     if "&" in line and _HTML_ENTITY.search(line):
         line = html.unescape(line)
     return line

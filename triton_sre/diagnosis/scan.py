@@ -28,13 +28,14 @@ diagnosis; they only leave gaps in the line numbers, which end an event.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from collections.abc import Callable, Iterable, Iterator
+from typing import BinaryIO, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from triton_sre.diagnosis.logparse import CLOSING_FAILURE, MAX_LINE_CHARS, PROGRESS_MARKS
+from triton_sre.diagnosis.pastes import LOOKALIKES
 
 __all__ = ["CHUNK_BYTES", "NEEDLES", "LogInputError", "scan_lines", "strip_prefixes"]
 
@@ -50,19 +51,27 @@ engine weighs)."""
 BINARY_SNIFF_BYTES = 64 * 1024
 
 
-_LOOKALIKE_BYTES = re.compile(rb"\xe2\x80[\x87\x89\x8b-\x8d\x98-\x9a\x9c-\x9e\xaf\xb2\xb3]|\xe2\x81\xa0")
-"""UTF-8 of the look-alike characters `pastes.retyped` maps back to ASCII (curled quotes, thin and zero-width
-spaces) that start with the bytes E2 80 / E2 81."""
+def _by_lead_byte(chars: Iterable[str]) -> tuple[tuple[bytes, re.Pattern[bytes]], ...]:
+    groups: dict[bytes, list[bytes]] = {}
+    for ch in chars:
+        encoded = ch.encode()
+        groups.setdefault(encoded[:1], []).append(re.escape(encoded))
+    return tuple((lead, re.compile(b"|".join(parts))) for lead, parts in sorted(groups.items()))
+
+
+_LOOKALIKE_BYTES: Final = _by_lead_byte(LOOKALIKES)
+"""The UTF-8 of `pastes.LOOKALIKES`, grouped by lead byte (C2, E2, EF): one ``find`` of each lead byte (C
+speed), the group's pattern only from its first occurrence on."""
 
 
 def _has_lookalikes(data: bytes | bytearray, end: int) -> bool:
-    """Whether ``data[:end]`` holds a no-break space, a BOM or another look-alike `pastes` maps back to
-    ASCII: the needles would miss a line written with them. ``find`` first (C speed); the regex only
-    when a general-punctuation character is there at all."""
-    if data.find(b"\xc2\xa0", 0, end) != -1 or data.find(b"\xef\xbb\xbf", 0, end) != -1:
-        return True
-    first = data.find(b"\xe2", 0, end)
-    return first != -1 and _LOOKALIKE_BYTES.search(data, first, end) is not None
+    """Whether ``data[:end]`` holds a character `pastes` maps back to ASCII (a no-break space, a curled
+    quote, a BOM): the needles are ASCII and would miss a line written with them."""
+    for lead, pattern in _LOOKALIKE_BYTES:
+        first = data.find(lead, 0, end)
+        if first != -1 and pattern.search(data, first, end) is not None:
+            return True
+    return False
 
 
 class LogInputError(Exception):
