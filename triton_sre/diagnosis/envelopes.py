@@ -17,23 +17,19 @@ import json
 import re
 from typing import Any, Final
 
-__all__ = ["SKIP", "TEXT_FIELDS", "Unwrapper", "unwrap"]
+__all__ = ["SHIPPER_KEYS", "SKIP", "TEXT_FIELDS", "Unwrapper", "unwrap"]
 
 TEXT_FIELDS: Final = ("log", "textPayload", "MESSAGE", "@message")
 """The shippers' own fields for the program's line (Docker/Fluentd/Fluent Bit, Cloud Logging,
 journald, CloudWatch Insights)."""
-_SHIPPED_MESSAGE: Final = (
-    "logStreamName",
-    "ingestionTime",
-    "eventId",
-    "@timestamp",
-    "insertId",
-    "kubernetes",
+SHIPPER_KEYS: Final = frozenset(
+    {"logStreamName", "ingestionTime", "eventId", "@timestamp", "insertId", "logName", "kubernetes"}
 )
 """Keys of a shipper's record (CloudWatch events, Elastic/ECS, Cloud Logging, Fluent Bit's kubernetes
-filter) beside which ``message`` is the program's line. Without one, ``message``/``msg`` belong to an
-application's own structured log (KServe's or ModelMesh's zap lines carry the error in other
-fields): such a line stays whole."""
+filter), never of an application's own log: beside one, ``message`` is the program's line (without one,
+``message``/``msg`` belong to an application's structured log, as KServe's or ModelMesh's zap lines, which
+carry the error in other fields: such a line stays whole), and in a pretty-printed document one says it
+is a log export."""
 _NESTED: Final = ("_source", "jsonPayload")
 """Records that keep the program's fields one level down (Elasticsearch hits, Cloud Logging)."""
 
@@ -43,7 +39,7 @@ def _text_of(record: dict[str, Any], shipped: bool) -> str | None:
         value = record.get(key)
         if isinstance(value, str):
             return value
-    if shipped or any(key in record for key in _SHIPPED_MESSAGE):
+    if shipped or not SHIPPER_KEYS.isdisjoint(record):
         value = record.get("message")
         if isinstance(value, str):
             return value
@@ -83,12 +79,13 @@ def _lines(text: str) -> list[str]:
 SKIP: Final = "skip"
 """`Unwrapper.read`'s answer for a line of a pretty-printed export that holds none of the program's text."""
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
-_KEY_TEXT = re.compile(rf'\s*"(log|textPayload|MESSAGE|@message|message)"\s*:\s*({_STRING})\s*,?\s*$')
+_TEXT_KEYS = "|".join(re.escape(key) for key in (*TEXT_FIELDS, "message"))
+_KEY_TEXT = re.compile(rf'\s*"({_TEXT_KEYS})"\s*:\s*({_STRING})\s*,?\s*$')
 _KEY_OTHER = re.compile(
     rf'\s*"[^"\n]*"\s*:\s*(?:{_STRING}|-?[\d.eE+-]+|true|false|null|\{{\}}?|\[\]?)\s*,?\s*$'
 )
 _BRACKETS = re.compile(r"\s*[\[\]{}]+,?\s*$")
-_EXPORT_KEYS: Final = frozenset({*TEXT_FIELDS, "insertId", "logName", "logStreamName", "@timestamp"})
+_EXPORT_KEYS: Final = SHIPPER_KEYS | frozenset(TEXT_FIELDS)
 """Keys that say a pretty-printed document is a log export (Cloud Logging's "Download" JSON, CloudWatch,
 Elastic): from one of them on, the export's own lines are skipped and its text fields read."""
 
