@@ -106,8 +106,8 @@ _ISO = re.compile(
 _TFLOG = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: ([IWEF]) ([^\s\]]+:\d+)\](?: (.*)|$)", re.S)
 _PROTOBUF = re.compile(r"\[libprotobuf (ERROR|WARNING|FATAL|INFO)[^\]]*\]\s?(.*)", re.S)
 _MAIN_ERROR = re.compile(r"error: (creating server|.*)", re.S)
-# Prefixes that copy-paste and log collectors add in front of Triton's own line.
-_PREFIXES = (
+# Prefixes log collectors add in front of every line (a raw line loses them too: `peel_collector_prefix`).
+_COLLECTOR_PREFIXES = (
     # docker logs -t, kubectl logs --timestamps, journald/ISO timestamps, Python logging timestamps
     re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+"),
     # Kubernetes' CRI log file (/var/log/pods, /var/log/containers): after the timestamp, the stream and
@@ -120,6 +120,10 @@ _PREFIXES = (
     re.compile(r"\[[A-Za-z_][\w.]*-\d+\] ?"),
     # docker compose service prefix: "triton-1  | "
     re.compile(r"[A-Za-z0-9][\w.-]*\s+\|\s?"),
+)
+# ... and those that copy-paste adds, peeled only where a line Triton wrote follows.
+_PREFIXES = (
+    *_COLLECTOR_PREFIXES,
     # stern's default template, "<pod> <container> " (a pod name is DNS-1123 lowercase with a hyphen or a
     # dot); kept only where Triton's own line or table follows, as every peel here
     re.compile(r"[a-z0-9]+(?:[-.][a-z0-9]+)+ [a-z0-9]+(?:[-_.][a-z0-9]+)* (?=[IWEF]\d{4} |[|+])"),
@@ -254,9 +258,10 @@ def is_paste_prompt(s: str) -> bool:
 
 def peel_collector_prefix(s: str) -> str:
     """``s`` without the prefixes log collectors add (docker/kubectl timestamps, ``[pod/...]``,
-    ``docker compose``'s ``NAME  | ``): what `scan.strip_prefixes` removes before parsing."""
+    CRI's stream column, ``docker compose``'s ``NAME  | ``), as `scan.strip_prefixes` removes the most
+    common before parsing."""
     for _ in range(4):
-        for prefix in _PREFIXES[:5]:
+        for prefix in _COLLECTOR_PREFIXES:
             m = prefix.match(s)
             if m and m.end() > 0:
                 end = m.end()
@@ -357,8 +362,13 @@ class _Parser:
             return
         self._append(piece)
 
+    def skip(self, number: int) -> None:
+        """Line ``number`` holds none of the program's text (a log export's own key or bracket): the lines
+        around it stay contiguous."""
+        self.last_line = number
+
     def feed(self, number: int, raw: str) -> Iterator[LogEvent]:
-        contiguous = number in (self.last_line + 1, self.last_line)  # equal: lines of one JSON record
+        contiguous = 0 <= number - self.last_line <= 1  # 0: another line of the same JSON record
         self.last_line = number
         if not contiguous:
             ev = self._flush()
@@ -537,7 +547,7 @@ def parse(lines: Iterable[tuple[int, str]]) -> Iterator[LogEvent]:
         if pieces is None:
             yield from parser.feed(number, raw)
         elif pieces is SKIP:
-            parser.last_line = number  # an export's own line: the program's lines around it stay contiguous
+            parser.skip(number)
         else:
             for piece in pieces:  # a shipper's JSON record: the program's own lines, under its number
                 yield from parser.feed(number, piece)
