@@ -7,11 +7,14 @@ writes them since 24.06 (``"..."`` with ``\\n``; a traceback's lines folded into
 Docker's json-file driver and Kubernetes' CRI log files store it, the log as Cloud Logging's pretty-printed
 JSON export holds it, and the log as a web page's HTML source
 holds it (``&#x27;``, ``&quot;``, ``&lt;``), with a web page's or an editor's look-alike characters (no-break
-spaces, curled quotes, a byte-order mark) and with a terminal's colour codes.
+spaces, curled quotes, a byte-order mark) and with a terminal's colour codes; as Loki's ``logcli`` prints it
+(label set, or JSON lines), as ``journalctl`` prints a systemd unit's output (short and short-iso), and quoted
+in a reply (``> ``).
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import io
 import json
@@ -102,6 +105,23 @@ SHAPES: dict[str, Callable[[str], str]] = {
         )
         + "\n"
     ),
+    # Loki's logcli: `logcli query` (timestamp, the stream's labels, the line) and `-o jsonl`
+    "loki-logcli": lambda t: "".join(
+        f'2024-07-23T19:39:35Z {{app="triton", pod="triton-0"}} {line}\n' for line in t.splitlines()
+    ),
+    "loki-jsonl": lambda t: "".join(
+        json.dumps({"labels": {"app": "triton"}, "line": line, "timestamp": "2024-07-23T19:39:35Z"}) + "\n"
+        for line in t.splitlines()
+    ),
+    # a systemd unit's output as `journalctl -u triton` and `journalctl -o short-iso` print it
+    "journalctl": lambda t: "".join(
+        f"Jul 23 19:39:35 gpu-1 tritonserver[4242]: {line}\n" for line in t.splitlines()
+    ),
+    "journalctl-iso": lambda t: "".join(
+        f"2024-07-23T19:39:35+0000 gpu-1 tritonserver[4242]: {line}\n" for line in t.splitlines()
+    ),
+    # a log quoted in a reply on GitHub, a forum or in mail
+    "quoted-reply": lambda t: "".join(f"> {line}\n" for line in t.splitlines()),
     # Docker's json-file driver as stored on the node (/var/lib/docker/containers/<id>/<id>-json.log)
     "docker-json-file": lambda t: "".join(
         json.dumps({"log": f"{line}\n", "stream": "stderr", "time": "2024-07-23T19:39:35.070084123Z"}) + "\n"
@@ -114,6 +134,7 @@ def _body(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.startswith("# ")) + "\n"
 
 
+@functools.lru_cache(maxsize=1024)
 def _first(text: str) -> tuple[str | None, bool]:
     report = diagnose_events(parse_text(text))
     return (report.findings[0].runbook if report.findings else None, report.has_failure)
@@ -220,7 +241,18 @@ def test_a_paste_indented_as_a_markdown_code_block_keeps_its_table_and_server_er
 
 @pytest.mark.parametrize(
     "shape",
-    ["web-lookalikes", "ansi-colours", "cri", "html-entities", "docker-json-file", "cloud-logging-export"],
+    [
+        "web-lookalikes",
+        "ansi-colours",
+        "cri",
+        "html-entities",
+        "docker-json-file",
+        "cloud-logging-export",
+        "loki-logcli",
+        "loki-jsonl",
+        "journalctl",
+        "quoted-reply",
+    ],
 )
 def test_the_streaming_reader_agrees_on_every_shape(shape: str) -> None:
     """The chunk scanner keeps only lines that can matter by ASCII needles: a re-typed, coloured or wrapped

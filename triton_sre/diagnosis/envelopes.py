@@ -4,7 +4,8 @@ Operators often have Triton's output only as their collector stored it, one JSON
 line: Docker's ``json-file`` driver (``{"log":"E0812 ...\\n","stream":"stderr","time":...}``, what
 ``/var/lib/docker/containers/<id>/<id>-json.log`` holds), Fluentd and Fluent Bit (``log``),
 Google Cloud Logging exports (``textPayload``, or ``jsonPayload.message``), ``journalctl -o json``
-(``MESSAGE``), CloudWatch and Elastic exports (``message``, ``@message``, ``_source``). Read as
+(``MESSAGE``), CloudWatch and Elastic exports (``message``, ``@message``, ``_source``), Loki's
+``logcli query -o jsonl`` (``line``, beside ``labels`` and ``timestamp``). Read as
 text, every such line is one opaque JSON string and Triton's own words (level letter, source
 file, quoting) are hidden. `unwrap` returns the program's text, split at the newlines a record
 may carry (a traceback logged as one record), so the parser reads the same lines as from the
@@ -37,6 +38,10 @@ _NESTED: Final = ("_source", "jsonPayload")
 def _text_of(record: dict[str, Any], shipped: bool) -> str | None:
     for key in TEXT_FIELDS:
         value = record.get(key)
+        if isinstance(value, str):
+            return value
+    if "labels" in record or "timestamp" in record:
+        value = record.get("line")  # Loki's `logcli query -o jsonl`
         if isinstance(value, str):
             return value
     if shipped or not SHIPPER_KEYS.isdisjoint(record):

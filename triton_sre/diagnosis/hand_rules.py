@@ -160,7 +160,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         _rx(
             # Not the NGC entrypoint's own `find: '/usr/lib/ssl/private': Permission denied` (printed
             # by every image started as a non-root user, e.g. under KServe): noise, not a model's file.
-            r"(?m:^(?!\s*find: ')[^\n]*Permission denied)",
+            r"(?m:^(?![^\n]*\bfind: '/)[^\n]*Permission denied)",
             r"\bEACCES\b",
             r"Operation not permitted",
             r"\[Errno 13\]",

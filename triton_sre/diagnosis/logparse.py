@@ -120,6 +120,14 @@ _COLLECTOR_PREFIXES = (
     re.compile(r"\[[A-Za-z_][\w.]*-\d+\] ?"),
     # docker compose service prefix: "triton-1  | "
     re.compile(r"[A-Za-z0-9][\w.-]*\s+\|\s?"),
+    # Loki's logcli (default output): the stream's label set after the timestamp, '{app="triton"} '
+    re.compile(r'\{(?:[A-Za-z_][\w.]*="(?:[^"\\\n]|\\.)*"(?:,\s*)?)*\}\s+'),
+    # syslog and `journalctl` (short): "Jan 29 12:00:00 host triton[123]: "
+    re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:]+: "),
+    # `journalctl -o short-iso` after its timestamp: "host tritonserver[123]: "
+    re.compile(r"[\w.-]+ [\w./-]+\[\d+\]: "),
+    # a quoted reply on GitHub, a forum or in mail: "> " (nested: "> > ")
+    re.compile(r">(?: ?>)* ?"),
 )
 # ... and those that copy-paste adds, peeled only where a line Triton wrote follows.
 _PREFIXES = (
@@ -127,8 +135,6 @@ _PREFIXES = (
     # stern's default template, "<pod> <container> " (a pod name is DNS-1123 lowercase with a hyphen or a
     # dot); kept only where Triton's own line or table follows, as every peel here
     re.compile(r"[a-z0-9]+(?:[-.][a-z0-9]+)+ [a-z0-9]+(?:[-_.][a-z0-9]+)* (?=[IWEF]\d{4} |[|+])"),
-    # syslog: "Jan 29 12:00:00 host triton[123]: "
-    re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:]+: "),
     # quoting and bullets from chat, mail and tickets
     re.compile(r"\s*(?:[>*]\s?)+\s*"),
     # plain indentation (last: it may only hide a log line, never a table row or an error: line)
