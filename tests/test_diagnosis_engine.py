@@ -28,7 +28,8 @@ from triton_sre.diagnosis.engine import (
     template_of,
 )
 from triton_sre.diagnosis.frames import classify
-from triton_sre.diagnosis.logparse import classify_line, parse, parse_text, unquote
+from triton_sre.diagnosis.lineshape import classify_line, unquote
+from triton_sre.diagnosis.logparse import parse, parse_text
 from triton_sre.diagnosis.rules import CAUSE_RULES, HAND_COMPETES
 from triton_sre.diagnosis.scan import LogInputError, scan_lines
 

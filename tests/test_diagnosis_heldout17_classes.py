@@ -16,7 +16,8 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.engine import diagnose_events
-from triton_sre.diagnosis.logparse import is_paste_prompt, parse_text
+from triton_sre.diagnosis.lineshape import is_paste_prompt
+from triton_sre.diagnosis.logparse import parse_text
 from triton_sre.diagnosis.severity import is_failure_line
 
 HELDOUT17 = Path(__file__).parent / "data" / "logs" / "heldout17"

@@ -32,17 +32,14 @@ from triton_sre.diagnosis.blocks import WARNING_BANNER, deciding_line, event_lev
 from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.config_dump import blank_config_lines
 from triton_sre.diagnosis.gpu_context import GpuContext
-from triton_sre.diagnosis.logparse import (
+from triton_sre.diagnosis.lineshape import (
     LEVEL_ERROR,
     LEVEL_FATAL,
     LEVEL_INFO,
     LEVEL_WARNING,
-    SOURCE_OPTION,
-    SOURCE_RAW,
-    SOURCE_TABLE,
-    LogEvent,
     is_paste_prompt,
 )
+from triton_sre.diagnosis.logparse import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.progress import LoadProgress
 from triton_sre.diagnosis.reasons import (
     ENSEMBLE_DEPENDS,

@@ -27,7 +27,8 @@ import re
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import ModelState, Obs
 from triton_sre.diagnosis.blocks import deciding_line
-from triton_sre.diagnosis.logparse import LEVEL_ERROR, LEVEL_INFO, PROGRESS_MARKS, LogEvent
+from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO
+from triton_sre.diagnosis.logparse import PROGRESS_MARKS, LogEvent
 from triton_sre.diagnosis.signals import is_harmless
 
 __all__ = ["GpuContext"]

@@ -34,7 +34,8 @@ from typing import BinaryIO, Final
 import numpy as np
 import numpy.typing as npt
 
-from triton_sre.diagnosis.logparse import CLOSING_FAILURE, MAX_LINE_CHARS, PROGRESS_MARKS
+from triton_sre.diagnosis.lineshape import MAX_LINE_CHARS
+from triton_sre.diagnosis.logparse import CLOSING_FAILURE, PROGRESS_MARKS
 from triton_sre.diagnosis.pastes import LOOKALIKES
 
 __all__ = ["CHUNK_BYTES", "NEEDLES", "LogInputError", "scan_lines", "strip_prefixes"]

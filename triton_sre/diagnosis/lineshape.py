@@ -1,0 +1,217 @@
+"""Pure: one line of a log -> what it is, and Triton's own text in it.
+
+A line is a glog line (`E1129 16:25:20.940736 3898 model_lifecycle.cc:642] "..."`), a
+`--log-format=ISO8601` line, TensorFlow's own C++ log line, a status-table row or border, a
+`[libprotobuf ...]` or `error: ...` line of the server's main, or raw text (a traceback, another
+program's output). Log collectors and copy-paste put their own prefixes in front of Triton's text
+(timestamps, `[pod/...]`, `docker compose`'s service column, CRI's stream column, Loki's label set,
+syslog/journald, quoting, stern's columns, indentation); `classify_line` peels them where Triton's
+own text follows, and `peel_collector_prefix` removes the collectors' from any line. Nothing here
+raises on any text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triton_sre.diagnosis.pastes import retyped
+
+__all__ = [
+    "KIND_BORDER",
+    "KIND_LOG",
+    "KIND_RAW",
+    "KIND_SPECIAL",
+    "KIND_TABLE",
+    "LEVEL_ERROR",
+    "LEVEL_FATAL",
+    "LEVEL_INFO",
+    "LEVEL_WARNING",
+    "MAX_LINE_CHARS",
+    "SOURCE_MAIN",
+    "SOURCE_PROTOBUF",
+    "classify_line",
+    "is_paste_prompt",
+    "peel_collector_prefix",
+    "unquote",
+]
+
+MAX_LINE_CHARS = 64_000
+"""Longer lines are cut (a 1 GB line must not become a 1 GB string)."""
+
+LEVEL_INFO = "I"
+LEVEL_WARNING = "W"
+LEVEL_ERROR = "E"
+LEVEL_FATAL = "F"
+SOURCE_PROTOBUF = "libprotobuf"
+SOURCE_MAIN = "main"
+
+# classify_line kinds
+KIND_LOG = "log"
+KIND_TABLE = "table"
+KIND_BORDER = "border"
+KIND_SPECIAL = "special"
+KIND_RAW = "raw"
+
+_GLOG = re.compile(r"([IWEF])(\d{4}) (\d\d:\d\d:\d\d(?:\.\d+)?)\s+(\d+) ([^\s\]]+)\](?: (.*)|$)", re.S)
+_ISO = re.compile(
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)? ([IWEF]) (\d+) ([^\s\]]+)\](?: (.*)|$)",
+    re.S,
+)
+# TensorFlow's C++ logging (tsl/platform/default/logging.cc, TF 1.x-2.x), as the TensorFlow backend and TF
+# Serving print it: "2026-12-02 05:01:02.000000: W tensorflow/stream_executor/...cc:64] msg". Its level
+# letter decides as glog's does (a CPU host's "Could not load dynamic library" is a W line, not a failure).
+_TFLOG = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: ([IWEF]) ([^\s\]]+:\d+)\](?: (.*)|$)", re.S)
+_PROTOBUF = re.compile(r"\[libprotobuf (ERROR|WARNING|FATAL|INFO)[^\]]*\]\s?(.*)", re.S)
+_MAIN_ERROR = re.compile(r"error: (creating server|.*)", re.S)
+# Prefixes log collectors add in front of every line (a raw line loses them too: `peel_collector_prefix`).
+_COLLECTOR_PREFIXES = (
+    # docker logs -t, kubectl logs --timestamps, journald/ISO timestamps, Python logging timestamps
+    re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+"),
+    # Kubernetes' CRI log file (/var/log/pods, /var/log/containers): after the timestamp, the stream and
+    # F (a full line) or P (a part of a line the runtime split)
+    re.compile(r"(?:stdout|stderr) [FP] "),
+    # kubectl logs --prefix
+    re.compile(r"\[pod/[^\]]*\]\s*"),
+    # ROS 2 launch's per-process prefix: "[component_container-1] " (the executable's name and its
+    # instance number, as Isaac ROS pastes show every line of an in-process Triton)
+    re.compile(r"\[[A-Za-z_][\w.]*-\d+\] ?"),
+    # docker compose service prefix: "triton-1  | "
+    re.compile(r"[A-Za-z0-9][\w.-]*\s+\|\s?"),
+    # Loki's logcli (default output): the stream's label set after the timestamp, '{app="triton"} '
+    re.compile(r'\{(?:[A-Za-z_][\w.]*="(?:[^"\\\n]|\\.)*"(?:,\s*)?)*\}\s+'),
+    # syslog and `journalctl` (short): "Jan 29 12:00:00 host triton[123]: "
+    re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:]+: "),
+    # `journalctl -o short-iso` after its timestamp: "host tritonserver[123]: "
+    re.compile(r"[\w.-]+ [\w./-]+\[\d+\]: "),
+    # a quoted reply on GitHub, a forum or in mail: "> " (nested: "> > ")
+    re.compile(r">(?: ?>)* ?"),
+)
+# ... and those that copy-paste adds, peeled only where a line Triton wrote follows.
+_PREFIXES = (
+    *_COLLECTOR_PREFIXES,
+    # stern's default template, "<pod> <container> " (a pod name is DNS-1123 lowercase with a hyphen or a
+    # dot); kept only where Triton's own line or table follows, as every peel here
+    re.compile(r"[a-z0-9]+(?:[-.][a-z0-9]+)+ [a-z0-9]+(?:[-_.][a-z0-9]+)* (?=[IWEF]\d{4} |[|+])"),
+    # quoting and bullets from chat, mail and tickets
+    re.compile(r"\s*(?:[>*]\s?)+\s*"),
+    # plain indentation (last: it may only hide a log line, never a table row or an error: line)
+    re.compile(r"\s+"),
+)
+_ESCAPE = re.compile(r"\\(.)", re.S)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
+
+
+def unquote(message: str) -> str:
+    """Triton 2.4x quotes messages and escapes newlines; undo that (tolerating a cut-off end)."""
+    if not message.startswith('"'):
+        return message
+    body = message[1:]
+    if (body.endswith('"') and not body.endswith('\\"')) or (body.endswith('\\"') and body.endswith('\\\\"')):
+        body = body[:-1]
+    if "\\" not in body:
+        return body
+    return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), body)
+
+
+def _match_log(s: str) -> tuple[str, str, str] | None:
+    m = _GLOG.match(s)
+    if m:
+        return m.group(1), m.group(5), (m.group(6) or "")
+    m = _ISO.match(s)
+    if m:
+        return m.group(1), m.group(3), (m.group(4) or "")
+    m = _TFLOG.match(s)
+    if m:
+        return m.group(1), m.group(2), (m.group(3) or "")
+    return None
+
+
+def _match_other(s: str) -> tuple[str, tuple[str, str, str] | None] | None:
+    if s.startswith("+-"):
+        return KIND_BORDER, None
+    if s.startswith("|"):
+        return KIND_TABLE, None
+    m = _PROTOBUF.match(s)
+    if m:
+        level = {"ERROR": LEVEL_ERROR, "FATAL": LEVEL_FATAL, "WARNING": LEVEL_WARNING}.get(m.group(1), "I")
+        return KIND_SPECIAL, (level, SOURCE_PROTOBUF, m.group(2))
+    m = _MAIN_ERROR.match(s)
+    if m:
+        return KIND_SPECIAL, (LEVEL_ERROR, SOURCE_MAIN, s)
+    return None
+
+
+def _unmistakable(kind: str, s: str) -> bool:
+    """Server lines no traceback indents: the status table and main's and protobuf's own words."""
+    return kind in (KIND_BORDER, KIND_TABLE) or s.startswith(("error: creating server", "[libprotobuf "))
+
+
+def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
+    """``(kind, line without paste prefixes, (level, source, message) or None)``."""
+    s = raw.rstrip("\r\n")
+    if len(s) > MAX_LINE_CHARS:
+        s = s[:MAX_LINE_CHARS]
+    s = retyped(s)
+    found = _match_log(s)
+    if found:
+        return KIND_LOG, s, found
+    other = _match_other(s)
+    if other:
+        return other[0], s, other[1]
+    # Peel copy-paste prefixes, but only keep the peeled form when it is then recognisable:
+    # an indented traceback line must stay as it is.
+    t = s
+    for _ in range(4):
+        for index, prefix in enumerate(_PREFIXES):
+            m = prefix.match(t)
+            if m and m.end() > 0:
+                t = t[m.end() :]
+                found = _match_log(t)
+                if found:
+                    return KIND_LOG, t, found
+                # Indentation only hides a log line or the status table (a Markdown code block indents the
+                # whole paste; an indented "error:" is part of a traceback); a collector's prefix or a
+                # quote mark may hide any line.
+                other = _match_other(t)
+                if other and (index < len(_PREFIXES) - 1 or _unmistakable(other[0], t)):
+                    return other[0], t, other[1]
+                break
+        else:
+            break
+    # A raw line keeps its indentation (a traceback's), not a collector's prefix: the chunk
+    # scanner strips those too, so both read the same text.
+    return KIND_RAW, peel_collector_prefix(s), None
+
+
+# A shell prompt before the command a user ran: ``$ cmd``, bash's default ``[user@host dir]$ cmd`` and
+# Debian's ``user@host:~/dir$ cmd`` (``#`` for root). The command is what the user typed: ``${VAR}`` there
+# is the shell's expansion, not a template left unfilled. A command pasted without its prompt reads the same
+# when it starts with a container or cluster client and its subcommand (``kubectl -n ns logs ${POD}``); the
+# clients' own messages put a colon after their name (``docker: Error response from daemon``).
+_PROMPT = re.compile(
+    r"\s*(?:#|\$ |\[[\w.-]+@[\w.-]+[^\]\n]*\][$#] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] "
+    r"|(?:sudo )?(?:kubectl|oc|docker|podman|helm|nerdctl|crictl) (?:-\S+ )*[a-z][\w-]* )"
+)
+
+
+def is_paste_prompt(s: str) -> bool:
+    """A comment or a shell-prompt line in a paste: it says what was run, never what failed."""
+    return _PROMPT.match(s) is not None
+
+
+def peel_collector_prefix(s: str) -> str:
+    """``s`` without the prefixes log collectors add (docker/kubectl timestamps, ``[pod/...]``,
+    CRI's stream column, ``docker compose``'s ``NAME  | ``), as `scan.strip_prefixes` removes the most
+    common before parsing."""
+    for _ in range(4):
+        for prefix in _COLLECTOR_PREFIXES:
+            m = prefix.match(s)
+            if m and m.end() > 0:
+                end = m.end()
+                while end > 1 and s[end - 1] in " \t" and s[end - 2] in " \t":
+                    end -= 1  # one separator, not the line's own indentation
+                s = s[end:]
+                break
+        else:
+            return s
+    return s
