@@ -12,7 +12,8 @@ import re
 from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import STATIC_TLS
 from triton_sre.diagnosis.classes import cause_class
-from triton_sre.diagnosis.hand_rules import ENTRY_POINT_FRAME, SHM_CONTEXT
+from triton_sre.diagnosis.hand_rules import ENTRY_POINT_FRAME
+from triton_sre.diagnosis.host_rules import SHM_CONTEXT
 from triton_sre.diagnosis.logparse import STUB_FRAME
 from triton_sre.diagnosis.rules import CAUSE_RULES, CauseRule
 

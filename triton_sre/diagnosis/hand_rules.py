@@ -1,7 +1,7 @@
 """Pure data: the wording of third-party code that surfaces inside Triton's messages.
 
-CUDA, ONNX Runtime, TensorRT, PyTorch, Python tracebacks, cloud SDKs and the layers around the
-server (`stack_rules.py`, `backend_rules.py`), one `CauseRule` each. Taken from the real Triton 2.51
+CUDA, ONNX Runtime, TensorRT, PyTorch, Python tracebacks and the layers around the server
+(`host_rules.py`, `stack_rules.py`, `backend_rules.py`), one `CauseRule` each. Taken from the real Triton 2.51
 server (``tests/test_diagnosis_realtriton.py``) and from logs users posted (cited in
 ``tests/data/logs/gpu/`` and ``tests/data/logs/tune/``; never from a held-out set). `rules.py`
 orders them with the message inventory's rules into ``CAUSE_RULES``.
@@ -14,6 +14,7 @@ from typing import Final
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
+from triton_sre.diagnosis.host_rules import HOST_RULES
 from triton_sre.diagnosis.library_errors import LIBRARY_RULES
 from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED
 from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
@@ -25,7 +26,6 @@ __all__ = [
     "HAND_RULES",
     "MISSING_SUBMODULE",
     "PLUGIN_FIELDS_MISREAD",
-    "SHM_CONTEXT",
     "STEP_ERROR",
 ]
 
@@ -56,8 +56,6 @@ def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
     )
 
 
-_ENOSPC = r"(?:\[Errno 28\]|\bNo space left on device\b|\bENOSPC\b)"
-SHM_CONTEXT = r"(?:/dev/shm\b|\bmultiprocessing[/.]|\bSemLock\b|\bsem_open\b)"
 
 # A frame of the model's own code in the stub's traceback ("At:" then "  /m/1/model.py(36): initialize"),
 # or of the backend's entry points wherever the model class defines them (a base class in a package:
@@ -88,84 +86,7 @@ _STEP_FAILED = r"Failed to process the request\(s\) for model instance '[^'\n]*'
 STEP_ERROR: Final = rf"(?:{_STEP_FAILED}|onnx runtime error \d+: |PyTorch execute failure: )"
 
 HAND_RULES: Final[tuple[CauseRule, ...]] = (
-    # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever
-    # message they surface in; not a shell's job report echoing its script's command ("<script>: line
-    # 275: 31499 Killed   cmd ${VAR}", bash's jobs.c), where the variables are the script's own.
-    CauseRule(
-        c.RUNBOOK_CONFIG_PARSE_ERROR,
-        re.compile(r"^(?!.*\bline \d+: +\d+ +[A-Z][\w ()]*? {2,})[^\n]*\$\{\s*[A-Za-z_][\w.]*\s*\}", re.M),
-    ),
-    CauseRule(
-        c.RUNBOOK_SHM_TOO_SMALL,
-        _rx(
-            r"Unable to initialize shared memory key",
-            # The region itself could not be created (shm_open/ftruncate on /dev/shm refused): the
-            # Triton client's shm users and deployment guides word it as a region.
-            r"\b(?:unable to|failed to|cannot|could not) create (?:the )?shared memory region\b",
-            r"\bshared memory region creation failed\b",
-            r"run out of shared memory",
-            r"Failed to increase the shared memory pool",
-            # The Python stub's own start reporting ENOSPC bare (strerror, no Python OSError and no path):
-            # the stub and the server talk through a region on /dev/shm, the device that is full.
-            r"\bPython stub(?: for auto-complete)?: No space left on device\b",
-            r"shared[ -]memory.{0,80}(No space left on device|too small|insufficient)",
-            r"\bBus error\b",
-            r"shm-default-byte-size.{0,40}(exceed|too large|larger)",
-            # ENOSPC where the full device is /dev/shm: CPython's multiprocessing (SemLock ->
-            # sem_open, queues, pools) keeps its semaphores there; the frames are the context.
-            rf"{_ENOSPC}[\s\S]{{0,2000}}?{SHM_CONTEXT}",
-            rf"{SHM_CONTEXT}[\s\S]{{0,2000}}?{_ENOSPC}",
-        ),
-    ),
-    CauseRule(
-        c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
-        _rx(
-            # glibc strerror() wording, as Python's OSError prints it ("[Errno N] <strerror>") and
-            # as C++ code quotes it: ENOSPC 28, ENOMEM 12, EMFILE 24, ENFILE 23.
-            _ENOSPC,
-            # (not glibc's dynamic loader: "cannot allocate memory in static TLS block" is a library
-            # that dlopen cannot place, see backend_rules.py)
-            r"\[Errno 12\]|\bCannot allocate memory\b(?! in static TLS block)",
-            r"\[Errno 2[34]\]|\bToo many open files\b",
-            # The kernel's OOM killer (dmesg), the shell reporting SIGKILL, Kubernetes' reason.
-            r"Out of memory: Kill(ed)? process",
-            r"\boom[-_]kill(er)?\b",
-            r"\bOOMKilled\b",
-            r"(?m:^\s*Killed\s*$)",
-            r"exit(ed)? (with )?(code|status) 137\b",
-            # kubectl describe ("Exit Code:    137"), a pod's status ("exitCode: 137").
-            r"\bexit ?code\"?:?\s+137\b",
-        ),
-    ),
-    CauseRule(
-        c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
-        _rx(
-            r"Unable to create (S3|GCS|Azure)[\w ]*client",
-            r"Could not get MetaData for (bucket|object)",
-            r"Server failed to authenticate the request",
-            r"Unable to get blob property",
-            r"Failed to (check|get|list|read|download)[^\n]{0,40}(as|gs|s3)://",
-            r"\b(InvalidAccessKeyId|SignatureDoesNotMatch|NoSuchBucket|ExpiredToken|AccessDenied)\b",
-            r"(s3|gs|as)://\S+[^\n]{0,80}(credential|forbidden|unauthori[sz]ed|\b40[13]\b|denied|anonymous)",
-            r"does not have storage\.objects\.(get|list) access",
-            # rclone, the storage initializer of Seldon Core / KServe's model-initializer containers
-            # (cmd/cmd.go "Failed to create file system for %q: %v"): a cloud remote it cannot set up,
-            # e.g. fs/config's "didn't find section in config file" when the remote's credentials
-            # (the rclone secret's RCLONE_CONFIG_* environment) never reached the container.
-            r"Failed to create file system for \\?\"?(s3|gs|gcs|azureblob|as|swift|b2|minio)\b[\w-]*:",
-        ),
-    ),
-    CauseRule(
-        c.RUNBOOK_PERMISSION_DENIED,
-        _rx(
-            # Not the NGC entrypoint's own `find: '/usr/lib/ssl/private': Permission denied` (printed
-            # by every image started as a non-root user, e.g. under KServe): noise, not a model's file.
-            r"(?m:^(?![^\n]*\bfind: '/)[^\n]*Permission denied)",
-            r"\bEACCES\b",
-            r"Operation not permitted",
-            r"\[Errno 13\]",
-        ),
-    ),
+    *HOST_RULES,
     *STACK_RULES,
     *TOOL_RULES,
     *WINDOWS_RULES,

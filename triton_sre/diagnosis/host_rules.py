@@ -1,0 +1,104 @@
+"""Pure data: the host's and storage's own wording where a model's load fails.
+
+An unfinished template (``${var}`` left in a config), shared memory on ``/dev/shm``, the host's
+resources (disk, memory, file descriptors, the OOM killer), a cloud repository's access and a file
+the server may not read: the operating system's and the cloud SDKs' messages, whichever layer
+prints them. One `CauseRule` each, in the order `hand_rules.HAND_RULES` puts them first (they are
+specific wording that would otherwise read as the layer's generic failure).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.stack_rules import CauseRule
+from triton_sre.diagnosis.stack_rules import rx as _rx
+
+__all__ = ["HOST_RULES", "SHM_CONTEXT"]
+
+_ENOSPC = r"(?:\[Errno 28\]|\bNo space left on device\b|\bENOSPC\b)"
+SHM_CONTEXT = r"(?:/dev/shm\b|\bmultiprocessing[/.]|\bSemLock\b|\bsem_open\b)"
+"""Where CPython's multiprocessing and the Python stub keep their semaphores and regions (/dev/shm)."""
+
+HOST_RULES: Final[tuple[CauseRule, ...]] = (
+    # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever
+    # message they surface in; not a shell's job report echoing its script's command ("<script>: line
+    # 275: 31499 Killed   cmd ${VAR}", bash's jobs.c), where the variables are the script's own.
+    CauseRule(
+        c.RUNBOOK_CONFIG_PARSE_ERROR,
+        re.compile(r"^(?!.*\bline \d+: +\d+ +[A-Z][\w ()]*? {2,})[^\n]*\$\{\s*[A-Za-z_][\w.]*\s*\}", re.M),
+    ),
+    CauseRule(
+        c.RUNBOOK_SHM_TOO_SMALL,
+        _rx(
+            r"Unable to initialize shared memory key",
+            # The region itself could not be created (shm_open/ftruncate on /dev/shm refused): the
+            # Triton client's shm users and deployment guides word it as a region.
+            r"\b(?:unable to|failed to|cannot|could not) create (?:the )?shared memory region\b",
+            r"\bshared memory region creation failed\b",
+            r"run out of shared memory",
+            r"Failed to increase the shared memory pool",
+            # The Python stub's own start reporting ENOSPC bare (strerror, no Python OSError and no path):
+            # the stub and the server talk through a region on /dev/shm, the device that is full.
+            r"\bPython stub(?: for auto-complete)?: No space left on device\b",
+            r"shared[ -]memory.{0,80}(No space left on device|too small|insufficient)",
+            r"\bBus error\b",
+            r"shm-default-byte-size.{0,40}(exceed|too large|larger)",
+            # ENOSPC where the full device is /dev/shm: CPython's multiprocessing (SemLock ->
+            # sem_open, queues, pools) keeps its semaphores there; the frames are the context.
+            rf"{_ENOSPC}[\s\S]{{0,2000}}?{SHM_CONTEXT}",
+            rf"{SHM_CONTEXT}[\s\S]{{0,2000}}?{_ENOSPC}",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+        _rx(
+            # glibc strerror() wording, as Python's OSError prints it ("[Errno N] <strerror>") and
+            # as C++ code quotes it: ENOSPC 28, ENOMEM 12, EMFILE 24, ENFILE 23.
+            _ENOSPC,
+            # (not glibc's dynamic loader: "cannot allocate memory in static TLS block" is a library
+            # that dlopen cannot place, see backend_rules.py)
+            r"\[Errno 12\]|\bCannot allocate memory\b(?! in static TLS block)",
+            r"\[Errno 2[34]\]|\bToo many open files\b",
+            # The kernel's OOM killer (dmesg), the shell reporting SIGKILL, Kubernetes' reason.
+            r"Out of memory: Kill(ed)? process",
+            r"\boom[-_]kill(er)?\b",
+            r"\bOOMKilled\b",
+            r"(?m:^\s*Killed\s*$)",
+            r"exit(ed)? (with )?(code|status) 137\b",
+            # kubectl describe ("Exit Code:    137"), a pod's status ("exitCode: 137").
+            r"\bexit ?code\"?:?\s+137\b",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
+        _rx(
+            r"Unable to create (S3|GCS|Azure)[\w ]*client",
+            r"Could not get MetaData for (bucket|object)",
+            r"Server failed to authenticate the request",
+            r"Unable to get blob property",
+            r"Failed to (check|get|list|read|download)[^\n]{0,40}(as|gs|s3)://",
+            r"\b(InvalidAccessKeyId|SignatureDoesNotMatch|NoSuchBucket|ExpiredToken|AccessDenied)\b",
+            r"(s3|gs|as)://\S+[^\n]{0,80}(credential|forbidden|unauthori[sz]ed|\b40[13]\b|denied|anonymous)",
+            r"does not have storage\.objects\.(get|list) access",
+            # rclone, the storage initializer of Seldon Core / KServe's model-initializer containers
+            # (cmd/cmd.go "Failed to create file system for %q: %v"): a cloud remote it cannot set up,
+            # e.g. fs/config's "didn't find section in config file" when the remote's credentials
+            # (the rclone secret's RCLONE_CONFIG_* environment) never reached the container.
+            r"Failed to create file system for \\?\"?(s3|gs|gcs|azureblob|as|swift|b2|minio)\b[\w-]*:",
+        ),
+    ),
+    CauseRule(
+        c.RUNBOOK_PERMISSION_DENIED,
+        _rx(
+            # Not the NGC entrypoint's own `find: '/usr/lib/ssl/private': Permission denied` (printed
+            # by every image started as a non-root user, e.g. under KServe): noise, not a model's file.
+            r"(?m:^(?![^\n]*\bfind: '/)[^\n]*Permission denied)",
+            r"\bEACCES\b",
+            r"Operation not permitted",
+            r"\[Errno 13\]",
+        ),
+    ),
+)
