@@ -147,6 +147,13 @@ def test_the_scanner_keeps_cores_closing_failure_logged_at_info() -> None:
     assert [f.model for f in plain.findings] == ["bk_onnx"]
     for chunk in (4096, 1 << 22):
         assert _same(_scanned(data, chunk), plain)
+    # ... and as a web page's source holds it (quotes as character references: ASCII, so the chunk is not
+    # passed whole as a re-typed one is)
+    for quote in (b"&#x27;", b"&#39;", b"&apos;"):
+        escaped = filler + closing.replace(b"'", quote).replace(b'"', b"&quot;") + filler
+        assert [f.model for f in diagnose_events(parse_text(escaped.decode())).findings] == ["bk_onnx"]
+        for chunk in (4096, 1 << 22):
+            assert _same(_scanned(escaped, chunk), plain), quote
 
 
 def _same(a: Report, b: Report) -> bool:

@@ -44,11 +44,12 @@ CHUNK_BYTES = 4 * 1024 * 1024
 NEEDLES: tuple[bytes, ...] = (
     b"Python stub",
     CLOSING_FAILURE.encode(),
+    CLOSING_FAILURE.replace("'", "&").encode(),
     *(mark.encode() for mark in PROGRESS_MARKS),
 )
 """Literals that make an ``I`` line worth parsing (the Python stub reports its failures at ``I``, and 2.51
-core's closing ``failed to load '<model>'``; `PROGRESS_MARKS` show start-up went on past a warning the
-engine weighs)."""
+core's closing ``failed to load '<model>'``, also with its quote as a web page's source holds it, ``&#39;``;
+`PROGRESS_MARKS` show start-up went on past a warning the engine weighs)."""
 BINARY_SNIFF_BYTES = 64 * 1024
 
 
