@@ -127,7 +127,10 @@ def test_accepts_a_notification_and_posts_it(bot: Bot, standin: SlackStandin) ->
     )
 
 
-@pytest.mark.parametrize("token", [None, "", "wrong-token", WEBHOOK_TOKEN + "x"])
+# Fixed ids: the token is random per process, and pytest-xdist's workers must collect the same names.
+@pytest.mark.parametrize(
+    "token", [None, "", "wrong-token", WEBHOOK_TOKEN + "x"], ids=["none", "empty", "wrong", "longer"]
+)
 def test_missing_or_wrong_bearer_is_401(bot: Bot, token: str | None) -> None:
     before = total(bot)
     answer = post(bot, json.dumps(notification("auth")), token=token)
