@@ -191,6 +191,21 @@ def test_no_gpu_listed_reads_the_same_quoted_or_not(reshape: Callable[[str], str
     assert _first(reshape(f"{_DRIVER}\n{listed}\n"))[0] == c.RUNBOOK_INSTANCE_GROUP_INVALID
 
 
+_POD = "triton-server-7d9f8b6c5-x2x4z triton "
+
+
+def _stern(plain: str, pod: str = _POD) -> str:
+    return "".join(f"{pod}{line}\n" for line in plain.splitlines())
+
+
+def _plain_and_stern(plain: str, pod: str = _POD) -> tuple[tuple, tuple]:
+    """The findings of ``plain`` and of it as stern prints it: the same models and runbooks."""
+    want = diagnose_events(parse_text(plain)).findings
+    got = diagnose_events(parse_text(_stern(plain, pod))).findings
+    assert [(f.model, f.runbook) for f in got] == [(f.model, f.runbook) for f in want]
+    return want, got
+
+
 def test_stern_columns_before_triton_lines_and_table_rows_are_peeled() -> None:
     """stern's default template prints ``<pod> <container> `` before every line: Triton's own lines and
     its status table still name their model; other text keeps the columns (nothing is guessed away)."""
@@ -204,15 +219,38 @@ def test_stern_columns_before_triton_lines_and_table_rows_are_peeled() -> None:
         "| densenet_onnx | 1       | UNAVAILABLE: Invalid argument: unexpected inference output |\n"
         "+---------------+---------+------------------------------------------------------------+\n"
     )
-    stern = "".join(f"triton-server-7d9f8b6c5-x2x4z triton {line}\n" for line in plain.splitlines())
-    want = diagnose_events(parse_text(plain)).findings
-    got = diagnose_events(parse_text(stern)).findings
-    assert [(f.model, f.runbook) for f in got] == [(f.model, f.runbook) for f in want]
+    want, got = _plain_and_stern(plain)
     assert want[0].model == "densenet_onnx"
     assert got[0].evidence[0].text.startswith("E0812 ")
     # Not a pod and a container before Triton's text: the line stays as written.
     events = parse_text("pre-trained model error: weights are stale\n")
     assert events[0].text == "pre-trained model error: weights are stale"
+
+
+def test_the_pods_columns_are_peeled_from_its_other_lines_too() -> None:
+    """Once stern's columns stood before Triton's own line, or two lines in a row start with the same
+    columns, that pod's other lines lose them too: a traceback's exception, `error: creating server` and
+    an entrypoint banner read as in the plain log (the Python error's class, the server's failure)."""
+    pod = _POD
+    plain = (
+        "I0812 22:00:05.156851 1 model_lifecycle.cc:461] loading: pre:1\n"
+        "E0812 22:00:07.156851 1 model_lifecycle.cc:641] failed to load 'pre' version 1: Internal: "
+        "ModuleNotFoundError: No module named 'cv2'\n"
+        "\n"
+        "At:\n"
+        "  /models/pre/1/model.py(3): <module>\n"
+        "error: creating server: Internal - failed to load all models\n"
+    )
+    want, _ = _plain_and_stern(plain, pod)
+    assert want[0].runbook == c.RUNBOOK_PYTHON_MODULE_MISSING
+    server_error = "error: creating server: Internal - failed to load all models"
+    assert parse_text(_stern(plain, pod))[-1].text == server_error
+    # No Triton line at all: two lines in a row with the same columns are enough.
+    banner = "ERROR: No supported GPU(s) detected to run this container"
+    events = parse_text(f"{pod}== Triton Inference Server ==\n{pod}{banner}\n")
+    assert events[-1].message.split("\n")[-1] == banner
+    # One line alone stays as written.
+    assert parse_text(f"{pod}{banner}\n")[0].text == f"{pod}{banner}"
 
 
 def test_a_paste_indented_as_a_markdown_code_block_keeps_its_table_and_server_error() -> None:

@@ -32,6 +32,8 @@ __all__ = [
     "classify_line",
     "is_paste_prompt",
     "peel_collector_prefix",
+    "stern_columns",
+    "stern_head",
     "unquote",
 ]
 
@@ -86,12 +88,16 @@ _COLLECTOR_PREFIXES = (
     # a quoted reply on GitHub, a forum or in mail: "> " (nested: "> > ")
     re.compile(r">(?: ?>)* ?"),
 )
+_STERN_COLUMNS = r"[a-z0-9]+(?:[-.][a-z0-9]+)+ [a-z0-9]+(?:[-_.][a-z0-9]+)* "
+_STERN_WHOLE = re.compile(_STERN_COLUMNS)
 # ... and those that copy-paste adds, peeled only where a line Triton wrote follows.
 _PREFIXES = (
     *_COLLECTOR_PREFIXES,
     # stern's default template, "<pod> <container> " (a pod name is DNS-1123 lowercase with a hyphen or a
-    # dot); kept only where Triton's own line or table follows, as every peel here
-    re.compile(r"[a-z0-9]+(?:[-.][a-z0-9]+)+ [a-z0-9]+(?:[-_.][a-z0-9]+)* (?=[IWEF]\d{4} |[|+])"),
+    # dot), with `--timestamps` a timestamp after them; kept only where Triton's own line or table follows,
+    # as every peel here (`stern_columns`: the
+    # parser then peels the same columns from that pod's other lines)
+    re.compile(_STERN_COLUMNS + r"(?=(?:\d{4}-\d\d-\d\dT\S+ )?(?:[IWEF]\d{4} |[|+]))"),
     # quoting and bullets from chat, mail and tickets
     re.compile(r"\s*(?:[>*]\s?)+\s*"),
     # plain indentation (last: it may only hide a log line, never a table row or an error: line)
@@ -181,6 +187,23 @@ def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
     # A raw line keeps its indentation (a traceback's), not a collector's prefix: the chunk
     # scanner strips those too, so both read the same text.
     return KIND_RAW, peel_collector_prefix(s), None
+
+
+def stern_columns(raw: str, peeled: str) -> str | None:
+    """The ``<pod> <container> `` columns stern printed before ``peeled`` (what `classify_line` read in
+    ``raw``), or None. Seen once before Triton's own line, the same literal columns are that pod's on its
+    other lines too (a traceback, a third-party message), where nothing after them says so."""
+    line = retyped(raw.rstrip("\r\n"))
+    if len(peeled) >= len(line) or not line.endswith(peeled):
+        return None
+    m = _STERN_WHOLE.match(line[: len(line) - len(peeled)])
+    return m.group(0) if m else None
+
+
+def stern_head(s: str) -> str | None:
+    """The stern-shaped ``<pod> <container> `` columns ``s`` starts with (a pod name has a hyphen/dot)."""
+    m = _STERN_WHOLE.match(s)
+    return m.group(0) if m else None
 
 
 # A shell prompt before the command a user ran: ``$ cmd``, bash's default ``[user@host dir]$ cmd`` and

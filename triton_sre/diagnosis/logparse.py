@@ -25,12 +25,15 @@ from triton_sre.diagnosis.envelopes import SKIP, Unwrapper
 from triton_sre.diagnosis.lineshape import (
     KIND_BORDER,
     KIND_LOG,
+    KIND_RAW,
     KIND_SPECIAL,
     KIND_TABLE,
     LEVEL_ERROR,
     LEVEL_INFO,
     classify_line,
     is_paste_prompt,
+    stern_columns,
+    stern_head,
     unquote,
 )
 from triton_sre.diagnosis.severity import is_failure_line
@@ -47,6 +50,8 @@ __all__ = [
 MAX_CONTINUATION_LINES = 200
 """Raw lines appended to one event at most (a traceback, a config dump); the rest are dropped."""
 MAX_CONTINUATION_CHARS = 32_000
+_MAX_COLUMNS = 16
+"""stern's columns of this many pods at most are remembered (a log of a few replicas)."""
 
 PROGRESS_MARKS: tuple[str, ...] = (
     "loading: ",
@@ -128,6 +133,9 @@ class _Parser:
         self.last_cell = ""
         self.cut = False
         """The status cell of the last table row as printed (padding kept), for `_continue_cell`."""
+        self.columns: tuple[str, ...] = ()
+        self.last_head: str | None = None
+        """stern's ``<pod> <container> `` columns seen before Triton's own lines (`stern_columns`)."""
 
     def _flush(self) -> LogEvent | None:
         cur = self.cur
@@ -212,6 +220,22 @@ class _Parser:
                 yield ev
             self.in_model_table = False
         kind, s, fields = classify_line(raw)
+        if kind == KIND_RAW:
+            for head in self.columns:
+                if s.startswith(head):
+                    kind, s, fields = classify_line(s[len(head) :])
+                    break
+            else:
+                # Two lines in a row that start with the same stern-shaped columns are one pod's lines.
+                head = stern_head(s)
+                if head is not None and head == self.last_head and len(self.columns) < _MAX_COLUMNS:
+                    self.columns += (head,)
+                    kind, s, fields = classify_line(s[len(head) :])
+                self.last_head = head
+        elif len(self.columns) < _MAX_COLUMNS and len(s) < len(raw) - 1:
+            head = stern_columns(raw, s)
+            if head is not None and head not in self.columns:
+                self.columns += (head,)
         if kind in (KIND_LOG, KIND_SPECIAL):
             ev = self._flush()
             if ev:
