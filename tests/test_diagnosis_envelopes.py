@@ -20,7 +20,7 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.diagnosis.api import diagnose_stream
 from triton_sre.diagnosis.engine import diagnose_events
-from triton_sre.diagnosis.envelopes import unwrap
+from triton_sre.diagnosis.envelopes import SKIP, unwrap, unwrap_csv
 from triton_sre.diagnosis.logparse import parse_text
 
 REAL = Path(__file__).parent / "data" / "logs" / "real"
@@ -167,3 +167,49 @@ def test_random_key_lines_never_raise() -> None:
         line = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 30)))
         for prefix in ("", '  "log": ', '  "textPayload": "', '{"log": "', '  "insertId": "x",\n  '):
             diagnose_events(parse_text(prefix + line + "\n"))
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        # CloudWatch Logs Insights' CSV: quotes doubled, a comma inside the quoted line
+        (
+            '2024-07-23 19:39:35.070,"E0723 19:39:35.070 1 model_lifecycle.cc:642] ""failed to load '
+            "'m' version 1: Invalid argument: a, b\"\"\"",
+            [
+                "E0723 19:39:35.070 1 model_lifecycle.cc:642] \"failed to load 'm' version 1: "
+                'Invalid argument: a, b"'
+            ],
+        ),
+        # Kibana/Datadog: the time quoted, more columns before the line
+        ('"2024-07-23T19:39:35Z","n1","triton","error: creating server: x"', ["error: creating server: x"]),
+        # unquoted
+        ("2024-07-23T19:39:35Z,I0723 19:39:35.07 1 server.cc:1] up", ["I0723 19:39:35.07 1 server.cc:1] up"]),
+        # the header
+        ("@timestamp,@message", SKIP),
+        ('"Date","Host","Service","Message"', SKIP),
+        # not an export's: Python logging's milliseconds after a comma, a sentence with commas
+        ("2024-07-23 19:39:35,070 - app - ERROR - Model load failed", None),
+        ("The model, as configured, failed", None),
+    ],
+)
+def test_a_csv_exports_rows_are_read_as_their_line(line: str, want: object) -> None:
+    assert unwrap_csv(line) == want
+
+
+def test_a_csv_export_reads_as_the_plain_log() -> None:
+    plain = (
+        "I0723 19:39:35.070 1 model_lifecycle.cc:461] loading: m:1\n"
+        "E0723 19:39:35.070 1 model_lifecycle.cc:642] failed to load 'm' version 1: Invalid argument: "
+        "unexpected inference output 'fc6_1', allowed outputs are: fc6\n"
+    )
+    export = "@timestamp,@message\n" + "".join(
+        '2024-07-23 19:39:35.070,"' + line.replace('"', '""') + '"\n' for line in plain.splitlines()
+    )
+    def read(findings: tuple) -> list[tuple]:  # the header shifts every line number by one
+        return [(f.model, f.runbook, [e.text for e in f.evidence]) for f in findings]
+
+    want = read(diagnose_events(parse_text(plain)).findings)
+    assert want[0][1] == c.RUNBOOK_TENSOR_NAME_MISMATCH
+    assert read(diagnose_events(parse_text(export)).findings) == want
+    assert read(diagnose_stream(io.BytesIO(export.encode()), {}).findings) == want

@@ -8,8 +8,9 @@ Docker's json-file driver and Kubernetes' CRI log files store it, the log as Clo
 JSON export holds it, and the log as a web page's HTML source
 holds it (``&#x27;``, ``&quot;``, ``&lt;``), with a web page's or an editor's look-alike characters (no-break
 spaces, curled quotes, a byte-order mark) and with a terminal's colour codes; as Loki's ``logcli`` prints it
-(label set, or JSON lines), as ``journalctl`` prints a systemd unit's output (short and short-iso), and quoted
-in a reply (``> ``).
+(label set, or JSON lines), as ``journalctl`` prints a systemd unit's output (short and short-iso), quoted
+in a reply (``> ``), behind Ray's ``(pid=N)`` prefix, moreutils' ``ts`` or a bracketed time, and as a CSV
+export's rows.
 """
 
 from __future__ import annotations
@@ -122,6 +123,20 @@ SHAPES: dict[str, Callable[[str], str]] = {
     ),
     # a log quoted in a reply on GitHub, a forum or in mail
     "quoted-reply": lambda t: "".join(f"> {line}\n" for line in t.splitlines()),
+    # Ray's prefix on a Serve replica's output (Triton in-process in a Ray Serve deployment)
+    "ray-serve": lambda t: "".join(
+        f"(ServeReplica:default:Triton pid=4567) {line}\n" for line in t.splitlines()
+    ),
+    # moreutils' `ts` and a wrapper's bracketed timestamp
+    "ts": lambda t: "".join(f"Jul 23 19:39:35 {line}\n" for line in t.splitlines()),
+    "bracketed-time": lambda t: "".join(f"[2024-07-23 19:39:35] {line}\n" for line in t.splitlines()),
+    # CloudWatch Logs Insights' "Download table (CSV)": the time, then the line quoted as CSV quotes it
+    "csv-export": lambda t: (
+        "@timestamp,@message\n"
+        + "".join(
+            f'2024-07-23 19:39:35.070,"{line.replace(chr(34), chr(34) * 2)}"\n' for line in t.splitlines()
+        )
+    ),
     # Docker's json-file driver as stored on the node (/var/lib/docker/containers/<id>/<id>-json.log)
     "docker-json-file": lambda t: "".join(
         json.dumps({"log": f"{line}\n", "stream": "stderr", "time": "2024-07-23T19:39:35.070084123Z"}) + "\n"
@@ -290,6 +305,8 @@ def test_a_paste_indented_as_a_markdown_code_block_keeps_its_table_and_server_er
         "loki-jsonl",
         "journalctl",
         "quoted-reply",
+        "csv-export",
+        "ray-serve",
     ],
 )
 def test_the_streaming_reader_agrees_on_every_shape(shape: str) -> None:

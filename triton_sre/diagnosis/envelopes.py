@@ -5,7 +5,8 @@ line: Docker's ``json-file`` driver (``{"log":"E0812 ...\\n","stream":"stderr","
 ``/var/lib/docker/containers/<id>/<id>-json.log`` holds), Fluentd and Fluent Bit (``log``),
 Google Cloud Logging exports (``textPayload``, or ``jsonPayload.message``), ``journalctl -o json``
 (``MESSAGE``), CloudWatch and Elastic exports (``message``, ``@message``, ``_source``), Loki's
-``logcli query -o jsonl`` (``line``, beside ``labels`` and ``timestamp``). Read as
+``logcli query -o jsonl`` (``line``, beside ``labels`` and ``timestamp``), and CSV exports' rows
+(CloudWatch Logs Insights, Kibana, Datadog: the time, then the line in the last column). Read as
 text, every such line is one opaque JSON string and Triton's own words (level letter, source
 file, quoting) are hidden. `unwrap` returns the program's text, split at the newlines a record
 may carry (a traceback logged as one record), so the parser reads the same lines as from the
@@ -14,11 +15,12 @@ plain log. A line that is not such a record is returned unchanged.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from typing import Any, Final
 
-__all__ = ["SHIPPER_KEYS", "SKIP", "TEXT_FIELDS", "Unwrapper", "unwrap"]
+__all__ = ["SHIPPER_KEYS", "SKIP", "TEXT_FIELDS", "Unwrapper", "unwrap", "unwrap_csv"]
 
 TEXT_FIELDS: Final = ("log", "textPayload", "MESSAGE", "@message")
 """The shippers' own fields for the program's line (Docker/Fluentd/Fluent Bit, Cloud Logging,
@@ -83,6 +85,28 @@ def _lines(text: str) -> list[str]:
 
 SKIP: Final = "skip"
 """`Unwrapper.read`'s answer for a line of a pretty-printed export that holds none of the program's text."""
+
+# A row of a CSV export whose first column is the record's time: CloudWatch Logs Insights' "Download table
+# (CSV)" (`@timestamp,@message`), Kibana's and Datadog's CSV reports. (Not Python logging's
+# `2024-07-23 19:39:35,070 - ...`: there the comma starts the milliseconds.)
+_CSV_ROW = re.compile(
+    r'"?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d| UTC)?"?,(?!\d{3}\b)'
+)
+_CSV_HEADER = re.compile(r'"?@?(?:timestamp|time|date)"?,"?@?[\w.]+"?(?:,"?@?[\w.]+"?)*\s*$', re.I)
+
+
+def unwrap_csv(line: str) -> list[str] | str | None:
+    """The program's lines in a CSV export's row (its last column, quotes undone), `SKIP` for its header
+    (``@timestamp,@message``), or None."""
+    if not _CSV_ROW.match(line):
+        return SKIP if _CSV_HEADER.match(line) else None
+    try:
+        fields = next(csv.reader([line]))
+    except (csv.Error, StopIteration):  # a field past the csv module's size limit
+        return None
+    return _lines(fields[-1]) if len(fields) >= 2 else None
+
+
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 _TEXT_KEYS = "|".join(re.escape(key) for key in (*TEXT_FIELDS, "message"))
 _KEY_TEXT = re.compile(rf'\s*"({_TEXT_KEYS})"\s*:\s*({_STRING})\s*,?\s*$')
@@ -106,6 +130,10 @@ class Unwrapper:
 
     def read(self, line: str) -> list[str] | str | None:
         """The program's lines in ``line``; `SKIP` for an export's own line; None: ``line`` as written."""
+        if line[:1].isdigit() or line[:1] in '"@tTdD':
+            pieces = unwrap_csv(line)
+            if pieces is not None:
+                return pieces
         if line.startswith("{"):
             pieces = unwrap(line)
             if pieces is not None:

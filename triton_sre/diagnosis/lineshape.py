@@ -81,10 +81,17 @@ _COLLECTOR_PREFIXES = (
     re.compile(r"[A-Za-z0-9][\w.-]*\s+\|\s?"),
     # Loki's logcli (default output): the stream's label set after the timestamp, '{app="triton"} '
     re.compile(r'\{(?:[A-Za-z_][\w.]*="(?:[^"\\\n]|\\.)*"(?:,\s*)?)*\}\s+'),
-    # syslog and `journalctl` (short): "Jan 29 12:00:00 host triton[123]: "
-    re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:]+: "),
+    # syslog and `journalctl` (short): "Jan 29 12:00:00 host triton[123]: " (the pid, or the kernel's
+    # "host kernel: ", tells it from `ts`'s bare time before a line that starts "x failed: ")
+    re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ (?:[\w./-]+\[\d+\]|kernel): "),
     # `journalctl -o short-iso` after its timestamp: "host tritonserver[123]: "
     re.compile(r"[\w.-]+ [\w./-]+\[\d+\]: "),
+    # a bare syslog-style time (moreutils' `ts`) and a bracketed timestamp (supervisors, wrappers' tee)
+    re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d "),
+    re.compile(r"\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\] ?"),
+    # Ray's prefix on a worker's or a Serve replica's output: "(ServeReplica:app:Triton pid=4567) ",
+    # "(pid=4567, ip=10.0.0.5) "
+    re.compile(r"\((?:[\w:.\-]+ )?pid=\d+(?:, ip=[\d.]+)?\) "),
     # a quoted reply on GitHub, a forum or in mail: "> " (nested: "> > ")
     re.compile(r">(?: ?>)* ?"),
 )
@@ -98,6 +105,9 @@ _PREFIXES = (
     # as every peel here (`stern_columns`: the
     # parser then peels the same columns from that pod's other lines)
     re.compile(_STERN_COLUMNS + r"(?=(?:\d{4}-\d\d-\d\dT\S+ )?(?:[IWEF]\d{4} |[|+]))"),
+    # a Python logging wrapper's fields after its timestamp: "- tritonserver - INFO - " (its level is the
+    # wrapper's, so a line of its own keeps them)
+    re.compile(r"-\s[\w.]+\s-\s(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s-\s"),
     # quoting and bullets from chat, mail and tickets
     re.compile(r"\s*(?:[>*]\s?)+\s*"),
     # plain indentation (last: it may only hide a log line, never a table row or an error: line)

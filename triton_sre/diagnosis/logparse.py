@@ -396,8 +396,11 @@ def parse(lines: Iterable[tuple[int, str]]) -> Iterator[LogEvent]:
     parser = _Parser()
     unwrapper = Unwrapper()
     for number, raw in lines:
-        # (a JSON record starts a line; an export's key lines are indented, or start with their quote)
-        if not (unwrapper.in_export or (raw[:1] in '{ \t"' and '"' in raw)):
+        # (a JSON record starts a line; an export's key lines are indented, or start with their quote; a
+        # CSV export's row with its time, its header with the time's column)
+        lead = raw[:1]
+        csv_like = (lead.isdigit() or lead in "@tTdD") and "," in raw
+        if not (unwrapper.in_export or (lead in '{ \t"' and '"' in raw) or csv_like):
             yield from parser.feed(number, raw)
             continue
         entering = not unwrapper.in_export
