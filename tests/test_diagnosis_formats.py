@@ -321,3 +321,48 @@ def test_the_streaming_reader_agrees_on_every_shape(shape: str) -> None:
 
 def _evidence(findings: tuple) -> list[tuple]:
     return [(f.model, f.runbook, [(e.line, e.text) for e in f.evidence]) for f in findings]
+
+
+def _hard_wrapped(text: str, width: int) -> str:
+    return "".join(
+        line[i : i + width] + "\n" for line in text.splitlines() for i in range(0, len(line) or 1, width)
+    )
+
+
+def test_a_log_hard_wrapped_at_a_terminals_width_reads_as_the_plain_log() -> None:
+    """A terminal, an editor or a mail client cut every long line at its width: the pieces are one line
+    again (what the rules read and the evidence quotes), whether the message is quoted or not."""
+    plain = (
+        "I0812 22:00:05.156851 1 model_lifecycle.cc:461] loading: densenet_onnx:1\n"
+        "E0812 22:00:07.156851 1 model_lifecycle.cc:641] failed to load 'densenet_onnx' version 1: Invalid "
+        "argument: unexpected inference output 'fc6_1', allowed outputs are: fc6\n"
+    )
+    quoted = plain.replace(
+        "] failed to load 'densenet_onnx' version 1: Invalid",
+        "] \"failed to load 'densenet_onnx' version 1: Invalid",
+    ).replace("fc6\n", 'fc6"\n')
+    for text in (plain, quoted):
+        want = _evidence(diagnose_events(parse_text(text)).findings)
+        assert want[0][1] == c.RUNBOOK_TENSOR_NAME_MISMATCH
+        for width in (80, 100, 120):
+            assert _evidence(diagnose_events(parse_text(_hard_wrapped(text, width))).findings) == want, width
+
+
+def test_lines_that_only_look_cut_stay_apart() -> None:
+    """Not a cut line's rest: a row of a column listing as wide as the one before (``kubectl get``), an
+    exception after a frame, a line starting with a capital after a full line, and a longer line."""
+    row = "triton-inference-server-7cd84c8f4b-wzsk9   0/1     CrashLoopBackOff   8 (18s ago)   23m"
+    listing = f"I0812 22:00:05.156851 1 server.cc:1] {'x' * 42}\n" + "\n".join(
+        [row.replace("wzsk9", f"wzsk{i}") for i in range(3)]
+    )
+    texts = [e.text for e in parse_text(listing)]
+    assert [len(line) for line in listing.splitlines()[1:]] == [len(row)] * 3
+    assert all(row.replace("wzsk9", f"wzsk{i}") not in texts[0] for i in (1, 2))
+    frame = '  File "/opt/tritonserver/backends/python/model.py", line 33, in initialize' + " " * 7
+    exception = "ModuleNotFoundError: No module named 'cv2'"
+    events = parse_text(f"Traceback (most recent call last):\n{frame[:80]}\n{exception}\n")
+    assert events[0].message.split("\n")[-1] == exception
+    head = "W0812 22:00:05.156851 1 pinned_memory_manager.cc:237] Unable to allocate pinned memory"
+    full = head + "!" * (80 - len(head))
+    events = parse_text(f"{full}\nNext sentence of another writer.\n")
+    assert events[0].message.endswith("\nNext sentence of another writer.")

@@ -50,6 +50,16 @@ __all__ = [
 MAX_CONTINUATION_LINES = 200
 """Raw lines appended to one event at most (a traceback, a config dump); the rest are dropped."""
 MAX_CONTINUATION_CHARS = 32_000
+_MIN_WRAP = 60
+_TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
+_MAX_WIDTHS = 64
+# Lines that start on their own, never the rest of a cut line: indented text (one blank is the cut's), a
+# traceback's header and frames, an exception line, pybind11's "At:".
+_OWN_LINE = re.compile(
+    r"\t| {2}|Traceback \(|At:|During handling|The above exception|[\w.]*(?:Error|Exception)\b"
+)
+_MID_WORD = re.compile(r"[a-z0-9_)\]}'\",.;:/-]")
+_HAS_WORD = re.compile(r"[A-Za-z0-9]")
 _MAX_COLUMNS = 16
 """stern's columns of this many pods at most are remembered (a log of a few replicas)."""
 
@@ -136,6 +146,12 @@ class _Parser:
         self.columns: tuple[str, ...] = ()
         self.last_head: str | None = None
         """stern's ``<pod> <container> `` columns seen before Triton's own lines (`stern_columns`)."""
+        self.prev_raw = ""
+        """The line fed before this one, as written (read only where a raw line may go on it: `_wrapped`)."""
+        self.wrap_counts: dict[int, int] = {}
+        """Widths of lines a raw line continued (`_wrapped`)."""
+        self.quoted = False
+        """The current log event's message is quoted (24.06+): a wrapped piece ends with its closing quote."""
 
     def _flush(self) -> LogEvent | None:
         cur = self.cur
@@ -171,6 +187,40 @@ class _Parser:
         self.cur = [line, level, source, text, [message], len(message), model, version]
         self.cut = False
         self.last_cell = ""
+        self.quoted = False
+
+    def _wrapped(self, before: str, piece: str, piece_width: int) -> bool:
+        """Whether ``piece`` goes on the line before it, which a terminal, an editor or a mail client cut at
+        its width: that line filled a common terminal width, or a width at which another line was cut
+        already; the piece is no longer (a cut line's rest or middle), goes on mid-word or after the cut's
+        blank, and starts no line of its own (indentation, a traceback's or an exception's). Rows of a column
+        listing (``kubectl get``) all have one width, padded with runs of blanks: never a middle piece."""
+        width = len(before)
+        if width < _MIN_WRAP or piece_width > width or not piece or _OWN_LINE.match(piece):
+            return False
+        if piece_width == width and ("   " in before or "   " in piece):
+            return False  # a row of a column listing, not a cut line's middle piece
+        goes_on = before[-1] == " " or piece[0] == " " or _MID_WORD.match(piece) is not None
+        if not goes_on or not _HAS_WORD.search(piece):
+            return False
+        seen = self.wrap_counts.get(width, 0)
+        if seen or len(self.wrap_counts) < _MAX_WIDTHS:
+            self.wrap_counts[width] = seen + 1
+        return seen >= 1 or width in _TERMINAL_WIDTHS
+
+    def _join(self, piece: str, blank: bool) -> None:
+        """``piece`` appended to the current line, as it was before the cut."""
+        cur = self.cur
+        assert cur is not None
+        parts = cur[4]
+        assert isinstance(parts, list)
+        gap = " " if blank else ""
+        if len(parts) == 1:  # the evidence: the line as written
+            cur[3] = f"{str(cur[3]).rstrip()}{gap}{piece}"
+        if self.quoted:
+            piece = unquote('"' + piece)
+        parts[-1] = f"{str(parts[-1]).rstrip()}{gap}{piece}"
+        cur[5] = int(cur[5]) + len(gap) + len(piece)  # type: ignore[call-overload]
 
     def _append(self, piece: str) -> None:
         cur = self.cur
@@ -214,6 +264,7 @@ class _Parser:
     def feed(self, number: int, raw: str) -> Iterator[LogEvent]:
         contiguous = 0 <= number - self.last_line <= 1  # 0: another line of the same JSON record
         self.last_line = number
+        before, self.prev_raw = self.prev_raw, raw
         if not contiguous:
             ev = self._flush()
             if ev:
@@ -245,8 +296,10 @@ class _Parser:
             level, source, message = fields
             # Stripped inside the quotes as well: a quoted message ("... are: ") reads as its unquoted
             # form, whose trailing blanks the line's end already dropped.
+            quoted = kind == KIND_LOG and message.lstrip().startswith('"')
             message = unquote(message.strip()).strip() if kind == KIND_LOG else message.strip()
             self._start(number, level, source, s, message)
+            self.quoted = quoted
             return
         if kind == KIND_BORDER:
             if self.cur is not None:
@@ -374,6 +427,13 @@ class _Parser:
                 # header, is its message, and the evidence shows both. (An I header before prose is not.)
                 self.cur[4] = [unquote(s.strip()).strip()]
                 self.cur[3] = f"{str(self.cur[3]).rstrip()} {s.strip()}"
+                self.quoted = s.lstrip()[:1] == '"'
+                return
+            # (a line that carries a collector's prefix of its own was written as a line, not cut from one)
+            line, before = raw.rstrip("\r\n"), before.rstrip("\r\n")
+            peeled = len(s) < len(line) and line.endswith(s)
+            if not peeled and self._wrapped(before, s, len(line)):
+                self._join(s, before.endswith(" "))
                 return
             self._append(s)
             return
