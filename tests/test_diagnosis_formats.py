@@ -9,8 +9,8 @@ JSON export holds it, and the log as a web page's HTML source
 holds it (``&#x27;``, ``&quot;``, ``&lt;``), with a web page's or an editor's look-alike characters (no-break
 spaces, curled quotes, a byte-order mark) and with a terminal's colour codes; as Loki's ``logcli`` prints it
 (label set, or JSON lines), as ``journalctl`` prints a systemd unit's output (short and short-iso), quoted
-in a reply (``> ``), behind Ray's ``(pid=N)`` prefix, moreutils' ``ts`` or a bracketed time, and as a CSV
-export's rows.
+in a reply (``> ``), behind Ray's ``(pid=N)`` prefix, moreutils' ``ts`` or a bracketed time, numbered by
+``cat -n`` or grep, and as a CSV export's rows.
 """
 
 from __future__ import annotations
@@ -130,6 +130,10 @@ SHAPES: dict[str, Callable[[str], str]] = {
     # moreutils' `ts` and a wrapper's bracketed timestamp
     "ts": lambda t: "".join(f"Jul 23 19:39:35 {line}\n" for line in t.splitlines()),
     "bracketed-time": lambda t: "".join(f"[2024-07-23 19:39:35] {line}\n" for line in t.splitlines()),
+    # `cat -n`, and grep's output with file names (`grep -rn`, `grep -H`)
+    "cat-n": lambda t: "".join(f"{i:6d}\t{line}\n" for i, line in enumerate(t.splitlines(), 1)),
+    "grep-rn": lambda t: "".join(f"logs/triton.log:{i}:{line}\n" for i, line in enumerate(t.splitlines(), 1)),
+    "grep-h": lambda t: "".join(f"triton.log:{line}\n" for line in t.splitlines()),
     # CloudWatch Logs Insights' "Download table (CSV)": the time, then the line quoted as CSV quotes it
     "csv-export": lambda t: (
         "@timestamp,@message\n"
@@ -346,6 +350,26 @@ def test_a_log_hard_wrapped_at_a_terminals_width_reads_as_the_plain_log() -> Non
         assert want[0][1] == c.RUNBOOK_TENSOR_NAME_MISMATCH
         for width in (80, 100, 120):
             assert _evidence(diagnose_events(parse_text(_hard_wrapped(text, width))).findings) == want, width
+
+
+def test_grep_n_numbers_are_peeled_where_they_count_on() -> None:
+    """``grep -n`` (or ``-C``) numbers each line it prints: peeled before Triton's own text, and before any
+    line whose number is one more than the line before's (a traceback's lines); a lone "12:" stays."""
+    plain = (
+        "E0812 22:00:07.156851 1 model_lifecycle.cc:641] failed to load 'pre' version 1: Internal: "
+        "ModuleNotFoundError: No module named 'cv2'\n"
+        "\n"
+        "At:\n"
+        "  /models/pre/1/model.py(3): <module>\n"
+    )
+    grepped = "".join(
+        f"{i}{':' if i == 41 else '-'}{line}\n" for i, line in enumerate(plain.splitlines(), 41)
+    )
+    assert _evidence(diagnose_events(parse_text(grepped)).findings) == _evidence(
+        diagnose_events(parse_text(plain)).findings
+    )
+    assert parse_text(grepped)[0].message.endswith("\nAt:\n  /models/pre/1/model.py(3): <module>")
+    assert parse_text("12:34 is not a line number\n")[0].text == "12:34 is not a line number"
 
 
 def test_lines_that_only_look_cut_stay_apart() -> None:

@@ -94,6 +94,10 @@ _COLLECTOR_PREFIXES = (
     re.compile(r"\((?:[\w:.\-]+ )?pid=\d+(?:, ip=[\d.]+)?\) "),
     # a quoted reply on GitHub, a forum or in mail: "> " (nested: "> > ")
     re.compile(r">(?: ?>)* ?"),
+    # `cat -n`'s line number, and grep's file name (with -n, its line number; ":" on a match, "-" on a
+    # context line): "     12\t", "logs/triton.log:12:"
+    re.compile(r" *\d+\t"),
+    re.compile(r"[\w./-]+\.(?:log|txt|out|err)(?:[:-]\d+(?=[:-](?!\d\d[-:])))?[:-]"),
 )
 _STERN_COLUMNS = r"[a-z0-9]+(?:[-.][a-z0-9]+)+ [a-z0-9]+(?:[-_.][a-z0-9]+)* "
 _STERN_WHOLE = re.compile(_STERN_COLUMNS)
@@ -108,6 +112,9 @@ _PREFIXES = (
     # a Python logging wrapper's fields after its timestamp: "- tritonserver - INFO - " (its level is the
     # wrapper's, so a line of its own keeps them)
     re.compile(r"-\s[\w.]+\s-\s(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s-\s"),
+    # grep -n's line number without a file name ("12:" on a match, "13-" on a context line): kept only
+    # before Triton's own text (a time such as "12:34:56" starts other lines)
+    re.compile(r"\d+[:-](?=[IWEF]\d{4} |\d{4}-\d\d-\d\dT|[|+]|error: |\[libprotobuf )"),
     # quoting and bullets from chat, mail and tickets
     re.compile(r"\s*(?:[>*]\s?)+\s*"),
     # plain indentation (last: it may only hide a log line, never a table row or an error: line)

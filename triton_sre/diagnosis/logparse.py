@@ -58,6 +58,7 @@ _MAX_WIDTHS = 64
 _OWN_LINE = re.compile(
     r"\t| {2}|Traceback \(|At:|During handling|The above exception|[\w.]*(?:Error|Exception)\b"
 )
+_GREP_NUMBER = re.compile(r"(\d{1,9})[:-](?!\d\d[-:])")  # not a date's year or a time's hour
 _MID_WORD = re.compile(r"[a-z0-9_)\]}'\",.;:/-]")
 _HAS_WORD = re.compile(r"[A-Za-z0-9]")
 _MAX_COLUMNS = 16
@@ -146,6 +147,8 @@ class _Parser:
         self.columns: tuple[str, ...] = ()
         self.last_head: str | None = None
         """stern's ``<pod> <container> `` columns seen before Triton's own lines (`stern_columns`)."""
+        self.grep_next = 0
+        """The number grep -n would print on this line, after a line that started with one (0: none)."""
         self.prev_raw = ""
         """The line fed before this one, as written (read only where a raw line may go on it: `_wrapped`)."""
         self.wrap_counts: dict[int, int] = {}
@@ -271,6 +274,14 @@ class _Parser:
                 yield ev
             self.in_model_table = False
         kind, s, fields = classify_line(raw)
+        if raw[:1].isdigit():
+            number_at = _GREP_NUMBER.match(raw)
+            grep_next, self.grep_next = self.grep_next, int(number_at.group(1)) + 1 if number_at else 0
+            if kind == KIND_RAW and number_at and grep_next and int(number_at.group(1)) == grep_next:
+                # grep -n's numbers, one more than the line before's: the rest is the line grep printed
+                kind, s, fields = classify_line(raw[number_at.end() :])
+        else:
+            self.grep_next = 0
         if kind == KIND_RAW:
             for head in self.columns:
                 if s.startswith(head):
