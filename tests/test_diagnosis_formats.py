@@ -296,6 +296,33 @@ def test_a_paste_indented_as_a_markdown_code_block_keeps_its_table_and_server_er
     assert all(e.source == "" for e in events)
 
 
+def test_a_paste_indented_as_a_whole_loses_that_indentation_only() -> None:
+    """A paste whose first line is indented (a Markdown code block, 4 to 8 blanks) loses that much from every
+    line: `kubectl describe`'s sections start their lines again, a traceback keeps its own indentation. The
+    first line decides: an indented line later in a log is a traceback's or a dump's."""
+    plain = (
+        "Name:         triton-0\n"
+        "Status:       Pending\n"
+        "Events:\n"
+        "  Type     Reason            Age   From               Message\n"
+        "  Warning  FailedScheduling  10s   default-scheduler  0/3 nodes are available: "
+        "3 Insufficient nvidia.com/gpu.\n"
+    )
+    want = _evidence(diagnose_events(parse_text(plain)).findings)
+    assert want and want[0][1] == c.RUNBOOK_POD_UNSCHEDULABLE
+    indented = "".join(f"    {line}\n" for line in plain.splitlines())
+    assert _evidence(diagnose_events(parse_text(indented)).findings) == want
+    traceback = (
+        '    Traceback (most recent call last):\n      File "m.py", line 1, in <module>\n    ImportError: x\n'
+    )
+    assert (
+        parse_text(traceback)[0].message
+        == 'Traceback (most recent call last):\n  File "m.py", line 1, in <module>\nImportError: x'
+    )
+    later = "I0101 00:00:00.000000 1 server.cc:1] up\n    Status:       Pending\n"
+    assert parse_text(later)[0].message.endswith("\n    Status:       Pending")
+
+
 @pytest.mark.parametrize(
     "shape",
     [

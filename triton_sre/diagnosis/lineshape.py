@@ -29,8 +29,10 @@ __all__ = [
     "MAX_LINE_CHARS",
     "SOURCE_MAIN",
     "SOURCE_PROTOBUF",
+    "TERMINAL_WIDTHS",
     "classify_line",
     "is_paste_prompt",
+    "looks_cut",
     "peel_collector_prefix",
     "stern_columns",
     "stern_head",
@@ -78,7 +80,7 @@ _COLLECTOR_PREFIXES = (
     # instance number, as Isaac ROS pastes show every line of an in-process Triton)
     re.compile(r"\[[A-Za-z_][\w.]*-\d+\] ?"),
     # docker compose service prefix: "triton-1  | "
-    re.compile(r"[A-Za-z0-9][\w.-]*\s+\|\s?"),
+    re.compile(r"[A-Za-z0-9][\w.-]* +\|\s?"),
     # Loki's logcli (default output): the stream's label set after the timestamp, '{app="triton"} '
     re.compile(r'\{(?:[A-Za-z_][\w.]*="(?:[^"\\\n]|\\.)*"(?:,\s*)?)*\}\s+'),
     # syslog and `journalctl` (short): "Jan 29 12:00:00 host triton[123]: " (the pid, or the kernel's
@@ -221,6 +223,33 @@ def stern_head(s: str) -> str | None:
     """The stern-shaped ``<pod> <container> `` columns ``s`` starts with (a pod name has a hyphen/dot)."""
     m = _STERN_WHOLE.match(s)
     return m.group(0) if m else None
+
+
+_MIN_WRAP = 60
+TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
+"""Widths terminals and mail clients cut lines at most often (`looks_cut`)."""
+# Lines that start on their own, never the rest of a cut line: indented text (one blank is the cut's), a
+# traceback's header and frames, an exception line, pybind11's "At:".
+_OWN_LINE = re.compile(
+    r"\t| {2}|Traceback \(|At:|During handling|The above exception|[\w.]*(?:Error|Exception)\b"
+)
+_MID_WORD = re.compile(r"[a-z0-9_)\]}'\",.;:/-]")
+_HAS_WORD = re.compile(r"[A-Za-z0-9]")
+
+
+def looks_cut(before: str, piece: str, piece_width: int) -> int | None:
+    """The width ``before`` was cut at when ``piece`` (a raw line ``piece_width`` wide as written) reads as
+    the rest of it, as a terminal, an editor or a mail client hard-wraps: the piece is no longer (a cut
+    line's rest or middle), goes on mid-word or after the cut's blank, and starts no line of its own
+    (indentation, a traceback's or an exception's). Rows of a column listing (``kubectl get``) all have one
+    width, padded with runs of blanks: never a middle piece. None: not a cut."""
+    width = len(before)
+    if width < _MIN_WRAP or piece_width > width or not piece or _OWN_LINE.match(piece):
+        return None
+    if piece_width == width and ("   " in before or "   " in piece):
+        return None
+    goes_on = before[-1] == " " or piece[0] == " " or _MID_WORD.match(piece) is not None
+    return width if goes_on and _HAS_WORD.search(piece) else None
 
 
 # A shell prompt before the command a user ran: ``$ cmd``, bash's default ``[user@host dir]$ cmd`` and

@@ -30,8 +30,10 @@ from triton_sre.diagnosis.lineshape import (
     KIND_TABLE,
     LEVEL_ERROR,
     LEVEL_INFO,
+    TERMINAL_WIDTHS,
     classify_line,
     is_paste_prompt,
+    looks_cut,
     stern_columns,
     stern_head,
     unquote,
@@ -50,17 +52,10 @@ __all__ = [
 MAX_CONTINUATION_LINES = 200
 """Raw lines appended to one event at most (a traceback, a config dump); the rest are dropped."""
 MAX_CONTINUATION_CHARS = 32_000
-_MIN_WRAP = 60
-_TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
 _MAX_WIDTHS = 64
-# Lines that start on their own, never the rest of a cut line: indented text (one blank is the cut's), a
-# traceback's header and frames, an exception line, pybind11's "At:".
-_OWN_LINE = re.compile(
-    r"\t| {2}|Traceback \(|At:|During handling|The above exception|[\w.]*(?:Error|Exception)\b"
-)
 _GREP_NUMBER = re.compile(r"(\d{1,9})[:-](?!\d\d[-:])")  # not a date's year or a time's hour
-_MID_WORD = re.compile(r"[a-z0-9_)\]}'\",.;:/-]")
-_HAS_WORD = re.compile(r"[A-Za-z0-9]")
+_FIRST_LINES = 3
+"""A paste's first non-blank line comes within its first lines (a reader that skips lines starts later)."""
 _MAX_COLUMNS = 16
 """stern's columns of this many pods at most are remembered (a log of a few replicas)."""
 
@@ -147,6 +142,8 @@ class _Parser:
         self.columns: tuple[str, ...] = ()
         self.last_head: str | None = None
         """stern's ``<pod> <container> `` columns seen before Triton's own lines (`stern_columns`)."""
+        self.indent: str | None = None
+        """The blanks every line of the paste starts with (None before its first non-blank line)."""
         self.grep_next = 0
         """The number grep -n would print on this line, after a line that started with one (0: none)."""
         self.prev_raw = ""
@@ -193,23 +190,15 @@ class _Parser:
         self.quoted = False
 
     def _wrapped(self, before: str, piece: str, piece_width: int) -> bool:
-        """Whether ``piece`` goes on the line before it, which a terminal, an editor or a mail client cut at
-        its width: that line filled a common terminal width, or a width at which another line was cut
-        already; the piece is no longer (a cut line's rest or middle), goes on mid-word or after the cut's
-        blank, and starts no line of its own (indentation, a traceback's or an exception's). Rows of a column
-        listing (``kubectl get``) all have one width, padded with runs of blanks: never a middle piece."""
-        width = len(before)
-        if width < _MIN_WRAP or piece_width > width or not piece or _OWN_LINE.match(piece):
-            return False
-        if piece_width == width and ("   " in before or "   " in piece):
-            return False  # a row of a column listing, not a cut line's middle piece
-        goes_on = before[-1] == " " or piece[0] == " " or _MID_WORD.match(piece) is not None
-        if not goes_on or not _HAS_WORD.search(piece):
+        """Whether ``piece`` goes on the line before it (`lineshape.looks_cut`), which filled a common
+        terminal width or a width at which another line was cut already."""
+        width = looks_cut(before, piece, piece_width)
+        if width is None:
             return False
         seen = self.wrap_counts.get(width, 0)
         if seen or len(self.wrap_counts) < _MAX_WIDTHS:
             self.wrap_counts[width] = seen + 1
-        return seen >= 1 or width in _TERMINAL_WIDTHS
+        return seen >= 1 or width in TERMINAL_WIDTHS
 
     def _join(self, piece: str, blank: bool) -> None:
         """``piece`` appended to the current line, as it was before the cut."""
@@ -267,6 +256,15 @@ class _Parser:
     def feed(self, number: int, raw: str) -> Iterator[LogEvent]:
         contiguous = 0 <= number - self.last_line <= 1  # 0: another line of the same JSON record
         self.last_line = number
+        if self.indent is None:  # the first line: a paste indented as a whole (a Markdown code block)
+            if raw.strip() or number > _FIRST_LINES:
+                lead = len(raw) - len(raw.lstrip(" "))
+                self.indent = " " * lead if 4 <= lead <= 8 and number <= _FIRST_LINES else ""
+        elif self.indent:
+            if raw.startswith(self.indent):
+                raw = raw[len(self.indent) :]
+            elif raw.strip():
+                self.indent = ""  # a line less indented: the paste's own indentation ends here
         before, self.prev_raw = self.prev_raw, raw
         if not contiguous:
             ev = self._flush()
