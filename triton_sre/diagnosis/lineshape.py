@@ -79,8 +79,10 @@ _COLLECTOR_PREFIXES = (
     # ROS 2 launch's per-process prefix: "[component_container-1] " (the executable's name and its
     # instance number, as Isaac ROS pastes show every line of an in-process Triton)
     re.compile(r"\[[A-Za-z_][\w.]*-\d+\] ?"),
+    # `cat -n`'s line number, "     12\t" (before compose's column: "12\t|" is no service's name)
+    re.compile(r" *\d+\t"),
     # docker compose service prefix: "triton-1  | "
-    re.compile(r"[A-Za-z0-9][\w.-]* +\|\s?"),
+    re.compile(r"[A-Za-z0-9][\w.-]*[ \t]+\|\s?"),
     # Loki's logcli (default output): the stream's label set after the timestamp, '{app="triton"} '
     re.compile(r'\{(?:[A-Za-z_][\w.]*="(?:[^"\\\n]|\\.)*"(?:,\s*)?)*\}\s+'),
     # syslog and `journalctl` (short): "Jan 29 12:00:00 host triton[123]: " (the pid, or the kernel's
@@ -96,9 +98,8 @@ _COLLECTOR_PREFIXES = (
     re.compile(r"\((?:[\w:.\-]+ )?pid=\d+(?:, ip=[\d.]+)?\) "),
     # a quoted reply on GitHub, a forum or in mail: "> " (nested: "> > ")
     re.compile(r">(?: ?>)* ?"),
-    # `cat -n`'s line number, and grep's file name (with -n, its line number; ":" on a match, "-" on a
-    # context line): "     12\t", "logs/triton.log:12:"
-    re.compile(r" *\d+\t"),
+    # grep's file name (with -n, its line number; ":" on a match, "-" on a context line):
+    # "logs/triton.log:12:"
     re.compile(r"[\w./-]+\.(?:log|txt|out|err)(?:[:-]\d+(?=[:-](?!\d\d[-:])))?[:-]"),
 )
 _STERN_COLUMNS = r"[a-z0-9]+(?:[-.][a-z0-9]+)+ [a-z0-9]+(?:[-_.][a-z0-9]+)* "
