@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any, Final
 
-__all__ = ["SHIPPER_KEYS", "SKIP", "TEXT_FIELDS", "Unwrapper", "unwrap", "unwrap_csv"]
+__all__ = ["SHIPPER_KEYS", "SKIP", "TEXT_FIELDS", "Unwrapper", "may_hold_record", "unwrap", "unwrap_csv"]
 
 TEXT_FIELDS: Final = ("log", "textPayload", "MESSAGE", "@message")
 """The shippers' own fields for the program's line (Docker/Fluentd/Fluent Bit, Cloud Logging,
@@ -95,6 +95,18 @@ _CSV_ROW = re.compile(
 _CSV_HEADER = re.compile(r'"?@?(?:timestamp|time|date)"?,"?@?[\w.]+"?(?:,"?@?[\w.]+"?)*\s*$', re.I)
 
 
+def _csv_lead(line: str) -> bool:
+    """``line`` may be a CSV export's row (its time first) or header (its time column's name first)."""
+    lead = line[:1]
+    return (lead.isdigit() or lead in '"@tTdD') and "," in line
+
+
+def may_hold_record(line: str) -> bool:
+    """Whether ``line`` may be a shipper's JSON record, a line of a pretty-printed export (its key lines are
+    indented, or start with their quote) or a CSV export's row: only such lines go to `Unwrapper.read`."""
+    return (line[:1] in '{ \t"' and '"' in line) or _csv_lead(line)
+
+
 def unwrap_csv(line: str) -> list[str] | str | None:
     """The program's lines in a CSV export's row (its last column, quotes undone), `SKIP` for its header
     (``@timestamp,@message``), or None."""
@@ -130,7 +142,7 @@ class Unwrapper:
 
     def read(self, line: str) -> list[str] | str | None:
         """The program's lines in ``line``; `SKIP` for an export's own line; None: ``line`` as written."""
-        if line[:1].isdigit() or line[:1] in '"@tTdD':
+        if _csv_lead(line):
             pieces = unwrap_csv(line)
             if pieces is not None:
                 return pieces

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from triton_sre.diagnosis.envelopes import SKIP, Unwrapper
+from triton_sre.diagnosis.envelopes import SKIP, Unwrapper, may_hold_record
 from triton_sre.diagnosis.lineshape import (
     KIND_BORDER,
     KIND_LOG,
@@ -465,11 +465,7 @@ def parse(lines: Iterable[tuple[int, str]]) -> Iterator[LogEvent]:
     parser = _Parser()
     unwrapper = Unwrapper()
     for number, raw in lines:
-        # (a JSON record starts a line; an export's key lines are indented, or start with their quote; a
-        # CSV export's row with its time, its header with the time's column)
-        lead = raw[:1]
-        csv_like = (lead.isdigit() or lead in "@tTdD") and "," in raw
-        if not (unwrapper.in_export or (lead in '{ \t"' and '"' in raw) or csv_like):
+        if not (unwrapper.in_export or may_hold_record(raw)):
             yield from parser.feed(number, raw)
             continue
         entering = not unwrapper.in_export
