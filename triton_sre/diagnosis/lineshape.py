@@ -216,8 +216,7 @@ def stern_columns(raw: str, peeled: str) -> str | None:
     line = retyped(raw.rstrip("\r\n"))
     if len(peeled) >= len(line) or not line.endswith(peeled):
         return None
-    m = _STERN_WHOLE.match(line[: len(line) - len(peeled)])
-    return m.group(0) if m else None
+    return stern_head(line[: len(line) - len(peeled)])
 
 
 def stern_head(s: str) -> str | None:

@@ -140,8 +140,9 @@ class _Parser:
         self.cut = False
         """The status cell of the last table row as printed (padding kept), for `_continue_cell`."""
         self.columns: tuple[str, ...] = ()
-        self.last_head: str | None = None
         """stern's ``<pod> <container> `` columns seen before Triton's own lines (`stern_columns`)."""
+        self.last_head: str | None = None
+        """The stern-shaped columns the last raw line started with (two in a row: one pod's lines)."""
         self.indent: str | None = None
         """The blanks every line of the paste starts with (None before its first non-blank line)."""
         self.grep_next = 0
