@@ -304,6 +304,25 @@ def test_release_is_read_from_the_banner_and_the_options_table() -> None:
     assert diagnose_events(parse_text(real)).release == "24.10"  # the real 2.51 server
 
 
+def test_release_is_read_from_the_one_server_image_a_log_runs() -> None:
+    from triton_sre.diagnosis.releases import image_release_in
+
+    assert image_release_in("docker run --gpus all nvcr.io/nvidia/tritonserver:24.08-py3 tritonserver") == {"24.08"}
+    assert image_release_in("FROM nvcr.io/nvidia/tritonserver:24.01-trtllm-python-py3") == {"24.01"}
+    assert image_release_in("image: tritonserver:20.03.1-py3") == {"20.03"}
+    assert image_release_in("docker run nvcr.io/nvidia/tritonserver:25.01-py3-sdk perf_analyzer") == set()
+    failure = "E1128 10:29:44.054714 1 model_lifecycle.cc:597] failed to load 'm' version 1: Internal: boom\n"
+    # kubelet's event in `kubectl describe pod` (dev4/server-7154's wording)
+    kubelet = '  Normal  Pulled  4m10s  kubelet  Container image "nvcr.io/nvidia/tritonserver:24.03-py3" already present\n'
+    assert diagnose_events(parse_text(kubelet + failure)).release == "24.03"
+    # the server's own banner wins over an image named before it; a paste that tried two tags names neither
+    banner = "NVIDIA Release 24.05 (build 1)\n"
+    assert diagnose_events(parse_text(kubelet + banner + failure)).release == "24.05"
+    other = kubelet.replace("24.03", "23.12")
+    assert diagnose_events(parse_text(kubelet + other + failure)).release is None
+    sdk = kubelet.replace("24.03-py3", "24.03-py3-sdk")
+    assert diagnose_events(parse_text(sdk + failure)).release is None
+
 def test_fil_xgboost_json_advice_depends_on_the_release() -> None:
     failure = (
         "E1128 10:29:44.054714 1 model_lifecycle.cc:597] failed to load 'xgb' version 1: Unknown: "

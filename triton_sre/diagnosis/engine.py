@@ -66,7 +66,7 @@ from triton_sre.diagnosis.reasons import (
     is_summary,
     template_of,
 )
-from triton_sre.diagnosis.releases import release_in
+from triton_sre.diagnosis.releases import ReleaseReader
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS, Evidence, Finding, Report, Unmatched
 from triton_sre.diagnosis.rules import RANK
 from triton_sre.diagnosis.severity import failure_piece, is_failure_line
@@ -127,7 +127,7 @@ class Diagnoser:
         self._progress = LoadProgress()  # loads the log starts and never ends (progress.py)
         self._unmatched_overflow = 0
         self._index = 0
-        self._release: str | None = None
+        self._release = ReleaseReader()
         self.harmless_lines = 0
 
     # -- feeding ---------------------------------------------------------------------------------
@@ -152,8 +152,8 @@ class Diagnoser:
         self._own_lines = self._own_lines or bool(level)
         self._gpu.note(event, index)
         self._progress.note(event)
-        if self._release is None and event.source in (SOURCE_RAW, SOURCE_OPTION):
-            self._release = release_in(message)
+        if event.source in (SOURCE_RAW, SOURCE_OPTION):
+            self._release.note(message)
         if event.source == SOURCE_OPTION:
             return
         if event.source == SOURCE_TABLE:
@@ -464,10 +464,11 @@ class Diagnoser:
 
     def finish(self) -> Report:
         self._driver_failure()
+        release = self._release.release
         builder = FindingBuilder(
             self._models, self._orphans + self._pending, self._server_failures, self._summary,
             self._unexplained + ([] if self._own_lines else self._unreachable),
-            titles=self._titles, remediations=self._remediations, release=self._release,
+            titles=self._titles, remediations=self._remediations, release=release,
         )  # fmt: skip
         unmatched = [
             Unmatched(template, int(entry[0]), entry[1])  # type: ignore[call-overload, arg-type]
@@ -476,7 +477,7 @@ class Diagnoser:
         unmatched.sort(key=lambda u: (-u.count, u.example.line))
         found = builder.assemble()
         loading = self._progress.still_loading({f.model for f in found if f.model})
-        return Report(found, tuple(unmatched), self.harmless_lines, self._index, self._release, loading)
+        return Report(found, tuple(unmatched), self.harmless_lines, self._index, release, loading)
 
 
 def diagnose_events(

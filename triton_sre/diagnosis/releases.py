@@ -5,6 +5,12 @@ further): the NGC banner (``NVIDIA Release 24.08 (build 107631420)``, ``Triton S
 2.49.0``) and the options table (``| server_version | 2.50.0 |``); `server_release_from_version`
 maps a server version to its NGC release (2.7.0 = 21.02, monthly since; 21.01 had no release).
 
+Where the server prints neither, the container image the log runs names it: ``docker run ...
+nvcr.io/nvidia/tritonserver:24.08-py3``, kubelet's ``Container image "...:24.03-py3" already present``,
+a Dockerfile's ``FROM``. `ReleaseReader` takes that release only when the log names one release of
+the server image and no other (a paste that tried three tags names none of them); the client SDK
+image (``-py3-sdk``) is no server.
+
 `KNOWN_ISSUES` ties a finding (its runbook and a wording in its evidence) in a range of releases to
 the public issue or document that describes it and the release that changes it; `advice` returns
 the sentences to append to the finding's one-line fix. Each entry names its source.
@@ -21,7 +27,9 @@ from triton_sre import conventions as c
 __all__ = [
     "KNOWN_ISSUES",
     "KnownIssue",
+    "ReleaseReader",
     "advice",
+    "image_release_in",
     "release_in",
     "server_release_from_version",
     "server_version_of_release",
@@ -29,6 +37,8 @@ __all__ = [
 
 _NGC_RELEASE = re.compile(r"\bNVIDIA Release (\d\d)\.(\d\d)\b")
 _SERVER_VERSION = re.compile(r"(?:Triton Server Version|server_version)\s*\|?\s*(\d+)\.(\d+)\.\d+")
+# the server image's tag: "tritonserver:24.08-py3", "-trtllm-python-py3", "-py3-igpu", "20.03.1-py3"
+_IMAGE_TAG = re.compile(r"\btritonserver:(\d\d)\.(\d\d)(?:\.\d+)?(-[\w.-]*)?")
 
 
 _SKIPPED_2_60 = 60
@@ -65,6 +75,37 @@ def release_in(text: str) -> str | None:
     if m:
         return server_release_from_version(int(m.group(1)), int(m.group(2)))
     return None
+
+
+def image_release_in(text: str) -> set[str]:
+    """The NGC releases of the Triton server images a line names (the SDK image is no server)."""
+    return {
+        f"{m.group(1)}.{m.group(2)}" for m in _IMAGE_TAG.finditer(text) if "sdk" not in (m.group(3) or "")
+    }
+
+
+class ReleaseReader:
+    """The release a log comes from, read line by line: the server's own word first (the first
+    banner or ``server_version`` line), else the one server image the log names."""
+
+    __slots__ = ("_images", "_printed")
+
+    def __init__(self) -> None:
+        self._printed: str | None = None
+        self._images: set[str] = set()
+
+    def note(self, text: str) -> None:
+        if self._printed is not None:
+            return
+        self._printed = release_in(text)
+        if self._printed is None and len(self._images) < 2 and "tritonserver:" in text:
+            self._images |= image_release_in(text)
+
+    @property
+    def release(self) -> str | None:
+        if self._printed is not None:
+            return self._printed
+        return next(iter(self._images)) if len(self._images) == 1 else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,7 +54,8 @@ class Report:
     harmless_lines: int = 0
     events: int = 0
     release: str | None = None
-    """The NGC release (``YY.MM``) the log names (banner or ``server_version``), if any."""
+    """The NGC release (``YY.MM``) the log names (banner or ``server_version``, else the one server image
+    it runs), if any."""
     still_loading: tuple[str, ...] = ()
     """``model:version`` of each load the log starts and shows no outcome for (`progress.LoadProgress`):
     the log ends first, so what happened to them is not in it."""
