@@ -149,7 +149,9 @@ def test_unreachable_server_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_live_server_diagnosis(triton, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--triton-url", triton.http_url, "--format", "json")
     assert code == 1
-    found = {f["model"]: f["runbook"] for f in json.loads(out)["findings"]}
+    data = json.loads(out)
+    assert (data["release"], data["server_version"]) == ("24.10", "2.51")  # GET /v2 of the real 2.51.0
+    found = {f["model"]: f["runbook"] for f in data["findings"]}
     assert found == {m: BROKEN_RUNBOOKS[m] for m in BROKEN_IN_INDEX}
     assert all(rb in c.LOAD_FAILURE_RUNBOOKS for rb in found.values())
 

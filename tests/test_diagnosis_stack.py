@@ -323,6 +323,20 @@ def test_release_is_read_from_the_one_server_image_a_log_runs() -> None:
     sdk = kubelet.replace("24.03-py3", "24.03-py3-sdk")
     assert diagnose_events(parse_text(sdk + failure)).release is None
 
+
+def test_live_release_is_the_version_the_server_reports() -> None:
+    from triton_sre.diagnosis.engine import diagnose_index
+
+    entry = {"name": "xgb", "version": "1", "state": "UNAVAILABLE",
+             "reason": "xgboost_json.cc:539: Provided JSON could not be parsed as XGBoost model"}  # fmt: skip
+    old = diagnose_index([entry], server_version="2.27.0")
+    assert old.release == "22.10" and old.findings[0].release_advice
+    assert "24.03 and later" in old.findings[0].release_advice
+    assert diagnose_index([entry], server_version="2.49.0").findings[0].release_advice is None
+    assert diagnose_index([entry], server_version="2.51.0dev").release == "24.10"
+    assert diagnose_index([entry], server_version="not a version").release is None
+    assert diagnose_index([entry]).release is None
+
 def test_fil_xgboost_json_advice_depends_on_the_release() -> None:
     failure = (
         "E1128 10:29:44.054714 1 model_lifecycle.cc:597] failed to load 'xgb' version 1: Unknown: "

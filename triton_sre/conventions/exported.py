@@ -78,6 +78,7 @@ TARGET_STATS: Final = "stats"
 TARGET_CONFIG: Final = "config"
 TARGET_EXPORTER: Final = "exporter"  # the exporter's own poll code (a bug, not Triton)
 POLL_TARGETS: Final = (TARGET_METRICS, TARGET_INDEX, TARGET_STATS, TARGET_CONFIG)
+TARGET_SERVER: Final = "server_metadata"  # GET /v2, read by live triage for the release (never polled)
 
 # Fault kinds (label `kind` of triton_sre_poll_errors_total).
 FAULT_CONNECTION: Final = "connection"

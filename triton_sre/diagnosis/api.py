@@ -116,4 +116,9 @@ def diagnose_live(
         ) from None
     if model is not None:
         index = [e for e in index if e.get("name") == model]
-    return LiveDiagnosis(diagnose_index(index, titles, remediations), index)
+    try:  # the release, for advice tied to it; a server that will not say is still diagnosed
+        version = client.server_metadata().get("version")
+    except FetchError:
+        version = None
+    server_version = version if isinstance(version, str) else None
+    return LiveDiagnosis(diagnose_index(index, titles, remediations, server_version), index)

@@ -127,7 +127,7 @@ class Diagnoser:
         self._progress = LoadProgress()  # loads the log starts and never ends (progress.py)
         self._unmatched_overflow = 0
         self._index = 0
-        self._release = ReleaseReader()
+        self.releases = ReleaseReader()  # the log's release (`diagnose_index`: the live server's)
         self.harmless_lines = 0
 
     # -- feeding ---------------------------------------------------------------------------------
@@ -153,7 +153,7 @@ class Diagnoser:
         self._gpu.note(event, index)
         self._progress.note(event)
         if event.source in (SOURCE_RAW, SOURCE_OPTION):
-            self._release.note(message)
+            self.releases.note(message)
         if event.source == SOURCE_OPTION:
             return
         if event.source == SOURCE_TABLE:
@@ -464,7 +464,7 @@ class Diagnoser:
 
     def finish(self) -> Report:
         self._driver_failure()
-        release = self._release.release
+        release = self.releases.release
         builder = FindingBuilder(
             self._models, self._orphans + self._pending, self._server_failures, self._summary,
             self._unexplained + ([] if self._own_lines else self._unreachable),
@@ -493,6 +493,11 @@ def diagnose_index(
     index: Iterable[Mapping[str, object]],
     titles: Mapping[str, str] | None = None,
     remediations: Mapping[str, str] | None = None,
+    server_version: str | None = None,
 ) -> Report:
-    """Findings for a live server from ``POST /v2/repository/index`` entries (UNAVAILABLE ones)."""
-    return Diagnoser(titles, remediations).feed_all(index_events(index)).finish()
+    """Findings for a live server from ``POST /v2/repository/index`` entries (UNAVAILABLE ones);
+    ``server_version`` (``GET /v2``'s) names the release."""
+    diagnoser = Diagnoser(titles, remediations)
+    if server_version:
+        diagnoser.releases.note_version(server_version)
+    return diagnoser.feed_all(index_events(index)).finish()

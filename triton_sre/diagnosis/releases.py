@@ -101,6 +101,12 @@ class ReleaseReader:
         if self._printed is None and len(self._images) < 2 and "tritonserver:" in text:
             self._images |= image_release_in(text)
 
+    def note_version(self, version: str) -> None:
+        """The version a live server reports (``GET /v2``: ``2.51.0``)."""
+        m = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?(?:[.+-]\S*)?", version.strip())
+        if m and self._printed is None:
+            self._printed = server_release_from_version(int(m.group(1)), int(m.group(2)))
+
     @property
     def release(self) -> str | None:
         if self._printed is not None:

@@ -132,6 +132,13 @@ class TritonClient:
             raise FetchError(c.TARGET_INDEX, c.FAULT_PARSE, "repository index is not a list of models")
         return data
 
+    def server_metadata(self) -> dict[str, Any]:
+        """`GET /v2`: the server's name, version and extensions."""
+        data = self._json(c.TARGET_SERVER, "GET", f"{self._base}/v2")
+        if not isinstance(data, dict):
+            raise FetchError(c.TARGET_SERVER, c.FAULT_PARSE, "server metadata is not an object")
+        return data
+
     def all_stats(self) -> Iterator[dict[str, Any]]:
         """`GET /v2/models/stats`: statistics of every model version in one call.
 
