@@ -47,10 +47,14 @@ def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
     start. Nor on a frame of UCX's crash backtrace (ucs/debug/debug.c, one space and a 16-digit address:
     ``8 0x0000000000127022 tensorrt_llm::runtime::TllmRuntime::TllmRuntime() :0``): where a process
     crashed is no configuration it refused (TensorRT-LLM's own exception trace, ``16      0x7fd112125977
-    tensorrt_llm::...``, follows a check that threw, and still counts)."""
+    tensorrt_llm::...``, follows a check that threw, and still counts). Nor on vLLM's own INFO, WARNING
+    or DEBUG line (vllm/logger.py: ``INFO 10-01 00:00:10 [file.py:123] msg``, older releases without the
+    brackets, a worker's ``(VllmWorkerProcess pid=N) `` before it): ``Killing local vLLM worker
+    processes`` is its progress, not a refusal."""
     body = "|".join(f"(?:{a})" for a in alternatives)
     return re.compile(
         rf"(?m:^(?![^\n]*\[(?:TensorRT-LLM\]\[)?(?:INFO|WARNING|DEBUG|VERBOSE)\])"
+        rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:INFO|WARNING|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d\b)"
         rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )[^\n]*?(?:{body}))",
         re.I,
     )

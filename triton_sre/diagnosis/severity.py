@@ -291,6 +291,9 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
         ("double free", "corrupted "),
     ),
     Guarded(r"\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*", (" detected ***",)),
+    # CPython aborting the interpreter (Python/pylifecycle.c ``fatal_error``: "Fatal Python error: <function>:
+    # <message>", then the threads' stacks): the Python process (a stub, vLLM's engine) is gone.
+    Guarded(r"^Fatal Python error: ", ("Fatal Python error: ",)),
     # A program refusing its own command line: glibc getopt_long (posix/getopt.c), which tritonserver's
     # parser uses ("tritonserver: unrecognized option '--x'", "invalid option -- 'x'", "option '--x'
     # requires an argument"); the server prints its usage and exits.
