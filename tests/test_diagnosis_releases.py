@@ -55,11 +55,26 @@ def test_the_exit_signals_are_a_normal_stop(signal: int) -> None:
     assert not diagnose_events(parse_text(f"Signal ({signal}) received.\n")).has_failure
 
 
-def test_python_custom_metrics_crash_names_the_issue_in_the_affected_release() -> None:
+# server#8663 (26.01): after a reload the stub observes a metric through freed state (the issue's frames).
+METRICS_8663 = """NVIDIA Release 26.01 (build 1)
+Signal (11) received.
+ 0# prometheus::Histogram::Observe(double) in /opt/tritonserver/bin/../lib/libtritonserver.so
+ 1# triton::core::Metric::Observe(double) in /opt/tritonserver/bin/../lib/libtritonserver.so
+ 2# triton::backend::python::Metric::Observe(double const&) in /opt/tritonserver/backends/python/libtriton_python.so
+"""
+
+
+def test_python_custom_metrics_crashes_name_the_issue_and_the_fixing_release() -> None:
+    # The shutdown crash (server#8662) is fixed in 26.09 (python_backend#429, the v2.73.0 notes); custom
+    # metrics came with 23.05, so a release before has no such crash to explain.
     f = first(METRICS_8662)
-    assert "server/issues/8662" in f.remediation and "8663" in f.remediation
-    older = first(METRICS_8662.replace("NVIDIA Release 26.01", "NVIDIA Release 25.06"))
-    assert "8662" not in older.remediation
+    assert "server#8662" in f.remediation and "26.09 fixes it" in f.remediation and "v2.73.0" in f.remediation
+    assert "server#8662" in first(METRICS_8662.replace("26.01", "25.06")).remediation
+    for outside in ("26.09", "23.04"):
+        assert "server#8662" not in first(METRICS_8662.replace("26.01", outside)).remediation
+    # The reload crash (server#8663) has no fixing release: still advised after 26.09.
+    g = first(METRICS_8663.replace("26.01", "26.10"))
+    assert "server#8663" in g.remediation and "server#8662" not in g.remediation
 
 
 def test_missing_backend_named_as_model_py_in_23_10() -> None:

@@ -35,6 +35,34 @@ NSCQ_CRASH = """Signal (11) received.
 13# __clone in /usr/lib/x86_64-linux-gnu/libc.so.6
 """
 
+# The dynamic linker's refusal (glibc elf/dl-lookup.c) of a custom-op library preloaded as the 22.09-23.02
+# notes and qa/L0_custom_ops (server PR #4873) do, built against another Python than the server's.
+CUSTOM_OP_PYTHON = "tritonserver: symbol lookup error: /opt/custom_ops/libtorch_modulo/custom_modulo.so: undefined symbol: PyExc_RuntimeError\n"
+
+# server#4566 (the 22.07 notes): several TensorRT instances abort inside TensorRT, as Triton's handler
+# prints it (" N# frame in library").
+TRT_SIGNAL_6 = """Signal (6) received.
+ 0# 0x000055F7D4359B48 in /opt/tritonserver/bin/tritonserver
+ 5# 0x00007F1A2B3C4D5E in /usr/lib/x86_64-linux-gnu/libnvinfer.so.8
+ 6# 0x00007F1A2B3C4D5F in /opt/tritonserver/backends/tensorrt/libtriton_tensorrt.so
+"""
+
+# The 23.10+ notes' TensorRT-LLM core dump at shutdown; the frame is tensorrtllm_backend#443's
+# (a WorkItem list walked after TRITONSERVER_ServerDelete).
+TRTLLM_SHUTDOWN = """I1013 00:00:00.000000 1 server.cc:307] Waiting for in-flight requests to complete.
+Signal (11) received.
+ 0# 0x000055F7D4359B48 in /opt/tritonserver/bin/tritonserver
+ 3# std::_List_const_iterator<std::shared_ptr<triton::backend::inflight_batcher_llm::WorkItem> >::operator++() in /opt/tritonserver/backends/tensorrtllm/libtriton_tensorrtllm.so
+"""
+
+# The 24.10-25.03 notes (vllm-project/vllm#6766; the line as vllm#10800 quotes it): explicit model control,
+# tensor_parallel_size 2, the multiprocessing executor.
+VLLM_TP_EXPLICIT = """I1201 00:00:00.000000 1 model_lifecycle.cc:473] "loading: vllm_model:1"
+INFO 12-01 00:00:10 multiproc_worker_utils.py:120] Killing local vLLM worker processes
+Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown, possibly due to daemon threads
+Python runtime state: finalizing (tstate=0x00005581f2a3e850)
+"""
+
 # (log, release in range as banner/options row, release out of range, a phrase of the advice, its source,
 # the runbook of the finding that carries it)
 CASES = {
@@ -60,6 +88,38 @@ CASES = {
         "NVIDIA Release 24.07 (build 1)",
         "is_non_linear_format_io: true",
         "v2.51.0",
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+    ),
+    "pytorch-custom-op-python-symbols": (
+        CUSTOM_OP_PYTHON,
+        "NVIDIA Release 22.10 (build 1)",
+        "NVIDIA Release 23.03 (build 1)",
+        "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libpython3.8.so.1",
+        "r22.09/RELEASE.md",
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    ),
+    "tensorrt-instances-signal-6": (
+        TRT_SIGNAL_6,
+        "| server_version | 2.24.0 |",
+        "NVIDIA Release 22.08 (build 1)",
+        "server#4566",
+        "r22.07/RELEASE.md",
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+    ),
+    "tensorrt-llm-shutdown-core-dump": (
+        TRTLLM_SHUTDOWN,
+        "docker run --gpus all nvcr.io/nvidia/tritonserver:24.05-trtllm-python-py3 tritonserver",
+        "NVIDIA Release 23.09 (build 1)",
+        "teardown only",
+        "r23.10/RELEASE.md",
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+    ),
+    "vllm-tp-explicit-model-control": (
+        VLLM_TP_EXPLICIT,
+        "NVIDIA Release 24.12 (build 1)",
+        "NVIDIA Release 25.04 (build 1)",
+        "distributed_executor_backend",
+        "r25.01/docs/introduction/release_notes.md",
         c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
     ),
     "dcgm-nscq-crash": (

@@ -165,16 +165,29 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "word it correctly.",
         "https://github.com/triton-inference-server/server/blob/r23.10/RELEASE.md#known-issues",
     ),
+    # The Python backend's custom metrics (python_backend, from 23.05): two crashes reported on 26.01.
     KnownIssue(
+        # server#8662: at shutdown the stub's destructor runs before the MetricFamily objects are gone.
         c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
-        re.compile(r"MetricFamily|backend::python::Metric\b", re.I),
-        "26.01",
+        re.compile(r"MetricFamily|python::Metric::Clear\b", re.I),
+        "23.05",
+        "26.08",
+        "A crash in the Python backend's custom-metrics code at shutdown (the stub's destructor runs "
+        "before the model's MetricFamily objects are freed, server#8662): inference is not affected; "
+        "26.09 fixes it (python_backend#429): upgrade, or drop the custom metrics.",
+        "https://github.com/triton-inference-server/server/releases/tag/v2.73.0",
+    ),
+    KnownIssue(
+        # server#8663: a Metric shared across stub processes observed after its model was reloaded; still
+        # open after 26.09 (server#8892 tracks the fix in core#471).
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"python::Metric::Observe|CustomMetricsMess", re.I),
+        "23.05",
         "99.12",
-        "A crash in the Python backend's custom-metrics code: it segfaults at shutdown (the stub's "
-        "destructor clears MetricFamily objects, server#8662) and after a model reload (a Metric shared "
-        "across stub processes, server#8663), reported on 26.01 with no fixing release named yet: "
-        "avoid reloading models that register custom metrics, or drop the metrics.",
-        "https://github.com/triton-inference-server/server/issues/8662",
+        "A crash in the Python backend's custom-metrics code after a model reload (a metric observed "
+        "through state the reload freed, server#8663, open; no fixing release yet): restart the server "
+        "instead of reloading models that register custom metrics, or drop the metrics.",
+        "https://github.com/triton-inference-server/server/issues/8663",
     ),
     KnownIssue(
         c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
@@ -244,15 +257,71 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     ),
     KnownIssue(
         # DCGM's NVSwitch module crashing in libnvidia-nscq (the stack in server#7952) on NVSwitch hosts;
-        # first listed in the 25.03 notes, still listed in 25.08's, no fix named.
+        # first listed in the 25.01 notes (not in 24.12's), still in 25.08's, no fix named.
         c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
         re.compile(r"libnvidia-nscq|libdcgmmodulenvswitch|nscq_session_path_observe", re.I),
-        "25.03",
+        "25.01",
         "99.12",
         "This segfault comes from DCGM's NVSwitch monitoring (libnvidia-nscq) inside Triton's GPU "
         "metrics, typically at shutdown, not from a model: start tritonserver with "
         "--allow-gpu-metrics=false on NVSwitch systems and scrape GPU metrics with dcgm-exporter instead.",
         "https://github.com/triton-inference-server/server/releases/tag/v2.56.0",
+    ),
+    KnownIssue(
+        # The 22.09-23.02 notes (qa/L0_custom_ops preloads libpython, DLIS-4152): a custom-op library
+        # built in the PyTorch container against another Python than the server's.
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        re.compile(r"undefined symbol: _?Py[A-Z_]\w*"),
+        "22.09",
+        "23.02",
+        "The release notes of 22.09-23.02 list PyTorch custom operators failing to load on undefined "
+        "Python symbols: start tritonserver with the matching libpython first in LD_PRELOAD (for example "
+        "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libpython3.8.so.1:<your custom op .so>).",
+        "https://github.com/triton-inference-server/server/blob/r22.09/RELEASE.md#known-issues",
+    ),
+    KnownIssue(
+        # server#4566, listed in the 22.07 notes only: the abort is inside TensorRT.
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        re.compile(r"Signal \(6\) received(?s:.*)(?:libnvinfer|libtriton_tensorrt)", re.I),
+        "22.07",
+        "22.07",
+        "The 22.07 release notes list inference on several instances of a TensorRT model aborting with "
+        "signal 6 inside TensorRT (server#4566): use one instance per GPU (instance_group count 1) or "
+        "move to 22.08 or later.",
+        "https://github.com/triton-inference-server/server/blob/r22.07/RELEASE.md#known-issues",
+    ),
+    *(
+        KnownIssue(
+            # The 23.10 notes and every later list read (24.10, 24.12, 25.01); no fix named. Triton's
+            # handler's stack through the TensorRT-LLM backend, or the shell's report of the core dump.
+            runbook,
+            re.compile(
+                r"(?s)(?=.*(?:Signal \((?:6|11)\) received|core dumped|Segmentation fault))"
+                r"(?=.*(?:libtriton_tensorrtllm|inflight_batcher_llm|tensorrt_llm::))",
+            ),
+            "23.10",
+            "99.12",
+            "Release notes from 23.10 on list a core dump of the TensorRT-LLM backend at server shutdown "
+            "(teardown only, inference is not affected): if the crash came while the server was stopping "
+            "(after 'Waiting for in-flight requests to complete'), this is that known issue, not the model.",
+            "https://github.com/triton-inference-server/server/blob/r23.10/RELEASE.md#known-issues",
+        )
+        for runbook in (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.RUNBOOK_LLM_BACKEND_CONFIG)
+    ),
+    *(
+        KnownIssue(
+            # The 24.10-25.03 notes (vllm-project/vllm#6766): explicit model control with the default
+            # multiprocessing executor and tensor_parallel_size > 1 fails at initialize.
+            runbook,
+            re.compile(r"could not acquire lock for <_io\.BufferedWriter name='<stdout>'>"),
+            "24.10",
+            "25.03",
+            "The 24.10-25.03 release notes list vLLM models with tensor_parallel_size > 1 failing at "
+            "initialize with this interpreter-shutdown error when the server runs with "
+            "--model-control-mode=explicit: set \"distributed_executor_backend\": \"ray\" in model.json.",
+            "https://github.com/triton-inference-server/server/blob/r25.01/docs/introduction/release_notes.md",
+        )
+        for runbook in (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.RUNBOOK_LLM_BACKEND_CONFIG)
     ),
 )
 
