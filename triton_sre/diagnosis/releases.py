@@ -11,9 +11,10 @@ a Dockerfile's ``FROM``. `ReleaseReader` takes that release only when the log na
 the server image and no other (a paste that tried three tags names none of them); the client SDK
 image (``-py3-sdk``) is no server.
 
-`KNOWN_ISSUES` ties a finding (its runbook and a wording in its evidence) in a range of releases to
-the public issue or document that describes it and the release that changes it; `advice` returns
-the sentences to append to the finding's one-line fix. Each entry names its source.
+`ngc_requirements` adds what the release needs of the host (CUDA, driver, compute capability) to a
+driver or GPU finding. `KNOWN_ISSUES` ties a finding (its runbook and a wording in its evidence) in a
+range of releases to the public issue or document that describes it and the release that changes it;
+`advice` returns the sentences to append to the finding's one-line fix. Each entry names its source.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis import ngc_requirements
 
 __all__ = [
     "KNOWN_ISSUES",
@@ -335,4 +337,7 @@ def advice(runbook: str, text: str, release: str | None) -> str | None:
         for issue in KNOWN_ISSUES
         if issue.runbook == runbook and issue.first <= release <= issue.last and issue.wording.search(text)
     ]
+    needs = ngc_requirements.advice(runbook, text, release)  # what the release needs of the host
+    if needs:
+        notes.append(needs)
     return " ".join(notes) or None
