@@ -185,6 +185,11 @@ def _cited_outside(name: str) -> str:
     )
 
 
+SERVER_TRACKER_SETS = {"heldout36"}
+"""Later held-out sets whose brief allowed the server's own tracker (heldout36: issues 8000 and above that nothing
+cited before)."""
+
+
 @pytest.mark.parametrize(
     ("name", "size"),
     [
@@ -216,11 +221,13 @@ def _cited_outside(name: str) -> str:
         ("heldout32", 8),
         ("heldout33", 4),
         ("heldout34", 1),
+        ("heldout36", 1),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
     """heldout7 on (each collected after the previous round's rules) cite no page that any other
-    corpus file, test, doc or bench note cites, and none from the server's own tracker."""
+    corpus file, test, doc or bench note cites, and none from the server's own tracker (except the sets in
+    SERVER_TRACKER_SETS, whose URLs must still be new)."""
     cited = _cited_outside(name)
     cases = accuracy.load(name)
     assert len(cases) == size
@@ -229,7 +236,8 @@ def test_later_heldout_sets_are_new(name: str, size: int) -> None:
         # issues/1 must not match issues/109: a cited URL ends where its number ends.
         cited_here = re.search(re.escape(case.source) + r"(?!\d)", cited)
         assert cited_here is None, f"{case.name}: {case.source} is cited elsewhere"
-        assert "triton-inference-server/server/" not in case.source, case.name
+        if name not in SERVER_TRACKER_SETS:
+            assert "triton-inference-server/server/" not in case.source, case.name
 
 
 def test_heldout9_has_15_failures_and_5_healthy_logs() -> None:
