@@ -513,19 +513,15 @@ BLIND_SETS = {
     # 1/1 at 75e4e50 (the server tracker's threads 8000 and above that nothing had cited; the sources ran dry
     # after one)
     "heldout36": BlindSet(1, 0, 1 / 1),
-    # 6/11 at 75e4e50, no empty answer, 0/4 healthy flagged (the server tracker's uncited threads below 8000)
+    # 6/11 at 75e4e50, no empty answer, 0/4 healthy flagged (the server tracker's uncited threads below 8000);
+    # round 26 fixed three misses by class (an unresolved symbol in a backend library found; the stub's
+    # classes used at import time), left: a stub-unhealthy boundary and a log that names no cause
     "heldout37": BlindSet(
         11,
         4,
         6 / 11,
         frozenset(
-            {
-                "server-3607-tensorrt-backend-undefined-statebuffer",
-                "server-3678-gke-python-stub-not-healthy-shm",
-                "server-4870-pb-utils-import-tensor",
-                "server-6058-pb-utils-inferencerequest-before-initialize",
-                "server-6682-openvino-default-model-filename",
-            }
+            {"server-3678-gke-python-stub-not-healthy-shm", "server-6682-openvino-default-model-filename"}
         ),
     ),
 }

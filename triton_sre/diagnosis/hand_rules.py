@@ -152,9 +152,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"unexpected platform type",
             r"unknown platform",
             # ... but not when dlerror names another library than the backend's own: that is a
-            # dependency of the backend (library-version-mismatch).
+            # dependency of the backend (library-version-mismatch); nor when it found the backend's
+            # library and a symbol in it did not resolve (core's shared_library.cc quotes dlerror's
+            # "<path>: undefined symbol: <name>"): a backend built against another core or libraries.
             r"unable to (load|find) backend\b(?! library: (?![^:\s]*libtriton_)[^:\s]*\.so[\w.]*: cannot"
-            r" open)(?![^\n]{0,200}\bin static TLS block)",
+            r" open)(?![^\n]{0,200}\bin static TLS block)(?![^\n]{0,300}: undefined symbol: )",
         ),
     ),
     CauseRule(

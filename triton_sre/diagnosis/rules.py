@@ -86,7 +86,21 @@ def _both(template: re.Pattern[str], evidence: re.Pattern[str]) -> re.Pattern[st
 # LLM backend's error line that reports an import failure (vLLM's "[vllm] Error generating stream: ...
 # No module named 'x'", a Ray worker's RaySystemError) is the missing module's page, not the backend
 # configuration's.
+_STUB_CLASSES = r"(?:Tensor|InferenceRequest|InferenceResponse|TritonError|TritonModelException)"
 HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
+    # The Python backend's stub imports model.py before it sets the C++ classes on
+    # triton_python_backend_utils (python_backend src/pb_stub.cc StubSetup, from r22.06; r21.08-r22.05 set
+    # them first): model.py naming Tensor, InferenceRequest, InferenceResponse, TritonError or
+    # TritonModelException at import time (module level, a default argument, an annotation) finds them
+    # missing in every release since. The model's own code, not another release of the utilities.
+    (
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        c.RUNBOOK_PYTHON_MODEL_ERROR,
+        _rx(
+            rf"module 'triton_python_backend_utils' has no attribute '{_STUB_CLASSES}'",
+            rf"cannot import name '{_STUB_CLASSES}' from 'triton_python_backend_utils'",
+        ),
+    ),
     # ... unless the import names a submodule of a package that did import: another release of it.
     (c.RUNBOOK_LLM_BACKEND_CONFIG, c.RUNBOOK_LIBRARY_VERSION_MISMATCH, _rx(MISSING_SUBMODULE)),
     (
