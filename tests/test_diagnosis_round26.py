@@ -103,3 +103,24 @@ def test_a_backend_library_with_an_unresolved_symbol_is_another_build(dlerror: s
     line = f"E1124 02:44:35.538706 740585 model_repository_manager.cc:1186] failed to load 'resnet' version 1: Not found: unable to load backend library: {dlerror}\n"
     assert diagnose_events(parse_text(line)).findings[0].runbook == runbook
 
+
+# --------------------------------------------------------------------------- hard-wrap joins (heldout37's
+# server-6682 in --log-format ISO8601: its last log line is exactly 100 wide, the terminate line was joined)
+LINE_100 = "2024-12-11T09:40:22.235483Z I 1 openvino.cc:1445] TRITONBACKEND_ModelInitialize: yolov8n (version 1)"
+TERMINATE = "terminate called after throwing an instance of 'triton::backend::BackendModelInstanceException."
+
+
+def test_libstdcxx_terminate_line_starts_a_line_of_its_own() -> None:
+    assert len(LINE_100) == 100
+    report = diagnose_events(parse_text(f"{LINE_100}\n{TERMINATE}\n"))
+    assert report.has_failure and report.findings[0].evidence[0].text == TERMINATE
+
+
+def test_no_join_at_a_width_an_earlier_line_exceeds() -> None:
+    # a terminal cutting at 100 columns leaves no wider line: after one, a 100-wide line is no cut
+    wide = "W1211 09:40:21.885044 1 pinned_memory_manager.cc:236] Unable to allocate pinned system memory, pinned memory pool will not be available: CUDA driver version is insufficient"
+    piece = "the next line of some tool"
+    joined = [e.message for e in parse_text(f"{LINE_100}\n{piece}\n")]
+    apart = [e.message for e in parse_text(f"{wide}\n{LINE_100}\n{piece}\n")]
+    assert joined[-1].endswith("(version 1)the next line of some tool")  # the cut this rule reads
+    assert apart[-1].endswith("(version 1)\nthe next line of some tool")

@@ -229,9 +229,10 @@ _MIN_WRAP = 60
 TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
 """Widths terminals and mail clients cut lines at most often (`looks_cut`)."""
 # Lines that start on their own, never the rest of a cut line: indented text (one blank is the cut's), a
-# traceback's header and frames, an exception line, pybind11's "At:".
+# traceback's header and frames, an exception line, pybind11's "At:", libstdc++'s terminate handler.
 _OWN_LINE = re.compile(
     r"\t| {2}|Traceback \(|At:|During handling|The above exception|[\w.]*(?:Error|Exception)\b"
+    r"|terminate called "
 )
 _MID_WORD = re.compile(r"[a-z0-9_)\]}'\",.;:/-]")
 _HAS_WORD = re.compile(r"[A-Za-z0-9]")

@@ -151,6 +151,8 @@ class _Parser:
         """The line fed before this one, as written (read only where a raw line may go on it: `_wrapped`)."""
         self.wrap_counts: dict[int, int] = {}
         """Widths of lines a raw line continued (`_wrapped`)."""
+        self.widest = 0
+        """The widest line so far, as written: a terminal that cut lines at a width leaves none wider."""
         self.quoted = False
         """The current log event's message is quoted (24.06+): a wrapped piece ends with its closing quote."""
 
@@ -194,7 +196,7 @@ class _Parser:
         """Whether ``piece`` goes on the line before it (`lineshape.looks_cut`), which filled a common
         terminal width or a width at which another line was cut already."""
         width = looks_cut(before, piece, piece_width)
-        if width is None:
+        if width is None or self.widest > width:
             return False
         seen = self.wrap_counts.get(width, 0)
         if seen or len(self.wrap_counts) < _MAX_WIDTHS:
@@ -267,6 +269,8 @@ class _Parser:
             elif raw.strip():
                 self.indent = ""  # a line less indented: the paste's own indentation ends here
         before, self.prev_raw = self.prev_raw, raw
+        if len(raw) > self.widest:  # (its line end counted: measured without it only here)
+            self.widest = max(self.widest, len(raw.rstrip("\r\n")))
         if not contiguous:
             ev = self._flush()
             if ev:
