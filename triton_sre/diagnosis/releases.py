@@ -118,7 +118,8 @@ class ReleaseReader:
 
 @dataclass(frozen=True, slots=True)
 class KnownIssue:
-    runbook: str
+    runbooks: tuple[str, ...]
+    """The findings it explains (a crash may read as the backend's own or as an unknown failure)."""
     wording: re.Pattern[str]
     """Matched against the finding's evidence and message."""
     first: str
@@ -131,7 +132,7 @@ class KnownIssue:
 
 KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     KnownIssue(
-        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        (c.RUNBOOK_LIBRARY_VERSION_MISMATCH,),
         re.compile(r"could not be parsed as XGBoost model", re.I),
         "21.08",
         "24.02",
@@ -140,7 +141,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "https://github.com/triton-inference-server/fil_backend/blob/main/docs/model_support.md#version-compatibility",
     ),
     KnownIssue(
-        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        (c.RUNBOOK_LIBRARY_VERSION_MISMATCH,),
         re.compile(r"different (major )?(version of )?Treelite", re.I),
         "24.03",
         "99.12",
@@ -149,7 +150,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "https://github.com/triton-inference-server/fil_backend/blob/main/docs/model_support.md#version-compatibility",
     ),
     KnownIssue(
-        c.RUNBOOK_PYTHON_MODULE_MISSING,
+        (c.RUNBOOK_PYTHON_MODULE_MISSING,),
         re.compile(r"\$\$TRITON_MODEL_DIRECTORY", re.I),
         "00.01",
         "21.08",
@@ -158,7 +159,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "https://github.com/triton-inference-server/server/pull/3314",
     ),
     KnownIssue(
-        c.RUNBOOK_BACKEND_NOT_FOUND,
+        (c.RUNBOOK_BACKEND_NOT_FOUND,),
         re.compile(r"\bmodel\.py\b", re.I),
         "23.10",
         "23.10",
@@ -170,7 +171,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     # The Python backend's custom metrics (python_backend, from 23.05): two crashes reported on 26.01.
     KnownIssue(
         # server#8662: at shutdown the stub's destructor runs before the MetricFamily objects are gone.
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        (c.RUNBOOK_UNKNOWN_LOAD_FAILURE,),
         re.compile(r"MetricFamily|python::Metric::Clear\b", re.I),
         "23.05",
         "26.08",
@@ -182,7 +183,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     KnownIssue(
         # server#8663: a Metric shared across stub processes observed after its model was reloaded; still
         # open after 26.09 (server#8892 tracks the fix in core#471).
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        (c.RUNBOOK_UNKNOWN_LOAD_FAILURE,),
         re.compile(r"python::Metric::Observe|CustomMetricsMess", re.I),
         "23.05",
         "99.12",
@@ -192,7 +193,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "https://github.com/triton-inference-server/server/issues/8663",
     ),
     KnownIssue(
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        (c.RUNBOOK_UNKNOWN_LOAD_FAILURE,),
         re.compile(r"onnxruntime_providers_tensorrt|TensorrtExecutionProvider", re.I),
         "24.03",
         "24.03",
@@ -203,7 +204,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     ),
     KnownIssue(
         # The preprocessing model.py's ValueError: the Python backend's status of a raised exception.
-        c.RUNBOOK_PYTHON_MODEL_ERROR,
+        (c.RUNBOOK_PYTHON_MODEL_ERROR,),
         re.compile(r"rope_scaling", re.I),
         "24.09",
         "24.09",
@@ -212,7 +213,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "https://github.com/triton-inference-server/server/releases/tag/v2.50.0",
     ),
     KnownIssue(
-        c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        (c.RUNBOOK_PLATFORM_UNSUPPORTED,),
         re.compile(r"GPU instances not supported", re.I),
         "00.01",
         "99.12",
@@ -225,7 +226,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     KnownIssue(
         # PyTorch (1.11+, NGC 22.02+) refuses the pre-1.4 "model.json" TorchScript archive with this
         # misleading message (pytorch/pytorch#77840): a model from another framework release.
-        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        (c.RUNBOOK_LIBRARY_VERSION_MISMATCH,),
         re.compile(r"Legacy model format is not supported", re.I),
         "22.02",
         "99.12",
@@ -236,7 +237,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     ),
     KnownIssue(
         # server#6202: the bundled opentelemetry-cpp crashes the server after its OTLP exporter times out.
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        (c.RUNBOOK_UNKNOWN_LOAD_FAILURE,),
         re.compile(r"OTLP HTTP Client|otlp_http_(?:client|exporter)", re.I),
         "23.04",
         "23.08",
@@ -248,7 +249,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     KnownIssue(
         # The TensorRT backend's check (tensorrt_backend src/instance_state.cc, from 24.08) of a
         # reformat-free tensor; the engine gives no more specific runbook for it.
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        (c.RUNBOOK_UNKNOWN_LOAD_FAILURE,),
         re.compile(r"uses a (?:non-)?linear IO format, but 'is_non_linear_format_io'", re.I),
         "24.08",
         "99.12",
@@ -260,7 +261,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     KnownIssue(
         # DCGM's NVSwitch module crashing in libnvidia-nscq (the stack in server#7952) on NVSwitch hosts;
         # first listed in the 25.01 notes (not in 24.12's), still in 25.08's, no fix named.
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        (c.RUNBOOK_UNKNOWN_LOAD_FAILURE,),
         re.compile(r"libnvidia-nscq|libdcgmmodulenvswitch|nscq_session_path_observe", re.I),
         "25.01",
         "99.12",
@@ -272,7 +273,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     KnownIssue(
         # The 22.09-23.02 notes (qa/L0_custom_ops preloads libpython, DLIS-4152): a custom-op library
         # built in the PyTorch container against another Python than the server's.
-        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        (c.RUNBOOK_LIBRARY_VERSION_MISMATCH,),
         re.compile(r"undefined symbol: _?Py[A-Z_]\w*"),
         "22.09",
         "23.02",
@@ -283,7 +284,7 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
     ),
     KnownIssue(
         # server#4566, listed in the 22.07 notes only: the abort is inside TensorRT.
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        (c.RUNBOOK_UNKNOWN_LOAD_FAILURE,),
         re.compile(r"Signal \(6\) received(?s:.*)(?:libnvinfer|libtriton_tensorrt)", re.I),
         "22.07",
         "22.07",
@@ -292,38 +293,32 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "move to 22.08 or later.",
         "https://github.com/triton-inference-server/server/blob/r22.07/RELEASE.md#known-issues",
     ),
-    *(
-        KnownIssue(
-            # The 23.10 notes and every later list read (24.10, 24.12, 25.01); no fix named. Triton's
-            # handler's stack through the TensorRT-LLM backend, or the shell's report of the core dump.
-            runbook,
-            re.compile(
-                r"(?s)(?=.*(?:Signal \((?:6|11)\) received|core dumped|Segmentation fault))"
-                r"(?=.*(?:libtriton_tensorrtllm|inflight_batcher_llm|tensorrt_llm::))",
-            ),
-            "23.10",
-            "99.12",
-            "Release notes from 23.10 on list a core dump of the TensorRT-LLM backend at server shutdown "
-            "(teardown only, inference is not affected): if the crash came while the server was stopping "
-            "(after 'Waiting for in-flight requests to complete'), this is that known issue, not the model.",
-            "https://github.com/triton-inference-server/server/blob/r23.10/RELEASE.md#known-issues",
-        )
-        for runbook in (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.RUNBOOK_LLM_BACKEND_CONFIG)
+    KnownIssue(
+        # The 23.10 notes and every later list read (24.10, 24.12, 25.01); no fix named. Triton's
+        # handler's stack through the TensorRT-LLM backend, or the shell's report of the core dump.
+        (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.RUNBOOK_LLM_BACKEND_CONFIG),
+        re.compile(
+            r"(?s)(?=.*(?:Signal \((?:6|11)\) received|core dumped|Segmentation fault))"
+            r"(?=.*(?:libtriton_tensorrtllm|inflight_batcher_llm|tensorrt_llm::))",
+        ),
+        "23.10",
+        "99.12",
+        "Release notes from 23.10 on list a core dump of the TensorRT-LLM backend at server shutdown "
+        "(teardown only, inference is not affected): if the crash came while the server was stopping "
+        "(after 'Waiting for in-flight requests to complete'), this is that known issue, not the model.",
+        "https://github.com/triton-inference-server/server/blob/r23.10/RELEASE.md#known-issues",
     ),
-    *(
-        KnownIssue(
-            # The 24.10-25.03 notes (vllm-project/vllm#6766): explicit model control with the default
-            # multiprocessing executor and tensor_parallel_size > 1 fails at initialize.
-            runbook,
-            re.compile(r"could not acquire lock for <_io\.BufferedWriter name='<stdout>'>"),
-            "24.10",
-            "25.03",
-            "The 24.10-25.03 release notes list vLLM models with tensor_parallel_size > 1 failing at "
-            "initialize with this interpreter-shutdown error when the server runs with "
-            "--model-control-mode=explicit: set \"distributed_executor_backend\": \"ray\" in model.json.",
-            "https://github.com/triton-inference-server/server/blob/r25.01/docs/introduction/release_notes.md",
-        )
-        for runbook in (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.RUNBOOK_LLM_BACKEND_CONFIG)
+    KnownIssue(
+        # The 24.10-25.03 notes (vllm-project/vllm#6766): explicit model control with the default
+        # multiprocessing executor and tensor_parallel_size > 1 fails at initialize.
+        (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.RUNBOOK_LLM_BACKEND_CONFIG),
+        re.compile(r"could not acquire lock for <_io\.BufferedWriter name='<stdout>'>"),
+        "24.10",
+        "25.03",
+        "The 24.10-25.03 release notes list vLLM models with tensor_parallel_size > 1 failing at "
+        "initialize with this interpreter-shutdown error when the server runs with "
+        "--model-control-mode=explicit: set \"distributed_executor_backend\": \"ray\" in model.json.",
+        "https://github.com/triton-inference-server/server/blob/r25.01/docs/introduction/release_notes.md",
     ),
 )
 
@@ -335,7 +330,7 @@ def advice(runbook: str, text: str, release: str | None) -> str | None:
     notes = [
         f"{issue.advice} (Triton {release}; see {issue.source})"
         for issue in KNOWN_ISSUES
-        if issue.runbook == runbook and issue.first <= release <= issue.last and issue.wording.search(text)
+        if runbook in issue.runbooks and issue.first <= release <= issue.last and issue.wording.search(text)
     ]
     needs = ngc_requirements.advice(runbook, text, release)  # what the release needs of the host
     if needs:
