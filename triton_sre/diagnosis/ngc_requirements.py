@@ -22,14 +22,16 @@ from typing import Final
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER
 
 __all__ = ["Requirements", "advice", "parse_requirements", "requirements", "table"]
 
 REQUIREMENTS_FILE: Final = "ngc_requirements.yaml"
 
 _DRIVER_WORDING: Final = re.compile(
-    r"built for NVIDIA Driver Release|compatibility mode is UNAVAILABLE|driver version is insufficient"
-    r"|unsupported display driver|Forward Compatibility|forward compatibility was attempted"
+    "|".join(ENTRYPOINT_DRIVER_BANNER)
+    + r"|driver version is insufficient|unsupported display driver|Forward Compatibility"
+    r"|forward compatibility was attempted"
     r"|Minor Version Compatibility|PTX was compiled with an unsupported toolchain"
     r"|older than the CUDA runtime",
     re.I,
