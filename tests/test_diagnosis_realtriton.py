@@ -14,6 +14,7 @@ the live test regenerates them and checks the diagnosis agrees, so they cannot g
 from __future__ import annotations
 
 import contextlib
+import itertools
 import shutil
 import sys
 import threading
@@ -234,6 +235,33 @@ def test_committed_capture_diagnosis(name: str) -> None:
     path = FIXTURES / f"{name}.log"
     assert path.exists(), f"missing fixture {path}: run python {Path(__file__).name}"
     check_capture(name, path)
+
+
+# Two Python stubs of the verbose capture fail within a millisecond and write to one stream; in CI
+# one stub's header line landed inside the other's traceback. Every model keeps its own finding
+# whichever way the two outputs interleave (a header line dropped into the other's frames).
+def _stub_outputs(lines: list[str]) -> tuple[int, list[str], list[str]]:
+    starts = [i for i, line in enumerate(lines) if "pb_stub.cc" in line and "auto-complete" in line]
+    a = next(a for a, b in itertools.pairwise(starts) if b - a == 6)  # two outputs of six lines, adjacent
+    b = a + 6
+    return a, lines[a:b], lines[b : b + 6]
+
+
+@pytest.mark.parametrize("swap", [False, True], ids=["second-into-first", "first-into-second"])
+@pytest.mark.parametrize("after", range(1, 6))
+def test_interleaved_stub_outputs_keep_their_models(swap: bool, after: int) -> None:
+    lines = (FIXTURES / "verbose-exit-true.log").read_text().split("\n")
+    lines = lines[max(i for i, line in enumerate(lines) if "pinned_memory_manager" in line) :]  # 2nd run
+    at, first, second = _stub_outputs(lines)
+    host, guest = (second, first) if swap else (first, second)
+    mixed = [*host[:after], guest[0], *host[after:], *guest[1:]]
+    text = "\n".join([*lines[:at], *mixed, *lines[at + 12 :]])
+    first_finding: dict[str, str] = {}
+    for finding in diagnose_events(parse_text(text)).findings:
+        if finding.model is not None:
+            first_finding.setdefault(finding.model, finding.runbook)
+    want = expected("verbose-exit-true")
+    assert {m: first_finding.get(m) for m in want} == want
 
 
 # Captured by tests/test_diagnosis_port_in_use.py: a second server on a port of a first one.

@@ -64,6 +64,7 @@ from triton_sre.diagnosis.reasons import (
     index_events,
     is_harmless,
     is_summary,
+    owning_model,
     template_of,
 )
 from triton_sre.diagnosis.releases import ReleaseReader
@@ -207,10 +208,10 @@ class Diagnoser:
         if runbook is None and is_backend_failure(message):
             # A backend's (TensorRT, ONNX Runtime, libtorch, CUDA) own error line that names no known
             # class: the model its path names failed, else the server-wide finding says so.
-            path = PY_PATH.search(message)
+            owner = owning_model(message)
             obs = Obs(index, event.line, evidence_text(event), level or LEVEL_ERROR, None, message, True)
-            if path:
-                state = self._model(path["model"], path["version"])
+            if owner:
+                state = self._model(*owner)
                 state.failed = True
                 state.add(obs)
             else:
@@ -225,9 +226,9 @@ class Diagnoser:
             if not level and WARNING_BANNER.match(text) and not fails_beside_warnings(message):
                 level = LEVEL_WARNING  # a pasted tool's own "WARNING:" (Docker CLI, the NGC entrypoint)
             obs = Obs(index, line, text, level or LEVEL_ERROR, runbook, message)
-            path = PY_PATH.search(message)
-            if path:
-                state = self._model(path["model"], path["version"])
+            owner = owning_model(message)
+            if owner:
+                state = self._model(*owner)
                 state.add(obs)
                 if STUB.search(message) and not state.failed:
                     state.stuck = True

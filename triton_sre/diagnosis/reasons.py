@@ -45,6 +45,7 @@ __all__ = [
     "index_events",
     "is_harmless",
     "is_summary",
+    "owning_model",
     "template_of",
 ]
 
@@ -91,6 +92,24 @@ PY_PATH = re.compile(
     r"\.(?:py|onnx|plan|engine|pt|pth|graphdef|savedmodel)\b"
 )
 STUB = re.compile(r"Failed to (pre)?initialize Python stub|Stub process", re.I)
+# A model a line names in quotes (the Python stub's ``... for model 'm' specified ...``).
+_NAMED_MODEL = re.compile(r"\bmodel '(?P<model>[^'\s/]+)'")
+
+
+def owning_model(message: str) -> tuple[str, str | None] | None:
+    """The model (and version) an error event belongs to: a model file its own first line names, else
+    a model that line names in quotes, else a model file in the lines attached below it.
+
+    The order matters in verbose logs: the Python stubs of models loading in parallel write to one
+    stream, so another stub's traceback frames can land under this stub's line."""
+    head = message.split("\n", 1)[0]
+    path = PY_PATH.search(head)
+    if path is None and (named := _NAMED_MODEL.search(head)) is not None:
+        return named["model"], None
+    path = path or PY_PATH.search(message)
+    return (path["model"], path["version"]) if path else None
+
+
 # A model instance named in a line (``Stub process 'm_0_0' is not healthy``, ``instance group m_0 of
 # model m``): Triton names instances <model>_<group>[_<index>].
 INSTANCE = re.compile(
