@@ -23,6 +23,7 @@ into ordered findings, `report.py` holds the result types (re-exported here).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping
 
@@ -64,6 +65,7 @@ from triton_sre.diagnosis.reasons import (
     index_events,
     is_harmless,
     is_summary,
+    own_part,
     owning_model,
     template_of,
 )
@@ -186,6 +188,9 @@ class Diagnoser:
             return
         if self._feed_model_line(event, index):
             return
+        if (own := own_part(message, event.text)) is not message:
+            event = dataclasses.replace(event, message=own)
+            message = own
         runbook = classify(message)
         failing = level in (LEVEL_ERROR, LEVEL_FATAL) or is_failure_line(message, level)
         if (

@@ -45,6 +45,7 @@ __all__ = [
     "index_events",
     "is_harmless",
     "is_summary",
+    "own_part",
     "owning_model",
     "template_of",
 ]
@@ -108,6 +109,31 @@ def owning_model(message: str) -> tuple[str, str | None] | None:
         return named["model"], None
     path = path or PY_PATH.search(message)
     return (path["model"], path["version"]) if path else None
+
+
+def own_part(message: str, written: str) -> str:
+    """A Python stub's error event without the lines another stub wrote into it (the stubs of models
+    loading in parallel share one output stream; ``written`` is the event's first line as written).
+
+    A stub line Triton quoted holds its whole traceback escaped, so every raw line after it is another
+    writer's. Otherwise, from the first frame of another model's file on, the lines are another's."""
+    if "\n" not in message or not STUB.search(message.split("\n", 1)[0]):
+        return message
+    lines = message.split("\n")
+    quoted = written.rstrip()
+    if quoted.endswith('"') and "\\n" in quoted:
+        quoted = quoted[:-1]
+        while quoted.endswith("\\n"):
+            quoted = quoted[:-2]  # the message's own trailing newlines (the parser drops them)
+        return "\n".join(lines[: quoted.count("\\n") + 1])
+    owner = owning_model(message)
+    if owner is None:
+        return message
+    for k, line in enumerate(lines[1:], 1):
+        path = PY_PATH.search(line)
+        if path is not None and path["model"] != owner[0]:
+            return "\n".join(lines[:k])
+    return message
 
 
 # A model instance named in a line (``Stub process 'm_0_0' is not healthy``, ``instance group m_0 of
