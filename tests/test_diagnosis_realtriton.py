@@ -242,7 +242,7 @@ def test_committed_capture_diagnosis(name: str) -> None:
 # millisecond and one's header line landed inside the other's traceback (dims_mismatch took
 # mbs_unsupported's finding). Every model keeps its own finding whichever stub output another's
 # header line lands in, after whichever of its lines.
-_GLOG_HEAD = re.compile(r"^[IWEF]\d{4} ")
+_LOG_HEAD = re.compile(r"^(?:[IWEF]\d{4} |\d{4}-\d\d-\d\dT)")  # glog or ISO8601 (stubs write glog)
 
 
 def _first_findings(text: str) -> dict[str, str]:
@@ -253,7 +253,7 @@ def _first_findings(text: str) -> dict[str, str]:
     return first
 
 
-@pytest.mark.parametrize("name", ["verbose-exit-true", "verbose-exit-false"])
+@pytest.mark.parametrize("name", ["verbose-exit-true", "verbose-exit-false", "iso8601-exit-false"])
 def test_interleaved_stub_outputs_keep_their_models(name: str) -> None:
     lines = (FIXTURES / f"{name}.log").read_text().split("\n")
     lines = lines[max(i for i, line in enumerate(lines) if "pinned_memory_manager" in line) :]  # last run
@@ -261,7 +261,7 @@ def test_interleaved_stub_outputs_keep_their_models(name: str) -> None:
     for start, line in enumerate(lines):
         if "pb_stub.cc" in line:
             end = start + 1
-            while end < len(lines) and not _GLOG_HEAD.match(lines[end]):
+            while end < len(lines) and not _LOG_HEAD.match(lines[end]):
                 end += 1
             blocks.append((start, end))
     assert len(blocks) >= 5
