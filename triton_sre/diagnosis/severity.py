@@ -353,6 +353,9 @@ _PROSE_PATTERNS: Final = (
     Guarded(r"\bexited with failure\b", ("exited with failure",)),
     Guarded(r"\b(?:[Cc]ontainer|[Pp]rocess|[Ss]erver|[Ww]orker) has crashed\b", (" has crashed",)),
     Guarded(r'"message"\s*:\s*"(?:Error|ERROR): ', ('"message"',)),
+    # An error word followed by a status constant: a C API's result code (GXF's ``loadExtensions Error:
+    # GXF_FAILURE``, CUDA's ``CUDA_ERROR_NO_DEVICE``, NCCL's ``ncclSystemError`` is not one).
+    Guarded(r"\b[Ee]rror: [A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b", ("rror: ",)),
 )
 _PROSE: Final = tuple((f.literals, f.regex) for f in _PROSE_PATTERNS)
 
