@@ -14,7 +14,7 @@ from pathlib import Path
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import Report, diagnose_events
-from triton_sre.diagnosis.logparse import parse
+from triton_sre.diagnosis.logparse import parse, parse_text
 from triton_sre.diagnosis.scan import scan_lines
 
 FIXTURES = Path(__file__).parent / "data" / "logs" / "real"
@@ -215,3 +215,12 @@ def build_repository(root: Path, models: dict[str, tuple[dict[str, str], str | N
 def diagnose_file(path: Path) -> Report:
     with path.open("rb") as f:
         return diagnose_events(parse(scan_lines(f)))
+
+
+def first_runbook_by_model(text: str) -> dict[str, str]:
+    """Each model's first finding's runbook, in the report's order."""
+    first: dict[str, str] = {}
+    for finding in diagnose_events(parse_text(text)).findings:
+        if finding.model is not None:
+            first.setdefault(finding.model, finding.runbook)
+    return first

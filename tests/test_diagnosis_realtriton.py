@@ -34,6 +34,7 @@ from corpus import (
     config_pbtxt,
     diagnose_file,
     ensemble_pbtxt,
+    first_runbook_by_model,
 )
 from expectations import CPU_REPRODUCIBLE_LOAD_FAILURES
 
@@ -245,14 +246,6 @@ def test_committed_capture_diagnosis(name: str) -> None:
 _LOG_HEAD = re.compile(r"^(?:[IWEF]\d{4} |\d{4}-\d\d-\d\dT)")  # glog or ISO8601 (stubs write glog)
 
 
-def _first_findings(text: str) -> dict[str, str]:
-    first: dict[str, str] = {}
-    for finding in diagnose_events(parse_text(text)).findings:
-        if finding.model is not None:
-            first.setdefault(finding.model, finding.runbook)
-    return first
-
-
 @pytest.mark.parametrize("name", ["verbose-exit-true", "verbose-exit-false", "iso8601-exit-false"])
 def test_interleaved_stub_outputs_keep_their_models(name: str) -> None:
     lines = (FIXTURES / f"{name}.log").read_text().split("\n")
@@ -273,7 +266,7 @@ def test_interleaved_stub_outputs_keep_their_models(name: str) -> None:
         at = a1 - (b2 - a2 if a2 < a1 else 0)
         for after in range(1, len(host)):
             mixed = [*host[:after], guest[0], *host[after:], *guest[1:]]
-            got = _first_findings("\n".join([*rest[:at], *mixed, *rest[at:]]))
+            got = first_runbook_by_model("\n".join([*rest[:at], *mixed, *rest[at:]]))
             if {m: got.get(m) for m in want} != want:
                 wrong.append((host[0][:90], guest[0][:90], after))
     assert not wrong

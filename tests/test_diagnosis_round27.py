@@ -12,20 +12,12 @@
 from __future__ import annotations
 
 import pytest
+from corpus import first_runbook_by_model
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
 from triton_sre.diagnosis.reasons import own_part, owning_model
-
-
-def first_by_model(text: str) -> dict[str, str]:
-    first: dict[str, str] = {}
-    for finding in diagnose_events(parse_text(text)).findings:
-        if finding.model is not None:
-            first.setdefault(finding.model, finding.runbook)
-    return first
-
 
 MBS_HEAD = "I1129 17:08:09.263807 15246 pb_stub.cc:298]  Failed to initialize Python stub for auto-complete: ValueError: configuration specified max_batch_size 8, but in auto-complete-config function for model 'mbs' specified max_batch_size 0"
 DIMS_HEAD = "I1129 17:08:09.263386 15249 pb_stub.cc:298]  Failed to initialize Python stub for auto-complete: ValueError: model 'dims', tensor 'INPUT': the model expects dims [8] but the model configuration specifies dims [4]"
@@ -48,7 +40,7 @@ def test_a_stub_line_naming_its_model_keeps_it_when_another_stubs_frames_follow(
         "E1129 17:08:09.266461 15222 model_lifecycle.cc:642] \"failed to load 'mbs' version 1: Internal: ValueError: configuration specified max_batch_size 8, but in auto-complete-config function for model 'mbs' specified max_batch_size 0\"",
         "E1129 17:08:09.267313 15222 model_lifecycle.cc:642] \"failed to load 'dims' version 1: Internal: ValueError: model 'dims', tensor 'INPUT': the model expects dims [8] but the model configuration specifies dims [4]\"",
     ]
-    assert first_by_model("\n".join(lines)) == {
+    assert first_runbook_by_model("\n".join(lines)) == {
         "mbs": c.RUNBOOK_MAX_BATCH_SIZE_UNSUPPORTED,
         "dims": c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
     }
