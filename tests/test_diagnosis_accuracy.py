@@ -185,9 +185,10 @@ def _cited_outside(name: str) -> str:
     )
 
 
-SERVER_TRACKER_RANGES = {"heldout36": (8000, 10**6), "heldout37": (1, 8000)}
+SERVER_TRACKER_RANGES = {"heldout36": (8000, 10**6), "heldout37": (1, 8000), "heldout38": (1, 4500)}
 """Later held-out sets whose brief allowed the server's own tracker: the thread numbers each took (first,
-past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older)."""
+past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older,
+heldout38 those numbered below 4500)."""
 
 
 @pytest.mark.parametrize(
@@ -223,6 +224,7 @@ past the last), threads nothing had cited before (heldout36 the 2025-26 ones, he
         ("heldout34", 1),
         ("heldout36", 1),
         ("heldout37", 15),
+        ("heldout38", 11),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
