@@ -185,10 +185,15 @@ def _cited_outside(name: str) -> str:
     )
 
 
-SERVER_TRACKER_RANGES = {"heldout36": (8000, 10**6), "heldout37": (1, 8000), "heldout39": (4500, 8000)}
+SERVER_TRACKER_RANGES = {
+    "heldout36": (8000, 10**6),
+    "heldout37": (1, 8000),
+    "heldout38": (1, 4500),
+    "heldout39": (4500, 8000),
+}
 """Later held-out sets whose brief allowed the server's own tracker: the thread numbers each took (first,
-past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older, heldout39
-4500-7999 after heldout37)."""
+past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older; after
+it, heldout38 those below 4500 and heldout39 4500-7999)."""
 
 
 @pytest.mark.parametrize(
@@ -224,6 +229,7 @@ past the last), threads nothing had cited before (heldout36 the 2025-26 ones, he
         ("heldout34", 1),
         ("heldout36", 1),
         ("heldout37", 15),
+        ("heldout38", 11),
         ("heldout39", 7),
     ],
 )
