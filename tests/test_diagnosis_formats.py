@@ -399,6 +399,29 @@ def test_grep_n_numbers_are_peeled_where_they_count_on() -> None:
     assert parse_text("12:34 is not a line number\n")[0].text == "12:34 is not a line number"
 
 
+@pytest.mark.parametrize(
+    "plain",
+    [
+        "Traceback (most recent call last):\n  File \"client.py\", line 47, in <module>\n"
+        "    raise RuntimeError('model not ready')\nRuntimeError: model not ready\n",
+        "error:\ncuda_memory_manager.cc:65 failed to finalize CUDA memory manager\n",
+        "$ docker run --gpus=1 nvcr.io/nvidia/tritonserver:20.09-py3 tritonserver --model-repository=/m\n"
+        "ERROR: This container was built for NVIDIA Driver Release 450.51 or later, but\n"
+        "       version 440.64.00 was detected and compatibility mode is UNAVAILABLE.\n",
+    ],
+    ids=["traceback", "bare-error-word", "prompt-then-banner"],
+)
+def test_grep_n_first_line_reads_as_the_rest(plain: str) -> None:
+    """The first line of ``grep -n`` output carries a number nothing before it confirms: once the second
+    line's number counts on, the first is read again without its number."""
+    grepped = "".join(f"{i}:{line}\n" for i, line in enumerate(plain.splitlines(), 1))
+    want = _evidence(diagnose_events(parse_text(plain)).findings)
+    assert want
+    assert _evidence(diagnose_events(parse_text(grepped)).findings) == want
+    events = [(e.line, e.message) for e in parse_text(plain)]
+    assert [(e.line, e.message) for e in parse_text(grepped)] == events
+
+
 def test_lines_that_only_look_cut_stay_apart() -> None:
     """Not a cut line's rest: a row of a column listing as wide as the one before (``kubectl get``), an
     exception after a frame, a line starting with a capital after a full line, and a longer line."""

@@ -147,6 +147,8 @@ class _Parser:
         """The blanks every line of the paste starts with (None before its first non-blank line)."""
         self.grep_next = 0
         """The number grep -n would print on this line, after a line that started with one (0: none)."""
+        self.grep_seen = False
+        """A pair of grep -n numbers was seen (`_peel_first_grep_line` read the pair's first line again)."""
         self.prev_raw = ""
         """The line fed before this one, as written (read only where a raw line may go on it: `_wrapped`)."""
         self.wrap_counts: dict[int, int] = {}
@@ -191,6 +193,18 @@ class _Parser:
         self.cut = False
         self.last_cell = ""
         self.quoted = False
+
+    def _first_grep_line(self, number: int, before: str) -> Iterator[LogEvent]:
+        """The first line of the first pair of grep -n numbers was read with its number on: where it
+        started the current event and nothing went on it yet, it is read again without."""
+        cur, first = self.cur, _GREP_NUMBER.match(before)
+        if cur is None or first is None or cur[0] != number or cur[2] != SOURCE_RAW or len(cur[4]) != 1:
+            return
+        self.cur = None
+        kept = self.prev_raw, self.grep_next, self.last_line
+        self.last_line = number - 1
+        yield from self.feed(number, before[first.end() :])
+        self.prev_raw, self.grep_next, self.last_line = kept
 
     def _wrapped(self, before: str, piece: str, piece_width: int) -> bool:
         """Whether ``piece`` goes on the line before it (`lineshape.looks_cut`), which filled a common
@@ -283,6 +297,9 @@ class _Parser:
             if kind == KIND_RAW and number_at and grep_next and int(number_at.group(1)) == grep_next:
                 # grep -n's numbers, one more than the line before's: the rest is the line grep printed
                 kind, s, fields = classify_line(raw[number_at.end() :])
+                if not self.grep_seen:
+                    self.grep_seen = True
+                    yield from self._first_grep_line(number - 1, before)
         else:
             self.grep_next = 0
         if kind == KIND_RAW:
