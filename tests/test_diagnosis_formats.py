@@ -402,7 +402,7 @@ def test_grep_n_numbers_are_peeled_where_they_count_on() -> None:
 @pytest.mark.parametrize(
     "plain",
     [
-        "Traceback (most recent call last):\n  File \"client.py\", line 47, in <module>\n"
+        'Traceback (most recent call last):\n  File "client.py", line 47, in <module>\n'
         "    raise RuntimeError('model not ready')\nRuntimeError: model not ready\n",
         "error:\ncuda_memory_manager.cc:65 failed to finalize CUDA memory manager\n",
         "$ docker run --gpus=1 nvcr.io/nvidia/tritonserver:20.09-py3 tritonserver --model-repository=/m\n"
@@ -411,15 +411,27 @@ def test_grep_n_numbers_are_peeled_where_they_count_on() -> None:
     ],
     ids=["traceback", "bare-error-word", "prompt-then-banner"],
 )
-def test_grep_n_first_line_reads_as_the_rest(plain: str) -> None:
-    """The first line of ``grep -n`` output carries a number nothing before it confirms: once the second
-    line's number counts on, the first is read again without its number."""
-    grepped = "".join(f"{i}:{line}\n" for i, line in enumerate(plain.splitlines(), 1))
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        lambda i: f"{i}:",
+        lambda i: "triton-7d9f8-abcde triton ",
+        lambda i: "\x1b[32mtriton-7d9f8-abcde\x1b[0m \x1b[36mtriton\x1b[0m ",
+    ],
+    ids=["grep-n", "stern", "stern-colour"],
+)
+def test_a_prefix_the_second_line_confirms_is_peeled_from_the_first(
+    plain: str, prefix: Callable[[int], str]
+) -> None:
+    """The first line of ``grep -n`` or ``stern`` output carries a prefix nothing before it confirms: once
+    the second line shows it (grep's number counting on, stern's same columns), the first is read again
+    without it."""
+    prefixed = "".join(f"{prefix(i)}{line}\n" for i, line in enumerate(plain.splitlines(), 1))
     want = _evidence(diagnose_events(parse_text(plain)).findings)
     assert want
-    assert _evidence(diagnose_events(parse_text(grepped)).findings) == want
+    assert _evidence(diagnose_events(parse_text(prefixed)).findings) == want
     events = [(e.line, e.message) for e in parse_text(plain)]
-    assert [(e.line, e.message) for e in parse_text(grepped)] == events
+    assert [(e.line, e.message) for e in parse_text(prefixed)] == events
 
 
 def test_lines_that_only_look_cut_stay_apart() -> None:

@@ -148,7 +148,7 @@ class _Parser:
         self.grep_next = 0
         """The number grep -n would print on this line, after a line that started with one (0: none)."""
         self.grep_seen = False
-        """A pair of grep -n numbers was seen (`_peel_first_grep_line` read the pair's first line again)."""
+        """A pair of grep -n numbers was seen (`_read_again` read the pair's first line again)."""
         self.prev_raw = ""
         """The line fed before this one, as written (read only where a raw line may go on it: `_wrapped`)."""
         self.wrap_counts: dict[int, int] = {}
@@ -194,17 +194,25 @@ class _Parser:
         self.last_cell = ""
         self.quoted = False
 
-    def _first_grep_line(self, number: int, before: str) -> Iterator[LogEvent]:
-        """The first line of the first pair of grep -n numbers was read with its number on: where it
-        started the current event and nothing went on it yet, it is read again without."""
-        cur, first = self.cur, _GREP_NUMBER.match(before)
-        if cur is None or first is None or cur[0] != number or cur[2] != SOURCE_RAW or len(cur[4]) != 1:
+    def _read_again(self, number: int, line: str) -> Iterator[LogEvent]:
+        """The line before was read with a prefix on that only this line showed to be one (grep -n's first
+        number, stern's first columns): where it started the current event and nothing went on it yet,
+        it is read again as ``line``, the prefix peeled."""
+        cur = self.cur
+        if cur is None or cur[0] != number or cur[2] != SOURCE_RAW or len(cur[4]) != 1:
             return
         self.cur = None
-        kept = self.prev_raw, self.grep_next, self.last_line
+        kept = self.prev_raw, self.grep_next, self.last_line, self.last_head
         self.last_line = number - 1
-        yield from self.feed(number, before[first.end() :])
-        self.prev_raw, self.grep_next, self.last_line = kept
+        yield from self.feed(number, line)
+        self.prev_raw, self.grep_next, self.last_line, self.last_head = kept
+
+    def _read_again_past(self, number: int, before: str, head: str) -> Iterator[LogEvent]:
+        """`_read_again` for the line before, past stern's ``head`` (on the line as classify_line read it:
+        stern's colours gone)."""
+        seen = classify_line(before)[1]
+        if seen.startswith(head):
+            yield from self._read_again(number, seen[len(head) :])
 
     def _wrapped(self, before: str, piece: str, piece_width: int) -> bool:
         """Whether ``piece`` goes on the line before it (`lineshape.looks_cut`), which filled a common
@@ -294,12 +302,13 @@ class _Parser:
         if raw[:1].isdigit():
             number_at = _GREP_NUMBER.match(raw)
             grep_next, self.grep_next = self.grep_next, int(number_at.group(1)) + 1 if number_at else 0
-            if kind == KIND_RAW and number_at and grep_next and int(number_at.group(1)) == grep_next:
+            counts_on = bool(number_at and grep_next and int(number_at.group(1)) == grep_next)
+            if kind == KIND_RAW and number_at and counts_on:
                 # grep -n's numbers, one more than the line before's: the rest is the line grep printed
                 kind, s, fields = classify_line(raw[number_at.end() :])
-                if not self.grep_seen:
-                    self.grep_seen = True
-                    yield from self._first_grep_line(number - 1, before)
+            if counts_on and not self.grep_seen and (first := _GREP_NUMBER.match(before)) is not None:
+                self.grep_seen = True
+                yield from self._read_again(number - 1, before[first.end() :])
         else:
             self.grep_next = 0
         if kind == KIND_RAW:
@@ -313,11 +322,13 @@ class _Parser:
                 if head is not None and head == self.last_head and len(self.columns) < _MAX_COLUMNS:
                     self.columns += (head,)
                     kind, s, fields = classify_line(s[len(head) :])
+                    yield from self._read_again_past(number - 1, before, head)
                 self.last_head = head
         elif len(self.columns) < _MAX_COLUMNS and len(s) < len(raw) - 1:
             head = stern_columns(raw, s)
             if head is not None and head not in self.columns:
                 self.columns += (head,)
+                yield from self._read_again_past(number - 1, before, head)
         if kind in (KIND_LOG, KIND_SPECIAL):
             ev = self._flush()
             if ev:
