@@ -234,6 +234,10 @@ _OWN_LINE = re.compile(
     r"\t| {2}|Traceback \(|At:|During handling|The above exception|[\w.]*(?:Error|Exception)\b"
     r"|terminate called "
 )
+_EXCEPTION_HEAD = re.compile(r"[\w.]*(?:Error|Exception)\b")
+# The rest of a CamelCase name cut mid-way ("'Inference" | "Request'"): a capital word that a quote or
+# bracket closes, not a sentence's first word (a blank follows that).
+_CAMEL_REST = re.compile(r"[A-Z][A-Za-z0-9_]*(?:['\")\].,:;(]|$)")
 _MID_WORD = re.compile(r"[a-z0-9_)\]}'\",.;:/-]")
 _HAS_WORD = re.compile(r"[A-Za-z0-9]")
 
@@ -245,11 +249,19 @@ def looks_cut(before: str, piece: str, piece_width: int) -> int | None:
     (indentation, a traceback's or an exception's). Rows of a column listing (``kubectl get``) all have one
     width, padded with runs of blanks: never a middle piece. None: not a cut."""
     width = len(before)
-    if width < _MIN_WRAP or piece_width > width or not piece or _OWN_LINE.match(piece):
+    if width < _MIN_WRAP or piece_width > width or not piece:
         return None
+    own = _OWN_LINE.match(piece)
+    if own and not (before.endswith(": ") and _EXCEPTION_HEAD.match(piece)):
+        return None  # (an exception goes on a line the cut left at its separator: "Internal: " | "OSError")
     if piece_width == width and ("   " in before or "   " in piece):
         return None
-    goes_on = before[-1] == " " or piece[0] == " " or _MID_WORD.match(piece) is not None
+    goes_on = (
+        before[-1] == " "
+        or piece[0] == " "
+        or _MID_WORD.match(piece) is not None
+        or (before[-1].islower() and _CAMEL_REST.match(piece) is not None)
+    )
     return width if goes_on and _HAS_WORD.search(piece) else None
 
 
