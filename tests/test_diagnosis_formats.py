@@ -379,6 +379,50 @@ def test_a_log_hard_wrapped_at_a_terminals_width_reads_as_the_plain_log() -> Non
             assert _evidence(diagnose_events(parse_text(_hard_wrapped(text, width))).findings) == want, width
 
 
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_a_status_table_hard_wrapped_at_a_terminals_width_reads_as_the_plain_table(width: int) -> None:
+    """A status row (and its borders) cut at a terminal's width: the row's rest goes on its cell, the
+    borders' rests are no lines of their own."""
+    status = (
+        "UNAVAILABLE: Invalid argument: unable to find 'libtriton_tensorrt_plan.so' for model "
+        "'object_detection', searched: /models/object_detection/1, /models/object_detection, "
+        "/opt/tritonserver/backends/tensorrt_plan"
+    )
+    row = f"| object_detection | 1       | {status} |"
+    border = "+" + "-" * 18 + "+" + "-" * 9 + "+" + "-" * (len(status) + 2) + "+"
+    header = f"| Model            | Version | Status{' ' * (len(status) - 5)}|"
+    plain = "\n".join(["I0812 22:00:07.156851 1 server.cc:673] ", border, header, border, row, border]) + "\n"
+    want = _evidence(diagnose_events(parse_text(plain)).findings)
+    assert want[0][1] == c.RUNBOOK_BACKEND_PLATFORM_MISMATCH  # tensorrt_plan is a platform, not a backend
+    wrapped = diagnose_events(parse_text(_hard_wrapped(plain, width)))
+    assert [(f.model, f.runbook) for f in wrapped.findings] == [
+        ("object_detection", c.RUNBOOK_BACKEND_PLATFORM_MISMATCH)
+    ]
+    assert wrapped.findings[0].message == status.removeprefix("UNAVAILABLE: ")
+
+
+@pytest.mark.parametrize(
+    ("line", "rule"),
+    [
+        (
+            "\"load failed for model 'my_model': version 1 is at UNAVAILABLE state: Internal: "
+            "AttributeError: "
+            "module 'triton_python_backend_utils' has no attribute 'InferenceRequest'",
+            c.RUNBOOK_PYTHON_MODEL_ERROR,
+        ),
+    ],
+)
+def test_a_cut_at_a_separator_or_inside_a_camelcase_name_is_joined(line: str, rule: str) -> None:
+    """Cut right after ``Internal: `` (an exception name starts the rest) or inside ``InferenceRequest``
+    (a capital goes on a lowercase letter, closed by a quote): the pieces are one line."""
+    want = _evidence(diagnose_events(parse_text(line + "\n")).findings)
+    assert want[0][1] == rule
+    for width in (80, 100, 120):
+        assert _evidence(diagnose_events(parse_text(_hard_wrapped(line + "\n", width))).findings) == want, (
+            width
+        )
+
+
 def test_grep_n_numbers_are_peeled_where_they_count_on() -> None:
     """``grep -n`` (or ``-C``) numbers each line it prints: peeled before Triton's own text, and before any
     line whose number is one more than the line before's (a traceback's lines); a lone "12:" stays."""

@@ -19,9 +19,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from triton_sre.diagnosis.envelopes import SKIP, Unwrapper, may_hold_record
+from triton_sre.diagnosis.events import (
+    CLOSING_FAILURE,
+    PROGRESS_MARKS,
+    SOURCE_OPTION,
+    SOURCE_RAW,
+    SOURCE_TABLE,
+    LogEvent,
+)
 from triton_sre.diagnosis.lineshape import (
     KIND_BORDER,
     KIND_LOG,
@@ -40,9 +47,14 @@ from triton_sre.diagnosis.lineshape import (
 )
 from triton_sre.diagnosis.severity import is_failure_line
 
-__all__ = [
+__all__ = [  # (the event's names re-exported from events.py for the modules that read both)
+    "CLOSING_FAILURE",
     "MAX_CONTINUATION_CHARS",
     "MAX_CONTINUATION_LINES",
+    "PROGRESS_MARKS",
+    "SOURCE_OPTION",
+    "SOURCE_RAW",
+    "SOURCE_TABLE",
     "STUB_FRAME",
     "LogEvent",
     "parse",
@@ -59,51 +71,6 @@ _FIRST_LINES = 3
 _MAX_COLUMNS = 16
 """stern's columns of this many pods at most are remembered (a log of a few replicas)."""
 
-PROGRESS_MARKS: tuple[str, ...] = (
-    "loading: ",
-    "successfully loaded",
-    "Started GRPCInferenceService",
-    "Started HTTPService",
-    "TRITONBACKEND_Initialize",
-    "TRITONBACKEND_ModelInstanceInitialize",
-)
-"""Literals of the ``I`` lines that show start-up went on (and which backend and device it uses): the engine
-weighs only these ``I`` lines around a CUDA warning, and the chunked scanner keeps them, so both
-readers see the same."""
-CLOSING_FAILURE = "failed to load '"
-"""Core's closing line of a failed load (``failed to load '<model>'``, model_lifecycle.cc), which 2.51 logs
-at ``I``: the engine reads it at any level (`reasons.FAILED_BARE`, for a model whose E line is cut off),
-so the chunked scanner keeps the ``I`` lines holding it too."""
-
-SOURCE_TABLE = "model-status-table"
-SOURCE_RAW = ""
-SOURCE_OPTION = "server-option"
-"""A row of the options table Triton prints at start (only ``server_version`` is kept)."""
-
-
-@dataclass(frozen=True, slots=True)
-class LogEvent:
-    """One logical log entry: a log line with its continuation lines, or one status-table row."""
-
-    line: int
-    """1-based line number of the event's first line."""
-    level: str
-    """I, W, E or F; "" for a raw line outside Triton's logger."""
-    source: str
-    """``file.cc:NNN`` for log lines, `SOURCE_TABLE`, `SOURCE_PROTOBUF`, `SOURCE_MAIN` or ""."""
-    message: str
-    """Unquoted and unescaped message; continuation lines appended after ``\\n``."""
-    text: str
-    """The first line as written (copy-paste prefixes removed), for evidence."""
-    model: str | None = None
-    """Status-table rows only: the model column."""
-    version: str | None = None
-    """Status-table rows only: the version column (None for ``-``)."""
-    cut: bool = False
-    """Status-table rows only: the row's last line ends without its border (cut by a terminal or a
-    paste), so the message may stop mid-way (`inventory.leading_part_match`)."""
-
-
 _STATUS_WORD = re.compile(r"(UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)\b")
 # A status cell pasted without the start of its row (the model and version columns cut off):
 # ``UNAVAILABLE: Unknown: [22:10:17] /rapids_triton/bui |``, its wrapped rows following.
@@ -112,13 +79,11 @@ _CUT_ROW = re.compile(r"(UNAVAILABLE|Not loaded): .*\|\s*$")
 # TablePrinter opens every row with ``|``, so a raw line with the model, version and status columns in
 # that order is still a row. The status cell may itself hold ``|`` (a Python ``type | type`` error).
 _LEAD_CUT_ROW = re.compile(r"\s*([^|\s][^|]*?)\s*\|\s*(\d+|-)\s*\|\s*((?:UNAVAILABLE|Not loaded): .*)$")
+_TABLE_REST = re.compile(r"[-+]+$|\s*(?:Status)?\s*\|$")
 STUB_FRAME = r"(?:<frozen [\w.]+>|\S+)\(\d+\): <?[\w.]+>?"
 """A frame of the Python stub's traceback (pybind11's "At:" block: ``  <file>.py(<line>): <function>``,
 ``<frozen importlib._bootstrap>(703): _load_unlocked``); `frames` reads the same shape."""
 _STUB_FRAME = re.compile(STUB_FRAME + "$")
-
-
-
 
 
 def _table_cells(s: str) -> list[str]:
@@ -224,6 +189,14 @@ class _Parser:
         if seen or len(self.wrap_counts) < _MAX_WIDTHS:
             self.wrap_counts[width] = seen + 1
         return seen >= 1 or width in TERMINAL_WIDTHS
+
+    def _row_wrapped(self, before: str, raw: str) -> bool:
+        """Whether ``raw`` is the rest of the status row before it: that row filled a width terminals cut
+        at (or one another line was cut at), no line so far is wider, and ``raw`` is no wider."""
+        width = len(before.rstrip("\r\n"))
+        if not raw.strip() or len(raw.rstrip("\r\n")) > width or self.widest > width:
+            return False
+        return width in TERMINAL_WIDTHS or self.wrap_counts.get(width, 0) > 0
 
     def _join(self, piece: str, blank: bool) -> None:
         """``piece`` appended to the current line, as it was before the cut."""
@@ -461,6 +434,16 @@ class _Parser:
                 yield ev
             self.in_model_table = True
             self._start(number, LEVEL_ERROR, SOURCE_TABLE, s, s.strip().rstrip("|").strip())
+            return
+        if _TABLE_REST.match(s) and before.lstrip()[:1] in ("+", "|") and self._row_wrapped(before, raw):
+            return  # the rest of a border or of the header row a terminal cut at its width
+        cur = self.cur
+        if cur is not None and cur[2] == SOURCE_TABLE and self.cut and self._row_wrapped(before, raw):
+            # The rest of a status row a terminal cut at its width: the cell goes on (to the row's border).
+            piece = s.rstrip()
+            self.cut = not piece.endswith("|")
+            self.last_cell += piece if self.cut else s.rstrip("\r\n")[:-1]  # as printed: padding kept
+            self._join(piece if self.cut else piece[:-1].rstrip(), before.endswith(" "))
             return
         if self.cur is not None and self.cur[2] != SOURCE_TABLE:
             if self.cur[4] == [""] and s.strip() and (s.lstrip()[:1] == "\"" or self.cur[1] in ("E", "F")):
