@@ -146,3 +146,22 @@ def test_a_bare_level_word_quotes_the_line_it_introduces(marker: str) -> None:
     assert report.has_failure
     assert report.findings[0].evidence[0].line == 2
     assert report.findings[0].evidence[0].text.startswith("cuda_memory_manager.cc:65 failed to finalize")
+
+
+# python_be.cc names an instance as the model in a request's failure ("for model '<instance>'"); the
+# fresh-clone run of this round saw it in the shared server's log under load (a READY model's stub
+# unhealthy) and named a model 'slow_model_0_0'.
+REQUEST_FAILED = "E1201 00:00:00.000000 1 python_be.cc:1292] \"Failed to process the request(s) for model 'slow_model_0_0', message: Stub process 'slow_model_0_0' is not healthy.\""
+READY_TABLE = "I1201 00:00:00.000000 1 server.cc:1] \n+------------+---------+--------+\n| Model      | Version | Status |\n+------------+---------+--------+\n| slow_model | 1       | READY  |\n+------------+---------+--------+"
+
+
+@pytest.mark.parametrize(
+    ("text", "severity"),
+    [(REQUEST_FAILED, c.IMPACT_CRITICAL), (f"{READY_TABLE}\n{REQUEST_FAILED}", c.IMPACT_WARNING)],
+    ids=["instance-named-alone", "after-the-model-was-ready"],
+)
+def test_an_instance_quoted_as_the_model_is_its_model(text: str, severity: str) -> None:
+    findings = diagnose_events(parse_text(text + "\n")).findings
+    assert [(f.model, f.runbook, f.severity) for f in findings] == [
+        ("slow_model", c.RUNBOOK_PYTHON_MODEL_ERROR, severity)
+    ]

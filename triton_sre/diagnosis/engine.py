@@ -104,6 +104,7 @@ _FAILURE_WORD = re.compile(
     r"\b(error|fail\w*|exception|invalid|cannot|can't|unable|not found|abort\w*|assert\w*|missing|denied)\b",
     re.I,
 )
+_INSTANCE_OF = re.compile(r"(?:_\d+){1,2}")  # an instance name's suffix after its model's name
 _WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s")
 
 
@@ -216,7 +217,7 @@ class Diagnoser:
             owner = owning_model(message)
             obs = Obs(index, event.line, evidence_text(event), level or LEVEL_ERROR, None, message, True)
             if owner:
-                state = self._model(*owner)
+                state = self._owned(*owner, message)
                 state.failed = True
                 state.add(obs)
             else:
@@ -233,7 +234,7 @@ class Diagnoser:
             obs = Obs(index, line, text, level or LEVEL_ERROR, runbook, message)
             owner = owning_model(message)
             if owner:
-                state = self._model(*owner)
+                state = self._owned(*owner, message)
                 state.add(obs)
                 if STUB.search(message) and not state.failed:
                     state.stuck = True
@@ -285,6 +286,16 @@ class Diagnoser:
         if self._warning_causes:
             self._pending.extend(self._warning_causes[:1])
             self._warning_causes.clear()
+
+    def _owned(self, name: str, version: str | None, message: str) -> ModelState:
+        """The state of the model a line names. python_be.cc quotes an instance's name as the model's
+        (``for model 'm_0_0'``): a name that extends by ``_<group>[_<index>]`` a model already seen, or the
+        model of an instance the line names too (``Stub process 'm_0_0'``), is that model's instance."""
+        if name not in self._models:
+            models = [*self._models, self._instance_model(message) or name]
+            extended = (m for m in models if name.startswith(m) and _INSTANCE_OF.fullmatch(name, len(m)))
+            name = next(extended, name)
+        return self._model(name, version)
 
     def _instance_model(self, message: str) -> str | None:
         """The model a model-instance name in ``message`` belongs to, if any."""
