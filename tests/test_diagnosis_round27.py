@@ -165,3 +165,11 @@ def test_an_instance_quoted_as_the_model_is_its_model(text: str, severity: str) 
     assert [(f.model, f.runbook, f.severity) for f in findings] == [
         ("slow_model", c.RUNBOOK_PYTHON_MODEL_ERROR, severity)
     ]
+
+
+def test_a_model_whose_name_ends_in_a_number_is_not_taken_for_an_instance() -> None:
+    # Two models, `bert` and `bert_2`: one numeric suffix is a name, not a default instance's _<group>_<index>.
+    table = READY_TABLE.replace("| slow_model | 1       | READY  |", "| bert       | 1       | READY  |")
+    line = "E1201 00:00:00.000000 1 python_be.cc:1] \"unable to load model 'bert_2', configuration expects 1 inputs, model provides 2\""
+    findings = diagnose_events(parse_text(f"{table}\n{line}\n")).findings
+    assert [f.model for f in findings] == ["bert_2"]

@@ -104,7 +104,7 @@ _FAILURE_WORD = re.compile(
     r"\b(error|fail\w*|exception|invalid|cannot|can't|unable|not found|abort\w*|assert\w*|missing|denied)\b",
     re.I,
 )
-_INSTANCE_OF = re.compile(r"(?:_\d+){1,2}")  # an instance name's suffix after its model's name
+_INSTANCE_OF = re.compile(r"_\d+_\d+")  # a default instance name after its model's: _<group>_<index>
 _WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s")
 
 
@@ -289,7 +289,7 @@ class Diagnoser:
 
     def _owned(self, name: str, version: str | None, message: str) -> ModelState:
         """The state of the model a line names. python_be.cc quotes an instance's name as the model's
-        (``for model 'm_0_0'``): a name that extends by ``_<group>[_<index>]`` a model already seen, or the
+        (``for model 'm_0_0'``): a name that extends by ``_<group>_<index>`` a model already seen, or the
         model of an instance the line names too (``Stub process 'm_0_0'``), is that model's instance."""
         if name not in self._models:
             models = [*self._models, self._instance_model(message) or name]
