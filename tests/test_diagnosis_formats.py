@@ -321,6 +321,15 @@ def test_a_paste_indented_as_a_whole_loses_that_indentation_only() -> None:
     )
     later = "I0101 00:00:00.000000 1 server.cc:1] up\n    Status:       Pending\n"
     assert parse_text(later)[0].message.endswith("\n    Status:       Pending")
+    # The first line loses it too: a timestamped shell prompt is still a prompt, not a failed template.
+    prompt = (
+        "2025-02-05 09:16:22 [mona@dev ws]$ ./scripts/run_dev.sh -d ${WS}\n"
+        "=> ERROR [internal] load metadata for nvcr.io/nvidia/tritonserver:24.08-py3\n"
+    )
+    want = _evidence(diagnose_events(parse_text(prompt)).findings)
+    assert want[0][1] == c.RUNBOOK_IMAGE_PULL_FAILED
+    indented = "".join(f"    {line}\n" for line in prompt.splitlines())
+    assert _evidence(diagnose_events(parse_text(indented)).findings) == want
 
 
 @pytest.mark.parametrize(

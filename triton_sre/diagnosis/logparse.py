@@ -258,6 +258,7 @@ class _Parser:
             if raw.strip() or number > _FIRST_LINES:
                 lead = len(raw) - len(raw.lstrip(" "))
                 self.indent = " " * lead if 4 <= lead <= 8 and number <= _FIRST_LINES else ""
+                raw = raw[len(self.indent) :]
         elif self.indent:
             if raw.startswith(self.indent):
                 raw = raw[len(self.indent) :]
