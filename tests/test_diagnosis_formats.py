@@ -432,6 +432,20 @@ def test_a_cut_at_a_separator_or_inside_a_camelcase_name_is_joined(line: str, ru
         )
 
 
+def test_a_shell_command_hard_wrapped_keeps_its_rest() -> None:
+    """A prompt's command cut at a terminal's width: the rest is the command's (its ``${VAR}`` no unfinished
+    template, its image the log's release), and the next line is the log's own again."""
+    command = (
+        "$ docker run --gpus=all -it --rm --shm-size=8g -e SSL_CERT_DIR=/etc/ssl/certs/ -p 8005:8000 "
+        "-v ${MODEL_FOLDER_PATH}:/models nvcr.io/nvidia/tritonserver:24.08-py3 tritonserver "
+        "--model-repository=/models"
+    )
+    healthy = "I0812 22:00:05.156851 1 server.cc:1] Started HTTPService at 0.0.0.0:8000"
+    for width in (80, 100, 120):
+        report = diagnose_events(parse_text(_hard_wrapped(f"{command}\n{healthy}\n", width)))
+        assert (report.findings, report.release) == ((), "24.08"), width
+
+
 def test_grep_n_numbers_are_peeled_where_they_count_on() -> None:
     """``grep -n`` (or ``-C``) numbers each line it prints: peeled before Triton's own text, and before any
     line whose number is one more than the line before's (a traceback's lines); a lone "12:" stays."""

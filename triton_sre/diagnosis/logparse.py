@@ -122,6 +122,8 @@ class _Parser:
         """The widest line so far, as written: a terminal that cut lines at a width leaves none wider."""
         self.quoted = False
         """The current log event's message is quoted (24.06+): a wrapped piece ends with its closing quote."""
+        self.prompt = False
+        """The current event is a shell prompt's command: no line goes on it but its own cut rest."""
 
     def _flush(self) -> LogEvent | None:
         cur = self.cur
@@ -158,6 +160,7 @@ class _Parser:
         self.cut = False
         self.last_cell = ""
         self.quoted = False
+        self.prompt = False
 
     def _read_again(self, number: int, line: str) -> Iterator[LogEvent]:
         """The line before was read with a prefix on that only this line showed to be one (grep -n's first
@@ -407,7 +410,8 @@ class _Parser:
             ev = self._flush()
             if ev:
                 yield ev
-            yield LogEvent(number, "", SOURCE_RAW, s, s.strip(), None, None)
+            self._start(number, "", SOURCE_RAW, s, s.strip())
+            self.prompt = True  # it takes only its own rest, where a terminal cut it (`_wrapped`)
             return
         # (Tried on the line as pasted too: the peeled one may have lost the model and version
         # columns to the ``docker compose`` prefix pattern, ``NAME  | ``.)
@@ -461,8 +465,9 @@ class _Parser:
             if not peeled and self._wrapped(before, s, len(line)):
                 self._join(s, before.endswith(" "))
                 return
-            self._append(s)
-            return
+            if not self.prompt:
+                self._append(s)
+                return
         ev = self._flush()
         if ev:
             yield ev
