@@ -230,11 +230,11 @@ TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
 """Widths terminals and mail clients cut lines at most often (`looks_cut`)."""
 # Lines that start on their own, never the rest of a cut line: indented text (one blank is the cut's), a
 # traceback's header and frames, an exception line, pybind11's "At:", libstdc++'s terminate handler.
+_EXCEPTION = r"[\w.]*(?:Error|Exception)\b"
 _OWN_LINE = re.compile(
-    r"\t| {2}|Traceback \(|At:|During handling|The above exception|[\w.]*(?:Error|Exception)\b"
-    r"|terminate called "
+    rf"\t| {{2}}|Traceback \(|At:|During handling|The above exception|{_EXCEPTION}|terminate called "
 )
-_EXCEPTION_HEAD = re.compile(r"[\w.]*(?:Error|Exception)\b")
+_EXCEPTION_HEAD = re.compile(_EXCEPTION)
 # The rest of a CamelCase name cut mid-way ("'Inference" | "Request'"): a capital word that a quote or
 # bracket closes, not a sentence's first word (a blank follows that).
 _CAMEL_REST = re.compile(r"[A-Z][A-Za-z0-9_]*(?:['\")\].,:;(]|$)")
@@ -251,8 +251,7 @@ def looks_cut(before: str, piece: str, piece_width: int) -> int | None:
     width = len(before)
     if width < _MIN_WRAP or piece_width > width or not piece:
         return None
-    own = _OWN_LINE.match(piece)
-    if own and not (before.endswith(": ") and _EXCEPTION_HEAD.match(piece)):
+    if _OWN_LINE.match(piece) and not (before.endswith(": ") and _EXCEPTION_HEAD.match(piece)):
         return None  # (an exception goes on a line the cut left at its separator: "Internal: " | "OSError")
     if piece_width == width and ("   " in before or "   " in piece):
         return None
