@@ -183,23 +183,25 @@ class _Parser:
             yield from self._read_again(number, seen[len(head) :])
 
     def _wrapped(self, before: str, piece: str, piece_width: int) -> bool:
-        """Whether ``piece`` goes on the line before it (`lineshape.looks_cut`), which filled a common
-        terminal width or a width at which another line was cut already."""
+        """Whether ``piece`` goes on the line before it (`lineshape.looks_cut`), cut at a terminal's width."""
         width = looks_cut(before, piece, piece_width)
-        if width is None or self.widest > width:
+        return width is not None and self._cut_at(width)
+
+    def _row_wrapped(self, before: str, raw: str) -> bool:
+        """Whether ``raw`` is the rest of the table line before it (no wider), cut at a terminal's width."""
+        width = len(before.rstrip("\r\n"))
+        return bool(raw.strip()) and len(raw.rstrip("\r\n")) <= width and self._cut_at(width)
+
+    def _cut_at(self, width: int) -> bool:
+        """Whether a line that filled ``width`` was cut there: a common terminal width, or one another line
+        was cut at already; never a width an earlier line exceeds (a terminal cutting there would have cut
+        that line too). Counts the width seen."""
+        if self.widest > width:
             return False
         seen = self.wrap_counts.get(width, 0)
         if seen or len(self.wrap_counts) < _MAX_WIDTHS:
             self.wrap_counts[width] = seen + 1
         return seen >= 1 or width in TERMINAL_WIDTHS
-
-    def _row_wrapped(self, before: str, raw: str) -> bool:
-        """Whether ``raw`` is the rest of the status row before it: that row filled a width terminals cut
-        at (or one another line was cut at), no line so far is wider, and ``raw`` is no wider."""
-        width = len(before.rstrip("\r\n"))
-        if not raw.strip() or len(raw.rstrip("\r\n")) > width or self.widest > width:
-            return False
-        return width in TERMINAL_WIDTHS or self.wrap_counts.get(width, 0) > 0
 
     def _join(self, piece: str, blank: bool) -> None:
         """``piece`` appended to the current line, as it was before the cut."""
@@ -440,10 +442,12 @@ class _Parser:
             self.in_model_table = True
             self._start(number, LEVEL_ERROR, SOURCE_TABLE, s, s.strip().rstrip("|").strip())
             return
-        if _TABLE_REST.match(s) and before.lstrip()[:1] in ("+", "|") and self._row_wrapped(before, raw):
-            return  # the rest of a border or of the header row a terminal cut at its width
         cur = self.cur
-        if cur is not None and cur[2] == SOURCE_TABLE and self.cut and self._row_wrapped(before, raw):
+        row_cut = cur is not None and cur[2] == SOURCE_TABLE and self.cut
+        rest = row_cut or (_TABLE_REST.match(s) is not None and before.lstrip()[:1] in ("+", "|"))
+        if rest and self._row_wrapped(before, raw):
+            if not row_cut:
+                return  # the rest of a border or of the header row a terminal cut at its width
             # The rest of a status row a terminal cut at its width: the cell goes on (to the row's border).
             piece = s.rstrip()
             self.cut = not piece.endswith("|")
