@@ -231,6 +231,7 @@ it, heldout38 those below 4500 and heldout39 4500-7999)."""
         ("heldout37", 15),
         ("heldout38", 11),
         ("heldout39", 7),
+        ("heldout40", 5),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
