@@ -104,7 +104,7 @@ _FAILURE_WORD = re.compile(
     r"\b(error|fail\w*|exception|invalid|cannot|can't|unable|not found|abort\w*|assert\w*|missing|denied)\b",
     re.I,
 )
-_INSTANCE_OF = re.compile(r"_\d+_\d+")  # a default instance name after its model's: _<group>_<index>
+_INSTANCE_OF = re.compile(r"_\d+_\d+$")  # a default instance name after its model's: _<group>_<index>
 _WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s")
 
 
@@ -291,10 +291,10 @@ class Diagnoser:
         """The state of the model a line names. python_be.cc quotes an instance's name as the model's
         (``for model 'm_0_0'``): a name that extends by ``_<group>_<index>`` a model already seen, or the
         model of an instance the line names too (``Stub process 'm_0_0'``), is that model's instance."""
-        if name not in self._models:
-            models = [*self._models, self._instance_model(message) or name]
-            extended = (m for m in models if name.startswith(m) and _INSTANCE_OF.fullmatch(name, len(m)))
-            name = next(extended, name)
+        if name not in self._models and (cut := _INSTANCE_OF.search(name)) is not None:
+            model = name[: cut.start()]
+            if model in self._models or model == self._instance_model(message):
+                name = model
         return self._model(name, version)
 
     def _instance_model(self, message: str) -> str | None:

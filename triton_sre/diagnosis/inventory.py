@@ -10,6 +10,7 @@ The file is package data read once at import (like a schema), not run-time input
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -102,7 +103,16 @@ def template_regex(template: str) -> re.Pattern[str]:
         # A message's closing full stop is often lost (quoted in a ticket, cut by a table cell), and so
         # are the blanks before an empty last value (``are: <ids>`` with no id ends ``are:`` on a line).
         parts[-1] = parts[-1].rstrip(".; ")
-    return re.compile(".*?".join(re.escape(p) for p in parts), re.I)
+    if not parts:
+        return re.compile("", re.I)
+    pattern = ""
+    for before, after in itertools.pairwise(parts):
+        pattern += re.escape(before)
+        # A quoted value (a name, a path) stops at its closing quote: ``.*?`` there would rescan the rest of
+        # the line from every opening quote, quadratic on a line that repeats the template's start.
+        quote = before[-1:] if before[-1:] in ("'", '"') and after[:1] == before[-1:] else ""
+        pattern += f"[^{quote}\\n]*" if quote else ".*?"
+    return re.compile(pattern + re.escape(parts[-1]), re.I)
 
 
 _TOKENS = re.compile(r"(<[^<>]*>)")

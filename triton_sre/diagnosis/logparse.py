@@ -37,6 +37,7 @@ from triton_sre.diagnosis.lineshape import (
     KIND_TABLE,
     LEVEL_ERROR,
     LEVEL_INFO,
+    MAX_LINE_CHARS,
     TERMINAL_WIDTHS,
     classify_line,
     is_paste_prompt,
@@ -78,8 +79,12 @@ _CUT_ROW = re.compile(r"(UNAVAILABLE|Not loaded): .*\|\s*$")
 # A row pasted without its leading border (`` preprocessing  | 1 | UNAVAILABLE: ... |``): core's
 # TablePrinter opens every row with ``|``, so a raw line with the model, version and status columns in
 # that order is still a row. The status cell may itself hold ``|`` (a Python ``type | type`` error).
-_LEAD_CUT_ROW = re.compile(r"\s*([^|\s][^|]*?)\s*\|\s*(\d+|-)\s*\|\s*((?:UNAVAILABLE|Not loaded): .*)$")
-_TABLE_REST = re.compile(r"[-+]+$|\s*(?:Status)?\s*\|$")
+# (Each blank run is matched once: a lazy cell before ``\s*\|`` rescans a long run of blanks from every
+# character, quadratic on a padded cell.)
+_LEAD_CUT_ROW = re.compile(
+    r"\s*([^|\s](?:[^|]*[^|\s])?)\s*\|\s*(\d+|-)\s*\|\s*((?:UNAVAILABLE|Not loaded): .*)$"
+)
+_TABLE_REST = re.compile(r"[-+]+$|\s*(?:Status\s*)?\|$")
 STUB_FRAME = r"(?:<frozen [\w.]+>|\S+)\(\d+\): <?[\w.]+>?"
 """A frame of the Python stub's traceback (pybind11's "At:" block: ``  <file>.py(<line>): <function>``,
 ``<frozen importlib._bootstrap>(703): _load_unlocked``); `frames` reads the same shape."""
@@ -210,6 +215,10 @@ class _Parser:
         parts = cur[4]
         assert isinstance(parts, list)
         gap = " " if blank else ""
+        room = MAX_LINE_CHARS - len(str(parts[-1])) - len(gap)
+        if room <= 0:
+            return  # a line rejoined is cut where the scanner cuts one written whole
+        piece = piece[:room]
         if len(parts) == 1:  # the evidence: the line as written
             cur[3] = f"{str(cur[3]).rstrip()}{gap}{piece}"
         if self.quoted:
