@@ -3,11 +3,17 @@
 - Hostile shapes (bench/bench_triage_hostile.py measures them): a hard-wrapped paste is rejoined only up
   to the length the scanner keeps of one line; a template's quoted value stops at its closing quote; a
   default instance name is resolved by one lookup. The tests here pin the behaviour, not the speed.
+- heldout40's misses by class: a logger that relays Triton's output at its own level (a NIM's
+  ``ERROR ... nimutils.py:68] I0424 ...``) is peeled; another program's ``ERROR:`` line is no part of the
+  ``I`` line before it; a version folder named -1 (the path's 2^64 - 1) is the folder's fault; a backend
+  that cannot find the file in the version folder names a missing model file.
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
 
 from __future__ import annotations
+
+import pytest
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
@@ -49,3 +55,90 @@ def test_a_line_repeating_a_templates_start_still_finds_the_cause_after_it() -> 
     text = "E1203 10:00:00.000000 1 model_lifecycle.cc:626] failed to load 'm', no version is available"
     findings = diagnose_events(parse_text(("model '" * 3000) + "\n" + text + "\n")).findings
     assert [f.runbook for f in findings] == [c.RUNBOOK_VERSION_DIR_INVALID]
+
+
+RELAY = "ERROR 2025-04-24 22:49:{s:02d}.266 nimutils.py:68] "
+RELAYED_START = [
+    RELAY.format(s=44)
+    + "tritonserver: /usr/local/lib/libcurl.so.4: no version information available (required by tritonserver)",
+    RELAY.format(s=44)
+    + "I0424 22:49:44.265292 98 cache_manager.cc:480] \"Create CacheManager with cache_dir: '/opt/tritonserver/caches'\"",
+    RELAY.format(s=45)
+    + 'I0424 22:49:45.433448 98 model_config_utils.cc:753] "Server side auto-completed config: "',
+    RELAY.format(s=45) + 'name: "yolox"',
+    RELAY.format(s=45) + 'platform: "tensorrt_plan"',
+    RELAY.format(s=46) + "I0424 22:49:46.433448 98 server.cc:676] ",
+]
+
+
+def test_a_logger_relaying_tritons_lines_at_error_is_no_failure() -> None:
+    report = diagnose_events(parse_text("\n".join(RELAYED_START) + "\n"))
+    assert not report.findings
+    assert not report.has_failure
+    events = list(parse_text("\n".join(RELAYED_START) + "\n"))
+    assert [e.level for e in events] == ["", "I", "I", "I"]
+    assert events[0].message.startswith("tritonserver: ")  # the line before the first relayed one, peeled
+    assert events[2].message.endswith('name: "yolox"\nplatform: "tensorrt_plan"')
+
+
+def test_a_relayed_triton_error_is_still_read() -> None:
+    failed = (
+        RELAY.format(s=47)
+        + "E0424 22:49:47.000000 98 model_lifecycle.cc:626] failed to load 'yolox' version 1: Not found: unable to load shared library: libnvinfer_plugin.so.10: cannot open shared object file: No such file or directory"
+    )
+    findings = diagnose_events(parse_text("\n".join([*RELAYED_START, failed]) + "\n")).findings
+    assert [(f.model, f.severity) for f in findings] == [("yolox", c.IMPACT_CRITICAL)]
+
+
+def test_an_error_level_prefix_before_no_triton_line_still_counts() -> None:
+    # Without a Triton line behind it, the prefix is the program's own: its ERROR stands.
+    findings = diagnose_events(
+        parse_text(RELAY.format(s=44) + "Model download failed: 403 Forbidden\n")
+    ).findings
+    assert findings and findings[0].severity == c.IMPACT_CRITICAL
+
+
+@pytest.mark.parametrize("word", ["ERROR", "FATAL", "CRITICAL"])
+def test_another_programs_error_line_is_not_the_info_line_before_it(word: str) -> None:
+    text = "\n".join(
+        [
+            "I1101 13:15:54.841537 103 http_server.cc:180] Started Metrics Service at 0.0.0.0:8002",
+            "  > Triton server is ready...",
+            f"{word}: illegal value '' specified for bool flag 'asr_service'",
+            "One of the processes has exited unexpectedly. Stopping container.",
+        ]
+    )
+    findings = diagnose_events(parse_text(text + "\n")).findings
+    assert [(f.runbook, f.evidence[0].line) for f in findings] == [(c.RUNBOOK_UNKNOWN_LOAD_FAILURE, 3)]
+
+
+def test_an_info_lines_own_multiline_message_keeps_its_lines() -> None:
+    text = 'I1101 13:15:54.000000 1 model_config_utils.cc:753] Server side auto-completed config: \nname: "m"\nERRORS: 0\n'
+    events = list(parse_text(text))
+    assert len(events) == 1 and events[0].message.endswith("ERRORS: 0")
+
+
+@pytest.mark.parametrize(
+    ("cell", "runbook"),
+    [
+        (
+            "unable to find '/models/m/18446744073709551615/model.txt' for model 'm'",
+            c.RUNBOOK_VERSION_DIR_INVALID,
+        ),
+        (
+            "unable to find '/models/m/18446744073709551615/model.onnx' for model instance 'm_0'",
+            c.RUNBOOK_VERSION_DIR_INVALID,
+        ),
+        ("unable to find '/models/m/3/model.so' for model 'm'", c.RUNBOOK_MODEL_FILE_MISSING),
+    ],
+    ids=["minus-one-ibmz", "minus-one-backend-common", "file-in-version-folder"],
+)
+def test_a_file_missing_from_a_version_folder(cell: str, runbook: str) -> None:
+    row = f"| m     | 1       | UNAVAILABLE: Unavailable: {cell} |"
+    assert first_runbook(row) == runbook
+
+
+def first_runbook(text: str) -> str:
+    findings = diagnose_events(parse_text(text + "\n")).findings
+    assert findings
+    return findings[0].runbook

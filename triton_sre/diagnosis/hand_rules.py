@@ -290,6 +290,10 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"failed to open text file for read \S+: No such file",
             r"No such file or directory[^\n]{0,20}'[^'\n]*\bmodel\.(pt|onnx|plan|savedmodel|graphdef|py)'",
             r"config\.pbtxt[^\n]{0,40}(not found|does not exist|missing)",
+            # A backend that looked for the model's file in its version folder (backend_common's "for model
+            # instance", and the same words with "for model" in backends built from the template, such as
+            # IBM Z's Snap ML and ONNX-MLIR ones).
+            r"unable to find '[^'\n]*/\d+/[^'\n/]+' for model (?:instance )?'",
         ),
     ),
     CauseRule(

@@ -34,6 +34,7 @@ __all__ = [
     "is_paste_prompt",
     "looks_cut",
     "peel_collector_prefix",
+    "relay_prefix",
     "stern_columns",
     "stern_head",
     "unquote",
@@ -296,3 +297,24 @@ def peel_collector_prefix(s: str) -> str:
         else:
             return s
     return s
+
+
+_RELAYED_HEAD = re.compile(r"(?<=\s)[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w./-]+:\d+\] ")
+_RELAY_LEVEL = re.compile(r"\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
+_DIGITS = re.compile(r"\d+")
+_RELAY_WIDTH = 160
+"""A relay's prefix is at most this wide (a level, a timestamp, a file and line)."""
+
+
+def relay_prefix(s: str) -> tuple[re.Pattern[str], int] | None:
+    """Where ``s`` is another program's log line carrying a line of Triton's (a NIM's
+    ``ERROR 2025-04-24 22:49:44.266 nimutils.py:68] I0424 ...``): a pattern for that logger's prefix, its
+    digits free (every line it relays starts the same way), and where Triton's line starts. Only a
+    prefix with a level word in it: that level is the relay's, not the line's."""
+    if "] " not in s:
+        return None
+    head = _RELAYED_HEAD.search(s, 1, _RELAY_WIDTH + 40)
+    if head is None or head.start() > _RELAY_WIDTH or not _RELAY_LEVEL.search(s, 0, head.start()):
+        return None
+    parts = _DIGITS.split(s[: head.start()])
+    return re.compile(r"\d+".join(re.escape(part) for part in parts)), head.start()

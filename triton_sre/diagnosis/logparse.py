@@ -42,11 +42,12 @@ from triton_sre.diagnosis.lineshape import (
     classify_line,
     is_paste_prompt,
     looks_cut,
+    relay_prefix,
     stern_columns,
     stern_head,
     unquote,
 )
-from triton_sre.diagnosis.severity import is_failure_line
+from triton_sre.diagnosis.severity import LEVEL_WORDS, is_failure_line
 
 __all__ = [  # (the event's names re-exported from events.py for the modules that read both)
     "CLOSING_FAILURE",
@@ -84,6 +85,9 @@ _CUT_ROW = re.compile(r"(UNAVAILABLE|Not loaded): .*\|\s*$")
 _LEAD_CUT_ROW = re.compile(
     r"\s*([^|\s](?:[^|]*[^|\s])?)\s*\|\s*(\d+|-)\s*\|\s*((?:UNAVAILABLE|Not loaded): .*)$"
 )
+_OTHER_LOGGER = re.compile(rf"{LEVEL_WORDS}: \S")
+"""Another program's failure line (``ERROR: illegal value '' specified for bool flag 'x'``, gflags): never
+part of the message of an ``I`` or ``W`` line of Triton's before it."""
 _TABLE_REST = re.compile(r"[-+]+$|\s*(?:Status\s*)?\|$")
 STUB_FRAME = r"(?:<frozen [\w.]+>|\S+)\(\d+\): <?[\w.]+>?"
 """A frame of the Python stub's traceback (pybind11's "At:" block: ``  <file>.py(<line>): <function>``,
@@ -129,6 +133,10 @@ class _Parser:
         """The current log event's message is quoted (24.06+): a wrapped piece ends with its closing quote."""
         self.prompt = False
         """The current event is a shell prompt's command: no line goes on it but its own cut rest."""
+        self.relays: tuple[re.Pattern[str], ...] = ()
+        """Prefixes of another program's logger that printed Triton's own lines (`_relayed`)."""
+        self.relay_rest: str | None = None
+        """The line `_relayed` read last, past its relay's prefix (None: it had none)."""
 
     def _flush(self) -> LogEvent | None:
         cur = self.cur
@@ -186,6 +194,29 @@ class _Parser:
         seen = classify_line(before)[1]
         if seen.startswith(head):
             yield from self._read_again(number, seen[len(head) :])
+
+    def _relayed(self, number: int, before: str, s: str) -> Iterator[LogEvent]:
+        """``s`` past the prefix of a logger that relays another process's output (a NIM's
+        ``ERROR 2025-04-24 22:49:44.266 nimutils.py:68] I0424 ...``): the prefix's level is the relay's, for
+        every line it carries, so a prefix seen before Triton's own line is peeled from every line that
+        starts the same way (its digits free), the line before included. Yields the events that reading
+        the line before again gives; the peeled line is in ``self.relay_rest`` (None: no relay)."""
+        self.relay_rest = None
+        for relay in self.relays:
+            m = relay.match(s)
+            if m is not None:
+                self.relay_rest = s[m.end() :]
+                return
+        found = relay_prefix(s) if len(self.relays) < _MAX_COLUMNS else None
+        if found is None:
+            return
+        relay, end = found
+        self.relays += (relay,)
+        seen = classify_line(before)[1]
+        if self.cur is not None and (m := relay.match(seen)) is not None:
+            # (the line before by its own number: in a log export, other lines of its record lie between)
+            yield from self._read_again(int(self.cur[0]), seen[m.end() :])  # type: ignore[call-overload]
+        self.relay_rest = s[end:]  # (after reading the line before again, which resets it)
 
     def _wrapped(self, before: str, piece: str, piece_width: int) -> bool:
         """Whether ``piece`` goes on the line before it (`lineshape.looks_cut`), cut at a terminal's width."""
@@ -317,6 +348,10 @@ class _Parser:
             if head is not None and head not in self.columns:
                 self.columns += (head,)
                 yield from self._read_again_past(number - 1, before, head)
+        if kind == KIND_RAW:
+            yield from self._relayed(number, before, s)
+            if self.relay_rest is not None:
+                kind, s, fields = classify_line(self.relay_rest)
         if kind in (KIND_LOG, KIND_SPECIAL):
             ev = self._flush()
             if ev:
@@ -474,6 +509,12 @@ class _Parser:
                 return
             # (a line that carries a collector's prefix of its own was written as a line, not cut from one)
             line, before = raw.rstrip("\r\n"), before.rstrip("\r\n")
+            if self.cur[1] in (LEVEL_INFO, "W") and _OTHER_LOGGER.match(s):
+                ev = self._flush()
+                if ev:
+                    yield ev
+                self._start(number, "", SOURCE_RAW, s, s.strip())
+                return
             peeled = len(s) < len(line) and line.endswith(s)
             if not peeled and self._wrapped(before, s, len(line)):
                 self._join(s, before.endswith(" "))

@@ -170,6 +170,14 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_IMAGE_PULL_FAILED,
         _rx(r"\bFailed to pull image\b", r"\bfailed to pull and unpack image\b", r"\bErrImagePull\b"),
     ),
+    # A version folder named -1: core reads the name as a signed number and the backend builds the path
+    # from it unsigned, 2^64 - 1 (IBM Z Accelerated for Triton lists it as a known issue). The folder's
+    # name is the fault, not a missing file.
+    (
+        c.RUNBOOK_MODEL_FILE_MISSING,
+        c.RUNBOOK_VERSION_DIR_INVALID,
+        _rx(r"/18446744073709551615/"),
+    ),
     *LIBRARY_COMPETES,
 )
 

@@ -74,6 +74,7 @@ __all__ = [
     "COMMAND_NOT_FOUND",
     "FAILURE_FORMATS",
     "FAILURE_PROSE",
+    "LEVEL_WORDS",
     "LOADER_VERDICT",
     "PREFIXED_TRACEBACK",
     "Guarded",
@@ -103,7 +104,9 @@ _STATUS_REASON_WORDS: Final = (
     "Evicted",
     "Unschedulable",
 )
-_LEVEL = r"(?:ERROR|CRITICAL|FATAL|PANIC|SEVERE|EMERG|ALERT)"
+LEVEL_WORDS: Final = r"(?:ERROR|CRITICAL|FATAL|PANIC|SEVERE|EMERG|ALERT)"
+"""The level words of loggers other than Triton's that mark a failure."""
+_LEVEL = LEVEL_WORDS
 
 
 @dataclass(frozen=True)
