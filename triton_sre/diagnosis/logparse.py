@@ -32,21 +32,17 @@ from triton_sre.diagnosis.events import (
 from triton_sre.diagnosis.lineshape import (
     KIND_BORDER,
     KIND_LOG,
-    KIND_RAW,
     KIND_SPECIAL,
     KIND_TABLE,
     LEVEL_ERROR,
     LEVEL_INFO,
     MAX_LINE_CHARS,
     TERMINAL_WIDTHS,
-    classify_line,
     is_paste_prompt,
     looks_cut,
-    relay_prefix,
-    stern_columns,
-    stern_head,
     unquote,
 )
+from triton_sre.diagnosis.prefixes import PrefixReader
 from triton_sre.diagnosis.severity import LEVEL_WORDS, is_failure_line
 
 __all__ = [  # (the event's names re-exported from events.py for the modules that read both)
@@ -67,11 +63,7 @@ MAX_CONTINUATION_LINES = 200
 """Raw lines appended to one event at most (a traceback, a config dump); the rest are dropped."""
 MAX_CONTINUATION_CHARS = 32_000
 _MAX_WIDTHS = 64
-_GREP_NUMBER = re.compile(r"(\d{1,9})[:-](?!\d\d[-:])")  # not a date's year or a time's hour
-_FIRST_LINES = 3
 """A paste's first non-blank line comes within its first lines (a reader that skips lines starts later)."""
-_MAX_COLUMNS = 16
-"""stern's columns of this many pods at most are remembered (a log of a few replicas)."""
 
 _STATUS_WORD = re.compile(r"(UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)\b")
 # A status cell pasted without the start of its row (the model and version columns cut off):
@@ -104,8 +96,9 @@ def _table_cells(s: str) -> list[str]:
     return body.split("|")
 
 
-class _Parser:
+class _Parser(PrefixReader):
     def __init__(self) -> None:
+        super().__init__()
         self.cur: list[object] | None = None  # [line, level, source, text, parts, chars, model, version]
         self.last_line = 0
         self.in_model_table = False
@@ -113,16 +106,6 @@ class _Parser:
         self.last_cell = ""
         self.cut = False
         """The status cell of the last table row as printed (padding kept), for `_continue_cell`."""
-        self.columns: tuple[str, ...] = ()
-        """stern's ``<pod> <container> `` columns seen before Triton's own lines (`stern_columns`)."""
-        self.last_head: str | None = None
-        """The stern-shaped columns the last raw line started with (two in a row: one pod's lines)."""
-        self.indent: str | None = None
-        """The blanks every line of the paste starts with (None before its first non-blank line)."""
-        self.grep_next = 0
-        """The number grep -n would print on this line, after a line that started with one (0: none)."""
-        self.grep_seen = False
-        """A pair of grep -n numbers was seen (`_read_again` read the pair's first line again)."""
         self.prev_raw = ""
         """The line fed before this one, as written (read only where a raw line may go on it: `_wrapped`)."""
         self.wrap_counts: dict[int, int] = {}
@@ -133,10 +116,6 @@ class _Parser:
         """The current log event's message is quoted (24.06+): a wrapped piece ends with its closing quote."""
         self.prompt = False
         """The current event is a shell prompt's command: no line goes on it but its own cut rest."""
-        self.relays: tuple[re.Pattern[str], ...] = ()
-        """Prefixes of another program's logger that printed Triton's own lines (`_relayed`)."""
-        self.relay_rest: str | None = None
-        """The line `_relayed` read last, past its relay's prefix (None: it had none)."""
 
     def _flush(self) -> LogEvent | None:
         cur = self.cur
@@ -174,49 +153,6 @@ class _Parser:
         self.last_cell = ""
         self.quoted = False
         self.prompt = False
-
-    def _read_again(self, number: int, line: str) -> Iterator[LogEvent]:
-        """The line before was read with a prefix on that only this line showed to be one (grep -n's first
-        number, stern's first columns): where it started the current event and nothing went on it yet,
-        it is read again as ``line``, the prefix peeled."""
-        cur = self.cur
-        if cur is None or cur[0] != number or cur[2] != SOURCE_RAW or len(cur[4]) != 1:
-            return
-        self.cur = None
-        kept = self.prev_raw, self.grep_next, self.last_line, self.last_head
-        self.last_line = number - 1
-        yield from self.feed(number, line)
-        self.prev_raw, self.grep_next, self.last_line, self.last_head = kept
-
-    def _read_again_past(self, number: int, before: str, head: str) -> Iterator[LogEvent]:
-        """`_read_again` for the line before, past stern's ``head`` (on the line as classify_line read it:
-        stern's colours gone)."""
-        seen = classify_line(before)[1]
-        if seen.startswith(head):
-            yield from self._read_again(number, seen[len(head) :])
-
-    def _relayed(self, number: int, before: str, s: str) -> Iterator[LogEvent]:
-        """``s`` past the prefix of a logger that relays another process's output (a NIM's
-        ``ERROR 2025-04-24 22:49:44.266 nimutils.py:68] I0424 ...``): the prefix's level is the relay's, for
-        every line it carries, so a prefix seen before Triton's own line is peeled from every line that
-        starts the same way (its digits free), the line before included. Yields the events that reading
-        the line before again gives; the peeled line is in ``self.relay_rest`` (None: no relay)."""
-        self.relay_rest = None
-        for relay in self.relays:
-            m = relay.match(s)
-            if m is not None:
-                self.relay_rest = s[m.end() :]
-                return
-        found = relay_prefix(s) if len(self.relays) < _MAX_COLUMNS else None
-        if found is None:
-            return
-        relay, end = found
-        self.relays += (relay,)
-        seen = classify_line(before)[1]
-        if self.cur is not None and (m := relay.match(seen)) is not None:
-            # (the line before by its own number: in a log export, other lines of its record lie between)
-            yield from self._read_again(int(self.cur[0]), seen[m.end() :])  # type: ignore[call-overload]
-        self.relay_rest = s[end:]  # (after reading the line before again, which resets it)
 
     def _wrapped(self, before: str, piece: str, piece_width: int) -> bool:
         """Whether ``piece`` goes on the line before it (`lineshape.looks_cut`), cut at a terminal's width."""
@@ -299,16 +235,7 @@ class _Parser:
     def feed(self, number: int, raw: str) -> Iterator[LogEvent]:
         contiguous = 0 <= number - self.last_line <= 1  # 0: another line of the same JSON record
         self.last_line = number
-        if self.indent is None:  # the first line: a paste indented as a whole (a Markdown code block)
-            if raw.strip() or number > _FIRST_LINES:
-                lead = len(raw) - len(raw.lstrip(" "))
-                self.indent = " " * lead if 4 <= lead <= 8 and number <= _FIRST_LINES else ""
-                raw = raw[len(self.indent) :]
-        elif self.indent:
-            if raw.startswith(self.indent):
-                raw = raw[len(self.indent) :]
-            elif raw.strip():
-                self.indent = ""  # a line less indented: the paste's own indentation ends here
+        raw = self._unindent(number, raw)
         before, self.prev_raw = self.prev_raw, raw
         if len(raw) > self.widest:  # (its line end counted: measured without it only here)
             self.widest = max(self.widest, len(raw.rstrip("\r\n")))
@@ -317,41 +244,8 @@ class _Parser:
             if ev:
                 yield ev
             self.in_model_table = False
-        kind, s, fields = classify_line(raw)
-        if raw[:1].isdigit():
-            number_at = _GREP_NUMBER.match(raw)
-            grep_next, self.grep_next = self.grep_next, int(number_at.group(1)) + 1 if number_at else 0
-            counts_on = bool(number_at and grep_next and int(number_at.group(1)) == grep_next)
-            if kind == KIND_RAW and number_at and counts_on:
-                # grep -n's numbers, one more than the line before's: the rest is the line grep printed
-                kind, s, fields = classify_line(raw[number_at.end() :])
-            if counts_on and not self.grep_seen and (first := _GREP_NUMBER.match(before)) is not None:
-                self.grep_seen = True
-                yield from self._read_again(number - 1, before[first.end() :])
-        else:
-            self.grep_next = 0
-        if kind == KIND_RAW:
-            for head in self.columns:
-                if s.startswith(head):
-                    kind, s, fields = classify_line(s[len(head) :])
-                    break
-            else:
-                # Two lines in a row that start with the same stern-shaped columns are one pod's lines.
-                head = stern_head(s)
-                if head is not None and head == self.last_head and len(self.columns) < _MAX_COLUMNS:
-                    self.columns += (head,)
-                    kind, s, fields = classify_line(s[len(head) :])
-                    yield from self._read_again_past(number - 1, before, head)
-                self.last_head = head
-        elif len(self.columns) < _MAX_COLUMNS and len(s) < len(raw) - 1:
-            head = stern_columns(raw, s)
-            if head is not None and head not in self.columns:
-                self.columns += (head,)
-                yield from self._read_again_past(number - 1, before, head)
-        if kind == KIND_RAW:
-            yield from self._relayed(number, before, s)
-            if self.relay_rest is not None:
-                kind, s, fields = classify_line(self.relay_rest)
+        yield from self._peel(number, raw, before)
+        kind, s, fields = self.line_read
         if kind in (KIND_LOG, KIND_SPECIAL):
             ev = self._flush()
             if ev:

@@ -1,0 +1,158 @@
+"""Pure: the prefixes a paste puts before every line that only a later line shows to be prefixes.
+
+A mixin of `logparse`'s parser, which owns the current event and feeds lines: the indentation of a
+paste indented as a whole, grep -n's counting numbers, stern's ``<pod> <container> `` columns and the
+prefix of a logger that relays Triton's output behind a level of its own. Each is learned from the line
+that shows it, peeled from every later line, and from the line before, which is read again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from triton_sre.diagnosis.events import SOURCE_RAW, LogEvent
+from triton_sre.diagnosis.lineshape import (
+    KIND_RAW,
+    classify_line,
+    relay_prefix,
+    stern_columns,
+    stern_head,
+)
+
+__all__ = ["PrefixReader"]
+
+_GREP_NUMBER = re.compile(r"(\d{1,9})[:-](?!\d\d[-:])")  # not a date's year or a time's hour
+_FIRST_LINES = 3
+_MAX_COLUMNS = 16
+"""stern's columns (and relays' prefixes) of this many at most are remembered (a log of a few replicas)."""
+
+LineRead = tuple[str, str, tuple[str, str, str] | None]
+
+
+class PrefixReader:
+    """The prefix-learning half of the log parser (`logparse._Parser` feeds lines and owns the event)."""
+
+    cur: list[object] | None
+    prev_raw: str
+    last_line: int
+
+    def __init__(self) -> None:
+        self.columns: tuple[str, ...] = ()
+        """stern's ``<pod> <container> `` columns seen before Triton's own lines (`stern_columns`)."""
+        self.last_head: str | None = None
+        """The stern-shaped columns the last raw line started with (two in a row: one pod's lines)."""
+        self.indent: str | None = None
+        """The blanks every line of the paste starts with (None before its first non-blank line)."""
+        self.grep_next = 0
+        """The number grep -n would print on this line, after a line that started with one (0: none)."""
+        self.grep_seen = False
+        """A pair of grep -n numbers was seen (`_read_again` read the pair's first line again)."""
+        self.relays: tuple[re.Pattern[str], ...] = ()
+        """Prefixes of another program's logger that printed Triton's own lines (`_relayed`)."""
+        self.relay_rest: str | None = None
+        """The line `_relayed` read last, past its relay's prefix (None: it had none)."""
+        self.line_read: LineRead = (KIND_RAW, "", None)
+        """The last line `_peel` read: its kind, its text past every prefix, its fields."""
+
+    def feed(self, number: int, raw: str) -> Iterator[LogEvent]:
+        raise NotImplementedError  # the parser's
+
+    def _unindent(self, number: int, raw: str) -> str:
+        """``raw`` without the blanks a paste indented as a whole put before every line (a Markdown code
+        block), learned from its first lines."""
+        if self.indent is None:  # the first line: a paste indented as a whole (a Markdown code block)
+            if raw.strip() or number > _FIRST_LINES:
+                lead = len(raw) - len(raw.lstrip(" "))
+                self.indent = " " * lead if 4 <= lead <= 8 and number <= _FIRST_LINES else ""
+                raw = raw[len(self.indent) :]
+        elif self.indent:
+            if raw.startswith(self.indent):
+                raw = raw[len(self.indent) :]
+            elif raw.strip():
+                self.indent = ""  # a line less indented: the paste's own indentation ends here
+        return raw
+
+    def _peel(self, number: int, raw: str, before: str) -> Iterator[LogEvent]:
+        """Reads ``raw`` past the prefixes learned so far, and learns those this line shows: ``line_read``
+        is the line's `classify_line` result after. Yields what reading the line before again gives (its
+        prefix is one only this line showed)."""
+        kind, s, fields = classify_line(raw)
+        if raw[:1].isdigit():
+            number_at = _GREP_NUMBER.match(raw)
+            grep_next, self.grep_next = self.grep_next, int(number_at.group(1)) + 1 if number_at else 0
+            counts_on = bool(number_at and grep_next and int(number_at.group(1)) == grep_next)
+            if kind == KIND_RAW and number_at and counts_on:
+                # grep -n's numbers, one more than the line before's: the rest is the line grep printed
+                kind, s, fields = classify_line(raw[number_at.end() :])
+            if counts_on and not self.grep_seen and (first := _GREP_NUMBER.match(before)) is not None:
+                self.grep_seen = True
+                yield from self._read_again(number - 1, before[first.end() :])
+        else:
+            self.grep_next = 0
+        if kind == KIND_RAW:
+            for head in self.columns:
+                if s.startswith(head):
+                    kind, s, fields = classify_line(s[len(head) :])
+                    break
+            else:
+                # Two lines in a row that start with the same stern-shaped columns are one pod's lines.
+                head = stern_head(s)
+                if head is not None and head == self.last_head and len(self.columns) < _MAX_COLUMNS:
+                    self.columns += (head,)
+                    kind, s, fields = classify_line(s[len(head) :])
+                    yield from self._read_again_past(number - 1, before, head)
+                self.last_head = head
+        elif len(self.columns) < _MAX_COLUMNS and len(s) < len(raw) - 1:
+            head = stern_columns(raw, s)
+            if head is not None and head not in self.columns:
+                self.columns += (head,)
+                yield from self._read_again_past(number - 1, before, head)
+        if kind == KIND_RAW:
+            yield from self._relayed(number, before, s)
+            if self.relay_rest is not None:
+                kind, s, fields = classify_line(self.relay_rest)
+        self.line_read = kind, s, fields  # (after any reading again, which sets it for that line)
+
+    def _read_again(self, number: int, line: str) -> Iterator[LogEvent]:
+        """The line before was read with a prefix on that only this line showed to be one (grep -n's first
+        number, stern's first columns): where it started the current event and nothing went on it yet,
+        it is read again as ``line``, the prefix peeled."""
+        cur = self.cur
+        if cur is None or cur[0] != number or cur[2] != SOURCE_RAW or len(cur[4]) != 1:
+            return
+        self.cur = None
+        kept = self.prev_raw, self.grep_next, self.last_line, self.last_head
+        self.last_line = number - 1
+        yield from self.feed(number, line)
+        self.prev_raw, self.grep_next, self.last_line, self.last_head = kept
+
+    def _read_again_past(self, number: int, before: str, head: str) -> Iterator[LogEvent]:
+        """`_read_again` for the line before, past stern's ``head`` (on the line as classify_line read it:
+        stern's colours gone)."""
+        seen = classify_line(before)[1]
+        if seen.startswith(head):
+            yield from self._read_again(number, seen[len(head) :])
+
+    def _relayed(self, number: int, before: str, s: str) -> Iterator[LogEvent]:
+        """``s`` past the prefix of a logger that relays another process's output (a NIM's
+        ``ERROR 2025-04-24 22:49:44.266 nimutils.py:68] I0424 ...``): the prefix's level is the relay's, for
+        every line it carries, so a prefix seen before Triton's own line is peeled from every line that
+        starts the same way (its digits free), the line before included. Yields the events that reading
+        the line before again gives; the peeled line is in ``self.relay_rest`` (None: no relay)."""
+        self.relay_rest = None
+        for relay in self.relays:
+            m = relay.match(s)
+            if m is not None:
+                self.relay_rest = s[m.end() :]
+                return
+        found = relay_prefix(s) if len(self.relays) < _MAX_COLUMNS else None
+        if found is None:
+            return
+        relay, end = found
+        self.relays += (relay,)
+        seen = classify_line(before)[1]
+        if self.cur is not None and (m := relay.match(seen)) is not None:
+            # (the line before by its own number: in a log export, other lines of its record lie between)
+            yield from self._read_again(int(self.cur[0]), seen[m.end() :])  # type: ignore[call-overload]
+        self.relay_rest = s[end:]  # (after reading the line before again, which resets it)
