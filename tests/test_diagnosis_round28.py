@@ -13,7 +13,9 @@
 
 from __future__ import annotations
 
+import accuracy
 import pytest
+from test_diagnosis_formats import _body, _evidence
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
@@ -142,3 +144,16 @@ def first_runbook(text: str) -> str:
     findings = diagnose_events(parse_text(text + "\n")).findings
     assert findings
     return findings[0].runbook
+
+
+@pytest.mark.parametrize("level", ["ERROR", "INFO"])
+def test_the_real_captures_read_the_same_behind_a_relaying_logger(level: str) -> None:
+    """Every real capture (glog, ISO8601, verbose, quoted; libprotobuf lines before any log line) with a
+    NIM-style relay's prefix on every line gives the plain capture's findings, evidence lines included."""
+    for path in sorted((accuracy.LOGS / "real").glob("*.log")):
+        body = _body(path.read_text())
+        relayed = "".join(
+            f"{level} 2025-04-24 22:49:44.266 nimutils.py:68] {line}\n" for line in body.splitlines()
+        )
+        plain = diagnose_events(parse_text(body)).findings
+        assert _evidence(diagnose_events(parse_text(relayed)).findings) == _evidence(plain), path.name

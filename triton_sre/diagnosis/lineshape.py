@@ -299,7 +299,10 @@ def peel_collector_prefix(s: str) -> str:
     return s
 
 
-_RELAYED_HEAD = re.compile(r"(?<=\s)[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w./-]+:\d+\] ")
+_RELAYED_HEAD = re.compile(  # the start of a line of Triton's: glog, --log-format=ISO8601, libprotobuf
+    r"(?<=\s)(?:[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w./-]+:\d+\] "
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z [IWEF] \d+ [\w./-]+:\d+\] |\[libprotobuf [A-Z]+ )"
+)
 _RELAY_LEVEL = re.compile(r"\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
 _DIGITS = re.compile(r"\d+")
 _RELAY_WIDTH = 160

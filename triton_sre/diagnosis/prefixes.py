@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from triton_sre.diagnosis.events import SOURCE_RAW, LogEvent
 from triton_sre.diagnosis.lineshape import (
+    KIND_LOG,
     KIND_RAW,
     classify_line,
     relay_prefix,
@@ -108,8 +109,9 @@ class PrefixReader:
             if head is not None and head not in self.columns:
                 self.columns += (head,)
                 yield from self._read_again_past(number - 1, before, head)
-        if kind == KIND_RAW:
-            yield from self._relayed(number, before, s)
+        if kind == KIND_RAW or (kind == KIND_LOG and len(s) < len(raw) - 1):
+            # (Triton's line behind a prefix that classify_line peeled: a Python wrapper's "- x - INFO - ")
+            yield from self._relayed(number, before, s if kind == KIND_RAW else raw.rstrip("\r\n"))
             if self.relay_rest is not None:
                 kind, s, fields = classify_line(self.relay_rest)
         self.line_read = kind, s, fields  # (after any reading again, which sets it for that line)
@@ -134,25 +136,27 @@ class PrefixReader:
         if seen.startswith(head):
             yield from self._read_again(number, seen[len(head) :])
 
-    def _relayed(self, number: int, before: str, s: str) -> Iterator[LogEvent]:
-        """``s`` past the prefix of a logger that relays another process's output (a NIM's
-        ``ERROR 2025-04-24 22:49:44.266 nimutils.py:68] I0424 ...``): the prefix's level is the relay's, for
-        every line it carries, so a prefix seen before Triton's own line is peeled from every line that
-        starts the same way (its digits free), the line before included. Yields the events that reading
-        the line before again gives; the peeled line is in ``self.relay_rest`` (None: no relay)."""
+    def _relayed(self, number: int, before: str, line: str) -> Iterator[LogEvent]:
+        """``line`` past the prefix of a logger that relays another process's output (a NIM's
+        ``ERROR <date> <time> nimutils.py:68] I0424 ...``, a Python wrapper's ``<time> - tritonserver - INFO -
+        I0424 ...``): the prefix's level is the relay's, for every line it carries, so a prefix seen
+        before Triton's own line is peeled from every line that starts the same way (its digits free), the
+        line before included. Yields the events that reading the line before again gives; the peeled line
+        is in ``self.relay_rest`` (None: no relay). ``line`` is read as written and past the prefixes
+        `classify_line` peels."""
         self.relay_rest = None
         for relay in self.relays:
-            m = relay.match(s)
-            if m is not None:
-                self.relay_rest = s[m.end() :]
-                return
-        found = relay_prefix(s) if len(self.relays) < _MAX_COLUMNS else None
+            for text in (line, self.prev_raw):
+                if (m := relay.match(text)) is not None:
+                    self.relay_rest = text[m.end() :]
+                    return
+        found = relay_prefix(line) if len(self.relays) < _MAX_COLUMNS else None
         if found is None:
             return
         relay, end = found
         self.relays += (relay,)
         seen = classify_line(before)[1]
-        if self.cur is not None and (m := relay.match(seen)) is not None:
+        if self.cur is not None and (m := relay.match(seen) or relay.match(before)) is not None:
             # (the line before by its own number: in a log export, other lines of its record lie between)
-            yield from self._read_again(int(self.cur[0]), seen[m.end() :])  # type: ignore[call-overload]
-        self.relay_rest = s[end:]  # (after reading the line before again, which resets it)
+            yield from self._read_again(int(self.cur[0]), m.string[m.end() :])  # type: ignore[call-overload]
+        self.relay_rest = line[end:]  # (after reading the line before again, which resets it)
