@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import accuracy
 import pytest
 from test_diagnosis_formats import _body, _evidence
@@ -157,3 +159,19 @@ def test_the_real_captures_read_the_same_behind_a_relaying_logger(level: str) ->
         )
         plain = diagnose_events(parse_text(body)).findings
         assert _evidence(diagnose_events(parse_text(relayed)).findings) == _evidence(plain), path.name
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda i, line: f"{i + 1}:{line}",  # grep -n
+        lambda i, line: f"triton-7d9f8-abcde triton {line}",  # stern
+        lambda i, line: f"> {line}",  # a quoted reply
+    ],
+    ids=["grep-n", "stern", "quoted"],
+)
+def test_a_relayed_start_behind_another_prefix_is_no_failure(shape: Callable[[int, str], str]) -> None:
+    # The relay is learned on the second line; the first is read again past both prefixes.
+    text = "".join(shape(i, line) + "\n" for i, line in enumerate(RELAYED_START))
+    report = diagnose_events(parse_text(text))
+    assert not report.findings and not report.has_failure

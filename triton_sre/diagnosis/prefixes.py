@@ -155,8 +155,9 @@ class PrefixReader:
             return
         relay, end = found
         self.relays += (relay,)
-        seen = classify_line(before)[1]
-        if self.cur is not None and (m := relay.match(seen) or relay.match(before)) is not None:
-            # (the line before by its own number: in a log export, other lines of its record lie between)
-            yield from self._read_again(int(self.cur[0]), m.string[m.end() :])  # type: ignore[call-overload]
+        # The line before as the current event holds it (past the prefixes peeled already: grep -n's number,
+        # stern's columns), else as written; by its own number (in a log export, other lines lie between).
+        cur = self.cur
+        if cur is not None and (m := relay.match(str(cur[3])) or relay.match(before)) is not None:
+            yield from self._read_again(int(cur[0]), m.string[m.end() :])  # type: ignore[call-overload]
         self.relay_rest = line[end:]  # (after reading the line before again, which resets it)
