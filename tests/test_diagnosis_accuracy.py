@@ -572,6 +572,9 @@ BLIND_SETS = {
     # three healthy logs flagged; the miss: TensorRT's bare "unable to load plan file to auto complete
     # config" read as trt-engine-incompatible, labelled model-file-invalid from the repository's history
     "heldout42": BlindSet(5, 3, 4 / 5, frozenset({"studentbehavior-classnet-v1-plan-unloadable"})),
+    # 1/1 at 9ee499b (more repository files: READMEs' "what success looks like" blocks), no empty answer,
+    # none of three healthy logs flagged
+    "heldout43": BlindSet(1, 3, 1 / 1),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
