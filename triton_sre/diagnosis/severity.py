@@ -106,7 +106,6 @@ _STATUS_REASON_WORDS: Final = (
 )
 LEVEL_WORDS: Final = r"(?:ERROR|CRITICAL|FATAL|PANIC|SEVERE|EMERG|ALERT)"
 """The level words of loggers other than Triton's that mark a failure."""
-_LEVEL = LEVEL_WORDS
 
 
 @dataclass(frozen=True)
@@ -165,12 +164,12 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # GStreamer's debug log, ERROR level column.
     r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+ERROR\s",
     # Python logging layouts and tracebacks.
-    rf"^{_LEVEL}:[\w.<>-]*:",
+    rf"^{LEVEL_WORDS}:[\w.<>-]*:",
     rf"^(?:\S+ ){{0,3}}\S*\d\d:\d\d:\d\d\S*\s*(?:[-|:,]\s*(?:[\w.\[\]-]+\s*[-"
-    rf"|:]\s*)?)?\[?{_LEVEL}\]?(?:\s|:|$)",
+    rf"|:]\s*)?)?\[?{LEVEL_WORDS}\]?(?:\s|:|$)",
     # ... and the same layouts once a collector's timestamp prefix is peeled off.
-    rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{_LEVEL}\s*[-|:]",
-    rf"^\[{_LEVEL}\]|\|\s*{_LEVEL}\s*\||^{_LEVEL}\s+\d\d-\d\d \d\d:\d\d",
+    rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{LEVEL_WORDS}\s*[-|:]",
+    rf"^\[{LEVEL_WORDS}\]|\|\s*{LEVEL_WORDS}\s*\||^{LEVEL_WORDS}\s+\d\d-\d\d \d\d:\d\d",
     r"^Traceback \(most recent call last\):",
     # ... and a traceback's last line pasted alone: ``traceback.format_exception_only``'s
     # ``[module.]Name: message``, the name one of Python's exception classes (``SomeError``,
