@@ -299,25 +299,29 @@ def peel_collector_prefix(s: str) -> str:
     return s
 
 
-_RELAYED_HEAD = re.compile(  # the start of a line of Triton's: glog, --log-format=ISO8601, libprotobuf
-    r"(?<=\s)(?:[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w./-]+:\d+\] "
-    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z [IWEF] \d+ [\w./-]+:\d+\] |\[libprotobuf [A-Z]+ )"
-)
+_TRITON_START = re.compile(r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\dT|\[libprotobuf )")
+"""Where a line of Triton's may start inside another's (confirmed by `_match_log` or `_PROTOBUF`)."""
 _RELAY_LEVEL = re.compile(r"\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
 _DIGITS = re.compile(r"\d+")
 _RELAY_WIDTH = 160
 """A relay's prefix is at most this wide (a level, a timestamp, a file and line)."""
 
 
-def relay_prefix(s: str) -> tuple[re.Pattern[str], int] | None:
+def relay_prefix(s: str, start: int | None = None) -> tuple[re.Pattern[str], int] | None:
     """Where ``s`` is another program's log line carrying a line of Triton's (a NIM's
     ``ERROR 2025-04-24 22:49:44.266 nimutils.py:68] I0424 ...``): a pattern for that logger's prefix, its
-    digits free (every line it relays starts the same way), and where Triton's line starts. Only a
-    prefix with a level word in it: that level is the relay's, not the line's."""
-    if "] " not in s:
+    digits free (every line it relays starts the same way), and where Triton's line starts (``start``
+    when the caller knows it). Only a prefix with a level word in it: that level is the relay's, not the
+    line's."""
+    if start is None:
+        for m in _TRITON_START.finditer(s, 1, _RELAY_WIDTH + 1):
+            rest = s[m.start() :]
+            if _match_log(rest) or _PROTOBUF.match(rest):
+                start = m.start()
+                break
+        else:
+            return None
+    if not 0 < start <= _RELAY_WIDTH or not _RELAY_LEVEL.search(s, 0, start):
         return None
-    head = _RELAYED_HEAD.search(s, 1, _RELAY_WIDTH + 40)
-    if head is None or head.start() > _RELAY_WIDTH or not _RELAY_LEVEL.search(s, 0, head.start()):
-        return None
-    parts = _DIGITS.split(s[: head.start()])
-    return re.compile(r"\d+".join(re.escape(part) for part in parts)), head.start()
+    parts = _DIGITS.split(s[:start])
+    return re.compile(r"\d+".join(re.escape(part) for part in parts)), start

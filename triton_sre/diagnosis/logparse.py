@@ -244,8 +244,7 @@ class _Parser(PrefixReader):
             if ev:
                 yield ev
             self.in_model_table = False
-        yield from self._peel(number, raw, before)
-        kind, s, fields = self.line_read
+        kind, s, fields = yield from self._peel(number, raw, before)
         if kind in (KIND_LOG, KIND_SPECIAL):
             ev = self._flush()
             if ev:

@@ -9,7 +9,7 @@ that shows it, peeled from every later line, and from the line before, which is 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 from triton_sre.diagnosis.events import SOURCE_RAW, LogEvent
 from triton_sre.diagnosis.lineshape import (
@@ -51,10 +51,6 @@ class PrefixReader:
         """A pair of grep -n numbers was seen (`_read_again` read the pair's first line again)."""
         self.relays: tuple[re.Pattern[str], ...] = ()
         """Prefixes of another program's logger that printed Triton's own lines (`_relayed`)."""
-        self.relay_rest: str | None = None
-        """The line `_relayed` read last, past its relay's prefix (None: it had none)."""
-        self.line_read: LineRead = (KIND_RAW, "", None)
-        """The last line `_peel` read: its kind, its text past every prefix, its fields."""
 
     def feed(self, number: int, raw: str) -> Iterator[LogEvent]:
         raise NotImplementedError  # the parser's
@@ -74,10 +70,10 @@ class PrefixReader:
                 self.indent = ""  # a line less indented: the paste's own indentation ends here
         return raw
 
-    def _peel(self, number: int, raw: str, before: str) -> Iterator[LogEvent]:
-        """Reads ``raw`` past the prefixes learned so far, and learns those this line shows: ``line_read``
-        is the line's `classify_line` result after. Yields what reading the line before again gives (its
-        prefix is one only this line showed)."""
+    def _peel(self, number: int, raw: str, before: str) -> Generator[LogEvent, None, LineRead]:
+        """Reads ``raw`` past the prefixes learned so far, and learns those this line shows; returns the
+        line's `classify_line` result after. Yields what reading the line before again gives (its prefix is
+        one only this line showed)."""
         kind, s, fields = classify_line(raw)
         if raw[:1].isdigit():
             number_at = _GREP_NUMBER.match(raw)
@@ -109,12 +105,17 @@ class PrefixReader:
             if head is not None and head not in self.columns:
                 self.columns += (head,)
                 yield from self._read_again_past(number - 1, before, head)
-        if kind == KIND_RAW or (kind == KIND_LOG and len(s) < len(raw) - 1):
-            # (Triton's line behind a prefix that classify_line peeled: a Python wrapper's "- x - INFO - ")
-            yield from self._relayed(number, before, s if kind == KIND_RAW else raw.rstrip("\r\n"))
-            if self.relay_rest is not None:
-                kind, s, fields = classify_line(self.relay_rest)
-        self.line_read = kind, s, fields  # (after any reading again, which sets it for that line)
+        if kind == KIND_RAW:
+            rest = yield from self._relayed(number, before, s)
+        elif kind == KIND_LOG and (line := raw.rstrip("\r\n")) != s and line.endswith(s):
+            # Triton's line behind a prefix classify_line peeled (a Python wrapper's "- x - INFO - "): known
+            # to start there, so a relay is learned without searching for it.
+            rest = yield from self._relayed(number, before, line, len(line) - len(s))
+        else:
+            rest = None
+        if rest is not None:
+            kind, s, fields = classify_line(rest)
+        return kind, s, fields
 
     def _read_again(self, number: int, line: str) -> Iterator[LogEvent]:
         """The line before was read with a prefix on that only this line showed to be one (grep -n's first
@@ -136,23 +137,22 @@ class PrefixReader:
         if seen.startswith(head):
             yield from self._read_again(number, seen[len(head) :])
 
-    def _relayed(self, number: int, before: str, line: str) -> Iterator[LogEvent]:
+    def _relayed(
+        self, number: int, before: str, line: str, start: int | None = None
+    ) -> Generator[LogEvent, None, str | None]:
         """``line`` past the prefix of a logger that relays another process's output (a NIM's
         ``ERROR <date> <time> nimutils.py:68] I0424 ...``, a Python wrapper's ``<time> - tritonserver - INFO -
-        I0424 ...``): the prefix's level is the relay's, for every line it carries, so a prefix seen
-        before Triton's own line is peeled from every line that starts the same way (its digits free), the
-        line before included. Yields the events that reading the line before again gives; the peeled line
-        is in ``self.relay_rest`` (None: no relay). ``line`` is read as written and past the prefixes
-        `classify_line` peels."""
-        self.relay_rest = None
+        I0424 ...``), or None: the prefix's level is the relay's, for every line it carries, so a prefix
+        seen before Triton's own line (at ``start`` when known) is peeled from every line that starts the
+        same way (its digits free), the line before included. Yields the events that reading the line before
+        again gives."""
         for relay in self.relays:
             for text in (line, self.prev_raw):
                 if (m := relay.match(text)) is not None:
-                    self.relay_rest = text[m.end() :]
-                    return
-        found = relay_prefix(line) if len(self.relays) < _MAX_COLUMNS else None
+                    return text[m.end() :]
+        found = relay_prefix(line, start) if len(self.relays) < _MAX_COLUMNS else None
         if found is None:
-            return
+            return None
         relay, end = found
         self.relays += (relay,)
         # The line before as the current event holds it (past the prefixes peeled already: grep -n's number,
@@ -160,4 +160,4 @@ class PrefixReader:
         cur = self.cur
         if cur is not None and (m := relay.match(str(cur[3])) or relay.match(before)) is not None:
             yield from self._read_again(int(cur[0]), m.string[m.end() :])  # type: ignore[call-overload]
-        self.relay_rest = line[end:]  # (after reading the line before again, which resets it)
+        return line[end:]
