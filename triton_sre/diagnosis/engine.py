@@ -41,6 +41,7 @@ from triton_sre.diagnosis.lineshape import (
     is_paste_prompt,
 )
 from triton_sre.diagnosis.logparse import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent
+from triton_sre.diagnosis.pending import MAX_PENDING, PendingCauses
 from triton_sre.diagnosis.progress import LoadProgress
 from triton_sre.diagnosis.reasons import (
     ENSEMBLE_DEPENDS,
@@ -71,7 +72,6 @@ from triton_sre.diagnosis.reasons import (
 )
 from triton_sre.diagnosis.releases import ReleaseReader
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS, Evidence, Finding, Report, Unmatched
-from triton_sre.diagnosis.rules import RANK
 from triton_sre.diagnosis.severity import failure_piece, is_failure_line
 from triton_sre.diagnosis.signals import (
     AUTOFILL_GAVE_UP,
@@ -96,9 +96,6 @@ __all__ = [
 ]
 
 MAX_UNMATCHED_TEMPLATES = 200
-MAX_PENDING = 64
-ATTACH_WINDOW = 12
-"""A model-less cause line attaches to a model failure at most this many events later."""
 # Words that make a levelless line a failure report, not a setting (``runtime_backend is set to [vllm]``).
 _FAILURE_WORD = re.compile(
     r"\b(error|fail\w*|exception|invalid|cannot|can't|unable|not found|abort\w*|assert\w*|missing|denied)\b",
@@ -118,8 +115,7 @@ class Diagnoser:
         self._titles = dict(titles or {})
         self._remediations = dict(remediations or {})
         self._models: dict[str, ModelState] = {}
-        self._pending: list[Obs] = []  # model-less causes waiting for a model failure
-        self._orphans: list[Obs] = []  # model-less causes that never attached
+        self._pending = PendingCauses()  # model-less causes waiting for a model failure (pending.py)
         self._summary: list[Obs] = []
         self._server_failures: list[Obs] = []  # the server (or its GPUs) failed; nothing explains it
         self._unmatched: dict[str, list[object]] = {}
@@ -167,10 +163,10 @@ class Diagnoser:
         if bare and not (state := self._model(bare["model"])).failed:  # its E line may be cut off
             state.failed = True
             state.add(obs := Obs(index, event.line, evidence_text(event), LEVEL_ERROR, None, message, True))
-            self._attach_pending(state, obs)
+            self._pending.attach(state, obs)
         if level == LEVEL_INFO and not STUB.search(message.split("\n", 1)[0]):
             if IMPORT_RECOVERED.search(message.split("\n", 1)[0]):
-                self._pending = [o for o in self._pending if not o.reason.startswith("Traceback")]
+                self._pending.drop(lambda o: o.reason.startswith("Traceback"))
             self._feed_info_continuation(event, index)
             return
         if event.source == SOURCE_RAW and is_paste_prompt(message):
@@ -182,7 +178,7 @@ class Diagnoser:
                 self._feed_info_continuation(event, index)
             return
         if self._pending and level == LEVEL_WARNING and AUTOFILL_GAVE_UP.match(message):
-            self._pending = [o for o in self._pending if o.runbook != c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE]
+            self._pending.drop(lambda o: o.runbook == c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE)
             return
         if is_summary(message):
             self._summary.append(Obs(index, event.line, evidence_text(event), level, None, message))
@@ -246,9 +242,7 @@ class Diagnoser:
                 if STUB.search(message) and not state.failed:
                     state.stuck = True
                 return
-            self._pending.append(obs)
-            if len(self._pending) > MAX_PENDING:
-                self._orphans.append(self._pending.pop(0))
+            self._pending.add(obs)
             return
         if failing or (
             event.source == SOURCE_RAW and message[:8].upper().startswith(("ERROR", "FATAL", "CRITICAL"))
@@ -280,11 +274,11 @@ class Diagnoser:
         insufficient driver) while the log needs a GPU, that is the root cause."""
         gpu_cause = self._gpu.take_gpu_cause()
         if gpu_cause is not None:
-            self._pending.append(gpu_cause)
+            self._pending.add(gpu_cause)
             self._warning_causes.clear()
             return
         if self._warning_causes:
-            self._pending.extend(self._warning_causes[:1])
+            self._pending.add(self._warning_causes[0])
             self._warning_causes.clear()
 
     def _owned(self, name: str, version: str | None, message: str) -> ModelState:
@@ -342,9 +336,7 @@ class Diagnoser:
         if path:
             self._model(path["model"], path["version"]).add(obs)
             return
-        self._pending.append(obs)
-        if len(self._pending) > MAX_PENDING:
-            self._orphans.append(self._pending.pop(0))
+        self._pending.add(obs)
 
     def _feed_table_row(self, event: LogEvent, index: int) -> None:
         if event.model is None:
@@ -361,7 +353,7 @@ class Diagnoser:
         state.failed = True
         state.stuck = False
         state.add(obs)
-        self._attach_pending(state, obs)
+        self._pending.attach(state, obs)
 
     def _feed_cut_row(self, event: LogEvent, index: int) -> None:
         """A status cell whose model column was cut off: a failure of an unnamed model."""
@@ -371,9 +363,7 @@ class Diagnoser:
         if obs.runbook is None:
             self._server_failures.append(obs)
             return
-        self._pending.append(obs)
-        if len(self._pending) > MAX_PENDING:
-            self._orphans.append(self._pending.pop(0))
+        self._pending.add(obs)
 
     def _feed_model_line(self, event: LogEvent, index: int) -> bool:
         message = event.message
@@ -422,7 +412,7 @@ class Diagnoser:
                 state.failed = True
                 state.stuck = False
                 state.add(obs)
-                self._attach_pending(state, obs)
+                self._pending.attach(state, obs)
                 return True
         m = VERSION_NOT_PRESENT.search(message)
         if m:
@@ -430,29 +420,6 @@ class Diagnoser:
             state.add(Obs(index, event.line, text, level, classify(message), message))
             return True
         return False
-
-    def _attach_pending(self, state: ModelState, failure: Obs) -> None:
-        keep: list[Obs] = []
-        for obs in self._pending:
-            if failure.index - obs.index > ATTACH_WINDOW:
-                self._orphans.append(obs)
-                continue
-            key = obs.reason.split("\n", 1)[0]
-            key = key.split(": ", 1)[1] if key.startswith(("ERROR: ", "Failed to")) and ": " in key else key
-            generic = failure.runbook in (None, c.RUNBOOK_PYTHON_MODEL_ERROR)
-            if (
-                obs.runbook == failure.runbook
-                or (len(key) > 12 and key[:120] in failure.reason)
-                or (
-                    generic
-                    and obs.runbook is not None
-                    and RANK[obs.runbook] < RANK[c.RUNBOOK_PYTHON_MODEL_ERROR]
-                )
-            ):
-                state.add(obs)
-            else:
-                keep.append(obs)
-        self._pending = keep
 
     def _add_unmatched(self, event: LogEvent) -> None:
         key = template_of(event)
@@ -473,17 +440,17 @@ class Diagnoser:
         driver = self._gpu.driver_cause()
         if driver is None:
             return
-        if self._pending or self._orphans or self._server_failures or self._unexplained or self._summary:
+        if self._pending.unattached() or self._server_failures or self._unexplained or self._summary:
             return
         if any(self._gpu.outranks_driver(state) for state in self._models.values()):
             return
-        self._pending.append(driver)
+        self._pending.add(driver)
 
     def finish(self) -> Report:
         self._driver_failure()
         release = self.releases.release
         builder = FindingBuilder(
-            self._models, self._orphans + self._pending, self._server_failures, self._summary,
+            self._models, self._pending.unattached(), self._server_failures, self._summary,
             self._unexplained + ([] if self._own_lines else self._unreachable),
             titles=self._titles, remediations=self._remediations, release=release,
         )  # fmt: skip
