@@ -576,6 +576,7 @@ BLIND_SETS = {
     # 1/1 at 9ee499b (more repository files: READMEs' "what success looks like" blocks), no empty answer,
     # none of three healthy logs flagged
     "heldout43": BlindSet(1, 3, 1 / 1),
+    "heldout44": BlindSet(2, 1, 2 / 2),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
