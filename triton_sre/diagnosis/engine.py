@@ -72,7 +72,7 @@ from triton_sre.diagnosis.reasons import (
 )
 from triton_sre.diagnosis.releases import ReleaseReader
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS, Evidence, Finding, Report, Unmatched
-from triton_sre.diagnosis.severity import failure_piece, is_failure_line
+from triton_sre.diagnosis.severity import failure_piece, is_failure_line, only_frames
 from triton_sre.diagnosis.signals import (
     AUTOFILL_GAVE_UP,
     IMPORT_RECOVERED,
@@ -188,8 +188,9 @@ class Diagnoser:
         if (own := own_part(message, event.text)) is not message:
             event = dataclasses.replace(event, message=own)
             message = own
-        runbook = classify(message)
         failing = level in (LEVEL_ERROR, LEVEL_FATAL) or is_failure_line(message, level)
+        # A backtrace without its message: what failed is unknown (its symbols only say what ran).
+        runbook = None if failing and only_frames(message) else classify(message)
         if (
             runbook == c.RUNBOOK_LLM_BACKEND_CONFIG
             and not failing
@@ -198,7 +199,11 @@ class Diagnoser:
         ):
             runbook = None  # LLM wording counts on an error line or beside failure words, not on a setting
         decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
-        if runbook is None and (failing or is_backend_failure(message) or is_server_failure(message)):
+        if (
+            runbook is None
+            and (failing or is_backend_failure(message) or is_server_failure(message))
+            and not (failing and only_frames(message))
+        ):
             # The class layer: a failure line whose wording no rule knows, read by its cause class.
             runbook = cause_class(message)
             if runbook is not None:
@@ -311,7 +316,8 @@ class Diagnoser:
         if len(lines) < 2:
             return
         lines = [lines[0], *blank_config_lines(lines[1:])]  # a config dump's fields are no event
-        runbook = classify("\n".join(lines[1:]))
+        frames = only_frames("\n".join(lines[1:]))  # a backtrace without its message: no cause known
+        runbook = None if frames else classify("\n".join(lines[1:]))
         decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
         if runbook is None:
             # A third-party line its own format marks as a failure (GStreamer's ERROR column, a
@@ -320,7 +326,7 @@ class Diagnoser:
             piece = failure_piece(rest) or backend_failure_piece(rest)
             if piece is None or is_harmless(piece):
                 return
-            runbook = cause_class(piece)
+            runbook = None if frames else cause_class(piece)
             if runbook is None:
                 k = next(k for k in range(1, len(lines)) if lines[k].strip() == piece)
                 text = piece[:MAX_EVIDENCE_CHARS]

@@ -80,6 +80,7 @@ __all__ = [
     "Guarded",
     "failure_piece",
     "is_failure_line",
+    "only_frames",
 ]
 
 # The reasons of Kubernetes' Warning events (kubelet pkg/kubelet/events/event.go, the scheduler, the
@@ -106,6 +107,11 @@ _STATUS_REASON_WORDS: Final = (
 )
 LEVEL_WORDS: Final = r"(?:ERROR|CRITICAL|FATAL|PANIC|SEVERE|EMERG|ALERT)"
 """The level words of loggers other than Triton's that mark a failure."""
+
+
+_NATIVE_FRAME = r"^\s*\d{1,3}\s+0x[0-9a-f]{6,16}\s+(?:\S.*\s\+\s+\d+\s*$|/\S+\(\S*\+0x[0-9a-f]+\))"
+"""One frame of a native backtrace as execinfo prints it (see FAILURE_FORMATS)."""
+_FRAMES_ONLY = re.compile(rf"(?:{_NATIVE_FRAME}[^\n]*\n?|[ \t]*\n)+\Z", re.M)
 
 
 @dataclass(frozen=True)
@@ -224,6 +230,11 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
         r"^\s*\d+# (?:__GI_)?(?:abort in |raise in |gsignal in )\S*/libc\.so",
         ("abort in ", "raise in ", "gsignal in "),
     ),
+    # A frame of a backtrace an exception or a crash handler took (execinfo's backtrace() printed as
+    # "%-3d %*p %s + %zd": the frame number, the address padded to 18 columns, the symbol), e.g.
+    # TensorRT-LLM's TllmException (common/tllmException.cpp), which appends the frames to its
+    # what(): the frames are the thrown error, even where the paste kept no line above them.
+    Guarded(_NATIVE_FRAME, ("0x",)),
     # Kubernetes events, pod states and conditions.
     rf"(?:^|\s)Warning\s+(?:{_K8S_WARNING_REASONS})\s",
     r"\"type\"\s*:\s*\"Warning\"",
@@ -390,3 +401,9 @@ def failure_piece(block: str) -> str | None:
     # A traceback whose lines carry a prefix: no single line is marked, its exception line decides.
     found = PREFIXED_TRACEBACK.search(block)
     return found["exception"].strip() if found else None
+
+
+def only_frames(text: str) -> bool:
+    """True when ``text`` is nothing but native backtrace frames: a failure whose message the paste
+    lost. Symbol names in frames are context (the code that ran), never a cause."""
+    return _FRAMES_ONLY.match(text.strip("\n")) is not None

@@ -1,0 +1,73 @@
+"""Round 29 of issue 20 (2026-12-03): a native backtrace whose message the paste lost is a failure.
+
+TensorRT-LLM's ``TllmException`` (``cpp/tensorrt_llm/common/tllmException.cpp``) appends the frames
+``backtrace()`` took to its message, one per line as ``"%-3d %*p %s + %zd"`` (frame number, the address
+padded to 18 columns, the demangled symbol and offset) or, where ``dladdr`` finds no symbol, with
+``backtrace_symbols``' ``/path/lib.so(+0x..) [0x..]``. Users often paste only the frames: the log then
+holds a failure (never "No load failure found.") whose cause is not in the excerpt, and the symbols
+say what code ran, not why it failed.
+"""
+
+# ruff: noqa: E501 - quoted log lines are test data
+
+from __future__ import annotations
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+from triton_sre.diagnosis.severity import only_frames
+
+# Frames as TensorRT-LLM 0.9 prints them (shape of NVIDIA/TensorRT-LLM issue threads; addresses made up).
+FRAMES = [
+    "1       0x7f3a2c45f693 /usr/local/lib/python3.10/dist-packages/tensorrt_llm/libs/libnvinfer_plugin_tensorrt_llm.so.9(+0x198693) [0x7f3a2c45f693]",
+    "2       0x7f3a2c42d049 tensorrt_llm::plugins::GemmPlugin::init() + 41",
+    "3       0x7f3a2c42db9a tensorrt_llm::plugins::GemmPlugin::GemmPlugin(void const*, unsigned long, std::shared_ptr<tensorrt_llm::plugins::CublasLtGemmPluginProfiler> const&) + 298",
+    "4       0x7f3a0c6f1506 /usr/local/tensorrt/lib/libnvinfer.so.9(+0x10d8506) [0x7f3a0c6f1506]",
+]
+
+
+def test_frames_alone_give_a_failure_that_quotes_the_first_frame() -> None:
+    report = diagnose_events(parse_text("\n".join(FRAMES) + "\n"))
+    assert report.has_failure
+    [finding] = report.findings
+    assert finding.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE  # the symbols are no cause
+    assert finding.evidence[0].line == 1 and finding.evidence[0].text == FRAMES[0]
+
+
+def test_frames_after_the_startup_lines_are_found_too() -> None:
+    text = "\n".join(
+        [
+            "I0606 10:00:00.000000 1 model_lifecycle.cc:473] loading: tensorrt_llm:1",
+            "I0606 10:00:01.000000 1 libtensorrtllm.cc:55] TRITONBACKEND_Initialize: tensorrtllm",
+            *FRAMES,
+        ]
+    )
+    report = diagnose_events(parse_text(text + "\n"))
+    assert report.has_failure
+    assert report.findings[0].evidence[0].text == FRAMES[0]
+
+
+def test_the_message_above_the_frames_still_decides() -> None:
+    error = "[TensorRT-LLM][ERROR] [TensorRT-LLM][ERROR] CUDA runtime error in cudaMalloc(ptr, n): out of memory (/src/tensorrt_llm/runtime/tllmBuffers.h:68)"
+    report = diagnose_events(parse_text("\n".join([error, *FRAMES]) + "\n"))
+    assert report.findings[0].runbook == c.RUNBOOK_GPU_OUT_OF_MEMORY
+    assert "out of memory" in report.findings[0].evidence[0].text
+
+
+def test_only_frames_reads_whole_lines_of_frames() -> None:
+    assert only_frames("\n".join(FRAMES))
+    assert only_frames("\n".join([FRAMES[1], "", FRAMES[2]]) + "\n")
+    assert not only_frames("\n".join(["terminate called after throwing an instance of 'x'", *FRAMES]))
+    # An address in a sentence is no frame (core's pinned-memory line, a tensor's pointer).
+    assert not only_frames("1 0x7f0c44000000 is the pinned memory pool")
+    assert not only_frames("Pinned memory pool is created at '0x7f0c44000000' with size 268435456")
+
+
+def test_a_healthy_line_with_an_address_is_no_failure() -> None:
+    text = "\n".join(
+        [
+            "I0712 08:36:20.719380 1 pinned_memory_manager.cc:240] Pinned memory pool is created at '0x7f0c44000000' with size 268435456",
+            "I0712 08:36:22.000000 1 grpc_server.cc:2451] Started GRPCInferenceService at 0.0.0.0:8001",
+        ]
+    )
+    assert not diagnose_events(parse_text(text + "\n")).has_failure
