@@ -1,4 +1,5 @@
-"""Round 29 of issue 20 (2026-12-03): a native backtrace whose message the paste lost is a failure.
+"""Round 29 of issue 20 (2026-12-03): a native backtrace whose message the paste lost is a failure;
+a relaying logger is also learned from Triton's tables.
 
 TensorRT-LLM's ``TllmException`` (``cpp/tensorrt_llm/common/tllmException.cpp``) appends the frames
 ``backtrace()`` took to its message, one per line as ``"%-3d %*p %s + %zd"`` (frame number, the address
@@ -6,6 +7,11 @@ padded to 18 columns, the demangled symbol and offset) or, where ``dladdr`` find
 ``backtrace_symbols``' ``/path/lib.so(+0x..) [0x..]``. Users often paste only the frames: the log then
 holds a failure (never "No load failure found.") whose cause is not in the excerpt, and the symbols
 say what code ran, not why it failed.
+
+A logger that relays Triton's output (a NIM's ``ERROR <time> nimutils.py:68] ``) carries Triton's startup
+tables too; a paste often starts at the model table. A whole table border (``+----+----+``) behind a
+prefix with a level word is Triton's own line as much as a glog line is: the prefix is learned there,
+so the table's rows are read as rows and a healthy table is no failure.
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
@@ -16,6 +22,16 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
 from triton_sre.diagnosis.severity import only_frames
+
+RELAY = "ERROR 2025-04-24 22:49:44.266 nimutils.py:68] "
+TABLE = [
+    "+--------+---------+------------------------------------------------------------+",
+    "| Model  | Version | Status                                                     |",
+    "+--------+---------+------------------------------------------------------------+",
+    "| detect | 1       | READY                                                      |",
+    "| embed  | 1       | UNAVAILABLE: Invalid argument: model input 'x' is not used |",
+    "+--------+---------+------------------------------------------------------------+",
+]
 
 # Frames as TensorRT-LLM 0.9 prints them (shape of NVIDIA/TensorRT-LLM issue threads; addresses made up).
 FRAMES = [
@@ -71,3 +87,24 @@ def test_a_healthy_line_with_an_address_is_no_failure() -> None:
         ]
     )
     assert not diagnose_events(parse_text(text + "\n")).has_failure
+
+
+def test_a_relayed_table_is_read_as_triton_s_table() -> None:
+    report = diagnose_events(parse_text("\n".join(RELAY + line for line in TABLE) + "\n"))
+    assert [(f.model, f.severity) for f in report.findings] == [("embed", c.IMPACT_CRITICAL)]
+    assert report.findings[0].evidence[0].line == 5
+
+
+def test_a_relayed_healthy_table_is_no_failure() -> None:
+    healthy = [line for line in TABLE if "UNAVAILABLE" not in line]
+    report = diagnose_events(parse_text("\n".join(RELAY + line for line in healthy) + "\n"))
+    assert not report.findings
+
+
+def test_a_border_is_learned_only_behind_a_level_word() -> None:
+    # docker compose's column has no level: its lines are read as before, the prefix peeled by its own rule.
+    compose = "\n".join("triton-1  | " + line for line in TABLE)
+    assert [f.model for f in diagnose_events(parse_text(compose + "\n")).findings] == ["embed"]
+    # A program's own ERROR line with a lone rule of dashes is still that program's error.
+    own = RELAY + "+--- download failed: 403 Forbidden"
+    assert diagnose_events(parse_text(own + "\n")).has_failure

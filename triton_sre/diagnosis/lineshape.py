@@ -299,8 +299,11 @@ def peel_collector_prefix(s: str) -> str:
     return s
 
 
-_TRITON_START = re.compile(r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\dT|\[libprotobuf )")
-"""Where a line of Triton's may start inside another's (confirmed by `_match_log` or `_PROTOBUF`)."""
+_TRITON_START = re.compile(r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\dT|\[libprotobuf |\+---)")
+"""Where a line of Triton's may start inside another's (confirmed by `_match_log`, `_PROTOBUF` or
+`_TABLE_BORDER`)."""
+_TABLE_BORDER = re.compile(r"\+(?:-+\+){2,}\s*$")
+"""A whole border of one of Triton's startup tables (models, backends, options): ``+----+----+``."""
 _RELAY_LEVEL = re.compile(r"\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
 _DIGITS = re.compile(r"\d+")
 _RELAY_WIDTH = 160
@@ -316,7 +319,7 @@ def relay_prefix(s: str, start: int | None = None) -> tuple[re.Pattern[str], int
     if start is None:
         for m in _TRITON_START.finditer(s, 1, _RELAY_WIDTH + 1):
             rest = s[m.start() :]
-            if _match_log(rest) or _PROTOBUF.match(rest):
+            if _match_log(rest) or _PROTOBUF.match(rest) or _TABLE_BORDER.match(rest):
                 start = m.start()
                 break
         else:
