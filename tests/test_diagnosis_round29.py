@@ -11,7 +11,9 @@ say what code ran, not why it failed.
 A logger that relays Triton's output (a NIM's ``ERROR <time> nimutils.py:68] ``) carries Triton's startup
 tables too; a paste often starts at the model table. A whole table border (``+----+----+``) behind a
 prefix with a level word is Triton's own line as much as a glog line is: the prefix is learned there,
-so the table's rows are read as rows and a healthy table is no failure.
+so the table's rows are read as rows and a healthy table is no failure. The LLM backends' own loggers
+reach Triton's stdout too (TensorRT-LLM's ``[TensorRT-LLM][INFO]``, vLLM's ``INFO 01-31 22:08:42
+llm_engine.py:649]``): a NIM relays them before Triton's first line, and they teach the prefix as well.
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
@@ -108,3 +110,25 @@ def test_a_border_is_learned_only_behind_a_level_word() -> None:
     # A program's own ERROR line with a lone rule of dashes is still that program's error.
     own = RELAY + "+--- download failed: 403 Forbidden"
     assert diagnose_events(parse_text(own + "\n")).has_failure
+
+
+def test_a_relay_is_learned_from_the_llm_backends_own_loggers() -> None:
+    lines = [
+        "[TensorRT-LLM][INFO] Initializing MPI with thread mode 3",
+        "[TensorRT-LLM][INFO] MPI size: 1, rank: 0",
+        "INFO 01-31 22:08:42 llm_engine.py:649] Avg prompt throughput: 85.9 tokens/s",
+        "INFO 01-31 22:08:43 [llm_engine.py:650] Avg generation throughput: 12.0 tokens/s",
+        *[line for line in TABLE if "UNAVAILABLE" not in line],
+    ]
+    relayed = "\n".join(RELAY + line for line in lines) + "\n"
+    assert not diagnose_events(parse_text(relayed)).findings
+    events = list(parse_text(relayed))
+    assert events[0].message.startswith("[TensorRT-LLM][INFO] Initializing MPI")  # the line before, peeled
+
+
+def test_a_logger_quoting_its_own_line_is_no_relay() -> None:
+    # TensorRT-LLM's exception text quoted in its own error line: one message, read whole.
+    line = "[TensorRT-LLM][ERROR] Encountered an error in forward function: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaEventSynchronize(get()): an illegal memory access was encountered (/app/tensorrt_llm/cpp/include/tensorrt_llm/runtime/cudaEvent.h:66)"
+    [event] = list(parse_text(line + "\n"))
+    assert event.message.startswith("[TensorRT-LLM][ERROR] Encountered an error in forward function: ")
+    assert diagnose_events(parse_text(line + "\n")).has_failure

@@ -299,11 +299,20 @@ def peel_collector_prefix(s: str) -> str:
     return s
 
 
-_TRITON_START = re.compile(r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\dT|\[libprotobuf |\+---)")
-"""Where a line of Triton's may start inside another's (confirmed by `_match_log`, `_PROTOBUF` or
-`_TABLE_BORDER`)."""
+_TRITON_START = re.compile(
+    r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\dT|\[libprotobuf |\+---|\[TensorRT-LLM\]|[A-Z]{4,8} \d\d-\d\d )"
+)
+"""Where a line of Triton's may start inside another's (confirmed by `_match_log`, `_PROTOBUF`,
+`_TABLE_BORDER` or `_BACKEND_LOG`)."""
 _TABLE_BORDER = re.compile(r"\+(?:-+\+){2,}\s*$")
 """A whole border of one of Triton's startup tables (models, backends, options): ``+----+----+``."""
+_BACKEND_LOG = re.compile(
+    r"\[TensorRT-LLM\] ?\[(?:TRACE|DEBUG|INFO|WARNING|ERROR|FATAL)\]"
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]+:\d+\]"
+)
+"""The loggers of the LLM backends, whose lines reach Triton's stdout with their own level: TensorRT-LLM's
+C++ logger (``common/logger.h``: ``[TensorRT-LLM][INFO] ``) and vLLM's (``INFO 01-31 22:08:42
+llm_engine.py:649] ``, the file bracketed from 0.8)."""
 _RELAY_LEVEL = re.compile(r"\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
 _DIGITS = re.compile(r"\d+")
 _RELAY_WIDTH = 160
@@ -319,7 +328,13 @@ def relay_prefix(s: str, start: int | None = None) -> tuple[re.Pattern[str], int
     if start is None:
         for m in _TRITON_START.finditer(s, 1, _RELAY_WIDTH + 1):
             rest = s[m.start() :]
-            if _match_log(rest) or _PROTOBUF.match(rest) or _TABLE_BORDER.match(rest):
+            if (
+                _match_log(rest)
+                or _PROTOBUF.match(rest)
+                or _TABLE_BORDER.match(rest)
+                # (not that logger quoting its own line: ``[TensorRT-LLM][ERROR] x: [TensorRT-LLM][ERROR] y``)
+                or (_BACKEND_LOG.match(rest) and not _BACKEND_LOG.search(s, 0, m.start()))
+            ):
                 start = m.start()
                 break
         else:
