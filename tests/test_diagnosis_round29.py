@@ -9,8 +9,9 @@ holds a failure (never "No load failure found.") whose cause is not in the excer
 say what code ran, not why it failed.
 
 A logger that relays Triton's output (a NIM's ``ERROR <time> nimutils.py:68] ``) carries Triton's startup
-tables too; a paste often starts at the model table. A whole table border (``+----+----+``) behind a
-prefix with a level word is Triton's own line as much as a glog line is: the prefix is learned there,
+tables too; a paste often starts at the model table. A whole table border (``+----+----+``) or a row of
+the model table (``| m | 1 | READY |``) behind a prefix with a level word is Triton's own line as much as
+a glog line (or TensorFlow's, which the TensorFlow backend prints) is: the prefix is learned there,
 so the table's rows are read as rows and a healthy table is no failure. The LLM backends' own loggers
 reach Triton's stdout too (TensorRT-LLM's ``[TensorRT-LLM][INFO]``, vLLM's ``INFO 01-31 22:08:42
 llm_engine.py:649]``): a NIM relays them before Triton's first line, and they teach the prefix as well.
@@ -132,3 +133,16 @@ def test_a_logger_quoting_its_own_line_is_no_relay() -> None:
     [event] = list(parse_text(line + "\n"))
     assert event.message.startswith("[TensorRT-LLM][ERROR] Encountered an error in forward function: ")
     assert diagnose_events(parse_text(line + "\n")).has_failure
+
+
+def test_a_relay_is_learned_from_a_model_table_row_and_from_tensorflow_s_lines() -> None:
+    rows = [RELAY + TABLE[4], RELAY + TABLE[3]]  # an excerpt of the rows only, the failing one first
+    findings = diagnose_events(parse_text("\n".join(rows) + "\n")).findings
+    assert [(f.model, f.evidence[0].line) for f in findings] == [("embed", 1)]
+    tf = [
+        RELAY
+        + "2020-12-27 13:44:04.778005: I tensorflow/cc/saved_model/loader.cc:201] Running initialization op on SavedModel bundle",
+        RELAY
+        + "2020-12-27 13:44:04.990000: I tensorflow/cc/saved_model/loader.cc:311] SavedModel load for tags { serve }; Status: success.",
+    ]
+    assert not diagnose_events(parse_text("\n".join(tf) + "\n")).findings

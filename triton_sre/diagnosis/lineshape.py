@@ -300,12 +300,16 @@ def peel_collector_prefix(s: str) -> str:
 
 
 _TRITON_START = re.compile(
-    r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\dT|\[libprotobuf |\+---|\[TensorRT-LLM\]|[A-Z]{4,8} \d\d-\d\d )"
+    r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\d[T ]|\[libprotobuf |\+---|\| "
+    r"|\[TensorRT-LLM\]|[A-Z]{4,8} \d\d-\d\d )"
 )
 """Where a line of Triton's may start inside another's (confirmed by `_match_log`, `_PROTOBUF`,
 `_TABLE_BORDER` or `_BACKEND_LOG`)."""
-_TABLE_BORDER = re.compile(r"\+(?:-+\+){2,}\s*$")
-"""A whole border of one of Triton's startup tables (models, backends, options): ``+----+----+``."""
+_TABLE_BORDER = re.compile(
+    r"\+(?:-+\+){2,}\s*$|\|\s*[^|\s]+\s*\|\s*\d+\s*\|\s*(?:READY|UNAVAILABLE|UNLOADING|LOADING)\b"
+)
+"""A whole border of one of Triton's startup tables (models, backends, options): ``+----+----+``, or a row
+of its model table (``| m | 1 | READY |``)."""
 _BACKEND_LOG = re.compile(
     r"\[TensorRT-LLM\] ?\[(?:TRACE|DEBUG|INFO|WARNING|ERROR|FATAL)\]"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]+:\d+\]"
