@@ -94,6 +94,8 @@ def test_every_entry_is_a_rule_and_every_runbook_has_a_page() -> None:
         ("core-platform-type-r21", "core-platform-type"),
         ("core-seq-control-kinds-r21", "core-seq-control-kinds"),
         ("core-output-data-type", "core-data-type-r25"),
+        ("paddle-model-name-r21", "paddle-model-name"),
+        ("fil-layout", "fil-layout-nvforest"),
     ],
 )
 def test_reworded_messages_keep_their_runbook(old: str, new: str) -> None:
