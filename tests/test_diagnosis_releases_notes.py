@@ -63,6 +63,22 @@ Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.Buffer
 Python runtime state: finalizing (tstate=0x00005581f2a3e850)
 """
 
+# core's refusal of --backend-config=tensorflow,version=1 (src/backend_config.cc, core#182); the 23.04 notes.
+TF1_REMOVED = "E0501 00:00:00.000000 1 model_lifecycle.cc:623] failed to load 'savedmodel_tf1' version 1: Invalid argument: starting from 23.04, Triton no longer supports Tensorflow 1. Please switch to Tensorflow 2.\n"
+
+# A request to a Python model whose stub died (python_backend stub_launcher.cc), as the HTTP endpoint
+# answers it; from 24.06 the stub is not restarted (the 24.12/25.01 notes, server#8604).
+STUB_NOT_RESTARTED = """I1201 00:00:00.000000 1 model_lifecycle.cc:839] "successfully loaded 'preprocess'"
+$ curl -s localhost:8000/v2/models/preprocess/infer -d @request.json
+{"error":"Stub process 'preprocess_0_0' is not healthy."}
+"""
+
+# The same through an ensemble, as server#8518 (Triton 2.60.0) quotes it.
+STUB_NOT_RESTARTED_ENSEMBLE = """{"error":"[500] in ensemble 'scene_text_ensemble', Stub process 'scene_text_pre_0_0' is not healthy."}\n"""
+
+# python_backend stub_launcher.cc (r24.02 on) on Windows with EXECUTION_ENV_PATH; the 24.12/25.01 notes.
+WINDOWS_EXEC_ENV = "E1201 00:00:00.000000 1 model_lifecycle.cc:654] \"failed to load 'pre' version 1: Unsupported: Custom execution environments are not currently supported on Windows.\"\n"
+
 # (log, release in range as banner/options row, release out of range, a phrase of the advice, its source,
 # the runbook of the finding that carries it)
 CASES = {
@@ -122,6 +138,38 @@ CASES = {
         "r25.01/docs/introduction/release_notes.md",
         c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
     ),
+    "tensorflow-1-removed": (
+        TF1_REMOVED,
+        "NVIDIA Release 23.05 (build 1)",
+        "NVIDIA Release 23.03 (build 1)",
+        "--backend-config=tensorflow,version=1",
+        "r23.04/RELEASE.md",
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+    ),
+    "python-stub-not-restarted": (
+        STUB_NOT_RESTARTED,
+        "| server_version | 2.53.0 |",
+        "NVIDIA Release 24.05 (build 1)",
+        "no longer restarts a stub",
+        "r24.12/docs/introduction/release_notes.md",
+        c.RUNBOOK_PYTHON_MODEL_ERROR,
+    ),
+    "python-stub-not-restarted-ensemble": (
+        STUB_NOT_RESTARTED_ENSEMBLE,
+        "Triton Server Version 2.60.0",
+        "NVIDIA Release 24.05 (build 1)",
+        "no longer restarts a stub",
+        "r24.12/docs/introduction/release_notes.md",
+        c.RUNBOOK_ENSEMBLE_DEPENDENCY,
+    ),
+    "python-windows-execution-env": (
+        WINDOWS_EXEC_ENV,
+        "| server_version | 2.53.0 |",
+        "NVIDIA Release 24.01 (build 1)",
+        "EXECUTION_ENV_PATH",
+        "r24.12/docs/introduction/release_notes.md",
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
+    ),
     "dcgm-nscq-crash": (
         NSCQ_CRASH,
         "NVIDIA Release 25.03 (build 1)",
@@ -144,8 +192,17 @@ def test_release_note_advice_in_range_only(name: str) -> None:
     log, inside, outside, phrase, source, runbook = CASES[name]
     f = first(inside + "\n" + log)
     # A crash, or a load error no rule names more precisely, is an unknown load failure; the legacy
-    # TorchScript refusal is a model from another PyTorch release.
+    # TorchScript refusal is a model from another PyTorch release; a dead stub is the Python model's.
     assert f.runbook == runbook
     assert phrase in f.remediation and source in f.remediation
     g = first(outside + "\n" + log)
     assert phrase not in g.remediation and source not in g.remediation
+
+
+def test_a_stub_that_fails_at_load_is_not_the_restart_note() -> None:
+    # The restart the 24.06+ notes miss is of a stub that died while serving; one that never came up is
+    # a load failure (the model is not served at all), whatever the release.
+    log = "NVIDIA Release 24.12 (build 1)\nE1201 00:00:00.000000 1 model_lifecycle.cc:654] \"failed to load 'pre' version 1: Internal: Stub process 'pre_0_0' is not healthy.\"\n"
+    f = first(log)
+    assert f.runbook == c.RUNBOOK_PYTHON_MODEL_ERROR
+    assert "no longer restarts a stub" not in f.remediation

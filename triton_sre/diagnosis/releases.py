@@ -221,8 +221,9 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "jetson.md): use KIND_CPU for Python models.",
         "https://github.com/triton-inference-server/server/blob/main/docs/user_guide/jetson.md",
     ),
-    # From here on: the "Known Issues" of Triton's own release notes (RELEASE.md on the rYY.MM branch,
-    # or the GitHub release page from 23.11 on), each keyed on the wording the failure prints.
+    # From here on: the "Known Issues" of Triton's own release notes (RELEASE.md on the r22.05-r23.10
+    # branches, docs/introduction/release_notes.md on r24.12-r25.01, or the GitHub release page from 23.11
+    # on), each keyed on the wording the failure prints.
     KnownIssue(
         # PyTorch (1.11+, NGC 22.02+) refuses the pre-1.4 "model.json" TorchScript archive with this
         # misleading message (pytorch/pytorch#77840): a model from another framework release.
@@ -317,8 +318,56 @@ KNOWN_ISSUES: Final[tuple[KnownIssue, ...]] = (
         "25.03",
         "The 24.10-25.03 release notes list vLLM models with tensor_parallel_size > 1 failing at "
         "initialize with this interpreter-shutdown error when the server runs with "
-        "--model-control-mode=explicit: set \"distributed_executor_backend\": \"ray\" in model.json.",
+        '--model-control-mode=explicit: set "distributed_executor_backend": "ray" in model.json.',
         "https://github.com/triton-inference-server/server/blob/r25.01/docs/introduction/release_notes.md",
+    ),
+    KnownIssue(
+        # The 23.04 and 23.05 notes ("Tensorflow backend no longer supports TensorFlow version 1"); core's
+        # CheckTFSpecializedBackendName (src/backend_config.cc, core#182) refuses
+        # --backend-config=tensorflow,version=1 at model load with this message, in every release since.
+        (c.RUNBOOK_UNKNOWN_LOAD_FAILURE,),
+        re.compile(r"no longer supports Tensorflow 1", re.I),
+        "23.04",
+        "99.12",
+        "From 23.04 Triton ships TensorFlow 2 only: drop --backend-config=tensorflow,version=1 from the "
+        "command line (TensorFlow 2 loads most TensorFlow 1 SavedModels and GraphDefs); a model that "
+        "needs TensorFlow 1 ops (tf.contrib) must be re-exported with TensorFlow 2 or served from 23.03 "
+        "or earlier.",
+        "https://github.com/triton-inference-server/server/blob/r23.04/RELEASE.md#known-issues",
+    ),
+    KnownIssue(
+        # The 24.12 and 25.01 notes ("Restart support was temporarily removed for Python models"):
+        # python_backend r24.06 (PR #364) dropped the restart of a dead stub in execute ("Stub process is
+        # unhealthy and it will be restarted." up to r24.05); not back on main (server#8604). The error
+        # is the one every later request gets (stub_launcher.cc / python_be.cc), not a load failure;
+        # through an ensemble: "[500] in ensemble '<e>', Stub process '<i>' is not healthy." (server#8518).
+        (c.RUNBOOK_PYTHON_MODEL_ERROR, c.RUNBOOK_ENSEMBLE_DEPENDENCY),
+        re.compile(
+            r"(?s)\A(?!.*(?:failed to load|Failed to (?:pre)?initialize|ModelInstanceInitialize))"
+            r".*Stub process (?:'[^'\n]+' )?is not healthy"
+        ),
+        "24.06",
+        "99.12",
+        "From 24.06 the Python backend no longer restarts a stub that died while serving (the release "
+        "notes' 'Restart support was temporarily removed for Python models'; server#8604): every later "
+        "request to that instance fails this way while /v2/health still answers 200, until the model is "
+        "loaded again (POST /v2/repository/models/<model>/load with --model-control-mode=explicit) or the "
+        "server restarts; find what killed the stub (dmesg, the container's OOM kills) first.",
+        "https://github.com/triton-inference-server/server/blob/r24.12/docs/introduction/release_notes.md#known-issues",
+    ),
+    KnownIssue(
+        # The 24.12 and 25.01 notes list the Python backend's Windows gaps (GPU tensors, metrics, custom
+        # execution environments, the load/unload APIs); stub_launcher.cc refuses EXECUTION_ENV_PATH on
+        # Windows with this message from python_backend r24.02 to main.
+        (c.RUNBOOK_PYTHON_MODULE_MISSING, c.RUNBOOK_UNKNOWN_LOAD_FAILURE),
+        re.compile(r"Custom execution environments are not currently supported on Windows", re.I),
+        "24.02",
+        "99.12",
+        "The Python backend's Windows build runs no custom execution environment (listed in the release "
+        "notes' known issues with GPU tensors, metrics and the model load/unload APIs): remove "
+        "EXECUTION_ENV_PATH from config.pbtxt and install the model's packages into the Python the server "
+        "uses, or serve the model from the Linux container.",
+        "https://github.com/triton-inference-server/server/blob/r24.12/docs/introduction/release_notes.md#known-issues",
     ),
 )
 
