@@ -24,7 +24,7 @@ from __future__ import annotations
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
-from triton_sre.diagnosis.severity import only_frames
+from triton_sre.diagnosis.severity import is_failure_line, only_frames
 
 RELAY = "ERROR 2025-04-24 22:49:44.266 nimutils.py:68] "
 TABLE = [
@@ -146,3 +146,20 @@ def test_a_relay_is_learned_from_a_model_table_row_and_from_tensorflow_s_lines()
         + "2020-12-27 13:44:04.990000: I tensorflow/cc/saved_model/loader.cc:311] SavedModel load for tags { serve }; Status: success.",
     ]
     assert not diagnose_events(parse_text("\n".join(tf) + "\n")).findings
+
+
+def test_core_s_load_failure_behind_another_logger_s_info_is_a_failure() -> None:
+    # One line of a relayed paste: no line of Triton's own teaches the prefix, but core prints this
+    # wording (a reason after the model) at E only, so the relay's INFO does not hide it.
+    for prefix in (
+        "INFO 2025-04-24 22:49:44.266 nimutils.py:68] ",
+        "2025-04-24 22:49:44,266 - tritonserver - INFO - ",
+    ):
+        line = prefix + "failed to load 'resnet_model': config file not found"
+        findings = diagnose_events(parse_text(line + "\n")).findings
+        assert [(f.runbook, f.severity) for f in findings] == [
+            (c.RUNBOOK_MODEL_FILE_MISSING, c.IMPACT_CRITICAL)
+        ]
+    # Core's closing line at I (no reason after it) stays what it is: a consequence, told by the E line.
+    closing = "I0424 22:49:44.266000 98 model_lifecycle.cc:789] failed to load 'resnet_model'"
+    assert not is_failure_line(closing, "I")

@@ -162,6 +162,10 @@ PREFIXED_TRACEBACK: Final = Guarded(
 _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # glog / klog E and F lines.
     rf"{_LINE_START}[EF]\d{{4}} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]",
+    # Core's load-failure report with its reason (model_lifecycle.cc, model_repository_manager.cc), which core
+    # prints at E only: behind another logger's INFO (a NIM or a Python wrapper relaying Triton's output) it
+    # is still the failure. (Core's bare closing line, ``failed to load 'm'`` at I, has no reason after it.)
+    Guarded(r"\bfailed to load '[^'\n]+'(?: version -?\d+)?: \S", ("failed to load '",)),
     # GLib and the DeepStream apps' GLib-styled messages.
     # (`Domain-CRITICAL **:`: the domain before the level needs no pattern of its own, and a
     # leading `\b[\w-]*` made this branch scan every word of every line back and forth)
