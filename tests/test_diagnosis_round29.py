@@ -163,3 +163,19 @@ def test_core_s_load_failure_behind_another_logger_s_info_is_a_failure() -> None
     # Core's closing line at I (no reason after it) stays what it is: a consequence, told by the E line.
     closing = "I0424 22:49:44.266000 98 model_lifecycle.cc:789] failed to load 'resnet_model'"
     assert not is_failure_line(closing, "I")
+
+
+def test_triton_s_crash_report_behind_a_relay_is_a_crash() -> None:
+    # ErrorSignalHandler's line (src/triton_signal.cc) relayed from stderr at INFO.
+    for prefix in (
+        "",
+        "INFO 2025-04-24 22:49:44.266 nimutils.py:68] ",
+        "2025-04-24 22:49:44,266 - tritonserver - INFO - ",
+    ):
+        findings = diagnose_events(parse_text(prefix + "Signal (11) received.\n")).findings
+        assert [f.severity for f in findings] == [c.IMPACT_CRITICAL], prefix
+    # Signal 15 is the exit handler's normal stop; a word glued before it is no report of the handler.
+    assert not diagnose_events(
+        parse_text("INFO 2025-04-24 22:49:44.266 nimutils.py:68] Signal (15) received.\n")
+    ).findings
+    assert not diagnose_events(parse_text("mySignal (11) received.\n")).has_failure

@@ -93,8 +93,9 @@ SERVER_FAILURE: Final = _rx(
     r"\breason\"?:\s*\"?(ModelLoadFailed|RuntimeUnhealthy|NoSupportingRuntime|RuntimeNotRecognized|InvalidPredictorSpec)\b",
     # The process crashed: Triton's ErrorSignalHandler (src/triton_signal.cc, 20.xx on) prints
     # "Signal (N) received." and a stack for SIGSEGV/SIGABRT/SIGBUS/SIGILL/SIGFPE (2 and 15, the
-    # exit handler's signals, are a normal stop); the shell's and Open MPI's reports of a SIGSEGV.
-    r"(?m:^\s*Signal \((4|6|7|8|11)\) received\.?\s*$)",
+    # exit handler's signals, are a normal stop); the shell's and Open MPI's reports of a SIGSEGV. (Behind a
+    # prefix too: a logger relaying Triton's stderr at INFO does not make the crash an info.)
+    r"(?m:(?<![^\s\]])Signal \((4|6|7|8|11)\) received\.?\s*$)",
     r"\bSegmentation fault\b[^\n]{0,200}\(core dumped\)",
     r"\bSignal: Segmentation fault \(11\)",
     # ModelMesh's runtime adapter (kserve/modelmesh-runtime-adapter, <runtime>-adapter/server/
