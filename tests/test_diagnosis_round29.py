@@ -179,3 +179,32 @@ def test_triton_s_crash_report_behind_a_relay_is_a_crash() -> None:
         parse_text("INFO 2025-04-24 22:49:44.266 nimutils.py:68] Signal (15) received.\n")
     ).findings
     assert not diagnose_events(parse_text("mySignal (11) received.\n")).has_failure
+
+
+def test_a_stub_s_traceback_relayed_at_info_is_read_as_printed() -> None:
+    # A Python wrapper relaying Triton's stderr at INFO: the traceback teaches the prefix, and a client's
+    # relayed server error reads as it does unprefixed (no cause known), not as a Python model's error.
+    traceback = [
+        "Traceback (most recent call last):",
+        '  File "grpc_client.py", line 182, in main',
+        "    results = triton_client.infer(model_name=model_name, inputs=inputs, outputs=outputs)",
+        "tritonclient.utils.InferenceServerException: [StatusCode.UNAVAILABLE] Socket closed",
+    ]
+    plain = diagnose_events(parse_text("\n".join(traceback) + "\n")).findings
+    relayed_text = "\n".join(
+        f"2025-04-24 22:49:4{i},266 - tritonserver - INFO - {line}" for i, line in enumerate(traceback)
+    )
+    relayed = diagnose_events(parse_text(relayed_text + "\n")).findings
+    assert [f.runbook for f in relayed] == [f.runbook for f in plain] == [c.RUNBOOK_UNKNOWN_LOAD_FAILURE]
+
+
+def test_a_program_s_own_traceback_at_error_keeps_its_level() -> None:
+    # logger.exception(): the program's own error, its ERROR line stays the evidence.
+    lines = [
+        "2023-10-26T03:33:10+0000 [ERROR] [api_server:svcsvc:14] Application startup failed. Exiting.",
+        "2023-10-26T03:33:10+0000 [ERROR] [api_server:svcsvc:16] Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.8/dist-packages/bentoml/triton.py", line 178, in _set_handle',
+        "TypeError: Can't instantiate abstract class TritonRunnerHandle with abstract methods async_stream_method",
+    ]
+    [finding] = diagnose_events(parse_text("\n".join(lines) + "\n")).findings
+    assert finding.evidence[0].text == "[ERROR] [api_server:svcsvc:14] Application startup failed. Exiting."

@@ -301,10 +301,10 @@ def peel_collector_prefix(s: str) -> str:
 
 _TRITON_START = re.compile(
     r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\d[T ]|\[libprotobuf |\+---|\| "
-    r"|\[TensorRT-LLM\]|[A-Z]{4,8} \d\d-\d\d )"
+    r"|\[TensorRT-LLM\]|[A-Z]{4,8} \d\d-\d\d |Traceback )"
 )
 """Where a line of Triton's may start inside another's (confirmed by `_match_log`, `_PROTOBUF`,
-`_TABLE_BORDER` or `_BACKEND_LOG`)."""
+`_TABLE_BORDER`, `_BACKEND_LOG` or `_TRACEBACK_HEAD`)."""
 _TABLE_BORDER = re.compile(
     r"\+(?:-+\+){2,}\s*$|\|\s*[^|\s]+\s*\|\s*\d+\s*\|\s*(?:READY|UNAVAILABLE|UNLOADING|LOADING)\b"
 )
@@ -317,6 +317,10 @@ _BACKEND_LOG = re.compile(
 """The loggers of the LLM backends, whose lines reach Triton's stdout with their own level: TensorRT-LLM's
 C++ logger (``common/logger.h``: ``[TensorRT-LLM][INFO] ``) and vLLM's (``INFO 01-31 22:08:42
 llm_engine.py:649] ``, the file bracketed from 0.8)."""
+_TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\):\s*$")
+"""CPython's traceback, as a Python model's stub prints it to Triton's stderr: a relay's prefix only behind an
+INFO or DEBUG (a program's own ``logger.exception`` prints its traceback at ERROR: that level is its own)."""
+_QUIET_LEVEL = re.compile(r"\b(?:DEBUG|INFO)\b")
 _RELAY_LEVEL = re.compile(r"\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
 _DIGITS = re.compile(r"\d+")
 _RELAY_WIDTH = 160
@@ -338,6 +342,7 @@ def relay_prefix(s: str, start: int | None = None) -> tuple[re.Pattern[str], int
                 or _TABLE_BORDER.match(rest)
                 # (not that logger quoting its own line: ``[TensorRT-LLM][ERROR] x: [TensorRT-LLM][ERROR] y``)
                 or (_BACKEND_LOG.match(rest) and not _BACKEND_LOG.search(s, 0, m.start()))
+                or (_TRACEBACK_HEAD.match(rest) and _QUIET_LEVEL.search(s, 0, m.start()))
             ):
                 start = m.start()
                 break
