@@ -208,3 +208,16 @@ def test_a_program_s_own_traceback_at_error_keeps_its_level() -> None:
     ]
     [finding] = diagnose_events(parse_text("\n".join(lines) + "\n")).findings
     assert finding.evidence[0].text == "[ERROR] [api_server:svcsvc:14] Application startup failed. Exiting."
+
+
+def test_triton_s_failure_wordings_behind_a_prefix_are_failures() -> None:
+    for prefix in ("INFO 2025-04-24 22:49:44.266 nimutils.py:68] ", "12:"):
+        for line in (
+            "UNAVAILABLE: Internal: unable to load plan file to auto complete config.",
+            " 2# abort in /usr/lib/x86_64-linux-gnu/libc.so.6",
+        ):
+            assert diagnose_events(parse_text(prefix + line + "\n")).has_failure, (prefix, line)
+    # A model unloaded on purpose is no failure.
+    assert not is_failure_line(
+        "INFO 2025-04-24 22:49:44.266 nimutils.py:68] | m | 1 | UNAVAILABLE: unloaded |"
+    )

@@ -162,6 +162,13 @@ PREFIXED_TRACEBACK: Final = Guarded(
 _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # glog / klog E and F lines.
     rf"{_LINE_START}[EF]\d{{4}} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]",
+    # A model's state with the status code core failed its load with (the status table's cell, the index's
+    # reason): ``UNAVAILABLE: Internal: ...``; not ``UNAVAILABLE: unloaded``, a model unloaded on purpose.
+    Guarded(
+        r"\bUNAVAILABLE: (?:Internal|Invalid argument|Not found|Unknown|Unsupported|Unavailable"
+        r"|Already exists|Failed precondition|Resource exhausted|Out of range)\b",
+        ("UNAVAILABLE: ",),
+    ),
     # Core's load-failure report with its reason (model_lifecycle.cc, model_repository_manager.cc), which core
     # prints at E only: behind another logger's INFO (a NIM or a Python wrapper relaying Triton's output) it
     # is still the failure. (Core's bare closing line, ``failed to load 'm'`` at I, has no reason after it.)
@@ -231,7 +238,7 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # C++ backend print on a fatal signal) in libc's abort/raise: the process aborted, whether or not
     # the message that led there (``check<cudaError>``, a terminate) made it into the paste.
     Guarded(
-        r"^\s*\d+# (?:__GI_)?(?:abort in |raise in |gsignal in )\S*/libc\.so",
+        r"(?<!\S)\d+# (?:__GI_)?(?:abort in |raise in |gsignal in )\S*/libc\.so",
         ("abort in ", "raise in ", "gsignal in "),
     ),
     # A frame of a backtrace an exception or a crash handler took (execinfo's backtrace() printed as
