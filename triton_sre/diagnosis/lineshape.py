@@ -300,7 +300,7 @@ def peel_collector_prefix(s: str) -> str:
 
 
 _TRITON_START = re.compile(
-    r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\d[T ]|\[libprotobuf |\+---|\| "
+    r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\d(?:T| \d\d:)|\[libprotobuf |\+---|\| "
     r"|\[TensorRT-LLM\]|[A-Z]{4,8} \d\d-\d\d |Traceback )"
 )
 """Where a line of Triton's may start inside another's (confirmed by `_match_log`, `_PROTOBUF`,
@@ -321,6 +321,12 @@ _TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\):\s*$")
 """CPython's traceback, as a Python model's stub prints it to Triton's stderr: a relay's prefix only behind an
 INFO or DEBUG (a program's own ``logger.exception`` prints its traceback at ERROR: that level is its own)."""
 _QUIET_LEVEL = re.compile(r"\b(?:DEBUG|INFO)\b")
+_RELAYED_HEAD = re.compile(
+    "|".join(f"(?:{p.pattern})" for p in (_GLOG, _ISO, _TFLOG, _PROTOBUF, _TABLE_BORDER))
+    + f"|(?P<backend>{_BACKEND_LOG.pattern})|(?P<traceback>{_TRACEBACK_HEAD.pattern})",
+    re.S,
+)
+"""The heads that confirm a relay's start (`relay_prefix`), in one pattern: one match per candidate."""
 _RELAY_LEVEL = re.compile(r"\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
 _DIGITS = re.compile(r"\d+")
 _RELAY_WIDTH = 160
@@ -334,18 +340,21 @@ def relay_prefix(s: str, start: int | None = None) -> tuple[re.Pattern[str], int
     when the caller knows it). Only a prefix with a level word in it: that level is the relay's, not the
     line's."""
     if start is None:
-        for m in _TRITON_START.finditer(s, 1, _RELAY_WIDTH + 1):
-            rest = s[m.start() :]
-            if (
-                _match_log(rest)
-                or _PROTOBUF.match(rest)
-                or _TABLE_BORDER.match(rest)
-                # (not that logger quoting its own line: ``[TensorRT-LLM][ERROR] x: [TensorRT-LLM][ERROR] y``)
-                or (_BACKEND_LOG.match(rest) and not _BACKEND_LOG.search(s, 0, m.start()))
-                or (_TRACEBACK_HEAD.match(rest) and _QUIET_LEVEL.search(s, 0, m.start()))
-            ):
-                start = m.start()
-                break
+        level = _RELAY_LEVEL.search(s, 0, _RELAY_WIDTH)
+        if level is None:
+            return None  # (most lines: no level word, so no relay, and no start to look for)
+        for m in _TRITON_START.finditer(s, max(1, level.end()), _RELAY_WIDTH + 1):
+            at = m.start()
+            head = _RELAYED_HEAD.match(s, at)
+            if head is None:
+                continue
+            # (not that logger quoting its own line: ``[TensorRT-LLM][ERROR] x: [TensorRT-LLM][ERROR] y``)
+            if head["backend"] is not None and _BACKEND_LOG.search(s, 0, at):
+                continue
+            if head["traceback"] is not None and not _QUIET_LEVEL.search(s, 0, at):
+                continue
+            start = at
+            break
         else:
             return None
     if not 0 < start <= _RELAY_WIDTH or not _RELAY_LEVEL.search(s, 0, start):
