@@ -38,6 +38,8 @@ def cases() -> dict[str, bytes]:
             b"I1203 10:00:00.000000 1 pb_stub.cc:1] Failed to initialize Python stub for model 'm%d'\n" % i
             for i in range(30_000)
         ),
+        # A level word and many places a relayed line could start (relay_prefix's candidates).
+        "relay candidates, 50k lines (4.3 MB)": (b"x INFO " + b"| a " * 19 + b"|\n") * 50_000,
         "load failures, 50k models (4.5 MB)": b"".join(
             glog + b"failed to load 'm%d' version 1: Internal: x\n" % i for i in range(50_000)
         ),
