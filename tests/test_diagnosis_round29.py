@@ -221,3 +221,12 @@ def test_triton_s_failure_wordings_behind_a_prefix_are_failures() -> None:
     assert not is_failure_line(
         "INFO 2025-04-24 22:49:44.266 nimutils.py:68] | m | 1 | UNAVAILABLE: unloaded |"
     )
+
+
+def test_the_server_s_refusals_on_stderr_behind_a_relay_are_failures() -> None:
+    prefix = "INFO 2025-04-24 22:49:44.266 nimutils.py:68] "
+    for line in (
+        "tritonserver: unrecognized option '--t_exit_on_error=True'",
+        "Fatal Python error: _PyInterpreterState_GET: the function must be called with the GIL held",
+    ):
+        assert diagnose_events(parse_text(prefix + line + "\n")).has_failure, line

@@ -317,12 +317,13 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     Guarded(r"\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*", (" detected ***",)),
     # CPython aborting the interpreter (Python/pylifecycle.c ``fatal_error``: "Fatal Python error: <function>:
     # <message>", then the threads' stacks): the Python process (a stub, vLLM's engine) is gone.
-    Guarded(r"^Fatal Python error: ", ("Fatal Python error: ",)),
+    Guarded(r"(?<![^\s\]])Fatal Python error: ", ("Fatal Python error: ",)),
     # A program refusing its own command line: glibc getopt_long (posix/getopt.c), which tritonserver's
     # parser uses ("tritonserver: unrecognized option '--x'", "invalid option -- 'x'", "option '--x'
-    # requires an argument"); the server prints its usage and exits.
+    # requires an argument"); the server prints its usage and exits. (Also behind a prefix: a logger relaying
+    # the server's stderr.)
     Guarded(
-        r"^[\w./-]+: (?:unrecognized option '|invalid option -- '|option requires an argument -- '"
+        r"(?<![^\s\]])[\w./-]+: (?:unrecognized option '|invalid option -- '|option requires an argument -- '"
         r"|option '[^'\n]+' (?:requires an argument|is ambiguous|doesn't allow an argument))",
         ("option",),
     ),
