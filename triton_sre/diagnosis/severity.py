@@ -68,6 +68,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from triton_sre.diagnosis.events import CLOSING_FAILURE
 from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
 
 __all__ = [
@@ -162,17 +163,10 @@ PREFIXED_TRACEBACK: Final = Guarded(
 _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # glog / klog E and F lines.
     rf"{_LINE_START}[EF]\d{{4}} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]",
-    # A model's state with the status code core failed its load with (the status table's cell, the index's
-    # reason): ``UNAVAILABLE: Internal: ...``; not ``UNAVAILABLE: unloaded``, a model unloaded on purpose.
-    Guarded(
-        r"\bUNAVAILABLE: (?:Internal|Invalid argument|Not found|Unknown|Unsupported|Unavailable"
-        r"|Already exists|Failed precondition|Resource exhausted|Out of range)\b",
-        ("UNAVAILABLE: ",),
-    ),
     # Core's load-failure report with its reason (model_lifecycle.cc, model_repository_manager.cc), which core
     # prints at E only: behind another logger's INFO (a NIM or a Python wrapper relaying Triton's output) it
     # is still the failure. (Core's bare closing line, ``failed to load 'm'`` at I, has no reason after it.)
-    Guarded(r"\bfailed to load '[^'\n]+'(?: version -?\d+)?: \S", ("failed to load '",)),
+    Guarded(rf"\b{re.escape(CLOSING_FAILURE)}[^'\n]+'(?: version -?\d+)?: \S", (CLOSING_FAILURE,)),
     # GLib and the DeepStream apps' GLib-styled messages.
     # (`Domain-CRITICAL **:`: the domain before the level needs no pattern of its own, and a
     # leading `\b[\w-]*` made this branch scan every word of every line back and forth)
@@ -275,9 +269,14 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     Guarded(r"\bNo ServingRuntimes or ClusterServingRuntimes with the name: ", ("No ServingRuntimes",)),
     Guarded(r"\b[Nn]o runtime found to support predictor with model type: ", ("o runtime found to support",)),
     Guarded(r"\bspecified runtime \S+ (?:is disabled|does not support specified)", ("specified runtime ",)),
-    # Triton: a status cell alone, the C API's error code names, the server's own summary.
-    r"^UNAVAILABLE: (?:Unknown|Internal|Not found|Invalid argument|Unavailable|Unsupported"
-    r"|Already exists|Cancelled)\b",
+    # Triton: a model's state with the status code its load failed with (a status cell, the index's reason,
+    # also behind a relaying logger's prefix; not ``UNAVAILABLE: unloaded``, a model unloaded on purpose), the
+    # C API's error code names, the server's own summary.
+    Guarded(
+        r"\bUNAVAILABLE: (?:Unknown|Internal|Not found|Invalid argument|Unavailable|Unsupported"
+        r"|Already exists|Cancelled)\b",
+        ("UNAVAILABLE: ",),
+    ),
     Guarded(
         r"\bTRITONSERVER_ERROR_(?:UNKNOWN|INTERNAL|NOT_FOUND|INVALID_ARG|UNAVAILABLE|UNSUPPORTED"
         r"|ALREADY_EXISTS|CANCELLED)\b",
