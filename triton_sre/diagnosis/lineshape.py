@@ -29,6 +29,7 @@ __all__ = [
     "MAX_LINE_CHARS",
     "SOURCE_MAIN",
     "SOURCE_PROTOBUF",
+    "STATUS_WORDS",
     "TERMINAL_WIDTHS",
     "classify_line",
     "is_paste_prompt",
@@ -42,6 +43,8 @@ __all__ = [
 
 MAX_LINE_CHARS = 64_000
 """Longer lines are cut (a 1 GB line must not become a 1 GB string)."""
+STATUS_WORDS = r"(?:UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)"
+"""The states a model's row of Triton's status table shows (its ``Status`` cell starts with one)."""
 
 LEVEL_INFO = "I"
 LEVEL_WARNING = "W"
@@ -305,9 +308,7 @@ _TRITON_START = re.compile(
 )
 """Where a line of Triton's may start inside another's (confirmed by `_match_log`, `_PROTOBUF`,
 `_TABLE_BORDER`, `_BACKEND_LOG` or `_TRACEBACK_HEAD`)."""
-_TABLE_BORDER = re.compile(
-    r"\+(?:-+\+){2,}\s*$|\|\s*[^|\s]+\s*\|\s*\d+\s*\|\s*(?:READY|UNAVAILABLE|UNLOADING|LOADING)\b"
-)
+_TABLE_BORDER = re.compile(rf"\+(?:-+\+){{2,}}\s*$|\|\s*[^|\s]+\s*\|\s*\d+\s*\|\s*{STATUS_WORDS}\b")
 """A whole border of one of Triton's startup tables (models, backends, options): ``+----+----+``, or a row
 of its model table (``| m | 1 | READY |``)."""
 _BACKEND_LOG = re.compile(

@@ -37,6 +37,7 @@ from triton_sre.diagnosis.lineshape import (
     LEVEL_ERROR,
     LEVEL_INFO,
     MAX_LINE_CHARS,
+    STATUS_WORDS,
     TERMINAL_WIDTHS,
     is_paste_prompt,
     looks_cut,
@@ -65,7 +66,7 @@ MAX_CONTINUATION_CHARS = 32_000
 _MAX_WIDTHS = 64
 """A paste's first non-blank line comes within its first lines (a reader that skips lines starts later)."""
 
-_STATUS_WORD = re.compile(r"(UNAVAILABLE|READY|Not loaded|LOADING|UNLOADING)\b")
+_STATUS_WORD = re.compile(rf"{STATUS_WORDS}\b")
 # A status cell pasted without the start of its row (the model and version columns cut off):
 # ``UNAVAILABLE: Unknown: [22:10:17] /rapids_triton/bui |``, its wrapped rows following.
 _CUT_ROW = re.compile(r"(UNAVAILABLE|Not loaded): .*\|\s*$")
