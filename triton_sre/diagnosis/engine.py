@@ -190,7 +190,8 @@ class Diagnoser:
             message = own
         failing = level in (LEVEL_ERROR, LEVEL_FATAL) or is_failure_line(message, level)
         # A backtrace without its message: what failed is unknown (its symbols only say what ran).
-        runbook = None if failing and only_frames(message) else classify(message)
+        frames = failing and only_frames(message)
+        runbook = None if frames else classify(message)
         if (
             runbook == c.RUNBOOK_LLM_BACKEND_CONFIG
             and not failing
@@ -202,7 +203,7 @@ class Diagnoser:
         if (
             runbook is None
             and (failing or is_backend_failure(message) or is_server_failure(message))
-            and not (failing and only_frames(message))
+            and not frames
         ):
             # The class layer: a failure line whose wording no rule knows, read by its cause class.
             runbook = cause_class(message)
@@ -316,13 +317,13 @@ class Diagnoser:
         if len(lines) < 2:
             return
         lines = [lines[0], *blank_config_lines(lines[1:])]  # a config dump's fields are no event
-        frames = only_frames("\n".join(lines[1:]))  # a backtrace without its message: no cause known
-        runbook = None if frames else classify("\n".join(lines[1:]))
+        rest = "\n".join(lines[1:])
+        frames = only_frames(rest)  # a backtrace without its message: no cause known
+        runbook = None if frames else classify(rest)
         decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
         if runbook is None:
             # A third-party line its own format marks as a failure (GStreamer's ERROR column, a
             # Python logging ERROR) inside an I line's continuation: read by its cause class.
-            rest = "\n".join(lines[1:])
             piece = failure_piece(rest) or backend_failure_piece(rest)
             if piece is None or is_harmless(piece):
                 return
