@@ -271,6 +271,25 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert "not a directory" in err.getvalue()
 
 
+def test_an_empty_folder_or_one_models_directory_is_not_a_repository(tmp_path: Path) -> None:
+    """Linting the wrong folder says so (exit 2) rather than "0 model(s) checked, no problem found"."""
+    empty = tmp_path / "empty"
+    (empty / ".git").mkdir(parents=True)  # hidden entries are not models
+    repo = seed(tmp_path / "repo", {**model("a"), **model("b")})
+    err = io.StringIO()
+    with redirect_stderr(err), redirect_stdout(io.StringIO()) as out:
+        assert main(["lint", str(empty)]) == 2
+        assert main(["lint", str(repo / "a")]) == 2
+        assert main(["lint", str(repo)]) == 0
+    assert "the folder is empty" in err.getvalue()
+    assert "one model's directory" in err.getvalue() and str(repo.resolve()) in err.getvalue()
+    assert "2 model(s) checked" in out.getvalue()
+    # a stray config.pbtxt beside model folders is a repository with a stray file, not a model
+    (repo / "config.pbtxt").write_text(config("a"))
+    code, body = lint(repo)
+    assert code == 0 and [f["runbook"] for f in body["findings"]] == [c.RUNBOOK_LINT_STRAY_ENTRY]
+
+
 def test_every_lint_runbook_has_a_warning_page() -> None:
     catalog = load_catalog(None)
     for rid in c.LINT_RUNBOOKS:

@@ -24,6 +24,7 @@ __all__ = [
     "CONFIG_FILE",
     "ConfigError",
     "ModelDir",
+    "NotARepository",
     "Repository",
     "SchemaMissing",
     "field_lines",
@@ -35,6 +36,10 @@ MAX_CONFIG_DEPTH = 32
 """Deepest nesting of { } / < > / [ ] lint parses; Triton's schema needs fewer than 10 levels."""
 MAX_LISTED_FILES = 2000
 """Files listed per version folder (a folder of thousands of shards is not walked further)."""
+
+
+class NotARepository(ValueError):
+    """The folder cannot be a model repository: it is empty, or it is one model's directory."""
 
 
 class SchemaMissing(RuntimeError):
@@ -242,11 +247,26 @@ def read_config(path: Path) -> str:
 
 
 def load_repository(root: str | os.PathLike[str]) -> Repository:
-    """Walk ``root`` (a local model repository). Raises `NotADirectoryError` / `SchemaMissing`."""
+    """Walk ``root`` (a local model repository).
+
+    Raises `NotADirectoryError` (missing, unlistable), `NotARepository`, `SchemaMissing`."""
     base = Path(root)
     if not base.is_dir():
         raise NotADirectoryError(f"{root}: not a directory")
     _schema()
+    try:
+        os.scandir(base).close()
+    except OSError as exc:
+        raise NotADirectoryError(f"{root}: cannot list the repository: {exc.strerror or exc}") from None
     files, dirs = _listing(base)
+    if CONFIG_FILE in files and not any((base / d / CONFIG_FILE).is_file() for d in dirs):
+        raise NotARepository(
+            f"{root}: this is one model's directory (it holds {CONFIG_FILE}), not a model repository; "
+            f"lint the folder that holds it: {base.resolve().parent}"
+        )
     models = {d: load_model(base / d) for d in dirs if not d.startswith(".")}
+    if not models and not any(not f.startswith(".") for f in files):
+        raise NotARepository(
+            f"{root}: the folder is empty: no model to check (a model repository holds one folder per model)"
+        )
     return Repository(root=base, models=models, stray_files=tuple(f for f in files if not f.startswith(".")))
