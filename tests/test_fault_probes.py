@@ -133,6 +133,35 @@ def html_url() -> Iterator[str]:
     httpd.server_close()
 
 
+MALFORMED = {  # a Prometheus answer whose envelope is right and whose samples are not
+    "/api/v1/query_range": {"resultType": "matrix", "result": [{"metric": {}, "values": "x"}]},
+    "/api/v1/query": {"resultType": "vector", "result": [{"metric": {}, "value": [1]}]},
+}
+
+
+@pytest.fixture(scope="module")
+def malformed_url() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            data = MALFORMED.get(self.path.split("?")[0], {})
+            body = json.dumps({"status": "success", "data": data}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
 # -- bad files ------------------------------------------------------------------------------------
 def _bad_files(tmp: Path) -> dict[str, Path]:
     (tmp / "folder").mkdir()
@@ -229,6 +258,15 @@ def test_an_html_page_instead_of_the_api_is_named(
     assert_clean_error(code, err, c.EXIT_USAGE, what)
     assert "JSON" in err or "not a Prometheus API answer" in err, err
     assert out == ""
+
+
+@pytest.mark.parametrize(("line", "what"), SERVER_PROBES[1:3], ids=IDS[1:3])
+def test_malformed_samples_in_a_prometheus_answer_are_named(
+    tmp_path: Path, malformed_url: str, line: str, what: str
+) -> None:
+    code, out, err = run(line.format(u=malformed_url).split(), tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, "unexpected answer from Prometheus")
+    assert "internal error" not in err and out == ""
 
 
 @pytest.mark.parametrize(

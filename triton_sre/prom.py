@@ -30,6 +30,10 @@ class PromError(RuntimeError):
         super().__init__(redact(message))
 
 
+def _malformed(expr: str, what: str) -> PromError:
+    return PromError(f"{expr!r}: unexpected answer from Prometheus: {what}")
+
+
 class Prometheus:
     def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.url = url.rstrip("/")
@@ -72,11 +76,18 @@ class Prometheus:
 
     def _samples(self, expr: str, keep_non_finite: bool) -> list[tuple[dict[str, str], float]]:
         data = self._get("/api/v1/query", {"query": expr})
+        result = data.get("result", []) if isinstance(data, dict) else None
+        if not isinstance(result, list):
+            raise _malformed(expr, "the result is not a list")
         out = []
-        for item in data.get("result", []):
-            value = float(item["value"][1])
+        for item in result:
+            try:
+                value = float(item["value"][1])
+                labels = dict(item.get("metric") or {})
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+                raise _malformed(expr, f"a sample is not [time, value]: {str(item)[:80]}") from None
             if keep_non_finite or math.isfinite(value):
-                out.append((dict(item.get("metric", {})), value))
+                out.append((labels, value))
         return out
 
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict[str, Any]]:
@@ -87,6 +98,16 @@ class Prometheus:
         result = data.get("result") if isinstance(data, dict) else None
         if kind != "matrix" or not isinstance(result, list):
             raise PromError(f"{expr!r}: unexpected answer from Prometheus: expected a matrix, got {kind!r}")
+        for series in result:
+            try:
+                if not isinstance(series["values"], list) or not isinstance(series.get("metric", {}), dict):
+                    raise TypeError
+                for _, value in series["values"]:
+                    float(value)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise _malformed(
+                    expr, f"a series is not {{metric, values: [[time, value], ...]}}: {str(series)[:80]}"
+                ) from None
         return result
 
     def range(self, expr: str, seconds: float, step: float) -> list[dict[str, Any]]:
