@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -110,15 +110,17 @@ def silent() -> Iterator[Silent]:
     server.close()
 
 
-@pytest.fixture(scope="module")
-def html_url() -> Iterator[str]:
+def _serve(answer: Callable[[str], tuple[bytes, str]]) -> Iterator[str]:
+    """A loopback HTTP server answering every GET and POST 200 with ``answer(path)`` (body, type)."""
+
     class Handler(BaseHTTPRequestHandler):
         def _answer(self) -> None:
+            body, kind = answer(self.path.split("?")[0])
             self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(HTML)))
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(HTML)
+            self.wfile.write(body)
 
         do_GET = do_POST = _answer
 
@@ -133,6 +135,11 @@ def html_url() -> Iterator[str]:
     httpd.server_close()
 
 
+@pytest.fixture(scope="module")
+def html_url() -> Iterator[str]:
+    yield from _serve(lambda path: (HTML, "text/html"))
+
+
 MALFORMED = {  # a Prometheus answer whose envelope is right and whose samples are not
     "/api/v1/query_range": {"resultType": "matrix", "result": [{"metric": {}, "values": "x"}]},
     "/api/v1/query": {"resultType": "vector", "result": [{"metric": {}, "value": [1]}]},
@@ -141,25 +148,10 @@ MALFORMED = {  # a Prometheus answer whose envelope is right and whose samples a
 
 @pytest.fixture(scope="module")
 def malformed_url() -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            data = MALFORMED.get(self.path.split("?")[0], {})
-            body = json.dumps({"status": "success", "data": data}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(path: str) -> tuple[bytes, str]:
+        return json.dumps({"status": "success", "data": MALFORMED.get(path, {})}).encode(), "application/json"
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    yield from _serve(answer)
 
 
 # -- bad files ------------------------------------------------------------------------------------

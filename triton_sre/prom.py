@@ -99,15 +99,18 @@ class Prometheus:
         if kind != "matrix" or not isinstance(result, list):
             raise PromError(f"{expr!r}: unexpected answer from Prometheus: expected a matrix, got {kind!r}")
         for series in result:
-            try:
-                if not isinstance(series["values"], list) or not isinstance(series.get("metric", {}), dict):
-                    raise TypeError
-                for _, value in series["values"]:
-                    float(value)
-            except (KeyError, TypeError, ValueError, AttributeError):
-                raise _malformed(
-                    expr, f"a series is not {{metric, values: [[time, value], ...]}}: {str(series)[:80]}"
-                ) from None
+            values = series.get("values") if isinstance(series, dict) else None
+            if not isinstance(values, list) or not isinstance(series.get("metric", {}), dict):
+                raise _malformed(expr, f"a series is not {{metric, values}}: {str(series)[:80]}")
+            for point in values:
+                if not isinstance(point, list | tuple) or len(point) != 2:
+                    raise _malformed(expr, f"a sample is not [time, value]: {str(point)[:80]}")
+                try:
+                    float(point[1])
+                except (TypeError, ValueError):
+                    raise _malformed(
+                        expr, f"a sample value that is not a number: {str(point[1])[:80]!r}"
+                    ) from None
         return result
 
     def range(self, expr: str, seconds: float, step: float) -> list[dict[str, Any]]:
