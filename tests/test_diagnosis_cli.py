@@ -112,6 +112,33 @@ def test_gzip_and_stdin(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("encoding", "crlf", "packed"),
+    [
+        ("utf-16", True, False),
+        ("utf-16-le", False, False),
+        ("utf-16-be", False, True),
+        ("utf-16", False, True),
+    ],
+    ids=["bom-crlf", "le-no-bom", "be-no-bom-gz", "bom-gz"],
+)
+def test_a_utf16_log_reads_as_its_utf8_text(tmp_path: Path, encoding: str, crlf: bool, packed: bool) -> None:
+    """Windows PowerShell 5 saves `docker logs triton > triton.log` as UTF-16 with CRLF: the same
+    findings, line numbers and evidence as the UTF-8 log, never "it looks binary"."""
+    text = BROKEN_LOG.read_text() + "E1129 00:00:01.000000 1 a.cc:1] failed: 模型 \U0001f680 é\n"
+    data = (text.replace("\n", "\r\n") if crlf else text).encode(encoding)
+    wide = tmp_path / "wide.log"
+    wide.write_bytes(gzip.compress(data) if packed else data)
+    narrow = tmp_path / "narrow.log"
+    narrow.write_text(text)
+    cmd = [sys.executable, "-m", "triton_sre.cli", "triage", "--format", "json"]
+    want = subprocess.run([*cmd, str(narrow)], capture_output=True, text=True, timeout=60)
+    got = subprocess.run([*cmd, "-"], input=wide.read_bytes(), capture_output=True, timeout=60)
+    assert want.returncode == got.returncode == 1, got.stderr
+    assert json.loads(got.stdout) == json.loads(want.stdout)
+    assert json.loads(got.stdout)["findings"]
+
+
+@pytest.mark.parametrize(
     ("content", "message"),
     [
         (_TRUNCATED_GZ, "corrupt gzip"),

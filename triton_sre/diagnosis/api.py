@@ -7,8 +7,10 @@ says why, and carries no credential (URLs pass through `redact`).
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gzip
+import io
 import os
 import stat
 import sys
@@ -26,6 +28,7 @@ from triton_sre.triton.client import FetchError, TritonClient, default_metrics_u
 __all__ = ["DiagnosisError", "LiveDiagnosis", "diagnose_live", "diagnose_log", "diagnose_stream", "open_log"]
 
 GZIP_MAGIC = b"\x1f\x8b"
+UTF16_SNIFF_BYTES = 64
 LIVE_TIMEOUT_SECONDS = 5.0
 
 
@@ -58,13 +61,56 @@ def open_log(name: str) -> Iterator[BinaryIO]:
         peek = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
         if hasattr(raw, "peek") and not peek:  # "no failure found" would read as a healthy server
             raise LogInputError("the log is empty (0 bytes): nothing to diagnose")
+        stream = raw
         if peek == GZIP_MAGIC:
             unpacked = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
             if not unpacked.peek(1):
                 raise LogInputError("the log is empty once decompressed (a .gz of 0 bytes)")
-            yield unpacked  # type: ignore[misc]
-        else:
-            yield raw
+            stream = unpacked  # type: ignore[assignment]
+        head = stream.peek(UTF16_SNIFF_BYTES)[:UTF16_SNIFF_BYTES] if hasattr(stream, "peek") else b""
+        encoding = utf16_encoding(head)
+        if encoding:
+            stream = io.BufferedReader(_Utf16AsUtf8(stream, encoding))  # type: ignore[assignment]
+        yield stream
+
+
+def utf16_encoding(head: bytes) -> str | None:
+    """'utf-16' (with a byte-order mark), 'utf-16-le' or 'utf-16-be' when the first bytes of a log
+    are UTF-16 text, else None. Windows PowerShell 5 writes `docker logs triton > triton.log` so."""
+    if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        return "utf-16"
+    pairs = len(head) // 2
+    if pairs < 4:
+        return None
+    even, odd = head[0 : 2 * pairs : 2], head[1 : 2 * pairs : 2]
+    if odd.count(0) == pairs and 0 not in even:
+        return "utf-16-le"
+    if even.count(0) == pairs and 0 not in odd:
+        return "utf-16-be"
+    return None
+
+
+class _Utf16AsUtf8(io.RawIOBase):
+    """A UTF-16 byte stream read as UTF-8 bytes (undecodable units become U+FFFD), chunk by chunk."""
+
+    def __init__(self, stream: BinaryIO, encoding: str) -> None:
+        self._reader = codecs.getreader(encoding)(stream, errors="replace")
+        self._pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        want = len(buffer)
+        while len(self._pending) < want:
+            text = self._reader.read(max(2 * want, 2), max(want // 4, 1))
+            if not text:
+                break
+            self._pending += text.encode("utf-8")
+        got = min(want, len(self._pending))
+        buffer[:got] = self._pending[:got]
+        self._pending = self._pending[got:]
+        return got
 
 
 def diagnose_stream(
