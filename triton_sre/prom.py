@@ -46,7 +46,7 @@ class Prometheus:
             with deadline(self.timeout) as armed:  # the whole answer, not each read
                 response = self.session.get(f"{self.url}{path}", params=params, timeout=self.timeout)
         except requests.RequestException as exc:
-            if armed.expired:
+            if armed.expired or isinstance(exc, requests.Timeout):  # whichever clock ran out first
                 raise PromError(f"Prometheus at {self.url} did not answer within {self.timeout:g}s") from None
             raise PromError(f"cannot reach Prometheus at {self.url}: {describe(exc)}") from None
         if armed.expired:
