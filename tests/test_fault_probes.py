@@ -372,3 +372,33 @@ def test_an_empty_gzip_log_is_exit_2(tmp_path: Path) -> None:
     code, out, err = run(["triage", "--format", "json", str(log)], tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, "the log is empty once decompressed")
     assert out == ""
+
+
+# -- numbers that are not numbers -----------------------------------------------------------------
+NUMBER_PROBES = [
+    ("doctor --triton-url {u} --timeout nan", "--timeout"),
+    (
+        "rollout check --model m --baseline-version 1 --candidate-version 2 --prometheus {u} --timeout -1",
+        "--timeout",
+    ),
+    ("report --out out --prometheus-url {u} --step inf", "--step"),
+    ("demo --interval nan", "--interval"),
+    ("demo --duration inf", "--duration"),
+    ("demo --report-every 0", "--report-every"),
+    ("stack up --interval nan", "--interval"),
+    ("stack up --group-wait -inf", "--group-wait"),
+    ("stack up --gameday --gameday-scale inf", "--gameday-scale"),
+    ("gameday --scale nan", "--scale"),
+    ("gameday --scale 1e9", "--scale"),
+]
+
+
+@pytest.mark.parametrize(("line", "flag"), NUMBER_PROBES, ids=[p[0] for p in NUMBER_PROBES])
+def test_a_nan_infinite_or_negative_number_is_exit_2_before_anything_starts(
+    tmp_path: Path, refused_url: str, line: str, flag: str
+) -> None:
+    """NaN passes every `x <= 0` check; infinity passes `x >= 1`: each refused by name, at once."""
+    code, out, err = run(line.format(u=refused_url).split(), tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, flag)
+    assert "internal error" not in err and "started" not in out + err
+    assert not (tmp_path / "out").exists()

@@ -7,12 +7,14 @@ the report and the generators read and write durations with these two functions.
 
 from __future__ import annotations
 
+import argparse
+import math
 import re
 from typing import Any
 
 from triton_sre.redact import bounded
 
-__all__ = ["DurationError", "format_duration", "parse_duration"]
+__all__ = ["DurationError", "format_duration", "parse_duration", "seconds_arg"]
 
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _WHOLE = re.compile(r"^(?:(\d+)(ms|s|m|h|d|w))+$")
@@ -42,3 +44,15 @@ def format_duration(seconds: float) -> str:
         if ms % size == 0:
             return f"{ms // size}{unit}"
     return f"{ms}ms"
+
+
+def seconds_arg(text: str) -> float:
+    """argparse type of a command-line number of seconds: finite and above 0 (a NaN, an infinite or a
+    negative timeout or interval is a usage error, exit 2, before anything starts)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {bounded(text)}")
+    return value

@@ -24,6 +24,7 @@ from typing import Any, TextIO
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.durations import seconds_arg
 from triton_sre.shutdown import stop_on_signals
 
 # An example price so the demo shows cost figures; real deployments set their own in the config.
@@ -44,7 +45,10 @@ def add_demo_parser(commands: Any, epilog: str) -> None:
         epilog=epilog,
     )
     demo.add_argument(
-        "--duration", type=float, default=None, help="stop after this many seconds (default: until Ctrl-C)"
+        "--duration",
+        type=seconds_arg,
+        default=None,
+        help="stop after this many seconds (default: until Ctrl-C)",
     )
     demo.add_argument(
         "--model-repository", type=Path, default=None, help="model repository (default: the bundled sample)"
@@ -53,10 +57,13 @@ def add_demo_parser(commands: Any, epilog: str) -> None:
         "--workdir", type=Path, default=None, help="where configs, logs and data go (default: a temp dir)"
     )
     demo.add_argument(
-        "--interval", type=float, default=2.0, help="poll, scrape and rule-evaluation interval (default 2)"
+        "--interval",
+        type=seconds_arg,
+        default=2.0,
+        help="poll, scrape and rule-evaluation interval (default 2)",
     )
     demo.add_argument(
-        "--report-every", type=float, default=10.0, help="seconds between status reports (default 10)"
+        "--report-every", type=seconds_arg, default=10.0, help="seconds between status reports (default 10)"
     )
     demo.add_argument(
         "--format", choices=["text", "json"], default="text", help="output format (default text)"

@@ -26,6 +26,7 @@ from triton_sre.doctor.checks import (
     triton_checks,
 )
 from triton_sre.doctor.pitfalls import Pitfall, applicable
+from triton_sre.durations import seconds_arg
 from triton_sre.httpclient import describe
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, default_spec, load_spec
 from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
@@ -92,7 +93,7 @@ def add_doctor_parser(commands: Any, epilog: str) -> None:
         "--format", choices=["text", "json"], default="text", help="output format (default text)"
     )
     doctor.add_argument(
-        "--timeout", type=float, default=c.DEFAULT_TIMEOUT_SECONDS, help="seconds per request"
+        "--timeout", type=seconds_arg, default=c.DEFAULT_TIMEOUT_SECONDS, help="seconds per request"
     )
     doctor.set_defaults(handler=run_doctor)
 

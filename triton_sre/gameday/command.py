@@ -137,8 +137,10 @@ def run_gameday(args: argparse.Namespace) -> int:
     if args.list:
         _list(scenarios, args.format)
         return c.EXIT_OK
-    if not args.scale >= 1:
-        print("triton-sre gameday: --scale must be at least 1", file=sys.stderr)
+    from triton_sre.gameday.scaling import factor_problem
+
+    if problem := factor_problem(args.scale):
+        print(f"triton-sre gameday: --scale {problem}", file=sys.stderr)
         return c.EXIT_USAGE
     if args.attach is not None and args.workdir is not None:
         print("triton-sre gameday: --attach and --workdir exclude each other", file=sys.stderr)

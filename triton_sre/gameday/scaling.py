@@ -12,6 +12,7 @@ samples). Pure: rule documents in, rule documents out; the generated files thems
 from __future__ import annotations
 
 import copy
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,17 @@ from triton_sre.slo import format_duration, parse_duration
 _DURATION = r"\d+(?:ms|[smhdwy])(?:\d+(?:ms|[smhdwy]))*"
 # `[5m]` and subqueries `[1h:1m]` / `[1h:]` in PromQL
 _RANGE = re.compile(rf"\[(?P<range>{_DURATION})(?::(?P<step>{_DURATION})?)?\]")
+
+
+MAX_FACTOR = 3600.0
+"""Beyond it a 1h window is under a second: every range sits at its floor and every `for:` at 0s."""
+
+
+def factor_problem(factor: float) -> str | None:
+    """Why `factor` cannot scale a gameday's rules (None when it can)."""
+    if not (math.isfinite(factor) and 1 <= factor <= MAX_FACTOR):
+        return f"must be a number from 1 to {MAX_FACTOR:g}, got {factor:g}"
+    return None
 
 
 @dataclass(frozen=True)

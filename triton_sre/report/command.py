@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.durations import seconds_arg
 
 __all__ = ["FORMATS", "add_report_parser", "build_report", "parse_time", "run_report", "write_report"]
 
@@ -53,7 +54,7 @@ def add_report_parser(commands: Any, epilog: str) -> None:
         "--last", default="1h", help="range length ending at --end when --start is not given (default 1h)"
     )
     parser.add_argument(
-        "--step", type=float, help="query resolution in seconds (default: range / 2000, at least 1)"
+        "--step", type=seconds_arg, help="query resolution in seconds (default: range / 2000, at least 1)"
     )
     parser.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT})")
     parser.add_argument(

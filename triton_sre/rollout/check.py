@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.durations import seconds_arg
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.rollout.live import collect, default_step
 from triton_sre.rollout.model import (
@@ -91,7 +92,7 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
         help=f"SLO spec with the margins (default ./{DEFAULT_SPEC_FILE} if present)",
     )
     check.add_argument(
-        "--timeout", type=float, default=10.0, help="seconds per Prometheus query (default 10)"
+        "--timeout", type=seconds_arg, default=10.0, help="seconds per Prometheus query (default 10)"
     )
     check.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     check.set_defaults(handler=run_check)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.durations import seconds_arg
 
 
 def _workdir_arg(parser: argparse.ArgumentParser) -> None:
@@ -56,13 +57,13 @@ def add_stack_parser(commands: Any, epilog: str) -> None:
     )
     up.add_argument(
         "--interval",
-        type=float,
+        type=seconds_arg,
         default=15.0,
         help="seconds between scrapes, rule evaluations and exporter polls (default 15)",
     )
     up.add_argument(
         "--group-wait",
-        type=float,
+        type=seconds_arg,
         default=30.0,
         help="Alertmanager's wait before notifying a new alert group, seconds (default 30)",
     )
@@ -74,7 +75,7 @@ def add_stack_parser(commands: Any, epilog: str) -> None:
     up.add_argument("--channel", default=None, help="Slack channel of the bot (default #triton-alerts)")
     up.add_argument(
         "--timeout",
-        type=float,
+        type=seconds_arg,
         default=120.0,
         help="seconds each component has to become ready (default 120)",
     )
@@ -136,10 +137,8 @@ def run_up(args: argparse.Namespace) -> int:
     if args.slo_file is not None and not args.slo_file.is_file():
         print(f"triton-sre stack up: SLO file {args.slo_file} does not exist", file=sys.stderr)
         return c.EXIT_USAGE
-    if args.interval <= 0 or args.group_wait <= 0 or args.port_base < 0 or args.port_base > 65535 - 8:
-        print(
-            "triton-sre stack up: --interval, --group-wait must be > 0, --port-base 0..65527", file=sys.stderr
-        )
+    if args.port_base < 0 or args.port_base > 65535 - 8:
+        print("triton-sre stack up: --port-base must be 0..65527", file=sys.stderr)
         return c.EXIT_USAGE
     opts = StackOptions(
         model_repository=repository,
@@ -156,6 +155,11 @@ def run_up(args: argparse.Namespace) -> int:
     )
     if args.gameday_scale is not None and not args.gameday:
         print("triton-sre stack up: --gameday-scale needs --gameday", file=sys.stderr)
+        return c.EXIT_USAGE
+    from triton_sre.gameday.scaling import factor_problem
+
+    if args.gameday_scale is not None and (problem := factor_problem(args.gameday_scale)):
+        print(f"triton-sre stack up: --gameday-scale {problem}", file=sys.stderr)
         return c.EXIT_USAGE
     try:
         state = _up_gameday(opts.workdir, args.gameday_scale) if args.gameday else up(opts, _say)
@@ -180,8 +184,6 @@ def _up_gameday(workdir: Path, factor: float | None) -> dict[str, object]:
     from triton_sre.stack.local import StackError, load_state, status
 
     scale = Scale() if factor is None else Scale(factor=factor)
-    if not scale.factor >= 1:
-        raise StackError("--gameday-scale must be at least 1")
     if any(x.alive() for x in load_state(workdir)):  # before its model folder is rebuilt
         raise StackError(f"a stack is already running in {workdir}; stop it first: triton-sre stack down")
     repository = build_repository(workdir / "models")
