@@ -382,6 +382,8 @@ NUMBER_PROBES = [
         "--timeout",
     ),
     ("report --out out --prometheus-url {u} --step inf", "--step"),
+    ("report --out out --prometheus-url {u} --start nan", "'nan' is not a time"),
+    ("report --out out --prometheus-url {u} --end inf", "'inf' is not a time"),
     ("demo --interval nan", "--interval"),
     ("demo --duration inf", "--duration"),
     ("demo --report-every 0", "--report-every"),

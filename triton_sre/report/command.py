@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import math
 import sys
 import time
 from pathlib import Path
@@ -80,9 +81,13 @@ def _err(message: str) -> None:
 def parse_time(value: str) -> float:
     """Unix seconds or RFC 3339 / ISO 8601 (a trailing Z is UTC; no zone means UTC)."""
     try:
-        return float(value)
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(seconds):  # nan and inf parse as floats
+            raise ValueError(f"{value!r} is not a time: Unix seconds must be a finite number")
+        return seconds
     try:
         parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
