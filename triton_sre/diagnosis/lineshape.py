@@ -71,6 +71,10 @@ _ISO = re.compile(
 _TFLOG = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: ([IWEF]) ([^\s\]]+:\d+)\](?: (.*)|$)", re.S)
 _PROTOBUF = re.compile(r"\[libprotobuf (ERROR|WARNING|FATAL|INFO)[^\]]*\]\s?(.*)", re.S)
 _MAIN_ERROR = re.compile(r"error: (creating server|.*)", re.S)
+# tritonserver's command-line parser refusing the command line (server src/command_line_parser.cc, main.cc):
+# after the usage text, `Bad option: "--flag".` and the parser's reason on the next line; or `Failed to
+# build Triton option:` and the reason. main's own words, like `error: creating server`.
+PARSER_REFUSAL = re.compile(r'Bad option: "--?[\w-]+"\.|Failed to build Triton option:')
 # Prefixes log collectors add in front of every line (a raw line loses them too: `peel_collector_prefix`).
 _COLLECTOR_PREFIXES = (
     # docker logs -t, kubectl logs --timestamps, journald/ISO timestamps, Python logging timestamps
@@ -166,14 +170,18 @@ def _match_other(s: str) -> tuple[str, tuple[str, str, str] | None] | None:
         level = {"ERROR": LEVEL_ERROR, "FATAL": LEVEL_FATAL, "WARNING": LEVEL_WARNING}.get(m.group(1), "I")
         return KIND_SPECIAL, (level, SOURCE_PROTOBUF, m.group(2))
     m = _MAIN_ERROR.match(s)
-    if m:
+    if m or PARSER_REFUSAL.match(s):
         return KIND_SPECIAL, (LEVEL_ERROR, SOURCE_MAIN, s)
     return None
 
 
 def _unmistakable(kind: str, s: str) -> bool:
     """Server lines no traceback indents: the status table and main's and protobuf's own words."""
-    return kind in (KIND_BORDER, KIND_TABLE) or s.startswith(("error: creating server", "[libprotobuf "))
+    return (
+        kind in (KIND_BORDER, KIND_TABLE)
+        or s.startswith(("error: creating server", "[libprotobuf "))
+        or PARSER_REFUSAL.match(s) is not None
+    )
 
 
 def classify_line(raw: str) -> tuple[str, str, tuple[str, str, str] | None]:
@@ -304,7 +312,7 @@ def peel_collector_prefix(s: str) -> str:
 
 _TRITON_START = re.compile(
     r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\d(?:T| \d\d:)|\[libprotobuf |\+---|\| "
-    r"|\[TensorRT-LLM\]|[A-Z]{4,8} \d\d-\d\d |Traceback )"
+    r"|\[TensorRT-LLM\]|[A-Z]{4,8} \d\d-\d\d |Traceback |Usage: tritonserver |Bad option: |Failed to build )"
 )
 """Where a line of Triton's may start inside another's (confirmed by `_match_log`, `_PROTOBUF`,
 `_TABLE_BORDER`, `_BACKEND_LOG` or `_TRACEBACK_HEAD`)."""
@@ -322,8 +330,13 @@ _TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\):\s*$")
 """CPython's traceback, as a Python model's stub prints it to Triton's stderr: a relay's prefix only behind an
 INFO or DEBUG (a program's own ``logger.exception`` prints its traceback at ERROR: that level is its own)."""
 _QUIET_LEVEL = re.compile(r"\b(?:DEBUG|INFO)\b")
+_USAGE_HEAD = re.compile(r"Usage: tritonserver \[options\]\s*$")
+"""The first line main prints when it refuses its command line (before the usage and `PARSER_REFUSAL`)."""
 _RELAYED_HEAD = re.compile(
-    "|".join(f"(?:{p.pattern})" for p in (_GLOG, _ISO, _TFLOG, _PROTOBUF, _TABLE_BORDER))
+    "|".join(
+        f"(?:{p.pattern})"
+        for p in (_GLOG, _ISO, _TFLOG, _PROTOBUF, _TABLE_BORDER, _USAGE_HEAD, PARSER_REFUSAL)
+    )
     + f"|(?P<backend>{_BACKEND_LOG.pattern})|(?P<traceback>{_TRACEBACK_HEAD.pattern})",
     re.S,
 )

@@ -12,6 +12,7 @@ import re
 from typing import Final
 
 from triton_sre.diagnosis.library_errors import LIBRARY_FAILURE_MARKS, LIBRARY_INFO
+from triton_sre.diagnosis.lineshape import PARSER_REFUSAL
 from triton_sre.diagnosis.stack_rules import rx as _rx
 
 __all__ = [
@@ -71,6 +72,8 @@ process '<instance>' is not healthy.``): what killed it is not in the message.""
 # holds, a log with one of these is a failed log and gets at least one finding.
 SERVER_FAILURE: Final = _rx(
     r"^error: creating server\b",
+    # tritonserver's own command-line parser refusing a value (`lineshape.PARSER_REFUSAL`): never started.
+    rf"^(?:{PARSER_REFUSAL.pattern})",
     r"\bCUDA failed to initialize\b",
     r"failed to initialize CUDA\b",
     r"Unable to find CUDA driver",
