@@ -91,7 +91,8 @@ class Prometheus:
         return out
 
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict[str, Any]]:
-        """The raw matrix: one ``{"metric": labels, "values": [[ts, "value"], ...]}`` per series."""
+        """The raw matrix: one ``{"metric": labels, "values": [[ts, "value"], ...]}`` per series, its shape
+        checked once here (every time and value a number), so callers convert without checking again."""
         params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
         data = self._get("/api/v1/query_range", params)
         kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
@@ -100,17 +101,18 @@ class Prometheus:
             raise PromError(f"{expr!r}: unexpected answer from Prometheus: expected a matrix, got {kind!r}")
         for series in result:
             values = series.get("values") if isinstance(series, dict) else None
-            if not isinstance(values, list) or not isinstance(series.get("metric", {}), dict):
+            if not isinstance(values, list) or not isinstance(series.get("metric"), dict):
                 raise _malformed(expr, f"a series is not {{metric, values}}: {str(series)[:80]}")
             for point in values:
                 if not isinstance(point, list | tuple) or len(point) != 2:
                     raise _malformed(expr, f"a sample is not [time, value]: {str(point)[:80]}")
-                try:
-                    float(point[1])
-                except (TypeError, ValueError):
-                    raise _malformed(
-                        expr, f"a sample value that is not a number: {str(point[1])[:80]!r}"
-                    ) from None
+                for part, what in ((point[0], "time"), (point[1], "value")):
+                    try:
+                        float(part)
+                    except (TypeError, ValueError):
+                        raise _malformed(
+                            expr, f"a sample {what} that is not a number: {str(part)[:80]!r}"
+                        ) from None
         return result
 
     def range(self, expr: str, seconds: float, step: float) -> list[dict[str, Any]]:

@@ -50,33 +50,12 @@ def rate_window(step: float, scrape_interval: float) -> float:
     return max(step + scrape_interval, 4 * scrape_interval)
 
 
-def _number(value: Any) -> bool:
-    try:
-        float(value)
-    except (TypeError, ValueError):
-        return False
-    return isinstance(value, str)
-
-
-def _columns(expr: str, item: Any) -> tuple[dict[str, str], np.ndarray, np.ndarray]:
-    """One matrix series -> (labels, timestamps, values); PromError when it is not that shape."""
-    try:
-        labels = item["metric"]
-        points = item["values"]
-        if not isinstance(labels, dict) or not isinstance(points, list):
-            raise TypeError("a series without a metric mapping or a values list")
-        stamps = np.fromiter((float(p[0]) for p in points), dtype=np.float64, count=len(points))
-        raw = [p[1] for p in points]
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise PromError(f"{expr!r}: unexpected answer from Prometheus: {exc}"[:300]) from None
-    try:
-        values = np.array(raw, dtype=np.float64)  # "NaN", "+Inf" parse as the API writes them
-        if values.ndim != 1:
-            raise ValueError
-    except (TypeError, ValueError):
-        bad = next((v for v in raw if not _number(v)), raw[:1])
-        message = f"{expr!r}: unexpected answer from Prometheus: a sample value that is not a number: {bad!r}"
-        raise PromError(message[:300]) from None
+def _columns(item: dict[str, Any]) -> tuple[dict[str, str], np.ndarray, np.ndarray]:
+    """One matrix series (its shape checked by `Prometheus.query_range`) -> (labels, timestamps, values)."""
+    points = item["values"]
+    stamps = np.fromiter((float(p[0]) for p in points), dtype=np.float64, count=len(points))
+    values = np.array([p[1] for p in points], dtype=np.float64)  # "NaN", "+Inf" parse as the API writes them
+    labels = item["metric"]
     return {str(k): str(v) for k, v in labels.items()}, stamps, values
 
 
@@ -95,7 +74,7 @@ class PrometheusClient(Prometheus):
             until = min(end, at + (points - 1) * step)
             result = self.query_range(expr, at, until, step)
             for item in result:
-                labels, stamps, values = _columns(expr, item)
+                labels, stamps, values = _columns(item)
                 key = tuple(sorted(labels.items()))
                 kept = series.setdefault(key, (labels, [], []))
                 kept[1].append(stamps)
