@@ -139,8 +139,8 @@ def run_gameday(args: argparse.Namespace) -> int:
         return c.EXIT_OK
     from triton_sre.gameday.scaling import factor_problem
 
-    if problem := factor_problem(args.scale):
-        print(f"triton-sre gameday: --scale {problem}", file=sys.stderr)
+    if problem := factor_problem("--scale", args.scale):
+        print(f"triton-sre gameday: {problem}", file=sys.stderr)
         return c.EXIT_USAGE
     if args.attach is not None and args.workdir is not None:
         print("triton-sre gameday: --attach and --workdir exclude each other", file=sys.stderr)

@@ -12,13 +12,13 @@ samples). Pure: rule documents in, rule documents out; the generated files thems
 from __future__ import annotations
 
 import copy
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from triton_sre.checks import ConfigError, check_number
 from triton_sre.slo import format_duration, parse_duration
 
 _DURATION = r"\d+(?:ms|[smhdwy])(?:\d+(?:ms|[smhdwy]))*"
@@ -30,10 +30,12 @@ MAX_FACTOR = 3600.0
 """Beyond it a 1h window is under a second: every range sits at its floor and every `for:` at 0s."""
 
 
-def factor_problem(factor: float) -> str | None:
-    """Why `factor` cannot scale a gameday's rules (None when it can)."""
-    if not (math.isfinite(factor) and 1 <= factor <= MAX_FACTOR):
-        return f"must be a number from 1 to {MAX_FACTOR:g}, got {factor:g}"
+def factor_problem(flag: str, factor: float) -> str | None:
+    """Why `factor` cannot scale a gameday's rules, as ``<flag>: must be ...`` (None when it can)."""
+    try:
+        check_number(flag, factor, low=1, high=MAX_FACTOR)
+    except ConfigError as exc:
+        return str(exc)
     return None
 
 

@@ -158,8 +158,8 @@ def run_up(args: argparse.Namespace) -> int:
         return c.EXIT_USAGE
     from triton_sre.gameday.scaling import factor_problem
 
-    if args.gameday_scale is not None and (problem := factor_problem(args.gameday_scale)):
-        print(f"triton-sre stack up: --gameday-scale {problem}", file=sys.stderr)
+    if args.gameday_scale is not None and (problem := factor_problem("--gameday-scale", args.gameday_scale)):
+        print(f"triton-sre stack up: {problem}", file=sys.stderr)
         return c.EXIT_USAGE
     try:
         state = _up_gameday(opts.workdir, args.gameday_scale) if args.gameday else up(opts, _say)
