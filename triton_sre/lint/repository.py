@@ -159,7 +159,8 @@ def field_lines(text: str) -> dict[str, list[int]]:
     return out
 
 
-def _listing(path: Path) -> tuple[list[str], list[str]]:
+def _listing(path: Path, *, strict: bool = False) -> tuple[list[str], list[str]]:
+    """Files and folders of `path`; an unlistable folder is empty, or raises OSError when `strict`."""
     files: list[str] = []
     dirs: list[str] = []
     try:
@@ -169,7 +170,8 @@ def _listing(path: Path) -> tuple[list[str], list[str]]:
                     continue  # written by the Python stub into the repository
                 (dirs if entry.is_dir() else files).append(entry.name)
     except OSError:
-        pass
+        if strict:
+            raise
     return sorted(files), sorted(dirs)
 
 
@@ -255,10 +257,9 @@ def load_repository(root: str | os.PathLike[str]) -> Repository:
         raise NotADirectoryError(f"{root}: not a directory")
     _schema()
     try:
-        os.scandir(base).close()
+        files, dirs = _listing(base, strict=True)
     except OSError as exc:
         raise NotADirectoryError(f"{root}: cannot list the repository: {exc.strerror or exc}") from None
-    files, dirs = _listing(base)
     if CONFIG_FILE in files and not any((base / d / CONFIG_FILE).is_file() for d in dirs):
         raise NotARepository(
             f"{root}: this is one model's directory (it holds {CONFIG_FILE}), not a model repository; "
