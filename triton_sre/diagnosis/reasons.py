@@ -93,8 +93,9 @@ PY_PATH = re.compile(
     r"\.(?:py|onnx|plan|engine|pt|pth|graphdef|savedmodel)\b"
 )
 STUB = re.compile(r"Failed to (pre)?initialize Python stub|Stub process", re.I)
-# A model a line names in quotes (the Python stub's ``... for model 'm' specified ...``).
-_NAMED_MODEL = re.compile(r"\bmodel '(?P<model>[^'\s/]+)'")
+# A model a line names in quotes (the Python stub's ``... for model 'm' specified ...``; core's answer to a
+# load request, ``failed to load 'm', no version is available``, model_repository_manager.cc r21.02-r26.06).
+_NAMED_MODEL = re.compile(r"\bmodel '(?P<model>[^'\s/]+)'|\bfailed to load '(?P<loaded>[^'\s/]+)', ")
 
 
 def owning_model(message: str) -> tuple[str, str | None] | None:
@@ -106,7 +107,7 @@ def owning_model(message: str) -> tuple[str, str | None] | None:
     head = message.split("\n", 1)[0]
     path = PY_PATH.search(head)
     if path is None and (named := _NAMED_MODEL.search(head)) is not None:
-        return named["model"], None
+        return named["model"] or named["loaded"], None
     path = path or PY_PATH.search(message)
     return (path["model"], path["version"]) if path else None
 
