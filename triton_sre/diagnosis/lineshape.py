@@ -79,6 +79,10 @@ PARSER_REFUSAL = re.compile(r'Bad option: "--?[\w-]+"\.|Failed to build Triton o
 _COLLECTOR_PREFIXES = (
     # docker logs -t, kubectl logs --timestamps, journald/ISO timestamps, Python logging timestamps
     re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+"),
+    # `aws logs tail`'s default (detailed) format puts the log stream's name after the timestamp: a SageMaker
+    # endpoint's "<variant>/<EC2 instance id>[/<container>]", ECS awslogs' "<prefix>/<container>/<task id>"
+    # (the lookahead fails a line with no "/" in its first word in one pass, not one try per character)
+    re.compile(r"(?=[\w.-]*/)[A-Za-z][\w.-]*(?:/[\w.-]+)*/(?:i-[0-9a-f]{8,17}|[0-9a-f]{32})(?:/[\w.-]+)? "),
     # Kubernetes' CRI log file (/var/log/pods, /var/log/containers): after the timestamp, the stream and
     # F (a full line) or P (a part of a line the runtime split)
     re.compile(r"(?:stdout|stderr) [FP] "),
@@ -89,8 +93,9 @@ _COLLECTOR_PREFIXES = (
     re.compile(r"\[[A-Za-z_][\w.]*-\d+\] ?"),
     # `cat -n`'s line number, "     12\t" (before compose's column: "12\t|" is no service's name)
     re.compile(r" *\d+\t"),
-    # docker compose service prefix: "triton-1  | "
-    re.compile(r"[A-Za-z0-9][\w.-]*[ \t]+\|\s?"),
+    # docker compose service prefix: "triton-1  | "; `docker service logs` (Swarm) names the task and its
+    # node: "triton_triton.1.x7k2m9q4p1ab@node-1    | "
+    re.compile(r"[A-Za-z0-9][\w.@-]*[ \t]+\|\s?"),
     # Loki's logcli (default output): the stream's label set after the timestamp, '{app="triton"} '
     re.compile(r'\{(?:[A-Za-z_][\w.]*="(?:[^"\\\n]|\\.)*"(?:,\s*)?)*\}\s+'),
     # syslog and `journalctl` (short): "Jan 29 12:00:00 host triton[123]: " (the pid, or the kernel's

@@ -62,6 +62,8 @@ class PrefixReader:
             if raw.strip() or number > _FIRST_LINES:
                 lead = len(raw) - len(raw.lstrip(" "))
                 self.indent = " " * lead if 4 <= lead <= 8 and number <= _FIRST_LINES else ""
+                if raw.startswith("\t") and not raw.startswith("\t\t") and number <= _FIRST_LINES:
+                    self.indent = "\t"  # a paste indented by one tab (a web page's code block, a mail)
                 raw = raw[len(self.indent) :]
         elif self.indent:
             if raw.startswith(self.indent):

@@ -94,7 +94,7 @@ _ALNUM = _DIGIT.copy()
 _ALNUM[ord("A") : ord("Z") + 1] = True
 _ALNUM[ord("a") : ord("z") + 1] = True
 _NAME = _ALNUM.copy()
-for _c in b"_.-":
+for _c in b"_.-@":  # "@": `docker service logs` names a task with its node
     _NAME[_c] = True
 _ZONE = _DIGIT.copy()
 for _c in b".,Z+-:":
