@@ -123,7 +123,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bCUDA failed to initialize\b",
             r"failed to initialize CUDA\b",
             r"Unable to find CUDA driver",
-            r"Failed to initialize NVML: *(Driver/library|Unknown Error|Insufficient Permissions)",
+            # (NVML's "Unknown Error" and "Insufficient Permissions" in a container are the runtime's:
+            # `stack_rules`, gpu-container-runtime)
+            r"Failed to initialize NVML: *Driver/library",
             r"NVML[_ ]ERROR\w*",
             r"Driver/library version mismatch",
         ),

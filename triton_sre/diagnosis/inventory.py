@@ -48,6 +48,7 @@ COMPONENTS: Final = (
     "dali_backend",
     "openvino_backend",
     "paddle_backend",
+    "pytriton",
 )
 _REQUIRED = ("id", "component", "source", "releases", "template", "example", "runbook")
 _OPTIONAL = ("pattern", "decides", "competes")

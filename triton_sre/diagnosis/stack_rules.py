@@ -110,6 +110,12 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
             # containerd's CRI plugin and the kubelet: the RuntimeClass handler is not configured.
             r"no runtime for \"?nvidia\"? is configured",
             r"RuntimeClass \"?nvidia\"? not found",
+            # NVML inside a container that started (the container toolkit's troubleshooting notes,
+            # cloud-native-docs container-toolkit/troubleshooting.md): "Unknown Error" once the runtime
+            # dropped the GPU devices from the container's cgroup (a systemd daemon-reload or a container
+            # update with the systemd cgroup driver); "Insufficient Permissions" where SELinux keeps the
+            # container from the device files.
+            r"Failed to initialize NVML: *(?:Unknown Error|Insufficient Permissions)",
         ),
         "moby daemon/errors.go, daemon/runtime_unix.go; libnvidia-container src/cli/configure.c; "
         "nvidia-container-toolkit internal/runtime, cmd/nvidia-container-runtime/README.md",

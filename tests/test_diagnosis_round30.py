@@ -1,0 +1,101 @@
+"""Round 30 (2026-12-03, twelfth session): causes read from sources that two blind check sets pointed
+at, after their first score (tests/data/qa_backend_logs, tests/data/doc_statements; the first figures
+are in their READMEs).
+
+- NVML failing inside a container that started, as the NVIDIA Container Toolkit's troubleshooting notes
+  explain it (cloud-native-docs container-toolkit/troubleshooting.md): "Unknown Error" once the runtime
+  dropped the GPU devices from the container's cgroup, "Insufficient Permissions" where SELinux keeps the
+  container from the device files: the runtime's page; "Driver/library version mismatch" stays the driver's.
+- PyTriton refusing a model's batching or outputs before Triton starts (pytriton v0.1.0 to v0.7.0): a
+  traceback's last line.
+- DALI's config checks (dali_backend src/config_tools/config_tools.cc, r22.07/r22.08 to r26.06).
+"""
+
+# ruff: noqa: E501 - quoted log lines are test data
+
+from __future__ import annotations
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+
+
+def first(text: str) -> tuple[str | None, str | None, str | None]:
+    findings = diagnose_events(parse_text(text)).findings
+    return (findings[0].model, findings[0].runbook, findings[0].severity) if findings else (None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("line", "runbook"),
+    [
+        ("Failed to initialize NVML: Unknown Error", c.RUNBOOK_GPU_CONTAINER_RUNTIME),
+        ("Failed to initialize NVML: Insufficient Permissions", c.RUNBOOK_GPU_CONTAINER_RUNTIME),
+        ("Failed to initialize NVML: Driver/library version mismatch", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    ],
+)
+def test_nvml_in_a_container_names_the_layer_that_failed(line: str, runbook: str) -> None:
+    assert first(line + "\n") == (None, runbook, c.IMPACT_CRITICAL)
+    # nvidia-smi inside the container, as a user pastes it after Triton's own start lines
+    pasted = 'I1203 10:00:00.000000 1 server.cc:674] "ok"\n$ nvidia-smi\n' + line + "\n"
+    assert first(pasted)[1] == runbook
+
+
+def test_bare_nvml_failure_on_a_cpu_host_stays_harmless() -> None:
+    text = (
+        "Error: Failed to initialize NVML\n"
+        'W1203 10:00:00.000000 1 metrics.cc:798] "DCGM unable to start: DCGM initialization error"\n'
+    )
+    assert not diagnose_events(parse_text(text)).findings
+
+
+PYTRITON_TRACEBACK = """Traceback (most recent call last):
+  File "/workspace/server.py", line 31, in <module>
+    triton.bind(
+  File "/usr/local/lib/python3.10/dist-packages/pytriton/triton.py", line 498, in bind
+    self._model_manager.add_model(model, self.is_connected())
+  File "/usr/local/lib/python3.10/dist-packages/pytriton/model_config/generator.py", line 137, in _set_batching
+    raise PyTritonBadParameterError("The `max_batch_size` must be greater or equal to 1.")
+pytriton.exceptions.PyTritonBadParameterError: {message}
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "runbook"),
+    [
+        ("The `max_batch_size` must be greater or equal to 1.", c.RUNBOOK_BATCHING_CONFIG_INVALID),
+        (
+            "Invalid `priority`=6 provided. The value must be between 1 and 5.",
+            c.RUNBOOK_BATCHING_CONFIG_INVALID,
+        ),
+        (
+            "Optional flag for outputs is not supported. Outputs marked as optional: scores.",
+            c.RUNBOOK_MODEL_IO_UNSUPPORTED,
+        ),
+    ],
+)
+def test_pytriton_refusals_are_read_from_the_tracebacks_last_line(message: str, runbook: str) -> None:
+    assert first(PYTRITON_TRACEBACK.format(message=message))[1] == runbook
+
+
+@pytest.mark.parametrize(
+    ("reason", "runbook"),
+    [
+        ("Missing max_batch_size field in model configuration.", c.RUNBOOK_BATCHING_CONFIG_INVALID),
+        ("Missing inputs config.", c.RUNBOOK_TENSOR_NAME_MISMATCH),
+        ("Missing outputs config.", c.RUNBOOK_TENSOR_NAME_MISMATCH),
+        (
+            "The input at index 0 in the model configuration does not contain a `name` field.",
+            c.RUNBOOK_TENSOR_NAME_MISMATCH,
+        ),
+        ('Missing dims config for "DALI_OUTPUT_0"', c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH),
+        ('Missing data_type config for "DALI_INPUT_0"', c.RUNBOOK_DATATYPE_MISMATCH),
+    ],
+)
+def test_dali_config_checks_name_their_page(reason: str, runbook: str) -> None:
+    line = (
+        "E1203 10:00:00.000000 1 model_lifecycle.cc:654] \"failed to load 'dali' version 1: Invalid argument: "
+        f'{reason.replace(chr(34), chr(92) + chr(34))}"\n'
+    )
+    assert first(line) == ("dali", runbook, c.IMPACT_CRITICAL)
