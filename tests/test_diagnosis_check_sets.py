@@ -1,0 +1,58 @@
+"""Two blind check sets scored the way tests/test_diagnosis_qa_server_logs.py scores Triton's QA texts: the
+load and start failures the backends' own tests expect (tests/data/qa_backend_logs/) and the error texts
+documentation explains (tests/data/doc_statements/). Both were labelled from their sources and the runbook
+pages' Meaning before any scoring; the first score and every later one are in each folder's README. The
+floors are the figures measured at the commit that set them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from triton_sre.diagnosis.catalog import load_catalog
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+
+DATA = Path(__file__).parent / "data"
+SETS = {"qa_backend_logs": 25, "doc_statements": 31}
+FLOORS = {
+    ("qa_backend_logs", "wrapped"): 20,
+    ("qa_backend_logs", "raw"): 13,
+    ("doc_statements", "wrapped"): 18,
+    ("doc_statements", "raw"): 18,
+}
+
+
+def cases(name: str) -> list[dict[str, Any]]:
+    return yaml.safe_load((DATA / name / "cases.yaml").read_text())["cases"]
+
+
+def text_of(case: dict[str, Any], how: str) -> str:
+    if case["model"] and how == "wrapped":
+        return (
+            f"E1203 10:00:00.000000 1 model_lifecycle.cc:654] \"failed to load '{case['model']}' version 1: "
+            f'Invalid argument: {case["message"]}"\n'
+        )
+    return case["message"] + "\n"
+
+
+@pytest.mark.parametrize("name", list(SETS))
+def test_each_set_is_labelled_with_pages(name: str) -> None:
+    labelled = cases(name)
+    assert len(labelled) == SETS[name]
+    assert {c["runbook"] for c in labelled} <= set(load_catalog(None).titles)
+
+
+@pytest.mark.parametrize(("name", "how"), list(FLOORS))
+def test_the_set_maps_to_its_labels(name: str, how: str) -> None:
+    labelled = cases(name)
+    got = []
+    for case in labelled:
+        findings = diagnose_events(parse_text(text_of(case, how))).findings
+        got.append(findings[0].runbook if findings else None)
+    right = sum(g == c["runbook"] for g, c in zip(got, labelled, strict=True))
+    print(name, how, f"{right}/{len(labelled)}")  # for the notes
+    assert right >= FLOORS[(name, how)]
