@@ -92,3 +92,15 @@ def score(cases: list[Case]) -> Score:
         if got != case.expect:
             misses.append((case.name, case.expect, got))
     return Score(len(cases), len(cases) - len(misses), tuple(misses))
+
+
+def qa_text(case: dict[str, object], how: str) -> str:
+    """A check set's case (tests/data/qa_*/, doc_statements/ cases.yaml) as a log: "wrapped" puts a text
+    with a model inside core's failed-to-load line, a server-wide one stays its own line; "raw" is the text
+    alone."""
+    if case["model"] and how == "wrapped":
+        return (
+            f"E1203 10:00:00.000000 1 model_lifecycle.cc:654] \"failed to load '{case['model']}' version 1: "
+            f'Invalid argument: {case["message"]}"\n'
+        )
+    return f"{case['message']}\n"

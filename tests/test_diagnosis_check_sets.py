@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from accuracy import qa_text
 
 from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.diagnosis.engine import diagnose_events
@@ -30,15 +31,6 @@ def cases(name: str) -> list[dict[str, Any]]:
     return yaml.safe_load((DATA / name / "cases.yaml").read_text())["cases"]
 
 
-def text_of(case: dict[str, Any], how: str) -> str:
-    if case["model"] and how == "wrapped":
-        return (
-            f"E1203 10:00:00.000000 1 model_lifecycle.cc:654] \"failed to load '{case['model']}' version 1: "
-            f'Invalid argument: {case["message"]}"\n'
-        )
-    return case["message"] + "\n"
-
-
 @pytest.mark.parametrize("name", list(SETS))
 def test_each_set_is_labelled_with_pages(name: str) -> None:
     labelled = cases(name)
@@ -51,7 +43,7 @@ def test_the_set_maps_to_its_labels(name: str, how: str) -> None:
     labelled = cases(name)
     got = []
     for case in labelled:
-        findings = diagnose_events(parse_text(text_of(case, how))).findings
+        findings = diagnose_events(parse_text(qa_text(case, how))).findings
         got.append(findings[0].runbook if findings else None)
     right = sum(g == c["runbook"] for g, c in zip(got, labelled, strict=True))
     print(name, how, f"{right}/{len(labelled)}")  # for the notes

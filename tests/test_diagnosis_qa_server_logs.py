@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from accuracy import qa_text
 
 from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.diagnosis.engine import diagnose_events
@@ -21,15 +22,6 @@ CASES: list[dict[str, Any]] = yaml.safe_load(
 FLOORS = {"wrapped": 32, "raw": 24}
 
 
-def text_of(case: dict[str, Any], how: str) -> str:
-    if case["model"] and how == "wrapped":
-        return (
-            f"E1203 10:00:00.000000 1 model_lifecycle.cc:654] \"failed to load '{case['model']}' version 1: "
-            f'Invalid argument: {case["message"]}"\n'
-        )
-    return case["message"] + "\n"
-
-
 def test_the_cases_are_labelled_with_pages() -> None:
     assert len(CASES) == 74
     assert {c["runbook"] for c in CASES} <= set(load_catalog(None).titles)
@@ -39,7 +31,7 @@ def test_the_cases_are_labelled_with_pages() -> None:
 def test_qa_expected_failures_map_to_their_runbook(how: str) -> None:
     got = []
     for case in CASES:
-        report = diagnose_events(parse_text(text_of(case, how)))
+        report = diagnose_events(parse_text(qa_text(case, how)))
         got.append(report.findings[0].runbook if report.findings else None)
     right = sum(g == c["runbook"] for g, c in zip(got, CASES, strict=True))
     print(how, f"{right}/{len(CASES)}")  # for the notes
