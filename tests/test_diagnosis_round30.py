@@ -9,6 +9,8 @@ are in their READMEs).
 - PyTriton refusing a model's batching or outputs before Triton starts (pytriton v0.1.0 to v0.7.0): a
   traceback's last line.
 - DALI's config checks (dali_backend src/config_tools/config_tools.cc, r22.07/r22.08 to r26.06).
+- KServe's storage initializer finding nothing at the model's URI (kserve_storage.py, kfserving's storage.py and
+  KServe's debugging guide: a predictor pod in `Init:Error` is its storage initializer failing).
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
@@ -99,3 +101,39 @@ def test_dali_config_checks_name_their_page(reason: str, runbook: str) -> None:
         f'{reason.replace(chr(34), chr(92) + chr(34))}"\n'
     )
     assert first(line) == ("dali", runbook, c.IMPACT_CRITICAL)
+
+
+_KSERVE_PODS = (
+    "NAME                                                              READY   STATUS       RESTARTS   AGE\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "runbook"),
+    [
+        # kserve python/storage kserve_storage.py, and kfserving's storage.py before it
+        ("RuntimeError: Failed to fetch model. No model found in s3://models/triton/resnet.\n", None),
+        (
+            "RuntimeError: Failed to fetch model. The path or model gs://kfserving-examples/models/x does not exist.\n",
+            None,
+        ),
+        # a KServe predictor pod whose init container (the storage initializer) fails
+        (
+            _KSERVE_PODS
+            + "triton-predictor-default-29jks-deployment-5f7d4b9996hzrnc   0/3     Init:Error   1   10s\n",
+            None,
+        ),
+        # restarted in a loop, or on a pod that is not KServe's, it is the crash loop's page
+        (
+            _KSERVE_PODS
+            + "triton-predictor-default-00002-deployment-55bbbb5d8c   0/3   Init:CrashLoopBackOff   82   6h\n",
+            c.RUNBOOK_POD_CRASH_LOOPING,
+        ),
+        (
+            _KSERVE_PODS + "triton-7c9d8f-x2x4z   0/1     Init:CrashLoopBackOff   4   3m\n",
+            c.RUNBOOK_POD_CRASH_LOOPING,
+        ),
+    ],
+)
+def test_kserve_storage_initializer_failures_are_the_stores(text: str, runbook: str | None) -> None:
+    assert first(text)[1] == (runbook or c.RUNBOOK_CLOUD_REPOSITORY_ACCESS)

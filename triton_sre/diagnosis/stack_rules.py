@@ -285,6 +285,23 @@ KSERVE_STORAGE_RULES: Final[tuple[CauseRule, ...]] = (
         "kserve pkg/webhook/admission/pod/storage_initializer_injector.go (the annotation, 0.7 on; "
         "serving.kubeflow.org before); kubectl describe pod's Status (the pod phase)",
     ),
+    # The storage initializer found nothing at the model's URI in the store: the URI (bucket, prefix) is
+    # wrong, or the credentials it runs with cannot list it. kserve python/storage kserve_storage.py
+    # ("Failed to fetch model. No model found in %s.", S3, GCS, Azure, HTTP and Hugging Face handlers);
+    # kfserving's storage.py said "Failed to fetch model. The path or model %s does not exist." (KServe's
+    # debugging guide). The predictor pod then shows its init container failing (`Init:Error` in `kubectl
+    # get pods`): on a KServe predictor pod that init container is the storage initializer (the guide's
+    # "Storage Initializer Fails to Download Model"). Once the kubelet restarts it in a loop
+    # (`Init:CrashLoopBackOff`) the crash loop's page, which sends the reader to that container's log, wins.
+    CauseRule(
+        c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
+        rx(
+            r"\bFailed to fetch model\. (?:No model found in|The path or model) \S",
+            r"(?m:^\S*-predictor(?:-default)?-\S+[ \t]+\d+/\d+[ \t]+Init:Error\b)",
+        ),
+        "kserve python/storage/kserve_storage/kserve_storage.py; kfserving storage.py; KServe "
+        "docs/developer-guide/debugging.md (Init:Error of a predictor pod is its storage initializer)",
+    ),
     # The storage initializer (KServe's, and Seldon Core's which runs kfserving's) refuses a model URI
     # whose scheme its Storage.download does not know (a pvc:// path handed on as a bare /mnt/pvc/...,
     # a typo): the repository path itself, before any model or Python code runs.
