@@ -10,12 +10,15 @@ maps to, or None for a healthy model).
 
 from __future__ import annotations
 
+import contextlib
+import time
 from pathlib import Path
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import Report, diagnose_events
 from triton_sre.diagnosis.logparse import parse, parse_text
 from triton_sre.diagnosis.scan import scan_lines
+from triton_sre.stack.local_triton import LocalTriton, LocalTritonError
 
 FIXTURES = Path(__file__).parent / "data" / "logs" / "real"
 
@@ -215,6 +218,30 @@ def build_repository(root: Path, models: dict[str, tuple[dict[str, str], str | N
 def diagnose_file(path: Path) -> Report:
     with path.open("rb") as f:
         return diagnose_events(parse(scan_lines(f)))
+
+
+def run_until_exit(server: LocalTriton, timeout: float = 60) -> int | None:
+    """Start a server that is meant to fail on its own, wait for its exit, stop it; its exit code.
+    ``start()`` may give up first (nothing answers) or see another server answer: the exit is what counts."""
+    try:
+        with contextlib.suppress(LocalTritonError):
+            server.start()
+        deadline = time.monotonic() + timeout
+        while server.returncode is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return server.returncode
+    finally:
+        server.stop()
+
+
+def diagnose_server_capture(path: Path, healthy: str = "ok_model") -> Report:
+    """A capture of a server that failed as a whole: the healthy model gets no finding, no line is left
+    unmatched, and the file reader and the text reader agree."""
+    report = diagnose_file(path)
+    assert all(f.model != healthy for f in report.findings), "the healthy model got a finding"
+    assert not report.unmatched, report.unmatched
+    assert diagnose_events(parse_text(path.read_text(errors="replace"))).findings == report.findings
+    return report
 
 
 def first_runbook_by_model(text: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ from triton_sre.conventions import (
     RUNBOOK_LIBRARY_VERSION_MISMATCH,
     RUNBOOK_LLM_BACKEND_CONFIG,
     RUNBOOK_PYTHON_MODEL_ERROR,
+    RUNBOOK_SERVER_OPTION_INVALID,
     RUNBOOK_SERVER_PORT_IN_USE,
     RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
     RUNBOOK_UNKNOWN_LOAD_FAILURE,
@@ -580,15 +581,26 @@ BLIND_SETS = {
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
+BLIND_LABEL_SUPERSEDED: dict[str, dict[str, str]] = {
+    # Labelled the fallback because no page covered a start-up setting the server refuses (each log's own
+    # note); server-option-invalid is that page: Vertex AI's default-model rule, an unknown flag. The
+    # labels stay as they were written; what the new page answers is pinned here.
+    "heldout18": {"pytriton-45": RUNBOOK_SERVER_OPTION_INVALID},
+    "heldout19": {"clearml-serving-88": RUNBOOK_SERVER_OPTION_INVALID},
+}
+
 
 @pytest.mark.parametrize("name", sorted(BLIND_SETS))
 def test_blind_set_top1_measured_once(name: str) -> None:
     blind = BLIND_SETS[name]
     failed, healthy = _layered(name)
     score = accuracy.score(failed)
+    superseded = BLIND_LABEL_SUPERSEDED.get(name, {})
     assert (score.cases, len(healthy)) == (blind.failures, blind.healthy)
     assert score.top1 >= blind.top1_at_least, score.misses
-    assert {miss for miss, _want, _got in score.misses} <= blind.known_misses
+    misses = {miss: got for miss, _want, got in score.misses}
+    assert set(misses) <= blind.known_misses | set(superseded)
+    assert all(misses[m] == superseded[m] for m in misses.keys() & superseded.keys()), misses
     empty = {miss for miss, _want, got in score.misses if got == "(no finding)"}
     assert empty <= blind.known_empty
     assert {case.name for case in healthy if accuracy.has_failure(case)} <= blind.known_flagged
@@ -647,6 +659,7 @@ def test_heldout18_misses_as_development_cases() -> None:
         "azure-docs-75619": RUNBOOK_UNKNOWN_LOAD_FAILURE,
         "fil-backend-368": "(no finding)",
         "modelmesh-serving-216": RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        **BLIND_LABEL_SUPERSEDED["heldout18"],
     }
     assert not any(accuracy.has_failure(case) for case in healthy)
 

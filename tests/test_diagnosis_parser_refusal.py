@@ -1,6 +1,7 @@
 """tritonserver refusing its own command line (server src/main.cc, src/command_line_parser.cc): it
 prints the usage, then `Bad option: "--flag".` and the parser's reason, and exits 1 before any model
-loads. Such a log read "No load failure found.": it is a server-wide failure quoting the flag and why.
+loads. Such a log read "No load failure found.": it is `server-option-invalid`, a server-wide failure
+quoting the flag and why (`tests/test_diagnosis_option_invalid.py` has the other start-up settings).
 
 `tests/data/logs/real/bad-option-backend-config.log` is the real 2.51 server's output for
 `--backend-config tensorflow`; the live test makes the refusal again for several flags.
@@ -34,11 +35,11 @@ def refusal(report: Report, flag: str, reason: str) -> None:
     finding = report.findings[0]
     assert (finding.model, finding.runbook, finding.severity) == (
         None,
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        c.RUNBOOK_SERVER_OPTION_INVALID,
         c.IMPACT_CRITICAL,
     )
-    assert finding.evidence[0].text == f'Bad option: "{flag}".'
-    assert finding.message is not None and reason in finding.message  # the parser's reason is quoted
+    assert finding.evidence[0].text.startswith(f'Bad option: "{flag}". ')
+    assert reason in finding.evidence[0].text  # the parser's reason is quoted
 
 
 def test_the_committed_refusal_is_a_server_failure_quoting_the_reason() -> None:
@@ -59,8 +60,8 @@ def test_the_refusal_behind_a_collector_prefix(prefix: str) -> None:
 def test_build_options_refusal_and_a_healthy_usage_print() -> None:
     built = "Failed to build Triton option:\nunable to set cache config: unknown cache 'redis'\n"
     report = diagnose_events(parse_text(built))
-    assert [f.runbook for f in report.findings] == [c.RUNBOOK_UNKNOWN_LOAD_FAILURE]
-    assert "unknown cache 'redis'" in (report.findings[0].message or "")
+    assert [f.runbook for f in report.findings] == [c.RUNBOOK_SERVER_OPTION_INVALID]
+    assert report.findings[0].evidence[0].text == "Failed to build Triton option: " + built.split("\n")[1]
     # `tritonserver --help` prints the same usage and exits 0: no failure
     lines = CAPTURE.read_text().splitlines()
     usage_only = "\n".join(lines[: next(i for i, x in enumerate(lines) if x.startswith("Bad option"))]) + "\n"

@@ -272,9 +272,15 @@ def test_interleaved_stub_outputs_keep_their_models(name: str) -> None:
     assert not wrong
 
 
-# Captured by tests/test_diagnosis_port_in_use.py: a second server on a port of a first one.
+# Captured by tests/test_diagnosis_port_in_use.py (a second server on a port of a first one) and
+# tests/test_diagnosis_option_invalid.py (the server given a setting it refuses).
 PORT_CAPTURES = {
     c.RUNBOOK_SERVER_PORT_IN_USE: ("port-in-use-grpc", "port-in-use-http", "port-in-use-metrics"),
+    c.RUNBOOK_SERVER_OPTION_INVALID: (
+        "bad-option-backend-config",
+        "option-cache-not-found",
+        "option-unknown-flag",
+    ),
 }
 
 

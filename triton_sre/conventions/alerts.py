@@ -63,6 +63,8 @@ RUNBOOK_POD_PROBE_FAILED: Final = "pod-probe-failed"
 RUNBOOK_POD_CRASH_LOOPING: Final = "pod-crash-looping"
 # --- diagnosis: the server cannot bind its HTTP/GRPC/metrics port (another process holds it) ---
 RUNBOOK_SERVER_PORT_IN_USE: Final = "server-port-in-use"
+# --- diagnosis: tritonserver refuses a start-up setting (flag, value, cache, tracing, front-end env) ---
+RUNBOOK_SERVER_OPTION_INVALID: Final = "server-option-invalid"
 LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_MODEL_FILE_MISSING,
     RUNBOOK_VERSION_DIR_INVALID,
@@ -101,6 +103,7 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_POD_PROBE_FAILED,
     RUNBOOK_POD_CRASH_LOOPING,
     RUNBOOK_SERVER_PORT_IN_USE,
+    RUNBOOK_SERVER_OPTION_INVALID,
     RUNBOOK_UNKNOWN_LOAD_FAILURE,
 )
 

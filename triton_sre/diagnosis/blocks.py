@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from triton_sre.diagnosis.assemble import evidence_text
 from triton_sre.diagnosis.frames import classify
-from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_WARNING, peel_collector_prefix
+from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_WARNING, PARSER_REFUSAL, peel_collector_prefix
 from triton_sre.diagnosis.logparse import SOURCE_RAW, LogEvent
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
 from triton_sre.diagnosis.severity import LOADER_VERDICT, failure_piece, is_failure_line
@@ -40,7 +40,19 @@ def _past_marker(pieces: list[str], offset: int) -> int:
 
 def deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int, str]:
     """The line of a pasted block (raw lines: ``kubectl describe`` output, a banner) that
-    ``decides`` holds for, so the finding quotes it rather than the block's first line."""
+    ``decides`` holds for, so the finding quotes it rather than the block's first line. main's
+    refusal of its command line (``Bad option: "--flag".``, ``Failed to build Triton option:``) names
+    the flag on one line and what was wrong on the next: the quote holds both."""
+    line, text = _deciding_line(event, decides)
+    if PARSER_REFUSAL.match(text):
+        pieces = event.message.split("\n")[line - event.line + 1 :]
+        reason = next((p.strip() for p in pieces if p.strip()), "")
+        if reason and not PARSER_REFUSAL.match(reason):
+            text = f"{text} {peel_collector_prefix(reason)}"[:MAX_EVIDENCE_CHARS]
+    return line, text
+
+
+def _deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int, str]:
     if event.source != SOURCE_RAW:
         # A leveled line with raw lines folded under it (a crash after a warning): the folded line that
         # decides, where the leveled line itself does not.

@@ -72,9 +72,17 @@ _TFLOG = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: ([IWEF]) ([^\s\]]+:\d
 _PROTOBUF = re.compile(r"\[libprotobuf (ERROR|WARNING|FATAL|INFO)[^\]]*\]\s?(.*)", re.S)
 _MAIN_ERROR = re.compile(r"error: (creating server|.*)", re.S)
 # tritonserver's command-line parser refusing the command line (server src/command_line_parser.cc, main.cc):
-# after the usage text, `Bad option: "--flag".` and the parser's reason on the next line; or `Failed to
-# build Triton option:` and the reason. main's own words, like `error: creating server`.
-PARSER_REFUSAL = re.compile(r'Bad option: "--?[\w-]+"\.|Failed to build Triton option:')
+# after the usage text, `Bad option: "--flag".` (a --trace-config setting: `"--trace-config [triton,]rate"`;
+# an OpenTelemetry variable: `"OTEL_BSP_MAX_QUEUE_SIZE"`) and the parser's reason on the next line; or
+# `Failed to build Triton option:` and the reason; or a check of the flags together (below). main's own
+# words, like `error: creating server`.
+PARSER_REFUSAL = re.compile(
+    r'Bad option: "(?:--?[\w-]+(?: (?:triton,|opentelemetry,)?[\w-]+)?|OTEL_\w+)"\.'
+    r"|Failed to build Triton option:"
+    # The checks after the flags are read (r19.05 on), printed as bare as `Bad option` after the usage:
+    r"|Unexpected argument: \S|Error: (?:Use of '--load-model' requires|Incompatible flags --)"
+    r"|The server cannot listen to \w+ requests"
+)
 # Prefixes log collectors add in front of every line (a raw line loses them too: `peel_collector_prefix`).
 _COLLECTOR_PREFIXES = (
     # docker logs -t, kubectl logs --timestamps, journald/ISO timestamps, Python logging timestamps

@@ -35,11 +35,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.lineshape import PARSER_REFUSAL
 
 __all__ = [
     "CONTAINER_RUNTIME_RULES",
     "GPU_OPERATOR_RULES",
     "KSERVE_STORAGE_RULES",
+    "OPTION_RULES",
     "PLATFORM_RULES",
     "PORT_RULES",
     "REGISTRY_RULES",
@@ -312,8 +314,72 @@ KSERVE_STORAGE_RULES: Final[tuple[CauseRule, ...]] = (
     ),
 )
 
+# tritonserver refuses a start-up setting and exits before it serves (or, with --exit-on-error=false, serves
+# without its models): a flag or its value, the response cache, tracing, a front end's environment. A port
+# another process holds stays server-port-in-use (PORT_RULES, before these); a model's load failure stays
+# its model's page; "failed to load all models" is a consequence, not a setting.
+OPTION_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_SERVER_OPTION_INVALID,
+        rx(
+            # server src/main.cc: after the usage (r23.09 on), src/command_line_parser.cc's
+            # 'Bad option: "--<flag>".' (a --trace-config setting: '"--trace-config [triton,|opentelemetry,]
+            # <setting>"', r23.09 on; an OTel variable: '"OTEL_BSP_<SETTING>"', r24.02 on) and its reason on
+            # the next line; BuildTritonServerOptions' 'Failed to build Triton option:' (r23.04 on).
+            PARSER_REFUSAL.pattern,
+            r'\bBad option: "(?:--[\w-]+|OTEL_\w+)[^"\n]*"',  # as quoted without its full stop
+            # glibc getopt_long, the parser's own getopt on Windows: an unknown flag, a flag without value.
+            r"\btritonserver: (?:unrecognized option|option '[^'\n]+' (?:requires an|doesn't allow an)"
+            r" argument)",
+            # The parser's reasons (printed before the usage in r19.05-r23.08, after it since):
+            r"\binvalid value for (?:bool|trace level|trace mode) option: ",
+            r"\binvalid argument for --[\w-]+",
+            r"\b(?:Provided option value is out of bound|Invalid option value)\. Got ",
+            r"--[\w-]+ option format is\b|\bNo (?:backend|cache) specified\. --[\w-]+ option format",
+            r"\bCannot parse pair option due to incorrect number of inputs\b",
+            r"(?m:^)Unexpected argument: \S",
+            r"\bError: (?:--[\w-]+ must be greater than 0|empty argument for --[\w-]+"
+            r"|Incompatible flags --response-cache-byte-size and --cache-config"
+            r"|Use of '--load-model' requires setting '--model-control-mode=explicit')",
+            # CheckPortCollision (r18.11 on): two endpoints on one port, a port outside SageMaker's range.
+            r"\bThe server cannot listen to \w+ requests (?:at port|and \w+ requests at the same address)",
+            # --grpc-restricted-protocol / --http-restricted-api (ParseRestrictedFeatureOption, r23.11 on).
+            r"\bunknown restricted (?:api|protocol) '",
+            r"\b(?:api|protocol) '[^'\n]*' can not be specified in multiple config groups",
+            # core src/tritonserver.cc TRITONSERVER_ServerOptionsSetModelLoadDeviceLimit (r23.01 on).
+            r"\bexpects device ID >= 0, got -?\d|\bexpects limit fraction to be in range \[0\.0, 1\.0\]",
+            # main.cc "failed to configure tracing" (r20.01 on) around src/tracer.cc's "Attempting to set
+            # invalid trace setting :<reason>" (r22.02 on).
+            r"\bfailed to configure tracing\b|\bAttempting to set invalid trace setting\b",
+            # The response cache: core src/server.cc / src/cache_manager.cc (r23.03 on) and the caches'
+            # own Initialize (local_cache src/local_cache.cc, redis_cache src/redis_cache.cc, r23.06 on,
+            # quoting redis-plus-plus's "failed to connect to Redis (<host>:<port>): <strerror>").
+            r"\bunable to find '(?:lib)?tritoncache_\w+\.(?:so|dll)' for cache\b",
+            r"\bfound multiple cache configurations, but only a single cache\b",
+            r"\bFailed to initialize (?:cache implementation|RedisCache\b|LocalCache\b)",
+            r"\bfailed to connect to Redis \(",
+            # The SageMaker and Vertex AI front ends: main.cc "failed to start Sagemaker|Vertex AI service:
+            # <err>" (r20.09 / r21.11 on) without a bind failure; src/vertex_ai_server.cc's route
+            # variables and default model (r21.11 on); docker/sagemaker/serve's checks of SAGEMAKER_*
+            # variables (r21.06 on; the inference type r25.03 on).
+            r"\bfailed to start (?:Sagemaker|Vertex AI) service: (?![^\n]*already in use)",
+            # A default model the repository does not hold ("Expect the default model '<m>' is loaded",
+            # "Directory with provided SAGEMAKER_TRITON_DEFAULT_MODEL_NAME <m> does not exist") is left to
+            # the model pages: a named model with no folder is model-file-missing's miss one level up.
+            r"\b(?:API_PREDICT_ROUTE|AIP_HEALTH_ROUTE) is not defined for Vertex AI endpoint",
+            r"\bExpect the model repository contains only a single model if default model is not specified",
+            r"\bERROR: Invalid SAGEMAKER_TRITON_INFERENCE_TYPE\b",
+            r"\bERROR: More than 1 model directory found in model repository\b",
+        ),
+        "server src/main.cc, src/command_line_parser.cc, src/tracer.cc, src/vertex_ai_server.cc, "
+        "docker/sagemaker/serve; core src/tritonserver.cc, src/server.cc, src/cache_manager.cc; "
+        "local_cache src/local_cache.cc; redis_cache src/redis_cache.cc; glibc getopt",
+    ),
+)
+
 STACK_RULES: Final[tuple[CauseRule, ...]] = (
     *PORT_RULES,
+    *OPTION_RULES,
     *KSERVE_STORAGE_RULES,
     CauseRule(
         c.RUNBOOK_POD_UNSCHEDULABLE,
