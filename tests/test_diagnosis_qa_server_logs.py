@@ -19,9 +19,10 @@ from triton_sre.diagnosis.logparse import parse_text
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "data" / "qa_server_logs" / "cases.yaml").read_text()
 )["cases"]
-# 32 wrapped / 24 raw before server-option-invalid: that page now answers 16 texts the blind labels, written
-# when no page covered a start-up setting, call unknown-load-failure (3 of them were right as the fallback).
-FLOORS = {"wrapped": 29, "raw": 21}
+# 32 wrapped / 24 raw before server-option-invalid; 29 / 21 against the first labels once it existed (it
+# answered 16 texts labelled unknown-load-failure when no page covered a start-up setting); 45 / 37 after a
+# second blind labeller relabelled the 23 texts it put on the new page (README: "Relabelled").
+FLOORS = {"wrapped": 45, "raw": 37}
 
 
 def test_the_cases_are_labelled_with_pages() -> None:
