@@ -1,6 +1,7 @@
-"""Two blind check sets scored the way tests/test_diagnosis_qa_server_logs.py scores Triton's QA texts: the
-load and start failures the backends' own tests expect (tests/data/qa_backend_logs/) and the error texts
-documentation explains (tests/data/doc_statements/). Both were labelled from their sources and the runbook
+"""Three blind check sets scored the way tests/test_diagnosis_qa_server_logs.py scores Triton's QA texts: the
+load and start failures the backends' own tests expect (tests/data/qa_backend_logs/), the error texts
+documentation explains (tests/data/doc_statements/), and the load and repository failures core's own unit
+tests assert (tests/data/qa_core_tests/). All three were labelled from their sources and the runbook
 pages' Meaning before any scoring; the first score and every later one are in each folder's README. The
 floors are the figures measured at the commit that set them."""
 
@@ -18,12 +19,14 @@ from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
 
 DATA = Path(__file__).parent / "data"
-SETS = {"qa_backend_logs": 25, "doc_statements": 31}
+SETS = {"qa_backend_logs": 25, "doc_statements": 31, "qa_core_tests": 11}
 FLOORS = {
     ("qa_backend_logs", "wrapped"): 20,
     ("qa_backend_logs", "raw"): 14,
     ("doc_statements", "wrapped"): 19,
     ("doc_statements", "raw"): 20,
+    ("qa_core_tests", "wrapped"): 2,
+    ("qa_core_tests", "raw"): 2,
 }
 
 
