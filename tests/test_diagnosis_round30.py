@@ -9,6 +9,8 @@ are in their READMEs).
 - PyTriton refusing a model's batching or outputs before Triton starts (pytriton v0.1.0 to v0.7.0): a
   traceback's last line.
 - DALI's config checks (dali_backend src/config_tools/config_tools.cc, r22.07/r22.08 to r26.06).
+- A relay (a NIM's nimutils.py `ERROR` prefix) learned on Triton's first line is peeled from every line it
+  carried before that one (tritonserver's libcurl warnings), not only the line right before.
 - KServe's storage initializer finding nothing at the model's URI (kserve_storage.py, kfserving's storage.py and
   KServe's debugging guide: a predictor pod in `Init:Error` is its storage initializer failing).
 """
@@ -137,3 +139,31 @@ _KSERVE_PODS = (
 )
 def test_kserve_storage_initializer_failures_are_the_stores(text: str, runbook: str | None) -> None:
     assert first(text)[1] == (runbook or c.RUNBOOK_CLOUD_REPOSITORY_ACCESS)
+
+
+_RELAY = "ERROR 2025-04-24 22:49:44.266 nimutils.py:68] "
+_CURL = (
+    "tritonserver: /usr/local/lib/libcurl.so.4: no version information available (required by "
+    "/opt/tritonserver/bin/../lib/libtritonserver.so)"
+)
+
+
+@pytest.mark.parametrize("before", [1, 2, 5])
+def test_a_relays_lines_before_tritons_first_are_read_past_its_prefix(before: int) -> None:
+    """A NIM relays tritonserver's stderr behind its own ``ERROR`` (nimutils.py): the prefix is learned on
+    Triton's first line, and every line the relay carried before it (a library's warnings) is read again
+    past it, not only the one right before."""
+    healthy = [
+        "I0424 22:49:44.265292 98 cache_manager.cc:480] \"Create CacheManager with cache_dir: '/opt/tritonserver/caches'\"",
+        'I0424 22:49:44.433448 98 model_lifecycle.cc:473] "loading: yolox:1"',
+        "I0424 22:49:45.433448 98 model_lifecycle.cc:849] \"successfully loaded 'yolox'\"",
+    ]
+    lines = [_CURL] * before + healthy
+    assert not diagnose_events(parse_text("".join(f"{_RELAY}{line}\n" for line in lines))).findings
+    failed = [
+        *lines[:-1],
+        "E0424 22:49:45.433448 98 model_lifecycle.cc:654] \"failed to load 'yolox' version 1: Internal: "
+        'unable to create TensorRT engine: Serialization assertion failed"',
+    ]
+    model, runbook, _ = first("".join(f"{_RELAY}{line}\n" for line in failed))
+    assert (model, runbook) == ("yolox", c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE)

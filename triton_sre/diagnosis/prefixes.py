@@ -132,6 +132,19 @@ class PrefixReader:
         yield from self.feed(number, line)
         self.prev_raw, self.grep_next, self.last_line, self.last_head = kept
 
+    def _read_again_lines(self, first: int, lines: list[str]) -> Iterator[LogEvent]:
+        """`_read_again` for a raw event of several lines, one part each (``first`` the first's number): each
+        line is read again as its own, as a relay's prefix learned on the line after them is peeled."""
+        cur = self.cur
+        if cur is None or cur[0] != first or cur[2] != SOURCE_RAW:
+            return
+        self.cur = None
+        kept = self.prev_raw, self.grep_next, self.last_line, self.last_head
+        self.last_line = first - 1
+        for offset, line in enumerate(lines):
+            yield from self.feed(first + offset, line)
+        self.prev_raw, self.grep_next, self.last_line, self.last_head = kept
+
     def _read_again_past(self, number: int, before: str, head: str) -> Iterator[LogEvent]:
         """`_read_again` for the line before, past stern's ``head`` (on the line as classify_line read it:
         stern's colours gone)."""
@@ -160,6 +173,17 @@ class PrefixReader:
         # The line before as the current event holds it (past the prefixes peeled already: grep -n's number,
         # stern's columns), else as written; by its own number (in a log export, other lines lie between).
         cur = self.cur
-        if cur is not None and (m := relay.match(str(cur[3])) or relay.match(before)) is not None:
+        parts = [str(part) for part in cur[4]] if cur is not None else []  # type: ignore[attr-defined]
+        if (
+            cur is not None
+            and len(parts) > 1
+            and int(cur[0]) + len(parts) == number  # type: ignore[call-overload]
+            and all(relay.match(part) for part in parts)
+        ):
+            # Several lines the relay carried before the first that shows it (a library's warnings on the
+            # server's stderr before its first log line): each is read again past the prefix.
+            rest = [part[m.end() :] for part in parts if (m := relay.match(part)) is not None]
+            yield from self._read_again_lines(int(cur[0]), rest)  # type: ignore[call-overload]
+        elif cur is not None and (m := relay.match(str(cur[3])) or relay.match(before)) is not None:
             yield from self._read_again(int(cur[0]), m.string[m.end() :])  # type: ignore[call-overload]
         return line[end:]
