@@ -150,8 +150,6 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "swarm-service": lambda t: "".join(
         f"triton_triton.1.x7k2m9q4p1ab@gpu-node-1    | {line}\n" for line in t.splitlines()
     ),
-    # a paste indented by one tab as a whole (a web page's code block, a mail)
-    "tab-indented": lambda t: "".join(f"\t{line}\n" for line in t.splitlines()),
     # Docker's json-file driver as stored on the node (/var/lib/docker/containers/<id>/<id>-json.log)
     "docker-json-file": lambda t: "".join(
         json.dumps({"log": f"{line}\n", "stream": "stderr", "time": "2024-07-23T19:39:35.070084123Z"}) + "\n"
@@ -360,7 +358,6 @@ def test_a_paste_indented_as_a_whole_loses_that_indentation_only() -> None:
         "ray-serve",
         "aws-logs-tail",
         "swarm-service",
-        "tab-indented",
     ],
 )
 def test_the_streaming_reader_agrees_on_every_shape(shape: str) -> None:

@@ -13,15 +13,20 @@ are in their READMEs).
   carried before that one (tritonserver's libcurl warnings), not only the line right before.
 - KServe's storage initializer finding nothing at the model's URI (kserve_storage.py, kfserving's storage.py and
   KServe's debugging guide: a predictor pod in `Init:Error` is its storage initializer failing).
+- A line a terminal cut inside a quoted name (an odd count of quotes, the piece closing it) is joined, and the
+  streaming reader hands the parser whole lines where it cannot use its fast path, prefixes on.
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.api import diagnose_stream
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
 
@@ -167,3 +172,20 @@ def test_a_relays_lines_before_tritons_first_are_read_past_its_prefix(before: in
     ]
     model, runbook, _ = first("".join(f"{_RELAY}{line}\n" for line in failed))
     assert (model, runbook) == ("yolox", c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE)
+
+
+def test_a_cut_inside_a_quoted_name_is_joined_whatever_reads_the_file() -> None:
+    """A terminal cut at 80 columns inside a model's quoted name (``'Deep`` | ``Seek-R1...'``), behind
+    docker compose's column: the line parser and the streaming reader (which hands whole lines to the
+    parser where most lines are not Triton's own) both join it and name the model whole."""
+    line = (
+        "triton-1  | E0210 23:48:21.607196 1 model_lifecycle.cc:622] failed to load 'DeepSeek-R1-Distill-Qwen-1.5B' "
+        "version 1: Internal: onnx runtime error 1: Load model from /models/DeepSeek-R1-Distill-Qwen-1.5B/1/"
+        "model.onnx failed: Unsupported model IR version: 10, max supported IR version: 9"
+    )
+    text = "".join(line[i : i + 80] + "\n" for i in range(0, len(line), 80))
+    assert text.splitlines()[0].endswith("'Deep")
+    want = ("DeepSeek-R1-Distill-Qwen-1.5B", c.RUNBOOK_LIBRARY_VERSION_MISMATCH)
+    assert first(text)[:2] == want
+    streamed = diagnose_stream(io.BytesIO(text.encode()), {}).findings
+    assert (streamed[0].model, streamed[0].runbook) == want

@@ -264,6 +264,10 @@ _EXCEPTION_HEAD = re.compile(_EXCEPTION)
 # bracket closes, not a sentence's first word (a blank follows that).
 _CAMEL_REST = re.compile(r"[A-Z][A-Za-z0-9_]*(?:['\")\].,:;(]|$)")
 _MID_WORD = re.compile(r"[a-z0-9_)\]}'\",.;:/-]")
+# A cut inside a quoted name: the line ends in a quote it opened (an odd count of quotes), and the piece
+# closes it before any blank ("failed to load 'Deep" | "Seek-R1-Distill-Qwen-1.5B' version 1: ...").
+_OPEN_QUOTE_END = re.compile(r"'[^'\s]*$")
+_QUOTE_CLOSE = re.compile(r"[^'\s]+'")
 _HAS_WORD = re.compile(r"[A-Za-z0-9]")
 
 
@@ -285,6 +289,11 @@ def looks_cut(before: str, piece: str, piece_width: int) -> int | None:
         or piece[0] == " "
         or _MID_WORD.match(piece) is not None
         or (before[-1].islower() and _CAMEL_REST.match(piece) is not None)
+        or (
+            before.count("'") % 2 == 1
+            and _OPEN_QUOTE_END.search(before) is not None
+            and _QUOTE_CLOSE.match(piece) is not None
+        )
     )
     return width if goes_on and _HAS_WORD.search(piece) else None
 

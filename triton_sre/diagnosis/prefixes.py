@@ -16,6 +16,7 @@ from triton_sre.diagnosis.lineshape import (
     KIND_LOG,
     KIND_RAW,
     classify_line,
+    peel_collector_prefix,
     relay_prefix,
     stern_columns,
     stern_head,
@@ -60,17 +61,24 @@ class PrefixReader:
         block), learned from its first lines."""
         if self.indent is None:  # the first line: a paste indented as a whole (a Markdown code block)
             if raw.strip() or number > _FIRST_LINES:
-                lead = len(raw) - len(raw.lstrip(" "))
+                # (past a collector's prefix: the streaming reader hands some chunks over with prefixes on)
+                rest = peel_collector_prefix(raw)
+                lead = len(rest) - len(rest.lstrip(" "))
                 self.indent = " " * lead if 4 <= lead <= 8 and number <= _FIRST_LINES else ""
-                if raw.startswith("\t") and not raw.startswith("\t\t") and number <= _FIRST_LINES:
-                    self.indent = "\t"  # a paste indented by one tab (a web page's code block, a mail)
-                raw = raw[len(self.indent) :]
+                return self._past_indent(raw, rest)
         elif self.indent:
             if raw.startswith(self.indent):
-                raw = raw[len(self.indent) :]
-            elif raw.strip():
+                return raw[len(self.indent) :]
+            if raw.strip():
+                rest = peel_collector_prefix(raw)
+                if len(rest) < len(raw) and rest.startswith(self.indent):
+                    return self._past_indent(raw, rest)
                 self.indent = ""  # a line less indented: the paste's own indentation ends here
         return raw
+
+    def _past_indent(self, raw: str, rest: str) -> str:
+        """``raw`` without the paste's indentation, which starts ``rest`` (past a collector's prefix)."""
+        return raw[: len(raw) - len(rest)] + rest[len(self.indent or "") :]
 
     def _peel(self, number: int, raw: str, before: str) -> Generator[LogEvent, None, LineRead]:
         """Reads ``raw`` past the prefixes learned so far, and learns those this line shows; returns the

@@ -372,13 +372,10 @@ class _Scanner:
             if not is_log[0] and self.tail_owner is not None:
                 yield self.tail_owner
             self.tail_owner = None
-            if stripped is None:
-                for i, raw in enumerate(data[:end].split(b"\n")[:-1]):
-                    yield base + i + 1, raw[:MAX_LINE_CHARS].decode("utf-8", "replace")
-            else:
-                ends = np.minimum(nl, offs + MAX_LINE_CHARS)
-                for i, (s, e) in enumerate(zip(offs.tolist(), ends.tolist(), strict=True), base + 1):
-                    yield i, data[s:e].decode("utf-8", "replace")
+            # Whole lines, prefixes kept: the parser peels them as it peels a pasted log's, and a line a
+            # terminal cut at its width keeps the width that shows it was cut.
+            for i, raw in enumerate(data[:end].split(b"\n")[:-1]):
+                yield base + i + 1, raw[:MAX_LINE_CHARS].decode("utf-8", "replace")
             return
         interesting = is_log & (level != _I)
         hits: list[int] = []
