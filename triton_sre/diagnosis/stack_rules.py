@@ -337,12 +337,9 @@ OPTION_RULES: Final[tuple[CauseRule, ...]] = (
             r"\b(?:Provided option value is out of bound|Invalid option value)\. Got ",
             r"--[\w-]+ option format is\b|\bNo (?:backend|cache) specified\. --[\w-]+ option format",
             r"\bCannot parse pair option due to incorrect number of inputs\b",
-            r"(?m:^)Unexpected argument: \S",
-            r"\bError: (?:--[\w-]+ must be greater than 0|empty argument for --[\w-]+"
-            r"|Incompatible flags --response-cache-byte-size and --cache-config"
-            r"|Use of '--load-model' requires setting '--model-control-mode=explicit')",
-            # CheckPortCollision (r18.11 on): two endpoints on one port, a port outside SageMaker's range.
-            r"\bThe server cannot listen to \w+ requests (?:at port|and \w+ requests at the same address)",
+            # (`Unexpected argument:`, two flags that exclude each other, `--load-model` outside explicit
+            # mode and CheckPortCollision's `The server cannot listen to ...` are PARSER_REFUSAL's own)
+            r"\bError: (?:--[\w-]+ must be greater than 0|empty argument for --[\w-]+)",
             # --grpc-restricted-protocol / --http-restricted-api (ParseRestrictedFeatureOption, r23.11 on).
             r"\bunknown restricted (?:api|protocol) '",
             r"\b(?:api|protocol) '[^'\n]*' can not be specified in multiple config groups",
