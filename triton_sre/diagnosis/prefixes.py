@@ -132,17 +132,12 @@ class PrefixReader:
         number, stern's first columns): where it started the current event and nothing went on it yet,
         it is read again as ``line``, the prefix peeled."""
         cur = self.cur
-        if cur is None or cur[0] != number or cur[2] != SOURCE_RAW or len(cur[4]) != 1:
-            return
-        self.cur = None
-        kept = self.prev_raw, self.grep_next, self.last_line, self.last_head
-        self.last_line = number - 1
-        yield from self.feed(number, line)
-        self.prev_raw, self.grep_next, self.last_line, self.last_head = kept
+        if cur is not None and len(cur[4]) == 1:
+            yield from self._read_again_lines(number, [line])
 
     def _read_again_lines(self, first: int, lines: list[str]) -> Iterator[LogEvent]:
-        """`_read_again` for a raw event of several lines, one part each (``first`` the first's number): each
-        line is read again as its own, as a relay's prefix learned on the line after them is peeled."""
+        """The current raw event, which starts at line ``first`` and holds one part per line, read again as
+        ``lines`` (each past a prefix that only a later line showed: a relay's on several lines)."""
         cur = self.cur
         if cur is None or cur[0] != first or cur[2] != SOURCE_RAW:
             return
