@@ -94,10 +94,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     assert not state_file.exists()  # everything it started is stopped
 
 
-def wait_for(what: str, probe: Any, timeout: float) -> Any:
+def wait_for(what: str, probe: Any, timeout: float, seen: Any = None) -> Any:
+    """`probe()` once it is truthy; `seen` (the probe's last partial answer) goes into the failure."""
     deadline = time.monotonic() + timeout
     while not (result := probe()):
-        assert time.monotonic() < deadline, f"no {what} after {timeout:.0f} s"
+        assert time.monotonic() < deadline, f"no {what} after {timeout:.0f} s; last seen: {seen}"
         time.sleep(1)
     return result
 
@@ -117,15 +118,18 @@ def test_the_capacity_load_time_panels_have_data_slow_loading_included(demo: dic
     assert len(panels) >= 2, panels  # the table and the graph over time
     prometheus = demo["urls"]["prometheus"]
     for title, expr in panels.items():
+        seen: dict[str, float] = {}
 
-        def every_healthy_model(expr: str = expr) -> dict[str, float]:
+        def every_healthy_model(expr: str = expr, seen: dict[str, float] = seen) -> dict[str, float]:
             """model -> load seconds, once every healthy model has its value: the demo loads the
             models one after another, so a scrape can come before `slow_loading` is READY."""
             rows = query(prometheus, expr)
-            seconds = {r["metric"][c.LABEL_MODEL]: float(r["value"][1]) for r in rows}
-            return seconds if set(seconds) >= set(HEALTHY_MODELS) else {}
+            seen.clear()
+            seen.update({r["metric"][c.LABEL_MODEL]: float(r["value"][1]) for r in rows})
+            return dict(seen) if set(seen) >= set(HEALTHY_MODELS) else {}
 
-        seconds = wait_for(f"data for every healthy model in {title!r} ({expr})", every_healthy_model, 90)
+        what = f"data for every healthy model in {title!r} ({expr})"
+        seconds = wait_for(what, every_healthy_model, 90, seen)
         assert set(seconds) == set(HEALTHY_MODELS), (title, seconds)  # a broken model never became READY
         # measured between polls one interval (1 s) apart: Triton's own load plus up to one interval
         assert SLOW_LOADING_SECONDS <= seconds[SLOW_LOADING] < 30, seconds

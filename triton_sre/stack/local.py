@@ -40,7 +40,7 @@ from triton_sre import conventions as c
 from triton_sre.files import write_files
 from triton_sre.logtail import tail
 from triton_sre.slo import Spec, default_spec, load_spec
-from triton_sre.stack.loads import load_every_model, next_poll
+from triton_sre.stack.loads import exporter_measured, load_every_model, next_poll
 from triton_sre.stack.processes import free_ports, process_group_members
 
 STATE_FILE = "stack.json"
@@ -334,7 +334,13 @@ class Stack:
         # models Triton loaded at startup (--models-at-startup, --load-model in triton_args) stay so
         if not opts.models_at_startup and not any(a.startswith("--load-model") for a in opts.triton_args):
             polled = next_poll(exporter.url, opts.interval)
-            loads = load_every_model(triton.url, self.say, timeout=opts.timeout, before_each=polled)
+            loads = load_every_model(
+                triton.url,
+                self.say,
+                timeout=opts.timeout,
+                before_each=polled,
+                measured=exporter_measured(exporter.url, opts.interval),
+            )
             self.info["loads"] = [asdict(x) for x in loads]
             self.save()
         # Prometheus
