@@ -33,7 +33,7 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.triton.exposition import parse
 
-__all__ = ["Load", "exporter_measured", "load_every_model", "next_poll"]
+__all__ = ["PACED_INTERVAL_MAX", "Load", "exporter_measured", "just_before_next_poll", "load_every_model"]
 
 
 @dataclass(frozen=True)
@@ -126,23 +126,64 @@ def exporter_measured(exporter_url: str, interval: float, polls: int = 2) -> Cal
     return measured
 
 
-def next_poll(exporter_url: str, interval: float) -> Callable[[], None]:
-    """A wait for the exporter's next completed poll (at most three intervals and 5 s): loads
-    paced by it each start on a fresh poll cycle, even when a poll ran long during the last one."""
-    count = f"{c.M_POLL_DURATION}_count"
+PACED_INTERVAL_MAX = 5.0
+"""Loads are paced on the exporter's polls, and a missed one made again, only up to this interval:
+beyond it each model would wait most of an interval, and a load of a few seconds falls between two
+polls anyway (docs/load-times.md)."""
 
-    def polls() -> float:
-        text = requests.get(f"{exporter_url}{c.PATH_METRICS}", timeout=5).text
-        return sum(s.value for s in parse(text) if s.name == count)
+
+def next_poll(exporter_url: str, interval: float) -> Callable[[], None]:
+    """A wait for the exporter's next completed poll (at most three intervals and 5 s)."""
+    polls = _PollCounter(exporter_url)
 
     def wait() -> None:
         with contextlib.suppress(requests.RequestException):
-            before = polls()
-            deadline = time.monotonic() + 3 * interval + 5
-            while polls() <= before and time.monotonic() < deadline:
-                time.sleep(min(0.2, interval / 4))
+            polls.next_one(interval)
 
     return wait
+
+
+def just_before_next_poll(exporter_url: str, interval: float) -> Callable[[], None]:
+    """A wait that ends a moment before the exporter's next poll starts, so that the load started
+    then is still running when that poll reads the index (it reads it first thing, after Triton's
+    metrics). The exporter polls on a fixed schedule, so the next start is the last poll's start
+    (its end less its duration) plus one interval."""
+    polls = _PollCounter(exporter_url)
+    lead = min(0.3, interval / 4)
+
+    def wait() -> None:
+        with contextlib.suppress(requests.RequestException):
+            ended_at, took = polls.next_one(interval)
+            time.sleep(max(0.0, ended_at - took + interval - lead - time.monotonic()))
+
+    return wait
+
+
+class _PollCounter:
+    """The exporter's completed polls and their total duration, read from its own metrics."""
+
+    def __init__(self, exporter_url: str) -> None:
+        self._url = f"{exporter_url}{c.PATH_METRICS}"
+
+    def read(self) -> tuple[float, float]:
+        count = total = 0.0
+        for sample in parse(requests.get(self._url, timeout=5).text):
+            if sample.name == f"{c.M_POLL_DURATION}_count":
+                count += sample.value
+            elif sample.name == f"{c.M_POLL_DURATION}_sum":
+                total += sample.value
+        return count, total
+
+    def next_one(self, interval: float) -> tuple[float, float]:
+        """Waits for the next completed poll: when it was seen (monotonic) and how long it took."""
+        count, total = self.read()
+        deadline = time.monotonic() + 3 * interval + 5
+        while time.monotonic() < deadline:
+            time.sleep(min(0.1, interval / 10))
+            now_count, now_total = self.read()
+            if now_count > count:
+                return time.monotonic(), (now_total - total) / (now_count - count)
+        return time.monotonic(), 0.0
 
 
 def _first_line(answer: requests.Response) -> str:

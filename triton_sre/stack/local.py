@@ -40,7 +40,12 @@ from triton_sre import conventions as c
 from triton_sre.files import write_files
 from triton_sre.logtail import tail
 from triton_sre.slo import Spec, default_spec, load_spec
-from triton_sre.stack.loads import exporter_measured, load_every_model, next_poll
+from triton_sre.stack.loads import (
+    PACED_INTERVAL_MAX,
+    exporter_measured,
+    just_before_next_poll,
+    load_every_model,
+)
 from triton_sre.stack.processes import free_ports, process_group_members
 
 STATE_FILE = "stack.json"
@@ -333,13 +338,13 @@ class Stack:
         self.wait_ready(exporter, self.http_ok(f"{exporter.url}{c.PATH_READYZ}"))  # it has polled Triton
         # models Triton loaded at startup (--models-at-startup, --load-model in triton_args) stay so
         if not opts.models_at_startup and not any(a.startswith("--load-model") for a in opts.triton_args):
-            polled = next_poll(exporter.url, opts.interval)
+            paced = opts.interval <= PACED_INTERVAL_MAX
             loads = load_every_model(
                 triton.url,
                 self.say,
                 timeout=opts.timeout,
-                before_each=polled,
-                measured=exporter_measured(exporter.url, opts.interval),
+                before_each=just_before_next_poll(exporter.url, opts.interval) if paced else None,
+                measured=exporter_measured(exporter.url, opts.interval) if paced else None,
             )
             self.info["loads"] = [asdict(x) for x in loads]
             self.save()
