@@ -333,7 +333,9 @@ class LocalTriton:
                     live = session.get(f"{self.http_url}/v2/health/live", timeout=2)
                     if live.status_code == 200:
                         index = session.post(f"{self.http_url}/v2/repository/index", json={}, timeout=5)
-                        if index.status_code == 200:
+                        # 403: the server answers, its model-repository API restricted to a header
+                        # (--http-restricted-api, r23.11 on): up all the same.
+                        if index.status_code in (200, 403):
                             # the metrics service starts last, after the HTTP service
                             metrics = session.get(self.metrics_url, timeout=5)
                             if metrics.status_code == 200:
