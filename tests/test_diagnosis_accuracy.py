@@ -16,6 +16,7 @@ from triton_sre.conventions import (
     RUNBOOK_LIBRARY_VERSION_MISMATCH,
     RUNBOOK_LLM_BACKEND_CONFIG,
     RUNBOOK_PYTHON_MODEL_ERROR,
+    RUNBOOK_MODEL_CONTROL_REFUSED,
     RUNBOOK_SERVER_OPTION_INVALID,
     RUNBOOK_SERVER_PORT_IN_USE,
     RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
@@ -587,6 +588,9 @@ BLIND_LABEL_SUPERSEDED: dict[str, dict[str, str]] = {
     # labels stay as they were written; what the new page answers is pinned here.
     "heldout18": {"pytriton-45": RUNBOOK_SERVER_OPTION_INVALID},
     "heldout19": {"clearml-serving-88": RUNBOOK_SERVER_OPTION_INVALID},
+    # Labelled the fallback because no page covered a load request refused outside explicit mode (the
+    # log's own note says so); model-control-refused is that page.
+    "heldout15": {"model-analyzer-130": RUNBOOK_MODEL_CONTROL_REFUSED},
 }
 
 

@@ -272,8 +272,9 @@ def test_interleaved_stub_outputs_keep_their_models(name: str) -> None:
     assert not wrong
 
 
-# Captured by tests/test_diagnosis_port_in_use.py (a second server on a port of a first one) and
-# tests/test_diagnosis_option_invalid.py (the server given a setting it refuses).
+# Captured by tests/test_diagnosis_port_in_use.py (a second server on a port of a first one),
+# tests/test_diagnosis_option_invalid.py (the server given a setting it refuses) and
+# tests/test_diagnosis_model_control.py (a client's load request the server refuses).
 PORT_CAPTURES = {
     c.RUNBOOK_SERVER_PORT_IN_USE: ("port-in-use-grpc", "port-in-use-http", "port-in-use-metrics"),
     c.RUNBOOK_SERVER_OPTION_INVALID: (
@@ -281,6 +282,7 @@ PORT_CAPTURES = {
         "option-cache-not-found",
         "option-unknown-flag",
     ),
+    c.RUNBOOK_MODEL_CONTROL_REFUSED: ("model-control-none-grpc", "model-control-restricted-http"),
 }
 
 

@@ -70,10 +70,10 @@ CASES = [
     ),
     # A gRPC client's error alone: the server's qa/python_models async test quotes tritonclient's
     # InferenceServerException for a load refused in poll mode; without evidence that the log's own
-    # server runs in EXPLICIT mode it is a setting no page covers.
+    # server runs in EXPLICIT mode it is the server's mode (model-control-refused).
     (
         "tritonclient.utils.InferenceServerException: [StatusCode.UNAVAILABLE] explicit model load / unload is not allowed if polling is enabled\n",
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        c.RUNBOOK_MODEL_CONTROL_REFUSED,
         "explicit model load / unload is not allowed",
     ),
     # ... and server#2911's client message as grpcio's _InactiveRpcError prints it.

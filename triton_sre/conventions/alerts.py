@@ -65,6 +65,8 @@ RUNBOOK_POD_CRASH_LOOPING: Final = "pod-crash-looping"
 RUNBOOK_SERVER_PORT_IN_USE: Final = "server-port-in-use"
 # --- diagnosis: tritonserver refuses a start-up setting (flag, value, cache, tracing, front-end env) ---
 RUNBOOK_SERVER_OPTION_INVALID: Final = "server-option-invalid"
+# --- diagnosis: a load/unload request refused (the server not in explicit mode, a restricted API) ---
+RUNBOOK_MODEL_CONTROL_REFUSED: Final = "model-control-refused"
 LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_MODEL_FILE_MISSING,
     RUNBOOK_VERSION_DIR_INVALID,
@@ -104,6 +106,7 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_POD_CRASH_LOOPING,
     RUNBOOK_SERVER_PORT_IN_USE,
     RUNBOOK_SERVER_OPTION_INVALID,
+    RUNBOOK_MODEL_CONTROL_REFUSED,
     RUNBOOK_UNKNOWN_LOAD_FAILURE,
 )
 
