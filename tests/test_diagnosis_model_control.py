@@ -129,6 +129,30 @@ def test_the_mode_named_in_a_healthy_option_table_is_no_refusal() -> None:
     assert not diagnose_events(parse_text(healthy)).findings
 
 
+@pytest.mark.parametrize(
+    ("line", "model"),
+    [
+        # Model Analyzer's own report names the variant it asked for (model_analyzer#130's log)...
+        (
+            "2021-04-30 22:06:37.785 INFO[client.py:82] Model add_sub_i34 load failed:"
+            " [StatusCode.UNAVAILABLE]"
+            " explicit model load / unload is not allowed if polling is enabled",
+            "add_sub_i34",
+        ),
+        # ... but core's own quote of the model it polled wins (model_analyzer#852's log).
+        (
+            "[Model Analyzer] Model maxvit_rmlp_base_config_default load failed:"
+            " [StatusCode.INTERNAL] failed to"
+            " load 'maxvit_rmlp_base', failed to poll from model repository",
+            "maxvit_rmlp_base",
+        ),
+    ],
+)
+def test_the_model_a_model_analyzer_load_names(line: str, model: str) -> None:
+    findings = diagnose_events(parse_text(line + "\n")).findings
+    assert [f.model for f in findings] == [model], findings
+
+
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
         for kind, args, mode in (("none", (), "none"), ("restricted", RESTRICTED, "explicit")):
