@@ -108,12 +108,25 @@ def template_regex(template: str) -> re.Pattern[str]:
         return re.compile("", re.I)
     pattern = ""
     for before, after in itertools.pairwise(parts):
-        pattern += re.escape(before)
+        pattern += _literal(before)
         # A quoted value (a name, a path) stops at its closing quote: ``.*?`` there would rescan the rest of
         # the line from every opening quote, quadratic on a line that repeats the template's start.
         quote = before[-1:] if before[-1:] in ("'", '"') and after[:1] == before[-1:] else ""
         pattern += f"[^{quote}\\n]*" if quote else ".*?"
-    return re.compile(pattern + re.escape(parts[-1]), re.I)
+    return re.compile(pattern + _literal(parts[-1]), re.I)
+
+
+_BLANK = re.compile(r"\\ ")
+# (Each branch starts with its own character class, so a run of blanks is given back one blank at a time,
+# never re-split between two quantifiers: linear in the run.)
+_BLANK_OR_WRAP = r"[ \t]+(?:\n[ \t]*)?|\n[ \t]*"
+"""A template's blank as written, or a line break where a person wrapped the message by hand (the next
+line often indented: a list item, a code comment, a mail reply): ``Python model file not`` then
+``  found in '...'``. A terminal's cut at a blank is joined by the parser before (`lineshape.looks_cut`)."""
+
+
+def _literal(text: str) -> str:
+    return _BLANK.sub(lambda _: f"(?:{_BLANK_OR_WRAP})", re.escape(text))
 
 
 _TOKENS = re.compile(r"(<[^<>]*>)")
