@@ -39,6 +39,7 @@ from triton_sre.diagnosis.lineshape import (
     LEVEL_INFO,
     LEVEL_WARNING,
     is_paste_prompt,
+    join_hand_wraps,
 )
 from triton_sre.diagnosis.logparse import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.pending import MAX_PENDING, PendingCauses
@@ -173,7 +174,8 @@ class Diagnoser:
             return  # a comment or a shell prompt line in a paste
         if is_harmless(message):
             self.harmless_lines += 1
-            if "\n" in message and not is_harmless(message.split("\n", 1)[1]):
+            joined = join_hand_wraps(message)  # (its own words wrapped by hand are not lines after it)
+            if "\n" in joined and not is_harmless(joined.split("\n", 1)[1]):
                 # A harmless warning does not hide the raw lines pasted after it (a client's error).
                 self._feed_info_continuation(event, index)
             return

@@ -14,6 +14,7 @@ from triton_sre.diagnosis.backend_rules import STATIC_TLS
 from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.hand_rules import ENTRY_POINT_FRAME
 from triton_sre.diagnosis.host_rules import SHM_CONTEXT
+from triton_sre.diagnosis.lineshape import join_hand_wraps
 from triton_sre.diagnosis.logparse import STUB_FRAME
 from triton_sre.diagnosis.rules import CAUSE_RULES, CauseRule
 
@@ -80,7 +81,8 @@ def _without_frames(text: str) -> str | None:
 
 
 def classify(text: str) -> str | None:
-    """The runbook id of the first rule that claims ``text``; None when no rule does.
+    """The runbook id of the first rule that claims ``text``; None when no rule does (a text no rule
+    claims is read once more with its hand-wrapped lines joined, `lineshape.join_hand_wraps`).
 
     In a Python traceback the exception line decides and the frames are context: when the text
     without its frames names a cause more specific than a generic Python error, that cause wins over
@@ -88,6 +90,9 @@ def classify(text: str) -> str | None:
     exception together with its frames (ENOSPC inside ``multiprocessing`` = a full /dev/shm) keep
     their place in `PRIORITY`."""
     whole = _first_rule(text)
+    if whole is None and "\n" in text:
+        joined = join_hand_wraps(text)
+        return classify(joined) if joined != text else None
     if (
         whole is not None
         and whole.runbook in _PYTHON_GENERIC

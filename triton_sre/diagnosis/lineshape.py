@@ -33,6 +33,7 @@ __all__ = [
     "TERMINAL_WIDTHS",
     "classify_line",
     "is_paste_prompt",
+    "join_hand_wraps",
     "looks_cut",
     "peel_collector_prefix",
     "relay_prefix",
@@ -269,6 +270,17 @@ _MID_WORD = re.compile(r"[a-z0-9_)\]}'\",.;:/-]")
 _OPEN_QUOTE_END = re.compile(r"'[^'\s]*$")
 _QUOTE_CLOSE = re.compile(r"[^'\s]+'")
 _HAS_WORD = re.compile(r"[A-Za-z0-9]")
+
+
+# A line break a person put inside a message, the rest indented under it (a list item, a code comment, a
+# mail reply): "Python model file not" then "  found in '...'". The rest goes on with a word, a quote or a
+# path; a native backtrace's frame (" 1 0x7f... symbol", "#3 ..."), a Python frame and "At:" do not.
+_HAND_WRAP = re.compile(r"(?<=\S)[ \t]*\n[ \t]+(?=[A-Za-z'\"/(])(?!File \"|At:|\S+\.py\(\d+\): )")
+
+
+def join_hand_wraps(text: str) -> str:
+    """``text`` (a multi-line event) with the lines a person wrapped by hand joined back with a blank."""
+    return _HAND_WRAP.sub(" ", text)
 
 
 def looks_cut(before: str, piece: str, piece_width: int) -> int | None:

@@ -17,7 +17,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.hand_rules import STEP_ERROR
 from triton_sre.diagnosis.inventory import leading_part_runbook
-from triton_sre.diagnosis.lineshape import LEVEL_ERROR
+from triton_sre.diagnosis.lineshape import LEVEL_ERROR, join_hand_wraps
 from triton_sre.diagnosis.logparse import CLOSING_FAILURE, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.repeats import memoize_text
 from triton_sre.diagnosis.signals import is_harmless, is_summary
@@ -107,7 +107,7 @@ def owning_model(message: str) -> tuple[str, str | None] | None:
 
     The order matters in verbose logs: the Python stubs of models loading in parallel write to one
     stream, so another stub's traceback frames can land under this stub's line."""
-    head = message.split("\n", 1)[0]
+    head = (join_hand_wraps(message) if "\n " in message else message).split("\n", 1)[0]
     path = PY_PATH.search(head)
     if path is None and (named := _NAMED_MODEL.search(head) or _ANALYZER_LOAD.search(head)) is not None:
         return named["model"] or named["loaded"], None

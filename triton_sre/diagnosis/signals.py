@@ -12,7 +12,7 @@ import re
 from typing import Final
 
 from triton_sre.diagnosis.library_errors import LIBRARY_FAILURE_MARKS, LIBRARY_INFO
-from triton_sre.diagnosis.lineshape import PARSER_REFUSAL
+from triton_sre.diagnosis.lineshape import PARSER_REFUSAL, join_hand_wraps
 from triton_sre.diagnosis.stack_rules import rx as _rx
 
 __all__ = [
@@ -180,7 +180,10 @@ def is_client_unreachable(text: str) -> bool:
 
 
 def is_harmless(text: str) -> bool:
-    return HARMLESS.search(text) is not None
+    """A harmless line, also when a person wrapped it by hand (``Unable to`` | ``  allocate pinned ...``)."""
+    if HARMLESS.search(text) is not None:
+        return True
+    return "\n" in text and HARMLESS.search(join_hand_wraps(text)) is not None
 
 
 def is_summary(text: str) -> bool:

@@ -1,0 +1,73 @@
+"""Messages a person wrapped by hand (a list item, a code comment, a mail reply): the line broken at a
+blank, the rest indented under it. They read as the unwrapped message (issue #20 item 5)."""
+
+# ruff: noqa: E501 - quoted log lines are test data
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.frames import classify
+from triton_sre.diagnosis.logparse import parse_text
+
+
+def _wrapped(line: str, width: int = 72) -> str:
+    return "\n".join(textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False)) + "\n"
+
+
+def _first(text: str) -> tuple[str | None, str | None, str | None]:
+    findings = diagnose_events(parse_text(text)).findings
+    return (findings[0].model, findings[0].runbook, findings[0].severity) if findings else (None, None, None)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # an inventory template (core's Python stub), a hand rule (the CUDA runtime), a class word
+        "E1203 10:00:00.000000 1 pb_stub.cc:2081] Failed to preinitialize Python stub: Python model file not found in '/models/base_model/10/model.py'",
+        "E1203 10:00:00.000000 1 model_lifecycle.cc:638] failed to load 'densenet_onnx' version 1: Internal: CUDA driver version is insufficient for CUDA runtime version",
+        # Not yet: an entry with its own pattern (core-platform-type) does not read the wrap, and the generic
+        # hand rule ("unexpected platform type" alone: backend-not-found) claims the wrapped text first.
+        pytest.param(
+            "E1203 10:00:00.000000 1 model_lifecycle.cc:638] failed to load 'resnet' version 1: Invalid argument: unexpected platform type 'onnxruntime' for resnet",
+            marks=pytest.mark.xfail(strict=True, reason="an inventory pattern override reads no hand wrap"),
+        ),
+        # a CPU host's harmless warning stays what it is unwrapped
+        'W1129 17:06:12.130121 10326 pinned_memory_manager.cc:273] "Unable to allocate pinned system memory, pinned memory pool will not be available: CUDA driver version is insufficient for CUDA runtime version"',
+    ],
+)
+def test_a_hand_wrapped_line_reads_as_the_line(line: str) -> None:
+    wrapped = _wrapped(line)
+    assert wrapped.count("\n") > 1  # it was wrapped
+    # The page and its severity; not always the model: core's "failed to load" with the name wrapped onto
+    # the next line is not read as naming it (the finding is then the server's).
+    assert _first(wrapped)[1:] == _first(line + "\n")[1:]
+
+
+def test_the_blind_sets_hand_wrapped_stub_line() -> None:
+    """heldout47's Jetson log, wrapped in its spec page: the stub's missing model.py."""
+    text = (
+        "pb_stub.cc:2081 Failed to preinitialize Python stub: Python model file not\n"
+        "  found in '.../base_model-cookies-binary-jetson-xavier-jp5/10/model.py'\n"
+    )
+    assert _first(text)[:2] == ("base_model-cookies-binary-jetson-xavier-jp5", c.RUNBOOK_MODEL_FILE_MISSING)
+
+
+def test_only_a_text_no_rule_claims_is_joined() -> None:
+    assert (
+        classify("CUDA driver version is\n  insufficient for CUDA runtime version")
+        == c.RUNBOOK_CUDA_DRIVER_MISMATCH
+    )
+    # a native backtrace's frames are not the rest of the crash line: its symbols name no cause
+    crash = (
+        "[node-1:2211:0:2230] Caught signal 11 (Segmentation fault: address not mapped to object)\n"
+        " 1 0x0000000000127022 tensorrt_llm::runtime::TllmRuntime::TllmRuntime()  :0\n"
+    )
+    assert classify(crash) is None
+    # a paragraph is no wrap
+    paragraphs = "Python model file not\n\n  found in '/models/m/1/model.py'"
+    assert classify(paragraphs) != c.RUNBOOK_MODEL_FILE_MISSING
