@@ -82,7 +82,7 @@ CASES = [
         "\tstatus = StatusCode.UNAVAILABLE\n"
         "\tdetails = \"Request for unknown model: 'inception_graphdef' is not found\"\n",
         c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
-        "StatusCode.UNAVAILABLE",
+        "Request for unknown model: 'inception_graphdef'",  # the line that says the model is not served
     ),
 ]
 

@@ -106,6 +106,12 @@ SERVER_FAILURE: Final = _rx(
     # RepositoryModelLoad fails ("... adapter error" for its own steps, MLServer/OVMS/TorchServe alike).
     # The quoted error may name a cause; a dropped connection (``rpc error: ... EOF``) does not.
     r"\bFailed to load Model due to \w+ (runtime|adapter) error\b",
+    # A request for a model the server does not serve, as a client quotes it: core's GetModel
+    # (src/model_repository_manager/model_repository_manager.cc, "Request for unknown model: 'm' is not
+    # found" / "... has no available versions", r22.06 on; server src/core from r20.08 with other reasons)
+    # and the server's "Inference request for unknown model 'm'" (src/core, r19.03-r20.03). The server runs
+    # without the model, whose load failed or was never made: the cause is in its log from its start.
+    r"\b(?:Inference r|R)equest for unknown model\b",
     # The container runtime refused the container (docker CLI / compose / the OCI runtime's hook).
     r"\bError response from daemon: ",
     r"\bOCI runtime (create|exec) failed\b",
