@@ -28,7 +28,7 @@ FLOORS = {
     ("qa_server_logs", "wrapped"): 45,
     ("qa_server_logs", "raw"): 37,
     ("qa_backend_logs", "wrapped"): 20,
-    ("qa_backend_logs", "raw"): 14,
+    ("qa_backend_logs", "raw"): 15,  # 14 until a request for an unknown model became a failure
     ("doc_statements", "wrapped"): 19,
     ("doc_statements", "raw"): 20,
     ("qa_core_tests", "wrapped"): 2,
