@@ -30,12 +30,8 @@ def _first(text: str) -> tuple[str | None, str | None, str | None]:
         # an inventory template (core's Python stub), a hand rule (the CUDA runtime), a class word
         "E1203 10:00:00.000000 1 pb_stub.cc:2081] Failed to preinitialize Python stub: Python model file not found in '/models/base_model/10/model.py'",
         "E1203 10:00:00.000000 1 model_lifecycle.cc:638] failed to load 'densenet_onnx' version 1: Internal: CUDA driver version is insufficient for CUDA runtime version",
-        # Not yet: an entry with its own pattern (core-platform-type) does not read the wrap, and the generic
-        # hand rule ("unexpected platform type" alone: backend-not-found) claims the wrapped text first.
-        pytest.param(
-            "E1203 10:00:00.000000 1 model_lifecycle.cc:638] failed to load 'resnet' version 1: Invalid argument: unexpected platform type 'onnxruntime' for resnet",
-            marks=pytest.mark.xfail(strict=True, reason="an inventory pattern override reads no hand wrap"),
-        ),
+        # an entry whose deciding evidence is its own regex (core-platform-type's `competes.when`)
+        "E1203 10:00:00.000000 1 model_lifecycle.cc:638] failed to load 'resnet' version 1: Invalid argument: unexpected platform type 'onnxruntime' for resnet",
         # a CPU host's harmless warning stays what it is unwrapped
         'W1129 17:06:12.130121 10326 pinned_memory_manager.cc:273] "Unable to allocate pinned system memory, pinned memory pool will not be available: CUDA driver version is insufficient for CUDA runtime version"',
     ],

@@ -9,6 +9,7 @@ validated, and docs/diagnosis-coverage.md must be what the inventory generates.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from triton_sre.diagnosis.inventory import (
     InventoryError,
     parse_inventory,
     template_regex,
+    wrap_tolerant,
 )
 from triton_sre.diagnosis.logparse import parse_text
 from triton_sre.diagnosis.rules import CAUSE_RULES, PRIORITY, RANK
@@ -182,3 +184,10 @@ def test_coverage_check_reports_a_stale_document(tmp_path: Path) -> None:
     assert coverage.main(["--root", str(tmp_path)]) == c.EXIT_OK
     assert coverage.main(["--root", str(tmp_path), "--check"]) == c.EXIT_OK
     assert coverage.main(["--root", str(tmp_path / "missing")]) == c.EXIT_USAGE
+
+
+def test_a_hand_written_regex_reads_a_hand_wrap_at_its_literal_blanks_only() -> None:
+    rx = re.compile(wrap_tolerant(r"platform type '?(python|onnxruntime)'? for"))
+    assert rx.search("platform type 'onnxruntime' for") and rx.search("platform type\n  'onnxruntime' for")
+    # a blank inside a character class, escaped or quantified keeps its meaning
+    assert wrap_tolerant(r"a[ x]b\ c *d") == r"a[ x]b\ c *d"

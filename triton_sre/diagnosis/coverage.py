@@ -12,7 +12,7 @@ from pathlib import Path
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.hand_rules import HAND_RULES
-from triton_sre.diagnosis.inventory import COMPONENTS, ENTRIES, Entry
+from triton_sre.diagnosis.inventory import COMPONENTS, ENTRIES, Entry, as_written
 
 HAND_RUNBOOKS = frozenset(r.runbook for r in HAND_RULES)
 
@@ -76,7 +76,9 @@ def coverage_markdown(entries: tuple[Entry, ...] = ENTRIES) -> str:
             )
         decided = [e for e in group if e.competes]
         for e in decided:
-            others = ", ".join(f"`{comp.runbook}` when `{_cell(comp.when.pattern)}`" for comp in e.competes)
+            others = ", ".join(
+                f"`{comp.runbook}` when `{_cell(as_written(comp.when))}`" for comp in e.competes
+            )
             out.append("")
             out.append(f"- `{e.id}` competes with {others}. {_cell(e.decides)}".rstrip())
     return "\n".join(out) + "\n"

@@ -198,11 +198,37 @@ def leading_part_runbook(text: str, entries: tuple[Entry, ...] | None = None) ->
     return None
 
 
+def wrap_tolerant(regex: str) -> str:
+    """``regex`` (a hand-written `pattern` or `when`) with each literal blank also matching a hand wrap
+    (`_BLANK_OR_WRAP`), as a template's blanks do: a blank outside a character class and not quantified."""
+    out: list[str] = []
+    escaped = in_class = False
+    for i, ch in enumerate(regex):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == " " and regex[i + 1 : i + 2] not in ("*", "+", "?", "{"):
+            out.append(f"(?:{_BLANK_OR_WRAP})")
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
+def as_written(pattern: re.Pattern[str]) -> str:
+    """A `wrap_tolerant` regex's source as the inventory writes it (for the coverage document)."""
+    return pattern.pattern.replace(f"(?:{_BLANK_OR_WRAP})", " ")
+
+
 def _compile(where: str, field: str, value: Any) -> re.Pattern[str]:
     if not isinstance(value, str) or not value:
         raise InventoryError(f"{where}: {field}: must be a non-empty regex string")
     try:
-        return re.compile(value, re.I)
+        return re.compile(wrap_tolerant(value), re.I)
     except re.error as exc:
         raise InventoryError(f"{where}: {field}: not a valid regex: {exc}") from None
 
