@@ -39,9 +39,7 @@ def _first(text: str) -> tuple[str | None, str | None, str | None]:
 def test_a_hand_wrapped_line_reads_as_the_line(line: str) -> None:
     wrapped = _wrapped(line)
     assert wrapped.count("\n") > 1  # it was wrapped
-    # The page and its severity; not always the model: core's "failed to load" with the name wrapped onto
-    # the next line is not read as naming it (the finding is then the server's).
-    assert _first(wrapped)[1:] == _first(line + "\n")[1:]
+    assert _first(wrapped) == _first(line + "\n")  # the model, the page and its severity
 
 
 def test_the_blind_sets_hand_wrapped_stub_line() -> None:

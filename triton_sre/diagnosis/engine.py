@@ -411,18 +411,21 @@ class Diagnoser:
             state.failed = True
             state.add(Obs(index, event.line, text, level, found[1], message, True))
             return True
-        for pattern in (FAILED_VERSION, FAILED_MODEL, LOAD_FAILED_API, POLL_FAILED, POLL_MODEL):
-            m = pattern.search(message)
-            if m:
-                groups = m.groupdict()
-                state = self._model(m["model"], groups.get("version"))
-                reason = m["reason"]
-                obs = Obs(index, event.line, text, level, classify_reason(reason), reason, True)
-                state.failed = True
-                state.stuck = False
-                state.add(obs)
-                self._pending.attach(state, obs)
-                return True
+        verdicts = (FAILED_VERSION, FAILED_MODEL, LOAD_FAILED_API, POLL_FAILED, POLL_MODEL)
+        m = next((m for pattern in verdicts if (m := pattern.search(message))), None)
+        if m is None and "\n" in message and (joined := join_hand_wraps(message)) != message:
+            # a load verdict a person wrapped by hand, the model's name on the next line
+            m = next((m for pattern in verdicts if (m := pattern.search(joined))), None)
+        if m is not None:
+            groups = m.groupdict()
+            state = self._model(m["model"], groups.get("version"))
+            reason = m["reason"]
+            obs = Obs(index, event.line, text, level, classify_reason(reason), reason, True)
+            state.failed = True
+            state.stuck = False
+            state.add(obs)
+            self._pending.attach(state, obs)
+            return True
         m = VERSION_NOT_PRESENT.search(message)
         if m:
             state = self._model(m["model"], m["version"])
