@@ -6,6 +6,7 @@ blank, the rest indented under it. They read as the unwrapped message (issue #20
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,9 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.logparse import parse_text
+
+LOGS = Path(__file__).parent / "data" / "logs"
+_HEADER = ("# source:", "# expect:", "# layer:", "# note:")
 
 
 def _wrapped(line: str, width: int = 72) -> str:
@@ -32,6 +36,9 @@ def _first(text: str) -> tuple[str | None, str | None, str | None]:
         "E1203 10:00:00.000000 1 model_lifecycle.cc:638] failed to load 'densenet_onnx' version 1: Internal: CUDA driver version is insufficient for CUDA runtime version",
         # an entry whose deciding evidence is its own regex (core-platform-type's `competes.when`)
         "E1203 10:00:00.000000 1 model_lifecycle.cc:638] failed to load 'resnet' version 1: Invalid argument: unexpected platform type 'onnxruntime' for resnet",
+        # failure signals without a level: KServe's controller, TensorRT's plugin refusal (the signal checks)
+        "Warning  InternalError  3m  v1beta1Controllers  No ServingRuntimes or ClusterServingRuntimes with the name: kserve-tritonserver",
+        "[TRT] Triton: Serialized engine contains plugin, but no plugin factory was provided. To deserialize an engine without a factory, please use IPluginV2 instead.",
         # a CPU host's harmless warning stays what it is unwrapped
         'W1129 17:06:12.130121 10326 pinned_memory_manager.cc:273] "Unable to allocate pinned system memory, pinned memory pool will not be available: CUDA driver version is insufficient for CUDA runtime version"',
     ],
@@ -40,6 +47,23 @@ def test_a_hand_wrapped_line_reads_as_the_line(line: str) -> None:
     wrapped = _wrapped(line)
     assert wrapped.count("\n") > 1  # it was wrapped
     assert _first(wrapped) == _first(line + "\n")  # the model, the page and its severity
+
+
+@pytest.mark.parametrize(
+    ("log", "runbook"),
+    [
+        ("heldout11/seldon-core-4887.log", c.RUNBOOK_CUDA_DRIVER_MISMATCH),  # the driver check it stops at
+        ("heldout12/kserve-2143.log", c.RUNBOOK_UNKNOWN_LOAD_FAILURE),  # KServe's runtime refusal
+        ("heldout8/kserve-pr-134.log", c.RUNBOOK_IMAGE_PULL_FAILED),  # an image the node cannot pull
+    ],
+)
+def test_a_corpus_log_wrapped_by_hand_reads_as_the_log(log: str, runbook: str) -> None:
+    """Logs that gave no finding at all once wrapped, before the signal checks read the joined words."""
+    lines = (LOGS / log).read_text().splitlines()
+    body = "".join(line + "\n" for line in lines if not line.startswith(_HEADER))
+    wrapped = "".join(_wrapped(line) if line else "\n" for line in body.splitlines())
+    assert _first(body)[1] == runbook
+    assert _first(wrapped) == _first(body)
 
 
 def test_the_blind_sets_hand_wrapped_stub_line() -> None:

@@ -190,7 +190,8 @@ class Diagnoser:
         if (own := own_part(message, event.text)) is not message:
             event = dataclasses.replace(event, message=own)
             message = own
-        failing = level in (LEVEL_ERROR, LEVEL_FATAL) or is_failure_line(message, level)
+        whole = join_hand_wraps(message) if "\n " in message else message  # for the signal checks
+        failing = level in (LEVEL_ERROR, LEVEL_FATAL) or is_failure_line(whole, level)
         # A backtrace without its message: what failed is unknown (its symbols only say what ran).
         frames = failing and only_frames(message)
         runbook = None if frames else classify(message)
@@ -204,7 +205,7 @@ class Diagnoser:
         decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
         if (
             runbook is None
-            and (failing or is_backend_failure(message) or is_server_failure(message))
+            and (failing or is_backend_failure(whole) or is_server_failure(whole))
             and not frames
         ):
             # The class layer: a failure line whose wording no rule knows, read by its cause class.
@@ -215,7 +216,7 @@ class Diagnoser:
                 level = level or LEVEL_ERROR
         elif runbook is None and (level == LEVEL_WARNING or _WARN_FORMAT.match(message)):
             self._note_warning_cause(event, index)
-        if runbook is None and is_backend_failure(message):
+        if runbook is None and is_backend_failure(whole):
             # A backend's (TensorRT, ONNX Runtime, libtorch, CUDA) own error line that names no known
             # class: the model its path names failed, else the server-wide finding says so.
             owner = owning_model(message)
@@ -227,7 +228,7 @@ class Diagnoser:
             else:
                 self._server_failures.append(obs)
             return
-        if runbook is None and is_server_failure(message):
+        if runbook is None and is_server_failure(whole):
             line, text = deciding_line(event, is_server_failure)
             self._server_failures.append(Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
             return

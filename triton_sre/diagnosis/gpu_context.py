@@ -27,7 +27,7 @@ import re
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import ModelState, Obs
 from triton_sre.diagnosis.blocks import deciding_line
-from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO
+from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO, join_hand_wraps
 from triton_sre.diagnosis.logparse import PROGRESS_MARKS, LogEvent
 from triton_sre.diagnosis.signals import is_harmless
 
@@ -62,6 +62,8 @@ class GpuContext:
     def note(self, event: LogEvent, index: int) -> None:
         """Remember that CUDA saw no device or an insufficient driver, and whether the log needs a GPU."""
         message = event.message
+        if "\n " in message:
+            message = join_hand_wraps(message)  # CUDA's words wrapped by hand read as one line
         if event.level == LEVEL_INFO and not any(mark in message for mark in PROGRESS_MARKS):
             return  # other ``I`` lines never count: the chunked scanner drops them
         if (
