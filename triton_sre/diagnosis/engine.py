@@ -190,7 +190,7 @@ class Diagnoser:
         if (own := own_part(message, event.text)) is not message:
             event = dataclasses.replace(event, message=own)
             message = own
-        whole = join_hand_wraps(message) if "\n " in message else message  # for the signal checks
+        whole = join_hand_wraps(message)  # for the signal checks
         failing = level in (LEVEL_ERROR, LEVEL_FATAL) or is_failure_line(whole, level)
         # A backtrace without its message: what failed is unknown (its symbols only say what ran).
         frames = failing and only_frames(message)
@@ -414,7 +414,7 @@ class Diagnoser:
             return True
         verdicts = (FAILED_VERSION, FAILED_MODEL, LOAD_FAILED_API, POLL_FAILED, POLL_MODEL)
         m = next((m for pattern in verdicts if (m := pattern.search(message))), None)
-        if m is None and "\n" in message and (joined := join_hand_wraps(message)) != message:
+        if m is None and (joined := join_hand_wraps(message)) is not message:
             # a load verdict a person wrapped by hand, the model's name on the next line
             m = next((m for pattern in verdicts if (m := pattern.search(joined))), None)
         if m is not None:

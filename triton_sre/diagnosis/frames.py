@@ -90,7 +90,7 @@ def classify(text: str) -> str | None:
     exception together with its frames (ENOSPC inside ``multiprocessing`` = a full /dev/shm) keep
     their place in `PRIORITY`."""
     whole = _first_rule(text)
-    if whole is None and "\n" in text:
+    if whole is None:
         joined = join_hand_wraps(text)
         return classify(joined) if joined != text else None
     if (

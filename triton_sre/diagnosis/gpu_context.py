@@ -62,8 +62,6 @@ class GpuContext:
     def note(self, event: LogEvent, index: int) -> None:
         """Remember that CUDA saw no device or an insufficient driver, and whether the log needs a GPU."""
         message = event.message
-        if "\n " in message:
-            message = join_hand_wraps(message)  # CUDA's words wrapped by hand read as one line
         if event.level == LEVEL_INFO and not any(mark in message for mark in PROGRESS_MARKS):
             return  # other ``I`` lines never count: the chunked scanner drops them
         if (
@@ -74,6 +72,7 @@ class GpuContext:
             self.after_driver = True
         if "CUDA" not in message and not self.no_device and not self.old_driver:
             return  # (plain substring tests first: this runs on every event)
+        message = join_hand_wraps(message)  # CUDA's words wrapped by hand read as one line
         if self.no_device is None and event.level != LEVEL_ERROR and NO_DEVICE.search(message):
             line, text = deciding_line(event, lambda piece: NO_DEVICE.search(piece) is not None)
             text = text.split("\n", 1)[0]

@@ -279,7 +279,10 @@ _HAND_WRAP = re.compile(r"(?<=\S)[ \t]*\n[ \t]+(?=[A-Za-z'\"/(])(?!File \"|At:|\
 
 
 def join_hand_wraps(text: str) -> str:
-    """``text`` (a multi-line event) with the lines a person wrapped by hand joined back with a blank."""
+    """``text`` (a multi-line event) with the lines a person wrapped by hand joined back with a blank;
+    ``text`` itself, at the cost of two substring tests, when no line of it is indented."""
+    if "\n " not in text and "\n\t" not in text:
+        return text
     return _HAND_WRAP.sub(" ", text)
 
 

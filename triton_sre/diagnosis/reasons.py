@@ -107,7 +107,7 @@ def owning_model(message: str) -> tuple[str, str | None] | None:
 
     The order matters in verbose logs: the Python stubs of models loading in parallel write to one
     stream, so another stub's traceback frames can land under this stub's line."""
-    head = (join_hand_wraps(message) if "\n " in message else message).split("\n", 1)[0]
+    head = join_hand_wraps(message).split("\n", 1)[0]
     path = PY_PATH.search(head)
     if path is None and (named := _NAMED_MODEL.search(head) or _ANALYZER_LOAD.search(head)) is not None:
         return named["model"] or named["loaded"], None

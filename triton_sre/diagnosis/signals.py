@@ -189,7 +189,8 @@ def is_harmless(text: str) -> bool:
     """A harmless line, also when a person wrapped it by hand (``Unable to`` | ``  allocate pinned ...``)."""
     if HARMLESS.search(text) is not None:
         return True
-    return "\n" in text and HARMLESS.search(join_hand_wraps(text)) is not None
+    joined = join_hand_wraps(text)
+    return joined is not text and HARMLESS.search(joined) is not None
 
 
 def is_summary(text: str) -> bool:
