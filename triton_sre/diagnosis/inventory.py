@@ -116,7 +116,6 @@ def template_regex(template: str) -> re.Pattern[str]:
     return re.compile(pattern + _literal(parts[-1]), re.I)
 
 
-_BLANK = re.compile(r"\\ ")
 # (Each branch starts with its own character class, so a run of blanks is given back one blank at a time,
 # never re-split between two quantifiers: linear in the run.)
 _BLANK_OR_WRAP = r"[ \t]+(?:\n[ \t]*)?|\n[ \t]*"
@@ -125,8 +124,11 @@ line often indented: a list item, a code comment, a mail reply): ``Python model 
 ``  found in '...'``. A terminal's cut at a blank is joined by the parser before (`lineshape.looks_cut`)."""
 
 
+_WRAP_GROUP = f"(?:{_BLANK_OR_WRAP})"
+
+
 def _literal(text: str) -> str:
-    return _BLANK.sub(lambda _: f"(?:{_BLANK_OR_WRAP})", re.escape(text))
+    return re.escape(text).replace("\\ ", _WRAP_GROUP)
 
 
 _TOKENS = re.compile(r"(<[^<>]*>)")
@@ -213,7 +215,7 @@ def wrap_tolerant(regex: str) -> str:
         elif ch == "[":
             in_class = True
         elif ch == " " and regex[i + 1 : i + 2] not in ("*", "+", "?", "{"):
-            out.append(f"(?:{_BLANK_OR_WRAP})")
+            out.append(_WRAP_GROUP)
             continue
         out.append(ch)
     return "".join(out)
@@ -221,7 +223,7 @@ def wrap_tolerant(regex: str) -> str:
 
 def as_written(pattern: re.Pattern[str]) -> str:
     """A `wrap_tolerant` regex's source as the inventory writes it (for the coverage document)."""
-    return pattern.pattern.replace(f"(?:{_BLANK_OR_WRAP})", " ")
+    return pattern.pattern.replace(_WRAP_GROUP, " ")
 
 
 def _compile(where: str, field: str, value: Any) -> re.Pattern[str]:
