@@ -68,8 +68,9 @@ STUB_DIED: Final = r"Stub process [^\n]{0,40}(?:unhealthy|not healthy|exited une
 """The Python backend's verdict on a stub process that stopped answering (python_be.cc's health check: ``Stub
 process '<instance>' is not healthy.``): what killed it is not in the message."""
 
-# Lines that say the server itself did not come up (or lost its GPUs): whatever else the log
-# holds, a log with one of these is a failed log and gets at least one finding.
+# Lines that say the server itself did not come up, lost its GPUs, or runs without a model a client
+# asked for: whatever else the log holds, a log with one of these is a failed log and gets at least one
+# finding.
 SERVER_FAILURE: Final = _rx(
     r"^error: creating server\b",
     # tritonserver's own command-line parser refusing a value (`lineshape.PARSER_REFUSAL`): never started.
