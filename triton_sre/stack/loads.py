@@ -31,7 +31,7 @@ from urllib.parse import quote
 import requests
 
 from triton_sre import conventions as c
-from triton_sre.triton.exposition import parse
+from triton_sre.triton.exposition import Sample, parse
 
 __all__ = ["PACED_INTERVAL_MAX", "Load", "exporter_measured", "just_before_next_poll", "load_every_model"]
 
@@ -109,17 +109,16 @@ def _control_url(triton_url: str, name: str, action: str) -> str:
 
 def exporter_measured(exporter_url: str, interval: float, polls: int = 2) -> Callable[[str], bool]:
     """Whether the exporter shows a load time for a model within its next `polls` completed polls
-    (the first may have read the index before the load ended)."""
-    wait = next_poll(exporter_url, interval)
+    (the first may have read the index before the load ended), read from the exposition that showed
+    each poll completed."""
+    counter = _PollCounter(exporter_url)
 
     def measured(model: str) -> bool:
         for _ in range(polls):
-            wait()
             with contextlib.suppress(requests.RequestException):
-                text = requests.get(f"{exporter_url}{c.PATH_METRICS}", timeout=5).text
-                if any(
-                    s.name == c.M_MODEL_LOAD_SECONDS and s.label(c.LABEL_MODEL) == model for s in parse(text)
-                ):
+                counter.next_one(interval)
+                loads = (s for s in counter.last if s.name == c.M_MODEL_LOAD_SECONDS)
+                if any(s.label(c.LABEL_MODEL) == model for s in loads):
                     return True
         return False
 
@@ -130,17 +129,6 @@ PACED_INTERVAL_MAX = 5.0
 """Loads are paced on the exporter's polls, and a missed one made again, only up to this interval:
 beyond it each model would wait most of an interval, and a load of a few seconds falls between two
 polls anyway (docs/load-times.md)."""
-
-
-def next_poll(exporter_url: str, interval: float) -> Callable[[], None]:
-    """A wait for the exporter's next completed poll (at most three intervals and 5 s)."""
-    polls = _PollCounter(exporter_url)
-
-    def wait() -> None:
-        with contextlib.suppress(requests.RequestException):
-            polls.next_one(interval)
-
-    return wait
 
 
 def just_before_next_poll(exporter_url: str, interval: float) -> Callable[[], None]:
@@ -164,10 +152,12 @@ class _PollCounter:
 
     def __init__(self, exporter_url: str) -> None:
         self._url = f"{exporter_url}{c.PATH_METRICS}"
+        self.last: list[Sample] = []  # the exposition read last
 
     def read(self) -> tuple[float, float]:
         count = total = 0.0
-        for sample in parse(requests.get(self._url, timeout=5).text):
+        self.last = parse(requests.get(self._url, timeout=5).text)
+        for sample in self.last:
             if sample.name == f"{c.M_POLL_DURATION}_count":
                 count += sample.value
             elif sample.name == f"{c.M_POLL_DURATION}_sum":
