@@ -31,7 +31,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, evidence_text
 from triton_sre.diagnosis.blocks import WARNING_BANNER, deciding_line, event_level, fails_beside_warnings
 from triton_sre.diagnosis.classes import cause_class
-from triton_sre.diagnosis.config_dump import blank_config_lines
+from triton_sre.diagnosis.continuation import read_continuation
 from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.lineshape import (
     LEVEL_ERROR,
@@ -55,7 +55,6 @@ from triton_sre.diagnosis.reasons import (
     LOAD_FAILED_API,
     POLL_FAILED,
     POLL_MODEL,
-    PY_PATH,
     STATUS_PREFIX,
     STUB,
     VERSION_NOT_PRESENT,
@@ -72,12 +71,11 @@ from triton_sre.diagnosis.reasons import (
     template_of,
 )
 from triton_sre.diagnosis.releases import ReleaseReader
-from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS, Evidence, Finding, Report, Unmatched
+from triton_sre.diagnosis.report import Evidence, Finding, Report, Unmatched
 from triton_sre.diagnosis.severity import failure_piece, is_failure_line, only_frames
 from triton_sre.diagnosis.signals import (
     AUTOFILL_GAVE_UP,
     IMPORT_RECOVERED,
-    backend_failure_piece,
     is_backend_failure,
     is_client_unreachable,
     is_server_failure,
@@ -316,37 +314,15 @@ class Diagnoser:
 
     def _feed_info_continuation(self, event: LogEvent, index: int) -> None:
         """Raw lines after an ``I`` line (a shell error, a third-party library's output) can be a cause."""
-        lines = event.message.split("\n")
-        if len(lines) < 2:
+        found = read_continuation(event, index)
+        if found is None:
             return
-        lines = [lines[0], *blank_config_lines(lines[1:])]  # a config dump's fields are no event
-        rest = "\n".join(lines[1:])
-        frames = only_frames(rest)  # a backtrace without its message: no cause known
-        runbook = None if frames else classify(rest)
-        decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
-        if runbook is None:
-            # A third-party line its own format marks as a failure (GStreamer's ERROR column, a
-            # Python logging ERROR) inside an I line's continuation: read by its cause class.
-            piece = failure_piece(rest) or backend_failure_piece(rest)
-            if piece is None or is_harmless(piece):
-                return
-            runbook = None if frames else cause_class(piece)
-            if runbook is None:
-                k = next(k for k in range(1, len(lines)) if lines[k].strip() == piece)
-                text = piece[:MAX_EVIDENCE_CHARS]
-                self._unexplained_line(Obs(index, event.line + k, text, LEVEL_ERROR, None, piece, True))
-                return
-            decides = lambda line: line.strip() == piece  # noqa: E731
-        if is_harmless(event.message):
-            return
-        offset = next((k for k in range(1, len(lines)) if decides(lines[k])), 1)
-        text = lines[offset][:MAX_EVIDENCE_CHARS]
-        obs = Obs(index, event.line + offset, text, LEVEL_ERROR, runbook, "\n".join(lines[1:]))
-        path = PY_PATH.search(event.message)
-        if path:
-            self._model(path["model"], path["version"]).add(obs)
-            return
-        self._pending.add(obs)
+        if found.obs.runbook is None:
+            self._unexplained_line(found.obs)
+        elif found.model is not None:
+            self._model(found.model, found.version).add(found.obs)
+        else:
+            self._pending.add(found.obs)
 
     def _feed_table_row(self, event: LogEvent, index: int) -> None:
         if event.model is None:
