@@ -89,3 +89,17 @@ def test_only_a_text_no_rule_claims_is_joined() -> None:
     # a paragraph is no wrap
     paragraphs = "Python model file not\n\n  found in '/models/m/1/model.py'"
     assert classify(paragraphs) != c.RUNBOOK_MODEL_FILE_MISSING
+
+
+def test_the_finding_quotes_the_line_a_hand_wrapped_decision_starts_on() -> None:
+    # No single line holds the NGC banner's refusal: the quote is the line it starts on, not the block's first.
+    text = (
+        "we deployed the 25.04 image on the old fleet and it failed:\n"
+        "  * the DLC refused outright --\n"
+        '    "built for NVIDIA Driver Release 575.51 or later ... compatibility mode is\n'
+        '    UNAVAILABLE" -- after which Triton started with no GPU visible\n'
+    )
+    finding = diagnose_events(parse_text(text)).findings[0]
+    assert finding.runbook == c.RUNBOOK_CUDA_DRIVER_MISMATCH
+    assert finding.evidence[0].line == 3
+    assert finding.evidence[0].text.startswith('"built for NVIDIA Driver Release 575.51')

@@ -15,13 +15,22 @@ from collections.abc import Callable
 
 from triton_sre.diagnosis.assemble import evidence_text
 from triton_sre.diagnosis.frames import classify
-from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_WARNING, PARSER_REFUSAL, peel_collector_prefix
+from triton_sre.diagnosis.lineshape import (
+    LEVEL_ERROR,
+    LEVEL_WARNING,
+    PARSER_REFUSAL,
+    join_hand_wraps,
+    peel_collector_prefix,
+)
 from triton_sre.diagnosis.logparse import SOURCE_RAW, LogEvent
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
 from triton_sre.diagnosis.severity import LOADER_VERDICT, failure_piece, is_failure_line
 from triton_sre.diagnosis.signals import is_backend_failure, is_server_failure
 
 __all__ = ["WARNING_BANNER", "deciding_line", "event_level", "fails_beside_warnings"]
+
+_MAX_WRAP_LINES = 4  # a wrapped message spans a few lines; a longer run is a block of its own
+_MAX_WRAP_SCAN = 200  # lines of a block searched for a hand-wrapped decision (bounded work per event)
 
 WARNING_BANNER = re.compile(r"^WARNING\b:?")
 """A pasted tool's own warning banner (the Docker CLI's, the NGC entrypoint's)."""
@@ -69,6 +78,9 @@ def _deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int
         offset = _past_marker(pieces, offset)
         text = peel_collector_prefix(pieces[offset].strip())
         return event.line + offset, text[:MAX_EVIDENCE_CHARS]
+    if (wrapped := _wrapped_deciding_line(pieces, decides)) is not None:
+        offset = _past_marker(pieces, wrapped)
+        return event.line + offset, peel_collector_prefix(pieces[offset].strip())[:MAX_EVIDENCE_CHARS]
     # No single line decides (the rule needs the block, e.g. a describe of a failed container): quote
     # the line the block's own format marks as the failure, not its first line.
     for offset, piece in enumerate(pieces):
@@ -83,6 +95,37 @@ def _deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int
     if (offset := _past_marker(pieces, 0)) > 0:
         return event.line + offset, peel_collector_prefix(stripped[offset])[:MAX_EVIDENCE_CHARS]
     return event.line, peel_collector_prefix(evidence_text(event))
+
+
+# A line that is a field of its own (``kubectl describe``'s ``    State:   Waiting``), never a wrap's rest.
+_FIELD = re.compile(r"\s*[\w.-]+(?: [\w.-]+)?:(?:\s|$)")
+
+
+def _indent(piece: str) -> int:
+    return len(piece) - len(piece.lstrip(" \t"))
+
+
+def _wrapped_deciding_line(pieces: list[str], decides: Callable[[str], bool]) -> int | None:
+    """The line a decision starts on when a person wrapped it by hand: a head line and the lines under it
+    indented deeper (a list's items at one indentation are lines of their own, as ``kubectl describe``'s
+    fields are), joined; of the lines that still decide with the wrap's end, the latest."""
+    if len(pieces) > _MAX_WRAP_SCAN or not any(p[:1] in (" ", "\t") for p in pieces[1:]):
+        return None
+    for end in range(1, len(pieces)):
+        depth = _indent(pieces[end])
+        if not depth or not pieces[end].strip():
+            continue
+        head = next((k for k in range(end - 1, max(end - _MAX_WRAP_LINES, 0) - 1, -1)
+                     if pieces[k].strip() and _indent(pieces[k]) < depth), None)  # fmt: skip
+        if head is None or pieces[head].rstrip().endswith(":"):
+            continue  # (a section's header: what follows are its fields)
+        rest = pieces[head + 1 : end + 1]
+        if any(_indent(p) <= _indent(pieces[head]) or _FIELD.match(p) for p in rest):
+            continue
+        if not decides(join_hand_wraps("\n".join(pieces[head : end + 1]))):
+            continue
+        return max(k for k in range(head, end) if decides(join_hand_wraps("\n".join(pieces[k : end + 1]))))
+    return None
 
 
 def fails_beside_warnings(block: str) -> bool:
