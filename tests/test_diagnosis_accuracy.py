@@ -581,21 +581,14 @@ BLIND_SETS = {
     "heldout43": BlindSet(1, 3, 1 / 1),
     "heldout44": BlindSet(2, 1, 2 / 2),
     # 6/10 scored once at 9f88da9 (two empty answers); the hand-wrap reading then fixed the stub's wrapped
-    # line and a request for an unknown model became a failure. Left: a client's "unknown model" labelled
-    # from the author's fix (version-dir-invalid), a paraphrased message no Triton source prints, and a log
-    # quoted in code comments (test_diagnosis_never_empty.QUOTED_IN_CODE_COMMENTS).
+    # line, a request for an unknown model became a failure, and a log quoted in code comments is read
+    # (diagnosis/quoted.py). Left: a client's "unknown model" labelled from the author's fix
+    # (version-dir-invalid) and a paraphrased message no Triton source prints.
     "heldout47": BlindSet(
         10,
         2,
-        7 / 10,
-        frozenset(
-            {
-                "mles-text-detection-ensemble-no-version-dir",
-                "signature-service-vgg16-no-version-dir",
-                "strands-decider-sagemaker-g5-driver-too-old",
-            }
-        ),
-        frozenset({"strands-decider-sagemaker-g5-driver-too-old"}),
+        8 / 10,
+        frozenset({"mles-text-detection-ensemble-no-version-dir", "signature-service-vgg16-no-version-dir"}),
     ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""

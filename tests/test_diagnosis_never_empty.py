@@ -202,26 +202,10 @@ FAILED_SIGNS = (
 )
 
 
-QUOTED_IN_CODE_COMMENTS = {"heldout47/strands-decider-sagemaker-g5-driver-too-old.log"}
-"""Logs whose every line is a comment of the code that quotes them (``#   * ... "built for NVIDIA Driver
-Release 575.51 or later ..."``). A ``#`` line in a paste is a shell prompt or a comment and is not read
-(`lineshape.is_paste_prompt`); peeling a comment block would also read every corpus file's own header. The
-one such log, scored once, is an empty answer written down in bench/RESULTS.md."""
-
-
 def _corpus_logs() -> list[object]:
     # The blind sets' empty answers, scored once, were each fixed in the next round from the emitting
-    # sources (tests/test_diagnosis_round*.py); the only exemption is a log quoted in code comments.
-    return [
-        pytest.param(
-            path,
-            id=f"{path.parent.name}/{path.name}",
-            marks=pytest.mark.xfail(strict=True, reason="quoted in code comments")
-            if f"{path.parent.name}/{path.name}" in QUOTED_IN_CODE_COMMENTS
-            else (),
-        )
-        for path in sorted(LOGS.glob("**/*.log"))
-    ]
+    # sources (tests/test_diagnosis_round*.py and the modules their notes name); none is exempt.
+    return [pytest.param(path, id=f"{path.parent.name}/{path.name}") for path in sorted(LOGS.glob("**/*.log"))]
 
 
 @pytest.mark.parametrize("path", _corpus_logs())

@@ -41,9 +41,10 @@ from triton_sre.diagnosis.lineshape import (
     is_paste_prompt,
     join_hand_wraps,
 )
-from triton_sre.diagnosis.logparse import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent
+from triton_sre.diagnosis.logparse import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent, parse
 from triton_sre.diagnosis.pending import MAX_PENDING, PendingCauses
 from triton_sre.diagnosis.progress import LoadProgress
+from triton_sre.diagnosis.quoted import QuotedComments
 from triton_sre.diagnosis.reasons import (
     ENSEMBLE_DEPENDS,
     ENSEMBLE_MISSING,
@@ -124,6 +125,7 @@ class Diagnoser:
         self._warning_causes: list[Obs] = []  # warnings naming a cause class, until a failure follows
         self._gpu = GpuContext()  # what CUDA said of the GPU (gpu_context.py)
         self._progress = LoadProgress()  # loads the log starts and never ends (progress.py)
+        self._quoted = QuotedComments()  # an input made only of comment lines (quoted.py)
         self._unmatched_overflow = 0
         self._index = 0
         self.releases = ReleaseReader()  # the log's release (`diagnose_index`: the live server's)
@@ -151,6 +153,7 @@ class Diagnoser:
         self._own_lines = self._own_lines or bool(level)
         self._gpu.note(event, index)
         self._progress.note(event)
+        self._quoted.note(event)
         if event.source in (SOURCE_RAW, SOURCE_OPTION):
             self.releases.note(message)
         if event.source == SOURCE_OPTION:
@@ -436,6 +439,11 @@ class Diagnoser:
         self._pending.add(driver)
 
     def finish(self) -> Report:
+        if quoted := self._quoted.lines():
+            # Every line was a comment: the log they quote (read once; its own comments stay comments).
+            again = Diagnoser(self._titles, self._remediations)
+            again._quoted.close()
+            return again.feed_all(parse(quoted)).finish()
         self._driver_failure()
         release = self.releases.release
         builder = FindingBuilder(
