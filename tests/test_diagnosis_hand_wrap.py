@@ -103,3 +103,34 @@ def test_the_finding_quotes_the_line_a_hand_wrapped_decision_starts_on() -> None
     assert finding.runbook == c.RUNBOOK_CUDA_DRIVER_MISMATCH
     assert finding.evidence[0].line == 3
     assert finding.evidence[0].text.startswith('"built for NVIDIA Driver Release 575.51')
+
+
+@pytest.mark.parametrize(
+    ("text", "model", "runbook"),
+    [
+        # glibc's refusal wrapped before its backtick-quoted version
+        (
+            "nvidia-device-plugin: /lib64/libc.so.6: version\n  `GLIBC_2.34' not found (required by nvidia-device-plugin)\n",
+            None,
+            c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        ),
+        # 24.06's quoted closing verdict at I level, wrapped before the model's name
+        ("I0801 12:18:29.148506 1818 model_lifecycle.cc:776] \"failed to load\n  'vllm_model'\"\n", "vllm_model", c.RUNBOOK_UNKNOWN_LOAD_FAILURE),
+        # a backend's failure line wrapped under one of Triton's I lines
+        (
+            "I0721 04:58:21.624868 27811 logging.cc:52] Registered plugin creator - ::Normalize_TRT version 1\n"
+            "Triton: Serialized engine contains plugin, but no plugin factory was\n  provided.\n",
+            None,
+            c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        ),
+    ],
+)
+def test_a_wrapped_failure_is_never_an_empty_answer(text: str, model: str | None, runbook: str) -> None:
+    assert _first(text)[:2] == (model, runbook)
+
+
+def test_tensorrt_samples_error_format_is_a_failure_line() -> None:
+    # trtexec's and the samples' logger: "[<time>] [E] [TRT] ..." is an error by its format, wrapped or not.
+    line = "[12/08/2024-11:57:31] [E] [TRT] ModelImporter.cpp:949: While parsing node number 395 [YOLO_NMS_TRT]:\n"
+    assert _first(line)[1] == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    assert _first(line.replace("[E]", "[I]")) == (None, None, None)

@@ -17,7 +17,7 @@ from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.config_dump import blank_config_lines
 from triton_sre.diagnosis.events import LogEvent
 from triton_sre.diagnosis.frames import classify
-from triton_sre.diagnosis.lineshape import LEVEL_ERROR
+from triton_sre.diagnosis.lineshape import LEVEL_ERROR, join_hand_wraps
 from triton_sre.diagnosis.reasons import PY_PATH, is_harmless
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
 from triton_sre.diagnosis.severity import failure_piece, only_frames
@@ -36,6 +36,15 @@ class Continuation:
     version: str | None = None
 
 
+def _line_of(lines: list[str], piece: str) -> int:
+    """The line (past the ``I`` line) that holds ``piece``, or that starts it when a person wrapped it."""
+    stripped = [line.strip() for line in lines]
+    for k in range(1, len(lines)):
+        if stripped[k] == piece:
+            return k
+    return next((k for k in range(1, len(lines)) if stripped[k] and piece.startswith(stripped[k])), 1)
+
+
 def read_continuation(event: LogEvent, index: int) -> Continuation | None:
     """The cause or unexplained failure in the raw lines after an ``I`` line, if any."""
     lines = event.message.split("\n")
@@ -50,14 +59,16 @@ def read_continuation(event: LogEvent, index: int) -> Continuation | None:
         # A third-party line its own format marks as a failure (GStreamer's ERROR column, a
         # Python logging ERROR) inside an I line's continuation: read by its cause class.
         piece = failure_piece(rest) or backend_failure_piece(rest)
+        if piece is None and (joined := join_hand_wraps(rest)) is not rest:
+            piece = failure_piece(joined) or backend_failure_piece(joined)  # a failure line wrapped by hand
         if piece is None or is_harmless(piece):
             return None
         runbook = None if frames else cause_class(piece)
+        k = _line_of(lines, piece)
         if runbook is None:
-            k = next(k for k in range(1, len(lines)) if lines[k].strip() == piece)
             text = piece[:MAX_EVIDENCE_CHARS]
             return Continuation(Obs(index, event.line + k, text, LEVEL_ERROR, None, piece, True))
-        decides = lambda line: line.strip() == piece  # noqa: E731
+        decides = lambda line: line is lines[k]  # noqa: E731
     if is_harmless(event.message):
         return None
     offset = next((k for k in range(1, len(lines)) if decides(lines[k])), 1)

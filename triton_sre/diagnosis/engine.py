@@ -40,6 +40,7 @@ from triton_sre.diagnosis.lineshape import (
     LEVEL_WARNING,
     is_paste_prompt,
     join_hand_wraps,
+    unquote,
 )
 from triton_sre.diagnosis.logparse import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent, parse
 from triton_sre.diagnosis.pending import MAX_PENDING, PendingCauses
@@ -161,7 +162,11 @@ class Diagnoser:
         if event.source == SOURCE_TABLE:
             self._feed_table_row(event, index)
             return
-        bare = FAILED_BARE.match(message.split("\n", 1)[0])  # core's closing line, any level
+        head = message.split("\n", 1)[0]
+        bare = FAILED_BARE.match(head)  # core's closing line, any level
+        if bare is None and "failed to load" in head and "\n" in message:
+            # wrapped by hand before the name (24.06's quotes, unclosed on the first line, closed after it)
+            bare = FAILED_BARE.match(unquote(join_hand_wraps(message).split("\n", 1)[0]).rstrip('"'))
         if bare and not (state := self._model(bare["model"])).failed:  # its E line may be cut off
             state.failed = True
             state.add(obs := Obs(index, event.line, evidence_text(event), LEVEL_ERROR, None, message, True))

@@ -273,9 +273,10 @@ _HAS_WORD = re.compile(r"[A-Za-z0-9]")
 
 
 # A line break a person put inside a message, the rest indented under it (a list item, a code comment, a
-# mail reply): "Python model file not" then "  found in '...'". The rest goes on with a word, a quote or a
-# path; a native backtrace's frame (" 1 0x7f... symbol", "#3 ..."), a Python frame and "At:" do not.
-_HAND_WRAP = re.compile(r"(?<=\S)[ \t]*\n[ \t]+(?=[A-Za-z'\"/(])(?!File \"|At:|\S+\.py\(\d+\): )")
+# mail reply): "Python model file not" then "  found in '...'". The rest goes on with a word, a quote (a
+# shell's backtick too: "version" | "  `GLIBC_2.32' not found") or a path; a native backtrace's frame
+# (" 1 0x7f... symbol", "#3 ..."), a Python frame and "At:" do not.
+_HAND_WRAP = re.compile(r"(?<=\S)[ \t]*\n[ \t]+(?=[A-Za-z'\"`/(])(?!File \"|At:|\S+\.py\(\d+\): )")
 
 
 def join_hand_wraps(text: str) -> str:

@@ -123,12 +123,13 @@ SERVER_FAILURE: Final = _rx(
 # class and no Triton line is around it. From the sources that print them: onnxruntime_backend
 # src/onnxruntime_utils.h (RETURN_IF_ORT_ERROR: "onnx runtime error <code>: <msg>"), ONNX Runtime's
 # Python binding ("[ONNXRuntimeError] : <code> : <STATUS> : <msg>"), the TensorRT logger ("[TRT] [E]",
-# "[TensorRT] ERROR", TensorRT 8+'s "Error Code <n>: <Kind> (<msg>)" from "[file.cpp::func::line]"),
+# "[TensorRT] ERROR", the samples' and trtexec's logger "[E] [TRT]" / "[F] [TRT]", TensorRT 8+'s
+# "Error Code <n>: <Kind> (<msg>)" from "[file.cpp::func::line]"),
 # libtorch (c10::Error, the TorchScript interpreter), the CUDA runtime ("CUDA error: <text>").
 BACKEND_FAILURE: Final = _rx(
     r"onnx runtime error \d+: ",
     r"\[ONNXRuntimeError\] : \d+ : [A-Z_]+ : ",
-    r"\[TRT\] \[E\]|\[TensorRT\] ERROR|\bTRT ERROR\b",
+    r"\[TRT\] \[E\]|\[[EF]\] \[TRT\]|\[TensorRT\] ERROR|\bTRT ERROR\b",
     r"\[[\w.]+\.cpp::[\w:~]+::\d+\] Error Code \d+: ",
     r"\bc10::Error\b|The following operation failed in the TorchScript interpreter",
     r"\bCUDA error: \w",
