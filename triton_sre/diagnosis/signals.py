@@ -102,6 +102,20 @@ SERVER_FAILURE: Final = _rx(
     r"(?m:(?<![^\s\]])Signal \((4|6|7|8|11)\) received\.?\s*$)",
     r"\bSegmentation fault\b[^\n]{0,200}\(core dumped\)",
     r"\bSignal: Segmentation fault \(11\)",
+    # Open MPI in front of the server (TensorRT-LLM's launch_triton_server.py runs one tritonserver per rank
+    # under mpirun): the fatal error handler (ompi errhandler_predefined.c: "*** An error occurred in
+    # MPI_Init_thread", "*** MPI_ERRORS_ARE_FATAL ..."), an abort before or after MPI_Init finished
+    # (help-mpi-runtime.txt), a rank that died (ORTE/PRRTE errmgr: "<launcher> noticed that process rank
+    # <r> with PID <p> on node <n> exited on signal <s> (<name>)."; 2 and 15 are a stop), the job aborted
+    # after a rank's non-zero exit (help-errmgr-base.txt), and mpirun's refusals before any rank ran.
+    r"^\*\*\* An error occurred in MPI_\w+|\*\*\* MPI_ERRORS_ARE_FATAL\b",
+    r"\bLocal abort (?:before|after) MPI_INIT\b",
+    r"\b(?:mpirun|mpiexec|orterun|prterun|prte) noticed that process rank \d+ with PID \d+ on node \S+"
+    r"\s+exited on signal (?!(?:2|15)\b)\d+",
+    r"\bPrimary job\s+terminated normally, but \d+ process(?:es)? returned\b",
+    r"\b(?:mpirun|mpiexec|orterun|prterun) detected that one or more processes exited with non-zero status\b",
+    r"\bThere are not enough slots available in the system to satisfy the \d+",
+    r"\b(?:mpirun|mpiexec|orterun|prterun) has detected an attempt to run as root\b",
     # ModelMesh's runtime adapter (kserve/modelmesh-runtime-adapter, <runtime>-adapter/server/
     # server.go, 2021 on): "Failed to load Model due to Triton runtime error: %s" when the runtime's
     # RepositoryModelLoad fails ("... adapter error" for its own steps, MLServer/OVMS/TorchServe alike).

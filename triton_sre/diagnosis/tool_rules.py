@@ -7,7 +7,9 @@ docker"), writes each model config variant into its output model repository ("Cr
 "Model <variant> load failed: <error>") and runs perf_analyzer against it (``perf_analyzer/
 perf_analyzer.py``: "Running perf_analyzer failed with exit status <n> : <output>"). A failure there is
 read in the light of who wrote what: the tool wrote the model's folder just before the load, and the tool
-chose the options of the command it ran. `hand_rules.py` places these rules; `rules.py` orders them.
+chose the options of the command it ran. Open MPI's mpirun starts TensorRT-LLM's server ranks
+(``launch_triton_server.py``): its refusals and a rank's death are read here, its other failure lines are
+signals (`signals.SERVER_FAILURE`). `hand_rules.py` places these rules; `rules.py` orders them.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ _MODEL_ANALYZER = (
     r"\[Model Analyzer\] |\bStarting a (?:local )?Triton Server(?: using docker)?\b"
     r"|\bCreating model config: \S|\bModel \S+ load failed: "
 )
+
+# Open MPI's launcher (ORTE's mpirun/orterun up to Open MPI 4.x, PRRTE's prterun in 5.x; mpiexec is the
+# same program), which TensorRT-LLM's launch_triton_server.py puts in front of one tritonserver per rank.
+_MPI_LAUNCHER = r"(?:mpirun|mpiexec|orterun|prterun|prte)"
 
 TOOL_RULES: Final[tuple[CauseRule, ...]] = (
     # A load or unload request the server refuses before touching the model, as the caller reports it
@@ -59,6 +65,32 @@ TOOL_RULES: Final[tuple[CauseRule, ...]] = (
         ),
         "core src/model_repository_manager/model_repository_manager.cc (Poll, LoadModel); model_analyzer "
         "entrypoint.py, triton/client/client.py, config_generators (the output model repository)",
+    ),
+    # mpirun refuses to start the ranks: as root without --allow-run-as-root (orterun.c / prte's schizo
+    # "<launcher> has detected an attempt to run as root."), or more ranks than the host's slots (help-orte-
+    # rmaps-base.txt / PRRTE: "There are not enough slots available in the system to satisfy the <n>
+    # slots that were requested by the application"; slots default to the CPU cores the container sees).
+    # A start-up setting of the launcher in front of tritonserver, which never ran.
+    CauseRule(
+        c.RUNBOOK_SERVER_OPTION_INVALID,
+        re.compile(
+            rf"\b{_MPI_LAUNCHER} has detected an attempt to run as root\b"
+            r"|\bThere are not enough slots available in the system to satisfy the \d+",
+            re.I,
+        ),
+        "open-mpi/ompi orte/tools/orterun/orterun.c, orte/mca/rmaps/base/help-orte-rmaps-base.txt (4.x); "
+        "openpmix/prrte src/mca/schizo/base, src/mca/rmaps/base/help-prte-rmaps-base.txt (5.x)",
+    ),
+    # A rank SIGKILLed (signal 9, "Killed"): the kernel's OOM killer while a large engine loads into host
+    # memory, as an exit code 137 says elsewhere (ORTE/PRRTE errmgr's "noticed that process rank").
+    CauseRule(
+        c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+        re.compile(
+            rf"\b{_MPI_LAUNCHER} noticed that process rank \d+ with PID \d+ on node \S+"
+            r"\s+exited on signal 9\b",
+            re.I,
+        ),
+        "open-mpi/ompi orte/mca/errmgr/base/help-errmgr-base.txt; openpmix/prrte src/mca/errmgr (5.x)",
     ),
     # A tool that runs another one (Model Analyzer running perf_analyzer, perf2bolt running perf) reports
     # the child's exit status and output; a child that refuses an option (getopt_long: "<prog>:
