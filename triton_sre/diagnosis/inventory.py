@@ -49,6 +49,7 @@ COMPONENTS: Final = (
     "openvino_backend",
     "paddle_backend",
     "pytriton",
+    "checksum_repository_agent",
 )
 _REQUIRED = ("id", "component", "source", "releases", "template", "example", "runbook")
 _OPTIONAL = ("pattern", "decides", "competes")
