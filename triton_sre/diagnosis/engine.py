@@ -188,7 +188,7 @@ class Diagnoser:
         if self._pending and level == LEVEL_WARNING and AUTOFILL_GAVE_UP.match(message):
             self._pending.drop(lambda o: o.runbook == c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE)
             return
-        if is_summary(message):
+        if is_summary(head):  # (a consequence on the line; a cause folded under it is still read)
             self._summary.append(Obs(index, event.line, evidence_text(event), level, None, message))
             return
         if self._feed_model_line(event, index):

@@ -55,6 +55,10 @@ HARMLESS: Final = _rx(
 SUMMARY: Final = _rx(
     r"failed to load all models",
     r"No server context available\. Exiting immediately",
+    # vllm_backend's answer to a request once its engine failed the health check (src/model.py
+    # _check_health, r24.12 on, with ENABLE_VLLM_HEALTH_CHECK): the engine died of something its log said
+    # before ("[vllm] Engine is not healthy and model will be unloaded: <traceback>"), not of its settings.
+    r"Model is unavailable due to unhealthy vLLM engine",
 )
 
 ENTRYPOINT_DRIVER_BANNER: Final = (
