@@ -231,7 +231,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"cannot import name '[^'\n]+' from '[^'\n]+'(?! \(most likely due to a circular import\))"
             r"(?![^\n]*partially initialized)",
             MISSING_SUBMODULE,
-            r"version `(GLIBC|GLIBCXX|CXXABI)_[\d.]+' not found",
+            # the dynamic loader's "version `GLIBCXX_3.4.30' not found", also quoted otherwise or bare
+            r"\b(?:GLIBC|GLIBCXX|CXXABI)_\d+(?:\.\d+)+['\"]? not found",
             # The Python backend's own utility module (triton_python_backend_utils, with its C++ half
             # c_python_backend_utils) ships with the server: a model.py calling a name it lacks was
             # written for another Triton release (the utilities grow with releases: decoupled, BLS, logging).

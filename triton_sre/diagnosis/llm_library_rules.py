@@ -49,6 +49,10 @@ LLM_REFUSALS: Final[tuple[str, ...]] = (
     r"\bQuantization method specified in the model config \(\w+\) does not match the quantization method\b",
     # A model.json key this vLLM's AsyncEngineArgs (a dataclass) lacks: CPython's wording, 3.10+.
     r"\bAsyncEngineArgs\.__init__\(\) got an unexpected keyword argument '",
+    # TensorRT-LLM's world: more ranks per node than the GPUs the rank sees (cpp/tensorrt_llm/runtime/
+    # worldConfig.cpp, TLLM_CHECK_WITH_INFO: "Detect %d GPUs, the GPU number is incompatible with %d
+    # gpusPerNode when MPI size is %d"): the engine's tensor x pipeline parallelism does not fit the host.
+    r"\bthe GPU number is incompatible with \d+ gpusPerNode when MPI size is \d+",
 )
 
 LLM_LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
@@ -77,7 +81,8 @@ LLM_LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bconsider setting `trust_remote_code=True` in LLM\b",
         ),
         "vLLM vllm/config.py, executor/*.py, transformers_utils/{config,tokenizer}.py (0.6.3-0.8.5); "
-        "AsyncEngineArgs (a dataclass: model.json's keys are its keyword arguments)",
+        "AsyncEngineArgs (a dataclass: model.json's keys are its keyword arguments); TensorRT-LLM "
+        "cpp/tensorrt_llm/runtime/worldConfig.cpp",
     ),
     CauseRule(
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
