@@ -29,8 +29,8 @@ FLOORS = {
     ("qa_server_logs", "raw"): 38,
     ("qa_backend_logs", "wrapped"): 21,  # 20 / 15 until vLLM's health answer was a consequence
     ("qa_backend_logs", "raw"): 16,  # 14 until a request for an unknown model became a failure
-    ("doc_statements", "wrapped"): 22,  # 19 / 20 before a bare GLIBCXX and TensorRT-LLM's world check
-    ("doc_statements", "raw"): 23,
+    ("doc_statements", "wrapped"): 23,  # 19 / 20 before a bare GLIBCXX, the world check, a bare import name
+    ("doc_statements", "raw"): 24,
     ("qa_core_tests", "wrapped"): 3,  # 2 until unregistering an unknown repository had an entry
     ("qa_core_tests", "raw"): 3,
 }

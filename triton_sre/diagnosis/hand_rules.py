@@ -225,10 +225,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # (model.json) with this misleading "on mobile" wording: a model from a far older PyTorch.
             r"Legacy model format is not supported",
             r"undefined symbol",
-            # Python's ImportError for a name (PEP 328 semantics, "from 'mod' (path)" since 3.8): the
-            # module was found and imported but lacks the name, so the installed package is another
-            # release than the code importing it expects; a circular import is the code's own bug.
-            r"cannot import name '[^'\n]+' from '[^'\n]+'(?! \(most likely due to a circular import\))"
+            # Python's ImportError for a name (PEP 328 semantics; "from 'mod' (path)" since 3.8, bare
+            # before, and as docs quote it): the module was found and imported but lacks the name, so the
+            # installed package is another release than the code importing it expects; a circular import
+            # is the code's own bug.
+            r"cannot import name '[^'\n]+'(?: from '[^'\n]+')?(?! \(most likely due to a circular import\))"
             r"(?![^\n]*partially initialized)",
             MISSING_SUBMODULE,
             # the dynamic loader's "version `GLIBCXX_3.4.30' not found", also quoted otherwise or bare
