@@ -400,6 +400,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             STUB_DIED,
             r"Failed to initialize stub",
             r"\b(SyntaxError|IndentationError|TabError)\b",
+            # CPython's NameError and UnboundLocalError texts (Python/ceval.c), quoted without their type
+            # (Triton's QA greps "name 'x' is not defined" from a model whose initialize() uses a typo).
+            r"\bname '[A-Za-z_]\w*' is not defined\b",
+            r"\blocal variable '[A-Za-z_]\w*' referenced before assignment\b"
+            r"|\bcannot access local variable '[A-Za-z_]\w*' where it is not associated with a value\b",
             # (not Paddle's ``C++ Traceback (most recent call last):``, phi's enforce of a C++ failure)
             r"(?<!C\+\+ )\bTraceback \(most recent call last\)",
             r"\(model\.py, line \d+\)",
