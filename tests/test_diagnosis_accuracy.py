@@ -239,6 +239,7 @@ it, heldout38 those below 4500 and heldout39 4500-7999)."""
         ("heldout43", 4),
         ("heldout44", 3),
         ("heldout47", 12),
+        ("heldout48", 13),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
