@@ -88,6 +88,37 @@ def test_entrypoint_noise_on_a_healthy_cpu_host_is_no_failure() -> None:
     assert not diagnose_events(parse_text(log)).has_failure
 
 
+_COMPAT_STATUS = "  [[System has unsupported display driver / cuda driver combination (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) cuInit()=803]]\n"
+
+
+@pytest.mark.parametrize("prefix", ["", "triton-1  | "])
+def test_a_container_running_in_minor_version_compatibility_mode_is_no_failure(prefix: str) -> None:
+    # The NGC entrypoint's CUDA compatibility script: the driver is one CUDA minor release behind, the
+    # container runs; the bracketed cuInit error only says why forward compatibility was not used.
+    banner = (
+        "NVIDIA Release 22.05 (build 38317651)\n\n"
+        "WARNING: CUDA Minor Version Compatibility mode ENABLED.\n"
+        "  Using driver version 495.29.05 which has support for CUDA 11.5.  This container\n"
+        "  was built with CUDA 11.7 and will be run in Minor Version Compatibility mode.\n"
+        "  CUDA Forward Compatibility is preferred over Minor Version Compatibility for use\n"
+        "  with this container but was unavailable:\n" + _COMPAT_STATUS + "  See https://docs.nvidia.com/deploy/cuda-compatibility/ for details.\n"
+    )
+    healthy = "I0819 19:56:10.010269 1 cuda_memory_manager.cc:105] CUDA memory pool is created on device 0 with size 67108864\n"
+    log = "".join(prefix + line + "\n" for line in (banner + healthy).split("\n")[:-1])
+    assert diagnose_events(parse_text(log)).findings == ()
+    # A model that fails beside it is the only finding.
+    failed = "E0819 19:56:10.325689 1 model_repository_manager.cc:2063] Poll failed for model directory 'm': failed to read text proto from /models/m/config.pbtxt\n"
+    assert [f.runbook for f in diagnose_events(parse_text(log + prefix + failed)).findings] == [c.RUNBOOK_CONFIG_PARSE_ERROR]
+
+
+def test_the_compat_status_under_the_error_banner_is_still_the_drivers_failure() -> None:
+    log = (
+        "ERROR: This container was built for NVIDIA Driver Release 515.43 or later, but\n"
+        "       version 470.57.02 was detected and compatibility mode is UNAVAILABLE.\n\n" + _COMPAT_STATUS
+    )
+    assert [f.runbook for f in diagnose_events(parse_text(log)).findings] == [c.RUNBOOK_CUDA_DRIVER_MISMATCH]
+
+
 # --------------------------------------------------------------------------- Kubernetes
 @pytest.mark.parametrize(
     ("text", "runbook", "quoted"),

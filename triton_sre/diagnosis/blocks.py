@@ -27,7 +27,13 @@ from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
 from triton_sre.diagnosis.severity import LOADER_VERDICT, failure_piece, is_failure_line
 from triton_sre.diagnosis.signals import is_backend_failure, is_server_failure
 
-__all__ = ["WARNING_BANNER", "deciding_line", "event_level", "fails_beside_warnings"]
+__all__ = [
+    "WARNING_BANNER",
+    "deciding_line",
+    "event_level",
+    "fails_beside_warnings",
+    "quiet_running_compat_banner",
+]
 
 _MAX_WRAP_LINES = 4  # a wrapped message spans a few lines; a longer run is a block of its own
 _MAX_WRAP_SCAN = 200  # lines of a block searched for a hand-wrapped decision (bounded work per event)
@@ -126,6 +132,33 @@ def _wrapped_deciding_line(pieces: list[str], decides: Callable[[str], bool]) ->
             continue
         return max(k for k in range(head, end) if decides(join_hand_wraps("\n".join(pieces[k : end + 1]))))
     return None
+
+
+# The NGC entrypoint's driver check when the container runs anyway (its CUDA compatibility script, 21.xx on):
+# "WARNING: CUDA Minor Version Compatibility mode ENABLED." and its indented lines, which end with the reason
+# forward compatibility was not used instead, "  [[<cuInit's error> (CUDA_ERROR_...) cuInit()=803]]". The
+# driver is one CUDA minor release behind and the container runs: the bracketed error is no failure. (The
+# same bracketed line under the check's "ERROR: This container was built for ..." banner stays its detail.)
+_COMPAT_RUNS = re.compile(r"^WARNING: CUDA Minor Version Compatibility mode ENABLED\b")
+
+
+def quiet_running_compat_banner(message: str) -> str:
+    """``message`` with the lines of the NGC entrypoint's Minor Version Compatibility warning emptied
+    (positions kept), so the cuInit error it quotes is not read as a driver failure."""
+    if "Minor Version Compatibility mode ENABLED" not in message:
+        return message
+    lines = message.split("\n")
+    k = 0
+    while k < len(lines):
+        if _COMPAT_RUNS.match(peel_collector_prefix(lines[k]).strip()):
+            lines[k] = ""
+            k += 1
+            while k < len(lines) and lines[k][:1] in (" ", "\t") and lines[k].strip():
+                lines[k] = ""
+                k += 1
+            continue
+        k += 1
+    return "\n".join(lines)
 
 
 def fails_beside_warnings(block: str) -> bool:

@@ -29,7 +29,13 @@ from collections.abc import Callable, Iterable, Mapping
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, evidence_text
-from triton_sre.diagnosis.blocks import WARNING_BANNER, deciding_line, event_level, fails_beside_warnings
+from triton_sre.diagnosis.blocks import (
+    WARNING_BANNER,
+    deciding_line,
+    event_level,
+    fails_beside_warnings,
+    quiet_running_compat_banner,
+)
 from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.continuation import read_continuation
 from triton_sre.diagnosis.gpu_context import GpuContext
@@ -149,6 +155,9 @@ class Diagnoser:
     def feed(self, event: LogEvent) -> None:
         self._index += 1
         index = self._index
+        quiet = quiet_running_compat_banner(event.message) if event.source == SOURCE_RAW else event.message
+        if quiet is not event.message:  # the NGC banner of a container that runs (blocks.py)
+            event = dataclasses.replace(event, message=quiet)
         message = event.message
         level = event_level(event)
         self._own_lines = self._own_lines or bool(level)
