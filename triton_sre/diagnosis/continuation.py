@@ -9,6 +9,7 @@ no event, and a backtrace without its message names no cause. What the engine do
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,8 +21,8 @@ from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR, join_hand_wraps
 from triton_sre.diagnosis.reasons import PY_PATH, is_harmless
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
-from triton_sre.diagnosis.severity import failure_piece, only_frames
-from triton_sre.diagnosis.signals import backend_failure_piece
+from triton_sre.diagnosis.severity import failure_piece, is_failure_line, only_frames
+from triton_sre.diagnosis.signals import backend_failure_piece, is_backend_failure, is_server_failure
 
 __all__ = ["Continuation", "read_continuation"]
 
@@ -34,6 +35,48 @@ class Continuation:
     obs: Obs
     model: str | None = None
     version: str | None = None
+
+
+# A Python logging record below ERROR (``03/24/2022 10:27:49 PM INFO:msg``, ``INFO:name:msg``, ``2024-01-01
+# 10:00:00,123 - name - WARNING - msg``) whose message ends in a colon announces its rest on the next lines,
+# which carry no record prefix of their own (faiss/loader.py logs "Could not load library with AVX2 support
+# due to:" and the exception's repr, then loads its fallback). A line that fails by its own format or words
+# (a traceback, a crash) is never such a rest.
+_QUIET_RECORD = re.compile(
+    r"^(?:(?:\S*\d\S*\s+){1,3}(?:[AP]M\s+)?(?:[-|]\s*(?:[\w.]+\s*[-|]\s*)?)?)?\[?(?:INFO|DEBUG|WARNING|WARN)\]?[:\s]"
+)
+_RECORD_START = re.compile(r"^(?:\S*\d\S*\s+){1,3}|^[A-Z]+:|^\[?[A-Z]+\]?\s")
+
+
+def _blank_quiet_records(lines: list[str]) -> list[str]:
+    """``lines`` with the announced rest of each below-ERROR Python logging record emptied."""
+    out = list(lines)
+    quiet = False
+    for k, line in enumerate(lines):
+        if _QUIET_RECORD.match(line):
+            quiet = line.rstrip().endswith(":")  # the message announces its rest ("... due to:")
+        elif quiet and line.strip() and not _RECORD_START.match(line) and not _fails_alone(line):
+            out[k] = ""
+        else:
+            quiet = False
+    return out
+
+
+# The shell's report of its child's death by a signal (bash's strsignal text, "(core dumped)" when it did).
+_SHELL_SIGNAL = re.compile(
+    r"^\s*(?:Killed|Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception)"
+    r"(?: \(core dumped\))?\s*$"
+)
+
+
+def _fails_alone(line: str) -> bool:
+    """A line that reports a failure by its own format or words: never a record's rest."""
+    return bool(
+        _SHELL_SIGNAL.match(line)
+        or is_failure_line(line.strip())
+        or is_server_failure(line)
+        or is_backend_failure(line)
+    )
 
 
 def _line_of(lines: list[str], piece: str) -> int:
@@ -50,7 +93,8 @@ def read_continuation(event: LogEvent, index: int) -> Continuation | None:
     lines = event.message.split("\n")
     if len(lines) < 2:
         return None
-    lines = [lines[0], *blank_config_lines(lines[1:])]  # a config dump's fields are no event
+    # a config dump's fields are no event, nor the rest of a library's INFO record
+    lines = [lines[0], *_blank_quiet_records(blank_config_lines(lines[1:]))]
     rest = "\n".join(lines[1:])
     frames = only_frames(rest)  # a backtrace without its message: no cause known
     runbook = None if frames else classify(rest)
