@@ -192,3 +192,20 @@ def test_standin_is_served_by_the_shared_http_handler() -> None:
             assert answer.status_code == 405, method
             assert answer.headers["Allow"] == "GET, POST"
         assert standin.calls() == []
+
+
+def test_credentials_in_an_alerts_urls_never_reach_slack(tmp_path: Path) -> None:
+    # A sender's generatorURL (the "Source" button) or an annotation may carry user:password@ or ?token=.
+    case = "secret-" + uuid.uuid4().hex[:8]
+    body = notification(case)
+    body["alerts"][0]["generatorURL"] = "http://admin:hunter2@prom:9090/graph?token=abc123&g0.expr=up&g0.tab=1"
+    body["alerts"][0]["annotations"]["description"] = "see http://ops:pa55@wiki/x?api_key=k3y"
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(channel="#alerts")
+        with Bot(settings, tmp_path / "o.sqlite3", TOKEN, SLACK_TOKEN, standin.url) as bot:
+            send(bot, body)
+            assert standin.wait_for(lambda: bool(ok_posts(standin, case)), 10)
+            posted = json.dumps(ok_posts(standin, case)[0].params)
+    for secret in ("hunter2", "abc123", "pa55", "k3y"):
+        assert secret not in posted
+    assert "g0.expr=up" in posted  # the link still leads to the expression

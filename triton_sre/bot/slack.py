@@ -31,6 +31,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from triton_sre import conventions as c
 from triton_sre.bot import slack_limits as limits
 from triton_sre.bot.slack_http import DeadlineWebClient
+from triton_sre.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -300,16 +301,18 @@ class SlackDelivery:
         blocks: list[dict[str, Any]] | None = None,
         thread_ts: str | None = None,
     ) -> str:
+        text = redact(text, queries=False)
         kwargs: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
         if blocks is not None:
-            kwargs["blocks"] = blocks
+            kwargs["blocks"] = redacted(blocks)
         if thread_ts:
             kwargs["thread_ts"] = thread_ts
         data = self._call("chat_postMessage", **kwargs)
         return str(data.get("ts", ""))
 
     def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
-        self._call("chat_update", channel=channel, ts=ts, text=text, blocks=blocks)
+        text = redact(text, queries=False)
+        self._call("chat_update", channel=channel, ts=ts, text=text, blocks=redacted(blocks))
 
     def upload_png(self, channel: str, thread_ts: str, png: bytes, filename: str, title: str) -> None:
         self._call(
@@ -320,6 +323,19 @@ class SlackDelivery:
             filename=filename,
             title=title,
         )
+
+
+def redacted(blocks: Any) -> Any:
+    """``blocks`` with every string passed through `redact` (credentials and token-like query values out,
+    other query strings kept for dashboard and Prometheus links): an alert's generatorURL or annotation may
+    carry ``user:password@`` or ``?token=`` from the sender's configuration."""
+    if isinstance(blocks, str):
+        return redact(blocks, queries=False)
+    if isinstance(blocks, list):
+        return [redacted(item) for item in blocks]
+    if isinstance(blocks, dict):
+        return {key: redacted(value) for key, value in blocks.items()}
+    return blocks
 
 
 def _api_error(method: str, exc: SlackApiError) -> DeliveryError:
