@@ -50,7 +50,11 @@ pricing:
         ("pricing:\n  gpu_hour: -1\n", "pricing.gpu_hour: a price cannot be negative"),
         ("pricing:\n  node_hour: cheap\n", "pricing.node_hour: must be a number"),
         ("pricing:\n  cpu_execution_slots: 0\n", "pricing.cpu_execution_slots: must be a whole number"),
-        ("exporter:\n  interval: -5\n", "exporter.interval: must be greater than 0"),
+        ("exporter:\n  interval: -5\n", "exporter.interval: must be at least 0.1 and at most 86400"),
+        # a busy poll, and an interval whose next poll time overflows time_t (the poll thread died of it)
+        ("exporter:\n  interval: 1.0e-9\n", "exporter.interval: must be at least 0.1 and at most 86400"),
+        ("exporter:\n  interval: 1.0e+9\n", "exporter.interval: must be at least 0.1 and at most 86400"),
+        ("exporter:\n  window: 1.0e+12\n", "exporter.window: must be greater than 0 and at most 2678400"),
         ("exporter:\n  triton_url: triton:8000\n", "exporter.triton_url: must be an http(s) URL"),
         ("exporter:\n  metrics_url: 'http://'\n", "exporter.metrics_url: must be an http(s) URL"),
         ("exporter:\n  listen: nowhere\n", "exporter.listen: expected HOST:PORT"),

@@ -54,9 +54,9 @@ def check_number(
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ConfigError(f"{where}: must be a number, got {bounded(value)}")
     if value < low or (value == low and not low_inclusive) or value > high:
-        bound = f"{'at least' if low_inclusive else 'greater than'} {low:g}"
+        bound = f"{'at least' if low_inclusive else 'greater than'} {low:.12g}"
         if high != math.inf:
-            bound += f" and at most {high:g}"
+            bound += f" and at most {high:.12g}"
         raise ConfigError(f"{where}: must be {bound}, got {bounded(value)}")
     return float(value)
 

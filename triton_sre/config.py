@@ -20,6 +20,7 @@ from triton_sre.checks import (
     check_bool,
     check_keys,
     check_listen,
+    check_number,
     check_positive_int,
     check_positive_number,
     check_url,
@@ -94,12 +95,27 @@ def _currency(where: str, value: Any) -> str:
     return value.upper()
 
 
+# A poll interval below 0.1 s busy-polls Triton; above a day the next poll's time overflows the platform's
+# time_t on the way (and a window of months is no rate any dashboard reads).
+MIN_INTERVAL_SECONDS = 0.1
+MAX_INTERVAL_SECONDS = 86400.0
+MAX_WINDOW_SECONDS = 31 * 86400.0
+
+
+def _interval(where: str, value: Any) -> float:
+    return check_number(where, value, low=MIN_INTERVAL_SECONDS, high=MAX_INTERVAL_SECONDS)
+
+
+def _window(where: str, value: Any) -> float:
+    return check_number(where, value, low=0, low_inclusive=False, high=MAX_WINDOW_SECONDS)
+
+
 _EXPORTER_FIELDS = {
     "triton_url": check_url,
     "metrics_url": check_url,
     "listen": check_listen,
-    "interval": check_positive_number,
-    "window": check_positive_number,
+    "interval": _interval,
+    "window": _window,
     "timeout": check_positive_number,
     "max_response_bytes": check_positive_int,
 }
