@@ -389,3 +389,24 @@ def test_an_ensemble_config_error_is_its_own_model_not_the_previous_failure() ->
     runbooks = {f.model: f.runbook for f in diagnose_events(parse_text(log)).findings}
     assert runbooks["py_syntax"] == c.RUNBOOK_PYTHON_MODEL_ERROR
     assert runbooks["ens_bad_tensor"] == c.RUNBOOK_ENSEMBLE_DEPENDENCY
+
+
+def test_a_live_servers_reason_reaches_the_terminal_without_escape_sequences() -> None:
+    # The repository index is the server's text: a colour code or a terminal escape in a model's name or
+    # reason is dropped, as a pasted log's are.
+    from triton_sre.diagnosis.engine import diagnose_index
+
+    report = diagnose_index(
+        [
+            {
+                "name": "m\x1b[2J",
+                "version": "1",
+                "state": "UNAVAILABLE",
+                "reason": "\x1b[31mInternal:\x1b[0m failed to open text file for read /m/config.pbtxt: No such "
+                "file or directory\x07",
+            }
+        ]
+    )
+    [finding] = report.findings
+    assert finding.model == "m"
+    assert all("\x1b" not in e.text and "\x07" not in e.text for e in finding.evidence)

@@ -19,6 +19,7 @@ from triton_sre.diagnosis.hand_rules import STEP_ERROR
 from triton_sre.diagnosis.inventory import leading_part_runbook
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR, join_hand_wraps
 from triton_sre.diagnosis.logparse import CLOSING_FAILURE, SOURCE_TABLE, LogEvent
+from triton_sre.diagnosis.pastes import retyped
 from triton_sre.diagnosis.repeats import memoize_text
 from triton_sre.diagnosis.signals import is_harmless, is_summary
 
@@ -214,6 +215,9 @@ def template_of(event: LogEvent) -> str:
     return prefix + message.strip()
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # C0 controls and DEL; tab and line feed stay
+
+
 def index_events(index: Iterable[Mapping[str, object]]) -> Iterator[LogEvent]:
     """The UNAVAILABLE entries of ``POST /v2/repository/index`` as the status-table rows a log prints."""
     for position, entry in enumerate(index, 1):
@@ -221,7 +225,9 @@ def index_events(index: Iterable[Mapping[str, object]]) -> Iterator[LogEvent]:
             continue
         name = str(entry.get("name", ""))
         version = str(entry.get("version") or "") or None
-        reason = str(entry.get("reason") or "")
+        # the server's text, shown on a terminal: escape sequences and control characters go, as a log's do
+        reason = _CONTROL.sub("", retyped(str(entry.get("reason") or "")))
+        name = _CONTROL.sub("", retyped(name))
         text = f"{name} v{version or '-'}: UNAVAILABLE: {reason.splitlines()[0] if reason else ''}"
         yield LogEvent(
             line=position,
