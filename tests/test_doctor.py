@@ -12,9 +12,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 import yaml
 from binaries import binary
+from faultproxy import HUGE, TRICKLE, FaultProxy
 from live_prometheus import start_prometheus, stop_prometheus, wait_ready
 from test_bot_alertmanager import Alertmanager  # the real Alertmanager, started the same way
 
@@ -138,6 +140,22 @@ def test_unreachable_triton_and_bad_usage_exit_2(tmp_path: Path) -> None:
     assert _doctor().returncode == c.EXIT_USAGE  # --triton-url is required
     missing = _doctor("--triton-url", f"http://127.0.0.1:{port}", "--spec", str(tmp_path / "none.yaml"))
     assert missing.returncode == c.EXIT_USAGE and "does not exist" in missing.stderr
+
+
+@pytest.mark.parametrize("fault", [HUGE, TRICKLE])
+def test_a_huge_or_trickling_metadata_answer_is_bounded(triton: LocalTriton, fault: str) -> None:
+    """`GET /v2` goes through the same client as the other reads: its size cap and its --timeout for the
+    whole answer (a 50 MB body, or a real answer one byte every 0.4 s)."""
+    with FaultProxy(triton.http_url) as proxy:
+        proxy.set_fault("/v2", fault)
+        started = time.monotonic()
+        result = _doctor("--triton-url", proxy.url, "--metrics-url", triton.metrics_url, "--timeout", "2")
+        took = time.monotonic() - started
+    assert result.returncode == c.EXIT_USAGE, result.stderr
+    assert "cannot read Triton" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert took < 30, took  # (it read the whole 50 MB, or trickled for minutes, before)
+    if fault == HUGE:
+        assert c.FAULT_TOO_LARGE in result.stderr  # refused by its size, not read whole and then parsed
 
 
 def test_release_mapping() -> None:

@@ -164,13 +164,17 @@ def triton_facts(client: TritonClient, timeout: float) -> TritonFacts:
 
     where = f"{client.triton_url.rstrip('/')}/v2"
     try:
-        response = requests.get(where, timeout=timeout)
-        try:
-            metadata = response.json() if response.status_code == 200 else {}
-        except ValueError:  # HTML from a proxy, garbage: not Triton's JSON
-            raise Unreachable(
-                f"cannot read Triton: {where} did not return JSON (is it Triton's HTTP port?)"
-            ) from None
+        try:  # the client's bounds: --timeout for the whole answer, at most max_bytes of it
+            metadata = client.server_metadata()
+        except FetchError as exc:
+            if exc.kind == c.FAULT_HTTP_STATUS:
+                metadata = {}  # (a restricted metadata API: the version stays unknown)
+            elif exc.kind == c.FAULT_PARSE:  # HTML from a proxy, garbage: not Triton's JSON
+                raise Unreachable(
+                    f"cannot read Triton: {where} did not return JSON (is it Triton's HTTP port?)"
+                ) from None
+            else:
+                raise
         text = decode_body(client.metrics())
         index = client.repository_index()
         stats = list(client.all_stats())
