@@ -410,3 +410,14 @@ def test_a_live_servers_reason_reaches_the_terminal_without_escape_sequences() -
     [finding] = report.findings
     assert finding.model == "m"
     assert all("\x1b" not in e.text and "\x07" not in e.text for e in finding.evidence)
+
+
+def test_cores_config_modification_time_error_on_a_load_with_its_config_is_harmless() -> None:
+    # core r24.08 on logs it at E level and loads the model (a config given with the load request, PyTriton)
+    text = (
+        'E0509 07:41:06.609621 338401 model_repository_manager.cc:470] "Failed to set config modification time: '
+        'model_config_content_name_ is empty"\n'
+        'I0509 07:41:06.609824 338401 model_lifecycle.cc:472] "loading: triton_model:1"\n'
+        "I0509 07:41:08.400000 338401 model_lifecycle.cc:839] \"successfully loaded 'triton_model'\"\n"
+    )
+    assert diagnose_events(parse_text(text)).findings == ()
