@@ -45,3 +45,15 @@ def test_an_info_records_announced_rest_is_no_failure(record: str) -> None:
 def test_a_failure_after_the_record_is_still_read(after: str, runbook: str) -> None:
     record = "03/24/2022 10:27:49 PM INFO:Could not load library with AVX2 support due to:\n"
     assert _runbooks(_I + record + after) == [runbook]
+
+
+def test_a_python_warning_and_its_source_line_are_no_failure() -> None:
+    # warnings.formatwarning: a library's UserWarning that an optional import failed (Merlin's torch mappings)
+    warning = (
+        "/usr/local/lib/python3.8/dist-packages/merlin/dtypes/mappings/torch.py:43: UserWarning: PyTorch dtype "
+        "mappings did not load successfully due to an error: No module named 'torch'\n"
+        '  warn(f"PyTorch dtype mappings did not load successfully due to an error: {exc.msg}")\n'
+    )
+    assert _runbooks(_I + warning) == []
+    # alone, as the first lines of a paste: a warning at most
+    assert {f.severity for f in diagnose_events(parse_text(warning)).findings} <= {c.IMPACT_WARNING}

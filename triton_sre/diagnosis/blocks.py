@@ -38,8 +38,10 @@ __all__ = [
 _MAX_WRAP_LINES = 4  # a wrapped message spans a few lines; a longer run is a block of its own
 _MAX_WRAP_SCAN = 200  # lines of a block searched for a hand-wrapped decision (bounded work per event)
 
-WARNING_BANNER = re.compile(r"^WARNING\b:?")
-"""A pasted tool's own warning banner (the Docker CLI's, the NGC entrypoint's)."""
+WARNING_BANNER = re.compile(r"^WARNING\b:?|^(?:[A-Za-z]:)?[^\s:]+\.py:\d+: (?:[A-Z]\w*)?Warning: ")
+"""A pasted tool's own warning banner (the Docker CLI's, the NGC entrypoint's), and a line of Python's
+warnings module (``warnings.formatwarning``: ``<file>.py:<line>: <Category>Warning: <message>``, a
+UserWarning that a library's optional import failed is no failure)."""
 
 
 # A line that is only a level word (``error:``, ``ERROR``, ``Fatal:``): the message is on the next line.

@@ -45,6 +45,9 @@ class Continuation:
 _QUIET_RECORD = re.compile(
     r"^(?:(?:\S*\d\S*\s+){1,3}(?:[AP]M\s+)?(?:[-|]\s*(?:[\w.]+\s*[-|]\s*)?)?)?\[?(?:INFO|DEBUG|WARNING|WARN)\]?[:\s]"
 )
+# Python's warnings module (warnings.formatwarning): "<file>.py:<line>: <Category>Warning: <message>", then
+# the source line that warned, indented (a library's UserWarning that an optional import failed).
+_PY_WARNING = re.compile(r"^\s*(?:[A-Za-z]:)?[^\s:]+\.py:\d+: (?:[A-Z]\w*)?Warning: ")
 _RECORD_START = re.compile(r"^(?:\S*\d\S*\s+){1,3}|^[A-Z]+:|^\[?[A-Z]+\]?\s")
 
 
@@ -53,7 +56,10 @@ def _blank_quiet_records(lines: list[str]) -> list[str]:
     out = list(lines)
     quiet = False
     for k, line in enumerate(lines):
-        if _QUIET_RECORD.match(line):
+        if _PY_WARNING.match(line):  # a warning, not a failure: it and the source line under it
+            out[k] = ""
+            quiet = True
+        elif _QUIET_RECORD.match(line):
             quiet = line.rstrip().endswith(":")  # the message announces its rest ("... due to:")
         elif quiet and line.strip() and not _RECORD_START.match(line) and not _fails_alone(line):
             out[k] = ""
