@@ -610,7 +610,7 @@ BLIND_SETS = {
             }
         ),
     ),
-    # 2/3 scored once at ec66393 (the history of large repositories), no empty answer, one of five healthy
+    # 2/3 scored once at 81c63bb (the history of large repositories), no empty answer, one of five healthy
     # logs flagged (core's E-level "Failed to set config modification time" on a PyTriton load); then core's
     # line is harmless and a Python warnings line is a warning, not the first cause: 3/3, none flagged.
     "heldout49": BlindSet(3, 5, 3 / 3),
