@@ -392,6 +392,23 @@ NUMBER_PROBES = [
     ("stack up --gameday --gameday-scale inf", "--gameday-scale"),
     ("gameday --scale nan", "--scale"),
     ("gameday --scale 1e9", "--scale"),
+    # a Prometheus duration flag: each of these was `internal error: DurationError`
+    *(
+        (
+            f"rollout check --model m --baseline-version 1 --candidate-version 2 --prometheus {{u}} {flag}",
+            flag.split()[0].split("=")[0],
+        )
+        for flag in (
+            "--window 0",
+            "--window 0s",
+            "--window=-1",
+            "--window nan",
+            "--window 1e9",
+            "--window 15251w",  # past Prometheus' own limit (a Go duration)
+            "--step inf",
+            "--step " + "9" * 400 + "s",  # past a float: was OverflowError
+        )
+    ),
 ]
 
 

@@ -19,16 +19,26 @@ from triton_sre.stack.processes import free_port
         (["--baseline-version", "1", "--candidate-version", "2"], "need --model"),
         (["--baseline-model", "blue"], "go together"),
         (["--baseline-selector", "pod=x", "--candidate-selector", 'pod="y"'], "not a label matcher"),
-        (
-            ["--model", "m", "--baseline-version", "1", "--candidate-version", "2", "--window", "soon"],
-            "--window",
-        ),
     ],
 )
 def test_usage_errors_exit_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["rollout", "check", "--prometheus", "http://127.0.0.1:9", *args])
     assert code == c.EXIT_USAGE
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "0s", "-1", "nan", "inf", "1e309", "1e9", "15251w"])
+@pytest.mark.parametrize("flag", ["--window", "--step"])
+def test_a_bad_duration_is_refused_by_name_at_parsing(
+    flag: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each was `internal error: DurationError` (exit 2, but read as a bug)."""
+    argv = ["--prometheus", "http://127.0.0.1:9", "--model", "m", "--baseline-version", "1"]
+    with pytest.raises(SystemExit) as exited:
+        main(["rollout", "check", *argv, "--candidate-version", "2", f"{flag}={value}"])
+    assert exited.value.code == c.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert f"argument {flag}: " in err and "internal error" not in err
 
 
 def test_unreachable_prometheus_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,9 +14,11 @@ from typing import Any
 
 from triton_sre.redact import bounded
 
-__all__ = ["DurationError", "format_duration", "parse_duration", "seconds_arg"]
+__all__ = ["DurationError", "duration_arg", "format_duration", "parse_duration", "seconds_arg"]
 
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+MAX_DURATION_S = (2**63 - 1) / 1e9
+"""The longest duration Prometheus itself parses (a Go time.Duration: int64 nanoseconds, about 292y)."""
 _WHOLE = re.compile(r"^(?:(\d+)(ms|s|m|h|d|w))+$")
 _PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
 
@@ -27,14 +29,25 @@ class DurationError(ValueError):
 
 def parse_duration(value: Any, where: str) -> float:
     """Prometheus duration syntax -> seconds (`where` names the value in the error)."""
+    try:
+        return _seconds(value)
+    except DurationError as exc:
+        raise DurationError(f"{where}: {exc}") from None
+
+
+def _seconds(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, str) or not _WHOLE.match(value):
-        raise DurationError(
-            f"{where}: expected a duration like 500ms, 30s, 5m, 1h or 30d, got {bounded(value)}"
-        )
-    seconds = sum(int(n) * _UNITS[u] for n, u in _PART.findall(value))
+        raise DurationError(f"expected a duration like 500ms, 30s, 5m, 1h or 30d, got {bounded(value)}")
+    try:  # a number of thousands of digits is past int()'s limit, of hundreds past a float's
+        seconds = float(sum(int(n) * _UNITS[u] for n, u in _PART.findall(value)))
+    except (ValueError, OverflowError):
+        seconds = math.inf
     if seconds <= 0:
-        raise DurationError(f"{where}: must be longer than 0, got {bounded(value)}")
-    return float(seconds)
+        raise DurationError(f"must be longer than 0, got {bounded(value)}")
+    if seconds > MAX_DURATION_S:
+        limit = f"{int(MAX_DURATION_S // _UNITS['w'])}w"
+        raise DurationError(f"must be at most {limit} (Prometheus' limit), got {bounded(value)}")
+    return seconds
 
 
 def format_duration(seconds: float) -> str:
@@ -44,6 +57,15 @@ def format_duration(seconds: float) -> str:
         if ms % size == 0:
             return f"{ms // size}{unit}"
     return f"{ms}ms"
+
+
+def duration_arg(text: str) -> float:
+    """argparse type of a command-line Prometheus duration (`15m`, `30s`) -> seconds: `0`, `-1`, `nan`,
+    `1e9` or a duration past Prometheus' own limit is a usage error, exit 2, before anything starts."""
+    try:
+        return _seconds(text)
+    except DurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def seconds_arg(text: str) -> float:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.durations import seconds_arg
+from triton_sre.durations import duration_arg, seconds_arg
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.rollout.live import collect, default_step
 from triton_sre.rollout.model import (
@@ -79,10 +79,16 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
     )
     check.add_argument("--candidate-selector", help="pods: label matchers of the new pods")
     check.add_argument(
-        "--window", default=None, help="how far back to compare (default: rollout.window, 15m)"
+        "--window",
+        type=duration_arg,
+        default=None,
+        help="how far back to compare, a duration such as 15m (default: rollout.window, 15m)",
     )
     check.add_argument(
-        "--step", default=None, help="sample interval (default: window / 30, at least 3 scrapes)"
+        "--step",
+        type=duration_arg,
+        default=None,
+        help="sample interval, a duration such as 30s (default: window / 30, at least 3 scrapes)",
     )
     check.add_argument("--job", help="Triton's scrape job (default: the spec's scrape.triton_job)")
     check.add_argument(
@@ -180,8 +186,8 @@ def run_check(args: argparse.Namespace) -> int:
     rs = rollout_spec(spec)
     job = args.job or spec.triton_job
     sides = _sides(args, job, rs)
-    window_s = parse_duration(args.window or rs.window, "--window")
-    step_s = parse_duration(args.step, "--step") if args.step else None
+    window_s: float = args.window or parse_duration(rs.window, "rollout.window")
+    step_s: float | None = args.step
     prom = Prometheus(args.prometheus, timeout=args.timeout)
     try:
         step_s = step_s or default_step(prom, job, window_s)
