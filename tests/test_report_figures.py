@@ -230,6 +230,32 @@ def test_parse_time() -> None:
         parse_time("yesterday")
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # each ended in `internal error: ValueError: year ... is out of range` (datetime)
+        (["--start", "-99999999999"], "'-99999999999' is not a time between 1970-01-01 and 9999-12-31 UTC"),
+        (["--end", "99999999999999"], "is not a time between 1970-01-01 and 9999-12-31 UTC"),
+        (["--start", "0001-01-01T00:00:00Z"], "is not a time between 1970-01-01 and 9999-12-31 UTC"),
+        (["--last", "15000w"], "--last '15000w' reaches before 1970-01-01"),
+        (["--last", "99999999d"], "--last: must be at most 15250w"),
+        # hung for minutes (millions of range queries); Prometheus allows 11,000 points per series
+        (["--last", "1h", "--step", "1e-9"], "the smallest step for this range is 0.328s"),
+        (["--start", "0", "--end", "11000", "--step", "0.999"], "the smallest step for this range is 1s"),
+    ],
+)
+def test_a_range_or_step_out_of_bounds_is_one_line_and_exit_2(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # never asked: refused before any query
+    err = io.StringIO()
+    with redirect_stderr(err), redirect_stdout(io.StringIO()):
+        assert main(["report", "--prometheus-url", url, "--out", str(tmp_path / "out"), *args]) == 2
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "internal error" not in lines[0], lines
+    assert not (tmp_path / "out").exists()
+
+
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     err = io.StringIO()

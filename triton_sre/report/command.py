@@ -16,6 +16,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.durations import seconds_arg
+from triton_sre.redact import bounded
 
 __all__ = ["FORMATS", "add_report_parser", "build_report", "parse_time", "run_report", "write_report"]
 
@@ -29,6 +30,7 @@ GAUGES = (
     c.M_BATCH_FILL_RATIO,
 )
 DEFAULT_SCRAPE_INTERVAL_S = 60.0  # Prometheus' own default, when its configuration cannot be read
+LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last second a report can print as a date
 
 
 def add_report_parser(commands: Any, epilog: str) -> None:
@@ -79,22 +81,23 @@ def _err(message: str) -> None:
 
 
 def parse_time(value: str) -> float:
-    """Unix seconds or RFC 3339 / ISO 8601 (a trailing Z is UTC; no zone means UTC)."""
+    """Unix seconds or RFC 3339 / ISO 8601 (a trailing Z is UTC; no zone means UTC), between
+    1970-01-01 and 9999-12-31 UTC (the report prints its range as dates)."""
     try:
         seconds = float(value)
     except ValueError:
-        pass
-    else:
-        if not math.isfinite(seconds):  # nan and inf parse as floats
-            raise ValueError(f"{value!r} is not a time: Unix seconds must be a finite number")
-        return seconds
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"{value!r} is neither Unix seconds nor an RFC 3339 time") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.UTC)
-    return parsed.timestamp()
+        try:
+            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"{bounded(value)} is neither Unix seconds nor an RFC 3339 time") from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=dt.UTC)
+        seconds = parsed.timestamp()
+    if not math.isfinite(seconds):  # nan and inf parse as floats
+        raise ValueError(f"{bounded(value)} is not a time: Unix seconds must be a finite number")
+    if not 0 <= seconds <= LATEST_TIME:
+        raise ValueError(f"{bounded(value)} is not a time between 1970-01-01 and 9999-12-31 UTC")
+    return seconds
 
 
 def _thresholds(path: str | None) -> Any:
@@ -220,7 +223,7 @@ def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]
 
 def run_report(args: argparse.Namespace) -> int:
     from triton_sre.durations import parse_duration
-    from triton_sre.report.prom import PromError
+    from triton_sre.report.prom import PROMETHEUS_MAX_POINTS, PromError, smallest_step
     from triton_sre.slo import SpecError
 
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
@@ -237,11 +240,20 @@ def run_report(args: argparse.Namespace) -> int:
     except (ValueError, SpecError, OSError) as exc:
         _err(str(exc))
         return c.EXIT_USAGE
+    if start < 0:
+        _err(f"--last {bounded(args.last)} reaches before 1970-01-01 (Unix time 0): give a shorter one")
+        return c.EXIT_USAGE
     if start >= end:
         _err("the range is empty: --start must be before --end")
         return c.EXIT_USAGE
     if args.step is not None and args.step <= 0:
         _err("--step must be > 0")
+        return c.EXIT_USAGE
+    if args.step is not None and args.step < smallest_step(start, end):
+        _err(
+            f"--step {args.step:g}: the range would need more than {PROMETHEUS_MAX_POINTS:,} points per "
+            f"series (Prometheus' limit); the smallest step for this range is {smallest_step(start, end):g}s"
+        )
         return c.EXIT_USAGE
     try:
         report = build_report(

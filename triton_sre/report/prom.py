@@ -21,16 +21,20 @@ from triton_sre.prom import PromError, Prometheus
 
 __all__ = [
     "MAX_POINTS",
+    "PROMETHEUS_MAX_POINTS",
     "PromError",
     "PrometheusClient",
     "SeriesArrays",
     "choose_step",
     "frame_of",
     "rate_window",
+    "smallest_step",
 ]
 
 MAX_POINTS = 2000
-"""Samples per series a range query asks for (Prometheus refuses more than 11,000)."""
+"""Samples per series a range query asks for by default."""
+PROMETHEUS_MAX_POINTS = 11_000
+"""Prometheus refuses a range query of more points per series than this."""
 TIMEOUT_S = 30.0
 SAMPLES_PER_ANSWER = 200_000
 """At most this many samples per range-query answer (≈ 30 MB of parsed JSON)."""
@@ -42,6 +46,13 @@ SeriesArrays = tuple[dict[str, str], np.ndarray, np.ndarray]  # labels, timestam
 def choose_step(start: float, end: float, min_step: float = 1.0) -> float:
     """The query resolution: at most `MAX_POINTS` samples, never finer than ``min_step`` seconds."""
     return max(min_step, math.ceil((end - start) / MAX_POINTS))
+
+
+def smallest_step(start: float, end: float) -> float:
+    """The finest step (seconds, rounded up to the millisecond) at which [start, end] stays within
+    Prometheus' `PROMETHEUS_MAX_POINTS` points per series: a finer `--step` is refused, not read in
+    millions of slices."""
+    return math.ceil((end - start) / PROMETHEUS_MAX_POINTS * 1000) / 1000
 
 
 def rate_window(step: float, scrape_interval: float) -> float:
