@@ -49,6 +49,35 @@ def test_check_names_stale_and_missing_files(tmp_path: Path, capsys: pytest.Capt
     assert "https://x/rb/triton-server-down.md" in (tmp_path / "alerts" / "triton-alerts.yaml").read_text()
 
 
+@pytest.mark.parametrize(
+    ("command", "value", "reason"),
+    [
+        # generate ended in `internal error: ValueError: cannot render template`
+        (["generate", "--spec", str(REPO / "slos.yaml")], "{{ x }}", "must not contain '{{' or '}}'"),
+        (["generate", "--spec", str(REPO / "slos.yaml")], "https://x/}}/", "must not contain '{{' or '}}'"),
+        (["generate", "--spec", str(REPO / "slos.yaml")], "", "must not be empty"),
+        (["stack", "up"], "{{ $labels.job }}/", "must not contain '{{' or '}}'"),
+    ],
+)
+def test_a_runbook_base_with_template_braces_is_refused_at_parsing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], value: str, reason: str
+) -> None:
+    """Prometheus expands annotations as Go templates: braces in the prefix break every runbook_url."""
+    with pytest.raises(SystemExit) as exited:
+        main(
+            [
+                *command,
+                "--out" if command[0] == "generate" else "--workdir",
+                str(tmp_path / "o"),
+                f"--runbook-base-url={value}",
+            ]
+        )
+    assert exited.value.code == c.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert f"argument --runbook-base-url: {reason}" in err and "internal error" not in err
+    assert not (tmp_path / "o").exists()
+
+
 def _alerts(base: str = c.DEFAULT_RUNBOOK_BASE_URL) -> list[dict]:
     return [r for r in all_rules(rule_files(default_spec(), base)) if "alert" in r]
 

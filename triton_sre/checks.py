@@ -8,6 +8,7 @@ config use these checks without pulling in the exporter or the Triton client. Ev
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import re
@@ -30,6 +31,7 @@ __all__ = [
     "check_url",
     "parse_listen",
     "read_yaml",
+    "runbook_base_arg",
 ]
 
 
@@ -85,6 +87,20 @@ def check_url(where: str, value: Any) -> str:
     text = value.strip() if isinstance(value, str) else value
     if not isinstance(text, str) or not _HTTP_URL.match(text):
         raise ConfigError(f"{where}: must be an http(s) URL, got {bounded(value)}")
+    return text
+
+
+def runbook_base_arg(text: str) -> str:
+    """argparse type of ``--runbook-base-url`` (an http(s) URL or a repository path): not empty and
+    without Go template braces, since Prometheus expands an alert's annotations as a template (a
+    ``{{`` in the prefix would make every generated runbook_url a broken template)."""
+    if not text:
+        raise argparse.ArgumentTypeError("must not be empty")
+    if "{{" in text or "}}" in text:
+        raise argparse.ArgumentTypeError(
+            f"must not contain '{{{{' or '}}}}' (Prometheus reads alert annotations as Go templates), "
+            f"got {bounded(text)}"
+        )
     return text
 
 

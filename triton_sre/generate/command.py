@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.checks import runbook_base_arg
 from triton_sre.files import stale_files, write_files
 from triton_sre.generate import families
 from triton_sre.generate.rulefile import render_yaml
@@ -61,6 +62,7 @@ def add_generate_parser(commands: Any, epilog: str) -> None:
     gen.add_argument("--out", type=Path, default=Path("."), help="directory to write into (default: .)")
     gen.add_argument(
         "--runbook-base-url",
+        type=runbook_base_arg,
         default=c.DEFAULT_RUNBOOK_BASE_URL,
         help=(
             "prefix of every alert's runbook_url, e.g. https://github.com/ORG/REPO/blob/main/runbooks/ "
@@ -79,10 +81,7 @@ def run_generate(args: argparse.Namespace) -> int:
         return c.EXIT_USAGE
     for warning in [*spec_warnings(spec), *families.warnings(spec)]:
         print(f"triton-sre generate: warning: {warning}", file=sys.stderr)
-    base = str(args.runbook_base_url)
-    if not base:
-        print("triton-sre generate: --runbook-base-url must not be empty", file=sys.stderr)
-        return c.EXIT_USAGE
+    base = str(args.runbook_base_url)  # not empty, no template braces (checks.runbook_base_arg)
     from triton_sre.stack.render import deploy_files  # jinja2: the [generate] extra
 
     files = {**render_all(spec, base), **deploy_files(spec, base)}  # + deploy/ (compose, k8s)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.checks import runbook_base_arg
 from triton_sre.durations import seconds_arg
 
 
@@ -69,6 +70,7 @@ def add_stack_parser(commands: Any, epilog: str) -> None:
     )
     up.add_argument(
         "--runbook-base-url",
+        type=runbook_base_arg,
         default=c.DEFAULT_RUNBOOK_BASE_URL,
         help=f"prefix of the alerts' runbook links (default {c.DEFAULT_RUNBOOK_BASE_URL})",
     )
