@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -9,11 +10,14 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.checks import url_arg
+from triton_sre.cli import build_parser, main
 from triton_sre.stack.processes import free_port
 
 CLI = [sys.executable, "-m", "triton_sre.cli"]
@@ -123,3 +127,50 @@ def test_demo_end_to_end_json():
     # the model that never enters the repository index is found in Triton's log
     from_log = {f["model"]: f["runbook"] for f in summary["log_findings"]}
     assert from_log["broken_version_dir"] == c.RUNBOOK_VERSION_DIR_INVALID
+
+
+def _url_flags(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[list[str], str]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _url_flags(sub, (*path, name))
+        elif action.type is url_arg:
+            yield list(path), action.option_strings[-1]
+
+
+ENDPOINTS = sorted(f"{' '.join(cmd)} {flag}" for cmd, flag in _url_flags(build_parser()))
+
+
+def test_every_endpoint_flag_is_a_checked_url() -> None:
+    """The flags naming a server, in every command (triage's among them), share `checks.url_arg`."""
+    assert set(ENDPOINTS) >= {
+        "export --triton-url",
+        "export --metrics-url",
+        "triage --triton-url",
+        "doctor --triton-url",
+        "doctor --metrics-url",
+        "doctor --prometheus-url",
+        "doctor --alertmanager-url",
+        "report --prometheus-url",
+        "rollout check --prometheus-url",
+        "bot --triton-url",
+        "bot --prometheus-url",
+        "bot --grafana-url",
+        "bot --alertmanager-url",
+    }
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+@pytest.mark.parametrize("url", ["http://[::1", "http://host:99999", "localhost:8000", "http://"])
+def test_a_url_that_does_not_parse_is_a_usage_error_by_name(
+    endpoint: str, url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`export --triton-url 'http://[::1'` was `internal error: ValueError: Invalid IPv6 URL`."""
+    *command, flag = endpoint.split()
+    with pytest.raises(SystemExit) as exited:
+        main([*command, f"{flag}={url}"])
+    assert exited.value.code == c.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert f"{flag}: expected an http(s) URL" in err and "internal error" not in err

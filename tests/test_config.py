@@ -57,6 +57,8 @@ pricing:
         ("exporter:\n  window: 1.0e+12\n", "exporter.window: must be greater than 0 and at most 2678400"),
         ("exporter:\n  triton_url: triton:8000\n", "exporter.triton_url: must be an http(s) URL"),
         ("exporter:\n  metrics_url: 'http://'\n", "exporter.metrics_url: must be an http(s) URL"),
+        ("exporter:\n  triton_url: 'http://[::1'\n", "exporter.triton_url: must be an http(s) URL"),
+        ("exporter:\n  metrics_url: 'http://h:99999'\n", "exporter.metrics_url: must be an http(s) URL"),
         ("exporter:\n  listen: nowhere\n", "exporter.listen: expected HOST:PORT"),
         ("pricing: [1, 2]\n", "pricing: must be a mapping"),
         ("- a\n- b\n", "the document must be a mapping"),

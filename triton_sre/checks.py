@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -32,6 +33,7 @@ __all__ = [
     "parse_listen",
     "read_yaml",
     "runbook_base_arg",
+    "url_arg",
 ]
 
 
@@ -83,11 +85,32 @@ _HTTP_URL = re.compile(r"https?://[^/\s]+")
 
 
 def check_url(where: str, value: Any) -> str:
-    """An http(s) URL with a host (``http://`` alone is refused); surrounding blanks removed."""
+    """An http(s) URL with a host (``http://`` alone is refused) that parses (``http://[::1`` or a port
+    past 65535 would fail in the HTTP client); surrounding blanks removed."""
     text = value.strip() if isinstance(value, str) else value
-    if not isinstance(text, str) or not _HTTP_URL.match(text):
+    if not isinstance(text, str) or not _HTTP_URL.match(text) or not _parses(text):
         raise ConfigError(f"{where}: must be an http(s) URL, got {bounded(value)}")
     return text
+
+
+def _parses(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  # raises on a port that is not a number in 0..65535
+    except ValueError:  # an unclosed IPv6 bracket, a bad port
+        return False
+    return bool(parts.hostname)
+
+
+def url_arg(text: str) -> str:
+    """argparse type of every command-line endpoint (`--triton-url`, `--prometheus-url`, ...; set on
+    them all by `cli.build_parser`): a URL `check_url` accepts, else a usage error, exit 2."""
+    try:
+        return check_url("URL", text)
+    except ConfigError:
+        raise argparse.ArgumentTypeError(
+            f"expected an http(s) URL such as http://localhost:9090, got {bounded(text)}"
+        ) from None
 
 
 def runbook_base_arg(text: str) -> str:

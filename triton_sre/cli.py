@@ -120,7 +120,25 @@ def build_parser() -> argparse.ArgumentParser:
     from triton_sre.gameday.command import add_gameday_parser
 
     add_gameday_parser(commands, EXIT_CODES_HELP)
+    _check_endpoints(parser)
     return parser
+
+
+def _check_endpoints(parser: argparse.ArgumentParser) -> None:
+    """Every endpoint flag of every command (``--*-url``, ``--prometheus``) is parsed by the one
+    `checks.url_arg`: ``http://[::1`` is a usage error by name, not a ValueError deep in requests.
+    Runbook bases are link prefixes (a repository path will do) and keep their own type."""
+    from triton_sre.checks import url_arg
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                _check_endpoints(sub)
+        elif action.type is None and any(
+            (flag.endswith("-url") and "runbook" not in flag) or flag == "--prometheus"
+            for flag in action.option_strings
+        ):
+            action.type = url_arg
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
