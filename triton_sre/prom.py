@@ -16,11 +16,13 @@ import yaml
 
 from triton_sre.durations import DurationError, parse_duration
 from triton_sre.httpclient import deadline, describe, new_session
-from triton_sre.redact import redact
+from triton_sre.redact import bounded, redact
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PromError", "Prometheus"]
 
 DEFAULT_TIMEOUT_S = 5.0
+MAX_ERROR_CHARS = 300  # of Prometheus' own error text quoted in a PromError
+MAX_QUERY_CHARS = 200  # of the query it names (rollout's run to 700 characters)
 
 
 class PromError(RuntimeError):
@@ -30,8 +32,15 @@ class PromError(RuntimeError):
         super().__init__(redact(message))
 
 
+def _one_line(error: object) -> str:
+    """Prometheus' own error text as one line of at most `MAX_ERROR_CHARS` (a broken proxy may send
+    a megabyte of it, or an HTML page)."""
+    text = " ".join(str(error).split())
+    return text if len(text) <= MAX_ERROR_CHARS else bounded(text, MAX_ERROR_CHARS)
+
+
 def _malformed(expr: str, what: str) -> PromError:
-    return PromError(f"{expr!r}: unexpected answer from Prometheus: {what}")
+    return PromError(f"{bounded(expr, MAX_QUERY_CHARS)}: unexpected answer from Prometheus: {what}")
 
 
 class Prometheus:
@@ -55,14 +64,28 @@ class Prometheus:
             body = response.json()
         except ValueError:
             raise PromError(f"{self.url}: HTTP {response.status_code}, not a Prometheus API answer") from None
+        except RecursionError:  # json's decoder recurses per level: '[' * 100000
+            raise PromError(
+                f"{self.url}{path}: the answer is nested too deeply to be a Prometheus API answer"
+            ) from None
+        query = bounded(params.get("query", ""), MAX_QUERY_CHARS)
         if response.status_code != 200 or not isinstance(body, dict) or body.get("status") != "success":
             error = body.get("error") if isinstance(body, dict) else None
-            raise PromError(f"{path} {params.get('query', '')!r}: {error or response.status_code}")
-        return body["data"]
+            raise PromError(f"{path} {query}: {_one_line(error) if error else response.status_code}")
+        data = body.get("data")
+        if not isinstance(data, dict | list):  # `"data": null`, a number: no API answers that
+            raise PromError(f"{path} {query}: unexpected answer from Prometheus: data is {bounded(data)}")
+        return data
 
-    def api(self, path: str, params: dict[str, Any] | None = None) -> Any:
-        """The ``data`` of any GET API call, e.g. ``/api/v1/targets`` (doctor)."""
-        return self._get(path, params or {})
+    def api(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The ``data`` object of a GET API call answering one, e.g. ``/api/v1/targets`` (doctor):
+        PromError when it is not an object, so callers read it with ``.get`` safely."""
+        data = self._get(path, params or {})
+        if not isinstance(data, dict):
+            raise PromError(
+                f"{path}: unexpected answer from Prometheus: data is {bounded(data)}, not an object"
+            )
+        return data
 
     def instant(self, expr: str) -> float | None:
         """The first sample of an instant query (None when the result is empty or not finite)."""
@@ -98,7 +121,7 @@ class Prometheus:
         kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
         result = data.get("result") if isinstance(data, dict) else None
         if kind != "matrix" or not isinstance(result, list):
-            raise PromError(f"{expr!r}: unexpected answer from Prometheus: expected a matrix, got {kind!r}")
+            raise _malformed(expr, f"expected a matrix, got {kind!r}")
         for series in result:
             values = series.get("values") if isinstance(series, dict) else None
             if not isinstance(values, list) or not isinstance(series.get("metric"), dict):
