@@ -16,7 +16,7 @@ import yaml
 
 from triton_sre.durations import DurationError, parse_duration
 from triton_sre.httpclient import deadline, describe, new_session
-from triton_sre.redact import bounded, redact
+from triton_sre.redact import bounded, one_line, redact
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PromError", "Prometheus"]
 
@@ -30,13 +30,6 @@ class PromError(RuntimeError):
 
     def __init__(self, message: str) -> None:
         super().__init__(redact(message))
-
-
-def _one_line(error: object) -> str:
-    """Prometheus' own error text as one line of at most `MAX_ERROR_CHARS` (a broken proxy may send
-    a megabyte of it, or an HTML page)."""
-    text = " ".join(str(error).split())
-    return text if len(text) <= MAX_ERROR_CHARS else bounded(text, MAX_ERROR_CHARS)
 
 
 def _malformed(expr: str, what: str) -> PromError:
@@ -71,7 +64,9 @@ class Prometheus:
         query = bounded(params.get("query", ""), MAX_QUERY_CHARS)
         if response.status_code != 200 or not isinstance(body, dict) or body.get("status") != "success":
             error = body.get("error") if isinstance(body, dict) else None
-            raise PromError(f"{path} {query}: {_one_line(error) if error else response.status_code}")
+            raise PromError(
+                f"{path} {query}: {one_line(error, MAX_ERROR_CHARS) if error else response.status_code}"
+            )
         data = body.get("data")
         if not isinstance(data, dict | list):  # `"data": null`, a number: no API answers that
             raise PromError(f"{path} {query}: unexpected answer from Prometheus: data is {bounded(data)}")

@@ -14,7 +14,15 @@ import re
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-__all__ = ["REDACTED", "RedactingFilter", "RedactingStream", "bounded", "install_redaction", "redact"]
+__all__ = [
+    "REDACTED",
+    "RedactingFilter",
+    "RedactingStream",
+    "bounded",
+    "install_redaction",
+    "one_line",
+    "redact",
+]
 
 REDACTED = "<redacted>"
 # A query string (up to whitespace or a quote), userinfo in a URL, an Authorization value.
@@ -45,6 +53,14 @@ def bounded(value: object, limit: int = BOUNDED_CHARS) -> str:
         return f"a {type(value).__name__} of {len(value)} item(s)"
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def one_line(text: object, limit: int = BOUNDED_CHARS) -> str:
+    """A server's own text quoted in an error (Prometheus' error, an HTTP error page): its whitespace
+    runs, newlines included, as one space, and `bounded` when over `limit` characters, so the
+    message stays one line of bounded length."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else bounded(flat, limit)
 
 
 def _keep_name(match: re.Match[str]) -> str:

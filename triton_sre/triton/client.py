@@ -23,9 +23,10 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.config import default_metrics_url as default_metrics_url  # its home is the config
 from triton_sre.httpclient import deadline, describe, new_session
-from triton_sre.redact import redact
+from triton_sre.redact import one_line, redact
 
 _CHUNK = 64 * 1024
+_EXCERPT_BYTES = 200  # of an error page, quoted on one line (an HTML page is hundreds of lines)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
@@ -72,7 +73,7 @@ class TritonClient:
         if status in _REDIRECTS:
             raise FetchError(target, c.FAULT_HTTP_STATUS, f"{shown} redirects to another host (not followed)")
         if status != 200:
-            excerpt = bytes(payload[:200]).decode("utf-8", "replace").strip()
+            excerpt = one_line(bytes(payload[:_EXCERPT_BYTES]).decode("utf-8", "replace"), _EXCERPT_BYTES)
             raise FetchError(target, c.FAULT_HTTP_STATUS, f"{shown} answered HTTP {status}: {excerpt}")
         return payload
 
