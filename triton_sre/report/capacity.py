@@ -2,7 +2,9 @@
 
 Memory, headroom and models that fit are the last values of the range; load times the largest
 seen; energy cost per hour the mean, and over the range the integral (each sample stands for one
-step). The startup-probe advice: 2 x the slowest load + a margin.
+step). The startup-probe advice: 2 x the slowest load + a margin. A series without a label its
+table is keyed by (``gpu_uuid``, ``model``/``version``...) is left out of that table, and the section
+says which family lost series (the exporter always writes those labels; another writer may not).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class CapacitySection:
     currency: str | None = None
     gpu_metrics_missing: bool = False
     probe_budget_s: float | None = None  # configured (operational.startup_probe_budget)
+    unlabelled: tuple[str, ...] = ()  # "family (label)" whose series lacking the label were left out
 
     @property
     def slowest_load_s(self) -> float | None:
@@ -59,7 +62,13 @@ class CapacitySection:
 
     @property
     def empty(self) -> bool:
-        return self.memory.empty and not self.gpus and self.host_headroom_bytes is None and self.loads.empty
+        return (
+            self.memory.empty
+            and not self.gpus
+            and self.host_headroom_bytes is None
+            and self.loads.empty
+            and not self.unlabelled
+        )
 
 
 def _valid(frame: pd.DataFrame) -> pd.DataFrame:
@@ -68,15 +77,32 @@ def _valid(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[np.isfinite(frame["value"]) & (frame["value"] >= 0)]
 
 
-def _last(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    frame = _valid(frame)
-    if frame.empty or any(k not in frame for k in by):
+def _labelled(
+    frames: Mapping[str, pd.DataFrame], family: str, by: Sequence[str], unlabelled: list[str]
+) -> pd.DataFrame:
+    """The valid samples of `family` whose series carry every label of `by` (a groupby on a missing
+    label fails); when some series lack one, ``"family (label)"`` is added to `unlabelled`."""
+    frame = _valid(frames.get(family, pd.DataFrame()))
+    missing = [k for k in by if not frame.empty and (k not in frame or frame[k].isna().any())]
+    if not missing:
+        return frame
+    unlabelled.append(f"{family} ({', '.join(missing)})")
+    if any(k not in frame for k in by):
+        return pd.DataFrame()
+    return frame[frame[list(by)].notna().all(axis=1)]
+
+
+def _last(
+    frames: Mapping[str, pd.DataFrame], family: str, by: Sequence[str], unlabelled: list[str]
+) -> pd.DataFrame:
+    frame = _labelled(frames, family, by, unlabelled)
+    if frame.empty:
         return pd.DataFrame(columns=[*by, "value"])
     return frame.sort_values("timestamp").groupby(list(by), as_index=False)["value"].last()
 
 
-def _by_gpu(frame: pd.DataFrame) -> dict[str, float]:
-    last = _last(frame, [c.LABEL_GPU_UUID])
+def _by_gpu(frames: Mapping[str, pd.DataFrame], family: str, unlabelled: list[str]) -> dict[str, float]:
+    last = _last(frames, family, [c.LABEL_GPU_UUID], unlabelled)
     return dict(zip(last[c.LABEL_GPU_UUID], last["value"], strict=True))
 
 
@@ -88,13 +114,13 @@ def _scalar(frame: pd.DataFrame) -> float | None:
 def capacity_section(
     frames: Mapping[str, pd.DataFrame], step: float, probe_budget_s: float | None = None
 ) -> CapacitySection:
+    unlabelled: list[str] = []
     memory = _last(
-        frames.get(c.M_MODEL_MEMORY_BYTES, pd.DataFrame()),
-        [c.LABEL_MODEL, c.LABEL_VERSION, c.L_KIND, c.L_DEVICE],
+        frames, c.M_MODEL_MEMORY_BYTES, [c.LABEL_MODEL, c.LABEL_VERSION, c.L_KIND, c.L_DEVICE], unlabelled
     )
     memory = memory.rename(columns={"value": "bytes"}).sort_values("bytes", ascending=False, kind="stable")
 
-    loads = _valid(frames.get(c.M_MODEL_LOAD_SECONDS, pd.DataFrame()))
+    loads = _labelled(frames, c.M_MODEL_LOAD_SECONDS, [c.LABEL_MODEL, c.LABEL_VERSION], unlabelled)
     if loads.empty:
         loads = pd.DataFrame(columns=[c.LABEL_MODEL, c.LABEL_VERSION, "seconds"])
     else:
@@ -103,7 +129,7 @@ def capacity_section(
             "seconds", ascending=False, kind="stable"
         )
 
-    energy = _valid(frames.get(c.M_ENERGY_COST_PER_HOUR, pd.DataFrame()))
+    energy = _labelled(frames, c.M_ENERGY_COST_PER_HOUR, [c.LABEL_GPU_UUID], unlabelled)
     currency = str(energy[c.L_CURRENCY].iloc[0]) if not energy.empty and c.L_CURRENCY in energy else None
     mean_cost: dict[str, float] = {}
     range_cost: dict[str, float] = {}
@@ -112,9 +138,9 @@ def capacity_section(
         mean_cost = grouped.mean().to_dict()
         range_cost = (grouped.sum() * step / 3600.0).to_dict()
 
-    headroom = _by_gpu(frames.get(c.M_GPU_MEMORY_HEADROOM_BYTES, pd.DataFrame()))
-    largest = _by_gpu(frames.get(c.M_GPU_LARGEST_MODEL_BYTES, pd.DataFrame()))
-    fits = _by_gpu(frames.get(c.M_GPU_MODELS_THAT_FIT, pd.DataFrame()))
+    headroom = _by_gpu(frames, c.M_GPU_MEMORY_HEADROOM_BYTES, unlabelled)
+    largest = _by_gpu(frames, c.M_GPU_LARGEST_MODEL_BYTES, unlabelled)
+    fits = _by_gpu(frames, c.M_GPU_MODELS_THAT_FIT, unlabelled)
     uuids = sorted(set(headroom) | set(largest) | set(fits) | set(mean_cost))
     gpus = [
         GpuRow(u, headroom.get(u), largest.get(u), fits.get(u), mean_cost.get(u), range_cost.get(u))
@@ -130,6 +156,7 @@ def capacity_section(
         currency=currency,
         gpu_metrics_missing=bool(missing),
         probe_budget_s=probe_budget_s,
+        unlabelled=tuple(unlabelled),
     )
 
 
@@ -204,6 +231,12 @@ def tables(section: CapacitySection) -> list[tuple[str, list[str], list[list[str
 def advice(section: CapacitySection) -> list[str]:
     """Sentences for the reader: the startup probe, missing GPU metrics, headroom below the largest model."""
     lines = []
+    if section.unlabelled:
+        lines.append(
+            "Left out: series without the label their table is keyed by: "
+            + ", ".join(section.unlabelled)
+            + "."
+        )
     if section.gpu_metrics_missing:
         lines.append(
             "Triton exports no GPU metrics on this GPU host (MIG-enabled GPU or DCGM held by another agent): "
