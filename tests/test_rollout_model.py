@@ -130,6 +130,24 @@ def test_a_declared_blue_green_pair_fires_in_promtool(tmp_path: Path) -> None:
     assert "SUCCESS" in done.stdout + done.stderr
 
 
+@pytest.mark.parametrize("floor", ["", "    min_request_rate: 0.01\n", "    min_request_rate: 5\n"])
+def test_the_generated_guard_tests_follow_the_spec_traffic_floor(tmp_path: Path, floor: str) -> None:
+    """The availability SLO's `min_request_rate` (0 unless set) is the guard's floor: its generated
+    tests send half of it as "too little traffic", and with 0 a trickle that fires."""
+    spec = parse_spec(f"slos:\n  - name: a\n    type: availability\n    objective: 99.9\n{floor}")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / ROLLOUT_FILE).write_text(render_yaml(rollout_groups(spec, "runbooks/"), "slos.yaml"))
+    tests = rollout_test_files(spec, "runbooks/")
+    for name, doc in tests.items():
+        names = [t["name"] for t in doc["tests"]]
+        assert any(("trickle" if not floor else "too little traffic") in n for n in names), names
+        (tmp_path / "tests" / name).write_text(render_yaml(doc, "slos.yaml"))
+    done = subprocess.run(
+        [binary("promtool"), "test", "rules", *tests], cwd=tmp_path / "tests", capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 class _RecordingProm:
     """Answers every range query with one flat series and records (query, start, end, step)."""
 

@@ -173,6 +173,22 @@ def test_a_custom_spec_generates_rules_whose_tests_pass(tmp_path: Path) -> None:
     _test_in_parallel([tests / "triton-slo-rules.test.yaml", tests / "triton-alerts.test.yaml"])
 
 
+MINIMAL = "slos:\n  - name: a\n    type: availability\n    objective: 99.9\n"
+
+
+@pytest.mark.slow
+def test_a_minimal_spec_generates_tests_that_all_pass(tmp_path: Path) -> None:
+    """One availability SLO and nothing else: every default (its `min_request_rate` is 0, which the
+    rollout guard takes as its floor) must give rules whose generated tests all pass."""
+    spec = parse_spec(MINIMAL, str(tmp_path / "slos.yaml"))
+    for rel, content in render_all(spec, "runbooks/").items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(content)
+    tests = sorted((tmp_path / "alerts" / "tests").glob("*.yaml"))
+    assert any(t.name == "triton-rollout-rules.test.yaml" for t in tests)
+    _test_in_parallel(tests)
+
+
 EDGE_SPEC = """
 slos:
   - {name: avail, type: availability, objective: 99}

@@ -1,6 +1,7 @@
 """promtool tests of the continuous rollout guard (rollout.py): a version five times slower per
-inference fires TritonRolloutRegression; the same version with too little traffic, as fast as the
-baseline, or not yet served for a full window, does not."""
+inference fires TritonRolloutRegression; the same version with too little traffic (half the spec's
+`min_request_rate`), as fast as the baseline, or not yet served for a full window, does not. With a
+`min_request_rate` of 0 (the availability SLO's default) there is no floor: a trickle fires."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from triton_sre.slo import Spec, format_duration, parse_duration
 
 
 def _version(
-    spec: Spec, model: str, version: str, per_min: int, compute_us: int, interval_s: float, length: int
+    spec: Spec, model: str, version: str, per_min: float, compute_us: int, interval_s: float, length: int
 ) -> list[dict[str, str]]:
     """Raw Triton counters of one model version: `per_min` requests a minute, `compute_us` each,
     one sample every `interval_s` for `length` intervals."""
@@ -57,7 +58,8 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
     at_s = window_s * 2 + 5 * interval_s  # the window filled twice, the alert's `for` (window / 3) over
     at, interval, length = format_duration(at_s), format_duration(interval_s), int(at_s // interval_s) + 5
     busy = max(60, int(rs.min_request_rate * 60 * 10))  # requests/min, well above the floor
-    quiet = max(1, int(rs.min_request_rate * 60 / 2))  # half the floor
+    # half the floor (the guard's `>= min_request_rate`); a floor of 0 has no "too little": a trickle
+    quiet = rs.min_request_rate * 60 / 2 if rs.min_request_rate > 0 else 1
     fired_labels = {
         c.LABEL_JOB: spec.triton_job,
         c.LABEL_MODEL: TEST_MODEL,
@@ -78,7 +80,7 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
     early = format_duration(window_s - interval_s)
 
     def case(
-        name: str, v2_per_min: int, v2_compute_us: int, alerts: list[dict[str, Any]], when: str = at
+        name: str, v2_per_min: float, v2_compute_us: int, alerts: list[dict[str, Any]], when: str = at
     ) -> dict[str, Any]:
         return {
             "name": name,
@@ -94,7 +96,16 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
 
     cases = [
         case("a canary five times slower per inference fires", busy // 5, int(slow_s * 1e6), [expected]),
-        case("the same canary with too little traffic stays silent", quiet, int(slow_s * 1e6), []),
+        (
+            case("the same canary with too little traffic stays silent", quiet, int(slow_s * 1e6), [])
+            if rs.min_request_rate > 0
+            else case(
+                "min_request_rate 0: the same canary with a trickle of traffic fires",
+                quiet,
+                int(slow_s * 1e6),
+                [expected],
+            )
+        ),
         case("a canary as fast as the baseline stays silent", busy // 5, 8000, []),
         case(
             "the slow canary stays silent until it has served a full window",
