@@ -4,14 +4,19 @@ the recording rules the generated rule file records, behaviour from the load tim
 from __future__ import annotations
 
 import copy
+import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
+from binaries import binary
 from k8s_schemas import problems
 
 from triton_sre import conventions as c
-from triton_sre.generate.autoscaling import autoscaling_groups
+from triton_sre.generate.autoscaling import AUTOSCALING_FILE, autoscaling_groups
 from triton_sre.generate.k8s_autoscaling import adapter_rules, autoscaling_files, hpa, quantity, scaled_object
+from triton_sre.generate.rulefile import render_yaml
+from triton_sre.generate.tests_autoscaling import test_files as autoscaling_test_files
 from triton_sre.slo import spec_from_mapping
 
 _SPEC = spec_from_mapping(
@@ -68,3 +73,26 @@ def test_quantities_and_files() -> None:
         )
         == {}
     )
+
+
+def test_the_generated_lagging_test_follows_the_load_time(tmp_path: Path) -> None:
+    """A 10-minute model load: a startup budget (20m30s) past the lagging test's old fixed 40 samples
+    (10m). The test now feeds the signal past the budget, and promtool passes it."""
+    spec = spec_from_mapping(
+        {
+            "slos": [{"name": "a", "type": "availability", "objective": 99.9}],
+            "autoscaling": [
+                {"deployment": "slow", "max_replicas": 5, "load_time": "10m"},
+            ],
+        },
+        "s.yaml",
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / AUTOSCALING_FILE).write_text(render_yaml(autoscaling_groups(spec, "r/"), "s"))
+    tests = autoscaling_test_files(spec, "r/")
+    for name, doc in tests.items():
+        (tmp_path / "tests" / name).write_text(render_yaml(doc, "s"))
+    done = subprocess.run(
+        [binary("promtool"), "test", "rules", *tests], cwd=tmp_path / "tests", capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr

@@ -17,12 +17,12 @@ _I1, _I2 = "triton-0:8002", "triton-1:8002"
 _BUSY, _IDLE = "busy", "idle"
 
 
-def _counter(family: str, labels: dict[str, str], per_step: float) -> dict[str, str]:
-    return {"series": f"{family}{plain_labels(labels)}", "values": f"0+{per_step:g}x40"}
+def _counter(family: str, labels: dict[str, str], per_step: float, steps: int = 40) -> dict[str, str]:
+    return {"series": f"{family}{plain_labels(labels)}", "values": f"0+{per_step:g}x{steps}"}
 
 
-def _gauge(name: str, labels: dict[str, str], value: float) -> dict[str, str]:
-    return {"series": f"{name}{plain_labels(labels)}", "values": f"{value:g}x40"}
+def _gauge(name: str, labels: dict[str, str], value: float, steps: int = 40) -> dict[str, str]:
+    return {"series": f"{name}{plain_labels(labels)}", "values": f"{value:g}x{steps}"}
 
 
 def naive_queue_average(job: str, cluster_label: str | None = None) -> str:
@@ -93,22 +93,26 @@ def weighting_test(spec: Spec) -> dict[str, Any]:
     }
 
 
-def _signal_series(entry: Autoscaling, usage: float, replicas: int) -> list[dict[str, str]]:
-    """Input series that put `entry.rule` at `usage` x target with `replicas` servers up."""
+def _signal_series(entry: Autoscaling, usage: float, replicas: int, steps: int = 40) -> list[dict[str, str]]:
+    """Input series that put `entry.rule` at `usage` x target with `replicas` servers up, `steps`
+    samples long."""
     job = entry.job
     value = usage * entry.target * (replicas if entry.per_replica else 1)
-    out = [_gauge("up", {c.LABEL_JOB: job, c.LABEL_INSTANCE: f"triton-{i}:8002"}, 1) for i in range(replicas)]
+    out = [
+        _gauge("up", {c.LABEL_JOB: job, c.LABEL_INSTANCE: f"triton-{i}:8002"}, 1, steps)
+        for i in range(replicas)
+    ]
     m = {c.LABEL_JOB: job, c.LABEL_INSTANCE: _I1, c.LABEL_MODEL: _BUSY, c.LABEL_VERSION: "1"}
     llm = {c.LABEL_JOB: job, c.LABEL_MODEL: "llm", c.LABEL_VERSION: "1"}
     if entry.signal == c.SIGNAL_QUEUE_TIME:
-        out.append(_counter(c.NV_REQUEST_SUCCESS, m, 100))
-        out.append(_counter(c.NV_QUEUE_DURATION_US, m, 100 * value * 1e6))
+        out.append(_counter(c.NV_REQUEST_SUCCESS, m, 100, steps))
+        out.append(_counter(c.NV_QUEUE_DURATION_US, m, 100 * value * 1e6, steps))
     elif entry.signal == c.SIGNAL_PENDING:
-        out.append(_gauge(c.NV_PENDING_REQUEST_COUNT, m, value))
+        out.append(_gauge(c.NV_PENDING_REQUEST_COUNT, m, value, steps))
     elif entry.signal == c.SIGNAL_LLM_WAITING:
-        out.append(_gauge(c.REC_LLM_WAITING, llm, value))
+        out.append(_gauge(c.REC_LLM_WAITING, llm, value, steps))
     else:
-        out.append(_gauge(c.REC_LLM_KV_CACHE, llm, value))
+        out.append(_gauge(c.REC_LLM_KV_CACHE, llm, value, steps))
     return out
 
 
@@ -132,7 +136,7 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str) -> dict[str, Any
     return {
         "name": f"{c.ALERT_AUTOSCALER_LAGGING}: {entry.deployment} asks for more replicas than serve",
         "interval": f"{_STEP_S}s",
-        "input_series": _signal_series(entry, usage, replicas),
+        "input_series": _signal_series(entry, usage, replicas, max(40, budget_steps + 10)),  # past `at`
         "promql_expr_test": [
             {
                 "expr": f"round({selector(c.REC_AUTOSCALE_USAGE, mine)}, 0.001)",
