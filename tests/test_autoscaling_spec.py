@@ -84,7 +84,32 @@ def test_explicit_values_and_per_replica_signals() -> None:
         ),
         (
             {"deployment": "t", "max_replicas": 2, "signal": "llm_kv_cache", "target": 1.5},
-            "target: must be greater than 0 and at most 1",
+            "target: must be at least 0.001 and at most 1",
+        ),
+        # out of what Kubernetes and Prometheus accept: refused, the field and its range named
+        (
+            {"deployment": "t", "max_replicas": 2, "target": 0.0000000001},
+            "target: must be at least 0.001 and at most 1000000000, got 1e-10",
+        ),
+        (
+            {"deployment": "t", "max_replicas": 2, "target": 1e300},
+            "target: must be at least 0.001 and at most 1000000000",
+        ),
+        (
+            {"deployment": "t", "max_replicas": 2, "min_replicas": 99999999999999999999999999},
+            "min_replicas: must be a whole number from 1 to 2147483647",
+        ),
+        (
+            {"deployment": "t", "max_replicas": 2**31},
+            "max_replicas: must be a whole number from 1 to 2147483647",
+        ),
+        (
+            {"deployment": "t", "max_replicas": 2, "load_time": "300000d"},
+            "load_time: must be at most 365d (a year), got '300000d'",
+        ),
+        (
+            {"deployment": "t", "max_replicas": 2, "load_time": "25h"},
+            "load_time: must be at most 1d, got '25h'",
         ),
         (
             {"deployment": "t", "max_replicas": 2, "min_replicas": 0},

@@ -65,6 +65,14 @@ INVALID = [
     (("slos", 0, "models"), 7, False, ["models"]),
     (("slos", 0, "bad_reasons"), ["backend"], False, ["bad_reasons", "unknown failure reason 'backend'"]),
     (("slos", 0, "min_request_rate"), -1, False, ["min_request_rate"]),
+    # beyond what Prometheus parses or the generated tests can hold: refused with the range
+    (("slos", 0, "min_request_rate"), 1e53, False, ["slos[0] (avail)", "min_request_rate", "at most 1000000000"]),  # noqa: E501
+    (("operational",), {"min_request_rate": 1e10}, False, ["operational.min_request_rate", "at most 1000000000"]),  # noqa: E501
+    (("rollout",), {"min_request_rate": 1e10}, False, ["rollout.min_request_rate", "from 0 to 1e+09"]),
+    (("rollout",), {"alpha": float("nan")}, False, ["rollout.alpha", "nan"]),
+    (("slos", 1, "threshold"), "99999999999999999999999ms", False, ["slos[1] (lat)", "threshold", "365d"]),
+    (("slos", 0, "period"), "366d", False, ["slos[0] (avail)", "period", "at most 365d"]),
+    (("operational",), {"startup_probe_budget": "2d"}, False, ["operational.startup_probe_budget", "1d"]),
     (("slos", 1, "name"), "avail", False, ["slos[1] (avail)", "duplicate"]),
     (("slos", 1, "name"), "has space", False, ["slos[1]", "name"]),
     (("scrape",), {"triton_job": ""}, False, ["scrape.triton_job"]),

@@ -65,7 +65,10 @@ def parse_operational(raw: Any, where: str) -> Operational:
     return Operational(
         queue_time_threshold_s=seconds("queue_time_threshold", d.queue_time_threshold_s),
         min_request_rate=check_number(
-            f"{where}.min_request_rate", raw.get("min_request_rate", d.min_request_rate), low=0
+            f"{where}.min_request_rate",
+            raw.get("min_request_rate", d.min_request_rate),
+            low=0,
+            high=c.MAX_REQUEST_RATE,
         ),
         batching_ratio_max=check_number(
             f"{where}.batching_ratio_max",
@@ -77,9 +80,19 @@ def parse_operational(raw: Any, where: str) -> Operational:
             f"{where}.pending_requests", raw.get("pending_requests", d.pending_requests)
         ),
         gpu_memory_ratio=share("gpu_memory_ratio", d.gpu_memory_ratio),
-        startup_probe_budget_s=seconds("startup_probe_budget", d.startup_probe_budget_s),
+        startup_probe_budget_s=_at_most_a_day(
+            seconds("startup_probe_budget", d.startup_probe_budget_s), raw, where
+        ),
         load_slow_share=share("load_slow_share", d.load_slow_share),
     )
+
+
+def _at_most_a_day(budget_s: float, raw: Mapping[str, Any], where: str) -> float:
+    """The startup-probe budget sizes the default model load time (autoscale_spec.py): a day at most."""
+    if budget_s > c.MAX_LOAD_TIME_S:
+        got = bounded(raw["startup_probe_budget"])
+        raise ConfigError(f"{where}.startup_probe_budget: must be at most 1d, got {got}")
+    return budget_s
 
 
 def parse_llm_alerting(raw: Any, where: str) -> LLMAlerting:

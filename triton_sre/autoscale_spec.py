@@ -155,14 +155,18 @@ def _entry(
     if signal not in c.SIGNALS:
         raise ConfigError(f"{where}: signal: must be one of {', '.join(c.SIGNALS)}, got {bounded(signal)}")
     target = _target(entry, signal, where, duration, targets[signal])
-    low = check_positive_int(f"{where}: min_replicas", entry.get("min_replicas", c.AUTOSCALE_MIN_REPLICAS))
+    low = check_positive_int(
+        f"{where}: min_replicas", entry.get("min_replicas", c.AUTOSCALE_MIN_REPLICAS), high=c.K8S_INT32_MAX
+    )
     if "max_replicas" not in entry:
         raise ConfigError(f"{where}: max_replicas: required (the most replicas the autoscaler may run)")
-    high = check_positive_int(f"{where}: max_replicas", entry["max_replicas"])
+    high = check_positive_int(f"{where}: max_replicas", entry["max_replicas"], high=c.K8S_INT32_MAX)
     if high < low:
         raise ConfigError(f"{where}: max_replicas: must be at least min_replicas ({low}), got {high}")
     if "load_time" in entry:
         load = duration(entry["load_time"], f"{where}: load_time")
+        if load > c.MAX_LOAD_TIME_S:
+            raise ConfigError(f"{where}: load_time: must be at most 1d, got {bounded(entry['load_time'])}")
     else:  # what the startup-probe budget was sized for (budget = 2 x load + margin)
         load = max(0.0, (startup_probe_budget_s - STARTUP_MARGIN_S) / 2)
     return Autoscaling(name, kind, job, signal, target, low, high, load)
@@ -177,5 +181,5 @@ def _target(
     if signal == c.SIGNAL_QUEUE_TIME:
         return duration(value, f"{where}: target")
     if signal == c.SIGNAL_LLM_KV_CACHE:
-        return check_number(f"{where}: target", value, low=0, high=1, low_inclusive=False)
-    return check_number(f"{where}: target", value, low=0, low_inclusive=False)
+        return check_number(f"{where}: target", value, low=c.AUTOSCALE_TARGET_MIN, high=1)
+    return check_number(f"{where}: target", value, low=c.AUTOSCALE_TARGET_MIN, high=c.AUTOSCALE_TARGET_MAX)

@@ -75,9 +75,12 @@ def check_bool(where: str, value: Any) -> bool:
     return value
 
 
-def check_positive_int(where: str, value: Any) -> int:
+def check_positive_int(where: str, value: Any, *, high: int | None = None) -> int:
+    """A whole number > 0 (and at most `high` when given)."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ConfigError(f"{where}: must be a whole number greater than 0, got {bounded(value)}")
+    if high is not None and value > high:
+        raise ConfigError(f"{where}: must be a whole number from 1 to {high}, got {bounded(value)}")
     return value
 
 

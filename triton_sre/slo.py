@@ -342,7 +342,7 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
         "period_s": int(period_s),
         "period": format_duration(period_s),
         "min_request_rate": check_number(
-            f"{where}: min_request_rate", entry.get("min_request_rate", 0.0), low=0
+            f"{where}: min_request_rate", entry.get("min_request_rate", 0.0), low=0, high=c.MAX_REQUEST_RATE
         ),
     }
     if slo_type == c.SLO_AVAILABILITY:

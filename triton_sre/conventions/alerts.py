@@ -245,6 +245,9 @@ ROLLOUT_DEFAULT_MARGINS: Final = {
 }
 ROLLOUT_DEFAULT_ERROR_MARGIN: Final = 0.001  # without an availability SLO
 ROLLOUT_DEFAULT_MIN_REQUEST_RATE: Final = 0.1  # requests/s per side, without an availability SLO
+# the largest min_request_rate (requests or tokens per second) of any section: above it the generated
+# tests' counters outgrow float64's exact integers and their expected burn rates no longer hold
+MAX_REQUEST_RATE: Final = 1e9
 ROLLOUT_DEFAULT_MIN_SAMPLES: Final = 5  # intervals with traffic per side
 ROLLOUT_DEFAULT_ALPHA: Final = 0.05
 ROLLOUT_DEFAULT_WINDOW: Final = "15m"

@@ -62,6 +62,14 @@ AUTOSCALE_SCALE_DOWN_MIN_S: Final = 300  # Kubernetes' own default scale-down st
 AUTOSCALE_PERIOD_MAX_S: Final = 1800  # the HPA API's largest policy periodSeconds
 AUTOSCALE_WINDOW_MAX_S: Final = 3600  # the HPA API's largest stabilizationWindowSeconds
 HPA_TOLERANCE: Final = 0.1  # kube-controller-manager --horizontal-pod-autoscaler-tolerance
+K8S_INT32_MAX: Final = 2**31 - 1  # the HPA's minReplicas / maxReplicas are int32
+# a target renders as a Kubernetes quantity exact to a thousandth (100m): smaller would be "0"; a
+# quantity is at most 2^63-1, and a billion waiting requests per replica is already no target
+AUTOSCALE_TARGET_MIN: Final = 0.001
+AUTOSCALE_TARGET_MAX: Final = 1e9
+# the longest model load (and startup-probe budget) accepted: the lagging alert waits a startup budget
+# (2 x load + margin), and its generated test simulates that wait in 15 s steps
+MAX_LOAD_TIME_S: Final = 86400
 
 # -- Kubernetes names ------------------------------------------------------------------------------
 K8S_AUTOSCALING_DIR: Final = "k8s/autoscaling"  # under deploy/

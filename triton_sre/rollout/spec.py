@@ -6,11 +6,13 @@ Defaults come from the SLOs: the error-ratio margin is the availability SLO's er
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.redact import bounded
 from triton_sre.slo import Spec, SpecError, format_duration, parse_duration
 
 __all__ = ["BlueGreen", "RolloutSpec", "rollout_spec"]
@@ -37,9 +39,10 @@ class RolloutSpec:
     window: str  # the continuous guard's comparison window
 
 
-def _number(value: Any, where: str, *, low: float = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
-        raise SpecError(f"{where}: expected a number >= {low:g}, got {value!r}")
+def _number(value: Any, where: str, *, low: float = 0.0, high: float = math.inf) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        bound = f">= {low:g}" if high == math.inf else f"from {low:g} to {high:g}"
+        raise SpecError(f"{where}: expected a number {bound}, got {bounded(value)}")
     return float(value)
 
 
@@ -75,7 +78,9 @@ def rollout_spec(spec: Spec) -> RolloutSpec:
     return RolloutSpec(
         pairs=tuple(pairs),
         margins=margins,
-        min_request_rate=_number(raw.get("min_request_rate", floor), f"{where}.min_request_rate"),
+        min_request_rate=_number(
+            raw.get("min_request_rate", floor), f"{where}.min_request_rate", high=c.MAX_REQUEST_RATE
+        ),
         min_samples=int(
             _number(raw.get("min_samples", c.ROLLOUT_DEFAULT_MIN_SAMPLES), f"{where}.min_samples", low=2)
         ),
