@@ -90,6 +90,26 @@ def test_billion_laughs_fails_fast_with_a_clear_message() -> None:
     assert len(str(raised.value)) < 1000
 
 
+def test_a_key_given_twice_is_refused_naming_the_key_and_both_lines(tmp_path: Path) -> None:
+    """PyYAML keeps the last of two equal keys: `objective: 99.9` then `objective: 50` silently
+    made a 50 % SLO. The shared loader refuses it, for the spec and for every config file."""
+    spec = "slos:\n  - name: a\n    type: availability\n    objective: 99.9\n    objective: 50\n"
+    with pytest.raises(SpecError) as raised:
+        parse_spec(spec, "s.yaml")
+    assert str(raised.value) == (
+        "s.yaml: invalid YAML at line 5, column 5: duplicate key 'objective' (first at line 4)"
+    )
+    with pytest.raises(SpecError, match=r"line 1, column 11: duplicate key 'a' \(first at line 1\)"):
+        parse_spec("x: {a: 1, a: 2}")
+    config_file = tmp_path / "exporter.yaml"
+    config_file.write_text("listen: ':8003'\nlisten: ':9000'\n")
+    with pytest.raises(ConfigError, match=r"exporter.yaml: invalid YAML at line 2.*duplicate key 'listen'"):
+        load_config(config_file)
+    # the same key in two different mappings is no duplicate
+    entry = "  - {name: %s, type: availability, objective: 99}\n"
+    assert [s.name for s in parse_spec("slos:\n" + entry % "a" + entry % "b").slos] == ["a", "b"]
+
+
 def test_error_messages_quote_a_bounded_prefix() -> None:
     huge = "x" * 1_000_000
     with pytest.raises(SpecError) as raised:

@@ -78,7 +78,30 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
 
 class _NoAliasLoader(yaml.SafeLoader):
     """`yaml.SafeLoader` that refuses aliases: a 525-byte "billion laughs" document is refused at
-    its first alias instead of expanding (in a repr, a walk, an error message) to gigabytes."""
+    its first alias instead of expanding (in a repr, a walk, an error message) to gigabytes. It also
+    refuses a key given twice in one mapping (`objective: 99.9` then `objective: 50`), which PyYAML
+    would silently resolve to the last value."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            first_line: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # `<<:`, resolved by SafeLoader
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    if key in first_line:
+                        shown = repr(key) if len(repr(key)) <= 60 else repr(key)[:57] + "..."
+                        raise yaml.constructor.ConstructorError(
+                            None,
+                            None,
+                            f"duplicate key {shown} (first at line {first_line[key]})",
+                            key_node.start_mark,
+                        )
+                    first_line[key] = key_node.start_mark.line + 1
+                except TypeError:  # an unhashable key: SafeLoader's own error follows
+                    continue
+        return super().construct_mapping(node, deep=deep)
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
