@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from triton_sre import conventions as c
 from triton_sre.lint.backend import ENSEMBLE, backend_of, default_filename
 from triton_sre.lint.issue import Issue, LintOptions
@@ -93,8 +95,26 @@ def _model(model: ModelDir) -> list[Issue]:
     return issues
 
 
+def _unreadable(model: str, folder: Path, broken: tuple[tuple[str, str], ...]) -> list[Issue]:
+    """An entry that cannot be stat'ed (a symlink loop): named, the rest of the folder still checked."""
+    return [
+        Issue(
+            model=model,
+            runbook=c.RUNBOOK_LINT_STRAY_ENTRY,
+            message=f"{name} cannot be read ({why}): a symlink loop Triton cannot read either",
+            remediation=f"remove {name} or point the link at a real folder",
+            file=folder / name,
+            severity=c.IMPACT_WARNING,
+        )
+        for name, why in broken
+    ]
+
+
 def check(repo: Repository, options: LintOptions) -> list[Issue]:
     issues = [issue for model in repo.models.values() for issue in _model(model)]
+    issues += _unreadable("", repo.root, repo.broken)
+    for model in repo.models.values():
+        issues += _unreadable(model.name, model.path, model.broken)
     for name in repo.stray_files:
         if name.lower().startswith(_DOC_PREFIXES):
             continue

@@ -75,6 +75,8 @@ class ModelDir:
     """Top-level files (not directories) of the model directory."""
     dirs: tuple[str, ...]
     """Top-level directories of the model directory."""
+    broken: tuple[tuple[str, str], ...] = ()
+    """Top-level entries that cannot be read (name, why): a symlink loop."""
     version_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Every directory -> the names of the entries in it (files and folders)."""
     config_text: str | None = None
@@ -107,6 +109,8 @@ class Repository:
     models: dict[str, ModelDir]
     stray_files: tuple[str, ...] = ()
     """Files at the repository's top level (Triton ignores them)."""
+    broken: tuple[tuple[str, str], ...] = ()
+    """Top-level entries that cannot be read (name, why): a symlink loop."""
 
 
 def field_lines(text: str) -> dict[str, list[int]]:
@@ -159,20 +163,27 @@ def field_lines(text: str) -> dict[str, list[int]]:
     return out
 
 
-def _listing(path: Path, *, strict: bool = False) -> tuple[list[str], list[str]]:
-    """Files and folders of `path`; an unlistable folder is empty, or raises OSError when `strict`."""
+def _listing(path: Path, *, strict: bool = False) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """Files, folders and unreadable entries (name, why: a symlink loop) of `path`; an unlistable
+    folder is empty, or raises OSError when `strict`. One unreadable entry hides nothing else."""
     files: list[str] = []
     dirs: list[str] = []
+    broken: list[tuple[str, str]] = []
     try:
         with os.scandir(path) as entries:
             for entry in entries:
                 if entry.name == "__pycache__":
                     continue  # written by the Python stub into the repository
-                (dirs if entry.is_dir() else files).append(entry.name)
+                try:
+                    is_dir = entry.is_dir()
+                except OSError as exc:  # ELOOP: a symlink loop (ln -s b a; ln -s a b)
+                    broken.append((entry.name, exc.strerror or str(exc)))
+                    continue
+                (dirs if is_dir else files).append(entry.name)
     except OSError:
         if strict:
             raise
-    return sorted(files), sorted(dirs)
+    return sorted(files), sorted(dirs), sorted(broken)
 
 
 # Brackets outside string literals and comments (a string may be unterminated: it ends the line).
@@ -218,10 +229,10 @@ def parse_config(text: str) -> tuple[Any, ConfigError | None]:
 
 
 def load_model(path: Path) -> ModelDir:
-    files, dirs = _listing(path)
-    model = ModelDir(name=path.name, path=path, files=tuple(files), dirs=tuple(dirs))
+    files, dirs, broken = _listing(path)
+    model = ModelDir(name=path.name, path=path, files=tuple(files), dirs=tuple(dirs), broken=tuple(broken))
     for d in dirs:
-        sub_files, sub_dirs = _listing(path / d)
+        sub_files, sub_dirs, _ = _listing(path / d)
         model.version_files[d] = tuple(sorted(sub_files + sub_dirs))[:MAX_LISTED_FILES]
     if CONFIG_FILE in files:
         try:
@@ -257,7 +268,7 @@ def load_repository(root: str | os.PathLike[str]) -> Repository:
         raise NotADirectoryError(f"{root}: not a directory")
     _schema()
     try:
-        files, dirs = _listing(base, strict=True)
+        files, dirs, broken = _listing(base, strict=True)
     except OSError as exc:
         raise NotADirectoryError(f"{root}: cannot list the repository: {exc.strerror or exc}") from None
     if CONFIG_FILE in files and not any((base / d / CONFIG_FILE).is_file() for d in dirs):
@@ -270,4 +281,9 @@ def load_repository(root: str | os.PathLike[str]) -> Repository:
         raise NotARepository(
             f"{root}: the folder is empty: no model to check (a model repository holds one folder per model)"
         )
-    return Repository(root=base, models=models, stray_files=tuple(f for f in files if not f.startswith(".")))
+    return Repository(
+        root=base,
+        models=models,
+        stray_files=tuple(f for f in files if not f.startswith(".")),
+        broken=tuple(broken),
+    )
