@@ -445,3 +445,31 @@ def test_a_symlink_loop_is_a_finding_on_that_entry_and_hides_nothing(tmp_path: P
     expected += [(None, c.RUNBOOK_LINT_STRAY_ENTRY, f, c.IMPACT_WARNING) for f in ("x", "y")]
     assert found == set(expected) and len(body["findings"]) == 4, body["findings"]
     assert all("Too many levels of symbolic links" in f["evidence"][0]["text"] for f in body["findings"])
+
+
+def test_a_circular_ensemble_is_critical(tmp_path: Path) -> None:
+    """e1 -> e2 -> e1 linted clean; Triton refuses it ('circular dependency between ensembles',
+    core's ensemble_utils.cc) and loads neither. Each ensemble on the cycle is reported at its step,
+    an ensemble calling one of them as a consequence."""
+
+    def ens(name: str, step: str) -> dict[str, str]:
+        text = (
+            f'name: "{name}"\nplatform: "ensemble"\nmax_batch_size: 0\n'
+            + IO.replace("IN", "X").replace("OUT", "Y")
+            + f'ensemble_scheduling {{ step [ {{ model_name: "{step}"\n  model_version: -1\n'
+            '  input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } } ] }\n'
+        )
+        return {f"{name}/config.pbtxt": text, f"{name}/1/.keep": ""}
+
+    files = ens("e1", "e2") | ens("e2", "e1") | ens("me", "me") | ens("caller", "e1")
+    code, body = lint(seed(tmp_path, files), "--target", "cpu")
+    assert code == 1
+    found = sorted((f["model"], f["runbook"], f["severity"], f["line"]) for f in body["findings"])
+    assert found == [
+        (m, c.RUNBOOK_ENSEMBLE_DEPENDENCY, c.IMPACT_CRITICAL, 6) for m in ("caller", "e1", "e2", "me")
+    ], body["findings"]
+    texts = [f["evidence"][0]["text"] for f in sorted(body["findings"], key=lambda f: f["model"])]
+    assert "ensemble step model 'e1' will fail to load" in texts[0]  # the caller: a consequence
+    assert "circular dependency between ensembles: e1 -> e2 -> e1" in texts[1]
+    assert "circular dependency between ensembles: e2 -> e1 -> e2" in texts[2]
+    assert "circular dependency between ensembles: me -> me" in texts[3]

@@ -113,9 +113,48 @@ def _model(model: ModelDir, repo: Repository) -> list[Issue]:
     return issues
 
 
+def _cycle(start: str, repo: Repository) -> list[str] | None:
+    """The shortest chain of ensemble steps from `start` back to itself ([e1, e2, e1]), or None."""
+    paths = [[start]]
+    seen = {start}
+    while paths:
+        following = []
+        for path in paths:
+            model = repo.models.get(path[-1])
+            for name in steps_of(model) if model is not None else []:
+                if name == start:
+                    return [*path, start]
+                if name not in seen:
+                    seen.add(name)
+                    following.append([*path, name])
+        paths = following
+    return None
+
+
+def _circular(model: ModelDir, repo: Repository) -> list[Issue]:
+    """Triton refuses every ensemble on a cycle of steps (core's ensemble_utils.cc: `circular
+    dependency between ensembles: e1 -> ... -> e2 -> e1`): none of them loads."""
+    cycle = _cycle(model.name, repo)
+    if cycle is None:
+        return []
+    steps = steps_of(model)
+    step_lines = model.lines.get("ensemble_scheduling.step.model_name", [])
+    k = steps.index(cycle[1])
+    return [
+        config_issue(
+            model,
+            c.RUNBOOK_ENSEMBLE_DEPENDENCY,
+            f"circular dependency between ensembles: {' -> '.join(cycle)} (Triton loads none of them)",
+            f"break the cycle: remove the step {cycle[1]!r} or the way back to {model.name!r}",
+            line=step_lines[k] if k < len(step_lines) else model.line_of("ensemble_scheduling"),
+        )
+    ]
+
+
 def check(repo: Repository, options: LintOptions) -> list[Issue]:
     issues: list[Issue] = []
     for model in repo.models.values():
         if steps_of(model) or (model.config is not None and backend_of(model.config) == ENSEMBLE):
             issues.extend(_model(model, repo))
+            issues.extend(_circular(model, repo))
     return issues
