@@ -31,7 +31,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from triton_sre import conventions as c
 from triton_sre.bot import slack_limits as limits
 from triton_sre.bot.slack_http import DeadlineWebClient
-from triton_sre.redact import redact
+from triton_sre.redact import REDACTED, redact
 
 log = logging.getLogger(__name__)
 
@@ -301,7 +301,7 @@ class SlackDelivery:
         blocks: list[dict[str, Any]] | None = None,
         thread_ts: str | None = None,
     ) -> str:
-        text = redact(text, queries=False)
+        text = _slack_redact(text)
         kwargs: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
         if blocks is not None:
             kwargs["blocks"] = redacted(blocks)
@@ -311,7 +311,7 @@ class SlackDelivery:
         return str(data.get("ts", ""))
 
     def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
-        text = redact(text, queries=False)
+        text = _slack_redact(text)
         self._call("chat_update", channel=channel, ts=ts, text=text, blocks=redacted(blocks))
 
     def upload_png(self, channel: str, thread_ts: str, png: bytes, filename: str, title: str) -> None:
@@ -325,12 +325,22 @@ class SlackDelivery:
         )
 
 
+SLACK_REDACTED = REDACTED.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _slack_redact(text: str) -> str:
+    """`redact` for Slack text: its marker escaped as Slack wants ``<`` and ``>`` written, so a marker
+    already escaped stays as it was and a new one is not read as a link."""
+    out = redact(text, queries=False)
+    return text if out == text else out.replace(REDACTED, SLACK_REDACTED)
+
+
 def redacted(blocks: Any) -> Any:
     """``blocks`` with every string passed through `redact` (credentials and token-like query values out,
     other query strings kept for dashboard and Prometheus links): an alert's generatorURL or annotation may
     carry ``user:password@`` or ``?token=`` from the sender's configuration."""
     if isinstance(blocks, str):
-        return redact(blocks, queries=False)
+        return _slack_redact(blocks)
     if isinstance(blocks, list):
         return [redacted(item) for item in blocks]
     if isinstance(blocks, dict):
