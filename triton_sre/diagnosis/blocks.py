@@ -28,6 +28,7 @@ from triton_sre.diagnosis.severity import LOADER_VERDICT, failure_piece, is_fail
 from triton_sre.diagnosis.signals import is_backend_failure, is_server_failure
 
 __all__ = [
+    "PY_WARNING",
     "WARNING_BANNER",
     "deciding_line",
     "event_level",
@@ -38,7 +39,9 @@ __all__ = [
 _MAX_WRAP_LINES = 4  # a wrapped message spans a few lines; a longer run is a block of its own
 _MAX_WRAP_SCAN = 200  # lines of a block searched for a hand-wrapped decision (bounded work per event)
 
-WARNING_BANNER = re.compile(r"^WARNING\b:?|^(?:[A-Za-z]:)?[^\s:]+\.py:\d+: (?:[A-Z]\w*)?Warning: ")
+PY_WARNING = r"^\s*(?:[A-Za-z]:)?[^\s:]+\.py:\d+: (?:[A-Z]\w*)?Warning: "
+"""A line of Python's warnings module (``warnings.formatwarning``), its source line indented under it."""
+WARNING_BANNER = re.compile(rf"^WARNING\b:?|{PY_WARNING}")
 """A pasted tool's own warning banner (the Docker CLI's, the NGC entrypoint's), and a line of Python's
 warnings module (``warnings.formatwarning``: ``<file>.py:<line>: <Category>Warning: <message>``, a
 UserWarning that a library's optional import failed is no failure)."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from triton_sre.diagnosis.assemble import Obs
+from triton_sre.diagnosis.blocks import PY_WARNING
 from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.config_dump import blank_config_lines
 from triton_sre.diagnosis.events import LogEvent
@@ -45,9 +46,9 @@ class Continuation:
 _QUIET_RECORD = re.compile(
     r"^(?:(?:\S*\d\S*\s+){1,3}(?:[AP]M\s+)?(?:[-|]\s*(?:[\w.]+\s*[-|]\s*)?)?)?\[?(?:INFO|DEBUG|WARNING|WARN)\]?[:\s]"
 )
-# Python's warnings module (warnings.formatwarning): "<file>.py:<line>: <Category>Warning: <message>", then
-# the source line that warned, indented (a library's UserWarning that an optional import failed).
-_PY_WARNING = re.compile(r"^\s*(?:[A-Za-z]:)?[^\s:]+\.py:\d+: (?:[A-Z]\w*)?Warning: ")
+# Python's warnings module, then the source line that warned, indented (a library's UserWarning that an
+# optional import failed): the same line blocks.WARNING_BANNER reads as a warning.
+_PY_WARNING = re.compile(PY_WARNING)
 _RECORD_START = re.compile(r"^(?:\S*\d\S*\s+){1,3}|^[A-Z]+:|^\[?[A-Z]+\]?\s")
 
 
