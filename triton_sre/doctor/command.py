@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import requests
-
 from triton_sre import conventions as c
 from triton_sre.doctor import promchecks
 from triton_sre.doctor.checks import (
@@ -27,7 +25,6 @@ from triton_sre.doctor.checks import (
 )
 from triton_sre.doctor.pitfalls import Pitfall, applicable
 from triton_sre.durations import seconds_arg
-from triton_sre.httpclient import describe
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, default_spec, load_spec
 from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
 
@@ -148,7 +145,7 @@ def diagnose(
 ) -> Report:
     """Fetch, check, and collect the pitfalls; Unreachable when an endpoint does not answer."""
     metrics_url = metrics_url or default_metrics_url(triton_url)
-    facts = triton_facts(TritonClient(triton_url, metrics_url, timeout=timeout), timeout)
+    facts = triton_facts(TritonClient(triton_url, metrics_url, timeout=timeout))
     checks = triton_checks(facts, spec)
     queries: list[str] = []
     if prometheus_url:
@@ -157,7 +154,7 @@ def diagnose(
     return Report(facts.version, checks, applicable(facts, queries))
 
 
-def triton_facts(client: TritonClient, timeout: float) -> TritonFacts:
+def triton_facts(client: TritonClient) -> TritonFacts:
     """Everything the Triton-side checks read, fetched once (read-only endpoints only)."""
     from triton_sre.exporter.llm import is_llm_family
     from triton_sre.triton.exposition import decode_body, iter_parse
@@ -178,10 +175,6 @@ def triton_facts(client: TritonClient, timeout: float) -> TritonFacts:
         text = decode_body(client.metrics())
         index = client.repository_index()
         stats = list(client.all_stats())
-    except requests.Timeout:
-        raise Unreachable(f"cannot read Triton: no answer from {where} within {timeout:g}s") from None
-    except requests.RequestException as exc:
-        raise Unreachable(f"cannot read Triton: cannot reach {where}: {describe(exc)}") from None
     except ValueError as exc:  # metrics text that is not UTF-8
         raise Unreachable(f"cannot read Triton at {client.triton_url}: {exc}") from None
     except FetchError as exc:
