@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
+import lzma
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,8 @@ _GZ = gzip.compress(
     "".join(f"I1129 00:00:00.{i:06d} 1 a.cc:1] line {i * 7919}\n" for i in range(5000)).encode()
 )
 _TRUNCATED_GZ = _GZ[: len(_GZ) // 2]
+_XZ = lzma.compress(BROKEN_LOG.read_bytes())
+_BZ2 = bz2.compress(BROKEN_LOG.read_bytes())
 HEALTHY_LOG = """I1129 16:55:19.967457 25410 cuda_memory_manager.cc:117] "CUDA memory pool disabled"
 E1129 16:55:19.967591 25410 server.cc:241] "CudaDriverHelper has not been initialized."
 I1129 16:55:22.806754 25410 model_lifecycle.cc:839] "successfully loaded 'ok_model'"
@@ -111,6 +116,18 @@ def test_gzip_and_stdin(tmp_path: Path) -> None:
     assert by_file.stderr == ""  # no progress output when stderr is not a TTY
 
 
+@pytest.mark.parametrize("pack", [bz2.compress, lzma.compress], ids=["bz2", "xz"])
+def test_bzip2_and_xz_read_as_the_log(tmp_path: Path, pack: Callable[[bytes], bytes]) -> None:
+    """A rotated or CI-archived log (`.bz2`, `.xz`), known by its magic bytes: the plain log's report."""
+    packed = tmp_path / "log.txt"
+    packed.write_bytes(pack(BROKEN_LOG.read_bytes()))
+    cmd = [sys.executable, "-m", "triton_sre.cli", "triage", "--format", "json"]
+    want = subprocess.run([*cmd, str(BROKEN_LOG)], capture_output=True, text=True, timeout=60)
+    got = subprocess.run([*cmd, str(packed)], capture_output=True, text=True, timeout=60)
+    assert want.returncode == got.returncode == 1, got.stderr
+    assert json.loads(got.stdout) == json.loads(want.stdout)
+
+
 @pytest.mark.parametrize(
     ("encoding", "crlf", "packed"),
     [
@@ -141,8 +158,13 @@ def test_a_utf16_log_reads_as_its_utf8_text(tmp_path: Path, encoding: str, crlf:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (_TRUNCATED_GZ, "corrupt gzip"),
+        (_TRUNCATED_GZ, "corrupt compressed data"),
+        (_XZ[: len(_XZ) // 2], "corrupt compressed data"),
+        (_BZ2[: len(_BZ2) // 2], "corrupt compressed data"),
+        (lzma.compress(b""), "empty once decompressed (a .xz"),
         (b"\x7fELF\x02\x01\x01\x00\x00\x00" * 50, "binary"),
+        (b"\x28\xb5\x2f\xfd" + b"\x00" * 40, "zstd -dc"),  # zstd: not in the standard library
+        (b"PK\x03\x04" + b"\x00" * 40, "zip archive"),
     ],
 )
 def test_input_errors_exit_2(

@@ -7,10 +7,12 @@ says why, and carries no credential (URLs pass through `redact`).
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import contextlib
 import gzip
 import io
+import lzma
 import os
 import stat
 import sys
@@ -28,6 +30,19 @@ from triton_sre.triton.client import FetchError, TritonClient, default_metrics_u
 __all__ = ["DiagnosisError", "LiveDiagnosis", "diagnose_live", "diagnose_log", "diagnose_stream", "open_log"]
 
 GZIP_MAGIC = b"\x1f\x8b"
+_DECOMPRESSORS: dict[bytes, tuple[str, Callable[[BinaryIO], BinaryIO]]] = {
+    GZIP_MAGIC: (".gz", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
+    b"BZh": (".bz2", lambda raw: bz2.BZ2File(raw, mode="rb")),  # type: ignore[dict-item]
+    b"\xfd7zXZ\x00": (".xz", lambda raw: lzma.LZMAFile(raw, mode="rb")),  # type: ignore[dict-item] # noqa: SIM115
+}
+"""Compressed logs read as their text, known by their magic bytes (a CI artifact, logrotate's .gz/.xz); the
+caller enters each in its exit stack."""
+_ARCHIVES = {
+    b"\x28\xb5\x2f\xfd": "zstd-compressed: decompress it first (zstd -dc FILE | triton-sre triage -)",
+    b"PK\x03\x04": "a zip archive: unpack it and pass the log file inside",
+    b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive: unpack it and pass the log file inside",
+}
+"""Containers the standard library cannot stream as one log: refused with what to do instead."""
 UTF16_SNIFF_BYTES = 64
 LIVE_TIMEOUT_SECONDS = 5.0
 
@@ -46,8 +61,8 @@ class LiveDiagnosis:
 
 @contextlib.contextmanager
 def open_log(name: str) -> Iterator[BinaryIO]:
-    """The log as a binary stream ('-' is stdin); gzip is recognised by its magic bytes, not the
-    file name. A directory or a device other than a pipe is refused before reading (a log is
+    """The log as a binary stream ('-' is stdin); gzip, bzip2 and xz are recognised by their magic bytes,
+    not the file name. A directory or a device other than a pipe is refused before reading (a log is
     streamed, so a pipe and any size are fine), and so is an empty log."""
     with contextlib.ExitStack() as stack:
         if name == "-":
@@ -58,15 +73,20 @@ def open_log(name: str) -> Iterator[BinaryIO]:
             if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
                 kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file or a pipe"
                 raise LogInputError(kind)
-        peek = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+        peek = raw.peek(6)[:6] if hasattr(raw, "peek") else b""
         if hasattr(raw, "peek") and not peek:  # "no failure found" would read as a healthy server
             raise LogInputError("the log is empty (0 bytes): nothing to diagnose")
         stream = raw
-        if peek == GZIP_MAGIC:
-            unpacked = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]
-            if not unpacked.peek(1):
-                raise LogInputError("the log is empty once decompressed (a .gz of 0 bytes)")
-            stream = unpacked  # type: ignore[assignment]
+        for magic, refusal in _ARCHIVES.items():
+            if peek.startswith(magic):
+                raise LogInputError(refusal)
+        for magic, (suffix, decompress) in _DECOMPRESSORS.items():
+            if peek.startswith(magic):
+                unpacked = stack.enter_context(decompress(raw))
+                if not unpacked.peek(1):  # type: ignore[attr-defined]
+                    raise LogInputError(f"the log is empty once decompressed (a {suffix} of 0 bytes)")
+                stream = unpacked
+                break
         head = stream.peek(UTF16_SNIFF_BYTES)[:UTF16_SNIFF_BYTES] if hasattr(stream, "peek") else b""
         encoding = utf16_encoding(head)
         if encoding:
@@ -136,8 +156,8 @@ def diagnose_log(
     try:
         with open_log(name) as stream:
             return diagnose_stream(stream, titles, remediations, progress)
-    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise DiagnosisError(f"{name}: corrupt gzip data: {exc or 'unexpected end of file'}") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise DiagnosisError(f"{name}: corrupt compressed data: {exc or 'unexpected end of file'}") from None
     except LogInputError as exc:
         raise DiagnosisError(f"{name}: {exc}") from None
     except OSError as exc:
