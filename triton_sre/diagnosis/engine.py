@@ -53,24 +53,12 @@ from triton_sre.diagnosis.pending import MAX_PENDING, PendingCauses
 from triton_sre.diagnosis.progress import LoadProgress
 from triton_sre.diagnosis.quoted import QuotedComments
 from triton_sre.diagnosis.reasons import (
-    ENSEMBLE_DEPENDS,
-    ENSEMBLE_MISSING,
-    ENSEMBLE_VERSION,
     FAILED_BARE,
-    FAILED_MODEL,
-    FAILED_VERSION,
     INSTANCE,
-    LOAD_FAILED_API,
-    POLL_FAILED,
-    POLL_MODEL,
-    STATUS_PREFIX,
     STUB,
-    VERSION_NOT_PRESENT,
     classify,
     classify_reason,
-    classify_row,
     diagnose_reason,
-    ensemble_cause,
     index_events,
     is_harmless,
     is_summary,
@@ -88,6 +76,7 @@ from triton_sre.diagnosis.signals import (
     is_client_unreachable,
     is_server_failure,
 )
+from triton_sre.diagnosis.verdicts import VerdictReader
 
 __all__ = [
     "Diagnoser",
@@ -112,7 +101,7 @@ _INSTANCE_OF = re.compile(r"_\d+_\d+$")  # a default instance name after its mod
 _WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s")
 
 
-class Diagnoser:
+class Diagnoser(VerdictReader):
     """Feed events in log order, then `finish()`. Holds per-model state only."""
 
     def __init__(
@@ -139,14 +128,6 @@ class Diagnoser:
         self.harmless_lines = 0
 
     # -- feeding ---------------------------------------------------------------------------------
-    def _model(self, name: str, version: str | None = None) -> ModelState:
-        state = self._models.get(name)
-        if state is None:
-            state = self._models[name] = ModelState(name)
-        if version and not state.version:
-            state.version = version
-        return state
-
     def feed_all(self, events: Iterable[LogEvent]) -> Diagnoser:
         for event in events:
             self.feed(event)
@@ -340,92 +321,6 @@ class Diagnoser:
             self._model(found.model, found.version).add(found.obs)
         else:
             self._pending.add(found.obs)
-
-    def _feed_table_row(self, event: LogEvent, index: int) -> None:
-        if event.model is None:
-            self._feed_cut_row(event, index)
-            return
-        status = event.message
-        state = self._model(event.model, event.version)
-        if status.startswith("READY"):
-            state.ready = True
-            return
-        reason = STATUS_PREFIX.sub("", status, count=1)
-        runbook = classify_row(reason, event.cut)
-        obs = Obs(index, event.line, evidence_text(event), LEVEL_ERROR, runbook, reason, True)
-        state.failed = True
-        state.stuck = False
-        state.add(obs)
-        self._pending.attach(state, obs)
-
-    def _feed_cut_row(self, event: LogEvent, index: int) -> None:
-        """A status cell whose model column was cut off: a failure of an unnamed model."""
-        reason = STATUS_PREFIX.sub("", event.message, count=1)
-        runbook = classify_reason(reason)
-        obs = Obs(index, event.line, evidence_text(event), LEVEL_ERROR, runbook, reason, True)
-        if obs.runbook is None:
-            self._server_failures.append(obs)
-            return
-        self._pending.add(obs)
-
-    def _feed_model_line(self, event: LogEvent, index: int) -> bool:
-        message = event.message
-        level = event.level or LEVEL_ERROR
-        text = evidence_text(event)
-        m = ENSEMBLE_DEPENDS.search(message)
-        if m:
-            state = self._model(m["model"])
-            state.failed = True
-            state.depends_on.add(m["dep"])
-            obs = Obs(index, event.line, text, level, c.RUNBOOK_ENSEMBLE_DEPENDENCY, message, True)
-            state.add(obs)
-            if m["reason"]:
-                dep = self._model(m["dep"], m["version"])
-                dep.failed = True
-                dep.inferred.append(
-                    Obs(index, event.line, text, level, classify_reason(m["reason"]), m["reason"], True)
-                )
-            return True
-        m = ENSEMBLE_VERSION.search(message)
-        if m:
-            state = self._model(m["model"])
-            state.failed = True
-            state.add(Obs(index, event.line, text, level, classify(message), message, True))
-            return True
-        m = ENSEMBLE_MISSING.search(message)
-        if m:
-            state = self._model(m["model"])
-            state.failed = True
-            state.depends_on.update(d.strip() for d in m["deps"].split(",") if d.strip())
-            state.add(Obs(index, event.line, text, level, c.RUNBOOK_ENSEMBLE_DEPENDENCY, message, True))
-            return True
-        found = ensemble_cause(message)
-        if found:
-            state = self._model(found[0])
-            state.failed = True
-            state.add(Obs(index, event.line, text, level, found[1], message, True))
-            return True
-        verdicts = (FAILED_VERSION, FAILED_MODEL, LOAD_FAILED_API, POLL_FAILED, POLL_MODEL)
-        m = next((m for pattern in verdicts if (m := pattern.search(message))), None)
-        if m is None and (joined := join_hand_wraps(message)) is not message:
-            # a load verdict a person wrapped by hand, the model's name on the next line
-            m = next((m for pattern in verdicts if (m := pattern.search(joined))), None)
-        if m is not None:
-            groups = m.groupdict()
-            state = self._model(m["model"], groups.get("version"))
-            reason = m["reason"]
-            obs = Obs(index, event.line, text, level, classify_reason(reason), reason, True)
-            state.failed = True
-            state.stuck = False
-            state.add(obs)
-            self._pending.attach(state, obs)
-            return True
-        m = VERSION_NOT_PRESENT.search(message)
-        if m:
-            state = self._model(m["model"], m["version"])
-            state.add(Obs(index, event.line, text, level, classify(message), message))
-            return True
-        return False
 
     def _add_unmatched(self, event: LogEvent) -> None:
         key = template_of(event)

@@ -1,0 +1,49 @@
+"""A model's load verdict inside a pasted block is quoted from its own line (diagnosis/verdicts.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+
+LOGS = Path(__file__).parent / "data" / "logs"
+OOM = (
+    "ERROR: failed to load model 'resnet50': CUDA out of memory. Tried to allocate 2.00 GiB "
+    "(GPU 0; 15.78 GiB total capacity)"
+)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["+ tritonserver --model-repository=/models", OOM, "after"],  # a shell's trace line before it
+        ["some text", OOM, "after"],
+        ["some text", OOM[:80], OOM[80:], "after"],  # cut at a terminal's width, the rest on the next line
+    ],
+    ids=["xtrace", "text", "terminal-cut"],
+)
+def test_a_verdict_in_a_raw_block_is_quoted_from_its_line(lines: list[str]) -> None:
+    (finding,) = diagnose_events(parse_text("\n".join(lines) + "\n")).findings
+    assert (finding.model, finding.runbook) == ("resnet50", c.RUNBOOK_GPU_OUT_OF_MEMORY)
+    assert [(e.line, e.text[:40]) for e in finding.evidence] == [(2, OOM[:40])]
+
+
+@pytest.mark.parametrize(
+    ("log", "line", "words"),
+    [
+        # a client's exception under a dashed rule and a notebook cell's preamble
+        ("heldout10/nvtabular-1280.log", 23, "load failed for model 'movielens_hugectr'"),
+        # kubectl describe: the Reason field, not "Spec:"
+        ("heldout21/seldon-core-4617.log", 13, "rpc error: code = InvalidArgument"),
+    ],
+)
+def test_corpus_blocks_quote_the_verdict_line(log: str, line: int, words: str) -> None:
+    text = (LOGS / log).read_text()
+    evidence = [e for f in diagnose_events(parse_text(text)).findings for e in f.evidence]
+    assert any(e.line == line and words in e.text for e in evidence), evidence
+    body = text.split("\n")
+    assert words in body[line - 1]  # the line number points at the quoted line
