@@ -47,3 +47,41 @@ def test_corpus_blocks_quote_the_verdict_line(log: str, line: int, words: str) -
     assert any(e.line == line and words in e.text for e in evidence), evidence
     body = text.split("\n")
     assert words in body[line - 1]  # the line number points at the quoted line
+
+
+def test_a_bare_verdict_below_the_paste_s_words_names_the_model() -> None:
+    """Core's closing line pasted under a sentence of the user's: the model failed, quoted from its line."""
+    text = "We see this after the upgrade:\n  failed to load 'mymodel'\n"
+    (finding,) = diagnose_events(parse_text(text)).findings
+    assert (finding.model, finding.runbook) == ("mymodel", c.RUNBOOK_UNKNOWN_LOAD_FAILURE)
+    assert [e.line for e in finding.evidence] == [2]
+
+
+def test_a_cause_above_a_bare_verdict_in_one_block_is_the_model_s() -> None:
+    """heldout27's Riva notes: the CUDA error, the model's closing line, main's refusal, in one block."""
+    text = (LOGS / "heldout27" / "riva-xavier-conformer-trt-cuda-oom.log").read_text()
+    first = diagnose_events(parse_text(text)).findings[0]
+    assert (first.model, first.runbook) == (
+        "riva-trt-conformer-en-US-asr-streaming-am-streaming",
+        c.RUNBOOK_GPU_OUT_OF_MEMORY,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("Hello, I get this:\n\nERROR something failed badly\n", 3),
+        ("x\nERROR: something failed badly\n", 2),
+        ("Running it:\n2024-01-01 10:00:00.000 ERROR onnxruntime: Non-zero status code returned\n", 2),
+        ("the job printed\n  FATAL boom\n", 2),
+    ],
+)
+def test_a_level_word_line_under_other_text_is_never_empty(text: str, line: int) -> None:
+    findings = diagnose_events(parse_text(text)).findings
+    assert findings and findings[0].severity == c.IMPACT_CRITICAL
+    assert findings[0].evidence[0].line == line
+
+
+def test_a_report_field_named_error_is_no_failure() -> None:
+    """vegeta's report (heldout22's healthy KServe log): ``Error Set:`` with nothing under it."""
+    assert not diagnose_events(parse_text("Success       [ratio]   100.00%\nError Set:\n")).findings

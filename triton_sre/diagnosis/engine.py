@@ -97,6 +97,12 @@ _FAILURE_WORD = re.compile(
     r"\b(error|fail\w*|exception|invalid|cannot|can't|unable|not found|abort\w*|assert\w*|missing|denied)\b",
     re.I,
 )
+# A pasted line that starts with a failure level word (``ERROR: ...``, ``FATAL ...``): a raw block's first
+# line in any case; a later one (the paste's own words came first) in capitals, not a report's ``Error Set:``.
+_LEVEL_WORD = r"[ \t]*(?:ERROR|FATAL|CRITICAL)\b"
+_LEVEL_START = re.compile(rf"(?i:\A{_LEVEL_WORD})|^{_LEVEL_WORD}", re.M)
+_LEVEL_LINE = re.compile(_LEVEL_WORD)
+_FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
 _INSTANCE_OF = re.compile(r"_\d+_\d+$")  # a default instance name after its model's: _<group>_<index>
 _WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s")
 
@@ -124,6 +130,7 @@ class Diagnoser(VerdictReader):
         self._quoted = QuotedComments()  # an input made only of comment lines (quoted.py)
         self._unmatched_overflow = 0
         self._index = 0
+        self._attach_after: tuple[ModelState, Obs] | None = None
         self.releases = ReleaseReader()  # the log's release (`diagnose_index`: the live server's)
         self.harmless_lines = 0
 
@@ -135,7 +142,12 @@ class Diagnoser(VerdictReader):
 
     def feed(self, event: LogEvent) -> None:
         self._index += 1
-        index = self._index
+        self._attach_after = None
+        self._read(event, self._index)
+        if self._attach_after is not None:  # a model's bare verdict below its cause, in one pasted block
+            self._pending.attach(*self._attach_after)
+
+    def _read(self, event: LogEvent, index: int) -> None:
         quiet = quiet_running_compat_banner(event.message) if event.source == SOURCE_RAW else event.message
         if quiet is not event.message:  # the NGC banner of a container that runs (blocks.py)
             event = dataclasses.replace(event, message=quiet)
@@ -157,10 +169,18 @@ class Diagnoser(VerdictReader):
         if bare is None and "failed to load" in head and "\n" in message:
             # wrapped by hand before the name (24.06's quotes, unclosed on the first line, closed after it)
             bare = FAILED_BARE.match(unquote(join_hand_wraps(message).split("\n", 1)[0]).rstrip('"'))
+        line, text = event.line, evidence_text(event)
+        if bare is None and event.source == SOURCE_RAW and "failed to load" in message:
+            # on a later line of a pasted block (the paste's own words first)
+            bare = _FAILED_BARE_LINE.search(message)
+            if bare is not None:
+                line, text = deciding_line(event, lambda piece: FAILED_BARE.match(piece.strip()) is not None)
         if bare and not (state := self._model(bare["model"])).failed:  # its E line may be cut off
             state.failed = True
-            state.add(obs := Obs(index, event.line, evidence_text(event), LEVEL_ERROR, None, message, True))
+            state.add(obs := Obs(index, line, text, LEVEL_ERROR, None, message, True))
             self._pending.attach(state, obs)
+            if line != event.line:
+                self._attach_after = (state, obs)
         if level == LEVEL_INFO and not STUB.search(message.split("\n", 1)[0]):
             if IMPORT_RECOVERED.search(message.split("\n", 1)[0]):
                 self._pending.drop(lambda o: o.reason.startswith("Traceback"))
@@ -249,11 +269,11 @@ class Diagnoser(VerdictReader):
                 return
             self._pending.add(obs)
             return
-        if failing or (
-            event.source == SOURCE_RAW and message[:8].upper().startswith(("ERROR", "FATAL", "CRITICAL"))
-        ):
+        if failing or (event.source == SOURCE_RAW and _LEVEL_START.search(message)):
             self._add_unmatched(event)
-            line, text = deciding_line(event, lambda piece: failure_piece(piece) is not None)
+            line, text = deciding_line(
+                event, lambda piece: failure_piece(piece) is not None or _LEVEL_LINE.match(piece) is not None
+            )
             self._unexplained_line(Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
 
     def _unexplained_line(self, obs: Obs) -> None:
