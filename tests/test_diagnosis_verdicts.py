@@ -74,6 +74,8 @@ def test_a_cause_above_a_bare_verdict_in_one_block_is_the_model_s() -> None:
         ("x\nERROR: something failed badly\n", 2),
         ("Running it:\n2024-01-01 10:00:00.000 ERROR onnxruntime: Non-zero status code returned\n", 2),
         ("the job printed\n  FATAL boom\n", 2),
+        ("kubectl said:\nError: container triton terminated with exit code 139.\n", 2),
+        ("and then\nerror during capture\n", 2),
     ],
 )
 def test_a_level_word_line_under_other_text_is_never_empty(text: str, line: int) -> None:
@@ -85,3 +87,33 @@ def test_a_level_word_line_under_other_text_is_never_empty(text: str, line: int)
 def test_a_report_field_named_error_is_no_failure() -> None:
     """vegeta's report (heldout22's healthy KServe log): ``Error Set:`` with nothing under it."""
     assert not diagnose_events(parse_text("Success       [ratio]   100.00%\nError Set:\n")).findings
+
+
+# Lines that are a failure alone but a header with nothing under it (the lines under it say what failed).
+_ALONE_ONLY = {
+    "Error:",  # kserve-2246, server-1925
+    "error:",
+    "Error Set:",  # vegeta's report field (heldout22's healthy KServe log): alone it reads as a failure word
+}
+
+
+def test_every_corpus_failure_line_is_read_under_a_sentence_of_prose() -> None:
+    """Never empty: each corpus line that alone gives a critical finding still gives one with a user's own
+    sentence pasted above it (one raw block, the failure not its first line)."""
+    seen: set[str] = set()
+    missed = []
+    for path in sorted(LOGS.rglob("*.log")):
+        for line in path.read_text(errors="replace").split("\n"):
+            text = line.strip()
+            if not text or text.startswith("#") or text in seen or len(text) > 400 or text in _ALONE_ONLY:
+                continue
+            seen.add(text)
+            alone = diagnose_events(parse_text(text + "\n")).findings
+            if not alone or alone[0].severity != c.IMPACT_CRITICAL:
+                continue
+            under = diagnose_events(parse_text(f"Hello, after the upgrade I get this:\n{text}\n")).findings
+            if not under or under[0].severity != c.IMPACT_CRITICAL:
+                missed.append((path.name, text[:100]))
+    assert len(seen) > 1000
+    # a ROS launch prefix is learned from the log's own first line; under prose it is no prefix
+    assert [name for name, _ in missed] == ["isaac-ros-dope-gpu-memory.log"]

@@ -98,9 +98,10 @@ _FAILURE_WORD = re.compile(
     re.I,
 )
 # A pasted line that starts with a failure level word (``ERROR: ...``, ``FATAL ...``): a raw block's first
-# line in any case; a later one (the paste's own words came first) in capitals, not a report's ``Error Set:``.
-_LEVEL_WORD = r"[ \t]*(?:ERROR|FATAL|CRITICAL)\b"
-_LEVEL_START = re.compile(rf"(?i:\A{_LEVEL_WORD})|^{_LEVEL_WORD}", re.M)
+# line in any case; a later one (the paste's own words came first) in capitals, or an ``Error: <what>`` /
+# ``error while|when|during ...`` sentence, not a report's ``Error Set:`` field.
+_LEVEL_WORD = r"[ \t]*(?:(?:ERROR|FATAL|CRITICAL)\b|Error:[ \t]+\S|[Ee]rror (?:when|while|during)\b)"
+_LEVEL_START = re.compile(rf"(?i:\A[ \t]*(?:ERROR|FATAL|CRITICAL)\b)|^{_LEVEL_WORD}", re.M)
 _LEVEL_LINE = re.compile(_LEVEL_WORD)
 _FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
 _INSTANCE_OF = re.compile(r"_\d+_\d+$")  # a default instance name after its model's: _<group>_<index>
@@ -271,8 +272,10 @@ class Diagnoser(VerdictReader):
             return
         if failing or (event.source == SOURCE_RAW and _LEVEL_START.search(message)):
             self._add_unmatched(event)
+            # (a leveled line is its own failure: a level word below it does not decide)
+            words = _LEVEL_LINE if event.source == SOURCE_RAW else None
             line, text = deciding_line(
-                event, lambda piece: failure_piece(piece) is not None or _LEVEL_LINE.match(piece) is not None
+                event, lambda piece: failure_piece(piece) is not None or bool(words and words.match(piece))
             )
             self._unexplained_line(Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
 
