@@ -1,4 +1,4 @@
-"""Known issues from Triton's release notes (`releases.KNOWN_ISSUES`): each wording, with the release
+"""Known issues from Triton's release notes (`known_issues.yaml`): each wording, with the release
 banner in range, gives a finding whose fix carries the advice; the same log from a release outside
 the range does not. The wordings are what the failures print (sources next to each log).
 """
