@@ -49,6 +49,26 @@ def test_a_crash_is_a_failure_never_an_empty_answer() -> None:
     assert "Signal (11) received" in f.evidence[0].text
 
 
+def test_a_crash_right_after_an_info_line_is_a_failure_with_its_stack() -> None:
+    # Triton's handler prints unprefixed, so the report continues the INFO line before it; it used to be
+    # read as that line's rest and the log had no finding. The finding quotes the signal's own line and
+    # keeps the INFO line and the stack as its message (where a known issue's wording looks).
+    text = CRASH_8284.split("\n\n")[0].replace(
+        "Signal (11)",
+        "I0601 00:00:00.000000 1 server.cc:307] Waiting for in-flight requests to complete.\nSignal (11)",
+    )
+    f = first(text)
+    assert (f.runbook, f.severity) == (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.IMPACT_CRITICAL)
+    assert f.evidence[0].text == "Signal (11) received." and f.evidence[0].line == 4
+    assert f.message.startswith("Waiting for in-flight requests to complete.\nSignal (11) received.\n 0# ")
+    # An INFO line's ordinary rest is still no failure.
+    assert not diagnose_events(
+        parse_text(
+            "I0601 00:00:00.000000 1 server.cc:307] Waiting for in-flight requests to complete.\nSignal (15) received.\n"
+        )
+    ).has_failure
+
+
 @pytest.mark.parametrize("signal", [2, 15])
 def test_the_exit_signals_are_a_normal_stop(signal: int) -> None:
     # SIGINT/SIGTERM go to Triton's exit handler: a stop, not a crash.

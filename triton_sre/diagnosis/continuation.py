@@ -23,7 +23,12 @@ from triton_sre.diagnosis.lineshape import LEVEL_ERROR, join_hand_wraps
 from triton_sre.diagnosis.reasons import PY_PATH, is_harmless
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
 from triton_sre.diagnosis.severity import failure_piece, is_failure_line, only_frames
-from triton_sre.diagnosis.signals import backend_failure_piece, is_backend_failure, is_server_failure
+from triton_sre.diagnosis.signals import (
+    backend_failure_piece,
+    crash_signal_piece,
+    is_backend_failure,
+    is_server_failure,
+)
 
 __all__ = ["Continuation", "read_continuation"]
 
@@ -112,6 +117,13 @@ def read_continuation(event: LogEvent, index: int) -> Continuation | None:
         piece = failure_piece(rest) or backend_failure_piece(rest)
         if piece is None and (joined := join_hand_wraps(rest)) is not rest:
             piece = failure_piece(joined) or backend_failure_piece(joined)  # a failure line wrapped by hand
+        if piece is None and (signal := crash_signal_piece(rest)) is not None:
+            # Triton's crash report, unprefixed, folded under the I line before it (often the shutdown's
+            # "Waiting for in-flight requests"): a failure; its message is that line and the stack (what
+            # the server was doing, and where it crashed).
+            k = _line_of(lines, signal)
+            stack = "\n".join([lines[0], *lines[k:]])
+            return Continuation(Obs(index, event.line + k, signal, LEVEL_ERROR, None, stack, True))
         if piece is None or is_harmless(piece):
             return None
         runbook = None if frames else cause_class(piece)

@@ -19,6 +19,7 @@ __all__ = [
     "AUTOFILL_GAVE_UP",
     "BACKEND_FAILURE",
     "CLIENT_UNREACHABLE",
+    "CRASH_SIGNAL",
     "ENTRYPOINT_DRIVER_BANNER",
     "HARMLESS",
     "HTTP_CLIENT_ERROR",
@@ -27,6 +28,7 @@ __all__ = [
     "STUB_DIED",
     "SUMMARY",
     "backend_failure_piece",
+    "crash_signal_piece",
     "is_backend_failure",
     "is_client_unreachable",
     "is_harmless",
@@ -76,6 +78,11 @@ STUB_DIED: Final = r"Stub process [^\n]{0,40}(?:unhealthy|not healthy|exited une
 """The Python backend's verdict on a stub process that stopped answering (python_be.cc's health check: ``Stub
 process '<instance>' is not healthy.``): what killed it is not in the message."""
 
+CRASH_SIGNAL: Final = re.compile(r"(?m:(?<![^\s\]])Signal \((4|6|7|8|11)\) received\.?\s*$)")
+"""Triton's ErrorSignalHandler (src/triton_signal.cc, 20.xx on): "Signal (N) received." and a stack for
+SIGSEGV/SIGABRT/SIGBUS/SIGILL/SIGFPE (2 and 15, the exit handler's signals, are a normal stop). Printed
+unprefixed, so a paste may fold it under the ``I`` line before it (`crash_signal_piece`)."""
+
 # Lines that say the server itself did not come up, lost its GPUs, or runs without a model a client
 # asked for: whatever else the log holds, a log with one of these is a failed log and gets at least one
 # finding.
@@ -107,7 +114,7 @@ SERVER_FAILURE: Final = _rx(
     # "Signal (N) received." and a stack for SIGSEGV/SIGABRT/SIGBUS/SIGILL/SIGFPE (2 and 15, the
     # exit handler's signals, are a normal stop); the shell's and Open MPI's reports of a SIGSEGV. (Behind a
     # prefix too: a logger relaying Triton's stderr at INFO does not make the crash an info.)
-    r"(?m:(?<![^\s\]])Signal \((4|6|7|8|11)\) received\.?\s*$)",
+    CRASH_SIGNAL.pattern,
     r"\bSegmentation fault\b[^\n]{0,200}\(core dumped\)",
     r"\bSignal: Segmentation fault \(11\)",
     # Open MPI in front of the server (TensorRT-LLM's launch_triton_server.py runs one tritonserver per rank
@@ -231,6 +238,12 @@ def backend_failure_piece(block: str) -> str | None:
         if BACKEND_FAILURE.search(piece):
             return piece.strip()
     return None
+
+
+def crash_signal_piece(block: str) -> str | None:
+    """The line of a pasted block that is Triton's crash report (`CRASH_SIGNAL`)."""
+    m = CRASH_SIGNAL.search(block)
+    return m.group(0).strip() if m else None
 
 
 def is_server_failure(text: str) -> bool:
