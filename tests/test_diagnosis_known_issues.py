@@ -1,4 +1,9 @@
-"""Known issues by release (`known_issues.yaml`): the table's validation and the docs' list of it."""
+"""Known issues by release (`known_issues.yaml`): the table's validation, and the entries added from the
+release notes read on 2026-12-04, each with a real wording in its range and at both edges; corpus logs
+that carry an entry's wording get its advice once the log names a release in range, none without one.
+"""
+
+# ruff: noqa: E501 - quoted log lines are test data
 
 from __future__ import annotations
 
@@ -6,14 +11,35 @@ from pathlib import Path
 
 import pytest
 
+from triton_sre import conventions as c
 from triton_sre.diagnosis import known_issues as ki
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+from triton_sre.diagnosis.releases import server_release_from_version, server_version_of_release
+
+LOGS = Path(__file__).parent / "data" / "logs"
+
+
+def banner(release: str) -> str:
+    return f"NVIDIA Release {release} (build 1)\n"
+
+
+def first(text: str):
+    report = diagnose_events(parse_text(text))
+    assert report.findings, text
+    return report.findings[0]
+
+
+def issue(issue_id: str) -> ki.KnownIssue:
+    return next(i for i in ki.known_issues() if i.id == issue_id)
+
 
 # --- the table
 
 
 def test_the_shipped_table_loads_with_unique_ids_and_public_sources() -> None:
     issues = ki.known_issues()
-    assert len(issues) >= 20
+    assert len(issues) >= 26
     assert len({i.id for i in issues}) == len(issues)
     for i in issues:
         assert i.source.startswith("https://github.com/"), i.id
@@ -62,6 +88,184 @@ def test_duplicate_ids_and_a_missing_list_are_refused() -> None:
         ki.parse_known_issues(GOOD + GOOD.removeprefix("issues:\n"))
     with pytest.raises(ValueError, match="no 'issues' list"):
         ki.parse_known_issues("entries: []\n")
+
+
+# --- the entries added from the release notes, with the wording the failure prints
+
+# Kubelet's event for an image the registry does not have (the 26.11 page: no TensorRT-LLM image).
+TRTLLM_IMAGE_PULL = 'Warning  Failed     12s   kubelet  Failed to pull image "nvcr.io/nvidia/tritonserver:{r}-trtllm-python-py3": rpc error: code = NotFound desc = failed to pull and unpack image "nvcr.io/nvidia/tritonserver:{r}-trtllm-python-py3": not found\n'
+
+# core's wording for a backend the backends directory lacks, and for one that does not load.
+FT_NOT_FOUND = "E0901 00:00:00.000000 1 model_lifecycle.cc:638] failed to load 'gptj' version 1: Invalid argument: unable to find backend library for backend 'fastertransformer', try specifying runtime on the model configuration.\n"
+FT_UNDEFINED = "E0901 00:00:00.000000 1 model_lifecycle.cc:638] failed to load 'gptj' version 1: Not found: unable to load shared library: /opt/tritonserver/backends/fastertransformer/libtriton_fastertransformer.so: undefined symbol: TRITONBACKEND_ModelInstanceReportStatistics\n"
+
+# core src/filesystem/implementations/s3.h (and gcs.h, as.h): a failed mkdir under mkdtemp's folder.
+CLOUD_NO_SPACE = "E1001 00:00:00.000000 1 model_lifecycle.cc:638] failed to load 'resnet' version 3: Internal: Failed to create local folder: /tmp/folderq8ZxTk/3, errno:No space left on device\n"
+
+# A crash report after the shutdown's INFO lines (core src/server.cc r22.09, model_lifecycle.cc), as
+# Triton's handler prints it: unprefixed, so it continues the INFO line before it.
+EXIT_SEGFAULT = """I0901 00:00:00.000000 1 server.cc:264] Waiting for in-flight requests to complete.
+I0901 00:00:00.000000 1 server.cc:280] Timeout 30: Found 0 model versions that have in-flight inferences
+I0901 00:00:00.000000 1 server.cc:295] All models are stopped, unloading models
+I0901 00:00:00.000000 1 model_lifecycle.cc:578] successfully unloaded 'resnet' version 1
+Signal (11) received.
+ 0# 0x000055F7D4359B48 in /opt/tritonserver/bin/tritonserver
+ 1# 0x00007F3D6BB3C090 in /usr/lib/x86_64-linux-gnu/libc.so.6
+"""
+
+# (entry id, log, release inside, release before the range or None, release after the range or None, the
+# runbook of the finding that carries the advice); the releases are read from the banner.
+CASES = {
+    "tensorflow-2-default": (
+        (LOGS / "heldout39" / "server-7072-tf1-contrib-op-not-registered.log").read_text(),
+        "22.09",
+        "22.07",
+        "23.04",
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    ),
+    "tensorflow-1-ops-gone": (
+        (LOGS / "heldout39" / "server-7072-tf1-contrib-op-not-registered.log").read_text(),
+        "23.05",
+        "23.03",
+        None,
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    ),
+    "fastertransformer-backend-after-23-07": (
+        FT_NOT_FOUND,
+        "23.10",
+        "23.07",
+        None,
+        c.RUNBOOK_BACKEND_NOT_FOUND,
+    ),
+    "malloc-false-memory-leak": (
+        (LOGS / "heldout11" / "model-analyzer-357.log").read_text(),
+        "23.05",
+        "22.11",
+        "25.02",
+        c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+    ),
+    "exit-segfault-22-09": (EXIT_SEGFAULT, "22.09", "22.08", "22.10", c.RUNBOOK_UNKNOWN_LOAD_FAILURE),
+    "cloud-repository-extra-local-copy": (
+        CLOUD_NO_SPACE,
+        "24.05",
+        "23.08",
+        "25.02",
+        c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+    ),
+}
+
+
+@pytest.mark.parametrize("issue_id", sorted(CASES))
+def test_the_advice_holds_in_its_range_only(issue_id: str) -> None:
+    log, inside, before, after, runbook = CASES[issue_id]
+    entry = issue(issue_id)
+    assert (entry.first, entry.last) == (before and _next(before), after and _previous(after))
+    f = first(banner(inside) + log)
+    assert f.runbook == runbook
+    assert entry.advice in f.remediation and entry.source in f.remediation
+    assert f"Triton {inside}" in f.release_advice
+    for outside in filter(None, (before, after)):
+        g = first(banner(outside) + log)
+        assert g.runbook == runbook and entry.advice not in g.remediation
+    # A log that names no release gets no release advice at all.
+    assert first(log).release_advice is None
+
+
+def _step(release: str, by: int) -> str:
+    """The release ``by`` months on from ``release``, as Triton numbers them (25.07 was skipped)."""
+    minor = int(str(server_version_of_release(release)).split(".")[1])
+    return str(server_release_from_version(2, minor + by))
+
+
+def _next(release: str) -> str:
+    return _step(release, 1)
+
+
+def _previous(release: str) -> str:
+    return _step(release, -1)
+
+
+def test_tensorflow_advice_follows_the_release_that_removed_tensorflow_1() -> None:
+    # One wording, two entries: through 23.03 the way back is version=1, from 23.04 it is gone.
+    log = (LOGS / "heldout39" / "server-7072-tf1-contrib-op-not-registered.log").read_text()
+    in_22 = first(banner("23.03") + log).remediation
+    in_23 = first(banner("23.04") + log).remediation
+    assert (
+        issue("tensorflow-2-default").advice in in_22 and issue("tensorflow-1-ops-gone").advice not in in_22
+    )
+    assert (
+        issue("tensorflow-1-ops-gone").advice in in_23 and issue("tensorflow-2-default").advice not in in_23
+    )
+
+
+def test_a_fastertransformer_library_from_another_release_gets_the_advice_too() -> None:
+    f = first(banner("24.01") + FT_UNDEFINED)
+    assert f.runbook == c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+    assert issue("fastertransformer-backend-after-23-07").advice in f.remediation
+
+
+def test_a_fastertransformer_crash_is_not_the_build_advice() -> None:
+    # fauxpilot#226 (the corpus): the FasterTransformer backend segfaults in 23.04; an unknown failure,
+    # whatever the release, is not a build that cannot exist.
+    log = (LOGS / "heldout19" / "fauxpilot-226.log").read_text()
+    for release in ("23.04", "23.10"):
+        f = first(banner(release) + log)
+        assert f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+        assert issue("fastertransformer-backend-after-23-07").advice not in f.remediation
+
+
+def test_the_26_11_trtllm_image_is_read_from_its_own_tag() -> None:
+    entry = issue("trtllm-image-not-in-26-11")
+    f = first(TRTLLM_IMAGE_PULL.format(r="26.11"))
+    assert f.runbook == c.RUNBOOK_IMAGE_PULL_FAILED and entry.advice in f.remediation
+    for other in ("26.10", "26.12"):
+        assert entry.advice not in first(TRTLLM_IMAGE_PULL.format(r=other)).remediation
+    # The plain server image of 26.11 exists: a failed pull of it is another cause.
+    plain = TRTLLM_IMAGE_PULL.format(r="26.11").replace("-trtllm-python-py3", "-py3")
+    assert entry.advice not in first(plain).remediation
+
+
+def test_a_crash_while_serving_is_not_the_exit_crash() -> None:
+    # The same report after a load, not after the shutdown's lines, is no crash at exit.
+    log = "I0901 00:00:00.000000 1 model_lifecycle.cc:693] successfully loaded 'resnet' version 1\nSignal (11) received.\n"
+    f = first(banner("22.09") + log)
+    assert f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    assert issue("exit-segfault-22-09").advice not in f.remediation
+
+
+@pytest.mark.parametrize(
+    ("issue_id", "line"),
+    [
+        # The OOM killer ending another process is not Triton's memory.
+        (
+            "malloc-false-memory-leak",
+            "[ 7334.054832] Out of memory: Killed process 37573 (python3) total-vm:27177560kB, anon-rss:10021200kB\n",
+        ),
+        # A cloud copy refused for another reason, and a full disk elsewhere, are not the extra copy.
+        (
+            "cloud-repository-extra-local-copy",
+            CLOUD_NO_SPACE.replace("No space left on device", "Permission denied"),
+        ),
+        (
+            "cloud-repository-extra-local-copy",
+            "E1001 00:00:00.000000 1 model_lifecycle.cc:638] failed to load 'resnet' version 3: Internal: write /models/resnet/3/model.onnx: No space left on device\n",
+        ),
+    ],
+)
+def test_a_wording_does_not_fire_on_another_cause(issue_id: str, line: str) -> None:
+    entry = issue(issue_id)
+    report = diagnose_events(parse_text(banner("24.05") + line))
+    assert all(entry.advice not in f.remediation for f in report.findings)
+    assert not entry.wording.search(line)
+
+
+def test_every_entry_needs_its_runbook() -> None:
+    # The same wording under another finding gets nothing: the malloc note is about a host OOM kill.
+    entry = issue("malloc-false-memory-leak")
+    line = "[ 7334.054832] Out of memory: Killed process 37573 (tritonserver)"
+    assert ki.notes(c.RUNBOOK_HOST_RESOURCE_EXHAUSTED, line, "23.05")
+    assert ki.notes(c.RUNBOOK_GPU_OUT_OF_MEMORY, line, "23.05") == []
+    assert entry.covers("22.12") and entry.covers("25.01") and not entry.covers("25.02")
 
 
 # --- the documentation's table (docs/triage.md, hand-written): one row per entry, as the table says
