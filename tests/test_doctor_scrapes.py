@@ -1,0 +1,62 @@
+"""`triton-sre doctor` on real users' scrapes (tests/data/scrapes/, one public source each).
+
+Each body is served by the loopback Triton stand-in (tests/scrape_triton.py) with the HTTP API
+derived from it. The families doctor (and the exporter's `triton_sre_input_missing`) sees are
+checked against the body read by this test's own line regexes: a watched family is there when a
+`# TYPE` line declares it or a sample of it is written without one.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from scrape_triton import SCRAPES as SCRAPE_DIR
+from scrape_triton import ScrapeTriton, scrape_files, split_scrape
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.doctor.checks import WATCHED_FAMILIES
+from triton_sre.doctor.command import triton_facts
+from triton_sre.triton.client import TritonClient
+
+CUT_MID_LINE = {"server_issue8561_recent_cut_mid_line.txt"}
+PARSEABLE = [p for p in scrape_files() if p.name not in CUT_MID_LINE]
+_TYPE_LINE = re.compile(r"^# TYPE (\S+) ", re.MULTILINE)
+_SAMPLE_NAME = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)[ \t{]", re.MULTILINE)
+_SERIES_SUFFIXES = ("", "_count", "_sum", "_bucket")
+
+
+def watched_in(body: str) -> set[str]:
+    declared = set(_TYPE_LINE.findall(body))
+    sampled = set(_SAMPLE_NAME.findall(body))
+    return {
+        family
+        for family in WATCHED_FAMILIES
+        if family in declared or any(family + suffix in sampled for suffix in _SERIES_SUFFIXES)
+    }
+
+
+@pytest.mark.parametrize("path", PARSEABLE, ids=lambda p: p.stem)
+def test_doctor_sees_the_watched_families_a_body_declares_or_samples(path: Path) -> None:
+    body = split_scrape(path)[1]
+    with ScrapeTriton(body) as triton:
+        facts = triton_facts(TritonClient(triton.url, triton.url + c.PATH_METRICS, timeout=10))
+    assert facts.families == watched_in(body.decode())
+
+
+def test_untyped_gpu_families_count_as_exported(capsys: pytest.CaptureFixture[str]) -> None:
+    """Alibaba Cloud's ACK guide shows a 21.05 body whose comment lines read `#TYPE` (no space):
+    comments to the text format, so its GPU families are untyped, yet scraped and read by the
+    exporter. Doctor said "no GPU metrics ... a CPU-only server" for it."""
+    body = split_scrape(SCRAPE_DIR / "aliyun_ack_hash_help_no_space_21.05_gpu.txt")[1].decode()
+    assert not re.search(r"^# TYPE nv_gpu_", body, re.MULTILINE)
+    assert set(c.NV_GPU_METRIC_FAMILIES) <= watched_in(body)
+    with ScrapeTriton(body.encode()) as triton:
+        code = main(["doctor", "--triton-url", triton.url, "--metrics-url", triton.url + c.PATH_METRICS])
+    out = capsys.readouterr().out
+    gpu_line = next(line for line in out.splitlines() if c.CHECK_GPU_METRICS in line)
+    assert gpu_line.startswith("ok") and "CPU-only" not in gpu_line
+    assert all(family in gpu_line for family in c.NV_GPU_METRIC_FAMILIES)
+    assert code == 1  # the 21.05 body really lacks CPU metrics and the pending count
