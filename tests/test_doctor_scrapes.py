@@ -3,7 +3,8 @@
 Each body is served by the loopback Triton stand-in (tests/scrape_triton.py) with the HTTP API
 derived from it. The families doctor (and the exporter's `triton_sre_input_missing`) sees are
 checked against the body read by this test's own line regexes: a watched family is there when a
-`# TYPE` line declares it or a sample of it is written without one.
+`# TYPE` line declares it or a sample of it is written without one. A body Prometheus would
+reject is exit 2 with a message naming the metrics URL and the line, not an internal error.
 """
 
 from __future__ import annotations
@@ -60,3 +61,20 @@ def test_untyped_gpu_families_count_as_exported(capsys: pytest.CaptureFixture[st
     assert gpu_line.startswith("ok") and "CPU-only" not in gpu_line
     assert all(family in gpu_line for family in c.NV_GPU_METRIC_FAMILIES)
     assert code == 1  # the 21.05 body really lacks CPU metrics and the pending count
+
+
+@pytest.mark.parametrize("variant", ["cut_mid_line", "crlf"])
+def test_a_body_that_is_not_prometheus_text_is_exit_2_naming_url_and_line(
+    variant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if variant == "cut_mid_line":
+        body = split_scrape(SCRAPE_DIR / next(iter(CUT_MID_LINE)))[1]
+    else:
+        body = split_scrape(SCRAPE_DIR / "server_issue7583_vllm_reasons_24.08.txt")[1].replace(b"\n", b"\r\n")
+    with ScrapeTriton(body) as triton:
+        metrics_url = triton.url + c.PATH_METRICS
+        code = main(["doctor", "--triton-url", triton.url, "--metrics-url", metrics_url])
+    err = capsys.readouterr().err
+    assert code == c.EXIT_USAGE
+    assert "internal error" not in err
+    assert metrics_url in err and "not Prometheus text format" in err and "line " in err

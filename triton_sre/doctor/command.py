@@ -157,7 +157,7 @@ def diagnose(
 def triton_facts(client: TritonClient) -> TritonFacts:
     """Everything the Triton-side checks read, fetched once (read-only endpoints only)."""
     from triton_sre.exporter.llm import is_llm_family
-    from triton_sre.triton.exposition import decode_body, iter_parse
+    from triton_sre.triton.exposition import ExpositionError, decode_body, iter_parse
 
     where = f"{client.triton_url.rstrip('/')}/v2"
     try:
@@ -179,13 +179,18 @@ def triton_facts(client: TritonClient) -> TritonFacts:
         raise Unreachable(f"cannot read Triton at {client.triton_url}: {exc}") from None
     except FetchError as exc:
         raise Unreachable(f"cannot read Triton: {exc}") from None
-    llm_models = {
-        value
-        for chunk in iter_parse(text, keep=is_llm_family)
-        for sample in chunk
-        for key, value in sample.labels
-        if key == c.LABEL_MODEL
-    }
+    try:
+        llm_models = {
+            value
+            for chunk in iter_parse(text, keep=is_llm_family)
+            for sample in chunk
+            for key, value in sample.labels
+            if key == c.LABEL_MODEL
+        }
+    except ExpositionError as exc:  # cut short, CRLF, a proxy's page: what Prometheus rejects too
+        raise Unreachable(
+            f"cannot read Triton's metrics: {client.metrics_url} is not Prometheus text format: {exc}"
+        ) from None
     models: list[ModelFacts] = []
     for name in sorted({e["name"] for e in index if e.get("state") == c.STATE_READY}):
         try:
