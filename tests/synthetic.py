@@ -6,11 +6,13 @@ the same families in the same order, the same HELP/TYPE lines, prometheus-cpp's 
 summaries' five default quantiles. With `gpus > 0` it adds what a GPU server emits on top: each
 per-model series a second time with a `gpu_uuid` label, and the `nv_gpu_*` / `nv_energy_consumption`
 families between the pinned-memory and the CPU families (this part follows Triton's source and
-published GPU scrapes: the capture comes from a CPU-only server).
+published GPU scrapes: the capture comes from a CPU-only server). As in Triton's core, the GPU
+instance reports the executions on its `gpu_uuid` series and the model's own reporter (the series
+without it) keeps its counters at 0: nothing here fails or hits a cache.
 
 Names are predictable so tests can look them up: models `model_0000`, `model_0001`, ...,
 versions `"1"` .. `str(versions)`, GPUs `GPU-<uuid>` derived from `seed`. Each model version
-runs on GPU `index % gpus`; its `gpu_uuid` series carries the same values as its total series.
+runs on GPU `index % gpus`; its `gpu_uuid` series carries the values, its series without it zeros.
 Values are internally consistent: inference count >= success count >= execution count, the four
 stage durations add up to no more than the request duration, and summary `_count`/`_sum` equal
 the success count and request duration.
@@ -178,12 +180,13 @@ class _ModelVersion:
                     self.quantiles[family] = tuple(float(int(mean * f)) for f in (0.8, 1.6, 2.0, 3.5, 6.0))
         self.values = values
 
-    def label_sets(self) -> list[str]:
-        """The label prefix of each series of this model version: the total, then the GPU one."""
+    def label_sets(self) -> list[tuple[str, bool]]:
+        """The label prefix of each series of this model version and whether it carries the values:
+        the model's own series (zeros on a GPU model), then the GPU instance's."""
         base = f'model="{self.model}",version="{self.version}"'
         if self.gpu:
-            return [base, f'gpu_uuid="{self.gpu}",{base}']
-        return [base]
+            return [(base, False), (f'gpu_uuid="{self.gpu}",{base}', True)]
+        return [(base, True)]
 
 
 def _family_header(lines: list[str], name: str, typ: str, help_text: str) -> None:
@@ -226,14 +229,14 @@ def triton_metrics_payload(
         _family_header(lines, name, typ, help_text)
         for mv in loaded + with_failed:
             if name == c.NV_REQUEST_FAILURE:
-                for labels in mv.label_sets():
+                for labels, carries in mv.label_sets():
                     model_part, version_part = labels.rsplit(",", 1)
                     for reason, count in mv.reasons:
-                        lines.append(f'{name}{{{model_part},reason="{reason}",{version_part}}} {_fmt(count)}')
+                        value = _fmt(count if carries else 0.0)
+                        lines.append(f'{name}{{{model_part},reason="{reason}",{version_part}}} {value}')
             else:
-                value = _fmt(mv.values[name])
-                for labels in mv.label_sets():
-                    lines.append(f"{name}{{{labels}}} {value}")
+                for labels, carries in mv.label_sets():
+                    lines.append(f"{name}{{{labels}}} {_fmt(mv.values[name] if carries else 0.0)}")
 
     def gauges(families: tuple[tuple[str, str, str], ...], values: list[float], label: str = "") -> None:
         for (name, typ, help_text), value in zip(families, values, strict=True):
@@ -270,10 +273,11 @@ def triton_metrics_payload(
         for (name, help_text), source in zip(_SUMMARY_FAMILIES, _SUMMARY_SOURCE, strict=True):
             _family_header(lines, name, "summary", help_text)
             for mv in loaded:
-                count = _fmt(mv.values[c.NV_REQUEST_SUCCESS])
-                total = _fmt(mv.values[source])
-                quantiles = mv.quantiles.get(source, (math.nan,) * len(QUANTILES))
-                for labels in mv.label_sets():
+                for labels, carries in mv.label_sets():
+                    count = _fmt(mv.values[c.NV_REQUEST_SUCCESS] if carries else 0.0)
+                    total = _fmt(mv.values[source] if carries else 0.0)
+                    quantiles = mv.quantiles.get(source) if carries else None
+                    quantiles = quantiles or (math.nan,) * len(QUANTILES)
                     lines.append(f"{name}_count{{{labels}}} {count}")
                     lines.append(f"{name}_sum{{{labels}}} {total}")
                     for q, value in zip(QUANTILES, quantiles, strict=True):

@@ -197,21 +197,24 @@ def test_states_and_runbook_for_unavailable_models():
     }
 
 
-def test_gpu_models_are_not_double_counted():
+def test_gpu_models_sum_their_instance_and_model_series():
+    """Triton's core counts a GPU instance's executions on its `gpu_uuid` series and the rest
+    (scheduler rejections, cache hits) on the model's series without it: disjoint, summed."""
     text = (
         'nv_inference_count{gpu_uuid="GPU-a",model="m",version="1"} 10\n'
         'nv_inference_count{gpu_uuid="GPU-b",model="m",version="1"} 20\n'
-        'nv_inference_count{model="m",version="1"} 30\n'
+        'nv_inference_count{model="m",version="1"} 0\n'
         'nv_inference_count{gpu_uuid="GPU-a",model="old",version="1"} 4\n'
         'nv_inference_count{gpu_uuid="GPU-b",model="old",version="1"} 5\n'
-        'nv_inference_request_failure{model="m",reason="BACKEND",version="1"} 2\n'
+        'nv_inference_request_failure{model="m",reason="BACKEND",version="1"} 0\n'
         'nv_inference_request_failure{model="m",reason="REJECTED",version="1"} 3\n'
+        'nv_inference_request_failure{gpu_uuid="GPU-a",model="m",reason="BACKEND",version="1"} 2\n'
         'nv_gpu_utilization{gpu_uuid="GPU-a"} 0.5\n'
         'nv_gpu_utilization{gpu_uuid="GPU-b"} 0.1\n'
     )
     by_model, gpus = counters_from_samples(parse(text))
-    assert row_value(by_model[("m", "1")], c.NV_INFERENCE_COUNT) == 30  # the total, not 60
-    assert row_value(by_model[("old", "1")], c.NV_INFERENCE_COUNT) == 9  # no total series: sum of GPUs
+    assert row_value(by_model[("m", "1")], c.NV_INFERENCE_COUNT) == 30  # 10 + 20 + the model's 0
+    assert row_value(by_model[("old", "1")], c.NV_INFERENCE_COUNT) == 9  # per-GPU series only (21.x)
     assert row_value(by_model[("m", "1")], c.NV_REQUEST_FAILURE) == 5
     assert math.isnan(row_value(by_model[("m", "1")], c.NV_EXEC_COUNT))  # not exported: absent
     assert gpus == {"GPU-a", "GPU-b"}

@@ -48,8 +48,8 @@ def test_counter_increase_handles_resets_and_gpu_totals() -> None:
             counter("a", [10, 20, 30, 5, 15, 25, 35]),  # reset after 30: 20 + 5 + 30 = 55
             counter("b", [0, 10, 20, 30, 40, 50, 60], gpu_uuid="GPU-0"),  # per-GPU only: summed
             counter("b", [0, 5, 10, 15, 20, 25, 30], gpu_uuid="GPU-1"),
-            counter("c", [0, 6, 12, 18, 24, 30, 36]),  # total ...
-            counter("c", [0, 6, 12, 18, 24, 30, 36], gpu_uuid="GPU-0"),  # ... and its GPU: not twice
+            counter("c", [0, 0, 0, 0, 1, 1, 1]),  # the model's own series (a rejection) ...
+            counter("c", [0, 6, 12, 18, 24, 30, 35], gpu_uuid="GPU-0"),  # ... plus its GPU instance's
         ]
     )
     inc = counter_increase(frame)

@@ -199,17 +199,18 @@ EDGE_TESTS = """
 rule_files: [alerts/triton-slo-rules.yaml]
 evaluation_interval: 1m
 tests:
-  - name: Prometheus 3 writes le="500.0"; CANCELED is not bad; GPU duplicates count once
+  - name: Prometheus 3 writes le="500.0"; CANCELED is not bad; a GPU model's series add up
     interval: 1m
     input_series:
-      # 60 requests/min of which 6 failed BACKEND and 30 were CANCELED by clients
+      # 60 requests/min of which 6 failed BACKEND and 30 were CANCELED by clients. As in Triton's
+      # core, the GPU instance counts what it executed on its gpu_uuid series and the model's own
+      # reporter (no gpu_uuid) what never reached it: the two are disjoint and summed
       - series: 'nv_inference_request_success{job="triton", instance="a", model="m", version="1"}'
-        values: '0+24x20'
+        values: '0+0x20'
       - series: 'nv_inference_request_failure{job="triton", instance="a", model="m", version="1", reason="BACKEND"}'
-        values: '0+6x20'
+        values: '0+0x20'
       - series: 'nv_inference_request_failure{job="triton", instance="a", model="m", version="1", reason="CANCELED"}'
         values: '0+30x20'
-      # the same model's per-GPU copies (Triton exports both): must not be counted again
       - series: 'nv_inference_request_success{job="triton", instance="a", model="m", version="1", gpu_uuid="GPU-0"}'
         values: '0+24x20'
       - series: 'nv_inference_request_failure{job="triton", instance="a", model="m", version="1", reason="BACKEND", gpu_uuid="GPU-0"}'

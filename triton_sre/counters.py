@@ -6,9 +6,12 @@ A leaf: numpy only, nothing of triton-sre. Pure.
 - A counter's increase over consecutive observations counts a drop as a reset (the counter
   restarted from zero, as Prometheus' `increase()`); an observation that is NaN, infinite or
   negative is no observation and is skipped.
-- Triton exports every per-model family on GPU models twice, with and without `gpu_uuid`: the
-  series without it is the model's total; per-GPU series are summed only where no total exists
-  (older servers), so nothing is counted twice.
+- On GPU models Triton splits every per-model family by reporter (core's
+  backend_model_instance.cc and model.cc): each GPU instance reports its executions on a series
+  with `gpu_uuid`, the model's own reporter (since 23.09; no `gpu_uuid`) what happens outside an
+  instance (scheduler rejections, cache hits, the pending count), so its counters stay 0 on a busy
+  GPU model. The series are disjoint: a model's figure is their sum. Where the uuid lookup fails
+  (server #6815, #7479) both reporters share the one series without `gpu_uuid`.
 """
 
 from __future__ import annotations
@@ -49,8 +52,9 @@ def increase(values: Iterable[float] | np.ndarray) -> float:
 def fold_gpus(
     totals: Mapping[K, Mapping[F, float]], per_gpu: Iterable[tuple[K, Mapping[F, float]]]
 ) -> dict[K, dict[F, float]]:
-    """Per key and field: the total where one exists, else the sum of the per-GPU values (added in
-    the order given). `per_gpu` holds one (key, values) pair per GPU series set."""
+    """Per key and field: the series without `gpu_uuid` plus the sum of the per-GPU ones (these
+    added in the order given, then to the former: the exporter's replay adds in the same order).
+    Disjoint, see the module docstring. `per_gpu` holds one (key, values) pair per GPU series set."""
     summed: dict[K, dict[F, float]] = {}
     for key, gpu_values in per_gpu:
         into = summed.setdefault(key, {})
@@ -60,5 +64,5 @@ def fold_gpus(
     for key, gpu_values in summed.items():
         row = out.setdefault(key, {})
         for name, value in gpu_values.items():
-            row.setdefault(name, value)
+            row[name] = row.get(name, 0.0) + value
     return out

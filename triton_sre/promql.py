@@ -21,7 +21,6 @@ from decimal import Decimal
 
 from triton_sre.conventions import (
     L_LATENCY_SOURCE,
-    LABEL_GPU_UUID,
     LABEL_INSTANCE,
     LABEL_JOB,
     LABEL_LE,
@@ -146,14 +145,12 @@ def rate(family: str, matchers: Iterable[Matcher], window: str, fn: str = "rate"
 
 
 def counter_rate(family: str, matchers: Sequence[Matcher], window: str, labels: Sequence[str]) -> str:
-    """Per-second rate of a Triton counter summed `by labels`, counting GPU models once.
+    """Per-second rate of a Triton counter summed `by labels`, over every series of a GPU model.
 
-    The series without `gpu_uuid` is the model's total; per-GPU series are summed only where no
-    total exists (servers that export only per-GPU series).
+    A GPU instance counts its executions on a series with `gpu_uuid`, the model's own reporter the
+    rest on the series without it: disjoint, so their sum (`triton_sre.counters`).
     """
-    total = rate(family, [*matchers, (LABEL_GPU_UUID, "=", "")], window)
-    per_gpu = rate(family, [*matchers, (LABEL_GPU_UUID, "!=", "")], window)
-    return f"(sum {by(labels)} ({total}) or sum {by(labels)} ({per_gpu}))"
+    return f"sum {by(labels)} ({rate(family, matchers, window)})"
 
 
 def ratio(numerator: str, denominator: str) -> str:

@@ -6,8 +6,9 @@ index rows. Triton's facts used here (read from triton-inference-server/core):
 - `GET /v2/models/stats` carries `memory_usage` per model version (23.06+): a list of
   `{type: CPU|CPU_PINNED|GPU, id, byte_size}`; `id` is the memory type id (the CUDA device for
   GPU). Backends fill it where they can (ONNX Runtime, TensorRT); the Python backend leaves it empty.
-- GPU families carry `gpu_uuid` only; per-model families on GPU models are exported twice, with
-  and without `gpu_uuid`, so the labelled copies say which GPUs a model runs on.
+- GPU families carry `gpu_uuid` only; per-model families on GPU models are exported with and
+  without `gpu_uuid` (an instance's executions on its GPU's series), so the labelled series say
+  which GPUs a model runs on.
 - `nv_model_load_duration_secs{model,version}` exists from 24.11; before, a load is only visible
   as repository-index states (LOADING -> READY), observed here at the poll interval.
 - Triton exports no GPU families on MIG-enabled GPUs or when another DCGM agent holds the GPU

@@ -123,7 +123,7 @@ class MetricsPlan:
                 groups.append(group)
             elif uuid and name.startswith(c.NV_GPU_PREFIX):
                 gpus.add(uuid)
-        # per-GPU series sum into a model total only where Triton exported no total (older servers)
+        # a model's series without gpu_uuid plus its per-GPU ones, summed first (`fold_gpus`)
         summed: dict[ModelKey, dict[str, int]] = {}
         gpu_sources: list[int] = []
         gpu_cells: list[int] = []
@@ -137,20 +137,18 @@ class MetricsPlan:
                     n_summed += 1
                 gpu_sources.append(group)
                 gpu_cells.append(cell)
-        absent = n_groups + n_summed  # the NaN at the end of the pool
+        zero, absent = n_groups + n_summed, n_groups + n_summed + 1  # the 0.0 and NaN ending the pool
         for key in summed:
             totals.setdefault(key, {})
-        sources: list[int] = []
+        sources: list[int] = []  # per cell: its series without gpu_uuid (or 0.0, or NaN: neither) ...
+        gpu_parts: list[int] = []  # ... and its per-GPU sum (or 0.0)
         for key, values in totals.items():
             cells = summed.get(key, {})
             for family in ROW_FAMILIES:
                 group = values.get(family)
-                if group is not None:
-                    sources.append(group)
-                elif family in cells:
-                    sources.append(n_groups + cells[family])
-                else:
-                    sources.append(absent)
+                cell = cells.get(family)
+                sources.append(group if group is not None else zero if cell is not None else absent)
+                gpu_parts.append(n_groups + cell if cell is not None else zero)
         self.order = tuple(totals)
         self.index = {key: i for i, key in enumerate(self.order)}
         self.gpus = frozenset(gpus)
@@ -162,6 +160,7 @@ class MetricsPlan:
         self._gpu_sources = np.array(gpu_sources, dtype=np.intp)
         self._gpu_cells = np.array(gpu_cells, dtype=np.intp)
         self._sources = np.array(sources, dtype=np.intp)
+        self._gpu_parts = np.array(gpu_parts, dtype=np.intp)
         self._side = [(name, labels) for _, name, labels in side]
 
     def replay(self, text: str) -> tuple[CounterTable, frozenset[str], list[Sample]] | None:
@@ -179,8 +178,8 @@ class MetricsPlan:
             return None
         groups = np.bincount(self._groups, weights=counted, minlength=self._n_groups)
         summed = np.bincount(self._gpu_cells, weights=groups[self._gpu_sources], minlength=self._n_summed)
-        pool = np.concatenate((groups, summed, [np.nan]))
-        matrix = pool[self._sources].reshape(len(self.order), _WIDTH)
+        pool = np.concatenate((groups, summed, [0.0, np.nan]))
+        matrix = (pool[self._sources] + pool[self._gpu_parts]).reshape(len(self.order), _WIDTH)
         side_values = numbers[self._counted :].tolist()
         samples = [
             Sample(name, labels, value) for (name, labels), value in zip(self._side, side_values, strict=True)

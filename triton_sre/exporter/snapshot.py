@@ -163,9 +163,9 @@ def counters_from_samples(
 ) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
     """Per-model counter values and the GPUs seen.
 
-    Triton exports per-model families on GPU models twice, with and without `gpu_uuid`. The
-    series without it is the model total; per-GPU series are summed only when no total exists
-    (older servers), so nothing is counted twice. `nv_inference_request_failure` is summed over
+    Triton exports per-model families on GPU models with and without `gpu_uuid`, counting
+    different things (`triton_sre.counters`): a model's value is the sum of its series.
+    `nv_inference_request_failure` is summed over
     its `reason` label. A value that is negative, non-finite or above `MAX_VALUE`, and a series
     repeated in the payload (the first one wins), are left out and added to `problems`.
 

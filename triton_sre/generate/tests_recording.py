@@ -34,8 +34,9 @@ def recording_tests(spec: Spec) -> list[dict[str, Any]]:
     }
     series = []
     for family, inc in per_min.items():
-        series.append({"series": f"{family}{series_labels({}, job)}", "values": f"0+{inc}x30"})
-        # the same model's per-GPU series: must not be added to the total
+        # as in Triton's core: the GPU instance counts the executions on its gpu_uuid series, the
+        # model's own series (no gpu_uuid) stays 0 here; the rules add the two
+        series.append({"series": f"{family}{series_labels({}, job)}", "values": "0+0x30"})
         series.append({"series": f"{family}{series_labels(gpu, job)}", "values": f"0+{inc}x30"})
     series.append(
         {

@@ -10,8 +10,9 @@ server's value, and the median of those over the range (the typical window); col
 Counters (Triton's ``nv_inference_*``) are read as their increase between the first and last
 sample of the range, resets included, with no extrapolation to the range's edges. Cost gauges
 (``triton_sre_cost_per_hour`` ...) are integrated over time: each sample stands for one step.
-On GPU servers Triton reports every per-model family with and without ``gpu_uuid``: the series
-without it is the total, per-GPU series are summed only when no total exists.
+On GPU servers Triton reports every per-model family with and without ``gpu_uuid``, counting
+different things (an instance's executions on its GPU's series, the rest on the model's): a model's
+figure is the sum of its series (`triton_sre.counters`).
 """
 
 from __future__ import annotations
@@ -118,15 +119,6 @@ def _per_gpu(frame: pd.DataFrame) -> pd.Series:
     return uuid.notna() & (uuid != "")
 
 
-def _totals_only(frame: pd.DataFrame) -> pd.DataFrame:
-    """Drop per-GPU series of a model that also has a total series (no gpu_uuid)."""
-    if frame.empty or c.LABEL_GPU_UUID not in frame.columns:
-        return frame
-    per_gpu = _per_gpu(frame)
-    has_total = set(frame.loc[~per_gpu, c.LABEL_MODEL].astype(object))
-    return frame.loc[~(per_gpu & frame[c.LABEL_MODEL].astype(object).isin(has_total))]
-
-
 def increases_table(series: Iterable[tuple[Mapping[str, object], np.ndarray]]) -> pd.DataFrame:
     """(labels, values in time order) per series -> one row per series: its labels and
     ``increase`` over the range (`triton_sre.counters.increase`: resets counted, NaN, infinite
@@ -150,8 +142,8 @@ def series_increases(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def fold_increases(table: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.Series:
-    """Per-series increases (`series_increases`) summed per ``by``, GPU models counted once
-    (`triton_sre.counters.fold_gpus`: the total series wins, per-GPU series stand in without one)."""
+    """Per-series increases (`series_increases`) summed per ``by``: a GPU model's series without
+    `gpu_uuid` plus its per-GPU ones (`triton_sre.counters.fold_gpus`: disjoint reporters)."""
     if table.empty or by not in table.columns:
         return pd.Series(dtype=float)
     totals: dict[str, dict[str, float]] = {}
@@ -188,7 +180,6 @@ def rate_series(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.DataFrame:
     """Per-second rate of a counter per ``by`` over time (columns: one per ``by`` value)."""
     if frame.empty:
         return pd.DataFrame()
-    frame = _totals_only(frame)
     labels = _labels(frame)
     parts = []
     for _key, series in frame.sort_values("timestamp").groupby(labels, dropna=False, sort=False):
@@ -216,7 +207,7 @@ def _quantile(frame: pd.DataFrame, q: str) -> pd.Series:
     """ms per model from Triton's summary (µs): the worst server at each step, median over the range."""
     if frame.empty or c.LABEL_QUANTILE not in frame.columns:
         return pd.Series(dtype=float)
-    rows = _totals_only(frame[frame[c.LABEL_QUANTILE] == q])
+    rows = frame[frame[c.LABEL_QUANTILE] == q]  # a GPU model: its series without gpu_uuid reads NaN
     rows = rows[np.isfinite(rows["value"])]
     if rows.empty:
         return pd.Series(dtype=float)
