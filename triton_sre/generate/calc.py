@@ -33,6 +33,13 @@ TESTS = "alerts/tests/"
 MARGIN = Fraction(1, 100)
 
 
+def busy_rate(*floors: float) -> Fraction:
+    """Requests/s a test feeds a model that must count as busy: ten times the highest traffic floor
+    (`min_request_rate`) that applies, at least one. A fixed rate fails the tests of a spec whose
+    floor is above it: the alert under test stays silent."""
+    return max([Fraction(1), *(Fraction(repr(f)) * 10 for f in floors)])
+
+
 @dataclass(frozen=True)
 class Phase:
     steps: int

@@ -3,6 +3,7 @@ just below."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -13,6 +14,7 @@ from triton_sre.generate.calc import (
     TEST_INSTANCE,
     TEST_MODEL,
     TEST_VERSION,
+    busy_rate,
     plain_labels,
     render_any,
 )
@@ -30,6 +32,11 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
     }
     tj, ej = spec.triton_job, spec.exporter_job
     groups = []
+    latency = [s for s in spec.slos if s.type == c.SLO_LATENCY]
+    # requests per 1m step: above every floor the traffic-gated alerts apply (operational, latency SLOs)
+    floors = [spec.operational.min_request_rate, *(s.min_request_rate for s in latency)]
+    busy = math.ceil(busy_rate(*floors) * 60)
+    traffic = f"0+{busy}x40"
 
     def alert_test(
         title: str,
@@ -136,7 +143,8 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         1,
     )
     gpu = {**t_inst, c.LABEL_GPU_UUID: "GPU-0"}
-    ratio = min(0.999, spec.operational.gpu_memory_ratio + (1 - spec.operational.gpu_memory_ratio) / 2)
+    # halfway from the threshold to full: a threshold of 1 fires only when the memory is full
+    ratio = spec.operational.gpu_memory_ratio + (1 - spec.operational.gpu_memory_ratio) / 2
     alert_test(
         "GPU memory near limit",
         c.ALERT_GPU_MEMORY_NEAR_LIMIT,
@@ -153,7 +161,7 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
     )
     # Batching: a model with dynamic batching configured executes one inference at a time under load.
     counters = [
-        {"series": f"{f}{plain_labels(pending)}", "values": "0+600x40"}
+        {"series": f"{f}{plain_labels(pending)}", "values": traffic}
         for f in (c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT, c.NV_REQUEST_SUCCESS)
     ] + [
         {"series": f"{c.NV_PENDING_REQUEST_COUNT}{plain_labels(pending)}", "values": "3x40"},
@@ -177,16 +185,15 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         "traffic without latency quantiles",
         c.ALERT_LATENCY_QUANTILES_MISSING,
         [
-            {"series": f"{c.NV_REQUEST_SUCCESS}{plain_labels(pending)}", "values": "0+60x40"},
-            {"series": f"{c.NV_REQUEST_SUCCESS}{plain_labels(summarised)}", "values": "0+60x40"},
-            {"series": f"{c.NV_REQUEST_SUMMARY_US}_count{plain_labels(summarised)}", "values": "0+60x40"},
+            {"series": f"{c.NV_REQUEST_SUCCESS}{plain_labels(pending)}", "values": traffic},
+            {"series": f"{c.NV_REQUEST_SUCCESS}{plain_labels(summarised)}", "values": traffic},
+            {"series": f"{c.NV_REQUEST_SUMMARY_US}_count{plain_labels(summarised)}", "values": traffic},
         ],
         "25m",
         {c.LABEL_JOB: tj, **mv},
         1.0,
     )
     # Queue time: above the share of each latency SLO's threshold (or the fallback threshold).
-    latency = [s for s in spec.slos if s.type == c.SLO_LATENCY]
     fallback_model = TEST_MODEL
     cases: list[tuple[str, str, float]] = []  # (title, model, seconds of queue per request)
     for slo in latency:
@@ -224,10 +231,10 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
                 "name": f"queue time high ({title})",
                 "interval": "1m",
                 "input_series": [
-                    {"series": f"{c.NV_REQUEST_SUCCESS}{plain_labels(labels)}", "values": "0+60x40"},
+                    {"series": f"{c.NV_REQUEST_SUCCESS}{plain_labels(labels)}", "values": traffic},
                     {
                         "series": f"{c.NV_QUEUE_DURATION_US}{plain_labels(labels)}",
-                        "values": f"0+{60 * round(queue_s * 1e6)}x40",
+                        "values": f"0+{busy * round(queue_s * 1e6)}x40",
                     },
                 ],
                 "alert_rule_test": [

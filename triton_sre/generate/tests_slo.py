@@ -26,6 +26,7 @@ from triton_sre.generate.calc import (
     Track,
     Unpredictable,
     burn_value,
+    busy_rate,
     predict,
     render,
 )
@@ -159,7 +160,7 @@ def _top_level_alternatives(regex: str) -> list[str]:
 
 
 def _rate(slo: SLO) -> Fraction:
-    return max(Fraction(1), Fraction(repr(slo.min_request_rate)) * 10)
+    return busy_rate(slo.min_request_rate)
 
 
 def _event_kind(slo: SLO) -> str | None:

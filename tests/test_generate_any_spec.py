@@ -1,0 +1,57 @@
+"""`triton-sre generate` gives rules promtool accepts and tests that pass for every valid spec, not
+only the shipped one: the generated tests follow the spec's floors, thresholds and replicas."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from binaries import binary
+
+from triton_sre.generate.command import render_all
+from triton_sre.slo import Spec, spec_from_mapping
+
+TIMEOUT = 600  # s: one promtool run; a loaded machine is several times slower than a quiet one
+
+
+def _render(raw: dict[str, Any], out: Path) -> Spec:
+    spec = spec_from_mapping(raw, str(out / "slos.yaml"))
+    for rel, content in render_all(spec, "runbooks/").items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(content)
+    return spec
+
+
+def _promtool_test(out: Path, name: str) -> None:
+    done = subprocess.run(
+        [binary("promtool"), "test", "rules", name],
+        cwd=out / "alerts" / "tests",
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_operational_tests_follow_the_traffic_floor_and_the_gpu_threshold(tmp_path: Path) -> None:
+    """A floor of 50 requests/s (the tests fed 1 and 10) and a latency SLO's own floor of 20 on its
+    models (the others take the fallback queue threshold); GPU memory alerting only when full."""
+    _render(
+        {
+            "operational": {"min_request_rate": 50, "gpu_memory_ratio": 1},
+            "slos": [
+                {"name": "a", "type": "availability", "objective": 99.9},
+                {
+                    "name": "l",
+                    "type": "latency",
+                    "objective": 99,
+                    "threshold": "250ms",
+                    "models": ["scaler"],
+                    "min_request_rate": 20,
+                },
+            ],
+        },
+        tmp_path,
+    )
+    _promtool_test(tmp_path, "triton-alerts.test.yaml")
