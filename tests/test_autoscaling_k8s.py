@@ -23,10 +23,10 @@ _SPEC = spec_from_mapping(
     {
         "slos": [{"name": "l", "type": "latency", "objective": 99, "threshold": "500ms"}],
         "autoscaling": [
-            {"deployment": f"t-{i}", "signal": s, "max_replicas": 6, "load_time": "90s"}
+            {"deployment": f"t-{i}", "signal": s, "max_replicas": 6, "load_time": "90s", "job": f"t-{i}"}
             for i, s in enumerate(c.SIGNALS)
         ]
-        + [{"deployment": "sts", "kind": "StatefulSet", "max_replicas": 3}],
+        + [{"deployment": "sts", "kind": "StatefulSet", "max_replicas": 3}],  # each on its own job
     }
 )
 

@@ -54,7 +54,7 @@ def test_explicit_values_and_per_replica_signals() -> None:
                 "max_replicas": 5,
                 "load_time": "10s",
             },
-            {"deployment": "b", "signal": "llm_kv_cache", "max_replicas": 2, "min_replicas": 1},
+            {"deployment": "b", "signal": "llm_kv_cache", "max_replicas": 2, "min_replicas": 1, "job": "llm"},
         ]
     ).autoscaling
     assert (entries[0].target, entries[0].per_replica, entries[0].load_time_s) == (3, True, 10)
@@ -129,10 +129,30 @@ def test_bad_entries_get_the_specs_clear_errors(entry: dict[str, Any], message: 
 
 
 def test_a_deployment_listed_twice_and_a_non_list_are_refused() -> None:
-    with pytest.raises(SpecError, match=r"autoscaling\[1\]: deployment: 't' is listed twice"):
-        _spec([{"deployment": "t", "max_replicas": 2}] * 2)
+    twice = [{"deployment": "t", "max_replicas": 2, "job": job} for job in ("a", "b")]
+    with pytest.raises(SpecError) as err:
+        _spec(twice)
+    same = "autoscaling[1] (t): deployment: autoscaling[0] (t) scales the same deployment"
+    assert str(err.value) == f"s.yaml: {same}"
     with pytest.raises(SpecError, match="autoscaling: expected a list of deployments"):
         _spec({"deployment": "t"})
+
+
+def test_two_entries_on_one_scrape_job_are_refused_naming_both() -> None:
+    """The signal and the serving replicas are per job: two deployments behind one job cannot be told
+    apart, so each entry would ask for the replicas of both (the default job counts as named)."""
+    one_job = [
+        {"deployment": "gpu", "max_replicas": 4},
+        {"deployment": "cpu", "max_replicas": 4, "signal": "queue_time", "job": c.DEFAULT_TRITON_JOB},
+    ]
+    with pytest.raises(SpecError) as err:
+        _spec(one_job)
+    message = str(err.value)
+    assert message.startswith("s.yaml: autoscaling[1] (cpu): job: autoscaling[0] (gpu) scales the servers")
+    assert f"scrape job '{c.DEFAULT_TRITON_JOB}' too" in message and "its own job" in message
+    spec = _spec([one_job[0], {**one_job[1], "job": "triton-cpu"}])
+    assert [e.job for e in spec.autoscaling] == [c.DEFAULT_TRITON_JOB, "triton-cpu"]
+    assert spec.signal_jobs == (c.DEFAULT_TRITON_JOB, "triton-cpu")
 
 
 def test_no_autoscaling_key_means_no_entries() -> None:

@@ -55,3 +55,21 @@ def test_operational_tests_follow_the_traffic_floor_and_the_gpu_threshold(tmp_pa
         tmp_path,
     )
     _promtool_test(tmp_path, "triton-alerts.test.yaml")
+
+
+def test_autoscaling_tests_follow_each_entry_its_job_and_its_warm_floor(tmp_path: Path) -> None:
+    """Two entries, each on its own scrape job (the second's signal recorded for its job too), one
+    with a warm floor above the 3 replicas the lagging test's load asks for, one on an LLM signal:
+    each entry's test checks its own alert and the desired replicas clamp_min gives."""
+    spec = _render(
+        {
+            "slos": [{"name": "a", "type": "availability", "objective": 99.9}],
+            "autoscaling": [
+                {"deployment": "gpu", "min_replicas": 5, "max_replicas": 8},
+                {"deployment": "llm", "job": "triton-llm", "signal": "llm_waiting", "max_replicas": 4},
+            ],
+        },
+        tmp_path,
+    )
+    assert spec.signal_jobs == ("triton", "triton-llm")
+    _promtool_test(tmp_path, "triton-autoscaling-rules.test.yaml")

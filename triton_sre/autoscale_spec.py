@@ -119,8 +119,18 @@ def parse_autoscaling(
     entries: list[Autoscaling] = []
     for i, entry in enumerate(raw):
         item = _entry(entry, f"{where}[{i}]", duration, default_job, targets, startup_probe_budget_s)
-        if any(e.deployment == item.deployment for e in entries):
-            raise ConfigError(f"{where}[{i}]: deployment: {bounded(item.deployment)} is listed twice")
+        section = where.rsplit(": ", 1)[-1]  # `autoscaling`, without the file
+        for j, other in enumerate(entries):
+            mine, theirs = f"{where}[{i}] ({item.deployment})", f"{section}[{j}] ({other.deployment})"
+            if other.deployment == item.deployment:
+                raise ConfigError(f"{mine}: deployment: {theirs} scales the same deployment")
+            if other.job == item.job:
+                raise ConfigError(
+                    f"{mine}: job: {theirs} scales the servers of scrape job {bounded(item.job)} too. "
+                    "The signal and the serving replicas are per job: each entry would read the backlog "
+                    "and the replicas of both deployments and ask for the replicas of both. Scrape each "
+                    "deployment as its own job and name it in the entry's `job:`"
+                )
         entries.append(item)
     return tuple(entries)
 

@@ -15,6 +15,7 @@ Pure string builders, no I/O. Conventions written once here:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -126,6 +127,13 @@ def on(labels: Sequence[str]) -> str:
 def selector(metric: str, matchers: Iterable[Matcher] = ()) -> str:
     body = ", ".join(f"{label}{op}{q(value)}" for label, op, value in matchers)
     return f"{metric}{{{body}}}" if body else metric
+
+
+def one_of(label: str, values: Sequence[str]) -> Matcher:
+    """`label="v"` for one value, `label=~"v1|v2"` (each value literal) for several."""
+    if len(values) == 1:
+        return (label, "=", values[0])
+    return (label, "=~", "|".join(re.escape(v) for v in values))
 
 
 def equal(labels: Iterable[tuple[str, str]]) -> list[Matcher]:

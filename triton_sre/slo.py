@@ -108,6 +108,12 @@ class Spec:
     # the raw `rollout:` section, validated by triton_sre.rollout.spec (which reads the SLOs)
     rollout: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
+    @property
+    def signal_jobs(self) -> tuple[str, ...]:
+        """The scrape jobs whose scaling signals are recorded: scrape.triton_job and the job of each
+        `autoscaling:` entry (an entry on another job reads nothing otherwise)."""
+        return tuple(dict.fromkeys([self.triton_job, *(e.job for e in self.autoscaling)]))
+
 
 # -- loading ---------------------------------------------------------------------------------------
 _TOP_KEYS = {"scrape", "operational", "slos", "llm", "cluster_label", "autoscaling", "rollout"}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from triton_sre import conventions as c
 from triton_sre.autoscale_spec import Autoscaling
 from triton_sre.generate.rulefile import Rule, RuleFile, alert, runbook_url
-from triton_sre.promql import Matcher, by, counter_rate, label_sets, num, on, ratio, selector
+from triton_sre.promql import Matcher, by, counter_rate, label_sets, num, on, one_of, ratio, selector
 from triton_sre.slo import Spec, format_duration
 
 AUTOSCALING_FILE = "triton-autoscaling-rules.yaml"
@@ -21,9 +21,10 @@ _VALUE = '{{ $value | printf "%.0f" }}'
 
 
 def signal_rules(spec: Spec) -> list[Rule]:
-    """Per server (`instance:`) and per job (`job:`), whatever models the server holds."""
+    """Per server (`instance:`) and per job (`job:`), whatever models the server holds, for every
+    job an entry scales."""
     ls = label_sets(spec.cluster_label)
-    job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
+    job: list[Matcher] = [one_of(c.LABEL_JOB, spec.signal_jobs)]
     window = c.REC_AUTOSCALE_WINDOW
 
     def rate(family: str) -> str:

@@ -23,6 +23,7 @@ from triton_sre.promql import (
     label_sets,
     num,
     on,
+    one_of,
     rate,
     selector,
 )
@@ -50,7 +51,8 @@ def _quantile(spec: Spec, histogram: str, quantile: str, job: list[Matcher]) -> 
 
 
 def recording_rules(spec: Spec) -> list[Rule]:
-    job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
+    """Per model, for every job an autoscaling entry reads (its LLM signals are made of these)."""
+    job: list[Matcher] = [one_of(c.LABEL_JOB, spec.signal_jobs)]
     rules: list[Rule] = []
     for record, family in (
         (c.REC_LLM_TTFT_QUANTILE, c.VLLM_TTFT_SECONDS),

@@ -3,11 +3,12 @@ the average of per-model averages is wrong, the pending and LLM signals, and the
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.autoscale_spec import Autoscaling
-from triton_sre.generate.autoscaling import AUTOSCALING_FILE, autoscaling_groups
+from triton_sre.generate.autoscaling import AUTOSCALING_FILE, entry_rules
 from triton_sre.generate.calc import plain_labels, render_any
 from triton_sre.promql import by, label_sets, rate, selector
 from triton_sre.slo import Spec
@@ -117,17 +118,14 @@ def _signal_series(entry: Autoscaling, usage: float, replicas: int, steps: int =
 
 
 def lagging_test(spec: Spec, entry: Autoscaling, base_url: str) -> dict[str, Any]:
-    """The signal at 1.5 x target with 2 replicas asks for 3: pending for the startup budget,
-    firing after it; the usage and desired replicas are recorded."""
+    """The signal at 1.5 x target with 2 replicas asks for 3, or min_replicas when that is more:
+    pending for the startup budget, firing after it; the usage and desired replicas are recorded."""
     usage, replicas = 1.5, 2
-    rules = {
-        r["alert"]: r
-        for g in autoscaling_groups(spec, base_url)["groups"]
-        for r in g["rules"]
-        if "alert" in r
-    }
-    rule = rules[c.ALERT_AUTOSCALER_LAGGING]
+    desired = max(math.ceil(usage * replicas), entry.min_replicas)  # the rule's floor (clamp_min)
+    # this entry's alert (every entry has one with the same name)
+    (rule,) = (r for r in entry_rules(entry, base_url, spec.cluster_label) if "alert" in r)
     labels = {c.LABEL_JOB: entry.job, c.L_DEPLOYMENT: entry.deployment}
+    recorded = {"__name__": c.REC_AUTOSCALE_DESIRED, **labels}
     alert_labels = {**labels, **rule["labels"]}
     budget_steps = int(entry.startup_budget_s // _STEP_S)
     at = f"{(budget_steps + 8) * _STEP_S}s"
@@ -146,9 +144,7 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str) -> dict[str, Any
             {
                 "expr": selector(c.REC_AUTOSCALE_DESIRED, mine),
                 "eval_time": at,
-                "exp_samples": [
-                    {"labels": plain_labels({"__name__": c.REC_AUTOSCALE_DESIRED, **labels}), "value": 3}
-                ],
+                "exp_samples": [{"labels": plain_labels(recorded), "value": desired}],
             },
         ],
         "alert_rule_test": [
@@ -160,7 +156,7 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str) -> dict[str, Any
                     {
                         "exp_labels": dict(sorted(alert_labels.items())),
                         "exp_annotations": {
-                            k: render_any(v, alert_labels, 3) for k, v in rule["annotations"].items()
+                            k: render_any(v, alert_labels, desired) for k, v in rule["annotations"].items()
                         },
                     }
                 ],
