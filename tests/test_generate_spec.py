@@ -9,7 +9,7 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
-from triton_sre.durations import DurationError, format_duration, parse_duration
+from triton_sre.durations import DurationError, format_duration, parse_duration, whole_ms
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.rulefile import all_rules, model_matchers
 from triton_sre.generate.slo_rules import tiers
@@ -169,6 +169,17 @@ def test_durations() -> None:
     assert format_duration(2592000) == "30d"
     with pytest.raises(DurationError):
         parse_duration("0s", "x")
+
+
+@pytest.mark.parametrize("threshold", ["9ms", "13ms", "1001ms", "4342ms", "1s9ms", "59999ms"])
+def test_every_whole_millisecond_threshold_is_accepted(threshold: str) -> None:
+    """ms were summed as n x 0.001 (9ms gave 0.009000000000000001 s) and the whole-millisecond check
+    compared floats exactly: about one threshold in eight of 1-20000 ms was refused."""
+    assert parse_duration(threshold, "x") == whole_ms(parse_duration(threshold, "x")) / 1000
+    slo = parse_spec(yaml.safe_dump(_with(("slos", 1, "threshold"), threshold))).slos[1]
+    assert round(slo.threshold_s * 1e6) == whole_ms(slo.threshold_s) * 1000
+    assert format_duration(slo.threshold_s) == format_duration(parse_duration(threshold, "x"))
+    assert whole_ms(parse_duration(threshold, "x") + 0.0005) is None  # half a millisecond more
 
 
 def test_model_selectors_become_matchers() -> None:

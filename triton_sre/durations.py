@@ -21,9 +21,12 @@ __all__ = [
     "format_duration",
     "parse_duration",
     "seconds_arg",
+    "whole_ms",
 ]
 
-_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+# milliseconds per unit: whole numbers, summed exactly and divided once (9ms is 0.009 s, not
+# 9 x 0.001 = 0.009000000000000001, which the spec refused as no whole number of milliseconds)
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _WHOLE = re.compile(r"^(?:(\d+)(ms|s|m|h|d|w))+$")
 _PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
 # The longest duration accepted: a year. Prometheus parses a duration into int64 nanoseconds (~292
@@ -47,7 +50,7 @@ def _seconds(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, str) or not _WHOLE.match(value):
         raise DurationError(f"expected a duration like 500ms, 30s, 5m, 1h or 30d, got {bounded(value)}")
     try:  # a number of thousands of digits is past int()'s limit, of hundreds past a float's
-        seconds = float(sum(int(n) * _UNITS[u] for n, u in _PART.findall(value)))
+        seconds = sum(int(n) * _UNITS_MS[u] for n, u in _PART.findall(value)) / 1000
     except (ValueError, OverflowError):
         seconds = math.inf
     if seconds <= 0:
@@ -55,6 +58,13 @@ def _seconds(value: Any) -> float:
     if seconds > MAX_DURATION_S:
         raise DurationError(f"must be at most 365d (a year), got {bounded(value)}")
     return seconds
+
+
+def whole_ms(seconds: float) -> int | None:
+    """`seconds` in milliseconds when it is a whole number of them (to float precision: 1001ms is
+    1.001 s, and 1.001 x 1000 is 1000.9999999999999), else None."""
+    ms = round(seconds * 1000)
+    return ms if abs(seconds * 1000 - ms) <= 1e-6 * max(1, ms) else None
 
 
 def format_duration(seconds: float) -> str:

@@ -21,7 +21,7 @@ from triton_sre.alerting_spec import LLMAlerting, Operational, parse_llm_alertin
 from triton_sre.autoscale_spec import Autoscaling, default_target, parse_autoscaling
 from triton_sre.checks import ConfigError, check_keys, check_number
 from triton_sre.data import shipped
-from triton_sre.durations import DurationError, format_duration, parse_duration
+from triton_sre.durations import DurationError, format_duration, parse_duration, whole_ms
 from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_bounded, yaml_problem
 from triton_sre.redact import bounded
 
@@ -358,7 +358,7 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
     if "threshold" not in entry:
         raise SpecError(f"{where}: threshold: required for a latency SLO (e.g. 500ms)")
     threshold = parse_duration(entry["threshold"], f"{where}: threshold")
-    if threshold * 1000 != round(threshold * 1000) or threshold < 0.001:
+    if whole_ms(threshold) is None:
         raise SpecError(
             f"{where}: threshold: must be a whole number of milliseconds, got {bounded(entry['threshold'])}"
         )
@@ -430,7 +430,7 @@ def _llm_slo(entry: Mapping[str, Any], common: dict[str, Any], where: str) -> SL
         raise SpecError(f"{where}: threshold: required for a {common['type']} SLO (e.g. 250ms)")
     threshold = parse_duration(entry["threshold"], f"{where}: threshold")
     bounds_ms = [round(b * 1000) for b in buckets]
-    if threshold * 1000 != round(threshold * 1000) or round(threshold * 1000) not in bounds_ms:
+    if whole_ms(threshold) not in bounds_ms:
         choices = ", ".join(format_duration(b) for b in buckets)
         raise SpecError(
             f"{where}: threshold: {bounded(entry['threshold'])} is not a bucket bound of {family} "
