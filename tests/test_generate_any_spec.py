@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from binaries import binary
 
 from triton_sre.generate.command import render_all
@@ -73,3 +74,21 @@ def test_autoscaling_tests_follow_each_entry_its_job_and_its_warm_floor(tmp_path
     )
     assert spec.signal_jobs == ("triton", "triton-llm")
     _promtool_test(tmp_path, "triton-autoscaling-rules.test.yaml")
+
+
+@pytest.mark.slow
+def test_slices_longer_than_the_step_count_from_the_history_start(tmp_path: Path) -> None:
+    """5-minute slices judged on 1-minute steps: Prometheus rates the first minutes of the history
+    (a range reaching before the first sample), so the 6h window holds slices from the second
+    sample on; the prediction counted them only from the fifth and expected too high a burn rate."""
+    _render(
+        {
+            "scrape": {"latency_metrics": []},
+            "slos": [
+                {"name": "l", "type": "latency", "objective": 99.95, "threshold": "1s", "time_slice": "5m"}
+            ],
+        },
+        tmp_path,
+    )
+    _promtool_test(tmp_path, "triton-slo-rules.test.yaml")
+

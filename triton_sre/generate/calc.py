@@ -290,12 +290,10 @@ def slice_stats(
     slo: SLO, track: Track, step: int, t: int, window: int, latency_metrics: Sequence[str] = ()
 ) -> Fraction | None:
     """Share of bad time slices among the slices with traffic in `window` ending at `t`."""
-    summary = track.kind == c.LATENCY_SOURCE_SUMMARY and c.LATENCY_SOURCE_SUMMARY in latency_metrics
     samples, bad, close = _slice_samples(slo, track, step, tuple(latency_metrics))
-    if summary:  # the summary sample at j covers step j - 1
-        first = max(1, -(-(t - window) // step))
-    else:
-        first = max(int(window_seconds(slo.time_slice)) // step, -(-(t - window) // step))
+    # from the second sample on: a summary's sample at j covers step j - 1, and rate() over a range
+    # reaching before the history's start rates the steps so far
+    first = max(1, -(-(t - window) // step))
     last = min(t // step, len(samples) - 2)  # no sample past the history's end
     if last < first:
         return None
@@ -330,7 +328,7 @@ def _slice_samples(
         if key in memo:
             return memo[key]
         requests = sum((p.rate for p in steps), Fraction(0))
-        if j < k or requests <= 0:
+        if requests <= 0:  # j < k: a slice of the history so far (Prometheus rates what it has)
             out = (False, False, False)
         elif track.kind == c.LATENCY_SLI_HISTOGRAM:
             value = _histogram_quantile(track, steps, slo.quantile)
@@ -339,8 +337,7 @@ def _slice_samples(
         else:
             latency = sum((p.rate * average_latency(track, p) for p in steps), Fraction(0))
             out = (True, latency / requests > threshold, False)
-        if j >= k:
-            memo[key] = out
+        memo[key] = out
         return out
 
     samples, bad, close = [0], [0], [0]
