@@ -4,12 +4,15 @@ only the shipped one: the generated tests follow the spec's floors, thresholds a
 from __future__ import annotations
 
 import subprocess
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from binaries import binary
 
+from triton_sre.generate.calc import counter_series
 from triton_sre.generate.command import render_all
 from triton_sre.slo import Spec, spec_from_mapping
 
@@ -24,15 +27,14 @@ def _render(raw: dict[str, Any], out: Path) -> Spec:
     return spec
 
 
+def _promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    command = [binary("promtool"), *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT)
+
+
 def _promtool_test(out: Path, name: str) -> None:
-    done = subprocess.run(
-        [binary("promtool"), "test", "rules", name],
-        cwd=out / "alerts" / "tests",
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    done = _promtool("test", "rules", name, cwd=out / "alerts" / "tests")
+    assert done.returncode == 0, f"{name}: {done.stdout[-4000:]}{done.stderr[-2000:]}"
 
 
 def test_operational_tests_follow_the_traffic_floor_and_the_gpu_threshold(tmp_path: Path) -> None:
@@ -74,6 +76,35 @@ def test_autoscaling_tests_follow_each_entry_its_job_and_its_warm_floor(tmp_path
     )
     assert spec.signal_jobs == ("triton", "triton-llm")
     _promtool_test(tmp_path, "triton-autoscaling-rules.test.yaml")
+
+
+def test_counter_series_never_reset_in_promtool(tmp_path: Path) -> None:
+    """A run after increments with no exact float (10 x a 1278.952 floor x 60 s) starts where
+    promtool's own float sum ends: resets() sees none, and the counter ends where the exact sum
+    does, to float precision (it started a hair below the last value: a reset, read as the whole
+    counter again, and a tokens SLO of that floor never burned)."""
+    per_step = Fraction(127895_2, 10) * 6
+    increments = [per_step] * 60 + [Fraction(0)] * 19 + [per_step] * 5 + [Fraction(1, 3)] * 7
+    series = counter_series(increments)
+    test = {
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [{"series": "c", "values": series}],
+                "promql_expr_test": [
+                    {"expr": "resets(c[3h])", "eval_time": "91m", "exp_samples": [{"value": 0}]},
+                    {
+                        "expr": f"abs(c - {float(sum(increments))}) < bool 0.01",
+                        "eval_time": "91m",
+                        "exp_samples": [{"labels": "{}", "value": 1}],
+                    },
+                ],
+            }
+        ]
+    }
+    (tmp_path / "series.test.yaml").write_text(yaml.safe_dump(test))
+    done = _promtool("test", "rules", "series.test.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.slow

@@ -54,9 +54,14 @@ class Unpredictable(ValueError):
 
 # -- series ----------------------------------------------------------------------------------------
 def counter_series(increments: Sequence[Fraction]) -> str:
-    """Expanding notation for a counter starting at 0 with the given per-step increments."""
+    """Expanding notation for a counter starting at 0 with the given per-step increments.
+
+    promtool expands `a+bxn` by adding b to a float n times, so each run starts where promtool's
+    own sum of the run before ends: started at the exact sum instead, a run after increments with
+    no exact float (767371.2 a step) could start a hair below the last value, a counter reset that
+    rate() reads as the whole counter again."""
     parts: list[str] = []
-    value = Fraction(0)
+    value = 0.0  # the counter's last value as promtool computes it
     i = 0
     first = True
     while i < len(increments):
@@ -64,12 +69,16 @@ def counter_series(increments: Sequence[Fraction]) -> str:
         while j < len(increments) and (increments[j] is increments[i] or increments[j] == increments[i]):
             j += 1
         inc, n = increments[i], j - i
+        step = float(_n(inc))
         if first:
             parts.append(f"0+{_n(inc)}x{n}")
             first = False
         else:
-            parts.append(f"{_n(value + inc)}+{_n(inc)}x{n - 1}")
-        value += inc * n
+            value += step
+            parts.append(f"{_n(Fraction(value))}+{_n(inc)}x{n - 1}")
+            n -= 1
+        for _ in range(n):
+            value += step
         i = j
     return " ".join(parts) if parts else "0"
 
