@@ -75,6 +75,10 @@ def test_autoscaling_tests_follow_each_entry_its_job_and_its_warm_floor(tmp_path
         tmp_path,
     )
     assert spec.signal_jobs == ("triton", "triton-llm")
+    # one rule identity per entry: the two lagging alerts differed in nothing but their expression
+    rule_file = "alerts/triton-autoscaling-rules.yaml"
+    checked = _promtool("check", "rules", "--lint-fatal", rule_file, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
     _promtool_test(tmp_path, "triton-autoscaling-rules.test.yaml")
 
 

@@ -64,7 +64,7 @@ def test_promtool_check_rules_passes_on_the_shipped_rules() -> None:
     # the shipped files are exactly the generator's, no stale or missing one
     assert [p.name for p in shipped] == sorted(rule_files(parse_spec((REPO / "slos.yaml").read_text())))
     files = [str(p.relative_to(REPO)) for p in shipped]
-    result = _run("check", "rules", *files)
+    result = _run("check", "rules", "--lint-fatal", *files)  # a duplicate rule is a failure, not a line
     assert result.returncode == 0, result.stdout + result.stderr
     # and promtool read every rule of every file: none skipped or merged away
     found = dict(re.findall(r"Checking (\S+)\n\s+SUCCESS: (\d+) rules found", result.stdout + result.stderr))

@@ -73,6 +73,24 @@ def entry_rules(entry: Autoscaling, base_url: str, cluster_label: str | None = N
     serving = selector(c.REC_SERVING_REPLICAS, job)
     ls = label_sets(cluster_label)
     budget = format_duration(entry.startup_budget_s)
+    lagging = alert(
+        c.ALERT_AUTOSCALER_LAGGING,
+        f"{desired} > {on(ls.job)} group_left () {serving}\n"
+        f"and {on(ls.job)} ({usage} > {num(1 + c.HPA_TOLERANCE)})",
+        budget,
+        c.SEVERITY_TICKET,
+        f"{entry.deployment}: the {entry.signal} signal asks for {_VALUE} replicas "
+        f"for more than {budget}",
+        f"The {entry.signal} signal of {entry.deployment} (job {{{{ $labels.job }}}}) has been more than "
+        f"{num(c.HPA_TOLERANCE * 100)}% over its target ({num(entry.target)}) for {budget}, the startup "
+        f"budget of one replica (2 x the {format_duration(entry.load_time_s)} model load + margin), "
+        f"and asks for {_VALUE} replicas, more than are serving. The autoscaler is capped at "
+        f"max_replicas ({entry.max_replicas}), not running, or new pods do not become ready.",
+        runbook_url(base_url, c.ALERT_RUNBOOKS[c.ALERT_AUTOSCALER_LAGGING]),
+    )
+    # the deployment as a rule label too (the series have it already): with several entries, one
+    # alert name and labels per entry, not a duplicate rule (promtool's lint)
+    lagging["labels"].update(mark)
     return [
         {"record": c.REC_AUTOSCALE_USAGE, "expr": usage_expr(entry, cluster_label), "labels": mark},
         {
@@ -81,21 +99,7 @@ def entry_rules(entry: Autoscaling, base_url: str, cluster_label: str | None = N
             "expr": f"clamp_min(ceil({serving} * {on(ls.job)} group_right () {usage}), {entry.min_replicas})",
             "labels": mark,
         },
-        alert(
-            c.ALERT_AUTOSCALER_LAGGING,
-            f"{desired} > {on(ls.job)} group_left () {serving}\n"
-            f"and {on(ls.job)} ({usage} > {num(1 + c.HPA_TOLERANCE)})",
-            budget,
-            c.SEVERITY_TICKET,
-            f"{entry.deployment}: the {entry.signal} signal asks for {_VALUE} replicas "
-            f"for more than {budget}",
-            f"The {entry.signal} signal of {entry.deployment} (job {{{{ $labels.job }}}}) has been more than "
-            f"{num(c.HPA_TOLERANCE * 100)}% over its target ({num(entry.target)}) for {budget}, the startup "
-            f"budget of one replica (2 x the {format_duration(entry.load_time_s)} model load + margin), "
-            f"and asks for {_VALUE} replicas, more than are serving. The autoscaler is capped at "
-            f"max_replicas ({entry.max_replicas}), not running, or new pods do not become ready.",
-            runbook_url(base_url, c.ALERT_RUNBOOKS[c.ALERT_AUTOSCALER_LAGGING]),
-        ),
+        lagging,
     ]
 
 
