@@ -61,25 +61,30 @@ def test_operational_tests_follow_the_traffic_floor_and_the_gpu_threshold(tmp_pa
 
 
 def test_autoscaling_tests_follow_each_entry_its_job_and_its_warm_floor(tmp_path: Path) -> None:
-    """Two entries, each on its own scrape job (the second's signal recorded for its job too), one
-    with a warm floor above the 3 replicas the lagging test's load asks for, one on an LLM signal:
-    each entry's test checks its own alert and the desired replicas clamp_min gives."""
+    """Entries each on its own scrape job (the signals recorded for every entry's job), one with a
+    warm floor above the 3 replicas the lagging test's load asks for, one on an LLM signal, one on
+    the queue: each entry's test checks its own alert and the desired replicas clamp_min gives."""
     spec = _render(
         {
             "slos": [{"name": "a", "type": "availability", "objective": 99.9}],
             "autoscaling": [
                 {"deployment": "gpu", "min_replicas": 5, "max_replicas": 8},
                 {"deployment": "llm", "job": "triton-llm", "signal": "llm_waiting", "max_replicas": 4},
+                # a queue signal whose ratio to its target carries float noise
+                {"deployment": "q", "job": "triton-q", "signal": "queue_time", "target": "3393ms"}
+                | {"max_replicas": 9},
             ],
         },
         tmp_path,
     )
-    assert spec.signal_jobs == ("triton", "triton-llm")
+    assert spec.signal_jobs == ("triton", "triton-llm", "triton-q")
     # one rule identity per entry: the two lagging alerts differed in nothing but their expression
     rule_file = "alerts/triton-autoscaling-rules.yaml"
     checked = _promtool("check", "rules", "--lint-fatal", rule_file, cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     _promtool_test(tmp_path, "triton-autoscaling-rules.test.yaml")
+
+
 
 
 def test_counter_series_never_reset_in_promtool(tmp_path: Path) -> None:
