@@ -3,7 +3,9 @@ only the shipped one: the generated tests follow the spec's floors, thresholds a
 
 from __future__ import annotations
 
+import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -11,9 +13,12 @@ from typing import Any
 import pytest
 import yaml
 from binaries import binary
+from spec_draws import draw_spec
 
+from triton_sre import conventions as c
 from triton_sre.generate.calc import counter_series
 from triton_sre.generate.command import render_all
+from triton_sre.generate.families import rule_files
 from triton_sre.slo import Spec, spec_from_mapping
 
 TIMEOUT = 600  # s: one promtool run; a loaded machine is several times slower than a quiet one
@@ -132,3 +137,58 @@ def test_slices_longer_than_the_step_count_from_the_history_start(tmp_path: Path
     )
     _promtool_test(tmp_path, "triton-slo-rules.test.yaml")
 
+
+# Seeds of the drawn specs promtool runs (slow: each spec's SLO scenarios take 20-60 s of promtool).
+# test_the_drawn_specs_are_valid_and_cover_the_spec checks that together they reach every SLO type,
+# SLI, signal, latency source, cluster label and rollout setting the draws know.
+SEEDS = (300, 29, 115, 303)
+
+
+def test_the_drawn_specs_are_valid_and_cover_the_spec() -> None:
+    """Every draw is a valid spec, and the seeds promtool runs reach every kind the spec documents."""
+    specs = {seed: spec_from_mapping(draw_spec(seed), f"s{seed}.yaml") for seed in {*range(100), *SEEDS}}
+    assert all(specs[seed] == spec_from_mapping(draw_spec(seed), f"s{seed}.yaml") for seed in SEEDS)
+    run = [specs[seed] for seed in SEEDS]
+    slos = [slo for spec in run for slo in spec.slos]
+    assert {slo.type for slo in slos} == {c.SLO_AVAILABILITY, c.SLO_LATENCY, *c.LLM_SLO_TYPES}
+    assert {s.latency_sli for s in slos if s.type == c.SLO_LATENCY} == {
+        c.LATENCY_SLI_AUTO,
+        c.LATENCY_SLI_HISTOGRAM,
+        c.LATENCY_SLI_TIME_SLICE,
+    }
+    assert {e.signal for spec in run for e in spec.autoscaling} == set(c.SIGNALS)
+    assert {m for spec in run for m in spec.latency_metrics} == set(c.LATENCY_METRICS)
+    assert {spec.cluster_label is None for spec in run} == {True, False}
+    assert {bool(spec.rollout) for spec in run} == {True, False}
+    assert max(e.min_replicas for spec in run for e in spec.autoscaling) > 3
+    assert max(spec.operational.min_request_rate for spec in run) > 10
+    assert any(len(spec.autoscaling) > 1 for spec in run)
+    assert any(spec.operational.gpu_memory_ratio == 1 for spec in run)
+    assert any(s.time_slice != "1m" and s.latency_sli != c.LATENCY_SLI_HISTOGRAM for s in slos)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3 * TIMEOUT)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_drawn_spec_generates_rules_that_load_and_tests_that_pass(seed: int, tmp_path: Path) -> None:
+    """promtool check rules (every rule read; a rule with the same name and labels as another fails
+    its lint), vmalert loads every file, and every generated promtool test passes."""
+    spec = _render(draw_spec(seed), tmp_path)
+    (tmp_path / "slos.yaml").write_text(yaml.safe_dump(draw_spec(seed)))  # to rerun by hand
+    files = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "alerts").glob("*.yaml"))
+    checked = _promtool("check", "rules", "--lint-fatal", *files, cwd=tmp_path)  # duplicates fail
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    found = re.findall(r"SUCCESS: (\d+) rules found", checked.stdout + checked.stderr)
+    rules = [r for doc in rule_files(spec, "runbooks/").values() for g in doc["groups"] for r in g["rules"]]
+    assert sum(map(int, found)) == len(rules)
+    vm = subprocess.run(
+        [binary("vmalert"), "-dryRun", *(f"-rule={f}" for f in files)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert vm.returncode == 0, vm.stdout[-2000:] + vm.stderr[-2000:]
+    tests = sorted(p.name for p in (tmp_path / "alerts" / "tests").glob("*.yaml"))
+    with ThreadPoolExecutor(2) as pool:  # the machine's two cores
+        list(pool.map(lambda name: _promtool_test(tmp_path, name), tests))
