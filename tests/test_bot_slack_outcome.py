@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from triton_sre.bot.slack import INVALID_RESPONSE, DeliveryError, SlackDelivery
+from triton_sre.bot.slack import (
+    INVALID_RESPONSE,
+    MAX_RETRY_AFTER_SECONDS,
+    DeliveryError,
+    SlackDelivery,
+    retry_after_seconds,
+)
 
 
 @pytest.fixture
@@ -129,3 +136,25 @@ def test_slack_redirect_to_another_host_is_not_followed() -> None:
     finally:
         other.close()
         redirecting.close()
+
+
+@pytest.mark.parametrize(
+    ("header", "low", "high"),
+    [
+        ("7", 7.0, 7.0),
+        ("inf", 1.0, 1.0),
+        ("nan", 1.0, 1.0),
+        ("-3", 1.0, 1.0),
+        ("soon", 1.0, 1.0),
+        ("1e12", MAX_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0, 0.0),  # an HTTP date in the past: go now
+        (None, 1.0, 1.0),
+    ],
+)
+def test_retry_after_is_a_bounded_pause(header: str | None, low: float, high: float) -> None:
+    assert low <= retry_after_seconds(header) <= high
+
+
+def test_retry_after_as_an_http_date_is_the_time_until_it() -> None:
+    now = 1_800_000_000.0
+    assert retry_after_seconds(formatdate(now + 30, usegmt=True), now=now) == pytest.approx(30.0)

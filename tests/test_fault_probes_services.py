@@ -8,6 +8,8 @@ content type or unauthenticated. Faults in front of the real Triton are in test_
 from __future__ import annotations
 
 import json
+import math
+import time
 
 import pytest
 import requests
@@ -17,6 +19,8 @@ from test_fault_probes import Silent, html_url, silent
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
+from triton_sre.bot.dev_slack_standin import SlackStandin
+from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.service import Exporter, ExporterServer
 
@@ -104,3 +108,47 @@ def test_a_json_content_type_with_parameters_is_accepted(bot: Bot) -> None:
         bot, json.dumps(notification("ct-params")), **{"Content-Type": "application/json; charset=utf-8"}
     )
     assert answer.status_code == 200, answer.text
+
+
+@pytest.mark.parametrize("retry_after", [float("inf"), float("nan"), -5.0, 1e12])
+def test_a_retry_after_slack_never_means_keeps_the_bot_delivering(
+    bot: Bot, standin: SlackStandin, retry_after: float
+) -> None:
+    """`Retry-After: inf` (or 1e12) killed the delivery thread (OverflowError in its wait) or paused it
+    for ages while webhooks were still answered 200; `nan` and `-5` retried at once, with no pause."""
+    case = f"retry-after-{retry_after:g}"
+    assert standin.wait_for(lambda: not bot.outbox.counts().get("pending"), 10)  # the fault is this case's
+    standin.fail_next(1, status=429, retry_after=retry_after, methods=("chat.postMessage",))
+    sent = time.monotonic()
+    answer = post(bot, json.dumps(notification(case)), **{"Content-Type": "application/json"})
+    assert answer.status_code == 200
+    assert standin.wait_for(lambda: _refused_by_slack(standin, case) >= 1, 10)
+    if math.isfinite(retry_after) and retry_after > 0:  # a real, if absurd, wait: capped, the thread alive
+        time.sleep(0.5)
+        assert bot.worker._thread is not None and bot.worker._thread.is_alive()
+        pause = bot.worker._paused_until - time.time()
+        assert 0 < pause <= MAX_RETRY_AFTER_SECONDS
+        bot.worker._paused_until = 0.0  # the test does not wait out the cap
+        bot.outbox.retry_later(_pending_id(bot), time.time(), "test: cap checked")
+        bot.worker.wake()
+    else:  # not a number of seconds: Slack's default pause (1 s), neither none nor forever
+        assert standin.wait_for(lambda: _delivered(standin, case), 10)
+        posts = [x for x in standin.calls("chat.postMessage") if case in json.dumps(x.params)]
+        assert posts[-1].at - posts[0].at >= 0.8
+    assert standin.wait_for(lambda: _delivered(standin, case), 10), time.monotonic() - sent
+    assert bot.worker._thread is not None and bot.worker._thread.is_alive()
+
+
+def _refused_by_slack(standin: SlackStandin, case: str) -> int:
+    calls = standin.calls("chat.postMessage")
+    return sum(1 for x in calls if x.status == 429 and case in json.dumps(x.params))
+
+
+def _delivered(standin: SlackStandin, case: str) -> bool:
+    return any(case in json.dumps(x.params) for x in standin.calls("chat.postMessage", ok_only=True))
+
+
+def _pending_id(bot: Bot) -> int:
+    found, _ = bot.outbox.next_due(time.time() + 2 * MAX_RETRY_AFTER_SECONDS)
+    assert found is not None
+    return found.id

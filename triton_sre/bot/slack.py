@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import random
 import re
+import time
 from collections.abc import Callable, Mapping
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +69,12 @@ PERMANENT_ERRORS = frozenset(
 )
 
 
+DEFAULT_RETRY_AFTER_SECONDS = 1.0
+"""The pause after a 429 without a usable Retry-After."""
+MAX_RETRY_AFTER_SECONDS = 900.0
+"""The longest pause a Retry-After buys (Slack's are seconds): past it, the worker tries again."""
+
+
 class DeliveryError(Exception):
     def __init__(
         self, message: str, *, retryable: bool, retry_after: float | None = None, error: str = ""
@@ -83,6 +92,24 @@ def backoff(attempts: int, base: float, cap: float, retry_after: float | None = 
         return max(0.0, retry_after)
     delay = min(cap, base * (2 ** min(attempts, 30)))
     return delay * random.uniform(0.8, 1.2)
+
+
+def retry_after_seconds(raw: Any, now: float | None = None) -> float:
+    """A Retry-After header (seconds or an HTTP date) as a pause the worker can take: a value that is
+    no time (`inf`, `nan`, negative, garbage) is Slack's default second, a later one is capped at
+    MAX_RETRY_AFTER_SECONDS (`inf` or `1e12` killed the delivery thread or paused it for years)."""
+    text = str(raw).strip() if raw is not None else ""
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            seconds = parsedate_to_datetime(text).timestamp() - (time.time() if now is None else now)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return DEFAULT_RETRY_AFTER_SECONDS
+        seconds = max(0.0, seconds)  # a date in the past: go now
+    if not math.isfinite(seconds) or seconds < 0:
+        return DEFAULT_RETRY_AFTER_SECONDS
+    return min(seconds, MAX_RETRY_AFTER_SECONDS)
 
 
 # ----------------------------------------------------------------------------- rendering
@@ -359,12 +386,7 @@ def _api_error(method: str, exc: SlackApiError) -> DeliveryError:
     headers = {str(k).lower(): v for k, v in (getattr(response, "headers", None) or {}).items()}
     if status == 429 or error == "ratelimited":
         raw = headers.get("retry-after")
-        if isinstance(raw, list):
-            raw = raw[0] if raw else None
-        try:
-            retry_after = float(raw) if raw is not None else 1.0
-        except ValueError:
-            retry_after = 1.0
+        retry_after = retry_after_seconds(raw[0] if isinstance(raw, list) and raw else raw)
         return DeliveryError(
             f"{method}: rate limited (Retry-After {retry_after:g}s)",
             retryable=True,
