@@ -47,6 +47,7 @@ from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, asks, scaling_exp
 from triton_sre.bot.slack import DeliveryError, Renderer, SlackDelivery, backoff
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 from triton_sre.diagnosis.engine import Finding, Report
+from triton_sre.durations import DurationError, parse_duration
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.promql import q
 from triton_sre.redact import redact
@@ -79,9 +80,17 @@ def _slo_selector(slo: str, model: str) -> str:
 
 
 def _slo_labels(labels: Mapping[str, str]) -> tuple[str, str, str] | None:
-    """(slo, window, model) of an SLO alert, or None when one is missing."""
+    """(slo, window, model) of an SLO alert, or None when one is missing or the window is not a
+    duration: it becomes part of a recording rule's NAME (`burn_rate_expr`), which PromQL cannot
+    quote, so `5m{...} or vector(1)` would be a query of the label's choosing."""
     slo, window, model = (labels.get(k, "") for k in (c.L_SLO, c.L_WINDOW, c.LABEL_MODEL))
-    return (slo, window, model) if slo and window and model else None
+    if not (slo and window and model) or not window.isascii():
+        return None
+    try:
+        parse_duration(window, c.L_WINDOW)
+    except DurationError:
+        return None
+    return slo, window, model
 
 
 LARGEST_MODELS_SHOWN = 5
