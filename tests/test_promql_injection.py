@@ -6,6 +6,7 @@ name) cannot be escaped, so it must be a duration or the query is not made."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -74,3 +75,30 @@ def test_a_duration_window_is_still_read() -> None:
     assert _slo_labels({**labels, "window": "1h30m"}) == ("availability", "1h30m", "m")
     assert _slo_labels({**labels, "window": "٥m"}) is None  # a digit PromQL does not read
 
+
+ROLLOUT_NAMES = [
+    f'm"}} or vector({INJECTED:g}) or x{{a="',
+    'm\\"} or vector(42) #',
+    'x", job=~".*',
+    "a}b",
+    "a=~b",
+    "a\\",
+    "a\nb",
+    "模型-é",
+]
+
+
+@pytest.mark.parametrize("name", ROLLOUT_NAMES)
+def test_rollout_names_are_label_values_never_promql(
+    empty_prometheus: str, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Probed and already right: a model name or version with quotes, braces, `=~` or a backslash is one
+    escaped label value (an injected `vector(42)` would be 42 requests/s on each side)."""
+    from triton_sre.cli import main
+
+    argv = ["rollout", "check", "--prometheus", empty_prometheus, "--model", name, "--format", "json"]
+    code = main([*argv, "--baseline-version", name, "--candidate-version", "2", "--window", "1m"])
+    out, err = capsys.readouterr()
+    assert code == c.EXIT_INCONCLUSIVE, err
+    verdict = json.loads(out)
+    assert verdict["request_rate"] == {"baseline": 0.0, "candidate": 0.0}
