@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fake_prometheus import serve
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
@@ -66,3 +70,54 @@ def test_pair_errors_exit_2(
     code = main(["rollout", "check", "--prometheus", "http://127.0.0.1:9", "--spec", str(spec), *args])
     assert code == c.EXIT_USAGE
     assert message in capsys.readouterr().err
+
+
+def _strict(text: str) -> Any:
+    """JSON as a strict consumer reads it: NaN and Infinity are not JSON."""
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in the JSON output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _same_everywhere(value: str) -> Any:
+    """A Prometheus answering every range query with one series holding `value` at every step."""
+    return serve(
+        lambda query, stamps: {
+            "resultType": "matrix",
+            "result": [{"metric": {}, "values": [[t, value] for t in stamps]}],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "rate", "verdict"),
+    [
+        ("1e308", 1e308, c.EXIT_OK),  # finite, but the sum of two overflowed: medians and means were inf
+        ("-5", 0.0, c.EXIT_INCONCLUSIVE),  # no rate, ratio or duration is negative: not a sample
+        ("NaN", 0.0, c.EXIT_INCONCLUSIVE),
+        ("+Inf", 0.0, c.EXIT_INCONCLUSIVE),
+    ],
+)
+def test_samples_no_figure_can_have_are_left_out_and_the_json_stays_json(
+    value: str, rate: float, verdict: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`1e308` everywhere printed `"baseline": Infinity, "difference": NaN` (not JSON) and `-5` judged
+    negative error ratios and latencies as figures."""
+    httpd = _same_everywhere(value)
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        argv = ["rollout", "check", "--prometheus", url, "--model", "m", "--baseline-version", "1"]
+        code = main([*argv, "--candidate-version", "2", "--window", "5m", "--format", "json"])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    out, err = capsys.readouterr()
+    assert code == verdict, err
+    body = _strict(out)
+    assert body["request_rate"] == {"baseline": rate, "candidate": rate}
+    for figure in body["figures"]:
+        for key in ("baseline", "candidate", "difference"):
+            assert figure[key] is None or (math.isfinite(figure[key]) and figure[key] >= 0), figure
+    assert (body["figures"] == []) == (rate == 0.0)

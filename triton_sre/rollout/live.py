@@ -29,8 +29,10 @@ SAMPLES_PER_WINDOW = 30  # default step = window / this (at least 3 scrape inter
 
 
 def _values(matrix: list[dict[str, Any]]) -> list[float]:
+    """The samples of a figure's one series: NaN, infinite and negative values are no sample (every
+    figure is a rate, a ratio of rates or a duration; Prometheus gives NaN for 0/0)."""
     values = [float(v) for series in matrix[:1] for _, v in series.get("values", [])]
-    return [v for v in values if math.isfinite(v)]
+    return [v for v in values if math.isfinite(v) and v >= 0]
 
 
 def default_step(prom: Prometheus, job: str, window_s: float) -> float:

@@ -23,7 +23,7 @@ from triton_sre.promql import (
     summary_quantile,
 )
 from triton_sre.rollout.spec import RolloutSpec
-from triton_sre.rollout.stats import mann_whitney_greater, median
+from triton_sre.rollout.stats import mann_whitney_greater, mean, median
 
 __all__ = [
     "FIGURES",
@@ -253,10 +253,7 @@ def judge(
 ) -> Verdict:
     """The verdict from per-interval samples: name (figures and TRAFFIC) -> (baseline, candidate)."""
     base_rate, cand_rate = samples.get(TRAFFIC, ((), ()))
-    rates = (
-        sum(base_rate) / len(base_rate) if base_rate else 0.0,
-        sum(cand_rate) / len(cand_rate) if cand_rate else 0.0,
-    )
+    rates = (mean(base_rate), mean(cand_rate))
     results = tuple(
         judge_figure(f, rs.margins[f.name], *samples.get(f.name, ((), ())), rs)
         for f in FIGURES

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["RankTest", "mann_whitney_greater", "median"]
+__all__ = ["RankTest", "mann_whitney_greater", "mean", "median"]
 
 
 @dataclass(frozen=True)
@@ -63,4 +63,15 @@ def mann_whitney_greater(baseline: Sequence[float], candidate: Sequence[float]) 
 def median(values: Sequence[float]) -> float:
     ordered = sorted(values)
     mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    # halves first: the sum of two values near the float limit (1e308) would overflow to inf
+    return ordered[mid] if len(ordered) % 2 else ordered[mid - 1] / 2 + ordered[mid] / 2
+
+
+def mean(values: Sequence[float]) -> float:
+    """The mean (0 for none); values whose sum passes the float limit (1e308) are divided first."""
+    if not values:
+        return 0.0
+    try:
+        return math.fsum(values) / len(values)
+    except OverflowError:
+        return math.fsum(v / len(values) for v in values)
