@@ -165,14 +165,14 @@ def run(
         if result.restored:
             time.sleep(min(RESOLVED_GRACE, 2.0))  # a late duplicate would show here
         score_losses(result, timeline, expect, since)
-    except Exception as exc:  # a scenario's own failure is its result, and the next one still runs
+    except (Exception, SystemExit) as exc:  # a scenario's failure (sys.exit too) is its result; next runs
         result.error = f"{type(exc).__name__}: {exc}"[:300]
         say(f"[{scenario.name}] error: {result.error}")
     finally:
         if restore_due:
             try:
                 scenario.restore(ctx)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 result.error = (result.error or "") + f"; restore failed: {type(exc).__name__}: {exc}"[:200]
     return result
 

@@ -286,8 +286,8 @@ def load_file(path: Path) -> Scenario:
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # the user's code: any error is a bad scenario file
-        raise ScenarioFileError(f"{path}: {type(exc).__name__}: {exc}") from exc
+    except (Exception, SystemExit) as exc:  # the user's code: any error, an exit too, is a bad file
+        raise ScenarioFileError(f"{path}: {type(exc).__name__}: {exc}") from None
     inject, restore = getattr(module, "inject", None), getattr(module, "restore", None)
     if not callable(inject) or not callable(restore):
         raise ScenarioFileError(f"{path}: define inject(ctx) and restore(ctx)")

@@ -1,0 +1,61 @@
+"""Fault probes of `gameday --scenario-file`: a user's scenario file that cannot be used is one line on
+stderr naming the file, exit 2, before any stack starts; never a silent exit 0 or an internal error."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.gameday import runner
+from triton_sre.gameday.observer import Timeline
+from triton_sre.gameday.scenarios import Expect, Scenario
+
+HOOKS = "def inject(ctx):\n    pass\n\n\ndef restore(ctx):\n    pass\n\n\n"
+EXPECT = 'expect = {"alert": "A", "runbook": "r"}\n'
+
+
+def _gameday(tmp_path: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    """`triton-sre gameday --scenario-file F...` in its own process (a file may end the interpreter)."""
+    argv = [sys.executable, "-m", "triton_sre.cli", "gameday", "--workdir", str(tmp_path / "work")]
+    for i, text in enumerate(files):
+        path = tmp_path / f"scenario_{i}.py"
+        path.write_text(text, encoding="utf-8")
+        argv += ["--scenario-file", str(path)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+
+
+def _refused(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert done.returncode == c.EXIT_USAGE, (done.returncode, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "scenario_0.py" in lines[0], done.stderr
+    assert "internal error" not in lines[0] and "Traceback" not in done.stderr
+    assert all(word in lines[0] for word in words), lines[0]
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("exit_call", ["raise SystemExit(0)", "import sys\nsys.exit()", "exit(0)"])
+def test_a_scenario_file_that_exits_at_import_is_refused(tmp_path: Path, exit_call: str) -> None:
+    """`raise SystemExit(0)` in a scenario file ended gameday at once: exit 0, nothing printed (read
+    as "every scenario passed")."""
+    _refused(_gameday(tmp_path, f"{exit_call}\n{HOOKS}{EXPECT}"), "SystemExit")
+    assert not (tmp_path / "work" / "stack").exists()  # nothing started
+
+
+def test_a_scenario_that_exits_in_inject_is_its_own_error_and_restored() -> None:
+    """The same in `inject()` skipped the runner's error handling: no scorecard, the gameday's exit code
+    whatever the scenario passed to sys.exit."""
+    restored: list[bool] = []
+
+    def inject(ctx: object) -> None:
+        sys.exit(0)
+
+    scenario = Scenario(
+        "exits", "calls sys.exit", inject, lambda ctx: restored.append(True), Expect("A", "r")
+    )
+    result = runner.run(scenario, None, Timeline(), lambda text: None)  # type: ignore[arg-type]
+    assert result.error is not None and "SystemExit" in result.error
+    assert restored == [True] and not result.passed
