@@ -19,8 +19,9 @@ EXPECT = 'expect = {"alert": "A", "runbook": "r"}\n'
 
 
 def _gameday(tmp_path: Path, *files: str) -> subprocess.CompletedProcess[str]:
-    """`triton-sre gameday --scenario-file F...` in its own process (a file may end the interpreter)."""
-    argv = [sys.executable, "-m", "triton_sre.cli", "gameday", "--workdir", str(tmp_path / "work")]
+    """`triton-sre gameday --list --scenario-file F...` in its own process (a file may end the
+    interpreter); `--list` starts no stack, so a file wrongly accepted is listed, not run."""
+    argv = [sys.executable, "-m", "triton_sre.cli", "gameday", "--list"]
     for i, text in enumerate(files):
         path = tmp_path / f"scenario_{i}.py"
         path.write_text(text, encoding="utf-8")
@@ -42,7 +43,6 @@ def test_a_scenario_file_that_exits_at_import_is_refused(tmp_path: Path, exit_ca
     """`raise SystemExit(0)` in a scenario file ended gameday at once: exit 0, nothing printed (read
     as "every scenario passed")."""
     _refused(_gameday(tmp_path, f"{exit_call}\n{HOOKS}{EXPECT}"), "SystemExit")
-    assert not (tmp_path / "work" / "stack").exists()  # nothing started
 
 
 def test_a_scenario_that_exits_in_inject_is_its_own_error_and_restored() -> None:
@@ -59,3 +59,45 @@ def test_a_scenario_that_exits_in_inject_is_its_own_error_and_restored() -> None
     result = runner.run(scenario, None, Timeline(), lambda text: None)  # type: ignore[arg-type]
     assert result.error is not None and "SystemExit" in result.error
     assert restored == [True] and not result.passed
+
+
+@pytest.mark.parametrize(
+    ("expect", "words"),
+    [
+        ('{"alert": "A", "runbook": "r", "detect_timeout": "soon"}', ["expect.detect_timeout"]),
+        ('{"alert": "A", "runbook": "r", "detect_timeout": float("inf")}', ["expect.detect_timeout"]),
+        ('{"alert": "A", "runbook": "r", "detect_timeout": float("nan")}', ["expect.detect_timeout"]),
+        ('{"alert": "A", "runbook": "r", "restore_timeout": -1}', ["expect.restore_timeout"]),
+        ('{"alert": "A", "runbook": "r", "restore_timeout": 0}', ["expect.restore_timeout"]),
+        ('{"alert": "A", "runbook": "r", "labels": 5}', ["expect.labels"]),
+        ('{"alert": "A", "runbook": "r", "labels": {"model": ["x"]}}', ["expect.labels"]),
+        ('{"alert": "A", "runbook": "r", "ready": 5}', ["expect.ready"]),
+        ('{"alert": "A", "runbook": "r", "ready": "gd_echo"}', ["expect.ready"]),
+        ('{"alert": "", "runbook": "r"}', ["expect.alert"]),
+        ('{"alert": "A", "runbook": None}', ["expect.runbook"]),
+        ("lambda: 1 / 0", ["expect", "ZeroDivisionError"]),
+        ('Expect("A", "r", detect_timeout=-5)', ["expect.detect_timeout"]),
+    ],
+    ids=[
+        "timeout-text",
+        "timeout-inf",
+        "timeout-nan",
+        "negative",
+        "zero",
+        "labels-int",
+        "label-list",
+        "ready-int",
+        "ready-str",
+        "no-alert",
+        "no-runbook",
+        "expect-raises",
+        "expect-object",
+    ],
+)
+def test_an_expect_that_cannot_be_scored_is_refused_naming_the_key(
+    tmp_path: Path, expect: str, words: list[str]
+) -> None:
+    """Each was `internal error: ValueError/TypeError` (exit 2, read as a bug), or accepted: an infinite
+    timeout waited forever, `ready: "gd_echo"` waited for models g, d, _, e, c, h and o."""
+    head = "from triton_sre.gameday.scenarios import Expect\n\n"
+    _refused(_gameday(tmp_path, f"{head}{HOOKS}expect = {expect}\n"), *words)

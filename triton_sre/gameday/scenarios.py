@@ -18,9 +18,11 @@ from types import ModuleType
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.checks import ConfigError, check_number
 from triton_sre.demo import LLM_MAX_NUM_SEQS, LLM_VLLM, VECTOR_SCALE
 from triton_sre.gameday.context import Context
 from triton_sre.gameday.stack import SAMPLE_MODELS, TAIL_MODEL
+from triton_sre.redact import bounded
 
 # Models the scenarios load through model control (echo copies, one per scenario: one alert group each).
 CORRUPT_MODEL = "gd_corrupt"
@@ -250,29 +252,67 @@ class ScenarioFileError(ValueError):
     """A user scenario file that cannot be used (the message says why)."""
 
 
+MAX_TIMEOUT_S = 86400.0  # a scenario's detect/restore wait: a day is already no gameday
+
+
 def _expect_of(module: ModuleType, path: Path) -> Expect:
     raw = getattr(module, "expect", None)
     if callable(raw):
-        raw = raw()
+        try:
+            raw = raw()
+        except (Exception, SystemExit) as exc:  # the user's code
+            raise ScenarioFileError(f"{path}: expect(): {type(exc).__name__}: {exc}") from None
     if isinstance(raw, Expect):
-        return raw
-    if isinstance(raw, Mapping):
-        known = {"alert", "runbook", "labels", "ready", "detect_timeout", "restore_timeout"}
-        unknown = set(raw) - known
-        if unknown or "alert" not in raw or "runbook" not in raw:
-            raise ScenarioFileError(
-                f"{path}: expect needs 'alert' and 'runbook' (optional: labels, ready, detect_timeout, "
-                f"restore_timeout); unknown keys: {sorted(unknown)}"
-            )
-        return Expect(
-            alert=str(raw["alert"]),
-            runbook=str(raw["runbook"]),
-            labels={str(k): str(v) for k, v in dict(raw.get("labels") or {}).items()},
-            ready=tuple(str(m) for m in raw.get("ready") or ()),
-            detect_timeout=float(raw.get("detect_timeout", Expect.detect_timeout)),
-            restore_timeout=float(raw.get("restore_timeout", Expect.restore_timeout)),
+        raw = {f: getattr(raw, f) for f in Expect.__dataclass_fields__}
+    if not isinstance(raw, Mapping):
+        raise ScenarioFileError(f"{path}: define `expect` (a dict or gameday.scenarios.Expect)")
+    known = {"alert", "runbook", "labels", "ready", "detect_timeout", "restore_timeout"}
+    unknown = set(raw) - known
+    if unknown or "alert" not in raw or "runbook" not in raw:
+        raise ScenarioFileError(
+            f"{path}: expect needs 'alert' and 'runbook' (optional: labels, ready, detect_timeout, "
+            f"restore_timeout); unknown keys: {sorted(unknown)}"
         )
-    raise ScenarioFileError(f"{path}: define `expect` (a dict or gameday.scenarios.Expect)")
+    try:
+        return _checked_expect(raw)
+    except ConfigError as exc:
+        raise ScenarioFileError(f"{path}: {exc}") from None
+
+
+def _checked_expect(raw: Mapping[str, Any]) -> Expect:
+    """`raw` as an Expect the runner can score, or ConfigError naming the key (`expect.labels`): an
+    infinite timeout waited forever, a string `ready` waited for one model per character."""
+
+    def text(key: str, value: Any) -> str:
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"expect.{key}: must be a non-empty string, got {bounded(value)}")
+        return value
+
+    labels = raw.get("labels") or {}
+    if not isinstance(labels, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
+    ):
+        raise ConfigError(f"expect.labels: must map label names to strings, got {bounded(labels)}")
+    ready = raw.get("ready") or ()
+    if not isinstance(ready, list | tuple) or not all(isinstance(m, str) and m for m in ready):
+        raise ConfigError(f"expect.ready: must be a list of model names, got {bounded(ready)}")
+    timeouts = {
+        key: check_number(
+            f"expect.{key}",
+            raw.get(key, getattr(Expect, key)),
+            low=0,
+            high=MAX_TIMEOUT_S,
+            low_inclusive=False,
+        )
+        for key in ("detect_timeout", "restore_timeout")
+    }
+    return Expect(
+        alert=text("alert", raw["alert"]),
+        runbook=text("runbook", raw["runbook"]),
+        labels=dict(labels),
+        ready=tuple(ready),
+        **timeouts,
+    )
 
 
 def load_file(path: Path) -> Scenario:
