@@ -101,3 +101,22 @@ def test_an_expect_that_cannot_be_scored_is_refused_naming_the_key(
     timeout waited forever, `ready: "gd_echo"` waited for models g, d, _, e, c, h and o."""
     head = "from triton_sre.gameday.scenarios import Expect\n\n"
     _refused(_gameday(tmp_path, f"{head}{HOOKS}expect = {expect}\n"), *words)
+
+
+@pytest.mark.parametrize(
+    ("names", "words"),
+    [
+        (["triton-killed"], ["triton-killed", "built-in"]),
+        (["mine", "mine"], ["mine", "scenario_1.py"]),
+        ([""], ["NAME"]),
+        (["a\x1b[2Jb"], ["NAME"]),
+    ],
+    ids=["builtin", "twice", "empty", "control"],
+)
+def test_a_scenario_name_that_is_not_one_scenarios_is_refused(
+    tmp_path: Path, names: list[str], words: list[str]
+) -> None:
+    """A file's NAME equal to a built-in's silently replaced it (`--scenario triton-killed` ran the
+    file), two files of one NAME ran only the last, and an empty NAME was a scenario nobody can select."""
+    files = [f"NAME = {name!r}\n{HOOKS}{EXPECT}" for name in names]
+    _refused(_gameday(tmp_path, *files), *words)

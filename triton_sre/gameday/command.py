@@ -85,10 +85,11 @@ def add_gameday_parser(commands: Any, epilog: str) -> None:
 def _scenarios(args: argparse.Namespace) -> list[Any]:
     """The scenarios to run: --scenario names (built-in or from files); without any, the files'
     scenarios when --scenario-file is given, else every built-in one (--list: all of them)."""
-    from triton_sre.gameday.scenarios import builtin, load_file, select
+    from triton_sre.gameday.scenarios import builtin, load_files, select
 
-    users = [load_file(p) for p in args.scenario_file]
-    catalog = builtin() + users
+    builtins = builtin()
+    users = load_files(args.scenario_file, builtins)
+    catalog = builtins + users
     if args.scenario:
         return select(catalog, args.scenario)
     return catalog if args.list or not users else users

@@ -332,13 +332,30 @@ def load_file(path: Path) -> Scenario:
     if not callable(inject) or not callable(restore):
         raise ScenarioFileError(f"{path}: define inject(ctx) and restore(ctx)")
     doc = (module.__doc__ or "").strip().splitlines()
+    name = str(getattr(module, "NAME", path.stem)).replace("_", "-")
+    if not name or not name.isprintable():
+        raise ScenarioFileError(f"{path}: NAME must be a printable, non-empty name, got {name!r}")
     return Scenario(
-        name=str(getattr(module, "NAME", path.stem)).replace("_", "-"),
+        name=name,
         injects=doc[0] if doc else f"user scenario {path.name}",
         inject=inject,
         restore=restore,
         expect=_expect_of(module, path),
     )
+
+
+def load_files(paths: list[Path], builtins: list[Scenario]) -> list[Scenario]:
+    """`load_file` of each path; ScenarioFileError when a file's name is a built-in's or an earlier
+    file's (`--scenario NAME` would run only one of them)."""
+    owners = {s.name: "a built-in scenario" for s in builtins}
+    scenarios = []
+    for path in paths:
+        scenario = load_file(path)
+        if scenario.name in owners:
+            raise ScenarioFileError(f"{path}: NAME {scenario.name!r} is taken by {owners[scenario.name]}")
+        owners[scenario.name] = str(path)
+        scenarios.append(scenario)
+    return scenarios
 
 
 def select(scenarios: list[Scenario], names: list[str]) -> list[Scenario]:
