@@ -126,3 +126,18 @@ def test_every_caller_prints_one_bounded_line_and_exits_2(
     assert code == c.EXIT_USAGE, lines
     assert len(lines) == 1 and len(lines[0]) < 700, [line[:300] for line in lines]
     assert "internal error" not in lines[0] and SAYS[kind] in lines[0], lines[0][:600]
+
+
+@pytest.mark.parametrize("result", [None, "matrix", {"a": 1}])
+def test_a_range_answer_whose_result_is_not_a_list_says_so(
+    server: tuple[str, dict[str, bytes]], result: object
+) -> None:
+    """It said `expected a matrix, got 'matrix'`: the resultType was right, the result was not a list."""
+    url, answer = server
+    answer["body"] = json.dumps(
+        {"status": "success", "data": {"resultType": "matrix", "result": result}}
+    ).encode()
+    with pytest.raises(PromError) as raised:
+        Prometheus(url, timeout=10).query_range("up", 0, 60, 15)
+    message = str(raised.value)
+    assert "the result is not a list" in message and "got 'matrix'" not in message, message

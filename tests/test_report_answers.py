@@ -84,7 +84,7 @@ def _one_answer_wrong(wrong: Any) -> Answer:
     [
         (lambda t: {"resultType": "vector", "result": [{"metric": {}, "value": [t[0], "1"]}]}, "'vector'"),
         (lambda t: {"resultType": "scalar", "result": [t[0], "1"]}, "'scalar'"),
-        (lambda t: {"resultType": "matrix", "result": {"metric": {}}}, "'matrix'"),
+        (lambda t: {"resultType": "matrix", "result": {"metric": {}}}, "the result is not a list"),
         (lambda t: ["not", "a", "mapping"], "'list'"),
         (lambda t: matrix([({c.LABEL_MODEL: "m"}, ["1", "two", "3"])], t), "two"),
         (lambda t: matrix([({c.LABEL_MODEL: "m"}, [["1"], "2"])], t), "not a number"),

@@ -115,8 +115,10 @@ class Prometheus:
         data = self._get("/api/v1/query_range", params)
         kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
         result = data.get("result") if isinstance(data, dict) else None
-        if kind != "matrix" or not isinstance(result, list):
+        if kind != "matrix":
             raise _malformed(expr, f"expected a matrix, got {kind!r}")
+        if not isinstance(result, list):
+            raise _malformed(expr, f"the result is not a list: {bounded(result)}")
         for series in result:
             values = series.get("values") if isinstance(series, dict) else None
             if not isinstance(values, list) or not isinstance(series.get("metric"), dict):
