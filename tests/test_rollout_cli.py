@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +123,19 @@ def test_samples_no_figure_can_have_are_left_out_and_the_json_stays_json(
         for key in ("baseline", "candidate", "difference"):
             assert figure[key] is None or (math.isfinite(figure[key]) and figure[key] >= 0), figure
     assert (body["figures"] == []) == (rate == 0.0)
+
+
+@pytest.mark.parametrize("flag", ["--model", "--baseline-version", "--job"])
+def test_a_name_that_is_not_utf8_is_a_usage_error(flag: str, tmp_path: Path) -> None:
+    """A byte that is not UTF-8 in a name (`--model $'m\\xff'`) was `internal error: UnicodeEncodeError`."""
+    args = {"--model": b"m", "--baseline-version": b"1", "--job": b"triton"}
+    args[flag] = args[flag] + b"\xff"
+    argv = [sys.executable.encode(), b"-m", b"triton_sre.cli", b"rollout", b"check"]
+    argv += [b"--prometheus", f"http://127.0.0.1:{free_port()}".encode(), b"--candidate-version", b"2"]
+    for name, value in args.items():
+        argv += [name.encode(), value]
+    done = subprocess.run(argv, capture_output=True, timeout=60, cwd=tmp_path)
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == c.EXIT_USAGE and done.stdout == b"", err
+    assert len(err.strip().splitlines()) == 1 and "internal error" not in err, err
+    assert f"{flag}: not valid UTF-8" in err, err

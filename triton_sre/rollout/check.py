@@ -16,6 +16,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.durations import duration_arg, seconds_arg
 from triton_sre.prom import PromError, Prometheus
+from triton_sre.redact import bounded
 from triton_sre.rollout.live import collect, default_step
 from triton_sre.rollout.model import (
     NO_DATA,
@@ -113,9 +114,33 @@ def _pair_models(name: str, rs: RolloutSpec) -> tuple[str, str]:
     raise SpecError(f"--pair {name!r}: not a pair of the spec's rollout.pairs ({declared})")
 
 
+NAME_FLAGS = (
+    "model",
+    "baseline_version",
+    "candidate_version",
+    "baseline_model",
+    "candidate_model",
+    "pair",
+    "baseline_selector",
+    "candidate_selector",
+    "job",
+)
+
+
+def _check_utf8(args: argparse.Namespace) -> None:
+    """SpecError for a name flag holding bytes that are not UTF-8 (Python keeps them as surrogates):
+    it could not be sent in a query (it was `internal error: UnicodeEncodeError`)."""
+    for name in NAME_FLAGS:
+        value = getattr(args, name, None)
+        if value and any("\ud800" <= char <= "\udfff" for char in value):
+            shown = bounded(value.encode("utf-8", "surrogateescape"))[1:]  # the bytes given: 'm\xff'
+            raise SpecError(f"--{name.replace('_', '-')}: not valid UTF-8: {shown}")
+
+
 def _sides(args: argparse.Namespace, job: str, rs: RolloutSpec) -> tuple[Side, Side]:
     """The two sides from exactly one of the three flag pairs (or --pair); SpecError naming the
     problem otherwise."""
+    _check_utf8(args)
     versions = (args.baseline_version, args.candidate_version)
     models = (args.baseline_model, args.candidate_model)
     if args.pair:
