@@ -3,13 +3,14 @@
 
 `answer(query, timestamps)` returns the API's `data` (JSON-encoded here) or the whole body as
 bytes; timestamps are the range query's start + k × step. The configuration says a 10 s scrape
-interval; instant queries are empty vectors.
+interval; instant queries are empty vectors unless given.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -18,8 +19,11 @@ from urllib.parse import parse_qs, urlsplit
 Answer = Callable[[str, list[float]], Any]
 
 
-def serve(answer: Answer, thread: bool = True) -> ThreadingHTTPServer:
-    """A server on 127.0.0.1 (a free port), serving in a daemon thread unless `thread` is False."""
+def serve(
+    answer: Answer, thread: bool = True, *, delay: float = 0.0, instant: list[dict[str, Any]] | None = None
+) -> ThreadingHTTPServer:
+    """A server on 127.0.0.1 (a free port), serving in a daemon thread unless `thread` is False; each
+    answer after `delay` seconds (a slow Prometheus); instant queries answer the vector `instant`."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -29,6 +33,7 @@ def serve(answer: Answer, thread: bool = True) -> ThreadingHTTPServer:
             url = urlsplit(self.path)
             params = {k: v[0] for k, v in parse_qs(url.query).items()}
             data: Any
+            time.sleep(delay)
             if url.path == "/api/v1/query_range":
                 start, end, step = (float(params[k]) for k in ("start", "end", "step"))
                 stamps = [start + i * step for i in range(int((end - start) // step) + 1)]
@@ -36,7 +41,7 @@ def serve(answer: Answer, thread: bool = True) -> ThreadingHTTPServer:
             elif url.path == "/api/v1/status/config":
                 data = {"yaml": "global:\n  scrape_interval: 10s\n"}
             else:
-                data = {"resultType": "vector", "result": []}
+                data = {"resultType": "vector", "result": instant or []}
             body = (
                 data if isinstance(data, bytes) else json.dumps({"status": "success", "data": data}).encode()
             )

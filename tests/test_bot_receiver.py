@@ -187,6 +187,7 @@ def slash(
     age: float = 0,
     signature: str | None = None,
     timestamp: str | None = None,
+    timeout: float = 5,
 ) -> requests.Response:
     body = urlencode({"command": c.SLASH_COMMAND, "text": text, "user_id": "U1", "channel_id": "C1"}).encode()
     ts = timestamp if timestamp is not None else str(int(time.time() - age))
@@ -195,7 +196,7 @@ def slash(
         "X-Slack-Signature": signature if signature is not None else slack_signature(secret, ts, body),
         "Content-Type": "application/x-www-form-urlencoded",
     }
-    return requests.post(f"{bot.url}{c.PATH_BOT_SLACK_COMMANDS}", data=body, headers=headers, timeout=5)
+    return requests.post(f"{bot.url}{c.PATH_BOT_SLACK_COMMANDS}", data=body, headers=headers, timeout=timeout)
 
 
 def test_slash_command_status(bot: Bot) -> None:

@@ -10,16 +10,31 @@ from __future__ import annotations
 import json
 import math
 import time
+from pathlib import Path
 
 import pytest
 import requests
+from fake_prometheus import serve
 from prometheus_client.parser import text_string_to_metric_families
-from test_bot_receiver import MAX_BODY, WEBHOOK_TOKEN, bot, notification, post, standin, total
+from test_bot_receiver import (
+    MAX_BODY,
+    SIGNING_SECRET,
+    SLACK_TOKEN,
+    WEBHOOK_TOKEN,
+    bot,
+    notification,
+    post,
+    slash,
+    standin,
+    total,
+)
 from test_fault_probes import Silent, html_url, silent
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
+from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
+from triton_sre.bot.receiver import SLACK_COMMAND_WINDOW_S
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.service import Exporter, ExporterServer
@@ -152,3 +167,31 @@ def _pending_id(bot: Bot) -> int:
     found, _ = bot.outbox.next_due(time.time() + 2 * MAX_RETRY_AFTER_SECONDS)
     assert found is not None
     return found.id
+
+
+SLOW_QUERY_S = 0.5
+
+
+def test_a_slow_prometheus_cannot_hold_a_slash_command_past_slacks_window(
+    tmp_path: Path, standin: SlackStandin
+) -> None:
+    """`/triton rollout <model>` made its 19 queries one after another at up to 5 s each: against a
+    Prometheus taking 0.5 s per answer it held one of the bot's 16 HTTP workers for ~10 s, long after
+    Slack (3 s) had dropped the answer; a slower one, a minute per command."""
+    versions = [{"metric": {c.LABEL_VERSION: v}, "value": [0, "5"]} for v in ("1", "2")]
+    httpd = serve(lambda q, ts: {"resultType": "matrix", "result": []}, delay=SLOW_QUERY_S, instant=versions)
+    prometheus = f"http://127.0.0.1:{httpd.server_address[1]}"
+    settings = BotSettings(channel="#c", listen="127.0.0.1:0", prometheus_url=prometheus)
+    try:
+        with Bot(
+            settings, tmp_path / "o.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET
+        ) as b:
+            started = time.monotonic()
+            answer = slash(b, "rollout m", timeout=30)
+            took = time.monotonic() - started
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert answer.status_code == 200
+    assert took < SLACK_COMMAND_WINDOW_S, (took, answer.json())
+    assert "Prometheus" in answer.json()["text"] and "within" in answer.json()["text"], answer.json()

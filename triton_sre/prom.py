@@ -37,22 +37,34 @@ def _malformed(expr: str, what: str) -> PromError:
 
 
 class Prometheus:
-    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT_S, budget: float | None = None) -> None:
+        """`timeout`: seconds for each query's whole answer; `budget`: seconds for every query made
+        through this client together (an answer that must come in time, the bot's slash command)."""
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.budget = budget
+        self._ends = None if budget is None else time.monotonic() + budget
         self.session = new_session()
+
+    def _late(self) -> PromError:
+        if self._ends is not None and time.monotonic() >= self._ends - 0.001:
+            return PromError(f"Prometheus at {self.url} did not answer within {self.budget:g}s (all queries)")
+        return PromError(f"Prometheus at {self.url} did not answer within {self.timeout:g}s")
 
     def _get(self, path: str, params: dict[str, Any]) -> Any:
         """The ``data`` of a successful API answer; PromError naming the URL or the query otherwise."""
+        timeout = self.timeout if self._ends is None else min(self.timeout, self._ends - time.monotonic())
+        if timeout <= 0:
+            raise self._late()
         try:
-            with deadline(self.timeout) as armed:  # the whole answer, not each read
-                response = self.session.get(f"{self.url}{path}", params=params, timeout=self.timeout)
+            with deadline(timeout) as armed:  # the whole answer, not each read
+                response = self.session.get(f"{self.url}{path}", params=params, timeout=timeout)
         except requests.RequestException as exc:
             if armed.expired or isinstance(exc, requests.Timeout):  # whichever clock ran out first
-                raise PromError(f"Prometheus at {self.url} did not answer within {self.timeout:g}s") from None
+                raise self._late() from None
             raise PromError(f"cannot reach Prometheus at {self.url}: {describe(exc)}") from None
         if armed.expired:
-            raise PromError(f"Prometheus at {self.url} did not answer within {self.timeout:g}s")
+            raise self._late()
         try:
             body = response.json()
         except ValueError:

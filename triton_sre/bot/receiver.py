@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 SIGNATURE_WINDOW_SECONDS = 300
 MAX_COMMAND_BODY = 64 * 1024
 COMMAND_TRITON_TIMEOUT = 2.0
+SLACK_COMMAND_WINDOW_S = 3.0  # Slack drops a slash command's answer that comes later
+COMMAND_PROMETHEUS_BUDGET = 2.0  # every Prometheus query of one answer together
 GET_PATHS = (c.PATH_HEALTHZ, c.PATH_METRICS)
 POST_PATHS = (c.PATH_BOT_ALERTMANAGER, c.PATH_BOT_SLACK_COMMANDS)
 
@@ -195,7 +197,10 @@ class BotServer:
         if not self.settings.prometheus_url:
             return "No Prometheus configured: set `prometheus_url` in the bot's config."
         try:
-            lines = model_answer(Prometheus(self.settings.prometheus_url), model, default_spec())
+            prometheus = Prometheus(
+                self.settings.prometheus_url, COMMAND_PROMETHEUS_BUDGET, budget=COMMAND_PROMETHEUS_BUDGET
+            )
+            lines = model_answer(prometheus, model, default_spec())
         except PromError as exc:
             return _esc(str(exc))
         return "\n".join(_esc(line) for line in lines)
