@@ -195,3 +195,28 @@ def test_a_slow_prometheus_cannot_hold_a_slash_command_past_slacks_window(
     assert answer.status_code == 200
     assert took < SLACK_COMMAND_WINDOW_S, (took, answer.json())
     assert "Prometheus" in answer.json()["text"] and "within" in answer.json()["text"], answer.json()
+
+
+def test_a_silent_prometheus_delays_a_big_groups_message_by_one_budget(
+    tmp_path: Path, standin: SlackStandin, silent: Silent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each SLO alert of a group asked Prometheus for its burn rate, budget and latency, each query
+    waiting its 5 s: a group of 20 alerts against a Prometheus that never answers held the one delivery
+    thread 100 s (10,000 alerts: 14 hours), and every other group's message waited behind it."""
+    from triton_sre.bot import worker
+
+    monkeypatch.setattr(worker, "FACTS_PROMETHEUS_BUDGET_S", 1.0)
+    case = "silent-prometheus"
+    body = notification(case, n_alerts=20)
+    for i, alert in enumerate(body["alerts"]):
+        alert["labels"] |= {"alertname": c.ALERT_SLO_ERROR_BUDGET_BURN, "slo": "availability"}
+        alert["labels"] |= {"window": "5m", "model": f"m{i}"}
+    settings = BotSettings(channel="#c", listen="127.0.0.1:0", prometheus_url=silent.url, chart=False)
+    with Bot(settings, tmp_path / "o.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url) as b:
+        sent = time.monotonic()
+        answer = post(b, json.dumps(body), **{"Content-Type": "application/json"})
+        assert answer.status_code == 200
+        assert standin.wait_for(lambda: _delivered(standin, case), 15), time.monotonic() - sent
+        took = time.monotonic() - sent
+    assert silent.accepted.is_set()  # the facts were asked for, and given up on within the budget
+    assert took < 1.0 + 5.0, took

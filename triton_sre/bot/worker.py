@@ -60,6 +60,7 @@ IDLE_WAIT_SECONDS = 5.0
 PRUNE_AFTER_SECONDS = 7 * 86400
 TRITON_TIMEOUT_SECONDS = 5.0
 MAX_TRITONS_PER_GROUP = 5
+FACTS_PROMETHEUS_BUDGET_S = 10.0  # every Prometheus query of one notification's facts together
 TEXT_ONLY_ERRORS = ("invalid_blocks", "invalid_blocks_format", "msg_too_long")
 
 
@@ -321,6 +322,14 @@ class Worker:
 
     # -- facts (I/O at the edge; every failure degrades the message, never blocks it) ---------------
     def facts(self, group: AlertGroup) -> Facts:
+        """What the message shows beyond the payload; all Prometheus queries of one notification share
+        FACTS_PROMETHEUS_BUDGET_S, so a Prometheus that never answers delays it once, not per query."""
+        if self.prometheus is None:
+            return self._facts(group)
+        with self.prometheus.budgeted(FACTS_PROMETHEUS_BUDGET_S):
+            return self._facts(group)
+
+    def _facts(self, group: AlertGroup) -> Facts:
         report: Report | None = None
         source = error = ""
         unavailable = [a for a in group.alerts if a.name == c.ALERT_MODEL_UNAVAILABLE]
