@@ -139,3 +139,23 @@ def test_a_name_that_is_not_utf8_is_a_usage_error(flag: str, tmp_path: Path) -> 
     assert done.returncode == c.EXIT_USAGE and done.stdout == b"", err
     assert len(err.strip().splitlines()) == 1 and "internal error" not in err, err
     assert f"{flag}: not valid UTF-8" in err, err
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [
+        ["--model", "m", "--baseline-version", "1", "--candidate-version", "1"],
+        ["--baseline-model", "scaler_blue", "--candidate-model", "scaler_blue"],
+        ["--baseline-selector", 'pod=~"a-.*", app="t"', "--candidate-selector", '{app="t",pod=~"a-.*"}'],
+    ],
+    ids=["version", "model", "selector"],
+)
+def test_a_candidate_that_is_its_baseline_is_a_usage_error(
+    pair: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Comparing a series with itself could only pass (or wait for traffic): a pipeline that named the
+    same version twice was told to promote it."""
+    code = main(["rollout", "check", "--prometheus", f"http://127.0.0.1:{free_port()}", *pair])
+    err = capsys.readouterr().err
+    assert code == c.EXIT_USAGE
+    assert "the same series" in err and len(err.strip().splitlines()) == 1, err

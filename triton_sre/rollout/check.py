@@ -211,6 +211,10 @@ def run_check(args: argparse.Namespace) -> int:
     rs = rollout_spec(spec)
     job = args.job or spec.triton_job
     sides = _sides(args, job, rs)
+    if set(sides[0].matchers) == set(sides[1].matchers):  # it could only pass: nothing to compare
+        raise SpecError(
+            f"the baseline and the candidate are the same series ({sides[0].label}): nothing to compare"
+        )
     window_s: float = args.window or parse_duration(rs.window, "rollout.window")
     step_s: float | None = args.step
     prom = Prometheus(args.prometheus, timeout=args.timeout)
