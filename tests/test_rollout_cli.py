@@ -6,6 +6,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +160,31 @@ def test_a_candidate_that_is_its_baseline_is_a_usage_error(
     err = capsys.readouterr().err
     assert code == c.EXIT_USAGE
     assert "the same series" in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("skew_s", [-3600.0, 3600.0])
+def test_the_window_ends_at_prometheus_now_whatever_the_local_clock(
+    skew_s: float, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The window ended at this machine's clock: one an hour ahead of Prometheus asked for samples
+    Prometheus does not have yet (inconclusive, exit 3, on a busy canary); one an hour behind judged
+    the traffic of an hour ago."""
+    prom_now = time.time() + skew_s
+
+    def answer(query: str, stamps: list[float]) -> Any:
+        values = [[t, "1"] for t in stamps if t <= prom_now and t > prom_now - 600]
+        return {"resultType": "matrix", "result": [{"metric": {}, "values": values}] if values else []}
+
+    httpd = serve(answer, instant=[{"metric": {}, "value": [prom_now, f"{prom_now:.3f}"]}])
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        argv = ["rollout", "check", "--prometheus", url, "--model", "m", "--baseline-version", "1"]
+        code = main(
+            [*argv, "--candidate-version", "2", "--window", "5m", "--step", "10s", "--format", "json"]
+        )
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    out, err = capsys.readouterr()
+    assert code == c.EXIT_OK, (out, err)
+    assert json.loads(out)["request_rate"] == {"baseline": 1.0, "candidate": 1.0}

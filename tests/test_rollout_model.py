@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,9 @@ class _RecordingProm:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, float, float, float]] = []
+
+    def now(self) -> float:
+        return time.time()
 
     def query_range(self, query: str, start: float, end: float, step: float) -> list[dict[str, object]]:
         self.calls.append((query, start, end, step))

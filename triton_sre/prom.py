@@ -160,6 +160,13 @@ class Prometheus:
                         ) from None
         return result
 
+    def now(self) -> float:
+        """Prometheus' own clock (`time()` evaluated there): a window "up to now" must end at the data's
+        now, not at this machine's clock (skewed, a window would ask for samples not there yet or judge
+        old ones). This machine's clock when Prometheus gives none."""
+        value = self.instant("vector(time())")
+        return value if value is not None else time.time()
+
     def range(self, expr: str, seconds: float, step: float) -> list[dict[str, Any]]:
         """`query_range` over the last `seconds` up to now."""
         end = time.time()

@@ -5,7 +5,6 @@ the sides of a TritonRolloutRegression alert, and every candidate version of a m
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,7 +47,7 @@ def collect(
     closer together share observations, and a rank test on them would count one slow request many
     times (an equal candidate then "fails" with a tiny p-value)."""
     step = format_duration(step_s)
-    end = time.time()
+    end = prom.now()  # Prometheus' clock: this machine's may be off by more than a step
     queries = [side_queries(side, step, latency) for side in sides]
     overlapping = summary_figures(latency)
 
