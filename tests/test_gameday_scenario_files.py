@@ -120,3 +120,14 @@ def test_a_scenario_name_that_is_not_one_scenarios_is_refused(
     file), two files of one NAME ran only the last, and an empty NAME was a scenario nobody can select."""
     files = [f"NAME = {name!r}\n{HOOKS}{EXPECT}" for name in names]
     _refused(_gameday(tmp_path, *files), *words)
+
+
+@pytest.mark.parametrize("kind", ["device", "directory", "missing"])
+def test_a_scenario_file_that_is_not_a_file_says_what_it_is(tmp_path: Path, kind: str) -> None:
+    """`--scenario-file /dev/null` (or a directory) said `scenario file /dev/null does not exist`."""
+    path = {"device": Path("/dev/null"), "directory": tmp_path, "missing": tmp_path / "nope.py"}[kind]
+    argv = [sys.executable, "-m", "triton_sre.cli", "gameday", "--list", "--scenario-file", str(path)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == c.EXIT_USAGE and done.stdout == "", done
+    said = "does not exist" if kind == "missing" else "not a regular file"
+    assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -318,8 +318,10 @@ def _checked_expect(raw: Mapping[str, Any]) -> Expect:
 def load_file(path: Path) -> Scenario:
     """A user scenario: a Python file with `inject(ctx)`, `restore(ctx)` and `expect`; optional
     NAME (default: the file's stem) and a docstring whose first line says what it injects."""
-    if not path.is_file():
+    if not path.exists():
         raise ScenarioFileError(f"scenario file {path} does not exist")
+    if not path.is_file():
+        raise ScenarioFileError(f"scenario file {path} is not a regular file (a directory, a device, a FIFO)")
     spec = importlib.util.spec_from_file_location(f"triton_sre_gameday_user_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise ScenarioFileError(f"{path}: not a Python file")
