@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 from triton_sre import conventions as c
 from triton_sre.gameday import runner
+from triton_sre.gameday.context import Context
 from triton_sre.gameday.observer import Timeline
 from triton_sre.gameday.scenarios import Expect, Scenario
 
@@ -131,3 +135,38 @@ def test_a_scenario_file_that_is_not_a_file_says_what_it_is(tmp_path: Path, kind
     assert done.returncode == c.EXIT_USAGE and done.stdout == "", done
     said = "does not exist" if kind == "missing" else "not a regular file"
     assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_model_control_names_one_model_whatever_its_name(tmp_path: Path) -> None:
+    """`ctx.load(name)` put the name into the path as it came: `a/b`, `x?y` or `../index` posted to
+    another path of Triton's API than that model's load."""
+    seen: list[str] = []
+
+    class Triton(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    class Stack:
+        def url(self, name: str) -> str:
+            return f"http://127.0.0.1:{httpd.server_address[1]}"
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Triton)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        ctx = Context(Stack(), tmp_path, lambda text: None)  # type: ignore[arg-type]
+        for name in ("a/b", "x?y", "../index"):
+            ctx.load(name)
+            ctx.unload(name)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    prefix = "/v2/repository/models/"
+    assert seen == [
+        f"{prefix}{quote(n, safe='')}/{a}" for n in ("a/b", "x?y", "../index") for a in ("load", "unload")
+    ]

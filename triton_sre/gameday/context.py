@@ -18,6 +18,7 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.demo.traffic import TrafficDriver, slow_model_payload
 from triton_sre.gameday.stack import ECHO_TEMPLATE, GAMEDAY_MODELS, TAIL_MODEL, GamedayStack, add_echo_model
+from triton_sre.stack.loads import control_url
 
 HTTP_TIMEOUT = 10.0
 LOAD_TIMEOUT = 300.0  # a load through model control answers once initialize() returned
@@ -46,14 +47,12 @@ class Context:
 
     def load(self, model: str) -> tuple[int, str]:
         """POST Triton's load of `model`: (HTTP status, error text or "")."""
-        response = requests.post(f"{self.triton_url}/v2/repository/models/{model}/load", timeout=LOAD_TIMEOUT)
+        response = requests.post(control_url(self.triton_url, model, "load"), timeout=LOAD_TIMEOUT)
         text = "" if response.status_code == 200 else response.text[:300]
         return response.status_code, text
 
     def unload(self, model: str) -> int:
-        response = requests.post(
-            f"{self.triton_url}/v2/repository/models/{model}/unload", timeout=HTTP_TIMEOUT
-        )
+        response = requests.post(control_url(self.triton_url, model, "unload"), timeout=HTTP_TIMEOUT)
         return response.status_code
 
     def states(self) -> dict[str, str]:

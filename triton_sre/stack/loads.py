@@ -33,7 +33,14 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.triton.exposition import Sample, parse
 
-__all__ = ["PACED_INTERVAL_MAX", "Load", "exporter_measured", "just_before_next_poll", "load_every_model"]
+__all__ = [
+    "PACED_INTERVAL_MAX",
+    "Load",
+    "control_url",
+    "exporter_measured",
+    "just_before_next_poll",
+    "load_every_model",
+]
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,7 @@ def _load(
         before_each()
     started = time.monotonic()
     try:
-        answer = session.post(_control_url(triton_url, name, "load"), timeout=timeout)
+        answer = session.post(control_url(triton_url, name, "load"), timeout=timeout)
         error = "" if answer.ok else _first_line(answer)
     except requests.RequestException as exc:
         error = f"no answer: {type(exc).__name__}"
@@ -100,10 +107,11 @@ def _load(
 
 def _unload(session: requests.Session, triton_url: str, name: str, timeout: float) -> None:
     with contextlib.suppress(requests.RequestException):
-        session.post(_control_url(triton_url, name, "unload"), timeout=timeout)
+        session.post(control_url(triton_url, name, "unload"), timeout=timeout)
 
 
-def _control_url(triton_url: str, name: str, action: str) -> str:
+def control_url(triton_url: str, name: str, action: str) -> str:
+    """Triton's model-control URL (`load`/`unload`) of the model `name`, quoted as one path segment."""
     return f"{triton_url}/v2/repository/models/{quote(name, safe='')}/{action}"
 
 
