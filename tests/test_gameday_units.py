@@ -206,3 +206,14 @@ def test_the_gameday_repository_has_its_models_and_a_slower_llm(tmp_path: Path) 
     config = (repo / LLM_VLLM / "config.pbtxt").read_text(encoding="utf-8")
     assert f'"DECODE_MS_PER_TOKEN" value: {{ string_value: "{LLM_DECODE_MS:g}" }}' in " ".join(config.split())
     assert LLM_VLLM not in STEADY_MODELS and TAIL_MODEL in STEADY_MODELS
+
+
+def test_the_exit_code_says_what_the_scorecard_says() -> None:
+    """Ctrl-C after the last scenario (during the pause before the stack stops) printed `"passed":
+    false` and exited 0; gameday's Ctrl-C is exit 1 (docs/failure-behaviour.md)."""
+    ok = runner.Result("s", "", "A", "r", detected=True, runbook="r", diagnosis_runbook="r", restored=True)
+    assert ok.passed and scorecard.exit_code([ok], {}, expected=1) == c.EXIT_OK
+    for meta in ({"interrupted": True}, {"error": "the stack did not start"}):
+        assert scorecard.as_json([ok], meta)["passed"] is False
+        assert scorecard.exit_code([ok], meta, expected=1) == c.EXIT_FAILURE, meta
+    assert scorecard.exit_code([ok], {}, expected=2) == c.EXIT_FAILURE  # a scenario never ran

@@ -234,5 +234,4 @@ def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str, attach: b
     meta["total_seconds"] = time.monotonic() - started
     meta["load_at_end"] = _load()
     sys.stdout.write(scorecard.render(results, meta, fmt))
-    ok = results and len(results) == len(scenarios) and all(r.passed for r in results)
-    return c.EXIT_OK if ok else c.EXIT_FAILURE
+    return scorecard.exit_code(results, meta, len(scenarios))

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from triton_sre import conventions as c
 from triton_sre.gameday.runner import Result
 
 FORMATS = ("text", "json", "markdown")
@@ -27,6 +28,12 @@ def passed(results: Sequence[Result], meta: Mapping[str, Any]) -> bool:
         and not meta.get("error")
         and not meta.get("interrupted")
     )
+
+
+def exit_code(results: Sequence[Result], meta: Mapping[str, Any], expected: int) -> int:
+    """0 when every one of the `expected` scenarios ran and the scorecard says passed, else 1: the
+    exit code and the scorecard's `passed` never disagree (an interrupt after the last one is no pass)."""
+    return c.EXIT_OK if len(results) == expected and passed(results, meta) else c.EXIT_FAILURE
 
 
 def as_json(results: Sequence[Result], meta: Mapping[str, Any]) -> dict[str, Any]:
