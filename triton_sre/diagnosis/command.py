@@ -13,12 +13,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
+from triton_sre.ttyprogress import Progress
 
 if TYPE_CHECKING:  # the engine and its rule tables load when triage runs, not when the CLI starts
     from triton_sre.diagnosis.catalog import Catalog
     from triton_sre.diagnosis.engine import Report
-
-PROGRESS_EVERY_SECONDS = 0.5
 
 
 def add_triage_parser(commands: Any, epilog: str) -> None:
@@ -50,25 +49,13 @@ def _err(message: str) -> None:
     print(f"triton-sre triage: {message}", file=sys.stderr)
 
 
-class _Progress:
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-        self.started = time.monotonic()
-        self.last = 0.0
-
+class _Progress(Progress):
     def __call__(self, consumed: int) -> None:
-        now = time.monotonic()
-        if now - self.last < PROGRESS_EVERY_SECONDS:
-            return
-        self.last = now
-        rate = consumed / max(now - self.started, 1e-9) / 1e6
-        self.stream.write(f"\rtriage: {consumed / 1e6:,.0f} MB read ({rate:,.0f} MB/s)")
-        self.stream.flush()
+        rate = consumed / max(time.monotonic() - self.started, 1e-9) / 1e6
+        self.show(f"triage: {consumed / 1e6:,.0f} MB read ({rate:,.0f} MB/s)")
 
     def done(self) -> None:
-        if self.last:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
+        self.finish()
 
 
 def _diagnose(args: argparse.Namespace, catalog: Catalog) -> Report | None:
