@@ -9,7 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass, field
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,11 @@ from triton_sre.doctor.pitfalls import Pitfall, applicable
 from triton_sre.durations import seconds_arg
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, default_spec, load_spec
 from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
+from triton_sre.ttyprogress import on_terminal
+
+CONFIG_WORKERS = 4
+"""Model configs fetched at once: one call per READY model is inherent (Triton has no call for all
+configs), so a 20,000-model server is read over a few kept-alive connections, never one per model."""
 
 _GREEN, _RED, _YELLOW, _RESET = "\033[32m", "\033[31m", "\033[33m", "\033[0m"
 
@@ -144,8 +152,14 @@ def diagnose(
     timeout: float = c.DEFAULT_TIMEOUT_SECONDS,
 ) -> Report:
     """Fetch, check, and collect the pitfalls; Unreachable when an endpoint does not answer."""
+    from triton_sre.httpclient import new_session
+
     metrics_url = metrics_url or default_metrics_url(triton_url)
-    facts = triton_facts(TritonClient(triton_url, metrics_url, timeout=timeout))
+    session = new_session()  # kept alive across the calls (each model's config among them)
+    try:
+        facts = triton_facts(TritonClient(triton_url, metrics_url, timeout=timeout, session=session))
+    finally:
+        session.close()
     checks = triton_checks(facts, spec)
     queries: list[str] = []
     if prometheus_url:
@@ -191,12 +205,13 @@ def triton_facts(client: TritonClient) -> TritonFacts:
         raise Unreachable(
             f"cannot read Triton's metrics: {client.metrics_url} is not Prometheus text format: {exc}"
         ) from None
-    models: list[ModelFacts] = []
-    for name in sorted({e["name"] for e in index if e.get("state") == c.STATE_READY}):
-        try:
-            models.append(model_facts(name, client.model_config(name)))
-        except FetchError:
-            continue  # unloaded between the index and this call: not a fault of the setup
+    ready = sorted({e["name"] for e in index if e.get("state") == c.STATE_READY})
+    progress = on_terminal("doctor", "model configs read")
+    try:
+        models = [m for m in model_configs(client, ready, progress) if m is not None]
+    finally:
+        if progress is not None:
+            progress.finish()
     memory = {s.get("name") for s in stats if isinstance(s, dict) and s.get(c.STATS_MEMORY_USAGE)}
     gpu_memory = {
         s.get("name")
@@ -216,6 +231,44 @@ def triton_facts(client: TritonClient) -> TritonFacts:
         memory_models=frozenset(str(m) for m in memory),
         gpu_memory_models=frozenset(str(m) for m in gpu_memory),
     )
+
+
+def model_configs(
+    client: TritonClient,
+    names: Sequence[str],
+    progress: Callable[[int, int], None] | None = None,
+    workers: int = CONFIG_WORKERS,
+) -> Iterator[ModelFacts | None]:
+    """Each model's facts from its config, in `names` order (None for a model whose config cannot
+    be read: unloaded between the index and this call, not a fault of the setup). `workers`
+    threads, each with its own kept-alive session (a requests session is not shared by threads)."""
+    from triton_sre.httpclient import new_session
+
+    local = threading.local()
+    sessions = []
+    lock = threading.Lock()
+
+    def fetch(name: str) -> ModelFacts | None:
+        own = getattr(local, "client", None)
+        if own is None:
+            session = new_session(client.triton_url)
+            with lock:
+                sessions.append(session)
+            own = local.client = replace(client, session=session)
+        try:
+            return model_facts(name, own.model_config(name))
+        except FetchError:
+            return None
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="doctor-config") as pool:
+            for done, facts in enumerate(pool.map(fetch, names), 1):
+                if progress is not None:
+                    progress(done, len(names))
+                yield facts
+    finally:
+        for session in sessions:
+            session.close()
 
 
 def prometheus_checks(

@@ -1,0 +1,210 @@
+"""Loopback stand-ins for a fleet-sized Triton and Prometheus (`doctor` and `report` at scale).
+
+No real Triton here can hold 20,000 models, nor a real Prometheus 200,000 series in a test's time,
+so these answer in the shapes the real servers use (the Triton API's JSON as 2.51 writes it, the
+`/metrics` body from `synthetic.triton_metrics_payload`, Prometheus' API envelope):
+
+- `FleetTriton(models)`: `GET /v2`, `/metrics`, `POST /v2/repository/index` (every model READY),
+  `GET /v2/models/stats` (one entry per model, every `memory_every`-th with a GPU memory_usage),
+  `GET /v2/models/<m>/config` (every `llm_every`-th model a vLLM one, every `cache_every`-th with the
+  response cache on). HTTP/1.1 keep-alive, as Triton's server; `requests` counts the calls per path
+  kind, `connections` the connections opened, and `config_delay` slows each config answer.
+- `FleetPrometheus(targets)`: `/api/v1/targets` with that many active targets (job `triton` then
+  `exporter`, every `down_every`-th down), `/api/v1/rules`, `/api/v1/alertmanagers`,
+  `/api/v1/status/config`; `targets_body` replaces the targets answer (wrong shapes).
+
+Each can run in this process (a daemon thread) or, for the bench, in a child process (`spawn`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from synthetic import triton_metrics_payload
+
+from triton_sre import conventions as c
+
+VERSION = "2.51.0"
+_CONFIG = re.compile(r"/v2/models/([^/]+)(?:/versions/[^/]+)?/config")
+
+
+def model_name(index: int) -> str:
+    """The name synthetic.triton_metrics_payload gives model `index`."""
+    return f"model_{index:04d}"
+
+
+class _Server:
+    """A threading HTTP server on 127.0.0.1 whose handler calls `self.answer(path, method)`."""
+
+    def __init__(self) -> None:
+        owner = self
+        self.requests: Counter[str] = Counter()
+        self.connections = 0
+        self._lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as Triton's and Prometheus' servers
+            disable_nagle_algorithm = True  # headers and body are two writes: no delayed-ACK stall
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def setup(self) -> None:
+                super().setup()
+                with owner._lock:
+                    owner.connections += 1
+
+            def do_GET(self) -> None:
+                owner._reply(self, "GET")
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                owner._reply(self, "POST")
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+
+    def answer(self, path: str, method: str) -> tuple[int, bytes, str]:
+        raise NotImplementedError
+
+    def _reply(self, h: BaseHTTPRequestHandler, method: str) -> None:
+        path = h.path.split("?", 1)[0]
+        with self._lock:
+            self.requests[_CONFIG.sub("/v2/models/*/config", path)] += 1
+        status, body, ctype = self.answer(path, method)
+        h.send_response(status)
+        h.send_header("Content-Type", ctype)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        try:
+            h.wfile.write(body)
+        except OSError:
+            h.close_connection = True
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def start(self) -> Any:
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever()
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def _json(data: Any) -> tuple[int, bytes, str]:
+    return 200, json.dumps(data).encode(), "application/json"
+
+
+class FleetTriton(_Server):
+    def __init__(
+        self,
+        models: int,
+        *,
+        summaries: bool = False,
+        llm_every: int = 1000,
+        cache_every: int = 0,
+        memory_every: int = 7,
+        config_delay: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.models = models
+        self.llm_every = llm_every
+        self.cache_every = cache_every
+        self.config_delay = config_delay
+        self.metrics = triton_metrics_payload(models, 1, summaries=summaries).encode()
+        names = [model_name(i) for i in range(models)]
+        self.index = json.dumps([{"name": n, "version": "1", "state": c.STATE_READY} for n in names]).encode()
+        stats = []
+        for i, name in enumerate(names):
+            entry: dict[str, Any] = {"name": name, "version": "1", "inference_count": i, "execution_count": i}
+            if memory_every and i % memory_every == 0:
+                entry[c.STATS_MEMORY_USAGE] = [{"type": c.MEMORY_TYPE_GPU, "id": 0, "byte_size": 1 << 20}]
+            stats.append(entry)
+        self.stats = json.dumps({"model_stats": stats}).encode()
+        self._number = {name: i for i, name in enumerate(names)}
+
+    def config(self, index: int) -> dict[str, Any]:
+        name = model_name(index)
+        config: dict[str, Any] = {"name": name, "backend": "python", "max_batch_size": 8}
+        if self.llm_every and index % self.llm_every == 0:
+            config["backend"] = c.BACKEND_VLLM
+            config["model_transaction_policy"] = {"decoupled": True}
+        if self.cache_every and index % self.cache_every == 0:
+            config["response_cache"] = {"enable": True}
+        return config
+
+    def answer(self, path: str, method: str) -> tuple[int, bytes, str]:
+        if path == c.PATH_METRICS:
+            return 200, self.metrics, "text/plain; version=0.0.4"
+        if path == "/v2":
+            return _json({"name": "triton", "version": VERSION, "extensions": []})
+        if path == "/v2/repository/index" and method == "POST":
+            return 200, self.index, "application/json"
+        if path == "/v2/models/stats":
+            return 200, self.stats, "application/json"
+        found = _CONFIG.fullmatch(path)
+        if found and found[1] in self._number:
+            if self.config_delay:
+                time.sleep(self.config_delay)
+            return _json(self.config(self._number[found[1]]))
+        return 404, b'{"error":"not found"}', "application/json"
+
+
+class FleetPrometheus(_Server):
+    def __init__(
+        self,
+        targets: int,
+        *,
+        down_every: int = 0,
+        targets_body: bytes | Callable[[], bytes] | None = None,
+        rules: list[dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__()
+        self.targets_body = targets_body
+        self.rules = rules or []
+        active = []
+        for i in range(targets):
+            job = c.DEFAULT_TRITON_JOB if i % 2 == 0 else c.DEFAULT_EXPORTER_JOB
+            down = bool(down_every) and i % down_every == 0
+            active.append(
+                {
+                    "discoveredLabels": {"__address__": f"host-{i}:8002"},
+                    "labels": {"instance": f"host-{i}:8002", c.LABEL_JOB: job},
+                    "scrapePool": job,
+                    "scrapeUrl": f"http://host-{i}:8002/metrics",
+                    "lastError": "connection refused" if down else "",
+                    "health": "down" if down else "up",
+                }
+            )
+        self._targets = json.dumps(
+            {"status": "success", "data": {"activeTargets": active, "droppedTargets": []}}
+        ).encode()
+
+    def answer(self, path: str, method: str) -> tuple[int, bytes, str]:
+        if path == "/api/v1/targets":
+            body = self.targets_body() if callable(self.targets_body) else self.targets_body
+            return 200, body if body is not None else self._targets, "application/json"
+        if path == "/api/v1/rules":
+            return _json({"status": "success", "data": {"groups": self.rules}})
+        if path == "/api/v1/alertmanagers":
+            managers = [{"url": "http://alertmanager:9093/api/v2/alerts"}]
+            return _json({"status": "success", "data": {"activeAlertmanagers": managers}})
+        if path == "/api/v1/status/config":
+            return _json({"status": "success", "data": {"yaml": "global:\n  scrape_interval: 15s\n"}})
+        return 404, b'{"status":"error","error":"not found"}', "application/json"
