@@ -85,6 +85,41 @@ def test_cli_on_the_fleet_matches_the_library(fleet: FleetTriton) -> None:
     assert json.loads(done.stdout) == report.as_json()
 
 
+WRONG_TARGETS = {
+    "activeTargets is an object": {"activeTargets": {"job": "triton"}},
+    "activeTargets is a string": {"activeTargets": "triton"},
+    "activeTargets is a number": {"activeTargets": 3},
+    "a target is a list": {"activeTargets": [["triton", "up"]]},
+    "labels is a list": {"activeTargets": [{"labels": ["job", "triton"], "health": "up"}]},
+    "no activeTargets": {"droppedTargets": []},
+}
+
+
+@pytest.mark.parametrize("shape", list(WRONG_TARGETS))
+def test_a_targets_answer_of_the_wrong_shape_is_a_finding(fleet: FleetTriton, shape: str) -> None:
+    body = json.dumps({"status": "success", "data": WRONG_TARGETS[shape]}).encode()
+    with FleetPrometheus(0, targets_body=body) as prom:
+        done = _with_prometheus(fleet, prom, "--format", "json")
+    assert "Traceback" not in done.stderr
+    assert done.returncode == c.EXIT_FAILURE, done.stderr
+    jobs = next(ch for ch in json.loads(done.stdout)["checks"] if ch["id"] == c.CHECK_PROMETHEUS_JOBS)
+    assert not jobs["ok"] and jobs["needed"]
+    assert "/api/v1/targets" in jobs["found"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"status":"success","data":[1,2]}', b'{"status":"success","data":null}', b"<html>proxy</html>"],
+    ids=["data a list", "data null", "not JSON"],
+)
+def test_a_targets_answer_that_is_no_api_answer_exits_2(fleet: FleetTriton, body: bytes) -> None:
+    with FleetPrometheus(0, targets_body=body) as prom:
+        done = _with_prometheus(fleet, prom)
+    assert done.returncode == c.EXIT_USAGE
+    assert "Traceback" not in done.stderr
+    assert "/api/v1/targets" in done.stderr or prom.url in done.stderr
+
+
 def test_many_targets_with_some_down(fleet: FleetTriton) -> None:
     with FleetPrometheus(20_000, down_every=5000) as prom:
         report = diagnose(

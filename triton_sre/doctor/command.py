@@ -280,16 +280,22 @@ def prometheus_checks(
 
     prom = Prometheus(url, timeout=timeout)
     try:
-        targets = promchecks.targets_from_api(prom.api("/api/v1/targets"))
+        targets_data = prom.api("/api/v1/targets")
         loaded = promchecks.groups_from_api(prom.api("/api/v1/rules"))
-        managers = prom.api("/api/v1/alertmanagers").get("activeAlertmanagers") or []
+        managers = prom.api("/api/v1/alertmanagers").get("activeAlertmanagers")
     except PromError as exc:
         raise Unreachable(str(exc)) from None
+    try:
+        jobs = promchecks.prometheus_jobs(spec, promchecks.targets_from_api(targets_data), metrics_url)
+    except promchecks.AnswerShapeError as exc:
+        jobs = promchecks.targets_unreadable(spec, str(exc))
     intervals = {job: prom.scrape_interval(job) for job in (spec.triton_job, spec.exporter_job)}
     expected = promchecks.groups_from_rule_files(rule_files(spec))
-    active = [str(m.get("url")) for m in managers if isinstance(m, dict)]
+    active = [
+        str(m.get("url")) for m in (managers if isinstance(managers, list) else []) if isinstance(m, dict)
+    ]
     checks = [
-        promchecks.prometheus_jobs(spec, targets, metrics_url),
+        jobs,
         promchecks.scrape_interval(spec, intervals, expected),
         promchecks.rules_loaded(spec, loaded, expected),
         promchecks.alertmanager(active, alertmanager_url),

@@ -19,6 +19,7 @@ from triton_sre.slo import Spec, SpecError, format_duration, parse_duration
 
 # rate()/increase() need several samples per range: at least this many scrapes per shortest window.
 SCRAPES_PER_WINDOW = 4
+DOWN_LISTED = 10  # targets not up named one by one per job (a fleet's outage is thousands)
 _RANGE_TEXT = re.compile(r"\[((?:\d+(?:ms|[smhdwy]))+)\]")
 
 Group = tuple[str, tuple[tuple[str, str], ...]]  # group name, ((rule name, expression), ...)
@@ -32,34 +33,76 @@ class Target:
     last_error: str = ""
 
 
+class AnswerShapeError(ValueError):
+    """An API answer's `data` is not in the shape Prometheus writes (a proxy's rewrite, another
+    server): the check it feeds reports that, rather than reading it as "no targets"."""
+
+
+def _kind(value: object) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number" if isinstance(value, int | float) else type(value).__name__)
+
+
 def targets_from_api(data: Mapping[str, Any]) -> list[Target]:
-    """`GET /api/v1/targets` data -> its active targets."""
+    """`GET /api/v1/targets` data -> its active targets; AnswerShapeError when it is not
+    `{"activeTargets": [{"labels": {...}, "health": ..., ...}, ...]}`."""
+    active = data.get("activeTargets")
+    if not isinstance(active, list):
+        raise AnswerShapeError(
+            "the answer has no activeTargets"
+            if active is None
+            else f"activeTargets is {_kind(active)}, not a list"
+        )
     out = []
-    for t in data.get("activeTargets") or []:
-        if isinstance(t, Mapping):
-            labels = t.get("labels") or {}
-            out.append(
-                Target(
-                    str(labels.get(c.LABEL_JOB, t.get("scrapePool", ""))),
-                    str(t.get("health", "unknown")),
-                    str(t.get("scrapeUrl", "")),
-                    str(t.get("lastError") or ""),
-                )
+    for i, t in enumerate(active):
+        if not isinstance(t, Mapping):
+            raise AnswerShapeError(f"active target {i + 1} is {_kind(t)}, not an object")
+        labels = t.get("labels") or {}
+        if not isinstance(labels, Mapping):
+            raise AnswerShapeError(f"the labels of active target {i + 1} are {_kind(labels)}, not an object")
+        out.append(
+            Target(
+                str(labels.get(c.LABEL_JOB, t.get("scrapePool", ""))),
+                str(t.get("health", "unknown")),
+                str(t.get("scrapeUrl", "")),
+                str(t.get("lastError") or ""),
             )
+        )
     return out
 
 
+def targets_unreadable(spec: Spec, reason: str) -> Check:
+    """The prometheus-jobs check when the targets answer cannot be read (`AnswerShapeError`)."""
+    return Check(
+        c.CHECK_PROMETHEUS_JOBS,
+        False,
+        True,
+        f"Prometheus' /api/v1/targets answer is not in the shape Prometheus writes: {reason}; "
+        "the scrape jobs could not be checked",
+        ("every generated rule, alert and dashboard selects job=" + " / ".join(_jobs(spec)),),
+        "point --prometheus-url at Prometheus itself (not a proxy or another server that rewrites its "
+        'API): GET /api/v1/targets must answer {"status": "success", "data": {"activeTargets": [...]}}',
+    )
+
+
 def groups_from_api(data: Mapping[str, Any]) -> list[Group]:
-    """`GET /api/v1/rules` data -> (group, ((rule name, query), ...)) in Prometheus' order."""
+    """`GET /api/v1/rules` data -> (group, ((rule name, query), ...)) in Prometheus' order; entries
+    that are not objects are skipped, lists that are not lists read as empty."""
     out = []
-    for g in data.get("groups") or []:
+    groups = data.get("groups")
+    for g in groups if isinstance(groups, list) else []:
         if isinstance(g, Mapping):
-            rules = tuple(
-                (str(r.get("name", "")), str(r.get("query", "")))
-                for r in g.get("rules") or []
-                if isinstance(r, Mapping)
+            rules = g.get("rules")
+            out.append(
+                (
+                    str(g.get("name", "")),
+                    tuple(
+                        (str(r.get("name", "")), str(r.get("query", "")))
+                        for r in (rules if isinstance(rules, list) else [])
+                        if isinstance(r, Mapping)
+                    ),
+                )
             )
-            out.append((str(g.get("name", "")), rules))
     return out
 
 
@@ -118,8 +161,10 @@ def prometheus_jobs(spec: Spec, targets: Sequence[Target], metrics_url: str | No
             continue
         down = [t for t in mine if t.health != "up"]
         seen.append(f"{job}: {len(mine) - len(down)}/{len(mine)} up")
-        for t in down:
+        for t in down[:DOWN_LISTED]:
             problems.append(f"{job} target {t.scrape_url} is {t.health}: {t.last_error or 'no error given'}")
+        if len(down) > DOWN_LISTED:
+            problems.append(f"{job}: {len(down) - DOWN_LISTED} more targets not up")
     others = sorted({t.job for t in targets} - set(_jobs(spec)))
     hint = ""
     if metrics_url:
