@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs
 
 from synthetic import triton_metrics_payload
 
@@ -71,14 +72,14 @@ class _Server:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
 
-    def answer(self, path: str, method: str) -> tuple[int, bytes, str]:
+    def answer(self, path: str, method: str, query: str = "") -> tuple[int, bytes, str]:
         raise NotImplementedError
 
     def _reply(self, h: BaseHTTPRequestHandler, method: str) -> None:
-        path = h.path.split("?", 1)[0]
+        path, _, query = h.path.partition("?")
         with self._lock:
             self.requests[_CONFIG.sub("/v2/models/*/config", path)] += 1
-        status, body, ctype = self.answer(path, method)
+        status, body, ctype = self.answer(path, method, query)
         h.send_response(status)
         h.send_header("Content-Type", ctype)
         h.send_header("Content-Length", str(len(body)))
@@ -149,7 +150,7 @@ class FleetTriton(_Server):
             config["response_cache"] = {"enable": True}
         return config
 
-    def answer(self, path: str, method: str) -> tuple[int, bytes, str]:
+    def answer(self, path: str, method: str, query: str = "") -> tuple[int, bytes, str]:
         if path == c.PATH_METRICS:
             return 200, self.metrics, "text/plain; version=0.0.4"
         if path == "/v2":
@@ -166,6 +167,17 @@ class FleetTriton(_Server):
         return 404, b'{"error":"not found"}', "application/json"
 
 
+_PER_MODEL = frozenset((*c.PER_MODEL_COUNTERS, c.M_COST_PER_HOUR, c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO))
+_PER_INSTANCE = frozenset((c.M_SERVER_COST_PER_HOUR, c.M_IDLE_COST_FRACTION))
+_NAME = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)")
+
+
+def _values(stamps: list[float], counter: bool) -> str:
+    """One series' `values` as JSON text, a function of the timestamp alone (a counter grows 0.5/s
+    and resets every 2 h): any slicing of a range reads the same series."""
+    return json.dumps([[ts, f"{(ts % 7200) * 0.5 if counter else 0.25:g}"] for ts in stamps])
+
+
 class FleetPrometheus(_Server):
     def __init__(
         self,
@@ -174,8 +186,12 @@ class FleetPrometheus(_Server):
         down_every: int = 0,
         targets_body: bytes | Callable[[], bytes] | None = None,
         rules: list[dict[str, Any]] | None = None,
+        models: int = 0,
+        tritons: int = 1,
     ) -> None:
         super().__init__()
+        self.models = models
+        self.tritons = tritons
         self.targets_body = targets_body
         self.rules = rules or []
         active = []
@@ -196,7 +212,47 @@ class FleetPrometheus(_Server):
             {"status": "success", "data": {"activeTargets": active, "droppedTargets": []}}
         ).encode()
 
-    def answer(self, path: str, method: str) -> tuple[int, bytes, str]:
+    def range_answer(self, query: str, stamps: list[float]) -> bytes:
+        """`query_range` for the report's queries: each per-model family has `models` x `tritons`
+        series (the latency summary x its quantiles), the server cost and idle share one per
+        Triton, the throughput chart's `sum by (model)` one per model; anything else none."""
+        name = (_NAME.match(query) or [""])[0]
+        parts: list[str] = []
+        if query.startswith("(sum by"):
+            values = _values(stamps, counter=False)
+            parts = [
+                f'{{"metric":{{"model":"{model_name(m)}"}},"values":{values}}}' for m in range(self.models)
+            ]
+        elif name in _PER_MODEL or name == c.NV_REQUEST_SUMMARY_US:
+            values = _values(stamps, counter=name in c.PER_MODEL_COUNTERS)
+            quantiles = c.LATENCY_QUANTILES if name == c.NV_REQUEST_SUMMARY_US else (None,)
+            for m in range(self.models):
+                for t in range(self.tritons):
+                    for q in quantiles:
+                        labels = {"__name__": name, c.LABEL_MODEL: model_name(m), c.LABEL_VERSION: "1"}
+                        labels["instance"] = f"triton-{t}:8002"
+                        if q is not None:
+                            labels[c.LABEL_QUANTILE] = q
+                        if name == c.M_COST_PER_HOUR:
+                            labels[c.L_CURRENCY] = "USD"
+                        parts.append(f'{{"metric":{json.dumps(labels)},"values":{values}}}')
+        elif name in _PER_INSTANCE:
+            values = _values(stamps, counter=False)
+            for t in range(self.tritons):
+                labels = {"__name__": name, "instance": f"exporter-{t}:8003", c.L_CURRENCY: "USD"}
+                parts.append(f'{{"metric":{json.dumps(labels)},"values":{values}}}')
+        return (
+            '{"status":"success","data":{"resultType":"matrix","result":[' + ",".join(parts) + "]}}"
+        ).encode()
+
+    def answer(self, path: str, method: str, query: str = "") -> tuple[int, bytes, str]:
+        if path == "/api/v1/query_range":
+            params = {k: v[0] for k, v in parse_qs(query).items()}
+            start, end, step = (float(params[k]) for k in ("start", "end", "step"))
+            stamps = [start + i * step for i in range(int((end - start) // step) + 1)]
+            return 200, self.range_answer(params["query"], stamps), "application/json"
+        if path == "/api/v1/query":
+            return _json({"status": "success", "data": {"resultType": "vector", "result": []}})
         if path == "/api/v1/targets":
             body = self.targets_body() if callable(self.targets_body) else self.targets_body
             return 200, body if body is not None else self._targets, "application/json"

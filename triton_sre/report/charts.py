@@ -21,6 +21,8 @@ CHARTS = {
     "time_split": "Where request time goes",
 }
 DPI = 100
+MAX_MODELS = 40
+"""Models drawn per chart (the rest are in the tables)."""
 
 
 def _png(fig: Figure) -> bytes:
@@ -37,9 +39,23 @@ def _empty(fig: Figure, ax: plt.Axes, text: str) -> bytes:
     return _png(fig)
 
 
+def _top(title: str, shown: int, of: int) -> str:
+    return title if shown >= of else f"{title} (top {shown} of {of:,} models)"
+
+
 def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None) -> dict[str, bytes]:
+    """The report's charts. Past `MAX_MODELS` models each chart shows the first `MAX_MODELS` of the
+    table (its order: cost, then inferences) or the busiest in throughput, and its title says so:
+    a bar per model of 20,000 models is a 900,000-pixel-high image matplotlib refuses."""
     unit = currency or "cost"
     charts: dict[str, bytes] = {}
+    of = len(table)
+    table = table.head(MAX_MODELS)
+    served = len(throughput.columns)
+    if served > MAX_MODELS:
+        busiest = throughput.sum().sort_values(ascending=False, kind="stable").index[:MAX_MODELS]
+        keep = set(busiest)
+        throughput = throughput[[column for column in throughput.columns if column in keep]]
     models = table["model"].astype(str).tolist()
     height = max(2.5, 0.45 * len(models) + 1.2)
 
@@ -52,7 +68,7 @@ def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None
         ax.set_xlabel(unit)
         ax.invert_yaxis()
         ax.legend(loc="lower right")
-        ax.set_title(CHARTS["cost_by_model"])
+        ax.set_title(_top(CHARTS["cost_by_model"], len(models), of))
         charts["cost_by_model"] = _png(fig)
     else:
         charts["cost_by_model"] = _empty(fig, ax, "no cost metrics (no pricing configured)")
@@ -63,7 +79,7 @@ def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None
         ax.barh(models, per_1k.fillna(0.0), color="#55a868")
         ax.set_xlabel(f"{unit} per 1k inferences")
         ax.invert_yaxis()
-        ax.set_title(CHARTS["cost_per_1k"])
+        ax.set_title(_top(CHARTS["cost_per_1k"], len(models), of))
         charts["cost_per_1k"] = _png(fig)
     else:
         charts["cost_per_1k"] = _empty(fig, ax, "no cost per 1k inferences")
@@ -76,7 +92,7 @@ def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None
         ax.set_xlabel("seconds since the start of the range")
         ax.set_ylabel("inferences/s")
         ax.legend(fontsize="small")
-        ax.set_title(CHARTS["throughput"])
+        ax.set_title(_top(CHARTS["throughput"], len(throughput.columns), served))
         charts["throughput"] = _png(fig)
     else:
         charts["throughput"] = _empty(fig, ax, "no inferences in the range")
@@ -92,6 +108,6 @@ def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None
     ax.set_xlabel("share of request time")
     ax.invert_yaxis()
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=3, fontsize="small")
-    ax.set_title(CHARTS["time_split"])
+    ax.set_title(_top(CHARTS["time_split"], len(models), of))
     charts["time_split"] = _png(fig)
     return charts

@@ -11,6 +11,7 @@ import datetime as dt
 import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -131,12 +132,60 @@ def build_report(
     scrape_interval: float | None = None,
     triton_job: str = c.DEFAULT_TRITON_JOB,
     probe_budget_s: float | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> Any:
     """Query Prometheus and assemble the `CostReport` (charts included).
 
     Charted rates use a window of at least four scrape intervals (`scrape_interval`, else read from
-    Prometheus' configuration for `triton_job`, else 1m).
+    Prometheus' configuration for `triton_job`, else 1m). Without `step`, a query with too many
+    series for the default step (TooManySamples) makes the report start again at the finest step
+    that fits, said through `on_note`; with `step`, it is the caller's PromError.
     """
+    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY, TooManySamples, choose_step
+    from triton_sre.ttyprogress import Progress
+
+    chosen = step is None
+    step = step or choose_step(start, end)
+    progress = Progress(sys.stderr) if sys.stderr.isatty() else None
+    try:
+        while True:
+            try:
+                return _build(
+                    prometheus_url,
+                    start,
+                    end,
+                    step,
+                    thresholds,
+                    scrape_interval,
+                    triton_job,
+                    probe_budget_s,
+                    progress,
+                )
+            except TooManySamples as exc:
+                if not chosen or exc.step is None or exc.step <= step:
+                    raise
+                if on_note is not None:
+                    on_note(
+                        f"{exc.series:,} series in one query: step {step:g}s raised to {exc.step:g}s "
+                        f"(at most {MAX_SAMPLES_PER_QUERY:,} samples per query)"
+                    )
+                step = exc.step
+    finally:
+        if progress is not None:
+            progress.finish()
+
+
+def _build(
+    prometheus_url: str,
+    start: float,
+    end: float,
+    step: float,
+    thresholds: Any,
+    scrape_interval: float | None,
+    triton_job: str,
+    probe_budget_s: float | None,
+    progress: Any,
+) -> Any:
     from triton_sre.durations import format_duration
     from triton_sre.promql import counter_rate
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
@@ -151,12 +200,16 @@ def build_report(
         pivot_rates,
     )
     from triton_sre.report.llm import TOKEN_SOURCES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
-    from triton_sre.report.prom import PrometheusClient, choose_step, rate_window
+    from triton_sre.report.prom import PrometheusClient, rate_window
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
 
-    step = step or choose_step(start, end)
     client = PrometheusClient(prometheus_url)
+    if progress is not None:
+        queries = iter(range(1, 1 << 62))
+        client.on_query = lambda: progress.show(
+            f"report: {next(queries):,} range queries read ({step:g}s step)"
+        )
     # Triton's counters are only needed as their increase per series: reduced as read, no frame
     increases = {
         family: increases_table(
@@ -257,7 +310,14 @@ def run_report(args: argparse.Namespace) -> int:
         return c.EXIT_USAGE
     try:
         report = build_report(
-            args.prometheus_url, start, end, args.step, thresholds, scrape, probe_budget_s=budget
+            args.prometheus_url,
+            start,
+            end,
+            args.step,
+            thresholds,
+            scrape,
+            probe_budget_s=budget,
+            on_note=_err,
         )
     except PromError as exc:
         _err(str(exc))

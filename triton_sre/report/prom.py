@@ -11,13 +11,14 @@ sample). Counters whose increase is all the report needs are reduced per series 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from triton_sre.prom import PromError, Prometheus
+from triton_sre.prom import MAX_QUERY_CHARS, PromError, Prometheus
+from triton_sre.redact import bounded
 
 __all__ = [
     "MAX_POINTS",
@@ -25,7 +26,9 @@ __all__ = [
     "PromError",
     "PrometheusClient",
     "SeriesArrays",
+    "TooManySamples",
     "choose_step",
+    "fitting_step",
     "frame_of",
     "rate_window",
     "smallest_step",
@@ -38,7 +41,12 @@ PROMETHEUS_MAX_POINTS = 11_000
 TIMEOUT_S = 30.0
 SAMPLES_PER_ANSWER = 200_000
 """At most this many samples per range-query answer (≈ 30 MB of parsed JSON)."""
-FIRST_SLICE_POINTS = 50
+FIRST_SLICE_POINTS = 10
+"""Of the first slice, which learns how many series the query has (at 200,000 series, the 50 points
+it had were 10 million samples in one answer; 10 are 2 million, ~300 MB decoded)."""
+MAX_SAMPLES_PER_QUERY = 5_000_000
+"""Samples one query may hold over the whole range (two float64 arrays, then a frame: ~40 B each):
+200,000 series get 25 points. More is TooManySamples, and the report picks a coarser step."""
 
 SeriesArrays = tuple[dict[str, str], np.ndarray, np.ndarray]  # labels, timestamps (s), values
 
@@ -61,13 +69,35 @@ def rate_window(step: float, scrape_interval: float) -> float:
     return max(step + scrape_interval, 4 * scrape_interval)
 
 
-def _columns(item: dict[str, Any]) -> tuple[dict[str, str], np.ndarray, np.ndarray]:
-    """One matrix series (its shape checked by `Prometheus.query_range`) -> (labels, timestamps, values)."""
-    points = item["values"]
-    stamps = np.fromiter((float(p[0]) for p in points), dtype=np.float64, count=len(points))
-    values = np.array([p[1] for p in points], dtype=np.float64)  # "NaN", "+Inf" parse as the API writes them
-    labels = item["metric"]
-    return {str(k): str(v) for k, v in labels.items()}, stamps, values
+class TooManySamples(PromError):
+    """A query answers more samples than `MAX_SAMPLES_PER_QUERY` at this step; `step` is the finest
+    step that fits (None when even one point per series would not)."""
+
+    def __init__(self, expr: str, series: int, points: int, step: float | None) -> None:
+        advice = (
+            f"give --step {step:g} or coarser, or a shorter range"
+            if step is not None
+            else "select fewer series (more than the report can hold at any step)"
+        )
+        super().__init__(
+            f"{bounded(expr, MAX_QUERY_CHARS)}: {series:,} series x {points:,} points is more than the "
+            f"{MAX_SAMPLES_PER_QUERY:,} samples the report reads per query: {advice}"
+        )
+        self.series = series
+        self.step = step
+
+
+def _points(start: float, end: float, step: float) -> int:
+    return int((end - start) // step) + 1
+
+
+def fitting_step(start: float, end: float, series: int) -> float | None:
+    """The finest whole-second step at which `series` series over [start, end] stay within
+    `MAX_SAMPLES_PER_QUERY` samples (None when not even one point each does)."""
+    points = MAX_SAMPLES_PER_QUERY // max(1, series)
+    if points < 1:
+        return None
+    return float(math.floor((end - start) / points) + 1)  # floor(range / step) + 1 <= points
 
 
 class PrometheusClient(Prometheus):
@@ -75,22 +105,28 @@ class PrometheusClient(Prometheus):
 
     def __init__(self, url: str, timeout: float = TIMEOUT_S) -> None:
         super().__init__(url, timeout)
+        self.on_query: Callable[[], None] | None = None  # called after each range query (progress)
 
     def read_range(self, expr: str, start: float, end: float, step: float) -> list[SeriesArrays]:
-        """Every series of `expr` over [start, end] at `step`, as arrays, read slice by slice."""
+        """Every series of `expr` over [start, end] at `step`, as arrays, read slice by slice;
+        TooManySamples as soon as the series seen make the whole range exceed the sample budget."""
         series: dict[tuple[tuple[str, str], ...], tuple[dict[str, str], list, list]] = {}
+        total = _points(start, end, step)
         points = FIRST_SLICE_POINTS
         at = start
         while at <= end:
             until = min(end, at + (points - 1) * step)
-            result = self.query_range(expr, at, until, step)
-            for item in result:
-                labels, stamps, values = _columns(item)
+            result = self.query_range_arrays(expr, at, until, step)
+            for labels, stamps, values in result:
                 key = tuple(sorted(labels.items()))
                 kept = series.setdefault(key, (labels, [], []))
                 kept[1].append(stamps)
                 kept[2].append(values)
             del result
+            if self.on_query is not None:
+                self.on_query()
+            if len(series) * total > MAX_SAMPLES_PER_QUERY:
+                raise TooManySamples(expr, len(series), total, fitting_step(start, end, len(series)))
             points = max(FIRST_SLICE_POINTS, SAMPLES_PER_ANSWER // max(1, len(series)))
             at = until + step
         return [(labels, np.concatenate(ts), np.concatenate(vs)) for labels, ts, vs in series.values()]

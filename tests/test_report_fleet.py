@@ -1,0 +1,176 @@
+"""`report` on fleet-sized Prometheus answers: thousands of series read in slices give the same
+arrays as one answer; a query too big for the sample budget coarsens the default step (said on
+stderr) or, with `--step`, is one clear error and exit 2; an answer over the byte cap is refused
+before it is decoded; charts of thousands of models stay drawable.
+
+Stand-in: tests/fleet_standins.py (counters a function of time alone: 0.5/s, reset every 2 h), so
+expected figures are computed here from that law. Correctness only; figures in bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from fleet_standins import FleetPrometheus
+
+from triton_sre import conventions as c
+from triton_sre.prom import PromError, Prometheus
+from triton_sre.report import prom as report_prom
+from triton_sre.report.charts import MAX_MODELS, draw_all
+from triton_sre.report.command import build_report
+from triton_sre.report.prom import PrometheusClient, TooManySamples, fitting_step
+
+END = 1_764_003_600  # END % 7200 == 3600: the hour before it holds no reset
+START = END - 3600
+MODELS, TRITONS = 150, 10
+
+
+@pytest.fixture(scope="module")
+def prom() -> FleetPrometheus:
+    with FleetPrometheus(0, models=MODELS, tritons=TRITONS) as server:
+        yield server
+
+
+def test_sliced_reads_equal_one_answer(prom: FleetPrometheus, monkeypatch: pytest.MonkeyPatch) -> None:
+    client = PrometheusClient(prom.url)
+    whole = client.query_range_arrays(c.NV_INFERENCE_COUNT, START, END, 30)
+    monkeypatch.setattr(report_prom, "SAMPLES_PER_ANSWER", MODELS * TRITONS * 12)  # slices of 12 points
+    before = prom.requests["/api/v1/query_range"]
+    sliced = client.read_range(c.NV_INFERENCE_COUNT, START, END, 30)
+    assert prom.requests["/api/v1/query_range"] - before == 1 + -(
+        -(121 - report_prom.FIRST_SLICE_POINTS) // 12
+    )
+    assert len(sliced) == len(whole) == MODELS * TRITONS
+    for (labels, stamps, values), (labels2, stamps2, values2) in zip(sliced, whole, strict=True):
+        assert labels == labels2
+        np.testing.assert_array_equal(stamps, stamps2)
+        np.testing.assert_array_equal(values, values2)
+    assert whole[0][2][-1] == 1800.0  # 0.5/s over the hour
+
+
+def test_arrays_check_the_matrix_as_query_range_does() -> None:
+    good = {"metric": {"a": "1"}, "values": [[1, "NaN"], [2, "+Inf"], [3, "1e3"], [4, "-2"]]}
+    null = {"metric": {"a": "1"}, "values": [[1, None]]}
+    bad_point = {"metric": {"a": "1"}, "values": [[1, "2", "3"]]}
+    for series in (good, null, bad_point):
+        body = json.dumps(
+            {"status": "success", "data": {"resultType": "matrix", "result": [series]}}
+        ).encode()
+        with FleetPrometheus(0) as server:
+            server.range_answer = lambda query, stamps, body=body: body  # type: ignore[method-assign]
+            other = PrometheusClient(server.url)
+            try:
+                expected = other.query_range("x", 0, 4, 1)
+            except PromError as exc:
+                with pytest.raises(PromError) as raised:
+                    other.query_range_arrays("x", 0, 4, 1)
+                assert str(raised.value) == str(exc)
+                continue
+            ((labels, stamps, values),) = other.query_range_arrays("x", 0, 4, 1)
+            assert labels == expected[0]["metric"]
+            np.testing.assert_array_equal(stamps, [float(p[0]) for p in expected[0]["values"]])
+            np.testing.assert_array_equal(
+                values, np.array([p[1] for p in expected[0]["values"]], dtype=float)
+            )
+
+
+def test_fitting_step_keeps_within_the_budget() -> None:
+    for series in (1, 7, 4000, 200_000, 2_000_000):
+        step = fitting_step(START, END, series)
+        assert step is not None
+        points = int((END - START) // step) + 1
+        assert series * points <= report_prom.MAX_SAMPLES_PER_QUERY
+        if step > 1:  # one second finer would not fit
+            assert series * (int((END - START) // (step - 1)) + 1) > report_prom.MAX_SAMPLES_PER_QUERY
+    assert fitting_step(START, END, report_prom.MAX_SAMPLES_PER_QUERY + 1) is None
+
+
+def test_too_many_samples_coarsens_the_default_step(
+    prom: FleetPrometheus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report_prom, "MAX_SAMPLES_PER_QUERY", MODELS * TRITONS * 40)
+    notes: list[str] = []
+    report = build_report(prom.url, START, END, on_note=notes.append)
+    # the counters (one series per model and Triton) raise it first, the summary's quantiles again
+    assert report.step == fitting_step(START, END, MODELS * TRITONS * len(c.LATENCY_QUANTILES))
+    assert len(notes) == 2 and all("raised to" in note for note in notes)
+    points = int((END - START) // report.step) + 1
+    assert MODELS * TRITONS * len(c.LATENCY_QUANTILES) * points <= report_prom.MAX_SAMPLES_PER_QUERY
+    assert set(report.table["inferences"]) == {0.5 * (points - 1) * report.step * TRITONS}
+    with pytest.raises(TooManySamples, match="give --step"):
+        build_report(prom.url, START, END, step=2.0)
+
+
+def test_an_answer_over_the_byte_cap_is_refused(prom: FleetPrometheus) -> None:
+    small = Prometheus(prom.url, max_bytes=100_000)
+    with pytest.raises(PromError, match="more than the 100,000 bytes this client reads"):
+        small.query_range(c.NV_INFERENCE_COUNT, START, END, 60)
+    assert Prometheus(prom.url).query_range(c.NV_INFERENCE_COUNT, START, END, 600)
+
+
+def _png_height(png: bytes) -> int:
+    return struct.unpack(">I", png[20:24])[0]
+
+
+def test_charts_of_thousands_of_models_show_the_first_ones() -> None:
+    models = [f"model_{i:05d}" for i in range(5000)]
+    table = pd.DataFrame(
+        {
+            "model": models,
+            "cost": np.linspace(5000, 1, 5000),
+            "idle_cost": 0.5,
+            "cost_per_1k": 0.01,
+            "queue_share": 0.2,
+            "compute_share": 0.5,
+        }
+    )
+    throughput = pd.DataFrame(
+        np.ones((3, 5000)) * np.arange(5000), index=[0.0, 60.0, 120.0], columns=pd.Index(models, name="model")
+    )
+    charts = draw_all(table, throughput, "USD")
+    few = draw_all(table.head(MAX_MODELS), throughput[models[-MAX_MODELS:]], "USD")
+    for name, png in charts.items():
+        assert png.startswith(b"\x89PNG")
+        assert _png_height(png) == _png_height(few[name])  # as tall as a chart of MAX_MODELS models
+
+
+def test_cli_report_of_many_series(prom: FleetPrometheus, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "triton_sre.cli",
+            "report",
+            "--prometheus-url",
+            prom.url,
+            "--start",
+            str(START),
+            "--end",
+            str(END),
+            "--step",
+            "60",
+            "--out",
+            str(tmp_path),
+            "--format",
+            "csv,md",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == c.EXIT_OK, done.stderr
+    assert "Traceback" not in done.stderr
+    with (tmp_path / "models.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == MODELS
+    assert {float(r["inferences"]) for r in rows} == {1800.0 * TRITONS}
+    assert {float(r["requests"]) for r in rows} == {2 * 1800.0 * TRITONS}  # success + failure
