@@ -65,6 +65,16 @@ def timed(args: list[str], cwd: Path) -> dict[str, float]:
     }
 
 
+def print_table(rows: list[tuple[str, dict[str, float]]]) -> None:
+    """`timed` figures as the Markdown table bench/RESULTS.md keeps."""
+    print("| input | wall | CPU | peak RSS | exit |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, r in rows:
+        print(
+            f"| {name} | {r['wall_s']:.1f} s | {r['cpu_s']:.1f} s | {r['rss_mb']:.0f} MB | {r['exit']:.0f} |"
+        )
+
+
 def log_of_lines(work: Path, shape: str, lines: int) -> Path:
     """The first `lines` lines of a bench_triage log of that shape."""
     whole = work / f"{shape}-whole.log"
@@ -136,12 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                     timed(["generate", "--spec", str(spec), "--out", str(work / "out")], work),
                 )
             )
-    print("| input | wall | CPU | peak RSS | exit |")
-    print("| --- | --- | --- | --- | --- |")
-    for name, r in rows:
-        print(
-            f"| {name} | {r['wall_s']:.1f} s | {r['cpu_s']:.1f} s | {r['rss_mb']:.0f} MB | {r['exit']:.0f} |"
-        )
+    print_table(rows)
     return 0
 
 

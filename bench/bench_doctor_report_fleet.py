@@ -1,0 +1,105 @@
+"""Benchmark: `doctor` and `report` on fleet-sized inputs, each run under `/usr/bin/time -v`.
+
+- `doctor --format json` against a stand-in Triton of `--models` models (tests/fleet_standins.py:
+  index, per-model configs, statistics, a synthetic 2.51 `/metrics` body without summaries; every
+  1,000th model a vLLM one), and once with `--prometheus-url` on a stand-in Prometheus with
+  `--targets` active targets;
+- `report` over one hour at the default step against a stand-in Prometheus whose per-model families
+  have `--series` series each (models x 10 Tritons; counters that are a function of time alone).
+
+Stand-ins run in their own processes (Python HTTP servers: their answer time is part of the wall
+figure, ~1 ms per model config on a quiet machine). Wall time, user+system CPU and peak RSS are GNU
+time's, of the CLI process only.
+
+    python bench/bench_doctor_report_fleet.py [--models 2000,5000,20000,50000] [--series 20000,200000]
+        [--targets 20000] [--only doctor,report]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # test support
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_fleet_inputs import print_table, timed
+
+from triton_sre import conventions as c
+
+TRITONS = 10
+END = 1_764_003_600
+
+
+def _serve(kind: str, size: int, urls: multiprocessing.Queue) -> None:
+    from fleet_standins import FleetPrometheus, FleetTriton
+
+    if kind == "triton":
+        server = FleetTriton(size)
+    elif kind == "targets":
+        server = FleetPrometheus(size)
+    else:
+        server = FleetPrometheus(0, models=size // TRITONS, tritons=TRITONS)
+    urls.put(server.url)
+    server.serve_forever()
+
+
+def standin(kind: str, size: int) -> tuple[multiprocessing.Process, str]:
+    urls: multiprocessing.Queue = multiprocessing.get_context("spawn").Queue()
+    process = multiprocessing.get_context("spawn").Process(
+        target=_serve, args=(kind, size, urls), daemon=True
+    )
+    process.start()
+    return process, urls.get(timeout=300)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="2000,5000,20000,50000")
+    parser.add_argument("--series", default="20000,200000")
+    parser.add_argument("--targets", type=int, default=20000)
+    parser.add_argument("--only", default="doctor,report")
+    args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    rows: list[tuple[str, dict[str, float]]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-doctor-report-") as tmp:
+        work = Path(tmp)
+        if "doctor" in only:
+            prom, prom_url = standin("targets", args.targets)
+            for models in (int(m) for m in args.models.split(",")):
+                triton, url = standin("triton", models)
+                metrics = f"{url}{c.PATH_METRICS}"
+                base = ["doctor", "--triton-url", url, "--metrics-url", metrics, "--format", "json"]
+                rows.append((f"doctor, {models:,} models", timed([*base, "--timeout", "60"], work)))
+                if models == min(int(m) for m in args.models.split(",")):
+                    rows.append(
+                        (
+                            f"doctor, {models:,} models + {args.targets:,} targets",
+                            timed([*base, "--timeout", "60", "--prometheus-url", prom_url], work),
+                        )
+                    )
+                triton.terminate()
+            prom.terminate()
+        if "report" in only:
+            for series in (int(s) for s in args.series.split(",")):
+                prom, url = standin("range", series)
+                command = ["report", "--prometheus-url", url, "--start", str(END - 3600), "--end", str(END)]
+                rows.append(
+                    (
+                        f"report 1 h, {series:,} series per family",
+                        timed([*command, "--out", str(work / f"report-{series}")], work),
+                    )
+                )
+                prom.terminate()
+    print(f"load {os.getloadavg()[0]:.1f}")
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
