@@ -442,7 +442,10 @@ def parse(lines: Iterable[tuple[int, str]]) -> Iterator[LogEvent]:
     unwrapper = Unwrapper()
     for number, raw in lines:
         if not (unwrapper.in_export or may_hold_record(raw)):
-            yield from _feed_split(parser, number, raw)
+            if raw.count("] ") < 2:  # (no room for a second log header: `glued`'s own first test, inlined)
+                yield from parser.feed(number, raw)
+            else:
+                yield from _feed_split(parser, number, raw)
             continue
         entering = not unwrapper.in_export
         pieces = unwrapper.read(raw)
