@@ -158,10 +158,10 @@ def test_a_utf16_log_reads_as_its_utf8_text(tmp_path: Path, encoding: str, crlf:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (_TRUNCATED_GZ, "corrupt compressed data"),
-        (_XZ[: len(_XZ) // 2], "corrupt compressed data"),
-        (_BZ2[: len(_BZ2) // 2], "corrupt compressed data"),
-        (lzma.compress(b""), "empty once decompressed (a .xz"),
+        (_TRUNCATED_GZ, "corrupt gzip data"),
+        (_XZ[: len(_XZ) // 2], "corrupt xz data"),
+        (_BZ2[: len(_BZ2) // 2], "corrupt bzip2 data"),
+        (lzma.compress(b""), "empty once decompressed (xz data"),
         (b"\x7fELF\x02\x01\x01\x00\x00\x00" * 50, "binary"),
         (b"\x28\xb5\x2f\xfd" + b"\x00" * 40, "zstd -dc"),  # zstd: not in the standard library
         (b"PK\x03\x04" + b"\x00" * 40, "zip archive"),

@@ -31,10 +31,12 @@ __all__ = ["DiagnosisError", "LiveDiagnosis", "diagnose_live", "diagnose_log", "
 
 GZIP_MAGIC = b"\x1f\x8b"
 _DECOMPRESSORS: dict[bytes, tuple[str, Callable[[BinaryIO], BinaryIO]]] = {
-    GZIP_MAGIC: (".gz", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
-    b"BZh": (".bz2", lambda raw: bz2.BZ2File(raw, mode="rb")),  # type: ignore[dict-item]
-    b"\xfd7zXZ\x00": (".xz", lambda raw: lzma.LZMAFile(raw, mode="rb")),  # type: ignore[dict-item] # noqa: SIM115
+    GZIP_MAGIC: ("gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
+    b"BZh": ("bzip2", lambda raw: bz2.BZ2File(raw, mode="rb")),  # type: ignore[dict-item]
+    b"\xfd7zXZ\x00": ("xz", lambda raw: lzma.LZMAFile(raw, mode="rb")),  # type: ignore[dict-item] # noqa: SIM115
 }
+_CORRUPT = (gzip.BadGzipFile, EOFError, zlib.error, lzma.LZMAError, OSError)
+"""What reading a damaged compressed stream raises (bz2 says OSError: Invalid data stream)."""
 """Compressed logs read as their text, known by their magic bytes (a CI artifact, logrotate's .gz/.xz); the
 caller enters each in its exit stack."""
 _ARCHIVES = {
@@ -80,18 +82,34 @@ def open_log(name: str) -> Iterator[BinaryIO]:
         for magic, refusal in _ARCHIVES.items():
             if peek.startswith(magic):
                 raise LogInputError(refusal)
-        for magic, (suffix, decompress) in _DECOMPRESSORS.items():
+        packed = None
+        for magic, (packed, decompress) in _DECOMPRESSORS.items():
             if peek.startswith(magic):
                 unpacked = stack.enter_context(decompress(raw))
-                if not unpacked.peek(1):  # type: ignore[attr-defined]
-                    raise LogInputError(f"the log is empty once decompressed (a {suffix} of 0 bytes)")
+                if not _peek_unpacked(unpacked, packed):
+                    raise LogInputError(f"the log is empty once decompressed ({packed} data of 0 bytes)")
                 stream = unpacked
                 break
+        else:
+            packed = None
         head = stream.peek(UTF16_SNIFF_BYTES)[:UTF16_SNIFF_BYTES] if hasattr(stream, "peek") else b""
         encoding = utf16_encoding(head)
         if encoding:
             stream = io.BufferedReader(_Utf16AsUtf8(stream, encoding))  # type: ignore[assignment]
-        yield stream
+        if packed is None:
+            yield stream
+            return
+        try:
+            yield stream
+        except _CORRUPT as exc:  # raised while the caller reads: the data, not the file, is damaged
+            raise LogInputError(f"corrupt {packed} data: {exc or 'unexpected end of file'}") from None
+
+
+def _peek_unpacked(unpacked: BinaryIO, packed: str) -> bytes:
+    try:
+        return unpacked.peek(1)  # type: ignore[attr-defined,no-any-return]
+    except _CORRUPT as exc:
+        raise LogInputError(f"corrupt {packed} data: {exc or 'unexpected end of file'}") from None
 
 
 def utf16_encoding(head: bytes) -> str | None:
@@ -156,7 +174,7 @@ def diagnose_log(
     try:
         with open_log(name) as stream:
             return diagnose_stream(stream, titles, remediations, progress)
-    except (gzip.BadGzipFile, EOFError, zlib.error, lzma.LZMAError) as exc:
+    except (gzip.BadGzipFile, EOFError, zlib.error, lzma.LZMAError) as exc:  # (open_log names the format)
         raise DiagnosisError(f"{name}: corrupt compressed data: {exc or 'unexpected end of file'}") from None
     except LogInputError as exc:
         raise DiagnosisError(f"{name}: {exc}") from None
