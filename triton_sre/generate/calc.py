@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.generate.annotations import plain_labels, render, render_any  # noqa: F401 (re-exported)
 from triton_sre.generate.cumulative import Sums
 from triton_sre.generate.slo_rules import tiers
 from triton_sre.promql import q
@@ -467,40 +468,9 @@ def _firing(
 
 
 # -- expected annotations -------------------------------------------------------------------------
-_TEMPLATE = re.compile(r"\{\{\s*(\$labels\.(\w+)|\$value \| printf \"(%\.\df)\")\s*\}\}")
-
-
-def render(template: str, labels: Mapping[str, str], value: float) -> str:
-    def sub(m: re.Match[str]) -> str:
-        if m.group(2):
-            return labels[m.group(2)]
-        return m.group(3) % value
-
-    out = _TEMPLATE.sub(sub, template)
-    if "{{" in out:
-        raise ValueError(f"cannot render template {template!r}")
-    return out
-
-
 def burn_value(burn: Fraction) -> float:
     value = float(burn)
     tenth = value * 10 - int(value * 10)
     if abs(tenth - 0.5) < 1e-6:
         raise Unpredictable(f"burn {value} rounds ambiguously")
     return value
-
-
-def plain_labels(labels: Mapping[str, str]) -> str:
-    return "{" + ", ".join(f"{k}={q(v)}" for k, v in sorted(labels.items())) + "}"
-
-
-_ANY_VALUE = re.compile(r"\{\{\s*\$value \| (humanizePercentage|printf \"(%\.\df)\")\s*\}\}")
-
-
-def render_any(template: str, labels: Mapping[str, str], value: float) -> str:
-    def sub(m: re.Match[str]) -> str:
-        if m.group(1) == "humanizePercentage":
-            return f"{value * 100:.4g}%"
-        return m.group(2) % value
-
-    return render(_ANY_VALUE.sub(sub, template), labels, value)
