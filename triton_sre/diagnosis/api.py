@@ -35,10 +35,10 @@ _DECOMPRESSORS: dict[bytes, tuple[str, Callable[[BinaryIO], BinaryIO]]] = {
     b"BZh": ("bzip2", lambda raw: bz2.BZ2File(raw, mode="rb")),  # type: ignore[dict-item]
     b"\xfd7zXZ\x00": ("xz", lambda raw: lzma.LZMAFile(raw, mode="rb")),  # type: ignore[dict-item] # noqa: SIM115
 }
-_CORRUPT = (gzip.BadGzipFile, EOFError, zlib.error, lzma.LZMAError, OSError)
-"""What reading a damaged compressed stream raises (bz2 says OSError: Invalid data stream)."""
 """Compressed logs read as their text, known by their magic bytes (a CI artifact, logrotate's .gz/.xz); the
 caller enters each in its exit stack."""
+_CORRUPT = (gzip.BadGzipFile, EOFError, zlib.error, lzma.LZMAError, OSError)
+"""What reading a damaged compressed stream raises (bz2 says OSError: Invalid data stream)."""
 _ARCHIVES = {
     b"\x28\xb5\x2f\xfd": "zstd-compressed: decompress it first (zstd -dc FILE | triton-sre triage -)",
     b"PK\x03\x04": "a zip archive: unpack it and pass the log file inside",
@@ -82,34 +82,21 @@ def open_log(name: str) -> Iterator[BinaryIO]:
         for magic, refusal in _ARCHIVES.items():
             if peek.startswith(magic):
                 raise LogInputError(refusal)
-        packed = None
-        for magic, (packed, decompress) in _DECOMPRESSORS.items():
-            if peek.startswith(magic):
-                unpacked = stack.enter_context(decompress(raw))
-                if not _peek_unpacked(unpacked, packed):
-                    raise LogInputError(f"the log is empty once decompressed ({packed} data of 0 bytes)")
-                stream = unpacked
-                break
-        else:
-            packed = None
-        head = stream.peek(UTF16_SNIFF_BYTES)[:UTF16_SNIFF_BYTES] if hasattr(stream, "peek") else b""
-        encoding = utf16_encoding(head)
-        if encoding:
-            stream = io.BufferedReader(_Utf16AsUtf8(stream, encoding))  # type: ignore[assignment]
-        if packed is None:
-            yield stream
-            return
+        packed = next((known for magic, known in _DECOMPRESSORS.items() if peek.startswith(magic)), None)
         try:
+            if packed is not None:
+                stream = stack.enter_context(packed[1](raw))
+                if not stream.peek(1):  # type: ignore[attr-defined]
+                    raise LogInputError(f"the log is empty once decompressed ({packed[0]} data of 0 bytes)")
+            head = stream.peek(UTF16_SNIFF_BYTES)[:UTF16_SNIFF_BYTES] if hasattr(stream, "peek") else b""
+            encoding = utf16_encoding(head)
+            if encoding:
+                stream = io.BufferedReader(_Utf16AsUtf8(stream, encoding))  # type: ignore[assignment]
             yield stream
-        except _CORRUPT as exc:  # raised while the caller reads: the data, not the file, is damaged
-            raise LogInputError(f"corrupt {packed} data: {exc or 'unexpected end of file'}") from None
-
-
-def _peek_unpacked(unpacked: BinaryIO, packed: str) -> bytes:
-    try:
-        return unpacked.peek(1)  # type: ignore[attr-defined,no-any-return]
-    except _CORRUPT as exc:
-        raise LogInputError(f"corrupt {packed} data: {exc or 'unexpected end of file'}") from None
+        except _CORRUPT as exc:  # (also while the caller reads): the data is damaged, not the file
+            if packed is None:
+                raise
+            raise LogInputError(f"corrupt {packed[0]} data: {exc or 'unexpected end of file'}") from None
 
 
 def utf16_encoding(head: bytes) -> str | None:
@@ -174,8 +161,6 @@ def diagnose_log(
     try:
         with open_log(name) as stream:
             return diagnose_stream(stream, titles, remediations, progress)
-    except (gzip.BadGzipFile, EOFError, zlib.error, lzma.LZMAError) as exc:  # (open_log names the format)
-        raise DiagnosisError(f"{name}: corrupt compressed data: {exc or 'unexpected end of file'}") from None
     except LogInputError as exc:
         raise DiagnosisError(f"{name}: {exc}") from None
     except OSError as exc:
