@@ -429,11 +429,6 @@ class _Parser(PrefixReader):
             yield ev
 
 
-def _feed_split(parser: _Parser, number: int, raw: str) -> Iterator[LogEvent]:
-    for line in split_glued(raw):  # (one line but where two processes wrote into it)
-        yield from parser.feed(number, line)
-
-
 def parse(lines: Iterable[tuple[int, str]]) -> Iterator[LogEvent]:
     """Events from numbered lines (numbers increase; a gap ends the current event). A line that is a log
     shipper's JSON record, or a pretty-printed export's text field, is read as the program's lines inside it
@@ -442,17 +437,16 @@ def parse(lines: Iterable[tuple[int, str]]) -> Iterator[LogEvent]:
     unwrapper = Unwrapper()
     for number, raw in lines:
         if not (unwrapper.in_export or may_hold_record(raw)):
-            if raw.count("] ") < 2:  # (no room for a second log header: `glued`'s own first test, inlined)
-                yield from parser.feed(number, raw)
-            else:
-                yield from _feed_split(parser, number, raw)
+            for line in split_glued(raw):  # (one line but where two processes wrote into it)
+                yield from parser.feed(number, line)
             continue
         entering = not unwrapper.in_export
         pieces = unwrapper.read(raw)
         if entering and unwrapper.in_export:
             yield from parser.close()  # the export's opening brackets are no part of its first line's event
         if pieces is None:
-            yield from _feed_split(parser, number, raw)
+            for line in split_glued(raw):
+                yield from parser.feed(number, line)
         elif pieces is SKIP:
             parser.skip(number)
         else:
