@@ -170,17 +170,19 @@ class Diagnoser(VerdictReader):
         if bare is None and "failed to load" in head and "\n" in message:
             # wrapped by hand before the name (24.06's quotes, unclosed on the first line, closed after it)
             bare = FAILED_BARE.match(unquote(join_hand_wraps(message).split("\n", 1)[0]).rstrip('"'))
-        line, text = event.line, evidence_text(event)
+        below = None
         if bare is None and event.source == SOURCE_RAW and "failed to load" in message:
             # on a later line of a pasted block (the paste's own words first)
             bare = _FAILED_BARE_LINE.search(message)
             if bare is not None:
-                line, text = deciding_line(event, lambda piece: FAILED_BARE.match(piece.strip()) is not None)
+                below = deciding_line(event, lambda piece: FAILED_BARE.match(piece.strip()) is not None)
         if bare and not (state := self._model(bare["model"])).failed:  # its E line may be cut off
             state.failed = True
+            line, text = below or (event.line, evidence_text(event))
             state.add(obs := Obs(index, line, text, LEVEL_ERROR, None, message, True))
-            self._pending.attach(state, obs)
-            if line != event.line:
+            if below is None:
+                self._pending.attach(state, obs)
+            else:  # its cause may be above it in this block: attached once the block is read
                 self._attach_after = (state, obs)
         if level == LEVEL_INFO and not STUB.search(message.split("\n", 1)[0]):
             if IMPORT_RECOVERED.search(message.split("\n", 1)[0]):
