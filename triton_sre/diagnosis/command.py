@@ -54,9 +54,6 @@ class _Progress(Progress):
         rate = consumed / max(time.monotonic() - self.started, 1e-9) / 1e6
         self.show(f"triage: {consumed / 1e6:,.0f} MB read ({rate:,.0f} MB/s)")
 
-    def done(self) -> None:
-        self.finish()
-
 
 def _diagnose(args: argparse.Namespace, catalog: Catalog) -> Report | None:
     from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
@@ -77,7 +74,7 @@ def _diagnose(args: argparse.Namespace, catalog: Catalog) -> Report | None:
         return None
     finally:
         if progress is not None:
-            progress.done()
+            progress.finish()
 
 
 def run_triage(args: argparse.Namespace) -> int:
