@@ -129,3 +129,26 @@ def test_many_targets_with_some_down(fleet: FleetTriton) -> None:
     assert not jobs.ok
     assert f"{c.DEFAULT_TRITON_JOB}: 9996/10000 up" in jobs.found
     assert jobs.found.count("is down") == 4
+
+
+def test_a_metrics_body_over_the_limit_names_the_flag_that_raises_it(fleet: FleetTriton) -> None:
+    """A Triton with more models than the default 32 MiB of /metrics holds: a clear exit 2 that names
+    --max-response-bytes, and with the limit raised the same Triton is read (here the limit is lowered
+    under this fleet's body instead, which is the same branch)."""
+    metrics = f"{fleet.url}{c.PATH_METRICS}"
+    body = len(TritonClient(fleet.url, metrics, timeout=30).metrics())
+    base = ("--triton-url", fleet.url, "--metrics-url", metrics, "--format", "json")
+    refused = _doctor(*base, "--max-response-bytes", str(body - 1))
+    assert refused.returncode == c.EXIT_USAGE
+    assert "Traceback" not in refused.stderr
+    assert c.FAULT_TOO_LARGE in refused.stderr and "--max-response-bytes" in refused.stderr
+    read = _doctor(*base, "--max-response-bytes", str(body + 1))
+    assert read.returncode != c.EXIT_USAGE, read.stderr
+    assert json.loads(read.stdout)["checks"]
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "1.5", "lots"])
+def test_a_response_limit_that_is_no_byte_count_is_a_usage_error(value: str) -> None:
+    done = _doctor("--triton-url", "http://127.0.0.1:9", "--max-response-bytes", value)
+    assert done.returncode == c.EXIT_USAGE
+    assert "expected a whole number of bytes above 0" in done.stderr

@@ -116,6 +116,17 @@ def url_arg(text: str) -> str:
         ) from None
 
 
+def byte_count_arg(text: str) -> int:
+    """argparse type of a command-line size in bytes (``--max-response-bytes``): a whole number above 0,
+    else a usage error, exit 2."""
+    try:
+        return check_positive_int("size", int(text))
+    except (ValueError, ConfigError):
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of bytes above 0, got {bounded(text)}"
+        ) from None
+
+
 def runbook_base_arg(text: str) -> str:
     """argparse type of ``--runbook-base-url`` (an http(s) URL or a repository path): not empty and
     without Go template braces, since Prometheus expands an alert's annotations as a template (a

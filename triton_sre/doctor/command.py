@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.checks import byte_count_arg
 from triton_sre.doctor import promchecks
 from triton_sre.doctor.checks import (
     Check,
@@ -100,6 +101,13 @@ def add_doctor_parser(commands: Any, epilog: str) -> None:
     doctor.add_argument(
         "--timeout", type=seconds_arg, default=c.DEFAULT_TIMEOUT_SECONDS, help="seconds per request"
     )
+    doctor.add_argument(
+        "--max-response-bytes",
+        type=byte_count_arg,
+        default=c.DEFAULT_MAX_RESPONSE_BYTES,
+        help="largest answer read from Triton, as the exporter's max_response_bytes "
+        f"(default {c.DEFAULT_MAX_RESPONSE_BYTES}: /metrics of about 35,000 models)",
+    )
     doctor.set_defaults(handler=run_doctor)
 
 
@@ -131,6 +139,7 @@ def run_doctor(args: argparse.Namespace) -> int:
             prometheus_url=args.prometheus_url,
             alertmanager_url=args.alertmanager_url,
             timeout=args.timeout,
+            max_response_bytes=args.max_response_bytes,
         )
     except Unreachable as exc:
         _err(str(exc))
@@ -150,6 +159,7 @@ def diagnose(
     prometheus_url: str | None = None,
     alertmanager_url: str | None = None,
     timeout: float = c.DEFAULT_TIMEOUT_SECONDS,
+    max_response_bytes: int = c.DEFAULT_MAX_RESPONSE_BYTES,
 ) -> Report:
     """Fetch, check, and collect the pitfalls; Unreachable when an endpoint does not answer."""
     from triton_sre.httpclient import new_session
@@ -157,7 +167,11 @@ def diagnose(
     metrics_url = metrics_url or default_metrics_url(triton_url)
     session = new_session()  # kept alive across the calls (each model's config among them)
     try:
-        facts = triton_facts(TritonClient(triton_url, metrics_url, timeout=timeout, session=session))
+        facts = triton_facts(
+            TritonClient(
+                triton_url, metrics_url, timeout=timeout, max_bytes=max_response_bytes, session=session
+            )
+        )
     finally:
         session.close()
     checks = triton_checks(facts, spec)
@@ -192,7 +206,8 @@ def triton_facts(client: TritonClient) -> TritonFacts:
     except ValueError as exc:  # metrics text that is not UTF-8
         raise Unreachable(f"cannot read Triton at {client.triton_url}: {exc}") from None
     except FetchError as exc:
-        raise Unreachable(f"cannot read Triton: {exc}") from None
+        hint = " (a larger limit: --max-response-bytes)" if exc.kind == c.FAULT_TOO_LARGE else ""
+        raise Unreachable(f"cannot read Triton: {exc}{hint}") from None
     try:
         llm_models = {
             value
