@@ -59,6 +59,7 @@ RUNBOOK_PLATFORM_UNSUPPORTED: Final = "platform-unsupported"
 RUNBOOK_GPU_CONTAINER_RUNTIME: Final = "gpu-container-runtime"
 RUNBOOK_POD_UNSCHEDULABLE: Final = "pod-unschedulable"
 RUNBOOK_IMAGE_PULL_FAILED: Final = "image-pull-failed"
+RUNBOOK_POD_START_FAILED: Final = "pod-start-failed"
 RUNBOOK_POD_PROBE_FAILED: Final = "pod-probe-failed"
 RUNBOOK_POD_CRASH_LOOPING: Final = "pod-crash-looping"
 # --- diagnosis: the server cannot bind its HTTP/GRPC/metrics port (another process holds it) ---
@@ -102,6 +103,7 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_GPU_CONTAINER_RUNTIME,
     RUNBOOK_POD_UNSCHEDULABLE,
     RUNBOOK_IMAGE_PULL_FAILED,
+    RUNBOOK_POD_START_FAILED,
     RUNBOOK_POD_PROBE_FAILED,
     RUNBOOK_POD_CRASH_LOOPING,
     RUNBOOK_SERVER_PORT_IN_USE,

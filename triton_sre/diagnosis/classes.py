@@ -62,6 +62,14 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\buntolerated taint|\bdidn't match (?:Pod's )?node (?:affinity|selector)",
         ),
     ),
+    # a volume, Secret or ConfigMap the container needs (pod-start-failed: "its container cannot be created").
+    (
+        c.RUNBOOK_POD_START_FAILED,
+        _rx(
+            rf"\b{_NEG}{_S}(?:mount|attach){_S}(?:the{_S})?(?:persistent{_S})?volumes?\b",
+            rf"\bvolumes?\b[^\n]{{0,60}}\b(?:mount|attach)(?:ing)?{_S}(?:failed|timed{_S}out)",
+        ),
+    ),
     # platform / architecture / compute capability (platform-unsupported: "does not support this GPU,
     # CPU or device").
     (

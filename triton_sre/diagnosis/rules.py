@@ -74,6 +74,9 @@ PRIORITY: Final[tuple[str, ...]] = (
     c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH,
     c.RUNBOOK_PYTHON_MODULE_MISSING,
     c.RUNBOOK_PYTHON_MODEL_ERROR,
+    # The kubelet's reason for a container it could not create is a page of its own, but any cause the
+    # same text names beside it (the runtime's or a validator's own error) is more specific.
+    c.RUNBOOK_POD_START_FAILED,
     c.RUNBOOK_POD_PROBE_FAILED,
     c.RUNBOOK_POD_CRASH_LOOPING,
 )
