@@ -39,7 +39,7 @@ def issue(issue_id: str) -> ki.KnownIssue:
 
 def test_the_shipped_table_loads_with_unique_ids_and_public_sources() -> None:
     issues = ki.known_issues()
-    assert len(issues) >= 26
+    assert len(issues) >= 28
     assert len({i.id for i in issues}) == len(issues)
     for i in issues:
         assert i.source.startswith("https://github.com/"), i.id
@@ -113,6 +113,9 @@ Signal (11) received.
  1# 0x00007F3D6BB3C090 in /usr/lib/x86_64-linux-gnu/libc.so.6
 """
 
+# core's wording for a model whose backend the image lacks: the 24.02 containers ship no ONNX Runtime.
+ORT_NOT_FOUND = "E0301 00:00:00.000000 1 model_lifecycle.cc:638] failed to load 'densenet_onnx' version 1: Invalid argument: unable to find backend library for backend 'onnxruntime', try specifying runtime on the model configuration.\n"
+
 # (entry id, log, release inside, release before the range or None, release after the range or None, the
 # runbook of the finding that carries the advice); the releases are read from the banner.
 CASES = {
@@ -151,6 +154,13 @@ CASES = {
         "23.08",
         "25.02",
         c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+    ),
+    "onnxruntime-backend-missing-24-02": (
+        ORT_NOT_FOUND,
+        "24.02",
+        "24.01",
+        "24.03",
+        c.RUNBOOK_BACKEND_NOT_FOUND,
     ),
 }
 
@@ -257,6 +267,21 @@ def test_a_wording_does_not_fire_on_another_cause(issue_id: str, line: str) -> N
     report = diagnose_events(parse_text(banner("24.05") + line))
     assert all(entry.advice not in f.remediation for f in report.findings)
     assert not entry.wording.search(line)
+
+
+@pytest.mark.parametrize(
+    ("issue_id", "release", "log"),
+    [
+        # Another backend missing from 24.02 is not the ONNX Runtime gap.
+        ("onnxruntime-backend-missing-24-02", "24.02", ORT_NOT_FOUND.replace("onnxruntime", "tensorflow")),
+    ],
+)
+def test_a_release_note_entry_keeps_to_its_own_cause(issue_id: str, release: str, log: str) -> None:
+    entry = issue(issue_id)
+    assert entry.covers(release)
+    f = first(banner(release) + log)
+    assert f.runbook == CASES[issue_id][4]
+    assert entry.advice not in f.remediation
 
 
 def test_every_entry_needs_its_runbook() -> None:
