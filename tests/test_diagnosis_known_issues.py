@@ -39,7 +39,7 @@ def issue(issue_id: str) -> ki.KnownIssue:
 
 def test_the_shipped_table_loads_with_unique_ids_and_public_sources() -> None:
     issues = ki.known_issues()
-    assert len(issues) >= 28
+    assert len(issues) >= 29
     assert len({i.id for i in issues}) == len(issues)
     for i in issues:
         assert i.source.startswith("https://github.com/"), i.id
@@ -116,6 +116,12 @@ Signal (11) received.
 # core's wording for a model whose backend the image lacks: the 24.02 containers ship no ONNX Runtime.
 ORT_NOT_FOUND = "E0301 00:00:00.000000 1 model_lifecycle.cc:638] failed to load 'densenet_onnx' version 1: Invalid argument: unable to find backend library for backend 'onnxruntime', try specifying runtime on the model configuration.\n"
 
+# server src/command_line_parser.cc (r23.11 on): a reuse-port flag given an integer other than 0 or 1,
+# before the usage text.
+REUSE_PORT_INT = (
+    'Bad option: "--reuse-grpc-port".\ninvalid value for bool option: 2\n\nUsage: tritonserver [options]\n'
+)
+
 # (entry id, log, release inside, release before the range or None, release after the range or None, the
 # runbook of the finding that carries the advice); the releases are read from the banner.
 CASES = {
@@ -162,6 +168,7 @@ CASES = {
         "24.03",
         c.RUNBOOK_BACKEND_NOT_FOUND,
     ),
+    "reuse-port-option-boolean": (REUSE_PORT_INT, "23.12", "23.10", None, c.RUNBOOK_SERVER_OPTION_INVALID),
 }
 
 
@@ -274,6 +281,9 @@ def test_a_wording_does_not_fire_on_another_cause(issue_id: str, line: str) -> N
     [
         # Another backend missing from 24.02 is not the ONNX Runtime gap.
         ("onnxruntime-backend-missing-24-02", "24.02", ORT_NOT_FOUND.replace("onnxruntime", "tensorflow")),
+        # Another boolean flag given an integer, and a reuse-port flag given a word, fail in every release.
+        ("reuse-port-option-boolean", "23.12", REUSE_PORT_INT.replace("reuse-grpc-port", "allow-metrics")),
+        ("reuse-port-option-boolean", "24.05", REUSE_PORT_INT.replace("option: 2", "option: yes")),
     ],
 )
 def test_a_release_note_entry_keeps_to_its_own_cause(issue_id: str, release: str, log: str) -> None:
