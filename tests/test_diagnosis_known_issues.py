@@ -39,7 +39,7 @@ def issue(issue_id: str) -> ki.KnownIssue:
 
 def test_the_shipped_table_loads_with_unique_ids_and_public_sources() -> None:
     issues = ki.known_issues()
-    assert len(issues) >= 29
+    assert len(issues) >= 30
     assert len({i.id for i in issues}) == len(issues)
     for i in issues:
         assert i.source.startswith("https://github.com/"), i.id
@@ -122,6 +122,12 @@ REUSE_PORT_INT = (
     'Bad option: "--reuse-grpc-port".\ninvalid value for bool option: 2\n\nUsage: tritonserver [options]\n'
 )
 
+# A request to a Python model whose stub died while serving (python_backend python_be.cc / stub_launcher.cc),
+# as the HTTP endpoint answers it.
+STUB_DEAD = """I1201 00:00:00.000000 1 model_lifecycle.cc:839] "successfully loaded 'preprocess'"
+{"error":"Stub process 'preprocess_0_0' is not healthy."}
+"""
+
 # (entry id, log, release inside, release before the range or None, release after the range or None, the
 # runbook of the finding that carries the advice); the releases are read from the banner.
 CASES = {
@@ -169,6 +175,7 @@ CASES = {
         c.RUNBOOK_BACKEND_NOT_FOUND,
     ),
     "reuse-port-option-boolean": (REUSE_PORT_INT, "23.12", "23.10", None, c.RUNBOOK_SERVER_OPTION_INVALID),
+    "python-stub-dead-model-not-ready": (STUB_DEAD, "26.01", "25.11", None, c.RUNBOOK_PYTHON_MODEL_ERROR),
 }
 
 
@@ -213,6 +220,18 @@ def test_tensorflow_advice_follows_the_release_that_removed_tensorflow_1() -> No
     assert (
         issue("tensorflow-1-ops-gone").advice in in_23 and issue("tensorflow-2-default").advice not in in_23
     )
+
+
+def test_a_dead_stub_is_reported_by_readiness_from_25_12() -> None:
+    # One wording, two entries: through 25.11 nothing but the requests tells, from 25.12 the model's
+    # readiness does; neither release restarts the stub.
+    before, after = (
+        first(banner("25.11") + STUB_DEAD).remediation,
+        first(banner("25.12") + STUB_DEAD).remediation,
+    )
+    old, new = issue("python-stub-not-restarted").advice, issue("python-stub-dead-model-not-ready").advice
+    assert old in before and new not in before
+    assert new in after and old not in after
 
 
 def test_a_fastertransformer_library_from_another_release_gets_the_advice_too() -> None:
