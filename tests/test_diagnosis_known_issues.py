@@ -39,7 +39,7 @@ def issue(issue_id: str) -> ki.KnownIssue:
 
 def test_the_shipped_table_loads_with_unique_ids_and_public_sources() -> None:
     issues = ki.known_issues()
-    assert len(issues) >= 30
+    assert len(issues) >= 31
     assert len({i.id for i in issues}) == len(issues)
     for i in issues:
         assert i.source.startswith("https://github.com/"), i.id
@@ -175,7 +175,8 @@ CASES = {
         c.RUNBOOK_BACKEND_NOT_FOUND,
     ),
     "reuse-port-option-boolean": (REUSE_PORT_INT, "23.12", "23.10", None, c.RUNBOOK_SERVER_OPTION_INVALID),
-    "python-stub-dead-model-not-ready": (STUB_DEAD, "26.01", "25.11", None, c.RUNBOOK_PYTHON_MODEL_ERROR),
+    "python-stub-dead-model-not-ready": (STUB_DEAD, "26.01", "25.11", "26.04", c.RUNBOOK_PYTHON_MODEL_ERROR),
+    "python-stub-dead-server-not-ready": (STUB_DEAD, "26.10", "26.03", None, c.RUNBOOK_PYTHON_MODEL_ERROR),
 }
 
 
@@ -222,14 +223,21 @@ def test_tensorflow_advice_follows_the_release_that_removed_tensorflow_1() -> No
     )
 
 
-def test_a_dead_stub_is_reported_by_readiness_from_25_12() -> None:
-    # One wording, two entries: through 25.11 nothing but the requests tells, from 25.12 the model's
-    # readiness does; neither release restarts the stub.
-    before, after = (
-        first(banner("25.11") + STUB_DEAD).remediation,
-        first(banner("25.12") + STUB_DEAD).remediation,
-    )
-    old, new = issue("python-stub-not-restarted").advice, issue("python-stub-dead-model-not-ready").advice
+@pytest.mark.parametrize(
+    ("last_before", "first_after", "old_id", "new_id"),
+    [
+        # Through 25.11 nothing but the requests tells; from 25.12 the model's readiness does; from 26.04 the
+        # server's readiness too. No release restarts the stub.
+        ("25.11", "25.12", "python-stub-not-restarted", "python-stub-dead-model-not-ready"),
+        ("26.03", "26.04", "python-stub-dead-model-not-ready", "python-stub-dead-server-not-ready"),
+    ],
+)
+def test_a_dead_stub_gets_the_readiness_of_its_release(
+    last_before: str, first_after: str, old_id: str, new_id: str
+) -> None:
+    before = first(banner(last_before) + STUB_DEAD).remediation
+    after = first(banner(first_after) + STUB_DEAD).remediation
+    old, new = issue(old_id).advice, issue(new_id).advice
     assert old in before and new not in before
     assert new in after and old not in after
 
