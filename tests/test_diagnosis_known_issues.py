@@ -128,6 +128,9 @@ STUB_DEAD = """I1201 00:00:00.000000 1 model_lifecycle.cc:839] "successfully loa
 {"error":"Stub process 'preprocess_0_0' is not healthy."}
 """
 
+# python_backend stub_launcher.cc on Windows with EXECUTION_ENV_PATH; the Windows build ends with 26.05.
+WINDOWS_EXEC_ENV = "E0501 00:00:00.000000 1 model_lifecycle.cc:654] \"failed to load 'pre' version 1: Unsupported: Custom execution environments are not currently supported on Windows.\"\n"
+
 # (entry id, log, release inside, release before the range or None, release after the range or None, the
 # runbook of the finding that carries the advice); the releases are read from the banner.
 CASES = {
@@ -177,6 +180,13 @@ CASES = {
     "reuse-port-option-boolean": (REUSE_PORT_INT, "23.12", "23.10", None, c.RUNBOOK_SERVER_OPTION_INVALID),
     "python-stub-dead-model-not-ready": (STUB_DEAD, "26.01", "25.11", "26.04", c.RUNBOOK_PYTHON_MODEL_ERROR),
     "python-stub-dead-server-not-ready": (STUB_DEAD, "26.10", "26.03", None, c.RUNBOOK_PYTHON_MODEL_ERROR),
+    "python-windows-execution-env": (
+        WINDOWS_EXEC_ENV,
+        "26.05",
+        "24.01",
+        "26.06",
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
+    ),
 }
 
 
