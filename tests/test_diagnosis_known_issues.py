@@ -39,7 +39,7 @@ def issue(issue_id: str) -> ki.KnownIssue:
 
 def test_the_shipped_table_loads_with_unique_ids_and_public_sources() -> None:
     issues = ki.known_issues()
-    assert len(issues) >= 31
+    assert len(issues) >= 32
     assert len({i.id for i in issues}) == len(issues)
     for i in issues:
         assert i.source.startswith("https://github.com/"), i.id
@@ -131,6 +131,10 @@ STUB_DEAD = """I1201 00:00:00.000000 1 model_lifecycle.cc:839] "successfully loa
 # python_backend stub_launcher.cc on Windows with EXECUTION_ENV_PATH; the Windows build ends with 26.05.
 WINDOWS_EXEC_ENV = "E0501 00:00:00.000000 1 model_lifecycle.cc:654] \"failed to load 'pre' version 1: Unsupported: Custom execution environments are not currently supported on Windows.\"\n"
 
+# OpenVINO's refusal of its GPU plugin (core.cpp "Failed to create plugin ... for device GPU", the loader's
+# "Cannot load library '<path>': <dlerror>") when the image lacks libOpenCL.so.1 (openvino_backend PR 121).
+OPENVINO_NO_OPENCL = "E0901 00:00:00.000000 1 model_lifecycle.cc:654] \"failed to load 'resnet_ov' version 1: Internal: Exception from src/inference/src/cpp/core.cpp:112:\\nException from src/inference/src/dev/plugin.cpp:53:\\nFailed to create plugin /opt/tritonserver/backends/openvino/libopenvino_intel_gpu_plugin.so for device GPU\\nPlease, check your environment\\nCannot load library '/opt/tritonserver/backends/openvino/libopenvino_intel_gpu_plugin.so': libOpenCL.so.1: cannot open shared object file: No such file or directory\\n\"\n"
+
 # (entry id, log, release inside, release before the range or None, release after the range or None, the
 # runbook of the finding that carries the advice); the releases are read from the banner.
 CASES = {
@@ -180,6 +184,13 @@ CASES = {
     "reuse-port-option-boolean": (REUSE_PORT_INT, "23.12", "23.10", None, c.RUNBOOK_SERVER_OPTION_INVALID),
     "python-stub-dead-model-not-ready": (STUB_DEAD, "26.01", "25.11", "26.04", c.RUNBOOK_PYTHON_MODEL_ERROR),
     "python-stub-dead-server-not-ready": (STUB_DEAD, "26.10", "26.03", None, c.RUNBOOK_PYTHON_MODEL_ERROR),
+    "openvino-gpu-plugin-without-opencl": (
+        OPENVINO_NO_OPENCL,
+        "26.08",
+        "25.09",
+        "26.09",
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    ),
     "python-windows-execution-env": (
         WINDOWS_EXEC_ENV,
         "26.05",
@@ -321,6 +332,12 @@ def test_a_wording_does_not_fire_on_another_cause(issue_id: str, line: str) -> N
         # Another boolean flag given an integer, and a reuse-port flag given a word, fail in every release.
         ("reuse-port-option-boolean", "23.12", REUSE_PORT_INT.replace("reuse-grpc-port", "allow-metrics")),
         ("reuse-port-option-boolean", "24.05", REUSE_PORT_INT.replace("option: 2", "option: yes")),
+        # Another library the GPU plugin cannot find is not the missing OpenCL loader.
+        (
+            "openvino-gpu-plugin-without-opencl",
+            "26.08",
+            OPENVINO_NO_OPENCL.replace("libOpenCL.so.1", "libtbb.so.12"),
+        ),
     ],
 )
 def test_a_release_note_entry_keeps_to_its_own_cause(issue_id: str, release: str, log: str) -> None:
