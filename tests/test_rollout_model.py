@@ -26,7 +26,6 @@ from triton_sre.rollout.model import (
     summary_figures,
     version_sides,
 )
-from triton_sre.rollout.spec import rollout_spec
 from triton_sre.rollout.stats import mann_whitney_greater, median
 from triton_sre.slo import SpecError, default_spec, parse_spec
 
@@ -64,7 +63,7 @@ def _samples(base: list[float], cand: list[float], rate: float = 5.0) -> Samples
 
 
 def test_verdicts_fail_pass_and_inconclusive() -> None:
-    rs = rollout_spec(default_spec())
+    rs = default_spec().rollout
     base = [0.010 + 0.001 * (i % 3) for i in range(12)]
     slow = judge(*_sides(), _samples(base, [v * 4 for v in base]), rs)
     assert slow.verdict == c.ROLLOUT_FAIL and slow.figures[0].p_value < 0.001
@@ -77,7 +76,7 @@ def test_verdicts_fail_pass_and_inconclusive() -> None:
 
 
 def test_batching_ratio_is_worse_when_lower() -> None:
-    rs = rollout_spec(default_spec())
+    rs = default_spec().rollout
     base = [8.0, 8.1, 7.9, 8.0, 8.2, 7.8, 8.0]
     samples = {TRAFFIC: ([5.0] * 7, [5.0] * 7), c.ROLLOUT_FIG_BATCHING_RATIO: (base, [v / 4 for v in base])}
     assert judge(*_sides(), samples, rs).verdict == c.ROLLOUT_FAIL
@@ -99,15 +98,15 @@ def test_selector_parsing_and_queries() -> None:
 
 
 def test_spec_defaults_come_from_the_slos_and_errors_name_the_field() -> None:
-    rs = rollout_spec(default_spec())
+    rs = default_spec().rollout
     assert rs.margins[c.ROLLOUT_FIG_ERROR_RATIO] == pytest.approx(0.001)  # 99.9 % availability
     assert rs.min_request_rate == 0.1 and rs.window == "15m"
     pair = "{name: scaler, baseline: scaler_blue, candidate: scaler_green}"
     text = default_spec_text() + f"\nrollout:\n  pairs: [{pair}]\n"
-    assert rollout_spec(parse_spec(text)).pairs[0].candidate == "scaler_green"
+    assert parse_spec(text).rollout.pairs[0].candidate == "scaler_green"
     bad = default_spec_text() + "\nrollout:\n  margins: {p99: 0.1}\n"
     with pytest.raises(SpecError, match=r"rollout\.margins: unknown figure"):
-        rollout_spec(parse_spec(bad))
+        parse_spec(bad)  # refused where the spec loads
 
 
 def default_spec_text() -> str:
@@ -183,7 +182,7 @@ def test_summary_quantiles_are_sampled_once_per_summary_window(window: float, su
         assert [len(side) for side in samples[name]] == [summary_reads, summary_reads]
     assert len(samples[c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE][0]) == window // 4
     # 40 s of summary reads are one independent sample: the figure cannot decide a verdict
-    if summary_reads < rollout_spec(default_spec()).min_samples:
-        result = judge(*_sides(), samples, rollout_spec(default_spec()))
+    if summary_reads < default_spec().rollout.min_samples:
+        result = judge(*_sides(), samples, default_spec().rollout)
         p99 = next(f for f in result.figures if f.figure.name == c.ROLLOUT_FIG_LATENCY_P99)
         assert p99.verdict == NO_DATA and p99.candidate == 0.01

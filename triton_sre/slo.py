@@ -24,6 +24,7 @@ from triton_sre.data import shipped
 from triton_sre.durations import DurationError, format_duration, parse_duration, whole_ms
 from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_bounded, yaml_problem
 from triton_sre.redact import bounded
+from triton_sre.rollout.spec import RolloutSpec, parse_rollout
 
 DEFAULT_SPEC_FILE = "slos.yaml"
 """The spec's file name: ./slos.yaml is `generate`'s default, the repository's is shipped."""
@@ -105,8 +106,8 @@ class Spec:
     # issue 24: the label that tells clusters apart (an external label of each cluster's Prometheus);
     # None: one cluster, every aggregation as before. Set: every rule and dashboard keeps it.
     cluster_label: str | None = None
-    # the raw `rollout:` section, validated by triton_sre.rollout.spec (which reads the SLOs)
-    rollout: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # the `rollout:` section, validated when the spec loads (triton_sre.rollout.spec)
+    rollout: RolloutSpec = field(default_factory=RolloutSpec, compare=False)
 
     @property
     def signal_jobs(self) -> tuple[str, ...]:
@@ -216,7 +217,7 @@ def _spec(raw: Any, source: str) -> Spec:
         latency_metrics=latency_metrics,
         autoscaling=autoscaling,
         cluster_label=_cluster_label(raw.get("cluster_label"), f"{source}: cluster_label"),
-        rollout=raw.get("rollout") or {},
+        rollout=parse_rollout(raw.get("rollout"), f"{source}: rollout", slos),
     )
 
 

@@ -16,7 +16,6 @@ from triton_sre import conventions as c
 from triton_sre.generate.rulefile import Rule, RuleFile, alert, runbook_url
 from triton_sre.promql import Matcher, by, label_sets, num, on, q, selector
 from triton_sre.rollout.model import FIGURES, GUARDED, HIGHER, TRAFFIC, Figure, rate_figures
-from triton_sre.rollout.spec import RolloutSpec, rollout_spec
 from triton_sre.slo import Spec, format_duration, parse_duration
 
 ROLLOUT_FILE = "triton-rollout-rules.yaml"
@@ -46,7 +45,7 @@ def _limit(figure: Figure, baseline: str, margin: float) -> str:
 
 
 def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
-    rs: RolloutSpec = rollout_spec(spec)
+    rs = spec.rollout
     ls = label_sets(spec.cluster_label)
     w = rs.window
     per_model = tuple(label for label in ls.model if label != c.LABEL_VERSION)

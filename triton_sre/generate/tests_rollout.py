@@ -11,7 +11,6 @@ from triton_sre import conventions as c
 from triton_sre.generate.calc import TEST_INSTANCE, TEST_MODEL, plain_labels, render_any
 from triton_sre.generate.rollout import ROLLOUT_FILE, rollout_groups
 from triton_sre.promql import num
-from triton_sre.rollout.spec import rollout_spec
 from triton_sre.slo import Spec, format_duration, parse_duration
 
 
@@ -47,11 +46,11 @@ def _version(
 
 def _interval_s(spec: Spec) -> float:
     """A minute between samples, less for a window under 4 minutes (a rate over it needs samples)."""
-    return min(60.0, max(1.0, float(parse_duration(rollout_spec(spec).window, "window") // 4)))
+    return min(60.0, max(1.0, float(parse_duration(spec.rollout.window, "window") // 4)))
 
 
 def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
-    rs = rollout_spec(spec)
+    rs = spec.rollout
     rules = [r for g in rollout_groups(spec, base_url)["groups"] for r in g["rules"] if "alert" in r]
     compute = next(r for r in rules if r["labels"][c.LABEL_FIGURE] == c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE)
     window_s, interval_s = parse_duration(rs.window, "window"), _interval_s(spec)

@@ -27,7 +27,7 @@ from triton_sre.rollout.model import (
     parse_selector,
     version_sides,
 )
-from triton_sre.rollout.spec import RolloutSpec, rollout_spec
+from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.slo import (
     DEFAULT_SPEC_FILE,
     SpecError,
@@ -208,7 +208,7 @@ def render_text(verdict: Verdict) -> str:
 def run_check(args: argparse.Namespace) -> int:
     spec_path = args.spec or (Path(DEFAULT_SPEC_FILE) if Path(DEFAULT_SPEC_FILE).is_file() else None)
     spec = load_spec(spec_path) if spec_path else default_spec()
-    rs = rollout_spec(spec)
+    rs = spec.rollout
     job = args.job or spec.triton_job
     sides = _sides(args, job, rs)
     if set(sides[0].matchers) == set(sides[1].matchers):  # it could only pass: nothing to compare

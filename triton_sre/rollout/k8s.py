@@ -17,7 +17,7 @@ from triton_sre import conventions as c
 from triton_sre.generate.rulefile import GENERATED_HEADER, render_yaml
 from triton_sre.promql import Matcher, num, on
 from triton_sre.rollout.model import FIGURES, GUARDED, HIGHER, TRAFFIC, Figure, Side, side_queries
-from triton_sre.rollout.spec import RolloutSpec, rollout_spec
+from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.slo import Spec
 
 ROLLOUTS_DIR = "k8s/rollouts"
@@ -54,7 +54,7 @@ def _guarded(spec: Spec, side: Side) -> list[str]:
 
 
 def analysis_template(spec: Spec) -> dict[str, Any]:
-    rs = rollout_spec(spec)
+    rs = spec.rollout
     job: Matcher = (c.LABEL_JOB, "=", spec.triton_job)
     model: Matcher = (c.LABEL_MODEL, "=", "{{args.model}}")
     base = Side("baseline", (job, model, (c.LABEL_VERSION, "=", "{{args.baseline-version}}")))
@@ -100,7 +100,7 @@ def analysis_template(spec: Spec) -> dict[str, Any]:
 
 def metric_templates(spec: Spec) -> list[dict[str, Any]]:
     """One Flagger MetricTemplate per figure: the canary's pods against the primary's."""
-    rs = rollout_spec(spec)
+    rs = spec.rollout
     ns: Matcher = ("namespace", "=", "{{ namespace }}")
     job: Matcher = (c.LABEL_JOB, "=", spec.triton_job)
     base = Side("primary", (job, ns, ("pod", "=~", "{{ target }}-primary-.*")))

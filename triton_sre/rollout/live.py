@@ -21,7 +21,7 @@ from triton_sre.rollout.model import (
     summary_figures,
     version_sides,
 )
-from triton_sre.rollout.spec import RolloutSpec, rollout_spec
+from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.slo import Spec, format_duration, parse_duration
 
 SAMPLES_PER_WINDOW = 30  # default step = window / this (at least 3 scrape intervals)
@@ -128,7 +128,7 @@ def summary_lines(verdict: Verdict) -> list[str]:
 
 def alert_lines(prom: Prometheus, labels: Mapping[str, str], spec: Spec) -> list[str]:
     """The bot's lines for a TritonRolloutRegression alert: the verdict now, then each figure."""
-    rs = rollout_spec(spec)
+    rs = spec.rollout
     sides = alert_sides(labels, spec.triton_job)
     if sides is None:
         return []
@@ -141,7 +141,7 @@ def alert_lines(prom: Prometheus, labels: Mapping[str, str], spec: Spec) -> list
 def model_answer(prom: Prometheus, model: str, spec: Spec) -> list[str]:
     """The slash command's lines for `rollout <model>`: each candidate version's verdict now, and
     each declared blue/green pair `model` names (a pair name, or either model of a pair)."""
-    rs = rollout_spec(spec)
+    rs = spec.rollout
     window_s = parse_duration(rs.window, "rollout.window")
     args = (prom, model, rs, spec.latency_metrics, spec.triton_job, window_s)
     verdicts = [*model_verdicts(*args), *pair_verdicts(*args)]

@@ -22,6 +22,7 @@ from triton_sre.promql import (
     ratio,
     summary_quantile,
 )
+from triton_sre.rollout.figures import FIGURES, GUARDED, HIGHER, Figure
 from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.rollout.stats import mann_whitney_greater, mean, median
 
@@ -41,38 +42,7 @@ __all__ = [
     "version_sides",
 ]
 
-HIGHER, LOWER = "higher", "lower"
 TRAFFIC = "requests"  # the key of the request-rate query of a side (not a figure)
-
-
-@dataclass(frozen=True)
-class Figure:
-    name: str
-    unit: str
-    worse: str  # HIGHER or LOWER
-    relative: bool  # margin relative to the baseline (else absolute)
-
-
-FIGURES: tuple[Figure, ...] = (
-    Figure(c.ROLLOUT_FIG_ERROR_RATIO, "ratio", HIGHER, False),
-    Figure(c.ROLLOUT_FIG_LATENCY_P99, "s", HIGHER, True),
-    Figure(c.ROLLOUT_FIG_LATENCY_P50, "s", HIGHER, True),
-    Figure(c.ROLLOUT_FIG_QUEUE_SHARE, "ratio", HIGHER, False),
-    Figure(c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE, "s", HIGHER, True),
-    Figure(c.ROLLOUT_FIG_BATCHING_RATIO, "x", LOWER, True),
-    Figure(c.ROLLOUT_FIG_TTFT_P99, "s", HIGHER, True),
-    Figure(c.ROLLOUT_FIG_TPOT_P99, "s", HIGHER, True),
-)
-
-# The figures every Triton model has (no LLM backend needed): what the continuous guard and the
-# progressive-delivery templates judge; `rollout check` judges all of FIGURES that have data.
-GUARDED: tuple[str, ...] = (
-    c.ROLLOUT_FIG_ERROR_RATIO,
-    c.ROLLOUT_FIG_LATENCY_P99,
-    c.ROLLOUT_FIG_QUEUE_SHARE,
-    c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE,
-    c.ROLLOUT_FIG_BATCHING_RATIO,
-)
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,37 @@
 """The `rollout:` section of slos.yaml: blue/green pairs, the margin of each figure, enough traffic.
 
+Validated once, where the spec loads (slo.py calls `parse_rollout`): every command that loads the
+spec refuses a bad setting with the same message, whether or not it reads the section.
 Defaults come from the SLOs: the error-ratio margin is the availability SLO's error budget
 (1 - objective), the traffic floor is its `min_request_rate`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
+from triton_sre.checks import ConfigError, check_keys, check_number
+from triton_sre.durations import format_duration, parse_duration, whole_ms
 from triton_sre.redact import bounded
-from triton_sre.slo import Spec, SpecError, format_duration, parse_duration
+from triton_sre.rollout.figures import FIGURES, LOWER
 
-__all__ = ["BlueGreen", "RolloutSpec", "rollout_spec"]
+if TYPE_CHECKING:
+    from triton_sre.slo import SLO
+
+__all__ = ["MIN_WINDOW_S", "BlueGreen", "RolloutSpec", "parse_rollout"]
 
 _KEYS = {"pairs", "margins", "min_request_rate", "min_samples", "alpha", "window"}
+_PAIR_KEYS = ("name", "baseline", "candidate")
+_NAME_RE = re.compile(r"^[^\x00-\x1f\x7f]+$")  # a label value a terminal cannot be made to act on
+# The shortest window: a rate over it needs two scrapes, and 10s is two at a 5s scrape interval,
+# already fast (Prometheus' default is 1m, the stack's 15s). A 500ms window made the generated
+# promtool test read "-500ms"; a 5s one is an empty rate at most scrape intervals.
+MIN_WINDOW_S = 10.0
+_DEFAULT_BUDGET = c.ROLLOUT_DEFAULT_ERROR_MARGIN  # without an availability SLO
 
 
 @dataclass(frozen=True)
@@ -31,59 +45,98 @@ class BlueGreen:
 
 @dataclass(frozen=True)
 class RolloutSpec:
-    pairs: tuple[BlueGreen, ...]
-    margins: Mapping[str, float]  # figure name -> margin (relative or absolute, per figure)
-    min_request_rate: float  # requests/s each side needs over the window, else inconclusive
-    min_samples: int  # intervals with traffic each side needs
-    alpha: float  # the rank test's significance level
-    window: str  # the continuous guard's comparison window
+    pairs: tuple[BlueGreen, ...] = ()
+    # figure name -> margin (relative or absolute, per figure)
+    margins: Mapping[str, float] = field(
+        default_factory=lambda: {**c.ROLLOUT_DEFAULT_MARGINS, c.ROLLOUT_FIG_ERROR_RATIO: _DEFAULT_BUDGET}
+    )
+    # requests/s each side needs over the window, else inconclusive
+    min_request_rate: float = c.ROLLOUT_DEFAULT_MIN_REQUEST_RATE
+    min_samples: int = c.ROLLOUT_DEFAULT_MIN_SAMPLES  # intervals with traffic each side needs
+    alpha: float = c.ROLLOUT_DEFAULT_ALPHA  # the rank test's significance level
+    window: str = c.ROLLOUT_DEFAULT_WINDOW  # the continuous guard's comparison window
 
 
-def _number(value: Any, where: str, *, low: float = 0.0, high: float = math.inf) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        bound = f">= {low:g}" if high == math.inf else f"from {low:g} to {high:g}"
-        raise SpecError(f"{where}: expected a number {bound}, got {bounded(value)}")
-    return float(value)
+def _margin(name: str, value: Any, where: str) -> float:
+    """A margin the candidate can exceed: below 1 for a ratio's absolute margin (a ratio is at most
+    1) and for a figure worse when lower (the candidate below baseline x (1 - margin), at least 0)."""
+    figure = next(f for f in FIGURES if f.name == name)
+    if figure.relative and figure.worse != LOWER:
+        return check_number(where, value, low=0)
+    margin = check_number(where, value, low=0, high=1)
+    if margin == 1:
+        raise ConfigError(f"{where}: must be less than 1 (the candidate could never be worse by it), got 1")
+    return margin
 
 
-def rollout_spec(spec: Spec) -> RolloutSpec:
-    """The validated rollout section of `spec` (its raw mapping is kept by slo.py)."""
-    where = f"{spec.source}: rollout"
-    raw = spec.rollout
+def _window(value: Any, where: str) -> str:
+    seconds = parse_duration(value, where)
+    if seconds < MIN_WINDOW_S or whole_ms(seconds) is None or whole_ms(seconds) % 1000:
+        raise ConfigError(
+            f"{where}: must be a whole number of seconds, at least {format_duration(MIN_WINDOW_S)} "
+            f"(a rate over it needs two scrapes), got {bounded(value)}"
+        )
+    return format_duration(seconds)
+
+
+def _pairs(raw: Any, where: str) -> tuple[BlueGreen, ...]:
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}: expected a list of {{name, baseline, candidate}}, got {bounded(raw)}")
+    pairs: list[BlueGreen] = []
+    for i, entry in enumerate(raw):
+        here = f"{where}[{i}]"
+        if not isinstance(entry, Mapping) or set(entry) != set(_PAIR_KEYS):
+            raise ConfigError(f"{here}: expected name, baseline and candidate model names")
+        names = [entry[k] for k in _PAIR_KEYS]
+        if not all(isinstance(n, str) and _NAME_RE.match(n) for n in names):
+            raise ConfigError(
+                f"{here}: names must be non-empty strings without control characters, got {bounded(names)}"
+            )
+        if names[1] == names[2]:
+            raise ConfigError(
+                f"{here}: the candidate is its baseline ({bounded(names[1])}): nothing to compare"
+            )
+        if any(p.name == names[0] for p in pairs):
+            raise ConfigError(f"{here}: a second pair named {bounded(names[0])}")
+        pairs.append(BlueGreen(*names))
+    return tuple(pairs)
+
+
+def parse_rollout(raw: Any, where: str, slos: Sequence[SLO]) -> RolloutSpec:
+    """The validated `rollout:` section (`where` names it in errors: `slos.yaml: rollout`);
+    ConfigError naming the field."""
+    raw = raw or {}
     if not isinstance(raw, Mapping):
-        raise SpecError(f"{where}: expected a mapping")
-    unknown = set(raw) - _KEYS
-    if unknown:
-        raise SpecError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
-    availability = next((s for s in spec.slos if s.type == c.SLO_AVAILABILITY), None)
-    budget = float(1 - availability.objective / 100) if availability else c.ROLLOUT_DEFAULT_ERROR_MARGIN
+        raise ConfigError(f"{where}: expected a mapping, got {bounded(raw)}")
+    check_keys(where, raw, _KEYS)
+    availability = next((s for s in slos if s.type == c.SLO_AVAILABILITY), None)
+    budget = float(availability.budget) if availability else _DEFAULT_BUDGET
     margins: dict[str, float] = {**c.ROLLOUT_DEFAULT_MARGINS, c.ROLLOUT_FIG_ERROR_RATIO: budget}
     raw_margins = raw.get("margins") or {}
     if not isinstance(raw_margins, Mapping):
-        raise SpecError(f"{where}.margins: expected a mapping figure -> margin")
+        raise ConfigError(f"{where}.margins: expected a mapping figure -> margin")
     for name, value in raw_margins.items():
         if name not in margins:
-            raise SpecError(f"{where}.margins: unknown figure {name!r} (one of {', '.join(sorted(margins))})")
-        margins[name] = _number(value, f"{where}.margins.{name}")
-    pairs: list[BlueGreen] = []
-    for i, entry in enumerate(raw.get("pairs") or []):
-        if not isinstance(entry, Mapping) or set(entry) != {"name", "baseline", "candidate"}:
-            raise SpecError(f"{where}.pairs[{i}]: expected name, baseline and candidate model names")
-        names = [entry[k] for k in ("name", "baseline", "candidate")]
-        if not all(isinstance(n, str) and n for n in names) or names[1] == names[2]:
-            raise SpecError(f"{where}.pairs[{i}]: names must be non-empty strings, baseline != candidate")
-        pairs.append(BlueGreen(*names))
+            raise ConfigError(
+                f"{where}.margins: unknown figure {bounded(name)} (one of {', '.join(sorted(margins))})"
+            )
+        margins[name] = _margin(name, value, f"{where}.margins.{name}")
     floor = availability.min_request_rate if availability else c.ROLLOUT_DEFAULT_MIN_REQUEST_RATE
-    window = raw.get("window", c.ROLLOUT_DEFAULT_WINDOW)
+    min_samples = raw.get("min_samples", c.ROLLOUT_DEFAULT_MIN_SAMPLES)
+    if isinstance(min_samples, bool) or not isinstance(min_samples, int) or min_samples < 2:
+        raise ConfigError(
+            f"{where}.min_samples: must be a whole number, at least 2, got {bounded(min_samples)}"
+        )
+    alpha = check_number(f"{where}.alpha", raw.get("alpha", c.ROLLOUT_DEFAULT_ALPHA), low=0, high=1)
+    if not 0 < alpha < 1:
+        raise ConfigError(f"{where}.alpha: must be greater than 0 and less than 1, got {bounded(alpha)}")
     return RolloutSpec(
-        pairs=tuple(pairs),
+        pairs=_pairs(raw.get("pairs") or [], f"{where}.pairs"),
         margins=margins,
-        min_request_rate=_number(
-            raw.get("min_request_rate", floor), f"{where}.min_request_rate", high=c.MAX_REQUEST_RATE
+        min_request_rate=check_number(
+            f"{where}.min_request_rate", raw.get("min_request_rate", floor), low=0, high=c.MAX_REQUEST_RATE
         ),
-        min_samples=int(
-            _number(raw.get("min_samples", c.ROLLOUT_DEFAULT_MIN_SAMPLES), f"{where}.min_samples", low=2)
-        ),
-        alpha=_number(raw.get("alpha", c.ROLLOUT_DEFAULT_ALPHA), f"{where}.alpha"),
-        window=format_duration(parse_duration(window, f"{where}.window")),
+        min_samples=min_samples,
+        alpha=alpha,
+        window=_window(raw.get("window", c.ROLLOUT_DEFAULT_WINDOW), f"{where}.window"),
     )
