@@ -21,6 +21,7 @@ __all__ = [
     "bounded",
     "install_redaction",
     "one_line",
+    "printable",
     "redact",
 ]
 
@@ -58,9 +59,28 @@ def bounded(value: object, limit: int = BOUNDED_CHARS) -> str:
 def one_line(text: object, limit: int = BOUNDED_CHARS) -> str:
     """A server's own text quoted in an error (Prometheus' error, an HTTP error page): its whitespace
     runs, newlines included, as one space, and `bounded` when over `limit` characters, so the
-    message stays one line of bounded length."""
+    message stays one line of bounded length; control characters escaped (`printable`; `bounded`'s
+    repr escapes its own)."""
     flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else bounded(flat, limit)
+    return printable(flat) if len(flat) <= limit else bounded(flat, limit)
+
+
+def printable(text: object) -> str:
+    """`text` safe to show on a terminal: every character that is not printable (C0 and C1 controls,
+    ESC, CR, DEL, newlines, bidi overrides) as its escape (``\\x1b``, ``\\r``, ``\\u202e``), the rest as
+    is; a byte that was not UTF-8 (a lone surrogate from ``surrogateescape``) as that byte (``\\xff``).
+    For one field of text output (a name, a label value, a server's text); JSON output escapes its own."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else _escape_char(ch) for ch in text)
+
+
+def _escape_char(ch: str) -> str:
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for the byte code - 0xDC00
+        return f"\\x{code - 0xDC00:02x}"
+    return repr(ch)[1:-1]  # \x1b, \r, \u202e (a quote or a backslash is printable: never here)
 
 
 def _keep_name(match: re.Match[str]) -> str:

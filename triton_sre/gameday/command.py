@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.redact import printable
 
 DEFAULT_SCALE = 20.0
 WARMUP_SECONDS = 15.0  # traffic before the first injection, so rates and windows have data
@@ -109,14 +110,15 @@ def _list(scenarios: list[Any], fmt: str) -> None:
         ]
         print(json.dumps({"scenarios": rows}, indent=2))
         return
-    for s in scenarios:
+    for s in scenarios:  # a scenario file's text, shown escaped (`printable`) as every line of ours
         labels = ",".join(f'{k}="{v}"' for k, v in s.expect.labels.items())
-        print(f"{s.name}\n    injects: {s.injects}")
-        print(f"    expects: {s.expect.alert}{{{labels}}} -> {s.expect.runbook}")
+        print(printable(s.name), f"    injects: {printable(s.injects)}", sep="\n")
+        print(f"    expects: {printable(f'{s.expect.alert}{{{labels}}} -> {s.expect.runbook}')}")
 
 
 def _say(text: str) -> None:
-    print(f"triton-sre gameday: {text}", file=sys.stderr, flush=True)
+    """One line on stderr; what came from arguments, scenario files or servers shown escaped."""
+    print(f"triton-sre gameday: {printable(text)}", file=sys.stderr, flush=True)
 
 
 def _load() -> str:
@@ -130,10 +132,10 @@ def run_gameday(args: argparse.Namespace) -> int:
     try:
         scenarios = _scenarios(args)
     except ScenarioFileError as exc:
-        print(f"triton-sre gameday: {exc}", file=sys.stderr)
+        _say(str(exc))
         return c.EXIT_USAGE
     except KeyError as exc:
-        print(f"triton-sre gameday: unknown scenario {exc.args[0]} (see --list)", file=sys.stderr)
+        _say(f"unknown scenario {exc.args[0]} (see --list)")
         return c.EXIT_USAGE
     if args.list:
         _list(scenarios, args.format)
@@ -149,7 +151,7 @@ def run_gameday(args: argparse.Namespace) -> int:
     if args.attach is not None:
         workdir = args.attach.absolute()
         if not workdir.is_dir():  # a mistyped path, not a stack that failed: usage, like --workdir's
-            print(f"triton-sre gameday: --attach {workdir}: no such directory", file=sys.stderr)
+            _say(f"--attach {workdir}: no such directory")
             return c.EXIT_USAGE
     else:
         workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="triton-sre-gameday-"))).absolute()

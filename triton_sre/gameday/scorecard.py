@@ -8,6 +8,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.gameday.runner import Result
+from triton_sre.redact import printable
 
 FORMATS = ("text", "json", "markdown")
 
@@ -45,25 +46,26 @@ def as_json(results: Sequence[Result], meta: Mapping[str, Any]) -> dict[str, Any
 
 
 def _rows(results: Sequence[Result]) -> list[list[str]]:
+    """The table's cells for a terminal or Markdown: text from Prometheus, Alertmanager, Slack and
+    scenario files shown escaped (`printable`)."""
     rows = []
     for r in results:
         runbook = r.runbook or "-"
         if r.diagnosis_runbook and r.diagnosis_runbook != r.runbook:
             runbook = f"{runbook} / bot: {r.diagnosis_runbook}"
-        rows.append(
-            [
-                r.name,
-                _yes(r.detected),
-                _s(r.seconds_to_alert),
-                _s(r.seconds_to_alertmanager),
-                _s(r.seconds_to_notify),
-                r.alert or "-",
-                runbook + ("" if r.diagnosed_right else f" (expected {r.expected_runbook})"),
-                _yes(r.restored),
-                _s(r.seconds_to_restore),
-                "; ".join(r.lost) or "none",
-            ]
-        )
+        row = [
+            r.name,
+            _yes(r.detected),
+            _s(r.seconds_to_alert),
+            _s(r.seconds_to_alertmanager),
+            _s(r.seconds_to_notify),
+            r.alert or "-",
+            runbook + ("" if r.diagnosed_right else f" (expected {r.expected_runbook})"),
+            _yes(r.restored),
+            _s(r.seconds_to_restore),
+            "; ".join(r.lost) or "none",
+        ]
+        rows.append([printable(cell) for cell in row])
     return rows
 
 
@@ -102,7 +104,7 @@ def _notes(results: Sequence[Result], meta: Mapping[str, Any]) -> list[str]:
         lines.append("All scenarios passed.")
     elif not results:
         lines.append("No scenario ran.")
-    return lines
+    return [printable(line) for line in lines]
 
 
 def as_text(results: Sequence[Result], meta: Mapping[str, Any]) -> str:
@@ -125,7 +127,7 @@ def as_markdown(results: Sequence[Result], meta: Mapping[str, Any]) -> str:
         "",
         "Injected:",
         "",
-        *(f"- `{r.name}`: {cell(r.injects)}" for r in results),
+        *(f"- `{printable(r.name)}`: {cell(printable(r.injects))}" for r in results),
     ]
     return "\n".join(lines) + "\n"
 

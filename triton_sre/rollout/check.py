@@ -16,7 +16,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.durations import duration_arg, seconds_arg
 from triton_sre.prom import PromError, Prometheus
-from triton_sre.redact import bounded
+from triton_sre.redact import bounded, printable
 from triton_sre.rollout.live import collect, default_step
 from triton_sre.rollout.model import (
     NO_DATA,
@@ -184,9 +184,10 @@ def _fmt(value: float | None, unit: str) -> str:
 
 
 def render_text(verdict: Verdict) -> str:
+    """The verdict for a terminal: names from the flags shown escaped (`printable`), as any text is."""
+    cand, base = printable(verdict.candidate.label), printable(verdict.baseline.label)
     lines = [
-        f"rollout {verdict.verdict.upper()}: {verdict.candidate.label} vs {verdict.baseline.label}: "
-        f"{verdict.reason}",
+        f"rollout {verdict.verdict.upper()}: {cand} vs {base}: {printable(verdict.reason)}",
         f"requests/s: baseline {verdict.request_rate[0]:.3g}, candidate {verdict.request_rate[1]:.3g}",
         "",
         f"{'figure':<22} {'baseline':>12} {'candidate':>12} {'difference':>12} {'margin':>10} {'p':>8}"
@@ -213,7 +214,8 @@ def run_check(args: argparse.Namespace) -> int:
     sides = _sides(args, job, rs)
     if set(sides[0].matchers) == set(sides[1].matchers):  # it could only pass: nothing to compare
         raise SpecError(
-            f"the baseline and the candidate are the same series ({sides[0].label}): nothing to compare"
+            f"the baseline and the candidate are the same series ({printable(sides[0].label)}): "
+            "nothing to compare"
         )
     window_s: float = args.window or parse_duration(rs.window, "rollout.window")
     step_s: float | None = args.step

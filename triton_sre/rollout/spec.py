@@ -8,7 +8,6 @@ Defaults come from the SLOs: the error-ratio margin is the availability SLO's er
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,7 +25,6 @@ __all__ = ["MIN_WINDOW_S", "BlueGreen", "RolloutSpec", "parse_rollout"]
 
 _KEYS = {"pairs", "margins", "min_request_rate", "min_samples", "alpha", "window"}
 _PAIR_KEYS = ("name", "baseline", "candidate")
-_NAME_RE = re.compile(r"^[^\x00-\x1f\x7f]+$")  # a label value a terminal cannot be made to act on
 # The shortest window: a rate over it needs two scrapes, and 10s is two at a 5s scrape interval,
 # already fast (Prometheus' default is 1m, the stack's 15s). A 500ms window made the generated
 # promtool test read "-500ms"; a 5s one is an empty rate at most scrape intervals.
@@ -88,7 +86,7 @@ def _pairs(raw: Any, where: str) -> tuple[BlueGreen, ...]:
         if not isinstance(entry, Mapping) or set(entry) != set(_PAIR_KEYS):
             raise ConfigError(f"{here}: expected name, baseline and candidate model names")
         names = [entry[k] for k in _PAIR_KEYS]
-        if not all(isinstance(n, str) and _NAME_RE.match(n) for n in names):
+        if not all(isinstance(n, str) and n and n.isprintable() for n in names):
             raise ConfigError(
                 f"{here}: names must be non-empty strings without control characters, got {bounded(names)}"
             )
