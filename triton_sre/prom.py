@@ -24,7 +24,7 @@ from triton_sre.redact import bounded, one_line, redact
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DEFAULT_TIMEOUT_S", "MAX_ANSWER_BYTES", "PromError", "Prometheus"]
+__all__ = ["DEFAULT_TIMEOUT_S", "MAX_ANSWER_BYTES", "PromBudgetError", "PromError", "Prometheus"]
 
 DEFAULT_TIMEOUT_S = 5.0
 MAX_ERROR_CHARS = 300  # of Prometheus' own error text quoted in a PromError
@@ -40,6 +40,11 @@ class PromError(RuntimeError):
 
     def __init__(self, message: str) -> None:
         super().__init__(redact(message))
+
+
+class PromBudgetError(PromError):
+    """The client's `budget` (every query together) ran out: the queries made so far were answered,
+    the rest cannot be (`rollout check --deadline` shows what it read)."""
 
 
 def _malformed(expr: str, what: str) -> PromError:
@@ -111,7 +116,9 @@ class Prometheus:
 
     def _late(self) -> PromError:
         if self._ends is not None and time.monotonic() >= self._ends - 0.001:
-            return PromError(f"Prometheus at {self.url} did not answer within {self.budget:g}s (all queries)")
+            return PromBudgetError(
+                f"Prometheus at {self.url} did not answer within {self.budget:g}s (all queries)"
+            )
         return PromError(f"Prometheus at {self.url} did not answer within {self.timeout:g}s")
 
     def _get(self, path: str, params: dict[str, Any]) -> Any:

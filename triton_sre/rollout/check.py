@@ -2,12 +2,14 @@
 
 I/O edge of the rollout package: builds the sides from the flags, runs one range query per figure
 and side (triton_sre/prom.py), hands the samples to model.judge and prints the verdict.
-Exit codes: 0 pass, 1 fail, 3 inconclusive, 2 usage error (Prometheus unreachable included).
+Exit codes: 0 pass, 1 fail, 3 inconclusive (too little traffic, or --deadline reached before every
+query was answered), 2 usage error (Prometheus unreachable included).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -36,6 +38,9 @@ from triton_sre.slo import (
     parse_duration,
 )
 
+DEFAULT_DEADLINE_S = 60.0
+"""The whole check's default deadline: ~18 queries, each answered in well under a second by a
+healthy Prometheus; one answering each just under --timeout (10 s) would take three minutes."""
 EXIT_BY_VERDICT = {
     c.ROLLOUT_PASS: c.EXIT_OK,
     c.ROLLOUT_FAIL: c.EXIT_FAILURE,
@@ -59,8 +64,8 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
             "error ratio, p99/p50 request latency, queue share, compute time per inference, batching ratio, "
             "LLM TTFT and time per output token. A figure fails when the candidate is worse by more than its "
             "margin (slos.yaml rollout.margins) and a one-sided Mann-Whitney test on per-interval samples "
-            "gives p < alpha. Exit codes: 0 pass, 1 fail, 3 inconclusive (too little traffic on a side), "
-            "2 usage error."
+            "gives p < alpha. Exit codes: 0 pass, 1 fail, 3 inconclusive (too little traffic on a side, or "
+            "--deadline reached before every query was answered), 2 usage error."
         ),
         epilog=epilog,
     )
@@ -100,6 +105,15 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
     )
     check.add_argument(
         "--timeout", type=seconds_arg, default=10.0, help="seconds per Prometheus query (default 10)"
+    )
+    check.add_argument(
+        "--deadline",
+        type=seconds_arg,
+        default=DEFAULT_DEADLINE_S,
+        help=(
+            f"seconds for the whole check, every query together (default {DEFAULT_DEADLINE_S:g}): past it "
+            "the check stops, shows what it read, names the queries it did not get to and exits 3"
+        ),
     )
     check.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     check.set_defaults(handler=run_check)
@@ -219,13 +233,34 @@ def run_check(args: argparse.Namespace) -> int:
         )
     window_s: float = args.window or parse_duration(rs.window, "rollout.window")
     step_s: float | None = args.step
-    prom = Prometheus(args.prometheus, timeout=args.timeout)
+    prom = Prometheus(args.prometheus, timeout=args.timeout, budget=args.deadline)
+    not_read: list[tuple[str, str]] = []
     try:
         step_s = step_s or default_step(prom, job, window_s)
-        samples = collect(prom, sides, window_s, step_s, spec.latency_metrics)
+        samples = collect(prom, sides, window_s, step_s, spec.latency_metrics, not_read)
     except PromError as exc:
         print(f"triton-sre rollout check: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
     verdict = judge(*sides, samples, rs)
-    print(json.dumps(verdict.as_dict(), indent=2) if args.format == "json" else render_text(verdict))
+    if not_read:
+        verdict = _unfinished(verdict, args.deadline, len(not_read))
+    if args.format == "json":
+        body = verdict.as_dict()
+        if not_read:
+            body["not_read"] = [{"figure": name, "side": side} for name, side in not_read]
+        print(json.dumps(body, indent=2))
+    else:
+        print(render_text(verdict))
+        if not_read:
+            print(f"\nnot read: {', '.join(f'{name} ({side})' for name, side in not_read)}")
     return EXIT_BY_VERDICT[verdict.verdict]
+
+
+def _unfinished(verdict: Verdict, deadline_s: float, missing: int) -> Verdict:
+    """The verdict of a check stopped by --deadline: inconclusive, whatever the figures read say (a
+    figure read may already fail: named)."""
+    failed = [r.figure.name for r in verdict.figures if r.verdict == c.ROLLOUT_FAIL]
+    reason = f"--deadline {deadline_s:g}s reached with {missing} queries not read; judged on what was read"
+    if failed:
+        reason += f" (already worse beyond the margin: {', '.join(failed)})"
+    return dataclasses.replace(verdict, verdict=c.ROLLOUT_INCONCLUSIVE, reason=reason)

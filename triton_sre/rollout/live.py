@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.prom import Prometheus
+from triton_sre.prom import PromBudgetError, Prometheus
 from triton_sre.promql import counter_rate
 from triton_sre.rollout.model import (
     NO_DATA,
@@ -38,25 +38,53 @@ def default_step(prom: Prometheus, job: str, window_s: float) -> float:
     return max(window_s / SAMPLES_PER_WINDOW, 3 * (prom.scrape_interval(job) or 15.0))
 
 
+SIDES = ("baseline", "candidate")
+
+
+def reads(latency: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(figure or TRAFFIC, side) in the order `collect` reads them: traffic first."""
+    return [(name, side) for name in side_queries(Side("", ()), "1m", latency) for side in SIDES]
+
+
 def collect(
-    prom: Prometheus, sides: tuple[Side, Side], window_s: float, step_s: float, latency: tuple[str, ...]
+    prom: Prometheus,
+    sides: tuple[Side, Side],
+    window_s: float,
+    step_s: float,
+    latency: tuple[str, ...],
+    not_read: list[tuple[str, str]] | None = None,
 ) -> dict[str, tuple[list[float], list[float]]]:
     """Per-interval samples of every figure on both sides over the last window (PromError if down).
 
     Summary quantiles are sampled once per summary window (at least one sample, at the end): reads
     closer together share observations, and a rank test on them would count one slow request many
-    times (an equal candidate then "fails" with a tiny p-value)."""
+    times (an equal candidate then "fails" with a tiny p-value).
+
+    With `not_read` given, the client's budget running out (PromBudgetError) stops the reads: the
+    figures read on both sides are returned and every (figure, side) not read is added to `not_read`."""
     step = format_duration(step_s)
-    end = prom.now()  # Prometheus' clock: this machine's may be off by more than a step
-    queries = [side_queries(side, step, latency) for side in sides]
-    overlapping = summary_figures(latency)
+    found: dict[str, tuple[list[float], list[float]]] = {}
+    done = 0  # reads answered, in the order of `reads`
+    try:
+        end = prom.now()  # Prometheus' clock: this machine's may be off by more than a step
+        queries = [side_queries(side, step, latency) for side in sides]
+        overlapping = summary_figures(latency)
 
-    def samples(query: str, name: str) -> list[float]:
-        every = max(step_s, c.TRITON_SUMMARY_MAX_AGE_S) if name in overlapping else step_s
-        start = min(end - window_s + every, end)  # a window shorter than `every`: one read, at the end
-        return _values(prom.query_range(query, start, end, every))
+        def samples(query: str, name: str) -> list[float]:
+            every = max(step_s, c.TRITON_SUMMARY_MAX_AGE_S) if name in overlapping else step_s
+            start = min(end - window_s + every, end)  # a window shorter than `every`: one read, at the end
+            return _values(prom.query_range(query, start, end, every))
 
-    return {name: (samples(queries[0][name], name), samples(queries[1][name], name)) for name in queries[0]}
+        for name in queries[0]:
+            base = samples(queries[0][name], name)
+            done += 1
+            found[name] = (base, samples(queries[1][name], name))
+            done += 1
+    except PromBudgetError:
+        if not_read is None:
+            raise
+        not_read += reads(latency)[done:]
+    return found
 
 
 def verdict_now(
