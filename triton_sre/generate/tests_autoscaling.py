@@ -11,9 +11,11 @@ from triton_sre.autoscale_spec import Autoscaling
 from triton_sre.generate.autoscaling import AUTOSCALING_FILE, entry_rules
 from triton_sre.generate.calc import plain_labels, render_any
 from triton_sre.promql import by, label_sets, rate, selector
-from triton_sre.slo import Spec
+from triton_sre.slo import Spec, format_duration
 
 _STEP_S = 15  # the tests' scrape interval: a 1m rate needs several samples
+_LAG_TICKS = 40  # rule evaluations a lagging test makes up to its alert's `for`, at most (about)
+_TEST_FILE = "triton-autoscaling-rules.test.yaml"
 _I1, _I2 = "triton-0:8002", "triton-1:8002"
 _BUSY, _IDLE = "busy", "idle"
 
@@ -117,26 +119,37 @@ def _signal_series(entry: Autoscaling, usage: float, replicas: int, steps: int =
     return out
 
 
+def lag_step_s(entry: Autoscaling) -> int:
+    """Seconds between rule evaluations in `entry`'s lagging test: 15 s, or coarser (a multiple of
+    15 s) so that the alert's `for`, the startup budget, is about _LAG_TICKS evaluations. At 15 s a
+    1d load_time (a 2d budget) was ~13,600 evaluations of every rule, 16-24 s of promtool; the input
+    samples stay 15 s apart whatever the step (the signal's 1m rates need them)."""
+    return _STEP_S * max(1, math.ceil(entry.startup_budget_s / (_STEP_S * _LAG_TICKS)))
+
+
 def lagging_test(spec: Spec, entry: Autoscaling, base_url: str) -> dict[str, Any]:
     """The signal at 1.4 x target with 2 replicas asks for ceil(2.8) = 3, or min_replicas when that
     is more: pending for the startup budget, firing after it; the usage and desired replicas are
     recorded. Not 1.5 x: 2 x 1.5 is a whole number, and the float noise of a queue signal's ratio
-    (5.0895 s / a 3.393 s target) put it a hair above 3, so ceil asked for 4."""
+    (5.0895 s / a 3.393 s target) put it a hair above 3, so ceil asked for 4. Checked every
+    `lag_step_s` (the evaluation interval of the file holding it)."""
     usage, replicas = 1.4, 2
+    step = lag_step_s(entry)
     desired = max(math.ceil(usage * replicas), entry.min_replicas)  # the rule's floor (clamp_min)
     # this entry's alert (every entry has one with the same name)
     (rule,) = (r for r in entry_rules(entry, base_url, spec.cluster_label) if "alert" in r)
     labels = {c.LABEL_JOB: entry.job, c.L_DEPLOYMENT: entry.deployment}
     recorded = {"__name__": c.REC_AUTOSCALE_DESIRED, **labels}
     alert_labels = {**labels, **rule["labels"]}
-    budget_steps = int(entry.startup_budget_s // _STEP_S)
-    at = f"{(budget_steps + 8) * _STEP_S}s"
-    before = f"{max(1, budget_steps - 1) * _STEP_S}s"  # a gauge signal is over its target from t=0
+    budget_steps = int(entry.startup_budget_s // step)
+    at_s = (budget_steps + 8) * step
+    at = f"{at_s}s"
+    before = f"{max(1, budget_steps - 1) * step}s"  # a gauge signal is over its target from t=0
     mine = [(c.L_DEPLOYMENT, "=", entry.deployment)]
     return {
         "name": f"{c.ALERT_AUTOSCALER_LAGGING}: {entry.deployment} asks for more replicas than serve",
         "interval": f"{_STEP_S}s",
-        "input_series": _signal_series(entry, usage, replicas, max(40, budget_steps + 10)),  # past `at`
+        "input_series": _signal_series(entry, usage, replicas, max(40, at_s // _STEP_S + 10)),  # past `at`
         "promql_expr_test": [
             {
                 "expr": f"round({selector(c.REC_AUTOSCALE_USAGE, mine)}, 0.001)",
@@ -191,14 +204,27 @@ def floor_test(entry: Autoscaling) -> dict[str, Any]:
     }
 
 
+def _file_name(step: int) -> str:
+    return (
+        _TEST_FILE
+        if step == _STEP_S
+        else _TEST_FILE.replace(".test.", f".every-{format_duration(step)}.test.")
+    )
+
+
 def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
-    """Test file name (under alerts/tests/) -> promtool document."""
-    tests = [weighting_test(spec)]
-    tests += [t for e in spec.autoscaling for t in (lagging_test(spec, e, base_url), floor_test(e))]
+    """Test file name (under alerts/tests/) -> promtool document. promtool evaluates every rule at
+    the file's one evaluation interval: a lagging test spaced wider than 15 s (`lag_step_s`) goes to
+    a file of its step, `triton-autoscaling-rules.every-<step>.test.yaml`."""
+    by_step: dict[int, list[dict[str, Any]]] = {_STEP_S: [weighting_test(spec)]}
+    for entry in spec.autoscaling:
+        by_step.setdefault(lag_step_s(entry), []).append(lagging_test(spec, entry, base_url))
+        by_step[_STEP_S].append(floor_test(entry))
     return {
-        "triton-autoscaling-rules.test.yaml": {
+        _file_name(step): {
             "rule_files": [f"../{AUTOSCALING_FILE}"],
-            "evaluation_interval": f"{_STEP_S}s",
+            "evaluation_interval": format_duration(step),
             "tests": tests,
         }
+        for step, tests in sorted(by_step.items())
     }
