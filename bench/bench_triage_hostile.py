@@ -31,6 +31,11 @@ def cases() -> dict[str, bytes]:
             b"| m " + b" " * 5000 + b"| 1 " + b" " * 5000 + b"| UNAVAILABLE: " + b"a " * 5000 + b"|\n"
         )
         * 50,
+        # Blanks between two words: a template whose regex started with a blank run was tried from each
+        # blank (quadratic in the run; the baseline of 2026-12-04 took about 50 s here).
+        "blank run between words (20 KB line, twice)": (b"x" + b" " * 20_000 + b"x\n") * 2,
+        # The scheduler's head repeated: a reasons list read without a bound from each head.
+        "repeated scheduler head (100 KB line)": b"0/3 nodes are available: " * 4_000 + b"\n",
         "repeated quote anchor (210 KB line)": b"model '" * 30_000 + b"\n",
         "repeated failed-to-load (380 KB line)": glog + b"failed to load 'a' " * 20_000 + b"\n",
         "80-wide lines, 100k (8 MB)": (b"x" * 80 + b"\n") * 100_000,

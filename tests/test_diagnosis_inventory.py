@@ -130,6 +130,21 @@ def test_a_templates_blank_may_be_a_hand_wrap() -> None:
     assert not rx.search("Python model file not\n\n  found in '/m/1/model.py'")  # a paragraph, not a wrap
 
 
+def test_a_template_that_starts_with_a_value_needs_a_blank_before_its_first_word() -> None:
+    rx = template_regex("<m> in auto-complete-config function, model properties must be set")
+    assert rx.search("'m' in auto-complete-config function, model properties must be set")
+    assert rx.search("'m'\n  in auto-complete-config function, model properties must be set")
+    assert not rx.search("'m'in auto-complete-config function, model properties must be set")
+
+
+def test_no_rule_starts_with_a_blank_run() -> None:
+    """A regex that starts by matching blanks is tried again from each blank of a run: a line padded with
+    50,000 blanks between two words took minutes (bench/bench_triage_hostile.py). A leading blank is a
+    look-behind instead."""
+    leading = [r.source for r in CAUSE_RULES if re.match(r"\(\?:\[ \\t\]|\[ \\t\]|\\s|\(\?:\\s", r.pattern.pattern)]
+    assert leading == []
+
+
 VALID = """schema: 1
 entries:
   - id: a

@@ -107,7 +107,12 @@ def template_regex(template: str) -> re.Pattern[str]:
         parts[-1] = parts[-1].rstrip(".; ")
     if not parts:
         return re.compile("", re.I)
+    # A template that starts with a value (``<name> in auto-complete-config function``) starts its regex at
+    # the blank after it: that blank is a look-behind, since a blank run in front of the first word would be
+    # scanned again from each of its characters (a line padded with 50,000 blanks took minutes).
     pattern = ""
+    if parts[0][:1].isspace():
+        pattern, parts[0] = r"(?<=\s)", parts[0].lstrip()
     for before, after in itertools.pairwise(parts):
         pattern += _literal(before)
         # A quoted value (a name, a path) stops at its closing quote: ``.*?`` there would rescan the rest of

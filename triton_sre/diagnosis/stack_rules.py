@@ -243,8 +243,8 @@ PORT_RULES: Final[tuple[CauseRule, ...]] = (
             r"Bind for \S+ failed: port is already allocated",
             # kube-scheduler NodePorts plugin (ErrReason, v1.18 on): a hostPort no node has free; a
             # pod that also lacks GPUs somewhere stays pod-unschedulable.
-            r"\d+/\d+ nodes are available: (?![^\n]*Insufficient)[^\n]*didn't have free ports for the"
-            r" requested pod ports",
+            r"\d+/\d+ nodes are available: (?![^\n]{0,1000}Insufficient)[^\n]{0,1000}didn't have free ports"
+            r" for the requested pod ports",
         ),
         "server src/main.cc, src/http_server.cc, src/grpc/grpc_server.cc, qa/L0_lifecycle/test.sh; "
         "grpc chttp2_server.cc; moby libnetwork portallocator; kubernetes "
@@ -381,7 +381,9 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_POD_UNSCHEDULABLE,
         rx(
-            r"\d+/\d+ nodes are available: [^\n]*(Insufficient|didn't match|untolerated taint|had taint)",
+            # (the reasons' list bounded: a line repeating this head would be rescanned from each one)
+            r"\d+/\d+ nodes are available: [^\n]{0,1000}"
+            r"(Insufficient|didn't match|untolerated taint|had taint)",
             r"Insufficient nvidia\.com/gpu",
             # The filter plugins' reasons that FitError joins after "0/N nodes are available: ", quoted
             # on their own (kubernetes pkg/scheduler/framework/plugins: tainttoleration "node(s) had
