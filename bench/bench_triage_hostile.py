@@ -36,6 +36,8 @@ def cases() -> dict[str, bytes]:
         "blank run between words (20 KB line, twice)": (b"x" + b" " * 20_000 + b"x\n") * 2,
         # The scheduler's head repeated: a reasons list read without a bound from each head.
         "repeated scheduler head (100 KB line)": b"0/3 nodes are available: " * 4_000 + b"\n",
+        # A template's first word repeated: the value after it was read to the line's end from each one.
+        "repeated template head (45 KB line)": glog + b"ensemble " * 5_000 + b"\n",
         "repeated quote anchor (210 KB line)": b"model '" * 30_000 + b"\n",
         "repeated failed-to-load (380 KB line)": glog + b"failed to load 'a' " * 20_000 + b"\n",
         "80-wide lines, 100k (8 MB)": (b"x" * 80 + b"\n") * 100_000,

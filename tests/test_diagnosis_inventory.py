@@ -145,6 +145,14 @@ def test_no_rule_starts_with_a_blank_run() -> None:
     assert leading == []
 
 
+def test_a_templates_value_is_read_up_to_a_bound() -> None:
+    """A value between two literals is bounded: unbounded, a line repeating the literal before it was read
+    to its end from each repetition (a 45 KB line of ``ensemble `` took 10 s; bench_triage_hostile)."""
+    assert [e.id for e in ENTRIES if ".*?" in template_regex(e.template).pattern] == []
+    rx = template_regex("ensemble <e> contains models that are not available")
+    assert rx.search("ensemble " + "x" * 1500 + " contains models that are not available")
+
+
 VALID = """schema: 1
 entries:
   - id: a
