@@ -99,8 +99,13 @@ _FAILURE_WORD = re.compile(
 )
 # A pasted line that starts with a failure level word (``ERROR: ...``, ``FATAL ...``): a raw block's first
 # line in any case; a later one (the paste's own words came first) in capitals, or an ``Error: <what>`` /
-# ``error while|when|during ...`` sentence, not a report's ``Error Set:`` field.
-_LEVEL_WORD = r"[ \t]*(?:(?:ERROR|FATAL|CRITICAL)\b|Error:[ \t]+\S|[Ee]rror (?:when|while|during)\b)"
+# ``error while|when|during ...`` sentence, or a C++ exception's ``  what():  <message>``, not a report's
+# ``Error Set:`` field.
+_LEVEL_WORD = (
+    r"[ \t]*(?:(?:ERROR|FATAL|CRITICAL)\b|Error:[ \t]+\S|[Ee]rror (?:when|while|during)\b"
+    # libstdc++'s verbose terminate handler: the thrown exception's what(), indented under its first line
+    r"|what\(\):  \S)"
+)
 _LEVEL_START = re.compile(rf"(?i:\A[ \t]*(?:ERROR|FATAL|CRITICAL)\b)|^{_LEVEL_WORD}", re.M)
 _LEVEL_LINE = re.compile(_LEVEL_WORD)
 _FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
