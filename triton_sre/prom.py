@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,15 @@ MAX_ANSWER_BYTES = 256 * 2**20
 """Of one API answer's body: a bigger one (a query matching millions of series, 200,000 targets of
 a proxy gone wrong) is refused with PromError before it is decoded (decoded JSON takes ~10x)."""
 _CHUNK = 256 * 1024
+_DECODER = json.JSONDecoder()
+# a range answer as Prometheus writes it, up to its first series: read series by series (`_matrix`)
+_MATRIX_HEAD = re.compile(
+    r'\s*\{\s*"status"\s*:\s*"success"\s*,\s*"data"\s*:\s*\{\s*"resultType"\s*:\s*"matrix"\s*,'
+    r'\s*"result"\s*:\s*\[\s*'
+)
+_AFTER_SERIES = re.compile(r"\s*([,\]])\s*")
+# after the result: the data object's end and the body's (warnings and infos may come between)
+_TAIL = re.compile(r'\s*(?:,\s*"(?:warnings|infos)"\s*:.*)?\}\s*\}\s*$', re.S)
 
 
 class PromError(RuntimeError):
@@ -121,8 +131,8 @@ class Prometheus:
             )
         return PromError(f"Prometheus at {self.url} did not answer within {self.timeout:g}s")
 
-    def _get(self, path: str, params: dict[str, Any]) -> Any:
-        """The ``data`` of a successful API answer; PromError naming the URL or the query otherwise."""
+    def _fetch(self, path: str, params: dict[str, Any]) -> tuple[int, bytearray]:
+        """HTTP status and body of one API call (at most `max_bytes`, within the deadline)."""
         timeout = self.timeout if self._ends is None else min(self.timeout, self._ends - time.monotonic())
         if timeout <= 0:
             raise self._late()
@@ -137,21 +147,28 @@ class Prometheus:
             raise PromError(f"cannot reach Prometheus at {self.url}: {describe(exc)}") from None
         if armed.expired:
             raise self._late()
+        return response.status_code, raw
+
+    def _get(self, path: str, params: dict[str, Any]) -> Any:
+        """The ``data`` of a successful API answer; PromError naming the URL or the query otherwise."""
+        status, raw = self._fetch(path, params)
+        return self._data(path, params, status, raw)
+
+    def _data(self, path: str, params: dict[str, Any], status: int, raw: bytes | bytearray | str) -> Any:
+        """The ``data`` of an API answer's body, decoded whole (PromError unless a success)."""
         try:
             body = json.loads(raw)
             del raw
         except ValueError:
-            raise PromError(f"{self.url}: HTTP {response.status_code}, not a Prometheus API answer") from None
+            raise PromError(f"{self.url}: HTTP {status}, not a Prometheus API answer") from None
         except RecursionError:  # json's decoder recurses per level: '[' * 100000
             raise PromError(
                 f"{self.url}{path}: the answer is nested too deeply to be a Prometheus API answer"
             ) from None
         query = bounded(params.get("query", ""), MAX_QUERY_CHARS)
-        if response.status_code != 200 or not isinstance(body, dict) or body.get("status") != "success":
+        if status != 200 or not isinstance(body, dict) or body.get("status") != "success":
             error = body.get("error") if isinstance(body, dict) else None
-            raise PromError(
-                f"{path} {query}: {one_line(error, MAX_ERROR_CHARS) if error else response.status_code}"
-            )
+            raise PromError(f"{path} {query}: {one_line(error, MAX_ERROR_CHARS) if error else status}")
         data = body.get("data")
         if not isinstance(data, dict | list):  # `"data": null`, a number: no API answers that
             raise PromError(f"{path} {query}: unexpected answer from Prometheus: data is {bounded(data)}")
@@ -186,9 +203,10 @@ class Prometheus:
             )
         return data
 
-    def instant(self, expr: str) -> float | None:
-        """The first sample of an instant query (None when the result is empty or not finite)."""
-        for _, value in self._samples(expr, keep_non_finite=True)[:1]:
+    def instant(self, expr: str, at: float | None = None) -> float | None:
+        """The first sample of an instant query, at Unix time `at` or now (None when the result is
+        empty or not finite)."""
+        for _, value in self._samples(expr, keep_non_finite=True, at=at)[:1]:
             return value if math.isfinite(value) else None
         return None
 
@@ -196,8 +214,11 @@ class Prometheus:
         """Every (labels, value) of an instant query; non-finite values are left out."""
         return self._samples(expr, keep_non_finite=False)
 
-    def _samples(self, expr: str, keep_non_finite: bool) -> list[tuple[dict[str, str], float]]:
-        data = self._get("/api/v1/query", {"query": expr})
+    def _samples(
+        self, expr: str, keep_non_finite: bool, at: float | None = None
+    ) -> list[tuple[dict[str, str], float]]:
+        params = {"query": expr} if at is None else {"query": expr, "time": f"{at:.3f}"}
+        data = self._get("/api/v1/query", params)
         result = data.get("result", []) if isinstance(data, dict) else None
         if not isinstance(result, list):
             raise _malformed(expr, "the result is not a list")
@@ -212,9 +233,51 @@ class Prometheus:
                 out.append((labels, value))
         return out
 
-    def _matrix(self, expr: str, start: float, end: float, step: float) -> list[Any]:
+    def _matrix(self, expr: str, start: float, end: float, step: float) -> Iterator[Any]:
+        """Each series of a range answer (unchecked). An answer that begins as Prometheus writes one
+        is decoded one series at a time (the whole answer decoded at once takes ~10x its text: 200,000
+        series held 1.5 GB), any other from the whole body; the same PromError either way."""
         params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
-        data = self._get("/api/v1/query_range", params)
+        status, raw = self._fetch("/api/v1/query_range", params)
+        try:
+            text = raw.decode("utf-8") if status == 200 else ""
+        except UnicodeDecodeError:
+            text = ""
+        head = _MATRIX_HEAD.match(text)
+        if head is None:
+            yield from self._whole_matrix(expr, self._data("/api/v1/query_range", params, status, raw))
+            return
+        del raw
+        at = head.end()
+        if text.startswith("]", at):
+            at += 1
+        else:
+            while True:
+                try:
+                    series, at = _DECODER.raw_decode(text, at)
+                except (ValueError, RecursionError):
+                    raise self._broken(params, status, text) from None
+                yield series
+                after = _AFTER_SERIES.match(text, at)
+                if after is None:
+                    raise self._broken(params, status, text)
+                at = after.end()
+                if after.group(1) == "]":
+                    break
+        if _TAIL.match(text, at) is None:
+            raise self._broken(params, status, text)
+
+    def _broken(self, params: dict[str, Any], status: int, text: str) -> PromError:
+        """The error of a range answer the series-by-series reading could not go through: the one the
+        whole body's decoding gives (`_data`), else that it is no API answer."""
+        try:
+            self._data("/api/v1/query_range", params, status, text)
+        except PromError as exc:
+            return exc
+        return PromError(f"{self.url}: HTTP {status}, not a Prometheus API answer")
+
+    @staticmethod
+    def _whole_matrix(expr: str, data: Any) -> list[Any]:
         kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
         result = data.get("result") if isinstance(data, dict) else None
         if kind != "matrix":
@@ -226,7 +289,7 @@ class Prometheus:
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict[str, Any]]:
         """The raw matrix: one ``{"metric": labels, "values": [[ts, "value"], ...]}`` per series, its shape
         checked once here (every time and value a number), so callers convert without checking again."""
-        result = self._matrix(expr, start, end, step)
+        result = list(self._matrix(expr, start, end, step))
         for series in result:
             _check_series(expr, series)
         return result
@@ -234,20 +297,24 @@ class Prometheus:
     def query_range_arrays(
         self, expr: str, start: float, end: float, step: float
     ) -> list[tuple[dict[str, str], np.ndarray, np.ndarray]]:
+        """`iter_range_arrays` as a list."""
+        return list(self.iter_range_arrays(expr, start, end, step))
+
+    def iter_range_arrays(
+        self, expr: str, start: float, end: float, step: float
+    ) -> Iterator[tuple[dict[str, str], np.ndarray, np.ndarray]]:
         """The matrix as (labels, timestamps, values) per series, checked as `query_range` checks it
-        (the same PromError), converted by numpy in one pass per series: the per-point check in
-        Python was a third of the report's reading time at 20,000 series."""
+        (the same PromError), converted by numpy in one pass per series as it is decoded: the per-point
+        check in Python was a third of the report's reading time at 20,000 series."""
         import numpy as np
 
-        out = []
         for series in self._matrix(expr, start, end, step):
             points = _points(series)
             if points is None:  # a shape or value numpy cannot vouch for: the exact check says what
                 _check_series(expr, series)
                 points = np.array(series["values"], dtype=np.float64).reshape(-1, 2)
             labels = {str(k): str(v) for k, v in series["metric"].items()}
-            out.append((labels, np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])))
-        return out
+            yield labels, np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])
 
     def now(self) -> float:
         """Prometheus' own clock (`time()` evaluated there): a window "up to now" must end at the data's
