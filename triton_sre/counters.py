@@ -22,7 +22,7 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["fold_gpus", "increase", "observed", "reset_steps"]
+__all__ = ["fold_gpus", "increase", "observed", "reset_steps", "running_increase"]
 
 K = TypeVar("K", bound=Hashable)
 F = TypeVar("F", bound=Hashable)
@@ -42,11 +42,24 @@ def reset_steps(previous: np.ndarray, values: np.ndarray) -> np.ndarray:
 def increase(values: Iterable[float] | np.ndarray) -> float:
     """Sum of a counter's increases over its consecutive observations (in order, left to right,
     so the float result equals a running total's)."""
+    return running_increase(values)[0]
+
+
+def running_increase(
+    values: Iterable[float] | np.ndarray, total: float = 0.0, last: float | None = None
+) -> tuple[float, float | None]:
+    """`increase` carried on over the next values of the same counter: (total, last observation),
+    from the (total, last) of the values before. Read in slices, a counter's increase is the whole
+    series', to the last bit (the same additions in the same order)."""
     raw = values if isinstance(values, np.ndarray) else np.fromiter(values, dtype=np.float64)
     kept = raw[observed(raw)]
+    if last is not None:
+        kept = np.concatenate(([last], kept))
     if len(kept) < 2:
-        return 0.0
-    return float(np.cumsum(reset_steps(kept[:-1], kept[1:]))[-1])
+        return total, (float(kept[-1]) if len(kept) else last)
+    steps = reset_steps(kept[:-1], kept[1:])
+    summed = np.cumsum(np.concatenate(([total], steps)) if total else steps)[-1]
+    return float(summed), float(kept[-1])
 
 
 def fold_gpus(
