@@ -169,13 +169,14 @@ class FleetTriton(_Server):
 
 _PER_MODEL = frozenset((*c.PER_MODEL_COUNTERS, c.M_COST_PER_HOUR, c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO))
 _PER_INSTANCE = frozenset((c.M_SERVER_COST_PER_HOUR, c.M_IDLE_COST_FRACTION))
-_NAME = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)")
+_NAME = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)")
+_AGGREGATION = re.compile(r"(sum|avg|max|min|count) by \(([^)]*)\) \(")
 
 
-def _values(stamps: list[float], counter: bool) -> str:
+def _values(stamps: list[float], counter: bool, scale: int = 1) -> str:
     """One series' `values` as JSON text, a function of the timestamp alone (a counter grows 0.5/s
     and resets every 2 h): any slicing of a range reads the same series."""
-    return json.dumps([[ts, f"{(ts % 7200) * 0.5 if counter else 0.25:g}"] for ts in stamps])
+    return json.dumps([[ts, f"{(ts % 7200) * 0.5 if counter else 0.25 * scale:g}"] for ts in stamps])
 
 
 class FleetPrometheus(_Server):
@@ -212,20 +213,11 @@ class FleetPrometheus(_Server):
             {"status": "success", "data": {"activeTargets": active, "droppedTargets": []}}
         ).encode()
 
-    def range_answer(self, query: str, stamps: list[float]) -> bytes:
-        """`query_range` for the report's queries: each per-model family has `models` x `tritons`
-        series (the latency summary x its quantiles), the server cost and idle share one per
-        Triton, the throughput chart's `sum by (model)` one per model; anything else none."""
-        name = (_NAME.match(query) or [""])[0]
-        parts: list[str] = []
-        if query.startswith("(sum by"):
-            values = _values(stamps, counter=False)
-            parts = [
-                f'{{"metric":{{"model":"{model_name(m)}"}},"values":{values}}}' for m in range(self.models)
-            ]
-        elif name in _PER_MODEL or name == c.NV_REQUEST_SUMMARY_US:
-            values = _values(stamps, counter=name in c.PER_MODEL_COUNTERS)
+    def _series(self, name: str) -> list[dict[str, str]]:
+        """The labels of every series of family `name` (none for a family it does not serve)."""
+        if name in _PER_MODEL or name == c.NV_REQUEST_SUMMARY_US:
             quantiles = c.LATENCY_QUANTILES if name == c.NV_REQUEST_SUMMARY_US else (None,)
+            out = []
             for m in range(self.models):
                 for t in range(self.tritons):
                     for q in quantiles:
@@ -235,15 +227,60 @@ class FleetPrometheus(_Server):
                             labels[c.LABEL_QUANTILE] = q
                         if name == c.M_COST_PER_HOUR:
                             labels[c.L_CURRENCY] = "USD"
-                        parts.append(f'{{"metric":{json.dumps(labels)},"values":{values}}}')
-        elif name in _PER_INSTANCE:
+                        out.append(labels)
+            return out
+        if name in _PER_INSTANCE:
+            return [
+                {"__name__": name, "instance": f"exporter-{t}:8003", c.L_CURRENCY: "USD"}
+                for t in range(self.tritons)
+            ]
+        return []
+
+    def _groups(self, query: str) -> tuple[str, list[dict[str, str]], int]:
+        """(family, labels of each series, how many raw series each stands for) of a range query:
+        a family's name, or an aggregation `OP by (labels) (...)` of it as the report sends."""
+        aggregated = _AGGREGATION.match(query)
+        name = _NAME.search(query[aggregated.end() :]) if aggregated else _NAME.match(query)
+        family = name[1] if name else ""
+        series = self._series(family)
+        if not aggregated:
+            return family, series, 1
+        keep = [label.strip() for label in aggregated[2].split(",")]
+        groups: dict[tuple[str, ...], dict[str, str]] = {}
+        for labels in series:
+            key = tuple(labels.get(k, "") for k in keep)
+            groups.setdefault(key, {k: labels[k] for k in keep if k in labels})
+        return family, list(groups.values()), len(series) // max(1, len(groups))
+
+    def range_answer(self, query: str, stamps: list[float]) -> bytes:
+        """`query_range` for the report's queries: each per-model family has `models` x `tritons`
+        series (the latency summary x its quantiles), the server cost and idle share one per
+        Triton, the throughput chart's `sum by (model)` one per model; an aggregation `sum`, `avg`
+        or `max by (labels)` of a family one series per group; anything else none."""
+        parts: list[str] = []
+        if query.startswith("(sum by"):
             values = _values(stamps, counter=False)
-            for t in range(self.tritons):
-                labels = {"__name__": name, "instance": f"exporter-{t}:8003", c.L_CURRENCY: "USD"}
-                parts.append(f'{{"metric":{json.dumps(labels)},"values":{values}}}')
+            parts = [
+                f'{{"metric":{{"model":"{model_name(m)}"}},"values":{values}}}' for m in range(self.models)
+            ]
+        else:
+            family, series, each = self._groups(query)
+            aggregated = _AGGREGATION.match(query)
+            op = aggregated[1] if aggregated else None
+            if op in (None, "sum", "avg", "max") and series:
+                scale = each if op == "sum" else 1
+                values = _values(stamps, counter=family in c.PER_MODEL_COUNTERS, scale=scale)
+                parts = [f'{{"metric":{json.dumps(labels)},"values":{values}}}' for labels in series]
         return (
             '{"status":"success","data":{"resultType":"matrix","result":[' + ",".join(parts) + "]}}"
         ).encode()
+
+    def count_answer(self, query: str) -> bytes:
+        """An instant `count(...)` of a query's series (`queries.count_expr`): empty when none."""
+        inner = query[len("count(") : -1]
+        _, series, _ = self._groups(inner.replace("last_over_time(", "", 1))
+        result = [{"metric": {}, "value": [0, str(len(series))]}] if series else []
+        return json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
 
     def answer(self, path: str, method: str, query: str = "") -> tuple[int, bytes, str]:
         if path == "/api/v1/query_range":
@@ -252,6 +289,9 @@ class FleetPrometheus(_Server):
             stamps = [start + i * step for i in range(int((end - start) // step) + 1)]
             return 200, self.range_answer(params["query"], stamps), "application/json"
         if path == "/api/v1/query":
+            params = {k: v[0] for k, v in parse_qs(query).items()}
+            if params.get("query", "").startswith("count("):
+                return 200, self.count_answer(params["query"]), "application/json"
             return _json({"status": "success", "data": {"resultType": "vector", "result": []}})
         if path == "/api/v1/targets":
             body = self.targets_body() if callable(self.targets_body) else self.targets_body

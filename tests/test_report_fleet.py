@@ -23,6 +23,7 @@ from fleet_standins import FleetPrometheus
 
 from triton_sre import conventions as c
 from triton_sre.prom import PromError, Prometheus
+from triton_sre.report import command as report_command
 from triton_sre.report import prom as report_prom
 from triton_sre.report.charts import MAX_MODELS, draw_all
 from triton_sre.report.command import build_report
@@ -93,20 +94,51 @@ def test_fitting_step_keeps_within_the_budget() -> None:
     assert fitting_step(START, END, report_prom.MAX_SAMPLES_PER_QUERY + 1) is None
 
 
-def test_too_many_samples_coarsens_the_default_step(
+def test_too_many_samples_coarsens_the_default_step_once(
     prom: FleetPrometheus, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(report_prom, "MAX_SAMPLES_PER_QUERY", MODELS * TRITONS * 40)
     notes: list[str] = []
+    reads: list[tuple[str, float]] = []
+    iter_range_arrays = PrometheusClient.iter_range_arrays
+
+    def recorded(self: PrometheusClient, expr: str, start: float, end: float, step: float):
+        reads.append((expr, start))
+        return iter_range_arrays(self, expr, start, end, step)
+
+    monkeypatch.setattr(PrometheusClient, "iter_range_arrays", recorded)
     report = build_report(prom.url, START, END, on_note=notes.append)
-    # the counters (one series per model and Triton) raise it first, the summary's quantiles again
-    assert report.step == fitting_step(START, END, MODELS * TRITONS * len(c.LATENCY_QUANTILES))
-    assert len(notes) == 2 and all("raised to" in note for note in notes)
+    # the counters (one series per model and Triton) are the largest query: the summary is read as
+    # its worst server per model and quantile, MODELS x 3 series
+    assert report.step == fitting_step(START, END, MODELS * TRITONS)
+    assert len(notes) == 1 and f"{MODELS * TRITONS:,} series in one query" in notes[0]
     points = int((END - START) // report.step) + 1
-    assert MODELS * TRITONS * len(c.LATENCY_QUANTILES) * points <= report_prom.MAX_SAMPLES_PER_QUERY
+    assert MODELS * TRITONS * points <= report_prom.MAX_SAMPLES_PER_QUERY
     assert set(report.table["inferences"]) == {0.5 * (points - 1) * report.step * TRITONS}
+    # the step was chosen from the counts before any range was read: no query is read twice
+    assert len(reads) == len(set(reads))
+    assert sum(start == START for _, start in reads) == len(report_command._plan(END - START))
     with pytest.raises(TooManySamples, match="give --step"):
         build_report(prom.url, START, END, step=2.0)
+
+
+def test_a_series_count_short_of_the_read_still_starts_again(
+    prom: FleetPrometheus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Prometheus whose counts say nothing (an empty answer): the first slice learns the series and
+    the report starts again at the step that fits, as before counts were asked."""
+    monkeypatch.setattr(report_prom, "MAX_SAMPLES_PER_QUERY", MODELS * TRITONS * 40)
+    monkeypatch.setattr(
+        FleetPrometheus,
+        "count_answer",
+        lambda self, query: json.dumps(
+            {"status": "success", "data": {"resultType": "vector", "result": []}}
+        ).encode(),
+    )
+    notes: list[str] = []
+    report = build_report(prom.url, START, END, on_note=notes.append)
+    assert report.step == fitting_step(START, END, MODELS * TRITONS)
+    assert len(notes) == 1
 
 
 def test_an_answer_over_the_byte_cap_is_refused(prom: FleetPrometheus) -> None:

@@ -137,21 +137,29 @@ def build_report(
     """Query Prometheus and assemble the `CostReport` (charts included).
 
     Charted rates use a window of at least four scrape intervals (`scrape_interval`, else read from
-    Prometheus' configuration for `triton_job`, else 1m). Without `step`, a query with too many
-    series for the default step (TooManySamples) makes the report start again at the finest step
-    that fits, said through `on_note`; with `step`, it is the caller's PromError.
+    Prometheus' configuration for `triton_job`, else 1m). Each query's series are counted before
+    any range is read: without `step`, a query with too many series for the default step
+    (TooManySamples) raises it once to the finest step that fits, said through `on_note`; with
+    `step`, it is the caller's PromError. A query read with more series than counted (or not
+    counted) makes the report start again at the step that fits.
     """
-    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY, TooManySamples, choose_step
+    from triton_sre.report.prom import PrometheusClient, TooManySamples, choose_step
     from triton_sre.ttyprogress import Progress
 
     chosen = step is None
     step = step or choose_step(start, end)
+    client = PrometheusClient(prometheus_url)
+    plan = _plan(end - start)
+    counts = {name: client.series_count(query.count, end) for name, query in plan.items()}
+    step = _fitting(plan, counts, start, end, step, chosen, on_note)
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     try:
-        while True:
+        while True:  # a query with more series than counted (a fleet growing meanwhile) starts again
             try:
                 return _build(
-                    prometheus_url,
+                    client,
+                    plan,
+                    counts,
                     start,
                     end,
                     step,
@@ -164,19 +172,61 @@ def build_report(
             except TooManySamples as exc:
                 if not chosen or exc.step is None or exc.step <= step:
                     raise
-                if on_note is not None:
-                    on_note(
-                        f"{exc.series:,} series in one query: step {step:g}s raised to {exc.step:g}s "
-                        f"(at most {MAX_SAMPLES_PER_QUERY:,} samples per query)"
-                    )
+                _raised(exc.series, step, exc.step, on_note)
                 step = exc.step
     finally:
         if progress is not None:
             progress.finish()
 
 
+def _raised(series: int, step: float, to: float, on_note: Callable[[str], None] | None) -> None:
+    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY
+
+    if on_note is not None:
+        on_note(
+            f"{series:,} series in one query: step {step:g}s raised to {to:g}s "
+            f"(at most {MAX_SAMPLES_PER_QUERY:,} samples per query)"
+        )
+
+
+def _plan(seconds: float) -> Any:
+    from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
+    from triton_sre.report.figures import HISTOGRAM_BUCKETS
+    from triton_sre.report.llm import TOKEN_SOURCES
+    from triton_sre.report.queries import report_queries
+
+    tokens = tuple(family for pair in TOKEN_SOURCES.values() for family in pair)
+    return report_queries(seconds, HISTOGRAM_BUCKETS, tokens, tuple(CAPACITY_FAMILIES), GAUGES)
+
+
+def _fitting(
+    plan: Any,
+    counts: dict[str, int | None],
+    start: float,
+    end: float,
+    step: float,
+    chosen: bool,
+    on_note: Callable[[str], None] | None,
+) -> float:
+    """The step at which every query's counted series fit `MAX_SAMPLES_PER_QUERY`: the default one
+    raised once, before anything is read; with `--step`, TooManySamples naming the step to give."""
+    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY, TooManySamples, fitting_step
+
+    name, series = max(counts.items(), key=lambda item: item[1] or 0)
+    points = int((end - start) // step) + 1
+    if not series or series * points <= MAX_SAMPLES_PER_QUERY:
+        return step
+    fit = fitting_step(start, end, series)
+    if not chosen or fit is None:
+        raise TooManySamples(plan[name].expr or name, series, points, fit)
+    _raised(series, step, fit, on_note)
+    return fit
+
+
 def _build(
-    prometheus_url: str,
+    client: Any,
+    plan: Any,
+    counts: dict[str, int | None],
     start: float,
     end: float,
     step: float,
@@ -191,41 +241,30 @@ def _build(
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
     from triton_sre.report.capacity import capacity_section
     from triton_sre.report.charts import draw_all
-    from triton_sre.report.figures import (
-        HISTOGRAM_BUCKETS,
-        RangeData,
-        increases_table,
-        integrate,
-        model_table,
-        pivot_rates,
-    )
-    from triton_sre.report.llm import TOKEN_SOURCES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
-    from triton_sre.report.prom import PrometheusClient, rate_window
+    from triton_sre.report.figures import RangeData, increase_rows, integrate, model_table, pivot_rates
+    from triton_sre.report.llm import TTFT_P99_FRAME, llm_table, ttft_p99_expr
+    from triton_sre.report.prom import rate_window
+    from triton_sre.report.queries import THROUGHPUT
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
 
-    client = PrometheusClient(prometheus_url)
     if progress is not None:
         queries = iter(range(1, 1 << 62))
         client.on_query = lambda: progress.show(
             f"report: {next(queries):,} range queries read ({step:g}s step)"
         )
+
+    def frame(name: str) -> Any:
+        return client.frame_range(plan[name].expr, start, end, step, counts.get(name))
+
     # Triton's counters are only needed as their increase per series: reduced as read, no frame
+    keep = (c.LABEL_MODEL, c.LABEL_GPU_UUID)
     increases = {
-        family: increases_table(
-            (labels, values) for labels, _, values in client.read_range(family, start, end, step)
-        )
+        family: increase_rows(client.read_increases(family, start, end, step, keep, counts.get(family)))
         for family in c.PER_MODEL_COUNTERS
     }
-    frames = {family: client.frame_range(family, start, end, step) for family in GAUGES}
-    quantiles = "|".join(q.replace(".", "\\\\.") for q in c.LATENCY_QUANTILES)
-    frames[c.NV_REQUEST_SUMMARY_US] = client.frame_range(
-        f'{c.NV_REQUEST_SUMMARY_US}{{{c.LABEL_QUANTILE}=~"{quantiles}"}}', start, end, step
-    )
-    frames[HISTOGRAM_BUCKETS] = client.frame_range(HISTOGRAM_BUCKETS, start, end, step)
-    for vllm, trt in TOKEN_SOURCES.values():  # the LLM section (report/llm.py)
-        for family in (vllm, trt):
-            frames[family] = client.frame_range(family, start, end, step)
+    frames = {name: frame(name) for name in plan if name not in increases and name != THROUGHPUT}
+    capacity_frames = {family: frames.pop(family) for family in CAPACITY_FAMILIES}
     frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start, triton_job), end, end, step)
     data = RangeData(start, end, step, frames, increases)
     table, summary = model_table(data)
@@ -233,16 +272,18 @@ def _build(
     scrape = scrape_interval or client.scrape_interval(triton_job) or DEFAULT_SCRAPE_INTERVAL_S
     window = format_duration(rate_window(step, scrape))
     throughput = client.frame_range(
-        counter_rate(c.NV_INFERENCE_COUNT, [], window, (c.LABEL_MODEL,)), start, end, step
+        counter_rate(c.NV_INFERENCE_COUNT, [], window, (c.LABEL_MODEL,)),
+        start,
+        end,
+        step,
+        counts.get(THROUGHPUT),
     )
     charts = draw_all(table, pivot_rates(throughput), summary.currency)
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
     llm = llm_table(dict(frames), cost, end - start)  # type: ignore[arg-type]
-    capacity = capacity_section(
-        {f: client.frame_range(f, start, end, step) for f in CAPACITY_FAMILIES}, step, probe_budget_s
-    )
+    capacity = capacity_section(capacity_frames, step, probe_budget_s)
     return CostReport(
-        start, end, step, prometheus_url, table, summary, recs, charts, llm=llm, capacity=capacity
+        start, end, step, client.source_url, table, summary, recs, charts, llm=llm, capacity=capacity
     )
 
 

@@ -123,7 +123,12 @@ def increases_table(series: Iterable[tuple[Mapping[str, object], np.ndarray]]) -
     """(labels, values in time order) per series -> one row per series: its labels and
     ``increase`` over the range (`triton_sre.counters.increase`: resets counted, NaN, infinite
     and negative samples skipped)."""
-    rows = [{**labels, "increase": increase(values)} for labels, values in series]
+    return increase_rows((labels, increase(values)) for labels, values in series)
+
+
+def increase_rows(increases: Iterable[tuple[Mapping[str, object], float]]) -> pd.DataFrame:
+    """(labels, increase over the range) per series -> one row per series: its labels and ``increase``."""
+    rows = [{**labels, "increase": value} for labels, value in increases]
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=["increase"])
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from triton_sre.counters import running_increase
 from triton_sre.prom import MAX_QUERY_CHARS, PromError, Prometheus
 from triton_sre.redact import bounded
 
@@ -39,8 +40,8 @@ MAX_POINTS = 2000
 PROMETHEUS_MAX_POINTS = 11_000
 """Prometheus refuses a range query of more points per series than this."""
 TIMEOUT_S = 30.0
-SAMPLES_PER_ANSWER = 200_000
-"""At most this many samples per range-query answer (≈ 30 MB of parsed JSON)."""
+SAMPLES_PER_ANSWER = 1_000_000
+"""At most this many samples per range-query answer (≈ 30 MB of JSON text, decoded series by series)."""
 FIRST_SLICE_POINTS = 10
 """Of the first slice, which learns how many series the query has (at 200,000 series, the 50 points
 it had were 10 million samples in one answer; 10 are 2 million, ~300 MB decoded)."""
@@ -105,35 +106,83 @@ class PrometheusClient(Prometheus):
 
     def __init__(self, url: str, timeout: float = TIMEOUT_S) -> None:
         super().__init__(url, timeout)
+        self.source_url = url  # as given (the report prints it)
         self.on_query: Callable[[], None] | None = None  # called after each range query (progress)
 
-    def read_range(self, expr: str, start: float, end: float, step: float) -> list[SeriesArrays]:
-        """Every series of `expr` over [start, end] at `step`, as arrays, read slice by slice;
-        TooManySamples as soon as the series seen make the whole range exceed the sample budget."""
-        series: dict[tuple[tuple[str, str], ...], tuple[dict[str, str], list, list]] = {}
+    def series_count(self, expr: str, at: float) -> int | None:
+        """The value of the instant query `expr` (a ``count(...)``, `queries.count_expr`) at `at`, as a
+        count of series: 0 when the answer is empty (no series), None when it is not a count."""
+        samples = self._samples(expr, keep_non_finite=True, at=at)
+        if not samples:
+            return 0
+        value = samples[0][1]
+        return int(value) if math.isfinite(value) and value >= 0 else None
+
+    def _slices(
+        self, expr: str, start: float, end: float, step: float, series: int | None
+    ) -> Iterator[tuple[tuple[tuple[str, str], ...], dict[str, str], np.ndarray, np.ndarray]]:
+        """(key, labels, timestamps, values) of every series of every time slice, in time order.
+        A slice holds at most `SAMPLES_PER_ANSWER` samples of the `series` expected (when not
+        known, the first slice of `FIRST_SLICE_POINTS` points learns it); TooManySamples as soon as
+        the series seen make the whole range exceed `MAX_SAMPLES_PER_QUERY`."""
+        seen: set[tuple[tuple[str, str], ...]] = set()
         total = _points(start, end, step)
-        points = FIRST_SLICE_POINTS
+        if series is not None and series * total > MAX_SAMPLES_PER_QUERY:
+            raise TooManySamples(expr, series, total, fitting_step(start, end, series))
+        points = SAMPLES_PER_ANSWER // max(1, series) if series else FIRST_SLICE_POINTS
         at = start
         while at <= end:
-            until = min(end, at + (points - 1) * step)
-            result = self.query_range_arrays(expr, at, until, step)
-            for labels, stamps, values in result:
+            until = min(end, at + (max(1, points) - 1) * step)
+            for labels, stamps, values in self.iter_range_arrays(expr, at, until, step):
                 key = tuple(sorted(labels.items()))
-                kept = series.setdefault(key, (labels, [], []))
-                kept[1].append(stamps)
-                kept[2].append(values)
-            del result
+                seen.add(key)
+                yield key, labels, stamps, values
             if self.on_query is not None:
                 self.on_query()
-            if len(series) * total > MAX_SAMPLES_PER_QUERY:
-                raise TooManySamples(expr, len(series), total, fitting_step(start, end, len(series)))
-            points = max(FIRST_SLICE_POINTS, SAMPLES_PER_ANSWER // max(1, len(series)))
+            if len(seen) * total > MAX_SAMPLES_PER_QUERY:
+                raise TooManySamples(expr, len(seen), total, fitting_step(start, end, len(seen)))
+            points = max(FIRST_SLICE_POINTS, SAMPLES_PER_ANSWER // max(1, len(seen)))
             at = until + step
-        return [(labels, np.concatenate(ts), np.concatenate(vs)) for labels, ts, vs in series.values()]
 
-    def frame_range(self, expr: str, start: float, end: float, step: float) -> pd.DataFrame:
+    def read_range(
+        self, expr: str, start: float, end: float, step: float, series: int | None = None
+    ) -> list[SeriesArrays]:
+        """Every series of `expr` over [start, end] at `step`, as arrays, read slice by slice
+        (`_slices`: `series` is how many are expected, None when not known)."""
+        kept: dict[tuple[tuple[str, str], ...], tuple[dict[str, str], list, list]] = {}
+        for key, labels, stamps, values in self._slices(expr, start, end, step, series):
+            into = kept.setdefault(key, (labels, [], []))
+            into[1].append(stamps)
+            into[2].append(values)
+        return [(labels, np.concatenate(ts), np.concatenate(vs)) for labels, ts, vs in kept.values()]
+
+    def read_increases(
+        self,
+        expr: str,
+        start: float,
+        end: float,
+        step: float,
+        keep: tuple[str, ...],
+        series: int | None = None,
+    ) -> list[tuple[dict[str, str], float]]:
+        """(the labels among `keep`, increase over the range) per series of the counter `expr`, reduced
+        slice by slice as read (`triton_sre.counters.running_increase`, the same figure as the whole
+        series'): what is held is one running total per series, not its samples."""
+        running: dict[tuple[tuple[str, str], ...], list[Any]] = {}
+        names: dict[str, str] = {}  # one string per label value, shared by the series
+        for key, labels, _, values in self._slices(expr, start, end, step, series):
+            state = running.get(key)
+            if state is None:
+                kept = {k: names.setdefault(labels[k], labels[k]) for k in keep if k in labels}
+                state = running[key] = [kept, 0.0, None]
+            state[1], state[2] = running_increase(values, state[1], state[2])
+        return [(kept, total) for kept, total, _ in running.values()]
+
+    def frame_range(
+        self, expr: str, start: float, end: float, step: float, series: int | None = None
+    ) -> pd.DataFrame:
         """Columns: every label of the series, then ``timestamp`` (s) and ``value`` (float)."""
-        return frame_of(self.read_range(expr, start, end, step))
+        return frame_of(self.read_range(expr, start, end, step, series))
 
 
 def _label_columns(series: list[SeriesArrays], lengths: np.ndarray) -> Iterator[tuple[str, pd.Categorical]]:

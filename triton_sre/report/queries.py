@@ -1,0 +1,98 @@
+"""Pure: the report's range queries, and how many series each has (to choose the step once).
+
+Families the report only needs per model at each step are aggregated by Prometheus, with the same
+samples the report's Python used to keep (a fleet's 200,000 series of a gauge become one per
+model): the cost gauge summed per model over its finite samples (the report integrated the sum of
+them, non-finite ones counting 0), the batching ratio and fill averaged per model over samples
+that are not NaN (pandas' mean), the latency summary's worst server per model and quantile over
+its finite samples. Triton's counters are read per series (their increase counts resets, which a
+sum across servers would hide), reduced as read (`PrometheusClient.read_increases`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from triton_sre import conventions as c
+from triton_sre.promql import by
+
+THROUGHPUT = "throughput"
+"""The throughput chart's query (its rate window depends on the step: only its count is planned)."""
+
+__all__ = [
+    "THROUGHPUT",
+    "RangeQuery",
+    "count_expr",
+    "finite",
+    "gauge_query",
+    "not_nan",
+    "report_queries",
+    "summary_query",
+]
+
+
+@dataclass(frozen=True)
+class RangeQuery:
+    """`expr` read over the range; `count` the instant query that says how many series it has."""
+
+    expr: str
+    count: str
+
+
+def finite(expr: str) -> str:
+    """The samples of `expr` that are finite numbers (NaN fails every comparison)."""
+    return f"(({expr}) < +Inf) > -Inf"
+
+
+def not_nan(expr: str) -> str:
+    """The samples of `expr` that are not NaN (infinite ones kept)."""
+    return f"({expr}) >= -Inf"
+
+
+def count_expr(selector: str, seconds: float, labels: tuple[str, ...] = ()) -> str:
+    """How many series the range query of `selector` (aggregated `by labels` when given) has over
+    the last `seconds`: each series with a sample in the window counts (`last_over_time`)."""
+    window = f"last_over_time({selector}[{max(1, math.ceil(seconds))}s])"
+    return f"count(count {by(labels)} ({window}))" if labels else f"count({window})"
+
+
+def plain(selector: str, seconds: float) -> RangeQuery:
+    return RangeQuery(selector, count_expr(selector, seconds))
+
+
+def _aggregated(op: str, labels: tuple[str, ...], samples: str, selector: str, seconds: float) -> RangeQuery:
+    return RangeQuery(f"{op} {by(labels)} ({samples})", count_expr(selector, seconds, labels))
+
+
+def gauge_query(family: str, seconds: float) -> RangeQuery:
+    """The range query of one of the exporter's per-model gauges the report reads (others as they are)."""
+    if family == c.M_COST_PER_HOUR:
+        return _aggregated("sum", (c.LABEL_MODEL, c.L_CURRENCY), finite(family), family, seconds)
+    if family in (c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO):
+        return _aggregated("avg", (c.LABEL_MODEL,), not_nan(family), family, seconds)
+    return plain(family, seconds)
+
+
+def summary_query(seconds: float) -> RangeQuery:
+    """Triton's latency summary at the report's quantiles: the worst server per model, quantile and step."""
+    quantiles = "|".join(q.replace(".", "\\\\.") for q in c.LATENCY_QUANTILES)
+    selector = f'{c.NV_REQUEST_SUMMARY_US}{{{c.LABEL_QUANTILE}=~"{quantiles}"}}'
+    return _aggregated("max", (c.LABEL_MODEL, c.LABEL_QUANTILE), finite(selector), selector, seconds)
+
+
+def report_queries(
+    seconds: float,
+    histogram_buckets: str,
+    token_families: tuple[str, ...],
+    capacity_families: tuple[str, ...],
+    gauges: tuple[str, ...],
+) -> dict[str, RangeQuery]:
+    """Every range query of the report over a range of `seconds`, by the name its answer is kept under."""
+    plan = {family: plain(family, seconds) for family in c.PER_MODEL_COUNTERS}
+    plan.update({family: gauge_query(family, seconds) for family in gauges})
+    plan[c.NV_REQUEST_SUMMARY_US] = summary_query(seconds)
+    plan.update({family: plain(family, seconds) for family in (histogram_buckets, *token_families)})
+    plan.update({family: plain(family, seconds) for family in capacity_families})
+    plan[THROUGHPUT] = RangeQuery("", count_expr(c.NV_INFERENCE_COUNT, seconds, (c.LABEL_MODEL,)))
+    return plan
