@@ -416,10 +416,7 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"pull access denied",
         ),
     ),
-    # The pod is on a node but the kubelet cannot set its container up (kubernetes pkg/kubelet/container/
-    # sync_result.go reasons; kubelet_pods.go env references; volume/util/operationexecutor/
-    # operation_generator.go and kubelet/volumemanager/volume_manager.go volume events; kuberuntime's
-    # security-context check), 1.10 to 1.34.
+    # The pod is on a node but the kubelet cannot set its container up (sources below; 1.10 to 1.34).
     CauseRule(
         c.RUNBOOK_POD_START_FAILED,
         rx(
@@ -432,9 +429,9 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"\b(?:secret|configmap) \"[^\"\n]+\" not found",
             r"\bcontainer has runAsNonRoot and image (?:will run as root|has non-numeric user)",
         ),
-        "kubernetes pkg/kubelet/container/sync_result.go, pkg/kubelet/kubelet_pods.go, "
-        "pkg/volume/util/operationexecutor/operation_generator.go, "
-        "pkg/kubelet/volumemanager/volume_manager.go",
+        "kubernetes pkg/kubelet/container/sync_result.go, pkg/kubelet/kubelet_pods.go (env references), "
+        "pkg/volume/util/operationexecutor/operation_generator.go, pkg/kubelet/volumemanager/"
+        "volume_manager.go, pkg/kubelet/kuberuntime (the runAsNonRoot check)",
     ),
     *REGISTRY_RULES,
     *PLATFORM_RULES,
