@@ -42,7 +42,7 @@ def prom() -> FleetPrometheus:
 
 def test_sliced_reads_equal_one_answer(prom: FleetPrometheus, monkeypatch: pytest.MonkeyPatch) -> None:
     client = PrometheusClient(prom.url)
-    whole = client.query_range_arrays(c.NV_INFERENCE_COUNT, START, END, 30)
+    whole = list(client.iter_range_arrays(c.NV_INFERENCE_COUNT, START, END, 30))
     monkeypatch.setattr(report_prom, "SAMPLES_PER_ANSWER", MODELS * TRITONS * 12)  # slices of 12 points
     before = prom.requests["/api/v1/query_range"]
     sliced = client.read_range(c.NV_INFERENCE_COUNT, START, END, 30)
@@ -72,10 +72,10 @@ def test_arrays_check_the_matrix_as_query_range_does() -> None:
                 expected = other.query_range("x", 0, 4, 1)
             except PromError as exc:
                 with pytest.raises(PromError) as raised:
-                    other.query_range_arrays("x", 0, 4, 1)
+                    list(other.iter_range_arrays("x", 0, 4, 1))
                 assert str(raised.value) == str(exc)
                 continue
-            ((labels, stamps, values),) = other.query_range_arrays("x", 0, 4, 1)
+            ((labels, stamps, values),) = list(other.iter_range_arrays("x", 0, 4, 1))
             assert labels == expected[0]["metric"]
             np.testing.assert_array_equal(stamps, [float(p[0]) for p in expected[0]["values"]])
             np.testing.assert_array_equal(

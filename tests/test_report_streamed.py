@@ -54,7 +54,7 @@ def answering() -> Iterator[dict[str, bytes]]:
 def test_series_by_series_equals_the_whole_answer(answering: dict[str, bytes], body: bytes) -> None:
     answering["now"] = body
     client = Prometheus(answering["url"].decode())
-    got = client.query_range_arrays("x", 1, 2, 1)
+    got = list(client.iter_range_arrays("x", 1, 2, 1))
     assert [labels for labels, _, _ in got] == [s["metric"] for s in SERIES]
     for (_, stamps, values), series in zip(got, SERIES, strict=True):
         np.testing.assert_array_equal(stamps, [float(t) for t, _ in series["values"]])
@@ -75,7 +75,7 @@ def test_a_broken_answer_is_the_whole_decodings_error(answering: dict[str, bytes
     answering["now"] = body
     client = Prometheus(answering["url"].decode())
     with pytest.raises(PromError) as streamed:
-        client.query_range_arrays("x", 1, 2, 1)
+        list(client.iter_range_arrays("x", 1, 2, 1))
     try:
         expected = client._data("/api/v1/query_range", {"query": "x"}, 200, body)
     except PromError as exc:

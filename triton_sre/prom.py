@@ -294,12 +294,6 @@ class Prometheus:
             _check_series(expr, series)
         return result
 
-    def query_range_arrays(
-        self, expr: str, start: float, end: float, step: float
-    ) -> list[tuple[dict[str, str], np.ndarray, np.ndarray]]:
-        """`iter_range_arrays` as a list."""
-        return list(self.iter_range_arrays(expr, start, end, step))
-
     def iter_range_arrays(
         self, expr: str, start: float, end: float, step: float
     ) -> Iterator[tuple[dict[str, str], np.ndarray, np.ndarray]]:
