@@ -78,7 +78,7 @@ class RangeData:
     end: float
     step: float
     frames: Mapping[str, pd.DataFrame]
-    # counters read straight into per-series increases (`increases_table`), without a frame
+    # counters read straight into per-series increases (`increase_rows`), without a frame
     increases: Mapping[str, pd.DataFrame] = field(default_factory=dict)
 
     def frame(self, family: str) -> pd.DataFrame:

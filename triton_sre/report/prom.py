@@ -5,7 +5,7 @@ learns how many series the query has), so the JSON held at once is bounded whate
 and the number of series. Each series becomes two numpy arrays (timestamps, values), and a long
 frame is built from them column by column, its labels as categoricals (codes, not a string per
 sample). Counters whose increase is all the report needs are reduced per series as read
-(`series_increases`) and never become a frame.
+(`PrometheusClient.read_increases`) and never become a frame.
 """
 
 from __future__ import annotations
