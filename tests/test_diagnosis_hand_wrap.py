@@ -80,12 +80,13 @@ def test_only_a_text_no_rule_claims_is_joined() -> None:
         classify("CUDA driver version is\n  insufficient for CUDA runtime version")
         == c.RUNBOOK_CUDA_DRIVER_MISMATCH
     )
-    # a native backtrace's frames are not the rest of the crash line: its symbols name no cause
+    # a native backtrace's frames are not the rest of the crash line: its symbols name no cause (the crash is
+    # its own page, not the LLM backend's configuration its frames name)
     crash = (
         "[node-1:2211:0:2230] Caught signal 11 (Segmentation fault: address not mapped to object)\n"
         " 1 0x0000000000127022 tensorrt_llm::runtime::TllmRuntime::TllmRuntime()  :0\n"
     )
-    assert classify(crash) is None
+    assert classify(crash) == c.RUNBOOK_SERVER_CRASHED
     # a paragraph is no wrap
     paragraphs = "Python model file not\n\n  found in '/models/m/1/model.py'"
     assert classify(paragraphs) != c.RUNBOOK_MODEL_FILE_MISSING

@@ -166,7 +166,7 @@ CASES = {
         "25.02",
         c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
     ),
-    "exit-segfault-22-09": (EXIT_SEGFAULT, "22.09", "22.08", "22.10", c.RUNBOOK_UNKNOWN_LOAD_FAILURE),
+    "exit-segfault-22-09": (EXIT_SEGFAULT, "22.09", "22.08", "22.10", c.RUNBOOK_SERVER_CRASHED),
     "cloud-repository-extra-local-copy": (
         CLOUD_NO_SPACE,
         "24.05",
@@ -270,12 +270,12 @@ def test_a_fastertransformer_library_from_another_release_gets_the_advice_too() 
 
 
 def test_a_fastertransformer_crash_is_not_the_build_advice() -> None:
-    # fauxpilot#226 (the corpus): the FasterTransformer backend segfaults in 23.04; an unknown failure,
-    # whatever the release, is not a build that cannot exist.
+    # fauxpilot#226 (the corpus): the FasterTransformer backend segfaults in 23.04; a crash, whatever the
+    # release, is not a build that cannot exist.
     log = (LOGS / "heldout19" / "fauxpilot-226.log").read_text()
     for release in ("23.04", "23.10"):
         f = first(banner(release) + log)
-        assert f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+        assert f.runbook == c.RUNBOOK_SERVER_CRASHED
         assert issue("fastertransformer-backend-after-23-07").advice not in f.remediation
 
 
@@ -294,7 +294,7 @@ def test_a_crash_while_serving_is_not_the_exit_crash() -> None:
     # The same report after a load, not after the shutdown's lines, is no crash at exit.
     log = "I0901 00:00:00.000000 1 model_lifecycle.cc:693] successfully loaded 'resnet' version 1\nSignal (11) received.\n"
     f = first(banner("22.09") + log)
-    assert f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    assert f.runbook == c.RUNBOOK_SERVER_CRASHED
     assert issue("exit-segfault-22-09").advice not in f.remediation
 
 

@@ -58,7 +58,7 @@ def _runbooks(text: str) -> list[str]:
             c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
         ),
         ("mpirun noticed that process rank 0 with PID 4100 on node gpu-1 exited on signal 11 (Segmentation fault).\n",
-         c.RUNBOOK_UNKNOWN_LOAD_FAILURE),
+         c.RUNBOOK_SERVER_CRASHED),
     ],
 )  # fmt: skip
 def test_open_mpi_says_why_the_ranks_did_not_run(text: str, runbook: str) -> None:

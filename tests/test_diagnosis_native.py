@@ -248,7 +248,6 @@ UNKNOWN_NATIVE = [
         "[TRT] [E] 3: [executionContext.cpp::enqueueV3::2666] Error Code 3: API Usage Error",
         "TensorRT 8.6 logger",
     ),
-    ("terminate called after throwing an instance of 'c10::Error'", "libtorch c10/util/Exception.h"),
     ("RuntimeError: CUDA error: an illegal memory access was encountered", "c10/cuda/CUDAException.h"),
 ]
 

@@ -96,7 +96,7 @@ CASES = {
         "NVIDIA Release 23.09 (build 1)",
         "--trace-config mode=triton",
         "r23.08/RELEASE.md",
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        c.RUNBOOK_SERVER_CRASHED,
     ),
     "trt-non-linear-io": (
         TRT_NON_LINEAR_IO,
@@ -120,7 +120,7 @@ CASES = {
         "NVIDIA Release 22.08 (build 1)",
         "server#4566",
         "r22.07/RELEASE.md",
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        c.RUNBOOK_SERVER_CRASHED,
     ),
     "tensorrt-llm-shutdown-core-dump": (
         TRTLLM_SHUTDOWN,
@@ -136,7 +136,7 @@ CASES = {
         "NVIDIA Release 25.04 (build 1)",
         "distributed_executor_backend",
         "r25.01/docs/introduction/release_notes.md",
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        c.RUNBOOK_SERVER_CRASHED,
     ),
     "tensorflow-1-removed": (
         TF1_REMOVED,
@@ -176,7 +176,7 @@ CASES = {
         "NVIDIA Release 24.12 (build 1)",
         "--allow-gpu-metrics=false",
         "v2.56.0",
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        c.RUNBOOK_SERVER_CRASHED,
     ),
 }
 
@@ -191,7 +191,7 @@ def first(text: str):
 def test_release_note_advice_in_range_only(name: str) -> None:
     log, inside, outside, phrase, source, runbook = CASES[name]
     f = first(inside + "\n" + log)
-    # A crash, or a load error no rule names more precisely, is an unknown load failure; the legacy
+    # A crash is server-crashed, a load error no rule names more precisely an unknown load failure; the legacy
     # TorchScript refusal is a model from another PyTorch release; a dead stub is the Python model's.
     assert f.runbook == runbook
     assert phrase in f.remediation and source in f.remediation

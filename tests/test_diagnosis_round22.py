@@ -173,7 +173,7 @@ _UCX = (
 def test_a_ucx_crash_is_a_failure_but_not_the_backends_configuration() -> None:
     report = _report(_UCX)
     assert report.has_failure
-    assert report.findings[0].runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    assert report.findings[0].runbook == c.RUNBOOK_SERVER_CRASHED
 
 
 def test_tensorrt_llms_own_exception_trace_still_names_the_backend() -> None:
@@ -184,7 +184,7 @@ def test_tensorrt_llms_own_exception_trace_still_names_the_backend() -> None:
 
 
 def test_heldout_qwen_segfault_is_not_empty() -> None:
-    assert _first(_case("qwen-tensorrt-llm-60")) == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    assert _first(_case("qwen-tensorrt-llm-60")) == c.RUNBOOK_SERVER_CRASHED
 
 
 # ------------------------------------- class 8: TensorRT's "Cuda Runtime" error kind

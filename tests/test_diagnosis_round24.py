@@ -48,7 +48,7 @@ _PADDLE_HEADER = (
         (
             "FatalError: `Segmentation fault` is detected by the operating system.\n"
             "  [SignalInfo: *** SIGSEGV (@0x0) received by PID 1 (TID 0x7f5c) from PID 0 ***]\n",
-            c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+            c.RUNBOOK_SERVER_CRASHED,
         ),
         (
             "PreconditionNotMetError: The third-party dynamic library (libcudnn.so) that Paddle depends on is not "
@@ -73,10 +73,10 @@ def test_a_python_traceback_is_still_the_model() -> None:
 
 
 def test_heldout32_paddle_terminate_without_summary() -> None:
-    # the paste ends in the C++ frames: the terminate line is the only failure, no page named
+    # the paste ends in the C++ frames: the terminate line is the only failure, the crash's page
     got, quote = _first(accuracy.case_text("paddlepaddle-backend-5", "heldout32"))
     assert (got, quote) == (
-        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        c.RUNBOOK_SERVER_CRASHED,
         "terminate called after throwing an instance of 'phi::enforce::EnforceNotMet'",
     )
 

@@ -36,7 +36,7 @@ def test_a_fatal_python_error_is_a_failure_quoted_as_the_deciding_line(text: str
     report = diagnose_events(parse_text(text))
     assert report.has_failure and report.findings
     f = report.findings[0]
-    assert (f.runbook, f.severity) == (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.IMPACT_CRITICAL)
+    assert (f.runbook, f.severity) == (c.RUNBOOK_SERVER_CRASHED, c.IMPACT_CRITICAL)
     assert f.evidence[0].text.startswith("Fatal Python error: _enter_buffered_busy")
 
 

@@ -62,6 +62,8 @@ RUNBOOK_IMAGE_PULL_FAILED: Final = "image-pull-failed"
 RUNBOOK_POD_START_FAILED: Final = "pod-start-failed"
 RUNBOOK_POD_PROBE_FAILED: Final = "pod-probe-failed"
 RUNBOOK_POD_CRASH_LOOPING: Final = "pod-crash-looping"
+# --- diagnosis: the server process (or a backend inside it) died on a fatal signal ---
+RUNBOOK_SERVER_CRASHED: Final = "server-crashed"
 # --- diagnosis: the server cannot bind its HTTP/GRPC/metrics port (another process holds it) ---
 RUNBOOK_SERVER_PORT_IN_USE: Final = "server-port-in-use"
 # --- diagnosis: tritonserver refuses a start-up setting (flag, value, cache, tracing, front-end env) ---
@@ -105,6 +107,7 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_IMAGE_PULL_FAILED,
     RUNBOOK_POD_START_FAILED,
     RUNBOOK_POD_PROBE_FAILED,
+    RUNBOOK_SERVER_CRASHED,
     RUNBOOK_POD_CRASH_LOOPING,
     RUNBOOK_SERVER_PORT_IN_USE,
     RUNBOOK_SERVER_OPTION_INVALID,

@@ -37,8 +37,9 @@ _ENTRYPOINT_BANNER = re.compile("|".join(ENTRYPOINT_DRIVER_BANNER))
 _HEADLESS_ROW = re.compile(r"\|\s*\|\s*\|")
 """A model-status row without its model and version cells: a status cell's continuation whose first row
 the paste cut (logparse)."""
-_SYMPTOMS = frozenset({c.RUNBOOK_POD_CRASH_LOOPING})
-"""Findings that only say the container restarts: listed after any finding that says why."""
+_SYMPTOMS = {c.RUNBOOK_SERVER_CRASHED: 1, c.RUNBOOK_POD_CRASH_LOOPING: 2}
+"""Findings that say how the process ended (a crash) or that the container restarts: listed after any
+finding that says why, the crash before the restarts it causes."""
 
 
 @dataclass(slots=True)
@@ -310,7 +311,7 @@ class FindingBuilder:
             key=lambda f: (
                 f.consequence_of is not None,
                 _SEVERITY_RANK.get(f.severity, 3),
-                f.runbook in _SYMPTOMS,
+                _SYMPTOMS.get(f.runbook, 0),
                 # A model's failure that says what failed but not why comes after one that says why (a
                 # stray folder's poll error before the Python exception that stopped the server).
                 (f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and f.model in self._reasonless)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import Obs
 from triton_sre.diagnosis.blocks import PY_WARNING
 from triton_sre.diagnosis.classes import cause_class
@@ -110,6 +111,8 @@ def read_continuation(event: LogEvent, index: int) -> Continuation | None:
     rest = "\n".join(lines[1:])
     frames = only_frames(rest)  # a backtrace without its message: no cause known
     runbook = None if frames else classify(rest)
+    if runbook == c.RUNBOOK_SERVER_CRASHED and (named := cause_class(rest)) is not None:
+        runbook = named  # the crash's own message names a cause class (as in the engine)
     decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
     if runbook is None:
         # A third-party line its own format marks as a failure (GStreamer's ERROR column, a
@@ -136,7 +139,10 @@ def read_continuation(event: LogEvent, index: int) -> Continuation | None:
         return None
     offset = next((k for k in range(1, len(lines)) if decides(lines[k])), 1)
     text = lines[offset][:MAX_EVIDENCE_CHARS]
-    obs = Obs(index, event.line + offset, text, LEVEL_ERROR, runbook, "\n".join(lines[1:]))
+    message = "\n".join(lines[1:])
+    if runbook == c.RUNBOOK_SERVER_CRASHED:
+        message = "\n".join([lines[0], *lines[offset:]])  # what the server was doing, where it crashed
+    obs = Obs(index, event.line + offset, text, LEVEL_ERROR, runbook, message)
     path = PY_PATH.search(event.message)
     if path:
         return Continuation(obs, path["model"], path["version"])

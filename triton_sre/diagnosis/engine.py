@@ -226,6 +226,8 @@ class Diagnoser(VerdictReader):
             and not (_FAILURE_WORD.search(message) or is_backend_failure(message))
         ):
             runbook = None  # LLM wording counts on an error line or beside failure words, not on a setting
+        if runbook == c.RUNBOOK_SERVER_CRASHED and (named := cause_class(message)) is not None:
+            runbook = named  # the crash's own message names a cause class (what() quoting a missing file)
         decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
         if (
             runbook is None
@@ -397,6 +399,11 @@ class Diagnoser(VerdictReader):
         unmatched.sort(key=lambda u: (-u.count, u.example.line))
         found = builder.assemble()
         loading = self._progress.still_loading({f.model for f in found if f.model})
+        if loading and any(f.runbook == c.RUNBOOK_SERVER_CRASHED for f in found):
+            # The loads did not outlive the log: the process died while they ran, and their backends are the
+            # first suspects of the crash.
+            found = tuple(_crashed_while_loading(f, loading) for f in found)
+            loading = ()
         return Report(found, tuple(unmatched), self.harmless_lines, self._index, release, loading)
 
 
@@ -421,3 +428,13 @@ def diagnose_index(
     if server_version:
         diagnoser.releases.note_version(server_version)
     return diagnoser.feed_all(index_events(index)).finish()
+
+
+def _crashed_while_loading(finding: Finding, loading: tuple[str, ...]) -> Finding:
+    if finding.runbook != c.RUNBOOK_SERVER_CRASHED:
+        return finding
+    names = ", ".join(loading)
+    one = len(loading) == 1
+    suspects = "that model's backend is the first suspect" if one else "their backends are the first suspects"
+    note = f"It crashed while loading {names}: {suspects}."
+    return dataclasses.replace(finding, remediation=f"{note} {finding.remediation}".strip())

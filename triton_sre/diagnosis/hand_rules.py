@@ -14,6 +14,7 @@ from typing import Final
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
+from triton_sre.diagnosis.crash_rules import CRASH_RULES
 from triton_sre.diagnosis.host_rules import HOST_RULES
 from triton_sre.diagnosis.library_errors import LIBRARY_RULES
 from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED
@@ -58,7 +59,6 @@ def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
         rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )[^\n]*?(?:{body}))",
         re.I,
     )
-
 
 
 # A frame of the model's own code in the stub's traceback ("At:" then "  /m/1/model.py(36): initialize"),
@@ -476,5 +476,6 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
         # Only the frames survived: the stub failed inside Python's import machinery.
         _rx(r"<frozen importlib\._bootstrap>\(\d+\): _find_and_load"),
     ),
+    *CRASH_RULES,
     *RESTART_RULES,
 )

@@ -77,6 +77,10 @@ PRIORITY: Final[tuple[str, ...]] = (
     # The kubelet's reason for a container it could not create is a page of its own, but any cause the
     # same text names beside it (the runtime's or a validator's own error) is more specific.
     c.RUNBOOK_POD_START_FAILED,
+    # A process that died on a signal: any cause printed beside the crash (an out-of-memory, a CUDA error,
+    # the model's exception) says why; the crash alone is its own page. A probe that kills the container
+    # and a restart loop come after it: they follow from a crash, never cause one.
+    c.RUNBOOK_SERVER_CRASHED,
     c.RUNBOOK_POD_PROBE_FAILED,
     c.RUNBOOK_POD_CRASH_LOOPING,
 )

@@ -20,6 +20,7 @@ __all__ = [
     "BACKEND_FAILURE",
     "CLIENT_UNREACHABLE",
     "CRASH_SIGNAL",
+    "CRASH_WORDING",
     "ENTRYPOINT_DRIVER_BANNER",
     "HARMLESS",
     "HTTP_CLIENT_ERROR",
@@ -83,6 +84,50 @@ CRASH_SIGNAL: Final = re.compile(r"(?m:(?<![^\s\]])Signal \((4|6|7|8|11)\) recei
 SIGSEGV/SIGABRT/SIGBUS/SIGILL/SIGFPE (2 and 15, the exit handler's signals, are a normal stop). Printed
 unprefixed, so a paste may fold it under the ``I`` line before it (`crash_signal_piece`)."""
 
+_FATAL_NAME = r"(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
+_FATAL_SIG = r"SIG(?:SEGV|ABRT|BUS|ILL|FPE)"
+CRASH_WORDING: Final = (
+    # Triton's ErrorSignalHandler (server src/triton_signal.cc, 20.xx on).
+    CRASH_SIGNAL.pattern,
+    # The shell's report of its child (bash jobs.c, strsignal's names): "Segmentation fault (core dumped)",
+    # a script's "line 12:  4211 Aborted  (core dumped) tritonserver ...", the name alone on its line.
+    rf"\b{_FATAL_NAME}\b[^\n]{{0,200}}\(core dumped\)",
+    rf"\bline \d+: +\d+ {_FATAL_NAME}\b",
+    rf"^\s*{_FATAL_NAME}\s*$",
+    # Open MPI's handler (opal/util/stacktrace.c "Signal: Segmentation fault (11)") and its launcher
+    # (ORTE/PRRTE errmgr "... exited on signal 11 (Segmentation fault)."), UCX's (ucs/debug/debug.c
+    # "Caught signal 11 (Segmentation fault: ...)").
+    rf"\bSignal: {_FATAL_NAME} \((?:4|6|7|8|11)\)",
+    r"\bnoticed that process rank \d+ with PID \d+ on node \S+\s+exited on signal (?:4|6|7|8|11)\b",
+    r"\bCaught signal (?:4|6|7|8|11) \("
+    r"(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point)",
+    # Abseil's failure signal handler (absl/debugging/failure_signal_handler.cc, TensorFlow and XLA:
+    # "*** SIGSEGV received at time=... on cpu N ***"), glog's (src/signalhandler.cc: "*** SIGSEGV (@0x0)
+    # received by PID 7 (TID ...) ...; stack trace: ***", "*** Aborted at 1700000000 (unix time) try ..."),
+    # CPython's faulthandler ("Fatal Python error: Segmentation fault"), PaddlePaddle's
+    # (paddle/fluid/platform/init.cc: "FatalError: `Segmentation fault` is detected by the operating
+    # system.").
+    rf"\*\*\* {_FATAL_SIG} received at time=",
+    rf"\*\*\* {_FATAL_SIG} \(@0x[0-9a-f]+\) received by PID \d+",
+    r"\*\*\* Aborted at \d+ \(unix time\) try ",
+    rf"\bFatal Python error: {_FATAL_NAME}\b",
+    r"\bFatalError: `(?:Segmentation fault|Illegal instruction|Erroneous arithmetic operation|Aborted)` "
+    r"is detected by the operating system",
+    # The kernel's note of a user process's fault (arch/x86/mm/fault.c show_signal_msg, in dmesg).
+    r"\[\d+\]: segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error \d+",
+    # A status 128 + a fatal signal (132 SIGILL, 134 SIGABRT, 135 SIGBUS, 136 SIGFPE, 139 SIGSEGV) as the
+    # container runtime, kubectl, compose and a pod's status report it; Go's os/exec ("signal: segmentation
+    # fault (core dumped)") and Python's subprocess ("died with <Signals.SIGSEGV: 11>", "exit status -11").
+    r"\b(?:exit(?:ed)?(?: with)? (?:code|status)|Exit Code:|exitCode\"?:)\s*13[24569]\b",
+    r"\bExited \(13[24569]\)",
+    r"\bsignal: (?:segmentation fault|aborted|bus error|illegal instruction|floating point exception)\b",
+    rf"\bdied with <Signals\.{_FATAL_SIG}: \d+>",
+    r"\breturned non-zero exit status -(?:4|6|7|8|11)\b",
+)
+"""The words in which a process's death on a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE) is
+reported: by Triton itself, the shell, a launcher, a library's own handler, the kernel, or an exit status.
+2 and 15 are a stop, 9 (137) is the OOM killer's (host-resource-exhausted)."""
+
 # Lines that say the server itself did not come up, lost its GPUs, or runs without a model a client
 # asked for: whatever else the log holds, a log with one of these is a failed log and gets at least one
 # finding.
@@ -110,13 +155,9 @@ SERVER_FAILURE: Final = _rx(
     r"\blastFailureInfo\b\"?:",
     r"\b(activeModelState|targetModelState)\"?:\s*\"?FailedToLoad\b",
     r"\breason\"?:\s*\"?(ModelLoadFailed|RuntimeUnhealthy|NoSupportingRuntime|RuntimeNotRecognized|InvalidPredictorSpec)\b",
-    # The process crashed: Triton's ErrorSignalHandler (src/triton_signal.cc, 20.xx on) prints
-    # "Signal (N) received." and a stack for SIGSEGV/SIGABRT/SIGBUS/SIGILL/SIGFPE (2 and 15, the
-    # exit handler's signals, are a normal stop); the shell's and Open MPI's reports of a SIGSEGV. (Behind a
-    # prefix too: a logger relaying Triton's stderr at INFO does not make the crash an info.)
-    CRASH_SIGNAL.pattern,
-    r"\bSegmentation fault\b[^\n]{0,200}\(core dumped\)",
-    r"\bSignal: Segmentation fault \(11\)",
+    # The process crashed (`CRASH_WORDING`; behind a prefix too: a logger relaying Triton's stderr at INFO
+    # does not make the crash an info).
+    *CRASH_WORDING,
     # Open MPI in front of the server (TensorRT-LLM's launch_triton_server.py runs one tritonserver per rank
     # under mpirun): the fatal error handler (ompi errhandler_predefined.c: "*** An error occurred in
     # MPI_Init_thread", "*** MPI_ERRORS_ARE_FATAL ..."), an abort before or after MPI_Init finished
