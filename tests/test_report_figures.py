@@ -8,6 +8,7 @@ import math
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from images import png_content
@@ -22,11 +23,12 @@ from triton_sre.report.figures import (
     RangeData,
     bucket_quantile,
     counter_increase,
+    histogram_quantiles,
     model_table,
     pivot_rates,
     rate_series,
 )
-from triton_sre.report.prom import rate_window
+from triton_sre.report.prom import frame_of, rate_window
 from triton_sre.report.render import CostReport, to_csv, to_html, to_markdown
 from triton_sre.stack.processes import free_port
 
@@ -295,6 +297,23 @@ def test_quantiles_come_from_the_histogram_when_there_is_one_else_the_worst_summ
     assert rows.loc["b", "latency_source"] == c.LATENCY_SOURCE_HISTOGRAM
     assert bucket_quantile(0.99, [100.0, math.inf], [0.0, 10.0]) == 100.0  # +Inf bucket: highest bound
     assert math.isnan(bucket_quantile(0.5, [100.0, math.inf], [0.0, 0.0]))
+
+
+def test_histogram_quantiles_of_a_frame_as_the_report_reads_it() -> None:
+    """The report's frames (`frame_of`) hold labels as categoricals: the histogram's quantiles are the
+    same as from plain columns (a categorical model + le raised TypeError: every report of a
+    Prometheus with the first-response histogram exited 2)."""
+    series = []
+    for instance, per_bound in (("s1", (60, 60, 60, 60, 60)), ("s2", (0, 60, 60, 60, 60))):
+        for le, n in zip(("100", "500", "2000", "5000", "+Inf"), per_bound, strict=True):
+            labels = {"model": "b", "version": "1", "le": le, "instance": instance}
+            series.append((labels, np.array(TIMES), np.array([n * i / 6 for i in range(7)])))
+    frame = frame_of(series)
+    assert isinstance(frame["model"].dtype, pd.CategoricalDtype)
+    plain = pd.concat([pd.DataFrame({**labels, "timestamp": ts, "value": vs}) for labels, ts, vs in series])
+    quantiles = histogram_quantiles(frame, c.LATENCY_QUANTILES)
+    pd.testing.assert_frame_equal(quantiles, histogram_quantiles(plain, c.LATENCY_QUANTILES))
+    assert quantiles.loc["b"].tolist() == pytest.approx([100.0, 460.0, 492.0])
 
 
 def test_rate_windows_span_four_scrape_intervals() -> None:

@@ -241,9 +241,9 @@ def histogram_quantiles(frame: pd.DataFrame, quantiles: tuple[str, ...]) -> pd.D
     """ms per model and quantile from the histogram's bucket increases over the range (all servers)."""
     if frame.empty or c.LABEL_LE not in frame.columns:
         return pd.DataFrame()
-    increase = counter_increase(
-        frame.assign(_key=frame[c.LABEL_MODEL] + "\x1f" + frame[c.LABEL_LE]), by="_key"
-    )
+    # object columns: the report's frames hold labels as categoricals, which cannot be concatenated
+    key = frame[c.LABEL_MODEL].astype(object) + "\x1f" + frame[c.LABEL_LE].astype(object)
+    increase = counter_increase(frame.assign(_key=key), by="_key")
     rows: dict[str, dict[str, float]] = {}
     per_model: dict[str, list[tuple[float, float]]] = {}
     for key, value in increase.items():
