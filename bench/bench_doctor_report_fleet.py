@@ -6,13 +6,18 @@
   `--targets` active targets;
 - `report` over one hour at the default step against a stand-in Prometheus whose per-model families
   have `--series` series each (models x 10 Tritons; counters that are a function of time alone).
+  Unless `--base-only`, the fleet also has the families an LLM fleet of 24.11+ adds
+  (`FleetPrometheus(families=True)`): the first-response histogram, whose 5 buckets make it 5 x
+  `--series` series; the vLLM token counters and TensorRT-LLM's token-length sums, `--series` each;
+  the capacity families, `--series` for per-model memory and load time, 8 GPUs per Triton for the
+  per-GPU ones, one per exporter for the host's.
 
 Stand-ins run in their own processes (Python HTTP servers: their answer time is part of the wall
 figure, ~1 ms per model config on a quiet machine). Wall time, user+system CPU and peak RSS are GNU
 time's, of the CLI process only.
 
     python bench/bench_doctor_report_fleet.py [--models 2000,5000,20000,50000] [--series 20000,200000]
-        [--targets 20000] [--only doctor,report]
+        [--targets 20000] [--only doctor,report] [--base-only]
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ TRITONS = 10
 END = 1_764_003_600
 
 
-def _serve(kind: str, size: int, urls: multiprocessing.Queue) -> None:
+def _serve(kind: str, size: int, urls: multiprocessing.Queue, families: bool) -> None:
     from fleet_standins import FleetPrometheus, FleetTriton
 
     if kind == "triton":
@@ -44,15 +49,15 @@ def _serve(kind: str, size: int, urls: multiprocessing.Queue) -> None:
     elif kind == "targets":
         server = FleetPrometheus(size)
     else:
-        server = FleetPrometheus(0, models=size // TRITONS, tritons=TRITONS)
+        server = FleetPrometheus(0, models=size // TRITONS, tritons=TRITONS, families=families)
     urls.put(server.url)
     server.serve_forever()
 
 
-def standin(kind: str, size: int) -> tuple[multiprocessing.Process, str]:
+def standin(kind: str, size: int, families: bool = False) -> tuple[multiprocessing.Process, str]:
     urls: multiprocessing.Queue = multiprocessing.get_context("spawn").Queue()
     process = multiprocessing.get_context("spawn").Process(
-        target=_serve, args=(kind, size, urls), daemon=True
+        target=_serve, args=(kind, size, urls, families), daemon=True
     )
     process.start()
     return process, urls.get(timeout=300)
@@ -64,6 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--series", default="20000,200000")
     parser.add_argument("--targets", type=int, default=20000)
     parser.add_argument("--only", default="doctor,report")
+    parser.add_argument(
+        "--base-only",
+        action="store_true",
+        help="report: only the families measured before (no histogram, token or capacity families)",
+    )
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
     rows: list[tuple[str, dict[str, float]]] = []
@@ -87,11 +97,12 @@ def main(argv: list[str] | None = None) -> int:
             prom.terminate()
         if "report" in only:
             for series in (int(s) for s in args.series.split(",")):
-                prom, url = standin("range", series)
+                prom, url = standin("range", series, families=not args.base_only)
                 command = ["report", "--prometheus-url", url, "--start", str(END - 3600), "--end", str(END)]
                 rows.append(
                     (
-                        f"report 1 h, {series:,} series per family",
+                        f"report 1 h, {series:,} series per family"
+                        + ("" if args.base_only else " + histogram, tokens, capacity"),
                         timed([*command, "--out", str(work / f"report-{series}")], work),
                     )
                 )

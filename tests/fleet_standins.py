@@ -11,7 +11,12 @@ so these answer in the shapes the real servers use (the Triton API's JSON as 2.5
   kind, `connections` the connections opened, and `config_delay` slows each config answer.
 - `FleetPrometheus(targets)`: `/api/v1/targets` with that many active targets (job `triton` then
   `exporter`, every `down_every`-th down), `/api/v1/rules`, `/api/v1/alertmanagers`,
-  `/api/v1/status/config`; `targets_body` replaces the targets answer (wrong shapes).
+  `/api/v1/status/config`; `targets_body` replaces the targets answer (wrong shapes). With `models`
+  and `tritons`, the report's range queries and series counts; `families=True` adds the families a
+  24.11+ LLM fleet has beside them: the first-response histogram's buckets (`BUCKETS` of them per
+  model and Triton), the vLLM token counters and TensorRT-LLM's token-length sums (every model and
+  Triton), the exporter's capacity families (per model, per GPU: `gpus` per Triton, per exporter)
+  and the TTFT p99 the report asks at the range's end (one series per model).
 
 Each can run in this process (a daemon thread) or, for the bench, in a child process (`spawn`).
 """
@@ -169,6 +174,29 @@ class FleetTriton(_Server):
 
 _PER_MODEL = frozenset((*c.PER_MODEL_COUNTERS, c.M_COST_PER_HOUR, c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO))
 _PER_INSTANCE = frozenset((c.M_SERVER_COST_PER_HOUR, c.M_IDLE_COST_FRACTION))
+BUCKETS = ("100", "500", "2000", "5000", "+Inf")  # Triton's default first-response buckets (ms)
+_HISTOGRAM = f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_bucket"
+_TOKENS = frozenset(
+    (
+        c.VLLM_PROMPT_TOKENS,
+        c.VLLM_GENERATION_TOKENS,
+        f"{c.TRT_INPUT_TOKEN_LEN}_sum",
+        f"{c.TRT_OUTPUT_TOKEN_LEN}_sum",
+    )
+)
+_COUNTERS = frozenset((*c.PER_MODEL_COUNTERS, _HISTOGRAM, *_TOKENS))
+_CAPACITY_PER_MODEL = frozenset((c.M_MODEL_MEMORY_BYTES, c.M_MODEL_LOAD_SECONDS))
+_CAPACITY_PER_GPU = frozenset(
+    (
+        c.M_GPU_MEMORY_HEADROOM_BYTES,
+        c.M_GPU_LARGEST_MODEL_BYTES,
+        c.M_GPU_MODELS_THAT_FIT,
+        c.M_ENERGY_COST_PER_HOUR,
+    )
+)
+_CAPACITY_PER_EXPORTER = frozenset(
+    (c.M_HOST_MEMORY_HEADROOM_BYTES, c.M_HOST_MODELS_THAT_FIT, c.M_GPU_METRICS_MISSING)
+)
 _NAME = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)")
 _AGGREGATION = re.compile(r"(sum|avg|max|min|count) by \(([^)]*)\) \(")
 
@@ -189,10 +217,14 @@ class FleetPrometheus(_Server):
         rules: list[dict[str, Any]] | None = None,
         models: int = 0,
         tritons: int = 1,
+        families: bool = False,
+        gpus: int = 8,
     ) -> None:
         super().__init__()
         self.models = models
         self.tritons = tritons
+        self.families = families
+        self.gpus = gpus
         self.targets_body = targets_body
         self.rules = rules or []
         active = []
@@ -215,6 +247,10 @@ class FleetPrometheus(_Server):
 
     def _series(self, name: str) -> list[dict[str, str]]:
         """The labels of every series of family `name` (none for a family it does not serve)."""
+        if self.families:
+            extra = self._family_series(name)
+            if extra is not None:
+                return extra
         if name in _PER_MODEL or name == c.NV_REQUEST_SUMMARY_US:
             quantiles = c.LATENCY_QUANTILES if name == c.NV_REQUEST_SUMMARY_US else (None,)
             out = []
@@ -236,6 +272,40 @@ class FleetPrometheus(_Server):
             ]
         return []
 
+    def _family_series(self, name: str) -> list[dict[str, str]] | None:
+        """The series of the histogram, token and capacity families (`families=True`); None for others."""
+        if name in _CAPACITY_PER_EXPORTER:
+            return [{"__name__": name, "instance": f"exporter-{t}:8003"} for t in range(self.tritons)]
+        if name in _CAPACITY_PER_GPU:
+            out = []
+            for t in range(self.tritons):
+                for g in range(self.gpus):
+                    labels = {"__name__": name, c.LABEL_GPU_UUID: f"GPU-{t:04d}-{g}"}
+                    labels["instance"] = f"exporter-{t}:8003"
+                    if name == c.M_ENERGY_COST_PER_HOUR:
+                        labels[c.L_CURRENCY] = "USD"
+                    out.append(labels)
+            return out
+        if name not in _CAPACITY_PER_MODEL and name not in _TOKENS and name != _HISTOGRAM:
+            return None
+        buckets = BUCKETS if name == _HISTOGRAM else (None,)
+        out = []
+        for m in range(self.models):
+            for t in range(self.tritons):
+                for le in buckets:
+                    labels = {"__name__": name, c.LABEL_MODEL: model_name(m), c.LABEL_VERSION: "1"}
+                    if name in _CAPACITY_PER_MODEL:
+                        labels["instance"] = f"exporter-{t}:8003"
+                    else:
+                        labels["instance"] = f"triton-{t}:8002"
+                    if name == c.M_MODEL_MEMORY_BYTES:
+                        labels[c.L_KIND] = "gpu"
+                        labels[c.L_DEVICE] = f"GPU-{t:04d}-{m % self.gpus}"
+                    if le is not None:
+                        labels[c.LABEL_LE] = le
+                    out.append(labels)
+        return out
+
     def _groups(self, query: str) -> tuple[str, list[dict[str, str]], int]:
         """(family, labels of each series, how many raw series each stands for) of a range query:
         a family's name, or an aggregation `OP by (labels) (...)` of it as the report sends."""
@@ -255,10 +325,12 @@ class FleetPrometheus(_Server):
     def range_answer(self, query: str, stamps: list[float]) -> bytes:
         """`query_range` for the report's queries: each per-model family has `models` x `tritons`
         series (the latency summary x its quantiles), the server cost and idle share one per
-        Triton, the throughput chart's `sum by (model)` one per model; an aggregation `sum`, `avg`
-        or `max by (labels)` of a family one series per group; anything else none."""
+        Triton, the throughput chart's `sum by (model)` and the TTFT p99 one per model; an
+        aggregation `sum`, `avg` or `max by (labels)` of a family one series per group; anything
+        else none."""
         parts: list[str] = []
-        if query.startswith("(sum by"):
+        ttft = self.families and query.startswith("histogram_quantile(")  # the TTFT p99, per model
+        if ttft or query.startswith("(sum by"):
             values = _values(stamps, counter=False)
             parts = [
                 f'{{"metric":{{"model":"{model_name(m)}"}},"values":{values}}}' for m in range(self.models)
@@ -269,7 +341,7 @@ class FleetPrometheus(_Server):
             op = aggregated[1] if aggregated else None
             if op in (None, "sum", "avg", "max") and series:
                 scale = each if op == "sum" else 1
-                values = _values(stamps, counter=family in c.PER_MODEL_COUNTERS, scale=scale)
+                values = _values(stamps, counter=family in _COUNTERS, scale=scale)
                 parts = [f'{{"metric":{json.dumps(labels)},"values":{values}}}' for labels in series]
         return (
             '{"status":"success","data":{"resultType":"matrix","result":[' + ",".join(parts) + "]}}"
