@@ -15,11 +15,12 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
-from fleet_standins import FleetPrometheus
+from fleet_standins import FleetPrometheus, model_name
 
 from triton_sre import conventions as c
 from triton_sre.prom import PromError, Prometheus
@@ -27,6 +28,8 @@ from triton_sre.report import command as report_command
 from triton_sre.report import prom as report_prom
 from triton_sre.report.charts import MAX_MODELS, draw_all
 from triton_sre.report.command import build_report
+from triton_sre.report.figures import HISTOGRAM_BUCKETS
+from triton_sre.report.llm import TOKEN_FAMILIES
 from triton_sre.report.prom import PrometheusClient, TooManySamples, fitting_step
 
 END = 1_764_003_600  # END % 7200 == 3600: the hour before it holds no reset
@@ -206,3 +209,46 @@ def test_cli_report_of_many_series(prom: FleetPrometheus, tmp_path: Path) -> Non
     assert len(rows) == MODELS
     assert {float(r["inferences"]) for r in rows} == {1800.0 * TRITONS}
     assert {float(r["requests"]) for r in rows} == {2 * 1800.0 * TRITONS}  # success + failure
+
+
+@pytest.fixture(scope="module")
+def llm_fleet() -> FleetPrometheus:
+    with FleetPrometheus(0, models=20, tritons=TRITONS, families=True) as server:
+        yield server
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
+    """The expressions the report reads as frames and as per-series increases."""
+    reads: dict[str, list[str]] = {"frame": [], "increases": []}
+    frame_range, read_increases = PrometheusClient.frame_range, PrometheusClient.read_increases
+
+    def framed(self: PrometheusClient, expr: str, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        reads["frame"].append(expr)
+        return frame_range(self, expr, *args, **kwargs)
+
+    def reduced(self: PrometheusClient, expr: str, *args: Any, **kwargs: Any) -> Any:
+        reads["increases"].append(expr)
+        return read_increases(self, expr, *args, **kwargs)
+
+    monkeypatch.setattr(PrometheusClient, "frame_range", framed)
+    monkeypatch.setattr(PrometheusClient, "read_increases", reduced)
+    return reads
+
+
+def test_histogram_and_token_counters_are_reduced_as_read(
+    llm_fleet: FleetPrometheus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first-response histogram's buckets (5 per model and Triton) and the LLM token counters
+    become per-series increases as read, never frames; the figures are the stand-in's law."""
+    reads = _reads(monkeypatch)
+    report = build_report(llm_fleet.url, START, END, step=60.0)
+    counters = (HISTOGRAM_BUCKETS, *TOKEN_FAMILIES)
+    assert set(counters) <= set(reads["increases"])
+    assert not set(counters) & set(reads["frame"])
+    table = report.table.set_index("model")
+    assert set(table["latency_source"]) == {c.LATENCY_SOURCE_HISTOGRAM}
+    # every bucket the same count: the quantiles interpolate within the first one (0-100 ms)
+    assert table.loc[model_name(0), ["p50_ms", "p95_ms", "p99_ms"]].tolist() == pytest.approx([50, 95, 99])
+    llm = report.llm.set_index("model")
+    assert len(llm) == 20
+    assert set(llm["input_tokens"]) == set(llm["output_tokens"]) == {1800.0 * TRITONS}

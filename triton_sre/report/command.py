@@ -192,11 +192,10 @@ def _raised(series: int, step: float, to: float, on_note: Callable[[str], None] 
 def _plan(seconds: float) -> Any:
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
     from triton_sre.report.figures import HISTOGRAM_BUCKETS
-    from triton_sre.report.llm import TOKEN_SOURCES
+    from triton_sre.report.llm import TOKEN_FAMILIES
     from triton_sre.report.queries import report_queries
 
-    tokens = tuple(family for pair in TOKEN_SOURCES.values() for family in pair)
-    return report_queries(seconds, HISTOGRAM_BUCKETS, tokens, tuple(CAPACITY_FAMILIES), GAUGES)
+    return report_queries(seconds, HISTOGRAM_BUCKETS, TOKEN_FAMILIES, tuple(CAPACITY_FAMILIES), GAUGES)
 
 
 def _fitting(
@@ -241,8 +240,15 @@ def _build(
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
     from triton_sre.report.capacity import capacity_section
     from triton_sre.report.charts import draw_all
-    from triton_sre.report.figures import RangeData, increase_rows, integrate, model_table, pivot_rates
-    from triton_sre.report.llm import TTFT_P99_FRAME, llm_table, ttft_p99_expr
+    from triton_sre.report.figures import (
+        HISTOGRAM_BUCKETS,
+        RangeData,
+        increase_rows,
+        integrate,
+        model_table,
+        pivot_rates,
+    )
+    from triton_sre.report.llm import TOKEN_FAMILIES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
     from triton_sre.report.prom import rate_window
     from triton_sre.report.queries import THROUGHPUT
     from triton_sre.report.recommend import recommend
@@ -257,11 +263,16 @@ def _build(
     def frame(name: str) -> Any:
         return client.frame_range(plan[name].expr, start, end, step, counts.get(name))
 
-    # Triton's counters are only needed as their increase per series: reduced as read, no frame
+    # Triton's counters, the histogram's buckets and the LLM token counters are only needed as their
+    # increase per series: reduced as read, no frame
     keep = (c.LABEL_MODEL, c.LABEL_GPU_UUID)
+    reduced = {family: keep for family in (*c.PER_MODEL_COUNTERS, *TOKEN_FAMILIES)}
+    reduced[HISTOGRAM_BUCKETS] = (*keep, c.LABEL_LE)
     increases = {
-        family: increase_rows(client.read_increases(family, start, end, step, keep, counts.get(family)))
-        for family in c.PER_MODEL_COUNTERS
+        family: increase_rows(
+            client.read_increases(plan[family].expr, start, end, step, labels, counts.get(family))
+        )
+        for family, labels in reduced.items()
     }
     frames = {name: frame(name) for name in plan if name not in increases and name != THROUGHPUT}
     capacity_frames = {family: frames.pop(family) for family in CAPACITY_FAMILIES}
@@ -280,7 +291,7 @@ def _build(
     )
     charts = draw_all(table, pivot_rates(throughput), summary.currency)
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
-    llm = llm_table(dict(frames), cost, end - start)  # type: ignore[arg-type]
+    llm = llm_table(frames, cost, end - start, increases)
     capacity = capacity_section(capacity_frames, step, probe_budget_s)
     return CostReport(
         start, end, step, client.source_url, table, summary, recs, charts, llm=llm, capacity=capacity

@@ -31,7 +31,9 @@ __all__ = [
     "COLUMNS",
     "RangeData",
     "Summary",
+    "bucket_quantiles",
     "counter_increase",
+    "family_increase",
     "histogram_quantiles",
     "integrate",
     "model_table",
@@ -86,9 +88,14 @@ class RangeData:
 
     def increase(self, family: str) -> pd.Series:
         """The counter's increase per model over the range."""
+        return family_increase(self.frames, self.increases, family)
+
+    def histogram(self, family: str) -> pd.DataFrame:
+        """The per-series increases of a histogram's buckets (`family` its `_bucket` series)."""
         if family in self.increases:
-            return fold_increases(self.increases[family])
-        return counter_increase(self.frame(family))
+            return self.increases[family]
+        frame = self.frame(family)
+        return series_increases(frame) if c.LABEL_LE in frame.columns else pd.DataFrame()
 
     @property
     def seconds(self) -> float:
@@ -162,6 +169,16 @@ def fold_increases(table: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.Series:
             row[""] = row.get("", 0.0) + float(value)
     folded = fold_gpus(totals, per_gpu)
     return pd.Series({name: values[""] for name, values in folded.items()}, dtype=float)
+
+
+def family_increase(
+    frames: Mapping[str, pd.DataFrame], increases: Mapping[str, pd.DataFrame], family: str
+) -> pd.Series:
+    """A counter's increase per model: from its per-series increases when it was reduced as read
+    (`increases`), else from its frame."""
+    if family in increases:
+        return fold_increases(increases[family])
+    return counter_increase(frames.get(family, pd.DataFrame()))
 
 
 def counter_increase(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.Series:
@@ -241,9 +258,16 @@ def histogram_quantiles(frame: pd.DataFrame, quantiles: tuple[str, ...]) -> pd.D
     """ms per model and quantile from the histogram's bucket increases over the range (all servers)."""
     if frame.empty or c.LABEL_LE not in frame.columns:
         return pd.DataFrame()
+    return bucket_quantiles(series_increases(frame), quantiles)
+
+
+def bucket_quantiles(table: pd.DataFrame, quantiles: tuple[str, ...]) -> pd.DataFrame:
+    """`histogram_quantiles` from the buckets' per-series increases (`increase_rows`, `series_increases`)."""
+    if table.empty or c.LABEL_LE not in table.columns or c.LABEL_MODEL not in table.columns:
+        return pd.DataFrame()
     # object columns: the report's frames hold labels as categoricals, which cannot be concatenated
-    key = frame[c.LABEL_MODEL].astype(object) + "\x1f" + frame[c.LABEL_LE].astype(object)
-    increase = counter_increase(frame.assign(_key=key), by="_key")
+    key = table[c.LABEL_MODEL].astype(object) + "\x1f" + table[c.LABEL_LE].astype(object)
+    increase = fold_increases(table.assign(_key=key), by="_key")
     rows: dict[str, dict[str, float]] = {}
     per_model: dict[str, list[tuple[float, float]]] = {}
     for key, value in increase.items():
@@ -339,7 +363,7 @@ def model_table(data: RangeData) -> tuple[pd.DataFrame, Summary]:
     out["compute_share"] = _div(sum(table[f] for f in COMPUTE_FAMILIES), request_us)
     out["avg_latency_ms"] = _div(request_us / 1000.0, table[c.NV_REQUEST_SUCCESS])
     summary_frame = data.frame(c.NV_REQUEST_SUMMARY_US)
-    hist = histogram_quantiles(data.frame(HISTOGRAM_BUCKETS), c.LATENCY_QUANTILES)
+    hist = bucket_quantiles(data.histogram(HISTOGRAM_BUCKETS), c.LATENCY_QUANTILES)
     has_hist = pd.Series(out.index.isin(hist.index), index=out.index)
     for q in c.LATENCY_QUANTILES:
         column = f"{c.quantile_name(q)}_ms"

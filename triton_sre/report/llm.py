@@ -8,12 +8,14 @@ quantile of vLLM's time-to-first-token histogram increased over the whole range.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
 from triton_sre import conventions as c
 from triton_sre.promql import GUARD_OBSERVED, histogram_quantile
-from triton_sre.report.figures import counter_increase
+from triton_sre.report.figures import family_increase
 
 LLM_COLUMNS = (
     "model",
@@ -40,6 +42,7 @@ TOKEN_SOURCES = {
     "input_tokens": (c.VLLM_PROMPT_TOKENS, c.TRT_INPUT_TOKEN_LEN + "_sum"),
     "output_tokens": (c.VLLM_GENERATION_TOKENS, c.TRT_OUTPUT_TOKEN_LEN + "_sum"),
 }
+TOKEN_FAMILIES = tuple(family for pair in TOKEN_SOURCES.values() for family in pair)
 TTFT_P99_FRAME = "llm_ttft_p99"
 
 
@@ -52,12 +55,18 @@ def ttft_p99_expr(seconds: float, triton_job: str = c.DEFAULT_TRITON_JOB) -> str
     )
 
 
-def llm_table(frames: dict[str, pd.DataFrame], cost: pd.Series, seconds: float) -> pd.DataFrame:
-    """One row per model with tokens in the range (empty frame: no LLM model)."""
+def llm_table(
+    frames: Mapping[str, pd.DataFrame],
+    cost: pd.Series,
+    seconds: float,
+    increases: Mapping[str, pd.DataFrame] | None = None,
+) -> pd.DataFrame:
+    """One row per model with tokens in the range (empty frame: no LLM model). A token family is read
+    from its per-series increases when `increases` has it (reduced as read), else from its frame."""
     tokens: dict[str, pd.Series] = {}
     for column, (vllm, trt) in TOKEN_SOURCES.items():
-        first = counter_increase(frames.get(vllm, pd.DataFrame()))
-        tokens[column] = first.combine_first(counter_increase(frames.get(trt, pd.DataFrame())))
+        first = family_increase(frames, increases or {}, vllm)
+        tokens[column] = first.combine_first(family_increase(frames, increases or {}, trt))
     models = sorted(set(tokens["input_tokens"].index) | set(tokens["output_tokens"].index))
     if not models:
         return pd.DataFrame(columns=list(LLM_COLUMNS))
