@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from triton_sre import conventions as c
-from triton_sre.report.capacity import advice, capacity_section
+from triton_sre.report.capacity import REDUCED, advice, capacity_section, fold_valid, reduced_series
 from triton_sre.report.prom import frame_of
 
 
@@ -50,3 +50,50 @@ def test_labelled_series_note_nothing() -> None:
     section = capacity_section(frames, step=60.0)
     assert section.unlabelled == () and [g.headroom_bytes for g in section.gpus] == [2.0]
     assert not any(line.startswith("Left out") for line in advice(section))
+
+
+def _series(labels: dict[str, str], values: list[float]) -> tuple[dict[str, str], np.ndarray, np.ndarray]:
+    return labels, 60.0 * np.arange(1, len(values) + 1), np.array(values, dtype=float)
+
+
+def test_one_sample_per_series_gives_the_section_of_every_sample() -> None:
+    """The families read reduced (`fold_valid` over slices, `reduced_series`) give the section the
+    frames of all their samples give: last and largest valid samples, invalid ones and series, a
+    series without a label, the series' order (the tables' order among equal figures)."""
+    nan, inf = float("nan"), float("inf")
+    gpu = {c.L_KIND: "gpu", c.L_DEVICE: "GPU-a"}
+    every = {
+        c.M_MODEL_MEMORY_BYTES: [
+            _series({c.LABEL_MODEL: "m", c.LABEL_VERSION: "1", **gpu}, [5.0, 7.0, nan, 6.0, -1.0]),
+            _series({c.LABEL_MODEL: "b", c.LABEL_VERSION: "1", **gpu}, [6.0, 6.0, 6.0, inf, nan]),
+            _series({c.LABEL_MODEL: "a", c.LABEL_VERSION: "2", **gpu}, [nan, nan, nan, nan, nan]),
+            _series({c.LABEL_MODEL: "z", c.LABEL_VERSION: "1", **gpu}, [1.0, 2.0, 3.0, 4.0, 6.0]),
+        ],
+        c.M_MODEL_LOAD_SECONDS: [
+            _series({c.LABEL_MODEL: "m", c.LABEL_VERSION: "1"}, [3.0, 9.0, 2.0, nan, 1.0]),
+            _series({c.LABEL_MODEL: "m", c.LABEL_VERSION: "1", "instance": "e2"}, [4.0, 4.0, 12.0, 1.0, 1.0]),
+            _series({c.LABEL_MODEL: "n"}, [8.0, 8.0, 8.0, 8.0, 8.0]),
+        ],
+        c.M_GPU_MEMORY_HEADROOM_BYTES: [
+            _series({c.LABEL_GPU_UUID: "GPU-b"}, [9.0, 8.0, 7.0, nan, nan]),
+            _series({c.LABEL_GPU_UUID: "GPU-a"}, [1.0, 2.0, 3.0, 4.0, 5.0]),
+        ],
+        c.M_HOST_MEMORY_HEADROOM_BYTES: [_series({"instance": "e1"}, [4.0, 3.0, 2.0, 1.0, -inf])],
+        c.M_GPU_METRICS_MISSING: [_series({"instance": "e1"}, [0.0, 0.0, 1.0, nan, nan])],
+    }
+    whole = {family: frame_of(series) for family, series in every.items()}
+    reduced = {}
+    for family, series in every.items():
+        folded = []
+        for labels, stamps, values in series:  # in two slices, as read
+            state = fold_valid(None, stamps[:2], values[:2])
+            folded.append((labels, fold_valid(state, stamps[2:], values[2:])))
+        reduced[family] = frame_of(reduced_series(family, folded))
+    assert set(every) <= set(REDUCED)
+    got, expected = capacity_section(reduced, step=60.0), capacity_section(whole, step=60.0)
+    pd.testing.assert_frame_equal(got.memory, expected.memory)
+    pd.testing.assert_frame_equal(got.loads, expected.loads)
+    assert got.gpus == expected.gpus and len(got.gpus) == 2
+    assert (got.host_headroom_bytes, got.gpu_metrics_missing) == (1.0, True)
+    assert got.unlabelled == expected.unlabelled == (f"{c.M_MODEL_LOAD_SECONDS} ({c.LABEL_VERSION})",)
+    assert got.memory["bytes"].tolist() == [6.0, 6.0, 6.0] and got.loads["seconds"].tolist() == [12.0]

@@ -26,6 +26,7 @@ from triton_sre import conventions as c
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.report import command as report_command
 from triton_sre.report import prom as report_prom
+from triton_sre.report.capacity import REDUCED
 from triton_sre.report.charts import MAX_MODELS, draw_all
 from triton_sre.report.command import build_report
 from triton_sre.report.figures import HISTOGRAM_BUCKETS
@@ -252,3 +253,25 @@ def test_histogram_and_token_counters_are_reduced_as_read(
     llm = report.llm.set_index("model")
     assert len(llm) == 20
     assert set(llm["input_tokens"]) == set(llm["output_tokens"]) == {1800.0 * TRITONS}
+
+
+def test_capacity_families_are_read_as_one_sample_per_series(
+    llm_fleet: FleetPrometheus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Of the capacity families only the energy cost (averaged and integrated) is read as a frame; the
+    others reduced as read to the one sample per series the section uses."""
+    reads = _reads(monkeypatch)
+    reduced: list[str] = []
+    read_reduced = PrometheusClient.read_reduced
+
+    def recorded(self: PrometheusClient, expr: str, *args: Any, **kwargs: Any) -> Any:
+        reduced.append(expr)
+        return read_reduced(self, expr, *args, **kwargs)
+
+    monkeypatch.setattr(PrometheusClient, "read_reduced", recorded)
+    capacity = build_report(llm_fleet.url, START, END, step=60.0).capacity
+    assert set(REDUCED) <= set(reduced) and not set(REDUCED) & set(reads["frame"])
+    assert c.M_ENERGY_COST_PER_HOUR in reads["frame"]
+    assert len(capacity.memory) == 20 * TRITONS and len(capacity.loads) == 20
+    assert len(capacity.gpus) == TRITONS * llm_fleet.gpus
+    assert capacity.host_headroom_bytes == 0.25 and capacity.unlabelled == ()

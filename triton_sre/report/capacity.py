@@ -19,7 +19,16 @@ from triton_sre import conventions as c
 from triton_sre.probes import STARTUP_MARGIN_S, startup_budget
 from triton_sre.units import human_bytes
 
-__all__ = ["FAMILIES", "STARTUP_MARGIN_S", "CapacitySection", "capacity_section", "startup_budget"]
+__all__ = [
+    "FAMILIES",
+    "REDUCED",
+    "STARTUP_MARGIN_S",
+    "CapacitySection",
+    "capacity_section",
+    "fold_valid",
+    "reduced_series",
+    "startup_budget",
+]
 
 FAMILIES = (
     c.M_MODEL_MEMORY_BYTES,
@@ -32,6 +41,42 @@ FAMILIES = (
     c.M_ENERGY_COST_PER_HOUR,
     c.M_GPU_METRICS_MISSING,
 )
+LARGEST = (c.M_MODEL_LOAD_SECONDS,)
+"""Families of which the section uses the largest valid sample of each series (a load time)."""
+REDUCED = tuple(f for f in FAMILIES if f != c.M_ENERGY_COST_PER_HOUR)
+"""Families of which the section uses one valid sample per series: the last (`_last`, `_scalar`),
+or the largest for `LARGEST`. Read reduced to it (`fold_valid`, `reduced_series`), not as frames;
+the energy cost is averaged and integrated over every sample, so it stays a frame."""
+
+ValidFold = tuple[float, float, float] | None  # last valid timestamp, its value, the largest value
+
+
+def fold_valid(state: ValidFold, stamps: np.ndarray, values: np.ndarray) -> ValidFold:
+    """The next slice of a series (in time order) folded into (last valid sample's timestamp and
+    value, largest valid value): valid as `_valid` (finite, >= 0)."""
+    ok = np.flatnonzero(np.isfinite(values) & (values >= 0))
+    if not len(ok):
+        return state
+    top = float(values[ok].max())
+    last = int(ok[-1])
+    return float(stamps[last]), float(values[last]), top if state is None else max(state[2], top)
+
+
+def reduced_series(
+    family: str, folded: Sequence[tuple[Mapping[str, str], ValidFold]]
+) -> list[tuple[dict[str, str], np.ndarray, np.ndarray]]:
+    """Each series as the one sample the section reads of it (`fold_valid`'s last, or largest for
+    `LARGEST`), in the order read; a series without a valid sample as a NaN one (its labels still
+    known, as in a frame of all its samples, whose invalid ones `_valid` drops)."""
+    out = []
+    for labels, state in folded:
+        if state is None:
+            stamp, value = np.array([np.nan]), np.array([np.nan])
+        else:
+            stamp = np.array([state[0]])
+            value = np.array([state[2] if family in LARGEST else state[1]])
+        out.append((dict(labels), stamp, value))
+    return out
 
 
 @dataclass(frozen=True)

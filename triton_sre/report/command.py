@@ -238,7 +238,8 @@ def _build(
     from triton_sre.durations import format_duration
     from triton_sre.promql import counter_rate
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
-    from triton_sre.report.capacity import capacity_section
+    from triton_sre.report.capacity import REDUCED as CAPACITY_REDUCED
+    from triton_sre.report.capacity import capacity_section, fold_valid, reduced_series
     from triton_sre.report.charts import draw_all
     from triton_sre.report.figures import (
         HISTOGRAM_BUCKETS,
@@ -249,7 +250,7 @@ def _build(
         pivot_rates,
     )
     from triton_sre.report.llm import TOKEN_FAMILIES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
-    from triton_sre.report.prom import rate_window
+    from triton_sre.report.prom import frame_of, rate_window
     from triton_sre.report.queries import THROUGHPUT
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
@@ -274,8 +275,19 @@ def _build(
         )
         for family, labels in reduced.items()
     }
-    frames = {name: frame(name) for name in plan if name not in increases and name != THROUGHPUT}
-    capacity_frames = {family: frames.pop(family) for family in CAPACITY_FAMILIES}
+
+    def one_sample(family: str) -> Any:
+        """The frame of the one sample per series the capacity section reads (`reduced_series`)."""
+        expr, series = plan[family].expr, counts.get(family)
+        return frame_of(
+            reduced_series(family, client.read_reduced(expr, start, end, step, None, fold_valid, series))
+        )
+
+    # the capacity families but the energy cost: reduced as read to one sample per series
+    capacity_frames = {family: one_sample(family) for family in CAPACITY_REDUCED}
+    skip = {*increases, *capacity_frames, THROUGHPUT}
+    frames = {name: frame(name) for name in plan if name not in skip}
+    capacity_frames.update({family: frames.pop(family) for family in CAPACITY_FAMILIES if family in frames})
     frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start, triton_job), end, end, step)
     data = RangeData(start, end, step, frames, increases)
     table, summary = model_table(data)

@@ -156,6 +156,31 @@ class PrometheusClient(Prometheus):
             into[2].append(values)
         return [(labels, np.concatenate(ts), np.concatenate(vs)) for labels, ts, vs in kept.values()]
 
+    def read_reduced(
+        self,
+        expr: str,
+        start: float,
+        end: float,
+        step: float,
+        keep: tuple[str, ...] | None,
+        fold: Callable[[Any, np.ndarray, np.ndarray], Any],
+        series: int | None = None,
+    ) -> list[tuple[dict[str, str], Any]]:
+        """(the labels among `keep`, every label when None; `fold`'s state) per series of `expr`, in
+        the order first read: each slice of a series is folded into its state as read (`fold(state,
+        timestamps, values)`, the state None before its first slice). What is held is one state per
+        series, not its samples."""
+        states: dict[tuple[tuple[str, str], ...], list[Any]] = {}
+        names: dict[str, str] = {}  # one string per label value, shared by the series
+        for key, labels, stamps, values in self._slices(expr, start, end, step, series):
+            entry = states.get(key)
+            if entry is None:
+                wanted = labels if keep is None else (k for k in keep if k in labels)
+                kept = {k: names.setdefault(labels[k], labels[k]) for k in wanted}
+                entry = states[key] = [kept, None]
+            entry[1] = fold(entry[1], stamps, values)
+        return [(kept, state) for kept, state in states.values()]
+
     def read_increases(
         self,
         expr: str,
@@ -168,21 +193,19 @@ class PrometheusClient(Prometheus):
         """(the labels among `keep`, increase over the range) per series of the counter `expr`, reduced
         slice by slice as read (`triton_sre.counters.running_increase`, the same figure as the whole
         series'): what is held is one running total per series, not its samples."""
-        running: dict[tuple[tuple[str, str], ...], list[Any]] = {}
-        names: dict[str, str] = {}  # one string per label value, shared by the series
-        for key, labels, _, values in self._slices(expr, start, end, step, series):
-            state = running.get(key)
-            if state is None:
-                kept = {k: names.setdefault(labels[k], labels[k]) for k in keep if k in labels}
-                state = running[key] = [kept, 0.0, None]
-            state[1], state[2] = running_increase(values, state[1], state[2])
-        return [(kept, total) for kept, total, _ in running.values()]
+        reduced = self.read_reduced(expr, start, end, step, keep, _increase, series)
+        return [(kept, state[0]) for kept, state in reduced]
 
     def frame_range(
         self, expr: str, start: float, end: float, step: float, series: int | None = None
     ) -> pd.DataFrame:
         """Columns: every label of the series, then ``timestamp`` (s) and ``value`` (float)."""
         return frame_of(self.read_range(expr, start, end, step, series))
+
+
+def _increase(state: tuple[float, float | None] | None, _: np.ndarray, values: np.ndarray) -> Any:
+    """`read_reduced`'s fold of a counter: (increase so far, last observation)."""
+    return running_increase(values, *(state or (0.0, None)))
 
 
 def _label_columns(series: list[SeriesArrays], lengths: np.ndarray) -> Iterator[tuple[str, pd.Categorical]]:
