@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from fake_prometheus import serve
 
-from triton_sre.counters import increase, running_increase
+from triton_sre.counters import increase, running_increase, running_increases
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.report import prom as report_prom
 from triton_sre.report.prom import PrometheusClient
@@ -101,15 +101,43 @@ def test_a_counter_reduced_slice_by_slice_has_the_whole_increase() -> None:
         assert total == increase(values)  # bit for bit: the same additions in the same order
 
 
-def test_read_increases_equals_the_increase_of_the_whole_series(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_counters_folded_together_have_each_ones_increase() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        rows, width = rng.integers(1, 20), rng.integers(1, 9)
+        block = rng.random((rows, width)) * rng.choice([1.0, 1e-3, 1e9])
+        block[rng.random((rows, width)) < 0.2] = 0.0  # resets (and a first step of -0.0 never added)
+        totals = np.where(rng.random(rows) < 0.3, 0.0, rng.random(rows) * 7.3)
+        lasts = rng.random(rows)
+        for carried, given in (((totals, lasts), (totals, lasts)), ((np.zeros(rows), None), (0.0, None))):
+            got = running_increases(block.copy(), *carried)
+            for i in range(rows):
+                one = running_increase(
+                    block[i], *((given[0][i], given[1][i]) if given[1] is not None else given)
+                )
+                assert (got[0][i], got[1][i]) == one  # bit for bit
+
+
+@pytest.mark.parametrize("batch", [3, report_prom.FOLD_BATCH])
+def test_read_increases_equals_the_increase_of_the_whole_series(
+    monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    """Folded a few series at a time (`FOLD_BATCH`; 3: flushed within a slice), slices whose values
+    are all observations together, the others alone: each series' increase to the last bit."""
     rng = np.random.default_rng(3)
     stamps = [float(t) for t in range(100)]
     laws = {f"s{i}": np.cumsum(rng.random(100) * 10) % 300 for i in range(7)}  # resets every ~60 steps
+    laws["s1"][rng.random(100) < 0.1] = np.nan  # a few slices of s1 not all observations
+    laws["s2"][:30] = np.nan  # s2 observed from its 4th slice on
+    laws["s3"][50:] = -1.0
 
     def answer(query: str, asked: list[float]) -> dict[str, object]:
         rows = [int(t) for t in asked]
         result = [
-            {"metric": {"model": name, "instance": "i"}, "values": [[t, repr(law[t])] for t in rows]}
+            {
+                "metric": {"model": name, "instance": "i"},
+                "values": [[t, "NaN" if np.isnan(law[t]) else repr(law[t])] for t in rows],
+            }
             for name, law in laws.items()
         ]
         return {"resultType": "matrix", "result": result}
@@ -118,6 +146,7 @@ def test_read_increases_equals_the_increase_of_the_whole_series(monkeypatch: pyt
     try:
         client = PrometheusClient(f"http://127.0.0.1:{httpd.server_address[1]}")
         monkeypatch.setattr(report_prom, "SAMPLES_PER_ANSWER", 7 * 9)  # slices of 9 points
+        monkeypatch.setattr(report_prom, "FOLD_BATCH", batch)
         reduced = client.read_increases("x", stamps[0], stamps[-1], 1, ("model",), series=7)
     finally:
         httpd.shutdown()

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["fold_gpus", "increase", "observed", "reset_steps", "running_increase"]
+__all__ = ["fold_gpus", "increase", "observed", "reset_steps", "running_increase", "running_increases"]
 
 K = TypeVar("K", bound=Hashable)
 F = TypeVar("F", bound=Hashable)
@@ -60,6 +60,23 @@ def running_increase(
     steps = reset_steps(kept[:-1], kept[1:])
     summed = np.cumsum(np.concatenate(([total], steps)) if total else steps)[-1]
     return float(summed), float(kept[-1])
+
+
+def running_increases(
+    block: np.ndarray, totals: np.ndarray, lasts: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """`running_increase` of many counters at once: row i of `block` holds the next values of counter
+    i, every one an observation (`observed`), after its (totals[i], lasts[i]); `lasts` None when no
+    counter has had an observation yet (then every total is 0). The same floats as row by row: each
+    row's additions in the same order (`np.cumsum` along a row adds left to right)."""
+    if lasts is not None:
+        block = np.concatenate((lasts[:, None], block), axis=1)
+    if block.shape[1] < 2:
+        return totals, block[:, -1]
+    steps = reset_steps(block[:, :-1], block[:, 1:])
+    if lasts is not None:  # a total of 0 is not added (as running_increase: 0.0 + -0.0 is 0.0)
+        steps[:, 0] = np.where(totals == 0.0, steps[:, 0], totals + steps[:, 0])
+    return np.cumsum(steps, axis=1)[:, -1], block[:, -1]
 
 
 def fold_gpus(

@@ -250,7 +250,7 @@ def _build(
         pivot_rates,
     )
     from triton_sre.report.llm import TOKEN_FAMILIES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
-    from triton_sre.report.prom import frame_of, rate_window
+    from triton_sre.report.prom import each, frame_of, rate_window
     from triton_sre.report.queries import THROUGHPUT
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
@@ -280,7 +280,9 @@ def _build(
         """The frame of the one sample per series the capacity section reads (`reduced_series`)."""
         expr, series = plan[family].expr, counts.get(family)
         return frame_of(
-            reduced_series(family, client.read_reduced(expr, start, end, step, None, fold_valid, series))
+            reduced_series(
+                family, client.read_reduced(expr, start, end, step, None, each(fold_valid), series)
+            )
         )
 
     # the capacity families but the energy cost: reduced as read to one sample per series

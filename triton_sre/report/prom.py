@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from triton_sre.counters import running_increase
+from triton_sre.counters import observed, running_increase, running_increases
 from triton_sre.prom import MAX_QUERY_CHARS, PromError, Prometheus
 from triton_sre.redact import bounded
 
@@ -29,6 +29,7 @@ __all__ = [
     "SeriesArrays",
     "TooManySamples",
     "choose_step",
+    "each",
     "fitting_step",
     "frame_of",
     "rate_window",
@@ -50,6 +51,9 @@ MAX_SAMPLES_PER_QUERY = 5_000_000
 200,000 series get 25 points. More is TooManySamples, and the report picks a coarser step."""
 
 SeriesArrays = tuple[dict[str, str], np.ndarray, np.ndarray]  # labels, timestamps (s), values
+SeriesFold = Callable[[list[Any], list[tuple[np.ndarray, np.ndarray]]], list[Any]]
+FOLD_BATCH = 4096
+"""Series whose slices `read_reduced` folds at once (their arrays held until then)."""
 
 
 def choose_step(start: float, end: float, min_step: float = 1.0) -> float:
@@ -163,23 +167,40 @@ class PrometheusClient(Prometheus):
         end: float,
         step: float,
         keep: tuple[str, ...] | None,
-        fold: Callable[[Any, np.ndarray, np.ndarray], Any],
+        fold: SeriesFold,
         series: int | None = None,
     ) -> list[tuple[dict[str, str], Any]]:
-        """(the labels among `keep`, every label when None; `fold`'s state) per series of `expr`, in
-        the order first read: each slice of a series is folded into its state as read (`fold(state,
-        timestamps, values)`, the state None before its first slice). What is held is one state per
+        """(the labels among `keep`, every label when None; the folded state) per series of `expr`,
+        in the order first read. Slices are folded as read, up to `FOLD_BATCH` series at a time:
+        `fold(states, parts)` gets their states (None before a series' first slice) and each one's
+        next (timestamps, values), and returns their next states. What is held is one state per
         series, not its samples."""
-        states: dict[tuple[tuple[str, str], ...], list[Any]] = {}
+        entries: dict[tuple[tuple[str, str], ...], list[Any]] = {}
         names: dict[str, str] = {}  # one string per label value, shared by the series
+        held: list[list[Any]] = []
+        parts: list[tuple[np.ndarray, np.ndarray]] = []
+        batched: set[tuple[tuple[str, str], ...]] = set()
+
+        def flush() -> None:
+            for entry, state in zip(held, fold([e[1] for e in held], parts), strict=True):
+                entry[1] = state
+            held.clear()
+            parts.clear()
+            batched.clear()
+
         for key, labels, stamps, values in self._slices(expr, start, end, step, series):
-            entry = states.get(key)
+            if key in batched or len(held) >= FOLD_BATCH:  # a series' next slice after its last
+                flush()
+            entry = entries.get(key)
             if entry is None:
                 wanted = labels if keep is None else (k for k in keep if k in labels)
                 kept = {k: names.setdefault(labels[k], labels[k]) for k in wanted}
-                entry = states[key] = [kept, None]
-            entry[1] = fold(entry[1], stamps, values)
-        return [(kept, state) for kept, state in states.values()]
+                entry = entries[key] = [kept, None]
+            held.append(entry)
+            parts.append((stamps, values))
+            batched.add(key)
+        flush()
+        return [(kept, state) for kept, state in entries.values()]
 
     def read_increases(
         self,
@@ -203,9 +224,32 @@ class PrometheusClient(Prometheus):
         return frame_of(self.read_range(expr, start, end, step, series))
 
 
-def _increase(state: tuple[float, float | None] | None, _: np.ndarray, values: np.ndarray) -> Any:
-    """`read_reduced`'s fold of a counter: (increase so far, last observation)."""
-    return running_increase(values, *(state or (0.0, None)))
+def each(fold: Callable[[Any, np.ndarray, np.ndarray], Any]) -> SeriesFold:
+    """A `read_reduced` fold from a fold of one series' slice: `fold(state, timestamps, values)`."""
+    return lambda states, parts: [fold(state, *part) for state, part in zip(states, parts, strict=True)]
+
+
+def _increase(states: list[Any], parts: list[tuple[np.ndarray, np.ndarray]]) -> list[Any]:
+    """`read_reduced`'s fold of counters: (increase so far, last observation) per series. Series whose
+    slice has the same length and every value an observation are folded together
+    (`running_increases`, the same floats), any other one alone (`running_increase`)."""
+    out = list(states)
+    groups: dict[tuple[int, bool], list[int]] = {}
+    for i, (state, (_, values)) in enumerate(zip(states, parts, strict=True)):
+        groups.setdefault((len(values), state is not None and state[1] is not None), []).append(i)
+    for (length, has_last), rows in groups.items():
+        stacked = np.concatenate([parts[i][1] for i in rows]).reshape(len(rows), length)
+        whole = observed(stacked).all(axis=1) if length else np.zeros(len(rows), dtype=bool)
+        fast = [i for i, ok in zip(rows, whole.tolist(), strict=True) if ok]
+        for i in set(rows).difference(fast):
+            out[i] = running_increase(parts[i][1], *(states[i] or (0.0, None)))
+        if fast:
+            totals = np.array([states[i][0] if states[i] else 0.0 for i in fast])
+            lasts = np.array([states[i][1] for i in fast]) if has_last else None
+            increased, last = running_increases(stacked[whole], totals, lasts)
+            for i, total, value in zip(fast, increased.tolist(), last.tolist(), strict=True):
+                out[i] = (total, value)
+    return out
 
 
 def _label_columns(series: list[SeriesArrays], lengths: np.ndarray) -> Iterator[tuple[str, pd.Categorical]]:
