@@ -26,12 +26,21 @@ BODIES = {
     "null-data": json.dumps({"status": "success", "data": None}).encode(),
     "huge-error": json.dumps({"status": "error", "errorType": "bad_data", "error": "x" * 100_000}).encode(),
     "multi-line-error": json.dumps({"status": "error", "error": "line one\n" * 5000}).encode(),
+    # JSON that is no API answer: each was `/api/v1/query '<query>': 200`, a bare status
+    "json-null": b"null",
+    "json-list": b"[1, 2, 3]",
+    "json-string": b'"hello"',
+    "no-status": json.dumps({"data": {"resultType": "vector", "result": []}}).encode(),
 }
 SAYS = {
     "deep": "the answer is nested too deeply",
     "null-data": "unexpected answer from Prometheus: data is None",
     "huge-error": f"({MAX_ERROR_CHARS} first characters)",
     "multi-line-error": "line one line one",
+    "json-null": "HTTP 200, not a Prometheus API answer (JSON null)",
+    "json-list": "HTTP 200, not a Prometheus API answer (JSON array)",
+    "json-string": "HTTP 200, not a Prometheus API answer (JSON string)",
+    "no-status": "HTTP 200, not a Prometheus API answer (JSON status None)",
 }
 TRITON = {  # what `doctor` reads of Triton before it asks Prometheus
     "/v2": (b'{"name": "triton", "version": "2.51.0", "extensions": []}', "application/json"),

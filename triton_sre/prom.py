@@ -57,6 +57,12 @@ class PromBudgetError(PromError):
     the rest cannot be (`rollout check --deadline` shows what it read)."""
 
 
+def _json_kind(value: Any) -> str:
+    """JSON's own name of a decoded value's type (`null`, `array`), for messages."""
+    kinds = ((bool, "boolean"), (int | float, "number"), (str, "string"), (list, "array"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "null")
+
+
 def _malformed(expr: str, what: str) -> PromError:
     return PromError(f"{bounded(expr, MAX_QUERY_CHARS)}: unexpected answer from Prometheus: {what}")
 
@@ -168,7 +174,14 @@ class Prometheus:
         query = bounded(params.get("query", ""), MAX_QUERY_CHARS)
         if status != 200 or not isinstance(body, dict) or body.get("status") != "success":
             error = body.get("error") if isinstance(body, dict) else None
-            raise PromError(f"{path} {query}: {one_line(error, MAX_ERROR_CHARS) if error else status}")
+            if error:
+                raise PromError(f"{path} {query}: {one_line(error, MAX_ERROR_CHARS)}")
+            # JSON but no API answer (`null`, a list, a string, an object without `status`): say what
+            # came, not the bare HTTP status (`…: 200` read as a success)
+            what = f"status {bounded(body.get('status'))}" if isinstance(body, dict) else _json_kind(body)
+            raise PromError(
+                f"{self.url}{path} {query}: HTTP {status}, not a Prometheus API answer (JSON {what})"
+            )
         data = body.get("data")
         if not isinstance(data, dict | list):  # `"data": null`, a number: no API answers that
             raise PromError(f"{path} {query}: unexpected answer from Prometheus: data is {bounded(data)}")
