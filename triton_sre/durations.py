@@ -16,6 +16,7 @@ from triton_sre.redact import bounded
 
 __all__ = [
     "MAX_DURATION_S",
+    "MAX_SECONDS_ARG",
     "DurationError",
     "duration_arg",
     "format_duration",
@@ -85,13 +86,23 @@ def duration_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+# The largest command-line number of seconds (a timeout, an interval, a run's duration): 366 days.
+# Past ~9.2e9 s a socket timeout or a timer overflows (`--timeout 1e10` was `internal error:
+# OverflowError: timestamp out of range for platform time_t`); no wait of the CLI is meant to be longer.
+MAX_SECONDS_ARG = 366 * 86_400
+
+
 def seconds_arg(text: str) -> float:
-    """argparse type of a command-line number of seconds: finite and above 0 (a NaN, an infinite or a
-    negative timeout or interval is a usage error, exit 2, before anything starts)."""
+    """argparse type of a command-line number of seconds: finite, above 0 and at most MAX_SECONDS_ARG
+    (a NaN, an infinite, a negative or an absurd timeout or interval is a usage error, exit 2, before
+    anything starts)."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {bounded(text)}")
+    if not (math.isfinite(value) and 0 < value <= MAX_SECONDS_ARG):
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds above 0 and at most {MAX_SECONDS_ARG} (366 days), "
+            f"got {bounded(text)}"
+        )
     return value
