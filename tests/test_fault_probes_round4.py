@@ -4,14 +4,18 @@ with hostile input found (docs/failure-behaviour.md, "Fault probes, round four")
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_fault_probes import Silent, assert_clean_error, run
+from test_fault_probes import Silent, _cli, assert_clean_error, run
 
 from triton_sre import conventions as c
 from triton_sre.durations import MAX_SECONDS_ARG, seconds_arg
+from triton_sre.stack.local import STATE_FILE, Component, stop_component
 
 HUGE_SECONDS = [
     "doctor --triton-url {u} --timeout 1e10",
@@ -49,3 +53,49 @@ def test_seconds_arg_takes_up_to_its_bound_and_no_more() -> None:
     for text in (str(MAX_SECONDS_ARG + 1), "1e10", "9" * 400):
         with pytest.raises(argparse.ArgumentTypeError, match="at most"):
             seconds_arg(text)
+
+
+# -- the stack's state file -----------------------------------------------------------------------
+def _component(**fields: object) -> dict[str, object]:
+    return {"name": "exporter", "pid": 4242, "start_time": 1, "url": "u", "log": "l", "argv": [], **fields}
+
+
+BAD_STATES = {
+    "not JSON": (b"{not json", "not a stack state file"),
+    "not UTF-8": (b"\xff\xfe{}", "not a stack state file"),
+    "a list": (b"[]", "a JSON list, not an object"),
+    "components not a list": (b'{"components": 5}', "components: expected a list, got 5"),
+    "a component not an object": (b'{"components": [1]}', "components[0]: expected an object, got 1"),
+    "an unknown field": (json.dumps({"components": [_component(x=1)]}).encode(), "unknown field 'x'"),
+    "pid a string": (json.dumps({"components": [_component(pid="x")]}).encode(), "pid: expected"),
+    # killpg(0) is the caller's own process group: `stack down` ended itself with SIGTERM (exit 143)
+    "pid 0": (json.dumps({"components": [_component(pid=0)]}).encode(), "pid: expected a process id above 1"),
+    "pid -1": (json.dumps({"components": [_component(pid=-1)]}).encode(), "pid: expected"),
+    "pid 1": (json.dumps({"components": [_component(pid=1)]}).encode(), "pid: expected"),
+}
+
+
+@pytest.mark.parametrize("command", ["status", "down"])
+@pytest.mark.parametrize("kind", list(BAD_STATES))
+def test_a_state_file_that_is_not_what_stack_up_writes_is_exit_2_and_nothing_is_signalled(
+    tmp_path: Path, command: str, kind: str
+) -> None:
+    """Each was `internal error: JSONDecodeError / AttributeError / TypeError`; with pid 0, `stack down`
+    sent SIGTERM to its own process group."""
+    body, says = BAD_STATES[kind]
+    (tmp_path / STATE_FILE).write_bytes(body)
+    proc = _cli(["stack", command, "--workdir", str(tmp_path)], tmp_path, start_new_session=True)
+    _, err = (data.decode("utf-8", "replace") for data in proc.communicate(timeout=60))
+    assert proc.returncode != -signal.SIGTERM, "stack down signalled its own process group"
+    assert_clean_error(proc.returncode, err, c.EXIT_USAGE, str(tmp_path / STATE_FILE), says)
+    assert "internal error" not in err and "stopping" not in err
+    assert (tmp_path / STATE_FILE).read_bytes() == body  # kept: the processes it names are not stopped
+
+
+def test_no_process_group_below_2_is_ever_signalled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stop_component's own guard, whatever built the component (a server pid in `extra`)."""
+    signalled: list[int] = []
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: signalled.append(pgid))
+    for pid in (0, 1, -1):
+        stop_component(Component("triton", pid, 0, "u", "l", []), timeout=0.1)
+    assert signalled == []

@@ -39,6 +39,7 @@ from triton_sre.stack.local import (
     load_state,
     stop_component,
 )
+from triton_sre.stack.statefile import StateFileError, read_state
 
 GAMEDAY_MODELS = Path(__file__).resolve().parent / "models"
 ECHO_TEMPLATE = "gd_echo"
@@ -225,13 +226,13 @@ def attach_stack(stack_dir: Path, say: Callable[[str], None]) -> tuple[GamedaySt
     repository; StackError when there is none or it cannot run scenarios."""
     workdir = stack_dir.absolute()
     try:
-        raw = json.loads((workdir / STATE_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        raw = read_state(workdir / STATE_FILE)  # its components checked: no pid 0 is ever signalled
+    except StateFileError as exc:
+        raise StackError(f"cannot read the stack's state: {exc}") from None
+    if raw is None:
         raise StackError(
             f"no stack in {workdir}: start one with `triton-sre stack up --gameday --workdir {workdir}`"
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise StackError(f"cannot read the stack's state in {workdir}: {exc}") from None
+        )
     info = raw.get(GAMEDAY_INFO)
     if not isinstance(info, dict) or not isinstance(raw.get("ports"), dict):
         raise StackError(

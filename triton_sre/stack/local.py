@@ -47,6 +47,7 @@ from triton_sre.stack.loads import (
     load_every_model,
 )
 from triton_sre.stack.processes import free_ports, process_group_members
+from triton_sre.stack.statefile import read_state, signallable
 
 STATE_FILE = "stack.json"
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
@@ -138,11 +139,9 @@ def state_path(workdir: Path) -> Path:
 
 
 def load_state(workdir: Path) -> list[Component]:
-    try:
-        raw = json.loads(state_path(workdir).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    return [Component(**item) for item in raw.get("components", [])]
+    """The recorded components (StateFileError when the file is not what save_state writes)."""
+    raw = read_state(state_path(workdir))
+    return [Component(**item) for item in raw.get("components", [])] if raw else []
 
 
 def save_state(workdir: Path, components: list[Component], info: Mapping[str, Any]) -> None:
@@ -155,9 +154,8 @@ def save_state(workdir: Path, components: list[Component], info: Mapping[str, An
 
 
 def status(workdir: Path) -> dict[str, Any]:
-    try:
-        raw = json.loads(state_path(workdir).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    raw = read_state(state_path(workdir))
+    if raw is None:
         return {"workdir": str(workdir), "running": False, "components": []}
     components = [Component(**item) for item in raw.get("components", [])]
     rows = [
@@ -175,7 +173,7 @@ def status(workdir: Path) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------- stop
 def stop_component(comp: Component, timeout: float = 15.0) -> None:
     """SIGTERM the component's process group, wait, then SIGKILL what is left."""
-    if not comp.group_alive():
+    if not signallable(comp.pid) or not comp.group_alive():  # killpg(0) is the caller's own group
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(comp.pid, signal.SIGTERM)
@@ -199,7 +197,7 @@ def down(workdir: Path, say: Callable[[str], None]) -> list[str]:
         # Triton's pid (a separate group under run_triton) is swept too if it outlived its runner.
         server_pid = comp.extra.get("server_pid")
         server_start = comp.extra.get("server_start_time")
-        if isinstance(server_pid, int) and server_start is not None:
+        if signallable(server_pid) and isinstance(server_start, int):
             server = Component(comp.name, server_pid, int(server_start), comp.url, comp.log, [])
             stop_component(server)
     state_path(workdir).unlink(missing_ok=True)
