@@ -7,13 +7,18 @@ import argparse
 import json
 import os
 import signal
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_bot_delivery import SLACK_TOKEN, TOKEN, notification, ok_posts, send
 from test_fault_probes import Silent, _cli, assert_clean_error, run
 
 from triton_sre import conventions as c
+from triton_sre.bot.command import Bot
+from triton_sre.bot.config import BotSettings
+from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.durations import MAX_SECONDS_ARG, seconds_arg
 from triton_sre.stack.local import STATE_FILE, Component, stop_component
 
@@ -99,3 +104,32 @@ def test_no_process_group_below_2_is_ever_signalled(monkeypatch: pytest.MonkeyPa
     for pid in (0, 1, -1):
         stop_component(Component("triton", pid, 0, "u", "l", []), timeout=0.1)
     assert signalled == []
+
+
+# -- the bot's --log-file -------------------------------------------------------------------------
+def test_a_log_file_that_is_a_fifo_never_holds_the_bots_deliveries(tmp_path: Path) -> None:
+    """A TritonModelUnavailable alert with no Triton URL is diagnosed from `log_file`: a FIFO there
+    (no writer) blocked the one delivery thread in open() for ever, every later notification
+    pending while /healthz said 200. Now the alert's message says what the file is."""
+    fifo = tmp_path / "triton.log"
+    os.mkfifo(fifo)
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(channel="#c", listen="127.0.0.1:0", log_file=str(fifo))
+        with Bot(settings, tmp_path / "o.sqlite3", TOKEN, SLACK_TOKEN, standin.url) as bot:
+            unavailable, other = uuid.uuid4().hex[:8], uuid.uuid4().hex[:8]
+            send(bot, notification(unavailable, alertname=c.ALERT_MODEL_UNAVAILABLE, model="m"))
+            send(bot, notification(other))
+            assert standin.wait_for(lambda: bool(ok_posts(standin, other)), 15), "deliveries are held"
+            assert standin.wait_for(lambda: bool(ok_posts(standin, unavailable)), 5)
+            assert "a FIFO (named pipe), not a regular file" in json.dumps(
+                ok_posts(standin, unavailable)[0].params
+            )
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_log_file_that_is_not_a_regular_file_is_refused_at_start(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / kind
+    os.mkfifo(path) if kind == "fifo" else path.mkdir()
+    line = f"bot --channel #c --listen 127.0.0.1:0 --outbox {tmp_path / 'o.sqlite3'} --log-file {path}"
+    code, _, err = run(line.split(), tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, str(path), "not a regular file")

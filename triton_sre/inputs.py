@@ -23,6 +23,7 @@ __all__ = [
     "MAX_SPEC_BYTES",
     "InputFileError",
     "load_yaml",
+    "not_regular",
     "read_bounded",
 ]
 
@@ -50,6 +51,17 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+def not_regular(path: str | os.PathLike[str]) -> str | None:
+    """What an existing path is when it is not a regular file (`a FIFO (named pipe), not a regular
+    file`), without opening it (opening a FIFO waits for a writer); None for a regular file or a
+    path that does not exist (yet)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else f"{_kind(mode)}, not a regular file"
 
 
 def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:

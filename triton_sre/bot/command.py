@@ -22,14 +22,13 @@ from triton_sre.bot.config import DEFAULT_OUTBOX, FLAG_FIELDS, BotSettings, load
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
 from triton_sre.config import ConfigError
-from triton_sre.inputs import InputFileError, read_bounded
+from triton_sre.inputs import InputFileError, not_regular, read_bounded
 from triton_sre.shutdown import stop_on_signals, wait_until_set
 
 if TYPE_CHECKING:  # slack_sdk and jinja2 come with the [bot] extra: imported when the bot starts
     from triton_sre.bot.slack import SlackDelivery
 
 log = logging.getLogger(__name__)
-
 
 
 def add_bot_parser(commands: Any, epilog: str) -> None:
@@ -78,6 +77,8 @@ def resolve_bot_settings(args: argparse.Namespace) -> BotSettings:
     settings = replace(settings, **overrides)
     if settings.templates_dir and not Path(settings.templates_dir).is_dir():
         raise ConfigError(f"templates_dir: {settings.templates_dir} is not a directory")
+    if settings.log_file and (kind := not_regular(settings.log_file)):  # a FIFO held the delivery thread
+        raise ConfigError(f"log_file: {settings.log_file}: {kind}")
     settings.listen_address  # noqa: B018 - validates HOST:PORT
     return settings
 

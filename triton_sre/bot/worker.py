@@ -48,6 +48,7 @@ from triton_sre.bot.slack import DeliveryError, Renderer, SlackDelivery, backoff
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.durations import DurationError, parse_duration
+from triton_sre.inputs import not_regular
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.promql import q
 from triton_sre.redact import redact
@@ -354,6 +355,10 @@ class Worker:
             error = "; ".join(errors)
             if report is None and self.settings.log_file:
                 try:
+                    # checked first: opening a FIFO waits for a writer, and this thread delivers
+                    # every notification (a log replaced by a pipe after start held them all)
+                    if kind := not_regular(self.settings.log_file):
+                        raise DiagnosisError(f"{self.settings.log_file}: {kind}")
                     report, source = (
                         diagnose_log(self.settings.log_file, self.titles, self.remediations),
                         f"log {Path(self.settings.log_file).name}",
