@@ -7,6 +7,8 @@ import argparse
 import json
 import os
 import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -133,3 +135,22 @@ def test_a_log_file_that_is_not_a_regular_file_is_refused_at_start(tmp_path: Pat
     line = f"bot --channel #c --listen 127.0.0.1:0 --outbox {tmp_path / 'o.sqlite3'} --log-file {path}"
     code, _, err = run(line.split(), tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, str(path), "not a regular file")
+
+
+def test_the_missing_webhook_token_message_survives_the_redaction(tmp_path: Path) -> None:
+    """It printed `no webhook token: <redacted> $TRITON_SRE_BOT_TOKEN or --token-file`: the stderr
+    redaction took `token: set` for a secret, and the fix lost its verb."""
+    argv = [sys.executable, "-m", "triton_sre.cli", "bot", "--channel", "#c", "--listen", "127.0.0.1:0"]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env=_without_bot_token(), cwd=tmp_path, timeout=60
+    )
+    err = done.stderr
+    assert_clean_error(done.returncode, err, c.EXIT_USAGE, f"set ${c.ENV_BOT_TOKEN} or --token-file")
+    assert "<redacted>" not in err
+
+
+def _without_bot_token() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for name in (c.ENV_BOT_TOKEN, c.ENV_CONFIG):
+        env.pop(name, None)
+    return env

@@ -100,7 +100,8 @@ def read_bearer_token(token_file: str | None, environ: Mapping[str, str]) -> str
     token = environ.get(c.ENV_BOT_TOKEN, "").strip()
     if not token:
         raise ConfigError(
-            f"no webhook token: set ${c.ENV_BOT_TOKEN} or --token-file (Alertmanager sends it with "
+            # not "token: set ...": the redaction of every stderr line reads `token: <word>` as a secret
+            f"no webhook token; set ${c.ENV_BOT_TOKEN} or --token-file (Alertmanager sends it with "
             "http_config.authorization); the bot refuses unauthenticated webhooks"
         )
     return token
