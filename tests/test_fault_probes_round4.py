@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from test_bot_delivery import SLACK_TOKEN, TOKEN, notification, ok_posts, send
-from test_fault_probes import Silent, _cli, assert_clean_error, run
+from test_fault_probes import Silent, _cli, _serve, assert_clean_error, run
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
@@ -154,3 +154,25 @@ def _without_bot_token() -> dict[str, str]:
     for name in (c.ENV_BOT_TOKEN, c.ENV_CONFIG):
         env.pop(name, None)
     return env
+
+
+# -- doctor's text on what Triton says ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def escaping_triton() -> Iterator[str]:
+    """A Triton whose version and a model name carry terminal control sequences."""
+    answers = {
+        "/v2": json.dumps({"name": "t", "version": "2.51\x1b[2J", "extensions": []}).encode(),
+        "/v2/repository/index": b"[]",
+        "/v2/models/stats": b'{"model_stats": []}',
+        "/metrics": b'nv_inference_count{model="m\x1b[2J",version="1"} 5\n',
+    }
+    yield from _serve(lambda path: (answers.get(path, b"{}"), "application/json"))
+
+
+def test_doctor_text_shows_what_triton_says_escaped(tmp_path: Path, escaping_triton: str) -> None:
+    """`Triton 2.51<ESC>[2J` went to the terminal as it came: the screen was cleared."""
+    line = f"doctor --triton-url {escaping_triton} --metrics-url {escaping_triton}/metrics"
+    code, out, err = run(line.split(), tmp_path)
+    assert code in (c.EXIT_OK, c.EXIT_FAILURE), err
+    assert "Triton 2.51\\x1b[2J" in out
+    assert not any(ch in out for ch in "\x1b\r"), out[:300]

@@ -29,6 +29,7 @@ from triton_sre.doctor.checks import (
 )
 from triton_sre.doctor.pitfalls import Pitfall, applicable
 from triton_sre.durations import seconds_arg
+from triton_sre.redact import printable
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, default_spec, load_spec
 from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
 from triton_sre.ttyprogress import on_terminal
@@ -322,7 +323,9 @@ def to_text(report: Report, *, colour: bool = False) -> str:
     def paint(code: str, text: str) -> str:
         return f"{code}{text}{_RESET}" if colour else text
 
-    lines = [f"Triton {report.triton_version or '(version unknown)'}"]
+    # what the servers said (version, family and model names in `found`/`fix`) escaped: a Triton
+    # answering `2.51\x1b[2J` must not clear the terminal
+    lines = [f"Triton {printable(report.triton_version or '(version unknown)')}"]
     for check in report.checks:
         if check.ok:
             status = paint(_GREEN, "ok     ")
@@ -330,10 +333,10 @@ def to_text(report: Report, *, colour: bool = False) -> str:
             status = paint(_RED, "MISSING")
         else:
             status = paint(_YELLOW, "absent ")
-        lines.append(f"{status} {check.id}: {check.found}")
+        lines.append(f"{status} {check.id}: {printable(check.found)}")
         if not check.ok:
-            lines.append(f"        affects: {'; '.join(check.affects)}")
-            lines.append(f"        fix: {check.fix}")
+            lines.append(f"        affects: {printable('; '.join(check.affects))}")
+            lines.append(f"        fix: {printable(check.fix)}")
     if report.pitfalls:
         lines.append("")
         lines.append("Known pitfalls for this server:")
