@@ -176,3 +176,16 @@ def test_doctor_text_shows_what_triton_says_escaped(tmp_path: Path, escaping_tri
     assert code in (c.EXIT_OK, c.EXIT_FAILURE), err
     assert "Triton 2.51\\x1b[2J" in out
     assert not any(ch in out for ch in "\x1b\r"), out[:300]
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_lint_shows_control_characters_in_names_escaped(tmp_path: Path, fmt: str) -> None:
+    """A model folder named `m<ESC>[2Jx` (a repository from elsewhere) cleared the terminal: its name
+    went into every finding as it was."""
+    model = tmp_path / "repo" / "m\x1b[2Jx"
+    (model / "1").mkdir(parents=True)
+    (model / "config.pbtxt").write_text('name: "other\x1b]0;title\x07"\nbackend: "python"\n')
+    code, out, err = run(["lint", str(tmp_path / "repo"), "--format", fmt], tmp_path)
+    assert code == c.EXIT_FAILURE, err
+    assert "m\\x1b[2Jx" in out
+    assert not any(ch in out + err for ch in "\x1b\x07\r"), out[:300]

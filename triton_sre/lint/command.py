@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
 from triton_sre.lint.issue import TARGET_CPU, TARGET_GPU, LintOptions
+from triton_sre.redact import printable
 
 if TYPE_CHECKING:  # the checks are imported when lint runs, not when the CLI builds its parser
     from triton_sre.lint.runner import LintResult
@@ -157,12 +158,32 @@ def render(result: LintResult, fmt: str, base_url: str | None = None, *, colour:
         return json.dumps(_strict_json(body), indent=2) + "\n"
     if not report.findings:
         clean = f"{result.repository}: {result.models} model(s) checked, no problem found.\n"
-        return display(f"### Triton repository lint\n\n{clean}" if fmt == "markdown" else clean)
+        return _terminal_safe(f"### Triton repository lint\n\n{clean}" if fmt == "markdown" else clean)
     if fmt == "markdown":
-        return display(
+        return _terminal_safe(
             to_markdown(report, base_url).replace("### Triton triage", "### Triton repository lint", 1)
         )
-    return display(to_text(report, base_url, colour=colour))
+    return _terminal_safe(to_text(report, base_url, colour=colour), colour=colour)
+
+
+def _terminal_safe(text: str, *, colour: bool = False) -> str:
+    """`display(text)` with every control character (a folder named `m<ESC>[2J`, a config's name)
+    escaped (`\\x1b[2J`), line by line; with `colour`, the renderer's own colour codes are kept."""
+    from triton_sre.diagnosis.render import _COLOURS, _DIM, _RESET
+
+    text = display(text)
+    own = re.compile("|".join(re.escape(code) for code in (*_COLOURS.values(), _DIM, _RESET)))
+    lines = []
+    for line in text.split("\n"):
+        if colour:
+            pieces, at = [], 0
+            for match in own.finditer(line):
+                pieces += [printable(line[at : match.start()]), match.group()]
+                at = match.end()
+            lines.append("".join([*pieces, printable(line[at:])]))
+        else:
+            lines.append(printable(line))
+    return "\n".join(lines)
 
 
 def run_lint(args: argparse.Namespace) -> int:
