@@ -21,6 +21,7 @@ from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
+from triton_sre.config import ConfigError, load_config
 from triton_sre.durations import MAX_SECONDS_ARG, seconds_arg
 from triton_sre.stack.local import STATE_FILE, Component, stop_component
 
@@ -189,3 +190,15 @@ def test_lint_shows_control_characters_in_names_escaped(tmp_path: Path, fmt: str
     assert code == c.EXIT_FAILURE, err
     assert "m\\x1b[2Jx" in out
     assert not any(ch in out + err for ch in "\x1b\x07\r"), out[:300]
+
+
+@pytest.mark.parametrize("timeout", ["9999999999", "86401"])
+def test_an_exporter_timeout_past_a_day_is_refused_by_the_config(tmp_path: Path, timeout: str) -> None:
+    """`exporter: {timeout: 9999999999}` was accepted: every poll then failed inside socket.settimeout
+    (`OverflowError: timestamp out of range for platform time_t`, counted as the exporter's own bug)."""
+    path = tmp_path / "exporter.yaml"
+    path.write_text(f"exporter:\n  timeout: {timeout}\n")
+    with pytest.raises(ConfigError, match=r"exporter\.timeout: must be greater than 0 and at most 86400"):
+        load_config(path)
+    path.write_text("exporter:\n  timeout: 86400\n")
+    assert load_config(path).timeout == 86400

@@ -100,6 +100,9 @@ def _currency(where: str, value: Any) -> str:
 MIN_INTERVAL_SECONDS = 0.1
 MAX_INTERVAL_SECONDS = 86400.0
 MAX_WINDOW_SECONDS = 31 * 86400.0
+# A Triton call's timeout past ~9.2e9 s overflows socket.settimeout (every poll was `internal`); no
+# call is meant to wait longer than the longest interval.
+MAX_TIMEOUT_SECONDS = MAX_INTERVAL_SECONDS
 
 
 def _interval(where: str, value: Any) -> float:
@@ -110,13 +113,17 @@ def _window(where: str, value: Any) -> float:
     return check_number(where, value, low=0, low_inclusive=False, high=MAX_WINDOW_SECONDS)
 
 
+def _timeout(where: str, value: Any) -> float:
+    return check_number(where, value, low=0, low_inclusive=False, high=MAX_TIMEOUT_SECONDS)
+
+
 _EXPORTER_FIELDS = {
     "triton_url": check_url,
     "metrics_url": check_url,
     "listen": check_listen,
     "interval": _interval,
     "window": _window,
-    "timeout": check_positive_number,
+    "timeout": _timeout,
     "max_response_bytes": check_positive_int,
 }
 _PRICING_FIELDS = {
