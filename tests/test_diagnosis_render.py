@@ -67,3 +67,18 @@ def test_no_25_07_release_shifts_the_mapping_by_a_month() -> None:
     assert server_release_from_version(2, 75) == "26.11"
     assert server_version_of_release("25.07") is None
     assert server_version_of_release("26.11") == "2.75"
+
+
+def test_control_characters_of_a_log_never_reach_the_terminal() -> None:
+    # A log line holding a terminal title sequence and a bell (a model folder named so, a pasted
+    # shell prompt): text and Markdown show their escapes; JSON escapes its own.
+    line = (
+        "E1203 09:12:41.412870 1 model_lifecycle.cc:630] \"failed to load 'm\x07' version 1: Invalid "
+        "argument: unexpected platform type 'x\x1b]0;title\x07\x9b'\"\n"
+    )
+    report = diagnose_events(parse_text(line))
+    assert report.findings
+    for out in (to_text(report), to_markdown(report)):
+        assert not any(ch in out for ch in "\x07\x1b\x9b"), out
+        assert "\\x07" in out
+    assert "\x07" in json.loads(json.dumps(to_json(report)))["findings"][0]["evidence"][0]["text"]

@@ -23,6 +23,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.releases import server_version_of_release
 from triton_sre.diagnosis.report import Finding, Report
+from triton_sre.redact import printable
 
 __all__ = ["to_json", "to_markdown", "to_text"]
 
@@ -94,14 +95,16 @@ def _loading_line(report: Report) -> str | None:
 
 
 def _short(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
-    text = text.replace("\n", "\\n")
+    """One line of a log for text and Markdown output: a control character (a terminal title sequence, a
+    bell, a carriage return) as its escape, never sent to the terminal."""
+    text = printable(text.replace("\n", "\\n"))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _subject(f: Finding) -> str:
     if f.model is None:
         return "(server)"
-    return f"{f.model} v{f.version}" if f.version else f.model
+    return printable(f"{f.model} v{f.version}" if f.version else f.model)
 
 
 def to_text(report: Report, base_url: str | None = None, *, colour: bool = False) -> str:
