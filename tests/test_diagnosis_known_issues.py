@@ -135,6 +135,11 @@ WINDOWS_EXEC_ENV = "E0501 00:00:00.000000 1 model_lifecycle.cc:654] \"failed to 
 # "Cannot load library '<path>': <dlerror>") when the image lacks libOpenCL.so.1 (openvino_backend PR 121).
 OPENVINO_NO_OPENCL = "E0901 00:00:00.000000 1 model_lifecycle.cc:654] \"failed to load 'resnet_ov' version 1: Internal: Exception from src/inference/src/cpp/core.cpp:112:\\nException from src/inference/src/dev/plugin.cpp:53:\\nFailed to create plugin /opt/tritonserver/backends/openvino/libopenvino_intel_gpu_plugin.so for device GPU\\nPlease, check your environment\\nCannot load library '/opt/tritonserver/backends/openvino/libopenvino_intel_gpu_plugin.so': libOpenCL.so.1: cannot open shared object file: No such file or directory\\n\"\n"
 
+# The 24.08-25.03 notes' vLLM failure (vllm-project/vllm#6766, the line as vllm#10800 quotes it).
+VLLM_TP_EXPLICIT = """I1201 00:00:00.000000 1 model_lifecycle.cc:473] "loading: vllm_model:1"
+Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown, possibly due to daemon threads
+"""
+
 # (entry id, log, release inside, release before the range or None, release after the range or None, the
 # runbook of the finding that carries the advice); the releases are read from the banner.
 CASES = {
@@ -191,6 +196,8 @@ CASES = {
         "26.09",
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
     ),
+    # First listed in the 24.08 notes (server PR 7807's first commit), not in the 24.10 page's alone.
+    "vllm-tp-explicit-model-control": (VLLM_TP_EXPLICIT, "24.08", "24.07", "25.04", c.RUNBOOK_SERVER_CRASHED),
     "python-windows-execution-env": (
         WINDOWS_EXEC_ENV,
         "26.05",

@@ -55,7 +55,7 @@ Signal (11) received.
  3# std::_List_const_iterator<std::shared_ptr<triton::backend::inflight_batcher_llm::WorkItem> >::operator++() in /opt/tritonserver/backends/tensorrtllm/libtriton_tensorrtllm.so
 """
 
-# The 24.10-25.03 notes (vllm-project/vllm#6766; the line as vllm#10800 quotes it): explicit model control,
+# The 24.08-25.03 notes (vllm-project/vllm#6766; the line as vllm#10800 quotes it): explicit model control,
 # tensor_parallel_size 2, the multiprocessing executor.
 VLLM_TP_EXPLICIT = """I1201 00:00:00.000000 1 model_lifecycle.cc:473] "loading: vllm_model:1"
 INFO 12-01 00:00:10 multiproc_worker_utils.py:120] Killing local vLLM worker processes
