@@ -135,6 +135,13 @@ WINDOWS_EXEC_ENV = "E0501 00:00:00.000000 1 model_lifecycle.cc:654] \"failed to 
 # "Cannot load library '<path>': <dlerror>") when the image lacks libOpenCL.so.1 (openvino_backend PR 121).
 OPENVINO_NO_OPENCL = "E0901 00:00:00.000000 1 model_lifecycle.cc:654] \"failed to load 'resnet_ov' version 1: Internal: Exception from src/inference/src/cpp/core.cpp:112:\\nException from src/inference/src/dev/plugin.cpp:53:\\nFailed to create plugin /opt/tritonserver/backends/openvino/libopenvino_intel_gpu_plugin.so for device GPU\\nPlease, check your environment\\nCannot load library '/opt/tritonserver/backends/openvino/libopenvino_intel_gpu_plugin.so': libOpenCL.so.1: cannot open shared object file: No such file or directory\\n\"\n"
 
+# The 24.08 notes' iGPU mismatch (from 24.06): TensorRT's refusal as the notes quote it, through the TensorRT
+# backend's logger, then core's load error.
+TRT_IGPU_24_06 = """E0701 00:00:00.000000 1 logging.cc:43] 1: [stdArchiveReader.cpp::StdArchiveReader::42] Error Code 1: Serialization (Serialization assertion stdVersionRead == serializationVersion failed.Version tag does not match. Note: Current Version: 236, Serialized Engine Version: 237)
+E0701 00:00:00.000000 1 logging.cc:43] 4: [runtime.cpp::deserializeCudaEngine::65] Error Code 4: Internal Error (Engine deserialization failed.)
+E0701 00:00:00.000000 1 model_lifecycle.cc:641] "failed to load 'densenet_trt' version 1: Internal: unable to create TensorRT engine: Error Code 4: Internal Error (Engine deserialization failed.)"
+"""
+
 # The 24.08-25.03 notes' vLLM failure (vllm-project/vllm#6766, the line as vllm#10800 quotes it).
 VLLM_TP_EXPLICIT = """I1201 00:00:00.000000 1 model_lifecycle.cc:473] "loading: vllm_model:1"
 Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown, possibly due to daemon threads
@@ -195,6 +202,13 @@ CASES = {
         "25.09",
         "26.09",
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    ),
+    "tensorrt-igpu-24-06-engine-version": (
+        TRT_IGPU_24_06,
+        "24.07",
+        "24.05",
+        "24.09",
+        c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
     ),
     # First listed in the 24.08 notes (server PR 7807's first commit), not in the 24.10 page's alone.
     "vllm-tp-explicit-model-control": (VLLM_TP_EXPLICIT, "24.08", "24.07", "25.04", c.RUNBOOK_SERVER_CRASHED),
@@ -339,6 +353,13 @@ def test_a_wording_does_not_fire_on_another_cause(issue_id: str, line: str) -> N
         # Another boolean flag given an integer, and a reuse-port flag given a word, fail in every release.
         ("reuse-port-option-boolean", "23.12", REUSE_PORT_INT.replace("reuse-grpc-port", "allow-metrics")),
         ("reuse-port-option-boolean", "24.05", REUSE_PORT_INT.replace("option: 2", "option: yes")),
+        # Another engine-version mismatch in the same releases (tensorrtllm_backend#531's numbers) is not the
+        # iGPU image's.
+        (
+            "tensorrt-igpu-24-06-engine-version",
+            "24.06",
+            TRT_IGPU_24_06.replace("Current Version: 236", "Current Version: 228"),
+        ),
         # Another library the GPU plugin cannot find is not the missing OpenCL loader.
         (
             "openvino-gpu-plugin-without-opencl",
