@@ -154,3 +154,16 @@ def test_models_csv_neutralises_spreadsheet_formulas(
     with (out / "models.csv").open(encoding="utf-8", newline="") as file:
         rows = list(csv.reader(file))
     assert [row[0] for row in rows[1:]] == ["'" + label], rows
+
+
+def test_an_out_that_cannot_be_written_is_exit_2_naming_it(
+    prometheus: Callable[[Answer], str], tmp_path: Path
+) -> None:
+    # A file where the folder should be: an output that cannot be written is a usage error (exit 2), as
+    # every command's exit-code table says, not a failure while running.
+    blocked = tmp_path / "out"
+    blocked.write_text("a file, not a folder\n")
+    code, _stdout, err = run(prometheus(healthy), blocked)
+    assert code == 2
+    assert f"cannot write to {blocked}" in err and "Traceback" not in err
+    assert blocked.read_text() == "a file, not a folder\n"

@@ -392,7 +392,7 @@ def run_report(args: argparse.Namespace) -> int:
         written = write_report(report, Path(args.out), formats)
     except OSError as exc:
         _err(f"cannot write to {args.out}: {exc.strerror or exc}")
-        return c.EXIT_FAILURE
+        return c.EXIT_USAGE  # an output that cannot be written, as every command says it
     if report.table.empty:
         _err(
             "no model served or cost anything in the range (is Prometheus scraping Triton and the exporter?)"
