@@ -209,3 +209,28 @@ def test_credentials_in_an_alerts_urls_never_reach_slack(tmp_path: Path) -> None
     for secret in ("hunter2", "abc123", "pa55", "k3y"):
         assert secret not in posted
     assert "g0.expr=up" in posted  # the link still leads to the expression
+
+
+def test_a_server_down_alert_says_why_from_the_triton_log(tmp_path: Path) -> None:
+    # The server is gone, so nothing live answers: the log's own server-wide finding (here its crash) is the
+    # message's diagnosis, quoted with the line that decided it.
+    log_file = tmp_path / "triton.log"
+    log_file.write_text(
+        'I1203 09:12:41.412870 1 model_lifecycle.cc:472] "loading: detector:1"\n'
+        "Signal (11) received.\n"
+        " 0# 0x000055D1C4E4E8A9 in tritonserver\n"
+    )
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(channel="#c", listen="127.0.0.1:0", log_file=str(log_file))
+        with Bot(settings, tmp_path / "o.sqlite3", TOKEN, SLACK_TOKEN, standin.url) as bot:
+            case = uuid.uuid4().hex[:8]
+            send(bot, notification(case, alertname=c.ALERT_SERVER_DOWN))
+            assert standin.wait_for(lambda: bool(ok_posts(standin, case)), 15)
+            shown = json.dumps(ok_posts(standin, case)[0].params)
+            assert c.RUNBOOK_SERVER_CRASHED in shown and "log triton.log" in shown
+            assert "Signal (11) received." in shown
+            # ... and an alert of another kind does not read the log
+            other = uuid.uuid4().hex[:8]
+            send(bot, notification(other))
+            assert standin.wait_for(lambda: bool(ok_posts(standin, other)), 15)
+            assert c.RUNBOOK_SERVER_CRASHED not in json.dumps(ok_posts(standin, other)[0].params)

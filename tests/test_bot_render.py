@@ -424,3 +424,24 @@ def test_an_alert_of_one_cluster_names_the_cluster() -> None:
     # without the label nothing about clusters is said
     plain = enrich(parse_group(payload([_latency_alert("latency")])), Facts(), LINKS)
     assert "cluster" not in plain.title and "cluster `" not in json.dumps(Renderer().blocks(plain.context()))
+
+
+def test_a_server_down_alert_shows_the_logs_server_finding_else_the_models_that_stopped_it() -> None:
+    down = {**alert(0), "labels": {"alertname": c.ALERT_SERVER_DOWN, "job": "triton"}}
+    group = parse_group(payload([down], alertname=c.ALERT_SERVER_DOWN))
+
+    def finding(model: str | None, runbook: str, severity: str = "critical") -> Finding:
+        return Finding(model, "1" if model else None, runbook, runbook, severity, (Evidence(1, "x"),), "fix")
+
+    def shown(*findings: Finding) -> list[str]:
+        view = enrich(group, Facts(report=Report(findings, ()), diagnosis_source="log t.log"), LINKS)
+        return [f.runbook for a in view.alerts for f in a.findings]
+
+    crash = finding(None, c.RUNBOOK_SERVER_CRASHED)
+    model = finding("m0", c.RUNBOOK_PYTHON_MODULE_MISSING)
+    assert shown(model, crash) == [c.RUNBOOK_SERVER_CRASHED]  # what the log says of the server itself
+    # --exit-on-error: one model's failed load ended the server; a warning is never the reason
+    assert shown(model, finding(None, c.RUNBOOK_CUDA_DRIVER_MISMATCH, "warning")) == [
+        c.RUNBOOK_PYTHON_MODULE_MISSING
+    ]
+    assert shown() == []

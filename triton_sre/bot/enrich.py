@@ -207,6 +207,11 @@ def _findings_for(alert: Alert, facts: Facts, links: Links) -> list[FindingView]
         mine = [f for f in facts.report.findings if f.model == model]
         exact = [f for f in mine if not version or not f.version or f.version == version]
         chosen = (exact or mine)[:MAX_FINDINGS_PER_ALERT]
+    elif facts.report is not None and alert.name == c.ALERT_SERVER_DOWN:
+        # The server is gone: what its log says of the server itself (a crash, a port, an option), else the
+        # models that stopped it (--exit-on-error: one failed load ends the server).
+        critical = [f for f in facts.report.findings if f.severity == c.IMPACT_CRITICAL]
+        chosen = ([f for f in critical if f.model is None] or critical)[:MAX_FINDINGS_PER_ALERT]
     views = [
         FindingView(
             runbook=f.runbook,
@@ -284,8 +289,9 @@ def _ms(seconds: float) -> str:
 
 
 def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
-    is_unavailable = alert.name == c.ALERT_MODEL_UNAVAILABLE
-    findings = _findings_for(alert, facts, links) if is_unavailable else []
+    # A model that is unavailable, or a server that is down: the diagnosis says why (live, or from the log).
+    diagnosed = alert.name in (c.ALERT_MODEL_UNAVAILABLE, c.ALERT_SERVER_DOWN)
+    findings = _findings_for(alert, facts, links) if diagnosed else []
     runbook = findings[0].runbook if findings and findings[0].source != "exporter" else runbook_id_of(alert)
     is_slo = alert.name in SLO_ALERTS or bool(alert.labels.get(c.L_SLO) and alert.labels.get(c.L_WINDOW))
     is_llm = alert.name in LLM_ALERTS

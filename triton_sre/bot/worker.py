@@ -353,19 +353,23 @@ class Worker:
             if reached:
                 report, source = Report(tuple(findings), ()), "live " + ", ".join(reached)
             error = "; ".join(errors)
-            if report is None and self.settings.log_file:
-                try:
-                    # checked first: opening a FIFO waits for a writer, and this thread delivers
-                    # every notification (a log replaced by a pipe after start held them all)
-                    if kind := not_regular(self.settings.log_file):
-                        raise DiagnosisError(f"{self.settings.log_file}: {kind}")
-                    report, source = (
-                        diagnose_log(self.settings.log_file, self.titles, self.remediations),
-                        f"log {Path(self.settings.log_file).name}",
-                    )
-                except DiagnosisError as exc:
-                    error = str(exc)
-                    log.warning("group %s: log diagnosis failed: %s", group.group_key, error)
+        if report is None and self.settings.log_file and (
+            unavailable or any(a.name == c.ALERT_SERVER_DOWN for a in group.alerts)
+        ):
+            # A model the live server cannot explain, or a server that is gone (no live answer at all):
+            # its log says why (a crash, a port taken, a refused option).
+            try:
+                # checked first: opening a FIFO waits for a writer, and this thread delivers
+                # every notification (a log replaced by a pipe after start held them all)
+                if kind := not_regular(self.settings.log_file):
+                    raise DiagnosisError(f"{self.settings.log_file}: {kind}")
+                report, source = (
+                    diagnose_log(self.settings.log_file, self.titles, self.remediations),
+                    f"log {Path(self.settings.log_file).name}",
+                )
+            except DiagnosisError as exc:
+                error = str(exc)
+                log.warning("group %s: log diagnosis failed: %s", group.group_key, error)
         burn: dict[str, float] = {}
         budget: dict[str, float] = {}
         latency: dict[str, dict[str, float]] = {}
