@@ -141,3 +141,46 @@ def test_an_illegal_instruction_is_the_cpus_page() -> None:
     # platform's page, a cause class, comes before the crash's.
     for text in ("Illegal instruction (core dumped)\n", _LOADING + "Illegal instruction (core dumped)\n"):
         assert _findings(text)[0] == (c.RUNBOOK_PLATFORM_UNSUPPORTED, c.IMPACT_CRITICAL)
+
+
+@pytest.mark.parametrize(
+    "stop",
+    [
+        "Signal (15) received.",  # the exit handler (src/triton_signal.cc)
+        'I1203 09:20:00.000000 1 server.cc:307] "Waiting for in-flight requests to complete."',
+        'I1203 09:20:00.000000 1 server.cc:323] "Timeout 30: Found 1 model versions that have in-flight '
+        'inferences"\nI1203 09:20:00.100000 1 server.cc:338] "All models are stopped, unloading models"',
+    ],
+)
+def test_a_crash_after_the_server_began_to_stop_is_a_warning(stop: str) -> None:
+    text = _LOADING + _READY + stop + "\nSignal (11) received.\n 0# 0x000055D1C4E4E8A9 in tritonserver\n"
+    report = diagnose_events(parse_text(text))
+    crash = report.findings[0]
+    assert (crash.runbook, crash.severity) == (c.RUNBOOK_SERVER_CRASHED, c.IMPACT_WARNING)
+    assert "after the server began to stop" in crash.remediation
+    assert not report.has_failure
+    # ... while the same crash before the stop is the failure it is
+    early = diagnose_events(parse_text(_LOADING + _READY + "Signal (11) received.\n" + stop + "\n"))
+    assert (early.findings[0].runbook, early.findings[0].severity) == (
+        c.RUNBOOK_SERVER_CRASHED,
+        c.IMPACT_CRITICAL,
+    )
+    # ... and so is a crash of the next run, when the log holds a restart (a load starts after the stop)
+    rerun = _LOADING + _READY + stop + "\n" + _LOADING + "Signal (11) received.\n"
+    again = diagnose_events(parse_text(rerun))
+    assert (again.findings[0].runbook, again.findings[0].severity) == (
+        c.RUNBOOK_SERVER_CRASHED,
+        c.IMPACT_CRITICAL,
+    )
+
+
+def test_a_crash_at_exit_comes_after_the_failure_that_stopped_the_server() -> None:
+    failed = (
+        'E1203 09:12:42.100000 1 model_lifecycle.cc:630] "failed to load \'detector\' version 1: Invalid '
+        "argument: unexpected platform type 'onnxruntime_onx'\"\n"
+        "Signal (15) received.\n"
+        "Segmentation fault (core dumped)\n"
+    )
+    found = _findings(_LOADING + failed)
+    assert found[0] == (c.RUNBOOK_BACKEND_NOT_FOUND, c.IMPACT_CRITICAL)
+    assert (c.RUNBOOK_SERVER_CRASHED, c.IMPACT_CRITICAL) not in found

@@ -404,6 +404,8 @@ class Diagnoser(VerdictReader):
             # first suspects of the crash.
             found = tuple(_crashed_while_loading(f, loading) for f in found)
             loading = ()
+        if (stopping := self._progress.stopping_line) is not None:
+            found = _crashes_while_stopping(found, stopping)
         return Report(found, tuple(unmatched), self.harmless_lines, self._index, release, loading)
 
 
@@ -438,3 +440,20 @@ def _crashed_while_loading(finding: Finding, loading: tuple[str, ...]) -> Findin
     suspects = "that model's backend is the first suspect" if one else "their backends are the first suspects"
     note = f"It crashed while loading {names}: {suspects}."
     return dataclasses.replace(finding, remediation=f"{note} {finding.remediation}".strip())
+
+
+def _crashes_while_stopping(found: tuple[Finding, ...], stopping: int) -> tuple[Finding, ...]:
+    """A crash after the server began to stop ended a server that served no more: a warning (its exit
+    status is still not 0, which a restart policy or a job may count), listed after what failed."""
+    out = []
+    for f in found:
+        late = bool(f.evidence) and f.evidence[0].line > stopping
+        if f.runbook == c.RUNBOOK_SERVER_CRASHED and f.model is None and late:
+            note = (
+                f"It crashed after the server began to stop (line {stopping}): no request was being served, "
+                "but the exit status is not 0."
+            )
+            fix = f"{note} {f.remediation}".strip()
+            f = dataclasses.replace(f, severity=c.IMPACT_WARNING, remediation=fix)
+        out.append(f)
+    return tuple(sorted(out, key=lambda f: f.severity != c.IMPACT_CRITICAL))

@@ -11,6 +11,12 @@ every release since the lifecycle split, 21.xx on; ``model_repository_manager.cc
 
 A model whose start is in the log and whose outcome is not is reported as still loading, so the
 reader knows the outcome is missing rather than absent (`Report.still_loading`).
+
+It also notes where the server began to stop: its exit handler's ``Signal (15) received.`` / ``Signal (2)
+received.`` (server ``src/triton_signal.cc``), then ``Waiting for in-flight requests to complete.``,
+``Timeout N: Found M live models ...`` and ``All models are stopped, unloading models`` (``src/main.cc``,
+20.xx on). A crash after that line ended a server that was already stopping (`stopping_line`), unless a
+load starts in between (the log holds the next run).
 """
 
 from __future__ import annotations
@@ -30,6 +36,19 @@ _OUTCOME: Final = re.compile(
 )
 # (the parser has already unquoted 24.06's JSON-escaped messages: these words start the message)
 _FIRST_WORDS: Final = ("loading: ", "successfully ", "failed to load '", "unloading: ")
+_STOP_WORDS: Final = (
+    "Signal (15) received",
+    "Signal (2) received",
+    "Waiting for in-flight requests",
+    "Timeout ",
+    "All models are stopped",
+)
+_STOP: Final = re.compile(
+    r"Signal \((?:15|2)\) received|Waiting for in-flight requests to complete"
+    r"|Timeout \d+: Found \d+ live models|All models are stopped, unloading models"
+)
+_STOP_LINE: Final = re.compile(rf"(?m)^[ \t]*(?:{_STOP.pattern})")
+"""The same words on a later line of an event (an unprefixed line folded under the line before it)."""
 MAX_TRACKED: Final = 10_000
 """Models followed at once (a log of a huge repository must not grow this without bound)."""
 
@@ -39,17 +58,27 @@ class LoadProgress:
 
     def __init__(self) -> None:
         self._open: dict[str, str] = {}
+        self.stopping_line: int | None = None
+        """The first line at which the server began to stop (its exit handler's words), if any."""
 
     def note(self, event: LogEvent) -> None:
         if event.source == SOURCE_TABLE:
             if event.model is not None:
                 self._open.pop(event.model, None)
             return
+        if self.stopping_line is None:
+            message = event.message
+            if message.startswith(_STOP_WORDS) and _STOP.match(message):
+                self.stopping_line = event.line
+                return
+            if "\n" in message and (stop := _STOP_LINE.search(message)) is not None:
+                self.stopping_line = event.line + message.count("\n", 0, stop.start())
         if not event.message.startswith(_FIRST_WORDS):  # most lines: one C-level prefix test
             return
         first = event.message.split("\n", 1)[0]
         start = _START.match(first)
         if start:
+            self.stopping_line = None  # a server that loads again is another run (a restart in one log)
             if len(self._open) < MAX_TRACKED or start["model"] in self._open:
                 self._open[start["model"]] = start["version"]
             return
