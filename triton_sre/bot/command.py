@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
-from triton_sre.bot.config import DEFAULT_OUTBOX, FLAG_FIELDS, BotSettings, load_bot_config
+from triton_sre.bot.config import DEFAULT_OUTBOX, BotSettings, flag_settings, load_bot_config
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
 from triton_sre.config import ConfigError
@@ -70,7 +70,7 @@ def add_bot_parser(commands: Any, epilog: str) -> None:
 
 def resolve_bot_settings(args: argparse.Namespace) -> BotSettings:
     settings = load_bot_config(args.config) if args.config else BotSettings()
-    overrides = {k: getattr(args, k) for k in FLAG_FIELDS if getattr(args, k, None)}
+    overrides = flag_settings(vars(args))
     for key in ("templates_dir", "log_file"):
         if getattr(args, key, None):
             overrides[key] = getattr(args, key)

@@ -207,6 +207,17 @@ FLAG_FIELDS = (
 )
 
 
+def flag_settings(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings given as flags (`FLAG_FIELDS`), each checked as its config key is, named `--flag`:
+    an empty value is refused like `export --listen ''`, never read as "not given" (`--listen ''`
+    listened on the default address)."""
+    return {
+        key: _FIELDS[key](f"--{key.replace('_', '-')}", flags[key])
+        for key in FLAG_FIELDS
+        if flags.get(key) is not None
+    }
+
+
 def settings_from_mapping(data: Any, source: str) -> BotSettings:
     if data is None:
         data = {}

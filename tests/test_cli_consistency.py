@@ -1,0 +1,38 @@
+"""Commands that take the same kind of option check it the same way (left open by the fault probes'
+round four, docs/failure-behaviour.md): an empty listen address, options beside `gameday --list`,
+an empty `report --out`, and what the bot logs when Slack cannot be reached."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_fault_probes import assert_clean_error, run
+
+from triton_sre import conventions as c
+from triton_sre.bot.command import resolve_bot_settings
+from triton_sre.cli import build_parser
+from triton_sre.config import ConfigError, resolve_settings
+
+
+# -- an empty listen address ----------------------------------------------------------------------
+def test_an_empty_listen_address_is_refused_by_the_bot_as_by_the_exporter() -> None:
+    """`bot --listen ''` listened on the default address (the empty flag was read as "not given")
+    where `export --listen ''` is a usage error."""
+    parser = build_parser()
+    with pytest.raises(ConfigError) as exporter:
+        resolve_settings(vars(parser.parse_args(["export", "--listen", ""])), environ={})
+    with pytest.raises(ConfigError) as bot:
+        resolve_bot_settings(parser.parse_args(["bot", "--channel", "#c", "--listen", ""]))
+    assert str(bot.value) == str(exporter.value)
+    assert str(bot.value).startswith("--listen: ")
+    with pytest.raises(ConfigError, match=r"^--channel: "):  # every flag of the bot's settings alike
+        resolve_bot_settings(parser.parse_args(["bot", "--channel", ""]))
+    given = resolve_bot_settings(parser.parse_args(["bot", "--channel", "#c", "--listen", "127.0.0.1:0"]))
+    assert (given.listen, given.channel) == ("127.0.0.1:0", "#c")
+
+
+@pytest.mark.parametrize("command", ["export", "bot --channel #c"])
+def test_an_empty_listen_address_is_exit_2_by_name(tmp_path: Path, command: str) -> None:
+    code, _, err = run([*command.split(), "--listen", ""], tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, "--listen: expected HOST:PORT")
