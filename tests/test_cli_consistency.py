@@ -4,6 +4,7 @@ an empty `report --out`, and what the bot logs when Slack cannot be reached."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,23 @@ def test_an_empty_listen_address_is_refused_by_the_bot_as_by_the_exporter() -> N
 def test_an_empty_listen_address_is_exit_2_by_name(tmp_path: Path, command: str) -> None:
     code, _, err = run([*command.split(), "--listen", ""], tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, "--listen: expected HOST:PORT")
+
+
+# -- gameday --list -------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "options",
+    ["--scale 0", "--scale nan", "--scale 1e9", "--attach {tmp} --workdir {tmp}", "--attach {tmp}/missing"],
+)
+def test_gameday_list_checks_its_options_as_a_run_does(tmp_path: Path, options: str) -> None:
+    """`gameday --list --scale 0` listed the scenarios, exit 0, where a run says what is wrong, exit 2."""
+    argv = ["gameday", *options.format(tmp=tmp_path).split()]
+    code, _, err = run(argv, tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE)
+    listed, out, listed_err = run([*argv, "--list"], tmp_path)
+    assert (listed, listed_err, out) == (code, err, "")
+
+
+def test_gameday_list_with_valid_options_lists(tmp_path: Path) -> None:
+    code, out, err = run(["gameday", "--list", "--scale", "1", "--format", "json"], tmp_path)
+    assert code == c.EXIT_OK, err
+    assert json.loads(out)["scenarios"]

@@ -126,6 +126,20 @@ def _load() -> str:
     return f"{os.cpu_count()} cores, load average {one:.1f} (1 min) / {five:.1f} (5 min)"
 
 
+def _option_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options, checked alike with and without --list (which took
+    `--scale 0` without a word)."""
+    from triton_sre.gameday.scaling import factor_problem
+
+    if problem := factor_problem("--scale", args.scale):
+        return problem
+    if args.attach is not None and args.workdir is not None:
+        return "--attach and --workdir exclude each other"
+    if args.attach is not None and not args.attach.is_dir():  # a mistyped path: usage, like --workdir's
+        return f"--attach {args.attach.absolute()}: no such directory"
+    return None
+
+
 def run_gameday(args: argparse.Namespace) -> int:
     from triton_sre.gameday.scenarios import ScenarioFileError
 
@@ -137,22 +151,14 @@ def run_gameday(args: argparse.Namespace) -> int:
     except KeyError as exc:
         _say(f"unknown scenario {exc.args[0]} (see --list)")
         return c.EXIT_USAGE
+    if problem := _option_problem(args):
+        _say(problem)
+        return c.EXIT_USAGE
     if args.list:
         _list(scenarios, args.format)
         return c.EXIT_OK
-    from triton_sre.gameday.scaling import factor_problem
-
-    if problem := factor_problem("--scale", args.scale):
-        print(f"triton-sre gameday: {problem}", file=sys.stderr)
-        return c.EXIT_USAGE
-    if args.attach is not None and args.workdir is not None:
-        print("triton-sre gameday: --attach and --workdir exclude each other", file=sys.stderr)
-        return c.EXIT_USAGE
     if args.attach is not None:
         workdir = args.attach.absolute()
-        if not workdir.is_dir():  # a mistyped path, not a stack that failed: usage, like --workdir's
-            _say(f"--attach {workdir}: no such directory")
-            return c.EXIT_USAGE
     else:
         workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="triton-sre-gameday-"))).absolute()
         workdir.mkdir(parents=True, exist_ok=True)
