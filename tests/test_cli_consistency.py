@@ -5,6 +5,7 @@ an empty `report --out`, and what the bot logs when Slack cannot be reached."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,15 @@ def test_gameday_list_with_valid_options_lists(tmp_path: Path) -> None:
     code, out, err = run(["gameday", "--list", "--scale", "1", "--format", "json"], tmp_path)
     assert code == c.EXIT_OK, err
     assert json.loads(out)["scenarios"]
+
+
+# -- report --out ''  -----------------------------------------------------------------------------
+@pytest.mark.parametrize("out", ["", " "])
+def test_report_refuses_an_empty_out_before_asking_prometheus(tmp_path: Path, out: str) -> None:
+    """`report --out ''` wrote report.md, report.html and the CSVs into the current directory."""
+    with socket.socket() as sock:  # a port just free: a query there is refused at once
+        sock.bind(("127.0.0.1", 0))
+        prometheus = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    code, _, err = run(["report", "--prometheus-url", prometheus, "--out", out], tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, "--out", "must name a folder")
+    assert list(tmp_path.iterdir()) == []

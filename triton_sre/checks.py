@@ -30,6 +30,7 @@ __all__ = [
     "check_positive_int",
     "check_positive_number",
     "check_url",
+    "out_folder_arg",
     "parse_listen",
     "read_yaml",
     "runbook_base_arg",
@@ -138,6 +139,14 @@ def runbook_base_arg(text: str) -> str:
             f"must not contain '{{{{' or '}}}}' (Prometheus reads alert annotations as Go templates), "
             f"got {bounded(text)}"
         )
+    return text
+
+
+def out_folder_arg(text: str) -> str:
+    """argparse type of an output folder flag (``report --out``): not empty or blank, since an empty path
+    is the current directory (``--out ''`` wrote the report there), else a usage error, exit 2."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must name a folder, got {bounded(text)} (use . for this one)")
     return text
 
 

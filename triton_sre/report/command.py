@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.checks import out_folder_arg
 from triton_sre.durations import seconds_arg
 from triton_sre.redact import bounded
 
@@ -60,7 +61,9 @@ def add_report_parser(commands: Any, epilog: str) -> None:
     parser.add_argument(
         "--step", type=seconds_arg, help="query resolution in seconds (default: range / 2000, at least 1)"
     )
-    parser.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT})")
+    parser.add_argument(
+        "--out", type=out_folder_arg, default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT})"
+    )
     parser.add_argument(
         "--format",
         default="md,html,csv",
