@@ -5,14 +5,19 @@ an empty `report --out`, and what the bot logs when Slack cannot be reached."""
 from __future__ import annotations
 
 import json
+import logging
 import socket
+import uuid
 from pathlib import Path
 
 import pytest
+from test_bot_delivery import SLACK_TOKEN, TOKEN, notification, ok_posts, send
 from test_fault_probes import assert_clean_error, run
 
 from triton_sre import conventions as c
-from triton_sre.bot.command import resolve_bot_settings
+from triton_sre.bot.command import Bot, resolve_bot_settings
+from triton_sre.bot.config import BotSettings
+from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.cli import build_parser
 from triton_sre.config import ConfigError, resolve_settings
 
@@ -70,3 +75,42 @@ def test_report_refuses_an_empty_out_before_asking_prometheus(tmp_path: Path, ou
     code, _, err = run(["report", "--prometheus-url", prometheus, "--out", out], tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, "--out", "must name a folder")
     assert list(tmp_path.iterdir()) == []
+
+
+# -- the bot when Slack cannot be reached ---------------------------------------------------------
+def test_an_unreachable_slack_is_one_clear_line_per_attempt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each attempt logged slack_sdk's ERROR and the worker's WARNING, both carrying urllib3's text
+    (`_HTTPPool(host=..., port=...): Max retries exceeded with url: ... NewConnectionError(...)`)."""
+    caplog.set_level(logging.INFO)
+
+    def failures() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if "stays pending" in r.getMessage()]
+
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        standin.go_down()
+        settings = BotSettings(
+            channel="#c", listen="127.0.0.1:0", retry_base_seconds=0.1, retry_max_seconds=0.2
+        )
+        with Bot(settings, tmp_path / "o.sqlite3", TOKEN, SLACK_TOKEN, standin.url) as bot:
+            case = uuid.uuid4().hex[:8]
+            send(bot, notification(case))
+            assert standin.wait_for(lambda: len(failures()) >= 2, 15), caplog.text[-2000:]
+            assert bot.outbox.pending() == 1
+            standin.come_up()
+            assert standin.wait_for(lambda: bool(ok_posts(standin, case)), 15), (
+                "not retried once Slack is back"
+            )
+    host = f"127.0.0.1:{standin.port}"
+    for record in failures():
+        message = record.getMessage()
+        assert record.levelno == logging.WARNING and "\n" not in message
+        assert f"chat_postMessage: no answer from the Slack API at {host}: Connection refused" in message
+        assert "attempt" in message and "next in" in message
+    about_slack = [
+        r for r in caplog.records if host in r.getMessage() or "Slack API server" in r.getMessage()
+    ]
+    assert about_slack == failures()  # one line per attempt: not slack_sdk's own ERROR line too
+    for bad in ("Max retries", "Pool(", "NewConnectionError", "urlopen error", SLACK_TOKEN, TOKEN):
+        assert bad not in caplog.text

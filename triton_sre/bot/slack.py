@@ -33,7 +33,8 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from triton_sre import conventions as c
 from triton_sre.bot import slack_limits as limits
-from triton_sre.bot.slack_http import DeadlineWebClient
+from triton_sre.bot.slack_http import DeadlineWebClient, SlackUnreachable
+from triton_sre.httpclient import describe
 from triton_sre.redact import REDACTED, redact
 
 log = logging.getLogger(__name__)
@@ -306,9 +307,15 @@ class SlackDelivery:
             error = _api_error(method, exc)
         except SlackClientError as exc:
             error = DeliveryError(f"{method}: {type(exc).__name__}: {exc}", retryable=True, error="network")
-        except (OSError, TimeoutError) as exc:  # URLError, connection refused/reset, socket timeout
+        except SlackUnreachable as exc:
             error = DeliveryError(
-                f"{method}: network error: {type(exc).__name__}: {exc}", retryable=True, error="network"
+                f"{method}: no answer from the Slack API at {exc.host}: {exc.reason}",
+                retryable=True,
+                error="network",
+            )
+        except (OSError, TimeoutError) as exc:  # anything else below the transport
+            error = DeliveryError(
+                f"{method}: network error: {describe(exc)}", retryable=True, error="network"
             )
         else:
             self.on_call(method.replace("_", ".", 1), "ok")

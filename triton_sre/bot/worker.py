@@ -313,11 +313,11 @@ class Worker:
             n.attempts, self.settings.retry_base_seconds, self.settings.retry_max_seconds, exc.retry_after
         )
         log.warning(
-            "group %s: delivery failed (attempt %d), retrying in %.1fs: %s",
+            "group %s: %s; the notification stays pending in the outbox, attempt %d failed, next in %.1fs",
             group.group_key,
+            exc,
             n.attempts + 1,
             delay,
-            exc,
         )
         self.outbox.retry_later(n.id, self.clock() + delay, str(exc))
 
