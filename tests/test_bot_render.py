@@ -445,3 +445,7 @@ def test_a_server_down_alert_shows_the_logs_server_finding_else_the_models_that_
         c.RUNBOOK_PYTHON_MODULE_MISSING
     ]
     assert shown() == []
+    # a restart in place reads the same log
+    restarted = {**down, "labels": {"alertname": c.ALERT_SERVER_RESTARTED, "job": "triton"}}
+    group = parse_group(payload([restarted], alertname=c.ALERT_SERVER_RESTARTED))
+    assert shown(model, crash) == [c.RUNBOOK_SERVER_CRASHED]

@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from triton_sre import conventions as c
@@ -25,6 +25,9 @@ from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.promql import escape
 from triton_sre.units import human_bytes
+
+SERVER_ALERTS: Final = frozenset({c.ALERT_SERVER_DOWN, c.ALERT_SERVER_RESTARTED})
+"""Alerts about a Triton server as a whole: its log says why it is gone or came back (a crash, a kill)."""
 
 MAX_ALERTS_SHOWN = 8
 """Alerts detailed in one message; the rest are counted (Slack allows 50 blocks)."""
@@ -207,7 +210,7 @@ def _findings_for(alert: Alert, facts: Facts, links: Links) -> list[FindingView]
         mine = [f for f in facts.report.findings if f.model == model]
         exact = [f for f in mine if not version or not f.version or f.version == version]
         chosen = (exact or mine)[:MAX_FINDINGS_PER_ALERT]
-    elif facts.report is not None and alert.name == c.ALERT_SERVER_DOWN:
+    elif facts.report is not None and alert.name in SERVER_ALERTS:
         # The server is gone: what its log says of the server itself (a crash, a port, an option), else the
         # models that stopped it (--exit-on-error: one failed load ends the server).
         critical = [f for f in facts.report.findings if f.severity == c.IMPACT_CRITICAL]
@@ -290,7 +293,7 @@ def _ms(seconds: float) -> str:
 
 def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
     # A model that is unavailable, or a server that is down: the diagnosis says why (live, or from the log).
-    diagnosed = alert.name in (c.ALERT_MODEL_UNAVAILABLE, c.ALERT_SERVER_DOWN)
+    diagnosed = alert.name == c.ALERT_MODEL_UNAVAILABLE or alert.name in SERVER_ALERTS
     findings = _findings_for(alert, facts, links) if diagnosed else []
     runbook = findings[0].runbook if findings and findings[0].source != "exporter" else runbook_id_of(alert)
     is_slo = alert.name in SLO_ALERTS or bool(alert.labels.get(c.L_SLO) and alert.labels.get(c.L_WINDOW))

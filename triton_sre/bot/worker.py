@@ -22,6 +22,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.enrich import (
+    SERVER_ALERTS,
     SLO_ALERTS,
     Facts,
     Links,
@@ -354,7 +355,7 @@ class Worker:
                 report, source = Report(tuple(findings), ()), "live " + ", ".join(reached)
             error = "; ".join(errors)
         if report is None and self.settings.log_file and (
-            unavailable or any(a.name == c.ALERT_SERVER_DOWN for a in group.alerts)
+            unavailable or any(a.name in SERVER_ALERTS for a in group.alerts)
         ):
             # A model the live server cannot explain, or a server that is gone (no live answer at all):
             # its log says why (a crash, a port taken, a refused option).

@@ -13,6 +13,7 @@ from triton_sre.promql import Matcher, by, label_sets, num, on, q, selector
 from triton_sre.slo import Spec
 
 OPERATIONAL_FILE = "triton-alerts.yaml"
+_RESTART_WINDOW = "15m"  # how far back TritonServerRestarted looks for a counter reset and a failed scrape
 
 
 def operational_groups(spec: Spec, base_url: str) -> RuleFile:
@@ -40,6 +41,22 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
             f"Prometheus cannot scrape Triton's metrics endpoint ({{{{ $labels.instance }}}}, job {tj}), "
             "or no target of that job exists: every model on it is unreachable.",
             url(c.ALERT_SERVER_DOWN),
+        ),
+        # A restart in place (the same target: a container restarted after a crash, an OOM kill or a probe)
+        # resets Triton's counters and misses at least one scrape; a model reloaded alone resets its own
+        # counters and misses none, a flaky scrape resets none, a new pod is a new target. Too quick for
+        # TritonServerDown's 2m, and it comes again: the log of the container before says why.
+        alert(
+            c.ALERT_SERVER_RESTARTED,
+            f"sum {by(server)} (resets({selector(c.NV_EXEC_COUNT, triton)}[{_RESTART_WINDOW}])) > 0\n"
+            f"and {on(server)} min_over_time({selector('up', triton)}[{_RESTART_WINDOW}]) == 0",
+            "1m",
+            c.SEVERITY_TICKET,
+            "Triton {{ $labels.instance }} restarted",
+            f"Triton {{{{ $labels.instance }}}} (job {tj}) restarted in the last {_RESTART_WINDOW}: its "
+            "counters were reset and a scrape failed. Its previous log says why (a crash, an out-of-memory "
+            "kill, a failed probe).",
+            url(c.ALERT_SERVER_RESTARTED),
         ),
         alert(
             c.ALERT_EXPORTER_DOWN,

@@ -84,6 +84,39 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         t_inst,
         0,
     )
+    t_model = {**t_inst, c.LABEL_MODEL: TEST_MODEL, c.LABEL_VERSION: TEST_VERSION}
+    counter = f"{c.NV_EXEC_COUNT}{plain_labels(t_model)}"
+    alert_test(
+        "Triton restarted in place: its counters reset and a scrape failed",
+        c.ALERT_SERVER_RESTARTED,
+        [
+            {"series": f"up{plain_labels(t_inst)}", "values": "1 1 1 0 1x10"},
+            {"series": counter, "values": "10 20 30 _ 0+10x10"},
+        ],
+        "6m",
+        t_inst,
+        1,
+    )
+    # ... and not a model reloaded alone (its counters reset, every scrape answered) nor a flaky scrape
+    # (a scrape failed, no counter reset)
+    for title, up, executions in (
+        ("a model reloaded is no restart", "1x14", "10 20 30 0+10x10"),
+        ("a missed scrape is no restart", "1 1 1 0 1x10", "10+10x13"),
+    ):
+        groups.append(
+            {
+                "name": title,
+                "interval": "1m",
+                "input_series": [
+                    {"series": f"up{plain_labels(t_inst)}", "values": up},
+                    {"series": counter, "values": executions},
+                ],
+                "alert_rule_test": [
+                    {"eval_time": at, "alertname": c.ALERT_SERVER_RESTARTED, "exp_alerts": []}
+                    for at in ("4m", "6m", "10m")
+                ],
+            }
+        )
     alert_test(
         "exporter down",
         c.ALERT_EXPORTER_DOWN,
