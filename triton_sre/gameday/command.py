@@ -37,8 +37,9 @@ def add_gameday_parser(commands: Any, epilog: str) -> None:
         description=(
             "Start the local stack (as `stack up`, with rule durations scaled down and model control on), "
             "drive steady traffic, and run fault scenarios one at a time: corrupted model file, missing "
-            "Python dependency, too little shared memory, Triton killed, p99 degraded, error burst, LLM KV "
-            "cache full, model stuck loading, exporter killed, Slack outage. For each: seconds until the "
+            "Python dependency, too little shared memory, Triton killed, Triton crashed and restarted at "
+            "once, p99 degraded, error burst, LLM KV cache full, model stuck loading, exporter killed, Slack "
+            "outage. For each: seconds until the "
             "alert fired in Prometheus, reached Alertmanager and the bot's Slack message; whether alert and "
             "diagnosis named the expected runbook; whether the restore brought the models back to READY and "
             "the alert resolved; whether a message was lost or posted twice. The stack is always stopped "

@@ -10,6 +10,7 @@ as a small Python file (`load_file`, docs/gamedays.md, examples/gameday_scenario
 from __future__ import annotations
 
 import importlib.util
+import signal
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -132,6 +133,14 @@ def restart_triton(ctx: Context) -> None:
     ctx.stack.start("triton")
 
 
+def crash_and_restart(ctx: Context) -> None:
+    """A segmentation fault, then the restart a container runtime would do at once: the same target comes
+    back, its counters from 0."""
+    ctx.stack.kill_triton_server(signal.SIGSEGV)
+    time.sleep(1.0)  # Triton's handler prints its stack and exits
+    restart_triton(ctx)
+
+
 def tail_flag(ctx: Context) -> Path:
     return ctx.model_dir(TAIL_MODEL) / "tail"
 
@@ -174,6 +183,14 @@ def builtin() -> list[Scenario]:
             lambda ctx: ctx.stack.kill_triton_server(),
             restart_triton,
             Expect(c.ALERT_SERVER_DOWN, c.ALERT_RUNBOOKS[c.ALERT_SERVER_DOWN], {}, LOADED_MODELS),
+        ),
+        Scenario(
+            "triton-crash-restarted",
+            "SIGSEGV tritonserver under traffic and start it again at once, as a restart policy would: "
+            "too quick for TritonServerDown",
+            crash_and_restart,
+            lambda ctx: None,  # already running again
+            Expect(c.ALERT_SERVER_RESTARTED, c.ALERT_RUNBOOKS[c.ALERT_SERVER_RESTARTED], {}, LOADED_MODELS),
         ),
         Scenario(
             "p99-degraded",

@@ -120,13 +120,14 @@ class GamedayStack(Stack):
         if isinstance(server_pid, int) and server_start is not None:
             stop_component(Component(name, server_pid, int(server_start), comp.url, comp.log, []))
 
-    def kill_triton_server(self) -> int:
-        """SIGKILL tritonserver itself (not its runner): a crash, as the OOM killer would do it."""
+    def kill_triton_server(self, signum: int = signal.SIGKILL) -> int:
+        """Signal tritonserver itself (not its runner): SIGKILL as the OOM killer would, SIGSEGV as a crash
+        (Triton's own handler prints ``Signal (11) received.`` and its stack, then exits)."""
         comp = self.component("triton")
         pid = comp.extra.get("server_pid")
         if not isinstance(pid, int):
             raise StackError("the Triton component has no server pid")
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, signum)
         return pid
 
     def start(self, name: str, wrapper: Sequence[str] = ()) -> Component:
