@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -321,3 +323,51 @@ def test_rate_windows_span_four_scrape_intervals() -> None:
     assert rate_window(60.0, 15.0) == 75.0  # step + one scrape, as Grafana's $__rate_interval
     frame = pd.DataFrame({"model": ["a", "a", "b"], "timestamp": [1.0, 2.0, 1.0], "value": [3.0, 4.0, 5.0]})
     assert pivot_rates(frame).to_dict() == {"a": {1.0: 3.0, 2.0: 4.0}, "b": {1.0: 5.0, 2.0: 0.0}}
+
+
+def _drawn_labels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tick and legend texts of every chart draw_all makes, as matplotlib holds them."""
+    import triton_sre.report.charts as charts
+
+    texts: list[str] = []
+    png = charts._png
+
+    def recorded(fig: Any) -> bytes:
+        for ax in fig.axes:
+            texts.extend(t.get_text() for t in ax.get_yticklabels())
+            legend = ax.get_legend()
+            if legend is not None:
+                texts.extend(t.get_text() for t in legend.get_texts())
+        return png(fig)
+
+    monkeypatch.setattr(charts, "_png", recorded)
+    return texts
+
+
+def _chart_inputs(models: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    table = pd.DataFrame(
+        {
+            "model": models,
+            "cost": [3.0, 2.0, 1.0][: len(models)],
+            "idle_cost": 0.5,
+            "cost_per_1k": 0.01,
+            "queue_share": 0.2,
+            "compute_share": 0.5,
+        }
+    )
+    throughput = pd.DataFrame(
+        np.ones((3, len(models))), index=[0.0, 60.0, 120.0], columns=pd.Index(models, name="model")
+    )
+    return table, throughput
+
+
+def test_chart_labels_show_control_characters_as_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a tab or CR in a model name was drawn as a glyph the font lacks ("Glyph 9 missing from font")
+    texts = _drawn_labels(monkeypatch)
+    table, throughput = _chart_inputs(["\tx", "a\rb", "plain"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        charts = draw_all(table, throughput, "USD")
+    assert set(charts) == set(CHARTS)
+    assert {"\\tx", "a\\rb", "plain"} <= set(texts)
+    assert not any(ch in text for text in texts for ch in "\t\r")

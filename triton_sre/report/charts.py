@@ -12,6 +12,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
+from triton_sre.redact import printable
+
 __all__ = ["CHARTS", "draw_all"]
 
 CHARTS = {
@@ -47,7 +49,8 @@ def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None
     """The report's charts. Past `MAX_MODELS` models each chart shows the first `MAX_MODELS` of the
     table (its order: cost, then inferences) or the busiest in throughput, and its title says so:
     drawing every model was 42 of the report's 79 s at 200 models (tick labels laid out one by one),
-    and 20,000 models make a PNG 900,000 pixels high that no one reads."""
+    and 20,000 models make a PNG 900,000 pixels high that no one reads. Model names are drawn through
+    `redact.printable`: a control character shows as its escape (matplotlib has no glyph for it)."""
     unit = currency or "cost"
     charts: dict[str, bytes] = {}
     of = len(table)
@@ -57,7 +60,7 @@ def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None
         busiest = throughput.sum().sort_values(ascending=False, kind="stable").index[:MAX_MODELS]
         keep = set(busiest)
         throughput = throughput[[column for column in throughput.columns if column in keep]]
-    models = table["model"].astype(str).tolist()
+    models = [printable(model) for model in table["model"].tolist()]  # a tab drawn would be a missing glyph
     height = max(2.5, 0.45 * len(models) + 1.2)
 
     fig, ax = plt.subplots(figsize=(7, height))
@@ -89,7 +92,7 @@ def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None
     if not throughput.empty:
         start = throughput.index.min()
         for model in throughput.columns:
-            ax.plot(throughput.index - start, throughput[model], label=str(model))
+            ax.plot(throughput.index - start, throughput[model], label=printable(model))
         ax.set_xlabel("seconds since the start of the range")
         ax.set_ylabel("inferences/s")
         ax.legend(fontsize="small")
