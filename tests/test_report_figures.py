@@ -371,3 +371,14 @@ def test_chart_labels_show_control_characters_as_escapes(monkeypatch: pytest.Mon
     assert set(charts) == set(CHARTS)
     assert {"\\tx", "a\\rb", "plain"} <= set(texts)
     assert not any(ch in text for text in texts for ch in "\t\r")
+
+
+def test_chart_labels_with_dollars_are_drawn_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    # two `$` made matplotlib read a model name as mathtext: `$\foo$` raised ValueError (exit 2,
+    # internal error) and `$x^2$` was drawn as a formula
+    texts = _drawn_labels(monkeypatch)
+    table, throughput = _chart_inputs(["$\\foo$", "$x^2$", "a$b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        draw_all(table, throughput, "USD")
+    assert {"\\$\\foo\\$", "\\$x^2\\$", "a\\$b"} <= set(texts)  # matplotlib draws \$ as a dollar

@@ -41,6 +41,13 @@ def _empty(fig: Figure, ax: plt.Axes, text: str) -> bytes:
     return _png(fig)
 
 
+def _label(model: object) -> str:
+    """A model name as drawn: control characters as escapes (`redact.printable`: no font has a glyph for
+    a tab), ``$`` escaped (two of them made matplotlib parse the name as mathtext, and ``$\\foo$``
+    raised ValueError out of the report)."""
+    return printable(model).replace("$", r"\$")
+
+
 def _top(title: str, shown: int, of: int) -> str:
     return title if shown >= of else f"{title} (top {shown} of {of:,} models)"
 
@@ -49,8 +56,8 @@ def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None
     """The report's charts. Past `MAX_MODELS` models each chart shows the first `MAX_MODELS` of the
     table (its order: cost, then inferences) or the busiest in throughput, and its title says so:
     drawing every model was 42 of the report's 79 s at 200 models (tick labels laid out one by one),
-    and 20,000 models make a PNG 900,000 pixels high that no one reads. Model names are drawn through
-    `redact.printable`: a control character shows as its escape (matplotlib has no glyph for it)."""
+    and 20,000 models make a PNG 900,000 pixels high that no one reads. Model names are drawn as
+    `_label` gives them: escapes for control characters, ``$`` as itself."""
     unit = currency or "cost"
     charts: dict[str, bytes] = {}
     of = len(table)
@@ -60,7 +67,7 @@ def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None
         busiest = throughput.sum().sort_values(ascending=False, kind="stable").index[:MAX_MODELS]
         keep = set(busiest)
         throughput = throughput[[column for column in throughput.columns if column in keep]]
-    models = [printable(model) for model in table["model"].tolist()]  # a tab drawn would be a missing glyph
+    models = [_label(model) for model in table["model"].tolist()]
     height = max(2.5, 0.45 * len(models) + 1.2)
 
     fig, ax = plt.subplots(figsize=(7, height))
@@ -92,7 +99,7 @@ def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None
     if not throughput.empty:
         start = throughput.index.min()
         for model in throughput.columns:
-            ax.plot(throughput.index - start, throughput[model], label=printable(model))
+            ax.plot(throughput.index - start, throughput[model], label=_label(model))
         ax.set_xlabel("seconds since the start of the range")
         ax.set_ylabel("inferences/s")
         ax.legend(fontsize="small")
