@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from fleet_standins import FleetPrometheus, model_name
+from fleet_standins import BUCKETS, FleetPrometheus, model_name
 
 from triton_sre import conventions as c
 from triton_sre.prom import PromError, Prometheus
@@ -36,6 +36,7 @@ from triton_sre.report.prom import PrometheusClient, TooManySamples, fitting_ste
 END = 1_764_003_600  # END % 7200 == 3600: the hour before it holds no reset
 START = END - 3600
 MODELS, TRITONS = 150, 10
+LLM_MODELS = 20  # of the fleet with the histogram, token and capacity families
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +215,7 @@ def test_cli_report_of_many_series(prom: FleetPrometheus, tmp_path: Path) -> Non
 
 @pytest.fixture(scope="module")
 def llm_fleet() -> FleetPrometheus:
-    with FleetPrometheus(0, models=20, tritons=TRITONS, families=True) as server:
+    with FleetPrometheus(0, models=LLM_MODELS, tritons=TRITONS, families=True) as server:
         yield server
 
 
@@ -275,3 +276,76 @@ def test_capacity_families_are_read_as_one_sample_per_series(
     assert len(capacity.memory) == 20 * TRITONS and len(capacity.loads) == 20
     assert len(capacity.gpus) == TRITONS * llm_fleet.gpus
     assert capacity.host_headroom_bytes == 0.25 and capacity.unlabelled == ()
+
+
+def _read_steps(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[float]]:
+    """The steps each expression is read at per series (`read_increases`)."""
+    steps: dict[str, set[float]] = {}
+    read_increases = PrometheusClient.read_increases
+
+    def recorded(self: PrometheusClient, expr: str, start: float, end: float, step: float, *a: Any) -> Any:
+        steps.setdefault(expr, set()).add(step)
+        return read_increases(self, expr, start, end, step, *a)
+
+    monkeypatch.setattr(PrometheusClient, "read_increases", recorded)
+    return steps
+
+
+def test_the_histogram_is_read_at_its_own_step_and_the_counters_do_not_depend_on_it(
+    llm_fleet: FleetPrometheus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A budget the counters fit at one step and the histogram's 5 buckets per series do not: the
+    buckets are read at their own coarser step, every other family at the step of a fleet without
+    the histogram, and the per-model figures other than the latency quantiles are the same."""
+    series = LLM_MODELS * TRITONS
+    monkeypatch.setattr(report_prom, "MAX_SAMPLES_PER_QUERY", series * 40)
+    steps = _read_steps(monkeypatch)
+    notes: list[str] = []
+    with FleetPrometheus(0, models=LLM_MODELS, tritons=TRITONS) as base:
+        without = build_report(base.url, START, END, on_note=notes.append)
+    assert not any(HISTOGRAM_BUCKETS in note for note in notes)
+    steps.clear()
+    with_histogram = build_report(llm_fleet.url, START, END, on_note=notes.append)
+    counter_step = fitting_step(START, END, series)
+    bucket_step = fitting_step(START, END, series * len(BUCKETS))
+    assert counter_step is not None and bucket_step is not None and bucket_step > counter_step
+    assert without.step == with_histogram.step == counter_step
+    assert steps.pop(HISTOGRAM_BUCKETS) == {bucket_step}
+    assert set(steps) >= set(c.PER_MODEL_COUNTERS)
+    assert all(read == {counter_step} for read in steps.values())
+    assert (
+        f"{series * len(BUCKETS):,} series of {HISTOGRAM_BUCKETS}: read at a {bucket_step:g}s step"
+        in (notes[-1])
+    )
+    latency = ["p50_ms", "p95_ms", "p99_ms", "latency_source"]
+    pd.testing.assert_frame_equal(
+        without.table.drop(columns=latency), with_histogram.table.drop(columns=latency)
+    )
+    table = with_histogram.table.set_index("model")
+    assert set(table["latency_source"]) == {c.LATENCY_SOURCE_HISTOGRAM}
+    assert table.loc[model_name(0), ["p50_ms", "p95_ms", "p99_ms"]].tolist() == pytest.approx([50, 95, 99])
+
+
+def test_a_histogram_larger_than_counted_raises_only_its_own_step(
+    llm_fleet: FleetPrometheus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No counts answered: the histogram's first slice learns its series, and the report starts again
+    with only the buckets' step raised (the counters fit the default step's budget)."""
+    series = LLM_MODELS * TRITONS
+    points = int((END - START) // 2) + 1  # the default step of an hour: 2 s
+    monkeypatch.setattr(report_prom, "MAX_SAMPLES_PER_QUERY", series * points)
+    monkeypatch.setattr(
+        FleetPrometheus,
+        "count_answer",
+        lambda self, query: json.dumps(
+            {"status": "success", "data": {"resultType": "vector", "result": []}}
+        ).encode(),
+    )
+    steps = _read_steps(monkeypatch)
+    notes: list[str] = []
+    report = build_report(llm_fleet.url, START, END, on_note=notes.append)
+    bucket_step = fitting_step(START, END, series * len(BUCKETS))
+    assert report.step == 2.0
+    assert steps[HISTOGRAM_BUCKETS] == {2.0, bucket_step}  # the first slice, then its own step
+    assert steps[c.NV_INFERENCE_COUNT] == {2.0}
+    assert len(notes) == 1 and HISTOGRAM_BUCKETS in notes[0]

@@ -143,9 +143,13 @@ def build_report(
     Prometheus' configuration for `triton_job`, else 1m). Each query's series are counted before
     any range is read: without `step`, a query with too many series for the default step
     (TooManySamples) raises it once to the finest step that fits, said through `on_note`; with
-    `step`, it is the caller's PromError. A query read with more series than counted (or not
-    counted) makes the report start again at the step that fits.
+    `step`, it is the caller's PromError. The first-response histogram's buckets (5 series per
+    model and server) are not counted there: they are read at their own step, the coarser of the
+    report's and the one at which they fit (`_histogram_step`), so the other families' figures do not
+    depend on whether a fleet has the histogram. A query read with more series than counted (or not
+    counted) makes the report start again at the step that fits (the histogram's own step for it).
     """
+    from triton_sre.report.figures import HISTOGRAM_BUCKETS
     from triton_sre.report.prom import PrometheusClient, TooManySamples, choose_step
     from triton_sre.ttyprogress import Progress
 
@@ -154,7 +158,10 @@ def build_report(
     client = PrometheusClient(prometheus_url)
     plan = _plan(end - start)
     counts = {name: client.series_count(query.count, end) for name, query in plan.items()}
-    step = _fitting(plan, counts, start, end, step, chosen, on_note)
+    others = {name: series for name, series in counts.items() if name != HISTOGRAM_BUCKETS}
+    step = _fitting(plan, others, start, end, step, chosen, on_note)
+    histogram = plan[HISTOGRAM_BUCKETS].expr
+    histogram_step = _histogram_step(histogram, counts.get(HISTOGRAM_BUCKETS), start, end, step, on_note)
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     try:
         while True:  # a query with more series than counted (a fleet growing meanwhile) starts again
@@ -165,7 +172,7 @@ def build_report(
                     counts,
                     start,
                     end,
-                    step,
+                    (step, histogram_step),
                     thresholds,
                     scrape_interval,
                     triton_job,
@@ -173,10 +180,15 @@ def build_report(
                     progress,
                 )
             except TooManySamples as exc:
+                if exc.expr == histogram and exc.step is not None and exc.step > histogram_step:
+                    _histogram_note(exc.series, step, exc.step, on_note)
+                    histogram_step = exc.step
+                    continue
                 if not chosen or exc.step is None or exc.step <= step:
                     raise
                 _raised(exc.series, step, exc.step, on_note)
                 step = exc.step
+                histogram_step = max(histogram_step, step)
     finally:
         if progress is not None:
             progress.finish()
@@ -190,6 +202,41 @@ def _raised(series: int, step: float, to: float, on_note: Callable[[str], None] 
             f"{series:,} series in one query: step {step:g}s raised to {to:g}s "
             f"(at most {MAX_SAMPLES_PER_QUERY:,} samples per query)"
         )
+
+
+def _histogram_note(series: int, step: float, to: float, on_note: Callable[[str], None] | None) -> None:
+    from triton_sre.report.figures import HISTOGRAM_BUCKETS
+    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY
+
+    if on_note is not None:
+        on_note(
+            f"{series:,} series of {HISTOGRAM_BUCKETS}: read at a {to:g}s step, the other families at "
+            f"{step:g}s (at most {MAX_SAMPLES_PER_QUERY:,} samples per query)"
+        )
+
+
+def _histogram_step(
+    expr: str,
+    series: int | None,
+    start: float,
+    end: float,
+    step: float,
+    on_note: Callable[[str], None] | None,
+) -> float:
+    """The step the first-response histogram's buckets are read at: the report's `step` when its
+    `series` fit `MAX_SAMPLES_PER_QUERY` at it, else the finest step at which they do (said through
+    `on_note`, with or without --step: the quantiles are of the whole range, a coarser step moves only
+    its edges). TooManySamples when not even one point per series fits."""
+    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY, TooManySamples, fitting_step
+
+    points = int((end - start) // step) + 1
+    if not series or series * points <= MAX_SAMPLES_PER_QUERY:
+        return step
+    fit = fitting_step(start, end, series)
+    if fit is None:
+        raise TooManySamples(expr, series, points, fit)
+    _histogram_note(series, step, fit, on_note)
+    return fit
 
 
 def _plan(seconds: float) -> Any:
@@ -231,13 +278,14 @@ def _build(
     counts: dict[str, int | None],
     start: float,
     end: float,
-    step: float,
+    steps: tuple[float, float],
     thresholds: Any,
     scrape_interval: float | None,
     triton_job: str,
     probe_budget_s: float | None,
     progress: Any,
 ) -> Any:
+    """The report at `steps`: the report's step, and the one the histogram's buckets are read at."""
     from triton_sre.durations import format_duration
     from triton_sre.promql import counter_rate
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
@@ -258,6 +306,7 @@ def _build(
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
 
+    step, histogram_step = steps
     if progress is not None:
         queries = iter(range(1, 1 << 62))
         client.on_query = lambda: progress.show(
@@ -274,7 +323,14 @@ def _build(
     reduced[HISTOGRAM_BUCKETS] = (*keep, c.LABEL_LE)
     increases = {
         family: increase_rows(
-            client.read_increases(plan[family].expr, start, end, step, labels, counts.get(family))
+            client.read_increases(
+                plan[family].expr,
+                start,
+                end,
+                histogram_step if family == HISTOGRAM_BUCKETS else step,
+                labels,
+                counts.get(family),
+            )
         )
         for family, labels in reduced.items()
     }

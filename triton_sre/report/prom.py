@@ -75,8 +75,8 @@ def rate_window(step: float, scrape_interval: float) -> float:
 
 
 class TooManySamples(PromError):
-    """A query answers more samples than `MAX_SAMPLES_PER_QUERY` at this step; `step` is the finest
-    step that fits (None when even one point per series would not)."""
+    """A query (`expr`) answers more samples than `MAX_SAMPLES_PER_QUERY` at this step; `step` is the
+    finest step that fits (None when even one point per series would not)."""
 
     def __init__(self, expr: str, series: int, points: int, step: float | None) -> None:
         advice = (
@@ -88,6 +88,7 @@ class TooManySamples(PromError):
             f"{bounded(expr, MAX_QUERY_CHARS)}: {series:,} series x {points:,} points is more than the "
             f"{MAX_SAMPLES_PER_QUERY:,} samples the report reads per query: {advice}"
         )
+        self.expr = expr
         self.series = series
         self.step = step
 
