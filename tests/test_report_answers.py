@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import time
 from collections.abc import Callable, Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from http.server import ThreadingHTTPServer
@@ -19,6 +20,8 @@ from typing import Any
 
 import pytest
 from fake_prometheus import Answer, serve
+from test_fault_probes import Silent, assert_clean_error
+from test_fault_probes import run as _cli_run
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
@@ -167,3 +170,28 @@ def test_an_out_that_cannot_be_written_is_exit_2_naming_it(
     assert code == 2
     assert f"cannot write to {blocked}" in err and "Traceback" not in err
     assert blocked.read_text() == "a file, not a folder\n"
+
+
+def test_timeout_bounds_each_query_of_a_silent_prometheus(tmp_path: Path) -> None:
+    """A Prometheus that accepts and never answers held the report 30 s per query (31.6 s measured);
+    `--timeout 1` ends it after about a second: exit 2, one line naming the wait."""
+    silent = Silent()
+    url = silent.url
+    try:
+        began = time.monotonic()
+        code, stdout, err = run(url, tmp_path / "out", "--timeout", "1")
+        took = time.monotonic() - began
+        assert silent.accepted.is_set()
+    finally:
+        silent.close()
+    assert_clean_error(code, err, c.EXIT_USAGE, f"Prometheus at {url} did not answer within 1s")
+    assert len(err.splitlines()) == 1 and stdout == ""
+    assert 1.0 <= took < 1.0 + 4.0, took  # one query's wait, and the report's own work beside it
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "1e10", "soon"])
+def test_timeout_is_a_number_of_seconds_above_0(tmp_path: Path, value: str) -> None:
+    line = ["report", "--prometheus-url", "http://127.0.0.1:9", "--timeout", value]
+    code, _, err = _cli_run(line, tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, "--timeout", "expected a number of seconds above 0")

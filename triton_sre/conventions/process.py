@@ -19,6 +19,9 @@ DEFAULT_LISTEN: Final = f"0.0.0.0:{EXPORTER_PORT}"
 DEFAULT_INTERVAL_SECONDS: Final = 15.0
 DEFAULT_WINDOW_SECONDS: Final = 60.0
 DEFAULT_TIMEOUT_SECONDS: Final = 5.0
+# `report`'s wait for each Prometheus answer (--timeout): a fleet's range answers of up to 1,000,000
+# samples, and counts over the whole range, take seconds where a dashboard's query takes milliseconds.
+REPORT_TIMEOUT_SECONDS: Final = 30.0
 DEFAULT_MAX_RESPONSE_BYTES: Final = 32 * 1024 * 1024
 
 ENV_TRITON_URL: Final = "TRITON_SRE_TRITON_URL"

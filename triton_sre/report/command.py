@@ -62,6 +62,12 @@ def add_report_parser(commands: Any, epilog: str) -> None:
         "--step", type=seconds_arg, help="query resolution in seconds (default: range / 2000, at least 1)"
     )
     parser.add_argument(
+        "--timeout",
+        type=seconds_arg,
+        default=c.REPORT_TIMEOUT_SECONDS,
+        help=f"seconds each Prometheus query's whole answer may take (default {c.REPORT_TIMEOUT_SECONDS:g})",
+    )
+    parser.add_argument(
         "--out", type=out_folder_arg, default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT})"
     )
     parser.add_argument(
@@ -136,8 +142,10 @@ def build_report(
     triton_job: str = c.DEFAULT_TRITON_JOB,
     probe_budget_s: float | None = None,
     on_note: Callable[[str], None] | None = None,
+    timeout: float = c.REPORT_TIMEOUT_SECONDS,
 ) -> Any:
-    """Query Prometheus and assemble the `CostReport` (charts included).
+    """Query Prometheus and assemble the `CostReport` (charts included); `timeout`: seconds each
+    query's whole answer may take.
 
     Charted rates use a window of at least four scrape intervals (`scrape_interval`, else read from
     Prometheus' configuration for `triton_job`, else 1m). Each query's series are counted before
@@ -155,7 +163,7 @@ def build_report(
 
     chosen = step is None
     step = step or choose_step(start, end)
-    client = PrometheusClient(prometheus_url)
+    client = PrometheusClient(prometheus_url, timeout)
     plan = _plan(end - start)
     counts = {name: client.series_count(query.count, end) for name, query in plan.items()}
     others = {name: series for name, series in counts.items() if name != HISTOGRAM_BUCKETS}
@@ -443,6 +451,7 @@ def run_report(args: argparse.Namespace) -> int:
             scrape,
             probe_budget_s=budget,
             on_note=_err,
+            timeout=args.timeout,
         )
     except PromError as exc:
         _err(str(exc))

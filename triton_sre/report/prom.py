@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from triton_sre import conventions as c
 from triton_sre.counters import observed, running_increase, running_increases
 from triton_sre.prom import MAX_QUERY_CHARS, PromError, Prometheus
 from triton_sre.redact import bounded
@@ -40,7 +41,8 @@ MAX_POINTS = 2000
 """Samples per series a range query asks for by default."""
 PROMETHEUS_MAX_POINTS = 11_000
 """Prometheus refuses a range query of more points per series than this."""
-TIMEOUT_S = 30.0
+TIMEOUT_S = c.REPORT_TIMEOUT_SECONDS
+"""Seconds each query's whole answer may take (`report --timeout`)."""
 SAMPLES_PER_ANSWER = 1_000_000
 """At most this many samples per range-query answer (≈ 30 MB of JSON text, decoded series by series)."""
 FIRST_SLICE_POINTS = 10
