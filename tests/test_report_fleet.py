@@ -314,7 +314,7 @@ def test_the_histogram_is_read_at_its_own_step_and_the_counters_do_not_depend_on
     assert set(steps) >= set(c.PER_MODEL_COUNTERS)
     assert all(read == {counter_step} for read in steps.values())
     assert (
-        f"{series * len(BUCKETS):,} series of {HISTOGRAM_BUCKETS}: read at a {bucket_step:g}s step"
+        f"{series * len(BUCKETS):,} series of {HISTOGRAM_BUCKETS}: read at step {bucket_step:g}s"
         in (notes[-1])
     )
     latency = ["p50_ms", "p95_ms", "p99_ms", "latency_source"]

@@ -218,7 +218,7 @@ def _histogram_note(series: int, step: float, to: float, on_note: Callable[[str]
 
     if on_note is not None:
         on_note(
-            f"{series:,} series of {HISTOGRAM_BUCKETS}: read at a {to:g}s step, the other families at "
+            f"{series:,} series of {HISTOGRAM_BUCKETS}: read at step {to:g}s, the other families at "
             f"{step:g}s (at most {MAX_SAMPLES_PER_QUERY:,} samples per query)"
         )
 
