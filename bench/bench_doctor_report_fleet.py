@@ -14,7 +14,8 @@
 
 Stand-ins run in their own processes (Python HTTP servers: their answer time is part of the wall
 figure, ~1 ms per model config on a quiet machine). Wall time, user+system CPU and peak RSS are GNU
-time's, of the CLI process only.
+time's, of the CLI process only. Each report's step (from report.md) and its stderr notes (the step
+raised, the histogram's own step) are printed before the table.
 
     python bench/bench_doctor_report_fleet.py [--models 2000,5000,20000,50000] [--series 20000,200000]
         [--targets 20000] [--only doctor,report] [--base-only]
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -39,6 +41,7 @@ from triton_sre import conventions as c
 
 TRITONS = 10
 END = 1_764_003_600
+_STEP = re.compile(r", step (\S+) s\)")  # report.md's range line
 
 
 def _serve(kind: str, size: int, urls: multiprocessing.Queue, families: bool) -> None:
@@ -99,13 +102,17 @@ def main(argv: list[str] | None = None) -> int:
             for series in (int(s) for s in args.series.split(",")):
                 prom, url = standin("range", series, families=not args.base_only)
                 command = ["report", "--prometheus-url", url, "--start", str(END - 3600), "--end", str(END)]
+                notes: list[str] = []
+                out = work / f"report-{series}"
                 rows.append(
                     (
                         f"report 1 h, {series:,} series per family"
                         + ("" if args.base_only else " + histogram, tokens, capacity"),
-                        timed([*command, "--out", str(work / f"report-{series}")], work),
+                        timed([*command, "--out", str(out)], work, notes),
                     )
                 )
+                step = _STEP.search((out / "report.md").read_text(encoding="utf-8"))
+                print(f"{rows[-1][0]}: step {step[1] if step else '?'} s; stderr: {notes}")
                 prom.terminate()
     print(f"load {os.getloadavg()[0]:.1f}")
     print_table(rows)

@@ -42,8 +42,9 @@ _FIELDS = {
 }
 
 
-def timed(args: list[str], cwd: Path) -> dict[str, float]:
-    """Run `triton-sre ARGS` under GNU time; wall/CPU seconds, peak RSS in MB and the exit code."""
+def timed(args: list[str], cwd: Path, notes: list[str] | None = None) -> dict[str, float]:
+    """Run `triton-sre ARGS` under GNU time; wall/CPU seconds, peak RSS in MB and the exit code.
+    `notes`, when given, gets the command's own stderr lines (those starting `triton-sre `)."""
     done = subprocess.run(
         [TIME, "-v", sys.executable, "-m", "triton_sre.cli", *args],
         cwd=cwd,
@@ -52,6 +53,8 @@ def timed(args: list[str], cwd: Path) -> dict[str, float]:
         text=True,
         check=False,
     )
+    if notes is not None:
+        notes.extend(line for line in done.stderr.splitlines() if line.startswith("triton-sre "))
     found = {key: pattern.search(done.stderr) for key, pattern in _FIELDS.items()}
     if not all(found.values()):
         raise SystemExit(f"no GNU time figures in: {done.stderr[-500:]}")
