@@ -127,19 +127,19 @@ def test_too_many_samples_coarsens_the_default_step_once(
         build_report(prom.url, START, END, step=2.0)
 
 
+def _no_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-in answers every series count with an empty vector (counts that say nothing)."""
+    empty = json.dumps({"status": "success", "data": {"resultType": "vector", "result": []}}).encode()
+    monkeypatch.setattr(FleetPrometheus, "count_answer", lambda self, query: empty)
+
+
 def test_a_series_count_short_of_the_read_still_starts_again(
     prom: FleetPrometheus, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A Prometheus whose counts say nothing (an empty answer): the first slice learns the series and
     the report starts again at the step that fits, as before counts were asked."""
     monkeypatch.setattr(report_prom, "MAX_SAMPLES_PER_QUERY", MODELS * TRITONS * 40)
-    monkeypatch.setattr(
-        FleetPrometheus,
-        "count_answer",
-        lambda self, query: json.dumps(
-            {"status": "success", "data": {"resultType": "vector", "result": []}}
-        ).encode(),
-    )
+    _no_counts(monkeypatch)
     notes: list[str] = []
     report = build_report(prom.url, START, END, on_note=notes.append)
     assert report.step == fitting_step(START, END, MODELS * TRITONS)
@@ -334,13 +334,7 @@ def test_a_histogram_larger_than_counted_raises_only_its_own_step(
     series = LLM_MODELS * TRITONS
     points = int((END - START) // 2) + 1  # the default step of an hour: 2 s
     monkeypatch.setattr(report_prom, "MAX_SAMPLES_PER_QUERY", series * points)
-    monkeypatch.setattr(
-        FleetPrometheus,
-        "count_answer",
-        lambda self, query: json.dumps(
-            {"status": "success", "data": {"resultType": "vector", "result": []}}
-        ).encode(),
-    )
+    _no_counts(monkeypatch)
     steps = _read_steps(monkeypatch)
     notes: list[str] = []
     report = build_report(llm_fleet.url, START, END, on_note=notes.append)
