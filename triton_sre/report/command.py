@@ -1,7 +1,7 @@
 """`triton-sre report`: cost and capacity over a time range, from Prometheus, as Markdown, HTML and CSV.
 
-Exit codes: 0 report written, 1 writing failed, 2 usage or input error (bad time range,
-Prometheus unreachable or refusing a query, unreadable SLO file).
+Exit codes: 0 report written, 2 usage, input or output error (bad time range, Prometheus unreachable
+or refusing a query, unreadable SLO file, an --out that cannot be written).
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def add_report_parser(commands: Any, epilog: str) -> None:
             "ratio and fill, queue vs compute share, p50/p95/p99 latency (histogram when Triton has "
             "one, else its summaries), and recommendations with the number "
             "and threshold behind each. Output: report.md (+ PNG charts), report.html (self-contained), "
-            "models.csv and recommendations.csv in --out. Exit codes: 0 written, 1 write failed, 2 usage "
-            "or input error (e.g. Prometheus unreachable)."
+            "models.csv and recommendations.csv in --out. Exit codes: 0 written, 2 usage, input or output "
+            "error (e.g. Prometheus unreachable, an --out that cannot be written)."
         ),
         epilog=epilog,
     )
