@@ -8,6 +8,7 @@ interval; instant queries are empty vectors unless given.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -49,7 +50,9 @@ def serve(
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            # the client may give up first (a slow stand-in under a client's --timeout): no traceback
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(body)
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     if thread:
