@@ -14,7 +14,14 @@ from __future__ import annotations
 from typing import Final
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.signals import CRASH_WORDING
+from triton_sre.diagnosis.signals import (
+    CRASH_WORDING,
+    HEAP_CHECK_ABORT,
+    HEAP_CORRUPTION_ABORT,
+    PYTHON_FATAL,
+    STACK_CHECK_ABORT,
+    UNCAUGHT_EXCEPTION,
+)
 from triton_sre.diagnosis.stack_rules import CauseRule, rx
 
 __all__ = ["CRASH_RULES"]
@@ -24,14 +31,12 @@ CRASH_RULES: Final[tuple[CauseRule, ...]] = (
         c.RUNBOOK_SERVER_CRASHED,
         rx(
             *CRASH_WORDING,
-            r"\bterminate called (?:after throwing an instance of|without an active exception)",
-            # glibc aborting on a corrupted heap (malloc/malloc.c malloc_printerr) or a smashed stack
-            # (debug/fortify_fail.c), and CPython's fatal_error (Python/pylifecycle.c), which aborts.
-            r"^(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): "
-            r"(?:double free|invalid|corrupted|memory corruption|unaligned)",
-            r"\bdouble free or corruption \(|^corrupted (?:size vs\. prev_size|double-linked list)",
-            r"\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*",
-            r"(?<![^\s\]])Fatal Python error: ",
+            rf"\b{UNCAUGHT_EXCEPTION}",
+            # the process aborts right after: glibc's heap and stack checks, CPython's fatal error
+            HEAP_CHECK_ABORT,
+            HEAP_CORRUPTION_ABORT,
+            STACK_CHECK_ABORT,
+            PYTHON_FATAL,
         ),
         "server src/triton_signal.cc; bash jobs.c; Open MPI opal/util/stacktrace.c; UCX ucs/debug/debug.c; "
         "abseil failure_signal_handler.cc; glog signalhandler.cc; CPython faulthandler, pylifecycle.c; "

@@ -69,7 +69,14 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from triton_sre.diagnosis.events import CLOSING_FAILURE
-from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
+from triton_sre.diagnosis.signals import (
+    HEAP_CHECK_ABORT,
+    HEAP_CORRUPTION_ABORT,
+    HTTP_CLIENT_ERROR,
+    PYTHON_FATAL,
+    STACK_CHECK_ABORT,
+    UNCAUGHT_EXCEPTION,
+)
 
 __all__ = [
     "COMMAND_NOT_FOUND",
@@ -206,7 +213,7 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # Java / Scala.
     r"^Exception in thread \"|^\s*Caused by: [\w.$]+(?:Exception|Error)\b",
     # C++ (libstdc++'s verbose terminate handler).
-    r"terminate called (?:after throwing an instance of|without an active exception)",
+    UNCAUGHT_EXCEPTION,
     # The backend common library's exception types (backend_model.h / backend_model_instance.h:
     # ``throw triton::backend::BackendModelInstanceException(err)`` in a backend's instance or model
     # constructor, e.g. the OpenVINO and ONNX Runtime backends): quoted by name, creation threw.
@@ -304,19 +311,12 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # "corrupted size vs. prev_size", "munmap_chunk(): invalid pointer") and its fortify/stack
     # protector reports (debug/fortify_fail.c, "*** stack smashing detected ***: terminated"): the
     # process aborts right after, a crash signature whatever precedes it.
-    Guarded(
-        r"^(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): "
-        r"(?:double free|invalid|corrupted|memory corruption|unaligned)",
-        ("(): ",),
-    ),
-    Guarded(
-        r"\bdouble free or corruption \(|^corrupted (?:size vs\. prev_size|double-linked list)",
-        ("double free", "corrupted "),
-    ),
-    Guarded(r"\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*", (" detected ***",)),
+    Guarded(HEAP_CHECK_ABORT, ("(): ",)),
+    Guarded(HEAP_CORRUPTION_ABORT, ("double free", "corrupted ")),
+    Guarded(STACK_CHECK_ABORT, (" detected ***",)),
     # CPython aborting the interpreter (Python/pylifecycle.c ``fatal_error``: "Fatal Python error: <function>:
     # <message>", then the threads' stacks): the Python process (a stub, vLLM's engine) is gone.
-    Guarded(r"(?<![^\s\]])Fatal Python error: ", ("Fatal Python error: ",)),
+    Guarded(PYTHON_FATAL, ("Fatal Python error: ",)),
     # A program refusing its own command line: glibc getopt_long (posix/getopt.c), which tritonserver's
     # parser uses ("tritonserver: unrecognized option '--x'", "invalid option -- 'x'", "option '--x'
     # requires an argument"); the server prints its usage and exits. (Also behind a prefix: a logger relaying

@@ -23,11 +23,16 @@ __all__ = [
     "CRASH_WORDING",
     "ENTRYPOINT_DRIVER_BANNER",
     "HARMLESS",
+    "HEAP_CHECK_ABORT",
+    "HEAP_CORRUPTION_ABORT",
     "HTTP_CLIENT_ERROR",
     "IMPORT_RECOVERED",
+    "PYTHON_FATAL",
     "SERVER_FAILURE",
+    "STACK_CHECK_ABORT",
     "STUB_DIED",
     "SUMMARY",
+    "UNCAUGHT_EXCEPTION",
     "backend_failure_piece",
     "crash_signal_piece",
     "is_backend_failure",
@@ -127,6 +132,21 @@ CRASH_WORDING: Final = (
 """The words in which a process's death on a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE) is
 reported: by Triton itself, the shell, a launcher, a library's own handler, the kernel, or an exit status.
 2 and 15 are a stop, 9 (137) is the OOM killer's (host-resource-exhausted)."""
+
+# The lines a library prints just before it aborts the process, failure lines by their format
+# (`severity.py`) and the crash page's (`crash_rules.py`): libstdc++'s verbose terminate handler, glibc's
+# malloc consistency checks (malloc/malloc.c ``malloc_printerr``) and fortify/stack protector
+# (debug/fortify_fail.c), CPython's ``fatal_error`` (Python/pylifecycle.c).
+UNCAUGHT_EXCEPTION: Final = r"terminate called (?:after throwing an instance of|without an active exception)"
+HEAP_CHECK_ABORT: Final = (
+    r"^(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): "
+    r"(?:double free|invalid|corrupted|memory corruption|unaligned)"
+)
+HEAP_CORRUPTION_ABORT: Final = (
+    r"\bdouble free or corruption \(|^corrupted (?:size vs\. prev_size|double-linked list)"
+)
+STACK_CHECK_ABORT: Final = r"\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*"
+PYTHON_FATAL: Final = r"(?<![^\s\]])Fatal Python error: "
 
 # Lines that say the server itself did not come up, lost its GPUs, or runs without a model a client
 # asked for: whatever else the log holds, a log with one of these is a failed log and gets at least one
