@@ -21,7 +21,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.severity import COMMAND_NOT_FOUND
 from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
 
-__all__ = ["CLASSES", "MODEL_SITE", "cause_class", "model_site_class"]
+__all__ = ["CLASSES", "MODEL_SITE", "cause_class", "model_site_class", "over_crash"]
 
 
 def _rx(*alternatives: str) -> re.Pattern[str]:
@@ -270,3 +270,11 @@ def model_site_class(text: str) -> str | None:
     """The runbook of ``text``'s cause class when that class is a model-site one (`MODEL_SITE`)."""
     found = cause_class(text)
     return found if found in MODEL_SITE else None
+
+
+def over_crash(runbook: str | None, text: str) -> str | None:
+    """``runbook``, unless it is the crash's page and ``text`` (the crash's own message: a ``what():``
+    quoting a file it cannot open) names a cause class: a crash ranks after every cause."""
+    if runbook == c.RUNBOOK_SERVER_CRASHED and (named := cause_class(text)) is not None:
+        return named
+    return runbook

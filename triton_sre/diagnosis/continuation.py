@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import Obs
 from triton_sre.diagnosis.blocks import PY_WARNING
-from triton_sre.diagnosis.classes import cause_class
+from triton_sre.diagnosis.classes import cause_class, over_crash
 from triton_sre.diagnosis.config_dump import blank_config_lines
 from triton_sre.diagnosis.events import LogEvent
 from triton_sre.diagnosis.frames import classify
@@ -111,8 +111,7 @@ def read_continuation(event: LogEvent, index: int) -> Continuation | None:
     rest = "\n".join(lines[1:])
     frames = only_frames(rest)  # a backtrace without its message: no cause known
     runbook = None if frames else classify(rest)
-    if runbook == c.RUNBOOK_SERVER_CRASHED and (named := cause_class(rest)) is not None:
-        runbook = named  # the crash's own message names a cause class (as in the engine)
+    runbook = over_crash(runbook, rest)
     decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
     if runbook is None:
         # A third-party line its own format marks as a failure (GStreamer's ERROR column, a

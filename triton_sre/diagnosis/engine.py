@@ -36,7 +36,7 @@ from triton_sre.diagnosis.blocks import (
     fails_beside_warnings,
     quiet_running_compat_banner,
 )
-from triton_sre.diagnosis.classes import cause_class
+from triton_sre.diagnosis.classes import cause_class, over_crash
 from triton_sre.diagnosis.continuation import read_continuation
 from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.lineshape import (
@@ -226,8 +226,7 @@ class Diagnoser(VerdictReader):
             and not (_FAILURE_WORD.search(message) or is_backend_failure(message))
         ):
             runbook = None  # LLM wording counts on an error line or beside failure words, not on a setting
-        if runbook == c.RUNBOOK_SERVER_CRASHED and (named := cause_class(message)) is not None:
-            runbook = named  # the crash's own message names a cause class (what() quoting a missing file)
+        runbook = over_crash(runbook, message)
         decides: Callable[[str], bool] = lambda piece: classify(piece) == runbook  # noqa: E731
         if (
             runbook is None
