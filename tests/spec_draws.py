@@ -110,6 +110,8 @@ def draw_spec(seed: int) -> dict[str, Any]:
         "scrape": {
             "triton_job": triton_job,
             "exporter_job": _pick(rng, c.DEFAULT_EXPORTER_JOB, "sre"),
+            # from the seed, not the generator: the other draws stay what they were
+            "triton_container": "tritonserver" if seed % 2 else c.DEFAULT_TRITON_CONTAINER,
             "latency_metrics": _pick(rng, [], ["summary"], ["histogram"], ["summary", "histogram"]),
         },
         "operational": {

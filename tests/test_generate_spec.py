@@ -76,6 +76,7 @@ INVALID = [
     (("slos", 1, "name"), "avail", False, ["slos[1] (avail)", "duplicate"]),
     (("slos", 1, "name"), "has space", False, ["slos[1]", "name"]),
     (("scrape",), {"triton_job": ""}, False, ["scrape.triton_job"]),
+    (("scrape",), {"triton_container": "a\nb"}, False, ["scrape.triton_container"]),
     (("operational",), {"gpu_memory_ratio": 2}, False, ["operational.gpu_memory_ratio"]),
     (("slos",), [], False, ["slos"]),
     (("slos", 1, "quantile"), 0.98, False, ["slos[1] (lat)", "quantile", "0.999"]),

@@ -97,6 +97,8 @@ class Spec:
     slos: tuple[SLO, ...]
     triton_job: str = c.DEFAULT_TRITON_JOB
     exporter_job: str = c.DEFAULT_EXPORTER_JOB
+    # the Triton container's name in its pods, as kube-state-metrics labels it (TritonContainerRestarted)
+    triton_container: str = c.DEFAULT_TRITON_CONTAINER
     operational: Operational = field(default_factory=Operational)
     llm: LLMAlerting = field(default_factory=LLMAlerting)
     source: str = "slos.yaml"
@@ -119,7 +121,7 @@ class Spec:
 # -- loading ---------------------------------------------------------------------------------------
 _TOP_KEYS = {"scrape", "operational", "slos", "llm", "cluster_label", "autoscaling", "rollout"}
 _LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-_SCRAPE_KEYS = {"triton_job", "exporter_job", "latency_metrics"}
+_SCRAPE_KEYS = {"triton_job", "exporter_job", "triton_container", "latency_metrics"}
 _COMMON_KEYS = {"name", "description", "type", "models", "objective", "period", "min_request_rate"}
 _AVAILABILITY_KEYS = _COMMON_KEYS | {"bad_reasons"}
 _LATENCY_KEYS = _COMMON_KEYS | {"threshold", "latency_sli", "time_slice", "queue_time_share", "quantile"}
@@ -172,6 +174,9 @@ def _spec(raw: Any, source: str) -> Spec:
     exporter_job = _label_value(
         scrape.get("exporter_job", c.DEFAULT_EXPORTER_JOB), f"{source}: scrape.exporter_job"
     )
+    triton_container = _label_value(
+        scrape.get("triton_container", c.DEFAULT_TRITON_CONTAINER), f"{source}: scrape.triton_container"
+    )
     operational = parse_operational(raw.get("operational") or {}, f"{source}: operational")
     llm = parse_llm_alerting(raw.get("llm") or {}, f"{source}: llm")
     latency_metrics = _latency_metrics(
@@ -211,6 +216,7 @@ def _spec(raw: Any, source: str) -> Spec:
         slos=tuple(slos),
         triton_job=triton_job,
         exporter_job=exporter_job,
+        triton_container=triton_container,
         operational=operational,
         llm=llm,
         source=source,

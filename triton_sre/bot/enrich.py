@@ -26,7 +26,7 @@ from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.promql import escape
 from triton_sre.units import human_bytes
 
-SERVER_ALERTS: Final = frozenset({c.ALERT_SERVER_DOWN, c.ALERT_SERVER_RESTARTED})
+SERVER_ALERTS: Final = frozenset({c.ALERT_SERVER_DOWN, c.ALERT_SERVER_RESTARTED, c.ALERT_CONTAINER_RESTARTED})
 """Alerts about a Triton server as a whole: its log says why it is gone or came back (a crash, a kill)."""
 
 MAX_ALERTS_SHOWN = 8

@@ -123,6 +123,8 @@ ALERT_SLO_LATENCY_BUDGET_BURN: Final = "TritonSLOLatencyBudgetBurn"
 ALERT_MODEL_UNAVAILABLE: Final = "TritonModelUnavailable"
 ALERT_SERVER_DOWN: Final = "TritonServerDown"
 ALERT_SERVER_RESTARTED: Final = "TritonServerRestarted"
+# kube-state-metrics' count of restarts: an idle or quick restart too
+ALERT_CONTAINER_RESTARTED: Final = "TritonContainerRestarted"
 ALERT_EXPORTER_DOWN: Final = "TritonExporterDown"
 ALERT_QUEUE_TIME_HIGH: Final = "TritonQueueTimeHigh"
 ALERT_BATCHING_INEFFECTIVE: Final = "TritonBatchingIneffective"
@@ -274,6 +276,7 @@ ALERT_RUNBOOKS: Final = {
     ALERT_SLO_LATENCY_BUDGET_BURN: "slo-latency-budget-burn",
     ALERT_SERVER_DOWN: "triton-server-down",
     ALERT_SERVER_RESTARTED: "triton-server-restarted",
+    ALERT_CONTAINER_RESTARTED: "triton-server-restarted",
     ALERT_EXPORTER_DOWN: "triton-exporter-down",
     ALERT_QUEUE_TIME_HIGH: "triton-queue-time-high",
     ALERT_BATCHING_INEFFECTIVE: "triton-batching-ineffective",

@@ -82,6 +82,16 @@ KSM_DEPLOYMENT_READY: Final = "kube_deployment_status_replicas_ready"
 KSM_LABEL_HPA: Final = "horizontalpodautoscaler"
 KSM_LABEL_DEPLOYMENT: Final = "deployment"
 KSM_LABEL_NAMESPACE: Final = "namespace"
+# a container restarted in place (TritonContainerRestarted): its restart count and why it last ended
+KSM_CONTAINER_RESTARTS: Final = "kube_pod_container_status_restarts_total"
+KSM_LAST_TERMINATED_REASON: Final = "kube_pod_container_status_last_terminated_reason"
+KSM_LABEL_POD: Final = "pod"
+KSM_LABEL_CONTAINER: Final = "container"
+KSM_LABEL_REASON: Final = "reason"
+# TritonContainerRestarted's reason where kube-state-metrics gives none
+KSM_REASON_UNKNOWN: Final = "unknown"
+# the Triton container's name in deploy/k8s (slos.yaml scrape.triton_container)
+DEFAULT_TRITON_CONTAINER: Final = "triton"
 
 # -- the lagging-autoscaler alert ------------------------------------------------------------------
 ALERT_AUTOSCALER_LAGGING: Final = "TritonAutoscalerLagging"

@@ -58,6 +58,7 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
             "kill, a failed probe).",
             url(c.ALERT_SERVER_RESTARTED),
         ),
+        _container_restarted(spec, url(c.ALERT_CONTAINER_RESTARTED)),
         alert(
             c.ALERT_EXPORTER_DOWN,
             f"{selector('up', exporter)} == 0 or absent({selector('up', exporter)})",
@@ -145,6 +146,37 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
         input_missing_alert(spec, base_url),  # the exporter's doctor checks (issue 27)
     ]
     return {"groups": [{"name": c.GROUP_OPERATIONAL, "rules": rules}]}
+
+
+def _container_restarted(spec: Spec, url: str) -> Rule:
+    """Kubernetes' own count of the Triton container's restarts (kube-state-metrics). It sees what
+    TritonServerRestarted cannot: a restart of an idle server (no counter to reset) and one quicker
+    than a scrape. Why the container last ended (OOMKilled, Error) comes as the `reason` label, or
+    `unknown` where kube-state-metrics does not export it."""
+    pod = (
+        *label_sets(spec.cluster_label).cluster,
+        c.KSM_LABEL_NAMESPACE,
+        c.KSM_LABEL_POD,
+        c.KSM_LABEL_CONTAINER,
+    )
+    container: list[Matcher] = [(c.KSM_LABEL_CONTAINER, "=", spec.triton_container)]
+    restarts = (
+        f"(sum {by(pod)} (increase({selector(c.KSM_CONTAINER_RESTARTS, container)}[{_RESTART_WINDOW}])) > 0)"
+    )
+    r = c.KSM_LABEL_REASON
+    reason = f"max {by((*pod, r))} ({selector(c.KSM_LAST_TERMINATED_REASON, container)} == 1)"
+    unknown = f'label_replace({restarts}, "{r}", "{c.KSM_REASON_UNKNOWN}", "{r}", "")'
+    return alert(
+        c.ALERT_CONTAINER_RESTARTED,
+        f"{restarts}\n* {on(pod)} group_left ({r}) {reason}\nor {on(pod)} {unknown}",
+        "1m",
+        c.SEVERITY_TICKET,
+        "Triton container of pod {{ $labels.namespace }}/{{ $labels.pod }} restarted",
+        "Kubernetes restarted the Triton container {{ $labels.container }} of pod {{ $labels.namespace }}/"
+        f"{{{{ $labels.pod }}}} in the last {_RESTART_WINDOW}; it last ended with reason "
+        "{{ $labels.reason }}. The log of the container before says why (kubectl logs --previous).",
+        url,
+    )
 
 
 def _quantiles_missingalert(spec: Spec, url: str) -> Rule:

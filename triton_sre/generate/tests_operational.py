@@ -13,6 +13,9 @@ from triton_sre.generate.calc import (
     TEST_EXPORTER_INSTANCE,
     TEST_INSTANCE,
     TEST_MODEL,
+    TEST_NAMESPACE,
+    TEST_POD,
+    TEST_TERMINATED_REASON,
     TEST_VERSION,
     busy_rate,
     plain_labels,
@@ -117,6 +120,7 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
                 ],
             }
         )
+    _container_restart_tests(spec, alert_test, groups)
     alert_test(
         "exporter down",
         c.ALERT_EXPORTER_DOWN,
@@ -199,8 +203,7 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
     ] + [
         {"series": f"{c.NV_PENDING_REQUEST_COUNT}{plain_labels(pending)}", "values": "3x40"},
         {
-            "series": c.M_MODEL_DYNAMIC_BATCHING
-            + plain_labels({**e_inst, c.LABEL_MODEL: mv[c.LABEL_MODEL]}),
+            "series": c.M_MODEL_DYNAMIC_BATCHING + plain_labels({**e_inst, c.LABEL_MODEL: mv[c.LABEL_MODEL]}),
             "values": "1x40",
         },
     ]
@@ -288,3 +291,46 @@ def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
             "tests": operational_tests(spec, base_url),
         }
     }
+
+
+def _container_restart_tests(spec: Spec, alert_test: Any, groups: list[dict[str, Any]]) -> None:
+    """kube-state-metrics counted a restart of the Triton container: the alert carries why it last
+    ended, or `unknown`; a container that never restarted, or another container of the pod, is silent."""
+    pod = {
+        c.KSM_LABEL_NAMESPACE: TEST_NAMESPACE,
+        c.KSM_LABEL_POD: TEST_POD,
+        c.KSM_LABEL_CONTAINER: spec.triton_container,
+    }
+    restarts = f"{c.KSM_CONTAINER_RESTARTS}{plain_labels(pod)}"
+    oom = {**pod, c.KSM_LABEL_REASON: TEST_TERMINATED_REASON}
+    for title, series, reason in (
+        (
+            "the Triton container restarted, and kube-state-metrics says why",
+            [
+                {"series": restarts, "values": "0 0 0 1x10"},
+                {"series": f"{c.KSM_LAST_TERMINATED_REASON}{plain_labels(oom)}", "values": "_ _ _ 1x10"},
+            ],
+            TEST_TERMINATED_REASON,
+        ),
+        (
+            "the Triton container restarted, no reason exported",
+            [{"series": restarts, "values": "0 0 0 1x10"}],
+            c.KSM_REASON_UNKNOWN,
+        ),
+    ):
+        alert_test(title, c.ALERT_CONTAINER_RESTARTED, series, "6m", {**pod, c.KSM_LABEL_REASON: reason}, 1)
+    sidecar = {**pod, c.KSM_LABEL_CONTAINER: f"{spec.triton_container}-sidecar"}
+    groups.append(
+        {
+            "name": "a container that never restarted, or another container of the pod, is no Triton restart",
+            "interval": "1m",
+            "input_series": [
+                {"series": restarts, "values": "3x14"},
+                {"series": f"{c.KSM_CONTAINER_RESTARTS}{plain_labels(sidecar)}", "values": "0 0 0 1x10"},
+            ],
+            "alert_rule_test": [
+                {"eval_time": at, "alertname": c.ALERT_CONTAINER_RESTARTED, "exp_alerts": []}
+                for at in ("4m", "6m", "10m")
+            ],
+        }
+    )
