@@ -446,6 +446,7 @@ def test_a_server_down_alert_shows_the_logs_server_finding_else_the_models_that_
     ]
     assert shown() == []
     # a restart in place reads the same log
-    restarted = {**down, "labels": {"alertname": c.ALERT_SERVER_RESTARTED, "job": "triton"}}
-    group = parse_group(payload([restarted], alertname=c.ALERT_SERVER_RESTARTED))
-    assert shown(model, crash) == [c.RUNBOOK_SERVER_CRASHED]
+    for name in (c.ALERT_SERVER_RESTARTED, c.ALERT_CONTAINER_RESTARTED):
+        restarted = {**down, "labels": {"alertname": name, "job": "triton"}}
+        group = parse_group(payload([restarted], alertname=name))
+        assert shown(model, crash) == [c.RUNBOOK_SERVER_CRASHED], name
