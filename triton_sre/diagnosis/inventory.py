@@ -50,6 +50,7 @@ COMPONENTS: Final = (
     "paddle_backend",
     "pytriton",
     "checksum_repository_agent",
+    "fastertransformer_backend",
 )
 _REQUIRED = ("id", "component", "source", "releases", "template", "example", "runbook")
 _OPTIONAL = ("pattern", "decides", "competes")
