@@ -51,6 +51,7 @@ COMPONENTS: Final = (
     "pytriton",
     "checksum_repository_agent",
     "fastertransformer_backend",
+    "hugectr_backend",
 )
 _REQUIRED = ("id", "component", "source", "releases", "template", "example", "runbook")
 _OPTIONAL = ("pattern", "decides", "competes")
