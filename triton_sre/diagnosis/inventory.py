@@ -52,6 +52,7 @@ COMPONENTS: Final = (
     "checksum_repository_agent",
     "fastertransformer_backend",
     "hugectr_backend",
+    "stateful_backend",
 )
 _REQUIRED = ("id", "component", "source", "releases", "template", "example", "runbook")
 _OPTIONAL = ("pattern", "decides", "competes")
