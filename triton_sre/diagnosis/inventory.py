@@ -53,6 +53,7 @@ COMPONENTS: Final = (
     "fastertransformer_backend",
     "hugectr_backend",
     "stateful_backend",
+    "identity_backend",
 )
 _REQUIRED = ("id", "component", "source", "releases", "template", "example", "runbook")
 _OPTIONAL = ("pattern", "decides", "competes")
