@@ -54,6 +54,7 @@ COMPONENTS: Final = (
     "hugectr_backend",
     "stateful_backend",
     "identity_backend",
+    "repeat_backend",
 )
 _REQUIRED = ("id", "component", "source", "releases", "template", "example", "runbook")
 _OPTIONAL = ("pattern", "decides", "competes")
