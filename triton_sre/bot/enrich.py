@@ -383,11 +383,17 @@ def _worst_severity(alerts: Sequence[Alert]) -> str:
     return min(severities, key=lambda s: (_SEVERITY_ORDER.get(s, 9), s))
 
 
+def shown_alerts(group: AlertGroup) -> list[Alert]:
+    """The alerts a group's message shows, in order: firing first, resolved after (what still hurts on
+    top), at most MAX_ALERTS_SHOWN. Only these are enriched: a fleet's group of hundreds of alerts
+    asked Prometheus for every one of them, and the message shows eight."""
+    firing = [a for a in group.alerts if a.status == c.AM_STATUS_FIRING]
+    return (firing + [a for a in group.alerts if a.status != c.AM_STATUS_FIRING])[:MAX_ALERTS_SHOWN]
+
+
 def enrich(group: AlertGroup, facts: Facts, links: Links) -> MessageModel:
     firing_alerts = [a for a in group.alerts if a.status == c.AM_STATUS_FIRING]
-    # Firing alerts first; resolved ones after (a group's message shows what still hurts on top).
-    ordered = firing_alerts + [a for a in group.alerts if a.status != c.AM_STATUS_FIRING]
-    views = [_view(a, facts, links) for a in ordered[:MAX_ALERTS_SHOWN]]
+    views = [_view(a, facts, links) for a in shown_alerts(group)]
     alertnames = sorted({a.name for a in group.alerts if a.name})
     alertname = group.common_labels.get(LABEL_ALERTNAME) or (alertnames[0] if len(alertnames) == 1 else "")
     model = group.common_labels.get(c.LABEL_MODEL, "")

@@ -30,6 +30,7 @@ from triton_sre.bot.enrich import (
     enrich,
     generator_expr,
     latency_quantiles_shown,
+    shown_alerts,
 )
 from triton_sre.bot.llm import LLM_ALERTS
 from triton_sre.bot.llm import figure_exprs as llm_figure_exprs
@@ -334,7 +335,10 @@ class Worker:
     def _facts(self, group: AlertGroup) -> Facts:
         report: Report | None = None
         source = error = ""
-        unavailable = [a for a in group.alerts if a.name == c.ALERT_MODEL_UNAVAILABLE]
+        # the shown alerts' Tritons first (repeats are harmless: the URLs are taken once each)
+        unavailable = [
+            a for a in (*shown_alerts(group), *group.alerts) if a.name == c.ALERT_MODEL_UNAVAILABLE
+        ]
         if unavailable:
             # Every Triton the group's alerts come from (a fleet maps instance/job labels to URLs).
             urls = list(
@@ -354,8 +358,10 @@ class Worker:
             if reached:
                 report, source = Report(tuple(findings), ()), "live " + ", ".join(reached)
             error = "; ".join(errors)
-        if report is None and self.settings.log_file and (
-            unavailable or any(a.name in SERVER_ALERTS for a in group.alerts)
+        if (
+            report is None
+            and self.settings.log_file
+            and (unavailable or any(a.name in SERVER_ALERTS for a in group.alerts))
         ):
             # A model the live server cannot explain, or a server that is gone (no live answer at all):
             # its log says why (a crash, a port taken, a refused option).
@@ -375,7 +381,7 @@ class Worker:
         budget: dict[str, float] = {}
         latency: dict[str, dict[str, float]] = {}
         if self.prometheus is not None:
-            for alert in group.alerts:
+            for alert in shown_alerts(group):
                 found = _slo_labels(alert.labels) if alert.name in SLO_ALERTS else None
                 if found is None:
                     continue
@@ -412,7 +418,7 @@ class Worker:
     def _replicas(self, group: AlertGroup) -> dict[str, list[ScalingAsk]]:
         """For each queue/latency alert: the replicas the scaling signal asks for (bot/scaling.py)."""
         found: dict[str, list[ScalingAsk]] = {}
-        for alert in group.alerts:
+        for alert in shown_alerts(group):
             if alert.name not in SCALING_ALERTS or self.prometheus is None:
                 continue
             desired, serving = scaling_exprs(alert.labels)
@@ -428,7 +434,7 @@ class Worker:
     def _rollout(self, group: AlertGroup) -> dict[str, list[str]]:
         """For each rollout alert: the verdict now and each figure (rollout/live.py, shipped slos.yaml)."""
         found: dict[str, list[str]] = {}
-        for alert in group.alerts:
+        for alert in shown_alerts(group):
             if alert.name != c.ALERT_ROLLOUT_REGRESSION or self.prometheus is None:
                 continue
             try:
@@ -442,7 +448,7 @@ class Worker:
         found: dict[str, dict[str, float]] = {}
         if self.prometheus is None:
             return found
-        for alert in group.alerts:
+        for alert in shown_alerts(group):
             model = alert.labels.get(c.LABEL_MODEL)
             if alert.name not in LLM_ALERTS or not model:
                 continue
@@ -462,7 +468,7 @@ class Worker:
         found: dict[str, list[ModelSize]] = {}
         if self.prometheus is None:
             return found
-        for alert in group.alerts:
+        for alert in shown_alerts(group):
             if alert.name != c.ALERT_GPU_MEMORY_HEADROOM_LOW or not alert.labels.get(c.LABEL_GPU_UUID):
                 continue
             try:
