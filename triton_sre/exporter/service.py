@@ -28,7 +28,7 @@ from triton_sre.diagnosis.engine import diagnose_reason
 from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
 from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer
 from triton_sre.exporter.collector import ExporterView, render_chunks
-from triton_sre.exporter.derive import CapacityInputs, Derivation, derive_window
+from triton_sre.exporter.derive import CapacityInputs, Derivation, ReasonMemo, derive_window
 from triton_sre.exporter.inputs import InputWatch
 from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
 from triton_sre.exporter.replay import Replayer
@@ -121,7 +121,7 @@ class Exporter:
             max_bytes=settings.max_response_bytes,
         )
         self._clock = clock
-        self._diagnose = diagnose
+        self._diagnose = ReasonMemo(diagnose)  # each distinct reason once while the index shows it
         self._tracer = tracing.tracer()
         self._lock = threading.Lock()
         # What the derivations need from the window's polls (compact per-series totals, not whole
@@ -223,6 +223,7 @@ class Exporter:
             with self._lock:
                 self._window.add(snapshot)  # nothing older than the window is kept
             capacity = CapacityInputs(self.settings.capacity, self._loads.measured)
+            self._diagnose.next_poll()
             derivation = derive_window(self._window, self.settings.pricing, self._diagnose, capacity)
             self._view = ExporterView(up=counters is not None, derivation=derivation)
             span.set_attribute("triton_sre.up", counters is not None)

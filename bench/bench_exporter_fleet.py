@@ -1,0 +1,149 @@
+"""Benchmark: the exporter against a fleet-sized repository index (many models, many UNAVAILABLE).
+
+A loopback Triton stand-in (bench_poll.py's handler, in its own process) serves `--models` models ×
+`--versions` versions: every third model's versions UNAVAILABLE with a long reason of its own (a
+stack trace's worth, distinct per model), the rest READY; `/metrics` from `tests/synthetic.py`
+(Triton's default text, no summaries) and the statistics of every version. `Exporter.poll_once()`
+runs `--polls` times after the first (which sees every model appear); reports the first and the
+median later poll, the render of the exporter's own `/metrics` (time, size, series), the peak RSS.
+
+    python bench/bench_exporter_fleet.py [--models 1000,10000] [--versions 3] [--polls 5]
+
+Each size runs in a fresh child process, so the RSS of one does not carry into the next.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_poll import FakeTritonHandler, stats_payload
+from synthetic import triton_metrics_payload
+
+from triton_sre.config import ExporterSettings
+from triton_sre.exporter.heap import keep_heap
+from triton_sre.exporter.service import Exporter
+from triton_sre.pricing import Pricing
+
+REASON = (
+    'Internal: Traceback (most recent call last):\\n  File \\"/models/{name}/1/model.py\\", line 12, in '
+    "initialize\\n    import transformers\\nModuleNotFoundError: No module named 'transformers_{n}' "
+)
+
+
+def index_payload(models: int, versions: int) -> bytes:
+    rows = []
+    for m in range(models):
+        name = f"model_{m:04d}"
+        for v in range(1, versions + 1):
+            if m % 3 == 0:
+                reason = REASON.format(name=name, n=m) + "x" * 400
+                rows.append({"name": name, "version": str(v), "state": "UNAVAILABLE", "reason": reason})
+            else:
+                rows.append({"name": name, "version": str(v), "state": "READY", "reason": ""})
+    return json.dumps(rows).encode()
+
+
+def serve(models: int, versions: int, polls: int, port_out: multiprocessing.Queue) -> None:
+    metrics = [triton_metrics_payload(models, versions, seed=p, summaries=False).encode() for p in range(2)]
+    stats = [stats_payload(models, versions, p) for p in range(2)]
+    index = index_payload(models, versions)
+    state = {"poll": -1}
+
+    class Handler(FakeTritonHandler):
+        index_body = index
+
+        def metrics_body(self) -> bytes:
+            state["poll"] += 1
+            return metrics[state["poll"] % 2]
+
+        def stats_body(self) -> bytes:
+            return stats[max(0, state["poll"]) % 2]
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port_out.put((httpd.server_address[1], len(index), len(metrics[0])))
+    httpd.serve_forever()
+
+
+def one(models: int, versions: int, polls: int) -> None:
+    ports: multiprocessing.Queue = multiprocessing.Queue()
+    server = multiprocessing.Process(target=serve, args=(models, versions, polls, ports), daemon=True)
+    server.start()
+    port, index_bytes, metrics_bytes = ports.get(timeout=600)
+    url = f"http://127.0.0.1:{port}"
+    clock = {"t": 0.0}
+    settings = ExporterSettings(
+        triton_url=url,
+        metrics_url=f"{url}/metrics",
+        interval=2.0,
+        window=60.0,
+        pricing=Pricing(node_hour=0.36),
+    )
+    keep_heap()
+    exporter = Exporter(settings, clock=lambda: clock["t"])
+    times = []
+    for _ in range(polls + 1):
+        started = time.perf_counter()
+        exporter.poll_once()
+        times.append(time.perf_counter() - started)
+        clock["t"] += 2.0
+    started = time.perf_counter()
+    exposed = exporter.metrics_text()
+    render = time.perf_counter() - started
+    series = sum(1 for line in exposed.splitlines() if line and not line.startswith(b"#"))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    server.terminate()
+    print(
+        f"| {models:,} × {versions} | {index_bytes / 1e6:.1f} MB / {metrics_bytes / 1e6:.1f} MB "
+        f"| {times[0]:.2f} s | {statistics.median(times[1:]):.2f} s | {render * 1000:.0f} ms "
+        f"| {len(exposed) / 1e6:.1f} MB, {series:,} series | {rss:.0f} MB |",
+        flush=True,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", default="1000,10000")
+    parser.add_argument("--versions", type=int, default=3)
+    parser.add_argument("--polls", type=int, default=5)
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.one:
+        one(args.one, args.versions, args.polls)
+        return 0
+    print(
+        "| models × versions | index / metrics body | first poll | later poll (median) | render "
+        "| own /metrics | peak RSS |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for models in (int(x) for x in args.models.split(",")):
+        subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                str(models),
+                "--versions",
+                str(args.versions),
+                "--polls",
+                str(args.polls),
+            ],
+            check=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
