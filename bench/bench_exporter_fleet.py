@@ -7,7 +7,10 @@ stack trace's worth, distinct per model), the rest READY; `/metrics` from `tests
 runs `--polls` times after the first (which sees every model appear); reports the first and the
 median later poll, the render of the exporter's own `/metrics` (time, size, series), the peak RSS.
 
-    python bench/bench_exporter_fleet.py [--models 1000,10000] [--versions 3] [--polls 5]
+    python bench/bench_exporter_fleet.py [--models 1000,10000] [--versions 3] [--polls 5] [--custom 0]
+
+`--custom N` appends N custom metric families (Python backend's pb_utils.MetricFamily) of 100 series
+each to `/metrics`.
 
 Each size runs in a fresh child process, so the RSS of one does not carry into the next.
 """
@@ -56,8 +59,23 @@ def index_payload(models: int, versions: int) -> bytes:
     return json.dumps(rows).encode()
 
 
-def serve(models: int, versions: int, polls: int, port_out: multiprocessing.Queue) -> None:
-    metrics = [triton_metrics_payload(models, versions, seed=p, summaries=False).encode() for p in range(2)]
+def custom_families(families: int, poll: int) -> str:
+    """`families` Python-backend custom metric families (pb_utils.MetricFamily), 100 series each."""
+    lines = []
+    for f in range(families):
+        name = f"custom_app_metric_{f}_total"
+        lines += [f"# HELP {name} An application counter.", f"# TYPE {name} counter"]
+        lines += [f'{name}{{model="model_{s:04d}",route="r{s % 7}"}} {poll * 10 + s}' for s in range(100)]
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def serve(models: int, versions: int, custom: int, port_out: multiprocessing.Queue) -> None:
+    metrics = [
+        (
+            triton_metrics_payload(models, versions, seed=p, summaries=False) + custom_families(custom, p)
+        ).encode()
+        for p in range(2)
+    ]
     stats = [stats_payload(models, versions, p) for p in range(2)]
     index = index_payload(models, versions)
     state = {"poll": -1}
@@ -77,9 +95,9 @@ def serve(models: int, versions: int, polls: int, port_out: multiprocessing.Queu
     httpd.serve_forever()
 
 
-def one(models: int, versions: int, polls: int) -> None:
+def one(models: int, versions: int, polls: int, custom: int) -> None:
     ports: multiprocessing.Queue = multiprocessing.Queue()
-    server = multiprocessing.Process(target=serve, args=(models, versions, polls, ports), daemon=True)
+    server = multiprocessing.Process(target=serve, args=(models, versions, custom, ports), daemon=True)
     server.start()
     port, index_bytes, metrics_bytes = ports.get(timeout=600)
     url = f"http://127.0.0.1:{port}"
@@ -105,8 +123,9 @@ def one(models: int, versions: int, polls: int) -> None:
     series = sum(1 for line in exposed.splitlines() if line and not line.startswith(b"#"))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     server.terminate()
+    extra = f", {custom:,} custom families" if custom else ""
     print(
-        f"| {models:,} × {versions} | {index_bytes / 1e6:.1f} MB / {metrics_bytes / 1e6:.1f} MB "
+        f"| {models:,} × {versions}{extra} | {index_bytes / 1e6:.1f} MB / {metrics_bytes / 1e6:.1f} MB "
         f"| {times[0]:.2f} s | {statistics.median(times[1:]):.2f} s | {render * 1000:.0f} ms "
         f"| {len(exposed) / 1e6:.1f} MB, {series:,} series | {rss:.0f} MB |",
         flush=True,
@@ -118,10 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="1000,10000")
     parser.add_argument("--versions", type=int, default=3)
     parser.add_argument("--polls", type=int, default=5)
+    parser.add_argument("--custom", type=int, default=0, help="custom metric families of 100 series each")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        one(args.one, args.versions, args.polls)
+        one(args.one, args.versions, args.polls, args.custom)
         return 0
     print(
         "| models × versions | index / metrics body | first poll | later poll (median) | render "
@@ -139,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
                 str(args.versions),
                 "--polls",
                 str(args.polls),
+                "--custom",
+                str(args.custom),
             ],
             check=True,
         )
