@@ -4,18 +4,23 @@ The log is Triton 2.51's shape: N `loading:` lines, N `failed to load` E lines (
 turn), the status table of N UNAVAILABLE rows, `failed to load all models`. Each size is run by
 the whole CLI under GNU time (bench_fleet_inputs.timed), in text and JSON.
 
-    python bench/bench_triage_models.py [--models 5000,50000]
+`--live 600,6000` also runs `triage --triton-url` against bench_exporter_fleet.py's loopback Triton
+of that many models (every third UNAVAILABLE with a long reason of its own).
+
+    python bench/bench_triage_models.py [--models 5000,50000] [--live 600,6000]
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_exporter_fleet import serve
 from bench_fleet_inputs import print_table, timed
 
 REASONS = (
@@ -46,9 +51,21 @@ def write_log(path: Path, models: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", default="5000,50000")
+    parser.add_argument("--live", default="")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        for models in (int(x) for x in args.live.split(",") if x):
+            ports: multiprocessing.Queue = multiprocessing.Queue()
+            server = multiprocessing.Process(target=serve, args=(models, 1, 0, ports), daemon=True)
+            server.start()
+            url = f"http://127.0.0.1:{ports.get(timeout=600)[0]}"
+            for fmt in ("text", "json"):
+                figures = timed(["triage", "--format", fmt, "--triton-url", url], Path(tmp))
+                rows.append(
+                    (f"triage --format {fmt} --triton-url, {models:,} models, 1/3 UNAVAILABLE", figures)
+                )
+            server.terminate()
         for models in (int(x) for x in args.models.split(",")):
             log = Path(tmp) / f"{models}.log"
             write_log(log, models)
