@@ -1,8 +1,9 @@
 """Benchmark: the bot on fleet-sized Alertmanager notifications (one group of hundreds of alerts).
 
-For each size: a webhook body of N latency-SLO burn alerts (one model each, long annotations), parsed,
-its facts read from a Prometheus stand-in on loopback (`tests/fake_prometheus.py`, every instant query
-answers one sample), enriched and rendered into Slack blocks. Reports the body size, the Prometheus
+For each size: a webhook body of N latency-SLO burn alerts (`tests/test_bot_fleet.py`'s payload, one
+model each, 2,800-character descriptions), parsed, its facts read from a Prometheus stand-in on
+loopback (`tests/fake_prometheus.py`, every instant query answers one sample), enriched and rendered
+into Slack blocks. Reports the body size, the Prometheus
 queries made, the time of each stage and the blocks (count, the largest text). Peak RSS of this process.
 
     python bench/bench_bot_fleet.py [--alerts 60,600]
@@ -22,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from fake_prometheus import serve
+from test_bot_fleet import fleet_payload
 
-from triton_sre import conventions as c
 from triton_sre.bot.config import DEFAULT_MAX_BODY_BYTES, BotSettings
 from triton_sre.bot.enrich import enrich
 from triton_sre.bot.outbox import Outbox
@@ -35,40 +36,7 @@ from triton_sre.prom import Prometheus
 
 
 def body(alerts: int) -> bytes:
-    raw = []
-    for i in range(alerts):
-        labels = {
-            "alertname": c.ALERT_SLO_LATENCY_BUDGET_BURN,
-            c.L_SLO: "latency",
-            c.L_WINDOW: "1h",
-            c.LABEL_MODEL: f"model-{i:05d}",
-            c.L_SEVERITY: c.SEVERITY_PAGE,
-            c.LABEL_JOB: "triton",
-            c.LABEL_CLUSTER: f"cluster-{i % 40:02d}",
-        }
-        raw.append(
-            {
-                "status": c.AM_STATUS_FIRING,
-                "labels": labels,
-                "annotations": {
-                    "summary": f"model-{i:05d} burns its latency budget",
-                    "description": "d" * 2800,
-                },
-                "fingerprint": f"{i:016x}",
-                "startsAt": "2026-12-04T10:00:00Z",
-                "generatorURL": "http://prom:9090/graph?g0.expr=up",
-            }
-        )
-    payload = {
-        "version": "4",
-        "groupKey": "{}:{alertname}",
-        "status": c.AM_STATUS_FIRING,
-        "receiver": "bot",
-        "commonLabels": {"alertname": c.ALERT_SLO_LATENCY_BUDGET_BURN},
-        "externalURL": "http://am:9093",
-        "alerts": raw,
-    }
-    return json.dumps(payload).encode()
+    return json.dumps(fleet_payload(alerts, description="d" * 2800)).encode()
 
 
 def counted(prom: Prometheus) -> list[str]:

@@ -25,14 +25,13 @@ import statistics
 import subprocess
 import sys
 import time
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_poll import FakeTritonHandler, stats_payload
+from bench_poll import serve_bodies, stats_payload
 from synthetic import triton_metrics_payload
 
 from triton_sre.config import ExporterSettings
@@ -78,21 +77,7 @@ def serve(models: int, versions: int, custom: int, port_out: multiprocessing.Que
     ]
     stats = [stats_payload(models, versions, p) for p in range(2)]
     index = index_payload(models, versions)
-    state = {"poll": -1}
-
-    class Handler(FakeTritonHandler):
-        index_body = index
-
-        def metrics_body(self) -> bytes:
-            state["poll"] += 1
-            return metrics[state["poll"] % 2]
-
-        def stats_body(self) -> bytes:
-            return stats[max(0, state["poll"]) % 2]
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    port_out.put((httpd.server_address[1], len(index), len(metrics[0])))
-    httpd.serve_forever()
+    serve_bodies(metrics, stats, index, port_out, len(index), len(metrics[0]))
 
 
 def one(models: int, versions: int, polls: int, custom: int) -> None:

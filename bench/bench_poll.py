@@ -146,7 +146,14 @@ def serve_fake_triton(
         triton_metrics_payload(models, versions, seed=p, summaries=summaries).encode() for p in range(polls)
     ]
     stats = [stats_payload(models, versions, p) for p in range(polls)]
-    index = index_payload(models, versions)
+    serve_bodies(metrics, stats, index_payload(models, versions), port_out)
+
+
+def serve_bodies(
+    metrics: list[bytes], stats: list[bytes], index: bytes, port_out: multiprocessing.Queue, *extra: object
+) -> None:
+    """Serve these bodies like Triton: each `/metrics` request takes the next of `metrics` (in turn),
+    the statistics follow it; puts `(port, *extra)` (the port alone without `extra`) on `port_out`."""
     state = {"poll": -1}
 
     class Handler(FakeTritonHandler):
@@ -154,13 +161,13 @@ def serve_fake_triton(
 
         def metrics_body(self) -> bytes:
             state["poll"] += 1
-            return metrics[state["poll"] % polls]
+            return metrics[state["poll"] % len(metrics)]
 
         def stats_body(self) -> bytes:
-            return stats[max(0, state["poll"]) % polls]
+            return stats[max(0, state["poll"]) % len(stats)]
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    port_out.put(httpd.server_address[1])
+    port_out.put((httpd.server_address[1], *extra) if extra else httpd.server_address[1])
     httpd.serve_forever()
 
 

@@ -41,9 +41,9 @@ class CountingPrometheus:
         return [({c.LABEL_MODEL: "m"}, 1.0)]
 
 
-def fleet_group(alerts: int, resolved_every: int = 0) -> Any:
-    """`alerts` latency-SLO burn alerts (each also a scaling alert), one model each; every
-    `resolved_every`-th resolved."""
+def fleet_payload(alerts: int, resolved_every: int = 0, description: str = "") -> dict[str, Any]:
+    """An Alertmanager webhook body of `alerts` latency-SLO burn alerts (each also a scaling alert),
+    one model each; every `resolved_every`-th resolved."""
     raw = []
     for i in range(alerts):
         labels = {
@@ -54,25 +54,29 @@ def fleet_group(alerts: int, resolved_every: int = 0) -> Any:
             c.L_SEVERITY: c.SEVERITY_PAGE,
         }
         resolved = resolved_every and i % resolved_every == 0
+        summary = f"model-{i:05d} burns its latency budget " + "x" * 200
         raw.append(
             {
                 "status": c.AM_STATUS_RESOLVED if resolved else c.AM_STATUS_FIRING,
                 "labels": labels,
-                "annotations": {"summary": f"model-{i:05d} burns its latency budget " + "x" * 200},
+                "annotations": {"summary": summary, "description": description},
                 "fingerprint": f"f{i:05d}",
                 "startsAt": "2026-12-04T10:00:00Z",
             }
         )
-    return parse_group(
-        {
-            "groupKey": "{}:{alertname}",
-            "status": c.AM_STATUS_FIRING,
-            "receiver": "bot",
-            "commonLabels": {"alertname": c.ALERT_SLO_LATENCY_BUDGET_BURN},
-            "externalURL": "http://am:9093",
-            "alerts": raw,
-        }
-    )
+    return {
+        "version": "4",
+        "groupKey": "{}:{alertname}",
+        "status": c.AM_STATUS_FIRING,
+        "receiver": "bot",
+        "commonLabels": {"alertname": c.ALERT_SLO_LATENCY_BUDGET_BURN},
+        "externalURL": "http://am:9093",
+        "alerts": raw,
+    }
+
+
+def fleet_group(alerts: int, resolved_every: int = 0) -> Any:
+    return parse_group(fleet_payload(alerts, resolved_every))
 
 
 def _worker(tmp_path: Path) -> tuple[Worker, CountingPrometheus]:
