@@ -147,7 +147,9 @@ def test_an_unchanged_index_is_folded_once_and_its_configs_not_revisited(monkeyp
     assert len(folds) == 1  # one index the whole time, configs fetched over several polls
     refreshes: list[object] = []
     refresh = exporter._refresh_configs
-    monkeypatch.setattr(exporter, "_refresh_configs", lambda index: refreshes.append(index) or refresh(index))
+    monkeypatch.setattr(
+        exporter, "_refresh_configs", lambda index, reader: refreshes.append(index) or refresh(index, reader)
+    )
     client.calls.clear()
     for _ in range(3):
         exporter.poll_once()

@@ -1,7 +1,10 @@
 """The exporter service: poll loop (scrape → snapshot → derive) and its read-only HTTP endpoints.
 
 Polls run on their own fixed schedule, never on scrape; a failed fetch is counted in
-`triton_sre_poll_errors_total{target,kind}` and the service keeps serving.
+`triton_sre_poll_errors_total{target,kind}` and the service keeps serving. A poll's calls share one
+deadline of `timeout` seconds (a hung Triton costs one timeout per poll, not one per call); when
+the metrics port is another listener than the HTTP API, the API side is read on a second thread
+meanwhile, so a hung metrics port does not spend the API's time.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from opentelemetry import context as otel_context
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from triton_sre import __version__, tracing
@@ -45,7 +49,7 @@ from triton_sre.exporter.snapshot import (
 )
 from triton_sre.exporter.window import Window
 from triton_sre.redact import redact
-from triton_sre.triton.client import FetchError, TritonClient
+from triton_sre.triton.client import BudgetSpent, FetchError, TritonClient
 from triton_sre.triton.exposition import ExpositionError, Sample, decode_body, iter_parse
 
 log = logging.getLogger(__name__)
@@ -98,6 +102,38 @@ def _offer(samples: Iterable[Sample], llm: LLMCollector, watch: CapacityWatch) -
 
 def _config_summary(config: Any, problems: Problems) -> ModelConfigSummary:
     return config_summary(config)
+
+
+class _Beside:
+    """`call()` on a thread of its own (the poll's HTTP API side while the metrics port is read);
+    `result()` joins it (so does `join()`, whatever happened on the poll thread meanwhile). The
+    call's fetches end at the poll's deadline, so the join does too."""
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        parent = otel_context.get_current()  # its spans stay children of the poll's span
+        self._result: Any = None
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            token = otel_context.attach(parent)
+            try:
+                self._result = call()
+            except BaseException as exc:  # handed to the poll thread, which counts it
+                self._error = exc
+            finally:
+                otel_context.detach(token)
+
+        self._thread = threading.Thread(target=run, name="triton-sre-poll-api", daemon=True)
+        self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
 
 
 class Exporter:
@@ -195,12 +231,20 @@ class Exporter:
         started = time.monotonic()
         with self._tracer.start_as_current_span("triton_sre.poll") as span:
             taken_at = self._clock()
-            counters, gpus, llm, reading = self._fetch_metrics()
-            raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", self.client.repository_index)
-            stats = self._fetch_stats()
+            until = getattr(self.client, "until", None)  # test doubles have no deadline to share
+            reader = self.client if until is None else until(started + self.client.timeout)  # one deadline
+            beside = getattr(self.client, "separate_ports", False)
+            api = _Beside(lambda: self._fetch_api(reader)) if beside else None
+            try:
+                counters, gpus, llm, reading = self._fetch_metrics(reader)
+            finally:
+                if api is not None:
+                    api.join()  # never two polls' fetches at once, even after a bug in the parse
+            raw_index, entries = self._fetch_api(reader) if api is None else api.result()
+            stats = self._decode(c.TARGET_STATS, stats_from_json, entries)  # decodes entry by entry
             index = self._decode(c.TARGET_INDEX, self._index_reader, raw_index)  # last list if unchanged
             if index is not None:
-                self._refresh_configs(index)
+                self._refresh_configs(index, reader)
             snapshot = Snapshot(
                 taken_at=taken_at,
                 counters=counters,
@@ -261,8 +305,8 @@ class Exporter:
             )
         return result
 
-    def _fetch_metrics(self) -> tuple[Any, Any, LLMData | None, CapacityReading | None]:
-        body = self._call(c.TARGET_METRICS, "GET /metrics", self.client.metrics)
+    def _fetch_metrics(self, reader: Any) -> tuple[Any, Any, LLMData | None, CapacityReading | None]:
+        body = self._call(c.TARGET_METRICS, "GET /metrics", reader.metrics)
         if body is None:
             return None, None, None, None
         try:
@@ -305,16 +349,18 @@ class Exporter:
         _offer(samples, llm, watch)
         return llm.result(), watch.reading()
 
-    def _fetch_stats(self) -> dict | None:
-        entries = self._call(c.TARGET_STATS, "GET /v2/models/stats", self.client.all_stats)
-        return self._decode(c.TARGET_STATS, stats_from_json, entries)  # decodes entry by entry
+    def _fetch_api(self, reader: Any) -> tuple[Any, Any]:
+        """The repository index and the statistics, fetched (decoded later, on the poll thread)."""
+        raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", reader.repository_index)
+        return raw_index, self._call(c.TARGET_STATS, "GET /v2/models/stats", reader.all_stats)
 
     def _record_error(self, target: str, kind: str, message: str) -> None:
         self._errors.labels(target, kind).inc()
         log.warning("poll %s failed (%s): %s", target, kind, message)
 
-    def _refresh_configs(self, index: list[IndexEntry]) -> None:
-        """Fetch configs of models that appeared or changed; forget models that left the index."""
+    def _refresh_configs(self, index: list[IndexEntry], reader: Any) -> None:
+        """Fetch configs of models that appeared or changed (with `reader`, the poll's client);
+        forget models that left the index."""
         if index is self._settled:  # the last call's (unchanged) index, which left nothing pending
             return
         pending = False  # configs left for a later poll: the budget ran out, or a fetch may succeed
@@ -341,10 +387,13 @@ class Exporter:
             budget -= 1
             with self._tracer.start_as_current_span("GET /v2/models/config") as span:
                 try:
-                    config = self.client.model_config(name)
+                    config = reader.model_config(name)
                 except FetchError as exc:
                     self._record_error(exc.target, exc.kind, str(exc))
                     span.set_attribute("error.type", exc.kind)
+                    if isinstance(exc, BudgetSpent):  # the poll's time is up: the rest wait for the next
+                        pending = True
+                        break
                     if exc.kind in _DETERMINISTIC_FAULTS:  # the same config fails the same way again:
                         self._configs[name] = _ConfigEntry(signature, None)  # remembered until it changes
                         changed = True

@@ -4,19 +4,23 @@ Every call has a total deadline for connect, headers and body (`httpclient.deadl
 drips a valid answer byte by byte cannot stall a poll), follows redirects on the same host only,
 and has a size cap (a runaway response cannot exhaust memory). Failures are raised as `FetchError`
 carrying the poll target and a fault kind from `conventions`, which the exporter counts in
-`triton_sre_poll_errors_total{target,kind}`.
+`triton_sre_poll_errors_total{target,kind}`. `until(ends_at)` gives a client whose calls share one
+deadline (the exporter's poll): each call gets what is left of it, and a call with nothing left is
+not made (`BudgetSpent`, kind timeout).
 
 This client never calls Triton's model-control API (load/unload): triton-sre only observes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 
@@ -28,6 +32,7 @@ from triton_sre.redact import one_line, redact
 _CHUNK = 64 * 1024
 _EXCERPT_BYTES = 200  # of an error page, quoted on one line (an HTML page is hundreds of lines)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_LEAST_START = 0.01  # seconds: a call with less of the shared deadline left is not started
 
 
 class FetchError(Exception):
@@ -42,6 +47,10 @@ class FetchError(Exception):
         self.message = message
 
 
+class BudgetSpent(FetchError):
+    """A call not made: the shared deadline (`TritonClient.until`) had passed; kind timeout."""
+
+
 @dataclass(frozen=True)
 class TritonClient:
     """Fetches from one Triton server. Thread-safe as long as `session` is not shared elsewhere."""
@@ -51,22 +60,46 @@ class TritonClient:
     timeout: float = c.DEFAULT_TIMEOUT_SECONDS
     max_bytes: int = c.DEFAULT_MAX_RESPONSE_BYTES
     session: requests.Session | None = None
+    ends_at: float | None = None  # time.monotonic() by which every call ends (see `until`)
+
+    def until(self, ends_at: float) -> TritonClient:
+        """This client with every call ending by `ends_at` (`time.monotonic()`), each under
+        `min(timeout, what is left)`: one poll's calls share one deadline."""
+        return dataclasses.replace(self, ends_at=ends_at)
+
+    @property
+    def separate_ports(self) -> bool:
+        """Metrics and the HTTP API are served on different scheme://host:port (two listeners)."""
+        here, there = urlsplit(self.triton_url), urlsplit(self.metrics_url)
+        return (here.scheme, here.netloc) != (there.scheme, there.netloc)
+
+    def _seconds(self, target: str, shown: str) -> float:
+        """The time this call may take; BudgetSpent when the shared deadline leaves none."""
+        if self.ends_at is None:
+            return self.timeout
+        left = self.ends_at - time.monotonic()
+        if left < _LEAST_START:
+            raise BudgetSpent(
+                target, c.FAULT_TIMEOUT, f"{shown} not requested: the poll's deadline had passed"
+            )
+        return min(self.timeout, left)
 
     # -- raw transport -------------------------------------------------------------------------
     def _fetch(self, target: str, method: str, url: str, body: bytes | None = None) -> bytearray:
         shown = redact(url)
+        seconds = self._seconds(target, shown)
         own = self.session is None
         http = new_session() if self.session is None else self.session
         try:
-            with deadline(self.timeout) as armed:
+            with deadline(seconds) as armed:
                 try:
-                    payload, status = self._exchange(http, target, method, url, shown, body)
+                    payload, status = self._exchange(http, target, method, url, shown, body, seconds)
                 except FetchError as exc:
                     if armed.expired:  # the cut socket surfaced as a read or connection error
-                        raise _late(target, shown, self.timeout) from exc
+                        raise _late(target, shown, seconds) from exc
                     raise
             if armed.expired:  # cut at the deadline, the truncated body may have looked complete
-                raise _late(target, shown, self.timeout)
+                raise _late(target, shown, seconds)
         finally:
             if own:
                 http.close()
@@ -78,7 +111,14 @@ class TritonClient:
         return payload
 
     def _exchange(
-        self, http: requests.Session, target: str, method: str, url: str, shown: str, body: bytes | None
+        self,
+        http: requests.Session,
+        target: str,
+        method: str,
+        url: str,
+        shown: str,
+        body: bytes | None,
+        seconds: float,
     ) -> tuple[bytearray, int]:
         """One request: (body, status); FetchError for transport faults and oversized answers."""
         try:
@@ -87,11 +127,11 @@ class TritonClient:
                 url,
                 data=body,
                 stream=True,
-                timeout=(self.timeout, self.timeout),
+                timeout=(seconds, seconds),
                 headers={"Accept-Encoding": "identity"},
             )
         except requests.Timeout as exc:
-            message = f"no answer from {shown} within {self.timeout:g}s"
+            message = f"no answer from {shown} within {seconds:.3g}s"
             raise FetchError(target, c.FAULT_TIMEOUT, message) from exc
         except requests.RequestException as exc:
             raise FetchError(target, c.FAULT_CONNECTION, f"cannot reach {shown}: {describe(exc)}") from exc
@@ -205,7 +245,7 @@ def iter_model_stats(text: str) -> Iterator[dict[str, Any]]:
 
 
 def _late(target: str, shown: str, timeout: float) -> FetchError:
-    return FetchError(target, c.FAULT_TIMEOUT, f"{shown} did not finish within {timeout:g}s")
+    return FetchError(target, c.FAULT_TIMEOUT, f"{shown} did not finish within {timeout:.3g}s")
 
 
 def _is_timeout(exc: BaseException) -> bool:
