@@ -14,44 +14,20 @@ Target (docs/exporter.md): a poll against a hung Triton takes about one `timeout
 from __future__ import annotations
 
 import argparse
-import contextlib
-import socket
 import statistics
-import threading
+import sys
 import time
+from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # test support
+
+from test_fault_probes import Silent  # a listener that accepts and never answers
 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.service import Exporter
-
-
-class Hung:
-    """A loopback listener that accepts connections and never answers."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.held: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                self.held.append(self.sock.accept()[0])
-
-    def close(self) -> None:
-        for conn in self.held:
-            conn.close()
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
-        self.sock.close()
 
 
 def errors(exporter: Exporter) -> dict[str, float]:
@@ -65,7 +41,7 @@ def errors(exporter: Exporter) -> dict[str, float]:
 
 
 def run(layout: str, timeout: float, polls: int) -> None:
-    api, metrics = Hung(), Hung()
+    api, metrics = Silent(), Silent()
     metrics_url = f"{(metrics if layout == 'two-ports' else api).url}/metrics"
     try:
         settings = ExporterSettings(triton_url=api.url, metrics_url=metrics_url, timeout=timeout)

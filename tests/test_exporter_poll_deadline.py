@@ -14,9 +14,11 @@ from collections.abc import Iterator
 
 import pytest
 import requests
-from faultproxy import HANG, FaultProxy
-from prometheus_client.parser import text_string_to_metric_families
+from faultproxy import HANG
+from test_exporter_faults import exporter_behind_proxy, fresh_exporter_behind_proxy
 from test_fault_probes import Silent
+from test_fault_probes_services import _poll_errors as _errors
+from test_fault_probes_services import _samples
 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
@@ -37,16 +39,7 @@ def hung_pair() -> Iterator[tuple[Silent, Silent]]:
     metrics.close()
 
 
-def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    return {
-        (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-    }
-
-
-def _errors(samples: dict, target: str, kind: str) -> float:
-    return samples[(c.M_POLL_ERRORS, ((c.L_KIND, kind), (c.L_TARGET, target)))]
+__all__ = ["exporter_behind_proxy", "fresh_exporter_behind_proxy"]  # fixtures shared with that module
 
 
 def _timed_poll(exporter: Exporter) -> float:
@@ -161,33 +154,19 @@ def test_separate_ports_are_two_listeners() -> None:
 
 
 # -- the real Triton, through fault proxies: a last good snapshot is kept -------------------------
-@pytest.fixture
-def proxied(triton) -> Iterator[tuple[Exporter, FaultProxy, FaultProxy]]:
-    """An exporter (polled by the test, no poll thread) reading the real Triton through proxies."""
-    metrics_base, metrics_path = triton.metrics_url.rsplit("/", 1)
-    with FaultProxy(triton.http_url) as api_proxy, FaultProxy(metrics_base) as metrics_proxy:
-        settings = ExporterSettings(
-            triton_url=api_proxy.url,
-            metrics_url=f"{metrics_proxy.url}/{metrics_path}",
-            interval=3600,
-            timeout=TIMEOUT,
-            window=600,
-        )
-        yield Exporter(settings), api_proxy, metrics_proxy
-
-
-def test_hung_triton_after_a_good_poll_costs_one_timeout_and_keeps_the_snapshot(proxied) -> None:
-    exporter, api_proxy, metrics_proxy = proxied
-    exporter.poll_once()
+def test_hung_triton_after_a_good_poll_costs_one_timeout_and_keeps_the_snapshot(
+    exporter_behind_proxy,
+) -> None:
+    exporter, metrics_proxy, api_proxy = exporter_behind_proxy  # one good poll made
+    bound = 1.6 * exporter.settings.timeout
     assert exporter.up
-    good = exporter.derivation
-    models = {s.model for s in good.states}
+    models = {s.model for s in exporter.derivation.states}
     assert models
 
     api_proxy.set_fault("/v2", HANG)
     metrics_proxy.set_fault("/metrics", HANG)
     took = _timed_poll(exporter)
-    assert took < BOUND, f"one poll took {took:.2f}s with timeout {TIMEOUT:g}s"
+    assert took < bound, f"one poll took {took:.2f}s with timeout {exporter.settings.timeout:g}s"
     samples = _samples(exporter.metrics_text().decode())
     assert samples[(c.M_UP, ())] == 0
     for target in (c.TARGET_METRICS, *API_TARGETS):
@@ -197,7 +176,7 @@ def test_hung_triton_after_a_good_poll_costs_one_timeout_and_keeps_the_snapshot(
 
     api_proxy.set_fault("/v2", None)  # only the metrics port hangs now: the API is read meanwhile
     took = _timed_poll(exporter)
-    assert took < BOUND
+    assert took < bound
     samples = _samples(exporter.metrics_text().decode())
     assert _errors(samples, c.TARGET_METRICS, c.FAULT_TIMEOUT) == 2
     for target in API_TARGETS:
@@ -209,30 +188,20 @@ def test_hung_triton_after_a_good_poll_costs_one_timeout_and_keeps_the_snapshot(
     assert exporter.up
 
 
-def test_configs_left_when_the_deadline_passes_wait_for_the_next_poll(triton) -> None:
-    metrics_base, metrics_path = triton.metrics_url.rsplit("/", 1)
-    with FaultProxy(triton.http_url) as api_proxy, FaultProxy(metrics_base) as metrics_proxy:
-        settings = ExporterSettings(
-            triton_url=api_proxy.url,
-            metrics_url=f"{metrics_proxy.url}/{metrics_path}",
-            timeout=TIMEOUT,
-            window=600,
-        )
-        exporter = Exporter(settings)
-        ready = sorted(
-            {e["name"] for e in exporter.client.repository_index() if e.get("state") == c.STATE_READY}
-        )
-        assert len(ready) >= 2
-        first = f"/v2/models/{ready[0]}/config"
-        api_proxy.set_fault(first, HANG)  # the first config fetched hangs: the poll's time runs out
-        took = _timed_poll(exporter)
-        assert took < BOUND
-        assert exporter.up  # metrics, index and statistics were read before the configs
-        samples = _samples(exporter.metrics_text().decode())
-        # the hung one, cut, and the next one, not made: the others are not tried this poll
-        assert _errors(samples, c.TARGET_CONFIG, c.FAULT_TIMEOUT) == 2
-        asked = [path for path in api_proxy.requests if path.endswith("/config")]
-        assert asked == [first]
-        api_proxy.set_fault(first, None)
-        exporter.poll_once()
-        assert set(exporter._config_view) == set(ready)  # fetched on the next poll
+def test_configs_left_when_the_deadline_passes_wait_for_the_next_poll(fresh_exporter_behind_proxy) -> None:
+    exporter, _, api_proxy = fresh_exporter_behind_proxy  # no poll yet: every config to fetch
+    index = exporter.client.repository_index()
+    ready = sorted({e["name"] for e in index if e.get("state") == c.STATE_READY})
+    assert len(ready) >= 2
+    first = f"/v2/models/{ready[0]}/config"
+    api_proxy.set_fault(first, HANG)  # the first config fetched hangs: the poll's time runs out
+    took = _timed_poll(exporter)
+    assert took < 1.6 * exporter.settings.timeout
+    assert exporter.up  # metrics, index and statistics were read before the configs
+    samples = _samples(exporter.metrics_text().decode())
+    # the hung one, cut, and the next one, not made: the others are not tried this poll
+    assert _errors(samples, c.TARGET_CONFIG, c.FAULT_TIMEOUT) == 2
+    assert [path for path in api_proxy.requests if path.endswith("/config")] == [first]
+    api_proxy.set_fault(first, None)
+    exporter.poll_once()
+    assert set(exporter._config_view) == set(ready)  # fetched on the next poll
