@@ -7,12 +7,14 @@ The figure of merit is the cycle time as a ratio to prometheus_client's text par
 the same metrics payload, plus the process's peak RSS.
 
     python bench/bench_poll.py [--models 1000] [--versions 2] [--polls 8] [--lean]
-                               [--interval 2] [--window 60]
+                               [--interval 2] [--window 60] [--two-ports]
 
 `--lean` serves Triton's default text without the latency summaries (~1.9 MB at 1,000 × 2);
 without it the payload carries them (~8 MB), which makes the library's parse slower. The fake
 clock advances by `--interval` per poll; the exporter's window is `--window`. Configs are warmed
-first, then the window is filled, then the steady state is measured.
+first, then the window is filled, then the steady state is measured. `--two-ports` serves the
+metrics on a second listener, as Triton does (8002 beside 8000): the exporter then reads the HTTP
+API on a second thread while it reads and parses the metrics.
 
 Target (issue #13): cycle ≤ 0.25 × parse-alone on both payloads, peak RSS ≤ 100 MB.
 """
@@ -27,6 +29,7 @@ import os
 import resource
 import statistics
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -136,7 +139,12 @@ class FakeTritonHandler(BaseHTTPRequestHandler):
 
 
 def serve_fake_triton(
-    models: int, versions: int, polls: int, summaries: bool, port_out: multiprocessing.Queue
+    models: int,
+    versions: int,
+    polls: int,
+    summaries: bool,
+    port_out: multiprocessing.Queue,
+    two_ports: bool = False,
 ) -> None:
     """Answer like Triton on loopback; every `/metrics` request advances to the next poll's data.
 
@@ -146,14 +154,20 @@ def serve_fake_triton(
         triton_metrics_payload(models, versions, seed=p, summaries=summaries).encode() for p in range(polls)
     ]
     stats = [stats_payload(models, versions, p) for p in range(polls)]
-    serve_bodies(metrics, stats, index_payload(models, versions), port_out)
+    serve_bodies(metrics, stats, index_payload(models, versions), port_out, two_ports=two_ports)
 
 
 def serve_bodies(
-    metrics: list[bytes], stats: list[bytes], index: bytes, port_out: multiprocessing.Queue, *extra: object
+    metrics: list[bytes],
+    stats: list[bytes],
+    index: bytes,
+    port_out: multiprocessing.Queue,
+    *extra: object,
+    two_ports: bool = False,
 ) -> None:
     """Serve these bodies like Triton: each `/metrics` request takes the next of `metrics` (in turn),
-    the statistics follow it; puts `(port, *extra)` (the port alone without `extra`) on `port_out`."""
+    the statistics follow it; puts `(port, *extra)` (the port alone without `extra`) on `port_out`,
+    then the metrics listener's port with `two_ports`."""
     state = {"poll": -1}
 
     class Handler(FakeTritonHandler):
@@ -168,6 +182,10 @@ def serve_bodies(
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     port_out.put((httpd.server_address[1], *extra) if extra else httpd.server_address[1])
+    if two_ports:  # the metrics on a listener of their own
+        metrics_httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        port_out.put(metrics_httpd.server_address[1])
+        threading.Thread(target=metrics_httpd.serve_forever, daemon=True).start()
     httpd.serve_forever()
 
 
@@ -179,20 +197,22 @@ def main() -> None:
     parser.add_argument("--lean", action="store_true", help="no latency summaries (Triton's default)")
     parser.add_argument("--interval", type=float, default=2.0, help="exporter poll interval (clock step)")
     parser.add_argument("--window", type=float, default=60.0, help="exporter derivation window")
+    parser.add_argument("--two-ports", action="store_true", help="metrics on a second listener")
     args = parser.parse_args()
 
     ports: multiprocessing.Queue = multiprocessing.Queue()
     server = multiprocessing.Process(
         target=serve_fake_triton,
-        args=(args.models, args.versions, args.polls + 1, not args.lean, ports),
+        args=(args.models, args.versions, args.polls + 1, not args.lean, ports, args.two_ports),
         daemon=True,
     )
     server.start()
     url = f"http://127.0.0.1:{ports.get(timeout=120)}"
+    metrics_url = f"http://127.0.0.1:{ports.get(timeout=120)}/metrics" if args.two_ports else f"{url}/metrics"
     clock = {"t": 0.0}
     settings = ExporterSettings(
         triton_url=url,
-        metrics_url=f"{url}/metrics",
+        metrics_url=metrics_url,
         interval=args.interval,
         window=args.window,
         pricing=Pricing(node_hour=0.36),

@@ -9,8 +9,9 @@ with a last good snapshot read the real Triton through `faultproxy` (marked `tri
 from __future__ import annotations
 
 import socket
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import requests
@@ -22,6 +23,7 @@ from test_fault_probes_services import _samples
 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
+from triton_sre.exporter.rescue import Rescue
 from triton_sre.exporter.service import Exporter, ExporterServer
 from triton_sre.triton.client import BudgetSpent, FetchError, TritonClient
 
@@ -117,6 +119,42 @@ def test_hung_metrics_port_leaves_the_api_its_time(hung_pair: tuple[Silent, Sile
     for target in API_TARGETS:
         assert _errors(samples, target, c.FAULT_CONNECTION) == 1, target
         assert _errors(samples, target, c.FAULT_TIMEOUT) == 0, target
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    ends = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < ends
+        time.sleep(0.01)
+
+
+def test_the_api_side_moves_to_a_second_thread_only_when_the_metrics_fetch_is_slow() -> None:
+    ran: list[str] = []
+
+    def api() -> str:
+        ran.append(threading.current_thread().name)
+        return "answers"
+
+    quick = Rescue(api, after=0.5)
+    quick.keep()  # the metrics arrived in time: the poll thread reads the API side itself
+    quick.join()
+    assert not quick.rescued
+    assert ran == []
+
+    slow = Rescue(api, after=0.05)
+    _until(lambda: slow.rescued)  # the metrics fetch is still running
+    slow.keep()
+    assert slow.rescued
+    assert slow.result() == "answers"
+    assert ran == ["triton-sre-poll-api"]
+
+    def broken() -> str:
+        raise KeyError("a bug on the rescue thread")
+
+    failing = Rescue(broken, after=0.0)
+    _until(lambda: failing.rescued)
+    with pytest.raises(KeyError):
+        failing.result()  # handed to the poll thread, which counts it as internal
 
 
 def test_a_call_after_the_shared_deadline_is_not_made(hung_pair: tuple[Silent, Silent]) -> None:

@@ -3,8 +3,9 @@
 Polls run on their own fixed schedule, never on scrape; a failed fetch is counted in
 `triton_sre_poll_errors_total{target,kind}` and the service keeps serving. A poll's calls share one
 deadline of `timeout` seconds (a hung Triton costs one timeout per poll, not one per call); when
-the metrics port is another listener than the HTTP API, the API side is read on a second thread
-meanwhile, so a hung metrics port does not spend the API's time.
+the metrics port is another listener than the HTTP API and its fetch is still running at half the
+deadline, the API side is read on a second thread meanwhile (`Rescue`), so a hung metrics port
+does not spend the API's time.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from opentelemetry import context as otel_context
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from triton_sre import __version__, tracing
@@ -34,6 +34,7 @@ from triton_sre.exporter.endpoints import ExporterServer as ExporterServer  # it
 from triton_sre.exporter.inputs import InputWatch
 from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
 from triton_sre.exporter.replay import Replayer
+from triton_sre.exporter.rescue import Rescue
 from triton_sre.exporter.snapshot import (
     CounterRow,
     IndexEntry,
@@ -57,6 +58,10 @@ log = logging.getLogger(__name__)
 # A Triton with many models must not cost one HTTP call per model per poll: configs are fetched
 # only when a model appears or its versions/states change, and at most this many per poll.
 CONFIG_FETCHES_PER_POLL = 64
+
+# With the metrics on another listener, the HTTP API side is read on a second thread when the
+# metrics fetch is still running at this share of the poll's deadline (it keeps the rest).
+RESCUE_AFTER = 0.5
 
 
 # The samples the LLM and capacity readers take, on the way through the one parse.
@@ -102,38 +107,6 @@ def _offer(samples: Iterable[Sample], llm: LLMCollector, watch: CapacityWatch) -
 
 def _config_summary(config: Any, problems: Problems) -> ModelConfigSummary:
     return config_summary(config)
-
-
-class _Beside:
-    """`call()` on a thread of its own (the poll's HTTP API side while the metrics port is read);
-    `result()` joins it (so does `join()`, whatever happened on the poll thread meanwhile). The
-    call's fetches end at the poll's deadline, so the join does too."""
-
-    def __init__(self, call: Callable[[], Any]) -> None:
-        parent = otel_context.get_current()  # its spans stay children of the poll's span
-        self._result: Any = None
-        self._error: BaseException | None = None
-
-        def run() -> None:
-            token = otel_context.attach(parent)
-            try:
-                self._result = call()
-            except BaseException as exc:  # handed to the poll thread, which counts it
-                self._error = exc
-            finally:
-                otel_context.detach(token)
-
-        self._thread = threading.Thread(target=run, name="triton-sre-poll-api", daemon=True)
-        self._thread.start()
-
-    def join(self) -> None:
-        self._thread.join()
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._result
 
 
 class Exporter:
@@ -233,14 +206,18 @@ class Exporter:
             taken_at = self._clock()
             until = getattr(self.client, "until", None)  # test doubles have no deadline to share
             reader = self.client if until is None else until(started + self.client.timeout)  # one deadline
-            beside = getattr(self.client, "separate_ports", False)
-            api = _Beside(lambda: self._fetch_api(reader)) if beside else None
+            rescue = None
+            if getattr(self.client, "separate_ports", False):  # another listener: it may answer
+                rescue = Rescue(lambda: self._fetch_api(reader), after=self.client.timeout * RESCUE_AFTER)
             try:
-                counters, gpus, llm, reading = self._fetch_metrics(reader)
+                counters, gpus, llm, reading = self._fetch_metrics(reader, rescue)
             finally:
-                if api is not None:
-                    api.join()  # never two polls' fetches at once, even after a bug in the parse
-            raw_index, entries = self._fetch_api(reader) if api is None else api.result()
+                if rescue is not None:
+                    rescue.join()  # never two polls' fetches at once, even after a bug in the parse
+            rescued = rescue is not None and rescue.rescued
+            raw_index, entries = (
+                rescue.result() if rescue is not None and rescued else self._fetch_api(reader)
+            )
             stats = self._decode(c.TARGET_STATS, stats_from_json, entries)  # decodes entry by entry
             index = self._decode(c.TARGET_INDEX, self._index_reader, raw_index)  # last list if unchanged
             if index is not None:
@@ -305,8 +282,12 @@ class Exporter:
             )
         return result
 
-    def _fetch_metrics(self, reader: Any) -> tuple[Any, Any, LLMData | None, CapacityReading | None]:
+    def _fetch_metrics(
+        self, reader: Any, rescue: Rescue | None
+    ) -> tuple[Any, Any, LLMData | None, CapacityReading | None]:
         body = self._call(c.TARGET_METRICS, "GET /metrics", reader.metrics)
+        if rescue is not None:
+            rescue.keep()  # fetched (or failed) in time: the API side stays on this thread
         if body is None:
             return None, None, None, None
         try:
