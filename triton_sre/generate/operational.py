@@ -152,7 +152,7 @@ def _container_restarted(spec: Spec, url: str) -> Rule:
     """Kubernetes' own count of the Triton container's restarts (kube-state-metrics). It sees what
     TritonServerRestarted cannot: a restart of an idle server (no counter to reset) and one quicker
     than a scrape. Why the container last ended (OOMKilled, Error) comes as the `reason` label, or
-    `unknown` where kube-state-metrics does not export it."""
+    `unknown` where kube-state-metrics does not export it or gives several."""
     pod = (
         *label_sets(spec.cluster_label).cluster,
         c.KSM_LABEL_NAMESPACE,
@@ -164,7 +164,10 @@ def _container_restarted(spec: Spec, url: str) -> Rule:
         f"(sum {by(pod)} (increase({selector(c.KSM_CONTAINER_RESTARTS, container)}[{_RESTART_WINDOW}])) > 0)"
     )
     r = c.KSM_LABEL_REASON
-    reason = f"max {by((*pod, r))} ({selector(c.KSM_LAST_TERMINATED_REASON, container)} == 1)"
+    reasons = f"max {by((*pod, r))} ({selector(c.KSM_LAST_TERMINATED_REASON, container)} == 1)"
+    # only a container with one reason: two (two kube-state-metrics disagreeing) would make the
+    # group_left join fail the whole rule, every pod's alert with it; such a restart is `unknown`
+    reason = f"({reasons} and {on(pod)} (count {by(pod)} ({reasons}) == 1))"
     unknown = f'label_replace({restarts}, "{r}", "{c.KSM_REASON_UNKNOWN}", "{r}", "")'
     return alert(
         c.ALERT_CONTAINER_RESTARTED,

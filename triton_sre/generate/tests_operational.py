@@ -293,6 +293,10 @@ def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
     }
 
 
+_TWO_KSM = ("kube-state-metrics-a:8080", "kube-state-metrics-b:8080")
+_OTHER_REASON = "Error"  # a container that exited non-zero (not 137)
+
+
 def _container_restart_tests(spec: Spec, alert_test: Any, groups: list[dict[str, Any]]) -> None:
     """kube-state-metrics counted a restart of the Triton container: the alert carries why it last
     ended, or `unknown`; a container that never restarted, or another container of the pod, is silent."""
@@ -315,6 +319,22 @@ def _container_restart_tests(spec: Spec, alert_test: Any, groups: list[dict[str,
         (
             "the Triton container restarted, no reason exported",
             [{"series": restarts, "values": "0 0 0 1x10"}],
+            c.KSM_REASON_UNKNOWN,
+        ),
+        (  # two kube-state-metrics (an HA pair, two scrape jobs) while one has not seen the new reason:
+            # one alert, reason unknown; a join on the reason would fail the whole rule (duplicate series)
+            "the Triton container restarted, two kube-state-metrics give two reasons",
+            [
+                {"series": f"{c.KSM_CONTAINER_RESTARTS}{plain_labels(seen)}", "values": "0 0 0 1x10"}
+                for seen in ({**pod, c.LABEL_INSTANCE: ksm} for ksm in _TWO_KSM)
+            ]
+            + [
+                {"series": f"{c.KSM_LAST_TERMINATED_REASON}{plain_labels(seen)}", "values": "_ _ _ 1x10"}
+                for seen in (
+                    {**pod, c.LABEL_INSTANCE: ksm, c.KSM_LABEL_REASON: why}
+                    for ksm, why in zip(_TWO_KSM, (TEST_TERMINATED_REASON, _OTHER_REASON), strict=True)
+                )
+            ],
             c.KSM_REASON_UNKNOWN,
         ),
     ):
