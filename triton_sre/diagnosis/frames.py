@@ -7,6 +7,7 @@ a runbook came only from frames (weaker evidence than any exception line about t
 
 from __future__ import annotations
 
+import functools
 import re
 
 from triton_sre import conventions as c
@@ -16,6 +17,7 @@ from triton_sre.diagnosis.hand_rules import ENTRY_POINT_FRAME
 from triton_sre.diagnosis.host_rules import SHM_CONTEXT
 from triton_sre.diagnosis.lineshape import join_hand_wraps
 from triton_sre.diagnosis.logparse import STUB_FRAME
+from triton_sre.diagnosis.prefilter import fold, required
 from triton_sre.diagnosis.rules import CAUSE_RULES, CauseRule
 
 __all__ = ["classify", "from_frames"]
@@ -48,10 +50,38 @@ _LOADER_FAILURE = re.compile(STATIC_TLS)
 _PYTHON_GENERIC = (c.RUNBOOK_PYTHON_MODULE_MISSING, c.RUNBOOK_PYTHON_MODEL_ERROR)
 
 
+@functools.cache
+def _plan() -> tuple[dict[str, tuple[str, ...]], tuple[tuple[CauseRule, tuple[frozenset[str], ...]], ...]]:
+    """The words some rule requires by their first two characters, and each rule of `CAUSE_RULES` in
+    order with the sets of words it requires (`prefilter.required`; derived on first use, not at import)."""
+    plan = tuple((rule, required(rule.pattern)) for rule in CAUSE_RULES)
+    by_start: dict[str, list[str]] = {}
+    for word in sorted({word for _rule, needs in plan for need in needs for word in need}):
+        by_start.setdefault(word[:2], []).append(word)
+    return {start: tuple(words) for start, words in by_start.items()}, plan
+
+
+def _present(folded: str, by_start: dict[str, tuple[str, ...]]) -> set[str]:
+    """The required words ``folded`` holds: only those starting with one of its character pairs
+    are looked for (one-character words are keyed by themselves)."""
+    starts = set(map(str.__add__, folded, folded[1:]))
+    starts.update(folded)
+    return {word for start in starts.intersection(by_start) for word in by_start[start] if word in folded}
+
+
 def _first_rule(text: str) -> CauseRule | None:
-    for rule in CAUSE_RULES:
-        if rule.pattern.search(text):
-            return rule
+    """The first rule of `CAUSE_RULES` whose pattern finds a match in ``text``. A rule is searched only
+    when the text holds a word of each set it requires: a rule skipped cannot match (the same first
+    rule, sooner)."""
+    by_start, plan = _plan()
+    present = _present(fold(text), by_start)
+    for rule, needs in plan:
+        for need in needs:
+            if need.isdisjoint(present):
+                break
+        else:
+            if rule.pattern.search(text):
+                return rule
     return None
 
 
