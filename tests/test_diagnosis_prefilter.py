@@ -77,7 +77,7 @@ def test_inventory_examples_are_never_rejected_by_a_matching_rule(entry) -> None
     for text in texts:
         for rule, _needs in _rejecting(text):
             assert rule.pattern.search(text) is None, (rule.source, rule.runbook, text)
-        assert frames._first_rule(text) is _naive_first(text)
+        assert frames._planned_first_rule(text) is _naive_first(text)
 
 
 # The characters IGNORECASE takes for an ASCII letter besides its two cases (what `fold` maps).
@@ -158,7 +158,7 @@ def test_first_rule_equals_the_plain_loop_on_corpus_messages() -> None:
     texts = _corpus_texts()
     assert len(texts) > 1000
     for text in texts:
-        assert frames._first_rule(text) is _naive_first(text), text
+        assert frames._planned_first_rule(text) is _naive_first(text), text
 
 
 @pytest.mark.slow
@@ -168,3 +168,20 @@ def test_no_corpus_line_is_rejected_by_a_matching_rule() -> None:
     for line in lines:
         for rule, _needs in _rejecting(line):
             assert rule.pattern.search(line) is None, (rule.source, rule.runbook, line)
+
+
+def test_the_plan_is_used_once_the_plain_texts_are_spent(monkeypatch) -> None:
+    """A short triage never pays for the plan; a long run (a fleet exporter) uses it; same answers."""
+    planned: list[str] = []
+
+    def counting(text: str):
+        planned.append(text)
+        return planned_first_rule(text)
+
+    planned_first_rule = frames._planned_first_rule
+    monkeypatch.setattr(frames, "_plain_left", [2])
+    monkeypatch.setattr(frames, "_planned_first_rule", counting)
+    texts = _corpus_texts()[:5]
+    answers = [frames._first_rule(text) for text in texts]
+    assert planned == texts[2:]
+    assert answers == [_naive_first(text) for text in texts]
