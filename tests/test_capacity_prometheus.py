@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 import requests
+from client_double import PollClient
 from live_prometheus import Prom, start_prometheus, stop_prometheus, wait_ready
 
 from triton_sre import conventions as c
@@ -46,7 +47,7 @@ ENERGY_LINE = re.compile(r'^(nv_energy_consumption\{gpu_uuid="([^"]+)"\}) ([0-9.
 LOADING_MODEL = ("gpt_neo_cola_part0", "0")
 
 
-class FixtureTriton:
+class FixtureTriton(PollClient):
     """Triton's metrics text and JSON answers, from the fixtures, moving with the clock."""
 
     def __init__(self) -> None:

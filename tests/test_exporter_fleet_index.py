@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from client_double import PollClient
+
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
@@ -17,7 +19,7 @@ from triton_sre.exporter.derive import ReasonMemo
 from triton_sre.exporter.service import Exporter
 
 
-class IndexClient:
+class IndexClient(PollClient):
     """A Triton answering only its repository index (metrics and statistics are empty)."""
 
     def __init__(self, index: list[dict[str, str]]) -> None:

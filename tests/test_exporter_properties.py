@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 
+from client_double import PollClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
@@ -233,7 +234,7 @@ ODD_NUMBER = st.one_of(JSON, st.sampled_from(["1e400", "-1e400", '"nan"', "NaN",
 NAMES = [*MODELS, "lone\ud800"]  # JSON can carry lone surrogates; no exposition can
 
 
-class StubClient:
+class StubClient(PollClient):
     """Answers with given payloads; statistics go through the real client's entry decoder."""
 
     def __init__(self, metrics: bytes, index: list, stats: str, config: object) -> None:

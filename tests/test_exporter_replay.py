@@ -13,6 +13,7 @@ import random
 from pathlib import Path
 
 import pytest
+from client_double import PollClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from synthetic import triton_metrics_payload
@@ -240,7 +241,7 @@ def test_replay_never_disagrees_with_the_reference(base, seed, edits, values) ->
     check(plan, text)
 
 
-class ScriptedClient:
+class ScriptedClient(PollClient):
     """Serves the given metrics bodies in turn (then the last one again)."""
 
     def __init__(self, bodies: list[str]) -> None:

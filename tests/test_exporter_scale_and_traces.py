@@ -7,6 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
+from client_double import PollClient
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from synthetic import triton_metrics_payload
 
@@ -17,7 +18,7 @@ from triton_sre.exporter import snapshot
 from triton_sre.exporter.service import CONFIG_FETCHES_PER_POLL, Exporter
 
 
-class CountingClient:
+class CountingClient(PollClient):
     """Answers like a 1,000-model Triton from memory and counts the calls a poll makes.
 
     Real Triton cannot load 1,000 Python models on this machine; the metrics text comes from the

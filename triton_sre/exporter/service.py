@@ -204,10 +204,9 @@ class Exporter:
         started = time.monotonic()
         with self._tracer.start_as_current_span("triton_sre.poll") as span:
             taken_at = self._clock()
-            until = getattr(self.client, "until", None)  # test doubles have no deadline to share
-            reader = self.client if until is None else until(started + self.client.timeout)  # one deadline
+            reader = self.client.until(started + self.client.timeout)  # the poll's calls share one deadline
             rescue = None
-            if getattr(self.client, "separate_ports", False):  # another listener: it may answer
+            if self.client.separate_ports:  # another listener: it may answer while the metrics hang
                 rescue = Rescue(lambda: self._fetch_api(reader), after=self.client.timeout * RESCUE_AFTER)
             try:
                 counters, gpus, llm, reading = self._fetch_metrics(reader, rescue)
