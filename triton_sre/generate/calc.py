@@ -30,6 +30,7 @@ TEST_VERSION = "1"
 TEST_NAMESPACE = "inference"  # a pod kube-state-metrics reports on, in the operational tests
 TEST_POD = "triton-7d9f8-abcde"
 TEST_TERMINATED_REASON = "OOMKilled"
+TEST_GPU_UUID = "GPU-0"  # the GPU of the operational tests (energy, memory)
 FAST_STEP = 60  # s: tiers up to 6h
 SLOW_STEP = 300  # s: the 1d and 3d tiers
 ABOVE, BELOW = Fraction(102, 100), Fraction(98, 100)

@@ -13,7 +13,7 @@ from triton_sre.promql import Matcher, by, label_sets, num, on, q, selector
 from triton_sre.slo import Spec
 
 OPERATIONAL_FILE = "triton-alerts.yaml"
-_RESTART_WINDOW = "15m"  # how far back TritonServerRestarted looks for a counter reset and a failed scrape
+_RESTART_WINDOW = "15m"  # how far back TritonServerRestarted looks for a counter reset (and a failed scrape)
 
 
 def operational_groups(spec: Spec, base_url: str) -> RuleFile:
@@ -26,6 +26,7 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
     mv = ls.keep(c.LABEL_MODEL, c.LABEL_VERSION)
     server = ls.keep(c.LABEL_JOB, c.LABEL_INSTANCE)
     url = lambda alert: runbook_url(base_url, c.ALERT_RUNBOOKS[alert])  # noqa: E731
+    energy = selector(c.NV_ENERGY_CONSUMPTION, triton)
     pending = selector(c.NV_PENDING_REQUEST_COUNT, [*triton, (c.LABEL_GPU_UUID, "=", "")])
     unavailable = selector(c.M_MODEL_UNAVAILABLE, exporter)
     in_transition = selector(
@@ -46,16 +47,20 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
         # resets Triton's counters and misses at least one scrape; a model reloaded alone resets its own
         # counters and misses none, a flaky scrape resets none, a new pod is a new target. Too quick for
         # TritonServerDown's 2m, and it comes again: the log of the container before says why.
+        # On a GPU host the energy counter says it without a failed scrape, idle or not: core's metrics.cc
+        # counts each GPU's joules "since the Triton Server started" from 0, in 2 s steps that never go
+        # down, and an idle GPU still draws power; so it resets only when the process starts again.
         alert(
             c.ALERT_SERVER_RESTARTED,
-            f"sum {by(server)} (resets({selector(c.NV_EXEC_COUNT, triton)}[{_RESTART_WINDOW}])) > 0\n"
-            f"and {on(server)} min_over_time({selector('up', triton)}[{_RESTART_WINDOW}]) == 0",
+            f"(sum {by(server)} (resets({selector(c.NV_EXEC_COUNT, triton)}[{_RESTART_WINDOW}])) > 0\n"
+            f"and {on(server)} min_over_time({selector('up', triton)}[{_RESTART_WINDOW}]) == 0)\n"
+            f"or sum {by(server)} (resets({energy}[{_RESTART_WINDOW}])) > 0",
             "1m",
             c.SEVERITY_TICKET,
             "Triton {{ $labels.instance }} restarted",
-            f"Triton {{{{ $labels.instance }}}} (job {tj}) restarted in the last {_RESTART_WINDOW}: its "
-            "counters were reset and a scrape failed. Its previous log says why (a crash, an out-of-memory "
-            "kill, a failed probe).",
+            f"Triton {{{{ $labels.instance }}}} (job {tj}) restarted in the last {_RESTART_WINDOW}: its GPU "
+            "energy counter started again from 0, or its inference counters were reset and a scrape failed. "
+            "Its previous log says why (a crash, an out-of-memory kill, a failed probe).",
             url(c.ALERT_SERVER_RESTARTED),
         ),
         _container_restarted(spec, url(c.ALERT_CONTAINER_RESTARTED)),

@@ -11,6 +11,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.generate.calc import (
     TEST_EXPORTER_INSTANCE,
+    TEST_GPU_UUID,
     TEST_INSTANCE,
     TEST_MODEL,
     TEST_NAMESPACE,
@@ -89,19 +90,33 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
     )
     t_model = {**t_inst, c.LABEL_MODEL: TEST_MODEL, c.LABEL_VERSION: TEST_VERSION}
     counter = f"{c.NV_EXEC_COUNT}{plain_labels(t_model)}"
-    alert_test(
-        "Triton restarted in place: its counters reset and a scrape failed",
-        c.ALERT_SERVER_RESTARTED,
-        [
-            {"series": f"up{plain_labels(t_inst)}", "values": "1 1 1 0 1x10"},
-            {"series": counter, "values": "10 20 30 _ 0+10x10"},
-        ],
-        "6m",
-        t_inst,
-        1,
-    )
+    # A restart in place: the counters reset and a scrape failed; or an idle GPU server restarted between
+    # two scrapes: no inference counter moved, no scrape failed, but its energy counter (joules since
+    # Triton started) began again from 0.
+    energy = f"{c.NV_ENERGY_CONSUMPTION}{plain_labels({**t_inst, c.LABEL_GPU_UUID: TEST_GPU_UUID})}"
+    for title, up, executions, joules in (
+        (
+            "Triton restarted in place: its counters reset and a scrape failed",
+            "1 1 1 0 1x10",
+            "10 20 30 _ 0+10x10",
+            None,
+        ),
+        (
+            "an idle GPU server restarted between two scrapes: its energy counter began again",
+            "1x14",
+            "0x14",
+            "3000+120x3 40+120x10",
+        ),
+    ):
+        series = [
+            {"series": f"up{plain_labels(t_inst)}", "values": up},
+            {"series": counter, "values": executions},
+        ]
+        if joules is not None:
+            series.append({"series": energy, "values": joules})
+        alert_test(title, c.ALERT_SERVER_RESTARTED, series, "6m", t_inst, 1)
     # ... and not a model reloaded alone (its counters reset, every scrape answered) nor a flaky scrape
-    # (a scrape failed, no counter reset)
+    # (a scrape failed, no counter reset), while the GPU's energy grows as it does between restarts
     for title, up, executions in (
         ("a model reloaded is no restart", "1x14", "10 20 30 0+10x10"),
         ("a missed scrape is no restart", "1 1 1 0 1x10", "10+10x13"),
@@ -113,6 +128,7 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
                 "input_series": [
                     {"series": f"up{plain_labels(t_inst)}", "values": up},
                     {"series": counter, "values": executions},
+                    {"series": energy, "values": "3000+120x13"},
                 ],
                 "alert_rule_test": [
                     {"eval_time": at, "alertname": c.ALERT_SERVER_RESTARTED, "exp_alerts": []}
@@ -179,7 +195,7 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         missing,
         1,
     )
-    gpu = {**t_inst, c.LABEL_GPU_UUID: "GPU-0"}
+    gpu = {**t_inst, c.LABEL_GPU_UUID: TEST_GPU_UUID}
     # halfway from the threshold to full: a threshold of 1 fires only when the memory is full
     ratio = spec.operational.gpu_memory_ratio + (1 - spec.operational.gpu_memory_ratio) / 2
     alert_test(
