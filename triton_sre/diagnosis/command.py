@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from triton_sre import conventions as c
 from triton_sre.ttyprogress import Progress
@@ -79,7 +79,6 @@ def _diagnose(args: argparse.Namespace, catalog: Catalog) -> Report | None:
 
 def run_triage(args: argparse.Namespace) -> int:
     from triton_sre.diagnosis.catalog import CatalogError, load_catalog
-    from triton_sre.diagnosis.render import to_json, to_markdown, to_text
 
     try:
         catalog = load_catalog(args.runbooks)
@@ -89,13 +88,22 @@ def run_triage(args: argparse.Namespace) -> int:
     report = _diagnose(args, catalog)
     if report is None:
         return c.EXIT_USAGE
-    out = sys.stdout
-    if args.format == "json":
-        json.dump(to_json(report, args.runbook_base_url), out, indent=2)
-        out.write("\n")
-    elif args.format == "markdown":
-        out.write(to_markdown(report, args.runbook_base_url))
-    else:
-        out.write(to_text(report, args.runbook_base_url, colour=out.isatty()))
-    out.flush()
+    write_report(report, args.format, sys.stdout, args.runbook_base_url)
     return c.EXIT_FAILURE if report.has_failure else c.EXIT_OK
+
+
+def write_report(report: Report, fmt: str, out: TextIO, base_url: str | None = None) -> None:
+    """Write `report` in `fmt` to `out`; text piece by piece as it is rendered (a finding at a time: 50,000
+    findings are never held as one text); colour only when `out` is a terminal. A reader that goes away
+    raises BrokenPipeError here, for the CLI's exit 141."""
+    from triton_sre.diagnosis.render import text_chunks, to_json, to_markdown
+
+    if fmt == "json":
+        json.dump(to_json(report, base_url), out, indent=2)
+        out.write("\n")
+    elif fmt == "markdown":
+        out.write(to_markdown(report, base_url))
+    else:
+        for chunk in text_chunks(report, base_url, colour=out.isatty()):
+            out.write(chunk)
+    out.flush()

@@ -17,6 +17,7 @@ log starts and shows no outcome for (it ends first): the answer for them is not 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from triton_sre import conventions as c
@@ -25,7 +26,7 @@ from triton_sre.diagnosis.releases import server_version_of_release
 from triton_sre.diagnosis.report import Finding, Report
 from triton_sre.redact import printable
 
-__all__ = ["to_json", "to_markdown", "to_text"]
+__all__ = ["text_chunks", "to_json", "to_markdown", "to_text"]
 
 MAX_TEXT_EVIDENCE = 4
 MAX_SHOWN_CHARS = 240
@@ -108,46 +109,69 @@ def _subject(f: Finding) -> str:
 
 
 def to_text(report: Report, base_url: str | None = None, *, colour: bool = False) -> str:
+    return "".join(text_chunks(report, base_url, colour=colour))
+
+
+def text_chunks(report: Report, base_url: str | None = None, *, colour: bool = False) -> Iterator[str]:
+    """`to_text` in pieces, rendered as they are taken: the release line (or "No load failure found."), one
+    piece per finding, then the footer; every piece ends with a newline. A writer holds one at a time."""
+
     def paint(code: str, text: str) -> str:
         return f"{code}{text}{_RESET}" if colour else text
 
-    out: list[str] = []
+    head: list[str] = []
     release = _release_line(report)
     if release:
-        out.append(paint(_DIM, release))
+        head.append(paint(_DIM, release))
     if not report.findings:
-        out.append("No load failure found.")
+        head.append("No load failure found.")
+    if head:
+        yield _joined(head)
     for n, f in enumerate(report.findings, 1):
-        sev = paint(_COLOURS.get(f.severity, ""), f.severity.upper())
-        out.append(f"{n}. {sev} {_subject(f)}: {f.runbook} — {f.title}")
-        for e in f.evidence[:MAX_TEXT_EVIDENCE]:
-            out.append(paint(_DIM, f"   line {e.line}: {_short(e.text)}"))
-        if len(f.evidence) > MAX_TEXT_EVIDENCE:
-            out.append(paint(_DIM, f"   … {len(f.evidence) - MAX_TEXT_EVIDENCE} more evidence lines"))
-        if f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and f.message:
-            out.append(f"   message: {_short(f.message)}")
-        out.append(f"   fix: {_fix(f)}")
-        if f.release_advice:
-            out.append(f"   in {report.release}: {f.release_advice}")
-        out.append(f"   runbook: {runbook_url(f.runbook, base_url)}")
+        yield _joined(_finding_lines(n, f, report.release, base_url, paint))
+    tail: list[str] = []
     loading = _loading_line(report)
     if loading:
-        out.extend(([""] if report.findings else []) + [paint(_COLOURS[c.IMPACT_INFO], loading)])
+        tail.extend(([""] if report.findings else []) + [paint(_COLOURS[c.IMPACT_INFO], loading)])
     if report.unmatched:
-        out.append("")
-        out.append(f"Error lines no runbook explains ({sum(u.count for u in report.unmatched)}):")
+        tail.append("")
+        tail.append(f"Error lines no runbook explains ({sum(u.count for u in report.unmatched)}):")
         for u in report.unmatched[:20]:
-            out.append(f"  {u.count:>6} × {_short(u.template, 160)}  (e.g. line {u.example.line})")
+            tail.append(f"  {u.count:>6} × {_short(u.template, 160)}  (e.g. line {u.example.line})")
     if report.harmless_lines:
-        out.append("")
-        out.append(
+        tail.append("")
+        tail.append(
             paint(
                 _DIM,
                 f"{report.harmless_lines} line(s) known to be harmless on a CPU host were ignored "
                 "(CudaDriverHelper, NVML, DCGM, pinned memory).",
             )
         )
-    return "\n".join(out) + "\n"
+    if tail:
+        yield _joined(tail)
+
+
+def _joined(lines: list[str]) -> str:
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _finding_lines(
+    n: int, f: Finding, release: str | None, base_url: str | None, paint: Callable[[str, str], str]
+) -> list[str]:
+    """The text lines of the n-th finding."""
+    sev = paint(_COLOURS.get(f.severity, ""), f.severity.upper())
+    out = [f"{n}. {sev} {_subject(f)}: {f.runbook} — {f.title}"]
+    for e in f.evidence[:MAX_TEXT_EVIDENCE]:
+        out.append(paint(_DIM, f"   line {e.line}: {_short(e.text)}"))
+    if len(f.evidence) > MAX_TEXT_EVIDENCE:
+        out.append(paint(_DIM, f"   … {len(f.evidence) - MAX_TEXT_EVIDENCE} more evidence lines"))
+    if f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and f.message:
+        out.append(f"   message: {_short(f.message)}")
+    out.append(f"   fix: {_fix(f)}")
+    if f.release_advice:
+        out.append(f"   in {release}: {f.release_advice}")
+    out.append(f"   runbook: {runbook_url(f.runbook, base_url)}")
+    return out
 
 
 def _md_escape(text: str) -> str:
@@ -166,9 +190,7 @@ def to_markdown(report: Report, base_url: str | None = None) -> str:
         out.append("| --- | --- | --- | --- | --- |")
         for n, f in enumerate(report.findings, 1):
             link = f"[{f.runbook}]({runbook_url(f.runbook, base_url)})"
-            out.append(
-                f"| {n} | {f.severity} | {_md_escape(_subject(f))} | {link} | {_md_escape(_fix(f))} |"
-            )
+            out.append(f"| {n} | {f.severity} | {_md_escape(_subject(f))} | {link} | {_md_escape(_fix(f))} |")
         for n, f in enumerate(report.findings, 1):
             out.append("")
             out.append(f"**{n}. {_md_escape(_subject(f))} — {f.title}**")
