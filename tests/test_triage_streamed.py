@@ -1,9 +1,10 @@
-"""triage writes its findings as they are rendered: the same text as the whole rendering, with
+"""triage writes its findings as they are rendered: the same text and JSON as the whole renderings, with
 a finding written before the next one is rendered (50,000 findings are never held as one text)."""
 
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,23 @@ def test_text_written_is_the_whole_rendering(name: str, tty: bool) -> None:
     assert [w.split(".", 1)[0] for w in shown] == [str(n) for n in range(1, len(report.findings) + 1)]
 
 
+@pytest.mark.parametrize("name", VARIED)
+def test_json_written_is_json_dumps_of_the_whole_dict(name: str) -> None:
+    report = _report(name)
+    out = Writer()
+    write_report(report, "json", out, BASE_URL)
+    assert out.getvalue() == json.dumps(render.to_json(report, BASE_URL), indent=2) + "\n"
+
+
+@pytest.mark.parametrize("findings", [0, 1, 3])
+def test_json_pieces_escape_as_json_dumps_does(findings: int) -> None:
+    report = _odd_report(findings)
+    out = Writer()
+    write_report(report, "json", out)
+    assert out.getvalue() == json.dumps(render.to_json(report), indent=2) + "\n"
+    assert json.loads(out.getvalue())["findings"] == render.to_json(report)["findings"]
+
+
 def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
     """Count the calls of render's per-finding function `name`."""
     calls = [0]
@@ -100,7 +118,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
     return calls
 
 
-@pytest.mark.parametrize(("fmt", "per_finding"), [("text", "_finding_lines")])
+@pytest.mark.parametrize(("fmt", "per_finding"), [("text", "_finding_lines"), ("json", "_finding_dict")])
 def test_a_finding_is_written_before_the_next_is_rendered(
     monkeypatch: pytest.MonkeyPatch, fmt: str, per_finding: str
 ) -> None:

@@ -7,9 +7,9 @@ Exit codes: 0 no failure found, 1 failures found (any critical finding), 2 usage
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
+from itertools import chain
 from typing import TYPE_CHECKING, Any, TextIO
 
 from triton_sre import conventions as c
@@ -93,17 +93,17 @@ def run_triage(args: argparse.Namespace) -> int:
 
 
 def write_report(report: Report, fmt: str, out: TextIO, base_url: str | None = None) -> None:
-    """Write `report` in `fmt` to `out`; text piece by piece as it is rendered (a finding at a time: 50,000
-    findings are never held as one text); colour only when `out` is a terminal. A reader that goes away
-    raises BrokenPipeError here, for the CLI's exit 141."""
-    from triton_sre.diagnosis.render import text_chunks, to_json, to_markdown
+    """Write `report` in `fmt` to `out` piece by piece as it is rendered (a finding at a time for text and
+    JSON: 50,000 findings are never held as one text); colour only when `out` is a terminal. A reader that
+    goes away raises BrokenPipeError here, for the CLI's exit 141."""
+    from triton_sre.diagnosis.render import json_chunks, text_chunks, to_markdown
 
     if fmt == "json":
-        json.dump(to_json(report, base_url), out, indent=2)
-        out.write("\n")
+        chunks = chain(json_chunks(report, base_url), ["\n"])
     elif fmt == "markdown":
-        out.write(to_markdown(report, base_url))
+        chunks = iter([to_markdown(report, base_url)])
     else:
-        for chunk in text_chunks(report, base_url, colour=out.isatty()):
-            out.write(chunk)
+        chunks = text_chunks(report, base_url, colour=out.isatty())
+    for chunk in chunks:
+        out.write(chunk)
     out.flush()

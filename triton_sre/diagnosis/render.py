@@ -17,6 +17,7 @@ log starts and shows no outcome for (it ends first): the answer for them is not 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,7 +27,7 @@ from triton_sre.diagnosis.releases import server_version_of_release
 from triton_sre.diagnosis.report import Finding, Report
 from triton_sre.redact import printable
 
-__all__ = ["text_chunks", "to_json", "to_markdown", "to_text"]
+__all__ = ["json_chunks", "text_chunks", "to_json", "to_markdown", "to_text"]
 
 MAX_TEXT_EVIDENCE = 4
 MAX_SHOWN_CHARS = 240
@@ -66,11 +67,15 @@ def _release_line(report: Report) -> str | None:
     return f"Triton release read from the log: {report.release}" + (f" (server {server})" if server else "")
 
 
-def to_json(report: Report, base_url: str | None = None) -> dict[str, Any]:
+def _json_head(report: Report) -> dict[str, Any]:
     return {
         "release": report.release,
         "server_version": server_version_of_release(report.release) if report.release else None,
-        "findings": [_finding_dict(f, base_url) for f in report.findings],
+    }
+
+
+def _json_tail(report: Report) -> dict[str, Any]:
+    return {
         "unmatched": [
             {
                 "template": u.template,
@@ -81,6 +86,29 @@ def to_json(report: Report, base_url: str | None = None) -> dict[str, Any]:
         ],
         "still_loading": list(report.still_loading),
     }
+
+
+def to_json(report: Report, base_url: str | None = None) -> dict[str, Any]:
+    findings = [_finding_dict(f, base_url) for f in report.findings]
+    return {**_json_head(report), "findings": findings, **_json_tail(report)}
+
+
+def json_chunks(report: Report, base_url: str | None = None) -> Iterator[str]:
+    """`json.dumps(to_json(report, base_url), indent=2)` in pieces, one per finding, rendered as they are
+    taken: the same text without every finding's dict held at once. A nested value is indented by
+    prefixing its lines (json.dumps writes a newline inside a string as its escape)."""
+
+    def nested(value: Any, depth: int) -> str:
+        return json.dumps(value, indent=2).replace("\n", "\n" + " " * depth)
+
+    yield json.dumps(_json_head(report), indent=2)[:-2] + ',\n  "findings": ['
+    for i, f in enumerate(report.findings):
+        yield ("," if i else "") + "\n    " + nested(_finding_dict(f, base_url), 4)
+    yield (
+        ("\n  ]" if report.findings else "]")
+        + "".join(f",\n  {json.dumps(key)}: {nested(value, 2)}" for key, value in _json_tail(report).items())
+        + "\n}"
+    )
 
 
 def _loading_line(report: Report) -> str | None:
