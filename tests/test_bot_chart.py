@@ -87,7 +87,7 @@ def test_chart_uploaded_into_the_thread(tmp_path: Path, prometheus: str, with_pr
 
 def test_burn_rate_query_is_valid_promql(prometheus: str) -> None:
     from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS
-    from triton_sre.bot.worker import burn_rate_expr
+    from triton_sre.bot.queries import burn_rate_expr
     from triton_sre.prom import Prometheus
 
     client = Prometheus(prometheus)

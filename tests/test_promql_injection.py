@@ -69,11 +69,11 @@ def test_an_slo_alerts_window_label_is_never_spliced_into_a_metric_name(
 
 
 def test_a_duration_window_is_still_read() -> None:
-    from triton_sre.bot.worker import _slo_labels
+    from triton_sre.bot.queries import slo_labels
 
     labels = {"slo": "availability", "model": "m"}
-    assert _slo_labels({**labels, "window": "1h30m"}) == ("availability", "1h30m", "m")
-    assert _slo_labels({**labels, "window": "٥m"}) is None  # a digit PromQL does not read
+    assert slo_labels({**labels, "window": "1h30m"}) == ("availability", "1h30m", "m")
+    assert slo_labels({**labels, "window": "٥m"}) is None  # a digit PromQL does not read
 
 
 ROLLOUT_NAMES = [

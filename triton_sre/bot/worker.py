@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,14 +45,19 @@ from triton_sre.bot.payload import (
     parse_group,
 )
 from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS, chart_png
+from triton_sre.bot.queries import (
+    burn_rate_expr,
+    largest_models_expr,
+    latency_now_expr,
+    slo_labels,
+    slo_selector,
+)
 from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, asks, scaling_exprs
 from triton_sre.bot.slack import DeliveryError, Renderer, SlackDelivery, backoff
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 from triton_sre.diagnosis.engine import Finding, Report
-from triton_sre.durations import DurationError, parse_duration
 from triton_sre.inputs import not_regular
 from triton_sre.prom import PromError, Prometheus
-from triton_sre.promql import q
 from triton_sre.redact import redact
 from triton_sre.rollout.live import alert_lines
 from triton_sre.slo import default_spec
@@ -76,57 +81,6 @@ def _links(settings: BotSettings) -> Links:
         dashboard_uid_slo=c.UID_SLO_DASHBOARD,
         dashboard_uid_overview=c.UID_OVERVIEW_DASHBOARD,
         dashboard_uid_llm=c.UID_LLM_DASHBOARD,
-    )
-
-
-def _slo_selector(slo: str, model: str) -> str:
-    return f"{{{c.L_SLO}={q(slo)},{c.LABEL_MODEL}={q(model)}}}"
-
-
-def _slo_labels(labels: Mapping[str, str]) -> tuple[str, str, str] | None:
-    """(slo, window, model) of an SLO alert, or None when one is missing or the window is not a
-    duration: it becomes part of a recording rule's NAME (`burn_rate_expr`), which PromQL cannot
-    quote, so `5m{...} or vector(1)` would be a query of the label's choosing."""
-    slo, window, model = (labels.get(k, "") for k in (c.L_SLO, c.L_WINDOW, c.LABEL_MODEL))
-    if not (slo and window and model) or not window.isascii():
-        return None
-    try:
-        parse_duration(window, c.L_WINDOW)
-    except DurationError:
-        return None
-    return slo, window, model
-
-
-LARGEST_MODELS_SHOWN = 5
-
-
-def largest_models_expr(labels: Mapping[str, str]) -> str:
-    """The largest model versions holding GPU memory on the alert's GPU (same exporter job/instance)."""
-    matchers = [f"{c.L_KIND}={q(c.MEMORY_TYPE_GPU)}"]
-    matchers.append(f"{c.L_DEVICE}={q(labels[c.LABEL_GPU_UUID])}")
-    for label in (c.LABEL_JOB, c.LABEL_INSTANCE):
-        if labels.get(label):
-            matchers.append(f"{label}={q(labels[label])}")
-    return (
-        f"topk({LARGEST_MODELS_SHOWN}, sum by ({c.LABEL_MODEL}, {c.LABEL_VERSION}) "
-        f"({c.M_MODEL_MEMORY_BYTES}{{{','.join(matchers)}}}))"
-    )
-
-
-def latency_now_expr(model: str, quantile: str) -> str:
-    """PromQL: a model's current request latency (s) at `quantile`, the worst version and server:
-    the recording rule for the recorded quantiles, Triton's summary for the others."""
-    sel = f"{c.LABEL_MODEL}={q(model)},{c.LABEL_QUANTILE}={q(quantile)}"
-    if quantile in c.LATENCY_QUANTILES:
-        return f"max({c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)}{{{sel}}})"
-    return f"max({c.NV_REQUEST_SUMMARY_US}{{{sel}}} >= 0) / 1e6"
-
-
-def burn_rate_expr(slo: str, window: str, model: str) -> str:
-    """PromQL: an SLO's burn rate for one model over `window` (bad ratio / error budget)."""
-    return (
-        f"{c.rec_slo_errors(window)}{_slo_selector(slo, model)} / on ({c.L_SLO}) group_left () "
-        f"(1 - {c.REC_SLO_OBJECTIVE}{{{c.L_SLO}={q(slo)}}})"
     )
 
 
@@ -382,11 +336,11 @@ class Worker:
         latency: dict[str, dict[str, float]] = {}
         if self.prometheus is not None:
             for alert in shown_alerts(group):
-                found = _slo_labels(alert.labels) if alert.name in SLO_ALERTS else None
+                found = slo_labels(alert.labels) if alert.name in SLO_ALERTS else None
                 if found is None:
                     continue
                 slo, window, model = found
-                sel = _slo_selector(slo, model)
+                sel = slo_selector(slo, model)
                 try:
                     value = self.prometheus.instant(burn_rate_expr(slo, window, model))
                     if value is not None:
@@ -484,7 +438,7 @@ class Worker:
         if self.prometheus is None or not self.settings.chart:
             return
         # SLO alerts: the burn rate itself; any other alert: its own expression (from generatorURL).
-        slo = next((s for a in group.alerts if a.name in SLO_ALERTS and (s := _slo_labels(a.labels))), None)
+        slo = next((s for a in group.alerts if a.name in SLO_ALERTS and (s := slo_labels(a.labels))), None)
         alert = next((a for a in group.alerts if generator_expr(a.generator_url)), None)
         if slo is not None:
             expr, title = burn_rate_expr(*slo), f"{slo[2]}: SLO {slo[0]} burn rate ({slo[1]})"

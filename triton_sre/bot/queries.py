@@ -1,0 +1,71 @@
+"""Pure: the PromQL of an alert's facts — an SLO's burn rate and budget selector, a model's latency now,
+the largest models on a GPU — and the labels of an SLO alert that may enter a query (the worker asks
+Prometheus with them; the chart plots the burn rate)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from triton_sre import conventions as c
+from triton_sre.durations import DurationError, parse_duration
+from triton_sre.promql import q
+
+__all__ = [
+    "LARGEST_MODELS_SHOWN",
+    "burn_rate_expr",
+    "largest_models_expr",
+    "latency_now_expr",
+    "slo_labels",
+    "slo_selector",
+]
+
+
+def slo_selector(slo: str, model: str) -> str:
+    return f"{{{c.L_SLO}={q(slo)},{c.LABEL_MODEL}={q(model)}}}"
+
+
+def slo_labels(labels: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """(slo, window, model) of an SLO alert, or None when one is missing or the window is not a
+    duration: it becomes part of a recording rule's NAME (`burn_rate_expr`), which PromQL cannot
+    quote, so `5m{...} or vector(1)` would be a query of the label's choosing."""
+    slo, window, model = (labels.get(k, "") for k in (c.L_SLO, c.L_WINDOW, c.LABEL_MODEL))
+    if not (slo and window and model) or not window.isascii():
+        return None
+    try:
+        parse_duration(window, c.L_WINDOW)
+    except DurationError:
+        return None
+    return slo, window, model
+
+
+LARGEST_MODELS_SHOWN = 5
+
+
+def largest_models_expr(labels: Mapping[str, str]) -> str:
+    """The largest model versions holding GPU memory on the alert's GPU (same exporter job/instance)."""
+    matchers = [f"{c.L_KIND}={q(c.MEMORY_TYPE_GPU)}"]
+    matchers.append(f"{c.L_DEVICE}={q(labels[c.LABEL_GPU_UUID])}")
+    for label in (c.LABEL_JOB, c.LABEL_INSTANCE):
+        if labels.get(label):
+            matchers.append(f"{label}={q(labels[label])}")
+    return (
+        f"topk({LARGEST_MODELS_SHOWN}, sum by ({c.LABEL_MODEL}, {c.LABEL_VERSION}) "
+        f"({c.M_MODEL_MEMORY_BYTES}{{{','.join(matchers)}}}))"
+    )
+
+
+def latency_now_expr(model: str, quantile: str) -> str:
+    """PromQL: a model's current request latency (s) at `quantile`, the worst version and server:
+    the recording rule for the recorded quantiles, Triton's summary for the others."""
+    sel = f"{c.LABEL_MODEL}={q(model)},{c.LABEL_QUANTILE}={q(quantile)}"
+    if quantile in c.LATENCY_QUANTILES:
+        return f"max({c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)}{{{sel}}})"
+    return f"max({c.NV_REQUEST_SUMMARY_US}{{{sel}}} >= 0) / 1e6"
+
+
+def burn_rate_expr(slo: str, window: str, model: str) -> str:
+    """PromQL: an SLO's burn rate for one model over `window` (bad ratio / error budget)."""
+    return (
+        f"{c.rec_slo_errors(window)}{slo_selector(slo, model)} / on ({c.L_SLO}) group_left () "
+        f"(1 - {c.REC_SLO_OBJECTIVE}{{{c.L_SLO}={q(slo)}}})"
+    )
