@@ -25,7 +25,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["Deadline", "DeadlineExceeded", "deadline", "describe", "new_session"]
+__all__ = ["Deadline", "DeadlineExceeded", "deadline", "describe", "new_session", "watching"]
 
 _current = threading.local()
 
@@ -44,6 +44,14 @@ class Deadline:
         self._sockets: list[socket.socket] = []
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
+
+    def start(self) -> None:
+        """Arm the timer (`deadline()` does it; a response read after its request's block, like a
+        streamed body, arms one itself and `stop()`s it when read)."""
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.cancel()
 
     def watch(self, sock: socket.socket | None) -> None:
         if sock is None:
@@ -72,13 +80,23 @@ def deadline(seconds: float) -> Iterator[Deadline]:
     """Every request of a `new_session()` session made by this thread inside the block ends within
     `seconds` (its socket is shut down); check `expired` afterwards, or catch `DeadlineExceeded`."""
     armed = Deadline(seconds)
+    armed.start()
+    try:
+        with watching(armed):
+            yield armed
+    finally:
+        armed.stop()
+
+
+@contextlib.contextmanager
+def watching(armed: Deadline) -> Iterator[None]:
+    """The connections this thread's `new_session()` requests use inside the block are cut when
+    `armed` expires, also after the block (their bodies may be read later, by any thread)."""
     outer = getattr(_current, "deadline", None)
     _current.deadline = armed
-    armed._timer.start()
     try:
-        yield armed
+        yield
     finally:
-        armed._timer.cancel()
         _current.deadline = outer
 
 
