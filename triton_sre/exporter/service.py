@@ -214,10 +214,7 @@ class Exporter:
                 if rescue is not None:
                     rescue.join()  # never two polls' fetches at once, even after a bug in the parse
             rescued = rescue is not None and rescue.rescued
-            raw_index, entries = (
-                rescue.result() if rescue is not None and rescued else self._fetch_api(reader)
-            )
-            stats = self._decode(c.TARGET_STATS, stats_from_json, entries)  # decodes entry by entry
+            raw_index, stats = rescue.result() if rescue is not None and rescued else self._fetch_api(reader)
             index = self._decode(c.TARGET_INDEX, self._index_reader, raw_index)  # last list if unchanged
             if index is not None:
                 self._refresh_configs(index, reader)
@@ -330,9 +327,11 @@ class Exporter:
         return llm.result(), watch.reading()
 
     def _fetch_api(self, reader: Any) -> tuple[Any, Any]:
-        """The repository index and the statistics, fetched (decoded later, on the poll thread)."""
+        """The repository index, fetched (decoded later, on the poll thread), and the statistics,
+        decoded entry by entry as their body streams in, under the poll's deadline."""
         raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", reader.repository_index)
-        return raw_index, self._call(c.TARGET_STATS, "GET /v2/models/stats", reader.all_stats)
+        entries = self._call(c.TARGET_STATS, "GET /v2/models/stats", reader.all_stats)
+        return raw_index, self._decode(c.TARGET_STATS, stats_from_json, entries)
 
     def _record_error(self, target: str, kind: str, message: str) -> None:
         self._errors.labels(target, kind).inc()
