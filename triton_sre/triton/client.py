@@ -1,8 +1,9 @@
 """Read-only HTTP access to Triton: metrics, repository index, statistics, model config.
 
-Every call has a total deadline for connect, headers and body (`httpclient.deadline`: a server that
+Every call has a total deadline for connect, headers and body (`httpclient.Deadline`: a server that
 drips a valid answer byte by byte cannot stall a poll), follows redirects on the same host only,
-and has a size cap (a runaway response cannot exhaust memory). Failures are raised as `FetchError`
+and has a size cap (a runaway response cannot exhaust memory): of the body, or for the statistics,
+read as a stream, of one model's entry. Failures are raised as `FetchError`
 carrying the poll target and a fault kind from `conventions`, which the exporter counts in
 `triton_sre_poll_errors_total{target,kind}`. `until(ends_at)` gives a client whose calls share one
 deadline (the exporter's poll): each call gets what is left of it, and a call with nothing left is
@@ -13,12 +14,13 @@ This client never calls Triton's model-control API (load/unload): triton-sre onl
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -26,8 +28,9 @@ import requests
 
 from triton_sre import conventions as c
 from triton_sre.config import default_metrics_url as default_metrics_url  # its home is the config
-from triton_sre.httpclient import deadline, describe, new_session
+from triton_sre.httpclient import Deadline, describe, new_session, watching
 from triton_sre.redact import one_line, redact
+from triton_sre.triton.statsbody import StatsBodyError, StatsDecoder, shorten
 
 _CHUNK = 64 * 1024
 _EXCERPT_BYTES = 200  # of an error page, quoted on one line (an HTML page is hundreds of lines)
@@ -86,31 +89,61 @@ class TritonClient:
 
     # -- raw transport -------------------------------------------------------------------------
     def _fetch(self, target: str, method: str, url: str, body: bytes | None = None) -> bytearray:
+        """The whole body of a 200 answer, at most `max_bytes` of it."""
+        payload = bytearray()  # grown in place: no second copy of a large body
+        with contextlib.closing(self._stream(target, method, url, body, declared_cap=True)) as chunks:
+            for chunk in chunks:
+                if len(payload) + len(chunk) > self.max_bytes:
+                    message = f"{redact(url)} sent more than {self.max_bytes} bytes"
+                    raise FetchError(target, c.FAULT_TOO_LARGE, message)
+                payload += chunk
+        return payload
+
+    def _stream(
+        self, target: str, method: str, url: str, body: bytes | None = None, declared_cap: bool = False
+    ) -> Iterator[bytes]:
+        """The body of a 200 answer in chunks, the first one empty once the status is known; every
+        fault a FetchError. One deadline covers connect, headers and the whole body, however slowly
+        the caller iterates and on whichever thread; the connection is registered with it here."""
         shown = redact(url)
         seconds = self._seconds(target, shown)
         own = self.session is None
         http = new_session() if self.session is None else self.session
+        armed = Deadline(seconds)
+        armed.start()
         try:
-            with deadline(seconds) as armed:
+            with watching(armed):
+                response = self._request(http, target, method, url, shown, body, seconds)
+            with response:
+                declared = response.headers.get("Content-Length")
+                if declared_cap and declared and declared.isdigit() and int(declared) > self.max_bytes:
+                    message = f"{shown} declares {declared} bytes, limit is {self.max_bytes}"
+                    raise FetchError(target, c.FAULT_TOO_LARGE, message)
+                status = response.status_code
+                if status in _REDIRECTS:
+                    raise FetchError(
+                        target, c.FAULT_HTTP_STATUS, f"{shown} redirects to another host (not followed)"
+                    )
                 try:
-                    payload, status = self._exchange(http, target, method, url, shown, body, seconds)
-                except FetchError as exc:
-                    if armed.expired:  # the cut socket surfaced as a read or connection error
-                        raise _late(target, shown, seconds) from exc
-                    raise
+                    if status != 200:
+                        raise _status(target, shown, status, _first_bytes(response, _EXCERPT_BYTES))
+                    yield b""
+                    yield from response.iter_content(_CHUNK)
+                except requests.RequestException as exc:
+                    kind = c.FAULT_TIMEOUT if _is_timeout(exc) else c.FAULT_CONNECTION
+                    raise FetchError(target, kind, f"reading {shown}: {describe(exc)}") from exc
             if armed.expired:  # cut at the deadline, the truncated body may have looked complete
                 raise _late(target, shown, seconds)
+        except FetchError as exc:
+            if armed.expired:  # the cut socket surfaced as a read or connection error
+                raise _late(target, shown, seconds) from exc
+            raise
         finally:
+            armed.stop()
             if own:
                 http.close()
-        if status in _REDIRECTS:
-            raise FetchError(target, c.FAULT_HTTP_STATUS, f"{shown} redirects to another host (not followed)")
-        if status != 200:
-            excerpt = one_line(bytes(payload[:_EXCERPT_BYTES]).decode("utf-8", "replace"), _EXCERPT_BYTES)
-            raise FetchError(target, c.FAULT_HTTP_STATUS, f"{shown} answered HTTP {status}: {excerpt}")
-        return payload
 
-    def _exchange(
+    def _request(
         self,
         http: requests.Session,
         target: str,
@@ -119,10 +152,10 @@ class TritonClient:
         shown: str,
         body: bytes | None,
         seconds: float,
-    ) -> tuple[bytearray, int]:
-        """One request: (body, status); FetchError for transport faults and oversized answers."""
+    ) -> requests.Response:
+        """The response (headers read, body not); FetchError for transport faults."""
         try:
-            response = http.request(
+            return http.request(
                 method,
                 url,
                 data=body,
@@ -135,31 +168,13 @@ class TritonClient:
             raise FetchError(target, c.FAULT_TIMEOUT, message) from exc
         except requests.RequestException as exc:
             raise FetchError(target, c.FAULT_CONNECTION, f"cannot reach {shown}: {describe(exc)}") from exc
-        with response:
-            declared = response.headers.get("Content-Length")
-            if declared and declared.isdigit() and int(declared) > self.max_bytes:
-                raise FetchError(
-                    target, c.FAULT_TOO_LARGE, f"{shown} declares {declared} bytes, limit is {self.max_bytes}"
-                )
-            payload = bytearray()  # grown in place: no second copy of a large body
-            try:
-                for chunk in response.iter_content(_CHUNK):
-                    if len(payload) + len(chunk) > self.max_bytes:
-                        raise FetchError(
-                            target, c.FAULT_TOO_LARGE, f"{shown} sent more than {self.max_bytes} bytes"
-                        )
-                    payload += chunk
-            except requests.RequestException as exc:
-                kind = c.FAULT_TIMEOUT if _is_timeout(exc) else c.FAULT_CONNECTION
-                raise FetchError(target, kind, f"reading {shown}: {describe(exc)}") from exc
-            return payload, response.status_code
 
     def _json(self, target: str, method: str, url: str, body: bytes | None = None) -> Any:
         payload = self._fetch(target, method, url, body)
         try:
             return json.loads(payload)
         except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to decode
-            raise FetchError(target, c.FAULT_PARSE, f"{url} did not return JSON: {_short(exc)}") from None
+            raise FetchError(target, c.FAULT_PARSE, f"{url} did not return JSON: {shorten(exc)}") from None
 
     # -- Triton endpoints ----------------------------------------------------------------------
     def metrics(self) -> bytes | bytearray:
@@ -183,16 +198,15 @@ class TritonClient:
     def all_stats(self) -> Iterator[dict[str, Any]]:
         """`GET /v2/models/stats`: statistics of every model version in one call.
 
-        The body is fetched at once; its `model_stats` entries are decoded one at a time as the
-        caller iterates, so a 1,000-model answer never exists as one tree of Python objects. A
-        malformed entry raises FetchError(parse) during iteration.
+        The request is made and its status checked before this returns; the body is read as the
+        caller iterates, under the same deadline, and each `model_stats` entry is decoded as soon as
+        its bytes are in (`statsbody`): memory holds one entry, not the body, so `max_bytes` caps an
+        entry (10,000 models × 3 versions answer 39 MB). A fault while reading or decoding raises
+        FetchError during iteration.
         """
-        body = self._fetch(c.TARGET_STATS, "GET", f"{self._base}/v2/models/stats")
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise FetchError(c.TARGET_STATS, c.FAULT_PARSE, f"statistics are not UTF-8: {exc}") from exc
-        return iter_model_stats(text)
+        chunks = self._stream(c.TARGET_STATS, "GET", f"{self._base}/v2/models/stats")
+        next(chunks)  # the request, on the caller's thread (the poll's rescue thread reads it in time)
+        return _stats_entries(chunks, StatsDecoder(self.max_bytes))
 
     def model_config(self, model: str, version: str = "") -> dict[str, Any]:
         """`GET /v2/models/<m>[/versions/<v>]/config`."""
@@ -209,39 +223,36 @@ class TritonClient:
         return self.triton_url.rstrip("/")
 
 
-_STATS_START = re.compile(r'\s*\{\s*"model_stats"\s*:\s*\[')
-_SPACE = re.compile(r"\s*")
-
-
 def iter_model_stats(text: str) -> Iterator[dict[str, Any]]:
     """The entries of a `/v2/models/stats` body, decoded one by one (any other shape: decoded whole)."""
+    decoder = StatsDecoder()
+    return _faults(chain(decoder.feed_text(text), decoder.finish()))
+
+
+def _stats_entries(chunks: Iterator[bytes], decoder: StatsDecoder) -> Iterator[dict[str, Any]]:
+    with contextlib.closing(chunks):  # an iteration given up releases the connection at once
+        yield from _faults(decoder.entries(chunks))
+
+
+def _faults(entries: Iterator[Any]) -> Iterator[dict[str, Any]]:
     try:
-        start = _STATS_START.match(text)
-        if start is None:  # another key first, or not an object: decode it whole
-            data = json.loads(text)
-            stats = data.get("model_stats") if isinstance(data, dict) else None
-            if not isinstance(stats, list):
-                raise ValueError("no model_stats list")
-            yield from stats
-            return
-        decoder = json.JSONDecoder()
-        at = _SPACE.match(text, start.end()).end()
-        if text.startswith("]", at):
-            return
-        while True:
-            entry, at = decoder.raw_decode(text, at)
-            yield entry
-            at = _SPACE.match(text, at).end()
-            if text.startswith(",", at):
-                at = _SPACE.match(text, at + 1).end()
-            elif text.startswith("]", at):
-                return
-            else:
-                raise ValueError(f"expected ',' or ']' at character {at}")
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to decode
-        raise FetchError(
-            c.TARGET_STATS, c.FAULT_PARSE, f"statistics are not valid JSON: {_short(exc)}"
-        ) from None
+        yield from entries
+    except StatsBodyError as exc:
+        raise FetchError(c.TARGET_STATS, exc.kind, exc.message) from None
+
+
+def _first_bytes(response: requests.Response, limit: int) -> bytes:
+    head = bytearray()
+    for chunk in response.iter_content(_CHUNK):
+        head += chunk
+        if len(head) >= limit:
+            break
+    return bytes(head[:limit])
+
+
+def _status(target: str, shown: str, status: int, head: bytes) -> FetchError:
+    excerpt = one_line(head.decode("utf-8", "replace"), _EXCERPT_BYTES)
+    return FetchError(target, c.FAULT_HTTP_STATUS, f"{shown} answered HTTP {status}: {excerpt}")
 
 
 def _late(target: str, shown: str, timeout: float) -> FetchError:
@@ -257,8 +268,3 @@ def _is_timeout(exc: BaseException) -> bool:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc)
-    return text if len(text) <= 200 else text[:197] + "..."
