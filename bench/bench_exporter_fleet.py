@@ -5,7 +5,8 @@ A loopback Triton stand-in (bench_poll.py's handler, in its own process) serves 
 stack trace's worth, distinct per model), the rest READY; `/metrics` from `tests/synthetic.py`
 (Triton's default text, no summaries) and the statistics of every version. `Exporter.poll_once()`
 runs `--polls` times after the first (which sees every model appear); reports the first and the
-median later poll, the render of the exporter's own `/metrics` (time, size, series), the peak RSS.
+median later poll, the render of the exporter's own `/metrics` (time, size, series), the peak RSS,
+the model versions with statistics in the last poll's snapshot and the statistics' poll faults.
 
     python bench/bench_exporter_fleet.py [--models 1000,10000] [--versions 3] [--polls 5] [--custom 0]
 
@@ -34,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_poll import serve_bodies, stats_payload
 from synthetic import triton_metrics_payload
 
+from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.heap import keep_heap
 from triton_sre.exporter.service import Exporter
@@ -97,22 +99,31 @@ def one(models: int, versions: int, polls: int, custom: int) -> None:
     keep_heap()
     exporter = Exporter(settings, clock=lambda: clock["t"])
     times = []
+    stats_models = 0
     for _ in range(polls + 1):
         started = time.perf_counter()
-        exporter.poll_once()
+        snapshot = exporter.poll_once()
         times.append(time.perf_counter() - started)
+        stats_models = len(snapshot.stats or {}) if snapshot is not None else 0
         clock["t"] += 2.0
     started = time.perf_counter()
     exposed = exporter.metrics_text()
     render = time.perf_counter() - started
     series = sum(1 for line in exposed.splitlines() if line and not line.startswith(b"#"))
+    stats_target = f'target="{c.TARGET_STATS}"'.encode()
+    faults = [
+        line.decode()
+        for line in exposed.splitlines()
+        if line.startswith(c.M_POLL_ERRORS.encode()) and stats_target in line and not line.endswith(b" 0.0")
+    ]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     server.terminate()
     extra = f", {custom:,} custom families" if custom else ""
     print(
         f"| {models:,} × {versions}{extra} | {index_bytes / 1e6:.1f} MB / {metrics_bytes / 1e6:.1f} MB "
         f"| {times[0]:.2f} s | {statistics.median(times[1:]):.2f} s | {render * 1000:.0f} ms "
-        f"| {len(exposed) / 1e6:.1f} MB, {series:,} series | {rss:.0f} MB |",
+        f"| {len(exposed) / 1e6:.1f} MB, {series:,} series | {rss:.0f} MB "
+        f"| {stats_models:,} | {'; '.join(f.split('{')[1] for f in faults) or 'none'} |",
         flush=True,
     )
 
@@ -130,9 +141,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(
         "| models × versions | index / metrics body | first poll | later poll (median) | render "
-        "| own /metrics | peak RSS |"
+        "| own /metrics | peak RSS | versions with stats (last poll) | stats faults |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for models in (int(x) for x in args.models.split(",")):
         subprocess.run(
             [
