@@ -16,6 +16,7 @@ from triton_sre import tracing
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter import snapshot
 from triton_sre.exporter.service import CONFIG_FETCHES_PER_POLL, Exporter
+from triton_sre.triton.client import FetchError
 
 
 class CountingClient(PollClient):
@@ -181,3 +182,38 @@ def test_index_reader_refolds_equal_json_of_another_type():
     again = snapshot.Problems()
     assert reader(plain, problems) is reader([dict(plain[0])], again)
     assert again.count == 1 and "not valid Unicode" in again.first  # problems counted again
+
+
+class BreaksWhileStreamingStats(CountingClient):
+    """Answers the stats request, then its body fails after one entry (a connection cut mid-stream)."""
+
+    def all_stats(self):  # type: ignore[override]
+        self.calls.append("stats")
+
+        def entries():
+            yield {"name": "model_0000", "version": "1", "inference_count": 0, "execution_count": 0}
+            raise FetchError(c.TARGET_STATS, c.FAULT_CONNECTION, "reading stats: connection reset")
+
+        return entries()
+
+
+def test_a_fault_while_the_stats_body_streams_marks_the_stats_span():
+    """The statistics are read as the poll decodes them: a fault in the body, after the request
+    succeeded, is counted and marks the span of that call, as a fault of the request does."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    exporter = Exporter(ExporterSettings(), client=BreaksWhileStreamingStats(3))  # type: ignore[arg-type]
+    exporter._tracer = provider.get_tracer("test")
+    exporter.poll_once()
+    by_name = {s.name: s for s in spans.get_finished_spans()}
+    assert by_name["GET /v2/models/stats"].attributes.get("error.type") == c.FAULT_CONNECTION
+    assert "error.type" not in by_name["GET /metrics"].attributes
+    errors = exporter.registry.get_sample_value(
+        c.M_POLL_ERRORS, {c.L_TARGET: c.TARGET_STATS, c.L_KIND: c.FAULT_CONNECTION}
+    )
+    assert errors == 1

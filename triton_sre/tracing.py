@@ -37,6 +37,11 @@ def tracer(service_name: str = "triton-sre", environ: Mapping[str, str] | None =
     return _provider.get_tracer("triton_sre")
 
 
+def mark_error(kind: str) -> None:
+    """Mark the current span (a Triton call's, when there is one) as failed with this fault kind."""
+    trace.get_current_span().set_attribute("error.type", kind)
+
+
 def shutdown() -> None:
     """Flush pending spans (call on exit)."""
     if _provider is not None:

@@ -249,12 +249,12 @@ class Exporter:
         return snapshot
 
     def _call(self, target: str, span_name: str, fetch: Callable[[], Any]) -> Any:
-        with self._tracer.start_as_current_span(span_name) as span:
+        with self._tracer.start_as_current_span(span_name):
             try:
                 return fetch()
             except FetchError as exc:
                 self._record_error(exc.target, exc.kind, str(exc))
-                span.set_attribute("error.type", exc.kind)
+                tracing.mark_error(exc.kind)
                 return None
 
     def _decode(self, target: str, decode: Callable[..., Any], payload: Any) -> Any:
@@ -268,9 +268,11 @@ class Exporter:
             result = decode(payload, problems)
         except FetchError as exc:
             self._record_error(exc.target, exc.kind, str(exc))
+            tracing.mark_error(exc.kind)
             return None
         except Exception as exc:  # RecursionError, OverflowError, ...: the payload, not the exporter
             self._record_error(target, c.FAULT_PARSE, f"cannot decode: {type(exc).__name__}: {exc}"[:300])
+            tracing.mark_error(c.FAULT_PARSE)
             return None
         if problems:
             self._record_error(
@@ -330,8 +332,13 @@ class Exporter:
         """The repository index, fetched (decoded later, on the poll thread), and the statistics,
         decoded entry by entry as their body streams in, under the poll's deadline."""
         raw_index = self._call(c.TARGET_INDEX, "POST /v2/repository/index", reader.repository_index)
-        entries = self._call(c.TARGET_STATS, "GET /v2/models/stats", reader.all_stats)
-        return raw_index, self._decode(c.TARGET_STATS, stats_from_json, entries)
+        # The body streams in while it is decoded: both inside the span, so a fault reading it marks the span.
+        stats = self._call(
+            c.TARGET_STATS,
+            "GET /v2/models/stats",
+            lambda: self._decode(c.TARGET_STATS, stats_from_json, reader.all_stats()),
+        )
+        return raw_index, stats
 
     def _record_error(self, target: str, kind: str, message: str) -> None:
         self._errors.labels(target, kind).inc()
@@ -364,12 +371,12 @@ class Exporter:
                 pending = True
                 break
             budget -= 1
-            with self._tracer.start_as_current_span("GET /v2/models/config") as span:
+            with self._tracer.start_as_current_span("GET /v2/models/config"):
                 try:
                     config = reader.model_config(name)
                 except FetchError as exc:
                     self._record_error(exc.target, exc.kind, str(exc))
-                    span.set_attribute("error.type", exc.kind)
+                    tracing.mark_error(exc.kind)
                     if isinstance(exc, BudgetSpent):  # the poll's time is up: the rest wait for the next
                         pending = True
                         break
