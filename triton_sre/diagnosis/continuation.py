@@ -20,10 +20,10 @@ from triton_sre.diagnosis.classes import cause_class, over_crash
 from triton_sre.diagnosis.config_dump import blank_config_lines
 from triton_sre.diagnosis.events import LogEvent
 from triton_sre.diagnosis.frames import classify
-from triton_sre.diagnosis.lineshape import LEVEL_ERROR, join_hand_wraps
+from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO, join_hand_wraps
 from triton_sre.diagnosis.reasons import PY_PATH, is_harmless
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
-from triton_sre.diagnosis.severity import failure_piece, is_failure_line, only_frames
+from triton_sre.diagnosis.severity import failure_piece, is_failure_line, line_level, only_frames
 from triton_sre.diagnosis.signals import (
     backend_failure_piece,
     crash_signal_piece,
@@ -101,6 +101,16 @@ def _line_of(lines: list[str], piece: str) -> int:
     return next((k for k in range(1, len(lines)) if stripped[k] and piece.startswith(stripped[k])), 1)
 
 
+def _own_level(lines: list[str], offset: int) -> str:
+    """The deciding line's level by its own logger's format (`severity.line_level`: a TensorRT-LLM or vLLM
+    WARNING), where no other folded line fails by its own format or words; else an error."""
+    own = line_level(lines[offset].strip())
+    others = (line for line in lines[1:] if line.strip() and not line_level(line.strip()))
+    if not own or any(_fails_alone(line) for line in others):
+        return LEVEL_ERROR
+    return own
+
+
 def read_continuation(event: LogEvent, index: int) -> Continuation | None:
     """The cause or unexplained failure in the raw lines after an ``I`` line, if any."""
     lines = event.message.split("\n")
@@ -141,7 +151,10 @@ def read_continuation(event: LogEvent, index: int) -> Continuation | None:
     message = "\n".join(lines[1:])
     if runbook == c.RUNBOOK_SERVER_CRASHED:
         message = "\n".join([lines[0], *lines[offset:]])  # what the server was doing, where it crashed
-    obs = Obs(index, event.line + offset, text, LEVEL_ERROR, runbook, message)
+    level = _own_level(lines, offset)
+    if level == LEVEL_INFO:
+        return None  # another logger's INFO line: no cause, as Triton's own I lines are not
+    obs = Obs(index, event.line + offset, text, level, runbook, message)
     path = PY_PATH.search(event.message)
     if path:
         return Continuation(obs, path["model"], path["version"])

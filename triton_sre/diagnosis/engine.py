@@ -68,7 +68,7 @@ from triton_sre.diagnosis.reasons import (
 )
 from triton_sre.diagnosis.releases import ReleaseReader
 from triton_sre.diagnosis.report import Evidence, Finding, Report, Unmatched
-from triton_sre.diagnosis.severity import failure_piece, is_failure_line, only_frames
+from triton_sre.diagnosis.severity import failure_piece, is_failure_line, line_level, only_frames, own_level
 from triton_sre.diagnosis.signals import (
     AUTOFILL_GAVE_UP,
     IMPORT_RECOVERED,
@@ -110,7 +110,6 @@ _LEVEL_START = re.compile(rf"(?i:\A[ \t]*(?:ERROR|FATAL|CRITICAL)\b)|^{_LEVEL_WO
 _LEVEL_LINE = re.compile(_LEVEL_WORD)
 _FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
 _INSTANCE_OF = re.compile(r"_\d+_\d+$")  # a default instance name after its model's: _<group>_<index>
-_WARN_FORMAT = re.compile(r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+WARN\s")
 
 
 class Diagnoser(VerdictReader):
@@ -167,6 +166,10 @@ class Diagnoser(VerdictReader):
             self.releases.note(message)
         if event.source == SOURCE_OPTION:
             return
+        if not level and event.source == SOURCE_RAW:
+            # Another logger's line with its own level (TensorRT-LLM's, vLLM's, Python logging's ``WARNING``):
+            # read at that level, as Triton's own W and I lines are, not as an error.
+            level = own_level(message)
         if event.source == SOURCE_TABLE:
             self._feed_table_row(event, index)
             return
@@ -239,7 +242,7 @@ class Diagnoser(VerdictReader):
                 found = runbook
                 decides = lambda piece: cause_class(piece) == found  # noqa: E731
                 level = level or LEVEL_ERROR
-        elif runbook is None and (level == LEVEL_WARNING or _WARN_FORMAT.match(message)):
+        elif runbook is None and LEVEL_WARNING in (level, line_level(head)):
             self._note_warning_cause(event, index)
         if runbook is None and is_backend_failure(whole):
             # A backend's (TensorRT, ONNX Runtime, libtorch, CUDA) own error line that names no known

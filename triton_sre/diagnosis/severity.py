@@ -69,6 +69,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from triton_sre.diagnosis.events import CLOSING_FAILURE
+from triton_sre.diagnosis.lineshape import LEVEL_INFO, LEVEL_WARNING, relay_prefix
 from triton_sre.diagnosis.signals import (
     HEAP_CHECK_ABORT,
     HEAP_CORRUPTION_ABORT,
@@ -85,10 +86,13 @@ __all__ = [
     "LEVEL_WORDS",
     "LOADER_VERDICT",
     "PREFIXED_TRACEBACK",
+    "QUIET_WORDS",
     "Guarded",
     "failure_piece",
     "is_failure_line",
+    "line_level",
     "only_frames",
+    "own_level",
 ]
 
 # The reasons of Kubernetes' Warning events (kubelet pkg/kubelet/events/event.go, the scheduler, the
@@ -115,6 +119,38 @@ _STATUS_REASON_WORDS: Final = (
 )
 LEVEL_WORDS: Final = r"(?:ERROR|CRITICAL|FATAL|PANIC|SEVERE|EMERG|ALERT)"
 """The level words of loggers other than Triton's that mark a failure."""
+
+
+QUIET_WORDS: Final = r"(?:WARNING|WARN|INFO|DEBUG|TRACE)"
+"""The level words below ERROR that the layouts below print (GStreamer's column says WARN for warning)."""
+
+
+def _python_layouts(words: str) -> tuple[str, ...]:
+    """Python logging's layouts with the level ``words`` (a regex group): the default ``LEVEL:name:msg``,
+    ``asctime - name - LEVEL -`` / ``[LEVEL]`` / loguru's ``| LEVEL |``, and vLLM's ``LEVEL mm-dd hh:mm``."""
+    return (
+        rf"^{words}:[\w.<>-]*:",
+        rf"^(?:\S+ ){{0,3}}\S*\d\d:\d\d:\d\d\S*\s*(?:[-|:,]\s*(?:[\w.\[\]-]+\s*[-"
+        rf"|:]\s*)?)?\[?{words}\]?(?:\s|:|$)",
+        # ... and the same layouts once a collector's timestamp prefix is peeled off.
+        rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{words}\s*[-|:]",
+        rf"^\[{words}\]|\|\s*{words}\s*\||^{words}\s+\d\d-\d\d \d\d:\d\d",
+    )
+
+
+def _gstreamer(words: str) -> str:
+    """GStreamer's debug log line with the level column ``words``."""
+    return rf"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+{words}\s"
+
+
+def _glib(words: str) -> str:
+    """GLib's default handler's level (``Domain-LEVEL **:``, the ``**`` on ERROR, CRITICAL, WARNING)."""
+    return rf"{words} \*\*:"
+
+
+def _tensorrt_llm(words: str) -> str:
+    """TensorRT-LLM's logger level prefix (``common/logger.h``; some pastes show ``[TensorRT-LLM] [X]``)."""
+    return rf"\[TensorRT-LLM\] ?\[{words}\]"
 
 
 _NATIVE_FRAME = r"^\s*\d{1,3}\s+0x[0-9a-f]{6,16}\s+(?:\S.*\s\+\s+\d+\s*$|/\S+\(\S*\+0x[0-9a-f]+\))"
@@ -177,17 +213,12 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # GLib and the DeepStream apps' GLib-styled messages.
     # (`Domain-CRITICAL **:`: the domain before the level needs no pattern of its own, and a
     # leading `\b[\w-]*` made this branch scan every word of every line back and forth)
-    r"(?:ERROR|CRITICAL) \*\*:",
+    _glib("(?:ERROR|CRITICAL)"),
     r"^\*\* (?:\([^)]*\): )?(?:ERROR|CRITICAL)\b",
     # GStreamer's debug log, ERROR level column.
-    r"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+ERROR\s",
-    # Python logging layouts and tracebacks.
-    rf"^{LEVEL_WORDS}:[\w.<>-]*:",
-    rf"^(?:\S+ ){{0,3}}\S*\d\d:\d\d:\d\d\S*\s*(?:[-|:,]\s*(?:[\w.\[\]-]+\s*[-"
-    rf"|:]\s*)?)?\[?{LEVEL_WORDS}\]?(?:\s|:|$)",
-    # ... and the same layouts once a collector's timestamp prefix is peeled off.
-    rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{LEVEL_WORDS}\s*[-|:]",
-    rf"^\[{LEVEL_WORDS}\]|\|\s*{LEVEL_WORDS}\s*\||^{LEVEL_WORDS}\s+\d\d-\d\d \d\d:\d\d",
+    _gstreamer("ERROR"),
+    # Python logging layouts (and vLLM's) and tracebacks.
+    *_python_layouts(LEVEL_WORDS),
     r"^Traceback \(most recent call last\):",
     # ... and a traceback's last line pasted alone: ``traceback.format_exception_only``'s
     # ``[module.]Name: message``, the name one of Python's exception classes (``SomeError``,
@@ -295,7 +326,7 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # dmlc-core / glog CHECK failures; dmlc's LOG(FATAL) error with its stack trace.
     Guarded(r"\bCheck failed: ", ("Check failed: ",)),
     # TensorRT-LLM's logger level prefix (tensorrt_llm/common/logger.h), ERROR and FATAL.
-    r"\[TensorRT-LLM\] ?\[(?:ERROR|FATAL)\]",
+    _tensorrt_llm("(?:ERROR|FATAL)"),
     # Assertions: TensorRT-LLM's TLLM_CHECK, C's assert (glibc __assert_fail).
     Guarded(r"\bAssertion failed: \S", ("Assertion failed: ",)),
     Guarded(r"\bAssertion `[^'\n]*' failed\.", ("Assertion `",)),
@@ -418,3 +449,44 @@ def only_frames(text: str) -> bool:
     """True when ``text`` is nothing but native backtrace frames: a failure whose message the paste
     lost. Symbol names in frames are context (the code that ran), never a cause."""
     return _FRAMES_ONLY.match(text.strip("\n")) is not None
+
+
+_QUIET_LAYOUTS: Final = re.compile(
+    "|".join(
+        f"(?:{pattern})"
+        for pattern in (
+            *_python_layouts(QUIET_WORDS),
+            _gstreamer(QUIET_WORDS),
+            _glib("WARNING"),
+            _tensorrt_llm(QUIET_WORDS),
+        )
+    )
+)
+_QUIET_WORD: Final = re.compile(rf"\b{QUIET_WORDS}\b")
+
+
+def line_level(line: str) -> str:
+    """The level below ERROR that one raw line's own logging format gives it (TensorRT-LLM's
+    ``[TensorRT-LLM][WARNING]``, vLLM's ``WARNING 01-31 22:08:42 f.py:1]``, Python logging's layouts,
+    GStreamer's WARN column, GLib's ``-WARNING **:``): `LEVEL_WARNING` or `LEVEL_INFO` (INFO, DEBUG,
+    TRACE: as Triton's own ``I`` lines), else "" (an error level, or none known). A line that a failure
+    format marks (a loader's "loading model fails") is no quieter for its prefix, nor is a line another
+    logger relays (`lineshape.relay_prefix`: that level is the relay's, not the line's)."""
+    found = _QUIET_LAYOUTS.search(line)
+    if found is None or _marked(line) or _marked(line[found.end() :].lstrip()):
+        return ""
+    if relay_prefix(line) is not None:
+        return ""
+    word = _QUIET_WORD.search(line, found.start(), found.end())
+    if word is None:
+        return ""
+    return LEVEL_WARNING if word[0].startswith("WARN") else LEVEL_INFO
+
+
+def own_level(text: str) -> str:
+    """The level of a raw block by its lines' own formats: known only when every line has one below ERROR
+    (`line_level`); `LEVEL_WARNING` when one of them is a warning, else `LEVEL_INFO`. Else ""."""
+    levels = {line_level(line.strip()) for line in text.split("\n") if line.strip()}
+    if not levels or "" in levels:
+        return ""
+    return LEVEL_WARNING if LEVEL_WARNING in levels else LEVEL_INFO
