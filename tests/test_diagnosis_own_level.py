@@ -97,6 +97,12 @@ def test_a_warning_alone_stays_a_warning_finding(warning: str) -> None:
         ("[TensorRT-LLM][ERROR] CUDA runtime error in cudaMalloc", ""),
         ("ERROR 01-31 22:08:42 worker.py:123] " + OOM, ""),
         ("[TM][WARNING] file x has 1, but request 2, loading model fails!", ""),
+        # ... and so does one whose words report a failure (a supervisor logs its child's death at WARNING)
+        (
+            "2024-04-01 18:18:31,964 - WARNING - pytriton.server.triton_server: Triton Inference Server "
+            "exited with failure. Please wait.",
+            "",
+        ),
         ("RuntimeError: " + OOM, ""),
     ],
 )

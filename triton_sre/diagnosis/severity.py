@@ -470,10 +470,11 @@ def line_level(line: str) -> str:
     ``[TensorRT-LLM][WARNING]``, vLLM's ``WARNING 01-31 22:08:42 f.py:1]``, Python logging's layouts,
     GStreamer's WARN column, GLib's ``-WARNING **:``): `LEVEL_WARNING` or `LEVEL_INFO` (INFO, DEBUG,
     TRACE: as Triton's own ``I`` lines), else "" (an error level, or none known). A line that a failure
-    format marks (a loader's "loading model fails") is no quieter for its prefix, nor is a line another
-    logger relays (`lineshape.relay_prefix`: that level is the relay's, not the line's)."""
+    format marks (a loader's "loading model fails") or whose words report one (`_PROSE`: a supervisor's
+    "Triton Inference Server exited with failure" at WARNING) is no quieter for its prefix, nor is a line
+    another logger relays (`lineshape.relay_prefix`: that level is the relay's, not the line's)."""
     found = _QUIET_LAYOUTS.search(line)
-    if found is None or _marked(line) or _marked(line[found.end() :].lstrip()):
+    if found is None or _marked(line) or _marked(rest := line[found.end() :].lstrip()) or _prose(rest):
         return ""
     if relay_prefix(line) is not None:
         return ""
