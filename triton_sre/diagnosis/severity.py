@@ -71,6 +71,7 @@ from typing import Final
 from triton_sre.diagnosis.events import CLOSING_FAILURE
 from triton_sre.diagnosis.lineshape import LEVEL_INFO, LEVEL_WARNING, relay_prefix
 from triton_sre.diagnosis.signals import (
+    CRASH_SIGNAL,
     HEAP_CHECK_ABORT,
     HEAP_CORRUPTION_ABORT,
     HTTP_CLIENT_ERROR,
@@ -471,10 +472,13 @@ def line_level(line: str) -> str:
     GStreamer's WARN column, GLib's ``-WARNING **:``): `LEVEL_WARNING` or `LEVEL_INFO` (INFO, DEBUG,
     TRACE: as Triton's own ``I`` lines), else "" (an error level, or none known). A line that a failure
     format marks (a loader's "loading model fails") or whose words report one (`_PROSE`: a supervisor's
-    "Triton Inference Server exited with failure" at WARNING) is no quieter for its prefix, nor is a line
-    another logger relays (`lineshape.relay_prefix`: that level is the relay's, not the line's)."""
+    "Triton Inference Server exited with failure" at WARNING) or that is Triton's crash report ("Signal (11)
+    received.") is no quieter for its prefix, nor is a line another logger relays (`lineshape.relay_prefix`:
+    that level is the relay's, not the line's)."""
     found = _QUIET_LAYOUTS.search(line)
     if found is None or _marked(line) or _marked(rest := line[found.end() :].lstrip()) or _prose(rest):
+        return ""
+    if CRASH_SIGNAL.search(rest):  # Triton's own crash report, relayed from its stderr at INFO
         return ""
     if relay_prefix(line) is not None:
         return ""
