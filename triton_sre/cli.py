@@ -26,6 +26,7 @@ EXIT_CODES_HELP = (
     "exit codes: 0 success, 1 failure while running, 2 usage/configuration/input/output error, "
     "130 interrupted (Ctrl-C), 141 stdout closed by its reader"
 )
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,9 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"triton-sre {__version__}")
     parser.add_argument(
         "--log-level",
-        default=os.environ.get("TRITON_SRE_LOG_LEVEL", "info"),
-        choices=["debug", "info", "warning", "error"],
-        help="log verbosity on stderr (default: info)",
+        default=os.environ.get(c.ENV_LOG_LEVEL, "").strip().lower() or "info",
+        choices=LOG_LEVELS,
+        help=f"log verbosity on stderr (${c.ENV_LOG_LEVEL}; default: info)",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
@@ -171,11 +172,15 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from triton_sre.redact import RedactingStream, install_redaction, redact
+    from triton_sre.redact import RedactingStream, bounded, install_redaction, redact
 
     if not isinstance(sys.stderr, RedactingStream):
         sys.stderr = RedactingStream(sys.stderr)  # type: ignore[assignment]  # prints and logs alike
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.log_level not in LOG_LEVELS:  # argparse checks the flag's choices, not its default
+        choices = ", ".join(LOG_LEVELS)
+        parser.error(f"${c.ENV_LOG_LEVEL}: expected one of {choices}, got {bounded(args.log_level)}")
     logging.basicConfig(
         level=args.log_level.upper(),
         stream=sys.stderr,

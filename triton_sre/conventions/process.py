@@ -30,6 +30,7 @@ ENV_LISTEN: Final = "TRITON_SRE_LISTEN"
 ENV_INTERVAL: Final = "TRITON_SRE_INTERVAL"
 ENV_WINDOW: Final = "TRITON_SRE_WINDOW"
 ENV_CONFIG: Final = "TRITON_SRE_CONFIG"
+ENV_LOG_LEVEL: Final = "TRITON_SRE_LOG_LEVEL"  # default of every command's --log-level
 
 # Exit codes of every command (triage and lint: 1 means failures were found).
 EXIT_OK: Final = 0
