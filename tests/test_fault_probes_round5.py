@@ -5,14 +5,20 @@ probes, round five")."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from test_fault_probes import ROOT
+import yaml
+from test_fault_probes import ROOT, assert_clean_error
 
 from triton_sre import conventions as c
+from triton_sre.config import ConfigError, load_config
+from triton_sre.inputs import MAX_YAML_DEPTH, load_yaml
+from triton_sre.prom import Prometheus
 
 
 def run_env(args: list[str], cwd: Path, **env: str) -> tuple[int, str, str]:
@@ -55,3 +61,86 @@ def test_a_log_level_from_the_environment_in_any_case_or_blank_is_taken(tmp_path
     code, out, err = run_env(["triage", str(a_log(tmp_path))], tmp_path, **{c.ENV_LOG_LEVEL: value})
     assert code == c.EXIT_OK, err
     assert "Traceback" not in err and out.strip()
+
+
+# -- deeply nested YAML ---------------------------------------------------------------------------
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize(
+    "document", [f"scrape: {nested(100_000)}\n", "scrape: " + "{a: " * 50_000 + "1" + "}" * 50_000 + "\n"]
+)
+def test_a_spec_nested_thousands_deep_is_refused_by_name(tmp_path: Path, document: str) -> None:
+    """PyYAML composes recursively: a 200 kB spec of `[[[...]]]` was `internal error:
+    RecursionError: maximum recursion depth exceeded` (generate, lint, report, doctor, stack up)."""
+    spec = tmp_path / "slos.yaml"
+    spec.write_text(document, encoding="utf-8")
+    code, _, err = run_env(["generate", "--spec", str(spec), "--out", str(tmp_path / "out")], tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, f"nested more than {MAX_YAML_DEPTH} levels deep", "line 1")
+    assert "internal error" not in err and not (tmp_path / "out").exists()
+
+
+def test_yaml_nested_to_the_bound_still_loads() -> None:
+    assert load_yaml("a: " + nested(MAX_YAML_DEPTH - 1)) == {"a": eval(nested(MAX_YAML_DEPTH - 1))}
+    with pytest.raises(yaml.YAMLError, match="nested more than"):
+        load_yaml("a: " + nested(MAX_YAML_DEPTH))
+
+
+def test_a_config_file_nested_thousands_deep_is_a_configuration_error(tmp_path: Path) -> None:
+    config = tmp_path / "exporter.yaml"
+    config.write_text(f"exporter: {nested(100_000)}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="nested more than"):
+        load_config(str(config))
+
+
+def test_prometheus_answering_a_config_nested_too_deep_has_no_scrape_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Prometheus' /api/v1/status/config text was loaded by yaml.safe_load: a (hostile or broken)
+    answer nested 100,000 deep was a RecursionError out of `report`; now it is no interval read."""
+    prom = Prometheus("http://127.0.0.1:9")
+    monkeypatch.setattr(prom, "_get", lambda path, params: {"yaml": f"global: {nested(100_000)}"})
+    assert prom.scrape_interval("triton") is None
+    monkeypatch.setattr(prom, "_get", lambda path, params: {"yaml": "global: {scrape_interval: 7s}"})
+    assert prom.scrape_interval("triton") == 7
+
+
+# -- runbook front matter (triage and lint --runbooks) --------------------------------------------
+LAUGHS = "".join(
+    f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+def runbooks_with(tmp_path: Path, front: str) -> Path:
+    """A copy of the shipped runbooks whose first page carries `front` in its front matter."""
+    folder = tmp_path / "runbooks"
+    shutil.copytree(ROOT / "runbooks", folder)
+    page = sorted(folder.glob("*.md"))[0]
+    lines = page.read_text(encoding="utf-8").splitlines(keepends=True)
+    page.write_text(lines[0] + front + "".join(lines[1:]), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("front", "says"),
+    [
+        (
+            'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n' + LAUGHS + "x: *i\n",
+            "line 3, column 8: YAML aliases",
+        ),
+        (f"x: {nested(50_000)}\n", "line 2, column 67: the document is nested more than"),
+    ],
+    ids=["billion-laughs", "nested"],
+)
+def test_hostile_runbook_front_matter_is_refused_fast(tmp_path: Path, front: str, says: str) -> None:
+    """Front matter was read by yaml.safe_load: a billion-laughs page in `--runbooks` held triage
+    past 60 s at 2 GB and growing (the catalog walks the values); a page nested 50,000 deep was
+    `internal error: RecursionError`. Now `inputs.load_yaml`, as the spec and the config files,
+    with the page's own line numbers."""
+    folder = runbooks_with(tmp_path, front)
+    started = time.monotonic()
+    code, out, err = run_env(["triage", "--runbooks", str(folder), str(a_log(tmp_path))], tmp_path)
+    assert time.monotonic() - started < 30
+    assert_clean_error(code, err, c.EXIT_USAGE, "runbook catalog", "front matter", says)
+    assert out == ""

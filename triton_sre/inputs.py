@@ -5,7 +5,7 @@ config.pbtxt and model.py files go through `read_bounded`: a FIFO does not hang 
 waiting for a writer, then refused), a directory, a dangling link or a device such as /dev/zero
 is refused with its kind named, and a file over the limit is refused before it is read (and the
 read itself stops at the limit, in case the file grows). Logs are streamed instead (diagnosis/api).
-`load_yaml` loads such a file's YAML safely and refuses aliases.
+`load_yaml` loads such a file's YAML safely and refuses aliases and deep nesting.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ __all__ = [
     "MAX_CONFIG_BYTES",
     "MAX_SOURCE_BYTES",
     "MAX_SPEC_BYTES",
+    "MAX_YAML_DEPTH",
     "InputFileError",
     "load_yaml",
     "not_regular",
@@ -33,6 +34,9 @@ MAX_CONFIG_BYTES = 1 << 20
 """A config file (exporter, bot, a model's config.pbtxt): kilobytes in practice."""
 MAX_SOURCE_BYTES = 8 << 20
 """A model's Python source."""
+MAX_YAML_DEPTH = 64
+"""Nesting levels of a user's YAML document: the SLO spec needs five; PyYAML composes recursively,
+so `[[[[...]]]]` 50,000 deep was a RecursionError (an internal error) after seconds."""
 
 
 class InputFileError(OSError):
@@ -121,11 +125,22 @@ class _NoAliasLoader(yaml.SafeLoader):
             raise yaml.composer.ComposerError(
                 None, None, "YAML aliases (*name) are not accepted here: write the value out", mark
             )
-        return super().compose_node(parent, index)
+        depth = getattr(self, "_depth", 0)
+        if depth >= MAX_YAML_DEPTH:
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(
+                None, None, f"the document is nested more than {MAX_YAML_DEPTH} levels deep", mark
+            )
+        self._depth = depth + 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth = depth
 
 
 def load_yaml(text: str) -> Any:
-    """The document of a user's YAML file: loaded safely, aliases refused (yaml.YAMLError)."""
+    """The document of a user's YAML file: loaded safely, aliases, repeated keys and nesting past
+    `MAX_YAML_DEPTH` refused (yaml.YAMLError)."""
     return yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader subclass
 
 

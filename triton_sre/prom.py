@@ -20,6 +20,7 @@ import yaml
 
 from triton_sre.durations import DurationError, parse_duration
 from triton_sre.httpclient import deadline, describe, new_session
+from triton_sre.inputs import load_yaml
 from triton_sre.redact import bounded, one_line, redact
 
 if TYPE_CHECKING:
@@ -339,7 +340,7 @@ class Prometheus:
         """Seconds between scrapes of `job` (else the global interval) from Prometheus' loaded
         configuration (/api/v1/status/config); None when Prometheus does not say."""
         try:
-            config = yaml.safe_load(self._get("/api/v1/status/config", {})["yaml"])
+            config = load_yaml(self._get("/api/v1/status/config", {})["yaml"])  # depth bounded
         except (PromError, KeyError, TypeError, yaml.YAMLError):
             return None
         if not isinstance(config, dict):

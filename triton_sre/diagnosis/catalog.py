@@ -29,7 +29,7 @@ import yaml
 
 from triton_sre import conventions as c
 from triton_sre.data import shipped
-from triton_sre.inputs import MAX_CONFIG_BYTES, read_bounded, yaml_problem
+from triton_sre.inputs import MAX_CONFIG_BYTES, load_yaml, read_bounded, yaml_problem
 
 __all__ = [
     "REQUIRED_SECTIONS",
@@ -103,7 +103,7 @@ def parse_runbook(text: str, path: Path) -> Runbook:
     except StopIteration:
         raise CatalogError(f"{name}: front matter: no closing '---' line") from None
     try:
-        meta = yaml.safe_load("\n".join(lines[1:end]))
+        meta = load_yaml("\n" + "\n".join(lines[1:end]))  # line numbers as in the file
     except yaml.YAMLError as exc:
         raise CatalogError(f"{name}: front matter: {yaml_problem(exc)}") from None
     if not isinstance(meta, dict):
