@@ -5,7 +5,9 @@ probes, round five")."""
 from __future__ import annotations
 
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -144,3 +146,39 @@ def test_hostile_runbook_front_matter_is_refused_fast(tmp_path: Path, front: str
     assert time.monotonic() - started < 30
     assert_clean_error(code, err, c.EXIT_USAGE, "runbook catalog", "front matter", says)
     assert out == ""
+
+
+# -- output that cannot be written ----------------------------------------------------------------
+def _small_files_only() -> None:  # in the child: writes past 64 kB fail with EFBIG, as on a full disk
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+
+def test_generate_on_a_disk_that_fills_names_the_file_and_leaves_no_temp_file(tmp_path: Path) -> None:
+    """On a full disk (a 200 kB tmpfs) `generate` said `cannot write (standard output): No space
+    left on device` and left `.triton-slo-rules.test.yaml.krp6c44i`, a half-written temp file,
+    in the output folder."""
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "triton_sre.cli",
+            "generate",
+            "--spec",
+            str(ROOT / "slos.yaml"),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+        preexec_fn=_small_files_only,
+    )
+    err = proc.stderr.decode("utf-8", "replace")
+    assert_clean_error(proc.returncode, err, c.EXIT_USAGE, f"cannot write: {out}/", "File too large")
+    assert "standard output" not in err
+    assert [p.name for p in out.rglob(".*")] == []  # no temp file left behind
+    assert all(p.stat().st_size <= 64 * 1024 for p in out.rglob("*") if p.is_file())

@@ -1,7 +1,8 @@
 """Files rendered in memory -> a directory: which are stale, and writing only those, atomically.
 
 `triton-sre generate` (and its `--check`) and `stack up` use it: the same content never rewrites
-a file, and a reader never sees a half-written one (temp file in the same folder + rename).
+a file, and a reader never sees a half-written one (temp file in the same folder + rename); a write
+that fails (a full disk) leaves no temp file and names the file it was writing.
 """
 
 from __future__ import annotations
@@ -32,9 +33,15 @@ def write_files(files: dict[str, str], out: Path) -> list[Path]:
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(files[rel])
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(files[rel])
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except OSError as exc:  # a full disk: no half-written temp file left, and the error names the file
+            Path(tmp).unlink(missing_ok=True)
+            if exc.filename is None:
+                raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+            raise
         written.append(path)
     return written
