@@ -11,11 +11,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+from fake_prometheus import serve
 from test_fault_probes import ROOT, assert_clean_error
+from test_report_answers import healthy
 
 from triton_sre import conventions as c
 from triton_sre.config import ConfigError, load_config
@@ -149,9 +152,10 @@ def test_hostile_runbook_front_matter_is_refused_fast(tmp_path: Path, front: str
 
 
 # -- output that cannot be written ----------------------------------------------------------------
-def _small_files_only() -> None:  # in the child: writes past 64 kB fail with EFBIG, as on a full disk
+def _small_files_only(limit: int = 64 * 1024) -> None:
+    """In the child: writes past `limit` bytes fail with EFBIG, as they would on a full disk."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
 def test_generate_on_a_disk_that_fills_names_the_file_and_leaves_no_temp_file(tmp_path: Path) -> None:
@@ -182,3 +186,42 @@ def test_generate_on_a_disk_that_fills_names_the_file_and_leaves_no_temp_file(tm
     assert "standard output" not in err
     assert [p.name for p in out.rglob(".*")] == []  # no temp file left behind
     assert all(p.stat().st_size <= 64 * 1024 for p in out.rglob("*") if p.is_file())
+
+
+@pytest.fixture
+def healthy_prometheus() -> Iterator[str]:
+    """A Prometheus stand-in whose answers make a one-model report (test_report_answers)."""
+    httpd = serve(healthy)
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_report_on_a_disk_that_fills_keeps_the_previous_report_whole(
+    healthy_prometheus: str, tmp_path: Path
+) -> None:
+    """`report` wrote report.html with write_text: on a full disk (a 60 kB tmpfs) it left an
+    8,192-byte report.html, cut mid-page, over the previous complete one, and said `cannot write
+    to OUT`. Now each file is written through a temp file and a rename."""
+    url, out = healthy_prometheus, tmp_path / "out"
+    argv = ["report", "--prometheus-url", url, "--start", "1000", "--end", "1060", "--step", "10"]
+    argv += ["--out", str(out), "--format", "html"]
+    code, _, err = run_env(argv, tmp_path)
+    assert code == c.EXIT_OK, err
+    before = (out / "report.html").read_bytes()
+    assert len(before) > 16 * 1024 and before.rstrip().endswith(b"</html>")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "triton_sre.cli", *argv],
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+        preexec_fn=lambda: _small_files_only(16 * 1024),
+    )
+    err = proc.stderr.decode("utf-8", "replace")
+    assert_clean_error(
+        proc.returncode, err, c.EXIT_USAGE, f"cannot write to {out / 'report.html'}: File too large"
+    )
+    assert (out / "report.html").read_bytes() == before
+    assert [p.name for p in out.rglob(".*")] == []

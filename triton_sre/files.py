@@ -26,22 +26,33 @@ def stale_files(files: dict[str, str], out: Path) -> list[str]:
     return stale
 
 
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """`data` into `path` through a temp file in the same folder and a rename: a reader (and a
+    failed write, e.g. a full disk) sees the old file or the new one, never half of one. A write that
+    fails leaves no temp file and raises an OSError naming `path`."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        if isinstance(data, bytes):
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:  # a full disk: no half-written temp file left, and the error names the file
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        raise
+
+
 def write_files(files: dict[str, str], out: Path) -> list[Path]:
-    """Write atomically (temp file + rename), skipping files whose content is already right."""
+    """Write atomically (`write_atomic`), skipping files whose content is already right."""
     written = []
     for rel in stale_files(files, out):
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(files[rel])
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except OSError as exc:  # a full disk: no half-written temp file left, and the error names the file
-            Path(tmp).unlink(missing_ok=True)
-            if exc.filename is None:
-                raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-            raise
+        write_atomic(path, files[rel])
         written.append(path)
     return written

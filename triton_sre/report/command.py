@@ -380,6 +380,7 @@ def _build(
 
 
 def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    from triton_sre.files import write_atomic
     from triton_sre.report.render import llm_csv, recommendations_csv, to_csv, to_html, to_markdown
 
     out.mkdir(parents=True, exist_ok=True)
@@ -389,20 +390,20 @@ def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]
         charts_dir.mkdir(exist_ok=True)
         files: dict[str, str] = {}
         for name, png in report.charts.items():
-            (charts_dir / f"{name}.png").write_bytes(png)
+            write_atomic(charts_dir / f"{name}.png", png)
             files[name] = f"charts/{name}.png"
             written.append(charts_dir / f"{name}.png")
-        (out / "report.md").write_text(to_markdown(report, files), encoding="utf-8")
+        write_atomic(out / "report.md", to_markdown(report, files))
         written.append(out / "report.md")
     if "html" in formats:
-        (out / "report.html").write_text(to_html(report), encoding="utf-8")
+        write_atomic(out / "report.html", to_html(report))
         written.append(out / "report.html")
     if "csv" in formats:
-        (out / "models.csv").write_text(to_csv(report), encoding="utf-8")
-        (out / "recommendations.csv").write_text(recommendations_csv(report), encoding="utf-8")
+        write_atomic(out / "models.csv", to_csv(report))
+        write_atomic(out / "recommendations.csv", recommendations_csv(report))
         written += [out / "models.csv", out / "recommendations.csv"]
         if not report.llm.empty:
-            (out / "llm_models.csv").write_text(llm_csv(report), encoding="utf-8")
+            write_atomic(out / "llm_models.csv", llm_csv(report))
             written.append(out / "llm_models.csv")
     return written
 
@@ -459,7 +460,7 @@ def run_report(args: argparse.Namespace) -> int:
     try:
         written = write_report(report, Path(args.out), formats)
     except OSError as exc:
-        _err(f"cannot write to {args.out}: {exc.strerror or exc}")
+        _err(f"cannot write to {exc.filename or args.out}: {exc.strerror or exc}")
         return c.EXIT_USAGE  # an output that cannot be written, as every command says it
     if report.table.empty:
         _err(
