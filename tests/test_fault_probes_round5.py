@@ -225,3 +225,23 @@ def test_report_on_a_disk_that_fills_keeps_the_previous_report_whole(
     )
     assert (out / "report.html").read_bytes() == before
     assert [p.name for p in out.rglob(".*")] == []
+
+
+# -- the environment ------------------------------------------------------------------------------
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_terminal_that_cannot_show_a_character_gets_its_escape(tmp_path: Path, encoding: str) -> None:
+    """`PYTHONIOENCODING=ascii` (or a Latin-1 terminal) and a log line with `é—`: `triage` ended in
+    `internal error: UnicodeEncodeError: 'ascii' codec can't encode character '\\u2014'`, exit 2,
+    nothing of its findings shown."""
+    log = tmp_path / "triton.log"
+    log.write_text(
+        "E1204 12:00:00.000 1 model_lifecycle.cc:1] failed to load model 'mé' version 1: "
+        "Invalid argument: bad — really\n",
+        encoding="utf-8",
+    )
+    code, out, err = run_env(["triage", str(log)], tmp_path, PYTHONIOENCODING=encoding)
+    assert code == c.EXIT_FAILURE, err  # a failure found
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert "\\u2014 really" in out
+    if encoding == "ascii":
+        assert "'m\\xe9'" in out

@@ -13,6 +13,7 @@ through `redact`, and no traceback reaches a user (`--log-level debug` logs it).
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import os
 import sys
@@ -174,6 +175,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     from triton_sre.redact import RedactingStream, bounded, install_redaction, redact
 
+    _lenient_output()
     if not isinstance(sys.stderr, RedactingStream):
         sys.stderr = RedactingStream(sys.stderr)  # type: ignore[assignment]  # prints and logs alike
     parser = build_parser()
@@ -204,6 +206,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("triton_sre").debug("unexpected error", exc_info=True)
         print(f"{name}: internal error: {type(exc).__name__}: {redact(str(exc))[:300]}", file=sys.stderr)
         return c.EXIT_USAGE
+
+
+def _lenient_output() -> None:
+    """A character the terminal's encoding cannot show (`PYTHONIOENCODING=ascii`, a Latin-1 locale:
+    a model name with `é`, an evidence line with `—`) is written as its escape (`\\u2014`), not an
+    `internal error: UnicodeEncodeError` after half the output."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _silence_stdout() -> None:
