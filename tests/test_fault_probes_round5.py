@@ -24,6 +24,7 @@ from triton_sre import conventions as c
 from triton_sre.config import ConfigError, load_config
 from triton_sre.inputs import MAX_YAML_DEPTH, load_yaml
 from triton_sre.prom import Prometheus
+from triton_sre.redact import REDACTED, redact
 
 
 def run_env(args: list[str], cwd: Path, **env: str) -> tuple[int, str, str]:
@@ -245,3 +246,28 @@ def test_a_terminal_that_cannot_show_a_character_gets_its_escape(tmp_path: Path,
     assert "\\u2014 really" in out
     if encoding == "ascii":
         assert "'m\\xe9'" in out
+
+
+# -- redaction of file names ----------------------------------------------------------------------
+def test_a_file_named_like_a_secret_keeps_the_message_after_it(tmp_path: Path) -> None:
+    """`token: <value>` is redacted as a key; a path ending in `/token` (Kubernetes mounts secrets
+    as such files) took the message's next word for the value: `--token-file /run/secrets/token:
+    <redacted> read: a directory, ...`; `/etc/passwd: <redacted> folder not found`."""
+    secret = tmp_path / "secrets" / "token"
+    secret.mkdir(parents=True)
+    code, _, err = run_env(
+        ["bot", "--token-file", str(secret)], tmp_path, **{c.ENV_SLACK_BOT_TOKEN: "xoxb-1"}
+    )
+    assert_clean_error(code, err, c.EXIT_USAGE, f"{secret}: cannot read: a directory, not a regular file")
+    assert REDACTED not in err
+    assert redact("runbook catalog: /etc/passwd: runbook folder not found").endswith(
+        "runbook folder not found"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["token: s3cr3t", "X-Auth-Token: s3cr3t", "password=s3cr3t", "dir/token=s3cr3t", "api_key:  s3cr3t"],
+)
+def test_keys_that_are_not_file_names_are_still_redacted(text: str) -> None:
+    assert "s3cr3t" not in redact(text) and REDACTED in redact(text)

@@ -30,7 +30,10 @@ REDACTED = "<redacted>"
 _QUERY = re.compile(r"\?[^\s\"'<>]+")
 _USERINFO = re.compile(r"(?<=//)[^/\s@\"'<>]+@")
 _AUTH = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}")
-_KEY_VALUE = re.compile(r"(?i)\b(token|password|passwd|secret|api_?key)(=|:[ \t]*)[^\s\"',;&]+")
+# `name=value` anywhere; `name: value` unless the name ends a path (`/run/secrets/token: cannot
+# read`, `/etc/passwd: ...` name a file, not a key).
+_NAMES = "token|password|passwd|secret|api_?key"
+_KEY_VALUE = re.compile(rf"(?i)(?:(?<![/\\])\b({_NAMES})(:[ \t]*)|\b({_NAMES})(=))[^\s\"',;&]+")
 BOUNDED_CHARS = 80
 
 
@@ -41,7 +44,7 @@ def redact(text: str, *, queries: bool = True) -> str:
         text = _QUERY.sub("?" + REDACTED, text)
     if "@" in text:
         text = _USERINFO.sub(REDACTED + "@", text)
-    return _KEY_VALUE.sub(_keep_name, _AUTH.sub(_keep_name, text))
+    return _KEY_VALUE.sub(_keep_key, _AUTH.sub(_keep_name, text))
 
 
 def bounded(value: object, limit: int = BOUNDED_CHARS) -> str:
@@ -85,6 +88,11 @@ def _escape_char(ch: str) -> str:
 
 def _keep_name(match: re.Match[str]) -> str:
     return f"{match.group(1)}{match.group(2)}{REDACTED}"
+
+
+def _keep_key(match: re.Match[str]) -> str:
+    name, separator = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+    return f"{name}{separator}{REDACTED}"
 
 
 class RedactingFilter(logging.Filter):
