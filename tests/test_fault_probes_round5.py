@@ -271,3 +271,37 @@ def test_a_file_named_like_a_secret_keeps_the_message_after_it(tmp_path: Path) -
 )
 def test_keys_that_are_not_file_names_are_still_redacted(text: str) -> None:
     assert "s3cr3t" not in redact(text) and REDACTED in redact(text)
+
+
+# -- YAML 1.1 surprises ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (
+            ("period: 30d", "period: on"),
+            "period: expected a duration like 500ms, 30s, 5m, 1h or 30d, got True (a boolean",
+        ),
+        (("models: all ", "models: no  "), "got False (a boolean: YAML reads an unquoted yes/no/on/off"),
+        (
+            ("triton_job: triton ", "triton_job: yes    "),
+            "scrape.triton_job: expected a non-empty string, got True (a boolean",
+        ),
+        (
+            ("- name: availability", "- name: 2024-01-01"),
+            "got 2024-01-01 (a date: YAML reads an unquoted YYYY-MM-DD",
+        ),
+    ],
+    ids=["period-on", "models-no", "job-yes", "name-date"],
+)
+def test_a_word_yaml_turned_into_a_boolean_or_a_date_is_named_as_such(
+    tmp_path: Path, edit: tuple[str, str], says: str
+) -> None:
+    """`period: on` said `expected a duration ..., got True`, `name: 2024-01-01` said `got
+    datetime.date(2024, 1, 1)`: the spec never says True or datetime.date."""
+    text = (ROOT / "slos.yaml").read_text(encoding="utf-8")
+    assert edit[0] in text
+    spec = tmp_path / "slos.yaml"
+    spec.write_text(text.replace(edit[0], edit[1], 1), encoding="utf-8")
+    code, _, err = run_env(["generate", "--spec", str(spec), "--out", str(tmp_path / "out")], tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, says)
+    assert "datetime.date" not in err

@@ -9,6 +9,7 @@ strings (dashboard links carry them) and only loses credentials: ``queries=False
 
 from __future__ import annotations
 
+import datetime
 import logging
 import re
 from collections.abc import Iterable
@@ -49,12 +50,17 @@ def redact(text: str, *, queries: bool = True) -> str:
 
 def bounded(value: object, limit: int = BOUNDED_CHARS) -> str:
     """A value quoted in an error message: its repr, at most `limit` characters (a billion-laughs
-    YAML value or a megabyte string must not become the message)."""
+    YAML value or a megabyte string must not become the message); a boolean or a date a YAML word
+    turned into says so."""
     if isinstance(value, (str, bytes)) and len(value) > limit:
         value = value[:limit]
         return repr(value) + f"... ({limit} first characters)"
     if isinstance(value, (list, tuple, dict, set)):
         return f"a {type(value).__name__} of {len(value)} item(s)"
+    if isinstance(value, bool):  # `period: on`, `models: no`: YAML 1.1 read a word as a boolean
+        return f"{value} (a boolean: YAML reads an unquoted yes/no/on/off/true/false as one)"
+    if isinstance(value, (datetime.date, datetime.datetime)):  # `name: 2024-01-01`
+        return f"{value.isoformat()} (a date: YAML reads an unquoted YYYY-MM-DD as one)"
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
 
