@@ -23,6 +23,7 @@ from test_report_answers import healthy
 from triton_sre import conventions as c
 from triton_sre.config import ConfigError, load_config
 from triton_sre.inputs import MAX_YAML_DEPTH, load_yaml
+from triton_sre.mplconfig import use_writable_config_dir
 from triton_sre.prom import Prometheus
 from triton_sre.redact import REDACTED, redact
 
@@ -305,3 +306,46 @@ def test_a_word_yaml_turned_into_a_boolean_or_a_date_is_named_as_such(
     code, _, err = run_env(["generate", "--spec", str(spec), "--out", str(tmp_path / "out")], tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, says)
     assert "datetime.date" not in err
+
+
+def test_report_with_a_home_it_cannot_write_is_quiet(healthy_prometheus: str, tmp_path: Path) -> None:
+    """With a HOME that cannot be written (a read-only root filesystem; here a file), every `report`
+    printed matplotlib's `mkdir -p failed for path ...` and `Matplotlib created a temporary cache
+    directory ...` WARNING lines, and rebuilt its font list (`generated new fontManager`) each run."""
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    home.write_text("a file, not a folder\n")
+    tmp.mkdir()
+    argv = [
+        "report",
+        "--prometheus-url",
+        healthy_prometheus,
+        "--start",
+        "1000",
+        "--end",
+        "1060",
+        "--step",
+        "10",
+    ]
+    env = {"HOME": str(home), "TMPDIR": str(tmp), "MPLCONFIGDIR": "", "XDG_CONFIG_HOME": ""}
+    errs = []
+    for run_number in (1, 2):
+        code, _, err = run_env([*argv, "--out", str(tmp_path / f"out{run_number}")], tmp_path, **env)
+        assert code == c.EXIT_OK, err
+        assert (tmp_path / f"out{run_number}" / "report.md").is_file()
+        errs.append(err)
+    assert "WARNING matplotlib" not in errs[0] and "Matplotlib created" not in errs[0], errs[0]
+    assert "matplotlib" not in errs[1], errs[1]  # the font list was kept from the first run
+    assert (tmp / f"triton-sre-matplotlib-{os.getuid()}").is_dir()
+
+
+def test_a_writable_matplotlib_folder_or_a_set_variable_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("MPLCONFIGDIR", raising=False)
+    use_writable_config_dir()
+    assert "MPLCONFIGDIR" not in os.environ and (tmp_path / "config" / "matplotlib").is_dir()
+    monkeypatch.setenv("MPLCONFIGDIR", "/somewhere")
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/proc/no")
+    use_writable_config_dir()
+    assert os.environ["MPLCONFIGDIR"] == "/somewhere"

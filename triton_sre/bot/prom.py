@@ -23,6 +23,9 @@ def chart_png(series: list[Any], title: str) -> bytes | None:
     if not series:
         return None
     try:
+        from triton_sre.mplconfig import use_writable_config_dir
+
+        use_writable_config_dir()  # before matplotlib's import reads it
         import matplotlib
 
         matplotlib.use("Agg")

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import io
 
-import matplotlib
+from triton_sre.mplconfig import use_writable_config_dir
+from triton_sre.redact import printable
+
+use_writable_config_dir()  # before matplotlib's import reads $MPLCONFIGDIR
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt
-import pandas as pd
-from matplotlib.figure import Figure
-
-from triton_sre.redact import printable
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 __all__ = ["CHARTS", "draw_all"]
 

@@ -1,0 +1,44 @@
+"""Leaf: a writable configuration folder for matplotlib before it is imported (report, bot charts).
+
+matplotlib keeps its font cache under `$MPLCONFIGDIR`, else `$XDG_CONFIG_HOME/matplotlib` or
+`~/.config/matplotlib`. Where that cannot be written (a read-only HOME: a pod with
+`readOnlyRootFilesystem`, a service user whose HOME is `/nonexistent`) matplotlib printed two WARNING
+lines and an INFO line on every run and rebuilt its font list each time. `use_writable_config_dir`
+points it at a private folder under the temp folder instead, kept between runs.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["use_writable_config_dir"]
+
+MPLCONFIGDIR = "MPLCONFIGDIR"
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def use_writable_config_dir() -> None:
+    """Set `$MPLCONFIGDIR` to a private folder when matplotlib's own choice cannot be written;
+    leave everything as it is when it can, when the variable is set, or when no folder can be."""
+    if os.environ.get(MPLCONFIGDIR):
+        return
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    try:
+        default = Path(xdg) if xdg else Path.home() / ".config"
+    except RuntimeError:  # no HOME and no passwd entry
+        default = None
+    if default is not None and _writable(default / "matplotlib"):
+        return
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    private = Path(tempfile.gettempdir()) / f"triton-sre-matplotlib-{uid}"
+    if _writable(private) and private.stat().st_uid == uid:  # not a folder another user planted
+        os.environ[MPLCONFIGDIR] = str(private)
