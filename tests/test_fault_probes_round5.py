@@ -28,8 +28,9 @@ from triton_sre.prom import Prometheus
 from triton_sre.redact import REDACTED, redact
 
 
-def run_env(args: list[str], cwd: Path, **env: str) -> tuple[int, str, str]:
-    """The CLI in a child process with `env` on top of this one's environment."""
+def run_env(args: list[str], cwd: Path, file_limit: int | None = None, **env: str) -> tuple[int, str, str]:
+    """The CLI in a child process with `env` on top of this one's environment; with `file_limit`,
+    its writes past that many bytes fail (`_small_files_only`)."""
     full = {**os.environ, "PYTHONPATH": str(ROOT), **env}
     full.pop(c.ENV_CONFIG, None)
     proc = subprocess.run(
@@ -38,6 +39,7 @@ def run_env(args: list[str], cwd: Path, **env: str) -> tuple[int, str, str]:
         env=full,
         cwd=cwd,
         timeout=120,
+        preexec_fn=None if file_limit is None else lambda: _small_files_only(file_limit),
     )
     return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 
@@ -165,26 +167,9 @@ def test_generate_on_a_disk_that_fills_names_the_file_and_leaves_no_temp_file(tm
     left on device` and left `.triton-slo-rules.test.yaml.krp6c44i`, a half-written temp file,
     in the output folder."""
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "triton_sre.cli",
-            "generate",
-            "--spec",
-            str(ROOT / "slos.yaml"),
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-        preexec_fn=_small_files_only,
-    )
-    err = proc.stderr.decode("utf-8", "replace")
-    assert_clean_error(proc.returncode, err, c.EXIT_USAGE, f"cannot write: {out}/", "File too large")
+    argv = ["generate", "--spec", str(ROOT / "slos.yaml"), "--out", str(out)]
+    code, _, err = run_env(argv, tmp_path, file_limit=64 * 1024)
+    assert_clean_error(code, err, c.EXIT_USAGE, f"cannot write: {out}/", "File too large")
     assert "standard output" not in err
     assert [p.name for p in out.rglob(".*")] == []  # no temp file left behind
     assert all(p.stat().st_size <= 64 * 1024 for p in out.rglob("*") if p.is_file())
@@ -212,19 +197,8 @@ def test_report_on_a_disk_that_fills_keeps_the_previous_report_whole(
     assert code == c.EXIT_OK, err
     before = (out / "report.html").read_bytes()
     assert len(before) > 16 * 1024 and before.rstrip().endswith(b"</html>")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "triton_sre.cli", *argv],
-        capture_output=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-        preexec_fn=lambda: _small_files_only(16 * 1024),
-    )
-    err = proc.stderr.decode("utf-8", "replace")
-    assert_clean_error(
-        proc.returncode, err, c.EXIT_USAGE, f"cannot write to {out / 'report.html'}: File too large"
-    )
+    code, _, err = run_env(argv, tmp_path, file_limit=16 * 1024)
+    assert_clean_error(code, err, c.EXIT_USAGE, f"cannot write to {out / 'report.html'}: File too large")
     assert (out / "report.html").read_bytes() == before
     assert [p.name for p in out.rglob(".*")] == []
 
