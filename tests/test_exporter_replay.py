@@ -96,8 +96,6 @@ def check(plan: MetricsPlan, text: str) -> bool:
     return True
 
 
-
-
 def with_values(text: str, rng: random.Random, choices: list[str], share: float = 1.0) -> str:
     """`text` with the value of (a share of) its sample lines replaced by one of `choices`."""
     out = []
@@ -284,10 +282,73 @@ def test_exporter_replays_and_still_reports_garbage_and_bad_values() -> None:
             assert snapshot.counters is None
         else:
             assert same_rows(snapshot.counters, ref[0])
-    # the plan is made at the second poll of one skeleton, kept through garbage and bad values
-    assert [plan for plan, _ in seen] == [False, True, True, True, True, True, True, True]
+    # the plan is made at the first clean poll, kept through garbage and bad values
+    assert [plan for plan, _ in seen] == [True, True, True, True, True, True, True, True]
     assert [errors for _, errors in seen] == [0, 0, 0, 1, 1, 2, 2, 2]
     assert isinstance(exporter.poll_once().counters, CounterTable)
+
+
+def counting_slow_path(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The bodies the exporter folds by the reference parse (its slow path), in poll order."""
+    import triton_sre.exporter.service as service
+
+    slow: list[str] = []
+    reference_fold = service._counters_from_text
+
+    def counted(text, *args, **kwargs):
+        slow.append(text)
+        return reference_fold(text, *args, **kwargs)
+
+    monkeypatch.setattr(service, "_counters_from_text", counted)
+    return slow
+
+
+def counting_plans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per `MetricsPlan` the exporter makes."""
+    import triton_sre.exporter.replay as replay
+
+    made: list[int] = []
+
+    class Counted(MetricsPlan):
+        def __init__(self, *args, **kwargs) -> None:
+            made.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(replay, "MetricsPlan", Counted)
+    return made
+
+
+def test_the_second_poll_is_replayed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Triton repeats its lines: only the first body is parsed; the second is already replayed
+    (a second full parse and fold cost seconds at 10,000 models), with the reference's rows."""
+    slow = counting_slow_path(monkeypatch)
+    bodies = [triton_metrics_payload(20, 2, seed=s, summaries=False) for s in range(4)]
+    exporter = Exporter(ExporterSettings(interval=1, window=10), client=ScriptedClient(bodies))  # type: ignore[arg-type]
+    for body in bodies:
+        snapshot = exporter.poll_once()
+        assert same_rows(snapshot.counters, reference(body)[0])
+    assert slow == bodies[:1]
+    assert isinstance(snapshot.counters, CounterTable)
+
+
+def test_a_new_skeleton_after_the_first_plan_needs_two_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the first plan is made at once: a server whose lines change at every scrape costs one
+    plan, then the reference path alone; a skeleton that then holds is planned at its second poll."""
+    slow = counting_slow_path(monkeypatch)
+    made = counting_plans(monkeypatch)
+    reordered = [
+        triton_metrics_payload(10 + s, 2, seed=s, summaries=False) for s in range(4)
+    ]  # a model more at every scrape: a new skeleton each time
+    steady = [triton_metrics_payload(30, 2, seed=s, summaries=False) for s in range(4)]
+    bodies = reordered + steady
+    exporter = Exporter(ExporterSettings(interval=1, window=10), client=ScriptedClient(bodies))  # type: ignore[arg-type]
+    plans = []
+    for body in bodies:
+        snapshot = exporter.poll_once()
+        assert same_rows(snapshot.counters, reference(body)[0])
+        plans.append(len(made))
+    assert plans == [1, 1, 1, 1, 1, 2, 2, 2]
+    assert slow == reordered + steady[:2]
 
 
 def test_bodies_larger_than_one_slice() -> None:

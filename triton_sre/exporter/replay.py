@@ -202,10 +202,13 @@ class Replayer:
     """Replay planning: learns a `MetricsPlan` from bodies the reference path folded, and replays
     later bodies of the same skeleton with it.
 
-    A plan is made once the same skeleton was seen at two polls in a row (a server whose lines
-    change order at every scrape then costs one regex split per poll, not a plan per poll), and
-    used only if replaying that very body gives the reference's result: its rows, its GPUs, and
-    (checked by the caller's `same_side`) what its side readers make of its side samples.
+    The first clean body makes a plan at once (Triton repeats its lines, so the second poll is
+    already replayed: at 10,000 models a second full parse and fold cost seconds). After that, a
+    new skeleton makes a plan once it was seen at two polls in a row (a server whose lines change
+    order at every scrape then costs one plan and then one regex split per poll, not a plan per
+    poll). A plan is used only if replaying that very body gives the reference's result: its rows,
+    its GPUs, and (checked by the caller's `same_side`) what its side readers make of its side
+    samples.
     """
 
     def __init__(
@@ -220,6 +223,7 @@ class Replayer:
         self._side_inert = side_inert
         self.plan: MetricsPlan | None = None
         self._candidate: tuple[int, bytes, bytes] | None = None  # the last clean body's fingerprint
+        self._eager = True  # no body offered yet: the first one makes a plan without a second
 
     def replay(self, text: str) -> tuple[CounterTable, frozenset[str], list[Sample]] | None:
         """The learned plan's fold of `text`; None without a plan or when it does not fit."""
@@ -233,11 +237,14 @@ class Replayer:
         same_side: Callable[[list[Sample]], bool],
     ) -> None:
         """Offer a body the reference path folded without a problem into `rows` and `gpus`."""
-        fingerprint = Skeleton.fingerprint(text)
-        if fingerprint != self._candidate:
-            self._candidate = fingerprint
-            return
-        self._candidate = None
+        if self._eager:
+            self._eager = False
+        else:
+            fingerprint = Skeleton.fingerprint(text)
+            if fingerprint != self._candidate:
+                self._candidate = fingerprint
+                return
+            self._candidate = None
         skeleton = Skeleton.of(text, keep=self._keep)
         if skeleton is None:  # not the plain shape: stay on the reference path
             return
