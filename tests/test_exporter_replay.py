@@ -351,6 +351,51 @@ def test_a_new_skeleton_after_the_first_plan_needs_two_polls(monkeypatch: pytest
     assert slow == reordered + steady[:2]
 
 
+class RecordingClient(ScriptedClient):
+    """`ScriptedClient` that records each call, in order, in `calls`."""
+
+    def __init__(self, bodies: list[str], calls: list[str]) -> None:
+        super().__init__(bodies)
+        self.calls = calls
+
+    def metrics(self) -> bytes:
+        self.calls.append("metrics")
+        return super().metrics()
+
+    def repository_index(self) -> list[dict]:
+        self.calls.append("index")
+        return super().repository_index()
+
+    def all_stats(self) -> list[dict]:
+        self.calls.append("stats")
+        return super().all_stats()
+
+    def model_config(self, model: str, version: str = "") -> dict:
+        self.calls.append("config")
+        return super().model_config(model, version)
+
+
+def test_the_plan_is_learned_after_the_polls_fetches() -> None:
+    """Learning a plan (seconds at 10,000 models) comes after every fetch of its poll, so it spends
+    none of the poll's deadline; the plan is there for the next poll."""
+    calls: list[str] = []
+    bodies = [triton_metrics_payload(20, 2, seed=s, summaries=False) for s in range(2)]
+    exporter = Exporter(ExporterSettings(interval=1, window=10), client=RecordingClient(bodies, calls))  # type: ignore[arg-type]
+    learn = exporter._replayer.learn
+
+    def recorded(*args, **kwargs) -> None:
+        calls.append("learn")
+        learn(*args, **kwargs)
+
+    exporter._replayer.learn = recorded  # type: ignore[method-assign]
+    exporter.poll_once()
+    assert calls == ["metrics", "index", "stats", "config", "learn"]
+    assert exporter._replayer.plan is not None
+    calls.clear()
+    assert isinstance(exporter.poll_once().counters, CounterTable)
+    assert calls == ["metrics", "index", "stats"]  # replayed: nothing to learn
+
+
 def test_bodies_larger_than_one_slice() -> None:
     """Skeletons and values are read in ~1 MB slices: a 2.4 MB body (summaries on) and small
     slices give the same answers as one piece."""

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from typing import Any
 
@@ -142,6 +143,8 @@ class Exporter:
         self._settled: list[IndexEntry] | None = None  # an index whose configs need nothing more
         # replays bodies of one skeleton from their values alone (exporter/replay.py)
         self._replayer = Replayer(keep=keep_family, side_names=_SIDE_NAMES, side_inert=CapacityWatch.inert)
+        # this poll's offer of its metrics body to the replayer, made once the poll's fetches are done
+        self._learn: Callable[[], None] | None = None
         # model -> config summary as snapshots carry it; rebuilt only when a config changes
         self._config_view: dict[str, ModelConfigSummary] = {}
         self._view = ExporterView(up=False, derivation=None)
@@ -202,6 +205,7 @@ class Exporter:
 
     def _poll(self) -> Snapshot:
         started = time.monotonic()
+        self._learn = None
         with self._tracer.start_as_current_span("triton_sre.poll") as span:
             taken_at = self._clock()
             reader = self.client.until(started + self.client.timeout)  # the poll's calls share one deadline
@@ -218,6 +222,12 @@ class Exporter:
             index = self._decode(c.TARGET_INDEX, self._index_reader, raw_index)  # last list if unchanged
             if index is not None:
                 self._refresh_configs(index, reader)
+            # Learning the replay plan (a second pass over the body: seconds at 10,000 models) is
+            # pure work on what was fetched: done after the fetches, it spends none of their deadline.
+            if self._learn is not None:
+                learn, self._learn = self._learn, None
+                learn()
+                del learn  # the body: not held through the derivation
             snapshot = Snapshot(
                 taken_at=taken_at,
                 counters=counters,
@@ -318,8 +328,12 @@ class Exporter:
         result = decoded[0], decoded[1], llm.result(), watch.reading()
         if clean == [True]:
             side = (result[2], result[3])
-            self._replayer.learn(
-                text, result[0], result[1], lambda samples: self._side_readings(samples) == side
+            self._learn = partial(
+                self._replayer.learn,
+                text,
+                result[0],
+                result[1],
+                lambda samples: self._side_readings(samples) == side,
             )
         return result
 
