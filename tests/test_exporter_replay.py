@@ -20,6 +20,8 @@ from synthetic import triton_metrics_payload
 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
+from triton_sre.exporter import replay as replay_module
+from triton_sre.exporter import service
 from triton_sre.exporter.capacity import CapacityWatch
 from triton_sre.exporter.replay import CounterTable, MetricsPlan, same_rows
 from triton_sre.exporter.service import _SIDE_NAMES, Exporter
@@ -290,8 +292,6 @@ def test_exporter_replays_and_still_reports_garbage_and_bad_values() -> None:
 
 def counting_slow_path(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The bodies the exporter folds by the reference parse (its slow path), in poll order."""
-    import triton_sre.exporter.service as service
-
     slow: list[str] = []
     reference_fold = service._counters_from_text
 
@@ -305,8 +305,6 @@ def counting_slow_path(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def counting_plans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One entry per `MetricsPlan` the exporter makes."""
-    import triton_sre.exporter.replay as replay
-
     made: list[int] = []
 
     class Counted(MetricsPlan):
@@ -314,7 +312,7 @@ def counting_plans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             made.append(1)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(replay, "MetricsPlan", Counted)
+    monkeypatch.setattr(replay_module, "MetricsPlan", Counted)
     return made
 
 
@@ -375,10 +373,17 @@ class RecordingClient(ScriptedClient):
         return super().model_config(model, version)
 
 
-def test_the_plan_is_learned_after_the_polls_fetches() -> None:
-    """Learning a plan (seconds at 10,000 models) comes after every fetch of its poll, so it spends
-    none of the poll's deadline; the plan is there for the next poll."""
+def test_the_metrics_are_parsed_and_learned_after_the_polls_fetches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parse and the learning of a plan (seconds each at 10,000 models) come after every fetch
+    of their poll, so they spend none of the poll's deadline; the plan is there for the next poll."""
     calls: list[str] = []
+    reference_fold = service._counters_from_text
+
+    def parsed(*args, **kwargs):
+        calls.append("parse")
+        return reference_fold(*args, **kwargs)
+
+    monkeypatch.setattr(service, "_counters_from_text", parsed)
     bodies = [triton_metrics_payload(20, 2, seed=s, summaries=False) for s in range(2)]
     exporter = Exporter(ExporterSettings(interval=1, window=10), client=RecordingClient(bodies, calls))  # type: ignore[arg-type]
     learn = exporter._replayer.learn
@@ -389,7 +394,7 @@ def test_the_plan_is_learned_after_the_polls_fetches() -> None:
 
     exporter._replayer.learn = recorded  # type: ignore[method-assign]
     exporter.poll_once()
-    assert calls == ["metrics", "index", "stats", "config", "learn"]
+    assert calls == ["metrics", "index", "stats", "config", "parse", "learn"]
     assert exporter._replayer.plan is not None
     calls.clear()
     assert isinstance(exporter.poll_once().counters, CounterTable)

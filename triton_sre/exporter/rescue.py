@@ -20,10 +20,10 @@ class Rescue:
     running at `after` seconds (a hung metrics port must not spend the API's time).
 
     In a healthy poll the metrics arrive first: `keep()` claims the API side for the poll thread,
-    which reads it after the parse as before: one body at a time, all on the poll thread's heap.
-    (Reading the API side on a second thread during every parse took the peak RSS from 99 to
-    122 MB at 1,000 models × 2 versions: both bodies at once, and the second thread's in another
-    malloc arena.) Whoever claims first reads it; `result()` joins the thread, whose fetches end at
+    which reads it next (the metrics are parsed after it): all on the poll thread's heap, never
+    during a parse. (Reading the API side on a second thread during every parse took the peak RSS
+    from 99 to 122 MB at 1,000 models × 2 versions: both at once, and the second thread's in
+    another malloc arena.) Whoever claims first reads it; `result()` joins the thread, whose fetches end at
     the poll's deadline."""
 
     def __init__(self, call: Callable[[], Any], after: float) -> None:
