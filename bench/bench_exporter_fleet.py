@@ -4,11 +4,15 @@ A loopback Triton stand-in (bench_poll.py's handler, in its own process) serves 
 `--versions` versions: every third model's versions UNAVAILABLE with a long reason of its own (a
 stack trace's worth, distinct per model), the rest READY; `/metrics` from `tests/synthetic.py`
 (Triton's default text, no summaries) and the statistics of every version. `Exporter.poll_once()`
-runs `--polls` times after the first (which sees every model appear); reports the first and the
-median later poll, the render of the exporter's own `/metrics` (time, size, series), the peak RSS,
-the model versions with statistics in the last poll's snapshot and the statistics' poll faults.
+runs `--polls` times after the first (which sees every model appear); reports the first, the
+second and the median later poll (wall and CPU time of the process), the render of the exporter's
+own `/metrics` (time, size, series), the peak RSS, the model versions with statistics in the last
+poll's snapshot and the statistics' poll faults.
 
     python bench/bench_exporter_fleet.py [--models 1000,10000] [--versions 3] [--polls 5] [--custom 0]
+                                         [--tree=PATH]
+
+`--tree=PATH` polls with the exporter of another checkout (e.g. main's, for a before/after pair).
 
 `--custom N` appends N custom metric families (Python backend's pb_utils.MetricFamily) of 100 series
 each to `/metrics`.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import resource
 import statistics
 import subprocess
@@ -28,13 +33,21 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# the exporter measured: this checkout's, or --tree=PATH's
+sys.path.insert(
+    0,
+    next(
+        (arg.split("=", 1)[1] for arg in sys.argv if arg.startswith("--tree=")),
+        str(Path(__file__).resolve().parent.parent),
+    ),
+)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_poll import serve_bodies, stats_payload
 from synthetic import triton_metrics_payload
 
+import triton_sre
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.heap import keep_heap
@@ -99,11 +112,13 @@ def one(models: int, versions: int, polls: int, custom: int) -> None:
     keep_heap()
     exporter = Exporter(settings, clock=lambda: clock["t"])
     times = []
+    cpu = []
     stats_models = 0
     for _ in range(polls + 1):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         snapshot = exporter.poll_once()
         times.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - started_cpu)
         stats_models = len(snapshot.stats or {}) if snapshot is not None else 0
         clock["t"] += 2.0
     started = time.perf_counter()
@@ -121,7 +136,9 @@ def one(models: int, versions: int, polls: int, custom: int) -> None:
     extra = f", {custom:,} custom families" if custom else ""
     print(
         f"| {models:,} × {versions}{extra} | {index_bytes / 1e6:.1f} MB / {metrics_bytes / 1e6:.1f} MB "
-        f"| {times[0]:.2f} s | {statistics.median(times[1:]):.2f} s | {render * 1000:.0f} ms "
+        f"| {times[0]:.2f} s / {cpu[0]:.2f} s | {times[1]:.2f} s / {cpu[1]:.2f} s "
+        f"| {statistics.median(times[2:]):.2f} s / {statistics.median(cpu[2:]):.2f} s "
+        f"| {render * 1000:.0f} ms "
         f"| {len(exposed) / 1e6:.1f} MB, {series:,} series | {rss:.0f} MB "
         f"| {stats_models:,} | {'; '.join(f.split('{')[1] for f in faults) or 'none'} |",
         flush=True,
@@ -134,16 +151,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--versions", type=int, default=3)
     parser.add_argument("--polls", type=int, default=5)
     parser.add_argument("--custom", type=int, default=0, help="custom metric families of 100 series each")
+    parser.add_argument("--tree", help="another checkout whose exporter polls (--tree=PATH)")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.polls < 2:
+        parser.error("--polls must be at least 2 (the second poll and later ones are reported apart)")
     if args.one:
         one(args.one, args.versions, args.polls, args.custom)
         return 0
     print(
-        "| models × versions | index / metrics body | first poll | later poll (median) | render "
+        f"exporter from {Path(triton_sre.__file__).parent}; load average {os.getloadavg()[0]:.1f}\n"
+        "| models × versions | index / metrics body | first poll wall / CPU | second poll | "
+        "later poll (median) | render "
         "| own /metrics | peak RSS | versions with stats (last poll) | stats faults |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for models in (int(x) for x in args.models.split(",")):
         subprocess.run(
             [
@@ -157,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                 str(args.polls),
                 "--custom",
                 str(args.custom),
+                *([f"--tree={args.tree}"] if args.tree else []),
             ],
             check=True,
         )
