@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from triton_sre import conventions as c
@@ -83,3 +84,36 @@ def test_rendered_text_reads_back_identically_in_both_parsers():
 
 def test_before_the_first_poll_only_up_is_exported():
     assert samples(render(ExporterView(up=False, derivation=None))) == {(c.M_UP, ()): 0.0}
+
+
+def test_each_row_is_written_exactly(monkeypatch) -> None:
+    """The text of each sample line: label values escaped (`{}` kept as they are), numbers as
+    `repr` of the float with Prometheus' NaN / +Inf / -Inf; a row with the wrong number of label
+    values is refused, not written."""
+    import triton_sre.exporter.collector as collector
+    from triton_sre.exporter.family import GAUGE, Family
+
+    name, labels = c.M_BATCHING_RATIO, (c.LABEL_MODEL, c.LABEL_VERSION)
+    rows = [
+        (['a"b', "1"], 1.5),
+        (["c\\d\ne", "{}"], math.nan),
+        (["{0}x", "2"], math.inf),
+        (["y", "3"], -math.inf),
+        (["z", "4"], -0.0),
+        (["w", "5"], 2.0**64),
+    ]
+    monkeypatch.setattr(collector, "families", lambda view: iter([Family(GAUGE, name, "h", labels, rows)]))
+    text = collector.render(ExporterView(up=True, derivation=None))
+    m, v = labels
+    assert text.splitlines()[2:] == [
+        f'{name}{{{m}="a\\"b",{v}="1"}} 1.5',
+        f'{name}{{{m}="c\\\\d\\ne",{v}="{{}}"}} NaN',
+        f'{name}{{{m}="{{0}}x",{v}="2"}} +Inf',
+        f'{name}{{{m}="y",{v}="3"}} -Inf',
+        f'{name}{{{m}="z",{v}="4"}} -0.0',
+        f'{name}{{{m}="w",{v}="5"}} 1.8446744073709552e+19',
+    ]
+    wrong = [(["only one"], 1.0)]
+    monkeypatch.setattr(collector, "families", lambda view: iter([Family(GAUGE, name, "h", labels, wrong)]))
+    with pytest.raises(ValueError):
+        collector.render(ExporterView(up=True, derivation=None))

@@ -9,7 +9,6 @@ the whole poll. The exporter's self-metrics still go through prometheus_client.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -38,7 +37,10 @@ def reason_label(reason: str) -> str:
 def families(view: ExporterView) -> Iterator[Family]:
     """Every derived family, in a fixed order."""
     yield Family(
-        GAUGE, c.M_UP, "1 if the last poll of Triton's metrics endpoint succeeded, else 0.", (),
+        GAUGE,
+        c.M_UP,
+        "1 if the last poll of Triton's metrics endpoint succeeded, else 0.",
+        (),
         [((), 1.0 if view.up else 0.0)],
     )
     d = view.derivation
@@ -51,7 +53,10 @@ def families(view: ExporterView) -> Iterator[Family]:
     yield from (Family(*f) for f in llm_families(d.llm, d.llm_problems, d.currency))
     yield from capacity_families(d)
     yield Family(
-        GAUGE, c.M_WINDOW_SECONDS, "Seconds actually covered by the derivation window.", (),
+        GAUGE,
+        c.M_WINDOW_SECONDS,
+        "Seconds actually covered by the derivation window.",
+        (),
         [((), d.window_seconds)],
     )
 
@@ -69,11 +74,18 @@ def render_chunks(view: ExporterView) -> Iterator[str]:
         out.append(f"# HELP {family.name} {_escape_help(family.documentation)}\n")
         out.append(f"# TYPE {family.name} {family.kind}\n")
         names = family.labels
-        for values, value in family.rows:
-            if names:
-                pairs = ",".join(f'{n}="{_escape(v)}"' for n, v in zip(names, values, strict=True))
-                out.append(f"{family.name}{{{pairs}}} {_number(value)}\n")
-            else:
+        if names:
+            # one format per family, `name{a="{}",b="{}"} {}`: a row is one `format` call
+            pairs = ",".join(f'{n}="{{}}"' for n in names)
+            literal = family.name.replace("{", "{{").replace("}", "}}")
+            line = f"{literal}{{{{{pairs}}}}} {{}}\n".format
+            width = len(names)
+            for values, value in family.rows:
+                if len(values) != width:
+                    raise ValueError(f"{family.name}: {len(values)} label values for {width} labels")
+                out.append(line(*map(_escape, values), _number(value)))
+        else:
+            for _, value in family.rows:
                 out.append(f"{family.name} {_number(value)}\n")
         yield "".join(out)
 
@@ -89,11 +101,10 @@ def _escape_help(text: str) -> str:
 
 
 def _number(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(float(value))
+    text = repr(float(value))
+    if text[-1] in "fn":  # only `inf`, `-inf` and `nan` end so
+        return "NaN" if text == "nan" else "+Inf" if text == "inf" else "-Inf"
+    return text
 
 
 _MV = (c.LABEL_MODEL, c.LABEL_VERSION)
@@ -236,4 +247,3 @@ def _state_metrics(d: Derivation) -> Iterator[Family]:
         [*_MV, c.L_REASON],
         (([model, version, reason_label(s.reason)], 1.0) for (model, version), s in unavailable),
     )
-
