@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 # the exporter measured: this checkout's, or --tree=PATH's
 sys.path.insert(
@@ -95,22 +96,33 @@ def serve(models: int, versions: int, custom: int, port_out: multiprocessing.Que
     serve_bodies(metrics, stats, index, port_out, len(index), len(metrics[0]))
 
 
-def one(models: int, versions: int, polls: int, custom: int) -> None:
+def fleet_exporter(
+    models: int, versions: int, custom: int = 0, **settings: Any
+) -> tuple[multiprocessing.Process, Exporter, dict[str, float], int, int]:
+    """The loopback Triton in its own process and an exporter polling it on a fake clock (the
+    caller advances `clock["t"]`): (server, exporter, clock, index bytes, metrics bytes).
+    `settings`: more `ExporterSettings` fields (`timeout`)."""
     ports: multiprocessing.Queue = multiprocessing.Queue()
     server = multiprocessing.Process(target=serve, args=(models, versions, custom, ports), daemon=True)
     server.start()
     port, index_bytes, metrics_bytes = ports.get(timeout=600)
     url = f"http://127.0.0.1:{port}"
-    clock = {"t": 0.0}
-    settings = ExporterSettings(
+    clock = {"t": 1_700_000_000.0}
+    exporter_settings = ExporterSettings(
         triton_url=url,
         metrics_url=f"{url}/metrics",
         interval=2.0,
         window=60.0,
         pricing=Pricing(node_hour=0.36),
+        **settings,
     )
     keep_heap()
-    exporter = Exporter(settings, clock=lambda: clock["t"])
+    exporter = Exporter(exporter_settings, clock=lambda: clock["t"])
+    return server, exporter, clock, index_bytes, metrics_bytes
+
+
+def one(models: int, versions: int, polls: int, custom: int) -> None:
+    server, exporter, clock, index_bytes, metrics_bytes = fleet_exporter(models, versions, custom)
     times = []
     cpu = []
     stats_models = 0

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
-import multiprocessing
 import re
 import sys
 from pathlib import Path
@@ -39,30 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     sys.path[1:1] = [str(HERE), str(HERE.parent / "tests")]
     fleet = importlib.import_module("bench_exporter_fleet")
     from triton_sre import conventions as c
-    from triton_sre.config import ExporterSettings
-    from triton_sre.exporter.heap import keep_heap
-    from triton_sre.exporter.service import Exporter
-    from triton_sre.pricing import Pricing
 
     print(f"exporter from {Path(triton_sre.__file__).parent}", flush=True)
-    ports: multiprocessing.Queue = multiprocessing.Queue()
-    server = multiprocessing.Process(
-        target=fleet.serve, args=(args.models, args.versions, 0, ports), daemon=True
-    )
-    server.start()
-    port = ports.get(timeout=600)[0]
-    url = f"http://127.0.0.1:{port}"
-    clock = {"t": 1_700_000_000.0}
-    settings = ExporterSettings(
-        triton_url=url,
-        metrics_url=f"{url}/metrics",
-        interval=2.0,
-        window=60.0,
-        timeout=args.timeout,
-        pricing=Pricing(node_hour=0.36),
-    )
-    keep_heap()
-    exporter = Exporter(settings, clock=lambda: clock["t"])
+    server, exporter, clock, _, _ = fleet.fleet_exporter(args.models, args.versions, timeout=args.timeout)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     timing = re.compile(rb"^(?:" + re.escape(c.M_POLL_DURATION.encode()) + rb"|[^ {]*_created[ {])")
