@@ -23,8 +23,8 @@ class Rescue:
     which reads it next (the metrics are parsed after it): all on the poll thread's heap, never
     during a parse. (Reading the API side on a second thread during every parse took the peak RSS
     from 99 to 122 MB at 1,000 models × 2 versions: both at once, and the second thread's in
-    another malloc arena.) Whoever claims first reads it; `result()` joins the thread, whose fetches end at
-    the poll's deadline."""
+    another malloc arena.) Whoever claims first reads it; `result()` joins the thread, whose
+    fetches end at the poll's deadline."""
 
     def __init__(self, call: Callable[[], Any], after: float) -> None:
         parent = otel_context.get_current()  # its spans stay children of the poll's span

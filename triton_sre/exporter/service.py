@@ -213,7 +213,7 @@ class Exporter:
                 body = self._fetch_metrics(reader, rescue)
             finally:
                 if rescue is not None:
-                    rescue.join()  # never two polls' fetches at once, even after a bug in the parse
+                    rescue.join()  # never two polls' fetches at once, even after a bug in the fetch
             rescued = rescue is not None and rescue.rescued
             raw_index, stats = rescue.result() if rescue is not None and rescued else self._fetch_api(reader)
             index = self._decode(c.TARGET_INDEX, self._index_reader, raw_index)  # last list if unchanged
