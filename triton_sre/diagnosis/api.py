@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from triton_sre.diagnosis.engine import Diagnoser, Report, diagnose_index
+from triton_sre.diagnosis.holes import only_nuls_message, sparse_data_start
 from triton_sre.diagnosis.logparse import parse
 from triton_sre.diagnosis.scan import LogInputError, scan_lines
 from triton_sre.redact import redact
@@ -75,6 +76,12 @@ def open_log(name: str) -> Iterator[BinaryIO]:
             if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
                 kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file or a pipe"
                 raise LogInputError(kind)
+            # A leading hole (copytruncate rotation, `holes`) the file system keeps sparse: skipped unread.
+            size = os.fstat(raw.fileno()).st_size
+            start = sparse_data_start(raw.fileno(), size) if stat.S_ISREG(mode) else 0
+            if start is None:
+                raise LogInputError(only_nuls_message(size, ended=True))
+            raw.seek(start)
         peek = raw.peek(6)[:6] if hasattr(raw, "peek") else b""
         if hasattr(raw, "peek") and not peek:  # "no failure found" would read as a healthy server
             raise LogInputError("the log is empty (0 bytes): nothing to diagnose")

@@ -34,6 +34,7 @@ from typing import BinaryIO, Final
 import numpy as np
 import numpy.typing as npt
 
+from triton_sre.diagnosis import holes
 from triton_sre.diagnosis.lineshape import MAX_LINE_CHARS
 from triton_sre.diagnosis.logparse import CLOSING_FAILURE, PROGRESS_MARKS
 from triton_sre.diagnosis.pastes import LOOKALIKES
@@ -50,7 +51,6 @@ NEEDLES: tuple[bytes, ...] = (
 """Literals that make an ``I`` line worth parsing (the Python stub reports its failures at ``I``, and 2.51
 core's closing ``failed to load '<model>'``, also with its quote as a web page's source holds it, ``&#39;``;
 `PROGRESS_MARKS` show start-up went on past a warning the engine weighs)."""
-BINARY_SNIFF_BYTES = 64 * 1024
 
 
 def _by_lead_byte(chars: Iterable[str]) -> tuple[tuple[bytes, re.Pattern[bytes]], ...]:
@@ -423,17 +423,16 @@ def scan_lines(
     chunk_bytes: int = CHUNK_BYTES,
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[int, str]]:
-    """Numbered candidate lines of a binary stream (see the module docstring).
+    """Numbered candidate lines of a binary stream (see the module docstring), NUL bytes dropped (`holes`).
 
-    Raises `LogInputError` when the start of the stream holds NUL bytes (not a text log).
-    ``progress`` gets the number of bytes read so far after each chunk.
-    """
+    Raises `LogInputError` when its first text is binary or it holds NULs only. ``progress`` gets the number
+    of bytes read so far after each chunk."""
     scanner = _Scanner()
     buf = bytearray(chunk_bytes * 2)
     view = memoryview(buf)
     filled = 0  # bytes of buf holding the unfinished last line of the previous chunk
     consumed = 0
-    first = True
+    hole = 0  # NUL bytes read before the first text; -1 once text was read
     skipping = False  # inside a line longer than any chunk: drop bytes until its newline
     readinto = getattr(stream, "readinto", None)
     while True:
@@ -447,14 +446,25 @@ def scan_lines(
             block = stream.read(chunk_bytes)
             got = len(block)
             buf[filled : filled + got] = block
-        if first:
-            first = False
-            if b"\x00" in buf[: min(got, BINARY_SNIFF_BYTES)]:
-                raise LogInputError("the input holds NUL bytes: it looks binary, not a text log")
         if not got:
+            if hole > 0:
+                raise LogInputError(holes.only_nuls_message(hole, ended=True))
             break
         consumed += got
         total = filled + got
+        if buf.find(0, filled, total) != -1:
+            total = holes.drop_nuls(buf, filled, total)
+        if hole >= 0:
+            hole += got - (total - filled)
+            if total == filled:  # still in a leading hole
+                if hole >= holes.MAX_LEADING_HOLE:
+                    raise LogInputError(holes.only_nuls_message(hole, ended=False))
+                if progress is not None:
+                    progress(consumed)
+                continue
+            hole = -1
+            if holes.looks_binary(buf[: min(total, holes.SNIFF_BYTES)]):
+                raise LogInputError(holes.BINARY)
         if skipping:
             cut = buf.find(b"\n", filled, total)
             if cut == -1:
