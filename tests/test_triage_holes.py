@@ -151,8 +151,8 @@ def test_binary_input_is_still_refused(data: bytes) -> None:
 
 
 def test_text_that_is_not_utf8_is_still_read() -> None:
-    """A Latin-1 word, terminal colours and a backspace are text, not binary."""
-    text = BROKEN.read_bytes().replace(b"failed", b"\x1b[31mfail\xe9d\x1b[0m\b", 40)
+    """A Latin-1 word, terminal colours, a backspace and a stray control byte are text, not binary."""
+    text = BROKEN.read_bytes().replace(b"failed", b"\x1b[31mfail\xe9d\x1f\x1b[0m\b", 40)
     assert list(scan_lines(io.BytesIO(bytes(MB) + text)))
 
 
