@@ -50,8 +50,8 @@ BINARY: Final = (
 )
 BINARY_SHARE: Final = 10
 """A sniff window is binary when more than 1 byte in `BINARY_SHARE` (NULs aside) is a control character that
-text does not use or is not UTF-8: random or compressed bytes score about 55 %, an executable's headers well
-over 10 %, a Latin-1 log a few %."""
+text does not use or is not UTF-8: random, compressed and PNG data score 45–51 %, executables 33–60 %, every
+text file in tests/data 0 %."""
 _CONTROLS: Final = bytes(b for b in range(32) if b not in b"\x00\a\b\t\n\v\f\r\x1b") + b"\x7f"
 """C0 controls and DEL that text never holds (BEL, backspace and ESC stay: terminal colours and titles)."""
 
