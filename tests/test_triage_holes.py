@@ -156,6 +156,15 @@ def test_text_that_is_not_utf8_is_still_read() -> None:
     assert list(scan_lines(io.BytesIO(bytes(MB) + text)))
 
 
+def test_a_log_without_nuls_is_read_in_any_encoding() -> None:
+    """A log in GBK (a Chinese Windows console's encoding) is mostly bytes that are not UTF-8; with no NUL in
+    it, it is read as before, never judged binary."""
+    notes = "模型加载失败，请检查配置文件和模型路径。".encode("gbk") * 400
+    lines = list(scan_lines(io.BytesIO(notes + b"\n" + BROKEN.read_bytes())))
+    alone = list(scan_lines(io.BytesIO(b"x\n" + BROKEN.read_bytes())))
+    assert len(lines) > 1 and [n for n, _ in lines] == [n for n, _ in alone] and lines[1:] == alone[1:]
+
+
 def test_only_nuls_is_an_input_error_also_when_the_file_is_all_hole(tmp_path: Path) -> None:
     with pytest.raises(LogInputError, match=f"only NUL bytes \\({3 * MB:,} of them\\)"):
         list(scan_lines(io.BytesIO(bytes(3 * MB))))

@@ -16,8 +16,9 @@ A text log often holds runs of NUL bytes:
 
 Such a log is read as the text around its holes: every NUL byte is dropped before lines are cut. A hole holds
 no newline, so line numbers stay the file's own (what ``grep -an`` or an editor shows); text written on the
-line a hole interrupts is joined to it. What is refused: a stream whose first text (its sniff window, NULs
-aside) is not text (random bytes, an executable, compressed or image data), and a stream that is NULs only
+line a hole interrupts is joined to it. What is refused: a stream that holds NULs before or in its first
+text and whose first text (its sniff window, NULs aside) is not text (random bytes, an executable, compressed
+or image data; a log without NULs is read in whatever encoding, as before), and a stream that is NULs only
 (``/dev/zero``), after at most `MAX_LEADING_HOLE` bytes of them.
 """
 

@@ -462,9 +462,10 @@ def scan_lines(
                 if progress is not None:
                     progress(consumed)
                 continue
-            hole = -1
-            if holes.looks_binary(buf[: min(total, holes.SNIFF_BYTES)]):
+            # (judged only where NULs came with it: a NUL-free GBK or Shift-JIS log is no less a log)
+            if hole > 0 and holes.looks_binary(buf[: min(total, holes.SNIFF_BYTES)]):
                 raise LogInputError(holes.BINARY)
+            hole = -1
         if skipping:
             cut = buf.find(b"\n", filled, total)
             if cut == -1:
