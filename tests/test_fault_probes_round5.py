@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -316,10 +317,30 @@ def test_a_writable_matplotlib_folder_or_a_set_variable_is_left_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("MPLCONFIGDIR", raising=False)
     use_writable_config_dir()
     assert "MPLCONFIGDIR" not in os.environ and (tmp_path / "config" / "matplotlib").is_dir()
+    assert (tmp_path / "cache" / "matplotlib").is_dir()
     monkeypatch.setenv("MPLCONFIGDIR", "/somewhere")
     monkeypatch.setenv("XDG_CONFIG_HOME", "/proc/no")
     use_writable_config_dir()
     assert os.environ["MPLCONFIGDIR"] == "/somewhere"
+
+
+def test_a_font_cache_folder_that_cannot_be_written_gets_the_private_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """matplotlib's font cache is under `$XDG_CACHE_HOME/matplotlib` (else `~/.cache/matplotlib`), not
+    its configuration folder: a writable `$XDG_CONFIG_HOME` with a HOME that cannot be written (a
+    read-only root file system with `XDG_CONFIG_HOME=/tmp/...`) left matplotlib warning and rebuilding
+    its font list on every run."""
+    home = tmp_path / "home"
+    home.write_text("a file, not a folder\n")  # the probes run as root: a file refuses what bits cannot
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("MPLCONFIGDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    use_writable_config_dir()
+    assert os.environ.get("MPLCONFIGDIR") == str(tmp_path / f"triton-sre-matplotlib-{os.getuid()}")

@@ -1,7 +1,8 @@
 """Leaf: a writable configuration folder for matplotlib before it is imported (report, bot charts).
 
-matplotlib keeps its font cache under `$MPLCONFIGDIR`, else `$XDG_CONFIG_HOME/matplotlib` or
-`~/.config/matplotlib`. Where that cannot be written (a read-only HOME: a pod with
+matplotlib keeps its configuration under `$MPLCONFIGDIR`, else `$XDG_CONFIG_HOME/matplotlib` or
+`~/.config/matplotlib`, and its font cache under `$MPLCONFIGDIR`, else `$XDG_CACHE_HOME/matplotlib` or
+`~/.cache/matplotlib`. Where either cannot be written (a read-only HOME: a pod with
 `readOnlyRootFilesystem`, a service user whose HOME is `/nonexistent`) matplotlib printed two WARNING
 lines and an INFO line on every run and rebuilt its font list each time. `use_writable_config_dir`
 points it at a private folder under the temp folder instead, kept between runs.
@@ -27,18 +28,27 @@ def _writable(folder: Path) -> bool:
 
 
 def use_writable_config_dir() -> None:
-    """Set `$MPLCONFIGDIR` to a private folder when matplotlib's own choice cannot be written;
-    leave everything as it is when it can, when the variable is set, or when no folder can be."""
+    """Set `$MPLCONFIGDIR` to a private folder when matplotlib's own choices (its configuration
+    folder and its font cache's) cannot be written; leave everything as it is when they can, when the
+    variable is set, or when no folder can be."""
     if os.environ.get(MPLCONFIGDIR):
         return
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    try:
-        default = Path(xdg) if xdg else Path.home() / ".config"
-    except RuntimeError:  # no HOME and no passwd entry
-        default = None
-    if default is not None and _writable(default / "matplotlib"):
+    folders = _own_choices()
+    if folders is not None and all(_writable(folder) for folder in folders):
         return
     uid = os.getuid() if hasattr(os, "getuid") else 0
     private = Path(tempfile.gettempdir()) / f"triton-sre-matplotlib-{uid}"
     if _writable(private) and private.stat().st_uid == uid:  # not a folder another user planted
         os.environ[MPLCONFIGDIR] = str(private)
+
+
+def _own_choices() -> list[Path] | None:
+    """The configuration and cache folders matplotlib picks without `$MPLCONFIGDIR` (matplotlib's
+    `_get_xdg_config_dir` / `_get_xdg_cache_dir`); None when there is no home to find them in."""
+    try:
+        return [
+            Path(os.environ.get(variable) or Path.home() / default) / "matplotlib"
+            for variable, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache"))
+        ]
+    except RuntimeError:  # no HOME and no passwd entry
+        return None
