@@ -8,6 +8,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from test_report_answers import healthy
 
 from triton_sre import conventions as c
 from triton_sre.config import ConfigError, load_config
+from triton_sre.files import write_atomic, write_files
 from triton_sre.inputs import MAX_YAML_DEPTH, load_yaml
 from triton_sre.mplconfig import use_writable_config_dir
 from triton_sre.prom import Prometheus
@@ -202,6 +204,25 @@ def test_report_on_a_disk_that_fills_keeps_the_previous_report_whole(
     assert_clean_error(code, err, c.EXIT_USAGE, f"cannot write to {out / 'report.html'}: File too large")
     assert (out / "report.html").read_bytes() == before
     assert [p.name for p in out.rglob(".*")] == []
+
+
+def test_a_file_written_through_a_rename_keeps_the_permissions_a_write_in_place_gives(tmp_path: Path) -> None:
+    """report's files were written in place (`write_text`): a new one got the umask's permissions, a
+    replaced one kept its own. Through `write_atomic` every one became 0644: a report written under
+    `umask 077` was readable by every user of the host. generate's files stay 0644 as before."""
+    old = os.umask(0o077)
+    try:
+        write_atomic(tmp_path / "new.html", "<html></html>")
+        kept = tmp_path / "kept.csv"
+        kept.write_text("a\n")
+        kept.chmod(0o640)
+        write_atomic(kept, b"b\n")
+        write_files({"rules.yaml": "groups: []\n"}, tmp_path)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "new.html").stat().st_mode) == 0o600
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and kept.read_bytes() == b"b\n"
+    assert stat.S_IMODE((tmp_path / "rules.yaml").stat().st_mode) == 0o644
 
 
 # -- the environment ------------------------------------------------------------------------------

@@ -26,19 +26,23 @@ def stale_files(files: dict[str, str], out: Path) -> list[str]:
     return stale
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None:
     """`data` into `path` through a temp file in the same folder and a rename: a reader (and a
     failed write, e.g. a full disk) sees the old file or the new one, never half of one. A write that
-    fails leaves no temp file and raises an OSError naming `path`."""
+    fails leaves no temp file and raises an OSError naming `path`. The file gets `mode`; without it,
+    the permissions a write in place gives (`Path.write_text`): the replaced file's, else those the
+    umask leaves (a report written under `umask 077` stays private)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        if mode is None:
+            mode = _mode_in_place(path)
         if isinstance(data, bytes):
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
         else:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(data)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as exc:  # a full disk: no half-written temp file left, and the error names the file
         Path(tmp).unlink(missing_ok=True)
@@ -47,12 +51,22 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
+def _mode_in_place(path: Path) -> int:
+    """The permission bits `path` would keep or get if it were written in place."""
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0o022)  # read it (a process-wide setting: no other way to read it portably)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_files(files: dict[str, str], out: Path) -> list[Path]:
     """Write atomically (`write_atomic`), skipping files whose content is already right."""
     written = []
     for rel in stale_files(files, out):
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, files[rel])
+        write_atomic(path, files[rel], mode=0o644)
         written.append(path)
     return written
