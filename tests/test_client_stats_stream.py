@@ -50,6 +50,7 @@ SMALL_BODIES = [
     b' \r\n{ "model_stats" :\t[ ] }\n',
     b'{"other": {"model_stats": [1]}, "model_stats": [{"name": "a"}]}',  # another key first: whole
     '{"model_stats": [{"name": "\u00e9\u4e2d\U0001f600", "n": -1.5e-3}, 12345],"extra":{"k":[1]}}'.encode(),
+    b'{"model_stats": [1.5, 2e+3, -0.25E-2, {"name": "a"}, 7.0]}',  # a cut after `1.` or `2e+` is no end
 ]
 
 

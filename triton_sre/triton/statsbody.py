@@ -25,6 +25,7 @@ _PREFIX = '{"model_stats":['
 _STATS_START = re.compile(r'\s*\{\s*"model_stats"\s*:\s*\[')
 _SPACE = re.compile(r"\s*")
 _NEAR_END = 8  # characters: a decode error this close to the end of the text may be a cut value
+_NUMBER_GOES_ON = re.compile(r"(?:\.\d*)?(?:[eE][-+]?\d*)?\Z")  # what a cut number may end with
 
 # states
 _HEAD, _WHOLE, _FIRST, _VALUE, _AFTER, _TAIL = range(6)
@@ -141,8 +142,9 @@ class StatsDecoder:
                     raise
                 self._retry = 2 * (end - at)
                 return
-            if after == end and not final and not isinstance(entry, (dict, list, str)):
-                self._retry = end - at + 1  # a number may go on in the next piece
+            if not final and not isinstance(entry, (dict, list, str)) and _NUMBER_GOES_ON.match(text, after):
+                # a number may go on in the next piece (`1` of `17`; `1.` and `2e+` decode as 1 and 2)
+                self._retry = end - at + 1
                 return
             if self._max is not None and after - at > self._max:
                 raise StatsBodyError(
