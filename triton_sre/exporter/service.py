@@ -210,7 +210,7 @@ class Exporter:
             if self.client.separate_ports:  # another listener: it may answer while the metrics hang
                 rescue = Rescue(lambda: self._fetch_api(reader), after=self.client.timeout * RESCUE_AFTER)
             try:
-                body = self._fetch_metrics(reader, rescue)
+                fetched = [self._fetch_metrics(reader, rescue)]  # the fold takes the body out of it
             finally:
                 if rescue is not None:
                     rescue.join()  # never two polls' fetches at once, even after a bug in the fetch
@@ -222,8 +222,7 @@ class Exporter:
                 self._refresh_configs(index, reader)
             # The metrics are folded after the poll's fetches: their parse (and the replay plan's
             # learning), seconds at 10,000 models, spend none of the fetches' deadline.
-            counters, gpus, llm, reading = self._read_metrics(body)
-            del body
+            counters, gpus, llm, reading = self._read_metrics(fetched)
             snapshot = Snapshot(
                 taken_at=taken_at,
                 counters=counters,
@@ -292,9 +291,13 @@ class Exporter:
             rescue.keep()  # fetched (or failed) in time: the API side stays on this thread
         return body
 
-    def _read_metrics(self, body: bytes | None) -> tuple[Any, Any, LLMData | None, CapacityReading | None]:
+    def _read_metrics(
+        self, fetched: list[bytes | None]
+    ) -> tuple[Any, Any, LLMData | None, CapacityReading | None]:
         """The fetched metrics body folded: replayed from its values when it has the plan's
-        skeleton, else parsed (and offered to the replayer)."""
+        skeleton, else parsed (and offered to the replayer). The body is taken out of `fetched`, so
+        no caller holds the bytes through the parse besides their text."""
+        body = fetched.pop()
         if body is None:
             return None, None, None, None
         try:
