@@ -217,3 +217,32 @@ def test_a_fault_while_the_stats_body_streams_marks_the_stats_span():
         c.M_POLL_ERRORS, {c.L_TARGET: c.TARGET_STATS, c.L_KIND: c.FAULT_CONNECTION}
     )
     assert errors == 1
+
+
+class AnswersAnIndexNoDecoderReads(CountingClient):
+    """The repository index answered, but as a shape the index reader cannot take (an exception)."""
+
+    def repository_index(self):  # type: ignore[override]
+        self.calls.append("index")
+        return 5  # JSON, but no list of entries
+
+
+def test_a_payload_that_cannot_be_decoded_on_the_poll_thread_leaves_the_poll_span_unmarked():
+    """Only a Triton call's span is marked with its fault: the index (and the metrics) are decoded on
+    the poll thread under the poll's own span, which a part lost to a bad payload does not fail."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    exporter = Exporter(ExporterSettings(), client=AnswersAnIndexNoDecoderReads(3))  # type: ignore[arg-type]
+    exporter._tracer = provider.get_tracer("test")
+    exporter.poll_once()
+    errors = exporter.registry.get_sample_value(
+        c.M_POLL_ERRORS, {c.L_TARGET: c.TARGET_INDEX, c.L_KIND: c.FAULT_PARSE}
+    )
+    assert errors == 1
+    by_name = {s.name: s for s in spans.get_finished_spans()}
+    assert "error.type" not in by_name["triton_sre.poll"].attributes

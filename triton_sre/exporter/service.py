@@ -262,10 +262,11 @@ class Exporter:
                 tracing.mark_error(exc.kind)
                 return None
 
-    def _decode(self, target: str, decode: Callable[..., Any], payload: Any) -> Any:
+    def _decode(self, target: str, decode: Callable[..., Any], payload: Any, *, in_call: bool = False) -> Any:
         """`decode(payload, problems)`, or None when it fails. Values the decoder rejected are one
         parse error of `target`; an exception (a shape no decoder expects) is one too, and only
-        that target's part of the poll is lost."""
+        that target's part of the poll is lost. `in_call`: decoded inside its Triton call's span
+        (a body read as it is decoded), which a failure marks; the poll's own span it never marks."""
         if payload is None:
             return None
         problems = Problems()
@@ -273,11 +274,13 @@ class Exporter:
             result = decode(payload, problems)
         except FetchError as exc:
             self._record_error(exc.target, exc.kind, str(exc))
-            tracing.mark_error(exc.kind)
+            if in_call:
+                tracing.mark_error(exc.kind)
             return None
         except Exception as exc:  # RecursionError, OverflowError, ...: the payload, not the exporter
             self._record_error(target, c.FAULT_PARSE, f"cannot decode: {type(exc).__name__}: {exc}"[:300])
-            tracing.mark_error(c.FAULT_PARSE)
+            if in_call:
+                tracing.mark_error(c.FAULT_PARSE)
             return None
         if problems:
             self._record_error(
@@ -348,7 +351,7 @@ class Exporter:
         stats = self._call(
             c.TARGET_STATS,
             "GET /v2/models/stats",
-            lambda: self._decode(c.TARGET_STATS, stats_from_json, reader.all_stats()),
+            lambda: self._decode(c.TARGET_STATS, stats_from_json, reader.all_stats(), in_call=True),
         )
         return raw_index, stats
 
