@@ -225,6 +225,27 @@ def test_a_file_written_through_a_rename_keeps_the_permissions_a_write_in_place_
     assert stat.S_IMODE((tmp_path / "rules.yaml").stat().st_mode) == 0o644
 
 
+def test_a_write_that_fails_names_the_file_not_its_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The error of a temp file that cannot be made (a folder the user cannot write) or renamed (over
+    a folder) named the temp file, `OUT/.report.html.k2j3h4l5`, which no longer exists: `report` said
+    `cannot write to OUT/.report.html.k2j3h4l5: Is a directory`."""
+    (tmp_path / "report.html").mkdir()
+    with pytest.raises(IsADirectoryError) as err:
+        write_atomic(tmp_path / "report.html", "<html></html>")
+    assert err.value.filename == str(tmp_path / "report.html")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(tmp_path / ".models.csv.k2j3h4l5"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refused)  # the tests run as root: no folder refuses it
+    with pytest.raises(PermissionError) as denied:
+        write_atomic(tmp_path / "models.csv", "a\n")
+    assert denied.value.filename == str(tmp_path / "models.csv")
+
+
 # -- the environment ------------------------------------------------------------------------------
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
 def test_a_terminal_that_cannot_show_a_character_gets_its_escape(tmp_path: Path, encoding: str) -> None:

@@ -32,7 +32,10 @@ def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None
     fails leaves no temp file and raises an OSError naming `path`. The file gets `mode`; without it,
     the permissions a write in place gives (`Path.write_text`): the replaced file's, else those the
     umask leaves (a report written under `umask 077` stays private)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as exc:  # a folder that cannot be written: its error names the temp file
+        raise _naming(exc, path) from exc
     try:
         if mode is None:
             mode = _mode_in_place(path)
@@ -46,9 +49,14 @@ def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None
         os.replace(tmp, path)
     except OSError as exc:  # a full disk: no half-written temp file left, and the error names the file
         Path(tmp).unlink(missing_ok=True)
-        if exc.filename is None:
-            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        if exc.filename in (None, tmp):  # not the temp file's name, which is gone
+            raise _naming(exc, path) from exc
         raise
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """`exc` (of the same class: PermissionError, IsADirectoryError, ...) naming `path`."""
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
 def _mode_in_place(path: Path) -> int:
