@@ -184,6 +184,21 @@ def test_index_reader_refolds_equal_json_of_another_type():
     assert again.count == 1 and "not valid Unicode" in again.first  # problems counted again
 
 
+def traced_poll(client: CountingClient) -> tuple[Exporter, dict]:
+    """One poll of `client` with its spans kept: the exporter and its finished spans by name."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    exporter = Exporter(ExporterSettings(), client=client)  # type: ignore[arg-type]
+    exporter._tracer = provider.get_tracer("test")
+    exporter.poll_once()
+    return exporter, {s.name: s for s in spans.get_finished_spans()}
+
+
 class BreaksWhileStreamingStats(CountingClient):
     """Answers the stats request, then its body fails after one entry (a connection cut mid-stream)."""
 
@@ -200,17 +215,7 @@ class BreaksWhileStreamingStats(CountingClient):
 def test_a_fault_while_the_stats_body_streams_marks_the_stats_span():
     """The statistics are read as the poll decodes them: a fault in the body, after the request
     succeeded, is counted and marks the span of that call, as a fault of the request does."""
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    spans = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(spans))
-    exporter = Exporter(ExporterSettings(), client=BreaksWhileStreamingStats(3))  # type: ignore[arg-type]
-    exporter._tracer = provider.get_tracer("test")
-    exporter.poll_once()
-    by_name = {s.name: s for s in spans.get_finished_spans()}
+    exporter, by_name = traced_poll(BreaksWhileStreamingStats(3))
     assert by_name["GET /v2/models/stats"].attributes.get("error.type") == c.FAULT_CONNECTION
     assert "error.type" not in by_name["GET /metrics"].attributes
     errors = exporter.registry.get_sample_value(
@@ -230,19 +235,9 @@ class AnswersAnIndexNoDecoderReads(CountingClient):
 def test_a_payload_that_cannot_be_decoded_on_the_poll_thread_leaves_the_poll_span_unmarked():
     """Only a Triton call's span is marked with its fault: the index (and the metrics) are decoded on
     the poll thread under the poll's own span, which a part lost to a bad payload does not fail."""
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    spans = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(spans))
-    exporter = Exporter(ExporterSettings(), client=AnswersAnIndexNoDecoderReads(3))  # type: ignore[arg-type]
-    exporter._tracer = provider.get_tracer("test")
-    exporter.poll_once()
+    exporter, by_name = traced_poll(AnswersAnIndexNoDecoderReads(3))
     errors = exporter.registry.get_sample_value(
         c.M_POLL_ERRORS, {c.L_TARGET: c.TARGET_INDEX, c.L_KIND: c.FAULT_PARSE}
     )
     assert errors == 1
-    by_name = {s.name: s for s in spans.get_finished_spans()}
     assert "error.type" not in by_name["triton_sre.poll"].attributes
