@@ -17,7 +17,7 @@ import pytest
 
 from triton_sre import conventions as c
 from triton_sre import httpclient
-from triton_sre.triton.client import FetchError, TritonClient
+from triton_sre.triton.client import STATS_BODY_SHARES, FetchError, TritonClient
 from triton_sre.triton.statsbody import StatsBodyError, StatsDecoder
 
 SMALL_CAP = 4096
@@ -189,6 +189,22 @@ def test_a_body_larger_than_the_cap_is_read_whole_when_each_entry_is_small(serve
     with pytest.raises(FetchError) as err:  # the other endpoints keep the cap on the body
         client(url).server_metadata()
     assert err.value.kind == c.FAULT_TOO_LARGE
+
+
+def test_a_runaway_body_of_small_entries_is_cut_at_its_bound(serve):
+    """Each entry is under the cap, but the poll keeps every entry's figures: the whole body is bounded too
+    (`STATS_BODY_SHARES` times the cap), and reading stops there."""
+    per_entry = len(stats_body([entry(0), entry(1)])) - len(stats_body([entry(0)]))
+    count = 2 * STATS_BODY_SHARES * SMALL_CAP // per_entry
+    url = serve(send(stats_body([entry(i) for i in range(count)]), pieces=64))
+    read = []
+    with pytest.raises(FetchError) as err:
+        read.extend(client(url).all_stats())
+    assert (err.value.target, err.value.kind) == (c.TARGET_STATS, c.FAULT_TOO_LARGE)
+    assert 0 < len(read) < count
+    within = stats_body([entry(i) for i in range(count // 4)])
+    assert len(within) < STATS_BODY_SHARES * SMALL_CAP
+    assert len(list(client(serve(send(within, pieces=16))).all_stats())) == count // 4
 
 
 def test_an_entry_larger_than_the_cap_is_too_large(serve):

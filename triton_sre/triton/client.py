@@ -3,11 +3,11 @@
 Every call has a total deadline for connect, headers and body (`httpclient.Deadline`: a server that
 drips a valid answer byte by byte cannot stall a poll), follows redirects on the same host only,
 and has a size cap (a runaway response cannot exhaust memory): of the body, or for the statistics,
-read as a stream, of one model's entry. Failures are raised as `FetchError`
-carrying the poll target and a fault kind from `conventions`, which the exporter counts in
-`triton_sre_poll_errors_total{target,kind}`. `until(ends_at)` gives a client whose calls share one
-deadline (the exporter's poll): each call gets what is left of it, and a call with nothing left is
-not made (`BudgetSpent`, kind timeout).
+read as a stream, of one model's entry and of `STATS_BODY_SHARES` times the cap in all. Failures are
+raised as `FetchError` carrying the poll target and a fault kind from `conventions`, which the
+exporter counts in `triton_sre_poll_errors_total{target,kind}`. `until(ends_at)` gives a client whose
+calls share one deadline (the exporter's poll): each call gets what is left of it, and a call with
+nothing left is not made (`BudgetSpent`, kind timeout).
 
 This client never calls Triton's model-control API (load/unload): triton-sre only observes.
 """
@@ -33,6 +33,9 @@ from triton_sre.redact import one_line, redact
 from triton_sre.triton.statsbody import StatsBodyError, StatsDecoder, shorten
 
 _CHUNK = 64 * 1024
+STATS_BODY_SHARES = 16
+"""The statistics body may be this many times `max_bytes` in all (512 MiB at the default; 10,000 models ×
+3 versions answer 39 MB): streamed, it is capped per entry, and this bounds the whole."""
 _EXCERPT_BYTES = 200  # of an error page, quoted on one line (an HTML page is hundreds of lines)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _LEAST_START = 0.01  # seconds: a call with less of the shared deadline left is not started
@@ -206,7 +209,8 @@ class TritonClient:
         """
         chunks = self._stream(c.TARGET_STATS, "GET", f"{self._base}/v2/models/stats")
         next(chunks)  # the request, on the caller's thread (the poll's rescue thread reads it in time)
-        return _stats_entries(chunks, StatsDecoder(self.max_bytes))
+        whole = _bounded(chunks, self.max_bytes * STATS_BODY_SHARES)
+        return _stats_entries(whole, StatsDecoder(self.max_bytes))
 
     def model_config(self, model: str, version: str = "") -> dict[str, Any]:
         """`GET /v2/models/<m>[/versions/<v>]/config`."""
@@ -227,6 +231,19 @@ def iter_model_stats(text: str) -> Iterator[dict[str, Any]]:
     """The entries of a `/v2/models/stats` body, decoded one by one (any other shape: decoded whole)."""
     decoder = StatsDecoder()
     return _faults(chain(decoder.feed_text(text), decoder.finish()))
+
+
+def _bounded(chunks: Iterator[bytes], limit: int) -> Iterator[bytes]:
+    """The chunks of the statistics body, at most `limit` bytes of them: each entry is capped and dropped once
+    decoded, but the poll keeps every entry's figures, so a runaway answer of tiny entries is cut too."""
+    seen = 0
+    with contextlib.closing(chunks):
+        for chunk in chunks:
+            seen += len(chunk)
+            if seen > limit:
+                message = f"/v2/models/stats sent more than {limit} bytes of statistics"
+                raise FetchError(c.TARGET_STATS, c.FAULT_TOO_LARGE, message)
+            yield chunk
 
 
 def _stats_entries(chunks: Iterator[bytes], decoder: StatsDecoder) -> Iterator[dict[str, Any]]:
