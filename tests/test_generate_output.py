@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 import re
 from pathlib import Path
 
@@ -233,3 +234,26 @@ def test_tail_latency_panels_draw_p50_p95_p99_the_average_and_the_threshold() ->
         (target,) = heatmaps[0]["targets"]
         assert target["format"] == "heatmap" and "[$__rate_interval]" in target["expr"]
         assert f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_bucket" in target["expr"]
+
+
+def test_generate_runs_no_full_garbage_collection_and_restores_the_thresholds(tmp_path: Path) -> None:
+    """Full collections walked every held document again and came more often the longer the run:
+    at 10,000 SLOs 24 of them took 14 s (bench/RESULTS.md, nineteenth session). Thresholds of
+    (10, 1, 1) make them come every few allocations; generate must still run none, while the young
+    generations are collected as before."""
+    collections = [0, 0, 0]
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections[info["generation"]] += 1
+
+    before = gc.get_threshold()
+    gc.set_threshold(10, 1, 1)
+    gc.callbacks.append(count)
+    try:
+        assert main(["generate", "--spec", str(REPO / "slos.yaml"), "--out", str(tmp_path)]) == c.EXIT_OK
+        assert gc.get_threshold() == (10, 1, 1)
+    finally:
+        gc.callbacks.remove(count)
+        gc.set_threshold(*before)
+    assert collections[2] == 0 and collections[0] > 1000, collections
