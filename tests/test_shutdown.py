@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from triton_sre import conventions as c
+from triton_sre.bot.outbox import Outbox
 from triton_sre.stack.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,3 +97,58 @@ def test_export_stops_on_a_sigterm_delivered_to_a_worker_thread(tmp_path: Path) 
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _serving(url: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            pass
+        assert proc.poll() is None and time.monotonic() < deadline, f"never served {url}"
+        time.sleep(0.1)
+
+
+def _service(tmp_path: Path, command: str, port: int) -> subprocess.Popen[bytes]:
+    dead = free_port()  # Triton (and Slack) answering nowhere: the services run on regardless
+    argv = [sys.executable, "-m", "triton_sre.cli", command, f"--triton-url=http://127.0.0.1:{dead}",
+            f"--listen=127.0.0.1:{port}"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if command == "bot":
+        argv += ["--channel", "#ops", "--outbox", str(tmp_path / "outbox.sqlite3")]
+        env.update(
+            {
+                c.ENV_BOT_TOKEN: "webhook-test",
+                c.ENV_SLACK_BOT_TOKEN: "xoxb-test",
+                c.ENV_SLACK_API_URL: f"http://127.0.0.1:{dead}/api",
+            }
+        )
+    env.pop(c.ENV_LOG_LEVEL, None)
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path, env=env)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM], ids=["SIGHUP", "SIGTERM"])
+@pytest.mark.parametrize(("command", "stopped"), [("export", "exporter stopped"), ("bot", "bot stopped")])
+def test_a_service_stops_on_sighup_as_on_sigterm_and_says_which(
+    tmp_path: Path, command: str, stopped: str, sig: signal.Signals
+) -> None:
+    """SIGHUP's default action ended export and bot at once, exit 129 and not a word (fault probes,
+    round five): now it takes SIGTERM's path, the server closed (and the bot's outbox with it), one
+    line naming the signal, exit 0."""
+    port = free_port()
+    proc = _service(tmp_path, command, port)
+    try:
+        _serving(f"http://127.0.0.1:{port}{c.PATH_HEALTHZ}", proc)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = err.decode()
+    assert proc.returncode == c.EXIT_OK, text
+    assert f"{stopped} by {sig.name}" in text and "Traceback" not in text
+    if command == "bot":  # the outbox closed cleanly: it opens, and nothing is left pending
+        assert Outbox(str(tmp_path / "outbox.sqlite3")).pending() == 0

@@ -3,8 +3,8 @@
 Exit codes (all commands): 0 success, 1 the work failed (e.g. a component did not start),
 2 usage, configuration or input error, or an output that cannot be written (a full disk, a path
 under a regular file), 130 interrupted by Ctrl-C (SIGINT) before the work was done, 141 the reader
-of stdout went away (`| head`; nothing printed). The services (export, bot, demo) take SIGINT as
-their normal stop and exit 0.
+of stdout went away (`| head`; nothing printed). The services (export, bot, demo) take SIGINT,
+SIGTERM and SIGHUP as their normal stop, log which one stopped them, and exit 0.
 
 `main` is the one place where errors become messages: every stderr line and log record passes
 through `redact`, and no traceback reaches a user (`--log-level debug` logs it).
@@ -25,7 +25,8 @@ from triton_sre.shutdown import stop_on_signals, wait_until_set
 
 EXIT_CODES_HELP = (
     "exit codes: 0 success, 1 failure while running, 2 usage/configuration/input/output error, "
-    "130 interrupted (Ctrl-C), 141 stdout closed by its reader"
+    "130 interrupted (Ctrl-C), 141 stdout closed by its reader; export, bot and demo stop on "
+    "SIGINT, SIGTERM or SIGHUP with 0"
 )
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -169,6 +170,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     )
     with server:
         wait_until_set(stop)
+    logging.getLogger("triton_sre").info("exporter stopped by %s", stop.by)
     return c.EXIT_OK
 
 

@@ -225,5 +225,5 @@ def run_bot(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
     threading.Thread(target=_check_slack_auth, args=(bot.delivery,), name="slack-auth", daemon=True).start()
     with bot:
         wait_until_set(stop)
-    log.info("bot stopped")
+    log.info("bot stopped by %s", stop.by)
     return c.EXIT_OK

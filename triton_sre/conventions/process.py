@@ -40,7 +40,7 @@ EXIT_INCONCLUSIVE: Final = 3  # `rollout check`: too little traffic on either si
 # The reader of stdout went away (`| head`): quiet, 128 + SIGPIPE like other Unix tools.
 EXIT_BROKEN_PIPE: Final = 141
 # Ctrl-C (SIGINT) stopped a command before it finished: 128 + SIGINT, like a shell reports it.
-# Services (export, bot, demo) treat SIGINT as their normal stop and exit 0.
+# Services (export, bot, demo) treat SIGINT, SIGTERM and SIGHUP as their normal stop and exit 0.
 EXIT_INTERRUPTED: Final = 130
 
 # Exporter HTTP paths.
