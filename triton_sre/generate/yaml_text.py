@@ -76,7 +76,14 @@ def _sequence(sequence: list[Any], indent: int, out: list[str]) -> None:
     pad = " " * indent
     for value in sequence:
         kind = type(value)
-        if kind is dict and value:
+        if kind is dict and value and indent == 0:
+            # an item of a top-level list (a rule group, a promtool test group) is joined into one
+            # string at once: the millions of small pieces of a 10,000-SLO document, held until
+            # the end, took more memory than the text they make
+            item = ["- "]
+            _mapping(value, 2, item, inline=True)
+            out.append("".join(item))
+        elif kind is dict and value:
             out.append(pad + "- ")
             _mapping(value, indent + 2, out, inline=True)
         elif kind is list or kind is dict:
