@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 WIDTH = 1000  # render_yaml's width: libyaml folds a plain or quoted line past it
+_JOINED_DEPTH = 2  # the items of lists indented this much or less are joined as they are written
 _PRINTABLE = re.compile(r"[ -~]*\Z")  # printable ASCII: what needs no escape in any style
 _PRINTABLE_LINES = re.compile(r"[ -~\n]*\Z")
 _FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
@@ -76,12 +77,12 @@ def _sequence(sequence: list[Any], indent: int, out: list[str]) -> None:
     pad = " " * indent
     for value in sequence:
         kind = type(value)
-        if kind is dict and value and indent == 0:
-            # an item of a top-level list (a rule group, a promtool test group) is joined into one
-            # string at once: the millions of small pieces of a 10,000-SLO document, held until
-            # the end, took more memory than the text they make
-            item = ["- "]
-            _mapping(value, 2, item, inline=True)
+        if kind is dict and value and indent <= _JOINED_DEPTH:
+            # an item of a list near the top (a rule group, a promtool test group, also under the
+            # PrometheusRule's `spec:`) is joined into one string at once: the millions of small
+            # pieces of a 10,000-SLO document, held until the end, took more memory than its text
+            item = [pad + "- "]
+            _mapping(value, indent + 2, item, inline=True)
             out.append("".join(item))
         elif kind is dict and value:
             out.append(pad + "- ")
