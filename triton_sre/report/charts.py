@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 
 from triton_sre.mplconfig import use_writable_config_dir
 from triton_sre.redact import printable
@@ -98,14 +99,18 @@ def draw_all(table: pd.DataFrame, throughput: pd.DataFrame, currency: str | None
     else:
         charts["cost_per_1k"] = _empty(fig, ax, "no cost per 1k inferences")
 
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    # One legend entry per line: up to MAX_MODELS of them, in columns, and the chart as tall as they need
+    # (40 entries in one column did not fit a 3.2-inch chart: matplotlib warned and cut the layout).
+    series = len(throughput.columns)
+    columns = 1 if series <= 8 else 2 if series <= 20 else 3
+    fig, ax = plt.subplots(figsize=(7, max(3.2, 1.6 + 0.2 * math.ceil(series / columns))))
     if not throughput.empty:
         start = throughput.index.min()
         for model in throughput.columns:
             ax.plot(throughput.index - start, throughput[model], label=_label(model))
         ax.set_xlabel("seconds since the start of the range")
         ax.set_ylabel("inferences/s")
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", ncol=columns)
         ax.set_title(_top(CHARTS["throughput"], len(throughput.columns), served))
         charts["throughput"] = _png(fig)
     else:
