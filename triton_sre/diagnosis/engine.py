@@ -242,7 +242,7 @@ class Diagnoser(VerdictReader):
                 found = runbook
                 decides = lambda piece: cause_class(piece) == found  # noqa: E731
                 level = level or LEVEL_ERROR
-        elif runbook is None and LEVEL_WARNING in (level, line_level(head)):
+        elif runbook is None and (level == LEVEL_WARNING or line_level(head) == LEVEL_WARNING):
             self._note_warning_cause(event, index)
         if runbook is None and is_backend_failure(whole):
             # A backend's (TensorRT, ONNX Runtime, libtorch, CUDA) own error line that names no known
