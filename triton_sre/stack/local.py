@@ -37,7 +37,7 @@ from typing import Any
 import requests
 
 from triton_sre import conventions as c
-from triton_sre.files import write_files
+from triton_sre.files import write_atomic, write_files
 from triton_sre.logtail import tail
 from triton_sre.slo import Spec, default_spec, load_spec
 from triton_sre.stack.loads import (
@@ -145,12 +145,8 @@ def load_state(workdir: Path) -> list[Component]:
 
 
 def save_state(workdir: Path, components: list[Component], info: Mapping[str, Any]) -> None:
-    path = state_path(workdir)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(
-        json.dumps({"components": [asdict(x) for x in components], **info}, indent=2), encoding="utf-8"
-    )
-    os.replace(tmp, path)
+    state = {"components": [asdict(x) for x in components], **info}
+    write_atomic(state_path(workdir), json.dumps(state, indent=2))
 
 
 def status(workdir: Path) -> dict[str, Any]:

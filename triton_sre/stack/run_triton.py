@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from triton_sre.files import write_atomic
 from triton_sre.shutdown import stop_on_signals
 
 
@@ -60,9 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "log": str(triton.log_path),
             "startup_seconds": triton.startup_seconds,
         }
-        tmp = args.ready_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(ready), encoding="utf-8")
-        os.replace(tmp, args.ready_file)
+        write_atomic(args.ready_file, json.dumps(ready))
         print(
             f"run_triton: tritonserver pid {triton.pid} up on {triton.http_url}", file=sys.stderr, flush=True
         )
