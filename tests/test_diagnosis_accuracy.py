@@ -616,6 +616,9 @@ BLIND_SETS = {
     # logs flagged (core's E-level "Failed to set config modification time" on a PyTriton load); then core's
     # line is harmless and a Python warnings line is a warning, not the first cause: 3/3, none flagged.
     "heldout49": BlindSet(3, 5, 3 / 3),
+    # 1/1 scored once (NVIDIA trackers the corpus barely cites: a JetPack tarball's "Exec format error" on
+    # an x86 host), no empty answer, the one healthy log (a backend table) not flagged.
+    "heldout54": BlindSet(1, 1, 1 / 1),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
