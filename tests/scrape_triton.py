@@ -7,8 +7,9 @@ release, notes) that ends at the first empty line; only what follows is served, 
 The HTTP API around the body is either derived from it (`api="derived"`: the repository index
 lists every model/version the body names as READY, `/v2/models/stats` carries the body's
 inference and execution counts and its compute durations as one batch-size-1 entry, configs
-answer `max_batch_size: 0`) or absent (`api="404"`: every API path answers 404, as behind a
-proxy that only forwards the metrics port).
+answer `max_batch_size: 0` plus what a test passes from the source's own config files) or
+absent (`api="404"`: every API path answers 404, as behind a proxy that only forwards the
+metrics port).
 `advance(factor)` multiplies every counter value in the body (families typed counter,
 histogram or summary `_count`/`_sum`/`_bucket`, and Triton's per-model counters when a docs
 excerpt leaves out TYPE) so a second poll sees counters that moved.
@@ -115,9 +116,10 @@ def _batch_stats(row: dict[str, float]) -> list[dict]:
 class ScrapeTriton:
     """Serves `body` as Triton's /metrics; the API derived from it or answering 404."""
 
-    def __init__(self, body: bytes, api: str = "derived") -> None:
+    def __init__(self, body: bytes, api: str = "derived", configs: dict[str, dict] | None = None) -> None:
         self.body = body
         self.api = api
+        self.configs = configs or {}  # model -> config fields the body cannot tell (platform, ...)
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -162,7 +164,7 @@ class ScrapeTriton:
             }
         match = re.fullmatch(r"/v2/models/([^/]+)(?:/versions/[^/]+)?/config", path)
         if match:
-            return {"name": match[1], "max_batch_size": 0}
+            return {"name": match[1], "max_batch_size": 0, **self.configs.get(match[1], {})}
         return None
 
     def _answer(self, h: BaseHTTPRequestHandler) -> None:

@@ -62,8 +62,8 @@ def exporter_for(triton: ScrapeTriton) -> Exporter:
     return Exporter(settings, clock=itertools.count(1_700_000_000, 15).__next__)
 
 
-def polled_twice(body: bytes, api: str) -> Exporter:
-    with ScrapeTriton(body, api) as triton:
+def polled_twice(body: bytes, api: str, configs: dict[str, dict] | None = None) -> Exporter:
+    with ScrapeTriton(body, api, configs) as triton:
         exporter = exporter_for(triton)
         assert exporter.poll_once() is not None
         triton.advance(2.0)
@@ -290,3 +290,44 @@ def test_two_real_dumps_of_one_gpu_server_in_a_row():
     energy_kw = (joules(second) - joules(first)) / 60 / 1000
     assert energy == [pytest.approx(energy_kw * 0.2)]  # price per kWh × kW = price per hour
     assert 0 <= value(samples, c.M_IDLE_COST_FRACTION) <= 1
+
+
+def test_python_backend_on_a_cpu_host_with_a_custom_counter_naming_an_unloaded_model():
+    """A 23.12 server with no NVIDIA driver (a Chinese Triton guide): 2 requests through a Python
+    model, all five stage families, CPU metrics only, and the python_backend example's custom counter
+    whose `model` label names "custom_metrics", a model that has no Triton family at all.
+    Expected figures are the body's numbers (doubled between the polls, so the increase is the body):
+    success 2, exec 2, inferences 2, request 45735 µs = queue 113 + input 254 + infer 44730 +
+    output 625 + 13 left over."""
+    body = body_of(SCRAPE_DIR / "zh_triton_guide_vastpipe_custom_metric_23.12_cpu.txt")
+    exporter = polled_twice(body, "derived")
+    samples = exposed(exporter)
+    assert_sound(samples)
+    where = {"model": "vastpipe_passthrough", "version": "1"}
+    assert value(samples, c.M_BATCHING_RATIO, **where) == 1.0
+    seconds = {
+        s.labels[c.L_STAGE]: s.value
+        for s in samples[c.M_REQUEST_STAGE_SECONDS]
+        if s.labels["model"] == where["model"]
+    }
+    expected_us = {
+        c.STAGE_QUEUE: 113,
+        c.STAGE_COMPUTE_INPUT: 254,
+        c.STAGE_COMPUTE_INFER: 44730,
+        c.STAGE_COMPUTE_OUTPUT: 625,
+        c.STAGE_OTHER: 45735 - (113 + 254 + 44730 + 625),
+    }
+    assert seconds == pytest.approx({stage: us / 1e6 / 2 for stage, us in expected_us.items()})
+    infer_share = value(samples, c.M_REQUEST_STAGE_FRACTION, stage=c.STAGE_COMPUTE_INFER, **where)
+    assert infer_share == pytest.approx(44730 / 45735)
+    # The custom counter is not a Triton per-model family: no figure for "custom_metrics".
+    assert {s.labels["model"] for s in samples[c.M_REQUEST_STAGE_SECONDS]} == {where["model"]}
+    assert value(samples, c.M_BATCHING_RATIO, model="custom_metrics", version="1") is None
+    # A CPU host priced per node-hour (0.5): the one model that computed carries the whole price.
+    assert value(samples, c.M_COST_DEVICES, device_kind="cpu") == 1
+    assert value(samples, c.M_COST_PER_HOUR, **where, currency="USD") == pytest.approx(0.5)
+    per_1k = value(samples, c.M_COST_PER_1K, **where, currency="USD")
+    assert per_1k == pytest.approx(0.5 * 15 / 3600 / 2 * 1000)  # price × window share ÷ 2 inferences
+    compute_s = (254 + 44730 + 625) / 1e6
+    assert value(samples, c.M_IDLE_COST_FRACTION) == pytest.approx(1 - compute_s / 15)
+    assert errors(samples, c.TARGET_METRICS, c.FAULT_PARSE) == 0
