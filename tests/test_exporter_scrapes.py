@@ -331,3 +331,47 @@ def test_python_backend_on_a_cpu_host_with_a_custom_counter_naming_an_unloaded_m
     compute_s = (254 + 44730 + 625) / 1e6
     assert value(samples, c.M_IDLE_COST_FRACTION) == pytest.approx(1 - compute_s / 15)
     assert errors(samples, c.TARGET_METRICS, c.FAULT_PARSE) == 0
+
+
+# drunkcoding/model-inference's configs at the scrape's commit: the ensemble's platform.
+DRUNKCODING_CONFIGS = {"gpt_neo_cola_ensemble": {"platform": "ensemble"}}
+
+
+def test_four_gpu_series_of_one_model_are_summed_and_an_ensemble_is_not_charged_twice():
+    """A Dec 2021 scrape of four GPUs (drunkcoding/model-inference): distilgpt2_cola has one series
+    per GPU in every family, summed per version; gpt_neo_cola_part0..3 (one GPU each) run behind
+    gpt_neo_cola_ensemble. Triton reports an ensemble's compute as the sum of its steps' (core's
+    ensemble_scheduler.cc adds the steps' durations to the ensemble's batch statistics), so counting
+    it beside its steps charged the same GPU time twice: the ensemble took 40 % of the server's
+    price and every real model got less than its share."""
+    body = body_of(SCRAPE_DIR / "drunkcoding_measure_4gpu_ensemble_per_gpu_instances_21.12dev.txt")
+    exporter = polled_twice(body, "derived", DRUNKCODING_CONFIGS)
+    samples = exposed(exporter)
+    assert_sound(samples)
+    distil = {"model": "distilgpt2_cola", "version": "0"}
+    assert value(samples, c.M_BATCHING_RATIO, **distil) == pytest.approx((4 * 151) / (4 * 151))
+    queue_us = 2550 + 58356 + 2496 + 2554
+    queue = value(samples, c.M_REQUEST_STAGE_SECONDS, stage=c.STAGE_QUEUE, **distil)
+    assert queue == pytest.approx(queue_us / 1e6 / (4 * 151))
+    infer_us = 47563196 + 50292066 + 47301017 + 47591319
+    request_us = 47574974 + 50371315 + 47312693 + 47603188
+    infer_share = value(samples, c.M_REQUEST_STAGE_FRACTION, stage=c.STAGE_COMPUTE_INFER, **distil)
+    assert infer_share == pytest.approx(infer_us / request_us)
+    ensemble = {"model": "gpt_neo_cola_ensemble", "version": "1"}
+    assert value(samples, c.M_BATCHING_RATIO, **ensemble) == 1.0
+    # Cost: four GPUs at 2.5 an hour, shared by compute time (input + infer + output, in µs).
+    assert value(samples, c.M_COST_DEVICES, device_kind="gpu") == 4
+    compute_us = {
+        "distilgpt2_cola": 15907 + 192747598 + 31389,
+        "gpt_neo_cola_part0": 17834 + 84611180 + 1203246,
+        "gpt_neo_cola_part1": 1491684 + 98580243 + 1529611,
+        "gpt_neo_cola_part2": 1503856 + 98894148 + 1434554,
+        "gpt_neo_cola_part3": 1510364 + 98721185 + 64549,
+    }
+    total_us = sum(compute_us.values())
+    for model, us in compute_us.items():
+        cost = value(samples, c.M_COST_PER_HOUR, model=model, version="0", currency="USD")
+        assert cost == pytest.approx(10.0 * us / total_us), model
+    assert value(samples, c.M_COST_PER_HOUR, **ensemble, currency="USD") is None
+    assert value(samples, c.M_COST_PER_1K, **ensemble, currency="USD") is None
+    assert sum(s.value for s in samples[c.M_COST_PER_HOUR]) == pytest.approx(10.0)

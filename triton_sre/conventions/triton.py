@@ -38,6 +38,10 @@ PER_MODEL_COUNTERS: Final = (
 )
 PER_MODEL_GAUGES: Final = (NV_PENDING_REQUEST_COUNT,)
 
+# A model config's `platform` for an ensemble: it executes nothing itself, and Triton adds its steps'
+# compute durations to its own statistics (core ensemble_scheduler.cc, UpdateInferBatchStatsWithDuration).
+PLATFORM_ENSEMBLE: Final = "ensemble"
+
 # Triton's label names.
 LABEL_MODEL: Final = "model"
 LABEL_VERSION: Final = "version"

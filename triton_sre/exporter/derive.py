@@ -198,12 +198,16 @@ def _derive_core(window: Window, pricing: Pricing, diagnose: Callable[[str], str
     devices = gpus if gpus else pricing.cpu_execution_slots
     price = server_price(pricing, gpus)
 
-    # Execution compute time per model (from /stats: a batch counted once).
+    # Execution compute time per model (from /stats: a batch counted once). An ensemble's is its
+    # steps' time again (Triton adds the steps' durations to the ensemble's statistics): left out,
+    # or the same GPU time would be charged twice and the idle share would shrink.
     stats_span = window.compute.span()
     compute_s: dict[ModelKey, float] = {}
     if len(window.compute) >= 2 and latest_stats is not None and latest_stats.stats is not None:
         keys = list(latest_stats.stats)
         compute_s = dict(zip(keys, (window.compute.increases_of(keys)[:, 0] / 1e9).tolist(), strict=True))
+        for key in [k for k in compute_s if (config := configs.get(k[0])) is not None and config.ensemble]:
+            del compute_s[key]
     total_compute = sum(compute_s.values())
     idle = None
     if stats_span > 0 and devices > 0 and total_compute < math.inf:

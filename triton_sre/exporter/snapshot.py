@@ -115,6 +115,7 @@ class ModelConfigSummary:
 
     max_batch_size: int
     dynamic_batching: bool
+    ensemble: bool = False  # platform "ensemble": its statistics repeat its steps' compute time
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,4 +377,5 @@ def config_summary(config: Mapping[str, Any]) -> ModelConfigSummary:
     return ModelConfigSummary(
         max_batch_size=int(size),
         dynamic_batching=isinstance(config.get("dynamic_batching"), dict),
+        ensemble=config.get("platform") == c.PLATFORM_ENSEMBLE,
     )
