@@ -375,3 +375,30 @@ def test_four_gpu_series_of_one_model_are_summed_and_an_ensemble_is_not_charged_
     assert value(samples, c.M_COST_PER_HOUR, **ensemble, currency="USD") is None
     assert value(samples, c.M_COST_PER_1K, **ensemble, currency="USD") is None
     assert sum(s.value for s in samples[c.M_COST_PER_HOUR]) == pytest.approx(10.0)
+
+
+def test_fastertransformer_ensemble_under_dynamic_batching():
+    """A 22.12 FasterTransformer GPT-J behind an ensemble (Curt-Park/serving-codegen-gptj-triton,
+    load test with 8 output tokens): 391768 inferences in 20439 executions of the GPT-J model, one
+    each for the ensemble and its Python steps; only the compute-infer duration was kept, so no
+    stage split. The ensemble's platform is the FasterTransformer backend's GPT-J example's."""
+    body = body_of(SCRAPE_DIR / "curtpark_codegen_gptj_fastertransformer_ensemble_22.12.txt")
+    exporter = polled_twice(body, "derived", {"ensemble": {"platform": "ensemble"}})
+    samples = exposed(exporter)
+    assert_sound(samples)
+    gptj = {"model": "codegen-350M-mono-gptj", "version": "1"}
+    assert value(samples, c.M_BATCHING_RATIO, **gptj) == pytest.approx(391768 / 20439)
+    for model in ("ensemble", "preprocessing", "postprocessing"):
+        assert value(samples, c.M_BATCHING_RATIO, model=model, version="1") == 1.0
+    assert c.M_REQUEST_STAGE_FRACTION not in samples
+    # No GPU family in the excerpt: priced as a node (0.5 an hour), shared by the steps' compute.
+    steps_us = {"codegen-350M-mono-gptj": 6148437063, "preprocessing": 168281250, "postprocessing": 51508744}
+    for model, us in steps_us.items():
+        cost = value(samples, c.M_COST_PER_HOUR, model=model, version="1", currency="USD")
+        assert cost == pytest.approx(0.5 * us / sum(steps_us.values())), model
+    # The README's own reading: preprocessing spends 2.73 % of the model's inference time (2.7370, cut).
+    pre = value(samples, c.M_COST_PER_HOUR, model="preprocessing", version="1", currency="USD")
+    assert pre / value(samples, c.M_COST_PER_HOUR, **gptj, currency="USD") == pytest.approx(0.0273, abs=1e-4)
+    per_1k = value(samples, c.M_COST_PER_1K, **gptj, currency="USD")
+    assert per_1k == pytest.approx(0.5 * 15 / 3600 * 6148437063 / sum(steps_us.values()) / 391768 * 1000)
+    assert value(samples, c.M_COST_PER_HOUR, model="ensemble", version="1", currency="USD") is None
