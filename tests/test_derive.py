@@ -17,6 +17,7 @@ from triton_sre.exporter.snapshot import (
     ModelConfigSummary,
     ModelStats,
     Snapshot,
+    config_summary,
     counter_row,
     counters_from_samples,
     index_from_json,
@@ -160,6 +161,40 @@ def test_cost_on_gpus_uses_gpu_hour_times_gpus_and_idle_over_all_gpus():
     assert (d.device_kind, d.devices, d.server_cost_per_hour) == ("gpu", 2, 4.0)
     assert d.idle_fraction == pytest.approx(0.75)
     assert d.models[0].cost_per_1k == pytest.approx(4.0 * 100 / 3600 / 500 * 1000)
+
+
+def test_an_ensemble_s_compute_is_its_steps_and_is_not_counted_again():
+    """The worked example with an ensemble E over model_a and model_b: Triton reports E's compute
+    as the sum of its steps' (18 s). Counted again, E would take half the price and the idle share
+    would fall from 0.70 to 0.40."""
+    E = ("ens", "1")
+    pricing = Pricing(currency="USD", node_hour=0.36, cpu_execution_slots=1)
+    configs = {"ens": ModelConfigSummary(0, False, ensemble=True), "model_a": ModelConfigSummary(0, False)}
+    zero = {k: ModelStats(execution_compute_ns=0) for k in (A, B, E)}
+    after = {
+        A: ModelStats(execution_compute_ns=12e9),
+        B: ModelStats(execution_compute_ns=6e9),
+        E: ModelStats(execution_compute_ns=18e9),
+    }
+    snaps = [
+        snap(0, {A: counters(0, 0), B: counters(0, 0), E: counters(0, 0)}, zero, configs=configs),
+        snap(
+            60, {A: counters(1200, 100), B: counters(300, 300), E: counters(300, 300)}, after, configs=configs
+        ),
+    ]
+    d = derive(snaps, pricing, diagnose_reason)
+    assert d.idle_fraction == pytest.approx(1 - 18 / 60)
+    by_key = {(m.model, m.version): m for m in d.models}
+    assert by_key[A].cost_per_hour == pytest.approx(0.24)
+    assert by_key[B].cost_per_hour == pytest.approx(0.12)
+    assert by_key[E].cost_per_hour is None and by_key[E].cost_per_1k is None
+    assert E not in d.compute_seconds
+
+
+def test_config_summary_reads_the_ensemble_platform():
+    assert config_summary({"max_batch_size": 0, "platform": c.PLATFORM_ENSEMBLE}).ensemble
+    assert not config_summary({"max_batch_size": 8, "platform": "onnxruntime_onnx"}).ensemble
+    assert not config_summary({"max_batch_size": 8, "backend": "python"}).ensemble
 
 
 def test_no_price_no_cost_metrics_but_idle_share():
