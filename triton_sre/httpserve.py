@@ -96,17 +96,46 @@ class SafeHandler(BaseHTTPRequestHandler):
             self._raw = _Prefixed(self.server.taken_bytes(), self.connection)
             self.rfile = io.BufferedReader(self._raw)
 
+    body_read = False
+    """Set by a handler that read the request's Content-Length body (`read_body`)."""
+
     def handle(self) -> None:
         """One request; a kept-alive connection then goes back to the server's watcher (with any
-        bytes of a next request already read) instead of holding this thread."""
+        bytes of a next request already read) instead of holding this thread. A connection whose
+        request carried a body that was not read is closed instead (`body_left_unread`)."""
         self.close_connection = True
+        self.body_read = False
         self.handle_one_request()
+        if not self.close_connection and self.body_left_unread():
+            self.close_connection = True
         if isinstance(self.server, BoundedHTTPServer):
             if not self.close_connection:
                 self.server.keep_alive(self._unread())
             return
         while not self.close_connection:
             self.handle_one_request()
+
+    def body_left_unread(self) -> bool:
+        """Whether the request's body framing leaves bytes on the connection that would be read as
+        the next request: a body no handler read (a GET with a Content-Length body), any
+        Transfer-Encoding (never decoded here), or two Content-Length headers. Keeping such a
+        connection alive let a body smuggle requests (a GET body holding a second request was
+        answered as one)."""
+        headers = getattr(self, "headers", None)
+        if headers is None:  # the request line did not parse: closed already
+            return False
+        if headers.get_all("Transfer-Encoding"):
+            return True
+        lengths = headers.get_all("Content-Length") or []
+        if len(lengths) > 1:
+            return True
+        return bool(lengths) and not self.body_read and lengths[0].strip() != "0"
+
+    def read_body(self, length: int) -> bytes:
+        """The request's Content-Length body (`length` bytes), marked read."""
+        data = self.rfile.read(length)
+        self.body_read = len(data) == length
+        return data
 
     def _unread(self) -> bytes:
         """The bytes read from the connection but not by this request (a pipelined next one), plus

@@ -360,7 +360,7 @@ class _Handler(SafeHandler):
         if length > MAX_BODY:
             self._send(413, {"ok": False, "error": "request_too_large"})
             return None
-        return self.rfile.read(length) if length else b""
+        return self.read_body(length) if length else b""
 
     def _send(
         self, status: int, body: dict[str, Any] | list[Any], headers: dict[str, str] | None = None

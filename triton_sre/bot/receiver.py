@@ -227,8 +227,12 @@ class _Handler(SafeHandler):
 
     def _body(self, limit: int) -> bytes | None:
         length_header = self.headers.get("Content-Length")
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked" or length_header is None:
+        # any Transfer-Encoding (`gzip, chunked` too): its body is not read by Content-Length
+        if self.headers.get_all("Transfer-Encoding") or length_header is None:
             self._send(411, {"error": "Content-Length required"}, close=True)
+            return None
+        if len(set(self.headers.get_all("Content-Length") or [])) > 1:
+            self._send(400, {"error": "bad Content-Length"}, close=True)
             return None
         try:
             length = int(length_header)
@@ -242,7 +246,7 @@ class _Handler(SafeHandler):
             self._send(413, {"error": f"body larger than {limit} bytes"}, close=True)
             return None
         try:
-            return self.rfile.read(length)
+            return self.read_body(length)
         except OSError:
             self.close_connection = True
             return None
