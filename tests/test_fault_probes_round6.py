@@ -4,12 +4,15 @@ see it (docs/failure-behaviour.md, "Fault probes, round six")."""
 
 from __future__ import annotations
 
+import json
 import re
 import socket
+import time
+import uuid
 from urllib.parse import urlsplit
 
 import pytest
-from test_bot_receiver import WEBHOOK_TOKEN, bot, standin
+from test_bot_receiver import WEBHOOK_TOKEN, bot, notification, standin, total
 from test_http_slow_clients import exporter
 
 from triton_sre import conventions as c
@@ -93,3 +96,45 @@ def test_keep_alive_still_serves_a_second_request_after_a_read_body(bot: Bot) ->
     plain = b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % c.PATH_HEALTHZ.encode()
     lines = statuses(exchange(port_of(bot), plain + plain, wait=1.0))
     assert lines == [b"HTTP/1.1 200 "] * 2, lines
+
+
+# -- Expect: 100-continue -------------------------------------------------------------------------
+def _expecting(bot: Bot, body: bytes, token: bytes) -> tuple[bytes, float, bytes]:
+    """A client that sends its headers with `Expect: 100-continue` and holds the body back until the
+    server says `100 Continue` (as .NET, Go with ExpectContinueTimeout, and curl for large bodies do):
+    what came before the body was sent, how long that took, and the final answer."""
+    head = (
+        b"POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
+        b"Expect: 100-continue\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+        % (c.PATH_BOT_ALERTMANAGER.encode(), token, len(body))
+    )
+    with socket.create_connection(("127.0.0.1", port_of(bot)), timeout=15) as sock:
+        sock.sendall(head)
+        start = time.monotonic()
+        interim = sock.recv(65536)
+        waited = time.monotonic() - start
+        sock.sendall(body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return interim, waited, answer
+
+
+def test_a_client_waiting_for_100_continue_gets_it_and_its_webhook_is_queued(bot: Bot) -> None:
+    """The watcher waited for the Content-Length body before any handler ran, and nothing sent
+    `100 Continue`: a client that waits for it before sending its body (RFC 9110) got no answer and
+    was dropped at the 10 s request deadline, its notification lost to the retry of Alertmanager's
+    sender. Now the watcher sends `100 Continue` once the header block is in and keeps reading."""
+    before = total(bot)
+    body = json.dumps(notification(uuid.uuid4().hex[:8])).encode()
+    interim, waited, answer = _expecting(bot, body, WEBHOOK_TOKEN.encode())
+    assert interim.startswith(b"HTTP/1.1 100 Continue\r\n\r\n") and waited < 2.0, (interim, waited)
+    assert statuses(interim + answer)[-1] == b"HTTP/1.1 200 ", answer
+    assert b'"queued"' in answer and total(bot) == before + 1
+
+
+def test_a_wrong_token_after_100_continue_is_still_refused(bot: Bot) -> None:
+    before = total(bot)
+    interim, _, answer = _expecting(bot, b"{}", b"wrong")
+    assert statuses(interim + answer) == [b"HTTP/1.1 100 ", b"HTTP/1.1 401 "], interim + answer
+    assert total(bot) == before

@@ -59,6 +59,8 @@ MAX_PENDING_BYTES = 64 * 1024 * 1024
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _CONTENT_LENGTH = re.compile(rb"(?im)^content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?$")
 _CHUNKED = re.compile(rb"(?im)^transfer-encoding[ \t]*:.*chunked")
+_EXPECT_CONTINUE = re.compile(rb"(?im)^expect[ \t]*:[ \t]*100-continue[ \t]*\r?$")
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _TOO_LARGE = b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
@@ -74,6 +76,21 @@ def request_size(data: bytes | bytearray, max_body: int) -> int | None:
     if length is None or _CHUNKED.search(head) or int(length.group(1)) > max_body:
         return end.end()
     return end.end() + int(length.group(1))
+
+
+def waits_for_continue(data: bytes | bytearray, max_body: int) -> bool:
+    """Whether `data`, a request whose header block has ended and whose Content-Length body (one
+    the watcher buffers) has not all arrived, asks for `100 Continue` (`Expect: 100-continue`, an
+    HTTP/1.1 request): such a client sends its body only after it, so the watcher must send it."""
+    size = request_size(data, max_body)
+    if size is None or len(data) >= size:
+        return False
+    head = bytes(data[: _HEADER_END.search(data).end()])  # type: ignore[union-attr]
+    return (
+        size > len(head)
+        and head.split(b"\n", 1)[0].rstrip().endswith(b"HTTP/1.1")
+        and bool(_EXPECT_CONTINUE.search(head))
+    )
 
 
 class SafeHandler(BaseHTTPRequestHandler):
@@ -114,6 +131,21 @@ class SafeHandler(BaseHTTPRequestHandler):
             return
         while not self.close_connection:
             self.handle_one_request()
+
+    def handle_expect_100(self) -> bool:
+        """`100 Continue` for a body the watcher did not buffer (over its buffer, chunked); for one it
+        buffers, the watcher sent it before the body came (`waits_for_continue`)."""
+        if isinstance(self.server, BoundedHTTPServer):
+            lengths = self.headers.get_all("Content-Length") or []
+            buffered = (
+                len(lengths) == 1
+                and lengths[0].strip().isdigit()
+                and int(lengths[0]) <= self.server.max_body_buffer
+                and not self.headers.get_all("Transfer-Encoding")
+            )
+            if buffered:
+                return True
+        return super().handle_expect_100()
 
     def body_left_unread(self) -> bool:
         """Whether the request's body framing leaves bytes on the connection that would be read as
@@ -238,12 +270,13 @@ class _Prefixed(io.RawIOBase):
 class _Waiting:
     """A connection on the watcher: what it has sent of its next request and until when it may."""
 
-    __slots__ = ("address", "data", "deadline")
+    __slots__ = ("address", "continued", "data", "deadline")
 
     def __init__(self, address: Any, data: bytes, deadline: float) -> None:
         self.address = address
         self.data = bytearray(data)
         self.deadline = deadline
+        self.continued = False  # `100 Continue` sent for the request being read
 
 
 class BoundedHTTPServer(HTTPServer):
@@ -309,6 +342,7 @@ class BoundedHTTPServer(HTTPServer):
         selector = selectors.DefaultSelector()
         selector.register(self._wake_r, selectors.EVENT_READ)
         waiting: dict[socket.socket, _Waiting] = {}  # insertion order = oldest first
+        continues = getattr(self.RequestHandlerClass, "protocol_version", "") >= "HTTP/1.1"
 
         def drop(sock: socket.socket) -> None:
             del waiting[sock]
@@ -327,6 +361,11 @@ class BoundedHTTPServer(HTTPServer):
                     sock.setblocking(False)
                     sock.send(_TOO_LARGE)
                 drop(sock)
+            elif not conn.continued and continues and waits_for_continue(conn.data, self.max_body_buffer):
+                conn.continued = True  # the client holds its body back until it gets this
+                with contextlib.suppress(OSError):
+                    sock.setblocking(False)
+                    sock.send(_CONTINUE)
 
         try:
             while not self._closing:
