@@ -4,22 +4,27 @@ see it (docs/failure-behaviour.md, "Fault probes, round six")."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from test_bot_receiver import WEBHOOK_TOKEN, bot, notification, standin, total
+from test_fault_probes import assert_clean_error, html_url, run
 from test_http_slow_clients import exporter
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.exporter.service import ExporterServer
 
-__all__ = ["bot", "exporter", "standin"]  # fixtures shared with those modules
+__all__ = ["bot", "exporter", "html_url", "standin"]  # fixtures shared with those modules
 AUTH = b"Authorization: Bearer %s\r\n" % WEBHOOK_TOKEN.encode()
 
 
@@ -138,3 +143,63 @@ def test_a_wrong_token_after_100_continue_is_still_refused(bot: Bot) -> None:
     interim, _, answer = _expecting(bot, b"{}", b"wrong")
     assert statuses(interim + answer) == [b"HTTP/1.1 100 ", b"HTTP/1.1 401 "], interim + answer
     assert total(bot) == before
+
+
+# -- the Triton side and Prometheus as the commands see them ---------------------------------------
+CUT_BODY = b'{"name": "triton", "version": "2.51.0", "exte'
+
+
+@pytest.fixture(scope="module")
+def cut_short_url() -> Iterator[str]:
+    """A server that answers 200 with `Content-Length: 100` and closes after 45 bytes of JSON (a
+    proxy or a Triton that dies mid-answer)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = listener.accept()
+                with conn:
+                    head = b""
+                    while b"\r\n\r\n" not in head and (chunk := conn.recv(4096)):
+                        head += chunk
+                    conn.sendall(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                        + CUT_BODY
+                    )
+                    conn.shutdown(socket.SHUT_RDWR)
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
+
+
+VERSIONS = ["--baseline-version", "1", "--candidate-version", "2"]
+CUT_SHORT = f"the answer stopped after {len(CUT_BODY)} bytes, {100 - len(CUT_BODY)} short"
+
+
+@pytest.mark.parametrize("command", ["doctor", "triage", "rollout"])
+def test_an_answer_that_stops_mid_json_is_named_as_such(
+    tmp_path: Path, cut_short_url: str, command: str
+) -> None:
+    """urllib3's text came out as it was: `('Connection broken: IncompleteRead(44 bytes read, 45 more
+    expected)', IncompleteRead(44 bytes read, 45 more expected))`. Now `httpclient.describe` says how
+    far the answer got."""
+    secret = cut_short_url.replace("http://", "http://probe:hunter2@")
+    args = {
+        "doctor": ["doctor", "--triton-url", secret, "--timeout", "3"],
+        "triage": ["triage", "--triton-url", secret],
+        "rollout": ["rollout", "check", "--prometheus", secret, "--model", "m", *VERSIONS],
+    }[command]
+    code, out, err = run(args, tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, CUT_SHORT, "(connection closed)")
+    assert "IncompleteRead" not in err and "hunter2" not in err + out
+
+
+def test_an_https_url_to_a_plain_http_port_says_so(tmp_path: Path, html_url: str) -> None:
+    """OpenSSL's words came out as they were: `[SSL: WRONG_VERSION_NUMBER] wrong version number
+    (_ssl.c:1006)`."""
+    url = html_url.replace("http://", "https://")
+    code, _, err = run(["doctor", "--triton-url", url, "--timeout", "3"], tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, "TLS handshake failed", "plain HTTP", "use http://")
+    assert "_ssl.c" not in err

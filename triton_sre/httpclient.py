@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -183,6 +184,10 @@ def describe(exc: BaseException) -> str:
         if any(link is old for old in seen):
             continue
         seen.append(link)
+        if isinstance(link, ssl.SSLError):
+            return _tls_reason(link)
+        if type(link).__name__ == "IncompleteRead":  # urllib3's and http.client's
+            return _cut_short(link)
         if isinstance(link, OSError) and link.strerror:
             return str(link.strerror)
         nested = (link.__cause__, link.__context__, getattr(link, "reason", None), *link.args)
@@ -191,3 +196,28 @@ def describe(exc: BaseException) -> str:
         return "timed out"
     text = str(exc)
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+_PLAIN_HTTP_REASONS = frozenset({"WRONG_VERSION_NUMBER", "HTTP_REQUEST", "RECORD_LAYER_FAILURE"})
+"""OpenSSL's reasons when the other side answers a TLS handshake in plain text (an https:// URL
+given for a plain-HTTP port)."""
+
+
+def _tls_reason(exc: ssl.SSLError) -> str:
+    """A failed TLS handshake in words: a plain-HTTP port is named as such (OpenSSL says `wrong
+    version number`), a certificate problem keeps OpenSSL's own text."""
+    if (exc.reason or "").upper() in _PLAIN_HTTP_REASONS:
+        return "TLS handshake failed: the server answered in plain HTTP (use http://, not https://)"
+    text = getattr(exc, "verify_message", None) or exc.reason or str(exc)
+    return f"TLS handshake failed: {text}"
+
+
+def _cut_short(exc: BaseException) -> str:
+    """An answer whose connection closed before its Content-Length: how far it got."""
+    partial = getattr(exc, "partial", None)
+    got = len(partial) if isinstance(partial, bytes | bytearray) else partial
+    more = getattr(exc, "expected", None)
+    if isinstance(got, int) and isinstance(more, int):
+        short = f"{more:,} short of its Content-Length"
+        return f"the answer stopped after {got:,} bytes, {short} (connection closed)"
+    return "the answer stopped before its Content-Length (connection closed)"
