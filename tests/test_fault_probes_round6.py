@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from test_bot_receiver import WEBHOOK_TOKEN, bot, notification, standin, total
-from test_fault_probes import assert_clean_error, html_url, run
+from test_fault_probes import _serve, assert_clean_error, html_url, run
 from test_http_slow_clients import exporter
 
 from triton_sre import conventions as c
@@ -203,3 +203,36 @@ def test_an_https_url_to_a_plain_http_port_says_so(tmp_path: Path, html_url: str
     code, _, err = run(["doctor", "--triton-url", url, "--timeout", "3"], tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, "TLS handshake failed", "plain HTTP", "use http://")
     assert "_ssl.c" not in err
+
+
+@pytest.fixture(scope="module")
+def empty_metrics_url() -> Iterator[str]:
+    """A Triton stand-in with one READY model whose metrics endpoint answers 200 with no body."""
+    answers = {
+        "/v2": {"name": "triton", "version": "2.51.0"},
+        "/v2/repository/index": [{"name": "m", "version": "1", "state": c.STATE_READY}],
+        "/v2/models/stats": {"model_stats": []},
+        "/v2/models/m/config": {"name": "m", "max_batch_size": 0},
+    }
+
+    def answer(path: str) -> tuple[bytes, str]:
+        if path == c.PATH_METRICS:
+            return b"", "text/plain"
+        return json.dumps(answers.get(path, {})).encode(), "application/json"
+
+    yield from _serve(answer)
+
+
+def test_doctor_on_a_metrics_endpoint_answering_an_empty_body_says_so(
+    tmp_path: Path, empty_metrics_url: str
+) -> None:
+    """An empty 200 (a proxy, another service on the port) was read as a Triton that exports
+    nothing: `MISSING latency-quantiles: Triton exports latency averages only`, `MISSING cpu-metrics`,
+    exit 1, fixes for flags that were not the problem. Triton writes every loaded model's request
+    counters, so an empty body beside READY models is the wrong endpoint: exit 2, one line."""
+    url = empty_metrics_url.replace("http://", "http://probe:hunter2@")
+    code, out, err = run(["doctor", "--triton-url", url, "--metrics-url", url + c.PATH_METRICS], tmp_path)
+    assert_clean_error(
+        code, err, c.EXIT_USAGE, "answered an empty body", "1 model(s) are READY", "--metrics-url"
+    )
+    assert out == "" and "hunter2" not in err

@@ -222,6 +222,11 @@ def triton_facts(client: TritonClient) -> TritonFacts:
             f"cannot read Triton's metrics: {client.metrics_url} is not Prometheus text format: {exc}"
         ) from None
     ready = sorted({e["name"] for e in index if e.get("state") == c.STATE_READY})
+    if ready and not text.strip():  # Triton writes every loaded model's request counters
+        raise Unreachable(
+            f"cannot read Triton's metrics: {client.metrics_url} answered an empty body while "
+            f"{len(ready)} model(s) are READY: not this Triton's metrics endpoint (give --metrics-url)"
+        )
     progress = on_terminal("doctor", "model configs read")
     try:
         models = [m for m in model_configs(client, ready, progress) if m is not None]
