@@ -5,6 +5,7 @@ see it (docs/failure-behaviour.md, "Fault probes, round six")."""
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import re
 import socket
@@ -16,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from test_bot_receiver import WEBHOOK_TOKEN, bot, notification, standin, total
+from test_bot_receiver import WEBHOOK_TOKEN, bot, notification, post, standin, total
 from test_fault_probes import _serve, assert_clean_error, html_url, run
 from test_http_slow_clients import exporter
 
@@ -236,3 +237,18 @@ def test_doctor_on_a_metrics_endpoint_answering_an_empty_body_says_so(
         code, err, c.EXIT_USAGE, "answered an empty body", "1 model(s) are READY", "--metrics-url"
     )
     assert out == "" and "hunter2" not in err
+
+
+def test_a_compressed_webhook_is_refused_as_such(bot: Bot) -> None:
+    """A gzip body (a proxy compressing requests) was answered 400 `body is not valid JSON`: the
+    sender was told its JSON was wrong. Now 415 naming the encoding, nothing queued; the same
+    webhook sent plain is queued."""
+    before = total(bot)
+    body = json.dumps(notification(uuid.uuid4().hex[:8])).encode()
+    compressed = post(
+        bot, gzip.compress(body), **{"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    )
+    assert compressed.status_code == 415 and "gzip" in compressed.json()["error"], compressed.text
+    assert total(bot) == before
+    plain = post(bot, body, **{"Content-Type": "application/json", "Content-Encoding": "identity"})
+    assert plain.status_code == 200 and total(bot) == before + 1, plain.text

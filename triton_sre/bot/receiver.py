@@ -297,6 +297,12 @@ class _Handler(SafeHandler):
         if not _json_or_unset(self.headers.get("Content-Type")):  # a form, a text page: not Alertmanager
             self._send(415, {"error": "Content-Type must be application/json"}, close=True)
             return
+        encoding = self.headers.get("Content-Encoding", "").strip().lower()
+        if encoding not in ("", "identity"):  # a gzip body was refused as `not valid JSON`
+            self._send(
+                415, {"error": f"Content-Encoding {encoding[:40]!r} is not accepted: send JSON"}, close=True
+            )
+            return
         raw = self._body(self.bot.settings.max_body_bytes)
         if raw is None:
             return
