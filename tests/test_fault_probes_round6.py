@@ -24,6 +24,7 @@ from test_http_slow_clients import exporter
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.exporter.service import ExporterServer
+from triton_sre.stack.local import STATE_FILE
 
 __all__ = ["bot", "exporter", "html_url", "standin"]  # fixtures shared with those modules
 AUTH = b"Authorization: Bearer %s\r\n" % WEBHOOK_TOKEN.encode()
@@ -252,3 +253,19 @@ def test_a_compressed_webhook_is_refused_as_such(bot: Bot) -> None:
     assert total(bot) == before
     plain = post(bot, body, **{"Content-Type": "application/json", "Content-Encoding": "identity"})
     assert plain.status_code == 200 and total(bot) == before + 1, plain.text
+
+
+@pytest.mark.parametrize("command", [["stack", "up"], ["demo"]])
+@pytest.mark.parametrize("interval", ["0.05", "100000"])
+def test_an_interval_the_exporter_refuses_is_refused_before_the_stack_starts(
+    tmp_path: Path, command: list[str], interval: str
+) -> None:
+    """`stack up --interval 0.05` passed parsing (any number above 0), started the exporter, which
+    refused it (`configuration error: --interval: must be at least 0.1`), then stopped: exit 1, a
+    failure while running. The flag is the exporter's poll interval, so it is checked as such at
+    parsing: exit 2, nothing started (no state file)."""
+    workdir = tmp_path / "stack"
+    args = [*command, "--workdir", str(workdir), "--interval", interval]
+    code, out, err = run(args, tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, "--interval", "0.1 to 86400", repr(interval))
+    assert not (workdir / STATE_FILE).exists() and "started" not in err and out == ""

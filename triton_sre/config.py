@@ -7,6 +7,7 @@ built-in default. YAML is always loaded safely, aliases refused
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from triton_sre.checks import (
     parse_listen,
     read_yaml,
 )
+from triton_sre.durations import seconds_arg
 from triton_sre.pricing import Pricing
 from triton_sre.redact import bounded
 
@@ -103,6 +105,19 @@ MAX_WINDOW_SECONDS = 31 * 86400.0
 # A Triton call's timeout past ~9.2e9 s overflows socket.settimeout (every poll was `internal`); no
 # call is meant to wait longer than the longest interval.
 MAX_TIMEOUT_SECONDS = MAX_INTERVAL_SECONDS
+
+
+def interval_arg(text: str) -> float:
+    """argparse type of `stack up`'s and `demo`'s --interval, which they hand to the exporter: seconds
+    the exporter's poll interval takes (MIN_INTERVAL_SECONDS..MAX_INTERVAL_SECONDS), refused at
+    parsing (exit 2) instead of by the exporter once the stack is starting (exit 1)."""
+    value = seconds_arg(text)
+    if not MIN_INTERVAL_SECONDS <= value <= MAX_INTERVAL_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds from {MIN_INTERVAL_SECONDS:g} to {MAX_INTERVAL_SECONDS:g} "
+            f"(the exporter polls at this interval), got {bounded(text)}"
+        )
+    return value
 
 
 def _interval(where: str, value: Any) -> float:

@@ -24,6 +24,7 @@ from typing import Any, TextIO
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.config import interval_arg
 from triton_sre.durations import seconds_arg
 from triton_sre.shutdown import stop_on_signals
 
@@ -58,7 +59,7 @@ def add_demo_parser(commands: Any, epilog: str) -> None:
     )
     demo.add_argument(
         "--interval",
-        type=seconds_arg,
+        type=interval_arg,
         default=2.0,
         help="poll, scrape and rule-evaluation interval (default 2)",
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.checks import runbook_base_arg
+from triton_sre.config import interval_arg
 from triton_sre.durations import seconds_arg
 
 
@@ -58,7 +59,7 @@ def add_stack_parser(commands: Any, epilog: str) -> None:
     )
     up.add_argument(
         "--interval",
-        type=seconds_arg,
+        type=interval_arg,
         default=15.0,
         help="seconds between scrapes, rule evaluations and exporter polls (default 15)",
     )
