@@ -269,3 +269,57 @@ def test_an_interval_the_exporter_refuses_is_refused_before_the_stack_starts(
     code, out, err = run(args, tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, "--interval", "0.1 to 86400", repr(interval))
     assert not (workdir / STATE_FILE).exists() and "started" not in err and out == ""
+
+
+# -- a Prometheus whose configuration answer is not what Prometheus writes -----------------------
+CONFIG_SHAPES = {  # the answer's `yaml` -> the interval read (Prometheus' default 1m when unsaid)
+    "yaml is a number": (5, None),
+    "global is a list": ("global: [1]\n", 60.0),
+    "scrape_configs is a number": ("scrape_configs: 5\n", 60.0),
+    "a scrape config is text": ("scrape_configs: [triton]\nglobal: {scrape_interval: 30s}\n", 30.0),
+}
+TRITON_ANSWERS = {
+    "/v2": {"name": "triton", "version": "2.51.0"},
+    "/v2/repository/index": [],
+    "/v2/models/stats": {"model_stats": []},
+}
+
+
+def _prometheus_with_config(config: object) -> Iterator[str]:
+    """Prometheus' API answering `config` as its configuration, and a Triton with no model."""
+
+    def answer(path: str) -> tuple[bytes, str]:
+        if path == c.PATH_METRICS:
+            return f"{c.NV_REQUEST_SUCCESS} 1\n".encode(), "text/plain"
+        if path in TRITON_ANSWERS:
+            return json.dumps(TRITON_ANSWERS[path]).encode(), "application/json"
+        data: object = {"yaml": config} if path == "/api/v1/status/config" else {}
+        if path == "/api/v1/targets":
+            data = {"activeTargets": []}
+        return json.dumps({"status": "success", "data": data}).encode(), "application/json"
+
+    yield from _serve(answer)
+
+
+@pytest.mark.parametrize("shape", list(CONFIG_SHAPES))
+def test_a_configuration_answer_of_another_shape_has_no_scrape_interval(tmp_path: Path, shape: str) -> None:
+    """`Prometheus.scrape_interval` (doctor's scrape-interval check, the report) indexed the answer as
+    Prometheus writes it: `doctor --prometheus-url` ended in `internal error: AttributeError: 'int'
+    object has no attribute 'read'` (`yaml: 5`), `'list' object has no attribute 'get'` (`global:
+    [1]`), `TypeError: 'int' object is not iterable` (`scrape_configs: 5`). Now such an answer says
+    no interval (None, the global one where it is readable), and doctor reports its checks."""
+    from triton_sre.prom import Prometheus
+
+    config, expected = CONFIG_SHAPES[shape]
+    servers = _prometheus_with_config(config)
+    url = next(servers)
+    try:
+        assert Prometheus(url, timeout=3).scrape_interval("triton") == expected
+        code, _, err = run(
+            ["doctor", "--triton-url", url, "--metrics-url", url + c.PATH_METRICS, "--prometheus-url", url],
+            tmp_path,
+        )
+        assert "internal error" not in err and "Traceback" not in err, err
+        assert code == c.EXIT_FAILURE, err  # checks reported: the generated rules are not loaded
+    finally:
+        servers.close()

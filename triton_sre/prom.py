@@ -338,15 +338,20 @@ class Prometheus:
 
     def scrape_interval(self, job: str) -> float | None:
         """Seconds between scrapes of `job` (else the global interval) from Prometheus' loaded
-        configuration (/api/v1/status/config); None when Prometheus does not say."""
+        configuration (/api/v1/status/config); None when Prometheus does not say. A configuration of
+        another shape (`yaml` not text, `global` or `scrape_configs` not what Prometheus writes: a
+        proxy's or another server's answer) says nothing, never an error."""
         try:
-            config = load_yaml(self._get("/api/v1/status/config", {})["yaml"])  # depth bounded
+            text = self._get("/api/v1/status/config", {})["yaml"]
+            config = load_yaml(text) if isinstance(text, str) else None  # depth bounded
         except (PromError, KeyError, TypeError, yaml.YAMLError):
             return None
         if not isinstance(config, dict):
             return None
-        interval = (config.get("global") or {}).get("scrape_interval", "1m")
-        for scrape in config.get("scrape_configs") or []:
+        settings = config.get("global")
+        interval = settings.get("scrape_interval", "1m") if isinstance(settings, dict) else "1m"
+        scrapes = config.get("scrape_configs")
+        for scrape in scrapes if isinstance(scrapes, list) else []:
             if isinstance(scrape, dict) and scrape.get("job_name") == job and scrape.get("scrape_interval"):
                 interval = scrape["scrape_interval"]
         try:
