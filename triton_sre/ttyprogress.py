@@ -1,4 +1,5 @@
-"""Leaf: a one-line progress display on stderr for long CLI work, shown only on a terminal.
+"""Leaf (conventions only): a one-line progress display on stderr for long CLI work, shown only on a
+terminal, and whether a command's output may be coloured (`colour_on`).
 
 `triage` (megabytes read), `doctor` (model configs fetched) and `report` (range queries read) use
 it: the line is rewritten in place at most every `EVERY_SECONDS` and cleared when the work ends,
@@ -7,11 +8,15 @@ so a pipe or a log file never sees it.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from collections.abc import Mapping
 from typing import TextIO
 
-__all__ = ["EVERY_SECONDS", "Counter", "Progress", "on_terminal"]
+from triton_sre.conventions.process import ENV_NO_COLOR, ENV_TERM, TERM_DUMB
+
+__all__ = ["EVERY_SECONDS", "Counter", "Progress", "colour_on", "on_terminal"]
 
 EVERY_SECONDS = 0.5
 
@@ -53,3 +58,15 @@ class Counter(Progress):
 def on_terminal(command: str, what: str) -> Counter | None:
     """A Counter on stderr when stderr is a terminal, else None (nothing is written)."""
     return Counter(command, what, sys.stderr) if sys.stderr.isatty() else None
+
+
+def colour_on(stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
+    """Colour codes only on a terminal, and not when `NO_COLOR` is set (to anything but "") or the
+    terminal is `TERM=dumb`: triage, lint and doctor's text output."""
+    env = os.environ if environ is None else environ
+    if env.get(ENV_NO_COLOR) or env.get(ENV_TERM) == TERM_DUMB:
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed stream, or one without isatty
+        return False

@@ -31,6 +31,11 @@ ENV_INTERVAL: Final = "TRITON_SRE_INTERVAL"
 ENV_WINDOW: Final = "TRITON_SRE_WINDOW"
 ENV_CONFIG: Final = "TRITON_SRE_CONFIG"
 ENV_LOG_LEVEL: Final = "TRITON_SRE_LOG_LEVEL"  # default of every command's --log-level
+# Colour on a terminal is off when NO_COLOR is set to anything but "" (https://no-color.org) or the
+# terminal is TERM=dumb.
+ENV_NO_COLOR: Final = "NO_COLOR"
+ENV_TERM: Final = "TERM"
+TERM_DUMB: Final = "dumb"
 
 # Exit codes of every command (triage and lint: 1 means failures were found).
 EXIT_OK: Final = 0

@@ -13,7 +13,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any, TextIO
 
 from triton_sre import conventions as c
-from triton_sre.ttyprogress import Progress
+from triton_sre.ttyprogress import Progress, colour_on
 
 if TYPE_CHECKING:  # the engine and its rule tables load when triage runs, not when the CLI starts
     from triton_sre.diagnosis.catalog import Catalog
@@ -103,7 +103,7 @@ def write_report(report: Report, fmt: str, out: TextIO, base_url: str | None = N
     elif fmt == "markdown":
         chunks = iter([to_markdown(report, base_url)])
     else:
-        chunks = text_chunks(report, base_url, colour=out.isatty())
+        chunks = text_chunks(report, base_url, colour=colour_on(out))
     for chunk in chunks:
         out.write(chunk)
     out.flush()

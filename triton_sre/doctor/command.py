@@ -32,7 +32,7 @@ from triton_sre.durations import seconds_arg
 from triton_sre.redact import printable
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, default_spec, load_spec
 from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
-from triton_sre.ttyprogress import on_terminal
+from triton_sre.ttyprogress import colour_on, on_terminal
 
 CONFIG_WORKERS = 4
 """Model configs fetched at once: one call per READY model is inherent (Triton has no call for all
@@ -148,7 +148,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(report.as_json(), indent=2))
     else:
-        print(to_text(report, colour=sys.stdout.isatty()))
+        print(to_text(report, colour=colour_on(sys.stdout)))
     return report.exit_code
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from triton_sre import conventions as c
 from triton_sre.lint.issue import TARGET_CPU, TARGET_GPU, LintOptions
 from triton_sre.redact import printable
+from triton_sre.ttyprogress import colour_on
 
 if TYPE_CHECKING:  # the checks are imported when lint runs, not when the CLI builds its parser
     from triton_sre.lint.runner import LintResult
@@ -235,6 +236,6 @@ def run_lint(args: argparse.Namespace) -> int:
     )
     result = lint(repo, options, catalog.titles)
     out = sys.stdout
-    out.write(render(result, args.format, args.runbook_base_url, colour=out.isatty()))
+    out.write(render(result, args.format, args.runbook_base_url, colour=colour_on(out)))
     out.flush()
     return c.EXIT_FAILURE if result.has_failure else c.EXIT_OK
