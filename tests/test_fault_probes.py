@@ -65,6 +65,19 @@ def assert_clean_error(code: int, err: str, expected_code: int, *needles: str) -
         assert needle in message, (needle, err)
 
 
+def assert_stdout_of_error(line: str, out: str | bytes, code: int, err: str | bytes) -> None:
+    """Nothing on stdout, but with `--format json` one object naming the error and the exit code: a
+    script parsing stdout reads why the command failed instead of choking on an empty input."""
+    out = out.decode("utf-8", "replace") if isinstance(out, bytes) else out
+    err = err.decode("utf-8", "replace") if isinstance(err, bytes) else err
+    if "--format json" not in line:
+        assert out == ""
+        return
+    message = [x.strip() for x in err.splitlines() if x.strip()][-1]
+    assert json.loads(out) == {"error": message, "exit_code": code}
+    assert out.count("\n") == 1
+
+
 # -- local servers --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def refused_url() -> str:
@@ -215,8 +228,7 @@ def test_a_bad_file_is_exit_2_with_a_one_line_reason(
     code, out, err = run(line.format(f=path).split(), tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, path.name, reason)
     assert not (tmp_path / "PWNED").exists()  # the python tag was refused, not run
-    if "--format json" in line:
-        assert out == ""  # nothing half-written that a JSON reader would choke on
+    assert_stdout_of_error(line, out, code, err)  # nothing half-written that a JSON reader would choke on
 
 
 # -- bad servers ----------------------------------------------------------------------------------
@@ -239,7 +251,7 @@ def test_a_refused_connection_names_the_reason(
     code, out, err = run(line.format(u=refused_url).split(), tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, what, "Connection refused")
     assert "Max retries" not in err and "HTTPConnectionPool" not in err and "_HTTPPool" not in err
-    assert out == ""
+    assert_stdout_of_error(line, out, code, err)
 
 
 @pytest.mark.parametrize(("line", "what"), SERVER_PROBES, ids=IDS)
@@ -249,7 +261,7 @@ def test_an_html_page_instead_of_the_api_is_named(
     code, out, err = run(line.format(u=html_url).split(), tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, what)
     assert "JSON" in err or "not a Prometheus API answer" in err, err
-    assert out == ""
+    assert_stdout_of_error(line, out, code, err)
 
 
 @pytest.mark.parametrize(("line", "what"), SERVER_PROBES[1:3], ids=IDS[1:3])
@@ -258,7 +270,8 @@ def test_malformed_samples_in_a_prometheus_answer_are_named(
 ) -> None:
     code, out, err = run(line.format(u=malformed_url).split(), tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, "unexpected answer from Prometheus")
-    assert "internal error" not in err and out == ""
+    assert "internal error" not in err
+    assert_stdout_of_error(line, out, code, err)
 
 
 @pytest.mark.parametrize(
@@ -362,7 +375,7 @@ def test_an_empty_log_on_stdin_is_exit_2(tmp_path: Path) -> None:
     proc = _cli(["triage", "--format", "json", "-"], tmp_path, stdin=subprocess.DEVNULL)
     out, err = proc.communicate(timeout=120)
     assert_clean_error(proc.returncode, err.decode(), c.EXIT_USAGE, "the log is empty")
-    assert out == b""
+    assert_stdout_of_error("--format json", out, c.EXIT_USAGE, err)
 
 
 def test_an_empty_gzip_log_is_exit_2(tmp_path: Path) -> None:
@@ -371,7 +384,7 @@ def test_an_empty_gzip_log_is_exit_2(tmp_path: Path) -> None:
     log.write_bytes(gzip.compress(b""))
     code, out, err = run(["triage", "--format", "json", str(log)], tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, "the log is empty once decompressed")
-    assert out == ""
+    assert_stdout_of_error("--format json", out, code, err)
 
 
 # -- numbers that are not numbers -----------------------------------------------------------------

@@ -175,11 +175,38 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from triton_sre.redact import RedactingStream, bounded, install_redaction, redact
+    from triton_sre.jsonerror import JsonErrors, json_requested
+    from triton_sre.redact import RedactingStream
 
     _lenient_output()
     if not isinstance(sys.stderr, RedactingStream):
         sys.stderr = RedactingStream(sys.stderr)  # type: ignore[assignment]  # prints and logs alike
+    args = sys.argv[1:] if argv is None else list(argv)
+    log_stream = sys.stderr
+    if not json_requested(args):
+        return _main(args, log_stream)
+    # --format json: a failure that wrote no JSON still gets one object on stdout (jsonerror.py)
+    watch = JsonErrors(sys.stdout, sys.stderr)
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = watch.stdout, watch.stderr  # type: ignore[assignment]
+    code: int = c.EXIT_USAGE
+    try:
+        code = _main(args, log_stream)
+        return code
+    except SystemExit as exc:  # argparse: a usage error (2), --help or --version (0)
+        code = exc.code if isinstance(exc.code, int) else c.EXIT_USAGE
+        raise
+    finally:
+        sys.stdout, sys.stderr = saved
+        try:
+            watch.finish(code, c.EXIT_BROKEN_PIPE)
+        except OSError:  # stdout cannot take the object either (a full disk, a closed pipe)
+            _silence_stdout()
+
+
+def _main(argv: Sequence[str], log_stream: object) -> int:
+    from triton_sre.redact import bounded, install_redaction, redact
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.log_level not in LOG_LEVELS:  # argparse checks the flag's choices, not its default
@@ -187,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"${c.ENV_LOG_LEVEL}: expected one of {choices}, got {bounded(args.log_level)}")
     logging.basicConfig(
         level=args.log_level.upper(),
-        stream=sys.stderr,
+        stream=log_stream,  # type: ignore[arg-type]  # log records are not a --format json error
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     install_redaction()  # no query string or credential in any log line, at any level
@@ -200,7 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return c.EXIT_BROKEN_PIPE
     except OSError as exc:  # a write (or read) the command did not expect to fail: ENOSPC, EROFS...
-        _silence_stdout()
+        if not exc.filename:  # stdout itself failed; a named file's error leaves stdout usable
+            _silence_stdout()
         where = f": {exc.filename}" if exc.filename else " (standard output)"
         print(f"{name}: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)
         return c.EXIT_USAGE

@@ -1,0 +1,132 @@
+"""`--format json` is JSON on error paths too: every command that offers it, failing before it wrote
+its answer, prints one object `{"error": <the stderr message>, "exit_code": <the exit code>}` on
+stdout (triton_sre/jsonerror.py). The commands run in a child process, as a script would run them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.jsonerror import json_requested
+from triton_sre.stack.processes import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(args: list[str], cwd: Path, stdout: int = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop(c.ENV_CONFIG, None)
+    return subprocess.run(
+        [sys.executable, "-m", "triton_sre.cli", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def _error_object(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    message = [line.strip() for line in done.stderr.splitlines() if line.strip()][-1]
+    answer = json.loads(done.stdout)
+    assert answer == {"error": message, "exit_code": done.returncode}, done.stdout
+    assert message.startswith("triton-sre"), done.stderr
+    return answer
+
+
+@pytest.fixture(scope="module")
+def refused() -> str:
+    return f"http://127.0.0.1:{free_port()}"
+
+
+ROLLOUT = ["rollout", "check", "--format", "json"]
+VERSIONS = ["--baseline-version", "1", "--candidate-version", "2"]
+ERRORS = [
+    # (arguments, {refused} for a port nobody listens on, the words the message must hold)
+    (["triage", "--format", "json", "missing.log"], "No such file or directory"),
+    (["triage", "--format", "json", "--triton-url", "{refused}"], "Connection refused"),
+    (["lint", "--format=json", "missing-models"], "not a directory"),
+    (["doctor", "--format", "json", "--triton-url", "{refused}"], "Connection refused"),
+    (
+        [*ROLLOUT, "--prometheus", "{refused}", "--model", "m", *VERSIONS],
+        "Connection refused",
+    ),
+    ([*ROLLOUT, "--prometheus", "{refused}", "--model", "m"], "one pair"),
+    (["gameday", "--format", "json", "--attach", "no-such-stack"], "no such directory"),
+    (["stack", "up", "--format", "json", "--workdir", "a-file"], "Not a directory"),
+    (["demo", "--format", "json", "--duration", "soon"], "--duration"),
+    (["triage", "--format", "json", "--no-such-flag"], "unrecognized arguments"),
+]
+
+
+IDS = [f"{args[0]}-{i}" for i, (args, _) in enumerate(ERRORS)]
+
+
+@pytest.mark.parametrize(("args", "words"), ERRORS, ids=IDS)
+def test_a_json_command_that_fails_prints_a_json_error(
+    tmp_path: Path, refused: str, args: list[str], words: str
+) -> None:
+    (tmp_path / "a-file").write_text("not a folder\n")
+    done = _run([a.format(refused=refused) for a in args], tmp_path)
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert "Traceback" not in done.stderr
+    answer = _error_object(done)
+    assert words in str(answer["error"])
+
+
+def test_the_json_error_is_redacted_like_stderr(tmp_path: Path) -> None:
+    url = f"http://user:hunter2@127.0.0.1:{free_port()}"
+    done = _run(["triage", "--format", "json", "--triton-url", url], tmp_path)
+    answer = _error_object(done)
+    assert "hunter2" not in done.stdout and "hunter2" not in done.stderr
+    assert "127.0.0.1" in str(answer["error"])
+
+
+def test_text_output_and_successful_json_are_unchanged(tmp_path: Path) -> None:
+    text = _run(["triage", "missing.log"], tmp_path)
+    assert text.returncode == c.EXIT_USAGE and text.stdout == ""
+    log = tmp_path / "healthy.log"
+    log.write_text("I1205 10:00:00.000000 1 server.cc:674] model ready\n")
+    ok = _run(["triage", "--format", "json", str(log)], tmp_path)
+    assert ok.returncode == c.EXIT_OK, ok.stderr
+    assert "error" not in json.loads(ok.stdout)
+
+
+def test_no_json_error_where_stdout_cannot_take_it(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder\n")
+    args = ["stack", "up", "--format", "json", "--workdir", "a-file"]
+    with open("/dev/full", "w") as full:  # every write is ENOSPC
+        done = _run(args, tmp_path, stdout=full.fileno())
+    assert done.returncode == c.EXIT_USAGE
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_ctrl_c_before_the_answer_is_a_json_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from triton_sre.diagnosis import command
+
+    def interrupted(*_: object, **__: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(command, "run_triage", interrupted)
+    code = main(["triage", "--format", "json", str(tmp_path / "any.log")])
+    out, err = capsys.readouterr()
+    assert code == c.EXIT_INTERRUPTED
+    assert json.loads(out) == {"error": err.strip().splitlines()[-1], "exit_code": c.EXIT_INTERRUPTED}
+
+
+def test_json_requested_reads_the_format_flag_only() -> None:
+    assert json_requested(["triage", "--format", "json", "x.log"])
+    assert json_requested(["lint", "--format=json", "m"])
+    assert not json_requested(["triage", "--format", "markdown", "json"])
+    assert not json_requested(["triage", "--format"])
+    assert not json_requested(["triage", "--", "--format", "json"])

@@ -1,0 +1,71 @@
+"""Leaf: `--format json` stays JSON on error paths.
+
+A command asked for JSON that fails before writing any (a usage error, a file it cannot read, a
+server that does not answer, Ctrl-C) writes its one-line message to stderr as always, and on stdout
+one object, ``{"error": MESSAGE, "exit_code": N}``, so a script piping stdout into a JSON parser reads
+why instead of failing on an empty input. `cli.main` watches stdout and stderr for the run
+(`JsonErrors`); nothing changes when the command wrote to stdout, or when stdout went away (141).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from triton_sre.redact import redact
+
+__all__ = ["JsonErrors", "json_requested"]
+
+MAX_MESSAGE_CHARS = 2000
+
+
+def json_requested(argv: Sequence[str]) -> bool:
+    """`--format json` (or `--format=json`) among the arguments, before argparse has read them."""
+    args = list(argv)
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--format=json" or (arg == "--format" and args[i + 1 : i + 2] == ["json"]):
+            return True
+    return False
+
+
+class _Watched:
+    """A text stream that remembers whether anything was written to it, and keeps the last lines."""
+
+    def __init__(self, stream: TextIO, keep: bool = False) -> None:
+        self._stream = stream
+        self._keep = keep
+        self.written = False
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        if text:
+            self.written = True
+            if self._keep:
+                self.text = (self.text + text)[-MAX_MESSAGE_CHARS:]
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class JsonErrors:
+    """Wraps a run's stdout and stderr; `finish(code)` writes the error object when it is due."""
+
+    def __init__(self, stdout: TextIO, stderr: TextIO) -> None:
+        self.stdout = _Watched(stdout)
+        self.stderr = _Watched(stderr, keep=True)
+
+    def message(self) -> str:
+        lines = [line.strip() for line in self.stderr.text.splitlines() if line.strip()]
+        return redact(lines[-1], queries=False) if lines else ""
+
+    def due(self, code: int, broken_pipe: int) -> bool:
+        return code not in (0, broken_pipe) and not self.stdout.written
+
+    def finish(self, code: int, broken_pipe: int) -> None:
+        if self.due(code, broken_pipe):
+            self.stdout.write(json.dumps({"error": self.message(), "exit_code": code}) + "\n")
+            self.stdout.flush()
