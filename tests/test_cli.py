@@ -174,3 +174,32 @@ def test_a_url_that_does_not_parse_is_a_usage_error_by_name(
     assert exited.value.code == c.EXIT_USAGE
     err = capsys.readouterr().err
     assert f"{flag}: expected an http(s) URL" in err and "internal error" not in err
+
+
+def _every_parser(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    yield path
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _every_parser(sub, (*path, name))
+
+
+def test_every_command_and_action_lists_its_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    paths = list(_every_parser(build_parser()))
+    assert ("stack", "status") in paths and ("rollout", "check") in paths
+    for path in paths:
+        with pytest.raises(SystemExit) as done:
+            main([*path, "--help"])
+        assert done.value.code == c.EXIT_OK
+        assert "exit codes" in capsys.readouterr().out, path
+
+
+def test_stack_status_without_a_stack_exits_1_as_its_help_says(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["stack", "status", "--help"])
+    assert "1 no stack in the workdir or a component is down" in " ".join(capsys.readouterr().out.split())
+    code = main(["stack", "status", "--workdir", str(tmp_path / "none"), "--format", "json"])
+    assert code == c.EXIT_FAILURE
+    assert json.loads(capsys.readouterr().out)["running"] is False

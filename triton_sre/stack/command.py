@@ -41,7 +41,9 @@ def add_stack_parser(commands: Any, epilog: str) -> None:
     actions.required = True
 
     up = actions.add_parser(
-        "up", help="start the stack and wait until every component is ready", epilog=epilog
+        "up",
+        help="start the stack and wait until every component is ready",
+        epilog=f"{epilog}; 1 when a component did not become ready (what started is stopped)",
     )
     up.add_argument(
         "--model-repository", type=Path, default=None, help="model repository (default: the bundled sample)"
@@ -111,7 +113,11 @@ def add_stack_parser(commands: Any, epilog: str) -> None:
     up.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
     up.set_defaults(handler=run_up)
 
-    st = actions.add_parser("status", help="list the components, their PIDs and URLs", epilog=epilog)
+    st = actions.add_parser(
+        "status",
+        help="list the components, their PIDs and URLs",
+        epilog=f"{epilog}; status: 0 every component is up, 1 no stack in the workdir or a component is down",
+    )
     _workdir_arg(st)
     st.add_argument("--format", choices=["text", "json"], default="text", help="output format (default text)")
     st.set_defaults(handler=run_status)
