@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
@@ -203,3 +204,14 @@ def test_stack_status_without_a_stack_exits_1_as_its_help_says(
     code = main(["stack", "status", "--workdir", str(tmp_path / "none"), "--format", "json"])
     assert code == c.EXIT_FAILURE
     assert json.loads(capsys.readouterr().out)["running"] is False
+
+
+def test_python_dash_m_triton_sre_is_the_command(tmp_path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "triton_sre", "triage", "--format", "json", str(tmp_path / "missing.log")],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        env=clean_env(PYTHONPATH=str(Path(__file__).resolve().parents[1])),
+    )  # fmt: skip
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert json.loads(done.stdout)["exit_code"] == c.EXIT_USAGE
+    assert done.stderr.startswith("triton-sre triage: "), done.stderr
