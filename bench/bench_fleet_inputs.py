@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import re
 import shutil
 import subprocess
@@ -42,17 +43,21 @@ _FIELDS = {
 }
 
 
-def timed(args: list[str], cwd: Path, notes: list[str] | None = None) -> dict[str, float]:
+def timed(
+    args: list[str], cwd: Path, notes: list[str] | None = None, stdout: Path | None = None
+) -> dict[str, float]:
     """Run `triton-sre ARGS` under GNU time; wall/CPU seconds, peak RSS in MB and the exit code.
-    `notes`, when given, gets the command's own stderr lines (those starting `triton-sre `)."""
-    done = subprocess.run(
-        [TIME, "-v", sys.executable, "-m", "triton_sre.cli", *args],
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        check=False,
-    )
+    `notes`, when given, gets the command's own stderr lines (those starting `triton-sre `);
+    `stdout`, when given, is the file the command's output goes to."""
+    with open(stdout or os.devnull, "wb") as out:
+        done = subprocess.run(
+            [TIME, "-v", sys.executable, "-m", "triton_sre.cli", *args],
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
     if notes is not None:
         notes.extend(line for line in done.stderr.splitlines() if line.startswith("triton-sre "))
     found = {key: pattern.search(done.stderr) for key, pattern in _FIELDS.items()}

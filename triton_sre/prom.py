@@ -26,7 +26,14 @@ from triton_sre.redact import bounded, one_line, redact
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DEFAULT_TIMEOUT_S", "MAX_ANSWER_BYTES", "PromBudgetError", "PromError", "Prometheus"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "MAX_ANSWER_BYTES",
+    "PROMETHEUS_MAX_POINTS",
+    "PromBudgetError",
+    "PromError",
+    "Prometheus",
+]
 
 DEFAULT_TIMEOUT_S = 5.0
 MAX_ERROR_CHARS = 300  # of Prometheus' own error text quoted in a PromError
@@ -34,6 +41,9 @@ MAX_QUERY_CHARS = 200  # of the query it names (rollout's run to 700 characters)
 MAX_ANSWER_BYTES = 256 * 2**20
 """Of one API answer's body: a bigger one (a query matching millions of series, 200,000 targets of
 a proxy gone wrong) is refused with PromError before it is decoded (decoded JSON takes ~10x)."""
+PROMETHEUS_MAX_POINTS = 11_000
+"""Prometheus refuses a range query of more points per series than this ("exceeded maximum
+resolution of 11,000 points per timeseries"): a longer range is read in slices or refused."""
 _CHUNK = 256 * 1024
 _DECODER = json.JSONDecoder()
 # a range answer as Prometheus writes it, up to its first series: read series by series (`_matrix`)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from triton_sre import conventions as c
 from triton_sre.counters import observed, running_increase, running_increases
-from triton_sre.prom import MAX_QUERY_CHARS, PromError, Prometheus
+from triton_sre.prom import MAX_QUERY_CHARS, PROMETHEUS_MAX_POINTS, PromError, Prometheus
 from triton_sre.redact import bounded
 
 __all__ = [
@@ -39,8 +39,6 @@ __all__ = [
 
 MAX_POINTS = 2000
 """Samples per series a range query asks for by default."""
-PROMETHEUS_MAX_POINTS = 11_000
-"""Prometheus refuses a range query of more points per series than this."""
 TIMEOUT_S = c.REPORT_TIMEOUT_SECONDS
 """Seconds each query's whole answer may take (`report --timeout`)."""
 SAMPLES_PER_ANSWER = 1_000_000
