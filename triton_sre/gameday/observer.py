@@ -14,7 +14,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,9 +169,15 @@ class Timeline:
         self.annotations: dict[SeenAlert, Labels] = {}
         self.posts: list[Post] = []
         self._calls: set[str] = set()
+        # the stand-in's record as last read: its length and last call (it only grows until a restart)
+        self._record: tuple[int, Mapping[str, Any] | None] = (0, None)
+        # per table, the alerts seen by its last poll: only they can end now (every alert ever seen
+        # was walked at every poll)
+        self._last_seen: dict[str, set[SeenAlert]] = {"prometheus": set(), "alertmanager": set()}
         self.errors: dict[str, str] = {}
 
-    def _update(self, table: dict[SeenAlert, Intervals], seen: list[SeenAlert], now: float) -> None:
+    def _update(self, name: str, seen: list[SeenAlert], now: float) -> None:
+        table = self.prometheus if name == "prometheus" else self.alertmanager
         keys = set()
         for a in seen:
             key = SeenAlert(a.name, a.labels)
@@ -179,21 +185,30 @@ class Timeline:
             table.setdefault(key, Intervals()).seen(now)
             if a.annotations:
                 self.annotations[key] = a.annotations
-        for key, spans in table.items():
-            if key not in keys:
-                spans.gone(now)
+        for key in self._last_seen[name] - keys:
+            table[key].gone(now)
+        self._last_seen[name] = keys
 
     def update_prometheus(self, seen: list[SeenAlert], now: float) -> None:
         with self.lock:
-            self._update(self.prometheus, seen, now)
+            self._update("prometheus", seen, now)
 
     def update_alertmanager(self, seen: list[SeenAlert], now: float) -> None:
         with self.lock:
-            self._update(self.alertmanager, seen, now)
+            self._update("alertmanager", seen, now)
 
-    def add_calls(self, calls: Iterable[Mapping[str, Any]]) -> None:
+    def add_calls(self, calls: Sequence[Mapping[str, Any]]) -> None:
+        """The stand-in's whole record, read again at every poll: the calls not seen before become
+        posts. A record that still begins with the one read last (the same call where that one
+        ended) is only read past it; one that does not (the stand-in restarted with an empty
+        record) is read whole. Serialising every call of the record at every poll made a gameday
+        of many faults quadratic."""
+        calls = calls if isinstance(calls, list) else list(calls)
         with self.lock:
-            for call in calls:
+            length, last = self._record
+            fresh = calls[length:] if 0 < length <= len(calls) and calls[length - 1] == last else calls
+            added = False
+            for call in fresh:
                 key = json.dumps(call, sort_keys=True, default=str)
                 if key in self._calls:
                     continue
@@ -201,7 +216,10 @@ class Timeline:
                 post = post_from_call(call)
                 if post is not None:
                     self.posts.append(post)
-            self.posts.sort(key=lambda p: p.at)
+                    added = True
+            self._record = (len(calls), calls[-1] if calls else None)
+            if added:
+                self.posts.sort(key=lambda p: p.at)
 
     # -- queries
     def matching(
