@@ -81,6 +81,7 @@ def _pairs(raw: Any, where: str) -> tuple[BlueGreen, ...]:
     if not isinstance(raw, list):
         raise ConfigError(f"{where}: expected a list of {{name, baseline, candidate}}, got {bounded(raw)}")
     pairs: list[BlueGreen] = []
+    named: set[str] = set()  # every earlier pair's name (a look through the list was quadratic)
     for i, entry in enumerate(raw):
         here = f"{where}[{i}]"
         if not isinstance(entry, Mapping) or set(entry) != set(_PAIR_KEYS):
@@ -94,8 +95,9 @@ def _pairs(raw: Any, where: str) -> tuple[BlueGreen, ...]:
             raise ConfigError(
                 f"{here}: the candidate is its baseline ({bounded(names[1])}): nothing to compare"
             )
-        if any(p.name == names[0] for p in pairs):
+        if names[0] in named:
             raise ConfigError(f"{here}: a second pair named {bounded(names[0])}")
+        named.add(names[0])
         pairs.append(BlueGreen(*names))
     return tuple(pairs)
 
