@@ -49,14 +49,16 @@ def timed(
     """Run `triton-sre ARGS` under GNU time; wall/CPU seconds, peak RSS in MB and the exit code.
     `notes`, when given, gets the command's own stderr lines (those starting `triton-sre `);
     `stdout`, when given, is the file the command's output goes to."""
+    return timed_command([sys.executable, "-m", "triton_sre.cli", *args], cwd, notes, stdout)
+
+
+def timed_command(
+    command: list[str], cwd: Path, notes: list[str] | None = None, stdout: Path | None = None
+) -> dict[str, float]:
+    """`timed` of any command line (a bench's own child process)."""
     with open(stdout or os.devnull, "wb") as out:
         done = subprocess.run(
-            [TIME, "-v", sys.executable, "-m", "triton_sre.cli", *args],
-            cwd=cwd,
-            stdout=out,
-            stderr=subprocess.PIPE,
-            text=True,
-            check=False,
+            [TIME, "-v", *command], cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=True, check=False
         )
     if notes is not None:
         notes.extend(line for line in done.stderr.splitlines() if line.startswith("triton-sre "))

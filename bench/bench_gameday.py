@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_fleet_inputs import _FIELDS, TIME, print_table
+from bench_fleet_inputs import print_table, timed_command
 
 from triton_sre import conventions as c
 from triton_sre.gameday.observer import Timeline, alerts_from_alertmanager, alerts_from_prometheus
@@ -33,6 +34,7 @@ from triton_sre.gameday.scenarios import Expect
 
 ALERT = c.ALERT_MODEL_UNAVAILABLE  # the fault's alert
 NOISE = c.ALERT_QUEUE_TIME_HIGH  # what the rest of the fleet has firing all along
+ROOT = Path(__file__).resolve().parent.parent
 RUNBOOK = c.RUNBOOK_SHM_TOO_SMALL  # the unavailable model's diagnosis (as the gameday's shm fault)
 
 
@@ -110,22 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for scale in (int(s) for s in args.scales.split(",")):
         faults = args.base * scale
-        done = subprocess.run(
-            [TIME, "-v", sys.executable, __file__, "--child", str(faults), "--polls", str(args.polls),
-             "--background", str(args.background)],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        if done.returncode:
-            raise SystemExit(done.stderr[-2000:])
-        inner = json.loads(done.stdout)
-        found = {key: pattern.search(done.stderr) for key, pattern in _FIELDS.items()}
-        hours, minutes, seconds = found["wall"].groups()  # type: ignore[union-attr]
-        figures = {
-            "wall_s": int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds),
-            "cpu_s": float(found["user"].group(1)) + float(found["sys"].group(1)),  # type: ignore[union-attr]
-            "rss_mb": int(found["rss_kb"].group(1)) / 1024,  # type: ignore[union-attr]
-            "exit": done.returncode,
-        }
+        out = Path(tempfile.mkdtemp(prefix="bench-gameday-")) / "out.json"
+        command = [sys.executable, __file__, "--child", str(faults), "--polls", str(args.polls)]
+        figures = timed_command([*command, "--background", str(args.background)], ROOT, stdout=out)
+        if figures["exit"]:
+            raise SystemExit(f"the child failed: exit {figures['exit']:.0f}")
+        inner = json.loads(out.read_text())
+        shutil.rmtree(out.parent)
         name = (
             f"gameday scoring, {faults:,} faults x {args.polls} polls, {args.background:,} background alerts "
             f"(slowest poll {inner['slowest_poll_ms']:.0f} ms)"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_fleet_inputs import _FIELDS, TIME, print_table, timed
+from bench_fleet_inputs import print_table, timed, timed_command
 
 ROOT = Path(__file__).resolve().parent.parent
 SIGNALS = ("pending_requests", "queue_time", "llm_waiting", "llm_kv_cache")
@@ -70,23 +69,6 @@ def stack_child(n: int) -> None:
     print(sum(len(text) for text in files.values()))
 
 
-def time_stack(n: int) -> dict[str, float]:
-    done = subprocess.run(
-        [TIME, "-v", sys.executable, __file__, "--child-stack", str(n)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    found = {key: pattern.search(done.stderr) for key, pattern in _FIELDS.items()}
-    if not all(found.values()):
-        raise SystemExit(done.stderr[-2000:])
-    hours, minutes, seconds = found["wall"].groups()  # type: ignore[union-attr]
-    return {
-        "wall_s": int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds),
-        "cpu_s": float(found["user"].group(1)) + float(found["sys"].group(1)),  # type: ignore[union-attr]
-        "rss_mb": int(found["rss_kb"].group(1)) / 1024,  # type: ignore[union-attr]
-        "exit": done.returncode,
-    }
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", type=int, default=250)
@@ -106,7 +88,12 @@ def main(argv: list[str] | None = None) -> int:
             spec = Path(tmp) / f"spec-{n}.yaml"
             spec.write_text(spec_text(n))
             if "stack" in args.only:
-                rows.append((f"stack up's render, {n:,} SLOs + autoscaled jobs + pairs", time_stack(n)))
+                rows.append(
+                    (
+                        f"stack up's render, {n:,} SLOs + autoscaled jobs + pairs",
+                        timed_command([sys.executable, __file__, "--child-stack", str(n)], ROOT),
+                    )
+                )
             if "generate" not in args.only:
                 continue
             notes: list[str] = []
