@@ -55,10 +55,19 @@ def timed(
 def timed_command(
     command: list[str], cwd: Path, notes: list[str] | None = None, stdout: Path | None = None
 ) -> dict[str, float]:
-    """`timed` of any command line (a bench's own child process)."""
+    """`timed` of any command line (a bench's own child process), with this checkout first on
+    PYTHONPATH: the package measured is the one beside the bench, whatever `cwd` would import."""
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     with open(stdout or os.devnull, "wb") as out:
         done = subprocess.run(
-            [TIME, "-v", *command], cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=True, check=False
+            [TIME, "-v", *command],
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
         )
     if notes is not None:
         notes.extend(line for line in done.stderr.splitlines() if line.startswith("triton-sre "))

@@ -13,7 +13,6 @@ whether a part grows faster than its input.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -79,8 +78,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.child_stack is not None:
         stack_child(args.child_stack)
         return 0
-    env_path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env_path}" if env_path else str(ROOT)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-genfleet-") as tmp:
         for scale in (int(s) for s in args.scales.split(",")):

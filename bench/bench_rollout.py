@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import tempfile
@@ -30,7 +29,6 @@ from fake_prometheus import serve
 
 from triton_sre import conventions as c
 
-ROOT = Path(__file__).resolve().parent.parent
 _bodies: dict[tuple[int, bool], bytes] = {}
 
 
@@ -75,8 +73,6 @@ def main(argv: list[str] | None = None) -> int:
     scales = [int(s) for s in args.scales.split(",")]
     httpd = serve(answer)
     url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    env_path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env_path}" if env_path else str(ROOT)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-rollout-") as tmp:
         for scale in scales:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import threading
@@ -25,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_fleet_inputs import print_table, timed
 
-ROOT = Path(__file__).resolve().parent.parent
 REASONS = (
     "unable to load model '{m}': Invalid argument: model '{m}', tensor 'INPUT0': the model expects 2 "
     "dimensions (shape [-1,16]) but the model configuration specifies 2 dimensions (shape [-1,8])",
@@ -88,8 +86,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", type=int, default=2500)
     parser.add_argument("--scales", default="1,4,16")
     args = parser.parse_args(argv)
-    env_path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env_path}" if env_path else str(ROOT)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-triage-live-") as tmp:
         for scale in (int(s) for s in args.scales.split(",")):
