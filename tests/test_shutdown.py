@@ -152,3 +152,44 @@ def test_a_service_stops_on_sighup_as_on_sigterm_and_says_which(
     assert f"{stopped} by {sig.name}" in text and "Traceback" not in text
     if command == "bot":  # the outbox closed cleanly: it opens, and nothing is left pending
         assert Outbox(str(tmp_path / "outbox.sqlite3")).pending() == 0
+
+
+_EARLY = """
+import os, signal, sys
+from triton_sre import cli
+
+real = cli.build_parser
+
+def build_parser():  # the signal comes while the parser is built (its imports: over a second under load)
+    os.kill(os.getpid(), signal.{sig})
+    return real()
+
+cli.build_parser = build_parser
+sys.exit(cli.main({argv!r}))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGHUP", "SIGTERM"])
+def test_a_stop_signal_before_the_parser_is_built_stops_the_service_with_0(sig: str) -> None:
+    """export takes SIGHUP/SIGTERM as its normal stop from its first instant, not only once its command
+    runs (before, the default action ended it: exit 129 or 143, no word of why)."""
+    argv = ["export", "--triton-url", "http://127.0.0.1:9", "--listen", f"127.0.0.1:{free_port()}"]
+    code = textwrap.dedent(_EARLY).format(sig=sig, argv=argv)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == c.EXIT_OK, (done.returncode, done.stderr)
+    assert f"exporter stopped by {sig}" in done.stderr
+
+
+def test_a_command_that_is_not_a_service_keeps_the_default_handlers() -> None:
+    from triton_sre.shutdown import service_command, stopping_early
+
+    assert service_command(["--log-level", "debug", "export"])
+    assert service_command(["bot", "--help"]) and service_command(["demo"])
+    assert not service_command(["--log-level", "export", "triage", "x.log"])  # "export" is the level's value
+    assert not service_command(["triage", "export"]) and not service_command([])
+    before = signal.getsignal(signal.SIGTERM)
+    with stopping_early(["triage", "x.log"]):
+        assert signal.getsignal(signal.SIGTERM) is before
+    with stopping_early(["export"]):
+        assert signal.getsignal(signal.SIGTERM) is not before
+    assert signal.getsignal(signal.SIGTERM) is before  # restored afterwards

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from triton_sre import __version__
 from triton_sre import conventions as c
-from triton_sre.shutdown import stop_on_signals, wait_until_set
+from triton_sre.shutdown import stop_on_signals, stopping_early, wait_until_set
 
 EXIT_CODES_HELP = (
     "exit codes: 0 success, 1 failure while running, 2 usage/configuration/input/output error, "
@@ -175,16 +175,21 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from triton_sre.jsonerror import JsonErrors, json_requested
+    from triton_sre.jsonerror import json_requested
     from triton_sre.redact import RedactingStream
 
     _lenient_output()
     if not isinstance(sys.stderr, RedactingStream):
         sys.stderr = RedactingStream(sys.stderr)  # type: ignore[assignment]  # prints and logs alike
     args = sys.argv[1:] if argv is None else list(argv)
+    with stopping_early(args):  # a service's stop signals count from here, not once its parser is built
+        return _main_json(args) if json_requested(args) else _main(args, sys.stderr)
+
+
+def _main_json(args: list[str]) -> int:
+    from triton_sre.jsonerror import JsonErrors
+
     log_stream = sys.stderr
-    if not json_requested(args):
-        return _main(args, log_stream)
     # --format json: a failure that wrote no JSON still gets one object on stdout (jsonerror.py)
     watch = JsonErrors(sys.stdout, sys.stderr)
     saved = sys.stdout, sys.stderr

@@ -10,14 +10,31 @@ process-directed signal to any thread that does not block it. When it picks a wo
 parked in an untimed ``Event.wait()`` is never woken to run the handler, and the command ignores the
 signal: measured with `triton-sre export` on a loaded two-core host, 2 of 24 SIGTERMs left it running
 until killed. The main thread therefore waits in short ticks, so a pending handler runs within one tick.
+
+The CLI installs the handlers before it builds its parser when the command is a service
+(`stopping_early`): building the parser imports every command, over a second on a loaded host, and a
+signal in that time took the default action (exit 129 for SIGHUP, 143 for SIGTERM). The service's
+own `stop_on_signals` then takes over that event, with any signal it already recorded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
+from collections.abc import Iterator, Sequence
 
-__all__ = ["STOP_SIGNALS", "TICK_SECONDS", "StopEvent", "stop_on_signals", "wait_until_set"]
+from triton_sre import conventions as c
+
+__all__ = [
+    "STOP_SIGNALS",
+    "TICK_SECONDS",
+    "StopEvent",
+    "service_command",
+    "stop_on_signals",
+    "stopping_early",
+    "wait_until_set",
+]
 
 TICK_SECONDS = 0.25
 # SIGHUP does not exist on Windows
@@ -34,8 +51,17 @@ class StopEvent(threading.Event):
         self.by: str | None = None
 
 
+_early: StopEvent | None = None  # installed by `stopping_early`, taken by the next `stop_on_signals`
+
+
 def stop_on_signals() -> StopEvent:
-    """An event set by SIGINT, SIGTERM or SIGHUP (installs the handlers: call it on the main thread)."""
+    """An event set by SIGINT, SIGTERM or SIGHUP (installs the handlers: call it on the main thread).
+
+    Inside `stopping_early`, the event it installed (and any signal already recorded in it)."""
+    global _early
+    if _early is not None:
+        stop, _early = _early, None
+        return stop
     stop = StopEvent()
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -52,3 +78,39 @@ def wait_until_set(stop: threading.Event) -> None:
     """Block the main thread until `stop` is set, waking every tick so signal handlers can run."""
     while not stop.wait(TICK_SECONDS):
         pass
+
+
+def service_command(argv: Sequence[str]) -> bool:
+    """Whether the CLI arguments run a service (`c.SERVICE_COMMANDS`), read before argparse: the first
+    word that is neither an option nor the value of the global `--log-level`."""
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--log-level":
+            i += 2
+            continue
+        if arg.startswith("-"):
+            i += 1
+            continue
+        return arg in c.SERVICE_COMMANDS
+    return False
+
+
+@contextlib.contextmanager
+def stopping_early(argv: Sequence[str]) -> Iterator[None]:
+    """For a service command, the stop signals' handlers from now on (see the module's note); the
+    previous handlers are back afterwards, as is `stop_on_signals`' plain behaviour."""
+    global _early
+    if not service_command(argv) or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    _early = None
+    _early = stop_on_signals()
+    try:
+        yield
+    finally:
+        _early = None
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

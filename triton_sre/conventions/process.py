@@ -47,6 +47,8 @@ EXIT_BROKEN_PIPE: Final = 141
 # Ctrl-C (SIGINT) stopped a command before it finished: 128 + SIGINT, like a shell reports it.
 # Services (export, bot, demo) treat SIGINT, SIGTERM and SIGHUP as their normal stop and exit 0.
 EXIT_INTERRUPTED: Final = 130
+# The commands that run until stopped (by SIGINT, SIGTERM or SIGHUP, exit 0).
+SERVICE_COMMANDS: Final = ("export", "bot", "demo")
 
 # Exporter HTTP paths.
 PATH_METRICS: Final = "/metrics"
