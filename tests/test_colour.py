@@ -97,3 +97,20 @@ def test_lint_on_a_terminal_honours_no_color(tmp_path: Path, env: dict[str, str]
     out = _on_a_terminal(["lint", str(tmp_path / "models"), "--target", "cpu"], **env)
     assert b"bad" in out
     assert (ESC in out) is coloured
+
+
+def test_the_progress_line_writes_no_escape_code_and_clears_what_it_wrote() -> None:
+    """A `TERM=dumb` terminal shows escape codes as text: the line is padded and cleared with spaces."""
+    from triton_sre.ttyprogress import Progress
+
+    out = _Tty()
+    progress = Progress(out)
+    progress.show("triage: 1,200 MB read (400 MB/s)", force=True)
+    progress.show("triage: 9 MB", force=True)
+    progress.finish()
+    text = out.getvalue()
+    assert "\x1b" not in text
+    frames = text.split("\r")[1:]
+    assert frames[0] == "triage: 1,200 MB read (400 MB/s)"
+    assert frames[1] == "triage: 9 MB".ljust(len(frames[0]))  # nothing of the longer line is left
+    assert frames[2] == " " * len(frames[0]) and frames[3] == ""  # cleared, cursor at the line's start

@@ -3,7 +3,8 @@ terminal, and whether a command's output may be coloured (`colour_on`).
 
 `triage` (megabytes read), `doctor` (model configs fetched) and `report` (range queries read) use
 it: the line is rewritten in place at most every `EVERY_SECONDS` and cleared when the work ends,
-so a pipe or a log file never sees it.
+so a pipe or a log file never sees it. No escape code is written (a `TERM=dumb` terminal shows them as
+text): a shorter line is padded with spaces over the longer one, and the line is cleared with spaces.
 """
 
 from __future__ import annotations
@@ -28,18 +29,20 @@ class Progress:
         self.stream = stream
         self.started = time.monotonic()
         self.last = 0.0
+        self.width = 0  # characters of the line on screen
 
     def show(self, text: str, *, force: bool = False) -> None:
         now = time.monotonic()
         if now - self.last < EVERY_SECONDS and not force:
             return
         self.last = now
-        self.stream.write(f"\r{text}")
+        self.stream.write(f"\r{text.ljust(self.width)}")
+        self.width = max(self.width, len(text))
         self.stream.flush()
 
     def finish(self) -> None:
         if self.last:
-            self.stream.write("\r\033[K")
+            self.stream.write(f"\r{' ' * self.width}\r")
             self.stream.flush()
 
 
