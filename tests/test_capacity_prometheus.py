@@ -28,7 +28,7 @@ from live_prometheus import Prom, start_prometheus, stop_prometheus, wait_ready
 from triton_sre import conventions as c
 from triton_sre.config import CapacitySettings, ExporterSettings
 from triton_sre.exporter.service import Exporter, ExporterServer
-from triton_sre.generate import capacity, dash_capacity, dashboards
+from triton_sre.generate import capacity, dashboards
 from triton_sre.generate.panels import EXPORTER_JOB_VAR
 from triton_sre.generate.rulefile import render_yaml
 from triton_sre.pricing import Pricing
@@ -152,7 +152,7 @@ def prom(tmp_path_factory: pytest.TempPathFactory):
 
 def test_every_capacity_dashboard_query_returns_data(prom: dict[str, Any]) -> None:
     board = dashboards.dashboards(prom["spec"])["triton-capacity.json"]
-    assert board["uid"] == dash_capacity.UID_CAPACITY and board["title"] == "Triton / Capacity"
+    assert board["uid"] == c.UID_CAPACITY_DASHBOARD and board["title"] == "Triton / Capacity"
     subs = {
         "$__rate_interval": "1m",
         "$job": prom["spec"].triton_job,

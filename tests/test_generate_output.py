@@ -13,7 +13,7 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.diagnosis.catalog import load_catalog
-from triton_sre.generate import dash_capacity, dash_model, dash_overview, dashboards
+from triton_sre.generate import dash_model, dash_overview, dashboards
 from triton_sre.generate.command import render_all, run_generate
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.panels import DS, EXPORTER_JOB_VAR
@@ -147,7 +147,7 @@ def test_dashboards_have_stable_uids_variables_units_and_descriptions() -> None:
         c.UID_MODEL_DASHBOARD,
         c.UID_SLO_DASHBOARD,
         c.UID_LLM_DASHBOARD,
-        dash_capacity.UID_CAPACITY,
+        c.UID_CAPACITY_DASHBOARD,
     }
     for name, board in boards.items():
         variables = {v["name"] for v in board["templating"]["list"]}

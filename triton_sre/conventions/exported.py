@@ -270,6 +270,7 @@ def quantile_name(quantile: str) -> str:
 UID_OVERVIEW_DASHBOARD: Final = "triton-sre-overview"
 UID_MODEL_DASHBOARD: Final = "triton-sre-model"
 UID_SLO_DASHBOARD: Final = "triton-sre-slo"
+UID_CAPACITY_DASHBOARD: Final = "triton-sre-capacity"
 
 # -- fleet-sized SLO rules (issue 13) ----------------------------------------------------------------
 # Each SLO reads Triton's raw counters once, at REC_RATE_WINDOW, into per-model "part" rates; every

@@ -25,8 +25,6 @@ from triton_sre.generate.panels import (
 )
 from triton_sre.slo import Spec
 
-UID_CAPACITY = "triton-sre-capacity"
-
 
 def capacity(spec: Spec) -> dict[str, Any]:
     """Memory per model, headroom and models that fit, load times, power and energy, utilisation."""
@@ -196,7 +194,7 @@ def capacity(spec: Spec) -> dict[str, Any]:
     templating.list = [v for v in templating.list if v.name != "model"]  # capacity is per GPU and host
     return dashboard(
         "Triton / Capacity",
-        UID_CAPACITY,
+        c.UID_CAPACITY_DASHBOARD,
         "Per GPU: memory per model, headroom and how many more models fit, load times, power and "
         "energy cost, GPU and CPU utilisation.",
         templating,
