@@ -188,3 +188,39 @@ def test_the_window_ends_at_prometheus_now_whatever_the_local_clock(
     out, err = capsys.readouterr()
     assert code == c.EXIT_OK, (out, err)
     assert json.loads(out)["request_rate"] == {"baseline": 1.0, "candidate": 1.0}
+
+
+@pytest.mark.parametrize("answer_time", [-5.0, 0.0, 1e300])
+def test_a_prometheus_time_no_clock_reads_is_an_error_naming_it(
+    answer_time: float, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A proxy's or stand-in's `time()` of -5 or 1e300 asked for a window of another era (exit 3 or a
+    verdict on nothing); now the check stops with exit 2 and the value it was given."""
+    httpd = serve(
+        lambda _q, _s: {"resultType": "matrix", "result": []},
+        instant=[{"metric": {}, "value": [0, repr(answer_time)]}],
+    )
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        code = main(
+            [
+                "rollout",
+                "check",
+                "--prometheus",
+                url,
+                "--model",
+                "m",
+                "--baseline-version",
+                "1",
+                "--candidate-version",
+                "2",
+                "--window",
+                "5m",
+            ]
+        )
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    _, err = capsys.readouterr()
+    assert code == c.EXIT_USAGE, err
+    assert "not a clock's reading" in err and repr(answer_time) in err

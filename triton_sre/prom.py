@@ -56,6 +56,9 @@ _AFTER_SERIES = re.compile(r"\s*([,\]])\s*")
 _TAIL = re.compile(r'\s*(?:,\s*"(?:warnings|infos)"\s*:.*)?\}\s*\}\s*$', re.S)
 
 
+PLAUSIBLE_CLOCK = (946_684_800.0, 7_258_118_400.0)  # 2000-01-01 and 2200-01-01 UTC, Unix seconds
+
+
 class PromError(RuntimeError):
     """Prometheus could not be reached or refused a query (the message carries no credential)."""
 
@@ -337,9 +340,16 @@ class Prometheus:
     def now(self) -> float:
         """Prometheus' own clock (`time()` evaluated there): a window "up to now" must end at the data's
         now, not at this machine's clock (skewed, a window would ask for samples not there yet or judge
-        old ones). This machine's clock when Prometheus gives none."""
+        old ones). This machine's clock when Prometheus gives none; a time no clock reads (before 2000,
+        after 2200: a proxy's or a stand-in's answer) is a PromError, not a window of another era."""
         value = self.instant("vector(time())")
-        return value if value is not None else time.time()
+        if value is None:
+            return time.time()
+        if not PLAUSIBLE_CLOCK[0] <= value <= PLAUSIBLE_CLOCK[1]:
+            raise PromError(
+                f"Prometheus at {self.url} answered time() = {value!r}, not a clock's reading (Unix seconds)"
+            )
+        return value
 
     def range(self, expr: str, seconds: float, step: float) -> list[dict[str, Any]]:
         """`query_range` over the last `seconds` up to now."""
