@@ -323,3 +323,18 @@ def test_a_configuration_answer_of_another_shape_has_no_scrape_interval(tmp_path
         assert code == c.EXIT_FAILURE, err  # checks reported: the generated rules are not loaded
     finally:
         servers.close()
+
+
+@pytest.mark.parametrize(("written", "fix"), [("1e-3", "1.0e-3"), ("5E2", "5.0e+2"), ("1.0e3", "1.0e+3")])
+def test_a_number_yaml_reads_as_text_says_why_and_how_to_write_it(
+    tmp_path: Path, written: str, fix: str
+) -> None:
+    """`min_request_rate: 1e-3` said `must be a number, got '1e-3'`: YAML 1.1 needs a dot and a signed
+    exponent for a float, so the text looked like a number and the message did not say why it was not."""
+    text = (Path(__file__).resolve().parents[1] / "slos.yaml").read_text(encoding="utf-8")
+    old = "min_request_rate: 0.1      #"
+    assert old in text
+    spec = tmp_path / "slos.yaml"
+    spec.write_text(text.replace(old, f"min_request_rate: {written.ljust(6)}#", 1), encoding="utf-8")
+    code, _, err = run(["generate", "--spec", str(spec), "--out", str(tmp_path / "out")], tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, f"got '{written}' (text: YAML 1.1", f"write {fix}")

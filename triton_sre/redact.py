@@ -48,6 +48,17 @@ def redact(text: str, *, queries: bool = True) -> str:
     return _KEY_VALUE.sub(_keep_key, _AUTH.sub(_keep_name, text))
 
 
+# YAML 1.1's float needs a dot and a signed exponent: `1e-3`, `5E+2`, `1.0e3` load as strings
+# (PyYAML), `1.0e-3` and `1.0e+3` as numbers.
+_EXPONENT_TEXT = re.compile(r"[-+]?(?:\d+[eE][-+]?|\d*\.\d*[eE])\d+")
+
+
+def _dotted(text: str) -> str:
+    mantissa, _, exponent = text.lower().partition("e")
+    mantissa = mantissa if "." in mantissa else f"{mantissa}.0"
+    return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
+
+
 def bounded(value: object, limit: int = BOUNDED_CHARS) -> str:
     """A value quoted in an error message: its repr, at most `limit` characters (a billion-laughs
     YAML value or a megabyte string must not become the message); a boolean or a date a YAML word
@@ -61,6 +72,8 @@ def bounded(value: object, limit: int = BOUNDED_CHARS) -> str:
         return f"{value} (a boolean: YAML reads an unquoted yes/no/on/off/true/false as one)"
     if isinstance(value, (datetime.date, datetime.datetime)):  # `name: 2024-01-01`
         return f"{value.isoformat()} (a date: YAML reads an unquoted YYYY-MM-DD as one)"
+    if isinstance(value, str) and _EXPONENT_TEXT.fullmatch(value):  # `price: 1e-3`
+        return f"{value!r} (text: YAML 1.1 reads this exponent form as a string; write {_dotted(value)})"
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
 
