@@ -4,6 +4,7 @@ stdout (triton_sre/jsonerror.py). The commands run in a child process, as a scri
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.jsonerror import json_requested
+from triton_sre.redact import RedactingStream
 from triton_sre.stack.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,3 +132,21 @@ def test_json_requested_reads_the_format_flag_only() -> None:
     assert not json_requested(["triage", "--format", "markdown", "json"])
     assert not json_requested(["triage", "--format"])
     assert not json_requested(["triage", "--", "--format", "json"])
+
+
+@pytest.mark.parametrize(
+    "secret", ["password=hunter2hunter2", "Authorization: Bearer hunter2hunter2", "http://u:hunter2@h:1/x"]
+)
+def test_a_long_error_line_cut_to_its_tail_keeps_no_credential(secret: str) -> None:
+    """The object carries the last MAX_MESSAGE_CHARS of stderr: the cut may fall inside a credential
+    (`ssword=...`, `er hunter2...`, `u:hunter2@...`) that stderr's redaction saw whole."""
+    from triton_sre.jsonerror import MAX_MESSAGE_CHARS, JsonErrors
+
+    for cut in range(1, len(secret) - 8):  # where the kept tail begins inside the credential
+        out, err = io.StringIO(), io.StringIO()
+        watch = JsonErrors(out, RedactingStream(err))
+        tail = "z" * (MAX_MESSAGE_CHARS - (len(secret) - cut) - 1)
+        watch.stderr.write(f"triton-sre triage: error: {'a' * 50} {secret}{tail}\n")
+        watch.finish(c.EXIT_USAGE, c.EXIT_BROKEN_PIPE)
+        assert "hunter2" not in err.getvalue()
+        assert "hunter2" not in json.loads(out.getvalue())["error"], cut

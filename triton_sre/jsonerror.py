@@ -43,8 +43,8 @@ class _Watched:
     def write(self, text: str) -> int:
         if text:
             self.written = True
-            if self._keep:
-                self.text = (self.text + text)[-MAX_MESSAGE_CHARS:]
+            if self._keep:  # redacted before it is cut: a cut credential (`ssword=...`) is not found
+                self.text = redact(self.text + text, queries=False)[-MAX_MESSAGE_CHARS:]
         return self._stream.write(text)
 
     def __getattr__(self, name: str) -> Any:
