@@ -193,3 +193,31 @@ def test_a_command_that_is_not_a_service_keeps_the_default_handlers() -> None:
     with stopping_early(["export"]):
         assert signal.getsignal(signal.SIGTERM) is not before
     assert signal.getsignal(signal.SIGTERM) is before  # restored afterwards
+
+
+_AFTER = """
+import os, signal, sys, time
+from triton_sre import cli, shutdown
+
+def service(_args):  # a service that ran and was stopped by SIGTERM, as export is
+    stop = shutdown.stop_on_signals()
+    os.kill(os.getpid(), signal.SIGTERM)
+    shutdown.wait_until_set(stop)
+    return 0
+
+cli._cmd_export = service
+code = cli.main(["export"])
+os.kill(os.getpid(), signal.SIGTERM)  # a repeated stop while the process ends (threads joined, atexit)
+time.sleep(0.3)
+sys.exit(code)
+"""
+
+
+def test_a_service_that_took_the_early_handlers_keeps_them_until_it_exits() -> None:
+    """Once the service's stop_on_signals took the early event, its handlers stay (as stop_on_signals'
+    always did): restored to the defaults when main returned, a second SIGTERM while the process ended
+    killed it (143) after a clean stop."""
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_AFTER)], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == c.EXIT_OK, (done.returncode, done.stderr)

@@ -99,8 +99,9 @@ def service_command(argv: Sequence[str]) -> bool:
 
 @contextlib.contextmanager
 def stopping_early(argv: Sequence[str]) -> Iterator[None]:
-    """For a service command, the stop signals' handlers from now on (see the module's note); the
-    previous handlers are back afterwards, as is `stop_on_signals`' plain behaviour."""
+    """For a service command, the stop signals' handlers from now on (see the module's note). A
+    service that took them (`stop_on_signals`) keeps them until the process ends, as its own always
+    were (a repeated SIGTERM while it exits is no default action); else the previous ones are back."""
     global _early
     if not service_command(argv) or threading.current_thread() is not threading.main_thread():
         yield
@@ -111,6 +112,7 @@ def stopping_early(argv: Sequence[str]) -> Iterator[None]:
     try:
         yield
     finally:
-        _early = None
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        taken, _early = _early is None, None
+        if not taken:  # the command ended before its service began (a usage error, a bad config)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
