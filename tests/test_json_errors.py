@@ -150,3 +150,37 @@ def test_a_long_error_line_cut_to_its_tail_keeps_no_credential(secret: str) -> N
         watch.finish(c.EXIT_USAGE, c.EXIT_BROKEN_PIPE)
         assert "hunter2" not in err.getvalue()
         assert "hunter2" not in json.loads(out.getvalue())["error"], cut
+
+
+@pytest.mark.parametrize(
+    ("raised", "exit_code", "line"),
+    [
+        (KeyboardInterrupt(), c.EXIT_INTERRUPTED, "KeyboardInterrupt"),  # Ctrl-C while the CLI imports
+        (RuntimeError("boom, token=hunter2"), c.EXIT_FAILURE, "RuntimeError: boom, token=<redacted>"),
+        (SystemExit(None), None, None),  # sys.exit(): exit 0, no error
+        (SystemExit("gave up"), c.EXIT_FAILURE, "gave up"),  # Python prints it and exits 1
+    ],
+)
+def test_what_escapes_main_is_named_with_the_exit_python_gives(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    raised: BaseException,
+    exit_code: int | None,
+    line: str | None,
+) -> None:
+    """What escapes main (outside the commands' own handlers: while the parser is built) ends the
+    process with Python's exit (1, 130 for Ctrl-C, 0 for sys.exit()): the object says that exit and
+    the line Python prints last (it prints it after main returned: the object said exit 2, error "")."""
+    from triton_sre import cli
+
+    def crashes() -> None:
+        raise raised
+
+    monkeypatch.setattr(cli, "build_parser", crashes)
+    with pytest.raises(type(raised)):
+        main(["triage", "--format", "json", "any.log"])
+    out, _ = capsys.readouterr()
+    if exit_code is None:
+        assert out == ""
+    else:
+        assert json.loads(out) == {"error": line, "exit_code": exit_code}

@@ -17,6 +17,7 @@ import io
 import logging
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from triton_sre import __version__
@@ -195,16 +196,24 @@ def _main_json(args: list[str]) -> int:
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = watch.stdout, watch.stderr  # type: ignore[assignment]
     code: int = c.EXIT_USAGE
+    last: str | None = None  # the line Python prints for what escapes, after main has returned
     try:
         code = _main(args, log_stream)
         return code
-    except SystemExit as exc:  # argparse: a usage error (2), --help or --version (0)
-        code = exc.code if isinstance(exc.code, int) else c.EXIT_USAGE
+    except SystemExit as exc:  # argparse: a usage error (2), --help or --version (0); sys.exit(...)
+        if isinstance(exc.code, int) or exc.code is None:
+            code = exc.code or c.EXIT_OK
+        else:  # Python prints the object and exits 1
+            code, last = c.EXIT_FAILURE, str(exc.code)
+        raise
+    except BaseException as exc:  # a traceback follows: Python exits 1 (130 for Ctrl-C)
+        code = c.EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else c.EXIT_FAILURE
+        last = traceback.format_exception_only(exc)[-1]
         raise
     finally:
         sys.stdout, sys.stderr = saved
         try:
-            watch.finish(code, c.EXIT_BROKEN_PIPE)
+            watch.finish(code, c.EXIT_BROKEN_PIPE, last)
         except OSError:  # stdout cannot take the object either (a full disk, a closed pipe)
             _silence_stdout()
 

@@ -58,14 +58,16 @@ class JsonErrors:
         self.stdout = _Watched(stdout)
         self.stderr = _Watched(stderr, keep=True)
 
-    def message(self) -> str:
-        lines = [line.strip() for line in self.stderr.text.splitlines() if line.strip()]
+    def message(self, last: str | None = None) -> str:
+        """The last line written to stderr, or `last` (one still to be written: an escaping exception's)."""
+        text = self.stderr.text if last is None else last
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
         return redact(lines[-1], queries=False) if lines else ""
 
     def due(self, code: int, broken_pipe: int) -> bool:
         return code not in (0, broken_pipe) and not self.stdout.written
 
-    def finish(self, code: int, broken_pipe: int) -> None:
+    def finish(self, code: int, broken_pipe: int, last: str | None = None) -> None:
         if self.due(code, broken_pipe):
-            self.stdout.write(json.dumps({"error": self.message(), "exit_code": code}) + "\n")
+            self.stdout.write(json.dumps({"error": self.message(last), "exit_code": code}) + "\n")
             self.stdout.flush()
