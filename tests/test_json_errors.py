@@ -184,3 +184,27 @@ def test_what_escapes_main_is_named_with_the_exit_python_gives(
         assert out == ""
     else:
         assert json.loads(out) == {"error": line, "exit_code": exit_code}
+
+
+def test_a_message_followed_by_a_log_tail_is_the_error_not_the_tails_last_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`stack up` (and `demo`) print a component's failure with its log's last lines under it: the
+    object's error is that message (which component, which log), not the log's last line."""
+    from triton_sre.stack import local
+
+    log = tmp_path / "prometheus.log"
+
+    def fails(*_: object, **__: object) -> None:
+        tail = 'ts=2026-12-05T07:00:00Z level=error msg="Error loading config" err="yaml: line 3"'
+        raise local.StackError(f"prometheus exited while starting (log {log}); last lines:\n{tail}\n")
+
+    monkeypatch.setattr(local, "up", fails)
+    code = main(["stack", "up", "--format", "json", "--workdir", str(tmp_path / "stack")])
+    out, err = capsys.readouterr()
+    assert code == c.EXIT_FAILURE and "Error loading config" in err
+    answer = json.loads(out)
+    assert answer["exit_code"] == c.EXIT_FAILURE
+    assert (
+        answer["error"] == f"triton-sre stack up: prometheus exited while starting (log {log}); last lines:"
+    )

@@ -38,9 +38,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(c.EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+PROG = "triton-sre"  # the command's name, which begins each of its messages on stderr
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="triton-sre",
+        prog=PROG,
         description="Observability and SRE companion for NVIDIA Triton Inference Server.",
         epilog=EXIT_CODES_HELP,
     )
@@ -192,7 +195,7 @@ def _main_json(args: list[str]) -> int:
 
     log_stream = sys.stderr
     # --format json: a failure that wrote no JSON still gets one object on stdout (jsonerror.py)
-    watch = JsonErrors(sys.stdout, sys.stderr)
+    watch = JsonErrors(sys.stdout, sys.stderr, PROG)
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = watch.stdout, watch.stderr  # type: ignore[assignment]
     code: int = c.EXIT_USAGE

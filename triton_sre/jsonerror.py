@@ -54,15 +54,20 @@ class _Watched:
 class JsonErrors:
     """Wraps a run's stdout and stderr; `finish(code)` writes the error object when it is due."""
 
-    def __init__(self, stdout: TextIO, stderr: TextIO) -> None:
+    def __init__(self, stdout: TextIO, stderr: TextIO, prog: str = "") -> None:
         self.stdout = _Watched(stdout)
         self.stderr = _Watched(stderr, keep=True)
+        self.prog = prog
 
     def message(self, last: str | None = None) -> str:
-        """The last line written to stderr, or `last` (one still to be written: an escaping exception's)."""
+        """The last line written to stderr that begins with the program's name (a message may carry
+        lines under it: `stack up`'s log tail), else its last line; or `last` (a line still to be
+        written: an escaping exception's)."""
         text = self.stderr.text if last is None else last
         lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return redact(lines[-1], queries=False) if lines else ""
+        own = [line for line in lines if self.prog and line.startswith(self.prog)]
+        found = own or lines
+        return redact(found[-1], queries=False) if found else ""
 
     def due(self, code: int, broken_pipe: int) -> bool:
         return code not in (0, broken_pipe) and not self.stdout.written
