@@ -334,7 +334,7 @@ def test_python_backend_on_a_cpu_host_with_a_custom_counter_naming_an_unloaded_m
 
 
 # drunkcoding/model-inference's configs at the scrape's commit: the ensemble's platform.
-DRUNKCODING_CONFIGS = {"gpt_neo_cola_ensemble": {"platform": "ensemble"}}
+DRUNKCODING_CONFIGS = {"gpt_neo_cola_ensemble": {"platform": c.PLATFORM_ENSEMBLE}}
 
 
 def test_four_gpu_series_of_one_model_are_summed_and_an_ensemble_is_not_charged_twice():
@@ -383,7 +383,7 @@ def test_fastertransformer_ensemble_under_dynamic_batching():
     each for the ensemble and its Python steps; only the compute-infer duration was kept, so no
     stage split. The ensemble's platform is the FasterTransformer backend's GPT-J example's."""
     body = body_of(SCRAPE_DIR / "curtpark_codegen_gptj_fastertransformer_ensemble_22.12.txt")
-    exporter = polled_twice(body, "derived", {"ensemble": {"platform": "ensemble"}})
+    exporter = polled_twice(body, "derived", {"ensemble": {"platform": c.PLATFORM_ENSEMBLE}})
     samples = exposed(exporter)
     assert_sound(samples)
     gptj = {"model": "codegen-350M-mono-gptj", "version": "1"}

@@ -14,8 +14,6 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.doctor.checks import TritonFacts, minor_version, release_of
 
-ENSEMBLE_PLATFORM = "ensemble"  # config `platform` of an ensemble
-
 
 @dataclass(frozen=True)
 class Pitfall:
@@ -128,7 +126,7 @@ def applicable(facts: TritonFacts, rule_queries: Iterable[str] = ()) -> list[Pit
     backends = {m.backend for m in facts.models}
     conditions = {
         "always": True,
-        "ensemble": any(m.platform == ENSEMBLE_PLATFORM for m in facts.models),
+        "ensemble": any(m.platform == c.PLATFORM_ENSEMBLE for m in facts.models),
         "vllm": any(m.llm_flavor == c.BACKEND_VLLM for m in facts.models),
         "summary": c.NV_REQUEST_SUMMARY_US in facts.families,
         "python": "python" in backends,

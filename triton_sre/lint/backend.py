@@ -20,7 +20,7 @@ PLATFORM_BACKENDS = {
     "pytorch_libtorch": "pytorch",
     "tensorflow_graphdef": "tensorflow",
     "tensorflow_savedmodel": "tensorflow",
-    "ensemble": ENSEMBLE,
+    c.PLATFORM_ENSEMBLE: ENSEMBLE,
 }
 # (backend, platform) -> the model file Triton looks for when default_model_filename is not set
 DEFAULT_FILENAMES = {
