@@ -338,3 +338,21 @@ def test_a_number_yaml_reads_as_text_says_why_and_how_to_write_it(
     spec.write_text(text.replace(old, f"min_request_rate: {written.ljust(6)}#", 1), encoding="utf-8")
     code, _, err = run(["generate", "--spec", str(spec), "--out", str(tmp_path / "out")], tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, f"got '{written}' (text: YAML 1.1", f"write {fix}")
+
+
+@pytest.mark.parametrize("text", ["1e-3", "5E2", "1.0e3", ".5e3", "1.e3", "-2e5"])
+def test_the_suggested_spelling_loads_as_the_same_number(text: str) -> None:
+    import yaml
+
+    from triton_sre.redact import bounded
+
+    suggested = bounded(text).rsplit("write ", 1)[1].rstrip(")")
+    assert yaml.safe_load(f"x: {text}")["x"] == text  # YAML 1.1 keeps it as text
+    assert yaml.safe_load(f"x: {suggested}")["x"] == float(text)
+
+
+@pytest.mark.parametrize("text", [".e5", "1.0e-3", "e5", "1e", "abc"])
+def test_text_that_is_no_number_gets_no_spelling(text: str) -> None:
+    from triton_sre.redact import bounded
+
+    assert bounded(text) == repr(text)

@@ -50,7 +50,7 @@ def redact(text: str, *, queries: bool = True) -> str:
 
 # YAML 1.1's float needs a dot and a signed exponent: `1e-3`, `5E+2`, `1.0e3` load as strings
 # (PyYAML), `1.0e-3` and `1.0e+3` as numbers.
-_EXPONENT_TEXT = re.compile(r"[-+]?(?:\d+[eE][-+]?|\d*\.\d*[eE])\d+")
+_EXPONENT_TEXT = re.compile(r"[-+]?(?:\d+[eE][-+]?|(?:\d+\.\d*|\.\d+)[eE])\d+")
 
 
 def _dotted(text: str) -> str:
