@@ -5,6 +5,7 @@ literal blocks, lines folded past the width), ints, floats, bools and None."""
 
 from __future__ import annotations
 
+import io
 import random
 import tracemalloc
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from triton_sre.generate.rulefile import _Dumper
+from triton_sre.generate.rulefile import YamlListWriter, _Dumper, render_yaml, yaml_pieces
 from triton_sre.generate.yaml_text import WIDTH, Slow, block_yaml
 
 _PIECES = [
@@ -113,3 +114,34 @@ def test_a_long_top_level_list_is_not_held_as_millions_of_small_pieces(under_spe
         tracemalloc.stop()
     assert text == expected
     assert peak < 3 * len(text), (peak, len(text))
+
+
+def test_pieces_and_items_join_to_what_render_yaml_writes() -> None:
+    """`generate` writes a document in pieces (an item of a list near the top each), a piece PyYAML
+    must write dumped alone in its parent keys: joined, the pieces are render_yaml's bytes, also when
+    render_yaml gave the whole document to PyYAML."""
+    rng = random.Random(35)
+    slow = ended = 0
+    for _ in range(1500):
+        items = [_document(rng) for _ in range(rng.randint(0, 3))]
+        document = {"root": _document(rng), "spec": {"groups": [_document(rng)], "n": 1}, "tests": items}
+        expected = render_yaml(document, "s.yaml")
+        assert "".join(yaml_pieces(document, "s.yaml")) == expected, document
+        out = _Kept()
+        listed = YamlListWriter(out, "s.yaml", {k: v for k, v in document.items() if k != "tests"}, "tests")
+        for item in items:
+            listed.add(item)
+        listed.close()
+        assert out.text == expected, document
+        ended += expected.endswith("\n...\n")  # libyaml's end marker, after a `|+` literal anywhere
+        try:
+            block_yaml(document)
+        except Slow:
+            slow += 1
+    assert 300 < slow < 1200 and ended > 10, (slow, ended)  # every kind of document was compared
+
+
+class _Kept(io.StringIO):
+    def close(self) -> None:
+        self.text = self.getvalue()
+        super().close()

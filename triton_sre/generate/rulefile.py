@@ -8,13 +8,13 @@ Pure: a rule file is a plain dict (`{"groups": [...]}`) so tests can walk the ex
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 import yaml
 
 from triton_sre import conventions as c
-from triton_sre.generate.yaml_text import WIDTH, Slow, block_yaml
+from triton_sre.generate.yaml_text import WIDTH, Pieces, Slow, block_yaml
 from triton_sre.promql import Matcher
 from triton_sre.slo import SLO
 
@@ -74,8 +74,53 @@ def render_yaml(document: Any, source: str) -> str:
     try:
         body = block_yaml(document)
     except Slow:
-        body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=WIDTH, allow_unicode=True)
+        body = _dump(document)
     return GENERATED_HEADER.format(source=source) + body
+
+
+def _dump(document: Any) -> str:
+    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=WIDTH, allow_unicode=True)
+
+
+def yaml_pieces(document: dict[str, Any], source: str) -> Iterator[str]:
+    """render_yaml(document, source) in pieces (yaml_text.Pieces: an item of a list near the top
+    each), for a caller that writes them out as they come instead of holding the whole text."""
+    yield GENERATED_HEADER.format(source=source)
+    pieces = Pieces(_dump)
+    yield from pieces.mapping(document)
+    yield pieces.end()
+
+
+class YamlListWriter:
+    """A generated document written out as its last key's list is built: `head` (every other key)
+    at once, then each `add`ed item, then `close`: the bytes render_yaml writes for
+    {**head, key: [the items]}, never held whole."""
+
+    def __init__(self, out: Writer, source: str, head: dict[str, Any], key: str) -> None:
+        self.out, self.key, self.items = out, key, 0
+        self.pieces = Pieces(_dump)
+        out.write(GENERATED_HEADER.format(source=source))
+        for piece in self.pieces.mapping(head) if head else ():
+            out.write(piece)
+
+    def add(self, item: Any) -> None:
+        if not self.items:
+            self.out.write(self.pieces.key((), self.key))
+        self.items += 1
+        self.out.write(self.pieces.piece((self.key,), [item]))
+
+    def close(self) -> None:
+        if not self.items:
+            self.out.write(self.pieces.piece((), {self.key: []}))
+        self.out.write(self.pieces.end())
+        self.out.close()
+
+
+class Writer(Protocol):
+    """Where a generated file goes: a file, or text in memory."""
+
+    def write(self, text: str, /) -> Any: ...
+    def close(self) -> None: ...
 
 
 def all_rules(files: Mapping[str, RuleFile]) -> list[Rule]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import yaml
@@ -45,6 +46,74 @@ def block_yaml(document: Any) -> str:
     else:
         raise Slow("a root scalar or empty collection")
     return "".join(out)
+
+
+END = "...\n"  # libyaml's document end marker: at the end, when the last block scalar was a `|+` one
+_KEEP_KEY = "\x00"  # a key no document has (not printable): its `|+` value goes first
+_LITERALS = [0]  # block scalars written so far by _literal
+
+
+class Pieces:
+    """A document (a non-empty dict) in block style, in pieces: each item of a list near the top (a
+    rule group, a promtool test group) as soon as it is written, so that a caller writing the pieces
+    out never holds the whole text. A piece this module leaves to PyYAML is `dump` (PyYAML on a whole
+    document) of that piece alone, wrapped in its parent keys, which are then cut off: the bytes
+    PyYAML writes for it inside the whole document. Only the document end marker such a piece may
+    end with is held back, for `end()`."""
+
+    def __init__(self, dump: Callable[[Any], str]) -> None:
+        self.dump = dump
+        self.open_ended = False  # a piece PyYAML ended with END: the document ends with it
+
+    def mapping(self, mapping: dict[Any, Any], path: tuple[Any, ...] = ()) -> Iterator[str]:
+        if not path and (type(mapping) is not dict or not mapping):
+            raise Slow("a root that is not a non-empty mapping")
+        indent = 2 * len(path)
+        for key, value in mapping.items():
+            kind = type(value)
+            if kind is dict and value and indent + 2 <= _JOINED_DEPTH:
+                yield self.key(path, key)
+                yield from self.mapping(value, (*path, key))
+            elif kind is list and value and indent <= _JOINED_DEPTH:
+                yield self.key(path, key)
+                for item in value:
+                    yield self.piece((*path, key), [item])
+            else:
+                yield self.piece(path, {key: value})
+
+    def key(self, path: tuple[Any, ...], key: Any) -> str:
+        """The line of `key` alone, its value (a non-empty dict or list) to follow."""
+        return self.piece(path, {key: []}).replace(" []\n", "\n", 1)
+
+    def piece(self, path: tuple[Any, ...], value: Any) -> str:
+        """`value` (a one-key mapping, or a one-item list: the item of the list under path[-1]) as
+        it is written under `path` in the whole document."""
+        out: list[str] = []
+        literals = _LITERALS[0]
+        try:
+            if type(value) is list:  # a list is not indented in its mapping: at path[-1]'s column
+                _sequence(value, 2 * (len(path) - 1), out)
+            else:
+                _mapping(value, 2 * len(path), out, inline=False)
+        except Slow:
+            return self._dumped(path, value)
+        if _LITERALS[0] != literals:  # libyaml resets the marker at each block scalar
+            self.open_ended = False
+        return "".join(out)
+
+    def _dumped(self, path: tuple[Any, ...], value: Any) -> str:
+        for key in reversed(path):
+            value = {key: value}
+        text = self.dump(value).split("\n", len(path))[len(path)]
+        if text.endswith("\n" + END):  # the marker's own line, not a scalar ending with dots
+            self.open_ended = True  # the piece's last block scalar is a `|+`
+            return text[: -len(END)]
+        if self.open_ended:  # still, unless the piece has a block scalar: dumped after a `|+`, is it?
+            self.open_ended = self.dump({_KEEP_KEY: "\n", **value}).endswith("\n" + END)
+        return text
+
+    def end(self) -> str:
+        return END if self.open_ended else ""
 
 
 def _mapping(mapping: dict[Any, Any], indent: int, out: list[str], inline: bool) -> None:
@@ -177,6 +246,7 @@ def _literal(text: str, indent: int) -> str:
     """A `|` block (clip, or `-` strip when there is no final line break), lines at `indent`."""
     if not _PRINTABLE_LINES.match(text) or text[0] in " \n" or text[-1] == " " or " \n" in text:
         raise Slow("a literal needing an indentation hint, or quotes")
+    _LITERALS[0] += 1
     if text.endswith("\n"):
         if text.endswith("\n\n"):
             raise Slow("a literal needing the keep hint")
