@@ -7,9 +7,12 @@ that fails (a full disk) leaves no temp file and names the file it was writing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
+from types import TracebackType
+from typing import TextIO
 
 
 def stale_files(files: dict[str, str], out: Path) -> list[str]:
@@ -78,3 +81,120 @@ def write_files(files: dict[str, str], out: Path) -> list[Path]:
         write_atomic(path, files[rel], mode=0o644)
         written.append(path)
     return written
+
+
+class StagedFiles:
+    """Files written piece by piece under `out`, each compared with the file already there as it is
+    written, so that no file's whole text is ever held. With `write`, every file also goes to a temp
+    file next to its place, and `commit` renames the changed ones into place, all at the end: a
+    failure before (the `with` block raising) leaves `out` as it was, temp files and the folders made
+    for them removed. Without `write` nothing is written; `stale` names the files that differ."""
+
+    def __init__(self, out: Path, write: bool) -> None:
+        self.out = out
+        self.write = write
+        self.names: list[str] = []  # every file opened, in order
+        self.stale: list[str] = []  # those missing or different, as each is closed
+        self._temps: dict[str, str] = {}  # file -> its temp file
+        self._open: list[_Piecewise] = []
+        self._made: list[Path] = []  # folders created for the temp files, parents first
+
+    def __enter__(self) -> StagedFiles:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if kind is not None:
+            self.discard()
+
+    def open(self, rel: str) -> _Piecewise:
+        if rel in self.names:
+            raise ValueError(f"{rel} rendered twice")
+        self.names.append(rel)
+        path = self.out / rel
+        temp = None
+        if self.write:
+            missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._made += reversed(missing)
+            try:
+                fd, self._temps[rel] = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+            except OSError as exc:
+                raise _naming(exc, path) from exc
+            temp = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        writer = _Piecewise(self, rel, temp)
+        self._open.append(writer)
+        return writer
+
+    def commit(self) -> list[Path]:
+        """Rename the changed files into place (mode 0644); remove the temps of the others."""
+        if self._open:
+            raise ValueError(f"{self._open[0].rel} is still being written")
+        written = []
+        for rel in self.names:
+            temp = self._temps.pop(rel, None)
+            if temp is None:
+                continue
+            if rel not in self.stale:
+                os.unlink(temp)
+                continue
+            path = self.out / rel
+            try:
+                os.chmod(temp, 0o644)
+                os.replace(temp, path)
+            except OSError as exc:
+                Path(temp).unlink(missing_ok=True)
+                raise _naming(exc, path) from exc
+            written.append(path)
+        return written
+
+    def discard(self) -> None:
+        for writer in list(self._open):
+            writer.close()
+        for temp in self._temps.values():
+            Path(temp).unlink(missing_ok=True)
+        self._temps.clear()
+        for folder in reversed(self._made):
+            with contextlib.suppress(OSError):  # not empty: something else was written there meanwhile
+                folder.rmdir()
+
+
+class _Piecewise:
+    """One file of a StagedFiles: compared with the file on disk as the pieces come (read as
+    `Path.read_text` reads it), and copied to its temp file."""
+
+    def __init__(self, files: StagedFiles, rel: str, temp: TextIO | None) -> None:
+        self.files = files
+        self.rel = rel
+        self._temp = temp
+        self._old: TextIO | None
+        try:
+            self._old = open(files.out / rel, encoding="utf-8")  # noqa: SIM115  (closed by close())
+        except OSError:
+            self._old = None
+        self._same = self._old is not None
+
+    def write(self, text: str) -> None:
+        if self._temp is not None:
+            self._temp.write(text)
+        if self._same:
+            self._same = self._read(len(text)) == text
+
+    def _read(self, size: int) -> str | None:
+        try:
+            return self._old.read(size) if self._old is not None else None
+        except (OSError, ValueError):  # unreadable, or not UTF-8: stale
+            return None
+
+    def close(self) -> None:
+        if self not in self.files._open:
+            return
+        self.files._open.remove(self)
+        if self._same and self._read(1) != "":
+            self._same = False
+        if not self._same:
+            self.files.stale.append(self.rel)
+        for f in (self._old, self._temp):
+            if f is not None:
+                f.close()
