@@ -1,8 +1,10 @@
 """`triton-sre generate`: slos.yaml -> alerts/*.yaml, alerts/tests/*.yaml, dashboards/*.json.
 
-Everything is rendered in memory first; nothing is written unless the whole spec is valid, and
-the same input always gives byte-identical files. `--check` writes nothing and exits 1 naming
-every file that is missing or differs.
+Each file is written as it is rendered, a piece at a time, to a temp file next to its place
+(files.StagedFiles), and the changed ones are renamed into place only once every file rendered:
+nothing is written unless the whole spec is valid and renders. The same input always gives
+byte-identical files. `--check` writes nothing, compares each file with the one on disk as it is
+rendered, and exits 1 naming every file that is missing or differs.
 """
 
 from __future__ import annotations
@@ -10,22 +12,24 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import io
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from triton_sre import conventions as c
 from triton_sre.checks import runbook_base_arg
-from triton_sre.files import stale_files, write_files
+from triton_sre.files import StagedFiles
 from triton_sre.generate import families
-from triton_sre.generate.rulefile import render_yaml
+from triton_sre.generate.rulefile import Writer, YamlListWriter, yaml_pieces
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, load_spec, spec_warnings
 
 DEFAULT_SPEC = DEFAULT_SPEC_FILE
 ALERTS_DIR = "alerts"
 TESTS_DIR = "alerts/tests"
 DASHBOARDS_DIR = "dashboards"
+TESTS_KEY = "tests"  # a promtool test file's list of test groups
 _NEVER = 2**31 - 1  # the largest threshold gc.set_threshold takes (a C int)
 
 
@@ -47,26 +51,87 @@ def no_full_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
+class _Text(io.StringIO):
+    """A file rendered in memory (render_all): closing it keeps its text."""
+
+    def __init__(self, files: dict[str, str], rel: str) -> None:
+        super().__init__()
+        self.files, self.rel = files, rel
+
+    def close(self) -> None:
+        self.files[self.rel] = self.getvalue()
+        super().close()
+
+
+class _InMemory:
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def open(self, rel: str) -> _Text:
+        return _Text(self.texts, rel)
+
+
 def render_all(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, str]:
-    """Relative path -> file content for every generated artifact.
+    """Relative path -> file content for every generated artifact but deploy/ (what `generate`
+    writes, rendered in memory)."""
+    files = _InMemory()
+    emit(spec, base_url, files, deploy=False)
+    return dict(sorted(files.texts.items()))
+
+
+class Files(Protocol):
+    def open(self, rel: str) -> Writer: ...
+
+
+def emit(spec: Spec, base_url: str, files: Files, deploy: bool = True) -> None:
+    """Render every generated file into `files`, a piece at a time, each document built when its
+    turn comes and dropped once written: the rule files (held while deploy/'s PrometheusRule is
+    written from them, and their group names for the promtool tests' evaluation order), then the
+    tests a family at a time, a test group at a time (the SLO family's are built an SLO at a time),
+    then the dashboards.
 
     Rule families (and their promtool tests) are registered in generate/families.py (FAMILIES),
-    dashboards in generate/dashboards.py (DASHBOARDS). Dashboards are imported here, not at the top:
-    the CLI builds this command's parser for every command, and only generate needs grafanalib.
+    dashboards in generate/dashboards.py (DASHBOARDS). Dashboards (grafanalib) and deploy/ (jinja2)
+    are imported here, not at the top: the CLI builds this command's parser for every command, and
+    only generate needs them (the [generate] extra).
     """
-    from triton_sre.generate import dashboards  # grafanalib: the [generate] extra
+    from triton_sre.generate import dashboards
 
     source = Path(spec.source).name
-    files: dict[str, str] = {}
     with no_full_collections():
         rules = families.rule_files(spec, base_url)
         for name, doc in rules.items():
-            files[f"{ALERTS_DIR}/{name}"] = render_yaml(doc, source)
-        for name, doc in families.test_files(spec, base_url, rules).items():
-            files[f"{TESTS_DIR}/{name}"] = render_yaml(doc, source)
+            _write(files, f"{ALERTS_DIR}/{name}", yaml_pieces(doc, source))
+        if deploy:
+            from triton_sre.stack.render import deploy_pieces
+
+            for rel, pieces in deploy_pieces(spec, base_url, rules):
+                _write(files, rel, pieces)
+        streams = families.test_streams(spec, base_url, rules)
+        del rules  # the tests need only the group names: test_streams kept them
+        for heads, groups in streams:
+            _write_tests(files, source, heads, groups)
         for name, board in dashboards.dashboards(spec, base_url).items():
-            files[f"{DASHBOARDS_DIR}/{name}"] = dashboards.render_json(board)
-    return dict(sorted(files.items()))
+            _write(files, f"{DASHBOARDS_DIR}/{name}", [dashboards.render_json(board)])
+
+
+def _write(files: Files, rel: str, pieces: Iterable[str]) -> None:
+    out = files.open(rel)
+    for piece in pieces:
+        out.write(piece)
+    out.close()
+
+
+def _write_tests(files: Files, source: str, heads: dict[str, Any], groups: Iterator[tuple[str, Any]]) -> None:
+    """One family's promtool test files, open together, each group written as soon as it is built."""
+    out = {
+        name: YamlListWriter(files.open(f"{TESTS_DIR}/{name}"), source, head, TESTS_KEY)
+        for name, head in heads.items()
+    }
+    for name, group in groups:
+        out[name].add(group)
+    for file in out.values():
+        file.close()
 
 
 def add_generate_parser(commands: Any, epilog: str) -> None:
@@ -110,12 +175,13 @@ def _generate(args: argparse.Namespace) -> int:
     for warning in [*spec_warnings(spec), *families.warnings(spec)]:
         print(f"triton-sre generate: warning: {warning}", file=sys.stderr)
     base = str(args.runbook_base_url)  # not empty, no template braces (checks.runbook_base_arg)
-    from triton_sre.stack.render import deploy_files  # jinja2: the [generate] extra
-
-    files = {**render_all(spec, base), **deploy_files(spec, base)}  # + deploy/ (compose, k8s)
     out: Path = args.out
+    with StagedFiles(out, write=not args.check) as files:
+        emit(spec, base, files)  # + deploy/ (compose, k8s)
+        written = [] if args.check else files.commit()
+    names = sorted(files.names)
     if args.check:
-        stale = stale_files(files, out)
+        stale = sorted(files.stale)
         if stale:
             print(
                 f"triton-sre generate --check: {len(stale)} generated file(s) are stale or missing; "
@@ -125,10 +191,9 @@ def _generate(args: argparse.Namespace) -> int:
             for rel in stale:
                 print(f"  {out / rel}", file=sys.stderr)
             return c.EXIT_FAILURE
-        print(f"{len(files)} generated files are up to date with {args.spec}")
+        print(f"{len(names)} generated files are up to date with {args.spec}")
         return c.EXIT_OK
-    written = write_files(files, out)
-    print(f"generated {len(files)} files from {args.spec} into {out}/ ({len(written)} changed)")
-    for rel in files:
+    print(f"generated {len(names)} files from {args.spec} into {out}/ ({len(written)} changed)")
+    for rel in names:
         print(f"  {out / rel}")
     return c.EXIT_OK

@@ -10,8 +10,9 @@ To add a family: write `generate/<family>.py` exposing its file name and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate import (
@@ -41,12 +42,19 @@ class Family:
     file: str  # under alerts/
     rules: Callable[[Spec, str], RuleFile]  # (spec, runbook base url) -> rule file
     tests: Callable[[Spec, str], dict[str, TestFile]]  # (spec, base url) -> file under alerts/tests/ -> doc
+    # the same, built as it is written (a family with many groups per SLO): TestStream
+    stream: Callable[[Spec, str], TestStream] | None = None
+
+
+# file under alerts/tests/ -> its document without `tests` (its last key), then the test groups as they are
+# built: (file, group) pairs, each file's in order
+TestStream = tuple[dict[str, TestFile], Iterator[tuple[str, Any]]]
 
 
 # Order matters: rule files (and so promtool's group order among independent groups) follow it.
 FAMILIES: tuple[Family, ...] = (
     Family(recording.RECORDING_FILE, recording.rule_file, tests_recording.test_files),
-    Family(slo_rules.SLO_FILE, slo_rules.rule_file, tests_slo.test_files),
+    Family(slo_rules.SLO_FILE, slo_rules.rule_file, tests_slo.test_files, tests_slo.test_stream),
     Family(operational.OPERATIONAL_FILE, operational.rule_file, tests_operational.test_files),
     Family(llm.LLM_FILE, llm.rule_file, tests_llm.test_files),
     Family(capacity.CAPACITY_FILE, capacity.rule_file, tests_capacity.test_files),
@@ -72,6 +80,33 @@ def test_files(
         for family in FAMILIES
         for name, doc in family.tests(spec, base_url).items()
     }
+
+
+def test_streams(spec: Spec, base_url: str, rules: dict[str, RuleFile]) -> Iterator[TestStream]:
+    """What test_files gives, family by family, each family's documents built only when its turn
+    comes, its test groups (TestStream) one by one: `generate` writes each as it comes and holds
+    neither the documents nor their text. Needs only the group names of `rules` once called."""
+    order = eval_order(rules)
+    names = {name: {"groups": [{"name": g["name"]} for g in doc["groups"]]} for name, doc in rules.items()}
+    return _streams(spec, base_url, names, order)
+
+
+def _streams(spec: Spec, base_url: str, rules: dict[str, RuleFile], order: list[str]) -> Iterator[TestStream]:
+    for family in FAMILIES:
+        heads, groups = (
+            family.stream(spec, base_url) if family.stream else _split(family.tests(spec, base_url))
+        )
+        yield {name: with_eval_order(head, rules, order) for name, head in heads.items()}, groups
+
+
+def _split(docs: dict[str, TestFile]) -> TestStream:
+    heads = {}
+    for name, doc in docs.items():
+        *keys, last = doc
+        if last != "tests":
+            raise ValueError(f"{name}: `tests` is not the document's last key")
+        heads[name] = {key: doc[key] for key in keys}
+    return heads, ((name, group) for name, doc in docs.items() for group in doc["tests"])
 
 
 def warnings(spec: Spec) -> list[str]:

@@ -11,7 +11,7 @@ within 1 % of its threshold, and the tier under test sits 2 % above or below it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -346,24 +346,32 @@ def _one_track(spec: Spec, base_url: str, track: Track, title: str, minutes: Seq
     return _scenario(spec, base_url, name, [track], FAST_STEP, [m * FAST_STEP for m in minutes])
 
 
+FAST_TEST_FILE = "triton-slo-rules.test.yaml"
+SLOW_TEST_FILE = "triton-slo-rules-long-windows.test.yaml"
+
+
 def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
     """Test file name (under alerts/tests/) -> promtool document: the fast tiers at FAST_STEP, the
     1d/3d tiers at SLOW_STEP (their own file: a 1-minute step over days would be slow)."""
-    fast: list[dict[str, Any]] = []
-    slow: list[dict[str, Any]] = []
-    for slo in spec.slos:
-        f, s = slo_scenarios(spec, slo, base_url)
-        fast += f
-        slow += s
-    return {
-        "triton-slo-rules.test.yaml": {
-            "rule_files": [f"../{SLO_FILE}"],
-            "evaluation_interval": format_duration(FAST_STEP),
-            "tests": fast,
-        },
-        "triton-slo-rules-long-windows.test.yaml": {
-            "rule_files": [f"../{SLO_FILE}"],
-            "evaluation_interval": format_duration(SLOW_STEP),
-            "tests": slow,
-        },
+    heads, groups = test_stream(spec, base_url)
+    docs: dict[str, dict[str, Any]] = {name: {**head, "tests": []} for name, head in heads.items()}
+    for name, group in groups:
+        docs[name]["tests"].append(group)
+    return docs
+
+
+def test_stream(spec: Spec, base_url: str) -> tuple[dict[str, dict[str, Any]], Iterator[tuple[str, Any]]]:
+    """test_files as families.TestStream: the documents without `tests`, then (file, group) pairs,
+    one SLO's groups built at a time."""
+    heads = {
+        name: {"rule_files": [f"../{SLO_FILE}"], "evaluation_interval": format_duration(step)}
+        for name, step in ((FAST_TEST_FILE, FAST_STEP), (SLOW_TEST_FILE, SLOW_STEP))
     }
+    return heads, _groups(spec, base_url)
+
+
+def _groups(spec: Spec, base_url: str) -> Iterator[tuple[str, Any]]:
+    for slo in spec.slos:
+        fast, slow = slo_scenarios(spec, slo, base_url)
+        yield from ((FAST_TEST_FILE, group) for group in fast)
+        yield from ((SLOW_TEST_FILE, group) for group in slow)

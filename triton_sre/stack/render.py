@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import jinja2
 from triton_sre import conventions as c
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.k8s_autoscaling import autoscaling_files
-from triton_sre.generate.rulefile import render_yaml
+from triton_sre.generate.rulefile import RuleFile, yaml_pieces
 from triton_sre.rollout.k8s import rollout_k8s_files
 from triton_sre.slo import Spec, format_duration
 
@@ -142,6 +143,11 @@ def startup_probe(spec: Spec) -> dict[str, Any]:
 
 def render_k8s(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, str]:
     """The Kubernetes example: Triton with the exporter sidecar, a PodMonitor, a PrometheusRule."""
+    return {rel: "".join(pieces) for rel, pieces in _k8s_pieces(spec, rule_files(spec, base_url))}
+
+
+def _k8s_pieces(spec: Spec, rules: dict[str, RuleFile]) -> Iterator[tuple[str, Iterable[str]]]:
+    """render_k8s's files, the PrometheusRule (every group of `rules`) in pieces (rulefile.yaml_pieces)."""
     env = _env()
     ctx = {
         "header": HEADER,
@@ -157,26 +163,35 @@ def render_k8s(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
         "exporter_job": spec.exporter_job,
         **startup_probe(spec),
     }
-    groups = [g for f in rule_files(spec, base_url).values() for g in f["groups"]]
+    groups = [g for f in rules.values() for g in f["groups"]]
     rule = {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
         "metadata": {"name": "triton-sre", "labels": {"app.kubernetes.io/part-of": "triton-sre"}},
         "spec": {"groups": groups},
     }
-    return {
-        K8S_DEPLOYMENT_FILE: env.get_template("k8s-triton-deployment.yaml.j2").render(ctx),
-        K8S_PODMONITOR_FILE: env.get_template("k8s-podmonitor.yaml.j2").render(ctx),
-        K8S_PROMETHEUSRULE_FILE: render_yaml(rule, Path(spec.source).name),
-        **rollout_k8s_files(spec),
-    }
+    yield K8S_DEPLOYMENT_FILE, [env.get_template("k8s-triton-deployment.yaml.j2").render(ctx)]
+    yield K8S_PODMONITOR_FILE, [env.get_template("k8s-podmonitor.yaml.j2").render(ctx)]
+    yield K8S_PROMETHEUSRULE_FILE, yaml_pieces(rule, Path(spec.source).name)
+    yield from ((rel, [text]) for rel, text in rollout_k8s_files(spec).items())
 
 
 def deploy_files(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, str]:
     """Everything `triton-sre generate` writes under deploy/ (paths relative to the repository)."""
-    files = {
-        **render_configs(spec, compose_topology()),
-        **render_k8s(spec, base_url),
-        **autoscaling_files(spec),
+    return {rel: "".join(pieces) for rel, pieces in deploy_pieces(spec, base_url)}
+
+
+def deploy_pieces(
+    spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL, rules: dict[str, RuleFile] | None = None
+) -> Iterator[tuple[str, Iterable[str]]]:
+    """deploy_files in path order, each file's text in pieces (the PrometheusRule's a rule group
+    each); `rules`: families.rule_files(spec, base_url) when the caller has built them already
+    (`generate` writes alerts/ from the same documents)."""
+    rules = rule_files(spec, base_url) if rules is None else rules
+    files: dict[str, Iterable[str]] = {
+        **{rel: [text] for rel, text in render_configs(spec, compose_topology()).items()},
+        **dict(_k8s_pieces(spec, rules)),
+        **{rel: [text] for rel, text in autoscaling_files(spec).items()},
     }
-    return {f"{c.DEPLOY_DIR}/{rel}": content for rel, content in sorted(files.items())}
+    for rel in sorted(files):
+        yield f"{c.DEPLOY_DIR}/{rel}", files[rel]

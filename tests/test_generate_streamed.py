@@ -1,0 +1,116 @@
+"""`generate` at thousands of SLOs: each document is written as it is built and dropped, the rule
+files are built once, and nothing reaches --out unless every file rendered (bench/RESULTS.md,
+"generate without holding every document")."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.generate import dashboards, families, tests_slo
+from triton_sre.generate.command import run_generate
+
+_SLO = "{{name: a{i}, type: availability, models: [m{i}], objective: 99.9, period: 30d, min_request_rate: 1}}"
+
+
+def _args(tmp_path: Path, slos: int, out: Path, check: bool = False) -> argparse.Namespace:
+    spec = tmp_path / f"slos-{slos}.yaml"
+    spec.write_text("slos:\n" + "".join(f"  - {_SLO.format(i=i)}\n" for i in range(slos)), encoding="utf-8")
+    return argparse.Namespace(spec=spec, out=out, runbook_base_url=c.DEFAULT_RUNBOOK_BASE_URL, check=check)
+
+
+def _test_groups_alive() -> int:
+    """promtool test groups (the largest documents generate builds) alive now."""
+    return sum(1 for o in gc.get_objects() if type(o) is dict and "input_series" in o)
+
+
+def test_the_slo_tests_are_held_one_slo_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """All the SLO family's test groups were built before the first was written: at 10,000 SLOs
+    they were the largest holder. Now each SLO's are written as they are built, then dropped."""
+    built: list[int] = []
+    alive: list[int] = []
+    scenarios = tests_slo.slo_scenarios
+
+    def counted(*args: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        alive.append(_test_groups_alive())
+        fast, slow = scenarios(*args)
+        built.append(len(fast) + len(slow))
+        return fast, slow
+
+    monkeypatch.setattr(tests_slo, "slo_scenarios", counted)
+    assert run_generate(_args(tmp_path, 30, tmp_path / "out")) == c.EXIT_OK
+    assert len(built) == 30 and sum(built) >= 30 * 10
+    # before an SLO's groups are built, only the previous SLO's may still be alive
+    assert max(alive) <= max(built), (alive, built)
+
+
+def test_the_rule_files_are_built_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """deploy/'s PrometheusRule is written from the rule documents alerts/ was written from (it
+    built them all a second time, on top of everything held)."""
+    calls: dict[str, int] = {}
+
+    def counting(family: families.Family) -> families.Family:
+        def rules(spec: Any, base_url: str) -> Any:
+            calls[family.file] = calls.get(family.file, 0) + 1
+            return family.rules(spec, base_url)
+
+        return dataclasses.replace(family, rules=rules)
+
+    monkeypatch.setattr(families, "FAMILIES", tuple(counting(f) for f in families.FAMILIES))
+    assert run_generate(_args(tmp_path, 3, tmp_path / "out")) == c.EXIT_OK
+    assert calls == {f.file: 1 for f in families.FAMILIES}
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["over-a-previous-run", "into-a-new-directory"])
+def test_a_failure_while_rendering_leaves_out_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: bool
+) -> None:
+    """Files are written as they are rendered, to temp files: when a later one fails (here the
+    dashboards, rendered last), none is renamed into place, and no temp file or new folder is left."""
+    out = tmp_path / "out"
+    if existing:
+        assert run_generate(_args(tmp_path, 2, out)) == c.EXIT_OK
+    before = _tree(out) if existing else None
+    names_before = sorted(p.name for p in out.rglob("*")) if existing else None
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("dashboard failed")
+
+    monkeypatch.setattr(dashboards, "dashboards", broken)
+    with pytest.raises(RuntimeError, match="dashboard failed"):
+        run_generate(_args(tmp_path, 5, out))  # 5 SLOs: every rule and test file differs
+    if existing:
+        assert _tree(out) == before and sorted(p.name for p in out.rglob("*")) == names_before
+    else:
+        assert not out.exists()
+
+
+def test_check_compares_each_file_as_it_is_rendered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--check names a file that differs anywhere (its first bytes, its last, or a byte too many)
+    and one that is missing, and writes nothing."""
+    out = tmp_path / "out"
+    assert run_generate(_args(tmp_path, 3, out)) == c.EXIT_OK
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    first, last, longer, missing = files[0], files[1], files[-1], files[2]
+    first.write_text("x" + first.read_text(encoding="utf-8")[1:], encoding="utf-8")
+    last.write_text(last.read_text(encoding="utf-8")[:-1] + "x", encoding="utf-8")
+    longer.write_text(longer.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    missing.unlink()
+    before = _tree(out)
+    capsys.readouterr()
+    assert run_generate(_args(tmp_path, 3, out, check=True)) == c.EXIT_FAILURE
+    named = {line.strip() for line in capsys.readouterr().err.splitlines()[1:]}
+    assert named == {str(p) for p in (first, last, longer, missing)}
+    assert _tree(out) == before
