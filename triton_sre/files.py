@@ -151,7 +151,7 @@ class StagedFiles:
 
     def discard(self) -> None:
         for writer in list(self._open):
-            writer.close()
+            writer.close(discarding=True)
         for temp in self._temps.values():
             Path(temp).unlink(missing_ok=True)
         self._temps.clear()
@@ -177,7 +177,10 @@ class _Piecewise:
 
     def write(self, text: str) -> None:
         if self._temp is not None:
-            self._temp.write(text)
+            try:
+                self._temp.write(text)
+            except OSError as exc:  # a full disk: the error names the file, not the temp file
+                raise _naming(exc, self.files.out / self.rel) from exc
         if self._same:
             self._same = self._read(len(text)) == text
 
@@ -187,7 +190,7 @@ class _Piecewise:
         except (OSError, ValueError):  # unreadable, or not UTF-8: stale
             return None
 
-    def close(self) -> None:
+    def close(self, discarding: bool = False) -> None:
         if self not in self.files._open:
             return
         self.files._open.remove(self)
@@ -195,6 +198,11 @@ class _Piecewise:
             self._same = False
         if not self._same:
             self.files.stale.append(self.rel)
-        for f in (self._old, self._temp):
-            if f is not None:
-                f.close()
+        if self._old is not None:
+            self._old.close()
+        if self._temp is not None:
+            try:
+                self._temp.close()  # writes what is buffered
+            except OSError as exc:
+                if not discarding:
+                    raise _naming(exc, self.files.out / self.rel) from exc
