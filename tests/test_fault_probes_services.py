@@ -178,7 +178,10 @@ def test_a_slow_prometheus_cannot_hold_a_slash_command_past_slacks_window(
     """`/triton rollout <model>` made its 19 queries one after another at up to 5 s each: against a
     Prometheus taking 0.5 s per answer it held one of the bot's 16 HTTP workers for ~10 s, long after
     Slack (3 s) had dropped the answer; a slower one, a minute per command."""
-    versions = [{"metric": {c.LABEL_VERSION: v}, "value": [0, "5"]} for v in ("1", "2")]
+    # One answer for every instant query: the versions' request rates, and `time()` read from the first
+    # (a plausible clock, as a real Prometheus gives; prom.PLAUSIBLE_CLOCK refuses 5).
+    now = f"{time.time():.3f}"
+    versions = [{"metric": {c.LABEL_VERSION: v}, "value": [0, now]} for v in ("1", "2")]
     httpd = serve(lambda q, ts: {"resultType": "matrix", "result": []}, delay=SLOW_QUERY_S, instant=versions)
     prometheus = f"http://127.0.0.1:{httpd.server_address[1]}"
     settings = BotSettings(channel="#c", listen="127.0.0.1:0", prometheus_url=prometheus)
