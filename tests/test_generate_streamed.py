@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,56 @@ def test_check_compares_each_file_as_it_is_rendered(
     named = {line.strip() for line in capsys.readouterr().err.splitlines()[1:]}
     assert named == {str(p) for p in (first, last, longer, missing)}
     assert _tree(out) == before
+
+
+def _fresh(tmp_path: Path, slos: int) -> dict[str, bytes]:
+    out = tmp_path / "fresh"
+    assert run_generate(_args(tmp_path, slos, out)) == c.EXIT_OK
+    return _tree(out)
+
+
+def test_unchanged_files_are_not_written_so_a_read_only_out_that_is_up_to_date_is_fine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before files were streamed, generate wrote only the files that differ: rerun over an
+    up-to-date --out on a read-only mount (or a full disk) it said "0 changed". Staging every file
+    in a temp file made that an error (measured with a read-only and a full tmpfs)."""
+    out = tmp_path / "out"
+    assert run_generate(_args(tmp_path, 3, out)) == c.EXIT_OK
+    before = _tree(out)
+
+    def read_only(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    capsys.readouterr()
+    assert run_generate(_args(tmp_path, 3, out)) == c.EXIT_OK
+    assert "(0 changed)" in capsys.readouterr().out
+    assert _tree(out) == before
+
+
+@pytest.mark.parametrize("change", ["first-byte", "last-byte", "longer", "shorter", "missing", "middle"])
+def test_a_file_that_differs_anywhere_is_rewritten_whole(tmp_path: Path, change: str) -> None:
+    """A file is staged from its first difference on, with the equal text before it read back from
+    the file on disk: the rewritten file is exactly what a fresh run writes, and only it changes."""
+    fresh = _fresh(tmp_path, 3)
+    out = tmp_path / "out"
+    assert run_generate(_args(tmp_path, 3, out)) == c.EXIT_OK
+    target = max((p for p in out.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+    text = target.read_text(encoding="utf-8")
+    half = len(text) // 2
+    edited = {
+        "first-byte": "x" + text[1:],
+        "last-byte": text[:-1] + "x",
+        "longer": text + "more\n",
+        "shorter": text[:half],
+        "middle": text[:half] + "x" + text[half + 1 :],
+    }
+    if change == "missing":
+        target.unlink()
+    else:
+        target.write_text(edited[change], encoding="utf-8")
+    others = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file() and p != target}
+    assert run_generate(_args(tmp_path, 3, out)) == c.EXIT_OK
+    assert _tree(out) == fresh
+    assert {p: p.stat().st_mtime_ns for p in others} == others

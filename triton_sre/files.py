@@ -85,10 +85,11 @@ def write_files(files: dict[str, str], out: Path) -> list[Path]:
 
 class StagedFiles:
     """Files written piece by piece under `out`, each compared with the file already there as it is
-    written, so that no file's whole text is ever held. With `write`, every file also goes to a temp
-    file next to its place, and `commit` renames the changed ones into place, all at the end: a
-    failure before (the `with` block raising) leaves `out` as it was, temp files and the folders made
-    for them removed. Without `write` nothing is written; `stale` names the files that differ."""
+    written, so that no file's whole text is ever held. With `write`, every file that differs also
+    goes to a temp file next to its place (an unchanged one is never written, as before), and `commit`
+    renames them into place, all at the end: a failure before (the `with` block raising) leaves `out`
+    as it was, temp files and the folders made for them removed. Without `write` nothing is written;
+    `stale` names the files that differ."""
 
     def __init__(self, out: Path, write: bool) -> None:
         self.out = out
@@ -112,20 +113,23 @@ class StagedFiles:
         if rel in self.names:
             raise ValueError(f"{rel} rendered twice")
         self.names.append(rel)
-        path = self.out / rel
-        temp = None
-        if self.write:
-            missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._made += reversed(missing)
-            try:
-                fd, self._temps[rel] = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-            except OSError as exc:
-                raise _naming(exc, path) from exc
-            temp = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
-        writer = _Piecewise(self, rel, temp)
+        writer = _Piecewise(self, rel)
         self._open.append(writer)
         return writer
+
+    def _stage(self, rel: str) -> TextIO:
+        """`rel`'s temp file, made when the file is found to differ (missing, or a piece that is not
+        what is on disk): an unchanged file costs no write, so a read-only --out or a full disk
+        whose files are up to date is no error."""
+        path = self.out / rel
+        missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._made += reversed(missing)
+        try:
+            fd, self._temps[rel] = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        except OSError as exc:
+            raise _naming(exc, path) from exc
+        return os.fdopen(fd, "w", encoding="utf-8", newline="\n")
 
     def commit(self) -> list[Path]:
         """Rename the changed files into place (mode 0644); remove the temps of the others."""
@@ -162,27 +166,37 @@ class StagedFiles:
 
 class _Piecewise:
     """One file of a StagedFiles: compared with the file on disk as the pieces come (read as
-    `Path.read_text` reads it), and copied to its temp file."""
+    `Path.read_text` reads it), and copied to a temp file from the first difference on
+    (with the equal text before it, read back from the file on disk)."""
 
-    def __init__(self, files: StagedFiles, rel: str, temp: TextIO | None) -> None:
+    _CHUNK = 1 << 20
+
+    def __init__(self, files: StagedFiles, rel: str) -> None:
         self.files = files
         self.rel = rel
-        self._temp = temp
+        self._temp: TextIO | None = None
+        self._matched = 0  # characters written so far, all equal to the file on disk's
         self._old: TextIO | None
         try:
             self._old = open(files.out / rel, encoding="utf-8")  # noqa: SIM115  (closed by close())
         except OSError:
             self._old = None
         self._same = self._old is not None
+        if not self._same and files.write:
+            self._temp = files._stage(rel)
 
     def write(self, text: str) -> None:
+        if self._same:
+            self._same = self._read(len(text)) == text
+            if self._same:
+                self._matched += len(text)
+                return
+            self._diverged()
         if self._temp is not None:
             try:
                 self._temp.write(text)
             except OSError as exc:  # a full disk: the error names the file, not the temp file
                 raise _naming(exc, self.files.out / self.rel) from exc
-        if self._same:
-            self._same = self._read(len(text)) == text
 
     def _read(self, size: int) -> str | None:
         try:
@@ -190,12 +204,31 @@ class _Piecewise:
         except (OSError, ValueError):  # unreadable, or not UTF-8: stale
             return None
 
+    def _diverged(self) -> None:
+        """The file differs from here on: stage it, with the `_matched` characters before."""
+        if not self.files.write:
+            return
+        self._temp = self.files._stage(self.rel)
+        assert self._old is not None  # only a file on disk can have matched
+        try:
+            self._old.seek(0)
+            left = self._matched
+            while left:
+                chunk = self._old.read(min(left, self._CHUNK))
+                if not chunk:  # the file shrank under us: its text is not the one compared
+                    raise OSError(f"{self.files.out / self.rel} changed while being compared")
+                self._temp.write(chunk)
+                left -= len(chunk)
+        except OSError as exc:
+            raise _naming(exc, self.files.out / self.rel) from exc
+
     def close(self, discarding: bool = False) -> None:
         if self not in self.files._open:
             return
         self.files._open.remove(self)
-        if self._same and self._read(1) != "":
+        if self._same and not discarding and self._read(1) != "":  # the file on disk is longer
             self._same = False
+            self._diverged()
         if not self._same:
             self.files.stale.append(self.rel)
         if self._old is not None:
