@@ -7,6 +7,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import os
+import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -168,3 +172,42 @@ def test_a_file_that_differs_anywhere_is_rewritten_whole(tmp_path: Path, change:
     assert run_generate(_args(tmp_path, 3, out)) == c.EXIT_OK
     assert _tree(out) == fresh
     assert {p: p.stat().st_mtime_ns for p in others} == others
+
+
+_KILLED_WHILE_RENDERING = """
+import os, signal, sys
+from triton_sre.cli import main
+from triton_sre.generate import dashboards
+def killed(*args):
+    os.kill(os.getpid(), signal.{sig})  # the dashboards come last: every other file is staged by now
+    raise AssertionError("the signal did not end the process")
+dashboards.dashboards = killed
+sys.exit(main(["generate", "--spec", sys.argv[1], "--out", sys.argv[2]]))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("existing", [True, False], ids=["over-a-previous-run", "into-a-new-directory"])
+def test_a_stop_signal_while_rendering_leaves_no_temp_file(tmp_path: Path, sig: str, existing: bool) -> None:
+    """`timeout` or a cancelled CI job (SIGTERM), a closed terminal (SIGHUP): files are staged as they
+    are rendered, and the signal's default action left them all in --out. The process still ends by
+    the signal (a shell's 143 / 129), with --out as it was."""
+    out = tmp_path / "out"
+    if existing:
+        assert run_generate(_args(tmp_path, 2, out)) == c.EXIT_OK
+    before = _tree(out) if existing else None
+    names_before = sorted(p.name for p in out.rglob("*")) if existing else None
+    spec = _args(tmp_path, 5, out).spec
+    code = _KILLED_WHILE_RENDERING.format(sig=sig)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(spec), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert done.returncode == -getattr(signal, sig), done.stderr
+    if existing:
+        assert _tree(out) == before and sorted(p.name for p in out.rglob("*")) == names_before
+    else:
+        assert not out.exists()

@@ -23,6 +23,7 @@ from triton_sre.checks import runbook_base_arg
 from triton_sre.files import StagedFiles
 from triton_sre.generate import families
 from triton_sre.generate.rulefile import Writer, YamlListWriter, yaml_pieces
+from triton_sre.shutdown import unwinding_on_stop
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, load_spec, spec_warnings
 
 DEFAULT_SPEC = DEFAULT_SPEC_FILE
@@ -178,7 +179,7 @@ def _generate(args: argparse.Namespace) -> int:
         print(f"triton-sre generate: warning: {warning}", file=sys.stderr)
     base = str(args.runbook_base_url)  # not empty, no template braces (checks.runbook_base_arg)
     out: Path = args.out
-    with StagedFiles(out, write=not args.check) as files:
+    with unwinding_on_stop(), StagedFiles(out, write=not args.check) as files:  # SIGTERM: no temps left
         emit(spec, base, files)  # + deploy/ (compose, k8s)
         written = [] if args.check else files.commit()
     names = sorted(files.names)
