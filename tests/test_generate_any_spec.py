@@ -90,8 +90,6 @@ def test_autoscaling_tests_follow_each_entry_its_job_and_its_warm_floor(tmp_path
     _promtool_test(tmp_path, "triton-autoscaling-rules.test.yaml")
 
 
-
-
 def test_counter_series_never_reset_in_promtool(tmp_path: Path) -> None:
     """A run after increments with no exact float (10 x a 1278.952 floor x 60 s) starts where
     promtool's own float sum ends: resets() sees none, and the counter ends where the exact sum
@@ -192,3 +190,42 @@ def test_a_drawn_spec_generates_rules_that_load_and_tests_that_pass(seed: int, t
     tests = sorted(p.name for p in (tmp_path / "alerts" / "tests").glob("*.yaml"))
     with ThreadPoolExecutor(2) as pool:  # the machine's two cores
         list(pool.map(lambda name: _promtool_test(tmp_path, name), tests))
+
+
+def _same_model_spec(objectives: list[str]) -> dict[str, Any]:
+    slos = [
+        {"name": f"s{i}", "type": "availability", "models": ["m0"], "objective": float(o)}
+        for i, o in enumerate(objectives)
+    ]
+    return {"slos": slos}
+
+
+@pytest.mark.parametrize(
+    "objectives",
+    [["99.0", "99.6"], [f"{99 + i / 20:.2f}" for i in range(20)]],
+    ids=["two", "twenty"],
+)
+def test_slos_sharing_a_model_get_their_scenarios_not_an_internal_error(
+    objectives: list[str], tmp_path: Path
+) -> None:
+    """99.0 % and 99.6 % on one model: the first's 1d/2h just-above track burned the second at 7.65x,
+    a rounding tie of the annotation's one decimal, at every check time, and `generate` stopped with
+    `internal error: Unpredictable`. The scenario now moves further from the threshold (tests_slo.MARGINS)."""
+    from triton_sre.generate.tests_slo import FAST_TEST_FILE, SLOW_TEST_FILE
+
+    spec = _render(_same_model_spec(objectives), tmp_path)
+    for name in (FAST_TEST_FILE, SLOW_TEST_FILE):
+        doc = yaml.safe_load((tmp_path / "alerts" / "tests" / name).read_text())
+        titles = [group["name"] for group in doc["tests"]]
+        for slo in spec.slos:  # every tier's just-above and just-below scenario is there
+            assert any(t.startswith(f"{slo.name}: ") and "just above" in t for t in titles), (name, slo.name)
+            assert any(t.startswith(f"{slo.name}: ") and "just below" in t for t in titles), (name, slo.name)
+
+
+@pytest.mark.slow
+def test_the_moved_scenarios_of_slos_sharing_a_model_pass_in_promtool(tmp_path: Path) -> None:
+    from triton_sre.generate.tests_slo import FAST_TEST_FILE, SLOW_TEST_FILE
+
+    _render(_same_model_spec(["99.0", "99.6"]), tmp_path)
+    _promtool_test(tmp_path, FAST_TEST_FILE)
+    _promtool_test(tmp_path, SLOW_TEST_FILE)
