@@ -222,10 +222,48 @@ def test_slos_sharing_a_model_get_their_scenarios_not_an_internal_error(
             assert any(t.startswith(f"{slo.name}: ") and "just below" in t for t in titles), (name, slo.name)
 
 
+def test_a_track_whose_rate_sits_on_another_slo_s_floor_is_scaled_not_an_internal_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`strict`'s page-tier track fed 1 request/s, within 1 % of `busy`'s floor of 0.989 at every check
+    time (the guard decides there): `internal error: Unpredictable`. The track's rate is scaled now."""
+    from triton_sre.generate.tests_slo import FAST_TEST_FILE
+
+    spec = _render(BUSY_AND_STRICT, tmp_path)
+    doc = yaml.safe_load((tmp_path / "alerts" / "tests" / FAST_TEST_FILE).read_text())
+    titles = [group["name"] for group in doc["tests"]]
+    assert any(t.startswith("strict: page tier 1h/5m") and "just above" in t for t in titles), titles
+    assert "left out" not in caplog.text
+    assert len(spec.slos) == 2
+
+
+BUSY_AND_STRICT = {
+    "slos": [
+        {
+            "name": "busy",
+            "type": "availability",
+            "models": ["shared"],
+            "objective": 99,
+            "min_request_rate": 0.989,
+        },
+        {
+            "name": "strict",
+            "type": "availability",
+            "models": ["shared"],
+            "objective": 99.95,
+            "min_request_rate": 0.1,
+        },
+    ]
+}
+
+
 @pytest.mark.slow
-def test_the_moved_scenarios_of_slos_sharing_a_model_pass_in_promtool(tmp_path: Path) -> None:
+@pytest.mark.parametrize("which", ["margins", "rates"])
+def test_the_moved_scenarios_of_slos_sharing_a_model_pass_in_promtool(which: str, tmp_path: Path) -> None:
+    """The scenarios moved off a threshold (99.0 % and 99.6 %) or scaled off a floor (busy, strict)
+    still predict what promtool evaluates."""
     from triton_sre.generate.tests_slo import FAST_TEST_FILE, SLOW_TEST_FILE
 
-    _render(_same_model_spec(["99.0", "99.6"]), tmp_path)
+    _render(_same_model_spec(["99.0", "99.6"]) if which == "margins" else BUSY_AND_STRICT, tmp_path)
     _promtool_test(tmp_path, FAST_TEST_FILE)
     _promtool_test(tmp_path, SLOW_TEST_FILE)

@@ -13,6 +13,8 @@ the first is 7.65x of the second), the track moves further off its threshold (`M
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import re
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
@@ -37,6 +39,8 @@ from triton_sre.generate.slo_rules import SLO_FILE, burn_alert_name, burn_alerts
 from triton_sre.generate.tests_slo_series import track_series
 from triton_sre.promql import num, selector
 from triton_sre.slo import SLO, Spec, format_duration, window_seconds
+
+log = logging.getLogger(__name__)
 
 
 def _scenario(
@@ -174,13 +178,14 @@ def _tier_groups(
     kind: str,
     tier: tuple[str, str, str, float],
     variants: Sequence[tuple[str, Fraction]],
+    rate_scale: Fraction = Fraction(1),
 ) -> list[dict[str, Any]]:
     """The just-above/just-below groups of one burn tier (`variants`: their bad shares)."""
     long, short, severity, factor = tier
     step = FAST_STEP if window_seconds(long) <= 6 * 3600 else SLOW_STEP
     lsteps = int(window_seconds(long)) // step
     history = min(lsteps, (3600 if step == FAST_STEP else 6 * 3600) // step)
-    rate = _rate(slo)
+    rate = _rate(slo) * rate_scale
     tracks = [
         Track(
             slo,
@@ -204,6 +209,28 @@ def _tier_groups(
     return groups
 
 
+def _first_predictable(build: Any, choices: Sequence[tuple[Any, ...]]) -> Any:
+    """`build(*choice)` for the first choice whose check times are all predictable; None if none is."""
+    for choice in choices:
+        try:
+            return build(*choice)
+        except Unpredictable:
+            continue
+    return None
+
+
+def _left_out(spec: Spec, slo: SLO, what: str, model: str) -> None:
+    log.warning(
+        "%s: SLO %s: the %s scenario is left out of %s: at every check time it could use, an SLO on "
+        "model %s sits within 1 %% of a threshold or on a rounding tie (SLOs sharing a model)",
+        spec.source,
+        slo.name,
+        what,
+        TESTS,
+        model,
+    )
+
+
 def _event_kind(slo: SLO) -> str | None:
     if slo.type == c.SLO_AVAILABILITY:
         return c.SLO_AVAILABILITY
@@ -218,6 +245,11 @@ def _event_kind(slo: SLO) -> str | None:
 # lands on a rounding tie of the annotation's one decimal (7.65 is ambiguous, 7.6607... is not).
 _MOVED = tuple(Fraction(7 * d + 1, 700) for d in (4, 7, 11, 15, 20, 26, 33, 41))
 MARGINS = ((ABOVE, BELOW), *((1 + m, 1 - m) for m in _MOVED))
+# Where another SLO's traffic floor sits within 1 % of a track's request rate at every check time,
+# the track's rates are scaled (up where the scenario needs traffic, down where it must stay under
+# its own floor): the first scale is the usual one.
+RATE_SCALES_UP = (Fraction(1), Fraction(3, 2), Fraction(9, 4), Fraction(37, 10))
+RATE_SCALES_DOWN = (Fraction(1), Fraction(2, 3), Fraction(4, 9), Fraction(27, 100))
 
 
 def _tier_variants(
@@ -280,20 +312,23 @@ def slo_scenarios(spec: Spec, slo: SLO, base_url: str) -> tuple[list[dict[str, A
             labels = [label for label, _bad in _tier_variants(factor, budget)]
             if not labels:
                 continue  # the tier cannot fire at all (dropped_scenarios says so)
-            for i, margin in enumerate(MARGINS):
-                variants = _tier_variants(factor, budget, margin)
-                if [label for label, _bad in variants] != labels:
-                    continue  # this margin would leave a variant out: not the same scenario
-                try:
-                    groups = _tier_groups(
-                        spec, base_url, slo, models, kind, (long, short, severity, factor), variants
-                    )
-                except Unpredictable:
-                    if i == len(MARGINS) - 1:
-                        raise
-                    continue
-                (fast if step == FAST_STEP else slow).extend(groups)
-                break
+            tier = (long, short, severity, factor)
+            groups = _first_predictable(
+                lambda margin, scale, tier=tier: _tier_groups(
+                    spec, base_url, slo, models, kind, tier, _tier_variants(tier[3], budget, margin), scale
+                ),
+                [
+                    (margin, scale)
+                    for scale in RATE_SCALES_UP
+                    for margin in MARGINS
+                    # a margin that would leave a variant out is not the same scenario
+                    if [label for label, _bad in _tier_variants(factor, budget, margin)] == labels
+                ],
+            )
+            if groups is None:
+                _left_out(spec, slo, f"{severity} tier {long}/{short} at {factor:g}x", models[0])
+                continue
+            (fast if step == FAST_STEP else slow).extend(groups)
     slices = slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM
     kinds = [
         k
@@ -308,17 +343,21 @@ def slo_scenarios(spec: Spec, slo: SLO, base_url: str) -> tuple[list[dict[str, A
     model = models[0]
     for k in kinds:
 
-        def group(title: str, phases: Sequence[Phase], checks: Sequence[int], k: str = k) -> dict[str, Any]:
-            return _one_track(spec, base_url, Track(slo, model, tuple(phases), k), title, checks)
+        def group(
+            title: str,
+            phases: Sequence[Phase],
+            checks: Sequence[int],
+            k: str = k,
+            scales: Sequence[Fraction] = RATE_SCALES_UP,
+        ) -> dict[str, Any] | None:
+            return _one_track(spec, base_url, Track(slo, model, tuple(phases), k), title, checks, scales)
 
-        fast.append(
+        for g in (
             group(
                 "total outage pages within minutes",
                 [Phase(hour, rate, Fraction(0)), Phase(20, rate, Fraction(1))],
                 [hour, hour + 10],
-            )
-        )
-        fast.append(
+            ),
             group(
                 "recovery resolves",
                 [
@@ -327,29 +366,33 @@ def slo_scenarios(spec: Spec, slo: SLO, base_url: str) -> tuple[list[dict[str, A
                     Phase(50, rate, Fraction(0)),
                 ],
                 [hour + 14, hour + 25, hour + 15 + 40],
-            )
-        )
+            ),
+        ):
+            if g is not None:
+                fast.append(g)
         if slo.min_request_rate > 0:
             low = Fraction(repr(slo.min_request_rate)) / 2
-            fast.append(
-                group(
-                    "traffic below min_request_rate never fires",
-                    [Phase(3 * hour, low, Fraction(1))],
-                    [30, 3 * hour],
-                )
+            guard = group(
+                "traffic below min_request_rate never fires",
+                [Phase(3 * hour, low, Fraction(1))],
+                [30, 3 * hour],
+                scales=RATE_SCALES_DOWN,
             )
+            if guard is not None:
+                fast.append(guard)
         zero = group(
             "zero traffic never fires, no NaN", [Phase(4 * hour, Fraction(0), Fraction(0))], [hour, 4 * hour]
         )
-        zero["promql_expr_test"] = [
-            {
-                "expr": selector(c.rec_slo_errors(w), [(c.L_SLO, "=", slo.name)]),
-                "eval_time": format_duration(4 * hour * FAST_STEP),
-                "exp_samples": [],
-            }
-            for w in ("5m", "1h", "2h")
-        ]
-        fast.append(zero)
+        if zero is not None:
+            zero["promql_expr_test"] = [
+                {
+                    "expr": selector(c.rec_slo_errors(w), [(c.L_SLO, "=", slo.name)]),
+                    "eval_time": format_duration(4 * hour * FAST_STEP),
+                    "exp_samples": [],
+                }
+                for w in ("5m", "1h", "2h")
+            ]
+            fast.append(zero)
     if slo.type == c.SLO_LATENCY:
         fast.extend(_tail_scenarios(spec, slo, base_url, models[0], rate, budget, kinds))
     return fast, slow
@@ -378,14 +421,34 @@ def _tail_scenarios(
             (f"average under the threshold, {p} over it: burns", tail_bad, [hour, hour + 30]),
             (f"{p} under the threshold, average over it: never burns", tail_fine, [hour, 2 * hour + 30]),
         ):
-            groups.append(_one_track(spec, base_url, Track(slo, model, tuple(phases), k), title, checks))
+            g = _one_track(spec, base_url, Track(slo, model, tuple(phases), k), title, checks)
+            if g is not None:
+                groups.append(g)
     return groups
 
 
-def _one_track(spec: Spec, base_url: str, track: Track, title: str, minutes: Sequence[int]) -> dict[str, Any]:
-    """A one-model scenario evaluated every minute, checked at `minutes`."""
+def _one_track(
+    spec: Spec,
+    base_url: str,
+    track: Track,
+    title: str,
+    minutes: Sequence[int],
+    scales: Sequence[Fraction] = RATE_SCALES_UP,
+) -> dict[str, Any] | None:
+    """A one-model scenario evaluated every minute, checked at `minutes`; its rates scaled by the first
+    of `scales` that other SLOs on the model leave predictable (None, said on the log, if none does)."""
     name = f"{track.owner.name}: {title} ({track.kind})"
-    return _scenario(spec, base_url, name, [track], FAST_STEP, [m * FAST_STEP for m in minutes])
+    checks = [m * FAST_STEP for m in minutes]
+
+    def build(scale: Fraction) -> dict[str, Any]:
+        phases = tuple(dataclasses.replace(p, rate=p.rate * scale) for p in track.phases)
+        scaled = track if scale == 1 else dataclasses.replace(track, phases=phases)
+        return _scenario(spec, base_url, name, [scaled], FAST_STEP, checks)
+
+    group = _first_predictable(build, [(scale,) for scale in scales])
+    if group is None:
+        _left_out(spec, track.owner, f"'{title}' ({track.kind})", track.model)
+    return group
 
 
 FAST_TEST_FILE = "triton-slo-rules.test.yaml"
