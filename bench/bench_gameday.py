@@ -3,9 +3,9 @@
 What `gameday` does between its HTTP reads, fed the answers a fleet's stack would give: F fault
 scenarios run one after another, each `--polls` observer polls long (0.5 s apart in a real run).
 Every poll hands the Timeline Alertmanager's and Prometheus' firing alerts (`--background` alerts
-firing all along, one per model of a noisy fleet, plus the running fault's) and the Slack
-stand-in's whole record (it answers every call it ever recorded: two posts per fault so far, a
-firing message and its resolution); the runner scores detection at every step of the wait and the
+firing all along, one per model of a noisy fleet, plus the running fault's) and the calls the Slack
+stand-in recorded since the last read (its answer to the observer's `?since=`: a fault's firing
+message and its resolution); the runner scores detection at every step of the wait and the
 losses at the end. Each F runs in its own process under `/usr/bin/time -v`; F goes 1x, 4x, 16x of
 `--base`.
 
@@ -67,6 +67,7 @@ def child(faults: int, polls: int, background: int) -> dict[str, float]:
     timeline = Timeline()
     noise = [_alert(f"noisy-{k}", NOISE) for k in range(background)]
     calls: list[dict[str, object]] = []
+    read = 0
     now = 1_000_000.0
     results = []
     slowest_poll = 0.0
@@ -85,7 +86,9 @@ def child(faults: int, polls: int, background: int) -> dict[str, float]:
                 calls.append(_post(2 * f, model, now, False))
             if p == polls - 3:
                 calls.append(_post(2 * f + 1, model, now, True))
-            timeline.add_calls(json.loads(json.dumps(calls)))  # what the stand-in's answer decodes to
+            # what the stand-in answers the observer's `since` read, decoded
+            timeline.add_calls(json.loads(json.dumps(calls[read:])))
+            read = len(calls)
             if result.seconds_to_notify is None:
                 score_detection(result, timeline, expect, since)
             slowest_poll = max(slowest_poll, time.perf_counter() - t0)

@@ -9,10 +9,12 @@ import types
 from typing import Any
 
 import pytest
+import requests
 
 from triton_sre import conventions as c
+from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.gameday import observer
-from triton_sre.gameday.observer import Intervals, SeenAlert, Timeline, post_from_call
+from triton_sre.gameday.observer import Intervals, SeenAlert, StandinRecord, Timeline, post_from_call
 
 
 def _call(i: int, model: str, at: float) -> dict[str, Any]:
@@ -80,13 +82,21 @@ def test_the_timeline_is_the_one_a_full_reread_gives(seed: int) -> None:
     assert len(timeline.posts) > 20
 
 
+def _post(standin: SlackStandin, i: int) -> None:
+    section = {"type": "section", "text": {"type": "mrkdwn", "text": f"*Alert:* A{i}\n*Model:* m{i}"}}
+    params = {"channel": "C1", "text": f"FIRING [page] A{i}", "blocks": [section]}
+    status, body, _ = standin.handle("chat.postMessage", params, f"Bearer {standin.token}")
+    assert status == 200 and body["ok"], body
+
+
 def test_each_poll_reads_only_what_is_new(monkeypatch: pytest.MonkeyPatch) -> None:
-    """2,000 polls, each seeing one alert of its own and a record one call longer: every call is
-    serialised once and every alert ended once (were 2 million of each)."""
+    """500 polls of a real stand-in, each with one call more in its record: every call crosses HTTP
+    once and is serialised once, and every alert is ended once (were 125,000 calls sent and
+    serialised; every alert ever seen walked at each poll)."""
     dumps = {"n": 0}
 
     def counted_dumps(value: Any, **kwargs: Any) -> str:
-        dumps["n"] += 1
+        dumps["n"] += bool(kwargs.get("sort_keys"))  # a call's key, not a post's blocks as text
         return json.dumps(value, **kwargs)
 
     ended = {"n": 0}
@@ -99,13 +109,51 @@ def test_each_poll_reads_only_what_is_new(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(observer, "json", types.SimpleNamespace(dumps=counted_dumps))
     monkeypatch.setattr(Intervals, "gone", counted_gone)
     timeline = Timeline()
-    record: list[dict[str, Any]] = []
-    polls = 2000
-    for poll in range(polls):
-        timeline.update_alertmanager([SeenAlert("A", ((c.LABEL_MODEL, f"m{poll}"),))], float(poll))
-        record.append(_call(poll, f"m{poll}", float(poll)))
-        timeline.add_calls(list(record))
+    polls, sent = 500, 0
+    with SlackStandin() as standin, requests.Session() as session:
+        record = StandinRecord(standin.url.removesuffix("/api/"), session)
+        for poll in range(polls):
+            timeline.update_alertmanager([SeenAlert("A", ((c.LABEL_MODEL, f"m{poll}"),))], float(poll))
+            _post(standin, poll)
+            calls = record.new_calls()
+            sent += len(calls)
+            timeline.add_calls(calls)
+    assert sent == polls
     assert len(timeline.posts) == polls
     assert dumps["n"] == polls
     assert ended["n"] == polls - 1
     assert sum(spans.active for spans in timeline.alertmanager.values()) == 1
+
+
+def test_a_record_started_again_is_read_from_its_start() -> None:
+    """A reset or a restarted stand-in starts an empty record under a new id: its calls are read
+    from the first, none skipped because the old record was longer."""
+    with SlackStandin() as standin, requests.Session() as session:
+        base = standin.url.removesuffix("/api/")
+        record = StandinRecord(base, session)
+        for i in range(5):
+            _post(standin, i)
+        assert len(record.new_calls()) == 5
+        assert record.new_calls() == []
+        standin.reset()
+        _post(standin, 100)
+        again = record.new_calls()
+        assert [call["params"]["text"] for call in again] == ["FIRING [page] A100"]
+        port = standin.port
+    with SlackStandin(port=port) as restarted:  # a new process on the same port: a new record
+        _post(restarted, 200)
+        _post(restarted, 201)
+        with requests.Session() as session:
+            record.session = session
+            texts = [call["params"]["text"] for call in record.new_calls()]
+    assert texts == ["FIRING [page] A200", "FIRING [page] A201"]
+
+
+@pytest.mark.parametrize("since", ["-1", "x", "1.5", "9" * 40])
+def test_since_must_be_a_count(since: str) -> None:
+    with SlackStandin() as standin:
+        answer = requests.get(
+            f"{standin.url.removesuffix('/api/')}/_standin/calls", params={"since": since}, timeout=5
+        )
+    assert answer.status_code == 400
+    assert "since" in answer.json()["error"]

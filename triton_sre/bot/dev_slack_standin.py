@@ -18,7 +18,9 @@ It enforces what real Slack enforces and the bot must respect:
 
 Faults are injected from Python (`SlackStandin.fail_next`, `go_down`, `come_up`) or over HTTP
 (``POST /_standin/fault`` with ``{"status": 429, "retry_after": 1, "count": 1}``; ``GET
-/_standin/calls`` returns every recorded call). Every call is recorded, rejected or not.
+/_standin/calls`` returns every recorded call, ``?since=N`` those after the first N, with the record's
+id in the ``X-Standin-Record`` header: a new id means a new record, after a restart or a reset).
+Every call is recorded, rejected or not.
 
 ``python -m triton_sre.bot.dev_slack_standin --port 8010 --token xoxb-test`` runs it in the
 foreground and prints what would be posted. Its HTTP handler is the shared `httpserve.SafeHandler`
@@ -44,8 +46,9 @@ from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 from triton_sre.shutdown import stop_on_signals, wait_until_set
 
 MAX_BODY = 10 * 1024 * 1024  # the stand-in's own cap on a request body
+RECORD_HEADER = "X-Standin-Record"
 
-__all__ = ["Call", "Fault", "SlackStandin"]
+__all__ = ["RECORD_HEADER", "Call", "Fault", "SlackStandin"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class SlackStandin:
         self.echo = echo
         self._lock = threading.Condition()
         self._calls: list[Call] = []
+        self.record_id = uuid.uuid4().hex
         self._faults: list[Fault] = []
         self._messages: dict[tuple[str, str], _Message] = {}
         self._uploads: dict[str, dict[str, Any]] = {}
@@ -159,6 +163,7 @@ class SlackStandin:
         with self._lock:
             self._faults.clear()
             self._calls.clear()
+            self.record_id = uuid.uuid4().hex
 
     def calls(self, method: str | None = None, *, ok_only: bool = False) -> list[Call]:
         with self._lock:
@@ -324,8 +329,10 @@ class SlackStandin:
         )
         return 200
 
-    def calls_json(self) -> list[dict[str, Any]]:
-        return [call.__dict__ for call in self.calls()]
+    def calls_json(self, since: int = 0) -> tuple[str, list[dict[str, Any]]]:
+        """The record's id and its calls after the first `since`, as JSON-ready dicts."""
+        with self._lock:
+            return self.record_id, [call.__dict__ for call in self._calls[since:]]
 
 
 def _describe(method: str, params: dict[str, Any], body: dict[str, Any]) -> str:
@@ -370,7 +377,12 @@ class _Handler(SafeHandler):
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
         if parts.path == "/_standin/calls":
-            self._send(200, self.owner.calls_json())
+            since = dict(parse_qsl(parts.query)).get("since", "0")
+            if not since.isdigit() or len(since) > 18:
+                self._send(400, {"ok": False, "error": "since: a count of calls (0, 1, 2, ...)"})
+                return
+            record, calls = self.owner.calls_json(int(since))
+            self._send(200, calls, {RECORD_HEADER: record})
         elif parts.path.startswith("/api/"):
             self._api(parts.path[5:], dict(parse_qsl(parts.query)))
         else:

@@ -14,13 +14,14 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.bot.dev_slack_standin import RECORD_HEADER
 
 POLL_SECONDS = 0.5
 HTTP_TIMEOUT = 3.0
@@ -169,8 +170,6 @@ class Timeline:
         self.annotations: dict[SeenAlert, Labels] = {}
         self.posts: list[Post] = []
         self._calls: set[str] = set()
-        # the stand-in's record as last read: its length and last call (it only grows until a restart)
-        self._record: tuple[int, Mapping[str, Any] | None] = (0, None)
         # per table, the alerts seen by its last poll: only they can end now (every alert ever seen
         # was walked at every poll)
         self._last_seen: dict[str, set[SeenAlert]] = {"prometheus": set(), "alertmanager": set()}
@@ -197,18 +196,12 @@ class Timeline:
         with self.lock:
             self._update("alertmanager", seen, now)
 
-    def add_calls(self, calls: Sequence[Mapping[str, Any]]) -> None:
-        """The stand-in's whole record, read again at every poll: the calls not seen before become
-        posts. A record that still begins with the one read last (the same call where that one
-        ended) is only read past it; one that does not (the stand-in restarted with an empty
-        record) is read whole. Serialising every call of the record at every poll made a gameday
-        of many faults quadratic."""
-        calls = calls if isinstance(calls, list) else list(calls)
+    def add_calls(self, calls: Iterable[Mapping[str, Any]]) -> None:
+        """Calls the stand-in recorded since the last read (`StandinRecord`): each becomes a post,
+        once (a call read twice, the same method, parameters, answer and time, is one post)."""
         with self.lock:
-            length, last = self._record
-            fresh = calls[length:] if 0 < length <= len(calls) and calls[length - 1] == last else calls
             added = False
-            for call in fresh:
+            for call in calls:
                 key = json.dumps(call, sort_keys=True, default=str)
                 if key in self._calls:
                     continue
@@ -217,7 +210,6 @@ class Timeline:
                 if post is not None:
                     self.posts.append(post)
                     added = True
-            self._record = (len(calls), calls[-1] if calls else None)
             if added:
                 self.posts.sort(key=lambda p: p.at)
 
@@ -242,6 +234,35 @@ class Timeline:
             return [p for p in self.posts if p.at >= t]
 
 
+class StandinRecord:
+    """Where the stand-in's record was read up to: each poll asks for the calls after those (the
+    whole record at every poll made a gameday of many faults quadratic). A record of another id
+    (the stand-in restarted, or was reset, and its record starts empty again) is read from its start."""
+
+    def __init__(self, url: str, session: requests.Session) -> None:
+        self.url = f"{url}/_standin/calls"
+        self.session = session
+        self.record_id: str | None = None
+        self.read = 0
+
+    def _get(self, since: int) -> tuple[str | None, list[Mapping[str, Any]]]:
+        answer = self.session.get(self.url, params={"since": since}, timeout=HTTP_TIMEOUT)
+        answer.raise_for_status()
+        calls = answer.json()
+        if not isinstance(calls, list):
+            raise ValueError(f"{self.url}: expected a list of calls, got {type(calls).__name__}")
+        return answer.headers.get(RECORD_HEADER), calls
+
+    def new_calls(self) -> list[Mapping[str, Any]]:
+        record_id, calls = self._get(self.read)
+        if record_id != self.record_id or record_id is None:
+            if self.read:
+                record_id, calls = self._get(0)
+            self.record_id, self.read = record_id, 0
+        self.read += len(calls)
+        return calls
+
+
 class Observer:
     """Polls Prometheus, Alertmanager and the Slack stand-in into a Timeline until `stop()`."""
 
@@ -253,6 +274,7 @@ class Observer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._session = requests.Session()
+        self._standin = StandinRecord(standin_url, self._session) if standin_url else None
 
     def poll_once(self) -> None:
         t = self.timeline
@@ -269,10 +291,9 @@ class Observer:
             t.update_prometheus(alerts_from_prometheus(body), time.time())
         except (requests.RequestException, ValueError) as exc:
             t.errors["prometheus"] = str(exc)[:200]
-        if self.standin_url:
+        if self._standin is not None:
             try:
-                calls = self._session.get(f"{self.standin_url}/_standin/calls", timeout=HTTP_TIMEOUT).json()
-                t.add_calls(calls)
+                t.add_calls(self._standin.new_calls())
             except (requests.RequestException, ValueError) as exc:
                 t.errors["slack-standin"] = str(exc)[:200]  # down on purpose in one scenario
 
