@@ -38,8 +38,12 @@ EARLIER = [
         "tensorrtllm_backend_readme_metrics.txt",
     )
 ]
-# Posted cut in the middle of a sample line: the whole body is a parse fault.
-CUT_MID_LINE = {"server_issue8561_recent_cut_mid_line.txt"}
+# Posted cut in the middle of a sample line, or with "..." lines where buckets were left out: not
+# Prometheus text, so the whole body is a parse fault.
+CUT_MID_LINE = {
+    "server_issue8561_recent_cut_mid_line.txt",
+    "vllm_backend_readme_98947a7_histograms_elided_24.09.txt",
+}
 # Posted with one series twice (same name and labels): the exporter keeps the first sample, as Prometheus
 # does, and counts a `parse` fault per poll; the scrape is still up and every figure still exported.
 REPEATED_SERIES = {"sonic_tutorial_repeated_series_21.x.txt"}
@@ -402,3 +406,37 @@ def test_fastertransformer_ensemble_under_dynamic_batching():
     per_1k = value(samples, c.M_COST_PER_1K, **gptj, currency="USD")
     assert per_1k == pytest.approx(0.5 * 15 / 3600 * 6148437063 / sum(steps_us.values()) / 391768 * 1000)
     assert value(samples, c.M_COST_PER_HOUR, model="ensemble", version="1", currency="USD") is None
+
+
+def test_gpu_only_body_of_a_server_serving_no_model():
+    """Model Analyzer's RemoteMonitor test body (21.09): every per-model family is HELP/TYPE only and
+    one GPU reports 400000000 of 1000000000 bytes used and 1474.042 J since start. Doubled between the
+    polls, the energy grew 1474.042 J in the 15 s window: 1474.042 / 15 / 1000 kW at 0.2 per kWh.
+    No model computed, so the GPU's whole price is idle."""
+    body = body_of(SCRAPE_DIR / "model_analyzer_remote_monitor_gpu_only_21.09.txt")
+    with ScrapeTriton(body) as triton:
+        settings = ExporterSettings(
+            triton_url=triton.url,
+            metrics_url=triton.url + c.PATH_METRICS,
+            interval=15,
+            window=600,
+            pricing=Pricing(gpu_hour=2.5, kwh=0.2),
+        )
+        exporter = Exporter(settings, clock=itertools.count(1_700_000_000, 15).__next__)
+        assert exporter.poll_once() is not None
+        triton.advance(2.0)
+        assert exporter.poll_once() is not None
+    samples = exposed(exporter)
+    assert_sound(samples)
+    assert value(samples, c.M_UP) == 1
+    assert errors(samples, c.TARGET_METRICS, c.FAULT_PARSE) == 0
+    assert series(body) == {}
+    for name in (c.M_BATCHING_RATIO, c.M_REQUEST_STAGE_FRACTION, c.M_COST_PER_HOUR, c.M_MODEL_STATE):
+        assert name not in samples, name
+    gpu = {c.LABEL_GPU_UUID: "GPU-e35ba3d2-6eef-2bb9-e35c-6ef6eada4f11"}
+    assert value(samples, c.M_COST_DEVICES, device_kind="gpu") == 1
+    assert value(samples, c.M_SERVER_COST_PER_HOUR, currency="USD") == 2.5
+    assert value(samples, c.M_IDLE_COST_FRACTION) == 1.0
+    assert value(samples, c.M_GPU_MEMORY_HEADROOM_BYTES, **gpu) == 1000000000 - 400000000
+    energy = value(samples, c.M_ENERGY_COST_PER_HOUR, **gpu, currency="USD")
+    assert energy == pytest.approx(1474.042 / 15 / 1000 * 0.2)
