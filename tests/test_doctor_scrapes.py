@@ -9,6 +9,7 @@ reject is exit 2 with a message naming the metrics URL and the line, not an inte
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from scrape_triton import ScrapeTriton, scrape_files, split_scrape
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
-from triton_sre.doctor.checks import WATCHED_FAMILIES
+from triton_sre.doctor.checks import WATCHED_FAMILIES, cpu_metrics
 from triton_sre.doctor.command import triton_facts
 from triton_sre.triton.client import TritonClient
 
@@ -82,3 +83,22 @@ def test_a_body_that_is_not_prometheus_text_is_exit_2_naming_url_and_line(
     assert metrics_url in err and "not Prometheus text format" in err and "line " in err
     if variant == "elided":
         assert "line 12: " in err and "'...'" in err
+
+
+@pytest.mark.parametrize(("version", "predates"), [("2.14.0", True), ("2.26.0", False), (None, False)])
+def test_cpu_metrics_fix_for_a_server_older_than_them(version: str | None, predates: bool) -> None:
+    """Model Analyzer's 21.09 test body (GPU families only): CPU metrics came with 22.09 (server
+    2.26, PR #4803 "Add CPU metrics CLI options and docs"). Doctor told a 2.14 server to start with
+    --allow-cpu-metrics=true, an option its tritonserver does not have."""
+    body = split_scrape(SCRAPE_DIR / "model_analyzer_remote_monitor_gpu_only_21.09.txt")[1]
+    with ScrapeTriton(body) as triton:
+        facts = triton_facts(TritonClient(triton.url, triton.url + c.PATH_METRICS, timeout=10))
+    assert not facts.families & set(c.NV_CPU_METRIC_FAMILIES)
+    check = cpu_metrics(dataclasses.replace(facts, version=version))
+    assert not check.ok and check.needed
+    if predates:
+        assert "--allow-cpu-metrics" not in check.fix
+        assert "upgrade Triton to 22.09 (2.26) or later" in check.fix
+        assert f"Triton {version} predates them" in check.found
+    else:
+        assert "--allow-cpu-metrics=true" in check.fix and "predates" not in check.found

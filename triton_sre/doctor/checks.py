@@ -42,6 +42,7 @@ HISTOGRAM_LATENCIES_SINCE = 52  # 24.11: --metrics-config histogram_latencies=tr
 HISTOGRAM_ALL_MODELS_SINCE = 66  # 26.01: the first-response histogram for every model, not only decoupled
 LOAD_DURATION_SINCE = 52  # 24.11: nv_model_load_duration_secs
 PENDING_COUNT_SINCE = 38  # 23.09: nv_inference_pending_request_count
+CPU_METRICS_SINCE = 26  # 22.09: nv_cpu_* and --allow-cpu-metrics (server PR #4803)
 VLLM_METRICS_SINCE = 49  # 24.08: the vLLM backend reports its metrics through Triton
 
 SUMMARY_FLAG = "--metrics-config summary_latencies=true"
@@ -299,21 +300,29 @@ def gpu_metrics(facts: TritonFacts) -> Check:
 
 def cpu_metrics(facts: TritonFacts) -> Check:
     missing = [f for f in c.NV_CPU_METRIC_FAMILIES if f not in facts.families]
+    minor = minor_version(facts.version)
+    old = minor is not None and minor < CPU_METRICS_SINCE
+    if not missing:
+        found, fix = "Triton exports CPU utilization and memory", "none needed"
+    elif old:  # its tritonserver has no --allow-cpu-metrics option to give
+        found = f"Triton does not export {', '.join(missing)} (Triton {facts.version} predates them)"
+        fix = f"upgrade Triton to {release_of(CPU_METRICS_SINCE)} (2.{CPU_METRICS_SINCE}) or later"
+    else:
+        found = f"Triton does not export {', '.join(missing)}"
+        fix = (
+            "start tritonserver with --allow-cpu-metrics=true (and --allow-metrics=true); CPU metrics "
+            f"exist on Linux only, since {release_of(CPU_METRICS_SINCE)} (2.{CPU_METRICS_SINCE})"
+        )
     return Check(
         c.CHECK_CPU_METRICS,
         not missing,
         True,
-        f"Triton does not export {', '.join(missing)}"
-        if missing
-        else "Triton exports CPU utilization and memory",
+        found,
         (
             f"{c.M_HOST_MEMORY_HEADROOM_BYTES}, {c.M_HOST_MODELS_THAT_FIT}",
             "panels: CPU utilization and host memory",
         ),
-        "start tritonserver with --allow-cpu-metrics=true (and --allow-metrics=true); CPU metrics "
-        "exist on Linux only"
-        if missing
-        else "none needed",
+        fix,
     )
 
 
