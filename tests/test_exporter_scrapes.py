@@ -55,20 +55,22 @@ def body_of(path: Path) -> bytes:
     return split_scrape(path)[1] if path.parent.name == "scrapes" else path.read_bytes()
 
 
-def exporter_for(triton: ScrapeTriton) -> Exporter:
+def exporter_for(triton: ScrapeTriton, pricing: Pricing = PRICING) -> Exporter:
     settings = ExporterSettings(
         triton_url=triton.url,
         metrics_url=triton.url + c.PATH_METRICS,
         interval=15,
         window=600,
-        pricing=PRICING,
+        pricing=pricing,
     )
     return Exporter(settings, clock=itertools.count(1_700_000_000, 15).__next__)
 
 
-def polled_twice(body: bytes, api: str, configs: dict[str, dict] | None = None) -> Exporter:
+def polled_twice(
+    body: bytes, api: str, configs: dict[str, dict] | None = None, pricing: Pricing = PRICING
+) -> Exporter:
     with ScrapeTriton(body, api, configs) as triton:
-        exporter = exporter_for(triton)
+        exporter = exporter_for(triton, pricing)
         assert exporter.poll_once() is not None
         triton.advance(2.0)
         assert exporter.poll_once() is not None
@@ -414,18 +416,7 @@ def test_gpu_only_body_of_a_server_serving_no_model():
     polls, the energy grew 1474.042 J in the 15 s window: 1474.042 / 15 / 1000 kW at 0.2 per kWh.
     No model computed, so the GPU's whole price is idle."""
     body = body_of(SCRAPE_DIR / "model_analyzer_remote_monitor_gpu_only_21.09.txt")
-    with ScrapeTriton(body) as triton:
-        settings = ExporterSettings(
-            triton_url=triton.url,
-            metrics_url=triton.url + c.PATH_METRICS,
-            interval=15,
-            window=600,
-            pricing=Pricing(gpu_hour=2.5, kwh=0.2),
-        )
-        exporter = Exporter(settings, clock=itertools.count(1_700_000_000, 15).__next__)
-        assert exporter.poll_once() is not None
-        triton.advance(2.0)
-        assert exporter.poll_once() is not None
+    exporter = polled_twice(body, "derived", pricing=Pricing(gpu_hour=2.5, kwh=0.2))
     samples = exposed(exporter)
     assert_sound(samples)
     assert value(samples, c.M_UP) == 1
