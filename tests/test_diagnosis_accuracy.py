@@ -620,6 +620,9 @@ BLIND_SETS = {
     # 1/1 scored once (NVIDIA trackers the corpus barely cites: a JetPack tarball's "Exec format error" on
     # an x86 host), no empty answer, the one healthy log (a backend table) not flagged.
     "heldout54": BlindSet(1, 1, 1 / 1),
+    # No failure log (non-English sources and never-cited Triton-runtime trackers: only thread openings are
+    # stored); the one healthy log, a towhee pipeline's start on 22.07 with a requests warning, not flagged.
+    "heldout55": BlindSet(0, 1, 0.0),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
@@ -658,7 +661,8 @@ def test_blind_set_top1_measured_once(name: str) -> None:
     assert (score.cases, len(healthy)) == (blind.failures, blind.healthy)
     # A superseded label answered by the page that replaced the fallback counts as it was measured: a hit.
     answered = sum(superseded.get(miss) == got for miss, _want, got in score.misses)
-    assert (score.hits + answered) / score.cases >= blind.top1_at_least, score.misses
+    # A set of healthy logs only (heldout55) has no top-1 figure: only its healthy logs are checked.
+    assert score.cases == 0 or (score.hits + answered) / score.cases >= blind.top1_at_least, score.misses
     misses = {miss: got for miss, _want, got in score.misses}
     assert set(misses) <= blind.known_misses | set(superseded)
     assert all(misses[m] == superseded[m] for m in misses.keys() & superseded.keys()), misses
