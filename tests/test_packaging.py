@@ -50,6 +50,7 @@ def test_the_wheel_carries_the_spec_and_every_runbook(tmp_path: Path) -> None:
             assert whl.read(f"triton_sre/data/{RUNBOOK_DIR_NAME}/{page.name}") == page.read_bytes(), page.name
         shipped_pages = {n for n in names if n.startswith(f"triton_sre/data/{RUNBOOK_DIR_NAME}/")}
         assert len(shipped_pages) == len(pages)
-        # the diagnosis engine's tables (package data read at run time)
-        for table in sorted((ROOT / "triton_sre" / "diagnosis").glob("*.yaml")):
-            assert whl.read(f"triton_sre/diagnosis/{table.name}") == table.read_bytes(), table.name
+        # the diagnosis engine's and lint's tables (package data read at run time)
+        for package in ("diagnosis", "lint"):
+            for table in sorted((ROOT / "triton_sre" / package).glob("*.yaml")):
+                assert whl.read(f"triton_sre/{package}/{table.name}") == table.read_bytes(), table.name
