@@ -9,9 +9,19 @@ from triton_sre import conventions as c
 from triton_sre.lint.issue import Issue, LintOptions, config_issue
 from triton_sre.lint.repository import Repository
 
-__all__ = ["DEFAULT_FILENAMES", "ENSEMBLE", "PYTHON", "backend_of", "check", "default_filename"]
+__all__ = [
+    "DEFAULT_FILENAMES",
+    "ENSEMBLE",
+    "PYTHON",
+    "PYTHON_STUB",
+    "backend_of",
+    "check",
+    "default_filename",
+]
 
 PYTHON = "python"
+PYTHON_STUB = "triton_python_backend_stub"
+"""A custom stub the Python backend runs instead of its own when the model directory holds one."""
 ENSEMBLE = "ensemble"
 # platform -> backend (Triton's own mapping for the legacy `platform` field)
 PLATFORM_BACKENDS = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from triton_sre import conventions as c
-from triton_sre.lint.backend import ENSEMBLE, backend_of, default_filename
+from triton_sre.lint.backend import ENSEMBLE, PYTHON, PYTHON_STUB, backend_of, default_filename
 from triton_sre.lint.issue import Issue, LintOptions
 from triton_sre.lint.repository import CONFIG_FILE, ModelDir, Repository
 
@@ -54,7 +54,7 @@ def _model(model: ModelDir) -> list[Issue]:
     for name in model.files:
         if name in ALLOWED_FILES or name.startswith(".") or name.lower().startswith(_DOC_PREFIXES):
             continue
-        if _referenced(model, name):
+        if _referenced(model, name) or (name == PYTHON_STUB and backend_of(config) == PYTHON):
             continue
         beside.add(name)
     if expected and backend_of(config) != ENSEMBLE:
