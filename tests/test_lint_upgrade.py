@@ -5,13 +5,26 @@ encoder), conda-pack-shaped tar archives, a stub binary naming its libpython, Te
 from __future__ import annotations
 
 import io
+import json
 import re
+import tarfile
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from triton_sre import conventions as c
+from triton_sre.cli import main
 from triton_sre.lint import components
 from triton_sre.lint.onnxheader import OnnxHeaderError, read_header
+from triton_sre.lint.upgrade import STUB, env_python, stub_python
+
+IO = (
+    'input [ { name: "IN" data_type: TYPE_FP32 dims: [ 4 ] } ]\n'
+    'output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] } ]\n'
+)
+
 
 # --- protobuf wire format, written by hand -------------------------------------------------------------
 
@@ -157,3 +170,160 @@ def test_table_rows_are_validated(row: str, error: str) -> None:
         components.parse_table(text)
     with pytest.raises(ValueError, match="no source"):
         components.parse_table('releases:\n  "24.05":\n    builds_tensorflow: true\n')
+
+
+# --- the checks through the CLI ------------------------------------------------------------------------
+
+
+def seed(root: Path, files: dict[str, bytes | str]) -> Path:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return root
+
+
+def cfg(name: str, backend: str, extra: str = "") -> str:
+    return f'name: "{name}"\n{backend}\nmax_batch_size: 8\n{IO}{extra}'
+
+
+def lint(repo: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["lint", "--format", "json", "--target", "cpu", str(repo), *args])
+    return code, (json.loads(out.getvalue()) if out.getvalue() else {}), err.getvalue()
+
+
+def findings(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(f["model"], f["runbook"], f["severity"]) for f in body["findings"]]
+
+
+def conda_pack(path: Path, python: str) -> None:
+    """A conda-pack-shaped archive: bin/python, lib/python3.X/site-packages/<pkg>."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:gz") as archive:
+        for name in ("bin/python", f"lib/python{python}/site-packages/numpy/__init__.py"):
+            data = b"x"
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+
+
+def test_onnx_model_newer_than_the_releases_onnx_runtime(tmp_path: Path) -> None:
+    repo = seed(
+        tmp_path,
+        {
+            "new/config.pbtxt": cfg("new", 'backend: "onnxruntime"'),
+            "new/1/model.onnx": onnx_model(10, {"": 21, "com.microsoft": 1}),
+            "old/config.pbtxt": cfg("old", 'backend: "onnxruntime"'),
+            "old/1/model.onnx": onnx_model(8, {"": 17, "com.microsoft": 99}),  # other domains don't count
+        },
+    )
+    code, body, _ = lint(repo, "--release", "24.03")  # ONNX Runtime 1.17.2: opset 20, IR 9
+    assert code == 1
+    assert findings(body) == [("new", c.RUNBOOK_LIBRARY_VERSION_MISMATCH, c.IMPACT_CRITICAL)]
+    text = body["findings"][0]["evidence"][0]["text"]
+    assert "IR version 10 (max 9)" in text and "opset 21 (max 20)" in text and "1.17.2" in text
+    assert body["findings"][0]["file"] == "new/1/model.onnx" and body["findings"][0]["version"] == "1"
+    assert lint(repo, "--release", "24.05")[:2] == (0, {**body, "findings": []})  # ONNX Runtime 1.18
+    assert lint(repo)[1]["findings"] == []  # no --release: no upgrade check
+
+
+def test_python_environment_for_another_python(tmp_path: Path) -> None:
+    env = (
+        'parameters: { key: "EXECUTION_ENV_PATH", '
+        'value: { string_value: "$$TRITON_MODEL_DIRECTORY/env.tar.gz" } }\n'
+    )
+    repo = seed(
+        tmp_path,
+        {
+            "py/config.pbtxt": cfg("py", 'backend: "python"', env),
+            "py/1/model.py": "class TritonPythonModel:\n    pass\n",
+        },
+    )
+    conda_pack(repo / "py" / "env.tar.gz", "3.8")
+    assert env_python(repo / "py" / "env.tar.gz") == "3.8"
+    code, body, _ = lint(repo, "--release", "24.05")  # Python 3.10
+    assert code == 1 and findings(body) == [("py", c.RUNBOOK_PYTHON_MODULE_MISSING, c.IMPACT_CRITICAL)]
+    assert "Python 3.8 environment" in body["findings"][0]["evidence"][0]["text"]
+    assert (
+        body["findings"][0]["file"] == "py/config.pbtxt" and body["findings"][0]["line"] == 6
+    )  # the parameters line
+    assert lint(repo, "--release", "23.01")[1]["findings"] == []  # Ubuntu 20.04: Python 3.8
+    # an unpacked environment folder (here outside the repository, by absolute path) is read the same way
+    unpacked = tmp_path.parent / f"{tmp_path.name}-env"
+    (unpacked / "lib" / "python3.12").mkdir(parents=True)
+    config = (
+        (repo / "py" / "config.pbtxt")
+        .read_text()
+        .replace("$$TRITON_MODEL_DIRECTORY/env.tar.gz", str(unpacked))
+    )
+    (repo / "py" / "config.pbtxt").write_text(config)
+    (repo / "py" / "env.tar.gz").unlink()
+    assert findings(lint(repo, "--release", "24.05")[1]) == [
+        ("py", c.RUNBOOK_PYTHON_MODULE_MISSING, c.IMPACT_CRITICAL)
+    ]
+    assert lint(repo, "--release", "25.01")[1]["findings"] == []
+
+
+def test_custom_stub_linked_to_another_python(tmp_path: Path) -> None:
+    repo = seed(
+        tmp_path,
+        {
+            "py/config.pbtxt": cfg("py", 'backend: "python"'),
+            "py/1/model.py": "class TritonPythonModel:\n    pass\n",
+            f"py/{STUB}": b"\x7fELF" + bytes(3 << 20) + b"libpython3.8.so.1.0\x00",  # past the first chunk
+        },
+    )
+    assert stub_python(repo / "py" / STUB) == "3.8"
+    code, body, _ = lint(repo, "--release", "24.05")
+    assert code == 1
+    assert findings(body) == [("py", c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING, c.IMPACT_CRITICAL)]
+    assert body["findings"][0]["file"] == f"py/{STUB}"
+    assert lint(repo, "--release", "22.05")[1]["findings"] == []
+
+
+def test_tensorrt_plans_across_a_tensorrt_change(tmp_path: Path) -> None:
+    repo = seed(
+        tmp_path,
+        {
+            "trt/config.pbtxt": cfg("trt", 'platform: "tensorrt_plan"'),
+            "trt/1/model.plan": b"ftrt" + bytes(64),
+            "trt/2/model.plan": b"ftrt" + bytes(64),
+        },
+    )
+    code, body, _ = lint(repo, "--release", "25.01", "--from-release", "24.12")  # TensorRT 10.7 -> 10.8
+    assert code == 1
+    assert findings(body) == [("trt", c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE, c.IMPACT_CRITICAL)] * 2
+    assert [f["file"] for f in body["findings"]] == ["trt/1/model.plan", "trt/2/model.plan"]
+    assert "10.7.0.23" in body["findings"][0]["evidence"][0]["text"]
+    code, body, _ = lint(repo, "--release", "25.01")  # no starting point: a note naming the target's TensorRT
+    assert code == 0 and findings(body) == [("trt", c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE, c.IMPACT_INFO)]
+    assert "10.8.0.43" in body["findings"][0]["evidence"][0]["text"]
+    assert lint(repo, "--release", "24.12", "--from-release", "24.12")[1]["findings"] == []
+    # a release whose TensorRT the table does not know gives nothing rather than a guess
+    assert lint(repo, "--release", "24.05", "--from-release", "24.12")[1]["findings"] == []
+
+
+def test_tensorflow_model_on_a_release_without_the_backend(tmp_path: Path) -> None:
+    repo = seed(
+        tmp_path,
+        {
+            "tf/config.pbtxt": cfg("tf", 'platform: "tensorflow_savedmodel"'),
+            "tf/1/model.savedmodel/saved_model.pb": b"\x08\x01",
+        },
+    )
+    code, body, _ = lint(repo, "--release", "25.03")
+    assert code == 1 and findings(body) == [("tf", c.RUNBOOK_BACKEND_NOT_FOUND, c.IMPACT_CRITICAL)]
+    assert lint(repo, "--release", "25.02")[1]["findings"] == []
+
+
+def test_unknown_release_is_a_usage_error_naming_the_known_ones(tmp_path: Path) -> None:
+    repo = seed(tmp_path, {"py/config.pbtxt": cfg("py", 'backend: "python"'), "py/1/model.py": ""})
+    code, _, err = lint(repo, "--release", "19.01")
+    assert code == c.EXIT_USAGE and "19.01" in err and "24.05" in err and "26.08" in err
+    code, _, err = lint(repo, "--from-release", "24.05")
+    assert code == c.EXIT_USAGE and "--from-release needs --release" in err

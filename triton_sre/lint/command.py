@@ -67,6 +67,17 @@ def add_lint_parser(commands: Any, epilog: str) -> None:
         help="a measured load time (triton_sre_model_load_seconds, `triton-sre report`); repeatable. "
         "Warns when 2 x the slowest + 30 s exceeds operational.startup_probe_budget of the SLO file",
     )
+    parser.add_argument(
+        "--release",
+        metavar="YY.MM",
+        help="check the repository against this NGC release's container (Python, ONNX Runtime, TensorRT, "
+        "backends): the models that will not load after the upgrade",
+    )
+    parser.add_argument(
+        "--from-release",
+        metavar="YY.MM",
+        help="with --release: the release the repository runs on today (TensorRT plans to rebuild)",
+    )
     parser.set_defaults(handler=run_lint)
 
 
@@ -133,6 +144,17 @@ def _load_seconds(values: list[str]) -> dict[str, float]:
             raise ValueError(f"--load-seconds: expected MODEL=SECONDS (e.g. resnet50=42.5), got {value!r}")
         loads[model] = number
     return loads
+
+
+def _releases(target: str | None, source: str | None) -> tuple[Any, Any]:
+    """--release and --from-release -> their component-table rows; KeyError names the known releases."""
+    from triton_sre.lint.components import release
+
+    if source and not target:
+        raise ValueError("--from-release needs --release")
+    if not target:
+        return None, None
+    return release(target), release(source) if source else None
 
 
 def _probe_budget(path: str | None) -> float:
@@ -209,6 +231,11 @@ def run_lint(args: argparse.Namespace) -> int:
     except (NotADirectoryError, SchemaMissing, SpecError, OSError, ValueError) as exc:
         _err(str(exc))
         return c.EXIT_USAGE
+    try:
+        target, source = _releases(args.release, args.from_release)
+    except (KeyError, ValueError) as exc:
+        _err(str(exc.args[0]) if exc.args else str(exc))
+        return c.EXIT_USAGE
     missing: dict[str, tuple[str, ...]] | None = None
     if args.python:
         needed = required_imports(repo)
@@ -233,6 +260,8 @@ def run_lint(args: argparse.Namespace) -> int:
         backends=backends,
         load_seconds=loads or None,
         startup_probe_budget_s=budget,
+        release=target,
+        from_release=source,
     )
     result = lint(repo, options, catalog.titles)
     out = sys.stdout

@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from triton_sre import conventions as c
 from triton_sre.lint.repository import ModelDir
+
+if TYPE_CHECKING:
+    from triton_sre.lint.components import Release
 
 __all__ = ["TARGET_CPU", "TARGET_GPU", "Issue", "LintOptions", "config_issue"]
 
@@ -29,6 +33,10 @@ class LintOptions:
     """model name -> measured load seconds (--load-seconds); None: not checked."""
     startup_probe_budget_s: float | None = None
     """operational.startup_probe_budget of the SLO spec."""
+    release: Release | None = None
+    """--release: the Triton release the repository is checked against (None: not checked)."""
+    from_release: Release | None = None
+    """--from-release: the release the repository runs on today."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from triton_sre.lint import (
     pydeps,
     shapes,
     startup,
+    upgrade,
     versions,
 )
 from triton_sre.lint.issue import Issue, LintOptions
@@ -38,6 +39,7 @@ CHECKS: tuple[Check, ...] = (
     ensemble.check,
     pydeps.check,
     startup.check,
+    upgrade.check,
 )
 _RANK = {c.IMPACT_CRITICAL: 0, c.IMPACT_WARNING: 1, c.IMPACT_INFO: 2}
 

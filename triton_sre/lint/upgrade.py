@@ -1,0 +1,219 @@
+"""`lint --release YY.MM [--from-release YY.MM]`: the models that will not load on the target release.
+
+Each check runs only where the component table (components.yaml) knows the release's value:
+- a Python model whose EXECUTION_ENV_PATH environment (a conda-pack archive, read as a tar listing, or an
+  unpacked folder) or custom ``triton_python_backend_stub`` is for another Python minor than the image's;
+- an ONNX model whose IR version or default-domain opset is above what the image's ONNX Runtime reads;
+- TensorRT plans: another TensorRT than the one they were built with (--from-release) must be rebuilt;
+  without --from-release, a note naming the target's TensorRT;
+- a TensorFlow model on a release whose build cannot build the TensorFlow backend.
+"""
+
+from __future__ import annotations
+
+import re
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from triton_sre import conventions as c
+from triton_sre.lint.backend import PYTHON, PYTHON_STUB, backend_of, default_filename
+from triton_sre.lint.components import Release, table
+from triton_sre.lint.issue import Issue, LintOptions, config_issue
+from triton_sre.lint.onnxheader import OnnxHeaderError, read_header
+from triton_sre.lint.repository import ModelDir, Repository
+
+__all__ = ["STUB", "check", "env_python", "stub_python"]
+
+ENV_PARAMETER = "EXECUTION_ENV_PATH"
+MODEL_DIR_VARIABLE = "$$TRITON_MODEL_DIRECTORY"
+STUB = PYTHON_STUB
+PLAN_SUFFIXES = (".plan", ".engine")
+_SITE = re.compile(r"(?:^|/)lib/python(3\.\d+)/")
+_LIBPYTHON = re.compile(rb"libpython(3\.\d+)")
+_MAX_MEMBERS = 200_000
+"""Members of an environment archive listed before giving up (a conda env has tens of thousands)."""
+_CHUNK = 1 << 20
+
+
+def env_python(path: Path) -> str | None:
+    """The Python minor (``"3.8"``) of a conda-pack archive or unpacked environment: its lib/python3.X/."""
+    if path.is_dir():
+        found = sorted(p.name[len("python") :] for p in (path / "lib").glob("python3.*") if p.is_dir())
+        return found[0] if len(found) == 1 else None
+    try:
+        with tarfile.open(path, mode="r|*") as archive:  # a stream: the listing, nothing extracted
+            for n, member in enumerate(archive):
+                match = _SITE.search(member.name + ("/" if member.isdir() else ""))
+                if match:
+                    return match.group(1)
+                if n >= _MAX_MEMBERS:
+                    break
+    except (tarfile.TarError, OSError, EOFError):
+        return None
+    return None
+
+
+def stub_python(path: Path) -> str | None:
+    """The Python minor a stub binary links (the ``libpython3.X`` it names), read in chunks."""
+    tail = b""
+    try:
+        with path.open("rb") as stream:
+            while chunk := stream.read(_CHUNK):
+                match = _LIBPYTHON.search(tail + chunk)
+                if match:
+                    return match.group(1).decode()
+                tail = chunk[-16:]
+    except OSError:
+        return None
+    return None
+
+
+def _env_path(model: ModelDir) -> tuple[str, Path] | None:
+    params = model.config.parameters if model.config is not None else {}
+    if ENV_PARAMETER not in params:
+        return None
+    written = str(params[ENV_PARAMETER].string_value)
+    resolved = written.replace(MODEL_DIR_VARIABLE, str(model.path))
+    path = Path(resolved)
+    return written, path if path.is_absolute() else model.path / path
+
+
+def _python_issues(model: ModelDir, target: Release) -> list[Issue]:
+    want = target.python
+    issues: list[Issue] = []
+    env = _env_path(model)
+    if env is not None and env[1].exists():
+        got = env_python(env[1])
+        if got and got != want:
+            issues.append(
+                config_issue(
+                    model,
+                    c.RUNBOOK_PYTHON_MODULE_MISSING,
+                    f"{ENV_PARAMETER} {env[0]} is a Python {got} environment; the {target.release} image's "
+                    f"Python backend runs Python {want}: its packages will not be found",
+                    f"conda-pack the environment again with python={want} (and a stub built for it)",
+                    "parameters",
+                )
+            )
+    stub = model.path / STUB
+    if stub.is_file():
+        got = stub_python(stub)
+        if got and got != want:
+            issues.append(
+                Issue(
+                    model=model.name,
+                    runbook=c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+                    message=f"{STUB} links libpython{got}; the {target.release} image has Python {want}",
+                    remediation=f"rebuild the stub against Python {want}, or remove it to use the image's",
+                    file=stub,
+                )
+            )
+    return issues
+
+
+def _model_files(
+    model: ModelDir, names: tuple[str, ...] = (), suffixes: tuple[str, ...] = ()
+) -> Iterator[Path]:
+    for version in model.version_dirs:
+        for name in model.version_files.get(version, ()):
+            if name in names or name.endswith(suffixes):
+                path = model.path / version / name
+                if path.is_file():
+                    yield path
+
+
+def _onnx_issues(model: ModelDir, target: Release) -> list[Issue]:
+    support = table().ort_support(target.onnxruntime)
+    filename = default_filename(model.config)
+    if support is None or not filename:
+        return []
+    issues: list[Issue] = []
+    for path in _model_files(model, names=(filename,)):
+        try:
+            with path.open("rb") as stream:
+                header = read_header(stream, path.stat().st_size)
+        except (OSError, OnnxHeaderError):
+            continue  # an unreadable model file is not this check's finding
+        too_new = []
+        if header.ir_version is not None and header.ir_version > support.ir_version:
+            too_new.append(f"IR version {header.ir_version} (max {support.ir_version})")
+        opset = header.default_opset
+        if opset is not None and opset > support.opset:
+            too_new.append(f"opset {opset} (max {support.opset})")
+        if too_new:
+            issues.append(
+                Issue(
+                    model=model.name,
+                    runbook=c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+                    message=f"{' and '.join(too_new)} is newer than ONNX Runtime {target.onnxruntime} "
+                    f"of {target.release} reads",
+                    remediation=f"export again with opset_version<={support.opset} "
+                    f"(IR <= {support.ir_version}), or target a release with a newer ONNX Runtime",
+                    file=path,
+                    version=path.parent.name,
+                )
+            )
+    return issues
+
+
+def _plan_issues(model: ModelDir, target: Release, source: Release | None) -> list[Issue]:
+    filename = default_filename(model.config)
+    plans = list(_model_files(model, names=(filename,) if filename else (), suffixes=PLAN_SUFFIXES))
+    if not plans or not target.tensorrt:
+        return []
+    if source is None:
+        return [
+            Issue(
+                model=model.name,
+                runbook=c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+                message=f"{target.release} runs TensorRT {target.tensorrt}: a plan built by another "
+                "TensorRT does not load",
+                remediation=f"check the plans were built with TensorRT {target.tensorrt} (--from-release)",
+                file=plans[0],
+                version=plans[0].parent.name,
+                severity=c.IMPACT_INFO,
+            )
+        ]
+    if not source.tensorrt or source.tensorrt == target.tensorrt:
+        return []
+    return [
+        Issue(
+            model=model.name,
+            runbook=c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+            message=f"built for TensorRT {source.tensorrt} ({source.release}); {target.release} runs "
+            f"TensorRT {target.tensorrt}",
+            remediation=f"rebuild the plan with TensorRT {target.tensorrt} "
+            f"(trtexec in the {target.release} image)",
+            file=plan,
+            version=plan.parent.name,
+        )
+        for plan in plans
+    ]
+
+
+def check(repo: Repository, options: LintOptions) -> list[Issue]:
+    target = options.release
+    if target is None:
+        return []
+    issues: list[Issue] = []
+    for model in repo.models.values():
+        backend = backend_of(model.config)
+        if backend == PYTHON and target.python:
+            issues += _python_issues(model, target)
+        elif backend == "onnxruntime":
+            issues += _onnx_issues(model, target)
+        elif backend == "tensorrt":
+            issues += _plan_issues(model, target, options.from_release)
+        elif backend == "tensorflow" and not target.builds_tensorflow:
+            issues.append(
+                config_issue(
+                    model,
+                    c.RUNBOOK_BACKEND_NOT_FOUND,
+                    f"the {target.release} image has no TensorFlow backend (its build.py cannot build one)",
+                    "convert the model (ONNX, TensorRT) or stay on a release that ships TensorFlow",
+                    "backend",
+                    "platform",
+                )
+            )
+    return issues
