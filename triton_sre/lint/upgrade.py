@@ -146,7 +146,8 @@ def _onnx_issues(model: ModelDir, target: Release) -> list[Issue]:
                 Issue(
                     model=model.name,
                     runbook=c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
-                    message=f"{' and '.join(too_new)} is newer than ONNX Runtime {target.onnxruntime} "
+                    message=f"{' and '.join(too_new)} {'are' if len(too_new) > 1 else 'is'} newer than "
+                    f"ONNX Runtime {target.onnxruntime} "
                     f"of {target.release} reads",
                     remediation=f"export again with opset_version<={support.opset} "
                     f"(IR <= {support.ir_version}), or target a release with a newer ONNX Runtime",
