@@ -145,6 +145,24 @@ def test_every_release_is_read_from_its_own_branch() -> None:
     assert table.onnxruntime_support_source.startswith("https://github.com/microsoft/onnxruntime/")
 
 
+def test_tensorrt_entries_name_their_own_releases_page() -> None:
+    table = components.table()
+    known = {name: row for name, row in table.releases.items() if row.tensorrt}
+    assert {"21.06", "21.07", "21.08", "21.09", "21.10", "21.11", "21.12", "24.12", "25.01"} <= set(known)
+    for name, row in known.items():
+        assert row.tensorrt and re.fullmatch(r"\d+(\.\d+){2,3}", row.tensorrt), name
+        if row.tensorrt_source:  # NVIDIA's page of this release (21.06: of 21.06.1), never a neighbour's
+            yy, mm = name.split(".")
+            assert row.tensorrt_source.startswith("https://docs.nvidia.com/deeplearning/"), name
+            assert re.search(rf"/rel_{yy}-{mm}(-1)?\.html$", row.tensorrt_source), name
+        else:
+            assert row.notes and f"/blob/r{name}/" in row.notes, name
+    assert table.releases["21.12"].tensorrt == "8.2.1.8" and table.releases["21.07"].tensorrt == "8.0.1.6"
+    assert "21.06.1" in (table.releases["21.06"].tensorrt_note or "")
+    assert "x64" in (table.releases["21.10"].tensorrt_note or "")
+    assert not table.releases["22.01"].tensorrt and not table.releases["25.02"].tensorrt
+
+
 def test_onnx_runtime_support_covers_every_release_up_to_ort_1_20() -> None:
     table = components.table()
     for name, row in table.releases.items():
@@ -159,7 +177,9 @@ def test_onnx_runtime_support_covers_every_release_up_to_ort_1_20() -> None:
     ("row", "error"),
     [
         ('    python: "3.10"\n', "python without python_source"),
-        ('    tensorrt: "10.7.0.23"\n', "tensorrt without notes"),
+        ('    tensorrt: "10.7.0.23"\n', "tensorrt without notes or tensorrt_source"),
+        ('    tensorrt: "8.2.1.8"\n    tensorrt_source: http://x/rel_21-12.html\n', "must be an https URL"),
+        ('    tensorrt_note: ""\n', "tensorrt_note must be a non-empty string"),
         ('    onnxruntime: "latest"\n', "onnxruntime must be a version"),
         ('    cuda: "12.4"\n', "unknown field"),
     ],
@@ -306,6 +326,15 @@ def test_tensorrt_plans_across_a_tensorrt_change(tmp_path: Path) -> None:
     assert lint(repo, "--release", "24.12", "--from-release", "24.12")[1]["findings"] == []
     # a release whose TensorRT the table does not know gives nothing rather than a guess
     assert lint(repo, "--release", "24.05", "--from-release", "24.12")[1]["findings"] == []
+    # 21.x from NVIDIA's pages: 8.0.1.6 (21.08) -> 8.2.1.8 (21.12) is a change; 21.09's "8.0.3" (three
+    # places) is not read as a change from 21.10's 8.0.3.4, nor are 21.07 and 21.08 (both 8.0.1.6)
+    code, body, _ = lint(repo, "--release", "21.12", "--from-release", "21.08")
+    assert code == 1 and len(body["findings"]) == 2
+    assert "TensorRT 8.0.1.6 (21.08)" in body["findings"][0]["evidence"][0]["text"]
+    assert lint(repo, "--release", "21.10", "--from-release", "21.09")[1]["findings"] == []
+    assert lint(repo, "--release", "21.08", "--from-release", "21.07")[1]["findings"] == []
+    assert lint(repo, "--release", "21.09", "--from-release", "21.11")[1]["findings"] == []
+    assert len(lint(repo, "--release", "21.12", "--from-release", "21.09")[1]["findings"]) == 2
 
 
 def test_tensorflow_model_on_a_release_without_the_backend(tmp_path: Path) -> None:

@@ -22,7 +22,8 @@ COMPONENTS_FILE: Final = "components.yaml"
 _RELEASE: Final = re.compile(r"\d\d\.\d\d")
 _VERSION: Final = re.compile(r"\d+(?:\.\d+)+")
 _FIELDS: Final = ("triton", "onnxruntime", "openvino", "ubuntu", "python", "tensorrt")
-_URLS: Final = ("source", "python_source", "notes")
+_URLS: Final = ("source", "python_source", "notes", "tensorrt_source")
+_TEXTS: Final = ("tensorrt_note",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,10 @@ class Release:
     source: str
     python_source: str | None = None
     notes: str | None = None
+    tensorrt_source: str | None = None
+    """The NGC release-notes page whose container list names ``tensorrt`` (when ``notes`` does not)."""
+    tensorrt_note: str | None = None
+    """What a reader of ``tensorrt`` must know about its source (another page, an image variant)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +74,7 @@ def _fail(message: str) -> ValueError:
 def _release(name: Any, row: Any) -> Release:
     if not (isinstance(name, str) and _RELEASE.fullmatch(name) and isinstance(row, dict)):
         raise _fail(f"malformed release {name!r}")
-    unknown = set(row) - {*_FIELDS, *_URLS, "builds_tensorflow"}
+    unknown = set(row) - {*_FIELDS, *_URLS, *_TEXTS, "builds_tensorflow"}
     if unknown:
         raise _fail(f"release {name}: unknown field(s) {', '.join(sorted(unknown))}")
     values = {k: row.get(k) for k in _FIELDS}
@@ -84,12 +89,16 @@ def _release(name: Any, row: Any) -> Release:
             raise _fail(f"release {name}: {key} must be an https URL, got {url!r}")
     if values["python"] and not urls["python_source"] and not urls["notes"]:
         raise _fail(f"release {name}: python without python_source or notes")
-    if values["tensorrt"] and not urls["notes"]:
-        raise _fail(f"release {name}: tensorrt without notes")
+    if values["tensorrt"] and not urls["notes"] and not urls["tensorrt_source"]:
+        raise _fail(f"release {name}: tensorrt without notes or tensorrt_source")
+    texts = {k: row.get(k) for k in _TEXTS}
+    for key, text in texts.items():
+        if text is not None and not (isinstance(text, str) and text.strip()):
+            raise _fail(f"release {name}: {key} must be a non-empty string")
     builds_tf = row.get("builds_tensorflow")
     if not isinstance(builds_tf, bool):
         raise _fail(f"release {name}: builds_tensorflow must be true or false")
-    return Release(name, **values, builds_tensorflow=builds_tf, **urls)  # type: ignore[arg-type]
+    return Release(name, **values, builds_tensorflow=builds_tf, **urls, **texts)  # type: ignore[arg-type]
 
 
 def parse_table(text: str) -> Table:

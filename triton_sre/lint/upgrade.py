@@ -158,6 +158,13 @@ def _onnx_issues(model: ModelDir, target: Release) -> list[Issue]:
     return issues
 
 
+def _same_version(a: str, b: str) -> bool:
+    """Whether two TensorRT versions can be the same build: one given to fewer places ("8.0.3", as
+    21.09's page names it) is not read as a change from "8.0.3.4" (no finding without a known change)."""
+    fewer, more = sorted((a.split("."), b.split(".")), key=len)
+    return more[: len(fewer)] == fewer
+
+
 def _plan_issues(model: ModelDir, target: Release, source: Release | None) -> list[Issue]:
     filename = default_filename(model.config)
     plans = list(_model_files(model, names=(filename,) if filename else (), suffixes=PLAN_SUFFIXES))
@@ -176,7 +183,7 @@ def _plan_issues(model: ModelDir, target: Release, source: Release | None) -> li
                 severity=c.IMPACT_INFO,
             )
         ]
-    if not source.tensorrt or source.tensorrt == target.tensorrt:
+    if not source.tensorrt or _same_version(source.tensorrt, target.tensorrt):
         return []
     return [
         Issue(
