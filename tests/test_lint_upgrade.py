@@ -324,8 +324,13 @@ def test_tensorrt_plans_across_a_tensorrt_change(tmp_path: Path) -> None:
     assert code == 0 and findings(body) == [("trt", c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE, c.IMPACT_INFO)]
     assert "10.8.0.43" in body["findings"][0]["evidence"][0]["text"]
     assert lint(repo, "--release", "24.12", "--from-release", "24.12")[1]["findings"] == []
-    # a release whose TensorRT the table does not know gives nothing rather than a guess
-    assert lint(repo, "--release", "24.05", "--from-release", "24.12")[1]["findings"] == []
+    # a release whose TensorRT the table does not know: one warning per model to compare the two, no error
+    code, body, _ = lint(repo, "--release", "24.05", "--from-release", "24.12")
+    assert code == 0 and findings(body) == [("trt", c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE, c.IMPACT_WARNING)]
+    assert "24.05" in body["findings"][0]["evidence"][0]["text"]
+    assert "24.12" not in body["findings"][0]["evidence"][0]["text"].split(":")[0]
+    code, body, _ = lint(repo, "--release", "24.05")  # the note without a version
+    assert code == 0 and findings(body) == [("trt", c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE, c.IMPACT_INFO)]
     # 21.x from NVIDIA's pages: 8.0.1.6 (21.08) -> 8.2.1.8 (21.12) is a change; 21.09's "8.0.3" (three
     # places) is not read as a change from 21.10's 8.0.3.4, nor are 21.07 and 21.08 (both 8.0.1.6)
     code, body, _ = lint(repo, "--release", "21.12", "--from-release", "21.08")

@@ -5,7 +5,8 @@ Each check runs only where the component table (components.yaml) knows the relea
   unpacked folder) or custom ``triton_python_backend_stub`` is for another Python minor than the image's;
 - an ONNX model whose IR version or default-domain opset is above what the image's ONNX Runtime reads;
 - TensorRT plans: another TensorRT than the one they were built with (--from-release) must be rebuilt;
-  without --from-release, a note naming the target's TensorRT;
+  where the table does not know one of the two releases' TensorRT, a warning to compare them (unknown
+  is not "the same"); without --from-release, a note naming the target's TensorRT;
 - a TensorFlow model on a release whose build cannot build the TensorFlow backend.
 """
 
@@ -168,22 +169,44 @@ def _same_version(a: str, b: str) -> bool:
 def _plan_issues(model: ModelDir, target: Release, source: Release | None) -> list[Issue]:
     filename = default_filename(model.config)
     plans = list(_model_files(model, names=(filename,) if filename else (), suffixes=PLAN_SUFFIXES))
-    if not plans or not target.tensorrt:
+    if not plans or (source is not None and source.release == target.release):
         return []
+    first = plans[0]
     if source is None:
+        runs = (
+            f"runs TensorRT {target.tensorrt}"
+            if target.tensorrt
+            else "runs a TensorRT this table does not know"
+        )
         return [
             Issue(
                 model=model.name,
                 runbook=c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
-                message=f"{target.release} runs TensorRT {target.tensorrt}: a plan built by another "
-                "TensorRT does not load",
-                remediation=f"check the plans were built with TensorRT {target.tensorrt} (--from-release)",
-                file=plans[0],
-                version=plans[0].parent.name,
+                message=f"{target.release} {runs}: a plan built by another TensorRT does not load",
+                remediation=f"check the plans were built with {target.release}'s TensorRT (--from-release)",
+                file=first,
+                version=first.parent.name,
                 severity=c.IMPACT_INFO,
             )
         ]
-    if not source.tensorrt or _same_version(source.tensorrt, target.tensorrt):
+    if not source.tensorrt or not target.tensorrt:
+        # unknown is not "the same": TensorRT changes in most monthly images, and a plan loads only in
+        # the TensorRT that built it; say so once per model, at warning level (no known change)
+        unknown = " and ".join(r.release for r in (source, target) if not r.tensorrt)
+        return [
+            Issue(
+                model=model.name,
+                runbook=c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+                message=f"the TensorRT of {unknown} is not in the component table: a plan built for "
+                f"{source.release}'s TensorRT loads on {target.release} only if both run the same one",
+                remediation=f"compare the two images' TensorRT (NGC release notes, or `dpkg -l | grep "
+                f"nvinfer` in each); if they differ, rebuild the plans in the {target.release} image",
+                file=first,
+                version=first.parent.name,
+                severity=c.IMPACT_WARNING,
+            )
+        ]
+    if _same_version(source.tensorrt, target.tensorrt):
         return []
     return [
         Issue(
