@@ -31,10 +31,24 @@ REDACTED = "<redacted>"
 _QUERY = re.compile(r"\?[^\s\"'<>]+")
 _USERINFO = re.compile(r"(?<=//)[^/\s@\"'<>]+@")
 _AUTH = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}")
+# An Authorization header's value whatever its scheme (`Authorization: xoxb-...`, a dict's repr).
+_HEADER = re.compile(
+    r"(?i)\b(authorization[\"']?[ \t]*[:=][ \t]*[\"']?)((?:bearer|basic|token|digest)[ \t]+)?[^\s\"',;]+"
+)
+# Slack's tokens (bot, user, app-level, refresh...) wherever they stand.
+_SLACK = re.compile(r"\bx(?:ox[abposre]|app)-[A-Za-z0-9-]{6,}")
 # `name=value` anywhere; `name: value` unless the name ends a path (`/run/secrets/token: cannot
-# read`, `/etc/passwd: ...` name a file, not a key).
-_NAMES = "token|password|passwd|secret|api_?key"
-_KEY_VALUE = re.compile(rf"(?i)(?:(?<![/\\])\b({_NAMES})(:[ \t]*)|\b({_NAMES})(=))[^\s\"',;&]+")
+# read`, `/etc/passwd: ...` name a file, not a key). The name may be quoted (`"password": "x"`,
+# a dict's repr) and prefixed (`SLACK_BOT_TOKEN=`, `client_secret:`, `X-Api-Key:`); a prefixed
+# name's plain number (`output_token: 0.05`) is a figure, not a secret.
+_NAMES = "token|password|passwd|secret|api[_-]?key"
+_PREFIX = "(?:[A-Za-z0-9]+[_-])*"
+_QUOTE = "[\"']?"
+_KEY_VALUE = re.compile(
+    rf"(?i)(?:(?<![/\\.\w-])({_PREFIX})({_NAMES})({_QUOTE}[ \t]*:[ \t]*{_QUOTE})"
+    rf"|(?<![\w-])({_PREFIX})({_NAMES})({_QUOTE}[ \t]*=[ \t]*{_QUOTE}))[^\s\"',;&]+"
+)
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 BOUNDED_CHARS = 80
 
 
@@ -45,7 +59,10 @@ def redact(text: str, *, queries: bool = True) -> str:
         text = _QUERY.sub("?" + REDACTED, text)
     if "@" in text:
         text = _USERINFO.sub(REDACTED + "@", text)
-    return _KEY_VALUE.sub(_keep_key, _AUTH.sub(_keep_name, text))
+    text = _HEADER.sub(_keep_header, _AUTH.sub(_keep_name, text))
+    if "x" in text:
+        text = _SLACK.sub(REDACTED, text)
+    return _KEY_VALUE.sub(_keep_key, text)
 
 
 # YAML 1.1's float needs a dot and a signed exponent: `1e-3`, `5E+2`, `1.0e3` load as strings
@@ -109,9 +126,16 @@ def _keep_name(match: re.Match[str]) -> str:
     return f"{match.group(1)}{match.group(2)}{REDACTED}"
 
 
+def _keep_header(match: re.Match[str]) -> str:
+    return f"{match.group(1)}{match.group(2) or ''}{REDACTED}"
+
+
 def _keep_key(match: re.Match[str]) -> str:
-    name, separator = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
-    return f"{name}{separator}{REDACTED}"
+    prefix, name, separator = match.group(1, 2, 3) if match.group(2) else match.group(4, 5, 6)
+    key = f"{prefix}{name}{separator}"
+    if prefix and _NUMBER.fullmatch(match.group(0)[len(key) :]):
+        return match.group(0)
+    return f"{key}{REDACTED}"
 
 
 class RedactingFilter(logging.Filter):
