@@ -382,3 +382,24 @@ def test_chart_labels_with_dollars_are_drawn_as_written(monkeypatch: pytest.Monk
         warnings.simplefilter("error")
         draw_all(table, throughput, "USD")
     assert {"\\$\\foo\\$", "\\$x^2\\$", "a\\$b"} <= set(texts)  # matplotlib draws \$ as a dollar
+
+
+def test_markdown_keeps_a_hostile_model_name_inert() -> None:
+    """report.md is read in viewers that pass inline HTML through: a model name (a Prometheus label
+    anyone who names a model controls) must not become a tag, a new table row or a heading."""
+    tag, split = "<img src=x onerror=alert(1)>", "m\n# injected | 1"
+    frames = dict(_data().frames)
+    frames[c.NV_INFERENCE_COUNT] = pd.concat(
+        [
+            frames[c.NV_INFERENCE_COUNT],
+            counter(tag, [0, 1, 2, 3, 4, 5, 6]),
+            counter(split, [0, 2, 4, 6, 8, 10, 12]),
+        ]
+    )
+    data = RangeData(TIMES[0], TIMES[-1], STEP, frames)
+    table, summary = model_table(data)
+    report = CostReport(data.start, data.end, STEP, "http://prom", table, summary, [], {})
+    md = to_markdown(report)
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)>" in md
+    assert not any(line.startswith("# injected") for line in md.splitlines())
+    assert "m\\n# injected \\| 1" in md
