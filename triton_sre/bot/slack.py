@@ -122,7 +122,8 @@ def mrkdwn_link(url: str, text: str) -> str:
     if not url.startswith(("http://", "https://")):
         return escape_mrkdwn(f"{text} ({url})" if url else text)
     label = escape_mrkdwn(text).replace("|", "¦")
-    return f"<{url.replace('>', '%3E').replace('|', '%7C')}|{label}>"
+    # `<` too: `<http://x/<@U1|runbook>` would be read as a mention of U1 labelled "runbook"
+    return f"<{url.replace('<', '%3C').replace('>', '%3E').replace('|', '%7C')}|{label}>"
 
 
 def _pct(value: Any) -> str:
