@@ -24,6 +24,7 @@ from urllib.parse import urlencode
 import pytest
 import requests
 from faultproxy import FaultProxy
+from test_bot_render import alert, payload
 
 from triton_sre import conventions as c
 from triton_sre.demo import BROKEN_INIT
@@ -134,28 +135,7 @@ def test_the_bot_never_controls_models(proxy: FaultProxy, tmp_path: Path) -> Non
     from triton_sre.bot.dev_slack_standin import SlackStandin
     from triton_sre.bot.receiver import slack_signature
 
-    labels = {"alertname": c.ALERT_MODEL_UNAVAILABLE, c.LABEL_MODEL: BROKEN_INIT, "severity": "page"}
-    group = {
-        "version": c.AM_WEBHOOK_VERSION,
-        "groupKey": f"{{}}:{{alertname={json.dumps(c.ALERT_MODEL_UNAVAILABLE)}}}",
-        "status": "firing",
-        "receiver": "bot",
-        "groupLabels": labels,
-        "commonLabels": labels,
-        "commonAnnotations": {},
-        "externalURL": "http://alertmanager.example.com:9093",
-        "alerts": [
-            {
-                "status": "firing",
-                "labels": labels,
-                "annotations": {"summary": "unavailable"},
-                "startsAt": "2026-11-29T17:00:00Z",
-                "endsAt": "0001-01-01T00:00:00Z",
-                "generatorURL": "",
-                "fingerprint": "control0001",
-            }
-        ],
-    }
+    group = payload([alert(0, model=BROKEN_INIT, severity="page")], model=BROKEN_INIT)
     settings = BotSettings(channel="#t", listen="127.0.0.1:0", triton_url=proxy.url)
     outbox = tmp_path / "outbox.sqlite3"
     with (
