@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
@@ -110,6 +111,18 @@ def slash(bot: Bot, text: str) -> str:
     return str(answer.json()["text"])
 
 
+def notify(bot: Bot, standin: SlackStandin, group: dict[str, Any]) -> None:
+    """Post `group` as Alertmanager would and wait until the bot's message reached the stand-in."""
+    answer = requests.post(
+        f"{bot.url}{c.PATH_BOT_ALERTMANAGER}",
+        data=json.dumps(group),
+        headers={"Authorization": f"Bearer {WEBHOOK_TOKEN}"},
+        timeout=5,
+    )
+    assert answer.status_code == 200
+    assert standin.wait_for(lambda: bool(standin.calls("chat.postMessage", ok_only=True)), timeout=30)
+
+
 def test_slash_command_answers(bot: Bot) -> None:
     diagnosed = slash(bot, "diagnose some_model")
     assert "Cannot read" in diagnosed or "cannot read" in diagnosed
@@ -141,14 +154,7 @@ def test_slack_message_of_an_unavailable_model(bot: Bot, standin: SlackStandin) 
             }
         ],
     }
-    answer = requests.post(
-        f"{bot.url}{c.PATH_BOT_ALERTMANAGER}",
-        data=json.dumps(group),
-        headers={"Authorization": f"Bearer {WEBHOOK_TOKEN}"},
-        timeout=5,
-    )
-    assert answer.status_code == 200
-    assert standin.wait_for(lambda: bool(standin.calls("chat.postMessage", ok_only=True)), timeout=30)
+    notify(bot, standin, group)
     posted = json.dumps([call.params for call in standin.calls()])
     assert "unavailable" in posted.lower()
     assert PASSWORD not in posted and "redacted&gt;@127.0.0.1" in posted, posted  # Slack-escaped

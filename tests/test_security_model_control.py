@@ -10,23 +10,19 @@ diagnosis of an UNAVAILABLE model and its `diagnose` slash command) and none is 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 import sys
-import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlencode
 
 import pytest
 import requests
 from faultproxy import FaultProxy
 from test_bot_render import alert, payload
+from test_redaction_paths import SIGNING_SECRET, SLACK_TOKEN, WEBHOOK_TOKEN, cli, notify, slash
 
-from triton_sre import conventions as c
 from triton_sre.demo import BROKEN_INIT
 from triton_sre.stack.loads import control_url
 from triton_sre.stack.local_triton import LocalTriton
@@ -45,25 +41,10 @@ READ_ONLY_COMMANDS = (
     "triton_sre.diagnosis.command",
     "triton_sre.rollout.check",
 )
-WEBHOOK_TOKEN = "am-" + uuid.uuid4().hex
-SIGNING_SECRET = "sig-" + uuid.uuid4().hex
-SLACK_TOKEN = "xoxb-" + uuid.uuid4().hex
 
 
 def control_calls(proxy: FaultProxy) -> list[str]:
     return [path for path in proxy.requests if MODEL_CONTROL.match(path)]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "triton_sre.cli", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize("module", READ_ONLY_COMMANDS)
@@ -133,7 +114,6 @@ def test_the_bot_never_controls_models(proxy: FaultProxy, tmp_path: Path) -> Non
     from triton_sre.bot.command import Bot
     from triton_sre.bot.config import BotSettings
     from triton_sre.bot.dev_slack_standin import SlackStandin
-    from triton_sre.bot.receiver import slack_signature
 
     group = payload([alert(0, model=BROKEN_INIT, severity="page")], model=BROKEN_INIT)
     settings = BotSettings(channel="#t", listen="127.0.0.1:0", triton_url=proxy.url)
@@ -142,27 +122,8 @@ def test_the_bot_never_controls_models(proxy: FaultProxy, tmp_path: Path) -> Non
         SlackStandin(token=SLACK_TOKEN) as standin,
         Bot(settings, outbox, WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET) as bot,
     ):
-        answer = requests.post(
-            f"{bot.url}{c.PATH_BOT_ALERTMANAGER}",
-            data=json.dumps(group),
-            headers={"Authorization": f"Bearer {WEBHOOK_TOKEN}"},
-            timeout=5,
-        )
-        assert answer.status_code == 200
-        assert standin.wait_for(lambda: bool(standin.calls("chat.postMessage", ok_only=True)), timeout=30)
-        body = urlencode({"command": c.SLASH_COMMAND, "text": f"diagnose {BROKEN_INIT}"}).encode()
-        ts = str(int(time.time()))
-        slash = requests.post(
-            f"{bot.url}{c.PATH_BOT_SLACK_COMMANDS}",
-            data=body,
-            headers={
-                "X-Slack-Request-Timestamp": ts,
-                "X-Slack-Signature": slack_signature(SIGNING_SECRET, ts, body),
-                "Content-Type": "application/x-www-form-urlencoded",
-            },
-            timeout=10,
-        )
-        assert slash.status_code == 200 and BROKEN_INIT in slash.json()["text"]
+        notify(bot, standin, group)
+        assert BROKEN_INIT in slash(bot, f"diagnose {BROKEN_INIT}")
     assert sum(proxy.requests.values()) >= 2  # the worker's diagnosis and the slash command's
     assert control_calls(proxy) == []
 
