@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import stat
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +90,23 @@ def test_a_debug_log_of_a_client_exception_carries_no_slack_token() -> None:
     said = stream.getvalue()
     assert "delivery failed" in said and "invalid_auth" in said
     assert SECRET not in said, said
+
+
+def test_a_new_outbox_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    """The outbox holds webhook payloads as received (an annotation may carry a secret): a new file
+    and the WAL files SQLite makes beside it are 0600 whatever the umask; an existing file keeps its mode."""
+    from triton_sre.bot.outbox import Outbox
+
+    old = os.umask(0o022)
+    try:
+        box = Outbox(tmp_path / "state" / "outbox.sqlite3")
+        box.close()
+        made = sorted(p for p in (tmp_path / "state").iterdir())
+        assert made and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in made), made
+        shared = tmp_path / "shared.sqlite3"
+        shared.touch(mode=0o640)
+        shared.chmod(0o640)
+        Outbox(shared).close()
+        assert stat.S_IMODE(shared.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)

@@ -81,6 +81,14 @@ class MessageRef:
     updated: float
 
 
+def _create_private(path: str) -> None:
+    """A new outbox file is readable by its owner only (SQLite gives its WAL and shared-memory files
+    the database's mode): it holds webhook payloads as Alertmanager sent them. An existing file keeps
+    the mode it has."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 class OutboxError(Exception):
     """The outbox cannot be opened (a corrupt file, a path under a regular file, no permission)."""
 
@@ -98,6 +106,7 @@ class Outbox:
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                _create_private(self.path)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
