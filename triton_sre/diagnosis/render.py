@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre import mdtext
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.releases import server_version_of_release
 from triton_sre.diagnosis.report import Finding, Report
@@ -202,10 +203,6 @@ def _finding_lines(
     return out
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def to_markdown(report: Report, base_url: str | None = None) -> str:
     out: list[str] = ["### Triton triage", ""]
     release = _release_line(report)
@@ -218,25 +215,27 @@ def to_markdown(report: Report, base_url: str | None = None) -> str:
         out.append("| --- | --- | --- | --- | --- |")
         for n, f in enumerate(report.findings, 1):
             link = f"[{f.runbook}]({runbook_url(f.runbook, base_url)})"
-            out.append(f"| {n} | {f.severity} | {_md_escape(_subject(f))} | {link} | {_md_escape(_fix(f))} |")
+            out.append(
+                f"| {n} | {f.severity} | {mdtext.text(_subject(f))} | {link} | {mdtext.text(_fix(f))} |"
+            )
         for n, f in enumerate(report.findings, 1):
             out.append("")
-            out.append(f"**{n}. {_md_escape(_subject(f))} — {f.title}**")
+            out.append(f"**{n}. {mdtext.text(_subject(f))} — {f.title}**")
             out.append("")
             if f.release_advice:
                 out.extend([f"> In {report.release}: {f.release_advice}", ""])
-            out.append("```")
-            out.extend(f"{e.line}: {_short(e.text, 400)}" for e in f.evidence[:6])
-            out.append("```")
+            block = [f"{e.line}: {_short(e.text, 400)}" for e in f.evidence[:6]]
+            marks = mdtext.fence(block)
+            out.extend([marks, *block, marks])
     loading = _loading_line(report)
     if loading:
-        out.extend(["", loading])
+        out.extend(["", mdtext.text(loading)])
     if report.unmatched:
         out.append("")
         out.append("<details><summary>Error lines no runbook explains</summary>")
         out.append("")
         out.extend(
-            f"- {u.count} × `{_short(u.template, 200)}` (line {u.example.line})"
+            f"- {u.count} × {mdtext.code(_short(u.template, 200))} (line {u.example.line})"
             for u in report.unmatched[:30]
         )
         out.append("")

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 from jinja2.sandbox import SandboxedEnvironment
 
-from triton_sre.redact import printable
+from triton_sre import mdtext
 from triton_sre.report.capacity import CapacitySection, advice, tables
 from triton_sre.report.charts import CHARTS
 from triton_sre.report.figures import Summary
@@ -118,9 +118,7 @@ def _rec_text(r: Recommendation) -> str:
 
 
 def to_markdown(report: CostReport, chart_files: Mapping[str, str] | None = None) -> str:
-    def esc(text: str) -> str:
-        # one line (no new row or heading), no tag a viewer passing inline HTML would run, no new cell
-        return printable(text).replace("&", "&amp;").replace("<", "&lt;").replace("|", "\\|")
+    esc = mdtext.text
 
     out = ["# Triton cost and capacity report", ""]
     out += [f"- **{k}**: {esc(v)}" for k, v in _summary_lines(report)]
