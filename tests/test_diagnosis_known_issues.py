@@ -84,6 +84,33 @@ def test_a_malformed_entry_is_refused_naming_it(change: tuple[str, str], message
     assert "entry 0" in str(err.value)
 
 
+EXPOSED = GOOD + "    exposure: {features: [python-custom-metrics], fails_load: false}\n"
+
+
+def test_an_entry_may_name_its_exposure() -> None:
+    assert ki.parse_known_issues(GOOD)[0].exposure is None
+    (entry,) = ki.parse_known_issues(EXPOSED)
+    assert entry.exposure == ki.Exposure(("python-custom-metrics",), False)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "features: [], fails_load: false",
+        "features: [Python_Metrics], fails_load: false",
+        "features: [a, a], fails_load: false",
+        "features: [a], fails_load: maybe",
+        "features: [a]",
+        "features: [a], fails_load: false, why: no",
+    ],
+)
+def test_a_malformed_exposure_is_refused(bad: str) -> None:
+    text = EXPOSED.replace("features: [python-custom-metrics], fails_load: false", bad)
+    with pytest.raises(ValueError, match="exposure has features") as err:
+        ki.parse_known_issues(text)
+    assert "entry 0" in str(err.value)
+
+
 def test_duplicate_ids_and_a_missing_list_are_refused() -> None:
     with pytest.raises(ValueError, match="duplicate ids"):
         ki.parse_known_issues(GOOD + GOOD.removeprefix("issues:\n"))

@@ -22,7 +22,7 @@ import yaml
 
 from triton_sre import conventions as c
 
-__all__ = ["KNOWN_ISSUES_FILE", "KnownIssue", "known_issues", "notes", "parse_known_issues"]
+__all__ = ["KNOWN_ISSUES_FILE", "Exposure", "KnownIssue", "known_issues", "notes", "parse_known_issues"]
 
 KNOWN_ISSUES_FILE: Final = "known_issues.yaml"
 
@@ -32,7 +32,20 @@ release seen listing it."""
 _OPEN_ENDED: Final = frozenset({"open", "permanent"})
 """A range with no end: no fixing release (open), or a behaviour change (permanent)."""
 _FIELDS: Final = ("id", "runbooks", "wording", "first", "last", "ends", "advice", "source", "note")
+_OPTIONAL: Final = ("exposure",)
 _RELEASE: Final = re.compile(r"\d\d\.\d\d")
+_FEATURE: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+@dataclass(frozen=True, slots=True)
+class Exposure:
+    """What in a model repository shows, before deployment, that its models would hit the issue."""
+
+    features: tuple[str, ...]
+    """Names of the repository features (lint's detectors) a model must have, all of them."""
+    fails_load: bool
+    """True when a model with those features does not load in the range (not a crash at shutdown, nor
+    a failure that needs something more the repository does not show)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +62,8 @@ class KnownIssue:
     ends: str
     advice: str
     source: str
+    exposure: Exposure | None = None
+    """The static features of a model exposed to it (`lint --release`); None: none shows it."""
 
     def covers(self, release: str) -> bool:
         return (self.first is None or self.first <= release) and (self.last is None or release <= self.last)
@@ -61,9 +76,30 @@ def _release(entry: dict[str, Any], key: str, where: str) -> str | None:
     return value
 
 
+def _exposure(value: object, where: str) -> Exposure | None:
+    if value is None:
+        return None
+    features = value.get("features") if isinstance(value, dict) else None
+    if (
+        not isinstance(value, dict)
+        or set(value) != {"features", "fails_load"}
+        or not isinstance(value["fails_load"], bool)
+        or not (isinstance(features, list) and features)
+        or not all(isinstance(f, str) and _FEATURE.fullmatch(f) for f in features)
+        or len(set(features)) != len(features)
+    ):
+        raise ValueError(
+            f"{where}: exposure has features (distinct lower-case-dashed names) and fails_load (true/false)"
+        )
+    return Exposure(tuple(features), value["fails_load"])
+
+
 def _issue(entry: object, where: str) -> KnownIssue:
-    if not isinstance(entry, dict) or set(entry) != set(_FIELDS):
-        raise ValueError(f"{where}: an entry has exactly the fields {', '.join(_FIELDS)}")
+    if not isinstance(entry, dict) or not set(_FIELDS) <= set(entry) <= {*_FIELDS, *_OPTIONAL}:
+        raise ValueError(
+            f"{where}: an entry has exactly the fields {', '.join(_FIELDS)} (and optionally "
+            f"{', '.join(_OPTIONAL)})"
+        )
     text = {k: entry[k] for k in ("id", "wording", "ends", "advice", "source", "note")}
     if not all(isinstance(v, str) and v.strip() for v in text.values()):
         raise ValueError(f"{where}: id, wording, ends, advice, source and note must be non-empty strings")
@@ -87,7 +123,10 @@ def _issue(entry: object, where: str) -> KnownIssue:
     if not entry["source"].startswith("https://"):
         raise ValueError(f"{where}: source must be a public https address")
     advice = " ".join(entry["advice"].split())
-    return KnownIssue(entry["id"], tuple(runbooks), wording, first, last, ends, advice, entry["source"])
+    exposure = _exposure(entry.get("exposure"), where)
+    return KnownIssue(
+        entry["id"], tuple(runbooks), wording, first, last, ends, advice, entry["source"], exposure
+    )
 
 
 def parse_known_issues(text: str) -> tuple[KnownIssue, ...]:
