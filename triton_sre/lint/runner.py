@@ -14,6 +14,7 @@ from triton_sre.lint import (
     batching,
     config,
     ensemble,
+    known,
     layout,
     placement,
     pydeps,
@@ -40,6 +41,7 @@ CHECKS: tuple[Check, ...] = (
     pydeps.check,
     startup.check,
     upgrade.check,
+    known.check,
 )
 _RANK = {c.IMPACT_CRITICAL: 0, c.IMPACT_WARNING: 1, c.IMPACT_INFO: 2}
 
