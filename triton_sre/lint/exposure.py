@@ -183,9 +183,10 @@ def torchscript_legacy_format(model: ModelDir, files: Files) -> Site | None:
     if backend_of(model.config) != "pytorch":
         return None
     for version, path in _versioned(model, default_filename(model.config)):
-        names = files.zip_names(path) or ()
-        leaves = {name.rsplit("/", 1)[-1] for name in names}
-        if "model.json" in leaves and "data.pkl" not in leaves:
+        # the archive's own top-level records (``<archive>/model.json``), not a file saved with it
+        # (torch.jit.save's _extra_files go under ``<archive>/extra/``)
+        tops = {name.split("/", 1)[-1] for name in files.zip_names(path) or ()}
+        if "model.json" in tops:
             return Site(path, 1, f"{path.name} is a legacy-format TorchScript archive (model.json)", version)
     return None
 
