@@ -1,6 +1,7 @@
 """`rollout check` over a window longer than Prometheus answers in one range query: a 30-day window
 at 15 s is 172,800 points a series, and Prometheus refuses more than 11,000 ("exceeded maximum
-resolution"). The samples are read in slices and must be exactly the ones one read would give."""
+resolution"). The client (`Prometheus.query_range`, `range_slices`) reads the samples in slices, and
+they must be exactly the ones one read would give."""
 
 from __future__ import annotations
 
@@ -58,10 +59,14 @@ def test_a_long_range_is_read_in_slices_with_every_point_once(limited: Any, poin
 
 
 def test_one_read_of_a_long_range_is_what_prometheus_refuses(limited: Any) -> None:
-    """The stand-in's refusal is real: one query over the whole range is the error the check got."""
-    prom, _ = limited
+    """The stand-in's refusal is real: one query over the whole range (`iter_range_arrays` makes one) is
+    the error the check got; the client's `query_range` reads the same range in slices."""
+    prom, asked = limited
     with pytest.raises(PromError, match="exceeded maximum resolution"):
-        prom.query_range("up", 0.0, 30_000 * 15.0, 15.0)
+        list(prom.iter_range_arrays("up", 0.0, 30_000 * 15.0, 15.0))
+    assert asked == [30_001]
+    ((series,),) = [prom.query_range("up", 0.0, 30_000 * 15.0, 15.0)]
+    assert len(series["values"]) == 30_001 and asked[1:] == [11_000, 11_000, 8_001]
 
 
 def test_a_30_day_window_at_15s_gives_every_sample_of_both_sides(limited: Any) -> None:

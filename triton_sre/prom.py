@@ -1,8 +1,11 @@
 """The one Prometheus HTTP API client (instant, vector and range queries, the loaded scrape interval).
 
 Every query has a deadline for its whole answer and follows redirects on the same host only
-(`httpclient`). Used by the bot (facts and chart), the report (range queries, turned into pandas frames in
-report/prom.py) and the demo's status table. Base install only: requests and pyyaml.
+(`httpclient`). A range longer than Prometheus answers at once (PROMETHEUS_MAX_POINTS points per series)
+is read in slices, one splitter for every reader (`range_slices`: `query_range`, hence `range`, the
+rollout check and the bot's chart; the report's bounded reads). Used by the bot (facts and chart),
+the report (range queries, turned into pandas frames in report/prom.py), `rollout check` and the
+demo's status table. Base install only: requests and pyyaml.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +36,8 @@ __all__ = [
     "PromBudgetError",
     "PromError",
     "Prometheus",
+    "range_points",
+    "range_slices",
 ]
 
 DEFAULT_TIMEOUT_S = 5.0
@@ -43,7 +48,7 @@ MAX_ANSWER_BYTES = 256 * 2**20
 a proxy gone wrong) is refused with PromError before it is decoded (decoded JSON takes ~10x)."""
 PROMETHEUS_MAX_POINTS = 11_000
 """Prometheus refuses a range query of more points per series than this ("exceeded maximum
-resolution of 11,000 points per timeseries"): a longer range is read in slices or refused."""
+resolution of 11,000 points per timeseries"): a longer range is read in slices (`range_slices`)."""
 _CHUNK = 256 * 1024
 _DECODER = json.JSONDecoder()
 # a range answer as Prometheus writes it, up to its first series: read series by series (`_matrix`)
@@ -113,6 +118,56 @@ def _points(series: Any) -> np.ndarray | None:
     if points.ndim != 2 or points.shape[1] != 2 or np.isnan(points).any():
         return None
     return points
+
+
+def _step_param(step: float) -> str:
+    """`step` as sent to Prometheus: exact to well below a millisecond (`:g` kept 6 digits: 1234.5678 was
+    sent as 1234.57), and as short as `:g` for the usual steps (15 -> "15", 0.1 -> "0.1")."""
+    return f"{step:.15g}"
+
+
+def _millis(seconds: float) -> int:
+    """The millisecond Prometheus reads a time sent as ``f"{seconds:.3f}"`` as (its times are
+    milliseconds: a range query evaluates at start, start + step, ... <= end, all in ms)."""
+    return round(float(f"{seconds:.3f}") * 1000)
+
+
+def _step_millis(step: float) -> int:
+    """The step Prometheus evaluates at, in ms: it reads the seconds sent as a Go Duration (truncated
+    to the nanosecond), then truncates that to the millisecond."""
+    return int(float(_step_param(step)) * 1e9) // 1_000_000
+
+
+def range_points(start: float, end: float, step: float) -> int:
+    """How many points per series Prometheus evaluates for [start, end] at `step` (0 when end < start)."""
+    first, last, every = _millis(start), _millis(end), _step_millis(step)
+    if every < 1:
+        raise PromError(f"step {step:g}s: Prometheus evaluates a range at steps of at least 1 ms")
+    return (last - first) // every + 1 if last >= first else 0
+
+
+def range_slices(
+    start: float, end: float, step: float, points: int | Callable[[], int] = PROMETHEUS_MAX_POINTS
+) -> Iterator[tuple[float, float]]:
+    """(start, end) of each range query that together read [start, end] at `step`: every point Prometheus
+    evaluates for the whole range in exactly one slice, in order. A slice has at most `points` points
+    (a callable is asked before each slice: the report sizes its next slice from the series it has seen)
+    and never more than PROMETHEUS_MAX_POINTS. Pure: no I/O.
+
+    The seams are computed in Prometheus' own milliseconds: a slice starts on its first point and ends
+    half a step after its last (the last slice where the range ends; one slice is the range as given), so
+    neither the millisecond rounding of the query's times nor a server counting the points in floats can
+    lose or double one."""
+    first, last, every = _millis(start), _millis(end), _step_millis(step)
+    total = range_points(start, end, step)
+    done = 0
+    while done < total:
+        size = points() if callable(points) else points
+        count = min(max(1, size), PROMETHEUS_MAX_POINTS, total - done)
+        at = first + done * every
+        done += count
+        until = last if done == total else at + (count - 1) * every + every // 2
+        yield at / 1000, until / 1000
 
 
 class Prometheus:
@@ -264,7 +319,7 @@ class Prometheus:
         """Each series of a range answer (unchecked). An answer that begins as Prometheus writes one
         is decoded one series at a time (the whole answer decoded at once takes ~10x its text: 200,000
         series held 1.5 GB), any other from the whole body; the same PromError either way."""
-        params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
+        params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": _step_param(step)}
         status, raw = self._fetch("/api/v1/query_range", params)
         try:
             text = raw.decode("utf-8") if status == 200 else ""
@@ -315,18 +370,30 @@ class Prometheus:
 
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict[str, Any]]:
         """The raw matrix: one ``{"metric": labels, "values": [[ts, "value"], ...]}`` per series, its shape
-        checked once here (every time and value a number), so callers convert without checking again."""
-        result = list(self._matrix(expr, start, end, step))
-        for series in result:
-            _check_series(expr, series)
-        return result
+        checked once here (every time and value a number), so callers convert without checking again.
+
+        Any range: a range of more than PROMETHEUS_MAX_POINTS points per series is read in slices
+        (`range_slices`) and each series' slices joined by label set, in the order series are first seen
+        (a series absent from some slices has only the points it has)."""
+        joined: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+        for first, last in range_slices(start, end, step):
+            for series in self._matrix(expr, first, last, step):
+                _check_series(expr, series)
+                key = tuple(sorted((str(k), str(v)) for k, v in series["metric"].items()))
+                into = joined.get(key)
+                if into is None:
+                    joined[key] = series
+                else:
+                    into["values"] += series["values"]
+        return list(joined.values())
 
     def iter_range_arrays(
         self, expr: str, start: float, end: float, step: float
     ) -> Iterator[tuple[dict[str, str], np.ndarray, np.ndarray]]:
-        """The matrix as (labels, timestamps, values) per series, checked as `query_range` checks it
-        (the same PromError), converted by numpy in one pass per series as it is decoded: the per-point
-        check in Python was a third of the report's reading time at 20,000 series."""
+        """The matrix of ONE range query (at most PROMETHEUS_MAX_POINTS points: the report reads its
+        `range_slices` with this) as (labels, timestamps, values) per series, checked as `query_range`
+        checks it (the same PromError), converted by numpy in one pass per series as it is decoded: the
+        per-point check in Python was a third of the report's reading time at 20,000 series."""
         import numpy as np
 
         for series in self._matrix(expr, start, end, step):
