@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.prom import PROMETHEUS_MAX_POINTS, PromBudgetError, Prometheus
+from triton_sre.prom import PromBudgetError, Prometheus
 from triton_sre.promql import counter_rate
 from triton_sre.rollout.model import (
     NO_DATA,
@@ -36,19 +36,10 @@ def _values(matrix: list[dict[str, Any]]) -> list[float]:
 
 
 def read_samples(prom: Prometheus, query: str, start: float, end: float, step: float) -> array[float]:
-    """`_values` of the range [start, end] at `step`, read in slices of at most PROMETHEUS_MAX_POINTS
-    points (Prometheus refuses a longer one: a 30-day window at 15 s is 172,800), held as float64s
-    (a Python float each took 32 bytes: 20 reads of 172,800 samples were 110 MB)."""
-    out: array[float] = array("d")
-    points = int((end - start) // step) + 1 if end >= start else 0
-    for first in range(0, points, PROMETHEUS_MAX_POINTS):
-        count = min(PROMETHEUS_MAX_POINTS, points - first)
-        s = start + first * step
-        # the last slice ends where the range does; the others half a step after their last point
-        # (one the millisecond rounding of the query's times cannot lose, none more)
-        e = end if first + count == points else s + (count - 0.5) * step
-        out.extend(_values(prom.query_range(query, s, e, step)))
-    return out
+    """`_values` of the range [start, end] at `step`, held as float64s (a Python float each took 32
+    bytes: 20 reads of 172,800 samples were 110 MB). A range longer than Prometheus answers at once (a
+    30-day window at 15 s is 172,800 points) is read in slices by the client (`Prometheus.query_range`)."""
+    return array("d", _values(prom.query_range(query, start, end, step)))
 
 
 def default_step(prom: Prometheus, job: str, window_s: float) -> float:
