@@ -24,7 +24,7 @@ import pytest
 from fleet_standins import BUCKETS, FleetPrometheus, model_name
 
 from triton_sre import conventions as c
-from triton_sre.prom import PromError, Prometheus
+from triton_sre.prom import PROMETHEUS_MAX_POINTS, PromError, Prometheus, range_points
 from triton_sre.report import command as report_command
 from triton_sre.report import prom as report_prom
 from triton_sre.report.capacity import REDUCED
@@ -126,6 +126,25 @@ def test_too_many_samples_coarsens_the_default_step_once(
     assert sum(start == START for _, start in reads) == len(report_command._plan(END - START))
     with pytest.raises(TooManySamples, match="give --step"):
         build_report(prom.url, START, END, step=2.0)
+
+
+def test_a_fine_step_over_a_long_range_is_read_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--step 0.25` over an hour is 14,401 points per series, more than Prometheus answers in one query
+    (refused before any query until the client split long ranges): each range query now asks at most
+    PROMETHEUS_MAX_POINTS points, the shared splitter's seams, and the figures are the whole hour's."""
+    asked: list[int] = []
+    iter_range_arrays = PrometheusClient.iter_range_arrays
+
+    def recorded(self: PrometheusClient, expr: str, start: float, end: float, step: float):
+        asked.append(range_points(start, end, step))
+        return iter_range_arrays(self, expr, start, end, step)
+
+    monkeypatch.setattr(PrometheusClient, "iter_range_arrays", recorded)
+    with FleetPrometheus(0, models=2, tritons=1) as small:
+        report = build_report(small.url, START, END, step=0.25)
+    assert report.step == 0.25 and range_points(START, END, 0.25) == 14_401
+    assert max(asked) == PROMETHEUS_MAX_POINTS  # the long queries were split at the limit
+    assert set(report.table["inferences"]) == {1800.0}  # 0.5/s over the hour, no point lost or doubled
 
 
 def _no_counts(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -410,7 +410,7 @@ def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]
 
 def run_report(args: argparse.Namespace) -> int:
     from triton_sre.durations import parse_duration
-    from triton_sre.report.prom import PROMETHEUS_MAX_POINTS, PromError, smallest_step
+    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY, PromError, smallest_step
     from triton_sre.slo import SpecError
 
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
@@ -438,8 +438,9 @@ def run_report(args: argparse.Namespace) -> int:
         return c.EXIT_USAGE
     if args.step is not None and args.step < smallest_step(start, end):
         _err(
-            f"--step {args.step:g}: the range would need more than {PROMETHEUS_MAX_POINTS:,} points per "
-            f"series (Prometheus' limit); the smallest step for this range is {smallest_step(start, end):g}s"
+            f"--step {args.step:g}: the range would need more than {MAX_SAMPLES_PER_QUERY:,} points per "
+            f"series (what the report reads per query); the smallest step for this range is "
+            f"{smallest_step(start, end):g}s"
         )
         return c.EXIT_USAGE
     try:

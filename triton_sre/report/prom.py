@@ -19,7 +19,14 @@ import pandas as pd
 
 from triton_sre import conventions as c
 from triton_sre.counters import observed, running_increase, running_increases
-from triton_sre.prom import MAX_QUERY_CHARS, PROMETHEUS_MAX_POINTS, PromError, Prometheus
+from triton_sre.prom import (
+    MAX_QUERY_CHARS,
+    PROMETHEUS_MAX_POINTS,
+    PromError,
+    Prometheus,
+    range_points,
+    range_slices,
+)
 from triton_sre.redact import bounded
 
 __all__ = [
@@ -33,6 +40,7 @@ __all__ = [
     "each",
     "fitting_step",
     "frame_of",
+    "range_points",
     "rate_window",
     "smallest_step",
 ]
@@ -62,10 +70,11 @@ def choose_step(start: float, end: float, min_step: float = 1.0) -> float:
 
 
 def smallest_step(start: float, end: float) -> float:
-    """The finest step (seconds, rounded up to the millisecond) at which [start, end] stays within
-    Prometheus' `PROMETHEUS_MAX_POINTS` points per series: a finer `--step` is refused, not read in
-    millions of slices."""
-    return math.ceil((end - start) / PROMETHEUS_MAX_POINTS * 1000) / 1000
+    """The finest step (seconds, rounded up to the millisecond) at which one series over [start, end]
+    stays within `MAX_SAMPLES_PER_QUERY` points: a finer `--step` is refused (the report would hold more
+    than its budget of even one series). Anything coarser is read, in slices of at most Prometheus'
+    `PROMETHEUS_MAX_POINTS` points when the range needs more."""
+    return max(0.001, math.ceil((end - start) / (MAX_SAMPLES_PER_QUERY - 1) * 1000) / 1000)
 
 
 def rate_window(step: float, scrape_interval: float) -> float:
@@ -91,10 +100,6 @@ class TooManySamples(PromError):
         self.expr = expr
         self.series = series
         self.step = step
-
-
-def _points(start: float, end: float, step: float) -> int:
-    return int((end - start) // step) + 1
 
 
 def fitting_step(start: float, end: float, series: int) -> float | None:
@@ -126,28 +131,32 @@ class PrometheusClient(Prometheus):
     def _slices(
         self, expr: str, start: float, end: float, step: float, series: int | None
     ) -> Iterator[tuple[tuple[tuple[str, str], ...], dict[str, str], np.ndarray, np.ndarray]]:
-        """(key, labels, timestamps, values) of every series of every time slice, in time order.
-        A slice holds at most `SAMPLES_PER_ANSWER` samples of the `series` expected (when not
-        known, the first slice of `FIRST_SLICE_POINTS` points learns it); TooManySamples as soon as
-        the series seen make the whole range exceed `MAX_SAMPLES_PER_QUERY`."""
+        """(key, labels, timestamps, values) of every series of every time slice, in time order. The
+        slices are the shared client's (`range_slices`: at most PROMETHEUS_MAX_POINTS points, no point
+        lost or doubled at the seams), each sized to at most `SAMPLES_PER_ANSWER` samples of the
+        `series` expected (when not known, the first slice of `FIRST_SLICE_POINTS` points learns it);
+        TooManySamples as soon as the series seen (at least one: a query of no series is not read in
+        more slices than one series would be) make the whole range exceed `MAX_SAMPLES_PER_QUERY`."""
         seen: set[tuple[tuple[str, str], ...]] = set()
-        total = _points(start, end, step)
-        if series is not None and series * total > MAX_SAMPLES_PER_QUERY:
-            raise TooManySamples(expr, series, total, fitting_step(start, end, series))
-        points = SAMPLES_PER_ANSWER // max(1, series) if series else FIRST_SLICE_POINTS
-        at = start
-        while at <= end:
-            until = min(end, at + (max(1, points) - 1) * step)
+        total = range_points(start, end, step)
+        if series is not None and max(1, series) * total > MAX_SAMPLES_PER_QUERY:
+            raise TooManySamples(expr, max(1, series), total, fitting_step(start, end, series))
+
+        def points() -> int:  # the next slice's, asked after the one before is read
+            if not seen:
+                return SAMPLES_PER_ANSWER // series if series else FIRST_SLICE_POINTS
+            return max(FIRST_SLICE_POINTS, SAMPLES_PER_ANSWER // len(seen))
+
+        for at, until in range_slices(start, end, step, points):
             for labels, stamps, values in self.iter_range_arrays(expr, at, until, step):
                 key = tuple(sorted(labels.items()))
                 seen.add(key)
                 yield key, labels, stamps, values
             if self.on_query is not None:
                 self.on_query()
-            if len(seen) * total > MAX_SAMPLES_PER_QUERY:
-                raise TooManySamples(expr, len(seen), total, fitting_step(start, end, len(seen)))
-            points = max(FIRST_SLICE_POINTS, SAMPLES_PER_ANSWER // max(1, len(seen)))
-            at = until + step
+            if max(1, len(seen)) * total > MAX_SAMPLES_PER_QUERY:
+                counted = max(1, len(seen))
+                raise TooManySamples(expr, counted, total, fitting_step(start, end, counted))
 
     def read_range(
         self, expr: str, start: float, end: float, step: float, series: int | None = None
