@@ -133,17 +133,27 @@ def test_a_fine_step_over_a_long_range_is_read_in_slices(monkeypatch: pytest.Mon
     (refused before any query until the client split long ranges): each range query now asks at most
     PROMETHEUS_MAX_POINTS points, the shared splitter's seams, and the figures are the whole hour's."""
     asked: list[int] = []
-    iter_range_arrays = PrometheusClient.iter_range_arrays
+    reads: list[list[int]] = []  # the slices of each range read
+    iter_range_arrays, slices_of = PrometheusClient.iter_range_arrays, PrometheusClient._slices
 
     def recorded(self: PrometheusClient, expr: str, start: float, end: float, step: float):
         asked.append(range_points(start, end, step))
+        reads[-1].append(asked[-1])
         return iter_range_arrays(self, expr, start, end, step)
 
+    def read(self: PrometheusClient, *args: Any):
+        reads.append([])
+        return slices_of(self, *args)
+
     monkeypatch.setattr(PrometheusClient, "iter_range_arrays", recorded)
+    monkeypatch.setattr(PrometheusClient, "_slices", read)
     with FleetPrometheus(0, models=2, tritons=1) as small:
         report = build_report(small.url, START, END, step=0.25)
     assert report.step == 0.25 and range_points(START, END, 0.25) == 14_401
     assert max(asked) == PROMETHEUS_MAX_POINTS  # the long queries were split at the limit
+    # a query of no series too (the LLM families here): one small first slice, then the largest ones
+    assert max(len(slices) for slices in reads) <= 3, [r for r in reads if len(r) > 3]
+    assert {sum(slices) for slices in reads} == {14_401, 1}  # (the TTFT p99: one point, at the end)
     assert set(report.table["inferences"]) == {1800.0}  # 0.5/s over the hour, no point lost or doubled
 
 

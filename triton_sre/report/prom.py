@@ -142,12 +142,15 @@ class PrometheusClient(Prometheus):
         if series is not None and max(1, series) * total > MAX_SAMPLES_PER_QUERY:
             raise TooManySamples(expr, max(1, series), total, fitting_step(start, end, series))
 
+        read = 0  # slices
+
         def points() -> int:  # the next slice's, asked after the one before is read
-            if not seen:
+            if not read:
                 return SAMPLES_PER_ANSWER // series if series else FIRST_SLICE_POINTS
-            return max(FIRST_SLICE_POINTS, SAMPLES_PER_ANSWER // len(seen))
+            return max(FIRST_SLICE_POINTS, SAMPLES_PER_ANSWER // max(1, len(seen)))
 
         for at, until in range_slices(start, end, step, points):
+            read += 1
             for labels, stamps, values in self.iter_range_arrays(expr, at, until, step):
                 key = tuple(sorted(labels.items()))
                 seen.add(key)
