@@ -419,7 +419,7 @@ class Prometheus:
         return value
 
     def range(self, expr: str, seconds: float, step: float) -> list[dict[str, Any]]:
-        """`query_range` over the last `seconds` up to now."""
+        """`query_range` over the last `seconds` up to now (the bot's chart): any length, read in slices."""
         end = time.time()
         return self.query_range(expr, end - seconds, end, step)
 
