@@ -8,9 +8,11 @@ families and the exporter's per-model gauges has 100 models × 10 instances (the
 Counters grow linearly, one reset half-way. The report runs in a child process (the CLI, all
 three formats); its peak RSS (`wait4`) and wall time are the figures.
 
-    python bench/bench_report.py [--models 100] [--tritons 10] [--hours 24] [--repeat 1]
+    python bench/bench_report.py [--models 100] [--tritons 10] [--hours 24] [--repeat 1] [--step S]
 
-24 h at the default step (range / 2000 → 44 s) is 1,964 samples per series.
+24 h at the default step (range / 2000 → 44 s) is 1,964 samples per series. Like Prometheus, the fake
+refuses a query of more than 11,000 points per series: `--step 1` over 24 h (86,401 points) is read
+in slices by the shared client (`range_slices`).
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # tes
 from fake_prometheus import serve
 
 from triton_sre import conventions as c
+from triton_sre.prom import PROMETHEUS_MAX_POINTS
 
 END = 1_764_000_000.0
 PER_MODEL = frozenset((*c.PER_MODEL_COUNTERS, c.M_COST_PER_HOUR, c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO))
 PER_INSTANCE = frozenset((c.M_SERVER_COST_PER_HOUR, c.M_IDLE_COST_FRACTION))
 _NAME = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)")
+REFUSAL = b'{"status":"error","error":"exceeded maximum resolution of 11,000 points per timeseries"}'
 
 
 def _values(start: float, end: float, step: float, counter: bool) -> str:
@@ -91,6 +95,8 @@ def _answer(query: str, start: float, end: float, step: float, models: int, trit
 
 def _serve(models: int, tritons: int, port_out: multiprocessing.Queue) -> None:
     def answer(query: str, stamps: list[float]) -> bytes:
+        if len(stamps) > PROMETHEUS_MAX_POINTS:
+            return REFUSAL
         step = stamps[1] - stamps[0] if len(stamps) > 1 else 1.0
         return _answer(query, stamps[0], stamps[-1], step, models, tritons)
 
@@ -105,6 +111,7 @@ def main() -> None:
     parser.add_argument("--tritons", type=int, default=10)
     parser.add_argument("--hours", type=float, default=24.0)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--step", type=float, help="the report's --step (default: its own)")
     args = parser.parse_args()
     ports: multiprocessing.Queue = multiprocessing.Queue()
     server = multiprocessing.Process(target=_serve, args=(args.models, args.tritons, ports), daemon=True)
@@ -113,7 +120,7 @@ def main() -> None:
     start = END - args.hours * 3600
     print(
         f"{args.models} models x {args.tritons} Tritons = {args.models * args.tritons} series per family, "
-        f"{args.hours:g} h at the default step"
+        f"{args.hours:g} h at " + (f"--step {args.step:g}" if args.step else "the default step")
     )
     try:
         for _ in range(args.repeat):
@@ -131,6 +138,7 @@ def main() -> None:
                     f"{END:.0f}",
                     "--out",
                     out,
+                    *(["--step", f"{args.step:g}"] if args.step else []),
                 ]
                 started = time.perf_counter()
                 pid = os.spawnv(os.P_NOWAIT, sys.executable, command)
