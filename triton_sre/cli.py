@@ -13,6 +13,7 @@ through `redact`, and no traceback reaches a user (`--log-level debug` logs it).
 from __future__ import annotations
 
 import argparse
+import errno
 import io
 import logging
 import os
@@ -182,6 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from triton_sre.jsonerror import json_requested
     from triton_sre.redact import RedactingStream
 
+    _closed_standard_streams()
     _lenient_output()
     if not isinstance(sys.stderr, RedactingStream):
         sys.stderr = RedactingStream(sys.stderr)  # type: ignore[assignment]  # prints and logs alike
@@ -262,6 +264,43 @@ def _lenient_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
             stream.reconfigure(errors="backslashreplace")
+
+
+class _ClosedStdout(io.TextIOBase):
+    """Standard output the caller closed (`>&-`): Python leaves `sys.stdout` None, so the first
+    print was `internal error: AttributeError: 'NoneType' object has no attribute 'write'`. Every
+    write fails as writing to a closed descriptor does (EBADF), which `_main` reports as `cannot
+    write (standard output): Bad file descriptor`, exit 2 (GNU tools alike); a command that writes
+    nothing there (a service) runs as usual. Its descriptor is /dev/null (`_closed_standard_streams`)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+    def fileno(self) -> int:
+        return 1
+
+
+def _closed_standard_streams() -> None:
+    """Descriptors 0, 1 and 2 the caller closed (`<&-`, `>&-`, `2>&-`) are opened on /dev/null, so a
+    file the command opens never takes one (a child such as Prometheus would write its output into
+    it). Python set the stream None: stdin stays None (read as closed, `triage -` says so), stdout
+    refuses writes (`_ClosedStdout`), stderr's messages are discarded: the exit code still tells
+    (it was 120, Python's own, after an `AttributeError` nothing could print)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            opened = os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: `fd` itself
+            if opened != fd:
+                os.dup2(opened, fd)
+                os.close(opened)
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115  # /dev/null now, for the process's life
 
 
 def _silence_stdout() -> None:

@@ -69,6 +69,8 @@ def open_log(name: str) -> Iterator[BinaryIO]:
     streamed, so a pipe and any size are fine), and so is an empty log."""
     with contextlib.ExitStack() as stack:
         if name == "-":
+            if sys.stdin is None:  # `<&-`: Python has no stream for a descriptor that was closed
+                raise LogInputError("standard input is closed: pipe the log in or give its file")
             raw: BinaryIO = sys.stdin.buffer
         else:
             raw = stack.enter_context(open(name, "rb"))

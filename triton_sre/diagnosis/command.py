@@ -65,7 +65,7 @@ def _diagnose(args: argparse.Namespace, catalog: Catalog) -> Report | None:
             _err(str(exc))
             return None
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
-    if args.file == "-" and sys.stdin.isatty():
+    if args.file == "-" and sys.stdin is not None and sys.stdin.isatty():
         _err("reading the log from stdin (end with Ctrl-D; or give a file, or pipe `docker logs` in)")
     try:
         return diagnose_log(args.file, catalog.titles, catalog.remediations, progress)

@@ -1,0 +1,99 @@
+"""Fault probes, round seven (branch `probes7`, 2026-12-05): the machine around the tool (closed
+standard streams, an ASCII locale, file descriptors and memory limits, permissions, odd output
+paths) — docs/failure-behaviour.md, "Fault probes, round seven"."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_fault_probes import ROOT, assert_clean_error
+
+from triton_sre import conventions as c
+
+FAILED_LOAD = (
+    "E1205 10:00:00.000 1 model_lifecycle.cc:626] failed to load 'modèle—x' version 1: Invalid argument: é—\n"
+)
+
+
+def child(
+    args: list[str], cwd: Path, *, env: dict[str, str] | None = None, close: tuple[int, ...] = ()
+) -> tuple[int, str, str]:
+    """The CLI in a child process, with the descriptors in `close` closed before it starts (what a
+    shell's `>&-`, `<&-`, `2>&-` do) and `env` on top of this one's environment."""
+    full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    full.pop(c.ENV_CONFIG, None)
+    preexec: Callable[[], None] | None = (lambda: [os.close(fd) for fd in close] and None) if close else None
+    proc = subprocess.run(
+        [sys.executable, "-m", "triton_sre.cli", *args],
+        capture_output=True,
+        env=full,
+        cwd=cwd,
+        timeout=120,
+        preexec_fn=preexec,
+    )
+    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+
+
+def failed_load_log(tmp_path: Path) -> Path:
+    log = tmp_path / "triton.log"
+    log.write_text(FAILED_LOAD, encoding="utf-8")
+    return log
+
+
+# -- closed standard streams ------------------------------------------------------------------------
+def test_a_closed_stdout_is_an_output_error_naming_it(tmp_path: Path) -> None:
+    """`triton-sre triage triton.log >&-` (and `--format json`, `generate`): Python sets sys.stdout
+    None, and the first print was `internal error: AttributeError: 'NoneType' object has no
+    attribute 'write'`. Now it is the output error any other failed write to stdout is."""
+    log = failed_load_log(tmp_path)
+    for args in (["triage", str(log)], ["triage", "--format", "json", str(log)]):
+        code, _, err = child(args, tmp_path, close=(1,))
+        assert_clean_error(code, err, c.EXIT_USAGE, "cannot write (standard output): Bad file descriptor")
+    generate = ["generate", "--spec", str(ROOT / "slos.yaml"), "--out", str(tmp_path / "out")]
+    code, _, err = child(generate, tmp_path, close=(1,))
+    assert_clean_error(code, err, c.EXIT_USAGE, "cannot write (standard output)")
+    assert (tmp_path / "out" / "alerts").is_dir()  # the files were written; only the listing failed
+
+
+def test_a_closed_stdin_given_as_the_log_says_so(tmp_path: Path) -> None:
+    """`triton-sre triage - <&-` was `internal error: AttributeError: 'NoneType' object has no
+    attribute 'isatty'`."""
+    code, out, err = child(["triage", "-"], tmp_path, close=(0,))
+    assert_clean_error(code, err, c.EXIT_USAGE, "-: standard input is closed")
+    assert out == ""
+
+
+def test_a_closed_stderr_keeps_the_exit_code(tmp_path: Path) -> None:
+    """With stderr closed (`2>&-`) a missing log exited 120 (Python's code for a failed flush at
+    exit, after an AttributeError nothing could print) instead of the documented 2; a closed stdout
+    and stderr together alike."""
+    missing = str(tmp_path / "missing.log")
+    assert child(["triage", missing], tmp_path, close=(2,))[0] == c.EXIT_USAGE
+    assert child(["triage", missing], tmp_path, close=(1, 2))[0] == c.EXIT_USAGE
+    log = failed_load_log(tmp_path)
+    code, out, _ = child(["triage", str(log)], tmp_path, close=(2,))
+    assert code == c.EXIT_FAILURE and "modèle—x" in out  # a finding, found and printed as usual
+
+
+def test_a_closed_descriptor_is_never_taken_by_a_file_the_command_opens(tmp_path: Path) -> None:
+    """With stdout closed, the next file opened took descriptor 1: a child process (the stack's
+    Prometheus, lint's `--python`) would have written its output into it. The descriptor is
+    /dev/null now: a child writing to its stdout leaves `generate`'s files as they were."""
+    probe = (
+        "import os, sys; from triton_sre import cli; cli._closed_standard_streams(); "
+        "print(os.readlink('/proc/self/fd/1'), os.readlink('/proc/self/fd/0'), file=sys.stderr)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        preexec_fn=lambda: [os.close(fd) for fd in (0, 1)] and None,
+    )
+    assert proc.stderr.decode().split() == [os.devnull, os.devnull], proc.stderr
