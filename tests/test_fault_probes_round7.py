@@ -97,3 +97,25 @@ def test_a_closed_descriptor_is_never_taken_by_a_file_the_command_opens(tmp_path
         preexec_fn=lambda: [os.close(fd) for fd in (0, 1)] and None,
     )
     assert proc.stderr.decode().split() == [os.devnull, os.devnull], proc.stderr
+
+
+def test_an_ascii_locale_without_utf8_mode_escapes_what_it_cannot_show(tmp_path: Path) -> None:
+    """`LC_ALL=C PYTHONUTF8=0` (no PYTHONIOENCODING): Python's stdout is ASCII with
+    `surrogateescape`, not `strict`, so round five's `backslashreplace` was not applied and a log
+    holding `é` ended in `internal error: UnicodeEncodeError: 'ascii' codec can't encode character
+    '\\xe8'`, no finding shown."""
+    log = failed_load_log(tmp_path)
+    env = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    env_without = {k: v for k, v in os.environ.items() if k != "PYTHONIOENCODING"}
+    for fmt in ("text", "markdown"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "triton_sre.cli", "triage", "--format", fmt, str(log)],
+            capture_output=True,
+            env={**env_without, "PYTHONPATH": str(ROOT), **env},
+            cwd=tmp_path,
+            timeout=120,
+        )
+        err = proc.stderr.decode()
+        assert proc.returncode == c.EXIT_FAILURE, err
+        assert "Traceback" not in err and "internal error" not in err, err
+        assert "mod\\xe8le\\u2014x" in proc.stdout.decode("ascii"), proc.stdout

@@ -260,9 +260,11 @@ def _main(argv: Sequence[str], log_stream: object) -> int:
 def _lenient_output() -> None:
     """A character the terminal's encoding cannot show (`PYTHONIOENCODING=ascii`, a Latin-1 locale:
     a model name with `é`, an evidence line with `—`) is written as its escape (`\\u2014`), not an
-    `internal error: UnicodeEncodeError` after half the output."""
+    `internal error: UnicodeEncodeError` after half the output. Python gives stdout
+    `surrogateescape` instead of `strict` under the C locale without its UTF-8 mode (`LC_ALL=C
+    PYTHONUTF8=0`: ASCII), which fails on `é` just the same."""
     for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+        if isinstance(stream, io.TextIOWrapper) and stream.errors in ("strict", "surrogateescape"):
             stream.reconfigure(errors="backslashreplace")
 
 
