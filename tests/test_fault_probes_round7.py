@@ -119,3 +119,21 @@ def test_an_ascii_locale_without_utf8_mode_escapes_what_it_cannot_show(tmp_path:
         assert proc.returncode == c.EXIT_FAILURE, err
         assert "Traceback" not in err and "internal error" not in err, err
         assert "mod\\xe8le\\u2014x" in proc.stdout.decode("ascii"), proc.stdout
+
+
+def test_an_internal_error_with_a_multi_line_reason_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under `ulimit -v 100000` numpy's import fails with a three-line ImportError ("Error importing
+    numpy: you should not try to import numpy from / its source directory; ..."), printed as the
+    internal error's reason over three lines. The reason is one line now (`redact.one_line`)."""
+    from triton_sre import cli
+
+    def failing(args: object) -> int:
+        raise ImportError("Error importing numpy: you should not try to import numpy from\n   its source")
+
+    monkeypatch.setattr(cli, "_dispatch", failing)
+    assert cli._main(["triage", "x.log"], sys.stderr) == c.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("triton-sre triage: internal error: ImportError: Error importing numpy"), err

@@ -224,7 +224,7 @@ def _main_json(args: list[str]) -> int:
 
 
 def _main(argv: Sequence[str], log_stream: object) -> int:
-    from triton_sre.redact import bounded, install_redaction, redact
+    from triton_sre.redact import bounded, install_redaction, one_line, redact
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -253,7 +253,8 @@ def _main(argv: Sequence[str], log_stream: object) -> int:
         return c.EXIT_USAGE
     except Exception as exc:  # a bug: say what, keep the traceback for --log-level debug
         logging.getLogger("triton_sre").debug("unexpected error", exc_info=True)
-        print(f"{name}: internal error: {type(exc).__name__}: {redact(str(exc))[:300]}", file=sys.stderr)
+        reason = one_line(redact(str(exc)), 300)  # numpy's ImportError under `ulimit -v` spans 3 lines
+        print(f"{name}: internal error: {type(exc).__name__}: {reason}", file=sys.stderr)
         return c.EXIT_USAGE
 
 
