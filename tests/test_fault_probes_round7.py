@@ -5,8 +5,12 @@ paths) — docs/failure-behaviour.md, "Fault probes, round seven"."""
 from __future__ import annotations
 
 import os
+import resource
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -137,3 +141,81 @@ def test_an_internal_error_with_a_multi_line_reason_is_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert err.startswith("triton-sre triage: internal error: ImportError: Error importing numpy"), err
+
+
+# -- too few file descriptors (ulimit -n) -----------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+@pytest.mark.parametrize("command", ["export", "bot"])
+def test_a_service_out_of_file_descriptors_still_answers(tmp_path: Path, command: str) -> None:
+    """`ulimit -n 32` and 60 idle connections: accept() failed with EMFILE, the listening socket
+    stayed readable and serve_forever retried at once: 100% of a CPU, /healthz unanswered until the
+    idle sockets' 10 s timeout. Now the oldest waiting connection is closed to make room, the
+    accept waits for it, and the shortage is counted on /metrics."""
+    port = _free_port()
+    args = [command, "--listen", f"127.0.0.1:{port}"]
+    if command == "export":
+        args += ["--triton-url", "http://127.0.0.1:9", "--interval", "1"]
+    else:
+        args += ["--outbox", str(tmp_path / "o.db"), "--channel", "probe"]
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        c.ENV_BOT_TOKEN: "probe",
+        c.ENV_SLACK_BOT_TOKEN: "xoxb-probe",
+        c.ENV_SLACK_API_URL: "http://127.0.0.1:9/api/",
+    }
+    env.pop(c.ENV_CONFIG, None)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "triton_sre.cli",
+            *args,
+            *(["--interval", "1"] if command == "export" else []),
+        ],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (32, 32)),
+    )
+    idle: list[socket.socket] = []
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(url + c.PATH_HEALTHZ, timeout=2).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-2000:]
+                time.sleep(0.2)
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=2) for _ in range(60)]
+        time.sleep(0.5)
+        before = _cpu_ticks(proc.pid)
+        with urllib.request.urlopen(url + c.PATH_HEALTHZ, timeout=3) as answer:  # before: timed out
+            assert answer.status == 200
+        time.sleep(1.0)
+        assert _cpu_ticks(proc.pid) - before < 50  # of ~150 in those 1.5 s: not spinning (before: ~150)
+        time.sleep(1.5)  # the exporter renders /metrics once per poll
+        with urllib.request.urlopen(url + c.PATH_METRICS, timeout=3) as answer:
+            body = answer.read().decode()
+        counted = [line for line in body.splitlines() if line.startswith(c.M_HTTP_DESCRIPTOR_SHORTAGES + " ")]
+        assert counted and float(counted[0].split()[1]) >= 1, body[:2000]
+    finally:
+        for sock in idle:
+            sock.close()
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == c.EXIT_OK, err
+    assert b"Too many open files" in err and b"Traceback" not in err, err[-2000:]

@@ -18,6 +18,7 @@ exhaust threads nor keep a scrape from being answered.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
 import logging
@@ -56,6 +57,11 @@ MAX_BODY_BUFFER = 4 * 1024 * 1024
 handler (which may refuse it unread, as the bot does with 413)."""
 MAX_PENDING_BYTES = 64 * 1024 * 1024
 """All waiting connections together buffer at most this much (the oldest is closed to stay under)."""
+SHED_WAIT_SECONDS = 0.1
+"""Out of file descriptors, the accept thread waits this long for the watcher to close a connection
+(and, with none to close, before it tries again): the listening socket stays readable meanwhile."""
+SHORTAGE_LOG_SECONDS = 60.0
+"""At most one warning per this many seconds while accepts fail for want of a descriptor."""
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _CONTENT_LENGTH = re.compile(rb"(?im)^content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?$")
 _CHUNKED = re.compile(rb"(?im)^transfer-encoding[ \t]*:.*chunked")
@@ -321,8 +327,41 @@ class BoundedHTTPServer(HTTPServer):
         self._wake_w.setblocking(False)
         self._closing = False
         self._waiting_count = 0
+        self.descriptor_shortages = 0  # accepts that failed with EMFILE/ENFILE (a metric of both services)
+        self._shed_wanted = False
+        self._shed = threading.Event()
+        self._shed_dropped = False
+        self._shortage_logged = -SHORTAGE_LOG_SECONDS
         self._watcher = threading.Thread(target=self._watch, name="http-watch", daemon=True)
         self._watcher.start()
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """Accept a connection. Out of file descriptors (`ulimit -n`, a flood of idle sockets: EMFILE)
+        the listening socket stays readable, so `serve_forever` retried at once: 100% of a CPU and no
+        answer until the idle sockets timed out. Now the watcher closes the oldest waiting connection
+        (an idle one first) to make room and the accept waits for it, counted and logged."""
+        try:
+            return super().get_request()  # type: ignore[no-any-return]
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE):
+                self._short_of_descriptors(exc)
+            raise  # socketserver drops this accept; the next one follows
+
+    def _short_of_descriptors(self, exc: OSError) -> None:
+        self.descriptor_shortages += 1
+        now = time.monotonic()
+        if now - self._shortage_logged >= SHORTAGE_LOG_SECONDS:
+            self._shortage_logged = now
+            logging.getLogger(__name__).warning(
+                "cannot accept a connection on %s: %s; closing the oldest waiting connection to make room",
+                self.server_address,
+                exc.strerror or exc,
+            )
+        self._shed.clear()
+        self._shed_wanted = True
+        self._wake()
+        if not self._shed.wait(SHED_WAIT_SECONDS) or not self._shed_dropped:
+            time.sleep(SHED_WAIT_SECONDS)  # nothing of ours to close: do not spin on the readable socket
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Called on the accept thread: hand the connection to the watcher, never block."""
@@ -410,6 +449,15 @@ class BoundedHTTPServer(HTTPServer):
                     wait = self.request_timeout if data else self.idle_timeout
                     waiting[sock] = _Waiting(address, data, time.monotonic() + wait)
                     advance(sock, waiting[sock])
+                if self._shed_wanted:  # the accept thread is out of descriptors
+                    self._shed_wanted = False
+                    victim = next(
+                        (s for s, conn in waiting.items() if not conn.data), next(iter(waiting), None)
+                    )
+                    if victim is not None:
+                        drop(victim)
+                    self._shed_dropped = victim is not None
+                    self._shed.set()
                 pending = sum(len(conn.data) for conn in waiting.values())
                 for sock in list(waiting):  # oldest first: over the byte budget, they give way
                     if pending <= self.max_pending_bytes:

@@ -37,6 +37,7 @@ from triton_sre.bot.outbox import Outbox
 from triton_sre.bot.payload import PayloadError, parse_group
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live
 from triton_sre.diagnosis.catalog import runbook_url
+from triton_sre.httpmetrics import DescriptorShortages
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import redact
@@ -110,6 +111,7 @@ class BotServer:
             bot = owner
 
         self.httpd = BoundedHTTPServer((host, port), Handler)
+        self.metrics.registry.register(DescriptorShortages(self.httpd))
         self.port = self.httpd.server_address[1]
         self._thread: threading.Thread | None = None
 

@@ -59,6 +59,9 @@ M_POLL_DURATION: Final = "triton_sre_poll_duration_seconds"
 M_POLL_ERRORS: Final = "triton_sre_poll_errors_total"
 M_LAST_SUCCESS: Final = "triton_sre_last_success_timestamp_seconds"
 M_BUILD_INFO: Final = "triton_sre_build_info"
+# Both services (exporter and bot): accepts that failed for want of a file descriptor (EMFILE/ENFILE);
+# each closed the oldest waiting connection to make room (httpserve.py)
+M_HTTP_DESCRIPTOR_SHORTAGES: Final = "triton_sre_http_descriptor_shortages_total"
 
 # Labels on triton-sre's metrics (besides Triton's model and version: conventions.triton).
 L_STAGE: Final = "stage"
@@ -323,6 +326,7 @@ def rec_rollout_baseline(window: str) -> str:
 def slo_group(slo_name: str) -> str:
     """The rule group of one SLO (its parts, windows, budget and burn alerts)."""
     return f"{GROUP_SLO_PREFIX}{slo_name}"
+
 
 # -- `triton-sre doctor` (issue 27): the inputs triton-sre needs from Triton and Prometheus ----------
 M_INPUT_MISSING: Final = "triton_sre_input_missing"  # 1 when a needed input is missing (label check)

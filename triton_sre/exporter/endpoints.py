@@ -15,6 +15,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from triton_sre import __version__
 from triton_sre import conventions as c
+from triton_sre.httpmetrics import DescriptorShortages
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ class ExporterServer:
         self.exporter = exporter
         self._stop = threading.Event()
         self._httpd = BoundedHTTPServer((host, port), _handler_for(exporter))
+        self._shortages = DescriptorShortages(self._httpd)  # on the exporter's /metrics while serving
+        exporter.registry.register(self._shortages)
         self._threads = [
             threading.Thread(target=exporter.run, args=(self._stop,), name="triton-sre-poll", daemon=True),
             threading.Thread(target=self._httpd.serve_forever, name="triton-sre-http", daemon=True),
@@ -56,6 +59,7 @@ class ExporterServer:
         self._httpd.server_close()
         for thread in self._threads:
             thread.join(timeout=10)
+        self.exporter.registry.unregister(self._shortages)
 
     def __enter__(self) -> ExporterServer:
         return self.start()
