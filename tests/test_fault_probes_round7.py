@@ -16,8 +16,11 @@ from pathlib import Path
 
 import pytest
 from test_fault_probes import ROOT, assert_clean_error
+from test_fault_probes_round5 import healthy_prometheus
 
 from triton_sre import conventions as c
+
+__all__ = ["healthy_prometheus"]  # a fixture shared with round five
 
 FAILED_LOAD = (
     "E1205 10:00:00.000 1 model_lifecycle.cc:626] failed to load 'modèle—x' version 1: Invalid argument: é—\n"
@@ -219,3 +222,37 @@ def test_a_service_out_of_file_descriptors_still_answers(tmp_path: Path, command
         _, err = proc.communicate(timeout=20)
     assert proc.returncode == c.EXIT_OK, err
     assert b"Too many open files" in err and b"Traceback" not in err, err[-2000:]
+
+
+# -- output paths that are not folders --------------------------------------------------------------
+def _in_the_way(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Output folders that something else holds: the path given, and the line's expected ending."""
+    (tmp_path / "loop-a").symlink_to("loop-b")
+    (tmp_path / "loop-b").symlink_to("loop-a")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    (tmp_path / "gone-dir").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "file").write_text("x")
+    held = "Not a directory, but"
+    return {
+        "dangling link": (tmp_path / "dangling", f"dangling: {held} a symbolic link to {tmp_path / 'gone'}"),
+        "link loop": (tmp_path / "loop-a", f"loop-a: {held} a symbolic link loop"),
+        "FIFO": (tmp_path / "fifo", f"fifo: {held} a FIFO (named pipe)"),
+        "regular file": (tmp_path / "file", f"file: {held} a regular file"),
+        "under a dangling link": (tmp_path / "gone-dir" / "out", f"gone-dir: {held} a symbolic link to"),
+    }
+
+
+def test_an_output_folder_something_else_holds_is_named_for_what_it_is(
+    tmp_path: Path, healthy_prometheus: str
+) -> None:
+    """`generate --out` / `report --out` a dangling symbolic link, a link loop or a FIFO: `cannot
+    write to dangling: File exists` (mkdir's word for all of them; `report`), or for generate the
+    error of a file below it. Now the line names the path in the way and what it is."""
+    for out, ending in _in_the_way(tmp_path).values():
+        code, _, err = child(["generate", "--spec", str(ROOT / "slos.yaml"), "--out", str(out)], tmp_path)
+        assert_clean_error(code, err, c.EXIT_USAGE, ending)
+        assert "File exists" not in err
+    report = ["report", "--prometheus-url", healthy_prometheus, "--start", "1000", "--end", "1060"]
+    code, _, err = child([*report, "--step", "10", "--out", str(tmp_path / "dangling")], tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, "a symbolic link to", "which does not exist")

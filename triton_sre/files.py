@@ -8,11 +8,15 @@ that fails (a full disk) leaves no temp file and names the file it was writing.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 from types import TracebackType
 from typing import TextIO
+
+from triton_sre.inputs import not_regular
 
 
 def stale_files(files: dict[str, str], out: Path) -> list[str]:
@@ -72,12 +76,51 @@ def _mode_in_place(path: Path) -> int:
         return 0o666 & ~umask
 
 
+def make_dirs(path: Path) -> None:
+    """`path` made as a folder with its parents. When something that is not a folder is in the way,
+    the error names it and says what it is: `mkdir` says `File exists` alike for a dangling symbolic
+    link, a link loop, a FIFO and a file (`report --out dangling`: `cannot write to dangling: File
+    exists`); now `cannot write: dangling: Not a directory, but a symbolic link to /gone, which does not
+    exist`."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        culprit = _in_the_way(path)
+        if culprit is None:
+            raise
+        where, what = culprit
+        raise OSError(errno.ENOTDIR, f"{os.strerror(errno.ENOTDIR)}, but {what}", str(where)) from exc
+
+
+def _in_the_way(path: Path) -> tuple[Path, str] | None:
+    """The first of `path` and its parents, from the top, that exists and is not a folder (or a link
+    to one), and what it is; None when there is none (the error is another: permissions, a full disk)."""
+    for part in (*reversed(path.parents), path):
+        try:
+            mode = part.lstat().st_mode
+        except OSError:
+            return None  # nothing in the way from here down (or it cannot be looked at)
+        if stat.S_ISLNK(mode):
+            try:
+                mode = part.stat().st_mode
+            except FileNotFoundError:
+                return part, f"a symbolic link to {os.readlink(part)}, which does not exist"
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    return part, "a symbolic link loop"
+                return None
+        if not stat.S_ISDIR(mode):
+            kind = "a regular file" if stat.S_ISREG(mode) else not_regular(part) or "not a folder"
+            return part, kind.removesuffix(", not a regular file")
+    return None
+
+
 def write_files(files: dict[str, str], out: Path) -> list[Path]:
     """Write atomically (`write_atomic`), skipping files whose content is already right."""
     written = []
     for rel in stale_files(files, out):
         path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(path.parent)
         write_atomic(path, files[rel], mode=0o644)
         written.append(path)
     return written
@@ -123,7 +166,7 @@ class StagedFiles:
         whose files are up to date is no error."""
         path = self.out / rel
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(path.parent)
         self._made += reversed(missing)
         try:
             fd, self._temps[rel] = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.files import make_dirs
 
 STATE_PENDING = "pending"
 STATE_DONE = "done"
@@ -105,7 +106,7 @@ class Outbox:
         self._identity: tuple[int, int] | None = None
         try:
             if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                make_dirs(Path(self.path).parent)
                 _create_private(self.path)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")

@@ -26,6 +26,7 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.config import interval_arg
 from triton_sre.durations import seconds_arg
+from triton_sre.files import make_dirs
 from triton_sre.shutdown import stop_on_signals
 
 # An example price so the demo shows cost figures; real deployments set their own in the config.
@@ -84,7 +85,7 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"triton-sre demo: model repository {repository} is not a directory", file=sys.stderr)
         return 2
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="triton-sre-demo-"))).absolute()
-    workdir.mkdir(parents=True, exist_ok=True)
+    make_dirs(workdir)
     stop = stop_on_signals()
 
     def say(text: str) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.files import make_dirs
 from triton_sre.redact import printable
 
 DEFAULT_SCALE = 20.0
@@ -162,7 +163,7 @@ def run_gameday(args: argparse.Namespace) -> int:
         workdir = args.attach.absolute()
     else:
         workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="triton-sre-gameday-"))).absolute()
-        workdir.mkdir(parents=True, exist_ok=True)
+        make_dirs(workdir)
     return _run(scenarios, workdir, args.scale, args.format, attach=args.attach is not None)
 
 

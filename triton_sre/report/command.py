@@ -380,14 +380,14 @@ def _build(
 
 
 def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]:
-    from triton_sre.files import write_atomic
+    from triton_sre.files import make_dirs, write_atomic
     from triton_sre.report.render import llm_csv, recommendations_csv, to_csv, to_html, to_markdown
 
-    out.mkdir(parents=True, exist_ok=True)
+    make_dirs(out)
     written: list[Path] = []
     if "md" in formats:
         charts_dir = out / "charts"
-        charts_dir.mkdir(exist_ok=True)
+        make_dirs(charts_dir)
         files: dict[str, str] = {}
         for name, png in report.charts.items():
             write_atomic(charts_dir / f"{name}.png", png)

@@ -37,7 +37,7 @@ from typing import Any
 import requests
 
 from triton_sre import conventions as c
-from triton_sre.files import write_atomic, write_files
+from triton_sre.files import make_dirs, write_atomic, write_files
 from triton_sre.logtail import tail
 from triton_sre.slo import Spec, default_spec, load_spec
 from triton_sre.stack.loads import (
@@ -320,7 +320,7 @@ class Stack:
 
     def up(self) -> dict[str, Any]:
         opts = self.opts
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.workdir)
         files = self.render()
         self.info = {
             "model_repository": str(opts.model_repository),
