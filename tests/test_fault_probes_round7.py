@@ -4,8 +4,10 @@ paths) — docs/failure-behaviour.md, "Fault probes, round seven"."""
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import shutil
 import socket
 import subprocess
 import sys
@@ -256,3 +258,46 @@ def test_an_output_folder_something_else_holds_is_named_for_what_it_is(
     report = ["report", "--prometheus-url", healthy_prometheus, "--start", "1000", "--end", "1060"]
     code, _, err = child([*report, "--step", "10", "--out", str(tmp_path / "dangling")], tmp_path)
     assert_clean_error(code, err, c.EXIT_USAGE, "a symbolic link to", "which does not exist")
+
+
+# -- folders that cannot be read --------------------------------------------------------------------
+def without_root_bypass(args: list[str], cwd: Path) -> tuple[int, str, str]:
+    """The CLI as a user permission bits apply to: as root (CI), without the capabilities that
+    let root read anything (`setpriv --bounding-set`, util-linux, in every Debian), so `chmod 000`
+    refuses it as it refuses any other user."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        assert setpriv, "setpriv (util-linux) is needed to drop root's read-anything capabilities"
+        prefix = [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop(c.ENV_CONFIG, None)
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-m", "triton_sre.cli", *args],
+        capture_output=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+
+
+def test_lint_reports_a_folder_it_cannot_list_as_permission_denied(tmp_path: Path) -> None:
+    """A model folder Triton's user cannot list (chmod 000) was linted as an empty one: `no integer
+    version folder (no version folder)`, with the fix `put the model file in <model>/1/`; an
+    unlistable version folder gave `no problem found`. Both are `permission-denied` now, and
+    nothing is reported missing from a folder that could not be listed."""
+    repo = tmp_path / "repo"
+    (repo / "m" / "1").mkdir(parents=True)
+    (repo / "m" / "config.pbtxt").write_text('name: "m"\nbackend: "onnxruntime"\n')
+    (repo / "m" / "1" / "model.onnx").write_bytes(b"x")
+    for locked, evidence in ((repo / "m" / "1", "folder 1/ cannot be listed"), (repo / "m", "folder cannot")):
+        locked.chmod(0)
+        try:
+            code, out, err = without_root_bypass(["lint", "--format", "json", str(repo)], tmp_path)
+        finally:
+            locked.chmod(0o755)
+        assert code == c.EXIT_FAILURE, err
+        findings = json.loads(out)["findings"]
+        assert [f["runbook"] for f in findings] == [c.RUNBOOK_PERMISSION_DENIED], findings
+        assert evidence in findings[0]["evidence"][0]["text"] and "Permission denied" in out

@@ -22,7 +22,19 @@ def _referenced(model: ModelDir, name: str) -> bool:
 
 
 def _model(model: ModelDir) -> list[Issue]:
-    issues: list[Issue] = []
+    if "" in model.unlisted:  # its folder cannot be listed: config.py reports it, nothing is known missing
+        return []
+    issues: list[Issue] = [
+        Issue(
+            model=model.name,
+            version=d if d.isdigit() else None,
+            runbook=c.RUNBOOK_PERMISSION_DENIED,
+            message=f"folder {d}/ cannot be listed ({why}): Triton cannot read it either",
+            remediation="make the repository readable by the user Triton runs as",
+            file=model.path / d,
+        )
+        for d, why in sorted(model.unlisted.items())
+    ]
     versions = model.version_dirs
     others = [d for d in model.dirs if not d.isdigit() and d not in ALLOWED_DIRS and not d.startswith(".")]
     if not versions:
@@ -60,7 +72,7 @@ def _model(model: ModelDir) -> list[Issue]:
     if expected and backend_of(config) != ENSEMBLE:
         for version in versions:
             present = model.version_files.get(version, ())
-            if expected in present:
+            if expected in present or version in model.unlisted:
                 continue
             hint = ""
             if expected in beside:

@@ -79,6 +79,9 @@ class ModelDir:
     """Top-level entries that cannot be read (name, why): a symlink loop."""
     version_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Every directory -> the names of the entries in it (files and folders)."""
+    unlisted: dict[str, str] = field(default_factory=dict)
+    """Folders that cannot be listed (permissions) -> why: "" for the model's own folder, else a
+    folder in it; what is in them is unknown, not missing."""
     config_text: str | None = None
     config: Any = None
     """The `ModelConfig` message, or None (no config file, or unparsable)."""
@@ -229,10 +232,21 @@ def parse_config(text: str) -> tuple[Any, ConfigError | None]:
 
 
 def load_model(path: Path) -> ModelDir:
-    files, dirs, broken = _listing(path)
+    try:
+        files, dirs, broken = _listing(path, strict=True)
+    except OSError as exc:  # a folder Triton cannot list either: not "no version folder"
+        model = ModelDir(name=path.name, path=path, files=(), dirs=(), broken=())
+        model.unlisted[""] = exc.strerror or str(exc)
+        reason = f"cannot be read: its model folder cannot be listed ({model.unlisted['']})"
+        model.config_error = ConfigError(1, 0, reason, unreadable=True)
+        return model
     model = ModelDir(name=path.name, path=path, files=tuple(files), dirs=tuple(dirs), broken=tuple(broken))
     for d in dirs:
-        sub_files, sub_dirs, _ = _listing(path / d)
+        try:
+            sub_files, sub_dirs, _ = _listing(path / d, strict=True)
+        except OSError as exc:
+            model.unlisted[d] = exc.strerror or str(exc)
+            continue
         model.version_files[d] = tuple(sorted(sub_files + sub_dirs))[:MAX_LISTED_FILES]
     if CONFIG_FILE in files:
         try:
