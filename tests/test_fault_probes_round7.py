@@ -301,3 +301,18 @@ def test_lint_reports_a_folder_it_cannot_list_as_permission_denied(tmp_path: Pat
         findings = json.loads(out)["findings"]
         assert [f["runbook"] for f in findings] == [c.RUNBOOK_PERMISSION_DENIED], findings
         assert evidence in findings[0]["evidence"][0]["text"] and "Permission denied" in out
+
+
+def test_a_runbook_folder_that_cannot_be_listed_says_so(tmp_path: Path) -> None:
+    """`triage --runbooks DIR` on a folder its user cannot list said `DIR: no runbook page (*.md
+    with front matter) in this folder`: glob() lists nothing in such a folder, so the pages seemed
+    absent. Now `runbook folder cannot be listed: Permission denied`."""
+    pages = tmp_path / "runbooks"
+    shutil.copytree(ROOT / "runbooks", pages)
+    log = failed_load_log(tmp_path)
+    pages.chmod(0)
+    try:
+        code, _, err = without_root_bypass(["triage", "--runbooks", str(pages), str(log)], tmp_path)
+    finally:
+        pages.chmod(0o755)
+    assert_clean_error(code, err, c.EXIT_USAGE, f"{pages}: runbook folder cannot be listed: Permission")

@@ -142,8 +142,12 @@ def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
     root = Path(path) if path is not None else default_runbooks_dir()
     if not root.is_dir():
         raise CatalogError(f"{root}: runbook folder not found")
+    try:  # glob() lists nothing in a folder it cannot read: that was "no runbook page in this folder"
+        pages = sorted(entry for entry in root.iterdir() if entry.suffix == ".md")
+    except OSError as exc:
+        raise CatalogError(f"{root}: runbook folder cannot be listed: {exc.strerror or exc}") from None
     runbooks: dict[str, Runbook] = {}
-    for page in sorted(root.glob("*.md")):
+    for page in pages:
         if page.name.lower() == "readme.md":
             continue
         try:
