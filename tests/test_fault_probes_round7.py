@@ -316,3 +316,42 @@ def test_a_runbook_folder_that_cannot_be_listed_says_so(tmp_path: Path) -> None:
     finally:
         pages.chmod(0o755)
     assert_clean_error(code, err, c.EXIT_USAGE, f"{pages}: runbook folder cannot be listed: Permission")
+
+
+# -- file names: a newline in one, 100 kB ones ------------------------------------------------------
+def _named_paths(tmp_path: Path, name: str, prometheus: str) -> dict[str, list[str]]:
+    """A command line per file flag, each given the file or folder `name` under tmp_path; an output
+    folder of that name is a regular file in the way (when the OS takes the name at all)."""
+    named = tmp_path / name
+    if len(name) < 255:
+        named.write_text("x")
+    report = ["report", "--prometheus-url", prometheus, "--start", "1000", "--end", "1060", "--step", "10"]
+    return {
+        "triage": ["triage", str(tmp_path / "missing" / name)],
+        "generate --spec": ["generate", "--spec", str(tmp_path / "missing" / name)],
+        "generate --out": ["generate", "--spec", str(ROOT / "slos.yaml"), "--out", str(named)],
+        "export --config": ["export", "--config", str(tmp_path / "missing" / name)],
+        "lint": ["lint", str(tmp_path / "missing" / name)],
+        "report --out": [*report, "--out", str(named)],
+        "bot --outbox": ["bot", "--channel", "c", "--outbox", str(named / "o.db")],
+    }
+
+
+def test_a_file_name_with_a_newline_stays_on_one_escaped_line(
+    tmp_path: Path, healthy_prometheus: str
+) -> None:
+    """A file name holding a newline (`$'no\\nsuch.log'`) was printed as it is: the error became two
+    lines, the second looking like a message of its own. Names are shown with `\\n` escaped."""
+    for flag, args in _named_paths(tmp_path, "no\nsuch", healthy_prometheus).items():
+        code, _, err = child(args, tmp_path, env={c.ENV_BOT_TOKEN: "probe", c.ENV_SLACK_BOT_TOKEN: "xoxb"})
+        assert code == c.EXIT_USAGE, (flag, err)
+        assert err.count("\n") == 1 and "no\\nsuch" in err and "Traceback" not in err, (flag, err)
+
+
+def test_a_name_too_long_for_the_os_is_not_printed_whole(tmp_path: Path, healthy_prometheus: str) -> None:
+    """A 100,000-character path (refused by the OS: ENAMETOOLONG) made a 100 kB message, printed
+    whole (lint: `[Errno 36] File name too long: '…'`). Now the name is shown by its start and end."""
+    for flag, args in _named_paths(tmp_path, "a" * 100_000, healthy_prometheus).items():
+        code, _, err = child(args, tmp_path, env={c.ENV_BOT_TOKEN: "probe", c.ENV_SLACK_BOT_TOKEN: "xoxb"})
+        assert code == c.EXIT_USAGE, (flag, err[:500])
+        assert err.count("\n") == 1 and len(err) < 800 and "characters)" in err, (flag, err[:500])

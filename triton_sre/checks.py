@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from triton_sre.inputs import MAX_CONFIG_BYTES, InputFileError, load_yaml, read_bounded, yaml_problem
-from triton_sre.redact import bounded
+from triton_sre.redact import bounded, shown_path
 
 __all__ = [
     "ConfigError",
@@ -167,7 +167,7 @@ def check_keys(where: str, data: Mapping[str, Any], allowed: set[str] | Mapping[
 
 def read_yaml(path: str | os.PathLike[str]) -> Any:
     """A YAML file's document, loaded safely; errors name the file (and line for bad YAML)."""
-    source = str(path)
+    source = shown_path(path)
     try:
         text = read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8")
     except InputFileError as exc:

@@ -224,7 +224,7 @@ def _main_json(args: list[str]) -> int:
 
 
 def _main(argv: Sequence[str], log_stream: object) -> int:
-    from triton_sre.redact import bounded, install_redaction, one_line, redact
+    from triton_sre.redact import bounded, install_redaction, one_line, redact, shown_path
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -248,7 +248,7 @@ def _main(argv: Sequence[str], log_stream: object) -> int:
     except OSError as exc:  # a write (or read) the command did not expect to fail: ENOSPC, EROFS...
         if not exc.filename:  # stdout itself failed; a named file's error leaves stdout usable
             _silence_stdout()
-        where = f": {exc.filename}" if exc.filename else " (standard output)"
+        where = f": {shown_path(exc.filename)}" if exc.filename else " (standard output)"
         print(f"{name}: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)
         return c.EXIT_USAGE
     except Exception as exc:  # a bug: say what, keep the traceback for --log-level debug

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import os
 import re
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -102,6 +103,22 @@ def one_line(text: object, limit: int = BOUNDED_CHARS) -> str:
     repr escapes its own)."""
     flat = " ".join(str(text).split())
     return printable(flat) if len(flat) <= limit else bounded(flat, limit)
+
+
+SHOWN_PATH_CHARS = 240
+"""A file name longer than this is shown by its start and end in a message."""
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """A file name in a one-line message: control characters escaped (`printable`: a newline in the
+    name split the message over two lines; a byte that is not UTF-8 is `\\xff`), and a name over
+    `SHOWN_PATH_CHARS` (a 100 kB path, refused by the OS as too long, was printed whole) shown by its
+    start and end with its length."""
+    text = printable(os.fspath(path))
+    if len(text) <= SHOWN_PATH_CHARS:
+        return text
+    half = SHOWN_PATH_CHARS // 2
+    return f"{text[:half]}...({len(text):,} characters)...{text[-half:]}"
 
 
 def printable(text: object) -> str:

@@ -23,7 +23,7 @@ from triton_sre.checks import ConfigError, check_keys, check_number
 from triton_sre.data import shipped
 from triton_sre.durations import DurationError, format_duration, parse_duration, whole_ms
 from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_bounded, yaml_problem
-from triton_sre.redact import bounded
+from triton_sre.redact import bounded, shown_path
 from triton_sre.rollout.spec import RolloutSpec, parse_rollout
 
 DEFAULT_SPEC_FILE = "slos.yaml"
@@ -131,13 +131,14 @@ _LLM_KEYS = _COMMON_KEYS | {"threshold"}  # ttft, time_per_output_token
 def load_spec(path: str | Path) -> Spec:
     """Read and validate a spec file; SpecError names the file, the SLO and the field."""
     path = Path(path)
+    source = shown_path(path)  # every message of the spec begins with it
     try:
         text = read_bounded(path, MAX_SPEC_BYTES).decode("utf-8")
     except InputFileError as exc:
-        raise SpecError(f"{path}: cannot read: {exc}") from None
+        raise SpecError(f"{source}: cannot read: {exc}") from None
     except UnicodeDecodeError:
-        raise SpecError(f"{path}: not UTF-8 text") from None
-    return parse_spec(text, str(path))
+        raise SpecError(f"{source}: not UTF-8 text") from None
+    return parse_spec(text, source)
 
 
 def default_spec() -> Spec:

@@ -23,6 +23,7 @@ from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
 from triton_sre.config import ConfigError
 from triton_sre.inputs import InputFileError, not_regular, read_bounded
+from triton_sre.redact import shown_path
 from triton_sre.shutdown import stop_on_signals, wait_until_set
 
 if TYPE_CHECKING:  # slack_sdk and jinja2 come with the [bot] extra: imported when the bot starts
@@ -91,9 +92,9 @@ def read_bearer_token(token_file: str | None, environ: Mapping[str, str]) -> str
         try:
             token = read_bounded(token_file, MAX_TOKEN_FILE_BYTES).decode("utf-8").strip()
         except InputFileError as exc:
-            raise ConfigError(f"--token-file {token_file}: cannot read: {exc}") from None
+            raise ConfigError(f"--token-file {shown_path(token_file)}: cannot read: {exc}") from None
         except UnicodeDecodeError:
-            raise ConfigError(f"--token-file {token_file}: not UTF-8 text") from None
+            raise ConfigError(f"--token-file {shown_path(token_file)}: not UTF-8 text") from None
         if not token:
             raise ConfigError(f"--token-file {token_file}: the file is empty")
         return token

@@ -32,6 +32,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.files import make_dirs
+from triton_sre.redact import shown_path
 
 STATE_PENDING = "pending"
 STATE_DONE = "done"
@@ -115,8 +116,8 @@ class Outbox:
             self._db.execute("SELECT COUNT(*) FROM notifications").fetchone()
         except (OSError, sqlite3.Error) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
-            raise OutboxError(f"outbox {self.path}: {reason}{where}") from None
+            where = f" ({shown_path(exc.filename)})" if isinstance(exc, OSError) and exc.filename else ""
+            raise OutboxError(f"outbox {shown_path(self.path)}: {reason}{where}") from None
         if self.path != ":memory:":
             self._identity = _identity(self.path)
 

@@ -25,7 +25,7 @@ from triton_sre.diagnosis.engine import Diagnoser, Report, diagnose_index
 from triton_sre.diagnosis.holes import only_nuls_message, sparse_data_start
 from triton_sre.diagnosis.logparse import parse
 from triton_sre.diagnosis.scan import LogInputError, scan_lines
-from triton_sre.redact import redact
+from triton_sre.redact import redact, shown_path
 from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
 
 __all__ = ["DiagnosisError", "LiveDiagnosis", "diagnose_live", "diagnose_log", "diagnose_stream", "open_log"]
@@ -171,9 +171,9 @@ def diagnose_log(
         with open_log(name) as stream:
             return diagnose_stream(stream, titles, remediations, progress)
     except LogInputError as exc:
-        raise DiagnosisError(f"{name}: {exc}") from None
+        raise DiagnosisError(f"{shown_path(name)}: {exc}") from None
     except OSError as exc:
-        raise DiagnosisError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        raise DiagnosisError(f"{shown_path(name)}: cannot read: {exc.strerror or exc}") from None
 
 
 def diagnose_live(

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre.inputs import MAX_CONFIG_BYTES, InputFileError, read_bounded
+from triton_sre.redact import shown_path
 
 __all__ = [
     "CONFIG_FILE",
@@ -278,13 +279,19 @@ def load_repository(root: str | os.PathLike[str]) -> Repository:
 
     Raises `NotADirectoryError` (missing, unlistable), `NotARepository`, `SchemaMissing`."""
     base = Path(root)
-    if not base.is_dir():
-        raise NotADirectoryError(f"{root}: not a directory")
+    try:
+        is_dir = base.is_dir()
+    except OSError as exc:  # a name too long (ENAMETOOLONG): str(exc) quoted all of it
+        raise NotADirectoryError(f"{shown_path(root)}: {exc.strerror or exc}") from None
+    if not is_dir:
+        raise NotADirectoryError(f"{shown_path(root)}: not a directory")
     _schema()
     try:
         files, dirs, broken = _listing(base, strict=True)
     except OSError as exc:
-        raise NotADirectoryError(f"{root}: cannot list the repository: {exc.strerror or exc}") from None
+        raise NotADirectoryError(
+            f"{shown_path(root)}: cannot list the repository: {exc.strerror or exc}"
+        ) from None
     if CONFIG_FILE in files and not any((base / d / CONFIG_FILE).is_file() for d in dirs):
         raise NotARepository(
             f"{root}: this is one model's directory (it holds {CONFIG_FILE}), not a model repository; "

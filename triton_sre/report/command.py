@@ -461,7 +461,9 @@ def run_report(args: argparse.Namespace) -> int:
     try:
         written = write_report(report, Path(args.out), formats)
     except OSError as exc:
-        _err(f"cannot write to {exc.filename or args.out}: {exc.strerror or exc}")
+        from triton_sre.redact import shown_path
+
+        _err(f"cannot write to {shown_path(exc.filename or args.out)}: {exc.strerror or exc}")
         return c.EXIT_USAGE  # an output that cannot be written, as every command says it
     if report.table.empty:
         _err(
