@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -31,18 +31,29 @@ from triton_sre.prom import Prometheus
 from triton_sre.redact import REDACTED, redact
 
 
-def run_env(args: list[str], cwd: Path, file_limit: int | None = None, **env: str) -> tuple[int, str, str]:
+def run_env(
+    args: list[str],
+    cwd: Path,
+    file_limit: int | None = None,
+    *,
+    preexec: Callable[[], object] | None = None,
+    prefix: Sequence[str] = (),
+    **env: str,
+) -> tuple[int, str, str]:
     """The CLI in a child process with `env` on top of this one's environment; with `file_limit`,
-    its writes past that many bytes fail (`_small_files_only`)."""
+    its writes past that many bytes fail (`_small_files_only`); `preexec` runs in the child before
+    it starts, `prefix` is the command that runs it (`setpriv …`)."""
     full = {**os.environ, "PYTHONPATH": str(ROOT), **env}
     full.pop(c.ENV_CONFIG, None)
+    if file_limit is not None:
+        preexec = lambda: _small_files_only(file_limit)  # noqa: E731
     proc = subprocess.run(
-        [sys.executable, "-m", "triton_sre.cli", *args],
+        [*prefix, sys.executable, "-m", "triton_sre.cli", *args],
         capture_output=True,
         env=full,
         cwd=cwd,
         timeout=120,
-        preexec_fn=None if file_limit is None else lambda: _small_files_only(file_limit),
+        preexec_fn=preexec,
     )
     return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 

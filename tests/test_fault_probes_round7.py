@@ -13,12 +13,11 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from test_fault_probes import ROOT, assert_clean_error
-from test_fault_probes_round5 import healthy_prometheus
+from test_fault_probes_round5 import healthy_prometheus, run_env
 
 from triton_sre import conventions as c
 
@@ -34,18 +33,9 @@ def child(
 ) -> tuple[int, str, str]:
     """The CLI in a child process, with the descriptors in `close` closed before it starts (what a
     shell's `>&-`, `<&-`, `2>&-` do) and `env` on top of this one's environment."""
-    full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    full.pop(c.ENV_CONFIG, None)
-    preexec: Callable[[], None] | None = (lambda: [os.close(fd) for fd in close] and None) if close else None
-    proc = subprocess.run(
-        [sys.executable, "-m", "triton_sre.cli", *args],
-        capture_output=True,
-        env=full,
-        cwd=cwd,
-        timeout=120,
-        preexec_fn=preexec,
+    return run_env(
+        args, cwd, preexec=(lambda: [os.close(fd) for fd in close]) if close else None, **(env or {})
     )
-    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 
 
 def failed_load_log(tmp_path: Path) -> Path:
@@ -270,16 +260,7 @@ def without_root_bypass(args: list[str], cwd: Path) -> tuple[int, str, str]:
         setpriv = shutil.which("setpriv")
         assert setpriv, "setpriv (util-linux) is needed to drop root's read-anything capabilities"
         prefix = [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop(c.ENV_CONFIG, None)
-    proc = subprocess.run(
-        [*prefix, sys.executable, "-m", "triton_sre.cli", *args],
-        capture_output=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-    )
-    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    return run_env(args, cwd, prefix=prefix)
 
 
 def test_lint_reports_a_folder_it_cannot_list_as_permission_denied(tmp_path: Path) -> None:
