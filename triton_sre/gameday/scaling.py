@@ -16,8 +16,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from triton_sre.checks import ConfigError, check_number
 from triton_sre.slo import format_duration, parse_duration
 
@@ -93,12 +91,3 @@ def scale_rules(doc: dict[str, Any], scale: Scale) -> dict[str, Any]:
                 if key in rule:
                     rule[key] = scale.duration(str(rule[key]))
     return out
-
-
-def scale_rule_text(text: str, scale: Scale, header: str) -> str:
-    """A rendered rule file (YAML text) scaled, with `header` as its first comment line."""
-    doc = yaml.safe_load(text)
-    if not isinstance(doc, dict):
-        raise ValueError("not a Prometheus rule file")
-    body = yaml.safe_dump(scale_rules(doc, scale), sort_keys=False, width=200, allow_unicode=True)
-    return f"# {header}\n{body}"
