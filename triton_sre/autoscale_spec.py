@@ -25,7 +25,6 @@ from triton_sre.redact import bounded
 _KEYS = {"deployment", "kind", "job", "signal", "target", "min_replicas", "max_replicas", "load_time"}
 _KINDS = ("Deployment", "StatefulSet")
 _DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_KEDA_HPA_PREFIX = "keda-hpa-"  # KEDA names the HPA it creates for a ScaledObject so
 
 
 @dataclass(frozen=True)
@@ -69,11 +68,6 @@ class Autoscaling:
         took minutes to load is not dropped on a dip."""
         wanted = max(c.AUTOSCALE_SCALE_DOWN_MIN_S, math.ceil(2 * self.startup_budget_s))
         return int(min(wanted, c.AUTOSCALE_WINDOW_MAX_S))
-
-    @property
-    def hpa_names(self) -> tuple[str, ...]:
-        """The HPA this entry renders and the one KEDA creates for its ScaledObject."""
-        return (self.deployment, f"{_KEDA_HPA_PREFIX}{self.deployment}")
 
 
 def queue_target(threshold_s: float, quantile: float) -> float:

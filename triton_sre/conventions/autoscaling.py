@@ -74,12 +74,8 @@ MAX_LOAD_TIME_S: Final = 86400
 # -- Kubernetes names ------------------------------------------------------------------------------
 K8S_AUTOSCALING_DIR: Final = "k8s/autoscaling"  # under deploy/
 AUTOSCALE_PROMETHEUS_URL: Final = "http://prometheus-operated.monitoring.svc:9090"  # KEDA's serverAddress
-# kube-state-metrics (the Scaling row and the lagging alert read the HPA's own view)
-KSM_HPA_DESIRED: Final = "kube_horizontalpodautoscaler_status_desired_replicas"
-KSM_HPA_CURRENT: Final = "kube_horizontalpodautoscaler_status_current_replicas"
-KSM_HPA_MAX: Final = "kube_horizontalpodautoscaler_spec_max_replicas"
+# kube-state-metrics (the Scaling row reads the Deployment's ready replicas)
 KSM_DEPLOYMENT_READY: Final = "kube_deployment_status_replicas_ready"
-KSM_LABEL_HPA: Final = "horizontalpodautoscaler"
 KSM_LABEL_DEPLOYMENT: Final = "deployment"
 KSM_LABEL_NAMESPACE: Final = "namespace"
 # a container restarted in place (TritonContainerRestarted): its restart count and why it last ended

@@ -13,7 +13,6 @@ import random
 import socket
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -211,12 +210,11 @@ def infer(
 # ---------------------------------------------------------------------------- results
 @dataclass
 class TrafficResult:
-    """What a run did. ``latencies_s`` holds the successful requests' latencies."""
+    """What a run did."""
 
     model: str
     ok: int = 0
     failed: int = 0
-    latencies_s: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     """The first few distinct error messages."""
     duration_s: float = 0.0
@@ -225,40 +223,28 @@ class TrafficResult:
     def total(self) -> int:
         return self.ok + self.failed
 
-    def _record(self, latency: float | None, error: str | None) -> None:
+    def _record(self, error: str | None) -> None:
         if error is None:
             self.ok += 1
-            if latency is not None:
-                self.latencies_s.append(latency)
         else:
             self.failed += 1
             if len(self.errors) < MAX_ERROR_SAMPLES and error not in self.errors:
                 self.errors.append(error)
 
-    def percentile(self, q: float) -> float | None:
-        """Latency quantile ``q`` in [0, 1] (nearest rank), None without successes."""
-        if not self.latencies_s:
-            return None
-        ordered = sorted(self.latencies_s)
-        return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
-
-def _one_request(
-    session: requests.Session, url: str, payload: Payload, timeout: float
-) -> tuple[float, str | None]:
-    started = time.perf_counter()
+def _one_request(session: requests.Session, url: str, payload: Payload, timeout: float) -> str | None:
+    """One POST to ``.../infer``: the error, or None."""
     try:
         response = session.post(url, json=payload, timeout=timeout)
     except requests.RequestException as exc:
-        return time.perf_counter() - started, f"{type(exc).__name__}: {exc}"[:300]
-    latency = time.perf_counter() - started
+        return f"{type(exc).__name__}: {exc}"[:300]
     if response.status_code != 200:
         try:
             detail = str(response.json().get("error", response.text))
         except ValueError:
             detail = response.text
-        return latency, f"HTTP {response.status_code}: {detail}"[:300]
-    return latency, None
+        return f"HTTP {response.status_code}: {detail}"[:300]
+    return None
 
 
 # ---------------------------------------------------------------------------- bounded runs
@@ -299,9 +285,9 @@ def drive(
     def worker() -> None:
         with requests.Session() as session:
             while take():
-                latency, error = _one_request(session, url, body, timeout_s)
+                error = _one_request(session, url, body, timeout_s)
                 with lock:
-                    result._record(latency, error)
+                    result._record(error)
 
     threads = [
         threading.Thread(target=worker, name=f"traffic-{model}-{i}", daemon=True) for i in range(concurrency)
@@ -325,7 +311,7 @@ class TrafficDriver:
     ``think_time_s`` is each client's pause between requests.
     LLM models (``LLM_MODELS``) are streamed through ``generate_stream`` with a new prompt and
     output length per request (``llm_payload``); ``llm_saturate`` makes them long enough for a
-    few clients to fill the KV cache. Their latency is the whole stream's.
+    few clients to fill the KV cache.
     """
 
     def __init__(
@@ -339,7 +325,6 @@ class TrafficDriver:
         error_fraction: float = 0.0,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         payloads: Mapping[str, Payload] | None = None,
-        max_latencies: int = 10_000,
         llm_saturate: bool = False,
     ) -> None:
         self.http_url = check_loopback(http_url)
@@ -357,7 +342,6 @@ class TrafficDriver:
         self._payloads = {m: (dict(payloads or {}).get(m) or payload_for(m)) for m in self.mix}
         self._failing = {m: failing_payload(m) for m in self.mix} if error_fraction > 0 else {}
         self._results = {m: TrafficResult(m) for m in self.mix}
-        self._latencies: dict[str, deque[float]] = {m: deque(maxlen=max_latencies) for m in self.mix}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -395,17 +379,12 @@ class TrafficDriver:
                 bad = self.error_fraction > 0 and rng.random() < self.error_fraction
                 if llm:
                     body = self._failing[model] if bad else llm_payload(rng, saturate=self.llm_saturate)
-                    latency, _, _, error = stream_generate(session, url, body, self.timeout_s)
+                    _, _, _, error = stream_generate(session, url, body, self.timeout_s)
                 else:
                     body = self._failing[model] if bad else self._payloads[model]
-                    latency, error = _one_request(session, url, body, self.timeout_s)
+                    error = _one_request(session, url, body, self.timeout_s)
                 with self._lock:
-                    result = self._results[model]
-                    if error is None:
-                        result.ok += 1
-                        self._latencies[model].append(latency)
-                    else:
-                        result._record(None, error)
+                    self._results[model]._record(error)
                 if self.think_time_s > 0:
                     self._stop.wait(self.think_time_s)
 
@@ -422,13 +401,11 @@ class TrafficDriver:
         return any(t.is_alive() for t in self._threads)
 
     def results(self) -> dict[str, TrafficResult]:
-        """A snapshot per model; ``latencies_s`` holds the most recent successful latencies."""
+        """A snapshot per model."""
         with self._lock:
             elapsed = time.monotonic() - self._started if self._started is not None else 0.0
             return {
-                m: TrafficResult(
-                    m, r.ok, r.failed, list(self._latencies[m]), list(r.errors), duration_s=elapsed
-                )
+                m: TrafficResult(m, r.ok, r.failed, list(r.errors), duration_s=elapsed)
                 for m, r in self._results.items()
             }
 

@@ -133,7 +133,6 @@ class Diagnoser(VerdictReader):
         self._gpu = GpuContext()  # what CUDA said of the GPU (gpu_context.py)
         self._progress = LoadProgress()  # loads the log starts and never ends (progress.py)
         self._quoted = QuotedComments()  # an input made only of comment lines (quoted.py)
-        self._unmatched_overflow = 0
         self._index = 0
         self._attach_after: tuple[ModelState, Obs] | None = None
         self.releases = ReleaseReader()  # the log's release (`diagnose_index`: the live server's)
@@ -363,7 +362,6 @@ class Diagnoser(VerdictReader):
             entry[0] = int(entry[0]) + 1  # type: ignore[call-overload]
             return
         if len(self._unmatched) >= MAX_UNMATCHED_TEMPLATES:
-            self._unmatched_overflow += 1
             return
         self._unmatched[key] = [1, Evidence(event.line, evidence_text(event))]
 

@@ -104,7 +104,6 @@ class _Parser(PrefixReader):
         self.cur: list[object] | None = None  # [line, level, source, text, parts, chars, model, version]
         self.last_line = 0
         self.in_model_table = False
-        self.table_header_seen = False
         self.last_cell = ""
         self.cut = False
         """The status cell of the last table row as printed (padding kept), for `_continue_cell`."""

@@ -7,7 +7,6 @@ starts are tracked, so the gameday stops them even when a scenario fails or is i
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -70,9 +69,6 @@ class Context:
 
     def model_dir(self, model: str) -> Path:
         return self.repository / model
-
-    def remove_model_files(self, model: str) -> None:
-        shutil.rmtree(self.repository / model, ignore_errors=True)
 
     # -- traffic
     def traffic(self, name: str, mix: Mapping[str, int], **options: Any) -> TrafficDriver:

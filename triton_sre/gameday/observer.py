@@ -89,13 +89,6 @@ class Intervals:
         starts = [start for start, _ in self.spans if start is not None and start >= t]
         return min(starts) if starts else None
 
-    def cleared_since(self, t: float) -> float | None:
-        """The end of the last span if it ended at or after `t` and nothing is active now."""
-        if self.active or not self.spans:
-            return None
-        end = self.spans[-1][1]
-        return end if end is not None and end >= t else None
-
 
 def _labels(raw: Mapping[str, Any]) -> Labels:
     return tuple(sorted((str(k), str(v)) for k, v in raw.items()))

@@ -41,7 +41,6 @@ class Result:
     seconds_to_restore: float | None = None  # restore -> models READY and alert resolved
     lost: list[str] = field(default_factory=list)  # fired but never in Slack; posted twice
     error: str | None = None
-    started_at: float = 0.0
 
     @property
     def diagnosed_right(self) -> bool:
@@ -53,7 +52,6 @@ class Result:
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out.pop("started_at")
         out["diagnosed_right"] = self.diagnosed_right
         out["passed"] = self.passed
         return out
@@ -133,7 +131,6 @@ def run(
     expect = scenario.expect
     result = Result(scenario.name, scenario.injects, expect.alert, expect.runbook)
     since = time.time()
-    result.started_at = since
     restore_due = True
     try:
         say(f"[{scenario.name}] inject: {scenario.injects}")

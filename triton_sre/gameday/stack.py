@@ -15,10 +15,8 @@ import os
 import re
 import shutil
 import signal
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.demo import LLM_VLLM, SAMPLE_REPOSITORY, SLOW_MODEL, TEXT_ECHO, VECTOR_SCALE
@@ -259,13 +257,3 @@ def attach_stack(stack_dir: Path, say: Callable[[str], None]) -> tuple[GamedaySt
 
 def urls(stack: GamedayStack) -> dict[str, str]:
     return {comp.name: comp.url for comp in stack.components}
-
-
-def wait_until(check: Callable[[], Any], timeout: float, step: float = 0.5) -> Any:
-    """Poll `check` until it returns something truthy or `timeout` passes; returns its last value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value or time.monotonic() >= deadline:
-            return value
-        time.sleep(step)
