@@ -37,18 +37,12 @@ OUTPUT_NAME: Final = "OUTPUT"
 VECTOR_SCALE_DIMS: Final = 8
 VECTOR_SCALE_FACTOR: Final = 2.0
 SLOW_MODEL_DIMS: Final = 4
-SLOW_MODEL_SECONDS: Final = 0.1
 # The LLM models' tensors (as the vLLM backend names them; HTTP generate_stream maps JSON fields
 # to them) and their KV cache: LLM_MAX_NUM_SEQS x LLM_MAX_MODEL_LEN tokens (config.pbtxt).
 LLM_TEXT_INPUT: Final = "text_input"
 LLM_MAX_TOKENS: Final = "max_tokens"
-LLM_TEXT_OUTPUT: Final = "text_output"
 LLM_MAX_NUM_SEQS: Final = 8
 LLM_MAX_MODEL_LEN: Final = 256
-# tail_model (its model.py holds the same numbers): input FP32 [SLOW_MODEL_DIMS], no batch dimension
-TAIL_MODEL_SECONDS: Final = 0.06
-TAIL_MODEL_EVERY: Final = 20
-TAIL_MODEL_FACTOR: Final = 10
 
 __all__ = [
     "BROKEN_CAUSES",
@@ -66,7 +60,6 @@ __all__ = [
     "LLM_MAX_TOKENS",
     "LLM_MODELS",
     "LLM_TEXT_INPUT",
-    "LLM_TEXT_OUTPUT",
     "LLM_TRTLLM",
     "LLM_VLLM",
     "OUTPUT_NAME",
@@ -75,11 +68,7 @@ __all__ = [
     "SLOW_LOADING_SECONDS",
     "SLOW_MODEL",
     "SLOW_MODEL_DIMS",
-    "SLOW_MODEL_SECONDS",
     "TAIL_MODEL",
-    "TAIL_MODEL_EVERY",
-    "TAIL_MODEL_FACTOR",
-    "TAIL_MODEL_SECONDS",
     "TEXT_ECHO",
     "VECTOR_SCALE",
     "VECTOR_SCALE_DIMS",
