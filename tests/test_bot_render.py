@@ -340,7 +340,15 @@ def test_config_validation_names_file_and_key(tmp_path: Path) -> None:
     assert settings.triton_url_for({"instance": "b:8003"}) is None
     cases = {
         "bot:\n  chanel: x\n": "bot: unknown key 'chanel'",
-        "bot:\n  routes:\n    - channel: x\n": "bot.routes[0]: needs match",
+        "bot:\n  routes:\n    - channel: x\n": "bot.routes[0]: needs match or match_re",
+        "bot:\n  routes: {a: b}\n": "bot.routes: must be a list of routes",
+        "bot:\n  routes: [x]\n": "bot.routes[0]: must be a mapping with channel and match/match_re",
+        "bot:\n  routes:\n    - match: {a: b}\n": "bot.routes[0]: channel: missing",
+        "bot:\n  routes:\n    - {channel: x, when: y}\n": "bot.routes[0]: unknown key 'when'",
+        "bot:\n  fleet: x\n": "bot.fleet: must be a list of {instance|job, triton_url}",
+        "bot:\n  fleet: [x]\n": "bot.fleet[0]: must be a mapping",
+        "bot:\n  fleet:\n    - job: j\n": "bot.fleet[0]: triton_url: missing",
+        "bot:\n  fleet:\n    - triton_url: http://x\n": "bot.fleet[0]: needs instance or job",
         "bot:\n  routes:\n    - match_re: {a: '('}\n      channel: x\n": "bot.routes[0].match_re.a",
         "bot:\n  fleet:\n    - job: j\n      triton_url: ftp://x\n": "bot.fleet[0].triton_url",
         "bot:\n  retry_max_seconds: -1\n": "bot.retry_max_seconds",
