@@ -29,7 +29,7 @@ bot:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,19 +127,29 @@ def _labels(where: str, value: Any) -> dict[str, str]:
     return out
 
 
-def _routes(where: str, value: Any) -> tuple[Route, ...]:
+def _entries(
+    where: str, value: Any, what: str, mapping: str, required: str, either: tuple[str, str]
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each entry of a list of mappings with its place (`where[i]`): only `required` and the
+    `either` keys, `required` present and at least one of `either`."""
     if not isinstance(value, list):
-        raise ConfigError(f"{where}: must be a list of routes")
-    routes = []
+        raise ConfigError(f"{where}: must be a list of {what}")
     for i, item in enumerate(value):
         at = f"{where}[{i}]"
         if not isinstance(item, Mapping):
-            raise ConfigError(f"{at}: must be a mapping with channel and match/match_re")
-        check_keys(at, item, {"channel", "match", "match_re"})
-        if "channel" not in item:
-            raise ConfigError(f"{at}: channel: missing")
-        if "match" not in item and "match_re" not in item:
-            raise ConfigError(f"{at}: needs match or match_re")
+            raise ConfigError(f"{at}: must be a mapping{mapping}")
+        check_keys(at, item, {required, *either})
+        if required not in item:
+            raise ConfigError(f"{at}: {required}: missing")
+        if not any(key in item for key in either):
+            raise ConfigError(f"{at}: needs {either[0]} or {either[1]}")
+        yield at, item
+
+
+def _routes(where: str, value: Any) -> tuple[Route, ...]:
+    routes = []
+    hint = " with channel and match/match_re"
+    for at, item in _entries(where, value, "routes", hint, "channel", ("match", "match_re")):
         patterns: dict[str, re.Pattern[str]] = {}
         for key, text in _labels(f"{at}.match_re", item["match_re"]).items() if "match_re" in item else ():
             try:
@@ -157,18 +167,9 @@ def _routes(where: str, value: Any) -> tuple[Route, ...]:
 
 
 def _fleet(where: str, value: Any) -> tuple[FleetEntry, ...]:
-    if not isinstance(value, list):
-        raise ConfigError(f"{where}: must be a list of {{instance|job, triton_url}}")
     entries = []
-    for i, item in enumerate(value):
-        at = f"{where}[{i}]"
-        if not isinstance(item, Mapping):
-            raise ConfigError(f"{at}: must be a mapping")
-        check_keys(at, item, {"instance", "job", "triton_url"})
-        if "triton_url" not in item:
-            raise ConfigError(f"{at}: triton_url: missing")
-        if "instance" not in item and "job" not in item:
-            raise ConfigError(f"{at}: needs instance or job")
+    what = "{instance|job, triton_url}"
+    for at, item in _entries(where, value, what, "", "triton_url", ("instance", "job")):
         entries.append(
             FleetEntry(
                 check_url(f"{at}.triton_url", item["triton_url"]),
