@@ -35,6 +35,7 @@ def slo(spec: Spec) -> dict[str, Any]:
     windows = sorted(
         {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)}, key=lambda w: window_seconds(w)
     )
+    shortest = windows[0]  # the first tier's short window: the freshest request rate recorded per SLO
     layout = Layout()
     layout.row(
         "Error budget",
@@ -71,10 +72,10 @@ def slo(spec: Spec) -> dict[str, Any]:
             ),
             timeseries(
                 "Requests per second (burn-alert guard)",
-                "Valid requests per second per SLO and model over 5m; "
+                f"Valid requests per second per SLO and model over {shortest}; "
                 "burn alerts stay silent below min_request_rate.",
                 "reqps",
-                [target(pq.selector(c.rec_slo_requests("5m"), sel), "{{slo}} {{model}}")],
+                [target(pq.selector(c.rec_slo_requests(shortest), sel), "{{slo}} {{model}}")],
             ),
         ],
     )
@@ -91,8 +92,8 @@ def slo(spec: Spec) -> dict[str, Any]:
         ],
     )
     # the objective has no cluster label when rules are evaluated centrally: list a cluster's SLOs
-    slos = pq.selector(c.rec_slo_requests("5m"), cluster) if cluster else c.REC_SLO_OBJECTIVE
-    slo_requests = pq.selector(c.rec_slo_requests("5m"), [*cluster, (c.L_SLO, "=~", "$slo")])
+    slos = pq.selector(c.rec_slo_requests(shortest), cluster) if cluster else c.REC_SLO_OBJECTIVE
+    slo_requests = pq.selector(c.rec_slo_requests(shortest), [*cluster, (c.L_SLO, "=~", "$slo")])
     templating = templating_of(
         [
             DATASOURCE_VAR,
