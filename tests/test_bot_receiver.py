@@ -213,7 +213,7 @@ def test_slash_command_diagnose_answers_within_3_seconds(diagnosing_bot: Bot) ->
     assert answer.status_code == 200
     text = answer.json()["text"]
     assert c.RUNBOOK_PYTHON_MODULE_MISSING in text and BROKEN_MISSING_MODULE in text
-    assert "https://runbooks.example.com/python-module-missing.md" in text
+    assert f"https://runbooks.example.com/{c.RUNBOOK_PYTHON_MODULE_MISSING}.md" in text
     assert "does not know" in slash(bot, "diagnose no_such_model").json()["text"]
     assert "Usage" in slash(bot, "help").json()["text"]
 

@@ -87,7 +87,7 @@ def test_huge_group_stays_within_slack_limits() -> None:
         a["annotations"] = {
             "summary": long,
             "description": long,
-            "runbook_url": "runbooks/python-module-missing.md",
+            "runbook_url": f"runbooks/{c.RUNBOOK_PYTHON_MODULE_MISSING}.md",
         }
         a["labels"]["model"] = "m" * 500 + str(i)
         alerts.append(a)
@@ -169,7 +169,7 @@ def test_message_content_and_buttons() -> None:
     buttons = {
         b["text"]["text"]: b["url"] for blk in blocks if blk["type"] == "actions" for b in blk["elements"]
     }
-    assert buttons["Runbook"] == "https://rb.example.com/python-module-missing.md"
+    assert buttons["Runbook"] == f"https://rb.example.com/{c.RUNBOOK_PYTHON_MODULE_MISSING}.md"
     assert buttons["Grafana dashboard"] == "https://grafana.example.com/d/triton-sre-model?var-model=m0"
     assert buttons["Silence"].startswith("https://am.example.com/#/silences/new?filter=")
     # Without a live answer the exporter's label is the diagnosis, with its one-line fix.

@@ -100,7 +100,7 @@ def test_text_and_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, str(BROKEN_LOG), "--runbook-base-url", "https://wiki.example.com/rb/")
     assert code == 1
     assert "CRITICAL" in out and "\033[" not in out  # no colour when stdout is not a TTY
-    assert "https://wiki.example.com/rb/python-module-missing.md" in out
+    assert f"https://wiki.example.com/rb/{c.RUNBOOK_PYTHON_MODULE_MISSING}.md" in out
     code, out, _ = run(capsys, "--format", "markdown", str(BROKEN_LOG))
     assert code == 1 and out.startswith("### Triton triage") and "| # | severity |" in out
 
