@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
-from triton_sre.demo import traffic
+from triton_sre.demo import VECTOR_SCALE, traffic
 from triton_sre.exporter.service import Exporter, ExporterServer
 from triton_sre.stack.processes import free_port
 
@@ -283,7 +283,8 @@ def test_duplicate_series_are_a_parse_error_and_the_first_wins(exporter_behind_p
 
     def duplicate_vector_scale(body: bytes) -> bytes:
         lines = body.split(b"\n")
-        dup = [ln for ln in lines if b'model="vector_scale"' in ln and ln.startswith(b"nv_inference_count")]
+        model, family = f'{c.LABEL_MODEL}="{VECTOR_SCALE}"'.encode(), c.NV_INFERENCE_COUNT.encode()
+        dup = [ln for ln in lines if model in ln and ln.startswith(family)]
         assert dup
         return b"\n".join(lines[:-1] + dup + [b""])
 
