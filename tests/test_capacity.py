@@ -459,13 +459,13 @@ def test_cpu_memory_families_on_the_real_server(triton):
 def test_startup_probe_budget_sizes_the_k8s_probe_and_the_slow_load_alert():
     from triton_sre.generate import capacity
     from triton_sre.slo import parse_spec
-    from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, render_k8s
+    from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, deploy_files
 
     spec = parse_spec(
         "operational:\n  startup_probe_budget: 5m\n  load_slow_share: 0.4\n"
         "slos:\n  - {name: a, type: availability, objective: 99}\n"
     )
-    deployment = render_k8s(spec)[K8S_DEPLOYMENT_FILE]
+    deployment = deploy_files(spec)[f"{c.DEPLOY_DIR}/{K8S_DEPLOYMENT_FILE}"]
     assert "periodSeconds: 5\n            failureThreshold: 60\n" in deployment  # 5 s x 60 = 5m
     alert = next(
         rule
@@ -482,11 +482,11 @@ def test_k8s_template_turns_on_the_memory_tracker_and_the_real_server_accepts_it
     import yaml
 
     from triton_sre.slo import default_spec
-    from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, render_k8s
+    from triton_sre.stack.render import K8S_DEPLOYMENT_FILE, deploy_files
 
     deployment = next(
         d
-        for d in yaml.safe_load_all(render_k8s(default_spec())[K8S_DEPLOYMENT_FILE])
+        for d in yaml.safe_load_all(deploy_files(default_spec())[f"{c.DEPLOY_DIR}/{K8S_DEPLOYMENT_FILE}"])
         if d["kind"] == "Deployment"
     )
     container = next(k for k in deployment["spec"]["template"]["spec"]["containers"] if k["name"] == "triton")

@@ -141,13 +141,9 @@ def startup_probe(spec: Spec) -> dict[str, Any]:
     }
 
 
-def render_k8s(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, str]:
-    """The Kubernetes example: Triton with the exporter sidecar, a PodMonitor, a PrometheusRule."""
-    return {rel: "".join(pieces) for rel, pieces in _k8s_pieces(spec, rule_files(spec, base_url))}
-
-
 def _k8s_pieces(spec: Spec, rules: dict[str, RuleFile]) -> Iterator[tuple[str, Iterable[str]]]:
-    """render_k8s's files, the PrometheusRule (every group of `rules`) in pieces (rulefile.yaml_pieces)."""
+    """The Kubernetes example: Triton with the exporter sidecar, a PodMonitor, a PrometheusRule (every
+    group of `rules`, in pieces: rulefile.yaml_pieces), the rollout templates."""
     env = _env()
     ctx = {
         "header": HEADER,
