@@ -27,7 +27,6 @@ from triton_sre.exporter.capacity import (
     LoadTimer,
     derive_capacity,
     device_ids,
-    energy_watts,
     fit,
     headroom,
     memory_usage_from_json,
@@ -219,7 +218,6 @@ def test_energy_cost_from_the_counter_rate_and_model_share():
     watts = 55.137
     later = text.replace("9380.053000", f"{9380.053 + watts * 60:.6f}")
     snaps = [snapshot_of(text, 0.0), snapshot_of(later, 60.0)]
-    assert energy_watts([(0.0, 9380.053), (60.0, 9380.053 + watts * 60)]) == pytest.approx(watts)
     cap = derive_capacity(
         snaps,
         CapacitySettings(),

@@ -296,14 +296,6 @@ def gpu_watts(energy: SeriesWindow, uuids: Sequence[str]) -> dict[str, float]:
     }
 
 
-def energy_watts(series: Sequence[tuple[float, float]]) -> float | None:
-    """Average power from one joule counter's (time, value) observations, through the same window."""
-    energy = SeriesWindow((0,))
-    for taken_at, value in series:
-        energy.add(taken_at, {"": (value,)})
-    return gpu_watts(energy, [""]).get("")
-
-
 def derive_capacity(
     snapshots: Sequence[Snapshot],
     settings: CapacitySettings,
