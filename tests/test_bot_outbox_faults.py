@@ -151,3 +151,10 @@ def test_outbox_under_a_regular_file_is_exit_2_naming_it(tmp_path: Path) -> None
     done = run_bot(blocker / "outbox.sqlite3")
     assert done.returncode == c.EXIT_USAGE
     assert f"outbox {blocker}" in done.stderr and "cannot listen" not in done.stderr
+
+
+def test_an_outbox_path_that_is_a_directory_is_named_so(tmp_path: Path) -> None:
+    from triton_sre.bot.outbox import Outbox, OutboxError
+
+    with pytest.raises(OutboxError, match=r"is a directory, not a file$"):
+        Outbox(tmp_path)

@@ -20,6 +20,7 @@ answers 503 to webhooks and on /healthz, and the bot's metrics carry it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sqlite3
@@ -87,8 +88,11 @@ def _create_private(path: str) -> None:
     """A new outbox file is readable by its owner only (SQLite gives its WAL and shared-memory files
     the database's mode): it holds webhook payloads as Alertmanager sent them. An existing file keeps
     the mode it has."""
-    with contextlib.suppress(FileExistsError):
+    try:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        if os.path.isdir(path):  # SQLite would only say "unable to open database file"
+            raise IsADirectoryError(errno.EISDIR, "is a directory, not a file") from None
 
 
 class OutboxError(Exception):
