@@ -38,6 +38,12 @@ SLACK = f"xoxb-123456789012-123456789012-{SECRET}"
         f"TRITON_SRE_BOT_TOKEN={SECRET}",
         f"client_secret: {SECRET}",
         f"signing-secret={SECRET}",
+        # a command line's flags (`ps`, a launcher's log): redacted before prefixed keys were added
+        f"tritonserver --token={SECRET}",
+        f"--password={SECRET}",
+        f"vllm serve m --api-key={SECRET}",
+        f"--hf-token={SECRET}",
+        f"-secret={SECRET}",
     ],
 )
 def test_every_form_of_a_credential_is_redacted(text: str) -> None:

@@ -41,13 +41,14 @@ _SLACK = re.compile(r"\bx(?:ox[abposre]|app)-[A-Za-z0-9-]{6,}")
 # `name=value` anywhere; `name: value` unless the name ends a path (`/run/secrets/token: cannot
 # read`, `/etc/passwd: ...` name a file, not a key). The name may be quoted (`"password": "x"`,
 # a dict's repr) and prefixed (`SLACK_BOT_TOKEN=`, `client_secret:`, `X-Api-Key:`); a prefixed
-# name's plain number (`output_token: 0.05`) is a figure, not a secret.
+# name's plain number (`output_token: 0.05`) is a figure, not a secret. A name starts a word, or follows
+# a command line's dashes (`--token=`, `--api-key=`), never a hyphen inside one (`foo-token=`: prefixed).
 _NAMES = "token|password|passwd|secret|api[_-]?key"
 _PREFIX = "(?:[A-Za-z0-9]+[_-])*"
 _QUOTE = "[\"']?"
 _KEY_VALUE = re.compile(
-    rf"(?i)(?:(?<![/\\.\w-])({_PREFIX})({_NAMES})({_QUOTE}[ \t]*:[ \t]*{_QUOTE})"
-    rf"|(?<![\w-])({_PREFIX})({_NAMES})({_QUOTE}[ \t]*=[ \t]*{_QUOTE}))[^\s\"',;&]+"
+    rf"(?i)(?:(?<![/\\.\w])(?<![/\\.\w]-)({_PREFIX})({_NAMES})({_QUOTE}[ \t]*:[ \t]*{_QUOTE})"
+    rf"|(?<!\w)(?<!\w-)({_PREFIX})({_NAMES})({_QUOTE}[ \t]*=[ \t]*{_QUOTE}))[^\s\"',;&]+"
 )
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 BOUNDED_CHARS = 80
