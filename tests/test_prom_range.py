@@ -181,3 +181,26 @@ def test_the_bots_range_up_to_now_is_read_in_slices() -> None:
     assert len(stamps) in (86_400, 86_401)
     assert stamps == list(range(stamps[0], stamps[0] + len(stamps) * 1000, 1000))  # every second, once
     assert max(asked) <= PROMETHEUS_MAX_POINTS and len(asked) == 8
+
+
+def test_a_series_answered_twice_in_one_slice_stays_two_series() -> None:
+    """A backend that answers the same label set twice in one query (Prometheus refuses to; a proxy
+    merging two sources may not): each slice's n-th copy joins the n-th copy of the slices before, so
+    a range read in slices is the same two series a range of one slice is, each in time order."""
+
+    def answer(query: str, stamps: list[float]) -> Any:
+        twice = [{"metric": {"a": "b"}, "values": [[t, value] for t in stamps]} for value in ("1", "2")]
+        return {"resultType": "matrix", "result": twice}
+
+    httpd = serve(answer)
+    try:
+        prom = Prometheus(f"http://127.0.0.1:{httpd.server_address[1]}", timeout=30)
+        short = prom.query_range("x", START, START + 100, 1)
+        long = prom.query_range("x", START, START + 2 * PROMETHEUS_MAX_POINTS, 1)
+    finally:
+        httpd.shutdown()
+    for matrix, points in ((short, 101), (long, 2 * PROMETHEUS_MAX_POINTS + 1)):
+        assert [{v for _, v in s["values"]} for s in matrix] == [{"1"}, {"2"}]
+        for series in matrix:
+            stamps = [float(t) for t, _ in series["values"]]
+            assert len(stamps) == points and stamps == sorted(set(stamps))

@@ -374,12 +374,16 @@ class Prometheus:
 
         Any range: a range of more than PROMETHEUS_MAX_POINTS points per series is read in slices
         (`range_slices`) and each series' slices joined by label set, in the order series are first seen
-        (a series absent from some slices has only the points it has)."""
-        joined: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+        (a series absent from some slices has only the points it has). A label set a slice answers twice
+        (not Prometheus: a proxy merging two sources) stays two series, the n-th copy joined to the n-th."""
+        joined: dict[tuple[tuple[tuple[str, str], ...], int], dict[str, Any]] = {}
         for first, last in range_slices(start, end, step):
+            copies: dict[tuple[tuple[str, str], ...], int] = {}
             for series in self._matrix(expr, first, last, step):
                 _check_series(expr, series)
-                key = tuple(sorted((str(k), str(v)) for k, v in series["metric"].items()))
+                labels = tuple(sorted((str(k), str(v)) for k, v in series["metric"].items()))
+                copies[labels] = copies.get(labels, -1) + 1
+                key = (labels, copies[labels])
                 into = joined.get(key)
                 if into is None:
                     joined[key] = series
