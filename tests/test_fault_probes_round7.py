@@ -336,3 +336,18 @@ def test_a_name_too_long_for_the_os_is_not_printed_whole(tmp_path: Path, healthy
         code, _, err = child(args, tmp_path, env={c.ENV_BOT_TOKEN: "probe", c.ENV_SLACK_BOT_TOKEN: "xoxb"})
         assert code == c.EXIT_USAGE, (flag, err[:500])
         assert err.count("\n") == 1 and len(err) < 800 and "characters)" in err, (flag, err[:500])
+
+
+def test_a_rollout_step_too_fine_for_its_window_is_refused_before_reading(tmp_path: Path) -> None:
+    """A 30-day window at 1 s is 2.6 million points per figure: its joined answers would hold ~140 B a
+    point until read, so the step is refused (naming the finest one allowed) before Prometheus is asked."""
+    from test_fault_probes import assert_clean_error, run
+
+    from triton_sre.stack.processes import free_port
+
+    absent = f"http://127.0.0.1:{free_port()}"
+    args = ["rollout", "check", "--prometheus", absent, "--model", "m", "--baseline-version", "1"]
+    code, _, err = run([*args, "--candidate-version", "2", "--window", "30d", "--step", "1s"], tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, "--step 1s", "1,000,000 points", "2593ms")
+    code, _, err = run([*args, "--candidate-version", "2", "--window", "30d", "--step", "2593ms"], tmp_path)
+    assert "points per figure" not in err and "cannot reach Prometheus" in err

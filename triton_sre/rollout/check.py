@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.durations import duration_arg, seconds_arg
+from triton_sre.durations import duration_arg, format_duration, seconds_arg
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import bounded, printable
-from triton_sre.rollout.live import collect, default_step
+from triton_sre.rollout.live import MAX_POINTS_PER_READ, collect, default_step, smallest_step
 from triton_sre.rollout.model import (
     NO_DATA,
     Side,
@@ -94,7 +94,10 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
         "--step",
         type=duration_arg,
         default=None,
-        help="sample interval, a duration such as 30s (default: window / 30, at least 3 scrapes)",
+        help=(
+            "sample interval, a duration such as 30s (default: window / 30, at least 3 scrapes; "
+            "at most 1,000,000 points per window)"
+        ),
     )
     check.add_argument("--job", help="Triton's scrape job (default: the spec's scrape.triton_job)")
     check.add_argument(
@@ -233,6 +236,14 @@ def run_check(args: argparse.Namespace) -> int:
         )
     window_s: float = args.window or parse_duration(rs.window, "rollout.window")
     step_s: float | None = args.step
+    if step_s is not None and step_s < (finest := smallest_step(window_s)):
+        step, window, smallest = (format_duration(x) for x in (step_s, window_s, finest))
+        print(
+            f"triton-sre rollout check: --step {step}: a {window} window would need more than "
+            f"{MAX_POINTS_PER_READ:,} points per figure; the smallest step for it is {smallest}",
+            file=sys.stderr,
+        )
+        return c.EXIT_USAGE
     prom = Prometheus(args.prometheus, timeout=args.timeout, budget=args.deadline)
     not_read: list[tuple[str, str]] = []
     try:

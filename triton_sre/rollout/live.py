@@ -35,6 +35,17 @@ def _values(matrix: list[dict[str, Any]]) -> list[float]:
     return [v for v in values if math.isfinite(v) and v >= 0]
 
 
+MAX_POINTS_PER_READ = 1_000_000
+"""Samples a figure's read may ask for (30 days at a 2.6 s step): the joined answer of a read holds about
+140 bytes a point until it becomes float64s, so a finer --step is refused, not read until the deadline."""
+
+
+def smallest_step(window_s: float) -> float:
+    """The finest step (seconds, rounded up to the millisecond) that keeps a window's read within
+    MAX_POINTS_PER_READ points."""
+    return math.ceil(window_s / (MAX_POINTS_PER_READ - 1) * 1000) / 1000
+
+
 def read_samples(prom: Prometheus, query: str, start: float, end: float, step: float) -> array[float]:
     """`_values` of the range [start, end] at `step`, held as float64s (a Python float each took 32
     bytes: 20 reads of 172,800 samples were 110 MB). A range longer than Prometheus answers at once (a
@@ -194,6 +205,7 @@ def model_answer(prom: Prometheus, model: str, spec: Spec) -> list[str]:
 
 
 __all__ = [
+    "MAX_POINTS_PER_READ",
     "alert_lines",
     "alert_sides",
     "collect",
@@ -201,6 +213,7 @@ __all__ = [
     "model_answer",
     "model_verdicts",
     "pair_verdicts",
+    "smallest_step",
     "summary_lines",
     "verdict_now",
 ]
