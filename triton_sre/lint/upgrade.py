@@ -171,56 +171,42 @@ def _plan_issues(model: ModelDir, target: Release, source: Release | None) -> li
     plans = list(_model_files(model, names=(filename,) if filename else (), suffixes=PLAN_SUFFIXES))
     if not plans or (source is not None and source.release == target.release):
         return []
-    first = plans[0]
-    if source is None:
-        runs = (
-            f"runs TensorRT {target.tensorrt}"
-            if target.tensorrt
-            else "runs a TensorRT this table does not know"
+
+    def issue(plan: Path, message: str, remediation: str, severity: str = c.IMPACT_CRITICAL) -> Issue:
+        return Issue(
+            model=model.name,
+            runbook=c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+            message=message,
+            remediation=remediation,
+            file=plan,
+            version=plan.parent.name,
+            severity=severity,
         )
-        return [
-            Issue(
-                model=model.name,
-                runbook=c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
-                message=f"{target.release} {runs}: a plan built by another TensorRT does not load",
-                remediation=f"check the plans were built with {target.release}'s TensorRT (--from-release)",
-                file=first,
-                version=first.parent.name,
-                severity=c.IMPACT_INFO,
-            )
-        ]
+
+    if source is None:
+        runs = f"TensorRT {target.tensorrt}" if target.tensorrt else "a TensorRT this table does not know"
+        message = f"{target.release} runs {runs}: a plan built by another TensorRT does not load"
+        fix = f"check the plans were built with {target.release}'s TensorRT (--from-release)"
+        return [issue(plans[0], message, fix, c.IMPACT_INFO)]
     if not source.tensorrt or not target.tensorrt:
         # unknown is not "the same": TensorRT changes in most monthly images, and a plan loads only in
         # the TensorRT that built it; say so once per model, at warning level (no known change)
         unknown = " and ".join(r.release for r in (source, target) if not r.tensorrt)
-        return [
-            Issue(
-                model=model.name,
-                runbook=c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
-                message=f"the TensorRT of {unknown} is not in the component table: a plan built for "
-                f"{source.release}'s TensorRT loads on {target.release} only if both run the same one",
-                remediation=f"compare the two images' TensorRT (NGC release notes, or `dpkg -l | grep "
-                f"nvinfer` in each); if they differ, rebuild the plans in the {target.release} image",
-                file=first,
-                version=first.parent.name,
-                severity=c.IMPACT_WARNING,
-            )
-        ]
+        message = (
+            f"the TensorRT of {unknown} is not in the component table: a plan built for "
+            f"{source.release}'s TensorRT loads on {target.release} only if both run the same one"
+        )
+        fix = (
+            "compare the two images' TensorRT (NGC release notes, or `dpkg -l | grep nvinfer` in each); "
+            f"if they differ, rebuild the plans in the {target.release} image"
+        )
+        return [issue(plans[0], message, fix, c.IMPACT_WARNING)]
     if _same_version(source.tensorrt, target.tensorrt):
         return []
-    return [
-        Issue(
-            model=model.name,
-            runbook=c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
-            message=f"built for TensorRT {source.tensorrt} ({source.release}); {target.release} runs "
-            f"TensorRT {target.tensorrt}",
-            remediation=f"rebuild the plan with TensorRT {target.tensorrt} "
-            f"(trtexec in the {target.release} image)",
-            file=plan,
-            version=plan.parent.name,
-        )
-        for plan in plans
-    ]
+    built, runs = f"TensorRT {source.tensorrt} ({source.release})", f"TensorRT {target.tensorrt}"
+    message = f"built for {built}; {target.release} runs {runs}"
+    fix = f"rebuild the plan with TensorRT {target.tensorrt} (trtexec in the {target.release} image)"
+    return [issue(plan, message, fix) for plan in plans]
 
 
 def check(repo: Repository, options: LintOptions) -> list[Issue]:
