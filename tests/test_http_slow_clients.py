@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from triton_sre import conventions as c
-from triton_sre import httpserve
+from triton_sre import httpframing, httpserve
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
 from triton_sre.config import ExporterSettings
@@ -157,9 +157,9 @@ def test_a_request_not_complete_by_its_deadline_is_closed() -> None:
 
 def test_request_size() -> None:
     head = b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n"
-    assert httpserve.request_size(head[:-2], 100) is None
-    assert httpserve.request_size(head, 100) == len(head) + 5
-    assert httpserve.request_size(head, 4) == len(head)  # too large to buffer: the handler's
-    assert httpserve.request_size(b"GET / HTTP/1.0\n\n", 100) == 16
+    assert httpframing.request_size(head[:-2], 100) is None
+    assert httpframing.request_size(head, 100) == len(head) + 5
+    assert httpframing.request_size(head, 4) == len(head)  # too large to buffer: the handler's
+    assert httpframing.request_size(b"GET / HTTP/1.0\n\n", 100) == 16
     chunked = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"
-    assert httpserve.request_size(chunked, 100) == len(chunked)
+    assert httpframing.request_size(chunked, 100) == len(chunked)

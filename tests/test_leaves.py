@@ -20,6 +20,7 @@ LEAVES = (
     "triton_sre.checks",
     "triton_sre.counters",
     "triton_sre.durations",
+    "triton_sre.httpframing",
     "triton_sre.inputs",
     "triton_sre.redact",
     "triton_sre.units",

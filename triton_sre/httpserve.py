@@ -23,7 +23,6 @@ import io
 import json
 import logging
 import queue
-import re
 import selectors
 import socket
 import threading
@@ -33,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from triton_sre.httpframing import CONTINUE, TOO_LARGE, request_size, waits_for_continue
 from triton_sre.redact import RedactingFilter, install_redaction, redact
 
 __all__ = [
@@ -62,43 +62,6 @@ SHED_WAIT_SECONDS = 0.1
 (and, with none to close, before it tries again): the listening socket stays readable meanwhile."""
 SHORTAGE_LOG_SECONDS = 60.0
 """At most one warning per this many seconds while accepts fail for want of a descriptor."""
-_HEADER_END = re.compile(rb"\r?\n\r?\n")
-_CONTENT_LENGTH = re.compile(rb"(?im)^content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?$")
-_CHUNKED = re.compile(rb"(?im)^transfer-encoding[ \t]*:.*chunked")
-_EXPECT_CONTINUE = re.compile(rb"(?im)^expect[ \t]*:[ \t]*100-continue[ \t]*\r?$")
-_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-_TOO_LARGE = b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-
-
-def request_size(data: bytes | bytearray, max_body: int) -> int | None:
-    """How many bytes of `data` make its first request complete enough for a worker: the header
-    block plus a Content-Length body of at most `max_body` (a larger or chunked body is the
-    handler's to read or refuse); None while the header block has not ended."""
-    end = _HEADER_END.search(data)
-    if end is None:
-        return None
-    head = bytes(data[: end.end()])
-    length = _CONTENT_LENGTH.search(head)
-    if length is None or _CHUNKED.search(head) or int(length.group(1)) > max_body:
-        return end.end()
-    return end.end() + int(length.group(1))
-
-
-def waits_for_continue(data: bytes | bytearray, max_body: int) -> bool:
-    """Whether `data`, a request whose header block has ended and whose Content-Length body (one
-    the watcher buffers) has not all arrived, asks for `100 Continue` (`Expect: 100-continue`, an
-    HTTP/1.1 request): such a client sends its body only after it, so the watcher must send it."""
-    size = request_size(data, max_body)
-    if size is None or len(data) >= size:
-        return False
-    head = bytes(data[: _HEADER_END.search(data).end()])  # type: ignore[union-attr]
-    return (
-        size > len(head)
-        and head.split(b"\n", 1)[0].rstrip().endswith(b"HTTP/1.1")
-        and bool(_EXPECT_CONTINUE.search(head))
-    )
-
-
 class SafeHandler(BaseHTTPRequestHandler):
     """A request handler whose subclasses define `do_<METHOD>` for what they serve.
 
@@ -401,13 +364,13 @@ class BoundedHTTPServer(HTTPServer):
             elif size is None and len(conn.data) > MAX_HEADER_BYTES:
                 with contextlib.suppress(OSError):
                     sock.setblocking(False)
-                    sock.send(_TOO_LARGE)
+                    sock.send(TOO_LARGE)
                 drop(sock)
             elif not conn.continued and continues and waits_for_continue(conn.data, self.max_body_buffer):
                 conn.continued = True  # the client holds its body back until it gets this
                 with contextlib.suppress(OSError):
                     sock.setblocking(False)
-                    sock.send(_CONTINUE)
+                    sock.send(CONTINUE)
 
         try:
             while not self._closing:
