@@ -36,6 +36,7 @@ __all__ = [
     "PromBudgetError",
     "PromError",
     "Prometheus",
+    "finest_step",
     "range_points",
     "range_slices",
 ]
@@ -144,6 +145,12 @@ def range_points(start: float, end: float, step: float) -> int:
     if every < 1:
         raise PromError(f"step {step:g}s: Prometheus evaluates a range at steps of at least 1 ms")
     return (last - first) // every + 1 if last >= first else 0
+
+
+def finest_step(seconds: float, max_points: int) -> float:
+    """The finest step (seconds, rounded up to the millisecond, at least 1 ms) at which a range of
+    `seconds` has at most `max_points` points per series: a reader's own budget, checked before it asks."""
+    return max(0.001, math.ceil(seconds / (max_points - 1) * 1000) / 1000)
 
 
 def range_slices(

@@ -24,6 +24,7 @@ from triton_sre.prom import (
     PROMETHEUS_MAX_POINTS,
     PromError,
     Prometheus,
+    finest_step,
     range_points,
     range_slices,
 )
@@ -74,7 +75,7 @@ def smallest_step(start: float, end: float) -> float:
     stays within `MAX_SAMPLES_PER_QUERY` points: a finer `--step` is refused (the report would hold more
     than its budget of even one series). Anything coarser is read, in slices of at most Prometheus'
     `PROMETHEUS_MAX_POINTS` points when the range needs more."""
-    return max(0.001, math.ceil((end - start) / (MAX_SAMPLES_PER_QUERY - 1) * 1000) / 1000)
+    return finest_step(end - start, MAX_SAMPLES_PER_QUERY)
 
 
 def rate_window(step: float, scrape_interval: float) -> float:

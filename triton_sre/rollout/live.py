@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.prom import PromBudgetError, Prometheus
+from triton_sre.prom import PromBudgetError, Prometheus, finest_step
 from triton_sre.promql import counter_rate
 from triton_sre.rollout.model import (
     NO_DATA,
@@ -43,7 +43,7 @@ MAX_POINTS_PER_READ = 1_000_000
 def smallest_step(window_s: float) -> float:
     """The finest step (seconds, rounded up to the millisecond) that keeps a window's read within
     MAX_POINTS_PER_READ points."""
-    return math.ceil(window_s / (MAX_POINTS_PER_READ - 1) * 1000) / 1000
+    return finest_step(window_s, MAX_POINTS_PER_READ)
 
 
 def read_samples(prom: Prometheus, query: str, start: float, end: float, step: float) -> array[float]:
