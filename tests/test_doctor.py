@@ -24,7 +24,7 @@ from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.demo import LLM_TRTLLM, LLM_VLLM, SAMPLE_REPOSITORY, VECTOR_SCALE
 from triton_sre.doctor import promchecks
-from triton_sre.doctor.checks import REPORT_CUSTOM_METRICS_LINE, release_of
+from triton_sre.doctor.checks import HISTOGRAM_ALL_MODELS_SINCE, REPORT_CUSTOM_METRICS_LINE, release_of
 from triton_sre.doctor.command import diagnose, stack_summary
 from triton_sre.exporter.service import Exporter
 from triton_sre.generate.families import rule_files
@@ -161,6 +161,14 @@ def test_a_huge_or_trickling_metadata_answer_is_bounded(triton: LocalTriton, fau
 def test_release_mapping() -> None:
     assert release_of(51) == "24.10" and release_of(52) == "24.11" and release_of(54) == "25.01"
     assert release_of(38) == "23.09"
+    # no 25.07 release: 2.59 is 25.06, 2.60 is 25.08, 2.65 is 26.01 (the server's r26.01 TRITON_VERSION)
+    assert release_of(59) == "25.06" and release_of(60) == "25.08" and release_of(65) == "26.01"
+
+
+def test_the_histogram_covers_every_model_from_2_65_on() -> None:
+    """26.01 (2.65) is the first release whose first-response histogram covers non-decoupled models."""
+    assert release_of(HISTOGRAM_ALL_MODELS_SINCE) == "26.01"
+    assert release_of(HISTOGRAM_ALL_MODELS_SINCE - 1) == "25.12"
 
 
 def _prometheus(work: Path, config: dict[str, Any], rules: dict[str, str]) -> tuple[Any, Any, str]:
@@ -370,3 +378,19 @@ def test_response_cache_without_and_with_a_server_cache(fresh_triton_factory: An
     # Triton drops the request summary of a cached model: the only model here has none
     latency = found["with"][c.CHECK_LATENCY_QUANTILES]
     assert not latency.ok and "summary_latencies=true" in latency.fix
+
+
+@pytest.mark.parametrize(("version", "noted"), [("2.64.0", True), ("2.65.0", False), (None, True)])
+def test_the_histogram_note_on_non_decoupled_models_stops_at_26_01(version: str | None, noted: bool) -> None:
+    from triton_sre.doctor.checks import ModelFacts, TritonFacts, latency_quantiles
+
+    facts = TritonFacts(
+        version=version,
+        families=frozenset({c.NV_FIRST_RESPONSE_HISTOGRAM_MS}),
+        models=(ModelFacts("plain_model"), ModelFacts("stream_model", decoupled=True)),
+        llm_models=frozenset(),
+        memory_models=frozenset(),
+    )
+    found = latency_quantiles(facts, None).found
+    assert ("before 26.01 the histogram covers decoupled models only, not plain_model" in found) is noted, found
+    assert "stream_model" not in found

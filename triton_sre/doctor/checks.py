@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.releases import server_release_from_version
 from triton_sre.slo import Spec
 
 # Families whose presence the checks read: a `# TYPE` line (Triton writes it for every family it
@@ -36,10 +37,10 @@ _TYPE = "# TYPE "
 # series included).
 _SAMPLE_TAIL = re.compile(r"(?:_count|_sum|_bucket)?[ \t{]")
 
-# Triton server version -> release: 2.51 is 24.10 and one minor version is one monthly release.
-_BASE_MINOR, _BASE_MONTH = 51, 2024 * 12 + 9
 HISTOGRAM_LATENCIES_SINCE = 52  # 24.11: --metrics-config histogram_latencies=true
-HISTOGRAM_ALL_MODELS_SINCE = 66  # 26.01: the first-response histogram for every model, not only decoupled
+# 26.01 (2.65.0): the first-response histogram for every model, not only decoupled (core PR #464, first in
+# core's r26.01 branch; the server's r26.01 TRITON_VERSION is 2.65.0: 2.60 is 25.08, there was no 25.07)
+HISTOGRAM_ALL_MODELS_SINCE = 65
 LOAD_DURATION_SINCE = 52  # 24.11: nv_model_load_duration_secs
 PENDING_COUNT_SINCE = 38  # 23.09: nv_inference_pending_request_count
 CPU_METRICS_SINCE = 26  # 22.09: nv_cpu_* and --allow-cpu-metrics (server PR #4803)
@@ -178,9 +179,9 @@ def minor_version(version: str | None) -> int | None:
 
 
 def release_of(minor: int) -> str:
-    """Server 2.<minor> -> its NGC release, e.g. 51 -> 24.10."""
-    months = _BASE_MONTH + minor - _BASE_MINOR
-    return f"{months // 12 % 100:02d}.{months % 12 + 1:02d}"
+    """Server 2.<minor> -> its NGC release, e.g. 51 -> 24.10, 65 -> 26.01 (no 25.07 in between); the one
+    mapping is `diagnosis.releases.server_release_from_version`."""
+    return server_release_from_version(2, minor) or f"2.{minor}"
 
 
 def _names(items: Iterable[str], limit: int = 6) -> str:

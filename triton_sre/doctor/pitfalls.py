@@ -26,6 +26,8 @@ class Pitfall:
     when: str = "always"  # what else must hold: always, ensemble, vllm, summary, decoupled-python
 
     def releases(self) -> str:
+        if self.since == 0 and self.until is None:
+            return "every release (open)"
         first = f"2.{self.since} ({release_of(self.since)})"
         if self.until is None:
             return f"{first} and later (open)"
