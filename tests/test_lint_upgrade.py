@@ -138,7 +138,7 @@ def test_every_release_is_read_from_its_own_branch() -> None:
             assert f"/blob/r{name}/" in row.notes, name
         if row.python:
             assert re.fullmatch(r"3\.\d+", row.python) and (row.python_source or row.notes), name
-        for version in (row.onnxruntime, row.tensorrt, row.triton):
+        for version in (row.onnxruntime, row.tensorrt, row.triton, row.tensorrt_windows):
             assert version is None or re.fullmatch(r"\d+(\.\d+)+", version), (name, version)
     assert table.releases["24.12"].python == "3.12" and table.releases["24.05"].python == "3.10"
     assert table.releases["25.03"].builds_tensorflow is False and table.releases["25.02"].builds_tensorflow
@@ -163,6 +163,27 @@ def test_tensorrt_entries_name_their_own_releases_page() -> None:
     assert not table.releases["22.01"].tensorrt and not table.releases["25.02"].tensorrt
 
 
+def test_windows_tensorrt_pins_are_their_own_branchs_and_not_the_linux_images() -> None:
+    table = components.table()
+    pinned = {name: row for name, row in table.releases.items() if row.tensorrt_windows}
+    for name, row in pinned.items():  # Dockerfile.win10.min's ARG TENSORRT_VERSION= of the release itself
+        assert row.tensorrt_windows_source == (
+            f"https://github.com/triton-inference-server/server/blob/r{name}/Dockerfile.win10.min"
+        ), name
+    # quoted from the branches: 24.02-24.05 declare the argument without a value, 26.04 has no such file
+    assert table.releases["21.06"].tensorrt_windows == "7.2.2.3"
+    assert table.releases["22.11"].tensorrt_windows == "8.5.1.7"
+    assert table.releases["24.06"].tensorrt_windows == "10.0.1.6"
+    assert table.releases["26.03"].tensorrt_windows == "10.8.0.43"
+    assert not {"24.02", "24.03", "24.04", "24.05", "26.04", "26.08"} & set(pinned)
+    assert len(pinned) == 54
+    # why the pin is never the Linux image's: where both are known they differ in 5 of 9 releases
+    both = {n: r for n, r in pinned.items() if r.tensorrt and r.tensorrt_windows}
+    differ = {n for n, r in both.items() if not (r.tensorrt or "").startswith(r.tensorrt_windows or "-")}
+    assert len(both) == 9 and differ == {"21.06", "21.07", "21.09", "21.12", "25.01"}
+    assert table.releases["25.01"].tensorrt == "10.8.0.43" != table.releases["25.01"].tensorrt_windows
+
+
 def test_onnx_runtime_support_covers_every_release_up_to_ort_1_20() -> None:
     table = components.table()
     for name, row in table.releases.items():
@@ -182,6 +203,7 @@ def test_onnx_runtime_support_covers_every_release_up_to_ort_1_20() -> None:
         ('    tensorrt_note: ""\n', "tensorrt_note must be a non-empty string"),
         ('    onnxruntime: "latest"\n', "onnxruntime must be a version"),
         ('    cuda: "12.4"\n', "unknown field"),
+        ('    tensorrt_windows: "10.0.1.6"\n', "tensorrt_windows without tensorrt_windows_source"),
     ],
 )
 def test_table_rows_are_validated(row: str, error: str) -> None:
@@ -331,6 +353,22 @@ def test_tensorrt_plans_across_a_tensorrt_change(tmp_path: Path) -> None:
     assert "24.12" not in body["findings"][0]["evidence"][0]["text"].split(":")[0]
     code, body, _ = lint(repo, "--release", "24.05")  # the note without a version
     assert code == 0 and findings(body) == [("trt", c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE, c.IMPACT_INFO)]
+    assert "Windows" not in body["findings"][0]["evidence"][0]["text"]  # 24.05's Windows build pins none
+    # an unknown Linux TensorRT: the Windows build's pin is quoted as the Windows build's, still a warning
+    code, body, _ = lint(repo, "--release", "24.06", "--from-release", "24.12")
+    assert code == 0 and findings(body) == [("trt", c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE, c.IMPACT_WARNING)]
+    text = body["findings"][0]["evidence"][0]["text"]
+    assert "its Windows build pins TensorRT 10.0.1.6 for 24.06, not necessarily the Linux image's" in text
+    assert "10.7.0.23" not in text  # 24.12's Linux TensorRT is known: its Windows pin is not quoted
+    code, body, _ = lint(repo, "--release", "25.03", "--from-release", "24.06")
+    assert (
+        code == 0
+        and "their Windows builds pin TensorRT 10.0.1.6 for 24.06 and TensorRT 10.8.0.43 for 25.03"
+        in (body["findings"][0]["evidence"][0]["text"])
+    )
+    code, body, _ = lint(repo, "--release", "24.06")
+    assert code == 0 and findings(body) == [("trt", c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE, c.IMPACT_INFO)]
+    assert "Windows build pins TensorRT 10.0.1.6" in body["findings"][0]["evidence"][0]["text"]
     # 21.x from NVIDIA's pages: 8.0.1.6 (21.08) -> 8.2.1.8 (21.12) is a change; 21.09's "8.0.3" (three
     # places) is not read as a change from 21.10's 8.0.3.4, nor are 21.07 and 21.08 (both 8.0.1.6)
     code, body, _ = lint(repo, "--release", "21.12", "--from-release", "21.08")

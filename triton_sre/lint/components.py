@@ -4,6 +4,8 @@
 its CPU base image, the release notes kept beside it) with the file each came from; a field the branch
 does not name is null, and no value is carried over from a neighbouring release. ONNX Runtime's
 compatibility table gives the highest ONNX opset and IR version each ONNX Runtime minor release reads.
+The TensorRT the Windows build pins is recorded beside the image's own (``tensorrt_windows``, another
+build's, never read as the Linux image's).
 """
 
 from __future__ import annotations
@@ -21,9 +23,17 @@ __all__ = ["OrtSupport", "Release", "Table", "parse_table", "release", "table"]
 COMPONENTS_FILE: Final = "components.yaml"
 _RELEASE: Final = re.compile(r"\d\d\.\d\d")
 _VERSION: Final = re.compile(r"\d+(?:\.\d+)+")
-_FIELDS: Final = ("triton", "onnxruntime", "openvino", "ubuntu", "python", "tensorrt")
-_URLS: Final = ("source", "python_source", "notes", "tensorrt_source")
+_FIELDS: Final = ("triton", "onnxruntime", "openvino", "ubuntu", "python", "tensorrt", "tensorrt_windows")
+_URLS: Final = (
+    "source",
+    "python_source",
+    "notes",
+    "tensorrt_source",
+    "tensorrt_windows_source",
+)
 _TEXTS: Final = ("tensorrt_note",)
+_SOURCED: Final = (("tensorrt_windows", "tensorrt_windows_source"),)
+"""Fields whose one source is their own ``*_source`` URL."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +62,9 @@ class Release:
     """The NGC release-notes page whose container list names ``tensorrt`` (when ``notes`` does not)."""
     tensorrt_note: str | None = None
     """What a reader of ``tensorrt`` must know about its source (another page, an image variant)."""
+    tensorrt_windows: str | None = None
+    """The TensorRT the release's Windows build pins (Dockerfile.win10.min): not the Linux image's."""
+    tensorrt_windows_source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +104,9 @@ def _release(name: Any, row: Any) -> Release:
         raise _fail(f"release {name}: python without python_source or notes")
     if values["tensorrt"] and not urls["notes"] and not urls["tensorrt_source"]:
         raise _fail(f"release {name}: tensorrt without notes or tensorrt_source")
+    for field, url in _SOURCED:
+        if row.get(field) and not urls[url]:
+            raise _fail(f"release {name}: {field} without {url}")
     texts = {k: row.get(k) for k in _TEXTS}
     for key, text in texts.items():
         if text is not None and not (isinstance(text, str) and text.strip()):

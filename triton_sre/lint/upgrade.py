@@ -6,7 +6,9 @@ Each check runs only where the component table (components.yaml) knows the relea
 - an ONNX model whose IR version or default-domain opset is above what the image's ONNX Runtime reads;
 - TensorRT plans: another TensorRT than the one they were built with (--from-release) must be rebuilt;
   where the table does not know one of the two releases' TensorRT, a warning to compare them (unknown
-  is not "the same"); without --from-release, a note naming the target's TensorRT;
+  is not "the same"), quoting the TensorRT their Windows builds pin as such (another build's, older than
+  the Linux image's in 5 of the 9 releases where both are known); without --from-release, a note naming
+  the target's TensorRT;
 - a TensorFlow model on a release whose build cannot build the TensorFlow backend.
 """
 
@@ -166,6 +168,19 @@ def _same_version(a: str, b: str) -> bool:
     return more[: len(fewer)] == fewer
 
 
+def _windows_pins(*releases: Release) -> str:
+    """What the Windows builds of the releases whose Linux TensorRT is unknown pin, said as theirs."""
+    pins = [
+        f"TensorRT {r.tensorrt_windows} for {r.release}"
+        for r in releases
+        if not r.tensorrt and r.tensorrt_windows
+    ]
+    if not pins:
+        return ""
+    whose = "its Windows build pins" if len(pins) == 1 else "their Windows builds pin"
+    return f" ({whose} {' and '.join(pins)}, not necessarily the Linux image's)"
+
+
 def _plan_issues(model: ModelDir, target: Release, source: Release | None) -> list[Issue]:
     filename = default_filename(model.config)
     plans = list(_model_files(model, names=(filename,) if filename else (), suffixes=PLAN_SUFFIXES))
@@ -184,7 +199,11 @@ def _plan_issues(model: ModelDir, target: Release, source: Release | None) -> li
         )
 
     if source is None:
-        runs = f"TensorRT {target.tensorrt}" if target.tensorrt else "a TensorRT this table does not know"
+        runs = (
+            f"TensorRT {target.tensorrt}"
+            if target.tensorrt
+            else f"a TensorRT this table does not know{_windows_pins(target)}"
+        )
         message = f"{target.release} runs {runs}: a plan built by another TensorRT does not load"
         fix = f"check the plans were built with {target.release}'s TensorRT (--from-release)"
         return [issue(plans[0], message, fix, c.IMPACT_INFO)]
@@ -193,7 +212,8 @@ def _plan_issues(model: ModelDir, target: Release, source: Release | None) -> li
         # the TensorRT that built it; say so once per model, at warning level (no known change)
         unknown = " and ".join(r.release for r in (source, target) if not r.tensorrt)
         message = (
-            f"the TensorRT of {unknown} is not in the component table: a plan built for "
+            f"the TensorRT of {unknown} is not in the component table{_windows_pins(source, target)}: "
+            "a plan built for "
             f"{source.release}'s TensorRT loads on {target.release} only if both run the same one"
         )
         fix = (
