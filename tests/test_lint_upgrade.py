@@ -184,6 +184,23 @@ def test_windows_tensorrt_pins_are_their_own_branchs_and_not_the_linux_images() 
     assert table.releases["25.01"].tensorrt == "10.8.0.43" != table.releases["25.01"].tensorrt_windows
 
 
+def test_pytorch_is_the_ngc_build_of_the_releases_own_month() -> None:
+    table = components.table()
+    known = {name: row for name, row in table.releases.items() if row.pytorch}
+    assert set(known) == {
+        *("24.03", "24.05", "24.07", "24.10", "24.11"),
+        *("25.01", "25.03", "25.04", "25.05", "25.06", "25.10", "25.12"),
+    }
+    for name, row in known.items():
+        yy, mm = name.split(".")
+        assert row.pytorch_source and "/docs/introduction/compatibility.md" in row.pytorch_source, name
+        # the build string as the source writes it, suffixed with this release's own NGC month
+        assert f"written {row.pytorch}.nv{yy}.{int(mm)} " in (row.pytorch_note or ""), name
+    assert table.releases["24.07"].pytorch == "2.4.0a0+3bcc3cddb5"
+    assert table.releases["25.12"].pytorch == "2.10.0a0+b4e4ee81d3"
+    assert table.releases["24.08"].pytorch is None  # no .nv24.8 build in the source: not its neighbour's
+
+
 def test_onnx_runtime_support_covers_every_release_up_to_ort_1_20() -> None:
     table = components.table()
     for name, row in table.releases.items():
@@ -204,6 +221,8 @@ def test_onnx_runtime_support_covers_every_release_up_to_ort_1_20() -> None:
         ('    onnxruntime: "latest"\n', "onnxruntime must be a version"),
         ('    cuda: "12.4"\n', "unknown field"),
         ('    tensorrt_windows: "10.0.1.6"\n', "tensorrt_windows without tensorrt_windows_source"),
+        ('    pytorch: "2.4.0a0+3bcc3cddb5"\n', "pytorch without pytorch_source"),
+        ('    pytorch: "2.4.0a0+3bcc3cddb5.nv24.7"\n', "pytorch must be a PyTorch build string"),
     ],
 )
 def test_table_rows_are_validated(row: str, error: str) -> None:

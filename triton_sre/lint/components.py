@@ -4,8 +4,9 @@
 its CPU base image, the release notes kept beside it) with the file each came from; a field the branch
 does not name is null, and no value is carried over from a neighbouring release. ONNX Runtime's
 compatibility table gives the highest ONNX opset and IR version each ONNX Runtime minor release reads.
-The TensorRT the Windows build pins is recorded beside the image's own (``tensorrt_windows``, another
-build's, never read as the Linux image's).
+Two fields are recorded beside the image's own: the TensorRT the Windows build pins (``tensorrt_windows``,
+another build's, never read as the Linux image's) and the PyTorch backend's LibTorch (``pytorch``, NGC's
+build string, no check uses it).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ __all__ = ["OrtSupport", "Release", "Table", "parse_table", "release", "table"]
 COMPONENTS_FILE: Final = "components.yaml"
 _RELEASE: Final = re.compile(r"\d\d\.\d\d")
 _VERSION: Final = re.compile(r"\d+(?:\.\d+)+")
+_TORCH: Final = re.compile(r"\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\+[0-9a-f]+)?")
+"""An NGC PyTorch build without its ``.nvYY.M`` suffix: ``2.4.0a0+3bcc3cddb5``."""
 _FIELDS: Final = ("triton", "onnxruntime", "openvino", "ubuntu", "python", "tensorrt", "tensorrt_windows")
 _URLS: Final = (
     "source",
@@ -30,9 +33,10 @@ _URLS: Final = (
     "notes",
     "tensorrt_source",
     "tensorrt_windows_source",
+    "pytorch_source",
 )
-_TEXTS: Final = ("tensorrt_note",)
-_SOURCED: Final = (("tensorrt_windows", "tensorrt_windows_source"),)
+_TEXTS: Final = ("tensorrt_note", "pytorch_note")
+_SOURCED: Final = (("tensorrt_windows", "tensorrt_windows_source"), ("pytorch", "pytorch_source"))
 """Fields whose one source is their own ``*_source`` URL."""
 
 
@@ -65,6 +69,10 @@ class Release:
     tensorrt_windows: str | None = None
     """The TensorRT the release's Windows build pins (Dockerfile.win10.min): not the Linux image's."""
     tensorrt_windows_source: str | None = None
+    pytorch: str | None = None
+    """The PyTorch backend's LibTorch: the torch of NGC's pytorch image the release's build names."""
+    pytorch_source: str | None = None
+    pytorch_note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +95,16 @@ def _fail(message: str) -> ValueError:
 def _release(name: Any, row: Any) -> Release:
     if not (isinstance(name, str) and _RELEASE.fullmatch(name) and isinstance(row, dict)):
         raise _fail(f"malformed release {name!r}")
-    unknown = set(row) - {*_FIELDS, *_URLS, *_TEXTS, "builds_tensorflow"}
+    unknown = set(row) - {*_FIELDS, *_URLS, *_TEXTS, "builds_tensorflow", "pytorch"}
     if unknown:
         raise _fail(f"release {name}: unknown field(s) {', '.join(sorted(unknown))}")
     values = {k: row.get(k) for k in _FIELDS}
     for key, value in values.items():
         if value is not None and not (isinstance(value, str) and _VERSION.fullmatch(value)):
             raise _fail(f"release {name}: {key} must be a version string or null, got {value!r}")
+    torch = row.get("pytorch")
+    if torch is not None and not (isinstance(torch, str) and _TORCH.fullmatch(torch)):
+        raise _fail(f"release {name}: pytorch must be a PyTorch build string or null, got {torch!r}")
     urls = {k: row.get(k) for k in _URLS}
     if not urls["source"]:
         raise _fail(f"release {name}: no source")
@@ -114,7 +125,8 @@ def _release(name: Any, row: Any) -> Release:
     builds_tf = row.get("builds_tensorflow")
     if not isinstance(builds_tf, bool):
         raise _fail(f"release {name}: builds_tensorflow must be true or false")
-    return Release(name, **values, builds_tensorflow=builds_tf, **urls, **texts)  # type: ignore[arg-type]
+    fields = {**values, "pytorch": torch, **urls, **texts}
+    return Release(name, builds_tensorflow=builds_tf, **fields)  # type: ignore[arg-type]
 
 
 def parse_table(text: str) -> Table:
