@@ -41,8 +41,10 @@ _SLACK = re.compile(r"\bx(?:ox[abposre]|app)-[A-Za-z0-9-]{6,}")
 # `name=value` anywhere; `name: value` unless the name ends a path (`/run/secrets/token: cannot
 # read`, `/etc/passwd: ...` name a file, not a key). The name may be quoted (`"password": "x"`,
 # a dict's repr) and prefixed (`SLACK_BOT_TOKEN=`, `client_secret:`, `X-Api-Key:`); a prefixed
-# name's plain number (`output_token: 0.05`) is a figure, not a secret. A name starts a word, or follows
-# a command line's dashes (`--token=`, `--api-key=`), never a hyphen inside one (`foo-token=`: prefixed).
+# name's plain number (`output_token: 0.05`) is a figure, not a secret. A name starts a word, or
+# follows a command line's dashes (`--token=`, `--api-key=`), never a hyphen inside one
+# (`foo-token=`: prefixed). What the value may be is `_keep_key`'s: a tokenizer's
+# `eos_token: </s>` is no credential.
 _NAMES = "token|password|passwd|secret|api[_-]?key"
 _PREFIX = "(?:[A-Za-z0-9]+[_-])*"
 _QUOTE = "[\"']?"
@@ -50,6 +52,21 @@ _KEY_VALUE = re.compile(
     rf"(?i)(?:(?<![/\\.\w])(?<![/\\.\w]-)({_PREFIX})({_NAMES})({_QUOTE}[ \t]*:[ \t]*{_QUOTE})"
     rf"|(?<!\w)(?<!\w-)({_PREFIX})({_NAMES})({_QUOTE}[ \t]*=[ \t]*{_QUOTE}))[^\s\"',;&]+"
 )
+# The word before `token` that makes it a credential whatever its value (`X-Auth-Token: s3cr3t`,
+# `hf_token=`, `refresh_token`); any other `*_token` (`eos_token`, `pad_token`, a model called
+# `first_token`) hides only a value that looks like a secret (`_secret_like`).
+_CREDENTIAL_WORDS = frozenset(
+    {
+        *("access", "admin", "api", "app", "auth", "bearer", "bot", "client", "csrf", "gh", "github"),
+        *("gitlab", "hf", "huggingface", "id", "jwt", "ngc", "npm", "oauth", "oauth2", "personal"),
+        *("private", "pypi", "refresh", "registry", "security", "service", "session", "signing"),
+        *("slack", "sso", "user", "vault", "webhook", "xsrf"),
+    }
+)
+# A value that is a secret's shape: 16+ characters of a token's alphabet, letters and digits mixed.
+_SECRET_LIKE = re.compile(r"(?=[^0-9]*[0-9])(?=[^A-Za-z]*[A-Za-z])[A-Za-z0-9_+/=.~%-]{16,}")
+# Values no key means as a secret: Python's and YAML's none and booleans (`hf_token=None`).
+_NO_VALUE = frozenset({"none", "null", "nil", "true", "false", "~"})
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 BOUNDED_CHARS = 80
 
@@ -151,9 +168,36 @@ def _keep_header(match: re.Match[str]) -> str:
 def _keep_key(match: re.Match[str]) -> str:
     prefix, name, separator = match.group(1, 2, 3) if match.group(2) else match.group(4, 5, 6)
     key = f"{prefix}{name}{separator}"
-    if prefix and _NUMBER.fullmatch(match.group(0)[len(key) :]):
+    value = match.group(0)[len(key) :]
+    if value.lower() in _NO_VALUE or _placeholder(value, match.string, match.end()):
+        return match.group(0)
+    if prefix and _NUMBER.fullmatch(value):
+        return match.group(0)
+    if prefix and name.lower() == "token" and not _credential(prefix) and not _secret_like(value):
         return match.group(0)
     return f"{key}{REDACTED}"
+
+
+def _credential(prefix: str) -> bool:
+    """`prefix` (`SLACK_BOT_`, `X-Auth-`, `eos_`) makes `token` a credential's name: its last word
+    says so, or the whole name is an environment variable's (`MY_SERVICE_TOKEN=`)."""
+    return prefix.isupper() or re.split(r"[_-]", prefix.lower())[-2] in _CREDENTIAL_WORDS
+
+
+def _secret_like(value: str) -> bool:
+    return _SECRET_LIKE.fullmatch(value.rstrip(".:)]}>")) is not None
+
+
+def _placeholder(value: str, text: str, end: int) -> bool:
+    """`value` is a word in angle brackets, no secret: a tokenizer's special token (`</s>`, `<unk>`,
+    `<|endoftext|>`), `<none>`, kubectl's `<set to the key 'api-key' in secret 'x'>` (closed
+    further on the line), an already redacted value."""
+    if not value.startswith("<"):
+        return False
+    if ">" in value:
+        return value.endswith(">") and value.count("<") == 1 and value.count(">") == 1
+    close = text.find(">", end, end + 120)
+    return close >= 0 and "\n" not in text[end:close]
 
 
 class RedactingFilter(logging.Filter):
