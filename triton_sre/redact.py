@@ -36,16 +36,25 @@ _AUTH = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}")
 _HEADER = re.compile(
     r"(?i)\b(authorization[\"']?[ \t]*[:=][ \t]*[\"']?)((?:bearer|basic|token|digest)[ \t]+)?[^\s\"',;]+"
 )
-# Slack's tokens (bot, user, app-level, refresh...) wherever they stand.
-_SLACK = re.compile(r"\bx(?:ox[abposre]|app)-[A-Za-z0-9-]{6,}")
+# Slack's tokens wherever they stand, from Slack's formats: `xox` + a type letter (b bot, p user,
+# a/o/r/s legacy, e refresh and config, c/d browser session) or `xapp`, a dash, then digit groups
+# and the secret (`xoxb-<team digits>-<bot digits>-<24 alnum>`, `xapp-1-A0123-<id>-<hex>`,
+# `xoxe-1-<base64>`), or one run of 16+ letters and digits (a secret without the groups, the
+# tests' `xoxb-<uuid hex>`). A model named `xoxb-llama-classifier` is words, not a token.
+_SLACK = re.compile(
+    r"\b(?:xox[abcdeoprs]|xapp)-(?:\d+-[A-Za-z0-9%-]*[A-Za-z0-9%]|(?=[A-Za-z%]*\d)(?=[0-9%]*[A-Za-z])"
+    r"[A-Za-z0-9%]{16,})"
+)
+# An AWS access key id: AKIA (long-term) or ASIA (temporary) and 16 upper-case letters and digits.
+_AWS_KEY_ID = re.compile(r"\bA[KS]IA[A-Z0-9]{16}\b")
 # `name=value` anywhere; `name: value` unless the name ends a path (`/run/secrets/token: cannot
 # read`, `/etc/passwd: ...` name a file, not a key). The name may be quoted (`"password": "x"`,
-# a dict's repr) and prefixed (`SLACK_BOT_TOKEN=`, `client_secret:`, `X-Api-Key:`); a prefixed
-# name's plain number (`output_token: 0.05`) is a figure, not a secret. A name starts a word, or
-# follows a command line's dashes (`--token=`, `--api-key=`), never a hyphen inside one
-# (`foo-token=`: prefixed). What the value may be is `_keep_key`'s: a tokenizer's
-# `eos_token: </s>` is no credential.
-_NAMES = "token|password|passwd|secret|api[_-]?key"
+# a dict's repr) and prefixed (`SLACK_BOT_TOKEN=`, `client_secret:`, `X-Api-Key:`,
+# `aws_secret_access_key =`); a prefixed name's plain number (`output_token: 0.05`) is a figure,
+# not a secret. A name starts a word, or follows a command line's dashes (`--token=`,
+# `--api-key=`), never a hyphen inside one (`foo-token=`: prefixed). What the value may be is
+# `_keep_key`'s: a tokenizer's `eos_token: </s>` is no credential.
+_NAMES = "token|password|passwd|secret[_-]?key|secret|api[_-]?key|access[_-]?key"
 _PREFIX = "(?:[A-Za-z0-9]+[_-])*"
 _QUOTE = "[\"']?"
 _KEY_VALUE = re.compile(
@@ -81,6 +90,8 @@ def redact(text: str, *, queries: bool = True) -> str:
     text = _HEADER.sub(_keep_header, _AUTH.sub(_keep_name, text))
     if "x" in text:
         text = _SLACK.sub(REDACTED, text)
+    if "IA" in text:
+        text = _AWS_KEY_ID.sub(REDACTED, text)
     return _KEY_VALUE.sub(_keep_key, text)
 
 
