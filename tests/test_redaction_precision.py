@@ -75,6 +75,13 @@ SECRETS = [
     ("password: letmein", "letmein"),  # a bare name hides any value, a word too
 ]
 
+# Secrets only a query string's redaction hides (Slack text keeps query strings).
+QUERY_SECRETS = [
+    ("url=https://hooks.example.com/services?key=s3cr3t-token-value\nnext", "s3cr3t-token-value"),
+    ("GET /hook?sig=00ff9a&state=s3cr3t-token-value HTTP/1.1", "s3cr3t-token-value"),
+    ("http://h/x??key=s3cr3t-token-value", "s3cr3t-token-value"),
+]
+
 # Lines that only look like credentials: kept whole.
 WORDS = [
     # a model named first_token, in rollout's answer and a Slack alert's title
@@ -107,6 +114,9 @@ WORDS = [
     # a model whose name starts like a Slack token
     "model xoxb-llama-classifier is UNAVAILABLE",
     "xoxp-summarizer: p99 0.41 s",
+    # a backtrace's unknown frames, a generated answer's question mark before an escaped newline
+    " 0 0x00000000000143c0 __funlockfile()  ???:0",
+    '{"text_output":"What is Triton Inference Server?\\n\\nTriton Inference Server is"}',
     # kept before this change too
     "/run/secrets/slack_token: cannot read",
     "output_token: 0.05",
@@ -123,6 +133,12 @@ def test_every_credential_stays_hidden(text: str, secret: str) -> None:
         assert REDACTED in clean, clean
 
 
+@pytest.mark.parametrize(("text", "secret"), QUERY_SECRETS)
+def test_query_strings_stay_hidden(text: str, secret: str) -> None:
+    clean = redact(text)
+    assert secret not in clean and "?" + REDACTED in clean, clean
+
+
 @pytest.mark.parametrize("text", WORDS)
 def test_ordinary_words_are_kept(text: str) -> None:
     for queries in (True, False):
@@ -131,7 +147,7 @@ def test_ordinary_words_are_kept(text: str) -> None:
 
 def test_the_tables_cover_both_sides_of_each_rule() -> None:
     """The same name on both sides: the value decides, not the name alone."""
-    names = ("first_token", "eos_token", "password", "xoxb-")
+    names = ("first_token", "eos_token", "password", "xoxb-", "?")
     for name in names:
-        assert any(name in text for text, _ in SECRETS), name
+        assert any(name in text for text, _ in SECRETS + QUERY_SECRETS), name
         assert any(name in text for text in WORDS), name

@@ -28,8 +28,10 @@ __all__ = [
 ]
 
 REDACTED = "<redacted>"
-# A query string (up to whitespace or a quote), userinfo in a URL, an Authorization value.
-_QUERY = re.compile(r"\?[^\s\"'<>]+")
+# A query string (up to whitespace or a quote; it starts with a name, a `%` escape or `=`: a
+# backtrace's `???:0` and a sentence's `Server?\n\nTriton` are none), userinfo in a URL, an
+# Authorization value.
+_QUERY = re.compile(r"\?(?=[\w%.~+=\[-])[^\s\"'<>]+")
 _USERINFO = re.compile(r"(?<=//)[^/\s@\"'<>]+@")
 _AUTH = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}")
 # An Authorization header's value whatever its scheme (`Authorization: xoxb-...`, a dict's repr).
