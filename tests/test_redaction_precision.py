@@ -73,6 +73,11 @@ SECRETS = [
     (f"eos_token={PW}", PW),
     ("password: <hunter2", "hunter2"),  # an angle bracket never closed is no placeholder
     ("password: letmein", "letmein"),  # a bare name hides any value, a word too
+    # each pattern runs on lines holding its words, whatever their case
+    ("PASSWORD=hunter2", "hunter2"),
+    ("authorization: BEARER hunter2hunter2", "hunter2"),
+    ("proxy said: BASIC aHVudGVyMjpodW50ZXIy", "aHVudGVyMj"),
+    ("X-API-KEY: hunter2", "hunter2"),
 ]
 
 # Secrets only a query string's redaction hides (Slack text keeps query strings).

@@ -57,6 +57,8 @@ _AWS_KEY_ID = re.compile(r"\bA[KS]IA[A-Z0-9]{16}\b")
 # `--api-key=`), never a hyphen inside one (`foo-token=`: prefixed). What the value may be is
 # `_keep_key`'s: a tokenizer's `eos_token: </s>` is no credential.
 _NAMES = "token|password|passwd|secret[_-]?key|secret|api[_-]?key|access[_-]?key"
+# What every name in `_NAMES` holds, casefolded: a line without one has no key to redact.
+_KEY_WORDS = ("token", "passw", "secret", "key")
 _PREFIX = "(?:[A-Za-z0-9]+[_-])*"
 _QUOTE = "[\"']?"
 _KEY_VALUE = re.compile(
@@ -89,12 +91,20 @@ def redact(text: str, *, queries: bool = True) -> str:
         text = _QUERY.sub("?" + REDACTED, text)
     if "@" in text:
         text = _USERINFO.sub(REDACTED + "@", text)
-    text = _HEADER.sub(_keep_header, _AUTH.sub(_keep_name, text))
-    if "x" in text:
+    # Each pattern runs only on a line holding its words (casefold: `(?i)` also matches `ſ` and
+    # `K`, the Kelvin sign); most log lines hold none, and a scan per pattern cost 15 µs a line.
+    folded = text.casefold()
+    if "bearer" in folded or "basic" in folded:
+        text = _AUTH.sub(_keep_name, text)
+    if "authorization" in folded:
+        text = _HEADER.sub(_keep_header, text)
+    if "xox" in text or "xapp" in text:
         text = _SLACK.sub(REDACTED, text)
-    if "IA" in text:
+    if "AKIA" in text or "ASIA" in text:
         text = _AWS_KEY_ID.sub(REDACTED, text)
-    return _KEY_VALUE.sub(_keep_key, text)
+    if any(word in folded for word in _KEY_WORDS):
+        text = _KEY_VALUE.sub(_keep_key, text)
+    return text
 
 
 # YAML 1.1's float needs a dot and a signed exponent: `1e-3`, `5E+2`, `1.0e3` load as strings
