@@ -73,6 +73,9 @@ SECRETS = [
     (f"eos_token={PW}", PW),
     ("password: <hunter2", "hunter2"),  # an angle bracket never closed is no placeholder
     ("password: letmein", "letmein"),  # a bare name hides any value, a word too
+    # Slack text is escaped before its redaction: an entity is part of the value
+    ("password=&lt;s3cr3t&amp;more", "s3cr3t"),
+    ("client_secret: a&amp;b&gt;hunter2", "hunter2"),
     # each pattern runs on lines holding its words, whatever their case
     ("PASSWORD=hunter2", "hunter2"),
     ("authorization: BEARER hunter2hunter2", "hunter2"),
@@ -127,6 +130,9 @@ WORDS = [
     "output_token: 0.05",
     "max_tokens=100",
     "xoxb- is how a bot token starts",
+    # the same words in Slack's escaping
+    "tokenizer loaded: eos_token: &lt;/s&gt;, pad_token: &lt;unk&gt;",
+    "      NGC_API_KEY:  &lt;set to the key 'api-key' in secret 'ngc-credentials'&gt;  Optional: false",
 ]
 
 

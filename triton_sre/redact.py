@@ -61,9 +61,13 @@ _NAMES = "token|password|passwd|secret[_-]?key|secret|api[_-]?key|access[_-]?key
 _KEY_WORDS = ("token", "passw", "secret", "key")
 _PREFIX = "(?:[A-Za-z0-9]+[_-])*"
 _QUOTE = "[\"']?"
+# A value ends at `&` (a query's next pair) but not at the entities Slack's escaping writes for
+# `<`, `>` and `&`: Slack text is escaped before it is redacted (`password=&lt;x` is one value).
+_ENTITY = "&(?:lt|gt|amp);"
 _KEY_VALUE = re.compile(
     rf"(?i)(?:(?<![/\\.\w])(?<![/\\.\w]-)({_PREFIX})({_NAMES})({_QUOTE}[ \t]*:[ \t]*{_QUOTE})"
-    rf"|(?<!\w)(?<!\w-)({_PREFIX})({_NAMES})({_QUOTE}[ \t]*=[ \t]*{_QUOTE}))[^\s\"',;&]+"
+    rf"|(?<!\w)(?<!\w-)({_PREFIX})({_NAMES})({_QUOTE}[ \t]*=[ \t]*{_QUOTE}))"
+    rf"(?:[^\s\"',;&]|{_ENTITY})+"
 )
 # The word before `token` that makes it a credential whatever its value (`X-Auth-Token: s3cr3t`,
 # `hf_token=`, `refresh_token`); any other `*_token` (`eos_token`, `pad_token`, a model called
@@ -214,12 +218,13 @@ def _secret_like(value: str) -> bool:
 def _placeholder(value: str, text: str, end: int) -> bool:
     """`value` is a word in angle brackets, no secret: a tokenizer's special token (`</s>`, `<unk>`,
     `<|endoftext|>`), `<none>`, kubectl's `<set to the key 'api-key' in secret 'x'>` (closed
-    further on the line), an already redacted value."""
-    if not value.startswith("<"):
+    further on the line), an already redacted value; in Slack's escaping too (`&lt;/s&gt;`)."""
+    opening, closing = ("&lt;", "&gt;") if value.startswith("&lt;") else ("<", ">")
+    if not value.startswith(opening):
         return False
-    if ">" in value:
-        return value.endswith(">") and value.count("<") == 1 and value.count(">") == 1
-    close = text.find(">", end, end + 120)
+    if closing in value:
+        return value.endswith(closing) and value.count(opening) == 1 and value.count(closing) == 1
+    close = text.find(closing, end, end + 120)
     return close >= 0 and "\n" not in text[end:close]
 
 
