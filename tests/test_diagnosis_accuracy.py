@@ -629,6 +629,15 @@ BLIND_SETS = {
     # tensorrtllm_backend load failures, an engine unfit for in-flight batching and a SIGFPE in initialize),
     # no empty answer, no healthy log.
     "heldout56": BlindSet(2, 0, 2 / 2),
+    # No failure log (whole repositories' git histories around Triton: only healthy starts are uncited);
+    # one of three healthy logs flagged, scored once at 430709a: gRPC core's E-level backup_poller line of
+    # the notebook kernel's forked child, in a FIL notebook's `docker logs` cell, read as an error line.
+    "heldout57": BlindSet(
+        0,
+        3,
+        0.0,
+        known_flagged=frozenset({"healthy-fil-fraud-detection-notebook-2112-four-models-two-gpus"}),
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
