@@ -431,3 +431,29 @@ def test_gpu_only_body_of_a_server_serving_no_model():
     assert value(samples, c.M_GPU_MEMORY_HEADROOM_BYTES, **gpu) == 1000000000 - 400000000
     energy = value(samples, c.M_ENERGY_COST_PER_HOUR, **gpu, currency="USD")
     assert energy == pytest.approx(1474.042 / 15 / 1000 * 0.2)
+
+
+def test_four_gpus_and_one_idle_per_gpu_model_series_from_the_hugectr_backend_docs():
+    """The HugeCTR backend's metrics page (May 2021): four GPUs in nv_gpu_utilization and one dlrm
+    (version 2) series carrying the gpu_uuid of the second GPU, compute output 0 µs, and nothing else
+    (the page cut the rest). Priced at 2.5 per GPU-hour: four GPUs, 10 an hour, all of it idle."""
+    body = body_of(SCRAPE_DIR / "hugectr_backend_metrics_doc_4gpu_dlrm_idle_21.05.txt")
+    exporter = polled_twice(body, "derived")
+    samples = exposed(exporter)
+    assert_sound(samples)
+    assert value(samples, c.M_UP) == 1
+    assert errors(samples, c.TARGET_METRICS, c.FAULT_PARSE) == 0
+    dlrm = {"model": "dlrm", "version": "2"}
+    states = {(s.labels["model"], s.labels["version"]) for s in samples[c.M_MODEL_STATE] if s.value == 1}
+    assert states == {("dlrm", "2")}
+    assert value(samples, c.M_MODEL_STATE, state=c.STATE_READY, **dlrm) == 1
+    assert value(samples, c.M_COST_DEVICES, device_kind="gpu") == 4
+    assert value(samples, c.M_SERVER_COST_PER_HOUR, currency="USD") == 4 * 2.5
+    assert value(samples, c.M_IDLE_COST_FRACTION) == 1.0
+    for name in (c.M_BATCHING_RATIO, c.M_REQUEST_STAGE_FRACTION, c.M_COST_PER_HOUR, c.M_COST_PER_1K):
+        assert value(samples, name, **dlrm) is None, name
+    # No memory, power or energy family on the page: no headroom and no energy price are made up.
+    assert c.M_GPU_MEMORY_HEADROOM_BYTES not in samples and c.M_ENERGY_COST_PER_HOUR not in samples
+    missing = {s.labels[c.L_CHECK]: s.value for s in samples[c.M_INPUT_MISSING]}
+    assert missing[c.CHECK_GPU_METRICS] == 0
+    assert missing[c.CHECK_CPU_METRICS] == 1 and missing[c.CHECK_PENDING_REQUESTS] == 1
