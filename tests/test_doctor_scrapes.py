@@ -24,9 +24,13 @@ from triton_sre.doctor.command import triton_facts
 from triton_sre.triton.client import TritonClient
 
 CUT_MID_LINE = {"server_issue8561_recent_cut_mid_line.txt"}
-# vLLM backend's README example with "..." where it left out buckets: line 12 is the first "...".
-ELIDED = {"vllm_backend_readme_98947a7_histograms_elided_24.09.txt"}
-PARSEABLE = [p for p in scrape_files() if p.name not in CUT_MID_LINE | ELIDED]
+# Examples posted with "..." where they left lines out, and the body line of the first "...": the vLLM
+# backend's README (buckets left out), the backend repository's tutorial (body cut after four families).
+ELIDED = {
+    "vllm_backend_readme_98947a7_histograms_elided_24.09.txt": 12,
+    "backend_recommended_tutorial_batching_elided_21.12.txt": 13,
+}
+PARSEABLE = [p for p in scrape_files() if p.name not in CUT_MID_LINE | set(ELIDED)]
 _TYPE_LINE = re.compile(r"^# TYPE (\S+) ", re.MULTILINE)
 _SAMPLE_NAME = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)[ \t{]", re.MULTILINE)
 _SERIES_SUFFIXES = ("", "_count", "_sum", "_bucket")
@@ -66,12 +70,14 @@ def test_untyped_gpu_families_count_as_exported(capsys: pytest.CaptureFixture[st
     assert code == 1  # the 21.05 body really lacks CPU metrics and the pending count
 
 
-@pytest.mark.parametrize("variant", ["cut_mid_line", "elided", "crlf"])
+@pytest.mark.parametrize("variant", ["cut_mid_line", "crlf", *ELIDED])
 def test_a_body_that_is_not_prometheus_text_is_exit_2_naming_url_and_line(
     variant: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if variant in ("cut_mid_line", "elided"):
-        body = split_scrape(SCRAPE_DIR / next(iter(CUT_MID_LINE if variant == "cut_mid_line" else ELIDED)))[1]
+    if variant == "cut_mid_line":
+        body = split_scrape(SCRAPE_DIR / next(iter(CUT_MID_LINE)))[1]
+    elif variant in ELIDED:
+        body = split_scrape(SCRAPE_DIR / variant)[1]
     else:
         body = split_scrape(SCRAPE_DIR / "server_issue7583_vllm_reasons_24.08.txt")[1].replace(b"\n", b"\r\n")
     with ScrapeTriton(body) as triton:
@@ -81,8 +87,8 @@ def test_a_body_that_is_not_prometheus_text_is_exit_2_naming_url_and_line(
     assert code == c.EXIT_USAGE
     assert "internal error" not in err
     assert metrics_url in err and "not Prometheus text format" in err and "line " in err
-    if variant == "elided":
-        assert "line 12: " in err and "'...'" in err
+    if variant in ELIDED:
+        assert f"line {ELIDED[variant]}: " in err and "'...'" in err
 
 
 @pytest.mark.parametrize(("version", "predates"), [("2.14.0", True), ("2.26.0", False), (None, False)])

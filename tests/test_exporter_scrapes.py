@@ -43,6 +43,7 @@ EARLIER = [
 CUT_MID_LINE = {
     "server_issue8561_recent_cut_mid_line.txt",
     "vllm_backend_readme_98947a7_histograms_elided_24.09.txt",
+    "backend_recommended_tutorial_batching_elided_21.12.txt",
 }
 # Posted with one series twice (same name and labels): the exporter keeps the first sample, as Prometheus
 # does, and counts a `parse` fault per poll; the scrape is still up and every figure still exported.
