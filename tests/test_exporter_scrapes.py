@@ -458,3 +458,21 @@ def test_four_gpus_and_one_idle_per_gpu_model_series_from_the_hugectr_backend_do
     missing = {s.labels[c.L_CHECK]: s.value for s in samples[c.M_INPUT_MISSING]}
     assert missing[c.CHECK_GPU_METRICS] == 0
     assert missing[c.CHECK_CPU_METRICS] == 1 and missing[c.CHECK_PENDING_REQUESTS] == 1
+
+
+def test_load_times_of_two_versions_from_the_load_time_docs_of_server_7697():
+    """server#7697's docs body (24.11 dev): nv_model_load_duration_secs alone, input_all_optional version
+    2 loaded in 1.532738387 s and version 1 in 11.68753265 s. Each version keeps its own load time (a
+    gauge: not doubled between the polls), both READY; nothing computed on a host priced at 0.5."""
+    exporter = polled_twice(
+        body_of(SCRAPE_DIR / "server_pr7697_docs_model_load_time_two_versions_24.11dev.txt"), "derived"
+    )
+    samples = exposed(exporter)
+    assert_sound(samples)
+    loads = {s.labels["version"]: s.value for s in samples[c.M_MODEL_LOAD_SECONDS]}
+    assert loads == {"2": 1.532738387, "1": 11.68753265}
+    states = {(s.labels["model"], s.labels["version"]) for s in samples[c.M_MODEL_STATE] if s.value == 1}
+    assert states == {("input_all_optional", "1"), ("input_all_optional", "2")}
+    assert value(samples, c.M_COST_DEVICES, device_kind="cpu") == 1
+    assert value(samples, c.M_IDLE_COST_FRACTION) == 1.0
+    assert c.M_BATCHING_RATIO not in samples and c.M_COST_PER_HOUR not in samples
