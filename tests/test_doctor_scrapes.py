@@ -108,3 +108,22 @@ def test_cpu_metrics_fix_for_a_server_older_than_them(version: str | None, preda
         assert f"Triton {version} predates them" in check.found
     else:
         assert "--allow-cpu-metrics=true" in check.fix and "predates" not in check.found
+
+
+def test_a_body_with_no_latency_family_at_all_is_not_called_averages_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """server#7697's docs body (24.11 dev) holds nv_model_load_duration_secs alone: no request duration
+    counter, no summary, no histogram. Doctor said "Triton exports latency averages only", averages the
+    body does not have (as a server started with --metrics-config counter_latencies=false has none)."""
+    body = split_scrape(SCRAPE_DIR / "server_pr7697_docs_model_load_time_two_versions_24.11dev.txt")[1]
+    assert c.NV_REQUEST_DURATION_US.encode() not in body
+    with ScrapeTriton(body) as triton:
+        code = main(["doctor", "--triton-url", triton.url, "--metrics-url", triton.url + c.PATH_METRICS])
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if c.CHECK_LATENCY_QUANTILES in line)
+    assert line.startswith("MISSING") and "averages only" not in line
+    assert "no request latency" in line and c.NV_REQUEST_DURATION_US in line
+    load = next(line for line in out.splitlines() if c.CHECK_LOAD_DURATION in line)
+    assert load.startswith("ok") and c.NV_MODEL_LOAD_DURATION_SECS in load
+    assert code == 1

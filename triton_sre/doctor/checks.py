@@ -23,6 +23,7 @@ from triton_sre.slo import Spec
 # Families whose presence the checks read: a `# TYPE` line (Triton writes it for every family it
 # registered, before any request) or, without one, a sample of the family.
 WATCHED_FAMILIES = (
+    c.NV_REQUEST_DURATION_US,
     c.NV_REQUEST_SUMMARY_US,
     c.NV_FIRST_RESPONSE_HISTOGRAM_MS,
     *c.NV_GPU_METRIC_FAMILIES,
@@ -227,7 +228,12 @@ def latency_quantiles(facts: TritonFacts, spec: Spec | None) -> Check:
         ),
     }
     exported = [source for source, present in has.items() if present]
-    found = f"Triton exports latency {' and '.join(exported) or 'averages only (no summary, no histogram)'}"
+    if exported:
+        found = f"Triton exports latency {' and '.join(exported)}"
+    elif c.NV_REQUEST_DURATION_US in facts.families:
+        found = "Triton exports latency averages only (no summary, no histogram)"
+    else:  # --metrics-config counter_latencies=false without summaries, or an excerpt without them
+        found = f"Triton exports no request latency (no {c.NV_REQUEST_DURATION_US}, no summary, no histogram)"
     cached = [m.name for m in facts.models if m.response_cache]
     if cached and has[c.LATENCY_SOURCE_SUMMARY]:
         found += f"; no request summary for models with the response cache on ({_names(cached)})"
