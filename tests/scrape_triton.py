@@ -6,7 +6,8 @@ release, notes) that ends at the first empty line; only what follows is served, 
 
 The HTTP API around the body is either derived from it (`api="derived"`: the repository index
 lists every model/version the body names as READY, `/v2/models/stats` carries the body's
-inference and execution counts and its compute durations as one batch-size-1 entry, configs
+inference and execution counts and its compute durations as one batch-size-1 entry, or the
+statistics the same source posted when a test passes them, configs
 answer `max_batch_size: 0` plus what a test passes from the source's own config files) or
 absent (`api="404"`: every API path answers 404, as behind a proxy that only forwards the
 metrics port).
@@ -116,10 +117,17 @@ def _batch_stats(row: dict[str, float]) -> list[dict]:
 class ScrapeTriton:
     """Serves `body` as Triton's /metrics; the API derived from it or answering 404."""
 
-    def __init__(self, body: bytes, api: str = "derived", configs: dict[str, dict] | None = None) -> None:
+    def __init__(
+        self,
+        body: bytes,
+        api: str = "derived",
+        configs: dict[str, dict] | None = None,
+        stats: dict | None = None,
+    ) -> None:
         self.body = body
         self.api = api
         self.configs = configs or {}  # model -> config fields the body cannot tell (platform, ...)
+        self.stats = stats  # the source's own /v2/models/stats answer, served instead of one derived
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -149,6 +157,8 @@ class ScrapeTriton:
         models = series(self.body)
         if path == "/v2/repository/index":
             return [{"name": m, "version": v, "state": "READY"} for m, v in sorted(models)]
+        if path == "/v2/models/stats" and self.stats is not None:
+            return self.stats
         if path == "/v2/models/stats":
             return {
                 "model_stats": [

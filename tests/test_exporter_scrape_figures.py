@@ -6,7 +6,8 @@ twice with every counter doubled in between, so each counter's increase is the b
 from __future__ import annotations
 
 from scrape_triton import SCRAPES as SCRAPE_DIR
-from test_exporter_scrapes import assert_sound, body_of, errors, exposed, polled_twice, value
+from scrape_triton import ScrapeTriton
+from test_exporter_scrapes import assert_sound, body_of, errors, exporter_for, exposed, polled_twice, value
 
 from triton_sre import conventions as c
 
@@ -53,3 +54,56 @@ def test_load_times_of_two_versions_from_the_load_time_docs_of_server_7697():
     assert value(samples, c.M_COST_DEVICES, device_kind="cpu") == 1
     assert value(samples, c.M_IDLE_COST_FRACTION) == 1.0
     assert c.M_BATCHING_RATIO not in samples and c.M_COST_PER_HOUR not in samples
+
+
+# The statistics the same README shows right after its /metrics excerpt (`curl
+# localhost:8000/v2/models/batching/stats`), verbatim: two requests run as one batch of 2 after
+# nearly 10 s in the queue (the recommended backend's batching delay).
+RECOMMENDED_STATS = {
+    "model_stats": [
+        {
+            "name": "batching",
+            "version": "1",
+            "last_inference": 1640111452223,
+            "inference_count": 2,
+            "execution_count": 1,
+            "inference_stats": {
+                "success": {"count": 2, "ns": 9997025869},
+                "fail": {"count": 0, "ns": 0},
+                "queue": {"count": 2, "ns": 9996491319},
+                "compute_input": {"count": 2, "ns": 95288},
+                "compute_infer": {"count": 2, "ns": 232202},
+                "compute_output": {"count": 2, "ns": 195850},
+            },
+            "batch_stats": [
+                {
+                    "batch_size": 2,
+                    "compute_input": {"count": 1, "ns": 47644},
+                    "compute_infer": {"count": 1, "ns": 116101},
+                    "compute_output": {"count": 1, "ns": 97925},
+                }
+            ],
+        }
+    ]
+}
+
+
+def test_elided_metrics_beside_the_tutorials_own_statistics():
+    """The backend repository's recommended-backend tutorial (21.12): its /metrics excerpt ends in "...",
+    which Prometheus rejects, so the scrape is down and no figure comes from it; the statistics it shows
+    next still tell the one execution of batch size 2 and keep the model READY."""
+    body = body_of(SCRAPE_DIR / "backend_recommended_tutorial_batching_elided_21.12.txt")
+    with ScrapeTriton(body, stats=RECOMMENDED_STATS) as triton:
+        exporter = exporter_for(triton)
+        for _ in range(2):
+            assert exporter.poll_once() is not None
+    samples = exposed(exporter)
+    assert_sound(samples)
+    assert value(samples, c.M_UP) == 0
+    assert errors(samples, c.TARGET_METRICS, c.FAULT_PARSE) == 2
+    assert errors(samples, c.TARGET_STATS, c.FAULT_PARSE) == 0
+    where = {"model": "batching", "version": "1"}
+    by_size = {s.labels[c.L_BATCH_SIZE]: s.value for s in samples[c.M_EXECUTIONS_BY_BATCH_SIZE]}
+    assert by_size == {"2": 1}
+    assert value(samples, c.M_MODEL_STATE, state=c.STATE_READY, **where) == 1
+    assert value(samples, c.M_BATCHING_RATIO, **where) is None  # the ratio is read from /metrics only
