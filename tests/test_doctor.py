@@ -392,5 +392,6 @@ def test_the_histogram_note_on_non_decoupled_models_stops_at_26_01(version: str 
         memory_models=frozenset(),
     )
     found = latency_quantiles(facts, None).found
-    assert ("before 26.01 the histogram covers decoupled models only, not plain_model" in found) is noted, found
+    note = "before 26.01 the histogram covers decoupled models only, not plain_model"
+    assert (note in found) is noted, found
     assert "stream_model" not in found
