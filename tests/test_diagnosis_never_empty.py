@@ -217,3 +217,43 @@ def test_no_failed_log_has_an_empty_answer(path: Path) -> None:
         return  # labelled healthy from its thread (a client's error in another service): no failure to name
     report = diagnose(text)
     assert report.findings and report.has_failure, path.name
+
+
+# ----------------------------------------------------------------------------- disproved by the status table
+# The first line is gRPC core's, printed by a notebook's forked client into the cell that ran `docker logs`
+# (fil_backend notebooks/categorical-fraud-detection/Fraud_Detection_Example.ipynb at 91f37e9); the table is 21.12's.
+_POLLER = (
+    'E1201 15:53:10.006869958 2415134 backup_poller.cc:133]       Run client channel backup poller: {"created":'
+    '"@1669927990.006740922","description":"pollset_work","file":"src/core/lib/iomgr/ev_epollex_linux.cc",'
+    '"file_line":320,"referenced_errors":[{"created":"@1669927990.006731469","description":"Bad file descriptor",'
+    '"errno":9,"file":"src/core/lib/iomgr/ev_epollex_linux.cc","file_line":950,"os_error":"Bad file descriptor",'
+    '"syscall":"epoll_wait"}]}\n'
+)
+_TABLE = (
+    "I1201 20:53:06.143110 1 server.cc:592] \n"
+    "+-----------------+---------+--------+\n"
+    "| Model           | Version | Status |\n"
+    "+-----------------+---------+--------+\n"
+    "| large_model     | 1       | {large} |\n"
+    "| small_model     | 1       | READY  |\n"
+    "+-----------------+---------+--------+\n"
+)
+
+
+def test_an_unexplained_error_line_before_an_all_ready_table_is_a_warning() -> None:
+    report = diagnose(_POLLER + _TABLE.format(large="READY"))
+    assert not report.has_failure
+    (finding,) = report.findings
+    assert (finding.runbook, finding.severity, finding.model) == (
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        c.IMPACT_WARNING,
+        None,
+    )
+    assert finding.evidence[0].line == 1
+
+
+def test_an_unexplained_error_line_after_the_table_or_beside_a_failed_model_stays_a_failure() -> None:
+    after = diagnose(_TABLE.format(large="READY") + _POLLER)
+    assert after.has_failure and after.findings[0].runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    beside = diagnose(_POLLER + _TABLE.format(large="UNAVAILABLE: Internal: failed to read it"))
+    assert beside.has_failure and beside.findings[0].model == "large_model"

@@ -104,12 +104,14 @@ class FindingBuilder:
         titles: Mapping[str, str],
         remediations: Mapping[str, str],
         release: str | None,
+        last_ready: int = -1,
     ) -> None:
         self._models = models
         self._orphans = orphans
         self._server_failures = server_failures  # the server (or its GPUs) failed; nothing explains it
         self._summary = summary
         self._unexplained = unexplained  # error lines no rule explains
+        self._last_ready = last_ready  # the event index of the last READY status-table row (-1: none)
         self._titles = titles
         self._remediations = remediations
         self._release = release
@@ -225,11 +227,40 @@ class FindingBuilder:
             ):
                 final[i] = replace(f, severity=c.IMPACT_WARNING)
 
+    def _unexplained_disproved(self) -> tuple[list[Obs], list[Obs]]:
+        """The unexplained error lines split into those still standing and those a later status table
+        disproves: every model it lists READY (none failed or stuck anywhere in the log), after the line.
+        Such a line (a client library's gRPC poller error printed into the same stream, a backend's
+        noisy self-check) did not stop the server loading every model; the table is Triton's own verdict."""
+        models = self._models.values()
+        if self._last_ready < 0 or any(s.failed or s.stuck or not s.ready for s in models):
+            return self._unexplained, []
+        disproved = [o for o in self._unexplained if o.index < self._last_ready]
+        return [o for o in self._unexplained if o.index >= self._last_ready], disproved
+
     def _never_empty(self, final: list[Finding]) -> None:
         """A log that says the server failed (a summary line, ``error: creating server``, a CUDA or
         driver failure) gets a critical finding even when no model is named: the best server-wide
         cause seen, else `unknown-load-failure` with the evidence and the raw message."""
-        failures = self._server_failures + self._summary + self._unexplained
+        unexplained, disproved = self._unexplained_disproved()
+        failures = self._server_failures + self._summary + unexplained
+        if not failures and disproved and not any(f.severity == c.IMPACT_CRITICAL for f in final):
+            final.append(
+                self._finding(
+                    None,
+                    None,
+                    c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+                    c.IMPACT_WARNING,
+                    disproved,
+                    remediation=(
+                        "An error line no runbook explains, naming no model, came before the model status "
+                        "table, and every model in that table is READY: the server went on to load them, so "
+                        "this line did not fail a load. Read it if a request misbehaves."
+                    ),
+                    message=disproved[0].reason,
+                )
+            )
+            return
         if not failures or any(f.severity == c.IMPACT_CRITICAL for f in final):
             return
         server_wide = [f for f in final if f.model is None]

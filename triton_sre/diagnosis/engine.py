@@ -127,6 +127,7 @@ class Diagnoser(VerdictReader):
         self._server_failures: list[Obs] = []  # the server (or its GPUs) failed; nothing explains it
         self._unmatched: dict[str, list[object]] = {}
         self._unexplained: list[Obs] = []  # error lines no rule explains (bounded)
+        self._last_ready = -1  # the index of the last status-table row saying READY
         self._unreachable: list[Obs] = []  # a client's "cannot reach the server" lines
         self._own_lines = False  # a line of Triton's own logger was seen
         self._warning_causes: list[Obs] = []  # warnings naming a cause class, until a failure follows
@@ -391,6 +392,7 @@ class Diagnoser(VerdictReader):
             self._models, self._pending.unattached(), self._server_failures, self._summary,
             self._unexplained + ([] if self._own_lines else self._unreachable),
             titles=self._titles, remediations=self._remediations, release=release,
+            last_ready=self._last_ready,
         )  # fmt: skip
         unmatched = [
             Unmatched(template, int(entry[0]), entry[1])  # type: ignore[call-overload, arg-type]

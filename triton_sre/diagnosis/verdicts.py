@@ -49,6 +49,7 @@ class VerdictReader:
     _models: dict[str, ModelState]
     _pending: PendingCauses
     _server_failures: list[Obs]
+    _last_ready: int
 
     def _model(self, name: str, version: str | None = None) -> ModelState:
         state = self._models.get(name)
@@ -66,6 +67,7 @@ class VerdictReader:
         state = self._model(event.model, event.version)
         if status.startswith("READY"):
             state.ready = True
+            self._last_ready = index
             return
         reason = STATUS_PREFIX.sub("", status, count=1)
         runbook = classify_row(reason, event.cut)
