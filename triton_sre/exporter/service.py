@@ -128,6 +128,10 @@ class Exporter:
             max_bytes=settings.max_response_bytes,
         )
         self._clock = clock
+        # The window's own timeline: the wall clock plus an offset that grows when the clock steps
+        # back (NTP, a VM restored), so the polls' times never go backwards (`_timeline`).
+        self._clock_offset = 0.0
+        self._last_poll_at: tuple[float, float] | None = None  # (timeline, monotonic) of the last poll
         self._diagnose = ReasonMemo(diagnose)  # each distinct reason once while the index shows it
         self._tracer = tracing.tracer()
         self._lock = threading.Lock()
@@ -204,7 +208,8 @@ class Exporter:
     def _poll(self) -> Snapshot:
         started = time.monotonic()
         with self._tracer.start_as_current_span("triton_sre.poll") as span:
-            taken_at = self._clock()
+            wall = self._clock()
+            taken_at = self._timeline(wall, started)
             reader = self.client.until(started + self.client.timeout)  # the poll's calls share one deadline
             rescue = None
             if self.client.separate_ports:  # another listener: it may answer while the metrics hang
@@ -249,9 +254,27 @@ class Exporter:
             span.set_attribute("triton_sre.models", len(derivation.models))
         self._poll_duration.observe(time.monotonic() - started)
         if counters is not None:
-            self._last_success.set(taken_at)
+            self._last_success.set(wall)
             self.ready.set()
         return snapshot
+
+    def _timeline(self, wall: float, monotonic: float) -> float:
+        """The poll's time on the window's timeline: the wall clock, unless it stepped back since the
+        last poll; then the last poll's time plus the monotonic seconds since, and the step is kept
+        as an offset for the polls after. Spans, rates and load times never go negative, and no
+        poll is read as older than the window (which dropped every model state and rate until the
+        clock caught up with the polls of the future it left)."""
+        at = wall + self._clock_offset
+        last = self._last_poll_at
+        if last is not None and at < last[0]:
+            stepped = last[0] - at
+            at = last[0] + max(0.0, monotonic - last[1])
+            self._clock_offset = at - wall
+            log.warning(
+                "the clock stepped back %.3f s between two polls: the window keeps its own time", stepped
+            )
+        self._last_poll_at = (at, monotonic)
+        return at
 
     def _call(self, target: str, span_name: str, fetch: Callable[[], Any]) -> Any:
         with self._tracer.start_as_current_span(span_name):

@@ -120,7 +120,7 @@ class ModelConfigSummary:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    taken_at: float  # wall-clock seconds (time.time()) when the poll started
+    taken_at: float  # seconds when the poll started: the wall clock, never going back (exporter timeline)
     counters: Mapping[ModelKey, CounterRow] | None  # None: metrics fetch failed
     gpu_uuids: frozenset[str] | None
     stats: Mapping[ModelKey, ModelStats] | None  # None: stats fetch failed
