@@ -140,3 +140,43 @@ def test_a_clock_stepping_back_between_polls_keeps_the_window_and_never_goes_neg
         assert all(v >= 0 for (name, _), v in after.items() if name.startswith("triton_sre_"))
     # the last success is the wall clock's reading: what an alert compares with time()
     assert family(after, c.M_LAST_SUCCESS) == {(): 415.0}
+
+
+# -- empty answers -----------------------------------------------------------------------------
+
+
+def errors(samples: dict, target: str, kind: str) -> float:
+    return samples.get((c.M_POLL_ERRORS, ((c.L_KIND, kind), (c.L_TARGET, target))), 0.0)
+
+
+def test_an_empty_metrics_body_while_models_are_ready_is_a_counted_fault_keeping_the_last_values() -> None:
+    """A proxy (or another service on the port) answers Triton's /metrics with 200 and no sample.
+    Before: `up` 1, no error counted, every rate gone: read as a Triton with no series."""
+    times = iter(range(1000, 2000, 15))
+    exporter = exporter_with(lambda: float(next(times)))
+    poll(exporter, 1)
+    poll(exporter, 2)
+    good = exported(exporter)
+    for n, body in ((3, b""), (4, b"# HELP nv_inference_count x\n# TYPE nv_inference_count counter\n\n")):
+        poll(exporter, n, metrics=body)
+        after = exported(exporter)
+        assert family(after, c.M_UP) == {(): 0.0}
+        assert errors(after, c.TARGET_METRICS, c.FAULT_EMPTY) == n - 2
+        assert errors(after, c.TARGET_METRICS, c.FAULT_PARSE) == 0
+        # the window's good polls still stand: the same ratios, the last success not moved
+        assert family(after, c.M_BATCHING_RATIO) == family(good, c.M_BATCHING_RATIO)
+        assert family(after, c.M_LAST_SUCCESS) == family(good, c.M_LAST_SUCCESS)
+    poll(exporter, 5)  # the real metrics are back
+    assert family(exported(exporter), c.M_UP) == {(): 1.0}
+
+
+def test_an_empty_metrics_body_of_a_triton_without_ready_models_is_still_read() -> None:
+    """A Triton with no model loaded (CPU metrics off) may write nothing: not a fault."""
+    times = iter(range(1000, 2000, 15))
+    exporter = exporter_with(lambda: float(next(times)))
+    unavailable = [{"name": "alpha", "version": "1", "state": c.STATE_UNAVAILABLE, "reason": "x"}]
+    for index in ([], unavailable):
+        poll(exporter, 1, metrics=b"", index=index)
+        samples = exported(exporter)
+        assert family(samples, c.M_UP) == {(): 1.0}
+        assert errors(samples, c.TARGET_METRICS, c.FAULT_EMPTY) == 0

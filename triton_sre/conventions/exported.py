@@ -89,8 +89,18 @@ FAULT_TIMEOUT: Final = "timeout"
 FAULT_HTTP_STATUS: Final = "http_status"
 FAULT_TOO_LARGE: Final = "too_large"
 FAULT_PARSE: Final = "parse"
+# Triton's metrics answered without a single sample (empty, or comments only) while it lists READY
+# models, whose request counters Triton always writes: a proxy or another service on the port.
+FAULT_EMPTY: Final = "empty"
 FAULT_INTERNAL: Final = "internal"
-FAULT_KINDS: Final = (FAULT_CONNECTION, FAULT_TIMEOUT, FAULT_HTTP_STATUS, FAULT_TOO_LARGE, FAULT_PARSE)
+FAULT_KINDS: Final = (
+    FAULT_CONNECTION,
+    FAULT_TIMEOUT,
+    FAULT_HTTP_STATUS,
+    FAULT_TOO_LARGE,
+    FAULT_PARSE,
+    FAULT_EMPTY,
+)
 
 # The longest raw UNAVAILABLE reason exposed in a label value (the full text is on /debug/models).
 MAX_REASON_LABEL_CHARS: Final = 120

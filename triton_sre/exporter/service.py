@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -104,6 +105,17 @@ def _offer(samples: Iterable[Sample], llm: LLMCollector, watch: CapacityWatch) -
             llm.add(sample)
         else:
             watch.offer(sample)
+
+
+# A line of exposition text that is not blank and not a comment: a sample.
+_SAMPLE_LINE = re.compile(r"^[ \t]*[^#\s]", re.MULTILINE)
+
+
+def _loaded_models(index: list[IndexEntry] | None, stats: Any) -> int:
+    """READY models in the index (the statistics' models when the index could not be read)."""
+    if index is not None:
+        return sum(entry.state == c.STATE_READY for entry in index)
+    return len(stats) if stats else 0
 
 
 def _config_summary(config: Any, problems: Problems) -> ModelConfigSummary:
@@ -227,7 +239,7 @@ class Exporter:
                 self._refresh_configs(index, reader)
             # The metrics are folded after the poll's fetches: their parse (and the replay plan's
             # learning), seconds at 10,000 models, spend none of the fetches' deadline.
-            counters, gpus, llm, reading = self._read_metrics(fetched)
+            counters, gpus, llm, reading = self._read_metrics(fetched, _loaded_models(index, stats))
             snapshot = Snapshot(
                 taken_at=taken_at,
                 counters=counters,
@@ -318,7 +330,7 @@ class Exporter:
         return body
 
     def _read_metrics(
-        self, fetched: list[bytes | None]
+        self, fetched: list[bytes | None], loaded: int = 0
     ) -> tuple[Any, Any, LLMData | None, CapacityReading | None]:
         """The fetched metrics body folded: replayed from its values when it has the plan's
         skeleton, else parsed (and offered to the replayer). The body is taken out of `fetched`, so
@@ -332,6 +344,17 @@ class Exporter:
             self._record_error(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}")
             return None, None, None, None
         del body  # the text is all we need; do not hold both through the parse
+        if loaded and _SAMPLE_LINE.search(text) is None:
+            # Triton writes every loaded model's request counters: no sample at all is not a Triton
+            # with nothing to say but another answer (a proxy's, another service's). A failed read,
+            # not a poll of zeros: `up` 0, the window's last good polls kept.
+            what = "comments only" if text.strip() else "an empty body"
+            self._record_error(
+                c.TARGET_METRICS,
+                c.FAULT_EMPTY,
+                f"metrics: {what} while {loaded} model(s) are READY: not Triton's metrics endpoint",
+            )
+            return None, None, None, None
         # the LLM backends' samples (exporter/llm.py) and the capacity families
         # (exporter/capacity.py) are taken out on the way through the one parse
         llm = LLMCollector()
