@@ -5,12 +5,22 @@ round eight"."""
 from __future__ import annotations
 
 import json
+import threading
+import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
+import requests
 from client_double import PollClient
 from prometheus_client.parser import text_string_to_metric_families
+from test_bot_delivery import SLACK_TOKEN, TOKEN, notification, ok_posts, send
 
 from triton_sre import conventions as c
+from triton_sre.bot.command import Bot
+from triton_sre.bot.config import BotSettings
+from triton_sre.bot.dev_slack_standin import SlackStandin
+from triton_sre.bot.metrics import ACTION_STALE
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.service import Exporter
 from triton_sre.pricing import Pricing
@@ -180,3 +190,73 @@ def test_an_empty_metrics_body_of_a_triton_without_ready_models_is_still_read() 
         samples = exported(exporter)
         assert family(samples, c.M_UP) == {(): 1.0}
         assert errors(samples, c.TARGET_METRICS, c.FAULT_EMPTY) == 0
+
+
+# -- the bot: repeated and out-of-order notifications -------------------------------------------
+
+
+def _bot_messages(bot: Any, action: str) -> float:
+    text = requests.get(f"{bot.url}{c.PATH_METRICS}", timeout=5).text
+    return sum(
+        s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+        if s.name == c.M_BOT_ACTIONS and s.labels.get(c.L_ACTION) == action
+    )
+
+
+def _shown(standin: Any, case: str) -> list[Any]:
+    return [
+        x
+        for method in ("chat.postMessage", "chat.update")
+        for x in standin.calls(method, ok_only=True)
+        if case in json.dumps(x.params)
+    ]
+
+
+def test_the_same_notification_twice_at_once_is_one_slack_message(tmp_path: Path) -> None:
+    """Alertmanager (two replicas, or a retry racing its first try) sends one notification twice
+    at the same moment: two receiver threads, one Slack message, nothing edited. Probed already
+    right: the outbox's group supersedes the older, an equal digest posts nothing."""
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(channel="#c", listen="127.0.0.1:0")
+        with Bot(settings, tmp_path / "o.sqlite3", TOKEN, SLACK_TOKEN, standin.url) as bot:
+            for _ in range(3):
+                case = uuid.uuid4().hex[:8]
+                threads = [threading.Thread(target=send, args=(bot, notification(case))) for _ in range(2)]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
+                key = notification(case)["groupKey"]
+                assert standin.wait_for(lambda key=key: bot.outbox.pending() == 0, 10)
+                assert len(ok_posts(standin, case)) == 1
+                assert [x.method for x in _shown(standin, case)] == ["chat.postMessage"]
+
+
+def test_a_firing_delivered_after_its_resolution_leaves_the_message_resolved(tmp_path: Path) -> None:
+    """Out-of-order delivery: the resolution arrives first, the older firing notification after.
+    Before: the message was edited back to FIRING, and stayed so (Alertmanager sends a resolution
+    once). Now the older notification is skipped and counted as `stale`."""
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(channel="#c", listen="127.0.0.1:0")
+        with Bot(settings, tmp_path / "o.sqlite3", TOKEN, SLACK_TOKEN, standin.url) as bot:
+            case = uuid.uuid4().hex[:8]
+            key = notification(case)["groupKey"]
+            send(bot, notification(case, status=c.AM_STATUS_RESOLVED))
+            assert standin.wait_for(
+                lambda: bot.outbox.pending() == 0 and bot.outbox.message(key) is not None, 10
+            )
+            send(bot, notification(case))  # the same episode (same startsAt), delivered late
+            assert standin.wait_for(lambda: bot.outbox.pending() == 0, 10)
+            assert standin.wait_for(lambda: _bot_messages(bot, ACTION_STALE) == 1, 5)
+            ref = bot.outbox.message(key)
+            assert ref is not None and ref.status == c.AM_STATUS_RESOLVED
+            assert [x.method for x in _shown(standin, case)] == ["chat.postMessage"]
+            assert "RESOLVED" in json.dumps(_shown(standin, case)[0].params)
+            # firing again (a new episode: a later startsAt) is still shown
+            again = notification(case)
+            again["alerts"][0]["startsAt"] = "2026-11-29T11:00:00Z"
+            send(bot, again)
+            assert standin.wait_for(lambda: bot.outbox.message(key).status == c.AM_STATUS_FIRING, 10)
+            assert "FIRING" in json.dumps(_shown(standin, case)[-1].params)

@@ -14,6 +14,7 @@ from triton_sre import conventions as c
 ACTION_POSTED = "posted"
 ACTION_UPDATED = "updated"
 ACTION_REPEAT = "repeat"
+ACTION_STALE = "stale"  # older than what the message shows (delivered out of order): skipped
 ACTION_FAILED = "failed"
 
 

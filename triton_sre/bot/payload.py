@@ -128,11 +128,36 @@ def alert_states(group: AlertGroup) -> list[dict[str, str]]:
                 "name": a.name,
                 "model": a.labels.get(c.LABEL_MODEL, ""),
                 "instance": a.labels.get(c.LABEL_INSTANCE, ""),
+                "starts": a.starts_at,
             }
             for a in group.alerts
         ),
         key=lambda s: s["fingerprint"],
     )
+
+
+def is_stale(shown: Sequence[Mapping[str, str]], group: AlertGroup) -> bool:
+    """Whether `group` is an older state than the message shows: delivered out of order (a retry,
+    two Alertmanager replicas), it says firing what the message already shows resolved in the same
+    episode (same fingerprint and `startsAt`: an alert firing again starts anew), and nothing else
+    in it is new. Alertmanager sends a resolution once: editing the message back to firing would
+    leave it firing for good."""
+    before = {s["fingerprint"]: s for s in shown}
+    stale = False
+    for alert in group.alerts:
+        old = before.get(alert.fingerprint)
+        if old is None:
+            return False
+        if (
+            alert.status == c.AM_STATUS_FIRING
+            and old["status"] == c.AM_STATUS_RESOLVED
+            and alert.starts_at
+            and old.get("starts") == alert.starts_at
+        ):
+            stale = True
+        elif old["status"] != alert.status:
+            return False
+    return stale
 
 
 def digest(group: AlertGroup) -> str:

@@ -34,7 +34,14 @@ from triton_sre.bot.enrich import (
 )
 from triton_sre.bot.llm import LLM_ALERTS
 from triton_sre.bot.llm import figure_exprs as llm_figure_exprs
-from triton_sre.bot.metrics import ACTION_FAILED, ACTION_POSTED, ACTION_REPEAT, ACTION_UPDATED, BotMetrics
+from triton_sre.bot.metrics import (
+    ACTION_FAILED,
+    ACTION_POSTED,
+    ACTION_REPEAT,
+    ACTION_STALE,
+    ACTION_UPDATED,
+    BotMetrics,
+)
 from triton_sre.bot.outbox import MessageRef, Notification, Outbox
 from triton_sre.bot.payload import (
     AlertGroup,
@@ -42,6 +49,7 @@ from triton_sre.bot.payload import (
     alert_states,
     describe_change,
     digest,
+    is_stale,
     parse_group,
 )
 from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS, chart_png
@@ -174,6 +182,14 @@ class Worker:
             log.debug("group %s: repeat, nothing changed", group.group_key)
             self.outbox.mark_done(notification.id)
             self.metrics.actions.labels(ACTION_REPEAT).inc()
+            return
+        if ref is not None and is_stale(ref.alerts, group):
+            log.info(
+                "group %s: an older notification than the message shows (out of order), skipped",
+                group.group_key,
+            )
+            self.outbox.mark_done(notification.id)
+            self.metrics.actions.labels(ACTION_STALE).inc()
             return
         labels = dict(group.common_labels) or (dict(group.alerts[0].labels) if group.alerts else {})
         channel = ref.channel if ref is not None else self.settings.channel_for(labels)

@@ -169,7 +169,7 @@ REC_SLO_BUDGET_REMAINING: Final = "slo_model:triton_slo_error_budget_remaining:r
 # ---------------------------------------------------------------------------
 M_BOT_NOTIFICATIONS: Final = "triton_sre_bot_notifications_received_total"
 M_BOT_SLACK_CALLS: Final = "triton_sre_bot_slack_calls_total"  # labels method, outcome (ok or Slack's error)
-M_BOT_ACTIONS: Final = "triton_sre_bot_messages_total"  # label action: posted, updated, repeat, failed
+M_BOT_ACTIONS: Final = "triton_sre_bot_messages_total"  # label action: posted, updated, repeat, stale, failed
 M_BOT_OUTBOX: Final = "triton_sre_bot_outbox_notifications"  # label state: pending, done, superseded, failed
 M_BOT_OUTBOX_UNSAVED: Final = "triton_sre_bot_outbox_unsaved_records"  # delivery state the disk refused
 M_BOT_OUTBOX_USABLE: Final = "triton_sre_bot_outbox_usable"  # 1, or 0 when the file vanished or writes fail
