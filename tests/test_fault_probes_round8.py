@@ -5,16 +5,21 @@ round eight"."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 from client_double import PollClient
 from prometheus_client.parser import text_string_to_metric_families
 from test_bot_delivery import SLACK_TOKEN, TOKEN, notification, ok_posts, send
+from test_fault_probes import assert_clean_error, run
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
@@ -24,6 +29,7 @@ from triton_sre.bot.metrics import ACTION_STALE
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.service import Exporter
 from triton_sre.pricing import Pricing
+from triton_sre.stack.guard import LOCK_FILE, workdir_lock
 
 MODELS = ("alpha", "beta")
 READY_INDEX = [{"name": m, "version": "1", "state": c.STATE_READY} for m in MODELS]
@@ -260,3 +266,41 @@ def test_a_firing_delivered_after_its_resolution_leaves_the_message_resolved(tmp
             send(bot, again)
             assert standin.wait_for(lambda: bot.outbox.message(key).status == c.AM_STATUS_FIRING, 10)
             assert "FIRING" in json.dumps(_shown(standin, case)[-1].params)
+
+
+# -- stack up twice ----------------------------------------------------------------------------
+
+
+def test_a_second_stack_up_while_one_is_starting_in_the_workdir_is_refused(tmp_path: Path) -> None:
+    """Before: a second `stack up` in the first one's render phase (nothing in stack.json yet) saw
+    no running stack, rewrote the first's configs with its own ports and stack.json with its own
+    processes: the first's were left running untracked. Now the workdir's lock refuses it, and
+    `stack down` alike, touching nothing."""
+    workdir = tmp_path / "stack"
+    workdir.mkdir()
+    with workdir_lock(workdir):  # what a `stack up` holds while it starts
+        code, _out, err = run(["stack", "up", "--workdir", str(workdir), "--timeout", "5"], tmp_path)
+        assert_clean_error(
+            code, err, c.EXIT_FAILURE, "is starting or stopping the stack in", str(os.getpid())
+        )
+        assert sorted(p.name for p in workdir.iterdir()) == [LOCK_FILE]  # nothing rendered, nothing started
+        code, _out, err = run(["stack", "down", "--workdir", str(workdir)], tmp_path)
+        assert_clean_error(code, err, c.EXIT_FAILURE, "is starting or stopping the stack in")
+
+
+def test_stack_up_on_ports_another_stack_holds_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    """A second stack on the first one's `--port-base` (another workdir). Before: it started its
+    exporter, whose readiness check the first stack's exporter answered, then Triton, which failed
+    on the port; now the ports are checked first, the message names the one in use."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        base = listener.getsockname()[1]  # Triton's HTTP port of a stack at this base
+        if base > 65535 - 8:
+            pytest.skip(f"the free port {base} leaves no room for a port base")  # pragma: no cover
+        workdir = tmp_path / "second"
+        started = time.monotonic()
+        code, _out, err = run(["stack", "up", "--workdir", str(workdir), "--port-base", str(base)], tmp_path)
+        assert_clean_error(code, err, c.EXIT_FAILURE, f"triton_http {base}", "choose another --port-base")
+        assert time.monotonic() - started < 20
+        assert not (workdir / "generated").exists() and not (workdir / "stack.json").exists()

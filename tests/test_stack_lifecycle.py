@@ -7,6 +7,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,13 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rfind(")") + 2] != "Z"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
 
 
 def _free_block(size: int) -> int:
@@ -51,12 +59,25 @@ def test_a_component_that_cannot_start_fails_up_with_its_log_and_leaves_nothing(
     base = _free_block(len(PORT_OFFSETS))
     blocker = socket.socket()
     blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    blocker.bind(("127.0.0.1", base + PORT_OFFSETS["alertmanager"]))
-    blocker.listen()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    argv = [*CLI, "stack", "up", "--workdir", str(tmp_path), "--port-base", str(base), "--timeout", "30"]
+    # `up` refuses ports in use before anything starts (stack/guard.py): Alertmanager's is taken
+    # once the stack is past that check, when Prometheus is recorded (Alertmanager starts after it)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        result = _run("stack", "up", "--workdir", str(tmp_path), "--port-base", str(base), "--timeout", "30")
+        deadline = time.monotonic() + 150
+        while '"prometheus"' not in _read(tmp_path / STATE_FILE) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        blocker.bind(("127.0.0.1", base + PORT_OFFSETS["alertmanager"]))
+        blocker.listen()
+        out, err = proc.communicate(timeout=180)
     finally:
         blocker.close()
+        if proc.poll() is None:  # pragma: no cover - only when an assertion above failed
+            proc.kill()
+            proc.communicate()
+    result = subprocess.CompletedProcess(argv, proc.returncode, out, err)
     assert result.returncode == 1, result.stderr
     assert "alertmanager exited while starting" in result.stderr
     assert "address already in use" in result.stderr  # the tail of alertmanager's own log

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -210,9 +211,17 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_down(args: argparse.Namespace) -> int:
+    from triton_sre.stack.guard import WorkdirBusy, workdir_lock
     from triton_sre.stack.local import down
 
-    stopped = down(args.workdir.absolute(), _say)
+    workdir = args.workdir.absolute()
+    try:
+        # not while a `stack up` is starting there (it would record processes after this stopped them)
+        with workdir_lock(workdir) if workdir.is_dir() else contextlib.nullcontext():
+            stopped = down(workdir, _say)
+    except WorkdirBusy as exc:
+        print(f"triton-sre stack down: {exc}", file=sys.stderr)
+        return c.EXIT_FAILURE
     print(f"stopped {len(stopped)} component(s)" + (f": {', '.join(stopped)}" if stopped else ""))
     return c.EXIT_OK
 

@@ -40,6 +40,7 @@ from triton_sre import conventions as c
 from triton_sre.files import make_dirs, write_atomic, write_files
 from triton_sre.logtail import tail
 from triton_sre.slo import Spec, default_spec, load_spec
+from triton_sre.stack.guard import WorkdirBusy, ports_in_use, workdir_lock
 from triton_sre.stack.loads import (
     PACED_INTERVAL_MAX,
     exporter_measured,
@@ -473,16 +474,27 @@ class Stack:
 def up(opts: StackOptions, say: Callable[[str], None]) -> dict[str, Any]:
     """Start the stack; on failure stop what was started and raise StackError."""
     workdir = opts.workdir.absolute()
-    running = [x for x in load_state(workdir) if x.alive()]
-    if running:
-        raise StackError(
-            f"a stack is already running in {workdir} ({', '.join(x.name for x in running)}); "
-            "run `triton-sre stack down` first"
-        )
-    down(workdir, lambda _: None)  # leftovers of a crashed stack
-    stack = Stack(opts, say)
+    make_dirs(workdir)
     try:
-        return stack.up()
-    except BaseException:
-        down(workdir, say)
-        raise
+        with workdir_lock(workdir):  # one `stack up` at a time per workdir (stack/guard.py)
+            running = [x for x in load_state(workdir) if x.alive()]
+            if running:
+                raise StackError(
+                    f"a stack is already running in {workdir} ({', '.join(x.name for x in running)}); "
+                    "run `triton-sre stack down` first"
+                )
+            down(workdir, lambda _: None)  # leftovers of a crashed stack
+            stack = Stack(opts, say)
+            busy = ports_in_use(stack.ports) if opts.port_base else []
+            if busy:
+                raise StackError(
+                    f"--port-base {opts.port_base}: in use already: {', '.join(busy)} (another stack or "
+                    "program listens there); choose another --port-base, or 0 for free ports"
+                )
+            try:
+                return stack.up()
+            except BaseException:
+                down(workdir, say)
+                raise
+    except WorkdirBusy as exc:
+        raise StackError(str(exc)) from None
