@@ -304,3 +304,25 @@ def test_stack_up_on_ports_another_stack_holds_is_refused_before_anything_starts
         assert_clean_error(code, err, c.EXIT_FAILURE, f"triton_http {base}", "choose another --port-base")
         assert time.monotonic() - started < 20
         assert not (workdir / "generated").exists() and not (workdir / "stack.json").exists()
+
+
+def test_an_alert_start_with_a_zone_offset_is_shown_in_utc_not_relabelled(tmp_path: Path) -> None:
+    """Alertmanager keeps the offset of an alert posted from another zone (`startsAt` of
+    `…T17:25:52+13:45`, Chatham). Before: the message said `since 2026-11-29 17:25:52 UTC`, 13 h 45
+    off; now the time is converted. Same under any TZ of the bot's own (UTC is written)."""
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(channel="#c", listen="127.0.0.1:0")
+        with Bot(settings, tmp_path / "o.sqlite3", TOKEN, SLACK_TOKEN, standin.url) as bot:
+            shown = {}
+            for starts, utc in (
+                ("2026-11-29T17:25:52+13:45", "2026-11-29 03:40:52 UTC"),
+                ("2026-11-29T17:25:52.123456789-07:00", "2026-11-30 00:25:52 UTC"),
+                ("2026-11-29T17:25:52.5Z", "2026-11-29 17:25:52 UTC"),
+            ):
+                case = uuid.uuid4().hex[:8]
+                body = notification(case)
+                body["alerts"][0]["startsAt"] = starts
+                send(bot, body)
+                assert standin.wait_for(lambda case=case: bool(ok_posts(standin, case)), 10)
+                shown[starts] = json.dumps(ok_posts(standin, case)[0].params)
+                assert f"since {utc}" in shown[starts], (starts, shown[starts])
