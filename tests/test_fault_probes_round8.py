@@ -326,3 +326,41 @@ def test_an_alert_start_with_a_zone_offset_is_shown_in_utc_not_relabelled(tmp_pa
                 assert standin.wait_for(lambda case=case: bool(ok_posts(standin, case)), 10)
                 shown[starts] = json.dumps(ok_posts(standin, case)[0].params)
                 assert f"since {utc}" in shown[starts], (starts, shown[starts])
+
+
+def test_a_clock_stepping_back_does_not_hold_the_bots_retries_for_the_size_of_the_step(
+    tmp_path: Path,
+) -> None:
+    """Slack refused a message (500, then 429 with Retry-After) and the clock then stepped back an
+    hour. Before: the retry, scheduled in the old clock's future, waited the whole hour (and the
+    rate-limit pause alike) while Slack was fine again. Now no wait longer than the longest the
+    worker sets is kept: the notification is delivered at the next step."""
+    from triton_sre.bot.outbox import Outbox
+    from triton_sre.bot.slack import SlackDelivery
+    from triton_sre.bot.worker import Worker
+
+    for status, retry_after in ((500, None), (429, 30.0)):
+        clock = [1_000_000.0]
+        with SlackStandin(token=SLACK_TOKEN) as standin:
+            settings = BotSettings(channel="#c", listen="127.0.0.1:0")
+            outbox = Outbox(tmp_path / f"o{status}.sqlite3")
+            worker = Worker(
+                settings,
+                outbox,
+                SlackDelivery(SLACK_TOKEN, standin.url),
+                {},
+                clock=lambda clock=clock: clock[0],
+            )
+            case = uuid.uuid4().hex[:8]
+            outbox.enqueue(notification(case)["groupKey"], notification(case))
+            standin.fail_next(status=status, retry_after=retry_after)
+            assert worker.step() is None  # the attempt failed: a retry is scheduled
+            assert not ok_posts(standin, case)
+            clock[0] -= 3600.0  # the clock steps back an hour
+            wait = worker.step()
+            if wait is not None:  # a short pause of the worker's own is fine, not the hour
+                assert wait <= 120.0
+                clock[0] += wait
+                assert worker.step() is None
+            assert len(ok_posts(standin, case)) == 1
+            outbox.close()

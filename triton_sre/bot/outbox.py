@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -191,9 +192,13 @@ class Outbox:
             )
             return int(cursor.lastrowid or 0)
 
-    def next_due(self, now: float | None = None) -> tuple[Notification | None, float | None]:
+    def next_due(
+        self, now: float | None = None, horizon: float = math.inf
+    ) -> tuple[Notification | None, float | None]:
         """The latest pending notification of a group that is due (older ones of its group are
-        marked superseded), and the earliest time any other pending one is due (None: none)."""
+        marked superseded), and the earliest time any other pending one is due (None: none). A
+        retry scheduled more than `horizon` seconds ahead is due now: it was scheduled before the
+        clock stepped back."""
         now = time.time() if now is None else now
         with self._lock:
             self._flush()
@@ -215,7 +220,7 @@ class Outbox:
                         self._finished[nid] = STATE_SUPERSEDED
                     self._retries[latest] = (attempts, next_attempt, row[4] or "")
                     self._flush()
-                if next_attempt <= now:
+                if next_attempt <= now or next_attempt > now + horizon:
                     return Notification(latest, row[1], json.loads(row[2]), attempts, next_attempt), None
                 earliest = next_attempt if earliest is None else min(earliest, next_attempt)
             return None, earliest

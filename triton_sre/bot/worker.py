@@ -61,7 +61,7 @@ from triton_sre.bot.queries import (
     slo_selector,
 )
 from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, asks, scaling_exprs
-from triton_sre.bot.slack import DeliveryError, Renderer, SlackDelivery, backoff
+from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.inputs import not_regular
@@ -149,12 +149,15 @@ class Worker:
     def step(self) -> float | None:
         """Process one due notification (returns None) or say how long to wait."""
         now = self.clock()
-        if now < self._paused_until:
+        # No wait the worker sets is longer than this: a later one was set before the clock stepped
+        # back (NTP, a VM restored), and would hold every delivery for the size of the step.
+        horizon = 1.2 * max(self.settings.retry_max_seconds, MAX_RETRY_AFTER_SECONDS)
+        if now < self._paused_until <= now + horizon:
             return self._paused_until - now
         if now - self._last_prune > 3600:
             self._last_prune = now
             self.outbox.prune(now - PRUNE_AFTER_SECONDS)
-        notification, earliest = self.outbox.next_due(now)
+        notification, earliest = self.outbox.next_due(now, horizon)
         if notification is not None:
             try:
                 self.process(notification)
