@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import threading
 import time
 import uuid
@@ -364,3 +365,30 @@ def test_a_clock_stepping_back_does_not_hold_the_bots_retries_for_the_size_of_th
                 assert worker.step() is None
             assert len(ok_posts(standin, case)) == 1
             outbox.close()
+
+
+def test_stack_down_names_a_component_whose_pid_is_now_another_process_and_leaves_it(tmp_path: Path) -> None:
+    """`stack down` on a workdir whose processes died, one pid since taken by a stranger. Already
+    right: nothing but the recorded process (pid and start time) is signalled. Before: it said
+    `stopping exporter (pid N)` and `stopped 2 component(s)`, stopping none."""
+    workdir = tmp_path / "stack"
+    workdir.mkdir()
+    stranger = subprocess.Popen(["sleep", "60"])
+    try:
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        components = [
+            {"name": "exporter", "pid": stranger.pid, "start_time": 1, "url": "u", "log": "l", "argv": []},
+            {"name": "prometheus", "pid": dead.pid, "start_time": 1, "url": "u", "log": "l", "argv": []},
+        ]
+        (workdir / "stack.json").write_text(json.dumps({"components": components}))
+        code, out, err = run(["stack", "down", "--workdir", str(workdir)], tmp_path)
+        assert code == c.EXIT_OK, err
+        assert f"exporter (pid {stranger.pid}) was not running, its pid is another process's" in err
+        assert f"prometheus (pid {dead.pid}) was not running" in err
+        assert "stopped 0 component(s)" in out
+        assert stranger.poll() is None  # the stranger was left alone
+        assert not (workdir / "stack.json").exists()
+    finally:
+        stranger.kill()
+        stranger.wait()

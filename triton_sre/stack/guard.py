@@ -50,6 +50,17 @@ def workdir_lock(workdir: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def port_base_problem(base: int, ports: Mapping[str, int]) -> str | None:
+    """Why the ports of `--port-base base` cannot be used (some in use), or None."""
+    busy = ports_in_use(ports)
+    if not busy:
+        return None
+    return (
+        f"--port-base {base}: in use already: {', '.join(busy)} (another stack or program listens "
+        "there); choose another --port-base, or 0 for free ports"
+    )
+
+
 def ports_in_use(ports: Mapping[str, int], host: str = "127.0.0.1") -> list[str]:
     """`name port` of each port something already listens on (a bind that fails)."""
     busy = []

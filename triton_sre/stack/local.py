@@ -40,7 +40,7 @@ from triton_sre import conventions as c
 from triton_sre.files import make_dirs, write_atomic, write_files
 from triton_sre.logtail import tail
 from triton_sre.slo import Spec, default_spec, load_spec
-from triton_sre.stack.guard import WorkdirBusy, ports_in_use, workdir_lock
+from triton_sre.stack.guard import WorkdirBusy, port_base_problem, workdir_lock
 from triton_sre.stack.loads import (
     PACED_INTERVAL_MAX,
     exporter_measured,
@@ -186,10 +186,18 @@ def stop_component(comp: Component, timeout: float = 15.0) -> None:
 
 
 def down(workdir: Path, say: Callable[[str], None]) -> list[str]:
-    """Stop every component the state file names, last started first. Returns their names."""
-    components = load_state(workdir)
-    for comp in reversed(components):
-        say(f"stopping {comp.name} (pid {comp.pid})")
+    """Stop every component the state file names, last started first. Returns those running."""
+    running = []
+    for comp in reversed(load_state(workdir)):
+        # a recycled pid (its start time differs) is another process's: named, never signalled
+        alive = bool(comp.group_alive())
+        other = ", its pid is another process's" if _start_time(comp.pid) is not None else ""
+        say(
+            f"stopping {comp.name} (pid {comp.pid})"
+            if alive
+            else f"{comp.name} (pid {comp.pid}) was not running{other}"
+        )
+        running += [comp.name] * alive
         stop_component(comp)
         # Triton's pid (a separate group under run_triton) is swept too if it outlived its runner.
         server_pid = comp.extra.get("server_pid")
@@ -198,7 +206,7 @@ def down(workdir: Path, say: Callable[[str], None]) -> list[str]:
             server = Component(comp.name, server_pid, int(server_start), comp.url, comp.log, [])
             stop_component(server)
     state_path(workdir).unlink(missing_ok=True)
-    return [x.name for x in components]
+    return running[::-1]
 
 
 # ------------------------------------------------------------------------------------- up
@@ -485,12 +493,8 @@ def up(opts: StackOptions, say: Callable[[str], None]) -> dict[str, Any]:
                 )
             down(workdir, lambda _: None)  # leftovers of a crashed stack
             stack = Stack(opts, say)
-            busy = ports_in_use(stack.ports) if opts.port_base else []
-            if busy:
-                raise StackError(
-                    f"--port-base {opts.port_base}: in use already: {', '.join(busy)} (another stack or "
-                    "program listens there); choose another --port-base, or 0 for free ports"
-                )
+            if opts.port_base and (problem := port_base_problem(opts.port_base, stack.ports)):
+                raise StackError(problem)
             try:
                 return stack.up()
             except BaseException:
