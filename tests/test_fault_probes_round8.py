@@ -36,10 +36,12 @@ MODELS = ("alpha", "beta")
 READY_INDEX = [{"name": m, "version": "1", "state": c.STATE_READY} for m in MODELS]
 
 
-def metrics_body(poll: int) -> bytes:
+def metrics_body(poll: int, models: tuple[str, ...] = MODELS) -> bytes:
     """Triton's per-model counters after `poll` polls of steady traffic (2 inferences/execution)."""
     lines = []
     for scale, model in enumerate(MODELS, start=1):
+        if model not in models:
+            continue
         labels = f'model="{model}",version="1"'
         n = 100 * poll * scale
         lines += [
@@ -392,3 +394,22 @@ def test_stack_down_names_a_component_whose_pid_is_now_another_process_and_leave
     finally:
         stranger.kill()
         stranger.wait()
+
+
+def test_counter_resets_between_polls_never_give_a_negative_or_made_up_value() -> None:
+    """Triton restarted between two polls (every counter smaller), then one model reloaded (only
+    its counters reset). Already right (also `test_derive.py`, `test_exporter_window.py`): the
+    drop counts from zero, as Prometheus' increase(), through the service too."""
+    times = iter(range(1000, 2000, 15))
+    exporter = exporter_with(lambda: float(next(times)))
+    poll(exporter, 5)
+    poll(exporter, 6)
+    poll(exporter, 1)  # restarted: every counter at a fifth of before
+    poll(exporter, 2)
+    poll(exporter, 3, metrics=metrics_body(3, ("alpha",)) + metrics_body(1, ("beta",)))  # beta reloaded
+    samples = exported(exporter)
+    assert all(v >= 0 for (name, _), v in samples.items() if name.startswith("triton_sre_"))
+    ratios = family(samples, c.M_BATCHING_RATIO)
+    assert ratios and set(ratios.values()) == {2.0}  # inferences per execution, whatever the resets
+    fractions = family(samples, c.M_REQUEST_STAGE_FRACTION)
+    assert fractions and all(0 <= v <= 1 for v in fractions.values())
