@@ -95,3 +95,16 @@ def test_usage_errors_and_an_empty_workdir(tmp_path: Path) -> None:
     assert down.returncode == 0 and "stopped 0 component(s)" in down.stdout
     status = _run("stack", "status", "--workdir", str(tmp_path))
     assert status.returncode == 1 and "no stack" in status.stdout
+
+
+def test_the_stand_in_notice_survives_the_stderr_redaction(tmp_path: Path) -> None:
+    """`stack up` without a Slack token says where the messages go; the redaction of the CLI's stderr
+    once turned it into "bot: no $SLACK_BOT_TOKEN: <redacted> to the Slack stand-in"."""
+    from triton_sre import conventions as c
+    from triton_sre.redact import redact
+    from triton_sre.stack.local import standin_notice
+
+    log = tmp_path / "logs" / "slack-standin.log"
+    notice = standin_notice(log)
+    assert redact(notice) == notice
+    assert f"${c.ENV_SLACK_BOT_TOKEN}" in notice and str(log) in notice

@@ -130,6 +130,13 @@ def _group_is_ours(comp: Component) -> bool:
     )
 
 
+def standin_notice(log: str | Path) -> str:
+    """What `up` says when the bot posts to the Slack stand-in. Worded so that the CLI's stderr
+    redaction leaves it whole: "no $SLACK_BOT_TOKEN: posting ..." read as a token's value and was
+    printed "<redacted> to the Slack stand-in"."""
+    return f"bot: ${c.ENV_SLACK_BOT_TOKEN} is not set: posting to the Slack stand-in, see {log}"
+
+
 def _fmt_seconds(seconds: float) -> str:
     return f"{int(seconds * 1000)}ms" if seconds < 1 or seconds != int(seconds) else f"{int(seconds)}s"
 
@@ -462,7 +469,7 @@ class Stack:
             standin.extra = {"posts_log": standin.log}
             self.save()
             env = {c.ENV_SLACK_BOT_TOKEN: STANDIN_TOKEN, c.ENV_SLACK_API_URL: f"{standin.url}/api/"}
-            self.say(f"bot: no ${c.ENV_SLACK_BOT_TOKEN}: posting to the Slack stand-in, see {standin.log}")
+            self.say(standin_notice(standin.log))
         argv = [
             py, "-m", "triton_sre.cli", "bot",
             f"--listen=127.0.0.1:{self.ports['bot']}",
