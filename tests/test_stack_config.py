@@ -251,3 +251,24 @@ def test_k8s_example_probes_and_prometheus_operator_objects() -> None:
     assert sorted(g["name"] for g in rule["spec"]["groups"]) == sorted(g["name"] for g in committed)
     alerts = {r["alert"] for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r}
     assert c.ALERT_MODEL_UNAVAILABLE in alerts and c.ALERT_SLO_ERROR_BUDGET_BURN in alerts
+
+
+def test_a_cluster_label_keeps_clusters_apart_in_alertmanager(tmp_path: Path) -> None:
+    """With slos.yaml `cluster_label` the rules keep the cluster (issue 24); Alertmanager must too: a
+    group per cluster, and a page in one cluster never inhibits another cluster's ticket."""
+    import dataclasses
+
+    plain = yaml.safe_load(
+        render.render_configs(default_spec(), render.compose_topology())[render.ALERTMANAGER_FILE]
+    )
+    spec = dataclasses.replace(default_spec(), cluster_label="region")
+    text = render.render_configs(spec, render.compose_topology())[render.ALERTMANAGER_FILE]
+    config = yaml.safe_load(text)
+    assert config["route"]["group_by"] == [*plain["route"]["group_by"], "region"]
+    assert config["inhibit_rules"][0]["equal"] == [*plain["inhibit_rules"][0]["equal"], "region"]
+    assert "region" not in plain["route"]["group_by"] + plain["inhibit_rules"][0]["equal"]
+    assert {c.LABEL_ALERTNAME, c.LABEL_MODEL} <= set(plain["route"]["group_by"])
+    am = tmp_path / "alertmanager.yml"
+    am.write_text(text)
+    result = subprocess.run([_need("amtool"), "check-config", str(am)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -101,6 +101,18 @@ def compose_topology() -> Topology:
     )
 
 
+def alert_group_labels(spec: Spec) -> tuple[str, ...]:
+    """Alertmanager's group_by: one group per alert and model, and per cluster when the spec names a
+    cluster label (the rules keep it, issue 24): two clusters' alerts of one model are two incidents."""
+    return (c.LABEL_ALERTNAME, c.LABEL_MODEL, *([spec.cluster_label] if spec.cluster_label else []))
+
+
+def inhibit_equal_labels(spec: Spec) -> tuple[str, ...]:
+    """The labels a page and the ticket it silences share: same alert, SLO and model, and the same
+    cluster when the spec names one (a page in one cluster must not silence another's ticket)."""
+    return (c.LABEL_ALERTNAME, c.L_SLO, c.LABEL_MODEL, *([spec.cluster_label] if spec.cluster_label else []))
+
+
 def _context(spec: Spec, topology: Topology, timings: Timings, header: str) -> dict[str, Any]:
     return {
         **asdict(topology),
@@ -108,6 +120,8 @@ def _context(spec: Spec, topology: Topology, timings: Timings, header: str) -> d
         "triton_job": spec.triton_job,
         "exporter_job": spec.exporter_job,
         "receiver": c.AM_RECEIVER_BOT,
+        "group_by": alert_group_labels(spec),
+        "inhibit_equal": inhibit_equal_labels(spec),
         "header": header,
     }
 
