@@ -37,6 +37,13 @@ def test_help_everywhere(command):
     assert "usage:" in result.stdout and "exit codes" in result.stdout
 
 
+@pytest.mark.parametrize("command", ["triage", "lint"])
+def test_runbooks_help_names_the_environment_variable_it_reads(command):
+    """--runbooks defaults to $TRITON_SRE_RUNBOOKS_DIR before the packaged pages (diagnosis/catalog.py)."""
+    result = subprocess.run([*CLI, command, "--help"], capture_output=True, text=True, timeout=60)
+    assert f"${c.ENV_RUNBOOKS_DIR}" in " ".join(result.stdout.split())
+
+
 def test_unknown_command_is_a_usage_error():
     result = subprocess.run([*CLI, "frobnicate"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2

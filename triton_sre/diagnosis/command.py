@@ -41,7 +41,9 @@ def add_triage_parser(commands: Any, epilog: str) -> None:
         "--runbook-base-url",
         help="link runbooks as <URL><id>.md (default: the repository path runbooks/<id>.md)",
     )
-    triage.add_argument("--runbooks", help="runbook folder (default: the packaged runbooks/)")
+    triage.add_argument(
+        "--runbooks", help=f"runbook folder (default: ${c.ENV_RUNBOOKS_DIR}, else the packaged runbooks/)"
+    )
     triage.set_defaults(handler=run_triage)
 
 

@@ -58,7 +58,9 @@ def add_lint_parser(commands: Any, epilog: str) -> None:
         "--format", choices=["text", "json", "markdown"], default="text", help="output format (default text)"
     )
     parser.add_argument("--runbook-base-url", help="link runbooks as <URL><id>.md")
-    parser.add_argument("--runbooks", help="runbook folder (default: the packaged runbooks/)")
+    parser.add_argument(
+        "--runbooks", help=f"runbook folder (default: ${c.ENV_RUNBOOKS_DIR}, else the packaged runbooks/)"
+    )
     parser.add_argument(
         "--load-seconds",
         action="append",
