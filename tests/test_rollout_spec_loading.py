@@ -47,6 +47,14 @@ BAD = [
 ]
 
 
+@pytest.mark.parametrize("alpha", ["0", "1", "5", "-0.5"])
+def test_alpha_out_of_range_is_named_by_the_open_interval_it_must_be_in(alpha: str) -> None:
+    """docs/rollouts.md's message: 0 and 1 are refused like 5, so no message may call them allowed."""
+    with pytest.raises(SpecError) as caught:
+        parse_spec(_text(f"alpha: {alpha}"), "s.yaml")
+    assert "s.yaml: rollout.alpha: must be greater than 0 and less than 1, got" in str(caught.value)
+
+
 def _text(body: str) -> str:
     return shipped("slos.yaml").read_text() + f"\nrollout:\n  {body}\n"
 

@@ -8,6 +8,7 @@ Defaults come from the SLOs: the error-ratio margin is the availability SLO's er
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -127,7 +128,9 @@ def parse_rollout(raw: Any, where: str, slos: Sequence[SLO]) -> RolloutSpec:
         raise ConfigError(
             f"{where}.min_samples: must be a whole number, at least 2, got {bounded(min_samples)}"
         )
-    alpha = check_number(f"{where}.alpha", raw.get("alpha", c.ROLLOUT_DEFAULT_ALPHA), low=0, high=1)
+    # any finite number first, then the open interval: [0, 1] bounds would say "at least 0 and at most 1"
+    # of a 5, which 0 and 1 do not meet either
+    alpha = check_number(f"{where}.alpha", raw.get("alpha", c.ROLLOUT_DEFAULT_ALPHA), low=-math.inf)
     if not 0 < alpha < 1:
         raise ConfigError(f"{where}.alpha: must be greater than 0 and less than 1, got {bounded(alpha)}")
     return RolloutSpec(
