@@ -212,6 +212,15 @@ def test_python_probe_never_imports_model_py(tmp_path: Path) -> None:
     assert body["findings"][0]["runbook"] == c.RUNBOOK_PYTHON_MODULE_MISSING
 
 
+def test_a_python_that_exits_silently_is_named_not_left_with_an_empty_reason() -> None:
+    """`--python /bin/false` said "--python: /bin/false exited 1: " and nothing after the colon."""
+    from triton_sre.lint.pydeps import ProbeError, probe
+
+    with pytest.raises(ProbeError) as caught:
+        probe("/bin/false", ["numpy"])
+    assert str(caught.value) == "/bin/false exited 1: no error output (is it a Python interpreter?)"
+
+
 def test_field_lines() -> None:
     text = 'name: "a"\ninput [\n  { name: "I" dims: [ 4 ] },\n  { name: "J" dims: [ -3 ] }\n]\n'
     lines = field_lines(text)

@@ -136,7 +136,8 @@ def probe(python: str, modules: Iterable[str]) -> set[str]:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ProbeError(f"cannot run {python}: {exc}") from None
     if done.returncode != 0:
-        raise ProbeError(f"{python} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+        said = done.stderr.strip()[-500:] or "no error output (is it a Python interpreter?)"
+        raise ProbeError(f"{python} exited {done.returncode}: {said}")
     try:
         return set(json.loads(done.stdout))
     except ValueError:
