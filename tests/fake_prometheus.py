@@ -21,10 +21,16 @@ Answer = Callable[[str, list[float]], Any]
 
 
 def serve(
-    answer: Answer, thread: bool = True, *, delay: float = 0.0, instant: list[dict[str, Any]] | None = None
+    answer: Answer,
+    thread: bool = True,
+    *,
+    delay: float = 0.0,
+    instant: list[dict[str, Any]] | None = None,
+    seen: list[str] | None = None,
 ) -> ThreadingHTTPServer:
     """A server on 127.0.0.1 (a free port), serving in a daemon thread unless `thread` is False; each
-    answer after `delay` seconds (a slow Prometheus); instant queries answer the vector `instant`."""
+    answer after `delay` seconds (a slow Prometheus); instant queries answer the vector `instant`;
+    every query's PromQL is appended to `seen` when given (what a client asked, in order)."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -34,6 +40,8 @@ def serve(
             url = urlsplit(self.path)
             params = {k: v[0] for k, v in parse_qs(url.query).items()}
             data: Any
+            if seen is not None and "query" in params:
+                seen.append(params["query"])
             time.sleep(delay)
             if url.path == "/api/v1/query_range":
                 start, end, step = (float(params[k]) for k in ("start", "end", "step"))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
-from triton_sre.bot.config import DEFAULT_OUTBOX, BotSettings, flag_settings, load_bot_config
+from triton_sre.bot.config import DEFAULT_OUTBOX, BotSettings, flag_settings, load_bot_config, with_spec
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
 from triton_sre.config import ConfigError
@@ -66,6 +66,11 @@ def add_bot_parser(commands: Any, epilog: str) -> None:
     bot.add_argument(
         "--log-file", help="diagnose UNAVAILABLE models from this Triton log (when no Triton URL)"
     )
+    bot.add_argument(
+        "--slo-file",
+        help="the slos.yaml the rules were generated from: its cluster_label names the alert's cluster, "
+        "its rollout section answers rollouts (default: label cluster, the shipped slos.yaml)",
+    )
     bot.set_defaults(handler=run_bot)
 
 
@@ -81,7 +86,7 @@ def resolve_bot_settings(args: argparse.Namespace) -> BotSettings:
     if settings.log_file and (kind := not_regular(settings.log_file)):  # a FIFO held the delivery thread
         raise ConfigError(f"log_file: {settings.log_file}: {kind}")
     settings.listen_address  # noqa: B018 - validates HOST:PORT
-    return settings
+    return with_spec(settings)
 
 
 MAX_TOKEN_FILE_BYTES = 64 * 1024

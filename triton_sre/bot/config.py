@@ -14,6 +14,7 @@ bot:
   max_body_bytes: 2097152
   retry_base_seconds: 1
   retry_max_seconds: 60
+  slo_file: /etc/triton-sre/slos.yaml      # the spec generate read: cluster label, rollout settings
   routes:                                  # first match wins; no match: the default channel
     - match: {team: ml}                    # exact label values
       match_re: {severity: "page|critical"} # fully anchored regular expressions
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ from triton_sre.checks import (
     parse_listen,
     read_yaml,
 )
+from triton_sre.slo import Spec, default_spec, load_spec
 
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
 DEFAULT_OUTBOX = "triton-sre-bot.sqlite3"
@@ -92,6 +94,17 @@ class BotSettings:
     retry_max_seconds: float = 60.0
     routes: tuple[Route, ...] = ()
     fleet: tuple[FleetEntry, ...] = ()
+    slo_file: str | None = None  # the spec `generate` read (--slo-file), loaded by with_spec
+    spec: Spec | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def cluster_label(self) -> str:
+        """The label that names an alert's cluster: the spec's `cluster_label`, else `cluster`."""
+        return (self.spec.cluster_label if self.spec else None) or c.LABEL_CLUSTER
+
+    def slo_spec(self) -> Spec:
+        """The spec of the rollout answers: --slo-file's, else the shipped one."""
+        return self.spec or default_spec()
 
     @property
     def listen_address(self) -> tuple[str, int]:
@@ -196,6 +209,7 @@ _FIELDS: dict[str, Any] = {
     "retry_max_seconds": check_positive_number,
     "routes": _routes,
     "fleet": _fleet,
+    "slo_file": _str,
 }
 FLAG_FIELDS = (
     "channel",
@@ -205,6 +219,7 @@ FLAG_FIELDS = (
     "alertmanager_url",
     "prometheus_url",
     "triton_url",
+    "slo_file",
 )
 
 
@@ -235,3 +250,9 @@ def settings_from_mapping(data: Any, source: str) -> BotSettings:
 
 def load_bot_config(path: str | Path) -> BotSettings:
     return settings_from_mapping(read_yaml(path), str(path))
+
+
+def with_spec(settings: BotSettings) -> BotSettings:
+    """The settings with `slo_file`'s spec loaded (slo.load_spec, as generate, lint and report read it);
+    a spec that does not load is a SpecError (a ConfigError: one line, exit 2 at startup)."""
+    return replace(settings, spec=load_spec(settings.slo_file)) if settings.slo_file else settings

@@ -131,7 +131,7 @@ class AlertView:
     largest_models: list[dict[str, str]] = field(default_factory=list)  # model, version, size
     latency: LatencyView | None = None
     remediation: str = ""  # the one-line fix of the alert's runbook (front matter), shown without findings
-    cluster: str = ""  # the alert's cluster label (rules generated with slos.yaml cluster_label: cluster)
+    cluster: str = ""  # the value of the alert's cluster label (slos.yaml cluster_label, default `cluster`)
     rollout: list[str] = field(default_factory=list)  # TritonRolloutRegression: verdict, then figures
     scaling: str = ""  # queue/latency alerts: the replicas the scaling signal asks for (issue 21)
 
@@ -291,7 +291,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2f} ms"
 
 
-def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
+def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> AlertView:
     # A model that is unavailable, or a server that is down: the diagnosis says why (live, or from the log).
     diagnosed = alert.name == c.ALERT_MODEL_UNAVAILABLE or alert.name in SERVER_ALERTS
     findings = _findings_for(alert, facts, links) if diagnosed else []
@@ -337,7 +337,7 @@ def _view(alert: Alert, facts: Facts, links: Links) -> AlertView:
         ],
         latency=_latency_view(alert, facts) if alert.name == c.ALERT_SLO_LATENCY_BUDGET_BURN else None,
         remediation=facts.remediations.get(runbook, "") if runbook else "",
-        cluster=alert.labels.get(c.LABEL_CLUSTER, ""),
+        cluster=alert.labels.get(cluster_label, ""),
         rollout=list(facts.rollout.get(alert.fingerprint, ())),
         scaling=(
             scaling_line(facts.replicas.get(alert.fingerprint, ())) if alert.name in SCALING_ALERTS else ""
@@ -391,9 +391,12 @@ def shown_alerts(group: AlertGroup) -> list[Alert]:
     return (firing + [a for a in group.alerts if a.status != c.AM_STATUS_FIRING])[:MAX_ALERTS_SHOWN]
 
 
-def enrich(group: AlertGroup, facts: Facts, links: Links) -> MessageModel:
+def enrich(
+    group: AlertGroup, facts: Facts, links: Links, cluster_label: str = c.LABEL_CLUSTER
+) -> MessageModel:
+    """`cluster_label`: the label naming an alert's cluster, the spec's `cluster_label` (issue 24)."""
     firing_alerts = [a for a in group.alerts if a.status == c.AM_STATUS_FIRING]
-    views = [_view(a, facts, links) for a in shown_alerts(group)]
+    views = [_view(a, facts, links, cluster_label) for a in shown_alerts(group)]
     alertnames = sorted({a.name for a in group.alerts if a.name})
     alertname = group.common_labels.get(LABEL_ALERTNAME) or (alertnames[0] if len(alertnames) == 1 else "")
     model = group.common_labels.get(c.LABEL_MODEL, "")

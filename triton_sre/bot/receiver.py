@@ -42,7 +42,6 @@ from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import redact
 from triton_sre.rollout.live import model_answer
-from triton_sre.slo import default_spec
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +201,7 @@ class BotServer:
             prometheus = Prometheus(
                 self.settings.prometheus_url, COMMAND_PROMETHEUS_BUDGET, budget=COMMAND_PROMETHEUS_BUDGET
             )
-            lines = model_answer(prometheus, model, default_spec())
+            lines = model_answer(prometheus, model, self.settings.slo_spec())
         except PromError as exc:
             return _esc(str(exc))
         return "\n".join(_esc(line) for line in lines)

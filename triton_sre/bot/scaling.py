@@ -3,7 +3,8 @@ signal asks for, per autoscaled deployment, beside how many Triton servers serve
 
 The figures are the autoscaling recording rules (generate/autoscaling.py):
 `deployment:triton_autoscale_desired_replicas:ceil` (Kubernetes' formula on the spec's signal) and
-`job:triton_serving_replicas:count`, narrowed to the alert's job and cluster when it carries them.
+`job:triton_serving_replicas:count`, narrowed to the alert's job and cluster when it carries them
+(the cluster is the spec's `cluster_label`, `cluster` by default: the label the rules keep).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ SCALING_ALERTS = frozenset(
     {c.ALERT_SLO_LATENCY_BUDGET_BURN, c.ALERT_QUEUE_TIME_HIGH, c.ALERT_PENDING_REQUESTS_GROWING}
 )
 MAX_DEPLOYMENTS_SHOWN = 3
-_SCOPE = (c.LABEL_JOB, c.LABEL_CLUSTER)  # the labels that narrow the figures to the alert's servers
 
 Sample = tuple[Mapping[str, str], float]
 
@@ -30,17 +30,20 @@ class ScalingAsk:
     serving: float | None
 
 
-def scaling_exprs(labels: Mapping[str, str]) -> tuple[str, str]:
-    """(desired replicas per deployment, serving replicas per job) for an alert's labels."""
-    scope: list[Matcher] = [(k, "=", labels[k]) for k in _SCOPE if labels.get(k)]
+def scaling_exprs(labels: Mapping[str, str], cluster_label: str = c.LABEL_CLUSTER) -> tuple[str, str]:
+    """(desired replicas per deployment, serving replicas per job) for an alert's labels, narrowed
+    to its job and its cluster (`cluster_label`)."""
+    scope: list[Matcher] = [(k, "=", labels[k]) for k in (c.LABEL_JOB, cluster_label) if labels.get(k)]
     return selector(c.REC_AUTOSCALE_DESIRED, scope), selector(c.REC_SERVING_REPLICAS, scope)
 
 
-def asks(desired: Sequence[Sample], serving: Sequence[Sample]) -> list[ScalingAsk]:
-    """One ask per deployment (the largest first), with the servers of its job serving."""
+def asks(
+    desired: Sequence[Sample], serving: Sequence[Sample], cluster_label: str = c.LABEL_CLUSTER
+) -> list[ScalingAsk]:
+    """One ask per deployment (the largest first), with the servers of its job (and cluster) serving."""
 
     def key(labels: Mapping[str, str]) -> tuple[str, str]:
-        return labels.get(c.LABEL_JOB, ""), labels.get(c.LABEL_CLUSTER, "")
+        return labels.get(c.LABEL_JOB, ""), labels.get(cluster_label, "")
 
     up = {key(labels): value for labels, value in serving}
     found = [

@@ -68,7 +68,6 @@ from triton_sre.inputs import not_regular
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import redact
 from triton_sre.rollout.live import alert_lines
-from triton_sre.slo import default_spec
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +199,7 @@ class Worker:
             log.error("group %s: no channel (set --channel or a route matching its labels)", group.group_key)
             self.outbox.mark_failed(notification.id, "no channel")
             return
-        model = enrich(group, self.facts(group), self.links).context()
+        model = enrich(group, self.facts(group), self.links, self.settings.cluster_label).context()
         blocks = self.renderer.blocks(model)
         text = self.renderer.text(model)
         try:
@@ -394,9 +393,10 @@ class Worker:
         for alert in shown_alerts(group):
             if alert.name not in SCALING_ALERTS or self.prometheus is None:
                 continue
-            desired, serving = scaling_exprs(alert.labels)
+            cluster_label = self.settings.cluster_label
+            desired, serving = scaling_exprs(alert.labels, cluster_label)
             try:
-                asked = asks(self.prometheus.vector(desired), self.prometheus.vector(serving))
+                asked = asks(self.prometheus.vector(desired), self.prometheus.vector(serving), cluster_label)
             except PromError as exc:
                 log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
                 continue
@@ -405,13 +405,15 @@ class Worker:
         return found
 
     def _rollout(self, group: AlertGroup) -> dict[str, list[str]]:
-        """For each rollout alert: the verdict now and each figure (rollout/live.py, shipped slos.yaml)."""
+        """For each rollout alert: the verdict now and each figure (rollout/live.py, --slo-file's spec)."""
         found: dict[str, list[str]] = {}
         for alert in shown_alerts(group):
             if alert.name != c.ALERT_ROLLOUT_REGRESSION or self.prometheus is None:
                 continue
             try:
-                found[alert.fingerprint] = alert_lines(self.prometheus, alert.labels, default_spec())
+                found[alert.fingerprint] = alert_lines(
+                    self.prometheus, alert.labels, self.settings.slo_spec()
+                )
             except PromError as exc:
                 log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
         return found
