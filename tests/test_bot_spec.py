@@ -163,3 +163,28 @@ def test_a_bad_slo_file_is_one_line_and_exit_2(tmp_path: Path, content: str | No
     assert len([line for line in err.splitlines() if line.strip()]) == 1 and out == "", err
     with pytest.raises(ConfigError, match=r"^--slo-file: "):
         _settings("--slo-file", "")
+
+
+@pytest.mark.parametrize("with_spec", [True, False])
+def test_stack_up_gives_the_bot_its_spec_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_spec: bool
+) -> None:
+    from triton_sre.stack.local import Component, Stack, StackOptions
+
+    spec_file = _spec_file(tmp_path) if with_spec else None
+    opts = StackOptions(model_repository=tmp_path, workdir=tmp_path / "stack", slo_file=spec_file)
+    stack = Stack(opts, lambda _text: None)
+    spawned: dict[str, list[str]] = {}
+
+    def spawn(name: str, argv: list[str], url: str, env: Any = None) -> Component:
+        spawned[name] = argv
+        return Component(name=name, pid=0, start_time=0, url=url, log="", argv=argv)
+
+    monkeypatch.setattr(stack, "spawn", spawn)
+    monkeypatch.setattr(stack, "wait_ready", lambda _comp, _check: None)
+    monkeypatch.setenv(c.ENV_SLACK_BOT_TOKEN, SLACK_TOKEN)
+    stack.start_bot(tmp_path / "token", "http://t:8000", "http://p:9090", "http://am:9093")
+    argv = spawned["bot"]
+    settings = resolve_bot_settings(build_parser().parse_args(argv[argv.index("bot") :]))
+    assert settings.cluster_label == (REGION if with_spec else c.LABEL_CLUSTER)
+    assert (settings.spec is not None) == with_spec

@@ -51,7 +51,10 @@ def add_stack_parser(commands: Any, epilog: str) -> None:
     )
     _workdir_arg(up)
     up.add_argument(
-        "--slo-file", type=Path, default=None, help="SLO spec for the rules (default: the shipped slos.yaml)"
+        "--slo-file",
+        type=Path,
+        default=None,
+        help="SLO spec for the rules and the bot (default: the shipped slos.yaml)",
     )
     up.add_argument(
         "--port-base",

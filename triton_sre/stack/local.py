@@ -482,6 +482,8 @@ class Stack:
         ]  # fmt: skip
         if self.opts.runbook_base_url.startswith(("http://", "https://")):
             argv.append(f"--runbook-base-url={self.opts.runbook_base_url}")
+        if self.opts.slo_file:  # the spec the rules came from: its cluster label, its rollout settings
+            argv.append(f"--slo-file={self.opts.slo_file.absolute()}")
         bot = self.spawn("bot", argv, self.url("bot"), env)
         self.wait_ready(bot, self.http_ok(f"{bot.url}{c.PATH_HEALTHZ}"))
 
