@@ -50,7 +50,17 @@ def _user_files(compose: dict[str, Any]) -> set[Path]:
 def test_docker_compose_config_validates(tmp_path: Path) -> None:
     exe = _need("docker-compose")
     compose = _compose()
-    for name in ("docker-compose.yml", ".env", "Dockerfile", "deploy", "alerts", "dashboards", "triton_sre"):
+    names = (
+        "docker-compose.yml",
+        ".env",
+        "Dockerfile",
+        "deploy",
+        "alerts",
+        "dashboards",
+        "triton_sre",
+        "slos.yaml",
+    )
+    for name in names:
         src = REPO / name
         dst = tmp_path / name
         if src.is_dir():
@@ -106,6 +116,14 @@ def test_every_file_the_compose_file_mounts_exists() -> None:
         assert Path(f"{user_file}.example").is_file(), user_file
         ignored = subprocess.run(["git", "check-ignore", "-q", str(user_file)], cwd=REPO)
         assert ignored.returncode == 0, f"{user_file} is not git-ignored"
+
+
+def test_the_compose_bot_reads_the_spec_the_rules_came_from() -> None:
+    """The bot's cluster label and rollout settings come from the slos.yaml alerts/ was generated from."""
+    bot = _compose()["services"]["bot"]
+    given = [arg.split("=", 1)[1] for arg in bot["command"] if arg.startswith("--slo-file=")]
+    assert len(given) == 1, bot["command"]
+    assert f"./slos.yaml:{given[0]}:ro" in bot["volumes"]
 
 
 def test_compose_pins_every_image_and_keeps_secrets_out_of_configs() -> None:
