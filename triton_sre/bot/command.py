@@ -68,6 +68,7 @@ def add_bot_parser(commands: Any, epilog: str) -> None:
     )
     bot.add_argument(
         "--slo-file",
+        "--spec",
         help="the slos.yaml the rules were generated from: its cluster_label names the alert's cluster, "
         "its rollout section answers rollouts (default: label cluster, the shipped slos.yaml)",
     )

@@ -93,6 +93,7 @@ def add_doctor_parser(commands: Any, epilog: str) -> None:
     doctor.add_argument("--alertmanager-url", help="the Alertmanager Prometheus must send alerts to")
     doctor.add_argument(
         "--spec",
+        "--slo-file",
         type=Path,
         help=f"SLO spec (default: ./{DEFAULT_SPEC_FILE} if present, else the shipped one)",
     )

@@ -149,7 +149,9 @@ def add_generate_parser(commands: Any, epilog: str) -> None:
         ),
         epilog=f"{epilog}; with --check, 1 means generated files are stale",
     )
-    gen.add_argument("--spec", type=Path, default=Path(DEFAULT_SPEC), help="SLO spec (default: ./slos.yaml)")
+    gen.add_argument(
+        "--spec", "--slo-file", type=Path, default=Path(DEFAULT_SPEC), help="SLO spec (default: ./slos.yaml)"
+    )
     gen.add_argument("--out", type=Path, default=Path("."), help="directory to write into (default: .)")
     gen.add_argument(
         "--runbook-base-url",

@@ -48,6 +48,7 @@ def add_lint_parser(commands: Any, epilog: str) -> None:
     parser.add_argument("--gpus", type=int, default=1, help="GPUs on a GPU host (default 1)")
     parser.add_argument(
         "--slo-file",
+        "--spec",
         help=f"SLO spec for the queue-delay check (default ./{DEFAULT_SLO_FILE} when present)",
     )
     parser.add_argument("--python", help="serving interpreter: check Python models' imports against it")

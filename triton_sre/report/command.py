@@ -76,7 +76,9 @@ def add_report_parser(commands: Any, epilog: str) -> None:
         help="comma-separated outputs among md, html, csv (default all three)",
     )
     parser.add_argument(
-        "--slo-file", help="slos.yaml for the thresholds (batching ratio, min request rate, queue share)"
+        "--slo-file",
+        "--spec",
+        help="slos.yaml for the thresholds (batching ratio, min request rate, queue share)",
     )
     parser.add_argument(
         "--scrape-interval",

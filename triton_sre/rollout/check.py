@@ -102,6 +102,7 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
     check.add_argument("--job", help="Triton's scrape job (default: the spec's scrape.triton_job)")
     check.add_argument(
         "--spec",
+        "--slo-file",
         type=Path,
         default=None,
         help=f"SLO spec with the margins (default ./{DEFAULT_SPEC_FILE} if present)",

@@ -52,6 +52,7 @@ def add_stack_parser(commands: Any, epilog: str) -> None:
     _workdir_arg(up)
     up.add_argument(
         "--slo-file",
+        "--spec",
         type=Path,
         default=None,
         help="SLO spec for the rules and the bot (default: the shipped slos.yaml)",
