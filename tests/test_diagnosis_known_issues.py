@@ -267,7 +267,7 @@ def test_the_advice_holds_in_its_range_only(issue_id: str) -> None:
 
 
 def _step(release: str, by: int) -> str:
-    """The release ``by`` months on from ``release``, as Triton numbers them (25.07 was skipped)."""
+    """The release ``by`` months on from ``release``, as Triton numbers them (25.07 had no minor version: 2.59.1)."""
     minor = int(str(server_version_of_release(release)).split(".")[1])
     return str(server_release_from_version(2, minor + by))
 

@@ -7,7 +7,12 @@ import json
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
-from triton_sre.diagnosis.releases import server_release_from_version, server_version_of_release
+from triton_sre.diagnosis.releases import (
+    ReleaseReader,
+    release_in,
+    server_release_from_version,
+    server_version_of_release,
+)
 from triton_sre.diagnosis.render import to_json, to_markdown, to_text
 
 # The FIL backend's XGBoost JSON error (fil_backend#378 wording) under the 22.11 banner.
@@ -59,14 +64,24 @@ def test_server_version_is_the_inverse_of_the_release_mapping() -> None:
     assert server_version_of_release("20.12") is None and server_version_of_release("bad") is None
 
 
-def test_no_25_07_release_shifts_the_mapping_by_a_month() -> None:
-    # The release pages: 2.44.0 = 24.03, 2.59.0 = 25.06, 2.75.0 = 26.11; the notes skip 25.07.
+def test_25_07_was_a_patch_version_and_shifts_the_mapping_by_a_month() -> None:
+    # The release pages: 2.44.0 = 24.03, 2.59.0 = 25.06, 2.75.0 = 26.11; the notes skip 25.07, whose
+    # images (the server's compatibility tables list 25.07 trtllm and vllm images) hold 2.59.1, r25.07's
+    # TRITON_VERSION.
     assert server_release_from_version(2, 44) == "24.03"
     assert server_release_from_version(2, 59) == "25.06"
+    assert server_release_from_version(2, 59, 1) == "25.07"
     assert server_release_from_version(2, 60) == "25.08"
     assert server_release_from_version(2, 75) == "26.11"
-    assert server_version_of_release("25.07") is None
+    assert server_version_of_release("25.07") == "2.59"
     assert server_version_of_release("26.11") == "2.75"
+    assert (
+        release_in("| server_version | 2.59.1 |") == "25.07"
+        and release_in("Triton Server Version 2.59.0") == "25.06"
+    )
+    reader = ReleaseReader()
+    reader.note_version("2.59.1")
+    assert reader.release == "25.07"
 
 
 def test_control_characters_of_a_log_never_reach_the_terminal() -> None:

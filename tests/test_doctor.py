@@ -161,7 +161,8 @@ def test_a_huge_or_trickling_metadata_answer_is_bounded(triton: LocalTriton, fau
 def test_release_mapping() -> None:
     assert release_of(51) == "24.10" and release_of(52) == "24.11" and release_of(54) == "25.01"
     assert release_of(38) == "23.09"
-    # no 25.07 release: 2.59 is 25.06, 2.60 is 25.08, 2.65 is 26.01 (the server's r26.01 TRITON_VERSION)
+    # 25.07 had no minor version of its own (2.59.1): 2.59 is 25.06, 2.60 is 25.08, 2.65 is 26.01 (the
+    # server's r26.01 TRITON_VERSION)
     assert release_of(59) == "25.06" and release_of(60) == "25.08" and release_of(65) == "26.01"
 
 

@@ -40,7 +40,7 @@ _SAMPLE_TAIL = re.compile(r"(?:_count|_sum|_bucket)?[ \t{]")
 
 HISTOGRAM_LATENCIES_SINCE = 52  # 24.11: --metrics-config histogram_latencies=true
 # 26.01 (2.65.0): the first-response histogram for every model, not only decoupled (core PR #464, first in
-# core's r26.01 branch; the server's r26.01 TRITON_VERSION is 2.65.0: 2.60 is 25.08, there was no 25.07)
+# core's r26.01 branch; the server's r26.01 TRITON_VERSION is 2.65.0: 2.60 is 25.08, 25.07 was 2.59.1)
 HISTOGRAM_ALL_MODELS_SINCE = 65
 LOAD_DURATION_SINCE = 52  # 24.11: nv_model_load_duration_secs
 PENDING_COUNT_SINCE = 38  # 23.09: nv_inference_pending_request_count
@@ -180,8 +180,8 @@ def minor_version(version: str | None) -> int | None:
 
 
 def release_of(minor: int) -> str:
-    """Server 2.<minor> -> its NGC release, e.g. 51 -> 24.10, 65 -> 26.01 (no 25.07 in between); the one
-    mapping is `diagnosis.releases.server_release_from_version`."""
+    """Server 2.<minor> -> its NGC release, e.g. 51 -> 24.10, 65 -> 26.01 (25.07 was the patch 2.59.1);
+    the one mapping is `diagnosis.releases.server_release_from_version`."""
     return server_release_from_version(2, minor) or f"2.{minor}"
 
 
