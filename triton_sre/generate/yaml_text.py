@@ -223,10 +223,17 @@ def _folded(text: str, column: int, indent: int, quoted: bool) -> str:
     return "".join(out)
 
 
-@functools.lru_cache(maxsize=65536)  # label values, durations, names... repeat
+_CACHED = 100  # the longest text whose answers are cached: label values, durations, names repeat;
+# an expression or annotation rarely does, and 65,536 of them held ~30 MB at thousands of SLOs
+
+
 def _plain(text: str) -> bool:
     """Whether libyaml writes `text` (printable ASCII, one line) plain in block context: no
     indicator where it would start a YAML token, no edge space, and it reads back as a string."""
+    return _plain_cached(text) if len(text) <= _CACHED else _is_plain(text)
+
+
+def _is_plain(text: str) -> bool:
     if not text or text[0] == " " or text[-1] == " " or text.startswith(("---", "...")):
         return False
     first = text[0]
@@ -237,7 +244,9 @@ def _plain(text: str) -> bool:
     return first not in _RESOLVED_FIRST or _resolves_to_str(text)
 
 
-@functools.lru_cache(maxsize=65536)
+_plain_cached = functools.lru_cache(maxsize=65536)(_is_plain)
+
+
 def _resolves_to_str(text: str) -> bool:
     return bool(_RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG)
 
