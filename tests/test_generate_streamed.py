@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 
 from triton_sre import conventions as c
-from triton_sre.generate import dashboards, families, tests_slo
+from triton_sre.generate import dashboards, families, slo_rules, tests_slo
 from triton_sre.generate.command import run_generate
+from triton_sre.slo import load_spec
+from triton_sre.stack.render import K8S_PROMETHEUSRULE_FILE, deploy_files
 
 _SLO = "{{name: a{i}, type: availability, models: [m{i}], objective: 99.9, period: 30d, min_request_rate: 1}}"
 
@@ -56,20 +58,65 @@ def test_the_slo_tests_are_held_one_slo_at_a_time(tmp_path: Path, monkeypatch: p
 
 
 def test_the_rule_files_are_built_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """deploy/'s PrometheusRule is written from the rule documents alerts/ was written from (it
-    built them all a second time, on top of everything held)."""
+    """deploy/'s PrometheusRule is written from the rule groups alerts/ is written from (it built
+    them all a second time, on top of everything held): each family's rules are built once, as a
+    whole document or (the SLO family) as a stream of groups."""
     calls: dict[str, int] = {}
 
     def counting(family: families.Family) -> families.Family:
-        def rules(spec: Any, base_url: str) -> Any:
-            calls[family.file] = calls.get(family.file, 0) + 1
-            return family.rules(spec, base_url)
+        def count(build: Any) -> Any:
+            def built(spec: Any, base_url: str) -> Any:
+                calls[family.file] = calls.get(family.file, 0) + 1
+                return build(spec, base_url)
 
-        return dataclasses.replace(family, rules=rules)
+            return built
+
+        groups = None if family.groups is None else count(family.groups)
+        return dataclasses.replace(family, rules=count(family.rules), groups=groups)
 
     monkeypatch.setattr(families, "FAMILIES", tuple(counting(f) for f in families.FAMILIES))
     assert run_generate(_args(tmp_path, 3, tmp_path / "out")) == c.EXIT_OK
     assert calls == {f.file: 1 for f in families.FAMILIES}
+
+
+def _slo_rule_groups_alive() -> int:
+    """The SLO family's rule groups (one per SLO) alive now."""
+    prefix = c.slo_group("")
+    return sum(
+        1
+        for o in gc.get_objects()
+        if type(o) is dict and "rules" in o and str(o.get("name", "")).startswith(prefix)
+    )
+
+
+def test_the_slo_rule_groups_are_held_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SLO rule file (a group per SLO) was built whole and held while alerts/ and deploy/'s
+    PrometheusRule were written from it: the largest document left at 10,000 SLOs (~17 kB a group).
+    Now each group is written to both files as it is built, then dropped; the promtool tests keep
+    only what their evaluation order needs (rulefile.ReadGraph)."""
+    alive: list[int] = []
+    stream = slo_rules.group_stream
+
+    def counted(spec: Any, base_url: str) -> Any:
+        for group in stream(spec, base_url):
+            alive.append(_slo_rule_groups_alive())
+            yield group
+
+    now = tuple(
+        dataclasses.replace(f, groups=counted) if f.groups is stream else f for f in families.FAMILIES
+    )
+    monkeypatch.setattr(families, "FAMILIES", now)
+    out = tmp_path / "out"
+    before = _slo_rule_groups_alive()  # another test's (a module's shipped rule files), if any
+    assert run_generate(_args(tmp_path, 30, out)) == c.EXIT_OK
+    assert len(alive) == 30
+    assert max(alive) - before <= 2, (before, alive)  # the one just built, and the one before it at most
+    slo_file = (out / "alerts" / slo_rules.SLO_FILE).read_text(encoding="utf-8")
+    assert all(f"name: {c.slo_group(f'a{i}')}\n" in slo_file for i in range(30))
+    # the PrometheusRule written a group at a time is the one deploy_files renders whole
+    spec = load_spec(tmp_path / "slos-30.yaml")
+    whole = deploy_files(spec, c.DEFAULT_RUNBOOK_BASE_URL)[f"{c.DEPLOY_DIR}/{K8S_PROMETHEUSRULE_FILE}"]
+    assert (out / c.DEPLOY_DIR / K8S_PROMETHEUSRULE_FILE).read_text(encoding="utf-8") == whole
 
 
 def _tree(root: Path) -> dict[str, bytes]:

@@ -128,11 +128,21 @@ def test_pieces_and_items_join_to_what_render_yaml_writes() -> None:
         expected = render_yaml(document, "s.yaml")
         assert "".join(yaml_pieces(document, "s.yaml")) == expected, document
         out = _Kept()
-        listed = YamlListWriter(out, "s.yaml", {k: v for k, v in document.items() if k != "tests"}, "tests")
+        listed = YamlListWriter(
+            out, "s.yaml", {k: v for k, v in document.items() if k != "tests"}, ("tests",)
+        )
         for item in items:
             listed.add(item)
         listed.close()
         assert out.text == expected, document
+        # a list two keys down, as deploy/'s PrometheusRule's spec.groups is written
+        nested = {"root": document["root"], "spec": {"groups": items}}
+        out = _Kept()
+        listed = YamlListWriter(out, "s.yaml", {"root": document["root"]}, ("spec", "groups"))
+        for item in items:
+            listed.add(item)
+        listed.close()
+        assert out.text == render_yaml(nested, "s.yaml"), nested
         ended += expected.endswith("\n...\n")  # libyaml's end marker, after a `|+` literal anywhere
         try:
             block_yaml(document)

@@ -22,7 +22,7 @@ from triton_sre import conventions as c
 from triton_sre.checks import runbook_base_arg
 from triton_sre.files import StagedFiles
 from triton_sre.generate import families
-from triton_sre.generate.rulefile import Writer, YamlListWriter, yaml_pieces
+from triton_sre.generate.rulefile import ReadGraph, Writer, YamlListWriter
 from triton_sre.shutdown import unwinding_on_stop
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, load_spec, spec_warnings
 
@@ -31,6 +31,7 @@ ALERTS_DIR = "alerts"
 TESTS_DIR = "alerts/tests"
 DASHBOARDS_DIR = "dashboards"
 TESTS_KEY = "tests"  # a promtool test file's list of test groups
+RULES_KEY = "groups"  # a rule file's list of rule groups (its only key)
 _NEVER = 2**31 - 1  # the largest threshold gc.set_threshold takes (a C int)
 
 
@@ -88,10 +89,11 @@ class Files(Protocol):
 
 def emit(spec: Spec, base_url: str, files: Files, deploy: bool = True) -> None:
     """Render every generated file into `files`, a piece at a time, each document built when its
-    turn comes and dropped once written: the rule files (held while deploy/'s PrometheusRule is
-    written from them, and their group names for the promtool tests' evaluation order), then the
-    tests a family at a time, a test group at a time (the SLO family's are built an SLO at a time),
-    then the dashboards.
+    turn comes and dropped once written: the rule files a rule group at a time, each group written
+    to its alerts/ file and to deploy/'s PrometheusRule as it is built (only what the promtool tests'
+    evaluation order needs is kept of it: ReadGraph), the rest of deploy/, then the tests a family
+    at a time, a test group at a time (the SLO family's are built an SLO at a time), then the
+    dashboards.
 
     Rule families (and their promtool tests) are registered in generate/families.py (FAMILIES),
     dashboards in generate/dashboards.py (DASHBOARDS). Dashboards (grafanalib) and deploy/ (jinja2)
@@ -102,20 +104,38 @@ def emit(spec: Spec, base_url: str, files: Files, deploy: bool = True) -> None:
 
     source = Path(spec.source).name
     with no_full_collections():
-        rules = families.rule_files(spec, base_url)
-        for name, doc in rules.items():
-            _write(files, f"{ALERTS_DIR}/{name}", yaml_pieces(doc, source))
+        streams = families.test_streams(spec, base_url, _rule_files(spec, base_url, files, deploy))
         if deploy:
             from triton_sre.stack.render import deploy_pieces
 
-            for rel, pieces in deploy_pieces(spec, base_url, rules):
+            for rel, pieces in deploy_pieces(spec, base_url, prometheus_rule=False):
                 _write(files, rel, pieces)
-        streams = families.test_streams(spec, base_url, rules)
-        del rules  # the tests need only the group names: test_streams kept them
         for heads, groups in streams:
             _write_tests(files, source, heads, groups)
         for name, board in dashboards.dashboards(spec, base_url).items():
             _write(files, f"{DASHBOARDS_DIR}/{name}", [dashboards.render_json(board)])
+
+
+def _rule_files(spec: Spec, base_url: str, files: Files, deploy: bool) -> ReadGraph:
+    """alerts/'s rule files and (with `deploy`) deploy/'s PrometheusRule, every group written to both
+    as it is built and then dropped; what the tests need of the groups is returned."""
+    source = Path(spec.source).name
+    graph = ReadGraph()
+    both = None
+    if deploy:
+        from triton_sre.stack.render import K8S_PROMETHEUSRULE_FILE, prometheus_rule_writer
+
+        both = prometheus_rule_writer(spec, files.open(f"{c.DEPLOY_DIR}/{K8S_PROMETHEUSRULE_FILE}"))
+    for family in families.FAMILIES:
+        out = YamlListWriter(files.open(f"{ALERTS_DIR}/{family.file}"), source, {}, (RULES_KEY,))
+        for group in graph.passing(family.file, families.rule_groups(family, spec, base_url)):
+            out.add(group)
+            if both is not None:
+                both.add(group)
+        out.close()
+    if both is not None:
+        both.close()
+    return graph
 
 
 def _write(files: Files, rel: str, pieces: Iterable[str]) -> None:
@@ -128,7 +148,7 @@ def _write(files: Files, rel: str, pieces: Iterable[str]) -> None:
 def _write_tests(files: Files, source: str, heads: dict[str, Any], groups: Iterator[tuple[str, Any]]) -> None:
     """One family's promtool test files, open together, each group written as soon as it is built."""
     out = {
-        name: YamlListWriter(files.open(f"{TESTS_DIR}/{name}"), source, head, TESTS_KEY)
+        name: YamlListWriter(files.open(f"{TESTS_DIR}/{name}"), source, head, (TESTS_KEY,))
         for name, head in heads.items()
     }
     for name, group in groups:

@@ -10,7 +10,7 @@ To add a family: write `generate/<family>.py` exposing its file name and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,14 @@ from triton_sre.generate import (
     tests_rollout,
     tests_slo,
 )
-from triton_sre.generate.rulefile import RuleFile, TestFile, eval_order, with_eval_order
+from triton_sre.generate.rulefile import (
+    ReadGraph,
+    RuleFile,
+    TestFile,
+    group_names,
+    read_graph,
+    with_eval_order,
+)
 from triton_sre.slo import Spec
 
 
@@ -44,6 +51,8 @@ class Family:
     tests: Callable[[Spec, str], dict[str, TestFile]]  # (spec, base url) -> file under alerts/tests/ -> doc
     # the same, built as it is written (a family with many groups per SLO): TestStream
     stream: Callable[[Spec, str], TestStream] | None = None
+    # the rule file's groups one by one, as they are built (a family with a group per SLO); its only key
+    groups: Callable[[Spec, str], Iterator[dict[str, Any]]] | None = None
 
 
 # file under alerts/tests/ -> its document without `tests` (its last key), then the test groups as they are
@@ -54,7 +63,13 @@ TestStream = tuple[dict[str, TestFile], Iterator[tuple[str, Any]]]
 # Order matters: rule files (and so promtool's group order among independent groups) follow it.
 FAMILIES: tuple[Family, ...] = (
     Family(recording.RECORDING_FILE, recording.rule_file, tests_recording.test_files),
-    Family(slo_rules.SLO_FILE, slo_rules.rule_file, tests_slo.test_files, tests_slo.test_stream),
+    Family(
+        slo_rules.SLO_FILE,
+        slo_rules.rule_file,
+        tests_slo.test_files,
+        tests_slo.test_stream,
+        slo_rules.group_stream,
+    ),
     Family(operational.OPERATIONAL_FILE, operational.rule_file, tests_operational.test_files),
     Family(llm.LLM_FILE, llm.rule_file, tests_llm.test_files),
     Family(capacity.CAPACITY_FILE, capacity.rule_file, tests_capacity.test_files),
@@ -68,35 +83,46 @@ def rule_files(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[s
     return {family.file: family.rules(spec, base_url) for family in FAMILIES}
 
 
+def rule_groups(family: Family, spec: Spec, base_url: str) -> Iterable[dict[str, Any]]:
+    """The groups of `family`'s rule file (its only key), built one by one when the family streams them."""
+    if family.groups is not None:
+        return family.groups(spec, base_url)
+    doc = family.rules(spec, base_url)
+    if list(doc) != ["groups"]:
+        raise ValueError(f"{family.file}: a rule file has only `groups`, not {list(doc)}")
+    return doc["groups"]
+
+
 def test_files(
     spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL, rules: dict[str, RuleFile] | None = None
 ) -> dict[str, TestFile]:
     """File name (under alerts/tests/) -> promtool test document, groups in evaluation order;
     `rules`: rule_files(spec, base_url) when the caller has them already."""
     rules = rule_files(spec, base_url) if rules is None else rules
-    order = eval_order(rules)
+    order, names = read_graph(rules).order(), group_names(rules)
     return {
-        name: with_eval_order(doc, rules, order)
+        name: with_eval_order(doc, names, order)
         for family in FAMILIES
         for name, doc in family.tests(spec, base_url).items()
     }
 
 
-def test_streams(spec: Spec, base_url: str, rules: dict[str, RuleFile]) -> Iterator[TestStream]:
+def test_streams(spec: Spec, base_url: str, graph: ReadGraph) -> Iterator[TestStream]:
     """What test_files gives, family by family, each family's documents built only when its turn
     comes, its test groups (TestStream) one by one: `generate` writes each as it comes and holds
-    neither the documents nor their text. Needs only the group names of `rules` once called."""
-    order = eval_order(rules)
-    names = {name: {"groups": [{"name": g["name"]} for g in doc["groups"]]} for name, doc in rules.items()}
-    return _streams(spec, base_url, names, order)
+    neither the documents nor their text. `graph`: every rule group's reads (ReadGraph), all that the
+    tests need of the rule files; not needed once this returns (the order is computed here)."""
+    return _streams(spec, base_url, graph.files, graph.order())
 
 
-def _streams(spec: Spec, base_url: str, rules: dict[str, RuleFile], order: list[str]) -> Iterator[TestStream]:
+def _streams(
+    spec: Spec, base_url: str, names: Mapping[str, list[str]], order: list[str]
+) -> Iterator[TestStream]:
     for family in FAMILIES:
         heads, groups = (
             family.stream(spec, base_url) if family.stream else _split(family.tests(spec, base_url))
         )
-        yield {name: with_eval_order(head, rules, order) for name, head in heads.items()}, groups
+        yield {name: with_eval_order(head, names, order) for name, head in heads.items()}, groups
 
 
 def _split(docs: dict[str, TestFile]) -> TestStream:

@@ -8,7 +8,8 @@ Pure: a rule file is a plain dict (`{"groups": [...]}`) so tests can walk the ex
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import yaml
@@ -92,26 +93,34 @@ def yaml_pieces(document: dict[str, Any], source: str) -> Iterator[str]:
 
 
 class YamlListWriter:
-    """A generated document written out as its last key's list is built: `head` (every other key)
-    at once, then each `add`ed item, then `close`: the bytes render_yaml writes for
-    {**head, key: [the items]}, never held whole."""
+    """A generated document written out as one of its lists is built: `head` (every key before the
+    list's) at once, then each `add`ed item, then `close`: the bytes render_yaml writes for
+    {**head, path[0]: {path[1]: ... [the items]}}, never held whole. `path`: the keys down to the
+    list, each the last key of its mapping (a PrometheusRule's ("spec", "groups"))."""
 
-    def __init__(self, out: Writer, source: str, head: dict[str, Any], key: str) -> None:
-        self.out, self.key, self.items = out, key, 0
+    def __init__(self, out: Writer, source: str, head: dict[str, Any], path: tuple[str, ...]) -> None:
+        self.out, self.path, self.items = out, path, 0
         self.pieces = Pieces(_dump)
         out.write(GENERATED_HEADER.format(source=source))
         for piece in self.pieces.mapping(head) if head else ():
             out.write(piece)
 
+    def _keys(self, depth: int) -> None:
+        """The key lines of path[:depth] (their values follow)."""
+        for i in range(depth):
+            self.out.write(self.pieces.key(self.path[:i], self.path[i]))
+
     def add(self, item: Any) -> None:
         if not self.items:
-            self.out.write(self.pieces.key((), self.key))
+            self._keys(len(self.path))
         self.items += 1
-        self.out.write(self.pieces.piece((self.key,), [item]))
+        self.out.write(self.pieces.piece(self.path, [item]))
 
     def close(self) -> None:
         if not self.items:
-            self.out.write(self.pieces.piece((), {self.key: []}))
+            *parents, last = self.path
+            self._keys(len(parents))
+            self.out.write(self.pieces.piece(tuple(parents), {last: []}))
         self.out.write(self.pieces.end())
         self.out.close()
 
@@ -139,21 +148,76 @@ def group_reads(files: Mapping[str, RuleFile]) -> dict[str, set[str]]:
     other group's latest evaluation: this interval's or the previous one's, depending on which
     group Prometheus evaluated first.
     """
-    groups = [g for f in files.values() for g in f["groups"]]
-    recorders: dict[str, _Recorders] = {}
-    for g in groups:
-        for rule in g["rules"]:
+    return read_graph(files).reads()
+
+
+def read_graph(files: Mapping[str, RuleFile]) -> ReadGraph:
+    graph = ReadGraph()
+    for name, doc in files.items():
+        for _ in graph.passing(name, doc["groups"]):
+            pass
+    return graph
+
+
+class ReadGraph:
+    """What group_reads and eval_order need of the rule groups, gathered a group at a time as they
+    are built (`generate` writes each group and drops it): each file's group names, the series each
+    group records, the selectors each group reads; not the rules themselves. Kept small (~1 kB a
+    group): a group's selectors are one flat tuple of distinct (series name, matchers) strings, the
+    names interned."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, list[str]] = {}  # rule file -> its group names, in order
+        self.recorders: dict[str, _Recorders] = {}
+        self.selectors: dict[str, tuple[str, ...]] = {}  # group -> name, matchers, name, matchers... it reads
+
+    def passing(self, file: str, groups: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """`groups`, the groups of rule file `file`, each added as it passes."""
+        self.files.setdefault(file, [])
+        for group in groups:
+            self.add(file, group)
+            yield group
+
+    def add(self, file: str, group: Mapping[str, Any]) -> None:
+        name = group["name"]
+        self.files.setdefault(file, []).append(name)
+        read: dict[tuple[str, str], None] = {}
+        for rule in group["rules"]:
             if "record" in rule:
-                recorders.setdefault(rule["record"], _Recorders()).add(g["name"], rule.get("labels", {}))
-    reads: dict[str, set[str]] = {}
-    for g in groups:
-        deps: set[str] = set()
-        for rule in g["rules"]:
-            for name, matchers in _SELECTOR.findall(rule["expr"]):
-                if name in recorders:
-                    deps.update(recorders[name].matching(dict(_EQUAL.findall(matchers))))
-        reads[g["name"]] = deps - {g["name"]}
-    return reads
+                self.recorders.setdefault(rule["record"], _Recorders()).add(name, rule.get("labels", {}))
+            read.update(dict.fromkeys(_SELECTOR.findall(rule["expr"])))
+        self.selectors[name] = tuple(sys.intern(text) for pair in read for text in pair)
+
+    def reads(self) -> dict[str, set[str]]:
+        """group_reads of every group added (each read resolved once every recorder is known)."""
+        reads: dict[str, set[str]] = {}
+        for name, selectors in self.selectors.items():
+            deps: set[str] = set()
+            for series, matchers in zip(selectors[::2], selectors[1::2], strict=True):
+                if series in self.recorders:
+                    deps.update(self.recorders[series].matching(dict(_EQUAL.findall(matchers))))
+            reads[name] = deps - {name}
+        return reads
+
+    def order(self) -> list[str]:
+        """eval_order of every group added."""
+        reads = self.reads()
+        order: list[str] = []
+        placed: set[str] = set()  # `order` as a set: a list lookup per group was quadratic in SLOs
+
+        def visit(name: str, path: tuple[str, ...]) -> None:
+            if name in placed:
+                return
+            if name in path:
+                raise ValueError(f"rule groups read each other in a cycle: {' -> '.join((*path, name))}")
+            for dep in sorted(reads[name]):
+                visit(dep, (*path, name))
+            order.append(name)
+            placed.add(name)
+
+        for name in reads:
+            visit(name, ())
+        return order
 
 
 class _Recorders:
@@ -163,7 +227,7 @@ class _Recorders:
 
     def __init__(self) -> None:
         self.groups: list[str] = []
-        self.by_value: dict[str, dict[str, set[int]]] = {}
+        self.by_value: dict[str, dict[str, list[int]]] = {}
         self.labelled: dict[str, set[int]] = {}
         self.unlabelled: dict[str, set[int]] = {}
 
@@ -171,7 +235,7 @@ class _Recorders:
         i = len(self.groups)
         self.groups.append(group)
         for k, v in labels.items():
-            self.by_value.setdefault(k, {}).setdefault(v, set()).add(i)
+            self.by_value.setdefault(k, {}).setdefault(v, []).append(i)  # a list: most hold one
             self.labelled.setdefault(k, set()).add(i)
 
     def matching(self, wanted: Mapping[str, str]) -> set[str]:
@@ -181,7 +245,7 @@ class _Recorders:
                 continue  # no recorder has label k: all match it
             if k not in self.unlabelled:  # every recorder is added before the first lookup
                 self.unlabelled[k] = set(range(len(self.groups))) - self.labelled[k]
-            ok = self.by_value[k].get(v, set()) | self.unlabelled[k]
+            ok = self.unlabelled[k].union(self.by_value[k].get(v, ()))
             found = ok if found is None else found & ok
         indices = range(len(self.groups)) if found is None else found
         return {self.groups[i] for i in indices}
@@ -190,30 +254,20 @@ class _Recorders:
 def eval_order(files: Mapping[str, RuleFile]) -> list[str]:
     """Every group name, each after the groups it reads (file order otherwise): what promtool's
     `group_eval_order` needs so that a test sees what one group with all the rules would."""
-    reads = group_reads(files)
-    order: list[str] = []
-    placed: set[str] = set()  # `order` as a set: a list lookup per group was quadratic in SLOs
-
-    def visit(name: str, path: tuple[str, ...]) -> None:
-        if name in placed:
-            return
-        if name in path:
-            raise ValueError(f"rule groups read each other in a cycle: {' -> '.join((*path, name))}")
-        for dep in sorted(reads[name]):
-            visit(dep, (*path, name))
-        order.append(name)
-        placed.add(name)
-
-    for name in reads:
-        visit(name, ())
-    return order
+    return read_graph(files).order()
 
 
-def with_eval_order(document: TestFile, files: Mapping[str, RuleFile], order: Sequence[str]) -> TestFile:
+def group_names(files: Mapping[str, RuleFile]) -> dict[str, list[str]]:
+    """Rule file -> its group names (what with_eval_order needs of the rule files)."""
+    return {name: [g["name"] for g in doc["groups"]] for name, doc in files.items()}
+
+
+def with_eval_order(document: TestFile, names: Mapping[str, Sequence[str]], order: Sequence[str]) -> TestFile:
     """`document` with `group_eval_order`: every group of its rule files, each after the groups it
-    reads (`order`: eval_order(files), computed once for all the test files). Without it promtool
+    reads (`order`: eval_order, computed once for all the test files; `names`: each rule file's group
+    names, group_names or ReadGraph.files). Without it promtool
     evaluates groups in a random order at each step, and a rule reading another group's series sees
     this step's value or the previous one's."""
-    loaded = {g["name"] for path in document["rule_files"] for g in files[path.split("/")[-1]]["groups"]}
+    loaded = {name for path in document["rule_files"] for name in names[path.split("/")[-1]]}
     ordered = [name for name in order if name in loaded]
     return {"rule_files": document["rule_files"], "group_eval_order": ordered, **document}

@@ -4,7 +4,8 @@ period, the remaining budget, and the multiwindow burn-rate alerts (tiers derive
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate import llm_slo
@@ -34,12 +35,16 @@ def slo_windows(slo: SLO) -> list[str]:
 
 
 def slo_groups(spec: Spec, base_url: str) -> RuleFile:
-    groups = []
+    return {"groups": list(group_stream(spec, base_url))}
+
+
+def group_stream(spec: Spec, base_url: str) -> Iterator[dict[str, Any]]:
+    """The family's rule groups, one per SLO, each built when asked for (`generate` writes it and
+    drops it: at 10,000 SLOs the whole file was the largest document held, ~17 kB a group)."""
     for slo in spec.slos:
         rules = _sli_rules(spec, slo)
         rules.extend(burn_alerts(slo, base_url, spec.cluster_label))
-        groups.append({"name": c.slo_group(slo.name), "rules": rules})
-    return {"groups": groups}
+        yield {"name": c.slo_group(slo.name), "rules": rules}
 
 
 def _valid_rate(spec: Spec, slo: SLO, window: str) -> str:

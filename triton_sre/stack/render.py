@@ -20,7 +20,7 @@ import jinja2
 from triton_sre import conventions as c
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.k8s_autoscaling import autoscaling_files
-from triton_sre.generate.rulefile import RuleFile, yaml_pieces
+from triton_sre.generate.rulefile import RuleFile, Writer, YamlListWriter, yaml_pieces
 from triton_sre.rollout.k8s import rollout_k8s_files
 from triton_sre.slo import Spec, format_duration
 
@@ -155,9 +155,28 @@ def startup_probe(spec: Spec) -> dict[str, Any]:
     }
 
 
-def _k8s_pieces(spec: Spec, rules: dict[str, RuleFile]) -> Iterator[tuple[str, Iterable[str]]]:
+_RULE_GROUPS = ("spec", "groups")  # where a PrometheusRule's groups are
+
+
+def _prometheus_rule_head() -> dict[str, Any]:
+    """The PrometheusRule without its groups."""
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {"name": "triton-sre", "labels": {"app.kubernetes.io/part-of": "triton-sre"}},
+    }
+
+
+def prometheus_rule_writer(spec: Spec, out: Writer) -> YamlListWriter:
+    """deploy/'s PrometheusRule written to `out` a rule group at a time (`add` each group of every
+    rule file, in the families' order, then `close`): what deploy_pieces writes, for a caller that
+    builds the groups one by one (`generate`, which writes alerts/ from the same groups)."""
+    return YamlListWriter(out, Path(spec.source).name, _prometheus_rule_head(), _RULE_GROUPS)
+
+
+def _k8s_pieces(spec: Spec, rules: dict[str, RuleFile] | None) -> Iterator[tuple[str, Iterable[str]]]:
     """The Kubernetes example: Triton with the exporter sidecar, a PodMonitor, a PrometheusRule (every
-    group of `rules`, in pieces: rulefile.yaml_pieces), the rollout templates."""
+    group of `rules`, in pieces: rulefile.yaml_pieces; none without `rules`), the rollout templates."""
     env = _env()
     ctx = {
         "header": HEADER,
@@ -173,16 +192,12 @@ def _k8s_pieces(spec: Spec, rules: dict[str, RuleFile]) -> Iterator[tuple[str, I
         "exporter_job": spec.exporter_job,
         **startup_probe(spec),
     }
-    groups = [g for f in rules.values() for g in f["groups"]]
-    rule = {
-        "apiVersion": "monitoring.coreos.com/v1",
-        "kind": "PrometheusRule",
-        "metadata": {"name": "triton-sre", "labels": {"app.kubernetes.io/part-of": "triton-sre"}},
-        "spec": {"groups": groups},
-    }
     yield K8S_DEPLOYMENT_FILE, [env.get_template("k8s-triton-deployment.yaml.j2").render(ctx)]
     yield K8S_PODMONITOR_FILE, [env.get_template("k8s-podmonitor.yaml.j2").render(ctx)]
-    yield K8S_PROMETHEUSRULE_FILE, yaml_pieces(rule, Path(spec.source).name)
+    if rules is not None:
+        groups = [g for f in rules.values() for g in f["groups"]]
+        rule = {**_prometheus_rule_head(), "spec": {"groups": groups}}
+        yield K8S_PROMETHEUSRULE_FILE, yaml_pieces(rule, Path(spec.source).name)
     yield from ((rel, [text]) for rel, text in rollout_k8s_files(spec).items())
 
 
@@ -192,12 +207,13 @@ def deploy_files(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict
 
 
 def deploy_pieces(
-    spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL, rules: dict[str, RuleFile] | None = None
+    spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL, prometheus_rule: bool = True
 ) -> Iterator[tuple[str, Iterable[str]]]:
     """deploy_files in path order, each file's text in pieces (the PrometheusRule's a rule group
-    each); `rules`: families.rule_files(spec, base_url) when the caller has built them already
-    (`generate` writes alerts/ from the same documents)."""
-    rules = rule_files(spec, base_url) if rules is None else rules
+    each); without `prometheus_rule`, all but the PrometheusRule: the caller writes it with
+    prometheus_rule_writer from the rule groups it builds (`generate`: the groups alerts/ is
+    written from, never all held, never built twice)."""
+    rules = rule_files(spec, base_url) if prometheus_rule else None
     files: dict[str, Iterable[str]] = {
         **{rel: [text] for rel, text in render_configs(spec, compose_topology()).items()},
         **dict(_k8s_pieces(spec, rules)),
