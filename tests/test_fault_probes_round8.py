@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -413,3 +414,31 @@ def test_counter_resets_between_polls_never_give_a_negative_or_made_up_value() -
     assert ratios and set(ratios.values()) == {2.0}  # inferences per execution, whatever the resets
     fractions = family(samples, c.M_REQUEST_STAGE_FRACTION)
     assert fractions and all(0 <= v <= 1 for v in fractions.values())
+
+
+# ----------------------------------------------------------------------------- out of descriptors mid-request
+def test_a_request_that_fails_below_requests_is_a_connection_fault(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of descriptors, requests' lazy `import netrc` (inside every request) raised OSError past its own
+    errors: the exporter's poll logged "poll failed unexpectedly" with a traceback (seen in the round-seven
+    EMFILE probe under load). It is the fetch's connection fault now, with the OS' words."""
+    from triton_sre.triton.client import FetchError, TritonClient
+
+    def no_descriptor(*_args: object, **_kwargs: object) -> None:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(requests.Session, "request", no_descriptor)
+    with pytest.raises(FetchError) as caught:
+        TritonClient("http://127.0.0.1:9", "http://127.0.0.1:9/metrics").metrics()
+    assert caught.value.kind == c.FAULT_CONNECTION and "Too many open files" in str(caught.value)
+
+
+def test_the_http_client_imports_netrc_before_any_request() -> None:
+    probe = "import sys, triton_sre.httpclient; print('netrc' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    ).stdout
+    assert out.strip() == "True"

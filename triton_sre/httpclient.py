@@ -14,6 +14,7 @@ Prometheus client (bot, report, demo).
 from __future__ import annotations
 
 import contextlib
+import netrc  # noqa: F401 - requests imports it inside each request (get_netrc_auth): out of descriptors, that import failed
 import socket
 import ssl
 import threading

@@ -171,6 +171,9 @@ class TritonClient:
             raise FetchError(target, c.FAULT_TIMEOUT, message) from exc
         except requests.RequestException as exc:
             raise FetchError(target, c.FAULT_CONNECTION, f"cannot reach {shown}: {describe(exc)}") from exc
+        except OSError as exc:  # below requests' errors: no descriptor left (a lazy import could not open)
+            message = f"cannot reach {shown}: {one_line(str(exc))}"
+            raise FetchError(target, c.FAULT_CONNECTION, message) from exc
 
     def _json(self, target: str, method: str, url: str, body: bytes | None = None) -> Any:
         payload = self._fetch(target, method, url, body)
