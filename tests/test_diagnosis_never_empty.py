@@ -205,7 +205,9 @@ FAILED_SIGNS = (
 def _corpus_logs() -> list[object]:
     # The blind sets' empty answers, scored once, were each fixed in the next round from the emitting
     # sources (tests/test_diagnosis_round*.py and the modules their notes name); none is exempt.
-    return [pytest.param(path, id=f"{path.parent.name}/{path.name}") for path in sorted(LOGS.glob("**/*.log"))]
+    return [
+        pytest.param(path, id=f"{path.parent.name}/{path.name}") for path in sorted(LOGS.glob("**/*.log"))
+    ]
 
 
 @pytest.mark.parametrize("path", _corpus_logs())
@@ -257,3 +259,14 @@ def test_an_unexplained_error_line_after_the_table_or_beside_a_failed_model_stay
     assert after.has_failure and after.findings[0].runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
     beside = diagnose(_POLLER + _TABLE.format(large="UNAVAILABLE: Internal: failed to read it"))
     assert beside.has_failure and beside.findings[0].model == "large_model"
+
+
+def test_an_error_line_before_a_table_that_omits_a_model_still_loading_stays_a_failure() -> None:
+    # other_model began loading, has no outcome and no row: the table vouches only for the models it lists
+    loading = "I1201 20:53:04.000000 1 model_lifecycle.cc:469] loading: other_model:1\n"
+    report = diagnose(loading + _POLLER + _TABLE.format(large="READY"))
+    assert report.has_failure and report.findings[0].runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    assert report.still_loading == ("other_model:1",)
+    # its own load finished (the table lists it READY): the rule holds again
+    listed = "I1201 20:53:04.000000 1 model_lifecycle.cc:469] loading: large_model:1\n"
+    assert not diagnose(listed + _POLLER + _TABLE.format(large="READY")).has_failure

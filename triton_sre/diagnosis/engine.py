@@ -392,7 +392,9 @@ class Diagnoser(VerdictReader):
             self._models, self._pending.unattached(), self._server_failures, self._summary,
             self._unexplained + ([] if self._own_lines else self._unreachable),
             titles=self._titles, remediations=self._remediations, release=release,
-            last_ready=self._last_ready,
+            # a load the log started and never finished is no model the table vouches for: its error
+            # line may be why (the table then lists only some models), so nothing is disproved
+            last_ready=-1 if self._progress.still_loading() else self._last_ready,
         )  # fmt: skip
         unmatched = [
             Unmatched(template, int(entry[0]), entry[1])  # type: ignore[call-overload, arg-type]
