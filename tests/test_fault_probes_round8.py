@@ -162,6 +162,22 @@ def test_a_clock_stepping_back_between_polls_keeps_the_window_and_never_goes_neg
     assert family(after, c.M_LAST_SUCCESS) == {(): 415.0}
 
 
+def test_a_clock_stepping_back_then_forward_again_keeps_the_window() -> None:
+    """The wall clock steps back 10 minutes, then NTP steps it forward again (the step corrected).
+    The correction must undo the timeline's offset, not add to it: a 10-minute jump emptied the
+    window (rates gone) and the timeline stayed 10 minutes ahead of the wall clock for good."""
+    times = iter([1000.0, 1015.0, 1030.0, 445.0, 460.0, 1075.0, 1090.0])
+    exporter = exporter_with(lambda: next(times))
+    for n in range(1, 8):  # back between poll 3 and 4, forward again between 5 and 6
+        poll(exporter, n)
+        samples = exported(exporter)
+        assert set(family(samples, c.M_BATCHING_RATIO).values()) == ({2.0} if n > 1 else set()), n
+        (window,) = family(samples, c.M_WINDOW_SECONDS).values()
+        assert 0 <= window <= 120.0, (n, window)
+    assert family(samples, c.M_LAST_SUCCESS) == {(): 1090.0}
+    assert exporter._timeline(1105.0, time.monotonic()) == 1105.0  # back on the wall clock
+
+
 # -- empty answers -----------------------------------------------------------------------------
 
 

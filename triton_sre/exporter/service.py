@@ -275,16 +275,21 @@ class Exporter:
         last poll; then the last poll's time plus the monotonic seconds since, and the step is kept
         as an offset for the polls after. Spans, rates and load times never go negative, and no
         poll is read as older than the window (which dropped every model state and rate until the
-        clock caught up with the polls of the future it left)."""
+        clock caught up with the polls of the future it left). A later step forward (the step back
+        corrected) spends the offset instead of adding to it: the timeline rejoins the wall clock."""
         at = wall + self._clock_offset
         last = self._last_poll_at
-        if last is not None and at < last[0]:
-            stepped = last[0] - at
-            at = last[0] + max(0.0, monotonic - last[1])
+        if last is not None:
+            steady = last[0] + max(0.0, monotonic - last[1])  # the last poll plus the seconds since
+            if at < last[0]:
+                log.warning(
+                    "the clock stepped back %.3f s between two polls: the window keeps its own time",
+                    last[0] - at,
+                )
+                at = steady
+            elif self._clock_offset > 0 and at > steady:
+                at = max(steady, wall)
             self._clock_offset = at - wall
-            log.warning(
-                "the clock stepped back %.3f s between two polls: the window keeps its own time", stepped
-            )
         self._last_poll_at = (at, monotonic)
         return at
 
