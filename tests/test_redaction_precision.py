@@ -71,6 +71,10 @@ SECRETS = [
     ("id_token=eyJhbGciOiJIUzI1NiJ9.e30.abc", "eyJhbGci"),
     (f"first_token: {HEX}", HEX),  # any `*_token` with a secret's shape
     (f"eos_token={PW}", PW),
+    # a secret's shape is its length and its letters and digits, whatever else it holds: a Telegram
+    # bot's token has a colon, a password punctuation (the old redaction hid both)
+    ("telegram_token=123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", "AAHdqTcvCH1vGWJxf"),
+    ("ci_token=s3cr3t!passw0rd#1", "passw0rd"),
     ("password: <hunter2", "hunter2"),  # an angle bracket never closed is no placeholder
     ("password: letmein", "letmein"),  # a bare name hides any value, a word too
     # Slack text is escaped before its redaction: an entity is part of the value

@@ -80,8 +80,9 @@ _CREDENTIAL_WORDS = frozenset(
         *("slack", "sso", "user", "vault", "webhook", "xsrf"),
     }
 )
-# A value that is a secret's shape: 16+ characters of a token's alphabet, letters and digits mixed.
-_SECRET_LIKE = re.compile(r"(?=[^0-9]*[0-9])(?=[^A-Za-z]*[A-Za-z])[A-Za-z0-9_+/=.~%-]{16,}")
+# A value that is a secret's shape: 16+ characters, letters and digits mixed, whatever else it holds
+# (a Telegram bot's `123456789:AAH...`, a password's punctuation).
+_SECRET_LIKE = re.compile(r"(?=[^0-9]*[0-9])(?=[^A-Za-z]*[A-Za-z])\S{16,}")
 # Values no key means as a secret: Python's and YAML's none and booleans (`hf_token=None`).
 _NO_VALUE = frozenset({"none", "null", "nil", "true", "false", "~"})
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
