@@ -288,6 +288,39 @@ def test_a_firing_delivered_after_its_resolution_leaves_the_message_resolved(tmp
             assert "FIRING" in json.dumps(_shown(standin, case)[-1].params)
 
 
+def test_the_same_alert_firing_again_well_after_its_resolution_is_shown_firing(tmp_path: Path) -> None:
+    """Prometheus away longer than an alert's endsAt (a restart, a network cut): Alertmanager resolves
+    the alert, then Prometheus posts it again with the same startsAt (its restored ActiveAt) and
+    Alertmanager notifies it firing, a group_interval (5 min by default) or more after the
+    resolution. That is no late copy: the message must say FIRING again, not stay RESOLVED while the
+    alert fires (until its repeat_interval, and every repeat skipped the same way)."""
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(channel="#c", listen="127.0.0.1:0")
+        with Bot(settings, tmp_path / "o.sqlite3", TOKEN, SLACK_TOKEN, standin.url) as bot:
+            case = uuid.uuid4().hex[:8]
+            key = notification(case)["groupKey"]
+            send(bot, notification(case))
+            assert standin.wait_for(lambda: bot.outbox.pending() == 0 and bot.outbox.message(key), 10)
+            send(bot, notification(case, status=c.AM_STATUS_RESOLVED))
+            assert standin.wait_for(
+                lambda: (ref := bot.outbox.message(key)) is not None and ref.status == c.AM_STATUS_RESOLVED,
+                10,
+            )
+            with bot.outbox._lock:  # the resolution was shown five minutes ago
+                bot.outbox._db.execute("UPDATE messages SET updated = updated - 300")
+                bot.outbox._db.commit()
+            send(bot, notification(case))  # firing again, same startsAt
+            assert standin.wait_for(
+                lambda: (ref := bot.outbox.message(key)) is not None and ref.status == c.AM_STATUS_FIRING, 10
+            )
+            assert _bot_messages(bot, ACTION_STALE) == 0
+            assert [x.method for x in _shown(standin, case)] == [
+                "chat.postMessage",
+                "chat.update",
+                "chat.update",
+            ]
+
+
 # -- stack up twice ----------------------------------------------------------------------------
 
 

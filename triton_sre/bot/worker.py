@@ -77,6 +77,11 @@ TRITON_TIMEOUT_SECONDS = 5.0
 MAX_TRITONS_PER_GROUP = 5
 FACTS_PROMETHEUS_BUDGET_S = 10.0  # every Prometheus query of one notification's facts together
 TEXT_ONLY_ERRORS = ("invalid_blocks", "invalid_blocks_format", "msg_too_long")
+# How soon after the message showed an alert resolved a firing notification of the same episode is a
+# late copy (an HA peer's, 15 s a position; a retry): Alertmanager notifies a real change of a group
+# a group_interval (5 min by default) after its last notification at the earliest. Later, the alert
+# is firing again with the same startsAt (Prometheus re-posted it after an outage): shown.
+STALE_WITHIN_SECONDS = 60.0
 
 
 def _links(settings: BotSettings) -> Links:
@@ -185,7 +190,11 @@ class Worker:
             self.outbox.mark_done(notification.id)
             self.metrics.actions.labels(ACTION_REPEAT).inc()
             return
-        if ref is not None and is_stale(ref.alerts, group):
+        if (
+            ref is not None
+            and self.clock() - ref.updated <= STALE_WITHIN_SECONDS
+            and is_stale(ref.alerts, group)
+        ):
             log.info(
                 "group %s: an older notification than the message shows (out of order), skipped",
                 group.group_key,
