@@ -50,6 +50,7 @@ from triton_sre.exporter.snapshot import (
     keep_family,
     stats_from_json,
 )
+from triton_sre.exporter.timeline import Timeline
 from triton_sre.exporter.window import Window
 from triton_sre.redact import redact
 from triton_sre.triton.client import BudgetSpent, FetchError, TritonClient
@@ -140,10 +141,7 @@ class Exporter:
             max_bytes=settings.max_response_bytes,
         )
         self._clock = clock
-        # The window's own timeline: the wall clock plus an offset that grows when the clock steps
-        # back (NTP, a VM restored), so the polls' times never go backwards (`_timeline`).
-        self._clock_offset = 0.0
-        self._last_poll_at: tuple[float, float] | None = None  # (timeline, monotonic) of the last poll
+        self._timeline = Timeline()  # the window's own time: the wall clock, never going back
         self._diagnose = ReasonMemo(diagnose)  # each distinct reason once while the index shows it
         self._tracer = tracing.tracer()
         self._lock = threading.Lock()
@@ -221,7 +219,7 @@ class Exporter:
         started = time.monotonic()
         with self._tracer.start_as_current_span("triton_sre.poll") as span:
             wall = self._clock()
-            taken_at = self._timeline(wall, started)
+            taken_at = self._timeline.at(wall, started)
             reader = self.client.until(started + self.client.timeout)  # the poll's calls share one deadline
             rescue = None
             if self.client.separate_ports:  # another listener: it may answer while the metrics hang
@@ -269,29 +267,6 @@ class Exporter:
             self._last_success.set(wall)
             self.ready.set()
         return snapshot
-
-    def _timeline(self, wall: float, monotonic: float) -> float:
-        """The poll's time on the window's timeline: the wall clock, unless it stepped back since the
-        last poll; then the last poll's time plus the monotonic seconds since, and the step is kept
-        as an offset for the polls after. Spans, rates and load times never go negative, and no
-        poll is read as older than the window (which dropped every model state and rate until the
-        clock caught up with the polls of the future it left). A later step forward (the step back
-        corrected) spends the offset instead of adding to it: the timeline rejoins the wall clock."""
-        at = wall + self._clock_offset
-        last = self._last_poll_at
-        if last is not None:
-            steady = last[0] + max(0.0, monotonic - last[1])  # the last poll plus the seconds since
-            if at < last[0]:
-                log.warning(
-                    "the clock stepped back %.3f s between two polls: the window keeps its own time",
-                    last[0] - at,
-                )
-                at = steady
-            elif self._clock_offset > 0 and at > steady:
-                at = max(steady, wall)
-            self._clock_offset = at - wall
-        self._last_poll_at = (at, monotonic)
-        return at
 
     def _call(self, target: str, span_name: str, fetch: Callable[[], Any]) -> Any:
         with self._tracer.start_as_current_span(span_name):
