@@ -419,6 +419,33 @@ def test_a_clock_stepping_back_does_not_hold_the_bots_retries_for_the_size_of_th
             outbox.close()
 
 
+def test_a_rate_limit_pause_set_before_the_clock_stepped_back_never_comes_back(tmp_path: Path) -> None:
+    """Slack's 429 paused the worker 30 s, then the clock stepped back an hour. The pause, beyond
+    the longest the worker sets, was passed over, but kept: 40 minutes later it was within reach
+    again and held every delivery for the 17 minutes until the clock met it. It is dropped."""
+    from triton_sre.bot.outbox import Outbox
+    from triton_sre.bot.slack import SlackDelivery
+    from triton_sre.bot.worker import Worker
+
+    clock = [1_000_000.0]
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(channel="#c", listen="127.0.0.1:0")
+        outbox = Outbox(tmp_path / "o.sqlite3")
+        worker = Worker(settings, outbox, SlackDelivery(SLACK_TOKEN, standin.url), {}, clock=lambda: clock[0])
+        first = uuid.uuid4().hex[:8]
+        outbox.enqueue(notification(first)["groupKey"], notification(first))
+        standin.fail_next(status=429, retry_after=30.0)
+        assert worker.step() is None  # refused: a retry, and the worker paused 30 s
+        clock[0] -= 3600.0  # the clock steps back an hour
+        assert worker.step() is None and len(ok_posts(standin, first)) == 1
+        clock[0] += 2600.0  # 43 minutes on: the old pause's end is 1030 s ahead
+        second = uuid.uuid4().hex[:8]
+        outbox.enqueue(notification(second)["groupKey"], notification(second))
+        assert worker.step() is None  # delivered now, not after a 1030 s pause
+        assert len(ok_posts(standin, second)) == 1
+        outbox.close()
+
+
 def test_stack_down_names_a_component_whose_pid_is_now_another_process_and_leaves_it(tmp_path: Path) -> None:
     """`stack down` on a workdir whose processes died, one pid since taken by a stranger. Already
     right: nothing but the recorded process (pid and start time) is signalled. Before: it said

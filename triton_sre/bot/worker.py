@@ -156,7 +156,9 @@ class Worker:
         # No wait the worker sets is longer than this: a later one was set before the clock stepped
         # back (NTP, a VM restored), and would hold every delivery for the size of the step.
         horizon = 1.2 * max(self.settings.retry_max_seconds, MAX_RETRY_AFTER_SECONDS)
-        if now < self._paused_until <= now + horizon:
+        if self._paused_until > now + horizon:
+            self._paused_until = 0.0  # set in the old clock's future: dropped, or it returns in reach later
+        if now < self._paused_until:
             return self._paused_until - now
         if now - self._last_prune > 3600:
             self._last_prune = now
