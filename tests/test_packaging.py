@@ -54,3 +54,21 @@ def test_the_wheel_carries_the_spec_and_every_runbook(tmp_path: Path) -> None:
         for package in ("diagnosis", "lint"):
             for table in sorted((ROOT / "triton_sre" / package).glob("*.yaml")):
                 assert whl.read(f"triton_sre/{package}/{table.name}") == table.read_bytes(), table.name
+
+
+def test_no_python_3_11_only_names_in_the_package() -> None:
+    """pyproject says Python >=3.10: `datetime.UTC` (3.11) raised AttributeError there in the bot's alert
+    times and the report's dates; `datetime.timezone.utc` is the same object on every version."""
+    import re
+
+    root = Path(__file__).resolve().parents[1] / "triton_sre"
+    only_311 = re.compile(
+        r"\b(?:dt|datetime)\.UTC\b|from datetime import [^\n]*\bUTC\b|\bimport tomllib\b|\bStrEnum\b"
+    )
+    found = [
+        f"{path.relative_to(root)}:{n}"
+        for path in sorted(root.rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if only_311.search(line)
+    ]
+    assert not found, found

@@ -149,7 +149,7 @@ def _since(iso: Any) -> str:
     zone = found.group(2) or "Z"
     try:
         moment = dt.datetime.fromisoformat(found.group(1) + ("+00:00" if zone in "Zz" else zone))
-        return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (ValueError, OverflowError):  # a year 1 or 9999 that an offset moves out of range
         return escape_mrkdwn(text)
 

@@ -103,7 +103,7 @@ def parse_time(value: str) -> float:
         except ValueError:
             raise ValueError(f"{bounded(value)} is neither Unix seconds nor an RFC 3339 time") from None
         if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=dt.UTC)
+            parsed = parsed.replace(tzinfo=dt.timezone.utc)
         seconds = parsed.timestamp()
     if not math.isfinite(seconds):  # nan and inf parse as floats
         raise ValueError(f"{bounded(value)} is not a time: Unix seconds must be a finite number")
