@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -92,6 +93,15 @@ def _err(message: str) -> None:
     print(f"triton-sre report: {message}", file=sys.stderr)
 
 
+_SECOND_FRACTION = re.compile(r"(?<=:\d\d)\.(\d+)")
+
+
+def _six_digits(m: re.Match[str]) -> str:
+    """Python 3.10's fromisoformat reads 3 or 6 digits of a second only (Prometheus and Alertmanager
+    write up to 9): microseconds, the rest dropped."""
+    return "." + (m.group(1) + "00000")[:6]
+
+
 def parse_time(value: str) -> float:
     """Unix seconds or RFC 3339 / ISO 8601 (a trailing Z is UTC; no zone means UTC), between
     1970-01-01 and 9999-12-31 UTC (the report prints its range as dates)."""
@@ -99,7 +109,9 @@ def parse_time(value: str) -> float:
         seconds = float(value)
     except ValueError:
         try:
-            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            parsed = dt.datetime.fromisoformat(
+                _SECOND_FRACTION.sub(_six_digits, value.replace("Z", "+00:00"))
+            )
         except ValueError:
             raise ValueError(f"{bounded(value)} is neither Unix seconds nor an RFC 3339 time") from None
         if parsed.tzinfo is None:
