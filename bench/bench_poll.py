@@ -70,7 +70,7 @@ def stats_payload(models: int, versions: int, poll: int) -> bytes:
                     "last_inference": 1795969641818,
                     "inference_count": 29 * n,
                     "execution_count": 4 * n,
-                    "inference_stats": {
+                    c.STATS_INFERENCE_STATS: {
                         key: stage
                         for key in (
                             "success",

@@ -28,7 +28,7 @@ def entry(i: int, pad: int = 40) -> dict:
         "name": f"model_{i:04d}",
         "version": str(1 + i % 3),
         "inference_count": i * 7,
-        "inference_stats": {"success": {"count": i, "ns": i * 1000}},
+        c.STATS_INFERENCE_STATS: {"success": {"count": i, "ns": i * 1000}},
         "note": "é" * (i % 3) + "x" * pad,
     }
 

@@ -67,7 +67,7 @@ RECOMMENDED_STATS = {
             "last_inference": 1640111452223,
             "inference_count": 2,
             "execution_count": 1,
-            "inference_stats": {
+            c.STATS_INFERENCE_STATS: {
                 "success": {"count": 2, "ns": 9997025869},
                 "fail": {"count": 0, "ns": 0},
                 "queue": {"count": 2, "ns": 9996491319},

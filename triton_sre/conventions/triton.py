@@ -141,6 +141,12 @@ NV_ENERGY_CONSUMPTION: Final = "nv_energy_consumption"  # joules since Triton st
 NV_MODEL_LOAD_DURATION_SECS: Final = "nv_model_load_duration_secs"  # gauge, 24.11+
 # GET /v2/models/stats: model_stats[].memory_usage[] = {type, id, byte_size} (23.06+)
 STATS_MEMORY_USAGE: Final = "memory_usage"
+# GET /v2/models/stats: model_stats[].inference_stats = {<field>: {count, ns}} (statistics extension;
+# core infer_stats.cc updates each with the Prometheus counter of the same measure, in ns rather than µs):
+# `success` counts every successful request (cache hits included) and its ns is the request duration;
+# then the four stages in STAGE_COUNTERS' order. What the exporter derives from when /metrics is not read.
+STATS_INFERENCE_STATS: Final = "inference_stats"
+STATS_REQUEST_FIELDS: Final = ("success", "queue", "compute_input", "compute_infer", "compute_output")
 MEMORY_TYPE_CPU: Final = "CPU"
 MEMORY_TYPE_CPU_PINNED: Final = "CPU_PINNED"
 MEMORY_TYPE_GPU: Final = "GPU"

@@ -39,6 +39,7 @@ CounterRow = tuple[float, ...]
 MAX_VALUE = float(2**64)
 _MAX_INT = 2**64
 _COMPUTE_STAGES = ("compute_input", "compute_infer", "compute_output")
+_SUCCESS = c.STATS_REQUEST_FIELDS[0]
 
 
 class Problems:
@@ -97,6 +98,9 @@ class ModelStats:
     # batch size -> number of executions of that size (compute_infer.count)
     executions_by_batch_size: Mapping[int, float] = field(default_factory=dict)
     memory_usage: tuple[MemoryEntry, ...] = ()  # (type, id, byte_size) from `memory_usage`
+    # `inference_stats`: success count, then the ns of success (the request duration), queue,
+    # compute_input, compute_infer, compute_output (`request_stats_from_json`); () when Triton gave none
+    request_stats: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,8 +303,32 @@ def stats_from_json(
             execution_compute_ns=compute_ns,
             executions_by_batch_size=by_size,
             memory_usage=memory_usage_from_json(entry.get(c.STATS_MEMORY_USAGE)),
+            request_stats=request_stats_from_json(entry.get(c.STATS_INFERENCE_STATS), problems, name),
         )
     return result
+
+
+def request_stats_from_json(value: Any, problems: Problems, name: str) -> tuple[float, ...]:
+    """`inference_stats` as (success count, success ns, queue ns, compute_input ns, compute_infer ns,
+    compute_output ns): () when it is not an object; a missing field or number is 0 (proto3 JSON omits
+    zeros), an invalid one NaN (missing) and added to `problems`."""
+    if type(value) is not dict:
+        return ()
+    success = value.get(_SUCCESS)
+    count = success.get("count") if type(success) is dict else None
+    if not (type(count) is int and 0 <= count <= _MAX_INT):
+        count = _field(success, "count", problems, f"{name} {_SUCCESS}.count")
+    out = [float(count)]
+    for part_name in c.STATS_REQUEST_FIELDS:
+        part = value.get(part_name)
+        ns = part.get("ns") if type(part) is dict else None
+        # fast path for the plain integers Triton writes; `_num` names anything else in `problems`
+        out.append(
+            float(ns)
+            if type(ns) is int and 0 <= ns <= _MAX_INT
+            else _field(part, "ns", problems, f"{name} {part_name}.ns")
+        )
+    return tuple(out)
 
 
 def _text(value: Any, problems: Problems) -> str:
