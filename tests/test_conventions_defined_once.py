@@ -69,6 +69,8 @@ SHARED_VALUES: dict[str, str] = {
     "histogram": "LATENCY_SLI_HISTOGRAM is a slos.yaml latency_sli; LATENCY_SOURCE_HISTOGRAM a source",
     "summary": "ANNOTATION_SUMMARY is an alert annotation; LATENCY_SOURCE_SUMMARY a latency source",
     "waiting": "TRT_REQUEST_WAITING is TensorRT-LLM's label value; LLM_STATE_WAITING ours",
+    "metrics": "TARGET_METRICS is a poll target; SOURCE_METRICS the source of a derived figure",
+    "stats": "TARGET_STATS is a poll target; SOURCE_STATS the source of a derived figure",
 }
 
 

@@ -19,7 +19,7 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 from scrape_triton import SCRAPES as SCRAPE_DIR
-from scrape_triton import ScrapeTriton, scrape_files, series, split_scrape
+from scrape_triton import ScrapeTriton, scaled, scrape_files, series, split_scrape
 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
@@ -130,7 +130,23 @@ def test_scrape_through_the_exporter(path: Path, api: str) -> None:
     if path.name in CUT_MID_LINE:
         assert value(samples, c.M_UP) == 0
         assert errors(samples, c.TARGET_METRICS, c.FAULT_PARSE) == 2
-        assert c.M_BATCHING_RATIO not in samples and c.M_REQUEST_STAGE_FRACTION not in samples
+        assert c.M_REQUEST_STAGE_FRACTION not in samples
+        # no figure from the unreadable metrics; the statistics (the stand-in derives them from the
+        # same body, counts only) give the batching ratio, marked as theirs
+        doubled = series(scaled(body, 2.0))
+        for key, row in series(body).items():
+            where = {"model": key[0], "version": key[1]}
+            grown = {
+                f: int(doubled[key].get(f, 0)) - int(row.get(f, 0))
+                for f in (c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT)
+            }
+            ratio = value(samples, c.M_BATCHING_RATIO, **where)
+            if api == "404" or not grown[c.NV_EXEC_COUNT] > 0:
+                assert ratio is None, where
+            else:
+                assert ratio == pytest.approx(grown[c.NV_INFERENCE_COUNT] / grown[c.NV_EXEC_COUNT]), where
+                assert value(samples, c.M_DERIVATION_SOURCE, **where, source=c.SOURCE_STATS) == 1
+        assert {s.labels[c.L_SOURCE] for s in samples.get(c.M_DERIVATION_SOURCE, [])} <= {c.SOURCE_STATS}
         return
     assert value(samples, c.M_UP) == 1
     assert errors(samples, c.TARGET_METRICS, c.FAULT_PARSE) == (2 if path.name in REPEATED_SERIES else 0)

@@ -128,9 +128,21 @@ def random_history(rng: random.Random, polls: int, interval: float) -> list[Snap
                 row[family] = level[(key, family)] if rng.random() > 0.03 else math.nan
             by_model[key] = row
         stats = {}
-        for key in present:
+        # the statistics carry the counters' own figures (durations in ns), and now and then a
+        # version the metrics do not (an excerpt): the fallback's rows (exporter/statsfallback.py)
+        for key in [*present, *(k for k in keys if k not in present and rng.random() < 0.1)]:
             compute[key] += rng.uniform(0, 1e8)
-            stats[key] = ModelStats(execution_compute_ns=compute[key])
+            stats[key] = ModelStats(
+                inference_count=level[(key, c.NV_INFERENCE_COUNT)],
+                execution_count=level[(key, c.NV_EXEC_COUNT)],
+                execution_compute_ns=compute[key],
+                request_stats=(
+                    level[(key, c.NV_REQUEST_SUCCESS)],
+                    *(level[(key, f)] * 1e3 for f in (c.NV_REQUEST_DURATION_US, *c.STAGE_COUNTERS.values())),
+                )
+                if rng.random() > 0.05
+                else (),
+            )
         reading = CapacityReading(
             gpus={"GPU-0": {c.NV_ENERGY_CONSUMPTION: t * 100.0}}, host={}, load_seconds={}, placement={}
         )
@@ -193,17 +205,48 @@ def reference(snapshots: list[Snapshot], pricing: Pricing) -> dict:
             return math.nan
         return increase(values)
 
+    # The statistics' figures of the polls whose metrics had no counters for a version; those
+    # versions of the latest statistics take their figures from them while fewer than two polls of
+    # the window read the metrics, or when the latest metrics do not carry them.
+    fallback = [
+        (s, key) for s in stats for key in s.stats if s.counters is None or key not in s.counters
+    ]
+    latest_metrics = metrics[-1].counters if metrics else {}
+    from_stats = {
+        key
+        for key in (stats[-1].stats if stats else ())
+        if any(k == key for _, k in fallback) and (len(metrics) < 2 or key not in latest_metrics)
+    }
+
+    def grow_stats(key: tuple, field: int) -> float:
+        """The fallback's increase: field 0 inferences, 1 executions, 2 successes, 3 request µs,
+        4.. the stages' µs; NaN when no valid value."""
+        values = []
+        for s, k in fallback:
+            if k == key:
+                figures = s.stats[key]
+                row = (figures.inference_count, figures.execution_count, *figures.request_stats)
+                values.append(row[field] / (1e3 if field >= 3 else 1.0) if field < len(row) else math.nan)
+        if not any(0.0 <= v < math.inf for v in values):
+            return math.nan
+        return increase(values)
+
     models = []
-    for key in sorted(metrics[-1].counters if metrics else ()):
-        inferences, executions = grow(key, c.NV_INFERENCE_COUNT), grow(key, c.NV_EXEC_COUNT)
+    for key in sorted({*latest_metrics, *from_stats}):
+        if key in from_stats:
+            inferences, executions = grow_stats(key, 0), grow_stats(key, 1)
+            deltas = {stage: grow_stats(key, 4 + i) for i, stage in enumerate(c.STAGE_COUNTERS)}
+            split = stage_split(deltas, grow_stats(key, 3), grow_stats(key, 2))
+        else:
+            inferences, executions = grow(key, c.NV_INFERENCE_COUNT), grow(key, c.NV_EXEC_COUNT)
+            split = stage_split(
+                {stage: grow(key, family) for stage, family in c.STAGE_COUNTERS.items()},
+                grow(key, c.NV_REQUEST_DURATION_US),
+                grow(key, c.NV_REQUEST_SUCCESS),
+            )
         batching = inferences / executions if executions > 0 and inferences >= 0 else None
         size = configs[key[0]].max_batch_size if key[0] in configs else 0
         fill = min(1.0, batching / size) if batching is not None and size > 0 else None
-        split = stage_split(
-            {stage: grow(key, family) for stage, family in c.STAGE_COUNTERS.items()},
-            grow(key, c.NV_REQUEST_DURATION_US),
-            grow(key, c.NV_REQUEST_SUCCESS),
-        )
         cost_hour = cost_1k = None
         if total > 0 and key in compute:
             share = min(1.0, compute[key] / total)
@@ -212,7 +255,7 @@ def reference(snapshots: list[Snapshot], pricing: Pricing) -> dict:
                 cost_1k = price * stats_span / 3600.0 * share / inferences * 1000.0
         models.append(
             (key[0], key[1], batching, fill, split[0] if split else None, split[1] if split else None,
-             cost_hour, cost_1k)
+             cost_hour, cost_1k, c.SOURCE_STATS if key in from_stats else c.SOURCE_METRICS)
         )
     return {
         "window": span,
@@ -229,7 +272,7 @@ def comparable(d) -> dict:
         "window": d.window_seconds,
         "models": [
             (m.model, m.version, m.batching_ratio, m.batch_fill_ratio, m.stage_seconds, m.stage_fraction,
-             m.cost_per_hour, m.cost_per_1k)
+             m.cost_per_hour, m.cost_per_1k, m.source)
             for m in d.models
         ],
         "idle": d.idle_fraction,

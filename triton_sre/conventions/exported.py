@@ -59,6 +59,9 @@ M_POLL_DURATION: Final = "triton_sre_poll_duration_seconds"
 M_POLL_ERRORS: Final = "triton_sre_poll_errors_total"
 M_LAST_SUCCESS: Final = "triton_sre_last_success_timestamp_seconds"
 M_BUILD_INFO: Final = "triton_sre_build_info"
+# Which source a model version's batching ratio and stage split came from (label `source`): Triton's
+# /metrics counters, or the same figures from /v2/models/stats when the metrics cannot be read.
+M_DERIVATION_SOURCE: Final = "triton_sre_derivation_source"
 # Both services (exporter and bot): accepts that failed for want of a file descriptor (EMFILE/ENFILE);
 # each closed the oldest waiting connection to make room (httpserve.py)
 M_HTTP_DESCRIPTOR_SHORTAGES: Final = "triton_sre_http_descriptor_shortages_total"
@@ -73,6 +76,12 @@ L_BATCH_SIZE: Final = "batch_size"
 L_TARGET: Final = "target"
 L_KIND: Final = "kind"
 L_DEVICE_KIND: Final = "device_kind"
+L_SOURCE: Final = "source"
+
+# Values of `source` on triton_sre_derivation_source.
+SOURCE_METRICS: Final = "metrics"  # Triton's Prometheus counters (the usual source)
+SOURCE_STATS: Final = "stats"  # /v2/models/stats: the fallback while /metrics is not read
+DERIVATION_SOURCES: Final = (SOURCE_METRICS, SOURCE_STATS)
 
 # Poll targets (label `target` of triton_sre_poll_errors_total).
 TARGET_METRICS: Final = "metrics"

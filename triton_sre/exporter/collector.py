@@ -140,6 +140,18 @@ def _model_metrics(d: Derivation) -> Iterator[Family]:
         (([m.model, m.version, stage], v) for m in d.models for stage, v in (m.stage_fraction or {}).items()),
     )
     yield Family(
+        GAUGE,
+        c.M_DERIVATION_SOURCE,
+        "1 per model version with a batching ratio or stage split; source: Triton's /metrics counters "
+        "(metrics) or /v2/models/stats while the window holds no metrics for it (stats).",
+        [*_MV, c.L_SOURCE],
+        (
+            ([m.model, m.version, m.source], 1.0)
+            for m in d.models
+            if m.batching_ratio is not None or m.stage_seconds is not None
+        ),
+    )
+    yield Family(
         COUNTER,
         c.M_EXECUTIONS_BY_BATCH_SIZE,
         "Model executions by batch size, from Triton's statistics.",

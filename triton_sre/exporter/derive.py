@@ -28,6 +28,8 @@ from triton_sre.exporter.snapshot import (
     ModelKey,
     Snapshot,
 )
+from triton_sre.exporter.statsfallback import increases_of as fallback_increases
+from triton_sre.exporter.statsfallback import source_keys
 from triton_sre.exporter.window import Window
 from triton_sre.pricing import Pricing
 
@@ -46,6 +48,9 @@ class ModelDerivation:
     stage_fraction: Mapping[str, float] | None = None
     cost_per_hour: float | None = None
     cost_per_1k: float | None = None
+    # where the batching ratio and the stage split came from: Triton's /metrics counters, or
+    # /v2/models/stats while the window holds no metrics for the version (exporter/statsfallback.py)
+    source: str = c.SOURCE_METRICS
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,42 +220,54 @@ def _derive_core(window: Window, pricing: Pricing, diagnose: Callable[[str], str
 
     models: list[ModelDerivation] = []
     window_cost: dict[ModelKey, float] = {}  # attributed cost over the window, for LLM models
-    keys = sorted(latest_metrics.counters or ()) if latest_metrics else []
+    metrics_keys = (latest_metrics.counters or {}) if latest_metrics else {}
+    stats_keys = list(latest_stats.stats or ()) if latest_stats else []
+    from_stats = source_keys(window.fallback, stats_keys, metrics_keys, len(counted))
+    keys = sorted(metrics_keys)
+    if from_stats:
+        moved = set(from_stats)
+        keys = [key for key in keys if key not in moved]
     # A family the body never carried in the window (an excerpt, an older release, a backend that
     # skips it) has no increase: NaN, so nothing derived from it is made up as 0.
-    increases_all = counted.increases_of(keys, unseen=math.nan)
-    splits = stage_splits(
-        increases_all[:, [_STAGE_FIELDS[stage] for stage in c.STAGE_COUNTERS]],
-        increases_all[:, _REQUEST_US],
-        increases_all[:, _SUCCESS],
-    )
-    for key, increases, split in zip(keys, increases_all.tolist(), splits, strict=True):
-        inferences = increases[_INFERENCES]
-        executions = increases[_EXECUTIONS]
-        batching = _ratio(inferences, executions)
-        config = configs.get(key[0])
-        fill = None
-        if batching is not None and config is not None and config.max_batch_size > 0:
-            fill = _fraction(batching / config.max_batch_size)
-        cost_hour = cost_1k = None
-        if price is not None and 0 < total_compute < math.inf and key in compute_s:
-            share = min(1.0, compute_s[key] / total_compute)
-            cost_hour = _finite(price * share)
-            window_cost[key] = price * stats_span / 3600.0 * share
-            if inferences > 0:
-                cost_1k = _finite(price * stats_span / 3600.0 * share / inferences * 1000.0)
-        models.append(
-            ModelDerivation(
-                model=key[0],
-                version=key[1],
-                batching_ratio=batching,
-                batch_fill_ratio=fill,
-                stage_seconds=split[0] if split else None,
-                stage_fraction=split[1] if split else None,
-                cost_per_hour=cost_hour,
-                cost_per_1k=cost_1k,
-            )
+    parts = [(keys, counted.increases_of(keys, unseen=math.nan), c.SOURCE_METRICS)]
+    if from_stats:
+        parts.append((from_stats, fallback_increases(window.fallback, from_stats), c.SOURCE_STATS))
+    for part_keys, increases_all, source in parts:
+        splits = stage_splits(
+            increases_all[:, [_STAGE_FIELDS[stage] for stage in c.STAGE_COUNTERS]],
+            increases_all[:, _REQUEST_US],
+            increases_all[:, _SUCCESS],
         )
+        for key, increases, split in zip(part_keys, increases_all.tolist(), splits, strict=True):
+            inferences = increases[_INFERENCES]
+            executions = increases[_EXECUTIONS]
+            batching = _ratio(inferences, executions)
+            config = configs.get(key[0])
+            fill = None
+            if batching is not None and config is not None and config.max_batch_size > 0:
+                fill = _fraction(batching / config.max_batch_size)
+            cost_hour = cost_1k = None
+            if price is not None and 0 < total_compute < math.inf and key in compute_s:
+                share = min(1.0, compute_s[key] / total_compute)
+                cost_hour = _finite(price * share)
+                window_cost[key] = price * stats_span / 3600.0 * share
+                if inferences > 0:
+                    cost_1k = _finite(price * stats_span / 3600.0 * share / inferences * 1000.0)
+            models.append(
+                ModelDerivation(
+                    model=key[0],
+                    version=key[1],
+                    batching_ratio=batching,
+                    batch_fill_ratio=fill,
+                    stage_seconds=split[0] if split else None,
+                    stage_fraction=split[1] if split else None,
+                    cost_per_hour=cost_hour,
+                    cost_per_1k=cost_1k,
+                    source=source,
+                )
+            )
+    if from_stats:
+        models.sort(key=lambda m: (m.model, m.version))
 
     return Derivation(
         window_seconds=span,

@@ -15,6 +15,8 @@ from triton_sre.exporter.capacity import CapacityReading, energy_rows
 from triton_sre.exporter.llm import COUNTER_FIELDS as LLM_COUNTER_FIELDS
 from triton_sre.exporter.series import CHECKPOINTS, SeriesWindow
 from triton_sre.exporter.snapshot import FAMILY_INDEX, Snapshot
+from triton_sre.exporter.statsfallback import FIELDS as FALLBACK_FIELDS
+from triton_sre.exporter.statsfallback import fallback_rows
 
 __all__ = ["CHECKPOINTS", "COUNTED_FIELDS", "SeriesWindow", "Window"]
 
@@ -49,6 +51,9 @@ class Window:
         self.max_polls = max_polls
         self.counters = SeriesWindow(COUNTED_FIELDS)  # polls that read Triton's metrics
         self.compute = SeriesWindow((0,))  # execution compute ns, polls that read the statistics
+        # the statistics' counts and durations of the model versions a poll read no metrics counters
+        # for (exporter/statsfallback.py): empty while the metrics are read
+        self.fallback = SeriesWindow(FALLBACK_FIELDS)
         self.llm = SeriesWindow(LLM_COUNTER_FIELDS)  # LLM counters, polls that read Triton's metrics
         self.energy = SeriesWindow((0,))  # joules per GPU, polls with a capacity reading
         self.polls: deque[float] = deque()  # the times of the polls in the window, oldest first
@@ -68,6 +73,9 @@ class Window:
             self.latest_metrics = snapshot
         if snapshot.stats is not None:
             self.compute.add(taken_at, {k: (s.execution_compute_ns,) for k, s in snapshot.stats.items()})
+            rows = fallback_rows(snapshot.stats, snapshot.counters)
+            if rows:
+                self.fallback.add(taken_at, rows)
             self.latest_stats = snapshot
         if snapshot.index is not None:
             self.latest_index = snapshot
@@ -88,7 +96,7 @@ class Window:
         while self.polls and (self.polls[0] < start or len(self.polls) > most):
             self.polls.popleft()
         oldest = self.polls[0]
-        for series in (self.counters, self.compute, self.llm, self.energy):
+        for series in (self.counters, self.compute, self.fallback, self.llm, self.energy):
             series.trim(oldest)
         for name in ("latest_metrics", "latest_stats", "latest_index"):
             kept = getattr(self, name)
