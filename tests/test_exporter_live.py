@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 
@@ -208,3 +209,54 @@ def test_metrics_endpoint_serves_the_derivation(loaded):
     assert samples[(c.M_MODEL_DYNAMIC_BATCHING, (("model", "vector_scale"),))] == 1.0
     assert samples[(c.M_MODEL_DYNAMIC_BATCHING, (("model", "slow_model"),))] == 0.0
     assert samples[(c.M_MODEL_MAX_BATCH_SIZE, (("model", "vector_scale"),))] == 16.0
+
+
+def test_metrics_port_refusing_the_batching_ratio_comes_from_the_statistics(triton):
+    """The exporter pointed at a metrics URL that refuses connections: after concurrent traffic on
+    the dynamic-batching model, its batching ratio and stage split are exported from
+    /v2/models/stats, marked `source="stats"`, and equal the statistics' own increases."""
+    key = ("vector_scale", "1")
+    with socket.socket() as unused:  # bound, never listening: connecting is refused
+        unused.bind(("127.0.0.1", 0))
+        refused = f"http://127.0.0.1:{unused.getsockname()[1]}{c.PATH_METRICS}"
+        exporter = Exporter(settings_for(triton, metrics_url=refused))
+        before, counters_before = raw_stats(triton), raw_counters(triton)
+        exporter.poll_once()
+        traffic.drive(triton.http_url, "vector_scale", concurrency=16, requests_total=320)
+        deadline = time.monotonic() + 30
+        while (after := raw_stats(triton))[key].request_stats[0] - before[key].request_stats[0] < 320:
+            assert time.monotonic() < deadline, "Triton never counted all requests"
+            time.sleep(0.05)
+        exporter.poll_once()
+        counters_after = raw_counters(triton)  # what the metrics port (the real one) says meanwhile
+    m = model(exporter, "vector_scale")
+    inferences = after[key].inference_count - before[key].inference_count
+    executions = after[key].execution_count - before[key].execution_count
+    assert inferences == 320
+    assert m.source == c.SOURCE_STATS
+    assert m.batching_ratio > 1, "concurrent load on a dynamic-batching model must batch"
+    assert m.batching_ratio == pytest.approx(inferences / executions, rel=1e-9)
+    assert m.batch_fill_ratio == pytest.approx(m.batching_ratio / 16)
+    success = after[key].request_stats[0] - before[key].request_stats[0]
+    for i, stage in enumerate(c.STAGE_COUNTERS, start=2):
+        ns = after[key].request_stats[i] - before[key].request_stats[i]
+        assert m.stage_seconds[stage] == pytest.approx(ns / 1e9 / success, rel=1e-9), stage
+        # Triton's counter of the same stage: the same time in µs, truncated per request
+        us = delta(counters_before, counters_after, key, c.STAGE_COUNTERS[stage])
+        assert 0 <= m.stage_seconds[stage] - us / 1e6 / success <= 1e-6, stage
+    # the same batching ratio as Triton's own counters give over the same polls
+    assert m.batching_ratio == delta(counters_before, counters_after, key, c.NV_INFERENCE_COUNT) / delta(
+        counters_before, counters_after, key, c.NV_EXEC_COUNT
+    )
+    assert sum(m.stage_fraction.values()) == pytest.approx(1.0)
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(exporter.metrics_text().decode())
+        for s in family.samples
+    }
+    mv = (("model", "vector_scale"), ("version", "1"))
+    assert samples[(c.M_UP, ())] == 0.0
+    refusals = (c.M_POLL_ERRORS, ((c.L_KIND, c.FAULT_CONNECTION), (c.L_TARGET, c.TARGET_METRICS)))
+    assert samples[refusals] == 2
+    assert samples[(c.M_BATCHING_RATIO, mv)] == pytest.approx(m.batching_ratio)
+    assert samples[(c.M_DERIVATION_SOURCE, tuple(sorted((*mv, (c.L_SOURCE, c.SOURCE_STATS)))))] == 1.0
