@@ -159,8 +159,11 @@ def test_metrics_stay_the_source_and_the_fallback_keeps_nothing_while_they_are_r
     window = Window(60.0)
     for t, n in ((0, 0), (15, 32), (30, 64)):
         window.add(snap(t, {A: metrics_of(n, n // 8)}, {A: per_request(n, n // 8)}))
-    assert only(derive_window(window, Pricing(), str)).source == c.SOURCE_METRICS
+    d = derive_window(window, Pricing(), str)
+    assert only(d).source == c.SOURCE_METRICS and only(d).batching_ratio == 8
     assert len(window.fallback) == 0 and not list(window.fallback.keys())
+    # the usual source is said by the absence of a series (no cost on the usual path)
+    assert f"{c.M_DERIVATION_SOURCE}{{" not in render(ExporterView(up=True, derivation=d))
 
 
 def test_a_version_the_metrics_do_not_carry_takes_the_statistics():

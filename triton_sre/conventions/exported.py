@@ -59,8 +59,8 @@ M_POLL_DURATION: Final = "triton_sre_poll_duration_seconds"
 M_POLL_ERRORS: Final = "triton_sre_poll_errors_total"
 M_LAST_SUCCESS: Final = "triton_sre_last_success_timestamp_seconds"
 M_BUILD_INFO: Final = "triton_sre_build_info"
-# Which source a model version's batching ratio and stage split came from (label `source`): Triton's
-# /metrics counters, or the same figures from /v2/models/stats when the metrics cannot be read.
+# 1 per model version whose batching ratio and stage split came from /v2/models/stats (label `source`)
+# because the window holds no /metrics counters for it; absent for the usual source, /metrics.
 M_DERIVATION_SOURCE: Final = "triton_sre_derivation_source"
 # Both services (exporter and bot): accepts that failed for want of a file descriptor (EMFILE/ENFILE);
 # each closed the oldest waiting connection to make room (httpserve.py)

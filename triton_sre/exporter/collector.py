@@ -142,13 +142,15 @@ def _model_metrics(d: Derivation) -> Iterator[Family]:
     yield Family(
         GAUGE,
         c.M_DERIVATION_SOURCE,
-        "1 per model version with a batching ratio or stage split; source: Triton's /metrics counters "
-        "(metrics) or /v2/models/stats while the window holds no metrics for it (stats).",
+        "1 per model version whose batching ratio or stage split came from /v2/models/stats, the window "
+        "holding no /metrics counters for it (none: from Triton's /metrics, the usual source).",
         [*_MV, c.L_SOURCE],
+        # Only the fallback's versions: one series per version on the usual path would add 4 % to the
+        # exporter's series (2,873 at 1,000 models x 3 versions) to say what its absence says.
         (
             ([m.model, m.version, m.source], 1.0)
             for m in d.models
-            if m.batching_ratio is not None or m.stage_seconds is not None
+            if m.source != c.SOURCE_METRICS and (m.batching_ratio is not None or m.stage_seconds is not None)
         ),
     )
     yield Family(
