@@ -17,6 +17,11 @@ poll's snapshot and the statistics' poll faults.
 `--custom N` appends N custom metric families (Python backend's pb_utils.MetricFamily) of 100 series
 each to `/metrics`.
 
+`--metrics-down` points the exporter's metrics URL at a port that refuses connections: every figure
+the metrics would give comes from the statistics (exporter/statsfallback.py). The last column counts
+the model versions whose batching ratio or stage split came from the statistics, and the bytes the
+window's poll arrays hold (counters, and the statistics' fallback).
+
 Each size runs in a fresh child process, so the RSS of one does not carry into the next.
 """
 
@@ -27,6 +32,7 @@ import json
 import multiprocessing
 import os
 import resource
+import socket
 import statistics
 import subprocess
 import sys
@@ -84,7 +90,9 @@ def custom_families(families: int, poll: int) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def serve(models: int, versions: int, custom: int, port_out: multiprocessing.Queue) -> None:
+def serve(
+    models: int, versions: int, custom: int, port_out: multiprocessing.Queue, stats_in_turn: bool = False
+) -> None:
     metrics = [
         (
             triton_metrics_payload(models, versions, seed=p, summaries=False) + custom_families(custom, p)
@@ -93,36 +101,46 @@ def serve(models: int, versions: int, custom: int, port_out: multiprocessing.Que
     ]
     stats = [stats_payload(models, versions, p) for p in range(2)]
     index = index_payload(models, versions)
-    serve_bodies(metrics, stats, index, port_out, len(index), len(metrics[0]))
+    serve_bodies(metrics, stats, index, port_out, len(index), len(metrics[0]), stats_in_turn=stats_in_turn)
 
 
 def fleet_exporter(
-    models: int, versions: int, custom: int = 0, **settings: Any
+    models: int, versions: int, custom: int = 0, stats_in_turn: bool = False, **settings: Any
 ) -> tuple[multiprocessing.Process, Exporter, dict[str, float], int, int]:
     """The loopback Triton in its own process and an exporter polling it on a fake clock (the
     caller advances `clock["t"]`): (server, exporter, clock, index bytes, metrics bytes).
-    `settings`: more `ExporterSettings` fields (`timeout`)."""
+    `settings`: more `ExporterSettings` fields (`timeout`, `metrics_url`); `stats_in_turn`: the
+    statistics advance at each request of theirs (for an exporter that never reads the metrics)."""
     ports: multiprocessing.Queue = multiprocessing.Queue()
-    server = multiprocessing.Process(target=serve, args=(models, versions, custom, ports), daemon=True)
+    server = multiprocessing.Process(
+        target=serve, args=(models, versions, custom, ports, stats_in_turn), daemon=True
+    )
     server.start()
     port, index_bytes, metrics_bytes = ports.get(timeout=600)
     url = f"http://127.0.0.1:{port}"
     clock = {"t": 1_700_000_000.0}
     exporter_settings = ExporterSettings(
-        triton_url=url,
-        metrics_url=f"{url}/metrics",
-        interval=2.0,
-        window=60.0,
-        pricing=Pricing(node_hour=0.36),
-        **settings,
+        **{
+            "triton_url": url,
+            "metrics_url": f"{url}/metrics",
+            "interval": 2.0,
+            "window": 60.0,
+            "pricing": Pricing(node_hour=0.36),
+            **settings,
+        }
     )
     keep_heap()
     exporter = Exporter(exporter_settings, clock=lambda: clock["t"])
     return server, exporter, clock, index_bytes, metrics_bytes
 
 
-def one(models: int, versions: int, polls: int, custom: int) -> None:
-    server, exporter, clock, index_bytes, metrics_bytes = fleet_exporter(models, versions, custom)
+def one(models: int, versions: int, polls: int, custom: int, metrics_down: bool = False) -> None:
+    refusing = socket.socket()  # bound, never listening: connecting is refused
+    refusing.bind(("127.0.0.1", 0))
+    down = {"metrics_url": f"http://127.0.0.1:{refusing.getsockname()[1]}/metrics"} if metrics_down else {}
+    server, exporter, clock, index_bytes, metrics_bytes = fleet_exporter(
+        models, versions, custom, stats_in_turn=metrics_down, **down
+    )
     times = []
     cpu = []
     stats_models = 0
@@ -145,6 +163,19 @@ def one(models: int, versions: int, polls: int, custom: int) -> None:
     ]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     server.terminate()
+    refusing.close()
+    from_stats = sum(
+        1
+        for m in exporter.derivation.models
+        if getattr(m, "source", None) == getattr(c, "SOURCE_STATS", ())
+        and (m.batching_ratio is not None or m.stage_seconds)
+    )
+    window = exporter._window
+    held = [
+        sum(totals.nbytes for _, totals in series.polls)
+        for series in (window.counters, getattr(window, "fallback", None))
+        if series is not None
+    ]
     extra = f", {custom:,} custom families" if custom else ""
     print(
         f"| {models:,} × {versions}{extra} | {index_bytes / 1e6:.1f} MB / {metrics_bytes / 1e6:.1f} MB "
@@ -152,7 +183,8 @@ def one(models: int, versions: int, polls: int, custom: int) -> None:
         f"| {statistics.median(times[2:]):.2f} s / {statistics.median(cpu[2:]):.2f} s "
         f"| {render * 1000:.0f} ms "
         f"| {len(exposed) / 1e6:.1f} MB, {series:,} series | {rss:.0f} MB "
-        f"| {stats_models:,} | {'; '.join(f.split('{')[1] for f in faults) or 'none'} |",
+        f"| {stats_models:,} | {'; '.join(f.split('{')[1] for f in faults) or 'none'} "
+        f"| {from_stats:,}; {' / '.join(f'{b / 1e6:.2f} MB' for b in held)} |",
         flush=True,
     )
 
@@ -164,20 +196,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--polls", type=int, default=5)
     parser.add_argument("--custom", type=int, default=0, help="custom metric families of 100 series each")
     parser.add_argument("--tree", help="another checkout whose exporter polls (--tree=PATH)")
+    parser.add_argument("--metrics-down", action="store_true", help="the exporter's metrics URL refuses")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.polls < 2:
         parser.error("--polls must be at least 2 (the second poll and later ones are reported apart)")
     if args.one:
-        one(args.one, args.versions, args.polls, args.custom)
+        one(args.one, args.versions, args.polls, args.custom, args.metrics_down)
         return 0
     print(
         f"exporter from {Path(triton_sre.__file__).parent}; load average {os.getloadavg()[0]:.1f}\n"
         "| models × versions | index / metrics body | first poll wall / CPU | second poll | "
         "later poll (median) | render "
-        "| own /metrics | peak RSS | versions with stats (last poll) | stats faults |"
+        "| own /metrics | peak RSS | versions with stats (last poll) | stats faults "
+        "| derived from stats; window arrays (counters / fallback) |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for models in (int(x) for x in args.models.split(",")):
         subprocess.run(
             [
@@ -192,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                 "--custom",
                 str(args.custom),
                 *([f"--tree={args.tree}"] if args.tree else []),
+                *(["--metrics-down"] if args.metrics_down else []),
             ],
             check=True,
         )

@@ -164,11 +164,13 @@ def serve_bodies(
     port_out: multiprocessing.Queue,
     *extra: object,
     two_ports: bool = False,
+    stats_in_turn: bool = False,
 ) -> None:
     """Serve these bodies like Triton: each `/metrics` request takes the next of `metrics` (in turn),
-    the statistics follow it; puts `(port, *extra)` (the port alone without `extra`) on `port_out`,
-    then the metrics listener's port with `two_ports`."""
-    state = {"poll": -1}
+    the statistics follow it (with `stats_in_turn` each statistics request takes the next of `stats`:
+    an exporter that never reads the metrics); puts `(port, *extra)` (the port alone without `extra`)
+    on `port_out`, then the metrics listener's port with `two_ports`."""
+    state = {"poll": -1, "stats": -1}
 
     class Handler(FakeTritonHandler):
         index_body = index
@@ -178,6 +180,9 @@ def serve_bodies(
             return metrics[state["poll"] % len(metrics)]
 
         def stats_body(self) -> bytes:
+            if stats_in_turn:
+                state["stats"] += 1
+                return stats[state["stats"] % len(stats)]
             return stats[max(0, state["poll"]) % len(stats)]
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
