@@ -169,7 +169,8 @@ def test_a_bad_slo_file_is_one_line_and_exit_2(tmp_path: Path, content: str | No
 def test_stack_up_gives_the_bot_its_spec_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_spec: bool
 ) -> None:
-    from triton_sre.stack.local import Component, Stack, StackOptions
+    from triton_sre.stack.components import Component
+    from triton_sre.stack.local import Stack, StackOptions
 
     spec_file = _spec_file(tmp_path) if with_spec else None
     opts = StackOptions(model_repository=tmp_path, workdir=tmp_path / "stack", slo_file=spec_file)

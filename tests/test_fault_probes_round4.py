@@ -23,7 +23,7 @@ from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.config import ConfigError, load_config
 from triton_sre.durations import MAX_SECONDS_ARG, seconds_arg
-from triton_sre.stack.local import STATE_FILE, Component, stop_component
+from triton_sre.stack.components import STATE_FILE, Component, stop_component
 
 HUGE_SECONDS = [
     "doctor --triton-url {u} --timeout 1e10",

@@ -24,7 +24,7 @@ from test_http_slow_clients import exporter
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.exporter.service import ExporterServer
-from triton_sre.stack.local import STATE_FILE
+from triton_sre.stack.components import STATE_FILE
 
 __all__ = ["bot", "exporter", "html_url", "standin"]  # fixtures shared with those modules
 AUTH = b"Authorization: Bearer %s\r\n" % WEBHOOK_TOKEN.encode()

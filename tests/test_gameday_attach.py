@@ -16,7 +16,8 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.gameday import scorecard
 from triton_sre.gameday.stack import attach_stack
-from triton_sre.stack.local import STATE_FILE, Component, StackError, _start_time, save_state
+from triton_sre.stack.components import STATE_FILE, Component, process_start_time, save_state
+from triton_sre.stack.local import StackError
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "triton_sre.cli"]
@@ -26,9 +27,9 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 def _sleeper() -> tuple[subprocess.Popen[bytes], Component]:
     proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
     deadline = time.monotonic() + 5
-    while _start_time(proc.pid) is None and time.monotonic() < deadline:
+    while process_start_time(proc.pid) is None and time.monotonic() < deadline:
         time.sleep(0.01)
-    start = _start_time(proc.pid)
+    start = process_start_time(proc.pid)
     assert start is not None
     return proc, Component("triton", proc.pid, start, "http://127.0.0.1:1", "/dev/null", ["sleep", "60"])
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from triton_sre import conventions as c
-from triton_sre.stack.local import STATE_FILE
+from triton_sre.stack.components import STATE_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "triton_sre.cli", "gameday"]

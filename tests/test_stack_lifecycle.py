@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from triton_sre.stack.local import PORT_OFFSETS, STATE_FILE
+from triton_sre.stack.components import STATE_FILE
+from triton_sre.stack.local import PORT_OFFSETS
 
 CLI = [sys.executable, "-m", "triton_sre.cli"]
 

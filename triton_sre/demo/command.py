@@ -77,7 +77,8 @@ def run_demo(args: argparse.Namespace) -> int:
     from triton_sre.demo import SAMPLE_REPOSITORY
     from triton_sre.demo.traffic import ContinuousTraffic, TrafficDriver
     from triton_sre.doctor.command import stack_summary
-    from triton_sre.stack.local import StackError, StackOptions, down, up
+    from triton_sre.stack.components import down
+    from triton_sre.stack.local import StackError, StackOptions, up
 
     out = sys.stdout
     repository = (args.model_repository or SAMPLE_REPOSITORY).absolute()

@@ -176,7 +176,8 @@ def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str, attach: b
     from triton_sre.gameday.scaling import Scale
     from triton_sre.gameday.scenarios import STEADY_MODELS
     from triton_sre.gameday.stack import attach_stack, build_repository, gameday_options, start_stack
-    from triton_sre.stack.local import StackError, down
+    from triton_sre.stack.components import down
+    from triton_sre.stack.local import StackError
 
     interrupted = threading.Event()
 

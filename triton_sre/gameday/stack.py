@@ -25,18 +25,15 @@ from triton_sre.generate.command import ALERTS_DIR
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import Spec
-from triton_sre.stack.local import (
-    STANDIN_TOKEN,
+from triton_sre.stack.components import (
     STATE_FILE,
     Component,
-    Stack,
-    StackError,
-    StackOptions,
-    _start_time,  # identifies a process, as the state file does
     down,
     load_state,
+    process_start_time,
     stop_component,
 )
+from triton_sre.stack.local import STANDIN_TOKEN, Stack, StackError, StackOptions
 from triton_sre.stack.statefile import StateFileError, read_state
 
 GAMEDAY_MODELS = Path(__file__).resolve().parent / "models"
@@ -173,7 +170,7 @@ class GamedayStack(Stack):
             {
                 "metrics_url": ready["metrics_url"],
                 "server_pid": ready["pid"],
-                "server_start_time": _start_time(int(ready["pid"])),
+                "server_start_time": process_start_time(int(ready["pid"])),
                 "server_log": ready["log"],
             }
         )

@@ -195,7 +195,8 @@ def _up_gameday(workdir: Path, factor: float | None) -> dict[str, object]:
     """The gameday's stack (gameday/stack.py), left running for `gameday --attach`."""
     from triton_sre.gameday.scaling import Scale
     from triton_sre.gameday.stack import build_repository, gameday_options, start_stack
-    from triton_sre.stack.local import StackError, load_state, status
+    from triton_sre.stack.components import load_state, status
+    from triton_sre.stack.local import StackError
 
     scale = Scale() if factor is None else Scale(factor=factor)
     if any(x.alive() for x in load_state(workdir)):  # before its model folder is rebuilt
@@ -207,7 +208,7 @@ def _up_gameday(workdir: Path, factor: float | None) -> dict[str, object]:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from triton_sre.stack.local import status
+    from triton_sre.stack.components import status
 
     state = status(args.workdir.absolute())
     _print(state, args.format)
@@ -215,8 +216,8 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_down(args: argparse.Namespace) -> int:
+    from triton_sre.stack.components import down
     from triton_sre.stack.guard import WorkdirBusy, workdir_lock
-    from triton_sre.stack.local import down
 
     workdir = args.workdir.absolute()
     try:

@@ -15,7 +15,7 @@ and `stack down` can stop exactly what it started, children included):
 - ``bot``: ``triton-sre bot`` (when this installation has it).
 
 The state file ``<workdir>/stack.json`` records every started process with its start time, so a
-recycled pid is never signalled.
+recycled pid is never signalled (``triton_sre.stack.components``: status and down read it).
 """
 
 from __future__ import annotations
@@ -25,21 +25,21 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import requests
 
 from triton_sre import conventions as c
-from triton_sre.files import make_dirs, write_atomic, write_files
+from triton_sre.files import make_dirs, write_files
 from triton_sre.logtail import tail
 from triton_sre.slo import Spec, default_spec, load_spec
+from triton_sre.stack.components import Component, down, load_state, process_start_time, save_state, status
 from triton_sre.stack.guard import WorkdirBusy, port_base_problem, workdir_lock
 from triton_sre.stack.loads import (
     PACED_INTERVAL_MAX,
@@ -47,10 +47,8 @@ from triton_sre.stack.loads import (
     just_before_next_poll,
     load_every_model,
 )
-from triton_sre.stack.processes import free_ports, process_group_members
-from triton_sre.stack.statefile import read_state, signallable
+from triton_sre.stack.processes import free_ports
 
-STATE_FILE = "stack.json"
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
 STANDIN_TOKEN = "xoxb-standin"  # the token the local Slack stand-in accepts
 DEFAULT_CHANNEL = "#triton-alerts"
@@ -73,26 +71,6 @@ class StackError(RuntimeError):
 
 
 @dataclass
-class Component:
-    name: str
-    pid: int
-    start_time: int  # /proc/<pid>/stat field 22: identifies this process, not a recycled pid
-    url: str
-    log: str
-    argv: list[str]
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def alive(self) -> bool:
-        return _start_time(self.pid) == self.start_time
-
-    def group_alive(self) -> list[int]:
-        """Live members of the component's process group (the group id is the leader's pid)."""
-        if self.alive() or _group_is_ours(self):
-            return process_group_members(self.pid)
-        return []
-
-
-@dataclass
 class StackOptions:
     model_repository: Path
     workdir: Path
@@ -108,28 +86,6 @@ class StackOptions:
     triton_args: tuple[str, ...] = ()  # more arguments of run_triton (gameday: explicit model control)
 
 
-def _start_time(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2 :].split()
-    if fields[0] == "Z":
-        return None
-    return int(fields[19])
-
-
-def _group_is_ours(comp: Component) -> bool:
-    """Leader gone: the group is still ours if a member was started after the leader."""
-    members = process_group_members(comp.pid)
-    # a live process with the leader's pid is someone else's (a recycled pid leading its own group)
-    return (
-        bool(members)
-        and comp.pid not in members
-        and all((_start_time(p) or 0) >= comp.start_time for p in members)
-    )
-
-
 def standin_notice(log: str | Path) -> str:
     """What `up` says when the bot posts to the Slack stand-in. Worded so that the CLI's stderr
     redaction leaves it whole: "no $SLACK_BOT_TOKEN: posting ..." read as a token's value and was
@@ -139,81 +95,6 @@ def standin_notice(log: str | Path) -> str:
 
 def _fmt_seconds(seconds: float) -> str:
     return f"{int(seconds * 1000)}ms" if seconds < 1 or seconds != int(seconds) else f"{int(seconds)}s"
-
-
-# ------------------------------------------------------------------------------------- state
-def state_path(workdir: Path) -> Path:
-    return workdir / STATE_FILE
-
-
-def load_state(workdir: Path) -> list[Component]:
-    """The recorded components (StateFileError when the file is not what save_state writes)."""
-    raw = read_state(state_path(workdir))
-    return [Component(**item) for item in raw.get("components", [])] if raw else []
-
-
-def save_state(workdir: Path, components: list[Component], info: Mapping[str, Any]) -> None:
-    state = {"components": [asdict(x) for x in components], **info}
-    write_atomic(state_path(workdir), json.dumps(state, indent=2))
-
-
-def status(workdir: Path) -> dict[str, Any]:
-    raw = read_state(state_path(workdir))
-    if raw is None:
-        return {"workdir": str(workdir), "running": False, "components": []}
-    components = [Component(**item) for item in raw.get("components", [])]
-    rows = [
-        {"name": x.name, "pid": x.pid, "url": x.url, "alive": x.alive(), "log": x.log, **x.extra}
-        for x in components
-    ]
-    return {
-        **{k: v for k, v in raw.items() if k != "components"},
-        "workdir": str(workdir),
-        "running": bool(rows) and all(r["alive"] for r in rows),
-        "components": rows,
-    }
-
-
-# ------------------------------------------------------------------------------------- stop
-def stop_component(comp: Component, timeout: float = 15.0) -> None:
-    """SIGTERM the component's process group, wait, then SIGKILL what is left."""
-    if not signallable(comp.pid) or not comp.group_alive():  # killpg(0) is the caller's own group
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(comp.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while comp.group_alive() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if comp.group_alive():
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(comp.pid, signal.SIGKILL)
-        deadline = time.monotonic() + 5
-        while comp.group_alive() and time.monotonic() < deadline:
-            time.sleep(0.05)
-
-
-def down(workdir: Path, say: Callable[[str], None]) -> list[str]:
-    """Stop every component the state file names, last started first. Returns those running."""
-    running = []
-    for comp in reversed(load_state(workdir)):
-        # a recycled pid (its start time differs) is another process's: named, never signalled
-        alive = bool(comp.group_alive())
-        other = ", its pid is another process's" if _start_time(comp.pid) is not None else ""
-        say(
-            f"stopping {comp.name} (pid {comp.pid})"
-            if alive
-            else f"{comp.name} (pid {comp.pid}) was not running{other}"
-        )
-        running += [comp.name] * alive
-        stop_component(comp)
-        # Triton's pid (a separate group under run_triton) is swept too if it outlived its runner.
-        server_pid = comp.extra.get("server_pid")
-        server_start = comp.extra.get("server_start_time")
-        if signallable(server_pid) and isinstance(server_start, int):
-            server = Component(comp.name, server_pid, int(server_start), comp.url, comp.log, [])
-            stop_component(server)
-    state_path(workdir).unlink(missing_ok=True)
-    return running[::-1]
 
 
 # ------------------------------------------------------------------------------------- up
@@ -302,7 +183,7 @@ class Stack:
                 env={**os.environ, **(env or {})},
                 start_new_session=True,
             )
-        start = _start_time(proc.pid)
+        start = process_start_time(proc.pid)
         comp = Component(name, proc.pid, start or 0, url, str(log_path), argv)
         self.components.append(comp)
         self.save()
@@ -444,7 +325,7 @@ class Stack:
         triton.extra = {
             "metrics_url": ready["metrics_url"],
             "server_pid": ready["pid"],
-            "server_start_time": _start_time(int(ready["pid"])),
+            "server_start_time": process_start_time(int(ready["pid"])),
             "server_log": ready["log"],
         }
         self.save()
