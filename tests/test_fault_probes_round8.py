@@ -21,6 +21,7 @@ import requests
 from client_double import PollClient
 from prometheus_client.parser import text_string_to_metric_families
 from test_bot_delivery import SLACK_TOKEN, TOKEN, notification, ok_posts, send
+from test_collector import samples as samples_of_text
 from test_fault_probes import assert_clean_error, run
 
 from triton_sre import conventions as c
@@ -117,12 +118,7 @@ def poll(exporter: Exporter, n: int, *, metrics: bytes | None = None, index: lis
 
 
 def exported(exporter: Exporter) -> dict[tuple[str, tuple], float]:
-    text = exporter.metrics_text().decode()
-    return {
-        (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-    }
+    return samples_of_text(exporter.metrics_text().decode())
 
 
 def family(samples: dict, name: str) -> dict[tuple, float]:
