@@ -316,7 +316,7 @@ def test_metrics_count_notifications_slack_calls_and_the_outbox(bot: Bot, standi
         c.M_BOT_NOTIFICATIONS,
         f'{c.M_BOT_SLACK_CALLS}{{method="chat.postMessage",outcome="ratelimited"}}',
         f'{c.M_BOT_SLACK_CALLS}{{method="chat.postMessage",outcome="ok"}}',
-        f'{c.M_BOT_ACTIONS}{{action="posted"}}',
+        f'{c.M_BOT_ACTIONS}{{{c.L_ACTION}="{c.BOT_ACTION_POSTED}"}}',
         f'{c.M_BOT_OUTBOX}{{state="done"}}',
     ]
     text = ""

@@ -28,7 +28,6 @@ from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
-from triton_sre.bot.metrics import ACTION_STALE
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.service import Exporter
 from triton_sre.pricing import Pricing
@@ -271,7 +270,7 @@ def test_a_firing_delivered_after_its_resolution_leaves_the_message_resolved(tmp
             )
             send(bot, notification(case))  # the same episode (same startsAt), delivered late
             assert standin.wait_for(lambda: bot.outbox.pending() == 0, 10)
-            assert standin.wait_for(lambda: _bot_messages(bot, ACTION_STALE) == 1, 5)
+            assert standin.wait_for(lambda: _bot_messages(bot, c.BOT_ACTION_STALE) == 1, 5)
             ref = bot.outbox.message(key)
             assert ref is not None and ref.status == c.AM_STATUS_RESOLVED
             assert [x.method for x in _shown(standin, case)] == ["chat.postMessage"]
@@ -309,7 +308,7 @@ def test_the_same_alert_firing_again_well_after_its_resolution_is_shown_firing(t
             assert standin.wait_for(
                 lambda: (ref := bot.outbox.message(key)) is not None and ref.status == c.AM_STATUS_FIRING, 10
             )
-            assert _bot_messages(bot, ACTION_STALE) == 0
+            assert _bot_messages(bot, c.BOT_ACTION_STALE) == 0
             assert [x.method for x in _shown(standin, case)] == [
                 "chat.postMessage",
                 "chat.update",

@@ -11,12 +11,6 @@ from prometheus_client.registry import Collector
 
 from triton_sre import conventions as c
 
-ACTION_POSTED = "posted"
-ACTION_UPDATED = "updated"
-ACTION_REPEAT = "repeat"
-ACTION_STALE = "stale"  # older than what the message shows (delivered out of order): skipped
-ACTION_FAILED = "failed"
-
 
 class OutboxView(Protocol):
     def counts(self) -> dict[str, int]: ...

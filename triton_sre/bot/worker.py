@@ -34,14 +34,7 @@ from triton_sre.bot.enrich import (
 )
 from triton_sre.bot.llm import LLM_ALERTS
 from triton_sre.bot.llm import figure_exprs as llm_figure_exprs
-from triton_sre.bot.metrics import (
-    ACTION_FAILED,
-    ACTION_POSTED,
-    ACTION_REPEAT,
-    ACTION_STALE,
-    ACTION_UPDATED,
-    BotMetrics,
-)
+from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import MessageRef, Notification, Outbox
 from triton_sre.bot.payload import (
     AlertGroup,
@@ -190,7 +183,7 @@ class Worker:
         if ref is not None and ref.digest == state_digest:
             log.debug("group %s: repeat, nothing changed", group.group_key)
             self.outbox.mark_done(notification.id)
-            self.metrics.actions.labels(ACTION_REPEAT).inc()
+            self.metrics.actions.labels(c.BOT_ACTION_REPEAT).inc()
             return
         if (
             ref is not None
@@ -202,7 +195,7 @@ class Worker:
                 group.group_key,
             )
             self.outbox.mark_done(notification.id)
-            self.metrics.actions.labels(ACTION_STALE).inc()
+            self.metrics.actions.labels(c.BOT_ACTION_STALE).inc()
             return
         labels = dict(group.common_labels) or (dict(group.alerts[0].labels) if group.alerts else {})
         channel = ref.channel if ref is not None else self.settings.channel_for(labels)
@@ -240,7 +233,7 @@ class Worker:
         self.outbox.save_message(
             group.group_key, channel, ts, group.status, state_digest, alert_states(group), n.id
         )
-        self.metrics.actions.labels(ACTION_POSTED).inc()
+        self.metrics.actions.labels(c.BOT_ACTION_POSTED).inc()
         log.info(
             "group %s: posted %s ts=%s (%d alert(s), %s)",
             group.group_key,
@@ -283,14 +276,14 @@ class Worker:
         self.outbox.save_message(
             group.group_key, ref.channel, ref.ts, group.status, state_digest, alert_states(group), n.id
         )
-        self.metrics.actions.labels(ACTION_UPDATED).inc()
+        self.metrics.actions.labels(c.BOT_ACTION_UPDATED).inc()
         log.info("group %s: updated %s ts=%s: %s", group.group_key, ref.channel, ref.ts, change)
 
     def _failed(self, n: Notification, group: AlertGroup, exc: DeliveryError) -> None:
         if not exc.retryable:
             log.error("group %s: Slack refused the message, giving up: %s", group.group_key, exc)
             self.outbox.mark_failed(n.id, str(exc))
-            self.metrics.actions.labels(ACTION_FAILED).inc()
+            self.metrics.actions.labels(c.BOT_ACTION_FAILED).inc()
             return
         if exc.retry_after is not None:
             self._paused_until = self.clock() + exc.retry_after

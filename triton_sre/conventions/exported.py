@@ -178,7 +178,7 @@ REC_SLO_BUDGET_REMAINING: Final = "slo_model:triton_slo_error_budget_remaining:r
 # ---------------------------------------------------------------------------
 M_BOT_NOTIFICATIONS: Final = "triton_sre_bot_notifications_received_total"
 M_BOT_SLACK_CALLS: Final = "triton_sre_bot_slack_calls_total"  # labels method, outcome (ok or Slack's error)
-M_BOT_ACTIONS: Final = "triton_sre_bot_messages_total"  # label action: posted, updated, repeat, stale, failed
+M_BOT_ACTIONS: Final = "triton_sre_bot_messages_total"  # label action: a BOT_ACTION_* below
 M_BOT_OUTBOX: Final = "triton_sre_bot_outbox_notifications"  # label state: pending, done, superseded, failed
 M_BOT_OUTBOX_UNSAVED: Final = "triton_sre_bot_outbox_unsaved_records"  # delivery state the disk refused
 M_BOT_OUTBOX_USABLE: Final = "triton_sre_bot_outbox_usable"  # 1, or 0 when the file vanished or writes fail
@@ -187,6 +187,12 @@ L_CODE: Final = "code"
 L_METHOD: Final = "method"
 L_OUTCOME: Final = "outcome"
 L_ACTION: Final = "action"
+# What the bot did with a notification (label `action` of triton_sre_bot_messages_total).
+BOT_ACTION_POSTED: Final = "posted"
+BOT_ACTION_UPDATED: Final = "updated"
+BOT_ACTION_REPEAT: Final = "repeat"
+BOT_ACTION_STALE: Final = "stale"  # older than what the message shows (delivered out of order): skipped
+BOT_ACTION_FAILED: Final = "failed"
 
 # ---------------------------------------------------------------------------
 # LLM serving (issue 11): what triton-sre exports for LLM models (per model and version, when the
