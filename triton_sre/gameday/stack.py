@@ -31,7 +31,7 @@ from triton_sre.stack.components import (
     down,
     load_state,
     process_start_time,
-    stop_component,
+    stop_with_server,
 )
 from triton_sre.stack.local import STANDIN_TOKEN, Stack, StackError, StackOptions
 from triton_sre.stack.statefile import StateFileError, read_state
@@ -109,11 +109,7 @@ class GamedayStack(Stack):
         raise StackError(f"no component {name!r} in this stack")
 
     def stop(self, name: str) -> None:
-        comp = self.component(name)
-        stop_component(comp)
-        server_pid, server_start = comp.extra.get("server_pid"), comp.extra.get("server_start_time")
-        if isinstance(server_pid, int) and server_start is not None:
-            stop_component(Component(name, server_pid, int(server_start), comp.url, comp.log, []))
+        stop_with_server(self.component(name))
 
     def kill_triton_server(self, signum: int = signal.SIGKILL) -> int:
         """Signal tritonserver itself (not its runner): SIGKILL as the OOM killer would, SIGSEGV as a crash

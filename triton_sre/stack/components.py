@@ -116,6 +116,16 @@ def stop_component(comp: Component, timeout: float = 15.0) -> None:
             time.sleep(0.05)
 
 
+def stop_with_server(comp: Component) -> None:
+    """stop_component, then Triton's own pid (a separate group under run_triton, recorded as the
+    component's server_pid and server_start_time) if it outlived its runner."""
+    stop_component(comp)
+    server_pid = comp.extra.get("server_pid")
+    server_start = comp.extra.get("server_start_time")
+    if signallable(server_pid) and isinstance(server_start, int):
+        stop_component(Component(comp.name, server_pid, int(server_start), comp.url, comp.log, []))
+
+
 def down(workdir: Path, say: Callable[[str], None]) -> list[str]:
     """Stop every component the state file names, last started first. Returns those running."""
     running = []
@@ -129,12 +139,6 @@ def down(workdir: Path, say: Callable[[str], None]) -> list[str]:
             else f"{comp.name} (pid {comp.pid}) was not running{other}"
         )
         running += [comp.name] * alive
-        stop_component(comp)
-        # Triton's pid (a separate group under run_triton) is swept too if it outlived its runner.
-        server_pid = comp.extra.get("server_pid")
-        server_start = comp.extra.get("server_start_time")
-        if signallable(server_pid) and isinstance(server_start, int):
-            server = Component(comp.name, server_pid, int(server_start), comp.url, comp.log, [])
-            stop_component(server)
+        stop_with_server(comp)
     state_path(workdir).unlink(missing_ok=True)
     return running[::-1]
