@@ -10,7 +10,6 @@ sample models and the gameday's own (gameday/models/).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -30,7 +29,6 @@ from triton_sre.stack.components import (
     Component,
     down,
     load_state,
-    process_start_time,
     stop_with_server,
 )
 from triton_sre.stack.local import STANDIN_TOKEN, Stack, StackError, StackOptions
@@ -134,7 +132,7 @@ class GamedayStack(Stack):
         if wrapper:
             comp.extra["wrapped"] = len(wrapper)
         if name == "triton":
-            self._wait_triton(comp)
+            self.wait_triton(comp)
         else:
             self.wait_ready(comp, self._ready_check(name, comp))
         self.save()
@@ -157,19 +155,6 @@ class GamedayStack(Stack):
             "bot": c.PATH_HEALTHZ,
         }
         return self.http_ok(f"{comp.url}{paths[name]}")
-
-    def _wait_triton(self, comp: Component) -> None:
-        ready_file = self.workdir / "triton" / "ready.json"
-        self.wait_ready(comp, ready_file.is_file)
-        ready = json.loads(ready_file.read_text(encoding="utf-8"))
-        comp.extra.update(
-            {
-                "metrics_url": ready["metrics_url"],
-                "server_pid": ready["pid"],
-                "server_start_time": process_start_time(int(ready["pid"])),
-                "server_log": ready["log"],
-            }
-        )
 
 
 GAMEDAY_INFO = "gameday"  # the state file's key of a stack a gameday can attach to

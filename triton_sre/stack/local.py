@@ -320,16 +320,23 @@ class Stack:
             ],
             self.url("triton_http"),
         )  # fmt: skip
-        self.wait_ready(triton, ready_file.is_file)
-        ready = json.loads(ready_file.read_text(encoding="utf-8"))
-        triton.extra = {
-            "metrics_url": ready["metrics_url"],
-            "server_pid": ready["pid"],
-            "server_start_time": process_start_time(int(ready["pid"])),
-            "server_log": ready["log"],
-        }
+        self.wait_triton(triton)
         self.save()
         return triton
+
+    def wait_triton(self, triton: Component) -> None:
+        """Wait for run_triton's ready file; record tritonserver's own pid, start time and log."""
+        ready_file = self.workdir / "triton" / "ready.json"
+        self.wait_ready(triton, ready_file.is_file)
+        ready = json.loads(ready_file.read_text(encoding="utf-8"))
+        triton.extra.update(
+            {
+                "metrics_url": ready["metrics_url"],
+                "server_pid": ready["pid"],
+                "server_start_time": process_start_time(int(ready["pid"])),
+                "server_log": ready["log"],
+            }
+        )
 
     def start_bot(self, token_file: Path, triton_url: str, prometheus_url: str, am_url: str) -> None:
         py = sys.executable
