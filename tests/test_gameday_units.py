@@ -216,3 +216,32 @@ def test_the_exit_code_says_what_the_scorecard_says() -> None:
         assert scorecard.as_json([ok], meta)["passed"] is False
         assert scorecard.exit_code([ok], meta, expected=1) == c.EXIT_FAILURE, meta
     assert scorecard.exit_code([ok], {}, expected=2) == c.EXIT_FAILURE  # a scenario never ran
+
+
+def test_restarting_triton_never_reads_the_ready_file_a_killed_runner_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runner killed with SIGKILL cannot remove its ready file; restarting Triton must not read that
+    file's pid and log as the new server's (stack up removed it, a gameday restart did not)."""
+    from triton_sre.gameday.stack import GamedayStack
+    from triton_sre.stack.components import Component
+    from triton_sre.stack.local import StackOptions
+
+    stack = GamedayStack(
+        StackOptions(tmp_path / "models", tmp_path / "work", port_base=20000), Scale(factor=20), print
+    )
+    stale = stack.workdir / "triton" / "ready.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text('{"pid": 1, "metrics_url": "http://old", "log": "old.log"}')
+    stack.components = [Component("triton", 2**22 + 1, -1, "http://127.0.0.1:20000", "t.log", ["run_triton"])]
+    seen: list[bool] = []
+
+    def spawn(name: str, argv: list[str], url: str, env: object = None) -> Component:
+        seen.append(stale.exists())
+        return Component(name, 2**22 + 2, -1, url, "t.log", argv)
+
+    monkeypatch.setattr(stack, "spawn", spawn)
+    monkeypatch.setattr(stack, "wait_triton", lambda comp: None)
+    monkeypatch.setattr(stack, "save", lambda: None)
+    stack.start("triton")
+    assert seen == [False]

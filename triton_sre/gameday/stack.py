@@ -128,6 +128,8 @@ class GamedayStack(Stack):
         if old.extra.get("wrapped"):
             argv = argv[int(old.extra["wrapped"]) :]
         self.components.remove(old)
+        if name == "triton":
+            self.triton_ready_file()
         comp = self.spawn(name, [*wrapper, *argv], old.url, self._env_of(name))
         if wrapper:
             comp.extra["wrapped"] = len(wrapper)

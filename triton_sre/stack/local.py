@@ -301,8 +301,7 @@ class Stack:
     def start_triton(self) -> Component:
         """Triton, with explicit model control and no model loaded unless `models_at_startup`."""
         opts = self.opts
-        ready_file = self.workdir / "triton" / "ready.json"
-        ready_file.unlink(missing_ok=True)
+        ready_file = self.triton_ready_file()
         mode = "none" if opts.models_at_startup else "explicit"
         triton = self.spawn(
             "triton",
@@ -323,6 +322,13 @@ class Stack:
         self.wait_triton(triton)
         self.save()
         return triton
+
+    def triton_ready_file(self) -> Path:
+        """run_triton's ready file, removed: one a runner killed with SIGKILL left behind would be read as
+        the next Triton's (its pid and log)."""
+        ready_file = self.workdir / "triton" / "ready.json"
+        ready_file.unlink(missing_ok=True)
+        return ready_file
 
     def wait_triton(self, triton: Component) -> None:
         """Wait for run_triton's ready file; record tritonserver's own pid, start time and log."""
