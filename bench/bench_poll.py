@@ -46,6 +46,11 @@ from triton_sre.exporter.heap import keep_heap
 from triton_sre.exporter.service import Exporter
 from triton_sre.pricing import Pricing
 
+# Triton's /v2/models/stats keys. Read with a fallback so the payload can be served to a baseline tree
+# (--baseline-src) older than the conventions that name them.
+STATS_KEY = getattr(c, "STATS_INFERENCE_STATS", "inference_stats")
+MEMORY_KEY = getattr(c, "STATS_MEMORY_USAGE", "memory_usage")
+
 
 def stats_payload(models: int, versions: int, poll: int) -> bytes:
     """`GET /v2/models/stats` for every model version, shaped like the real server's answer."""
@@ -70,7 +75,7 @@ def stats_payload(models: int, versions: int, poll: int) -> bytes:
                     "last_inference": 1795969641818,
                     "inference_count": 29 * n,
                     "execution_count": 4 * n,
-                    c.STATS_INFERENCE_STATS: {
+                    STATS_KEY: {
                         key: stage
                         for key in (
                             "success",
@@ -85,7 +90,7 @@ def stats_payload(models: int, versions: int, poll: int) -> bytes:
                     },
                     "response_stats": {},
                     "batch_stats": batches,
-                    c.STATS_MEMORY_USAGE: [],
+                    MEMORY_KEY: [],
                 }
             )
     return json.dumps({"model_stats": entries}).encode()
