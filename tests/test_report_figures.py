@@ -409,11 +409,9 @@ def test_markdown_keeps_a_hostile_model_name_inert() -> None:
 def test_times_are_read_with_any_number_of_second_digits_as_python_3_10_would() -> None:
     """Python 3.10's fromisoformat reads 3 or 6 digits of a second only; Prometheus writes up to 9: the text
     handed to it has exactly 6."""
-    from triton_sre.report.command import _SECOND_FRACTION, _six_digits
+    from triton_sre.rfc3339 import _FRACTION, _six_digits
 
-    shown = {
-        v: _SECOND_FRACTION.sub(_six_digits, v) for v in ("10:00:00.123456789Z", "10:00:00.1", "10:00:00")
-    }
+    shown = {v: _FRACTION.sub(_six_digits, v) for v in ("10:00:00.123456789Z", "10:00:00.1", "10:00:00")}
     assert shown == {
         "10:00:00.123456789Z": "10:00:00.123456Z",
         "10:00:00.1": "10:00:00.100000",

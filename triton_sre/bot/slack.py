@@ -16,7 +16,6 @@ not). The retry schedule itself is the outbox's (`backoff`), so it survives rest
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 import math
@@ -37,6 +36,7 @@ from triton_sre.bot import slack_limits as limits
 from triton_sre.bot.slack_http import DeadlineWebClient, SlackUnreachable
 from triton_sre.httpclient import describe
 from triton_sre.redact import REDACTED, redact
+from triton_sre.rfc3339 import parse_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -135,22 +135,14 @@ def _pct(value: Any) -> str:
     return f"{share * 100:.1f}%" if share >= 0 else f"none, overspent ({share * 100:.1f}%)"
 
 
-_RFC3339 = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|z|[+-]\d\d:\d\d)?")
-
-
 def _since(iso: Any) -> str:
     """An RFC 3339 time as UTC: 2026-11-29T17:25:52.123456789Z -> 2026-11-29 17:25:52 UTC. A time
     with an offset (an alert posted to Alertmanager from another zone keeps it) is converted, not
     relabelled: `…17:25:52+13:45` is 03:40:52 UTC."""
     text = str(iso or "")
-    found = _RFC3339.match(text)
-    if found is None:
-        return escape_mrkdwn(text)
-    zone = found.group(2) or "Z"
     try:
-        moment = dt.datetime.fromisoformat(found.group(1) + ("+00:00" if zone in "Zz" else zone))
-        return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    except (ValueError, OverflowError):  # a year 1 or 9999 that an offset moves out of range
+        return parse_rfc3339(text).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except ValueError:  # not a time, or a year 1 or 9999 that an offset moves out of range
         return escape_mrkdwn(text)
 
 

@@ -7,9 +7,7 @@ or refusing a query, unreadable SLO file, an --out that cannot be written).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import math
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -20,6 +18,7 @@ from triton_sre import conventions as c
 from triton_sre.checks import out_folder_arg
 from triton_sre.durations import seconds_arg
 from triton_sre.redact import bounded
+from triton_sre.rfc3339 import parse_rfc3339
 
 __all__ = ["FORMATS", "add_report_parser", "build_report", "parse_time", "run_report", "write_report"]
 
@@ -93,15 +92,6 @@ def _err(message: str) -> None:
     print(f"triton-sre report: {message}", file=sys.stderr)
 
 
-_SECOND_FRACTION = re.compile(r"(?<=:\d\d)\.(\d+)")
-
-
-def _six_digits(m: re.Match[str]) -> str:
-    """Python 3.10's fromisoformat reads 3 or 6 digits of a second only (Prometheus and Alertmanager
-    write up to 9): microseconds, the rest dropped."""
-    return "." + (m.group(1) + "00000")[:6]
-
-
 def parse_time(value: str) -> float:
     """Unix seconds or RFC 3339 / ISO 8601 (a trailing Z is UTC; no zone means UTC), between
     1970-01-01 and 9999-12-31 UTC (the report prints its range as dates)."""
@@ -109,14 +99,9 @@ def parse_time(value: str) -> float:
         seconds = float(value)
     except ValueError:
         try:
-            parsed = dt.datetime.fromisoformat(
-                _SECOND_FRACTION.sub(_six_digits, value.replace("Z", "+00:00"))
-            )
+            seconds = parse_rfc3339(value).timestamp()
         except ValueError:
             raise ValueError(f"{bounded(value)} is neither Unix seconds nor an RFC 3339 time") from None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=dt.timezone.utc)
-        seconds = parsed.timestamp()
     if not math.isfinite(seconds):  # nan and inf parse as floats
         raise ValueError(f"{bounded(value)} is not a time: Unix seconds must be a finite number")
     if not 0 <= seconds <= LATEST_TIME:

@@ -1,0 +1,31 @@
+"""RFC 3339 times as Prometheus, Alertmanager and users write them, read alike on Python 3.10 and later.
+
+One reader for the report's `--start/--end` and the bot's "since" line: a trailing `Z`/`z` is UTC, a time
+without a zone is UTC, an offset is kept, and a second written with 1 to 9 digits (Prometheus and
+Alertmanager write 9; Python 3.10's fromisoformat reads only 3 or 6) keeps its microseconds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+_FRACTION = re.compile(r"(?<=:\d\d)\.(\d+)")
+_ZULU = re.compile(r"[Zz]$")
+
+
+def _six_digits(m: re.Match[str]) -> str:
+    return "." + (m.group(1) + "00000")[:6]
+
+
+def parse_rfc3339(text: str) -> dt.datetime:
+    """The time as an aware datetime in UTC; ValueError when it is not one (or an offset moves it
+    outside the years 1-9999)."""
+    normal = _FRACTION.sub(_six_digits, _ZULU.sub("+00:00", text.strip()))
+    parsed = dt.datetime.fromisoformat(normal)
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=dt.timezone.utc)
+    try:
+        return parsed.astimezone(dt.timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00, 9999-12-31T23:00:00-05:00
+        raise ValueError(f"{text} is outside the years 1-9999 in UTC") from None
