@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from triton_sre import conventions as c
 from triton_sre.bot.slack_limits import MAX_MESSAGE_TEXT, text_of, validate_blocks
 from triton_sre.httpserve import BoundedHTTPServer, SafeHandler
 from triton_sre.shutdown import stop_on_signals, wait_until_set
@@ -89,7 +90,7 @@ class SlackStandin:
 
     def __init__(
         self,
-        token: str = "xoxb-standin",
+        token: str = c.SLACK_STANDIN_TOKEN,
         host: str = "127.0.0.1",
         port: int = 0,
         echo: Callable[[str], None] | None = None,
@@ -449,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="port (0: a free one, printed)")
-    parser.add_argument("--token", default="xoxb-standin", help="the bot token it accepts")
+    parser.add_argument("--token", default=c.SLACK_STANDIN_TOKEN, help="the bot token it accepts")
     args = parser.parse_args(argv)
 
     def echo(text: str) -> None:

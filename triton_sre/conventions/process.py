@@ -71,6 +71,7 @@ ENV_SLACK_BOT_TOKEN: Final = "SLACK_BOT_TOKEN"
 ENV_SLACK_SIGNING_SECRET: Final = "SLACK_SIGNING_SECRET"
 ENV_SLACK_API_URL: Final = "SLACK_API_URL"
 DEFAULT_SLACK_API_URL: Final = "https://slack.com/api/"
+SLACK_STANDIN_TOKEN: Final = "xoxb-standin"  # the bot token the local Slack stand-in accepts (stack, gameday)
 SLASH_COMMAND: Final = "/triton"
 
 # ---------------------------------------------------------------------------

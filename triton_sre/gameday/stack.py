@@ -31,7 +31,7 @@ from triton_sre.stack.components import (
     load_state,
     stop_with_server,
 )
-from triton_sre.stack.local import STANDIN_TOKEN, Stack, StackError, StackOptions
+from triton_sre.stack.local import Stack, StackError, StackOptions
 from triton_sre.stack.statefile import StateFileError, read_state
 
 GAMEDAY_MODELS = Path(__file__).resolve().parent / "models"
@@ -146,7 +146,7 @@ class GamedayStack(Stack):
         standin = next((x for x in self.components if x.name == "slack-standin"), None)
         if standin is None:
             return None
-        return {c.ENV_SLACK_BOT_TOKEN: STANDIN_TOKEN, c.ENV_SLACK_API_URL: f"{standin.url}/api/"}
+        return {c.ENV_SLACK_BOT_TOKEN: c.SLACK_STANDIN_TOKEN, c.ENV_SLACK_API_URL: f"{standin.url}/api/"}
 
     def _ready_check(self, name: str, comp: Component) -> Callable[[], bool]:
         paths = {

@@ -50,7 +50,6 @@ from triton_sre.stack.loads import (
 from triton_sre.stack.processes import free_ports
 
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
-STANDIN_TOKEN = "xoxb-standin"  # the token the local Slack stand-in accepts
 DEFAULT_CHANNEL = "#triton-alerts"
 COMPONENTS = ("exporter", "triton", "prometheus", "alertmanager", "slack-standin", "bot")
 # port offsets from --port-base
@@ -355,14 +354,14 @@ class Stack:
                 [
                     py, "-m", "triton_sre.bot.dev_slack_standin",
                     "--port", str(self.ports["slack_standin"]),
-                    "--token", STANDIN_TOKEN,
+                    "--token", c.SLACK_STANDIN_TOKEN,
                 ],
                 self.url("slack_standin"),
             )  # fmt: skip
             self.wait_ready(standin, self.http_ok(f"{standin.url}/_standin/calls"))
             standin.extra = {"posts_log": standin.log}
             self.save()
-            env = {c.ENV_SLACK_BOT_TOKEN: STANDIN_TOKEN, c.ENV_SLACK_API_URL: f"{standin.url}/api/"}
+            env = {c.ENV_SLACK_BOT_TOKEN: c.SLACK_STANDIN_TOKEN, c.ENV_SLACK_API_URL: f"{standin.url}/api/"}
             self.say(standin_notice(standin.log))
         argv = [
             py, "-m", "triton_sre.cli", "bot",
