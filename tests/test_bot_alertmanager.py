@@ -241,9 +241,8 @@ def test_firing_repeat_resolve_one_message_updated_in_place(
 
     # Alertmanager repeats the unchanged group every repeat_interval: no second post, no edit.
     wait_until(lambda: len(bot.outbox.notifications(case)) >= 2, 15, "an Alertmanager repeat")
-    wait_until(
-        lambda: all(n["state"] != "pending" for n in bot.outbox.notifications(case)), 5, "repeat handled"
-    )
+    settled = lambda: all(n["state"] != c.BOT_OUTBOX_PENDING for n in bot.outbox.notifications(case))  # noqa: E731
+    wait_until(settled, 5, "repeat handled")
     assert len(posts(standin, case)) == 1
     assert not [u for u in standin.calls("chat.update") if u.params.get("ts") == ts]
 
@@ -419,7 +418,7 @@ def test_bot_killed_with_outbox_items_and_restarted_delivers_once(stack: dict[st
             return int(
                 requests.get(f"http://127.0.0.1:{port}{c.PATH_HEALTHZ}", timeout=2)
                 .json()["outbox"]
-                .get("pending", 0)
+                .get(c.BOT_OUTBOX_PENDING, 0)
             )
 
         wait_until(lambda: pending() >= 1, 15, "a notification waiting in the outbox")

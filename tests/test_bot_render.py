@@ -415,7 +415,7 @@ def test_outbox_coalesces_a_group_and_keeps_its_retry_schedule(tmp_path: Path) -
     assert outbox.next_due(now=160.0) == (None, 200.0)
     due, _ = outbox.next_due(now=200.0)
     assert due is not None and due.id == latest and due.payload == {"n": 2} and due.attempts == 1
-    assert [n["state"] for n in outbox.notifications("g")] == ["superseded", "pending"]
+    assert [n["state"] for n in outbox.notifications("g")] == [c.BOT_OUTBOX_SUPERSEDED, c.BOT_OUTBOX_PENDING]
     outbox.save_message("g", "#c", "1.1", "firing", "d", [], due.id)
     outbox.close()
     reopened = Outbox(tmp_path / "o.sqlite3")  # survives a restart

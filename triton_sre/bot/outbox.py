@@ -36,10 +36,10 @@ from triton_sre import conventions as c
 from triton_sre.files import make_dirs
 from triton_sre.redact import shown_path
 
-STATE_PENDING = "pending"
-STATE_DONE = "done"
-STATE_SUPERSEDED = "superseded"
-STATE_FAILED = "failed"
+STATE_PENDING = c.BOT_OUTBOX_PENDING
+STATE_DONE = c.BOT_OUTBOX_DONE
+STATE_SUPERSEDED = c.BOT_OUTBOX_SUPERSEDED
+STATE_FAILED = c.BOT_OUTBOX_FAILED
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notifications (

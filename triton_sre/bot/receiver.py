@@ -146,10 +146,8 @@ class BotServer:
     def _status(self) -> str:
         open_groups = self.outbox.open_messages()
         counts = self.outbox.counts()
-        lines = [
-            f"*{len(open_groups)} alert group(s) firing*; outbox: {counts.get('pending', 0)} pending, "
-            f"{counts.get('failed', 0)} failed."
-        ]
+        pending, failed = counts.get(c.BOT_OUTBOX_PENDING, 0), counts.get(c.BOT_OUTBOX_FAILED, 0)
+        lines = [f"*{len(open_groups)} alert group(s) firing*; outbox: {pending} pending, {failed} failed."]
         for ref in open_groups[:20]:
             firing = [a for a in ref.alerts if a.get("status") == c.AM_STATUS_FIRING]
             names = ", ".join(

@@ -179,7 +179,7 @@ REC_SLO_BUDGET_REMAINING: Final = "slo_model:triton_slo_error_budget_remaining:r
 M_BOT_NOTIFICATIONS: Final = "triton_sre_bot_notifications_received_total"
 M_BOT_SLACK_CALLS: Final = "triton_sre_bot_slack_calls_total"  # labels method, outcome (ok or Slack's error)
 M_BOT_ACTIONS: Final = "triton_sre_bot_messages_total"  # label action: a BOT_ACTION_* below
-M_BOT_OUTBOX: Final = "triton_sre_bot_outbox_notifications"  # label state: pending, done, superseded, failed
+M_BOT_OUTBOX: Final = "triton_sre_bot_outbox_notifications"  # label state: a BOT_OUTBOX_* below
 M_BOT_OUTBOX_UNSAVED: Final = "triton_sre_bot_outbox_unsaved_records"  # delivery state the disk refused
 M_BOT_OUTBOX_USABLE: Final = "triton_sre_bot_outbox_usable"  # 1, or 0 when the file vanished or writes fail
 M_BOT_REFUSED: Final = "triton_sre_bot_requests_refused_total"  # label code: the 4xx/5xx the bot answered
@@ -188,6 +188,11 @@ L_METHOD: Final = "method"
 L_OUTCOME: Final = "outcome"
 L_ACTION: Final = "action"
 # What the bot did with a notification (label `action` of triton_sre_bot_messages_total).
+# A notification's states in the outbox (M_BOT_OUTBOX's state label, the outbox table's state column).
+BOT_OUTBOX_PENDING: Final = "pending"  # not delivered yet (new, or waiting for a retry)
+BOT_OUTBOX_DONE: Final = "done"
+BOT_OUTBOX_SUPERSEDED: Final = "superseded"  # a newer notification of its group replaced it before delivery
+BOT_OUTBOX_FAILED: Final = "failed"  # given up after the retries
 BOT_ACTION_POSTED: Final = "posted"
 BOT_ACTION_UPDATED: Final = "updated"
 BOT_ACTION_REPEAT: Final = "repeat"
