@@ -209,6 +209,7 @@ def test_exporter_on_the_real_triton_llm_models(triton):
     exporter = Exporter(settings)
     raw_before = scrape(triton.metrics_url)
     exporter.poll_once()
+
     def saturated(during: dict) -> bool:
         return all(
             m in during
@@ -291,3 +292,18 @@ def test_exporter_on_the_real_triton_llm_models(triton):
     spent_from_1m = vllm_1m_out * after[LLM_VLLM].tokens[c.DIRECTION_OUTPUT] / 1e6
     assert spent_from_1m == pytest.approx(spent_from_1k, rel=1e-9)
     assert all(math.isfinite(v) and v >= 0 for k, v in exported.items() if k[0].startswith("triton_sre_llm"))
+
+
+def test_tensorrtllm_before_25_04_reads_waiting_as_active_minus_scheduled():
+    # tensorrtllm_backend r23.12-r25.03 registers no request_type="waiting" (nor "fraction"); the backend
+    # itself computes waiting as active - scheduled from r25.04 on
+    data = collect(
+        parse(
+            (DATA / "synthetic" / "tensorrtllm_backend_r24.10_no_waiting.txt").read_text(), keep=keep_family
+        )
+    )
+    row = data.rows[TRT_KEY]
+    assert row[RUNNING] == 3
+    assert row[WAITING] == 2
+    assert row[KV_USAGE] == pytest.approx(0.25)  # used / max
+    assert not data.problems

@@ -113,7 +113,22 @@ VLLM_NUM_WAITING: Final = "vllm:num_requests_waiting"
 VLLM_CACHE_USAGE: Final = "vllm:gpu_cache_usage_perc"  # 0-1 despite the name
 # The histogram bucket bounds the vLLM backend uses, in seconds (an LLM SLO threshold is one of them).
 VLLM_TTFT_BUCKETS: Final = (
-    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+    0.001,
+    0.005,
+    0.01,
+    0.02,
+    0.04,
+    0.06,
+    0.08,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
 )
 VLLM_TPOT_BUCKETS: Final = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
 TRT_REQUEST_METRICS: Final = "nv_trt_llm_request_metrics"
@@ -126,8 +141,11 @@ TRT_OUTPUT_TOKEN_LEN: Final = "nv_llm_output_token_len"  # histogram, one observ
 TRT_LABEL_REQUEST_TYPE: Final = "request_type"
 TRT_LABEL_KV_CACHE_BLOCK_TYPE: Final = "kv_cache_block_type"
 TRT_REQUEST_SCHEDULED: Final = "scheduled"  # running in the batch this iteration
-TRT_REQUEST_WAITING: Final = "waiting"  # the backend reports active - scheduled
-TRT_KV_FRACTION: Final = "fraction"  # used / max blocks
+TRT_REQUEST_WAITING: Final = "waiting"  # the backend reports active - scheduled (25.04+)
+# In-flight requests: before 25.04 (tensorrtllm_backend r23.12-r25.03) there is no `waiting` request_type,
+# and waiting is read as active - scheduled, what the backend itself writes from 25.04 (model_instance_state.cc).
+TRT_REQUEST_ACTIVE: Final = "active"
+TRT_KV_FRACTION: Final = "fraction"  # used / max blocks (25.04+; earlier read as used / max)
 TRT_KV_USED: Final = "used"
 TRT_KV_MAX: Final = "max"
 

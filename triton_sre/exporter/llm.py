@@ -165,6 +165,9 @@ class LLMCollector:
             row = values.setdefault(key, {})
             scheduled = trt.get((c.TRT_REQUEST_METRICS, c.TRT_REQUEST_SCHEDULED))
             waiting = trt.get((c.TRT_REQUEST_METRICS, c.TRT_REQUEST_WAITING))
+            active = trt.get((c.TRT_REQUEST_METRICS, c.TRT_REQUEST_ACTIVE))
+            if waiting is None and active is not None and scheduled is not None:
+                waiting = max(active - scheduled, 0.0)  # before 25.04 the backend has no `waiting`
             if scheduled is not None:
                 row.setdefault(RUNNING, scheduled)
             if waiting is not None:
