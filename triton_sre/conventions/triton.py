@@ -143,7 +143,7 @@ TRT_LABEL_KV_CACHE_BLOCK_TYPE: Final = "kv_cache_block_type"
 TRT_REQUEST_SCHEDULED: Final = "scheduled"  # running in the batch this iteration
 TRT_REQUEST_WAITING: Final = "waiting"  # the backend reports active - scheduled (25.04+)
 # In-flight requests: before 25.04 (tensorrtllm_backend r23.12-r25.03) there is no `waiting` request_type,
-# and waiting is read as active - scheduled, what the backend itself writes from 25.04 (model_instance_state.cc).
+# and waiting is read as active - scheduled, what the backend writes from 25.04 (model_instance_state.cc).
 TRT_REQUEST_ACTIVE: Final = "active"
 TRT_KV_FRACTION: Final = "fraction"  # used / max blocks (25.04+; earlier read as used / max)
 TRT_KV_USED: Final = "used"
