@@ -6,6 +6,8 @@
   recording rules, dashboard uids).
 - `alerts`: alerts, SLOs, runbook ids, severities, Alertmanager names and annotations.
 - `autoscaling`: the scaling signals' rules, the spec's signal names, HPA/KEDA names (issue 21).
+- `triton_releases`: which Triton (and LLM backend) release registers which metric family, with its
+  type, labels and HELP text (the reference docs/triton-families.md is rendered from it).
 - `process`: ports, defaults, environment variables, HTTP paths, exit codes, the stack's images.
 
 Everything is re-exported here, so code imports `from triton_sre import conventions as c` and
@@ -18,3 +20,4 @@ from triton_sre.conventions.autoscaling import *  # noqa: F403
 from triton_sre.conventions.exported import *  # noqa: F403
 from triton_sre.conventions.process import *  # noqa: F403
 from triton_sre.conventions.triton import *  # noqa: F403
+from triton_sre.conventions.triton_releases import *  # noqa: F403
