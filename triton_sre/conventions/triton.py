@@ -107,7 +107,7 @@ VLLM_TPOT_SECONDS: Final = "vllm:time_per_output_token_seconds"  # histogram
 VLLM_E2E_SECONDS: Final = "vllm:e2e_request_latency_seconds"  # histogram
 VLLM_REQUEST_PROMPT_TOKENS: Final = "vllm:request_prompt_tokens"  # histogram
 VLLM_REQUEST_GENERATION_TOKENS: Final = "vllm:request_generation_tokens"  # histogram
-# Gauges of the backend's earlier releases: used when present, never required.
+# Gauges in no vllm_backend release branch (an unmerged change of May 2025): used when present.
 VLLM_NUM_RUNNING: Final = "vllm:num_requests_running"
 VLLM_NUM_WAITING: Final = "vllm:num_requests_waiting"
 VLLM_CACHE_USAGE: Final = "vllm:gpu_cache_usage_perc"  # 0-1 despite the name
