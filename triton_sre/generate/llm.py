@@ -73,29 +73,41 @@ def recording_rules(spec: Spec) -> list[Rule]:
                 "labels": {c.L_DIRECTION: direction},
             }
         )
-    trt_kv = selector(
-        c.TRT_KV_CACHE_BLOCK_METRICS, [*job, (c.TRT_LABEL_KV_CACHE_BLOCK_TYPE, "=", c.TRT_KV_FRACTION)]
-    )
+
+    def trt_kv(block_type: str) -> str:
+        block = (c.TRT_LABEL_KV_CACHE_BLOCK_TYPE, "=", block_type)
+        return selector(c.TRT_KV_CACHE_BLOCK_METRICS, [*job, block])
+
+    def trt_requests(request_type: str) -> str:
+        return selector(c.TRT_REQUEST_METRICS, [*job, (c.TRT_LABEL_REQUEST_TYPE, "=", request_type)])
+
+    # TensorRT-LLM writes the `fraction` block type and the `waiting` request type from 25.04 only;
+    # before, the same figures are used / max and active - scheduled, per series (what it writes since).
+    kv_block = f"ignoring({c.TRT_LABEL_KV_CACHE_BLOCK_TYPE})"
+    used_share = f"{trt_kv(c.TRT_KV_USED)} / {kv_block} ({trt_kv(c.TRT_KV_MAX)} > 0)"
     rules.append(
         {
             "record": c.REC_LLM_KV_CACHE,
             "expr": (
                 f"clamp({_sum(spec, selector(c.VLLM_CACHE_USAGE, job), op='max')}\n"
-                f"or {_sum(spec, trt_kv, op='max')}, 0, 1)"
+                f"or {_sum(spec, trt_kv(c.TRT_KV_FRACTION), op='max')}\n"
+                f"or {_sum(spec, used_share, op='max')}, 0, 1)"
             ),
         }
     )
-    for record, vllm, request_type in (
-        (c.REC_LLM_WAITING, c.VLLM_NUM_WAITING, c.TRT_REQUEST_WAITING),
-        (c.REC_LLM_RUNNING, c.VLLM_NUM_RUNNING, c.TRT_REQUEST_SCHEDULED),
+    request_type = f"ignoring({c.TRT_LABEL_REQUEST_TYPE})"
+    active_less_scheduled = (
+        f"{trt_requests(c.TRT_REQUEST_ACTIVE)} - {request_type} {trt_requests(c.TRT_REQUEST_SCHEDULED)}"
+    )
+    for record, vllm, trt in (
+        (
+            c.REC_LLM_WAITING,
+            c.VLLM_NUM_WAITING,
+            f"{_sum(spec, trt_requests(c.TRT_REQUEST_WAITING))}\nor {_sum(spec, active_less_scheduled)}",
+        ),
+        (c.REC_LLM_RUNNING, c.VLLM_NUM_RUNNING, _sum(spec, trt_requests(c.TRT_REQUEST_SCHEDULED))),
     ):
-        trt = selector(c.TRT_REQUEST_METRICS, [*job, (c.TRT_LABEL_REQUEST_TYPE, "=", request_type)])
-        rules.append(
-            {
-                "record": record,
-                "expr": f"clamp_min({_sum(spec, selector(vllm, job))}\nor {_sum(spec, trt)}, 0)",
-            }
-        )
+        rules.append({"record": record, "expr": f"clamp_min({_sum(spec, selector(vllm, job))}\nor {trt}, 0)"})
     return rules
 
 

@@ -56,6 +56,11 @@ def test_file(spec: Spec, base_url: str) -> dict[str, Any]:
         _series(c.TRT_KV_CACHE_BLOCK_METRICS, labels("trt", kv_cache_block_type=c.TRT_KV_USED), "64x20"),
         _series(c.TRT_REQUEST_METRICS, labels("trt", request_type=c.TRT_REQUEST_WAITING), "3x20"),
         _series(c.TRT_REQUEST_METRICS, labels("trt", request_type=c.TRT_REQUEST_SCHEDULED), "5x20"),
+        # TensorRT-LLM before 25.04: no `fraction` block type, no `waiting` request type
+        _series(c.TRT_KV_CACHE_BLOCK_METRICS, labels("trt_old", kv_cache_block_type=c.TRT_KV_USED), "48x20"),
+        _series(c.TRT_KV_CACHE_BLOCK_METRICS, labels("trt_old", kv_cache_block_type=c.TRT_KV_MAX), "64x20"),
+        _series(c.TRT_REQUEST_METRICS, labels("trt_old", request_type=c.TRT_REQUEST_ACTIVE), "7x20"),
+        _series(c.TRT_REQUEST_METRICS, labels("trt_old", request_type=c.TRT_REQUEST_SCHEDULED), "5x20"),
     ]
     recording = {
         "name": "LLM recording rules: token rates, TTFT quantiles, KV cache, waiting requests",
@@ -96,17 +101,24 @@ def test_file(spec: Spec, base_url: str) -> dict[str, Any]:
                 "exp_samples": [
                     {"labels": selector(c.REC_LLM_KV_CACHE, _plain(out("chat"))), "value": 0.5},
                     {"labels": selector(c.REC_LLM_KV_CACHE, _plain(out("trt"))), "value": 0.25},
+                    {"labels": selector(c.REC_LLM_KV_CACHE, _plain(out("trt_old"))), "value": 0.75},
                 ],
             },
             {
                 "expr": c.REC_LLM_WAITING,
                 "eval_time": "10m",
-                "exp_samples": [{"labels": selector(c.REC_LLM_WAITING, _plain(out("trt"))), "value": 3}],
+                "exp_samples": [
+                    {"labels": selector(c.REC_LLM_WAITING, _plain(out("trt"))), "value": 3},
+                    {"labels": selector(c.REC_LLM_WAITING, _plain(out("trt_old"))), "value": 2},
+                ],
             },
             {
                 "expr": c.REC_LLM_RUNNING,
                 "eval_time": "10m",
-                "exp_samples": [{"labels": selector(c.REC_LLM_RUNNING, _plain(out("trt"))), "value": 5}],
+                "exp_samples": [
+                    {"labels": selector(c.REC_LLM_RUNNING, _plain(out("trt"))), "value": 5},
+                    {"labels": selector(c.REC_LLM_RUNNING, _plain(out("trt_old"))), "value": 5},
+                ],
             },
         ],
     }
