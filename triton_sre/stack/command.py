@@ -256,6 +256,13 @@ def _print(state: dict[str, Any], fmt: str, header: str | None = None) -> None:
         if name in urls:
             print(f"  {label:<26}{urls[name]}{path}")
     for comp in state["components"]:
+        extra = comp.get("extra") or {}
+        if comp["name"] == "triton" and extra.get("metrics_url"):
+            print(f"  {'Triton metrics':<26}{extra['metrics_url']}")
+        if comp["name"] == "triton" and extra.get("server_log"):
+            # the component's own log is run_triton's two lines; tritonserver's is the one to triage
+            print(f"  {'tritonserver log (triage)':<26}{extra['server_log']}")
+    for comp in state["components"]:
         if comp["name"] == "slack-standin":
             print(f"  {'what would be posted':<26}{comp['log']}")
     failed = [x["model"] for x in state.get("loads", []) if not x["ok"]]
