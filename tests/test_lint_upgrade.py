@@ -289,7 +289,8 @@ def test_onnx_model_newer_than_the_releases_onnx_runtime(tmp_path: Path) -> None
     text = body["findings"][0]["evidence"][0]["text"]
     assert "IR version 10 (max 9) and opset 21 (max 20) are newer than ONNX Runtime 1.17.2" in text
     assert body["findings"][0]["file"] == "new/1/model.onnx" and body["findings"][0]["version"] == "1"
-    assert lint(repo, "--release", "24.05")[:2] == (0, {**body, "findings": []})  # ONNX Runtime 1.18
+    clean = {**body, "findings": [], "release": "24.05", "server_version": "2.46"}
+    assert lint(repo, "--release", "24.05")[:2] == (0, clean)  # ONNX Runtime 1.18
     assert lint(repo)[1]["findings"] == []  # no --release: no upgrade check
 
 
@@ -418,3 +419,25 @@ def test_unknown_release_is_a_usage_error_naming_the_known_ones(tmp_path: Path) 
     assert code == c.EXIT_USAGE and "19.01" in err and "24.05" in err and "26.08" in err
     code, _, err = lint(repo, "--from-release", "24.05")
     assert code == c.EXIT_USAGE and "--from-release needs --release" in err
+
+
+def test_the_output_names_the_release_it_checked_against(tmp_path: Path) -> None:
+    """`lint --release 25.01 --from-release 24.10` on a clean repository said "no problem found" without
+    naming a release, and its JSON had "release": null (journey23): the operator could not tell the
+    upgrade checks had run. The JSON names the target, its server and the source; the text says it."""
+    repo = seed(tmp_path, {"py/config.pbtxt": cfg("py", 'backend: "python"'), "py/1/model.py": ""})
+    code, body, _ = lint(repo, "--release", "25.01", "--from-release", "24.10")
+    assert code == c.EXIT_OK and body["findings"] == []
+    assert (body["release"], body["server_version"], body["from_release"]) == ("25.01", "2.54", "24.10")
+    plain = lint(repo)[1]
+    assert (plain["release"], plain["server_version"], plain["from_release"]) == (None, None, None)
+    for fmt in ("text", "markdown"):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            main(["lint", "--format", fmt, str(repo), "--release", "25.01", "--from-release", "24.10"])
+        assert "against release 25.01 (tritonserver 2.54), upgrading from 24.10" in out.getvalue()
+    broken = seed(tmp_path / "b", {"py/config.pbtxt": cfg("py", 'backend: "pyhton"'), "py/1/model.py": ""})
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["lint", str(broken), "--release", "25.01"]) == c.EXIT_FAILURE
+    assert out.getvalue().startswith("Checked against release 25.01 (tritonserver 2.54).\n")

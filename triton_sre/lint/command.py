@@ -179,17 +179,34 @@ def render(result: LintResult, fmt: str, base_url: str | None = None, *, colour:
         body = to_json(report, base_url)
         for finding, where in zip(body["findings"], result.locations(), strict=True):
             finding.update(where)
+        # triage's "release" is the one its log names; lint's is the one it checked against (--release)
+        body["release"] = result.release
+        body["server_version"] = result.server_version
+        body["from_release"] = result.from_release
         body["repository"] = str(result.repository)
         body["models"] = result.models
         return json.dumps(_strict_json(body), indent=2) + "\n"
+    against = _against(result)
     if not report.findings:
-        clean = f"{result.repository}: {result.models} model(s) checked, no problem found.\n"
+        clean = f"{result.repository}: {result.models} model(s) checked{against}, no problem found.\n"
         return _terminal_safe(f"### Triton repository lint\n\n{clean}" if fmt == "markdown" else clean)
+    head = f"Checked{against}.\n" if against else ""
     if fmt == "markdown":
         return _terminal_safe(
-            to_markdown(report, base_url).replace("### Triton triage", "### Triton repository lint", 1)
+            to_markdown(report, base_url).replace(
+                "### Triton triage", "### Triton repository lint" + (f"\n\n{head}" if head else ""), 1
+            )
         )
-    return _terminal_safe(to_text(report, base_url, colour=colour), colour=colour)
+    return _terminal_safe(head + to_text(report, base_url, colour=colour), colour=colour)
+
+
+def _against(result: LintResult) -> str:
+    """ " against release 25.01 (tritonserver 2.54), upgrading from 24.10" for --release, else ""."""
+    if result.release is None:
+        return ""
+    server = f" (tritonserver {result.server_version})" if result.server_version else ""
+    source = f", upgrading from {result.from_release}" if result.from_release else ""
+    return f" against release {result.release}{server}{source}"
 
 
 def _terminal_safe(text: str, *, colour: bool = False) -> str:

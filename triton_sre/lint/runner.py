@@ -9,6 +9,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import Evidence, Finding, Report
+from triton_sre.diagnosis.releases import server_version_of_release
 from triton_sre.lint import (
     backend,
     batching,
@@ -52,6 +53,11 @@ class LintResult:
     models: int
     issues: tuple[Issue, ...]
     report: Report
+    release: str | None = None
+    """--release (YY.MM): the release the repository was checked against."""
+    server_version: str | None = None
+    """That release's tritonserver version ("2.N", as triage's JSON), when known."""
+    from_release: str | None = None
 
     @property
     def has_failure(self) -> bool:
@@ -119,4 +125,13 @@ def lint(repo: Repository, options: LintOptions, titles: Mapping[str, str] | Non
     issues.extend(_consequences(repo, issues))
     issues.sort(key=lambda i: (_RANK.get(i.severity, 9), i.model, str(i.file), i.line, i.runbook))
     report = Report(to_findings(issues, repo.root, titles or {}), ())
-    return LintResult(repo.root, len(repo.models), tuple(issues), report)
+    target, source = options.release, options.from_release
+    return LintResult(
+        repo.root,
+        len(repo.models),
+        tuple(issues),
+        report,
+        release=target.release if target else None,
+        server_version=server_version_of_release(target.release) if target else None,
+        from_release=source.release if source else None,
+    )
