@@ -73,6 +73,13 @@ def test_verdicts_fail_pass_and_inconclusive() -> None:
     # far worse on a median but too few samples to tell: the figure has no data, traffic decides
     quiet = judge(*_sides(), _samples(base, [v * 4 for v in base], rate=0.01), rs)
     assert quiet.verdict == c.ROLLOUT_INCONCLUSIVE and "m v1 and m v2" in quiet.reason
+    assert "no request at all" not in quiet.reason
+    # a candidate version nobody serves (`--candidate-version 3` for 2, journey23): inconclusive, as
+    # before, but the reason says it had no request at all rather than only "too little traffic"
+    absent = judge(*_sides(), {TRAFFIC: ([5.0] * 12, []), c.ROLLOUT_FIG_LATENCY_P99: (base, [])}, rs)
+    assert absent.verdict == c.ROLLOUT_INCONCLUSIVE
+    assert absent.reason.startswith("too little traffic on m v2 ")
+    assert "no request at all on m v2 in the window: is it served" in absent.reason
 
 
 def test_batching_ratio_is_worse_when_lower() -> None:

@@ -240,6 +240,13 @@ def judge(
             f"too little traffic on {' and '.join(short)} (needs {rs.min_request_rate:g} requests/s "
             f"and {rs.min_samples} intervals with requests on each side)"
         )
+        # a misspelt version or model has no request at all: say so, or a pipeline waits for traffic
+        silent = [side.label for side, n in zip((baseline, candidate), busy, strict=True) if n == 0]
+        if silent:
+            reason += (
+                f"; no request at all on {' and '.join(silent)} in the window: is it served, "
+                "and spelt as Triton's metrics label it?"
+            )
         return Verdict(c.ROLLOUT_INCONCLUSIVE, reason, baseline, candidate, rates, results)
     failed = [r.figure.name for r in results if r.verdict == c.ROLLOUT_FAIL]
     if failed:
