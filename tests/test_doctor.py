@@ -142,6 +142,21 @@ def test_unreachable_triton_and_bad_usage_exit_2(tmp_path: Path) -> None:
     assert missing.returncode == c.EXIT_USAGE and "does not exist" in missing.stderr
 
 
+def test_metrics_port_elsewhere_says_to_give_metrics_url(triton: LocalTriton) -> None:
+    """`doctor --triton-url` alone looks for metrics on port 8002; on `stack up`'s free ports (or a
+    container's mapping) that was "Connection refused" with no word of --metrics-url (journey23)."""
+    result = _doctor(
+        "--triton-url", triton.http_url, "--metrics-url", f"http://127.0.0.1:{free_port()}/metrics"
+    )
+    assert result.returncode == c.EXIT_USAGE, result.stderr
+    assert (
+        "Connection refused" in result.stderr
+        and "give its metrics endpoint as --metrics-url" in result.stderr
+    )
+    down = _doctor("--triton-url", f"http://127.0.0.1:{free_port()}")  # the HTTP API itself: no such hint
+    assert down.returncode == c.EXIT_USAGE and "--metrics-url" not in down.stderr
+
+
 @pytest.mark.parametrize("fault", [HUGE, TRICKLE])
 def test_a_huge_or_trickling_metadata_answer_is_bounded(triton: LocalTriton, fault: str) -> None:
     """`GET /v2` goes through the same client as the other reads: its size cap and its --timeout for the

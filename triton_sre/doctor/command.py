@@ -209,6 +209,9 @@ def triton_facts(client: TritonClient) -> TritonFacts:
         raise Unreachable(f"cannot read Triton at {client.triton_url}: {exc}") from None
     except FetchError as exc:
         hint = " (a larger limit: --max-response-bytes)" if exc.kind == c.FAULT_TOO_LARGE else ""
+        if exc.target == c.TARGET_METRICS and exc.kind == c.FAULT_CONNECTION:
+            # the HTTP API answered: the metrics port is elsewhere (a container's mapping, `stack up`'s)
+            hint = " (Triton's HTTP API answered: give its metrics endpoint as --metrics-url)"
         raise Unreachable(f"cannot read Triton: {exc}{hint}") from None
     try:
         llm_models = {
