@@ -59,6 +59,8 @@ ALSO_ANOTHER_NAME: dict[str, str] = {
 # A file where a convention's value names something else: (file, convention) -> why.
 OTHER_THING_AT: dict[tuple[str, str], str] = {
     ("triton_sre/bot/receiver.py", "AM_RECEIVER_BOT"): "the bot's HTTP Server header has the same text",
+    ("bench/bench_poll.py", "STATS_INFERENCE_STATS"): "the fallback for a baseline tree without the name",
+    ("bench/bench_poll.py", "STATS_MEMORY_USAGE"): "the fallback for a baseline tree without the name",
 }
 
 # Values two conventions share on purpose: different things that happen to be spelt alike, each
@@ -71,6 +73,7 @@ SHARED_VALUES: dict[str, str] = {
     "waiting": "TRT_REQUEST_WAITING is TensorRT-LLM's label value; LLM_STATE_WAITING ours",
     "metrics": "TARGET_METRICS is a poll target; SOURCE_METRICS the source of a derived figure",
     "stats": "TARGET_STATS is a poll target; SOURCE_STATS the source of a derived figure",
+    "failed": "BOT_ACTION_FAILED is a Slack call's outcome; BOT_OUTBOX_FAILED a notification's outbox state",
 }
 
 
