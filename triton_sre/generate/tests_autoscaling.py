@@ -18,6 +18,8 @@ _LAG_TICKS = 40  # rule evaluations a lagging test makes up to its alert's `for`
 _TEST_FILE = "triton-autoscaling-rules.test.yaml"
 _I1, _I2 = "triton-0:8002", "triton-1:8002"
 _BUSY, _IDLE = "busy", "idle"
+# Signals read from an instant gauge, which can read 0 between two scrapes under load.
+_GAUGE_SIGNALS = (c.SIGNAL_PENDING, c.SIGNAL_LLM_WAITING)
 
 
 def _counter(family: str, labels: dict[str, str], per_step: float, steps: int = 40) -> dict[str, str]:
@@ -127,13 +129,21 @@ def lag_step_s(entry: Autoscaling) -> int:
     return _STEP_S * max(1, math.ceil(entry.startup_budget_s / (_STEP_S * _LAG_TICKS)))
 
 
-def lagging_test(spec: Spec, entry: Autoscaling, base_url: str) -> dict[str, Any]:
+def _alternating(series: str, value: float, steps: int) -> dict[str, str]:
+    """`series` at `value`, 0, `value`, 0 ...: an instance taking the whole queue at every other scrape."""
+    return {"series": series, "values": " ".join(f"{value:g} 0" for _ in range(steps))}
+
+
+def lagging_test(spec: Spec, entry: Autoscaling, base_url: str, bursty: bool = False) -> dict[str, Any]:
     """The signal at 1.4 x target with 2 replicas asks for ceil(2.8) = 3, or min_replicas when that
     is more: pending for the startup budget, firing after it; the usage and desired replicas are
     recorded. Not 1.5 x: 2 x 1.5 is a whole number, and the float noise of a queue signal's ratio
     (5.0895 s / a 3.393 s target) put it a hair above 3, so ceil asked for 4. Checked every
-    `lag_step_s` (the evaluation interval of the file holding it)."""
-    usage, replicas = 1.4, 2
+    `lag_step_s` (the evaluation interval of the file holding it).
+
+    `bursty`: a gauge signal at 4 x target at every other sample and 0 between (at least a third of
+    the samples of any window are high: its average is over 1.1); it asks for up to ceil(2 x 4)."""
+    usage, replicas = (4.0 if bursty else 1.4), 2
     step = lag_step_s(entry)
     desired = max(math.ceil(usage * replicas), entry.min_replicas)  # the rule's floor (clamp_min)
     # this entry's alert (every entry has one with the same name)
@@ -146,22 +156,30 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str) -> dict[str, Any
     at = f"{at_s}s"
     before = f"{max(1, budget_steps - 1) * step}s"  # a gauge signal is over its target from t=0
     mine = [(c.L_DEPLOYMENT, "=", entry.deployment)]
+    steps = max(40, at_s // _STEP_S + 10)  # past `at`
+    series = _signal_series(entry, usage, replicas, steps)
+    checks = [
+        {
+            "expr": f"round({selector(c.REC_AUTOSCALE_USAGE, mine)}, 0.001)",
+            "eval_time": at,
+            "exp_samples": [{"labels": plain_labels(labels), "value": usage}],
+        },
+        {
+            "expr": selector(c.REC_AUTOSCALE_DESIRED, mine),
+            "eval_time": at,
+            "exp_samples": [{"labels": plain_labels(recorded), "value": desired}],
+        },
+    ]
+    if bursty:
+        gauge = series.pop()
+        series.append(_alternating(gauge["series"], float(gauge["values"].split("x")[0]), steps // 2 + 1))
+        checks = []  # the instant usage and desired replicas alternate
     return {
-        "name": f"{c.ALERT_AUTOSCALER_LAGGING}: {entry.deployment} asks for more replicas than serve",
+        "name": f"{c.ALERT_AUTOSCALER_LAGGING}: {entry.deployment} asks for more replicas than serve"
+        + (", its signal dipping to 0 at every other scrape" if bursty else ""),
         "interval": f"{_STEP_S}s",
-        "input_series": _signal_series(entry, usage, replicas, max(40, at_s // _STEP_S + 10)),  # past `at`
-        "promql_expr_test": [
-            {
-                "expr": f"round({selector(c.REC_AUTOSCALE_USAGE, mine)}, 0.001)",
-                "eval_time": at,
-                "exp_samples": [{"labels": plain_labels(labels), "value": usage}],
-            },
-            {
-                "expr": selector(c.REC_AUTOSCALE_DESIRED, mine),
-                "eval_time": at,
-                "exp_samples": [{"labels": plain_labels(recorded), "value": desired}],
-            },
-        ],
+        "input_series": series,
+        "promql_expr_test": checks,
         "alert_rule_test": [
             {"eval_time": before, "alertname": c.ALERT_AUTOSCALER_LAGGING, "exp_alerts": []},
             {
@@ -219,6 +237,8 @@ def test_files(spec: Spec, base_url: str) -> dict[str, dict[str, Any]]:
     by_step: dict[int, list[dict[str, Any]]] = {_STEP_S: [weighting_test(spec)]}
     for entry in spec.autoscaling:
         by_step.setdefault(lag_step_s(entry), []).append(lagging_test(spec, entry, base_url))
+        if entry.signal in _GAUGE_SIGNALS:
+            by_step[lag_step_s(entry)].append(lagging_test(spec, entry, base_url, bursty=True))
         by_step[_STEP_S].append(floor_test(entry))
     return {
         _file_name(step): {
