@@ -70,6 +70,11 @@ class ModelState:
             self.obs.append(obs)
 
 
+# What a log line says before its message: the time, thread and source file of a glog line, in the
+# default or --log-format ISO8601 layout, behind a collector's time stamp or none.
+_LINE_HEAD = re.compile(r"^.{0,80}?\d+ [\w.-]+:\d+\] ")
+
+
 def evidence_text(event: LogEvent) -> str:
     text = event.text
     return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS] + "…"
@@ -133,8 +138,15 @@ class FindingBuilder:
         message: str | None = None,
     ) -> Finding:
         seen: dict[int, Evidence] = {}
+        said: set[tuple[str, str]] = set()
         ordered = sorted(evidence, key=lambda o: o.line)
         for obs in ordered:
+            # the same line again but for its time and thread (a request failing each time, a crash
+            # loop): quoted once
+            key = (obs.reason, _LINE_HEAD.sub("", obs.text, count=1))
+            if key in said:
+                continue
+            said.add(key)
             seen.setdefault(obs.line, Evidence(obs.line, obs.text))
         if message is None:
             failure = next((o for o in ordered if o.failure), ordered[0] if ordered else None)

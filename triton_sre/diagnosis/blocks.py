@@ -48,6 +48,22 @@ UserWarning that a library's optional import failed is no failure)."""
 
 
 # A line that is only a level word (``error:``, ``ERROR``, ``Fatal:``): the message is on the next line.
+# A Python frame: CPython's `File "<path>", line N` or the stub's `<path>(N): func` under "At:".
+_PY_FRAME = re.compile(r'^\s*(?:File "[^"\n]+", line \d+|\S+\.py\(\d+\): \S+\s*$)')
+_PY_PLACE = re.compile(rf"{_PY_FRAME.pattern}|^\s*Traceback \(most recent call last\):")
+_EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
+
+
+def _exception_piece(pieces: list[str]) -> int | None:
+    """The index of the last piece naming an exception that is not a frame: CPython prints it under
+    the frames, the Python backend's stub above them (`..., message: ValueError: ...` then `At:`)."""
+    found = None
+    for index, piece in enumerate(pieces):
+        if _EXCEPTION.search(piece) and not _PY_PLACE.match(piece):
+            found = index
+    return found
+
+
 _BARE_MARKER = re.compile(r"^\s*(?:error|fatal|critical)\s*:?\s*$", re.I)
 
 
@@ -80,6 +96,11 @@ def _deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int
         if folded and not decides(first):
             for offset, piece in enumerate(folded, 1):
                 if piece.strip() and decides(piece):
+                    if _PY_PLACE.match(piece) and (told := _exception_piece([first, *folded])) is not None:
+                        # a frame (or the traceback's header) places the failure; the exception says what
+                        if told == 0:
+                            return event.line, evidence_text(event)
+                        return event.line + told, folded[told - 1].strip()[:MAX_EVIDENCE_CHARS]
                     return event.line + offset, piece.strip()[:MAX_EVIDENCE_CHARS]
         return event.line, evidence_text(event)
     pieces = event.message.split("\n")
