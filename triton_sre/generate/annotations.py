@@ -17,10 +17,11 @@ def render(template: str, labels: Mapping[str, str], value: float) -> str:
             return labels[m.group(2)]
         return m.group(3) % value
 
-    out = _TEMPLATE.sub(sub, template)
-    if "{{" in out:
+    # the template's own braces, not the values': a label value may hold `{{` (a container named so),
+    # which Prometheus prints as it is and never expands
+    if "{{" in _TEMPLATE.sub("", template):
         raise ValueError(f"cannot render template {template!r}")
-    return out
+    return _TEMPLATE.sub(sub, template)
 
 
 def plain_labels(labels: Mapping[str, str]) -> str:

@@ -1,0 +1,103 @@
+"""Fault probes, round nine (branch `probes9`, 2026-12-05): hostile values flowing end to end (model
+and job names holding template braces, quotes, `$`, mrkdwn controls), credentials in URLs reaching
+an output, answers of odd shape — docs/failure-behaviour.md, "Fault probes, round nine"."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import redirect_stderr, redirect_stdout
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from binaries import binary
+from fake_prometheus import serve
+from test_report_answers import healthy
+
+from triton_sre import conventions as c
+from triton_sre.bot.prom import chart_png
+from triton_sre.cli import main
+from triton_sre.gameday.observer import Observer, SeenAlert
+
+PROMTOOL_TIMEOUT = 120
+TEMPLATE_MODEL = '{{ query "up" }}'
+PASSWORD = "hunter2-probe9"
+
+
+def generate(tmp_path: Path, spec: dict[str, Any]) -> tuple[int, str, Path]:
+    path, out = tmp_path / "slos.yaml", tmp_path / "out"
+    path.write_text(yaml.safe_dump(spec))
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with redirect_stdout(stdout), redirect_stderr(stderr):
+        code = main(["generate", "--spec", str(path), "--out", str(out)])
+    return code, stderr.getvalue(), out
+
+
+def promtool_test(folder: Path, name: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [binary("promtool"), "test", "rules", name],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=PROMTOOL_TIMEOUT,
+    )
+
+
+def availability(models: list[str]) -> dict[str, Any]:
+    return {"name": "avail", "type": c.SLO_AVAILABILITY, "models": models, "objective": 99.9}
+
+
+# -- generate: names from slos.yaml ------------------------------------------------------------------
+def test_a_model_name_holding_template_braces_generates_rules_whose_tests_pass(tmp_path: Path) -> None:
+    """Before: `internal error: ValueError: cannot render template 'Model {{ $labels.model }} burns…'`
+    (the test's expected annotation was checked for braces after the value was put in). Prometheus
+    prints a label value as it is, never expands it: the expected annotation holds the braces."""
+    code, err, out = generate(tmp_path, {"slos": [availability([TEMPLATE_MODEL, "plain"])]})
+    assert code == 0, err
+    tests = out / "alerts" / "tests"
+    expected = [
+        alert["exp_annotations"]["summary"]
+        for test in yaml.safe_load((tests / "triton-slo-rules.test.yaml").read_text())["tests"]
+        for case in test.get("alert_rule_test", [])
+        for alert in case["exp_alerts"]
+    ]
+    assert any(summary.startswith(f"Model {TEMPLATE_MODEL} burns") for summary in expected), expected
+    result = promtool_test(tests, "triton-slo-rules.test.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# -- gameday's observer: answers of another shape ----------------------------------------------------
+def _answering(answers: dict[str, Callable[[], tuple[int, Any]]]) -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            status, body = answers[self.path.split("?")[0]]()
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+FIRING = {
+    "labels": {c.LABEL_ALERTNAME: c.ALERT_SERVER_DOWN, "job": "t"},
+    "annotations": {},
+    "state": "firing",
+}
