@@ -72,6 +72,16 @@ def test_a_model_name_holding_template_braces_generates_rules_whose_tests_pass(t
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_quotes_and_backslashes_in_the_job_give_llm_rule_tests_promtool_reads(tmp_path: Path) -> None:
+    """Before: the LLM rules' promtool test wrote its series' label values unquoted
+    (`job="tri"ton\\ x"`): `promtool test rules` failed `parse error: unexpected identifier`."""
+    job = 'tri"ton\\ {job}|.* $x <!channel> \u202eé'
+    code, err, out = generate(tmp_path, {"scrape": {"triton_job": job}, "slos": [availability(["m"])]})
+    assert code == 0, err
+    result = promtool_test(out / "alerts" / "tests", "triton-llm-rules.test.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 # -- gameday's observer: answers of another shape ----------------------------------------------------
 def _answering(answers: dict[str, Callable[[], tuple[int, Any]]]) -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):

@@ -7,7 +7,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate import llm
-from triton_sre.promql import Matcher, num, selector
+from triton_sre.promql import Matcher, num, q, selector
 from triton_sre.slo import Spec, parse_duration
 
 LLM_TEST_FILE = "triton-llm-rules.test.yaml"
@@ -15,7 +15,7 @@ TEST_INSTANCE = "triton-0:8002"
 
 
 def _series(name: str, labels: dict[str, str], values: str) -> dict[str, str]:
-    body = ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    body = ", ".join(f"{k}={q(v)}" for k, v in sorted(labels.items()))
     return {"series": f"{name}{{{body}}}", "values": values}
 
 
