@@ -72,6 +72,18 @@ def test_a_model_name_holding_template_braces_generates_rules_whose_tests_pass(t
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("key", ["triton_job", "exporter_job", "triton_container"])
+def test_a_scrape_name_holding_template_braces_is_refused_by_name(tmp_path: Path, key: str) -> None:
+    """Before: `exporter_job: 'x {{ query "up" }}'` was written into TritonExporterDown's description,
+    which Prometheus expands as a template (the query ran; `generate` itself ended in `internal error`),
+    and `triton_job` into the Flagger and Argo templates, which expand `{{ }}` too."""
+    spec = {"scrape": {key: f"x {TEMPLATE_MODEL}"}, "slos": [availability(["m"])]}
+    code, err, out = generate(tmp_path, spec)
+    assert code == 2 and not out.exists(), err
+    assert f"scrape.{key}: must not contain '{{{{' or '}}}}'" in err, err
+    assert "internal error" not in err
+
+
 def test_quotes_and_backslashes_in_the_job_give_llm_rule_tests_promtool_reads(tmp_path: Path) -> None:
     """Before: the LLM rules' promtool test wrote its series' label values unquoted
     (`job="tri"ton\\ x"`): `promtool test rules` failed `parse error: unexpected identifier`."""

@@ -266,8 +266,16 @@ def spec_warnings(spec: Spec) -> list[str]:
 
 
 def _label_value(value: Any, where: str) -> str:
+    """A scrape job or container name. Written into alert annotations (a Go template in Prometheus)
+    and the rollout templates (Go templates in Flagger and Argo Rollouts) as it is, so template
+    braces are refused: `{{ query "..." }}` in a job name would run there."""
     if not isinstance(value, str) or not value or not _LABEL_VALUE_RE.match(value):
         raise SpecError(f"{where}: expected a non-empty string, got {bounded(value)}")
+    if "{{" in value or "}}" in value:
+        raise SpecError(
+            f"{where}: must not contain '{{{{' or '}}}}' (alert annotations and rollout templates read "
+            f"it as a Go template), got {bounded(value)}"
+        )
     return value
 
 
