@@ -94,6 +94,17 @@ def test_quotes_and_backslashes_in_the_job_give_llm_rule_tests_promtool_reads(tm
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+# -- the bot's chart -------------------------------------------------------------------------------
+@pytest.mark.parametrize("model", ["$\\foo$", "a $\\x{$ b"])
+def test_the_bots_chart_draws_a_label_value_with_dollars_as_text(model: str) -> None:
+    """Before: two `$` made matplotlib read the legend (a model label) or the title (an alert's PromQL)
+    as mathtext; `$\\foo$` raised ValueError, the chart was lost with a traceback in the log (the
+    report's charts had been fixed the same way, the bot's not)."""
+    series = [{"metric": {c.LABEL_MODEL: model}, "values": [[1.7e9, "1"], [1.7e9 + 30, "2"]]}]
+    png = chart_png(series, f'TritonX: rate(x{{model="{model}"}}[5m])')
+    assert png is not None and png.startswith(b"\x89PNG")
+
+
 # -- gameday's observer: answers of another shape ----------------------------------------------------
 def _answering(answers: dict[str, Callable[[], tuple[int, Any]]]) -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):

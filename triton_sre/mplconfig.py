@@ -5,7 +5,8 @@ matplotlib keeps its configuration under `$MPLCONFIGDIR`, else `$XDG_CONFIG_HOME
 `~/.cache/matplotlib`. Where either cannot be written (a read-only HOME: a pod with
 `readOnlyRootFilesystem`, a service user whose HOME is `/nonexistent`) matplotlib printed two WARNING
 lines and an INFO line on every run and rebuilt its font list each time. `use_writable_config_dir`
-points it at a private folder under the temp folder instead, kept between runs.
+points it at a private folder under the temp folder instead, kept between runs. `drawn` is text
+(model names, label values, alert titles) as a chart draws it, never as mathtext.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["use_writable_config_dir"]
+from triton_sre.redact import printable
+
+__all__ = ["drawn", "use_writable_config_dir"]
 
 MPLCONFIGDIR = "MPLCONFIGDIR"
 
@@ -52,3 +55,10 @@ def _own_choices() -> list[Path] | None:
         ]
     except RuntimeError:  # no HOME and no passwd entry
         return None
+
+
+def drawn(text: object) -> str:
+    """Text as a chart draws it: control characters as escapes (`redact.printable`: no font has a glyph
+    for a tab), ``$`` escaped: two of them made matplotlib parse the text as mathtext, and ``$\\foo$``
+    (a model name, a label value, a PromQL expression) raised ValueError when the figure was drawn."""
+    return printable(text).replace("$", r"\$")

@@ -23,7 +23,7 @@ def chart_png(series: list[Any], title: str) -> bytes | None:
     if not series:
         return None
     try:
-        from triton_sre.mplconfig import use_writable_config_dir
+        from triton_sre.mplconfig import drawn, use_writable_config_dir
 
         use_writable_config_dir()  # before matplotlib's import reads it
         import matplotlib
@@ -46,8 +46,9 @@ def chart_png(series: list[Any], title: str) -> bytes | None:
     fig, ax = plt.subplots(figsize=(8, 3.2), dpi=100)
     try:
         for column in frame.columns:
-            ax.plot(frame.index.to_pydatetime(), frame[column].to_numpy(), linewidth=1.5, label=column)
-        ax.set_title(title[:90], fontsize=10)
+            # label values and the title (an alert's PromQL) as text, never mathtext (`$` escaped)
+            ax.plot(frame.index.to_pydatetime(), frame[column].to_numpy(), linewidth=1.5, label=drawn(column))
+        ax.set_title(drawn(title[:90]), fontsize=10)
         ax.set_xlabel("UTC")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, loc="upper left")

@@ -5,8 +5,7 @@ from __future__ import annotations
 import io
 import math
 
-from triton_sre.mplconfig import use_writable_config_dir
-from triton_sre.redact import printable
+from triton_sre.mplconfig import drawn, use_writable_config_dir
 
 use_writable_config_dir()  # before matplotlib's import reads $MPLCONFIGDIR
 
@@ -46,10 +45,8 @@ def _empty(fig: Figure, ax: plt.Axes, text: str) -> bytes:
 
 
 def _label(model: object) -> str:
-    """A model name as drawn: control characters as escapes (`redact.printable`: no font has a glyph for
-    a tab), ``$`` escaped (two of them made matplotlib parse the name as mathtext, and ``$\\foo$``
-    raised ValueError out of the report)."""
-    return printable(model).replace("$", r"\$")
+    """A model name as drawn (`mplconfig.drawn`: control characters as escapes, ``$`` as itself)."""
+    return drawn(model)
 
 
 def _top(title: str, shown: int, of: int) -> str:
