@@ -105,6 +105,29 @@ def test_the_bots_chart_draws_a_label_value_with_dollars_as_text(model: str) -> 
     assert png is not None and png.startswith(b"\x89PNG")
 
 
+# -- report: credentials in the Prometheus URL -------------------------------------------------------
+def test_the_reports_source_line_carries_no_credentials(tmp_path: Path) -> None:
+    """Before: `source: http://admin:<password>@host:port` in report.md and report.html (the URL was
+    kept as given for that line; every error message was already redacted)."""
+    httpd = serve(lambda query, stamps: healthy(query, stamps))
+    try:
+        url = f"http://admin:{PASSWORD}@127.0.0.1:{httpd.server_address[1]}"
+        out = tmp_path / "report"
+        stdout, stderr = io.StringIO(), io.StringIO()
+        argv = ["report", "--prometheus-url", url, "--start", "1000", "--end", "1060", "--step", "10"]
+        with redirect_stdout(stdout), redirect_stderr(stderr):
+            code = main([*argv, "--out", str(out)])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert code == 0, stderr.getvalue()
+    written = {f.name: f.read_text() for f in out.iterdir() if f.suffix in (".md", ".html", ".csv")}
+    assert {"report.md", "report.html"} <= set(written)
+    for name, text in written.items():
+        assert PASSWORD not in text, name
+    assert "@127.0.0.1" in written["report.md"]  # the server is still named
+
+
 # -- gameday's observer: answers of another shape ----------------------------------------------------
 def _answering(answers: dict[str, Callable[[], tuple[int, Any]]]) -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):

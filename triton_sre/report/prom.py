@@ -28,7 +28,7 @@ from triton_sre.prom import (
     range_points,
     range_slices,
 )
-from triton_sre.redact import bounded
+from triton_sre.redact import bounded, redact
 
 __all__ = [
     "MAX_POINTS",
@@ -117,7 +117,8 @@ class PrometheusClient(Prometheus):
 
     def __init__(self, url: str, timeout: float = TIMEOUT_S) -> None:
         super().__init__(url, timeout)
-        self.source_url = url  # as given (the report prints it)
+        # the report prints it: without credentials or a query string (`?token=`), as every message
+        self.source_url = redact(url)
         self.on_query: Callable[[], None] | None = None  # called after each range query (progress)
 
     def series_count(self, expr: str, at: float) -> int | None:
