@@ -157,3 +157,41 @@ FIRING = {
     "annotations": {},
     "state": "firing",
 }
+
+
+@pytest.mark.parametrize(
+    ("prometheus", "alertmanager"),
+    [
+        ((503, {"status": "error", "errorType": "unavailable", "error": "x"}), (503, {"error": "x"})),
+        ((200, {"status": "success", "data": None}), (200, {"code": 600, "message": "x"})),
+        ((200, {"status": "success", "data": {"alerts": None}}), (200, ["not an alert", 5, None])),
+        ((200, [1, 2]), (200, "text")),
+    ],
+)
+def test_the_gameday_observer_keeps_its_alerts_through_an_answer_of_another_shape(
+    prometheus: tuple[int, Any], alertmanager: tuple[int, Any]
+) -> None:
+    """Before: Alertmanager's error object (a mapping, iterated as its keys) or Prometheus' `data: null`
+    raised AttributeError out of the observer's thread, which died: the gameday saw no alert again and
+    scored every later scenario undetected; a Prometheus error answer read as "no alert firing" ended
+    every alert seen."""
+    state = {"bad": False}
+    good_prometheus = (200, {"status": "success", "data": {"alerts": [FIRING]}})
+    good_alertmanager = (200, [FIRING])
+    answers = {
+        "/api/v1/alerts": lambda: prometheus if state["bad"] else good_prometheus,
+        "/api/v2/alerts": lambda: alertmanager if state["bad"] else good_alertmanager,
+    }
+    for url in _answering(answers):
+        observer = Observer(url, url, None)
+        observer.poll_once()
+        key = SeenAlert(c.ALERT_SERVER_DOWN, (("job", "t"),))
+        assert observer.timeline.prometheus[key].spans[-1][1] is None  # open: firing
+        state["bad"] = True
+        observer.poll_once()  # raised before
+        assert set(observer.timeline.errors) == {"prometheus", "alertmanager"}
+        for table in (observer.timeline.prometheus, observer.timeline.alertmanager):
+            assert table[key].spans[-1][1] is None, table  # not ended by an answer that says nothing
+        state["bad"] = False
+        observer.poll_once()
+        assert observer.timeline.prometheus[key].spans[-1][1] is None

@@ -94,26 +94,40 @@ def _labels(raw: Mapping[str, Any]) -> Labels:
     return tuple(sorted((str(k), str(v)) for k, v in raw.items()))
 
 
-def alerts_from_prometheus(body: Mapping[str, Any]) -> list[SeenAlert]:
-    """The firing alerts of a `/api/v1/alerts` answer (pending ones are not firing yet)."""
+def _seen(alerts: Iterable[Any]) -> list[SeenAlert]:
+    """The alerts of one answer; ValueError for an entry that is no alert (the answer is not read:
+    read without it, the alert it should have been would have ended)."""
     out = []
-    for a in body.get("data", {}).get("alerts", []):
-        if a.get("state") != c.AM_STATUS_FIRING:
-            continue
-        labels = dict(a.get("labels", {}))
-        name = labels.pop(c.LABEL_ALERTNAME, "")
-        out.append(SeenAlert(name, _labels(labels), _labels(a.get("annotations", {}))))
+    for a in alerts:
+        labels = a.get("labels") if isinstance(a, Mapping) else None
+        if not isinstance(labels, Mapping):
+            raise ValueError(f"not an alert: {str(a)[:100]}")
+        labels = dict(labels)
+        annotations = a.get("annotations")
+        name = str(labels.pop(c.LABEL_ALERTNAME, ""))
+        out.append(
+            SeenAlert(name, _labels(labels), _labels(annotations if isinstance(annotations, Mapping) else {}))
+        )
     return out
 
 
-def alerts_from_alertmanager(body: Iterable[Mapping[str, Any]]) -> list[SeenAlert]:
-    """The alerts Alertmanager holds (active, or suppressed by an inhibition) from `/api/v2/alerts`."""
-    out = []
-    for a in body:
-        labels = dict(a.get("labels", {}))
-        name = labels.pop(c.LABEL_ALERTNAME, "")
-        out.append(SeenAlert(name, _labels(labels), _labels(a.get("annotations", {}))))
-    return out
+def alerts_from_prometheus(body: Any) -> list[SeenAlert]:
+    """The firing alerts of a `/api/v1/alerts` answer (pending ones are not firing yet). An answer of
+    another shape (an error, `data` null) is ValueError: read as "no alert", it ended every alert seen."""
+    ok = isinstance(body, Mapping) and body.get("status", "success") == "success"
+    data = body.get("data") if ok else None
+    alerts = data.get("alerts") if isinstance(data, Mapping) else None
+    if not isinstance(alerts, list):
+        raise ValueError(f"not a Prometheus alerts answer: {str(body)[:100]}")
+    return [a for a, raw in zip(_seen(alerts), alerts, strict=True) if raw.get("state") == c.AM_STATUS_FIRING]
+
+
+def alerts_from_alertmanager(body: Any) -> list[SeenAlert]:
+    """The alerts Alertmanager holds (active, or suppressed by an inhibition) from `/api/v2/alerts`;
+    an answer that is not a list (an error object) is ValueError."""
+    if not isinstance(body, list):
+        raise ValueError(f"not an Alertmanager alerts answer: {str(body)[:100]}")
+    return _seen(body)
 
 
 def runbooks_named(text: str) -> tuple[str, ...]:
