@@ -105,6 +105,27 @@ def test_the_bots_chart_draws_a_label_value_with_dollars_as_text(model: str) -> 
     assert png is not None and png.startswith(b"\x89PNG")
 
 
+def test_the_bots_chart_of_values_no_axis_can_span_is_skipped_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before: samples of ±1e308 (finite: Prometheus answers them) raised `ValueError: arange: cannot
+    compute length` out of the tick locator: `chart failed` with a traceback in the bot's log. NaN and
+    ±Inf samples are gaps; a chart with no finite sample is not posted."""
+
+    def series(*values: str) -> list[dict[str, Any]]:
+        return [
+            {"metric": {c.LABEL_MODEL: "m"}, "values": [[1.7e9 + 30 * i, v] for i, v in enumerate(values)]}
+        ]
+
+    with caplog.at_level("WARNING"):
+        assert chart_png(series("1e308", "-1e308"), "t") is None
+    assert [r.getMessage() for r in caplog.records if "chart skipped" in r.getMessage()], caplog.text
+    assert not [r for r in caplog.records if r.exc_info]
+    assert chart_png(series("NaN", "+Inf", "-Inf"), "t") is None
+    png = chart_png(series("1", "+Inf", "NaN", "2"), "t")
+    assert png is not None and png.startswith(b"\x89PNG")
+
+
 # -- report: credentials in the Prometheus URL -------------------------------------------------------
 def test_the_reports_source_line_carries_no_credentials(tmp_path: Path) -> None:
     """Before: `source: http://admin:<password>@host:port` in report.md and report.html (the URL was

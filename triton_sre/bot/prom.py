@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import io
 import logging
+import math
+import warnings
 from typing import Any
+
+from triton_sre.mplconfig import drawn
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +27,7 @@ def chart_png(series: list[Any], title: str) -> bytes | None:
     if not series:
         return None
     try:
-        from triton_sre.mplconfig import drawn, use_writable_config_dir
+        from triton_sre.mplconfig import use_writable_config_dir
 
         use_writable_config_dir()  # before matplotlib's import reads it
         import matplotlib
@@ -40,21 +44,31 @@ def chart_png(series: list[Any], title: str) -> bytes | None:
         label = ",".join(f"{k}={v}" for k, v in sorted(metric.items()) if k != "__name__") or "value"
         points = {pd.to_datetime(float(t), unit="s", utc=True): float(v) for t, v in item.get("values", [])}
         columns[label[:60]] = pd.Series(points, dtype="float64")
-    frame = pd.DataFrame(columns).sort_index()
-    if frame.empty:
+    # NaN and ±Inf samples (a ratio over no traffic, a division by zero) are gaps, not points
+    frame = pd.DataFrame(columns).sort_index().replace([math.inf, -math.inf], math.nan)
+    if frame.empty or frame.isna().all().all():
         return None
     fig, ax = plt.subplots(figsize=(8, 3.2), dpi=100)
     try:
-        for column in frame.columns:
-            # label values and the title (an alert's PromQL) as text, never mathtext (`$` escaped)
-            ax.plot(frame.index.to_pydatetime(), frame[column].to_numpy(), linewidth=1.5, label=drawn(column))
-        ax.set_title(drawn(title[:90]), fontsize=10)
-        ax.set_xlabel("UTC")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left")
-        fig.tight_layout()
-        out = io.BytesIO()
-        fig.savefig(out, format="png")
-        return out.getvalue()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # numpy's overflow words before the ValueError
+            return _draw(fig, ax, frame, title)
+    except (ValueError, OverflowError) as exc:  # finite values no axis can span (±1e308)
+        log.warning("chart skipped: its values cannot be drawn: %s", exc)
+        return None
     finally:
         plt.close(fig)
+
+
+def _draw(fig: Any, ax: Any, frame: Any, title: str) -> bytes:
+    for column in frame.columns:
+        # label values and the title (an alert's PromQL) as text, never mathtext (`$` escaped)
+        ax.plot(frame.index.to_pydatetime(), frame[column].to_numpy(), linewidth=1.5, label=drawn(column))
+    ax.set_title(drawn(title[:90]), fontsize=10)
+    ax.set_xlabel("UTC")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png")
+    return out.getvalue()
