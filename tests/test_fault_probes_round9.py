@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -24,6 +25,7 @@ from triton_sre import conventions as c
 from triton_sre.bot.prom import chart_png
 from triton_sre.cli import main
 from triton_sre.gameday.observer import Observer, SeenAlert
+from triton_sre.redact import install_redaction
 
 PROMTOOL_TIMEOUT = 120
 TEMPLATE_MODEL = '{{ query "up" }}'
@@ -124,6 +126,36 @@ def test_the_bots_chart_of_values_no_axis_can_span_is_skipped_with_one_warning(
     assert chart_png(series("NaN", "+Inf", "-Inf"), "t") is None
     png = chart_png(series("1", "+Inf", "NaN", "2"), "t")
     assert png is not None and png.startswith(b"\x89PNG")
+
+
+# -- log lines: values cannot forge a line -----------------------------------------------------------
+def test_a_newline_in_a_logged_value_cannot_forge_a_log_line() -> None:
+    """Before: the bot logs each group's key and change (`group %s: posted …`), and the webhook's
+    `version`, as they came: a label value or a key holding `\n2026-12-05 … ERROR …` wrote a log
+    line of its own (a forged ERROR a log alert would act on); a channel name with a newline split
+    the start line. Every handler's RedactingFilter now shows control characters as escapes; a
+    traceback keeps its lines."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    install_redaction([handler])
+    logger = logging.getLogger("triton_sre.probe9")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        forged = "k\n2026-12-05 17:00:00,000 ERROR triton_sre.bot.worker: forged\r\x1b[2J"
+        logger.warning("group %s: posted %s", forged, "#c")
+        try:
+            raise ValueError("inner")
+        except ValueError:
+            logger.exception("group %s: chart failed", "g")
+    finally:
+        logger.removeHandler(handler)
+    lines = stream.getvalue().splitlines()
+    shown = "k\\n2026-12-05 17:00:00,000 ERROR triton_sre.bot.worker: forged\\r\\x1b[2J"
+    assert lines[0] == f"WARNING group {shown}: posted #c"
+    assert lines[1] == "ERROR group g: chart failed" and lines[2].startswith("Traceback")
+    assert not [line for line in lines if line.startswith("2026-12-05")]
 
 
 # -- report: credentials in the Prometheus URL -------------------------------------------------------

@@ -230,14 +230,16 @@ def _placeholder(value: str, text: str, end: int) -> bool:
 
 
 class RedactingFilter(logging.Filter):
-    """Redacts every record a handler emits (message, arguments and exception text)."""
+    """Redacts every record a handler emits (message, arguments and exception text). The message is
+    one line: its control characters (a newline in an alert's label, a channel name) are shown as
+    escapes (`printable`), so a value cannot forge a log line of its own; a traceback keeps its lines."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
         except Exception:  # a malformed call: leave it to the handler's own error reporting
             return True
-        clean = redact(message)
+        clean = printable(redact(message))
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
