@@ -86,6 +86,20 @@ def test_a_scrape_name_holding_template_braces_is_refused_by_name(tmp_path: Path
     assert "internal error" not in err
 
 
+@pytest.mark.parametrize("key", ["name", "baseline", "candidate"])
+def test_a_rollout_pair_name_holding_template_braces_is_refused_by_name(tmp_path: Path, key: str) -> None:
+    """Before: a pair's name, baseline and candidate were written into TritonRolloutRegression's
+    summary and description as they were (`Model p {{ query "up" }}: green is worse than blue …`):
+    Prometheus would run the query, a lone `{{` made the rule file fail to load; `generate` itself
+    ended in `internal error: ValueError: cannot render template`."""
+    pair = {"name": "p", "baseline": "blue", "candidate": "green"}
+    pair[key] = f"{pair[key]} {TEMPLATE_MODEL}"
+    spec = {"slos": [availability(["m"])], "rollout": {"pairs": [pair]}}
+    code, err, out = generate(tmp_path, spec)
+    assert code == 2 and not out.exists(), err
+    assert f"rollout.pairs[0].{key}: must not contain '{{{{' or '}}}}'" in err, err
+
+
 def test_quotes_and_backslashes_in_the_job_give_llm_rule_tests_promtool_reads(tmp_path: Path) -> None:
     """Before: the LLM rules' promtool test wrote its series' label values unquoted
     (`job="tri"ton\\ x"`): `promtool test rules` failed `parse error: unexpected identifier`."""

@@ -70,6 +70,18 @@ def check_positive_number(where: str, value: Any) -> float:
     return check_number(where, value, low=0, low_inclusive=False)
 
 
+def check_no_template(where: str, value: str) -> str:
+    """`value`, refused when it holds Go template braces: a name `generate` writes into alert
+    annotations (Prometheus expands them as templates) or into the Flagger and Argo Rollouts templates
+    (which expand `{{ }}` too), where `{{ query "..." }}` would run and a lone `{{` breaks the file."""
+    if "{{" in value or "}}" in value:
+        raise ConfigError(
+            f"{where}: must not contain '{{{{' or '}}}}' (alert annotations and rollout templates read "
+            f"it as a Go template), got {bounded(value)}"
+        )
+    return value
+
+
 def check_bool(where: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{where}: must be true or false, got {bounded(value)}")

@@ -19,7 +19,7 @@ import yaml
 from triton_sre import conventions as c
 from triton_sre.alerting_spec import LLMAlerting, Operational, parse_llm_alerting, parse_operational
 from triton_sre.autoscale_spec import Autoscaling, default_target, parse_autoscaling
-from triton_sre.checks import ConfigError, check_keys, check_number
+from triton_sre.checks import ConfigError, check_keys, check_no_template, check_number
 from triton_sre.data import shipped
 from triton_sre.durations import DurationError, format_duration, parse_duration, whole_ms
 from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_bounded, yaml_problem
@@ -271,12 +271,10 @@ def _label_value(value: Any, where: str) -> str:
     braces are refused: `{{ query "..." }}` in a job name would run there."""
     if not isinstance(value, str) or not value or not _LABEL_VALUE_RE.match(value):
         raise SpecError(f"{where}: expected a non-empty string, got {bounded(value)}")
-    if "{{" in value or "}}" in value:
-        raise SpecError(
-            f"{where}: must not contain '{{{{' or '}}}}' (alert annotations and rollout templates read "
-            f"it as a Go template), got {bounded(value)}"
-        )
-    return value
+    try:
+        return check_no_template(where, value)
+    except ConfigError as exc:
+        raise SpecError(str(exc)) from None
 
 
 def _models(value: Any, where: str) -> ModelSelector:

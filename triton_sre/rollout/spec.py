@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
-from triton_sre.checks import ConfigError, check_keys, check_number
+from triton_sre.checks import ConfigError, check_keys, check_no_template, check_number
 from triton_sre.durations import format_duration, parse_duration, whole_ms
 from triton_sre.redact import bounded
 from triton_sre.rollout.figures import FIGURES, LOWER
@@ -92,6 +92,8 @@ def _pairs(raw: Any, where: str) -> tuple[BlueGreen, ...]:
             raise ConfigError(
                 f"{here}: names must be non-empty strings without control characters, got {bounded(names)}"
             )
+        for key, name in zip(_PAIR_KEYS, names, strict=True):  # written into the alert's annotations
+            check_no_template(f"{here}.{key}", name)
         if names[1] == names[2]:
             raise ConfigError(
                 f"{here}: the candidate is its baseline ({bounded(names[1])}): nothing to compare"
