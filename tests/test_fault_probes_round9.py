@@ -9,6 +9,7 @@ import json
 import logging
 import subprocess
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -193,6 +194,29 @@ def test_the_reports_source_line_carries_no_credentials(tmp_path: Path) -> None:
     for name, text in written.items():
         assert PASSWORD not in text, name
     assert "@127.0.0.1" in written["report.md"]  # the server is still named
+
+
+def test_a_ten_thousand_character_model_name_leaves_the_reports_charts_room_to_draw(tmp_path: Path) -> None:
+    """Before: the name was drawn whole as a tick label: matplotlib printed `UserWarning: Tight layout
+    not applied. The left and right margins cannot be made large enough …` (with its file and line)
+    on the report's stderr and drew charts with no room for the bars. Names are cut to 80 characters
+    on charts (`mplconfig.drawn`); tables and CSV keep them whole."""
+    model = "m" * 10_000
+    httpd = serve(lambda query, stamps: healthy(query, stamps, model=model))
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        out = tmp_path / "report"
+        stdout, stderr = io.StringIO(), io.StringIO()
+        argv = ["report", "--prometheus-url", url, "--start", "1000", "--end", "1060", "--step", "10"]
+        with warnings.catch_warnings(record=True) as caught, redirect_stdout(stdout), redirect_stderr(stderr):
+            warnings.simplefilter("always")
+            code = main([*argv, "--out", str(out)])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert code == 0, stderr.getvalue()
+    assert not [str(w.message) for w in caught if "layout" in str(w.message).lower()]
+    assert model in (out / "models.csv").read_text()
 
 
 # -- gameday's observer: answers of another shape ----------------------------------------------------

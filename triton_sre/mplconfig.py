@@ -57,8 +57,16 @@ def _own_choices() -> list[Path] | None:
         return None
 
 
-def drawn(text: object) -> str:
+DRAWN_CHARS = 80
+
+
+def drawn(text: object, limit: int = DRAWN_CHARS) -> str:
     """Text as a chart draws it: control characters as escapes (`redact.printable`: no font has a glyph
     for a tab), ``$`` escaped: two of them made matplotlib parse the text as mathtext, and ``$\\foo$``
-    (a model name, a label value, a PromQL expression) raised ValueError when the figure was drawn."""
-    return printable(text).replace("$", r"\$")
+    (a model name, a label value, a PromQL expression) raised ValueError when the figure was drawn.
+    Past `limit` characters it is cut (``…``): a 10,000-character model name left no room for the plot
+    (matplotlib's `Tight layout not applied` warning on stderr, an empty chart)."""
+    shown = printable(text)
+    if len(shown) > limit:
+        shown = shown[: limit - 1] + "…"
+    return shown.replace("$", r"\$")

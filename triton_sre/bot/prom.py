@@ -64,7 +64,7 @@ def _draw(fig: Any, ax: Any, frame: Any, title: str) -> bytes:
     for column in frame.columns:
         # label values and the title (an alert's PromQL) as text, never mathtext (`$` escaped)
         ax.plot(frame.index.to_pydatetime(), frame[column].to_numpy(), linewidth=1.5, label=drawn(column))
-    ax.set_title(drawn(title[:90]), fontsize=10)
+    ax.set_title(drawn(title, 90), fontsize=10)
     ax.set_xlabel("UTC")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="upper left")

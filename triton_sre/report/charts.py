@@ -28,6 +28,9 @@ CHARTS = {
 DPI = 100
 MAX_MODELS = 40
 """Models drawn per chart (the rest are in the tables)."""
+LABEL_CHARS = 40
+"""A model name's characters drawn on a chart (7 inches wide): a longer one is cut (`…`). 48 wide
+letters (`W` × 48) already left the time-split chart no room: `Tight layout not applied`."""
 
 
 def _png(fig: Figure) -> bytes:
@@ -45,8 +48,9 @@ def _empty(fig: Figure, ax: plt.Axes, text: str) -> bytes:
 
 
 def _label(model: object) -> str:
-    """A model name as drawn (`mplconfig.drawn`: control characters as escapes, ``$`` as itself)."""
-    return drawn(model)
+    """A model name as drawn (`mplconfig.drawn`: control characters as escapes, ``$`` as itself, cut
+    past LABEL_CHARS: a 10,000-character name left the chart no room to draw)."""
+    return drawn(model, LABEL_CHARS)
 
 
 def _top(title: str, shown: int, of: int) -> str:
