@@ -15,15 +15,20 @@ from contextlib import redirect_stderr, redirect_stdout
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
 from binaries import binary
 from fake_prometheus import serve
 from test_report_answers import healthy
+from test_security_slack_mrkdwn import CONTROL, LINK, mrkdwn_texts
 
 from triton_sre import conventions as c
+from triton_sre.bot.enrich import Facts, Links, enrich
+from triton_sre.bot.payload import describe_change, parse_group
 from triton_sre.bot.prom import chart_png
+from triton_sre.bot.slack import Renderer
 from triton_sre.cli import main
 from triton_sre.gameday.observer import Observer, SeenAlert
 from triton_sre.redact import install_redaction
@@ -141,6 +146,59 @@ def test_the_bots_chart_of_values_no_axis_can_span_is_skipped_with_one_warning(
     assert chart_png(series("NaN", "+Inf", "-Inf"), "t") is None
     png = chart_png(series("1", "+Inf", "NaN", "2"), "t")
     assert png is not None and png.startswith(b"\x89PNG")
+
+
+# -- the bot's Slack text: every label value escaped ------------------------------------------------
+MENTION = "<!channel> <http://evil.example|x> <@U1>"
+
+
+@pytest.mark.parametrize("alertname", [c.ALERT_MODEL_UNAVAILABLE, c.ALERT_SLO_ERROR_BUDGET_BURN, "Custom"])
+def test_no_label_value_pings_or_links_in_the_bots_message(alertname: str) -> None:
+    """Before: the `version`, `window` and `runbook` labels went into the message's mrkdwn sections,
+    and `severity` into the notification text (what Slack shows in push notifications and parses for
+    mentions), without escaping: `severity: page<!channel>` pinged the channel, `version` rendered a
+    link the alert did not carry. The earlier test escaped model, instance, summary and description."""
+    labels = {
+        c.LABEL_ALERTNAME: alertname,
+        **{
+            name: f"x{MENTION}"
+            for name in (c.LABEL_MODEL, c.LABEL_VERSION, c.L_SEVERITY, c.LABEL_INSTANCE, c.LABEL_CLUSTER)
+        },
+        c.L_SLO: f"s{MENTION}",
+        c.L_WINDOW: f"5m{MENTION}",
+        c.L_RUNBOOK: f"r{MENTION}",
+    }
+    alert = {
+        "status": "firing",
+        "labels": labels,
+        "annotations": {"summary": MENTION, c.ANNOTATION_BURN_RATE: "2"},
+        "fingerprint": "f1",
+        "startsAt": "2026-11-29T10:00:00Z",
+    }
+    body = {
+        "version": c.AM_WEBHOOK_VERSION,
+        "groupKey": f"k{MENTION}",
+        "status": "firing",
+        "receiver": "bot",
+        "groupLabels": labels,
+        "commonLabels": labels,
+        "commonAnnotations": {},
+        "externalURL": "http://am.example:9093",
+        "alerts": [alert],
+    }
+    group = parse_group(body)
+    context = enrich(group, Facts(), Links(runbook_base_url="https://rb.example/")).context()
+    renderer = Renderer()
+    texts = [
+        *mrkdwn_texts(renderer.blocks(context)),
+        renderer.text(context),
+        renderer.update({**context, "change": describe_change([], group, None)}),
+    ]
+    assert any("&lt;!channel&gt;" in text for text in texts)
+    for text in texts:
+        assert not CONTROL.search(text), text
+        for target, _label in LINK.findall(text):  # links only to where the bot's own links go
+            assert urlsplit(target).hostname in {"rb.example", "am.example"}, text
 
 
 # -- log lines: values cannot forge a line -----------------------------------------------------------
