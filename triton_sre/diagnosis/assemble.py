@@ -89,6 +89,23 @@ STUB_DIED_FIX = (
 )
 
 
+# Python's words for a file that is not there: FileNotFoundError's `[Errno 2] No such file or
+# directory: '<path>'` (open, numpy.load, a tokenizer's from_pretrained on a local folder).
+_NO_SUCH_FILE = re.compile(r"No such file or directory: ['\"]([^'\"\n]{1,300})['\"]")
+
+
+def _own_file_missing(model: str | None, evidence: list[Obs]) -> str | None:
+    """The path of a file in the model's own repository folder that its code could not open: the
+    package or volume lacks it, the code is right (a missing file is restored, not fixed in model.py)."""
+    if not model:
+        return None
+    for obs in evidence:
+        for found in _NO_SUCH_FILE.finditer(f"{obs.reason}\n{obs.text}"):
+            if f"/{model}/" in found.group(1):
+                return found.group(1)
+    return None
+
+
 def _died_silently(evidence: list[Obs]) -> bool:
     """The Python backend says the stub stopped answering and no line shows a Python exception."""
     texts = [o.text for o in evidence] + [o.reason for o in evidence]
@@ -157,6 +174,12 @@ class FindingBuilder:
         if runbook == c.RUNBOOK_PYTHON_MODEL_ERROR and _died_silently(ordered):
             # before the page's fix (about an exception), which a stub killed from outside does not have
             remediation = (remediation or default).replace(default, f"{STUB_DIED_FIX} {default}".rstrip(), 1)
+        elif runbook == c.RUNBOOK_PYTHON_MODEL_ERROR and (path := _own_file_missing(model, ordered)):
+            first = (
+                f"The model's code could not open {path}, a file of its own folder in the repository: "
+                "restore it there (the model's package or volume lacks it), then load the model again."
+            )
+            remediation = (remediation or default).replace(default, first, 1)
         return Finding(
             model=model,
             version=version,
