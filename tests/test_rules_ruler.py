@@ -78,3 +78,28 @@ def test_slo_windows_longer_than_5m_read_only_recorded_series() -> None:
 
 
 _FUNCTIONS = {"avg_over_time", "sum_over_time", "count_over_time", "rate", "vector", "on", "by", "without"}
+
+
+def _kept_in_the_cluster() -> set[str]:
+    """The recorded series docs/scaling.md keeps in the cluster's rule file when the SLO groups are
+    split (besides every `*:rate5m` part): the backquoted names of its "To move the long windows"
+    paragraph."""
+    text = (REPO / "docs" / "scaling.md").read_text()
+    paragraph = text[text.index("To move the long windows") :].split("\n\n")[0]
+    return set(re.findall(r"`(slo_model:[\w:]+)`", paragraph))
+
+
+def test_the_documented_split_leaves_no_raw_series_to_the_ruler() -> None:
+    """Every rule docs/scaling.md sends to a global ruler reads only recorded series: the ruler has
+    the remote-written recordings, maybe not the raw series (the time-slice SLI reads raw ones)."""
+    kept = _kept_in_the_cluster()
+    moved = 0
+    for group in _groups(REPO / "alerts" / "triton-slo-rules.yaml"):
+        for rule in group["rules"]:
+            name = rule.get("record") or rule["alert"]
+            if name.endswith(f":rate{c.REC_RATE_WINDOW}") or name in kept:
+                continue
+            raw = [m for m in _SELECTOR.findall(rule["expr"]) if ":" not in m and m not in _FUNCTIONS]
+            assert raw == [], (group["name"], name, raw)
+            moved += 1
+    assert moved >= 4 * 2 * 7
