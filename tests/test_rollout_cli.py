@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 import time
@@ -224,3 +225,36 @@ def test_a_prometheus_time_no_clock_reads_is_an_error_naming_it(
     _, err = capsys.readouterr()
     assert code == c.EXIT_USAGE, err
     assert "not a clock's reading" in err and repr(answer_time) in err
+
+
+def test_cluster_compares_one_cluster_of_a_global_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a global store (every cluster remote-writing) the baseline of a canary in one cluster summed
+    every cluster's baseline: the fleet journey read ranker v1 at 317 requests/s on the global
+    Prometheus, 120 in the canary's cluster. --cluster selects the spec's cluster_label."""
+    spec = tmp_path / "slos.yaml"
+    spec.write_text("cluster_label: region\n" + shipped("slos.yaml").read_text())
+    seen: list[str] = []
+    now = time.time()
+
+    def answer(query: str, stamps: list[float]) -> Any:
+        rate = "1" if 'region="east"' in query else "10"  # east alone, or every region summed
+        return {"resultType": "matrix", "result": [{"metric": {}, "values": [[t, rate] for t in stamps]}]}
+
+    httpd = serve(answer, instant=[{"metric": {}, "value": [now, f"{now:.3f}"]}], seen=seen)
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        argv = ["rollout", "check", "--prometheus", url, "--spec", str(spec), "--model", "m"]
+        argv += ["--baseline-version", "1", "--candidate-version", "2", "--cluster", "east"]
+        code = main([*argv, "--window", "5m", "--step", "10s", "--format", "json"])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    out, err = capsys.readouterr()
+    assert code == c.EXIT_OK, (out, err)
+    body = json.loads(out)
+    assert body["request_rate"] == {"baseline": 1.0, "candidate": 1.0}
+    assert body["baseline"].endswith("in east") and body["candidate"].endswith("in east"), body
+    selectors = [s for q in seen for s in re.findall(r"\{[^}]*\}", q)]
+    assert selectors and all('region="east"' in s for s in selectors), selectors

@@ -101,6 +101,14 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
     )
     check.add_argument("--job", help="Triton's scrape job (default: the spec's scrape.triton_job)")
     check.add_argument(
+        "--cluster",
+        help=(
+            "on a global store (Thanos, Mimir, VictoriaMetrics, a remote-write receiver): compare only this "
+            "cluster's series, by the spec's cluster_label (default label: cluster); without it the sides "
+            "sum every cluster's series"
+        ),
+    )
+    check.add_argument(
         "--spec",
         "--slo-file",
         type=Path,
@@ -142,6 +150,7 @@ NAME_FLAGS = (
     "baseline_selector",
     "candidate_selector",
     "job",
+    "cluster",
 )
 
 
@@ -193,6 +202,12 @@ def _sides(args: argparse.Namespace, job: str, rs: RolloutSpec) -> tuple[Side, S
         raise SpecError(str(exc)) from None
 
 
+def _in_cluster(sides: tuple[Side, Side], label: str, cluster: str) -> tuple[Side, Side]:
+    """Both sides restricted to one cluster of a global store (`label="cluster"`)."""
+    matcher = (label, "=", cluster)
+    return tuple(Side(f"{s.label} in {cluster}", (*s.matchers, matcher)) for s in sides)  # type: ignore[return-value]
+
+
 def _fmt(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
@@ -230,6 +245,8 @@ def run_check(args: argparse.Namespace) -> int:
     rs = spec.rollout
     job = args.job or spec.triton_job
     sides = _sides(args, job, rs)
+    if args.cluster:
+        sides = _in_cluster(sides, spec.cluster_label or c.LABEL_CLUSTER, args.cluster)
     if set(sides[0].matchers) == set(sides[1].matchers):  # it could only pass: nothing to compare
         raise SpecError(
             f"the baseline and the candidate are the same series ({printable(sides[0].label)}): "
