@@ -19,6 +19,7 @@ from triton_sre import promql as pq
 from triton_sre.generate.command import render_all
 from triton_sre.generate.dashboards import dashboards, iter_targets
 from triton_sre.generate.families import rule_files
+from triton_sre.rollout.k8s import analysis_template
 from triton_sre.slo import Spec, SpecError, parse_spec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -232,3 +233,20 @@ def test_two_clusters_one_burns_pages_for_that_cluster_only(tmp_path: Path) -> N
     assert without.returncode != 0
     assert 'got: {model="m", slo="avail"} 1.67E-01' in out, out
     assert f'alertname="{c.ALERT_SLO_ERROR_BUDGET_BURN}", alertstate="firing", model="m"' in out, out
+
+
+def test_the_argo_template_can_read_one_cluster_of_a_global_store() -> None:
+    """Pointed at a global store, the AnalysisTemplate summed the baseline version of every cluster
+    (the fleet journey: compute per inference 11.67 against the canary cluster's own 12.04). With
+    cluster_label it has an arg `cluster`, default `.*` (every series: a cluster's own Prometheus has
+    no cluster label), and every series of both sides is selected by it."""
+    doc = analysis_template(spec_with_cluster())
+    args = {a["name"]: a.get("value") for a in doc["spec"]["args"]}
+    assert args[CLUSTER] == ".*"
+    pinned = pq.selector("", [(CLUSTER, "=~", f"{{{{args.{CLUSTER}}}}}")]).strip("{}")
+    for metric in doc["spec"]["metrics"]:
+        query = metric["provider"]["prometheus"]["query"]
+        sides = query.count('version="{{args.')
+        assert sides > 0 and query.count(pinned) == sides, (metric["name"], query)
+    unset = analysis_template(parse_spec((REPO / "slos.yaml").read_text()))
+    assert CLUSTER not in {a["name"] for a in unset["spec"]["args"]}

@@ -25,6 +25,7 @@ ARGO_FILE = f"{ROLLOUTS_DIR}/argo-analysistemplate.yaml"
 FLAGGER_FILE = f"{ROLLOUTS_DIR}/flagger-metrictemplates.yaml"
 TEMPLATE_NAME = "triton-rollout"
 PART_OF = {"app.kubernetes.io/part-of": "triton-sre"}
+ARG_CLUSTER = "cluster"  # the AnalysisTemplate's arg naming the cluster (with slos.yaml cluster_label)
 
 
 def compare_query(
@@ -57,8 +58,15 @@ def analysis_template(spec: Spec) -> dict[str, Any]:
     rs = spec.rollout
     job: Matcher = (c.LABEL_JOB, "=", spec.triton_job)
     model: Matcher = (c.LABEL_MODEL, "=", "{{args.model}}")
-    base = Side("baseline", (job, model, (c.LABEL_VERSION, "=", "{{args.baseline-version}}")))
-    cand = Side("candidate", (job, model, (c.LABEL_VERSION, "=", "{{args.candidate-version}}")))
+    # a fleet: the cluster a global store is read for (default every series: a cluster's own
+    # Prometheus has no cluster label, `=~".*"` matches a missing label)
+    cluster: tuple[Matcher, ...] = ()
+    cluster_arg: list[dict[str, str]] = []
+    if spec.cluster_label:
+        cluster = ((spec.cluster_label, "=~", f"{{{{args.{ARG_CLUSTER}}}}}"),)
+        cluster_arg = [{"name": ARG_CLUSTER, "value": ".*"}]
+    base = Side("baseline", (job, model, (c.LABEL_VERSION, "=", "{{args.baseline-version}}"), *cluster))
+    cand = Side("candidate", (job, model, (c.LABEL_VERSION, "=", "{{args.candidate-version}}"), *cluster))
     figures = {f.name: f for f in FIGURES}
     metrics = []
     for name in _guarded(spec, base):
@@ -92,6 +100,7 @@ def analysis_template(spec: Spec) -> dict[str, Any]:
                 {"name": "model"},
                 {"name": "baseline-version"},
                 {"name": "candidate-version"},
+                *cluster_arg,
             ],
             "metrics": metrics,
         },
