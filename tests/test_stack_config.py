@@ -290,3 +290,18 @@ def test_a_cluster_label_keeps_clusters_apart_in_alertmanager(tmp_path: Path) ->
     am.write_text(text)
     result = subprocess.run([_need("amtool"), "check-config", str(am)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_with_a_cluster_label_the_prometheus_config_says_to_name_the_cluster() -> None:
+    """The fleet journey copied deploy/prometheus/prometheus.yml generated with cluster_label: nothing
+    in it said that each cluster's Prometheus must carry the label as an external label, without
+    which the global store merges the clusters (docs/scaling.md). It now says so, as a comment: a
+    placeholder value would merge every cluster that kept it."""
+    import dataclasses
+
+    spec = dataclasses.replace(default_spec(), cluster_label="region")
+    text = render.render_configs(spec, render.compose_topology())[render.PROMETHEUS_FILE]
+    plain = render.render_configs(default_spec(), render.compose_topology())[render.PROMETHEUS_FILE]
+    assert "external_labels" not in plain
+    assert re.search(r"^  # external_labels:\n  #   region: ", text, re.M), text
+    assert yaml.safe_load(text) == yaml.safe_load(plain)  # a comment: the configuration is the same

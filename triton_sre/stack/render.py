@@ -122,6 +122,7 @@ def _context(spec: Spec, topology: Topology, timings: Timings, header: str) -> d
         "receiver": c.AM_RECEIVER_BOT,
         "group_by": alert_group_labels(spec),
         "inhibit_equal": inhibit_equal_labels(spec),
+        "cluster_label": spec.cluster_label,
         "header": header,
     }
 
