@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,11 @@ from triton_sre.bot.command import Bot, resolve_bot_settings
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.payload import parse_group
 from triton_sre.bot.receiver import BotServer
 from triton_sre.bot.scaling import ScalingAsk, asks
+from triton_sre.bot.slack import SlackDelivery
+from triton_sre.bot.worker import Worker
 from triton_sre.cli import build_parser
 from triton_sre.config import ConfigError
 from triton_sre.slo import default_spec
@@ -189,3 +194,46 @@ def test_stack_up_gives_the_bot_its_spec_file(
     settings = resolve_bot_settings(build_parser().parse_args(argv[argv.index("bot") :]))
     assert settings.cluster_label == (REGION if with_spec else c.LABEL_CLUSTER)
     assert (settings.spec is not None) == with_spec
+
+
+class _RegionalPrometheus:
+    """A global store holding one model's SLO series in two regions: a query naming region `west`
+    gets west's figure; one naming no region gets the first series, east's (what Prometheus answers)."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    @contextlib.contextmanager
+    def budgeted(self, seconds: float) -> Iterator[_RegionalPrometheus]:
+        yield self
+
+    def instant(self, expr: str) -> float:
+        self.queries.append(expr)
+        return 1.0 if f'{REGION}="west"' in expr else 67.9
+
+    def vector(self, expr: str) -> list[tuple[dict[str, str], float]]:
+        self.queries.append(expr)
+        return []
+
+
+def test_an_slo_alerts_burn_and_budget_are_read_for_its_cluster(tmp_path: Path) -> None:
+    """The fleet journey: west's ticket (burning 1.0x over 3d) was posted with `Burn rate: 67.9x over
+    3d · Error budget left: none, overspent (-6686.3%)`, east's figures, read from the global store
+    without the alert's cluster."""
+    labels = {
+        c.LABEL_ALERTNAME: c.ALERT_SLO_ERROR_BUDGET_BURN,
+        c.L_SLO: "availability",
+        c.L_WINDOW: "3d",
+        c.LABEL_MODEL: "ranker",
+        REGION: "west",
+        c.L_SEVERITY: c.SEVERITY_TICKET,
+    }
+    payload = {**_queue_alert("ranker"), "commonLabels": labels}
+    payload["alerts"] = [{**payload["alerts"][0], "labels": labels}]
+    settings = _settings("--slo-file", str(_spec_file(tmp_path)), "--prometheus-url", "http://127.0.0.1:9")
+    worker = Worker(settings, Outbox(tmp_path / "o.sqlite3"), SlackDelivery("xoxb-unused"), {})
+    prom = _RegionalPrometheus()
+    worker.prometheus = prom  # type: ignore[assignment]
+    facts = worker.facts(parse_group(payload))
+    assert facts.burn_rates == {"ranker": 1.0} and facts.budgets_remaining == {"ranker": 1.0}
+    assert prom.queries and all(f'{REGION}="west"' in q for q in prom.queries), prom.queries

@@ -22,9 +22,11 @@ KV_CACHE = "kv_cache"
 WAITING = "waiting"
 
 
-def figure_exprs(model: str, version: str = "") -> dict[str, str]:
-    """PromQL per figure for one model (the worst version when the alert names none)."""
+def figure_exprs(model: str, version: str = "", scope: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
+    """PromQL per figure for one model (the worst version when the alert names none), in the alert's
+    cluster when `scope` names it."""
     sel = f"{c.LABEL_MODEL}={q(model)}" + (f", {c.LABEL_VERSION}={q(version)}" if version else "")
+    sel += "".join(f", {label}={q(value)}" for label, value in scope)
     return {
         TTFT_P99: f'max({c.REC_LLM_TTFT_QUANTILE}{{{sel}, {c.LABEL_QUANTILE}="0.99"}})',
         KV_CACHE: f"max({c.REC_LLM_KV_CACHE}{{{sel}}})",

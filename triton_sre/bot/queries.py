@@ -15,13 +15,27 @@ __all__ = [
     "burn_rate_expr",
     "largest_models_expr",
     "latency_now_expr",
+    "scope_of",
     "slo_labels",
     "slo_selector",
 ]
 
 
-def slo_selector(slo: str, model: str) -> str:
-    return f"{{{c.L_SLO}={q(slo)},{c.LABEL_MODEL}={q(model)}}}"
+Scope = tuple[tuple[str, str], ...]  # more label matchers of an alert's query: its cluster on a fleet
+
+
+def _scope(scope: Scope) -> str:
+    return "".join(f",{label}={q(value)}" for label, value in scope)
+
+
+def scope_of(labels: Mapping[str, str], cluster_label: str) -> Scope:
+    """The alert's cluster as a matcher when it has one (a fleet's rules keep `cluster_label`): on a
+    global store the model's figures of every cluster answer the same query."""
+    return ((cluster_label, labels[cluster_label]),) if labels.get(cluster_label) else ()
+
+
+def slo_selector(slo: str, model: str, scope: Scope = ()) -> str:
+    return f"{{{c.L_SLO}={q(slo)},{c.LABEL_MODEL}={q(model)}{_scope(scope)}}}"
 
 
 def slo_labels(labels: Mapping[str, str]) -> tuple[str, str, str] | None:
@@ -54,18 +68,19 @@ def largest_models_expr(labels: Mapping[str, str]) -> str:
     )
 
 
-def latency_now_expr(model: str, quantile: str) -> str:
+def latency_now_expr(model: str, quantile: str, scope: Scope = ()) -> str:
     """PromQL: a model's current request latency (s) at `quantile`, the worst version and server:
     the recording rule for the recorded quantiles, Triton's summary for the others."""
-    sel = f"{c.LABEL_MODEL}={q(model)},{c.LABEL_QUANTILE}={q(quantile)}"
+    sel = f"{c.LABEL_MODEL}={q(model)},{c.LABEL_QUANTILE}={q(quantile)}{_scope(scope)}"
     if quantile in c.LATENCY_QUANTILES:
         return f"max({c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)}{{{sel}}})"
     return f"max({c.NV_REQUEST_SUMMARY_US}{{{sel}}} >= 0) / 1e6"
 
 
-def burn_rate_expr(slo: str, window: str, model: str) -> str:
-    """PromQL: an SLO's burn rate for one model over `window` (bad ratio / error budget)."""
+def burn_rate_expr(slo: str, window: str, model: str, scope: Scope = ()) -> str:
+    """PromQL: an SLO's burn rate for one model (in the alert's cluster) over `window` (bad ratio /
+    error budget)."""
     return (
-        f"{c.rec_slo_errors(window)}{slo_selector(slo, model)} / on ({c.L_SLO}) group_left () "
+        f"{c.rec_slo_errors(window)}{slo_selector(slo, model, scope)} / on ({c.L_SLO}) group_left () "
         f"(1 - {c.REC_SLO_OBJECTIVE}{{{c.L_SLO}={q(slo)}}})"
     )

@@ -50,6 +50,7 @@ from triton_sre.bot.queries import (
     burn_rate_expr,
     largest_models_expr,
     latency_now_expr,
+    scope_of,
     slo_labels,
     slo_selector,
 )
@@ -362,16 +363,17 @@ class Worker:
                 if found is None:
                     continue
                 slo, window, model = found
-                sel = slo_selector(slo, model)
+                scope = scope_of(alert.labels, self.settings.cluster_label)
+                sel = slo_selector(slo, model, scope)
                 try:
-                    value = self.prometheus.instant(burn_rate_expr(slo, window, model))
+                    value = self.prometheus.instant(burn_rate_expr(slo, window, model, scope))
                     if value is not None:
                         burn[alert.fingerprint] = value
                     left = self.prometheus.instant(f"{c.REC_SLO_BUDGET_REMAINING}{sel}")
                     if left is not None:
                         budget[alert.fingerprint] = left
                     for quantile in latency_quantiles_shown(alert):
-                        now = self.prometheus.instant(latency_now_expr(model, quantile))
+                        now = self.prometheus.instant(latency_now_expr(model, quantile, scope))
                         if now is not None:
                             latency.setdefault(alert.fingerprint, {})[quantile] = now
                 except PromError as exc:
@@ -433,7 +435,9 @@ class Worker:
                 continue
             figures: dict[str, float] = {}
             try:
-                for name, expr in llm_figure_exprs(model, alert.labels.get(c.LABEL_VERSION, "")).items():
+                scope = scope_of(alert.labels, self.settings.cluster_label)
+                version = alert.labels.get(c.LABEL_VERSION, "")
+                for name, expr in llm_figure_exprs(model, version, scope).items():
                     value = self.prometheus.instant(expr)
                     if value is not None:
                         figures[name] = value
@@ -463,10 +467,12 @@ class Worker:
         if self.prometheus is None or not self.settings.chart:
             return
         # SLO alerts: the burn rate itself; any other alert: its own expression (from generatorURL).
-        slo = next((s for a in group.alerts if a.name in SLO_ALERTS and (s := slo_labels(a.labels))), None)
+        slo_alert = next((a for a in group.alerts if a.name in SLO_ALERTS and slo_labels(a.labels)), None)
+        slo = slo_labels(slo_alert.labels) if slo_alert is not None else None
         alert = next((a for a in group.alerts if generator_expr(a.generator_url)), None)
-        if slo is not None:
-            expr, title = burn_rate_expr(*slo), f"{slo[2]}: SLO {slo[0]} burn rate ({slo[1]})"
+        if slo_alert is not None and slo is not None:
+            scope = scope_of(slo_alert.labels, self.settings.cluster_label)
+            expr, title = burn_rate_expr(*slo, scope), f"{slo[2]}: SLO {slo[0]} burn rate ({slo[1]})"
         elif alert is not None:
             expr = generator_expr(alert.generator_url)
             title = f"{alert.name}: {expr}"
