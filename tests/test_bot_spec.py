@@ -4,16 +4,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_prometheus import serve
 from test_bot_delivery import SLACK_TOKEN, TOKEN, ok_posts, send
+from test_bot_fleet import CountingPrometheus
 from test_fault_probes import assert_clean_error, run
 
 from triton_sre import conventions as c
@@ -196,24 +195,13 @@ def test_stack_up_gives_the_bot_its_spec_file(
     assert (settings.spec is not None) == with_spec
 
 
-class _RegionalPrometheus:
+class _RegionalPrometheus(CountingPrometheus):
     """A global store holding one model's SLO series in two regions: a query naming region `west`
     gets west's figure; one naming no region gets the first series, east's (what Prometheus answers)."""
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-
-    @contextlib.contextmanager
-    def budgeted(self, seconds: float) -> Iterator[_RegionalPrometheus]:
-        yield self
 
     def instant(self, expr: str) -> float:
         self.queries.append(expr)
         return 1.0 if f'{REGION}="west"' in expr else 67.9
-
-    def vector(self, expr: str) -> list[tuple[dict[str, str], float]]:
-        self.queries.append(expr)
-        return []
 
 
 def test_an_slo_alerts_burn_and_budget_are_read_for_its_cluster(tmp_path: Path) -> None:
