@@ -213,7 +213,7 @@ def test_render_is_escaped_and_self_contained() -> None:
     md = to_markdown(report, {"throughput": "charts/throughput.png"})
     assert "| a |" in md and "reduce-idle-capacity" in md and "charts/throughput.png" in md
     csv = to_csv(report)
-    assert csv.splitlines()[0].startswith("model,inferences,executions")
+    assert csv.splitlines()[0].startswith("model,version,inferences,executions")
 
 
 def test_empty_range_renders() -> None:

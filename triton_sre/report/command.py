@@ -304,6 +304,7 @@ def _build(
         RangeData,
         increase_rows,
         integrate,
+        model_rows,
         model_table,
         pivot_rates,
     )
@@ -325,7 +326,7 @@ def _build(
 
     # Triton's counters, the histogram's buckets and the LLM token counters are only needed as their
     # increase per series: reduced as read, no frame
-    keep = (c.LABEL_MODEL, c.LABEL_GPU_UUID)
+    keep = (c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID)
     reduced = {family: keep for family in (*c.PER_MODEL_COUNTERS, *TOKEN_FAMILIES)}
     reduced[HISTOGRAM_BUCKETS] = (*keep, c.LABEL_LE)
     increases = {
@@ -359,7 +360,7 @@ def _build(
     frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start, triton_job), end, end, step)
     data = RangeData(start, end, step, frames, increases)
     table, summary = model_table(data)
-    recs = recommend(table, summary.idle_fraction, thresholds)
+    recs = recommend(model_rows(table), summary.idle_fraction, thresholds)
     scrape = scrape_interval or client.scrape_interval(triton_job) or DEFAULT_SCRAPE_INTERVAL_S
     window = format_duration(rate_window(step, scrape))
     throughput = client.frame_range(
@@ -369,7 +370,7 @@ def _build(
         step,
         counts.get(THROUGHPUT),
     )
-    charts = draw_all(table, pivot_rates(throughput), summary.currency)
+    charts = draw_all(model_rows(table), pivot_rates(throughput), summary.currency)
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
     llm = llm_table(frames, cost, end - start, increases)
     capacity = capacity_section(capacity_frames, step, probe_budget_s)

@@ -23,18 +23,24 @@ import pandas as pd
 
 from triton_sre import conventions as c
 from triton_sre.report.increases import (
+    ROW,
     bucket_quantile,
     bucket_quantiles,
     counter_increase,
     family_increase,
+    fold_increases,
     histogram_quantiles,
     increase_rows,
+    keyed,
     labels_of,
     series_increases,
+    split_key,
 )
 
 __all__ = [
+    "ALL_VERSIONS",
     "COLUMNS",
+    "LATENCY_PER_VERSION",
     "RangeData",
     "Summary",
     "bucket_quantile",
@@ -44,6 +50,7 @@ __all__ = [
     "histogram_quantiles",
     "increase_rows",
     "integrate",
+    "model_rows",
     "model_table",
     "pivot_rates",
     "rate_series",
@@ -52,6 +59,7 @@ __all__ = [
 
 COLUMNS = (
     "model",
+    "version",
     "inferences",
     "executions",
     "requests",
@@ -72,6 +80,11 @@ COLUMNS = (
     "p99_ms",
     "latency_source",
 )
+ALL_VERSIONS = "all"
+"""Column ``version`` of a model's total row when rows per version follow it."""
+LATENCY_PER_VERSION = "per version"
+"""Column ``latency_source`` of such a total row when its quantiles come from summaries: they are on
+its versions' rows only."""
 HISTOGRAM_BUCKETS = f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_bucket"
 COMPUTE_FAMILIES = (
     c.NV_COMPUTE_INPUT_DURATION_US,
@@ -94,9 +107,13 @@ class RangeData:
     def frame(self, family: str) -> pd.DataFrame:
         return self.frames.get(family, pd.DataFrame())
 
-    def increase(self, family: str) -> pd.Series:
-        """The counter's increase per model over the range."""
-        return family_increase(self.frames, self.increases, family)
+    def increase(self, family: str, versions: bool = False) -> pd.Series:
+        """The counter's increase per model (or per model version: `keyed`) over the range."""
+        if not versions:
+            return family_increase(self.frames, self.increases, family)
+        if family in self.increases:
+            return fold_increases(keyed(self.increases[family], True), ROW)
+        return counter_increase(keyed(self.frame(family), True), ROW)
 
     def histogram(self, family: str) -> pd.DataFrame:
         """The per-series increases of a histogram's buckets (`family` its `_bucket` series)."""
@@ -161,23 +178,24 @@ def pivot_rates(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.DataFrame:
 
 
 def _quantile(frame: pd.DataFrame, q: str) -> pd.Series:
-    """ms per model from Triton's summary (µs): the worst server at each step, median over the range."""
-    if frame.empty or c.LABEL_QUANTILE not in frame.columns:
+    """ms per `ROW` from Triton's summary (µs): the worst server at each step, median over the range."""
+    if frame.empty or c.LABEL_QUANTILE not in frame.columns or ROW not in frame.columns:
         return pd.Series(dtype=float)
     rows = frame[frame[c.LABEL_QUANTILE] == q]  # a GPU model: its series without gpu_uuid reads NaN
     rows = rows[np.isfinite(rows["value"])]
     if rows.empty:
         return pd.Series(dtype=float)
-    worst = rows.groupby([c.LABEL_MODEL, "timestamp"])["value"].max()
+    worst = rows.groupby([ROW, "timestamp"])["value"].max()
     return worst.groupby(level=0).median() / 1000.0
 
 
-def _max_batch_size(data: RangeData) -> pd.Series:
-    """max_batch_size per model as the exporter read it from the config: ratio / fill."""
-    ratio, fill = data.frame(c.M_BATCHING_RATIO), data.frame(c.M_BATCH_FILL_RATIO)
-    if ratio.empty or fill.empty:
+def _max_batch_size(data: RangeData, versions: bool) -> pd.Series:
+    """max_batch_size per `ROW` as the exporter read it from the config: ratio / fill."""
+    ratio = keyed(data.frame(c.M_BATCHING_RATIO), versions)
+    fill = keyed(data.frame(c.M_BATCH_FILL_RATIO), versions)
+    if ratio.empty or fill.empty or ROW not in ratio.columns or ROW not in fill.columns:
         return pd.Series(dtype=float)
-    keys = [c.LABEL_MODEL, "timestamp"]
+    keys = [ROW, "timestamp"]
     both = (
         ratio.groupby(keys)["value"]
         .mean()
@@ -211,15 +229,100 @@ def _div(a: pd.Series, b: pd.Series) -> pd.Series:
     return a.div(b.where(b > 0))
 
 
-def model_table(data: RangeData) -> tuple[pd.DataFrame, Summary]:
-    """One row per model that served or cost anything in the range; plus the server summary."""
-    inc = {family: data.increase(family) for family in c.PER_MODEL_COUNTERS}
-    cost = integrate(data.frame(c.M_COST_PER_HOUR), data.step)
+def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame:
+    """The table's figures per model, or (`versions`) per model version, indexed by `ROW`."""
+    inc = {family: data.increase(family, versions) for family in c.PER_MODEL_COUNTERS}
+    cost_frame = keyed(data.frame(c.M_COST_PER_HOUR), versions)
+    cost = integrate(cost_frame, data.step, ROW) if ROW in cost_frame.columns else pd.Series(dtype=float)
     assert isinstance(cost, pd.Series)
-    models = sorted(set().union(*(s.index for s in inc.values()), cost.index))
-    table = pd.DataFrame(index=pd.Index(models, name="model"))
+    rows = sorted(set().union(*(s.index for s in inc.values()), cost.index))
+    table = pd.DataFrame(index=pd.Index(rows, name=ROW))
     for family in c.PER_MODEL_COUNTERS:
         table[family] = inc[family].reindex(table.index).fillna(0.0)
+    out = pd.DataFrame(index=table.index)
+    out["inferences"] = table[c.NV_INFERENCE_COUNT]
+    out["executions"] = table[c.NV_EXEC_COUNT]
+    out["requests"] = table[c.NV_REQUEST_SUCCESS] + table[c.NV_REQUEST_FAILURE]
+    out["failures"] = table[c.NV_REQUEST_FAILURE]
+    out["requests_per_s"] = out["requests"] / data.seconds if data.seconds > 0 else np.nan
+    out["cost"] = cost.reindex(out.index) if not cost.empty else np.nan
+    out["cost_per_1k"] = _div(out["cost"] * 1000.0, out["inferences"])
+    total_cost = out["cost"].sum(min_count=1)
+    out["cost_share"] = out["cost"] / total_cost if total_cost and total_cost > 0 else np.nan
+    out["idle_cost"] = out["cost"] * idle_ratio
+    out["batching_ratio"] = _div(out["inferences"], out["executions"])
+    out["max_batch_size"] = _max_batch_size(data, versions).reindex(out.index)
+    out["batch_fill"] = _div(out["batching_ratio"], out["max_batch_size"])
+    request_us = table[c.NV_REQUEST_DURATION_US]
+    out["queue_share"] = _div(table[c.NV_QUEUE_DURATION_US], request_us)
+    out["compute_share"] = _div(sum(table[f] for f in COMPUTE_FAMILIES), request_us)
+    out["avg_latency_ms"] = _div(request_us / 1000.0, table[c.NV_REQUEST_SUCCESS])
+    summary_frame = keyed(data.frame(c.NV_REQUEST_SUMMARY_US), versions)
+    hist = bucket_quantiles(keyed(data.histogram(HISTOGRAM_BUCKETS), versions), c.LATENCY_QUANTILES, ROW)
+    has_hist = pd.Series(out.index.isin(hist.index), index=out.index)
+    for q in c.LATENCY_QUANTILES:
+        column = f"{c.quantile_name(q)}_ms"
+        from_summary = _quantile(summary_frame, q).reindex(out.index)
+        from_hist = hist[q].reindex(out.index) if q in hist.columns else from_summary * np.nan
+        out[column] = from_hist.where(has_hist, from_summary)
+    out["latency_source"] = np.where(
+        has_hist,
+        c.LATENCY_SOURCE_HISTOGRAM,
+        np.where(out["p99_ms"].notna(), c.LATENCY_SOURCE_SUMMARY, ""),
+    )
+    numbers = out.select_dtypes("number").columns
+    out[numbers] = out[numbers].where(np.isfinite(out[numbers]))  # an infinite figure is no figure
+    return out
+
+
+def _served(out: pd.DataFrame) -> pd.Series:
+    return (out["inferences"] > 0) | (out["requests"] > 0)
+
+
+def _version_order(version: str) -> tuple[bool, int, str]:
+    return (not version.isdigit(), int(version) if version.isdigit() else 0, version)
+
+
+def _with_versions(models: pd.DataFrame, versions: pd.DataFrame) -> pd.DataFrame:
+    """`models` (one row per model, in order) with column ``version``: the model's one version with
+    traffic, or `ALL_VERSIONS` followed by a row per version with traffic when it has several. Such a
+    total row's summary quantiles are left out: Triton's summaries cannot be merged across versions,
+    and the worst version's beside an average over all of them read as a contradiction."""
+    served = versions[_served(versions)]
+    parts = [split_key(key) for key in served.index]
+    served = served.assign(model=[m for m, _ in parts], version=[v for _, v in parts])
+    by_model = {model: rows for model, rows in served.groupby("model", sort=False)}
+    blocks: list[pd.DataFrame] = []
+    for record in models.to_dict("records"):
+        rows = by_model.get(record["model"])
+        if rows is None or len(rows) < 2:
+            record["version"] = "" if rows is None else str(rows["version"].iloc[0])
+            blocks.append(pd.DataFrame([record]))
+            continue
+        record["version"] = ALL_VERSIONS
+        if record["latency_source"] == c.LATENCY_SOURCE_SUMMARY:
+            for q in c.LATENCY_QUANTILES:
+                record[f"{c.quantile_name(q)}_ms"] = np.nan
+            record["latency_source"] = LATENCY_PER_VERSION
+        order = sorted(rows["version"], key=_version_order)
+        blocks += [pd.DataFrame([record]), rows.set_index("version").loc[order].reset_index()]
+    if not blocks:
+        return models.assign(version=pd.Series(dtype=object))
+    return pd.concat(blocks, ignore_index=True)
+
+
+def model_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The table's rows that stand for a whole model (not a version's row under its model's total):
+    recommendations and charts are per model, as the model's config and cost are."""
+    if table.empty or "version" not in table.columns:
+        return table
+    totals = set(table.loc[table["version"] == ALL_VERSIONS, "model"])
+    return table[~table["model"].isin(totals) | (table["version"] == ALL_VERSIONS)]
+
+
+def model_table(data: RangeData) -> tuple[pd.DataFrame, Summary]:
+    """One row per model that served or cost anything in the range, and under a model served in several
+    versions in the range (a canary, a rollout) one row per version; plus the server summary."""
     no_data: dict[str, str] = {}
     server_frame = _finite_only(data.frame(c.M_SERVER_COST_PER_HOUR), "server cost", no_data)
     server_cost = integrate(server_frame, data.step, None) if not server_frame.empty else None
@@ -235,42 +338,12 @@ def model_table(data: RangeData) -> tuple[pd.DataFrame, Summary]:
                 .join(idle_frame.groupby("timestamp")["value"].mean().to_frame("idle"), how="inner")
             )
             idle_cost = float((joined["cost"] * joined["idle"]).sum() * data.step / 3600.0)
-    out = pd.DataFrame(index=table.index)
-    out["inferences"] = table[c.NV_INFERENCE_COUNT]
-    out["executions"] = table[c.NV_EXEC_COUNT]
-    out["requests"] = table[c.NV_REQUEST_SUCCESS] + table[c.NV_REQUEST_FAILURE]
-    out["failures"] = table[c.NV_REQUEST_FAILURE]
-    out["requests_per_s"] = out["requests"] / data.seconds if data.seconds > 0 else np.nan
-    out["cost"] = cost.reindex(out.index) if not cost.empty else np.nan
-    out["cost_per_1k"] = _div(out["cost"] * 1000.0, out["inferences"])
-    total_cost = out["cost"].sum(min_count=1)
-    out["cost_share"] = out["cost"] / total_cost if total_cost and total_cost > 0 else np.nan
     idle_ratio = idle_cost / server_cost if idle_cost is not None and server_cost else np.nan
-    out["idle_cost"] = out["cost"] * idle_ratio
-    out["batching_ratio"] = _div(out["inferences"], out["executions"])
-    out["max_batch_size"] = _max_batch_size(data).reindex(out.index)
-    out["batch_fill"] = _div(out["batching_ratio"], out["max_batch_size"])
-    request_us = table[c.NV_REQUEST_DURATION_US]
-    out["queue_share"] = _div(table[c.NV_QUEUE_DURATION_US], request_us)
-    out["compute_share"] = _div(sum(table[f] for f in COMPUTE_FAMILIES), request_us)
-    out["avg_latency_ms"] = _div(request_us / 1000.0, table[c.NV_REQUEST_SUCCESS])
-    summary_frame = data.frame(c.NV_REQUEST_SUMMARY_US)
-    hist = bucket_quantiles(data.histogram(HISTOGRAM_BUCKETS), c.LATENCY_QUANTILES)
-    has_hist = pd.Series(out.index.isin(hist.index), index=out.index)
-    for q in c.LATENCY_QUANTILES:
-        column = f"{c.quantile_name(q)}_ms"
-        from_summary = _quantile(summary_frame, q).reindex(out.index)
-        from_hist = hist[q].reindex(out.index) if q in hist.columns else from_summary * np.nan
-        out[column] = from_hist.where(has_hist, from_summary)
-    out["latency_source"] = np.where(
-        has_hist,
-        c.LATENCY_SOURCE_HISTOGRAM,
-        np.where(out["p99_ms"].notna(), c.LATENCY_SOURCE_SUMMARY, ""),
-    )
-    numbers = out.select_dtypes("number").columns
-    out[numbers] = out[numbers].where(np.isfinite(out[numbers]))  # an infinite figure is no figure
-    out = out[(out["inferences"] > 0) | (out["requests"] > 0) | (out["cost"].fillna(0) > 0)]
-    out = out.sort_values(["cost", "inferences"], ascending=False, na_position="last").reset_index()
+    out = _figures(data, False, idle_ratio)
+    out = out[_served(out) | (out["cost"].fillna(0) > 0)]
+    out = out.sort_values(["cost", "inferences"], ascending=False, na_position="last")
+    out = out.rename_axis("model").reset_index()
+    table = _with_versions(out, _figures(data, True, idle_ratio))
     currency = None
     for frame in (data.frame(c.M_COST_PER_HOUR), server_frame):
         if not frame.empty and c.L_CURRENCY in frame.columns:
@@ -285,8 +358,8 @@ def model_table(data: RangeData) -> tuple[pd.DataFrame, Summary]:
         server_cost=_figure(server_cost if isinstance(server_cost, float) else None, "server cost", no_data),
         idle_cost=_figure(idle_cost, "idle cost", no_data),
         idle_fraction=_figure(idle_fraction, "idle share", no_data),
-        inferences=float(out["inferences"].sum()),
+        inferences=float(out["inferences"].sum()),  # the model rows: versions' are in their total
         models=len(out),
         no_data=no_data,
     )
-    return out[list(COLUMNS)], summary
+    return table[list(COLUMNS)], summary

@@ -29,11 +29,37 @@ __all__ = [
     "histogram_quantiles",
     "increase_rows",
     "increases_table",
+    "keyed",
     "labels_of",
     "series_increases",
+    "split_key",
 ]
 
 SAMPLE_COLUMNS = ("timestamp", "value")
+ROW = "_row"
+"""The column `keyed` adds: the model, or the model and its version (`split_key` parts them)."""
+_SEP = "\x1f"
+
+
+def keyed(frame: pd.DataFrame, versions: bool) -> pd.DataFrame:
+    """`frame` with column `ROW`: its model, or (`versions`) its model and version ("" when the series
+    has no version label), so figures fold per model or per model version by the same code."""
+    if frame.empty or c.LABEL_MODEL not in frame.columns:
+        return frame
+    model = frame[c.LABEL_MODEL].astype(object).astype(str)
+    if not versions:
+        return frame.assign(**{ROW: model})
+    if c.LABEL_VERSION in frame.columns:
+        version = frame[c.LABEL_VERSION].astype(object).fillna("").astype(str)
+    else:
+        version = pd.Series("", index=frame.index)
+    return frame.assign(**{ROW: model + _SEP + version})
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """A `keyed(..., versions=True)` row key -> (model, version)."""
+    model, _, version = str(key).rpartition(_SEP)
+    return model, version
 
 
 def labels_of(frame: pd.DataFrame) -> list[str]:
@@ -133,17 +159,20 @@ def histogram_quantiles(frame: pd.DataFrame, quantiles: tuple[str, ...]) -> pd.D
     return bucket_quantiles(series_increases(frame), quantiles)
 
 
-def bucket_quantiles(table: pd.DataFrame, quantiles: tuple[str, ...]) -> pd.DataFrame:
-    """`histogram_quantiles` from the buckets' per-series increases (`increase_rows`, `series_increases`)."""
-    if table.empty or c.LABEL_LE not in table.columns or c.LABEL_MODEL not in table.columns:
+def bucket_quantiles(
+    table: pd.DataFrame, quantiles: tuple[str, ...], by: str = c.LABEL_MODEL
+) -> pd.DataFrame:
+    """`histogram_quantiles` per `by` from the buckets' per-series increases (`increase_rows`,
+    `series_increases`)."""
+    if table.empty or c.LABEL_LE not in table.columns or by not in table.columns:
         return pd.DataFrame()
     # object columns: the report's frames hold labels as categoricals, which cannot be concatenated
-    key = table[c.LABEL_MODEL].astype(object) + "\x1f" + table[c.LABEL_LE].astype(object)
+    key = table[by].astype(object) + "\x1e" + table[c.LABEL_LE].astype(object)
     increase = fold_increases(table.assign(_key=key), by="_key")
     rows: dict[str, dict[str, float]] = {}
     per_model: dict[str, list[tuple[float, float]]] = {}
     for key, value in increase.items():
-        model, le = str(key).split("\x1f", 1)
+        model, le = str(key).rsplit("\x1e", 1)
         per_model.setdefault(model, []).append((float(le), float(value)))
     for model, buckets in per_model.items():
         buckets.sort()

@@ -1,12 +1,13 @@
 """Pure: the report's range queries, and how many series each has (to choose the step once).
 
-Families the report only needs per model at each step are aggregated by Prometheus, with the same
-samples the report's Python used to keep (a fleet's 200,000 series of a gauge become one per
-model): the cost gauge summed per model over its finite samples (the report integrated the sum of
-them, non-finite ones counting 0), the batching ratio and fill averaged per model over samples
-that are not NaN (pandas' mean), the latency summary's worst server per model and quantile over
-its finite samples. Triton's counters are read per series (their increase counts resets, which a
-sum across servers would hide), reduced as read (`PrometheusClient.read_increases`).
+Families the report only needs per model version at each step are aggregated by Prometheus, with
+the samples the report's Python used to keep (a fleet's 200,000 series of a gauge become one per
+model version): the cost gauge summed over its finite samples (the report integrates the sum of
+them, non-finite ones counting 0), the batching ratio and fill averaged over samples that are not
+NaN (pandas' mean), the latency summary's worst server per quantile over its finite samples (the
+report's rows per version; a model's row takes the worst version). Triton's counters are read per
+series (their increase counts resets, which a sum across servers would hide), reduced as read
+(`PrometheusClient.read_increases`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from triton_sre import conventions as c
 from triton_sre.promql import by
 
+MODEL_VERSION = (c.LABEL_MODEL, c.LABEL_VERSION)
+"""What the per-model gauges and the summary are aggregated by: rows per version when a model has several."""
 THROUGHPUT = "throughput"
 """The throughput chart's query (its rate window depends on the step: only its count is planned)."""
 
@@ -68,9 +71,9 @@ def _aggregated(op: str, labels: tuple[str, ...], samples: str, selector: str, s
 def gauge_query(family: str, seconds: float) -> RangeQuery:
     """The range query of one of the exporter's per-model gauges the report reads (others as they are)."""
     if family == c.M_COST_PER_HOUR:
-        return _aggregated("sum", (c.LABEL_MODEL, c.L_CURRENCY), finite(family), family, seconds)
+        return _aggregated("sum", (*MODEL_VERSION, c.L_CURRENCY), finite(family), family, seconds)
     if family in (c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO):
-        return _aggregated("avg", (c.LABEL_MODEL,), not_nan(family), family, seconds)
+        return _aggregated("avg", MODEL_VERSION, not_nan(family), family, seconds)
     return plain(family, seconds)
 
 
@@ -78,7 +81,7 @@ def summary_query(seconds: float) -> RangeQuery:
     """Triton's latency summary at the report's quantiles: the worst server per model, quantile and step."""
     quantiles = "|".join(q.replace(".", "\\\\.") for q in c.LATENCY_QUANTILES)
     selector = f'{c.NV_REQUEST_SUMMARY_US}{{{c.LABEL_QUANTILE}=~"{quantiles}"}}'
-    return _aggregated("max", (c.LABEL_MODEL, c.LABEL_QUANTILE), finite(selector), selector, seconds)
+    return _aggregated("max", (*MODEL_VERSION, c.LABEL_QUANTILE), finite(selector), selector, seconds)
 
 
 def report_queries(

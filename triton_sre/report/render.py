@@ -27,6 +27,7 @@ __all__ = ["HEADERS", "CostReport", "llm_csv", "recommendations_csv", "to_csv", 
 
 HEADERS = {
     "model": "model",
+    "version": "version",
     "inferences": "inferences",
     "requests_per_s": "req/s",
     "cost": "cost",
@@ -68,7 +69,7 @@ def _iso(ts: float) -> str:
 def fmt(column: str, value: object) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–"
-    if column in ("model", "latency_source"):
+    if column in ("model", "version", "latency_source"):
         return str(value) or "–"
     number = float(value)  # type: ignore[arg-type]
     if column in _PERCENT:
@@ -124,7 +125,7 @@ def to_markdown(report: CostReport, chart_files: Mapping[str, str] | None = None
     out += [f"- **{k}**: {esc(v)}" for k, v in _summary_lines(report)]
     out += ["", "## Models", ""]
     out.append("| " + " | ".join(HEADERS.values()) + " |")
-    out.append("| " + " | ".join("---" if k == "model" else "---:" for k in HEADERS) + " |")
+    out.append("| " + " | ".join("---" if k in ("model", "version") else "---:" for k in HEADERS) + " |")
     out += ["| " + " | ".join(esc(cell) for cell in row) + " |" for row in _rows(report)]
     if report.table.empty:
         out.append("\nNo model served or cost anything in this range.")

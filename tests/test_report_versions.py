@@ -1,0 +1,157 @@
+"""`triton-sre report` on a model served in two versions (a canary, a rollout): a row per version
+under the model's total, whose figures agree with each other (no Prometheus needed)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.report import recommend as rec
+from triton_sre.report.figures import (
+    ALL_VERSIONS,
+    HISTOGRAM_BUCKETS,
+    LATENCY_PER_VERSION,
+    RangeData,
+    model_rows,
+    model_table,
+)
+from triton_sre.report.render import CostReport, to_csv, to_html, to_markdown
+
+STEP = 10.0
+TIMES = [1000.0 + STEP * i for i in range(7)]  # one minute
+
+
+def counter(model: str, version: str, per_step: float, **labels: str) -> pd.DataFrame:
+    values = [per_step * i for i in range(len(TIMES))]
+    return pd.DataFrame({"model": model, "version": version, **labels, "timestamp": TIMES, "value": values})
+
+
+def gauge(value: float, **labels: str) -> pd.DataFrame:
+    return pd.DataFrame({**labels, "timestamp": TIMES, "value": value})
+
+
+# ranker v1: 100 requests a step, 2 ms each, batches of 4; v2 (the canary): 10 a step, 78 ms each,
+# batches of 2; vector_scale: one version
+PER_STEP = {
+    ("ranker", "1"): {"requests": 100, "ms": 2.0, "batch": 4},
+    ("ranker", "2"): {"requests": 10, "ms": 78.0, "batch": 2},
+    ("vector_scale", "1"): {"requests": 50, "ms": 1.0, "batch": 1},
+}
+
+
+def _frames(summary: bool = True) -> dict[str, pd.DataFrame]:
+    def each(figure: str) -> pd.DataFrame:
+        return pd.concat(counter(model, version, f[figure]) for (model, version), f in PER_STEP.items())
+
+    frames = {
+        c.NV_REQUEST_SUCCESS: each("requests"),
+        c.NV_INFERENCE_COUNT: each("requests"),
+        c.NV_REQUEST_FAILURE: pd.concat(counter(m, v, 0) for m, v in PER_STEP),
+        c.NV_EXEC_COUNT: pd.concat(
+            counter(m, v, f["requests"] / f["batch"]) for (m, v), f in PER_STEP.items()
+        ),
+        c.NV_REQUEST_DURATION_US: pd.concat(
+            counter(m, v, f["requests"] * f["ms"] * 1000) for (m, v), f in PER_STEP.items()
+        ),
+        c.NV_QUEUE_DURATION_US: pd.concat(
+            counter(m, v, f["requests"] * f["ms"] * 600)
+            for (m, v), f in PER_STEP.items()  # 60% queueing
+        ),
+        c.M_COST_PER_HOUR: pd.concat(
+            [
+                gauge(0.10, model="ranker", version="1", currency="USD"),
+                gauge(0.20, model="ranker", version="2", currency="USD"),
+                gauge(0.05, model="vector_scale", version="1", currency="USD"),
+            ]
+        ),
+        c.M_SERVER_COST_PER_HOUR: gauge(0.36, currency="USD"),
+        c.M_IDLE_COST_FRACTION: gauge(0.1),
+    }
+    if summary:
+        frames[c.NV_REQUEST_SUMMARY_US] = pd.concat(
+            gauge(f["ms"] * 1000, model=m, version=v, quantile=q)
+            for (m, v), f in PER_STEP.items()
+            for q in c.LATENCY_QUANTILES
+        )
+    return frames
+
+
+def _table(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    return model_table(RangeData(TIMES[0], TIMES[-1], STEP, frames))[0]
+
+
+def test_a_model_in_two_versions_gets_its_total_then_a_row_per_version() -> None:
+    table, summary = model_table(RangeData(TIMES[0], TIMES[-1], STEP, _frames()))
+    assert list(zip(table["model"], table["version"], strict=True)) == [
+        ("ranker", ALL_VERSIONS),
+        ("ranker", "1"),
+        ("ranker", "2"),
+        ("vector_scale", "1"),  # one version: one row, its version named
+    ]
+    rows = table.set_index(["model", "version"])
+    total, v1, v2 = (rows.loc[("ranker", v)] for v in (ALL_VERSIONS, "1", "2"))
+    # the total is over both versions: inferences, cost, average latency
+    assert total["inferences"] == v1["inferences"] + v2["inferences"] == 660
+    assert total["cost"] == pytest.approx(v1["cost"] + v2["cost"])
+    assert total["avg_latency_ms"] == pytest.approx((600 * 2.0 + 60 * 78.0) / 660)
+    # ... and its summary quantiles are left to the versions: no worst-version p50 beside that average
+    assert all(math.isnan(total[f"{c.quantile_name(q)}_ms"]) for q in c.LATENCY_QUANTILES)
+    assert total["latency_source"] == LATENCY_PER_VERSION
+    # each version's row agrees with itself: its average and its quantiles, its batching
+    assert v1["avg_latency_ms"] == pytest.approx(2.0) and v1["p50_ms"] == pytest.approx(2.0)
+    assert v2["avg_latency_ms"] == pytest.approx(78.0) and v2["p99_ms"] == pytest.approx(78.0)
+    assert v1["batching_ratio"] == pytest.approx(4.0) and v2["batching_ratio"] == pytest.approx(2.0)
+    assert v2["cost_per_1k"] == pytest.approx(0.20 * 70 / 3600 / 60 * 1000)
+    assert v1["latency_source"] == v2["latency_source"] == c.LATENCY_SOURCE_SUMMARY
+    # the summary counts models and their inferences once, not the versions' rows again
+    assert summary.models == 2 and summary.inferences == 660 + 300
+    assert list(model_rows(table)["version"]) == [ALL_VERSIONS, "1"]
+
+
+def test_histogram_quantiles_of_two_versions_merge_into_the_total() -> None:
+    """Buckets add up across versions, so the total keeps its quantiles: v1 all within 10 ms, v2
+    within 100 ms; the merged median is v1's, the p99 v2's."""
+    frames = _frames(summary=False)
+    bounds = ("10", "100", "+Inf")
+    frames[HISTOGRAM_BUCKETS] = pd.concat(
+        counter("ranker", version, n, le=le)
+        for version, per_bound in (("1", (100, 100, 100)), ("2", (0, 10, 10)))
+        for le, n in zip(bounds, per_bound, strict=True)
+    )
+    rows = _table(frames).set_index(["model", "version"])
+    total, v2 = rows.loc[("ranker", ALL_VERSIONS)], rows.loc[("ranker", "2")]
+    assert total["latency_source"] == v2["latency_source"] == c.LATENCY_SOURCE_HISTOGRAM
+    assert total["p50_ms"] == pytest.approx(5.5) and total["p99_ms"] == pytest.approx(10 + 90 * 0.89)
+    assert v2["p50_ms"] == pytest.approx(55.0)
+
+
+def test_a_version_with_no_traffic_gets_no_row() -> None:
+    """A version loaded but idle (the old one after a rollout): the model keeps one row."""
+    frames = _frames()
+    idle = {family: counter("ranker", "3", 0) for family in (c.NV_REQUEST_SUCCESS, c.NV_INFERENCE_COUNT)}
+    frames.update({family: pd.concat([frames[family], extra]) for family, extra in idle.items()})
+    for family in (c.NV_REQUEST_SUCCESS, c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT):
+        frames[family] = frames[family][frames[family]["version"] != "2"]
+    table = _table(frames)
+    assert list(zip(table["model"], table["version"], strict=True)) == [
+        ("ranker", "1"),
+        ("vector_scale", "1"),
+    ]
+
+
+def test_version_rows_reach_every_format_and_recommendations_stay_per_model() -> None:
+    table, summary = model_table(RangeData(TIMES[0], TIMES[-1], STEP, _frames()))
+    recs = rec.recommend(model_rows(table), 0.9)
+    report = CostReport(TIMES[0], TIMES[-1], STEP, "http://prom", table, summary, recs)
+    md = to_markdown(report)
+    assert "| ranker | all |" in md and "| ranker | 1 |" in md and "| ranker | 2 |" in md
+    assert f"| {LATENCY_PER_VERSION} |" in md
+    html = to_html(report)
+    assert "<th>version</th>" in html and html.count("<td>ranker</td>") == 3
+    csv = to_csv(report).splitlines()
+    assert csv[0].startswith("model,version,") and sum(line.startswith("ranker,") for line in csv) == 3
+    # one recommendation per model, from its total row, not one more per version
+    assert sorted(r.model or "" for r in recs if r.id == rec.REC_ADD_INSTANCES) == ["ranker", "vector_scale"]
