@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from triton_sre import conventions as c
-from triton_sre.report.capacity import REDUCED, advice, capacity_section, fold_valid, reduced_series
+from triton_sre.report.capacity import REDUCED, advice, capacity_section, fold_valid, reduced_series, tables
 from triton_sre.report.prom import frame_of
 
 
@@ -97,3 +97,39 @@ def test_one_sample_per_series_gives_the_section_of_every_sample() -> None:
     assert (got.host_headroom_bytes, got.gpu_metrics_missing) == (1.0, True)
     assert got.unlabelled == expected.unlabelled == (f"{c.M_MODEL_LOAD_SECONDS} ({c.LABEL_VERSION})",)
     assert got.memory["bytes"].tolist() == [6.0, 6.0, 6.0] and got.loads["seconds"].tolist() == [12.0]
+
+
+def test_a_load_time_shows_the_state_now_and_is_marked_when_the_model_is_not_loaded() -> None:
+    """The journey's report listed a model's load time from before a restart although the model had since
+    failed to load: the table now says each version's state at the end of the range. n's READY series
+    stopped (its exporter restarted) and its UNAVAILABLE one is the newest; read reduced as the report
+    reads it (one sample per series)."""
+
+    def state(model: str, name: str, values: list[float], start: int = 1) -> tuple[dict[str, str], object]:
+        labels = {c.LABEL_MODEL: model, c.LABEL_VERSION: "1", c.L_STATE: name}
+        stamps = 60.0 * np.arange(start, start + len(values))
+        return labels, fold_valid(None, stamps, np.array(values, dtype=float))
+
+    folded = [
+        state("m", c.STATE_READY, [1, 1, 1]),
+        state("m", c.STATE_UNAVAILABLE, [0, 0, 0]),
+        state("n", c.STATE_READY, [1, 1]),
+        state("n", c.STATE_UNAVAILABLE, [1], start=3),
+    ]
+    frames = {
+        c.M_MODEL_STATE: frame_of(reduced_series(c.M_MODEL_STATE, folded)),
+        c.M_MODEL_LOAD_SECONDS: _frame(
+            {c.LABEL_MODEL: "m", c.LABEL_VERSION: "1"}, {c.LABEL_MODEL: "n", c.LABEL_VERSION: "1"}
+        ),
+    }
+    assert c.M_MODEL_STATE in REDUCED
+    section = capacity_section(frames, step=60.0)
+    _title, headers, rows = next(t for t in tables(section) if t[0] == "Load times")
+    assert headers[-1] == "state now"
+    assert sorted(rows) == [["m", "1", "2.0", c.STATE_READY], ["n", "1", "2.0", c.STATE_UNAVAILABLE]]
+    assert section.stale_loads() == [("n", "1", c.STATE_UNAVAILABLE)]
+    stale = [line for line in advice(section) if "earlier load" in line]
+    assert stale == [
+        f"Load time of n v1 is from an earlier load: the model is {c.STATE_UNAVAILABLE} now "
+        "(not loaded since)."
+    ]

@@ -1,10 +1,12 @@
 """Pure: the exporter's capacity families over the range -> the report's capacity section.
 
 Memory, headroom and models that fit are the last values of the range; load times the largest
-seen; energy cost per hour the mean, and over the range the integral (each sample stands for one
-step). The startup-probe advice: 2 x the slowest load + a margin. A series without a label its
-table is keyed by (``gpu_uuid``, ``model``/``version``...) is left out of that table, and the section
-says which family lost series (the exporter always writes those labels; another writer may not).
+seen, beside each version's state at the end of the range (a time from before a restart or a
+failed reload is marked: the model is not loaded now); energy cost per hour the mean, and over
+the range the integral (each sample stands for one step). The startup-probe advice: 2 x the
+slowest load + a margin. A series without a label its table is keyed by (``gpu_uuid``,
+``model``/``version``...) is left out of that table, and the section says which family lost
+series (the exporter always writes those labels; another writer may not).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ FAMILIES = (
     c.M_MODEL_LOAD_SECONDS,
     c.M_ENERGY_COST_PER_HOUR,
     c.M_GPU_METRICS_MISSING,
+    c.M_MODEL_STATE,
 )
 LARGEST = (c.M_MODEL_LOAD_SECONDS,)
 """Families of which the section uses the largest valid sample of each series (a load time)."""
@@ -100,6 +103,27 @@ class CapacitySection:
     gpu_metrics_missing: bool = False
     probe_budget_s: float | None = None  # configured (operational.startup_probe_budget)
     unlabelled: tuple[str, ...] = ()  # "family (label)" whose series lacking the label were left out
+    # model, version, state: the state the exporter's newest sample in the range gives each version
+    states: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def state_of(self, model: str, version: str) -> str:
+        """The version's state at the end of the range ("" when the range has none), several
+        servers' different states joined by "/"."""
+        if self.states.empty:
+            return ""
+        rows = self.states[(self.states[c.LABEL_MODEL] == model) & (self.states[c.LABEL_VERSION] == version)]
+        return "" if rows.empty else str(rows[c.L_STATE].iloc[0])
+
+    def stale_loads(self) -> list[tuple[str, str, str]]:
+        """(model, version, state) of each load time whose model is not READY at the end of the range:
+        the time is from an earlier load (before a restart, an unload or a failed reload)."""
+        out = []
+        for r in self.loads.to_dict("records"):
+            model, version = str(r[c.LABEL_MODEL]), str(r[c.LABEL_VERSION])
+            state = self.state_of(model, version)
+            if state and state != c.STATE_READY:
+                out.append((model, version, state))
+        return out
 
     @property
     def slowest_load_s(self) -> float | None:
@@ -144,6 +168,19 @@ def _last(
     if frame.empty:
         return pd.DataFrame(columns=[*by, "value"])
     return frame.sort_values("timestamp").groupby(list(by), as_index=False)["value"].last()
+
+
+def _states(frames: Mapping[str, pd.DataFrame], unlabelled: list[str]) -> pd.DataFrame:
+    """model, version, state: of each version's state series (one per known state, 1 for the current
+    one), those whose last sample is the version's newest and reads 1."""
+    by = [c.LABEL_MODEL, c.LABEL_VERSION, c.L_STATE]
+    frame = _labelled(frames, c.M_MODEL_STATE, by, unlabelled)
+    if frame.empty:
+        return pd.DataFrame(columns=by)
+    frame = frame.assign(**{k: frame[k].astype(object).astype(str) for k in by})
+    newest = frame.groupby(by[:2])["timestamp"].transform("max")
+    now = frame[(frame["timestamp"] == newest) & (frame["value"] == 1)]
+    return now.groupby(by[:2], as_index=False)[c.L_STATE].agg(lambda s: "/".join(sorted(set(s))))
 
 
 def _by_gpu(frames: Mapping[str, pd.DataFrame], family: str, unlabelled: list[str]) -> dict[str, float]:
@@ -192,6 +229,7 @@ def capacity_section(
         for u in uuids
     ]
     missing = _scalar(frames.get(c.M_GPU_METRICS_MISSING, pd.DataFrame()))
+    states = _states(frames, unlabelled)
     return CapacitySection(
         memory=memory.reset_index(drop=True),
         gpus=gpus,
@@ -202,6 +240,7 @@ def capacity_section(
         gpu_metrics_missing=bool(missing),
         probe_budget_s=probe_budget_s,
         unlabelled=tuple(unlabelled),
+        states=states,
     )
 
 
@@ -263,9 +302,14 @@ def tables(section: CapacitySection) -> list[tuple[str, list[str], list[list[str
     out.append(
         (
             "Load times",
-            ["model", "version", "seconds"],
+            ["model", "version", "seconds", "state now"],
             [
-                [str(r[c.LABEL_MODEL]), str(r[c.LABEL_VERSION]), f"{r['seconds']:.1f}"]
+                [
+                    str(r[c.LABEL_MODEL]),
+                    str(r[c.LABEL_VERSION]),
+                    f"{r['seconds']:.1f}",
+                    section.state_of(str(r[c.LABEL_MODEL]), str(r[c.LABEL_VERSION])) or "–",
+                ]
                 for r in section.loads.to_dict("records")
             ],
         )
@@ -297,6 +341,11 @@ def advice(section: CapacitySection) -> list[str]:
                 f"GPU {g.gpu_uuid}: {human_bytes(g.headroom_bytes)} free is less than its largest model "
                 f"({human_bytes(g.largest_model_bytes)}): its next version cannot load side by side."
             )
+    for model, version, state in section.stale_loads():
+        lines.append(
+            f"Load time of {model} v{version} is from an earlier load: the model is {state} now "
+            "(not loaded since)."
+        )
     slowest = section.slowest_load_s
     if slowest is not None:
         need = startup_budget(slowest)
