@@ -273,7 +273,7 @@ def test_slo_burn_rate_from_its_annotation_and_from_old_rules_text(
     generated rule renders it (`burn_rate`), or for rules generated before that annotation, as
     their description says it."""
     labels, annotations = rendered_burn_alert()
-    shown = f"*Burn rate:* {annotations[c.ANNOTATION_BURN_RATE]}x"
+    shown = f"*Burn rate when it fired:* {annotations[c.ANNOTATION_BURN_RATE]}x"
     fix = load_catalog()[c.ALERT_RUNBOOKS[c.ALERT_SLO_ERROR_BUDGET_BURN]].remediation
     for rendered in (annotations, as_old_rules_rendered(annotations)):
         case = new_case()

@@ -211,6 +211,46 @@ def test_slo_alert_shows_burn_rate_and_budget() -> None:
     assert c.UID_SLO_DASHBOARD in shown
 
 
+def test_slo_page_says_which_burn_rate_is_now_and_which_when_it_fired() -> None:
+    """The journey's page showed `*Burn rate:* 57.0x over 1h` (the bot's query when it posted) above a
+    description saying 59.9x (the alert's value when it fired), and its 6h alert the same 57.0x from 4
+    minutes of data: each figure is labelled, and a window holding less data than its length says so."""
+    labels, annotations = rendered_burn_alert()
+    fired = float(annotations[c.ANNOTATION_BURN_RATE])
+    alerts = [
+        {
+            "status": "firing",
+            "fingerprint": "1h",
+            "labels": {**labels, c.L_WINDOW: "1h"},
+            "annotations": annotations,
+        },
+        {
+            "status": "firing",
+            "fingerprint": "6h",
+            "labels": {**labels, c.L_WINDOW: "6h"},
+            "annotations": annotations,
+        },
+    ]
+    group = parse_group(payload(alerts, alertname=c.ALERT_SLO_ERROR_BUDGET_BURN))
+    facts = Facts(burn_rates={"1h": 57.0, "6h": 57.0}, window_data={"6h": 240.0})
+    live = enrich(group, facts, LINKS)
+    one, six = live.alerts
+    assert (one.burn_rate, one.burn_rate_now, one.burn_rate_fired, one.window_data) == (57.0, True, fired, "")
+    assert (six.burn_rate_now, six.window_data) == (True, "4 min")
+    shown = json.dumps(Renderer().blocks(live.context()), ensure_ascii=False)
+    assert f"*Burn rate now:* 57.0x over 1h · {fired:.1f}x when it fired ·" in shown
+    assert f"*Burn rate now:* 57.0x over 6h (only 4 min of data so far) · {fired:.1f}x when it fired" in shown
+    assert "*Burn rate:*" not in shown
+    # without Prometheus the page has the alert's own figure, and says it is from when it fired
+    alone = enrich(group, Facts(), LINKS)
+    assert [(a.burn_rate, a.burn_rate_now, a.burn_rate_fired) for a in alone.alerts] == [
+        (fired, False, None)
+    ] * 2
+    shown = json.dumps(Renderer().blocks(alone.context()), ensure_ascii=False)
+    assert f"*Burn rate when it fired:* {fired:.1f}x over 1h · *Error budget left:*" in shown
+    assert "*Burn rate now:*" not in shown and "of data so far" not in shown
+
+
 def _burn(annotations: dict[str, str]) -> float | None:
     labels = rendered_burn_alert()[0]
     a = {"status": "firing", "fingerprint": "s1", "labels": labels, "annotations": annotations}

@@ -65,6 +65,9 @@ class Facts:
     diagnosis_error: str = ""
     burn_rates: Mapping[str, float] = field(default_factory=dict)
     """Alert fingerprint -> current burn rate (from Prometheus)."""
+    window_data: Mapping[str, float] = field(default_factory=dict)
+    """SLO alert fingerprint -> seconds of data Prometheus holds in the alert's window, when fewer than
+    its length (a server up for minutes: the 1h and 6h burn rates are the same figure)."""
     budgets_remaining: Mapping[str, float] = field(default_factory=dict)
     """Alert fingerprint -> share of the error budget left (1 = all, negative = overspent)."""
     titles: Mapping[str, str] = field(default_factory=dict)
@@ -121,7 +124,7 @@ class AlertView:
     runbook_url: str
     slo: str
     window: str
-    burn_rate: float | None
+    burn_rate: float | None  # now (from Prometheus), else when the alert fired (`burn_rate_now` says)
     budget_remaining: float | None
     findings: list[FindingView]
     labels: dict[str, str]
@@ -134,6 +137,9 @@ class AlertView:
     cluster: str = ""  # the value of the alert's cluster label (slos.yaml cluster_label, default `cluster`)
     rollout: list[str] = field(default_factory=list)  # TritonRolloutRegression: verdict, then figures
     scaling: str = ""  # queue/latency alerts: the replicas the scaling signal asks for (issue 21)
+    burn_rate_now: bool = False  # `burn_rate` is Prometheus' figure now, not the alert's
+    burn_rate_fired: float | None = None  # the alert's own figure (when it fired), shown beside the live one
+    window_data: str = ""  # "4 min" when the window holds less data than its length
 
 
 @dataclass(frozen=True)
@@ -287,6 +293,13 @@ def _latency_view(alert: Alert, facts: Facts) -> LatencyView | None:
     return LatencyView(c.quantile_name(judged), threshold, shown, line)
 
 
+def _span(seconds: float) -> str:
+    """Seconds of data as the SLO page says them: "40 s", "4 min", "2.5 h"."""
+    if seconds < 120:
+        return f"{max(seconds, 0):.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2f} ms"
 
@@ -298,9 +311,12 @@ def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> Alert
     runbook = findings[0].runbook if findings and findings[0].source != "exporter" else runbook_id_of(alert)
     is_slo = alert.name in SLO_ALERTS or bool(alert.labels.get(c.L_SLO) and alert.labels.get(c.L_WINDOW))
     is_llm = alert.name in LLM_ALERTS
+    fired = burn_from_annotations(alert) if is_slo else None
     burn = facts.burn_rates.get(alert.fingerprint)
-    if burn is None and is_slo:
-        burn = burn_from_annotations(alert)
+    now = burn is not None
+    if burn is None:
+        burn = fired
+    data_s = facts.window_data.get(alert.fingerprint)
     return AlertView(
         name=alert.name,
         status=alert.status,
@@ -317,6 +333,9 @@ def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> Alert
         slo=alert.labels.get(c.L_SLO, ""),
         window=alert.labels.get(c.L_WINDOW, ""),
         burn_rate=burn if is_slo else None,
+        burn_rate_now=now and is_slo,
+        burn_rate_fired=fired if now else None,
+        window_data=_span(data_s) if data_s is not None and is_slo else "",
         budget_remaining=facts.budgets_remaining.get(alert.fingerprint) if is_slo else None,
         findings=findings,
         labels=dict(alert.labels),

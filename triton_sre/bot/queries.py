@@ -4,6 +4,7 @@ Prometheus with them; the chart plots the burn rate)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from triton_sre import conventions as c
@@ -13,6 +14,8 @@ from triton_sre.promql import q
 __all__ = [
     "LARGEST_MODELS_SHOWN",
     "burn_rate_expr",
+    "data_in_window_expr",
+    "holds_less_than_window",
     "largest_models_expr",
     "latency_now_expr",
     "scope_of",
@@ -84,3 +87,32 @@ def burn_rate_expr(slo: str, window: str, model: str, scope: Scope = ()) -> str:
         f"{c.rec_slo_errors(window)}{slo_selector(slo, model, scope)} / on ({c.L_SLO}) group_left () "
         f"(1 - {c.REC_SLO_OBJECTIVE}{{{c.L_SLO}={q(slo)}}})"
     )
+
+
+WINDOW_POINTS = 120
+"""Points of `data_in_window_expr`'s subquery over the window: its answer is within window / 120."""
+
+
+def data_in_window_expr(window: str, model: str) -> str:
+    """PromQL: seconds of data on `model` Prometheus holds in the last `window` (Triton's request
+    counter, which every SLO of the model is computed from): now minus its oldest sample in the window,
+    read by a subquery of `WINDOW_POINTS` points (and one of 1 s points over the last of them). Shorter
+    than the window when the server (or Prometheus) has been up for less: the burn rate over the
+    window is then over that much data."""
+    seconds = parse_duration(window, c.L_WINDOW)
+    resolution = max(1, math.ceil(seconds / WINDOW_POINTS))
+    stamps = f"timestamp({c.NV_REQUEST_SUCCESS}{{{c.LABEL_MODEL}={q(model)}}})"
+    # a subquery's points are aligned to multiples of its resolution: data younger than the last such
+    # point is in none of them, so the last resolution is read again at 1 s
+    recent = f"min_over_time({stamps}[{resolution}s:1s])"
+    return f"time() - min(min_over_time({stamps}[{window}:{resolution}s]) or {recent})"
+
+
+SHORT_WINDOW_DATA = 0.9
+"""A window holding less than this share of its length in data is said to (the subquery's resolution
+and a scrape interval are within the rest)."""
+
+
+def holds_less_than_window(window: str, seconds_of_data: float) -> bool:
+    """Whether `data_in_window_expr`'s answer is short of the window (the page says how much it holds)."""
+    return seconds_of_data < SHORT_WINDOW_DATA * parse_duration(window, c.L_WINDOW)

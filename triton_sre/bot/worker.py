@@ -48,6 +48,8 @@ from triton_sre.bot.payload import (
 from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS, chart_png
 from triton_sre.bot.queries import (
     burn_rate_expr,
+    data_in_window_expr,
+    holds_less_than_window,
     largest_models_expr,
     latency_now_expr,
     scope_of,
@@ -355,6 +357,7 @@ class Worker:
                 error = str(exc)
                 log.warning("group %s: log diagnosis failed: %s", group.group_key, error)
         burn: dict[str, float] = {}
+        data: dict[str, float] = {}  # seconds of data in a window that holds less than its length
         budget: dict[str, float] = {}
         latency: dict[str, dict[str, float]] = {}
         if self.prometheus is not None:
@@ -369,6 +372,9 @@ class Worker:
                     value = self.prometheus.instant(burn_rate_expr(slo, window, model, scope))
                     if value is not None:
                         burn[alert.fingerprint] = value
+                    held = self.prometheus.instant(data_in_window_expr(window, model))
+                    if held is not None and holds_less_than_window(window, held):
+                        data[alert.fingerprint] = held
                     left = self.prometheus.instant(f"{c.REC_SLO_BUDGET_REMAINING}{sel}")
                     if left is not None:
                         budget[alert.fingerprint] = left
@@ -383,6 +389,7 @@ class Worker:
             diagnosis_source=source,
             diagnosis_error=error,
             burn_rates=burn,
+            window_data=data,
             budgets_remaining=budget,
             titles=self.titles,
             remediations=self.remediations,
