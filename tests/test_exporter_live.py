@@ -260,3 +260,30 @@ def test_metrics_port_refusing_the_batching_ratio_comes_from_the_statistics(trit
     assert samples[refusals] == 2
     assert samples[(c.M_BATCHING_RATIO, mv)] == pytest.approx(m.batching_ratio)
     assert samples[(c.M_DERIVATION_SOURCE, tuple(sorted((*mv, (c.L_SOURCE, c.SOURCE_STATS)))))] == 1.0
+
+
+def test_a_failed_execution_counts_as_an_execution_but_not_its_requests_as_inferences(triton):
+    """Why a failing candidate's batching ratio drops below 1 (journey23, `rollout check`): Triton
+    adds a batch to nv_inference_count only for successful requests, but counts every execution the
+    backend reports in nv_inference_exec_count, a raised one included (core's infer_stats.cc:
+    UpdateSuccess vs UpdateInferBatchStats). Measured on 2.51: requests that make vector_scale raise,
+    one at a time, are one execution each, no inference, one BACKEND failure each; the exporter's
+    ratio over a window of only those reads 0, not the model's batching."""
+    exporter = Exporter(settings_for(triton))
+    key, sent = ("vector_scale", "1"), 5
+    before = raw_counters(triton)
+    exporter.poll_once()
+    for _ in range(sent):
+        with pytest.raises(requests.HTTPError):
+            traffic.infer(triton.http_url, "vector_scale", traffic.failing_payload("vector_scale"))
+    deadline = time.monotonic() + 30
+    while delta(before, raw_counters(triton), key, c.NV_REQUEST_FAILURE) < sent:
+        assert time.monotonic() < deadline, "Triton never counted the failures"
+        time.sleep(0.05)
+    exporter.poll_once()
+    after = raw_counters(triton)
+    assert delta(before, after, key, c.NV_REQUEST_FAILURE) == sent
+    assert delta(before, after, key, c.NV_EXEC_COUNT) == sent
+    assert delta(before, after, key, c.NV_INFERENCE_COUNT) == 0
+    assert delta(before, after, key, c.NV_REQUEST_SUCCESS) == 0
+    assert model(exporter, "vector_scale").batching_ratio == 0.0

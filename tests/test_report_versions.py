@@ -18,7 +18,7 @@ from triton_sre.report.figures import (
     model_rows,
     model_table,
 )
-from triton_sre.report.render import CostReport, to_csv, to_html, to_markdown
+from triton_sre.report.render import CostReport, table_notes, to_csv, to_html, to_markdown
 
 STEP = 10.0
 TIMES = [1000.0 + STEP * i for i in range(7)]  # one minute
@@ -155,3 +155,27 @@ def test_version_rows_reach_every_format_and_recommendations_stay_per_model() ->
     assert csv[0].startswith("model,version,") and sum(line.startswith("ranker,") for line in csv) == 3
     # one recommendation per model, from its total row, not one more per version
     assert sorted(r.model or "" for r in recs if r.id == rec.REC_ADD_INSTANCES) == ["ranker", "vector_scale"]
+
+
+def test_a_batching_ratio_lowered_by_failed_requests_is_explained_under_the_table() -> None:
+    """Triton counts a failed batch as an execution but its requests not as inferences (measured on
+    2.51: tests/test_exporter_live.py): the canary failing half its requests reads a lower ratio."""
+    frames = _frames()
+    # v2 batches by 2: its 10 successful requests a step are 5 executions, its 10 failed ones 5 more
+    failing = counter("ranker", "2", 10, reason="BACKEND")
+    frames[c.NV_REQUEST_FAILURE] = pd.concat([frames[c.NV_REQUEST_FAILURE], failing])
+    executions = frames[c.NV_EXEC_COUNT]
+    v2_rows = (executions["model"] == "ranker") & (executions["version"] == "2")
+    frames[c.NV_EXEC_COUNT] = pd.concat([executions[~v2_rows], counter("ranker", "2", 10)])
+    table, summary = model_table(RangeData(TIMES[0], TIMES[-1], STEP, frames))
+    v2 = table.set_index(["model", "version"]).loc[("ranker", "2")]
+    # 60 inferences over 60 executions: 1.0, where the model batches by 2
+    assert v2["failures"] == 60 and v2["batching_ratio"] == pytest.approx(1.0)
+    notes = table_notes(table)
+    assert notes == [
+        "ranker v2: batching ratio 1.00 is lowered by its 60 failed requests: Triton counts a failed batch "
+        "as an execution, its requests not as inferences."
+    ]
+    report = CostReport(TIMES[0], TIMES[-1], STEP, "http://prom", table, summary, [])
+    assert f"- {notes[0]}" in to_markdown(report) and f"<p>{notes[0]}</p>" in to_html(report)
+    assert table_notes(_table(_frames())) == []

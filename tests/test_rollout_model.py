@@ -17,6 +17,7 @@ from triton_sre.generate.rulefile import render_yaml
 from triton_sre.generate.tests_rollout import test_files as rollout_test_files
 from triton_sre.rollout.live import collect
 from triton_sre.rollout.model import (
+    BATCHING_AFTER_FAILURES,
     NO_DATA,
     TRAFFIC,
     Side,
@@ -193,3 +194,27 @@ def test_summary_quantiles_are_sampled_once_per_summary_window(window: float, su
         result = judge(*_sides(), samples, default_spec().rollout)
         p99 = next(f for f in result.figures if f.figure.name == c.ROLLOUT_FIG_LATENCY_P99)
         assert p99.verdict == NO_DATA and p99.candidate == 0.01
+
+
+def test_a_batching_ratio_lowered_by_failures_says_so_beside_the_error_ratio() -> None:
+    """journey23: the failing candidate's batching ratio was 0.657 (below 1) because Triton counts its
+    failed batches as executions but their requests not as inferences; the reason said
+    `error-ratio, ..., batching-ratio`, the error regression twice. The batching ratio is still
+    reported, with why it dropped; alone (no failures) it reads as before."""
+    rs = default_spec().rollout
+    n = 8
+    traffic = ([5.0] * n, [5.0] * n)
+    errors = ([0.0] * n, [0.5 + 0.01 * (i % 3) for i in range(n)])
+    batching = ([4.0 + 0.1 * (i % 3) for i in range(n)], [0.65 + 0.01 * (i % 3) for i in range(n)])
+    both = judge(
+        *_sides(),
+        {TRAFFIC: traffic, c.ROLLOUT_FIG_ERROR_RATIO: errors, c.ROLLOUT_FIG_BATCHING_RATIO: batching},
+        rs,
+    )
+    assert both.verdict == c.ROLLOUT_FAIL
+    assert both.reason == (
+        f"candidate worse beyond the margin: {c.ROLLOUT_FIG_ERROR_RATIO}, "
+        f"{c.ROLLOUT_FIG_BATCHING_RATIO} ({BATCHING_AFTER_FAILURES})"
+    )
+    alone = judge(*_sides(), {TRAFFIC: traffic, c.ROLLOUT_FIG_BATCHING_RATIO: batching}, rs)
+    assert alone.reason == f"candidate worse beyond the margin: {c.ROLLOUT_FIG_BATCHING_RATIO}"

@@ -19,11 +19,20 @@ from jinja2.sandbox import SandboxedEnvironment
 from triton_sre import mdtext
 from triton_sre.report.capacity import CapacitySection, advice, tables
 from triton_sre.report.charts import CHARTS
-from triton_sre.report.figures import Summary
+from triton_sre.report.figures import ALL_VERSIONS, Summary
 from triton_sre.report.llm import LLM_HEADERS
 from triton_sre.report.recommend import Recommendation
 
-__all__ = ["HEADERS", "CostReport", "llm_csv", "recommendations_csv", "to_csv", "to_html", "to_markdown"]
+__all__ = [
+    "HEADERS",
+    "CostReport",
+    "llm_csv",
+    "recommendations_csv",
+    "table_notes",
+    "to_csv",
+    "to_html",
+    "to_markdown",
+]
 
 HEADERS = {
     "model": "model",
@@ -85,6 +94,26 @@ def _rows(report: CostReport) -> list[list[str]]:
     return [[fmt(col, row[col]) for col in HEADERS] for row in report.table.to_dict("records")]
 
 
+def table_notes(table: pd.DataFrame) -> list[str]:
+    """Sentences under the models table: each row whose batching ratio counts failed executions."""
+    notes = []
+    for row in table.to_dict("records"):
+        failures, ratio, version = row.get("failures"), row.get("batching_ratio"), row.get("version")
+        if (
+            not failures
+            or not isinstance(ratio, float)
+            or not math.isfinite(ratio)
+            or version == ALL_VERSIONS
+        ):
+            continue  # a model's total: its versions' rows say it
+        name = f"{row['model']} v{version}" if version else str(row["model"])
+        notes.append(
+            f"{name}: batching ratio {ratio:.2f} is lowered by its {failures:,.0f} failed requests: Triton "
+            "counts a failed batch as an execution, its requests not as inferences."
+        )
+    return notes
+
+
 def _llm_rows(report: CostReport) -> list[list[str]]:
     return [[fmt(col, row[col]) for col in LLM_HEADERS] for row in report.llm.to_dict("records")]
 
@@ -129,6 +158,10 @@ def to_markdown(report: CostReport, chart_files: Mapping[str, str] | None = None
     out += ["| " + " | ".join(esc(cell) for cell in row) + " |" for row in _rows(report)]
     if report.table.empty:
         out.append("\nNo model served or cost anything in this range.")
+    notes = table_notes(report.table)
+    if notes:
+        out.append("")
+        out += [f"- {esc(note)}" for note in notes]
     if not report.llm.empty:
         out += ["", "## LLM models", ""]
         out.append("| " + " | ".join(LLM_HEADERS.values()) + " |")
@@ -187,6 +220,7 @@ dt { font-weight: 600; } dd { margin: 0; }
 <tbody>{% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody>
 </table></div>
 {% else %}<p>No model served or cost anything in this range.</p>{% endif %}
+{% for note in notes %}<p>{{ note }}</p>{% endfor %}
 {% if llm_rows %}<h2>LLM models</h2>
 <div style="overflow-x: auto"><table>
 <thead><tr>{% for h in llm_headers %}<th>{{ h }}</th>{% endfor %}</tr></thead>
@@ -224,6 +258,7 @@ def to_html(report: CostReport) -> str:
         summary=_summary_lines(report),
         headers=list(HEADERS.values()),
         rows=_rows(report),
+        notes=table_notes(report.table),
         recs=report.recommendations,
         charts=charts,
         llm_headers=list(LLM_HEADERS.values()),

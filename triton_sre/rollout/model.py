@@ -27,6 +27,7 @@ from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.rollout.stats import mann_whitney_greater, mean, median
 
 __all__ = [
+    "BATCHING_AFTER_FAILURES",
     "FIGURES",
     "GUARDED",
     "TRAFFIC",
@@ -170,6 +171,14 @@ class FigureResult:
 
 
 NO_DATA = "no data"
+BATCHING_AFTER_FAILURES = (
+    "lowered by the failed requests: Triton counts a failed batch as an execution, "
+    "its requests not as inferences"
+)
+"""Said of a batching ratio that fails beside the error ratio: Triton adds a batch's size to
+nv_inference_count only for successful requests (InferenceStatsAggregator::UpdateSuccess) but counts
+every execution the backend reports in nv_inference_exec_count (UpdateInferBatchStats), failed or not:
+a failing candidate's ratio drops, below 1 when most batches fail, whatever it batches."""
 
 
 @dataclass(frozen=True)
@@ -249,6 +258,9 @@ def judge(
             )
         return Verdict(c.ROLLOUT_INCONCLUSIVE, reason, baseline, candidate, rates, results)
     failed = [r.figure.name for r in results if r.verdict == c.ROLLOUT_FAIL]
+    if c.ROLLOUT_FIG_ERROR_RATIO in failed and c.ROLLOUT_FIG_BATCHING_RATIO in failed:
+        at = failed.index(c.ROLLOUT_FIG_BATCHING_RATIO)
+        failed[at] = f"{c.ROLLOUT_FIG_BATCHING_RATIO} ({BATCHING_AFTER_FAILURES})"
     if failed:
         return Verdict(
             c.ROLLOUT_FAIL,
