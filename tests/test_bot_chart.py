@@ -98,7 +98,9 @@ def test_burn_rate_query_is_valid_promql(prometheus: str) -> None:
     assert client.instant("vector(2)") == 2.0
 
 
-def test_burn_rate_and_budget_from_the_real_slo_rules(prometheus: str, tmp_path: Path) -> None:
+def _slo_facts(prometheus: str, tmp_path: Path, window: str, fingerprint: str) -> Any:
+    """The worker's facts for one availability burn alert on the demo's vector_scale over `window`."""
+    from triton_sre.bot.outbox import Outbox
     from triton_sre.bot.payload import parse_group
     from triton_sre.bot.slack import SlackDelivery
     from triton_sre.bot.worker import Worker
@@ -107,18 +109,23 @@ def test_burn_rate_and_budget_from_the_real_slo_rules(prometheus: str, tmp_path:
     labels = {
         "alertname": c.ALERT_SLO_ERROR_BUDGET_BURN,
         "slo": "availability",
-        "window": "5m",
+        "window": window,
         "model": VECTOR_SCALE,
         "severity": c.SEVERITY_PAGE,
     }
     group = parse_group(
-        {"alerts": [{"labels": labels, "fingerprint": "slo1", "annotations": {}}], "commonLabels": labels}
+        {
+            "alerts": [{"labels": labels, "fingerprint": fingerprint, "annotations": {}}],
+            "commonLabels": labels,
+        }
     )
     settings = BotSettings(channel="#c", prometheus_url=prometheus)
-    from triton_sre.bot.outbox import Outbox
+    worker = Worker(settings, Outbox(tmp_path / f"{fingerprint}.sqlite3"), SlackDelivery("xoxb-unused"), {})
+    return worker.facts(group)
 
-    worker = Worker(settings, Outbox(tmp_path / "o.sqlite3"), SlackDelivery("xoxb-unused"), {})
-    facts = worker.facts(group)
+
+def test_burn_rate_and_budget_from_the_real_slo_rules(prometheus: str, tmp_path: Path) -> None:
+    facts = _slo_facts(prometheus, tmp_path, "5m", "slo1")
     # The live traffic failed 5% of requests against a 99.9% objective: far above budget.
     assert facts.burn_rates["slo1"] > 1
     assert facts.budgets_remaining["slo1"] < 1
@@ -130,11 +137,7 @@ def test_a_window_longer_than_the_data_is_measured_on_the_real_prometheus(
     """The session's Prometheus has held the shared Triton's counters for seconds or minutes: a 6h SLO
     alert's window holds that much data, which the page says (its burn rate is the 1h one's figure); a
     5s window is full."""
-    from triton_sre.bot.outbox import Outbox
-    from triton_sre.bot.payload import parse_group
     from triton_sre.bot.queries import data_in_window_expr, holds_less_than_window
-    from triton_sre.bot.slack import SlackDelivery
-    from triton_sre.bot.worker import Worker
     from triton_sre.demo import VECTOR_SCALE
     from triton_sre.prom import Prometheus
 
@@ -146,21 +149,4 @@ def test_a_window_longer_than_the_data_is_measured_on_the_real_prometheus(
     assert full is not None and full >= 4.5 and not holds_less_than_window("5s", full)
     assert client.instant(data_in_window_expr("6h", 'no"such\\model')) is None
 
-    labels = {
-        "alertname": c.ALERT_SLO_ERROR_BUDGET_BURN,
-        "slo": "availability",
-        "window": "6h",
-        "model": VECTOR_SCALE,
-        "severity": c.SEVERITY_PAGE,
-    }
-    group = parse_group(
-        {"alerts": [{"labels": labels, "fingerprint": "slo6h", "annotations": {}}], "commonLabels": labels}
-    )
-    worker = Worker(
-        BotSettings(channel="#c", prometheus_url=prometheus),
-        Outbox(tmp_path / "o.sqlite3"),
-        SlackDelivery("xoxb-unused"),
-        {},
-    )
-    facts = worker.facts(group)
-    assert 0 < facts.window_data["slo6h"] < 3600
+    assert 0 < _slo_facts(prometheus, tmp_path, "6h", "slo6h").window_data["slo6h"] < 3600
