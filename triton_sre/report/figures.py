@@ -291,24 +291,25 @@ def _with_versions(models: pd.DataFrame, versions: pd.DataFrame) -> pd.DataFrame
     served = versions[_served(versions)]
     parts = [split_key(key) for key in served.index]
     served = served.assign(model=[m for m, _ in parts], version=[v for _, v in parts])
-    by_model = {model: rows for model, rows in served.groupby("model", sort=False)}
-    blocks: list[pd.DataFrame] = []
-    for record in models.to_dict("records"):
-        rows = by_model.get(record["model"])
-        if rows is None or len(rows) < 2:
-            record["version"] = "" if rows is None else str(rows["version"].iloc[0])
-            blocks.append(pd.DataFrame([record]))
-            continue
-        record["version"] = ALL_VERSIONS
-        if record["latency_source"] == c.LATENCY_SOURCE_SUMMARY:
-            for q in c.LATENCY_QUANTILES:
-                record[f"{c.quantile_name(q)}_ms"] = np.nan
-            record["latency_source"] = LATENCY_PER_VERSION
-        order = sorted(rows["version"], key=_version_order)
-        blocks += [pd.DataFrame([record]), rows.set_index("version").loc[order].reset_index()]
-    if not blocks:
-        return models.assign(version=pd.Series(dtype=object))
-    return pd.concat(blocks, ignore_index=True)
+    count = served.groupby("model")["version"].agg(["size", "first"])
+    several = count.index[count["size"] > 1]
+    out = models.assign(version=models["model"].map(count["first"]).fillna("").astype(object))
+    if several.empty:
+        return out
+    total = out["model"].isin(several)
+    out.loc[total, "version"] = ALL_VERSIONS
+    merged = total & (out["latency_source"] == c.LATENCY_SOURCE_SUMMARY)
+    out.loc[merged, [f"{c.quantile_name(q)}_ms" for q in c.LATENCY_QUANTILES]] = np.nan
+    out.loc[merged, "latency_source"] = LATENCY_PER_VERSION
+    rows = served[served["model"].isin(several)].reset_index(drop=True)
+    place = pd.Series(range(len(out)), index=out["model"])
+    order = [
+        (place[m], 1 + _version_order(v)[0], _version_order(v)[1], v)
+        for m, v in zip(rows["model"], rows["version"], strict=True)
+    ]
+    keys = [(p, 0, 0, "") for p in range(len(out))] + order
+    both = pd.concat([out, rows[out.columns]], ignore_index=True)
+    return both.iloc[sorted(range(len(both)), key=keys.__getitem__)].reset_index(drop=True)
 
 
 def model_rows(table: pd.DataFrame) -> pd.DataFrame:
