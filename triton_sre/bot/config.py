@@ -50,6 +50,9 @@ from triton_sre.checks import (
 from triton_sre.slo import Spec, default_spec, load_spec
 
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
+# The largest webhook body the bot will read (it is held in memory whole): an Alertmanager group of
+# thousands of alerts is a few MB; a config asking for more is a mistake, refused at load.
+MAX_BODY_BYTES_LIMIT = 64 * 1024 * 1024
 DEFAULT_OUTBOX = "triton-sre-bot.sqlite3"
 
 
@@ -204,7 +207,7 @@ _FIELDS: dict[str, Any] = {
     "log_file": _str,
     "templates_dir": _str,
     "chart": check_bool,
-    "max_body_bytes": check_positive_int,
+    "max_body_bytes": lambda where, value: check_positive_int(where, value, high=MAX_BODY_BYTES_LIMIT),
     "retry_base_seconds": check_positive_number,
     "retry_max_seconds": check_positive_number,
     "routes": _routes,
