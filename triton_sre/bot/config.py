@@ -47,6 +47,7 @@ from triton_sre.checks import (
     parse_listen,
     read_yaml,
 )
+from triton_sre.redact import bounded
 from triton_sre.slo import Spec, default_spec, load_spec
 
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
@@ -132,6 +133,31 @@ def _str(where: str, value: Any) -> str:
     return value.strip()
 
 
+# Slack's channel names: lowercase letters (any script), digits, `-` and `_`, at most 80 characters,
+# no spaces or periods; `#` in front is ours to drop. Or an ID: C… (channel), G… (private), D… (DM).
+SLACK_CHANNEL_NAME_MAX = 80
+_SLACK_CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{8,}")
+_SLACK_NAME_CHARACTER = re.compile(r"[-_\w]")
+
+
+def _is_slack_channel_name(name: str) -> bool:
+    return 0 < len(name) <= SLACK_CHANNEL_NAME_MAX and all(
+        _SLACK_NAME_CHARACTER.fullmatch(ch) and not ch.isupper() for ch in name
+    )
+
+
+def check_slack_channel(where: str, value: Any) -> str:
+    """A channel Slack can post to: `#name` / `name` by Slack's naming rules, or an ID (`C0123ABCD`).
+    A wrong one was accepted and every notification to it failed with `channel_not_found`."""
+    text = _str(where, value)
+    if _SLACK_CHANNEL_ID.fullmatch(text) or _is_slack_channel_name(text.removeprefix("#")):
+        return text
+    raise ConfigError(
+        f"{where}: must be a Slack channel: #name of at most {SLACK_CHANNEL_NAME_MAX} lowercase letters, "
+        f"digits, '-' or '_' (no spaces or periods), or a channel ID such as C0123ABCD, got {bounded(value)}"
+    )
+
+
 def _labels(where: str, value: Any) -> dict[str, str]:
     if not isinstance(value, Mapping) or not value:
         raise ConfigError(f"{where}: must be a non-empty mapping of label -> value")
@@ -174,7 +200,7 @@ def _routes(where: str, value: Any) -> tuple[Route, ...]:
                 raise ConfigError(f"{at}.match_re.{key}: invalid regular expression: {exc}") from exc
         routes.append(
             Route(
-                _str(f"{at}.channel", item["channel"]),
+                check_slack_channel(f"{at}.channel", item["channel"]),
                 _labels(f"{at}.match", item["match"]) if "match" in item else {},
                 patterns,
             )
@@ -197,7 +223,7 @@ def _fleet(where: str, value: Any) -> tuple[FleetEntry, ...]:
 
 
 _FIELDS: dict[str, Any] = {
-    "channel": _str,
+    "channel": check_slack_channel,
     "listen": check_listen,
     "runbook_base_url": check_url,
     "grafana_url": check_url,
