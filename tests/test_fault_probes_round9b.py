@@ -4,12 +4,18 @@ variables in queries and runbook links — docs/failure-behaviour.md, "Fault pro
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from test_security_slack_mrkdwn import LINK, mrkdwn_texts
 
+from triton_sre import conventions as c
 from triton_sre.bot.command import resolve_bot_settings
 from triton_sre.bot.config import MAX_BODY_BYTES_LIMIT, settings_from_mapping
+from triton_sre.bot.enrich import Facts, Links, enrich
+from triton_sre.bot.payload import parse_group
+from triton_sre.bot.slack import Renderer, escape_mrkdwn
 from triton_sre.checks import ConfigError
 from triton_sre.cli import build_parser
 
@@ -64,3 +70,51 @@ def test_a_slack_channel_slack_would_not_know_is_refused_at_load(channel: str) -
 )
 def test_a_slack_channel_by_slacks_rules_or_an_id_is_accepted(channel: str) -> None:
     assert settings_from_mapping(bot_config(channel=channel), "bot.yaml").channel == channel
+
+
+# -- bot: a runbook label that is no runbook id ------------------------------------------------------
+RUNBOOK_BASE = "https://rb.example/runbooks/"
+
+
+def unavailable_group(runbook: str) -> Any:
+    labels = {c.LABEL_ALERTNAME: c.ALERT_MODEL_UNAVAILABLE, c.LABEL_MODEL: "m", c.L_RUNBOOK: runbook}
+    alert = {"status": "firing", "labels": labels, "annotations": {}, "fingerprint": "f1"}
+    alert["startsAt"] = "2026-11-29T10:00:00Z"
+    return parse_group(
+        {
+            "version": c.AM_WEBHOOK_VERSION,
+            "groupKey": "k",
+            "status": "firing",
+            "receiver": "bot",
+            "groupLabels": {},
+            "commonLabels": labels,
+            "commonAnnotations": {},
+            "externalURL": "http://am.example:9093",
+            "alerts": [alert],
+        }
+    )
+
+
+def rendered(runbook: str) -> tuple[list[str], list[tuple[str, str]], str]:
+    context = enrich(unavailable_group(runbook), Facts(), Links(runbook_base_url=RUNBOOK_BASE)).context()
+    blocks = Renderer().blocks(context)
+    texts = mrkdwn_texts(blocks)
+    return texts, [pair for text in texts for pair in LINK.findall(text)], json.dumps(blocks)
+
+
+@pytest.mark.parametrize("runbook", ["../../admin/delete?x=1", "not-a-runbook", "phish<x>|y", "%2e%2e/evil"])
+def test_a_runbook_label_that_is_no_runbook_id_is_text_not_a_link(runbook: str) -> None:
+    """Before: any `runbook` label became `<base><value>.md`, a link (and a Runbook button) to a path of
+    the alert writer's choosing on the runbook host."""
+    texts, links, whole = rendered(runbook)
+    assert not [target for target, _ in links if target.startswith(RUNBOOK_BASE)], links
+    assert RUNBOOK_BASE not in whole  # no button either
+    shown = escape_mrkdwn(runbook)
+    assert any(shown in text for text in texts), texts  # named, as text
+
+
+def test_a_known_runbook_id_is_still_a_link() -> None:
+    _, links, whole = rendered(c.RUNBOOK_GPU_OUT_OF_MEMORY)
+    page = f"{RUNBOOK_BASE}{c.RUNBOOK_GPU_OUT_OF_MEMORY}.md"
+    assert page in [target for target, _ in links], links
+    assert json.dumps(page) in whole

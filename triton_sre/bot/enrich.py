@@ -197,15 +197,19 @@ def runbook_id_of(alert: Alert) -> str:
     return found.group("id") if found else ""
 
 
+def known_runbook_url(runbook: str, base_url: str | None) -> str:
+    """The page of a runbook id triton-sre ships (conventions.RUNBOOK_IDS); "" for any other value: a
+    `runbook` label reaches the bot from whoever writes alerts, and only our ids are paths on our host."""
+    return runbook_url(runbook, base_url) if runbook in c.RUNBOOK_IDS else ""
+
+
 def resolve_runbook_url(alert: Alert, runbook: str, base_url: str | None) -> str:
     """Absolute when possible: an absolute annotation is kept (unless the diagnosis names another
-    page), a relative one is rebased on `base_url`."""
+    page), a known runbook id is rebased on `base_url`."""
     annotation = alert.annotations.get(c.ANNOTATION_RUNBOOK_URL, "")
     if is_http(annotation) and (not runbook or runbook in annotation):
         return annotation
-    if runbook:
-        return runbook_url(runbook, base_url)
-    return annotation
+    return known_runbook_url(runbook, base_url) or annotation
 
 
 def _findings_for(alert: Alert, facts: Facts, links: Links) -> list[FindingView]:
@@ -228,7 +232,7 @@ def _findings_for(alert: Alert, facts: Facts, links: Links) -> list[FindingView]
             severity=f.severity,
             remediation=f.remediation,
             evidence=[e.text for e in f.evidence[:MAX_EVIDENCE_LINES]],
-            runbook_url=runbook_url(f.runbook, links.runbook_base_url),
+            runbook_url=known_runbook_url(f.runbook, links.runbook_base_url),
             source=facts.diagnosis_source,
         )
         for f in chosen
@@ -243,7 +247,7 @@ def _findings_for(alert: Alert, facts: Facts, links: Links) -> list[FindingView]
                 severity=c.IMPACT_CRITICAL,
                 remediation=facts.remediations.get(runbook, ""),
                 evidence=[],
-                runbook_url=runbook_url(runbook, links.runbook_base_url),
+                runbook_url=known_runbook_url(runbook, links.runbook_base_url),
                 source="exporter",
             )
         )

@@ -292,6 +292,11 @@ ALERT_RUNBOOKS: Final = {
     ALERT_ROLLOUT_REGRESSION: "triton-rollout-regression",
     ALERT_INPUT_MISSING: RUNBOOK_INPUT_MISSING,
 }
+# Every runbook id there is a page for (runbooks/<id>.md): the bot links only these; any other value
+# of a `runbook` label is shown as text, never made the path of a link on the runbook host.
+RUNBOOK_IDS: Final = (
+    frozenset(LOAD_FAILURE_RUNBOOKS) | frozenset(LINT_RUNBOOKS) | frozenset(ALERT_RUNBOOKS.values())
+)
 
 # -- explicit alert contracts (issue 15, section 4): what the bot reads from an alert ----------------
 # The burn rate of an SLO burn alert as a plain number (the long window's, when the rule fired), so
