@@ -5,9 +5,11 @@ variables in queries and runbook links — docs/failure-behaviour.md, "Fault pro
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
+from k8s_schemas import problems
 from test_security_slack_mrkdwn import LINK, mrkdwn_texts
 
 from triton_sre import conventions as c
@@ -18,6 +20,8 @@ from triton_sre.bot.payload import parse_group
 from triton_sre.bot.slack import Renderer, escape_mrkdwn
 from triton_sre.checks import ConfigError
 from triton_sre.cli import build_parser
+from triton_sre.generate.k8s_autoscaling import hpa, scaled_object
+from triton_sre.slo import SpecError, spec_from_mapping
 
 
 def bot_config(**values: Any) -> dict[str, Any]:
@@ -118,3 +122,39 @@ def test_a_known_runbook_id_is_still_a_link() -> None:
     page = f"{RUNBOOK_BASE}{c.RUNBOOK_GPU_OUT_OF_MEMORY}.md"
     assert page in [target for target, _ in links], links
     assert json.dumps(page) in whole
+
+
+# -- generate: the HPA's job selector is a Kubernetes label value ------------------------------------
+# apimachinery's IsValidLabelValue, written out here so the test does not read the code it checks
+LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+def scaled(job: str | None, triton_job: str = c.DEFAULT_TRITON_JOB) -> dict[str, Any]:
+    entry: dict[str, Any] = {"deployment": "gpu", "max_replicas": 4}
+    if job is not None:
+        entry["job"] = job
+    slos = [{"name": "avail", "type": c.SLO_AVAILABILITY, "objective": 99.9}]
+    return {"scrape": {"triton_job": triton_job}, "slos": slos, "autoscaling": [entry]}
+
+
+@pytest.mark.parametrize("job", ["monitoring/triton", 'tri"ton', "triton x", "-triton", "t" * 64, "é"])
+def test_an_autoscaling_job_no_hpa_can_select_is_refused_by_name(job: str) -> None:
+    """Before: written into the HPA's `matchLabels: {job: …}`, which the API server refuses at apply
+    time (a PodMonitor's job is `namespace/name`)."""
+    with pytest.raises(
+        SpecError, match=r"^slos.yaml: autoscaling\[0\] \(gpu\): job: .*Kubernetes label value"
+    ):
+        spec_from_mapping(scaled(job), "slos.yaml")
+    with pytest.raises(
+        SpecError, match=r"autoscaling\[0\] \(gpu\): job: .*\(scrape.triton_job, the default\)"
+    ):
+        spec_from_mapping(scaled(None, triton_job=job), "slos.yaml")
+
+
+@pytest.mark.parametrize("job", ["triton", "kube.triton_gpu-0", "T" * 63, "9"])
+def test_an_accepted_autoscaling_job_gives_an_hpa_the_api_server_accepts(job: str) -> None:
+    (entry,) = spec_from_mapping(scaled(job), "slos.yaml").autoscaling
+    obj = hpa(entry)
+    selected = obj["spec"]["metrics"][0]["external"]["metric"]["selector"]["matchLabels"][c.LABEL_JOB]
+    assert selected == job and len(selected) <= 63 and LABEL_VALUE.fullmatch(selected)
+    assert problems(obj) == [] and problems(scaled_object(entry)) == []
