@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import requests
 from client_double import PollClient
+from grafana_vars import fill
 from live_prometheus import Prom, start_prometheus, stop_prometheus, wait_ready
 
 from triton_sre import conventions as c
@@ -163,8 +164,7 @@ def test_every_capacity_dashboard_query_returns_data(prom: dict[str, Any]) -> No
     count = 0
     for panel, target in dashboards.iter_targets(board):
         expr = target["expr"]
-        for var, value in subs.items():
-            expr = expr.replace(var, value)
+        expr = fill(expr, subs)
         assert "$" not in expr, expr
         count += 1
         result = prom["prom"].query(expr)

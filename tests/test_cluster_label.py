@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 from binaries import binary
+from grafana_vars import fill
 
 from triton_sre import conventions as c
 from triton_sre import promql as pq
@@ -79,7 +80,7 @@ def _selectors(expr: str) -> list[str]:
 
 def _dashboard_problems(spec: Spec, label: str) -> list[str]:
     """Dashboard queries that do not read one selected cluster."""
-    pinned = f'{label}="$cluster"'
+    pinned = f'{label}="the-cluster"'  # the variable's value, as Grafana's json format writes it
     problems = []
     for name, board in dashboards(spec).items():
         variables = {v["name"]: v for v in board["templating"]["list"]}
@@ -90,6 +91,7 @@ def _dashboard_problems(spec: Spec, label: str) -> list[str]:
         for expr in queries:
             if not isinstance(expr, str) or expr.startswith(f"label_values({c.NV_INFERENCE_COUNT}, "):
                 continue  # the cluster variable's own values
+            expr = fill(expr, {name: f"the-{name}" for name in variables})  # no `${…}` braces in selectors
             objective = re.escape(c.REC_SLO_OBJECTIVE)
             body = re.sub(rf"max by \({c.L_SLO}\) \({objective}\{{[^}}]*\}}\)", "", expr)
             bare = [

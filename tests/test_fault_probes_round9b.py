@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from binaries import binary
+from grafana_vars import ALL, interpolate
 from k8s_schemas import problems
 from test_security_slack_mrkdwn import LINK, mrkdwn_texts
 
@@ -20,8 +26,9 @@ from triton_sre.bot.payload import parse_group
 from triton_sre.bot.slack import Renderer, escape_mrkdwn
 from triton_sre.checks import ConfigError
 from triton_sre.cli import build_parser
+from triton_sre.generate.dashboards import dashboards, iter_targets
 from triton_sre.generate.k8s_autoscaling import hpa, scaled_object
-from triton_sre.slo import SpecError, spec_from_mapping
+from triton_sre.slo import SpecError, default_spec, spec_from_mapping
 
 
 def bot_config(**values: Any) -> dict[str, Any]:
@@ -158,3 +165,61 @@ def test_an_accepted_autoscaling_job_gives_an_hpa_the_api_server_accepts(job: st
     selected = obj["spec"]["metrics"][0]["external"]["metric"]["selector"]["matchLabels"][c.LABEL_JOB]
     assert selected == job and len(selected) <= 63 and LABEL_VALUE.fullmatch(selected)
     assert problems(obj) == [] and problems(scaled_object(entry)) == []
+
+
+# -- generate: Grafana variables in the dashboards' queries ------------------------------------------
+JOB = 'tri"ton\\ x`{y}|.*'
+EXPORTER = 'monitoring/"sre"\\'
+INSTANCES = ['h"1:8002', "a\\b|c.*"]
+MODELS = ['m"q', "$\\foo$", "{x}.*"]
+
+
+def _selection(board: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    multi = {v["name"] for v in board["templating"]["list"] if v.get("multi")}
+    selection: dict[str, Any] = {
+        "__rate_interval": "5m",
+        "job": JOB,
+        "exporter_job": EXPORTER,
+        "cluster": 'eu"1\\',
+        "instance": INSTANCES,
+        "model": MODELS if "model" in multi else MODELS[0],
+        "slo": ALL,
+    }
+    return selection, multi
+
+
+def _queries(board: dict[str, Any]) -> list[str]:
+    exprs = [target["expr"] for _, target in iter_targets(board)]
+    for variable in board["templating"]["list"]:
+        found = re.fullmatch(r"label_values\((.+), \w+\)", str(variable.get("query", "")))
+        if found:
+            exprs.append(found.group(1))
+    return exprs
+
+
+def test_the_dashboards_queries_read_any_variable_value_as_that_value(tmp_path: Path) -> None:
+    """Before: `job=~"$job"`: Grafana's Prometheus escaping covers backslashes (and, for multi-value
+    variables, regex marks), never a `"`: a job named `tri"ton` ended the string, every panel failed
+    to parse. Now `job=${job:json}` and `` model=~`${model:regex}` `` (generated JSON interpolated
+    as Grafana does, every query checked by promtool and its matchers read back)."""
+    spec = replace(default_spec(), cluster_label="region")
+    rules, decoded_jobs, regexes = [], set(), []
+    for name, board in dashboards(spec).items():
+        selection, multi = _selection(board)
+        for i, expr in enumerate(_queries(board)):
+            sent = interpolate(expr, selection, multi)
+            rules.append({"record": f"probe:{name.split('.')[0].replace('-', '_')}:{i}", "expr": sent})
+            decoded_jobs |= {json.loads(m) for m in re.findall(r'\bjob=("(?:[^"\\]|\\.)*")', sent)}
+            regexes += re.findall(r"\b(instance|model)=~`([^`]*)`", sent)
+    path = tmp_path / "queries.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboards", "rules": rules}]}))
+    checked = subprocess.run(
+        [binary("promtool"), "check", "rules", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
+    assert {JOB, EXPORTER} <= decoded_jobs <= {JOB, EXPORTER, spec.triton_job}  # the latter: autoscaling
+    assert regexes
+    for label, regex in regexes:
+        chosen = INSTANCES if label == c.LABEL_INSTANCE else MODELS
+        assert all(re.fullmatch(regex, value) for value in chosen), (label, regex)
+        assert not [v for v in ("ab|c", "a\\bXc", "mXq", "\\foo", "{x}y") if re.fullmatch(regex, v)], regex

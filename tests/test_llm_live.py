@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from grafana_vars import fill
 from live_prometheus import Prom
 
 from triton_sre import conventions as c
@@ -31,8 +32,7 @@ def test_every_llm_dashboard_query_returns_data(live: dict[str, Any]) -> None:
     count = 0
     for panel, target in dashboards.iter_targets(board):
         expr = target["expr"]
-        for var, value in SUBSTITUTIONS.items():
-            expr = expr.replace(var, value)
+        expr = fill(expr, SUBSTITUTIONS)
         assert "$" not in expr, expr
         count += 1
         # at the fixture's settled time: the 5m rates of its traffic end 5 minutes later, whenever this runs

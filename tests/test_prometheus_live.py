@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import requests
+from grafana_vars import fill
 from live_prometheus import Prom
 
 from triton_sre import conventions as c
@@ -93,8 +94,7 @@ def test_every_dashboard_query_runs_and_core_panels_have_data(recent: dict[str, 
         )
         for panel, target in dashboards.iter_targets(board):
             expr = target["expr"]
-            for var, value in {**SUBSTITUTIONS, "$model": model}.items():
-                expr = expr.replace(var, value)
+            expr = fill(expr, {**SUBSTITUTIONS, "$model": model})
             assert "$" not in expr, expr
             count += 1
             result = prom.query(expr)
@@ -263,8 +263,7 @@ def test_histogram_variants_of_the_tail_queries_run_on_a_server_without_histogra
             if panel["type"] != "heatmap":
                 continue
             expr = target["expr"]
-            for var, value in {**SUBSTITUTIONS, "$model": ".*"}.items():
-                expr = expr.replace(var, value)
+            expr = fill(expr, {**SUBSTITUTIONS, "$model": ".*"})
             assert prom.query(expr) == []  # valid PromQL, no histogram on 2.51
             heatmaps += 1
     assert heatmaps == 2
@@ -317,8 +316,7 @@ def test_every_panel_has_data_with_all_and_one_value_or_says_why(live: dict[str,
             panels: dict[str, dict[str, Any]] = {}
             for panel, target in dashboards.iter_targets(board):
                 expr = target["expr"].replace("$__rate_interval", "5m")
-                for var in sorted(values, key=len, reverse=True):
-                    expr = expr.replace(var, values[var])
+                expr = fill(expr, values)
                 assert "$" not in expr, (name, panel["title"], expr)
                 queried += 1
                 panels[panel["title"]] = panel

@@ -35,6 +35,7 @@ __all__ = [
     "GUARD_NON_NEGATIVE",
     "GUARD_OBSERVED",
     "LabelSets",
+    "Literal",
     "Matcher",
     "by",
     "counter_rate",
@@ -55,6 +56,13 @@ __all__ = [
 ]
 
 Matcher = tuple[str, str, str]  # (label, operator, value)
+
+
+class Literal(str):
+    """A matcher value that is already a whole PromQL string literal, written as it is (not quoted
+    again): a Grafana variable in a format that makes its own literal (generate/panels.py, `grafana_var`)."""
+
+    __slots__ = ()
 
 
 # -- literals --------------------------------------------------------------------------------------
@@ -125,7 +133,9 @@ def on(labels: Sequence[str]) -> str:
 
 # -- selectors -------------------------------------------------------------------------------------
 def selector(metric: str, matchers: Iterable[Matcher] = ()) -> str:
-    body = ", ".join(f"{label}{op}{q(value)}" for label, op, value in matchers)
+    body = ", ".join(
+        f"{label}{op}{value if isinstance(value, Literal) else q(value)}" for label, op, value in matchers
+    )
     return f"{metric}{{{body}}}" if body else metric
 
 

@@ -22,14 +22,15 @@ from triton_sre.generate.panels import (
     target,
     templating_of,
     timeseries,
+    var_matcher,
 )
 from triton_sre.slo import Spec, window_seconds
 
 
 def slo(spec: Spec) -> dict[str, Any]:
     cluster = cluster_matchers(spec)
-    sel: Matchers = [*cluster, (c.L_SLO, "=~", "$slo"), (c.LABEL_MODEL, "=~", "$model")]
-    objective = pq.selector(c.REC_SLO_OBJECTIVE, [(c.L_SLO, "=~", "$slo")])
+    sel: Matchers = [*cluster, var_matcher(c.L_SLO, "=~", "slo"), var_matcher(c.LABEL_MODEL, "=~", "model")]
+    objective = pq.selector(c.REC_SLO_OBJECTIVE, [var_matcher(c.L_SLO, "=~", "slo")])
     if cluster:  # one objective per SLO whether rules ran per cluster (external label) or globally
         objective = f"max {pq.by((c.L_SLO,))} ({objective})"
     windows = sorted(
@@ -80,7 +81,7 @@ def slo(spec: Spec) -> dict[str, Any]:
         ],
     )
     alerts = "|".join((c.ALERT_SLO_ERROR_BUDGET_BURN, c.ALERT_SLO_LATENCY_BUDGET_BURN))
-    firing: Matchers = [(c.LABEL_ALERTNAME, "=~", alerts), (c.L_SLO, "=~", "$slo")]
+    firing: Matchers = [(c.LABEL_ALERTNAME, "=~", alerts), var_matcher(c.L_SLO, "=~", "slo")]
     layout.row(
         "Alerts",
         [
@@ -93,7 +94,7 @@ def slo(spec: Spec) -> dict[str, Any]:
     )
     # the objective has no cluster label when rules are evaluated centrally: list a cluster's SLOs
     slos = pq.selector(c.rec_slo_requests(shortest), cluster) if cluster else c.REC_SLO_OBJECTIVE
-    slo_requests = pq.selector(c.rec_slo_requests(shortest), [*cluster, (c.L_SLO, "=~", "$slo")])
+    slo_requests = pq.selector(c.rec_slo_requests(shortest), [*cluster, var_matcher(c.L_SLO, "=~", "slo")])
     templating = templating_of(
         [
             DATASOURCE_VAR,

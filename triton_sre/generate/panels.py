@@ -29,37 +29,52 @@ Matchers = list[pq.Matcher]
 EXPORTER_JOB_VAR = "exporter_job"  # the dashboards' variable holding the exporter's scrape job
 
 
+def var_matcher(label: str, op: str, name: str) -> pq.Matcher:
+    """`label op <the dashboard variable name>`, a valid PromQL literal whatever the value holds (`"`,
+    `\\`, `|`, `.`, `{`): for `=` Grafana's `json` format (a JSON string is a PromQL double-quoted
+    literal of the value), for `=~` its `regex` format (each value regex-escaped, several as `(a|b)`,
+    All as the variable's own `.*`) in a raw string, which PromQL reads without escapes. A plain
+    `"$job"` ended the string at a `"` in the value (Grafana's Prometheus escaping covers backslashes
+    and regex marks, never quotes). Left: a backtick in a value of a regex (multi-value) variable."""
+    if op in ("=", "!="):
+        return (label, op, pq.Literal(f"${{{name}:json}}"))
+    return (label, op, pq.Literal(f"`${{{name}:regex}}`"))
+
+
+JOB_VAR_MATCHER = var_matcher(c.LABEL_JOB, "=", "job")  # single-valued: equality
+
+
 def cluster_matchers(spec: Spec) -> Matchers:
     """The selected cluster (`$cluster`, one at a time) when the spec sets `cluster_label`: every
     query of a dashboard reads one cluster, so its `by (model, ...)` never sums two clusters."""
-    return [(spec.cluster_label, "=", "$" + CLUSTER_VAR)] if spec.cluster_label else []
+    return [var_matcher(spec.cluster_label, "=", CLUSTER_VAR)] if spec.cluster_label else []
 
 
 def triton_matchers(spec: Spec, model_op: str = "=~") -> Matchers:
     return [
         *cluster_matchers(spec),
-        (c.LABEL_JOB, "=~", "$job"),
-        (c.LABEL_INSTANCE, "=~", "$instance"),
-        (c.LABEL_MODEL, model_op, "$model"),
+        JOB_VAR_MATCHER,
+        var_matcher(c.LABEL_INSTANCE, "=~", "instance"),
+        var_matcher(c.LABEL_MODEL, model_op, "model"),
     ]
 
 
 def model_level_matchers(spec: Spec, model_op: str = "=~") -> Matchers:
     """Triton recording rules aggregated per model (no `instance` label): filtering them by
     `$instance` would empty the panel as soon as one instance is selected (issue 26 item 3)."""
-    return [*cluster_matchers(spec), (c.LABEL_JOB, "=~", "$job"), (c.LABEL_MODEL, model_op, "$model")]
+    return [*cluster_matchers(spec), JOB_VAR_MATCHER, var_matcher(c.LABEL_MODEL, model_op, "model")]
 
 
 def resource_matchers(spec: Spec) -> Matchers:
     """Per-server panels (GPU, CPU, memory): the job and instance variables."""
-    return [*cluster_matchers(spec), (c.LABEL_JOB, "=~", "$job"), (c.LABEL_INSTANCE, "=~", "$instance")]
+    return [*cluster_matchers(spec), JOB_VAR_MATCHER, var_matcher(c.LABEL_INSTANCE, "=~", "instance")]
 
 
 def exporter_matchers(spec: Spec, model_op: str | None = "=~") -> Matchers:
     """The exporter's series: its scrape job is the `$exporter_job` variable (default the spec's
     `exporter_job`), never a literal (a PodMonitor names it `<namespace>/<podmonitor>`)."""
-    ms: Matchers = [*cluster_matchers(spec), (c.LABEL_JOB, "=", "$" + EXPORTER_JOB_VAR)]
-    return [*ms, (c.LABEL_MODEL, model_op, "$model")] if model_op else ms
+    ms: Matchers = [*cluster_matchers(spec), var_matcher(c.LABEL_JOB, "=", EXPORTER_JOB_VAR)]
+    return [*ms, var_matcher(c.LABEL_MODEL, model_op, "model")] if model_op else ms
 
 
 def panel_rate(family: str, ms: Matchers, labels: Sequence[str]) -> str:
@@ -320,7 +335,7 @@ def cluster_variables(spec: Spec) -> list[g.Template]:
 def variables(spec: Spec, *, multi_model: bool) -> g.Templating:
     query = query_var
     cluster = cluster_matchers(spec)
-    job_count = pq.selector(c.NV_INFERENCE_COUNT, [*cluster, (c.LABEL_JOB, "=~", "$job")])
+    job_count = pq.selector(c.NV_INFERENCE_COUNT, [*cluster, JOB_VAR_MATCHER])
     instance_count = pq.selector(c.NV_INFERENCE_COUNT, resource_matchers(spec))
     jobs = pq.selector(c.NV_INFERENCE_COUNT, cluster)
     return g.Templating(
