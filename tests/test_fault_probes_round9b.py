@@ -7,7 +7,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +31,15 @@ from triton_sre.bot.payload import parse_group
 from triton_sre.bot.slack import Renderer, escape_mrkdwn
 from triton_sre.checks import ConfigError
 from triton_sre.cli import build_parser
+from triton_sre.gameday import context, observer
+from triton_sre.gameday.context import Context
+from triton_sre.gameday.observer import Observer
 from triton_sre.generate.dashboards import dashboards, iter_targets
 from triton_sre.generate.k8s_autoscaling import hpa, scaled_object
+from triton_sre.httpclient import DeadlineExceeded
 from triton_sre.slo import SpecError, default_spec, spec_from_mapping
+
+PASSWORD = "hunter2-probe9b"
 
 
 def bot_config(**values: Any) -> dict[str, Any]:
@@ -223,3 +234,127 @@ def test_the_dashboards_queries_read_any_variable_value_as_that_value(tmp_path: 
         chosen = INSTANCES if label == c.LABEL_INSTANCE else MODELS
         assert all(re.fullmatch(regex, value) for value in chosen), (label, regex)
         assert not [v for v in ("ab|c", "a\\bXc", "mXq", "\\foo", "{x}y") if re.fullmatch(regex, v)], regex
+
+
+# -- gameday: the project's HTTP client for the observer and model control ---------------------------
+TRICKLE_BYTE_S = 0.25  # under every per-read timeout: only a deadline on the whole answer ends it
+SHORT_DEADLINE_S = 1.0
+
+
+@contextmanager
+def serving(
+    behaviour: Callable[[BaseHTTPRequestHandler], None],
+) -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """A server on 127.0.0.1 answering every GET and POST with `behaviour`; its URL and the headers of
+    each request it got."""
+    seen: list[dict[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            seen.append(dict(self.headers))
+            length = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(length)
+            with suppress(OSError):
+                behaviour(self)
+
+        do_POST = do_GET
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def trickle(handler: BaseHTTPRequestHandler) -> None:
+    body = json.dumps({"status": "success", "data": {"alerts": []}, "pad": "x" * 16}).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    for byte in body:  # a whole, valid answer: one byte at a time
+        handler.wfile.write(bytes([byte]))
+        handler.wfile.flush()
+        time.sleep(TRICKLE_BYTE_S)
+
+
+def redirect_to(url: str) -> Callable[[BaseHTTPRequestHandler], None]:
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(307)  # 307 keeps the method: a load's POST would be sent on
+        handler.send_header("Location", url + handler.path)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    return answer
+
+
+def elsewhere(handler: BaseHTTPRequestHandler) -> None:
+    body = b"[]"
+    handler.send_response(200)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+class _Stack:
+    def __init__(self, url: str) -> None:
+        self._url = url
+
+    def url(self, name: str) -> str:
+        return self._url
+
+
+def test_the_gameday_observer_ends_a_trickling_answer_at_its_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before: a plain `requests` session: each read waited at most HTTP_TIMEOUT, so an answer one
+    byte every 0.25 s held a poll ~18 s (both APIs); the observer saw nothing meanwhile."""
+    monkeypatch.setattr(observer, "HTTP_TIMEOUT", SHORT_DEADLINE_S)
+    with serving(trickle) as (url, _):
+        watcher = Observer(url, url, None)
+        started = time.monotonic()
+        watcher.poll_once()
+        took = time.monotonic() - started
+    assert took < 4 * SHORT_DEADLINE_S, took
+    assert watcher.timeline.errors == {"alertmanager": "timed out", "prometheus": "timed out"}
+
+
+def test_the_gameday_observer_follows_no_redirect_to_another_host() -> None:
+    """Before: followed: another host's alerts were read as the stack's own."""
+    with serving(elsewhere) as (other, hits), serving(redirect_to(other)) as (url, _):
+        host = url.split("//", 1)[1]
+        watcher = Observer(f"http://sre:{PASSWORD}@{host}", f"http://sre:{PASSWORD}@{host}", None)
+        watcher.poll_once()
+    assert hits == []
+    assert set(watcher.timeline.errors) == {"alertmanager", "prometheus"}
+    assert all("HTTP 307" in text and PASSWORD not in text for text in watcher.timeline.errors.values())
+
+
+def test_gamedays_model_load_ends_a_trickling_answer_at_its_deadline(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Before: `requests.post(..., timeout=300)`: a load answered one byte every 0.25 s was waited for
+    whole (a per-read timeout), however long."""
+    monkeypatch.setattr(context, "LOAD_TIMEOUT", SHORT_DEADLINE_S)
+    with serving(trickle) as (url, _):
+        ctx = Context(_Stack(url), tmp_path, lambda _: None)  # type: ignore[arg-type]
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceeded):
+            ctx.load("m")
+        took = time.monotonic() - started
+    assert took < 3 * SHORT_DEADLINE_S, took
+
+
+def test_gamedays_model_load_follows_no_redirect_to_another_host(tmp_path: Path) -> None:
+    """Before: a 307 from the server sent the load's POST on to the other host."""
+    with serving(elsewhere) as (other, hits), serving(redirect_to(other)) as (url, _):
+        ctx = Context(_Stack(url), tmp_path, lambda _: None)  # type: ignore[arg-type]
+        status, _ = ctx.load("m")
+        assert ctx.states() == {}  # the index's redirect is not followed either
+    assert status == 307 and hits == []

@@ -27,7 +27,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["Deadline", "DeadlineExceeded", "deadline", "describe", "new_session", "watching"]
+__all__ = ["Deadline", "DeadlineExceeded", "deadline", "describe", "fetch", "new_session", "watching"]
 
 _current = threading.local()
 
@@ -171,6 +171,24 @@ def new_session(host_url: str | None = None) -> requests.Session:
         session.auth = requests.utils.get_netrc_auth(host_url)
         session.trust_env = False
     return session
+
+
+def fetch(
+    session: requests.Session, method: str, url: str, seconds: float, **kwargs: Any
+) -> requests.Response:
+    """One request of a `new_session()` session whose whole answer, body read, ends within `seconds`:
+    `DeadlineExceeded` when the time ran out (its socket shut down), requests' own errors otherwise."""
+    response = None
+    with deadline(seconds) as armed:
+        try:
+            response = session.request(method, url, timeout=seconds, **kwargs)
+            response.content  # noqa: B018  # the body is read inside the deadline
+        except requests.RequestException:
+            if not armed.expired:
+                raise
+    if armed.expired or response is None:  # raised here: no cut connection's error in its context
+        raise DeadlineExceeded(f"no whole answer within {seconds:g} s")
+    return response
 
 
 def describe(exc: BaseException) -> str:

@@ -17,6 +17,7 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.demo.traffic import TrafficDriver, slow_model_payload
 from triton_sre.gameday.stack import ECHO_TEMPLATE, GAMEDAY_MODELS, TAIL_MODEL, GamedayStack, add_echo_model
+from triton_sre.httpclient import DeadlineExceeded, fetch, new_session
 from triton_sre.stack.loads import control_url
 
 HTTP_TIMEOUT = 10.0
@@ -34,6 +35,8 @@ class Context:
         self.state: dict[str, Any] = {}  # a scenario's own notes between inject and restore
         self._traffic: dict[str, TrafficDriver] = {}
         self._threads: list[threading.Thread] = []
+        # the project's client: a deadline on each whole answer, redirects on this host only
+        self._http = new_session(self.triton_url)
 
     # -- models (model control: this stack only)
     def add_model(self, name: str) -> Path:
@@ -46,20 +49,20 @@ class Context:
 
     def load(self, model: str) -> tuple[int, str]:
         """POST Triton's load of `model`: (HTTP status, error text or "")."""
-        response = requests.post(control_url(self.triton_url, model, "load"), timeout=LOAD_TIMEOUT)
+        response = fetch(self._http, "POST", control_url(self.triton_url, model, "load"), LOAD_TIMEOUT)
         text = "" if response.status_code == 200 else response.text[:300]
         return response.status_code, text
 
     def unload(self, model: str) -> int:
-        response = requests.post(control_url(self.triton_url, model, "unload"), timeout=HTTP_TIMEOUT)
+        response = fetch(self._http, "POST", control_url(self.triton_url, model, "unload"), HTTP_TIMEOUT)
         return response.status_code
 
     def states(self) -> dict[str, str]:
         """model -> state from Triton's repository index ({} while Triton does not answer)."""
         try:
-            index = requests.post(f"{self.triton_url}/v2/repository/index", json={}, timeout=HTTP_TIMEOUT)
+            index = fetch(self._http, "POST", f"{self.triton_url}/v2/repository/index", HTTP_TIMEOUT, json={})
             rows = index.json() if index.status_code == 200 else []
-        except (requests.RequestException, ValueError):
+        except (requests.RequestException, ValueError, DeadlineExceeded):
             return {}
         return {str(r.get("name")): str(r.get("state", "")) for r in rows}
 

@@ -22,10 +22,14 @@ import requests
 
 from triton_sre import conventions as c
 from triton_sre.bot.dev_slack_standin import RECORD_HEADER
+from triton_sre.httpclient import DeadlineExceeded, describe, fetch, new_session
+from triton_sre.redact import redact
 
 POLL_SECONDS = 0.5
 HTTP_TIMEOUT = 3.0
 Labels = tuple[tuple[str, str], ...]
+# What a poll can fail with: no answer (or not whole within HTTP_TIMEOUT), an answer of another kind
+POLL_ERRORS = (requests.RequestException, ValueError, DeadlineExceeded)
 
 _ALERT_FIELD = re.compile(r"\*Alert:\*\s*([A-Za-z0-9_:]+)")
 _MODEL_FIELD = re.compile(r"\*Model:\*\s*([^\s\"\\]+)")
@@ -241,6 +245,17 @@ class Timeline:
             return [p for p in self.posts if p.at >= t]
 
 
+def get_answer(
+    session: requests.Session, url: str, params: Mapping[str, Any] | None = None
+) -> requests.Response:
+    """A 200 answer read whole within HTTP_TIMEOUT (httpclient.fetch: the project's deadline, redirects
+    on the same host only); another status is a ValueError naming it (a redirect to another host too)."""
+    answer = fetch(session, "GET", url, HTTP_TIMEOUT, params=params)
+    if answer.status_code != 200:
+        raise ValueError(f"{redact(url)}: HTTP {answer.status_code}")
+    return answer
+
+
 class StandinRecord:
     """Where the stand-in's record was read up to: each poll asks for the calls after those (the
     whole record at every poll made a gameday of many faults quadratic). A record of another id
@@ -253,8 +268,7 @@ class StandinRecord:
         self.read = 0
 
     def _get(self, since: int) -> tuple[str | None, list[Mapping[str, Any]]]:
-        answer = self.session.get(self.url, params={"since": since}, timeout=HTTP_TIMEOUT)
-        answer.raise_for_status()
+        answer = get_answer(self.session, self.url, {"since": since})
         calls = answer.json()
         if not isinstance(calls, list):
             raise ValueError(f"{self.url}: expected a list of calls, got {type(calls).__name__}")
@@ -280,29 +294,29 @@ class Observer:
         self.timeline = Timeline()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._session = requests.Session()
+        self._session = new_session()
         self._standin = StandinRecord(standin_url, self._session) if standin_url else None
 
     def poll_once(self) -> None:
         t = self.timeline
         # Alertmanager before Prometheus: an alert seen firing in one poll is in Alertmanager by the next.
         try:
-            body = self._session.get(
-                f"{self.alertmanager_url}/api/v2/alerts", params={"active": "true"}, timeout=HTTP_TIMEOUT
+            body = get_answer(
+                self._session, f"{self.alertmanager_url}/api/v2/alerts", {"active": "true"}
             ).json()
             t.update_alertmanager(alerts_from_alertmanager(body), time.time())
-        except (requests.RequestException, ValueError) as exc:
-            t.errors["alertmanager"] = str(exc)[:200]
+        except POLL_ERRORS as exc:
+            t.errors["alertmanager"] = describe(exc)
         try:
-            body = self._session.get(f"{self.prometheus_url}/api/v1/alerts", timeout=HTTP_TIMEOUT).json()
+            body = get_answer(self._session, f"{self.prometheus_url}/api/v1/alerts").json()
             t.update_prometheus(alerts_from_prometheus(body), time.time())
-        except (requests.RequestException, ValueError) as exc:
-            t.errors["prometheus"] = str(exc)[:200]
+        except POLL_ERRORS as exc:
+            t.errors["prometheus"] = describe(exc)
         if self._standin is not None:
             try:
                 t.add_calls(self._standin.new_calls())
-            except (requests.RequestException, ValueError) as exc:
-                t.errors["slack-standin"] = str(exc)[:200]  # down on purpose in one scenario
+            except POLL_ERRORS as exc:
+                t.errors["slack-standin"] = describe(exc)  # down on purpose in one scenario
 
     def _loop(self) -> None:
         while not self._stop.is_set():
