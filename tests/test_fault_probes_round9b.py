@@ -21,6 +21,7 @@ import yaml
 from binaries import binary
 from grafana_vars import ALL, interpolate
 from k8s_schemas import problems
+from test_bot_render import alert, payload
 from test_security_slack_mrkdwn import LINK, mrkdwn_texts
 
 from triton_sre import conventions as c
@@ -99,22 +100,7 @@ RUNBOOK_BASE = "https://rb.example/runbooks/"
 
 
 def unavailable_group(runbook: str) -> Any:
-    labels = {c.LABEL_ALERTNAME: c.ALERT_MODEL_UNAVAILABLE, c.LABEL_MODEL: "m", c.L_RUNBOOK: runbook}
-    alert = {"status": "firing", "labels": labels, "annotations": {}, "fingerprint": "f1"}
-    alert["startsAt"] = "2026-11-29T10:00:00Z"
-    return parse_group(
-        {
-            "version": c.AM_WEBHOOK_VERSION,
-            "groupKey": "k",
-            "status": "firing",
-            "receiver": "bot",
-            "groupLabels": {},
-            "commonLabels": labels,
-            "commonAnnotations": {},
-            "externalURL": "http://am.example:9093",
-            "alerts": [alert],
-        }
-    )
+    return parse_group(payload([alert(**{c.L_RUNBOOK: runbook})]))
 
 
 def rendered(runbook: str) -> tuple[list[str], list[tuple[str, str]], str]:
