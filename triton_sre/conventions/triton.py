@@ -46,6 +46,10 @@ PLATFORM_ENSEMBLE: Final = "ensemble"
 LABEL_MODEL: Final = "model"
 LABEL_VERSION: Final = "version"
 LABEL_GPU_UUID: Final = "gpu_uuid"
+# On every per-model family when Triton runs with --model-namespacing=true (24.05+): the model's
+# repository path, as given to --model-repository (core metric_model_reporter.cc). Two repositories may
+# then hold models of the same name; the exporter's per-model figures carry it too (docs/exporter.md).
+LABEL_NAMESPACE: Final = "namespace"
 LABEL_REASON: Final = "reason"
 
 # More families the generated rules and dashboards read.

@@ -9,12 +9,12 @@ the whole poll. The exporter's self-metrics still go through prometheus_client.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity_families import capacity_families
-from triton_sre.exporter.derive import Derivation
+from triton_sre.exporter.derive import Derivation, ModelDerivation
 from triton_sre.exporter.family import COUNTER, GAUGE, Family
 from triton_sre.exporter.llm import llm_families
 
@@ -108,47 +108,58 @@ def _number(value: float) -> str:
 
 
 _MV = (c.LABEL_MODEL, c.LABEL_VERSION)
+_MVN = (*_MV, c.LABEL_NAMESPACE)
+
+
+def _labelled(d: Derivation) -> tuple[tuple[str, ...], Callable[[ModelDerivation], list[str]]]:
+    """The per-model label names and values: model and version, and Triton's `namespace` too when
+    a model of the derivation has one (model namespacing on), so without it nothing changes. A model
+    without one then has namespace="" beside them, which Prometheus reads as no label."""
+    if any(m.namespace for m in d.models):
+        return _MVN, lambda m: [m.model, m.version, m.namespace]
+    return _MV, lambda m: [m.model, m.version]
 
 
 def _model_metrics(d: Derivation) -> Iterator[Family]:
+    names, mv = _labelled(d)
     yield Family(
         GAUGE,
         c.M_BATCHING_RATIO,
         "Inferences per model execution over the window (Δinference_count/Δexec_count).",
-        _MV,
-        (([m.model, m.version], m.batching_ratio) for m in d.models if m.batching_ratio is not None),
+        names,
+        ((mv(m), m.batching_ratio) for m in d.models if m.batching_ratio is not None),
     )
     yield Family(
         GAUGE,
         c.M_BATCH_FILL_RATIO,
         "Batching ratio divided by the model's max_batch_size.",
-        _MV,
-        (([m.model, m.version], m.batch_fill_ratio) for m in d.models if m.batch_fill_ratio is not None),
+        names,
+        ((mv(m), m.batch_fill_ratio) for m in d.models if m.batch_fill_ratio is not None),
     )
     yield Family(
         GAUGE,
         c.M_REQUEST_STAGE_SECONDS,
         "Average seconds per successful request spent in each stage.",
-        [*_MV, c.L_STAGE],
-        (([m.model, m.version, stage], v) for m in d.models for stage, v in (m.stage_seconds or {}).items()),
+        [*names, c.L_STAGE],
+        (([*mv(m), stage], v) for m in d.models for stage, v in (m.stage_seconds or {}).items()),
     )
     yield Family(
         GAUGE,
         c.M_REQUEST_STAGE_FRACTION,
         "Each stage's share of request time (sums to 1 per model version).",
-        [*_MV, c.L_STAGE],
-        (([m.model, m.version, stage], v) for m in d.models for stage, v in (m.stage_fraction or {}).items()),
+        [*names, c.L_STAGE],
+        (([*mv(m), stage], v) for m in d.models for stage, v in (m.stage_fraction or {}).items()),
     )
     yield Family(
         GAUGE,
         c.M_DERIVATION_SOURCE,
         "1 per model version whose batching ratio or stage split came from /v2/models/stats, the window "
         "holding no /metrics counters for it (none: from Triton's /metrics, the usual source).",
-        [*_MV, c.L_SOURCE],
+        [*names, c.L_SOURCE],
         # Only the fallback's versions: one series per version on the usual path would add 4 % to the
         # exporter's series (2,873 at 1,000 models x 3 versions) to say what its absence says.
         (
-            ([m.model, m.version, m.source], 1.0)
+            ([*mv(m), m.source], 1.0)
             for m in d.models
             if m.source != c.SOURCE_METRICS and (m.batching_ratio is not None or m.stage_seconds is not None)
         ),
@@ -202,6 +213,7 @@ def _cost_metrics(d: Derivation) -> Iterator[Family]:
         )
     if d.server_cost_per_hour is None:
         return
+    names, mv = _labelled(d)
     yield Family(
         GAUGE,
         c.M_SERVER_COST_PER_HOUR,
@@ -213,19 +225,15 @@ def _cost_metrics(d: Derivation) -> Iterator[Family]:
         GAUGE,
         c.M_COST_PER_HOUR,
         "Server cost per hour attributed to the model by its share of execution compute time.",
-        [*_MV, c.L_CURRENCY],
-        (
-            ([m.model, m.version, d.currency], m.cost_per_hour)
-            for m in d.models
-            if m.cost_per_hour is not None
-        ),
+        [*names, c.L_CURRENCY],
+        (([*mv(m), d.currency], m.cost_per_hour) for m in d.models if m.cost_per_hour is not None),
     )
     yield Family(
         GAUGE,
         c.M_COST_PER_1K,
         "Attributed cost over the window per thousand inferences.",
-        [*_MV, c.L_CURRENCY],
-        (([m.model, m.version, d.currency], m.cost_per_1k) for m in d.models if m.cost_per_1k is not None),
+        [*names, c.L_CURRENCY],
+        (([*mv(m), d.currency], m.cost_per_1k) for m in d.models if m.cost_per_1k is not None),
     )
 
 

@@ -51,6 +51,9 @@ class ModelDerivation:
     # where the batching ratio and the stage split came from: Triton's /metrics counters, or
     # /v2/models/stats while the window holds no metrics for the version (exporter/statsfallback.py)
     source: str = c.SOURCE_METRICS
+    # Triton's model namespace (its `namespace` label, the repository path) when it runs with model
+    # namespacing, "" without: two namespaces' models of one name are two derivations
+    namespace: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,10 +267,11 @@ def _derive_core(window: Window, pricing: Pricing, diagnose: Callable[[str], str
                     cost_per_hour=cost_hour,
                     cost_per_1k=cost_1k,
                     source=source,
+                    namespace=key[2] if len(key) > 2 else "",
                 )
             )
     if from_stats:
-        models.sort(key=lambda m: (m.model, m.version))
+        models.sort(key=lambda m: (m.model, m.version, m.namespace))
 
     return Derivation(
         window_seconds=span,

@@ -2,7 +2,9 @@
 
 A `Snapshot` is built by pure functions from already-fetched payloads and never changes after.
 A part whose fetch failed is `None`, so derivations can tell "Triton said zero" from "we could
-not ask". Per-model values are keyed by `(model, version)`.
+not ask". Per-model values are keyed by `(model, version)`, and by `(model, version, namespace)` for
+the /metrics series of a Triton run with model namespacing (two repositories may hold a model of the
+same name: their counters must not be summed).
 """
 
 from __future__ import annotations
@@ -23,14 +25,15 @@ from triton_sre.exporter.llm import LLMData, is_llm_family
 if TYPE_CHECKING:
     from triton_sre.triton.exposition import Labels, Sample
 
-ModelKey = tuple[str, str]
+# (model, version), or (model, version, namespace) when the series carries Triton's `namespace` label
+ModelKey = tuple[str, ...]
 
 # A model's values in one snapshot are a tuple in this order (NaN: not exported), not a dict:
 # a 1,000-model window holds tens of thousands of them.
 ROW_FAMILIES = (*c.PER_MODEL_COUNTERS, *c.PER_MODEL_GAUGES)
 FAMILY_INDEX = {name: i for i, name in enumerate(ROW_FAMILIES)}
 _PER_MODEL = frozenset(ROW_FAMILIES)
-_PLAIN_LABELS = frozenset({c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID})
+_PLAIN_LABELS = frozenset({c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_NAMESPACE, c.LABEL_GPU_UUID})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ABSENT = float("nan")
 CounterRow = tuple[float, ...]
@@ -139,10 +142,16 @@ SeriesPlace = tuple[ModelKey | None, str | None, bool]
 
 def series_place(labels: Labels) -> SeriesPlace:
     """Where a per-model sample's labels put it: (model key, or None without a `model` label;
-    its gpu_uuid or None; True when it carries no label beyond model, version and gpu_uuid)."""
+    its gpu_uuid or None; True when it carries no label beyond model, version, namespace and gpu_uuid).
+    A non-empty `namespace` (Triton's model namespacing) is the key's third part."""
     found = dict(labels)
     model = found.get(c.LABEL_MODEL)
-    key = (intern(model), intern(found.get(c.LABEL_VERSION, ""))) if model is not None else None
+    key: ModelKey | None = None
+    if model is not None:
+        namespace = found.get(c.LABEL_NAMESPACE)
+        key = (intern(model), intern(found.get(c.LABEL_VERSION, "")))
+        if namespace:
+            key = (*key, intern(namespace))
     return key, found.get(c.LABEL_GPU_UUID), found.keys() <= _PLAIN_LABELS
 
 
