@@ -14,6 +14,8 @@ from namespacing_capture import FIRST_ROUND, REPOSITORIES, SECOND_ROUND
 from triton_sre import conventions as c
 from triton_sre.demo import VECTOR_SCALE
 from triton_sre.diagnosis.engine import diagnose_reason
+from triton_sre.doctor.checks import TritonFacts, model_memory
+from triton_sre.doctor.command import statistics
 from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import derive
 from triton_sre.exporter.replay import MetricsPlan, same_rows
@@ -25,6 +27,7 @@ from triton_sre.exporter.snapshot import (
     row_value,
 )
 from triton_sre.pricing import Pricing
+from triton_sre.triton.client import FetchError
 from triton_sre.triton.exposition import parse
 from triton_sre.triton.skeleton import Skeleton
 
@@ -131,3 +134,26 @@ def test_the_replayed_fold_keeps_the_namespaces_apart_too() -> None:
     reference, _ = counters_from_samples(parse(SECOND))
     assert same_rows(replayed[0], reference)
     assert sum(1 for key in reference if key[0] == VECTOR_SCALE) == 2
+
+
+class _RefusingClient:
+    """A Triton client whose all-model statistics fail as 2.51's do with namespacing on."""
+
+    def __init__(self, kind: str = c.FAULT_HTTP_STATUS) -> None:
+        self.kind = kind
+
+    def all_stats(self):
+        raise FetchError(c.TARGET_STATS, self.kind, API["stats"]["body"]["error"])
+
+
+def test_doctor_reads_refused_statistics_as_a_finding_under_namespacing() -> None:
+    stats, refused = statistics(_RefusingClient(), SECOND)
+    assert stats == [] and "namespacing" in refused
+    facts = TritonFacts(None, frozenset(), (), frozenset(), frozenset(), stats_refused=refused)
+    check = model_memory(facts)
+    assert not check.ok and not check.missing and check.found == refused
+    # the same answer without namespace labels, or a fault that is no answer, still fails the run
+    with pytest.raises(FetchError):
+        statistics(_RefusingClient(), without_namespace(SECOND))
+    with pytest.raises(FetchError):
+        statistics(_RefusingClient(c.FAULT_CONNECTION), SECOND)

@@ -12,7 +12,9 @@ from namespacing_capture import REPOSITORIES, SECOND_ROUND, build_repositories, 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.demo import VECTOR_SCALE
+from triton_sre.doctor.command import triton_facts
 from triton_sre.exporter.service import Exporter
+from triton_sre.triton.client import TritonClient
 from triton_sre.triton.exposition import parse
 
 pytestmark = pytest.mark.triton
@@ -52,3 +54,7 @@ def test_the_exporter_keeps_two_namespaces_apart_on_the_real_server(fresh_triton
         if s.name == c.M_BATCHING_RATIO and dict(s.labels)[c.LABEL_MODEL] == VECTOR_SCALE
     }
     assert ratios == {folder: float(rows) for folder, (_ensemble, rows) in REPOSITORIES.items()}
+
+    # doctor reads the server (the statistics' refusal is its model-memory finding, not exit 2)
+    facts = triton_facts(TritonClient(triton.http_url, triton.metrics_url))
+    assert "namespacing" in facts.stats_refused

@@ -112,6 +112,7 @@ class TritonFacts:
     llm_models: frozenset[str]  # models with samples of an LLM backend's families
     memory_models: frozenset[str]  # models whose statistics report memory_usage
     gpu_memory_models: frozenset[str] = frozenset()  # ... of type GPU
+    stats_refused: str = ""  # why Triton refused the statistics (model namespacing), "" when read
 
 
 def families_present(text: str) -> frozenset[str]:
@@ -387,6 +388,14 @@ def load_duration(facts: TritonFacts) -> Check:
     )
 
 
+# Core's ModelReadyVersions keys the all-model statistics `<namespace>::<model>`, which no lookup finds
+# (24.05-26.x): with --model-namespacing=true `/v2/models/stats` answers 400 whatever the models.
+NAMESPACED_STATS_FIX = (
+    "none while Triton runs with --model-namespacing=true: it refuses the all-model statistics then "
+    "(docs/exporter.md, Model namespacing)"
+)
+
+
 def model_memory(facts: TritonFacts) -> Check:
     names = {m.name for m in facts.models}
     silent = names - set(facts.memory_models)
@@ -396,6 +405,8 @@ def model_memory(facts: TritonFacts) -> Check:
         f"alert {c.ALERT_GPU_MEMORY_HEADROOM_LOW}",
         "panel: memory per model",
     )
+    if facts.stats_refused:
+        return Check(c.CHECK_MODEL_MEMORY, False, False, facts.stats_refused, affects, NAMESPACED_STATS_FIX)
     if not silent:
         return Check(
             c.CHECK_MODEL_MEMORY,

@@ -204,7 +204,7 @@ def triton_facts(client: TritonClient) -> TritonFacts:
                 raise
         text = decode_body(client.metrics())
         index = client.repository_index()
-        stats = list(client.all_stats())
+        stats, refused = statistics(client, text)
     except ValueError as exc:  # metrics text that is not UTF-8
         raise Unreachable(f"cannot read Triton at {client.triton_url}: {exc}") from None
     except FetchError as exc:
@@ -255,7 +255,19 @@ def triton_facts(client: TritonClient) -> TritonFacts:
         llm_models=frozenset(llm_models),
         memory_models=frozenset(str(m) for m in memory),
         gpu_memory_models=frozenset(str(m) for m in gpu_memory),
+        stats_refused=refused,
     )
+
+
+def statistics(client: TritonClient, metrics_text: str) -> tuple[list[Any], str]:
+    """The all-model statistics, and "" or why Triton refused them: with model namespacing on (its
+    per-model series carry `namespace`) Triton answers them 400, a finding rather than a failure."""
+    try:
+        return list(client.all_stats()), ""
+    except FetchError as exc:
+        if exc.kind != c.FAULT_HTTP_STATUS or f'{c.LABEL_NAMESPACE}="' not in metrics_text:
+            raise
+        return [], f"the statistics were refused: Triton runs with model namespacing ({exc})"
 
 
 def model_configs(
