@@ -26,6 +26,7 @@ from triton_sre.conventions import (
     LABEL_JOB,
     LABEL_LE,
     LABEL_MODEL,
+    LABEL_NAMESPACE,
     LABEL_QUANTILE,
     LABEL_VERSION,
 )
@@ -111,11 +112,16 @@ def label_sets(cluster_label: str | None = None) -> LabelSets:
     """The aggregation label sets every `by (...)` / `on (...)` of the generated rules uses.
 
     Callers pass the spec's `cluster_label` (None: single-cluster output, unchanged).
+    A model version is also told apart by Triton's `namespace` label (model namespacing, 24.05+: two
+    repositories may hold models of one name); a series without it groups as before, so the
+    figures without namespacing are unchanged. `per_model`, the SLO's level, names a model by name
+    alone: an SLO covers every namespace's model of that name.
     """
     cluster = (cluster_label,) if cluster_label else ()
+    namespace = (LABEL_NAMESPACE,) if cluster_label != LABEL_NAMESPACE else ()
     return LabelSets(
-        instance=(LABEL_JOB, LABEL_INSTANCE, LABEL_MODEL, LABEL_VERSION, *cluster),
-        model=(LABEL_JOB, LABEL_MODEL, LABEL_VERSION, *cluster),
+        instance=(LABEL_JOB, LABEL_INSTANCE, LABEL_MODEL, LABEL_VERSION, *namespace, *cluster),
+        model=(LABEL_JOB, LABEL_MODEL, LABEL_VERSION, *namespace, *cluster),
         per_model=(LABEL_MODEL, *cluster),
         server=(LABEL_JOB, LABEL_INSTANCE, *cluster),
         job=(LABEL_JOB, *cluster),
