@@ -50,6 +50,9 @@ LABEL_GPU_UUID: Final = "gpu_uuid"
 # repository path, as given to --model-repository (core metric_model_reporter.cc). Two repositories may
 # then hold models of the same name; the exporter's per-model figures carry it too (docs/exporter.md).
 LABEL_NAMESPACE: Final = "namespace"
+# Prometheus renames a scraped label that a target label already holds to `exported_<label>` (honor_labels
+# off): Triton's `namespace` beside the Prometheus Operator's Kubernetes `namespace` target label.
+EXPORTED_LABEL_PREFIX: Final = "exported_"
 LABEL_REASON: Final = "reason"
 
 # More families the generated rules and dashboards read.

@@ -191,6 +191,8 @@ def _k8s_pieces(spec: Spec, rules: dict[str, RuleFile] | None) -> Iterator[tuple
         "metrics_path": c.PATH_METRICS,
         "triton_job": spec.triton_job,
         "exporter_job": spec.exporter_job,
+        "namespace_label": c.LABEL_NAMESPACE,
+        "exported_namespace_label": c.EXPORTED_LABEL_PREFIX + c.LABEL_NAMESPACE,
         **startup_probe(spec),
     }
     yield K8S_DEPLOYMENT_FILE, [env.get_template("k8s-triton-deployment.yaml.j2").render(ctx)]
