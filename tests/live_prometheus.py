@@ -8,8 +8,10 @@ Registered in conftest.py, so every module using the `live` fixture shares the o
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, Any
 
@@ -51,6 +53,27 @@ class Prom:
             if result or time.monotonic() > deadline:
                 return result
             time.sleep(0.5)
+
+
+def serve_text(body: Callable[[], str]) -> ThreadingHTTPServer:
+    """A loopback HTTP server answering every GET with `body()` as Prometheus text (a scrape
+    target for a real Prometheus); `shutdown()` it when done."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            data = body().encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def start_prometheus(

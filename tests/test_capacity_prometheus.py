@@ -14,9 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ import pytest
 import requests
 from client_double import PollClient
 from grafana_vars import fill
-from live_prometheus import Prom, start_prometheus, stop_prometheus, wait_ready
+from live_prometheus import Prom, serve_text, start_prometheus, stop_prometheus, wait_ready
 
 from triton_sre import conventions as c
 from triton_sre.config import CapacitySettings, ExporterSettings
@@ -89,31 +87,13 @@ class FixtureTriton(PollClient):
         return {"name": model, "max_batch_size": 0}
 
 
-def _serve(fixture: FixtureTriton) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = fixture.metrics_text().encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 @pytest.fixture(scope="module")
 def prom(tmp_path_factory: pytest.TempPathFactory):
     work = tmp_path_factory.mktemp("capacity-prometheus")
     spec = default_spec()
     (work / "rules.yaml").write_text(render_yaml(capacity.capacity_groups(spec, "runbooks/"), "slos.yaml"))
     fixture = FixtureTriton()
-    triton = _serve(fixture)
+    triton = serve_text(fixture.metrics_text)
     settings = ExporterSettings(
         interval=0.5,
         window=30.0,

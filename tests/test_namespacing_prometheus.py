@@ -5,13 +5,12 @@ Operator attaches it: two repositories' `vector_scale` models keep their own bat
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
-from live_prometheus import start_prometheus, stop_prometheus, wait_ready
+from live_prometheus import serve_text, start_prometheus, stop_prometheus, wait_ready
 from namespacing_capture import REPOSITORIES
 from test_namespacing import FIRST, SECOND, namespaces
 
@@ -35,29 +34,19 @@ def podmonitor_relabelling() -> list[dict[str, Any]]:
     return [{_snake(k): v for k, v in rule.items()} for rule in endpoint["metricRelabelings"]]
 
 
-def _serve() -> ThreadingHTTPServer:
+def _bodies() -> Callable[[], str]:
+    """FIRST for the first scrapes, then SECOND: the counters move once."""
     served = [0]
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            served[0] += 1
-            body = (FIRST if served[0] <= FIRST_SCRAPES else SECOND).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def body() -> str:
+        served[0] += 1
+        return FIRST if served[0] <= FIRST_SCRAPES else SECOND
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return body
 
 
 def test_rules_keep_two_namespaces_apart_behind_the_operator_s_namespace_label(tmp_path: Path) -> None:
-    triton = _serve()
+    triton = serve_text(_bodies())
     port = free_port()
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
