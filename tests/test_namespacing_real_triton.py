@@ -54,6 +54,13 @@ def test_the_exporter_keeps_two_namespaces_apart_on_the_real_server(fresh_triton
         if s.name == c.M_BATCHING_RATIO and dict(s.labels)[c.LABEL_MODEL] == VECTOR_SCALE
     }
     assert ratios == {folder: float(rows) for folder, (_ensemble, rows) in REPOSITORIES.items()}
+    # the refused statistics are counted at every poll, as docs/exporter.md says
+    errors = {
+        (dict(s.labels)[c.L_TARGET], dict(s.labels)[c.L_KIND]): s.value
+        for s in parse(exporter.metrics_text().decode())
+        if s.name == c.M_POLL_ERRORS
+    }
+    assert errors.get((c.TARGET_STATS, c.FAULT_HTTP_STATUS)) == 2.0
 
     # doctor reads the server (the statistics' refusal is its model-memory finding, not exit 2)
     facts = triton_facts(TritonClient(triton.http_url, triton.metrics_url))
