@@ -17,6 +17,7 @@ from fake_prometheus import serve
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.data import shipped
+from triton_sre.rollout.live import alert_sides
 from triton_sre.stack.processes import free_port
 
 
@@ -258,3 +259,15 @@ def test_cluster_compares_one_cluster_of_a_global_store(
     assert body["baseline"].endswith("in east") and body["candidate"].endswith("in east"), body
     selectors = [s for q in seen for s in re.findall(r"\{[^}]*\}", q)]
     assert selectors and all('region="east"' in s for s in selectors), selectors
+
+
+def test_a_rollout_alert_of_one_cluster_is_judged_in_that_cluster() -> None:
+    """The bot's lines for a TritonRolloutRegression alert on a global store judged the canary of one
+    cluster against every cluster's baseline (journeyfleet): the alert's cluster label narrows both sides."""
+    labels = {c.LABEL_JOB: "triton", c.LABEL_MODEL: "m", c.LABEL_BASELINE: "1", c.LABEL_VERSION: "2"}
+    plain = alert_sides(labels, "triton", "region")
+    assert plain is not None and all(("region", "=", "east") not in s.matchers for s in plain)
+    narrowed = alert_sides({**labels, "region": "east"}, "triton", "region")
+    assert narrowed is not None
+    assert all(("region", "=", "east") in s.matchers and s.label.endswith("in east") for s in narrowed)
+    assert [s.matchers[:-1] for s in narrowed] == [s.matchers for s in plain]

@@ -24,6 +24,7 @@ from triton_sre.rollout.model import (
     NO_DATA,
     Side,
     Verdict,
+    in_cluster,
     judge,
     model_sides,
     parse_selector,
@@ -202,12 +203,6 @@ def _sides(args: argparse.Namespace, job: str, rs: RolloutSpec) -> tuple[Side, S
         raise SpecError(str(exc)) from None
 
 
-def _in_cluster(sides: tuple[Side, Side], label: str, cluster: str) -> tuple[Side, Side]:
-    """Both sides restricted to one cluster of a global store (`label="cluster"`)."""
-    matcher = (label, "=", cluster)
-    return tuple(Side(f"{s.label} in {cluster}", (*s.matchers, matcher)) for s in sides)  # type: ignore[return-value]
-
-
 def _fmt(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
@@ -246,7 +241,7 @@ def run_check(args: argparse.Namespace) -> int:
     job = args.job or spec.triton_job
     sides = _sides(args, job, rs)
     if args.cluster:
-        sides = _in_cluster(sides, spec.cluster_label or c.LABEL_CLUSTER, args.cluster)
+        sides = in_cluster(sides, spec.cluster_label or c.LABEL_CLUSTER, args.cluster)
     if set(sides[0].matchers) == set(sides[1].matchers):  # it could only pass: nothing to compare
         raise SpecError(
             f"the baseline and the candidate are the same series ({printable(sides[0].label)}): "

@@ -16,6 +16,7 @@ from triton_sre.rollout.model import (
     NO_DATA,
     Side,
     Verdict,
+    in_cluster,
     judge,
     model_sides,
     side_queries,
@@ -118,16 +119,22 @@ def verdict_now(
     return judge(*sides, samples, rs)
 
 
-def alert_sides(labels: Mapping[str, str], job: str) -> tuple[Side, Side] | None:
-    """The two sides a TritonRolloutRegression alert names (a blue/green pair, else two versions)."""
+def alert_sides(
+    labels: Mapping[str, str], job: str, cluster_label: str = c.LABEL_CLUSTER
+) -> tuple[Side, Side] | None:
+    """The two sides a TritonRolloutRegression alert names (a blue/green pair, else two versions), in
+    the alert's cluster when it names one (a fleet's rules keep `cluster_label`)."""
     base, cand, model = labels.get(c.LABEL_BASELINE), labels.get(c.LABEL_CANDIDATE), labels.get(c.LABEL_MODEL)
     job = labels.get(c.LABEL_JOB, job)
-    if base and cand:
-        return model_sides(job, base, cand)
     version = labels.get(c.LABEL_VERSION)
-    if base and model and version:
-        return version_sides(job, model, base, version)
-    return None
+    if base and cand:
+        sides = model_sides(job, base, cand)
+    elif base and model and version:
+        sides = version_sides(job, model, base, version)
+    else:
+        return None
+    cluster = labels.get(cluster_label)
+    return in_cluster(sides, cluster_label, cluster) if cluster else sides
 
 
 def model_verdicts(
@@ -176,7 +183,7 @@ def summary_lines(verdict: Verdict) -> list[str]:
 def alert_lines(prom: Prometheus, labels: Mapping[str, str], spec: Spec) -> list[str]:
     """The bot's lines for a TritonRolloutRegression alert: the verdict now, then each figure."""
     rs = spec.rollout
-    sides = alert_sides(labels, spec.triton_job)
+    sides = alert_sides(labels, spec.triton_job, spec.cluster_label or c.LABEL_CLUSTER)
     if sides is None:
         return []
     window_s = parse_duration(rs.window, "rollout.window")
