@@ -1,10 +1,12 @@
 """Grafana's interpolation of dashboard variables in a Prometheus query, for tests.
 
-`interpolate` does what Grafana does with a selection: the `json` format is `JSON.stringify`, the
-`regex` format is `kbn.regexEscape` of each value (several joined as `(a|b)`), a custom All value is
-written as it is (never formatted), and a plain `$name` gets the Prometheus data source's own escaping
-(`prometheusRegularEscape` for a single-valued variable, `prometheusSpecialRegexEscape` for a multi-value
-one; Grafana 10-11, `public/app/plugins/datasource/prometheus/datasource.ts`, classic behaviour).
+`interpolate` does what Grafana does with a selection: the `json` format is `JSON.stringify` of
+several values but a single string value as it is, unquoted (@grafana/scenes' formatRegistry, which
+core Grafana's templating uses: `if (typeof value === 'string') return value;`), the `regex` format
+is `kbn.regexEscape` of each value (several joined as `(a|b)`), a custom All value is written as it
+is (never formatted), and a plain `$name` gets the Prometheus data source's own escaping
+(`prometheusRegularEscape` for a single-valued variable, `prometheusSpecialRegexEscape` for a
+multi-value one; Grafana 10-11, `public/app/plugins/datasource/prometheus/datasource.ts`, classic behaviour).
 
 `fill` is for the live tests, which give the text a query should read: a regex for a regex variable
 (`.*`, `a|b`), a value for the others; it is put in as the variable's format would carry it.
@@ -39,7 +41,7 @@ def _format(value: str | Sequence[str], fmt: str | None, multi: bool) -> str:
         return ALL_VALUE
     values = [value] if isinstance(value, str) else list(value)
     if fmt == "json":
-        return json.dumps(value if isinstance(value, str) else values, ensure_ascii=False)
+        return value if isinstance(value, str) else json.dumps(values, ensure_ascii=False)
     if fmt == "raw":
         return ",".join(values)
     if fmt == "regex":

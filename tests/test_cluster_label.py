@@ -80,7 +80,7 @@ def _selectors(expr: str) -> list[str]:
 
 def _dashboard_problems(spec: Spec, label: str) -> list[str]:
     """Dashboard queries that do not read one selected cluster."""
-    pinned = f'{label}="the-cluster"'  # the variable's value, as Grafana's json format writes it
+    pinned = f"{label}=~`the-cluster`"  # the variable's value, as its regex format writes it
     problems = []
     for name, board in dashboards(spec).items():
         variables = {v["name"]: v for v in board["templating"]["list"]}

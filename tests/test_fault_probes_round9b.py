@@ -165,10 +165,11 @@ def test_an_accepted_autoscaling_job_gives_an_hpa_the_api_server_accepts(job: st
 
 
 # -- generate: Grafana variables in the dashboards' queries ------------------------------------------
-JOB = 'tri"ton\\ x`{y}|.*'
+JOB = 'tri"ton\\ x{y}|.*'  # a backtick is left (docs/failure-behaviour.md)
 EXPORTER = 'monitoring/"sre"\\'
 INSTANCES = ['h"1:8002', "a\\b|c.*"]
 MODELS = ['m"q', "$\\foo$", "{x}.*"]
+CLUSTER = 'eu"1\\'
 
 
 def _selection(board: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
@@ -177,7 +178,7 @@ def _selection(board: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
         "__rate_interval": "5m",
         "job": JOB,
         "exporter_job": EXPORTER,
-        "cluster": 'eu"1\\',
+        "cluster": CLUSTER,
         "instance": INSTANCES,
         "model": MODELS if "model" in multi else MODELS[0],
         "slo": ALL,
@@ -197,29 +198,38 @@ def _queries(board: dict[str, Any]) -> list[str]:
 def test_the_dashboards_queries_read_any_variable_value_as_that_value(tmp_path: Path) -> None:
     """Before: `job=~"$job"`: Grafana's Prometheus escaping covers backslashes (and, for multi-value
     variables, regex marks), never a `"`: a job named `tri"ton` ended the string, every panel failed
-    to parse. Now `job=${job:json}` and `` model=~`${model:regex}` `` (generated JSON interpolated
-    as Grafana does, every query checked by promtool and its matchers read back)."""
+    to parse. Then `job=${job:json}`: Grafana's current json format writes a single value unquoted
+    (`job=triton`), no panel parsed. Now `` job=~`${job:regex}` `` and `` model=~`${model:regex}` ``
+    (generated JSON interpolated as Grafana does, every query checked by promtool and its matchers
+    read back)."""
     spec = replace(default_spec(), cluster_label="region")
-    rules, decoded_jobs, regexes = [], set(), []
+    rules, regexes, literal_jobs = [], [], set()
     for name, board in dashboards(spec).items():
         selection, multi = _selection(board)
         for i, expr in enumerate(_queries(board)):
             sent = interpolate(expr, selection, multi)
             rules.append({"record": f"probe:{name.split('.')[0].replace('-', '_')}:{i}", "expr": sent})
-            decoded_jobs |= {json.loads(m) for m in re.findall(r'\bjob=("(?:[^"\\]|\\.)*")', sent)}
-            regexes += re.findall(r"\b(instance|model)=~`([^`]*)`", sent)
+            literal_jobs |= {json.loads(m) for m in re.findall(r'\bjob=("(?:[^"\\]|\\.)*")', sent)}
+            found = re.findall(r"\b(instance|model|job|region)=~`([^`]*)`", sent)
+            regexes += [(label, regex, selection[c.LABEL_MODEL]) for label, regex in found]
     path = tmp_path / "queries.yaml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "dashboards", "rules": rules}]}))
     checked = subprocess.run(
         [binary("promtool"), "check", "rules", str(path)], capture_output=True, text=True, timeout=120
     )
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
-    assert {JOB, EXPORTER} <= decoded_jobs <= {JOB, EXPORTER, spec.triton_job}  # the latter: autoscaling
-    assert regexes
-    for label, regex in regexes:
-        chosen = INSTANCES if label == c.LABEL_INSTANCE else MODELS
-        assert all(re.fullmatch(regex, value) for value in chosen), (label, regex)
+    assert literal_jobs <= {spec.triton_job}  # autoscaling's own job, no variable
+    jobs_read = set()
+    for label, regex, models in regexes:
+        chosen = {c.LABEL_INSTANCE: INSTANCES, c.LABEL_MODEL: models, "region": [CLUSTER]}
+        if label == c.LABEL_JOB:
+            (job,) = [j for j in (JOB, EXPORTER) if re.fullmatch(regex, j)]
+            jobs_read.add(job)
+            continue
+        values = [chosen[label]] if isinstance(chosen[label], str) else chosen[label]
+        assert all(re.fullmatch(regex, value) for value in values), (label, regex)
         assert not [v for v in ("ab|c", "a\\bXc", "mXq", "\\foo", "{x}y") if re.fullmatch(regex, v)], regex
+    assert jobs_read == {JOB, EXPORTER} and {r[0] for r in regexes} == {*chosen, c.LABEL_JOB}
 
 
 # -- gameday: the project's HTTP client for the observer and model control ---------------------------

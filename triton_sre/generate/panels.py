@@ -31,17 +31,18 @@ EXPORTER_JOB_VAR = "exporter_job"  # the dashboards' variable holding the export
 
 def var_matcher(label: str, op: str, name: str) -> pq.Matcher:
     """`label op <the dashboard variable name>`, a valid PromQL literal whatever the value holds (`"`,
-    `\\`, `|`, `.`, `{`): for `=` Grafana's `json` format (a JSON string is a PromQL double-quoted
-    literal of the value), for `=~` its `regex` format (each value regex-escaped, several as `(a|b)`,
-    All as the variable's own `.*`) in a raw string, which PromQL reads without escapes. A plain
-    `"$job"` ended the string at a `"` in the value (Grafana's Prometheus escaping covers backslashes
-    and regex marks, never quotes). Left: a backtick in a value of a regex (multi-value) variable."""
-    if op in ("=", "!="):
-        return (label, op, pq.Literal(f"${{{name}:json}}"))
-    return (label, op, pq.Literal(f"`${{{name}:regex}}`"))
+    `\\`, `|`, `.`, `{`): Grafana's `regex` format (each value regex-escaped, several as `(a|b)`, All as
+    the variable's own `.*`) in a raw string, which PromQL reads without escapes; `=` and `!=` become
+    `=~` and `!~` on the escaped value (the same series). Not the `json` format: Grafana's current
+    formatter (the scenes registry core Grafana uses) writes a single string value as it is, no quotes,
+    so `job=${job:json}` was sent as `job=triton` and every panel failed to parse (older releases
+    JSON-quoted it). A plain `"$job"` ended the string at a `"` in the value (Grafana's Prometheus
+    escaping covers backslashes and regex marks, never quotes). Left: a backtick in a value."""
+    regex_op = {"=": "=~", "!=": "!~"}.get(op, op)
+    return (label, regex_op, pq.Literal(f"`${{{name}:regex}}`"))
 
 
-JOB_VAR_MATCHER = var_matcher(c.LABEL_JOB, "=", "job")  # single-valued: equality
+JOB_VAR_MATCHER = var_matcher(c.LABEL_JOB, "=", "job")  # single-valued: the escaped value
 
 
 def cluster_matchers(spec: Spec) -> Matchers:
