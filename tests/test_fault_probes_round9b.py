@@ -89,9 +89,15 @@ def test_a_slack_channel_slack_would_not_know_is_refused_at_load(channel: str) -
 
 
 @pytest.mark.parametrize(
-    "channel", ["#triton-alerts", "ml_pages-2", "C0123ABCD", "G01ABCDEFG", "#運用", "#" + "a" * 80]
+    "channel",
+    [
+        *("#triton-alerts", "ml_pages-2", "#運用", "#" + "a" * 80),
+        *("C0123ABCD", "G01ABCDEFG", "D024BE91L", "U0123ABCD", "W0123ABCD"),
+    ],
 )
 def test_a_slack_channel_by_slacks_rules_or_an_id_is_accepted(channel: str) -> None:
+    """A user's ID (U…, W… on Enterprise Grid) was refused by the first version of the check: Slack's
+    chat.postMessage takes it as the channel and opens the DM with that user."""
     assert settings_from_mapping(bot_config(channel=channel), "bot.yaml").channel == channel
 
 

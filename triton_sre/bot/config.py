@@ -134,9 +134,10 @@ def _str(where: str, value: Any) -> str:
 
 
 # Slack's channel names: lowercase letters (any script), digits, `-` and `_`, at most 80 characters,
-# no spaces or periods; `#` in front is ours to drop. Or an ID: C… (channel), G… (private), D… (DM).
+# no spaces or periods; `#` in front is ours to drop. Or an ID: C… (channel), G… (private), D… (DM),
+# or a user's U… / W… (Enterprise Grid): chat.postMessage opens the DM with that user.
 SLACK_CHANNEL_NAME_MAX = 80
-_SLACK_CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{8,}")
+_SLACK_CHANNEL_ID = re.compile(r"[CGDUW][A-Z0-9]{8,}")
 _SLACK_NAME_CHARACTER = re.compile(r"[-_\w]")
 
 
@@ -147,14 +148,16 @@ def _is_slack_channel_name(name: str) -> bool:
 
 
 def check_slack_channel(where: str, value: Any) -> str:
-    """A channel Slack can post to: `#name` / `name` by Slack's naming rules, or an ID (`C0123ABCD`).
-    A wrong one was accepted and every notification to it failed with `channel_not_found`."""
+    """A channel Slack can post to: `#name` / `name` by Slack's naming rules, or an ID (`C0123ABCD`, a
+    user's `U0123ABCD`). A wrong one was accepted and every notification to it failed with
+    `channel_not_found`."""
     text = _str(where, value)
     if _SLACK_CHANNEL_ID.fullmatch(text) or _is_slack_channel_name(text.removeprefix("#")):
         return text
     raise ConfigError(
         f"{where}: must be a Slack channel: #name of at most {SLACK_CHANNEL_NAME_MAX} lowercase letters, "
-        f"digits, '-' or '_' (no spaces or periods), or a channel ID such as C0123ABCD, got {bounded(value)}"
+        f"digits, '-' or '_' (no spaces or periods), or a channel or user ID such as C0123ABCD or U0123ABCD, "
+        f"got {bounded(value)}"
     )
 
 
