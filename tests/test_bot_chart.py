@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -150,3 +151,44 @@ def test_a_window_longer_than_the_data_is_measured_on_the_real_prometheus(
     assert client.instant(data_in_window_expr("6h", 'no"such\\model')) is None
 
     assert 0 < _slo_facts(prometheus, tmp_path, "6h", "slo6h").window_data["slo6h"] < 3600
+
+
+def test_the_data_in_a_window_is_read_in_the_alerts_cluster(tmp_path: Path) -> None:
+    """On a global store, cluster `new` has served the model for 10 minutes, cluster `old` for the
+    whole hour: a 1h alert of `new` holds 10 minutes of data. Before, the query read every cluster's
+    samples of the model and answered the hour (promtool's rule engine, 1-minute samples)."""
+    import yaml
+    from binaries import binary
+
+    from triton_sre.bot.queries import data_in_window_expr
+
+    old, new = (f'{c.NV_REQUEST_SUCCESS}{{{c.LABEL_MODEL}="m",region="{r}"}}' for r in ("old", "new"))
+    tests = {
+        "rule_files": [],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [
+                    {"series": old, "values": "1+1x60"},
+                    {"series": new, "values": "_x50 1+1x10"},
+                ],
+                "promql_expr_test": [
+                    {
+                        "expr": f"round({data_in_window_expr('1h', 'm', (('region', 'new'),))})",
+                        "eval_time": "60m",
+                        "exp_samples": [{"labels": "{}", "value": 600}],
+                    },
+                    {
+                        "expr": f"round({data_in_window_expr('1h', 'm', (('region', 'old'),))})",
+                        "eval_time": "60m",
+                        "exp_samples": [{"labels": "{}", "value": 3600}],
+                    },
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "window.test.yaml"
+    path.write_text(yaml.safe_dump(tests))
+    run = subprocess.run([binary("promtool"), "test", "rules", str(path)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

@@ -93,15 +93,17 @@ WINDOW_POINTS = 120
 """Points of `data_in_window_expr`'s subquery over the window: its answer is within window / 120."""
 
 
-def data_in_window_expr(window: str, model: str) -> str:
-    """PromQL: seconds of data on `model` Prometheus holds in the last `window` (Triton's request
-    counter, which every SLO of the model is computed from): now minus its oldest sample in the window,
-    read by a subquery of `WINDOW_POINTS` points (and one of 1 s points over the last of them). Shorter
-    than the window when the server (or Prometheus) has been up for less: the burn rate over the
-    window is then over that much data."""
+def data_in_window_expr(window: str, model: str, scope: Scope = ()) -> str:
+    """PromQL: seconds of data on `model` (in the alert's cluster, `scope`) Prometheus holds in the last
+    `window` (Triton's request counter, which every SLO of the model is computed from): now minus its
+    oldest sample in the window, read by a subquery of `WINDOW_POINTS` points (and one of 1 s points
+    over the last of them). Shorter than the window when the server (or Prometheus) has been up for
+    less: the burn rate over the window is then over that much data. Without the scope a global
+    store answered with another cluster's older samples of the model, and a cluster up for minutes
+    read as a full window."""
     seconds = parse_duration(window, c.L_WINDOW)
     resolution = max(1, math.ceil(seconds / WINDOW_POINTS))
-    stamps = f"timestamp({c.NV_REQUEST_SUCCESS}{{{c.LABEL_MODEL}={q(model)}}})"
+    stamps = f"timestamp({c.NV_REQUEST_SUCCESS}{{{c.LABEL_MODEL}={q(model)}{_scope(scope)}}})"
     # a subquery's points are aligned to multiples of its resolution: data younger than the last such
     # point is in none of them, so the last resolution is read again at 1 s
     recent = f"min_over_time({stamps}[{resolution}s:1s])"

@@ -372,7 +372,7 @@ class Worker:
                     value = self.prometheus.instant(burn_rate_expr(slo, window, model, scope))
                     if value is not None:
                         burn[alert.fingerprint] = value
-                    held = self.prometheus.instant(data_in_window_expr(window, model))
+                    held = self.prometheus.instant(data_in_window_expr(window, model, scope))
                     if held is not None and holds_less_than_window(window, held):
                         data[alert.fingerprint] = held
                     left = self.prometheus.instant(f"{c.REC_SLO_BUDGET_REMAINING}{sel}")
