@@ -36,9 +36,9 @@ from triton_sre.gameday import context, observer
 from triton_sre.gameday.context import Context
 from triton_sre.gameday.observer import Observer
 from triton_sre.generate.dashboards import dashboards, iter_targets
-from triton_sre.generate.k8s_autoscaling import hpa, scaled_object
+from triton_sre.generate.k8s_autoscaling import autoscaling_files, hpa, scaled_object
 from triton_sre.httpclient import DeadlineExceeded
-from triton_sre.slo import SpecError, default_spec, spec_from_mapping
+from triton_sre.slo import default_spec, spec_from_mapping
 
 PASSWORD = "hunter2-probe9b"
 
@@ -148,17 +148,22 @@ def scaled(job: str | None, triton_job: str = c.DEFAULT_TRITON_JOB) -> dict[str,
 
 
 @pytest.mark.parametrize("job", ["monitoring/triton", 'tri"ton', "triton x", "-triton", "t" * 64, "é"])
-def test_an_autoscaling_job_no_hpa_can_select_is_refused_by_name(job: str) -> None:
+def test_an_autoscaling_job_no_hpa_can_select_gives_a_note_not_an_hpa(job: str) -> None:
     """Before: written into the HPA's `matchLabels: {job: …}`, which the API server refuses at apply
-    time (a PodMonitor's job is `namespace/name`)."""
-    with pytest.raises(
-        SpecError, match=r"^slos.yaml: autoscaling\[0\] \(gpu\): job: .*Kubernetes label value"
-    ):
-        spec_from_mapping(scaled(job), "slos.yaml")
-    with pytest.raises(
-        SpecError, match=r"autoscaling\[0\] \(gpu\): job: .*\(scrape.triton_job, the default\)"
-    ):
-        spec_from_mapping(scaled(None, triton_job=job), "slos.yaml")
+    time (a PodMonitor's job is `namespace/name`). Then refused where the spec loads, which stopped
+    every command (bot, report, generate) of a spec that loaded before, KEDA's users' included
+    (review23). Now the spec loads, the ScaledObject passes the schemas and the HPA file is a note."""
+    for mapping in (scaled(job), scaled(None, triton_job=job)):
+        spec = spec_from_mapping(mapping, "slos.yaml")
+        (entry,) = spec.autoscaling
+        assert entry.job == job
+        assert problems(scaled_object(entry)) == []
+        files = autoscaling_files(spec)
+        note = files[f"{c.K8S_AUTOSCALING_DIR}/gpu-hpa.yaml"]
+        assert yaml.safe_load(note) is None  # comments only: nothing the API server would refuse
+        assert "No HorizontalPodAutoscaler for gpu" in note and json.dumps(job) in note
+        assert "gpu-keda.yaml" in note
+        assert yaml.safe_load(files[f"{c.K8S_AUTOSCALING_DIR}/gpu-keda.yaml"])["kind"] == "ScaledObject"
 
 
 @pytest.mark.parametrize("job", ["triton", "kube.triton_gpu-0", "T" * 63, "9"])

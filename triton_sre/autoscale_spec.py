@@ -26,7 +26,9 @@ _KEYS = {"deployment", "kind", "job", "signal", "target", "min_replicas", "max_r
 _KINDS = ("Deployment", "StatefulSet")
 _DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 # A Kubernetes label value (apimachinery's IsValidLabelValue): the HPA selects its external metric
-# with `matchLabels: {job: <job>}`, and the API server refuses the HPA for any other job.
+# with `matchLabels: {job: <job>}`, and the API server refuses the HPA for any other job. Not refused
+# here: the KEDA ScaledObject, the rules and every other command read the job inside PromQL only
+# (generate/k8s_autoscaling.py writes a note instead of that HPA).
 K8S_LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
 
 
@@ -166,14 +168,6 @@ def _entry(
     job = entry.get("job", default_job)
     if not isinstance(job, str) or not job:
         raise ConfigError(f"{where}: job: expected the Triton scrape job's name, got {bounded(job)}")
-    if not K8S_LABEL_VALUE.fullmatch(job):
-        given = "" if "job" in entry else " (scrape.triton_job, the default)"
-        raise ConfigError(
-            f"{where}: job: the HPA selects the signal with the label job={bounded(job)}{given}, which "
-            "is not a Kubernetes label value (at most 63 letters, digits, '-', '_' or '.', starting and "
-            "ending with a letter or digit): the API server would refuse it. Give the scrape job such a "
-            "name (relabel `job` in the scrape config or set the PodMonitor's jobLabel)"
-        )
     signal = entry.get("signal", c.AUTOSCALE_DEFAULT_SIGNAL)
     if signal not in c.SIGNALS:
         raise ConfigError(f"{where}: signal: must be one of {', '.join(c.SIGNALS)}, got {bounded(signal)}")

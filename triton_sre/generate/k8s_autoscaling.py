@@ -12,12 +12,13 @@ replica still loading does not lower the signal, and keep replicas twice that lo
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.autoscale_spec import Autoscaling
-from triton_sre.generate.rulefile import render_yaml
+from triton_sre.autoscale_spec import K8S_LABEL_VALUE, Autoscaling
+from triton_sre.generate.rulefile import GENERATED_HEADER, render_yaml
 from triton_sre.promql import num, selector
 from triton_sre.slo import Spec
 
@@ -141,6 +142,19 @@ def scaled_object(entry: Autoscaling) -> dict[str, Any]:
     }
 
 
+def no_hpa_note(entry: Autoscaling, source: str) -> str:
+    """What stands for the HPA of an entry whose job no `matchLabels` can hold (a PodMonitor's
+    `namespace/name`): the API server would refuse that HPA. Refusing the spec instead (the first
+    version) stopped every command, the KEDA ScaledObject's users' included, after the upgrade."""
+    return GENERATED_HEADER.format(source=source) + (
+        f"# No HorizontalPodAutoscaler for {entry.deployment}: it selects the signal with the label\n"
+        f"# job={json.dumps(entry.job)}, which is not a Kubernetes label value (at most 63 letters,\n"
+        "# digits, '-', '_' or '.', starting and ending with a letter or digit): the API server would\n"
+        f"# refuse it. Use {entry.deployment}-keda.yaml, or give the scrape job such a name (relabel\n"
+        "# `job` in the scrape config or set the PodMonitor's jobLabel) and generate again.\n"
+    )
+
+
 def autoscaling_files(spec: Spec) -> dict[str, str]:
     """Path under deploy/ -> YAML, for each entry (nothing when the spec has none)."""
     if not spec.autoscaling:
@@ -150,8 +164,10 @@ def autoscaling_files(spec: Spec) -> dict[str, str]:
         f"{c.K8S_AUTOSCALING_DIR}/prometheus-adapter-rules.yaml": _NOTE + render_yaml(adapter_rules(), source)
     }
     for entry in spec.autoscaling:
-        files[f"{c.K8S_AUTOSCALING_DIR}/{entry.deployment}-hpa.yaml"] = _NOTE + render_yaml(
-            hpa(entry), source
+        files[f"{c.K8S_AUTOSCALING_DIR}/{entry.deployment}-hpa.yaml"] = (
+            _NOTE + render_yaml(hpa(entry), source)
+            if K8S_LABEL_VALUE.fullmatch(entry.job)
+            else no_hpa_note(entry, source)
         )
         files[f"{c.K8S_AUTOSCALING_DIR}/{entry.deployment}-keda.yaml"] = _NOTE + render_yaml(
             scaled_object(entry), source
