@@ -66,9 +66,7 @@ def test_the_bots_body_cap_at_the_limit_is_accepted() -> None:
 # -- bot: Slack channel names ------------------------------------------------------------------------
 WRONG_CHANNELS = [
     "#a\nb",
-    "#Alerts",
     "#ml pages",
-    "#ml.pages",
     "#" + "a" * 81,
     "##x",
     "#<!channel>",
@@ -92,6 +90,8 @@ def test_a_slack_channel_slack_would_not_know_is_refused_at_load(channel: str) -
     "channel",
     [
         *("#triton-alerts", "ml_pages-2", "#運用", "#" + "a" * 80),
+        # not how Slack names channels today, but a config that started before the check still starts
+        *("#Alerts", "#ml.pages"),
         *("C0123ABCD", "G01ABCDEFG", "D024BE91L", "U0123ABCD", "W0123ABCD"),
     ],
 )

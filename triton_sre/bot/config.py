@@ -133,18 +133,18 @@ def _str(where: str, value: Any) -> str:
     return value.strip()
 
 
-# Slack's channel names: lowercase letters (any script), digits, `-` and `_`, at most 80 characters,
-# no spaces or periods; `#` in front is ours to drop. Or an ID: C… (channel), G… (private), D… (DM),
-# or a user's U… / W… (Enterprise Grid): chat.postMessage opens the DM with that user.
+# Slack's channel names: letters (any script), digits, `-` and `_`, at most 80 characters, no
+# spaces; `#` in front is ours to drop. Slack creates them lowercase and without periods today, but a
+# name that worked before this check (a capital, a period of a channel named under the old rules) is
+# not refused at start: the delivery's own error says so. Or an ID: C… (channel), G… (private),
+# D… (DM), or a user's U… / W… (Enterprise Grid): chat.postMessage opens the DM with that user.
 SLACK_CHANNEL_NAME_MAX = 80
 _SLACK_CHANNEL_ID = re.compile(r"[CGDUW][A-Z0-9]{8,}")
-_SLACK_NAME_CHARACTER = re.compile(r"[-_\w]")
+_SLACK_NAME_CHARACTER = re.compile(r"[-_.\w]")
 
 
 def _is_slack_channel_name(name: str) -> bool:
-    return 0 < len(name) <= SLACK_CHANNEL_NAME_MAX and all(
-        _SLACK_NAME_CHARACTER.fullmatch(ch) and not ch.isupper() for ch in name
-    )
+    return 0 < len(name) <= SLACK_CHANNEL_NAME_MAX and all(_SLACK_NAME_CHARACTER.fullmatch(ch) for ch in name)
 
 
 def check_slack_channel(where: str, value: Any) -> str:
@@ -155,8 +155,8 @@ def check_slack_channel(where: str, value: Any) -> str:
     if _SLACK_CHANNEL_ID.fullmatch(text) or _is_slack_channel_name(text.removeprefix("#")):
         return text
     raise ConfigError(
-        f"{where}: must be a Slack channel: #name of at most {SLACK_CHANNEL_NAME_MAX} lowercase letters, "
-        f"digits, '-' or '_' (no spaces or periods), or a channel or user ID such as C0123ABCD or U0123ABCD, "
+        f"{where}: must be a Slack channel: #name of at most {SLACK_CHANNEL_NAME_MAX} letters, digits, "
+        f"'-' or '_' (no spaces), or a channel or user ID such as C0123ABCD or U0123ABCD, "
         f"got {bounded(value)}"
     )
 
