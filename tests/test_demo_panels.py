@@ -9,7 +9,6 @@ import contextlib
 import itertools
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 import requests
+from grafana_vars import ALL, VARIABLE, interpolate
 
 from triton_sre import conventions as c
 from triton_sre.demo import (
@@ -35,7 +35,6 @@ from triton_sre.triton.exposition import parse
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "triton_sre.cli"]
-VARIABLE = re.compile(r'(\w+)\s*=~?\s*"\$\{?\w+\}?"')  # a label matcher on a dashboard variable
 
 
 def panel_queries(dashboard: str, metric: str) -> dict[str, str]:
@@ -46,7 +45,9 @@ def panel_queries(dashboard: str, metric: str) -> dict[str, str]:
         for target in panel.get("targets", []):
             expr = target.get("expr", "")
             if metric in expr:
-                expr = VARIABLE.sub(r'\1=~".*"', expr).replace("$__rate_interval", "1m")
+                names = {m.group("braced") or m.group("plain") for m in VARIABLE.finditer(expr)}
+                every = dict.fromkeys(names - {"__rate_interval"}, ALL)
+                expr = interpolate(expr, every).replace("$__rate_interval", "1m")
                 found[panel["title"]] = expr
     return found
 
