@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping
 
 from triton_sre import conventions as c
+from triton_sre.bot.queries import Scope, scope_matchers
 from triton_sre.promql import q
 
 LLM_ALERTS = frozenset(c.LLM_ALERT_RUNBOOKS)
@@ -22,11 +23,11 @@ KV_CACHE = "kv_cache"
 WAITING = "waiting"
 
 
-def figure_exprs(model: str, version: str = "", scope: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
+def figure_exprs(model: str, version: str = "", scope: Scope = ()) -> dict[str, str]:
     """PromQL per figure for one model (the worst version when the alert names none), in the alert's
     cluster when `scope` names it."""
     sel = f"{c.LABEL_MODEL}={q(model)}" + (f", {c.LABEL_VERSION}={q(version)}" if version else "")
-    sel += "".join(f", {label}={q(value)}" for label, value in scope)
+    sel += scope_matchers(scope)
     return {
         TTFT_P99: f'max({c.REC_LLM_TTFT_QUANTILE}{{{sel}, {c.LABEL_QUANTILE}="0.99"}})',
         KV_CACHE: f"max({c.REC_LLM_KV_CACHE}{{{sel}}})",

@@ -13,11 +13,13 @@ from triton_sre.promql import q
 
 __all__ = [
     "LARGEST_MODELS_SHOWN",
+    "Scope",
     "burn_rate_expr",
     "data_in_window_expr",
     "holds_less_than_window",
     "largest_models_expr",
     "latency_now_expr",
+    "scope_matchers",
     "scope_of",
     "slo_labels",
     "slo_selector",
@@ -27,7 +29,8 @@ __all__ = [
 Scope = tuple[tuple[str, str], ...]  # more label matchers of an alert's query: its cluster on a fleet
 
 
-def _scope(scope: Scope) -> str:
+def scope_matchers(scope: Scope) -> str:
+    """The scope's matchers, each after a comma, to append to a selector's own."""
     return "".join(f",{label}={q(value)}" for label, value in scope)
 
 
@@ -38,7 +41,7 @@ def scope_of(labels: Mapping[str, str], cluster_label: str) -> Scope:
 
 
 def slo_selector(slo: str, model: str, scope: Scope = ()) -> str:
-    return f"{{{c.L_SLO}={q(slo)},{c.LABEL_MODEL}={q(model)}{_scope(scope)}}}"
+    return f"{{{c.L_SLO}={q(slo)},{c.LABEL_MODEL}={q(model)}{scope_matchers(scope)}}}"
 
 
 def slo_labels(labels: Mapping[str, str]) -> tuple[str, str, str] | None:
@@ -74,7 +77,7 @@ def largest_models_expr(labels: Mapping[str, str]) -> str:
 def latency_now_expr(model: str, quantile: str, scope: Scope = ()) -> str:
     """PromQL: a model's current request latency (s) at `quantile`, the worst version and server:
     the recording rule for the recorded quantiles, Triton's summary for the others."""
-    sel = f"{c.LABEL_MODEL}={q(model)},{c.LABEL_QUANTILE}={q(quantile)}{_scope(scope)}"
+    sel = f"{c.LABEL_MODEL}={q(model)},{c.LABEL_QUANTILE}={q(quantile)}{scope_matchers(scope)}"
     if quantile in c.LATENCY_QUANTILES:
         return f"max({c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)}{{{sel}}})"
     return f"max({c.NV_REQUEST_SUMMARY_US}{{{sel}}} >= 0) / 1e6"
@@ -103,7 +106,7 @@ def data_in_window_expr(window: str, model: str, scope: Scope = ()) -> str:
     read as a full window."""
     seconds = parse_duration(window, c.L_WINDOW)
     resolution = max(1, math.ceil(seconds / WINDOW_POINTS))
-    stamps = f"timestamp({c.NV_REQUEST_SUCCESS}{{{c.LABEL_MODEL}={q(model)}{_scope(scope)}}})"
+    stamps = f"timestamp({c.NV_REQUEST_SUCCESS}{{{c.LABEL_MODEL}={q(model)}{scope_matchers(scope)}}})"
     # a subquery's points are aligned to multiples of its resolution: data younger than the last such
     # point is in none of them, so the last resolution is read again at 1 s
     recent = f"min_over_time({stamps}[{resolution}s:1s])"
