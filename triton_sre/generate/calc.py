@@ -176,8 +176,9 @@ def _judged_by(slo: SLO, track: Track, latency_metrics: Sequence[str]) -> str | 
     return SLICES if slices else None
 
 
-# Triton 26.01's default bounds of nv_inference_first_response_histogram_ms (ms), +Inf aside.
-HISTOGRAM_BOUNDS_MS = (100, 500, 2000, 5000)
+# Triton's default bounds of nv_inference_first_response_histogram_ms (ms), +Inf aside, as whole
+# numbers (the promtool tests write them as `le` values).
+HISTOGRAM_BOUNDS_MS = tuple(int(bound) for bound in c.FIRST_RESPONSE_BUCKETS_MS)
 
 
 def buckets_ms(track: Track) -> list[int]:
