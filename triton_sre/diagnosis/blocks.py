@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from triton_sre.diagnosis.assemble import evidence_text
-from triton_sre.diagnosis.frames import classify
+from triton_sre.diagnosis.frames import FRAME_PATH, classify
 from triton_sre.diagnosis.lineshape import (
     LEVEL_ERROR,
     LEVEL_WARNING,
@@ -48,9 +48,8 @@ UserWarning that a library's optional import failed is no failure)."""
 
 
 # A line that is only a level word (``error:``, ``ERROR``, ``Fatal:``): the message is on the next line.
-# A Python frame: CPython's `File "<path>", line N` or the stub's `<path>(N): func` under "At:".
-_PY_FRAME = re.compile(r'^\s*(?:File "[^"\n]+", line \d+|\S+\.py\(\d+\): \S+\s*$)')
-_PY_PLACE = re.compile(rf"{_PY_FRAME.pattern}|^\s*Traceback \(most recent call last\):")
+# Where a Python failure is, not what it is: a frame (frames.FRAME_PATH) or the traceback's header.
+_PY_PLACE = re.compile(rf"{FRAME_PATH.pattern}|^\s*Traceback \(most recent call last\):")
 _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 
 

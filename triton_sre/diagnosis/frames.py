@@ -20,7 +20,7 @@ from triton_sre.diagnosis.logparse import STUB_FRAME
 from triton_sre.diagnosis.prefilter import fold, required
 from triton_sre.diagnosis.rules import CAUSE_RULES, CauseRule
 
-__all__ = ["classify", "from_frames"]
+__all__ = ["FRAME_PATH", "classify", "from_frames"]
 
 
 # Traceback frames, in the three shapes a Triton log shows them: pybind11's "At:" block (the Python
@@ -188,7 +188,7 @@ def classify(text: str) -> str | None:
 
 
 # A frame's file path (CPython's 'File "<path>"' or pybind11's "<path>(N): func").
-_FRAME_PATH = re.compile(r'(?m)^\s*(?:File "([^"\n]+)", line \d+|(\S+\.py)\(\d+\): \S+\s*$)')
+FRAME_PATH = re.compile(r'(?m)^\s*(?:File "([^"\n]+)", line \d+|(\S+\.py)\(\d+\): \S+\s*$)')
 _INSTALLED = re.compile(r"/(?:site|dist)-packages/|/lib/python\d[\d.]*/")
 
 
@@ -197,7 +197,7 @@ def _host_library_only(text: str) -> bool:
     standard library) and none is a model's: the page of a model's Python code ("the model's model.py
     raises") does not fit an application around Triton (a serving framework, a client) that failed in
     its own package; the failure stays unexplained (unknown-load-failure) unless its words name a class."""
-    paths = [m[0] or m[1] for m in _FRAME_PATH.findall(text)]
+    paths = [m[0] or m[1] for m in FRAME_PATH.findall(text)]
     if _ENTRY_POINT_FRAME.search(text):
         return False  # the Python backend called it: a model class, wherever it is installed
     return bool(paths) and all(_INSTALLED.search(path) for path in paths)
