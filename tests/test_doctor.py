@@ -23,7 +23,7 @@ from test_bot_alertmanager import Alertmanager  # the real Alertmanager, started
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.demo import LLM_TRTLLM, LLM_VLLM, SAMPLE_REPOSITORY, VECTOR_SCALE
-from triton_sre.doctor import promchecks
+from triton_sre.doctor import checks, promchecks
 from triton_sre.doctor.checks import HISTOGRAM_ALL_MODELS_SINCE, REPORT_CUSTOM_METRICS_LINE, release_of
 from triton_sre.doctor.command import diagnose, stack_summary
 from triton_sre.exporter.service import Exporter
@@ -411,3 +411,13 @@ def test_the_histogram_note_on_non_decoupled_models_stops_at_26_01(version: str 
     note = "before 26.01 the histogram covers decoupled models only, not plain_model"
     assert (note in found) is noted, found
     assert "stream_model" not in found
+
+
+def test_the_first_server_versions_doctor_names_are_the_family_tables() -> None:
+    """Doctor's "upgrade to" versions come from conventions/triton_releases.py; these are the server
+    versions the release notes give for those families' first releases (22.09, 23.09, 24.08, 24.11)."""
+    assert checks.CPU_METRICS_SINCE == 26
+    assert checks.PENDING_COUNT_SINCE == 38
+    assert checks.VLLM_METRICS_SINCE == 49
+    assert checks.LOAD_DURATION_SINCE == checks.HISTOGRAM_LATENCIES_SINCE == 52
+    assert release_of(checks.PENDING_COUNT_SINCE) == "23.09"

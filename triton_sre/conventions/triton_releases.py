@@ -266,6 +266,14 @@ def families_in(release: str) -> tuple[TritonFamily, ...]:
     return tuple(f for f in TRITON_FAMILIES if f.in_release(release))
 
 
+def first_release(name: str) -> str:
+    """The first release (YY.MM) that registers the family `name`; KeyError for a family not in the table."""
+    for family in TRITON_FAMILIES:
+        if family.name == name:
+            return family.first
+    raise KeyError(name)
+
+
 def render_markdown() -> str:
     """The table of docs/triton-families.md (between its markers)."""
     lines = [

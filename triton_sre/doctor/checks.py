@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.releases import server_release_from_version
+from triton_sre.conventions.triton_releases import first_release
+from triton_sre.diagnosis.releases import server_release_from_version, server_version_of_release
 from triton_sre.slo import Spec
 
 # Families whose presence the checks read: a `# TYPE` line (Triton writes it for every family it
@@ -38,14 +39,25 @@ _TYPE = "# TYPE "
 # series included).
 _SAMPLE_TAIL = re.compile(r"(?:_count|_sum|_bucket)?[ \t{]")
 
-HISTOGRAM_LATENCIES_SINCE = 52  # 24.11: --metrics-config histogram_latencies=true
+
+
+def _minor_since(family: str) -> int:
+    """The server minor version (2.<minor>) of the first release registering `family`, read from the
+    family table (conventions/triton_releases.py) so doctor and docs/triton-families.md agree."""
+    version = server_version_of_release(first_release(family))
+    assert version is not None, family  # every family watched here is newer than 21.02
+    return int(version.split(".")[1])
+
+
+# 24.11: --metrics-config histogram_latencies=true, with the first-response histogram
+HISTOGRAM_LATENCIES_SINCE = _minor_since(c.NV_FIRST_RESPONSE_HISTOGRAM_MS)
 # 26.01 (2.65.0): the first-response histogram for every model, not only decoupled (core PR #464, first in
 # core's r26.01 branch; the server's r26.01 TRITON_VERSION is 2.65.0: 2.60 is 25.08, 25.07 was 2.59.1)
 HISTOGRAM_ALL_MODELS_SINCE = 65
-LOAD_DURATION_SINCE = 52  # 24.11: nv_model_load_duration_secs
-PENDING_COUNT_SINCE = 38  # 23.09: nv_inference_pending_request_count
-CPU_METRICS_SINCE = 26  # 22.09: nv_cpu_* and --allow-cpu-metrics (server PR #4803)
-VLLM_METRICS_SINCE = 49  # 24.08: the vLLM backend reports its metrics through Triton
+LOAD_DURATION_SINCE = _minor_since(c.NV_MODEL_LOAD_DURATION_SECS)
+PENDING_COUNT_SINCE = _minor_since(c.NV_PENDING_REQUEST_COUNT)
+CPU_METRICS_SINCE = _minor_since(c.NV_CPU_UTILIZATION)  # with --allow-cpu-metrics (server PR #4803)
+VLLM_METRICS_SINCE = _minor_since(c.VLLM_PROMPT_TOKENS)  # the vLLM backend reports through Triton
 
 SUMMARY_FLAG = "--metrics-config summary_latencies=true"
 HISTOGRAM_FLAG = "--metrics-config histogram_latencies=true"
