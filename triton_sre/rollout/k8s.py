@@ -26,6 +26,10 @@ FLAGGER_FILE = f"{ROLLOUTS_DIR}/flagger-metrictemplates.yaml"
 TEMPLATE_NAME = "triton-rollout"
 PART_OF = {"app.kubernetes.io/part-of": "triton-sre"}
 ARG_CLUSTER = "cluster"  # the AnalysisTemplate's arg naming the cluster (with slos.yaml cluster_label)
+# Flagger (1.29.0 and later) fills `variables` from the Canary's analysis.metrics[].templateVariables
+# and renders with missingkey=error, so `{{ variables.cluster }}` fails a Canary that does not set it;
+# `index` gives "" for a missing key (Go text/template), `or` then the default: every series.
+FLAGGER_CLUSTER = f"{{{{ or (index variables `{ARG_CLUSTER}`) `.*` }}}}"
 
 
 def compare_query(
@@ -112,9 +116,14 @@ def metric_templates(spec: Spec) -> list[dict[str, Any]]:
     rs = spec.rollout
     ns: Matcher = ("namespace", "=", "{{ namespace }}")
     job: Matcher = (c.LABEL_JOB, "=", spec.triton_job)
-    base = Side("primary", (job, ns, ("pod", "=~", "{{ target }}-primary-.*")))
+    # a fleet: the cluster a global store is read for, a regular expression (as the Argo arg)
+    cluster: tuple[Matcher, ...] = ()
+    if spec.cluster_label:
+        cluster = ((spec.cluster_label, "=~", FLAGGER_CLUSTER),)
+    base = Side("primary", (job, ns, ("pod", "=~", "{{ target }}-primary-.*"), *cluster))
     cand = Side(
-        "canary", (job, ns, ("pod", "=~", "{{ target }}-.*"), ("pod", "!~", "{{ target }}-primary-.*"))
+        "canary",
+        (job, ns, ("pod", "=~", "{{ target }}-.*"), ("pod", "!~", "{{ target }}-primary-.*"), *cluster),
     )
     figures = {f.name: f for f in FIGURES}
     return [

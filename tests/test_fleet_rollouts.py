@@ -1,0 +1,192 @@
+"""Rollouts on a global store that two clusters write to, against a real Prometheus: the Flagger
+MetricTemplates and the bot's `/triton rollout` read one cluster, not every cluster summed.
+
+The store: Prometheus scrapes two stand-in Tritons as one job, each target labelled with its cluster
+(what remote-write's external label gives a global store). In `east` the model runs a primary pod
+(version 1) and a canary pod (version 2), equal: 10 ms of compute per inference each. `west` runs only
+the primary, 30 requests/s at 4 ms: summed with east's, version 1 looks 5.5 ms and the equal canary
+1.8 times worse.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from k8s_schemas import problems
+from live_prometheus import Prom, serve_text, start_prometheus, stop_prometheus, wait_ready
+
+from triton_sre import conventions as c
+from triton_sre import promql as pq
+from triton_sre.data import shipped
+from triton_sre.rollout.figures import FIGURES
+from triton_sre.rollout.k8s import ARG_CLUSTER, FLAGGER_CLUSTER, TEMPLATE_NAME, metric_templates, threshold
+from triton_sre.slo import Spec, parse_spec
+from triton_sre.stack.processes import free_port
+
+MODEL, NAMESPACE, WINDOW_S = "ranker", "ml", 30
+EAST, WEST = "east", "west"
+# (cluster, pod, version, requests/s, compute seconds per inference)
+PODS = [
+    (EAST, f"{MODEL}-primary-7d9f", "1", 10.0, 0.010),
+    (EAST, f"{MODEL}-5c8b", "2", 10.0, 0.010),
+    (WEST, f"{MODEL}-primary-4b2a", "1", 30.0, 0.004),
+]
+
+FIGURES_BY_NAME = {f.name: f for f in FIGURES}
+
+
+def _exposition(cluster: str, started: float) -> str:
+    elapsed = time.time() - started
+    lines = []
+    for where, pod, version, rps, compute in PODS:
+        if where != cluster:
+            continue
+        labels = pq.equal(
+            [(c.LABEL_MODEL, MODEL), (c.LABEL_VERSION, version), (c.LABEL_NAMESPACE, NAMESPACE), ("pod", pod)]
+        )
+        counters = {
+            c.NV_REQUEST_SUCCESS: rps,
+            c.NV_REQUEST_FAILURE: 0.0,
+            c.NV_INFERENCE_COUNT: rps,
+            c.NV_EXEC_COUNT: rps,
+            c.NV_COMPUTE_INFER_DURATION_US: rps * compute * 1e6,
+            c.NV_COMPUTE_INPUT_DURATION_US: 0.0,
+            c.NV_COMPUTE_OUTPUT_DURATION_US: 0.0,
+            c.NV_REQUEST_DURATION_US: rps * compute * 1.2e6,
+            c.NV_QUEUE_DURATION_US: rps * compute * 0.1e6,
+        }
+        lines += [f"{pq.selector(name, labels)} {per_s * elapsed:.3f}" for name, per_s in counters.items()]
+    return "\n".join(lines) + "\n"
+
+
+def fleet_spec(cluster_label: bool = True) -> Spec:
+    text = shipped("slos.yaml").read_text() + f"rollout:\n  window: {WINDOW_S}s\n"
+    spec = parse_spec(text)
+    return dataclasses.replace(spec, cluster_label=c.LABEL_CLUSTER) if cluster_label else spec
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
+    work = tmp_path_factory.mktemp("global-store")
+    started = time.time()
+    servers = {name: serve_text(lambda name=name: _exposition(name, started)) for name in (EAST, WEST)}
+    targets = [
+        {"targets": [f"127.0.0.1:{s.server_address[1]}"], "labels": {c.LABEL_CLUSTER: name}}
+        for name, s in servers.items()
+    ]
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
+        "scrape_configs": [{"job_name": c.DEFAULT_TRITON_JOB, "static_configs": targets}],
+    }
+    port = free_port()
+    proc, log = start_prometheus(work, config, port)
+    try:
+        prom = wait_ready(proc, work, port)
+        # a full rollout window of samples from both clusters
+        full = f"count_over_time(up{{job={pq.q(c.DEFAULT_TRITON_JOB)}}}[{WINDOW_S}s]) >= {WINDOW_S - 2}"
+        deadline = time.monotonic() + WINDOW_S + 30
+        while len(prom.query(full)) < 2:
+            assert time.monotonic() < deadline, (work / "prometheus.log").read_text()
+            time.sleep(1)
+        yield prom
+    finally:
+        stop_prometheus(proc, log)
+        for s in servers.values():
+            s.shutdown()
+            s.server_close()
+
+
+def flagger_render(query: str, variables: dict[str, str]) -> str:
+    """The query as Flagger renders it for a Canary `ranker` in `ml` with a 20s interval and the
+    metric's templateVariables. Only the actions the generated templates use; the cluster's is
+    `or (index variables "cluster") ".*"` in Go's text/template, an unset key giving the default."""
+    actions = {
+        "{{ namespace }}": NAMESPACE,
+        "{{ target }}": MODEL,
+        "{{ interval }}": "20s",
+        FLAGGER_CLUSTER: variables.get(ARG_CLUSTER) or ".*",
+    }
+    for action, value in actions.items():
+        query = query.replace(action, value)
+    assert "{{" not in query, query
+    return query
+
+
+def _compute_ratio(prom: Prom, spec: Spec, variables: dict[str, str]) -> float:
+    name = c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE
+    (template,) = [t for t in metric_templates(spec) if t["metadata"]["name"].endswith(name)]
+    result = prom.query(flagger_render(template["spec"]["query"], variables))
+    assert len(result) == 1, result
+    return float(result[0]["value"][1])
+
+
+def test_the_flagger_templates_read_the_canarys_cluster_of_a_global_store(store: Prom) -> None:
+    """The MetricTemplates summed every cluster's primary: the equal canary in east read 1.8 times
+    the primary's compute per inference (west's fast primary pulled the baseline down), a failed
+    analysis at the default 1.2. With `templateVariables: {cluster: east}` it reads east only (1.0);
+    without the variable it reads as before, every series (what a cluster's own Prometheus holds)."""
+    spec = fleet_spec()
+    east = _compute_ratio(store, spec, {ARG_CLUSTER: EAST})
+    assert east == pytest.approx(1.0, abs=0.02)
+    mixed = (10 * 0.010 + 30 * 0.004) / 40
+    unset = _compute_ratio(store, spec, {})
+    assert unset == pytest.approx(0.010 / mixed, rel=0.02)
+    assert _compute_ratio(store, fleet_spec(cluster_label=False), {}) == pytest.approx(unset, rel=0.02)
+
+
+def test_every_flagger_series_is_selected_by_the_cluster_variable() -> None:
+    pinned = pq.selector("", [(c.LABEL_CLUSTER, "=~", FLAGGER_CLUSTER)]).strip("{}")
+    for template in metric_templates(fleet_spec()):
+        query = template["spec"]["query"]
+        sides = query.count('pod=~"{{ target }}-')
+        assert sides > 0 and query.count(pinned) == sides, (template["metadata"]["name"], query)
+    for template in metric_templates(fleet_spec(cluster_label=False)):
+        assert "variables" not in template["spec"]["query"]
+
+
+def canary(spec: Spec, cluster: str) -> dict[str, Any]:
+    """A Canary whose analysis reads the generated templates in its own cluster (docs/rollouts.md)."""
+    metrics = []
+    for template in metric_templates(spec):
+        name = template["metadata"]["name"].removeprefix(f"{TEMPLATE_NAME}-")
+        side, bound = threshold(FIGURES_BY_NAME[name], spec.rollout.margins[name])
+        metrics.append(
+            {
+                "name": name,
+                "templateRef": {"name": template["metadata"]["name"]},
+                "templateVariables": {ARG_CLUSTER: cluster},
+                "thresholdRange": {side: bound},
+                "interval": "1m",
+            }
+        )
+    return {
+        "apiVersion": "flagger.app/v1beta1",
+        "kind": "Canary",
+        "metadata": {"name": MODEL, "namespace": NAMESPACE},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": MODEL},
+            "service": {"port": 8000},
+            "analysis": {
+                "interval": "1m",
+                "threshold": 5,
+                "maxWeight": 50,
+                "stepWeight": 10,
+                "metrics": metrics,
+            },
+        },
+    }
+
+
+def test_the_templates_and_a_canary_setting_the_variable_validate_against_flaggers_crds() -> None:
+    spec = fleet_spec()
+    objects = [*metric_templates(spec), canary(spec, EAST)]
+    assert [p for obj in objects for p in problems(obj)] == []
+    assert objects[-1]["spec"]["analysis"]["metrics"]
+    # the check can fail: a misspelt field is refused
+    wrong = canary(spec, EAST)
+    wrong["spec"]["analysis"]["metrics"][0]["templateVars"] = {ARG_CLUSTER: EAST}
+    assert problems(wrong)
