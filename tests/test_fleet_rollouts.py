@@ -4,8 +4,8 @@ MetricTemplates and the bot's `/triton rollout` read one cluster, not every clus
 The store: Prometheus scrapes two stand-in Tritons as one job, each target labelled with its cluster
 (what remote-write's external label gives a global store). In `east` the model runs a primary pod
 (version 1) and a canary pod (version 2), equal: 10 ms of compute per inference each. `west` runs only
-the primary, 30 requests/s at 4 ms: summed with east's, version 1 looks 5.5 ms and the equal canary
-1.8 times worse.
+the primary, 30 requests/s at 4 ms: summed with east's, version 1 looks 5.7 ms and the equal canary
+1.75 times worse.
 """
 
 from __future__ import annotations
@@ -13,17 +13,24 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from k8s_schemas import problems
 from live_prometheus import Prom, serve_text, start_prometheus, stop_prometheus, wait_ready
+from test_bot_delivery import TOKEN
 
 from triton_sre import conventions as c
 from triton_sre import promql as pq
+from triton_sre.bot.config import BotSettings
+from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.receiver import BotServer
 from triton_sre.data import shipped
+from triton_sre.prom import Prometheus
 from triton_sre.rollout.figures import FIGURES
 from triton_sre.rollout.k8s import ARG_CLUSTER, FLAGGER_CLUSTER, TEMPLATE_NAME, metric_templates, threshold
+from triton_sre.rollout.live import model_answer
 from triton_sre.slo import Spec, parse_spec
 from triton_sre.stack.processes import free_port
 
@@ -31,8 +38,8 @@ MODEL, NAMESPACE, WINDOW_S = "ranker", "ml", 30
 EAST, WEST = "east", "west"
 # (cluster, pod, version, requests/s, compute seconds per inference)
 PODS = [
-    (EAST, f"{MODEL}-primary-7d9f", "1", 10.0, 0.010),
-    (EAST, f"{MODEL}-5c8b", "2", 10.0, 0.010),
+    (EAST, f"{MODEL}-primary-7d9f", "1", 12.0, 0.010),
+    (EAST, f"{MODEL}-5c8b", "2", 8.0, 0.010),
     (WEST, f"{MODEL}-primary-4b2a", "1", 30.0, 0.004),
 ]
 
@@ -125,14 +132,15 @@ def _compute_ratio(prom: Prom, spec: Spec, variables: dict[str, str]) -> float:
 
 
 def test_the_flagger_templates_read_the_canarys_cluster_of_a_global_store(store: Prom) -> None:
-    """The MetricTemplates summed every cluster's primary: the equal canary in east read 1.8 times
+    """The MetricTemplates summed every cluster's primary: the equal canary in east read 1.75 times
     the primary's compute per inference (west's fast primary pulled the baseline down), a failed
     analysis at the default 1.2. With `templateVariables: {cluster: east}` it reads east only (1.0);
     without the variable it reads as before, every series (what a cluster's own Prometheus holds)."""
     spec = fleet_spec()
     east = _compute_ratio(store, spec, {ARG_CLUSTER: EAST})
     assert east == pytest.approx(1.0, abs=0.02)
-    mixed = (10 * 0.010 + 30 * 0.004) / 40
+    primaries = [(rps, compute) for _, pod, _, rps, compute in PODS if "primary" in pod]
+    mixed = sum(rps * compute for rps, compute in primaries) / sum(rps for rps, _ in primaries)
     unset = _compute_ratio(store, spec, {})
     assert unset == pytest.approx(0.010 / mixed, rel=0.02)
     assert _compute_ratio(store, fleet_spec(cluster_label=False), {}) == pytest.approx(unset, rel=0.02)
@@ -190,3 +198,39 @@ def test_the_templates_and_a_canary_setting_the_variable_validate_against_flagge
     wrong = canary(spec, EAST)
     wrong["spec"]["analysis"]["metrics"][0]["templateVars"] = {ARG_CLUSTER: EAST}
     assert problems(wrong)
+
+
+def test_the_rollout_answer_judges_each_cluster_of_a_global_store_on_its_own(store: Prom) -> None:
+    """`/triton rollout ranker` on the global store answered `ranker v2 vs ranker v1: FAIL` (compute
+    per inference 5.714 -> 10 ms): east's equal canary against both clusters' version 1 summed. Now each
+    cluster the model served in is judged on its own, and the answer says which clusters it read."""
+    lines = model_answer(Prometheus(store.url), MODEL, fleet_spec())
+    text = "\n".join(lines)
+    assert lines[0] == f"{MODEL} served requests in 2 clusters ({c.LABEL_CLUSTER}: {EAST}, {WEST}): " + (
+        "each is judged on its own."
+    ), text
+    assert f"{MODEL} v2 in {EAST} vs {MODEL} v1 in {EAST}: {c.ROLLOUT_PASS.upper()}" in text
+    assert f"{c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE}: 10 ms -> 10 ms" in text
+    assert f"fewer than two versions served requests in {c.LABEL_CLUSTER} {WEST} " in text
+    assert c.ROLLOUT_FAIL.upper() not in text
+
+
+def test_the_slash_command_takes_a_cluster(store: Prom, tmp_path: Path) -> None:
+    settings = BotSettings(channel="#c", listen="127.0.0.1:0", prometheus_url=store.url, spec=fleet_spec())
+    server = BotServer(settings, Outbox(tmp_path / "outbox.sqlite3"), TOKEN).start()
+    try:
+        east, west = (server.command(f"rollout {MODEL} {name}") for name in (EAST, WEST))
+        usage = server.command("help")
+    finally:
+        server.stop()
+    assert east.startswith(f"{MODEL} v2 in {EAST} vs {MODEL} v1 in {EAST}: {c.ROLLOUT_PASS.upper()}"), east
+    assert WEST not in east
+    assert west.startswith(f"{MODEL}: fewer than two versions served requests in {c.LABEL_CLUSTER} {WEST} ")
+    assert "rollout <model> [cluster]" in usage
+
+
+def test_a_store_of_one_cluster_is_answered_as_before(store: Prom) -> None:
+    """A cluster's own Prometheus has no cluster label: one answer, no cluster named."""
+    spec = dataclasses.replace(fleet_spec(), cluster_label="region")
+    lines = model_answer(Prometheus(store.url), MODEL, spec)
+    assert lines[0].startswith(f"{MODEL} v2 vs {MODEL} v1: "), lines

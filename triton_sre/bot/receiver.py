@@ -133,14 +133,14 @@ class BotServer:
         if not words or words[0] == "help":
             return (
                 f"Usage: `{c.SLASH_COMMAND} status`, `{c.SLASH_COMMAND} diagnose <model> [instance]` "
-                f"or `{c.SLASH_COMMAND} rollout <model>`"
+                f"or `{c.SLASH_COMMAND} rollout <model> [cluster]`"
             )
         if words[0] == "status":
             return self._status()
         if words[0] == "diagnose" and len(words) >= 2:
             return self._diagnose(words[1], words[2] if len(words) > 2 else None)
-        if words[0] == "rollout" and len(words) == 2:
-            return self._rollout(words[1])
+        if words[0] == "rollout" and len(words) in (2, 3):
+            return self._rollout(words[1], words[2] if len(words) > 2 else None)
         return f"Unknown command `{_esc(text[:100])}`. Try `{c.SLASH_COMMAND} help`."
 
     def _status(self) -> str:
@@ -191,15 +191,16 @@ class BotServer:
             lines.append(f"Runbook: <{link}|{f.runbook}>" if link.startswith("http") else f"Runbook: {link}")
         return "\n".join(lines)
 
-    def _rollout(self, model: str) -> str:
-        """Each candidate version of `model` against its busiest version, now (rollout/live.py)."""
+    def _rollout(self, model: str, cluster: str | None) -> str:
+        """Each candidate version of `model` against its busiest version, now, in `cluster` or in each
+        cluster the store holds (rollout/live.py)."""
         if not self.settings.prometheus_url:
             return "No Prometheus configured: set `prometheus_url` in the bot's config."
         try:
             prometheus = Prometheus(
                 self.settings.prometheus_url, COMMAND_PROMETHEUS_BUDGET, budget=COMMAND_PROMETHEUS_BUDGET
             )
-            lines = model_answer(prometheus, model, self.settings.slo_spec())
+            lines = model_answer(prometheus, model, self.settings.slo_spec(), cluster)
         except PromError as exc:
             return _esc(str(exc))
         return "\n".join(_esc(line) for line in lines)

@@ -137,30 +137,71 @@ def alert_sides(
     return in_cluster(sides, cluster_label, cluster) if cluster else sides
 
 
+Cluster = tuple[str, str] | None  # (label, value): both sides in one cluster of a global store
+
+
+def _narrow(sides: tuple[Side, Side], cluster: Cluster) -> tuple[Side, Side]:
+    return in_cluster(sides, *cluster) if cluster else sides
+
+
 def model_verdicts(
-    prom: Prometheus, model: str, rs: RolloutSpec, latency: tuple[str, ...], job: str, window_s: float
+    prom: Prometheus,
+    model: str,
+    rs: RolloutSpec,
+    latency: tuple[str, ...],
+    job: str,
+    window_s: float,
+    cluster: Cluster = None,
 ) -> list[Verdict]:
     """Each other served version of `model` against its busiest version (the guard's baseline)."""
     window = format_duration(window_s)
-    matchers = [(c.LABEL_JOB, "=", job), (c.LABEL_MODEL, "=", model)]
+    matchers = [
+        (c.LABEL_JOB, "=", job),
+        (c.LABEL_MODEL, "=", model),
+        *([(cluster[0], "=", cluster[1])] if cluster else []),
+    ]
     served = prom.vector(counter_rate(c.NV_REQUEST_SUCCESS, matchers, window, (c.LABEL_VERSION,)))
     by_traffic = sorted(served, key=lambda row: -row[1])
     versions = [labels.get(c.LABEL_VERSION, "") for labels, _ in by_traffic]
     return [
-        verdict_now(prom, version_sides(job, model, versions[0], v), rs, latency, job, window_s)
+        verdict_now(
+            prom, _narrow(version_sides(job, model, versions[0], v), cluster), rs, latency, job, window_s
+        )
         for v in versions[1:]
     ]
 
 
 def pair_verdicts(
-    prom: Prometheus, name: str, rs: RolloutSpec, latency: tuple[str, ...], job: str, window_s: float
+    prom: Prometheus,
+    name: str,
+    rs: RolloutSpec,
+    latency: tuple[str, ...],
+    job: str,
+    window_s: float,
+    cluster: Cluster = None,
 ) -> list[Verdict]:
     """Each declared blue/green pair that `name` names (the pair, its baseline or its candidate)."""
     return [
-        verdict_now(prom, model_sides(job, p.baseline, p.candidate), rs, latency, job, window_s)
+        verdict_now(
+            prom, _narrow(model_sides(job, p.baseline, p.candidate), cluster), rs, latency, job, window_s
+        )
         for p in rs.pairs
         if name in (p.name, p.baseline, p.candidate)
     ]
+
+
+def serving_clusters(prom: Prometheus, model: str, spec: Spec, window_s: float) -> list[str]:
+    """The clusters (values of the spec's cluster label) where `model`, or a pair it names, served
+    requests in the window: several on a global store that clusters write to, none on a cluster's own."""
+    label = spec.cluster_label or c.LABEL_CLUSTER
+    pairs = [p for p in spec.rollout.pairs if model in (p.name, p.baseline, p.candidate)]
+    names = {model, *(p.baseline for p in pairs), *(p.candidate for p in pairs)}
+    found: set[str] = set()
+    for name in sorted(names):
+        matchers = [(c.LABEL_JOB, "=", spec.triton_job), (c.LABEL_MODEL, "=", name)]
+        rates = counter_rate(c.NV_REQUEST_SUCCESS, matchers, format_duration(window_s), (label,))
+        found |= {labels[label] for labels, _ in prom.vector(rates) if labels.get(label)}
+    return sorted(found)
 
 
 def summary_lines(verdict: Verdict) -> list[str]:
@@ -192,16 +233,35 @@ def alert_lines(prom: Prometheus, labels: Mapping[str, str], spec: Spec) -> list
     return [head, *summary_lines(verdict)]
 
 
-def model_answer(prom: Prometheus, model: str, spec: Spec) -> list[str]:
-    """The slash command's lines for `rollout <model>`: each candidate version's verdict now, and
-    each declared blue/green pair `model` names (a pair name, or either model of a pair)."""
+def model_answer(prom: Prometheus, model: str, spec: Spec, cluster: str | None = None) -> list[str]:
+    """The slash command's lines for `rollout <model> [cluster]`: each candidate version's verdict now,
+    and each declared blue/green pair `model` names (a pair name, or either model of a pair). On a
+    store holding several clusters and no cluster given, each cluster is judged on its own: summed, a
+    canary in one cluster would be compared with the baseline of every cluster."""
+    window_s = parse_duration(spec.rollout.window, "rollout.window")
+    label = spec.cluster_label or c.LABEL_CLUSTER
+    if cluster is not None:
+        return _answer(prom, model, spec, window_s, (label, cluster))
+    clusters = serving_clusters(prom, model, spec, window_s)
+    if len(clusters) < 2:
+        return _answer(prom, model, spec, window_s, None)
+    lines = [
+        f"{model} served requests in {len(clusters)} clusters ({label}: {', '.join(clusters)}): "
+        "each is judged on its own."
+    ]
+    for name in clusters:
+        lines += _answer(prom, model, spec, window_s, (label, name))
+    return lines
+
+
+def _answer(prom: Prometheus, model: str, spec: Spec, window_s: float, cluster: Cluster) -> list[str]:
     rs = spec.rollout
-    window_s = parse_duration(rs.window, "rollout.window")
-    args = (prom, model, rs, spec.latency_metrics, spec.triton_job, window_s)
+    args = (prom, model, rs, spec.latency_metrics, spec.triton_job, window_s, cluster)
     verdicts = [*model_verdicts(*args), *pair_verdicts(*args)]
     if not verdicts:
+        where = f" in {cluster[0]} {cluster[1]}" if cluster else ""
         return [
-            f"{model}: fewer than two versions served requests in the last {rs.window} and no "
+            f"{model}: fewer than two versions served requests{where} in the last {rs.window} and no "
             "declared blue/green pair names it: nothing to compare."
         ]
     lines = []
@@ -220,6 +280,7 @@ __all__ = [
     "model_answer",
     "model_verdicts",
     "pair_verdicts",
+    "serving_clusters",
     "smallest_step",
     "summary_lines",
     "verdict_now",
