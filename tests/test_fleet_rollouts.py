@@ -11,6 +11,7 @@ the primary, 30 requests/s at 4 ms: summed with east's, version 1 looks 5.7 ms a
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,11 +27,12 @@ from triton_sre import promql as pq
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.outbox import Outbox
 from triton_sre.bot.receiver import BotServer
+from triton_sre.cli import main
 from triton_sre.data import shipped
 from triton_sre.prom import Prometheus
 from triton_sre.rollout.figures import FIGURES
 from triton_sre.rollout.k8s import ARG_CLUSTER, FLAGGER_CLUSTER, TEMPLATE_NAME, metric_templates, threshold
-from triton_sre.rollout.live import model_answer
+from triton_sre.rollout.live import default_step, model_answer, sample_spacing
 from triton_sre.slo import Spec, parse_spec
 from triton_sre.stack.processes import free_port
 
@@ -70,41 +72,66 @@ def _exposition(cluster: str, started: float) -> str:
     return "\n".join(lines) + "\n"
 
 
+def fleet_spec_text() -> str:
+    return shipped("slos.yaml").read_text() + f"rollout:\n  window: {WINDOW_S}s\n"
+
+
 def fleet_spec(cluster_label: bool = True) -> Spec:
-    text = shipped("slos.yaml").read_text() + f"rollout:\n  window: {WINDOW_S}s\n"
-    spec = parse_spec(text)
+    spec = parse_spec(fleet_spec_text())
     return dataclasses.replace(spec, cluster_label=c.LABEL_CLUSTER) if cluster_label else spec
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
-    work = tmp_path_factory.mktemp("global-store")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prom, Prom]]:
+    """(the scraping Prometheus, a global Prometheus it remote-writes to): both hold the two clusters'
+    series; the global one scrapes nothing itself (its configuration: the default 1m interval)."""
+    work = tmp_path_factory.mktemp("fleet-stores")
     started = time.time()
     servers = {name: serve_text(lambda name=name: _exposition(name, started)) for name in (EAST, WEST)}
     targets = [
         {"targets": [f"127.0.0.1:{s.server_address[1]}"], "labels": {c.LABEL_CLUSTER: name}}
         for name, s in servers.items()
     ]
-    config = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
-        "scrape_configs": [{"job_name": c.DEFAULT_TRITON_JOB, "static_configs": targets}],
-    }
-    port = free_port()
-    proc, log = start_prometheus(work, config, port)
+    running = []
     try:
-        prom = wait_ready(proc, work, port)
-        # a full rollout window of samples from both clusters
+        (work / "global").mkdir()
+        port = free_port()
+        running.append(start_prometheus(work / "global", {}, port, "--web.enable-remote-write-receiver"))
+        receiver = wait_ready(running[-1][0], work / "global", port)
+        config = {
+            "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
+            "scrape_configs": [{"job_name": c.DEFAULT_TRITON_JOB, "static_configs": targets}],
+            "remote_write": [
+                {"url": f"{receiver.url}/api/v1/write", "queue_config": {"batch_send_deadline": "1s"}}
+            ],
+        }
+        (work / "scraper").mkdir()
+        port = free_port()
+        running.append(start_prometheus(work / "scraper", config, port))
+        scraper = wait_ready(running[-1][0], work / "scraper", port)
+        # a full rollout window of samples from both clusters, in both
         full = f"count_over_time(up{{job={pq.q(c.DEFAULT_TRITON_JOB)}}}[{WINDOW_S}s]) >= {WINDOW_S - 2}"
         deadline = time.monotonic() + WINDOW_S + 30
-        while len(prom.query(full)) < 2:
-            assert time.monotonic() < deadline, (work / "prometheus.log").read_text()
+        while len(scraper.query(full)) < 2 or len(receiver.query(full)) < 2:
+            assert time.monotonic() < deadline, (work / "scraper" / "prometheus.log").read_text()
             time.sleep(1)
-        yield prom
+        yield scraper, receiver
     finally:
-        stop_prometheus(proc, log)
+        for proc, log in running:
+            stop_prometheus(proc, log)
         for s in servers.values():
             s.shutdown()
             s.server_close()
+
+
+@pytest.fixture(scope="module")
+def store(stores: tuple[Prom, Prom]) -> Prom:
+    return stores[0]
+
+
+@pytest.fixture(scope="module")
+def global_store(stores: tuple[Prom, Prom]) -> Prom:
+    return stores[1]
 
 
 def flagger_render(query: str, variables: dict[str, str]) -> str:
@@ -234,3 +261,24 @@ def test_a_store_of_one_cluster_is_answered_as_before(store: Prom) -> None:
     spec = dataclasses.replace(fleet_spec(), cluster_label="region")
     lines = model_answer(Prometheus(store.url), MODEL, spec)
     assert lines[0].startswith(f"{MODEL} v2 vs {MODEL} v1: "), lines
+
+
+def test_the_default_step_on_a_global_store_is_the_samples_own_spacing(
+    global_store: Prom, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The global store scrapes nothing: its configuration says 1m, so the default step was 3 minutes
+    and a 30s window one sample a side (inconclusive). The clusters' samples are 1 s apart: 3 s steps."""
+    prom = Prometheus(global_store.url)
+    assert prom.scrape_interval(c.DEFAULT_TRITON_JOB) == 60
+    matchers = [(c.LABEL_JOB, "=", c.DEFAULT_TRITON_JOB), (c.LABEL_MODEL, "=", MODEL)]
+    assert sample_spacing(prom, matchers) == pytest.approx(1.0, abs=0.05)
+    assert default_step(prom, c.DEFAULT_TRITON_JOB, WINDOW_S, matchers) == pytest.approx(3.0, abs=0.15)
+    spec = tmp_path / "slos.yaml"
+    spec.write_text(fleet_spec_text())
+    argv = ["rollout", "check", "--prometheus", global_store.url, "--spec", str(spec), "--model", MODEL]
+    argv += ["--baseline-version", "1", "--candidate-version", "2", "--cluster", EAST, "--format", "json"]
+    code = main(argv)
+    body = json.loads(capsys.readouterr().out)
+    assert code == c.EXIT_OK, body
+    counted = {f["name"]: f["samples"] for f in body["figures"]}
+    assert min(counted[c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE]) >= WINDOW_S // 3 - 1, counted

@@ -96,8 +96,8 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
         type=duration_arg,
         default=None,
         help=(
-            "sample interval, a duration such as 30s (default: window / 30, at least 3 scrapes; "
-            "at most 1,000,000 points per window)"
+            "sample interval, a duration such as 30s (default: window / 30, at least 3 scrapes, "
+            "read from the samples' own spacing; at most 1,000,000 points per window)"
         ),
     )
     check.add_argument("--job", help="Triton's scrape job (default: the spec's scrape.triton_job)")
@@ -260,7 +260,7 @@ def run_check(args: argparse.Namespace) -> int:
     prom = Prometheus(args.prometheus, timeout=args.timeout, budget=args.deadline)
     not_read: list[tuple[str, str]] = []
     try:
-        step_s = step_s or default_step(prom, job, window_s)
+        step_s = step_s or default_step(prom, job, window_s, sides[0].matchers)
         samples = collect(prom, sides, window_s, step_s, spec.latency_metrics, not_read)
     except PromError as exc:
         print(f"triton-sre rollout check: {exc}", file=sys.stderr)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.prom import PromBudgetError, Prometheus, finest_step
-from triton_sre.promql import counter_rate
+from triton_sre.prom import PromBudgetError, PromError, Prometheus, finest_step
+from triton_sre.promql import Matcher, counter_rate, selector
 from triton_sre.rollout.model import (
     NO_DATA,
     Side,
@@ -24,6 +25,7 @@ from triton_sre.rollout.model import (
     version_sides,
 )
 from triton_sre.rollout.spec import RolloutSpec
+from triton_sre.rollout.stats import median
 from triton_sre.slo import Spec, format_duration, parse_duration
 
 SAMPLES_PER_WINDOW = 30  # default step = window / this (at least 3 scrape intervals)
@@ -54,8 +56,36 @@ def read_samples(prom: Prometheus, query: str, start: float, end: float, step: f
     return array("d", _values(prom.query_range(query, start, end, step)))
 
 
-def default_step(prom: Prometheus, job: str, window_s: float) -> float:
-    return max(window_s / SAMPLES_PER_WINDOW, 3 * (prom.scrape_interval(job) or 15.0))
+SPACING_LOOKBACK_S = 300.0  # how far back sample_spacing reads the raw samples
+
+
+def sample_spacing(prom: Prometheus, matchers: Sequence[Matcher]) -> float | None:
+    """The median time between successive samples of the request counter selected by `matchers`
+    over the last SPACING_LOOKBACK_S: the interval its series were scraped at, wherever that was. A
+    global store (clusters remote-writing to it) does not scrape them, so its configuration names
+    another interval (its own default, 1m). None without two samples or with an answer of another
+    shape (a store that does not answer a range selector in an instant query)."""
+    expr = f"{selector(c.NV_REQUEST_SUCCESS, matchers)}[{format_duration(SPACING_LOOKBACK_S)}]"
+    try:
+        data = prom.api("/api/v1/query", {"query": expr})
+    except PromError:
+        return None
+    result = data.get("result") if data.get("resultType") == "matrix" else None
+    gaps: list[float] = []
+    for series in result if isinstance(result, list) else []:
+        try:
+            stamps = [float(point[0]) for point in series["values"]]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+        gaps += [b - a for a, b in pairwise(stamps) if b > a]
+    return round(median(gaps), 3) if gaps else None
+
+
+def default_step(prom: Prometheus, job: str, window_s: float, matchers: Sequence[Matcher] = ()) -> float:
+    """window / SAMPLES_PER_WINDOW, at least three scrape intervals: the samples' own spacing when
+    `matchers` select some, else the job's interval in Prometheus' configuration, else 15 s."""
+    interval = (sample_spacing(prom, matchers) if matchers else None) or prom.scrape_interval(job) or 15.0
+    return max(window_s / SAMPLES_PER_WINDOW, 3 * interval)
 
 
 SIDES = ("baseline", "candidate")
@@ -115,7 +145,7 @@ def verdict_now(
     job: str,
     window_s: float,
 ) -> Verdict:
-    samples = collect(prom, sides, window_s, default_step(prom, job, window_s), latency)
+    samples = collect(prom, sides, window_s, default_step(prom, job, window_s, sides[0].matchers), latency)
     return judge(*sides, samples, rs)
 
 
@@ -280,6 +310,7 @@ __all__ = [
     "model_answer",
     "model_verdicts",
     "pair_verdicts",
+    "sample_spacing",
     "serving_clusters",
     "smallest_step",
     "summary_lines",
