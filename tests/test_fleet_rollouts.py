@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from k8s_schemas import problems
 from live_prometheus import Prom, serve_text, start_prometheus, stop_prometheus, wait_ready
 from test_bot_delivery import TOKEN
@@ -46,6 +47,8 @@ PODS = [
 ]
 
 FIGURES_BY_NAME = {f.name: f for f in FIGURES}
+PENDING = {EAST: 3, WEST: 2}  # each cluster's job:triton_pending_requests:sum (KEDA's signal)
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _exposition(cluster: str, started: float) -> str:
@@ -69,6 +72,7 @@ def _exposition(cluster: str, started: float) -> str:
             c.NV_QUEUE_DURATION_US: rps * compute * 0.1e6,
         }
         lines += [f"{pq.selector(name, labels)} {per_s * elapsed:.3f}" for name, per_s in counters.items()]
+    lines.append(f"{c.REC_PENDING_JOB} {PENDING[cluster]}")
     return "\n".join(lines) + "\n"
 
 
@@ -282,3 +286,56 @@ def test_the_default_step_on_a_global_store_is_the_samples_own_spacing(
     assert code == c.EXIT_OK, body
     counted = {f["name"]: f["samples"] for f in body["figures"]}
     assert min(counted[c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE]) >= WINDOW_S // 3 - 1, counted
+
+
+OVERLAY_MARK = "<!-- per-cluster-overlay -->"
+
+
+def _documented_patches() -> list[dict[str, Any]]:
+    text = (REPO / "docs" / "autoscaling.md").read_text()
+    block = text.split(OVERLAY_MARK, 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    patches: list[dict[str, Any]] = yaml.safe_load(block)["patches"]
+    return patches
+
+
+def _apply(obj: dict[str, Any], ops: list[dict[str, Any]]) -> None:
+    """RFC 6902 `add` / `replace` on object members and list indexes (what the overlay uses)."""
+    for op in ops:
+        *parents, last = op["path"].lstrip("/").split("/")
+        node: Any = obj
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        key: Any = int(last) if isinstance(node, list) else last
+        assert op["op"] == "add" or (op["op"] == "replace" and key in node), op
+        node[key] = op["value"]
+
+
+def _value(prom: Prom, expr: str) -> float:
+    (row,) = prom.query(expr)
+    return float(row["value"][1])
+
+
+def test_the_documented_per_cluster_overlay_reads_its_cluster(global_store: Prom) -> None:
+    """The generated ScaledObject's query names no cluster: on the global store west scaled on
+    east's backlog (3). The overlay in docs/autoscaling.md reads west's own (2), and both patched
+    objects still validate."""
+    objects = {
+        doc["kind"]: doc
+        for name in ("triton-keda.yaml", "triton-hpa.yaml")
+        for doc in yaml.safe_load_all((REPO / "deploy" / "k8s" / "autoscaling" / name).read_text())
+        if doc
+    }
+    keda, hpa = objects["ScaledObject"], objects["HorizontalPodAutoscaler"]
+    generated = keda["spec"]["triggers"][0]["metadata"]["query"]
+    for patch in _documented_patches():
+        target = objects[patch["target"]["kind"]]
+        assert target["metadata"]["name"] == patch["target"]["name"]
+        _apply(target, yaml.safe_load(patch["patch"]))
+    assert problems(keda) == [] and problems(hpa) == []
+    job = pq.equal([(c.LABEL_JOB, c.DEFAULT_TRITON_JOB)])
+    west = pq.equal([(c.LABEL_JOB, c.DEFAULT_TRITON_JOB), (c.LABEL_CLUSTER, WEST)])
+    patched = keda["spec"]["triggers"][0]["metadata"]["query"]
+    assert patched == generated.replace(pq.selector("", job), pq.selector("", west))
+    selector = hpa["spec"]["metrics"][0]["external"]["metric"]["selector"]["matchLabels"]
+    assert selector == {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_CLUSTER: WEST}
+    assert (_value(global_store, generated), _value(global_store, patched)) == (PENDING[EAST], PENDING[WEST])
