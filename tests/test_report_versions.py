@@ -3,7 +3,10 @@ under the model's total, whose figures agree with each other (no Prometheus need
 
 from __future__ import annotations
 
+import csv
+import io
 import math
+from collections.abc import Callable
 
 import pandas as pd
 import pytest
@@ -18,7 +21,14 @@ from triton_sre.report.figures import (
     model_rows,
     model_table,
 )
-from triton_sre.report.render import CostReport, table_notes, to_csv, to_html, to_markdown
+from triton_sre.report.render import (
+    CostReport,
+    recommendations_csv,
+    table_notes,
+    to_csv,
+    to_html,
+    to_markdown,
+)
 
 STEP = 10.0
 TIMES = [1000.0 + STEP * i for i in range(7)]  # one minute
@@ -143,8 +153,10 @@ def test_a_version_with_no_traffic_gets_no_row() -> None:
 
 
 def test_version_rows_reach_every_format_and_recommendations_stay_per_model() -> None:
+    """Both ranker versions (and its total) queue 60 % of their time on an instance that cannot
+    batch: the advice holds for the model, so it is the model's, once."""
     table, summary = model_table(RangeData(TIMES[0], TIMES[-1], STEP, _frames()))
-    recs = rec.recommend(model_rows(table), 0.9)
+    recs = rec.recommend(table, 0.9)
     report = CostReport(TIMES[0], TIMES[-1], STEP, "http://prom", table, summary, recs)
     md = to_markdown(report)
     assert "| ranker | all |" in md and "| ranker | 1 |" in md and "| ranker | 2 |" in md
@@ -154,7 +166,11 @@ def test_version_rows_reach_every_format_and_recommendations_stay_per_model() ->
     csv = to_csv(report).splitlines()
     assert csv[0].startswith("model,version,") and sum(line.startswith("ranker,") for line in csv) == 3
     # one recommendation per model, from its total row, not one more per version
-    assert sorted(r.model or "" for r in recs if r.id == rec.REC_ADD_INSTANCES) == ["ranker", "vector_scale"]
+    adds = [r for r in recs if r.id == rec.REC_ADD_INSTANCES]
+    assert sorted((r.model or "", r.version) for r in adds) == [("ranker", None), ("vector_scale", None)]
+    ranker = next(r for r in adds if r.model == "ranker")
+    assert ranker.value == pytest.approx(0.6) and ranker.subject == "ranker"
+    assert "- **ranker** `add-instances`" in md
 
 
 def test_a_batching_ratio_lowered_by_failed_requests_is_explained_under_the_table() -> None:
@@ -179,3 +195,75 @@ def test_a_batching_ratio_lowered_by_failed_requests_is_explained_under_the_tabl
     report = CostReport(TIMES[0], TIMES[-1], STEP, "http://prom", table, summary, [])
     assert f"- {notes[0]}" in to_markdown(report) and f"<p>{notes[0]}</p>" in to_html(report)
     assert table_notes(_table(_frames())) == []
+
+
+def _batching_frames(versions: dict[str, dict[str, float]]) -> dict[str, pd.DataFrame]:
+    """ranker's versions, per step: `ok` successful requests in `ok_execs` executions, `failed`
+    requests in `failed_execs` more, each request 10 ms of which `queue` share queueing; the
+    exporter's gauges say max_batch_size 8 (ratio 2, fill 0.25)."""
+
+    def each(figure: Callable[[dict[str, float]], float], **labels: str) -> pd.DataFrame:
+        return pd.concat(counter("ranker", v, figure(f), **labels) for v, f in versions.items())
+
+    return {
+        c.NV_REQUEST_SUCCESS: each(lambda f: f["ok"]),
+        c.NV_INFERENCE_COUNT: each(lambda f: f["ok"]),
+        c.NV_REQUEST_FAILURE: each(lambda f: f["failed"], reason=c.FAILURE_REASON_BACKEND),
+        c.NV_EXEC_COUNT: each(lambda f: f["ok_execs"] + f["failed_execs"]),
+        c.NV_REQUEST_DURATION_US: each(lambda f: f["ok"] * 10_000),
+        c.NV_QUEUE_DURATION_US: each(lambda f: f["ok"] * 10_000 * f["queue"]),
+        c.M_BATCHING_RATIO: pd.concat(gauge(2.0, model="ranker", version=v) for v in versions),
+        c.M_BATCH_FILL_RATIO: pd.concat(gauge(0.25, model="ranker", version=v) for v in versions),
+    }
+
+
+def test_a_recommendation_that_holds_for_one_version_names_it() -> None:
+    """The canary (v2) queues 70 % of its time, v1 2 %: the instance advice is v2's, named in every
+    output; v1's mostly empty batches are v1's. Before, only the model's total was judged (the total
+    queues 64 %: "add instances" for the whole model, v1 included)."""
+    frames = _batching_frames(
+        {
+            "1": {"ok": 20, "ok_execs": 20, "failed": 0, "failed_execs": 0, "queue": 0.02},
+            "2": {"ok": 80, "ok_execs": 10, "failed": 0, "failed_execs": 0, "queue": 0.7},
+        }
+    )
+    table, summary = model_table(RangeData(TIMES[0], TIMES[-1], STEP, frames))
+    recs = rec.recommend(table, None)
+    assert [(r.subject, r.id) for r in recs] == [
+        ("ranker v1", rec.REC_RAISE_QUEUE_DELAY),
+        ("ranker v2", rec.REC_ADD_INSTANCES),
+    ]
+    assert recs[1].value == pytest.approx(0.7) and recs[0].value == pytest.approx(1 / 8)
+    report = CostReport(TIMES[0], TIMES[-1], STEP, "http://prom", table, summary, recs)
+    assert f"- **ranker v2** `{rec.REC_ADD_INSTANCES}`" in to_markdown(report)
+    assert f"<strong>ranker v2</strong> <code>{rec.REC_ADD_INSTANCES}</code>" in to_html(report)
+    rows = list(csv.DictReader(io.StringIO(recommendations_csv(report))))
+    assert [(r["model"], r["version"], r["id"]) for r in rows] == [
+        ("ranker", "1", rec.REC_RAISE_QUEUE_DELAY),
+        ("ranker", "2", rec.REC_ADD_INSTANCES),
+    ]
+
+
+def test_batching_advice_is_not_triggered_by_failed_requests() -> None:
+    """v2 batches its successful requests by 2 (30 executions for 60 inferences) but fails 60 more,
+    one by one: Triton counts those 60 executions and no inference, so v2's ratio reads 0.67 and,
+    with 30 % of its time queueing, read as "runs one by one". The successful requests' executions
+    number at least executions - failures (each failed execution holds a failed request): their
+    ratio is at most 60 / (90 - 60) = 2.0, judged instead, so no batching advice. v1
+    really runs one by one (failures too): its bound is 1.0, and the advice stays, naming v1."""
+    frames = _batching_frames(
+        {
+            "1": {"ok": 20, "ok_execs": 20, "failed": 5, "failed_execs": 5, "queue": 0.3},
+            "2": {"ok": 10, "ok_execs": 5, "failed": 10, "failed_execs": 10, "queue": 0.3},
+        }
+    )
+    table, _ = model_table(RangeData(TIMES[0], TIMES[-1], STEP, frames))
+    v2 = table.set_index(["model", "version"]).loc[("ranker", "2")]
+    assert v2["batching_ratio"] == pytest.approx(60 / 90) and v2["max_batch_size"] == 8
+    recs = rec.recommend(table, None)
+    assert [(r.subject, r.id) for r in recs] == [("ranker v1", rec.REC_ENABLE_BATCHING)]
+    assert recs[0].value == pytest.approx(1.0)
+    assert "at most 1.00 (measured 0.80, lowered by 30 failed requests" in recs[0].why
+    # failures reaching the executions leave nothing known of the successful requests' batching
+    frames = _batching_frames({"2": {"ok": 10, "ok_execs": 5, "failed": 10, "failed_execs": 5, "queue": 0.3}})
+    assert rec.recommend(model_table(RangeData(TIMES[0], TIMES[-1], STEP, frames))[0], None) == []

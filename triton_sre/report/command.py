@@ -360,7 +360,7 @@ def _build(
     frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start, triton_job), end, end, step)
     data = RangeData(start, end, step, frames, increases)
     table, summary = model_table(data)
-    recs = recommend(model_rows(table), summary.idle_fraction, thresholds)
+    recs = recommend(table, summary.idle_fraction, thresholds)
     scrape = scrape_interval or client.scrape_interval(triton_job) or DEFAULT_SCRAPE_INTERVAL_S
     window = format_duration(rate_window(step, scrape))
     throughput = client.frame_range(

@@ -314,7 +314,7 @@ def _with_versions(models: pd.DataFrame, versions: pd.DataFrame) -> pd.DataFrame
 
 def model_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The table's rows that stand for a whole model (not a version's row under its model's total):
-    recommendations and charts are per model, as the model's config and cost are."""
+    the charts are per model."""
     if table.empty or "version" not in table.columns:
         return table
     totals = set(table.loc[table["version"] == ALL_VERSIONS, "model"])

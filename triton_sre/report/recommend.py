@@ -8,9 +8,12 @@ judge, the queue share of a latency SLO) and to the constants below otherwise.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 
 import pandas as pd
+
+from triton_sre.report.figures import ALL_VERSIONS
 
 __all__ = [
     "REC_ADD_INSTANCES",
@@ -60,10 +63,20 @@ class Recommendation:
     comparison: str
     threshold: float
     why: str
+    version: str | None = None
+    """The version the recommendation holds for, when it holds for some of the model's versions only."""
+
+    @property
+    def subject(self) -> str | None:
+        """The model (and version) named: "ranker v2", "ranker"; None for the server."""
+        if self.model is None:
+            return None
+        return f"{self.model} v{self.version}" if self.version else self.model
 
     def as_dict(self) -> dict[str, object]:
         return {
             "model": self.model,
+            "version": self.version,
             "id": self.id,
             "action": self.action,
             "metric": self.metric,
@@ -86,85 +99,123 @@ def _pct(x: float) -> str:
     return f"{x * 100:.0f}%"
 
 
+def _judged(row: dict[str, object], t: Thresholds) -> Recommendation | None:
+    """The recommendation one table row calls for, if any (None too when the row is too quiet)."""
+    rate = _num(row["requests_per_s"]) or 0.0
+    if rate < t.min_request_rate:
+        return None
+    measured, mbs = _num(row["batching_ratio"]), _num(row["max_batch_size"])
+    ratio, lowered = _success_ratio(row)
+    queue = _num(row["queue_share"])
+    if ratio is None or measured is None or queue is None:
+        return None
+    can_batch = mbs is not None and mbs > 1
+    fill = _num(row["batch_fill"])
+    if lowered and can_batch and mbs is not None:
+        fill = ratio / mbs  # the successful requests' batches
+    version = str(row.get("version") or "")
+    rec = partial(Recommendation, str(row["model"]), version=None if version == ALL_VERSIONS else version)
+    if can_batch and fill is not None and queue >= t.queue_share_high and fill < t.fill_full:
+        return rec(
+            REC_LOWER_QUEUE_DELAY,
+            "lower max_queue_delay_microseconds: requests wait for batches that do not fill",
+            "queue_share",
+            queue,
+            ">=",
+            t.queue_share_high,
+            f"{_pct(queue)} of request time is queueing while batches are only {_pct(fill)} full "
+            f"(< {_pct(t.fill_full)}){lowered}",
+        )
+    if queue >= t.queue_share_high:
+        return rec(
+            REC_ADD_INSTANCES,
+            "raise the instance_group count (or add servers): requests queue for a busy instance",
+            "queue_share",
+            queue,
+            ">=",
+            t.queue_share_high,
+            f"{_pct(queue)} of request time is queueing"
+            + (f" with batches {_pct(fill)} full" if fill is not None else " and the model cannot batch"),
+        )
+    if can_batch and ratio < t.batching_ratio_max and queue >= t.queue_share_batch:
+        return rec(
+            REC_ENABLE_BATCHING,
+            "enable dynamic_batching: requests wait for the instance but run one by one",
+            "batching_ratio",
+            ratio,
+            "<",
+            t.batching_ratio_max,
+            f"{ratio:.2f} inferences per execution while {_pct(queue)} of request time is "
+            f"queueing (>= {_pct(t.queue_share_batch)}){lowered}",
+        )
+    if can_batch and fill is not None and fill < t.fill_low and queue < t.queue_share_low:
+        return rec(
+            REC_RAISE_QUEUE_DELAY,
+            "raise max_queue_delay_microseconds a little: batches are mostly empty",
+            "batch_fill",
+            fill,
+            "<",
+            t.fill_low,
+            f"batches are {_pct(fill)} full (max_batch_size {mbs:.0f}) and requests queue only "
+            f"{_pct(queue)} of their time (< {_pct(t.queue_share_low)}): the batcher can wait "
+            f"longer{lowered}",
+        )
+    return None
+
+
+def _success_ratio(row: dict[str, object]) -> tuple[float | None, str]:
+    """The batching ratio the advice judges, and what to say of it. Triton counts a failed batch as
+    an execution but its requests not as inferences (core's UpdateSuccess vs UpdateInferBatchStats),
+    so failed requests lower the measured ratio, and the metrics have no count of failed executions.
+    Each execution that succeeded for none of its requests held at least one failed request, so the
+    successful requests' executions number at least executions - failures: their ratio is at most
+    inferences / (executions - failures), the figure judged (None when failures reach executions:
+    nothing is known of how the successful requests batched)."""
+    measured = _num(row["batching_ratio"])
+    failures = _num(row.get("failures")) or 0.0
+    if measured is None or failures <= 0:
+        return measured, ""
+    inferences, executions = _num(row.get("inferences")), _num(row.get("executions"))
+    if inferences is None or executions is None or executions <= failures:
+        return None, ""
+    bound = inferences / (executions - failures)
+    return bound, (
+        f"; the ratio judged is that of the successful requests' executions, at most {bound:.2f} "
+        f"(measured {measured:.2f}, lowered by {failures:,.0f} failed requests: Triton counts a failed "
+        "batch as an execution, its requests not as inferences)"
+    )
+
+
+def _per_model(rows: list[dict[str, object]], t: Thresholds) -> list[Recommendation]:
+    """A model's recommendations. A model served in several versions (a total row, `ALL_VERSIONS`,
+    and a row per version) is judged per version: a recommendation every judged version and the total
+    call for stays the model's; one that holds for some versions only names each of them. When no
+    version has traffic enough to be judged alone, the total is judged as the model."""
+    total = [r for r in rows if r.get("version") == ALL_VERSIONS]
+    versions = [r for r in rows if r.get("version") != ALL_VERSIONS]
+    if not total:  # one row, the model's (its one version's): the model is named
+        return [replace(rec, version=None) for rec in map(partial(_judged, t=t), rows) if rec is not None]
+    judged = [r for r in versions if (_num(r["requests_per_s"]) or 0.0) >= t.min_request_rate]
+    whole = _judged(total[0], t)
+    if not judged:
+        return [whole] if whole is not None else []
+    each = [_judged(r, t) for r in judged]
+    ids = {rec.id if rec is not None else None for rec in each}
+    if whole is not None and ids == {whole.id}:
+        return [whole]
+    return [rec for rec in each if rec is not None]
+
+
 def recommend(
     table: pd.DataFrame, idle_fraction: float | None, thresholds: Thresholds | None = None
 ) -> list[Recommendation]:
+    """Recommendations from the models table (`figures.model_table`: a model's total row and its
+    versions' rows included), in the table's order of models, then the server's."""
     t = thresholds or Thresholds()
     out: list[Recommendation] = []
-    for row in table.to_dict("records"):
-        model = str(row["model"])
-        rate = _num(row["requests_per_s"]) or 0.0
-        if rate < t.min_request_rate:
-            continue
-        ratio, mbs, fill = _num(row["batching_ratio"]), _num(row["max_batch_size"]), _num(row["batch_fill"])
-        queue = _num(row["queue_share"])
-        if ratio is None or queue is None:
-            continue
-        can_batch = mbs is not None and mbs > 1
-        waiting_for_batches = (
-            can_batch and fill is not None and queue >= t.queue_share_high and fill < t.fill_full
-        )
-        if waiting_for_batches:
-            assert fill is not None
-            out.append(
-                Recommendation(
-                    model,
-                    REC_LOWER_QUEUE_DELAY,
-                    "lower max_queue_delay_microseconds: requests wait for batches that do not fill",
-                    "queue_share",
-                    queue,
-                    ">=",
-                    t.queue_share_high,
-                    f"{_pct(queue)} of request time is queueing while batches are only {_pct(fill)} full "
-                    f"(< {_pct(t.fill_full)})",
-                )
-            )
-        elif queue >= t.queue_share_high:
-            out.append(
-                Recommendation(
-                    model,
-                    REC_ADD_INSTANCES,
-                    "raise the instance_group count (or add servers): requests queue for a busy instance",
-                    "queue_share",
-                    queue,
-                    ">=",
-                    t.queue_share_high,
-                    f"{_pct(queue)} of request time is queueing"
-                    + (
-                        f" with batches {_pct(fill)} full"
-                        if fill is not None
-                        else " and the model cannot batch"
-                    ),
-                )
-            )
-        elif can_batch and ratio < t.batching_ratio_max and queue >= t.queue_share_batch:
-            out.append(
-                Recommendation(
-                    model,
-                    REC_ENABLE_BATCHING,
-                    "enable dynamic_batching: requests wait for the instance but run one by one",
-                    "batching_ratio",
-                    ratio,
-                    "<",
-                    t.batching_ratio_max,
-                    f"{ratio:.2f} inferences per execution while {_pct(queue)} of request time is "
-                    f"queueing (>= {_pct(t.queue_share_batch)})",
-                )
-            )
-        elif can_batch and fill is not None and fill < t.fill_low and queue < t.queue_share_low:
-            out.append(
-                Recommendation(
-                    model,
-                    REC_RAISE_QUEUE_DELAY,
-                    "raise max_queue_delay_microseconds a little: batches are mostly empty",
-                    "batch_fill",
-                    fill,
-                    "<",
-                    t.fill_low,
-                    f"batches are {_pct(fill)} full (max_batch_size {mbs:.0f}) and requests queue only "
-                    f"{_pct(queue)} of their time (< {_pct(t.queue_share_low)}): the batcher can wait longer",
-                )
-            )
+    rows = table.to_dict("records")
+    for model in dict.fromkeys(str(row["model"]) for row in rows):
+        out += _per_model([row for row in rows if str(row["model"]) == model], t)
     if idle_fraction is not None and idle_fraction >= t.idle_fraction_high:
         out.append(
             Recommendation(

@@ -170,7 +170,7 @@ def to_markdown(report: CostReport, chart_files: Mapping[str, str] | None = None
     out += ["", "## Recommendations", ""]
     if report.recommendations:
         for r in report.recommendations:
-            out.append(f"- **{esc(r.model or 'server')}** `{r.id}`: {esc(_rec_text(r))}")
+            out.append(f"- **{esc(r.subject or 'server')}** `{r.id}`: {esc(_rec_text(r))}")
     else:
         out.append("None: no threshold was crossed.")
     out += _capacity_markdown(report.capacity, esc)
@@ -229,7 +229,7 @@ dt { font-weight: 600; } dd { margin: 0; }
 </table></div>{% endif %}
 <h2>Recommendations</h2>
 {% for r in recs %}
-<div class="rec"><strong>{{ r.model or "server" }}</strong> <code>{{ r.id }}</code>: {{ r.action }} —
+<div class="rec"><strong>{{ r.subject or "server" }}</strong> <code>{{ r.id }}</code>: {{ r.action }} —
 {{ r.metric }} <span class="num">{{ "%.3g"|format(r.value) }}</span> {{ r.comparison }}
 <span class="num">{{ "%g"|format(r.threshold) }}</span>: {{ r.why }}</div>
 {% else %}<p>None: no threshold was crossed.</p>{% endfor %}
@@ -297,5 +297,5 @@ def llm_csv(report: CostReport) -> str:
 
 
 def recommendations_csv(report: CostReport) -> str:
-    columns = ["model", "id", "action", "metric", "value", "comparison", "threshold", "why"]
+    columns = ["model", "version", "id", "action", "metric", "value", "comparison", "threshold", "why"]
     return csv_text(pd.DataFrame([r.as_dict() for r in report.recommendations], columns=columns))
