@@ -162,6 +162,17 @@ def wait_scraped_and_evaluated_after(
         time.sleep(0.2)
 
 
+def exporter_settings(triton: LocalTriton) -> ExporterSettings:
+    """The exporter of the live tests: 1 s polls of `triton`, a 5-minute window, a priced 2-slot node."""
+    return ExporterSettings(
+        triton_url=triton.http_url,
+        metrics_url=triton.metrics_url,
+        interval=1.0,
+        window=300.0,
+        pricing=Pricing(currency="USD", node_hour=0.36, cpu_execution_slots=2),
+    )
+
+
 @pytest.fixture(scope="session")
 def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """Prometheus + exporter + mixed traffic (with backend failures) on the shared Triton."""
@@ -170,13 +181,7 @@ def live(triton: LocalTriton, tmp_path_factory: pytest.TempPathFactory) -> Itera
     for rel, content in render_all(spec).items():
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
         (work / rel).write_text(content)
-    settings = ExporterSettings(
-        triton_url=triton.http_url,
-        metrics_url=triton.metrics_url,
-        interval=1.0,
-        window=300.0,
-        pricing=Pricing(currency="USD", node_hour=0.36, cpu_execution_slots=2),
-    )
+    settings = exporter_settings(triton)
     # The exporter starts once Prometheus is up (below): its window then begins with Prometheus' first
     # scrape of it, so the report over the scraped range and the exporter cover the same span (a cold
     # Prometheus start-up of several seconds otherwise lands in the exporter's window only).

@@ -27,13 +27,11 @@ from typing import Any
 import pandas as pd
 import pytest
 import requests
-from live_prometheus import Prom, start_prometheus, stop_prometheus, wait_ready
+from live_prometheus import Prom, exporter_settings, start_prometheus, stop_prometheus, wait_ready
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
-from triton_sre.config import ExporterSettings
 from triton_sre.exporter.service import Exporter, ExporterServer
-from triton_sre.pricing import Pricing
 from triton_sre.report import recommend as rec
 from triton_sre.report.figures import ALL_VERSIONS, LATENCY_PER_VERSION
 from triton_sre.slo import default_spec
@@ -106,7 +104,7 @@ def _stats(url: str, version: str) -> dict[str, float]:
     (stats,) = body["model_stats"]
     infer = stats[c.STATS_INFERENCE_STATS]
     out = {"inferences": float(stats["inference_count"]), "executions": float(stats["execution_count"])}
-    for name in ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output"):
+    for name in (*c.STATS_REQUEST_FIELDS, "fail"):
         out[f"{name}_count"] = float(infer[name]["count"])
         out[f"{name}_ns"] = float(infer[name]["ns"])
     return out
@@ -141,13 +139,7 @@ def phase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phase]:
     spec = default_spec()
     triton = LocalTriton(repo, workdir=work / "triton")
     triton.start()
-    settings = ExporterSettings(
-        triton_url=triton.http_url,
-        metrics_url=triton.metrics_url,
-        interval=1.0,
-        window=300.0,
-        pricing=Pricing(currency="USD", node_hour=0.36, cpu_execution_slots=2),
-    )
+    settings = exporter_settings(triton)
     exporter_port, port = free_port(), free_port()
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
