@@ -104,10 +104,9 @@ def _judged(row: dict[str, object], t: Thresholds) -> Recommendation | None:
     rate = _num(row["requests_per_s"]) or 0.0
     if rate < t.min_request_rate:
         return None
-    measured, mbs = _num(row["batching_ratio"]), _num(row["max_batch_size"])
+    mbs, queue = _num(row["max_batch_size"]), _num(row["queue_share"])
     ratio, lowered = _success_ratio(row)
-    queue = _num(row["queue_share"])
-    if ratio is None or measured is None or queue is None:
+    if ratio is None or queue is None:
         return None
     can_batch = mbs is not None and mbs > 1
     fill = _num(row["batch_fill"])
@@ -135,7 +134,11 @@ def _judged(row: dict[str, object], t: Thresholds) -> Recommendation | None:
             ">=",
             t.queue_share_high,
             f"{_pct(queue)} of request time is queueing"
-            + (f" with batches {_pct(fill)} full" if fill is not None else " and the model cannot batch"),
+            + (
+                f" with batches {_pct(fill)} full{lowered}"
+                if fill is not None
+                else " and the model cannot batch"
+            ),
         )
     if can_batch and ratio < t.batching_ratio_max and queue >= t.queue_share_batch:
         return rec(
@@ -213,9 +216,11 @@ def recommend(
     versions' rows included), in the table's order of models, then the server's."""
     t = thresholds or Thresholds()
     out: list[Recommendation] = []
-    rows = table.to_dict("records")
-    for model in dict.fromkeys(str(row["model"]) for row in rows):
-        out += _per_model([row for row in rows if str(row["model"]) == model], t)
+    models: dict[str, list[dict[str, object]]] = {}
+    for row in table.to_dict("records"):
+        models.setdefault(str(row["model"]), []).append(row)
+    for rows in models.values():
+        out += _per_model(rows, t)
     if idle_fraction is not None and idle_fraction >= t.idle_fraction_high:
         out.append(
             Recommendation(
