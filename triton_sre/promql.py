@@ -29,6 +29,7 @@ from triton_sre.conventions import (
     LABEL_NAMESPACE,
     LABEL_QUANTILE,
     LABEL_VERSION,
+    SUMMARY_OBSERVED_WINDOW,
 )
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "rate",
     "ratio",
     "selector",
+    "summary_observed",
     "summary_quantile",
     "tagged",
 ]
@@ -183,13 +185,21 @@ def ratio(numerator: str, denominator: str) -> str:
 
 
 # -- quantiles -------------------------------------------------------------------------------------
+def summary_observed(family: str, matchers: Sequence[Matcher]) -> str:
+    """`family`'s series whose summary counted a request in SUMMARY_OBSERVED_WINDOW (its `_count` rate)."""
+    return f"({rate(f'{family}_count', matchers, SUMMARY_OBSERVED_WINDOW)} > 0)"
+
+
 def summary_quantile(family: str, matchers: Sequence[Matcher], quantile: str, labels: Sequence[str]) -> str:
     """Triton's own summary quantile, the worst series `by labels` (summaries cannot be merged).
 
-    A summary with no request in its sliding window reads NaN: `>= 0` drops it.
+    A summary with no request in its sliding window reads NaN: `>= 0` drops it on Prometheus. A store
+    that drops NaN samples (VictoriaMetrics) answers the last finite quantile instead, so a series
+    counts only while its summary's `_count` rose in SUMMARY_OBSERVED_WINDOW (`summary_observed`).
     """
     series = selector(family, [*matchers, (LABEL_QUANTILE, "=", quantile)])
-    return f"max {by(labels)} ({series} >= 0)"
+    seen = summary_observed(family, matchers)
+    return f"max {by(labels)} (({series} >= 0) and ignoring ({LABEL_QUANTILE}) {seen})"
 
 
 GUARD_NON_NEGATIVE = "non-negative"  # `(... ) >= 0`: drops the NaN of a window without requests

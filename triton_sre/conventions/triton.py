@@ -100,6 +100,11 @@ TRITON_SUMMARY_QUANTILES: Final = ("0.5", "0.9", "0.95", "0.99", "0.999")
 # its quantiles only, so prometheus-cpp's defaults hold (max_age 60 s in 5 age buckets). Two reads
 # less than this apart share observations: they are not independent samples.
 TRITON_SUMMARY_MAX_AGE_S: Final = 60.0
+# The window a summary quantile is trusted over: only while the summary's own `_count` rose in it.
+# VictoriaMetrics drops the NaN Triton writes for an idle summary and keeps answering the last
+# finite quantile until the series goes stale (measured on 2.51 and docs/slos-and-alerts.md); the
+# max age plus a scrape interval of up to 60 s keeps every request still in the summary's window.
+SUMMARY_OBSERVED_WINDOW: Final = "2m"
 
 # ---------------------------------------------------------------------------
 # LLM serving (issue 11): the LLM backends' families read on port 8002.

@@ -82,6 +82,7 @@ def recording_tests(spec: Spec) -> list[dict[str, Any]]:
             "promql_expr_test": tests,
         },
         latency_quantile_test(spec),
+        stale_summary_test(spec),
     ]
 
 
@@ -104,6 +105,9 @@ def latency_quantile_test(spec: Spec) -> dict[str, Any]:
                 series.append({"series": family + labels, "values": f"{measure_us * (i + 1)}x30"})
                 idle = series_labels({c.LABEL_MODEL: idle_model, c.LABEL_QUANTILE: quantile}, job, inst)
                 series.append({"series": family + idle, "values": " ".join(["NaN"] * 31)})
+        for family in (c.NV_REQUEST_SUMMARY_US, c.NV_QUEUE_SUMMARY_US):  # 60 requests a minute
+            labels = series_labels({c.LABEL_MODEL: summary_model}, job, inst)
+            series.append({"series": f"{family}_count{labels}", "values": "0+60x30"})
     # histogram model: 60 requests/min on each instance, all within 100 ms on a, within 100-500 ms on b
     hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
     for inst, per_bound in ((a, (60, 60, 60, 60, 60)), (b, (0, 60, 60, 60, 60))):
@@ -113,6 +117,8 @@ def latency_quantile_test(spec: Spec) -> dict[str, Any]:
         # its summary (9 s) must lose to the histogram
         labels = series_labels({c.LABEL_MODEL: hist_model, c.LABEL_QUANTILE: "0.99"}, job, inst)
         series.append({"series": c.NV_REQUEST_SUMMARY_US + labels, "values": "9000000x30"})
+        labels = series_labels({c.LABEL_MODEL: hist_model}, job, inst)
+        series.append({"series": f"{c.NV_REQUEST_SUMMARY_US}_count{labels}", "values": "0+60x30"})
     tests = []
 
     def expect(name: str, quantile: str, model: str, inst: str | None, source: str, value: float) -> None:
@@ -173,6 +179,40 @@ def latency_quantile_test(spec: Spec) -> dict[str, Any]:
     expect(c.rec_latency_quantile(inst_level, c.LATENCY_REQUEST), "0.99", hist_model, b, "histogram", 0.496)
     return {
         "name": "latency quantiles: summaries per instance, worst instance per model, histograms merged",
+        "interval": "1m",
+        "input_series": series,
+        "promql_expr_test": tests,
+    }
+
+
+def stale_summary_test(spec: Spec) -> dict[str, Any]:
+    """What VictoriaMetrics stores for a summary: it drops Triton's NaN, so an idle model's quantile
+    keeps its last value. A quantile counts only while its summary's `_count` rises: `stale` (last
+    request at 9m) records nothing at 20m, `sparse` (one request a minute) keeps its figure."""
+    job, inst = spec.triton_job, TEST_INSTANCE
+    counts = {"stale": "0+60x9 540x21", "sparse": "0+1x30"}
+    series, tests = [], []
+    for model, count in counts.items():
+        for family in (c.NV_REQUEST_SUMMARY_US, c.NV_QUEUE_SUMMARY_US):
+            for quantile in c.LATENCY_QUANTILES:
+                labels = series_labels({c.LABEL_MODEL: model, c.LABEL_QUANTILE: quantile}, job, inst)
+                series.append({"series": family + labels, "values": "700000x30"})
+            labels = series_labels({c.LABEL_MODEL: model}, job, inst)
+            series.append({"series": f"{family}_count{labels}", "values": count})
+    for measure in (c.LATENCY_REQUEST, c.LATENCY_QUEUE):
+        for level in (c.REC_LEVEL_INSTANCE, c.REC_LEVEL_MODEL):
+            for model in counts:
+                name = c.rec_latency_quantile(level, measure)
+                labels = {c.LABEL_JOB: job, c.LABEL_MODEL: model, c.LABEL_VERSION: TEST_VERSION}
+                if level == c.REC_LEVEL_INSTANCE:
+                    labels[c.LABEL_INSTANCE] = inst
+                labels |= {c.LABEL_QUANTILE: "0.99", c.L_LATENCY_SOURCE: c.LATENCY_SOURCE_SUMMARY}
+                seen = [{"labels": plain_labels(labels), "value": 0.7}] if model == "sparse" else []
+                sel = [(c.LABEL_MODEL, "=", model), (c.LABEL_QUANTILE, "=", "0.99")]
+                expr = f"round({selector(name, sel)}, 0.0001)"
+                tests.append({"expr": expr, "eval_time": "20m", "exp_samples": seen})
+    return {
+        "name": "latency quantiles: a summary whose count stopped (VictoriaMetrics keeps the last quantile)",
         "interval": "1m",
         "input_series": series,
         "promql_expr_test": tests,

@@ -54,6 +54,8 @@ def track_series(job: str, track: Track, step: int, quantiles: Sequence[str]) ->
     else:
         names.append((c.NV_REQUEST_DURATION_US, {}))
         names += [(c.NV_REQUEST_SUMMARY_US, {c.LABEL_QUANTILE: q}) for q in quantiles if summary]
+        if summary and quantiles:  # the summary's own count: the rules trust a quantile only while it rises
+            names.append((f"{c.NV_REQUEST_SUMMARY_US}_count", {}))
     return [
         {"series": name + labels(extra), "values": value}
         for (name, extra), value in zip(names, values, strict=True)
@@ -89,6 +91,8 @@ def _values(track: Track, step: int, quantiles: tuple[str, ...]) -> tuple[str, .
     for quantile in quantiles:
         summary = [None, *_each_step(per_step, lambda p, q=quantile: summary_value(track, p, q))]
         out.append(gauge_series([None if v is None else v * 1_000_000 for v in summary]))
+    if quantiles:
+        out.append(counter_series(total))
     return tuple(out)
 
 

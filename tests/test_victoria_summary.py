@@ -1,0 +1,86 @@
+"""Triton's summary quantiles on VictoriaMetrics (vm25): Triton writes NaN for a summary with no
+request in its window; VictoriaMetrics drops NaN samples, so the raw series keeps answering the last
+finite quantile after the traffic stopped. Every quantile the generated rules, dashboards, bot and
+report read is trusted only while the summary's `_count` rose in SUMMARY_OBSERVED_WINDOW: on the
+real store an idle model gives no figure, a sparse one (a request a minute) keeps its own.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import yaml
+from victoria import exposition, victoria_metrics
+
+from triton_sre import conventions as c
+from triton_sre import promql as pq
+from triton_sre.generate.command import render_all
+from triton_sre.slo import parse_spec
+
+REPO = Path(__file__).resolve().parents[1]
+STEP = 15  # seconds between the imported scrapes
+IDLE_AFTER = 300  # the busy model's last request, seconds after the start
+END = 900
+
+
+def _scrapes(every: int, quantile_us: float, busy_until: float) -> dict[str, list]:
+    """One model's summary as scraped every STEP s: a request every `every` s until `busy_until`,
+    the quantile is `quantile_us` while a request is in Triton's 60 s window, NaN after (as 2.51 writes)."""
+    count, points, quantiles = 0, [], []
+    for t in range(0, END + 1, STEP):
+        if t <= busy_until:
+            count += STEP // every if every <= STEP else int(t % every == 0)
+        in_window = t <= busy_until + c.TRITON_SUMMARY_MAX_AGE_S
+        points.append((t, count))
+        quantiles.append((t, quantile_us if in_window else float("nan")))
+    return {"count": points, "quantile": quantiles}
+
+
+def _import(vm, start: float) -> None:
+    lines = []
+    models = {"busy": (1, 900_000.0, IDLE_AFTER), "sparse": (60, 40_000.0, END)}  # sparse: 1 a minute
+    for model, (every, quantile_us, busy_until) in models.items():
+        series = _scrapes(every, quantile_us, busy_until)
+        base = {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_INSTANCE: "triton-0:8002", c.LABEL_MODEL: model}
+        base[c.LABEL_VERSION] = "1"
+        for family in (c.NV_REQUEST_SUMMARY_US, c.NV_QUEUE_SUMMARY_US):
+            counts = [(start + t, v) for t, v in series["count"]]
+            lines += exposition(f"{family}_count", base, counts)
+            for q in c.TRITON_SUMMARY_QUANTILES:
+                points = [(start + t, v) for t, v in series["quantile"]]
+                lines += exposition(family, {**base, c.LABEL_QUANTILE: q}, points)
+        lines += exposition(c.NV_REQUEST_SUCCESS, base, [(start + t, v) for t, v in series["count"]])
+    vm.import_samples([line for line in lines if " nan " not in line.lower()])
+
+
+def _models(vm, expr: str, at: float) -> dict[str, float]:
+    return {r["metric"].get(c.LABEL_MODEL, ""): float(r["value"][1]) for r in vm.query(expr, at)}
+
+
+def test_an_idle_summary_gives_no_quantile_on_victoria_metrics(tmp_path: Path) -> None:
+    spec = parse_spec((REPO / "slos.yaml").read_text())
+    files = render_all(spec, "runbooks/")
+    rules = {}
+    for name in ("alerts/triton-recording-rules.yaml", "alerts/triton-slo-rules.yaml"):
+        for group in yaml.safe_load(files[name])["groups"]:
+            for rule in group["rules"]:
+                rules.setdefault((rule.get("record"), (rule.get("labels") or {}).get(c.LABEL_QUANTILE)), rule)
+    request_p99 = rules[(c.rec_latency_quantile(c.REC_LEVEL_INSTANCE, c.LATENCY_REQUEST), "0.99")]["expr"]
+    queue_p99 = rules[(c.rec_latency_quantile(c.REC_LEVEL_INSTANCE, c.LATENCY_QUEUE), "0.99")]["expr"]
+    slice_bad = rules[(c.REC_SLO_SLICE_BAD, None)]["expr"]
+    ms = [(c.LABEL_JOB, "=", c.DEFAULT_TRITON_JOB)]
+    panel = pq.summary_quantile(c.NV_REQUEST_SUMMARY_US, ms, "0.99", (c.LABEL_MODEL,))
+    start = (int(time.time()) // 60) * 60 - 3600  # a past hour VictoriaMetrics accepts
+    raw = pq.selector(c.NV_REQUEST_SUMMARY_US, [(c.LABEL_QUANTILE, "=", "0.99")])
+    with victoria_metrics(tmp_path / "vm") as vm:
+        _import(vm, start)
+        busy, idle = start + IDLE_AFTER - 30, start + IDLE_AFTER + 240
+        # the store's behaviour this guards against: four minutes idle, the raw series still answers
+        assert _models(vm, raw, idle)["busy"] == 900_000.0
+        for expr in (request_p99, queue_p99, panel):
+            assert set(_models(vm, expr, busy)) == {"busy", "sparse"}, expr
+            assert set(_models(vm, expr, idle)) == {"sparse"}, expr
+        assert _models(vm, request_p99, idle)["sparse"] == 0.04
+        assert _models(vm, slice_bad, busy) == {"busy": 1.0, "sparse": 0.0}
+        assert _models(vm, slice_bad, idle) == {"sparse": 0.0}
