@@ -15,6 +15,7 @@ from victoria import exposition, victoria_metrics
 
 from triton_sre import conventions as c
 from triton_sre import promql as pq
+from triton_sre.bot.queries import latency_now_expr
 from triton_sre.generate.command import render_all
 from triton_sre.slo import parse_spec
 
@@ -84,3 +85,7 @@ def test_an_idle_summary_gives_no_quantile_on_victoria_metrics(tmp_path: Path) -
         assert _models(vm, request_p99, idle)["sparse"] == 0.04
         assert _models(vm, slice_bad, busy) == {"busy": 1.0, "sparse": 0.0}
         assert _models(vm, slice_bad, idle) == {"sparse": 0.0}
+        for quantile in ("0.9", "0.999"):  # the bot reads Triton's summary for unrecorded quantiles
+            assert _models(vm, latency_now_expr("busy", quantile), busy), quantile
+            assert not _models(vm, latency_now_expr("busy", quantile), idle), quantile
+            assert _models(vm, latency_now_expr("sparse", quantile), idle), quantile

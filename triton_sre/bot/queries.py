@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from triton_sre import conventions as c
 from triton_sre.durations import DurationError, parse_duration
-from triton_sre.promql import q
+from triton_sre.promql import q, summary_quantile
 
 __all__ = [
     "LARGEST_MODELS_SHOWN",
@@ -76,11 +76,13 @@ def largest_models_expr(labels: Mapping[str, str]) -> str:
 
 def latency_now_expr(model: str, quantile: str, scope: Scope = ()) -> str:
     """PromQL: a model's current request latency (s) at `quantile`, the worst version and server:
-    the recording rule for the recorded quantiles, Triton's summary for the others."""
+    the recording rule for the recorded quantiles, Triton's summary for the others (only while it
+    counted requests: a store that drops NaN keeps an idle summary's last quantile)."""
     sel = f"{c.LABEL_MODEL}={q(model)},{c.LABEL_QUANTILE}={q(quantile)}{scope_matchers(scope)}"
     if quantile in c.LATENCY_QUANTILES:
         return f"max({c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)}{{{sel}}})"
-    return f"max({c.NV_REQUEST_SUMMARY_US}{{{sel}}} >= 0) / 1e6"
+    matchers = [(c.LABEL_MODEL, "=", model), *((label, "=", value) for label, value in scope)]
+    return f"{summary_quantile(c.NV_REQUEST_SUMMARY_US, matchers, quantile, ())} / 1e6"
 
 
 def burn_rate_expr(slo: str, window: str, model: str, scope: Scope = ()) -> str:
