@@ -309,6 +309,10 @@ def test_latency_alert_shows_the_current_p99_and_the_slo_quantile_against_the_th
     assert both.alerts[0].latency.line == "p99 now 200 ms, p95 now 42 ms (SLO on p95) vs threshold 500 ms"
     unknown = enrich(group, Facts(), LINKS).alerts[0].latency
     assert unknown.line == "current latency n/a (SLO on p95) vs threshold 500 ms"
+    # none because the model had no request in the quantiles' window: said so (vm25)
+    idle = enrich(group, Facts(latency_idle=frozenset({"l1"})), LINKS).alerts[0].latency
+    window = c.SUMMARY_OBSERVED_WINDOW
+    assert idle.line == f"no request in the last {window} (idle) (SLO on p95) vs threshold 500 ms"
     # other alerts have no latency line
     assert enrich(parse_group(payload([alert(0)])), Facts(), LINKS).alerts[0].latency is None
 

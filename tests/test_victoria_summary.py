@@ -11,11 +11,18 @@ import time
 from pathlib import Path
 
 import yaml
+from test_bot_render import _latency_alert, payload
 from victoria import exposition, victoria_metrics
 
 from triton_sre import conventions as c
 from triton_sre import promql as pq
+from triton_sre.bot.config import BotSettings
+from triton_sre.bot.enrich import Links, enrich
+from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.payload import parse_group
 from triton_sre.bot.queries import latency_now_expr
+from triton_sre.bot.slack import SlackDelivery
+from triton_sre.bot.worker import Worker
 from triton_sre.generate.command import render_all
 from triton_sre.slo import parse_spec
 
@@ -38,7 +45,7 @@ def _scrapes(every: int, quantile_us: float, busy_until: float) -> dict[str, lis
     return {"count": points, "quantile": quantiles}
 
 
-def _import(vm, start: float) -> None:
+def _import(vm, start: float, until: float = float("inf")) -> None:
     lines = []
     models = {"busy": (1, 900_000.0, IDLE_AFTER), "sparse": (60, 40_000.0, END)}  # sparse: 1 a minute
     for model, (every, quantile_us, busy_until) in models.items():
@@ -52,7 +59,8 @@ def _import(vm, start: float) -> None:
                 points = [(start + t, v) for t, v in series["quantile"]]
                 lines += exposition(family, {**base, c.LABEL_QUANTILE: q}, points)
         lines += exposition(c.NV_REQUEST_SUCCESS, base, [(start + t, v) for t, v in series["count"]])
-    vm.import_samples([line for line in lines if " nan " not in line.lower()])
+    kept = [line for line in lines if " nan " not in line.lower() and int(line.split()[-1]) <= until * 1000]
+    vm.import_samples(kept)
 
 
 def _models(vm, expr: str, at: float) -> dict[str, float]:
@@ -89,3 +97,29 @@ def test_an_idle_summary_gives_no_quantile_on_victoria_metrics(tmp_path: Path) -
             assert _models(vm, latency_now_expr("busy", quantile), busy), quantile
             assert not _models(vm, latency_now_expr("busy", quantile), idle), quantile
             assert _models(vm, latency_now_expr("sparse", quantile), idle), quantile
+
+
+def test_the_bot_says_idle_instead_of_a_stale_latency(tmp_path: Path) -> None:
+    """The bot's worker against a real VictoriaMetrics, 240 s after the busy model's last request:
+    no latency figure, and the line says why; the sparse model is not called idle."""
+    now = time.time()
+    start = now - IDLE_AFTER - 240
+    alerts = []
+    for model in ("busy", "sparse"):
+        alert = _latency_alert("latency")
+        alert["labels"][c.LABEL_MODEL], alert["fingerprint"] = model, model
+        alerts.append(alert)
+    group = parse_group(payload(alerts, alertname=c.ALERT_SLO_LATENCY_BUDGET_BURN))
+    with victoria_metrics(tmp_path / "vm") as vm:
+        _import(vm, start, until=now)
+        worker = Worker(
+            BotSettings(channel="#c", prometheus_url=vm.url),
+            Outbox(tmp_path / "o.sqlite3"),
+            SlackDelivery("xoxb-unused"),
+            {},
+        )
+        facts = worker.facts(group)
+    assert facts.latency_idle == {"busy"}
+    lines = {view.model: view.latency.line for view in enrich(group, facts, Links()).alerts}
+    assert lines["busy"].startswith(f"no request in the last {c.SUMMARY_OBSERVED_WINDOW} (idle)")
+    assert lines["sparse"].startswith("current latency n/a")  # no recorded p99 here: no vmalert ran

@@ -80,6 +80,8 @@ class Facts:
     """Alert fingerprint -> the largest models on the alert's GPU (TritonGPUMemoryHeadroomLow)."""
     latency_now: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     """Latency alert fingerprint -> quantile (e.g. ``0.99``) -> current seconds (from Prometheus)."""
+    latency_idle: frozenset[str] = frozenset()
+    """Latency alerts without a current figure whose model had no request in the quantiles' window."""
     replicas: Mapping[str, Sequence[ScalingAsk]] = field(default_factory=dict)
     """Queue/latency alert fingerprint -> the replicas the scaling signal asks for (bot/scaling.py)."""
     rollout: Mapping[str, Sequence[str]] = field(default_factory=dict)
@@ -292,7 +294,9 @@ def _latency_view(alert: Alert, facts: Facts) -> LatencyView | None:
     judged = alert.annotations.get(c.ANNOTATION_SLO_QUANTILE, c.DEFAULT_SLO_QUANTILE)
     now = facts.latency_now.get(alert.fingerprint, {})
     shown = {c.quantile_name(q): now[q] for q in latency_quantiles_shown(alert) if q in now}
-    parts = [f"{name} now {_ms(value)}" for name, value in shown.items()] or ["current latency n/a"]
+    idle = alert.fingerprint in facts.latency_idle
+    none = f"no request in the last {c.SUMMARY_OBSERVED_WINDOW} (idle)" if idle else "current latency n/a"
+    parts = [f"{name} now {_ms(value)}" for name, value in shown.items()] or [none]
     line = f"{', '.join(parts)} (SLO on {c.quantile_name(judged)}) vs threshold {_ms(threshold)}"
     return LatencyView(c.quantile_name(judged), threshold, shown, line)
 

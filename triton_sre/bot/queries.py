@@ -19,6 +19,7 @@ __all__ = [
     "holds_less_than_window",
     "largest_models_expr",
     "latency_now_expr",
+    "requests_now_expr",
     "scope_matchers",
     "scope_of",
     "slo_labels",
@@ -83,6 +84,14 @@ def latency_now_expr(model: str, quantile: str, scope: Scope = ()) -> str:
         return f"max({c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)}{{{sel}}})"
     matchers = [(c.LABEL_MODEL, "=", model), *((label, "=", value) for label, value in scope)]
     return f"{summary_quantile(c.NV_REQUEST_SUMMARY_US, matchers, quantile, ())} / 1e6"
+
+
+def requests_now_expr(model: str, scope: Scope = ()) -> str:
+    """PromQL: a model's requests/s (succeeded and failed) over the window a summary quantile is
+    trusted in: 0 says the model is idle, so no current latency is the expected answer."""
+    names = f"{c.NV_REQUEST_SUCCESS}|{c.NV_REQUEST_FAILURE}"
+    sel = f'__name__=~"{names}",{c.LABEL_MODEL}={q(model)}{scope_matchers(scope)}'
+    return f"sum(rate({{{sel}}}[{c.SUMMARY_OBSERVED_WINDOW}]))"
 
 
 def burn_rate_expr(slo: str, window: str, model: str, scope: Scope = ()) -> str:

@@ -52,6 +52,7 @@ from triton_sre.bot.queries import (
     holds_less_than_window,
     largest_models_expr,
     latency_now_expr,
+    requests_now_expr,
     scope_of,
     slo_labels,
     slo_selector,
@@ -360,6 +361,7 @@ class Worker:
         data: dict[str, float] = {}  # seconds of data in a window that holds less than its length
         budget: dict[str, float] = {}
         latency: dict[str, dict[str, float]] = {}
+        idle: set[str] = set()  # latency alerts whose model had no request in the quantiles' window
         if self.prometheus is not None:
             for alert in shown_alerts(group):
                 found = slo_labels(alert.labels) if alert.name in SLO_ALERTS else None
@@ -382,6 +384,9 @@ class Worker:
                         now = self.prometheus.instant(latency_now_expr(model, quantile, scope))
                         if now is not None:
                             latency.setdefault(alert.fingerprint, {})[quantile] = now
+                    quiet = latency_quantiles_shown(alert) and alert.fingerprint not in latency
+                    if quiet and self.prometheus.instant(requests_now_expr(model, scope)) == 0:
+                        idle.add(alert.fingerprint)
                 except PromError as exc:
                     log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
         return Facts(
@@ -396,6 +401,7 @@ class Worker:
             llm=self._llm_figures(group),
             largest_models=self._largest_models(group),
             latency_now=latency,
+            latency_idle=frozenset(idle),
             replicas=self._replicas(group),
             rollout=self._rollout(group),
         )
