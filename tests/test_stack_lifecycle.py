@@ -111,24 +111,28 @@ def test_the_stand_in_notice_survives_the_stderr_redaction(tmp_path: Path) -> No
     assert f"${c.ENV_SLACK_BOT_TOKEN}" in notice and str(log) in notice
 
 
-def test_the_summary_names_tritons_metrics_and_the_log_to_triage(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_summary_names_tritons_metrics_and_the_log_to_triage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`stack up`'s "Look at" block listed Triton's component log (run_triton's two lines): `triage` on
     it said "No load failure found" while a model had failed, and `doctor --triton-url` with the printed
-    URL looked for metrics on port 8002 (journey23). It names tritonserver's log and metrics URL too."""
+    URL looked for metrics on port 8002 (journey23). It names tritonserver's log and metrics URL too,
+    from the state file as `stack up` and `stack status` read it (journey25: the first version looked
+    for an `extra` key that status() flattens, and printed neither)."""
     from triton_sre.stack.command import _print
+    from triton_sre.stack.components import Component, save_state, status
 
-    triton = {
-        "name": "triton",
-        "alive": True,
-        "pid": 11,
-        "url": "http://127.0.0.1:40001",
-        "log": "/w/logs/triton.log",
-        "extra": {
-            "metrics_url": "http://127.0.0.1:40003/metrics",
-            "server_log": "/w/triton/tritonserver.log",
-        },
-    }
-    _print({"workdir": "/w", "components": [triton]}, "text", header="up")
+    triton = Component(
+        name="triton",
+        pid=11,
+        start_time=0,
+        url="http://127.0.0.1:40001",
+        log="/w/logs/triton.log",
+        argv=[],
+        extra={"metrics_url": "http://127.0.0.1:40003/metrics", "server_log": "/w/triton/tritonserver.log"},
+    )
+    save_state(tmp_path, [triton], {})
+    _print(status(tmp_path), "text", header="up")
     out = capsys.readouterr().out
     assert re.search(r"Triton metrics\s+http://127\.0\.0\.1:40003/metrics", out)
     assert re.search(r"tritonserver log \(triage\)\s+/w/triton/tritonserver\.log", out)

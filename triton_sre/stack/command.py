@@ -256,12 +256,12 @@ def _print(state: dict[str, Any], fmt: str, header: str | None = None) -> None:
         if name in urls:
             print(f"  {label:<26}{urls[name]}{path}")
     for comp in state["components"]:
-        extra = comp.get("extra") or {}
-        if comp["name"] == "triton" and extra.get("metrics_url"):
-            print(f"  {'Triton metrics':<26}{extra['metrics_url']}")
-        if comp["name"] == "triton" and extra.get("server_log"):
+        # status() flattens a component's extra keys into its row (as `stack status --format json` shows)
+        if comp["name"] == "triton" and comp.get("metrics_url"):
+            print(f"  {'Triton metrics':<26}{comp['metrics_url']}")
+        if comp["name"] == "triton" and comp.get("server_log"):
             # the component's own log is run_triton's two lines; tritonserver's is the one to triage
-            print(f"  {'tritonserver log (triage)':<26}{extra['server_log']}")
+            print(f"  {'tritonserver log (triage)':<26}{comp['server_log']}")
     for comp in state["components"]:
         if comp["name"] == "slack-standin":
             print(f"  {'what would be posted':<26}{comp['log']}")
