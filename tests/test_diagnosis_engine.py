@@ -292,6 +292,20 @@ def test_diagnose_index_entries() -> None:
     ]
 
 
+def test_a_version_unloaded_on_purpose_is_no_finding_of_the_live_index() -> None:
+    """After ranker v2 was loaded (`latest: 1`) and rolled back, the index says v1 (then v2) `UNAVAILABLE`
+    with the reason `unloaded`: the bot's diagnosis and `/triton diagnose ranker` answered `unknown-load-
+    failure` and quoted "ranker v2: UNAVAILABLE: unloaded" in v1's message (journey25)."""
+    index = [
+        {"name": "ranker", "version": "1", "state": "READY"},
+        {"name": "ranker", "version": "2", "state": "UNAVAILABLE", "reason": c.REASON_UNLOADED},
+        {"name": "ranker", "version": "3", "state": "UNAVAILABLE", "reason": "Internal: KeyError: 'w'"},
+    ]
+    report = diagnose_index(index)
+    assert [(f.model, f.version) for f in report.findings] == [("ranker", "3")]
+    assert not any(c.REASON_UNLOADED in o.text for f in report.findings for o in f.evidence)
+
+
 def test_classify_rules_are_ordered_specific_first() -> None:
     # A bad enum is a parse error, not a data-type mismatch; an shm failure beats a generic stub error.
     assert (

@@ -287,3 +287,41 @@ def test_a_failed_execution_counts_as_an_execution_but_not_its_requests_as_infer
     assert delta(before, after, key, c.NV_INFERENCE_COUNT) == 0
     assert delta(before, after, key, c.NV_REQUEST_SUCCESS) == 0
     assert model(exporter, "vector_scale").batching_ratio == 0.0
+
+
+def test_a_version_retired_by_the_version_policy_is_no_unavailable_model(fresh_triton_factory, tmp_path):
+    """Loading v2 of a `latest: 1` model (explicit model control) leaves v1 in the index as UNAVAILABLE with
+    the reason `unloaded`: nothing failed, yet the exporter counted it in triton_sre_model_unavailable with
+    runbook unknown-load-failure, and TritonModelUnavailable paged for v1 two minutes into the rollout
+    (journey25). Its state series still says UNAVAILABLE; the failure families leave it out."""
+    import shutil
+
+    from triton_sre.demo import SAMPLE_REPOSITORY
+
+    repo = tmp_path / "repo"
+    shutil.copytree(SAMPLE_REPOSITORY / "vector_scale", repo / "vector_scale")
+    server = fresh_triton_factory(repo, model_control_mode="explicit", load_models=["vector_scale"])
+    exporter = Exporter(settings_for(server))
+    shutil.copytree(repo / "vector_scale" / "1", repo / "vector_scale" / "2")
+    answer = requests.post(f"{server.http_url}/v2/repository/models/vector_scale/load", timeout=60)
+    assert answer.status_code == 200, answer.text
+    deadline = time.monotonic() + 30
+    while True:  # v1 is UNLOADING for a moment after the load answers
+        index = requests.post(f"{server.http_url}/v2/repository/index", timeout=10).json()
+        if all(e["state"] != c.STATE_UNLOADING for e in index) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert {(e["version"], e["state"], e.get("reason", "")) for e in index} == {
+        ("1", c.STATE_UNAVAILABLE, c.REASON_UNLOADED),
+        ("2", c.STATE_READY, ""),
+    }
+    exporter.poll_once()
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(exporter.metrics_text().decode())
+        for s in family.samples
+    }
+    v1 = (("model", "vector_scale"), ("state", c.STATE_UNAVAILABLE), ("version", "1"))
+    assert samples[(c.M_MODEL_STATE, v1)] == 1.0
+    assert not [k for k in samples if k[0] in (c.M_MODEL_UNAVAILABLE, c.M_MODEL_UNAVAILABLE_INFO)]
+    assert {m["version"]: m["runbook"] for m in exporter.debug_models()["models"]} == {"1": None, "2": None}

@@ -83,6 +83,9 @@ STATE_READY: Final = "READY"
 STATE_UNAVAILABLE: Final = "UNAVAILABLE"
 STATE_LOADING: Final = "LOADING"
 STATE_UNLOADING: Final = "UNLOADING"
+# The repository index's reason for a version unloaded on purpose: a model-control unload, or a version the
+# version policy retired when a newer one loaded (`latest: 1`). It serves nothing, and nothing failed.
+REASON_UNLOADED: Final = "unloaded"
 MODEL_STATES: Final = (STATE_UNKNOWN, STATE_READY, STATE_UNAVAILABLE, STATE_LOADING, STATE_UNLOADING)
 
 # ---------------------------------------------------------------------------

@@ -43,6 +43,7 @@ __all__ = [
     "classify_reason",
     "diagnose_reason",
     "ensemble_cause",
+    "failed_to_load",
     "index_events",
     "is_harmless",
     "is_summary",
@@ -218,10 +219,17 @@ def template_of(event: LogEvent) -> str:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # C0 controls and DEL; tab and line feed stay
 
 
+def failed_to_load(state: object, reason: object) -> bool:
+    """An index entry UNAVAILABLE for a failure: not a version unloaded on purpose or retired by the version
+    policy (reason `unloaded`; journey25: rolling out v2 with `latest: 1` paged for v1, and rolling back
+    for v2, as `unknown-load-failure`)."""
+    return state == c.STATE_UNAVAILABLE and str(reason or "").strip() != c.REASON_UNLOADED
+
+
 def index_events(index: Iterable[Mapping[str, object]]) -> Iterator[LogEvent]:
     """The UNAVAILABLE entries of ``POST /v2/repository/index`` as the status-table rows a log prints."""
     for position, entry in enumerate(index, 1):
-        if entry.get("state") != c.STATE_UNAVAILABLE:
+        if not failed_to_load(entry.get("state"), entry.get("reason")):
             continue
         name = str(entry.get("name", ""))
         version = str(entry.get("version") or "") or None

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.reasons import failed_to_load
 from triton_sre.exporter.capacity_families import capacity_families
 from triton_sre.exporter.derive import Derivation, ModelDerivation
 from triton_sre.exporter.family import COUNTER, GAUGE, Family
@@ -239,7 +240,7 @@ def _cost_metrics(d: Derivation) -> Iterator[Family]:
 
 def _state_metrics(d: Derivation) -> Iterator[Family]:
     latest = sorted({(s.model, s.version): s for s in d.states}.items())  # one row per label set
-    unavailable = [(key, s) for key, s in latest if s.state == c.STATE_UNAVAILABLE]
+    unavailable = [(key, s) for key, s in latest if failed_to_load(s.state, s.reason)]
     yield Family(
         GAUGE,
         c.M_MODEL_STATE,

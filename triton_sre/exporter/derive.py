@@ -20,6 +20,7 @@ import numpy as np
 
 from triton_sre import conventions as c
 from triton_sre.config import CapacitySettings
+from triton_sre.diagnosis.reasons import failed_to_load
 from triton_sre.exporter.capacity import Capacity, capacity_from, gpu_watts
 from triton_sre.exporter.llm import LLMDerivation, derive_llm_window
 from triton_sre.exporter.snapshot import (
@@ -61,7 +62,7 @@ class ModelState:
     model: str
     version: str
     state: str
-    runbook: str | None  # set for UNAVAILABLE models
+    runbook: str | None  # set for UNAVAILABLE models (not for a version unloaded on purpose)
     reason: str
 
 
@@ -301,7 +302,7 @@ def model_states(index: Iterable[IndexEntry], diagnose: Callable[[str], str]) ->
             model=entry.name,
             version=entry.version,
             state=entry.state,
-            runbook=diagnose(entry.reason) if entry.state == c.STATE_UNAVAILABLE else None,
+            runbook=diagnose(entry.reason) if failed_to_load(entry.state, entry.reason) else None,
             reason=entry.reason,
         )
         for entry in index
