@@ -251,6 +251,22 @@ def test_slo_page_says_which_burn_rate_is_now_and_which_when_it_fired() -> None:
     assert "*Burn rate now:*" not in shown and "of data so far" not in shown
 
 
+def test_a_budget_read_from_minutes_of_data_says_so() -> None:
+    """journey25's page, 17 s into the fault on a stack up for a minute: `*Error budget left:* none,
+    overspent (-22370.6%)` beside a burn rate saying "only 17 s of data so far". The budget's period holds
+    no more data than the window: the figure is those seconds projected over 30 days, and says so."""
+    labels, annotations = rendered_burn_alert()
+    a = {"status": "firing", "fingerprint": "s1", "labels": labels, "annotations": annotations}
+    group = parse_group(payload([a], alertname=c.ALERT_SLO_ERROR_BUDGET_BURN))
+    facts = Facts(burn_rates={"s1": 224.7}, budgets_remaining={"s1": -223.706}, window_data={"s1": 17.0})
+    shown = json.dumps(Renderer().blocks(enrich(group, facts, LINKS).context()), ensure_ascii=False)
+    assert "(only 17 s of data so far)" in shown
+    assert "overspent (-22370.6%) as if the whole SLO period went like its 17 s of data" in shown
+    full = Facts(burn_rates={"s1": 224.7}, budgets_remaining={"s1": 0.25})
+    shown = json.dumps(Renderer().blocks(enrich(group, full, LINKS).context()), ensure_ascii=False)
+    assert "*Error budget left:* 25.0% (SLO" in shown and "as if" not in shown
+
+
 def _burn(annotations: dict[str, str]) -> float | None:
     labels = rendered_burn_alert()[0]
     a = {"status": "firing", "fingerprint": "s1", "labels": labels, "annotations": annotations}
