@@ -267,3 +267,18 @@ def test_batching_advice_is_not_triggered_by_failed_requests() -> None:
     # failures reaching the executions leave nothing known of the successful requests' batching
     frames = _batching_frames({"2": {"ok": 10, "ok_execs": 5, "failed": 10, "failed_execs": 5, "queue": 0.3}})
     assert rec.recommend(model_table(RangeData(TIMES[0], TIMES[-1], STEP, frames))[0], None) == []
+
+
+def test_failed_requests_do_not_read_as_a_model_that_does_not_batch() -> None:
+    """journey25's incident window: ranker (dynamic batching on) with v2 failing every request. Triton counts
+    a failed batch as an execution, so its total row read 0.66 inferences per execution and the report
+    recommended `enable-dynamic-batching`; its requests per execution are 1.67. A model with the same
+    figures and no failure still gets the advice."""
+    failing = {
+        "model": "ranker", "version": ALL_VERSIONS, "requests_per_s": 18.74, "inferences": 4418.0,
+        "executions": 6740.0, "requests": 11244.0, "failures": 6826.0, "batching_ratio": 4418 / 6740,
+        "max_batch_size": 16.0, "batch_fill": 4418 / 6740 / 16, "queue_share": 0.416,
+    }  # fmt: skip
+    unbatched = {**failing, "model": "other", "requests": 4418.0, "failures": 0.0}
+    recs = rec.recommend(pd.DataFrame([failing, unbatched]), None)
+    assert [(r.model, r.id) for r in recs] == [("other", rec.REC_ENABLE_BATCHING)]
