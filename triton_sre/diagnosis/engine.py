@@ -323,10 +323,12 @@ class Diagnoser(VerdictReader):
     def _owned(self, name: str, version: str | None, message: str) -> ModelState:
         """The state of the model a line names. python_be.cc quotes an instance's name as the model's
         (``for model 'm_0_0'``): a name that extends by ``_<group>_<index>`` a model already seen, or the
-        model of an instance the line names too (``Stub process 'm_0_0'``), is that model's instance."""
+        model of an instance the line names too (``Stub process 'm_0_0'``), or of a load the log shows
+        (``loading: m:2``: explicit model control prints no status table), is that model's instance."""
         if name not in self._models and (cut := _INSTANCE_OF.search(name)) is not None:
             model = name[: cut.start()]
-            if model in self._models or model == self._instance_model(message):
+            known = model in self._models or self._progress.started(model)
+            if known or model == self._instance_model(message):
                 name = model
         return self._model(name, version)
 

@@ -58,6 +58,7 @@ class LoadProgress:
 
     def __init__(self) -> None:
         self._open: dict[str, str] = {}
+        self._seen: set[str] = set()  # every model whose load the log shows starting (bounded)
         self.stopping_line: int | None = None
         """The first line at which the server began to stop (its exit handler's words), if any."""
 
@@ -81,10 +82,16 @@ class LoadProgress:
             self.stopping_line = None  # a server that loads again is another run (a restart in one log)
             if len(self._open) < MAX_TRACKED or start["model"] in self._open:
                 self._open[start["model"]] = start["version"]
+            if len(self._seen) < MAX_TRACKED:
+                self._seen.add(start["model"])
             return
         outcome = _OUTCOME.match(first)
         if outcome:
             self._open.pop(outcome["model"] or outcome["unload"], None)
+
+    def started(self, model: str) -> bool:
+        """The log shows a load of ``model`` starting (``loading: <model>:<version>``)."""
+        return model in self._seen
 
     def still_loading(self, explained: Collection[str] = ()) -> tuple[str, ...]:
         """``model:version`` of each load whose outcome the log does not show, in log order; models
