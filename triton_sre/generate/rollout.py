@@ -51,12 +51,19 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
     per_model = tuple(label for label in ls.model if label != c.LABEL_VERSION)
     requests, figure = c.rec_rollout_requests(w), c.rec_rollout_figure(w)
     exprs = figure_exprs(spec, w)
+    # for_: a third of the window, in whole seconds: 5m for the default 15m, 13s for a 40s test window
+    for_ = format_duration(max(round(parse_duration(w, "rollout.window") / 3), 1))
+    recent = c.rec_rollout_requests(for_)
     rules: list[Rule] = [{"record": requests, "expr": exprs[TRAFFIC]}]
+    if recent != requests:
+        rules.append({"record": recent, "expr": figure_exprs(spec, for_)[TRAFFIC]})
     rules += [{"record": figure, "expr": exprs[name], "labels": {c.LABEL_FIGURE: name}} for name in GUARDED]
     # enough traffic now, and traffic already one window ago: the window compared is full. Without
     # the second condition a window holding the first seconds of a rollout (a handful of requests,
     # each figure noisy) was judged: on the real Triton an equal version fired with a 40s window.
-    busy = f"{requests} >= {num(rs.min_request_rate)} and {requests} offset {w} > 0"
+    # ... and served now (a request within the alert's `for`): a candidate rolled back keeps its window's
+    # rate for a whole window, and paged a regression 14 minutes after its rollback (journey25)
+    busy = f"{requests} >= {num(rs.min_request_rate)} and {requests} offset {w} > 0 and {recent} > 0"
     busiest = f"{requests} == {on(per_model)} group_left () max {by(per_model)} ({requests})"
     rules.append(
         {
@@ -67,8 +74,6 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
             ),
         }
     )
-    # a third of the window, in whole seconds: 5m for the default 15m, 13s for a 40s test window
-    for_ = format_duration(max(round(parse_duration(w, "rollout.window") / 3), 1))
     url = runbook_url(base_url, c.ALERT_RUNBOOKS[c.ALERT_ROLLOUT_REGRESSION])
     baseline = f"max without ({c.LABEL_VERSION}) ({c.rec_rollout_baseline(w)})"
     figures = {f.name: f for f in FIGURES}
@@ -103,7 +108,8 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
                 served = selector(requests, [(c.LABEL_MODEL, "=", model)])
                 traffic = (
                     f"sum {by(per_model)} ({served}) >= {num(rs.min_request_rate)} "
-                    f"and sum {by(per_model)} ({served} offset {w}) > 0"
+                    f"and sum {by(per_model)} ({served} offset {w}) > 0 "
+                    f"and sum {by(per_model)} ({selector(recent, [(c.LABEL_MODEL, '=', model)])}) > 0"
                 )
                 return f"(max {by((*per_model, c.LABEL_FIGURE))} ({series}) and {on(per_model)} ({traffic}))"
 

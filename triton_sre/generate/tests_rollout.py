@@ -15,10 +15,17 @@ from triton_sre.slo import Spec, format_duration, parse_duration
 
 
 def _version(
-    spec: Spec, model: str, version: str, per_min: float, compute_us: int, interval_s: float, length: int
+    spec: Spec,
+    model: str,
+    version: str,
+    per_min: float,
+    compute_us: int,
+    interval_s: float,
+    length: int,
+    served: int | None = None,
 ) -> list[dict[str, str]]:
     """Raw Triton counters of one model version: `per_min` requests a minute, `compute_us` each,
-    one sample every `interval_s` for `length` intervals."""
+    one sample every `interval_s` for `length` intervals; with `served`, no request after that many."""
     labels = {
         c.LABEL_JOB: spec.triton_job,
         c.LABEL_INSTANCE: TEST_INSTANCE,
@@ -35,11 +42,13 @@ def _version(
         c.NV_COMPUTE_INFER_DURATION_US: compute_us,
         c.NV_COMPUTE_OUTPUT_DURATION_US: 0,
     }
+    def values(step: float) -> str:
+        if served is None:
+            return f"0+{num(step)}x{length}"
+        return f"0+{num(step)}x{served} {num(step * served)}+0x{length - served}"
+
     return [
-        {
-            "series": f"{family}{plain_labels(labels)}",
-            "values": f"0+{num(per_min * each * interval_s / 60)}x{length}",
-        }
+        {"series": f"{family}{plain_labels(labels)}", "values": values(per_min * each * interval_s / 60)}
         for family, each in per_request.items()
     ]
 
@@ -79,14 +88,19 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
     early = format_duration(window_s - interval_s)
 
     def case(
-        name: str, v2_per_min: float, v2_compute_us: int, alerts: list[dict[str, Any]], when: str = at
+        name: str,
+        v2_per_min: float,
+        v2_compute_us: int,
+        alerts: list[dict[str, Any]],
+        when: str = at,
+        v2_served: int | None = None,
     ) -> dict[str, Any]:
         return {
             "name": name,
             "interval": interval,
             "input_series": [
                 *_version(spec, TEST_MODEL, "1", busy, 8000, interval_s, length),
-                *_version(spec, TEST_MODEL, "2", v2_per_min, v2_compute_us, interval_s, length),
+                *_version(spec, TEST_MODEL, "2", v2_per_min, v2_compute_us, interval_s, length, v2_served),
             ],
             "alert_rule_test": [
                 {"eval_time": when, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": alerts}
@@ -112,6 +126,14 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
             int(slow_s * 1e6),
             [],
             early,
+        ),
+        # rolled back a third of the window and two samples before: its window's rate still holds it
+        case(
+            "the slow canary rolled back stays silent while its window still holds its traffic",
+            busy // 5,
+            int(slow_s * 1e6),
+            [],
+            v2_served=int((at_s - window_s / 3) // interval_s) - 2,
         ),
     ]
     for pair in rs.pairs[:1]:  # a declared blue/green pair: the green model five times slower
