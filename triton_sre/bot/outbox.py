@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import math
 import os
@@ -97,7 +98,35 @@ def _create_private(path: str) -> None:
 
 
 class OutboxError(Exception):
-    """The outbox cannot be opened (a corrupt file, a path under a regular file, no permission)."""
+    """The outbox cannot be opened (a corrupt file, a path under a regular file, no permission,
+    another bot using it)."""
+
+
+LOCK_SUFFIX = ".lock"
+
+
+def _hold_lock(path: str) -> Any:
+    """One bot per outbox: an exclusive lock on `<outbox>.lock` (the kernel's flock, released with the
+    process), holding the holder's pid. Two bots sharing an outbox both delivered every pending
+    notification: each message posted twice. A separate file, so SQLite's own locks are untouched."""
+    lock = os.fdopen(os.open(path + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600), "r+b")
+    try:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        lock.seek(0)
+        holder = lock.read(32).decode("ascii", "replace").strip() or "unknown"
+        lock.close()
+        if exc.errno not in (errno.EAGAIN, errno.EACCES):
+            raise
+        raise OutboxError(
+            f"outbox {shown_path(path)}: in use by another bot (pid {holder}): two bots on one outbox "
+            "would post every message twice; stop that bot, or give this one its own --outbox"
+        ) from None
+    lock.truncate(0)
+    lock.seek(0)
+    lock.write(f"{os.getpid()}\n".encode())
+    lock.flush()
+    return lock
 
 
 class Outbox:
@@ -110,9 +139,11 @@ class Outbox:
         self._messages: dict[str, tuple[str, str, str, str, list[dict[str, Any]]]] = {}
         self._write_error = ""
         self._identity: tuple[int, int] | None = None
+        self._lockfile: Any = None
         try:
             if self.path != ":memory:":
                 make_dirs(Path(self.path).parent)
+                self._lockfile = _hold_lock(self.path)
                 _create_private(self.path)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -120,6 +151,7 @@ class Outbox:
             self._db.executescript(_SCHEMA)
             self._db.execute("SELECT COUNT(*) FROM notifications").fetchone()
         except (OSError, sqlite3.Error) as exc:
+            self._release()
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             where = f" ({shown_path(exc.filename)})" if isinstance(exc, OSError) and exc.filename else ""
             raise OutboxError(f"outbox {shown_path(self.path)}: {reason}{where}") from None
@@ -129,6 +161,12 @@ class Outbox:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            self._release()
+
+    def _release(self) -> None:
+        if self._lockfile is not None:
+            self._lockfile.close()  # releases the lock
+            self._lockfile = None
 
     # -- health -----------------------------------------------------------------------------------
     def file_problem(self) -> str:
