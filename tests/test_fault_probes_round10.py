@@ -51,6 +51,30 @@ def test_a_second_bot_on_one_outbox_is_refused_naming_the_first(
         assert webhook(again, group("after")).status_code == 200
 
 
+def test_a_stored_notification_that_does_not_decode_holds_no_other_delivery(
+    tmp_path: Path, standin: SlackStandin
+) -> None:
+    """Before: a damaged record (its payload cut mid-JSON on disk) raised in `next_due` at every step:
+    `delivery loop error` with a traceback each second, and no notification of any group was ever
+    delivered again. Now that record is failed with the reason, the others are delivered."""
+    path = tmp_path / "outbox.sqlite3"
+    box = Outbox(path)
+    older = box.enqueue(group("cut")["groupKey"], group("cut"))  # type: ignore[arg-type]
+    damaged = box.enqueue(group("cut")["groupKey"], group("cut", "resolved"))  # type: ignore[arg-type]
+    box.close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE notifications SET payload = ? WHERE id = ?", ('{"alerts": [{"lab', damaged))
+    db.commit()
+    db.close()
+    with make_bot(path, standin) as bot:
+        assert webhook(bot, group("other")).status_code == 200
+        assert standin.wait_for(lambda: len(standin.calls("chat.postMessage", ok_only=True)) == 2)
+        states = {n["id"]: n for n in bot.outbox.notifications()}
+        assert states[damaged]["state"] == c.BOT_OUTBOX_FAILED
+        assert "does not decode" in states[damaged]["last_error"]
+        assert states[older]["state"] == c.BOT_OUTBOX_DONE  # the group's previous notification instead
+
+
 # -- a full disk under the bot's outbox ---------------------------------------------------------------
 def _disk_full(box: Outbox) -> None:
     """SQLite's own SQLITE_FULL (what a full tmpfs gave in the probe): the file may not grow."""

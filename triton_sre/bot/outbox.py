@@ -23,6 +23,7 @@ import contextlib
 import errno
 import fcntl
 import json
+import logging
 import math
 import os
 import sqlite3
@@ -36,6 +37,8 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.files import make_dirs
 from triton_sre.redact import shown_path
+
+log = logging.getLogger(__name__)
 
 STATE_PENDING = c.BOT_OUTBOX_PENDING
 STATE_DONE = c.BOT_OUTBOX_DONE
@@ -250,6 +253,19 @@ class Outbox:
             for ids in groups.values():
                 latest, older = ids[-1], ids[:-1]
                 attempts, next_attempt, row = self._schedule(latest)
+                try:
+                    payload = json.loads(row[2])
+                except (ValueError, TypeError) as exc:
+                    # A record damaged on disk: failed, kept with the reason; the group's older
+                    # notification (if any) is picked next, and every other group goes on.
+                    self._fail(latest, f"the stored notification does not decode: {exc}")
+                    log.error(
+                        "outbox %s: notification %d does not decode (%s): marked failed",
+                        self.path,
+                        latest,
+                        exc,
+                    )
+                    continue
                 if older:
                     # A superseded notification's retry schedule carries over: never retry sooner.
                     for nid in older:
@@ -259,7 +275,7 @@ class Outbox:
                     self._retries[latest] = (attempts, next_attempt, row[4] or "")
                     self._flush()
                 if next_attempt <= now or next_attempt > now + horizon:
-                    return Notification(latest, row[1], json.loads(row[2]), attempts, next_attempt), None
+                    return Notification(latest, row[1], payload, attempts, next_attempt), None
                 earliest = next_attempt if earliest is None else min(earliest, next_attempt)
             return None, earliest
 
@@ -278,14 +294,18 @@ class Outbox:
 
     def mark_failed(self, notification_id: int, error: str) -> None:
         with self._lock:
-            try:
-                self._db.execute(
-                    "UPDATE notifications SET state = ?, last_error = ? WHERE id = ?",
-                    (STATE_FAILED, error[:500], notification_id),
-                )
-            except sqlite3.Error as exc:
-                self._refused(exc)
-                self._finished[notification_id] = STATE_FAILED
+            self._fail(notification_id, error)
+
+    def _fail(self, notification_id: int, error: str) -> None:
+        """`mark_failed` under the lock."""
+        try:
+            self._db.execute(
+                "UPDATE notifications SET state = ?, last_error = ? WHERE id = ?",
+                (STATE_FAILED, error[:500], notification_id),
+            )
+        except sqlite3.Error as exc:
+            self._refused(exc)
+            self._finished[notification_id] = STATE_FAILED
 
     def _finish(self, notification_id: int, state: str) -> None:
         with self._lock:
