@@ -82,4 +82,42 @@ def _disk_full(box: Outbox) -> None:
     box._db.execute(f"PRAGMA max_page_count = {pages}")
 
 
+def test_a_full_disk_under_a_message_write_is_named_not_hidden_by_the_rollback(tmp_path: Path) -> None:
+    """Before: SQLite rolls a transaction back itself on SQLITE_FULL; the outbox's ROLLBACK then
+    raised `cannot rollback - no transaction is active`, and /healthz gave that as the reason."""
+    box = Outbox(tmp_path / "outbox.sqlite3")
+    nid = box.enqueue("g", {"alerts": []})
+    _disk_full(box)
+    box.save_message("g", "#c", "1.1", c.AM_STATUS_FIRING, "d", [{"x": "y" * 100_000}], nid)
+    assert "database or disk is full" in box.problem() and "rollback" not in box.problem()
+    assert box.unsaved() == 2  # the message and the notification's state, held in memory
+    box.close()
+
+
+def test_a_full_disk_refusing_webhooks_shows_on_health_and_metrics_then_clears(
+    tmp_path: Path, standin: SlackStandin
+) -> None:
+    """Before (a 256 kB tmpfs filled by the outbox): every webhook answered 503 (right: Alertmanager
+    retries) while /healthz said 200 and `triton_sre_bot_outbox_usable` 1: only the refusals' counter
+    moved. Now the refused insert is the outbox's problem until a write goes through again."""
+    import requests
+
+    with make_bot(tmp_path / "outbox.sqlite3", standin) as bot:
+        box = bot.outbox
+        _disk_full(box)
+        big = group("full")
+        big["commonAnnotations"] = {"pad": "x" * 100_000}
+        assert webhook(bot, big).status_code == 503
+        health = requests.get(f"{bot.url}{c.PATH_HEALTHZ}", timeout=5)
+        assert health.status_code == 503 and "database or disk is full" in health.json()["problem"]
+        assert bot_metric(bot, c.M_BOT_OUTBOX_USABLE) == 0
+        box._db.execute("PRAGMA max_page_count = 1073741823")  # space again
+        assert webhook(bot, big).status_code == 200
+        assert standin.wait_for(lambda: len(standin.calls("chat.postMessage", ok_only=True)) == 1)
+        assert standin.wait_for(
+            lambda: requests.get(f"{bot.url}{c.PATH_HEALTHZ}", timeout=5).status_code == 200
+        )
+        assert bot_metric(bot, c.M_BOT_OUTBOX_USABLE) == 1
+
+
 # -- Alertmanager webhook variants ----------------------------------------------------------------------

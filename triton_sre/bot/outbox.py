@@ -198,6 +198,11 @@ class Outbox:
     def _refused(self, exc: sqlite3.Error) -> None:
         self._write_error = str(exc)[:200]
 
+    def _wrote(self) -> None:
+        """A write went through: the disk takes writes again (what it refused is flushed by `_flush`)."""
+        if not self.unsaved():
+            self._write_error = ""
+
     def _flush(self) -> None:
         """Write what the disk refused earlier (under the lock); keep it in memory if it still fails."""
         if not (self._finished or self._retries or self._messages):
@@ -227,10 +232,15 @@ class Outbox:
         """Store a notification durably; returns its id once committed to disk."""
         data = json.dumps(payload, separators=(",", ":"), sort_keys=True)
         with self._lock:
-            cursor = self._db.execute(
-                "INSERT INTO notifications (group_key, payload, received, state) VALUES (?, ?, ?, ?)",
-                (group_key, data, time.time() if now is None else now, STATE_PENDING),
-            )
+            try:
+                cursor = self._db.execute(
+                    "INSERT INTO notifications (group_key, payload, received, state) VALUES (?, ?, ?, ?)",
+                    (group_key, data, time.time() if now is None else now, STATE_PENDING),
+                )
+            except sqlite3.Error as exc:  # a full disk: the receiver answers 503, `problem()` says why
+                self._refused(exc)
+                raise
+            self._wrote()
             return int(cursor.lastrowid or 0)
 
     def next_due(
@@ -306,6 +316,8 @@ class Outbox:
         except sqlite3.Error as exc:
             self._refused(exc)
             self._finished[notification_id] = STATE_FAILED
+            return
+        self._wrote()
 
     def _finish(self, notification_id: int, state: str) -> None:
         with self._lock:
@@ -314,6 +326,8 @@ class Outbox:
             except sqlite3.Error as exc:
                 self._refused(exc)
                 self._finished[notification_id] = state
+                return
+            self._wrote()
 
     def retry_later(self, notification_id: int, at: float, error: str) -> None:
         with self._lock:
@@ -327,6 +341,8 @@ class Outbox:
                 self._refused(exc)
                 attempts, _, _ = self._schedule(notification_id)
                 self._retries[notification_id] = (attempts + 1, at, error[:500])
+                return
+            self._wrote()
 
     def counts(self) -> dict[str, int]:
         with self._lock:
@@ -386,6 +402,8 @@ class Outbox:
                 self._messages[group_key] = (channel, ts, status, digest, alerts)
                 if notification_id is not None:
                     self._finished[notification_id] = STATE_DONE
+                return
+            self._wrote()
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -394,7 +412,10 @@ class Outbox:
             yield
             self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            # SQLite has rolled back already after some errors (SQLITE_FULL: a full disk); a ROLLBACK
+            # then raises "no transaction is active" and hides the reason the write failed
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
 
     def _upsert_message(
