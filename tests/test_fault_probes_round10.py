@@ -121,3 +121,18 @@ def test_a_full_disk_refusing_webhooks_shows_on_health_and_metrics_then_clears(
 
 
 # -- Alertmanager webhook variants ----------------------------------------------------------------------
+def test_one_alert_sent_twice_in_a_group_is_one_alert() -> None:
+    """Before: an alert repeated three times in `alerts` (a proxy merging two Alertmanagers' posts)
+    was shown three times, `3 firing`, taking three of the eight places of the message."""
+    body = group("repeat")
+    first = body["alerts"][0]  # type: ignore[index]
+    other = copy.deepcopy(first)
+    other["labels"] = dict(other["labels"], case="other")
+    other["fingerprint"] = "other0001"
+    body["alerts"] = [first, first, other, first]
+    parsed = parse_group(body)
+    assert [a.fingerprint for a in parsed.alerts] == [first["fingerprint"], "other0001"]
+    unfingerprinted = copy.deepcopy(first)
+    del unfingerprinted["fingerprint"]
+    body["alerts"] = [unfingerprinted, unfingerprinted]
+    assert len(parse_group(body).alerts) == 1

@@ -80,13 +80,15 @@ def parse_group(payload: Any) -> AlertGroup:
     raw_alerts = payload.get("alerts")
     if not isinstance(raw_alerts, list):
         raise PayloadError("the body has no 'alerts' list")
-    alerts = []
+    alerts: dict[str, Alert] = {}  # by fingerprint: one alert sent twice in a group is one alert
     for raw in raw_alerts:
         if not isinstance(raw, Mapping):
             raise PayloadError("each alert must be an object")
         labels = _str_map(raw.get("labels"))
         status = _text(raw.get("status")) or c.AM_STATUS_FIRING
-        alerts.append(
+        fingerprint = _text(raw.get("fingerprint")) or _fingerprint(labels)
+        alerts.setdefault(
+            fingerprint,
             Alert(
                 status=status if status in (c.AM_STATUS_FIRING, c.AM_STATUS_RESOLVED) else c.AM_STATUS_FIRING,
                 labels=labels,
@@ -94,21 +96,21 @@ def parse_group(payload: Any) -> AlertGroup:
                 starts_at=_text(raw.get("startsAt")),
                 ends_at=_text(raw.get("endsAt")),
                 generator_url=_text(raw.get("generatorURL")),
-                fingerprint=_text(raw.get("fingerprint")) or _fingerprint(labels),
-            )
+                fingerprint=fingerprint,
+            ),
         )
     group_labels = _str_map(payload.get("groupLabels"))
     group_key = _text(payload.get("groupKey"))
     if not group_key:
         receiver = _text(payload.get("receiver"))
         group_key = f"{receiver}:{_fingerprint(group_labels)}"
-    firing = any(a.status == c.AM_STATUS_FIRING for a in alerts)
+    firing = any(a.status == c.AM_STATUS_FIRING for a in alerts.values())
     status = _text(payload.get("status")) or (c.AM_STATUS_FIRING if firing else c.AM_STATUS_RESOLVED)
     truncated = payload.get("truncatedAlerts")
     return AlertGroup(
         group_key=group_key,
         status=status if status in (c.AM_STATUS_FIRING, c.AM_STATUS_RESOLVED) else c.AM_STATUS_FIRING,
-        alerts=tuple(alerts),
+        alerts=tuple(alerts.values()),
         receiver=_text(payload.get("receiver")),
         group_labels=group_labels,
         common_labels=_str_map(payload.get("commonLabels")),
