@@ -16,6 +16,7 @@ from test_bot_outbox_faults import SLACK_TOKEN, bot_metric, group, make_bot, web
 
 from triton_sre import conventions as c
 from triton_sre.bot.dev_slack_standin import SlackStandin
+from triton_sre.bot.enrich import Facts, Links, enrich
 from triton_sre.bot.outbox import Outbox, OutboxError
 from triton_sre.bot.payload import parse_group
 
@@ -136,3 +137,27 @@ def test_one_alert_sent_twice_in_a_group_is_one_alert() -> None:
     del unfingerprinted["fingerprint"]
     body["alerts"] = [unfingerprinted, unfingerprinted]
     assert len(parse_group(body).alerts) == 1
+
+
+@pytest.mark.parametrize(
+    "external_url",
+    [
+        "http://am.example/\n<!channel>",
+        "http://am.example|<!channel>>",
+        "http://am example:9093",
+        "http://[::1",
+    ],
+)
+def test_an_external_url_that_is_no_url_makes_no_button_and_no_link(external_url: str) -> None:
+    """Before: any text starting `http://` was a link: an Alertmanager `externalURL` holding a
+    newline, `|` or `<>` became the Silence button's URL and the "… and N more alert(s)" link
+    (`<http://am.example/\\n%3C!channel%3E|see Alertmanager>`). Now such a value is no link; the
+    message still says how many alerts it does not show."""
+    body = group("ext")
+    body["externalURL"] = external_url
+    body["truncatedAlerts"] = 2
+    model = enrich(parse_group(body), Facts(), Links())
+    assert [b.text for b in model.buttons if b.text == "Silence"] == []
+    assert model.external_url == "" and model.hidden_alerts == 2
+    good = dict(body, externalURL="http://am.example:9093")
+    assert any(b.text == "Silence" for b in enrich(parse_group(good), Facts(), Links()).buttons)

@@ -183,8 +183,21 @@ class MessageModel:
         return asdict(self)
 
 
+# What no URL holds (RFC 3986): blanks and control characters, and the marks that end or split a
+# Slack mrkdwn link (`<url|text>`). An Alertmanager `externalURL` or annotation holding them (a
+# proxy's rewrite, a hostile sender) made a Silence button and an "and N more" link of
+# `http://am/\n<!channel>`: such a value is no link.
+_NOT_IN_URL: Final = re.compile(r'[\s\x00-\x1f\x7f<>|"`]')
+
+
 def is_http(url: str | None) -> bool:
-    return bool(url) and str(url).startswith(("http://", "https://"))
+    text = str(url or "")
+    if not text.startswith(("http://", "https://")) or _NOT_IN_URL.search(text):
+        return False
+    try:
+        return bool(urlsplit(text).hostname)
+    except ValueError:  # `http://[::1`
+        return False
 
 
 def runbook_id_of(alert: Alert) -> str:
