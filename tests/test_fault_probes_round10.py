@@ -5,6 +5,8 @@ docs/failure-behaviour.md, "Fault probes, round ten"."""
 from __future__ import annotations
 
 import copy
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -12,7 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_prometheus import serve
 from test_bot_outbox_faults import SLACK_TOKEN, bot_metric, group, make_bot, webhook
+from test_report_answers import healthy
 
 from triton_sre import conventions as c
 from triton_sre.bot.dev_slack_standin import SlackStandin
@@ -161,3 +165,47 @@ def test_an_external_url_that_is_no_url_makes_no_button_and_no_link(external_url
     assert model.external_url == "" and model.hidden_alerts == 2
     good = dict(body, externalURL="http://am.example:9093")
     assert any(b.text == "Silence" for b in enrich(parse_group(good), Facts(), Links()).buttons)
+
+
+# -- process lifecycle: a stop signal while a command writes its files ------------------------------------
+_STOP_AT_FIRST_RENAME = """
+import os, signal, sys
+real = os.replace
+def replace(src, dst):  # the signal arrives while a temp file waits for its rename
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    real(src, dst)
+os.replace = replace
+from triton_sre.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_stop_signal_while_the_report_is_written_leaves_no_temp_file(tmp_path: Path, sig: str) -> None:
+    """Before: SIGTERM or SIGHUP (their default action) or Ctrl-C (a KeyboardInterrupt `write_atomic`
+    did not clean up after) between a temp file's write and its rename left `.report.md.x1y2z3`
+    in --out. Now the temp file is removed and the command still ends by that signal (130 for
+    Ctrl-C); the previous report stays whole."""
+    httpd = serve(lambda query, stamps: healthy(query, stamps))
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "report.md").write_text("the previous report\n")
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        argv = ["report", "--prometheus-url", url, "--start", "1000", "--end", "1060", "--step", "10"]
+        run = subprocess.run(
+            [sys.executable, "-c", _STOP_AT_FIRST_RENAME, sig, *argv, "--format", "md", "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    expected = c.EXIT_INTERRUPTED if sig == "SIGINT" else -getattr(signal, sig)
+    assert run.returncode == expected, run.stderr
+    left = [p.name for p in out.rglob(".*")]
+    assert left == [], left
+    assert (out / "report.md").read_text() == "the previous report\n"

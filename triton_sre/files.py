@@ -59,6 +59,9 @@ def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None
         if exc.filename in (None, tmp):  # not the temp file's name, which is gone
             raise _naming(exc, path) from exc
         raise
+    except BaseException:  # Ctrl-C, or SIGTERM under `shutdown.unwinding_on_stop`: no temp file left either
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _naming(exc: OSError, path: Path) -> OSError:

@@ -458,8 +458,11 @@ def run_report(args: argparse.Namespace) -> int:
     except PromError as exc:
         _err(str(exc))
         return c.EXIT_USAGE
+    from triton_sre.shutdown import unwinding_on_stop
+
     try:
-        written = write_report(report, Path(args.out), formats)
+        with unwinding_on_stop():  # SIGTERM or SIGHUP while writing: no temp file left in --out
+            written = write_report(report, Path(args.out), formats)
     except OSError as exc:
         from triton_sre.redact import shown_path
 
