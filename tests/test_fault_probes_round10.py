@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -209,3 +210,67 @@ def test_a_stop_signal_while_the_report_is_written_leaves_no_temp_file(tmp_path:
     left = [p.name for p in out.rglob(".*")]
     assert left == [], left
     assert (out / "report.md").read_text() == "the previous report\n"
+
+
+# -- process lifecycle: `stack up` interrupted --------------------------------------------------------------
+_STACK_UP_INTERRUPTED = """
+import os, signal, sys, time
+from triton_sre.stack import local
+sig, twice = getattr(signal, sys.argv[1]), sys.argv[2] == "twice"
+
+started = []
+
+def up(self):  # what `stack up` has started when the signal comes: one component, recorded
+    started.append(self.spawn("exporter", [sys.executable, "-c", "import time; time.sleep(600)"], "http://127.0.0.1:9"))
+    os.kill(os.getpid(), sig)
+    time.sleep(30)  # the rest of the start-up, never reached
+    return {}
+
+real_down = local.down
+def down(workdir, say):
+    if twice and started:  # a second signal while the first one's cleanup stops what was started
+        os.kill(os.getpid(), sig)
+    real_down(workdir, say)
+
+local.Stack.up = up
+local.down = down
+from triton_sre.cli import main
+sys.exit(main(["stack", "up", "--workdir", sys.argv[3]]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("sig", "twice"), [("SIGTERM", ""), ("SIGHUP", ""), ("SIGINT", "twice"), ("SIGTERM", "twice")]
+)
+def test_stack_up_interrupted_leaves_no_component_running(tmp_path: Path, sig: str, twice: str) -> None:
+    """Before: SIGTERM or SIGHUP during `stack up` took the default action, leaving every component
+    started so far running (a real `stack up` killed after 6 s: its exporter ran on, ppid 1); a second
+    Ctrl-C while the first one's cleanup stopped them interrupted the cleanup (`stopping exporter`
+    said, the exporter still running). Now the cleanup runs under either, to its end."""
+    from triton_sre.stack.components import load_state
+
+    run = subprocess.run(
+        [sys.executable, "-c", _STACK_UP_INTERRUPTED, sig, twice, str(tmp_path / "stack")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    started = [int(pid) for pid in re.findall(r"started exporter \(pid (\d+)\)", run.stderr)]
+    running = [x for x in load_state(tmp_path / "stack") if x.alive() and x.pid in started]
+    for orphan in running:  # what the test would otherwise leave behind when it fails
+        os.kill(orphan.pid, signal.SIGKILL)
+    expected = c.EXIT_INTERRUPTED if sig == "SIGINT" else -getattr(signal, sig)
+    assert run.returncode == expected, run.stderr
+    assert started and "stopping exporter" in run.stderr, run.stderr
+    assert not running and not _process_runs(started[0]), run.stderr
+
+
+def _process_runs(pid: int) -> bool:
+    """`pid` is a process that has not exited (a zombie waiting to be reaped has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")

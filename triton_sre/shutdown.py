@@ -34,6 +34,7 @@ __all__ = [
     "service_command",
     "stop_on_signals",
     "stopping_early",
+    "stops_held",
     "unwinding_on_stop",
     "wait_until_set",
 ]
@@ -156,3 +157,22 @@ def unwinding_on_stop() -> Iterator[None]:
     finally:
         for sig in taken:
             signal.signal(sig, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def stops_held() -> Iterator[None]:
+    """Run a cleanup to its end: SIGINT, SIGTERM and SIGHUP are ignored during the block (main thread
+    only), then their handlers are back. A second Ctrl-C while `stack up` stopped what it had started
+    (the first Ctrl-C's cleanup) interrupted that cleanup: the exporter it said it was stopping ran on.
+    The command is stopping already: a signal in that time has nothing more to ask."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    for sig in before:
+        signal.signal(sig, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)

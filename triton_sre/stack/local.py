@@ -38,6 +38,7 @@ import requests
 from triton_sre import conventions as c
 from triton_sre.files import make_dirs, write_files
 from triton_sre.logtail import tail
+from triton_sre.shutdown import stops_held, unwinding_on_stop
 from triton_sre.slo import Spec, default_spec, load_spec
 from triton_sre.stack.components import Component, down, load_state, process_start_time, save_state, status
 from triton_sre.stack.guard import WorkdirBusy, port_base_problem, workdir_lock
@@ -397,10 +398,14 @@ def up(opts: StackOptions, say: Callable[[str], None]) -> dict[str, Any]:
             stack = Stack(opts, say)
             if opts.port_base and (problem := port_base_problem(opts.port_base, stack.ports)):
                 raise StackError(problem)
-            try:
-                return stack.up()
-            except BaseException:
-                down(workdir, say)
-                raise
+            # SIGTERM and SIGHUP unwind as Ctrl-C does (their default action left what was started
+            # running); the cleanup runs to its end whatever signal comes next
+            with unwinding_on_stop():
+                try:
+                    return stack.up()
+                except BaseException:
+                    with stops_held():
+                        down(workdir, say)
+                    raise
     except WorkdirBusy as exc:
         raise StackError(str(exc)) from None
