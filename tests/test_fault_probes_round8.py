@@ -43,18 +43,21 @@ def metrics_body(poll: int, models: tuple[str, ...] = MODELS) -> bytes:
     for scale, model in enumerate(MODELS, start=1):
         if model not in models:
             continue
-        labels = f'model="{model}",version="1"'
-        n = 100 * poll * scale
-        lines += [
-            f"# HELP {c.NV_INFERENCE_COUNT} inferences",
-            f"# TYPE {c.NV_INFERENCE_COUNT} counter",
-            f"{c.NV_INFERENCE_COUNT}{{{labels}}} {n}",
-            f"{c.NV_EXEC_COUNT}{{{labels}}} {n // 2}",
-            f"{c.NV_REQUEST_DURATION_US}{{{labels}}} {n * 1000}",
-            f"{c.NV_REQUEST_SUCCESS}{{{labels}}} {n}",
-        ]
-        lines += [f"{stage}{{{labels}}} {n * 100}" for stage in c.STAGE_COUNTERS.values()]
+        lines += [f"# HELP {c.NV_INFERENCE_COUNT} inferences", f"# TYPE {c.NV_INFERENCE_COUNT} counter"]
+        lines += model_counter_lines(model, "1", 100 * poll * scale)
     return ("\n".join(lines) + "\n").encode()
+
+
+def model_counter_lines(model: str, version: str, n: int) -> list[str]:
+    """One model version's request counters at `n` inferences (2 per execution), as Triton writes them."""
+    labels = f'model="{model}",version="{version}"'
+    lines = [
+        f"{c.NV_INFERENCE_COUNT}{{{labels}}} {n}",
+        f"{c.NV_EXEC_COUNT}{{{labels}}} {n // 2}",
+        f"{c.NV_REQUEST_DURATION_US}{{{labels}}} {n * 1000}",
+        f"{c.NV_REQUEST_SUCCESS}{{{labels}}} {n}",
+    ]
+    return lines + [f"{stage}{{{labels}}} {n * 100}" for stage in c.STAGE_COUNTERS.values()]
 
 
 def stats_body(poll: int) -> str:
