@@ -274,3 +274,17 @@ def _process_runs(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def test_an_external_url_with_credentials_links_to_the_host_without_them() -> None:
+    """Before: `externalURL: http://admin:<password>@am:9093` (Alertmanager behind basic auth) made
+    the "… and N more" link and the Silence button of that URL; the message's redaction then turned
+    them into `http://&lt;redacted&gt;@am.example:9093`, a link that leads nowhere. Now the links carry
+    the host without the credentials (no secret either way)."""
+    body = group("cred")
+    body["externalURL"] = "http://admin:hunter2-probe10@am.example:9093"
+    body["truncatedAlerts"] = 2
+    model = enrich(parse_group(body), Facts(), Links())
+    assert model.external_url == "http://am.example:9093"
+    silence = [b.url for b in model.buttons if b.text == "Silence"]
+    assert len(silence) == 1 and silence[0].startswith("http://am.example:9093/#/silences/new?")

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
-from urllib.parse import parse_qs, quote, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 
 from triton_sre import conventions as c
 from triton_sre.bot.llm import LLM_ALERTS, saturation_threshold
@@ -198,6 +198,19 @@ def is_http(url: str | None) -> bool:
         return bool(urlsplit(text).hostname)
     except ValueError:  # `http://[::1`
         return False
+
+
+def link_url(url: str | None) -> str:
+    """`url` as a link: '' when it is no URL (`is_http`), else without its `user:password@` part. With
+    it, the message's redaction made `http://&lt;redacted&gt;@host` of the link, which leads nowhere;
+    without it the browser asks for the credentials the user has."""
+    text = str(url or "")
+    if not is_http(text):
+        return ""
+    parts = urlsplit(text)
+    if "@" not in parts.netloc:
+        return text
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def runbook_id_of(alert: Alert) -> str:
@@ -387,8 +400,8 @@ def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> Alert
 
 def silence_url(group: AlertGroup, alertmanager_url: str | None) -> str:
     """Alertmanager's new-silence form, pre-filled with the labels every alert of the group shares."""
-    base = alertmanager_url or group.external_url
-    if not is_http(base):
+    base = link_url(alertmanager_url or group.external_url)
+    if not base:
         return ""
     labels = group.common_labels or group.group_labels
     if not labels:
@@ -474,7 +487,7 @@ def enrich(
         hidden_alerts=len(group.alerts) - len(views) + group.truncated_alerts,
         buttons=buttons,
         common_labels=dict(group.common_labels),
-        external_url=group.external_url if is_http(group.external_url) else "",
+        external_url=link_url(group.external_url),
         diagnosis_error=facts.diagnosis_error,
     )
 
