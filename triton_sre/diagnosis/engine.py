@@ -71,9 +71,10 @@ from triton_sre.diagnosis.report import Evidence, Finding, Report, Unmatched
 from triton_sre.diagnosis.severity import failure_piece, is_failure_line, line_level, only_frames, own_level
 from triton_sre.diagnosis.signals import (
     AUTOFILL_GAVE_UP,
+    CLIENT_CHANNEL_POLLER,
     IMPORT_RECOVERED,
     is_backend_failure,
-    is_client_unreachable,
+    is_client_side,
     is_server_failure,
 )
 from triton_sre.diagnosis.verdicts import VerdictReader
@@ -158,7 +159,8 @@ class Diagnoser(VerdictReader):
             event = dataclasses.replace(event, message=quiet)
         message = event.message
         level = event_level(event)
-        self._own_lines = self._own_lines or bool(level)
+        # (a gRPC client's poller line has gpr_log's level too, but it is no line of Triton's)
+        self._own_lines = self._own_lines or (bool(level) and not CLIENT_CHANNEL_POLLER.search(message))
         self._gpu.note(event, index)
         self._progress.note(event)
         self._quoted.note(event)
@@ -291,8 +293,8 @@ class Diagnoser(VerdictReader):
             self._unexplained_line(Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
 
     def _unexplained_line(self, obs: Obs) -> None:
-        """An unexplained error line (never an empty answer); a client's unreachable server: see finish."""
-        if is_client_unreachable(obs.reason):
+        """An unexplained error line (never an empty answer); a gRPC client's own line: see finish."""
+        if is_client_side(obs.reason):
             self._unreachable = [*self._unreachable, obs][:MAX_PENDING]
             return
         self._raise_warning_causes()

@@ -18,6 +18,7 @@ from triton_sre.diagnosis.stack_rules import rx as _rx
 __all__ = [
     "AUTOFILL_GAVE_UP",
     "BACKEND_FAILURE",
+    "CLIENT_CHANNEL_POLLER",
     "CLIENT_UNREACHABLE",
     "CRASH_SIGNAL",
     "CRASH_WORDING",
@@ -36,6 +37,7 @@ __all__ = [
     "backend_failure_piece",
     "crash_signal_piece",
     "is_backend_failure",
+    "is_client_side",
     "is_client_unreachable",
     "is_harmless",
     "is_server_failure",
@@ -273,8 +275,22 @@ HTTP_CLIENT_ERROR: Final = (
 URL, a cause class (`classes.py`)."""
 
 
+# gRPC core's client channel backup poller (src/core/ext/filters/client_channel/backup_poller.cc, later
+# src/core/client_channel/backup_poller.cc; grpc/grpc pull 12732): a timer thread that polls a client
+# channel's pollset while no call polls it, logging a failed poll as "Run client channel backup poller: {...
+# pollset_work ...}" (epoll_wait's "Bad file descriptor" in a process forked after it opened a channel,
+# grpc/grpc issue 22508). It is a gRPC client's line, from whatever process talks to the server, like
+# CLIENT_UNREACHABLE: in a paste that holds Triton's own lines it is not the server's failure.
+CLIENT_CHANNEL_POLLER: Final = re.compile(r"\bRun client channel backup poller\b")
+
+
 def is_client_unreachable(text: str) -> bool:
     return CLIENT_UNREACHABLE.search(text) is not None
+
+
+def is_client_side(text: str) -> bool:
+    """A gRPC client's own line: it could not reach the server, or its channel's poller failed."""
+    return is_client_unreachable(text) or CLIENT_CHANNEL_POLLER.search(text) is not None
 
 
 def is_harmless(text: str) -> bool:
