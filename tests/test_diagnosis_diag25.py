@@ -5,6 +5,10 @@
   "Run client channel backup poller: {...}" (grpc/grpc issue 22508: a Python client's process). It is a
   gRPC client's line, like a client's "failed to connect to all addresses": beside Triton's own lines it is
   no finding, before or after the model table; alone it still gets one (never an empty answer).
+- NVRTC refusing the GPU architecture it is asked to compile for (``nvrtc: error: invalid value for
+  --gpu-architecture (-arch)``, NVRTC_ERROR_INVALID_OPTION): the CUDA toolkit in the image has no target for
+  this GPU (NVRTC 11.2 and sm_89, eyalroz/cuda-api-wrappers issue 509; CUDA 9.1 and compute_21, cupy/cupy
+  issue 1651), as ``no kernel image is available``: platform-unsupported, ahead of the crash it causes.
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
@@ -61,3 +65,38 @@ def test_a_server_failure_beside_the_poller_line_still_leads() -> None:
 def test_heldout57_notebook_docker_logs_has_no_finding() -> None:
     name = "healthy-fil-fraud-detection-notebook-2112-four-models-two-gpus"
     assert diagnose((LOGS / "heldout57" / f"{name}.log").read_text()).findings == ()
+
+
+# -- 2. NVRTC without a target for this GPU ----------------------------------------------------------------
+
+# PyTorch's fuser compiling a kernel at execute through Triton's libtorch backend (the backend's "PyTorch
+# execute failure: " prefix, libtorch.cc), as NVRTC's log words the refused option.
+_NVRTC_ARCH = "nvrtc: error: invalid value for --gpu-architecture (-arch)"
+
+
+def _load_failed(reason: str) -> str:
+    return f"E0902 11:04:32.107455 1 model_lifecycle.cc:638] failed to load 'vocoder' version 1: Internal: {reason}\n"
+
+
+def test_nvrtc_refusing_the_gpu_architecture_is_platform_unsupported() -> None:
+    report = diagnose(_load_failed(f"RuntimeError: {_NVRTC_ARCH}"))
+    assert report.findings[0].runbook == c.RUNBOOK_PLATFORM_UNSUPPORTED
+
+
+def test_nvrtc_arch_refusal_leads_the_crash_it_causes() -> None:
+    text = (
+        "I0902 11:04:31.552913 1 libtorch.cc:2076] TRITONBACKEND_ModelInstanceInitialize: vocoder (GPU device 0)\n"
+        "I0902 11:04:32.107455 1 model_lifecycle.cc:693] successfully loaded 'vocoder' version 1\n"
+        "terminate called after throwing an instance of 'std::runtime_error'\n"
+        f"  what():  async response status: Internal - PyTorch execute failure: {_NVRTC_ARCH}\n"
+        "\n"
+        "nvrtc compilation failed:\n"
+    )
+    report = diagnose(text)
+    assert report.has_failure
+    assert report.findings[0].runbook == c.RUNBOOK_PLATFORM_UNSUPPORTED
+
+
+def test_another_nvrtc_option_error_is_no_platform_finding() -> None:
+    report = diagnose(_load_failed("RuntimeError: nvrtc: error: unrecognized option --fmad=maybe"))
+    assert report.has_failure and report.findings[0].runbook != c.RUNBOOK_PLATFORM_UNSUPPORTED

@@ -16,7 +16,7 @@ The pages by principle:
 - the GPU is not usable (no device, driver older than the runtime, CUDA cannot initialise, the PTX
   newer than the driver's compiler): ``cuda-driver-mismatch``;
 - no kernel for this GPU's architecture (``no kernel image``, ``invalid device function``,
-  ``*_ARCH_MISMATCH``): ``platform-unsupported``;
+  ``*_ARCH_MISMATCH``, NVRTC's ``invalid value for --gpu-architecture``): ``platform-unsupported``;
 - a device allocation refused (``out of memory``, ``*_ALLOC_FAILED``, TensorRT's ``OutOfMemory``):
   ``gpu-out-of-memory``;
 - the model file needs another library version than the image ships (ONNX IR version and opsets, a
@@ -124,8 +124,12 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bno kernel image is available for execution on the device\b",
             r"\bcudaErrorNoKernelImageForDevice\b|\bCUDA_ERROR_NO_BINARY_FOR_GPU\b",
             r"\b(?:CUBLAS|CUDNN)_STATUS_ARCH_MISMATCH\b",
+            # NVRTC refusing the -arch it was given (NVRTC_ERROR_INVALID_OPTION): its toolkit has no
+            # target for this GPU (a GPU newer, or older, than the image's CUDA compiles for).
+            r"\binvalid value for --gpu-architecture \(-arch\)",
         ),
-        "CUDA cudaErrorNoKernelImageForDevice (209); cuBLAS/cuDNN *_STATUS_ARCH_MISMATCH",
+        "CUDA cudaErrorNoKernelImageForDevice (209); cuBLAS/cuDNN *_STATUS_ARCH_MISMATCH; NVRTC's "
+        "--gpu-architecture refusal",
     ),
     CauseRule(
         c.RUNBOOK_GPU_OUT_OF_MEMORY,
