@@ -16,28 +16,22 @@
 from __future__ import annotations
 
 from test_diagnosis_round8 import LOGS, diagnose
+from test_diagnosis_round22 import _LOADED
 
 from triton_sre import conventions as c
 
 # Written the way gpr_log prints it (severity and date, nanoseconds, thread id, file:line) with the error
 # JSON grpc_error_string gives for epoll_wait failing (the ev_epoll1 poller of grpc/grpc issue 22508).
 _POLLER = (
-    'E0314 08:12:45.118204733   48211 backup_poller.cc:132]       Run client channel backup poller: '
+    "E0314 08:12:45.118204733   48211 backup_poller.cc:132]       Run client channel backup poller: "
     '{"created":"@1710403965.118180112","description":"pollset_work","file":"src/core/lib/iomgr/ev_epoll1_linux.cc",'
     '"file_line":242,"referenced_errors":[{"created":"@1710403965.118171905","description":"Bad file descriptor",'
     '"errno":9,"file":"src/core/lib/iomgr/ev_epoll1_linux.cc","file_line":731,"os_error":"Bad file descriptor",'
     '"syscall":"epoll_wait"}]}\n'
 )
+# A model that loads, then its READY table (round 22's lines), then the listener.
 _TRITON = (
-    "I0314 08:12:50.401125 1 model_lifecycle.cc:461] loading: ranker:1\n"
-    "I0314 08:12:51.020334 1 model_lifecycle.cc:815] successfully loaded 'ranker'\n"
-    "I0314 08:12:51.020901 1 server.cc:653] \n"
-    "+--------+---------+--------+\n"
-    "| Model  | Version | Status |\n"
-    "+--------+---------+--------+\n"
-    "| ranker | 1       | READY  |\n"
-    "+--------+---------+--------+\n"
-    "I0314 08:12:51.094511 1 grpc_server.cc:2451] Started GRPCInferenceService at 0.0.0.0:8001\n"
+    _LOADED + "I0603 10:00:01.394511 1 grpc_server.cc:2451] Started GRPCInferenceService at 0.0.0.0:8001\n"
 )
 
 
