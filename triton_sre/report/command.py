@@ -30,6 +30,8 @@ GAUGES = (
     c.M_IDLE_COST_FRACTION,
     c.M_BATCHING_RATIO,
     c.M_BATCH_FILL_RATIO,
+    c.M_MODEL_DYNAMIC_BATCHING,
+    c.M_MODEL_MAX_BATCH_SIZE,
 )
 DEFAULT_SCRAPE_INTERVAL_S = 60.0  # Prometheus' own default, when its configuration cannot be read
 LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last second a report can print as a date
@@ -310,7 +312,7 @@ def _build(
     )
     from triton_sre.report.llm import TOKEN_FAMILIES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
     from triton_sre.report.prom import each, frame_of, rate_window
-    from triton_sre.report.queries import THROUGHPUT
+    from triton_sre.report.queries import CONFIG_FAMILIES, THROUGHPUT
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
 
@@ -354,8 +356,10 @@ def _build(
 
     # the capacity families but the energy cost: reduced as read to one sample per series
     capacity_frames = {family: one_sample(family) for family in CAPACITY_REDUCED}
-    skip = {*increases, *capacity_frames, THROUGHPUT}
-    frames = {name: frame(name) for name in plan if name not in skip}
+    # the model config's facts: the range's last sample per model (the config the advice is about)
+    config_frames = {family: one_sample(family) for family in CONFIG_FAMILIES}
+    skip = {*increases, *capacity_frames, *config_frames, THROUGHPUT}
+    frames = {name: frame(name) for name in plan if name not in skip} | config_frames
     capacity_frames.update({family: frames.pop(family) for family in CAPACITY_FAMILIES if family in frames})
     frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start, triton_job), end, end, step)
     data = RangeData(start, end, step, frames, increases)

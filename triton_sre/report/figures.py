@@ -71,6 +71,7 @@ COLUMNS = (
     "idle_cost",
     "batching_ratio",
     "max_batch_size",
+    "dynamic_batching",
     "batch_fill",
     "queue_share",
     "compute_share",
@@ -206,6 +207,19 @@ def _max_batch_size(data: RangeData, versions: bool) -> pd.Series:
     return (both["ratio"] / both["fill"]).groupby(level=0).median().round()
 
 
+def _config_fact(data: RangeData, family: str, index: pd.Index, versions: bool) -> pd.Series:
+    """A fact of the model config the exporter wrote per model (`CONFIG_FAMILIES`: its last sample in
+    the range, the largest among servers), for each row of `index` (a version's row takes its
+    model's); NaN where the exporter wrote none (an older exporter, or no config read)."""
+    frame = data.frame(family)
+    if frame.empty or c.LABEL_MODEL not in frame.columns:
+        return pd.Series(np.nan, index=index, dtype=float)
+    last = frame[np.isfinite(frame["value"])].sort_values("timestamp")
+    per_model = last.groupby(last[c.LABEL_MODEL].astype(object).astype(str))["value"].last()
+    models = [split_key(key)[0] if versions else key for key in index]
+    return pd.Series(per_model.reindex(models).to_numpy(dtype=float), index=index)
+
+
 def _finite_only(frame: pd.DataFrame, what: str, no_data: dict[str, str]) -> pd.DataFrame:
     """`frame` without its NaN and infinite samples; when that leaves none, `no_data[what]` says why."""
     if frame.empty:
@@ -251,7 +265,9 @@ def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame
     out["cost_share"] = out["cost"] / total_cost if total_cost and total_cost > 0 else np.nan
     out["idle_cost"] = out["cost"] * idle_ratio
     out["batching_ratio"] = _div(out["inferences"], out["executions"])
-    out["max_batch_size"] = _max_batch_size(data, versions).reindex(out.index)
+    configured = _config_fact(data, c.M_MODEL_MAX_BATCH_SIZE, out.index, versions)
+    out["max_batch_size"] = configured.fillna(_max_batch_size(data, versions).reindex(out.index))
+    out["dynamic_batching"] = _config_fact(data, c.M_MODEL_DYNAMIC_BATCHING, out.index, versions)
     out["batch_fill"] = _div(out["batching_ratio"], out["max_batch_size"])
     request_us = table[c.NV_REQUEST_DURATION_US]
     out["queue_share"] = _div(table[c.NV_QUEUE_DURATION_US], request_us)

@@ -20,10 +20,14 @@ from triton_sre.promql import by
 
 MODEL_VERSION = (c.LABEL_MODEL, c.LABEL_VERSION)
 """What the per-model gauges and the summary are aggregated by: rows per version when a model has several."""
+CONFIG_FAMILIES = (c.M_MODEL_DYNAMIC_BATCHING, c.M_MODEL_MAX_BATCH_SIZE)
+"""The exporter's per-model facts from the model config (per model, no version label): read as the
+largest value among servers per model, one sample per model (the range's last) kept."""
 THROUGHPUT = "throughput"
 """The throughput chart's query (its rate window depends on the step: only its count is planned)."""
 
 __all__ = [
+    "CONFIG_FAMILIES",
     "THROUGHPUT",
     "RangeQuery",
     "count_expr",
@@ -74,6 +78,8 @@ def gauge_query(family: str, seconds: float) -> RangeQuery:
         return _aggregated("sum", (*MODEL_VERSION, c.L_CURRENCY), finite(family), family, seconds)
     if family in (c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO):
         return _aggregated("avg", MODEL_VERSION, not_nan(family), family, seconds)
+    if family in CONFIG_FAMILIES:
+        return _aggregated("max", (c.LABEL_MODEL,), finite(family), family, seconds)
     return plain(family, seconds)
 
 

@@ -99,8 +99,20 @@ def _pct(x: float) -> str:
     return f"{x * 100:.0f}%"
 
 
+_UNSAID = "(the exporter did not say whether the model has a dynamic batcher)"
+
+
+def _batcher(row: dict[str, object]) -> bool | None:
+    """Whether the model's config enables dynamic_batching (the exporter's gauge); None when unknown."""
+    on = _num(row.get("dynamic_batching"))
+    return None if on is None else on > 0
+
+
 def _judged(row: dict[str, object], t: Thresholds) -> Recommendation | None:
-    """The recommendation one table row calls for, if any (None too when the row is too quiet)."""
+    """The recommendation one table row calls for, if any (None too when the row is too quiet).
+    Batching advice goes to a model that can batch (max_batch_size > 1) only: enabling the dynamic
+    batcher where it is off, its queue delay where it is on; where the exporter did not say
+    (an older exporter), the advice says what it assumes."""
     rate = _num(row["requests_per_s"]) or 0.0
     if rate < t.min_request_rate:
         return None
@@ -109,15 +121,22 @@ def _judged(row: dict[str, object], t: Thresholds) -> Recommendation | None:
     if ratio is None or queue is None:
         return None
     can_batch = mbs is not None and mbs > 1
+    batcher = _batcher(row)
     fill = _num(row["batch_fill"])
     if lowered and can_batch and mbs is not None:
         fill = ratio / mbs  # the successful requests' batches
     version = str(row.get("version") or "")
     rec = partial(Recommendation, str(row["model"]), version=None if version == ALL_VERSIONS else version)
-    if can_batch and fill is not None and queue >= t.queue_share_high and fill < t.fill_full:
+    unbatched = can_batch and batcher is not True and ratio < t.batching_ratio_max
+    if unbatched and batcher is False and queue >= t.queue_share_batch:
+        return _enable(rec, ratio, queue, t, lowered, "")
+    delay = can_batch and batcher is not False and fill is not None  # the batcher's delay to judge
+    if delay and fill is not None and queue >= t.queue_share_high and fill < t.fill_full:
         return rec(
             REC_LOWER_QUEUE_DELAY,
-            "lower max_queue_delay_microseconds: requests wait for batches that do not fill",
+            "lower max_queue_delay_microseconds"
+            + ("" if batcher else f", or enable dynamic_batching if it is off {_UNSAID}")
+            + ": requests wait for batches that do not fill",
             "queue_share",
             queue,
             ">=",
@@ -133,28 +152,16 @@ def _judged(row: dict[str, object], t: Thresholds) -> Recommendation | None:
             queue,
             ">=",
             t.queue_share_high,
-            f"{_pct(queue)} of request time is queueing"
-            + (
-                f" with batches {_pct(fill)} full{lowered}"
-                if fill is not None
-                else " and the model cannot batch"
-            ),
+            f"{_pct(queue)} of request time is queueing" + _batching_state(mbs, fill, lowered),
         )
-    if can_batch and ratio < t.batching_ratio_max and queue >= t.queue_share_batch:
-        return rec(
-            REC_ENABLE_BATCHING,
-            "enable dynamic_batching: requests wait for the instance but run one by one",
-            "batching_ratio",
-            ratio,
-            "<",
-            t.batching_ratio_max,
-            f"{ratio:.2f} inferences per execution while {_pct(queue)} of request time is "
-            f"queueing (>= {_pct(t.queue_share_batch)}){lowered}",
-        )
-    if can_batch and fill is not None and fill < t.fill_low and queue < t.queue_share_low:
+    if unbatched and queue >= t.queue_share_batch:
+        return _enable(rec, ratio, queue, t, lowered, f" if it is off {_UNSAID}")
+    if delay and fill is not None and fill < t.fill_low and queue < t.queue_share_low:
         return rec(
             REC_RAISE_QUEUE_DELAY,
-            "raise max_queue_delay_microseconds a little: batches are mostly empty",
+            "raise max_queue_delay_microseconds a little"
+            + ("" if batcher else f" if dynamic_batching is on {_UNSAID}")
+            + ": batches are mostly empty",
             "batch_fill",
             fill,
             "<",
@@ -164,6 +171,30 @@ def _judged(row: dict[str, object], t: Thresholds) -> Recommendation | None:
             f"longer{lowered}",
         )
     return None
+
+
+def _enable(
+    rec: partial[Recommendation], ratio: float, queue: float, t: Thresholds, lowered: str, unsure: str
+) -> Recommendation:
+    return rec(
+        REC_ENABLE_BATCHING,
+        f"enable dynamic_batching{unsure}: requests wait for the instance but run one by one",
+        "batching_ratio",
+        ratio,
+        "<",
+        t.batching_ratio_max,
+        f"{ratio:.2f} inferences per execution while {_pct(queue)} of request time is "
+        f"queueing (>= {_pct(t.queue_share_batch)}){lowered}",
+    )
+
+
+def _batching_state(mbs: float | None, fill: float | None, lowered: str) -> str:
+    """What the add-instances advice says of the model's batching."""
+    if mbs is not None and mbs <= 1:
+        return f" and the model cannot batch (max_batch_size {mbs:.0f}): no batching advice applies"
+    if fill is not None:
+        return f" with batches {_pct(fill)} full{lowered}"
+    return " (the model's max_batch_size is not known: its batching was not judged)"
 
 
 def _success_ratio(row: dict[str, object]) -> tuple[float | None, str]:
