@@ -184,6 +184,22 @@ def test_recommendations_follow_their_thresholds(report: dict[str, Any]) -> None
         assert (TEXT_ECHO, rec.REC_ENABLE_BATCHING) not in ids
 
 
+def test_the_batcher_of_each_model_is_read_from_its_config(report: dict[str, Any]) -> None:
+    """The demo's configs: vector_scale (max_batch_size 16) and text_echo (8) on a dynamic batcher,
+    slow_model max_batch_size 0 without one, read through the exporter's config gauges (before, the
+    report knew no batcher, and slow_model's max_batch_size only as an empty ratio / fill)."""
+    table = report["table"]
+    assert table.loc[VECTOR_SCALE, ["max_batch_size", "dynamic_batching"]].tolist() == [16, 1]
+    assert table.loc[TEXT_ECHO, ["max_batch_size", "dynamic_batching"]].tolist() == [8, 1]
+    assert table.loc[SLOW_MODEL, ["max_batch_size", "dynamic_batching"]].tolist() == [0, 0]
+    recs = pd.read_csv(report["out"] / "recommendations.csv")
+    for row in recs[recs["model"] == SLOW_MODEL].to_dict("records"):
+        assert row["id"] == rec.REC_ADD_INSTANCES and "cannot batch (max_batch_size 0)" in row["why"], row
+    batcher = recs[recs["model"].isin([VECTOR_SCALE, TEXT_ECHO])]
+    assert rec.REC_ENABLE_BATCHING not in set(batcher["id"]), batcher
+    assert not batcher["action"].str.contains("did not say").any(), batcher
+
+
 def test_html_renders_in_headless_chromium(report: dict[str, Any], tmp_path: Path) -> None:
     png = tmp_path / "report.png"
     proc = subprocess.run(
