@@ -282,3 +282,49 @@ def test_failed_requests_do_not_read_as_a_model_that_does_not_batch() -> None:
     unbatched = {**failing, "model": "other", "requests": 4418.0, "failures": 0.0}
     recs = rec.recommend(pd.DataFrame([failing, unbatched]), None)
     assert [(r.model, r.id) for r in recs] == [("other", rec.REC_ENABLE_BATCHING)]
+
+
+def test_failures_rejected_or_cancelled_in_the_queue_do_not_lower_the_bound() -> None:
+    """Triton 24.07+ labels each failure with `reason`: REJECTED (a queue policy's timeout) and
+    CANCELED requests are released from the queue, never executed (core's schedulers), so they hide no
+    execution. v1 runs one by one (20 executions for 20 inferences) while 30 % of its time queues, 10
+    failures executed (BACKEND) and 30 timed out in the queue (REJECTED): its bound is 20 / (30 - 10)
+    = 1.0, batching advice; before, all 40 counted as executed reached the 30 executions and v1 got no
+    advice at all. v2's 40 failures were all REJECTED: its measured ratio is exact, no note under
+    the table (before, a bound of 10 / (5 - 40): none)."""
+    frames = _batching_frames(
+        {
+            "1": {"ok": 20, "ok_execs": 20, "failed": 10, "failed_execs": 10, "queue": 0.3},
+            "2": {"ok": 10, "ok_execs": 10, "failed": 0, "failed_execs": 0, "queue": 0.3},
+        }
+    )
+    rejected = {"1": 30, "2": 40}
+    frames[c.NV_REQUEST_FAILURE] = pd.concat(
+        [
+            frames[c.NV_REQUEST_FAILURE],
+            *(counter("ranker", v, n, reason=c.FAILURE_REASON_REJECTED) for v, n in rejected.items()),
+        ]
+    )
+    table, _ = model_table(RangeData(TIMES[0], TIMES[-1], STEP, frames))
+    recs = rec.recommend(table, None)
+    assert [(r.subject, r.id) for r in recs] == [("ranker", rec.REC_ENABLE_BATCHING)]
+    v1 = rec.recommend(table[table["version"] == "1"], None)[0]
+    assert v1.value == pytest.approx(1.0)
+    assert (
+        "lowered by 60 failed requests" in v1.why
+        and "180 more were rejected or cancelled in the queue" in v1.why
+    )
+    rows = table.set_index(["model", "version"])
+    assert (
+        rows.loc[("ranker", "1"), "failures"] == 40 * 6
+        and rows.loc[("ranker", "1"), "failures_never_executed"] == 30 * 6
+    )
+    assert (
+        rows.loc[("ranker", "2"), "failures_never_executed"]
+        == rows.loc[("ranker", "2"), "failures"]
+        == 40 * 6
+    )
+    notes = table_notes(table)
+    assert len(notes) == 1 and notes[0].startswith(
+        "ranker v1: batching ratio 0.67 is lowered by its 60 failed"
+    )

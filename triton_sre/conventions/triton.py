@@ -74,6 +74,9 @@ FAILURE_REASONS: Final = (
     FAILURE_REASON_CANCELED,
     FAILURE_REASON_REJECTED,
 )
+FAILURE_REASONS_NEVER_EXECUTED: Final = (FAILURE_REASON_REJECTED, FAILURE_REASON_CANCELED)
+"""Failures core's schedulers answer when they release a request from the queue (a queue policy's
+timeout, a cancellation): never in an execution (dynamic_batch_scheduler.cc, sequence_batch_scheduler.cc)."""
 
 # ---------------------------------------------------------------------------
 # Model states as Triton's repository index reports them.

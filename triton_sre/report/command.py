@@ -331,6 +331,7 @@ def _build(
     keep = (c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID)
     reduced = {family: keep for family in (*c.PER_MODEL_COUNTERS, *TOKEN_FAMILIES)}
     reduced[HISTOGRAM_BUCKETS] = (*keep, c.LABEL_LE)
+    reduced[c.NV_REQUEST_FAILURE] = (*keep, c.LABEL_REASON)  # REJECTED/CANCELED never executed
     increases = {
         family: increase_rows(
             client.read_increases(

@@ -64,6 +64,7 @@ COLUMNS = (
     "executions",
     "requests",
     "failures",
+    "failures_never_executed",
     "requests_per_s",
     "cost",
     "cost_per_1k",
@@ -220,6 +221,18 @@ def _config_fact(data: RangeData, family: str, index: pd.Index, versions: bool) 
     return pd.Series(per_model.reindex(models).to_numpy(dtype=float), index=index)
 
 
+def _failures_never_executed(data: RangeData, versions: bool) -> pd.Series:
+    """Failed requests per `ROW` whose `reason` (Triton 24.07+) says they were never in an execution
+    (`FAILURE_REASONS_NEVER_EXECUTED`); empty without the label (an older Triton)."""
+    table = data.increases.get(c.NV_REQUEST_FAILURE)
+    if table is None:
+        table = series_increases(data.frame(c.NV_REQUEST_FAILURE))
+    if table.empty or c.LABEL_REASON not in table.columns:
+        return pd.Series(dtype=float)
+    never = table[table[c.LABEL_REASON].astype(object).isin(c.FAILURE_REASONS_NEVER_EXECUTED)]
+    return fold_increases(keyed(never, versions), ROW)
+
+
 def _finite_only(frame: pd.DataFrame, what: str, no_data: dict[str, str]) -> pd.DataFrame:
     """`frame` without its NaN and infinite samples; when that leaves none, `no_data[what]` says why."""
     if frame.empty:
@@ -258,6 +271,7 @@ def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame
     out["executions"] = table[c.NV_EXEC_COUNT]
     out["requests"] = table[c.NV_REQUEST_SUCCESS] + table[c.NV_REQUEST_FAILURE]
     out["failures"] = table[c.NV_REQUEST_FAILURE]
+    out["failures_never_executed"] = _failures_never_executed(data, versions).reindex(out.index).fillna(0.0)
     out["requests_per_s"] = out["requests"] / data.seconds if data.seconds > 0 else np.nan
     out["cost"] = cost.reindex(out.index) if not cost.empty else np.nan
     out["cost_per_1k"] = _div(out["cost"] * 1000.0, out["inferences"])

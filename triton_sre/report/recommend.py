@@ -201,22 +201,27 @@ def _success_ratio(row: dict[str, object]) -> tuple[float | None, str]:
     """The batching ratio the advice judges, and what to say of it. Triton counts a failed batch as
     an execution but its requests not as inferences (core's UpdateSuccess vs UpdateInferBatchStats),
     so failed requests lower the measured ratio, and the metrics have no count of failed executions.
-    Each execution that succeeded for none of its requests held at least one failed request, so the
-    successful requests' executions number at least executions - failures: their ratio is at most
-    inferences / (executions - failures), the figure judged (None when failures reach executions:
-    nothing is known of how the successful requests batched)."""
+    Each execution that succeeded for none of its requests held at least one failed request that
+    executed, so the successful requests' executions number at least executions - executed failures:
+    their ratio is at most inferences / (executions - executed failures), the figure judged (None when
+    those failures reach executions: nothing is known of how the successful requests batched). A
+    failure whose `reason` is REJECTED or CANCELED (Triton 24.07+) was released from the queue, never
+    executed: it lowers nothing, and a row whose failures are all such is judged on its measured ratio."""
     measured = _num(row["batching_ratio"])
     failures = _num(row.get("failures")) or 0.0
-    if measured is None or failures <= 0:
+    never = _num(row.get("failures_never_executed")) or 0.0
+    executed = failures - never
+    if measured is None or executed <= 0:
         return measured, ""
     inferences, executions = _num(row.get("inferences")), _num(row.get("executions"))
-    if inferences is None or executions is None or executions <= failures:
+    if inferences is None or executions is None or executions <= executed:
         return None, ""
-    bound = inferences / (executions - failures)
+    bound = inferences / (executions - executed)
+    others = f"; {never:,.0f} more were rejected or cancelled in the queue, never executed" if never else ""
     return bound, (
         f"; the ratio judged is that of the successful requests' executions, at most {bound:.2f} "
-        f"(measured {measured:.2f}, lowered by {failures:,.0f} failed requests: Triton counts a failed "
-        "batch as an execution, its requests not as inferences)"
+        f"(measured {measured:.2f}, lowered by {executed:,.0f} failed requests: Triton counts a failed "
+        f"batch as an execution, its requests not as inferences{others})"
     )
 
 

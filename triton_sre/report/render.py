@@ -99,8 +99,12 @@ def table_notes(table: pd.DataFrame) -> list[str]:
     notes = []
     for row in table.to_dict("records"):
         failures, ratio, version = row.get("failures"), row.get("batching_ratio"), row.get("version")
+        never = row.get("failures_never_executed")
+        if isinstance(failures, float) and isinstance(never, float) and math.isfinite(never):
+            failures -= never  # rejected or cancelled in the queue: no execution to count
         if (
             not failures
+            or failures <= 0
             or not isinstance(ratio, float)
             or not math.isfinite(ratio)
             or version == ALL_VERSIONS
