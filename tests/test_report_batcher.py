@@ -8,6 +8,7 @@ import math
 
 import pandas as pd
 import pytest
+from test_report_figures import row as figures_row
 
 from triton_sre import conventions as c
 from triton_sre.report import recommend as rec
@@ -20,17 +21,9 @@ ON, OFF, UNKNOWN = 1.0, 0.0, math.nan
 
 
 def row(**values: float) -> dict[str, float | str]:
-    base: dict[str, float | str] = {
-        "model": "m",
-        "requests_per_s": 10.0,
-        "batching_ratio": 1.0,
-        "max_batch_size": 8.0,
-        "batch_fill": 0.125,
-        "queue_share": 0.3,
-        "dynamic_batching": UNKNOWN,
-    }
-    base.update(values)
-    return base
+    """test_report_figures' row, here a model that runs one by one (ratio 1 of 8) while queueing 30 %."""
+    unbatched = {"batching_ratio": 1.0, "batch_fill": 0.125, "queue_share": 0.3, "dynamic_batching": UNKNOWN}
+    return figures_row(**{**unbatched, **values})
 
 
 def ids(**values: float) -> list[str]:
