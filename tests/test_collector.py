@@ -43,7 +43,7 @@ def derivation() -> Derivation:
             ModelState(WEIRD, "1", c.STATE_READY, None, ""),
         ],
         executions_by_batch_size={(WEIRD, "1"): {1: 4.0, 16: 10.0}},
-        configs={WEIRD: ModelConfigSummary(16, True)},
+        configs={WEIRD: ModelConfigSummary(16, True, max_queue_delay_us=2500.0)},
         server_cost_per_hour=0.36,
         idle_fraction=0.7,
         devices=1,
@@ -69,6 +69,7 @@ def test_rendered_text_reads_back_identically_in_both_parsers():
     assert theirs[(c.M_REQUEST_STAGE_SECONDS, (*mv[:1], ("stage", "other"), mv[1]))] == 0.005
     assert theirs[(c.M_EXECUTIONS_BY_BATCH_SIZE, (("batch_size", "16"), *mv))] == 10.0
     assert theirs[(c.M_MODEL_DYNAMIC_BATCHING, (("model", WEIRD),))] == 1.0
+    assert theirs[(c.M_MODEL_MAX_QUEUE_DELAY, (("model", WEIRD),))] == 0.0025
     reason = next(k for k in theirs if k[0] == c.M_MODEL_UNAVAILABLE_INFO)
     assert dict(reason[1])["reason"] == 'Internal: ModuleNotFoundError: No module named "x"'
     states = {

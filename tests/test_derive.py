@@ -197,6 +197,17 @@ def test_config_summary_reads_the_ensemble_platform():
     assert not config_summary({"max_batch_size": 8, "backend": "python"}).ensemble
 
 
+def test_config_summary_reads_the_dynamic_batchers_queue_delay():
+    """Triton's JSON config writes the uint64 as a string, and omits a zero delay (proto3 JSON)."""
+    batcher = {"max_batch_size": 16, "dynamic_batching": {"max_queue_delay_microseconds": "3000"}}
+    assert config_summary(batcher).max_queue_delay_us == 3000.0
+    assert config_summary({"max_batch_size": 16, "dynamic_batching": {}}).max_queue_delay_us == 0.0
+    assert config_summary({"max_batch_size": 0}).max_queue_delay_us is None
+    # a delay that does not decode is unknown; the rest of the config is still read
+    bad = config_summary({"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": "soon"}})
+    assert bad.max_queue_delay_us is None and bad.max_batch_size == 8 and bad.dynamic_batching
+
+
 def test_no_price_no_cost_metrics_but_idle_share():
     snaps = [
         snap(0, {A: counters(0, 0)}, {A: ModelStats()}),

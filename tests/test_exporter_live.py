@@ -209,6 +209,9 @@ def test_metrics_endpoint_serves_the_derivation(loaded):
     assert samples[(c.M_MODEL_DYNAMIC_BATCHING, (("model", "vector_scale"),))] == 1.0
     assert samples[(c.M_MODEL_DYNAMIC_BATCHING, (("model", "slow_model"),))] == 0.0
     assert samples[(c.M_MODEL_MAX_BATCH_SIZE, (("model", "vector_scale"),))] == 16.0
+    assert samples[(c.M_MODEL_MAX_QUEUE_DELAY, (("model", "vector_scale"),))] == 0.003
+    assert samples[(c.M_MODEL_MAX_QUEUE_DELAY, (("model", "text_echo"),))] == 0.002
+    assert (c.M_MODEL_MAX_QUEUE_DELAY, (("model", "slow_model"),)) not in samples  # no dynamic batcher
 
 
 def test_metrics_port_refusing_the_batching_ratio_comes_from_the_statistics(triton):

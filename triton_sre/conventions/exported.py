@@ -54,6 +54,7 @@ M_MODEL_UNAVAILABLE_INFO: Final = "triton_sre_model_unavailable_reason_info"
 M_EXECUTIONS_BY_BATCH_SIZE: Final = "triton_sre_executions_by_batch_size_total"
 M_MODEL_DYNAMIC_BATCHING: Final = "triton_sre_model_dynamic_batching"  # from the model config
 M_MODEL_MAX_BATCH_SIZE: Final = "triton_sre_model_max_batch_size"  # from the model config
+M_MODEL_MAX_QUEUE_DELAY: Final = "triton_sre_model_max_queue_delay_seconds"  # dynamic_batching, config
 M_WINDOW_SECONDS: Final = "triton_sre_window_seconds"
 M_POLL_DURATION: Final = "triton_sre_poll_duration_seconds"
 M_POLL_ERRORS: Final = "triton_sre_poll_errors_total"

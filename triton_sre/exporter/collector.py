@@ -194,6 +194,18 @@ def _config_metrics(d: Derivation) -> Iterator[Family]:
         [c.LABEL_MODEL],
         (([model], float(cfg.max_batch_size)) for model, cfg in configs),
     )
+    yield Family(
+        GAUGE,
+        c.M_MODEL_MAX_QUEUE_DELAY,
+        "dynamic_batching's max_queue_delay_microseconds from the loaded model's config, in seconds "
+        "(models with a dynamic batcher only).",
+        [c.LABEL_MODEL],
+        (
+            ([model], cfg.max_queue_delay_us / 1e6)
+            for model, cfg in configs
+            if cfg.max_queue_delay_us is not None
+        ),
+    )
 
 
 def _cost_metrics(d: Derivation) -> Iterator[Family]:

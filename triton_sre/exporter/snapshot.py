@@ -123,6 +123,9 @@ class ModelConfigSummary:
     max_batch_size: int
     dynamic_batching: bool
     ensemble: bool = False  # platform "ensemble": its statistics repeat its steps' compute time
+    # dynamic_batching's max_queue_delay_microseconds (0 when the config omits it); None without a
+    # dynamic batcher or when the value does not decode
+    max_queue_delay_us: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,8 +414,13 @@ def config_summary(config: Mapping[str, Any]) -> ModelConfigSummary:
     size = _num(config.get("max_batch_size"), problems, "max_batch_size")
     if problems:
         raise ValueError(f"invalid {problems.first}")
+    batcher = config.get("dynamic_batching")
+    delay = None
+    if isinstance(batcher, dict):  # a delay that does not decode is unknown, not the config's end
+        delay = _num(batcher.get("max_queue_delay_microseconds"), Problems(), "max_queue_delay_microseconds")
     return ModelConfigSummary(
         max_batch_size=int(size),
-        dynamic_batching=isinstance(config.get("dynamic_batching"), dict),
+        dynamic_batching=isinstance(batcher, dict),
         ensemble=config.get("platform") == c.PLATFORM_ENSEMBLE,
+        max_queue_delay_us=None if delay is None or math.isnan(delay) else delay,
     )
