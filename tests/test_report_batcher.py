@@ -105,6 +105,18 @@ def test_add_instances_says_why_a_model_gets_no_batching_advice() -> None:
     assert "cannot batch" not in unknown.why and "max_batch_size is not known" in unknown.why
 
 
+def test_queue_delay_advice_names_the_configured_delay_and_none_to_lower_from_zero() -> None:
+    """With the exporter's delay gauge: the advice says the delay now; a batcher that waits 0 has no
+    delay to lower (before: "lower max_queue_delay_microseconds" to it), so its queue is capacity's."""
+    lower = _one(dynamic_batching=ON, queue_share=0.9, max_queue_delay_ms=3.0)
+    assert lower.id == rec.REC_LOWER_QUEUE_DELAY
+    assert lower.action.startswith("lower max_queue_delay_microseconds (now 3 ms): ")
+    assert ids(dynamic_batching=ON, queue_share=0.9, max_queue_delay_ms=0.0) == [rec.REC_ADD_INSTANCES]
+    empty = {"batching_ratio": 1.5, "batch_fill": 0.1875, "queue_share": 0.01}
+    raise_ = _one(dynamic_batching=ON, max_queue_delay_ms=0.5, **empty)
+    assert raise_.action.startswith("raise max_queue_delay_microseconds (now 0.5 ms) a little: ")
+
+
 def counter(model: str, version: str, per_step: float) -> pd.DataFrame:
     values = [per_step * i for i in range(len(TIMES))]
     return pd.DataFrame({"model": model, "version": version, "timestamp": TIMES, "value": values})
@@ -142,6 +154,9 @@ def _data(config: bool) -> RangeData:
         frames[c.M_MODEL_MAX_BATCH_SIZE] = pd.DataFrame(
             {"model": ["ranker", "plain"], "timestamp": last * 2, "value": [8.0, 0.0]}
         )
+        frames[c.M_MODEL_MAX_QUEUE_DELAY] = pd.DataFrame(
+            {"model": ["ranker"], "timestamp": last, "value": [0.003]}
+        )
     return RangeData(TIMES[0], TIMES[-1], STEP, frames)
 
 
@@ -158,9 +173,11 @@ def test_the_config_gauges_reach_every_row_and_the_advice() -> None:
         and rows.loc[("plain", "1"), "dynamic_batching"] == 0
     )
     assert math.isnan(rows.loc[("plain", "1"), "batch_fill"])
+    assert list(rows.loc["ranker", "max_queue_delay_ms"]) == [3.0, 3.0, 3.0]
+    assert math.isnan(rows.loc[("plain", "1"), "max_queue_delay_ms"])
     assert rec.recommend(table, None) == []
     header = to_csv(CostReport(TIMES[0], TIMES[-1], STEP, "p", table, summary, [])).splitlines()[0]
-    assert ",max_batch_size,dynamic_batching,batch_fill," in header
+    assert ",max_batch_size,dynamic_batching,max_queue_delay_ms,batch_fill," in header
     # the same traffic without the gauges (an older exporter): the advice, worded for either case
     table, _ = model_table(_data(config=False))
     assert table["dynamic_batching"].isna().all()

@@ -192,6 +192,8 @@ def test_the_batcher_of_each_model_is_read_from_its_config(report: dict[str, Any
     assert table.loc[VECTOR_SCALE, ["max_batch_size", "dynamic_batching"]].tolist() == [16, 1]
     assert table.loc[TEXT_ECHO, ["max_batch_size", "dynamic_batching"]].tolist() == [8, 1]
     assert table.loc[SLOW_MODEL, ["max_batch_size", "dynamic_batching"]].tolist() == [0, 0]
+    assert table.loc[[VECTOR_SCALE, TEXT_ECHO], "max_queue_delay_ms"].tolist() == [3.0, 2.0]
+    assert math.isnan(table.loc[SLOW_MODEL, "max_queue_delay_ms"])  # no dynamic batcher
     recs = pd.read_csv(report["out"] / "recommendations.csv")
     for row in recs[recs["model"] == SLOW_MODEL].to_dict("records"):
         assert row["id"] == rec.REC_ADD_INSTANCES and "cannot batch (max_batch_size 0)" in row["why"], row

@@ -32,6 +32,7 @@ GAUGES = (
     c.M_BATCH_FILL_RATIO,
     c.M_MODEL_DYNAMIC_BATCHING,
     c.M_MODEL_MAX_BATCH_SIZE,
+    c.M_MODEL_MAX_QUEUE_DELAY,
 )
 DEFAULT_SCRAPE_INTERVAL_S = 60.0  # Prometheus' own default, when its configuration cannot be read
 LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last second a report can print as a date

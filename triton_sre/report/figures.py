@@ -73,6 +73,7 @@ COLUMNS = (
     "batching_ratio",
     "max_batch_size",
     "dynamic_batching",
+    "max_queue_delay_ms",
     "batch_fill",
     "queue_share",
     "compute_share",
@@ -282,6 +283,7 @@ def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame
     configured = _config_fact(data, c.M_MODEL_MAX_BATCH_SIZE, out.index, versions)
     out["max_batch_size"] = configured.fillna(_max_batch_size(data, versions).reindex(out.index))
     out["dynamic_batching"] = _config_fact(data, c.M_MODEL_DYNAMIC_BATCHING, out.index, versions)
+    out["max_queue_delay_ms"] = _config_fact(data, c.M_MODEL_MAX_QUEUE_DELAY, out.index, versions) * 1000.0
     out["batch_fill"] = _div(out["batching_ratio"], out["max_batch_size"])
     request_us = table[c.NV_REQUEST_DURATION_US]
     out["queue_share"] = _div(table[c.NV_QUEUE_DURATION_US], request_us)

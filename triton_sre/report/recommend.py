@@ -131,10 +131,13 @@ def _judged(row: dict[str, object], t: Thresholds) -> Recommendation | None:
     if unbatched and batcher is False and queue >= t.queue_share_batch:
         return _enable(rec, ratio, queue, t, lowered, "")
     delay = can_batch and batcher is not False and fill is not None  # the batcher's delay to judge
-    if delay and fill is not None and queue >= t.queue_share_high and fill < t.fill_full:
+    now_ms = _num(row.get("max_queue_delay_ms"))
+    now = "" if now_ms is None else f" (now {now_ms:g} ms)"
+    lowerable = now_ms is None or now_ms > 0  # a delay of 0 has nothing to lower: capacity, below
+    if delay and lowerable and fill is not None and queue >= t.queue_share_high and fill < t.fill_full:
         return rec(
             REC_LOWER_QUEUE_DELAY,
-            "lower max_queue_delay_microseconds"
+            f"lower max_queue_delay_microseconds{now}"
             + ("" if batcher else f", or enable dynamic_batching if it is off {_UNSAID}")
             + ": requests wait for batches that do not fill",
             "queue_share",
@@ -159,7 +162,7 @@ def _judged(row: dict[str, object], t: Thresholds) -> Recommendation | None:
     if delay and fill is not None and fill < t.fill_low and queue < t.queue_share_low:
         return rec(
             REC_RAISE_QUEUE_DELAY,
-            "raise max_queue_delay_microseconds a little"
+            f"raise max_queue_delay_microseconds{now} a little"
             + ("" if batcher else f" if dynamic_batching is on {_UNSAID}")
             + ": batches are mostly empty",
             "batch_fill",
