@@ -68,5 +68,12 @@ class BotMetrics:
             [c.L_CODE],
             registry=self.registry,
         )
+        self.alertmanager_reads = Counter(
+            c.M_BOT_ALERTMANAGER_READS.removesuffix("_total"),
+            "Reads of Alertmanager's silences (for /triton status) by outcome: ok, network, http_error, "
+            "invalid_response.",
+            [c.L_OUTCOME],
+            registry=self.registry,
+        )
         if outbox is not None:
             self.registry.register(_OutboxCollector(outbox))

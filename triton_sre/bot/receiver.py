@@ -35,6 +35,7 @@ from triton_sre.bot.config import BotSettings
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox
 from triton_sre.bot.payload import PayloadError, parse_group
+from triton_sre.bot.silences import Silence, SilenceReadError, group_silences, read_silenced
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.httpmetrics import DescriptorShortages
@@ -49,6 +50,7 @@ SIGNATURE_WINDOW_SECONDS = 300
 MAX_COMMAND_BODY = 64 * 1024
 COMMAND_TRITON_TIMEOUT = 2.0
 SLACK_COMMAND_WINDOW_S = 3.0  # Slack drops a slash command's answer that comes later
+COMMAND_ALERTMANAGER_TIMEOUT = 2.0  # both reads of the silences together
 COMMAND_PROMETHEUS_BUDGET = 2.0  # every Prometheus query of one answer together
 GET_PATHS = (c.PATH_HEALTHZ, c.PATH_METRICS)
 POST_PATHS = (c.PATH_BOT_ALERTMANAGER, c.PATH_BOT_SLACK_COMMANDS)
@@ -147,9 +149,13 @@ class BotServer:
         open_groups = self.outbox.open_messages()
         counts = self.outbox.counts()
         pending, failed = counts.get(c.BOT_OUTBOX_PENDING, 0), counts.get(c.BOT_OUTBOX_FAILED, 0)
+        held, silence_note = self._silenced() if open_groups else ({}, "")
         lines = [f"*{len(open_groups)} alert group(s) firing*; outbox: {pending} pending, {failed} failed."]
+        if silence_note:
+            lines.append(silence_note)
         for ref in open_groups[:20]:
             firing = [a for a in ref.alerts if a.get("status") == c.AM_STATUS_FIRING]
+            count, silences = group_silences(firing, held)
             names = ", ".join(
                 sorted(
                     {
@@ -161,8 +167,26 @@ class BotServer:
             lines.append(
                 f"• {_esc(names or 'resolved alerts')} "
                 f"(last change {time.strftime('%H:%M UTC', time.gmtime(ref.updated))})"
+                + (_silenced_text(count, len(firing), silences) if count else "")
             )
         return "\n".join(lines)
+
+    def _silenced(self) -> tuple[dict[str, list[Silence]], str]:
+        """Alertmanager's silenced alerts, and a line for the answer when they could not be read."""
+        url = self.settings.alertmanager_url
+        if not url:
+            return {}, "_Silences not shown: the bot has no `--alertmanager-url`._"
+        try:
+            held = read_silenced(url, COMMAND_ALERTMANAGER_TIMEOUT)
+        except SilenceReadError as exc:
+            self.metrics.alertmanager_reads.labels(exc.outcome).inc()
+            log.warning("/triton status: cannot read silences from Alertmanager: %s", exc)
+            return (
+                {},
+                f"_Silences could not be read from Alertmanager ({_esc(str(exc))}): groups may be silenced._",
+            )
+        self.metrics.alertmanager_reads.labels(c.BOT_OUTCOME_OK).inc()
+        return held, ""
 
     def _diagnose(self, model: str, instance: str | None) -> str:
         labels = {c.LABEL_INSTANCE: instance} if instance else {}
@@ -204,6 +228,11 @@ class BotServer:
         except PromError as exc:
             return _esc(str(exc))
         return "\n".join(_esc(line) for line in lines)
+
+
+def _silenced_text(count: int, firing: int, silences: list[Silence]) -> str:
+    which = "silenced" if count == firing else f"{count} of {firing} alerts silenced"
+    return f" — :no_bell: *{which}* " + "; ".join(_esc(s.describe()) for s in silences)
 
 
 def _esc(text: str) -> str:

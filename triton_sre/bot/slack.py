@@ -49,7 +49,7 @@ ELLIPSIS = "…"
 # Errors retrying cannot fix (the message would fail the same way); anything else is retried.
 SLACK_ERROR_CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 """What a Slack error code looks like (``channel_not_found``); anything else is `INVALID_RESPONSE`."""
-INVALID_RESPONSE = "invalid_response"
+INVALID_RESPONSE = c.BOT_OUTCOME_INVALID_RESPONSE
 """The outcome of an answer that is not Slack's JSON (a proxy's HTML page): one label value for all."""
 PERMANENT_ERRORS = frozenset(
     {

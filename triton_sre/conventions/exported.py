@@ -184,6 +184,12 @@ M_BOT_OUTBOX: Final = "triton_sre_bot_outbox_notifications"  # label state: a BO
 M_BOT_OUTBOX_UNSAVED: Final = "triton_sre_bot_outbox_unsaved_records"  # delivery state the disk refused
 M_BOT_OUTBOX_USABLE: Final = "triton_sre_bot_outbox_usable"  # 1, or 0 when the file vanished or writes fail
 M_BOT_REFUSED: Final = "triton_sre_bot_requests_refused_total"  # label code: the 4xx/5xx the bot answered
+# Reads of Alertmanager's silences for /triton status (label outcome: a BOT_OUTCOME_* below).
+M_BOT_ALERTMANAGER_READS: Final = "triton_sre_bot_alertmanager_reads_total"
+BOT_OUTCOME_OK: Final = "ok"
+BOT_OUTCOME_NETWORK: Final = "network"  # refused, unreachable, or no whole answer in time
+BOT_OUTCOME_HTTP_ERROR: Final = "http_error"  # an HTTP status other than 200
+BOT_OUTCOME_INVALID_RESPONSE: Final = "invalid_response"  # not the JSON the API answers (Slack, Alertmanager)
 L_CODE: Final = "code"
 L_METHOD: Final = "method"
 L_OUTCOME: Final = "outcome"
