@@ -1,7 +1,8 @@
-"""`/triton status` against the REAL Alertmanager's silences: a silence added with amtool is shown
-on the group's line (who, until when, the comment; a secret in the comment redacted), and an
-Alertmanager that is down, slow or answers garbage still gets an answer that says silences could
-not be read, counted on the bot's metric. The Alertmanager is placed behind a fault proxy."""
+"""The bot against the REAL Alertmanager's silences: a silence added with amtool is shown on the
+group's line of `/triton status` (who, until when, the comment; a secret in the comment redacted)
+and in the group's thread when it starts and ends; an Alertmanager that is down, slow or answers
+garbage still gets a status answer that says silences could not be read, counted on the bot's
+metric. The status command's Alertmanager is placed behind a fault proxy."""
 
 from __future__ import annotations
 
@@ -29,10 +30,11 @@ from test_bot_alertmanager import (
 )
 
 from triton_sre import conventions as c
-from triton_sre.bot.command import Bot
+from triton_sre.bot.command import Bot, resolve_bot_settings
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.bot.receiver import slack_signature
+from triton_sre.cli import build_parser
 from triton_sre.stack.processes import free_ports
 
 SECRET_IN_COMMENT = "xoxb-" + uuid.uuid4().hex
@@ -55,6 +57,9 @@ def silence_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
         bot = Bot(
             settings, workdir / "outbox.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET
         )
+        assert bot.worker.silences is not None
+        bot.worker.silences.poll_seconds = 0.5
+        bot.worker.silences.url = am.url  # the delivery loop's reads do not pass the fault proxy
         bot.start()
         try:
             yield {"bot": bot, "am": am, "proxy": proxy, "standin": standin}
@@ -84,6 +89,16 @@ def group_line(text: str, case: str) -> str:
     return lines[0]
 
 
+def open_group(stack: dict[str, Any]) -> tuple[str, str]:
+    """A new firing group through the real Alertmanager: its testcase label and its message's ts."""
+    case = new_case()
+    labels, annotations = unavailable_alert(case, model=f"m{case}")
+    stack["am"].post(labels, annotations)
+    return case, wait_until(lambda: posts(stack["standin"], case), 15, "the group's message")[0].response[
+        "ts"
+    ]
+
+
 def reads(bot: Bot, outcome: str) -> float:
     value = bot.metrics.registry.get_sample_value(c.M_BOT_ALERTMANAGER_READS, {c.L_OUTCOME: outcome})
     return value or 0.0
@@ -92,10 +107,7 @@ def reads(bot: Bot, outcome: str) -> float:
 def test_status_shows_an_amtool_silence(silence_stack: dict[str, Any]) -> None:
     bot: Bot = silence_stack["bot"]
     am: Alertmanager = silence_stack["am"]
-    case = new_case()
-    labels, annotations = unavailable_alert(case, model=f"m{case}")
-    am.post(labels, annotations)
-    wait_until(lambda: posts(silence_stack["standin"], case), 15, "the group's message")
+    case, _ = open_group(silence_stack)
     text, _ = status(bot)
     assert "silenced" not in group_line(text, case)
 
@@ -127,6 +139,37 @@ def test_status_shows_an_amtool_silence(silence_stack: dict[str, Any]) -> None:
     assert reads(bot, c.BOT_OUTCOME_OK) >= 1
 
 
+def test_silence_start_and_end_are_replied_in_the_groups_thread(silence_stack: dict[str, Any]) -> None:
+    am: Alertmanager = silence_stack["am"]
+    standin: SlackStandin = silence_stack["standin"]
+    case, ts = open_group(silence_stack)
+
+    def replies(word: str) -> list[str]:
+        return [
+            str(p.params.get("text"))
+            for p in standin.calls("chat.postMessage", ok_only=True)
+            if p.params.get("thread_ts") == ts and word in str(p.params.get("text"))
+        ]
+
+    amtool = [binary("amtool"), f"--alertmanager.url={am.url}", "silence"]
+    added = subprocess.run(
+        [*amtool, "add", "--author=bob", "--duration=2h", "--comment=on it", f"testcase={case}"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert added.returncode == 0, added.stderr
+    started = wait_until(lambda: replies("Silenced in Alertmanager"), 10, "the silence's thread reply")
+    assert "by bob until" in started[0] and '"on it"' in started[0], started
+    expired = subprocess.run(
+        [*amtool, "expire", added.stdout.strip()], capture_output=True, text=True, timeout=20
+    )
+    assert expired.returncode == 0, expired.stderr
+    wait_until(lambda: replies("The silence ended"), 10, "the end's thread reply")
+    time.sleep(1.2)  # two more polls: nothing is announced twice
+    assert len(replies("Silenced in Alertmanager")) == 1 and len(replies("The silence ended")) == 1
+
+
 @pytest.mark.parametrize(
     ("fault", "outcome"),
     [
@@ -140,10 +183,7 @@ def test_status_answers_when_alertmanager_fails(
 ) -> None:
     bot: Bot = silence_stack["bot"]
     proxy: FaultProxy = silence_stack["proxy"]
-    case = new_case()
-    labels, annotations = unavailable_alert(case, model=f"m{case}")
-    silence_stack["am"].post(labels, annotations)
-    wait_until(lambda: posts(silence_stack["standin"], case), 15, "the group's message")
+    case, _ = open_group(silence_stack)
     before = reads(bot, outcome)
     proxy.set_fault("/api/v2/", fault)
     try:
@@ -161,14 +201,34 @@ def test_status_answers_when_alertmanager_is_down(silence_stack: dict[str, Any])
     (closed,) = free_ports(1)
     shown = bot.server.settings
     before = reads(bot, c.BOT_OUTCOME_NETWORK)
-    case = new_case()
-    labels, annotations = unavailable_alert(case, model=f"m{case}")
-    silence_stack["am"].post(labels, annotations)
-    wait_until(lambda: posts(silence_stack["standin"], case), 15, "the group's message")
+    case, _ = open_group(silence_stack)
     bot.server.settings = replace(shown, alertmanager_url=f"http://127.0.0.1:{closed}")
     try:
         text, _ = status(bot)
     finally:
         bot.server.settings = shown
     assert "Silences could not be read from Alertmanager (Connection refused)" in text
+    assert case in text  # the groups are still listed
     assert reads(bot, c.BOT_OUTCOME_NETWORK) == before + 1
+
+
+def test_silences_are_read_from_the_api_url_when_given(silence_stack: dict[str, Any]) -> None:
+    """The compose stack's button URL is the browser's localhost:9093; the bot reads the API URL."""
+    am: Alertmanager = silence_stack["am"]
+    (closed,) = free_ports(1)
+    argv = ["bot", "--channel", "#c", f"--alertmanager-url=http://127.0.0.1:{closed}"]
+    settings = resolve_bot_settings(build_parser().parse_args([*argv, f"--alertmanager-api-url={am.url}"]))
+    assert settings.alertmanager_url == f"http://127.0.0.1:{closed}"  # the button keeps its address
+    assert settings.silences_url == am.url
+    assert resolve_bot_settings(build_parser().parse_args(argv)).silences_url == settings.alertmanager_url
+    bot: Bot = silence_stack["bot"]
+    shown = bot.server.settings
+    bot.server.settings = replace(
+        shown, alertmanager_url=settings.alertmanager_url, alertmanager_api_url=am.url
+    )
+    try:
+        text, _ = status(bot)
+    finally:
+        bot.server.settings = shown
+    assert not text.startswith("*0 ")  # groups are open: the silences were read
+    assert "could not be read" not in text and "not shown" not in text

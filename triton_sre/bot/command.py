@@ -62,6 +62,11 @@ def add_bot_parser(commands: Any, epilog: str) -> None:
     bot.add_argument(
         "--alertmanager-url", help="Alertmanager URL for the silence button (default: its externalURL)"
     )
+    bot.add_argument(
+        "--alertmanager-api-url",
+        help="Alertmanager the bot reads silences from, when the silence button's URL is not reachable "
+        "from the bot (default: --alertmanager-url)",
+    )
     bot.add_argument("--templates-dir", help="directory of message templates overriding the built-in ones")
     bot.add_argument(
         "--log-file", help="diagnose UNAVAILABLE models from this Triton log (when no Triton URL)"

@@ -88,6 +88,7 @@ class BotSettings:
     runbook_base_url: str | None = None
     grafana_url: str | None = None
     alertmanager_url: str | None = None
+    alertmanager_api_url: str | None = None
     prometheus_url: str | None = None
     triton_url: str | None = None
     log_file: str | None = None
@@ -119,6 +120,11 @@ class BotSettings:
             if route.matches(labels):
                 return route.channel
         return self.channel
+
+    @property
+    def silences_url(self) -> str | None:
+        """The Alertmanager the bot reads silences from: its API URL, else the silence button's."""
+        return self.alertmanager_api_url or self.alertmanager_url
 
     def triton_url_for(self, labels: Mapping[str, str]) -> str | None:
         for entry in self.fleet:
@@ -231,6 +237,7 @@ _FIELDS: dict[str, Any] = {
     "runbook_base_url": check_url,
     "grafana_url": check_url,
     "alertmanager_url": check_url,
+    "alertmanager_api_url": check_url,
     "prometheus_url": check_url,
     "triton_url": check_url,
     "log_file": _str,
@@ -249,6 +256,7 @@ FLAG_FIELDS = (
     "runbook_base_url",
     "grafana_url",
     "alertmanager_url",
+    "alertmanager_api_url",
     "prometheus_url",
     "triton_url",
     "slo_file",

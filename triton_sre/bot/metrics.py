@@ -70,8 +70,8 @@ class BotMetrics:
         )
         self.alertmanager_reads = Counter(
             c.M_BOT_ALERTMANAGER_READS.removesuffix("_total"),
-            "Reads of Alertmanager's silences (for /triton status) by outcome: ok, network, http_error, "
-            "invalid_response.",
+            "Reads of Alertmanager's silences (/triton status, thread replies) by outcome: ok, network, "
+            "http_error, invalid_response.",
             [c.L_OUTCOME],
             registry=self.registry,
         )

@@ -173,7 +173,7 @@ class BotServer:
 
     def _silenced(self) -> tuple[dict[str, list[Silence]], str]:
         """Alertmanager's silenced alerts, and a line for the answer when they could not be read."""
-        url = self.settings.alertmanager_url
+        url = self.settings.silences_url
         if not url:
             return {}, "_Silences not shown: the bot has no `--alertmanager-url`._"
         try:

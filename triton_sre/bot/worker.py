@@ -58,6 +58,7 @@ from triton_sre.bot.queries import (
     slo_selector,
 )
 from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, asks, scaling_exprs
+from triton_sre.bot.silence_watch import SilenceWatch
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 from triton_sre.diagnosis.engine import Finding, Report
@@ -118,6 +119,16 @@ class Worker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_prune = 0.0
+        self.silences = (  # thread replies when a silence starts or ends (silence_watch.py)
+            SilenceWatch(
+                settings.silences_url,
+                outbox,
+                lambda channel, ts, text: delivery.post(channel, text, None, thread_ts=ts),
+                lambda outcome: self.metrics.alertmanager_reads.labels(outcome).inc(),
+            )
+            if settings.silences_url
+            else None
+        )
         self._paused_until = 0.0
         """Slack's rate limit is per workspace and method: after a 429 nothing is sent before this."""
 
@@ -171,9 +182,13 @@ class Worker:
                 )
                 self.outbox.retry_later(notification.id, now + delay, f"{type(exc).__name__}: {exc}")
             return None
+        idle = IDLE_WAIT_SECONDS
+        if self.silences is not None:
+            self.silences.poll(now)
+            idle = max(0.01, min(idle, self.silences.due_in(self.clock())))
         if earliest is None:
-            return IDLE_WAIT_SECONDS
-        return max(0.01, min(IDLE_WAIT_SECONDS, earliest - now))
+            return idle
+        return max(0.01, min(idle, earliest - now))
 
     # -- one notification ----------------------------------------------------------------------------
     def process(self, notification: Notification) -> None:
