@@ -25,11 +25,11 @@ from triton_sre.bot.enrich import (
     SERVER_ALERTS,
     SLO_ALERTS,
     Facts,
-    Links,
     ModelSize,
     enrich,
     generator_expr,
     latency_quantiles_shown,
+    links_for,
     shown_alerts,
 )
 from triton_sre.bot.llm import LLM_ALERTS
@@ -82,18 +82,6 @@ TEXT_ONLY_ERRORS = ("invalid_blocks", "invalid_blocks_format", "msg_too_long")
 STALE_WITHIN_SECONDS = 60.0
 
 
-def _links(settings: BotSettings) -> Links:
-    return Links(
-        runbook_base_url=settings.runbook_base_url,
-        grafana_url=settings.grafana_url,
-        alertmanager_url=settings.alertmanager_url,
-        dashboard_uid_model=c.UID_MODEL_DASHBOARD,
-        dashboard_uid_slo=c.UID_SLO_DASHBOARD,
-        dashboard_uid_overview=c.UID_OVERVIEW_DASHBOARD,
-        dashboard_uid_llm=c.UID_LLM_DASHBOARD,
-    )
-
-
 class Worker:
     def __init__(
         self,
@@ -112,7 +100,7 @@ class Worker:
         self.titles = titles
         self.remediations = remediations or {}  # runbook id -> one-line fix (the catalog)
         self.renderer = Renderer(settings.templates_dir)
-        self.links = _links(settings)
+        self.links = links_for(settings)
         self.prometheus = Prometheus(settings.prometheus_url) if settings.prometheus_url else None
         self.clock = clock
         self._wake = threading.Event()
