@@ -86,6 +86,8 @@ class Facts:
     """Queue/latency alert fingerprint -> the replicas the scaling signal asks for (bot/scaling.py)."""
     rollout: Mapping[str, Sequence[str]] = field(default_factory=dict)
     """TritonRolloutRegression fingerprint -> the verdict now and each figure, baseline -> candidate."""
+    versions: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """SLO alert fingerprint -> its versions' failures and recent loads (bot/versions.py)."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,7 @@ class AlertView:
     burn_rate_now: bool = False  # `burn_rate` is Prometheus' figure now, not the alert's
     burn_rate_fired: float | None = None  # the alert's own figure (when it fired), shown beside the live one
     window_data: str = ""  # "4 min" when the window holds less data than its length
+    versions: list[str] = field(default_factory=list)  # SLO alerts: failing versions, recent loads
 
 
 @dataclass(frozen=True)
@@ -405,6 +408,7 @@ def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> Alert
         remediation=facts.remediations.get(runbook, "") if runbook else "",
         cluster=alert.labels.get(cluster_label, ""),
         rollout=list(facts.rollout.get(alert.fingerprint, ())),
+        versions=list(facts.versions.get(alert.fingerprint, ())) if is_slo else [],
         scaling=(
             scaling_line(facts.replicas.get(alert.fingerprint, ())) if alert.name in SCALING_ALERTS else ""
         ),

@@ -60,6 +60,7 @@ from triton_sre.bot.queries import (
 from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, asks, scaling_exprs
 from triton_sre.bot.silence_watch import SilenceWatch
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
+from triton_sre.bot.versions import version_facts
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.inputs import not_regular
@@ -407,6 +408,9 @@ class Worker:
             latency_idle=frozenset(idle),
             replicas=self._replicas(group),
             rollout=self._rollout(group),
+            versions=version_facts(
+                self.prometheus, shown_alerts(group), SLO_ALERTS, self.settings.cluster_label
+            ),
         )
 
     def _replicas(self, group: AlertGroup) -> dict[str, list[ScalingAsk]]:
