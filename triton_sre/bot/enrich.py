@@ -101,19 +101,6 @@ class Links:
     dashboard_uid_llm: str = ""  # "Triton / LLM", for the LLM alerts
 
 
-def links_for(settings: Any) -> Links:
-    """The message's links from the bot's settings (bot/config.py BotSettings)."""
-    return Links(
-        runbook_base_url=settings.runbook_base_url,
-        grafana_url=settings.grafana_url,
-        alertmanager_url=settings.alertmanager_url,
-        dashboard_uid_model=c.UID_MODEL_DASHBOARD,
-        dashboard_uid_slo=c.UID_SLO_DASHBOARD,
-        dashboard_uid_overview=c.UID_OVERVIEW_DASHBOARD,
-        dashboard_uid_llm=c.UID_LLM_DASHBOARD,
-    )
-
-
 @dataclass(frozen=True)
 class FindingView:
     runbook: str

@@ -20,20 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.bot import promfacts
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.enrich import (
     SERVER_ALERTS,
     SLO_ALERTS,
     Facts,
-    ModelSize,
+    Links,
     enrich,
     generator_expr,
-    latency_quantiles_shown,
-    links_for,
     shown_alerts,
 )
-from triton_sre.bot.llm import LLM_ALERTS
-from triton_sre.bot.llm import figure_exprs as llm_figure_exprs
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import MessageRef, Notification, Outbox
 from triton_sre.bot.payload import (
@@ -48,16 +45,9 @@ from triton_sre.bot.payload import (
 from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS, chart_png
 from triton_sre.bot.queries import (
     burn_rate_expr,
-    data_in_window_expr,
-    holds_less_than_window,
-    largest_models_expr,
-    latency_now_expr,
-    requests_now_expr,
     scope_of,
     slo_labels,
-    slo_selector,
 )
-from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, asks, scaling_exprs
 from triton_sre.bot.silence_watch import SilenceWatch
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
 from triton_sre.bot.versions import version_facts
@@ -66,7 +56,6 @@ from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.inputs import not_regular
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import redact
-from triton_sre.rollout.live import alert_lines
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +70,19 @@ TEXT_ONLY_ERRORS = ("invalid_blocks", "invalid_blocks_format", "msg_too_long")
 # a group_interval (5 min by default) after its last notification at the earliest. Later, the alert
 # is firing again with the same startsAt (Prometheus re-posted it after an outage): shown.
 STALE_WITHIN_SECONDS = 60.0
+
+
+def _links(settings: BotSettings) -> Links:
+    """The message's links from the bot's settings (bot/config.py BotSettings)."""
+    return Links(
+        runbook_base_url=settings.runbook_base_url,
+        grafana_url=settings.grafana_url,
+        alertmanager_url=settings.alertmanager_url,
+        dashboard_uid_model=c.UID_MODEL_DASHBOARD,
+        dashboard_uid_slo=c.UID_SLO_DASHBOARD,
+        dashboard_uid_overview=c.UID_OVERVIEW_DASHBOARD,
+        dashboard_uid_llm=c.UID_LLM_DASHBOARD,
+    )
 
 
 class Worker:
@@ -101,7 +103,7 @@ class Worker:
         self.titles = titles
         self.remediations = remediations or {}  # runbook id -> one-line fix (the catalog)
         self.renderer = Renderer(settings.templates_dir)
-        self.links = links_for(settings)
+        self.links = _links(settings)
         self.prometheus = Prometheus(settings.prometheus_url) if settings.prometheus_url else None
         self.clock = clock
         self._wake = threading.Event()
@@ -361,127 +363,34 @@ class Worker:
             except DiagnosisError as exc:
                 error = str(exc)
                 log.warning("group %s: log diagnosis failed: %s", group.group_key, error)
-        burn: dict[str, float] = {}
-        data: dict[str, float] = {}  # seconds of data in a window that holds less than its length
-        budget: dict[str, float] = {}
-        latency: dict[str, dict[str, float]] = {}
-        idle: set[str] = set()  # latency alerts whose model had no request in the quantiles' window
-        if self.prometheus is not None:
-            for alert in shown_alerts(group):
-                found = slo_labels(alert.labels) if alert.name in SLO_ALERTS else None
-                if found is None:
-                    continue
-                slo, window, model = found
-                scope = scope_of(alert.labels, self.settings.cluster_label)
-                sel = slo_selector(slo, model, scope)
-                try:
-                    value = self.prometheus.instant(burn_rate_expr(slo, window, model, scope))
-                    if value is not None:
-                        burn[alert.fingerprint] = value
-                    held = self.prometheus.instant(data_in_window_expr(window, model, scope))
-                    if held is not None and holds_less_than_window(window, held):
-                        data[alert.fingerprint] = held
-                    left = self.prometheus.instant(f"{c.REC_SLO_BUDGET_REMAINING}{sel}")
-                    if left is not None:
-                        budget[alert.fingerprint] = left
-                    for quantile in latency_quantiles_shown(alert):
-                        now = self.prometheus.instant(latency_now_expr(model, quantile, scope))
-                        if now is not None:
-                            latency.setdefault(alert.fingerprint, {})[quantile] = now
-                    quiet = latency_quantiles_shown(alert) and alert.fingerprint not in latency
-                    if quiet and self.prometheus.instant(requests_now_expr(model, scope)) == 0:
-                        idle.add(alert.fingerprint)
-                except PromError as exc:
-                    log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
+        if self.prometheus is None:
+            return Facts(
+                report=report,
+                diagnosis_source=source,
+                diagnosis_error=error,
+                titles=self.titles,
+                remediations=self.remediations,
+            )
+        prom, shown, key = self.prometheus, shown_alerts(group), group.group_key
+        cluster_label = self.settings.cluster_label
+        slo = promfacts.slo_figures(prom, shown, cluster_label, key)
         return Facts(
             report=report,
             diagnosis_source=source,
             diagnosis_error=error,
-            burn_rates=burn,
-            window_data=data,
-            budgets_remaining=budget,
+            burn_rates=slo.burn,
+            window_data=slo.data,
+            budgets_remaining=slo.budget,
             titles=self.titles,
             remediations=self.remediations,
-            llm=self._llm_figures(group),
-            largest_models=self._largest_models(group),
-            latency_now=latency,
-            latency_idle=frozenset(idle),
-            replicas=self._replicas(group),
-            rollout=self._rollout(group),
-            versions=version_facts(
-                self.prometheus, shown_alerts(group), SLO_ALERTS, self.settings.cluster_label
-            ),
+            llm=promfacts.llm_figures(prom, shown, cluster_label, key),
+            largest_models=promfacts.largest_models(prom, shown, key),
+            latency_now=slo.latency,
+            latency_idle=frozenset(slo.idle),
+            replicas=promfacts.replicas(prom, shown, cluster_label, key),
+            rollout=promfacts.rollout(prom, shown, self.settings.slo_spec, key),
+            versions=version_facts(prom, shown, SLO_ALERTS, cluster_label),
         )
-
-    def _replicas(self, group: AlertGroup) -> dict[str, list[ScalingAsk]]:
-        """For each queue/latency alert: the replicas the scaling signal asks for (bot/scaling.py)."""
-        found: dict[str, list[ScalingAsk]] = {}
-        for alert in shown_alerts(group):
-            if alert.name not in SCALING_ALERTS or self.prometheus is None:
-                continue
-            cluster_label = self.settings.cluster_label
-            desired, serving = scaling_exprs(alert.labels, cluster_label)
-            try:
-                asked = asks(self.prometheus.vector(desired), self.prometheus.vector(serving), cluster_label)
-            except PromError as exc:
-                log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
-                continue
-            if asked:
-                found[alert.fingerprint] = asked
-        return found
-
-    def _rollout(self, group: AlertGroup) -> dict[str, list[str]]:
-        """For each rollout alert: the verdict now and each figure (rollout/live.py, --slo-file's spec)."""
-        found: dict[str, list[str]] = {}
-        for alert in shown_alerts(group):
-            if alert.name != c.ALERT_ROLLOUT_REGRESSION or self.prometheus is None:
-                continue
-            try:
-                found[alert.fingerprint] = alert_lines(
-                    self.prometheus, alert.labels, self.settings.slo_spec()
-                )
-            except PromError as exc:
-                log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
-        return found
-
-    def _llm_figures(self, group: AlertGroup) -> dict[str, dict[str, float]]:
-        """TTFT p99, KV cache use and waiting requests for each LLM alert (bot/llm.py)."""
-        found: dict[str, dict[str, float]] = {}
-        if self.prometheus is None:
-            return found
-        for alert in shown_alerts(group):
-            model = alert.labels.get(c.LABEL_MODEL)
-            if alert.name not in LLM_ALERTS or not model:
-                continue
-            figures: dict[str, float] = {}
-            try:
-                scope = scope_of(alert.labels, self.settings.cluster_label)
-                version = alert.labels.get(c.LABEL_VERSION, "")
-                for name, expr in llm_figure_exprs(model, version, scope).items():
-                    value = self.prometheus.instant(expr)
-                    if value is not None:
-                        figures[name] = value
-            except PromError as exc:
-                log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
-            found[alert.fingerprint] = figures
-        return found
-
-    def _largest_models(self, group: AlertGroup) -> dict[str, list[ModelSize]]:
-        """For each headroom alert: the largest models on its GPU, from the exporter's memory series."""
-        found: dict[str, list[ModelSize]] = {}
-        if self.prometheus is None:
-            return found
-        for alert in shown_alerts(group):
-            if alert.name != c.ALERT_GPU_MEMORY_HEADROOM_LOW or not alert.labels.get(c.LABEL_GPU_UUID):
-                continue
-            try:
-                rows = self.prometheus.vector(largest_models_expr(alert.labels))
-            except PromError as exc:
-                log.warning("group %s: Prometheus query failed: %s", group.group_key, exc)
-                continue
-            sizes = [ModelSize(m.get(c.LABEL_MODEL, ""), m.get(c.LABEL_VERSION, ""), v) for m, v in rows]
-            found[alert.fingerprint] = sorted(sizes, key=lambda s: (-s.bytes, s.model, s.version))
-        return found
 
     def _chart(self, group: AlertGroup, channel: str, ts: str) -> None:
         if self.prometheus is None or not self.settings.chart:
