@@ -80,7 +80,7 @@ def _part_rules(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> list[Rule]:
         c.SLO_PART_FAILURE: counter_rate(c.NV_REQUEST_FAILURE, ms, w, model),
     }
     if slo.type == c.SLO_AVAILABILITY:
-        parts[c.SLO_PART_BAD] = counter_rate(c.NV_REQUEST_FAILURE, [*ms, _bad_reason_matcher(slo)], w, model)
+        parts[c.SLO_PART_BAD] = counter_rate(c.NV_REQUEST_FAILURE, [*ms, bad_reason_matcher(slo)], w, model)
     elif slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
         hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
         le = (c.LABEL_LE, "=~", le_regex(round(slo.threshold_s * 1000)))
@@ -91,7 +91,7 @@ def _part_rules(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> list[Rule]:
     ]
 
 
-def _bad_reason_matcher(slo: SLO) -> Matcher:
+def bad_reason_matcher(slo: SLO) -> Matcher:
     if slo.bad_reasons is None:
         return (c.LABEL_REASON, "!=", c.FAILURE_REASON_CANCELED)
     return (c.LABEL_REASON, "=~", "|".join(slo.bad_reasons))

@@ -47,9 +47,10 @@ def add_report_parser(commands: Any, epilog: str) -> None:
             "and write, per model: inferences, cost per 1k inferences, share of cost, idle cost, batching "
             "ratio and fill, queue vs compute share, p50/p95/p99 latency (histogram when Triton has "
             "one, else its summaries), and recommendations with the number "
-            "and threshold behind each. Output: report.md (+ PNG charts), report.html (self-contained), "
-            "models.csv and recommendations.csv in --out. Exit codes: 0 written, 2 usage, input or output "
-            "error (e.g. Prometheus unreachable, an --out that cannot be written)."
+            "and threshold behind each, and per SLO its events, error ratio and budget spent in the range. "
+            "Output: report.md (+ PNG charts), report.html (self-contained), "
+            "models.csv, recommendations.csv and slos.csv in --out. Exit codes: 0 written, 2 usage, "
+            "input or output error (e.g. Prometheus unreachable, an --out that cannot be written)."
         ),
         epilog=epilog,
     )
@@ -81,7 +82,8 @@ def add_report_parser(commands: Any, epilog: str) -> None:
     parser.add_argument(
         "--slo-file",
         "--spec",
-        help="slos.yaml for the thresholds (batching ratio, min request rate, queue share)",
+        help="slos.yaml for the thresholds (batching ratio, min request rate, queue share) and the SLO "
+        "section (each SLO's events, error ratio and budget spent in the range; default: the shipped one)",
     )
     parser.add_argument(
         "--scrape-interval",
@@ -127,6 +129,13 @@ def _thresholds(path: str | None) -> Any:
     )
 
 
+def _slo_spec(path: str | None) -> Any:
+    """The SLOs of the report's SLO section: --slo-file's, else the shipped slos.yaml's."""
+    from triton_sre.slo import default_spec, load_spec
+
+    return load_spec(path) if path else default_spec()
+
+
 def _probe_budget(path: str | None) -> float | None:
     """operational.startup_probe_budget of the SLO file, for the startup-probe advice."""
     from triton_sre.slo import load_spec
@@ -145,6 +154,7 @@ def build_report(
     probe_budget_s: float | None = None,
     on_note: Callable[[str], None] | None = None,
     timeout: float = c.REPORT_TIMEOUT_SECONDS,
+    slo_spec: Any = None,
 ) -> Any:
     """Query Prometheus and assemble the `CostReport` (charts included); `timeout`: seconds each
     query's whole answer may take.
@@ -188,6 +198,7 @@ def build_report(
                     triton_job,
                     probe_budget_s,
                     progress,
+                    slo_spec,
                 )
             except TooManySamples as exc:
                 if exc.expr == histogram and exc.step is not None and exc.step > histogram_step:
@@ -294,6 +305,7 @@ def _build(
     triton_job: str,
     probe_budget_s: float | None,
     progress: Any,
+    slo_spec: Any = None,
 ) -> Any:
     """The report at `steps`: the report's step, and the one the histogram's buckets are read at."""
     from triton_sre.durations import format_duration
@@ -316,6 +328,7 @@ def _build(
     from triton_sre.report.queries import CONFIG_FAMILIES, THROUGHPUT
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
+    from triton_sre.report.slo import slo_section
 
     step, histogram_step = steps
     if progress is not None:
@@ -380,14 +393,13 @@ def _build(
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
     llm = llm_table(frames, cost, end - start, increases)
     capacity = capacity_section(capacity_frames, step, probe_budget_s)
-    return CostReport(
-        start, end, step, client.source_url, table, summary, recs, charts, llm=llm, capacity=capacity
-    )
+    slos = None if slo_spec is None else slo_section(client, slo_spec, (start, end, step), window)
+    return CostReport(start, end, step, client.source_url, table, summary, recs, charts, llm, capacity, slos)
 
 
 def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]:
     from triton_sre.files import make_dirs, write_atomic
-    from triton_sre.report.render import llm_csv, recommendations_csv, to_csv, to_html, to_markdown
+    from triton_sre.report.render import llm_csv, recommendations_csv, slos_csv, to_csv, to_html, to_markdown
 
     make_dirs(out)
     written: list[Path] = []
@@ -408,6 +420,9 @@ def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]
         write_atomic(out / "models.csv", to_csv(report))
         write_atomic(out / "recommendations.csv", recommendations_csv(report))
         written += [out / "models.csv", out / "recommendations.csv"]
+        if report.slos is not None:
+            write_atomic(out / "slos.csv", slos_csv(report))
+            written.append(out / "slos.csv")
         if not report.llm.empty:
             write_atomic(out / "llm_models.csv", llm_csv(report))
             written.append(out / "llm_models.csv")
@@ -429,6 +444,7 @@ def run_report(args: argparse.Namespace) -> int:
         start = parse_time(args.start) if args.start else end - parse_duration(args.last, "--last")
         thresholds = _thresholds(args.slo_file)
         budget = _probe_budget(args.slo_file)
+        slo_spec = _slo_spec(args.slo_file)
         scrape = parse_duration(args.scrape_interval, "--scrape-interval") if args.scrape_interval else None
     except (ValueError, SpecError, OSError) as exc:
         _err(str(exc))
@@ -460,6 +476,7 @@ def run_report(args: argparse.Namespace) -> int:
             probe_budget_s=budget,
             on_note=_err,
             timeout=args.timeout,
+            slo_spec=slo_spec,
         )
     except PromError as exc:
         _err(str(exc))

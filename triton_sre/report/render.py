@@ -22,12 +22,15 @@ from triton_sre.report.charts import CHARTS
 from triton_sre.report.figures import ALL_VERSIONS, Summary
 from triton_sre.report.llm import LLM_HEADERS
 from triton_sre.report.recommend import Recommendation
+from triton_sre.report.slo import HEADERS as SLO_HEADERS
+from triton_sre.report.slo import SLOSection, section_intro, slo_blocks, slo_frame
 
 __all__ = [
     "HEADERS",
     "CostReport",
     "llm_csv",
     "recommendations_csv",
+    "slos_csv",
     "table_notes",
     "to_csv",
     "to_html",
@@ -69,6 +72,7 @@ class CostReport:
     charts: Mapping[str, bytes] = field(default_factory=dict)
     llm: pd.DataFrame = field(default_factory=pd.DataFrame)  # LLM models (report/llm.py)
     capacity: CapacitySection | None = None
+    slos: SLOSection | None = None  # the SLO section (report/slo.py)
 
 
 def _iso(ts: float) -> str:
@@ -177,11 +181,30 @@ def to_markdown(report: CostReport, chart_files: Mapping[str, str] | None = None
             out.append(f"- **{esc(r.subject or 'server')}** `{r.id}`: {esc(_rec_text(r))}")
     else:
         out.append("None: no threshold was crossed.")
+    out += _slo_markdown(report.slos, esc)
     out += _capacity_markdown(report.capacity, esc)
     if chart_files:
         out += ["", "## Charts", ""]
         out += [f"![{CHARTS[name]}]({path})" for name, path in chart_files.items()]
     return "\n".join(out) + "\n"
+
+
+def _slo_markdown(section: SLOSection | None, esc: Callable[[str], str]) -> list[str]:
+    if section is None:
+        return []
+    out = ["", "## SLOs", ""]
+    out += [f"- {esc(line)}" for line in section_intro(section)]
+    for title, rows in slo_blocks(section):
+        out += ["", f"### {esc(title)}", ""]
+        if not rows:
+            out.append("No request of its models in this range.")
+            continue
+        out.append("| " + " | ".join(SLO_HEADERS.values()) + " |")
+        out.append(
+            "| " + " | ".join("---" if k in ("model", "version") else "---:" for k in SLO_HEADERS) + " |"
+        )
+        out += ["| " + " | ".join(esc(cell) for cell in row) + " |" for row in rows]
+    return out
 
 
 def _capacity_markdown(section: CapacitySection | None, esc: Callable[[str], str]) -> list[str]:
@@ -237,6 +260,12 @@ dt { font-weight: 600; } dd { margin: 0; }
 {{ r.metric }} <span class="num">{{ "%.3g"|format(r.value) }}</span> {{ r.comparison }}
 <span class="num">{{ "%g"|format(r.threshold) }}</span>: {{ r.why }}</div>
 {% else %}<p>None: no threshold was crossed.</p>{% endfor %}
+{% if slos is not none %}<h2>SLOs</h2>
+{% for line in slo_intro %}<p>{{ line }}</p>{% endfor %}
+{% for title, rows in slos %}<h3>{{ title }}</h3>{% if rows %}
+<table><thead><tr>{% for h in slo_headers %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+<tbody>{% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody>
+</table>{% else %}<p>No request of its models in this range.</p>{% endif %}{% endfor %}{% endif %}
 {% if capacity %}<h2>Capacity</h2>
 {% for line in capacity_advice %}<p>{{ line }}</p>{% endfor %}
 {% for title, headers, rows in capacity %}{% if rows %}<h3>{{ title }}</h3>
@@ -269,6 +298,9 @@ def to_html(report: CostReport) -> str:
         llm_rows=_llm_rows(report),
         capacity=tables(report.capacity) if report.capacity and not report.capacity.empty else [],
         capacity_advice=advice(report.capacity) if report.capacity else [],
+        slos=slo_blocks(report.slos) if report.slos is not None else None,
+        slo_intro=section_intro(report.slos) if report.slos is not None else [],
+        slo_headers=list(SLO_HEADERS.values()),
     )
 
 
@@ -303,3 +335,9 @@ def llm_csv(report: CostReport) -> str:
 def recommendations_csv(report: CostReport) -> str:
     columns = ["model", "version", "id", "action", "metric", "value", "comparison", "threshold", "why"]
     return csv_text(pd.DataFrame([r.as_dict() for r in report.recommendations], columns=columns))
+
+
+def slos_csv(report: CostReport) -> str:
+    """slos.csv: a row per SLO, model and version (step times RFC 3339, empty when none)."""
+    frame = slo_frame(report.slos) if report.slos is not None else slo_frame(SLOSection())
+    return csv_text(frame, float_format="%.6g")

@@ -1,0 +1,287 @@
+"""The report's SLO section: per availability SLO of the spec, what the range did to it.
+
+Events are the alert rules' (`generate/slo_rules.py`, one source of truth): valid requests are Triton's
+success and failure counters of the SLO's job and models, bad ones the failures with the SLO's bad
+reasons (the same matchers). Per model (and per version when a model served several in the range):
+the increase of each counter over the range (read per series, resets counted, as the models table's
+counters), the error ratio, the budget the range spent as a share of the SLO period's budget, and the
+first and last step whose trailing window's error ratio is above the objective's allowed ratio.
+
+Budget spent = bad / (allowed ratio × expected events over the period), the expected events being
+the range's request rate over the whole period: the assumption the report states beside it.
+Latency and LLM SLOs are named as left out (their time-slice and histogram SLIs are not read here).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from triton_sre import conventions as c
+from triton_sre.generate.rulefile import model_matchers
+from triton_sre.generate.slo_rules import bad_reason_matcher
+from triton_sre.promql import Matcher, by, selector
+from triton_sre.report.figures import ALL_VERSIONS, increase_rows
+from triton_sre.report.queries import MODEL_VERSION, count_expr
+from triton_sre.slo import SLO, Spec
+
+__all__ = ["BAD", "PARTS", "SLOSection", "SLOTable", "slo_section", "slo_selectors", "slo_table", "step_expr"]
+
+BAD = c.SLO_PART_BAD
+SUCCESS = c.SLO_PART_SUCCESS
+FAILURE = c.SLO_PART_FAILURE
+PARTS = (BAD, SUCCESS, FAILURE)
+COLUMNS = (
+    "model",
+    "version",
+    "requests",
+    "bad",
+    "error_ratio",
+    "budget_spent",
+    "first_above",
+    "last_above",
+)
+
+
+@dataclass(frozen=True)
+class SLOTable:
+    """One SLO's rows (`COLUMNS`) over the range."""
+
+    slo: SLO
+    rows: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class SLOSection:
+    tables: tuple[SLOTable, ...] = ()
+    left_out: tuple[SLO, ...] = ()
+    window: str = ""  # the trailing window each step's error ratio is over
+    seconds: float = 0.0  # the range's length
+    source: str = ""  # the spec the SLOs come from
+
+
+def judged(spec: Spec) -> tuple[tuple[SLO, ...], tuple[SLO, ...]]:
+    """The spec's SLOs the section computes (availability), and those it names as left out."""
+    kept = tuple(s for s in spec.slos if s.type == c.SLO_AVAILABILITY)
+    return kept, tuple(s for s in spec.slos if s.type != c.SLO_AVAILABILITY)
+
+
+def slo_selectors(spec: Spec, slo: SLO) -> dict[str, str]:
+    """The counters of `slo`'s events, with the alert rules' job, model and reason matchers."""
+    ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
+    return {
+        BAD: selector(c.NV_REQUEST_FAILURE, [*ms, bad_reason_matcher(slo)]),
+        SUCCESS: selector(c.NV_REQUEST_SUCCESS, ms),
+        FAILURE: selector(c.NV_REQUEST_FAILURE, ms),
+    }
+
+
+def step_expr(counter: str, window: str) -> str:
+    """The counter's increase over the trailing `window` at each step, per model version."""
+    return f"sum {by(MODEL_VERSION)} (increase({counter}[{window}]))"
+
+
+def _per_version(rows: pd.DataFrame) -> pd.Series:
+    """Increase rows (labels, ``increase``) summed per (model, version)."""
+    if rows.empty or c.LABEL_MODEL not in rows.columns:
+        return pd.Series(dtype=float)
+    keyed = rows.assign(version=rows[c.LABEL_VERSION] if c.LABEL_VERSION in rows.columns else "")
+    return keyed.fillna({c.LABEL_VERSION: ""}).groupby([c.LABEL_MODEL, c.LABEL_VERSION])["increase"].sum()
+
+
+def _steps(frame: pd.DataFrame) -> pd.Series:
+    """A long frame of per-step values (model, version, timestamp, value) -> a Series on that index."""
+    if frame.empty or c.LABEL_MODEL not in frame.columns:
+        return pd.Series(dtype=float)
+    keyed = frame.assign(version=frame[c.LABEL_VERSION] if c.LABEL_VERSION in frame.columns else "")
+    keyed = keyed.astype({c.LABEL_MODEL: str, c.LABEL_VERSION: str})
+    return keyed.groupby([c.LABEL_MODEL, c.LABEL_VERSION, "timestamp"])["value"].sum()
+
+
+def _above(bad: pd.Series, valid: pd.Series, allowed: float) -> tuple[float, float]:
+    """First and last timestamp whose bad / valid is above `allowed` (NaN, NaN when none)."""
+    if valid.empty:
+        return math.nan, math.nan
+    both = pd.concat([bad.rename("bad"), valid.rename("valid")], axis=1).fillna(0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = both["bad"] / both["valid"].where(both["valid"] > 0)
+    stamps = ratio.index[(ratio > allowed).to_numpy()]
+    return (float(stamps.min()), float(stamps.max())) if len(stamps) else (math.nan, math.nan)
+
+
+def _row(model: str, version: str, bad: float, valid: float, spent_per_bad: float, above: tuple) -> dict:
+    return {
+        "model": model,
+        "version": version,
+        "requests": valid,
+        "bad": bad,
+        "error_ratio": bad / valid if valid > 0 else math.nan,
+        "budget_spent": bad * spent_per_bad if valid > 0 else math.nan,
+        "first_above": above[0],
+        "last_above": above[1],
+    }
+
+
+def slo_table(
+    slo: SLO, totals: Mapping[str, pd.DataFrame], steps: Mapping[str, pd.DataFrame], seconds: float
+) -> pd.DataFrame:
+    """`slo`'s rows over a range of `seconds`: `totals` the increase rows of each part (`PARTS`) over
+    the range, `steps` each part's per-step increase over the trailing window, per model version.
+
+    A row per model with requests; a model with requests in several versions gets a total row
+    (version `ALL_VERSIONS`) and a row per such version. Budget spent: bad / (allowed ratio ×
+    requests × period / `seconds`), the range's request rate held over the whole period."""
+    allowed = float(slo.budget)
+    bad, success, failure = (_per_version(totals[p]) for p in PARTS)
+    valid = success.add(failure, fill_value=0.0)
+    valid = valid[valid > 0]
+    bad = bad.reindex(valid.index, fill_value=0.0)
+    s_bad, s_success, s_failure = (_steps(steps[p]) for p in PARTS)
+    s_valid = s_success.add(s_failure, fill_value=0.0)
+    rows: list[dict[str, Any]] = []
+    for model in valid.index.get_level_values(0).unique():
+        versions = valid.loc[model]
+        m_bad, m_valid = float(bad.loc[model].sum()), float(versions.sum())
+        expected = m_valid * slo.period_s / seconds
+        per_bad = 1.0 / (allowed * expected) if expected > 0 else math.nan
+
+        def steps_of(series: pd.Series, version: str | None, model: str = model) -> pd.Series:
+            if series.empty or model not in series.index.get_level_values(0):
+                return pd.Series(dtype=float)
+            own = series.loc[model]
+            if version is None:
+                return own.groupby(level="timestamp").sum()
+            versions_there = own.index.get_level_values(0)
+            return own.loc[version] if version in versions_there else pd.Series(dtype=float)
+
+        several = len(versions) > 1
+        first = ALL_VERSIONS if several else str(versions.index[0])
+        above = _above(steps_of(s_bad, None), steps_of(s_valid, None), allowed)
+        rows.append(_row(model, first, m_bad, m_valid, per_bad, above))
+        if several:
+            for version in sorted(versions.index, key=_version_order):
+                v_above = _above(steps_of(s_bad, version), steps_of(s_valid, version), allowed)
+                v_bad, v_valid = float(bad.loc[(model, version)]), float(versions.loc[version])
+                rows.append(_row(model, version, v_bad, v_valid, per_bad, v_above))
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _version_order(version: str) -> tuple[bool, int, str]:
+    return (not version.isdigit(), int(version) if version.isdigit() else 0, version)
+
+
+def slo_section(client: Any, spec: Spec, span: tuple[float, float, float], window: str) -> SLOSection:
+    """The section of `spec`'s SLOs from Prometheus (`client`: the report's `PrometheusClient`) over
+    `span` (start, end, step): each counter's increase per series, as the models table's, and per
+    model version at each step its increase over the trailing `window` (the charts' rate window)."""
+    start, end, step = span
+    keep = (c.LABEL_MODEL, c.LABEL_VERSION)
+    kept, left_out = judged(spec)
+    tables = []
+    for slo in kept:
+        selectors = slo_selectors(spec, slo)
+        totals = {
+            part: increase_rows(
+                client.read_increases(
+                    sel, start, end, step, keep, client.series_count(count_expr(sel, end - start), end)
+                )
+            )
+            for part, sel in selectors.items()
+        }
+        steps = {
+            part: client.frame_range(step_expr(sel, window), start, end, step)
+            for part, sel in selectors.items()
+        }
+        tables.append(SLOTable(slo, slo_table(slo, totals, steps, end - start)))
+    return SLOSection(tuple(tables), left_out, window, end - start, spec.source)
+
+
+# -- presentation (render.py lays it out as Markdown, HTML and CSV) ----------------------------------
+HEADERS = {
+    "model": "model",
+    "version": "version",
+    "requests": "requests",
+    "bad": "bad",
+    "error_ratio": "error ratio",
+    "budget_spent": "budget spent",
+    "first_above": "first step above objective",
+    "last_above": "last step above objective",
+}
+
+
+def _clock(ts: float) -> str:
+    return (
+        "–" if not math.isfinite(ts) else pd.Timestamp(ts, unit="s", tz="UTC").strftime("%Y-%m-%d %H:%M:%S")
+    )
+
+
+def _cell(column: str, value: Any) -> str:
+    if column in ("model", "version"):
+        return str(value) or "–"
+    if column in ("first_above", "last_above"):
+        return _clock(float(value))
+    number = float(value)
+    if not math.isfinite(number):
+        return "–"
+    if column in ("requests", "bad"):
+        return f"{number:,.0f}"
+    if column == "error_ratio":
+        return f"{number * 100:.3g}%"
+    return f"{number * 100:.3g}%"  # budget spent
+
+
+def section_intro(section: SLOSection) -> list[str]:
+    """The lines under the section's title: where the SLOs come from, what the columns assume."""
+    lines = [
+        f"SLOs of {section.source}; events as the alert rules count them (valid requests: successes and "
+        "failures of the SLO's job and models; bad: failures with its bad reasons), per model.",
+        f"Budget spent: bad / (allowed ratio × expected requests over the SLO's period), assuming the "
+        f"range's request rate ({section.seconds / 60:.1f} min) holds over the whole period; a version's "
+        "share is of its model's budget.",
+        f"First and last step above objective: steps whose error ratio over the trailing {section.window} "
+        f"is above the allowed ratio (errors began up to {section.window} before the first; ended before "
+        "the last).",
+    ]
+    lines += [
+        f"Left out: {s.name} ({s.type}): the section computes availability SLOs only."
+        for s in section.left_out
+    ]
+    return lines
+
+
+def slo_blocks(section: SLOSection) -> list[tuple[str, list[list[str]]]]:
+    """(title, rows of cells under `HEADERS`) per SLO."""
+    blocks = []
+    for table in section.tables:
+        slo = table.slo
+        title = (
+            f"{slo.name}: {slo.objective}% over {slo.period} ({slo.models.describe()}), "
+            f"allowed error ratio {float(slo.budget) * 100:g}%"
+        )
+        rows = [[_cell(k, row[k]) for k in HEADERS] for row in table.rows.to_dict("records")]
+        blocks.append((title, rows))
+    return blocks
+
+
+def slo_frame(section: SLOSection) -> pd.DataFrame:
+    """Every SLO's rows in one frame (column ``slo`` first; step times as RFC 3339)."""
+    frames = [
+        table.rows.assign(
+            first_above=table.rows["first_above"].map(_rfc3339),
+            last_above=table.rows["last_above"].map(_rfc3339),
+        ).assign(slo=table.slo.name, objective_percent=float(table.slo.objective), period=table.slo.period)
+        for table in section.tables
+    ]
+    columns = ["slo", "objective_percent", "period", *COLUMNS]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def _rfc3339(ts: float) -> str:
+    return (
+        "" if not math.isfinite(ts) else pd.Timestamp(ts, unit="s", tz="UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
+    )
