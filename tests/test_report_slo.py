@@ -8,6 +8,8 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -16,9 +18,19 @@ from fake_prometheus import serve
 from test_report_answers import healthy, matrix, run
 
 from triton_sre import conventions as c
+from triton_sre.generate.slo_rules import bad_reason_matcher, is_bad_reason
 from triton_sre.report.figures import ALL_VERSIONS, RangeData, model_table
 from triton_sre.report.render import CostReport, slos_csv, to_html, to_markdown
-from triton_sre.report.slo import BAD, FAILURE, SUCCESS, SLOSection, SLOTable, slo_selectors, slo_table
+from triton_sre.report.slo import (
+    BAD,
+    FAILURE,
+    SUCCESS,
+    SLOSection,
+    SLOTable,
+    slo_selectors,
+    slo_table,
+    slo_totals,
+)
 from triton_sre.slo import default_spec
 
 START, STEP, SECONDS = 1_764_968_100.0, 10.0, 600.0  # 2025-12-05 20:55:00 UTC, ten minutes
@@ -153,18 +165,68 @@ def test_slos_csv_has_a_row_per_model_and_version() -> None:
     assert rows[1]["first_above"] == ""
 
 
+def test_totals_keep_the_rules_job_models_and_bad_reasons() -> None:
+    """The report's request counters, read once with labels job and reason, filtered as the rules'
+    matchers select: another job's series and CANCELED failures are not the SLO's bad events."""
+    job, other = SPEC.triton_job, "not-" + SPEC.triton_job
+    failure = pd.DataFrame(
+        [
+            {c.LABEL_MODEL: "m", c.LABEL_VERSION: "1", c.LABEL_JOB: job, c.LABEL_REASON: r, "increase": n}
+            for r, n in ((c.FAILURE_REASONS[0], 5.0), (c.FAILURE_REASON_CANCELED, 7.0))
+        ]
+        + [
+            {
+                c.LABEL_MODEL: "m",
+                c.LABEL_VERSION: "1",
+                c.LABEL_JOB: other,
+                c.LABEL_REASON: "",
+                "increase": 100.0,
+            }
+        ]
+        + [{c.LABEL_MODEL: "n", c.LABEL_VERSION: "1", c.LABEL_JOB: job, c.LABEL_REASON: "", "increase": 11.0}]
+    )
+    success = pd.DataFrame([{c.LABEL_MODEL: "m", c.LABEL_VERSION: "1", c.LABEL_JOB: job, "increase": 88.0}])
+    increases = {c.NV_REQUEST_FAILURE: failure, c.NV_REQUEST_SUCCESS: success}
+    totals = slo_totals(SPEC, AVAILABILITY, increases, {"m"})
+    assert totals[BAD]["increase"].sum() == (5.0 if c.FAILURE_REASONS[0] != c.FAILURE_REASON_CANCELED else 0)
+    assert totals[FAILURE]["increase"].sum() == 12.0 and totals[SUCCESS]["increase"].sum() == 88.0
+    assert slo_totals(SPEC, AVAILABILITY, increases, None)[BAD]["increase"].sum() == 16.0  # n's too
+
+
+@pytest.mark.parametrize("bad_reasons", [None, (c.FAILURE_REASON_CANCELED,), tuple(c.FAILURE_REASONS[:2])])
+def test_the_python_reason_filter_is_the_rules_matcher(bad_reasons: tuple[str, ...] | None) -> None:
+    """is_bad_reason answers as bad_reason_matcher's PromQL matcher does, for each of Triton's reasons
+    and a series without one."""
+    slo = replace(AVAILABILITY, bad_reasons=bad_reasons)
+    label, op, value = bad_reason_matcher(slo)
+    assert label == c.LABEL_REASON
+    for reason in (*c.FAILURE_REASONS, ""):
+        matched = reason != value if op == "!=" else re.fullmatch(str(value), reason) is not None
+        assert is_bad_reason(slo, reason) == matched, (bad_reasons, reason)
+
+
 def test_the_cli_writes_the_section_from_prometheus(tmp_path: Path) -> None:
-    """Through the CLI: the SLO counters read with the rules' matchers, slos.csv written."""
+    """Through the CLI: the request counters' reasons and job kept, the per-step query asked, slos.csv
+    written."""
     seen: list[str] = []
 
+    def series(name: str, per_step: float, stamps: list[float], **labels: str) -> tuple[dict, list[str]]:
+        values = [str(per_step * i) for i in range(len(stamps))]
+        base = {"__name__": name, c.LABEL_MODEL: "m", c.LABEL_VERSION: "1", c.LABEL_JOB: SPEC.triton_job}
+        return {**base, **labels}, values
+
     def answer(query: str, stamps: list[float]) -> object:
-        name = query.split("{")[0]
-        if name == c.NV_REQUEST_FAILURE and c.FAILURE_REASON_CANCELED in query:
-            failing = [str(2.0 * i) for i in range(len(stamps))]  # 2 bad a step
-            return matrix([({"__name__": name, c.LABEL_MODEL: "m", c.LABEL_VERSION: "1"}, failing)], stamps)
-        if name == c.NV_REQUEST_FAILURE:
-            failing = [str(3.0 * i) for i in range(len(stamps))]  # 3 failures a step, 1 CANCELED
-            return matrix([({"__name__": name, c.LABEL_MODEL: "m", c.LABEL_VERSION: "1"}, failing)], stamps)
+        if query == c.NV_REQUEST_FAILURE:  # 2 failures a step of a bad reason, 1 CANCELED
+            bad = next(r for r in c.FAILURE_REASONS if r != c.FAILURE_REASON_CANCELED)
+            return matrix(
+                [
+                    series(query, 2.0, stamps, **{c.LABEL_REASON: bad}),
+                    series(query, 1.0, stamps, **{c.LABEL_REASON: c.FAILURE_REASON_CANCELED}),
+                ],
+                stamps,
+            )
+        if query == c.NV_REQUEST_SUCCESS:
+            return matrix([series(query, 10.0, stamps)], stamps)
         return healthy(query, stamps)
 
     httpd = serve(answer, seen=seen)
@@ -180,3 +242,28 @@ def test_the_cli_writes_the_section_from_prometheus(tmp_path: Path) -> None:
     assert (row["model"], row["version"], row["requests"], row["bad"]) == ("m", "1", "78", "12")
     assert "## SLOs" in (tmp_path / "report.md").read_text(encoding="utf-8")
     assert any(q.startswith(f"sum by ({c.LABEL_MODEL}, {c.LABEL_VERSION}) (increase(") for q in seen)
+
+
+def test_a_regex_selector_is_matched_by_prometheus() -> None:
+    """`models: {regex: …}`: the models are the ones Prometheus' RE2 matcher selects (one instant
+    query with the rules' matchers), not a Python re-reading of the pattern."""
+    from triton_sre.report.prom import PrometheusClient
+    from triton_sre.report.slo import _models
+    from triton_sre.slo import ModelSelector
+
+    seen: list[str] = []
+    vector = [{"metric": {c.LABEL_MODEL: "llm-a"}, "value": [START, "1"]}]
+    httpd = serve(lambda q, s: matrix([], s), instant=vector, seen=seen)
+    try:
+        client = PrometheusClient(f"http://127.0.0.1:{httpd.server_address[1]}")
+        slo = replace(AVAILABILITY, models=ModelSelector("regex", regex="llm-.*"))
+        assert _models(client, SPEC, slo, START + SECONDS, SECONDS) == {"llm-a"}
+        listed = replace(AVAILABILITY, models=ModelSelector("list", names=("a", "b")))
+        assert _models(client, SPEC, listed, START + SECONDS, SECONDS) == {"a", "b"}
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert seen == [
+        f"count by ({c.LABEL_MODEL}) (last_over_time({c.NV_REQUEST_SUCCESS}"
+        f'{{{c.LABEL_JOB}="{SPEC.triton_job}", {c.LABEL_MODEL}=~"llm-.*"}}[{SECONDS:.0f}s]))'
+    ]

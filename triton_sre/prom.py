@@ -299,9 +299,10 @@ class Prometheus:
             return value if math.isfinite(value) else None
         return None
 
-    def vector(self, expr: str) -> list[tuple[dict[str, str], float]]:
-        """Every (labels, value) of an instant query; non-finite values are left out."""
-        return self._samples(expr, keep_non_finite=False)
+    def vector(self, expr: str, at: float | None = None) -> list[tuple[dict[str, str], float]]:
+        """Every (labels, value) of an instant query at Unix time `at` or now; non-finite values are
+        left out."""
+        return self._samples(expr, keep_non_finite=False, at=at)
 
     def _samples(
         self, expr: str, keep_non_finite: bool, at: float | None = None

@@ -97,6 +97,14 @@ def bad_reason_matcher(slo: SLO) -> Matcher:
     return (c.LABEL_REASON, "=~", "|".join(slo.bad_reasons))
 
 
+def is_bad_reason(slo: SLO, reason: str) -> bool:
+    """Whether `bad_reason_matcher` selects a series whose `reason` label is `reason` ("" when it has
+    none): the report filters series it read once by it (the reasons are Triton's plain names)."""
+    if slo.bad_reasons is None:
+        return reason != c.FAILURE_REASON_CANCELED
+    return reason in slo.bad_reasons
+
+
 def _sli_rules(spec: Spec, slo: SLO) -> list[Rule]:
     labels = {c.L_SLO: slo.name}
     own: list[Matcher] = [(c.L_SLO, "=", slo.name)]

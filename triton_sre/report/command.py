@@ -344,6 +344,9 @@ def _build(
     # increase per series: reduced as read, no frame
     keep = (c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID)
     reduced = {family: keep for family in (*c.PER_MODEL_COUNTERS, *TOKEN_FAMILIES)}
+    # the SLO section filters the request counters by the rules' job and failure reasons (report/slo.py)
+    reduced[c.NV_REQUEST_SUCCESS] = (*keep, c.LABEL_JOB)
+    reduced[c.NV_REQUEST_FAILURE] = (*keep, c.LABEL_JOB, c.LABEL_REASON)
     reduced[HISTOGRAM_BUCKETS] = (*keep, c.LABEL_LE)
     reduced[c.NV_REQUEST_FAILURE] = (*keep, c.LABEL_REASON)  # REJECTED/CANCELED never executed
     increases = {
@@ -393,7 +396,7 @@ def _build(
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
     llm = llm_table(frames, cost, end - start, increases)
     capacity = capacity_section(capacity_frames, step, probe_budget_s)
-    slos = None if slo_spec is None else slo_section(client, slo_spec, (start, end, step), window)
+    slos = None if slo_spec is None else slo_section(client, slo_spec, (start, end, step), window, increases)
     return CostReport(start, end, step, client.source_url, table, summary, recs, charts, llm, capacity, slos)
 
 

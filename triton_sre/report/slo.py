@@ -3,9 +3,10 @@
 Events are the alert rules' (`generate/slo_rules.py`, one source of truth): valid requests are Triton's
 success and failure counters of the SLO's job and models, bad ones the failures with the SLO's bad
 reasons (the same matchers). Per model (and per version when a model served several in the range):
-the increase of each counter over the range (read per series, resets counted, as the models table's
-counters), the error ratio, the budget the range spent as a share of the SLO period's budget, and the
-first and last step whose trailing window's error ratio is above the objective's allowed ratio.
+the increase of each counter over the range (the models table's per-series increases, read once with
+labels job and reason, filtered as the matchers select), the error ratio, the budget the range
+spent as a share of the SLO period's budget, and the first and last step whose trailing window's
+error ratio is above the objective's allowed ratio.
 
 Budget spent = bad / (allowed ratio × expected events over the period), the expected events being
 the range's request rate over the whole period: the assumption the report states beside it.
@@ -24,13 +25,24 @@ import pandas as pd
 
 from triton_sre import conventions as c
 from triton_sre.generate.rulefile import model_matchers
-from triton_sre.generate.slo_rules import bad_reason_matcher
+from triton_sre.generate.slo_rules import bad_reason_matcher, is_bad_reason
 from triton_sre.promql import Matcher, by, selector
-from triton_sre.report.figures import ALL_VERSIONS, increase_rows
-from triton_sre.report.queries import MODEL_VERSION, count_expr
+from triton_sre.report.figures import ALL_VERSIONS
+from triton_sre.report.increases import ROW, fold_increases, keyed, split_key
+from triton_sre.report.queries import MODEL_VERSION
 from triton_sre.slo import SLO, Spec
 
-__all__ = ["BAD", "PARTS", "SLOSection", "SLOTable", "slo_section", "slo_selectors", "slo_table", "step_expr"]
+__all__ = [
+    "BAD",
+    "PARTS",
+    "SLOSection",
+    "SLOTable",
+    "slo_section",
+    "slo_selectors",
+    "slo_table",
+    "slo_totals",
+    "step_expr",
+]
 
 BAD = c.SLO_PART_BAD
 SUCCESS = c.SLO_PART_SUCCESS
@@ -87,11 +99,15 @@ def step_expr(counter: str, window: str) -> str:
 
 
 def _per_version(rows: pd.DataFrame) -> pd.Series:
-    """Increase rows (labels, ``increase``) summed per (model, version)."""
+    """Increase rows (labels, ``increase``) summed per (model, version), as the models table sums them
+    (`fold_increases`: a GPU model's per-GPU series added to its other ones)."""
     if rows.empty or c.LABEL_MODEL not in rows.columns:
         return pd.Series(dtype=float)
-    keyed = rows.assign(version=rows[c.LABEL_VERSION] if c.LABEL_VERSION in rows.columns else "")
-    return keyed.fillna({c.LABEL_VERSION: ""}).groupby([c.LABEL_MODEL, c.LABEL_VERSION])["increase"].sum()
+    folded = fold_increases(keyed(rows, True), ROW)
+    index = pd.MultiIndex.from_tuples(
+        [split_key(k) for k in folded.index], names=[c.LABEL_MODEL, c.LABEL_VERSION]
+    )
+    return pd.Series(folded.to_numpy(), index=index, dtype=float).sort_index()
 
 
 def _steps(frame: pd.DataFrame) -> pd.Series:
@@ -175,27 +191,65 @@ def _version_order(version: str) -> tuple[bool, int, str]:
     return (not version.isdigit(), int(version) if version.isdigit() else 0, version)
 
 
-def slo_section(client: Any, spec: Spec, span: tuple[float, float, float], window: str) -> SLOSection:
-    """The section of `spec`'s SLOs from Prometheus (`client`: the report's `PrometheusClient`) over
-    `span` (start, end, step): each counter's increase per series, as the models table's, and per
-    model version at each step its increase over the trailing `window` (the charts' rate window)."""
+def _models(client: Any, spec: Spec, slo: SLO, end: float, seconds: float) -> set[str] | None:
+    """The models `slo` covers: None for all; a list's names; a regex's, as Prometheus matches it
+    (RE2, anchored, with the rules' matcher) among the models whose request counters had a sample."""
+    if slo.models.kind == "all":
+        return None
+    if slo.models.kind == "list":
+        return set(slo.models.names)
+    ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
+    window = f"last_over_time({selector(c.NV_REQUEST_SUCCESS, ms)}[{max(1, math.ceil(seconds))}s])"
+    return {
+        labels.get(c.LABEL_MODEL, "")
+        for labels, _ in client.vector(f"count {by((c.LABEL_MODEL,))} ({window})", end)
+    }
+
+
+def slo_totals(
+    spec: Spec, slo: SLO, increases: Mapping[str, pd.DataFrame], models: set[str] | None
+) -> dict[str, pd.DataFrame]:
+    """The per-series increase rows of each part (`PARTS`) of `slo`: the report's request counters
+    (read once, with labels job and reason) kept where the rules' matchers select them (`models`
+    None: every model)."""
+
+    def own(family: str) -> pd.DataFrame:
+        rows = increases.get(family, pd.DataFrame())
+        if rows.empty or c.LABEL_MODEL not in rows.columns:
+            return pd.DataFrame(columns=["increase"])
+        job = rows[c.LABEL_JOB] if c.LABEL_JOB in rows.columns else pd.Series("", index=rows.index)
+        keep = job.fillna("") == spec.triton_job
+        if models is not None:
+            keep &= rows[c.LABEL_MODEL].isin(models)
+        return rows[keep]
+
+    failure = own(c.NV_REQUEST_FAILURE)
+    reason = (
+        failure[c.LABEL_REASON] if c.LABEL_REASON in failure.columns else pd.Series("", index=failure.index)
+    )
+    bad = reason.fillna("").map(lambda r: is_bad_reason(slo, str(r))).astype(bool)
+    return {BAD: failure[bad], SUCCESS: own(c.NV_REQUEST_SUCCESS), FAILURE: failure}
+
+
+def slo_section(
+    client: Any,
+    spec: Spec,
+    span: tuple[float, float, float],
+    window: str,
+    increases: Mapping[str, pd.DataFrame],
+) -> SLOSection:
+    """The section of `spec`'s SLOs over `span` (start, end, step): the totals from the report's
+    per-series `increases` of the request counters (`slo_totals`), and from Prometheus (`client`,
+    the report's `PrometheusClient`) each part's increase per model version over the trailing
+    `window` (the charts' rate window) at each step, aggregated by Prometheus."""
     start, end, step = span
-    keep = (c.LABEL_MODEL, c.LABEL_VERSION)
     kept, left_out = judged(spec)
     tables = []
     for slo in kept:
-        selectors = slo_selectors(spec, slo)
-        totals = {
-            part: increase_rows(
-                client.read_increases(
-                    sel, start, end, step, keep, client.series_count(count_expr(sel, end - start), end)
-                )
-            )
-            for part, sel in selectors.items()
-        }
+        totals = slo_totals(spec, slo, increases, _models(client, spec, slo, end, end - start))
         steps = {
             part: client.frame_range(step_expr(sel, window), start, end, step)
-            for part, sel in selectors.items()
+            for part, sel in slo_selectors(spec, slo).items()
         }
         tables.append(SLOTable(slo, slo_table(slo, totals, steps, end - start)))
     return SLOSection(tuple(tables), left_out, window, end - start, spec.source)
