@@ -55,6 +55,7 @@ __all__ = [
     "pivot_rates",
     "rate_series",
     "series_increases",
+    "version_order",
 ]
 
 COLUMNS = (
@@ -311,7 +312,8 @@ def _served(out: pd.DataFrame) -> pd.Series:
     return (out["inferences"] > 0) | (out["requests"] > 0)
 
 
-def _version_order(version: str) -> tuple[bool, int, str]:
+def version_order(version: str) -> tuple[bool, int, str]:
+    """Sort key of a model's versions: numbers in order, then any other name."""
     return (not version.isdigit(), int(version) if version.isdigit() else 0, version)
 
 
@@ -336,7 +338,7 @@ def _with_versions(models: pd.DataFrame, versions: pd.DataFrame) -> pd.DataFrame
     rows = served[served["model"].isin(several)].reset_index(drop=True)
     place = pd.Series(range(len(out)), index=out["model"])
     order = [
-        (place[m], 1 + _version_order(v)[0], _version_order(v)[1], v)
+        (place[m], 1 + version_order(v)[0], version_order(v)[1], v)
         for m, v in zip(rows["model"], rows["version"], strict=True)
     ]
     keys = [(p, 0, 0, "") for p in range(len(out))] + order

@@ -27,7 +27,7 @@ from triton_sre import conventions as c
 from triton_sre.generate.rulefile import model_matchers
 from triton_sre.generate.slo_rules import bad_reason_matcher, is_bad_reason
 from triton_sre.promql import Matcher, by, selector
-from triton_sre.report.figures import ALL_VERSIONS
+from triton_sre.report.figures import ALL_VERSIONS, version_order
 from triton_sre.report.increases import ROW, fold_increases, keyed, split_key
 from triton_sre.report.queries import MODEL_VERSION
 from triton_sre.slo import SLO, Spec
@@ -119,28 +119,22 @@ def _steps(frame: pd.DataFrame) -> pd.Series:
     return keyed.groupby([c.LABEL_MODEL, c.LABEL_VERSION, "timestamp"])["value"].sum()
 
 
-def _above(bad: pd.Series, valid: pd.Series, allowed: float) -> tuple[float, float]:
-    """First and last timestamp whose bad / valid is above `allowed` (NaN, NaN when none)."""
+def _above(bad: pd.Series, valid: pd.Series, allowed: float, keys: list[str]) -> pd.DataFrame:
+    """Per `keys` (the index levels but timestamp): the first and last timestamp whose bad / valid
+    is above `allowed`."""
     if valid.empty:
-        return math.nan, math.nan
-    both = pd.concat([bad.rename("bad"), valid.rename("valid")], axis=1).fillna(0.0)
+        index = (
+            pd.MultiIndex.from_arrays([[]] * len(keys), names=keys)
+            if len(keys) > 1
+            else pd.Index([], name=keys[0])
+        )
+        return pd.DataFrame(columns=["first_above", "last_above"], index=index, dtype=float)
+    bad = bad.reindex(valid.index, fill_value=0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = both["bad"] / both["valid"].where(both["valid"] > 0)
-    stamps = ratio.index[(ratio > allowed).to_numpy()]
-    return (float(stamps.min()), float(stamps.max())) if len(stamps) else (math.nan, math.nan)
-
-
-def _row(model: str, version: str, bad: float, valid: float, spent_per_bad: float, above: tuple) -> dict:
-    return {
-        "model": model,
-        "version": version,
-        "requests": valid,
-        "bad": bad,
-        "error_ratio": bad / valid if valid > 0 else math.nan,
-        "budget_spent": bad * spent_per_bad if valid > 0 else math.nan,
-        "first_above": above[0],
-        "last_above": above[1],
-    }
+        ratio = bad / valid.where(valid > 0)
+    stamps = ratio[(ratio > allowed).to_numpy()].index.to_frame(index=False)
+    grouped = stamps.groupby(keys)["timestamp"]
+    return pd.DataFrame({"first_above": grouped.min(), "last_above": grouped.max()})
 
 
 def slo_table(
@@ -151,44 +145,49 @@ def slo_table(
 
     A row per model with requests; a model with requests in several versions gets a total row
     (version `ALL_VERSIONS`) and a row per such version. Budget spent: bad / (allowed ratio ×
-    requests × period / `seconds`), the range's request rate held over the whole period."""
+    requests × period / `seconds`), the range's request rate held over the whole period; a version's
+    is its share of its model's budget."""
     allowed = float(slo.budget)
     bad, success, failure = (_per_version(totals[p]) for p in PARTS)
     valid = success.add(failure, fill_value=0.0)
     valid = valid[valid > 0]
-    bad = bad.reindex(valid.index, fill_value=0.0)
+    if valid.empty:
+        return pd.DataFrame(columns=list(COLUMNS))
+    versions = pd.DataFrame({"requests": valid, "bad": bad.reindex(valid.index, fill_value=0.0)})
+    models = versions.groupby(level=c.LABEL_MODEL, sort=False).sum()
+    count = versions.groupby(level=c.LABEL_MODEL, sort=False).size()
+    expected = models["requests"] * slo.period_s / seconds
+    per_bad = 1.0 / (allowed * expected)  # of the model's budget, for its versions too
     s_bad, s_success, s_failure = (_steps(steps[p]) for p in PARTS)
     s_valid = s_success.add(s_failure, fill_value=0.0)
-    rows: list[dict[str, Any]] = []
-    for model in valid.index.get_level_values(0).unique():
-        versions = valid.loc[model]
-        m_bad, m_valid = float(bad.loc[model].sum()), float(versions.sum())
-        expected = m_valid * slo.period_s / seconds
-        per_bad = 1.0 / (allowed * expected) if expected > 0 else math.nan
+    model_keys, version_keys = [c.LABEL_MODEL], [c.LABEL_MODEL, c.LABEL_VERSION]
 
-        def steps_of(series: pd.Series, version: str | None, model: str = model) -> pd.Series:
-            if series.empty or model not in series.index.get_level_values(0):
-                return pd.Series(dtype=float)
-            own = series.loc[model]
-            if version is None:
-                return own.groupby(level="timestamp").sum()
-            versions_there = own.index.get_level_values(0)
-            return own.loc[version] if version in versions_there else pd.Series(dtype=float)
+    def per_model(series: pd.Series) -> pd.Series:
+        return series.groupby(level=[c.LABEL_MODEL, "timestamp"]).sum() if not series.empty else series
 
-        several = len(versions) > 1
-        first = ALL_VERSIONS if several else str(versions.index[0])
-        above = _above(steps_of(s_bad, None), steps_of(s_valid, None), allowed)
-        rows.append(_row(model, first, m_bad, m_valid, per_bad, above))
-        if several:
-            for version in sorted(versions.index, key=_version_order):
-                v_above = _above(steps_of(s_bad, version), steps_of(s_valid, version), allowed)
-                v_bad, v_valid = float(bad.loc[(model, version)]), float(versions.loc[version])
-                rows.append(_row(model, version, v_bad, v_valid, per_bad, v_above))
-    return pd.DataFrame(rows, columns=list(COLUMNS))
-
-
-def _version_order(version: str) -> tuple[bool, int, str]:
-    return (not version.isdigit(), int(version) if version.isdigit() else 0, version)
+    model_above = _above(per_model(s_bad), per_model(s_valid), allowed, model_keys)
+    version_above = _above(s_bad, s_valid, allowed, version_keys)
+    first_version = versions.reset_index().groupby(c.LABEL_MODEL, sort=False)[c.LABEL_VERSION].first()
+    totals_rows = models.assign(
+        version=[ALL_VERSIONS if count[m] > 1 else first_version[m] for m in models.index],
+        budget_spent=models["bad"] * per_bad,
+    ).join(model_above)
+    several = count.index[count > 1]
+    detail = versions[versions.index.get_level_values(c.LABEL_MODEL).isin(several)]
+    detail = detail.assign(
+        budget_spent=detail["bad"] * per_bad.reindex(detail.index.get_level_values(c.LABEL_MODEL)).to_numpy()
+    ).join(version_above)
+    place = {m: i for i, m in enumerate(models.index)}
+    rows = pd.concat([totals_rows.reset_index(), detail.reset_index()], ignore_index=True)
+    first = [False] * len(totals_rows) + [True] * len(detail)  # a model's total row before its versions
+    order = [
+        (place[m], v, version_order(str(version)) if v else ())
+        for m, v, version in zip(rows[c.LABEL_MODEL], first, rows[c.LABEL_VERSION], strict=True)
+    ]
+    rows = rows.iloc[sorted(range(len(rows)), key=order.__getitem__)].reset_index(drop=True)
+    rows["error_ratio"] = rows["bad"] / rows["requests"]
+    rows = rows.rename(columns={c.LABEL_MODEL: "model", c.LABEL_VERSION: "version"})
+    return rows.reindex(columns=list(COLUMNS)).astype({"first_above": float, "last_above": float})
 
 
 def _models(client: Any, spec: Spec, slo: SLO, end: float, seconds: float) -> set[str] | None:
