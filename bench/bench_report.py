@@ -9,6 +9,7 @@ Counters grow linearly, one reset half-way. The report runs in a child process (
 three formats); its peak RSS (`wait4`) and wall time are the figures.
 
     python bench/bench_report.py [--models 100] [--tritons 10] [--hours 24] [--repeat 1] [--step S]
+        [--slo-file slos.yaml]
 
 24 h at the default step (range / 2000 → 44 s) is 1,964 samples per series. Like Prometheus, the fake
 refuses a query of more than 11,000 points per series: `--step 1` over 24 h (86,401 points) is read
@@ -112,6 +113,7 @@ def main() -> None:
     parser.add_argument("--hours", type=float, default=24.0)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--step", type=float, help="the report's --step (default: its own)")
+    parser.add_argument("--slo-file", help="the report's --slo-file (its SLO section; default none)")
     args = parser.parse_args()
     ports: multiprocessing.Queue = multiprocessing.Queue()
     server = multiprocessing.Process(target=_serve, args=(args.models, args.tritons, ports), daemon=True)
@@ -139,6 +141,7 @@ def main() -> None:
                     "--out",
                     out,
                     *(["--step", f"{args.step:g}"] if args.step else []),
+                    *(["--slo-file", args.slo_file] if args.slo_file else []),
                 ]
                 started = time.perf_counter()
                 pid = os.spawnv(os.P_NOWAIT, sys.executable, command)
