@@ -23,7 +23,9 @@ from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.demo import SLOW_MODEL, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
 from triton_sre.report import recommend as rec
+from triton_sre.report.figures import ALL_VERSIONS
 from triton_sre.report.prom import PrometheusClient
+from triton_sre.slo import default_spec
 
 
 def instant(url: str, expr: str, at: float) -> list[dict[str, Any]]:
@@ -256,3 +258,19 @@ def test_rate_windows_are_read_from_prometheus_configuration(live: dict[str, Any
     client = PrometheusClient(live["prom"].url)
     assert client.scrape_interval(c.DEFAULT_TRITON_JOB) == 1.0  # the live Prometheus scrapes every 1 s
     assert PrometheusClient("http://127.0.0.1:9").scrape_interval(c.DEFAULT_TRITON_JOB) is None
+
+
+def test_the_slo_section_reads_the_same_requests_from_prometheus(report: dict[str, Any]) -> None:
+    """The SLO section's counters (the rules' job and model matchers) and its per-step query
+    (`sum by (model, version) (increase(…))`) run on a real Prometheus: each served model's
+    requests are the models table's, its bad events at most its failures."""
+    slos = pd.read_csv(report["out"] / "slos.csv", keep_default_na=False)
+    availability = slos[
+        slos["slo"] == next(s.name for s in default_spec().slos if s.type == c.SLO_AVAILABILITY)
+    ]
+    rows = availability[availability["version"] != ALL_VERSIONS].groupby("model")[["requests", "bad"]].sum()
+    table = report["table"]
+    for model in (VECTOR_SCALE, SLOW_MODEL, TEXT_ECHO):
+        assert rows.loc[model, "requests"] == pytest.approx(table.loc[model, "requests"], rel=1e-6), model
+        assert 0 <= rows.loc[model, "bad"] <= table.loc[model, "failures"]
+    assert "## SLOs" in (report["out"] / "report.md").read_text()
