@@ -140,7 +140,7 @@ def test_markdown_and_html_show_the_section() -> None:
         "| ranker | 2 | 6,050 | 3,000 | 49.6% | " + budget + " | 2025-12-05 20:57:10 | 2025-12-05 21:03:00 |"
         in section
     )
-    assert "assuming the range's request rate (10.0 min) holds over the whole period" in section
+    assert "assuming the request rate of these 10.0 min holds over the whole period" in section
     assert f"Left out: {latency_name()}" in section
     html = to_html(report)
     assert "<h2>SLOs</h2>" in html and "2025-12-05 20:57:10" in html and budget in html

@@ -294,7 +294,7 @@ def section_intro(section: SLOSection) -> list[str]:
         f"SLOs of {section.source}; events as the alert rules count them (valid requests: successes and "
         "failures of the SLO's job and models; bad: failures with its bad reasons), per model.",
         f"Budget spent: bad / (allowed ratio × expected requests over the SLO's period), assuming the "
-        f"range's request rate ({section.seconds / 60:.1f} min) holds over the whole period; a version's "
+        f"request rate of these {section.seconds / 60:.1f} min holds over the whole period; a version's "
         "share is of its model's budget.",
         f"First and last step above objective: steps whose error ratio over the trailing {section.window} "
         f"is above the allowed ratio (errors began up to {section.window} before the first; ended before "
