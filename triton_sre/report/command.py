@@ -344,11 +344,11 @@ def _build(
     # increase per series: reduced as read, no frame
     keep = (c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID)
     reduced = {family: keep for family in (*c.PER_MODEL_COUNTERS, *TOKEN_FAMILIES)}
-    # the SLO section filters the request counters by the rules' job and failure reasons (report/slo.py)
+    # the SLO section filters the request counters by the rules' job and failure reasons (report/slo.py);
+    # the recommendations leave failures REJECTED/CANCELED in the queue out of the batching bound
     reduced[c.NV_REQUEST_SUCCESS] = (*keep, c.LABEL_JOB)
     reduced[c.NV_REQUEST_FAILURE] = (*keep, c.LABEL_JOB, c.LABEL_REASON)
     reduced[HISTOGRAM_BUCKETS] = (*keep, c.LABEL_LE)
-    reduced[c.NV_REQUEST_FAILURE] = (*keep, c.LABEL_REASON)  # REJECTED/CANCELED never executed
     increases = {
         family: increase_rows(
             client.read_increases(
