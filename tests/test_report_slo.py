@@ -113,6 +113,18 @@ def test_a_ratio_at_the_objective_is_not_above_it() -> None:
     assert math.isnan(row["first_above"])
 
 
+def test_a_store_without_failure_series_gives_rows_with_no_bad_event() -> None:
+    """No nv_inference_request_failure series in the range (none read, or none of the rules' job): the
+    section still has the model's rows, 0 bad events, rather than the report ending in an internal
+    error (an empty failure total could not be added to the success total's model/version index)."""
+    empty = pd.DataFrame(columns=["increase"])
+    totals = {SUCCESS: _totals(SUCCESS), FAILURE: empty, BAD: empty}
+    steps = {SUCCESS: _steps(SUCCESS), FAILURE: pd.DataFrame(), BAD: pd.DataFrame()}
+    table = slo_table(AVAILABILITY, totals, steps, SECONDS).set_index("version")
+    assert list(table.index) == [ALL_VERSIONS, "1", "2"]
+    assert table.loc[ALL_VERSIONS, "requests"] == 9000 and (table["bad"] == 0).all()
+
+
 def test_the_section_reads_the_alert_rules_events() -> None:
     """The same job, model and bad-reason matchers as the generated rules: CANCELED is not bad."""
     selectors = slo_selectors(SPEC, AVAILABILITY)

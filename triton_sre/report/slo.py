@@ -101,8 +101,9 @@ def step_expr(counter: str, window: str) -> str:
 def _per_version(rows: pd.DataFrame) -> pd.Series:
     """Increase rows (labels, ``increase``) summed per (model, version), as the models table sums them
     (`fold_increases`: a GPU model's per-GPU series added to its other ones)."""
-    if rows.empty or c.LABEL_MODEL not in rows.columns:
-        return pd.Series(dtype=float)
+    if rows.empty or c.LABEL_MODEL not in rows.columns:  # indexed as the others: they are added to it
+        empty = pd.MultiIndex.from_arrays([[], []], names=[c.LABEL_MODEL, c.LABEL_VERSION])
+        return pd.Series(index=empty, dtype=float)
     folded = fold_increases(keyed(rows, True), ROW)
     index = pd.MultiIndex.from_tuples(
         [split_key(k) for k in folded.index], names=[c.LABEL_MODEL, c.LABEL_VERSION]
@@ -112,8 +113,9 @@ def _per_version(rows: pd.DataFrame) -> pd.Series:
 
 def _steps(frame: pd.DataFrame) -> pd.Series:
     """A long frame of per-step values (model, version, timestamp, value) -> a Series on that index."""
-    if frame.empty or c.LABEL_MODEL not in frame.columns:
-        return pd.Series(dtype=float)
+    if frame.empty or c.LABEL_MODEL not in frame.columns:  # indexed as the others: they are added to it
+        names = [c.LABEL_MODEL, c.LABEL_VERSION, "timestamp"]
+        return pd.Series(index=pd.MultiIndex.from_arrays([[], [], []], names=names), dtype=float)
     keyed = frame.assign(version=frame[c.LABEL_VERSION] if c.LABEL_VERSION in frame.columns else "")
     keyed = keyed.astype({c.LABEL_MODEL: str, c.LABEL_VERSION: str})
     return keyed.groupby([c.LABEL_MODEL, c.LABEL_VERSION, "timestamp"])["value"].sum()
@@ -163,7 +165,7 @@ def slo_table(
     model_keys, version_keys = [c.LABEL_MODEL], [c.LABEL_MODEL, c.LABEL_VERSION]
 
     def per_model(series: pd.Series) -> pd.Series:
-        return series.groupby(level=[c.LABEL_MODEL, "timestamp"]).sum() if not series.empty else series
+        return series.groupby(level=[c.LABEL_MODEL, "timestamp"]).sum()
 
     model_above = _above(per_model(s_bad), per_model(s_valid), allowed, model_keys)
     version_above = _above(s_bad, s_valid, allowed, version_keys)
