@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -363,30 +364,27 @@ class Worker:
             except DiagnosisError as exc:
                 error = str(exc)
                 log.warning("group %s: log diagnosis failed: %s", group.group_key, error)
-        if self.prometheus is None:
-            return Facts(
-                report=report,
-                diagnosis_source=source,
-                diagnosis_error=error,
-                titles=self.titles,
-                remediations=self.remediations,
-            )
-        prom, shown, key = self.prometheus, shown_alerts(group), group.group_key
-        cluster_label = self.settings.cluster_label
-        slo = promfacts.slo_figures(prom, shown, cluster_label, key)
-        return Facts(
+        found = Facts(
             report=report,
             diagnosis_source=source,
             diagnosis_error=error,
+            titles=self.titles,
+            remediations=self.remediations,
+        )
+        if self.prometheus is None:
+            return found
+        prom, shown, key = self.prometheus, shown_alerts(group), group.group_key
+        cluster_label = self.settings.cluster_label
+        slo = promfacts.slo_figures(prom, shown, cluster_label, key)
+        return replace(
+            found,
             burn_rates=slo.burn,
             window_data=slo.data,
             budgets_remaining=slo.budget,
-            titles=self.titles,
-            remediations=self.remediations,
-            llm=promfacts.llm_figures(prom, shown, cluster_label, key),
-            largest_models=promfacts.largest_models(prom, shown, key),
             latency_now=slo.latency,
             latency_idle=frozenset(slo.idle),
+            llm=promfacts.llm_figures(prom, shown, cluster_label, key),
+            largest_models=promfacts.largest_models(prom, shown, key),
             replicas=promfacts.replicas(prom, shown, cluster_label, key),
             rollout=promfacts.rollout(prom, shown, self.settings.slo_spec, key),
             versions=version_facts(prom, shown, SLO_ALERTS, cluster_label),
