@@ -77,6 +77,13 @@ def format_duration(seconds: float) -> str:
     return f"{ms}ms"
 
 
+def human_span(seconds: float) -> str:
+    """Seconds as a message says them: "40 s", "4 min", "2.5 h" (negative reads as 0 s)."""
+    if seconds < 120:
+        return f"{max(seconds, 0):.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
 def duration_arg(text: str) -> float:
     """argparse type of a command-line Prometheus duration (`15m`, `30s`) -> seconds: `0`, `-1`, `nan`,
     `1e9` or a duration past Prometheus' own limit is a usage error, exit 2, before anything starts."""

@@ -23,6 +23,7 @@ from triton_sre.bot.payload import Alert, AlertGroup
 from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, scaling_line
 from triton_sre.diagnosis.catalog import runbook_url
 from triton_sre.diagnosis.engine import Finding, Report
+from triton_sre.durations import human_span
 from triton_sre.promql import escape
 from triton_sre.units import human_bytes
 
@@ -330,13 +331,6 @@ def _latency_view(alert: Alert, facts: Facts) -> LatencyView | None:
     return LatencyView(c.quantile_name(judged), threshold, shown, line)
 
 
-def _span(seconds: float) -> str:
-    """Seconds of data as the SLO page says them: "40 s", "4 min", "2.5 h"."""
-    if seconds < 120:
-        return f"{max(seconds, 0):.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
-
-
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2f} ms"
 
@@ -372,7 +366,7 @@ def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> Alert
         burn_rate=burn if is_slo else None,
         burn_rate_now=now and is_slo,
         burn_rate_fired=fired if now else None,
-        window_data=_span(data_s) if data_s is not None and is_slo else "",
+        window_data=human_span(data_s) if data_s is not None and is_slo else "",
         budget_remaining=facts.budgets_remaining.get(alert.fingerprint) if is_slo else None,
         findings=findings,
         labels=dict(alert.labels),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from triton_sre import conventions as c
 from triton_sre.bot.payload import Alert
 from triton_sre.bot.queries import Scope, scope_matchers, scope_of, slo_labels
-from triton_sre.durations import parse_duration
+from triton_sre.durations import human_span, parse_duration
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.promql import q
 
@@ -61,12 +61,6 @@ def version_exprs(model: str, window: str, scope: Scope = ()) -> dict[str, str]:
     }
 
 
-def _seconds(s: float) -> str:
-    if s < 120:
-        return f"{s:.0f} s"
-    return f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
-
-
 def _count(n: float) -> str:
     return f"{n:,.0f}"
 
@@ -100,7 +94,7 @@ def version_lines(
         if f.ready_since is None or f.ready_since <= states_since + 2 * res:
             continue  # READY since the window (or the exporter's data) began
         if f.first_failure is not None and f.first_failure >= f.ready_since:
-            when = f"{_seconds(f.first_failure - f.ready_since)} before its first failure"
+            when = f"{human_span(f.first_failure - f.ready_since)} before its first failure"
         else:
             when = "within the window"
         lines.append(f"{model} v{version} became READY {when}")
