@@ -312,19 +312,21 @@ class SlackDelivery:
         except SlackApiError as exc:
             error = _api_error(method, exc)
         except SlackClientError as exc:
-            error = DeliveryError(f"{method}: {type(exc).__name__}: {exc}", retryable=True, error="network")
+            error = DeliveryError(
+                f"{method}: {type(exc).__name__}: {exc}", retryable=True, error=c.BOT_OUTCOME_NETWORK
+            )
         except SlackUnreachable as exc:
             error = DeliveryError(
                 f"{method}: no answer from the Slack API at {exc.host}: {exc.reason}",
                 retryable=True,
-                error="network",
+                error=c.BOT_OUTCOME_NETWORK,
             )
         except (OSError, TimeoutError) as exc:  # anything else below the transport
             error = DeliveryError(
-                f"{method}: network error: {describe(exc)}", retryable=True, error="network"
+                f"{method}: network error: {describe(exc)}", retryable=True, error=c.BOT_OUTCOME_NETWORK
             )
         else:
-            self.on_call(method.replace("_", ".", 1), "ok")
+            self.on_call(method.replace("_", ".", 1), c.BOT_OUTCOME_OK)
             return dict(response.data) if isinstance(response.data, dict) else {}
         self.on_call(method.replace("_", ".", 1), error.error or "error")
         raise error
