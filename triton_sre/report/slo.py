@@ -98,12 +98,20 @@ def step_expr(counter: str, window: str) -> str:
     return f"sum {by(MODEL_VERSION)} (increase({counter}[{window}]))"
 
 
+def _empty_index(names: list[str]) -> pd.Index:
+    """An empty index on `names`: an empty part added to, or joined with, the others keeps their levels."""
+    return (
+        pd.MultiIndex.from_arrays([[]] * len(names), names=names)
+        if len(names) > 1
+        else pd.Index([], name=names[0])
+    )
+
+
 def _per_version(rows: pd.DataFrame) -> pd.Series:
     """Increase rows (labels, ``increase``) summed per (model, version), as the models table sums them
     (`fold_increases`: a GPU model's per-GPU series added to its other ones)."""
-    if rows.empty or c.LABEL_MODEL not in rows.columns:  # indexed as the others: they are added to it
-        empty = pd.MultiIndex.from_arrays([[], []], names=[c.LABEL_MODEL, c.LABEL_VERSION])
-        return pd.Series(index=empty, dtype=float)
+    if rows.empty or c.LABEL_MODEL not in rows.columns:
+        return pd.Series(index=_empty_index([c.LABEL_MODEL, c.LABEL_VERSION]), dtype=float)
     folded = fold_increases(keyed(rows, True), ROW)
     index = pd.MultiIndex.from_tuples(
         [split_key(k) for k in folded.index], names=[c.LABEL_MODEL, c.LABEL_VERSION]
@@ -113,9 +121,8 @@ def _per_version(rows: pd.DataFrame) -> pd.Series:
 
 def _steps(frame: pd.DataFrame) -> pd.Series:
     """A long frame of per-step values (model, version, timestamp, value) -> a Series on that index."""
-    if frame.empty or c.LABEL_MODEL not in frame.columns:  # indexed as the others: they are added to it
-        names = [c.LABEL_MODEL, c.LABEL_VERSION, "timestamp"]
-        return pd.Series(index=pd.MultiIndex.from_arrays([[], [], []], names=names), dtype=float)
+    if frame.empty or c.LABEL_MODEL not in frame.columns:
+        return pd.Series(index=_empty_index([c.LABEL_MODEL, c.LABEL_VERSION, "timestamp"]), dtype=float)
     keyed = frame.assign(version=frame[c.LABEL_VERSION] if c.LABEL_VERSION in frame.columns else "")
     keyed = keyed.astype({c.LABEL_MODEL: str, c.LABEL_VERSION: str})
     return keyed.groupby([c.LABEL_MODEL, c.LABEL_VERSION, "timestamp"])["value"].sum()
@@ -125,12 +132,7 @@ def _above(bad: pd.Series, valid: pd.Series, allowed: float, keys: list[str]) ->
     """Per `keys` (the index levels but timestamp): the first and last timestamp whose bad / valid
     is above `allowed`."""
     if valid.empty:
-        index = (
-            pd.MultiIndex.from_arrays([[]] * len(keys), names=keys)
-            if len(keys) > 1
-            else pd.Index([], name=keys[0])
-        )
-        return pd.DataFrame(columns=["first_above", "last_above"], index=index, dtype=float)
+        return pd.DataFrame(columns=["first_above", "last_above"], index=_empty_index(keys), dtype=float)
     bad = bad.reindex(valid.index, fill_value=0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = bad / valid.where(valid > 0)
