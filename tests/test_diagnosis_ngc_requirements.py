@@ -68,6 +68,16 @@ def test_cuda_saying_the_driver_is_too_old_gets_the_release_needs() -> None:
     assert first("NVIDIA Release 23.02 (build 1)\n" + INSUFFICIENT).release_advice is None  # no page found
 
 
+def test_the_26_07_and_26_08_pages_are_in_the_table_and_26_11_is_not_guessed() -> None:
+    table = ngc.table()
+    assert (table["26.07"].cuda, table["26.08"].cuda) == ("13.3.1", "13.4.1")
+    assert table["26.08"].source.endswith("rel-26-08.html") and table["26.08"].driver is None
+    assert "26.11" not in table  # its page was not found: no row from a neighbour
+    advice = first("NVIDIA Release 26.08 (build 1)\n" + INSUFFICIENT).release_advice
+    assert "CUDA 13.4.1" in advice and "compute capability" not in advice
+    assert first("NVIDIA Release 26.11 (build 1)\n" + INSUFFICIENT).release_advice is None
+
+
 @pytest.mark.parametrize(
     "text",
     [V100_ON_25_04, "NVIDIA Release 25.04 (build 1)\nE0101 00:00:00.000000 1 model_lifecycle.cc:630] failed to load 'm' version 1: Internal: CUDA error: no kernel image is available for execution on the device\n"],
