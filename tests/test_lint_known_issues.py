@@ -367,6 +367,16 @@ def test_onnx_models_on_24_02(tmp_path: Path) -> None:
     assert lint(repo, "--release", "24.03", "--from-release", "24.02")[1]["findings"] == []
 
 
+def test_a_trtllm_model_on_26_11_whose_image_is_not_released(tmp_path: Path) -> None:
+    repo = seed(tmp_path, FEATURES["tensorrtllm-backend"][0])
+    code, body = lint(repo, "--release", "26.11", "--from-release", "26.10")
+    image = (c.RUNBOOK_IMAGE_PULL_FAILED, c.IMPACT_CRITICAL)
+    assert code == 1 and image in rows(body)
+    finding = next(f for f in body["findings"] if f["runbook"] == c.RUNBOOK_IMAGE_PULL_FAILED)
+    assert entry("trtllm-image-not-in-26-11").source in finding["evidence"][0]["text"]
+    assert image not in rows(lint(repo, "--release", "26.10")[1])
+
+
 def doc_row(issue: ki.KnownIssue) -> str:
     """The row docs/lint.md carries for a mapped entry."""
     exposure = issue.exposure

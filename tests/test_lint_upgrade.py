@@ -16,6 +16,7 @@ import pytest
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
+from triton_sre.diagnosis.releases import server_version_of_release
 from triton_sre.lint import components
 from triton_sre.lint.onnxheader import OnnxHeaderError, read_header
 from triton_sre.lint.upgrade import STUB, env_python, stub_python
@@ -132,8 +133,15 @@ def test_header_refuses_what_is_not_a_model(data: bytes) -> None:
 def test_every_release_is_read_from_its_own_branch() -> None:
     table = components.table()
     assert len(table.releases) >= 60
+    page_only = {name: row for name, row in table.releases.items() if "/releases/tag/" in row.source}
     for name, row in table.releases.items():
+        if name in page_only:  # no branch read: the release page's server version, nothing else
+            assert row.source.endswith(f"/tag/v{server_version_of_release(name)}.0") and row.triton, name
+            assert not (row.onnxruntime or row.openvino or row.python or row.tensorrt), name
+            assert row.builds_tensorflow is None, name
+            continue
         assert f"/blob/r{name}/" in row.source, name  # never a neighbour's build.py
+        assert isinstance(row.builds_tensorflow, bool), name
         if row.notes:
             assert f"/blob/r{name}/" in row.notes, name
         if row.python:
@@ -143,6 +151,7 @@ def test_every_release_is_read_from_its_own_branch() -> None:
     assert table.releases["24.12"].python == "3.12" and table.releases["24.05"].python == "3.10"
     assert table.releases["25.03"].builds_tensorflow is False and table.releases["25.02"].builds_tensorflow
     assert table.onnxruntime_support_source.startswith("https://github.com/microsoft/onnxruntime/")
+    assert sorted(page_only) == ["26.09", "26.10", "26.11"] and table.releases["26.11"].triton == "2.75.0"
 
 
 def test_tensorrt_entries_name_their_own_releases_page() -> None:
@@ -411,6 +420,41 @@ def test_tensorflow_model_on_a_release_without_the_backend(tmp_path: Path) -> No
     code, body, _ = lint(repo, "--release", "25.03")
     assert code == 1 and findings(body) == [("tf", c.RUNBOOK_BACKEND_NOT_FOUND, c.IMPACT_CRITICAL)]
     assert lint(repo, "--release", "25.02")[1]["findings"] == []
+
+
+def test_a_release_read_from_its_page_only_says_what_it_did_not_check(tmp_path: Path) -> None:
+    env = (
+        'parameters: { key: "EXECUTION_ENV_PATH", '
+        'value: { string_value: "$$TRITON_MODEL_DIRECTORY/env.tar.gz" } }\n'
+    )
+    repo = seed(
+        tmp_path,
+        {
+            "py/config.pbtxt": cfg("py", 'backend: "python"', env),
+            "py/1/model.py": "",
+            "bare/config.pbtxt": cfg("bare", 'backend: "python"'),  # nothing the check would read
+            "bare/1/model.py": "",
+            "onnx/config.pbtxt": cfg("onnx", 'backend: "onnxruntime"'),
+            "onnx/1/model.onnx": onnx_model(10, {"": 21}),
+            "tf/config.pbtxt": cfg("tf", 'platform: "tensorflow_savedmodel"'),
+            "tf/1/model.savedmodel/saved_model.pb": b"\x08\x01",
+        },
+    )
+    conda_pack(repo / "py" / "env.tar.gz", "3.8")
+    code, body, err = lint(repo, "--release", "26.10")  # 2.74.0: its branch is not in the source read
+    assert code == 0, err
+    assert body["release"] == "26.10" and body["server_version"] == "2.74"
+    assert sorted(findings(body)) == [
+        ("onnx", c.RUNBOOK_LIBRARY_VERSION_MISMATCH, c.IMPACT_INFO),
+        ("py", c.RUNBOOK_PYTHON_MODULE_MISSING, c.IMPACT_INFO),
+        ("tf", c.RUNBOOK_BACKEND_NOT_FOUND, c.IMPACT_INFO),
+    ]
+    texts = {f["model"]: f["evidence"][0]["text"] for f in body["findings"]}
+    assert "does not know the ONNX Runtime of 26.10" in texts["onnx"] and "not checked" in texts["onnx"]
+    assert "does not know the TensorFlow backend of 26.10" in texts["tf"]
+    # a release whose branch says it cannot build TensorFlow still gets the error, not the note
+    on_26_08 = findings(lint(repo, "--release", "26.08")[1])
+    assert ("tf", c.RUNBOOK_BACKEND_NOT_FOUND, c.IMPACT_CRITICAL) in on_26_08
 
 
 def test_unknown_release_is_a_usage_error_naming_the_known_ones(tmp_path: Path) -> None:

@@ -2,8 +2,10 @@
 
 ``components.yaml`` holds, per release, the versions its own release branch names (build.py's version map,
 its CPU base image, the release notes kept beside it) with the file each came from; a field the branch
-does not name is null, and no value is carried over from a neighbouring release. ONNX Runtime's
-compatibility table gives the highest ONNX opset and IR version each ONNX Runtime minor release reads.
+does not name is null, and no value is carried over from a neighbouring release. A release whose branch
+could not be read (26.09 on) has a row from its GitHub release page: the server version, nothing else
+(`builds_tensorflow` null). ONNX Runtime's compatibility table gives the highest ONNX opset and IR version
+each ONNX Runtime minor release reads.
 Two fields are recorded beside the image's own: the TensorRT the Windows build pins (``tensorrt_windows``,
 another build's, never read as the Linux image's) and the PyTorch backend's LibTorch (``pytorch``, NGC's
 build string, no check uses it).
@@ -57,7 +59,8 @@ class Release:
     python: str | None
     """The container's Python minor (``"3.10"``): the interpreter its Python backend stub runs."""
     tensorrt: str | None
-    builds_tensorflow: bool
+    builds_tensorflow: bool | None
+    """False where the release's build.py cannot build the TensorFlow backend; None where it was not read."""
     """False where the release's build.py cannot build the TensorFlow backend (the image cannot ship it)."""
     source: str
     python_source: str | None = None
@@ -122,9 +125,9 @@ def _release(name: Any, row: Any) -> Release:
     for key, text in texts.items():
         if text is not None and not (isinstance(text, str) and text.strip()):
             raise _fail(f"release {name}: {key} must be a non-empty string")
-    builds_tf = row.get("builds_tensorflow")
-    if not isinstance(builds_tf, bool):
-        raise _fail(f"release {name}: builds_tensorflow must be true or false")
+    builds_tf = row.get("builds_tensorflow", "missing")
+    if not (builds_tf is None or isinstance(builds_tf, bool)):
+        raise _fail(f"release {name}: builds_tensorflow must be true, false or null (not read)")
     fields = {**values, "pytorch": torch, **urls, **texts}
     return Release(name, builds_tensorflow=builds_tf, **fields)  # type: ignore[arg-type]
 

@@ -229,6 +229,27 @@ def _plan_issues(model: ModelDir, target: Release, source: Release | None) -> li
     return [issue(plan, message, fix) for plan in plans]
 
 
+def _not_checked(model: ModelDir, backend: str | None, target: Release) -> Issue | None:
+    """An info note where the table does not know what the check needs of the target (a field its branch
+    does not name, or a row read from a release page only): unknown is not "no problem"."""
+    release = target.release
+    env = _env_path(model) if backend == PYTHON and not target.python else None
+    stub = backend == PYTHON and not target.python and (model.path / STUB).is_file()
+    if (env and env[1].exists()) or stub:
+        what, runbook = "the Python", c.RUNBOOK_PYTHON_MODULE_MISSING
+        fix = f"compare the environment's Python with `python3 --version` in the {release} image"
+    elif backend == "onnxruntime" and not target.onnxruntime:
+        what, runbook = "the ONNX Runtime", c.RUNBOOK_LIBRARY_VERSION_MISMATCH
+        fix = f"load the model once in the {release} image before the upgrade"
+    elif backend == "tensorflow" and target.builds_tensorflow is None:
+        what, runbook = "the TensorFlow backend", c.RUNBOOK_BACKEND_NOT_FOUND
+        fix = f"check that /opt/tritonserver/backends/tensorflow exists in the {release} image"
+    else:
+        return None
+    message = f"the component table does not know {what} of {release} (see docs/lint.md): not checked"
+    return config_issue(model, runbook, message, fix, "backend", "platform", severity=c.IMPACT_INFO)
+
+
 def check(repo: Repository, options: LintOptions) -> list[Issue]:
     target = options.release
     if target is None:
@@ -236,7 +257,10 @@ def check(repo: Repository, options: LintOptions) -> list[Issue]:
     issues: list[Issue] = []
     for model in repo.models.values():
         backend = backend_of(model.config)
-        if backend == PYTHON and target.python:
+        unknown = _not_checked(model, backend, target)
+        if unknown is not None:
+            issues.append(unknown)
+        elif backend == PYTHON and target.python:
             issues += _python_issues(model, target)
         elif backend == "onnxruntime":
             issues += _onnx_issues(model, target)
