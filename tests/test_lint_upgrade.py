@@ -303,15 +303,18 @@ def test_onnx_model_newer_than_the_releases_onnx_runtime(tmp_path: Path) -> None
     assert lint(repo)[1]["findings"] == []  # no --release: no upgrade check
 
 
+ENV_IN_MODEL_DIR = (
+    'parameters: { key: "EXECUTION_ENV_PATH", '
+    'value: { string_value: "$$TRITON_MODEL_DIRECTORY/env.tar.gz" } }\n'
+)
+"""A Python model's EXECUTION_ENV_PATH: the conda-pack archive env.tar.gz in its own directory."""
+
+
 def test_python_environment_for_another_python(tmp_path: Path) -> None:
-    env = (
-        'parameters: { key: "EXECUTION_ENV_PATH", '
-        'value: { string_value: "$$TRITON_MODEL_DIRECTORY/env.tar.gz" } }\n'
-    )
     repo = seed(
         tmp_path,
         {
-            "py/config.pbtxt": cfg("py", 'backend: "python"', env),
+            "py/config.pbtxt": cfg("py", 'backend: "python"', ENV_IN_MODEL_DIR),
             "py/1/model.py": "class TritonPythonModel:\n    pass\n",
         },
     )
@@ -423,14 +426,10 @@ def test_tensorflow_model_on_a_release_without_the_backend(tmp_path: Path) -> No
 
 
 def test_a_release_read_from_its_page_only_says_what_it_did_not_check(tmp_path: Path) -> None:
-    env = (
-        'parameters: { key: "EXECUTION_ENV_PATH", '
-        'value: { string_value: "$$TRITON_MODEL_DIRECTORY/env.tar.gz" } }\n'
-    )
     repo = seed(
         tmp_path,
         {
-            "py/config.pbtxt": cfg("py", 'backend: "python"', env),
+            "py/config.pbtxt": cfg("py", 'backend: "python"', ENV_IN_MODEL_DIR),
             "py/1/model.py": "",
             "bare/config.pbtxt": cfg("bare", 'backend: "python"'),  # nothing the check would read
             "bare/1/model.py": "",
