@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 
 from triton_sre import conventions as c
 from triton_sre.generate.rulefile import model_matchers
-from triton_sre.promql import Matcher, by, label_sets, num, rate
+from triton_sre.promql import Matcher, by, label_sets, num, selector
 from triton_sre.slo import SLO, Spec
 
 
@@ -25,17 +25,27 @@ def _slo_matchers(spec: Spec, slo: SLO) -> list[Matcher]:
     return [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
 
 
-def slo_parts(spec: Spec, slo: SLO) -> dict[str, str]:
-    """The SLI's parts per model at REC_RATE_WINDOW, recorded like the other SLOs' (slo_rules.py
-    `_part`): events per second (first tokens for ttft, output-token gaps for time_per_output_token)
-    and, of those, the ones within the threshold (its bucket). Longer windows average them."""
+def slo_selectors(spec: Spec, slo: SLO) -> dict[str, str]:
+    """The SLI's parts as series selectors: the histogram's count (events: first tokens for ttft,
+    output-token gaps for time_per_output_token) and the threshold's bucket (those within it). The
+    rules rate them (`slo_parts`), the report takes their increase over its range (report/slo.py)."""
     family = c.LLM_SLO_HISTOGRAMS[slo.type][0]
     ms = _slo_matchers(spec, slo)
     le = (c.LABEL_LE, "=~", le_regex_seconds(slo.threshold_s))
+    return {
+        c.SLO_PART_TOTAL: selector(family + "_count", ms),
+        c.SLO_PART_GOOD: selector(family + "_bucket", [*ms, le]),
+    }
+
+
+def slo_parts(spec: Spec, slo: SLO) -> dict[str, str]:
+    """The SLI's parts per model at REC_RATE_WINDOW, recorded like the other SLOs' (slo_rules.py
+    `_part`): events per second and, of those, the ones within the threshold. Longer windows average
+    them."""
     per_model = by(label_sets(spec.cluster_label).per_model)
     return {
-        c.SLO_PART_TOTAL: f"sum {per_model} ({rate(family + '_count', ms, c.REC_RATE_WINDOW)})",
-        c.SLO_PART_GOOD: f"sum {per_model} ({rate(family + '_bucket', [*ms, le], c.REC_RATE_WINDOW)})",
+        part: f"sum {per_model} (rate({sel}[{c.REC_RATE_WINDOW}]))"
+        for part, sel in slo_selectors(spec, slo).items()
     }
 
 

@@ -12,6 +12,7 @@ from triton_sre.generate import llm_slo
 from triton_sre.generate.rulefile import Rule, RuleFile, model_matchers, runbook_url
 from triton_sre.promql import (
     Matcher,
+    by,
     counter_rate,
     first_of,
     histogram_quantile,
@@ -82,13 +83,32 @@ def _part_rules(spec: Spec, slo: SLO, labels: Mapping[str, str]) -> list[Rule]:
     if slo.type == c.SLO_AVAILABILITY:
         parts[c.SLO_PART_BAD] = counter_rate(c.NV_REQUEST_FAILURE, [*ms, bad_reason_matcher(slo)], w, model)
     elif slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
-        hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
-        le = (c.LABEL_LE, "=~", le_regex(round(slo.threshold_s * 1000)))
-        parts[c.SLO_PART_TOTAL] = counter_rate(f"{hist}_count", ms, w, model)
-        parts[c.SLO_PART_GOOD] = counter_rate(f"{hist}_bucket", [*ms, le], w, model)
+        for part, sel in histogram_selectors(spec, slo).items():
+            parts[part] = f"sum {by(model)} (rate({sel}[{w}]))"
     return [
         {"record": c.rec_slo_part(part), "expr": expr, "labels": dict(labels)} for part, expr in parts.items()
     ]
+
+
+def histogram_selectors(spec: Spec, slo: SLO) -> dict[str, str]:
+    """A request-based latency SLI's parts as series selectors (`SLO_PART_TOTAL`: the histogram's
+    count, `SLO_PART_GOOD`: the threshold's bucket): what the rules rate, and the report's SLO section
+    takes the increase of over its range. An LLM SLO's are vLLM's histogram's (`llm_slo`)."""
+    if slo.type in c.LLM_SLO_TYPES:
+        return llm_slo.slo_selectors(spec, slo)
+    ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
+    hist = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
+    le = (c.LABEL_LE, "=~", le_regex(round(slo.threshold_s * 1000)))
+    return {
+        c.SLO_PART_TOTAL: selector(f"{hist}_count", ms),
+        c.SLO_PART_GOOD: selector(f"{hist}_bucket", [*ms, le]),
+    }
+
+
+def slice_bad_expr(spec: Spec, slo: SLO) -> str:
+    """The time-slice SLI's per-model expression: 1 for a bad slice, 0 for a good one (the recorded
+    `REC_SLO_SLICE_BAD`; the report evaluates it once per slice over its range)."""
+    return _slice_rule(spec, slo, {})["expr"]
 
 
 def bad_reason_matcher(slo: SLO) -> Matcher:

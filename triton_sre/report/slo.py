@@ -1,16 +1,18 @@
-"""The report's SLO section: per availability SLO of the spec, what the range did to it.
+"""The report's SLO section: per SLO of the spec, what the range did to it.
 
-Events are the alert rules' (`generate/slo_rules.py`, one source of truth): valid requests are Triton's
-success and failure counters of the SLO's job and models, bad ones the failures with the SLO's bad
-reasons (the same matchers). Per model (and per version when a model served several in the range):
-the increase of each counter over the range (the models table's per-series increases, read once with
-labels job and reason, filtered as the matchers select), the error ratio, the budget the range
-spent as a share of the SLO period's budget, and the first and last step whose trailing window's
-error ratio is above the objective's allowed ratio.
+Events are the alert rules' (`generate/slo_rules.py`, one source of truth). Availability: valid
+requests are Triton's success and failure counters of the SLO's job and models, bad ones the failures
+with the SLO's bad reasons (the same matchers; the models table's per-series increases, read once
+with labels job and reason, filtered as the matchers select). Request-based latency and LLM SLIs:
+the histogram's count and the threshold's bucket the rules rate (`histogram_selectors`), their
+increase over the range per series (resets counted, no extrapolation); bad = count - bucket. Time
+slices: the rules' bad-slice expression (`slice_bad_expr`) evaluated once per slice over the range,
+per model. Per model (and per version when a model served several in the range): the events, the
+error ratio, the budget the range spent as a share of the SLO period's budget, and the first and last
+step whose trailing window's error ratio is above the objective's allowed ratio.
 
 Budget spent = bad / (allowed ratio × expected events over the period), the expected events being
-the range's request rate over the whole period: the assumption the report states beside it.
-Latency and LLM SLOs are named as left out (their time-slice and histogram SLIs are not read here).
+the range's event rate over the whole period: the assumption the report states beside it.
 """
 
 from __future__ import annotations
@@ -24,13 +26,19 @@ import numpy as np
 import pandas as pd
 
 from triton_sre import conventions as c
+from triton_sre.durations import format_duration
 from triton_sre.generate.rulefile import model_matchers
-from triton_sre.generate.slo_rules import bad_reason_matcher, is_bad_reason
+from triton_sre.generate.slo_rules import (
+    bad_reason_matcher,
+    histogram_selectors,
+    is_bad_reason,
+    slice_bad_expr,
+)
 from triton_sre.promql import Matcher, by, selector
 from triton_sre.report.figures import ALL_VERSIONS, version_order
-from triton_sre.report.increases import ROW, fold_increases, keyed, split_key
+from triton_sre.report.increases import ROW, fold_increases, increase_rows, keyed, split_key
 from triton_sre.report.queries import MODEL_VERSION
-from triton_sre.slo import SLO, Spec
+from triton_sre.slo import SLO, Spec, window_seconds
 
 __all__ = [
     "BAD",
@@ -47,7 +55,11 @@ __all__ = [
 BAD = c.SLO_PART_BAD
 SUCCESS = c.SLO_PART_SUCCESS
 FAILURE = c.SLO_PART_FAILURE
-PARTS = (BAD, SUCCESS, FAILURE)
+TOTAL = c.SLO_PART_TOTAL
+GOOD = c.SLO_PART_GOOD
+PARTS = (BAD, SUCCESS, FAILURE)  # availability's; a histogram's: (TOTAL, GOOD); time slices': (TOTAL, BAD)
+# how a table's SLI counts its events (SLOTable.sli)
+SLI_REQUESTS, SLI_HISTOGRAM, SLI_SLICES = "requests", "histogram", "time slices"
 COLUMNS = (
     "model",
     "version",
@@ -66,21 +78,16 @@ class SLOTable:
 
     slo: SLO
     rows: pd.DataFrame
+    sli: str = SLI_REQUESTS  # SLI_REQUESTS (availability), SLI_HISTOGRAM or SLI_SLICES
+    sources: tuple[str, ...] = ()  # time slices: the latency sources the rules' expression used
 
 
 @dataclass(frozen=True)
 class SLOSection:
     tables: tuple[SLOTable, ...] = ()
-    left_out: tuple[SLO, ...] = ()
     window: str = ""  # the trailing window each step's error ratio is over
     seconds: float = 0.0  # the range's length
     source: str = ""  # the spec the SLOs come from
-
-
-def judged(spec: Spec) -> tuple[tuple[SLO, ...], tuple[SLO, ...]]:
-    """The spec's SLOs the section computes (availability), and those it names as left out."""
-    kept = tuple(s for s in spec.slos if s.type == c.SLO_AVAILABILITY)
-    return kept, tuple(s for s in spec.slos if s.type != c.SLO_AVAILABILITY)
 
 
 def slo_selectors(spec: Spec, slo: SLO) -> dict[str, str]:
@@ -141,19 +148,30 @@ def _above(bad: pd.Series, valid: pd.Series, allowed: float, keys: list[str]) ->
     return pd.DataFrame({"first_above": grouped.min(), "last_above": grouped.max()})
 
 
+def _valid_bad(parts: Mapping[str, pd.Series]) -> tuple[pd.Series, pd.Series]:
+    """(valid, bad) events from an SLI's parts: availability's success + failure and bad; a histogram
+    SLI's total and total - good (never below 0); time slices' total and bad."""
+    if TOTAL not in parts:
+        return parts[SUCCESS].add(parts[FAILURE], fill_value=0.0), parts[BAD]
+    total = parts[TOTAL]
+    if BAD in parts:
+        return total, parts[BAD]
+    return total, total.sub(parts[GOOD], fill_value=0.0).clip(lower=0.0)
+
+
 def slo_table(
     slo: SLO, totals: Mapping[str, pd.DataFrame], steps: Mapping[str, pd.DataFrame], seconds: float
 ) -> pd.DataFrame:
-    """`slo`'s rows over a range of `seconds`: `totals` the increase rows of each part (`PARTS`) over
-    the range, `steps` each part's per-step increase over the trailing window, per model version.
+    """`slo`'s rows over a range of `seconds`: `totals` the increase rows of each part (`PARTS`, or a
+    histogram's or time slices' parts: `_valid_bad`) over the range, `steps` each part's per-step
+    increase over the trailing window, per model version.
 
     A row per model with requests; a model with requests in several versions gets a total row
     (version `ALL_VERSIONS`) and a row per such version. Budget spent: bad / (allowed ratio ×
     requests × period / `seconds`), the range's request rate held over the whole period; a version's
     is its share of its model's budget."""
     allowed = float(slo.budget)
-    bad, success, failure = (_per_version(totals[p]) for p in PARTS)
-    valid = success.add(failure, fill_value=0.0)
+    valid, bad = _valid_bad({p: _per_version(rows) for p, rows in totals.items()})
     valid = valid[valid > 0]
     if valid.empty:
         return pd.DataFrame(columns=list(COLUMNS))
@@ -162,8 +180,7 @@ def slo_table(
     count = versions.groupby(level=c.LABEL_MODEL, sort=False).size()
     expected = models["requests"] * slo.period_s / seconds
     per_bad = 1.0 / (allowed * expected)  # of the model's budget, for its versions too
-    s_bad, s_success, s_failure = (_steps(steps[p]) for p in PARTS)
-    s_valid = s_success.add(s_failure, fill_value=0.0)
+    s_valid, s_bad = _valid_bad({p: _steps(frame) for p, frame in steps.items()})
     model_keys, version_keys = [c.LABEL_MODEL], [c.LABEL_MODEL, c.LABEL_VERSION]
 
     def per_model(series: pd.Series) -> pd.Series:
@@ -234,6 +251,77 @@ def slo_totals(
     return {BAD: failure[bad], SUCCESS: own(c.NV_REQUEST_SUCCESS), FAILURE: failure}
 
 
+KEEP = (c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID)  # a histogram part's labels, per series
+
+
+def histogram_table(
+    client: Any, spec: Spec, slo: SLO, span: tuple[float, float, float], window: str
+) -> SLOTable:
+    """A request-based latency or LLM SLO's rows: the increase over the range of each series of the
+    rules' parts (`histogram_selectors`), and each part's increase over the trailing `window` per step."""
+    start, end, step = span
+    selectors = histogram_selectors(spec, slo)
+    totals = {
+        part: increase_rows(client.read_increases(sel, start, end, step, KEEP))
+        for part, sel in selectors.items()
+    }
+    steps = {part: client.frame_range(step_expr(sel, window), *span) for part, sel in selectors.items()}
+    return SLOTable(slo, slo_table(slo, totals, steps, end - start), SLI_HISTOGRAM)
+
+
+def slices_table(
+    client: Any, spec: Spec, slo: SLO, span: tuple[float, float, float], window: str, skip: set[str]
+) -> SLOTable:
+    """A latency SLO's time-slice rows, per model but those in `skip` (judged on the histogram): the
+    rules' bad-slice expression at the end of each slice of the range (TOTAL: slices with traffic,
+    BAD: the bad ones), and per step, over the trailing window (at least a slice), the same two counts."""
+    start, end, _step = span
+    expr, slice_s = slice_bad_expr(spec, slo), window_seconds(slo.time_slice)
+    frame = client.frame_range(expr, start + slice_s, end, slice_s)
+    sources = tuple(sorted(set(frame.get(c.L_LATENCY_SOURCE, pd.Series(dtype=object)).dropna())))
+    if not sources and not frame.empty:  # nothing but averages: the rule carries no label on its branches
+        sources = (c.LATENCY_SOURCE_AVERAGE,)
+    trailing = format_duration(max(window_seconds(window), slice_s))
+
+    def own(rows: pd.DataFrame) -> pd.DataFrame:
+        if rows.empty or c.LABEL_MODEL not in rows.columns:
+            return pd.DataFrame(columns=[c.LABEL_MODEL, "timestamp", "value"])
+        return rows[~rows[c.LABEL_MODEL].isin(skip)]
+
+    grouped = own(frame).groupby(c.LABEL_MODEL)["value"]
+    totals = {
+        part: folded.rename("increase").reset_index().assign(version="")
+        for part, folded in ((TOTAL, grouped.count()), (BAD, grouped.sum()))
+    }
+    steps = {
+        part: own(
+            client.frame_range(
+                f"sum {by((c.LABEL_MODEL,))} ({fn}(({expr})[{trailing}:{slo.time_slice}]))", *span
+            )
+        )
+        for part, fn in ((TOTAL, "count_over_time"), (BAD, "sum_over_time"))
+    }
+    return SLOTable(slo, slo_table(slo, totals, steps, end - start), SLI_SLICES, sources)
+
+
+def latency_tables(
+    client: Any, spec: Spec, slo: SLO, span: tuple[float, float, float], window: str
+) -> list[SLOTable]:
+    """A latency or LLM SLO's tables, as its rules judge it: an LLM SLO and `latency_sli: histogram` on
+    the histogram; `time_slice` on slices; `auto` on the histogram for models that have it, slices for
+    the rest (a table each, the histogram's left out when no model has it)."""
+    tables = []
+    skip: set[str] = set()
+    if slo.type in c.LLM_SLO_TYPES or slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
+        histogram = histogram_table(client, spec, slo, span, window)
+        skip = set(histogram.rows["model"])
+        if skip or slo.latency_sli == c.LATENCY_SLI_HISTOGRAM or slo.type in c.LLM_SLO_TYPES:
+            tables.append(histogram)
+    if slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM:
+        tables.append(slices_table(client, spec, slo, span, window, skip))
+    return tables
+
+
 def slo_section(
     client: Any,
     spec: Spec,
@@ -241,28 +329,31 @@ def slo_section(
     window: str,
     increases: Mapping[str, pd.DataFrame],
 ) -> SLOSection:
-    """The section of `spec`'s SLOs over `span` (start, end, step): the totals from the report's
-    per-series `increases` of the request counters (`slo_totals`), and from Prometheus (`client`,
-    the report's `PrometheusClient`) each part's increase per model version over the trailing
-    `window` (the charts' rate window) at each step, aggregated by Prometheus."""
+    """The section of `spec`'s SLOs over `span` (start, end, step). Availability: the totals from the
+    report's per-series `increases` of the request counters (`slo_totals`), and from Prometheus
+    (`client`, the report's `PrometheusClient`) each part's increase per model version over the
+    trailing `window` (the charts' rate window) at each step, aggregated by Prometheus. Latency and
+    LLM SLOs: `latency_tables`."""
     start, end, step = span
-    kept, left_out = judged(spec)
     tables = []
-    for slo in kept:
+    for slo in spec.slos:
+        if slo.type != c.SLO_AVAILABILITY:
+            tables.extend(latency_tables(client, spec, slo, span, window))
+            continue
         totals = slo_totals(spec, slo, increases, _models(client, spec, slo, end, end - start))
         steps = {
             part: client.frame_range(step_expr(sel, window), start, end, step)
             for part, sel in slo_selectors(spec, slo).items()
         }
         tables.append(SLOTable(slo, slo_table(slo, totals, steps, end - start)))
-    return SLOSection(tuple(tables), left_out, window, end - start, spec.source)
+    return SLOSection(tuple(tables), window, end - start, spec.source)
 
 
 # -- presentation (render.py lays it out as Markdown, HTML and CSV) ----------------------------------
 HEADERS = {
     "model": "model",
     "version": "version",
-    "requests": "requests",
+    "requests": "events",
     "bad": "bad",
     "error_ratio": "error ratio",
     "budget_spent": "budget spent",
@@ -295,20 +386,44 @@ def _cell(column: str, value: Any) -> str:
 def section_intro(section: SLOSection) -> list[str]:
     """The lines under the section's title: where the SLOs come from, what the columns assume."""
     lines = [
-        f"SLOs of {section.source}; events as the alert rules count them (valid requests: successes and "
-        "failures of the SLO's job and models; bad: failures with its bad reasons), per model.",
+        f"SLOs of {section.source}; events as the alert rules count them, per model (each table says "
+        "which: requests, a histogram's observations or time slices).",
         f"Budget spent: bad / (allowed ratio × expected requests over the SLO's period), assuming the "
-        f"request rate of these {section.seconds / 60:.1f} min holds over the whole period; a version's "
+        f"event rate of these {section.seconds / 60:.1f} min holds over the whole period; a version's "
         "share is of its model's budget.",
         f"First and last step above objective: steps whose error ratio over the trailing {section.window} "
         f"is above the allowed ratio (errors began up to {section.window} before the first; ended before "
         "the last).",
     ]
-    lines += [
-        f"Left out: {s.name} ({s.type}): the section computes availability SLOs only."
-        for s in section.left_out
-    ]
     return lines
+
+
+def sli_text(table: SLOTable) -> str:
+    """What `table`'s events are and which are bad, as its rules count them (and, for time slices on
+    Triton's summaries, what the figure is not)."""
+    slo = table.slo
+    ms = f"{slo.threshold_s * 1000:g} ms"
+    if table.sli == SLI_REQUESTS:
+        return "events: requests (successes and failures); bad: failures with the SLO's bad reasons"
+    if table.sli == SLI_HISTOGRAM:
+        family = (
+            c.LLM_SLO_HISTOGRAMS[slo.type][0]
+            if slo.type in c.LLM_SLO_TYPES
+            else (c.NV_FIRST_RESPONSE_HISTOGRAM_MS)
+        )
+        return f"events: observations of {family}; bad: those above {ms} (count minus the {ms} bucket)"
+    quantile = c.quantile_name(slo.quantile)
+    words = {
+        c.LATENCY_SOURCE_SUMMARY: f"Triton's {quantile} summary at the slice's end (its sliding window of "
+        "about a minute, the worst server): not the slice's own quantile, nor a count of slow requests",
+        c.LATENCY_SOURCE_HISTOGRAM: f"the slice's {quantile} from the histogram (histogram_quantile)",
+        c.LATENCY_SOURCE_AVERAGE: "the slice's average latency (a model with neither summary nor histogram)",
+    }
+    judged = "; ".join(words.get(source, source) for source in table.sources) or "no slice with traffic"
+    return (
+        f"events: {slo.time_slice} slices with traffic, per model; bad: a slice whose latency is above "
+        f"{ms}, by {judged}"
+    )
 
 
 def slo_blocks(section: SLOSection) -> list[tuple[str, list[list[str]]]]:
@@ -318,7 +433,7 @@ def slo_blocks(section: SLOSection) -> list[tuple[str, list[list[str]]]]:
         slo = table.slo
         title = (
             f"{slo.name}: {slo.objective}% over {slo.period} ({slo.models.describe()}), "
-            f"allowed error ratio {float(slo.budget) * 100:g}%"
+            f"allowed error ratio {float(slo.budget) * 100:g}%; {sli_text(table)}"
         )
         rows = [[_cell(k, row[k]) for k in HEADERS] for row in table.rows.to_dict("records")]
         blocks.append((title, rows))
@@ -331,10 +446,15 @@ def slo_frame(section: SLOSection) -> pd.DataFrame:
         table.rows.assign(
             first_above=table.rows["first_above"].map(_rfc3339),
             last_above=table.rows["last_above"].map(_rfc3339),
-        ).assign(slo=table.slo.name, objective_percent=float(table.slo.objective), period=table.slo.period)
+        ).assign(
+            slo=table.slo.name,
+            objective_percent=float(table.slo.objective),
+            period=table.slo.period,
+            sli=table.sli,
+        )
         for table in section.tables
     ]
-    columns = ["slo", "objective_percent", "period", *COLUMNS]
+    columns = ["slo", "objective_percent", "period", "sli", *COLUMNS]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
 
 
