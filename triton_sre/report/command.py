@@ -346,8 +346,10 @@ def _build(
     reduced = {family: keep for family in (*c.PER_MODEL_COUNTERS, *TOKEN_FAMILIES)}
     # the SLO section filters the request counters by the rules' job and failure reasons (report/slo.py);
     # the recommendations leave failures REJECTED/CANCELED in the queue out of the batching bound
-    reduced[c.NV_REQUEST_SUCCESS] = (*keep, c.LABEL_JOB)
-    reduced[c.NV_REQUEST_FAILURE] = (*keep, c.LABEL_JOB, c.LABEL_REASON)
+    # (and by cluster, with the spec's cluster_label: the rules judge each cluster apart)
+    cluster = (slo_spec.cluster_label,) if slo_spec is not None and slo_spec.cluster_label else ()
+    reduced[c.NV_REQUEST_SUCCESS] = (*keep, c.LABEL_JOB, *cluster)
+    reduced[c.NV_REQUEST_FAILURE] = (*keep, c.LABEL_JOB, c.LABEL_REASON, *cluster)
     reduced[HISTOGRAM_BUCKETS] = (*keep, c.LABEL_LE)
     increases = {
         family: increase_rows(

@@ -22,8 +22,9 @@ from triton_sre.report.charts import CHARTS
 from triton_sre.report.figures import ALL_VERSIONS, Summary
 from triton_sre.report.llm import LLM_HEADERS
 from triton_sre.report.recommend import Recommendation
-from triton_sre.report.slo import HEADERS as SLO_HEADERS
-from triton_sre.report.slo import SLOSection, section_intro, slo_blocks, slo_frame
+from triton_sre.report.slo import SLOSection
+from triton_sre.report.slo_text import HEADERS as SLO_HEADERS
+from triton_sre.report.slo_text import section_intro, slo_blocks, slo_frame
 
 __all__ = [
     "HEADERS",

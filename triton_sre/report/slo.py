@@ -80,6 +80,7 @@ class SLOTable:
     rows: pd.DataFrame
     sli: str = SLI_REQUESTS  # SLI_REQUESTS (availability), SLI_HISTOGRAM or SLI_SLICES
     sources: tuple[str, ...] = ()  # time slices: the latency sources the rules' expression used
+    cluster: str | None = None  # the cluster's value when the spec has a cluster_label (a table each)
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,55 @@ def slo_selectors(spec: Spec, slo: SLO) -> dict[str, str]:
     }
 
 
-def step_expr(counter: str, window: str) -> str:
-    """The counter's increase over the trailing `window` at each step, per model version."""
-    return f"sum {by(MODEL_VERSION)} (increase({counter}[{window}]))"
+def step_expr(counter: str, window: str, cluster_label: str | None = None) -> str:
+    """The counter's increase over the trailing `window` at each step, per model version (and
+    cluster, with a `cluster_label`)."""
+    return f"sum {by((*_clusters(cluster_label), *MODEL_VERSION))} (increase({counter}[{window}]))"
+
+
+def _clusters(cluster_label: str | None) -> tuple[str, ...]:
+    return (cluster_label,) if cluster_label else ()
+
+
+def cluster_tables(
+    slo: SLO,
+    parts: tuple[Mapping[str, pd.DataFrame], Mapping[str, pd.DataFrame]],
+    seconds: float,
+    cluster_label: str | None,
+    sli: str = SLI_REQUESTS,
+    sources: tuple[str, ...] = (),
+) -> list[SLOTable]:
+    """`slo`'s tables from `parts` (the totals and steps of `slo_table`): one, or with a
+    `cluster_label` one per cluster among the parts' series (the rules judge each cluster's model
+    apart: their budgets are not added up)."""
+    totals, steps = parts
+    if not cluster_label:
+        return [SLOTable(slo, slo_table(slo, totals, steps, seconds), sli, sources)]
+
+    def values(frame: pd.DataFrame) -> set[str]:
+        return set(frame[cluster_label].fillna("").astype(str)) if cluster_label in frame.columns else set()
+
+    def of(frame: pd.DataFrame, value: str) -> pd.DataFrame:
+        if cluster_label not in frame.columns:
+            return frame.iloc[0:0]
+        return frame[frame[cluster_label].fillna("").astype(str) == value]
+
+    found = set().union(*(values(f) for f in (*totals.values(), *steps.values())))
+    return [
+        SLOTable(
+            slo,
+            slo_table(
+                slo,
+                {p: of(f, value) for p, f in totals.items()},
+                {p: of(f, value) for p, f in steps.items()},
+                seconds,
+            ),
+            sli,
+            sources,
+            value,
+        )
+        for value in sorted(found)
+    ]
 
 
 def _empty_index(names: list[str]) -> pd.Index:
@@ -254,27 +301,36 @@ def slo_totals(
 KEEP = (c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID)  # a histogram part's labels, per series
 
 
-def histogram_table(
+def histogram_tables(
     client: Any, spec: Spec, slo: SLO, span: tuple[float, float, float], window: str
-) -> SLOTable:
+) -> list[SLOTable]:
     """A request-based latency or LLM SLO's rows: the increase over the range of each series of the
     rules' parts (`histogram_selectors`), and each part's increase over the trailing `window` per step."""
     start, end, step = span
-    selectors = histogram_selectors(spec, slo)
+    selectors, keep = histogram_selectors(spec, slo), (*KEEP, *_clusters(spec.cluster_label))
     totals = {
-        part: increase_rows(client.read_increases(sel, start, end, step, KEEP))
+        part: increase_rows(client.read_increases(sel, start, end, step, keep))
         for part, sel in selectors.items()
     }
-    steps = {part: client.frame_range(step_expr(sel, window), *span) for part, sel in selectors.items()}
-    return SLOTable(slo, slo_table(slo, totals, steps, end - start), SLI_HISTOGRAM)
+    steps = {
+        part: client.frame_range(step_expr(sel, window, spec.cluster_label), *span)
+        for part, sel in selectors.items()
+    }
+    return cluster_tables(slo, (totals, steps), end - start, spec.cluster_label, SLI_HISTOGRAM)
 
 
-def slices_table(
-    client: Any, spec: Spec, slo: SLO, span: tuple[float, float, float], window: str, skip: set[str]
-) -> SLOTable:
-    """A latency SLO's time-slice rows, per model but those in `skip` (judged on the histogram): the
-    rules' bad-slice expression at the end of each slice of the range (TOTAL: slices with traffic,
-    BAD: the bad ones), and per step, over the trailing window (at least a slice), the same two counts."""
+def slices_tables(
+    client: Any,
+    spec: Spec,
+    slo: SLO,
+    span: tuple[float, float, float],
+    window: str,
+    skip: set[tuple[str, str]],
+) -> list[SLOTable]:
+    """A latency SLO's time-slice rows, per model but the (cluster, model) pairs in `skip` (judged on
+    the histogram): the rules' bad-slice expression at the end of each slice of the range (TOTAL:
+    slices with traffic, BAD: the bad ones), and per step, over the trailing window (at least a
+    slice), the same two counts."""
     start, end, _step = span
     expr, slice_s = slice_bad_expr(spec, slo), window_seconds(slo.time_slice)
     frame = client.frame_range(expr, start + slice_s, end, slice_s)
@@ -282,26 +338,28 @@ def slices_table(
     if not sources and not frame.empty:  # nothing but averages: the rule carries no label on its branches
         sources = (c.LATENCY_SOURCE_AVERAGE,)
     trailing = format_duration(max(window_seconds(window), slice_s))
+    cluster = _clusters(spec.cluster_label)
+    labels = [*cluster, c.LABEL_MODEL]
 
     def own(rows: pd.DataFrame) -> pd.DataFrame:
         if rows.empty or c.LABEL_MODEL not in rows.columns:
-            return pd.DataFrame(columns=[c.LABEL_MODEL, "timestamp", "value"])
-        return rows[~rows[c.LABEL_MODEL].isin(skip)]
+            return pd.DataFrame(columns=[*labels, "timestamp", "value"])
+        rows = rows.assign(**{label: rows.get(label, "") for label in cluster})
+        keys = zip(rows[cluster[0]] if cluster else [""] * len(rows), rows[c.LABEL_MODEL], strict=True)
+        return rows[[key not in skip for key in keys]]
 
-    grouped = own(frame).groupby(c.LABEL_MODEL)["value"]
+    grouped = own(frame).groupby(labels)["value"]
     totals = {
         part: folded.rename("increase").reset_index().assign(version="")
         for part, folded in ((TOTAL, grouped.count()), (BAD, grouped.sum()))
     }
     steps = {
         part: own(
-            client.frame_range(
-                f"sum {by((c.LABEL_MODEL,))} ({fn}(({expr})[{trailing}:{slo.time_slice}]))", *span
-            )
+            client.frame_range(f"sum {by(labels)} ({fn}(({expr})[{trailing}:{slo.time_slice}]))", *span)
         )
         for part, fn in ((TOTAL, "count_over_time"), (BAD, "sum_over_time"))
     }
-    return SLOTable(slo, slo_table(slo, totals, steps, end - start), SLI_SLICES, sources)
+    return cluster_tables(slo, (totals, steps), end - start, spec.cluster_label, SLI_SLICES, sources)
 
 
 def latency_tables(
@@ -311,14 +369,14 @@ def latency_tables(
     the histogram; `time_slice` on slices; `auto` on the histogram for models that have it, slices for
     the rest (a table each, the histogram's left out when no model has it)."""
     tables = []
-    skip: set[str] = set()
+    skip: set[tuple[str, str]] = set()
     if slo.type in c.LLM_SLO_TYPES or slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
-        histogram = histogram_table(client, spec, slo, span, window)
-        skip = set(histogram.rows["model"])
+        histogram = histogram_tables(client, spec, slo, span, window)
+        skip = {(t.cluster or "", str(m)) for t in histogram for m in t.rows["model"]}
         if skip or slo.latency_sli == c.LATENCY_SLI_HISTOGRAM or slo.type in c.LLM_SLO_TYPES:
-            tables.append(histogram)
+            tables.extend(histogram)
     if slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM:
-        tables.append(slices_table(client, spec, slo, span, window, skip))
+        tables.extend(slices_tables(client, spec, slo, span, window, skip))
     return tables
 
 
@@ -342,123 +400,8 @@ def slo_section(
             continue
         totals = slo_totals(spec, slo, increases, _models(client, spec, slo, end, end - start))
         steps = {
-            part: client.frame_range(step_expr(sel, window), start, end, step)
+            part: client.frame_range(step_expr(sel, window, spec.cluster_label), start, end, step)
             for part, sel in slo_selectors(spec, slo).items()
         }
-        tables.append(SLOTable(slo, slo_table(slo, totals, steps, end - start)))
+        tables.extend(cluster_tables(slo, (totals, steps), end - start, spec.cluster_label))
     return SLOSection(tuple(tables), window, end - start, spec.source)
-
-
-# -- presentation (render.py lays it out as Markdown, HTML and CSV) ----------------------------------
-HEADERS = {
-    "model": "model",
-    "version": "version",
-    "requests": "events",
-    "bad": "bad",
-    "error_ratio": "error ratio",
-    "budget_spent": "budget spent",
-    "first_above": "first step above objective",
-    "last_above": "last step above objective",
-}
-
-
-def _clock(ts: float) -> str:
-    return (
-        "–" if not math.isfinite(ts) else pd.Timestamp(ts, unit="s", tz="UTC").strftime("%Y-%m-%d %H:%M:%S")
-    )
-
-
-def _cell(column: str, value: Any) -> str:
-    if column in ("model", "version"):
-        return str(value) or "–"
-    if column in ("first_above", "last_above"):
-        return _clock(float(value))
-    number = float(value)
-    if not math.isfinite(number):
-        return "–"
-    if column in ("requests", "bad"):
-        return f"{number:,.0f}"
-    if column == "error_ratio":
-        return f"{number * 100:.3g}%"
-    return f"{number * 100:.3g}%"  # budget spent
-
-
-def section_intro(section: SLOSection) -> list[str]:
-    """The lines under the section's title: where the SLOs come from, what the columns assume."""
-    lines = [
-        f"SLOs of {section.source}; events as the alert rules count them, per model (each table says "
-        "which: requests, a histogram's observations or time slices).",
-        f"Budget spent: bad / (allowed ratio × expected requests over the SLO's period), assuming the "
-        f"event rate of these {section.seconds / 60:.1f} min holds over the whole period; a version's "
-        "share is of its model's budget.",
-        f"First and last step above objective: steps whose error ratio over the trailing {section.window} "
-        f"is above the allowed ratio (errors began up to {section.window} before the first; ended before "
-        "the last).",
-    ]
-    return lines
-
-
-def sli_text(table: SLOTable) -> str:
-    """What `table`'s events are and which are bad, as its rules count them (and, for time slices on
-    Triton's summaries, what the figure is not)."""
-    slo = table.slo
-    ms = f"{slo.threshold_s * 1000:g} ms"
-    if table.sli == SLI_REQUESTS:
-        return "events: requests (successes and failures); bad: failures with the SLO's bad reasons"
-    if table.sli == SLI_HISTOGRAM:
-        family = (
-            c.LLM_SLO_HISTOGRAMS[slo.type][0]
-            if slo.type in c.LLM_SLO_TYPES
-            else (c.NV_FIRST_RESPONSE_HISTOGRAM_MS)
-        )
-        return f"events: observations of {family}; bad: those above {ms} (count minus the {ms} bucket)"
-    quantile = c.quantile_name(slo.quantile)
-    words = {
-        c.LATENCY_SOURCE_SUMMARY: f"Triton's {quantile} summary at the slice's end (its sliding window of "
-        "about a minute, the worst server): not the slice's own quantile, nor a count of slow requests",
-        c.LATENCY_SOURCE_HISTOGRAM: f"the slice's {quantile} from the histogram (histogram_quantile)",
-        c.LATENCY_SOURCE_AVERAGE: "the slice's average latency (a model with neither summary nor histogram)",
-    }
-    judged = "; ".join(words.get(source, source) for source in table.sources) or "no slice with traffic"
-    return (
-        f"events: {slo.time_slice} slices with traffic, per model; bad: a slice whose latency is above "
-        f"{ms}, by {judged}"
-    )
-
-
-def slo_blocks(section: SLOSection) -> list[tuple[str, list[list[str]]]]:
-    """(title, rows of cells under `HEADERS`) per SLO."""
-    blocks = []
-    for table in section.tables:
-        slo = table.slo
-        title = (
-            f"{slo.name}: {slo.objective}% over {slo.period} ({slo.models.describe()}), "
-            f"allowed error ratio {float(slo.budget) * 100:g}%; {sli_text(table)}"
-        )
-        rows = [[_cell(k, row[k]) for k in HEADERS] for row in table.rows.to_dict("records")]
-        blocks.append((title, rows))
-    return blocks
-
-
-def slo_frame(section: SLOSection) -> pd.DataFrame:
-    """Every SLO's rows in one frame (column ``slo`` first; step times as RFC 3339)."""
-    frames = [
-        table.rows.assign(
-            first_above=table.rows["first_above"].map(_rfc3339),
-            last_above=table.rows["last_above"].map(_rfc3339),
-        ).assign(
-            slo=table.slo.name,
-            objective_percent=float(table.slo.objective),
-            period=table.slo.period,
-            sli=table.sli,
-        )
-        for table in section.tables
-    ]
-    columns = ["slo", "objective_percent", "period", "sli", *COLUMNS]
-    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
-
-
-def _rfc3339(ts: float) -> str:
-    return (
-        "" if not math.isfinite(ts) else pd.Timestamp(ts, unit="s", tz="UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
-    )

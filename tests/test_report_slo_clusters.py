@@ -1,0 +1,77 @@
+"""The report's SLO section with the spec's `cluster_label`: a table per cluster, as the rules judge
+each cluster's model apart, through the CLI against a real Prometheus holding two clusters' ten
+minutes (backfilled). Cluster `a`'s ranker fails 1 request in 10 and answers every request within
+500 ms; cluster `b`'s never fails and answers half its requests slower than 500 ms."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from backfilled_prometheus import Series, backfilled
+from test_report_answers import run
+from test_report_slo_kinds import SCRAPE, SCRAPES, SPEC, T0, _counter
+
+from triton_sre import conventions as c
+from triton_sre.data import shipped
+from triton_sre.report.slo import SLI_HISTOGRAM, SLI_REQUESTS
+from triton_sre.slo import DEFAULT_SPEC_FILE, load_spec
+
+CLUSTER = "cluster"  # the spec's cluster_label
+AVAILABILITY, LATENCY = (
+    next(s.name for s in SPEC.slos if s.type == k) for k in (c.SLO_AVAILABILITY, c.SLO_LATENCY)
+)
+HIST = c.NV_FIRST_RESPONSE_HISTOGRAM_MS
+BAD_REASON = next(r for r in c.FAILURE_REASONS if r != c.FAILURE_REASON_CANCELED)
+
+
+def _labels(cluster: str, **more: str) -> dict[str, str]:
+    base = {c.LABEL_JOB: SPEC.triton_job, c.LABEL_MODEL: "ranker", c.LABEL_VERSION: "1", CLUSTER: cluster}
+    return {**base, **more}
+
+
+def _series() -> list[Series]:
+    at = lambda v: _counter(lambda i: v)  # noqa: E731
+    return [
+        (c.NV_REQUEST_SUCCESS, _labels("a"), at(9.0)),
+        (c.NV_REQUEST_FAILURE, _labels("a", **{c.LABEL_REASON: BAD_REASON}), at(1.0)),
+        (c.NV_REQUEST_SUCCESS, _labels("b"), at(10.0)),
+        (f"{HIST}_count", _labels("a"), at(10.0)),
+        (f"{HIST}_bucket", _labels("a", **{c.LABEL_LE: "500"}), at(10.0)),
+        (f"{HIST}_count", _labels("b"), at(10.0)),
+        (f"{HIST}_bucket", _labels("b", **{c.LABEL_LE: "500"}), at(5.0)),
+    ]
+
+
+def test_each_cluster_gets_its_own_rows(tmp_path: Path) -> None:
+    spec = (
+        shipped(DEFAULT_SPEC_FILE)
+        .read_text(encoding="utf-8")
+        .replace(f"# cluster_label: {CLUSTER}", f"cluster_label: {CLUSTER}")
+    )
+    (tmp_path / "slos.yaml").write_text(spec, encoding="utf-8")
+    assert load_spec(tmp_path / "slos.yaml").cluster_label == CLUSTER
+    with backfilled(tmp_path / "prom", _series()) as prom:
+        code, _out, err = run(
+            prom.url,
+            tmp_path / "out",
+            "--start",
+            f"{T0:.0f}",
+            "--end",
+            f"{T0 + SCRAPE * SCRAPES:.0f}",
+            "--step",
+            f"{SCRAPE:.0f}",
+            "--slo-file",
+            str(tmp_path / "slos.yaml"),
+        )
+    assert code == c.EXIT_OK, err
+    rows = list(csv.DictReader((tmp_path / "out" / "slos.csv").open(encoding="utf-8")))
+    got = {(r["slo"], r["sli"], r[CLUSTER], r["model"]): (r["requests"], r["bad"]) for r in rows}
+    assert got == {
+        (AVAILABILITY, SLI_REQUESTS, "a", "ranker"): ("400", "40"),
+        (AVAILABILITY, SLI_REQUESTS, "b", "ranker"): ("400", "0"),
+        (LATENCY, SLI_HISTOGRAM, "a", "ranker"): ("400", "0"),
+        (LATENCY, SLI_HISTOGRAM, "b", "ranker"): ("400", "200"),
+    }
+    markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert f"### {AVAILABILITY} in cluster a:" in markdown and f"### {LATENCY} in cluster b:" in markdown

@@ -1,0 +1,130 @@
+"""The report's SLO section laid out (report/slo.py computes it; render.py places it in Markdown,
+HTML and CSV): the column headers, cells, the lines under the title, each table's title saying what
+its events are, and slos.csv's frame."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from triton_sre import conventions as c
+from triton_sre.report.slo import COLUMNS, SLI_HISTOGRAM, SLI_REQUESTS, SLOSection, SLOTable
+
+HEADERS = {
+    "model": "model",
+    "version": "version",
+    "requests": "events",
+    "bad": "bad",
+    "error_ratio": "error ratio",
+    "budget_spent": "budget spent",
+    "first_above": "first step above objective",
+    "last_above": "last step above objective",
+}
+
+
+def _clock(ts: float) -> str:
+    return (
+        "–" if not math.isfinite(ts) else pd.Timestamp(ts, unit="s", tz="UTC").strftime("%Y-%m-%d %H:%M:%S")
+    )
+
+
+def _cell(column: str, value: Any) -> str:
+    if column in ("model", "version"):
+        return str(value) or "–"
+    if column in ("first_above", "last_above"):
+        return _clock(float(value))
+    number = float(value)
+    if not math.isfinite(number):
+        return "–"
+    if column in ("requests", "bad"):
+        return f"{number:,.0f}"
+    if column == "error_ratio":
+        return f"{number * 100:.3g}%"
+    return f"{number * 100:.3g}%"  # budget spent
+
+
+def section_intro(section: SLOSection) -> list[str]:
+    """The lines under the section's title: where the SLOs come from, what the columns assume."""
+    lines = [
+        f"SLOs of {section.source}; events as the alert rules count them, per model (each table says "
+        "which: requests, a histogram's observations or time slices).",
+        f"Budget spent: bad / (allowed ratio × expected requests over the SLO's period), assuming the "
+        f"event rate of these {section.seconds / 60:.1f} min holds over the whole period; a version's "
+        "share is of its model's budget.",
+        f"First and last step above objective: steps whose error ratio over the trailing {section.window} "
+        f"is above the allowed ratio (errors began up to {section.window} before the first; ended before "
+        "the last).",
+    ]
+    return lines
+
+
+def sli_text(table: SLOTable) -> str:
+    """What `table`'s events are and which are bad, as its rules count them (and, for time slices on
+    Triton's summaries, what the figure is not)."""
+    slo = table.slo
+    ms = f"{slo.threshold_s * 1000:g} ms"
+    if table.sli == SLI_REQUESTS:
+        return "events: requests (successes and failures); bad: failures with the SLO's bad reasons"
+    if table.sli == SLI_HISTOGRAM:
+        family = (
+            c.LLM_SLO_HISTOGRAMS[slo.type][0]
+            if slo.type in c.LLM_SLO_TYPES
+            else (c.NV_FIRST_RESPONSE_HISTOGRAM_MS)
+        )
+        return f"events: observations of {family}; bad: those above {ms} (count minus the {ms} bucket)"
+    quantile = c.quantile_name(slo.quantile)
+    words = {
+        c.LATENCY_SOURCE_SUMMARY: f"Triton's {quantile} summary at the slice's end (its sliding window of "
+        "about a minute, the worst server): not the slice's own quantile, nor a count of slow requests",
+        c.LATENCY_SOURCE_HISTOGRAM: f"the slice's {quantile} from the histogram (histogram_quantile)",
+        c.LATENCY_SOURCE_AVERAGE: "the slice's average latency (a model with neither summary nor histogram)",
+    }
+    judged = "; ".join(words.get(source, source) for source in table.sources) or "no slice with traffic"
+    return (
+        f"events: {slo.time_slice} slices with traffic, per model; bad: a slice whose latency is above "
+        f"{ms}, by {judged}"
+    )
+
+
+def slo_blocks(section: SLOSection) -> list[tuple[str, list[list[str]]]]:
+    """(title, rows of cells under `HEADERS`) per SLO."""
+    blocks = []
+    for table in section.tables:
+        slo = table.slo
+        where = "" if table.cluster is None else f" in cluster {table.cluster or '(none)'}"
+        title = (
+            f"{slo.name}{where}: {slo.objective}% over {slo.period} ({slo.models.describe()}), "
+            f"allowed error ratio {float(slo.budget) * 100:g}%; {sli_text(table)}"
+        )
+        rows = [[_cell(k, row[k]) for k in HEADERS] for row in table.rows.to_dict("records")]
+        blocks.append((title, rows))
+    return blocks
+
+
+def slo_frame(section: SLOSection) -> pd.DataFrame:
+    """Every SLO's rows in one frame (column ``slo`` first, then ``cluster`` when the spec has a
+    cluster label; step times as RFC 3339)."""
+    frames = [
+        table.rows.assign(
+            first_above=table.rows["first_above"].map(_rfc3339),
+            last_above=table.rows["last_above"].map(_rfc3339),
+        ).assign(
+            slo=table.slo.name,
+            objective_percent=float(table.slo.objective),
+            period=table.slo.period,
+            sli=table.sli,
+            cluster=table.cluster,
+        )
+        for table in section.tables
+    ]
+    clusters = ["cluster"] if any(table.cluster is not None for table in section.tables) else []
+    columns = ["slo", *clusters, "objective_percent", "period", "sli", *COLUMNS]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def _rfc3339(ts: float) -> str:
+    return (
+        "" if not math.isfinite(ts) else pd.Timestamp(ts, unit="s", tz="UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
+    )
