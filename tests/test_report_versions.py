@@ -284,6 +284,29 @@ def test_failed_requests_do_not_read_as_a_model_that_does_not_batch() -> None:
     assert [(r.model, r.id) for r in recs] == [("other", rec.REC_ENABLE_BATCHING)]
 
 
+def test_failures_of_reason_other_count_no_execution() -> None:
+    """OTHER is core's reason for a batch failing its pre-execution checks before the backend ran
+    (backend_model_instance.cc, PrepareRequestsOrRespond) and for an ensemble's failed request, which
+    adds no ensemble execution: neither is in the execution count (`FAILURE_REASONS_NEVER_EXECUTED`).
+    v1: 20 inferences in 20 executions, 10 BACKEND failures that executed, 30 OTHER: its bound is
+    20 / (30 - 10) = 1.0 and it gets batching advice; before, the 40 failures counted as executed
+    reached its 30 executions and it got none."""
+    frames = _batching_frames(
+        {
+            "1": {"ok": 20, "ok_execs": 20, "failed": 10, "failed_execs": 10, "queue": 0.3},
+            "2": {"ok": 10, "ok_execs": 10, "failed": 0, "failed_execs": 0, "queue": 0.3},
+        }
+    )
+    other = counter("ranker", "1", 30, reason=c.FAILURE_REASON_OTHER)
+    frames[c.NV_REQUEST_FAILURE] = pd.concat([frames[c.NV_REQUEST_FAILURE], other])
+    table, _ = model_table(RangeData(TIMES[0], TIMES[-1], STEP, frames))
+    v1 = rec.recommend(table[table["version"] == "1"], None)
+    assert [r.id for r in v1] == [rec.REC_ENABLE_BATCHING]
+    assert v1[0].value == pytest.approx(1.0) and "180 more failed before any execution" in v1[0].why
+    rows = table.set_index(["model", "version"])
+    assert rows.loc[("ranker", "1"), "failures_never_executed"] == 30 * 6
+
+
 def test_failures_rejected_or_cancelled_in_the_queue_do_not_lower_the_bound() -> None:
     """Triton 24.07+ labels each failure with `reason`: REJECTED (a queue policy's timeout) and
     CANCELED requests are released from the queue, never executed (core's schedulers), so they hide no
@@ -312,7 +335,7 @@ def test_failures_rejected_or_cancelled_in_the_queue_do_not_lower_the_bound() ->
     assert v1.value == pytest.approx(1.0)
     assert (
         "lowered by 60 failed requests" in v1.why
-        and "180 more were rejected or cancelled in the queue" in v1.why
+        and "180 more failed before any execution" in v1.why
     )
     rows = table.set_index(["model", "version"])
     assert (

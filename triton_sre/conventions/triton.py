@@ -74,9 +74,21 @@ FAILURE_REASONS: Final = (
     FAILURE_REASON_CANCELED,
     FAILURE_REASON_REJECTED,
 )
-FAILURE_REASONS_NEVER_EXECUTED: Final = (FAILURE_REASON_REJECTED, FAILURE_REASON_CANCELED)
-"""Failures core's schedulers answer when they release a request from the queue (a queue policy's
-timeout, a cancellation): never in an execution (dynamic_batch_scheduler.cc, sequence_batch_scheduler.cc)."""
+FAILURE_REASONS_NEVER_EXECUTED: Final = (
+    FAILURE_REASON_REJECTED,
+    FAILURE_REASON_CANCELED,
+    FAILURE_REASON_OTHER,
+)
+"""Failures that count no execution of the model they fail (triton-inference-server/core, r24.10 and
+2026's main alike): REJECTED and CANCELED are answered as the schedulers release a request from the
+queue (a queue policy's timeout, a cancellation: dynamic_batch_scheduler.cc,
+sequence_batch_scheduler.cc). OTHER is set in two places only: TritonModelInstance::
+PrepareRequestsOrRespond (backend_model_instance.cc), when a batch fails its pre-execution checks
+(input states, the EXECUTING state) before the backend is called, so before the backend reports the
+batch (TRITONBACKEND_ModelInstanceReportBatchStatistics, the only source of a model's execution
+count); and an ensemble's failed request (ensemble_scheduler.cc), for which the ensemble adds an
+execution only when the request succeeded (UpdateInferBatchStatsWithDuration under status OK). A
+backend's own failures (a failed execution or a request it reports failed) are BACKEND."""
 
 # ---------------------------------------------------------------------------
 # Model states as Triton's repository index reports them.

@@ -208,8 +208,10 @@ def _success_ratio(row: dict[str, object]) -> tuple[float | None, str]:
     executed, so the successful requests' executions number at least executions - executed failures:
     their ratio is at most inferences / (executions - executed failures), the figure judged (None when
     those failures reach executions: nothing is known of how the successful requests batched). A
-    failure whose `reason` is REJECTED or CANCELED (Triton 24.07+) was released from the queue, never
-    executed: it lowers nothing, and a row whose failures are all such is judged on its measured ratio."""
+    failure whose `reason` (Triton 24.07+) is REJECTED, CANCELED (released from the queue) or OTHER
+    (failed before the backend ran, or an ensemble's) counted no execution
+    (`FAILURE_REASONS_NEVER_EXECUTED`, from core's sources): it lowers nothing, and a row whose
+    failures are all such is judged on its measured ratio."""
     measured = _num(row["batching_ratio"])
     failures = _num(row.get("failures")) or 0.0
     never = _num(row.get("failures_never_executed")) or 0.0
@@ -220,7 +222,7 @@ def _success_ratio(row: dict[str, object]) -> tuple[float | None, str]:
     if inferences is None or executions is None or executions <= executed:
         return None, ""
     bound = inferences / (executions - executed)
-    others = f"; {never:,.0f} more were rejected or cancelled in the queue, never executed" if never else ""
+    others = f"; {never:,.0f} more failed before any execution (rejected, cancelled, OTHER)" if never else ""
     return bound, (
         f"; the ratio judged is that of the successful requests' executions, at most {bound:.2f} "
         f"(measured {measured:.2f}, lowered by {executed:,.0f} failed requests: Triton counts a failed "

@@ -106,7 +106,7 @@ def table_notes(table: pd.DataFrame) -> list[str]:
         failures, ratio, version = row.get("failures"), row.get("batching_ratio"), row.get("version")
         never = row.get("failures_never_executed")
         if isinstance(failures, float) and isinstance(never, float) and math.isfinite(never):
-            failures -= never  # rejected or cancelled in the queue: no execution to count
+            failures -= never  # rejected, cancelled or OTHER: no execution to count
         if (
             not failures
             or failures <= 0
