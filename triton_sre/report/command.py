@@ -403,35 +403,25 @@ def _build(
 
 
 def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]:
-    from triton_sre.files import make_dirs, write_atomic
+    """The report's files in `out`, published all at once (report/publish.py)."""
+    from triton_sre.report.publish import publish
     from triton_sre.report.render import llm_csv, recommendations_csv, slos_csv, to_csv, to_html, to_markdown
 
-    make_dirs(out)
-    written: list[Path] = []
+    files: dict[str, str | bytes] = {}
     if "md" in formats:
-        charts_dir = out / "charts"
-        make_dirs(charts_dir)
-        files: dict[str, str] = {}
-        for name, png in report.charts.items():
-            write_atomic(charts_dir / f"{name}.png", png)
-            files[name] = f"charts/{name}.png"
-            written.append(charts_dir / f"{name}.png")
-        write_atomic(out / "report.md", to_markdown(report, files))
-        written.append(out / "report.md")
+        charts = {name: f"charts/{name}.png" for name in report.charts}
+        files.update({charts[name]: png for name, png in report.charts.items()})
+        files["report.md"] = to_markdown(report, charts)
     if "html" in formats:
-        write_atomic(out / "report.html", to_html(report))
-        written.append(out / "report.html")
+        files["report.html"] = to_html(report)
     if "csv" in formats:
-        write_atomic(out / "models.csv", to_csv(report))
-        write_atomic(out / "recommendations.csv", recommendations_csv(report))
-        written += [out / "models.csv", out / "recommendations.csv"]
+        files["models.csv"] = to_csv(report)
+        files["recommendations.csv"] = recommendations_csv(report)
         if report.slos is not None:
-            write_atomic(out / "slos.csv", slos_csv(report))
-            written.append(out / "slos.csv")
+            files["slos.csv"] = slos_csv(report)
         if not report.llm.empty:
-            write_atomic(out / "llm_models.csv", llm_csv(report))
-            written.append(out / "llm_models.csv")
-    return written
+            files["llm_models.csv"] = llm_csv(report)
+    return publish(out, files)
 
 
 def run_report(args: argparse.Namespace) -> int:

@@ -1,0 +1,135 @@
+"""The report's files published all at once in `report --out DIR`.
+
+Each report is written whole into a fresh folder `DIR/published/<generation>/`, then made the
+current one by one atomic rename of the symbolic link `DIR/current` (-> `published/<generation>`).
+`DIR/report.md`, `DIR/report.html`, `DIR/charts`, the CSV files are symbolic links to
+`current/<name>`: each open resolves through `current`, so a reader sees the previous report's file
+or the new one's, and a signal or a crash at any step leaves one report or the other, never a new
+`report.md` beside an old `report.html` (before, each file was renamed in place one at a time).
+
+A file this run does not write (`--format html` after a full report) is carried into the new
+generation (a hard link, else a copy), as a file not rewritten stayed before. A file keeps the
+permissions of the one it replaces. The previous generation is kept (a reader that resolved
+`current` just before the swap can still open its files); older ones are removed. Regular files
+and a `charts` folder of an earlier layout are replaced by links on the first publish (one at a
+time: that once, a reader can meet both).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from triton_sre.files import make_dirs, write_atomic
+
+__all__ = ["CURRENT", "PUBLISHED", "publish"]
+
+PUBLISHED = "published"  # DIR/published/<generation>/: each report's files
+CURRENT = "current"  # DIR/current -> published/<generation>: the report readers see
+
+
+def publish(out: Path, files: Mapping[str, str | bytes]) -> list[Path]:
+    """`files` (a path relative to `out` -> its content) published at once in `out`; the paths
+    a reader opens (`out / name`) returned."""
+    store = out / PUBLISHED
+    make_dirs(store)
+    previous = _current(out)
+    generation = store / f"report-{time.time_ns()}-{os.getpid()}"
+    os.mkdir(generation)  # the umask's permissions, as a folder made in place
+    try:
+        for name, data in files.items():
+            _write(out, generation, name, data)
+        if previous is not None:
+            _carry(previous, generation, {Path(name).parts[0] for name in files})
+        _replace_link(out / CURRENT, f"{PUBLISHED}/{generation.name}")
+    except BaseException:  # a write that failed, Ctrl-C, SIGTERM unwinding: the previous report stays
+        shutil.rmtree(generation, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            store.rmdir()  # only when empty: the first report, interrupted
+        raise
+    for entry in sorted(p.name for p in generation.iterdir()):
+        _link_top(out, entry)
+    keep = {generation.name} | ({previous.name} if previous is not None else set())
+    for old in store.iterdir():
+        if old.name not in keep:
+            shutil.rmtree(old, ignore_errors=True)
+    return [out / name for name in files]
+
+
+def _write(out: Path, generation: Path, name: str, data: str | bytes) -> None:
+    """`data` into the new generation, with the permissions of the file it replaces; an error names
+    the path the user reads (`out / name`), not the generation's."""
+    target = generation / name
+    try:
+        mode = (out / name).stat().st_mode & 0o777
+    except OSError:
+        mode = None
+    try:
+        make_dirs(target.parent)
+        write_atomic(target, data, mode)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(out / name)) from exc
+
+
+def _current(out: Path) -> Path | None:
+    """The generation `out/current` names, if it is one of ours and still there."""
+    try:
+        target = os.readlink(out / CURRENT)
+    except OSError:
+        return None
+    parts = Path(target).parts
+    if len(parts) != 2 or parts[0] != PUBLISHED or not (out / target).is_dir():
+        return None
+    return out / target
+
+
+def _carry(previous: Path, generation: Path, written: set[str]) -> None:
+    """The previous generation's entries this run did not write, into the new one."""
+    for entry in previous.iterdir():
+        if entry.name in written:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, generation / entry.name, copy_function=_link_or_copy)
+        else:
+            _link_or_copy(str(entry), str(generation / entry.name))
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # a file system without hard links
+        shutil.copy2(src, dst)
+
+
+def _replace_link(link: Path, target: str) -> None:
+    """`link` made a symbolic link to `target` by one rename (atomic for a reader)."""
+    staged = link.with_name(f".{link.name}.{os.getpid()}.link")
+    staged.unlink(missing_ok=True)
+    os.symlink(target, staged)
+    try:
+        os.replace(staged, link)
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
+
+
+def _link_top(out: Path, name: str) -> None:
+    """`out/name` a link to `current/name` (already one: nothing to do). An earlier layout's folder
+    is moved aside and removed, as a link cannot be renamed over a folder."""
+    path, target = out / name, f"{CURRENT}/{name}"
+    with contextlib.suppress(OSError):
+        if os.readlink(path) == target:
+            return
+    if path.is_dir() and not path.is_symlink():
+        aside = out / PUBLISHED / f"{name}-before-{time.time_ns()}"
+        os.rename(path, aside)
+        try:
+            _replace_link(path, target)
+        finally:
+            shutil.rmtree(aside, ignore_errors=True)
+        return
+    _replace_link(path, target)
