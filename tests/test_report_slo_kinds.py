@@ -12,7 +12,7 @@ Prometheus holding ten minutes of series (backfilled):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from backfilled_prometheus import Series, aligned_past, backfilled
@@ -21,7 +21,14 @@ from triton_sre import conventions as c
 from triton_sre.report.figures import RangeData, model_table
 from triton_sre.report.prom import PrometheusClient
 from triton_sre.report.render import CostReport, slos_csv, to_markdown
-from triton_sre.report.slo import SLI_HISTOGRAM, SLI_SLICES, SLOSection, SLOTable, slo_section
+from triton_sre.report.slo import (
+    SLI_HISTOGRAM,
+    SLI_SLICES,
+    SLOSection,
+    SLOTable,
+    slices_tables,
+    slo_section,
+)
 from triton_sre.slo import default_spec
 
 SPEC = default_spec()
@@ -76,9 +83,14 @@ def _series() -> list[Series]:
 
 
 @pytest.fixture(scope="module")
-def section(tmp_path_factory: pytest.TempPathFactory) -> SLOSection:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusClient]:
     with backfilled(tmp_path_factory.mktemp("prom"), _series()) as prom:
-        return slo_section(PrometheusClient(prom.url), SPEC, (T0, END, SCRAPE), "1m", {})
+        yield PrometheusClient(prom.url)
+
+
+@pytest.fixture(scope="module")
+def section(client: PrometheusClient) -> SLOSection:
+    return slo_section(client, SPEC, (T0, END, SCRAPE), "1m", {})
 
 
 def _table(section: SLOSection, kind: str, sli: str) -> SLOTable:
@@ -113,6 +125,14 @@ def test_the_others_are_judged_on_slices_by_their_latency_source(section: SLOSec
     assert rows.loc["slow", "budget_spent"] == pytest.approx(_budget(4, 10, 99))
     assert table.sources == (c.LATENCY_SOURCE_AVERAGE, c.LATENCY_SOURCE_SUMMARY)
     assert T0 + 60 <= rows.loc["slow", "first_above"] <= T0 + 240 < rows.loc["slow", "last_above"]
+
+
+def test_the_sources_named_are_those_of_the_models_judged_on_slices(client: PrometheusClient) -> None:
+    """A model judged on its histogram (or otherwise left out of the slices) lends its summary to no
+    slice table: with hist and slow left out, avg's slices are judged on averages only."""
+    latency = next(s for s in SPEC.slos if s.type == c.SLO_LATENCY)
+    (table,) = slices_tables(client, SPEC, latency, (T0, END, SCRAPE), "1m", {("", "hist"), ("", "slow")})
+    assert list(table.rows["model"]) == ["avg"] and table.sources == (c.LATENCY_SOURCE_AVERAGE,)
 
 
 def test_llm_slos_count_the_vllm_histograms_events(section: SLOSection) -> None:

@@ -333,10 +333,6 @@ def slices_tables(
     slice), the same two counts."""
     start, end, _step = span
     expr, slice_s = slice_bad_expr(spec, slo), window_seconds(slo.time_slice)
-    frame = client.frame_range(expr, start + slice_s, end, slice_s)
-    sources = tuple(sorted(set(frame.get(c.L_LATENCY_SOURCE, pd.Series(dtype=object)).dropna())))
-    if not sources and not frame.empty:  # nothing but averages: the rule carries no label on its branches
-        sources = (c.LATENCY_SOURCE_AVERAGE,)
     trailing = format_duration(max(window_seconds(window), slice_s))
     cluster = _clusters(spec.cluster_label)
     labels = [*cluster, c.LABEL_MODEL]
@@ -348,7 +344,11 @@ def slices_tables(
         keys = zip(rows[cluster[0]] if cluster else [""] * len(rows), rows[c.LABEL_MODEL], strict=True)
         return rows[[key not in skip for key in keys]]
 
-    grouped = own(frame).groupby(labels)["value"]
+    frame = own(client.frame_range(expr, start + slice_s, end, slice_s))
+    sources = tuple(sorted(set(frame.get(c.L_LATENCY_SOURCE, pd.Series(dtype=object)).dropna())))
+    if not sources and not frame.empty:  # nothing but averages: the rule carries no label on its branches
+        sources = (c.LATENCY_SOURCE_AVERAGE,)
+    grouped = frame.groupby(labels)["value"]
     totals = {
         part: folded.rename("increase").reset_index().assign(version="")
         for part, folded in ((TOTAL, grouped.count()), (BAD, grouped.sum()))
