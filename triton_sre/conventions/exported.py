@@ -82,7 +82,6 @@ L_SOURCE: Final = "source"
 # Values of `source` on triton_sre_derivation_source.
 SOURCE_METRICS: Final = "metrics"  # Triton's Prometheus counters (the usual source)
 SOURCE_STATS: Final = "stats"  # /v2/models/stats: the fallback while /metrics is not read
-DERIVATION_SOURCES: Final = (SOURCE_METRICS, SOURCE_STATS)
 
 # Poll targets (label `target` of triton_sre_poll_errors_total).
 TARGET_METRICS: Final = "metrics"

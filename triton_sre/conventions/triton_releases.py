@@ -72,12 +72,11 @@ from triton_sre.conventions.triton import (
 # ---------------------------------------------------------------------------
 FAMILIES_READ_UP_TO: Final = "26.06"
 FAILURE_REASON_SINCE: Final = "24.07"  # `reason` on nv_inference_request_failure (metric_model_reporter.cc)
-NAMESPACE_LABEL_SINCE: Final = "24.05"
 # Bucket bounds (ms) of nv_inference_first_response_histogram_ms unless the model config's
 # model_metrics.metric_control sets its own (metric_model_reporter.h, 24.11+).
 FIRST_RESPONSE_BUCKETS_MS: Final = (100.0, 500.0, 2000.0, 5000.0)
-# nv_llm_input_token_len / nv_llm_output_token_len bucket bounds (tokens), TensorRT-LLM backend 25.02+.
-TRT_TOKEN_LEN_BUCKETS: Final = (10.0, 50.0, 100.0, 500.0, 1000.0)
+# nv_llm_input_token_len / nv_llm_output_token_len bucket bounds (tokens), TensorRT-LLM backend 25.02+:
+# 10, 50, 100, 500, 1000.
 TRT_DISAGGREGATED_METRICS: Final = "nv_trt_llm_disaggregated_serving_metrics"  # counter, 25.02+
 TRT_V1_METRICS: Final = "nv_trt_llm_v1_metrics"  # instead of the inflight batcher's for a V1 model
 
