@@ -90,13 +90,6 @@ class Entry:
     tail: re.Pattern[str] | None = None
     """The message quoted from its model's name on (`tail_regex`); None where there is no such tail."""
 
-    def runbook_for(self, text: str) -> str:
-        """This entry's runbook for ``text``, or a competitor's when its evidence is there too."""
-        for competitor in self.competes:
-            if competitor.when.search(text):
-                return competitor.runbook
-        return self.runbook
-
 
 def template_regex(template: str) -> re.Pattern[str]:
     """Literal text escaped, each ``<...>`` any text on the line; leading/trailing ones and a final
