@@ -18,7 +18,7 @@ from typing import IO, Any
 import pytest
 import requests
 import yaml
-from binaries import binary
+from binaries import binary, stop
 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
@@ -112,12 +112,7 @@ def wait_ready(proc: subprocess.Popen, work: Path, port: int) -> Prom:
 
 
 def stop_prometheus(proc: subprocess.Popen, log: IO[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    stop(proc)
     log.close()
 
 

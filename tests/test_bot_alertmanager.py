@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import requests
 import yaml
-from binaries import binary
+from binaries import binary, stop
 from expectations import BROKEN_CAUSES
 from rendered_alerts import as_old_rules_rendered, rendered_burn_alert
 
@@ -136,12 +136,7 @@ class Alertmanager:
         assert answer.status_code == 200, answer.text
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop(self.proc, 10)
         self.log.close()
 
 
@@ -437,12 +432,7 @@ def test_bot_killed_with_outbox_items_and_restarted_delivers_once(stack: dict[st
     finally:
         for proc in procs:
             if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                stop(proc, 10)
         slack.stop()
     logged = log.read_text()
     assert "bot listening" in logged

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from binaries import binary
+from binaries import binary, stop
 from live_prometheus import Prom, start_prometheus, stop_prometheus, wait_ready
 from test_cluster_label import CLUSTER, TWO_CLUSTERS
 from victoria import victoria_metrics
@@ -105,12 +105,7 @@ def vmalert(work: Path, rules: Path, vm_url: str, notifier_url: str) -> Iterator
     try:
         yield
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         log.close()
 
 

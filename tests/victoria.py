@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from binaries import binary
+from binaries import binary, stop
 
 from triton_sre import promql as pq
 from triton_sre.stack.processes import free_port
@@ -42,15 +42,6 @@ class Victoria:
         assert response.status_code == 200 and body["status"] == "success", f"{expr}\n-> {body}"
         result: list[dict[str, Any]] = body["data"]["result"]
         return result
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 @contextmanager
@@ -88,7 +79,7 @@ def victoria_metrics(work: Path, *extra: str) -> Iterator[Victoria]:
             time.sleep(0.2)
         yield Victoria(url)
     finally:
-        _stop(proc)
+        stop(proc)
         log.close()
 
 
