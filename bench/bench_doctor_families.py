@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # syn
 
 from synthetic import triton_metrics_payload
 
-from triton_sre.doctor.checks import WATCHED_FAMILIES, families_present
+from triton_sre.doctor.facts import WATCHED_FAMILIES, families_present
 
 
 def timed(text: str, repeat: int) -> tuple[list[float], int]:

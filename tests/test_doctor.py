@@ -24,8 +24,9 @@ from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.demo import LLM_TRTLLM, LLM_VLLM, SAMPLE_REPOSITORY, VECTOR_SCALE
 from triton_sre.doctor import checks, promchecks
-from triton_sre.doctor.checks import HISTOGRAM_ALL_MODELS_SINCE, REPORT_CUSTOM_METRICS_LINE, release_of
+from triton_sre.doctor.checks import HISTOGRAM_ALL_MODELS_SINCE, REPORT_CUSTOM_METRICS_LINE
 from triton_sre.doctor.command import diagnose, stack_summary
+from triton_sre.doctor.facts import release_of
 from triton_sre.exporter.service import Exporter
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.rulefile import render_yaml
@@ -398,7 +399,8 @@ def test_response_cache_without_and_with_a_server_cache(fresh_triton_factory: An
 
 @pytest.mark.parametrize(("version", "noted"), [("2.64.0", True), ("2.65.0", False), (None, True)])
 def test_the_histogram_note_on_non_decoupled_models_stops_at_26_01(version: str | None, noted: bool) -> None:
-    from triton_sre.doctor.checks import ModelFacts, TritonFacts, latency_quantiles
+    from triton_sre.doctor.checks import latency_quantiles
+    from triton_sre.doctor.facts import ModelFacts, TritonFacts
 
     facts = TritonFacts(
         version=version,

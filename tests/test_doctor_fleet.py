@@ -16,8 +16,8 @@ from fleet_standins import FleetPrometheus, FleetTriton, model_name
 from test_doctor import _doctor
 
 from triton_sre import conventions as c
-from triton_sre.doctor.checks import model_facts
 from triton_sre.doctor.command import CONFIG_WORKERS, diagnose, model_configs, triton_facts
+from triton_sre.doctor.facts import model_facts
 from triton_sre.httpclient import new_session
 from triton_sre.slo import default_spec
 from triton_sre.triton.client import TritonClient

@@ -19,8 +19,9 @@ from scrape_triton import ScrapeTriton, scrape_files, split_scrape
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
-from triton_sre.doctor.checks import WATCHED_FAMILIES, cpu_metrics
+from triton_sre.doctor.checks import cpu_metrics
 from triton_sre.doctor.command import triton_facts
+from triton_sre.doctor.facts import WATCHED_FAMILIES
 from triton_sre.triton.client import TritonClient
 
 CUT_MID_LINE = {"server_issue8561_recent_cut_mid_line.txt"}

@@ -14,8 +14,9 @@ from namespacing_capture import FIRST_ROUND, REPOSITORIES, SECOND_ROUND
 from triton_sre import conventions as c
 from triton_sre.demo import VECTOR_SCALE
 from triton_sre.diagnosis.engine import diagnose_reason
-from triton_sre.doctor.checks import TritonFacts, model_memory
+from triton_sre.doctor.checks import model_memory
 from triton_sre.doctor.command import statistics
+from triton_sre.doctor.facts import TritonFacts
 from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import derive
 from triton_sre.exporter.replay import MetricsPlan, same_rows

@@ -14,7 +14,8 @@ from test_exporter_scrapes import assert_sound, exposed, polled_twice, value
 
 from triton_sre import conventions as c
 from triton_sre.conventions.triton_releases import render_markdown
-from triton_sre.doctor.checks import WATCHED_FAMILIES, TritonFacts, families_present, triton_checks
+from triton_sre.doctor.checks import triton_checks
+from triton_sre.doctor.facts import WATCHED_FAMILIES, TritonFacts, families_present
 
 DOC = Path(__file__).parent.parent / "docs" / "triton-families.md"
 # One release a year, and every release where a core family or label appeared or went.

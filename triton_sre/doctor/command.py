@@ -19,14 +19,8 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.checks import byte_count_arg
 from triton_sre.doctor import promchecks
-from triton_sre.doctor.checks import (
-    Check,
-    ModelFacts,
-    TritonFacts,
-    families_present,
-    model_facts,
-    triton_checks,
-)
+from triton_sre.doctor.checks import Check, triton_checks
+from triton_sre.doctor.facts import ModelFacts, TritonFacts, families_present, model_facts
 from triton_sre.doctor.pitfalls import Pitfall, applicable
 from triton_sre.durations import seconds_arg
 from triton_sre.redact import printable

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.doctor.checks import TritonFacts, minor_version, release_of
+from triton_sre.doctor.facts import TritonFacts, minor_version, release_of
 
 
 @dataclass(frozen=True)
