@@ -332,8 +332,8 @@ def is_paste_prompt(s: str) -> bool:
 
 def peel_collector_prefix(s: str) -> str:
     """``s`` without the prefixes log collectors add (docker/kubectl timestamps, ``[pod/...]``,
-    CRI's stream column, ``docker compose``'s ``NAME  | ``), as `scan.strip_prefixes` removes the most
-    common before parsing."""
+    CRI's stream column, ``docker compose``'s ``NAME  | ``), as `scan_prefixes.strip_prefixes` removes
+    the most common before parsing."""
     for _ in range(4):
         for prefix in _COLLECTOR_PREFIXES:
             m = prefix.match(s)
