@@ -17,6 +17,7 @@ from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
 from triton_sre.diagnosis.crash_rules import CRASH_RULES
 from triton_sre.diagnosis.host_rules import HOST_RULES
 from triton_sre.diagnosis.library_errors import LIBRARY_RULES
+from triton_sre.diagnosis.server_rules import OPTION_RULES, PORT_RULES
 from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED
 from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
@@ -91,6 +92,8 @@ STEP_ERROR: Final = rf"(?:{_STEP_FAILED}|onnx runtime error \d+: |PyTorch execut
 
 HAND_RULES: Final[tuple[CauseRule, ...]] = (
     *HOST_RULES,
+    *PORT_RULES,
+    *OPTION_RULES,
     *STACK_RULES,
     *TOOL_RULES,
     *WINDOWS_RULES,
