@@ -21,6 +21,18 @@ def _referenced(model: ModelDir, name: str) -> bool:
     return bool(model.config_text) and name in (model.config_text or "")
 
 
+def _stray(model: str, path: Path, message: str, remediation: str) -> Issue:
+    """A warning for an entry Triton ignores or cannot read (lint-stray-entry)."""
+    return Issue(
+        model=model,
+        runbook=c.RUNBOOK_LINT_STRAY_ENTRY,
+        message=message,
+        remediation=remediation,
+        file=path,
+        severity=c.IMPACT_WARNING,
+    )
+
+
 def _model(model: ModelDir) -> list[Issue]:
     if "" in model.unlisted:  # its folder cannot be listed: config.py reports it, nothing is known missing
         return []
@@ -51,13 +63,11 @@ def _model(model: ModelDir) -> list[Issue]:
     else:
         for d in others:
             issues.append(
-                Issue(
-                    model=model.name,
-                    runbook=c.RUNBOOK_LINT_STRAY_ENTRY,
-                    message=f"folder {d}/ is not a version (Triton ignores it)",
-                    remediation=f"remove {d}/ or rename it to an unused integer version",
-                    file=model.path / d,
-                    severity=c.IMPACT_WARNING,
+                _stray(
+                    model.name,
+                    model.path / d,
+                    f"folder {d}/ is not a version (Triton ignores it)",
+                    f"remove {d}/ or rename it to an unused integer version",
                 )
             )
     config = model.config
@@ -95,13 +105,11 @@ def _model(model: ModelDir) -> list[Issue]:
             )
     for name in sorted(beside):
         issues.append(
-            Issue(
-                model=model.name,
-                runbook=c.RUNBOOK_LINT_STRAY_ENTRY,
-                message=f"file {name} is outside the version folders (Triton never reads it)",
-                remediation=f"move {name} into a version folder or delete it",
-                file=model.path / name,
-                severity=c.IMPACT_WARNING,
+            _stray(
+                model.name,
+                model.path / name,
+                f"file {name} is outside the version folders (Triton never reads it)",
+                f"move {name} into a version folder or delete it",
             )
         )
     return issues
@@ -110,13 +118,11 @@ def _model(model: ModelDir) -> list[Issue]:
 def _unreadable(model: str, folder: Path, broken: tuple[tuple[str, str], ...]) -> list[Issue]:
     """An entry that cannot be stat'ed (a symlink loop): named, the rest of the folder still checked."""
     return [
-        Issue(
-            model=model,
-            runbook=c.RUNBOOK_LINT_STRAY_ENTRY,
-            message=f"{name} cannot be read ({why}): a symlink loop Triton cannot read either",
-            remediation=f"remove {name} or point the link at a real folder",
-            file=folder / name,
-            severity=c.IMPACT_WARNING,
+        _stray(
+            model,
+            folder / name,
+            f"{name} cannot be read ({why}): a symlink loop Triton cannot read either",
+            f"remove {name} or point the link at a real folder",
         )
         for name, why in broken
     ]
@@ -131,13 +137,11 @@ def check(repo: Repository, options: LintOptions) -> list[Issue]:
         if name.lower().startswith(_DOC_PREFIXES):
             continue
         issues.append(
-            Issue(
-                model="",
-                runbook=c.RUNBOOK_LINT_STRAY_ENTRY,
-                message=f"file {name} at the repository's top level is not a model (Triton ignores it)",
-                remediation=f"move {name} out of the model repository",
-                file=repo.root / name,
-                severity=c.IMPACT_WARNING,
+            _stray(
+                "",
+                repo.root / name,
+                f"file {name} at the repository's top level is not a model (Triton ignores it)",
+                f"move {name} out of the model repository",
             )
         )
     return issues
