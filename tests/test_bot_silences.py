@@ -6,6 +6,7 @@ metric. The status command's Alertmanager is placed behind a fault proxy."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 import uuid
@@ -232,3 +233,49 @@ def test_silences_are_read_from_the_api_url_when_given(silence_stack: dict[str, 
         bot.server.settings = shown
     assert not text.startswith("*0 ")  # groups are open: the silences were read
     assert "could not be read" not in text and "not shown" not in text
+
+
+def header_and_text(standin: SlackStandin, ts: str) -> tuple[str, str]:
+    """The message's header as Slack shows it now, and all its blocks' text."""
+    shown = standin.message("#triton-alerts", ts)
+    assert shown is not None
+    header = next(b["text"]["text"] for b in shown["blocks"] if b.get("type") == "header")
+    return header, json.dumps(shown["blocks"])
+
+
+def test_the_message_itself_says_silenced_and_goes_back_to_firing(silence_stack: dict[str, Any]) -> None:
+    """The thread was the only place saying the group was silenced: the message kept FIRING."""
+    am: Alertmanager = silence_stack["am"]
+    standin: SlackStandin = silence_stack["standin"]
+    case, ts = open_group(silence_stack)
+    header, _ = header_and_text(standin, ts)
+    assert "FIRING" in header
+    amtool = [binary("amtool"), f"--alertmanager.url={am.url}", "silence"]
+    added = subprocess.run(
+        [
+            *amtool,
+            "add",
+            "--author=carol",
+            "--duration=2h",
+            f"--comment=fixing, {SECRET_IN_COMMENT}",
+            f"testcase={case}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert added.returncode == 0, added.stderr
+    wait_until(lambda: "SILENCED" in header_and_text(standin, ts)[0], 10, "the message edited to SILENCED")
+    header, body = header_and_text(standin, ts)
+    assert "FIRING" not in header
+    assert "*Silenced* in Alertmanager by carol until" in body and "fixing, " in body
+    assert SECRET_IN_COMMENT not in body
+    assert standin.message("#triton-alerts", ts)["text"].startswith("SILENCED")
+    expired = subprocess.run(
+        [*amtool, "expire", added.stdout.strip()], capture_output=True, text=True, timeout=20
+    )
+    assert expired.returncode == 0, expired.stderr
+    wait_until(lambda: "FIRING" in header_and_text(standin, ts)[0], 10, "the message back to FIRING")
+    _, body = header_and_text(standin, ts)
+    assert "Silenced" not in body and "carol" not in body
+    assert case in body  # the alert's own lines are back as rendered

@@ -1,18 +1,22 @@
-"""The delivery loop's poll of Alertmanager's silences: a thread reply under a group's message when
-a silence starts holding its firing alerts, and when the last one ends.
+"""The delivery loop's poll of Alertmanager's silences: when a silence starts holding a group's firing
+alerts, the group's message is edited to say so (SILENCED, by whom, until when) and its thread gets a
+reply; when the last one ends, the message is put back as it was rendered and the thread says so.
 
 Alertmanager sends nothing for a silenced group, so without this poll the message says FIRING with
 nothing telling the channel that someone is on it. What was announced is held in memory: after a
-restart a silence still in force is announced once more.
+restart a silence still in force is announced once more. The message as rendered is kept in the
+outbox's file (silence_state.py), so a restarted bot can still put it back.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.silence_state import SilenceState, View, silenced_view
 from triton_sre.bot.silences import SilenceReadError, group_silences, read_silenced
 
 log = logging.getLogger(__name__)
@@ -22,14 +26,28 @@ SILENCE_READ_SECONDS = 5.0
 
 Reply = Callable[[str, str, str], None]
 """(channel, thread ts, text): posts a thread reply; raises the delivery's error when Slack refuses."""
+Edit = Callable[[str, str, str, list[dict[str, Any]]], None]
+"""(channel, ts, text, blocks): edits a message (chat.update); raises when Slack refuses."""
 
 
 class SilenceWatch:
-    def __init__(self, url: str, outbox: Outbox, reply: Reply, count: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        url: str,
+        outbox: Outbox,
+        reply: Reply,
+        count: Callable[[str], None],
+        edit: Edit | None = None,
+        state: SilenceState | None = None,
+    ) -> None:
         self.url = url
         self.outbox = outbox
         self.reply = reply
         self.count = count
+        self.edit = edit
+        self.state = state
+        self._notes: dict[str, tuple[str, bool]] = {}
+        """Group key -> the note its message shows while silenced, and whether every firing alert is held."""
         self.poll_seconds = SILENCE_POLL_SECONDS
         self._next = 0.0
         self._shown: dict[str, frozenset[str]] = {}
@@ -57,25 +75,45 @@ class SilenceWatch:
         open_keys = {ref.group_key for ref in refs}
         for key in [k for k in self._shown if k not in open_keys]:
             del self._shown[key]  # resolved: the resolution said it
+            self._notes.pop(key, None)
         for ref in refs:
             firing = [a for a in ref.alerts if a.get("status") == c.AM_STATUS_FIRING]
             count, silences = group_silences(firing, held)
             ids = frozenset(s.id for s in silences)
             if ids == self._shown.get(ref.group_key, frozenset()):
                 continue
+            who = "; ".join(_esc(s.describe()) for s in silences)
             if silences:
                 which = "" if count == len(firing) else f" ({count} of {len(firing)} alerts)"
-                text = f":no_bell: Silenced in Alertmanager{which} " + "; ".join(
-                    _esc(s.describe()) for s in silences
+                text = f":no_bell: Silenced in Alertmanager{which} {who}"
+                note = (
+                    f":no_bell: *Silenced* in Alertmanager{which} {who}. The alert still fires; "
+                    "Alertmanager notifies this group again when the silence ends or the alert resolves."
                 )
+                notes = {**self._notes, ref.group_key: (note, count == len(firing))}
             else:
                 text = ":bell: The silence ended: Alertmanager notifies this group again."
+                notes = {k: v for k, v in self._notes.items() if k != ref.group_key}
             try:
+                self._edit(ref.channel, ref.ts, ref.group_key, notes.get(ref.group_key))
                 self.reply(ref.channel, ref.ts, text)
             except Exception as exc:  # Slack down or refusing: the next poll tries again
-                log.warning("group %s: silence reply not posted: %s", ref.group_key, exc)
+                log.warning("group %s: silence not shown: %s", ref.group_key, exc)
                 continue
             self._shown[ref.group_key] = ids
+            self._notes = notes
+
+    def dress(self, group_key: str, text: str, blocks: list[dict[str, Any]]) -> View:
+        """A firing group's newly rendered message as it reads under the silence its thread announced."""
+        note = self._notes.get(group_key)
+        return (text, blocks) if note is None else silenced_view(text, blocks, *note)
+
+    def _edit(self, channel: str, ts: str, group_key: str, note: tuple[str, bool] | None) -> None:
+        """The message shown silenced (`note`) or as rendered (None); nothing without its rendering."""
+        view = self.state.view(group_key) if self.state is not None else None
+        if view is None or self.edit is None:
+            return
+        self.edit(channel, ts, *(view if note is None else silenced_view(*view, *note)))
 
 
 def _esc(text: str) -> str:

@@ -49,6 +49,7 @@ from triton_sre.bot.queries import (
     scope_of,
     slo_labels,
 )
+from triton_sre.bot.silence_state import SilenceState
 from triton_sre.bot.silence_watch import SilenceWatch
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
 from triton_sre.bot.versions import version_facts
@@ -111,12 +112,14 @@ class Worker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_prune = 0.0
-        self.silences = (  # thread replies when a silence starts or ends (silence_watch.py)
+        self.silences = (  # the message edited and a thread reply when a silence starts or ends
             SilenceWatch(
                 settings.silences_url,
                 outbox,
                 lambda channel, ts, text: delivery.post(channel, text, None, thread_ts=ts),
                 lambda outcome: self.metrics.alertmanager_reads.labels(outcome).inc(),
+                delivery.update,
+                SilenceState(outbox.path),
             )
             if settings.silences_url
             else None
@@ -138,6 +141,8 @@ class Worker:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self.silences is not None and self.silences.state is not None:
+            self.silences.state.close()
 
     def run(self) -> None:
         while not self._stop.is_set():
@@ -217,13 +222,22 @@ class Worker:
         model = enrich(group, self.facts(group), self.links, self.settings.cluster_label).context()
         blocks = self.renderer.blocks(model)
         text = self.renderer.text(model)
+        shown = (text, blocks)  # as a silence announced in the thread shows it (silence_watch.py)
+        if self.silences is not None and group.status == c.AM_STATUS_FIRING:
+            shown = self.silences.dress(group.group_key, text, blocks)
         try:
             if ref is None:
-                self._post_new(notification, group, channel, text, blocks, state_digest)
+                self._post_new(notification, group, channel, *shown, state_digest)
             else:
-                self._update(notification, group, ref, text, blocks, model, state_digest)
+                self._update(notification, group, ref, *shown, model, state_digest)
         except DeliveryError as exc:
             self._failed(notification, group, exc)
+            return
+        if self.silences is not None and self.silences.state is not None:
+            if group.status == c.AM_STATUS_FIRING:
+                self.silences.state.save_view(group.group_key, text, blocks)
+            else:
+                self.silences.state.forget(group.group_key)
 
     def _post_new(
         self,

@@ -1,0 +1,125 @@
+"""What the silence watch needs beyond the outbox's message map, kept in the outbox's SQLite file: per
+alert group, the message as the worker last rendered it (to show it silenced in place, and to put it
+back when the silence ends) and the silences its thread announced.
+
+A table of its own (``CREATE TABLE IF NOT EXISTS``: an older outbox gains it at the next start) on a
+connection of its own to the outbox's file, written with the outbox's durability (WAL,
+``synchronous=FULL``) under the lock the outbox holds on ``<outbox>.lock``. A write the disk refuses
+is kept in memory and logged; a row that does not decode is logged and read as nothing (at worst the
+message is not edited and a silence is announced once more).
+
+`silenced_view` is pure: a rendered message (text, blocks) as it reads while a silence holds its group.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from typing import Any
+
+from triton_sre.bot.slack import fit_blocks
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS silence_views (
+    group_key TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    blocks TEXT NOT NULL
+);
+"""
+
+FIRING_WORD = "FIRING"
+SILENCED_WORD = "SILENCED"
+View = tuple[str, list[dict[str, Any]]]
+
+
+class SilenceState:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._views: dict[str, View] = {}  # what the disk refused (or all of it, without a database)
+        self._db: sqlite3.Connection | None = None
+        try:
+            db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(_SCHEMA)
+            self._db = db
+        except sqlite3.Error as exc:
+            log.error("outbox %s: the silence state cannot be stored (%s): it is held in memory", path, exc)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    # -- the message as last rendered ----------------------------------------------------------------
+    def save_view(self, group_key: str, text: str, blocks: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self._views[group_key] = (text, blocks)
+            if self._write(
+                "INSERT INTO silence_views (group_key, text, blocks) VALUES (?, ?, ?) ON CONFLICT(group_key) "
+                "DO UPDATE SET text = excluded.text, blocks = excluded.blocks",
+                (group_key, text, json.dumps(blocks)),
+            ):
+                del self._views[group_key]
+
+    def view(self, group_key: str) -> View | None:
+        with self._lock:
+            if group_key in self._views:
+                return self._views[group_key]
+            row = self._read("SELECT text, blocks FROM silence_views WHERE group_key = ?", (group_key,))
+        if row is None:
+            return None
+        try:
+            blocks = json.loads(row[1])
+        except ValueError as exc:
+            log.error(
+                "outbox %s: the stored message of group %s does not decode (%s)", self.path, group_key, exc
+            )
+            return None
+        return (str(row[0]), blocks) if isinstance(blocks, list) else None
+
+    def forget(self, group_key: str) -> None:
+        with self._lock:
+            self._views.pop(group_key, None)
+            self._write("DELETE FROM silence_views WHERE group_key = ?", (group_key,))
+
+    # -- storage ---------------------------------------------------------------------------------------
+    def _write(self, sql: str, params: tuple[Any, ...]) -> bool:
+        if self._db is None:
+            return False
+        try:
+            self._db.execute(sql, params)
+        except sqlite3.Error as exc:
+            log.warning("outbox %s: silence state not written (%s): held in memory", self.path, exc)
+            return False
+        return True
+
+    def _read(self, sql: str, params: tuple[Any, ...]) -> Any:
+        if self._db is None:
+            return None
+        try:
+            return self._db.execute(sql, params).fetchone()
+        except sqlite3.Error as exc:
+            log.error("outbox %s: silence state not read (%s)", self.path, exc)
+            return None
+
+
+def silenced_view(text: str, blocks: list[dict[str, Any]], note: str, whole: bool) -> View:
+    """The message while a silence holds its group: the header and the notification text say SILENCED
+    instead of FIRING when every firing alert is held (`whole`), and a section under the header says
+    by whom, until when and why (`note`, already escaped and redacted). Works on any template's blocks:
+    the note goes after the first header (or first), the word is replaced where the template wrote it."""
+    out = [dict(b) for b in blocks]
+    at = next((i + 1 for i, b in enumerate(out) if b.get("type") == "header"), 0)
+    if whole and at:
+        header = dict(out[at - 1].get("text") or {})
+        header["text"] = str(header.get("text", "")).replace(FIRING_WORD, SILENCED_WORD, 1)
+        out[at - 1]["text"] = header
+    out.insert(at, {"type": "section", "text": {"type": "mrkdwn", "text": note}})
+    return (text.replace(FIRING_WORD, SILENCED_WORD, 1) if whole else text), fit_blocks(out)
