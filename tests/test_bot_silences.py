@@ -7,11 +7,13 @@ metric. The status command's Alertmanager is placed behind a fault proxy."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -279,3 +281,68 @@ def test_the_message_itself_says_silenced_and_goes_back_to_firing(silence_stack:
     _, body = header_and_text(standin, ts)
     assert "Silenced" not in body and "carol" not in body
     assert case in body  # the alert's own lines are back as rendered
+
+
+def test_a_restarted_bot_does_not_announce_a_silence_in_force_again(tmp_path: Path) -> None:
+    """What was announced was held in memory: each restart announced the same silence once more. A
+    stored record that does not decode is a log line and a metric, and one announcement again."""
+    (bot_port,) = free_ports(1)
+    outbox = tmp_path / "outbox.sqlite3"
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        am = Alertmanager(tmp_path / "am", f"http://127.0.0.1:{bot_port}", "http://127.0.0.1:9")
+        settings = BotSettings(
+            channel="#triton-alerts", listen=f"127.0.0.1:{bot_port}", alertmanager_url=am.url
+        )
+        bots: list[Bot] = []
+
+        def start() -> Bot:
+            bot = Bot(settings, outbox, WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET)
+            assert bot.worker.silences is not None
+            bot.worker.silences.poll_seconds = 0.3
+            bots.append(bot.start())
+            return bot
+
+        def announced() -> int:
+            return sum(
+                "Silenced in Alertmanager" in str(p.params.get("text"))
+                for p in standin.calls("chat.postMessage", ok_only=True)
+                if p.params.get("thread_ts") == ts
+            )
+
+        try:
+            bot = start()
+            case, ts = open_group({"am": am, "standin": standin})
+            added = subprocess.run(
+                [
+                    binary("amtool"),
+                    f"--alertmanager.url={am.url}",
+                    "silence",
+                    "add",
+                    "--author=dan",
+                    "--duration=1h",
+                    "--comment=restart test",
+                    f"testcase={case}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
+            assert added.returncode == 0, added.stderr
+            wait_until(lambda: announced() == 1, 10, "the silence announced")
+            bot.stop()
+            bot = start()
+            wait_until(lambda: reads(bot, c.BOT_OUTCOME_OK) >= 3, 10, "three reads after the restart")
+            assert announced() == 1
+            bot.stop()
+            with sqlite3.connect(outbox) as db:
+                assert db.execute("UPDATE silence_announced SET ids = '[not json'").rowcount == 1
+            bot = start()
+            wait_until(lambda: announced() == 2, 10, "the silence announced once more")
+            errors = bot.metrics.registry.get_sample_value(c.M_BOT_SILENCE_STATE_ERRORS)
+            assert errors == 1
+            wait_until(lambda: reads(bot, c.BOT_OUTCOME_OK) >= 4, 10, "more reads")
+            assert announced() == 2  # stored again: announced once
+        finally:
+            for bot in bots:
+                bot.stop()
+            am.stop()

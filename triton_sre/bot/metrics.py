@@ -75,5 +75,11 @@ class BotMetrics:
             [c.L_OUTCOME],
             registry=self.registry,
         )
+        self.silence_state_errors = Counter(
+            c.M_BOT_SILENCE_STATE_ERRORS.removesuffix("_total"),
+            "Stored silence state (announced silences, messages as rendered) that did not decode or "
+            "could not be opened: each is at worst one silence announced again.",
+            registry=self.registry,
+        )
         if outbox is not None:
             self.registry.register(_OutboxCollector(outbox))

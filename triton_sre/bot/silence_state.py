@@ -1,12 +1,14 @@
 """What the silence watch needs beyond the outbox's message map, kept in the outbox's SQLite file: per
 alert group, the message as the worker last rendered it (to show it silenced in place, and to put it
-back when the silence ends) and the silences its thread announced.
+back when the silence ends) and the silences its thread announced (so a restarted bot does not
+announce them again).
 
 A table of its own (``CREATE TABLE IF NOT EXISTS``: an older outbox gains it at the next start) on a
 connection of its own to the outbox's file, written with the outbox's durability (WAL,
 ``synchronous=FULL``) under the lock the outbox holds on ``<outbox>.lock``. A write the disk refuses
-is kept in memory and logged; a row that does not decode is logged and read as nothing (at worst the
-message is not edited and a silence is announced once more).
+is kept in memory and logged; a row that does not decode, or a table that cannot be read, is an
+ERROR line and `on_error` (the bot's metric) and reads as nothing: at worst the message is not edited
+and a silence is announced once more.
 
 `silenced_view` is pure: a rendered message (text, blocks) as it reads while a silence holds its group.
 """
@@ -17,6 +19,7 @@ import json
 import logging
 import sqlite3
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from triton_sre.bot.slack import fit_blocks
@@ -29,16 +32,27 @@ CREATE TABLE IF NOT EXISTS silence_views (
     text TEXT NOT NULL,
     blocks TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS silence_announced (
+    group_key TEXT PRIMARY KEY,
+    ids TEXT NOT NULL,
+    note TEXT NOT NULL,
+    whole INTEGER NOT NULL
+);
 """
 
 FIRING_WORD = "FIRING"
 SILENCED_WORD = "SILENCED"
 View = tuple[str, list[dict[str, Any]]]
+Note = tuple[str, bool]
+"""The line a silenced message shows, and whether every firing alert of the group is held."""
+Announced = tuple[frozenset[str], Note | None]
+"""The ids of the silences a group's thread announced, and the note its message shows (None: none)."""
 
 
 class SilenceState:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, on_error: Callable[[], None] = lambda: None) -> None:
         self.path = path
+        self.on_error = on_error
         self._lock = threading.Lock()
         self._views: dict[str, View] = {}  # what the disk refused (or all of it, without a database)
         self._db: sqlite3.Connection | None = None
@@ -50,6 +64,7 @@ class SilenceState:
             self._db = db
         except sqlite3.Error as exc:
             log.error("outbox %s: the silence state cannot be stored (%s): it is held in memory", path, exc)
+            on_error()
 
     def close(self) -> None:
         with self._lock:
@@ -81,6 +96,7 @@ class SilenceState:
             log.error(
                 "outbox %s: the stored message of group %s does not decode (%s)", self.path, group_key, exc
             )
+            self.on_error()
             return None
         return (str(row[0]), blocks) if isinstance(blocks, list) else None
 
@@ -88,6 +104,54 @@ class SilenceState:
         with self._lock:
             self._views.pop(group_key, None)
             self._write("DELETE FROM silence_views WHERE group_key = ?", (group_key,))
+            self._write("DELETE FROM silence_announced WHERE group_key = ?", (group_key,))
+
+    # -- the silences announced ---------------------------------------------------------------------
+    def save_announced(self, group_key: str, ids: frozenset[str], note: Note | None) -> None:
+        with self._lock:
+            if not ids:
+                self._write("DELETE FROM silence_announced WHERE group_key = ?", (group_key,))
+                return
+            text, whole = note or ("", False)
+            self._write(
+                "INSERT INTO silence_announced (group_key, ids, note, whole) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(group_key) DO UPDATE SET ids = excluded.ids, note = excluded.note, "
+                "whole = excluded.whole",
+                (group_key, json.dumps(sorted(ids)), text, int(whole)),
+            )
+
+    def announced(self) -> dict[str, Announced]:
+        """Every group's announced silences as stored; a row that does not decode is left out (logged,
+        counted): its silence is announced once more."""
+        with self._lock:
+            if self._db is None:
+                return {}
+            try:
+                rows = self._db.execute(
+                    "SELECT group_key, ids, note, whole FROM silence_announced"
+                ).fetchall()
+            except sqlite3.Error as exc:
+                log.error("outbox %s: the announced silences are not readable (%s)", self.path, exc)
+                self.on_error()
+                return {}
+        found: dict[str, Announced] = {}
+        for key, ids, note, whole in rows:
+            try:
+                decoded = json.loads(ids)
+                if not isinstance(decoded, list) or not all(isinstance(i, str) for i in decoded):
+                    raise ValueError("not a list of silence ids")
+            except (ValueError, TypeError) as exc:
+                log.error(
+                    "outbox %s: the announced silences of group %s do not decode (%s): a silence in force "
+                    "is announced once more",
+                    self.path,
+                    key,
+                    exc,
+                )
+                self.on_error()
+                continue
+            found[str(key)] = (frozenset(decoded), (str(note), bool(whole)) if note else None)
+        return found
 
     # -- storage ---------------------------------------------------------------------------------------
     def _write(self, sql: str, params: tuple[Any, ...]) -> bool:

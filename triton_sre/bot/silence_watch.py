@@ -3,9 +3,9 @@ alerts, the group's message is edited to say so (SILENCED, by whom, until when) 
 reply; when the last one ends, the message is put back as it was rendered and the thread says so.
 
 Alertmanager sends nothing for a silenced group, so without this poll the message says FIRING with
-nothing telling the channel that someone is on it. What was announced is held in memory: after a
-restart a silence still in force is announced once more. The message as rendered is kept in the
-outbox's file (silence_state.py), so a restarted bot can still put it back.
+nothing telling the channel that someone is on it. What was announced and the message as rendered
+are kept in the outbox's file (silence_state.py): a restarted bot neither announces a silence in
+force again nor loses the message to put back.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.bot.outbox import Outbox
-from triton_sre.bot.silence_state import SilenceState, View, silenced_view
+from triton_sre.bot.silence_state import Note, SilenceState, View, silenced_view
 from triton_sre.bot.silences import SilenceReadError, group_silences, read_silenced
 
 log = logging.getLogger(__name__)
@@ -46,11 +46,12 @@ class SilenceWatch:
         self.count = count
         self.edit = edit
         self.state = state
-        self._notes: dict[str, tuple[str, bool]] = {}
+        stored = state.announced() if state is not None else {}
+        self._notes: dict[str, Note] = {k: note for k, (_, note) in stored.items() if note is not None}
         """Group key -> the note its message shows while silenced, and whether every firing alert is held."""
         self.poll_seconds = SILENCE_POLL_SECONDS
         self._next = 0.0
-        self._shown: dict[str, frozenset[str]] = {}
+        self._shown: dict[str, frozenset[str]] = {k: ids for k, (ids, _) in stored.items()}
         """Group key -> ids of the silences its thread last announced."""
 
     def due_in(self, now: float) -> float:
@@ -76,6 +77,8 @@ class SilenceWatch:
         for key in [k for k in self._shown if k not in open_keys]:
             del self._shown[key]  # resolved: the resolution said it
             self._notes.pop(key, None)
+            if self.state is not None:
+                self.state.save_announced(key, frozenset(), None)
         for ref in refs:
             firing = [a for a in ref.alerts if a.get("status") == c.AM_STATUS_FIRING]
             count, silences = group_silences(firing, held)
@@ -102,13 +105,15 @@ class SilenceWatch:
                 continue
             self._shown[ref.group_key] = ids
             self._notes = notes
+            if self.state is not None:
+                self.state.save_announced(ref.group_key, ids, notes.get(ref.group_key))
 
     def dress(self, group_key: str, text: str, blocks: list[dict[str, Any]]) -> View:
         """A firing group's newly rendered message as it reads under the silence its thread announced."""
         note = self._notes.get(group_key)
         return (text, blocks) if note is None else silenced_view(text, blocks, *note)
 
-    def _edit(self, channel: str, ts: str, group_key: str, note: tuple[str, bool] | None) -> None:
+    def _edit(self, channel: str, ts: str, group_key: str, note: Note | None) -> None:
         """The message shown silenced (`note`) or as rendered (None); nothing without its rendering."""
         view = self.state.view(group_key) if self.state is not None else None
         if view is None or self.edit is None:

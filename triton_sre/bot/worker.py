@@ -119,7 +119,7 @@ class Worker:
                 lambda channel, ts, text: delivery.post(channel, text, None, thread_ts=ts),
                 lambda outcome: self.metrics.alertmanager_reads.labels(outcome).inc(),
                 delivery.update,
-                SilenceState(outbox.path),
+                SilenceState(outbox.path, self.metrics.silence_state_errors.inc),
             )
             if settings.silences_url
             else None

@@ -185,6 +185,8 @@ M_BOT_OUTBOX_USABLE: Final = "triton_sre_bot_outbox_usable"  # 1, or 0 when the 
 M_BOT_REFUSED: Final = "triton_sre_bot_requests_refused_total"  # label code: the 4xx/5xx the bot answered
 # Reads of Alertmanager's silences (/triton status, thread replies) (label outcome: a BOT_OUTCOME_* below).
 M_BOT_ALERTMANAGER_READS: Final = "triton_sre_bot_alertmanager_reads_total"
+# The stored silence state (announced silences, the message as rendered) that could not be read or stored.
+M_BOT_SILENCE_STATE_ERRORS: Final = "triton_sre_bot_silence_state_errors_total"
 BOT_OUTCOME_OK: Final = "ok"
 BOT_OUTCOME_NETWORK: Final = "network"  # refused, unreachable, or no whole answer in time
 BOT_OUTCOME_HTTP_ERROR: Final = "http_error"  # an HTTP status other than 200
