@@ -32,11 +32,11 @@ class CountingPrometheus:
     def budgeted(self, seconds: float) -> Iterator[CountingPrometheus]:
         yield self
 
-    def instant(self, expr: str) -> float:
+    def instant(self, expr: str, at: float | None = None) -> float:
         self.queries.append(expr)
         return 0.5
 
-    def vector(self, expr: str) -> list[tuple[dict[str, str], float]]:
+    def vector(self, expr: str, at: float | None = None) -> list[tuple[dict[str, str], float]]:
         self.queries.append(expr)
         return [({c.LABEL_MODEL: "m"}, 1.0)]
 

@@ -199,7 +199,7 @@ class _RegionalPrometheus(CountingPrometheus):
     """A global store holding one model's SLO series in two regions: a query naming region `west`
     gets west's figure; one naming no region gets the first series, east's (what Prometheus answers)."""
 
-    def instant(self, expr: str) -> float:
+    def instant(self, expr: str, at: float | None = None) -> float:
         self.queries.append(expr)
         return 1.0 if f'{REGION}="west"' in expr else 67.9
 

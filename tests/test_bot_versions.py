@@ -9,6 +9,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from triton_sre.stack.processes import free_port
 MODEL, EAST, WEST, WINDOW = "ranker", "east", "west", "1m"
 LOAD_AFTER_S, FAIL_AFTER_S = 6.0, 8.0  # east's v2: READY, then failing every request
 OLD_TRITON = "old"  # a cluster whose Triton (before 24.07) has no reason label
+STARTED: dict[str, float] = {}  # cluster -> its first scrape (Unix time)
 
 
 def _state_lines(labels: list[tuple[str, str]], ready: bool) -> list[str]:
@@ -66,7 +68,7 @@ def _exposition(cluster: str, started: dict[str, float]) -> str:
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
     work = tmp_path_factory.mktemp("versions-store")
-    started: dict[str, float] = {}
+    started = STARTED
     servers = {
         name: serve_text(lambda name=name: _exposition(name, started)) for name in (EAST, WEST, OLD_TRITON)
     }
@@ -96,7 +98,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
             s.server_close()
 
 
-def slo_alert(cluster: str) -> dict[str, Any]:
+def rfc3339(when: float) -> str:
+    return datetime.fromtimestamp(when, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def slo_alert(cluster: str, starts: float | None = None) -> dict[str, Any]:
     slo = default_spec().slos[0].name
     return {
         "status": "firing",
@@ -109,11 +115,11 @@ def slo_alert(cluster: str) -> dict[str, Any]:
         },
         "annotations": {"summary": "burning"},
         "fingerprint": f"fp-{cluster}",
-        "startsAt": "2026-12-05T20:55:56Z",
+        "startsAt": rfc3339(time.time() if starts is None else starts),
     }
 
 
-def _group(cluster: str) -> Any:
+def _group(cluster: str, starts: float | None = None) -> Any:
     return parse_group(
         {
             "version": "4",
@@ -124,7 +130,7 @@ def _group(cluster: str) -> Any:
             "commonLabels": {},
             "commonAnnotations": {},
             "externalURL": "http://am:9093",
-            "alerts": [slo_alert(cluster)],
+            "alerts": [slo_alert(cluster, starts)],
         }
     )
 
@@ -172,8 +178,32 @@ def test_the_workers_page_carries_them(store: Prom, tmp_path: Path) -> None:
     group = _group(EAST)
     model = enrich(group, worker.facts(group), worker.links, c.LABEL_CLUSTER).context()
     blocks = json.dumps(worker.renderer.blocks(model))
-    assert f"*Versions:* {MODEL} over {WINDOW}: v2 100.0% failed" in blocks
-    assert f"*Versions:* {MODEL} v2 became READY" in blocks
+    assert f", when it fired:* {MODEL} over {WINDOW}: v2 100.0% failed" in blocks
+    assert f", when it fired:* {MODEL} v2 became READY" in blocks
+
+
+def test_the_lines_are_the_state_when_the_alert_fired_not_when_the_bot_posts(
+    store: Prom, tmp_path: Path
+) -> None:
+    """A delivery delayed past the alert's start (outbox retries, group_wait) showed what Prometheus
+    held at posting time. Fired between east's v2 load and its first failure, the page shows the load
+    and no failure yet, and says which time the lines are for."""
+    fired = STARTED[EAST] + (LOAD_AFTER_S + FAIL_AFTER_S) / 2 + 0.5
+    assert time.time() - fired > 5  # Prometheus holds failures of v2 since: "now" would name them
+    group = _group(EAST, fired)
+    assert _lines(store, EAST)[0].startswith(f"{MODEL} over {WINDOW}: v2 100.0% failed")
+    lines = version_facts(Prometheus(store.url), group.alerts, SLO_ALERTS, c.LABEL_CLUSTER)[f"fp-{EAST}"]
+    assert lines == [f"{MODEL} v2 became READY within the window"], lines
+    worker = Worker(
+        BotSettings(channel="#c", prometheus_url=store.url, chart=False),
+        Outbox(tmp_path / "o.sqlite3"),
+        SlackDelivery("xoxb-unused"),
+        {},
+    )
+    model = enrich(group, worker.facts(group), worker.links, c.LABEL_CLUSTER).context()
+    blocks = json.dumps(worker.renderer.blocks(model))
+    at = datetime.fromtimestamp(fired, timezone.utc).strftime("%H:%M:%S UTC")
+    assert f"*Versions at {at}, when it fired:* {MODEL} v2 became READY within the window" in blocks
 
 
 def test_the_slack_message_carries_the_version_lines(tmp_path: Path) -> None:

@@ -89,6 +89,7 @@ class Facts:
     """TritonRolloutRegression fingerprint -> the verdict now and each figure, baseline -> candidate."""
     versions: Mapping[str, Sequence[str]] = field(default_factory=dict)
     """SLO alert fingerprint -> its versions' failures and recent loads (bot/versions.py)."""
+    versions_at: Mapping[str, str] = field(default_factory=dict)  # fingerprint -> the time they are for
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,7 @@ class AlertView:
     burn_rate_fired: float | None = None  # the alert's own figure (when it fired), shown beside the live one
     window_data: str = ""  # "4 min" when the window holds less data than its length
     versions: list[str] = field(default_factory=list)  # SLO alerts: failing versions, recent loads
+    versions_at: str = ""  # the time the versions are for ("20:55:48 UTC, when it fired")
 
 
 @dataclass(frozen=True)
@@ -390,6 +392,7 @@ def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> Alert
         cluster=alert.labels.get(cluster_label, ""),
         rollout=list(facts.rollout.get(alert.fingerprint, ())),
         versions=list(facts.versions.get(alert.fingerprint, ())) if is_slo else [],
+        versions_at=facts.versions_at.get(alert.fingerprint, ""),
         scaling=(
             scaling_line(facts.replicas.get(alert.fingerprint, ())) if alert.name in SCALING_ALERTS else ""
         ),

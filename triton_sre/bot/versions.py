@@ -1,12 +1,15 @@
 """An SLO page's versions: which version of the model fails and how often over the alert's long window,
 the reasons Triton counts its failures under (`nv_inference_request_failure{reason}`, 24.07 and
 later), and a version that became READY within the window (the exporter's state series), named with
-how long before its first failure. Per cluster on a global store (`queries.scope_matchers`)."""
+how long before its first failure. Per cluster on a global store (`queries.scope_matchers`), and as
+of the alert's startsAt, whenever the message is posted."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import math
+import time
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -16,6 +19,7 @@ from triton_sre.bot.queries import Scope, scope_matchers, scope_of, slo_labels
 from triton_sre.durations import human_span, parse_duration
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.promql import q
+from triton_sre.rfc3339 import parse_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -101,24 +105,44 @@ def version_lines(
     return lines
 
 
-def _figures(prometheus: Prometheus, exprs: Mapping[str, str]) -> dict[str, VersionFigures]:
+def _figures(prometheus: Prometheus, exprs: Mapping[str, str], at: float | None) -> dict[str, VersionFigures]:
     figures: dict[str, VersionFigures] = {}
-    for labels, value in prometheus.vector(exprs["succeeded"]):
+    for labels, value in prometheus.vector(exprs["succeeded"], at):
         figures.setdefault(labels.get(c.LABEL_VERSION, ""), VersionFigures()).succeeded = value
-    for labels, value in prometheus.vector(exprs["failed"]):
+    for labels, value in prometheus.vector(exprs["failed"], at):
         f = figures.setdefault(labels.get(c.LABEL_VERSION, ""), VersionFigures())
         f.failed[labels.get(c.LABEL_REASON, "")] = value
     for key in ("ready_since", "first_failure"):
-        for labels, value in prometheus.vector(exprs[key]):
+        for labels, value in prometheus.vector(exprs[key], at):
             setattr(figures.setdefault(labels.get(c.LABEL_VERSION, ""), VersionFigures()), key, value)
     return figures
 
 
+def fired_at(alert: Alert, now: float) -> tuple[float | None, str]:
+    """When the alert fired (its startsAt, at most `now`) as Unix time and as the message says it
+    (`20:55:48 UTC, when it fired`, with the date on another day than `now`); (None, "") when the
+    payload carries no time."""
+    try:
+        when = min(parse_rfc3339(alert.starts_at).timestamp(), now)
+    except ValueError:
+        return None, ""
+    stamp = dt.datetime.fromtimestamp(when, dt.timezone.utc)
+    today = dt.datetime.fromtimestamp(now, dt.timezone.utc).date()
+    shown = stamp.strftime("%H:%M:%S UTC" if stamp.date() == today else "%Y-%m-%d %H:%M:%S UTC")
+    return when, f"{shown}, when it fired"
+
+
 def version_facts(
-    prometheus: Prometheus | None, alerts: Iterable[Alert], slo_alerts: Collection[str], cluster_label: str
+    prometheus: Prometheus | None,
+    alerts: Iterable[Alert],
+    slo_alerts: Collection[str],
+    cluster_label: str,
+    now: float | None = None,
 ) -> dict[str, list[str]]:
-    """SLO alert fingerprint -> its version lines (`version_lines`); a query that fails leaves the
-    alert out (logged)."""
+    """SLO alert fingerprint -> its version lines (`version_lines`) as they were when the alert fired
+    (Prometheus' instant queries at its startsAt: a delivery delayed by retries or group_wait showed
+    the state after the fix); a query that fails leaves the alert out (logged)."""
+    now = time.time() if now is None else now
     found: dict[str, list[str]] = {}
     for alert in alerts if prometheus is not None else ():
         labels = slo_labels(alert.labels) if alert.name in slo_alerts else None
@@ -126,9 +150,10 @@ def version_facts(
             continue
         _, window, model = labels
         exprs = version_exprs(model, window, scope_of(alert.labels, cluster_label))
+        at, _ = fired_at(alert, now)
         try:
-            figures = _figures(prometheus, exprs)
-            since = prometheus.instant(exprs["states_since"])
+            figures = _figures(prometheus, exprs, at)
+            since = prometheus.instant(exprs["states_since"], at)
         except PromError as exc:
             log.warning("alert %s: Prometheus query failed: %s", alert.fingerprint, exc)
             continue

@@ -52,7 +52,7 @@ from triton_sre.bot.queries import (
 from triton_sre.bot.silence_state import SilenceState
 from triton_sre.bot.silence_watch import SilenceWatch
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
-from triton_sre.bot.versions import version_facts
+from triton_sre.bot.versions import fired_at, version_facts
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.inputs import not_regular
@@ -390,6 +390,7 @@ class Worker:
         prom, shown, key = self.prometheus, shown_alerts(group), group.group_key
         cluster_label = self.settings.cluster_label
         slo = promfacts.slo_figures(prom, shown, cluster_label, key)
+        now = self.clock()
         return replace(
             found,
             burn_rates=slo.burn,
@@ -401,7 +402,8 @@ class Worker:
             largest_models=promfacts.largest_models(prom, shown, key),
             replicas=promfacts.replicas(prom, shown, cluster_label, key),
             rollout=promfacts.rollout(prom, shown, self.settings.slo_spec, key),
-            versions=version_facts(prom, shown, SLO_ALERTS, cluster_label),
+            versions=(versions := version_facts(prom, shown, SLO_ALERTS, cluster_label, now)),
+            versions_at={a.fingerprint: fired_at(a, now)[1] for a in shown if a.fingerprint in versions},
         )
 
     def _chart(self, group: AlertGroup, channel: str, ts: str) -> None:
