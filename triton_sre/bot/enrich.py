@@ -90,6 +90,7 @@ class Facts:
     versions: Mapping[str, Sequence[str]] = field(default_factory=dict)
     """SLO alert fingerprint -> its versions' failures and recent loads (bot/versions.py)."""
     versions_at: Mapping[str, str] = field(default_factory=dict)  # fingerprint -> the time they are for
+    recovering: Mapping[str, str] = field(default_factory=dict)  # SLO alert -> 5m window clean (recovery.py)
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,7 @@ class AlertView:
     window_data: str = ""  # "4 min" when the window holds less data than its length
     versions: list[str] = field(default_factory=list)  # SLO alerts: failing versions, recent loads
     versions_at: str = ""  # the time the versions are for ("20:55:48 UTC, when it fired")
+    recovering: str = ""  # SLO alerts: the 5m window is clean since when (the fix holds)
 
 
 @dataclass(frozen=True)
@@ -393,6 +395,7 @@ def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> Alert
         rollout=list(facts.rollout.get(alert.fingerprint, ())),
         versions=list(facts.versions.get(alert.fingerprint, ())) if is_slo else [],
         versions_at=facts.versions_at.get(alert.fingerprint, ""),
+        recovering=facts.recovering.get(alert.fingerprint, "") if is_slo else "",
         scaling=(
             scaling_line(facts.replicas.get(alert.fingerprint, ())) if alert.name in SCALING_ALERTS else ""
         ),

@@ -39,7 +39,7 @@ class VersionFigures:
         return sum(self.failed.values())
 
 
-def _resolution(window: str) -> int:
+def resolution(window: str) -> int:
     return max(1, math.ceil(parse_duration(window, c.L_WINDOW) / STAMP_POINTS))
 
 
@@ -51,7 +51,7 @@ def version_exprs(model: str, window: str, scope: Scope = ()) -> dict[str, str]:
     """PromQL, each by version: requests succeeded and failed (by reason) over `window`, the first
     READY sample and the first sample of a non-zero failure counter in it, and (one value) the oldest
     state sample of the model in it (a version READY later than that changed within the window)."""
-    res = _resolution(window)
+    res = resolution(window)
     sel = _sel(model, scope)
     ready = f"{c.M_MODEL_STATE}{_sel(model, scope, f'{c.L_STATE}={q(c.STATE_READY)}')} == 1"
     by = f"by ({c.LABEL_VERSION})"
@@ -126,10 +126,14 @@ def fired_at(alert: Alert, now: float) -> tuple[float | None, str]:
         when = min(parse_rfc3339(alert.starts_at).timestamp(), now)
     except ValueError:
         return None, ""
+    return when, f"{utc_clock(when, now)}, when it fired"
+
+
+def utc_clock(when: float, now: float) -> str:
+    """`20:55:48 UTC`, with the date when `when` is on another (UTC) day than `now`."""
     stamp = dt.datetime.fromtimestamp(when, dt.timezone.utc)
     today = dt.datetime.fromtimestamp(now, dt.timezone.utc).date()
-    shown = stamp.strftime("%H:%M:%S UTC" if stamp.date() == today else "%Y-%m-%d %H:%M:%S UTC")
-    return when, f"{shown}, when it fired"
+    return stamp.strftime("%H:%M:%S UTC" if stamp.date() == today else "%Y-%m-%d %H:%M:%S UTC")
 
 
 def version_facts(
@@ -157,7 +161,7 @@ def version_facts(
         except PromError as exc:
             log.warning("alert %s: Prometheus query failed: %s", alert.fingerprint, exc)
             continue
-        lines = version_lines(model, window, figures, since, _resolution(window))
+        lines = version_lines(model, window, figures, since, resolution(window))
         if lines:
             found[alert.fingerprint] = lines
     return found

@@ -49,6 +49,7 @@ from triton_sre.bot.queries import (
     scope_of,
     slo_labels,
 )
+from triton_sre.bot.recovery import recovery_facts
 from triton_sre.bot.silence_state import SilenceState
 from triton_sre.bot.silence_watch import SilenceWatch
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
@@ -404,6 +405,7 @@ class Worker:
             rollout=promfacts.rollout(prom, shown, self.settings.slo_spec, key),
             versions=(versions := version_facts(prom, shown, SLO_ALERTS, cluster_label, now)),
             versions_at={a.fingerprint: fired_at(a, now)[1] for a in shown if a.fingerprint in versions},
+            recovering=recovery_facts(prom, shown, SLO_ALERTS, self.settings.slo_spec(), cluster_label, now),
         )
 
     def _chart(self, group: AlertGroup, channel: str, ts: str) -> None:
