@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
-import threading
 from collections.abc import Callable
 from typing import Any
 
+from triton_sre.bot.sidestore import SideStore
 from triton_sre.bot.slack import fit_blocks
 
 log = logging.getLogger(__name__)
@@ -49,28 +48,12 @@ Announced = tuple[frozenset[str], Note | None]
 """The ids of the silences a group's thread announced, and the note its message shows (None: none)."""
 
 
-class SilenceState:
-    def __init__(self, path: str, on_error: Callable[[], None] = lambda: None) -> None:
-        self.path = path
-        self.on_error = on_error
-        self._lock = threading.Lock()
-        self._views: dict[str, View] = {}  # what the disk refused (or all of it, without a database)
-        self._db: sqlite3.Connection | None = None
-        try:
-            db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            db.executescript(_SCHEMA)
-            self._db = db
-        except sqlite3.Error as exc:
-            log.error("outbox %s: the silence state cannot be stored (%s): it is held in memory", path, exc)
-            on_error()
+class SilenceState(SideStore):
+    what = "silence state"
 
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+    def __init__(self, path: str, on_error: Callable[[], None] = lambda: None) -> None:
+        super().__init__(path, _SCHEMA, on_error)
+        self._views: dict[str, View] = {}  # what the disk refused (or all of it, without a database)
 
     # -- the message as last rendered ----------------------------------------------------------------
     def save_view(self, group_key: str, text: str, blocks: list[dict[str, Any]]) -> None:
@@ -87,9 +70,10 @@ class SilenceState:
         with self._lock:
             if group_key in self._views:
                 return self._views[group_key]
-            row = self._read("SELECT text, blocks FROM silence_views WHERE group_key = ?", (group_key,))
-        if row is None:
+            rows = self._rows("SELECT text, blocks FROM silence_views WHERE group_key = ?", (group_key,))
+        if not rows:
             return None
+        row = rows[0]
         try:
             blocks = json.loads(row[1])
         except ValueError as exc:
@@ -124,16 +108,7 @@ class SilenceState:
         """Every group's announced silences as stored; a row that does not decode is left out (logged,
         counted): its silence is announced once more."""
         with self._lock:
-            if self._db is None:
-                return {}
-            try:
-                rows = self._db.execute(
-                    "SELECT group_key, ids, note, whole FROM silence_announced"
-                ).fetchall()
-            except sqlite3.Error as exc:
-                log.error("outbox %s: the announced silences are not readable (%s)", self.path, exc)
-                self.on_error()
-                return {}
+            rows = self._rows("SELECT group_key, ids, note, whole FROM silence_announced")
         found: dict[str, Announced] = {}
         for key, ids, note, whole in rows:
             try:
@@ -152,26 +127,6 @@ class SilenceState:
                 continue
             found[str(key)] = (frozenset(decoded), (str(note), bool(whole)) if note else None)
         return found
-
-    # -- storage ---------------------------------------------------------------------------------------
-    def _write(self, sql: str, params: tuple[Any, ...]) -> bool:
-        if self._db is None:
-            return False
-        try:
-            self._db.execute(sql, params)
-        except sqlite3.Error as exc:
-            log.warning("outbox %s: silence state not written (%s): held in memory", self.path, exc)
-            return False
-        return True
-
-    def _read(self, sql: str, params: tuple[Any, ...]) -> Any:
-        if self._db is None:
-            return None
-        try:
-            return self._db.execute(sql, params).fetchone()
-        except sqlite3.Error as exc:
-            log.error("outbox %s: silence state not read (%s)", self.path, exc)
-            return None
 
 
 def silenced_view(text: str, blocks: list[dict[str, Any]], note: str, whole: bool) -> View:
