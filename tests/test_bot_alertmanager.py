@@ -58,7 +58,15 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 15.0, what: str = 
 
 
 class Alertmanager:
-    def __init__(self, workdir: Path, main_url: str, subprocess_url: str) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        main_url: str,
+        subprocess_url: str,
+        routes: list[dict[str, Any]] = (),  # type: ignore[assignment]
+        inhibit_rules: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    ) -> None:
+        """`routes` go before the subprocess route (deploy's severity routes); `inhibit_rules` as given."""
         self.port, self.cluster_port = free_ports(2)
         self.url = f"http://127.0.0.1:{self.port}"
         auth = {"authorization": {"type": "Bearer", "credentials": WEBHOOK_TOKEN}}
@@ -69,7 +77,7 @@ class Alertmanager:
                 "group_wait": GROUP_WAIT,
                 "group_interval": GROUP_INTERVAL,
                 "repeat_interval": REPEAT_INTERVAL,
-                "routes": [{"matchers": ['bot="subprocess"'], "receiver": "bot-subprocess"}],
+                "routes": [*routes, {"matchers": ['bot="subprocess"'], "receiver": "bot-subprocess"}],
             },
             "receivers": [
                 {
@@ -93,6 +101,7 @@ class Alertmanager:
                     ],
                 },
             ],
+            "inhibit_rules": list(inhibit_rules),
         }
         workdir.mkdir(parents=True, exist_ok=True)
         self.config = workdir / "alertmanager.yml"

@@ -34,6 +34,7 @@ from triton_sre.bot.enrich import (
 )
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import MessageRef, Notification, Outbox
+from triton_sre.bot.page_threads import PageThreads
 from triton_sre.bot.payload import (
     AlertGroup,
     PayloadError,
@@ -125,6 +126,7 @@ class Worker:
             if settings.silences_url
             else None
         )
+        self.threads = PageThreads(outbox.path, settings.cluster_label)  # tickets under their page
         self._paused_until = 0.0
         """Slack's rate limit is per workspace and method: after a 429 nothing is sent before this."""
 
@@ -144,6 +146,7 @@ class Worker:
             self._thread.join(timeout)
         if self.silences is not None and self.silences.state is not None:
             self.silences.state.close()
+        self.threads.close()
 
     def run(self) -> None:
         while not self._stop.is_set():
@@ -216,6 +219,13 @@ class Worker:
             return
         labels = dict(group.common_labels) or (dict(group.alerts[0].labels) if group.alerts else {})
         channel = ref.channel if ref is not None else self.settings.channel_for(labels)
+        page = (
+            None
+            if ref is not None or group.status != c.AM_STATUS_FIRING
+            else self.threads.page_for(group.alerts)
+        )
+        if page is not None:  # tickets the page inhibited until it resolved: in the page's thread
+            channel = page[0]
         if not channel:
             log.error("group %s: no channel (set --channel or a route matching its labels)", group.group_key)
             self.outbox.mark_failed(notification.id, "no channel")
@@ -228,7 +238,7 @@ class Worker:
             shown = self.silences.dress(group.group_key, text, blocks)
         try:
             if ref is None:
-                self._post_new(notification, group, channel, *shown, state_digest)
+                self._post_new(notification, group, channel, *shown, state_digest, page and page[1])
             else:
                 self._update(notification, group, ref, *shown, model, state_digest)
         except DeliveryError as exc:
@@ -248,14 +258,18 @@ class Worker:
         text: str,
         blocks: list[dict[str, Any]],
         state_digest: str,
+        thread_ts: str | None = None,
     ) -> None:
         try:
-            ts = self.delivery.post(channel, text, blocks)
+            ts = self.delivery.post(channel, text, blocks, thread_ts=thread_ts)
         except DeliveryError as exc:
             if exc.error not in TEXT_ONLY_ERRORS:
                 raise
             log.error("group %s: Slack refused the blocks (%s); posting text only", group.group_key, exc)
-            ts = self.delivery.post(channel, text, None)
+            ts = self.delivery.post(channel, text, None, thread_ts=thread_ts)
+        if thread_ts:
+            self.threads.thread(group.group_key, thread_ts)
+        self.threads.record_pages(group.alerts, channel, ts)
         self.outbox.save_message(
             group.group_key, channel, ts, group.status, state_digest, alert_states(group), n.id
         )
@@ -269,7 +283,7 @@ class Worker:
             group.status,
         )
         if group.status == c.AM_STATUS_FIRING:
-            self._chart(group, channel, ts)
+            self._chart(group, channel, thread_ts or ts)
 
     def _update(
         self,
@@ -286,7 +300,8 @@ class Worker:
         except DeliveryError as exc:
             if exc.error == "message_not_found":  # deleted in Slack: show the group again
                 log.warning("group %s: message %s was deleted; posting a new one", group.group_key, ref.ts)
-                self._post_new(n, group, ref.channel, text, blocks, state_digest)
+                parent = self.threads.parent(group.group_key)
+                self._post_new(n, group, ref.channel, text, blocks, state_digest, parent)
                 return
             if exc.error not in TEXT_ONLY_ERRORS:
                 raise
@@ -294,7 +309,9 @@ class Worker:
         change = describe_change(ref.alerts, group, ref.status)
         reply = self.renderer.update({**model, "change": change})
         try:
-            self.delivery.post(ref.channel, reply, None, thread_ts=ref.ts)
+            self.delivery.post(
+                ref.channel, reply, None, thread_ts=self.threads.parent(ref.group_key) or ref.ts
+            )
         except DeliveryError as exc:
             if exc.retryable:
                 raise  # the edit is repeated (idempotent) with the reply on the next attempt
@@ -302,6 +319,7 @@ class Worker:
         self.outbox.save_message(
             group.group_key, ref.channel, ref.ts, group.status, state_digest, alert_states(group), n.id
         )
+        self.threads.record_pages(group.alerts, ref.channel, ref.ts)
         self.metrics.actions.labels(c.BOT_ACTION_UPDATED).inc()
         log.info("group %s: updated %s ts=%s: %s", group.group_key, ref.channel, ref.ts, change)
 
