@@ -5,9 +5,11 @@ tier of the same alert, SLO and model, as deploy/alertmanager/alertmanager.yml d
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
+from binaries import binary
 from test_bot_alertmanager import (
     SIGNING_SECRET,
     SLACK_TOKEN,
@@ -55,10 +57,14 @@ def test_tickets_the_page_inhibited_are_threaded_under_it(tmp_path: Path) -> Non
         am = Alertmanager(
             tmp_path / "am", f"http://127.0.0.1:{bot_port}", "http://127.0.0.1:9", SEVERITY_ROUTES, INHIBIT
         )
-        settings = BotSettings(channel="#triton-alerts", listen=f"127.0.0.1:{bot_port}")
+        settings = BotSettings(
+            channel="#triton-alerts", listen=f"127.0.0.1:{bot_port}", alertmanager_url=am.url
+        )
         bot = Bot(
             settings, tmp_path / "outbox.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET
         )
+        assert bot.worker.silences is not None
+        bot.worker.silences.poll_seconds = 0.3
         bot.start()
         try:
             case = new_case()
@@ -89,6 +95,35 @@ def test_tickets_the_page_inhibited_are_threaded_under_it(tmp_path: Path) -> Non
                 for call in standin.calls("chat.postMessage", ok_only=True)
                 if call.params.get("thread_ts") == page_ts and "[ticket]" in str(call.params["text"])
             ]
+            # a silence of the ticket is said in the same thread, not in a thread of the reply
+            added = subprocess.run(
+                [
+                    binary("amtool"),
+                    f"--alertmanager.url={am.url}",
+                    "silence",
+                    "add",
+                    "--author=erin",
+                    "--duration=1h",
+                    "--comment=after the fix",
+                    f"testcase={case}",
+                    f"{c.L_SEVERITY}={c.SEVERITY_TICKET}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
+            assert added.returncode == 0, added.stderr
+            wait_until(
+                lambda: in_thread("Silenced in Alertmanager by erin"), 15, "the silence in the page's thread"
+            )
+            expired = subprocess.run(
+                [binary("amtool"), f"--alertmanager.url={am.url}", "silence", "expire", added.stdout.strip()],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
+            assert expired.returncode == 0, expired.stderr
+            wait_until(lambda: in_thread("The silence ended"), 15, "the silence's end in the page's thread")
             # the ticket's later changes: its message (a reply) edited, the change said in the same thread
             resolutions = len(wait_until(lambda: in_thread("Resolved: all 1 alert(s)"), 15, "the page's own"))
             am.post(ticket, annotations, resolved=True)

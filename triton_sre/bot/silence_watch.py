@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.outbox import MessageRef, Outbox
 from triton_sre.bot.silence_state import Note, SilenceState, View, silenced_view
 from triton_sre.bot.silences import SilenceReadError, group_silences, read_silenced
 
@@ -24,8 +24,9 @@ log = logging.getLogger(__name__)
 SILENCE_POLL_SECONDS = 30.0
 SILENCE_READ_SECONDS = 5.0
 
-Reply = Callable[[str, str, str], None]
-"""(channel, thread ts, text): posts a thread reply; raises the delivery's error when Slack refuses."""
+Reply = Callable[[MessageRef, str], None]
+"""(the group's message, text): posts a reply in its thread; raises the delivery's error when Slack
+refuses."""
 Edit = Callable[[str, str, str, list[dict[str, Any]]], None]
 """(channel, ts, text, blocks): edits a message (chat.update); raises when Slack refuses."""
 
@@ -99,7 +100,7 @@ class SilenceWatch:
                 notes = {k: v for k, v in self._notes.items() if k != ref.group_key}
             try:
                 self._edit(ref.channel, ref.ts, ref.group_key, notes.get(ref.group_key))
-                self.reply(ref.channel, ref.ts, text)
+                self.reply(ref, text)
             except Exception as exc:  # Slack down or refusing: the next poll tries again
                 log.warning("group %s: silence not shown: %s", ref.group_key, exc)
                 continue

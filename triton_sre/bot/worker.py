@@ -118,7 +118,7 @@ class Worker:
             SilenceWatch(
                 settings.silences_url,
                 outbox,
-                lambda channel, ts, text: delivery.post(channel, text, None, thread_ts=ts),
+                lambda ref, text: delivery.post(ref.channel, text, None, thread_ts=self._thread_of(ref)),
                 lambda outcome: self.metrics.alertmanager_reads.labels(outcome).inc(),
                 delivery.update,
                 SilenceState(outbox.path, self.metrics.silence_state_errors.inc),
@@ -309,9 +309,7 @@ class Worker:
         change = describe_change(ref.alerts, group, ref.status)
         reply = self.renderer.update({**model, "change": change})
         try:
-            self.delivery.post(
-                ref.channel, reply, None, thread_ts=self.threads.parent(ref.group_key) or ref.ts
-            )
+            self.delivery.post(ref.channel, reply, None, thread_ts=self._thread_of(ref))
         except DeliveryError as exc:
             if exc.retryable:
                 raise  # the edit is repeated (idempotent) with the reply on the next attempt
@@ -322,6 +320,10 @@ class Worker:
         self.threads.record_pages(group.alerts, ref.channel, ref.ts)
         self.metrics.actions.labels(c.BOT_ACTION_UPDATED).inc()
         log.info("group %s: updated %s ts=%s: %s", group.group_key, ref.channel, ref.ts, change)
+
+    def _thread_of(self, ref: MessageRef) -> str:
+        """The thread a group's replies go to: its message's, or the page's it was posted under."""
+        return self.threads.parent(ref.group_key) or ref.ts
 
     def _failed(self, n: Notification, group: AlertGroup, exc: DeliveryError) -> None:
         if not exc.retryable:
