@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -63,8 +63,8 @@ class Alertmanager:
         workdir: Path,
         main_url: str,
         subprocess_url: str,
-        routes: list[dict[str, Any]] = (),  # type: ignore[assignment]
-        inhibit_rules: list[dict[str, Any]] = (),  # type: ignore[assignment]
+        routes: Sequence[dict[str, Any]] = (),
+        inhibit_rules: Sequence[dict[str, Any]] = (),
     ) -> None:
         """`routes` go before the subprocess route (deploy's severity routes); `inhibit_rules` as given."""
         self.port, self.cluster_port = free_ports(2)

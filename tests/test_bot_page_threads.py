@@ -5,11 +5,9 @@ tier of the same alert, SLO and model, as deploy/alertmanager/alertmanager.yml d
 
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 
-from binaries import binary
 from test_bot_alertmanager import (
     SIGNING_SECRET,
     SLACK_TOKEN,
@@ -19,6 +17,7 @@ from test_bot_alertmanager import (
     posts,
     wait_until,
 )
+from test_bot_silences import amtool_silence
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
@@ -96,33 +95,19 @@ def test_tickets_the_page_inhibited_are_threaded_under_it(tmp_path: Path) -> Non
                 if call.params.get("thread_ts") == page_ts and "[ticket]" in str(call.params["text"])
             ]
             # a silence of the ticket is said in the same thread, not in a thread of the reply
-            added = subprocess.run(
-                [
-                    binary("amtool"),
-                    f"--alertmanager.url={am.url}",
-                    "silence",
-                    "add",
-                    "--author=erin",
-                    "--duration=1h",
-                    "--comment=after the fix",
-                    f"testcase={case}",
-                    f"{c.L_SEVERITY}={c.SEVERITY_TICKET}",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=20,
+            added = amtool_silence(
+                am.url,
+                "add",
+                "--author=erin",
+                "--duration=1h",
+                "--comment=after the fix",
+                f"testcase={case}",
+                f"{c.L_SEVERITY}={c.SEVERITY_TICKET}",
             )
-            assert added.returncode == 0, added.stderr
             wait_until(
                 lambda: in_thread("Silenced in Alertmanager by erin"), 15, "the silence in the page's thread"
             )
-            expired = subprocess.run(
-                [binary("amtool"), f"--alertmanager.url={am.url}", "silence", "expire", added.stdout.strip()],
-                capture_output=True,
-                text=True,
-                timeout=20,
-            )
-            assert expired.returncode == 0, expired.stderr
+            amtool_silence(am.url, "expire", added)
             wait_until(lambda: in_thread("The silence ended"), 15, "the silence's end in the page's thread")
             # the ticket's later changes: its message (a reply) edited, the change said in the same thread
             resolutions = len(wait_until(lambda: in_thread("Resolved: all 1 alert(s)"), 15, "the page's own"))

@@ -15,21 +15,17 @@ from typing import Any
 
 import pytest
 from live_prometheus import Prom, serve_text, start_prometheus, stop_prometheus, wait_ready
+from test_bot_versions import MODEL, facts_worker, slo_group
 
 from triton_sre import conventions as c
 from triton_sre import promql as pq
-from triton_sre.bot.config import BotSettings
 from triton_sre.bot.enrich import SLO_ALERTS, enrich
-from triton_sre.bot.outbox import Outbox
-from triton_sre.bot.payload import parse_group
 from triton_sre.bot.recovery import CLEAN_WINDOW, recovery_facts, tier_threshold
-from triton_sre.bot.slack import SlackDelivery
-from triton_sre.bot.worker import Worker
 from triton_sre.prom import Prometheus
 from triton_sre.slo import default_spec
 from triton_sre.stack.processes import free_port
 
-MODEL, EAST, WEST = "ranker", "east", "west"
+EAST, WEST = "east", "west"
 LONG, SHORT = c.BURN_TIERS[1][0], c.BURN_TIERS[1][1]  # the 6h tier and its 30m window
 FIX_AFTER_S = 5.0
 SLO = default_spec().slos[0]
@@ -82,32 +78,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
 
 
 def _group(cluster: str) -> Any:
-    alert = {
-        "status": "firing",
-        "labels": {
-            "alertname": c.ALERT_SLO_ERROR_BUDGET_BURN,
-            c.LABEL_MODEL: MODEL,
-            c.L_SLO: SLO.name,
-            c.L_WINDOW: LONG,
-            c.LABEL_CLUSTER: cluster,
-        },
-        "annotations": {"summary": "burning"},
-        "fingerprint": f"fp-{cluster}",
-        "startsAt": datetime.fromtimestamp(STARTED[EAST], timezone.utc).isoformat(),
-    }
-    return parse_group(
-        {
-            "version": "4",
-            "groupKey": f"{{}}:{cluster}",
-            "status": "firing",
-            "receiver": "bot",
-            "groupLabels": {},
-            "commonLabels": {},
-            "commonAnnotations": {},
-            "externalURL": "http://am:9093",
-            "alerts": [alert],
-        }
-    )
+    return slo_group(cluster, STARTED[EAST], LONG)
 
 
 def test_the_tiers_threshold_is_the_rules_burn_factor() -> None:
@@ -116,12 +87,7 @@ def test_the_tiers_threshold_is_the_rules_burn_factor() -> None:
 
 
 def test_the_6h_page_says_the_5m_window_is_clean_since_the_fix(store: Prom, tmp_path: Path) -> None:
-    worker = Worker(
-        BotSettings(channel="#c", prometheus_url=store.url, chart=False),
-        Outbox(tmp_path / "o.sqlite3"),
-        SlackDelivery("xoxb-unused"),
-        {},
-    )
+    worker = facts_worker(store.url, tmp_path)
     group = _group(EAST)
     model = enrich(group, worker.facts(group), worker.links, c.LABEL_CLUSTER).context()
     blocks = json.dumps(worker.renderer.blocks(model))

@@ -107,6 +107,18 @@ def reads(bot: Bot, outcome: str) -> float:
     return value or 0.0
 
 
+def amtool_silence(am_url: str, *args: str) -> str:
+    """`amtool silence <args>` against the Alertmanager at `am_url`; its output (a new silence's id)."""
+    done = subprocess.run(
+        [binary("amtool"), f"--alertmanager.url={am_url}", "silence", *args],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 def test_status_shows_an_amtool_silence(silence_stack: dict[str, Any]) -> None:
     bot: Bot = silence_stack["bot"]
     am: Alertmanager = silence_stack["am"]
@@ -114,22 +126,14 @@ def test_status_shows_an_amtool_silence(silence_stack: dict[str, Any]) -> None:
     text, _ = status(bot)
     assert "silenced" not in group_line(text, case)
 
-    added = subprocess.run(
-        [
-            binary("amtool"),
-            "silence",
-            "add",
-            f"--alertmanager.url={am.url}",
-            "--author=alice",
-            "--duration=1h",
-            f"--comment=rolling back, see {SECRET_IN_COMMENT}",
-            f"testcase={case}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=20,
+    amtool_silence(
+        am.url,
+        "add",
+        "--author=alice",
+        "--duration=1h",
+        f"--comment=rolling back, see {SECRET_IN_COMMENT}",
+        f"testcase={case}",
     )
-    assert added.returncode == 0, added.stderr
     text = wait_until(lambda: "silenced" in (t := status(bot)[0]) and t, 10, "the silence in the answer")
     line = group_line(text, case)
     until = time.strftime("%H:%M UTC", time.gmtime(time.time() + 3600))
@@ -154,20 +158,12 @@ def test_silence_start_and_end_are_replied_in_the_groups_thread(silence_stack: d
             if p.params.get("thread_ts") == ts and word in str(p.params.get("text"))
         ]
 
-    amtool = [binary("amtool"), f"--alertmanager.url={am.url}", "silence"]
-    added = subprocess.run(
-        [*amtool, "add", "--author=bob", "--duration=2h", "--comment=on it", f"testcase={case}"],
-        capture_output=True,
-        text=True,
-        timeout=20,
+    added = amtool_silence(
+        am.url, "add", "--author=bob", "--duration=2h", "--comment=on it", f"testcase={case}"
     )
-    assert added.returncode == 0, added.stderr
     started = wait_until(lambda: replies("Silenced in Alertmanager"), 10, "the silence's thread reply")
     assert "by bob until" in started[0] and '"on it"' in started[0], started
-    expired = subprocess.run(
-        [*amtool, "expire", added.stdout.strip()], capture_output=True, text=True, timeout=20
-    )
-    assert expired.returncode == 0, expired.stderr
+    amtool_silence(am.url, "expire", added)
     wait_until(lambda: replies("The silence ended"), 10, "the end's thread reply")
     time.sleep(1.2)  # two more polls: nothing is announced twice
     assert len(replies("Silenced in Alertmanager")) == 1 and len(replies("The silence ended")) == 1
@@ -252,31 +248,21 @@ def test_the_message_itself_says_silenced_and_goes_back_to_firing(silence_stack:
     case, ts = open_group(silence_stack)
     header, _ = header_and_text(standin, ts)
     assert "FIRING" in header
-    amtool = [binary("amtool"), f"--alertmanager.url={am.url}", "silence"]
-    added = subprocess.run(
-        [
-            *amtool,
-            "add",
-            "--author=carol",
-            "--duration=2h",
-            f"--comment=fixing, {SECRET_IN_COMMENT}",
-            f"testcase={case}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=20,
+    added = amtool_silence(
+        am.url,
+        "add",
+        "--author=carol",
+        "--duration=2h",
+        f"--comment=fixing, {SECRET_IN_COMMENT}",
+        f"testcase={case}",
     )
-    assert added.returncode == 0, added.stderr
     wait_until(lambda: "SILENCED" in header_and_text(standin, ts)[0], 10, "the message edited to SILENCED")
     header, body = header_and_text(standin, ts)
     assert "FIRING" not in header
     assert "*Silenced* in Alertmanager by carol until" in body and "fixing, " in body
     assert SECRET_IN_COMMENT not in body
     assert standin.message("#triton-alerts", ts)["text"].startswith("SILENCED")
-    expired = subprocess.run(
-        [*amtool, "expire", added.stdout.strip()], capture_output=True, text=True, timeout=20
-    )
-    assert expired.returncode == 0, expired.stderr
+    amtool_silence(am.url, "expire", added)
     wait_until(lambda: "FIRING" in header_and_text(standin, ts)[0], 10, "the message back to FIRING")
     _, body = header_and_text(standin, ts)
     assert "Silenced" not in body and "carol" not in body
@@ -312,22 +298,9 @@ def test_a_restarted_bot_does_not_announce_a_silence_in_force_again(tmp_path: Pa
         try:
             bot = start()
             case, ts = open_group({"am": am, "standin": standin})
-            added = subprocess.run(
-                [
-                    binary("amtool"),
-                    f"--alertmanager.url={am.url}",
-                    "silence",
-                    "add",
-                    "--author=dan",
-                    "--duration=1h",
-                    "--comment=restart test",
-                    f"testcase={case}",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=20,
+            amtool_silence(
+                am.url, "add", "--author=dan", "--duration=1h", "--comment=restart test", f"testcase={case}"
             )
-            assert added.returncode == 0, added.stderr
             wait_until(lambda: announced() == 1, 10, "the silence announced")
             bot.stop()
             bot = start()

@@ -102,7 +102,7 @@ def rfc3339(when: float) -> str:
     return datetime.fromtimestamp(when, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def slo_alert(cluster: str, starts: float | None = None) -> dict[str, Any]:
+def slo_alert(cluster: str, starts: float | None = None, window: str = WINDOW) -> dict[str, Any]:
     slo = default_spec().slos[0].name
     return {
         "status": "firing",
@@ -110,7 +110,7 @@ def slo_alert(cluster: str, starts: float | None = None) -> dict[str, Any]:
             "alertname": c.ALERT_SLO_ERROR_BUDGET_BURN,
             c.LABEL_MODEL: MODEL,
             c.L_SLO: slo,
-            c.L_WINDOW: WINDOW,
+            c.L_WINDOW: window,
             c.LABEL_CLUSTER: cluster,
         },
         "annotations": {"summary": "burning"},
@@ -119,7 +119,8 @@ def slo_alert(cluster: str, starts: float | None = None) -> dict[str, Any]:
     }
 
 
-def _group(cluster: str, starts: float | None = None) -> Any:
+def slo_group(cluster: str, starts: float | None = None, window: str = WINDOW) -> Any:
+    """A webhook's group of one SLO burn alert of `MODEL` in `cluster`, fingerprint `fp-<cluster>`."""
     return parse_group(
         {
             "version": "4",
@@ -130,15 +131,25 @@ def _group(cluster: str, starts: float | None = None) -> Any:
             "commonLabels": {},
             "commonAnnotations": {},
             "externalURL": "http://am:9093",
-            "alerts": [slo_alert(cluster, starts)],
+            "alerts": [slo_alert(cluster, starts, window)],
         }
     )
 
 
 def _lines(store: Prom, cluster: str) -> list[str]:
-    group = _group(cluster)
+    group = slo_group(cluster)
     found = version_facts(Prometheus(store.url), group.alerts, SLO_ALERTS, c.LABEL_CLUSTER)
     return found.get(f"fp-{cluster}", [])
+
+
+def facts_worker(prometheus_url: str, tmp_path: Path) -> Worker:
+    """A worker that only reads facts from `prometheus_url` (no Slack call is made)."""
+    return Worker(
+        BotSettings(channel="#c", prometheus_url=prometheus_url, chart=False),
+        Outbox(tmp_path / "o.sqlite3"),
+        SlackDelivery("xoxb-unused"),
+        {},
+    )
 
 
 def test_the_page_names_the_failing_version_its_reason_and_its_load_before_the_first_failure(
@@ -169,13 +180,8 @@ def test_a_triton_without_the_reason_label_gets_no_reason(store: Prom) -> None:
 
 
 def test_the_workers_page_carries_them(store: Prom, tmp_path: Path) -> None:
-    worker = Worker(
-        BotSettings(channel="#c", prometheus_url=store.url, chart=False),
-        Outbox(tmp_path / "o.sqlite3"),
-        SlackDelivery("xoxb-unused"),
-        {},
-    )
-    group = _group(EAST)
+    worker = facts_worker(store.url, tmp_path)
+    group = slo_group(EAST)
     model = enrich(group, worker.facts(group), worker.links, c.LABEL_CLUSTER).context()
     blocks = json.dumps(worker.renderer.blocks(model))
     assert f", when it fired:* {MODEL} over {WINDOW}: v2 100.0% failed" in blocks
@@ -190,16 +196,11 @@ def test_the_lines_are_the_state_when_the_alert_fired_not_when_the_bot_posts(
     and no failure yet, and says which time the lines are for."""
     fired = STARTED[EAST] + (LOAD_AFTER_S + FAIL_AFTER_S) / 2 + 0.5
     assert time.time() - fired > 5  # Prometheus holds failures of v2 since: "now" would name them
-    group = _group(EAST, fired)
+    group = slo_group(EAST, fired)
     assert _lines(store, EAST)[0].startswith(f"{MODEL} over {WINDOW}: v2 100.0% failed")
     lines = version_facts(Prometheus(store.url), group.alerts, SLO_ALERTS, c.LABEL_CLUSTER)[f"fp-{EAST}"]
     assert lines == [f"{MODEL} v2 became READY within the window"], lines
-    worker = Worker(
-        BotSettings(channel="#c", prometheus_url=store.url, chart=False),
-        Outbox(tmp_path / "o.sqlite3"),
-        SlackDelivery("xoxb-unused"),
-        {},
-    )
+    worker = facts_worker(store.url, tmp_path)
     model = enrich(group, worker.facts(group), worker.links, c.LABEL_CLUSTER).context()
     blocks = json.dumps(worker.renderer.blocks(model))
     at = datetime.fromtimestamp(fired, timezone.utc).strftime("%H:%M:%S UTC")
@@ -207,7 +208,7 @@ def test_the_lines_are_the_state_when_the_alert_fired_not_when_the_bot_posts(
 
 
 def test_the_slack_message_carries_the_version_lines(tmp_path: Path) -> None:
-    group = _group(EAST)
+    group = slo_group(EAST)
     facts = Facts(versions={f"fp-{EAST}": ["ranker over 1h: v2 100.0% failed (6,826 of 6,826)"]})
     model = enrich(group, facts, Links(), c.LABEL_CLUSTER).context()
     blocks = json.dumps(Renderer(None).blocks(model))
