@@ -26,6 +26,7 @@ from triton_sre.doctor.facts import (  # ModelFacts, families_present, model_fac
     model_facts,  # noqa: F401
     release_of,
 )
+from triton_sre.doctor.llmslo import uncovered_llm_slos
 from triton_sre.slo import Spec
 
 
@@ -331,7 +332,8 @@ def llm_metrics(facts: TritonFacts, spec: Spec | None) -> Check:
         "ttft / time_per_output_token SLOs",
         "dashboard Triton / LLM",
     )
-    if not llm:
+    uncovered = uncovered_llm_slos(facts.models, spec)
+    if not llm and not uncovered:
         return Check(c.CHECK_LLM_METRICS, True, False, "no LLM-backend model loaded", affects, "none needed")
     silent = [m for m in llm if m.name not in facts.llm_models]
     reporting = [m.name for m in llm if m.name in facts.llm_models]
@@ -356,10 +358,36 @@ def llm_metrics(facts: TritonFacts, spec: Spec | None) -> Check:
                 "for the tensorrt_llm model itself (not its ensemble or BLS wrapper) once it is loaded"
             )
         fixes.append(fix)
-    found = f"{len(llm)} LLM model(s); reporting: {_names(reporting) or 'none'}"
+    found = "no LLM-backend model"
+    if llm:
+        found = f"{len(llm)} LLM model(s); reporting: {_names(reporting) or 'none'}"
     if silent:
         found += f"; without their backend's metrics: {_names(m.name for m in silent)}"
-    return Check(c.CHECK_LLM_METRICS, not silent, True, found, affects, "; ".join(fixes) or "none needed")
+    if uncovered:
+        found += "; " + "; ".join(
+            f"SLO {slo} ({kind}) names {_names(models)}, served by no LLM backend: no {family}, so the SLO "
+            "has no series and never alerts"
+            for slo, kind, family, models in uncovered
+        )
+        fixes.append(_uncovered_fix(facts))
+    ok = not silent and not uncovered
+    return Check(c.CHECK_LLM_METRICS, ok, True, found, affects, "; ".join(fixes) or "none needed")
+
+
+def _uncovered_fix(facts: TritonFacts) -> str:
+    minor = minor_version(facts.version)
+    older = minor is not None and minor < HISTOGRAM_LATENCIES_SINCE
+    first_response = (
+        f"give it a latency SLO with latency_sli: histogram instead: with {HISTOGRAM_FLAG} Triton measures a "
+        f"decoupled model's first response ({c.NV_FIRST_RESPONSE_HISTOGRAM_MS}, "
+        f"{release_of(HISTOGRAM_LATENCIES_SINCE)} / 2.{HISTOGRAM_LATENCIES_SINCE} or later"
+        + (f"; this server is {facts.version})" if older else ")")
+    )
+    return (
+        "a model of your own must report the vLLM backend's histogram (its name and buckets) through the "
+        f"Python backend's custom metrics (pb_utils.MetricFamily, {c.PARAM_REPORT_CUSTOM_METRICS} in its "
+        f"config); or {first_response}; or take the model out of the SLO"
+    )
 
 
 def response_cache(facts: TritonFacts) -> Check:
