@@ -62,6 +62,11 @@ HARMLESS: Final = _rx(
     # ModelTimestamp::SetModelConfigModifiedTime, r24.08 on) when a model's config came with the load request
     # (PyTriton, the in-process API) and no config file names it.
     r"Failed to set config modification time: model_config_content_name_ is empty",
+    # Core's ensemble scheduler (src/ensemble_scheduler/ensemble_scheduler.cc, EnsembleContext) logs it at E
+    # level for every ensemble on a host without a usable GPU and goes on without a stream: the ensemble
+    # loads (real 2.51 here; a 22.09 CPU quick-start, tests/data/logs/SPLIT.md). A backend's own
+    # "unable to create stream: <error>" (no "for") fails its model and stays a cause.
+    r"unable to create stream for [^:\n]+: ",
     *LIBRARY_INFO,
 )
 
