@@ -57,20 +57,36 @@ class _Progress(Progress):
         self.show(f"triage: {consumed / 1e6:,.0f} MB read ({rate:,.0f} MB/s)")
 
 
-def _diagnose(args: argparse.Namespace, catalog: Catalog) -> Report | None:
+def not_loaded_note(index: list[dict[str, Any]]) -> str:
+    """What a live diagnosis says of the index entries without a state (empty when there are none): Triton
+    lists a model it could not read (a config.pbtxt it refused while polling the repository) by its name
+    alone, with no version, state or reason, as it lists a model nobody asked to load."""
+    names = sorted({str(e.get("name")) for e in index if not e.get("state") and e.get("name")})
+    if not names:
+        return ""
+    return (
+        f"Not loaded, with no state or reason in the repository index: {', '.join(names)}. Under "
+        "--model-control-mode=none or poll, Triton could not read these models (a config.pbtxt it refused); "
+        "the reason is only in its log: `triton-sre triage <log>`, or `triton-sre lint <repository>`. Under "
+        "explicit, a model nobody loaded is listed the same way.\n"
+    )
+
+
+def _diagnose(args: argparse.Namespace, catalog: Catalog) -> tuple[Report, str] | None:
     from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 
     if args.triton_url:
         try:
-            return diagnose_live(args.triton_url, catalog.titles, catalog.remediations).report
+            live = diagnose_live(args.triton_url, catalog.titles, catalog.remediations)
         except DiagnosisError as exc:
             _err(str(exc))
             return None
+        return live.report, not_loaded_note(live.index)
     progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
     if args.file == "-" and sys.stdin is not None and sys.stdin.isatty():
         _err("reading the log from stdin (end with Ctrl-D; or give a file, or pipe `docker logs` in)")
     try:
-        return diagnose_log(args.file, catalog.titles, catalog.remediations, progress)
+        return diagnose_log(args.file, catalog.titles, catalog.remediations, progress), ""
     except DiagnosisError as exc:
         _err(str(exc))
         return None
@@ -87,10 +103,15 @@ def run_triage(args: argparse.Namespace) -> int:
     except CatalogError as exc:
         _err(f"runbook catalog: {exc}")
         return c.EXIT_USAGE
-    report = _diagnose(args, catalog)
-    if report is None:
+    diagnosed = _diagnose(args, catalog)
+    if diagnosed is None:
         return c.EXIT_USAGE
+    report, note = diagnosed
     write_report(report, args.format, sys.stdout, args.runbook_base_url)
+    if note:  # after the answer; beside JSON on stderr, so stdout stays one document
+        out = sys.stderr if args.format == "json" else sys.stdout
+        out.write(("\n" if out is sys.stdout else "") + note)
+        out.flush()
     return c.EXIT_FAILURE if report.has_failure else c.EXIT_OK
 
 
