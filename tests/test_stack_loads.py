@@ -9,8 +9,20 @@ from pathlib import Path
 import pytest
 import requests
 
+from triton_sre import conventions as c
 from triton_sre.demo import BROKEN_INIT, SAMPLE_REPOSITORY, VECTOR_SCALE
+from triton_sre.stack import loads as stack_loads
 from triton_sre.stack.loads import load_every_model
+
+PIPELINE = "pipeline"
+ENSEMBLE = """name: "{name}"
+platform: "{platform}"
+max_batch_size: 16
+input [ {{ name: "IN" data_type: TYPE_FP32 dims: [ 8 ] }} ]
+output [ {{ name: "OUT" data_type: TYPE_FP32 dims: [ 8 ] }} ]
+ensemble_scheduling {{ step [ {{ model_name: "{step}" model_version: -1
+  input_map {{ key: "INPUT" value: "IN" }} output_map {{ key: "OUTPUT" value: "OUT" }} }} ] }}
+"""
 
 
 def _state(url: str, model: str) -> str:
@@ -59,3 +71,28 @@ def test_loads_stop_after_the_allowed_attempts(fresh_triton_factory, tmp_path: P
     loads = load_every_model(triton.http_url, lambda _: None, measured=lambda _: False, attempts=2)
     assert [(x.model, x.ok, x.attempts) for x in loads] == [(VECTOR_SCALE, True, 2)]
     assert _state(triton.http_url, VECTOR_SCALE) == "READY"  # left loaded: the model serves, unmeasured
+
+
+@pytest.mark.triton
+def test_an_ensemble_is_not_loaded_again(fresh_triton_factory, tmp_path: Path, monkeypatch):
+    """journey26: the stack loaded the team's ensemble three times, and each load reloaded its step."""
+    repo = tmp_path / "repo"
+    shutil.copytree(SAMPLE_REPOSITORY / VECTOR_SCALE, repo / VECTOR_SCALE)
+    (repo / PIPELINE / "1").mkdir(parents=True)
+    config = ENSEMBLE.format(name=PIPELINE, platform=c.PLATFORM_ENSEMBLE, step=VECTOR_SCALE)
+    (repo / PIPELINE / "config.pbtxt").write_text(config, encoding="utf-8")
+    triton = fresh_triton_factory(repo, model_control_mode="explicit")
+    made: list[str] = []
+    real_load = stack_loads._load
+
+    def counted(session, url, name, timeout, before_each):
+        made.append(name)
+        return real_load(session, url, name, timeout, before_each)
+
+    monkeypatch.setattr(stack_loads, "_load", counted)
+    said: list[str] = []
+    loads = load_every_model(triton.http_url, said.append, measured=lambda _: False, attempts=3)
+    assert [(x.model, x.ok, x.attempts) for x in loads] == [(PIPELINE, True, 1), (VECTOR_SCALE, True, 3)]
+    assert made == [PIPELINE, VECTOR_SCALE, VECTOR_SCALE, VECTOR_SCALE]  # the ensemble's load made once
+    assert any(f"{PIPELINE} is an ensemble" in line for line in said), said
+    assert _state(triton.http_url, PIPELINE) == "READY"

@@ -17,7 +17,7 @@ A load shorter than the gap between two index reads is not seen LOADING (a Pytho
 loads in ~1.4 s on 2.51; the exporter's index reads are one interval apart, more when a poll
 overruns on a busy host). When the exporter shows no load time for a model after two more polls,
 the stack unloads it and loads it again, at most `attempts` times in all, so the load-time panels
-have every model.
+have every model. Not an ensemble: nothing loads for it, and a load of it loads its steps again.
 """
 
 from __future__ import annotations
@@ -79,6 +79,10 @@ def load_every_model(
             for attempt in range(2, max(attempts, 1) + 1):
                 if not load.ok or measured is None or measured(name):
                     break
+                if _is_ensemble(session, triton_url, name, timeout):
+                    say(f"{name} is an ensemble: nothing loads for it (no load time) and loading it again "
+                        "would reload its steps; not loaded again")
+                    break
                 say(f"the exporter did not see {name} loading (a load shorter than a poll); loading it again")
                 _unload(session, triton_url, name, timeout)
                 load = replace(_load(session, triton_url, name, timeout, before_each), attempts=attempt)
@@ -103,6 +107,17 @@ def _load(
     except requests.RequestException as exc:
         error = f"no answer: {type(exc).__name__}"
     return Load(name, not error, time.monotonic() - started, error)
+
+
+def _is_ensemble(session: requests.Session, triton_url: str, name: str, timeout: float) -> bool:
+    """Triton loads an ensemble at once (no LOADING for a poll to see), and each load of it loads its
+    composing models again (measured on 2.51: `loading: <step>:1` then `successfully unloaded '<step>'`
+    for the instance it replaced)."""
+    try:
+        answer = session.get(f"{triton_url}/v2/models/{quote(name, safe='')}/config", timeout=timeout)
+        return answer.ok and answer.json().get("platform") == c.PLATFORM_ENSEMBLE
+    except (requests.RequestException, ValueError, AttributeError):
+        return False
 
 
 def _unload(session: requests.Session, triton_url: str, name: str, timeout: float) -> None:
