@@ -11,6 +11,8 @@ model's load and stays a cause.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from corpus import OK_PY, config_pbtxt, ensemble_pbtxt
@@ -56,3 +58,8 @@ def test_a_real_triton_loading_an_ensemble_on_the_cpu_has_no_failure(tmp_path: P
     assert ENSEMBLE_LINE + " pipeline" in log  # what Triton 2.51 prints for it on a CPU host
     assert '"successfully loaded \'pipeline\'"' in log
     assert [f.runbook for f in _diagnose(log).findings] == []
+    text = subprocess.run(
+        [sys.executable, "-m", "triton_sre.cli", "triage", str(server.log_path)],
+        capture_output=True, text=True, timeout=60,
+    ).stdout  # fmt: skip
+    assert "No load failure found." in text and "ensemble CUDA streams" in text  # what was ignored

@@ -173,7 +173,7 @@ def text_chunks(report: Report, base_url: str | None = None, *, colour: bool = F
             paint(
                 _DIM,
                 f"{report.harmless_lines} line(s) known to be harmless on a CPU host were ignored "
-                "(CudaDriverHelper, NVML, DCGM, pinned memory).",
+                "(CudaDriverHelper, NVML, DCGM, pinned memory, ensemble CUDA streams).",
             )
         )
     if tail:
