@@ -291,7 +291,8 @@ NAMESPACED_STATS_FIX = (
 
 
 def model_memory(facts: TritonFacts) -> Check:
-    names = {m.name for m in facts.models}
+    # an ensemble holds no memory of its own (its steps do) and has no backend: never a silent model
+    names = {m.name for m in facts.models if m.platform != c.PLATFORM_ENSEMBLE}
     silent = names - set(facts.memory_models)
     backends = sorted({m.backend or "?" for m in facts.models if m.name in silent})
     affects = (
