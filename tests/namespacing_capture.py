@@ -30,7 +30,8 @@ NAMESPACING_FLAG = "--model-namespacing=true"
 FIRST_ROUND = 1  # requests per ensemble before the first /metrics body
 SECOND_ROUND = {"repo_a": 3, "repo_b": 5}  # requests per ensemble between the two bodies
 
-_ENSEMBLE = """name: "{name}"
+# one-step ensemble: format name, platform and step (a model with INPUT, OUTPUT FP32 [8]: vector_scale)
+ENSEMBLE = """name: "{name}"
 platform: "{platform}"
 max_batch_size: 16
 input [ {{ name: "INPUT" data_type: TYPE_FP32 dims: [ 8 ] }} ]
@@ -54,7 +55,7 @@ def build_repositories(root: Path) -> list[Path]:
         )
         (repo / ensemble / "1").mkdir(parents=True)
         (repo / ensemble / "config.pbtxt").write_text(
-            _ENSEMBLE.format(name=ensemble, platform=c.PLATFORM_ENSEMBLE, step=VECTOR_SCALE), encoding="utf-8"
+            ENSEMBLE.format(name=ensemble, platform=c.PLATFORM_ENSEMBLE, step=VECTOR_SCALE), encoding="utf-8"
         )
         paths.append(repo)
     return paths

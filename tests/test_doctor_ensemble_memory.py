@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from test_stack_loads import ENSEMBLE
+from namespacing_capture import ENSEMBLE
 
 from triton_sre import conventions as c
 from triton_sre.demo import SAMPLE_REPOSITORY, VECTOR_SCALE

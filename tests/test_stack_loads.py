@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from namespacing_capture import ENSEMBLE
 
 from triton_sre import conventions as c
 from triton_sre.demo import BROKEN_INIT, SAMPLE_REPOSITORY, VECTOR_SCALE
@@ -15,14 +16,6 @@ from triton_sre.stack import loads as stack_loads
 from triton_sre.stack.loads import load_every_model
 
 PIPELINE = "pipeline"
-ENSEMBLE = """name: "{name}"
-platform: "{platform}"
-max_batch_size: 16
-input [ {{ name: "IN" data_type: TYPE_FP32 dims: [ 8 ] }} ]
-output [ {{ name: "OUT" data_type: TYPE_FP32 dims: [ 8 ] }} ]
-ensemble_scheduling {{ step [ {{ model_name: "{step}" model_version: -1
-  input_map {{ key: "INPUT" value: "IN" }} output_map {{ key: "OUTPUT" value: "OUT" }} }} ] }}
-"""
 
 
 def _state(url: str, model: str) -> str:
