@@ -43,6 +43,8 @@ def test_a_model_whose_config_triton_refused_is_named(fresh_triton_factory: Any,
     text = _triage(triton.http_url)
     assert text.returncode == c.EXIT_OK  # nothing says it is a failure under every control mode
     assert "No load failure found." in text.stdout
+    # the release is GET /v2's, not a log's (it said "read from the log")
+    assert text.stdout.startswith("Triton release reported by the server: 24.10 (server 2.51)\n")
     assert f"Not loaded, with no state or reason in the repository index: {REFUSED}." in text.stdout
     assert FINE not in text.stdout and "triton-sre triage <log>" in text.stdout
 

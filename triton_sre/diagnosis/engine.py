@@ -437,7 +437,7 @@ def diagnose_index(
     diagnoser = Diagnoser(titles, remediations)
     if server_version:
         diagnoser.releases.note_version(server_version)
-    return diagnoser.feed_all(index_events(index)).finish()
+    return dataclasses.replace(diagnoser.feed_all(index_events(index)).finish(), live=True)
 
 
 def _crashed_while_loading(finding: Finding, loading: tuple[str, ...]) -> Finding:

@@ -65,7 +65,8 @@ def _release_line(report: Report) -> str | None:
     if report.release is None:
         return None
     server = server_version_of_release(report.release)
-    return f"Triton release read from the log: {report.release}" + (f" (server {server})" if server else "")
+    source = "reported by the server" if report.live else "read from the log"
+    return f"Triton release {source}: {report.release}" + (f" (server {server})" if server else "")
 
 
 def _json_head(report: Report) -> dict[str, Any]:

@@ -59,6 +59,8 @@ class Report:
     still_loading: tuple[str, ...] = ()
     """``model:version`` of each load the log starts and shows no outcome for (`progress.LoadProgress`):
     the log ends first, so what happened to them is not in it."""
+    live: bool = False
+    """Read from a live server's repository index (its release from ``GET /v2``), not from a log."""
 
     @property
     def has_failure(self) -> bool:
