@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("triton_sre.exporter.service")  # the service's logger, as before the split
 
+STOP_WAIT_SECONDS = 0.25
+"""How long a stop waits for the poll in flight. The poll thread is a daemon holding nothing to save
+(the window lives in memory): a poll hung on Triton (up to `timeout`, 30 s if so configured) is left
+to end with the process, so SIGTERM stops a sidecar within its pod's grace period."""
+
 
 class ExporterServer:
     """The poll thread plus the HTTP server, started and stopped together."""
@@ -57,8 +62,11 @@ class ExporterServer:
         self._stop.set()
         self._httpd.shutdown()
         self._httpd.server_close()
-        for thread in self._threads:
-            thread.join(timeout=10)
+        poll, http = self._threads
+        http.join(timeout=10)
+        poll.join(timeout=STOP_WAIT_SECONDS)
+        if poll.is_alive():
+            log.info("stopped with a poll of Triton in flight (not waited for)")
         self.exporter.registry.unregister(self._shortages)
 
     def __enter__(self) -> ExporterServer:

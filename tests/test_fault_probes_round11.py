@@ -1,0 +1,62 @@
+"""Fault probes, round eleven (branch `probes11`, 2026-12-06): a stop signal against a hung Triton,
+fleet-sized and adversarial inputs, clocks, network edges, the environment —
+docs/failure-behaviour.md, "Fault probes, round eleven"."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_fault_probes import Silent
+
+from triton_sre import conventions as c
+from triton_sre.stack.processes import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def hung_triton() -> Iterator[Silent]:
+    server = Silent()
+    yield server
+    server.close()
+
+
+# -- a stop signal while the poll in flight hangs --------------------------------------------------------
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT", "SIGHUP"])
+def test_export_stops_within_a_second_of_a_stop_signal_while_triton_hangs(
+    tmp_path: Path, hung_triton: Silent, sig: str
+) -> None:
+    """Before: `export` stopped only when its poll in flight reached its deadline (4.5-5.3 s at the
+    5 s default, 30 s with `timeout: 30`): a Triton that hangs mid-poll held a SIGTERM that long, past
+    many a pod's grace period. Now it stops within about a second, exit 0, whatever the timeout."""
+    config = tmp_path / "exporter.yaml"
+    config.write_text("exporter:\n  timeout: 30\n")
+    argv = [
+        sys.executable, "-m", "triton_sre", "export", "--triton-url", hung_triton.url,
+        "--metrics-url", f"{hung_triton.url}/metrics", "--listen", f"127.0.0.1:{free_port()}",
+        "--config", str(config),
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+    try:
+        assert hung_triton.accepted.wait(60), "the exporter never polled"
+        time.sleep(0.5)  # well inside the poll: its calls wait on the hung Triton
+        sent = time.monotonic()
+        proc.send_signal(getattr(signal, sig))
+        code = proc.wait(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stderr = proc.stderr.read() if proc.stderr else ""
+    assert code == c.EXIT_OK, stderr
+    assert f"exporter stopped by {sig}" in stderr
+    assert took < 2.0, f"stopped {took:.1f}s after {sig} (poll timeout 30 s)"
