@@ -60,3 +60,44 @@ def test_export_stops_within_a_second_of_a_stop_signal_while_triton_hangs(
     assert code == c.EXIT_OK, stderr
     assert f"exporter stopped by {sig}" in stderr
     assert took < 2.0, f"stopped {took:.1f}s after {sig} (poll timeout 30 s)"
+
+
+# -- gameday: a malformed fault list ---------------------------------------------------------------------
+_SCENARIO = """
+def inject(ctx):
+    pass
+
+def restore(ctx):
+    pass
+
+expect = {{"alert": "TritonModelUnavailable", "runbook": {runbook!r}}}
+"""
+
+
+def test_a_gameday_scenario_expecting_no_runbook_id_is_refused_before_the_stack_starts(
+    tmp_path: Path,
+) -> None:
+    """Before: `expect = {"runbook": "model-unavailble"}` (a typo, or a page that does not exist) was
+    accepted: the whole stack started, the fault was injected, and the scenario could only fail, since
+    no alert and no diagnosis names a runbook that is not in runbooks/. Now it is exit 2 at once,
+    naming the key and the closest runbook id."""
+    real = sorted(c.RUNBOOK_IDS)[0]
+    typo = real[:-1]
+    scenario = tmp_path / "typo.py"
+    scenario.write_text(_SCENARIO.format(runbook=typo))
+    started = time.monotonic()
+    run = subprocess.run(
+        [sys.executable, "-m", "triton_sre", "gameday", "--scenario-file", str(scenario)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert run.returncode == c.EXIT_USAGE, run.stderr
+    assert "expect.runbook" in run.stderr and f"did you mean {real!r}" in run.stderr, run.stderr
+    assert time.monotonic() - started < 30  # refused, not a stack started
+    scenario.write_text(_SCENARIO.format(runbook=real))
+    from triton_sre.gameday.scenarios import load_file
+
+    assert load_file(scenario).expect.runbook == real

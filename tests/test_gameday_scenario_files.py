@@ -19,7 +19,8 @@ from triton_sre.gameday.observer import Timeline
 from triton_sre.gameday.scenarios import Expect, Scenario
 
 HOOKS = "def inject(ctx):\n    pass\n\n\ndef restore(ctx):\n    pass\n\n\n"
-EXPECT = 'expect = {"alert": "A", "runbook": "r"}\n'
+RUNBOOK = sorted(c.RUNBOOK_IDS)[0]  # a scenario's expected runbook must be one (probes11)
+EXPECT = f'expect = {{"alert": "A", "runbook": "{RUNBOOK}"}}\n'
 
 
 def _gameday(tmp_path: Path, *files: str) -> subprocess.CompletedProcess[str]:

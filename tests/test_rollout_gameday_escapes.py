@@ -121,7 +121,8 @@ def test_gameday_list_shows_a_scenario_files_text_escaped(tmp_path: Path) -> Non
     scenario.write_text(
         f"{HOSTILE!r}\n"  # the docstring: what it injects
         "NAME = 'hostile'\n"
-        f"expect = {{'alert': 'A', 'runbook': 'r', 'labels': {{'model': {HOSTILE!r}}}}}\n"
+        f"expect = {{'alert': 'A', 'runbook': {sorted(c.RUNBOOK_IDS)[0]!r}, "
+        f"'labels': {{'model': {HOSTILE!r}}}}}\n"
         "def inject(ctx):\n    pass\n"
         "def restore(ctx):\n    pass\n"
     )

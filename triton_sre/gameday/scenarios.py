@@ -9,6 +9,7 @@ as a small Python file (`load_file`, docs/gamedays.md, examples/gameday_scenario
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import signal
 import time
@@ -323,13 +324,18 @@ def _checked_expect(raw: Mapping[str, Any]) -> Expect:
         )
         for key in ("detect_timeout", "restore_timeout")
     }
-    return Expect(
+    expect = Expect(
         alert=text("alert", raw["alert"]),
         runbook=text("runbook", raw["runbook"]),
         labels=dict(labels),
         ready=tuple(ready),
         **timeouts,
     )
+    if expect.runbook not in c.RUNBOOK_IDS:  # no alert or diagnosis names it: it could never pass
+        close = difflib.get_close_matches(expect.runbook, sorted(c.RUNBOOK_IDS), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else " (the runbooks/ folder lists them)"
+        raise ConfigError(f"expect.runbook: {bounded(expect.runbook)} is no runbook id{hint}")
+    return expect
 
 
 def load_file(path: Path) -> Scenario:
