@@ -5,11 +5,15 @@ docs/failure-behaviour.md, "Fault probes, round eleven"."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import ssl
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -101,3 +105,62 @@ def test_a_gameday_scenario_expecting_no_runbook_id_is_refused_before_the_stack_
     from triton_sre.gameday.scenarios import load_file
 
     assert load_file(scenario).expect.runbook == real
+
+
+# -- network edges: a self-signed certificate ---------------------------------------------------------------
+class _Vector(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        body = b'{"status":"success","data":{"resultType":"vector","result":[]}}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_GET
+
+
+@pytest.fixture
+def self_signed(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """An HTTPS server on 127.0.0.1 whose certificate is self-signed; its URL and the certificate."""
+    if shutil.which("openssl") is None:
+        pytest.fail("openssl is needed to make the test's certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Vector)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"https://127.0.0.1:{httpd.server_address[1]}", cert
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_a_self_signed_certificate_names_the_variable_that_trusts_it(
+    tmp_path: Path, self_signed: tuple[str, Path]
+) -> None:
+    """Before: `TLS handshake failed: self-signed certificate`, and no word of how to trust it (every
+    client reads requests' REQUESTS_CA_BUNDLE; no command has an option of its own). Now the error
+    names it; set, the same command gets past the handshake."""
+    from triton_sre.httpclient import CA_BUNDLE_ENV
+
+    url, cert = self_signed
+    argv = [sys.executable, "-m", "triton_sre", "report", "--prometheus-url", url, "--start", "1000",
+            "--end", "2000", "--out", str(tmp_path / "out")]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in (CA_BUNDLE_ENV, "CURL_CA_BUNDLE")}
+    env["PYTHONPATH"] = str(ROOT)
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert run.returncode == c.EXIT_USAGE, run.stderr
+    assert "self-signed certificate" in run.stderr and CA_BUNDLE_ENV in run.stderr, run.stderr
+    trusted = subprocess.run(
+        argv, capture_output=True, text=True, timeout=120, cwd=tmp_path, env={**env, CA_BUNDLE_ENV: str(cert)}
+    )
+    assert "TLS" not in trusted.stderr and "expected a matrix" in trusted.stderr, trusted.stderr

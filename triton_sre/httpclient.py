@@ -222,12 +222,23 @@ _PLAIN_HTTP_REASONS = frozenset({"WRONG_VERSION_NUMBER", "HTTP_REQUEST", "RECORD
 given for a plain-HTTP port)."""
 
 
+CA_BUNDLE_ENV = "REQUESTS_CA_BUNDLE"
+"""requests' variable naming the CA certificates to trust: every session here reads it (a private CA,
+a self-signed server). No command has an option of its own for it."""
+_UNTRUSTED_ISSUER = frozenset({2, 18, 19, 20, 21})
+"""OpenSSL's verify codes for a certificate whose issuer is not trusted here: unable to get issuer
+certificate (locally), self-signed (leaf or in the chain), unable to verify the leaf. A wrong host
+name (62) or an expired certificate (10) is no question of trust: no hint."""
+
+
 def _tls_reason(exc: ssl.SSLError) -> str:
     """A failed TLS handshake in words: a plain-HTTP port is named as such (OpenSSL says `wrong
     version number`), a certificate problem keeps OpenSSL's own text."""
     if (exc.reason or "").upper() in _PLAIN_HTTP_REASONS:
         return "TLS handshake failed: the server answered in plain HTTP (use http://, not https://)"
     text = getattr(exc, "verify_message", None) or exc.reason or str(exc)
+    if getattr(exc, "verify_code", None) in _UNTRUSTED_ISSUER:
+        text += f" (to trust it, point {CA_BUNDLE_ENV} at its CA's PEM file)"
     return f"TLS handshake failed: {text}"
 
 
