@@ -164,3 +164,50 @@ def test_a_self_signed_certificate_names_the_variable_that_trusts_it(
         argv, capture_output=True, text=True, timeout=120, cwd=tmp_path, env={**env, CA_BUNDLE_ENV: str(cert)}
     )
     assert "TLS" not in trusted.stderr and "expected a matrix" in trusted.stderr, trusted.stderr
+
+
+# -- network edges: IPv6 literals --------------------------------------------------------------------------
+def _free_port_v6() -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET6) as probe:
+        probe.bind(("::1", 0))
+        return probe.getsockname()[1]
+
+
+def test_export_listens_on_an_ipv6_literal(tmp_path: Path, hung_triton: Silent) -> None:
+    """Before: `export --listen [::1]:PORT` (or `[::]:8003`, every address of an IPv6-only pod) was
+    `cannot listen on [::1]:PORT: Address family for hostname not supported`, exit 1: the server
+    was AF_INET only. Now it serves there (the bot's server is the same class)."""
+    import requests
+
+    port = _free_port_v6()
+    argv = [sys.executable, "-m", "triton_sre", "export", "--triton-url", hung_triton.url,
+            "--listen", f"[::1]:{port}"]  # fmt: skip
+    proc = subprocess.Popen(
+        argv, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
+    try:
+        answer = None
+        ends = time.monotonic() + 60
+        while answer is None and proc.poll() is None and time.monotonic() < ends:
+            try:
+                answer = requests.get(f"http://[::1]:{port}{c.PATH_HEALTHZ}", timeout=5)
+            except requests.ConnectionError:
+                time.sleep(0.2)
+        assert answer is not None and answer.status_code == 200, proc.stderr.read() if proc.poll() else ""
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+
+
+def test_the_http_servers_local_url_brackets_an_ipv6_host() -> None:
+    from triton_sre.config import ExporterSettings
+    from triton_sre.exporter.service import Exporter, ExporterServer
+
+    settings = ExporterSettings(triton_url="http://127.0.0.1:9", interval=3600)
+    server = ExporterServer(Exporter(settings), "::1", 0)
+    try:
+        assert server.url == f"http://[::1]:{server.port}"
+    finally:
+        server._httpd.server_close()

@@ -256,6 +256,13 @@ class BoundedHTTPServer(HTTPServer):
 
     request_queue_size = socket.SOMAXCONN  # listen backlog: bursts of connections wait in the kernel
 
+    @property
+    def local_url(self) -> str:
+        """http://HOST:PORT a client on this machine reaches it on (an any-address listener: loopback)."""
+        host, port = self.server_address[:2]
+        host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
     def __init__(
         self,
         address: tuple[str, int],
@@ -268,6 +275,8 @@ class BoundedHTTPServer(HTTPServer):
         max_body_buffer: int | None = None,
         max_pending_bytes: int | None = None,
     ) -> None:
+        if ":" in address[0]:  # an IPv6 literal (`--listen [::1]:8003`): AF_INET could not bind it
+            self.address_family = socket.AF_INET6
         super().__init__(address, handler)
         self.max_connections = max_connections or MAX_CONNECTIONS
         self.idle_timeout = idle_timeout or IDLE_TIMEOUT_SECONDS

@@ -166,8 +166,7 @@ class Bot:
 
     @property
     def url(self) -> str:
-        host = self.server.httpd.server_address[0]
-        return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{self.server.port}"
+        return self.server.httpd.local_url
 
     def start(self) -> Bot:
         self.worker.start()

@@ -49,9 +49,7 @@ class ExporterServer:
 
     @property
     def url(self) -> str:
-        host = self._httpd.server_address[0]
-        host = "127.0.0.1" if host in ("0.0.0.0", "") else host
-        return f"http://{host}:{self.port}"
+        return self._httpd.local_url
 
     def start(self) -> ExporterServer:
         for thread in self._threads:
