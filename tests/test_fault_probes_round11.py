@@ -211,3 +211,33 @@ def test_the_http_servers_local_url_brackets_an_ipv6_host() -> None:
         assert server.url == f"http://[::1]:{server.port}"
     finally:
         server._httpd.server_close()
+
+
+# -- time: command-line times and durations ------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["report", "--prometheus-url", "http://127.0.0.1:9", "--last", "1e3"], "--last"),
+        (["report", "--prometheus-url", "http://127.0.0.1:9", "--start", "1e301"], "1970-01-01"),
+        (
+            ["rollout", "check", "--prometheus", "http://127.0.0.1:9", "--model", "m", "--window", "1e3"],
+            "--window",
+        ),
+    ],
+)
+def test_a_command_line_value_in_exponent_form_gets_no_yaml_advice(argv: list[str], named: str) -> None:
+    """Before: `report --last 1e3` said `got '1e3' (text: YAML 1.1 reads this exponent form as a
+    string; write 1.0e+3)`: no YAML read it, and `1.0e+3` is no duration either (nor a time past
+    9999 for `--start 1e301`). The advice stays for values of a YAML file."""
+    from triton_sre.redact import bounded
+
+    run = subprocess.run(
+        [sys.executable, "-m", "triton_sre", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert run.returncode == c.EXIT_USAGE, run.stderr
+    assert named in run.stderr and "YAML" not in run.stderr, run.stderr
+    assert "YAML 1.1" in bounded("1e-3")  # a price in a config file: still told how YAML reads it

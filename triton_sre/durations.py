@@ -48,16 +48,17 @@ def parse_duration(value: Any, where: str) -> float:
 
 
 def _seconds(value: Any) -> float:
+    got = bounded(value, yaml_hints=False)  # `1e3` is no duration whatever YAML reads
     if isinstance(value, bool) or not isinstance(value, str) or not _WHOLE.match(value):
-        raise DurationError(f"expected a duration like 500ms, 30s, 5m, 1h or 30d, got {bounded(value)}")
+        raise DurationError(f"expected a duration like 500ms, 30s, 5m, 1h or 30d, got {got}")
     try:  # a number of thousands of digits is past int()'s limit, of hundreds past a float's
         seconds = sum(int(n) * _UNITS_MS[u] for n, u in _PART.findall(value)) / 1000
     except (ValueError, OverflowError):
         seconds = math.inf
     if seconds <= 0:
-        raise DurationError(f"must be longer than 0, got {bounded(value)}")
+        raise DurationError(f"must be longer than 0, got {got}")
     if seconds > MAX_DURATION_S:
-        raise DurationError(f"must be at most 365d (a year), got {bounded(value)}")
+        raise DurationError(f"must be at most 365d (a year), got {got}")
     return seconds
 
 
@@ -110,6 +111,6 @@ def seconds_arg(text: str) -> float:
     if not (math.isfinite(value) and 0 < value <= MAX_SECONDS_ARG):
         raise argparse.ArgumentTypeError(
             f"expected a number of seconds above 0 and at most {MAX_SECONDS_ARG} (366 days), "
-            f"got {bounded(text)}"
+            f"got {bounded(text, yaml_hints=False)}"
         )
     return value

@@ -123,10 +123,12 @@ def _dotted(text: str) -> str:
     return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
 
 
-def bounded(value: object, limit: int = BOUNDED_CHARS) -> str:
+def bounded(value: object, limit: int = BOUNDED_CHARS, *, yaml_hints: bool = True) -> str:
     """A value quoted in an error message: its repr, at most `limit` characters (a billion-laughs
     YAML value or a megabyte string must not become the message); a boolean or a date a YAML word
-    turned into says so."""
+    turned into says so, and so does text in the exponent form YAML 1.1 reads as a string, unless
+    `yaml_hints` is False: a command-line argument or a duration, which YAML did not read (`--last
+    1e3` was told to write `1.0e+3`, which is no duration either)."""
     if isinstance(value, (str, bytes)) and len(value) > limit:
         value = value[:limit]
         return repr(value) + f"... ({limit} first characters)"
@@ -136,7 +138,7 @@ def bounded(value: object, limit: int = BOUNDED_CHARS) -> str:
         return f"{value} (a boolean: YAML reads an unquoted yes/no/on/off/true/false as one)"
     if isinstance(value, (datetime.date, datetime.datetime)):  # `name: 2024-01-01`
         return f"{value.isoformat()} (a date: YAML reads an unquoted YYYY-MM-DD as one)"
-    if isinstance(value, str) and _EXPONENT_TEXT.fullmatch(value):  # `price: 1e-3`
+    if yaml_hints and isinstance(value, str) and _EXPONENT_TEXT.fullmatch(value):  # `price: 1e-3`
         return f"{value!r} (text: YAML 1.1 reads this exponent form as a string; write {_dotted(value)})"
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."

@@ -100,17 +100,18 @@ def _err(message: str) -> None:
 def parse_time(value: str) -> float:
     """Unix seconds or RFC 3339 / ISO 8601 (a trailing Z is UTC; no zone means UTC), between
     1970-01-01 and 9999-12-31 UTC (the report prints its range as dates)."""
+    shown = bounded(value, yaml_hints=False)  # a command-line argument: no YAML read it
     try:
         seconds = float(value)
     except ValueError:
         try:
             seconds = parse_rfc3339(value).timestamp()
         except ValueError:
-            raise ValueError(f"{bounded(value)} is neither Unix seconds nor an RFC 3339 time") from None
+            raise ValueError(f"{shown} is neither Unix seconds nor an RFC 3339 time") from None
     if not math.isfinite(seconds):  # nan and inf parse as floats
-        raise ValueError(f"{bounded(value)} is not a time: Unix seconds must be a finite number")
+        raise ValueError(f"{shown} is not a time: Unix seconds must be a finite number")
     if not 0 <= seconds <= LATEST_TIME:
-        raise ValueError(f"{bounded(value)} is not a time between 1970-01-01 and 9999-12-31 UTC")
+        raise ValueError(f"{shown} is not a time between 1970-01-01 and 9999-12-31 UTC")
     return seconds
 
 
