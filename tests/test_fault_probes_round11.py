@@ -241,3 +241,22 @@ def test_a_command_line_value_in_exponent_form_gets_no_yaml_advice(argv: list[st
     assert run.returncode == c.EXIT_USAGE, run.stderr
     assert named in run.stderr and "YAML" not in run.stderr, run.stderr
     assert "YAML 1.1" in bounded("1e-3")  # a price in a config file: still told how YAML reads it
+
+
+def test_a_report_start_in_the_future_says_so_not_that_the_range_is_empty() -> None:
+    """Before: `report --start <tomorrow>` (no --end: now) said `the range is empty: --start must be
+    before --end`, an --end the user never gave. Now it names the start, and now, as times."""
+    from triton_sre.rfc3339 import utc_text
+
+    tomorrow = int(time.time()) + 86_400
+    argv = ["report", "--prometheus-url", "http://127.0.0.1:9", "--start", str(tomorrow)]
+    run = subprocess.run(
+        [sys.executable, "-m", "triton_sre", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert run.returncode == c.EXIT_USAGE, run.stderr
+    assert f"--start {utc_text(tomorrow)} is in the future" in run.stderr, run.stderr
+    assert "--end defaults to now" in run.stderr

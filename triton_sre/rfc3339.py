@@ -29,3 +29,8 @@ def parse_rfc3339(text: str) -> dt.datetime:
         return parsed.astimezone(dt.timezone.utc)
     except OverflowError:  # 0001-01-01T00:00:00+01:00, 9999-12-31T23:00:00-05:00
         raise ValueError(f"{text} is outside the years 1-9999 in UTC") from None
+
+
+def utc_text(ts: float) -> str:
+    """Unix seconds as the report writes a time: `2026-12-06 01:00:00 UTC`."""
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -18,7 +18,7 @@ from triton_sre import conventions as c
 from triton_sre.checks import out_folder_arg
 from triton_sre.durations import seconds_arg
 from triton_sre.redact import bounded
-from triton_sre.rfc3339 import parse_rfc3339
+from triton_sre.rfc3339 import parse_rfc3339, utc_text
 
 __all__ = ["FORMATS", "add_report_parser", "build_report", "parse_time", "run_report", "write_report"]
 
@@ -449,7 +449,11 @@ def run_report(args: argparse.Namespace) -> int:
         _err(f"--last {bounded(args.last)} reaches before 1970-01-01 (Unix time 0): give a shorter one")
         return c.EXIT_USAGE
     if start >= end:
-        _err("the range is empty: --start must be before --end")
+        if args.end:
+            _err("the range is empty: --start must be before --end")
+        else:  # --end is now: a start in the future (a wrong day, a clock) is no empty range given
+            now = utc_text(end)
+            _err(f"--start {utc_text(start)} is in the future (--end defaults to now, {now} on this machine)")
         return c.EXIT_USAGE
     if args.step is not None and args.step <= 0:
         _err("--step must be > 0")

@@ -7,7 +7,6 @@ labels come from Prometheus, so they are data, never markup. Charts are embedded
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from triton_sre.report.recommend import Recommendation
 from triton_sre.report.slo import SLOSection
 from triton_sre.report.slo_text import HEADERS as SLO_HEADERS
 from triton_sre.report.slo_text import section_intro, slo_blocks, slo_frame
+from triton_sre.rfc3339 import utc_text
 
 __all__ = [
     "HEADERS",
@@ -74,10 +74,6 @@ class CostReport:
     llm: pd.DataFrame = field(default_factory=pd.DataFrame)  # LLM models (report/llm.py)
     capacity: CapacitySection | None = None
     slos: SLOSection | None = None  # the SLO section (report/slo.py)
-
-
-def _iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def fmt(column: str, value: object) -> str:
@@ -133,7 +129,8 @@ def _summary_lines(report: CostReport) -> list[tuple[str, str]]:
     lines = [
         (
             "range",
-            f"{_iso(report.start)} → {_iso(report.end)} ({s.seconds / 60:.1f} min, step {report.step:g} s)",
+            f"{utc_text(report.start)} → {utc_text(report.end)} "
+            f"({s.seconds / 60:.1f} min, step {report.step:g} s)",
         ),
         ("source", report.source),
         ("models with traffic or cost", str(s.models)),
