@@ -260,3 +260,45 @@ def test_a_report_start_in_the_future_says_so_not_that_the_range_is_empty() -> N
     assert run.returncode == c.EXIT_USAGE, run.stderr
     assert f"--start {utc_text(tomorrow)} is in the future" in run.stderr, run.stderr
     assert "--end defaults to now" in run.stderr
+
+
+# -- network edges: a proxy answering 200 with its login page ---------------------------------------------
+class _LoginPage(_Vector):
+    def do_GET(self) -> None:
+        body = b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body><form>login</form></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_GET
+
+
+def test_triage_behind_a_proxys_login_page_says_an_html_page_came(tmp_path: Path) -> None:
+    """Before: `... /v2/repository/index did not return JSON: Expecting value: line 1 column 1 (char
+    0)`, the JSON parser's words for an SSO proxy's 200 login page. Now the error says an HTML page
+    came instead (doctor already asked whether it is Triton's HTTP port)."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _LoginPage)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "triton_sre",
+                "triage",
+                "--triton-url",
+                f"http://127.0.0.1:{httpd.server_address[1]}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert run.returncode == c.EXIT_USAGE, run.stderr
+    assert "an HTML page came instead" in run.stderr and "Expecting value" not in run.stderr, run.stderr

@@ -180,7 +180,10 @@ class TritonClient:
         try:
             return json.loads(payload)
         except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to decode
-            raise FetchError(target, c.FAULT_PARSE, f"{url} did not return JSON: {shorten(exc)}") from None
+            why = shorten(exc)
+            if payload.lstrip()[:1] == b"<":  # a proxy in front of Triton answering 200 with its own page
+                why = "an HTML page came instead (a proxy's login or error page? is it Triton's HTTP port?)"
+            raise FetchError(target, c.FAULT_PARSE, f"{redact(url)} did not return JSON: {why}") from None
 
     # -- Triton endpoints ----------------------------------------------------------------------
     def metrics(self) -> bytes | bytearray:
