@@ -81,7 +81,7 @@ expect = {{"alert": "TritonModelUnavailable", "runbook": {runbook!r}}}
 def test_a_gameday_scenario_expecting_no_runbook_id_is_refused_before_the_stack_starts(
     tmp_path: Path,
 ) -> None:
-    """Before: `expect = {"runbook": "model-unavailble"}` (a typo, or a page that does not exist) was
+    """Before: `expect = {"runbook": "model-file-invalidd"}` (a typo, or a page that does not exist) was
     accepted: the whole stack started, the fault was injected, and the scenario could only fail, since
     no alert and no diagnosis names a runbook that is not in runbooks/. Now it is exit 2 at once,
     naming the key and the closest runbook id."""
