@@ -25,6 +25,18 @@ from triton_sre.stack.processes import free_port
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _cli(*argv: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """`triton-sre ARGV` in its own process, this checkout's code, `env` added to the environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "triton_sre", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+    )
+
+
 @pytest.fixture
 def hung_triton() -> Iterator[Silent]:
     server = Silent()
@@ -90,14 +102,7 @@ def test_a_gameday_scenario_expecting_no_runbook_id_is_refused_before_the_stack_
     scenario = tmp_path / "typo.py"
     scenario.write_text(_SCENARIO.format(runbook=typo))
     started = time.monotonic()
-    run = subprocess.run(
-        [sys.executable, "-m", "triton_sre", "gameday", "--scenario-file", str(scenario)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    run = _cli("gameday", "--scenario-file", str(scenario), cwd=tmp_path)
     assert run.returncode == c.EXIT_USAGE, run.stderr
     assert "expect.runbook" in run.stderr and f"did you mean {real!r}" in run.stderr, run.stderr
     assert time.monotonic() - started < 30  # refused, not a stack started
@@ -108,19 +113,29 @@ def test_a_gameday_scenario_expecting_no_runbook_id_is_refused_before_the_stack_
 
 
 # -- network edges: a self-signed certificate ---------------------------------------------------------------
-class _Vector(BaseHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
+def _answering(body: bytes, content_type: str) -> type[BaseHTTPRequestHandler]:
+    """A handler answering every GET and POST 200 with `body`."""
 
-    def do_GET(self) -> None:
-        body = b'{"status":"success","data":{"resultType":"vector","result":[]}}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
 
-    do_POST = do_GET
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET
+
+    return Handler
+
+
+_VECTOR = _answering(b'{"status":"success","data":{"resultType":"vector","result":[]}}', "application/json")
+_LOGIN_PAGE = _answering(
+    b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><form>login</form>", "text/html"
+)
 
 
 @pytest.fixture
@@ -134,7 +149,7 @@ def self_signed(tmp_path: Path) -> Iterator[tuple[str, Path]]:
          "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Vector)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _VECTOR)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
@@ -153,16 +168,22 @@ def test_a_self_signed_certificate_names_the_variable_that_trusts_it(
     from triton_sre.httpclient import CA_BUNDLE_ENV
 
     url, cert = self_signed
-    argv = [sys.executable, "-m", "triton_sre", "report", "--prometheus-url", url, "--start", "1000",
-            "--end", "2000", "--out", str(tmp_path / "out")]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k not in (CA_BUNDLE_ENV, "CURL_CA_BUNDLE")}
-    env["PYTHONPATH"] = str(ROOT)
-    run = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    argv = [
+        "report",
+        "--prometheus-url",
+        url,
+        "--start",
+        "1000",
+        "--end",
+        "2000",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    untrusted = {CA_BUNDLE_ENV: "", "CURL_CA_BUNDLE": ""}  # requests reads an empty one as unset
+    run = _cli(*argv, cwd=tmp_path, **untrusted)
     assert run.returncode == c.EXIT_USAGE, run.stderr
     assert "self-signed certificate" in run.stderr and CA_BUNDLE_ENV in run.stderr, run.stderr
-    trusted = subprocess.run(
-        argv, capture_output=True, text=True, timeout=120, cwd=tmp_path, env={**env, CA_BUNDLE_ENV: str(cert)}
-    )
+    trusted = _cli(*argv, cwd=tmp_path, **{**untrusted, CA_BUNDLE_ENV: str(cert)})
     assert "TLS" not in trusted.stderr and "expected a matrix" in trusted.stderr, trusted.stderr
 
 
@@ -231,13 +252,7 @@ def test_a_command_line_value_in_exponent_form_gets_no_yaml_advice(argv: list[st
     9999 for `--start 1e301`). The advice stays for values of a YAML file."""
     from triton_sre.redact import bounded
 
-    run = subprocess.run(
-        [sys.executable, "-m", "triton_sre", *argv],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    run = _cli(*argv)
     assert run.returncode == c.EXIT_USAGE, run.stderr
     assert named in run.stderr and "YAML" not in run.stderr, run.stderr
     assert "YAML 1.1" in bounded("1e-3")  # a price in a config file: still told how YAML reads it
@@ -250,53 +265,21 @@ def test_a_report_start_in_the_future_says_so_not_that_the_range_is_empty() -> N
 
     tomorrow = int(time.time()) + 86_400
     argv = ["report", "--prometheus-url", "http://127.0.0.1:9", "--start", str(tomorrow)]
-    run = subprocess.run(
-        [sys.executable, "-m", "triton_sre", *argv],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    run = _cli(*argv)
     assert run.returncode == c.EXIT_USAGE, run.stderr
     assert f"--start {utc_text(tomorrow)} is in the future" in run.stderr, run.stderr
     assert "--end defaults to now" in run.stderr
 
 
 # -- network edges: a proxy answering 200 with its login page ---------------------------------------------
-class _LoginPage(_Vector):
-    def do_GET(self) -> None:
-        body = b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body><form>login</form></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_POST = do_GET
-
-
 def test_triage_behind_a_proxys_login_page_says_an_html_page_came(tmp_path: Path) -> None:
     """Before: `... /v2/repository/index did not return JSON: Expecting value: line 1 column 1 (char
     0)`, the JSON parser's words for an SSO proxy's 200 login page. Now the error says an HTML page
     came instead (doctor already asked whether it is Triton's HTTP port)."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _LoginPage)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _LOGIN_PAGE)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        run = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "triton_sre",
-                "triage",
-                "--triton-url",
-                f"http://127.0.0.1:{httpd.server_address[1]}",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=tmp_path,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
+        run = _cli("triage", "--triton-url", f"http://127.0.0.1:{httpd.server_address[1]}", cwd=tmp_path)
     finally:
         httpd.shutdown()
         httpd.server_close()
