@@ -75,7 +75,9 @@ def test_export_stops_within_a_second_of_a_stop_signal_while_triton_hangs(
     stderr = proc.stderr.read() if proc.stderr else ""
     assert code == c.EXIT_OK, stderr
     assert f"exporter stopped by {sig}" in stderr
-    assert took < 2.0, f"stopped {took:.1f}s after {sig} (poll timeout 30 s)"
+    # 0.4-1.0 s on a quiet machine; the old stop waited 10 s for the poll thread (10.6 s measured). The
+    # bound leaves room for a loaded machine's interpreter start-up and exit (over 2 s once beside CI)
+    assert took < 5.0, f"stopped {took:.1f}s after {sig} (poll timeout 30 s)"
 
 
 # -- gameday: a malformed fault list ---------------------------------------------------------------------
