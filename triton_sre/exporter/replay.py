@@ -22,22 +22,18 @@ from operator import itemgetter
 
 import numpy as np
 
-from triton_sre import conventions as c
 from triton_sre.exporter.snapshot import (
     MAX_VALUE,
     ROW_FAMILIES,
     CounterRow,
     ModelKey,
-    SeriesPlace,
-    repeated_series,
-    series_place,
+    SeriesPlacer,
 )
 from triton_sre.triton.exposition import Labels, Sample
 from triton_sre.triton.skeleton import Skeleton
 
 log = logging.getLogger(__name__)
 
-_PER_MODEL = frozenset(ROW_FAMILIES)
 _WIDTH = len(ROW_FAMILIES)
 
 
@@ -91,11 +87,7 @@ class MetricsPlan:
         that at every poll, so such bodies are never replayed)."""
         # the samples' names and labels are not needed after this (a few MB at 1,000 models)
         self.skeleton = skeleton.without_samples()
-        totals: dict[ModelKey, dict[str, int]] = {}  # family -> group, as the reference's dicts
-        per_gpu: dict[tuple[ModelKey, str], dict[str, int]] = {}
-        gpus: set[str] = set()
-        seen: set[tuple[str, Labels]] = set()
-        resolved: dict[Labels, SeriesPlace] = {}
+        placer: SeriesPlacer[int] = SeriesPlacer()  # family -> group, as the reference's values
         counted: list[int] = []  # value index of each per-model sample, body order
         groups: list[int] = []  # its group (one per series total, summed over `reason`)
         side: list[tuple[int, str, Labels]] = []
@@ -105,24 +97,16 @@ class MetricsPlan:
                 continue
             if name in side_names and not side_inert(name, labels):
                 side.append((index, name, labels))
-            where = resolved.get(labels)
-            if where is None:
-                where = resolved[labels] = series_place(labels)
-            key, uuid, plain = where
-            if name in _PER_MODEL:
-                if key is None:
-                    continue
-                values = per_gpu.setdefault((key, uuid), {}) if uuid else totals.setdefault(key, {})
-                if repeated_series(name, labels, plain, values, seen):
-                    raise ValueError(f"duplicate series {name}{dict(labels)}")
-                group = values.get(name)
-                if group is None:
-                    group = values[name] = n_groups
-                    n_groups += 1
-                counted.append(index)
-                groups.append(group)
-            elif uuid and name.startswith(c.NV_GPU_PREFIX):
-                gpus.add(uuid)
+            values = placer.values_for(name, labels)  # DuplicateSeries is a ValueError
+            if values is None:
+                continue
+            group = values.get(name)
+            if group is None:
+                group = values[name] = n_groups
+                n_groups += 1
+            counted.append(index)
+            groups.append(group)
+        totals, per_gpu = placer.totals, placer.per_gpu
         # a model's series without gpu_uuid plus its per-GPU ones, summed first (`fold_gpus`)
         summed: dict[ModelKey, dict[str, int]] = {}
         gpu_sources: list[int] = []
@@ -151,7 +135,7 @@ class MetricsPlan:
                 gpu_parts.append(n_groups + cell if cell is not None else zero)
         self.order = tuple(totals)
         self.index = {key: i for i, key in enumerate(self.order)}
-        self.gpus = frozenset(gpus)
+        self.gpus = frozenset(placer.gpus)
         self._n_groups = n_groups
         self._n_summed = n_summed
         self._counted = len(counted)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from sys import intern
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from triton_sre import conventions as c
 from triton_sre.counters import fold_gpus
@@ -37,6 +37,7 @@ _PLAIN_LABELS = frozenset({c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_NAMESPACE, c.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ABSENT = float("nan")
 CounterRow = tuple[float, ...]
+V = TypeVar("V")
 # Triton's counters and durations are uint64: a larger (or negative, or non-finite) value is not
 # one Triton wrote, and near 1e308 the derivations' sums would overflow to inf and NaN.
 MAX_VALUE = float(2**64)
@@ -171,6 +172,47 @@ def repeated_series(
     return False
 
 
+class DuplicateSeries(ValueError):
+    """A per-model series the body already held (the first one wins)."""
+
+
+class SeriesPlacer(Generic[V]):
+    """Where each sample of one body goes, for the reference fold (`counters_from_samples`, `V`
+    the values) and replay's plan (`replay.MetricsPlan`, `V` the value groups): per model, one
+    dict family -> V for its series without gpu_uuid (`totals`) and one per GPU (`per_gpu`),
+    which `counters.fold_gpus` sums; the GPUs the body's GPU-wide families name (`gpus`)."""
+
+    __slots__ = ("_resolved", "_seen", "gpus", "per_gpu", "totals")
+
+    def __init__(self) -> None:
+        self.totals: dict[ModelKey, dict[str, V]] = {}
+        self.per_gpu: dict[tuple[ModelKey, str], dict[str, V]] = {}
+        self.gpus: set[str] = set()
+        # Series with labels beyond model/version/gpu_uuid (failure `reason`): checked for repeats
+        # here; any other series is a repeat when its family already has a value for its model (GPU).
+        self._seen: set[tuple[str, Labels]] = set()
+        # Label sets repeat across families (the parser shares their tuples): resolve each once.
+        self._resolved: dict[Labels, SeriesPlace] = {}
+
+    def values_for(self, name: str, labels: Labels) -> dict[str, V] | None:
+        """The dict (family -> V) a sample's value goes in, or None: not a per-model family, or
+        no `model` label. Raises DuplicateSeries for a per-model series already placed."""
+        where = self._resolved.get(labels)
+        if where is None:
+            where = self._resolved[labels] = series_place(labels)
+        key, uuid, plain = where
+        if name not in _PER_MODEL:
+            if uuid and name.startswith(c.NV_GPU_PREFIX):
+                self.gpus.add(uuid)
+            return None
+        if key is None:
+            return None
+        values = self.per_gpu.setdefault((key, uuid), {}) if uuid else self.totals.setdefault(key, {})
+        if repeated_series(name, labels, plain, values, self._seen):
+            raise DuplicateSeries(f"duplicate series {name}{dict(labels)}")
+        return values
+
+
 def counters_from_samples(
     samples: Iterable[Sample],
     problems: Problems | None = None,
@@ -190,39 +232,26 @@ def counters_from_samples(
     this one loop over the samples rather than through a generator per reader.
     """
     problems = problems if problems is not None else Problems()
-    totals: dict[ModelKey, dict[str, float]] = {}
-    per_gpu: dict[tuple[ModelKey, str], dict[str, float]] = {}
-    gpus: set[str] = set()
-    # Series with labels beyond model/version/gpu_uuid (failure `reason`): checked for repeats
-    # here; any other series is a repeat when its family already has a value for its model (GPU).
-    seen: set[tuple[str, tuple]] = set()
-    # Label sets repeat across families (the parser shares their tuples): resolve each once.
-    resolved: dict[tuple, tuple[ModelKey | None, str | None, bool]] = {}
+    placer: SeriesPlacer[float] = SeriesPlacer()
     for sample in samples:
         name = sample.name
         if name in side_names:
             side(sample)  # type: ignore[misc]
-        labels = sample.labels
-        where = resolved.get(labels)
-        if where is None:
-            where = resolved[labels] = series_place(labels)
-        key, uuid, plain = where
-        if name in _PER_MODEL:
-            if key is None:
-                continue
-            values = per_gpu.setdefault((key, uuid), {}) if uuid else totals.setdefault(key, {})
-            if repeated_series(name, labels, plain, values, seen):
-                problems.add(f"duplicate series {name}{dict(labels)}")
-                continue
-            value = sample.value
-            if not 0.0 <= value <= MAX_VALUE:  # also false for NaN
-                problems.add(f"{name}{dict(labels)} = {value!r}")
-                continue
-            values[name] = values.get(name, 0.0) + value
-        elif uuid and name.startswith(c.NV_GPU_PREFIX):
-            gpus.add(uuid)
-    folded = fold_gpus(totals, ((key, values) for (key, _uuid), values in per_gpu.items()))
-    return {key: counter_row(values) for key, values in folded.items()}, frozenset(gpus)
+        try:
+            values = placer.values_for(name, sample.labels)
+        except DuplicateSeries as repeat:
+            problems.add(str(repeat))
+            continue
+        if values is None:
+            continue
+        value = sample.value
+        if not 0.0 <= value <= MAX_VALUE:  # also false for NaN
+            problems.add(f"{name}{dict(sample.labels)} = {value!r}")
+            continue
+        values[name] = values.get(name, 0.0) + value
+    per_gpu = ((key, values) for (key, _uuid), values in placer.per_gpu.items())
+    folded = fold_gpus(placer.totals, per_gpu)
+    return {key: counter_row(values) for key, values in folded.items()}, frozenset(placer.gpus)
 
 
 def _num(value: Any, problems: Problems, what: str) -> float:
