@@ -21,11 +21,12 @@ from images import png_content
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
-from triton_sre.demo import SLOW_MODEL, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
+from triton_sre.demo import LLM_VLLM, SLOW_MODEL, TAIL_MODEL, TEXT_ECHO, VECTOR_SCALE
+from triton_sre.generate.slo_rules import slice_bad_expr
 from triton_sre.report import recommend as rec
 from triton_sre.report.figures import ALL_VERSIONS
 from triton_sre.report.prom import PrometheusClient
-from triton_sre.slo import default_spec
+from triton_sre.slo import default_spec, load_spec
 
 
 def instant(url: str, expr: str, at: float) -> list[dict[str, Any]]:
@@ -274,3 +275,45 @@ def test_the_slo_section_reads_the_same_requests_from_prometheus(report: dict[st
         assert rows.loc[model, "requests"] == pytest.approx(table.loc[model, "requests"], rel=1e-6), model
         assert 0 <= rows.loc[model, "bad"] <= table.loc[model, "failures"]
     assert "## SLOs" in (report["out"] / "report.md").read_text()
+
+
+# A time-slice latency SLO (the shortest slice a spec allows) and an LLM one, for a live 2.51 Triton
+# that exports summaries (tests/conftest.py): what the report's time-slice and histogram tables read.
+SLICE_SPEC = f"""
+scrape: {{triton_job: {c.DEFAULT_TRITON_JOB}, exporter_job: {c.DEFAULT_EXPORTER_JOB},
+         latency_metrics: [{c.LATENCY_SOURCE_SUMMARY}]}}
+slos:
+  - {{name: fast, type: {c.SLO_LATENCY}, models: all, objective: 99, period: 30d, threshold: 20ms,
+     latency_sli: {c.LATENCY_SLI_TIME_SLICE}, time_slice: 30s, quantile: 0.99}}
+  - {{name: first-token, type: {c.SLO_TTFT}, models: all, objective: 99, period: 30d, threshold: 250ms}}
+"""
+
+
+def _slice_report(report: dict[str, Any], start: float, out: Path, spec: Path) -> tuple[pd.DataFrame, str]:
+    args = ["--start", str(start), "--end", str(report["end"]), "--out", str(out), "--slo-file", str(spec)]
+    with redirect_stdout(io.StringIO()):
+        assert main(["report", "--prometheus-url", report["url"], *args]) == 0
+    return pd.read_csv(out / "slos.csv", keep_default_na=False), (out / "report.md").read_text()
+
+
+def test_time_slice_and_llm_tables_read_a_live_prometheus(report: dict[str, Any], tmp_path: Path) -> None:
+    """Over the 31 s ending with the traffic (one 30 s slice), each served model has one slice, bad as
+    the rules' bad-slice expression is at the range's end on the same Prometheus; the LLM SLO counts
+    the vLLM model's time-to-first-token observations. Over the traffic's own ~16 s (shorter than a
+    slice) the table says so, not that the models had no request."""
+    path = tmp_path / "slos.yaml"
+    path.write_text(SLICE_SPEC)
+    spec = load_spec(path)
+    slos, _ = _slice_report(report, report["end"] - 31, tmp_path / "slice", path)
+    fast, first_token = (slos[slos["slo"] == slo.name].set_index("model") for slo in spec.slos)
+    expected = by_model(instant(report["url"], slice_bad_expr(spec, spec.slos[0]), report["end"]))
+    for model in (VECTOR_SCALE, SLOW_MODEL, TAIL_MODEL, TEXT_ECHO):
+        assert fast.loc[model, "requests"] == 1, model
+        assert fast.loc[model, "bad"] == expected[model], model
+    assert set(first_token.index) == {LLM_VLLM}
+    assert first_token.loc[LLM_VLLM, "requests"] > 0
+    assert first_token.loc[LLM_VLLM, "bad"] <= first_token.loc[LLM_VLLM, "requests"]
+    slos, markdown = _slice_report(report, report["start"], tmp_path / "short", path)
+    assert set(slos["slo"]) == {spec.slos[1].name}
+    assert "shorter than one 30s slice: no slice to judge" in markdown
+    assert "No request of its models" not in markdown

@@ -192,10 +192,10 @@ def _slo_markdown(section: SLOSection | None, esc: Callable[[str], str]) -> list
         return []
     out = ["", "## SLOs", ""]
     out += [f"- {esc(line)}" for line in section_intro(section)]
-    for title, rows in slo_blocks(section):
+    for title, rows, empty in slo_blocks(section):
         out += ["", f"### {esc(title)}", ""]
         if not rows:
-            out.append("No request of its models in this range.")
+            out.append(esc(empty))
             continue
         out.append("| " + " | ".join(SLO_HEADERS.values()) + " |")
         out.append(
@@ -260,10 +260,10 @@ dt { font-weight: 600; } dd { margin: 0; }
 {% else %}<p>None: no threshold was crossed.</p>{% endfor %}
 {% if slos is not none %}<h2>SLOs</h2>
 {% for line in slo_intro %}<p>{{ line }}</p>{% endfor %}
-{% for title, rows in slos %}<h3>{{ title }}</h3>{% if rows %}
+{% for title, rows, empty in slos %}<h3>{{ title }}</h3>{% if rows %}
 <table><thead><tr>{% for h in slo_headers %}<th>{{ h }}</th>{% endfor %}</tr></thead>
 <tbody>{% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody>
-</table>{% else %}<p>No request of its models in this range.</p>{% endif %}{% endfor %}{% endif %}
+</table>{% else %}<p>{{ empty }}</p>{% endif %}{% endfor %}{% endif %}
 {% if capacity %}<h2>Capacity</h2>
 {% for line in capacity_advice %}<p>{{ line }}</p>{% endfor %}
 {% for title, headers, rows in capacity %}{% if rows %}<h3>{{ title }}</h3>

@@ -10,7 +10,8 @@ from typing import Any
 import pandas as pd
 
 from triton_sre import conventions as c
-from triton_sre.report.slo import COLUMNS, SLI_HISTOGRAM, SLI_REQUESTS, SLOSection, SLOTable
+from triton_sre.report.slo import COLUMNS, SLI_HISTOGRAM, SLI_REQUESTS, SLI_SLICES, SLOSection, SLOTable
+from triton_sre.slo import window_seconds
 
 HEADERS = {
     "model": "model",
@@ -88,8 +89,19 @@ def sli_text(table: SLOTable) -> str:
     )
 
 
-def slo_blocks(section: SLOSection) -> list[tuple[str, list[list[str]]]]:
-    """(title, rows of cells under `HEADERS`) per SLO."""
+def empty_text(table: SLOTable, seconds: float) -> str:
+    """What a table without rows says: a range shorter than one time slice has no slice to judge
+    (not "no request": the live 2.51 report of 16 s said that of models serving all along)."""
+    if table.sli == SLI_SLICES and seconds < window_seconds(table.slo.time_slice):
+        return (
+            f"The range ({seconds:g} s) is shorter than one {table.slo.time_slice} slice: no slice to "
+            "judge (a longer range, or a shorter time_slice)."
+        )
+    return "No request of its models in this range."
+
+
+def slo_blocks(section: SLOSection) -> list[tuple[str, list[list[str]], str]]:
+    """(title, rows of cells under `HEADERS`, what it says without rows) per SLO."""
     blocks = []
     for table in section.tables:
         slo = table.slo
@@ -99,7 +111,7 @@ def slo_blocks(section: SLOSection) -> list[tuple[str, list[list[str]]]]:
             f"allowed error ratio {float(slo.budget) * 100:g}%; {sli_text(table)}"
         )
         rows = [[_cell(k, row[k]) for k in HEADERS] for row in table.rows.to_dict("records")]
-        blocks.append((title, rows))
+        blocks.append((title, rows, empty_text(table, section.seconds)))
     return blocks
 
 
