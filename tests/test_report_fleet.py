@@ -33,6 +33,7 @@ from triton_sre.report.command import build_report
 from triton_sre.report.figures import HISTOGRAM_BUCKETS
 from triton_sre.report.llm import TOKEN_FAMILIES
 from triton_sre.report.prom import PrometheusClient, TooManySamples, fitting_step
+from triton_sre.slo import load_spec
 
 END = 1_764_003_600  # END % 7200 == 3600: the hour before it holds no reset
 START = END - 3600
@@ -375,3 +376,35 @@ def test_a_histogram_larger_than_counted_raises_only_its_own_step(
     assert steps[HISTOGRAM_BUCKETS] == {2.0, bucket_step}  # the first slice, then its own step
     assert steps[c.NV_INFERENCE_COUNT] == {2.0}
     assert len(notes) == 1 and HISTOGRAM_BUCKETS in notes[0]
+
+
+def test_the_slo_sections_series_are_counted_before_any_read(
+    llm_fleet: FleetPrometheus, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A histogram latency SLO reads the threshold's bucket per series (5 buckets per model and
+    Triton in the stand-in, which ignores matchers): more than the counters, which fit the default
+    step. Its series are counted with the others', so the step is raised once before anything is
+    read (no query read twice), not after the whole report was read at the default step."""
+    path = tmp_path / "slos.yaml"
+    path.write_text(
+        f"scrape: {{triton_job: {c.DEFAULT_TRITON_JOB}, latency_metrics: [{c.LATENCY_SOURCE_HISTOGRAM}]}}\n"
+        f"slos:\n  - {{name: fast, type: {c.SLO_LATENCY}, models: all, objective: 99, period: 30d,\n"
+        f"     threshold: 500ms, latency_sli: {c.LATENCY_SLI_HISTOGRAM}}}\n"
+    )
+    series = LLM_MODELS * TRITONS
+    monkeypatch.setattr(report_prom, "MAX_SAMPLES_PER_QUERY", series * (int((END - START) // 2) + 1))
+    reads: list[tuple[str, float, float]] = []
+    iter_range_arrays = PrometheusClient.iter_range_arrays
+
+    def recorded(self: PrometheusClient, expr: str, start: float, end: float, step: float):
+        reads.append((expr, start, step))
+        return iter_range_arrays(self, expr, start, end, step)
+
+    monkeypatch.setattr(PrometheusClient, "iter_range_arrays", recorded)
+    notes: list[str] = []
+    report = build_report(llm_fleet.url, START, END, on_note=notes.append, slo_spec=load_spec(path))
+    fit = fitting_step(START, END, series * len(BUCKETS))
+    assert report.step == fit and fit > 2.0
+    assert len(notes) == 1 and f"{series * len(BUCKETS):,} series in one query" in notes[0]
+    assert {step for _, _, step in reads} == {fit}
+    assert len(reads) == len(set(reads))

@@ -161,26 +161,28 @@ def build_report(
     query's whole answer may take.
 
     Charted rates use a window of at least four scrape intervals (`scrape_interval`, else read from
-    Prometheus' configuration for `triton_job`, else 1m). Each query's series are counted before
-    any range is read: without `step`, a query with too many series for the default step
-    (TooManySamples) raises it once to the finest step that fits, said through `on_note`; with
-    `step`, it is the caller's PromError. The first-response histogram's buckets (5 series per
-    model and server) are not counted there: they are read at their own step, the coarser of the
-    report's and the one at which they fit (`_histogram_step`), so the other families' figures do not
-    depend on whether a fleet has the histogram. A query read with more series than counted (or not
+    Prometheus' configuration for `triton_job`, else 1m). Each query's series are counted before any
+    range is read (the SLO section's too, `slo.slo_queries`): without `step`, a query with too many
+    series for the default step (TooManySamples) raises it once to the finest step that fits, said
+    through `on_note`; with `step`, it is the caller's PromError. The first-response histogram's buckets
+    (5 series per model and server) are not counted there: they are read at their own step, the coarser
+    of the report's and the one at which they fit (`_histogram_step`), so the other families' figures do
+    not depend on whether a fleet has the histogram. A query read with more series than counted (or not
     counted) makes the report start again at the step that fits (the histogram's own step for it).
     """
     from triton_sre.report.figures import HISTOGRAM_BUCKETS
     from triton_sre.report.prom import PrometheusClient, TooManySamples, choose_step
+    from triton_sre.report.slo import slo_queries
     from triton_sre.ttyprogress import Progress
 
     chosen = step is None
     step = step or choose_step(start, end)
     client = PrometheusClient(prometheus_url, timeout)
     plan = _plan(end - start)
-    counts = {name: client.series_count(query.count, end) for name, query in plan.items()}
+    counted = {**plan, **(slo_queries(slo_spec, end - start) if slo_spec is not None else {})}
+    counts = {name: client.series_count(query.count, end) for name, query in counted.items()}
     others = {name: series for name, series in counts.items() if name != HISTOGRAM_BUCKETS}
-    step = _fitting(plan, others, start, end, step, chosen, on_note)
+    step = _fitting(counted, others, start, end, step, chosen, on_note)
     histogram = plan[HISTOGRAM_BUCKETS].expr
     histogram_step = _histogram_step(histogram, counts.get(HISTOGRAM_BUCKETS), start, end, step, on_note)
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None

@@ -37,7 +37,7 @@ from triton_sre.generate.slo_rules import (
 from triton_sre.promql import Matcher, by, selector
 from triton_sre.report.figures import ALL_VERSIONS, version_order
 from triton_sre.report.increases import ROW, fold_increases, increase_rows, keyed, split_key
-from triton_sre.report.queries import MODEL_VERSION
+from triton_sre.report.queries import MODEL_VERSION, RangeQuery, count_expr
 from triton_sre.slo import SLO, Spec, window_seconds
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "PARTS",
     "SLOSection",
     "SLOTable",
+    "slo_queries",
     "slo_section",
     "slo_selectors",
     "slo_table",
@@ -378,6 +379,33 @@ def latency_tables(
     if slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM:
         tables.extend(slices_tables(client, spec, slo, span, window, skip))
     return tables
+
+
+def slo_queries(spec: Spec, seconds: float) -> dict[str, RangeQuery]:
+    """The SLO section's range queries over a range of `seconds`, each with the count of its series
+    (`queries.count_expr`), for the report's step chosen before anything is read (`expr`: the selector
+    the query reads; the per-step ones depend on the rate window, their series do not). Availability's
+    totals are the models table's counters, already counted."""
+    queries = {}
+    for slo in spec.slos:
+        per_step = (*_clusters(spec.cluster_label), *MODEL_VERSION)
+        if slo.type == c.SLO_AVAILABILITY:
+            parts = slo_selectors(spec, slo)
+        elif slo.type in c.LLM_SLO_TYPES or slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
+            parts = histogram_selectors(spec, slo)
+            for part, sel in parts.items():  # read per series (`histogram_tables`)
+                queries[f"SLO {slo.name} {part}"] = RangeQuery(sel, count_expr(sel, seconds))
+        else:
+            parts = {}
+        if slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM:
+            # the slices' subqueries at each step: per (cluster,) model, as the rules' expression
+            ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
+            sel = selector(c.NV_REQUEST_DURATION_US, ms)
+            labels = (*_clusters(spec.cluster_label), c.LABEL_MODEL)
+            queries[f"SLO {slo.name} slices"] = RangeQuery(sel, count_expr(sel, seconds, labels))
+        for part, sel in parts.items():
+            queries[f"SLO {slo.name} {part} per step"] = RangeQuery(sel, count_expr(sel, seconds, per_step))
+    return queries
 
 
 def slo_section(
