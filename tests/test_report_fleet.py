@@ -25,7 +25,6 @@ from fleet_standins import BUCKETS, FleetPrometheus, model_name
 
 from triton_sre import conventions as c
 from triton_sre.prom import PROMETHEUS_MAX_POINTS, PromError, Prometheus, range_points
-from triton_sre.report import command as report_command
 from triton_sre.report import prom as report_prom
 from triton_sre.report.capacity import REDUCED
 from triton_sre.report.charts import MAX_MODELS, draw_all
@@ -33,6 +32,7 @@ from triton_sre.report.command import build_report
 from triton_sre.report.figures import HISTOGRAM_BUCKETS
 from triton_sre.report.llm import TOKEN_FAMILIES
 from triton_sre.report.prom import PrometheusClient, TooManySamples, fitting_step
+from triton_sre.report.steps import report_plan
 from triton_sre.slo import load_spec
 
 END = 1_764_003_600  # END % 7200 == 3600: the hour before it holds no reset
@@ -124,7 +124,7 @@ def test_too_many_samples_coarsens_the_default_step_once(
     assert set(report.table["inferences"]) == {0.5 * (points - 1) * report.step * TRITONS}
     # the step was chosen from the counts before any range was read: no query is read twice
     assert len(reads) == len(set(reads))
-    assert sum(start == START for _, start in reads) == len(report_command._plan(END - START))
+    assert sum(start == START for _, start in reads) == len(report_plan(END - START))
     with pytest.raises(TooManySamples, match="give --step"):
         build_report(prom.url, START, END, step=2.0)
 

@@ -24,16 +24,6 @@ __all__ = ["FORMATS", "add_report_parser", "build_report", "parse_time", "run_re
 
 FORMATS = ("md", "html", "csv")
 DEFAULT_OUT = "triton-sre-report"
-GAUGES = (
-    c.M_COST_PER_HOUR,
-    c.M_SERVER_COST_PER_HOUR,
-    c.M_IDLE_COST_FRACTION,
-    c.M_BATCHING_RATIO,
-    c.M_BATCH_FILL_RATIO,
-    c.M_MODEL_DYNAMIC_BATCHING,
-    c.M_MODEL_MAX_BATCH_SIZE,
-    c.M_MODEL_MAX_QUEUE_DELAY,
-)
 DEFAULT_SCRAPE_INTERVAL_S = 60.0  # Prometheus' own default, when its configuration cannot be read
 LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: the last second a report can print as a date
 
@@ -166,25 +156,27 @@ def build_report(
     series for the default step (TooManySamples) raises it once to the finest step that fits, said
     through `on_note`; with `step`, it is the caller's PromError. The first-response histogram's buckets
     (5 series per model and server) are not counted there: they are read at their own step, the coarser
-    of the report's and the one at which they fit (`_histogram_step`), so the other families' figures do
-    not depend on whether a fleet has the histogram. A query read with more series than counted (or not
-    counted) makes the report start again at the step that fits (the histogram's own step for it).
+    of the report's and the one at which they fit (`steps.histogram_step_of`), so the other families'
+    figures do not depend on whether a fleet has the histogram. A query read with more series than
+    counted (or not counted) makes the report start again at the step that fits (the histogram's own
+    step for it).
     """
     from triton_sre.report.figures import HISTOGRAM_BUCKETS
     from triton_sre.report.prom import PrometheusClient, TooManySamples, choose_step
     from triton_sre.report.slo import slo_queries
+    from triton_sre.report.steps import fitting, histogram_note, histogram_step_of, raised_note, report_plan
     from triton_sre.ttyprogress import Progress
 
     chosen = step is None
     step = step or choose_step(start, end)
     client = PrometheusClient(prometheus_url, timeout)
-    plan = _plan(end - start)
+    plan = report_plan(end - start)
     counted = {**plan, **(slo_queries(slo_spec, end - start) if slo_spec is not None else {})}
     counts = {name: client.series_count(query.count, end) for name, query in counted.items()}
     others = {name: series for name, series in counts.items() if name != HISTOGRAM_BUCKETS}
-    step = _fitting(counted, others, start, end, step, chosen, on_note)
+    step = fitting(counted, others, start, end, step, chosen, on_note)
     histogram = plan[HISTOGRAM_BUCKETS].expr
-    histogram_step = _histogram_step(histogram, counts.get(HISTOGRAM_BUCKETS), start, end, step, on_note)
+    histogram_step = histogram_step_of(histogram, counts.get(HISTOGRAM_BUCKETS), start, end, step, on_note)
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     try:
         while True:  # a query with more series than counted (a fleet growing meanwhile) starts again
@@ -205,95 +197,17 @@ def build_report(
                 )
             except TooManySamples as exc:
                 if exc.expr == histogram and exc.step is not None and exc.step > histogram_step:
-                    _histogram_note(exc.series, step, exc.step, on_note)
+                    histogram_note(exc.series, step, exc.step, on_note)
                     histogram_step = exc.step
                     continue
                 if not chosen or exc.step is None or exc.step <= step:
                     raise
-                _raised(exc.series, step, exc.step, on_note)
+                raised_note(exc.series, step, exc.step, on_note)
                 step = exc.step
                 histogram_step = max(histogram_step, step)
     finally:
         if progress is not None:
             progress.finish()
-
-
-def _raised(series: int, step: float, to: float, on_note: Callable[[str], None] | None) -> None:
-    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY
-
-    if on_note is not None:
-        on_note(
-            f"{series:,} series in one query: step {step:g}s raised to {to:g}s "
-            f"(at most {MAX_SAMPLES_PER_QUERY:,} samples per query)"
-        )
-
-
-def _histogram_note(series: int, step: float, to: float, on_note: Callable[[str], None] | None) -> None:
-    from triton_sre.report.figures import HISTOGRAM_BUCKETS
-    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY
-
-    if on_note is not None:
-        on_note(
-            f"{series:,} series of {HISTOGRAM_BUCKETS}: read at step {to:g}s, the other families at "
-            f"{step:g}s (at most {MAX_SAMPLES_PER_QUERY:,} samples per query)"
-        )
-
-
-def _histogram_step(
-    expr: str,
-    series: int | None,
-    start: float,
-    end: float,
-    step: float,
-    on_note: Callable[[str], None] | None,
-) -> float:
-    """The step the first-response histogram's buckets are read at: the report's `step` when its
-    `series` fit `MAX_SAMPLES_PER_QUERY` at it, else the finest step at which they do (said through
-    `on_note`, with or without --step: the quantiles are of the whole range, a coarser step moves only
-    its edges). TooManySamples when not even one point per series fits."""
-    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY, TooManySamples, fitting_step
-
-    points = int((end - start) // step) + 1
-    if not series or series * points <= MAX_SAMPLES_PER_QUERY:
-        return step
-    fit = fitting_step(start, end, series)
-    if fit is None:
-        raise TooManySamples(expr, series, points, fit)
-    _histogram_note(series, step, fit, on_note)
-    return fit
-
-
-def _plan(seconds: float) -> Any:
-    from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
-    from triton_sre.report.figures import HISTOGRAM_BUCKETS
-    from triton_sre.report.llm import TOKEN_FAMILIES
-    from triton_sre.report.queries import report_queries
-
-    return report_queries(seconds, HISTOGRAM_BUCKETS, TOKEN_FAMILIES, tuple(CAPACITY_FAMILIES), GAUGES)
-
-
-def _fitting(
-    plan: Any,
-    counts: dict[str, int | None],
-    start: float,
-    end: float,
-    step: float,
-    chosen: bool,
-    on_note: Callable[[str], None] | None,
-) -> float:
-    """The step at which every query's counted series fit `MAX_SAMPLES_PER_QUERY`: the default one
-    raised once, before anything is read; with `--step`, TooManySamples naming the step to give."""
-    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY, TooManySamples, fitting_step
-
-    name, series = max(counts.items(), key=lambda item: item[1] or 0)
-    points = int((end - start) // step) + 1
-    if not series or series * points <= MAX_SAMPLES_PER_QUERY:
-        return step
-    fit = fitting_step(start, end, series)
-    if not chosen or fit is None:
-        raise TooManySamples(plan[name].expr or name, series, points, fit)
-    _raised(series, step, fit, on_note)
-    return fit
 
 
 def _build(
