@@ -72,6 +72,12 @@ def _getter(indices: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
     return itemgetter(*indices)
 
 
+def _numbered(numbers: dict[str, int], name: str, taken: int) -> tuple[int, int]:
+    """`name`'s number in `numbers` (the next one, `taken`, when it has none yet) and how many are taken."""
+    number = numbers.setdefault(name, taken)
+    return number, taken + (number == taken)
+
+
 class MetricsPlan:
     """How the values of one skeleton's bodies fold into per-model rows (see the module doc)."""
 
@@ -100,10 +106,7 @@ class MetricsPlan:
             values = placer.values_for(name, labels)  # DuplicateSeries is a ValueError
             if values is None:
                 continue
-            group = values.get(name)
-            if group is None:
-                group = values[name] = n_groups
-                n_groups += 1
+            group, n_groups = _numbered(values, name, n_groups)
             counted.append(index)
             groups.append(group)
         totals, per_gpu = placer.totals, placer.per_gpu
@@ -115,10 +118,7 @@ class MetricsPlan:
         for (key, _uuid), gpu_values in per_gpu.items():
             cells = summed.setdefault(key, {})
             for name, group in gpu_values.items():
-                cell = cells.get(name)
-                if cell is None:
-                    cell = cells[name] = n_summed
-                    n_summed += 1
+                cell, n_summed = _numbered(cells, name, n_summed)
                 gpu_sources.append(group)
                 gpu_cells.append(cell)
         zero, absent = n_groups + n_summed, n_groups + n_summed + 1  # the 0.0 and NaN ending the pool
