@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent setup of a development / CI machine (Debian, Python 3.10+):
-#   - Debian packages prometheus, prometheus-alertmanager, docker-compose and chromium, if their binaries
-#     are missing;
+#   - Debian packages prometheus, prometheus-alertmanager, docker-compose, chromium, victoria-metrics and
+#     golang-go, if their binaries are missing;
 #   - the venv .venv in the repository, with triton-sre installed editable with [server,dev];
 #   - the shared libpython the Triton Python-backend stub links against, if missing.
 # Safe to run again: it only installs what is not there.
@@ -41,6 +41,7 @@ command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alert
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # `triton-sre report` HTML test: headless screenshot
 command -v victoria-metrics >/dev/null 2>&1 || missing+=(victoria-metrics)  # vmalert, vmagent: issue 24 tests
+command -v go >/dev/null 2>&1 || missing+=(golang-go)  # Flagger's templates rendered by text/template
 
 PYTHON="${PYTHON:-python3}"
 PYV="$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"

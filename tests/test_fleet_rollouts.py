@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import flagger_go
 import pytest
 import yaml
 from k8s_schemas import problems
@@ -138,23 +139,17 @@ def global_store(stores: tuple[Prom, Prom]) -> Prom:
     return stores[1]
 
 
-def flagger_render(query: str, variables: dict[str, str]) -> str:
-    """The query as Flagger renders it for a Canary `ranker` in `ml` with a 20s interval and the
-    metric's templateVariables. Only the actions the generated templates use; the cluster's is
-    `or (index variables "cluster") ".*"` in Go's text/template, an unset key giving the default."""
-    actions = {
-        "{{ namespace }}": NAMESPACE,
-        "{{ target }}": MODEL,
-        "{{ interval }}": "20s",
-        FLAGGER_CLUSTER: variables.get(ARG_CLUSTER) or ".*",
-    }
-    for action, value in actions.items():
-        query = query.replace(action, value)
-    assert "{{" not in query, query
-    return query
+def flagger_render(query: str, variables: dict[str, str] | None) -> str:
+    """The query as Flagger renders it (Go's text/template, tests/flagger_go.py) for a Canary `ranker`
+    in `ml` whose metric has a 20s interval and `templateVariables` (None: none given)."""
+    ((rendered, error),) = flagger_go.render(
+        [query], variables, namespace=NAMESPACE, target=MODEL, interval="20s"
+    )
+    assert not error and "{{" not in rendered, (error, rendered)
+    return rendered
 
 
-def _compute_ratio(prom: Prom, spec: Spec, variables: dict[str, str]) -> float:
+def _compute_ratio(prom: Prom, spec: Spec, variables: dict[str, str] | None) -> float:
     name = c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE
     (template,) = [t for t in metric_templates(spec) if t["metadata"]["name"].endswith(name)]
     result = prom.query(flagger_render(template["spec"]["query"], variables))
@@ -185,6 +180,57 @@ def test_every_flagger_series_is_selected_by_the_cluster_variable() -> None:
         assert sides > 0 and query.count(pinned) == sides, (template["metadata"]["name"], query)
     for template in metric_templates(fleet_spec(cluster_label=False)):
         assert "variables" not in template["spec"]["query"]
+
+
+def _rendered(spec: Spec, variables: dict[str, str] | None) -> dict[str, str]:
+    names = [t["metadata"]["name"] for t in metric_templates(spec)]
+    queries = [t["spec"]["query"] for t in metric_templates(spec)]
+    rows = flagger_go.render(queries, variables, namespace=NAMESPACE, target=MODEL, interval="20s")
+    assert [error for _, error in rows] == [""] * len(rows), rows
+    return dict(zip(names, (query for query, _ in rows), strict=True))
+
+
+def test_every_template_renders_in_gos_text_template_and_runs_on_prometheus(store: Prom) -> None:
+    """Flagger's renderer (Go's text/template, missingkey=error) on every generated MetricTemplate, with
+    and without cluster_label, templateVariables left out, empty, east and west: each renders, and the
+    real Prometheus runs every query. Only east runs a canary: west's answers are empty, east's equal
+    the unset ones where the primary's other cluster does not count (error ratio, no failures)."""
+    answers: dict[tuple[bool, str], dict[str, list[dict[str, Any]]]] = {}
+    at = time.time() - 2  # one instant for every query: equal selections give equal answers
+    for pinned in (True, False):
+        for key, variables in (
+            ("none", None),
+            ("empty", {}),
+            (EAST, {ARG_CLUSTER: EAST}),
+            (WEST, {ARG_CLUSTER: WEST}),
+        ):
+            rendered = _rendered(fleet_spec(cluster_label=pinned), variables)
+            assert all("{{" not in q and "variables" not in q for q in rendered.values()), rendered
+            answers[pinned, key] = {name: store.query(query, at) for name, query in rendered.items()}
+    every = answers[False, "none"]
+    assert all(answers[False, key] == every for key in ("empty", EAST, WEST))  # no cluster matcher
+    assert answers[True, "none"] == answers[True, "empty"] == every  # `=~".*"`: every series
+    assert all(rows == [] for rows in answers[True, WEST].values())  # west runs no canary pod
+    error_ratio = f"{TEMPLATE_NAME}-{c.ROLLOUT_FIG_ERROR_RATIO}"
+    assert [float(r["value"][1]) for r in answers[True, EAST][error_ratio]] == [0.0]
+    answered = {name for name, rows in answers[True, EAST].items() if rows}
+    assert len(answered) >= 3, answers[True, EAST]  # error ratio, queue share, compute per inference
+
+
+def test_a_bare_variables_key_fails_a_canary_without_template_variables() -> None:
+    """Why the templates write `or (index variables ...) ...`: Flagger renders with missingkey=error,
+    so `{{ (variables).cluster }}` fails every Canary that sets no templateVariables."""
+    bare = f"{{{{ (variables).{ARG_CLUSTER} }}}}"
+    ((_, unset_error), (_, empty_error), (east, east_error)) = [
+        flagger_go.render([bare], variables, namespace=NAMESPACE, target=MODEL, interval="20s")[0]
+        for variables in (None, {}, {ARG_CLUSTER: EAST})
+    ]
+    assert "map has no entry for key" in unset_error and "map has no entry for key" in empty_error
+    assert (east, east_error) == (EAST, "")
+    ((default, error),) = flagger_go.render(
+        [FLAGGER_CLUSTER], None, namespace=NAMESPACE, target=MODEL, interval="1m"
+    )
+    assert (default, error) == (".*", "")
 
 
 def canary(spec: Spec, cluster: str) -> dict[str, Any]:

@@ -1,0 +1,3 @@
+module flaggerrender
+
+go 1.19
