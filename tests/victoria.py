@@ -6,6 +6,7 @@ A missing binary fails the test (tests/binaries.py); every process started here 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -78,6 +79,36 @@ def victoria_metrics(work: Path, *extra: str) -> Iterator[Victoria]:
             ).read_text()
             time.sleep(0.2)
         yield Victoria(url)
+    finally:
+        stop(proc)
+        log.close()
+
+
+@contextmanager
+def vmagent(work: Path, scrape_config: Mapping[str, Any], remote_write_url: str) -> Iterator[None]:
+    """vmagent scraping as `scrape_config` (a Prometheus scrape configuration) and remote-writing every
+    sample to `remote_write_url` (a store's /api/v1/write); stopped on exit."""
+    work.mkdir(parents=True, exist_ok=True)
+    config = work / "scrape.yaml"
+    config.write_text(json.dumps(scrape_config))  # JSON is YAML
+    log = (work / "vmagent.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            binary("vmagent"),
+            f"-promscrape.config={config}",
+            f"-remoteWrite.url={remote_write_url}",
+            f"-remoteWrite.tmpDataPath={work / 'buffer'}",
+            "-remoteWrite.flushInterval=200ms",
+            f"-httpListenAddr=127.0.0.1:{free_port()}",
+            "-loggerLevel=ERROR",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        time.sleep(0.2)
+        assert proc.poll() is None, (work / "vmagent.log").read_text()
+        yield
     finally:
         stop(proc)
         log.close()
