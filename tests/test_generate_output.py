@@ -169,13 +169,11 @@ def test_dashboards_have_stable_uids_variables_units_and_descriptions() -> None:
             for target in panel["targets"]:
                 assert target["datasource"] == DS
                 if "rate(" in target["expr"] and name != "triton-slo.json":
-                    # every rate over $__rate_interval; a summary quantile's traffic gate keeps its own
-                    # window (promql.summary_observed: the summary's age plus a scrape)
+                    # every rate over $__rate_interval (a summary quantile's gate has no window since
+                    # fleet26: promql.summary_current)
                     windows = re.findall(r"rate\((\w+)(?:\{.*?\})?\[([^\]]+)\]\)", target["expr"])
                     assert windows, target["expr"]
-                    for family, window in windows:
-                        gate = family.endswith("_summary_us_count") and window == c.SUMMARY_OBSERVED_WINDOW
-                        assert window == "$__rate_interval" or gate, target["expr"]
+                    assert {window for _, window in windows} == {"$__rate_interval"}, target["expr"]
 
 
 def test_dashboard_queries_do_not_use_metrics_triton_removed() -> None:

@@ -1,8 +1,9 @@
 """Triton's summary quantiles on VictoriaMetrics (vm25): Triton writes NaN for a summary with no
 request in its window; VictoriaMetrics drops NaN samples, so the raw series keeps answering the last
 finite quantile after the traffic stopped. Every quantile the generated rules, dashboards, bot and
-report read is trusted only while the summary's `_count` rose in SUMMARY_OBSERVED_WINDOW: on the
-real store an idle model gives no figure, a sparse one (a request a minute) keeps its own.
+report read is trusted only while its last sample is as recent as its summary's `_count`'s (fleet26;
+before, while `_count` rose in the last 2m): on the real store a model gives no figure from the
+first scrape after Triton's window emptied, a sparse one (a request a minute) keeps its own.
 """
 
 from __future__ import annotations
@@ -85,16 +86,24 @@ def test_an_idle_summary_gives_no_quantile_on_victoria_metrics(tmp_path: Path) -
     with victoria_metrics(tmp_path / "vm") as vm:
         _import(vm, start)
         busy, idle = start + IDLE_AFTER - 30, start + IDLE_AFTER + 240
+        in_window = start + IDLE_AFTER + c.TRITON_SUMMARY_MAX_AGE_S  # the last finite quantile scraped
+        just_idle = in_window + 2 * STEP  # two scrapes of NaN: dropped, `_count` still scraped
         # the store's behaviour this guards against: four minutes idle, the raw series still answers
         assert _models(vm, raw, idle)["busy"] == 900_000.0
+        assert _models(vm, raw, just_idle)["busy"] == 900_000.0
         for expr in (request_p99, queue_p99, panel):
             assert set(_models(vm, expr, busy)) == {"busy", "sparse"}, expr
+            assert set(_models(vm, expr, in_window)) == {"busy", "sparse"}, expr
+            # the 2m `_count` gate kept the busy model's last quantile here, 60 s past Triton's window
+            assert set(_models(vm, expr, just_idle)) == {"sparse"}, expr
             assert set(_models(vm, expr, idle)) == {"sparse"}, expr
         assert _models(vm, request_p99, idle)["sparse"] == 0.04
         assert _models(vm, slice_bad, busy) == {"busy": 1.0, "sparse": 0.0}
+        assert _models(vm, slice_bad, just_idle) == {"sparse": 0.0}
         assert _models(vm, slice_bad, idle) == {"sparse": 0.0}
         for quantile in ("0.9", "0.999"):  # the bot reads Triton's summary for unrecorded quantiles
             assert _models(vm, latency_now_expr("busy", quantile), busy), quantile
+            assert not _models(vm, latency_now_expr("busy", quantile), just_idle), quantile
             assert not _models(vm, latency_now_expr("busy", quantile), idle), quantile
             assert _models(vm, latency_now_expr("sparse", quantile), idle), quantile
 

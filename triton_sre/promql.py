@@ -29,7 +29,6 @@ from triton_sre.conventions import (
     LABEL_NAMESPACE,
     LABEL_QUANTILE,
     LABEL_VERSION,
-    SUMMARY_OBSERVED_WINDOW,
 )
 
 __all__ = [
@@ -53,7 +52,7 @@ __all__ = [
     "rate",
     "ratio",
     "selector",
-    "summary_observed",
+    "summary_current",
     "summary_quantile",
     "tagged",
 ]
@@ -185,9 +184,13 @@ def ratio(numerator: str, denominator: str) -> str:
 
 
 # -- quantiles -------------------------------------------------------------------------------------
-def summary_observed(family: str, matchers: Sequence[Matcher]) -> str:
-    """`family`'s series whose summary counted a request in SUMMARY_OBSERVED_WINDOW (its `_count` rate)."""
-    return f"({rate(f'{family}_count', matchers, SUMMARY_OBSERVED_WINDOW)} > 0)"
+def summary_current(family: str, matchers: Sequence[Matcher], quantile: str) -> str:
+    """`family`'s `quantile` series whose last sample is as recent as its `_count`'s: both come from
+    one scrape while Triton writes a finite quantile; a store that drops the NaN of an empty summary
+    (VictoriaMetrics) keeps scraping `_count` while the quantile's last sample grows old."""
+    series = selector(family, [*matchers, (LABEL_QUANTILE, "=", quantile)])
+    count = selector(f"{family}_count", matchers)
+    return f"(timestamp({series}) >= ignoring ({LABEL_QUANTILE}) timestamp({count}))"
 
 
 def summary_quantile(family: str, matchers: Sequence[Matcher], quantile: str, labels: Sequence[str]) -> str:
@@ -195,11 +198,11 @@ def summary_quantile(family: str, matchers: Sequence[Matcher], quantile: str, la
 
     A summary with no request in its sliding window reads NaN: `>= 0` drops it on Prometheus. A store
     that drops NaN samples (VictoriaMetrics) answers the last finite quantile instead, so a series
-    counts only while its summary's `_count` rose in SUMMARY_OBSERVED_WINDOW (`summary_observed`).
+    counts only while its last sample is as recent as its `_count`'s (`summary_current`).
     """
     series = selector(family, [*matchers, (LABEL_QUANTILE, "=", quantile)])
-    seen = summary_observed(family, matchers)
-    return f"max {by(labels)} (({series} >= 0) and ignoring ({LABEL_QUANTILE}) {seen})"
+    current = summary_current(family, matchers, quantile)
+    return f"max {by(labels)} (({series} >= 0) and ignoring ({LABEL_QUANTILE}) {current})"
 
 
 GUARD_NON_NEGATIVE = "non-negative"  # `(... ) >= 0`: drops the NaN of a window without requests

@@ -119,9 +119,9 @@ TRITON_SUMMARY_QUANTILES: Final = ("0.5", "0.9", "0.95", "0.99", "0.999")
 # less than this apart share observations: they are not independent samples.
 TRITON_SUMMARY_MAX_AGE_S: Final = 60.0
 # The window a summary quantile is trusted over: only while the summary's own `_count` rose in it.
-# VictoriaMetrics drops the NaN Triton writes for an idle summary and keeps answering the last
-# finite quantile until the series goes stale (measured on 2.51 and docs/slos-and-alerts.md); the
-# max age plus a scrape interval of up to 60 s keeps every request still in the summary's window.
+# The bot calls a model idle (no current latency expected) when it had no request in this window:
+# Triton's summary max age plus a scrape interval of up to 60 s. (Until fleet26 it also gated every
+# summary quantile; promql.summary_current does that now, without a window.)
 SUMMARY_OBSERVED_WINDOW: Final = "2m"
 
 # ---------------------------------------------------------------------------
