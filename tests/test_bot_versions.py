@@ -155,7 +155,11 @@ def facts_worker(prometheus_url: str, tmp_path: Path) -> Worker:
 def test_the_page_names_the_failing_version_its_reason_and_its_load_before_the_first_failure(
     store: Prom,
 ) -> None:
-    lines = _lines(store, EAST)
+    assert_east_lines(_lines(store, EAST))
+
+
+def assert_east_lines(lines: list[str]) -> None:
+    """east's version lines: v2 failing with BACKEND, READY 1-3 s before its first failure."""
     assert len(lines) == 2, lines
     assert re.fullmatch(
         rf"{MODEL} over {WINDOW}: v2 100\.0% failed \([\d,]+ of [\d,]+\), "

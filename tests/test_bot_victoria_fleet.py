@@ -28,7 +28,7 @@ from triton_sre.bot.outbox import Outbox
 from triton_sre.bot.receiver import BotServer
 from triton_sre.bot.versions import version_facts
 from triton_sre.prom import Prometheus
-from triton_sre.rollout.live import default_step, model_answer, sample_spacing
+from triton_sre.rollout.live import default_step, sample_spacing
 
 MODEL, EAST, WEST = rollouts.MODEL, rollouts.EAST, rollouts.WEST
 
@@ -89,15 +89,7 @@ def versions_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Victori
 def test_the_rollout_answer_judges_each_cluster_on_its_own_on_victoria_metrics(
     rollout_store: Victoria,
 ) -> None:
-    lines = model_answer(Prometheus(rollout_store.url), MODEL, rollouts.fleet_spec())
-    text = "\n".join(lines)
-    assert lines[0] == f"{MODEL} served requests in 2 clusters ({c.LABEL_CLUSTER}: {EAST}, {WEST}): " + (
-        "each is judged on its own."
-    ), text
-    assert f"{MODEL} v2 in {EAST} vs {MODEL} v1 in {EAST}: {c.ROLLOUT_PASS.upper()}" in text
-    assert f"{c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE}: 10 ms -> 10 ms" in text
-    assert f"fewer than two versions served requests in {c.LABEL_CLUSTER} {WEST} " in text
-    assert c.ROLLOUT_FAIL.upper() not in text
+    rollouts.assert_judged_per_cluster(rollout_store.url)
     # no configuration to read: the default step comes from the samples' own spacing, 1 s -> 3 s
     prom = Prometheus(rollout_store.url)
     assert prom.scrape_interval(c.DEFAULT_TRITON_JOB) is None
@@ -131,15 +123,7 @@ def _version_lines(store: Victoria, cluster: str) -> list[str]:
 
 
 def test_the_versions_line_on_victoria_metrics(versions_store: Victoria) -> None:
-    lines = _version_lines(versions_store, EAST)
-    assert len(lines) == 2, lines
-    assert re.fullmatch(
-        rf"{MODEL} over {versions.WINDOW}: v2 100\.0% failed \([\d,]+ of [\d,]+\), "
-        rf"{c.FAILURE_REASON_BACKEND} 100% · healthy: v1",
-        lines[0],
-    ), lines[0]
-    loaded = re.fullmatch(rf"{MODEL} v2 became READY (\d+) s before its first failure", lines[1])
-    assert loaded and 1 <= int(loaded[1]) <= 3, lines[1]
+    versions.assert_east_lines(_version_lines(versions_store, EAST))
     assert _version_lines(versions_store, WEST) == []
     old = _version_lines(versions_store, versions.OLD_TRITON)
     assert old and re.fullmatch(

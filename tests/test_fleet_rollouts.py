@@ -281,7 +281,12 @@ def test_the_rollout_answer_judges_each_cluster_of_a_global_store_on_its_own(sto
     """`/triton rollout ranker` on the global store answered `ranker v2 vs ranker v1: FAIL` (compute
     per inference 5.714 -> 10 ms): east's equal canary against both clusters' version 1 summed. Now each
     cluster the model served in is judged on its own, and the answer says which clusters it read."""
-    lines = model_answer(Prometheus(store.url), MODEL, fleet_spec())
+    assert_judged_per_cluster(store.url)
+
+
+def assert_judged_per_cluster(url: str) -> None:
+    """The answer of the store at `url` (holding this module's two clusters) to `/triton rollout ranker`."""
+    lines = model_answer(Prometheus(url), MODEL, fleet_spec())
     text = "\n".join(lines)
     assert lines[0] == f"{MODEL} served requests in 2 clusters ({c.LABEL_CLUSTER}: {EAST}, {WEST}): " + (
         "each is judged on its own."
