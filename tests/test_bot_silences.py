@@ -319,3 +319,62 @@ def test_a_restarted_bot_does_not_announce_a_silence_in_force_again(tmp_path: Pa
             for bot in bots:
                 bot.stop()
             am.stop()
+
+
+def test_a_notification_delivered_while_the_silence_holds_keeps_silenced(
+    silence_stack: dict[str, Any],
+) -> None:
+    """A notification Alertmanager sent before the silence and the outbox delivered after it (a retry),
+    here with a second alert of the group that the same silence holds: the edit keeps SILENCED and the
+    note, and the next reads do not take the silence for ended."""
+    am: Alertmanager = silence_stack["am"]
+    standin: SlackStandin = silence_stack["standin"]
+    bot: Bot = silence_stack["bot"]
+    case, ts = open_group(silence_stack)
+    amtool_silence(am.url, "add", "--author=erin", "--duration=1h", "--comment=on it", f"testcase={case}")
+    wait_until(lambda: "SILENCED" in header_and_text(standin, ts)[0], 10, "the message edited to SILENCED")
+    labels, annotations = unavailable_alert(case, model=f"m{case}", instance="triton-b:8003")
+    am.post(labels, annotations)  # held by the silence in Alertmanager: it sends nothing
+
+    def second() -> dict[str, Any] | None:
+        listed = requests.get(f"{am.url}/api/v2/alerts", params={"filter": f"testcase={case}"}, timeout=5)
+        return next((a for a in listed.json() if a["labels"]["instance"] == "triton-b:8003"), None)
+
+    held = wait_until(second, 10, "the second alert in Alertmanager")
+    assert held["status"]["state"] == "suppressed" and held["status"]["silencedBy"]
+    ref = bot.outbox.message(next(m.group_key for m in bot.outbox.open_messages() if case in m.group_key))
+    assert ref is not None
+    with sqlite3.connect(bot.outbox.path) as db:
+        (sent,) = db.execute(
+            "SELECT payload FROM notifications WHERE group_key = ? ORDER BY id LIMIT 1", (ref.group_key,)
+        ).fetchone()
+    payload = json.loads(sent)
+    payload["alerts"].append(
+        {
+            **payload["alerts"][0],
+            "labels": held["labels"],
+            "fingerprint": held["fingerprint"],
+            "startsAt": held["startsAt"],
+        }
+    )
+    answer = requests.post(
+        f"{bot.url}{c.PATH_BOT_ALERTMANAGER}",
+        data=json.dumps(payload),
+        headers={"Authorization": f"Bearer {WEBHOOK_TOKEN}"},
+        timeout=5,
+    )
+    assert answer.status_code == 200, answer.text
+    wait_until(lambda: "triton-b" in header_and_text(standin, ts)[1], 10, "the message edited with 2 alerts")
+    started = reads(bot, c.BOT_OUTCOME_OK)
+    header, body = header_and_text(standin, ts)
+    assert "SILENCED" in header and "FIRING" not in header
+    assert "*Silenced* in Alertmanager by erin until" in body
+    wait_until(lambda: reads(bot, c.BOT_OUTCOME_OK) >= started + 3, 10, "three more reads")
+    header, body = header_and_text(standin, ts)
+    assert "SILENCED" in header and "*Silenced* in Alertmanager by erin" in body
+    replies = [
+        str(p.params.get("text"))
+        for p in standin.calls("chat.postMessage", ok_only=True)
+        if p.params.get("thread_ts") == ts
+    ]
+    assert not any("silence ended" in r for r in replies), replies
