@@ -378,3 +378,34 @@ def test_a_notification_delivered_while_the_silence_holds_keeps_silenced(
         if p.params.get("thread_ts") == ts
     ]
     assert not any("silence ended" in r for r in replies), replies
+
+
+def test_an_alert_resolving_under_its_silence_is_drawn_resolved(silence_stack: dict[str, Any]) -> None:
+    """Alertmanager mutes a resolved alert its silence still matches (MuteStage does not look at the
+    state), then deletes it from the group: no notification ever comes, and the message said SILENCED
+    (then FIRING, "the silence ended") for an alert long resolved."""
+    am: Alertmanager = silence_stack["am"]
+    standin: SlackStandin = silence_stack["standin"]
+    bot: Bot = silence_stack["bot"]
+    assert bot.worker.silences is not None
+    bot.worker.silences.gone_after_seconds = 1.0  # 150 s by default: Prometheus re-sends every minute
+    case, ts = open_group(silence_stack)
+    amtool_silence(am.url, "add", "--author=fay", "--duration=1h", "--comment=fixing", f"testcase={case}")
+    wait_until(lambda: "SILENCED" in header_and_text(standin, ts)[0], 10, "the message edited to SILENCED")
+    received = len(bot.outbox.notifications(case))
+    labels, annotations = unavailable_alert(case, model=f"m{case}")
+    am.post(labels, annotations, resolved=True)
+    wait_until(lambda: "SILENCED" not in header_and_text(standin, ts)[0], 15, "the message drawn resolved")
+    assert "RESOLVED" in header_and_text(standin, ts)[0].upper()
+    # Alertmanager itself sent nothing (1 s group_interval: it had every chance); the one more stored is
+    # the resolution the bot queued
+    assert len(bot.outbox.notifications(case)) == received + 1
+    _, body = header_and_text(standin, ts)
+    assert "Silenced" not in body
+    replies = [
+        str(p.params.get("text"))
+        for p in standin.calls("chat.postMessage", ok_only=True)
+        if p.params.get("thread_ts") == ts
+    ]
+    assert not any("silence ended" in r for r in replies), replies
+    assert any("resolved while silenced" in r for r in replies), replies

@@ -289,6 +289,18 @@ class Outbox:
                 earliest = next_attempt if earliest is None else min(earliest, next_attempt)
             return None, earliest
 
+    def last_payload(self, group_key: str) -> dict[str, Any] | None:
+        """The newest stored notification of a group as Alertmanager sent it (None: none, or pruned)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT payload FROM notifications WHERE group_key = ? ORDER BY id DESC LIMIT 1", (group_key,)
+            ).fetchone()
+        try:
+            payload = json.loads(row[0]) if row is not None else None
+        except (ValueError, TypeError):
+            return None
+        return payload if isinstance(payload, dict) else None
+
     def _schedule(self, nid: int) -> tuple[int, float, Any]:
         """(attempts, next attempt, row) of a notification, the in-memory retry schedule first."""
         row = self._db.execute(

@@ -6,23 +6,37 @@ Alertmanager sends nothing for a silenced group, so without this poll the messag
 nothing telling the channel that someone is on it. What was announced and the message as rendered
 are kept in the outbox's file (silence_state.py): a restarted bot neither announces a silence in
 force again nor loses the message to put back.
+
+An alert that resolves while a silence still matches it gets no notification either: Alertmanager's
+MuteStage mutes it whatever its state, the pipeline ends quietly, and the dispatcher then deletes the
+resolved alert from its group, so the end of the silence brings nothing. A silenced group whose firing
+alerts have all left Alertmanager's `/api/v2/alerts` (it lists no resolved alert) for
+`gone_after_seconds` is handed to `resolve`, which draws it resolved. The wait is longer than twice
+Prometheus' one-minute resend of firing alerts: an Alertmanager restarted without its alerts (it keeps
+none on disk) has them back by then.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.bot.outbox import MessageRef, Outbox
 from triton_sre.bot.silence_state import Note, SilenceState, View, silenced_view
-from triton_sre.bot.silences import SilenceReadError, group_silences, read_silenced
+from triton_sre.bot.silences import SilenceReadError, group_silences, read_alerts
 
 log = logging.getLogger(__name__)
 
 SILENCE_POLL_SECONDS = 30.0
 SILENCE_READ_SECONDS = 5.0
+GONE_AFTER_SECONDS = 150.0
+RESOLVED_TEXT = (
+    ":white_check_mark: The alert resolved while silenced: it left Alertmanager, which sends no "
+    "notification for an alert its silence holds."
+)
 
 Reply = Callable[[MessageRef, str], None]
 """(the group's message, text): posts a reply in its thread; raises the delivery's error when Slack
@@ -40,6 +54,7 @@ class SilenceWatch:
         count: Callable[[str], None],
         edit: Edit | None = None,
         state: SilenceState | None = None,
+        resolve: Callable[[MessageRef], bool] | None = None,
     ) -> None:
         self.url = url
         self.outbox = outbox
@@ -47,6 +62,11 @@ class SilenceWatch:
         self.count = count
         self.edit = edit
         self.state = state
+        self.resolve = resolve
+        """(the group's message) -> whether a resolution of its alerts was queued."""
+        self.gone_after_seconds = GONE_AFTER_SECONDS
+        self._gone: dict[str, float] = {}
+        """Group key -> when its firing alerts were first missing from Alertmanager while silenced."""
         stored = state.announced() if state is not None else {}
         self._notes: dict[str, Note] = {k: note for k, (_, note) in stored.items() if note is not None}
         """Group key -> the note its message shows while silenced, and whether every firing alert is held."""
@@ -68,7 +88,7 @@ class SilenceWatch:
         if not refs and not self._shown:
             return
         try:
-            held = read_silenced(self.url, SILENCE_READ_SECONDS)
+            held, listed = read_alerts(self.url, SILENCE_READ_SECONDS)
         except SilenceReadError as exc:
             self.count(exc.outcome)
             log.info("silences not read from Alertmanager: %s", exc)
@@ -77,11 +97,14 @@ class SilenceWatch:
         open_keys = {ref.group_key for ref in refs}
         for key in [k for k in self._shown if k not in open_keys]:
             del self._shown[key]  # resolved: the resolution said it
+            self._gone.pop(key, None)
             self._notes.pop(key, None)
             if self.state is not None:
                 self.state.save_announced(key, frozenset(), None)
         for ref in refs:
             firing = [a for a in ref.alerts if a.get("status") == c.AM_STATUS_FIRING]
+            if self._resolved_while_silenced(ref, firing, listed, now):
+                continue
             count, silences = group_silences(firing, held)
             ids = frozenset(s.id for s in silences)
             if ids == self._shown.get(ref.group_key, frozenset()):
@@ -92,7 +115,7 @@ class SilenceWatch:
                 text = f":no_bell: Silenced in Alertmanager{which} {who}"
                 note = (
                     f":no_bell: *Silenced* in Alertmanager{which} {who}. The alert still fires; "
-                    "Alertmanager notifies this group again when the silence ends or the alert resolves."
+                    "Alertmanager notifies this group again if it still fires when the silence ends."
                 )
                 notes = {**self._notes, ref.group_key: (note, count == len(firing))}
             else:
@@ -108,6 +131,27 @@ class SilenceWatch:
             self._notes = notes
             if self.state is not None:
                 self.state.save_announced(ref.group_key, ids, notes.get(ref.group_key))
+
+    def _resolved_while_silenced(
+        self, ref: MessageRef, firing: list[dict[str, Any]], listed: frozenset[str], now: float
+    ) -> bool:
+        """True while a silenced group's firing alerts are all gone from Alertmanager (nothing else is
+        said of it meanwhile); once gone `gone_after_seconds`, its resolution is queued and replied."""
+        key = ref.group_key
+        if not self._shown.get(key) or not firing or any(a.get("fingerprint") in listed for a in firing):
+            self._gone.pop(key, None)
+            return False
+        since = self._gone.setdefault(key, now)
+        if now - since < self.gone_after_seconds or self.resolve is None:
+            return True
+        try:
+            queued = self.resolve(ref)
+            self._gone[key] = math.inf  # once: the worker draws it before the next poll
+            if queued:
+                self.reply(ref, RESOLVED_TEXT)
+        except Exception as exc:  # Slack down or refusing: the resolution is drawn all the same
+            log.warning("group %s: resolution while silenced not said: %s", key, exc)
+        return True
 
     def dress(self, group_key: str, text: str, blocks: list[dict[str, Any]]) -> View:
         """A firing group's newly rendered message as it reads under the silence its thread announced."""

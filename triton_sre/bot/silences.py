@@ -23,6 +23,7 @@ from triton_sre.redact import redact
 from triton_sre.rfc3339 import parse_rfc3339
 
 SILENCED_ALERTS_QUERY = {"active": "false", "silenced": "true", "inhibited": "false", "unprocessed": "false"}
+EVERY_ALERT_QUERY = {"active": "true", "silenced": "true", "inhibited": "true", "unprocessed": "true"}
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,16 @@ class SilenceReadError(Exception):
 
 def read_silenced(base_url: str, seconds: float) -> dict[str, list[Silence]]:
     """Fingerprint of each silenced alert -> the active silences holding it."""
+    return read_alerts(base_url, seconds, SILENCED_ALERTS_QUERY)[0]
+
+
+def read_alerts(
+    base_url: str, seconds: float, query: dict[str, str] = EVERY_ALERT_QUERY
+) -> tuple[dict[str, list[Silence]], frozenset[str]]:
+    """(fingerprint of each silenced alert -> the active silences holding it, the fingerprint of every
+    alert the query listed: with the default, every alert Alertmanager holds, a resolved one not)."""
     started = time.monotonic()
-    alerts = _get(base_url, "api/v2/alerts", seconds, SILENCED_ALERTS_QUERY)
+    alerts = _get(base_url, "api/v2/alerts", seconds, query)
     left = max(seconds - (time.monotonic() - started), 0.1)
     silences = _get(base_url, "api/v2/silences", left, None)
     if not isinstance(alerts, list) or not isinstance(silences, list):
@@ -61,15 +70,17 @@ def read_silenced(base_url: str, seconds: float) -> dict[str, list[Silence]]:
             sid = str(raw.get("id") or "")
             by_id[sid] = Silence(sid, _text(raw, "createdBy"), _text(raw, "comment"), _text(raw, "endsAt"))
     held: dict[str, list[Silence]] = {}
+    listed: set[str] = set()
     for raw in alerts:
         if not isinstance(raw, Mapping):
             continue
+        listed.add(str(raw.get("fingerprint") or ""))
         status = raw.get("status") if isinstance(raw.get("status"), Mapping) else {}
         ids = status.get("silencedBy") if isinstance(status.get("silencedBy"), list) else []
         found = [by_id[str(i)] for i in ids if str(i) in by_id]
         if found and raw.get("fingerprint"):
             held[str(raw["fingerprint"])] = found
-    return held
+    return held, frozenset(listed)
 
 
 def group_silences(

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,7 @@ class Worker:
                 lambda outcome: self.metrics.alertmanager_reads.labels(outcome).inc(),
                 delivery.update,
                 SilenceState(outbox.path, self.metrics.silence_state_errors.inc),
+                self._resolve_silenced,
             )
             if settings.silences_url
             else None
@@ -320,6 +322,21 @@ class Worker:
         self.threads.record_pages(group.alerts, ref.channel, ref.ts)
         self.metrics.actions.labels(c.BOT_ACTION_UPDATED).inc()
         log.info("group %s: updated %s ts=%s: %s", group.group_key, ref.channel, ref.ts, change)
+
+    def _resolve_silenced(self, ref: MessageRef) -> bool:
+        """Queue the resolution of a group whose alerts resolved under a silence (Alertmanager sends
+        none): its last notification with every alert resolved now. False without one stored."""
+        payload = self.outbox.last_payload(ref.group_key)
+        if payload is None:
+            log.warning(
+                "group %s: resolved while silenced, but no notification of it is stored", ref.group_key
+            )
+            return False
+        ended = datetime.fromtimestamp(self.clock(), timezone.utc).isoformat()
+        alerts = [a for a in payload.get("alerts") or [] if isinstance(a, dict)]
+        resolved = [{**a, "status": c.AM_STATUS_RESOLVED, "endsAt": ended} for a in alerts]
+        self.outbox.enqueue(ref.group_key, {**payload, "status": c.AM_STATUS_RESOLVED, "alerts": resolved})
+        return True
 
     def _thread_of(self, ref: MessageRef) -> str:
         """The thread a group's replies go to: its message's, or the page's it was posted under."""
