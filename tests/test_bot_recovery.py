@@ -15,26 +15,32 @@ from typing import Any
 
 import pytest
 from live_prometheus import Prom, serve_text, start_prometheus, stop_prometheus, wait_ready
-from test_bot_versions import MODEL, facts_worker, slo_group
+from test_bot_versions import MODEL, facts_worker, slo_alert, slo_group
 
 from triton_sre import conventions as c
 from triton_sre import promql as pq
+from triton_sre.bot.config import BotSettings
+from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.bot.enrich import SLO_ALERTS, enrich
+from triton_sre.bot.outbox import Outbox
 from triton_sre.bot.recovery import CLEAN_WINDOW, recovery_facts, tier_threshold
+from triton_sre.bot.slack import SlackDelivery
+from triton_sre.bot.worker import Worker
 from triton_sre.prom import Prometheus
 from triton_sre.slo import default_spec
 from triton_sre.stack.processes import free_port
 
-EAST, WEST = "east", "west"
+EAST, WEST, NORTH = "east", "west", "north"
 LONG, SHORT = c.BURN_TIERS[1][0], c.BURN_TIERS[1][1]  # the 6h tier and its 30m window
 FIX_AFTER_S = 5.0
+NORTH_FIX_AFTER_S = 25.0  # north is fixed while its page is posted: the refresh draws the line
 SLO = default_spec().slos[0]
 STARTED: dict[str, float] = {}
 
 
 def _exposition(cluster: str) -> str:
     elapsed = time.time() - STARTED.setdefault(cluster, time.time())
-    burning = cluster == WEST or elapsed < FIX_AFTER_S
+    burning = cluster == WEST or elapsed < (NORTH_FIX_AFTER_S if cluster == NORTH else FIX_AFTER_S)
     ratio = 50 * (1 - SLO.objective) if burning else 0.0  # 50x, the outage; 0 after the fix
     labels = pq.equal([(c.L_SLO, SLO.name), (c.LABEL_MODEL, MODEL)])
     lines = [f"{pq.selector(c.rec_slo_errors(CLEAN_WINDOW), labels)} {ratio}"]
@@ -49,7 +55,7 @@ def _objective() -> str:
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
     work = tmp_path_factory.mktemp("recovery-store")
-    servers = {name: serve_text(lambda name=name: _exposition(name)) for name in (EAST, WEST)}
+    servers = {name: serve_text(lambda name=name: _exposition(name)) for name in (EAST, WEST, NORTH)}
     objective = serve_text(_objective)
     targets: list[dict[str, Any]] = [
         {"targets": [f"127.0.0.1:{s.server_address[1]}"], "labels": {c.LABEL_CLUSTER: name}}
@@ -116,3 +122,95 @@ def test_a_model_still_burning_gets_no_recovery_line(store: Prom) -> None:
     assert list(
         recovery_facts(Prometheus(store.url), east.alerts, SLO_ALERTS, spec, c.LABEL_CLUSTER, time.time())
     )
+
+
+def _steps(worker: Worker, until: Any, seconds: float, what: str) -> Any:
+    deadline = time.monotonic() + seconds
+    while not (found := until()):
+        assert time.monotonic() < deadline, f"no {what} within {seconds} s"
+        worker.step()
+        time.sleep(0.2)
+    return found
+
+
+def test_a_posted_page_gets_its_recovery_line_without_a_notification(store: Prom, tmp_path: Path) -> None:
+    """The line was read only when a notification came: the 6h page fixed while posted said nothing of
+    it until its group changed. The loop reads the 5m burn of posted SLO pages and renders them again."""
+    with SlackStandin(token="xoxb-test") as standin:
+        worker = Worker(
+            BotSettings(channel="#c", prometheus_url=store.url, chart=False),
+            Outbox(tmp_path / "o.sqlite3"),
+            SlackDelivery("xoxb-test", standin.url),
+            {},
+        )
+        assert worker.recovery is not None
+        worker.recovery.poll_seconds = 1.0
+        alert = slo_alert(NORTH, STARTED[NORTH], LONG)
+        payload = {
+            "version": "4",
+            "groupKey": "{}:north",
+            "status": "firing",
+            "receiver": "bot",
+            "groupLabels": {},
+            "commonLabels": {},
+            "commonAnnotations": {},
+            "alerts": [alert],
+        }
+        worker.outbox.enqueue("{}:north", payload)
+        posted = _steps(worker, lambda: standin.calls("chat.postMessage", ok_only=True), 20, "page")[0]
+        ts = posted.response["ts"]
+
+        def shown() -> str:
+            return json.dumps(standin.message("#c", ts))
+
+        assert "Recovering" not in shown(), "north was posted after its fix: the test proves nothing"
+        assert time.time() < STARTED[NORTH] + NORTH_FIX_AFTER_S
+        _steps(worker, lambda: "Recovering" in shown(), NORTH_FIX_AFTER_S + 30, "recovery line")
+        assert re.search(rf"{CLEAN_WINDOW} window clean since \d\d:\d\d:\d\d UTC", shown())
+        replies = [
+            str(p.params.get("text"))
+            for p in standin.calls("chat.postMessage", ok_only=True)
+            if p.params.get("thread_ts") == ts
+        ]
+        assert any("Recovering" in r for r in replies), replies
+        reads = worker.metrics.registry.get_sample_value(
+            c.M_BOT_PROMETHEUS_READS, {c.L_OUTCOME: c.BOT_OUTCOME_OK}
+        )
+        assert reads and reads >= 1
+        updates = len(standin.calls("chat.update", ok_only=True))
+        time.sleep(2.5)  # more passes, nothing changed: the message is left alone
+        worker.step()
+        assert len(standin.calls("chat.update", ok_only=True)) == updates
+        worker.stop()
+
+
+def test_a_down_prometheus_leaves_the_page_as_it_was_and_is_counted(tmp_path: Path) -> None:
+    with SlackStandin(token="xoxb-test") as standin:
+        worker = Worker(
+            BotSettings(channel="#c", prometheus_url=f"http://127.0.0.1:{free_port()}", chart=False),
+            Outbox(tmp_path / "o.sqlite3"),
+            SlackDelivery("xoxb-test", standin.url),
+            {},
+        )
+        assert worker.recovery is not None
+        alert = slo_alert(NORTH, time.time(), LONG)
+        payload = {
+            "version": "4",
+            "groupKey": "{}:down",
+            "status": "firing",
+            "receiver": "bot",
+            "groupLabels": {},
+            "commonLabels": {},
+            "commonAnnotations": {},
+            "alerts": [alert],
+        }
+        worker.outbox.enqueue("{}:down", payload)
+        _steps(worker, lambda: standin.calls("chat.postMessage", ok_only=True), 30, "page")
+        before = len(worker.outbox.notifications("down"))
+        worker.recovery.poll(time.time() + 60)
+        errors = worker.metrics.registry.get_sample_value(
+            c.M_BOT_PROMETHEUS_READS, {c.L_OUTCOME: c.BOT_OUTCOME_ERROR}
+        )
+        assert errors == 1
+        assert len(worker.outbox.notifications("down")) == before
+        worker.stop()

@@ -81,5 +81,12 @@ class BotMetrics:
             "could not be opened: each is at worst one silence announced again.",
             registry=self.registry,
         )
+        self.prometheus_reads = Counter(
+            c.M_BOT_PROMETHEUS_READS.removesuffix("_total"),
+            "The delivery loop's reads of posted SLO pages' 5m burn (the recovery line) by outcome: ok, "
+            "error.",
+            [c.L_OUTCOME],
+            registry=self.registry,
+        )
         if outbox is not None:
             self.registry.register(_OutboxCollector(outbox))

@@ -52,6 +52,7 @@ from triton_sre.bot.queries import (
     slo_labels,
 )
 from triton_sre.bot.recovery import recovery_facts
+from triton_sre.bot.recovery_watch import REFRESH_KEY, RecoveryWatch
 from triton_sre.bot.silence_state import SilenceState
 from triton_sre.bot.silence_watch import SilenceWatch
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
@@ -129,6 +130,18 @@ class Worker:
             else None
         )
         self.threads = PageThreads(outbox.path, settings.cluster_label)  # tickets under their page
+        self.recovery = (  # an SLO page's recovery line read between notifications
+            RecoveryWatch(
+                self.prometheus,
+                outbox,
+                settings.slo_spec,
+                SLO_ALERTS,
+                settings.cluster_label,
+                lambda outcome: self.metrics.prometheus_reads.labels(outcome).inc(),
+            )
+            if self.prometheus is not None
+            else None
+        )
         self._paused_until = 0.0
         """Slack's rate limit is per workspace and method: after a 429 nothing is sent before this."""
 
@@ -186,9 +199,10 @@ class Worker:
                 self.outbox.retry_later(notification.id, now + delay, f"{type(exc).__name__}: {exc}")
             return None
         idle = IDLE_WAIT_SECONDS
-        if self.silences is not None:
-            self.silences.poll(now)
-            idle = max(0.01, min(idle, self.silences.due_in(self.clock())))
+        for watch in (self.silences, self.recovery):
+            if watch is not None:
+                watch.poll(now)
+                idle = max(0.01, min(idle, watch.due_in(self.clock())))
         if earliest is None:
             return idle
         return max(0.01, min(idle, earliest - now))
@@ -202,7 +216,8 @@ class Worker:
             return
         ref = self.outbox.message(group.group_key)
         state_digest = digest(group)
-        if ref is not None and ref.digest == state_digest:
+        refresh = str(notification.payload.get(REFRESH_KEY) or "")  # queued by the recovery watch
+        if ref is not None and ref.digest == state_digest and not refresh:
             log.debug("group %s: repeat, nothing changed", group.group_key)
             self.outbox.mark_done(notification.id)
             self.metrics.actions.labels(c.BOT_ACTION_REPEAT).inc()
@@ -232,7 +247,10 @@ class Worker:
             log.error("group %s: no channel (set --channel or a route matching its labels)", group.group_key)
             self.outbox.mark_failed(notification.id, "no channel")
             return
-        model = enrich(group, self.facts(group), self.links, self.settings.cluster_label).context()
+        facts = self.facts(group)
+        model = enrich(group, facts, self.links, self.settings.cluster_label).context()
+        if refresh:
+            model["refresh"] = refresh
         blocks = self.renderer.blocks(model)
         text = self.renderer.text(model)
         shown = (text, blocks)  # as a silence announced in the thread shows it (silence_watch.py)
@@ -246,6 +264,8 @@ class Worker:
         except DeliveryError as exc:
             self._failed(notification, group, exc)
             return
+        if self.recovery is not None:
+            self.recovery.shown(group.group_key, facts.recovering)
         if self.silences is not None and self.silences.state is not None:
             if group.status == c.AM_STATUS_FIRING:
                 self.silences.state.save_view(group.group_key, text, blocks)
@@ -308,7 +328,7 @@ class Worker:
             if exc.error not in TEXT_ONLY_ERRORS:
                 raise
             self.delivery.update(ref.channel, ref.ts, text, [])
-        change = describe_change(ref.alerts, group, ref.status)
+        change = model.get("refresh") or describe_change(ref.alerts, group, ref.status)
         reply = self.renderer.update({**model, "change": change})
         try:
             self.delivery.post(ref.channel, reply, None, thread_ts=self._thread_of(ref))

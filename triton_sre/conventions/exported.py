@@ -187,6 +187,9 @@ M_BOT_REFUSED: Final = "triton_sre_bot_requests_refused_total"  # label code: th
 M_BOT_ALERTMANAGER_READS: Final = "triton_sre_bot_alertmanager_reads_total"
 # The stored silence state (announced silences, the message as rendered) that could not be read or stored.
 M_BOT_SILENCE_STATE_ERRORS: Final = "triton_sre_bot_silence_state_errors_total"
+# The delivery loop's reads of posted SLO pages' 5m burn (recovery line) (label outcome: ok or error).
+M_BOT_PROMETHEUS_READS: Final = "triton_sre_bot_prometheus_reads_total"
+BOT_OUTCOME_ERROR: Final = "error"  # Prometheus unreachable, slow or refusing the query
 BOT_OUTCOME_OK: Final = "ok"
 BOT_OUTCOME_NETWORK: Final = "network"  # refused, unreachable, or no whole answer in time
 BOT_OUTCOME_HTTP_ERROR: Final = "http_error"  # an HTTP status other than 200

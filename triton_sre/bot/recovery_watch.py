@@ -1,0 +1,120 @@
+"""The delivery loop's refresh of posted SLO pages' recovery line (recovery.py): the line was read only
+when a notification came, so a 6h page fixed at 21:02 said nothing of it until its group changed.
+
+Every `poll_seconds` (the silence watch's 30 s), for each posted firing group holding SLO alerts, one
+instant query of its 5m burn (the first SLO alert's SLO, model and cluster; the group's alerts of the
+same ones are judged by it, each against its own tier's threshold). When the set of alerts under
+their threshold differs from what the message shows, the group's last notification goes through the
+outbox again marked as a refresh (`REFRESH_KEY`: the thread reply's text), so the worker renders it
+with every figure and edits the message. A Prometheus that fails is counted
+(`triton_sre_bot_prometheus_reads_total{outcome="error"}`) and the message is left as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.payload import PayloadError, parse_group
+from triton_sre.bot.queries import burn_rate_expr, scope_of, slo_labels
+from triton_sre.bot.recovery import CLEAN_WINDOW, tier_threshold
+from triton_sre.prom import PromError, Prometheus
+from triton_sre.slo import Spec
+
+log = logging.getLogger(__name__)
+
+REFRESH_KEY = "tritonSreRefresh"
+"""A notification the bot queued itself to render a group again: the value is the thread reply."""
+RECOVERING_TEXT = (
+    f"Recovering: the {CLEAN_WINDOW} window's burn is under this tier's threshold (the message says "
+    "since when)."
+)
+BURNING_AGAIN_TEXT = (
+    f"No longer recovering: the {CLEAN_WINDOW} window burns over this tier's threshold again."
+)
+
+
+class RecoveryWatch:
+    def __init__(
+        self,
+        prometheus: Prometheus,
+        outbox: Outbox,
+        spec: Callable[[], Spec],
+        slo_alerts: Collection[str],
+        cluster_label: str,
+        count: Callable[[str], None],
+    ) -> None:
+        self.prometheus = prometheus
+        self.outbox = outbox
+        self.spec = spec
+        self.slo_alerts = slo_alerts
+        self.cluster_label = cluster_label
+        self.count = count
+        self.poll_seconds = 30.0
+        self._next = 0.0
+        self._shown: dict[str, frozenset[str]] = {}
+        """Group key -> fingerprints of the alerts its message shows recovering (unknown after a restart:
+        a recovering group is rendered again once)."""
+
+    def due_in(self, now: float) -> float:
+        return max(0.0, self._next - now)
+
+    def shown(self, group_key: str, recovering: Collection[str]) -> None:
+        """What the worker just delivered for the group."""
+        self._shown[group_key] = frozenset(recovering)
+
+    def poll(self, now: float) -> None:
+        if now < self._next:
+            return
+        self._next = now + self.poll_seconds
+        refs = self.outbox.open_messages()
+        open_keys = {ref.group_key for ref in refs}
+        self._shown = {k: v for k, v in self._shown.items() if k in open_keys}
+        for ref in refs:
+            if not any(a.get("name") in self.slo_alerts for a in ref.alerts):
+                continue
+            payload = self.outbox.last_payload(ref.group_key)
+            recovering = self._recovering(payload) if payload is not None else None
+            if payload is None or recovering is None:
+                continue
+            before = self._shown.get(ref.group_key)
+            if recovering == (before if before is not None else frozenset()):
+                continue
+            text = RECOVERING_TEXT if recovering - (before or frozenset()) else BURNING_AGAIN_TEXT
+            self.outbox.enqueue(ref.group_key, {**payload, REFRESH_KEY: text})
+            self._shown[ref.group_key] = recovering
+
+    def _recovering(self, payload: dict[str, Any]) -> frozenset[str] | None:
+        """Fingerprints of the group's firing SLO alerts whose tier is clean now (None: not read)."""
+        try:
+            group = parse_group(payload)
+        except PayloadError:
+            return None
+        judged = [
+            (a, labels, scope_of(a.labels, self.cluster_label))
+            for a in group.alerts
+            if a.status == c.AM_STATUS_FIRING
+            and a.name in self.slo_alerts
+            and (labels := slo_labels(a.labels)) is not None
+        ]
+        if not judged:
+            return None
+        (slo, _, model), scope = judged[0][1], judged[0][2]
+        try:
+            burn = self.prometheus.instant(burn_rate_expr(slo, CLEAN_WINDOW, model, scope))
+        except PromError as exc:
+            self.count(c.BOT_OUTCOME_ERROR)
+            log.info("group %s: the 5m burn not read from Prometheus: %s", group.group_key, exc)
+            return None
+        self.count(c.BOT_OUTCOME_OK)
+        spec = self.spec()
+        found = set()
+        for alert, (a_slo, window, a_model), a_scope in judged:
+            tier = tier_threshold(spec, a_slo, window)
+            same = (a_slo, a_model, a_scope) == (slo, model, scope)
+            if same and tier is not None and burn is not None and burn < tier[0]:
+                found.add(alert.fingerprint)
+        return frozenset(found)
