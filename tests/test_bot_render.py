@@ -17,11 +17,12 @@ from slack_sdk.errors import SlackApiError
 from triton_sre import conventions as c
 from triton_sre.bot.config import load_bot_config
 from triton_sre.bot.dev_slack_standin import SlackStandin
-from triton_sre.bot.enrich import Facts, Links, enrich, latency_quantiles_shown, silence_url
+from triton_sre.bot.enrich import Facts, Links, enrich, latency_quantiles_shown
 from triton_sre.bot.payload import PayloadError, alert_states, describe_change, digest, parse_group
 from triton_sre.bot.scaling import ScalingAsk, asks, scaling_exprs, scaling_line
 from triton_sre.bot.slack import Renderer, cut_text, fit_blocks
 from triton_sre.bot.slack_limits import MAX_BLOCKS, MAX_SECTION_TEXT, validate_blocks
+from triton_sre.bot.urls import silence_url
 from triton_sre.config import ConfigError
 from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.diagnosis.engine import Evidence, Finding, Report

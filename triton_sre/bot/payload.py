@@ -53,7 +53,6 @@ class AlertGroup:
     receiver: str = ""
     group_labels: Mapping[str, str] = field(default_factory=dict)
     common_labels: Mapping[str, str] = field(default_factory=dict)
-    common_annotations: Mapping[str, str] = field(default_factory=dict)
     external_url: str = ""
     truncated_alerts: int = 0
 
@@ -114,7 +113,6 @@ def parse_group(payload: Any) -> AlertGroup:
         receiver=_text(payload.get("receiver")),
         group_labels=group_labels,
         common_labels=_str_map(payload.get("commonLabels")),
-        common_annotations=_str_map(payload.get("commonAnnotations")),
         external_url=_text(payload.get("externalURL")),
         truncated_alerts=truncated if isinstance(truncated, int) and not isinstance(truncated, bool) else 0,
     )

@@ -30,7 +30,6 @@ from triton_sre.bot.enrich import (
     Facts,
     Links,
     enrich,
-    generator_expr,
     shown_alerts,
 )
 from triton_sre.bot.metrics import BotMetrics
@@ -56,6 +55,7 @@ from triton_sre.bot.recovery_watch import REFRESH_KEY, RecoveryWatch
 from triton_sre.bot.silence_state import SilenceState
 from triton_sre.bot.silence_watch import SilenceWatch
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
+from triton_sre.bot.urls import generator_expr
 from triton_sre.bot.versions import fired_at, version_facts
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 from triton_sre.diagnosis.engine import Finding, Report
