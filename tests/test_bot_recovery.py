@@ -24,6 +24,7 @@ from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.bot.enrich import SLO_ALERTS, enrich
 from triton_sre.bot.outbox import Outbox
 from triton_sre.bot.recovery import CLEAN_WINDOW, recovery_facts, tier_threshold
+from triton_sre.bot.recovery_watch import RECOVERING_TEXT, REFRESH_KEY
 from triton_sre.bot.slack import SlackDelivery
 from triton_sre.bot.worker import Worker
 from triton_sre.prom import Prometheus
@@ -207,4 +208,25 @@ def test_a_down_prometheus_leaves_the_page_as_it_was_and_is_counted(tmp_path: Pa
         worker.recovery.poll(time.time() + 60)
         assert errors() == counted + 1
         assert len(worker.outbox.notifications("north")) == before
+        worker.stop()
+
+
+def test_a_resolution_drawn_under_a_silence_is_no_recovery_refresh(tmp_path: Path) -> None:
+    """The silence watch resolves a group from its last stored notification, which may be a recovery
+    refresh: the resolution's thread reply said "Recovering" instead of "Resolved"."""
+    with SlackStandin(token="xoxb-test") as standin:
+        worker, _ = _posted_page(standin, f"http://127.0.0.1:{free_port()}", tmp_path, time.time())
+        ref = worker.outbox.message("{}:north")
+        assert ref is not None and worker.recovery is not None
+        stored = worker.outbox.last_payload(ref.group_key)
+        assert stored is not None
+        worker.outbox.enqueue(ref.group_key, {**stored, REFRESH_KEY: RECOVERING_TEXT})
+        worker.step()
+        assert worker._resolve_silenced(ref)
+        queued = worker.outbox.last_payload(ref.group_key)
+        assert queued is not None and queued["status"] == c.AM_STATUS_RESOLVED
+        assert REFRESH_KEY not in queued
+        worker.step()
+        replies = [str(p.params.get("text")) for p in standin.calls("chat.postMessage", ok_only=True)]
+        assert "Resolved" in replies[-1] and "Recovering" in replies[-2], replies
         worker.stop()

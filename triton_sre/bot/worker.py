@@ -352,6 +352,7 @@ class Worker:
                 "group %s: resolved while silenced, but no notification of it is stored", ref.group_key
             )
             return False
+        payload.pop(REFRESH_KEY, None)  # the recovery watch's: its reply is no resolution's
         ended = datetime.fromtimestamp(self.clock(), timezone.utc).isoformat()
         alerts = [a for a in payload.get("alerts") or [] if isinstance(a, dict)]
         resolved = [{**a, "status": c.AM_STATUS_RESOLVED, "endsAt": ended} for a in alerts]
