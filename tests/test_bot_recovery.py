@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -24,7 +25,7 @@ from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.bot.enrich import SLO_ALERTS, enrich
 from triton_sre.bot.outbox import Outbox
 from triton_sre.bot.recovery import CLEAN_WINDOW, recovery_facts, tier_threshold
-from triton_sre.bot.recovery_watch import RECOVERING_TEXT, REFRESH_KEY
+from triton_sre.bot.recovery_watch import READ_SECONDS, RECOVERING_TEXT, REFRESH_KEY
 from triton_sre.bot.slack import SlackDelivery
 from triton_sre.bot.worker import Worker
 from triton_sre.prom import Prometheus
@@ -229,4 +230,27 @@ def test_a_resolution_drawn_under_a_silence_is_no_recovery_refresh(tmp_path: Pat
         worker.step()
         replies = [str(p.params.get("text")) for p in standin.calls("chat.postMessage", ok_only=True)]
         assert "Resolved" in replies[-1] and "Recovering" in replies[-2], replies
+        worker.stop()
+
+
+def test_a_hanging_prometheus_holds_one_pass_for_its_read_budget(tmp_path: Path) -> None:
+    """Each group's query had the client's own timeout: a Prometheus that accepts and never answers
+    held the delivery loop that long per posted SLO group."""
+    with socket.socket() as silent, SlackStandin(token="xoxb-test") as standin:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # connections complete in the backlog; nothing is ever answered
+        worker, _ = _posted_page(
+            standin, f"http://127.0.0.1:{silent.getsockname()[1]}", tmp_path, time.time()
+        )
+        assert worker.recovery is not None
+        stored, ref = worker.outbox.last_payload("{}:north"), worker.outbox.message("{}:north")
+        assert stored is not None and ref is not None
+        for n in range(3):  # three more posted SLO pages: 4 queries of 5 s each without the budget
+            key = f"{{}}:north{n}"
+            nid = worker.outbox.enqueue(key, {**stored, "groupKey": key})
+            worker.outbox.save_message(key, "#c", f"1.{n}", c.AM_STATUS_FIRING, "d", ref.alerts, nid)
+        started = time.monotonic()
+        worker.recovery.poll(time.time() + 60)
+        took = time.monotonic() - started
+        assert took < READ_SECONDS + 1.5, took
         worker.stop()

@@ -7,7 +7,8 @@ same ones are judged by it, each against its own tier's threshold). When the set
 their threshold differs from what the message shows, the group's last notification goes through the
 outbox again marked as a refresh (`REFRESH_KEY`: the thread reply's text), so the worker renders it
 with every figure and edits the message. A Prometheus that fails is counted
-(`triton_sre_bot_prometheus_reads_total{outcome="error"}`) and the message is left as it was.
+(`triton_sre_bot_prometheus_reads_total{outcome="error"}`) and the message is left as it was; the
+queries of one pass share 5 seconds.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.outbox import MessageRef, Outbox
 from triton_sre.bot.payload import PayloadError, parse_group
 from triton_sre.bot.queries import burn_rate_expr, scope_of, slo_labels
 from triton_sre.bot.recovery import CLEAN_WINDOW, tier_threshold
@@ -32,6 +33,9 @@ RECOVERING_TEXT = (
     f"Recovering: the {CLEAN_WINDOW} window's burn is under this tier's threshold (the message says "
     "since when)."
 )
+READ_SECONDS = 5.0
+"""Every query of one pass together (the silence watch's read has as much): a Prometheus that hangs
+holds the delivery loop that long once per pass, not per group."""
 BURNING_AGAIN_TEXT = (
     f"No longer recovering: the {CLEAN_WINDOW} window burns over this tier's threshold again."
 )
@@ -73,6 +77,10 @@ class RecoveryWatch:
         refs = self.outbox.open_messages()
         open_keys = {ref.group_key for ref in refs}
         self._shown = {k: v for k, v in self._shown.items() if k in open_keys}
+        with self.prometheus.budgeted(READ_SECONDS):
+            self._pass(refs)
+
+    def _pass(self, refs: list[MessageRef]) -> None:
         for ref in refs:
             if not any(a.get("name") in self.slo_alerts for a in ref.alerts):
                 continue
