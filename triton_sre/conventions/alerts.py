@@ -132,6 +132,12 @@ ALERT_PENDING_REQUESTS_GROWING: Final = "TritonPendingRequestsGrowing"
 ALERT_GPU_MEMORY_NEAR_LIMIT: Final = "TritonGPUMemoryNearLimit"
 ALERT_EXPORTER_POLL_FAILING: Final = "TritonExporterPollFailing"
 ALERT_MODEL_STUCK_LOADING: Final = "TritonModelStuckLoading"
+# A model an SLO names by name (intent: the team expects it served) has no READY version on any
+# instance while the exporter reads Triton: a refused config.pbtxt, a model nobody loaded (absent26).
+ALERT_SLO_MODEL_NOT_SERVED: Final = "TritonSLOModelNotServed"
+# Its `for:` covers a normal (re)start and load: the stack's startup probe budget is 2m, a large model
+# loads in minutes; TritonModelStuckLoading tickets a load at 15m.
+SLO_MODEL_NOT_SERVED_FOR: Final = "10m"
 
 # Alert severities (routing) and finding/runbook severities (impact); critical <-> page.
 SEVERITY_PAGE: Final = "page"
@@ -284,6 +290,7 @@ ALERT_RUNBOOKS: Final = {
     ALERT_GPU_MEMORY_NEAR_LIMIT: "triton-gpu-memory-near-limit",
     ALERT_EXPORTER_POLL_FAILING: "triton-exporter-poll-failing",
     ALERT_MODEL_STUCK_LOADING: "triton-model-stuck-loading",
+    ALERT_SLO_MODEL_NOT_SERVED: "triton-slo-model-not-served",
     **LLM_ALERT_RUNBOOKS,
     ALERT_GPU_MEMORY_HEADROOM_LOW: "triton-gpu-memory-headroom-low",
     ALERT_MODEL_LOAD_SLOW: "triton-model-load-slow",

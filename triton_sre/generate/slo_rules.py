@@ -42,9 +42,11 @@ def slo_groups(spec: Spec, base_url: str) -> RuleFile:
 def group_stream(spec: Spec, base_url: str) -> Iterator[dict[str, Any]]:
     """The family's rule groups, one per SLO, each built when asked for (`generate` writes it and
     drops it: at 10,000 SLOs the whole file was the largest document held, ~17 kB a group)."""
+    named: set[str] = set()
     for slo in spec.slos:
         rules = _sli_rules(spec, slo)
         rules.extend(burn_alerts(slo, base_url, spec.cluster_label))
+        rules.extend(not_served_alerts(spec, slo, base_url, named))
         yield {"name": c.slo_group(slo.name), "rules": rules}
 
 
@@ -294,6 +296,48 @@ def burn_annotations(
         c.ANNOTATION_BURN_RATE: '{{ $value | printf "%.1f" }}',
         **extra,
     }
+
+
+def not_served_alerts(spec: Spec, slo: SLO, base_url: str, named: set[str]) -> list[Rule]:
+    """ALERT_SLO_MODEL_NOT_SERVED for each model `slo` names by name that no earlier SLO named (added to
+    `named`): no version of it READY on any instance of the exporter's job while some exporter reads
+    Triton. A model Triton refused (a bad config.pbtxt: in the index by name alone, state UNKNOWN) or
+    nobody loaded fails every request before Triton counts it per model, so no burn alert can see it;
+    the SLO's list of names is the intent. `all` and regex selectors name no model: no alert."""
+    if slo.models.kind != "list":
+        return []
+    cluster = label_sets(spec.cluster_label).cluster
+    exporter: list[Matcher] = [(c.LABEL_JOB, "=", spec.exporter_job)]
+    by_c, on_c = (f"{by(cluster)} ", f"{on(cluster)} ") if cluster else ("", "")  # per cluster, if any
+    reading = f"max {by_c}({selector(c.M_UP, exporter)}) == 1"
+    rules: list[Rule] = []
+    for model in slo.models.names:
+        if model in named:
+            continue
+        named.add(model)
+        ready = selector(
+            c.M_MODEL_STATE, [*exporter, (c.LABEL_MODEL, "=", model), (c.L_STATE, "=", c.STATE_READY)]
+        )
+        rules.append(
+            {
+                "alert": c.ALERT_SLO_MODEL_NOT_SERVED,
+                "expr": f"{reading}\nunless {on_c}\nmax {by_c}({ready}) == 1",
+                "for": c.SLO_MODEL_NOT_SERVED_FOR,
+                "labels": {c.L_SEVERITY: c.SEVERITY_PAGE, c.L_SLO: slo.name, c.LABEL_MODEL: model},
+                "annotations": {
+                    "summary": f"Model {model} of SLO {slo.name} is not served (no version {c.STATE_READY})",
+                    "description": (
+                        f"SLO {slo.name} names model {model}, but for {c.SLO_MODEL_NOT_SERVED_FOR} the "
+                        f"exporter (job {spec.exporter_job}) has seen no version of it {c.STATE_READY} on "
+                        "any Triton instance: Triton refused its config, failed to load it, or nobody "
+                        "loaded it. Every request to it fails before Triton counts it, so the SLO's "
+                        "burn alerts stay silent. `triton-sre triage --triton-url` names the reason."
+                    ),
+                    "runbook_url": runbook_url(base_url, c.ALERT_RUNBOOKS[c.ALERT_SLO_MODEL_NOT_SERVED]),
+                },
+            }
+        )
+    return rules
 
 
 def rule_file(spec: Spec, base_url: str) -> RuleFile:

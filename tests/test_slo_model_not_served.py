@@ -1,0 +1,137 @@
+"""TritonSLOModelNotServed (absent26): a model an SLO names that no instance serves READY pages.
+
+journey26 measured on the real Triton 2.51: a model whose config.pbtxt Triton refuses is in the repository
+index by its name alone, the exporter shows it UNKNOWN with an empty version, and its availability SLO read
+100 % while every request to it failed. The promtool cases below run the generated rule on the exporter's
+one-hot state series as the exporter writes them (a 1 for the current state, a 0 for every other).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+from binaries import binary
+
+from triton_sre import conventions as c
+from triton_sre.generate import slo_rules
+from triton_sre.slo import Spec, parse_spec
+
+REFUSED, READY, LOADING, UNSEEN = "reranker", "resnet", "big_llm", "ghost"
+TRITON_JOB, EXPORTER_JOB = "triton", "triton-sre"
+SPEC = f"""
+scrape: {{triton_job: {TRITON_JOB}, exporter_job: {EXPORTER_JOB}}}
+slos:
+  - {{name: avail, type: {c.SLO_AVAILABILITY}, models: [{READY}, {REFUSED}, {LOADING}], objective: 99.9}}
+  - {{name: fast, type: {c.SLO_LATENCY}, models: [{READY}, {UNSEEN}], objective: 99, threshold: 500ms}}
+  - {{name: everything, type: {c.SLO_AVAILABILITY}, models: all, objective: 99}}
+"""
+_FOR_MIN = int(c.SLO_MODEL_NOT_SERVED_FOR.removesuffix("m"))
+
+
+def _labels(**labels: str) -> str:
+    return "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+
+
+def _states(model: str, version: str, phases: list[tuple[str, int]], **extra: str) -> list[dict[str, str]]:
+    """The exporter's one-hot state series of one model version: `phases` are (state, minutes) in order."""
+    series = []
+    for state in c.MODEL_STATES:
+        values = " ".join(f"{int(s == state)}x{n - 1}" if n > 1 else str(int(s == state)) for s, n in phases)
+        labels = _labels(
+            job=EXPORTER_JOB, instance="e1:8003", model=model, version=version, state=state, **extra
+        )
+        series.append({"series": f"{c.M_MODEL_STATE}{labels}", "values": values})
+    return series
+
+
+def _up(value: int, minutes: int = 30, **extra: str) -> dict[str, str]:
+    labels = _labels(job=EXPORTER_JOB, instance="e1:8003", **extra)
+    return {"series": f"{c.M_UP}{labels}", "values": f"{value}x{minutes}"}
+
+
+def _firing(slo: str, model: str, **extra: str) -> dict[str, Any]:
+    return {"exp_labels": {c.L_SEVERITY: c.SEVERITY_PAGE, c.L_SLO: slo, c.LABEL_MODEL: model, **extra}}
+
+
+def _promtool(tmp_path: Path, spec: Spec, tests: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:
+    rules = slo_rules.rule_file(spec, "runbooks/")
+    annotations = {  # the generated rule's (no templates in them): promtool compares them too
+        (r["labels"][c.L_SLO], r["labels"][c.LABEL_MODEL]): r["annotations"]
+        for g in rules["groups"] for r in g["rules"] if r.get("alert") == c.ALERT_SLO_MODEL_NOT_SERVED
+    }  # fmt: skip
+    for case in (a for t in tests for a in t["alert_rule_test"]):
+        for exp in case["exp_alerts"]:
+            exp["exp_annotations"] = annotations[exp["exp_labels"][c.L_SLO], exp["exp_labels"][c.LABEL_MODEL]]
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules))
+    doc = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}
+    (tmp_path / "t.test.yaml").write_text(yaml.safe_dump(doc))
+    return subprocess.run(
+        [binary("promtool"), "test", "rules", "t.test.yaml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def _alerts(at: int, expected: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"eval_time": f"{at}m", "alertname": c.ALERT_SLO_MODEL_NOT_SERVED, "exp_alerts": expected}
+
+
+def test_one_alert_per_named_model_none_for_all_or_regex() -> None:
+    rules = [
+        r for g in slo_rules.rule_file(parse_spec(SPEC), "runbooks/")["groups"] for r in g["rules"]
+        if r.get("alert") == c.ALERT_SLO_MODEL_NOT_SERVED
+    ]  # fmt: skip
+    assert [(r["labels"][c.L_SLO], r["labels"][c.LABEL_MODEL]) for r in rules] == [
+        ("avail", READY), ("avail", REFUSED), ("avail", LOADING), ("fast", UNSEEN)
+    ]  # fmt: skip
+    runbook = c.ALERT_RUNBOOKS[c.ALERT_SLO_MODEL_NOT_SERVED]
+    assert all(r["annotations"]["runbook_url"] == f"runbooks/{runbook}.md" for r in rules)
+    assert (Path(__file__).resolve().parents[1] / "runbooks" / f"{runbook}.md").is_file()
+
+
+def test_fires_for_a_refused_or_unseen_model_not_for_ready_or_a_short_load(tmp_path: Path) -> None:
+    series = [
+        _up(1),
+        *_states(READY, "1", [(c.STATE_READY, 31)]),
+        *_states(REFUSED, "", [(c.STATE_UNKNOWN, 31)]),  # refused config: by name alone, no version
+        # a load shorter than `for:` (then READY) does not page
+        *_states(LOADING, "1", [(c.STATE_LOADING, _FOR_MIN - 2), (c.STATE_READY, 33 - _FOR_MIN)]),
+    ]
+    late = _FOR_MIN + 2
+    tests = [
+        {
+            "interval": "1m",
+            "input_series": series,
+            "alert_rule_test": [
+                _alerts(_FOR_MIN - 1, []),  # pending, not yet firing
+                _alerts(late, [_firing("avail", REFUSED), _firing("fast", UNSEEN)]),
+                _alerts(25, [_firing("avail", REFUSED), _firing("fast", UNSEEN)]),
+            ],
+        },
+        {  # the exporter cannot read Triton: TritonServerDown/ExporterPollFailing speak, not this alert
+            "interval": "1m",
+            "input_series": [_up(0), *_states(REFUSED, "", [(c.STATE_UNKNOWN, 31)])],
+            "alert_rule_test": [_alerts(late, [])],
+        },
+    ]
+    done = _promtool(tmp_path, parse_spec(SPEC), tests)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_per_cluster_with_a_cluster_label(tmp_path: Path) -> None:
+    spec = dataclasses.replace(parse_spec(SPEC), cluster_label=c.LABEL_CLUSTER)
+    a, b = {c.LABEL_CLUSTER: "a"}, {c.LABEL_CLUSTER: "b"}
+    series = [_up(1, **a), _up(1, **b)]
+    for model in (READY, REFUSED, LOADING, UNSEEN):
+        series += _states(model, "1", [(c.STATE_READY, 31)], **a)
+    series += _states(READY, "1", [(c.STATE_READY, 31)], **b) + _states(
+        LOADING, "1", [(c.STATE_READY, 31)], **b
+    )
+    series += _states(REFUSED, "", [(c.STATE_UNKNOWN, 31)], **b)
+    expected = [_firing("avail", REFUSED, **b), _firing("fast", UNSEEN, **b)]
+    tests = [{"interval": "1m", "input_series": series, "alert_rule_test": [_alerts(_FOR_MIN + 2, expected)]}]
+    done = _promtool(tmp_path, spec, tests)
+    assert done.returncode == 0, done.stdout + done.stderr
