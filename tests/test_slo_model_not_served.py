@@ -13,10 +13,15 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from binaries import binary
+from corpus import OK_PY, config_pbtxt
+from prometheus_client.parser import text_string_to_metric_families
 
 from triton_sre import conventions as c
+from triton_sre.config import ExporterSettings
+from triton_sre.exporter.service import Exporter
 from triton_sre.generate import slo_rules
 from triton_sre.slo import Spec, parse_spec
 
@@ -134,4 +139,45 @@ def test_per_cluster_with_a_cluster_label(tmp_path: Path) -> None:
     expected = [_firing("avail", REFUSED, **b), _firing("fast", UNSEEN, **b)]
     tests = [{"interval": "1m", "input_series": series, "alert_rule_test": [_alerts(_FOR_MIN + 2, expected)]}]
     done = _promtool(tmp_path, spec, tests)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.triton
+def test_the_exporter_series_of_a_refused_config_on_real_triton_fire_it(
+    fresh_triton_factory: Any, tmp_path: Path
+) -> None:
+    """The real Triton 2.51 refuses reranker's config (preferred_batch_size above max_batch_size, as in
+    journey26); the exporter's own series, fed to promtool unchanged, fire the alert for it alone."""
+    repo = tmp_path / "models"
+    batching = "dynamic_batching { preferred_batch_size: [ 8, 32 ] }\n"
+    for name, extra in ((REFUSED, batching), (READY, "")):
+        (repo / name / "1").mkdir(parents=True)
+        (repo / name / "config.pbtxt").write_text(config_pbtxt(name, mbs=16, extra=extra), encoding="utf-8")
+        (repo / name / "1" / "model.py").write_text(OK_PY, encoding="utf-8")
+    triton = fresh_triton_factory(repo)
+    exporter = Exporter(ExporterSettings(triton_url=triton.http_url, metrics_url=triton.metrics_url))
+    exporter.poll_once()
+    samples = [
+        s
+        for family in text_string_to_metric_families(exporter.metrics_text().decode())
+        for s in family.samples
+        if s.name in (c.M_UP, c.M_MODEL_STATE)
+    ]
+    states = {
+        (s.labels[c.LABEL_MODEL], s.labels[c.LABEL_VERSION], s.labels[c.L_STATE]): s.value
+        for s in samples
+        if s.name == c.M_MODEL_STATE
+    }
+    assert [s.value for s in samples if s.name == c.M_UP] == [1]
+    assert states[(REFUSED, "", c.STATE_UNKNOWN)] == 1 and states[(READY, "1", c.STATE_READY)] == 1
+    series = [
+        {
+            "series": s.name + _labels(job=EXPORTER_JOB, instance="e1:8003", **s.labels),
+            "values": f"{s.value:g}x30",
+        }
+        for s in samples
+    ]
+    spec = parse_spec(SPEC.replace(f", {LOADING}]", "]").replace(f", {UNSEEN}]", "]"))
+    late = _alerts(_FOR_MIN + 2, [_firing("avail", REFUSED)])
+    done = _promtool(tmp_path, spec, [{"interval": "1m", "input_series": series, "alert_rule_test": [late]}])
     assert done.returncode == 0, done.stdout + done.stderr
