@@ -308,7 +308,7 @@ def not_served_alerts(spec: Spec, slo: SLO, base_url: str, named: set[str]) -> l
         return []
     cluster = label_sets(spec.cluster_label).cluster
     exporter: list[Matcher] = [(c.LABEL_JOB, "=", spec.exporter_job)]
-    by_c, on_c = (f"{by(cluster)} ", f"{on(cluster)} ") if cluster else ("", "")  # per cluster, if any
+    by_c, on_c = (f"{by(cluster)} ", f" {on(cluster)}") if cluster else ("", "")  # per cluster, if any
     reading = f"max {by_c}({selector(c.M_UP, exporter)}) == 1"
     rules: list[Rule] = []
     for model in slo.models.names:
@@ -321,7 +321,7 @@ def not_served_alerts(spec: Spec, slo: SLO, base_url: str, named: set[str]) -> l
         rules.append(
             {
                 "alert": c.ALERT_SLO_MODEL_NOT_SERVED,
-                "expr": f"{reading}\nunless {on_c}\nmax {by_c}({ready}) == 1",
+                "expr": f"{reading}\nunless{on_c}\nmax {by_c}({ready}) == 1",
                 "for": c.SLO_MODEL_NOT_SERVED_FOR,
                 "labels": {c.L_SEVERITY: c.SEVERITY_PAGE, c.L_SLO: slo.name, c.LABEL_MODEL: model},
                 "annotations": {
