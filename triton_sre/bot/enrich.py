@@ -36,6 +36,9 @@ from triton_sre.units import human_bytes
 
 SERVER_ALERTS: Final = frozenset({c.ALERT_SERVER_DOWN, c.ALERT_SERVER_RESTARTED, c.ALERT_CONTAINER_RESTARTED})
 """Alerts about a Triton server as a whole: its log says why it is gone or came back (a crash, a kill)."""
+MODEL_ALERTS: Final = frozenset({c.ALERT_MODEL_UNAVAILABLE, c.ALERT_SLO_MODEL_NOT_SERVED})
+"""Alerts about a model Triton does not serve (UNAVAILABLE, or never loaded: a config it refused): live
+diagnosis, else its log, says why."""
 
 MAX_ALERTS_SHOWN = 8
 """Alerts detailed in one message; the rest are counted (Slack allows 50 blocks)."""
@@ -290,7 +293,7 @@ def _ms(seconds: float) -> str:
 
 def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> AlertView:
     # A model that is unavailable, or a server that is down: the diagnosis says why (live, or from the log).
-    diagnosed = alert.name == c.ALERT_MODEL_UNAVAILABLE or alert.name in SERVER_ALERTS
+    diagnosed = alert.name in MODEL_ALERTS or alert.name in SERVER_ALERTS
     findings = _findings_for(alert, facts, links) if diagnosed else []
     runbook = findings[0].runbook if findings and findings[0].source != "exporter" else runbook_id_of(alert)
     is_slo = alert.name in SLO_ALERTS or bool(alert.labels.get(c.L_SLO) and alert.labels.get(c.L_WINDOW))

@@ -25,6 +25,7 @@ from triton_sre import conventions as c
 from triton_sre.bot import promfacts
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.enrich import (
+    MODEL_ALERTS,
     SERVER_ALERTS,
     SLO_ALERTS,
     Facts,
@@ -396,9 +397,7 @@ class Worker:
         report: Report | None = None
         source = error = ""
         # the shown alerts' Tritons first (repeats are harmless: the URLs are taken once each)
-        unavailable = [
-            a for a in (*shown_alerts(group), *group.alerts) if a.name == c.ALERT_MODEL_UNAVAILABLE
-        ]
+        unavailable = [a for a in (*shown_alerts(group), *group.alerts) if a.name in MODEL_ALERTS]
         if unavailable:
             # Every Triton the group's alerts come from (a fleet maps instance/job labels to URLs).
             urls = list(
@@ -415,7 +414,9 @@ class Worker:
                 except DiagnosisError as exc:
                     errors.append(str(exc))
                     log.warning("group %s: live diagnosis failed: %s", group.group_key, errors[-1])
-            if reached:
+            # a config Triton refused leaves the model in the index by name alone: nothing live says why
+            models = {a.labels.get(c.LABEL_MODEL) for a in unavailable}
+            if reached and any(f.model in models for f in findings):
                 report, source = Report(tuple(findings), ()), "live " + ", ".join(reached)
             error = "; ".join(errors)
         if (
