@@ -47,6 +47,20 @@ def config_pbtxt(
     return f'name: "{name}"\n{backend}\nmax_batch_size: {mbs}\n' + IO_PBTXT.format(dt=dt, dims=dims) + extra
 
 
+REFUSED_BATCHING = "dynamic_batching { preferred_batch_size: [ 8, 32 ] }\n"
+"""A preferred batch size above max_batch_size 16: Triton 2.51 refuses the config while it polls the
+repository, and leaves the model in the index by its name alone (journey26's reranker)."""
+
+
+def refused_config_repository(repo: Path, refused: str, fine: str) -> Path:
+    """A Python-backend repository of `refused` (a config Triton refuses) and `fine` (one that loads)."""
+    for name, extra in ((refused, REFUSED_BATCHING), (fine, "")):
+        (repo / name / "1").mkdir(parents=True)
+        (repo / name / "config.pbtxt").write_text(config_pbtxt(name, mbs=16, extra=extra), encoding="utf-8")
+        (repo / name / "1" / "model.py").write_text(OK_PY, encoding="utf-8")
+    return repo
+
+
 def auto_complete_model(body: str) -> str:
     return (
         OK_PY

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from corpus import OK_PY, config_pbtxt
+from corpus import refused_config_repository
 from test_bot_delivery import SLACK_TOKEN, TOKEN, notification, ok_posts, send
 
 from triton_sre import conventions as c
@@ -26,12 +26,7 @@ REFUSED = "reranker"
 def test_a_model_not_served_is_diagnosed_from_the_log_when_nothing_live_names_it(
     fresh_triton_factory: Any, tmp_path: Path
 ) -> None:
-    repo = tmp_path / "models"
-    batching = "dynamic_batching { preferred_batch_size: [ 8, 32 ] }\n"
-    for name, extra in ((REFUSED, batching), ("ok_model", "")):
-        (repo / name / "1").mkdir(parents=True)
-        (repo / name / "config.pbtxt").write_text(config_pbtxt(name, mbs=16, extra=extra), encoding="utf-8")
-        (repo / name / "1" / "model.py").write_text(OK_PY, encoding="utf-8")
+    repo = refused_config_repository(tmp_path / "models", REFUSED, "ok_model")
     triton = fresh_triton_factory(repo)
     with SlackStandin(token=SLACK_TOKEN) as standin:
         settings = BotSettings(

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from binaries import binary
-from corpus import OK_PY, config_pbtxt
+from corpus import refused_config_repository
 from prometheus_client.parser import text_string_to_metric_families
 
 from triton_sre import conventions as c
@@ -148,12 +148,7 @@ def test_the_exporter_series_of_a_refused_config_on_real_triton_fire_it(
 ) -> None:
     """The real Triton 2.51 refuses reranker's config (preferred_batch_size above max_batch_size, as in
     journey26); the exporter's own series, fed to promtool unchanged, fire the alert for it alone."""
-    repo = tmp_path / "models"
-    batching = "dynamic_batching { preferred_batch_size: [ 8, 32 ] }\n"
-    for name, extra in ((REFUSED, batching), (READY, "")):
-        (repo / name / "1").mkdir(parents=True)
-        (repo / name / "config.pbtxt").write_text(config_pbtxt(name, mbs=16, extra=extra), encoding="utf-8")
-        (repo / name / "1" / "model.py").write_text(OK_PY, encoding="utf-8")
+    repo = refused_config_repository(tmp_path / "models", REFUSED, READY)
     triton = fresh_triton_factory(repo)
     exporter = Exporter(ExporterSettings(triton_url=triton.http_url, metrics_url=triton.metrics_url))
     exporter.poll_once()

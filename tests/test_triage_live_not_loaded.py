@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from corpus import OK_PY, config_pbtxt
+from corpus import refused_config_repository
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.command import not_loaded_note
@@ -31,12 +31,7 @@ def _triage(url: str, *fmt: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_model_whose_config_triton_refused_is_named(fresh_triton_factory: Any, tmp_path: Path) -> None:
-    repo = tmp_path / "models"
-    batching = "dynamic_batching { preferred_batch_size: [ 8, 32 ] }\n"
-    for name, extra in ((REFUSED, batching), (FINE, "")):
-        (repo / name / "1").mkdir(parents=True)
-        (repo / name / "config.pbtxt").write_text(config_pbtxt(name, mbs=16, extra=extra), encoding="utf-8")
-        (repo / name / "1" / "model.py").write_text(OK_PY, encoding="utf-8")
+    repo = refused_config_repository(tmp_path / "models", REFUSED, FINE)
     triton = fresh_triton_factory(repo)  # --model-control-mode=none, --exit-on-error=false
     assert "Poll failed for model directory 'reranker'" in triton.read_log()
 
