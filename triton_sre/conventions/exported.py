@@ -55,6 +55,7 @@ M_EXECUTIONS_BY_BATCH_SIZE: Final = "triton_sre_executions_by_batch_size_total"
 M_MODEL_DYNAMIC_BATCHING: Final = "triton_sre_model_dynamic_batching"  # from the model config
 M_MODEL_MAX_BATCH_SIZE: Final = "triton_sre_model_max_batch_size"  # from the model config
 M_MODEL_MAX_QUEUE_DELAY: Final = "triton_sre_model_max_queue_delay_seconds"  # dynamic_batching, config
+M_MODEL_ENSEMBLE: Final = "triton_sre_model_ensemble"  # 1 per model whose config's platform is ensemble
 M_WINDOW_SECONDS: Final = "triton_sre_window_seconds"
 M_POLL_DURATION: Final = "triton_sre_poll_duration_seconds"
 M_POLL_ERRORS: Final = "triton_sre_poll_errors_total"

@@ -206,6 +206,14 @@ def _config_metrics(d: Derivation) -> Iterator[Family]:
             if cfg.max_queue_delay_us is not None
         ),
     )
+    yield Family(
+        GAUGE,
+        c.M_MODEL_ENSEMBLE,
+        "1 per model whose config's platform is ensemble (it has no batcher, its steps do: no batching "
+        "ratio or fill is exported for it); absent for other models.",
+        [c.LABEL_MODEL],
+        (([model], 1.0) for model, cfg in configs if cfg.ensemble),
+    )
 
 
 def _cost_metrics(d: Derivation) -> Iterator[Family]:

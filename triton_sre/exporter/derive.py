@@ -245,8 +245,11 @@ def _derive_core(window: Window, pricing: Pricing, diagnose: Callable[[str], str
         for key, increases, split in zip(part_keys, increases_all.tolist(), splits, strict=True):
             inferences = increases[_INFERENCES]
             executions = increases[_EXECUTIONS]
-            batching = _ratio(inferences, executions)
             config = configs.get(key[0])
+            # An ensemble has no batcher (its steps do): Triton counts one execution per request and
+            # the request's rows as inferences (core's ensemble_scheduler.cc), so its ratio would be
+            # rows per request, read as batching. None: no ratio, no fill.
+            batching = None if config is not None and config.ensemble else _ratio(inferences, executions)
             fill = None
             if batching is not None and config is not None and config.max_batch_size > 0:
                 fill = _fraction(batching / config.max_batch_size)
