@@ -286,6 +286,10 @@ def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame
     out["dynamic_batching"] = _config_fact(data, c.M_MODEL_DYNAMIC_BATCHING, out.index, versions)
     out["max_queue_delay_ms"] = _config_fact(data, c.M_MODEL_MAX_QUEUE_DELAY, out.index, versions) * 1000.0
     out["batch_fill"] = _div(out["batching_ratio"], out["max_batch_size"])
+    # An ensemble has no batcher (its steps do): Triton's counters give it rows per request as its
+    # ratio. Its batching figures are left empty, and with them any batching advice.
+    ensemble = (_config_fact(data, c.M_MODEL_ENSEMBLE, out.index, versions) == 1).to_numpy()
+    out.loc[ensemble, ["batching_ratio", "dynamic_batching", "max_queue_delay_ms", "batch_fill"]] = np.nan
     request_us = table[c.NV_REQUEST_DURATION_US]
     out["queue_share"] = _div(table[c.NV_QUEUE_DURATION_US], request_us)
     out["compute_share"] = _div(sum(table[f] for f in COMPUTE_FAMILIES), request_us)

@@ -20,7 +20,12 @@ from triton_sre.promql import by
 
 MODEL_VERSION = (c.LABEL_MODEL, c.LABEL_VERSION)
 """What the per-model gauges and the summary are aggregated by: rows per version when a model has several."""
-CONFIG_FAMILIES = (c.M_MODEL_DYNAMIC_BATCHING, c.M_MODEL_MAX_BATCH_SIZE, c.M_MODEL_MAX_QUEUE_DELAY)
+CONFIG_FAMILIES = (
+    c.M_MODEL_DYNAMIC_BATCHING,
+    c.M_MODEL_MAX_BATCH_SIZE,
+    c.M_MODEL_MAX_QUEUE_DELAY,
+    c.M_MODEL_ENSEMBLE,
+)
 """The exporter's per-model facts from the model config (per model, no version label): read as the
 largest value among servers per model, one sample per model (the range's last) kept."""
 THROUGHPUT = "throughput"
