@@ -10,6 +10,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate.calc import (
+    TEST_ENSEMBLE,
     TEST_EXPORTER_INSTANCE,
     TEST_GPU_UUID,
     TEST_INSTANCE,
@@ -251,6 +252,30 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         "30m",
         {c.LABEL_JOB: tj, **mv},
         1.0,
+    )
+    # An ensemble under the same load (one row a request: ratio 1, requests pending) never fires: it has
+    # no batcher (dynamic_batching and ensemble_scheduling are one oneof of the config), so the exporter
+    # writes dynamic_batching 0 for it, beside triton_sre_model_ensemble 1.
+    ensemble = plain_labels({**pending, c.LABEL_MODEL: TEST_ENSEMBLE})
+    e_ensemble = plain_labels({**e_inst, c.LABEL_MODEL: TEST_ENSEMBLE})
+    groups.append(
+        {
+            "name": "batching ineffective: never for an ensemble",
+            "interval": "1m",
+            "input_series": [
+                *(
+                    {"series": f"{f}{ensemble}", "values": traffic}
+                    for f in (c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT, c.NV_REQUEST_SUCCESS)
+                ),
+                {"series": f"{c.NV_PENDING_REQUEST_COUNT}{ensemble}", "values": "3x40"},
+                {"series": f"{c.M_MODEL_DYNAMIC_BATCHING}{e_ensemble}", "values": "0x40"},
+                {"series": f"{c.M_MODEL_ENSEMBLE}{e_ensemble}", "values": "1x40"},
+            ],
+            "alert_rule_test": [
+                {"eval_time": at, "alertname": c.ALERT_BATCHING_INEFFECTIVE, "exp_alerts": []}
+                for at in ("30m", "40m")
+            ],
+        }
     )
     # Traffic but neither summaries nor histograms: asks for quantiles; a summarised model does not.
     summarised = {**t_inst, c.LABEL_MODEL: "summarised", c.LABEL_VERSION: TEST_VERSION}
