@@ -97,12 +97,14 @@ def model(spec: Spec) -> dict[str, Any]:
         [
             timeseries(
                 "Batching ratio",
-                "Inferences per execution (Triton counters). 1 means nothing batches.",
+                "Inferences per execution (Triton counters). 1 means nothing batches. Empty for an "
+                "ensemble: it has no batcher, and Triton counts its requests' rows per request.",
                 "short",
                 [
                     target(
                         f"{panel_rate(c.NV_INFERENCE_COUNT, ms, (c.LABEL_VERSION,))} / "
-                        f"({panel_rate(c.NV_EXEC_COUNT, ms, (c.LABEL_VERSION,))} > 0)",
+                        f"({panel_rate(c.NV_EXEC_COUNT, ms, (c.LABEL_VERSION,))} > 0) "
+                        f"unless on () (max ({pq.selector(c.M_MODEL_ENSEMBLE, exp)}) == 1)",
                         "v{{version}}",
                     )
                 ],
