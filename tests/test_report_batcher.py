@@ -5,6 +5,7 @@ advice goes only where it applies (no Prometheus needed)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pandas as pd
 import pytest
@@ -126,6 +127,19 @@ def gauge(value: float, **labels: str) -> pd.DataFrame:
     return pd.DataFrame({**labels, "timestamp": TIMES, "value": value})
 
 
+def one_by_one(each: Callable[[float], pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Triton's counters of models that each serve 10 requests a step run one by one (an execution
+    per request), 30 % of their time queueing; `each(per_step)` is a counter's frame for them all."""
+    return {
+        c.NV_REQUEST_SUCCESS: each(10),
+        c.NV_INFERENCE_COUNT: each(10),
+        c.NV_EXEC_COUNT: each(10),
+        c.NV_REQUEST_FAILURE: each(0),
+        c.NV_REQUEST_DURATION_US: each(100_000),
+        c.NV_QUEUE_DURATION_US: each(30_000),
+    }
+
+
 def _data(config: bool) -> RangeData:
     """ranker (two versions, each 10 requests a step run one by one, 30 % of their time queueing) on
     a dynamic batcher; plain (max_batch_size 0, no batcher: the exporter writes no fill for it) the
@@ -137,12 +151,7 @@ def _data(config: bool) -> RangeData:
         return pd.concat(counter(m, v, per_step) for m, v in sorted(models))
 
     frames = {
-        c.NV_REQUEST_SUCCESS: each(10),
-        c.NV_INFERENCE_COUNT: each(10),
-        c.NV_EXEC_COUNT: each(10),
-        c.NV_REQUEST_FAILURE: each(0),
-        c.NV_REQUEST_DURATION_US: each(100_000),
-        c.NV_QUEUE_DURATION_US: each(30_000),
+        **one_by_one(each),
         c.M_BATCHING_RATIO: pd.concat(gauge(1.0, model="ranker", version=v) for v in "12"),
         c.M_BATCH_FILL_RATIO: pd.concat(gauge(0.125, model="ranker", version=v) for v in "12"),
     }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from test_report_batcher import STEP, TIMES, counter
+from test_report_batcher import STEP, TIMES, counter, one_by_one
 
 from triton_sre import conventions as c
 from triton_sre.report import recommend as rec
@@ -33,12 +33,7 @@ def _data(ensemble_gauge: bool) -> RangeData:
         return pd.concat(counter(m, "1", per_step) for m in models)
 
     frames = {
-        c.NV_REQUEST_SUCCESS: each(10),
-        c.NV_INFERENCE_COUNT: each(10),
-        c.NV_EXEC_COUNT: each(10),
-        c.NV_REQUEST_FAILURE: each(0),
-        c.NV_REQUEST_DURATION_US: each(100_000),
-        c.NV_QUEUE_DURATION_US: each(30_000),
+        **one_by_one(each),
         c.M_MODEL_DYNAMIC_BATCHING: config({PIPELINE: 0.0, EMBEDDER: 0.0}),
         c.M_MODEL_MAX_BATCH_SIZE: config({PIPELINE: 16.0, EMBEDDER: 32.0}),
     }
