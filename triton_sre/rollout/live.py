@@ -174,6 +174,13 @@ def _narrow(sides: tuple[Side, Side], cluster: Cluster) -> tuple[Side, Side]:
     return in_cluster(sides, *cluster) if cluster else sides
 
 
+MAX_VERSIONS_JUDGED = 5
+MAX_SHOWN_UNJUDGED = 10  # versions named in the line about those not judged
+"""Candidate versions the slash command judges, the busiest first: 17 range queries each within the
+bot's 2 s for the whole answer (about 45 ms a version on a local Prometheus); a model serving hundreds
+of versions was no answer at all (`did not answer within 2s`), after spending the budget."""
+
+
 def model_verdicts(
     prom: Prometheus,
     model: str,
@@ -182,8 +189,10 @@ def model_verdicts(
     job: str,
     window_s: float,
     cluster: Cluster = None,
+    unjudged: list[str] | None = None,
 ) -> list[Verdict]:
-    """Each other served version of `model` against its busiest version (the guard's baseline)."""
+    """The MAX_VERSIONS_JUDGED busiest other served versions of `model` against its busiest version
+    (the guard's baseline); the versions left, least busy last, are added to `unjudged` when given."""
     window = format_duration(window_s)
     matchers = [
         (c.LABEL_JOB, "=", job),
@@ -193,11 +202,13 @@ def model_verdicts(
     served = prom.vector(counter_rate(c.NV_REQUEST_SUCCESS, matchers, window, (c.LABEL_VERSION,)))
     by_traffic = sorted(served, key=lambda row: -row[1])
     versions = [labels.get(c.LABEL_VERSION, "") for labels, _ in by_traffic]
+    if unjudged is not None:
+        unjudged += versions[1 + MAX_VERSIONS_JUDGED :]
     return [
         verdict_now(
             prom, _narrow(version_sides(job, model, versions[0], v), cluster), rs, latency, job, window_s
         )
-        for v in versions[1:]
+        for v in versions[1 : 1 + MAX_VERSIONS_JUDGED]
     ]
 
 
@@ -284,10 +295,15 @@ def model_answer(prom: Prometheus, model: str, spec: Spec, cluster: str | None =
     return lines
 
 
+def _version_of(side: Side) -> str:
+    return next((value for label, _, value in side.matchers if label == c.LABEL_VERSION), "")
+
+
 def _answer(prom: Prometheus, model: str, spec: Spec, window_s: float, cluster: Cluster) -> list[str]:
     rs = spec.rollout
     args = (prom, model, rs, spec.latency_metrics, spec.triton_job, window_s, cluster)
-    verdicts = [*model_verdicts(*args), *pair_verdicts(*args)]
+    unjudged: list[str] = []
+    verdicts = [*model_verdicts(*args, unjudged=unjudged), *pair_verdicts(*args)]
     if not verdicts:
         where = f" in {cluster[0]} {cluster[1]}" if cluster else ""
         return [
@@ -298,11 +314,21 @@ def _answer(prom: Prometheus, model: str, spec: Spec, window_s: float, cluster: 
     for v in verdicts:
         lines.append(f"{v.candidate.label} vs {v.baseline.label}: {v.verdict.upper()} ({v.reason})")
         lines += [f"  {line}" for line in summary_lines(v)]
+    if unjudged:
+        shown = ", ".join(f"v{v}" for v in unjudged[:MAX_SHOWN_UNJUDGED])
+        more = f" and {len(unjudged) - MAX_SHOWN_UNJUDGED} more" if len(unjudged) > MAX_SHOWN_UNJUDGED else ""
+        lines.append(
+            f"{model}: {len(unjudged)} other versions served fewer requests and are not judged here "
+            f"(the {MAX_VERSIONS_JUDGED} busiest are): {shown}{more}; `triton-sre rollout check --model "
+            f"{model} --baseline-version {_version_of(verdicts[0].baseline)} "
+            "--candidate-version V` judges one."
+        )
     return lines
 
 
 __all__ = [
     "MAX_POINTS_PER_READ",
+    "MAX_VERSIONS_JUDGED",
     "alert_lines",
     "alert_sides",
     "collect",

@@ -1,0 +1,63 @@
+"""Fault probes, round twelve (branch `probes12`, 2026-12-06): `rollout` on a model of hundreds of
+versions, a Prometheus clock off the tool's, counters resetting inside a window (a Triton restart) —
+docs/failure-behaviour.md, "Fault probes, round twelve". Every Prometheus here is a real one holding
+backfilled series (tests/backfilled_prometheus.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from backfilled_prometheus import Series, backfilled
+from live_prometheus import Prom
+
+from triton_sre import conventions as c
+from triton_sre.bot.receiver import COMMAND_PROMETHEUS_BUDGET
+from triton_sre.prom import Prometheus
+from triton_sre.rollout.live import MAX_VERSIONS_JUDGED, model_answer
+from triton_sre.slo import default_spec
+
+SCRAPE_S = 15.0
+HISTORY_S = 1200.0  # twenty minutes up to the test's start: the rollout window (15m) is inside
+VERSIONS = 200
+MODEL = "many_versions"
+
+
+def _counters(labels: dict[str, str], per_s: float, stamps: list[float]) -> list[Series]:
+    """The counters the rollout's rate figures read, growing at `per_s` from the first stamp."""
+    values = [(t, per_s * (t - stamps[0])) for t in stamps]
+    families = (c.NV_REQUEST_SUCCESS, c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT)
+    return [(family, labels, values) for family in families]
+
+
+@pytest.fixture(scope="module")
+def many_versions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
+    """One model serving VERSIONS versions for the last twenty minutes: v1 ten requests a second, the
+    others one each."""
+    start = time.time() - HISTORY_S
+    stamps = [start + SCRAPE_S * i for i in range(int(HISTORY_S / SCRAPE_S))]
+    series: list[Series] = []
+    for version in range(1, VERSIONS + 1):
+        labels = {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: MODEL, c.LABEL_VERSION: str(version)}
+        series += _counters(labels, 10.0 if version == 1 else 1.0, stamps)
+    with backfilled(tmp_path_factory.mktemp("prom"), series) as prom:
+        yield prom
+
+
+# -- a model serving hundreds of versions ----------------------------------------------------------------
+def test_the_rollout_slash_command_on_hundreds_of_versions_judges_the_busiest_and_names_the_rest(
+    many_versions: Prom,
+) -> None:
+    """Before: `/triton rollout <model>` judged every served version against the busiest, 17 range
+    queries each, within the bot's 2 s for the whole answer: 200 versions spent it and the answer was
+    `Prometheus … did not answer within 2s` (a Prometheus answering each query in milliseconds), no
+    verdict. Now the MAX_VERSIONS_JUDGED busiest are judged and one line counts and names the rest."""
+    prom = Prometheus(many_versions.url, COMMAND_PROMETHEUS_BUDGET, budget=COMMAND_PROMETHEUS_BUDGET)
+    lines = model_answer(prom, MODEL, default_spec())
+    verdicts = [line for line in lines if line.startswith(f"{MODEL} v") and f" vs {MODEL} v1:" in line]
+    assert len(verdicts) == MAX_VERSIONS_JUDGED, lines
+    assert all(c.ROLLOUT_PASS.upper() in line for line in verdicts), verdicts
+    rest = VERSIONS - 1 - MAX_VERSIONS_JUDGED
+    assert f"{MODEL}: {rest} other versions served fewer requests and are not judged here" in lines[-1]
+    assert f"--model {MODEL} --baseline-version 1 --candidate-version V" in lines[-1]
