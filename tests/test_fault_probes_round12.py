@@ -5,8 +5,10 @@ backfilled series (tests/backfilled_prometheus.py)."""
 
 from __future__ import annotations
 
+import csv
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from backfilled_prometheus import Series, backfilled
@@ -14,6 +16,7 @@ from live_prometheus import Prom
 
 from triton_sre import conventions as c
 from triton_sre.bot.receiver import COMMAND_PROMETHEUS_BUDGET
+from triton_sre.cli import main
 from triton_sre.prom import Prometheus
 from triton_sre.rollout.live import MAX_VERSIONS_JUDGED, model_answer
 from triton_sre.slo import default_spec
@@ -61,3 +64,37 @@ def test_the_rollout_slash_command_on_hundreds_of_versions_judges_the_busiest_an
     rest = VERSIONS - 1 - MAX_VERSIONS_JUDGED
     assert f"{MODEL}: {rest} other versions served fewer requests and are not judged here" in lines[-1]
     assert f"--model {MODEL} --baseline-version 1 --candidate-version V" in lines[-1]
+
+
+# -- a Prometheus clock off the tool's -----------------------------------------------------------------
+REPORTED = "reported"  # the model of the report's range
+
+
+@pytest.fixture(scope="module")
+def steady_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
+    """One model serving ten requests a second for the last 80 minutes, up to the test's start."""
+    start = time.time() - 4800
+    stamps = [start + SCRAPE_S * i for i in range(int(4800 / SCRAPE_S))]
+    labels = {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: REPORTED, c.LABEL_VERSION: "1"}
+    with backfilled(tmp_path_factory.mktemp("prom"), _counters(labels, 10.0, stamps)) as prom:
+        yield prom
+
+
+def _requests_per_s(out: Path) -> float:
+    rows = list(csv.DictReader((out / "models.csv").open(encoding="utf-8")))
+    return float(next(row for row in rows if row[c.LABEL_MODEL] == REPORTED)["requests_per_s"])
+
+
+@pytest.mark.parametrize("skew_s", [600.0])
+def test_a_report_up_to_now_ends_at_prometheus_clock_not_this_machines(
+    steady_model: Prom, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, skew_s: float
+) -> None:
+    """Before: `report --last 1h` ended at this machine's clock. Ten minutes ahead of Prometheus, the
+    range's last ten minutes held no sample yet and the requests of fifty minutes were divided by an
+    hour: 10 req/s reported as 8.3. Now a range without --end ends at Prometheus' `time()`."""
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + skew_s)
+    out = tmp_path / "report"
+    argv = ["report", "--prometheus-url", steady_model.url, "--last", "1h", "--format", "csv"]
+    assert main([*argv, "--out", str(out)]) == c.EXIT_OK
+    assert _requests_per_s(out) == pytest.approx(10.0, rel=0.02)
