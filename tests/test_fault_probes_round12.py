@@ -6,6 +6,7 @@ backfilled series (tests/backfilled_prometheus.py)."""
 from __future__ import annotations
 
 import csv
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,3 +99,48 @@ def test_a_report_up_to_now_ends_at_prometheus_clock_not_this_machines(
     argv = ["report", "--prometheus-url", steady_model.url, "--last", "1h", "--format", "csv"]
     assert main([*argv, "--out", str(out)]) == c.EXIT_OK
     assert _requests_per_s(out) == pytest.approx(10.0, rel=0.02)
+
+
+# -- counters resetting inside the window (a Triton restart) ----------------------------------------------
+RESTARTED = "restarted"
+
+
+@pytest.fixture(scope="module")
+def restarted_candidate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
+    """Versions 1 and 2 of one model at five requests a second for twenty minutes; version 2's
+    Triton restarted 400 s before the test: 30 s without a sample, then its counters from zero."""
+    start = time.time() - HISTORY_S
+    down = start + HISTORY_S - 400
+    stamps = [start + SCRAPE_S * i for i in range(int(HISTORY_S / SCRAPE_S))]
+    series: list[Series] = []
+    for version in ("1", "2"):
+        labels = {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: RESTARTED, c.LABEL_VERSION: version}
+        if version == "1":
+            series += _counters(labels, 5.0, stamps)
+            continue
+        before = _counters(labels, 5.0, [t for t in stamps if t < down])
+        after = _counters(labels, 5.0, [t for t in stamps if t >= down + 30])
+        joined = zip(before, after, strict=True)
+        series += [(name, labels, [*old, *new]) for (name, _, old), (_, _, new) in joined]
+    with backfilled(tmp_path_factory.mktemp("prom"), series) as prom:
+        yield prom
+
+
+def test_a_restart_inside_the_rollout_window_is_named_and_counted_once(
+    restarted_candidate: Prom, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rates step over the reset (no negative rate, no request counted twice: 5 req/s on both
+    sides, as served), but before the verdict said nothing of the restart, and requests refused while
+    the candidate was down reach no counter. Now the reason names the side and how many resets, and
+    the JSON counts them per side."""
+    argv = ["rollout", "check", "--prometheus", restarted_candidate.url, "--model", RESTARTED]
+    code = main([*argv, "--baseline-version", "1", "--candidate-version", "2", "--format", "json"])
+    verdict = json.loads(capsys.readouterr().out)
+    assert code == c.EXIT_OK, verdict
+    assert verdict["request_rate"]["baseline"] == pytest.approx(5.0, rel=0.01)
+    assert verdict["request_rate"]["candidate"] == pytest.approx(5.0, rel=0.01)
+    assert all(f["baseline"] >= 0 and f["candidate"] >= 0 for f in verdict["figures"]), verdict
+    assert verdict["restarts"] == {"baseline": 0, "candidate": 1}
+    assert f"counters reset in the window (Triton or the model restarted): {RESTARTED} v2 1 time" in (
+        verdict["reason"]
+    )

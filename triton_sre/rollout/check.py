@@ -19,7 +19,7 @@ from triton_sre import conventions as c
 from triton_sre.durations import duration_arg, format_duration, seconds_arg
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import bounded, printable
-from triton_sre.rollout.live import MAX_POINTS_PER_READ, collect, default_step, smallest_step
+from triton_sre.rollout.live import MAX_POINTS_PER_READ, collect, default_step, restarts, smallest_step
 from triton_sre.rollout.model import (
     NO_DATA,
     Side,
@@ -29,6 +29,7 @@ from triton_sre.rollout.model import (
     model_sides,
     parse_selector,
     version_sides,
+    with_restarts,
 )
 from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.slo import (
@@ -266,6 +267,11 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"triton-sre rollout check: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
     verdict = judge(*sides, samples, rs)
+    if not not_read:
+        try:
+            verdict = with_restarts(verdict, restarts(prom, sides, window_s))
+        except PromError as exc:  # read after the figures: the verdict stands without it
+            print(f"triton-sre rollout check: restarts not read: {exc}", file=sys.stderr)
     if not_read:
         verdict = _unfinished(verdict, args.deadline, len(not_read))
     if args.format == "json":

@@ -23,6 +23,7 @@ from triton_sre.rollout.model import (
     side_queries,
     summary_figures,
     version_sides,
+    with_restarts,
 )
 from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.rollout.stats import median
@@ -137,6 +138,17 @@ def collect(
     return found
 
 
+def restarts(prom: Prometheus, sides: tuple[Side, Side], window_s: float) -> tuple[int, int]:
+    """How many times each side's request counters reset over the last `window_s` (summed over its
+    series): a Triton or model restart inside the window."""
+    window = format_duration(window_s)
+    counts = [
+        prom.instant(f"sum(resets({selector(c.NV_REQUEST_SUCCESS, side.matchers)}[{window}]))")
+        for side in sides
+    ]
+    return (round(counts[0] or 0), round(counts[1] or 0))
+
+
 def verdict_now(
     prom: Prometheus,
     sides: tuple[Side, Side],
@@ -146,7 +158,7 @@ def verdict_now(
     window_s: float,
 ) -> Verdict:
     samples = collect(prom, sides, window_s, default_step(prom, job, window_s, sides[0].matchers), latency)
-    return judge(*sides, samples, rs)
+    return with_restarts(judge(*sides, samples, rs), restarts(prom, sides, window_s))
 
 
 def alert_sides(
@@ -336,6 +348,7 @@ __all__ = [
     "model_answer",
     "model_verdicts",
     "pair_verdicts",
+    "restarts",
     "sample_spacing",
     "serving_clusters",
     "smallest_step",

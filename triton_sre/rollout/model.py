@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from triton_sre import conventions as c
 from triton_sre.promql import (
@@ -41,6 +41,7 @@ __all__ = [
     "rate_figures",
     "side_queries",
     "version_sides",
+    "with_restarts",
 ]
 
 TRAFFIC = "requests"  # the key of the request-rate query of a side (not a figure)
@@ -197,6 +198,7 @@ class Verdict:
     candidate: Side
     request_rate: tuple[float, float]  # mean requests/s over the window, each side
     figures: tuple[FigureResult, ...]
+    restarts: tuple[int, int] = (0, 0)  # resets of each side's request counter in the window
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -206,7 +208,26 @@ class Verdict:
             "candidate": self.candidate.label,
             "request_rate": {"baseline": self.request_rate[0], "candidate": self.request_rate[1]},
             "figures": [f.as_dict() for f in self.figures],
+            "restarts": {"baseline": self.restarts[0], "candidate": self.restarts[1]},
         }
+
+
+def with_restarts(verdict: Verdict, restarts: tuple[int, int]) -> Verdict:
+    """The verdict, its reason naming each side whose request counter reset in the window (Triton or
+    the model restarted): the rates step over a reset, but requests refused while it was down reach no
+    counter, so no figure shows them. The verdict itself is the figures'."""
+    said = [
+        f"{side.label} {n} time{'s' if n > 1 else ''}"
+        for side, n in zip((verdict.baseline, verdict.candidate), restarts, strict=True)
+        if n > 0
+    ]
+    if not said:
+        return replace(verdict, restarts=restarts)
+    note = (
+        f"; counters reset in the window (Triton or the model restarted): {', '.join(said)}; requests "
+        "refused while it was down are in no figure"
+    )
+    return replace(verdict, reason=verdict.reason + note, restarts=restarts)
 
 
 def limit_of(figure: Figure, baseline: float, margin: float) -> float:
