@@ -16,6 +16,7 @@ from backfilled_prometheus import Series, backfilled
 from live_prometheus import Prom
 
 from triton_sre import conventions as c
+from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS
 from triton_sre.bot.receiver import COMMAND_PROMETHEUS_BUDGET
 from triton_sre.cli import main
 from triton_sre.prom import Prometheus
@@ -144,3 +145,18 @@ def test_a_restart_inside_the_rollout_window_is_named_and_counted_once(
     assert f"counters reset in the window (Triton or the model restarted): {RESTARTED} v2 1 time" in (
         verdict["reason"]
     )
+
+
+def test_the_bots_chart_ends_at_prometheus_clock_not_this_machines(
+    steady_model: Prom, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the alert chart's hour ended at this machine's clock; ten minutes ahead of Prometheus,
+    its last five minutes were the newest sample repeated (Prometheus' lookback) past the data, and
+    the hour lost its first ten. Now the hour ends at Prometheus' `time()`."""
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + 600.0)
+    expr = f'sum({c.NV_REQUEST_SUCCESS}{{{c.LABEL_MODEL}="{REPORTED}"}})'
+    (series,) = Prometheus(steady_model.url).range(expr, CHART_WINDOW_SECONDS, CHART_STEP_SECONDS)
+    stamps = [float(t) for t, _ in series["values"]]
+    assert max(stamps) <= real() + 1.0
+    assert max(stamps) - min(stamps) >= CHART_WINDOW_SECONDS - CHART_STEP_SECONDS

@@ -431,8 +431,10 @@ class Prometheus:
         return value
 
     def range(self, expr: str, seconds: float, step: float) -> list[dict[str, Any]]:
-        """`query_range` over the last `seconds` up to now (the bot's chart): any length, read in slices."""
-        end = time.time()
+        """`query_range` over the last `seconds` up to now by Prometheus' clock (`now`; the bot's chart):
+        any length, read in slices. A machine minutes ahead charted the last sample repeated minutes past
+        it (Prometheus' 5-minute lookback) and lost as many minutes at the start."""
+        end = self.now()
         return self.query_range(expr, end - seconds, end, step)
 
     def scrape_interval(self, job: str) -> float | None:
