@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from backfilled_prometheus import Series, backfilled
+from faultproxy import FaultProxy
 from live_prometheus import Prom
 
 from triton_sre import conventions as c
@@ -160,3 +161,29 @@ def test_the_bots_chart_ends_at_prometheus_clock_not_this_machines(
     stamps = [float(t) for t, _ in series["values"]]
     assert max(stamps) <= real() + 1.0
     assert max(stamps) - min(stamps) >= CHART_WINDOW_SECONDS - CHART_STEP_SECONDS
+
+
+def _slowly(body: bytes) -> bytes:
+    time.sleep(RANGE_DELAY_S)
+    return body
+
+
+RANGE_DELAY_S = 0.07  # per range answer: 17 a version, about 1.2 s; the second version outlasts 2 s
+
+
+def test_the_rollout_slash_command_keeps_the_verdicts_judged_when_its_budget_runs_out(
+    many_versions: Prom,
+) -> None:
+    """Before: a Prometheus slow enough that the bot's 2 s ran out while judging the second version
+    (each range answer 70 ms late, behind a proxy) made the answer `did not answer within 2s` alone,
+    the first verdict lost. Now the verdicts judged are shown and one line names the versions not
+    judged."""
+    with FaultProxy(many_versions.url) as proxy:
+        proxy.set_fault("/api/v1/query_range", _slowly)
+        prom = Prometheus(proxy.url, COMMAND_PROMETHEUS_BUDGET, budget=COMMAND_PROMETHEUS_BUDGET)
+        lines = model_answer(prom, MODEL, default_spec())
+    judged = [line for line in lines if line.startswith(f"{MODEL} v") and f" vs {MODEL} v1:" in line]
+    ran_out = next(line for line in lines if "did not answer every query within 2s: not judged: " in line)
+    named = ran_out.split("not judged: ", 1)[1].rstrip(".").split(", ")
+    assert judged, lines
+    assert len(judged) + len(named) == MAX_VERSIONS_JUDGED, lines

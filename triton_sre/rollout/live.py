@@ -202,9 +202,11 @@ def model_verdicts(
     window_s: float,
     cluster: Cluster = None,
     unjudged: list[str] | None = None,
+    ran_out: list[str] | None = None,
 ) -> list[Verdict]:
     """The MAX_VERSIONS_JUDGED busiest other served versions of `model` against its busiest version
-    (the guard's baseline); the versions left, least busy last, are added to `unjudged` when given."""
+    (the guard's baseline); the versions left, least busy last, are added to `unjudged` when given,
+    and those the client's budget left unjudged to `ran_out` (`judged_until_budget`)."""
     window = format_duration(window_s)
     matchers = [
         (c.LABEL_JOB, "=", job),
@@ -216,12 +218,32 @@ def model_verdicts(
     versions = [labels.get(c.LABEL_VERSION, "") for labels, _ in by_traffic]
     if unjudged is not None:
         unjudged += versions[1 + MAX_VERSIONS_JUDGED :]
-    return [
-        verdict_now(
-            prom, _narrow(version_sides(job, model, versions[0], v), cluster), rs, latency, job, window_s
-        )
+    sides = [
+        (f"v{v}", _narrow(version_sides(job, model, versions[0], v), cluster))
         for v in versions[1 : 1 + MAX_VERSIONS_JUDGED]
     ]
+    return judged_until_budget(prom, sides, (rs, latency, job, window_s), ran_out)
+
+
+def judged_until_budget(
+    prom: Prometheus,
+    sides: Sequence[tuple[str, tuple[Side, Side]]],
+    how: tuple[RolloutSpec, tuple[str, ...], str, float],
+    ran_out: list[str] | None,
+) -> list[Verdict]:
+    """`verdict_now` of each (name, sides) in turn. With `ran_out` given, the client's budget running
+    out keeps the verdicts judged and adds the names not judged to `ran_out` (the slash command's
+    answer was the budget's error alone, every verdict judged before it lost)."""
+    verdicts: list[Verdict] = []
+    for at, (_, pair) in enumerate(sides):
+        try:
+            verdicts.append(verdict_now(prom, pair, *how))
+        except PromBudgetError:
+            if ran_out is None:
+                raise
+            ran_out += [name for name, _ in sides[at:]]
+            break
+    return verdicts
 
 
 def pair_verdicts(
@@ -232,15 +254,15 @@ def pair_verdicts(
     job: str,
     window_s: float,
     cluster: Cluster = None,
+    ran_out: list[str] | None = None,
 ) -> list[Verdict]:
     """Each declared blue/green pair that `name` names (the pair, its baseline or its candidate)."""
-    return [
-        verdict_now(
-            prom, _narrow(model_sides(job, p.baseline, p.candidate), cluster), rs, latency, job, window_s
-        )
+    sides = [
+        (p.name, _narrow(model_sides(job, p.baseline, p.candidate), cluster))
         for p in rs.pairs
         if name in (p.name, p.baseline, p.candidate)
     ]
+    return judged_until_budget(prom, sides, (rs, latency, job, window_s), ran_out)
 
 
 def serving_clusters(prom: Prometheus, model: str, spec: Spec, window_s: float) -> list[str]:
@@ -315,8 +337,12 @@ def _answer(prom: Prometheus, model: str, spec: Spec, window_s: float, cluster: 
     rs = spec.rollout
     args = (prom, model, rs, spec.latency_metrics, spec.triton_job, window_s, cluster)
     unjudged: list[str] = []
-    verdicts = [*model_verdicts(*args, unjudged=unjudged), *pair_verdicts(*args)]
-    if not verdicts:
+    ran_out: list[str] = []
+    verdicts = [
+        *model_verdicts(*args, unjudged=unjudged, ran_out=ran_out),
+        *pair_verdicts(*args, ran_out=ran_out),
+    ]
+    if not verdicts and not ran_out:
         where = f" in {cluster[0]} {cluster[1]}" if cluster else ""
         return [
             f"{model}: fewer than two versions served requests{where} in the last {rs.window} and no "
@@ -326,13 +352,18 @@ def _answer(prom: Prometheus, model: str, spec: Spec, window_s: float, cluster: 
     for v in verdicts:
         lines.append(f"{v.candidate.label} vs {v.baseline.label}: {v.verdict.upper()} ({v.reason})")
         lines += [f"  {line}" for line in summary_lines(v)]
+    if ran_out:
+        lines.append(
+            f"{model}: Prometheus did not answer every query within {prom.budget:g}s: not judged: "
+            f"{', '.join(ran_out)}."
+        )
     if unjudged:
         shown = ", ".join(f"v{v}" for v in unjudged[:MAX_SHOWN_UNJUDGED])
         more = f" and {len(unjudged) - MAX_SHOWN_UNJUDGED} more" if len(unjudged) > MAX_SHOWN_UNJUDGED else ""
         lines.append(
             f"{model}: {len(unjudged)} other versions served fewer requests and are not judged here "
             f"(the {MAX_VERSIONS_JUDGED} busiest are): {shown}{more}; `triton-sre rollout check --model "
-            f"{model} --baseline-version {_version_of(verdicts[0].baseline)} "
+            f"{model} --baseline-version {_version_of(verdicts[0].baseline) if verdicts else 'B'} "
             "--candidate-version V` judges one."
         )
     return lines
