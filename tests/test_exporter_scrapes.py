@@ -381,7 +381,9 @@ def test_four_gpu_series_of_one_model_are_summed_and_an_ensemble_is_not_charged_
     infer_share = value(samples, c.M_REQUEST_STAGE_FRACTION, stage=c.STAGE_COMPUTE_INFER, **distil)
     assert infer_share == pytest.approx(infer_us / request_us)
     ensemble = {"model": "gpt_neo_cola_ensemble", "version": "1"}
-    assert value(samples, c.M_BATCHING_RATIO, **ensemble) == 1.0
+    # an ensemble's ratio is rows per request, no batching of its own (ensembles26): none, and it is marked
+    assert value(samples, c.M_BATCHING_RATIO, **ensemble) is None
+    assert value(samples, c.M_MODEL_ENSEMBLE, model="gpt_neo_cola_ensemble") == 1
     # Cost: four GPUs at 2.5 an hour, shared by compute time (input + infer + output, in µs).
     assert value(samples, c.M_COST_DEVICES, device_kind="gpu") == 4
     compute_us = {
@@ -411,8 +413,10 @@ def test_fastertransformer_ensemble_under_dynamic_batching():
     assert_sound(samples)
     gptj = {"model": "codegen-350M-mono-gptj", "version": "1"}
     assert value(samples, c.M_BATCHING_RATIO, **gptj) == pytest.approx(391768 / 20439)
-    for model in ("ensemble", "preprocessing", "postprocessing"):
+    for model in ("preprocessing", "postprocessing"):
         assert value(samples, c.M_BATCHING_RATIO, model=model, version="1") == 1.0
+    # the ensemble's 1.0 was rows per request, no batching of its own (ensembles26): none
+    assert value(samples, c.M_BATCHING_RATIO, model="ensemble", version="1") is None
     assert c.M_REQUEST_STAGE_FRACTION not in samples
     # No GPU family in the excerpt: priced as a node (0.5 an hour), shared by the steps' compute.
     steps_us = {"codegen-350M-mono-gptj": 6148437063, "preprocessing": 168281250, "postprocessing": 51508744}
