@@ -13,15 +13,23 @@ permissions of the one it replaces. The previous generation is kept (a reader th
 `current` just before the swap can still open its files); older ones are removed. Regular files
 and a `charts` folder of an earlier layout are replaced by links on the first publish (one at a
 time: that once, a reader can meet both).
+
+Two reports publishing into one DIR at once take turns: each holds an exclusive `flock` on the
+`DIR/published` folder for its whole publish (written, made current, old ones removed), so neither
+removes the generation the other is writing; a report that waits longer than `LOCK_WAIT_SECONDS`
+stops with an error saying another report is publishing there. The lock goes with its process
+(a killed report holds nothing).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from triton_sre.files import make_dirs, write_atomic
@@ -30,13 +38,51 @@ __all__ = ["CURRENT", "PUBLISHED", "publish"]
 
 PUBLISHED = "published"  # DIR/published/<generation>/: each report's files
 CURRENT = "current"  # DIR/current -> published/<generation>: the report readers see
+LOCK_WAIT_SECONDS = 120.0  # a publish writes files already rendered: seconds even at fleet size
 
 
 def publish(out: Path, files: Mapping[str, str | bytes]) -> list[Path]:
     """`files` (a path relative to `out` -> its content) published at once in `out`; the paths
     a reader opens (`out / name`) returned."""
-    store = out / PUBLISHED
-    make_dirs(store)
+    with _locked(out / PUBLISHED):
+        return _publish(out, out / PUBLISHED, files)
+
+
+@contextlib.contextmanager
+def _locked(store: Path) -> Iterator[None]:
+    """`store` made and held under an exclusive lock; waits for another report's publish (at most
+    `LOCK_WAIT_SECONDS`). A folder removed while we waited (an interrupted first report removes
+    its empty store) is made again and locked afresh."""
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        make_dirs(store)
+        fd = os.open(store, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if _lock(fd, deadline) and os.path.samestat(os.fstat(fd), os.stat(store)):
+                yield
+                return
+        except FileNotFoundError:
+            pass  # removed as we locked it: again
+        finally:
+            os.close(fd)  # releases the lock
+        if time.monotonic() >= deadline:
+            message = f"another triton-sre report is publishing into it (waited {LOCK_WAIT_SECONDS:g}s)"
+            raise OSError(errno.EBUSY, message, str(store.parent))
+
+
+def _lock(fd: int, deadline: float) -> bool:
+    """`fd` locked exclusively before `deadline` (False: not in time)."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
+
+def _publish(out: Path, store: Path, files: Mapping[str, str | bytes]) -> list[Path]:
     previous = _current(out)
     generation = store / f"report-{time.time_ns()}-{os.getpid()}"
     os.mkdir(generation)  # the umask's permissions, as a folder made in place
