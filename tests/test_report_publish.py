@@ -102,3 +102,45 @@ def test_the_files_are_links_into_the_current_report_and_a_format_not_written_is
     assert os.readlink(out / "report.html") == f"{CURRENT}/report.html"
     current = out / os.readlink(out / CURRENT)
     assert current.parent == out / PUBLISHED and (current / "models.csv").is_file()
+
+
+def _old_layout(made: Path, out: Path) -> None:
+    """`made`'s report as an earlier triton-sre wrote it: regular files and a `charts` folder."""
+    shutil.copytree(made, out, symlinks=False, ignore=shutil.ignore_patterns(PUBLISHED, CURRENT))
+    assert not [p for p in out.rglob("*") if p.is_symlink()] and (out / "charts").is_dir()
+
+
+def test_the_first_publish_into_an_earlier_layout_leaves_one_whole_report_at_every_step(
+    prometheus: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An `--out` of regular files (a report before generations existed) is turned into links
+    without a reader meeting the new report.md beside the old report.html: a SIGINT before each
+    file-system step in turn leaves every file the old one's or every one the new one's. Before,
+    the files were turned into links to the new report one at a time (the signal before the 24th
+    step left a new recommendations.csv beside the old report.md)."""
+    made, after = tmp_path / "made", tmp_path / "after"
+    assert _report(prometheus, made, "1060") == (c.EXIT_OK, "")
+    assert _report(prometheus, after, "1070") == (c.EXIT_OK, "")
+    old, new = _seen(made), _seen(after)
+    step, outcomes = 0, set()
+    while True:
+        step += 1
+        out = tmp_path / f"out{step}"
+        _old_layout(made, out)
+        assert _seen(out) == old
+        with monkeypatch.context() as patch:
+            calls = _interrupted_at(patch, step)
+            code, _err = _report(prometheus, out, "1070")
+        seen = _seen(out)
+        assert seen in (old, new), (step, {k: seen[k] == new.get(k) for k in seen})
+        assert not [p.name for p in out.rglob(".*")], step
+        outcomes.add("new" if seen == new else "old")
+        if calls[0] < step:
+            assert code == c.EXIT_OK
+            break
+        assert code in (c.EXIT_INTERRUPTED, c.EXIT_OK), step
+    assert outcomes == {"old", "new"} and step > 5
+    assert all(os.readlink(out / name) == f"{CURRENT}/{name}" for name in (*READ, "charts"))
+    code, _out, err = run(prometheus, out, "--end", "1080")  # the converted folder publishes as any
+    assert code == c.EXIT_OK, err
+    assert b"00:18:00 UTC" in (out / "report.md").read_bytes()  # 1080 s: the new range's end

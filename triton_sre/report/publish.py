@@ -10,9 +10,14 @@ or the new one's, and a signal or a crash at any step leaves one report or the o
 A file this run does not write (`--format html` after a full report) is carried into the new
 generation (a hard link, else a copy), as a file not rewritten stayed before. A file keeps the
 permissions of the one it replaces. The previous generation is kept (a reader that resolved
-`current` just before the swap can still open its files); older ones are removed. Regular files
-and a `charts` folder of an earlier layout are replaced by links on the first publish (one at a
-time: that once, a reader can meet both).
+`current` just before the swap can still open its files); older ones are removed.
+
+Regular files and a `charts` folder of an earlier layout (a report before generations) are first
+made a generation of their own (hard links), made current, and only then replaced by links to it,
+one at a time: each link reads what the file it replaces read, so a reader meets the old report
+whole until the new one is made current by the one rename (a folder is swapped for its link by
+`renameat2(RENAME_EXCHANGE)`; where the file system refuses it, moved aside first: for that
+instant `charts` is missing).
 
 Two reports publishing into one DIR at once take turns: each holds an exclusive `flock` on the
 `DIR/published` folder for its whole publish (written, made current, old ones removed), so neither
@@ -24,6 +29,7 @@ stops with an error saying another report is publishing there. The lock goes wit
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
 import os
@@ -38,6 +44,7 @@ __all__ = ["CURRENT", "PUBLISHED", "publish"]
 
 PUBLISHED = "published"  # DIR/published/<generation>/: each report's files
 CURRENT = "current"  # DIR/current -> published/<generation>: the report readers see
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2  # <fcntl.h>, <linux/fs.h>
 LOCK_WAIT_SECONDS = 120.0  # a publish writes files already rendered: seconds even at fleet size
 
 
@@ -83,9 +90,8 @@ def _lock(fd: int, deadline: float) -> bool:
 
 
 def _publish(out: Path, store: Path, files: Mapping[str, str | bytes]) -> list[Path]:
-    previous = _current(out)
-    generation = store / f"report-{time.time_ns()}-{os.getpid()}"
-    os.mkdir(generation)  # the umask's permissions, as a folder made in place
+    previous = _convert_earlier_layout(out, store, {Path(name).parts[0] for name in files})
+    generation = _new_generation(store)
     try:
         for name, data in files.items():
             _write(out, generation, name, data)
@@ -104,6 +110,38 @@ def _publish(out: Path, store: Path, files: Mapping[str, str | bytes]) -> list[P
         if old.name not in keep:
             shutil.rmtree(old, ignore_errors=True)
     return [out / name for name in files]
+
+
+def _new_generation(store: Path) -> Path:
+    generation = store / f"report-{time.time_ns()}-{os.getpid()}"
+    os.mkdir(generation)  # the umask's permissions, as a folder made in place
+    return generation
+
+
+def _convert_earlier_layout(out: Path, store: Path, names: set[str]) -> Path | None:
+    """The names among `names` that are regular files or folders in `out` (an earlier layout)
+    made links to a generation holding them, with the current one's other entries; that
+    generation (else the current one) returned."""
+    previous = _current(out)
+    legacy = sorted(name for name in names if os.path.lexists(out / name) and not (out / name).is_symlink())
+    if not legacy:
+        return previous
+    before = _new_generation(store)
+    try:
+        for name in legacy:
+            if (out / name).is_dir():
+                shutil.copytree(out / name, before / name, copy_function=_link_or_copy)
+            else:
+                _link_or_copy(str(out / name), str(before / name))
+        if previous is not None:
+            _carry(previous, before, set(legacy))
+        _replace_link(out / CURRENT, f"{PUBLISHED}/{before.name}")
+    except BaseException:
+        shutil.rmtree(before, ignore_errors=True)
+        raise
+    for name in legacy:  # each now reads the same through `current`
+        _link_top(out, name)
+    return before
 
 
 def _write(out: Path, generation: Path, name: str, data: str | bytes) -> None:
@@ -171,6 +209,8 @@ def _link_top(out: Path, name: str) -> None:
         if os.readlink(path) == target:
             return
     if path.is_dir() and not path.is_symlink():
+        if _exchanged_for_link(path, target):
+            return
         aside = out / PUBLISHED / f"{name}-before-{time.time_ns()}"
         os.rename(path, aside)
         try:
@@ -179,3 +219,24 @@ def _link_top(out: Path, name: str) -> None:
             shutil.rmtree(aside, ignore_errors=True)
         return
     _replace_link(path, target)
+
+
+def _exchanged_for_link(folder: Path, target: str) -> bool:
+    """`folder` swapped for a symbolic link to `target` in one step (Linux's renameat2 with
+    RENAME_EXCHANGE), the folder then removed; False where that call is not available."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    staged = folder.with_name(f".{folder.name}.{os.getpid()}.link")
+    staged.unlink(missing_ok=True)
+    os.symlink(target, staged)
+    try:
+        if renameat2(_AT_FDCWD, os.fsencode(staged), _AT_FDCWD, os.fsencode(folder), _RENAME_EXCHANGE):
+            return False  # refused (a file system without it): `staged` is still the link
+        # `staged` is now the folder; nothing to keep in it (its files are in the generation)
+        shutil.rmtree(staged, ignore_errors=True)
+        return True
+    finally:
+        if staged.is_symlink():
+            staged.unlink()
