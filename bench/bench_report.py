@@ -4,7 +4,10 @@ default step, read from a fake Prometheus HTTP API on loopback.
 The fake answers `/api/v1/query_range` for any range and step: each of Triton's per-model counter
 families and the exporter's per-model gauges has 100 models × 10 instances (the latency summary
 × 3 quantiles; the server cost and idle share one series per instance; the throughput chart's
-`sum by (model)` 100 series); every other query (LLM, capacity, histogram buckets) is empty.
+`sum by (model)` 100 series; the SLO section's per-step availability queries, `sum by (model,
+version) (increase(…))`, 100 series); every other query (LLM, capacity, histogram buckets) is empty.
+The count queries the report asks before choosing its step get the number of series of the query
+they count.
 Counters grow linearly, one reset half-way. The report runs in a child process (the CLI, all
 three formats); its peak RSS (`wait4`) and wall time are the figures.
 
@@ -39,6 +42,8 @@ END = 1_764_000_000.0
 PER_MODEL = frozenset((*c.PER_MODEL_COUNTERS, c.M_COST_PER_HOUR, c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO))
 PER_INSTANCE = frozenset((c.M_SERVER_COST_PER_HOUR, c.M_IDLE_COST_FRACTION))
 _NAME = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)")
+_COUNT = re.compile(r"^count\((?:count by \(([^)]*)\) \()?last_over_time\(([a-zA-Z_:][a-zA-Z0-9_:]*)")
+_STEP = re.compile(r"^sum by \(([^)]*)\) \(increase\(([a-zA-Z_:][a-zA-Z0-9_:]*)")
 REFUSAL = b'{"status":"error","error":"exceeded maximum resolution of 11,000 points per timeseries"}'
 
 
@@ -58,16 +63,22 @@ def _series(labels: dict[str, str], values: str) -> str:
     return '{"metric":' + json.dumps(labels) + ',"values":' + values + "}"
 
 
-def _answer(query: str, start: float, end: float, step: float, models: int, tritons: int) -> bytes:
+def _answer(query: str, start: float, end: float, step_s: float, models: int, tritons: int) -> bytes:
     name_match = _NAME.match(query)
     name = name_match.group(1) if name_match else ""
     parts: list[str] = []
-    if query.startswith("(sum by"):
-        values = _values(start, end, step, counter=False)
+    step = _STEP.match(query)
+    if step and step.group(2) in c.PER_MODEL_COUNTERS:  # the SLO section's, per model version
+        values = _values(start, end, step_s, counter=False)
+        parts = [
+            _series({c.LABEL_MODEL: f"model-{m:03d}", c.LABEL_VERSION: "1"}, values) for m in range(models)
+        ]
+    elif query.startswith("(sum by"):
+        values = _values(start, end, step_s, counter=False)
         parts = [_series({c.LABEL_MODEL: f"model-{m:03d}"}, values) for m in range(models)]
     elif name in PER_MODEL or name == c.NV_REQUEST_SUMMARY_US:
         counter = name in c.PER_MODEL_COUNTERS
-        values = _values(start, end, step, counter=counter)
+        values = _values(start, end, step_s, counter=counter)
         quantiles = c.LATENCY_QUANTILES if name == c.NV_REQUEST_SUMMARY_US else (None,)
         for m in range(models):
             for t in range(tritons):
@@ -85,13 +96,33 @@ def _answer(query: str, start: float, end: float, step: float, models: int, trit
                         labels[c.L_CURRENCY] = "USD"
                     parts.append(_series(labels, values))
     elif name in PER_INSTANCE:
-        values = _values(start, end, step, counter=False)
+        values = _values(start, end, step_s, counter=False)
         parts = [
             _series({"__name__": name, "instance": f"exporter-{t}:8003", c.L_CURRENCY: "USD"}, values)
             for t in range(tritons)
         ]
     body = '{"status":"success","data":{"resultType":"matrix","result":[' + ",".join(parts) + "]}}"
     return body.encode()
+
+
+def _count(query: str, models: int, tritons: int) -> list[dict]:
+    """The answer to a count query (`queries.count_expr`): the series of the query it counts."""
+    match = _COUNT.match(query)
+    if not match:
+        return []
+    labels, name = (match.group(1) or ""), match.group(2)
+    quantiles = len(c.LATENCY_QUANTILES) if name == c.NV_REQUEST_SUMMARY_US else 1
+    if name in PER_MODEL or name == c.NV_REQUEST_SUMMARY_US:
+        series = (
+            models * (quantiles if c.LABEL_QUANTILE in labels else 1)
+            if labels
+            else models * tritons * quantiles
+        )
+    elif name in PER_INSTANCE:
+        series = tritons
+    else:
+        return []
+    return [{"metric": {}, "value": [END, str(series)]}]
 
 
 def _serve(models: int, tritons: int, port_out: multiprocessing.Queue) -> None:
@@ -101,7 +132,7 @@ def _serve(models: int, tritons: int, port_out: multiprocessing.Queue) -> None:
         step = stamps[1] - stamps[0] if len(stamps) > 1 else 1.0
         return _answer(query, stamps[0], stamps[-1], step, models, tritons)
 
-    httpd = serve(answer, thread=False)
+    httpd = serve(answer, thread=False, instant=lambda query: _count(query, models, tritons))
     port_out.put(httpd.server_address[1])
     httpd.serve_forever()
 

@@ -25,11 +25,12 @@ def serve(
     thread: bool = True,
     *,
     delay: float = 0.0,
-    instant: list[dict[str, Any]] | None = None,
+    instant: list[dict[str, Any]] | Callable[[str], list[dict[str, Any]]] | None = None,
     seen: list[str] | None = None,
 ) -> ThreadingHTTPServer:
     """A server on 127.0.0.1 (a free port), serving in a daemon thread unless `thread` is False; each
-    answer after `delay` seconds (a slow Prometheus); instant queries answer the vector `instant`;
+    answer after `delay` seconds (a slow Prometheus); instant queries answer the vector `instant`
+    (a callable: its answer to the query);
     every query's PromQL is appended to `seen` when given (what a client asked, in order)."""
 
     class Handler(BaseHTTPRequestHandler):
@@ -50,7 +51,8 @@ def serve(
             elif url.path == "/api/v1/status/config":
                 data = {"yaml": "global:\n  scrape_interval: 10s\n"}
             else:
-                data = {"resultType": "vector", "result": instant or []}
+                vector = instant(params.get("query", "")) if callable(instant) else instant
+                data = {"resultType": "vector", "result": vector or []}
             body = (
                 data if isinstance(data, bytes) else json.dumps({"status": "success", "data": data}).encode()
             )

@@ -274,3 +274,28 @@ def test_a_regex_selector_is_matched_by_prometheus() -> None:
         f"count by ({c.LABEL_MODEL}) (last_over_time({c.NV_REQUEST_SUCCESS}"
         f'{{{c.LABEL_JOB}="{SPEC.triton_job}", {c.LABEL_MODEL}=~"llm-.*"}}[{SECONDS:.0f}s]))'
     ]
+
+
+def test_the_slo_reads_are_sized_by_their_counted_series(tmp_path: Path) -> None:
+    """The SLO section's range queries are read with the series counted before the step was chosen,
+    as the models table's are: each in one slice of the whole range (61 points). Before, each was
+    read without its count: a first slice of 10 points to learn it, then the rest (two queries)."""
+    asked: list[tuple[str, int]] = []
+
+    def answer(query: str, stamps: list[float]) -> object:
+        asked.append((query, len(stamps)))
+        return healthy(query, stamps)
+
+    one = [{"metric": {}, "value": [1600, "1"]}]  # every count: one series
+    httpd = serve(answer, instant=one)
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        code, _out, err = run(url, tmp_path, "--start", "1000", "--end", "1600")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert code == c.EXIT_OK, err
+    step_query = f"sum by ({c.LABEL_MODEL}, {c.LABEL_VERSION}) (increase("
+    per_step = [n for q, n in asked if q.startswith(step_query)]
+    assert per_step and per_step == [61] * len(per_step), per_step
+    assert [n for q, n in asked if q == c.NV_INFERENCE_COUNT] == [61]  # the models table's, as before

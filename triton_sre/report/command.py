@@ -315,7 +315,8 @@ def _build(
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
     llm = llm_table(frames, cost, end - start, increases)
     capacity = capacity_section(capacity_frames, step, probe_budget_s)
-    slos = None if slo_spec is None else slo_section(client, slo_spec, (start, end, step), window, increases)
+    span = (start, end, step)
+    slos = None if slo_spec is None else slo_section(client, slo_spec, span, window, increases, counts)
     return CostReport(start, end, step, client.source_url, table, summary, recs, charts, llm, capacity, slos)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,9 @@ FAILURE = c.SLO_PART_FAILURE
 TOTAL = c.SLO_PART_TOTAL
 GOOD = c.SLO_PART_GOOD
 PARTS = (BAD, SUCCESS, FAILURE)  # availability's; a histogram's: (TOTAL, GOOD); time slices': (TOTAL, BAD)
+Counts = Mapping[str, "int | None"]  # `slo_queries`' name -> the series counted (None: not known)
+NO_COUNTS: Counts = MappingProxyType({})
+SLICES, PER_STEP = "slices", " per step"  # of `query_name`
 # how a table's SLI counts its events (SLOTable.sli)
 SLI_REQUESTS, SLI_HISTOGRAM, SLI_SLICES = "requests", "histogram", "time slices"
 COLUMNS = (
@@ -303,18 +307,27 @@ KEEP = (c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID)  # a histogram part's 
 
 
 def histogram_tables(
-    client: Any, spec: Spec, slo: SLO, span: tuple[float, float, float], window: str
+    client: Any,
+    spec: Spec,
+    slo: SLO,
+    span: tuple[float, float, float],
+    window: str,
+    counts: Counts = NO_COUNTS,
 ) -> list[SLOTable]:
     """A request-based latency or LLM SLO's rows: the increase over the range of each series of the
     rules' parts (`histogram_selectors`), and each part's increase over the trailing `window` per step."""
     start, end, step = span
     selectors, keep = histogram_selectors(spec, slo), (*KEEP, *_clusters(spec.cluster_label))
     totals = {
-        part: increase_rows(client.read_increases(sel, start, end, step, keep))
+        part: increase_rows(
+            client.read_increases(sel, start, end, step, keep, counts.get(query_name(slo, part)))
+        )
         for part, sel in selectors.items()
     }
     steps = {
-        part: client.frame_range(step_expr(sel, window, spec.cluster_label), *span)
+        part: client.frame_range(
+            step_expr(sel, window, spec.cluster_label), *span, per_step(slo, part, counts)
+        )
         for part, sel in selectors.items()
     }
     return cluster_tables(slo, (totals, steps), end - start, spec.cluster_label, SLI_HISTOGRAM)
@@ -327,6 +340,7 @@ def slices_tables(
     span: tuple[float, float, float],
     window: str,
     skip: set[tuple[str, str]],
+    counts: Counts = NO_COUNTS,
 ) -> list[SLOTable]:
     """A latency SLO's time-slice rows, per model but the (cluster, model) pairs in `skip` (judged on
     the histogram): the rules' bad-slice expression at the end of each slice of the range (TOTAL:
@@ -345,7 +359,8 @@ def slices_tables(
         keys = zip(rows[cluster[0]] if cluster else [""] * len(rows), rows[c.LABEL_MODEL], strict=True)
         return rows[[key not in skip for key in keys]]
 
-    frame = own(client.frame_range(expr, start + slice_s, end, slice_s))
+    series = counts.get(query_name(slo, SLICES))  # per (cluster,) model, as each query below
+    frame = own(client.frame_range(expr, start + slice_s, end, slice_s, series))
     sources = tuple(sorted(set(frame.get(c.L_LATENCY_SOURCE, pd.Series(dtype=object)).dropna())))
     if not sources and not frame.empty:  # nothing but averages: the rule carries no label on its branches
         sources = (c.LATENCY_SOURCE_AVERAGE,)
@@ -356,7 +371,9 @@ def slices_tables(
     }
     steps = {
         part: own(
-            client.frame_range(f"sum {by(labels)} ({fn}(({expr})[{trailing}:{slo.time_slice}]))", *span)
+            client.frame_range(
+                f"sum {by(labels)} ({fn}(({expr})[{trailing}:{slo.time_slice}]))", *span, series
+            )
         )
         for part, fn in ((TOTAL, "count_over_time"), (BAD, "sum_over_time"))
     }
@@ -364,7 +381,12 @@ def slices_tables(
 
 
 def latency_tables(
-    client: Any, spec: Spec, slo: SLO, span: tuple[float, float, float], window: str
+    client: Any,
+    spec: Spec,
+    slo: SLO,
+    span: tuple[float, float, float],
+    window: str,
+    counts: Counts = NO_COUNTS,
 ) -> list[SLOTable]:
     """A latency or LLM SLO's tables, as its rules judge it: an LLM SLO and `latency_sli: histogram` on
     the histogram; `time_slice` on slices; `auto` on the histogram for models that have it, slices for
@@ -372,13 +394,23 @@ def latency_tables(
     tables = []
     skip: set[tuple[str, str]] = set()
     if slo.type in c.LLM_SLO_TYPES or slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
-        histogram = histogram_tables(client, spec, slo, span, window)
+        histogram = histogram_tables(client, spec, slo, span, window, counts)
         skip = {(t.cluster or "", str(m)) for t in histogram for m in t.rows["model"]}
         if skip or slo.latency_sli == c.LATENCY_SLI_HISTOGRAM or slo.type in c.LLM_SLO_TYPES:
             tables.extend(histogram)
     if slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM:
-        tables.extend(slices_tables(client, spec, slo, span, window, skip))
+        tables.extend(slices_tables(client, spec, slo, span, window, skip, counts))
     return tables
+
+
+def per_step(slo: SLO, part: str, counts: Counts) -> int | None:
+    """The series counted of `slo`'s per-step query of `part` (per model version and cluster)."""
+    return counts.get(query_name(slo, f"{part}{PER_STEP}"))
+
+
+def query_name(slo: SLO, part: str) -> str:
+    """The name of `slo`'s range query `part` in `slo_queries` and in the counts the reads are given."""
+    return f"SLO {slo.name} {part}"
 
 
 def slo_queries(spec: Spec, seconds: float) -> dict[str, RangeQuery]:
@@ -394,7 +426,7 @@ def slo_queries(spec: Spec, seconds: float) -> dict[str, RangeQuery]:
         elif slo.type in c.LLM_SLO_TYPES or slo.latency_sli != c.LATENCY_SLI_TIME_SLICE:
             parts = histogram_selectors(spec, slo)
             for part, sel in parts.items():  # read per series (`histogram_tables`)
-                queries[f"SLO {slo.name} {part}"] = RangeQuery(sel, count_expr(sel, seconds))
+                queries[query_name(slo, part)] = RangeQuery(sel, count_expr(sel, seconds))
         else:
             parts = {}
         if slo.type == c.SLO_LATENCY and slo.latency_sli != c.LATENCY_SLI_HISTOGRAM:
@@ -402,9 +434,11 @@ def slo_queries(spec: Spec, seconds: float) -> dict[str, RangeQuery]:
             ms: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job), *model_matchers(slo)]
             sel = selector(c.NV_REQUEST_DURATION_US, ms)
             labels = (*_clusters(spec.cluster_label), c.LABEL_MODEL)
-            queries[f"SLO {slo.name} slices"] = RangeQuery(sel, count_expr(sel, seconds, labels))
+            queries[query_name(slo, SLICES)] = RangeQuery(sel, count_expr(sel, seconds, labels))
         for part, sel in parts.items():
-            queries[f"SLO {slo.name} {part} per step"] = RangeQuery(sel, count_expr(sel, seconds, per_step))
+            queries[query_name(slo, f"{part}{PER_STEP}")] = RangeQuery(
+                sel, count_expr(sel, seconds, per_step)
+            )
     return queries
 
 
@@ -414,6 +448,7 @@ def slo_section(
     span: tuple[float, float, float],
     window: str,
     increases: Mapping[str, pd.DataFrame],
+    counts: Counts = NO_COUNTS,
 ) -> SLOSection:
     """The section of `spec`'s SLOs over `span` (start, end, step). Availability: the totals from the
     report's per-series `increases` of the request counters (`slo_totals`), and from Prometheus
@@ -424,11 +459,13 @@ def slo_section(
     tables = []
     for slo in spec.slos:
         if slo.type != c.SLO_AVAILABILITY:
-            tables.extend(latency_tables(client, spec, slo, span, window))
+            tables.extend(latency_tables(client, spec, slo, span, window, counts))
             continue
         totals = slo_totals(spec, slo, increases, _models(client, spec, slo, end, end - start))
         steps = {
-            part: client.frame_range(step_expr(sel, window, spec.cluster_label), start, end, step)
+            part: client.frame_range(
+                step_expr(sel, window, spec.cluster_label), start, end, step, per_step(slo, part, counts)
+            )
             for part, sel in slo_selectors(spec, slo).items()
         }
         tables.extend(cluster_tables(slo, (totals, steps), end - start, spec.cluster_label))
