@@ -241,8 +241,9 @@ def _build(
         pivot_rates,
     )
     from triton_sre.report.llm import TOKEN_FAMILIES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
+    from triton_sre.report.namespaces import qualified, qualify, shared_names
     from triton_sre.report.prom import each, frame_of, rate_window
-    from triton_sre.report.queries import CONFIG_FAMILIES, THROUGHPUT
+    from triton_sre.report.queries import CONFIG_FAMILIES, MODEL_NAMESPACE, THROUGHPUT
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
     from triton_sre.report.slo import slo_section
@@ -259,7 +260,7 @@ def _build(
 
     # Triton's counters, the histogram's buckets and the LLM token counters are only needed as their
     # increase per series: reduced as read, no frame
-    keep = (c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID)
+    keep = (c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID, c.LABEL_NAMESPACE)
     reduced = {family: keep for family in (*c.PER_MODEL_COUNTERS, *TOKEN_FAMILIES)}
     # the SLO section filters the request counters by the rules' job and failure reasons (report/slo.py);
     # the recommendations leave failures REJECTED/CANCELED in the queue out of the batching bound
@@ -299,24 +300,31 @@ def _build(
     frames = {name: frame(name) for name in plan if name not in skip} | config_frames
     capacity_frames.update({family: frames.pop(family) for family in CAPACITY_FAMILIES if family in frames})
     frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start, triton_job), end, end, step)
+    # same-named models of two namespaces (Triton's model namespacing) are rows of their own; the SLO
+    # section keeps the rules' level, the model name (its own `increases`)
+    slo_increases = increases
+    shared = shared_names([*increases.values(), *frames.values(), *capacity_frames.values()])
+    increases, frames = qualify(increases, shared), qualify(frames, shared)
+    capacity_frames = qualify(capacity_frames, shared)
     data = RangeData(start, end, step, frames, increases)
     table, summary = model_table(data)
     recs = recommend(table, summary.idle_fraction, thresholds)
     scrape = scrape_interval or client.scrape_interval(triton_job) or DEFAULT_SCRAPE_INTERVAL_S
     window = format_duration(rate_window(step, scrape))
     throughput = client.frame_range(
-        counter_rate(c.NV_INFERENCE_COUNT, [], window, (c.LABEL_MODEL,)),
+        counter_rate(c.NV_INFERENCE_COUNT, [], window, MODEL_NAMESPACE),
         start,
         end,
         step,
         counts.get(THROUGHPUT),
     )
+    throughput = qualified(throughput, shared)
     charts = draw_all(model_rows(table), pivot_rates(throughput), summary.currency)
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
     llm = llm_table(frames, cost, end - start, increases)
     capacity = capacity_section(capacity_frames, step, probe_budget_s)
     span = (start, end, step)
-    slos = None if slo_spec is None else slo_section(client, slo_spec, span, window, increases, counts)
+    slos = None if slo_spec is None else slo_section(client, slo_spec, span, window, slo_increases, counts)
     return CostReport(start, end, step, client.source_url, table, summary, recs, charts, llm, capacity, slos)
 
 

@@ -19,7 +19,12 @@ from triton_sre import conventions as c
 from triton_sre.promql import by
 
 MODEL_VERSION = (c.LABEL_MODEL, c.LABEL_VERSION)
-"""What the per-model gauges and the summary are aggregated by: rows per version when a model has several."""
+"""What the SLO section's per-step queries are aggregated by (the rules' level: the model name)."""
+MODEL_KEY = (*MODEL_VERSION, c.LABEL_NAMESPACE)
+MODEL_NAMESPACE = (c.LABEL_MODEL, c.LABEL_NAMESPACE)  # the config facts' and the throughput chart's
+"""What the per-model gauges and the summary are aggregated by: rows per version when a model has several,
+and per namespace (Triton's model namespacing: same-named models of two repositories, report/namespaces.py;
+a series without the label groups as before)."""
 CONFIG_FAMILIES = (
     c.M_MODEL_DYNAMIC_BATCHING,
     c.M_MODEL_MAX_BATCH_SIZE,
@@ -33,6 +38,8 @@ THROUGHPUT = "throughput"
 
 __all__ = [
     "CONFIG_FAMILIES",
+    "MODEL_KEY",
+    "MODEL_NAMESPACE",
     "THROUGHPUT",
     "RangeQuery",
     "count_expr",
@@ -80,11 +87,11 @@ def _aggregated(op: str, labels: tuple[str, ...], samples: str, selector: str, s
 def gauge_query(family: str, seconds: float) -> RangeQuery:
     """The range query of one of the exporter's per-model gauges the report reads (others as they are)."""
     if family == c.M_COST_PER_HOUR:
-        return _aggregated("sum", (*MODEL_VERSION, c.L_CURRENCY), finite(family), family, seconds)
+        return _aggregated("sum", (*MODEL_KEY, c.L_CURRENCY), finite(family), family, seconds)
     if family in (c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO):
-        return _aggregated("avg", MODEL_VERSION, not_nan(family), family, seconds)
+        return _aggregated("avg", MODEL_KEY, not_nan(family), family, seconds)
     if family in CONFIG_FAMILIES:
-        return _aggregated("max", (c.LABEL_MODEL,), finite(family), family, seconds)
+        return _aggregated("max", MODEL_NAMESPACE, finite(family), family, seconds)
     return plain(family, seconds)
 
 
@@ -92,7 +99,7 @@ def summary_query(seconds: float) -> RangeQuery:
     """Triton's latency summary at the report's quantiles: the worst server per model, quantile and step."""
     quantiles = "|".join(q.replace(".", "\\\\.") for q in c.LATENCY_QUANTILES)
     selector = f'{c.NV_REQUEST_SUMMARY_US}{{{c.LABEL_QUANTILE}=~"{quantiles}"}}'
-    return _aggregated("max", (*MODEL_VERSION, c.LABEL_QUANTILE), finite(selector), selector, seconds)
+    return _aggregated("max", (*MODEL_KEY, c.LABEL_QUANTILE), finite(selector), selector, seconds)
 
 
 def report_queries(
@@ -108,5 +115,5 @@ def report_queries(
     plan[c.NV_REQUEST_SUMMARY_US] = summary_query(seconds)
     plan.update({family: plain(family, seconds) for family in (histogram_buckets, *token_families)})
     plan.update({family: plain(family, seconds) for family in capacity_families})
-    plan[THROUGHPUT] = RangeQuery("", count_expr(c.NV_INFERENCE_COUNT, seconds, (c.LABEL_MODEL,)))
+    plan[THROUGHPUT] = RangeQuery("", count_expr(c.NV_INFERENCE_COUNT, seconds, MODEL_NAMESPACE))
     return plan

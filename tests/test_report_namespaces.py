@@ -1,0 +1,74 @@
+"""`triton-sre report` on Triton's model namespacing (`--model-namespacing=true`): two models of one
+name in two repositories are two rows, named as Triton's log names them (`<namespace>::<model>`);
+a name served from one repository keeps its bare name. The counters are the real Triton 2.51's two
+scrapes of `tests/data/namespacing_2.51` (docs/exporter.md, "Model namespacing"), served by a
+Prometheus stand-in as two samples of each series. Before, the two `vector_scale` were added into
+one row: 26 inferences in 8 executions, batching ratio 3.25, where one repository's model batched 2
+and the other's 4."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+from typing import Any
+
+from fake_prometheus import serve
+from test_report_answers import matrix, run
+
+from triton_sre import conventions as c
+
+DATA = Path(__file__).parent / "data" / "namespacing_2.51"
+SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+)$")
+LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def _scrape(name: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], str]:
+    """(family, labels) -> value of each labelled sample of a captured /metrics body."""
+    samples = {}
+    for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+        match = SAMPLE.match(line)
+        if match:
+            samples[(match.group(1), tuple(LABEL.findall(match.group(2))))] = match.group(3)
+    return samples
+
+
+FIRST, SECOND = _scrape("metrics_1.txt"), _scrape("metrics_2.txt")
+
+
+def _answer(query: str, stamps: list[float]) -> Any:
+    """A family's series by its bare name (Triton's counters): the first scrape's value before the
+    range's middle, the second's after; anything else (the exporter's gauges) has no series."""
+    middle = (stamps[0] + stamps[-1]) / 2
+    series = [
+        ({"__name__": family, **dict(labels)}, [FIRST[key] if t < middle else SECOND[key] for t in stamps])
+        for key in FIRST
+        for family, labels in [key]
+        if family == query and key in SECOND
+    ]
+    return matrix(series, stamps)
+
+
+def test_same_named_models_of_two_repositories_are_two_rows(tmp_path: Path) -> None:
+    repo_a, repo_b = sorted(
+        {dict(labels)[c.LABEL_NAMESPACE] for (family, labels) in FIRST if family == c.NV_INFERENCE_COUNT}
+    )
+    httpd = serve(_answer)
+    try:
+        code, _out, err = run(f"http://127.0.0.1:{httpd.server_address[1]}", tmp_path)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert code == c.EXIT_OK, err
+    rows = {r["model"]: r for r in csv.DictReader((tmp_path / "models.csv").open(encoding="utf-8"))}
+    assert set(rows) == {f"{repo_a}::vector_scale", f"{repo_b}::vector_scale", "pipeline_a", "pipeline_b"}
+    a, b = rows[f"{repo_a}::vector_scale"], rows[f"{repo_b}::vector_scale"]
+    # repo_a's: 2 then 8 inferences, 1 then 4 executions; repo_b's: 4 then 24, 1 then 6
+    assert (float(a["inferences"]), float(a["batching_ratio"])) == (6.0, 2.0)
+    assert (float(b["inferences"]), float(b["batching_ratio"])) == (20.0, 4.0)
+    assert (float(rows["pipeline_b"]["inferences"]), float(rows["pipeline_b"]["batching_ratio"])) == (
+        20.0,
+        4.0,
+    )
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert f"{repo_a}::vector_scale" in report and f"{repo_b}::vector_scale" in report

@@ -1,0 +1,58 @@
+"""Triton's model namespacing in the report (`tritonserver --model-namespacing=true`, 24.05+).
+
+Every per-model series then carries `namespace` (the model's repository path), and two
+repositories may serve models of one name (docs/exporter.md, "Model namespacing"). The report's
+tables, charts and recommendations are keyed by the model name, so such a name is given its
+namespace, as Triton's log lines and model ids name it: `<namespace>::<model>`
+(`/models/a::vector_scale`). Only names seen in two namespaces or more over the range are: a
+name served from one repository keeps its bare name, and so does every model of a Prometheus
+Operator user, whose `namespace` is the Kubernetes one (unless one model name is scraped from two
+Kubernetes namespaces: two deployments, two rows). A series without `namespace` keeps its name.
+Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import pandas as pd
+
+from triton_sre import conventions as c
+
+__all__ = ["SEP", "qualified", "qualify", "shared_names"]
+
+SEP = "::"  # core's model id of a namespaced model, as its log lines print it
+
+
+def _pairs(frame: pd.DataFrame) -> Iterable[tuple[str, str]]:
+    if frame.empty or c.LABEL_NAMESPACE not in frame.columns or c.LABEL_MODEL not in frame.columns:
+        return ()
+    both = frame[[c.LABEL_MODEL, c.LABEL_NAMESPACE]].astype(object).dropna().astype(str).drop_duplicates()
+    return both.itertuples(index=False, name=None)
+
+
+def shared_names(frames: Iterable[pd.DataFrame]) -> set[str]:
+    """The model names that have series in two non-empty namespaces or more among `frames`."""
+    spaces: dict[str, set[str]] = {}
+    for frame in frames:
+        for model, namespace in _pairs(frame):
+            if namespace:
+                spaces.setdefault(model, set()).add(namespace)
+    return {model for model, seen in spaces.items() if len(seen) > 1}
+
+
+def qualified(frame: pd.DataFrame, shared: set[str]) -> pd.DataFrame:
+    """`frame` with the `model` of each series of a `shared` name and a namespace made
+    `<namespace>::<model>`."""
+    if not shared or frame.empty or not {c.LABEL_MODEL, c.LABEL_NAMESPACE} <= set(frame.columns):
+        return frame
+    model = frame[c.LABEL_MODEL].astype(object)
+    namespace = frame[c.LABEL_NAMESPACE].astype(object).fillna("").astype(str)
+    named = model.isin(shared) & (namespace != "")
+    if not named.any():
+        return frame
+    return frame.assign(**{c.LABEL_MODEL: model.where(~named, namespace + SEP + model.astype(str))})
+
+
+def qualify(frames: Mapping[str, pd.DataFrame], shared: set[str]) -> dict[str, pd.DataFrame]:
+    return {name: qualified(frame, shared) for name, frame in frames.items()}
