@@ -12,7 +12,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -68,3 +68,14 @@ def serve(
     if thread:
         threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
+
+
+@contextlib.contextmanager
+def served(answer: Answer, **options: Any) -> Iterator[str]:
+    """`serve(answer, **options)` for the block: its URL, the server stopped after."""
+    httpd = serve(answer, **options)
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fake_prometheus import serve
+from fake_prometheus import served
 from test_report_answers import matrix, run
 
 from triton_sre import conventions as c
@@ -53,12 +53,8 @@ def test_same_named_models_of_two_repositories_are_two_rows(tmp_path: Path) -> N
     repo_a, repo_b = sorted(
         {dict(labels)[c.LABEL_NAMESPACE] for (family, labels) in FIRST if family == c.NV_INFERENCE_COUNT}
     )
-    httpd = serve(_answer)
-    try:
-        code, _out, err = run(f"http://127.0.0.1:{httpd.server_address[1]}", tmp_path)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with served(_answer) as url:
+        code, _out, err = run(url, tmp_path)
     assert code == c.EXIT_OK, err
     rows = {r["model"]: r for r in csv.DictReader((tmp_path / "models.csv").open(encoding="utf-8"))}
     assert set(rows) == {f"{repo_a}::vector_scale", f"{repo_b}::vector_scale", "pipeline_a", "pipeline_b"}

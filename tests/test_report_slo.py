@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fake_prometheus import serve
+from fake_prometheus import serve, served
 from test_report_answers import healthy, matrix, run
 
 from triton_sre import conventions as c
@@ -287,13 +287,8 @@ def test_the_slo_reads_are_sized_by_their_counted_series(tmp_path: Path) -> None
         return healthy(query, stamps)
 
     one = [{"metric": {}, "value": [1600, "1"]}]  # every count: one series
-    httpd = serve(answer, instant=one)
-    try:
-        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    with served(answer, instant=one) as url:
         code, _out, err = run(url, tmp_path, "--start", "1000", "--end", "1600")
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
     assert code == c.EXIT_OK, err
     step_query = f"sum by ({c.LABEL_MODEL}, {c.LABEL_VERSION}) (increase("
     per_step = [n for q, n in asked if q.startswith(step_query)]
