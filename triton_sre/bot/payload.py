@@ -173,7 +173,7 @@ def describe_change(before: Sequence[Mapping[str, str]], group: AlertGroup, befo
     now = {s["fingerprint"]: s for s in alert_states(group)}
 
     def names(states: list[Mapping[str, str]]) -> str:
-        shown = [_display(s) for s in states[:5]]
+        shown = [display(s) for s in states[:5]]
         more = len(states) - len(shown)
         return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
@@ -202,6 +202,6 @@ def describe_change(before: Sequence[Mapping[str, str]], group: AlertGroup, befo
     return " ".join(parts)
 
 
-def _display(state: Mapping[str, str]) -> str:
+def display(state: Mapping[str, str]) -> str:
     model = state.get("model")
     return f"{state.get('name')} ({model})" if model else str(state.get("name"))

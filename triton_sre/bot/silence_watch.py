@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.bot.outbox import MessageRef, Outbox
+from triton_sre.bot.payload import display
 from triton_sre.bot.silence_state import Note, SilenceState, View, silenced_view
-from triton_sre.bot.silences import SilenceReadError, group_silences, read_alerts
+from triton_sre.bot.silences import Silence, SilenceReadError, group_silences, read_alerts
 
 log = logging.getLogger(__name__)
 
@@ -105,32 +106,49 @@ class SilenceWatch:
             firing = [a for a in ref.alerts if a.get("status") == c.AM_STATUS_FIRING]
             if self._resolved_while_silenced(ref, firing, listed, now):
                 continue
-            count, silences = group_silences(firing, held)
-            ids = frozenset(s.id for s in silences)
-            if ids == self._shown.get(ref.group_key, frozenset()):
-                continue
-            who = "; ".join(_esc(s.describe()) for s in silences)
-            if silences:
-                which = "" if count == len(firing) else f" ({count} of {len(firing)} alerts)"
-                text = f":no_bell: Silenced in Alertmanager{which} {who}"
-                note = (
-                    f":no_bell: *Silenced* in Alertmanager{which} {who}. The alert still fires; "
-                    "Alertmanager notifies this group again if it still fires when the silence ends."
-                )
-                notes = {**self._notes, ref.group_key: (note, count == len(firing))}
-            else:
-                text = ":bell: The silence ended: Alertmanager notifies this group again."
-                notes = {k: v for k, v in self._notes.items() if k != ref.group_key}
+            ids, said, note = _silences_of(firing, held)
+            key = ref.group_key
+            if ids == self._shown.get(key, frozenset()):
+                if note == self._notes.get(key):
+                    continue
+                said = ""  # the same silences holding other alerts of the group: the message only
+            notes = {k: v for k, v in self._notes.items() if k != key} | ({key: note} if note else {})
             try:
-                self._edit(ref.channel, ref.ts, ref.group_key, notes.get(ref.group_key))
-                self.reply(ref, text)
+                self._edit(ref.channel, ref.ts, key, note)
+                if said:
+                    self.reply(ref, said)
             except Exception as exc:  # Slack down or refusing: the next poll tries again
-                log.warning("group %s: silence not shown: %s", ref.group_key, exc)
+                log.warning("group %s: silence not shown: %s", key, exc)
                 continue
-            self._shown[ref.group_key] = ids
+            self._shown[key] = ids
             self._notes = notes
             if self.state is not None:
-                self.state.save_announced(ref.group_key, ids, notes.get(ref.group_key))
+                self.state.save_announced(key, ids, note)
+
+    def carry(self, ref: MessageRef | None, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The notification with the alerts the group's message shows firing that it left out because a
+        silence holds them (Alertmanager's MuteStage drops a muted alert from the webhook, so the bot
+        drew it resolved), as Alertmanager's API lists them; None when it leaves out none of them (or
+        Alertmanager cannot be read: counted, logged)."""
+        sent = {a.get("fingerprint") for a in payload.get("alerts") or [] if isinstance(a, dict)}
+        left_out = [
+            str(a.get("fingerprint"))
+            for a in (ref.alerts if ref is not None else [])
+            if a.get("status") == c.AM_STATUS_FIRING and a.get("fingerprint") not in sent
+        ]
+        if not left_out:
+            return None
+        try:
+            held, listed = read_alerts(self.url, SILENCE_READ_SECONDS)
+        except SilenceReadError as exc:
+            self.count(exc.outcome)
+            log.info("silences not read from Alertmanager: %s", exc)
+            return None
+        self.count(c.BOT_OUTCOME_OK)
+        carried = [_as_sent(listed[f]) for f in left_out if f in held and f in listed]
+        if not carried:
+            return None
+        return {**payload, "status": c.AM_STATUS_FIRING, "alerts": [*(payload.get("alerts") or []), *carried]}
 
     def _resolved_while_silenced(
         self, ref: MessageRef, firing: list[dict[str, Any]], listed: frozenset[str], now: float
@@ -164,6 +182,57 @@ class SilenceWatch:
         if view is None or self.edit is None:
             return
         self.edit(channel, ts, *(view if note is None else silenced_view(*view, *note)))
+
+
+def _silences_of(
+    firing: list[dict[str, Any]], held: dict[str, list[Silence]]
+) -> tuple[frozenset[str], str, Note | None]:
+    """The ids of the silences holding a group's firing alerts, the thread's reply, the message's note."""
+    count, silences = group_silences(firing, held)
+    if not silences:
+        return frozenset(), ":bell: The silence ended: Alertmanager notifies this group again.", None
+    which = "" if count == len(firing) else f" ({count} of {len(firing)} alerts)"
+    who = _who(silences, [] if not which else firing, held)
+    note = (
+        f":no_bell: *Silenced* in Alertmanager{which} {who}. The alert still fires; "
+        "Alertmanager notifies this group again if it still fires when the silence ends."
+    )
+    return (
+        frozenset(s.id for s in silences),
+        f":no_bell: Silenced in Alertmanager{which} {who}",
+        (
+            note,
+            count == len(firing),
+        ),
+    )
+
+
+def _who(silences: list[Silence], firing: list[dict[str, Any]], held: dict[str, list[Silence]]) -> str:
+    """`by alice until 22:00 UTC: "why"`, each silence's; with `firing` (only some alerts are held) each
+    names the alerts it holds first: `TritonModelUnavailable (ranker) on triton-c:8003 by alice …`."""
+    parts = []
+    for silence in silences:
+        which = [
+            display(a) + (f" on {a['instance']}" if a.get("instance") else "")
+            for a in firing
+            if silence in held.get(str(a.get("fingerprint", "")), [])
+        ]
+        names = ", ".join(which)
+        parts.append(f"{names} {silence.describe()}" if names else silence.describe())
+    return "; ".join(_esc(p) for p in parts)
+
+
+def _as_sent(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """An alert of Alertmanager's API v2 as its webhook sends a firing alert."""
+    return {
+        "status": c.AM_STATUS_FIRING,
+        "labels": dict(raw.get("labels") or {}),
+        "annotations": dict(raw.get("annotations") or {}),
+        "startsAt": raw.get("startsAt") or "",
+        "endsAt": "0001-01-01T00:00:00Z",
+        "generatorURL": raw.get("generatorURL") or "",
+        "fingerprint": raw.get("fingerprint") or "",
+    }
 
 
 def _esc(text: str) -> str:

@@ -53,9 +53,10 @@ def read_silenced(base_url: str, seconds: float) -> dict[str, list[Silence]]:
 
 def read_alerts(
     base_url: str, seconds: float, query: dict[str, str] = EVERY_ALERT_QUERY
-) -> tuple[dict[str, list[Silence]], frozenset[str]]:
-    """(fingerprint of each silenced alert -> the active silences holding it, the fingerprint of every
-    alert the query listed: with the default, every alert Alertmanager holds, a resolved one not)."""
+) -> tuple[dict[str, list[Silence]], dict[str, Mapping[str, Any]]]:
+    """(fingerprint of each silenced alert -> the active silences holding it, fingerprint -> every
+    alert the query listed as the API gives it: with the default, every alert Alertmanager holds, a
+    resolved one not)."""
     started = time.monotonic()
     alerts = _get(base_url, "api/v2/alerts", seconds, query)
     left = max(seconds - (time.monotonic() - started), 0.1)
@@ -70,17 +71,17 @@ def read_alerts(
             sid = str(raw.get("id") or "")
             by_id[sid] = Silence(sid, _text(raw, "createdBy"), _text(raw, "comment"), _text(raw, "endsAt"))
     held: dict[str, list[Silence]] = {}
-    listed: set[str] = set()
+    listed: dict[str, Mapping[str, Any]] = {}
     for raw in alerts:
         if not isinstance(raw, Mapping):
             continue
-        listed.add(str(raw.get("fingerprint") or ""))
+        listed[str(raw.get("fingerprint") or "")] = raw
         status = raw.get("status") if isinstance(raw.get("status"), Mapping) else {}
         ids = status.get("silencedBy") if isinstance(status.get("silencedBy"), list) else []
         found = [by_id[str(i)] for i in ids if str(i) in by_id]
         if found and raw.get("fingerprint"):
             held[str(raw["fingerprint"])] = found
-    return held, frozenset(listed)
+    return held, listed
 
 
 def group_silences(

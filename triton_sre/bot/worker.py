@@ -216,6 +216,11 @@ class Worker:
             self.outbox.mark_failed(notification.id, f"not a notification: {exc}")
             return
         ref = self.outbox.message(group.group_key)
+        carried = self.silences.carry(ref, notification.payload) if self.silences is not None else None
+        if carried is not None:  # alerts a silence holds, left out by Alertmanager: firing, not resolved
+            self.outbox.enqueue(group.group_key, carried)
+            self.outbox.mark_done(notification.id)
+            return
         state_digest = digest(group)
         refresh = str(notification.payload.get(REFRESH_KEY) or "")  # queued by the recovery watch
         if ref is not None and ref.digest == state_digest and not refresh:

@@ -1,0 +1,89 @@
+"""A group only partly silenced, against the REAL Alertmanager: its webhook leaves the silenced alerts
+out (notify/mute.go MuteStage drops a muted alert from what the receivers get), and the bot drew them
+resolved, then took the silence for ended. The message keeps them firing and says which alert is
+silenced, by whom, until when; the header stays FIRING."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from test_bot_alertmanager import Alertmanager, posts, unavailable_alert, wait_until
+from test_bot_silences import amtool_silence, header_and_text, new_case
+from test_bot_silences import silence_stack as silence_stack
+
+from triton_sre import conventions as c
+from triton_sre.bot.command import Bot
+from triton_sre.bot.dev_slack_standin import SlackStandin
+
+INSTANCES = ("triton-a:8003", "triton-b:8003", "triton-c:8003")
+
+
+def replies(standin: SlackStandin, ts: str) -> list[str]:
+    return [
+        str(p.params.get("text"))
+        for p in standin.calls("chat.postMessage", ok_only=True)
+        if p.params.get("thread_ts") == ts
+    ]
+
+
+def sent_by_alertmanager(bot: Bot, case: str) -> list[dict[str, Any]]:
+    """The notifications of the case's group as stored, the bot's own (carried) ones left out."""
+    rows = bot.outbox._db.execute(
+        "SELECT payload FROM notifications WHERE instr(group_key, ?) > 0 ORDER BY id", (case,)
+    ).fetchall()
+    return [json.loads(r[0]) for r in rows]
+
+
+def three_alerts(stack: dict[str, Any]) -> tuple[str, str]:
+    am: Alertmanager = stack["am"]
+    case = new_case()
+    for instance in INSTANCES:
+        am.post(*unavailable_alert(case, model=f"m{case}", instance=instance))
+    ts = wait_until(lambda: posts(stack["standin"], case), 15, "the group's message")[0].response["ts"]
+    wait_until(
+        lambda: all(i in header_and_text(stack["standin"], ts)[1] for i in INSTANCES), 15, "three alerts"
+    )
+    return case, ts
+
+
+def test_one_alert_of_three_silenced_stays_firing_and_is_named(silence_stack: dict[str, Any]) -> None:
+    am: Alertmanager = silence_stack["am"]
+    standin: SlackStandin = silence_stack["standin"]
+    bot: Bot = silence_stack["bot"]
+    case, ts = three_alerts(silence_stack)
+    amtool_silence(
+        am.url,
+        "add",
+        "--author=gus",
+        "--duration=1h",
+        "--comment=c is drained",
+        f"testcase={case}",
+        "instance=triton-c:8003",
+    )
+    wait_until(lambda: "1 of 3 alerts" in header_and_text(standin, ts)[1], 10, "the silence said")
+    # Alertmanager's next notification (a repeat every 2 s here) leaves the silenced alert out
+    before = len(sent_by_alertmanager(bot, case))
+    wait_until(lambda: len(sent_by_alertmanager(bot, case)) > before, 10, "a notification after the silence")
+    labels, annotations = unavailable_alert(case, model=f"m{case}", instance="triton-b:8003")
+    am.post(labels, annotations, resolved=True)
+    wait_until(lambda: "2 firing, 1 resolved" in header_and_text(standin, ts)[1], 15, "b drawn resolved")
+    left_out = [
+        p
+        for p in sent_by_alertmanager(bot, case)
+        if {a["labels"]["instance"] for a in p["alerts"]} == set(INSTANCES[:2])
+    ]
+    assert left_out, "Alertmanager's webhook carried the silenced alert"
+    # b resolved: a and c fire, c silenced
+    wait_until(lambda: "1 of 2 alerts" in header_and_text(standin, ts)[1], 10, "the note recounted")
+    header, body = header_and_text(standin, ts)
+    assert "FIRING" in header and "SILENCED" not in header
+    assert f"{c.ALERT_MODEL_UNAVAILABLE} (m{case}) on triton-c:8003 by gus until" in body, body
+    shown = standin.message("#triton-alerts", ts)
+    lines = [b["text"]["text"] for b in shown["blocks"] if b.get("type") == "section" and "text" in b]
+    c_line = next(line for line in lines if "`triton-c:8003`" in line)
+    assert "(resolved)" not in c_line
+    said = replies(standin, ts)
+    assert not any("silence ended" in r for r in said), said
+    assert not any(r.count(c.ALERT_MODEL_UNAVAILABLE) > 1 and "Resolved:" in r for r in said), said
+    assert any("2 of 3 alert(s) firing" in r for r in said), said
