@@ -26,6 +26,7 @@ from triton_sre.bot.enrich import SLO_ALERTS, enrich
 from triton_sre.bot.outbox import Outbox
 from triton_sre.bot.recovery import CLEAN_WINDOW, recovery_facts, tier_threshold
 from triton_sre.bot.recovery_watch import READ_SECONDS, RECOVERING_TEXT, REFRESH_KEY
+from triton_sre.bot.silence_watch import queue_resolution
 from triton_sre.bot.slack import SlackDelivery
 from triton_sre.bot.worker import Worker
 from triton_sre.prom import Prometheus
@@ -223,7 +224,7 @@ def test_a_resolution_drawn_under_a_silence_is_no_recovery_refresh(tmp_path: Pat
         assert stored is not None
         worker.outbox.enqueue(ref.group_key, {**stored, REFRESH_KEY: RECOVERING_TEXT})
         worker.step()
-        assert worker._resolve_silenced(ref)
+        assert queue_resolution(worker.outbox, ref.group_key, None, time.time())
         queued = worker.outbox.last_payload(ref.group_key)
         assert queued is not None and queued["status"] == c.AM_STATUS_RESOLVED
         assert REFRESH_KEY not in queued

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.bot.outbox import MessageRef, Outbox
+from triton_sre.bot.outbox import MessageRef, Notification, Outbox
 from triton_sre.bot.payload import display
+from triton_sre.bot.recovery_watch import REFRESH_KEY
 from triton_sre.bot.silence_state import Note, SilenceState, View, silenced_view
 from triton_sre.bot.silences import Silence, SilenceReadError, group_silences, read_alerts
 
@@ -37,6 +39,10 @@ GONE_AFTER_SECONDS = 150.0
 RESOLVED_TEXT = (
     ":white_check_mark: The alert resolved while silenced: it left Alertmanager, which sends no "
     "notification for an alert its silence holds."
+)
+PARTLY_RESOLVED_TEXT = (
+    ":white_check_mark: {} resolved while silenced: it left Alertmanager, which sends no notification "
+    "for an alert its silence holds. {} alert(s) of the group still fire."
 )
 
 Reply = Callable[[MessageRef, str], None]
@@ -55,7 +61,6 @@ class SilenceWatch:
         count: Callable[[str], None],
         edit: Edit | None = None,
         state: SilenceState | None = None,
-        resolve: Callable[[MessageRef], bool] | None = None,
     ) -> None:
         self.url = url
         self.outbox = outbox
@@ -63,11 +68,9 @@ class SilenceWatch:
         self.count = count
         self.edit = edit
         self.state = state
-        self.resolve = resolve
-        """(the group's message) -> whether a resolution of its alerts was queued."""
         self.gone_after_seconds = GONE_AFTER_SECONDS
-        self._gone: dict[str, float] = {}
-        """Group key -> when its firing alerts were first missing from Alertmanager while silenced."""
+        self._gone: dict[str, tuple[frozenset[str], float]] = {}
+        """Group key -> its firing alerts missing from Alertmanager while silenced, and since when."""
         stored = state.announced() if state is not None else {}
         self._notes: dict[str, Note] = {k: note for k, (_, note) in stored.items() if note is not None}
         """Group key -> the note its message shows while silenced, and whether every firing alert is held."""
@@ -104,7 +107,7 @@ class SilenceWatch:
                 self.state.save_announced(key, frozenset(), None)
         for ref in refs:
             firing = [a for a in ref.alerts if a.get("status") == c.AM_STATUS_FIRING]
-            if self._resolved_while_silenced(ref, firing, listed, now):
+            if self._resolved_while_silenced(ref, firing, listed, held, now):
                 continue
             ids, said, note = _silences_of(firing, held)
             key = ref.group_key
@@ -112,7 +115,6 @@ class SilenceWatch:
                 if note == self._notes.get(key):
                     continue
                 said = ""  # the same silences holding other alerts of the group: the message only
-            notes = {k: v for k, v in self._notes.items() if k != key} | ({key: note} if note else {})
             try:
                 self._edit(ref.channel, ref.ts, key, note)
                 if said:
@@ -120,23 +122,23 @@ class SilenceWatch:
             except Exception as exc:  # Slack down or refusing: the next poll tries again
                 log.warning("group %s: silence not shown: %s", key, exc)
                 continue
-            self._shown[key] = ids
-            self._notes = notes
-            if self.state is not None:
-                self.state.save_announced(key, ids, note)
+            self._store(key, ids, note)
 
-    def carry(self, ref: MessageRef | None, payload: dict[str, Any]) -> dict[str, Any] | None:
+    def carry(self, ref: MessageRef | None, notification: Notification) -> dict[str, Any] | None:
         """The notification with the alerts the group's message shows firing that it left out because a
         silence holds them (Alertmanager's MuteStage drops a muted alert from the webhook, so the bot
-        drew it resolved), as Alertmanager's API lists them; None when it leaves out none of them (or
-        Alertmanager cannot be read: counted, logged)."""
+        drew it resolved), as Alertmanager's API lists them; and, in a group whose thread announced a
+        silence, those Alertmanager no longer lists (resolved under the silence, or Alertmanager
+        restarted) as the message shows them, for the poll to draw resolved. None when it leaves out
+        none of them (or Alertmanager cannot be read: counted, logged)."""
+        payload = notification.payload
         sent = {a.get("fingerprint") for a in payload.get("alerts") or [] if isinstance(a, dict)}
         left_out = [
             str(a.get("fingerprint"))
             for a in (ref.alerts if ref is not None else [])
             if a.get("status") == c.AM_STATUS_FIRING and a.get("fingerprint") not in sent
         ]
-        if not left_out:
+        if ref is None or not left_out:
             return None
         try:
             held, listed = read_alerts(self.url, SILENCE_READ_SECONDS)
@@ -145,31 +147,57 @@ class SilenceWatch:
             log.info("silences not read from Alertmanager: %s", exc)
             return None
         self.count(c.BOT_OUTCOME_OK)
-        carried = [_as_sent(listed[f]) for f in left_out if f in held and f in listed]
+        before = self.outbox.last_payload(ref.group_key, notification.id) or {}
+        shown = {a.get("fingerprint"): a for a in before.get("alerts") or [] if isinstance(a, dict)}
+        silenced = bool(self._shown.get(ref.group_key))
+        carried = [
+            _as_sent(listed[f]) if f in held else shown[f]
+            for f in left_out
+            if (f in held and f in listed) or (silenced and f not in listed and f in shown)
+        ]
         if not carried:
             return None
         return {**payload, "status": c.AM_STATUS_FIRING, "alerts": [*(payload.get("alerts") or []), *carried]}
 
     def _resolved_while_silenced(
-        self, ref: MessageRef, firing: list[dict[str, Any]], listed: frozenset[str], now: float
+        self,
+        ref: MessageRef,
+        firing: list[dict[str, Any]],
+        listed: Mapping[str, Any],
+        held: dict[str, list[Silence]],
+        now: float,
     ) -> bool:
-        """True while a silenced group's firing alerts are all gone from Alertmanager (nothing else is
-        said of it meanwhile); once gone `gone_after_seconds`, its resolution is queued and replied."""
+        """True while firing alerts of a silenced group are gone from Alertmanager (nothing else is said
+        of the group meanwhile); once gone `gone_after_seconds`, their resolution is queued (the others
+        kept firing), the note recounted without them, and the thread told."""
         key = ref.group_key
-        if not self._shown.get(key) or not firing or any(a.get("fingerprint") in listed for a in firing):
+        gone = frozenset(str(a.get("fingerprint")) for a in firing if a.get("fingerprint") not in listed)
+        if not self._shown.get(key) or not gone:
             self._gone.pop(key, None)
             return False
-        since = self._gone.setdefault(key, now)
-        if now - since < self.gone_after_seconds or self.resolve is None:
+        if self._gone.get(key, (None, 0.0))[0] != gone:
+            self._gone[key] = (gone, now)
+        since = self._gone[key][1]
+        if now - since < self.gone_after_seconds:
             return True
+        self._gone[key] = (gone, math.inf)  # once: the worker draws it before the next poll
+        left = [a for a in firing if str(a.get("fingerprint")) not in gone]
+        ids, _, note = _silences_of(left, held)
+        self._store(key, ids, note)  # what the worker's drawing shows: no "silence ended" said
         try:
-            queued = self.resolve(ref)
-            self._gone[key] = math.inf  # once: the worker draws it before the next poll
-            if queued:
-                self.reply(ref, RESOLVED_TEXT)
+            if queue_resolution(self.outbox, ref.group_key, gone, now):
+                names = ", ".join(_named(a) for a in firing if str(a.get("fingerprint")) in gone)
+                self.reply(ref, PARTLY_RESOLVED_TEXT.format(names, len(left)) if left else RESOLVED_TEXT)
         except Exception as exc:  # Slack down or refusing: the resolution is drawn all the same
             log.warning("group %s: resolution while silenced not said: %s", key, exc)
         return True
+
+    def _store(self, key: str, ids: frozenset[str], note: Note | None) -> None:
+        """The silences a group's thread announced and the note its message shows."""
+        self._shown[key] = ids
+        self._notes = {k: v for k, v in self._notes.items() if k != key} | ({key: note} if note else {})
+        if self.state is not None:
+            self.state.save_announced(key, ids, note)
 
     def dress(self, group_key: str, text: str, blocks: list[dict[str, Any]]) -> View:
         """A firing group's newly rendered message as it reads under the silence its thread announced."""
@@ -182,6 +210,36 @@ class SilenceWatch:
         if view is None or self.edit is None:
             return
         self.edit(channel, ts, *(view if note is None else silenced_view(*view, *note)))
+
+
+def queue_resolution(
+    outbox: Outbox, group_key: str, fingerprints: Collection[str] | None, now: float
+) -> bool:
+    """Queue the resolution of a group's alerts that resolved under a silence (Alertmanager sends none):
+    its last notification with those alerts (None: every alert) resolved now, the others as they were.
+    False without a notification stored."""
+    payload = outbox.last_payload(group_key)
+    if payload is None:
+        log.warning("group %s: resolved while silenced, but no notification of it is stored", group_key)
+        return False
+    payload.pop(REFRESH_KEY, None)  # the recovery watch's: its reply is no resolution's
+    ended = datetime.fromtimestamp(now, timezone.utc).isoformat()
+    alerts = [
+        {**a, "status": c.AM_STATUS_RESOLVED, "endsAt": ended}
+        if fingerprints is None or a.get("fingerprint") in fingerprints
+        else a
+        for a in payload.get("alerts") or []
+        if isinstance(a, dict)
+    ]
+    firing = any(a.get("status") == c.AM_STATUS_FIRING for a in alerts)
+    status = c.AM_STATUS_FIRING if firing else c.AM_STATUS_RESOLVED
+    outbox.enqueue(group_key, {**payload, "status": status, "alerts": alerts})
+    return True
+
+
+def _named(alert: Mapping[str, Any]) -> str:
+    """`TritonModelUnavailable (ranker) on triton-c:8003`: an alert as the message's alerts are stored."""
+    return display(alert) + (f" on {alert['instance']}" if alert.get("instance") else "")
 
 
 def _silences_of(
@@ -212,11 +270,7 @@ def _who(silences: list[Silence], firing: list[dict[str, Any]], held: dict[str, 
     names the alerts it holds first: `TritonModelUnavailable (ranker) on triton-c:8003 by alice …`."""
     parts = []
     for silence in silences:
-        which = [
-            display(a) + (f" on {a['instance']}" if a.get("instance") else "")
-            for a in firing
-            if silence in held.get(str(a.get("fingerprint", "")), [])
-        ]
+        which = [_named(a) for a in firing if silence in held.get(str(a.get("fingerprint", "")), [])]
         names = ", ".join(which)
         parts.append(f"{names} {silence.describe()}" if names else silence.describe())
     return "; ".join(_esc(p) for p in parts)

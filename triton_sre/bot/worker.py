@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +124,6 @@ class Worker:
                 lambda outcome: self.metrics.alertmanager_reads.labels(outcome).inc(),
                 delivery.update,
                 SilenceState(outbox.path, self.metrics.silence_state_errors.inc),
-                self._resolve_silenced,
             )
             if settings.silences_url
             else None
@@ -216,7 +214,7 @@ class Worker:
             self.outbox.mark_failed(notification.id, f"not a notification: {exc}")
             return
         ref = self.outbox.message(group.group_key)
-        carried = self.silences.carry(ref, notification.payload) if self.silences is not None else None
+        carried = self.silences.carry(ref, notification) if self.silences is not None else None
         if carried is not None:  # alerts a silence holds, left out by Alertmanager: firing, not resolved
             self.outbox.enqueue(group.group_key, carried)
             self.outbox.mark_done(notification.id)
@@ -348,22 +346,6 @@ class Worker:
         self.threads.record_pages(group.alerts, ref.channel, ref.ts)
         self.metrics.actions.labels(c.BOT_ACTION_UPDATED).inc()
         log.info("group %s: updated %s ts=%s: %s", group.group_key, ref.channel, ref.ts, change)
-
-    def _resolve_silenced(self, ref: MessageRef) -> bool:
-        """Queue the resolution of a group whose alerts resolved under a silence (Alertmanager sends
-        none): its last notification with every alert resolved now. False without one stored."""
-        payload = self.outbox.last_payload(ref.group_key)
-        if payload is None:
-            log.warning(
-                "group %s: resolved while silenced, but no notification of it is stored", ref.group_key
-            )
-            return False
-        payload.pop(REFRESH_KEY, None)  # the recovery watch's: its reply is no resolution's
-        ended = datetime.fromtimestamp(self.clock(), timezone.utc).isoformat()
-        alerts = [a for a in payload.get("alerts") or [] if isinstance(a, dict)]
-        resolved = [{**a, "status": c.AM_STATUS_RESOLVED, "endsAt": ended} for a in alerts]
-        self.outbox.enqueue(ref.group_key, {**payload, "status": c.AM_STATUS_RESOLVED, "alerts": resolved})
-        return True
 
     def _thread_of(self, ref: MessageRef) -> str:
         """The thread a group's replies go to: its message's, or the page's it was posted under."""
