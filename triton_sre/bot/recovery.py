@@ -50,6 +50,11 @@ def recovery_line(
     )
 
 
+def still_burning(slo: str, window: str, model: str, burn: float, threshold: float) -> str:
+    """`SLO latency of ranker (6h tier): 5m burn 50.0x, over its 6x`: an SLO page not recovering."""
+    return f"SLO {slo} of {model} ({window} tier): {CLEAN_WINDOW} burn {burn:.1f}x, over its {threshold:g}x"
+
+
 def recovery_facts(
     prometheus: Prometheus,
     alerts: Iterable[Alert],
@@ -61,6 +66,7 @@ def recovery_facts(
     """SLO alert fingerprint -> its recovery line, for each whose 5m burn is now under its tier's
     threshold; a failed query leaves the alert out (logged)."""
     found: dict[str, str] = {}
+    burning: list[str] = []
     for alert in alerts:
         labels = slo_labels(alert.labels) if alert.name in slo_alerts else None
         tier = tier_threshold(spec, labels[0], labels[1]) if labels is not None else None
@@ -72,6 +78,8 @@ def recovery_facts(
         res = resolution(window)
         try:
             burn = prometheus.instant(expr)
+            if burn is not None and burn >= threshold:
+                burning.append(still_burning(slo, window, model, burn, threshold))
             if burn is None or burn >= threshold:
                 continue
             last = prometheus.instant(
@@ -83,4 +91,6 @@ def recovery_facts(
         found[alert.fingerprint] = recovery_line(
             burn, threshold, short, None if last is None else last + res, window, now
         )
-    return found
+    # a group holding other SLO pages recovers only when every one of them does: name those burning
+    tail = f"; this group still burns: {'; '.join(burning)}" if burning else ""
+    return {fingerprint: line + tail for fingerprint, line in found.items()}

@@ -21,7 +21,7 @@ from triton_sre import conventions as c
 from triton_sre.bot.outbox import MessageRef, Outbox
 from triton_sre.bot.payload import PayloadError, parse_group
 from triton_sre.bot.queries import burn_rate_expr, scope_of, slo_labels
-from triton_sre.bot.recovery import CLEAN_WINDOW, tier_threshold
+from triton_sre.bot.recovery import CLEAN_WINDOW, still_burning, tier_threshold
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.slo import Spec
 
@@ -36,6 +36,11 @@ RECOVERING_TEXT = (
 READ_SECONDS = 5.0
 """Every query of one pass together (the silence watch's read has as much): a Prometheus that hangs
 holds the delivery loop that long once per pass, not per group."""
+PARTLY_RECOVERING_TEXT = (
+    f"Partly recovering: the {CLEAN_WINDOW} window's burn is under the tier's threshold for some of "
+    "this group's SLO pages (the message says which); still burning: {}. The group recovers when "
+    "every one of them does."
+)
 BURNING_AGAIN_TEXT = (
     f"No longer recovering: the {CLEAN_WINDOW} window burns over this tier's threshold again."
 )
@@ -85,18 +90,23 @@ class RecoveryWatch:
             if not any(a.get("name") in self.slo_alerts for a in ref.alerts):
                 continue
             payload = self.outbox.last_payload(ref.group_key)
-            recovering = self._recovering(payload) if payload is not None else None
-            if payload is None or recovering is None:
+            judged = self._judge(payload) if payload is not None else None
+            if payload is None or judged is None:
                 continue
+            recovering, burning = judged
             before = self._shown.get(ref.group_key)
             if recovering == (before if before is not None else frozenset()):
                 continue
-            text = RECOVERING_TEXT if recovering - (before or frozenset()) else BURNING_AGAIN_TEXT
+            if not recovering - (before or frozenset()):
+                text = BURNING_AGAIN_TEXT
+            else:
+                text = PARTLY_RECOVERING_TEXT.format("; ".join(burning)) if burning else RECOVERING_TEXT
             self.outbox.enqueue(ref.group_key, {**payload, REFRESH_KEY: text})
             self._shown[ref.group_key] = recovering
 
-    def _recovering(self, payload: dict[str, Any]) -> frozenset[str] | None:
-        """Fingerprints of the group's firing SLO alerts whose tier is clean now (None: not read)."""
+    def _judge(self, payload: dict[str, Any]) -> tuple[frozenset[str], list[str]] | None:
+        """Fingerprints of the group's firing SLO alerts whose tier is clean now, and the others named
+        with their burn (None: not read). Each SLO, model and cluster of the group is read once."""
         try:
             group = parse_group(payload)
         except PayloadError:
@@ -110,19 +120,28 @@ class RecoveryWatch:
         ]
         if not judged:
             return None
-        (slo, _, model), scope = judged[0][1], judged[0][2]
-        try:
-            burn = self.prometheus.instant(burn_rate_expr(slo, CLEAN_WINDOW, model, scope))
-        except PromError as exc:
-            self.count(c.BOT_OUTCOME_ERROR)
-            log.info("group %s: the 5m burn not read from Prometheus: %s", group.group_key, exc)
-            return None
-        self.count(c.BOT_OUTCOME_OK)
+        burns: dict[tuple[str, str, Any], float | None] = {}
+        for _, (slo, _, model), scope in judged:
+            if (slo, model, scope) in burns:
+                continue
+            try:
+                burns[(slo, model, scope)] = self.prometheus.instant(
+                    burn_rate_expr(slo, CLEAN_WINDOW, model, scope)
+                )
+            except PromError as exc:
+                self.count(c.BOT_OUTCOME_ERROR)
+                log.info("group %s: the 5m burn not read from Prometheus: %s", group.group_key, exc)
+                return None
+            self.count(c.BOT_OUTCOME_OK)
         spec = self.spec()
-        found = set()
-        for alert, (a_slo, window, a_model), a_scope in judged:
-            tier = tier_threshold(spec, a_slo, window)
-            same = (a_slo, a_model, a_scope) == (slo, model, scope)
-            if same and tier is not None and burn is not None and burn < tier[0]:
+        found, burning = set(), []
+        for alert, (slo, window, model), scope in judged:
+            tier = tier_threshold(spec, slo, window)
+            burn = burns[(slo, model, scope)]
+            if tier is None or burn is None:
+                continue
+            if burn < tier[0]:
                 found.add(alert.fingerprint)
-        return frozenset(found)
+            else:
+                burning.append(still_burning(slo, window, model, burn, tier[0]))
+        return frozenset(found), burning
