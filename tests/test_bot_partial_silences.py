@@ -35,7 +35,8 @@ def stored(bot: Bot, case: str) -> list[dict[str, Any]]:
     return [json.loads(r[0]) for r in rows]
 
 
-def three_alerts(stack: dict[str, Any]) -> tuple[str, str]:
+def three_alerts_c_silenced(stack: dict[str, Any], author: str) -> tuple[str, str]:
+    """A group of three alerts (instances a, b, c) posted, then c silenced by `author` and said so."""
     am: Alertmanager = stack["am"]
     case = new_case()
     for instance in INSTANCES:
@@ -44,6 +45,16 @@ def three_alerts(stack: dict[str, Any]) -> tuple[str, str]:
     wait_until(
         lambda: all(i in header_and_text(stack["standin"], ts)[1] for i in INSTANCES), 15, "three alerts"
     )
+    amtool_silence(
+        am.url,
+        "add",
+        f"--author={author}",
+        "--duration=1h",
+        "--comment=c drained",
+        f"testcase={case}",
+        "instance=triton-c:8003",
+    )
+    wait_until(lambda: "1 of 3 alerts" in header_and_text(stack["standin"], ts)[1], 10, "the silence said")
     return case, ts
 
 
@@ -51,17 +62,7 @@ def test_one_alert_of_three_silenced_stays_firing_and_is_named(silence_stack: di
     am: Alertmanager = silence_stack["am"]
     standin: SlackStandin = silence_stack["standin"]
     bot: Bot = silence_stack["bot"]
-    case, ts = three_alerts(silence_stack)
-    amtool_silence(
-        am.url,
-        "add",
-        "--author=gus",
-        "--duration=1h",
-        "--comment=c is drained",
-        f"testcase={case}",
-        "instance=triton-c:8003",
-    )
-    wait_until(lambda: "1 of 3 alerts" in header_and_text(standin, ts)[1], 10, "the silence said")
+    case, ts = three_alerts_c_silenced(silence_stack, "gus")
     # Alertmanager's next notification (a repeat every 2 s here) leaves the silenced alert out
     before = len(stored(bot, case))
     wait_until(lambda: len(stored(bot, case)) > before, 10, "a notification after the silence")
@@ -98,17 +99,7 @@ def test_a_silenced_alert_resolving_is_drawn_resolved_the_others_firing(
     bot: Bot = silence_stack["bot"]
     assert bot.worker.silences is not None
     bot.worker.silences.gone_after_seconds = 1.0  # 150 s by default: Prometheus re-sends every minute
-    case, ts = three_alerts(silence_stack)
-    amtool_silence(
-        am.url,
-        "add",
-        "--author=hal",
-        "--duration=1h",
-        "--comment=c drained",
-        f"testcase={case}",
-        "instance=triton-c:8003",
-    )
-    wait_until(lambda: "1 of 3 alerts" in header_and_text(standin, ts)[1], 10, "the silence said")
+    case, ts = three_alerts_c_silenced(silence_stack, "hal")
     am.post(*unavailable_alert(case, model=f"m{case}", instance="triton-c:8003"), resolved=True)
     wait_until(lambda: "2 firing, 1 resolved" in header_and_text(standin, ts)[1], 15, "c drawn resolved")
     header, body = header_and_text(standin, ts)
