@@ -6,6 +6,7 @@ ratios: south's first SLO is fixed a few seconds in, its second keeps burning.""
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -83,28 +84,36 @@ def _alert(slo: str) -> dict[str, Any]:
     return {**alert, "labels": {**alert["labels"], c.L_SLO: slo}, "fingerprint": f"fp-{slo}"}
 
 
+def _worker(store: Prom, tmp_path: Path, standin: SlackStandin) -> Worker:
+    worker = Worker(
+        BotSettings(channel="#c", prometheus_url=store.url, chart=False),
+        Outbox(tmp_path / "o.sqlite3"),
+        SlackDelivery("xoxb-test", standin.url),
+        {},
+    )
+    assert worker.recovery is not None
+    worker.recovery.poll_seconds = 1.0
+    return worker
+
+
+def _payload() -> dict[str, Any]:
+    return {
+        "version": "4",
+        "groupKey": "{}:south",
+        "status": "firing",
+        "receiver": "bot",
+        "groupLabels": {},
+        "commonLabels": {},
+        "alerts": [_alert(BURNING.name), _alert(FIXED.name)],  # the burning SLO first
+    }
+
+
 def test_a_group_of_two_slos_recovers_only_when_both_do_and_names_the_one_burning(
     store: Prom, tmp_path: Path
 ) -> None:
     with SlackStandin(token="xoxb-test") as standin:
-        worker = Worker(
-            BotSettings(channel="#c", prometheus_url=store.url, chart=False),
-            Outbox(tmp_path / "o.sqlite3"),
-            SlackDelivery("xoxb-test", standin.url),
-            {},
-        )
-        assert worker.recovery is not None
-        worker.recovery.poll_seconds = 1.0
-        payload = {
-            "version": "4",
-            "groupKey": "{}:south",
-            "status": "firing",
-            "receiver": "bot",
-            "groupLabels": {},
-            "commonLabels": {},
-            "alerts": [_alert(BURNING.name), _alert(FIXED.name)],  # the burning SLO first
-        }
-        worker.outbox.enqueue("{}:south", payload)
+        worker = _worker(store, tmp_path, standin)
+        worker.outbox.enqueue("{}:south", _payload())
         posted = _steps(worker, lambda: standin.calls("chat.postMessage", ok_only=True), 30, "page")[0]
         ts = posted.response["ts"]
 
@@ -127,4 +136,45 @@ def test_a_group_of_two_slos_recovers_only_when_both_do_and_names_the_one_burnin
         assert any("Partly recovering" in r and f"SLO {BURNING.name} of {MODEL}" in r for r in replies), (
             replies
         )
+        worker.stop()
+
+
+def test_a_restarted_bot_does_not_render_a_recovering_page_again(store: Prom, tmp_path: Path) -> None:
+    """What each message showed recovering was held in memory: a restarted bot rendered every
+    recovering page once more (an edit, a thread reply, an `updated` counted) although nothing changed."""
+    time.sleep(max(0.0, STARTED[0] + FIX_AFTER_S + 3 - time.time()))  # the fixed SLO's 5m burn is 0
+    with SlackStandin(token="xoxb-test") as standin:
+        worker = _worker(store, tmp_path, standin)
+        worker.outbox.enqueue("{}:south2", {**_payload(), "groupKey": "{}:south2"})
+        ts = _steps(worker, lambda: standin.calls("chat.postMessage", ok_only=True), 30, "page")[0].response[
+            "ts"
+        ]
+        assert "Recovering" in json.dumps(standin.message("#c", ts))  # posted after the fix: drawn at once
+        worker.stop()
+        worker.outbox.close()
+        worker = _worker(store, tmp_path, standin)  # the restart, on the same outbox
+        assert worker.recovery is not None
+        calls = len(standin.calls("chat.update")), len(standin.calls("chat.postMessage"))
+
+        def reads() -> float:
+            found = worker.metrics.registry.get_sample_value(
+                c.M_BOT_PROMETHEUS_READS, {c.L_OUTCOME: c.BOT_OUTCOME_OK}
+            )
+            return found or 0.0
+
+        _steps(worker, lambda: reads() >= 6, 20, "three passes of the recovery read")
+        for _ in range(3):
+            worker.step()
+        assert (len(standin.calls("chat.update")), len(standin.calls("chat.postMessage"))) == calls
+        updated = worker.metrics.registry.get_sample_value(
+            c.M_BOT_ACTIONS, {c.L_ACTION: c.BOT_ACTION_UPDATED}
+        )
+        assert not updated
+        worker.stop()
+        worker.outbox.close()
+        with sqlite3.connect(tmp_path / "o.sqlite3") as db:  # a record that does not decode
+            assert db.execute("UPDATE recovery_shown SET fingerprints = '[not json'").rowcount == 1
+        worker = _worker(store, tmp_path, standin)
+        _steps(worker, lambda: len(standin.calls("chat.update")) > calls[0], 20, "the page rendered again")
+        assert worker.metrics.registry.get_sample_value(c.M_BOT_SILENCE_STATE_ERRORS) == 1
         worker.stop()

@@ -77,8 +77,9 @@ class BotMetrics:
         )
         self.silence_state_errors = Counter(
             c.M_BOT_SILENCE_STATE_ERRORS.removesuffix("_total"),
-            "Stored silence state (announced silences, messages as rendered) that did not decode or "
-            "could not be opened: each is at worst one silence announced again.",
+            "Stored silence or recovery state (announced silences, messages as rendered, pages shown "
+            "recovering) that did not decode or could not be opened: each is at worst one silence "
+            "announced, or one recovering page rendered, again.",
             registry=self.registry,
         )
         self.prometheus_reads = Counter(

@@ -13,6 +13,7 @@ queries of one pass share 5 seconds.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Collection
 from typing import Any
@@ -22,10 +23,18 @@ from triton_sre.bot.outbox import MessageRef, Outbox
 from triton_sre.bot.payload import PayloadError, parse_group
 from triton_sre.bot.queries import burn_rate_expr, scope_of, slo_labels
 from triton_sre.bot.recovery import CLEAN_WINDOW, still_burning, tier_threshold
+from triton_sre.bot.sidestore import SideStore, decode_strings
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.slo import Spec
 
 log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS recovery_shown (
+    group_key TEXT PRIMARY KEY,
+    fingerprints TEXT NOT NULL
+);
+"""
 
 REFRESH_KEY = "tritonSreRefresh"
 """A notification the bot queued itself to render a group again: the value is the thread reply."""
@@ -46,6 +55,43 @@ BURNING_AGAIN_TEXT = (
 )
 
 
+class RecoveryState(SideStore):
+    """What each posted group's message shows recovering (fingerprints), in the outbox's file: a
+    restarted bot does not render its recovering pages once more. A row that does not decode reads as
+    nothing shown (logged, `on_error`): that page is rendered once more."""
+
+    what = "recovery state"
+
+    def __init__(self, path: str, on_error: Callable[[], None] = lambda: None) -> None:
+        super().__init__(path, _SCHEMA, on_error)
+
+    def load(self) -> dict[str, frozenset[str]]:
+        with self._lock:
+            rows = self._rows("SELECT group_key, fingerprints FROM recovery_shown")
+        found: dict[str, frozenset[str]] = {}
+        for key, fingerprints in rows:
+            try:
+                found[str(key)] = decode_strings(fingerprints)
+            except (ValueError, TypeError) as exc:
+                log.error(
+                    "outbox %s: what group %s shows recovering does not decode (%s)", self.path, key, exc
+                )
+                self.on_error()
+        return found
+
+    def save(self, group_key: str, fingerprints: frozenset[str] | None) -> None:
+        """None: the group is no longer open."""
+        with self._lock:
+            if fingerprints is None:
+                self._write("DELETE FROM recovery_shown WHERE group_key = ?", (group_key,))
+                return
+            self._write(
+                "INSERT INTO recovery_shown (group_key, fingerprints) VALUES (?, ?) ON CONFLICT(group_key) "
+                "DO UPDATE SET fingerprints = excluded.fingerprints",
+                (group_key, json.dumps(sorted(fingerprints))),
+            )
+
+
 class RecoveryWatch:
     def __init__(
         self,
@@ -55,6 +101,7 @@ class RecoveryWatch:
         slo_alerts: Collection[str],
         cluster_label: str,
         count: Callable[[str], None],
+        on_error: Callable[[], None] = lambda: None,
     ) -> None:
         self.prometheus = prometheus
         self.outbox = outbox
@@ -64,16 +111,22 @@ class RecoveryWatch:
         self.count = count
         self.poll_seconds = 30.0
         self._next = 0.0
-        self._shown: dict[str, frozenset[str]] = {}
-        """Group key -> fingerprints of the alerts its message shows recovering (unknown after a restart:
-        a recovering group is rendered again once)."""
+        self.state = RecoveryState(outbox.path, on_error)
+        self._shown: dict[str, frozenset[str]] = self.state.load()
+        """Group key -> fingerprints of the alerts its message shows recovering (kept in the outbox's
+        file: a restarted bot knows what each message shows)."""
 
     def due_in(self, now: float) -> float:
         return max(0.0, self._next - now)
 
     def shown(self, group_key: str, recovering: Collection[str]) -> None:
         """What the worker just delivered for the group."""
-        self._shown[group_key] = frozenset(recovering)
+        self._store(group_key, frozenset(recovering))
+
+    def _store(self, group_key: str, recovering: frozenset[str]) -> None:
+        if self._shown.get(group_key) != recovering:
+            self.state.save(group_key, recovering)
+        self._shown[group_key] = recovering
 
     def poll(self, now: float) -> None:
         if now < self._next:
@@ -81,7 +134,9 @@ class RecoveryWatch:
         self._next = now + self.poll_seconds
         refs = self.outbox.open_messages()
         open_keys = {ref.group_key for ref in refs}
-        self._shown = {k: v for k, v in self._shown.items() if k in open_keys}
+        for key in [k for k in self._shown if k not in open_keys]:
+            del self._shown[key]
+            self.state.save(key, None)
         with self.prometheus.budgeted(READ_SECONDS):
             self._pass(refs)
 
@@ -102,7 +157,7 @@ class RecoveryWatch:
             else:
                 text = PARTLY_RECOVERING_TEXT.format("; ".join(burning)) if burning else RECOVERING_TEXT
             self.outbox.enqueue(ref.group_key, {**payload, REFRESH_KEY: text})
-            self._shown[ref.group_key] = recovering
+            self._store(ref.group_key, recovering)
 
     def _judge(self, payload: dict[str, Any]) -> tuple[frozenset[str], list[str]] | None:
         """Fingerprints of the group's firing SLO alerts whose tier is clean now, and the others named

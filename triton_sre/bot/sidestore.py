@@ -6,6 +6,7 @@ line (and `on_error` for a read or the opening); the caller keeps what it needs 
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import threading
@@ -59,3 +60,11 @@ class SideStore:
             log.error("outbox %s: %s not read (%s)", self.path, self.what, exc)
             self.on_error()
             return []
+
+
+def decode_strings(text: str) -> frozenset[str]:
+    """A stored JSON list of strings; ValueError (or TypeError) when it is not one."""
+    decoded = json.loads(text)
+    if not isinstance(decoded, list) or not all(isinstance(i, str) for i in decoded):
+        raise ValueError("not a list of strings")
+    return frozenset(decoded)

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from triton_sre.bot.sidestore import SideStore
+from triton_sre.bot.sidestore import SideStore, decode_strings
 from triton_sre.bot.slack import fit_blocks
 
 log = logging.getLogger(__name__)
@@ -112,9 +112,7 @@ class SilenceState(SideStore):
         found: dict[str, Announced] = {}
         for key, ids, note, whole in rows:
             try:
-                decoded = json.loads(ids)
-                if not isinstance(decoded, list) or not all(isinstance(i, str) for i in decoded):
-                    raise ValueError("not a list of silence ids")
+                decoded = decode_strings(ids)
             except (ValueError, TypeError) as exc:
                 log.error(
                     "outbox %s: the announced silences of group %s do not decode (%s): a silence in force "
@@ -125,7 +123,7 @@ class SilenceState(SideStore):
                 )
                 self.on_error()
                 continue
-            found[str(key)] = (frozenset(decoded), (str(note), bool(whole)) if note else None)
+            found[str(key)] = (decoded, (str(note), bool(whole)) if note else None)
         return found
 
 

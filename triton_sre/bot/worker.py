@@ -137,6 +137,7 @@ class Worker:
                 SLO_ALERTS,
                 settings.cluster_label,
                 lambda outcome: self.metrics.prometheus_reads.labels(outcome).inc(),
+                self.metrics.silence_state_errors.inc,
             )
             if self.prometheus is not None
             else None
@@ -160,6 +161,8 @@ class Worker:
             self._thread.join(timeout)
         if self.silences is not None and self.silences.state is not None:
             self.silences.state.close()
+        if self.recovery is not None:
+            self.recovery.state.close()
         self.threads.close()
 
     def run(self) -> None:
