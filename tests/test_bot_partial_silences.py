@@ -113,3 +113,24 @@ def test_a_silenced_alert_resolving_is_drawn_resolved_the_others_firing(
     assert any("on triton-c:8003 resolved while silenced" in r and "2 alert(s)" in r for r in said), said
     assert not any("silence ended" in r for r in said), said
     assert any("2 of 3 alert(s) firing" in r for r in said), said
+
+
+def test_the_only_unsilenced_alert_resolving_leaves_the_group_silenced_not_resolved(
+    silence_stack: dict[str, Any],
+) -> None:
+    """Two alerts, one silenced, the other resolves: Alertmanager's notification says the group
+    `resolved` and carries the resolved alert alone, and the bot turned the message green and forgot
+    the silence while the silenced alert fired on."""
+    am: Alertmanager = silence_stack["am"]
+    standin: SlackStandin = silence_stack["standin"]
+    bot: Bot = silence_stack["bot"]
+    case, ts = three_alerts_c_silenced(silence_stack, "ida")
+    for instance in INSTANCES[:2]:
+        am.post(*unavailable_alert(case, model=f"m{case}", instance=instance), resolved=True)
+    wait_until(lambda: "1 firing, 2 resolved" in header_and_text(standin, ts)[1], 15, "a and b resolved")
+    sent = [p for p in stored(bot, case) if p["status"] == c.AM_STATUS_RESOLVED]
+    assert sent and all("triton-c:8003" not in json.dumps(p) for p in sent), "no resolved notification"
+    wait_until(lambda: "SILENCED" in header_and_text(standin, ts)[0], 10, "the group wholly silenced now")
+    _, body = header_and_text(standin, ts)
+    assert "*Silenced* in Alertmanager by ida until" in body
+    assert bot.outbox.message(next(m.group_key for m in bot.outbox.open_messages() if case in m.group_key))
