@@ -289,13 +289,14 @@ class Outbox:
                 earliest = next_attempt if earliest is None else min(earliest, next_attempt)
             return None, earliest
 
-    def last_payload(self, group_key: str, before: int | None = None) -> dict[str, Any] | None:
+    def last_payload(self, group_key: str, holding: str = "") -> dict[str, Any] | None:
         """The newest stored notification of a group as Alertmanager sent it (None: none, or pruned),
-        with `before` the newest older than that notification id."""
+        with `holding` the newest whose stored text holds it."""
         with self._lock:
             row = self._db.execute(
-                "SELECT payload FROM notifications WHERE group_key = ? AND id < ? ORDER BY id DESC LIMIT 1",
-                (group_key, math.inf if before is None else before),
+                "SELECT payload FROM notifications WHERE group_key = ? AND instr(payload, ?) > 0 "
+                "ORDER BY id DESC LIMIT 1",
+                (group_key, holding),
             ).fetchone()
         try:
             payload = json.loads(row[0]) if row is not None else None

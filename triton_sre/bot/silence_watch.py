@@ -18,6 +18,7 @@ none on disk) has them back by then.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import Callable, Collection, Mapping
@@ -25,7 +26,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.bot.outbox import MessageRef, Notification, Outbox
+from triton_sre.bot.outbox import MessageRef, Outbox
 from triton_sre.bot.payload import display
 from triton_sre.bot.recovery_watch import REFRESH_KEY
 from triton_sre.bot.silence_state import Note, SilenceState, View, silenced_view
@@ -124,14 +125,13 @@ class SilenceWatch:
                 continue
             self._store(key, ids, note)
 
-    def carry(self, ref: MessageRef | None, notification: Notification) -> dict[str, Any] | None:
+    def carry(self, ref: MessageRef | None, payload: dict[str, Any]) -> dict[str, Any] | None:
         """The notification with the alerts the group's message shows firing that it left out because a
         silence holds them (Alertmanager's MuteStage drops a muted alert from the webhook, so the bot
         drew it resolved), as Alertmanager's API lists them; and, in a group whose thread announced a
         silence, those Alertmanager no longer lists (resolved under the silence, or Alertmanager
         restarted) as the message shows them, for the poll to draw resolved. None when it leaves out
         none of them (or Alertmanager cannot be read: counted, logged)."""
-        payload = notification.payload
         sent = {a.get("fingerprint") for a in payload.get("alerts") or [] if isinstance(a, dict)}
         left_out = [
             str(a.get("fingerprint"))
@@ -147,17 +147,21 @@ class SilenceWatch:
             log.info("silences not read from Alertmanager: %s", exc)
             return None
         self.count(c.BOT_OUTCOME_OK)
-        before = self.outbox.last_payload(ref.group_key, notification.id) or {}
-        shown = {a.get("fingerprint"): a for a in before.get("alerts") or [] if isinstance(a, dict)}
-        silenced = bool(self._shown.get(ref.group_key))
-        carried = [
-            _as_sent(listed[f]) if f in held else shown[f]
-            for f in left_out
-            if (f in held and f in listed) or (silenced and f not in listed and f in shown)
-        ]
+        carried = [a for f in left_out if (a := self._kept(ref.group_key, f, held, listed)) is not None]
         if not carried:
             return None
         return {**payload, "status": c.AM_STATUS_FIRING, "alerts": [*(payload.get("alerts") or []), *carried]}
+
+    def _kept(
+        self, key: str, fingerprint: str, held: dict[str, list[Silence]], listed: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
+        """A left-out alert the message keeps firing: one a silence holds (as Alertmanager lists it), or
+        in a group whose thread announced a silence one Alertmanager no longer lists (as last stored)."""
+        if fingerprint in held and fingerprint in listed:
+            return _as_sent(listed[fingerprint])
+        if self._shown.get(key) and fingerprint not in listed:
+            return stored_alert(self.outbox, key, fingerprint)
+        return None
 
     def _resolved_while_silenced(
         self,
@@ -224,17 +228,31 @@ def queue_resolution(
         return False
     payload.pop(REFRESH_KEY, None)  # the recovery watch's: its reply is no resolution's
     ended = datetime.fromtimestamp(now, timezone.utc).isoformat()
+    alerts = [a for a in payload.get("alerts") or [] if isinstance(a, dict)]
+    there = {a.get("fingerprint") for a in alerts}
+    # a notification stored since (Alertmanager's, not yet drawn) may leave them out: the last stored
+    alerts += [a for f in fingerprints or () if f not in there and (a := stored_alert(outbox, group_key, f))]
     alerts = [
         {**a, "status": c.AM_STATUS_RESOLVED, "endsAt": ended}
         if fingerprints is None or a.get("fingerprint") in fingerprints
         else a
-        for a in payload.get("alerts") or []
-        if isinstance(a, dict)
+        for a in alerts
     ]
     firing = any(a.get("status") == c.AM_STATUS_FIRING for a in alerts)
     status = c.AM_STATUS_FIRING if firing else c.AM_STATUS_RESOLVED
     outbox.enqueue(group_key, {**payload, "status": status, "alerts": alerts})
     return True
+
+
+def stored_alert(outbox: Outbox, group_key: str, fingerprint: str) -> dict[str, Any] | None:
+    """An alert of a group as the newest stored notification holding it has it (None: none stored)."""
+    payload = outbox.last_payload(
+        group_key, json.dumps({"fingerprint": fingerprint}, separators=(",", ":"))[1:-1]
+    )
+    alerts = payload.get("alerts") if payload is not None else None
+    return next(
+        (a for a in alerts or [] if isinstance(a, dict) and a.get("fingerprint") == fingerprint), None
+    )
 
 
 def _named(alert: Mapping[str, Any]) -> str:

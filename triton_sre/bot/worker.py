@@ -217,7 +217,7 @@ class Worker:
             self.outbox.mark_failed(notification.id, f"not a notification: {exc}")
             return
         ref = self.outbox.message(group.group_key)
-        carried = self.silences.carry(ref, notification) if self.silences is not None else None
+        carried = self.silences.carry(ref, notification.payload) if self.silences is not None else None
         if carried is not None:  # alerts a silence holds, left out by Alertmanager: firing, not resolved
             self.outbox.enqueue(group.group_key, carried)
             self.outbox.mark_done(notification.id)
