@@ -178,6 +178,7 @@ def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str, attach: b
     from triton_sre.gameday.stack import attach_stack, build_repository, gameday_options, start_stack
     from triton_sre.stack.components import down
     from triton_sre.stack.local import StackError
+    from triton_sre.stack.owner import unregister
 
     interrupted = threading.Event()
 
@@ -209,7 +210,10 @@ def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str, attach: b
             repository = build_repository(workdir / "models")
             _say(f"starting the stack in {stack_dir} ({scale.describe()})")
             stack = start_stack(
-                gameday_options(stack_dir, repository, scale), scale, lambda text: _say(f"  {text}")
+                gameday_options(stack_dir, repository, scale),
+                scale,
+                lambda text: _say(f"  {text}"),
+                owner="gameday",  # its own: stopped when it dies, SIGKILL included (stack/owner.py)
             )
         ctx = Context(stack, repository, _say)
         names = {comp.name: comp.url for comp in stack.components}
@@ -240,6 +244,7 @@ def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str, attach: b
                 _say(f"leaving the stack running; stop it: triton-sre stack down --workdir {stack_dir}")
         else:
             down(stack_dir, lambda text: _say(f"  {text}"))
+            unregister(stack_dir)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     meta["total_seconds"] = time.monotonic() - started

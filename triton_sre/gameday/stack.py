@@ -24,6 +24,7 @@ from triton_sre.generate.command import ALERTS_DIR
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import Spec
+from triton_sre.stack import owner as owner_mod
 from triton_sre.stack.components import (
     STATE_FILE,
     Component,
@@ -32,6 +33,7 @@ from triton_sre.stack.components import (
     stop_with_server,
 )
 from triton_sre.stack.local import Stack, StackError, StackOptions
+from triton_sre.stack.processes import death_signal_hook
 from triton_sre.stack.statefile import StateFileError, read_state
 
 GAMEDAY_MODELS = Path(__file__).resolve().parent / "models"
@@ -86,9 +88,15 @@ def triton_args() -> tuple[str, ...]:
 class GamedayStack(Stack):
     """`Stack` with scaled rules and components that can be stopped and started again."""
 
-    def __init__(self, opts: StackOptions, scale: Scale, say: Callable[[str], None]) -> None:
+    def __init__(
+        self, opts: StackOptions, scale: Scale, say: Callable[[str], None], owned: bool = False
+    ) -> None:
         super().__init__(opts, say)
         self.scale = scale
+        self.owned = owned  # a gameday's own stack: its components die with it (stack/owner.py)
+
+    def child_setup(self) -> Callable[[], None] | None:
+        return death_signal_hook(signal.SIGTERM) if self.owned else None
 
     def generated_files(self, spec: Spec) -> dict[str, str]:
         """Only the rule files, scaled (dashboards and promtool tests take minutes on a busy host
@@ -174,11 +182,15 @@ def gameday_options(stack_dir: Path, repository: Path, scale: Scale) -> StackOpt
     )
 
 
-def start_stack(opts: StackOptions, scale: Scale, say: Callable[[str], None]) -> GamedayStack:
+def start_stack(
+    opts: StackOptions, scale: Scale, say: Callable[[str], None], owner: str | None = None
+) -> GamedayStack:
     """Start the gameday stack in opts.workdir; on failure stop what was started and raise.
 
     The state file records the ports and the scale, so a later `gameday --attach` can run
-    scenarios against this stack (`stack up --gameday` leaves one running)."""
+    scenarios against this stack (`stack up --gameday` leaves one running). With `owner` (the
+    command's name), the stack is the calling process's: recorded as its owner, watched, and
+    stopped when that process dies, SIGKILL included (stack/owner.py); `release` at its end."""
     workdir = opts.workdir.absolute()
     running = [x for x in load_state(workdir) if x.alive()]
     if running:
@@ -188,7 +200,14 @@ def start_stack(opts: StackOptions, scale: Scale, say: Callable[[str], None]) ->
         )
     down(workdir, lambda _: None)
     (workdir / "triton" / "ready.json").unlink(missing_ok=True)
-    stack = GamedayStack(opts, scale, say)
+    stack = GamedayStack(opts, scale, say, owned=owner is not None)
+    if owner is not None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        stack.info[owner_mod.OWNER_KEY] = me = owner_mod.this_process(owner)
+        owner_mod.register(workdir)
+        stack.save()
+        pid = owner_mod.start_watchdog(workdir, me, workdir / "logs" / "watchdog.log")
+        say(f"watchdog (pid {pid}) stops this stack if {owner} dies without stopping it")
     try:
         stack.up()
         scaled = {"scale": scale.factor, "interval": scale.interval_seconds}

@@ -209,26 +209,48 @@ def _up_gameday(workdir: Path, factor: float | None) -> dict[str, object]:
 
 def run_status(args: argparse.Namespace) -> int:
     from triton_sre.stack.components import status
+    from triton_sre.stack.owner import orphaned
 
-    state = status(args.workdir.absolute())
+    workdir = args.workdir.absolute()
+    state = status(workdir)
+    # stacks elsewhere whose owner (a gameday) died without stopping them: named with the command
+    state["orphaned"] = [_orphan_row(path, raw) for path, raw in orphaned(exclude=workdir)]
     _print(state, args.format)
     return c.EXIT_OK if state["running"] else c.EXIT_FAILURE
+
+
+def _orphan_row(workdir: Path, raw: dict[str, Any]) -> dict[str, Any]:
+    from triton_sre.stack.components import Component
+
+    running = [x["name"] for x in raw.get("components", []) if Component(**x).alive()]
+    return {"workdir": str(workdir), "owner": raw.get("owner"), "running": running}
 
 
 def run_down(args: argparse.Namespace) -> int:
     from triton_sre.stack.components import down
     from triton_sre.stack.guard import WorkdirBusy, workdir_lock
+    from triton_sre.stack.owner import orphaned, stop_orphaned, unregister
 
     workdir = args.workdir.absolute()
     try:
         # not while a `stack up` is starting there (it would record processes after this stopped them)
         with workdir_lock(workdir) if workdir.is_dir() else contextlib.nullcontext():
             stopped = down(workdir, _say)
+        unregister(workdir)
     except WorkdirBusy as exc:
         print(f"triton-sre stack down: {exc}", file=sys.stderr)
         return c.EXIT_FAILURE
     print(f"stopped {len(stopped)} component(s)" + (f": {', '.join(stopped)}" if stopped else ""))
+    for path, raw in orphaned(exclude=workdir):  # a gameday's stack it did not stop (killed: SIGKILL)
+        _say(f"{path}: a stack whose owner ({_owner(raw)}) is gone: stopping it")
+        others = stop_orphaned(path, _say)
+        print(f"stopped {len(others)} component(s) in {path}" + (f": {', '.join(others)}" if others else ""))
     return c.EXIT_OK
+
+
+def _owner(raw: dict[str, Any]) -> str:
+    owner = raw.get("owner") or {}
+    return f"{owner.get('command', 'its owner')}, pid {owner.get('pid')}"
 
 
 def _print(state: dict[str, Any], fmt: str, header: str | None = None) -> None:
@@ -236,6 +258,12 @@ def _print(state: dict[str, Any], fmt: str, header: str | None = None) -> None:
         json.dump(state, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
+    for row in state.get("orphaned", []):
+        print(
+            f"a stack whose owner ({_owner(row)}) is gone in {row['workdir']}: "
+            f"{', '.join(row['running']) or 'nothing'} running; stop it: triton-sre stack down "
+            f"--workdir {row['workdir']}"
+        )
     if not state["components"]:
         print(f"no stack in {state['workdir']}")
         return

@@ -182,6 +182,7 @@ class Stack:
                 cwd=cwd,
                 env={**os.environ, **(env or {})},
                 start_new_session=True,
+                preexec_fn=self.child_setup(),
             )
         start = process_start_time(proc.pid)
         comp = Component(name, proc.pid, start or 0, url, str(log_path), argv)
@@ -189,6 +190,11 @@ class Stack:
         self.save()
         self.say(f"started {name} (pid {proc.pid}), log {log_path}")
         return comp
+
+    def child_setup(self) -> Callable[[], None] | None:
+        """A hook run in each component's process before it starts: none, `stack up`'s components
+        outlive it (a gameday's die with it: gameday/stack.py)."""
+        return None
 
     def save(self) -> None:
         save_state(self.workdir, self.components, self.info)
@@ -219,11 +225,13 @@ class Stack:
         opts = self.opts
         make_dirs(self.workdir)
         files = self.render()
-        self.info = {
-            "model_repository": str(opts.model_repository),
-            "generated": str(files["generated"]),
-            "config": str(self.workdir / "config"),
-        }
+        self.info.update(  # what was set before (a gameday's owner) is kept
+            {
+                "model_repository": str(opts.model_repository),
+                "generated": str(files["generated"]),
+                "config": str(self.workdir / "config"),
+            }
+        )
         exporter = self.start_exporter()
         triton = self.start_triton()
         self.wait_ready(exporter, self.http_ok(f"{exporter.url}{c.PATH_READYZ}"))  # it has polled Triton

@@ -4,6 +4,7 @@ map, and a child that dies with its parent (Linux ``/proc`` and ``prctl``)."""
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import socket
 import sys
@@ -73,8 +74,8 @@ def mapped_shm(pids: Sequence[int]) -> set[Path]:
     return found
 
 
-def death_signal_hook() -> Callable[[], None] | None:
-    """A preexec hook making the child die with SIGKILL if this process dies without cleaning up.
+def death_signal_hook(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A preexec hook making the child get `sig` (SIGKILL: die) if this process dies without cleaning up.
 
     Linux sends the signal when the *thread* that forked exits, so it is only armed from the main
     thread; atexit covers every normal exit.
@@ -85,9 +86,11 @@ def death_signal_hook() -> Callable[[], None] | None:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
-    sig = int(signal.SIGKILL)
+    parent = os.getpid()
 
     def hook() -> None:
-        prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died between the fork and the prctl
+            os.kill(os.getpid(), int(sig))
 
     return hook

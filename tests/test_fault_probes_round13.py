@@ -1,0 +1,152 @@
+"""Fault probes, round thirteen (branch `probes13`, 2026-12-06): a gameday killed with SIGKILL, a
+replaced pod, a chunked answer cut mid-body, a leap second — docs/failure-behaviour.md, "Fault
+probes, round thirteen"."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import triton_sre
+
+ROOT = Path(triton_sre.__file__).resolve().parents[1]  # the code under test (PYTHONPATH), its CLI too
+CLI = [sys.executable, "-m", "triton_sre.cli"]
+
+
+def _start_time(pid: int) -> int | None:
+    """/proc/<pid>/stat field 22, None once the process is gone or a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return None if fields[0] == "Z" else int(fields[19])
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    return {**env, "PYTHONPATH": str(ROOT), "HOME": str(home)}
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, env=_env(home))
+
+
+def _recorded(state: Path) -> dict[str, tuple[int, int]]:
+    """Every process the state file names (components and tritonserver): name -> (pid, start time)."""
+    procs = {}
+    for comp in json.loads(state.read_text())["components"]:
+        procs[comp["name"]] = (comp["pid"], comp["start_time"])
+        if isinstance(comp.get("extra", {}).get("server_pid"), int):
+            procs["tritonserver"] = (comp["extra"]["server_pid"], comp["extra"]["server_start_time"])
+    return procs
+
+
+def _running(procs: dict[str, tuple[int, int]]) -> list[str]:
+    return [name for name, (pid, start) in procs.items() if _start_time(pid) == start]
+
+
+# -- a gameday killed with SIGKILL ------------------------------------------------------------------------
+@pytest.mark.server
+@pytest.mark.timeout(900)
+def test_a_gameday_killed_with_sigkill_leaves_no_component_running(tmp_path: Path) -> None:
+    """Before: a gameday killed with SIGKILL mid-fault (no `finally` runs) left its Triton, Prometheus,
+    Alertmanager, exporter, bot and Slack stand-in running, parent pid 1, until someone found its temp
+    workdir. Now its components get SIGTERM when it dies (a parent-death signal) and its watchdog stops
+    what the state file names; the state file and its registry entry are gone."""
+    home, workdir = tmp_path / "home", tmp_path / "gd"
+    state = workdir / "stack" / "stack.json"
+    err_path = tmp_path / "gameday.err"
+    with err_path.open("w") as err:
+        proc = subprocess.Popen(
+            [*CLI, "gameday", "--workdir", str(workdir), "--scenario", "corrupt-model-file"],
+            stdout=subprocess.DEVNULL, stderr=err, env=_env(home), cwd=ROOT,
+        )  # fmt: skip
+    procs: dict[str, tuple[int, int]] = {}
+    try:
+        deadline = time.monotonic() + 600
+        while "[corrupt-model-file] inject" not in err_path.read_text():
+            assert proc.poll() is None, err_path.read_text()[-3000:]
+            assert time.monotonic() < deadline, "the scenario never started"
+            time.sleep(0.5)
+        procs = _recorded(state)
+        assert {"triton", "tritonserver", "prometheus", "alertmanager", "exporter", "bot"} <= set(procs)
+        assert not [n for n in procs if n not in _running(procs)], procs  # all up before the kill
+        proc.kill()
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 40  # SIGTERM, then the watchdog's stop (15 s before a SIGKILL)
+        while _running(procs) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _running(procs) == [], f"still running 40 s after the gameday's SIGKILL: {_running(procs)}"
+        deadline = time.monotonic() + 30
+        while state.exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not state.exists()  # the watchdog's `down` ran to its end
+        status = _cli(home, "stack", "status", "--format", "json")
+        assert json.loads(status.stdout)["orphaned"] == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if _running(procs):  # before the change: stop what the killed gameday left
+            _cli(home, "stack", "down", "--workdir", str(workdir / "stack"))
+
+
+def test_stack_status_and_down_find_a_stack_whose_owner_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stack whose owner died and whose watchdog was killed too: `stack status` (any workdir) names
+    it and what still runs there, `stack down` stops it; a recorded pid now another process's (its
+    start time differs) is never signalled. A stack whose owner runs is left alone."""
+    from triton_sre.stack import owner
+
+    home = tmp_path / "home"
+    monkeypatch.setattr(owner, "REGISTRY", home / ".cache" / "triton-sre" / "owned")
+    gone = subprocess.Popen(["sleep", "0.2"])
+    gone_start = _start_time(gone.pid)
+    gone.wait()
+    left = subprocess.Popen(["sleep", "300"], start_new_session=True)  # a component still running
+    other = subprocess.Popen(["sleep", "300"], start_new_session=True)  # its pid recorded, start differs
+    try:
+        orphan = tmp_path / "orphan"
+        owned_alive = tmp_path / "owned-alive"
+        for workdir, owner_pid, owner_start in (
+            (orphan, gone.pid, gone_start),
+            (owned_alive, os.getpid(), _start_time(os.getpid())),
+        ):
+            workdir.mkdir()
+            comps = [
+                {"name": "exporter", "pid": left.pid, "start_time": _start_time(left.pid), "url": "u",
+                 "log": "l", "argv": []},
+                {"name": "bot", "pid": other.pid, "start_time": (_start_time(other.pid) or 0) - 1,
+                 "url": "u", "log": "l", "argv": []},
+            ]  # fmt: skip
+            info = {"pid": owner_pid, "start_time": owner_start, "command": "gameday"}
+            (workdir / "stack.json").write_text(json.dumps({"components": comps, owner.OWNER_KEY: info}))
+            owner.register(workdir)
+        status = _cli(home, "stack", "status")
+        assert f"a stack whose owner (gameday, pid {gone.pid}) is gone in {orphan}: exporter running" in (
+            status.stdout
+        ), status.stdout + status.stderr
+        assert str(owned_alive) not in status.stdout  # its owner (this test) runs
+        rows = json.loads(_cli(home, "stack", "status", "--format", "json").stdout)["orphaned"]
+        assert [(r["workdir"], r["running"]) for r in rows] == [(str(orphan), ["exporter"])]
+        down = _cli(home, "stack", "down")
+        assert down.returncode == 0, down.stderr
+        assert f"stopped 1 component(s) in {orphan}: exporter" in down.stdout, down.stdout + down.stderr
+        assert left.wait(timeout=20) == -signal.SIGTERM
+        assert other.poll() is None  # the recycled pid: named, not signalled
+        assert not (orphan / "stack.json").exists() and (owned_alive / "stack.json").exists()
+        assert json.loads(_cli(home, "stack", "status", "--format", "json").stdout)["orphaned"] == []
+    finally:
+        for p in (left, other):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
