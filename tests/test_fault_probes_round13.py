@@ -150,3 +150,22 @@ def test_stack_status_and_down_find_a_stack_whose_owner_is_gone(
                 p.kill()
                 p.wait()
 
+
+# -- a leap second in --start / --end ------------------------------------------------------------------
+def test_a_leap_second_is_read_as_unix_time_counts_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: `report --start 2016-12-31T23:59:60Z` (valid RFC 3339: the last leap second) was `neither
+    Unix seconds nor an RFC 3339 time`. Now :59:60 is the second after :59:59 (Unix time has no second
+    of its own for it), with an offset or a fraction too; a second 60 not ending a minute is named."""
+    from triton_sre.cli import main
+    from triton_sre.report.command import parse_time
+
+    new_year_2017 = 1483228800.0
+    assert parse_time("2016-12-31T23:59:60Z") == new_year_2017
+    assert parse_time("2016-12-31 15:59:60.25-08:00") == new_year_2017 + 0.25
+    assert parse_time("2016-12-31T23:59:59Z") == new_year_2017 - 1
+    code = main(["report", "--prometheus-url", "http://127.0.0.1:9", "--start", "2016-12-31T23:58:60Z",
+                 "--end", "2017-01-01T01:00:00Z"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "'2016-12-31T23:58:60Z': second 60 is a leap second, which only ends a minute (:59:60)" in err
+

@@ -18,7 +18,7 @@ from triton_sre import conventions as c
 from triton_sre.checks import out_folder_arg
 from triton_sre.durations import seconds_arg
 from triton_sre.redact import bounded
-from triton_sre.rfc3339 import parse_rfc3339, utc_text
+from triton_sre.rfc3339 import LeapSecondError, parse_rfc3339, utc_text
 
 __all__ = ["FORMATS", "add_report_parser", "build_report", "parse_time", "run_report", "write_report"]
 
@@ -96,6 +96,8 @@ def parse_time(value: str) -> float:
     except ValueError:
         try:
             seconds = parse_rfc3339(value).timestamp()
+        except LeapSecondError as exc:
+            raise ValueError(f"{shown}: {exc}") from None
         except ValueError:
             raise ValueError(f"{shown} is neither Unix seconds nor an RFC 3339 time") from None
     if not math.isfinite(seconds):  # nan and inf parse as floats
