@@ -27,6 +27,9 @@ HUGE_BYTES = 50 * 1024 * 1024
 TRICKLE = "trickle"
 """The real, complete answer with its Content-Length, one byte every `TRICKLE_SECONDS`."""
 TRICKLE_SECONDS = 0.4
+CUT_CHUNKED = "cut-chunked"
+"""The real answer sent chunked (HTTP/1.1), its first half in one chunk, then the connection closed: no
+last chunk, as a server or proxy dying mid-answer."""
 REDIRECT_PREFIX = "redirect:"
 """`REDIRECT_PREFIX + base_url`: answer 302 to the same path on another server."""
 
@@ -113,6 +116,9 @@ class FaultProxy:
         if fault == TRICKLE:
             self._trickle(h, upstream.status_code, upstream.content)
             return
+        if fault == CUT_CHUNKED:
+            self._cut_chunked(h, upstream.status_code, upstream.content)
+            return
         content = upstream.content
         if fault == TRUNCATE:
             content = content[: len(content) // 2]  # cut mid-line
@@ -131,6 +137,19 @@ class FaultProxy:
                     return
                 h.wfile.write(body[i : i + 1])
                 h.wfile.flush()
+
+    @staticmethod
+    def _cut_chunked(h: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+        h.protocol_version = "HTTP/1.1"  # chunked needs it; the connection is closed after all
+        h.send_response(status)
+        h.send_header("Transfer-Encoding", "chunked")
+        h.send_header("Content-Type", "application/json")
+        h.end_headers()
+        half = body[: max(1, len(body) // 2)]
+        with contextlib.suppress(OSError):
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(half), half))
+            h.wfile.flush()
+        h.close_connection = True
 
     def __enter__(self) -> FaultProxy:
         self._thread.start()

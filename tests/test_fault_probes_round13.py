@@ -169,3 +169,49 @@ def test_a_leap_second_is_read_as_unix_time_counts_it(capsys: pytest.CaptureFixt
     assert code == 2
     assert "'2016-12-31T23:58:60Z': second 60 is a leap second, which only ends a minute (:59:60)" in err
 
+
+# -- a chunked answer cut mid-body ---------------------------------------------------------------------
+def test_a_chunked_prometheus_answer_cut_mid_body_says_it_was_cut_not_unreachable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: Prometheus (a real one, behind a proxy sending its answer chunked and closing the
+    connection after half of it) was reported by `report` and `rollout check` as `cannot reach
+    Prometheus at …: Response ended prematurely`: it had been reached and had answered. Now the status
+    it answered and that the answer was cut are said."""
+    from backfilled_prometheus import backfilled
+    from faultproxy import CUT_CHUNKED, FaultProxy
+
+    from triton_sre import conventions as c
+    from triton_sre.cli import main
+
+    now = time.time()
+    stamps = [now - 600 + 15 * i for i in range(40)]
+    labels = {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: "cut", c.LABEL_VERSION: "1"}
+    series = [(c.NV_REQUEST_SUCCESS, labels, [(t, t - stamps[0]) for t in stamps])]
+    with backfilled(tmp_path / "prom", series) as prom, FaultProxy(prom.url) as proxy:
+        proxy.set_fault("/api/v1/", CUT_CHUNKED)
+        for argv in (
+            ["report", "--prometheus-url", proxy.url, "--last", "5m", "--out", str(tmp_path / "out")],
+            ["rollout", "check", "--prometheus", proxy.url, "--model", "cut", "--baseline-version", "1",
+             "--candidate-version", "2", "--window", "5m"],
+        ):  # fmt: skip
+            assert main(argv) == c.EXIT_USAGE
+            err = capsys.readouterr().err
+            assert f"Prometheus at {proxy.url} answered HTTP 200, then the answer was cut" in err, err
+            assert "cannot reach" not in err and "before its last chunk" in err
+
+
+@pytest.mark.triton
+def test_a_chunked_triton_answer_cut_mid_body_says_it_was_cut(triton: object) -> None:
+    """Before: Triton's repository index sent chunked and cut after half was `reading URL: Response
+    ended prematurely` in the exporter's and triage's fault line. Now: the answer was cut."""
+    from faultproxy import CUT_CHUNKED, FaultProxy
+
+    from triton_sre.triton.client import FetchError, TritonClient
+
+    with FaultProxy(triton.http_url) as proxy:  # type: ignore[attr-defined]
+        proxy.set_fault("/v2/repository/index", CUT_CHUNKED)
+        with pytest.raises(FetchError) as caught:
+            TritonClient(proxy.url, f"{proxy.url}/metrics").repository_index()
+    cut = "the answer was cut: the connection closed before its last chunk"
+    assert caught.value.message.startswith(f"reading {proxy.url}/v2/repository/index: {cut}"), caught.value

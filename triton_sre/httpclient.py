@@ -207,6 +207,8 @@ def describe(exc: BaseException) -> str:
             return _tls_reason(link)
         if type(link).__name__ == "IncompleteRead":  # urllib3's and http.client's
             return _cut_short(link)
+        if type(link).__name__ == "InvalidChunkLength" or str(link) == "Response ended prematurely":
+            return CUT_CHUNKED  # urllib3 met the closed connection where a chunk should be
         if isinstance(link, OSError) and link.strerror:
             return str(link.strerror)
         nested = (link.__cause__, link.__context__, getattr(link, "reason", None), *link.args)
@@ -242,6 +244,9 @@ def _tls_reason(exc: ssl.SSLError) -> str:
     return f"TLS handshake failed: {text}"
 
 
+CUT_CHUNKED = "the answer was cut: the connection closed before its last chunk (a chunked answer)"
+
+
 def _cut_short(exc: BaseException) -> str:
     """An answer whose connection closed before its Content-Length: how far it got."""
     partial = getattr(exc, "partial", None)
@@ -250,4 +255,4 @@ def _cut_short(exc: BaseException) -> str:
     if isinstance(got, int) and isinstance(more, int):
         short = f"{more:,} short of its Content-Length"
         return f"the answer stopped after {got:,} bytes, {short} (connection closed)"
-    return "the answer stopped before its Content-Length (connection closed)"
+    return "the answer was cut: the connection closed before its end"

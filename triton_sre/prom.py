@@ -218,6 +218,7 @@ class Prometheus:
         timeout = self.timeout if self._ends is None else min(self.timeout, self._ends - time.monotonic())
         if timeout <= 0:
             raise self._late()
+        response = None
         try:
             with deadline(timeout) as armed:  # the whole answer, not each read
                 response = self.session.get(f"{self.url}{path}", params=params, timeout=timeout, stream=True)
@@ -226,6 +227,10 @@ class Prometheus:
         except requests.RequestException as exc:
             if armed.expired or isinstance(exc, requests.Timeout):  # whichever clock ran out first
                 raise self._late() from None
+            if response is not None:  # it answered (status and headers), then the body broke off
+                raise PromError(
+                    f"Prometheus at {self.url} answered HTTP {response.status_code}, then {describe(exc)}"
+                ) from None
             raise PromError(f"cannot reach Prometheus at {self.url}: {describe(exc)}") from None
         if armed.expired:
             raise self._late()
