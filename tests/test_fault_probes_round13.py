@@ -215,3 +215,46 @@ def test_a_chunked_triton_answer_cut_mid_body_says_it_was_cut(triton: object) ->
             TritonClient(proxy.url, f"{proxy.url}/metrics").repository_index()
     cut = "the answer was cut: the connection closed before its last chunk"
     assert caught.value.message.startswith(f"reading {proxy.url}/v2/repository/index: {cut}"), caught.value
+
+
+# -- a replaced pod -----------------------------------------------------------------------------------------
+def test_a_pod_replaced_inside_the_rollout_window_is_counted_as_a_restart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the candidate's pod replaced by a new one (its series ended 400 s before the check, the
+    new pod's began 30 s later from zero, a new `pod`/`instance`) was no restart: `sum(resets(…))`
+    sees none, each series growing, and the reason said nothing while requests refused in between
+    reached no counter. Now a side whose series ended in the window and another began is counted as
+    restarted by a new pod; a pod added with none gone (the baseline scaled up) is not."""
+    from backfilled_prometheus import backfilled
+
+    from triton_sre import conventions as c
+    from triton_sre.cli import main
+
+    start = time.time() - 1200
+    down = start + 800
+    stamps = [start + 15.0 * i for i in range(80)]
+    series = []
+
+    def counters(version: str, pod: str, times: list[float]) -> None:
+        labels = {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: "replaced", c.LABEL_VERSION: version,
+                  c.KSM_LABEL_POD: pod, c.LABEL_INSTANCE: f"{pod}:8002"}  # fmt: skip
+        for family in (c.NV_REQUEST_SUCCESS, c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT):
+            series.append((family, labels, [(t, 5.0 * (t - times[0])) for t in times]))
+
+    counters("1", "triton-0", stamps)
+    counters("1", "triton-added", [t for t in stamps if t >= down + 100])  # a scale-up: none gone
+    counters("2", "triton-old", [t for t in stamps if t < down])
+    counters("2", "triton-new", [t for t in stamps if t >= down + 30])
+    with backfilled(tmp_path / "prom", series) as prom:
+        argv = ["rollout", "check", "--prometheus", prom.url, "--model", "replaced", "--baseline-version",
+                "1", "--candidate-version", "2", "--format", "json"]  # fmt: skip
+        code = main(argv)
+    verdict = json.loads(capsys.readouterr().out)
+    assert code == c.EXIT_OK, verdict
+    assert verdict["restarts"] == {"baseline": 0, "candidate": 1}, verdict
+    assert verdict["replaced_pods"] == {"baseline": 0, "candidate": 1}
+    replaced = "a pod replaced by a new one in the window (its series ended, another began): "
+    replaced += "replaced v2 1 time"
+    assert replaced in verdict["reason"], verdict["reason"]
+    assert "requests refused while it was down are in no figure" in verdict["reason"]

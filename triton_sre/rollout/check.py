@@ -19,7 +19,14 @@ from triton_sre import conventions as c
 from triton_sre.durations import duration_arg, format_duration, seconds_arg
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import bounded, printable
-from triton_sre.rollout.live import MAX_POINTS_PER_READ, collect, default_step, restarts, smallest_step
+from triton_sre.rollout.live import (
+    MAX_POINTS_PER_READ,
+    collect,
+    default_step,
+    replaced_pods,
+    restarts,
+    smallest_step,
+)
 from triton_sre.rollout.model import (
     NO_DATA,
     Side,
@@ -269,7 +276,8 @@ def run_check(args: argparse.Namespace) -> int:
     verdict = judge(*sides, samples, rs)
     if not not_read:
         try:
-            verdict = with_restarts(verdict, restarts(prom, sides, window_s))
+            counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
+            verdict = with_restarts(verdict, *counts)
         except PromError as exc:  # read after the figures: the verdict stands without it
             print(f"triton-sre rollout check: restarts not read: {exc}", file=sys.stderr)
     if not_read:

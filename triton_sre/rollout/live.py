@@ -149,6 +149,21 @@ def restarts(prom: Prometheus, sides: tuple[Side, Side], window_s: float) -> tup
     return (round(counts[0] or 0), round(counts[1] or 0))
 
 
+def replaced_pods(prom: Prometheus, sides: tuple[Side, Side], window_s: float) -> tuple[int, int]:
+    """How many of each side's servers were replaced by a new one over the last `window_s`: series
+    that ended in the window (gone now) paired with series that began in it (absent at its start).
+    A Kubernetes pod replaced, not restarted in place, is a new `pod`/`instance`: a new series, no
+    reset. A series begun with none ended (a scale-up) or ended with none begun is no replacement."""
+    window = format_duration(window_s)
+    counts = []
+    for side in sides:
+        now = selector(c.NV_REQUEST_SUCCESS, side.matchers)
+        ended = prom.instant(f"count(last_over_time({now}[{window}]) unless {now})") or 0
+        began = prom.instant(f"count({now} unless {now} offset {window})") or 0
+        counts.append(round(min(ended, began)))
+    return (counts[0], counts[1])
+
+
 def verdict_now(
     prom: Prometheus,
     sides: tuple[Side, Side],
@@ -158,7 +173,8 @@ def verdict_now(
     window_s: float,
 ) -> Verdict:
     samples = collect(prom, sides, window_s, default_step(prom, job, window_s, sides[0].matchers), latency)
-    return with_restarts(judge(*sides, samples, rs), restarts(prom, sides, window_s))
+    counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
+    return with_restarts(judge(*sides, samples, rs), *counts)
 
 
 def alert_sides(
@@ -379,6 +395,7 @@ __all__ = [
     "model_answer",
     "model_verdicts",
     "pair_verdicts",
+    "replaced_pods",
     "restarts",
     "sample_spacing",
     "serving_clusters",

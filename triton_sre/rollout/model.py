@@ -198,7 +198,8 @@ class Verdict:
     candidate: Side
     request_rate: tuple[float, float]  # mean requests/s over the window, each side
     figures: tuple[FigureResult, ...]
-    restarts: tuple[int, int] = (0, 0)  # resets of each side's request counter in the window
+    restarts: tuple[int, int] = (0, 0)  # each side's restarts in the window: resets + replaced pods
+    replaced: tuple[int, int] = (0, 0)  # of which a server replaced by a new one (a new series)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -209,25 +210,36 @@ class Verdict:
             "request_rate": {"baseline": self.request_rate[0], "candidate": self.request_rate[1]},
             "figures": [f.as_dict() for f in self.figures],
             "restarts": {"baseline": self.restarts[0], "candidate": self.restarts[1]},
+            "replaced_pods": {"baseline": self.replaced[0], "candidate": self.replaced[1]},
         }
 
 
-def with_restarts(verdict: Verdict, restarts: tuple[int, int]) -> Verdict:
+def with_restarts(verdict: Verdict, restarts: tuple[int, int], replaced: tuple[int, int] = (0, 0)) -> Verdict:
     """The verdict, its reason naming each side whose request counter reset in the window (Triton or
-    the model restarted): the rates step over a reset, but requests refused while it was down reach no
+    the model restarted) or whose server was replaced by a new one (a new pod: its series ended,
+    another began): the rates step over either, but requests refused while it was down reach no
     counter, so no figure shows them. The verdict itself is the figures'."""
-    said = [
-        f"{side.label} {n} time{'s' if n > 1 else ''}"
-        for side, n in zip((verdict.baseline, verdict.candidate), restarts, strict=True)
-        if n > 0
-    ]
-    if not said:
-        return replace(verdict, restarts=restarts)
-    note = (
-        f"; counters reset in the window (Triton or the model restarted): {', '.join(said)}; requests "
-        "refused while it was down are in no figure"
-    )
-    return replace(verdict, reason=verdict.reason + note, restarts=restarts)
+    sides = (verdict.baseline, verdict.candidate)
+
+    def said(counts: tuple[int, int]) -> str:
+        return ", ".join(
+            f"{side.label} {n} time{'s' if n > 1 else ''}"
+            for side, n in zip(sides, counts, strict=True)
+            if n > 0
+        )
+
+    total = (restarts[0] + replaced[0], restarts[1] + replaced[1])
+    notes = []
+    if any(restarts):
+        notes.append(f"counters reset in the window (Triton or the model restarted): {said(restarts)}")
+    if any(replaced):
+        notes.append(
+            "a pod replaced by a new one in the window (its series ended, another began): " + said(replaced)
+        )
+    if not notes:
+        return replace(verdict, restarts=total, replaced=replaced)
+    note = "; " + "; ".join(notes) + "; requests refused while it was down are in no figure"
+    return replace(verdict, reason=verdict.reason + note, restarts=total, replaced=replaced)
 
 
 def limit_of(figure: Figure, baseline: float, margin: float) -> float:
