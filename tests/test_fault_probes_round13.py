@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -53,48 +54,69 @@ def _running(procs: dict[str, tuple[int, int]]) -> list[str]:
     return [name for name, (pid, start) in procs.items() if _start_time(pid) == start]
 
 
-# -- a gameday killed with SIGKILL ------------------------------------------------------------------------
+# -- a gameday (or the demo) killed with SIGKILL -------------------------------------------------------------
+OWNED_RUNS = {
+    # the command, what its stderr says once the stack is up and at work, whether its watchdog is killed too
+    "gameday": (["gameday", "--scenario", "corrupt-model-file"], "[corrupt-model-file] inject", False),
+    "demo": (["demo", "--duration", "600", "--interval", "1"], "bot ready at", True),
+}
+
+
 @pytest.mark.server
 @pytest.mark.timeout(900)
-def test_a_gameday_killed_with_sigkill_leaves_no_component_running(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", sorted(OWNED_RUNS))
+def test_a_gameday_or_demo_killed_with_sigkill_leaves_no_component_running(
+    tmp_path: Path, command: str
+) -> None:
     """Before: a gameday killed with SIGKILL mid-fault (no `finally` runs) left its Triton, Prometheus,
     Alertmanager, exporter, bot and Slack stand-in running, parent pid 1, until someone found its temp
-    workdir. Now its components get SIGTERM when it dies (a parent-death signal) and its watchdog stops
-    what the state file names; the state file and its registry entry are gone."""
-    home, workdir = tmp_path / "home", tmp_path / "gd"
+    workdir; the demo alike. Now its components get SIGTERM when it dies (a parent-death signal) and
+    its watchdog stops what the state file names. With the watchdog killed first (the demo's run), the
+    parent-death signal alone stops them, and `stack status`/`stack down` find the orphaned state."""
+    argv, at_work, kill_watchdog = OWNED_RUNS[command]
+    home, workdir = tmp_path / "home", tmp_path / "run"
     state = workdir / "stack" / "stack.json"
-    err_path = tmp_path / "gameday.err"
+    err_path = tmp_path / "stderr"
     with err_path.open("w") as err:
         proc = subprocess.Popen(
-            [*CLI, "gameday", "--workdir", str(workdir), "--scenario", "corrupt-model-file"],
-            stdout=subprocess.DEVNULL, stderr=err, env=_env(home), cwd=ROOT,
+            [*CLI, *argv, "--workdir", str(workdir)], stdout=subprocess.DEVNULL, stderr=err, env=_env(home),
+            cwd=ROOT,
         )  # fmt: skip
     procs: dict[str, tuple[int, int]] = {}
     try:
         deadline = time.monotonic() + 600
-        while "[corrupt-model-file] inject" not in err_path.read_text():
+        while at_work not in err_path.read_text():
             assert proc.poll() is None, err_path.read_text()[-3000:]
-            assert time.monotonic() < deadline, "the scenario never started"
+            assert time.monotonic() < deadline, f"{command} never got to work"
             time.sleep(0.5)
         procs = _recorded(state)
         assert {"triton", "tritonserver", "prometheus", "alertmanager", "exporter", "bot"} <= set(procs)
         assert not [n for n in procs if n not in _running(procs)], procs  # all up before the kill
+        watchdog = re.search(r"watchdog \(pid (\d+)\)", err_path.read_text())
+        if kill_watchdog:
+            assert watchdog, err_path.read_text()[-3000:]
+            os.kill(int(watchdog.group(1)), signal.SIGKILL)
         proc.kill()
         proc.wait(timeout=10)
-        deadline = time.monotonic() + 40  # SIGTERM, then the watchdog's stop (15 s before a SIGKILL)
+        killed = time.monotonic()
+        deadline = killed + 40  # SIGTERM, then the watchdog's stop (15 s before a SIGKILL)
         while _running(procs) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert _running(procs) == [], f"still running 40 s after the gameday's SIGKILL: {_running(procs)}"
+            time.sleep(0.2)
+        assert _running(procs) == [], f"still running 40 s after the {command}'s SIGKILL: {_running(procs)}"
+        print(f"{command}: every component stopped {time.monotonic() - killed:.1f} s after the SIGKILL")
+        if kill_watchdog:  # the state file is left: found as a stack whose owner is gone, nothing running
+            rows = json.loads(_cli(home, "stack", "status", "--format", "json").stdout)["orphaned"]
+            assert [(r["workdir"], r["running"]) for r in rows] == [(str(workdir / "stack"), [])], rows
+            assert f"in {workdir / 'stack'}" in _cli(home, "stack", "down").stdout
         deadline = time.monotonic() + 30
         while state.exists() and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert not state.exists()  # the watchdog's `down` ran to its end
-        status = _cli(home, "stack", "status", "--format", "json")
-        assert json.loads(status.stdout)["orphaned"] == []
+        assert not state.exists()  # the watchdog's `down` (or `stack down`) ran to its end
+        assert json.loads(_cli(home, "stack", "status", "--format", "json").stdout)["orphaned"] == []
     finally:
         if proc.poll() is None:
             proc.kill()
-        if _running(procs):  # before the change: stop what the killed gameday left
+        if _running(procs):  # before the change: stop what the killed command left
             _cli(home, "stack", "down", "--workdir", str(workdir / "stack"))
 
 

@@ -79,6 +79,7 @@ def run_demo(args: argparse.Namespace) -> int:
     from triton_sre.doctor.command import stack_summary
     from triton_sre.stack.components import down
     from triton_sre.stack.local import StackError, StackOptions, up
+    from triton_sre.stack.owner import unregister
 
     out = sys.stdout
     repository = (args.model_repository or SAMPLE_REPOSITORY).absolute()
@@ -101,10 +102,12 @@ def run_demo(args: argparse.Namespace) -> int:
     )
     say(f"Starting the local stack on {repository} (workdir {workdir}) ...")
     try:
-        state = up(opts, lambda text: print(f"  {text}", file=sys.stderr, flush=True))
+        # the demo's own stack: stopped when the demo dies, SIGKILL included (stack/owner.py)
+        state = up(opts, lambda text: print(f"  {text}", file=sys.stderr, flush=True), owner="demo")
     except StackError as exc:
         print(f"triton-sre demo: the stack did not start: {exc}", file=sys.stderr)
         down(opts.workdir, lambda _text: None)
+        unregister(opts.workdir)
         return 1
     components = {comp["name"]: comp for comp in state["components"]}
     triton_url = components["triton"]["url"]
@@ -148,6 +151,7 @@ def run_demo(args: argparse.Namespace) -> int:
     finally:
         driver.stop()
         down(opts.workdir, lambda _text: None)
+        unregister(opts.workdir)
     say("Stopped everything the demo started.")
     return 0
 

@@ -24,7 +24,6 @@ from triton_sre.generate.command import ALERTS_DIR
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.rulefile import render_yaml
 from triton_sre.slo import Spec
-from triton_sre.stack import owner as owner_mod
 from triton_sre.stack.components import (
     STATE_FILE,
     Component,
@@ -33,7 +32,6 @@ from triton_sre.stack.components import (
     stop_with_server,
 )
 from triton_sre.stack.local import Stack, StackError, StackOptions
-from triton_sre.stack.processes import death_signal_hook
 from triton_sre.stack.statefile import StateFileError, read_state
 
 GAMEDAY_MODELS = Path(__file__).resolve().parent / "models"
@@ -89,14 +87,10 @@ class GamedayStack(Stack):
     """`Stack` with scaled rules and components that can be stopped and started again."""
 
     def __init__(
-        self, opts: StackOptions, scale: Scale, say: Callable[[str], None], owned: bool = False
+        self, opts: StackOptions, scale: Scale, say: Callable[[str], None], owner: str | None = None
     ) -> None:
-        super().__init__(opts, say)
+        super().__init__(opts, say, owner)
         self.scale = scale
-        self.owned = owned  # a gameday's own stack: its components die with it (stack/owner.py)
-
-    def child_setup(self) -> Callable[[], None] | None:
-        return death_signal_hook(signal.SIGTERM) if self.owned else None
 
     def generated_files(self, spec: Spec) -> dict[str, str]:
         """Only the rule files, scaled (dashboards and promtool tests take minutes on a busy host
@@ -200,14 +194,8 @@ def start_stack(
         )
     down(workdir, lambda _: None)
     (workdir / "triton" / "ready.json").unlink(missing_ok=True)
-    stack = GamedayStack(opts, scale, say, owned=owner is not None)
-    if owner is not None:
-        workdir.mkdir(parents=True, exist_ok=True)
-        stack.info[owner_mod.OWNER_KEY] = me = owner_mod.this_process(owner)
-        owner_mod.register(workdir)
-        stack.save()
-        pid = owner_mod.start_watchdog(workdir, me, workdir / "logs" / "watchdog.log")
-        say(f"watchdog (pid {pid}) stops this stack if {owner} dies without stopping it")
+    stack = GamedayStack(opts, scale, say, owner)
+    stack.take_ownership()
     try:
         stack.up()
         scaled = {"scale": scale.factor, "interval": scale.interval_seconds}

@@ -25,6 +25,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -40,6 +41,7 @@ from triton_sre.files import make_dirs, write_files
 from triton_sre.logtail import tail
 from triton_sre.shutdown import stops_held, unwinding_on_stop
 from triton_sre.slo import Spec, default_spec, load_spec
+from triton_sre.stack import owner as ownership
 from triton_sre.stack.components import Component, down, load_state, process_start_time, save_state, status
 from triton_sre.stack.guard import WorkdirBusy, port_base_problem, workdir_lock
 from triton_sre.stack.loads import (
@@ -48,7 +50,7 @@ from triton_sre.stack.loads import (
     just_before_next_poll,
     load_every_model,
 )
-from triton_sre.stack.processes import free_ports
+from triton_sre.stack.processes import death_signal_hook, free_ports
 
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
 DEFAULT_CHANNEL = "#triton-alerts"
@@ -99,9 +101,10 @@ def _fmt_seconds(seconds: float) -> str:
 
 # ------------------------------------------------------------------------------------- up
 class Stack:
-    def __init__(self, opts: StackOptions, say: Callable[[str], None]) -> None:
+    def __init__(self, opts: StackOptions, say: Callable[[str], None], owner: str | None = None) -> None:
         self.opts = opts
         self.say = say
+        self.owner = owner  # a command whose own stack this is (gameday, demo): it dies with it
         self.workdir = opts.workdir.absolute()
         self.components: list[Component] = []
         self.info: dict[str, Any] = {}
@@ -192,9 +195,21 @@ class Stack:
         return comp
 
     def child_setup(self) -> Callable[[], None] | None:
-        """A hook run in each component's process before it starts: none, `stack up`'s components
-        outlive it (a gameday's die with it: gameday/stack.py)."""
-        return None
+        """A hook run in each component's process before it starts: none for `stack up`, whose
+        components outlive it; an owned stack's get SIGTERM when the owner dies (stack/owner.py)."""
+        return death_signal_hook(signal.SIGTERM) if self.owner else None
+
+    def take_ownership(self) -> None:
+        """An owned stack: its owner recorded in the state file, the workdir listed, the watchdog
+        started, before any component (stack/owner.py). Nothing for `stack up`."""
+        if self.owner is None:
+            return
+        make_dirs(self.workdir)
+        self.info[ownership.OWNER_KEY] = me = ownership.this_process(self.owner)
+        ownership.register(self.workdir)
+        self.save()
+        pid = ownership.start_watchdog(self.workdir, me, self.workdir / "logs" / "watchdog.log")
+        self.say(f"watchdog (pid {pid}) stops this stack if {self.owner} dies without stopping it")
 
     def save(self) -> None:
         save_state(self.workdir, self.components, self.info)
@@ -390,8 +405,9 @@ class Stack:
         self.wait_ready(bot, self.http_ok(f"{bot.url}{c.PATH_HEALTHZ}"))
 
 
-def up(opts: StackOptions, say: Callable[[str], None]) -> dict[str, Any]:
-    """Start the stack; on failure stop what was started and raise StackError."""
+def up(opts: StackOptions, say: Callable[[str], None], owner: str | None = None) -> dict[str, Any]:
+    """Start the stack; on failure stop what was started and raise StackError. With `owner` (the
+    command's name: demo) the stack is the calling process's and stops when it dies (stack/owner.py)."""
     workdir = opts.workdir.absolute()
     make_dirs(workdir)
     try:
@@ -403,9 +419,10 @@ def up(opts: StackOptions, say: Callable[[str], None]) -> dict[str, Any]:
                     "run `triton-sre stack down` first"
                 )
             down(workdir, lambda _: None)  # leftovers of a crashed stack
-            stack = Stack(opts, say)
+            stack = Stack(opts, say, owner)
             if opts.port_base and (problem := port_base_problem(opts.port_base, stack.ports)):
                 raise StackError(problem)
+            stack.take_ownership()
             # SIGTERM and SIGHUP unwind as Ctrl-C does (their default action left what was started
             # running); the cleanup runs to its end whatever signal comes next
             with unwinding_on_stop():
