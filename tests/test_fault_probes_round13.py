@@ -16,19 +16,10 @@ from pathlib import Path
 import pytest
 
 import triton_sre
+from triton_sre.stack.components import process_start_time as _start_time
 
 ROOT = Path(triton_sre.__file__).resolve().parents[1]  # the code under test (PYTHONPATH), its CLI too
 CLI = [sys.executable, "-m", "triton_sre.cli"]
-
-
-def _start_time(pid: int) -> int | None:
-    """/proc/<pid>/stat field 22, None once the process is gone or a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return None if fields[0] == "Z" else int(fields[19])
 
 
 def _env(home: Path) -> dict[str, str]:

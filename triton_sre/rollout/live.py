@@ -156,11 +156,12 @@ def replaced_pods(prom: Prometheus, sides: tuple[Side, Side], window_s: float) -
     reset. A series begun with none ended (a scale-up) or ended with none begun is no replacement."""
     window = format_duration(window_s)
     counts = []
-    for side in sides:
+    for side in sides:  # one query a side: the smaller of the two counts (each 0 when none)
         now = selector(c.NV_REQUEST_SUCCESS, side.matchers)
-        ended = prom.instant(f"count(last_over_time({now}[{window}]) unless {now})") or 0
-        began = prom.instant(f"count({now} unless {now} offset {window})") or 0
-        counts.append(round(min(ended, began)))
+        ended = f"count(last_over_time({now}[{window}]) unless {now}) or vector(0)"
+        began = f"count({now} unless {now} offset {window}) or vector(0)"
+        both = f'label_replace({ended}, "n", "ended", "", "") or label_replace({began}, "n", "began", "", "")'
+        counts.append(round(prom.instant(f"min({both})") or 0))
     return (counts[0], counts[1])
 
 
