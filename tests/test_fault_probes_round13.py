@@ -164,6 +164,32 @@ def test_stack_status_and_down_find_a_stack_whose_owner_is_gone(
                 p.wait()
 
 
+
+def test_stack_down_leaves_the_stack_of_a_running_gameday_alone(tmp_path: Path) -> None:
+    """Before: `stack down --workdir DIR` on the stack of a gameday still running stopped it under the
+    gameday, whose scenarios then failed on a dead stack. Now it refuses (exit 1), naming the owner
+    and how to end it; the component runs on and the state file is kept."""
+    from triton_sre import conventions as c
+    from triton_sre.stack import owner
+
+    component = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        workdir = tmp_path / "gd"
+        workdir.mkdir()
+        comps = [{"name": "exporter", "pid": component.pid, "start_time": _start_time(component.pid),
+                  "url": "u", "log": "l", "argv": []}]  # fmt: skip
+        me = {"pid": os.getpid(), "start_time": _start_time(os.getpid()), "command": "gameday"}
+        (workdir / "stack.json").write_text(json.dumps({"components": comps, owner.OWNER_KEY: me}))
+        down = _cli(tmp_path / "home", "stack", "down", "--workdir", str(workdir))
+        assert down.returncode == c.EXIT_FAILURE, down.stdout + down.stderr
+        assert f"belongs to a running gameday (pid {os.getpid()})" in down.stderr
+        assert f"`kill {os.getpid()}`" in down.stderr
+        time.sleep(0.5)
+        assert component.poll() is None and (workdir / "stack.json").exists()
+    finally:
+        component.kill()
+        component.wait()
+
 # -- a leap second in --start / --end ------------------------------------------------------------------
 def test_a_leap_second_is_read_as_unix_time_counts_it(capsys: pytest.CaptureFixture[str]) -> None:
     """Before: `report --start 2016-12-31T23:59:60Z` (valid RFC 3339: the last leap second) was `neither

@@ -229,9 +229,12 @@ def _orphan_row(workdir: Path, raw: dict[str, Any]) -> dict[str, Any]:
 def run_down(args: argparse.Namespace) -> int:
     from triton_sre.stack.components import down
     from triton_sre.stack.guard import WorkdirBusy, workdir_lock
-    from triton_sre.stack.owner import orphaned, stop_orphaned, unregister
+    from triton_sre.stack.owner import orphaned, owner_running, stop_orphaned, unregister
 
     workdir = args.workdir.absolute()
+    if busy := owner_running(workdir):  # a gameday's or demo's stack, stopped by it when it ends
+        print(f"triton-sre stack down: {busy}", file=sys.stderr)
+        return c.EXIT_FAILURE
     try:
         # not while a `stack up` is starting there (it would record processes after this stopped them)
         with workdir_lock(workdir) if workdir.is_dir() else contextlib.nullcontext():

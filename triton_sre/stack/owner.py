@@ -52,6 +52,24 @@ def owner_gone(raw: dict[str, Any] | None) -> bool:
     return not signallable(pid) or process_start_time(int(pid)) != start
 
 
+def owner_running(workdir: Path) -> str | None:
+    """Why `stack down` leaves the stack in workdir alone: its owner runs (it stops the stack when it
+    ends, its watchdog if it is killed); None when there is no owner or it is gone."""
+    try:
+        raw = read_state(state_path(workdir))
+    except StateFileError:
+        return None  # `down` names what is wrong with the file
+    owner = (raw or {}).get(OWNER_KEY)
+    if not isinstance(owner, dict) or owner_gone(raw):
+        return None
+    command, pid = owner.get("command", "its owner"), owner.get("pid")
+    return (
+        f"the stack in {workdir} belongs to a running {command} (pid {pid}), which stops it when it "
+        f"ends: end the {command} instead (Ctrl-C, or `kill {pid}`; its watchdog stops the stack even "
+        "after a SIGKILL)"
+    )
+
+
 def _entry(workdir: Path) -> Path:
     return REGISTRY / (hashlib.sha256(str(workdir).encode()).hexdigest()[:16] + ".json")
 
