@@ -190,6 +190,28 @@ def test_stack_down_leaves_the_stack_of_a_running_gameday_alone(tmp_path: Path) 
         component.kill()
         component.wait()
 
+
+def test_gameday_attach_refuses_the_stack_of_a_running_gameday(tmp_path: Path) -> None:
+    """Before: `gameday --attach DIR` took another gameday's own stack (it has the scale and ports an
+    attach reads) and ran scenarios on it, a stack that gameday stops when it ends. Now refused."""
+    from triton_sre.gameday.stack import GAMEDAY_INFO, attach_stack
+    from triton_sre.stack import owner
+    from triton_sre.stack.local import StackError
+
+    component = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        comps = [{"name": "exporter", "pid": component.pid, "start_time": _start_time(component.pid),
+                  "url": "u", "log": "l", "argv": []}]  # fmt: skip
+        me = {"pid": os.getpid(), "start_time": _start_time(os.getpid()), "command": "gameday"}
+        state = {"components": comps, owner.OWNER_KEY: me, GAMEDAY_INFO: {"scale": 20.0, "interval": 1.0},
+                 "ports": {"exporter": 1}, "model_repository": str(tmp_path)}  # fmt: skip
+        (tmp_path / "stack.json").write_text(json.dumps(state))
+        with pytest.raises(StackError, match=rf"belongs to a running gameday \(pid {os.getpid()}\)"):
+            attach_stack(tmp_path, lambda _text: None)
+    finally:
+        component.kill()
+        component.wait()
+
 # -- a leap second in --start / --end ------------------------------------------------------------------
 def test_a_leap_second_is_read_as_unix_time_counts_it(capsys: pytest.CaptureFixture[str]) -> None:
     """Before: `report --start 2016-12-31T23:59:60Z` (valid RFC 3339: the last leap second) was `neither

@@ -32,6 +32,7 @@ from triton_sre.stack.components import (
     stop_with_server,
 )
 from triton_sre.stack.local import Stack, StackError, StackOptions
+from triton_sre.stack.owner import owner_running
 from triton_sre.stack.statefile import StateFileError, read_state
 
 GAMEDAY_MODELS = Path(__file__).resolve().parent / "models"
@@ -226,6 +227,8 @@ def attach_stack(stack_dir: Path, say: Callable[[str], None]) -> tuple[GamedaySt
             "Triton lacks the gameday's models and model control; stop it (`triton-sre stack down "
             f"--workdir {workdir}`) and start it with `triton-sre stack up --gameday`"
         )
+    if busy := owner_running(workdir):  # another gameday's own stack: stopped when that one ends
+        raise StackError(f"{busy}; `stack up --gameday` starts a stack to attach to")
     components = load_state(workdir)
     dead = [x.name for x in components if not x.alive()]
     if dead or not components:
