@@ -213,7 +213,7 @@ def run_status(args: argparse.Namespace) -> int:
 
     workdir = args.workdir.absolute()
     state = status(workdir)
-    # stacks elsewhere whose owner (a gameday) died without stopping them: named with the command
+    # stacks elsewhere whose owner (gameday, demo) died without stopping them: named with the command
     state["orphaned"] = [_orphan_row(path, raw) for path, raw in orphaned(exclude=workdir)]
     _print(state, args.format)
     return c.EXIT_OK if state["running"] else c.EXIT_FAILURE
@@ -221,9 +221,10 @@ def run_status(args: argparse.Namespace) -> int:
 
 def _orphan_row(workdir: Path, raw: dict[str, Any]) -> dict[str, Any]:
     from triton_sre.stack.components import Component
+    from triton_sre.stack.owner import OWNER_KEY
 
     running = [x["name"] for x in raw.get("components", []) if Component(**x).alive()]
-    return {"workdir": str(workdir), "owner": raw.get("owner"), "running": running}
+    return {"workdir": str(workdir), OWNER_KEY: raw.get(OWNER_KEY), "running": running}
 
 
 def run_down(args: argparse.Namespace) -> int:
@@ -244,7 +245,7 @@ def run_down(args: argparse.Namespace) -> int:
         print(f"triton-sre stack down: {exc}", file=sys.stderr)
         return c.EXIT_FAILURE
     print(f"stopped {len(stopped)} component(s)" + (f": {', '.join(stopped)}" if stopped else ""))
-    for path, raw in orphaned(exclude=workdir):  # a gameday's stack it did not stop (killed: SIGKILL)
+    for path, raw in orphaned(exclude=workdir):  # a stack its gameday or demo did not stop (SIGKILL)
         _say(f"{path}: a stack whose owner ({_owner(raw)}) is gone: stopping it")
         others = stop_orphaned(path, _say)
         print(f"stopped {len(others)} component(s) in {path}" + (f": {', '.join(others)}" if others else ""))
@@ -252,7 +253,9 @@ def run_down(args: argparse.Namespace) -> int:
 
 
 def _owner(raw: dict[str, Any]) -> str:
-    owner = raw.get("owner") or {}
+    from triton_sre.stack.owner import OWNER_KEY
+
+    owner = raw.get(OWNER_KEY) or {}
     return f"{owner.get('command', 'its owner')}, pid {owner.get('pid')}"
 
 

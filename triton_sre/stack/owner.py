@@ -1,7 +1,7 @@
-"""A stack that belongs to the process that started it (a gameday's), unlike `stack up`'s.
+"""A stack that belongs to the command that started it (`gameday`, `demo`), unlike `stack up`'s.
 
-`stack up` leaves its components running on purpose; a gameday's stack is its own and must not
-outlive it, even when the gameday is killed with SIGKILL (no `finally` runs then). Three things
+`stack up` leaves its components running on purpose; a gameday's or demo's stack is its own and must
+not outlive it, even when the gameday is killed with SIGKILL (no `finally` runs then). Three things
 see to it:
 
 - the state file records the owner (pid and start time, so a recycled pid never passes for it);
