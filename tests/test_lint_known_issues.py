@@ -392,3 +392,18 @@ def test_the_lint_page_lists_every_mapped_entry() -> None:
     section = page.split("### Known issues of the target release", 1)[1].split("\n## ", 1)[0]
     listed = [line for line in section.splitlines() if line.startswith("| `")]
     assert listed == [doc_row(issue) for issue in MAPPED.values()]
+
+
+def test_the_text_output_keeps_a_long_findings_source_link_whole(tmp_path: Path) -> None:
+    """journey27: `lint --release 25.01 --from-release 24.10` on a model with custom metrics cut the
+    evidence at 240 characters inside its source link (`see https://github.com/triton-inference-server/server…`)."""
+    repo = seed(tmp_path, python(source=METRICS_PY))
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        main(["lint", "--target", "cpu", str(repo), "--release", "25.01", "--from-release", "24.10"])
+    text = out.getvalue()
+    for issue_id in ("python-custom-metrics-shutdown-crash", "python-custom-metrics-reload-crash"):
+        assert f" {entry(issue_id).source}\n" in text  # the whole link, at the end of its line
+    evidence = [line for line in text.splitlines() if line.startswith("   line ")]
+    assert len(evidence) == 2 and all(len(line) <= 260 for line in evidence)
+    assert all("… https://" in line for line in evidence)  # cut before the link, not inside it

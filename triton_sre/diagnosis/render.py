@@ -18,6 +18,7 @@ log starts and shows no outcome for (it ends first): the answer for them is not 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -125,11 +126,21 @@ def _loading_line(report: Report) -> str | None:
     )
 
 
+_TRAILING_URL = re.compile(r"\s(https?://\S+)$")
+
+
 def _short(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
     """One line of a log for text and Markdown output: a control character (a terminal title sequence, a
-    bell, a carriage return) as its escape, never sent to the terminal."""
+    bell, a carriage return) as its escape, never sent to the terminal. A line that ends with a link and
+    is too long is cut before the link, which stays whole (a cut link leads nowhere: lint's known-issue
+    evidence ends with its source)."""
     text = printable(text.replace("\n", "\\n"))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    url = _TRAILING_URL.search(text)
+    if url and len(url.group(1)) <= limit // 2:
+        return text[: limit - len(url.group(1)) - 2] + "… " + url.group(1)
+    return text[: limit - 1] + "…"
 
 
 def _subject(f: Finding) -> str:
