@@ -8,6 +8,11 @@ during a canary (a version policy serving two versions, a few per cent of the tr
 one) that is the new version. The rank test of `rollout check` has no PromQL form; the alert's
 `for` (a third of the window, derived from it alone so that a short window fires quickly) is what
 keeps a noisy interval from firing it.
+
+The batching ratio is compared only while the candidate serves at least (1 - margin) of the baseline's
+requests/s: a dynamic batcher forms smaller batches at lower load whatever the version, and the
+baseline, the busiest version, always has the more traffic (journey27: an identical version 3 at half
+version 1's traffic paged on its batching ratio of 1.26).
 """
 
 from __future__ import annotations
@@ -86,6 +91,12 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
             f"({cand})\n{worse} {on((*per_model, c.LABEL_FIGURE))} group_left ({c.LABEL_BASELINE}) "
             f"{_limit(f, baseline, margin)}\nand {on(ls.model)} ({busy})"
         )
+        if name == c.ROLLOUT_FIG_BATCHING_RATIO:  # judged at comparable load only (module docstring)
+            busiest_rate = f"max {by(per_model)} ({requests})"
+            expr += (
+                f"\nand {on(ls.model)} ({requests} >= {on(per_model)} group_left () "
+                f"({busiest_rate} * (1 - {num(margin)})))"
+            )
         rules.append(
             _alert(
                 name,
@@ -115,6 +126,15 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
 
             limit = _limit(f, side(pair.baseline), margin)
             expr = f"{side(pair.candidate)}\n{worse} ignoring ({c.LABEL_MODEL}) {limit}"
+            if name == c.ROLLOUT_FIG_BATCHING_RATIO:  # judged at comparable load only (module docstring)
+                rate = {
+                    m: f"sum {by(per_model)} ({selector(requests, [(c.LABEL_MODEL, '=', m)])})"
+                    for m in (pair.candidate, pair.baseline)
+                }
+                expr += (
+                    f"\nand ignoring ({c.LABEL_FIGURE}) ({rate[pair.candidate]} "
+                    f">= ignoring ({c.LABEL_MODEL}) ({rate[pair.baseline]} * (1 - {num(margin)})))"
+                )
             rule = _alert(name, margin, f, expr, for_, url, pair.candidate, pair.baseline, pair.name)
             # `ignoring (model)` drops the model label: the alert names the candidate model again
             pair_labels = {c.LABEL_MODEL: pair.candidate, c.LABEL_BASELINE: pair.baseline}

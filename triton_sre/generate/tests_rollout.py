@@ -1,6 +1,7 @@
 """promtool tests of the continuous rollout guard (rollout.py): a version five times slower per
 inference fires TritonRolloutRegression; the same version with too little traffic (half the spec's
-`min_request_rate`), as fast as the baseline, or not yet served for a full window, does not. With a
+`min_request_rate`), as fast as the baseline, or not yet served for a full window, does not. A version
+batching half as much fires at nearly the baseline's traffic, not at a fifth of it. With a
 `min_request_rate` of 0 (the availability SLO's default) there is no floor: a trickle fires."""
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ def _version(
     interval_s: float,
     length: int,
     served: int | None = None,
+    batch: int = 1,
 ) -> list[dict[str, str]]:
-    """Raw Triton counters of one model version: `per_min` requests a minute, `compute_us` each,
-    one sample every `interval_s` for `length` intervals; with `served`, no request after that many."""
+    """Raw Triton counters of one model version: `per_min` requests a minute, `compute_us` each, `batch`
+    requests an execution, one sample every `interval_s` for `length` intervals; with `served`, no
+    request after that many."""
     labels = {
         c.LABEL_JOB: spec.triton_job,
         c.LABEL_INSTANCE: TEST_INSTANCE,
@@ -35,13 +38,14 @@ def _version(
     per_request = {
         c.NV_REQUEST_SUCCESS: 1,
         c.NV_INFERENCE_COUNT: 1,
-        c.NV_EXEC_COUNT: 1,
+        c.NV_EXEC_COUNT: 1 / batch,
         c.NV_REQUEST_DURATION_US: compute_us + 1000,
         c.NV_QUEUE_DURATION_US: 0,
         c.NV_COMPUTE_INPUT_DURATION_US: 0,
         c.NV_COMPUTE_INFER_DURATION_US: compute_us,
         c.NV_COMPUTE_OUTPUT_DURATION_US: 0,
     }
+
     def values(step: float) -> str:
         if served is None:
             return f"0+{num(step)}x{length}"
@@ -94,13 +98,24 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         alerts: list[dict[str, Any]],
         when: str = at,
         v2_served: int | None = None,
+        batches: tuple[int, int] = (1, 1),
     ) -> dict[str, Any]:
         return {
             "name": name,
             "interval": interval,
             "input_series": [
-                *_version(spec, TEST_MODEL, "1", busy, 8000, interval_s, length),
-                *_version(spec, TEST_MODEL, "2", v2_per_min, v2_compute_us, interval_s, length, v2_served),
+                *_version(spec, TEST_MODEL, "1", busy, 8000, interval_s, length, batch=batches[0]),
+                *_version(
+                    spec,
+                    TEST_MODEL,
+                    "2",
+                    v2_per_min,
+                    v2_compute_us,
+                    interval_s,
+                    length,
+                    v2_served,
+                    batches[1],
+                ),
             ],
             "alert_rule_test": [
                 {"eval_time": when, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": alerts}
@@ -136,18 +151,47 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
             v2_served=int((at_s - window_s / 3) // interval_s) - 2,
         ),
     ]
+    # the batching ratio halved (4 -> 2 requests an execution): judged only at comparable load, since a
+    # dynamic batcher makes smaller batches at lower load whatever the version (journey27)
+    batching = next(r for r in rules if r["labels"][c.LABEL_FIGURE] == c.ROLLOUT_FIG_BATCHING_RATIO)
+    at_load = {**fired_labels, **batching["labels"]}
+    halved = {
+        "exp_labels": dict(sorted(at_load.items())),
+        "exp_annotations": {k: render_any(v, at_load, 2) for k, v in batching["annotations"].items()},
+    }
+    near = busy * (1 - rs.margins[c.ROLLOUT_FIG_BATCHING_RATIO] / 2)  # inside the margin of the baseline's
+    cases += [
+        case(
+            "a canary batching half as much at a fifth of the traffic stays silent",
+            busy // 5,
+            8000,
+            [],
+            batches=(4, 2),
+        ),
+        case(
+            "a canary batching half as much at nearly the baseline's traffic fires",
+            near,
+            8000,
+            [halved],
+            batches=(4, 2),
+        ),
+    ]
     for pair in rs.pairs[:1]:  # a declared blue/green pair: the green model five times slower
-        rule = next(
-            r
-            for r in rules
-            if r["labels"].get(c.LABEL_CANDIDATE) == pair.candidate
-            and r["labels"][c.LABEL_FIGURE] == c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE
-        )
-        labels = {c.LABEL_JOB: spec.triton_job, c.LABEL_MODEL: pair.candidate, **rule["labels"]}
-        fired = {
-            "exp_labels": dict(sorted(labels.items())),
-            "exp_annotations": {k: render_any(v, labels, slow_s) for k, v in rule["annotations"].items()},
-        }
+
+        def pair_alert(figure: str, value: float, candidate: str = pair.candidate) -> dict[str, Any]:
+            """The pair's alert on `figure` as promtool expects it, at `value`."""
+            rule = next(
+                r
+                for r in rules
+                if r["labels"].get(c.LABEL_CANDIDATE) == candidate and r["labels"][c.LABEL_FIGURE] == figure
+            )
+            labels = {c.LABEL_JOB: spec.triton_job, c.LABEL_MODEL: candidate, **rule["labels"]}
+            return {
+                "exp_labels": dict(sorted(labels.items())),
+                "exp_annotations": {k: render_any(v, labels, value) for k, v in rule["annotations"].items()},
+            }
+
+        fired = pair_alert(c.ROLLOUT_FIG_COMPUTE_PER_INFERENCE, slow_s)
         series = [
             *_version(spec, pair.baseline, "1", busy, 8000, interval_s, length),
             *_version(spec, pair.candidate, "1", busy // 5, int(slow_s * 1e6), interval_s, length),
@@ -163,6 +207,24 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
                 ],
             }
         )
+        pair_halved = pair_alert(c.ROLLOUT_FIG_BATCHING_RATIO, 2)
+        for traffic, what, alerts in (
+            (busy // 5, "a fifth of the traffic stays silent", []),
+            (near, "nearly the baseline's traffic fires", [pair_halved]),
+        ):
+            cases.append(
+                {
+                    "name": f"blue/green pair {pair.name}: the candidate batching half as much at {what}",
+                    "interval": interval,
+                    "input_series": [
+                        *_version(spec, pair.baseline, "1", busy, 8000, interval_s, length, batch=4),
+                        *_version(spec, pair.candidate, "1", traffic, 8000, interval_s, length, batch=2),
+                    ],
+                    "alert_rule_test": [
+                        {"eval_time": at, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": alerts}
+                    ],
+                }
+            )
     return cases
 
 
