@@ -326,12 +326,17 @@ class Diagnoser(VerdictReader):
         """The state of the model a line names. python_be.cc quotes an instance's name as the model's
         (``for model 'm_0_0'``): a name that extends by ``_<group>_<index>`` a model already seen, or the
         model of an instance the line names too (``Stub process 'm_0_0'``), or of a load the log shows
-        (``loading: m:2``: explicit model control prints no status table), is that model's instance."""
+        (``loading: m:2``: explicit model control prints no status table), is that model's instance. Every
+        version's instance has that name: a traceback frame in the model's own version folder
+        (``/m/2/model.py(23)``) names the version."""
         if name not in self._models and (cut := _INSTANCE_OF.search(name)) is not None:
             model = name[: cut.start()]
             known = model in self._models or self._progress.started(model)
             if known or model == self._instance_model(message):
                 name = model
+        if version is None:  # every version's instance is `m_0_0`: its traceback's folder says which
+            frame = re.search(rf"/{re.escape(name)}/(\d+)/model\.py\(\d+\)", message)
+            version = frame[1] if frame else None
         return self._model(name, version)
 
     def _instance_model(self, message: str) -> str | None:
