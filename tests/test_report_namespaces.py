@@ -68,3 +68,74 @@ def test_same_named_models_of_two_repositories_are_two_rows(tmp_path: Path) -> N
     )
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert f"{repo_a}::vector_scale" in report and f"{repo_b}::vector_scale" in report
+
+
+def test_the_llm_sections_ttft_p99_is_one_per_namespace(tmp_path: Path) -> None:
+    """vLLM's `vector_scale` of two repositories: one answers its first token within 0.1 s, the other
+    between 0.1 and 1 s. The LLM section's TTFT p99 query, evaluated by promtool's engine, keeps them
+    apart, and the section gives each its row. Before, the query summed both histograms by model
+    name: one p99 (the slower one's) for both rows."""
+    import subprocess
+
+    import pandas as pd
+    import yaml
+    from binaries import binary
+
+    from triton_sre.report.llm import TTFT_P99_FRAME, llm_table, ttft_p99_expr
+    from triton_sre.report.namespaces import qualify, shared_names
+
+    buckets = f"{c.VLLM_TTFT_SECONDS}_bucket"
+    fast, slow = {"0.1": 1, "1": 1, "+Inf": 1}, {"0.1": 0, "1": 1, "+Inf": 1}
+
+    def series(namespace: str, per_minute: dict[str, int]) -> list[dict[str, str]]:
+        job = f'{c.LABEL_JOB}="{c.DEFAULT_TRITON_JOB}"'
+        where = f'{job},{c.LABEL_MODEL}="vector_scale",{c.LABEL_NAMESPACE}="{namespace}"'
+        rows = [
+            {"series": f'{buckets}{{{where},{c.LABEL_LE}="{le}"}}', "values": f"0+{n * 10}x10"}
+            for le, n in per_minute.items()
+        ]
+        return [*rows, {"series": f"{c.VLLM_TTFT_SECONDS}_count{{{where}}}", "values": "0+10x10"}]
+
+    expected = {"/repo_a": 99, "/repo_b": 991}  # ms: 0.99 of each histogram's one populated bucket
+    expr = ttft_p99_expr(600)
+    tests = {
+        "rule_files": [],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [*series("/repo_a", fast), *series("/repo_b", slow)],
+                "promql_expr_test": [
+                    {
+                        "expr": f"round(1000 * ({expr}))",
+                        "eval_time": "10m",
+                        "exp_samples": [
+                            {
+                                "labels": f'{{{c.LABEL_MODEL}="vector_scale",{c.LABEL_NAMESPACE}="{ns}"}}',
+                                "value": ms,
+                            }
+                            for ns, ms in expected.items()
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "ttft.test.yaml"
+    path.write_text(yaml.safe_dump(tests))
+    run = subprocess.run([binary("promtool"), "test", "rules", str(path)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+    # what the section makes of that answer: a row per namespace, each with its own p99
+    def frame(namespace: str, value: float) -> dict[str, object]:
+        return {c.LABEL_MODEL: "vector_scale", c.LABEL_NAMESPACE: namespace, "timestamp": 0.0, "value": value}
+
+    tokens = pd.DataFrame([frame(ns, 100.0) for ns in expected])
+    frames = {
+        c.VLLM_PROMPT_TOKENS: tokens,
+        c.VLLM_GENERATION_TOKENS: tokens,
+        TTFT_P99_FRAME: pd.DataFrame([frame(ns, ms / 1000) for ns, ms in expected.items()]),
+    }
+    table = llm_table(qualify(frames, shared_names(frames.values())), pd.Series(dtype=float), 600.0)
+    got = dict(zip(table["model"], table["ttft_p99_ms"].round(), strict=True))
+    assert got == {f"{ns}::vector_scale": float(ms) for ns, ms in expected.items()}

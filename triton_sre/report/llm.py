@@ -3,7 +3,8 @@
 Tokens are the increase over the range of vLLM's token counters, else of TensorRT-LLM's
 per-request token-length histogram sums; cost per 1M tokens divides the model's attributed cost
 (the same integral of `triton_sre_cost_per_hour` as the main table) by them; TTFT p99 is the
-quantile of vLLM's time-to-first-token histogram increased over the whole range.
+quantile of vLLM's time-to-first-token histogram increased over the whole range, per model and
+namespace (Triton's model namespacing: a name of two repositories is a row each, `<namespace>::<model>`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pandas as pd
 from triton_sre import conventions as c
 from triton_sre.promql import GUARD_OBSERVED, histogram_quantile
 from triton_sre.report.figures import family_increase
+from triton_sre.report.queries import MODEL_NAMESPACE
 
 LLM_COLUMNS = (
     "model",
@@ -47,11 +49,12 @@ TTFT_P99_FRAME = "llm_ttft_p99"
 
 
 def ttft_p99_expr(seconds: float, triton_job: str = c.DEFAULT_TRITON_JOB) -> str:
-    """TTFT p99 over the last `seconds` of `triton_job`, evaluated at the range's end (one point)."""
+    """TTFT p99 over the last `seconds` of `triton_job`, evaluated at the range's end (one point): per
+    model and namespace (same-named models of two repositories are two rows, report/namespaces.py)."""
     window = f"{max(1, round(seconds))}s"
     job = [(c.LABEL_JOB, "=", triton_job)]
     return histogram_quantile(
-        c.VLLM_TTFT_SECONDS, job, "0.99", window, (c.LABEL_MODEL,), guard=GUARD_OBSERVED, fn="increase"
+        c.VLLM_TTFT_SECONDS, job, "0.99", window, MODEL_NAMESPACE, guard=GUARD_OBSERVED, fn="increase"
     )
 
 
