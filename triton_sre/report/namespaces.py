@@ -8,6 +8,7 @@ namespace, as Triton's log lines and model ids name it: `<namespace>::<model>`
 name served from one repository keeps its bare name, and so does every model of a Prometheus
 Operator user, whose `namespace` is the Kubernetes one (unless one model name is scraped from two
 Kubernetes namespaces: two deployments, two rows). A series without `namespace` keeps its name.
+The rule is ../namespacing.py's (the bot names its figures by it too); this applies it to frames.
 Pure.
 """
 
@@ -18,10 +19,10 @@ from collections.abc import Iterable, Mapping
 import pandas as pd
 
 from triton_sre import conventions as c
+from triton_sre import namespacing
+from triton_sre.namespacing import SEP
 
 __all__ = ["SEP", "qualified", "qualify", "shared_names"]
-
-SEP = "::"  # core's model id of a namespaced model, as its log lines print it
 
 
 def _pairs(frame: pd.DataFrame) -> Iterable[tuple[str, str]]:
@@ -33,12 +34,7 @@ def _pairs(frame: pd.DataFrame) -> Iterable[tuple[str, str]]:
 
 def shared_names(frames: Iterable[pd.DataFrame]) -> set[str]:
     """The model names that have series in two non-empty namespaces or more among `frames`."""
-    spaces: dict[str, set[str]] = {}
-    for frame in frames:
-        for model, namespace in _pairs(frame):
-            if namespace:
-                spaces.setdefault(model, set()).add(namespace)
-    return {model for model, seen in spaces.items() if len(seen) > 1}
+    return namespacing.shared_names(pair for frame in frames for pair in _pairs(frame))
 
 
 def qualified(frame: pd.DataFrame, shared: set[str]) -> pd.DataFrame:
