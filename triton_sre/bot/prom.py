@@ -10,15 +10,20 @@ import io
 import logging
 import math
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
+from triton_sre import conventions as c
 from triton_sre.mplconfig import drawn
+from triton_sre.namespacing import label_pairs, qualified_name, shared_names
 
 log = logging.getLogger(__name__)
 
 CHART_WINDOW_SECONDS = 3600
 CHART_STEP_SECONDS = 30
 MAX_SERIES = 8
+LEGEND_CHARS = 60
+MODEL_KEY = (c.LABEL_MODEL, c.LABEL_NAMESPACE)
 
 
 def chart_png(series: list[Any], title: str) -> bytes | None:
@@ -38,12 +43,11 @@ def chart_png(series: list[Any], title: str) -> bytes | None:
     except ImportError:
         log.info("chart skipped: pandas/matplotlib cannot be imported")
         return None
+    shown = series[:MAX_SERIES]
     columns = {}
-    for item in series[:MAX_SERIES]:
-        metric = item.get("metric", {})
-        label = ",".join(f"{k}={v}" for k, v in sorted(metric.items()) if k != "__name__") or "value"
+    for item, label in zip(shown, legend_labels([item.get("metric", {}) for item in shown]), strict=True):
         points = {pd.to_datetime(float(t), unit="s", utc=True): float(v) for t, v in item.get("values", [])}
-        columns[label[:60]] = pd.Series(points, dtype="float64")
+        columns[label] = pd.Series(points, dtype="float64")
     # NaN and ±Inf samples (a ratio over no traffic, a division by zero) are gaps, not points
     frame = pd.DataFrame(columns).sort_index().replace([math.inf, -math.inf], math.nan)
     if frame.empty or frame.isna().all().all():
@@ -58,6 +62,25 @@ def chart_png(series: list[Any], title: str) -> bytes | None:
         return None
     finally:
         plt.close(fig)
+
+
+def legend_labels(metrics: list[Mapping[str, str]]) -> list[str]:
+    """Each series' legend: its labels but `__name__`, at most LEGEND_CHARS, one per series. A model
+    name of two namespaces (Triton's model namespacing) reads `<namespace>::<model>` (../namespacing.py)
+    and comes first: the repository paths ran the two past the cut, one legend, one line for both."""
+    shared = shared_names(label_pairs(metrics))
+    labels: list[str] = []
+    for metric in metrics:
+        model = metric.get(c.LABEL_MODEL, "")
+        named = qualified_name(model, metric.get(c.LABEL_NAMESPACE, ""), shared)
+        hidden = {"__name__", *(MODEL_KEY if named != model else ())}
+        parts = [named] if named != model else []
+        parts += [f"{k}={v}" for k, v in sorted(metric.items()) if k not in hidden]
+        label = (",".join(parts) or "value")[:LEGEND_CHARS]
+        while label in labels:  # still alike within the cut: told apart, never drawn as one
+            label += "'"
+        labels.append(label)
+    return labels
 
 
 def _draw(fig: Any, ax: Any, frame: Any, title: str) -> bytes:

@@ -20,6 +20,7 @@ from triton_sre.bot.queries import (
     burn_rate_expr,
     data_in_window_expr,
     holds_less_than_window,
+    in_namespace,
     largest_models_expr,
     latency_now_expr,
     requests_now_expr,
@@ -127,7 +128,7 @@ def llm_figures(
             continue
         figures: dict[str, float] = {}
         try:
-            scope = scope_of(alert.labels, cluster_label)
+            scope = in_namespace(alert.labels, scope_of(alert.labels, cluster_label))
             version = alert.labels.get(c.LABEL_VERSION, "")
             for name, expr in llm_figure_exprs(model, version, scope).items():
                 value = prometheus.instant(expr)

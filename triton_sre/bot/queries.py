@@ -17,6 +17,7 @@ __all__ = [
     "burn_rate_expr",
     "data_in_window_expr",
     "holds_less_than_window",
+    "in_namespace",
     "largest_models_expr",
     "latency_now_expr",
     "requests_now_expr",
@@ -39,6 +40,13 @@ def scope_of(labels: Mapping[str, str], cluster_label: str) -> Scope:
     """The alert's cluster as a matcher when it has one (a fleet's rules keep `cluster_label`): on a
     global store the model's figures of every cluster answer the same query."""
     return ((cluster_label, labels[cluster_label]),) if labels.get(cluster_label) else ()
+
+
+def in_namespace(labels: Mapping[str, str], scope: Scope) -> Scope:
+    """`scope` and the alert's `namespace` when it carries one (rules kept it: Triton's model namespacing,
+    or the Kubernetes one): a figure of its model is of that model, not of every same-named one."""
+    namespace = labels.get(c.LABEL_NAMESPACE, "")
+    return (*scope, (c.LABEL_NAMESPACE, namespace)) if namespace else scope
 
 
 def slo_selector(slo: str, model: str, scope: Scope = ()) -> str:
