@@ -43,6 +43,21 @@ from triton_sre.stack.processes import free_ports
 SECRET_IN_COMMENT = "xoxb-" + uuid.uuid4().hex
 
 
+def silence_bot(workdir: Path, bot_port: int, standin: SlackStandin, alertmanager_url: str) -> Bot:
+    """A bot (not started) on `bot_port` posting to `standin`, reading Alertmanager's silences every 0.5 s."""
+    settings = BotSettings(
+        channel="#triton-alerts",
+        listen=f"127.0.0.1:{bot_port}",
+        alertmanager_url=alertmanager_url,
+        retry_base_seconds=0.2,
+        retry_max_seconds=1.0,
+    )
+    bot = Bot(settings, workdir / "outbox.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET)
+    assert bot.worker.silences is not None
+    bot.worker.silences.poll_seconds = 0.5
+    return bot
+
+
 @pytest.fixture(scope="module")
 def silence_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     workdir = tmp_path_factory.mktemp("bot-silences")
@@ -50,18 +65,8 @@ def silence_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
     with SlackStandin(token=SLACK_TOKEN) as standin:
         am = Alertmanager(workdir / "am", f"http://127.0.0.1:{bot_port}", "http://127.0.0.1:9")
         proxy = FaultProxy(am.url).__enter__()
-        settings = BotSettings(
-            channel="#triton-alerts",
-            listen=f"127.0.0.1:{bot_port}",
-            alertmanager_url=proxy.url,
-            retry_base_seconds=0.2,
-            retry_max_seconds=1.0,
-        )
-        bot = Bot(
-            settings, workdir / "outbox.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET
-        )
+        bot = silence_bot(workdir, bot_port, standin, proxy.url)
         assert bot.worker.silences is not None
-        bot.worker.silences.poll_seconds = 0.5
         bot.worker.silences.url = am.url  # the delivery loop's reads do not pass the fault proxy
         bot.start()
         try:

@@ -158,6 +158,7 @@ class AlertView:
     versions: list[str] = field(default_factory=list)  # SLO alerts: failing versions, recent loads
     versions_at: str = ""  # the time the versions are for ("20:55:48 UTC, when it fired")
     recovering: str = ""  # SLO alerts: the 5m window is clean since when (the fix holds)
+    inhibited_by: str = ""  # firing, inhibited by these alerts (Alertmanager's webhook leaves it out)
 
 
 @dataclass(frozen=True)
@@ -348,6 +349,7 @@ def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> Alert
         versions=list(facts.versions.get(alert.fingerprint, ())) if is_slo else [],
         versions_at=facts.versions_at.get(alert.fingerprint, ""),
         recovering=facts.recovering.get(alert.fingerprint, "") if is_slo else "",
+        inhibited_by=alert.inhibited_by if alert.status == c.AM_STATUS_FIRING else "",
         scaling=(
             scaling_line(facts.replicas.get(alert.fingerprint, ())) if alert.name in SCALING_ALERTS else ""
         ),

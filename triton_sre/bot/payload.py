@@ -25,6 +25,10 @@ __all__ = [
     "parse_group",
 ]
 
+INHIBITED_KEY = "tritonSreInhibitedBy"
+"""The bot's own key on an alert it carried back from Alertmanager's API (silence_watch.carry): the
+alerts inhibiting it, named (Alertmanager's webhook leaves an inhibited alert out)."""
+
 
 class PayloadError(ValueError):
     """The webhook body is not an Alertmanager notification."""
@@ -39,6 +43,7 @@ class Alert:
     ends_at: str = ""
     generator_url: str = ""
     fingerprint: str = ""
+    inhibited_by: str = ""  # the alerts inhibiting it, named (INHIBITED_KEY)
 
     @property
     def name(self) -> str:
@@ -96,6 +101,7 @@ def parse_group(payload: Any) -> AlertGroup:
                 ends_at=_text(raw.get("endsAt")),
                 generator_url=_text(raw.get("generatorURL")),
                 fingerprint=fingerprint,
+                inhibited_by=_text(raw.get(INHIBITED_KEY)),
             ),
         )
     group_labels = _str_map(payload.get("groupLabels"))
@@ -129,6 +135,7 @@ def alert_states(group: AlertGroup) -> list[dict[str, str]]:
                 "model": a.labels.get(c.LABEL_MODEL, ""),
                 "instance": a.labels.get(c.LABEL_INSTANCE, ""),
                 "starts": a.starts_at,
+                "inhibited_by": a.inhibited_by,
             }
             for a in group.alerts
         ),
@@ -163,7 +170,9 @@ def is_stale(shown: Sequence[Mapping[str, str]], group: AlertGroup) -> bool:
 def digest(group: AlertGroup) -> str:
     """Equal for an Alertmanager repeat of the same state; different when anything shown changes."""
     parts = [group.status, str(group.truncated_alerts)]
-    parts += [f"{s['fingerprint']}={s['status']}" for s in alert_states(group)]
+    for s in alert_states(group):
+        by = s["inhibited_by"]
+        parts.append(f"{s['fingerprint']}={s['status']}" + (f" inhibited by {by}" if by else ""))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -195,6 +204,7 @@ def describe_change(before: Sequence[Mapping[str, str]], group: AlertGroup, befo
     gone = [s for f, s in old.items() if f not in now and s["status"] == c.AM_STATUS_FIRING]
     if started:
         parts.append(f"Now firing: {names(started)}.")
+    parts += _inhibitions(old, now)
     if ended or gone:
         parts.append(f"Resolved: {names(ended + gone)}.")
     firing = sum(1 for s in now.values() if s["status"] == c.AM_STATUS_FIRING)
@@ -205,3 +215,18 @@ def describe_change(before: Sequence[Mapping[str, str]], group: AlertGroup, befo
 def display(state: Mapping[str, str]) -> str:
     model = state.get("model")
     return f"{state.get('name')} ({model})" if model else str(state.get("name"))
+
+
+def _inhibitions(old: Mapping[str, Mapping[str, str]], now: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """`Inhibited: X (m) by Y (m) on a:8003.` for each firing alert an inhibition began holding, and
+    `No longer inhibited: …` for those whose inhibition ended."""
+    said = []
+    for fingerprint, state in now.items():
+        name = display(state) + (f" on {state['instance']}" if state.get("instance") else "")
+        was = old.get(fingerprint, {}).get("inhibited_by", "")
+        by = state.get("inhibited_by", "") if state["status"] == c.AM_STATUS_FIRING else ""
+        if by and by != was:
+            said.append(f"Inhibited: {name} by {by}.")
+        elif was and not by and state["status"] == c.AM_STATUS_FIRING:
+            said.append(f"No longer inhibited: {name}.")
+    return said

@@ -27,7 +27,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.bot.outbox import MessageRef, Outbox
-from triton_sre.bot.payload import display
+from triton_sre.bot.payload import INHIBITED_KEY, display
 from triton_sre.bot.recovery_watch import REFRESH_KEY
 from triton_sre.bot.silence_state import Note, SilenceState, View, silenced_view
 from triton_sre.bot.silences import Silence, SilenceReadError, group_silences, read_alerts
@@ -45,6 +45,9 @@ PARTLY_RESOLVED_TEXT = (
     ":white_check_mark: {} resolved while silenced: it left Alertmanager, which sends no notification "
     "for an alert its silence holds. {} alert(s) of the group still fire."
 )
+
+NAMED_LABELS = {"name": c.LABEL_ALERTNAME, "model": c.LABEL_MODEL, "instance": c.LABEL_INSTANCE}
+"""An alert's labels as `_named` reads them (the message's stored alert states)."""
 
 Reply = Callable[[MessageRef, str], None]
 """(the group's message, text): posts a reply in its thread; raises the delivery's error when Slack
@@ -127,8 +130,9 @@ class SilenceWatch:
 
     def carry(self, ref: MessageRef | None, payload: dict[str, Any]) -> dict[str, Any] | None:
         """The notification with the alerts the group's message shows firing that it left out because a
-        silence holds them (Alertmanager's MuteStage drops a muted alert from the webhook, so the bot
-        drew it resolved), as Alertmanager's API lists them; and, in a group whose thread announced a
+        silence holds them or another alert inhibits them (Alertmanager's MuteStage, the silencer's and
+        the inhibitor's, drops a muted alert from the webhook, so the bot drew it resolved), as
+        Alertmanager's API lists them; and, in a group whose thread announced a
         silence, those Alertmanager no longer lists (resolved under the silence, or Alertmanager
         restarted) as the message shows them, for the poll to draw resolved. None when it leaves out
         none of them (or Alertmanager cannot be read: counted, logged)."""
@@ -155,10 +159,12 @@ class SilenceWatch:
     def _kept(
         self, key: str, fingerprint: str, held: dict[str, list[Silence]], listed: Mapping[str, Any]
     ) -> dict[str, Any] | None:
-        """A left-out alert the message keeps firing: one a silence holds (as Alertmanager lists it), or
-        in a group whose thread announced a silence one Alertmanager no longer lists (as last stored)."""
-        if fingerprint in held and fingerprint in listed:
-            return _as_sent(listed[fingerprint])
+        """A left-out alert the message keeps firing: one a silence holds or another alert inhibits (as
+        Alertmanager lists it, the inhibiting alerts named), or in a group whose thread announced a
+        silence one Alertmanager no longer lists (as last stored)."""
+        by = _inhibitors(listed[fingerprint], listed) if fingerprint in listed else ""
+        if (fingerprint in held or by) and fingerprint in listed:
+            return {**_as_sent(listed[fingerprint]), **({INHIBITED_KEY: by} if by else {})}
         if self._shown.get(key) and fingerprint not in listed:
             return stored_alert(self.outbox, key, fingerprint)
         return None
@@ -292,6 +298,24 @@ def _who(silences: list[Silence], firing: list[dict[str, Any]], held: dict[str, 
         names = ", ".join(which)
         parts.append(f"{names} {silence.describe()}" if names else silence.describe())
     return "; ".join(_esc(p) for p in parts)
+
+
+def _inhibitors(raw: Mapping[str, Any], listed: Mapping[str, Mapping[str, Any]]) -> str:
+    """The alerts inhibiting an alert of Alertmanager's API (its `status.inhibitedBy` fingerprints),
+    named as the message names alerts; "" when none does. One Alertmanager no longer lists is
+    `another alert`."""
+    status = raw.get("status") if isinstance(raw.get("status"), Mapping) else {}
+    ids = status.get("inhibitedBy") if isinstance(status.get("inhibitedBy"), list) else []
+    names = []
+    for fingerprint in ids:
+        source = listed.get(str(fingerprint))
+        labels = source.get("labels") if isinstance(source, Mapping) else None
+        if not isinstance(labels, Mapping):
+            names.append("another alert")
+            continue
+        state = {k: str(labels.get(v, "")) for k, v in NAMED_LABELS.items()}
+        names.append(_named(state))
+    return ", ".join(dict.fromkeys(names))
 
 
 def _as_sent(raw: Mapping[str, Any]) -> dict[str, Any]:
