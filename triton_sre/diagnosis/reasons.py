@@ -96,8 +96,14 @@ PY_PATH = re.compile(
 )
 STUB = re.compile(r"Failed to (pre)?initialize Python stub|Stub process", re.I)
 # A model a line names in quotes (the Python stub's ``... for model 'm' specified ...``; core's answer to a
-# load request, ``failed to load 'm', no version is available``, model_repository_manager.cc r21.02-r26.06).
-_NAMED_MODEL = re.compile(r"\bmodel '(?P<model>[^'\s/]+)'|\bfailed to load '(?P<loaded>[^'\s/]+)', ")
+# load request, ``failed to load 'm', no version is available``, model_repository_manager.cc r21.02-r26.06),
+# or the ensemble whose dependency check found a cycle: CircularDependencyCheck (core r24.10) names the
+# ensemble it started from first, ``circular dependency between ensembles: a -> ... -> b -> a``, once for
+# each ensemble of the cycle (inventory core-ensemble-circular).
+_NAMED_MODEL = re.compile(
+    r"\bmodel '(?P<model>[^'\s/]+)'|\bfailed to load '(?P<loaded>[^'\s/]+)', "
+    r"|\bcircular dependency between ensembles: (?P<cycle>[^\s'\"]+) -> "
+)
 # Model Analyzer's report of its load request (model_analyzer triton/client/client.py: "Model <variant>
 # load failed: <error>"), when the error it quotes names no model itself.
 _ANALYZER_LOAD = re.compile(r"\bModel (?P<model>[\w.-]+) load failed: ")
@@ -112,7 +118,7 @@ def owning_model(message: str) -> tuple[str, str | None] | None:
     head = join_hand_wraps(message).split("\n", 1)[0]
     path = PY_PATH.search(head)
     if path is None and (named := _NAMED_MODEL.search(head) or _ANALYZER_LOAD.search(head)) is not None:
-        return named["model"] or named["loaded"], None
+        return named["model"] or named["loaded"] or named["cycle"], None
     path = path or PY_PATH.search(message)
     return (path["model"], path["version"]) if path else None
 
