@@ -38,3 +38,27 @@ def test_a_cycle_of_ensembles_is_each_ensembles_finding() -> None:
     found = {f.model: f for f in _report(CYCLE).findings}
     assert "ens_cycle_a -> ... -> ens_cycle_b -> ens_cycle_a" in found["ens_cycle_a"].evidence[0].text
     assert "ens_cycle_b -> ... -> ens_cycle_a -> ens_cycle_b" in found["ens_cycle_b"].evidence[0].text
+
+
+# A Python model whose execute raises while its model_warmup sample runs: python_be names its only default
+# instance `<model>_0` (no instance_group in the config), not `<model>_0_0`.
+WARMUP_RAISES = """I1206 04:21:42.901710 10863 model_lifecycle.cc:472] "loading: py_execute_raises:1"
+I1206 04:21:45.515413 10863 python_be.cc:2249] "TRITONBACKEND_ModelInstanceInitialize: py_execute_raises_0 (CPU device 0)"
+E1206 04:21:45.722256 10863 pb_stub.cc:714] "Failed to process the request(s) for model 'py_execute_raises_0', message: RuntimeError: boom in execute\\n\\nAt:\\n  /repo/py_execute_raises/1/model.py(6): execute\\n"
+E1206 04:21:46.962940 10863 backend_model.cc:692] "ERROR: Failed to create instance: failed to run warmup sample 'w': Failed to process the request(s) for model 'py_execute_raises_0', message: RuntimeError: boom in execute\\n\\nAt:\\n  /repo/py_execute_raises/1/model.py(6): execute\\n; "
+E1206 04:21:46.963043 10863 model_lifecycle.cc:642] "failed to load 'py_execute_raises' version 1: Invalid argument: failed to run warmup sample 'w': Failed to process the request(s) for model 'py_execute_raises_0', message: RuntimeError: boom in execute\\n\\nAt:\\n  /repo/py_execute_raises/1/model.py(6): execute\\n; "
+I1206 04:21:46.963058 10863 model_lifecycle.cc:777] "failed to load 'py_execute_raises'"
+"""
+
+
+def test_a_models_only_default_instance_is_the_model() -> None:
+    """`py_execute_raises_0` got a finding of its own beside the model's: a name no index or alert uses."""
+    found = [(f.model, f.runbook) for f in _report(WARMUP_RAISES).findings]
+    assert found == [("py_execute_raises", c.RUNBOOK_PYTHON_MODEL_ERROR)]
+    assert "boom in execute" in _report(WARMUP_RAISES).findings[0].evidence[0].text
+
+
+def test_an_index_suffix_of_a_model_not_loading_stays_a_name() -> None:
+    """A model really named `<other>_2` stays itself when no `<other>` loads."""
+    text = WARMUP_RAISES.replace("py_execute_raises_0", "resnet_2").replace("py_execute_raises", "resnet_2")
+    assert [f.model for f in _report(text).findings] == ["resnet_2"]

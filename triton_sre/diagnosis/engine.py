@@ -110,7 +110,9 @@ _LEVEL_WORD = (
 _LEVEL_START = re.compile(rf"(?i:\A[ \t]*(?:ERROR|FATAL|CRITICAL)\b)|^{_LEVEL_WORD}", re.M)
 _LEVEL_LINE = re.compile(_LEVEL_WORD)
 _FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
-_INSTANCE_OF = re.compile(r"_\d+_\d+$")  # a default instance name after its model's: _<group>_<index>
+# A default instance name after its model's: _<group>_<index> when the config has an instance_group, else
+# _<index> (2.51 names a model's only default instance ``m_0``: TRITONBACKEND_ModelInstanceInitialize: m_0).
+_INSTANCE_OF = (re.compile(r"_\d+$"), re.compile(r"_\d+_\d+$"))
 
 
 class Diagnoser(VerdictReader):
@@ -329,11 +331,15 @@ class Diagnoser(VerdictReader):
         (``loading: m:2``: explicit model control prints no status table), is that model's instance. Every
         version's instance has that name: a traceback frame in the model's own version folder
         (``/m/2/model.py(23)``) names the version."""
-        if name not in self._models and (cut := _INSTANCE_OF.search(name)) is not None:
-            model = name[: cut.start()]
-            known = model in self._models or self._progress.started(model)
-            if known or model == self._instance_model(message):
-                name = model
+        if name not in self._models:
+            for suffix in _INSTANCE_OF:
+                if (cut := suffix.search(name)) is None:
+                    continue
+                model = name[: cut.start()]
+                known = model in self._models or self._progress.started(model)
+                if known or model == self._instance_model(message):
+                    name = model
+                    break
         if version is None:  # every version's instance is `m_0_0`: its traceback's folder says which
             frame = re.search(rf"/{re.escape(name)}/(\d+)/model\.py\(\d+\)", message)
             version = frame[1] if frame else None
