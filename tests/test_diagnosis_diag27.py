@@ -62,3 +62,20 @@ def test_an_index_suffix_of_a_model_not_loading_stays_a_name() -> None:
     """A model really named `<other>_2` stays itself when no `<other>` loads."""
     text = WARMUP_RAISES.replace("py_execute_raises_0", "resnet_2").replace("py_execute_raises", "resnet_2")
     assert [f.model for f in _report(text).findings] == ["resnet_2"]
+
+
+# A model_warmup sample keyed by an input name the config does not have: core sends the sample as a request
+# and refuses it for the configured input it lacks (infer_request.cc, r24.03+ wording).
+WARMUP_INPUT = """I1206 04:21:40.515916 10863 model_lifecycle.cc:472] "loading: warmup_input_name:1"
+E1206 04:21:46.958574 10863 backend_model.cc:692] "ERROR: Failed to create instance: [request id: <id_unknown>] expected 1 inputs but got 0 inputs for model 'warmup_input_name'. Got input(s) [], but missing required input(s) ['INPUT']. Please provide all required input(s)."
+E1206 04:21:46.958759 10863 model_lifecycle.cc:642] "failed to load 'warmup_input_name' version 1: Invalid argument: [request id: <id_unknown>] expected 1 inputs but got 0 inputs for model 'warmup_input_name'. Got input(s) [], but missing required input(s) ['INPUT']. Please provide all required input(s)."
+I1206 04:21:46.958777 10863 model_lifecycle.cc:777] "failed to load 'warmup_input_name'"
+"""
+
+
+def test_a_warmup_sample_without_the_configured_input_is_a_tensor_name_mismatch() -> None:
+    """Was unknown-load-failure, with the backend_model.cc line left unmatched."""
+    report = _report(WARMUP_INPUT)
+    assert [(f.model, f.runbook) for f in report.findings] == [("warmup_input_name", c.RUNBOOK_TENSOR_NAME_MISMATCH)]
+    assert "missing required input(s) ['INPUT']" in report.findings[0].evidence[0].text
+    assert not report.unmatched
