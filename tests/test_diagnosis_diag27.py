@@ -79,3 +79,18 @@ def test_a_warmup_sample_without_the_configured_input_is_a_tensor_name_mismatch(
     assert [(f.model, f.runbook) for f in report.findings] == [("warmup_input_name", c.RUNBOOK_TENSOR_NAME_MISMATCH)]
     assert "missing required input(s) ['INPUT']" in report.findings[0].evidence[0].text
     assert not report.unmatched
+
+
+# A version policy naming a version below 0 (model_config.proto: versions are int64; model_lifecycle.cc
+# logs each specific version it cannot find, whatever its sign).
+NEGATIVE_VERSION = """E1206 04:21:37.803163 10863 model_lifecycle.cc:123] "version -1 is specified for model 'vp_specific_negative', but the version directory is not present"
+E1206 04:21:37.803177 10863 model_repository_manager.cc:724] "failed to load model 'vp_specific_negative': at least one version must be available under the version policy of model 'vp_specific_negative'"
+"""
+
+
+def test_a_negative_specific_version_is_read_as_the_policys_line() -> None:
+    """The version -1 line was left unmatched (the rule read digits only)."""
+    report = _report(NEGATIVE_VERSION)
+    assert [(f.model, f.runbook) for f in report.findings] == [("vp_specific_negative", c.RUNBOOK_VERSION_DIR_INVALID)]
+    assert "version -1 is specified" in report.findings[0].evidence[0].text
+    assert not report.unmatched

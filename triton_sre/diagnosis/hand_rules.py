@@ -325,7 +325,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"at least one version must be available",
             r"fails to convert to integral number",
             r"contains leading zeros in its directory name",
-            r"version \d+ is specified for model '[^']*', but the version directory is not present",
+            r"version -?\d+ is specified for model '[^']*', but the version directory is not present",
             r"No model version was found",
             r"no version is available",
         ),

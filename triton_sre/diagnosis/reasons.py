@@ -85,7 +85,7 @@ ENSEMBLE_MISSING = re.compile(
 # `in ensemble NAME, ensemble tensor X is mapping to non-existing input Y in model STEP`.
 ENSEMBLE_CONFIG = re.compile(r"\bin ensemble '?(?P<model>[^'\s,]+)'?, ")
 _STEP_ERROR = re.compile(STEP_ERROR)
-VERSION_NOT_PRESENT = re.compile(r"version (?P<version>\d+) is specified for model '(?P<model>[^']+)'")
+VERSION_NOT_PRESENT = re.compile(r"version (?P<version>-?\d+) is specified for model '(?P<model>[^']+)'")
 # A model's own file: <repo>/<model>/<version>/<file>.py (not Triton's temporary copy of a cloud
 # repository, /tmp/folderXXXXXX/<version>/, whose folder name is not the model's).
 # The same shape names the model when a backend's own error quotes the model file it read
