@@ -94,3 +94,19 @@ def test_a_negative_specific_version_is_read_as_the_policys_line() -> None:
     assert [(f.model, f.runbook) for f in report.findings] == [("vp_specific_negative", c.RUNBOOK_VERSION_DIR_INVALID)]
     assert "version -1 is specified" in report.findings[0].evidence[0].text
     assert not report.unmatched
+
+
+# `1/model.py` is a directory (what a bind mount of a host file that does not exist leaves): the stub finds
+# the path, then cannot import it as the module `1.model`.
+MODEL_PY_DIR = """I1206 04:21:37.793600 10863 model_lifecycle.cc:472] "loading: model_py_dir:1"
+E1206 04:21:38.068499 10863 model_lifecycle.cc:642] "failed to load 'model_py_dir' version 1: Internal: ModuleNotFoundError: No module named '1.model'"
+I1206 04:21:38.068564 10863 model_lifecycle.cc:777] "failed to load 'model_py_dir'"
+"""
+
+
+def test_the_model_file_not_importable_as_its_version_module_is_the_model_file() -> None:
+    """Was python-module-missing: `pip install` of a module named `1.model` is no fix."""
+    assert first_runbook_by_model(MODEL_PY_DIR) == {"model_py_dir": c.RUNBOOK_MODEL_FILE_INVALID}
+    # a model's own import of a dotted module stays the module's (or its release's) finding
+    other = MODEL_PY_DIR.replace("'1.model'", "'transformers.models'")
+    assert first_runbook_by_model(other)["model_py_dir"] != c.RUNBOOK_MODEL_FILE_INVALID

@@ -441,6 +441,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_MODEL_FILE_INVALID,
         _rx(
+            # The Python stub imports the model file as `<version>.<file name without .py>` (python_backend
+            # src/pb_stub.cc StubSetup, r24.10) after checking the path exists: not found as a module, the
+            # path is no Python file (a directory, as a bind mount of a missing host file makes). A user's
+            # own import cannot start with a digit.
+            r"No module named '\d+\.[A-Za-z_]\w*'",
             # ONNX Runtime cannot read the file as an ONNX protobuf (truncated, a Git LFS pointer, HTML).
             r"Protobuf parsing failed",
             r"\bINVALID_PROTOBUF\b|onnx runtime error 7: ",
