@@ -223,8 +223,8 @@ SCHEMA_FAULTS: dict[str, tuple[Files, str | None]] = {
 }
 
 # A Python model whose execute raises while its model_warmup sample runs: the load fails (python-model-error),
-# but 2.51 crashed on it (signal 11 right after the stub's error) in 2 of 14 servers, once with no other load
-# running. Out of the live sweep, which must not depend on a server crash; schema-warmup-crash.log is one of
-# those crashes, test_diagnosis_diag27 reads the failure without one.
+# but 2.51 crashed on it (signal 11 right after the stub's error) in 2 of about 18 servers, once with no other
+# load request in flight. Out of the live sweep, which must not depend on a server crash;
+# schema-warmup-crash.log is one of those crashes, test_diagnosis_diag27 reads the failure without one.
 WARMUP_EXECUTE_RAISES = "py_execute_raises"
 WARMUP_EXECUTE_RAISES_FILES: Files = _py(WARMUP_EXECUTE_RAISES, model=RAISE_IN_EXECUTE, extra=WARMUP)
