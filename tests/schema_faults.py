@@ -52,7 +52,9 @@ def _step(model: str, in_key: str = "INPUT", in_val: str = "IN", out_key: str = 
 
 # Labelled before the server ran; these loaded on 2.51 (what 2.51 makes of them: no config, a misnamed one or
 # none naming a backend, auto-completed from model.py; backend beside platform, backend wins; count -1 and
-# secondary devices on KIND_CPU accepted; an ensemble batching 8 over a step that does not batch accepted).
+# secondary devices on KIND_CPU accepted; an ensemble batching 8 over a step that does not batch accepted; in
+# the second round a response cache with no cache configured, max_candidate_sequences 0, two inputs of one
+# name and KIND_MODEL for a Python model).
 LOADS = None
 
 # model directory -> (files, the runbook its load failure must be diagnosed as; None = it loads)
@@ -218,6 +220,43 @@ SCHEMA_FAULTS: dict[str, tuple[Files, str | None]] = {
         _ens("ens_dtype", ENS_IO.replace("TYPE_FP32", "TYPE_INT32", 1) + f"ensemble_scheduling {{ {_step('ok_model')} }}\n"),
         c.RUNBOOK_DATATYPE_MISMATCH,
     ),
+    # --- second round (labelled before its run like the first)
+    "ens_warmup": (
+        _ens("ens_warmup", ENS_IO + f"ensemble_scheduling {{ {_step('ok_model')} }}\n" + WARMUP.replace('"INPUT"', '"IN"')),
+        c.RUNBOOK_ENSEMBLE_DEPENDENCY,
+    ),
+    "vd_leading_zero": ({"config.pbtxt": config_pbtxt("vd_leading_zero"), "01/model.py": OK_PY}, c.RUNBOOK_VERSION_DIR_INVALID),
+    "dims_zero": (_py("dims_zero", dims="0"), c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH),
+    # Labelled model-file-missing before the run; python-module-missing's page covers a packed environment
+    # (EXECUTION_ENV_PATH) that is missing, which is what "Failed to get the canonical path" says.
+    "env_missing": (
+        _py("env_missing", extra='parameters: { key: "EXECUTION_ENV_PATH" value: { string_value: "$$TRITON_MODEL_DIRECTORY/env.tar.gz" } }\n'),
+        c.RUNBOOK_PYTHON_MODULE_MISSING,
+    ),
+    "label_missing": (
+        {
+            "config.pbtxt": config_pbtxt("label_missing").replace(
+                'name: "OUTPUT" data_type: TYPE_FP32 dims: [ 4 ] }', 'name: "OUTPUT" data_type: TYPE_FP32 dims: [ 4 ] label_filename: "labels.txt" }'
+            ),
+            "1/model.py": OK_PY,
+        },
+        c.RUNBOOK_MODEL_FILE_MISSING,
+    ),
+    "cache_no_config": (_py("cache_no_config", extra="response_cache { enable: true }\n"), LOADS),
+    "seq_oldest_zero": (
+        _py("seq_oldest_zero", mbs=4, extra="sequence_batching { oldest { max_candidate_sequences: 0 } }\n"),
+        LOADS,
+    ),
+    "io_dup_name": (
+        {
+            "config.pbtxt": config_pbtxt("io_dup_name").replace(
+                "input [ {", 'input [ { name: "INPUT" data_type: TYPE_FP32 dims: [ 4 ] }, {'
+            ),
+            "1/model.py": OK_PY,
+        },
+        LOADS,
+    ),
+    "ig_kind_model": (_py("ig_kind_model", extra="instance_group [ { count: 1 kind: KIND_MODEL } ]\n"), LOADS),
     "ens_cycle_a": (_ens("ens_cycle_a", ENS_IO + "ensemble_scheduling { " + _step("ens_cycle_b", in_key="IN", out_key="OUT") + " }\n"), c.RUNBOOK_ENSEMBLE_DEPENDENCY),
     "ens_cycle_b": (_ens("ens_cycle_b", ENS_IO + "ensemble_scheduling { " + _step("ens_cycle_a", in_key="IN", out_key="OUT") + " }\n"), c.RUNBOOK_ENSEMBLE_DEPENDENCY),
 }

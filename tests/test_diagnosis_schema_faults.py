@@ -15,6 +15,7 @@ The captures are committed under ``tests/data/logs/real/schema-*.log`` (regenera
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 import time
@@ -104,13 +105,13 @@ def first_findings(report: Report) -> dict[str, Any]:
     return first
 
 
-def check_capture(path: Path) -> None:
+def check_capture(path: Path, failing: dict[str, str] = FAILING) -> None:
     report = diagnose_file(path)
     lines = set(path.read_text(errors="replace").splitlines())
     first = first_findings(report)
-    got = {m: getattr(first.get(m), "runbook", None) for m in FAILING}
-    assert got == FAILING, f"{path.name}: first findings differ from the injected faults"
-    for model in FAILING:
+    got = {m: getattr(first.get(m), "runbook", None) for m in failing}
+    assert got == failing, f"{path.name}: first findings differ from the injected faults"
+    for model in failing:
         finding = first[model]
         assert finding.severity == c.IMPACT_CRITICAL, model
         assert finding.evidence and finding.evidence[0].text in lines, f"{model}: evidence is no log line"
@@ -124,11 +125,13 @@ def test_a_server_crash_on_a_failed_warmup_is_that_models_finding() -> None:
     sweep's model set, loaded as the live test loads it, with that model last and alone): the crash is
     that model's finding, quoting the signal line, and every other model keeps its own."""
     path = FIXTURES / "schema-warmup-crash.log"
-    check_capture(path)
+    text = path.read_text()
+    # (captured before the sweep's second round: its models are not in it)
+    check_capture(path, {m: rb for m, rb in FAILING.items() if re.search(rf"\b{m}\b", text)})
     found = first_findings(diagnose_file(path))[WARMUP_EXECUTE_RAISES]
     assert (found.runbook, found.severity) == (c.RUNBOOK_SERVER_CRASHED, c.IMPACT_CRITICAL)
     assert "Signal (11) received." in found.evidence[0].text
-    assert "boom in execute" in (FIXTURES / "schema-warmup-crash.log").read_text()
+    assert "boom in execute" in text
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
