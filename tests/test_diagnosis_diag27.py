@@ -18,6 +18,14 @@ def _report(text: str):
     return diagnose_events(parse_text(text))
 
 
+def _only_finding(text: str, model: str, runbook: str, quoted: str) -> None:
+    """The log's one finding is `model`'s, with `runbook`, its first evidence quoting `quoted`; no line left."""
+    report = _report(text)
+    assert [(f.model, f.runbook) for f in report.findings] == [(model, runbook)]
+    assert quoted in report.findings[0].evidence[0].text
+    assert not report.unmatched
+
+
 # core's CircularDependencyCheck, once for each ensemble of the cycle, while a Python model loads beside them.
 CYCLE = """I1206 04:21:43.181891 10863 model_lifecycle.cc:472] "loading: py_init_signature:1"
 E1206 04:21:46.629433 10863 model_repository_manager.cc:703] "Invalid argument: circular dependency between ensembles: ens_cycle_a -> ... -> ens_cycle_b -> ens_cycle_a"
@@ -75,10 +83,7 @@ I1206 04:21:46.958777 10863 model_lifecycle.cc:777] "failed to load 'warmup_inpu
 
 def test_a_warmup_sample_without_the_configured_input_is_a_tensor_name_mismatch() -> None:
     """Was unknown-load-failure, with the backend_model.cc line left unmatched."""
-    report = _report(WARMUP_INPUT)
-    assert [(f.model, f.runbook) for f in report.findings] == [("warmup_input_name", c.RUNBOOK_TENSOR_NAME_MISMATCH)]
-    assert "missing required input(s) ['INPUT']" in report.findings[0].evidence[0].text
-    assert not report.unmatched
+    _only_finding(WARMUP_INPUT, "warmup_input_name", c.RUNBOOK_TENSOR_NAME_MISMATCH, "missing required input(s) ['INPUT']")
 
 
 # A version policy naming a version below 0 (model_config.proto: versions are int64; model_lifecycle.cc
@@ -90,10 +95,7 @@ E1206 04:21:37.803177 10863 model_repository_manager.cc:724] "failed to load mod
 
 def test_a_negative_specific_version_is_read_as_the_policys_line() -> None:
     """The version -1 line was left unmatched (the rule read digits only)."""
-    report = _report(NEGATIVE_VERSION)
-    assert [(f.model, f.runbook) for f in report.findings] == [("vp_specific_negative", c.RUNBOOK_VERSION_DIR_INVALID)]
-    assert "version -1 is specified" in report.findings[0].evidence[0].text
-    assert not report.unmatched
+    _only_finding(NEGATIVE_VERSION, "vp_specific_negative", c.RUNBOOK_VERSION_DIR_INVALID, "version -1 is specified")
 
 
 # `1/model.py` is a directory (what a bind mount of a host file that does not exist leaves): the stub finds
@@ -110,3 +112,31 @@ def test_the_model_file_not_importable_as_its_version_module_is_the_model_file()
     # a model's own import of a dotted module stays the module's (or its release's) finding
     other = MODEL_PY_DIR.replace("'1.model'", "'transformers.models'")
     assert first_runbook_by_model(other)["model_py_dir"] != c.RUNBOOK_MODEL_FILE_INVALID
+
+
+# The Python stub's own line for an exception in initialize names no model; core's line for the model quotes
+# the exception after the other loads of a parallel start wrote their lines in between (21 events in the run).
+STUB_LINE = """I1206 04:56:59.857143 6625 model_lifecycle.cc:472] "loading: py_init_signature:1"
+I1206 04:57:09.200599 6625 pb_stub.cc:366] "Failed to initialize Python stub: TypeError: TritonPythonModel.initialize() takes 1 positional argument but 2 were given"
+"""
+OTHER_LOAD = """I1206 04:57:10.213569 6625 model_lifecycle.cc:472] "loading: dims_missing_{k}:1"
+E1206 04:57:10.826787 6625 model_lifecycle.cc:642] "failed to load 'dims_missing_{k}' version 1: Invalid argument: model input 'INPUT' must specify 'dims' for dims_missing_{k}"
+I1206 04:57:10.826839 6625 model_lifecycle.cc:777] "failed to load 'dims_missing_{k}'"
+"""
+MODEL_LINE = """E1206 04:57:11.279426 6625 backend_model.cc:692] "ERROR: Failed to create instance: TypeError: TritonPythonModel.initialize() takes 1 positional argument but 2 were given"
+E1206 04:57:11.279564 6625 model_lifecycle.cc:642] "failed to load 'py_init_signature' version 1: Internal: TypeError: TritonPythonModel.initialize() takes 1 positional argument but 2 were given"
+I1206 04:57:11.279580 6625 model_lifecycle.cc:777] "failed to load 'py_init_signature'"
+"""
+
+
+def test_a_stub_line_far_before_the_failure_that_quotes_it_is_that_models() -> None:
+    """Was a model-less warning finding of its own (the line waited 12 events at most)."""
+    text = STUB_LINE + "".join(OTHER_LOAD.format(k=k) for k in range(7)) + MODEL_LINE
+    report = _report(text)
+    assert all(f.model is not None for f in report.findings), [f.evidence[0].text for f in report.findings]
+    own = next(f for f in report.findings if f.model == "py_init_signature")
+    assert own.runbook == c.RUNBOOK_PYTHON_MODEL_ERROR
+    assert any("pb_stub.cc:366" in e.text for e in own.evidence)
+    assert {f.model: f.runbook for f in report.findings if f.model != "py_init_signature"} == {
+        f"dims_missing_{k}": c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH for k in range(7)
+    }

@@ -22,6 +22,10 @@ MAX_PENDING: Final = 64
 """Waiting lines kept at once; the oldest becomes an orphan past this."""
 ATTACH_WINDOW: Final = 12
 """A model-less cause line attaches to a model failure at most this many events later."""
+QUOTE_WINDOW: Final = MAX_PENDING
+"""... or this many, when the failure quotes the line's words: the Python stub's ``Failed to initialize Python
+stub: <exception>`` comes before core's ``failed to load 'm' version 1: Internal: <exception>``, and the other
+loads of a parallel start can write many lines in between (the sweep of diag27: 21 events)."""
 
 
 class PendingCauses:
@@ -51,14 +55,16 @@ class PendingCauses:
         keep: list[Obs] = []
         generic = failure.runbook in (None, c.RUNBOOK_PYTHON_MODEL_ERROR)
         for obs in self._waiting:
-            if failure.index - obs.index > ATTACH_WINDOW:
-                self.orphans.append(obs)
-                continue
             key = obs.reason.split("\n", 1)[0]
             key = key.split(": ", 1)[1] if key.startswith(("ERROR: ", "Failed to")) and ": " in key else key
+            quoted = len(key) > 12 and key[:120] in failure.reason
+            age = failure.index - obs.index
+            if age > ATTACH_WINDOW and not (quoted and age <= QUOTE_WINDOW):
+                (self.orphans if age > QUOTE_WINDOW or obs.runbook is None else keep).append(obs)
+                continue
             if (
                 obs.runbook == failure.runbook
-                or (len(key) > 12 and key[:120] in failure.reason)
+                or quoted
                 or (
                     generic
                     and obs.runbook is not None
