@@ -116,6 +116,9 @@ def check_capture(path: Path, failing: dict[str, str] = FAILING) -> None:
         assert finding.severity == c.IMPACT_CRITICAL, model
         assert finding.evidence and finding.evidence[0].text in lines, f"{model}: evidence is no log line"
     assert not LOADING & {f.model for f in report.findings}, "a model that loaded got a finding"
+    # every line is some model's: a cause line left model-less is a finding for no model (a server-wide one)
+    modelless = [f.evidence[0].text[:120] for f in report.findings if f.model is None]
+    assert not modelless, modelless
     assert not report.unmatched, report.unmatched
     assert diagnose_events(parse_text(path.read_text(errors="replace"))).findings == report.findings
 
