@@ -16,12 +16,9 @@ from typing import Any
 import pytest
 import yaml
 from binaries import binary
-from corpus import refused_config_repository
-from prometheus_client.parser import text_string_to_metric_families
+from refused_scrape import input_series, refused_config_samples
 
 from triton_sre import conventions as c
-from triton_sre.config import ExporterSettings
-from triton_sre.exporter.service import Exporter
 from triton_sre.generate import slo_rules
 from triton_sre.slo import Spec, parse_spec
 
@@ -148,30 +145,10 @@ def test_the_exporter_series_of_a_refused_config_on_real_triton_fire_it(
 ) -> None:
     """The real Triton 2.51 refuses reranker's config (preferred_batch_size above max_batch_size, as in
     journey26); the exporter's own series, fed to promtool unchanged, fire the alert for it alone."""
-    repo = refused_config_repository(tmp_path / "models", REFUSED, READY)
-    triton = fresh_triton_factory(repo)
-    exporter = Exporter(ExporterSettings(triton_url=triton.http_url, metrics_url=triton.metrics_url))
-    exporter.poll_once()
-    samples = [
-        s
-        for family in text_string_to_metric_families(exporter.metrics_text().decode())
-        for s in family.samples
-        if s.name in (c.M_UP, c.M_MODEL_STATE)
-    ]
-    states = {
-        (s.labels[c.LABEL_MODEL], s.labels[c.LABEL_VERSION], s.labels[c.L_STATE]): s.value
-        for s in samples
-        if s.name == c.M_MODEL_STATE
-    }
+    families = (c.M_UP, c.M_MODEL_STATE)
+    samples = refused_config_samples(fresh_triton_factory, tmp_path, REFUSED, READY, families)
     assert [s.value for s in samples if s.name == c.M_UP] == [1]
-    assert states[(REFUSED, "", c.STATE_UNKNOWN)] == 1 and states[(READY, "1", c.STATE_READY)] == 1
-    series = [
-        {
-            "series": s.name + _labels(job=EXPORTER_JOB, instance="e1:8003", **s.labels),
-            "values": f"{s.value:g}x30",
-        }
-        for s in samples
-    ]
+    series = input_series(samples, 30, job=EXPORTER_JOB, instance="e1:8003")
     spec = parse_spec(SPEC.replace(f", {LOADING}]", "]").replace(f", {UNSEEN}]", "]"))
     late = _alerts(_FOR_MIN + 2, [_firing("avail", REFUSED)])
     done = _promtool(tmp_path, spec, [{"interval": "1m", "input_series": series, "alert_rule_test": [late]}])

@@ -22,6 +22,7 @@ from decimal import Decimal
 
 from triton_sre.conventions import (
     L_LATENCY_SOURCE,
+    L_STATE,
     LABEL_INSTANCE,
     LABEL_JOB,
     LABEL_LE,
@@ -29,6 +30,8 @@ from triton_sre.conventions import (
     LABEL_NAMESPACE,
     LABEL_QUANTILE,
     LABEL_VERSION,
+    M_MODEL_STATE,
+    STATE_READY,
 )
 
 __all__ = [
@@ -46,6 +49,7 @@ __all__ = [
     "histogram_quantile",
     "label_sets",
     "le_regex",
+    "not_ready",
     "num",
     "on",
     "q",
@@ -144,6 +148,16 @@ def selector(metric: str, matchers: Iterable[Matcher] = ()) -> str:
         f"{label}{op}{value if isinstance(value, Literal) else q(value)}" for label, op, value in matchers
     )
     return f"{metric}{{{body}}}" if body else metric
+
+
+def not_ready(matchers: Sequence[Matcher], labels: Sequence[str], key: Sequence[str] = (LABEL_MODEL,)) -> str:
+    """The models the exporter's repository index lists with no version READY (`matchers` select the
+    exporter's series): one sample per `labels` set (each of `key`'s label sets READY on no instance).
+    A config Triton 2.51 refuses is in the index by name alone (state UNKNOWN, version ""), an unloaded
+    model UNAVAILABLE, a load under way LOADING: none serves a request."""
+    states = selector(M_MODEL_STATE, [*matchers, (L_STATE, "!=", STATE_READY)])
+    ready = selector(M_MODEL_STATE, [*matchers, (L_STATE, "=", STATE_READY)])
+    return f"max {by(labels)} ({states} == 1) unless {on(key)} ({ready} == 1)"
 
 
 def one_of(label: str, values: Sequence[str]) -> Matcher:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from triton_sre import conventions as c
@@ -30,6 +31,19 @@ from triton_sre.generate.panels import (
 )
 from triton_sre.generate.rulefile import normalize_base
 from triton_sre.slo import Spec
+
+
+def unserved_rows(spec: Spec, exp_job: Sequence[pq.Matcher]) -> str:
+    """The table's rows: each UNAVAILABLE version with its diagnosed runbook, then each model with no
+    version READY that no such row names, its state and the not-served runbook (their cause is in
+    Triton's log, not its API: the index holds a refused config by name alone)."""
+    failed = f"max by (model, version, runbook) ({pq.selector(c.M_MODEL_UNAVAILABLE, exp_job)})"
+    failed = f'label_replace({failed}, {pq.q(c.L_STATE)}, {pq.q(c.STATE_UNAVAILABLE)}, "", "")'
+    key = pq.label_sets(spec.cluster_label).per_model
+    unserved = pq.not_ready(exp_job, (c.LABEL_MODEL, c.LABEL_VERSION, c.L_STATE), key)
+    runbook = c.ALERT_RUNBOOKS[c.ALERT_SLO_MODEL_NOT_SERVED]
+    either = pq.on((c.LABEL_MODEL,))
+    return f'{failed}\nor {either}\nlabel_replace({unserved}, {pq.q(c.L_RUNBOOK)}, {pq.q(runbook)}, "", "")'
 
 
 def overview(spec: Spec, base_url: str) -> dict[str, Any]:
@@ -175,15 +189,11 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
             ),
             table(
                 "Unavailable models and runbooks",
-                "UNAVAILABLE model versions with the diagnosed runbook (click it) and Triton's reason.",
-                [
-                    target(
-                        f"max by (model, version, runbook) ({pq.selector(c.M_MODEL_UNAVAILABLE, exp_job)})",
-                        "",
-                        instant=True,
-                        table=True,
-                    )
-                ],
+                "Models no instance serves: UNAVAILABLE versions with the diagnosed runbook (click it), and "
+                "models the repository index lists with no version READY (a config Triton refused is there "
+                f"by name alone, state {c.STATE_UNKNOWN}; a load under way; an unloaded model) with the "
+                "runbook that finds their cause in Triton's log.",
+                [target(unserved_rows(spec, exp_job), "", instant=True, table=True)],
                 [runbook_link],
             ),
         ],
