@@ -43,6 +43,7 @@ FAMILIES = (
     c.M_ENERGY_COST_PER_HOUR,
     c.M_GPU_METRICS_MISSING,
     c.M_MODEL_STATE,
+    c.M_MODEL_UNAVAILABLE,  # not the section's: the models not served (report/unserved.py) read its runbook
 )
 LARGEST = (c.M_MODEL_LOAD_SECONDS,)
 """Families of which the section uses the largest valid sample of each series (a load time)."""
@@ -174,7 +175,12 @@ def _states(frames: Mapping[str, pd.DataFrame], unlabelled: list[str]) -> pd.Dat
     """model, version, state: of each version's state series (one per known state, 1 for the current
     one), those whose last sample is the version's newest and reads 1."""
     by = [c.LABEL_MODEL, c.LABEL_VERSION, c.L_STATE]
-    frame = _labelled(frames, c.M_MODEL_STATE, by, unlabelled)
+    # a model in the index by name alone (a config Triton refused) has version "": Prometheus drops it
+    frame = frames.get(c.M_MODEL_STATE, pd.DataFrame())
+    if not frame.empty:
+        versions = frame[c.LABEL_VERSION] if c.LABEL_VERSION in frame else pd.Series("", index=frame.index)
+        frame = frame.assign(**{c.LABEL_VERSION: versions.astype(object).fillna("")})
+    frame = _labelled({c.M_MODEL_STATE: frame}, c.M_MODEL_STATE, by, unlabelled)
     if frame.empty:
         return pd.DataFrame(columns=by)
     frame = frame.assign(**{k: frame[k].astype(object).astype(str) for k in by})

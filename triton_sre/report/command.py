@@ -249,6 +249,7 @@ def _build(
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
     from triton_sre.report.slo import slo_section
+    from triton_sre.report.unserved import unserved_table
 
     step, histogram_step = steps
     if progress is not None:
@@ -326,14 +327,25 @@ def _build(
     llm = llm_table(frames, cost, end - start, increases)
     capacity = capacity_section(capacity_frames, step, probe_budget_s)
     span = (start, end, step)
+    unserved = unserved_table(capacity.states, capacity_frames[c.M_MODEL_UNAVAILABLE])
     slos = None if slo_spec is None else slo_section(client, slo_spec, span, window, slo_increases, counts)
-    return CostReport(start, end, step, client.source_url, table, summary, recs, charts, llm, capacity, slos)
+    return CostReport(
+        start, end, step, client.source_url, table, summary, recs, charts, llm, capacity, slos, unserved
+    )
 
 
 def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]:
     """The report's files in `out`, published all at once (report/publish.py)."""
     from triton_sre.report.publish import publish
-    from triton_sre.report.render import llm_csv, recommendations_csv, slos_csv, to_csv, to_html, to_markdown
+    from triton_sre.report.render import (
+        llm_csv,
+        recommendations_csv,
+        slos_csv,
+        to_csv,
+        to_html,
+        to_markdown,
+        unserved_csv,
+    )
 
     files: dict[str, str | bytes] = {}
     if "md" in formats:
@@ -349,6 +361,8 @@ def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]
             files["slos.csv"] = slos_csv(report)
         if not report.llm.empty:
             files["llm_models.csv"] = llm_csv(report)
+        if not report.unserved.empty:
+            files["unserved_models.csv"] = unserved_csv(report)
     return publish(out, files)
 
 

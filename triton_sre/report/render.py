@@ -24,6 +24,8 @@ from triton_sre.report.recommend import Recommendation
 from triton_sre.report.slo import SLOSection
 from triton_sre.report.slo_text import HEADERS as SLO_HEADERS
 from triton_sre.report.slo_text import section_intro, slo_blocks, slo_frame
+from triton_sre.report.unserved import CAUSE, NO_REASON, NOT_SERVED_RUNBOOK
+from triton_sre.report.unserved import COLUMNS as UNSERVED_COLUMNS
 from triton_sre.rfc3339 import utc_text
 
 __all__ = [
@@ -74,6 +76,8 @@ class CostReport:
     llm: pd.DataFrame = field(default_factory=pd.DataFrame)  # LLM models (report/llm.py)
     capacity: CapacitySection | None = None
     slos: SLOSection | None = None  # the SLO section (report/slo.py)
+    # models the index lists with no version READY at the range's end (report/unserved.py)
+    unserved: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(UNSERVED_COLUMNS)))
 
 
 def fmt(column: str, value: object) -> str:
@@ -117,6 +121,16 @@ def table_notes(table: pd.DataFrame) -> list[str]:
             "counts a failed batch as an execution, its requests not as inferences."
         )
     return notes
+
+
+UNSERVED_INTRO = (
+    "The repository index lists these models with no version READY on any server at the end of the "
+    "range: Triton refuses their requests before counting them per model, so they have no row above."
+)
+
+
+def _unserved_rows(report: CostReport) -> list[list[str]]:
+    return [[str(row[k]) or "–" for k in UNSERVED_COLUMNS] for row in report.unserved.to_dict("records")]
 
 
 def _llm_rows(report: CostReport) -> list[list[str]]:
@@ -168,6 +182,13 @@ def to_markdown(report: CostReport, chart_files: Mapping[str, str] | None = None
     if notes:
         out.append("")
         out += [f"- {esc(note)}" for note in notes]
+    if not report.unserved.empty:
+        out += ["", "## Models not served", "", UNSERVED_INTRO, ""]
+        out.append("| " + " | ".join(UNSERVED_COLUMNS) + " |")
+        out.append("| " + " | ".join("---" for _ in UNSERVED_COLUMNS) + " |")
+        out += ["| " + " | ".join(esc(cell) for cell in row) + " |" for row in _unserved_rows(report)]
+        if (report.unserved[CAUSE] == NOT_SERVED_RUNBOOK).any():
+            out += ["", esc(NO_REASON)]
     if not report.llm.empty:
         out += ["", "## LLM models", ""]
         out.append("| " + " | ".join(LLM_HEADERS.values()) + " |")
@@ -246,6 +267,10 @@ dt { font-weight: 600; } dd { margin: 0; }
 </table></div>
 {% else %}<p>No model served or cost anything in this range.</p>{% endif %}
 {% for note in notes %}<p>{{ note }}</p>{% endfor %}
+{% if unserved_rows %}<h2>Models not served</h2><p>{{ unserved_intro }}</p>
+<table><thead><tr>{% for h in unserved_headers %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+<tbody>{% for row in unserved_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table>{% if unserved_no_reason %}<p>{{ unserved_no_reason }}</p>{% endif %}{% endif %}
 {% if llm_rows %}<h2>LLM models</h2>
 <div style="overflow-x: auto"><table>
 <thead><tr>{% for h in llm_headers %}<th>{{ h }}</th>{% endfor %}</tr></thead>
@@ -294,6 +319,10 @@ def to_html(report: CostReport) -> str:
         charts=charts,
         llm_headers=list(LLM_HEADERS.values()),
         llm_rows=_llm_rows(report),
+        unserved_headers=list(UNSERVED_COLUMNS),
+        unserved_rows=_unserved_rows(report),
+        unserved_intro=UNSERVED_INTRO,
+        unserved_no_reason=NO_REASON if (report.unserved[CAUSE] == NOT_SERVED_RUNBOOK).any() else "",
         capacity=tables(report.capacity) if report.capacity and not report.capacity.empty else [],
         capacity_advice=advice(report.capacity) if report.capacity else [],
         slos=slo_blocks(report.slos) if report.slos is not None else None,
@@ -324,6 +353,10 @@ def csv_text(frame: pd.DataFrame, **options: Any) -> str:
 
 def to_csv(report: CostReport) -> str:
     return csv_text(report.table, float_format="%.6g")
+
+
+def unserved_csv(report: CostReport) -> str:
+    return csv_text(report.unserved)
 
 
 def llm_csv(report: CostReport) -> str:

@@ -1,0 +1,143 @@
+"""`triton-sre report` on a real Triton 2.51 that refuses one model's config (journey26's reranker: in the
+repository index by its name alone), scraped with the exporter by a real Prometheus while both models get
+requests. Triton counts no request of the refused model (it is not loaded), so before notserved27 the
+report had no word of it: no row, nothing in the SLO section of an SLO naming it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import requests
+from corpus import refused_config_repository
+from live_prometheus import Prom, exporter_settings, start_prometheus, stop_prometheus, wait_ready
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.exporter.service import Exporter, ExporterServer
+from triton_sre.report.unserved import CAUSE
+from triton_sre.slo import default_spec
+from triton_sre.stack.local_triton import LocalTriton
+from triton_sre.stack.processes import free_port
+
+pytestmark = [pytest.mark.triton, pytest.mark.server]  # a private Triton started without the fixtures
+
+REFUSED, FINE = "reranker", "embedder"
+SLO_NAME = "rank-avail"
+TRAFFIC_S = 8.0
+
+
+@dataclass
+class Run:
+    out: Path
+    markdown: str
+    html: str
+
+
+def _spec(triton_job: str, exporter_job: str) -> str:
+    return f"""
+scrape: {{triton_job: {triton_job}, exporter_job: {exporter_job}}}
+slos:
+  - {{name: {SLO_NAME}, type: {c.SLO_AVAILABILITY}, models: [{FINE}, {REFUSED}], objective: 99.9}}
+"""
+
+
+def _send(url: str, model: str, stop: threading.Event, answers: dict[str, int]) -> None:
+    body = {"inputs": [{"name": "INPUT", "shape": [1, 4], "datatype": "FP32", "data": [1.0] * 4}]}
+    while not stop.is_set():
+        status = requests.post(f"{url}/v2/models/{model}/infer", json=body, timeout=10).status_code
+        answers[f"{model} {status}"] = answers.get(f"{model} {status}", 0) + 1
+        stop.wait(0.05)
+
+
+def _scraped_after(prom: Prom, job: str, at: float, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not prom.query(f'timestamp(up{{job="{job}"}}) > {at}'):
+        assert time.monotonic() < deadline, f"no scrape of {job} after {at}"
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    work = tmp_path_factory.mktemp("report-not-served")
+    spec = default_spec()
+    triton = LocalTriton(refused_config_repository(work / "models", REFUSED, FINE), workdir=work / "triton")
+    triton.start()
+    exporter_port, port = free_port(), free_port()
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
+        "scrape_configs": [
+            {
+                "job_name": spec.triton_job,
+                "static_configs": [{"targets": [triton.metrics_url.split("//", 1)[1].split("/", 1)[0]]}],
+            },
+            {"job_name": spec.exporter_job, "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]},
+        ],
+    }
+    proc, log = start_prometheus(work, config, port)
+    stop = threading.Event()
+    exporter: ExporterServer | None = None
+    answers: dict[str, int] = {}
+    senders = [
+        threading.Thread(target=_send, args=(triton.http_url, m, stop, answers), daemon=True)
+        for m in (FINE, REFUSED)
+    ]
+    try:
+        prom = wait_ready(proc, work, port)
+        exporter = ExporterServer(Exporter(exporter_settings(triton)), "127.0.0.1", exporter_port).start()
+        _scraped_after(prom, spec.triton_job, time.time())
+        _scraped_after(prom, spec.exporter_job, time.time())
+        start = time.time()
+        for s in senders:
+            s.start()
+        stop.wait(TRAFFIC_S)
+        stop.set()
+        for s in senders:
+            s.join(timeout=30)
+        _scraped_after(prom, spec.triton_job, time.time())
+        _scraped_after(prom, spec.exporter_job, time.time())
+        time.sleep(2.5)
+        end = time.time()
+        (work / "slos.yaml").write_text(_spec(spec.triton_job, spec.exporter_job), encoding="utf-8")
+        out = work / "report"
+        stdout = io.StringIO()
+        with contextlib.redirect_stdout(stdout):
+            code = main(
+                [
+                    "report", "--prometheus-url", prom.url, "--start", f"{start:.3f}", "--end", f"{end:.3f}",
+                    "--out", str(out), "--slo-file", str(work / "slos.yaml"),
+                ]
+            )  # fmt: skip
+        assert code == c.EXIT_OK, stdout.getvalue()
+    finally:
+        stop.set()
+        for s in senders:
+            s.join(timeout=30)
+        stop_prometheus(proc, log)
+        if exporter is not None:
+            exporter.stop()
+        triton.stop()
+    print("\nanswers:", answers)
+    assert answers.get(f"{FINE} 200", 0) > 10 and answers.get(f"{REFUSED} 404", 0) > 10, answers
+    yield Run(out, (out / "report.md").read_text(encoding="utf-8"), (out / "report.html").read_text("utf-8"))
+
+
+def test_the_refused_model_has_a_row_with_its_state_and_cause(run: Run) -> None:
+    table = pd.read_csv(run.out / "unserved_models.csv", dtype=str, keep_default_na=False)
+    runbook = c.ALERT_RUNBOOKS[c.ALERT_SLO_MODEL_NOT_SERVED]
+    assert table.to_dict("records") == [
+        {c.LABEL_MODEL: REFUSED, c.LABEL_VERSION: "", c.L_STATE: c.STATE_UNKNOWN, CAUSE: runbook}
+    ]
+    models = pd.read_csv(run.out / "models.csv", dtype={"version": str})
+    assert REFUSED not in set(models["model"]) and FINE in set(models["model"])  # it served nothing
+    for text in (run.markdown, run.html):
+        assert "Models not served" in text and f"{REFUSED}" in text and runbook in text
+    assert f"| {REFUSED} | – | {c.STATE_UNKNOWN} | {runbook} |" in run.markdown
