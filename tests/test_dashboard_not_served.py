@@ -28,16 +28,18 @@ NOT_SERVED = c.ALERT_RUNBOOKS[c.ALERT_SLO_MODEL_NOT_SERVED]
 FAILED_RUNBOOK = c.RUNBOOK_MODEL_FILE_MISSING
 
 
-def panel_query() -> str:
+def panel_query(uid: str = c.UID_OVERVIEW_DASHBOARD, title: str = PANEL) -> str:
     spec = default_spec()
-    board = next(b for b in dashboards(spec).values() if b["uid"] == c.UID_OVERVIEW_DASHBOARD)
-    (expr,) = [t["expr"] for panel, t in iter_targets(board) if panel["title"] == PANEL]
-    return fill(expr, {"exporter_job": spec.exporter_job})
+    board = next(b for b in dashboards(spec).values() if b["uid"] == uid)
+    (expr,) = [t["expr"] for panel, t in iter_targets(board) if panel["title"] == title]
+    return fill(expr, {"exporter_job": spec.exporter_job, "slo": ".*", "model": ".*"})
 
 
-def rows(tmp_path: Path, inputs: list[dict[str, str]], expected: list[dict[str, Any]]) -> str:
+def rows(
+    tmp_path: Path, inputs: list[dict[str, str]], expected: list[dict[str, Any]], query: str = ""
+) -> str:
     """promtool's complaint when the panel's rows at 5m are not `expected` ("" when they are)."""
-    case = {"expr": panel_query(), "eval_time": "5m", "exp_samples": expected}
+    case = {"expr": query or panel_query(), "eval_time": "5m", "exp_samples": expected}
     doc = {"rule_files": [], "evaluation_interval": "1m", "tests": [
         {"interval": "1m", "input_series": inputs, "promql_expr_test": [case]}
     ]}  # fmt: skip
@@ -75,3 +77,31 @@ def test_a_diagnosed_failure_keeps_its_runbook_and_is_listed_once(tmp_path: Path
     unavailable = pq.equal({**failed, c.L_RUNBOOK: FAILED_RUNBOOK}.items())
     inputs.append({"series": pq.selector(c.M_MODEL_UNAVAILABLE, unavailable), "values": "1x10"})
     assert rows(tmp_path, inputs, [row(FAILED, "1", c.STATE_UNAVAILABLE, FAILED_RUNBOOK)]) == ""
+
+
+@pytest.mark.triton
+def test_the_slo_dashboard_gives_a_model_not_served_no_budget_and_lists_it(
+    fresh_triton_factory: Any, tmp_path: Path
+) -> None:
+    """The refused model's budget reads 100 % (its counters said nothing bad before it stopped being
+    served, or nothing at all): no data is not a met objective (Sloth, Pyrra), so the budget panels
+    leave it out while the index shows it not served and "Models not served" lists it."""
+    spec = default_spec()
+    samples = refused_config_samples(fresh_triton_factory, tmp_path, REFUSED, FINE, (c.M_MODEL_STATE,))
+    inputs = input_series(samples, 10, job=spec.exporter_job, instance=INSTANCE)
+    slo_name = spec.slos[0].name
+    for model, value in ((REFUSED, "1x10"), (FINE, "0.5x10")):
+        labels = pq.equal(((c.L_SLO, slo_name), (c.LABEL_MODEL, model)))
+        inputs.append({"series": pq.selector(c.REC_SLO_BUDGET_REMAINING, labels), "values": value})
+    budget = pq.selector("", pq.equal(((c.L_SLO, slo_name), (c.LABEL_MODEL, FINE))))
+    for title in ("Error budget remaining", "Budget remaining over time"):
+        query = panel_query(c.UID_SLO_DASHBOARD, title)
+        assert (
+            rows(tmp_path, inputs, [{"labels": c.REC_SLO_BUDGET_REMAINING + budget, "value": 0.5}], query)
+            == ""
+        )
+    listed = {
+        "labels": pq.selector("", pq.equal(((c.L_STATE, c.STATE_UNKNOWN), (c.LABEL_MODEL, REFUSED)))),
+        "value": 1,
+    }
+    assert rows(tmp_path, inputs, [listed], panel_query(c.UID_SLO_DASHBOARD, "Models not served")) == ""

@@ -156,7 +156,7 @@ def test_dashboards_have_stable_uids_variables_units_and_descriptions() -> None:
     for name, board in boards.items():
         variables = {v["name"] for v in board["templating"]["list"]}
         expected = (
-            {"datasource", "slo", "model"}
+            {"datasource", "slo", EXPORTER_JOB_VAR, "model"}  # exporter_job: its Models not served
             if name == "triton-slo.json"
             else {"datasource", "job", "instance", EXPORTER_JOB_VAR}  # per GPU and host, not per model
             if name == "triton-capacity.json"

@@ -23,6 +23,7 @@ from live_prometheus import Prom, exporter_settings, start_prometheus, stop_prom
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.exporter.service import Exporter, ExporterServer
+from triton_sre.report.slo_text import NOT_SERVED
 from triton_sre.report.unserved import CAUSE
 from triton_sre.slo import default_spec
 from triton_sre.stack.local_triton import LocalTriton
@@ -141,3 +142,13 @@ def test_the_refused_model_has_a_row_with_its_state_and_cause(run: Run) -> None:
     for text in (run.markdown, run.html):
         assert "Models not served" in text and f"{REFUSED}" in text and runbook in text
     assert f"| {REFUSED} | – | {c.STATE_UNKNOWN} | {runbook} |" in run.markdown
+
+
+def test_the_slo_naming_the_refused_model_says_no_data_not_a_met_objective(run: Run) -> None:
+    """Sloth and Pyrra show no data for an SLI without events, never 100 %: the SLO section gives the
+    refused model a row of 0 events saying it was not served, beside the served model's figures."""
+    section = run.markdown.split("## SLOs", 1)[1].split("\n## ", 1)[0]
+    not_served = NOT_SERVED.format(state=c.STATE_UNKNOWN)
+    assert f"| {REFUSED} | – | 0 | – | {not_served} | – | – | – |" in section
+    assert f"| {FINE} | 1 | " in section and "never 100 %" in section
+    assert not_served in run.html.split("<h2>SLOs</h2>", 1)[1]

@@ -10,12 +10,15 @@ from triton_sre import conventions as c
 from triton_sre import promql as pq
 from triton_sre.conventions import UID_SLO_DASHBOARD as UID_SLO
 from triton_sre.generate.panels import (
+    ALL_SERVED,
     DATASOURCE_VAR,
     Layout,
     Matchers,
     cluster_matchers,
     cluster_variables,
     dashboard,
+    exporter_job_var,
+    exporter_matchers,
     query_var,
     stat,
     table,
@@ -37,24 +40,47 @@ def slo(spec: Spec) -> dict[str, Any]:
         {w for long, short, _, _ in c.BURN_TIERS for w in (long, short)}, key=lambda w: window_seconds(w)
     )
     shortest = windows[0]  # the first tier's short window: the freshest request rate recorded per SLO
+    # a model no server serves (a config Triton refused): its requests fail before Triton counts them, so
+    # its budget reads what the counters last said (100 % when they said nothing bad): no data, not met
+    exporter = [*exporter_matchers(spec, None), var_matcher(c.LABEL_MODEL, "=~", "model")]
+    key = pq.label_sets(spec.cluster_label).per_model
+    unserved = pq.not_ready(exporter, key, key)
+    budget = f"{pq.selector(c.REC_SLO_BUDGET_REMAINING, sel)} unless {pq.on(key)} ({unserved})"
     layout = Layout()
     layout.row(
         "Error budget",
         [
             stat(
                 "Error budget remaining",
-                "Share of the period's error budget left, per SLO and model (negative: overspent).",
+                "Share of the period's error budget left, per SLO and model (negative: overspent); none for "
+                "a model not served now (Models not served: no data is not a met objective).",
                 "percentunit",
-                [target(pq.selector(c.REC_SLO_BUDGET_REMAINING, sel), "{{slo}} {{model}}")],
+                [target(budget, "{{slo}} {{model}}")],
             ),
             timeseries(
                 "Budget remaining over time",
-                "Error budget remaining over the SLO period.",
+                "Error budget remaining over the SLO period; a model not served has none while it is not.",
                 "percentunit",
-                [target(pq.selector(c.REC_SLO_BUDGET_REMAINING, sel), "{{slo}} {{model}}")],
+                [target(budget, "{{slo}} {{model}}")],
+            ),
+            table(
+                "Models not served",
+                "Models the exporter's repository index lists with no version READY on any server: "
+                "Triton fails their requests before counting them, so an SLO covering them has no data "
+                "(never 100 %; TritonSLOModelNotServed pages for them). Their cause: the overview's "
+                "Unavailable models table, or triton-sre triage on Triton's log.",
+                [
+                    target(
+                        pq.not_ready(exporter, (*key, c.LABEL_VERSION, c.L_STATE), key),
+                        "",
+                        instant=True,
+                        table=True,
+                    )
+                ],
             ),
         ],
     )
+    layout.explain_empty({"Models not served": ALL_SERVED})
     layout.row(
         "Burn rate",
         [
@@ -99,6 +125,7 @@ def slo(spec: Spec) -> dict[str, Any]:
         [
             DATASOURCE_VAR,
             *cluster_variables(spec),
+            exporter_job_var(spec),
             query_var("slo", "SLO", f"label_values({slos}, slo)", "$__all", True),
             query_var(
                 "model",

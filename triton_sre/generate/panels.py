@@ -387,7 +387,8 @@ NEEDS_GPU_MEMORY_USAGE = (
     "No data without a GPU and a backend that reports GPU memory_usage (ONNX Runtime, TensorRT; "
     "the Python backend does not)."
 )
-WHY_EMPTY = (NEEDS_GPU, NEEDS_MEMORY_USAGE, NEEDS_GPU_MEMORY_USAGE)
+ALL_SERVED = "None: every model of the selection has a version READY."
+WHY_EMPTY = (NEEDS_GPU, NEEDS_MEMORY_USAGE, NEEDS_GPU_MEMORY_USAGE, ALL_SERVED)
 
 
 def why_empty(panel: Any, reason: str) -> Any:

@@ -7,6 +7,7 @@ or refusing a query, unreadable SLO file, an --out that cannot be written).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -329,6 +330,9 @@ def _build(
     span = (start, end, step)
     unserved = unserved_table(capacity.states, capacity_frames[c.M_MODEL_UNAVAILABLE])
     slos = None if slo_spec is None else slo_section(client, slo_spec, span, window, slo_increases, counts)
+    if slos is not None:  # no data is not a met objective: the SLO section names them (report/slo_text.py)
+        states = unserved.groupby(c.LABEL_MODEL, sort=True)[c.L_STATE].agg(lambda s: "/".join(sorted(set(s))))
+        slos = dataclasses.replace(slos, unserved=tuple(states.items()))
     return CostReport(
         start, end, step, client.source_url, table, summary, recs, charts, llm, capacity, slos, unserved
     )

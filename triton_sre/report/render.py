@@ -215,9 +215,12 @@ def _slo_markdown(section: SLOSection | None, esc: Callable[[str], str]) -> list
     out += [f"- {esc(line)}" for line in section_intro(section)]
     for title, rows, empty in slo_blocks(section):
         out += ["", f"### {esc(title)}", ""]
-        if not rows:
+        if empty:  # no events (a model not served may still have its row)
             out.append(esc(empty))
+        if not rows:
             continue
+        if empty:
+            out.append("")
         out.append("| " + " | ".join(SLO_HEADERS.values()) + " |")
         out.append(
             "| " + " | ".join("---" if k in ("model", "version") else "---:" for k in SLO_HEADERS) + " |"
@@ -285,10 +288,10 @@ dt { font-weight: 600; } dd { margin: 0; }
 {% else %}<p>None: no threshold was crossed.</p>{% endfor %}
 {% if slos is not none %}<h2>SLOs</h2>
 {% for line in slo_intro %}<p>{{ line }}</p>{% endfor %}
-{% for title, rows, empty in slos %}<h3>{{ title }}</h3>{% if rows %}
-<table><thead><tr>{% for h in slo_headers %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+{% for title, rows, empty in slos %}<h3>{{ title }}</h3>{% if empty %}<p>{{ empty }}</p>{% endif %}
+{% if rows %}<table><thead><tr>{% for h in slo_headers %}<th>{{ h }}</th>{% endfor %}</tr></thead>
 <tbody>{% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody>
-</table>{% else %}<p>{{ empty }}</p>{% endif %}{% endfor %}{% endif %}
+</table>{% endif %}{% endfor %}{% endif %}
 {% if capacity %}<h2>Capacity</h2>
 {% for line in capacity_advice %}<p>{{ line }}</p>{% endfor %}
 {% for title, headers, rows in capacity %}{% if rows %}<h3>{{ title }}</h3>

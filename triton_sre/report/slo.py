@@ -94,6 +94,8 @@ class SLOSection:
     window: str = ""  # the trailing window each step's error ratio is over
     seconds: float = 0.0  # the range's length
     source: str = ""  # the spec the SLOs come from
+    # (model, state) of each model not served at the range's end (report/unserved.py): no data, not 100 %
+    unserved: tuple[tuple[str, str], ...] = ()
 
 
 def slo_selectors(spec: Spec, slo: SLO) -> dict[str, str]:

@@ -5,13 +5,14 @@ its events are, and slos.csv's frame."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pandas as pd
 
 from triton_sre import conventions as c
 from triton_sre.report.slo import COLUMNS, SLI_HISTOGRAM, SLI_REQUESTS, SLI_SLICES, SLOSection, SLOTable
-from triton_sre.slo import window_seconds
+from triton_sre.slo import SLO, window_seconds
 
 HEADERS = {
     "model": "model",
@@ -58,6 +59,12 @@ def section_intro(section: SLOSection) -> list[str]:
         f"is above the allowed ratio (errors began up to {section.window} before the first; ended before "
         "the last).",
     ]
+    if section.unserved:
+        lines.append(
+            "A model an SLO covers that no server served at the end of the range (Models not served) is a "
+            "row of 0 events, 'no data: not served': Triton failed its requests before counting them, so "
+            "its objective is not met as far as the counters can tell, never 100 %."
+        )
     return lines
 
 
@@ -101,7 +108,8 @@ def empty_text(table: SLOTable, seconds: float) -> str:
 
 
 def slo_blocks(section: SLOSection) -> list[tuple[str, list[list[str]], str]]:
-    """(title, rows of cells under `HEADERS`, what it says without rows) per SLO."""
+    """(title, rows of cells under `HEADERS`, what it says when no model had events: "" when some did)
+    per SLO; a model not served has a row of no data even then."""
     blocks = []
     for table in section.tables:
         slo = table.slo
@@ -111,8 +119,34 @@ def slo_blocks(section: SLOSection) -> list[tuple[str, list[list[str]], str]]:
             f"allowed error ratio {float(slo.budget) * 100:g}%; {sli_text(table)}"
         )
         rows = [[_cell(k, row[k]) for k in HEADERS] for row in table.rows.to_dict("records")]
-        blocks.append((title, rows, empty_text(table, section.seconds)))
+        rows += _unserved_rows(table, section.unserved)
+        blocks.append((title, rows, empty_text(table, section.seconds) if table.rows.empty else ""))
     return blocks
+
+
+NOT_SERVED = "no data: not served ({state})"
+
+
+def covers(slo: SLO, model: str) -> bool:
+    """Whether `slo`'s models include `model` (its regex fully anchored, as the rules' `=~`)."""
+    if slo.models.kind == "list":
+        return model in slo.models.names
+    return slo.models.kind == "all" or re.fullmatch(slo.models.regex, model) is not None
+
+
+def _unserved_rows(table: SLOTable, unserved: tuple[tuple[str, str], ...]) -> list[list[str]]:
+    """A row per model the SLO covers that was not served at the range's end and has no row of events:
+    its requests failed before Triton counted any (journey26's refused config), so it has no data, which
+    is not a met objective (Sloth and Pyrra show no data, not 100 %). Per cluster nothing is added: the
+    states are the whole fleet's."""
+    if table.cluster is not None:
+        return []
+    seen = set(table.rows["model"].astype(str)) if not table.rows.empty else set()
+    return [
+        [model, "–", "0", "–", NOT_SERVED.format(state=state), "–", "–", "–"]
+        for model, state in unserved
+        if model not in seen and covers(table.slo, model)
+    ]
 
 
 def slo_frame(section: SLOSection) -> pd.DataFrame:
