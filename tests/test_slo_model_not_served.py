@@ -61,13 +61,20 @@ def _firing(slo: str, model: str, **extra: str) -> dict[str, Any]:
 
 def _promtool(tmp_path: Path, spec: Spec, tests: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:
     rules = slo_rules.rule_file(spec, "runbooks/")
-    annotations = {  # the generated rule's (no templates in them): promtool compares them too
-        (r["labels"][c.L_SLO], r["labels"][c.LABEL_MODEL]): r["annotations"]
+    annotations = {  # the generated rule's, `$labels.model` filled in as Prometheus does (promtool compares)
+        r["labels"][c.L_SLO]: r["annotations"]
         for g in rules["groups"] for r in g["rules"] if r.get("alert") == c.ALERT_SLO_MODEL_NOT_SERVED
+    }  # fmt: skip
+    per_name = {  # a named model's rule has the model as a label (its annotations name it)
+        (r["labels"][c.L_SLO], r["labels"][c.LABEL_MODEL]): r["annotations"]
+        for g in rules["groups"] for r in g["rules"]
+        if r.get("alert") == c.ALERT_SLO_MODEL_NOT_SERVED and c.LABEL_MODEL in r["labels"]
     }  # fmt: skip
     for case in (a for t in tests for a in t["alert_rule_test"]):
         for exp in case["exp_alerts"]:
-            exp["exp_annotations"] = annotations[exp["exp_labels"][c.L_SLO], exp["exp_labels"][c.LABEL_MODEL]]
+            slo, model = exp["exp_labels"][c.L_SLO], exp["exp_labels"][c.LABEL_MODEL]
+            texts = per_name.get((slo, model), annotations[slo])
+            exp["exp_annotations"] = {k: v.replace("{{ $labels.model }}", model) for k, v in texts.items()}
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules))
     doc = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}
     (tmp_path / "t.test.yaml").write_text(yaml.safe_dump(doc))
@@ -81,13 +88,13 @@ def _alerts(at: int, expected: list[dict[str, Any]]) -> dict[str, Any]:
     return {"eval_time": f"{at}m", "alertname": c.ALERT_SLO_MODEL_NOT_SERVED, "exp_alerts": expected}
 
 
-def test_one_alert_per_named_model_none_for_all_or_regex() -> None:
+def test_one_alert_per_named_model_and_one_for_the_all_slo() -> None:
     rules = [
         r for g in slo_rules.rule_file(parse_spec(SPEC), "runbooks/")["groups"] for r in g["rules"]
         if r.get("alert") == c.ALERT_SLO_MODEL_NOT_SERVED
     ]  # fmt: skip
-    assert [(r["labels"][c.L_SLO], r["labels"][c.LABEL_MODEL]) for r in rules] == [
-        ("avail", READY), ("avail", REFUSED), ("avail", LOADING), ("fast", UNSEEN)
+    assert [(r["labels"][c.L_SLO], r["labels"].get(c.LABEL_MODEL)) for r in rules] == [
+        ("avail", READY), ("avail", REFUSED), ("avail", LOADING), ("fast", UNSEEN), ("everything", None)
     ]  # fmt: skip
     runbook = c.ALERT_RUNBOOKS[c.ALERT_SLO_MODEL_NOT_SERVED]
     assert all(r["annotations"]["runbook_url"] == f"runbooks/{runbook}.md" for r in rules)
@@ -151,5 +158,85 @@ def test_the_exporter_series_of_a_refused_config_on_real_triton_fire_it(
     series = input_series(samples, 30, job=EXPORTER_JOB, instance="e1:8003")
     spec = parse_spec(SPEC.replace(f", {LOADING}]", "]").replace(f", {UNSEEN}]", "]"))
     late = _alerts(_FOR_MIN + 2, [_firing("avail", REFUSED)])
+    done = _promtool(tmp_path, spec, [{"interval": "1m", "input_series": series, "alert_rule_test": [late]}])
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# notserved27: SLOs of `all` models or a regex take the repository index as the list of expected models
+RANKER, RERANK_V2, OTHER = "ranker", "rerank_v2", "classifier"
+INDEX_SPEC = f"""
+scrape: {{triton_job: {TRITON_JOB}, exporter_job: {EXPORTER_JOB}}}
+slos:
+  - {{name: avail, type: {c.SLO_AVAILABILITY}, models: [{READY}, {REFUSED}], objective: 99.9}}
+  - {{name: rank, type: {c.SLO_AVAILABILITY}, models: {{regex: "r.*"}}, objective: 99.9}}
+  - {{name: everything, type: {c.SLO_AVAILABILITY}, models: all, objective: 99}}
+  - {{name: fast, type: {c.SLO_LATENCY}, models: all, objective: 99, threshold: 500ms}}
+"""
+
+
+def test_all_and_regex_slos_page_once_for_a_model_the_index_lists_not_ready(tmp_path: Path) -> None:
+    """`rank` (regex) pages for rerank_v2, `everything` (all) for classifier; reranker is named by `avail`
+    (its own alert, once); `fast`, a later `all` SLO, adds nothing; a short load does not page."""
+    series = [
+        _up(1),
+        *_states(READY, "1", [(c.STATE_READY, 31)]),
+        *_states(REFUSED, "", [(c.STATE_UNKNOWN, 31)]),
+        *_states(RANKER, "1", [(c.STATE_LOADING, _FOR_MIN - 2), (c.STATE_READY, 33 - _FOR_MIN)]),
+        *_states(RERANK_V2, "", [(c.STATE_UNKNOWN, 31)]),
+        *_states(OTHER, "2", [(c.STATE_UNAVAILABLE, 31)]),
+    ]
+    expected = [_firing("avail", REFUSED), _firing("rank", RERANK_V2), _firing("everything", OTHER)]
+    failed, ready = [(c.STATE_UNAVAILABLE, 31)], [(c.STATE_READY, 31)]
+    tests = [
+        {
+            "interval": "1m",
+            "input_series": series,
+            "alert_rule_test": [_alerts(_FOR_MIN - 1, []), _alerts(_FOR_MIN + 2, expected)],
+        },
+        {  # nothing READY (a server starting, every load under way or failing): only the named models page
+            "interval": "1m",
+            "input_series": [_up(1), *_states(RERANK_V2, "", [(c.STATE_UNKNOWN, 31)])],
+            "alert_rule_test": [_alerts(_FOR_MIN + 2, [_firing("avail", READY), _firing("avail", REFUSED)])],
+        },
+        {  # the exporter cannot read Triton
+            "interval": "1m",
+            "input_series": [_up(0), *_states(READY, "1", ready), *_states(OTHER, "2", failed)],
+            "alert_rule_test": [_alerts(_FOR_MIN + 2, [])],
+        },
+    ]  # fmt: skip
+    done = _promtool(tmp_path, parse_spec(INDEX_SPEC), tests)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_index_alert_is_per_cluster(tmp_path: Path) -> None:
+    """classifier is READY in cluster a and not in b: b pages; b's other model READY is what it needs."""
+    spec = dataclasses.replace(parse_spec(INDEX_SPEC), cluster_label=c.LABEL_CLUSTER)
+    a, b = {c.LABEL_CLUSTER: "a"}, {c.LABEL_CLUSTER: "b"}
+    series = [_up(1, **a), _up(1, **b), *_states(OTHER, "2", [(c.STATE_READY, 31)], **a)]
+    for model, cluster in ((m, k) for m in (READY, REFUSED) for k in (a, b)):  # the named models: served
+        series += _states(model, "1", [(c.STATE_READY, 31)], **cluster)
+    series += _states(OTHER, "2", [(c.STATE_UNAVAILABLE, 31)], **b)
+    tests = [
+        {
+            "interval": "1m",
+            "input_series": series,
+            "alert_rule_test": [_alerts(_FOR_MIN + 2, [_firing("everything", OTHER, **b)])],
+        }
+    ]
+    done = _promtool(tmp_path, spec, tests)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.triton
+def test_the_real_tritons_refused_config_pages_an_all_models_slo(
+    fresh_triton_factory: Any, tmp_path: Path
+) -> None:
+    """The exporter's own series of the real 2.51 refusing reranker's config, under an SLO of all models."""
+    families = (c.M_UP, c.M_MODEL_STATE)
+    samples = refused_config_samples(fresh_triton_factory, tmp_path, REFUSED, READY, families)
+    series = input_series(samples, 30, job=EXPORTER_JOB, instance="e1:8003")
+    spec = parse_spec(INDEX_SPEC.split("  - ", 1)[0] + "  - " + INDEX_SPEC.split("  - ")[3])
+    assert [s.name for s in spec.slos] == ["everything"]
+    late = _alerts(_FOR_MIN + 2, [_firing("everything", REFUSED)])
     done = _promtool(tmp_path, spec, [{"interval": "1m", "input_series": series, "alert_rule_test": [late]}])
     assert done.returncode == 0, done.stdout + done.stderr

@@ -4,6 +4,7 @@ period, the remaining budget, and the multiwindow burn-rate alerts (tiers derive
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ from triton_sre.promql import (
     histogram_quantile,
     label_sets,
     le_regex,
+    not_ready,
     num,
     on,
     selector,
@@ -303,9 +305,10 @@ def not_served_alerts(spec: Spec, slo: SLO, base_url: str, named: set[str]) -> l
     `named`): no version of it READY on any instance of the exporter's job while some exporter reads
     Triton. A model Triton refused (a bad config.pbtxt: in the index by name alone, state UNKNOWN) or
     nobody loaded fails every request before Triton counts it per model, so no burn alert can see it;
-    the SLO's list of names is the intent. `all` and regex selectors name no model: no alert."""
+    the SLO's list of names is the intent. `all` and regex selectors name no model: for them the
+    repository index is the list of expected models (`index_not_served_alert`)."""
     if slo.models.kind != "list":
-        return []
+        return index_not_served_alert(spec, slo, base_url)
     cluster = label_sets(spec.cluster_label).cluster
     exporter: list[Matcher] = [(c.LABEL_JOB, "=", spec.exporter_job)]
     by_c, on_c = (f"{by(cluster)} ", f" {on(cluster)}") if cluster else ("", "")  # per cluster, if any
@@ -318,26 +321,69 @@ def not_served_alerts(spec: Spec, slo: SLO, base_url: str, named: set[str]) -> l
         ready = selector(
             c.M_MODEL_STATE, [*exporter, (c.LABEL_MODEL, "=", model), (c.L_STATE, "=", c.STATE_READY)]
         )
-        rules.append(
-            {
-                "alert": c.ALERT_SLO_MODEL_NOT_SERVED,
-                "expr": f"{reading}\nunless{on_c}\nmax {by_c}({ready}) == 1",
-                "for": c.SLO_MODEL_NOT_SERVED_FOR,
-                "labels": {c.L_SEVERITY: c.SEVERITY_PAGE, c.L_SLO: slo.name, c.LABEL_MODEL: model},
-                "annotations": {
-                    "summary": f"Model {model} of SLO {slo.name} is not served (no version {c.STATE_READY})",
-                    "description": (
-                        f"SLO {slo.name} names model {model}, but for {c.SLO_MODEL_NOT_SERVED_FOR} the "
-                        f"exporter (job {spec.exporter_job}) has seen no version of it {c.STATE_READY} on "
-                        "any Triton instance: Triton refused its config, failed to load it, or nobody "
-                        "loaded it. Every request to it fails before Triton counts it, so the SLO's "
-                        "burn alerts stay silent. `triton-sre triage --triton-url` names the reason."
-                    ),
-                    "runbook_url": runbook_url(base_url, c.ALERT_RUNBOOKS[c.ALERT_SLO_MODEL_NOT_SERVED]),
-                },
-            }
+        description = (
+            f"SLO {slo.name} names model {model}, but for {c.SLO_MODEL_NOT_SERVED_FOR} the "
+            f"exporter (job {spec.exporter_job}) has seen no version of it {c.STATE_READY} on "
+            "any Triton instance: Triton refused its config, failed to load it, or nobody "
+            "loaded it. Every request to it fails before Triton counts it, so the SLO's "
+            "burn alerts stay silent. `triton-sre triage --triton-url` names the reason."
         )
+        summary = f"Model {model} of SLO {slo.name} is not served (no version {c.STATE_READY})"
+        expr = f"{reading}\nunless{on_c}\nmax {by_c}({ready}) == 1"
+        rules.append(_not_served_rule(slo, base_url, expr, {c.LABEL_MODEL: model}, summary, description))
     return rules
+
+
+def index_not_served_alert(spec: Spec, slo: SLO, base_url: str) -> list[Rule]:
+    """ALERT_SLO_MODEL_NOT_SERVED for an SLO of `all` models or a regex: a model of it that the
+    exporter's repository index lists with no version READY on any instance, while some model of the
+    same cluster is READY and some exporter reads Triton (a server still starting, or down, is other
+    alerts'). One alert per model: models any list SLO names are left to their own alert, and those an
+    earlier `all`/regex SLO covers to its alert (an earlier `all` leaves none)."""
+    earlier = spec.slos[: spec.slos.index(slo)]
+    if any(s.models.kind == "all" for s in earlier):
+        return []
+    names = sorted({n for s in spec.slos if s.models.kind == "list" for n in s.models.names})
+    covered = [s.models.regex for s in earlier if s.models.kind == "regex"]
+    if names:
+        covered.insert(0, "|".join(re.escape(n) for n in names))
+    exporter: list[Matcher] = [(c.LABEL_JOB, "=", spec.exporter_job)]
+    models = [*exporter, *model_matchers(slo), *((c.LABEL_MODEL, "!~", p) for p in covered)]
+    cluster = label_sets(spec.cluster_label).cluster
+    key = (c.LABEL_MODEL, *cluster)
+    ready = selector(c.M_MODEL_STATE, [*exporter, (c.L_STATE, "=", c.STATE_READY)])
+    by_c, on_c = by(cluster), on(cluster)
+    expr = (
+        f"{not_ready(models, key, key)}\n"
+        f"and {on_c} (count {by_c} ({ready} == 1) > 0)\n"
+        f"and {on_c} (max {by_c} ({selector(c.M_UP, exporter)}) == 1)"
+    )
+    model = "{{ $labels.model }}"
+    description = (
+        f"Model {model}, one of SLO {slo.name}'s ({slo.models.describe()}), has been in the repository "
+        f"index with no version {c.STATE_READY} on any Triton instance for {c.SLO_MODEL_NOT_SERVED_FOR} "
+        f"while other models are served (exporter job {spec.exporter_job}): Triton refused its config, "
+        "failed to load it, or nobody loaded it. Every request to it fails before Triton counts it, so "
+        "the SLO's burn alerts stay silent. `triton-sre triage --triton-url` names the reason."
+    )
+    summary = f"Model {model} of SLO {slo.name} is not served (no version {c.STATE_READY})"
+    return [_not_served_rule(slo, base_url, expr, {}, summary, description)]
+
+
+def _not_served_rule(
+    slo: SLO, base_url: str, expr: str, labels: dict[str, str], summary: str, description: str
+) -> Rule:
+    return {
+        "alert": c.ALERT_SLO_MODEL_NOT_SERVED,
+        "expr": expr,
+        "for": c.SLO_MODEL_NOT_SERVED_FOR,
+        "labels": {c.L_SEVERITY: c.SEVERITY_PAGE, c.L_SLO: slo.name, **labels},
+        "annotations": {
+            "summary": summary,
+            "description": description,
+            "runbook_url": runbook_url(base_url, c.ALERT_RUNBOOKS[c.ALERT_SLO_MODEL_NOT_SERVED]),
+        },
+    }
 
 
 def rule_file(spec: Spec, base_url: str) -> RuleFile:
