@@ -111,6 +111,31 @@ def wait_ready(proc: subprocess.Popen, work: Path, port: int) -> Prom:
         time.sleep(0.2)
 
 
+def private_scrape_config(
+    triton_job: str, exporter_job: str, triton: Any, exporter_port: int
+) -> dict[str, Any]:
+    """A private Prometheus' configuration: 1 s scrapes of `triton`'s metrics port and of the exporter
+    on 127.0.0.1:`exporter_port` (the report's real-Triton tests)."""
+    return {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
+        "scrape_configs": [
+            {
+                "job_name": triton_job,
+                "static_configs": [{"targets": [triton.metrics_url.split("//", 1)[1].split("/", 1)[0]]}],
+            },
+            {"job_name": exporter_job, "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]},
+        ],
+    }
+
+
+def scraped_after(prom: Prom, job: str, at: float, timeout: float = 30.0) -> None:
+    """Until Prometheus holds a scrape of `job` taken after `at`."""
+    deadline = time.monotonic() + timeout
+    while not prom.query(f'timestamp(up{{job="{job}"}}) > {at}'):
+        assert time.monotonic() < deadline, f"no scrape of {job} after {at}"
+        time.sleep(0.2)
+
+
 def stop_prometheus(proc: subprocess.Popen, log: IO[bytes]) -> None:
     stop(proc)
     log.close()

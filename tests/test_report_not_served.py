@@ -18,7 +18,14 @@ import pandas as pd
 import pytest
 import requests
 from corpus import refused_config_repository
-from live_prometheus import Prom, exporter_settings, start_prometheus, stop_prometheus, wait_ready
+from live_prometheus import (
+    exporter_settings,
+    private_scrape_config,
+    scraped_after,
+    start_prometheus,
+    stop_prometheus,
+    wait_ready,
+)
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
@@ -59,13 +66,6 @@ def _send(url: str, model: str, stop: threading.Event, answers: dict[str, int]) 
         stop.wait(0.05)
 
 
-def _scraped_after(prom: Prom, job: str, at: float, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not prom.query(f'timestamp(up{{job="{job}"}}) > {at}'):
-        assert time.monotonic() < deadline, f"no scrape of {job} after {at}"
-        time.sleep(0.2)
-
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     work = tmp_path_factory.mktemp("report-not-served")
@@ -73,16 +73,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     triton = LocalTriton(refused_config_repository(work / "models", REFUSED, FINE), workdir=work / "triton")
     triton.start()
     exporter_port, port = free_port(), free_port()
-    config = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
-        "scrape_configs": [
-            {
-                "job_name": spec.triton_job,
-                "static_configs": [{"targets": [triton.metrics_url.split("//", 1)[1].split("/", 1)[0]]}],
-            },
-            {"job_name": spec.exporter_job, "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]},
-        ],
-    }
+    config = private_scrape_config(spec.triton_job, spec.exporter_job, triton, exporter_port)
     proc, log = start_prometheus(work, config, port)
     stop = threading.Event()
     exporter: ExporterServer | None = None
@@ -94,8 +85,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     try:
         prom = wait_ready(proc, work, port)
         exporter = ExporterServer(Exporter(exporter_settings(triton)), "127.0.0.1", exporter_port).start()
-        _scraped_after(prom, spec.triton_job, time.time())
-        _scraped_after(prom, spec.exporter_job, time.time())
+        scraped_after(prom, spec.triton_job, time.time())
+        scraped_after(prom, spec.exporter_job, time.time())
         start = time.time()
         for s in senders:
             s.start()
@@ -103,8 +94,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         stop.set()
         for s in senders:
             s.join(timeout=30)
-        _scraped_after(prom, spec.triton_job, time.time())
-        _scraped_after(prom, spec.exporter_job, time.time())
+        scraped_after(prom, spec.triton_job, time.time())
+        scraped_after(prom, spec.exporter_job, time.time())
         time.sleep(2.5)
         end = time.time()
         (work / "slos.yaml").write_text(_spec(spec.triton_job, spec.exporter_job), encoding="utf-8")

@@ -27,7 +27,15 @@ from typing import Any
 import pandas as pd
 import pytest
 import requests
-from live_prometheus import Prom, exporter_settings, start_prometheus, stop_prometheus, wait_ready
+from live_prometheus import (
+    Prom,
+    exporter_settings,
+    private_scrape_config,
+    scraped_after,
+    start_prometheus,
+    stop_prometheus,
+    wait_ready,
+)
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
@@ -110,14 +118,6 @@ def _stats(url: str, version: str) -> dict[str, float]:
     return out
 
 
-def _scraped_after(prom: Prom, job: str, at: float, timeout: float = 30.0) -> None:
-    """Until Prometheus holds a scrape of `job` taken after `at`."""
-    deadline = time.monotonic() + timeout
-    while not prom.query(f'timestamp(up{{job="{job}"}}) > {at}'):
-        assert time.monotonic() < deadline, f"no scrape of {job} after {at}"
-        time.sleep(0.2)
-
-
 def _rollout_check(url: str, window_s: float) -> tuple[int, dict[str, Any]]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -141,16 +141,7 @@ def phase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phase]:
     triton.start()
     settings = exporter_settings(triton)
     exporter_port, port = free_port(), free_port()
-    config = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
-        "scrape_configs": [
-            {
-                "job_name": spec.triton_job,
-                "static_configs": [{"targets": [triton.metrics_url.split("//", 1)[1].split("/", 1)[0]]}],
-            },
-            {"job_name": spec.exporter_job, "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]},
-        ],
-    }
+    config = private_scrape_config(spec.triton_job, spec.exporter_job, triton, exporter_port)
     proc, log = start_prometheus(work, config, port)
     stop = threading.Event()
     exporter: ExporterServer | None = None
@@ -161,8 +152,8 @@ def phase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phase]:
         for version in VERSIONS:  # each version answers (and its stub has started) before the phase
             _infer(triton.http_url, version, 1.0)
         before = {v: _stats(triton.http_url, v) for v in VERSIONS}
-        _scraped_after(prom, spec.triton_job, time.time())
-        _scraped_after(prom, spec.exporter_job, time.time())
+        scraped_after(prom, spec.triton_job, time.time())
+        scraped_after(prom, spec.exporter_job, time.time())
         start = time.time()  # the counters' latest scrape before it is `before`
         phase = Phase(prom, start, 0.0, {}, work / "report")
         drivers = [
@@ -181,9 +172,9 @@ def phase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phase]:
         for d in drivers:
             d.join(timeout=30)
         stopped = time.time()
-        _scraped_after(prom, spec.triton_job, stopped)
+        scraped_after(prom, spec.triton_job, stopped)
         exporter.exporter.poll_once()
-        _scraped_after(prom, spec.exporter_job, time.time())
+        scraped_after(prom, spec.exporter_job, time.time())
         after = {v: _stats(triton.http_url, v) for v in VERSIONS}
         phase.stats = {v: {k: after[v][k] - before[v][k] for k in after[v]} for v in VERSIONS}
         time.sleep(2.5)  # the report's last point (a whole number of 1 s steps from start) after that scrape
