@@ -7,6 +7,7 @@ Registered in conftest.py, so every module using the `live` fixture shares the o
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import threading
 import time
@@ -111,21 +112,31 @@ def wait_ready(proc: subprocess.Popen, work: Path, port: int) -> Prom:
         time.sleep(0.2)
 
 
-def private_scrape_config(
-    triton_job: str, exporter_job: str, triton: Any, exporter_port: int
-) -> dict[str, Any]:
-    """A private Prometheus' configuration: 1 s scrapes of `triton`'s metrics port and of the exporter
-    on 127.0.0.1:`exporter_port` (the report's real-Triton tests)."""
-    return {
+@contextlib.contextmanager
+def private_prometheus(work: Path, spec: Any, triton: Any) -> Iterator[tuple[Prom, ExporterServer]]:
+    """A private Prometheus scraping `triton`'s metrics port and an exporter of it (started here, the
+    live tests' settings) every second, both stopped on the way out (the report's real-Triton tests)."""
+    exporter_port, port = free_port(), free_port()
+    config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
         "scrape_configs": [
             {
-                "job_name": triton_job,
+                "job_name": spec.triton_job,
                 "static_configs": [{"targets": [triton.metrics_url.split("//", 1)[1].split("/", 1)[0]]}],
             },
-            {"job_name": exporter_job, "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]},
+            {"job_name": spec.exporter_job, "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]},
         ],
     }
+    proc, log = start_prometheus(work, config, port)
+    exporter: ExporterServer | None = None
+    try:
+        prom = wait_ready(proc, work, port)
+        exporter = ExporterServer(Exporter(exporter_settings(triton)), "127.0.0.1", exporter_port).start()
+        yield prom, exporter
+    finally:
+        stop_prometheus(proc, log)
+        if exporter is not None:
+            exporter.stop()
 
 
 def scraped_after(prom: Prom, job: str, at: float, timeout: float = 30.0) -> None:

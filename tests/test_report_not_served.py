@@ -18,23 +18,14 @@ import pandas as pd
 import pytest
 import requests
 from corpus import refused_config_repository
-from live_prometheus import (
-    exporter_settings,
-    private_scrape_config,
-    scraped_after,
-    start_prometheus,
-    stop_prometheus,
-    wait_ready,
-)
+from live_prometheus import private_prometheus, scraped_after
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
-from triton_sre.exporter.service import Exporter, ExporterServer
 from triton_sre.report.slo_text import NOT_SERVED
 from triton_sre.report.unserved import CAUSE
 from triton_sre.slo import default_spec
 from triton_sre.stack.local_triton import LocalTriton
-from triton_sre.stack.processes import free_port
 
 pytestmark = [pytest.mark.triton, pytest.mark.server]  # a private Triton started without the fixtures
 
@@ -72,19 +63,15 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     spec = default_spec()
     triton = LocalTriton(refused_config_repository(work / "models", REFUSED, FINE), workdir=work / "triton")
     triton.start()
-    exporter_port, port = free_port(), free_port()
-    config = private_scrape_config(spec.triton_job, spec.exporter_job, triton, exporter_port)
-    proc, log = start_prometheus(work, config, port)
     stop = threading.Event()
-    exporter: ExporterServer | None = None
     answers: dict[str, int] = {}
     senders = [
         threading.Thread(target=_send, args=(triton.http_url, m, stop, answers), daemon=True)
         for m in (FINE, REFUSED)
     ]
+    stack = contextlib.ExitStack()  # Prometheus and the exporter, stopped before Triton
     try:
-        prom = wait_ready(proc, work, port)
-        exporter = ExporterServer(Exporter(exporter_settings(triton)), "127.0.0.1", exporter_port).start()
+        prom, _ = stack.enter_context(private_prometheus(work, spec, triton))
         scraped_after(prom, spec.triton_job, time.time())
         scraped_after(prom, spec.exporter_job, time.time())
         start = time.time()
@@ -113,9 +100,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         stop.set()
         for s in senders:
             s.join(timeout=30)
-        stop_prometheus(proc, log)
-        if exporter is not None:
-            exporter.stop()
+        stack.close()
         triton.stop()
     print("\nanswers:", answers)
     assert answers.get(f"{FINE} 200", 0) > 10 and answers.get(f"{REFUSED} 404", 0) > 10, answers

@@ -27,24 +27,14 @@ from typing import Any
 import pandas as pd
 import pytest
 import requests
-from live_prometheus import (
-    Prom,
-    exporter_settings,
-    private_scrape_config,
-    scraped_after,
-    start_prometheus,
-    stop_prometheus,
-    wait_ready,
-)
+from live_prometheus import Prom, private_prometheus, scraped_after
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
-from triton_sre.exporter.service import Exporter, ExporterServer
 from triton_sre.report import recommend as rec
 from triton_sre.report.figures import ALL_VERSIONS, LATENCY_PER_VERSION
 from triton_sre.slo import default_spec
 from triton_sre.stack.local_triton import LocalTriton
-from triton_sre.stack.processes import free_port
 
 pytestmark = [pytest.mark.triton, pytest.mark.server]  # a private Triton started without the fixtures
 
@@ -139,16 +129,11 @@ def phase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phase]:
     spec = default_spec()
     triton = LocalTriton(repo, workdir=work / "triton")
     triton.start()
-    settings = exporter_settings(triton)
-    exporter_port, port = free_port(), free_port()
-    config = private_scrape_config(spec.triton_job, spec.exporter_job, triton, exporter_port)
-    proc, log = start_prometheus(work, config, port)
     stop = threading.Event()
-    exporter: ExporterServer | None = None
     drivers: list[threading.Thread] = []
+    stack = contextlib.ExitStack()  # Prometheus and the exporter, stopped before Triton
     try:
-        prom = wait_ready(proc, work, port)
-        exporter = ExporterServer(Exporter(settings), "127.0.0.1", exporter_port).start()
+        prom, exporter = stack.enter_context(private_prometheus(work, spec, triton))
         for version in VERSIONS:  # each version answers (and its stub has started) before the phase
             _infer(triton.http_url, version, 1.0)
         before = {v: _stats(triton.http_url, v) for v in VERSIONS}
@@ -196,9 +181,7 @@ def phase(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phase]:
         stop.set()
         for d in drivers:
             d.join(timeout=30)
-        stop_prometheus(proc, log)
-        if exporter is not None:
-            exporter.stop()
+        stack.close()
         triton.stop()
     print("\nsent:", phase.sent, "errors:", phase.errors)
     print("stats:", json.dumps(phase.stats, indent=1))
