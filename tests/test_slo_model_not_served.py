@@ -240,3 +240,14 @@ def test_the_real_tritons_refused_config_pages_an_all_models_slo(
     late = _alerts(_FOR_MIN + 2, [_firing("everything", REFUSED)])
     done = _promtool(tmp_path, spec, [{"interval": "1m", "input_series": series, "alert_rule_test": [late]}])
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_regex_slo_leaves_out_only_the_named_models_it_can_match() -> None:
+    """The `model!~` of the named models lists those the regex may match: 500 regex SLOs beside 2,000
+    named models repeated every name in each rule (41.8 MB of SLO rules instead of 31.0 MB)."""
+    spec = parse_spec(INDEX_SPEC.replace(f"[{READY}, {REFUSED}]", f"[{OTHER}, {REFUSED}]"))
+    (rule,) = [
+        r for g in slo_rules.rule_file(spec, "runbooks/")["groups"] for r in g["rules"]
+        if r.get("alert") == c.ALERT_SLO_MODEL_NOT_SERVED and r["labels"][c.L_SLO] == "rank"
+    ]  # fmt: skip
+    assert f'{c.LABEL_MODEL}!~"{REFUSED}"' in rule["expr"] and OTHER not in rule["expr"]

@@ -343,7 +343,8 @@ def index_not_served_alert(spec: Spec, slo: SLO, base_url: str) -> list[Rule]:
     earlier = spec.slos[: spec.slos.index(slo)]
     if any(s.models.kind == "all" for s in earlier):
         return []
-    names = sorted({n for s in spec.slos if s.models.kind == "list" for n in s.models.names})
+    named = {n for s in spec.slos if s.models.kind == "list" for n in s.models.names}
+    names = sorted(n for n in named if _may_match(slo, n))
     covered = [s.models.regex for s in earlier if s.models.kind == "regex"]
     if names:
         covered.insert(0, "|".join(re.escape(n) for n in names))
@@ -368,6 +369,18 @@ def index_not_served_alert(spec: Spec, slo: SLO, base_url: str) -> list[Rule]:
     )
     summary = f"Model {model} of SLO {slo.name} is not served (no version {c.STATE_READY})"
     return [_not_served_rule(slo, base_url, expr, {}, summary, description)]
+
+
+def _may_match(slo: SLO, model: str) -> bool:
+    """Whether `slo` may cover `model` (its RE2 regex read by Python's re; one it cannot read may): a
+    named model the regex cannot match needs no `model!~` (500 regex SLOs beside 2,000 named models
+    repeated every name in every rule: generate took twice as long)."""
+    if slo.models.kind != "regex":
+        return True
+    try:
+        return re.fullmatch(slo.models.regex, model) is not None
+    except re.error:
+        return True
 
 
 def _not_served_rule(
