@@ -59,6 +59,11 @@ def _firing(slo: str, model: str, **extra: str) -> dict[str, Any]:
     return {"exp_labels": {c.L_SEVERITY: c.SEVERITY_PAGE, c.L_SLO: slo, c.LABEL_MODEL: model, **extra}}
 
 
+def _ticket(slo: str, model: str, **extra: str) -> dict[str, Any]:
+    """The index alert of an `all`/regex SLO: a ticket (the SLO names no model it expects)."""
+    return {"exp_labels": {c.L_SEVERITY: c.SEVERITY_TICKET, c.L_SLO: slo, c.LABEL_MODEL: model, **extra}}
+
+
 def _promtool(tmp_path: Path, spec: Spec, tests: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:
     rules = slo_rules.rule_file(spec, "runbooks/")
     annotations = {  # the generated rule's, `$labels.model` filled in as Prometheus does (promtool compares)
@@ -163,7 +168,7 @@ def test_the_exporter_series_of_a_refused_config_on_real_triton_fire_it(
 
 
 # notserved27: SLOs of `all` models or a regex take the repository index as the list of expected models
-RANKER, RERANK_V2, OTHER = "ranker", "rerank_v2", "classifier"
+RANKER, RERANK_V2, OTHER, RETIRED = "ranker", "rerank_v2", "classifier", "retired"
 INDEX_SPEC = f"""
 scrape: {{triton_job: {TRITON_JOB}, exporter_job: {EXPORTER_JOB}}}
 slos:
@@ -174,18 +179,21 @@ slos:
 """
 
 
-def test_all_and_regex_slos_page_once_for_a_model_the_index_lists_not_ready(tmp_path: Path) -> None:
-    """`rank` (regex) pages for rerank_v2, `everything` (all) for classifier; reranker is named by `avail`
-    (its own alert, once); `fast`, a later `all` SLO, adds nothing; a short load does not page."""
+def test_all_and_regex_slos_ticket_once_for_a_model_the_index_lists_by_name_alone(tmp_path: Path) -> None:
+    """`rank` (regex) tickets for rerank_v2, `everything` (all) for classifier, both in the index by name
+    alone; reranker is named by `avail` (its own page, once); `fast`, a later `all` SLO, adds nothing; a
+    short load does not alert; an UNAVAILABLE version (a failed load pages as TritonModelUnavailable, an
+    unload on purpose alerts nobody) is not this alert's."""
     series = [
         _up(1),
         *_states(READY, "1", [(c.STATE_READY, 31)]),
         *_states(REFUSED, "", [(c.STATE_UNKNOWN, 31)]),
         *_states(RANKER, "1", [(c.STATE_LOADING, _FOR_MIN - 2), (c.STATE_READY, 33 - _FOR_MIN)]),
         *_states(RERANK_V2, "", [(c.STATE_UNKNOWN, 31)]),
-        *_states(OTHER, "2", [(c.STATE_UNAVAILABLE, 31)]),
+        *_states(OTHER, "", [(c.STATE_UNKNOWN, 31)]),
+        *_states(RETIRED, "2", [(c.STATE_UNAVAILABLE, 31)]),
     ]
-    expected = [_firing("avail", REFUSED), _firing("rank", RERANK_V2), _firing("everything", OTHER)]
+    expected = [_firing("avail", REFUSED), _ticket("rank", RERANK_V2), _ticket("everything", OTHER)]
     failed, ready = [(c.STATE_UNAVAILABLE, 31)], [(c.STATE_READY, 31)]
     tests = [
         {
@@ -215,12 +223,12 @@ def test_the_index_alert_is_per_cluster(tmp_path: Path) -> None:
     series = [_up(1, **a), _up(1, **b), *_states(OTHER, "2", [(c.STATE_READY, 31)], **a)]
     for model, cluster in ((m, k) for m in (READY, REFUSED) for k in (a, b)):  # the named models: served
         series += _states(model, "1", [(c.STATE_READY, 31)], **cluster)
-    series += _states(OTHER, "2", [(c.STATE_UNAVAILABLE, 31)], **b)
+    series += _states(OTHER, "", [(c.STATE_UNKNOWN, 31)], **b)
     tests = [
         {
             "interval": "1m",
             "input_series": series,
-            "alert_rule_test": [_alerts(_FOR_MIN + 2, [_firing("everything", OTHER, **b)])],
+            "alert_rule_test": [_alerts(_FOR_MIN + 2, [_ticket("everything", OTHER, **b)])],
         }
     ]
     done = _promtool(tmp_path, spec, tests)
@@ -228,7 +236,7 @@ def test_the_index_alert_is_per_cluster(tmp_path: Path) -> None:
 
 
 @pytest.mark.triton
-def test_the_real_tritons_refused_config_pages_an_all_models_slo(
+def test_the_real_tritons_refused_config_tickets_an_all_models_slo(
     fresh_triton_factory: Any, tmp_path: Path
 ) -> None:
     """The exporter's own series of the real 2.51 refusing reranker's config, under an SLO of all models."""
@@ -237,7 +245,7 @@ def test_the_real_tritons_refused_config_pages_an_all_models_slo(
     series = input_series(samples, 30, job=EXPORTER_JOB, instance="e1:8003")
     spec = parse_spec(INDEX_SPEC.split("  - ", 1)[0] + "  - " + INDEX_SPEC.split("  - ")[3])
     assert [s.name for s in spec.slos] == ["everything"]
-    late = _alerts(_FOR_MIN + 2, [_firing("everything", REFUSED)])
+    late = _alerts(_FOR_MIN + 2, [_ticket("everything", REFUSED)])
     done = _promtool(tmp_path, spec, [{"interval": "1m", "input_series": series, "alert_rule_test": [late]}])
     assert done.returncode == 0, done.stdout + done.stderr
 

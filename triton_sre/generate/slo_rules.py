@@ -19,7 +19,6 @@ from triton_sre.promql import (
     histogram_quantile,
     label_sets,
     le_regex,
-    not_ready,
     num,
     on,
     selector,
@@ -336,10 +335,15 @@ def not_served_alerts(spec: Spec, slo: SLO, base_url: str, named: set[str]) -> l
 
 def index_not_served_alert(spec: Spec, slo: SLO, base_url: str) -> list[Rule]:
     """ALERT_SLO_MODEL_NOT_SERVED for an SLO of `all` models or a regex: a model of it that the
-    exporter's repository index lists with no version READY on any instance, while some model of the
-    same cluster is READY and some exporter reads Triton (a server still starting, or down, is other
-    alerts'). One alert per model: models any list SLO names are left to their own alert, and those an
-    earlier `all`/regex SLO covers to its alert (an earlier `all` leaves none)."""
+    exporter's repository index lists by name alone (state UNKNOWN: a config Triton refused, or, under
+    explicit model control, a model nobody loaded) with no version READY on any instance, while some
+    model of the same cluster is READY and some exporter reads Triton (a server still starting, or down,
+    is other alerts'). A ticket, not a page: such an SLO lists no model, so the index cannot tell a
+    refusal from a repository that holds models on purpose unloaded; naming the model in a list SLO
+    pages. A failed load (UNAVAILABLE) pages as ALERT_MODEL_UNAVAILABLE and an unload on purpose
+    (UNAVAILABLE, reason "unloaded") alerts nobody, so neither is matched here. One alert per model:
+    models any list SLO names are left to their own alert, and those an earlier `all`/regex SLO covers
+    to its alert (an earlier `all` leaves none)."""
     earlier = spec.slos[: spec.slos.index(slo)]
     if any(s.models.kind == "all" for s in earlier):
         return []
@@ -353,22 +357,25 @@ def index_not_served_alert(spec: Spec, slo: SLO, base_url: str) -> list[Rule]:
     cluster = label_sets(spec.cluster_label).cluster
     key = (c.LABEL_MODEL, *cluster)
     ready = selector(c.M_MODEL_STATE, [*exporter, (c.L_STATE, "=", c.STATE_READY)])
+    name_only = selector(c.M_MODEL_STATE, [*models, (c.L_STATE, "=", c.STATE_UNKNOWN)])
+    model_ready = selector(c.M_MODEL_STATE, [*models, (c.L_STATE, "=", c.STATE_READY)])
     by_c, on_c = by(cluster), on(cluster)
     expr = (
-        f"{not_ready(models, key, key)}\n"
+        f"max {by(key)} ({name_only} == 1) unless {on(key)} ({model_ready} == 1)\n"
         f"and {on_c} (count {by_c} ({ready} == 1) > 0)\n"
         f"and {on_c} (max {by_c} ({selector(c.M_UP, exporter)}) == 1)"
     )
     model = "{{ $labels.model }}"
     description = (
         f"Model {model}, one of SLO {slo.name}'s ({slo.models.describe()}), has been in the repository "
-        f"index with no version {c.STATE_READY} on any Triton instance for {c.SLO_MODEL_NOT_SERVED_FOR} "
-        f"while other models are served (exporter job {spec.exporter_job}): Triton refused its config, "
-        "failed to load it, or nobody loaded it. Every request to it fails before Triton counts it, so "
-        "the SLO's burn alerts stay silent. `triton-sre triage --triton-url` names the reason."
+        f"index by name alone, with no version {c.STATE_READY} on any Triton instance, for "
+        f"{c.SLO_MODEL_NOT_SERVED_FOR} while other models are served (exporter job {spec.exporter_job}): "
+        "Triton refused its config, or (explicit model control) nobody loaded it. Every request to it "
+        "fails before Triton counts it, so the SLO's burn alerts stay silent. `triton-sre triage "
+        "--triton-url` names the reason; name the model in a list SLO to page for it."
     )
     summary = f"Model {model} of SLO {slo.name} is not served (no version {c.STATE_READY})"
-    return [_not_served_rule(slo, base_url, expr, {}, summary, description)]
+    return [_not_served_rule(slo, base_url, expr, {}, summary, description, c.SEVERITY_TICKET)]
 
 
 def _may_match(slo: SLO, model: str) -> bool:
@@ -384,13 +391,19 @@ def _may_match(slo: SLO, model: str) -> bool:
 
 
 def _not_served_rule(
-    slo: SLO, base_url: str, expr: str, labels: dict[str, str], summary: str, description: str
+    slo: SLO,
+    base_url: str,
+    expr: str,
+    labels: dict[str, str],
+    summary: str,
+    description: str,
+    severity: str = c.SEVERITY_PAGE,
 ) -> Rule:
     return {
         "alert": c.ALERT_SLO_MODEL_NOT_SERVED,
         "expr": expr,
         "for": c.SLO_MODEL_NOT_SERVED_FOR,
-        "labels": {c.L_SEVERITY: c.SEVERITY_PAGE, c.L_SLO: slo.name, **labels},
+        "labels": {c.L_SEVERITY: severity, c.L_SLO: slo.name, **labels},
         "annotations": {
             "summary": summary,
             "description": description,
