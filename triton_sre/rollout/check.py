@@ -23,6 +23,7 @@ from triton_sre.rollout.live import (
     MAX_POINTS_PER_READ,
     collect,
     default_step,
+    ensembles,
     replaced_pods,
     restarts,
     smallest_step,
@@ -36,6 +37,7 @@ from triton_sre.rollout.model import (
     model_sides,
     parse_selector,
     version_sides,
+    with_ensembles,
     with_restarts,
 )
 from triton_sre.rollout.spec import RolloutSpec
@@ -280,6 +282,10 @@ def run_check(args: argparse.Namespace) -> int:
             verdict = with_restarts(verdict, *counts)
         except PromError as exc:  # read after the figures: the verdict stands without it
             print(f"triton-sre rollout check: restarts not read: {exc}", file=sys.stderr)
+        try:
+            verdict = with_ensembles(verdict, ensembles(prom, sides))
+        except PromError as exc:
+            print(f"triton-sre rollout check: ensembles not read: {exc}", file=sys.stderr)
     if not_read:
         verdict = _unfinished(verdict, args.deadline, len(not_read))
     if args.format == "json":

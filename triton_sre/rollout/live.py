@@ -12,7 +12,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.prom import PromBudgetError, PromError, Prometheus, finest_step
-from triton_sre.promql import Matcher, counter_rate, selector
+from triton_sre.promql import Matcher, by, counter_rate, on, selector
 from triton_sre.rollout.model import (
     NO_DATA,
     Side,
@@ -23,6 +23,7 @@ from triton_sre.rollout.model import (
     side_queries,
     summary_figures,
     version_sides,
+    with_ensembles,
     with_restarts,
 )
 from triton_sre.rollout.spec import RolloutSpec
@@ -165,6 +166,17 @@ def replaced_pods(prom: Prometheus, sides: tuple[Side, Side], window_s: float) -
     return (counts[0], counts[1])
 
 
+def ensembles(prom: Prometheus, sides: tuple[Side, Side]) -> tuple[list[str], list[str]]:
+    """The models of each side that the exporter's triton_sre_model_ensemble marks as ensembles
+    (none without an exporter scraped): one instant query a side."""
+    model = (c.LABEL_MODEL,)
+    marked = f"group {by(model)} ({c.M_MODEL_ENSEMBLE} == 1)"
+    served = [f"group {by(model)} ({selector(c.NV_REQUEST_SUCCESS, side.matchers)})" for side in sides]
+    found = [prom.vector(f"{marked} and {on(model)} {models}") for models in served]
+    base, cand = (sorted(labels.get(c.LABEL_MODEL, "") for labels, _ in side) for side in found)
+    return base, cand
+
+
 def verdict_now(
     prom: Prometheus,
     sides: tuple[Side, Side],
@@ -175,7 +187,8 @@ def verdict_now(
 ) -> Verdict:
     samples = collect(prom, sides, window_s, default_step(prom, job, window_s, sides[0].matchers), latency)
     counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
-    return with_restarts(judge(*sides, samples, rs), *counts)
+    verdict = with_restarts(judge(*sides, samples, rs), *counts)
+    return with_ensembles(verdict, ensembles(prom, sides))
 
 
 def alert_sides(
