@@ -19,6 +19,7 @@ from triton_sre.promql import (
     first_of,
     histogram_quantile,
     label_sets,
+    on,
     selector,
     summary_quantile,
     tagged,
@@ -68,16 +69,18 @@ def recording_groups(spec: Spec) -> RuleFile:
     ]
     model = c.REC_LEVEL_MODEL
     instance = c.REC_LEVEL_INSTANCE
+    exporter = selector(c.M_MODEL_ENSEMBLE, [(c.LABEL_JOB, "=", spec.exporter_job)])
+    ensemble = f"{on(ls.per_model)} (max {by(ls.per_model)} ({exporter}) == 1)"
     return {
         "groups": [
             {
                 "name": c.GROUP_RECORDING_REQUESTS,
-                "rules": [*raw(_REQUEST_COUNTERS), *_request_rules(instance)],
+                "rules": [*raw(_REQUEST_COUNTERS), *_request_rules(instance, ensemble)],
             },
             {"name": c.GROUP_RECORDING_STAGES, "rules": [*raw(_STAGE_SOURCES), *_stage_rules(instance)]},
             {
                 "name": c.GROUP_RECORDING_MODELS,
-                "rules": [*per_model, *_request_rules(model), *_stage_rules(model)],
+                "rules": [*per_model, *_request_rules(model, ensemble), *_stage_rules(model)],
             },
             {"name": c.GROUP_LATENCY_QUANTILES, "rules": latency_quantile_rules(spec)},
         ]
@@ -126,8 +129,12 @@ def latency_quantile_rules(spec: Spec) -> list[Rule]:
     return rules
 
 
-def _request_rules(level: str) -> list[Rule]:
-    """Requests, error ratio and batching ratio from the recorded rates of `level`."""
+def _request_rules(level: str, ensemble: str) -> list[Rule]:
+    """Requests, error ratio and batching ratio from the recorded rates of `level`.
+
+    No batching ratio for a model the exporter marks an ensemble (`unless ensemble`): Triton counts
+    an ensemble request as one execution of its rows, so its ratio is rows per request, of a model with
+    no batcher (dynamic_batching and ensemble_scheduling are one oneof of the config)."""
     success, failure = c.rec_rate(level, c.NV_REQUEST_SUCCESS), c.rec_rate(level, c.NV_REQUEST_FAILURE)
     return [
         {"record": c.rec_requests(level), "expr": f"{success} + ({failure} or {success} * 0)"},
@@ -137,7 +144,10 @@ def _request_rules(level: str) -> list[Rule]:
         },
         {
             "record": c.rec_batching_ratio(level),
-            "expr": f"{c.rec_rate(level, c.NV_INFERENCE_COUNT)} / ({c.rec_rate(level, c.NV_EXEC_COUNT)} > 0)",
+            "expr": (
+                f"{c.rec_rate(level, c.NV_INFERENCE_COUNT)} / ({c.rec_rate(level, c.NV_EXEC_COUNT)} > 0)\n"
+                f"unless {ensemble}"
+            ),
         },
     ]
 

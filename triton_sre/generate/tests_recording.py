@@ -7,6 +7,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.generate.calc import (
     HISTOGRAM_BOUNDS_MS,
+    TEST_ENSEMBLE,
     TEST_INSTANCE,
     TEST_MODEL,
     TEST_VERSION,
@@ -83,6 +84,7 @@ def recording_tests(spec: Spec) -> list[dict[str, Any]]:
         },
         latency_quantile_test(spec),
         stale_summary_test(spec),
+        ensemble_batching_test(spec),
     ]
 
 
@@ -215,6 +217,38 @@ def stale_summary_test(spec: Spec) -> dict[str, Any]:
                 tests.append({"expr": expr, "eval_time": "12m", "exp_samples": seen})
     return {
         "name": "latency quantiles: a summary whose count stopped (VictoriaMetrics keeps the last quantile)",
+        "interval": "1m",
+        "input_series": series,
+        "promql_expr_test": tests,
+    }
+
+
+def ensemble_batching_test(spec: Spec) -> dict[str, Any]:
+    """No batching ratio for an ensemble: Triton counts each of its requests as one execution of the
+    request's rows (2 here), the exporter marks it with triton_sre_model_ensemble; its step, sent the
+    same rows, keeps its ratio (2)."""
+    job = spec.triton_job
+    series = [
+        {"series": f"{family}{series_labels({c.LABEL_MODEL: model}, job)}", "values": f"0+{per_min}x30"}
+        for model in (TEST_ENSEMBLE, TEST_MODEL)
+        for family, per_min in ((c.NV_INFERENCE_COUNT, 120), (c.NV_EXEC_COUNT, 60))
+    ]
+    exporter = {c.LABEL_JOB: spec.exporter_job, c.LABEL_INSTANCE: TEST_INSTANCE, c.LABEL_MODEL: TEST_ENSEMBLE}
+    series.append({"series": f"{c.M_MODEL_ENSEMBLE}{plain_labels(exporter)}", "values": "1x30"})
+    tests = []
+    for level in (c.REC_LEVEL_INSTANCE, c.REC_LEVEL_MODEL):
+        labels = {c.LABEL_JOB: job, c.LABEL_MODEL: TEST_MODEL, c.LABEL_VERSION: TEST_VERSION}
+        if level == c.REC_LEVEL_INSTANCE:
+            labels[c.LABEL_INSTANCE] = TEST_INSTANCE
+        tests.append(
+            {
+                "expr": f"round({c.rec_batching_ratio(level)}, 0.0001)",
+                "eval_time": "20m",
+                "exp_samples": [{"labels": plain_labels(labels), "value": 2.0}],
+            }
+        )
+    return {
+        "name": "batching ratio: none for an ensemble (rows per request), its step keeps its own",
         "interval": "1m",
         "input_series": series,
         "promql_expr_test": tests,
