@@ -30,6 +30,7 @@ from triton_sre.conventions import (
     LABEL_NAMESPACE,
     LABEL_QUANTILE,
     LABEL_VERSION,
+    M_MODEL_ENSEMBLE,
     M_MODEL_STATE,
     STATE_READY,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "Matcher",
     "by",
     "counter_rate",
+    "ensemble_marked",
     "equal",
     "escape",
     "first_of",
@@ -190,6 +192,13 @@ def counter_rate(family: str, matchers: Sequence[Matcher], window: str, labels: 
     rest on the series without it: disjoint, so their sum (`triton_sre.counters`).
     """
     return f"sum {by(labels)} ({rate(family, matchers, window)})"
+
+
+def ensemble_marked(labels: Sequence[str], matchers: Sequence[Matcher] = ()) -> str:
+    """`on (labels) (max by (labels) (triton_sre_model_ensemble{matchers}) == 1)`: the right side of
+    an `unless` leaving out the series of the models the exporter marks as ensembles (none without
+    the exporter scraped). `labels`: the model and the labels the gauge shares (the cluster label)."""
+    return f"{on(labels)} (max {by(labels)} ({selector(M_MODEL_ENSEMBLE, matchers)}) == 1)"
 
 
 def ratio(numerator: str, denominator: str) -> str:

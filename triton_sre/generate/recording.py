@@ -16,10 +16,10 @@ from triton_sre.promql import (
     Matcher,
     by,
     counter_rate,
+    ensemble_marked,
     first_of,
     histogram_quantile,
     label_sets,
-    on,
     selector,
     summary_quantile,
     tagged,
@@ -69,8 +69,7 @@ def recording_groups(spec: Spec) -> RuleFile:
     ]
     model = c.REC_LEVEL_MODEL
     instance = c.REC_LEVEL_INSTANCE
-    exporter = selector(c.M_MODEL_ENSEMBLE, [(c.LABEL_JOB, "=", spec.exporter_job)])
-    ensemble = f"{on(ls.per_model)} (max {by(ls.per_model)} ({exporter}) == 1)"
+    ensemble = ensemble_marked(ls.per_model, [(c.LABEL_JOB, "=", spec.exporter_job)])
     return {
         "groups": [
             {

@@ -19,8 +19,8 @@ from triton_sre.promql import (
     Matcher,
     by,
     counter_rate,
+    ensemble_marked,
     histogram_quantile,
-    on,
     rate,
     ratio,
     summary_quantile,
@@ -112,7 +112,7 @@ def rate_figures(matchers: Sequence[Matcher], window: str, labels: Sequence[str]
 
     # an ensemble's own series are left out of the figures about its steps' scheduling (ENSEMBLE_FIGURES)
     kept = [label for label in labels if label not in _NOT_ON_ENSEMBLE_GAUGE]
-    ensemble = f"{on((c.LABEL_MODEL, *kept))} ({c.M_MODEL_ENSEMBLE} == 1)"
+    ensemble = ensemble_marked((c.LABEL_MODEL, *kept))
 
     def scheduled(family: str) -> str:
         return f"sum {by(labels)} ({rate(family, m, window)} unless {ensemble})"
