@@ -13,7 +13,8 @@ from __future__ import annotations
 from triton_sre import conventions as c
 from triton_sre.autoscale_spec import Autoscaling
 from triton_sre.generate.rulefile import Rule, RuleFile, alert, runbook_url
-from triton_sre.promql import Matcher, by, counter_rate, label_sets, num, on, one_of, ratio, selector
+from triton_sre.promql import Matcher, by, ensemble_marked, label_sets, num, on, one_of, ratio, selector
+from triton_sre.promql import rate as rate_of
 from triton_sre.slo import Spec, format_duration
 
 AUTOSCALING_FILE = "triton-autoscaling-rules.yaml"
@@ -27,8 +28,12 @@ def signal_rules(spec: Spec) -> list[Rule]:
     job: list[Matcher] = [one_of(c.LABEL_JOB, spec.signal_jobs)]
     window = c.REC_AUTOSCALE_WINDOW
 
+    ensemble = ensemble_marked(ls.per_model, [(c.LABEL_JOB, "=", spec.exporter_job)])
+
     def rate(family: str) -> str:
-        return counter_rate(family, job, window, ls.server)
+        # an ensemble's requests are its steps' requests again, with none of their queue time (its own
+        # is the hand-off to the first step): counted, they dilute the queue time per request
+        return f"sum {by(ls.server)} ({rate_of(family, job, window)} unless {ensemble})"
 
     success, failure = rate(c.NV_REQUEST_SUCCESS), rate(c.NV_REQUEST_FAILURE)
     queue_s, requests = c.REC_QUEUE_SECONDS_INSTANCE, c.REC_REQUESTS_INSTANCE
