@@ -20,7 +20,7 @@ from __future__ import annotations
 from triton_sre import conventions as c
 from triton_sre.generate.rulefile import Rule, RuleFile, alert, runbook_url
 from triton_sre.promql import Matcher, by, label_sets, num, on, q, selector
-from triton_sre.rollout.model import FIGURES, GUARDED, HIGHER, TRAFFIC, Figure, rate_figures
+from triton_sre.rollout.model import FIGURES, GUARDED, HIGHER, TRAFFIC, Figure, comparable_load, rate_figures
 from triton_sre.slo import Spec, format_duration, parse_duration
 
 ROLLOUT_FILE = "triton-rollout-rules.yaml"
@@ -93,10 +93,8 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
         )
         if name == c.ROLLOUT_FIG_BATCHING_RATIO:  # judged at comparable load only (module docstring)
             busiest_rate = f"max {by(per_model)} ({requests})"
-            expr += (
-                f"\nand {on(ls.model)} ({requests} >= {on(per_model)} group_left () "
-                f"({busiest_rate} * (1 - {num(margin)})))"
-            )
+            even = comparable_load(requests, f"{on(per_model)} group_left ()", busiest_rate, margin)
+            expr += f"\nand {on(ls.model)} ({even})"
         rules.append(
             _alert(
                 name,
@@ -131,10 +129,9 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
                     m: f"sum {by(per_model)} ({selector(requests, [(c.LABEL_MODEL, '=', m)])})"
                     for m in (pair.candidate, pair.baseline)
                 }
-                expr += (
-                    f"\nand ignoring ({c.LABEL_FIGURE}) ({rate[pair.candidate]} "
-                    f">= ignoring ({c.LABEL_MODEL}) ({rate[pair.baseline]} * (1 - {num(margin)})))"
-                )
+                ignoring = f"ignoring ({c.LABEL_MODEL})"
+                even = comparable_load(rate[pair.candidate], ignoring, rate[pair.baseline], margin)
+                expr += f"\nand ignoring ({c.LABEL_FIGURE}) ({even})"
             rule = _alert(name, margin, f, expr, for_, url, pair.candidate, pair.baseline, pair.name)
             # `ignoring (model)` drops the model label: the alert names the candidate model again
             pair_labels = {c.LABEL_MODEL: pair.candidate, c.LABEL_BASELINE: pair.baseline}

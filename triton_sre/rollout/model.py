@@ -21,6 +21,7 @@ from triton_sre.promql import (
     counter_rate,
     ensemble_marked,
     histogram_quantile,
+    num,
     rate,
     ratio,
     summary_quantile,
@@ -39,6 +40,7 @@ __all__ = [
     "FigureResult",
     "Side",
     "Verdict",
+    "comparable_load",
     "judge",
     "model_sides",
     "parse_selector",
@@ -231,6 +233,13 @@ def at_lower_load(result: FigureResult, rates: tuple[float, float]) -> FigureRes
     if rates[1] >= rates[0] * (1 - result.margin):
         return result
     return replace(result, verdict=BATCHING_AT_LOWER_LOAD)
+
+
+def comparable_load(candidate_rate: str, matching: str, baseline_rate: str, margin: float) -> str:
+    """`at_lower_load`'s condition in PromQL, the one source of the guard's rules and the Argo / Flagger
+    templates: the candidate's request rate is at least (1 - margin) of the baseline's (`matching`: the
+    vector matching between the two, e.g. `on ()`)."""
+    return f"{candidate_rate} >= {matching} ({baseline_rate} * (1 - {num(margin)}))"
 
 
 def _lower_load_note(results: Sequence[FigureResult], rates: tuple[float, float]) -> str:
