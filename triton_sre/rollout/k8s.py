@@ -6,6 +6,14 @@ Each query gives the candidate's figure relative to the baseline's (a ratio for 
 a difference for absolute ones) and nothing when a side has less than `min_request_rate`: Argo
 then counts the measurement inconclusive; Flagger's `thresholdRange` (see docs/rollouts.md) is
 1 + margin (max), 1 - margin (min, batching ratio) or the margin itself.
+
+The batching ratio is compared only while the canary has at least (1 - margin) of the baseline's
+requests/s, the condition of `rollout check` and of the guard (`comparable_load`): a dynamic batcher
+makes smaller batches at lower load whatever the version (journey27). At a less even split, both
+sides above `min_request_rate`, its query answers NOT_JUDGED (candidate = baseline), which passes:
+an empty answer is inconclusive in Argo (an analysis run past its `inconclusiveLimit` pauses the
+rollout) and a failed check in Flagger (no values found: advancement halted), so every step of a
+10 % canary would stop on it.
 """
 
 from __future__ import annotations
@@ -16,7 +24,16 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.generate.rulefile import GENERATED_HEADER, render_yaml
 from triton_sre.promql import Matcher, num, on
-from triton_sre.rollout.model import FIGURES, GUARDED, HIGHER, TRAFFIC, Figure, Side, side_queries
+from triton_sre.rollout.model import (
+    FIGURES,
+    GUARDED,
+    HIGHER,
+    TRAFFIC,
+    Figure,
+    Side,
+    comparable_load,
+    side_queries,
+)
 from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.slo import Spec
 
@@ -30,6 +47,7 @@ ARG_CLUSTER = "cluster"  # the AnalysisTemplate's arg naming the cluster (with s
 # and renders with missingkey=error, so `{{ variables.cluster }}` fails a Canary that does not set it;
 # `index` gives "" for a missing key (Go text/template), `or` then the default: every series.
 FLAGGER_CLUSTER = f"{{{{ or (index variables `{ARG_CLUSTER}`) `.*` }}}}"
+NOT_JUDGED = 1  # the batching ratio's answer at an uneven split: candidate = baseline (module docstring)
 
 
 def compare_query(
@@ -39,9 +57,17 @@ def compare_query(
     b, k = side_queries(base, window, latency), side_queries(cand, window, latency)
     floor = num(rs.min_request_rate)
     op = "/" if figure.relative else "-"
-    return (
+    query = (
         f"({k[figure.name]} and {on(())} ({k[TRAFFIC]} >= {floor}))\n"
         f"{op} {on(())} ({b[figure.name]} and {on(())} ({b[TRAFFIC]} >= {floor}))"
+    )
+    if figure.name != c.ROLLOUT_FIG_BATCHING_RATIO:
+        return query
+    even = comparable_load(k[TRAFFIC], on(()), b[TRAFFIC], rs.margins[figure.name])
+    busy = f"{on(())} ({k[TRAFFIC]} >= {floor}) and {on(())} ({b[TRAFFIC]} >= {floor})"
+    return (
+        f"({query}\nand {on(())} ({even}))\n"
+        f"or {on(())} (vector({NOT_JUDGED}) and {busy}\nunless {on(())} ({even}))"
     )
 
 

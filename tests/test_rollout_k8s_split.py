@@ -1,0 +1,179 @@
+"""The Argo Rollouts AnalysisTemplate and the Flagger MetricTemplates at an uneven traffic split, run
+on a real Prometheus: the batching ratio is judged only while the canary has (1 - margin) of the
+baseline's requests/s (docs/rollouts.md), as `rollout check` and the guard judge it. Below that its
+query answers the passing NOT_JUDGED; a worse canary at comparable traffic still fails, and a canary
+with too little traffic is still inconclusive (Argo) / halted (Flagger)."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import flagger_go
+import pytest
+from k8s_schemas import problems
+from live_prometheus import Prom, serve_text, start_prometheus, stop_prometheus, wait_ready
+
+from triton_sre import conventions as c
+from triton_sre import promql as pq
+from triton_sre.data import shipped
+from triton_sre.rollout.figures import FIGURES
+from triton_sre.rollout.k8s import NOT_JUDGED, TEMPLATE_NAME, analysis_template, metric_templates, threshold
+from triton_sre.slo import Spec, parse_spec
+from triton_sre.stack.processes import free_port
+
+NAMESPACE, INTERVAL_S = "ml", 20
+BATCHING = c.ROLLOUT_FIG_BATCHING_RATIO
+# model -> ((requests/s, inferences per execution) of the primary / version 1, of the canary / version 2)
+TRAFFIC = {
+    "ranker": ((90.0, 1.59), (10.0, 1.18)),  # a sound canary at 10 %: smaller batches from less load
+    "scorer": ((50.0, 2.0), (48.0, 1.0)),  # half the batching at the baseline's traffic: worse
+    "steady": ((50.0, 1.6), (45.0, 1.5)),  # comparable traffic, batching within the margin
+    "idle": ((10.0, 1.5), (0.02, 1.0)),  # the canary under min_request_rate: no verdict
+}
+SUCCESSFUL, FAILED, INCONCLUSIVE = "Successful", "Failed", "Inconclusive"
+HALTED = "halted"  # Flagger: a value outside thresholdRange, or none (no values found)
+
+
+def _exposition(started: float) -> str:
+    elapsed = time.time() - started
+    lines = []
+    for model, sides in TRAFFIC.items():
+        for version, pod, (rps, batching) in zip(
+            ("1", "2"), (f"{model}-primary-7d9f", f"{model}-5c8b"), sides, strict=True
+        ):
+            labels = pq.equal(
+                [
+                    (c.LABEL_MODEL, model),
+                    (c.LABEL_VERSION, version),
+                    (c.LABEL_NAMESPACE, NAMESPACE),
+                    ("pod", pod),
+                ]
+            )
+            counters = {
+                c.NV_REQUEST_SUCCESS: rps,
+                c.NV_REQUEST_FAILURE: 0.0,
+                c.NV_INFERENCE_COUNT: rps,
+                c.NV_EXEC_COUNT: rps / batching,
+            }
+            lines += [
+                f"{pq.selector(name, labels)} {per_s * elapsed:.3f}" for name, per_s in counters.items()
+            ]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
+    work = tmp_path_factory.mktemp("rollout-split")
+    started = time.time()
+    server = serve_text(lambda: _exposition(started))
+    config = {
+        "global": {"scrape_interval": "1s", "scrape_timeout": "900ms"},
+        "scrape_configs": [
+            {
+                "job_name": c.DEFAULT_TRITON_JOB,
+                "static_configs": [{"targets": [f"127.0.0.1:{server.server_address[1]}"]}],
+            }
+        ],
+    }
+    port = free_port()
+    proc, log = start_prometheus(work, config, port)
+    try:
+        store = wait_ready(proc, work, port)
+        full = f"count_over_time(up{{job={pq.q(c.DEFAULT_TRITON_JOB)}}}[{INTERVAL_S}s]) >= {INTERVAL_S - 2}"
+        deadline = time.monotonic() + INTERVAL_S + 30
+        while not store.query(full):
+            assert time.monotonic() < deadline, (work / "prometheus.log").read_text()
+            time.sleep(1)
+        yield store
+    finally:
+        stop_prometheus(proc, log)
+        server.shutdown()
+        server.server_close()
+
+
+def spec() -> Spec:
+    return parse_spec(shipped("slos.yaml").read_text())
+
+
+def _argo_phase(metric: dict[str, Any], result: list[float]) -> str:
+    """Argo's evaluate.EvaluateResult for this template's conditions, `len(result) > 0 && result[0] OP
+    bound` and its negation: failed when the failure condition holds, inconclusive when neither does."""
+    form = r"len\(result\) > 0 && (!\()?result\[0\] (<=|>=) ([0-9.e+-]+)\)?"
+    (success, failure) = (re.fullmatch(form, metric[k]) for k in ("successCondition", "failureCondition"))
+    assert success and failure and not success[1] and failure[1], metric
+    assert success.groups()[1:] == failure.groups()[1:]
+    op, bound = success[2], float(success[3])
+    holds = bool(result) and (result[0] <= bound if op == "<=" else result[0] >= bound)
+    if bool(result) and not holds:
+        return FAILED
+    return SUCCESSFUL if holds else INCONCLUSIVE
+
+
+def _answer(prom: Prom, query: str, at: float) -> list[float]:
+    return [float(row["value"][1]) for row in prom.query(query, at)]
+
+
+def _batching(prom: Prom, model: str, version: str, at: float) -> float:
+    side = pq.equal([(c.LABEL_MODEL, model), (c.LABEL_VERSION, version)])
+    rates = [
+        f"sum(rate({pq.selector(name, side)}[{c.REC_RATE_WINDOW}]))"
+        for name in (c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT)
+    ]
+    (value,) = _answer(prom, " / ".join(rates), at)
+    return value
+
+
+def argo(prom: Prom, model: str, at: float) -> tuple[str, list[float]]:
+    template = analysis_template(spec())
+    assert problems(template) == []
+    (metric,) = [m for m in template["spec"]["metrics"] if m["name"] == BATCHING]
+    args = {"model": model, "baseline-version": "1", "candidate-version": "2"}
+    query = metric["provider"]["prometheus"]["query"]
+    for name, value in args.items():  # Argo substitutes {{args.NAME}} as plain text
+        query = query.replace(f"{{{{args.{name}}}}}", value)
+    assert "{{" not in query, query
+    result = _answer(prom, query, at)
+    return _argo_phase(metric, result), result
+
+
+def flagger(prom: Prom, model: str, at: float) -> tuple[str, list[float]]:
+    (template,) = [
+        t for t in metric_templates(spec()) if t["metadata"]["name"] == f"{TEMPLATE_NAME}-{BATCHING}"
+    ]
+    assert problems(template) == []
+    ((query, error),) = flagger_go.render(
+        [template["spec"]["query"]], None, namespace=NAMESPACE, target=model, interval=f"{INTERVAL_S}s"
+    )
+    assert not error, error
+    result = _answer(prom, query, at)
+    side, bound = threshold(next(f for f in FIGURES if f.name == BATCHING), spec().rollout.margins[BATCHING])
+    assert side == "min"  # the Canary's thresholdRange for the batching ratio (docs/rollouts.md)
+    # scheduler_metrics.go: no values found, or a value below thresholdRange.min, halts advancement
+    return (SUCCESSFUL if result and result[0] >= bound else HALTED), result
+
+
+def test_a_sound_canary_at_ten_percent_is_not_judged_on_its_smaller_batches(prom: Prom) -> None:
+    at = time.time() - 1
+    # what the query compared before: the canary batched about 0.74 of the primary, below 1 - 0.2
+    canary, primary = (_batching(prom, "ranker", version, at) for version in ("2", "1"))
+    assert canary / primary < 1 - spec().rollout.margins[BATCHING], (canary, primary)
+    assert argo(prom, "ranker", at) == (SUCCESSFUL, [NOT_JUDGED])
+    assert flagger(prom, "ranker", at) == (SUCCESSFUL, [NOT_JUDGED])
+
+
+def test_a_worse_canary_at_comparable_traffic_still_fails(prom: Prom) -> None:
+    at = time.time() - 1
+    for judge in (argo, flagger):
+        verdict, result = judge(prom, "scorer", at)
+        assert verdict in (FAILED, HALTED) and result and 0.45 < result[0] < 0.55, (judge, verdict, result)
+        verdict, result = judge(prom, "steady", at)  # judged, not NOT_JUDGED: the measured 1.5 / 1.6
+        assert verdict == SUCCESSFUL and result and 0.9 < result[0] < 0.97, (judge, verdict, result)
+
+
+def test_a_canary_with_too_little_traffic_stays_without_a_value(prom: Prom) -> None:
+    at = time.time() - 1
+    assert argo(prom, "idle", at) == (INCONCLUSIVE, [])
+    assert flagger(prom, "idle", at) == (HALTED, [])
