@@ -46,8 +46,12 @@ def signal_rules(spec: Spec) -> list[Rule]:
             "expr": ratio(f"sum {by(ls.job)} ({queue_s})", f"sum {by(ls.job)} ({requests})"),
         },
         {
+            # the backlog averaged over the window, not an instant: an instance that has just taken
+            # the whole queue reads 0 (journey27: 11 of 32 readings at twice the load), and an HPA
+            # scales up on one high reading and keeps it for its scale-down window
             "record": c.REC_PENDING_INSTANCE,
-            "expr": f"sum {by(ls.server)} ({selector(c.NV_PENDING_REQUEST_COUNT, job)})",
+            "expr": f"sum {by(ls.server)} "
+            f"(avg_over_time({selector(c.NV_PENDING_REQUEST_COUNT, job)}[{window}]))",
         },
         {"record": c.REC_PENDING_JOB, "expr": f"sum {by(ls.job)} ({c.REC_PENDING_INSTANCE})"},
         {"record": c.REC_LLM_WAITING_JOB, "expr": f"sum {by(ls.job)} ({c.REC_LLM_WAITING})"},

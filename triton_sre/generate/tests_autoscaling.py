@@ -20,6 +20,13 @@ _I1, _I2 = "triton-0:8002", "triton-1:8002"
 _BUSY, _IDLE = "busy", "idle"
 # Signals read from an instant gauge, which can read 0 between two scrapes under load.
 _GAUGE_SIGNALS = (c.SIGNAL_PENDING, c.SIGNAL_LLM_WAITING)
+# Gauge signals the rules average over REC_AUTOSCALE_WINDOW (4 input steps): a window of the
+# alternating series holds half its samples high (Prometheus 3's left-open range, 4 samples) or at most
+# 3 of 5 (Prometheus 2's closed range).
+_SMOOTHED_SIGNALS = (c.SIGNAL_PENDING,)
+_HIGH_SHARES = (0.5, 0.6)
+_BURST = 4.0  # x target at every other sample: a third of a window high still averages over 1.1
+_BURST_SMOOTHED = 3.3  # ceil(2 x 3.3 x share) is 4 for both shares; averaged, 1.65 to 1.98 x target
 
 
 def _counter(family: str, labels: dict[str, str], per_step: float, steps: int = 40) -> dict[str, str]:
@@ -142,10 +149,17 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str, bursty: bool = F
     `lag_step_s` (the evaluation interval of the file holding it).
 
     `bursty`: a gauge signal at 4 x target at every other sample and 0 between (at least a third of
-    the samples of any window are high: its average is over 1.1); it asks for up to ceil(2 x 4)."""
-    usage, replicas = (4.0 if bursty else 1.4), 2
+    the samples of any window are high: its average is over 1.1); it asks for up to ceil(2 x 4).
+    Averaged over the rule's window (pending requests): at 3.3 x target, ceil(2 x 3.3 x its high
+    share of a window)."""
+    smoothed = bursty and entry.signal in _SMOOTHED_SIGNALS
+    usage, replicas = (_BURST_SMOOTHED if smoothed else _BURST if bursty else 1.4), 2
     step = lag_step_s(entry)
-    desired = max(math.ceil(usage * replicas), entry.min_replicas)  # the rule's floor (clamp_min)
+    asks = {math.ceil(usage * replicas)}
+    if smoothed:
+        asks = {math.ceil(usage * replicas * share) for share in _HIGH_SHARES}
+    (most,) = asks  # one answer whatever the Prometheus version's range semantics
+    desired = max(most, entry.min_replicas)  # the rule's floor (clamp_min)
     # this entry's alert (every entry has one with the same name)
     (rule,) = (r for r in entry_rules(entry, base_url, spec.cluster_label) if "alert" in r)
     labels = {c.LABEL_JOB: entry.job, c.L_DEPLOYMENT: entry.deployment}
