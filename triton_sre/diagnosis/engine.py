@@ -111,8 +111,9 @@ _LEVEL_START = re.compile(rf"(?i:\A[ \t]*(?:ERROR|FATAL|CRITICAL)\b)|^{_LEVEL_WO
 _LEVEL_LINE = re.compile(_LEVEL_WORD)
 _FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
 # A default instance name after its model's: _<group>_<index> when the config has an instance_group, else
-# _<index> (2.51 names a model's only default instance ``m_0``: TRITONBACKEND_ModelInstanceInitialize: m_0).
-_INSTANCE_OF = (re.compile(r"_\d+$"), re.compile(r"_\d+_\d+$"))
+# _0 (2.51 names a model's only default instance ``m_0``: TRITONBACKEND_ModelInstanceInitialize: m_0). Any
+# other single number is a name (`bert` and `bert_2` are two models).
+_INSTANCE_OF = (re.compile(r"_0$"), re.compile(r"_\d+_\d+$"))
 
 
 class Diagnoser(VerdictReader):
