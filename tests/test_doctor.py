@@ -423,3 +423,13 @@ def test_the_first_server_versions_doctor_names_are_the_family_tables() -> None:
     assert checks.VLLM_METRICS_SINCE == 49
     assert checks.LOAD_DURATION_SINCE == checks.HISTOGRAM_LATENCIES_SINCE == 52
     assert release_of(checks.PENDING_COUNT_SINCE) == "23.09"
+
+
+def test_an_empty_by_is_compared_as_prometheus_prints_it() -> None:
+    """Prometheus prints `count by () (x)` as `count(x)` (an empty grouping is no grouping) but keeps
+    `on ()`: the generated not-served alert of an all-models SLO read as stale in a real Prometheus."""
+    generated = 'x and on () (count by () (y{a="1"} == 1) > 0) and on () (max by () (z) == 1)'
+    loaded = 'x and on () (count(y{a="1"} == 1) > 0) and on () (max(z) == 1)'
+    assert promchecks.normalize(generated) == promchecks.normalize(loaded)
+    assert promchecks.normalize("sum by (model) (a)") != promchecks.normalize("sum(a)")
+    assert promchecks.normalize("a and on () b") != promchecks.normalize("a and b")

@@ -122,10 +122,12 @@ def normalize(expr: str) -> str:
     text = _SELECTOR.sub(
         lambda m: "{" + ",".join(sorted(_split_matchers(m.group(1)))) + "}", "".join(expr.split())
     )
-    return _NUMBER.sub(lambda m: repr(float(m.group(0))), text)  # 1e6 and 1e+06 alike
+    text = _NUMBER.sub(lambda m: repr(float(m.group(0))), text)  # 1e6 and 1e+06 alike
+    return _EMPTY_BY.sub("", text)  # `count by () (x)` is printed `count(x)`; `on ()` is kept (it matters)
 
 
 _SELECTOR = re.compile(r'\{((?:[^{}"]|"(?:[^"\\]|\\.)*")*)\}')
+_EMPTY_BY = re.compile(r"(?<=[a-z_])by\(\)(?=\()")
 _NUMBER = re.compile(r'(?<![\w:."])\d+(?:\.\d*)?(?:[eE][+-]?\d+)?(?![\w."])')
 _MATCHER = re.compile(r'(?:[^,"]|"(?:[^"\\]|\\.)*")+')
 
