@@ -341,7 +341,8 @@ class Diagnoser(VerdictReader):
                 if known or model == self._instance_model(message):
                     name = model
                     break
-        if version is None:  # every version's instance is `m_0_0`: its traceback's folder says which
+        if version is None and "/model.py(" in message:  # every version's instance is `m_0_0`: its
+            # traceback's folder says which (a pattern per model name: only on a line holding a frame)
             frame = re.search(rf"/{re.escape(name)}/(\d+)/model\.py\(\d+\)", message)
             version = frame[1] if frame else None
         return self._model(name, version)
