@@ -54,6 +54,7 @@ ALSO_ANOTHER_NAME: dict[str, str] = {
     "runbooks/": "also the repository's runbooks/ directory, written in paths",
     "time_slice": "also the slos.yaml key of a latency SLO's slice length",
     "latency_source": "also a column of `triton-sre report` tables",
+    "model_version": "also the field of an ensemble step in Triton's model config JSON (snapshot decodes it)",
 }
 
 # A file where a convention's value names something else: (file, convention) -> why.

@@ -1,8 +1,9 @@
-"""Where an ensemble's time goes (ensembles29), on the real Triton 2.51.
+"""Where an ensemble's time goes, and the exporter's split of it by step (ensembles29), on the real 2.51.
 
 pipeline3 = prep -> slow_batch -> post (tests/ensemble_steps.py) under 16 concurrent clients: the steps
 queue (slow_batch batches on one instance), the ensemble's own counters hold only the hand-off as queue,
-and the pending-requests gauge counts the steps' waiting requests, never the ensemble's.
+and the pending-requests gauge counts the steps' waiting requests, never the ensemble's. The exporter
+gives the ensemble its steps' time as triton_sre_ensemble_step_seconds, so the queueing step shows.
 """
 
 from __future__ import annotations
@@ -11,17 +12,19 @@ from typing import Any
 
 import pytest
 import requests
-from ensemble_steps import ENSEMBLE, SLOW, STEPS, build_repository, infer, load
+from ensemble_steps import ENSEMBLE, POST, PREP, SLOW, STEPS, build_repository, infer, load
 
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.service import Exporter
+from triton_sre.exporter.snapshot import config_summary
 from triton_sre.stack.local_triton import LocalTriton
 from triton_sre.triton.exposition import parse
 
 pytestmark = [pytest.mark.triton, pytest.mark.server]  # a private LocalTriton, started here
 
 CLIENTS, PER_CLIENT = 16, 8
+STAGES = (*c.STAGE_COUNTERS, c.STAGE_OTHER)
 
 
 def per_model(metrics_url: str, family: str) -> dict[str, float]:
@@ -88,3 +91,32 @@ def test_triton_counts_the_steps_queue_under_none_of_the_ensembles_stages(measur
     counted = sum(per_request(before, after, ENSEMBLE, f) for f in c.STAGE_COUNTERS.values())
     steps_queue = sum(per_request(before, after, s, c.NV_QUEUE_DURATION_US) for s in STEPS)
     assert request_s - counted == pytest.approx(steps_queue, rel=0.1)
+
+
+def test_the_exporter_splits_the_ensembles_time_by_step(measured: dict) -> None:
+    samples = measured["samples"]
+    by_step = {
+        (labels[c.L_STEP], labels[c.L_STAGE]): v
+        for name, labels, v in samples
+        if name == c.M_ENSEMBLE_STEP_SECONDS and labels[c.LABEL_MODEL] == ENSEMBLE
+    }
+    assert set(by_step) == {(step, stage) for step in STEPS for stage in STAGES}
+    own = {
+        (labels[c.LABEL_MODEL], labels[c.L_STAGE]): v
+        for name, labels, v in samples
+        if name == c.M_REQUEST_STAGE_SECONDS
+    }
+    for step in STEPS:  # each step's own split, post's named by version 1, the others by -1
+        for stage in STAGES:
+            assert by_step[(step, stage)] == pytest.approx(own[(step, stage)])
+    queues = {step: by_step[(step, c.STAGE_QUEUE)] for step in STEPS}
+    assert max(queues, key=queues.__getitem__) == SLOW
+    assert queues[SLOW] > 10 * max(queues[PREP], queues[POST])
+    # no step series for a model that is not an ensemble
+    assert {labels[c.LABEL_MODEL] for name, labels, _v in samples if name == c.M_ENSEMBLE_STEP_SECONDS} == {
+        ENSEMBLE
+    }
+
+
+def test_the_config_api_gives_each_steps_version(measured: dict) -> None:
+    assert config_summary(measured["config"]).steps == ((PREP, -1), (SLOW, -1), (POST, 1))

@@ -56,6 +56,9 @@ M_MODEL_DYNAMIC_BATCHING: Final = "triton_sre_model_dynamic_batching"  # from th
 M_MODEL_MAX_BATCH_SIZE: Final = "triton_sre_model_max_batch_size"  # from the model config
 M_MODEL_MAX_QUEUE_DELAY: Final = "triton_sre_model_max_queue_delay_seconds"  # dynamic_batching, config
 M_MODEL_ENSEMBLE: Final = "triton_sre_model_ensemble"  # 1 per model whose config's platform is ensemble
+# an ensemble's request time by step (label `step`, its step model) and stage: the step's own seconds per
+# request in each stage, times its occurrences in the ensemble's ensemble_scheduling (exporter/ensembles.py)
+M_ENSEMBLE_STEP_SECONDS: Final = "triton_sre_ensemble_step_seconds"
 M_WINDOW_SECONDS: Final = "triton_sre_window_seconds"
 M_POLL_DURATION: Final = "triton_sre_poll_duration_seconds"
 M_POLL_ERRORS: Final = "triton_sre_poll_errors_total"
@@ -70,6 +73,7 @@ M_HTTP_DESCRIPTOR_SHORTAGES: Final = "triton_sre_http_descriptor_shortages_total
 
 # Labels on triton-sre's metrics (besides Triton's model and version: conventions.triton).
 L_STAGE: Final = "stage"
+L_STEP: Final = "step"  # an ensemble's step model (triton_sre_ensemble_step_seconds)
 L_STATE: Final = "state"
 L_RUNBOOK: Final = "runbook"
 L_REASON: Final = "reason"

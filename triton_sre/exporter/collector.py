@@ -153,6 +153,20 @@ def _model_metrics(d: Derivation) -> Iterator[Family]:
     )
     yield Family(
         GAUGE,
+        c.M_ENSEMBLE_STEP_SECONDS,
+        "An ensemble's request time by step and stage: the step model's own average seconds per request "
+        "in the stage over the window, times the times the ensemble's steps name it (Triton counts its "
+        "steps' queue under none of the ensemble's own stages).",
+        [*names, c.L_STEP, c.L_STAGE],
+        (
+            ([*mv(m), step, stage], v)
+            for m in d.models
+            for step, stages in sorted((m.step_seconds or {}).items())
+            for stage, v in stages.items()
+        ),
+    )
+    yield Family(
+        GAUGE,
         c.M_DERIVATION_SOURCE,
         "1 per model version whose batching ratio or stage split came from /v2/models/stats, the window "
         "holding no /metrics counters for it (none: from Triton's /metrics, the usual source).",

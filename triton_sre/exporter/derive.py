@@ -22,6 +22,7 @@ from triton_sre import conventions as c
 from triton_sre.config import CapacitySettings
 from triton_sre.diagnosis.reasons import failed_to_load
 from triton_sre.exporter.capacity import Capacity, capacity_from, gpu_watts
+from triton_sre.exporter.ensembles import step_splits
 from triton_sre.exporter.llm import LLMDerivation, derive_llm_window
 from triton_sre.exporter.snapshot import (
     IndexEntry,
@@ -55,6 +56,8 @@ class ModelDerivation:
     # Triton's model namespace (its `namespace` label, the repository path) when it runs with model
     # namespacing, "" without: two namespaces' models of one name are two derivations
     namespace: str = ""
+    # an ensemble's: step model -> stage -> seconds per request spent in that step (exporter/ensembles.py)
+    step_seconds: Mapping[str, Mapping[str, float]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +279,7 @@ def _derive_core(window: Window, pricing: Pricing, diagnose: Callable[[str], str
             )
     if from_stats:
         models.sort(key=lambda m: (m.model, m.version, m.namespace))
+    models = _with_steps(models, configs)
 
     return Derivation(
         window_seconds=span,
@@ -296,6 +300,23 @@ def _derive_core(window: Window, pricing: Pricing, diagnose: Callable[[str], str
         llm_problems=latest_metrics.llm.problems if latest_metrics and latest_metrics.llm else {},
         compute_seconds=compute_s,
     )
+
+
+def _key(m: ModelDerivation) -> ModelKey:
+    return (m.model, m.version, m.namespace) if m.namespace else (m.model, m.version)
+
+
+def _with_steps(
+    models: list[ModelDerivation], configs: Mapping[str, ModelConfigSummary]
+) -> list[ModelDerivation]:
+    """Each ensemble's derivation with its time by step, from its steps' stage splits."""
+    splits = {_key(m): m.stage_seconds for m in models if m.stage_seconds is not None}
+    return [
+        replace(m, step_seconds=step_splits(_key(m), config, splits) or None)
+        if (config := configs.get(m.model)) is not None and config.ensemble and config.steps
+        else m
+        for m in models
+    ]
 
 
 def model_states(index: Iterable[IndexEntry], diagnose: Callable[[str], str]) -> list[ModelState]:

@@ -127,6 +127,8 @@ class ModelConfigSummary:
     # dynamic_batching's max_queue_delay_microseconds (0 when the config omits it); None without a
     # dynamic batcher or when the value does not decode
     max_queue_delay_us: float | None = None
+    # an ensemble's ensemble_scheduling steps in order: (step model, its model_version; -1 = latest)
+    steps: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -452,4 +454,23 @@ def config_summary(config: Mapping[str, Any]) -> ModelConfigSummary:
         dynamic_batching=isinstance(batcher, dict),
         ensemble=config.get("platform") == c.PLATFORM_ENSEMBLE,
         max_queue_delay_us=None if delay is None or math.isnan(delay) else delay,
+        steps=ensemble_steps(config.get("ensemble_scheduling")),
     )
+
+
+def ensemble_steps(scheduling: Any) -> tuple[tuple[str, int], ...]:
+    """`ensemble_scheduling.step`'s (model_name, model_version) pairs; a step whose name is not a
+    non-empty string is left out, a version that is not an integer (JSON number or string) is -1."""
+    steps = scheduling.get("step") if isinstance(scheduling, dict) else None
+    found: list[tuple[str, int]] = []
+    for step in steps if isinstance(steps, list) else ():
+        name = step.get("model_name") if isinstance(step, dict) else None
+        if not isinstance(name, str) or not name:
+            continue
+        version = step.get("model_version", -1)
+        try:
+            number = int(version) if isinstance(version, (int, str)) and not isinstance(version, bool) else -1
+        except ValueError:
+            number = -1
+        found.append((intern(name), number))
+    return tuple(found)
