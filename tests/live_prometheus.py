@@ -113,12 +113,22 @@ def wait_ready(proc: subprocess.Popen, work: Path, port: int) -> Prom:
 
 
 @contextlib.contextmanager
-def private_prometheus(work: Path, spec: Any, triton: Any) -> Iterator[tuple[Prom, ExporterServer]]:
+def private_prometheus(
+    work: Path, spec: Any, triton: Any, *, rules: bool = False
+) -> Iterator[tuple[Prom, ExporterServer]]:
     """A private Prometheus scraping `triton`'s metrics port and an exporter of it (started here, the
-    live tests' settings) every second, both stopped on the way out (the report's real-Triton tests)."""
+    live tests' settings) every second, both stopped on the way out (the report's real-Triton tests);
+    with `rules`, `spec`'s generated rules loaded (the dashboards' panels read the recording rules)."""
     exporter_port, port = free_port(), free_port()
+    rule_files = []
+    if rules:
+        for rel, content in render_all(spec).items():
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            (work / rel).write_text(content)
+        rule_files = [str(p) for p in sorted((work / "alerts").glob("*.yaml"))]
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
+        "rule_files": rule_files,
         "scrape_configs": [
             {
                 "job_name": spec.triton_job,

@@ -11,14 +11,17 @@ from triton_sre.conventions import UID_OVERVIEW_DASHBOARD as UID_OVERVIEW
 from triton_sre.generate.dash_scaling import scaling_row
 from triton_sre.generate.panels import (
     NEEDS_GPU,
+    NO_ENSEMBLE,
     Layout,
     cpu_utilization,
     dashboard,
+    ensemble_steps,
     exporter_matchers,
     gpu_utilization,
     panel_rate,
     per_request,
     recorded,
+    recorded_without_ensembles,
     request_rate,
     resource_matchers,
     stage_targets,
@@ -86,15 +89,20 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
             ),
         ],
     )
+    steps_rate = recorded_without_ensembles(spec)
+    queue = per_request(steps_rate(c.NV_QUEUE_DURATION_US, ms, by_model), ms, by_model, steps_rate)
+    step_queue = f"sum {pq.by(by_model)} ({ensemble_steps(spec, (c.STAGE_QUEUE,))})"
     layout.row(
         "Latency",
         [
             timeseries(
                 "Latency split by stage",
                 "Average seconds per successful request in each stage over the selected "
-                "models: queue, compute input/infer/output, and the rest of the request time (other).",
+                "models: queue, compute input/infer/output, and the rest of the request time (other). "
+                "Ensembles left out: their requests are their steps' again, and Triton counts their steps' "
+                "queue under none of their stages (see Ensemble time by step).",
                 "s",
-                stage_targets(ms, (), "", recorded),
+                stage_targets(ms, (), "", steps_rate),
                 stack=True,
             ),
             timeseries(
@@ -110,14 +118,19 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
             ),
             timeseries(
                 "Queue time per request",
-                "Average seconds a request waits in Triton's queue, by model.",
+                "Average seconds a request waits in Triton's queue, by model; for an ensemble, the "
+                "queue of its steps added (the exporter's triton_sre_ensemble_step_seconds): Triton's own "
+                "counter holds only its hand-off to the first step.",
                 "s",
-                [
-                    target(
-                        per_request(recorded(c.NV_QUEUE_DURATION_US, ms, by_model), ms, by_model, recorded),
-                        "{{model}}",
-                    )
-                ],
+                [target(f"{queue}\nor {step_queue}", "{{model}}")],
+            ),
+            timeseries(
+                "Ensemble time by step",
+                "Seconds per request of each ensemble spent in each of its steps, by stage: the step's own "
+                "average (the exporter's triton_sre_ensemble_step_seconds). The step whose queue grows is "
+                "the one to scale or batch.",
+                "s",
+                [target(ensemble_steps(spec), "{{model}} {{step}} {{stage}}")],
             ),
         ],
     )
@@ -218,7 +231,7 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
             ),
         ],
     )
-    layout.explain_empty({"GPU memory used": NEEDS_GPU})
+    layout.explain_empty({"GPU memory used": NEEDS_GPU, "Ensemble time by step": NO_ENSEMBLE})
     scaling_row(layout, spec)
     return dashboard(
         "Triton / Overview",

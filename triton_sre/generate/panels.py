@@ -9,7 +9,7 @@ selection as the recording rules, `promql.counter_rate`); derived panels query t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from grafanalib import core as g
@@ -27,6 +27,7 @@ HEIGHT = 8
 
 Matchers = list[pq.Matcher]
 EXPORTER_JOB_VAR = "exporter_job"  # the dashboards' variable holding the exporter's scrape job
+STEP_LABELS = (c.LABEL_MODEL, c.L_STEP, c.L_STAGE)  # an ensemble's time by step (ensemble_steps)
 
 
 def var_matcher(label: str, op: str, name: str) -> pq.Matcher:
@@ -86,6 +87,28 @@ def recorded(family: str, ms: Matchers, labels: Sequence[str]) -> str:
     """Fleet-wide panels: the recording rules' per-instance 5m rate (GPU series already counted
     once), summed `by labels`, instead of a raw rate over every series of the fleet (issue 13)."""
     return f"sum {pq.by(labels)} ({pq.selector(c.rec_rate(c.REC_LEVEL_INSTANCE, family), ms)})"
+
+
+def recorded_without_ensembles(spec: Spec) -> Callable[[str, Matchers, Sequence[str]], str]:
+    """`recorded`, leaving out the models the exporter marks as ensembles: an ensemble's request is a
+    request of each step again, and Triton counts its steps' queue in none of its stages (its queue is
+    the hand-off to its first step, the rest reads as other; docs/exporter.md)."""
+    ensemble = pq.ensemble_marked(pq.label_sets(spec.cluster_label).per_model, exporter_matchers(spec, None))
+
+    def rate(family: str, ms: Matchers, labels: Sequence[str]) -> str:
+        series = pq.selector(c.rec_rate(c.REC_LEVEL_INSTANCE, family), ms)
+        return f"sum {pq.by(labels)} ({series} unless {ensemble})"
+
+    return rate
+
+
+def ensemble_steps(spec: Spec, stages: Sequence[str] = (), labels: Sequence[str] = STEP_LABELS) -> str:
+    """The exporter's seconds per ensemble request by step (`stages` only, when given), averaged
+    over the exporters that report it, `by labels`."""
+    ms = exporter_matchers(spec)
+    if stages:
+        ms = [*ms, (c.L_STAGE, "=~", "|".join(stages))]
+    return f"avg {pq.by(labels)} ({pq.selector(c.M_ENSEMBLE_STEP_SECONDS, ms)})"
 
 
 def request_rate(ms: Matchers, labels: Sequence[str], rate: Any = panel_rate) -> str:
@@ -388,7 +411,11 @@ NEEDS_GPU_MEMORY_USAGE = (
     "the Python backend does not)."
 )
 ALL_SERVED = "None: every model of the selection has a version READY."
-WHY_EMPTY = (NEEDS_GPU, NEEDS_MEMORY_USAGE, NEEDS_GPU_MEMORY_USAGE, ALL_SERVED)
+NO_ENSEMBLE = (
+    "No data without an ensemble among the selected models whose steps served requests in the "
+    "exporter's window."
+)
+WHY_EMPTY = (NEEDS_GPU, NEEDS_MEMORY_USAGE, NEEDS_GPU_MEMORY_USAGE, ALL_SERVED, NO_ENSEMBLE)
 
 
 def why_empty(panel: Any, reason: str) -> Any:
