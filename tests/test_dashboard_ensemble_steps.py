@@ -29,10 +29,10 @@ pytestmark = [pytest.mark.triton, pytest.mark.server]
 CLIENTS, PER_CLIENT = 16, 20
 
 
-def panel_queries(title: str, model: str) -> dict[str, str]:
-    """legend -> query of the overview's panel `title`, `model` selected."""
+def panel_queries(title: str, model: str, uid: str = c.UID_OVERVIEW_DASHBOARD) -> dict[str, str]:
+    """legend -> query of the panel `title` of the dashboard `uid` (the overview), `model` selected."""
     spec = default_spec()
-    board = next(b for b in dashboards(spec).values() if b["uid"] == c.UID_OVERVIEW_DASHBOARD)
+    board = next(b for b in dashboards(spec).values() if b["uid"] == uid)
     texts = {
         "job": spec.triton_job,
         "instance": ".*",
@@ -98,3 +98,13 @@ def test_the_step_panel_names_the_step_that_queues(loaded: Any) -> None:
     assert max(queues, key=queues.__getitem__) == SLOW
     assert queues[SLOW] > 10 * max(queues[PREP], queues[POST])
 
+
+
+def test_the_model_dashboard_draws_an_ensembles_steps_and_nothing_for_a_step(loaded: Any) -> None:
+    (query,) = panel_queries("Time by step", ENSEMBLE, c.UID_MODEL_DASHBOARD).values()
+    steps = values(loaded, query, c.LABEL_VERSION, c.L_STEP, c.L_STAGE)
+    assert {step for _v, step, _stage in steps} == set(STEPS)
+    queues = {step: v for (_v, step, stage), v in steps.items() if stage == c.STAGE_QUEUE}
+    assert max(queues, key=queues.__getitem__) == SLOW
+    (query,) = panel_queries("Time by step", SLOW, c.UID_MODEL_DASHBOARD).values()
+    assert values(loaded, query) == {}

@@ -9,9 +9,11 @@ from triton_sre import promql as pq
 from triton_sre.conventions import UID_MODEL_DASHBOARD as UID_MODEL
 from triton_sre.generate.panels import (
     NEEDS_GPU,
+    NO_ENSEMBLE,
     RATE,
     Layout,
     dashboard,
+    ensemble_steps,
     exporter_matchers,
     panel_rate,
     request_rate,
@@ -73,7 +75,8 @@ def model(spec: Spec) -> dict[str, Any]:
         [
             timeseries(
                 "Seconds per request by stage",
-                "Average seconds per successful request in each stage.",
+                "Average seconds per successful request in each stage. For an ensemble, other holds its "
+                "steps' queue (Triton counts it under none of the ensemble's stages): see Time by step.",
                 "s",
                 stage_targets(ms, (c.LABEL_VERSION,), "v{{version}} "),
                 stack=True,
@@ -86,6 +89,20 @@ def model(spec: Spec) -> dict[str, Any]:
                     target(
                         f"max by (version, stage) ({pq.selector(c.M_REQUEST_STAGE_FRACTION, exp)})",
                         "v{{version}} {{stage}}",
+                    )
+                ],
+                stack=True,
+            ),
+            timeseries(
+                "Time by step",
+                "For an ensemble: seconds per request in each of its steps, by stage (each step's own "
+                "average, the exporter's triton_sre_ensemble_step_seconds). The step whose queue grows is "
+                "the one to scale or batch.",
+                "s",
+                [
+                    target(
+                        ensemble_steps(spec, labels=(c.LABEL_VERSION, c.L_STEP, c.L_STAGE), model_op="="),
+                        "v{{version}} {{step}} {{stage}}",
                     )
                 ],
                 stack=True,
@@ -161,7 +178,7 @@ def model(spec: Spec) -> dict[str, Any]:
             ),
         ],
     )
-    layout.explain_empty({"GPU utilization": NEEDS_GPU, "GPU memory": NEEDS_GPU})
+    layout.explain_empty({"GPU utilization": NEEDS_GPU, "GPU memory": NEEDS_GPU, "Time by step": NO_ENSEMBLE})
     return dashboard(
         "Triton / Model",
         UID_MODEL,

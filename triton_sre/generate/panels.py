@@ -102,10 +102,12 @@ def recorded_without_ensembles(spec: Spec) -> Callable[[str, Matchers, Sequence[
     return rate
 
 
-def ensemble_steps(spec: Spec, stages: Sequence[str] = (), labels: Sequence[str] = STEP_LABELS) -> str:
+def ensemble_steps(
+    spec: Spec, stages: Sequence[str] = (), labels: Sequence[str] = STEP_LABELS, model_op: str = "=~"
+) -> str:
     """The exporter's seconds per ensemble request by step (`stages` only, when given), averaged
     over the exporters that report it, `by labels`."""
-    ms = exporter_matchers(spec)
+    ms = exporter_matchers(spec, model_op)
     if stages:
         ms = [*ms, (c.L_STAGE, "=~", "|".join(stages))]
     return f"avg {pq.by(labels)} ({pq.selector(c.M_ENSEMBLE_STEP_SECONDS, ms)})"
