@@ -92,3 +92,27 @@ def test_an_alert_inhibited_in_its_own_group_stays_firing_and_names_its_source(
     assert "(resolved)" not in alert_line(standin, ts, TARGET)
     assert "(resolved)" in alert_line(standin, ts, SOURCE)
     wait_until(lambda: any("No longer inhibited: " in r for r in replies(standin, ts)), 10, "the reply")
+
+
+def test_an_alert_inhibited_before_the_bot_saw_it_is_shown_inhibited(inhibit_stack: dict[str, Any]) -> None:
+    """Page and ticket fire together: the group's first notification already leaves the ticket out
+    (inhibited from the start), so the message never showed it to keep. The bot reads Alertmanager's
+    alerts of the group (its receiver and group labels) and shows it inhibited, not absent."""
+    am: Alertmanager = inhibit_stack["am"]
+    standin: SlackStandin = inhibit_stack["standin"]
+    bot: Bot = inhibit_stack["bot"]
+    case = new_case()
+    model = f"m{case}"
+    source = unavailable_alert(case, model=model, instance=SOURCE, severity=c.SEVERITY_PAGE)
+    target = unavailable_alert(case, model=model, instance=TARGET, severity=c.SEVERITY_TICKET)
+    am.post(*source)
+    am.post(*target)
+    ts = wait_until(lambda: posts(standin, case), 15, "the group's message")[0].response["ts"]
+    sent = [{a["labels"]["instance"] for a in p["alerts"]} for p in stored(bot, case)]
+    assert {SOURCE} in sent, sent  # Alertmanager's own notification: the page alone
+    wait_until(lambda: "Inhibited" in alert_line(standin, ts, TARGET), 15, "the ticket shown inhibited")
+    assert f"by {c.ALERT_MODEL_UNAVAILABLE} ({model}) on {SOURCE}" in alert_line(standin, ts, TARGET)
+    assert "2 firing, 0 resolved" in header_and_text(standin, ts)[1]
+    am.post(*source, resolved=True)
+    wait_until(lambda: "Inhibited" not in alert_line(standin, ts, TARGET), 15, "the inhibition gone")
+    assert "(resolved)" not in alert_line(standin, ts, TARGET)

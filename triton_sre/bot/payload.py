@@ -217,12 +217,17 @@ def display(state: Mapping[str, str]) -> str:
     return f"{state.get('name')} ({model})" if model else str(state.get("name"))
 
 
+def named(state: Mapping[str, str]) -> str:
+    """`TritonModelUnavailable (ranker) on triton-c:8003`: an alert as the message's states store it."""
+    return display(state) + (f" on {state['instance']}" if state.get("instance") else "")
+
+
 def _inhibitions(old: Mapping[str, Mapping[str, str]], now: Mapping[str, Mapping[str, str]]) -> list[str]:
     """`Inhibited: X (m) by Y (m) on a:8003.` for each firing alert an inhibition began holding, and
     `No longer inhibited: …` for those whose inhibition ended."""
     said = []
     for fingerprint, state in now.items():
-        name = display(state) + (f" on {state['instance']}" if state.get("instance") else "")
+        name = named(state)
         was = old.get(fingerprint, {}).get("inhibited_by", "")
         by = state.get("inhibited_by", "") if state["status"] == c.AM_STATUS_FIRING else ""
         if by and by != was:

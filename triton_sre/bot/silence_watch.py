@@ -27,7 +27,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.bot.outbox import MessageRef, Outbox
-from triton_sre.bot.payload import INHIBITED_KEY, display
+from triton_sre.bot.payload import INHIBITED_KEY, named
 from triton_sre.bot.recovery_watch import REFRESH_KEY
 from triton_sre.bot.silence_state import Note, SilenceState, View, silenced_view
 from triton_sre.bot.silences import Silence, SilenceReadError, group_silences, read_alerts
@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 SILENCE_POLL_SECONDS = 30.0
 SILENCE_READ_SECONDS = 5.0
 GONE_AFTER_SECONDS = 150.0
+CARRIED_KEY = "tritonSreCarried"
+"""The bot's own key on a notification `carry` completed from Alertmanager's API: not read again."""
 RESOLVED_TEXT = (
     ":white_check_mark: The alert resolved while silenced: it left Alertmanager, which sends no "
     "notification for an alert its silence holds."
@@ -47,7 +49,7 @@ PARTLY_RESOLVED_TEXT = (
 )
 
 NAMED_LABELS = {"name": c.LABEL_ALERTNAME, "model": c.LABEL_MODEL, "instance": c.LABEL_INSTANCE}
-"""An alert's labels as `_named` reads them (the message's stored alert states)."""
+"""An alert's labels as `named` reads them (the message's stored alert states)."""
 
 Reply = Callable[[MessageRef, str], None]
 """(the group's message, text): posts a reply in its thread; raises the delivery's error when Slack
@@ -136,14 +138,14 @@ class SilenceWatch:
         silence, those Alertmanager no longer lists (resolved under the silence, or Alertmanager
         restarted) as the message shows them, for the poll to draw resolved. None when it leaves out
         none of them (or Alertmanager cannot be read: counted, logged)."""
+        if payload.get(CARRIED_KEY):  # carried already (this read's own result, queued again)
+            return None
         sent = {a.get("fingerprint") for a in payload.get("alerts") or [] if isinstance(a, dict)}
         left_out = [
             str(a.get("fingerprint"))
             for a in (ref.alerts if ref is not None else [])
             if a.get("status") == c.AM_STATUS_FIRING and a.get("fingerprint") not in sent
         ]
-        if ref is None or not left_out:
-            return None
         try:
             held, listed = read_alerts(self.url, SILENCE_READ_SECONDS)
         except SilenceReadError as exc:
@@ -151,10 +153,14 @@ class SilenceWatch:
             log.info("silences not read from Alertmanager: %s", exc)
             return None
         self.count(c.BOT_OUTCOME_OK)
-        carried = [a for f in left_out if (a := self._kept(ref.group_key, f, held, listed)) is not None]
+        key = ref.group_key if ref is not None else ""
+        carried = [a for f in left_out if (a := self._kept(key, f, held, listed)) is not None]
+        there = sent | {a["fingerprint"] for a in carried}
+        carried += [a for a in inhibited_members(payload, listed) if a["fingerprint"] not in there]
         if not carried:
             return None
-        return {**payload, "status": c.AM_STATUS_FIRING, "alerts": [*(payload.get("alerts") or []), *carried]}
+        alerts = [*(payload.get("alerts") or []), *carried]
+        return {**payload, "status": c.AM_STATUS_FIRING, "alerts": alerts, CARRIED_KEY: True}
 
     def _kept(
         self, key: str, fingerprint: str, held: dict[str, list[Silence]], listed: Mapping[str, Any]
@@ -196,7 +202,7 @@ class SilenceWatch:
         self._store(key, ids, note)  # what the worker's drawing shows: no "silence ended" said
         try:
             if queue_resolution(self.outbox, ref.group_key, gone, now):
-                names = ", ".join(_named(a) for a in firing if str(a.get("fingerprint")) in gone)
+                names = ", ".join(named(a) for a in firing if str(a.get("fingerprint")) in gone)
                 self.reply(ref, PARTLY_RESOLVED_TEXT.format(names, len(left)) if left else RESOLVED_TEXT)
         except Exception as exc:  # Slack down or refusing: the resolution is drawn all the same
             log.warning("group %s: resolution while silenced not said: %s", key, exc)
@@ -261,11 +267,6 @@ def stored_alert(outbox: Outbox, group_key: str, fingerprint: str) -> dict[str, 
     )
 
 
-def _named(alert: Mapping[str, Any]) -> str:
-    """`TritonModelUnavailable (ranker) on triton-c:8003`: an alert as the message's alerts are stored."""
-    return display(alert) + (f" on {alert['instance']}" if alert.get("instance") else "")
-
-
 def _silences_of(
     firing: list[dict[str, Any]], held: dict[str, list[Silence]]
 ) -> tuple[frozenset[str], str, Note | None]:
@@ -294,10 +295,31 @@ def _who(silences: list[Silence], firing: list[dict[str, Any]], held: dict[str, 
     names the alerts it holds first: `TritonModelUnavailable (ranker) on triton-c:8003 by alice …`."""
     parts = []
     for silence in silences:
-        which = [_named(a) for a in firing if silence in held.get(str(a.get("fingerprint", "")), [])]
+        which = [named(a) for a in firing if silence in held.get(str(a.get("fingerprint", "")), [])]
         names = ", ".join(which)
         parts.append(f"{names} {silence.describe()}" if names else silence.describe())
     return "; ".join(_esc(p) for p in parts)
+
+
+def inhibited_members(
+    payload: Mapping[str, Any], listed: Mapping[str, Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The alerts of a notification's group that Alertmanager lists inhibited (`status.inhibitedBy`),
+    as its webhook would send them firing, the inhibiting alerts named: routed to the notification's
+    receiver and holding its group labels. Its webhook leaves them out from the first notification
+    on (inhibited before the group's message was posted, or before they joined it)."""
+    receiver = str(payload.get("receiver") or "")
+    grouped = payload.get("groupLabels") if isinstance(payload.get("groupLabels"), Mapping) else {}
+    found = []
+    for fingerprint, raw in listed.items():
+        labels = raw.get("labels") if isinstance(raw.get("labels"), Mapping) else {}
+        routed = raw.get("receivers") if isinstance(raw.get("receivers"), list) else []
+        names = {str(r.get("name")) for r in routed if isinstance(r, Mapping)}
+        if not fingerprint or receiver not in names or any(labels.get(k) != v for k, v in grouped.items()):
+            continue
+        if by := _inhibitors(raw, listed):
+            found.append({**_as_sent(raw), INHIBITED_KEY: by})
+    return found
 
 
 def _inhibitors(raw: Mapping[str, Any], listed: Mapping[str, Mapping[str, Any]]) -> str:
@@ -314,7 +336,7 @@ def _inhibitors(raw: Mapping[str, Any], listed: Mapping[str, Mapping[str, Any]])
             names.append("another alert")
             continue
         state = {k: str(labels.get(v, "")) for k, v in NAMED_LABELS.items()}
-        names.append(_named(state))
+        names.append(named(state))
     return ", ".join(dict.fromkeys(names))
 
 
