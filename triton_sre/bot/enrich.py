@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 from triton_sre import conventions as c
 from triton_sre.bot.llm import LLM_ALERTS, saturation_threshold
 from triton_sre.bot.llm import verdict as llm_verdict
-from triton_sre.bot.payload import Alert, AlertGroup
+from triton_sre.bot.payload import LEFT_OUT_WHY, Alert, AlertGroup, named
 from triton_sre.bot.scaling import SCALING_ALERTS, ScalingAsk, scaling_line
 from triton_sre.bot.urls import (
     LABEL_RUNBOOK,
@@ -194,6 +194,8 @@ class MessageModel:
     common_labels: dict[str, str]
     external_url: str
     diagnosis_error: str
+    left_out: list[str] = field(default_factory=list)  # shown firing, not in this notification: named
+    left_out_why: str = ""  # why the bot cannot say what became of them
 
     def context(self) -> dict[str, Any]:
         """The template context: plain dicts, lists and scalars only."""
@@ -435,4 +437,6 @@ def enrich(
         common_labels=dict(group.common_labels),
         external_url=link_url(group.external_url),
         diagnosis_error=facts.diagnosis_error,
+        left_out=[named(s) for s in group.left_out],
+        left_out_why=LEFT_OUT_WHY if group.left_out else "",
     )

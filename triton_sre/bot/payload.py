@@ -9,7 +9,7 @@ line what changed between two notifications of a group.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,11 +23,16 @@ __all__ = [
     "describe_change",
     "digest",
     "parse_group",
+    "with_left_out",
 ]
 
 INHIBITED_KEY = "tritonSreInhibitedBy"
 """The bot's own key on an alert it carried back from Alertmanager's API (silence_watch.carry): the
 alerts inhibiting it, named (Alertmanager's webhook leaves an inhibited alert out)."""
+LEFT_OUT_KEY = "tritonSreLeftOut"
+"""The bot's own key on a firing notification (`with_left_out`): the alerts the message showed firing
+that it leaves out, as stored states, when no Alertmanager can be read to say why."""
+LEFT_OUT_WHY = "resolved, silenced or inhibited: without an Alertmanager URL the bot cannot tell which"
 
 
 class PayloadError(ValueError):
@@ -60,6 +65,7 @@ class AlertGroup:
     common_labels: Mapping[str, str] = field(default_factory=dict)
     external_url: str = ""
     truncated_alerts: int = 0
+    left_out: tuple[Mapping[str, str], ...] = ()  # shown firing, not in this notification (LEFT_OUT_KEY)
 
 
 def _str_map(value: Any) -> dict[str, str]:
@@ -121,7 +127,28 @@ def parse_group(payload: Any) -> AlertGroup:
         common_labels=_str_map(payload.get("commonLabels")),
         external_url=_text(payload.get("externalURL")),
         truncated_alerts=truncated if isinstance(truncated, int) and not isinstance(truncated, bool) else 0,
+        left_out=tuple(
+            {k: _text(v) for k, v in state.items()}
+            for state in (payload.get(LEFT_OUT_KEY) if isinstance(payload.get(LEFT_OUT_KEY), list) else [])
+            if isinstance(state, Mapping) and _text(state.get("fingerprint")) not in alerts
+        ),
     )
+
+
+def with_left_out(shown: Sequence[Mapping[str, str]], payload: dict[str, Any]) -> dict[str, Any]:
+    """A firing notification with the alerts the message shows firing (or left out) that it does not
+    carry, under LEFT_OUT_KEY: Alertmanager's webhook leaves out a silenced or inhibited alert as it
+    does a resolved one it no longer sends, and without its API nothing tells them apart. A
+    notification that says the group resolved is taken at its word."""
+    if payload.get("status") == c.AM_STATUS_RESOLVED or not isinstance(payload.get("alerts"), list):
+        return payload
+    sent = {a.get("fingerprint") for a in payload["alerts"] if isinstance(a, Mapping)}
+    left = [
+        {k: v for k, v in s.items() if k != "left_out"}
+        for s in shown
+        if s.get("status") == c.AM_STATUS_FIRING and s.get("fingerprint") not in sent
+    ]
+    return {**payload, LEFT_OUT_KEY: left} if left else payload
 
 
 def alert_states(group: AlertGroup) -> list[dict[str, str]]:
@@ -140,7 +167,7 @@ def alert_states(group: AlertGroup) -> list[dict[str, str]]:
             for a in group.alerts
         ),
         key=lambda s: s["fingerprint"],
-    )
+    ) + [{**s, "status": c.AM_STATUS_FIRING, "left_out": "1"} for s in group.left_out]
 
 
 def is_stale(shown: Sequence[Mapping[str, str]], group: AlertGroup) -> bool:
@@ -173,6 +200,7 @@ def digest(group: AlertGroup) -> str:
     for s in alert_states(group):
         by = s["inhibited_by"]
         parts.append(f"{s['fingerprint']}={s['status']}" + (f" inhibited by {by}" if by else ""))
+        parts[-1] += " left out" if s.get("left_out") else ""
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -181,8 +209,8 @@ def describe_change(before: Sequence[Mapping[str, str]], group: AlertGroup, befo
     old = {s["fingerprint"]: s for s in before}
     now = {s["fingerprint"]: s for s in alert_states(group)}
 
-    def names(states: list[Mapping[str, str]]) -> str:
-        shown = [display(s) for s in states[:5]]
+    def names(states: list[Mapping[str, str]], name: Callable[[Mapping[str, str]], str] = display) -> str:
+        shown = [name(s) for s in states[:5]]
         more = len(states) - len(shown)
         return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
@@ -191,10 +219,13 @@ def describe_change(before: Sequence[Mapping[str, str]], group: AlertGroup, befo
     parts = []
     if group.status == c.AM_STATUS_FIRING and before_status == c.AM_STATUS_RESOLVED:
         parts.append("Firing again.")
+    left = {f: s for f, s in now.items() if s.get("left_out")}
     started = [
         s
         for f, s in now.items()
-        if s["status"] == c.AM_STATUS_FIRING and old.get(f, {}).get("status") != c.AM_STATUS_FIRING
+        if s["status"] == c.AM_STATUS_FIRING
+        and old.get(f, {}).get("status") != c.AM_STATUS_FIRING
+        and f not in left
     ]
     ended = [
         s
@@ -207,8 +238,16 @@ def describe_change(before: Sequence[Mapping[str, str]], group: AlertGroup, befo
     parts += _inhibitions(old, now)
     if ended or gone:
         parts.append(f"Resolved: {names(ended + gone)}.")
-    firing = sum(1 for s in now.values() if s["status"] == c.AM_STATUS_FIRING)
-    parts.append(f"{firing} of {len(now)} alert(s) firing.")
+    newly_left = [s for f, s in left.items() if not old.get(f, {}).get("left_out")]
+    if newly_left:
+        parts.append(f"Left out of this notification ({LEFT_OUT_WHY}): {names(newly_left, named)}.")
+    back = [s for f, s in now.items() if f not in left and old.get(f, {}).get("left_out")]
+    if back:
+        parts.append(f"In the notification again: {names(back)}.")
+    firing = sum(1 for f, s in now.items() if s["status"] == c.AM_STATUS_FIRING and f not in left)
+    parts.append(
+        f"{firing} of {len(now) - len(left)} alert(s) firing" + (f", {len(left)} left out." if left else ".")
+    )
     return " ".join(parts)
 
 

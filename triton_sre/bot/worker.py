@@ -43,6 +43,7 @@ from triton_sre.bot.payload import (
     digest,
     is_stale,
     parse_group,
+    with_left_out,
 )
 from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS, chart_png
 from triton_sre.bot.queries import (
@@ -217,6 +218,8 @@ class Worker:
             self.outbox.mark_failed(notification.id, f"not a notification: {exc}")
             return
         ref = self.outbox.message(group.group_key)
+        if self.silences is None and ref is not None:  # no Alertmanager to ask why an alert is left out
+            group = parse_group(with_left_out(ref.alerts, notification.payload))
         carried = self.silences.carry(ref, notification.payload) if self.silences is not None else None
         if carried is not None:  # alerts a silence holds, left out by Alertmanager: firing, not resolved
             self.outbox.enqueue(group.group_key, carried)
