@@ -126,16 +126,15 @@ def test_a_group_of_two_slos_recovers_only_when_both_do_and_names_the_one_burnin
         sections = [b["text"]["text"] for b in standin.message("#c", ts)["blocks"] if "text" in b]
         recovering = [s for s in sections if ":seedling: *Recovering:*" in s]
         assert len(recovering) == 1, sections  # the fixed SLO's page alone
-        assert f"this group still burns: SLO {BURNING.name} of {MODEL} ({LONG} tier)" in recovering[0]
+        burning = f"SLO {BURNING.name} of {MODEL} in cluster {SOUTH} ({LONG} tier)"  # named as the title
+        assert f"this group still burns: {burning}" in recovering[0]
         replies = [
             str(p.params.get("text"))
             for p in standin.calls("chat.postMessage", ok_only=True)
             if p.params.get("thread_ts") == ts
         ]
         assert not any(RECOVERING_TEXT in r for r in replies), replies  # not the whole group
-        assert any("Partly recovering" in r and f"SLO {BURNING.name} of {MODEL}" in r for r in replies), (
-            replies
-        )
+        assert any("Partly recovering" in r and burning in r for r in replies), replies
         worker.stop()
 
 

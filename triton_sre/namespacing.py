@@ -11,11 +11,11 @@ Kubernetes one), and so does a series without `namespace`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from triton_sre import conventions as c
 
-__all__ = ["SEP", "label_pairs", "qualified_name", "shared_names"]
+__all__ = ["SEP", "in_cluster", "label_pairs", "model_name", "qualified_name", "shared_names"]
 
 SEP = "::"  # core's model id of a namespaced model, as its log lines print it
 
@@ -29,9 +29,19 @@ def shared_names(pairs: Iterable[tuple[str, str]]) -> set[str]:
     return {model for model, seen in spaces.items() if len(seen) > 1}
 
 
-def qualified_name(model: str, namespace: str, shared: set[str]) -> str:
+def qualified_name(model: str, namespace: str, shared: Collection[str]) -> str:
     """`<namespace>::<model>` for a `shared` name with a namespace, else `model`."""
     return f"{namespace}{SEP}{model}" if namespace and model in shared else model
+
+
+def model_name(labels: Mapping[str, str], shared: Collection[str]) -> str:
+    """The model of a label set (a series', an alert's) as shown beside others: `qualified_name`."""
+    return qualified_name(labels.get(c.LABEL_MODEL, ""), labels.get(c.LABEL_NAMESPACE, ""), shared)
+
+
+def in_cluster(name: str, cluster: str) -> str:
+    """`ranker in cluster east` (a fleet's model, named with its cluster); `name` without one."""
+    return f"{name} in cluster {cluster}" if cluster else name
 
 
 def label_pairs(label_sets: Iterable[Mapping[str, str]]) -> Iterable[tuple[str, str]]:

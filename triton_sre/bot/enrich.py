@@ -32,6 +32,7 @@ from triton_sre.bot.urls import (
 )
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.durations import human_span
+from triton_sre.namespacing import model_name
 from triton_sre.units import human_bytes
 
 SERVER_ALERTS: Final = frozenset({c.ALERT_SERVER_DOWN, c.ALERT_SERVER_RESTARTED, c.ALERT_CONTAINER_RESTARTED})
@@ -90,6 +91,9 @@ class Facts:
     latency_now: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     """Latency alert fingerprint -> quantile (e.g. ``0.99``) -> current seconds (from Prometheus)."""
     latency_idle: frozenset[str] = frozenset()
+    shared_models: frozenset[str] = frozenset()
+    """Model names served from two namespaces or more (Triton's model namespacing): among the group's
+    alerts, and in the store (with Prometheus). Each is named `<namespace>::<model>` (namespacing.py)."""
     """Latency alerts without a current figure whose model had no request in the quantiles' window."""
     replicas: Mapping[str, Sequence[ScalingAsk]] = field(default_factory=dict)
     """Queue/latency alert fingerprint -> the replicas the scaling signal asks for (bot/scaling.py)."""
@@ -294,7 +298,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2f} ms"
 
 
-def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> AlertView:
+def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str, shared: frozenset[str]) -> AlertView:
     # A model that is unavailable, or a server that is down: the diagnosis says why (live, or from the log).
     diagnosed = alert.name in MODEL_ALERTS or alert.name in SERVER_ALERTS
     findings = _findings_for(alert, facts, links) if diagnosed else []
@@ -311,7 +315,7 @@ def _view(alert: Alert, facts: Facts, links: Links, cluster_label: str) -> Alert
         name=alert.name,
         status=alert.status,
         severity=alert.labels.get(c.L_SEVERITY, ""),
-        model=alert.labels.get(c.LABEL_MODEL, ""),
+        model=model_name(alert.labels, shared),
         version=alert.labels.get(c.LABEL_VERSION, ""),
         instance=alert.labels.get(c.LABEL_INSTANCE, ""),
         summary=alert.annotations.get(c.ANNOTATION_SUMMARY, ""),
@@ -397,10 +401,10 @@ def enrich(
 ) -> MessageModel:
     """`cluster_label`: the label naming an alert's cluster, the spec's `cluster_label` (issue 24)."""
     firing_alerts = [a for a in group.alerts if a.status == c.AM_STATUS_FIRING]
-    views = [_view(a, facts, links, cluster_label) for a in shown_alerts(group)]
+    views = [_view(a, facts, links, cluster_label, group.shared_models) for a in shown_alerts(group)]
     alertnames = sorted({a.name for a in group.alerts if a.name})
     alertname = group.common_labels.get(LABEL_ALERTNAME) or (alertnames[0] if len(alertnames) == 1 else "")
-    model = group.common_labels.get(c.LABEL_MODEL, "")
+    model = model_name(group.common_labels, group.shared_models)
     if not alertname:
         alertname = f"{len(alertnames)} alerts" if alertnames else "Alert"
     title = f"{alertname}: {model}" if model else alertname

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.namespacing import in_cluster, model_name
 
 __all__ = [
     "Alert",
@@ -66,6 +67,8 @@ class AlertGroup:
     external_url: str = ""
     truncated_alerts: int = 0
     left_out: tuple[Mapping[str, str], ...] = ()  # shown firing, not in this notification (LEFT_OUT_KEY)
+    shared_models: frozenset[str] = frozenset()  # model names of two namespaces: `<namespace>::<model>`
+    cluster_label: str = ""  # the label naming an alert's cluster (the worker's; "" names none)
 
 
 def _str_map(value: Any) -> dict[str, str]:
@@ -159,8 +162,9 @@ def alert_states(group: AlertGroup) -> list[dict[str, str]]:
                 "fingerprint": a.fingerprint,
                 "status": a.status,
                 "name": a.name,
-                "model": a.labels.get(c.LABEL_MODEL, ""),
+                "model": model_name(a.labels, group.shared_models),
                 "instance": a.labels.get(c.LABEL_INSTANCE, ""),
+                "cluster": a.labels.get(group.cluster_label, "") if group.cluster_label else "",
                 "starts": a.starts_at,
                 "inhibited_by": a.inhibited_by,
             }
@@ -252,13 +256,20 @@ def describe_change(before: Sequence[Mapping[str, str]], group: AlertGroup, befo
 
 
 def display(state: Mapping[str, str]) -> str:
-    model = state.get("model")
-    return f"{state.get('name')} ({model})" if model else str(state.get("name"))
+    """`TritonModelUnavailable (ranker)`, `… in cluster east` on a fleet."""
+    return in_cluster(_alert_model(state), state.get("cluster", ""))
 
 
 def named(state: Mapping[str, str]) -> str:
-    """`TritonModelUnavailable (ranker) on triton-c:8003`: an alert as the message's states store it."""
-    return display(state) + (f" on {state['instance']}" if state.get("instance") else "")
+    """`TritonModelUnavailable (ranker) on triton-c:8003`: an alert as the message's states store it
+    (`… in cluster east` on a fleet)."""
+    where = f" on {state['instance']}" if state.get("instance") else ""
+    return in_cluster(_alert_model(state) + where, state.get("cluster", ""))
+
+
+def _alert_model(state: Mapping[str, str]) -> str:
+    model = state.get("model")
+    return f"{state.get('name')} ({model})" if model else str(state.get("name"))
 
 
 def _inhibitions(old: Mapping[str, Mapping[str, str]], now: Mapping[str, Mapping[str, str]]) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.mplconfig import drawn
-from triton_sre.namespacing import label_pairs, qualified_name, shared_names
+from triton_sre.namespacing import label_pairs, model_name, shared_names
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def legend_labels(metrics: list[Mapping[str, str]]) -> list[str]:
     labels: list[str] = []
     for metric in metrics:
         model = metric.get(c.LABEL_MODEL, "")
-        named = qualified_name(model, metric.get(c.LABEL_NAMESPACE, ""), shared)
+        named = model_name(metric, shared)
         hidden = {"__name__", *(MODEL_KEY if named != model else ())}
         parts = [named] if named != model else []
         parts += [f"{k}={v}" for k, v in sorted(metric.items()) if k not in hidden]

@@ -17,12 +17,14 @@ from triton_sre.bot.llm import LLM_ALERTS
 from triton_sre.bot.llm import figure_exprs as llm_figure_exprs
 from triton_sre.bot.payload import Alert
 from triton_sre.bot.queries import (
+    Scope,
     burn_rate_expr,
     data_in_window_expr,
     holds_less_than_window,
     in_namespace,
     largest_models_expr,
     latency_now_expr,
+    namespaces_expr,
     requests_now_expr,
     scope_of,
     slo_labels,
@@ -155,4 +157,26 @@ def largest_models(
             continue
         sizes = [ModelSize(m.get(c.LABEL_MODEL, ""), m.get(c.LABEL_VERSION, ""), v) for m, v in rows]
         found[alert.fingerprint] = sorted(sizes, key=lambda s: (-s.bytes, s.model, s.version))
+    return found
+
+
+def shared_models(
+    prometheus: Prometheus, alerts: Sequence[Alert], cluster_label: str, group_key: str
+) -> set[str]:
+    """The model names of alerts carrying a namespace that the store serves from two namespaces or more
+    (in the alert's cluster): the report names those `<namespace>::<model>`, a name of one namespace
+    (a Kubernetes namespace of the Prometheus Operator's) stays bare. One query per name and cluster."""
+    found: set[str] = set()
+    asked: set[tuple[str, Scope]] = set()
+    for alert in alerts:
+        model = alert.labels.get(c.LABEL_MODEL, "")
+        scope = scope_of(alert.labels, cluster_label)
+        if not model or not alert.labels.get(c.LABEL_NAMESPACE) or (model, scope) in asked:
+            continue
+        asked.add((model, scope))
+        try:
+            if (prometheus.instant(namespaces_expr(model, scope)) or 0) > 1:
+                found.add(model)
+        except PromError as exc:
+            _failed(group_key, exc)
     return found

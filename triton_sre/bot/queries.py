@@ -20,6 +20,7 @@ __all__ = [
     "in_namespace",
     "largest_models_expr",
     "latency_now_expr",
+    "namespaces_expr",
     "requests_now_expr",
     "scope_matchers",
     "scope_of",
@@ -140,3 +141,10 @@ and a scrape interval are within the rest)."""
 def holds_less_than_window(window: str, seconds_of_data: float) -> bool:
     """Whether `data_in_window_expr`'s answer is short of the window (the page says how much it holds)."""
     return seconds_of_data < SHORT_WINDOW_DATA * parse_duration(window, c.L_WINDOW)
+
+
+def namespaces_expr(model: str, scope: Scope = ()) -> str:
+    """How many namespaces serve a model of this name (Triton's model namespacing; 0 answers nothing)."""
+    matchers = f'{c.LABEL_MODEL}={q(model)},{c.LABEL_NAMESPACE}!=""{scope_matchers(scope)}'
+    selector = f"{c.NV_INFERENCE_COUNT}{{{matchers}}}"
+    return f"count(count by ({c.LABEL_NAMESPACE}) ({selector}))"

@@ -19,6 +19,7 @@ from triton_sre import conventions as c
 from triton_sre.bot.payload import Alert
 from triton_sre.bot.queries import burn_rate_expr, scope_of, slo_labels
 from triton_sre.bot.versions import resolution, utc_clock
+from triton_sre.namespacing import in_cluster
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.slo import Spec, burn_factor, window_seconds
 
@@ -50,9 +51,11 @@ def recovery_line(
     )
 
 
-def still_burning(slo: str, window: str, model: str, burn: float, threshold: float) -> str:
-    """`SLO latency of ranker (6h tier): 5m burn 50.0x, over its 6x`: an SLO page not recovering."""
-    return f"SLO {slo} of {model} ({window} tier): {CLEAN_WINDOW} burn {burn:.1f}x, over its {threshold:g}x"
+def still_burning(slo: str, window: str, model: str, burn: float, threshold: float, cluster: str = "") -> str:
+    """`SLO latency of ranker (6h tier): 5m burn 50.0x, over its 6x`: an SLO page not recovering (`of
+    ranker in cluster east` on a fleet)."""
+    named = in_cluster(model, cluster)
+    return f"SLO {slo} of {named} ({window} tier): {CLEAN_WINDOW} burn {burn:.1f}x, over its {threshold:g}x"
 
 
 def recovery_facts(
@@ -79,7 +82,9 @@ def recovery_facts(
         try:
             burn = prometheus.instant(expr)
             if burn is not None and burn >= threshold:
-                burning.append(still_burning(slo, window, model, burn, threshold))
+                burning.append(
+                    still_burning(slo, window, model, burn, threshold, alert.labels.get(cluster_label, ""))
+                )
             if burn is None or burn >= threshold:
                 continue
             last = prometheus.instant(

@@ -198,5 +198,6 @@ class RecoveryWatch:
             if burn < tier[0]:
                 found.add(alert.fingerprint)
             else:
-                burning.append(still_burning(slo, window, model, burn, tier[0]))
+                cluster = alert.labels.get(self.cluster_label, "")
+                burning.append(still_burning(slo, window, model, burn, tier[0], cluster))
         return frozenset(found), burning

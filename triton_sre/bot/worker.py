@@ -61,6 +61,7 @@ from triton_sre.bot.versions import fired_at, version_facts
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
 from triton_sre.diagnosis.engine import Finding, Report
 from triton_sre.inputs import not_regular
+from triton_sre.namespacing import in_cluster, label_pairs, shared_names
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import redact
 
@@ -258,6 +259,8 @@ class Worker:
             self.outbox.mark_failed(notification.id, "no channel")
             return
         facts = self.facts(group)
+        # alerts name their model as the report does (namespacing.py), and their cluster
+        group = replace(group, shared_models=facts.shared_models, cluster_label=self.settings.cluster_label)
         model = enrich(group, facts, self.links, self.settings.cluster_label).context()
         if refresh:
             model["refresh"] = refresh
@@ -431,8 +434,10 @@ class Worker:
             except DiagnosisError as exc:
                 error = str(exc)
                 log.warning("group %s: log diagnosis failed: %s", group.group_key, error)
+        shared = shared_names(label_pairs(a.labels for a in group.alerts))
         found = Facts(
             report=report,
+            shared_models=frozenset(shared),
             diagnosis_source=source,
             diagnosis_error=error,
             titles=self.titles,
@@ -458,6 +463,7 @@ class Worker:
             versions=(versions := version_facts(prom, shown, SLO_ALERTS, cluster_label, now)),
             versions_at={a.fingerprint: fired_at(a, now)[1] for a in shown if a.fingerprint in versions},
             recovering=recovery_facts(prom, shown, SLO_ALERTS, self.settings.slo_spec(), cluster_label, now),
+            shared_models=frozenset(shared | promfacts.shared_models(prom, shown, cluster_label, key)),
         )
 
     def _chart(self, group: AlertGroup, channel: str, ts: str) -> None:
@@ -469,7 +475,8 @@ class Worker:
         alert = next((a for a in group.alerts if generator_expr(a.generator_url)), None)
         if slo_alert is not None and slo is not None:
             scope = scope_of(slo_alert.labels, self.settings.cluster_label)
-            expr, title = burn_rate_expr(*slo, scope), f"{slo[2]}: SLO {slo[0]} burn rate ({slo[1]})"
+            named = in_cluster(slo[2], slo_alert.labels.get(self.settings.cluster_label, ""))
+            expr, title = burn_rate_expr(*slo, scope), f"{named}: SLO {slo[0]} burn rate ({slo[1]})"
         elif alert is not None:
             expr = generator_expr(alert.generator_url)
             title = f"{alert.name}: {expr}"
