@@ -57,16 +57,29 @@ def alert_line(standin: SlackStandin, ts: str, instance: str) -> str:
     return next((line for line in lines if f"`{instance}`" in line), "")
 
 
+Labelled = tuple[dict[str, str], dict[str, str]]
+
+
+def page_and_ticket() -> tuple[str, str, Labelled, Labelled]:
+    """A new case, its model, and the model's page (on SOURCE) and ticket (on TARGET) alerts."""
+    case = new_case()
+    model = f"m{case}"
+    source = unavailable_alert(case, model=model, instance=SOURCE, severity=c.SEVERITY_PAGE)
+    return (
+        case,
+        model,
+        source,
+        unavailable_alert(case, model=model, instance=TARGET, severity=c.SEVERITY_TICKET),
+    )
+
+
 def test_an_alert_inhibited_in_its_own_group_stays_firing_and_names_its_source(
     inhibit_stack: dict[str, Any],
 ) -> None:
     am: Alertmanager = inhibit_stack["am"]
     standin: SlackStandin = inhibit_stack["standin"]
     bot: Bot = inhibit_stack["bot"]
-    case = new_case()
-    model = f"m{case}"
-    target = unavailable_alert(case, model=model, instance=TARGET, severity=c.SEVERITY_TICKET)
-    source = unavailable_alert(case, model=model, instance=SOURCE, severity=c.SEVERITY_PAGE)
+    case, model, source, target = page_and_ticket()
     am.post(*target)
     ts = wait_until(lambda: posts(standin, case), 15, "the group's message")[0].response["ts"]
     am.post(*source)
@@ -101,10 +114,7 @@ def test_an_alert_inhibited_before_the_bot_saw_it_is_shown_inhibited(inhibit_sta
     am: Alertmanager = inhibit_stack["am"]
     standin: SlackStandin = inhibit_stack["standin"]
     bot: Bot = inhibit_stack["bot"]
-    case = new_case()
-    model = f"m{case}"
-    source = unavailable_alert(case, model=model, instance=SOURCE, severity=c.SEVERITY_PAGE)
-    target = unavailable_alert(case, model=model, instance=TARGET, severity=c.SEVERITY_TICKET)
+    case, model, source, target = page_and_ticket()
     am.post(*source)
     am.post(*target)
     ts = wait_until(lambda: posts(standin, case), 15, "the group's message")[0].response["ts"]
