@@ -65,6 +65,7 @@ class Alertmanager:
         subprocess_url: str,
         routes: Sequence[dict[str, Any]] = (),
         inhibit_rules: Sequence[dict[str, Any]] = (),
+        repeat_interval: str = REPEAT_INTERVAL,
     ) -> None:
         """`routes` go before the subprocess route (deploy's severity routes); `inhibit_rules` as given."""
         self.port, self.cluster_port = free_ports(2)
@@ -76,7 +77,7 @@ class Alertmanager:
                 "group_by": ["alertname", "model", "testcase"],
                 "group_wait": GROUP_WAIT,
                 "group_interval": GROUP_INTERVAL,
-                "repeat_interval": REPEAT_INTERVAL,
+                "repeat_interval": repeat_interval,
                 "routes": [*routes, {"matchers": ['bot="subprocess"'], "receiver": "bot-subprocess"}],
             },
             "receivers": [

@@ -22,6 +22,7 @@ from test_bot_silences import header_and_text, new_case, silence_bot
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.dev_slack_standin import SlackStandin
+from triton_sre.bot.silence_watch import CARRIED_KEY
 from triton_sre.stack.processes import free_ports
 
 SOURCE, TARGET = "triton-a:8003", "triton-b:8003"
@@ -126,3 +127,39 @@ def test_an_alert_inhibited_before_the_bot_saw_it_is_shown_inhibited(inhibit_sta
     am.post(*source, resolved=True)
     wait_until(lambda: "Inhibited" not in alert_line(standin, ts, TARGET), 15, "the inhibition gone")
     assert "(resolved)" not in alert_line(standin, ts, TARGET)
+
+
+def test_an_alert_joining_its_group_inhibited_is_shown_without_a_notification(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The page fires, then the ticket, inhibited from the start: Alertmanager sends nothing (the
+    group's notified alerts are the same) until its repeat, hours later in a deployment. The delivery
+    loop's read of Alertmanager draws the message again with the ticket inhibited."""
+    workdir = tmp_path_factory.mktemp("bot-inhibited-joined")
+    (bot_port,) = free_ports(1)
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        am = Alertmanager(
+            workdir / "am",
+            f"http://127.0.0.1:{bot_port}",
+            "http://127.0.0.1:9",
+            inhibit_rules=[INHIBIT],
+            repeat_interval="1h",
+        )
+        bot = silence_bot(workdir, bot_port, standin, am.url)
+        bot.start()
+        try:
+            case, model, source, target = page_and_ticket()
+            am.post(*source)
+            ts = wait_until(lambda: posts(standin, case), 15, "the group's message")[0].response["ts"]
+            sent = len(stored(bot, case))
+            am.post(*target)
+            wait_until(
+                lambda: "Inhibited" in alert_line(standin, ts, TARGET), 15, "the ticket shown inhibited"
+            )
+            assert f"by {c.ALERT_MODEL_UNAVAILABLE} ({model}) on {SOURCE}" in alert_line(standin, ts, TARGET)
+            assert "2 firing, 0 resolved" in header_and_text(standin, ts)[1]
+            webhooks = [p for p in stored(bot, case)[sent:] if CARRIED_KEY not in p]
+            assert all({a["labels"]["instance"] for a in p["alerts"]} == {SOURCE} for p in webhooks), webhooks
+        finally:
+            bot.stop()
+            am.stop()

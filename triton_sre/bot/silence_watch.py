@@ -104,6 +104,7 @@ class SilenceWatch:
             log.info("silences not read from Alertmanager: %s", exc)
             return
         self.count(c.BOT_OUTCOME_OK)
+        self._joined_inhibited(refs, listed)
         open_keys = {ref.group_key for ref in refs}
         for key in [k for k in self._shown if k not in open_keys]:
             del self._shown[key]  # resolved: the resolution said it
@@ -129,6 +130,25 @@ class SilenceWatch:
                 log.warning("group %s: silence not shown: %s", key, exc)
                 continue
             self._store(key, ids, note)
+
+    def _joined_inhibited(self, refs: list[MessageRef], listed: Mapping[str, Mapping[str, Any]]) -> None:
+        """Queue again the last notification of each open group that an inhibited alert joined since:
+        Alertmanager sends none (its notification log sees the same alerts once the inhibited one is
+        muted), and `carry` adds it, shown inhibited."""
+        inhibited = {f for f, raw in listed.items() if _inhibitors(raw, {})}
+        for ref in refs:
+            firing = {a.get("fingerprint") for a in ref.alerts if a.get("status") == c.AM_STATUS_FIRING}
+            if ref.status != c.AM_STATUS_FIRING or not inhibited - firing:
+                continue
+            payload = self.outbox.last_payload(ref.group_key)
+            if payload is None or not [
+                a for a in inhibited_members(payload, listed) if a["fingerprint"] not in firing
+            ]:
+                continue
+            for key in (REFRESH_KEY, CARRIED_KEY):
+                payload.pop(key, None)
+            self.outbox.enqueue(ref.group_key, payload)
+            log.info("group %s: an inhibited alert joined it: its message is drawn again", ref.group_key)
 
     def carry(self, ref: MessageRef | None, payload: dict[str, Any]) -> dict[str, Any] | None:
         """The notification with the alerts the group's message shows firing that it left out because a
