@@ -75,6 +75,10 @@ def test_tickets_the_page_inhibited_are_threaded_under_it(tmp_path: Path) -> Non
             time.sleep(2.5)  # group_wait and two group_intervals: the ticket stays held
             assert len(posts(standin, case)) == 1 and "[page]" in str(first[0].params["text"])
             page_ts = first[0].response["ts"]
+            # the ticket is inhibited in its own group (the ticket route's), alike but for its alerts:
+            # the page's message does not take it in as an inhibited alert of the page's group
+            shown = standin.message("#triton-alerts", page_ts) or {}
+            assert "Inhibited" not in str(shown.get("blocks")) and "1 firing" in str(shown.get("blocks"))
 
             am.post(page, annotations, resolved=True)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -30,7 +30,7 @@ from triton_sre.bot.outbox import MessageRef, Outbox
 from triton_sre.bot.payload import INHIBITED_KEY, named
 from triton_sre.bot.recovery_watch import REFRESH_KEY
 from triton_sre.bot.silence_state import Note, SilenceState, View, silenced_view
-from triton_sre.bot.silences import Silence, SilenceReadError, group_silences, read_alerts
+from triton_sre.bot.silences import Silence, SilenceReadError, group_silences, read_alerts, read_groups
 
 log = logging.getLogger(__name__)
 
@@ -136,14 +136,14 @@ class SilenceWatch:
         Alertmanager sends none (its notification log sees the same alerts once the inhibited one is
         muted), and `carry` adds it, shown inhibited."""
         inhibited = {f for f, raw in listed.items() if _inhibitors(raw, {})}
-        for ref in refs:
+        for ref in refs if inhibited else []:
             firing = {a.get("fingerprint") for a in ref.alerts if a.get("status") == c.AM_STATUS_FIRING}
             if ref.status != c.AM_STATUS_FIRING or not inhibited - firing:
                 continue
             payload = self.outbox.last_payload(ref.group_key)
-            if payload is None or not [
-                a for a in inhibited_members(payload, listed) if a["fingerprint"] not in firing
-            ]:
+            if payload is None or not might_join(payload, listed) - firing:
+                continue
+            if not [a for a in self._inhibited(payload, listed, firing) if a["fingerprint"] not in firing]:
                 continue
             for key in (REFRESH_KEY, CARRIED_KEY):
                 payload.pop(key, None)
@@ -176,11 +176,27 @@ class SilenceWatch:
         key = ref.group_key if ref is not None else ""
         carried = [a for f in left_out if (a := self._kept(key, f, held, listed)) is not None]
         there = sent | {a["fingerprint"] for a in carried}
-        carried += [a for a in inhibited_members(payload, listed) if a["fingerprint"] not in there]
+        if might_join(payload, listed) - there:
+            joined = self._inhibited(payload, listed, sent)
+            carried += [a for a in joined if a["fingerprint"] not in there]
         if not carried:
             return None
         alerts = [*(payload.get("alerts") or []), *carried]
         return {**payload, "status": c.AM_STATUS_FIRING, "alerts": alerts, CARRIED_KEY: True}
+
+    def _inhibited(
+        self, payload: Mapping[str, Any], listed: Mapping[str, Mapping[str, Any]], known: Collection[Any]
+    ) -> list[dict[str, Any]]:
+        """`inhibited_members` of the notification's group from Alertmanager's groups ([] when they
+        cannot be read: counted, logged)."""
+        try:
+            groups = read_groups(self.url, SILENCE_READ_SECONDS)
+        except SilenceReadError as exc:
+            self.count(exc.outcome)
+            log.info("alert groups not read from Alertmanager: %s", exc)
+            return []
+        self.count(c.BOT_OUTCOME_OK)
+        return inhibited_members(payload, listed, groups, {str(k) for k in known})
 
     def _kept(
         self, key: str, fingerprint: str, held: dict[str, list[Silence]], listed: Mapping[str, Any]
@@ -322,24 +338,54 @@ def _who(silences: list[Silence], firing: list[dict[str, Any]], held: dict[str, 
 
 
 def inhibited_members(
-    payload: Mapping[str, Any], listed: Mapping[str, Mapping[str, Any]]
+    payload: Mapping[str, Any],
+    listed: Mapping[str, Mapping[str, Any]],
+    groups: Sequence[Mapping[str, Any]],
+    known: Collection[str],
 ) -> list[dict[str, Any]]:
-    """The alerts of a notification's group that Alertmanager lists inhibited (`status.inhibitedBy`),
-    as its webhook would send them firing, the inhibiting alerts named: routed to the notification's
-    receiver and holding its group labels. Its webhook leaves them out from the first notification
-    on (inhibited before the group's message was posted, or before they joined it)."""
-    receiver = str(payload.get("receiver") or "")
-    grouped = payload.get("groupLabels") if isinstance(payload.get("groupLabels"), Mapping) else {}
-    found = []
+    """The alerts of a notification's group that Alertmanager holds inhibited (`status.inhibitedBy`),
+    as its webhook would send them firing, the inhibiting alerts named. The group is the one of
+    Alertmanager's `groups` with the notification's receiver and group labels that holds an alert of
+    `known` (the notification's, or the message's): two routes to one receiver with the same
+    `group_by` (deploy's pages and tickets) make two groups alike but for their alerts. Its webhook
+    leaves them out from the first notification on."""
+    found: dict[str, dict[str, Any]] = {}
+    for group in groups:
+        alerts = [a for a in group.get("alerts") or [] if isinstance(a, Mapping)]
+        if not _same_group(payload, group) or not any(a.get("fingerprint") in known for a in alerts):
+            continue
+        for raw in alerts:
+            fingerprint = str(raw.get("fingerprint") or "")
+            if fingerprint and (by := _inhibitors(raw, listed)):
+                found[fingerprint] = {**_as_sent(raw), INHIBITED_KEY: by}
+    return list(found.values())
+
+
+def might_join(payload: Mapping[str, Any], listed: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """Alerts Alertmanager lists inhibited, routed to the notification's receiver and holding its group
+    labels: those `inhibited_members` may find (no group read without one)."""
+    grouped = _str_map(payload.get("groupLabels"))
+    found = set()
     for fingerprint, raw in listed.items():
-        labels = raw.get("labels") if isinstance(raw.get("labels"), Mapping) else {}
+        labels = _str_map(raw.get("labels"))
         routed = raw.get("receivers") if isinstance(raw.get("receivers"), list) else []
         names = {str(r.get("name")) for r in routed if isinstance(r, Mapping)}
-        if not fingerprint or receiver not in names or any(labels.get(k) != v for k, v in grouped.items()):
-            continue
-        if by := _inhibitors(raw, listed):
-            found.append({**_as_sent(raw), INHIBITED_KEY: by})
+        held = all(labels.get(k) == v for k, v in grouped.items())
+        if str(payload.get("receiver") or "") in names and held and _inhibitors(raw, {}):
+            found.add(fingerprint)
     return found
+
+
+def _same_group(payload: Mapping[str, Any], group: Mapping[str, Any]) -> bool:
+    """Whether an Alertmanager group has the notification's receiver and group labels."""
+    receiver = group.get("receiver") if isinstance(group.get("receiver"), Mapping) else {}
+    return str(receiver.get("name")) == str(payload.get("receiver") or "") and _str_map(
+        group.get("labels")
+    ) == _str_map(payload.get("groupLabels"))
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
 
 
 def _inhibitors(raw: Mapping[str, Any], listed: Mapping[str, Mapping[str, Any]]) -> str:

@@ -84,6 +84,17 @@ def read_alerts(
     return held, listed
 
 
+def read_groups(base_url: str, seconds: float) -> list[Mapping[str, Any]]:
+    """Alertmanager's alert groups (`/api/v2/alerts/groups`: labels, receiver, every alert of the
+    group, inhibited and silenced ones included)."""
+    groups = _get(base_url, "api/v2/alerts/groups", seconds, None)
+    if not isinstance(groups, list):
+        raise SilenceReadError(
+            "the answer is not Alertmanager's API v2 (a JSON list)", c.BOT_OUTCOME_INVALID_RESPONSE
+        )
+    return [g for g in groups if isinstance(g, Mapping)]
+
+
 def group_silences(
     firing: Sequence[Mapping[str, Any]], held: Mapping[str, list[Silence]]
 ) -> tuple[int, list[Silence]]:
