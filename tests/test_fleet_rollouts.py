@@ -33,7 +33,15 @@ from triton_sre.cli import main
 from triton_sre.data import shipped
 from triton_sre.prom import Prometheus
 from triton_sre.rollout.figures import FIGURES
-from triton_sre.rollout.k8s import ARG_CLUSTER, FLAGGER_CLUSTER, TEMPLATE_NAME, metric_templates, threshold
+from triton_sre.rollout.k8s import (
+    ARG_CLUSTER,
+    FLAGGER_CLUSTER,
+    JUDGED_RANGE,
+    NOT_JUDGED_FLAG,
+    TEMPLATE_NAME,
+    metric_templates,
+    threshold,
+)
 from triton_sre.rollout.live import default_step, model_answer, sample_spacing
 from triton_sre.slo import Spec, parse_spec
 from triton_sre.stack.processes import free_port
@@ -193,7 +201,8 @@ def _rendered(spec: Spec, variables: dict[str, str] | None) -> dict[str, str]:
 def test_every_template_renders_in_gos_text_template_and_runs_on_prometheus(store: Prom) -> None:
     """Flagger's renderer (Go's text/template, missingkey=error) on every generated MetricTemplate, with
     and without cluster_label, templateVariables left out, empty, east and west: each renders, and the
-    real Prometheus runs every query. Only east runs a canary: west's answers are empty, east's equal
+    real Prometheus runs every query. Only east runs a canary: west's answers are empty (but
+    batching-ratio-judged's, 0: not judged), east's equal
     the unset ones where the primary's other cluster does not count (error ratio, no failures)."""
     answers: dict[tuple[bool, str], dict[str, list[dict[str, Any]]]] = {}
     at = time.time() - 2  # one instant for every query: equal selections give equal answers
@@ -210,7 +219,10 @@ def test_every_template_renders_in_gos_text_template_and_runs_on_prometheus(stor
     every = answers[False, "none"]
     assert all(answers[False, key] == every for key in ("empty", EAST, WEST))  # no cluster matcher
     assert answers[True, "none"] == answers[True, "empty"] == every  # `=~".*"`: every series
-    assert all(rows == [] for rows in answers[True, WEST].values())  # west runs no canary pod
+    judged = f"{TEMPLATE_NAME}-{c.ROLLOUT_BATCHING_JUDGED}"  # answers whatever the traffic: 0 there
+    west = answers[True, WEST]
+    assert [float(r["value"][1]) for r in west.pop(judged)] == [NOT_JUDGED_FLAG]
+    assert all(rows == [] for rows in west.values())  # west runs no canary pod
     error_ratio = f"{TEMPLATE_NAME}-{c.ROLLOUT_FIG_ERROR_RATIO}"
     assert [float(r["value"][1]) for r in answers[True, EAST][error_ratio]] == [0.0]
     answered = {name for name, rows in answers[True, EAST].items() if rows}
@@ -238,13 +250,17 @@ def canary(spec: Spec, cluster: str) -> dict[str, Any]:
     metrics = []
     for template in metric_templates(spec):
         name = template["metadata"]["name"].removeprefix(f"{TEMPLATE_NAME}-")
-        side, bound = threshold(FIGURES_BY_NAME[name], spec.rollout.margins[name])
+        if name == c.ROLLOUT_BATCHING_JUDGED:  # not a figure: a range holding both its answers
+            bounds: dict[str, float] = dict(JUDGED_RANGE)
+        else:
+            side, bound = threshold(FIGURES_BY_NAME[name], spec.rollout.margins[name])
+            bounds = {side: bound}
         metrics.append(
             {
                 "name": name,
                 "templateRef": {"name": template["metadata"]["name"]},
                 "templateVariables": {ARG_CLUSTER: cluster},
-                "thresholdRange": {side: bound},
+                "thresholdRange": bounds,
                 "interval": "1m",
             }
         )

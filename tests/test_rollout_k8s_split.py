@@ -20,7 +20,16 @@ from triton_sre import conventions as c
 from triton_sre import promql as pq
 from triton_sre.data import shipped
 from triton_sre.rollout.figures import FIGURES
-from triton_sre.rollout.k8s import NOT_JUDGED, TEMPLATE_NAME, analysis_template, metric_templates, threshold
+from triton_sre.rollout.k8s import (
+    JUDGED,
+    JUDGED_RANGE,
+    NOT_JUDGED,
+    NOT_JUDGED_FLAG,
+    TEMPLATE_NAME,
+    analysis_template,
+    metric_templates,
+    threshold,
+)
 from triton_sre.slo import Spec, parse_spec
 from triton_sre.stack.processes import free_port
 
@@ -126,29 +135,35 @@ def _batching(prom: Prom, model: str, version: str, at: float) -> float:
     return value
 
 
-def argo(prom: Prom, model: str, at: float) -> tuple[str, list[float]]:
+def _argo_query(prom: Prom, model: str, at: float, name: str) -> tuple[dict[str, Any], list[float]]:
     template = analysis_template(spec())
     assert problems(template) == []
-    (metric,) = [m for m in template["spec"]["metrics"] if m["name"] == BATCHING]
+    (metric,) = [m for m in template["spec"]["metrics"] if m["name"] == name]
     args = {"model": model, "baseline-version": "1", "candidate-version": "2"}
     query = metric["provider"]["prometheus"]["query"]
     for name, value in args.items():  # Argo substitutes {{args.NAME}} as plain text
         query = query.replace(f"{{{{args.{name}}}}}", value)
     assert "{{" not in query, query
-    result = _answer(prom, query, at)
+    return metric, _answer(prom, query, at)
+
+
+def argo(prom: Prom, model: str, at: float) -> tuple[str, list[float]]:
+    metric, result = _argo_query(prom, model, at, BATCHING)
     return _argo_phase(metric, result), result
 
 
-def flagger(prom: Prom, model: str, at: float) -> tuple[str, list[float]]:
-    (template,) = [
-        t for t in metric_templates(spec()) if t["metadata"]["name"] == f"{TEMPLATE_NAME}-{BATCHING}"
-    ]
+def _flagger_query(prom: Prom, model: str, at: float, name: str) -> list[float]:
+    (template,) = [t for t in metric_templates(spec()) if t["metadata"]["name"] == f"{TEMPLATE_NAME}-{name}"]
     assert problems(template) == []
     ((query, error),) = flagger_go.render(
         [template["spec"]["query"]], None, namespace=NAMESPACE, target=model, interval=f"{INTERVAL_S}s"
     )
     assert not error, error
-    result = _answer(prom, query, at)
+    return _answer(prom, query, at)
+
+
+def flagger(prom: Prom, model: str, at: float) -> tuple[str, list[float]]:
+    result = _flagger_query(prom, model, at, BATCHING)
     side, bound = threshold(next(f for f in FIGURES if f.name == BATCHING), spec().rollout.margins[BATCHING])
     assert side == "min"  # the Canary's thresholdRange for the batching ratio (docs/rollouts.md)
     # scheduler_metrics.go: no values found, or a value below thresholdRange.min, halts advancement
@@ -177,3 +192,28 @@ def test_a_canary_with_too_little_traffic_stays_without_a_value(prom: Prom) -> N
     at = time.time() - 1
     assert argo(prom, "idle", at) == (INCONCLUSIVE, [])
     assert flagger(prom, "idle", at) == (HALTED, [])
+
+
+def judged(prom: Prom, model: str, at: float) -> dict[str, tuple[str, list[float]]]:
+    """batching-ratio-judged as each tool reads it: (how the tool takes the measurement, its value)."""
+    metric, argo_result = _argo_query(prom, model, at, c.ROLLOUT_BATCHING_JUDGED)
+    # evaluate.EvaluateResult: a metric with neither condition is Successful whatever it answers, and a
+    # metric listed in dryRun never counts for the run
+    assert "successCondition" not in metric and "failureCondition" not in metric, metric
+    dry = analysis_template(spec())["spec"]["dryRun"]
+    assert {"metricName": c.ROLLOUT_BATCHING_JUDGED} in dry
+    result = _flagger_query(prom, model, at, c.ROLLOUT_BATCHING_JUDGED)
+    # scheduler_metrics.go: no value halts; a value outside the Canary's thresholdRange halts
+    inside = bool(result) and JUDGED_RANGE["min"] <= result[0] <= JUDGED_RANGE["max"]
+    return {"argo": (SUCCESSFUL, argo_result), "flagger": (SUCCESSFUL if inside else HALTED, result)}
+
+
+def test_not_judged_is_told_apart_from_a_measured_equal_ratio_and_stops_nothing(prom: Prom) -> None:
+    """The batching query answers 1 both for a canary at 10 % (not judged) and for one batching as the
+    primary: batching-ratio-judged tells them apart (0 and 1) and passes in both tools, as it does
+    for a canary with too little traffic (0, where the figures answer nothing)."""
+    at = time.time() - 1
+    expected = {"ranker": NOT_JUDGED_FLAG, "scorer": JUDGED, "steady": JUDGED, "idle": NOT_JUDGED_FLAG}
+    for model, flag in expected.items():
+        passes = (SUCCESSFUL, [flag])
+        assert judged(prom, model, at) == {"argo": passes, "flagger": passes}, model

@@ -243,6 +243,8 @@ ROLLOUT_FIG_COMPUTE_PER_INFERENCE: Final = "compute-per-inference"
 ROLLOUT_FIG_BATCHING_RATIO: Final = "batching-ratio"
 ROLLOUT_FIG_TTFT_P99: Final = "p99-ttft"
 ROLLOUT_FIG_TPOT_P99: Final = "p99-time-per-output-token"
+# Not a figure: the Argo/Flagger metric saying whether the batching ratio was judged (1) or not (0).
+ROLLOUT_BATCHING_JUDGED: Final = "batching-ratio-judged"
 ROLLOUT_PASS: Final = "pass"
 ROLLOUT_FAIL: Final = "fail"
 ROLLOUT_INCONCLUSIVE: Final = "inconclusive"

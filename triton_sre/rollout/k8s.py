@@ -14,6 +14,12 @@ sides above `min_request_rate`, its query answers NOT_JUDGED (candidate = baseli
 an empty answer is inconclusive in Argo (an analysis run past its `inconclusiveLimit` pauses the
 rollout) and a failed check in Flagger (no values found: advancement halted), so every step of a
 10 % canary would stop on it.
+
+NOT_JUDGED cannot be told from a measured equal ratio, so each tool gets one more metric,
+`batching-ratio-judged` (`judged_query`): JUDGED while the batching query answers the measured ratio,
+else NOT_JUDGED_FLAG, always one value. It never stops a canary: in Argo it has no condition (a
+measurement is then Successful, `evaluate.EvaluateResult`) and is listed in `dryRun`; in Flagger the
+Canary gives it JUDGED_RANGE, which holds both values.
 """
 
 from __future__ import annotations
@@ -48,6 +54,8 @@ ARG_CLUSTER = "cluster"  # the AnalysisTemplate's arg naming the cluster (with s
 # `index` gives "" for a missing key (Go text/template), `or` then the default: every series.
 FLAGGER_CLUSTER = f"{{{{ or (index variables `{ARG_CLUSTER}`) `.*` }}}}"
 NOT_JUDGED = 1  # the batching ratio's answer at an uneven split: candidate = baseline (module docstring)
+JUDGED, NOT_JUDGED_FLAG = 1, 0  # batching-ratio-judged's answers (module docstring)
+JUDGED_RANGE = {"min": JUDGED - 1, "max": JUDGED}  # Flagger's thresholdRange for it: holds both answers
 
 
 def compare_query(
@@ -63,12 +71,27 @@ def compare_query(
     )
     if figure.name != c.ROLLOUT_FIG_BATCHING_RATIO:
         return query
-    even = comparable_load(k[TRAFFIC], on(()), b[TRAFFIC], rs.margins[figure.name])
-    busy = f"{on(())} ({k[TRAFFIC]} >= {floor}) and {on(())} ({b[TRAFFIC]} >= {floor})"
+    busy, even = _batching_load(b, k, rs)
     return (
         f"({query}\nand {on(())} ({even}))\n"
         f"or {on(())} (vector({NOT_JUDGED}) and {busy}\nunless {on(())} ({even}))"
     )
+
+
+def _batching_load(b: dict[str, str], k: dict[str, str], rs: RolloutSpec) -> tuple[str, str]:
+    """(both sides above min_request_rate, the candidate at comparable load): when the batching ratio
+    is judged."""
+    floor = num(rs.min_request_rate)
+    busy = f"{on(())} ({k[TRAFFIC]} >= {floor}) and {on(())} ({b[TRAFFIC]} >= {floor})"
+    return busy, comparable_load(k[TRAFFIC], on(()), b[TRAFFIC], rs.margins[c.ROLLOUT_FIG_BATCHING_RATIO])
+
+
+def judged_query(base: Side, cand: Side, window: str, rs: RolloutSpec, latency: tuple[str, ...]) -> str:
+    """JUDGED while compare_query's batching ratio is the measured one, else NOT_JUDGED_FLAG (an uneven
+    split, or too little traffic on a side): one value whatever the traffic, so that neither tool
+    counts it inconclusive or halts on it."""
+    busy, even = _batching_load(side_queries(base, window, latency), side_queries(cand, window, latency), rs)
+    return f"(vector({JUDGED}) and {busy}\nand {on(())} ({even}))\nor vector({NOT_JUDGED_FLAG})"
 
 
 def threshold(figure: Figure, margin: float) -> tuple[str, float]:
@@ -120,6 +143,17 @@ def analysis_template(spec: Spec) -> dict[str, Any]:
                 },
             }
         )
+    if c.ROLLOUT_FIG_BATCHING_RATIO in _guarded(spec, base):
+        query = judged_query(base, cand, c.REC_RATE_WINDOW, rs, spec.latency_metrics)
+        # no condition: every measurement Successful; dryRun: none counts for the run either
+        metrics.append(
+            {
+                "name": c.ROLLOUT_BATCHING_JUDGED,
+                "interval": "1m",
+                "count": 10,
+                "provider": {"prometheus": {"address": "{{args.prometheus-address}}", "query": query}},
+            }
+        )
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "AnalysisTemplate",
@@ -133,6 +167,7 @@ def analysis_template(spec: Spec) -> dict[str, Any]:
                 *cluster_arg,
             ],
             "metrics": metrics,
+            "dryRun": [{"metricName": c.ROLLOUT_BATCHING_JUDGED}],
         },
     }
 
@@ -152,17 +187,21 @@ def metric_templates(spec: Spec) -> list[dict[str, Any]]:
         (job, ns, ("pod", "=~", "{{ target }}-.*"), ("pod", "!~", "{{ target }}-primary-.*"), *cluster),
     )
     figures = {f.name: f for f in FIGURES}
+    queries = {
+        name: compare_query(figures[name], base, cand, "{{ interval }}", rs, spec.latency_metrics)
+        for name in _guarded(spec, base)
+    }
+    if c.ROLLOUT_FIG_BATCHING_RATIO in queries:
+        judged = judged_query(base, cand, "{{ interval }}", rs, spec.latency_metrics)
+        queries[c.ROLLOUT_BATCHING_JUDGED] = judged
     return [
         {
             "apiVersion": "flagger.app/v1beta1",
             "kind": "MetricTemplate",
             "metadata": {"name": f"{TEMPLATE_NAME}-{name}", "labels": PART_OF},
-            "spec": {
-                "provider": {"type": "prometheus", "address": c.K8S_PROMETHEUS_URL},
-                "query": compare_query(figures[name], base, cand, "{{ interval }}", rs, spec.latency_metrics),
-            },
+            "spec": {"provider": {"type": "prometheus", "address": c.K8S_PROMETHEUS_URL}, "query": query},
         }
-        for name in _guarded(spec, base)
+        for name, query in queries.items()
     ]
 
 
