@@ -42,6 +42,18 @@ def test_scale_expr_divides_ranges_and_subqueries_but_not_record_names() -> None
     assert scale_expr("max_over_time(x[30d])", s) == "max_over_time(x[36h])"
 
 
+def test_scale_expr_divides_offsets_as_the_ranges_they_pair_with() -> None:
+    """The rollout guard asks for traffic one window ago (`offset 15m`): unscaled, it waited 15 minutes
+    in a gameday whose window is 45 s, and TritonRolloutRegression never fired within a scenario."""
+    s = Scale(factor=20)
+    scaled = scale_expr("x:rate15m offset 15m > 0 and y offset -1h", s)
+    assert scaled == "x:rate15m offset 45s > 0 and y offset -3m"
+    assert scale_expr("rate(x[5m] offset 1m)", s) == "rate(x[15s] offset 4s)"  # floored as a range
+    assert scale_expr("my_offset_total offset 10m", s) == "my_offset_total offset 30s"
+    rules = {"groups": [{"rules": [{"record": "r", "expr": "a offset 15m"}]}]}
+    assert scale_rules(rules, s)["groups"][0]["rules"][0]["expr"] == "a offset 45s"
+
+
 def test_every_generated_rule_file_scales_consistently_and_promtool_accepts_it(tmp_path: Path) -> None:
     scale = Scale(factor=20)
     files = rule_files(default_spec(), c.DEFAULT_RUNBOOK_BASE_URL)

@@ -1,4 +1,4 @@
-"""Time-scaled rules for a gameday: every `for:` and every range selector divided by one factor.
+"""Time-scaled rules for a gameday: every `for:`, range selector and offset divided by one factor.
 
 A gameday cannot wait the 2 to 15 minutes the shipped `for:` durations ask, so the stack it starts
 evaluates rules every second and uses rule files in which every duration is divided by the same
@@ -22,6 +22,8 @@ from triton_sre.slo import format_duration, parse_duration
 _DURATION = r"\d+(?:ms|[smhdwy])(?:\d+(?:ms|[smhdwy]))*"
 # `[5m]` and subqueries `[1h:1m]` / `[1h:]` in PromQL
 _RANGE = re.compile(rf"\[(?P<range>{_DURATION})(?::(?P<step>{_DURATION})?)?\]")
+# `x offset 15m` (the rollout guard's "traffic one window ago"): scaled as the ranges it pairs with
+_OFFSET = re.compile(rf"(?<![\w:])offset(?P<space>\s+)(?P<sign>-?)(?P<offset>{_DURATION})")
 
 
 MAX_FACTOR = 3600.0
@@ -67,7 +69,9 @@ class Scale:
 
 
 def scale_expr(expr: str, scale: Scale) -> str:
-    """Every range selector of a PromQL expression scaled (record names are not ranges: untouched)."""
+    """Every range selector and `offset` of a PromQL expression scaled (record names are not ranges:
+    untouched). An offset left as shipped asked the rollout guard for traffic 15 minutes ago, which a
+    gameday never waits for."""
 
     def repl(m: re.Match[str]) -> str:
         rng = scale.duration(m.group("range"), scale.floor_seconds)
@@ -75,7 +79,10 @@ def scale_expr(expr: str, scale: Scale) -> str:
             return f"[{rng}:{scale.duration(m.group('step'), scale.interval_seconds)}]"
         return f"[{rng}:]" if m.group(0).endswith(":]") else f"[{rng}]"
 
-    return _RANGE.sub(repl, expr)
+    def offset(m: re.Match[str]) -> str:
+        return f"offset{m['space']}{m['sign']}{scale.duration(m['offset'], scale.floor_seconds)}"
+
+    return _OFFSET.sub(offset, _RANGE.sub(repl, expr))
 
 
 def scale_rules(doc: dict[str, Any], scale: Scale) -> dict[str, Any]:
