@@ -14,6 +14,7 @@ from binaries import binary
 from triton_sre import conventions as c
 from triton_sre.demo import LLM_VLLM
 from triton_sre.gameday import runner, scorecard
+from triton_sre.gameday.context import states_of
 from triton_sre.gameday.observer import Timeline, alerts_from_prometheus, post_from_call, runbooks_named
 from triton_sre.gameday.scaling import Scale, scale_expr, scale_rules
 from triton_sre.gameday.scenarios import (
@@ -257,3 +258,15 @@ def test_restarting_triton_never_reads_the_ready_file_a_killed_runner_left(
     monkeypatch.setattr(stack, "save", lambda: None)
     stack.start("triton")
     assert seen == [False]
+
+
+def test_a_model_with_a_ready_version_is_ready_whatever_the_order_of_its_versions() -> None:
+    """Triton 2.51's repository index after the rollout scenario's rollback: version 1 READY, version 2
+    unloaded. Read as one state per name, the last row won and the rolled-back model never read READY."""
+    rollback = [
+        {"name": "gd_rollout", "version": "1", "state": c.STATE_READY},
+        {"name": "gd_rollout", "version": "2", "state": c.STATE_UNAVAILABLE, "reason": "unloaded"},
+        {"name": "gd_broken", "version": "1", "state": c.STATE_UNAVAILABLE, "reason": "load failed"},
+    ]
+    assert states_of(rollback) == {"gd_rollout": c.STATE_READY, "gd_broken": c.STATE_UNAVAILABLE}
+    assert states_of(rollback[::-1])["gd_rollout"] == c.STATE_READY

@@ -24,6 +24,18 @@ HTTP_TIMEOUT = 10.0
 LOAD_TIMEOUT = 300.0  # a load through model control answers once initialize() returned
 
 
+def states_of(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """model -> state from the repository index's rows. Triton lists a model once per version it knows
+    (2.51: version 1 READY and an unloaded version 2 UNAVAILABLE after a rollback): a model with a READY
+    version is READY, else its last row's state (read before, the unloaded version hid the one serving)."""
+    states: dict[str, str] = {}
+    for row in rows:
+        name = str(row.get("name"))
+        if states.get(name) != c.STATE_READY:
+            states[name] = str(row.get("state", ""))
+    return states
+
+
 class Context:
     """The stack under test, its model repository and the traffic running against it."""
 
@@ -64,7 +76,7 @@ class Context:
             rows = index.json() if index.status_code == 200 else []
         except (requests.RequestException, ValueError, DeadlineExceeded):
             return {}
-        return {str(r.get("name")): str(r.get("state", "")) for r in rows}
+        return states_of(rows)
 
     def ready(self, models: tuple[str, ...]) -> bool:
         states = self.states()
