@@ -312,6 +312,9 @@ class TrafficDriver:
     LLM models (``LLM_MODELS``) are streamed through ``generate_stream`` with a new prompt and
     output length per request (``llm_payload``); ``llm_saturate`` makes them long enough for a
     few clients to fill the KV cache.
+    ``versions`` maps a mix key to (model, version): its clients send to one version of the model
+    through Triton's versioned API (``/v2/models/<model>/versions/<version>/infer``), with
+    ``payloads[key]``; two keys can split traffic between two versions of one model.
     """
 
     def __init__(
@@ -326,8 +329,10 @@ class TrafficDriver:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         payloads: Mapping[str, Payload] | None = None,
         llm_saturate: bool = False,
+        versions: Mapping[str, tuple[str, str]] | None = None,
     ) -> None:
         self.http_url = check_loopback(http_url)
+        self._versions = dict(versions or {})
         self.mix = dict(mix if mix is not None else DEFAULT_MIX)
         if not self.mix or any(n < 0 for n in self.mix.values()) or sum(self.mix.values()) > MAX_CONCURRENCY:
             raise ValueError(f"mix needs 1..{MAX_CONCURRENCY} clients in all")
@@ -373,6 +378,9 @@ class TrafficDriver:
     def _client(self, model: str) -> None:
         llm = model in LLM_MODELS
         url = f"{self.http_url}/v2/models/{model}/{'generate_stream' if llm else 'infer'}"
+        if model in self._versions:
+            name, version = self._versions[model]
+            url = f"{self.http_url}/v2/models/{name}/versions/{version}/infer"
         rng = random.Random()
         with requests.Session() as session:
             while not self._stop.is_set() and self._take():

@@ -90,7 +90,8 @@ class Context:
         """Start (or return the running) traffic `name`: model -> concurrent clients."""
         if name in self._traffic:
             return self._traffic[name]
-        payloads = {TAIL_MODEL: slow_model_payload()} if TAIL_MODEL in mix else None
+        payloads = {TAIL_MODEL: slow_model_payload()} if TAIL_MODEL in mix else {}
+        payloads.update(options.pop("payloads", None) or {})
         driver = TrafficDriver(self.triton_url, mix, payloads=payloads, **options)
         self._traffic[name] = driver.start()
         return driver

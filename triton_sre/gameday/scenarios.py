@@ -22,6 +22,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.checks import ConfigError, check_number
 from triton_sre.demo import LLM_MAX_NUM_SEQS, LLM_VLLM, VECTOR_SCALE
+from triton_sre.gameday import worse_version
 from triton_sre.gameday.context import Context
 from triton_sre.gameday.stack import SAMPLE_MODELS, TAIL_MODEL
 from triton_sre.redact import bounded
@@ -245,6 +246,21 @@ def builtin() -> list[Scenario]:
                 c.ALERT_RUNBOOKS[c.ALERT_MODEL_STUCK_LOADING],
                 {c.LABEL_MODEL: STUCK_MODEL},
                 (STUCK_MODEL,),
+            ),
+        ),
+        Scenario(
+            "rollout-worse-version",
+            f"load version {worse_version.CANDIDATE} of {worse_version.MODEL} beside version "
+            f"{worse_version.BASELINE}, {worse_version.EXTRA_SECONDS * 1000:g} ms slower an execution, and "
+            "split traffic 2:1 between them; restore runs `rollout check` (exit 1 expected), then rolls back",
+            worse_version.inject,
+            worse_version.restore,
+            Expect(
+                c.ALERT_ROLLOUT_REGRESSION,
+                c.ALERT_RUNBOOKS[c.ALERT_ROLLOUT_REGRESSION],
+                {c.LABEL_MODEL: worse_version.MODEL, c.LABEL_VERSION: worse_version.CANDIDATE},
+                (worse_version.MODEL,),
+                detect_timeout=240.0,
             ),
         ),
         Scenario(
