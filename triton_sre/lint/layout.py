@@ -116,13 +116,24 @@ def _model(model: ModelDir) -> list[Issue]:
 
 
 def _unreadable(model: str, folder: Path, broken: tuple[tuple[str, str], ...]) -> list[Issue]:
-    """An entry that cannot be stat'ed (a symlink loop): named, the rest of the folder still checked."""
+    """An entry that cannot be stat'ed (a symlink loop): named, the rest of the folder still checked.
+
+    Triton stats every entry of the repository and of each model folder when it polls (2.51,
+    measured): a loop at the top level fails the whole poll (`failed to poll model repository`: no
+    model loads, the repository index answers 500), one in a model folder (`config.pbtxt` included)
+    that model's poll (`Poll failed for model directory`: never loaded). Critical, not stray."""
+    fate = (
+        "Triton's repository poll stops at it: no model loads and the repository index answers 500"
+        if not model
+        else "Triton's poll of this model stops at it: the model is never loaded"
+    )
     return [
-        _stray(
-            model,
-            folder / name,
-            f"{name} cannot be read ({why}): a symlink loop Triton cannot read either",
-            f"remove {name} or point the link at a real folder",
+        Issue(
+            model=model,
+            runbook=c.RUNBOOK_PERMISSION_DENIED,
+            message=f"{name} cannot be read ({why}): a symlink loop; {fate}",
+            remediation=f"remove {name} or point the link at a real file or folder",
+            file=folder / name,
         )
         for name, why in broken
     ]
