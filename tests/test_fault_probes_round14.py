@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Callable
 from contextlib import redirect_stdout
@@ -14,15 +18,13 @@ from typing import Any
 
 import pytest
 
+import triton_sre
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.stack.local_triton import LocalTriton, LocalTritonError
 
-PYTHON_MODEL = (
-    "class TritonPythonModel:\n"
-    "    def execute(self, requests):\n"
-    "        return []\n"
-)
+ROOT = Path(triton_sre.__file__).resolve().parents[1]  # the code under test (PYTHONPATH)
+PYTHON_MODEL = "class TritonPythonModel:\n    def execute(self, requests):\n        return []\n"
 
 
 def _repository(root: Path, *names: str) -> Path:
@@ -95,3 +97,57 @@ def test_a_symlink_loop_at_the_repository_top_is_critical_as_triton_loads_no_mod
         None, c.RUNBOOK_PERMISSION_DENIED, c.IMPACT_CRITICAL, "loop",
     ), finding  # fmt: skip
     assert "no model loads" in finding["evidence"][0]["text"], finding
+
+
+# -- the bot's Slack settings from the environment ---------------------------------------------------------
+BOT_ENV_PROBES = {
+    # what the environment holds -> what stderr must name; the planted secret never shows
+    "api-url-no-url": (
+        {c.ENV_SLACK_API_URL: "8f14e45fceea167a5a36dedd4s3cretpart"},
+        f"${c.ENV_SLACK_API_URL}: must be an http(s) URL",
+    ),
+    "api-url-unparsable": (
+        {c.ENV_SLACK_API_URL: "http://admin:s3cretpart@[::1/api/"},
+        f"${c.ENV_SLACK_API_URL}: must be an http(s) URL",
+    ),
+    "slack-token-two-lines": (
+        {c.ENV_SLACK_BOT_TOKEN: "xoxb-1-first\nxoxb-2-s3cretpart"},
+        f"${c.ENV_SLACK_BOT_TOKEN} holds a blank, a line break or a control character",
+    ),
+    "webhook-token-control": (
+        {c.ENV_BOT_TOKEN: "first\x01s3cretpart"},
+        f"${c.ENV_BOT_TOKEN} holds a blank, a line break or a control character",
+    ),
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("probe", sorted(BOT_ENV_PROBES))
+def test_the_bots_slack_settings_from_the_environment_are_checked_before_it_starts(
+    tmp_path: Path, probe: str
+) -> None:
+    """Before: `$SLACK_API_URL` was any text: the bot started (exit 0 at its stop), the Slack auth
+    thread died with a traceback (`ValueError: unknown url type: '8f14…/auth.test'`, the value
+    unredacted) and every delivery failed; a Slack token holding a line break started too, and the
+    client's error quoted what followed it (`header value: 'Bearer <redacted>\\nxoxb-2-…'`); a webhook
+    token no header can carry refused every webhook (401). Now each is a configuration error, exit 2,
+    before the bot listens, the value not shown."""
+    planted, named = BOT_ENV_PROBES[probe]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    env.pop(c.ENV_CONFIG, None)
+    env.update({"PYTHONPATH": str(ROOT), c.ENV_SLACK_BOT_TOKEN: "xoxb-1", c.ENV_BOT_TOKEN: "hook", **planted})
+    argv = ["bot", "--listen", "127.0.0.1:0", "--outbox", str(tmp_path / "outbox.db"), "--channel", "#x"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "triton_sre.cli", *argv], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        pytest.fail(f"the bot started and ran: {err[-2000:]}")
+    assert proc.returncode == c.EXIT_USAGE, err
+    assert named in err and "Traceback" not in err, err
+    assert "s3cretpart" not in err + out, err
+    assert len(err.strip().splitlines()) == 1, err

@@ -21,6 +21,7 @@ from triton_sre import conventions as c
 from triton_sre.bot.config import DEFAULT_OUTBOX, BotSettings, flag_settings, load_bot_config, with_spec
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
+from triton_sre.checks import check_url
 from triton_sre.config import ConfigError
 from triton_sre.inputs import InputFileError, not_regular, read_bounded
 from triton_sre.redact import shown_path
@@ -98,6 +99,30 @@ def resolve_bot_settings(args: argparse.Namespace) -> BotSettings:
 MAX_TOKEN_FILE_BYTES = 64 * 1024
 
 
+def one_word_secret(where: str, secret: str) -> str:
+    """A token as given (blanks around it already stripped), refused, never quoted, when it holds a
+    blank or a control character: no header can carry it (Alertmanager trims its credentials, Slack
+    tokens are one word), and the HTTP client's error about it quoted what followed a line break."""
+    if any(ch.isspace() or not ch.isprintable() for ch in secret):
+        raise ConfigError(
+            f"{where} holds a blank, a line break or a control character inside it: a token is one word "
+            "(a file or secret holding two lines?); its value is not shown"
+        )
+    return secret
+
+
+def slack_api_url(url: str) -> str:
+    """`$SLACK_API_URL` checked before the bot starts (slack_sdk took any text as its base URL and
+    failed in the first call's thread, a traceback holding the value). A value that is no http(s)
+    URL at all is not quoted: beside the Slack secrets in the environment, it may be one of them."""
+    if not url.lower().startswith(("http://", "https://")):
+        raise ConfigError(
+            f"${c.ENV_SLACK_API_URL}: must be an http(s) URL such as {c.DEFAULT_SLACK_API_URL}; its value "
+            "is not shown (it may be a token set there by mistake)"
+        )
+    return check_url(f"${c.ENV_SLACK_API_URL}", url)
+
+
 def read_bearer_token(token_file: str | None, environ: Mapping[str, str]) -> str:
     if token_file:
         try:
@@ -108,7 +133,7 @@ def read_bearer_token(token_file: str | None, environ: Mapping[str, str]) -> str
             raise ConfigError(f"--token-file {shown_path(token_file)}: not UTF-8 text") from None
         if not token:
             raise ConfigError(f"--token-file {token_file}: the file is empty")
-        return token
+        return one_word_secret(f"--token-file {shown_path(token_file)}", token)
     token = environ.get(c.ENV_BOT_TOKEN, "").strip()
     if not token:
         raise ConfigError(
@@ -116,7 +141,7 @@ def read_bearer_token(token_file: str | None, environ: Mapping[str, str]) -> str
             f"no webhook token; set ${c.ENV_BOT_TOKEN} or --token-file (Alertmanager sends it with "
             "http_config.authorization); the bot refuses unauthenticated webhooks"
         )
-    return token
+    return one_word_secret(f"${c.ENV_BOT_TOKEN}", token)
 
 
 class Bot:
@@ -207,10 +232,11 @@ def run_bot(args: argparse.Namespace, environ: Mapping[str, str] | None = None) 
     slack_token = env.get(c.ENV_SLACK_BOT_TOKEN, "").strip()
     if not slack_token:
         raise ConfigError(f"${c.ENV_SLACK_BOT_TOKEN} is not set (the Slack bot token, xoxb-...)")
+    one_word_secret(f"${c.ENV_SLACK_BOT_TOKEN}", slack_token)
     if not settings.channel and not settings.routes:
         raise ConfigError("no channel: give --channel (or bot.channel / bot.routes in --config)")
     signing_secret = env.get(c.ENV_SLACK_SIGNING_SECRET, "").strip()
-    api_url = env.get(c.ENV_SLACK_API_URL, "").strip() or c.DEFAULT_SLACK_API_URL
+    api_url = slack_api_url(env.get(c.ENV_SLACK_API_URL, "").strip() or c.DEFAULT_SLACK_API_URL)
     try:
         bot = Bot(settings, args.outbox or DEFAULT_OUTBOX, bearer, slack_token, api_url, signing_secret)
     except OutboxError as exc:
