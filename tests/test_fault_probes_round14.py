@@ -100,24 +100,11 @@ def test_a_symlink_loop_at_the_repository_top_is_critical_as_triton_loads_no_mod
 
 
 # -- the bot's Slack settings from the environment ---------------------------------------------------------
-BOT_ENV_PROBES = {
-    # what the environment holds -> what stderr must name; the planted secret never shows
-    "api-url-no-url": (
-        {c.ENV_SLACK_API_URL: "8f14e45fceea167a5a36dedd4s3cretpart"},
-        f"${c.ENV_SLACK_API_URL}: must be an http(s) URL",
-    ),
-    "api-url-unparsable": (
-        {c.ENV_SLACK_API_URL: "http://admin:s3cretpart@[::1/api/"},
-        f"${c.ENV_SLACK_API_URL}: must be an http(s) URL",
-    ),
-    "slack-token-two-lines": (
-        {c.ENV_SLACK_BOT_TOKEN: "xoxb-1-first\nxoxb-2-s3cretpart"},
-        f"${c.ENV_SLACK_BOT_TOKEN} holds a blank, a line break or a control character",
-    ),
-    "webhook-token-control": (
-        {c.ENV_BOT_TOKEN: "first\x01s3cretpart"},
-        f"${c.ENV_BOT_TOKEN} holds a blank, a line break or a control character",
-    ),
+BOT_ENV_PROBES = {  # the variable and what it holds; the planted secret must never show
+    "api-url-no-url": (c.ENV_SLACK_API_URL, "8f14e45fceea167a5a36dedd4s3cretpart"),
+    "api-url-unparsable": (c.ENV_SLACK_API_URL, "http://admin:s3cretpart@[::1/api/"),
+    "slack-token-two-lines": (c.ENV_SLACK_BOT_TOKEN, "xoxb-1-first\nxoxb-2-s3cretpart"),
+    "webhook-token-control": (c.ENV_BOT_TOKEN, "first\x01s3cretpart"),
 }
 
 
@@ -132,7 +119,12 @@ def test_the_bots_slack_settings_from_the_environment_are_checked_before_it_star
     client's error quoted what followed it (`header value: 'Bearer <redacted>\\nxoxb-2-…'`); a webhook
     token no header can carry refused every webhook (401). Now each is a configuration error, exit 2,
     before the bot listens, the value not shown."""
-    planted, named = BOT_ENV_PROBES[probe]
+    variable, value = BOT_ENV_PROBES[probe]
+    planted = {variable: value}
+    if variable == c.ENV_SLACK_API_URL:
+        named = f"${variable}: must be an http(s) URL"
+    else:
+        named = f"${variable} holds a blank, a line break or a control character"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
     env.pop(c.ENV_CONFIG, None)
     env.update({"PYTHONPATH": str(ROOT), c.ENV_SLACK_BOT_TOKEN: "xoxb-1", c.ENV_BOT_TOKEN: "hook", **planted})
