@@ -75,3 +75,28 @@ def test_each_cluster_gets_its_own_rows(tmp_path: Path) -> None:
     }
     markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert f"### {AVAILABILITY} in cluster a:" in markdown and f"### {LATENCY} in cluster b:" in markdown
+
+
+def test_each_cluster_gets_its_own_model_rows(tmp_path: Path) -> None:
+    """journey28: on a global store the model table summed both clusters' `ranker` into one row whose
+    failures named no cluster (east's failing canary and west's healthy one read as one model). With
+    the spec's cluster_label every model row is `<cluster>/<model>`, each with its own cluster's figures."""
+    spec = (
+        shipped(DEFAULT_SPEC_FILE)
+        .read_text(encoding="utf-8")
+        .replace(f"# cluster_label: {CLUSTER}", f"cluster_label: {CLUSTER}")
+    )
+    (tmp_path / "slos.yaml").write_text(spec, encoding="utf-8")
+    at = lambda v: _counter(lambda i: v)  # noqa: E731
+    series = [
+        *_series(),
+        *((c.NV_INFERENCE_COUNT, _labels(name), at(rate)) for name, rate in (("a", 9.0), ("b", 10.0))),
+        *((c.NV_EXEC_COUNT, _labels(name), at(rate)) for name, rate in (("a", 9.0), ("b", 10.0))),
+    ]
+    with backfilled(tmp_path / "prom", series) as prom:
+        span = ("--start", f"{T0:.0f}", "--end", f"{T0 + SCRAPE * SCRAPES:.0f}", "--step", f"{SCRAPE:.0f}")
+        code, _out, err = run(prom.url, tmp_path / "out", *span, "--slo-file", str(tmp_path / "slos.yaml"))
+    assert code == c.EXIT_OK, err
+    rows = list(csv.DictReader((tmp_path / "out" / "models.csv").open(encoding="utf-8")))
+    got = {r["model"]: (r["requests"], r["failures"], r["inferences"]) for r in rows}
+    assert got == {"a/ranker": ("400", "40", "360"), "b/ranker": ("400", "0", "400")}

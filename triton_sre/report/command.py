@@ -173,7 +173,7 @@ def build_report(
     chosen = step is None
     step = step or choose_step(start, end)
     client = PrometheusClient(prometheus_url, timeout)
-    plan = report_plan(end - start)
+    plan = report_plan(end - start, _cluster(slo_spec))
     counted = {**plan, **(slo_queries(slo_spec, end - start) if slo_spec is not None else {})}
     counts = {name: client.series_count(query.count, end) for name, query in counted.items()}
     others = {name: series for name, series in counts.items() if name != HISTOGRAM_BUCKETS}
@@ -213,6 +213,11 @@ def build_report(
             progress.finish()
 
 
+def _cluster(slo_spec: Any) -> tuple[str, ...]:
+    """The spec's cluster label, as the labels the report's rows keep (none without one)."""
+    return (slo_spec.cluster_label,) if slo_spec is not None and slo_spec.cluster_label else ()
+
+
 def _build(
     client: Any,
     plan: Any,
@@ -244,7 +249,7 @@ def _build(
         pivot_rates,
     )
     from triton_sre.report.llm import TOKEN_FAMILIES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
-    from triton_sre.report.namespaces import qualified, qualify, shared_names
+    from triton_sre.report.namespaces import clusters_of, in_clusters, qualified, qualify, shared_names
     from triton_sre.report.prom import each, frame_of, rate_window
     from triton_sre.report.queries import CONFIG_FAMILIES, MODEL_NAMESPACE, THROUGHPUT
     from triton_sre.report.recommend import recommend
@@ -264,14 +269,14 @@ def _build(
 
     # Triton's counters, the histogram's buckets and the LLM token counters are only needed as their
     # increase per series: reduced as read, no frame
-    keep = (c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID, c.LABEL_NAMESPACE)
+    # (and by cluster, with the spec's cluster_label: a row per cluster, as the rules judge each apart)
+    cluster = _cluster(slo_spec)
+    keep = (c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_GPU_UUID, c.LABEL_NAMESPACE, *cluster)
     reduced = {family: keep for family in (*c.PER_MODEL_COUNTERS, *TOKEN_FAMILIES)}
     # the SLO section filters the request counters by the rules' job and failure reasons (report/slo.py);
     # the recommendations leave failures REJECTED/CANCELED in the queue out of the batching bound
-    # (and by cluster, with the spec's cluster_label: the rules judge each cluster apart)
-    cluster = (slo_spec.cluster_label,) if slo_spec is not None and slo_spec.cluster_label else ()
-    reduced[c.NV_REQUEST_SUCCESS] = (*keep, c.LABEL_JOB, *cluster)
-    reduced[c.NV_REQUEST_FAILURE] = (*keep, c.LABEL_JOB, c.LABEL_REASON, *cluster)
+    reduced[c.NV_REQUEST_SUCCESS] = (*keep, c.LABEL_JOB)
+    reduced[c.NV_REQUEST_FAILURE] = (*keep, c.LABEL_JOB, c.LABEL_REASON)
     reduced[HISTOGRAM_BUCKETS] = (*keep, c.LABEL_LE)
     increases = {
         family: increase_rows(
@@ -303,26 +308,33 @@ def _build(
     skip = {*increases, *capacity_frames, *config_frames, THROUGHPUT}
     frames = {name: frame(name) for name in plan if name not in skip} | config_frames
     capacity_frames.update({family: frames.pop(family) for family in CAPACITY_FAMILIES if family in frames})
-    frames[TTFT_P99_FRAME] = client.frame_range(ttft_p99_expr(end - start, triton_job), end, end, step)
+    ttft = ttft_p99_expr(end - start, triton_job, cluster)
+    frames[TTFT_P99_FRAME] = client.frame_range(ttft, end, end, step)
     # same-named models of two namespaces (Triton's model namespacing) are rows of their own; the SLO
     # section keeps the rules' level, the model name (its own `increases`)
     slo_increases = increases
     shared = shared_names([*increases.values(), *frames.values(), *capacity_frames.values()])
     increases, frames = qualify(increases, shared), qualify(frames, shared)
     capacity_frames = qualify(capacity_frames, shared)
+    # a global store's clusters: `<cluster>/<model>` rows once it holds two (report/namespaces.py)
+    label = cluster[0] if cluster else None
+    clusters = clusters_of([*increases.values(), *frames.values(), *capacity_frames.values()], label)
+    increases = {name: in_clusters(f, label, clusters) for name, f in increases.items()}
+    frames = {name: in_clusters(f, label, clusters) for name, f in frames.items()}
+    capacity_frames = {name: in_clusters(f, label, clusters) for name, f in capacity_frames.items()}
     data = RangeData(start, end, step, frames, increases)
     table, summary = model_table(data)
     recs = recommend(table, summary.idle_fraction, thresholds)
     scrape = scrape_interval or client.scrape_interval(triton_job) or DEFAULT_SCRAPE_INTERVAL_S
     window = format_duration(rate_window(step, scrape))
     throughput = client.frame_range(
-        counter_rate(c.NV_INFERENCE_COUNT, [], window, MODEL_NAMESPACE),
+        counter_rate(c.NV_INFERENCE_COUNT, [], window, (*MODEL_NAMESPACE, *cluster)),
         start,
         end,
         step,
         counts.get(THROUGHPUT),
     )
-    throughput = qualified(throughput, shared)
+    throughput = in_clusters(qualified(throughput, shared), label, clusters)
     charts = draw_all(model_rows(table), pivot_rates(throughput), summary.currency)
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
     llm = llm_table(frames, cost, end - start, increases)

@@ -48,13 +48,17 @@ TOKEN_FAMILIES = tuple(family for pair in TOKEN_SOURCES.values() for family in p
 TTFT_P99_FRAME = "llm_ttft_p99"
 
 
-def ttft_p99_expr(seconds: float, triton_job: str = c.DEFAULT_TRITON_JOB) -> str:
+def ttft_p99_expr(
+    seconds: float, triton_job: str = c.DEFAULT_TRITON_JOB, cluster: tuple[str, ...] = ()
+) -> str:
     """TTFT p99 over the last `seconds` of `triton_job`, evaluated at the range's end (one point): per
-    model and namespace (same-named models of two repositories are two rows, report/namespaces.py)."""
+    model and namespace (same-named models of two repositories are two rows, report/namespaces.py),
+    and per `cluster` label when given."""
     window = f"{max(1, round(seconds))}s"
     job = [(c.LABEL_JOB, "=", triton_job)]
+    labels = (*MODEL_NAMESPACE, *cluster)
     return histogram_quantile(
-        c.VLLM_TTFT_SECONDS, job, "0.99", window, MODEL_NAMESPACE, guard=GUARD_OBSERVED, fn="increase"
+        c.VLLM_TTFT_SECONDS, job, "0.99", window, labels, guard=GUARD_OBSERVED, fn="increase"
     )
 
 

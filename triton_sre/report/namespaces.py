@@ -9,7 +9,12 @@ name served from one repository keeps its bare name, and so does every model of 
 Operator user, whose `namespace` is the Kubernetes one (unless one model name is scraped from two
 Kubernetes namespaces: two deployments, two rows). A series without `namespace` keeps its name.
 The rule is ../namespacing.py's (the bot names its figures by it too); this applies it to frames.
-Pure.
+
+Clusters (the spec's `cluster_label`, on a global store holding several clusters' series) are named
+the same way: when the range holds two clusters or more, every model of a series with the label is
+`<cluster>/<model>` (`east/ranker`), so a model served in two clusters is a row per cluster, and a
+model served in one says where (a Triton model name is a folder name: it holds no `/`). A cluster's
+own Prometheus (no label) or a store with one cluster keeps bare names. Pure.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from triton_sre import conventions as c
 from triton_sre import namespacing
 from triton_sre.namespacing import SEP
 
-__all__ = ["SEP", "qualified", "qualify", "shared_names"]
+__all__ = ["CLUSTER_SEP", "SEP", "clusters_of", "in_clusters", "qualified", "qualify", "shared_names"]
+
+CLUSTER_SEP = "/"
 
 
 def _pairs(frame: pd.DataFrame) -> Iterable[tuple[str, str]]:
@@ -52,3 +59,25 @@ def qualified(frame: pd.DataFrame, shared: set[str]) -> pd.DataFrame:
 
 def qualify(frames: Mapping[str, pd.DataFrame], shared: set[str]) -> dict[str, pd.DataFrame]:
     return {name: qualified(frame, shared) for name, frame in frames.items()}
+
+
+def _cluster_values(frame: pd.DataFrame, label: str) -> set[str]:
+    if frame.empty or label not in frame.columns:
+        return set()
+    return set(frame[label].astype(object).dropna().astype(str)) - {""}
+
+
+def clusters_of(frames: Iterable[pd.DataFrame], label: str | None) -> set[str]:
+    """The values of the cluster `label` among `frames` (none without a label)."""
+    return set().union(*(_cluster_values(frame, label) for frame in frames)) if label else set()
+
+
+def in_clusters(frame: pd.DataFrame, label: str | None, clusters: set[str]) -> pd.DataFrame:
+    """`frame` with the `model` of each series carrying a cluster made `<cluster>/<model>`, when
+    `clusters` holds two or more (else `frame` as it is)."""
+    if not label or len(clusters) < 2 or frame.empty or not {c.LABEL_MODEL, label} <= set(frame.columns):
+        return frame
+    model = frame[c.LABEL_MODEL].astype(object)
+    cluster = frame[label].astype(object).fillna("").astype(str)
+    named = cluster != ""
+    return frame.assign(**{c.LABEL_MODEL: model.where(~named, cluster + CLUSTER_SEP + model.astype(str))})

@@ -84,22 +84,25 @@ def _aggregated(op: str, labels: tuple[str, ...], samples: str, selector: str, s
     return RangeQuery(f"{op} {by(labels)} ({samples})", count_expr(selector, seconds, labels))
 
 
-def gauge_query(family: str, seconds: float) -> RangeQuery:
-    """The range query of one of the exporter's per-model gauges the report reads (others as they are)."""
+def gauge_query(family: str, seconds: float, cluster: tuple[str, ...] = ()) -> RangeQuery:
+    """The range query of one of the exporter's per-model gauges the report reads (others as they are);
+    aggregated by the `cluster` label too when given (the spec's `cluster_label`: a row per cluster)."""
+    key = (*MODEL_KEY, *cluster)
     if family == c.M_COST_PER_HOUR:
-        return _aggregated("sum", (*MODEL_KEY, c.L_CURRENCY), finite(family), family, seconds)
+        return _aggregated("sum", (*key, c.L_CURRENCY), finite(family), family, seconds)
     if family in (c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO):
-        return _aggregated("avg", MODEL_KEY, not_nan(family), family, seconds)
+        return _aggregated("avg", key, not_nan(family), family, seconds)
     if family in CONFIG_FAMILIES:
-        return _aggregated("max", MODEL_NAMESPACE, finite(family), family, seconds)
+        return _aggregated("max", (*MODEL_NAMESPACE, *cluster), finite(family), family, seconds)
     return plain(family, seconds)
 
 
-def summary_query(seconds: float) -> RangeQuery:
-    """Triton's latency summary at the report's quantiles: the worst server per model, quantile and step."""
+def summary_query(seconds: float, cluster: tuple[str, ...] = ()) -> RangeQuery:
+    """Triton's latency summary at the report's quantiles: the worst server per model (and cluster),
+    quantile and step."""
     quantiles = "|".join(q.replace(".", "\\\\.") for q in c.LATENCY_QUANTILES)
     selector = f'{c.NV_REQUEST_SUMMARY_US}{{{c.LABEL_QUANTILE}=~"{quantiles}"}}'
-    return _aggregated("max", (*MODEL_KEY, c.LABEL_QUANTILE), finite(selector), selector, seconds)
+    return _aggregated("max", (*MODEL_KEY, *cluster, c.LABEL_QUANTILE), finite(selector), selector, seconds)
 
 
 def report_queries(
@@ -108,12 +111,14 @@ def report_queries(
     token_families: tuple[str, ...],
     capacity_families: tuple[str, ...],
     gauges: tuple[str, ...],
+    cluster: tuple[str, ...] = (),
 ) -> dict[str, RangeQuery]:
-    """Every range query of the report over a range of `seconds`, by the name its answer is kept under."""
+    """Every range query of the report over a range of `seconds`, by the name its answer is kept under
+    (aggregations keep the `cluster` label when given)."""
     plan = {family: plain(family, seconds) for family in c.PER_MODEL_COUNTERS}
-    plan.update({family: gauge_query(family, seconds) for family in gauges})
-    plan[c.NV_REQUEST_SUMMARY_US] = summary_query(seconds)
+    plan.update({family: gauge_query(family, seconds, cluster) for family in gauges})
+    plan[c.NV_REQUEST_SUMMARY_US] = summary_query(seconds, cluster)
     plan.update({family: plain(family, seconds) for family in (histogram_buckets, *token_families)})
     plan.update({family: plain(family, seconds) for family in capacity_families})
-    plan[THROUGHPUT] = RangeQuery("", count_expr(c.NV_INFERENCE_COUNT, seconds, MODEL_NAMESPACE))
+    plan[THROUGHPUT] = RangeQuery("", count_expr(c.NV_INFERENCE_COUNT, seconds, (*MODEL_NAMESPACE, *cluster)))
     return plan

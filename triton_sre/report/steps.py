@@ -70,13 +70,14 @@ def histogram_step_of(
     return fit
 
 
-def report_plan(seconds: float) -> Any:
+def report_plan(seconds: float, cluster: tuple[str, ...] = ()) -> Any:
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
     from triton_sre.report.figures import HISTOGRAM_BUCKETS
     from triton_sre.report.llm import TOKEN_FAMILIES
     from triton_sre.report.queries import report_queries
 
-    return report_queries(seconds, HISTOGRAM_BUCKETS, TOKEN_FAMILIES, tuple(CAPACITY_FAMILIES), GAUGES)
+    capacity = tuple(CAPACITY_FAMILIES)
+    return report_queries(seconds, HISTOGRAM_BUCKETS, TOKEN_FAMILIES, capacity, GAUGES, cluster)
 
 
 def fitting(
