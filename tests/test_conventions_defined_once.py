@@ -75,6 +75,7 @@ SHARED_VALUES: dict[str, str] = {
     "metrics": "TARGET_METRICS is a poll target; SOURCE_METRICS the source of a derived figure",
     "stats": "TARGET_STATS is a poll target; SOURCE_STATS the source of a derived figure",
     "10m": "LLM_SATURATED_FOR: a KV cache full that long; SLO_MODEL_NOT_SERVED_FOR: a named model unready",
+    "2m": "SUMMARY_OBSERVED_WINDOW: a quantile's count rose; CLUSTER_SILENT_AFTER: a cluster sent nothing",
     "failed": "BOT_ACTION_FAILED is a Slack call's outcome; BOT_OUTBOX_FAILED a notification's outbox state",
 }
 

@@ -89,8 +89,9 @@ def test_every_alert_has_severity_annotations_and_a_runbook() -> None:
     latency_slos = {s.name for s in default_spec().slos if s.type == c.SLO_LATENCY}
     names = {a["alert"] for a in alerts}
     # the default spec's SLOs cover `all` models: the first gets the index's TritonSLOModelNotServed (its
-    # own tests: tests/test_slo_model_not_served.py)
-    assert names == set(c.ALERT_RUNBOOKS) | {c.ALERT_MODEL_UNAVAILABLE}
+    # own tests: tests/test_slo_model_not_served.py); TritonClusterSilent needs a cluster_label (its own
+    # tests: tests/test_cluster_silent.py)
+    assert names == set(c.ALERT_RUNBOOKS) - {c.ALERT_CLUSTER_SILENT} | {c.ALERT_MODEL_UNAVAILABLE}
     for alert in alerts:
         assert alert["alert"].startswith("Triton") and re.fullmatch(r"[A-Z][A-Za-z0-9]+", alert["alert"])
         assert alert["labels"][c.L_SEVERITY] in (c.SEVERITY_PAGE, c.SEVERITY_TICKET)
@@ -136,6 +137,7 @@ def test_every_runbook_url_resolves_to_a_page_in_the_catalog() -> None:
         )
         # none from the default spec (it names no model); it pages (tests/test_slo_model_not_served.py)
         pages |= alert_name == c.ALERT_SLO_MODEL_NOT_SERVED
+        pages |= alert_name == c.ALERT_CLUSTER_SILENT  # only with a cluster_label: it pages
         assert severity == (c.IMPACT_CRITICAL if pages else c.IMPACT_WARNING), alert_name
 
 

@@ -138,6 +138,15 @@ ALERT_SLO_MODEL_NOT_SERVED: Final = "TritonSLOModelNotServed"
 # Its `for:` covers a normal (re)start and load: the stack's startup probe budget is 2m, a large model
 # loads in minutes; TritonModelStuckLoading tickets a load at 15m.
 SLO_MODEL_NOT_SERVED_FOR: Final = "10m"
+# With a cluster_label, on the global evaluator: a cluster whose SLO recordings (remote-written by its
+# own Prometheus, with its external label) stopped arriving (journey28: a dead cluster Prometheus left
+# its last samples for the 5m lookback, then its pages resolved as if healthy). Seen within SEEN,
+# none for AFTER (longer than a remote-write flush and a rule interval), held `for:` FOR.
+ALERT_CLUSTER_SILENT: Final = "TritonClusterSilent"
+CLUSTER_SILENT_SEEN: Final = "1h"
+CLUSTER_SILENT_AFTER: Final = "2m"
+CLUSTER_SILENT_FOR: Final = "1m"
+CLUSTER_GROUP: Final = "triton-sre.clusters"
 
 # Alert severities (routing) and finding/runbook severities (impact); critical <-> page.
 SEVERITY_PAGE: Final = "page"
@@ -293,6 +302,7 @@ ALERT_RUNBOOKS: Final = {
     ALERT_EXPORTER_POLL_FAILING: "triton-exporter-poll-failing",
     ALERT_MODEL_STUCK_LOADING: "triton-model-stuck-loading",
     ALERT_SLO_MODEL_NOT_SERVED: "triton-slo-model-not-served",
+    ALERT_CLUSTER_SILENT: "triton-cluster-silent",
     **LLM_ALERT_RUNBOOKS,
     ALERT_GPU_MEMORY_HEADROOM_LOW: "triton-gpu-memory-headroom-low",
     ALERT_MODEL_LOAD_SLOW: "triton-model-load-slow",

@@ -10,6 +10,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate import llm_slo
+from triton_sre.generate.cluster_silent import cluster_group
 from triton_sre.generate.rulefile import Rule, RuleFile, model_matchers, runbook_url
 from triton_sre.promql import (
     Matcher,
@@ -49,6 +50,9 @@ def group_stream(spec: Spec, base_url: str) -> Iterator[dict[str, Any]]:
         rules.extend(burn_alerts(slo, base_url, spec.cluster_label))
         rules.extend(not_served_alerts(spec, slo, base_url, named))
         yield {"name": c.slo_group(slo.name), "rules": rules}
+    clusters = cluster_group(spec, base_url)  # with a cluster_label: a cluster gone silent
+    if clusters is not None:
+        yield clusters
 
 
 def _valid_rate(spec: Spec, slo: SLO, window: str) -> str:

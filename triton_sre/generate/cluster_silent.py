@@ -1,0 +1,60 @@
+"""TritonClusterSilent: with the spec's `cluster_label`, the global evaluator's alert for a cluster
+whose SLO recordings stopped arriving (docs/scaling.md, "A cluster that goes silent").
+
+A cluster's Prometheus records the SLO parts' 5m rates and remote-writes them with its external
+label. When it dies (or its remote write breaks), a global store answers its last samples for the
+5m lookback, then nothing: the cluster's burn alerts resolve and its panels go empty, as a healthy
+cluster's would look to a reader of the resolution. This alert names the cluster instead: seen in
+the last CLUSTER_SILENT_SEEN, no sample in the last CLUSTER_SILENT_AFTER. It reads only recorded
+series (it can run on a ruler that has no raw series). Pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triton_sre import conventions as c
+from triton_sre.generate.rulefile import Rule, runbook_url
+from triton_sre.promql import by
+from triton_sre.slo import Spec
+
+__all__ = ["cluster_group"]
+
+
+def _recorded(spec: Spec) -> str:
+    """The SLO parts' 5m rates every SLO of `spec` records in the cluster (LLM SLOs: total, others:
+    success), as one selector."""
+    parts = {c.SLO_PART_TOTAL if slo.type in c.LLM_SLO_TYPES else c.SLO_PART_SUCCESS for slo in spec.slos}
+    names = "|".join(sorted(c.rec_slo_part(part) for part in parts))
+    return f'{{__name__=~"{names}"}}'
+
+
+def _silent_alert(spec: Spec, base_url: str) -> Rule:
+    label = str(spec.cluster_label)
+    recorded = _recorded(spec)
+    seen = f"group {by([label])} (present_over_time({recorded}[{c.CLUSTER_SILENT_SEEN}]))"
+    recent = f"group {by([label])} (present_over_time({recorded}[{c.CLUSTER_SILENT_AFTER}]))"
+    who = f"{{{{ $labels.{label} }}}}"
+    return {
+        "alert": c.ALERT_CLUSTER_SILENT,
+        "expr": f"{seen} unless on ({label}) {recent}",
+        "for": c.CLUSTER_SILENT_FOR,
+        "labels": {c.L_SEVERITY: c.SEVERITY_PAGE},
+        "annotations": {
+            "summary": f"Cluster {who} stopped sending its SLO recordings: its alerts cannot fire",
+            "description": (
+                f"The SLO recordings of cluster {who} ({label} label) arrived in the last "
+                f"{c.CLUSTER_SILENT_SEEN} but none in the last {c.CLUSTER_SILENT_AFTER}: its Prometheus "
+                "is down, stopped evaluating rules, or its remote write fails. Until they arrive again "
+                "its burn alerts resolve or stay silent and its panels are empty, whatever its models do."
+            ),
+            "runbook_url": runbook_url(base_url, c.ALERT_RUNBOOKS[c.ALERT_CLUSTER_SILENT]),
+        },
+    }
+
+
+def cluster_group(spec: Spec, base_url: str) -> dict[str, Any] | None:
+    """The group of the cluster alerts (None without a cluster_label or SLOs)."""
+    if not spec.cluster_label or not spec.slos:
+        return None
+    return {"name": c.CLUSTER_GROUP, "rules": [_silent_alert(spec, base_url)]}
