@@ -406,3 +406,21 @@ def test_the_documented_per_cluster_overlay_reads_its_cluster(global_store: Prom
     selector = hpa["spec"]["metrics"][0]["external"]["metric"]["selector"]["matchLabels"]
     assert selector == {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_CLUSTER: WEST}
     assert (_value(global_store, generated), _value(global_store, patched)) == (PENDING[EAST], PENDING[WEST])
+
+
+def test_the_cli_says_when_it_sums_several_clusters(
+    global_store: Prom, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """journey28: on a global store `rollout check` without --cluster summed east's failing canary with
+    west's and said nothing of it (the bot's answer names the clusters). It says so on stderr now, and
+    not with --cluster."""
+    spec = tmp_path / "slos.yaml"
+    spec.write_text(fleet_spec_text())
+    argv = ["rollout", "check", "--prometheus", global_store.url, "--spec", str(spec), "--model", MODEL]
+    argv += ["--baseline-version", "1", "--candidate-version", "2", "--format", "json"]
+    main(argv)
+    err = capsys.readouterr().err
+    assert f"{MODEL} served requests in 2 clusters ({c.LABEL_CLUSTER}: {EAST}, {WEST})" in err, err
+    assert "give --cluster to judge one" in err
+    main([*argv, "--cluster", WEST])
+    assert "served requests in" not in capsys.readouterr().err

@@ -26,6 +26,7 @@ from triton_sre.rollout.live import (
     ensembles,
     replaced_pods,
     restarts,
+    serving_clusters,
     smallest_step,
 )
 from triton_sre.rollout.model import (
@@ -276,6 +277,8 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"triton-sre rollout check: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
     verdict = judge(*sides, samples, rs)
+    if not args.cluster and args.model:
+        _several_clusters_note(prom, args.model, spec, window_s)
     if not not_read:
         try:
             counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
@@ -298,6 +301,24 @@ def run_check(args: argparse.Namespace) -> int:
         if not_read:
             print(f"\nnot read: {', '.join(f'{name} ({side})' for name, side in not_read)}")
     return EXIT_BY_VERDICT[verdict.verdict]
+
+
+def _several_clusters_note(prom: Prometheus, model: str, spec: Any, window_s: float) -> None:
+    """On stderr: `model` served requests in several clusters of the store and no --cluster was given
+    (journey28: on a global store the sides summed east's failing canary with west's healthy one)."""
+    try:
+        clusters = serving_clusters(prom, model, spec, window_s)
+    except PromError as exc:
+        print(f"triton-sre rollout check: clusters not read: {exc}", file=sys.stderr)
+        return
+    if len(clusters) > 1:
+        label = spec.cluster_label or c.LABEL_CLUSTER
+        print(
+            f"triton-sre rollout check: {printable(model)} served requests in {len(clusters)} clusters "
+            f"({label}: {printable(', '.join(clusters))}) and no --cluster was given: each side sums "
+            "them; give --cluster to judge one",
+            file=sys.stderr,
+        )
 
 
 def _unfinished(verdict: Verdict, deadline_s: float, missing: int) -> Verdict:
