@@ -6,6 +6,7 @@ minutes (backfilled). Cluster `a`'s ranker fails 1 request in 10 and answers eve
 from __future__ import annotations
 
 import csv
+import time
 from pathlib import Path
 
 from backfilled_prometheus import Series, backfilled
@@ -80,7 +81,8 @@ def test_each_cluster_gets_its_own_rows(tmp_path: Path) -> None:
 def test_each_cluster_gets_its_own_model_rows(tmp_path: Path) -> None:
     """journey28: on a global store the model table summed both clusters' `ranker` into one row whose
     failures named no cluster (east's failing canary and west's healthy one read as one model). With
-    the spec's cluster_label every model row is `<cluster>/<model>`, each with its own cluster's figures."""
+    the spec's cluster_label every model row is `<cluster>/<model>`, each with its own cluster's figures;
+    a cluster whose samples stop before the range's end is named under the table."""
     spec = (
         shipped(DEFAULT_SPEC_FILE)
         .read_text(encoding="utf-8")
@@ -92,6 +94,9 @@ def test_each_cluster_gets_its_own_model_rows(tmp_path: Path) -> None:
         *_series(),
         *((c.NV_INFERENCE_COUNT, _labels(name), at(rate)) for name, rate in (("a", 9.0), ("b", 10.0))),
         *((c.NV_EXEC_COUNT, _labels(name), at(rate)) for name, rate in (("a", 9.0), ("b", 10.0))),
+        # Triton's `up`: a's all along; b's Prometheus stops sending at scrape 20 of 40
+        ("up", {c.LABEL_JOB: SPEC.triton_job, CLUSTER: "a"}, [(T0 + SCRAPE * i, 1.0) for i in range(41)]),
+        ("up", {c.LABEL_JOB: SPEC.triton_job, CLUSTER: "b"}, [(T0 + SCRAPE * i, 1.0) for i in range(21)]),
     ]
     with backfilled(tmp_path / "prom", series) as prom:
         span = ("--start", f"{T0:.0f}", "--end", f"{T0 + SCRAPE * SCRAPES:.0f}", "--step", f"{SCRAPE:.0f}")
@@ -100,3 +105,8 @@ def test_each_cluster_gets_its_own_model_rows(tmp_path: Path) -> None:
     rows = list(csv.DictReader((tmp_path / "out" / "models.csv").open(encoding="utf-8")))
     got = {r["model"]: (r["requests"], r["failures"], r["inferences"]) for r in rows}
     assert got == {"a/ranker": ("400", "40", "360"), "b/ranker": ("400", "0", "400")}
+    # a cluster whose samples stopped is said to have stopped, not read as a quiet one (journey28)
+    markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    stopped = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(T0 + SCRAPE * 20))
+    assert f"cluster b: no sample after {stopped}, 5.0 min before the range's end" in markdown, markdown
+    assert "cluster a: no sample" not in markdown

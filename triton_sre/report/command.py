@@ -233,7 +233,7 @@ def _build(
     slo_spec: Any = None,
 ) -> Any:
     """The report at `steps`: the report's step, and the one the histogram's buckets are read at."""
-    from triton_sre.durations import format_duration
+    from triton_sre.durations import format_duration, parse_duration
     from triton_sre.promql import counter_rate
     from triton_sre.report.capacity import FAMILIES as CAPACITY_FAMILIES
     from triton_sre.report.capacity import REDUCED as CAPACITY_REDUCED
@@ -249,7 +249,15 @@ def _build(
         pivot_rates,
     )
     from triton_sre.report.llm import TOKEN_FAMILIES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
-    from triton_sre.report.namespaces import clusters_of, in_clusters, qualified, qualify, shared_names
+    from triton_sre.report.namespaces import (
+        clusters_of,
+        in_clusters,
+        last_sample_expr,
+        qualified,
+        qualify,
+        shared_names,
+        silent_clusters,
+    )
     from triton_sre.report.prom import each, frame_of, rate_window
     from triton_sre.report.queries import CONFIG_FAMILIES, MODEL_NAMESPACE, THROUGHPUT
     from triton_sre.report.recommend import recommend
@@ -345,9 +353,13 @@ def _build(
     if slos is not None:  # no data is not a met objective: the SLO section names them (report/slo_text.py)
         states = unserved.groupby(c.LABEL_MODEL, sort=True)[c.L_STATE].agg(lambda s: "/".join(sorted(set(s))))
         slos = dataclasses.replace(slos, unserved=tuple(states.items()))
-    return CostReport(
-        start, end, step, client.source_url, table, summary, recs, charts, llm, capacity, slos, unserved
-    )
+    silent = []
+    if label and len(clusters) > 1:  # a cluster whose samples stopped: said, not read as a quiet one
+        last = client.frame_range(last_sample_expr(label, triton_job), start, end, step)
+        after = max(3 * step, parse_duration(c.CLUSTER_SILENT_AFTER, "silent"))
+        silent = silent_clusters(last, label, end, after)
+    parts = (table, summary, recs, charts, llm, capacity, slos, unserved, silent)
+    return CostReport(start, end, step, client.source_url, *parts)
 
 
 def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]:

@@ -19,6 +19,7 @@ own Prometheus (no label) or a store with one cluster keeps bare names. Pure.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 
 import pandas as pd
@@ -26,8 +27,19 @@ import pandas as pd
 from triton_sre import conventions as c
 from triton_sre import namespacing
 from triton_sre.namespacing import SEP
+from triton_sre.promql import selector
 
-__all__ = ["CLUSTER_SEP", "SEP", "clusters_of", "in_clusters", "qualified", "qualify", "shared_names"]
+__all__ = [
+    "CLUSTER_SEP",
+    "SEP",
+    "clusters_of",
+    "in_clusters",
+    "last_sample_expr",
+    "qualified",
+    "qualify",
+    "shared_names",
+    "silent_clusters",
+]
 
 CLUSTER_SEP = "/"
 
@@ -81,3 +93,26 @@ def in_clusters(frame: pd.DataFrame, label: str | None, clusters: set[str]) -> p
     cluster = frame[label].astype(object).fillna("").astype(str)
     named = cluster != ""
     return frame.assign(**{c.LABEL_MODEL: model.where(~named, cluster + CLUSTER_SEP + model.astype(str))})
+
+
+def last_sample_expr(label: str, triton_job: str) -> str:
+    """Per cluster, the time of the last sample of Triton's `up` (a range query's last point holds it)."""
+    return f"max by ({label}) (timestamp({selector('up', [(c.LABEL_JOB, '=', triton_job)])}))"
+
+
+def silent_clusters(frame: pd.DataFrame, label: str, end: float, after_s: float) -> list[str]:
+    """Sentences for the clusters of `frame` (`last_sample_expr` read over the range) whose last sample
+    is more than `after_s` before the range's `end`: their Prometheus or remote write stopped, and
+    their rows count nothing after it (journey28: east's rows ended at its Prometheus' death, unsaid)."""
+    if frame.empty or label not in frame.columns:
+        return []
+    last = frame.groupby(frame[label].astype(object).astype(str))["value"].max()
+    notes = []
+    for cluster, at in sorted(last.items()):
+        if cluster and end - float(at) > after_s:
+            when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(at)))
+            notes.append(
+                f"cluster {cluster}: no sample after {when}, {(end - float(at)) / 60:.1f} min before the "
+                "range's end (its Prometheus or its remote write stopped): its rows count nothing after it."
+            )
+    return notes

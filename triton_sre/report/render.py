@@ -78,6 +78,8 @@ class CostReport:
     slos: SLOSection | None = None  # the SLO section (report/slo.py)
     # models the index lists with no version READY at the range's end (report/unserved.py)
     unserved: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(UNSERVED_COLUMNS)))
+    # clusters of a global store whose samples stopped before the range's end (report/namespaces.py)
+    silent: Sequence[str] = ()
 
 
 def fmt(column: str, value: object) -> str:
@@ -178,7 +180,7 @@ def to_markdown(report: CostReport, chart_files: Mapping[str, str] | None = None
     out += ["| " + " | ".join(esc(cell) for cell in row) + " |" for row in _rows(report)]
     if report.table.empty:
         out.append("\nNo model served or cost anything in this range.")
-    notes = table_notes(report.table)
+    notes = [*report.silent, *table_notes(report.table)]
     if notes:
         out.append("")
         out += [f"- {esc(note)}" for note in notes]
@@ -317,7 +319,7 @@ def to_html(report: CostReport) -> str:
         summary=_summary_lines(report),
         headers=list(HEADERS.values()),
         rows=_rows(report),
-        notes=table_notes(report.table),
+        notes=[*report.silent, *table_notes(report.table)],
         recs=report.recommendations,
         charts=charts,
         llm_headers=list(LLM_HEADERS.values()),
