@@ -189,6 +189,15 @@ def _promtool(tmp_path: Path, spec_text: str, tests: dict[str, Any]) -> subproce
     )
 
 
+def promtool_doc(input_series: list[dict[str, str]], expr_tests: list[dict[str, Any]]) -> dict[str, Any]:
+    """A promtool test document over the recording and SLO rule files, 1m intervals."""
+    return {
+        "rule_files": [f"alerts/{f}" for f in ("triton-recording-rules.yaml", "triton-slo-rules.yaml")],
+        "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": input_series, "promql_expr_test": expr_tests}],
+    }
+
+
 def test_two_clusters_one_burns_pages_for_that_cluster_only(tmp_path: Path) -> None:
     """east fails 1 request in 3 of model m, west serves the same model without error: every burn
     tier fires for east, none for west, and each cluster's error ratio is its own (1/3 and 0)."""
@@ -200,31 +209,18 @@ def test_two_clusters_one_burns_pages_for_that_cluster_only(tmp_path: Path) -> N
     alert = {"alertname": c.ALERT_SLO_ERROR_BUDGET_BURN, "alertstate": "firing"}
     expected = [{**alert, **labels} for labels in EXPECTED_FIRING]
     errors = c.rec_slo_errors("1h")
-    tests = {
-        "rule_files": [f"alerts/{f}" for f in ("triton-recording-rules.yaml", "triton-slo-rules.yaml")],
-        "evaluation_interval": "1m",
-        "tests": [
-            {
-                "interval": "1m",
-                "input_series": [*east, *west],
-                "promql_expr_test": [
-                    {
-                        "expr": f'{c.ALERTS_SERIES}{{alertstate="firing"}}',
-                        "eval_time": "70m",
-                        "exp_samples": _firing(expected),
-                    },
-                    {
-                        "expr": f"round({errors}, 0.001)",
-                        "eval_time": "70m",
-                        "exp_samples": [
-                            {"labels": f'{{cluster="{cl}", model="m", slo="avail"}}', "value": v}
-                            for cl, v in (("east", 0.333), ("west", 0))
-                        ],
-                    },
-                ],
-            }
+    firing = {"expr": f'{c.ALERTS_SERIES}{{alertstate="firing"}}', "eval_time": "70m"}
+    ratios = [
+        {"labels": f'{{cluster="{cl}", model="m", slo="avail"}}', "value": v}
+        for cl, v in (("east", 0.333), ("west", 0))
+    ]
+    tests = promtool_doc(
+        [*east, *west],
+        [
+            {**firing, "exp_samples": _firing(expected)},
+            {"expr": f"round({errors}, 0.001)", "eval_time": "70m", "exp_samples": ratios},
         ],
-    }
+    )
     result = _promtool(tmp_path, TWO_CLUSTERS, tests)
     assert result.returncode == 0, result.stdout + result.stderr
     # the contrast: without cluster_label the same series merge into one model (1 error in 6, both

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_cluster_label import CLUSTER, TWO_CLUSTERS, _promtool, _series
+from test_cluster_label import CLUSTER, TWO_CLUSTERS, _promtool, _series, promtool_doc
 
 from triton_sre import conventions as c
 from triton_sre import promql as pq
@@ -28,24 +28,16 @@ def test_a_cluster_whose_recordings_stop_is_named_until_an_hour_later(tmp_path: 
     east = [_series(c.NV_REQUEST_SUCCESS, "east", "0+40x30 _x90")]  # east's Prometheus dies at 30m
     west = [_series(c.NV_REQUEST_SUCCESS, "west", "0+60x120")]
     page = {CLUSTER: "east", c.L_SEVERITY: c.SEVERITY_PAGE}
-    tests = {
-        "rule_files": [f"alerts/{f}" for f in ("triton-recording-rules.yaml", "triton-slo-rules.yaml")],
-        "evaluation_interval": "1m",
-        "tests": [
-            {
-                "interval": "1m",
-                "input_series": [*east, *west],
-                "alert_rule_test": [],
-                "promql_expr_test": [
-                    _firing_at(30, []),  # both clusters report
-                    _firing_at(34, []),  # east's last samples still answer (5m lookback)
-                    _firing_at(40, [page]),
-                    _firing_at(90, [page]),
-                    _firing_at(100, []),  # an hour after east's last recording: not seen any more
-                ],
-            }
+    tests = promtool_doc(
+        [*east, *west],
+        [
+            _firing_at(30, []),  # both clusters report
+            _firing_at(34, []),  # east's last samples still answer (5m lookback)
+            _firing_at(40, [page]),
+            _firing_at(90, [page]),
+            _firing_at(100, []),  # an hour after east's last recording: not seen any more
         ],
-    }
+    )
     result = _promtool(tmp_path, TWO_CLUSTERS, tests)
     assert result.returncode == 0, result.stdout + result.stderr
 
