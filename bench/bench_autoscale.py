@@ -2,13 +2,15 @@
 
 A real `tritonserver` (LocalTriton) serves `slow_model` (one instance, no batching, 0.1 s per
 request: 10 req/s of capacity) and `vector_scale` (fast, never queues). A real Prometheus scrapes it
-every 2 s and evaluates the generated autoscaling rules (alerts/triton-autoscaling-rules.yaml).
+every 2 s (`--scrape`) and evaluates the generated autoscaling rules (alerts/triton-autoscaling-rules.yaml).
 Traffic ramps on slow_model past its capacity (closed-loop clients with 0.5 s think time, +2 clients
 per step) while vector_scale keeps a steady load. Every 5 s each candidate signal is read from
 Prometheus, each with the target the spec derives by default (autoscale_spec.default_target on the
 shipped slos.yaml) unless noted:
 
 - `pending`: job:triton_pending_requests:sum, per replica (AverageValue), the shipped default signal;
+- `pending_instant`, `pending_30s`, `pending_45s`, `pending_1m`: the same backlog queried raw, at an
+  instant and averaged over each window (autoscale30: which window; no rule-evaluation delay);
 - `weighted`: job:triton_queue_seconds_per_request:ratio_rate1m (Value);
 - `naive`: the average of per-model queue averages (seconds), the weighted signal's target;
 - `nvidia`: NVIDIA k8s-onprem's adapter query, avg(delta(queue_us[30s]) / (1 + delta(success[30s]))),
@@ -33,7 +35,11 @@ Two kinds of phase, each on a fresh Triton and Prometheus:
 The burn starts at the first sample where slow_model's p99 (Triton's summary) exceeds the shipped
 latency SLO's threshold (500 ms). The load average of the machine is sampled with the signals.
 
-    python bench/bench_autoscale.py [--step 30] [--steps 8] [--phases open,closed:pending] [--json]
+    python bench/bench_autoscale.py [--step 30] [--steps 8] [--phases open,closed:pending] [--scrape 2]
+                                    [--json]
+
+`--scrape` sets Prometheus' scrape and rule-evaluation interval (default 2 s, the earlier runs'; 15 s
+is the interval the shipped rules are built for, where a [30s] window holds two scrapes).
 
 Loopback only; bounded (per phase: steps x step seconds + ~20 s). The machine it ran on is shared
 (see bench/RESULTS.md): absolute latencies move with the load, the order of the signals is the result.
@@ -108,14 +114,25 @@ def signals() -> dict[str, tuple[str, float, bool]]:
     )
     targets = default_targets()
     queue = targets[c.SIGNAL_QUEUE_TIME]
+    gauge = selector(c.NV_PENDING_REQUEST_COUNT, m)
+    pending = targets[c.SIGNAL_PENDING]
     return {
-        "pending": (selector(c.REC_PENDING_JOB, m), targets[c.SIGNAL_PENDING], True),
+        "pending": (selector(c.REC_PENDING_JOB, m), pending, True),
+        # the backlog's candidate readings, queried raw (no rule-evaluation delay) on the same samples
+        "pending_instant": (f"sum({gauge})", pending, True),
+        **{
+            f"pending_{w}": (f"sum(avg_over_time({gauge}[{w}]))", pending, True)
+            for w in PENDING_WINDOWS
+        },
         "weighted": (selector(c.REC_QUEUE_PER_REQUEST_JOB, m), queue, False),
         "naive": (f"avg {by(server)} ({per_model}) / 1e6", queue, False),
         "nvidia": (nvidia, queue * 1e6, False),
         "cpu": (f"max({selector(c.NV_CPU_UTILIZATION, m)})", CPU_TARGET, False),
     }
 
+
+# The averaging windows of the backlog compared beside the instant (autoscale30).
+PENDING_WINDOWS = ("30s", "45s", "1m")
 
 # Extra targets replayed on the open phase's samples (no new traffic): the old defaults and the
 # targets around the shipped ones, to show how sensitive the lead is to the target.
@@ -197,7 +214,8 @@ def scale_up_period(load_s: float) -> float:
 class Stack:
     """A fresh LocalTriton (slow_model + vector_scale) and a Prometheus evaluating the shipped rules."""
 
-    def __init__(self) -> None:
+    def __init__(self, scrape_s: float = 2.0) -> None:
+        self.scrape_s = scrape_s
         self.work = Path(tempfile.mkdtemp(prefix="bench-autoscale-"))
         self.triton = LocalTriton(
             SAMPLE_REPOSITORY,
@@ -214,7 +232,10 @@ class Stack:
             port = free_port()
             target = self.triton.metrics_url.split("//")[1].split("/")[0]
             config = {
-                "global": {"scrape_interval": "2s", "evaluation_interval": "2s"},
+                "global": {
+                    "scrape_interval": f"{self.scrape_s:g}s",
+                    "evaluation_interval": f"{self.scrape_s:g}s",
+                },
                 "rule_files": [str(REPO / "alerts" / "triton-autoscaling-rules.yaml")],
                 "scrape_configs": [{"job_name": JOB, "static_configs": [{"targets": [target]}]}],
             }
@@ -255,11 +276,11 @@ class Stack:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
-def run_phase(step_s: float, steps: int, drive: str | None) -> dict[str, Any]:
+def run_phase(step_s: float, steps: int, drive: str | None, scrape_s: float = 2.0) -> dict[str, Any]:
     """One phase: open (drive None) or closed on the signal `drive` (see the module docstring)."""
     sigs = signals()
     threshold, quantile = slo_threshold()
-    with Stack() as stack:
+    with Stack(scrape_s) as stack:
         load_s = float(stack.triton.startup_seconds or 0.0)
         total = step_s * steps + 60
         fast = TrafficDriver(
@@ -310,6 +331,7 @@ def run_phase(step_s: float, steps: int, drive: str | None) -> dict[str, Any]:
     loads = [s["load1"] for s in samples]
     result: dict[str, Any] = {
         "phase": f"closed:{drive}" if drive else "open",
+        "scrape_s": scrape_s,
         "load_s": round(load_s, 2),
         "scale_up_period_s": scale_up_period(load_s),
         "threshold_s": threshold,
@@ -361,6 +383,9 @@ def main(argv: list[str] | None = None) -> int:
         default="open,closed:pending",
         help="comma-separated: open, closed:<signal> (signals: " + ", ".join(signals()) + ")",
     )
+    parser.add_argument(
+        "--scrape", type=float, default=2.0, help="Prometheus' scrape and rule-evaluation interval, seconds"
+    )
     parser.add_argument("--json", action="store_true", help="print every sample as JSON too")
     args = parser.parse_args(argv)
     phases = [p.strip() for p in args.phases.split(",") if p.strip()]
@@ -371,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for phase in phases:
         drive = None if phase == "open" else phase.split(":", 1)[1]
-        result = run_phase(args.step, steps, drive)
+        result = run_phase(args.step, steps, drive, args.scrape)
         results.append(result)
         print(
             f"[{result['phase']}] load {result['load_s']} s "
