@@ -30,7 +30,7 @@ from triton_sre.doctor.facts import release_of
 from triton_sre.exporter.service import Exporter
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.rulefile import render_yaml
-from triton_sre.slo import default_spec, parse_spec
+from triton_sre.slo import default_spec, parse_spec, spec_from_mapping
 from triton_sre.stack.local_triton import LocalTriton
 from triton_sre.stack.processes import free_port
 from triton_sre.triton.exposition import parse_bytes
@@ -316,7 +316,31 @@ def test_k8s_onprem_rule_is_recognised() -> None:
 
 def test_shortest_window_of_the_shipped_rules() -> None:
     groups = promchecks.groups_from_rule_files(rule_files(default_spec()))
-    assert promchecks.shortest_window(groups) == 60.0  # the time-slice SLI over averages: [1m]
+    windows = promchecks.range_windows(groups)
+    assert promchecks.shortest_window(groups) == 30.0  # the scaling signals' average: 2 x 15 s
+    assert min(s for f, s in windows if f == "rate") == 60.0  # the queue-time and time-slice rates
+    assert {f for f, s in windows if s == 30.0} == {"avg_over_time"}
+
+
+def test_a_scaling_average_of_two_scrapes_passes_at_15s_and_names_scrape_interval_when_short() -> None:
+    """At 15 s the signals' [30s] average holds two scrapes (enough for an average; a rate needs 4):
+    the check passes. A spec saying scrape.interval 5s ([10s] average) against a Prometheus scraping
+    every 15 s fails, and the fix names both ways out: the spec's interval, or the scrape config."""
+    spec = default_spec()
+    groups = promchecks.groups_from_rule_files(rule_files(spec))
+    at_15s = promchecks.scrape_interval(spec, {spec.triton_job: 15.0, spec.exporter_job: 15.0}, groups)
+    assert at_15s.ok, at_15s.found
+    raw = yaml.safe_load((ROOT / "slos.yaml").read_text())
+    fast = spec_from_mapping({**raw, "scrape": {**raw["scrape"], "interval": "5s"}})
+    fast_groups = promchecks.groups_from_rule_files(rule_files(fast))
+    check = promchecks.scrape_interval(fast, {fast.triton_job: 15.0, fast.exporter_job: 15.0}, fast_groups)
+    assert not check.ok and "the shortest average 10s" in check.found
+    assert "set scrape.interval: 15s in" in check.fix and "triton-sre generate" in check.fix
+    assert "scrape_interval: 5s" in check.fix  # or scrape that often
+    assert f"job {fast.exporter_job}" not in check.fix  # the averages read only the Triton job
+    # scraped faster than the spec says: passes, and says a shorter window would answer sooner
+    check = promchecks.scrape_interval(spec, {spec.triton_job: 5.0, spec.exporter_job: 15.0}, groups)
+    assert check.ok and "set it to 5s and regenerate" in check.found
 
 
 def test_input_missing_alert_fires_under_promtool(tmp_path: Path) -> None:

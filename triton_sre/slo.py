@@ -110,6 +110,14 @@ class Spec:
     cluster_label: str | None = None
     # the `rollout:` section, validated when the spec loads (triton_sre.rollout.spec)
     rollout: RolloutSpec = field(default_factory=RolloutSpec, compare=False)
+    # `scrape.interval`: how often Prometheus scrapes Triton; the gauge signals average over
+    # AUTOSCALE_SIGNAL_SCRAPES of it (`signal_window_s`)
+    scrape_interval_s: float = c.DEFAULT_SCRAPE_INTERVAL_S
+
+    @property
+    def signal_window_s(self) -> float:
+        """The window the pending-requests and LLM-waiting signals average the gauge over."""
+        return c.AUTOSCALE_SIGNAL_SCRAPES * self.scrape_interval_s
 
     @property
     def signal_jobs(self) -> tuple[str, ...]:
@@ -121,7 +129,7 @@ class Spec:
 # -- loading ---------------------------------------------------------------------------------------
 _TOP_KEYS = {"scrape", "operational", "slos", "llm", "cluster_label", "autoscaling", "rollout"}
 _LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-_SCRAPE_KEYS = {"triton_job", "exporter_job", "triton_container", "latency_metrics"}
+_SCRAPE_KEYS = {"triton_job", "exporter_job", "triton_container", "latency_metrics", "interval"}
 _COMMON_KEYS = {"name", "description", "type", "models", "objective", "period", "min_request_rate"}
 _AVAILABILITY_KEYS = _COMMON_KEYS | {"bad_reasons"}
 _LATENCY_KEYS = _COMMON_KEYS | {"threshold", "latency_sli", "time_slice", "queue_time_share", "quantile"}
@@ -225,7 +233,21 @@ def _spec(raw: Any, source: str) -> Spec:
         autoscaling=autoscaling,
         cluster_label=_cluster_label(raw.get("cluster_label"), f"{source}: cluster_label"),
         rollout=parse_rollout(raw.get("rollout"), f"{source}: rollout", slos),
+        scrape_interval_s=_scrape_interval(scrape.get("interval"), f"{source}: scrape.interval"),
     )
+
+
+def _scrape_interval(value: Any, where: str) -> float:
+    """Whole seconds, 1s to 1m: the scaling signals' window is a multiple of it."""
+    if value is None:
+        return c.DEFAULT_SCRAPE_INTERVAL_S
+    seconds = parse_duration(value, where)
+    if not 1 <= seconds <= 60 or seconds != int(seconds):
+        raise SpecError(
+            f"{where}: expected whole seconds from 1s to 1m (the scrape_interval Prometheus scrapes "
+            f"Triton at), got {bounded(value)}"
+        )
+    return seconds
 
 
 def _cluster_label(value: Any, where: str) -> str | None:

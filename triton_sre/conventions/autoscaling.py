@@ -12,6 +12,13 @@ REC_QUEUE_PER_REQUEST_INSTANCE: Final = (
     f"instance:triton_queue_seconds_per_request:ratio_rate{REC_AUTOSCALE_WINDOW}"
 )
 REC_QUEUE_PER_REQUEST_JOB: Final = f"job:triton_queue_seconds_per_request:ratio_rate{REC_AUTOSCALE_WINDOW}"
+# The gauge signals (pending requests, LLM requests waiting) are averaged over this many scrapes of
+# the spec's `scrape.interval` (default DEFAULT_SCRAPE_INTERVAL_S): 15 s -> [30s]. One scrape is the
+# instant (a batching instance reads 0 whenever it has just taken the queue); four ([1m]) answered a
+# step 15-30 s later (bench/RESULTS.md, autoscale29 and autoscale30). An average needs two samples,
+# not the four a rate() needs: a missed scrape leaves it the instant, a rate() nothing.
+AUTOSCALE_SIGNAL_SCRAPES: Final = 2
+DEFAULT_SCRAPE_INTERVAL_S: Final = 15.0  # what the rules' 1m rates are built for (4 scrapes)
 REC_PENDING_INSTANCE: Final = "instance:triton_pending_requests:sum"
 REC_PENDING_JOB: Final = "job:triton_pending_requests:sum"
 REC_LLM_WAITING_JOB: Final = "job:triton_llm_requests_waiting:sum"

@@ -7,6 +7,7 @@ for the spec); nothing here does I/O.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,11 @@ from triton_sre.slo import Spec, SpecError, format_duration, parse_duration
 
 # rate()/increase() need several samples per range: at least this many scrapes per shortest window.
 SCRAPES_PER_WINDOW = 4
+# An average over a range (avg_over_time and the other *_over_time) is one from c.AUTOSCALE_SIGNAL_SCRAPES
+# samples on: a scrape missed leaves it the instant, where a rate() of one sample is no value at all.
+_AVERAGING_SUFFIX = "_over_time"
 DOWN_LISTED = 10  # targets not up named one by one per job (a fleet's outage is thousands)
+_NAME_BEFORE = re.compile(r"(\w*)\s*$")
 _RANGE_TEXT = re.compile(r"\[((?:\d+(?:ms|[smhdwy]))+)\]")
 
 Group = tuple[str, tuple[tuple[str, str], ...]]  # group name, ((rule name, expression), ...)
@@ -138,16 +143,43 @@ def _split_matchers(body: str) -> list[str]:
 
 def shortest_window(groups: Iterable[Group]) -> float | None:
     """The shortest range selector (`[5m]`) in the expected rules, in seconds."""
-    shortest = None
+    return min((seconds for _, seconds in range_windows(groups)), default=None)
+
+
+def _function_of(expr: str, at: int) -> str:
+    """The name of the function whose argument holds the range selector starting at `at`: walk back
+    to the unclosed `(`, skipping label matchers (`{…}`, whose values may hold parentheses)."""
+    depth, i = 0, at - 1
+    while i >= 0:
+        ch = expr[i]
+        if ch == "}":
+            i = expr.rfind("{", 0, i)
+        elif ch == ")":
+            depth += 1
+        elif ch == "(":
+            if depth == 0:
+                return _NAME_BEFORE.search(expr[:i]).group(1)  # type: ignore[union-attr]
+            depth -= 1
+        i -= 1
+    return ""
+
+
+def range_windows(groups: Iterable[Group]) -> list[tuple[str, float]]:
+    """(function, seconds) of every range selector (`rate(x[5m])`) in the expected rules."""
+    out = []
     for _, rules in groups:
         for _, expr in rules:
-            for text in _RANGE_TEXT.findall(expr):
+            for match in _RANGE_TEXT.finditer(expr):
                 try:
-                    seconds = parse_duration(text, "range")
+                    seconds = parse_duration(match.group(1), "range")
                 except SpecError:
                     continue
-                shortest = seconds if shortest is None else min(shortest, seconds)
-    return shortest
+                out.append((_function_of(expr, match.start()), seconds))
+    return out
+
+
+def _scrapes_needed(function: str) -> int:
+    return c.AUTOSCALE_SIGNAL_SCRAPES if function.endswith(_AVERAGING_SUFFIX) else SCRAPES_PER_WINDOW
 
 
 def _jobs(spec: Spec) -> list[str]:
@@ -194,34 +226,63 @@ def prometheus_jobs(spec: Spec, targets: Sequence[Target], metrics_url: str | No
 
 
 def scrape_interval(spec: Spec, intervals: Mapping[str, float | None], expected: Sequence[Group]) -> Check:
-    window = shortest_window(expected)
-    affects = ("rate() over the shortest rule window: recording rules, burn-rate alerts, dashboards",)
-    if window is None:
+    windows = range_windows(expected)
+    affects = (
+        "rate() over the shortest rule window: recording rules, burn-rate alerts, dashboards",
+        "the scaling signals' average (pending requests, LLM requests waiting)",
+    )
+    if not windows:
         return Check(c.CHECK_SCRAPE_INTERVAL, True, False, "the rules use no range", affects, "none needed")
-    limit = window / SCRAPES_PER_WINDOW
-    parts, slow = [], []
+    rates = [s for f, s in windows if _scrapes_needed(f) == SCRAPES_PER_WINDOW]
+    averages = [s for f, s in windows if _scrapes_needed(f) != SCRAPES_PER_WINDOW]
+    rate_limit = min(rates, default=math.inf) / SCRAPES_PER_WINDOW
+    limit = min(rate_limit, min(averages, default=math.inf) / c.AUTOSCALE_SIGNAL_SCRAPES)
+    parts, slow, unsynced = [], [], []
     for job in _jobs(spec):
         interval = intervals.get(job)
         if interval is None:
             parts.append(f"{job}: interval unknown")
             continue
         parts.append(f"{job}: {format_duration(interval)}")
-        if interval > limit:
+        if job in spec.signal_jobs and interval < spec.scrape_interval_s:
+            parts[-1] += (
+                f" (scrape.interval says {format_duration(spec.scrape_interval_s)}: set it to "
+                f"{format_duration(interval)} and regenerate for a scaling signal that answers sooner)"
+            )
+        if interval > rate_limit:
             slow.append(job)
-    found = (
-        f"{'; '.join(parts)}; shortest rule window {format_duration(window)} needs "
-        f"{SCRAPES_PER_WINDOW} scrapes, so at most {format_duration(limit)}"
-    )
+        elif interval > limit and job in spec.signal_jobs:  # the averages read the Triton jobs' gauges
+            unsynced.append((job, interval))
+    needs = []
+    if rates:
+        needs.append(f"shortest rate window {format_duration(min(rates))} needs {SCRAPES_PER_WINDOW} scrapes")
+    if averages:
+        needs.append(
+            f"the shortest average {format_duration(min(averages))} (scrape.interval "
+            f"{format_duration(spec.scrape_interval_s)} in {spec.source} x {c.AUTOSCALE_SIGNAL_SCRAPES}) "
+            f"needs {c.AUTOSCALE_SIGNAL_SCRAPES}"
+        )
+    found = f"{'; '.join(parts)}; {', '.join(needs)}, so at most {format_duration(limit)}"
+    fixes = []
+    if slow:
+        fixes.append(
+            f"set scrape_interval: {format_duration(rate_limit)} (or shorter) in the scrape config of job "
+            f"{' and '.join(slow)}"
+        )
+    for job, interval in unsynced:
+        fixes.append(
+            f"set scrape.interval: {format_duration(interval)} in {spec.source} (how often job {job} is "
+            f"scraped) and run `triton-sre generate` to average the scaling signals over "
+            f"{c.AUTOSCALE_SIGNAL_SCRAPES} of its scrapes, or set scrape_interval: {format_duration(limit)} "
+            f"in the scrape config of job {job}"
+        )
     return Check(
         c.CHECK_SCRAPE_INTERVAL,
-        not slow,
+        not slow and not unsynced,
         True,
         found,
         affects,
-        f"set scrape_interval: {format_duration(limit)} (or shorter) in the scrape config of job "
-        f"{' and '.join(slow)}"
-        if slow
-        else "none needed",
+        "; ".join(fixes) or "none needed",
     )
 
 

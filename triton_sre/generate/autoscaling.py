@@ -27,6 +27,8 @@ def signal_rules(spec: Spec) -> list[Rule]:
     ls = label_sets(spec.cluster_label)
     job: list[Matcher] = [one_of(c.LABEL_JOB, spec.signal_jobs)]
     window = c.REC_AUTOSCALE_WINDOW
+    # the gauges averaged over AUTOSCALE_SIGNAL_SCRAPES scrapes (30s at 15 s), not read at an instant
+    gauge_window = format_duration(spec.signal_window_s)
 
     ensemble = ensemble_marked(ls.per_model, [(c.LABEL_JOB, "=", spec.exporter_job)])
 
@@ -46,15 +48,19 @@ def signal_rules(spec: Spec) -> list[Rule]:
             "expr": ratio(f"sum {by(ls.job)} ({queue_s})", f"sum {by(ls.job)} ({requests})"),
         },
         {
-            # the backlog averaged over the window, not an instant: an instance that has just taken
+            # the backlog averaged over two scrapes, not an instant: an instance that has just taken
             # the whole queue reads 0 (journey27: 11 of 32 readings at twice the load), and an HPA
             # scales up on one high reading and keeps it for its scale-down window
             "record": c.REC_PENDING_INSTANCE,
             "expr": f"sum {by(ls.server)} "
-            f"(avg_over_time({selector(c.NV_PENDING_REQUEST_COUNT, job)}[{window}]))",
+            f"(avg_over_time({selector(c.NV_PENDING_REQUEST_COUNT, job)}[{gauge_window}]))",
         },
         {"record": c.REC_PENDING_JOB, "expr": f"sum {by(ls.job)} ({c.REC_PENDING_INSTANCE})"},
-        {"record": c.REC_LLM_WAITING_JOB, "expr": f"sum {by(ls.job)} ({c.REC_LLM_WAITING})"},
+        {
+            # the LLM scheduler's queue is a gauge too, emptied at every scheduler step
+            "record": c.REC_LLM_WAITING_JOB,
+            "expr": f"sum {by(ls.job)} (avg_over_time({c.REC_LLM_WAITING}[{gauge_window}]))",
+        },
         {"record": c.REC_LLM_KV_CACHE_JOB, "expr": f"max {by(ls.job)} ({c.REC_LLM_KV_CACHE})"},
         {
             "record": c.REC_SERVING_REPLICAS,

@@ -20,10 +20,12 @@ _I1, _I2 = "triton-0:8002", "triton-1:8002"
 _BUSY, _IDLE = "busy", "idle"
 # Signals read from an instant gauge, which can read 0 between two scrapes under load.
 _GAUGE_SIGNALS = (c.SIGNAL_PENDING, c.SIGNAL_LLM_WAITING)
-# Gauge signals the rules average over REC_AUTOSCALE_WINDOW (4 input steps): a window of the
-# alternating series holds half its samples high (Prometheus 3's left-open range, 4 samples) or at most
-# 3 of 5 (Prometheus 2's closed range).
-_SMOOTHED_SIGNALS = (c.SIGNAL_PENDING,)
+# Gauge signals the rules average over the spec's signal window (2 scrapes). Their bursty test feeds
+# samples a quarter of that window apart, so a window of the alternating series holds half its samples
+# high (Prometheus 3's left-open range, 4 samples) or at most 3 of 5 (Prometheus 2's closed range); at
+# 2 samples a window (3 in Prometheus 2) the shares 1/3 to 2/3 have no one ceil(2 x usage) to assert.
+_SMOOTHED_SIGNALS = (c.SIGNAL_PENDING, c.SIGNAL_LLM_WAITING)
+_SMOOTHED_STEPS = 4  # input samples per signal window in the bursty test
 _HIGH_SHARES = (0.5, 0.6)
 _BURST = 4.0  # x target at every other sample: a third of a window high still averages over 1.1
 _BURST_SMOOTHED = 3.3  # ceil(2 x 3.3 x share) is 4 for both shares; averaged, 1.65 to 1.98 x target
@@ -155,6 +157,8 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str, bursty: bool = F
     smoothed = bursty and entry.signal in _SMOOTHED_SIGNALS
     usage, replicas = (_BURST_SMOOTHED if smoothed else _BURST if bursty else 1.4), 2
     step = lag_step_s(entry)
+    # seconds between input samples: a quarter of the signal window for a smoothed bursty test
+    every_s = spec.signal_window_s / _SMOOTHED_STEPS if smoothed else _STEP_S
     asks = {math.ceil(usage * replicas)}
     if smoothed:
         asks = {math.ceil(usage * replicas * share) for share in _HIGH_SHARES}
@@ -170,7 +174,7 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str, bursty: bool = F
     at = f"{at_s}s"
     before = f"{max(1, budget_steps - 1) * step}s"  # a gauge signal is over its target from t=0
     mine = [(c.L_DEPLOYMENT, "=", entry.deployment)]
-    steps = max(40, at_s // _STEP_S + 10)  # past `at`
+    steps = max(40, math.ceil(at_s / every_s) + 10)  # past `at`
     series = _signal_series(entry, usage, replicas, steps)
     checks = [
         {
@@ -191,7 +195,7 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str, bursty: bool = F
     return {
         "name": f"{c.ALERT_AUTOSCALER_LAGGING}: {entry.deployment} asks for more replicas than serve"
         + (", its signal dipping to 0 at every other scrape" if bursty else ""),
-        "interval": f"{_STEP_S}s",
+        "interval": format_duration(every_s),
         "input_series": series,
         "promql_expr_test": checks,
         "alert_rule_test": [
