@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from triton_sre import conventions as c
+from triton_sre.report.ensemble_steps import STEP_COLUMNS, step_split
 from triton_sre.report.increases import (
     ROW,
     bucket_quantile,
@@ -78,6 +79,8 @@ COLUMNS = (
     "batch_fill",
     "queue_share",
     "compute_share",
+    "queue_step",
+    "queue_step_ms",
     "avg_latency_ms",
     "p50_ms",
     "p95_ms",
@@ -293,6 +296,13 @@ def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame
     request_us = table[c.NV_REQUEST_DURATION_US]
     out["queue_share"] = _div(table[c.NV_QUEUE_DURATION_US], request_us)
     out["compute_share"] = _div(sum(table[f] for f in COMPUTE_FAMILIES), request_us)
+    # An ensemble's steps' queue is in none of its own stages: its split is its steps' (ensemble_steps.py).
+    steps = step_split(data.frame(c.M_ENSEMBLE_STEP_SECONDS), versions).reindex(out.index)
+    out["queue_step"] = steps["queue_step"].fillna("").astype(object)
+    out["queue_step_ms"] = steps["queue_step_ms"].astype(float)
+    read = steps["queue_share"].notna() | steps["compute_share"].notna()
+    for column in STEP_COLUMNS[:2]:
+        out[column] = out[column].where(~read, steps[column].astype(float))
     out["avg_latency_ms"] = _div(request_us / 1000.0, table[c.NV_REQUEST_SUCCESS])
     summary_frame = keyed(data.frame(c.NV_REQUEST_SUMMARY_US), versions)
     hist = bucket_quantiles(keyed(data.histogram(HISTOGRAM_BUCKETS), versions), c.LATENCY_QUANTILES, ROW)

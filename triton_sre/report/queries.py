@@ -92,6 +92,8 @@ def gauge_query(family: str, seconds: float, cluster: tuple[str, ...] = ()) -> R
         return _aggregated("sum", (*key, c.L_CURRENCY), finite(family), family, seconds)
     if family in (c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO):
         return _aggregated("avg", key, not_nan(family), family, seconds)
+    if family == c.M_ENSEMBLE_STEP_SECONDS:  # per step and stage, servers averaged (report/ensemble_steps.py)
+        return _aggregated("avg", (*key, c.L_STEP, c.L_STAGE), finite(family), family, seconds)
     if family in CONFIG_FAMILIES:
         return _aggregated("max", (*MODEL_NAMESPACE, *cluster), finite(family), family, seconds)
     return plain(family, seconds)

@@ -53,6 +53,7 @@ HEADERS = {
     "batch_fill": "batch fill",
     "queue_share": "queue share",
     "compute_share": "compute share",
+    "queue_step": "queues most in",
     "avg_latency_ms": "avg ms",
     "p50_ms": "p50 ms",
     "p95_ms": "p95 ms",
@@ -85,7 +86,7 @@ class CostReport:
 def fmt(column: str, value: object) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–"
-    if column in ("model", "version", "latency_source"):
+    if column in ("model", "version", "latency_source", "queue_step"):
         return str(value) or "–"
     number = float(value)  # type: ignore[arg-type]
     if column in _PERCENT:

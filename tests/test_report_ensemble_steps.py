@@ -1,0 +1,93 @@
+"""An ensemble's latency split in the report is its steps' (reportens): on the real 2.51 an ensemble's
+own queue counter holds only the hand-off to its first step, its steps' queue falls under "other"
+(docs/exporter.md, "Ensembles: where the time goes"). The report reads the exporter's
+triton_sre_ensemble_step_seconds and names the step that queues most; models.csv says the same."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import pandas as pd
+import pytest
+from test_report_batcher import TIMES
+from test_report_ensemble import EMBEDDER, PIPELINE, _data
+
+from triton_sre import conventions as c
+from triton_sre.report.figures import RangeData, model_table
+from triton_sre.report.render import CostReport, to_csv, to_markdown
+from triton_sre.report.steps import report_plan
+
+POST = "post"
+# step -> stage -> the exporter's seconds per pipeline request at the range's first and last samples
+STEPS = {
+    EMBEDDER: {
+        c.STAGE_QUEUE: (0.002, 0.004),
+        c.STAGE_COMPUTE_INFER: (0.005, 0.005),
+        c.STAGE_OTHER: (0.001, 0.001),
+    },
+    POST: {
+        c.STAGE_QUEUE: (0.010, 0.010),
+        c.STAGE_COMPUTE_INPUT: (0.0005, 0.0005),
+        c.STAGE_COMPUTE_INFER: (0.0005, 0.0005),
+    },
+}
+
+
+def _step_frame() -> pd.DataFrame:
+    rows = [
+        {"model": PIPELINE, "version": "1", c.L_STEP: step, c.L_STAGE: stage, "timestamp": t, "value": v}
+        for step, stages in STEPS.items()
+        for stage, values in stages.items()
+        for t, v in zip((TIMES[0], TIMES[-1]), values, strict=True)
+    ]
+    rows.append({**rows[0], "timestamp": TIMES[3], "value": math.nan})  # a NaN sample is no figure
+    return pd.DataFrame(rows)
+
+
+def _with_steps() -> RangeData:
+    data = _data(ensemble_gauge=True)
+    frames = {**data.frames, c.M_ENSEMBLE_STEP_SECONDS: _step_frame()}
+    return RangeData(data.start, data.end, data.step, frames)
+
+
+def test_an_ensembles_split_is_its_steps_and_names_the_step_that_queues_most() -> None:
+    """Before: pipeline's row gave its own counters' 30 % queue and no step. Its steps give 20 ms a
+    request: queue 3 ms (embedder, the mean of 2 and 4) + 10 ms (post), compute 5 + 1 ms."""
+    table, _summary = model_table(_with_steps())
+    rows = table.set_index("model")
+    assert rows.loc[PIPELINE, "queue_share"] == pytest.approx(13 / 20)
+    assert rows.loc[PIPELINE, "compute_share"] == pytest.approx(6 / 20)
+    assert rows.loc[PIPELINE, "queue_step"] == POST
+    assert rows.loc[PIPELINE, "queue_step_ms"] == pytest.approx(10.0)
+    # the step's own row keeps its own counters' split
+    assert rows.loc[EMBEDDER, "queue_share"] == pytest.approx(0.3)
+    assert rows.loc[EMBEDDER, "queue_step"] == "" and math.isnan(rows.loc[EMBEDDER, "queue_step_ms"])
+
+
+def test_without_the_step_family_an_ensemble_keeps_its_own_split() -> None:
+    """An exporter before triton_sre_ensemble_step_seconds: the ensemble's counters, no step named."""
+    table, _summary = model_table(_data(ensemble_gauge=True))
+    rows = table.set_index("model")
+    assert rows.loc[PIPELINE, "queue_share"] == pytest.approx(0.3)
+    assert rows.loc[PIPELINE, "queue_step"] == "" and math.isnan(rows.loc[PIPELINE, "queue_step_ms"])
+
+
+def test_models_csv_and_table_say_the_steps_split() -> None:
+    table, summary = model_table(_with_steps())
+    report = CostReport(TIMES[0], TIMES[-1], 10.0, "test", table, summary, [])
+    rows = {r["model"]: r for r in csv.DictReader(io.StringIO(to_csv(report)))}
+    assert float(rows[PIPELINE]["queue_share"]) == pytest.approx(0.65)
+    assert float(rows[PIPELINE]["compute_share"]) == pytest.approx(0.3)
+    assert rows[PIPELINE]["queue_step"] == POST
+    assert float(rows[PIPELINE]["queue_step_ms"]) == pytest.approx(10.0)
+    assert rows[EMBEDDER]["queue_step"] == "" and rows[EMBEDDER]["queue_step_ms"] == ""
+    line = next(x for x in to_markdown(report).splitlines() if x.startswith(f"| {PIPELINE} "))
+    assert f"| 65.0% | 30.0% | {POST} |" in line
+
+
+def test_the_report_reads_the_step_family_per_step_and_stage() -> None:
+    query = report_plan(3600.0)[c.M_ENSEMBLE_STEP_SECONDS]
+    assert query.expr.startswith("avg by (") and c.L_STEP in query.expr and c.L_STAGE in query.expr
+
