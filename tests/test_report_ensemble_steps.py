@@ -43,7 +43,10 @@ def _step_frame() -> pd.DataFrame:
         for t, v in zip((TIMES[0], TIMES[-1]), values, strict=True)
     ]
     rows.append({**rows[0], "timestamp": TIMES[3], "value": math.nan})  # a NaN sample is no figure
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    for label in (c.LABEL_MODEL, c.LABEL_VERSION, c.L_STEP, c.L_STAGE):  # as report/prom.py reads them
+        frame[label] = frame[label].astype("category")
+    return frame
 
 
 def _with_steps() -> RangeData:

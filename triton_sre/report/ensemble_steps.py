@@ -32,7 +32,9 @@ def step_split(frame: pd.DataFrame, versions: bool) -> pd.DataFrame:
     needed = (ROW, c.L_STEP, c.L_STAGE)
     if frame.empty or any(col not in frame.columns for col in needed):
         return pd.DataFrame(columns=list(STEP_COLUMNS))
-    frame = frame[np.isfinite(frame["value"])]
+    # the client's labels are categorical: plain strings, so a row's "no step" can be written
+    labels = {col: frame[col].astype(object).astype(str) for col in (c.L_STEP, c.L_STAGE)}
+    frame = frame.assign(**labels)[np.isfinite(frame["value"])]
     seconds = frame.groupby(list(needed))["value"].mean().unstack(c.L_STAGE, fill_value=0.0)
     seconds = seconds.reindex(columns=list(c.STAGES), fill_value=0.0)
     total = seconds.sum(axis=1).groupby(level=0).sum()
