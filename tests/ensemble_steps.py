@@ -8,14 +8,19 @@ to the ensemble and samples the pending-requests gauge while they run.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import requests
+from live_prometheus import private_prometheus, wait_scraped_and_evaluated_after
 
 from triton_sre import conventions as c
+from triton_sre.slo import default_spec
+from triton_sre.stack.local_triton import LocalTriton
 
 ENSEMBLE = "pipeline3"
 PREP, SLOW, POST = "prep", "slow_batch", "post"
@@ -122,3 +127,26 @@ def load(
     if errors:
         raise errors[0]
     return time.monotonic() - started
+
+
+@contextlib.contextmanager
+def loaded_pipeline(root: Path, clients: int, per_client: int) -> Iterator[tuple[Any, float, float]]:
+    """The real Triton serving `build_repository(root)`, scraped with its exporter by a private
+    Prometheus (the default spec's rules loaded), after `load` of `clients` x `per_client` requests:
+    yields (prom, when the load started, when it stopped: epoch seconds), every process stopped after."""
+    spec = default_spec()
+    with contextlib.ExitStack() as stack:
+        triton = LocalTriton(build_repository(root), workdir=root / "triton")
+        triton.start()
+        stack.callback(triton.stop)
+        prom, _exporter = stack.enter_context(private_prometheus(root, spec, triton, rules=True))
+        infer(triton.http_url)
+        # a scrape before the load: a counter's first sample taken after it gives no rate
+        scraped = f'{c.NV_REQUEST_SUCCESS}{{{c.LABEL_MODEL}="{SLOW}"}} == 1'
+        assert prom.wait_for(scraped), "no scrape of Triton before the load"
+        started = time.time()
+        load(triton.http_url, clients, per_client)
+        stopped = time.time()
+        wait_scraped_and_evaluated_after(prom, stopped, spec.triton_job)
+        assert prom.wait_for(f'{c.M_ENSEMBLE_STEP_SECONDS}{{{c.L_STEP}="{SLOW}"}}')
+        yield prom, started, stopped

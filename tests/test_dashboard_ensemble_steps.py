@@ -10,19 +10,15 @@ queued 140 ms.
 
 from __future__ import annotations
 
-import contextlib
-import time
 from typing import Any
 
 import pytest
-from ensemble_steps import ENSEMBLE, POST, PREP, SLOW, STEPS, build_repository, infer, load
+from ensemble_steps import ENSEMBLE, POST, PREP, SLOW, STEPS, loaded_pipeline
 from grafana_vars import fill
-from live_prometheus import private_prometheus, wait_scraped_and_evaluated_after
 
 from triton_sre import conventions as c
 from triton_sre.generate.dashboards import dashboards, iter_targets
 from triton_sre.slo import default_spec
-from triton_sre.stack.local_triton import LocalTriton
 
 pytestmark = [pytest.mark.triton, pytest.mark.server]
 
@@ -52,20 +48,7 @@ def values(prom: Any, expr: str, *labels: str) -> dict[tuple[str, ...], float]:
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("ensemble-steps-live")
-    spec = default_spec()
-    with contextlib.ExitStack() as stack:
-        triton = LocalTriton(build_repository(root), workdir=root / "triton")
-        triton.start()
-        stack.callback(triton.stop)
-        prom, _exporter = stack.enter_context(private_prometheus(root, spec, triton, rules=True))
-        infer(triton.http_url)
-        # a scrape before the load: a counter's first sample taken after it gives no rate
-        scraped = f'{c.NV_REQUEST_SUCCESS}{{{c.LABEL_MODEL}="{SLOW}"}} == 1'
-        assert prom.wait_for(scraped), "no scrape of Triton before the load"
-        load(triton.http_url, CLIENTS, PER_CLIENT)
-        stopped = time.time()
-        wait_scraped_and_evaluated_after(prom, stopped, spec.triton_job)
-        assert prom.wait_for(f'{c.M_ENSEMBLE_STEP_SECONDS}{{{c.L_STEP}="{SLOW}"}}')
+    with loaded_pipeline(root, CLIENTS, PER_CLIENT) as (prom, _started, _stopped):
         yield prom
 
 
