@@ -27,11 +27,13 @@ def serve(
     delay: float = 0.0,
     instant: list[dict[str, Any]] | Callable[[str], list[dict[str, Any]]] | None = None,
     seen: list[str] | None = None,
+    warn: Callable[[str], dict[str, Any]] | None = None,
 ) -> ThreadingHTTPServer:
     """A server on 127.0.0.1 (a free port), serving in a daemon thread unless `thread` is False; each
     answer after `delay` seconds (a slow Prometheus); instant queries answer the vector `instant`
     (a callable: its answer to the query);
-    every query's PromQL is appended to `seen` when given (what a client asked, in order)."""
+    every query's PromQL is appended to `seen` when given (what a client asked, in order); `warn` gives
+    the keys added to an answer's body after `data` (`warnings`, `infos`: a partial answer)."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -53,9 +55,9 @@ def serve(
             else:
                 vector = instant(params.get("query", "")) if callable(instant) else instant
                 data = {"resultType": "vector", "result": vector or []}
-            body = (
-                data if isinstance(data, bytes) else json.dumps({"status": "success", "data": data}).encode()
-            )
+            extra = warn(params.get("query", "")) if warn is not None else {}
+            whole = {"status": "success", "data": data, **extra}
+            body = data if isinstance(data, bytes) else json.dumps(whole).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))

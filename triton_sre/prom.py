@@ -58,8 +58,7 @@ _MATRIX_HEAD = re.compile(
     r'\s*"result"\s*:\s*\[\s*'
 )
 _AFTER_SERIES = re.compile(r"\s*([,\]])\s*")
-# after the result: the data object's end and the body's (warnings and infos may come between)
-_TAIL = re.compile(r'\s*(?:,\s*"(?:warnings|infos)"\s*:.*)?\}\s*\}\s*$', re.S)
+MAX_WARNINGS = 20  # distinct warnings a client keeps (each cut to MAX_ERROR_CHARS)
 
 
 PLAUSIBLE_CLOCK = (946_684_800.0, 7_258_118_400.0)  # 2000-01-01 and 2200-01-01 UTC, Unix seconds
@@ -194,6 +193,10 @@ class Prometheus:
         self._ends = None if budget is None else time.monotonic() + budget
         self.max_bytes = max_bytes
         self.session = new_session()
+        self.warnings: list[tuple[str, str]] = []
+        """(query as sent, text) of each distinct warning or info an answer carried (`status: success` with
+        `warnings`/`infos`: a store not answering, a limit hit, a PromQL annotation): the data read may
+        be partial. Texts redacted and on one line; at most MAX_WARNINGS kept."""
 
     @contextmanager
     def budgeted(self, seconds: float) -> Iterator[Prometheus]:
@@ -266,7 +269,19 @@ class Prometheus:
         data = body.get("data")
         if not isinstance(data, dict | list):  # `"data": null`, a number: no API answers that
             raise PromError(f"{path} {query}: unexpected answer from Prometheus: data is {bounded(data)}")
+        self._heed(str(params.get("query", "")), body, data)
         return data
+
+    def _heed(self, query: str, *objects: Any) -> None:
+        """Keep the `warnings` and `infos` of an answer's body (and of its data, where a proxy may put
+        them) in `self.warnings`."""
+        for holder in objects:
+            for key in ("warnings", "infos"):
+                texts = holder.get(key) if isinstance(holder, dict) else None
+                for text in texts if isinstance(texts, list) else [texts] if texts else []:
+                    seen = (query, redact(one_line(str(text), MAX_ERROR_CHARS)))
+                    if seen not in self.warnings and len(self.warnings) < MAX_WARNINGS:
+                        self.warnings.append(seen)
 
     def _read(self, response: requests.Response, path: str, params: dict[str, Any]) -> bytearray:
         """The whole body, at most `max_bytes` of it: a larger answer is PromError, never held."""
@@ -359,8 +374,13 @@ class Prometheus:
                 at = after.end()
                 if after.group(1) == "]":
                     break
-        if _TAIL.match(text, at) is None:
+        try:  # after the result: the data object's end and the body's, warnings and infos among them
+            rest = _DECODER.decode('{"data": {"result": []' + text[at:])
+        except (ValueError, RecursionError):
+            raise self._broken(params, status, text) from None
+        if not isinstance(rest, dict) or not isinstance(rest.get("data"), dict):
             raise self._broken(params, status, text)
+        self._heed(expr, rest, rest["data"])
 
     def _broken(self, params: dict[str, Any], status: int, text: str) -> PromError:
         """The error of a range answer the series-by-series reading could not go through: the one the

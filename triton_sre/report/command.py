@@ -165,7 +165,7 @@ def build_report(
     step for it).
     """
     from triton_sre.report.figures import HISTOGRAM_BUCKETS
-    from triton_sre.report.prom import PrometheusClient, TooManySamples, choose_step
+    from triton_sre.report.prom import PrometheusClient, TooManySamples, choose_step, partial_notes
     from triton_sre.report.slo import slo_queries
     from triton_sre.report.steps import fitting, histogram_note, histogram_step_of, raised_note, report_plan
     from triton_sre.ttyprogress import Progress
@@ -184,7 +184,7 @@ def build_report(
     try:
         while True:  # a query with more series than counted (a fleet growing meanwhile) starts again
             try:
-                return _build(
+                report = _build(
                     client,
                     plan,
                     counts,
@@ -198,6 +198,9 @@ def build_report(
                     progress,
                     slo_spec,
                 )
+                names = {query.expr: name for name, query in counted.items()}
+                names |= {query.count: f"{name} (series count)" for name, query in counted.items()}
+                return dataclasses.replace(report, partial=partial_notes(client, names))
             except TooManySamples as exc:
                 if exc.expr == histogram and exc.step is not None and exc.step > histogram_step:
                     histogram_note(exc.series, step, exc.step, on_note)
@@ -477,6 +480,8 @@ def run_report(args: argparse.Namespace) -> int:
         _err(
             "no model served or cost anything in the range (is Prometheus scraping Triton and the exporter?)"
         )
+    for note in report.partial:
+        _err(f"partial data: {note}")
     s = report.summary
     print(
         f"{s.models} model(s), {s.inferences:,.0f} inferences, "

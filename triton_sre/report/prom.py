@@ -41,6 +41,7 @@ __all__ = [
     "each",
     "fitting_step",
     "frame_of",
+    "partial_notes",
     "range_points",
     "rate_window",
     "smallest_step",
@@ -101,6 +102,12 @@ class TooManySamples(PromError):
         self.expr = expr
         self.series = series
         self.step = step
+
+
+def partial_notes(client: Prometheus, names: dict[str, str]) -> tuple[str, ...]:
+    """``"<query>: <warning>"`` of each warning or info the client's answers carried: the query by its
+    name in the report's plan (`names`: PromQL -> name), else its PromQL cut short."""
+    return tuple(f"{names.get(expr) or bounded(expr, 80)}: {text}" for expr, text in client.warnings)
 
 
 def fitting_step(start: float, end: float, series: int) -> float | None:

@@ -81,6 +81,8 @@ class CostReport:
     unserved: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(UNSERVED_COLUMNS)))
     # clusters of a global store whose samples stopped before the range's end (report/namespaces.py)
     silent: Sequence[str] = ()
+    # "<query>: <warning>" of each answer Prometheus marked as possibly partial (`warnings`/`infos`)
+    partial: tuple[str, ...] = ()
 
 
 def fmt(column: str, value: object) -> str:
@@ -140,6 +142,9 @@ def _llm_rows(report: CostReport) -> list[list[str]]:
     return [[fmt(col, row[col]) for col in LLM_HEADERS] for row in report.llm.to_dict("records")]
 
 
+PARTIAL = "partial data (Prometheus warned; figures read from this query may be incomplete)"
+
+
 def _summary_lines(report: CostReport) -> list[tuple[str, str]]:
     s = report.summary
     unit = f" {s.currency}" if s.currency else ""
@@ -162,6 +167,7 @@ def _summary_lines(report: CostReport) -> list[tuple[str, str]]:
             lines.append((name, text))
         elif name in s.no_data:
             lines.append((name, f"no data: {s.no_data[name]}"))
+    lines += [(PARTIAL, note) for note in report.partial]
     return lines
 
 

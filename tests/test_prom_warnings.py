@@ -1,0 +1,79 @@
+"""Prometheus' `warnings` and `infos` (a `status: success` answer that may be partial: a store not
+answering, a limit hit, a PromQL annotation) are kept by the shared client and shown by the report,
+`rollout check` and the bot, never read silently. Against a loopback stand-in answering Prometheus'
+JSON with them at the body's top level, as Prometheus, Thanos and Mimir write them."""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+from fake_prometheus import served
+from test_report_answers import healthy
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.prom import Prometheus
+from triton_sre.report.render import PARTIAL
+
+STORE_DOWN = "partial response: store 10.0.0.7:10901 unreachable (http://admin:hunter2@store:10901)"
+NOT_A_COUNTER = 'PromQL info: metric might not be a counter, name does not end in _total: "x"'
+
+
+def _warn_on(query_starts: str) -> Any:
+    def warn(query: str) -> dict[str, Any]:
+        if query.startswith(query_starts):
+            return {"warnings": [STORE_DOWN], "infos": [NOT_A_COUNTER]}
+        return {}
+
+    return warn
+
+
+def test_the_client_keeps_the_warnings_of_range_and_instant_answers_redacted() -> None:
+    def answer(query: str, stamps: list[float]) -> Any:
+        return {"resultType": "matrix", "result": [{"metric": {"a": "b"}, "values": [[stamps[0], "1"]]}]}
+
+    with served(answer, instant=[{"metric": {}, "value": [1, "2"]}], warn=_warn_on("up")) as url:
+        prom = Prometheus(url)
+        # the range path (decoded series by series) read the answer and its warnings: before, its
+        # tail check refused Prometheus' own layout as "not a Prometheus API answer"
+        assert prom.query_range("up", 1000, 1010, 10) == [{"metric": {"a": "b"}, "values": [[1000, "1"]]}]
+        assert prom.instant("up") == 2.0
+        assert prom.instant("other") == 2.0
+    texts = [text for _, text in prom.warnings]
+    assert texts == [STORE_DOWN.replace("admin:hunter2", "<redacted>"), NOT_A_COUNTER]
+    assert {query for query, _ in prom.warnings} == {"up"}
+    assert "hunter2" not in repr(prom.warnings)
+
+
+def test_the_report_names_the_queries_resting_on_partial_data(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    argv = ["report", "--start", "1000", "--end", "1060", "--step", "10", "--format", "md,html"]
+    with (
+        served(healthy, warn=_warn_on(c.NV_INFERENCE_COUNT)) as url,
+        redirect_stdout(stdout),
+        redirect_stderr(stderr),
+    ):
+        code = main([*argv, "--prometheus-url", url, "--out", str(out)])
+    assert code == c.EXIT_OK, stderr.getvalue()
+    md, html = (out / "report.md").read_text(), (out / "report.html").read_text()
+    assert f"- **{PARTIAL}**: {c.NV_INFERENCE_COUNT}: partial response: store" in md
+    assert f"{c.NV_INFERENCE_COUNT}: PromQL info: metric might not be a counter" in md
+    assert f"<dt>{PARTIAL}</dt><dd>{c.NV_INFERENCE_COUNT}: partial response: store" in html
+    assert "http://&lt;redacted&gt;@store:10901" in html
+    assert "hunter2" not in md + html
+    assert f"partial data: {c.NV_INFERENCE_COUNT}" in stderr.getvalue()
+    assert "hunter2" not in stderr.getvalue()
+
+
+def test_a_report_of_answers_without_warnings_has_no_partial_note(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    stderr = io.StringIO()
+    argv = ["report", "--start", "1000", "--end", "1060", "--step", "10", "--format", "md"]
+    with served(healthy) as url, redirect_stdout(io.StringIO()), redirect_stderr(stderr):
+        assert main([*argv, "--prometheus-url", url, "--out", str(out)]) == c.EXIT_OK
+    assert PARTIAL not in (out / "report.md").read_text()
+    assert "partial data" not in stderr.getvalue()
