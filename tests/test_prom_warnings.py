@@ -6,6 +6,7 @@ JSON with them at the body's top level, as Prometheus, Thanos and Mimir write th
 from __future__ import annotations
 
 import io
+import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -42,9 +43,8 @@ def test_the_client_keeps_the_warnings_of_range_and_instant_answers_redacted() -
         assert prom.query_range("up", 1000, 1010, 10) == [{"metric": {"a": "b"}, "values": [[1000, "1"]]}]
         assert prom.instant("up") == 2.0
         assert prom.instant("other") == 2.0
-    texts = [text for _, text in prom.warnings]
-    assert texts == [STORE_DOWN.replace("admin:hunter2", "<redacted>"), NOT_A_COUNTER]
-    assert {query for query, _ in prom.warnings} == {"up"}
+    assert prom.warnings == [("up", STORE_DOWN.replace("admin:hunter2", "<redacted>"))]
+    assert prom.infos == [("up", NOT_A_COUNTER)]
     assert "hunter2" not in repr(prom.warnings)
 
 
@@ -61,7 +61,7 @@ def test_the_report_names_the_queries_resting_on_partial_data(tmp_path: Path) ->
     assert code == c.EXIT_OK, stderr.getvalue()
     md, html = (out / "report.md").read_text(), (out / "report.html").read_text()
     assert f"- **{PARTIAL}**: {c.NV_INFERENCE_COUNT}: partial response: store" in md
-    assert f"{c.NV_INFERENCE_COUNT}: PromQL info: metric might not be a counter" in md
+    assert f"- **Prometheus info**: {c.NV_INFERENCE_COUNT}: PromQL info: metric might not be a counter" in md
     assert f"<dt>{PARTIAL}</dt><dd>{c.NV_INFERENCE_COUNT}: partial response: store" in html
     assert "http://&lt;redacted&gt;@store:10901" in html
     assert "hunter2" not in md + html
@@ -77,3 +77,52 @@ def test_a_report_of_answers_without_warnings_has_no_partial_note(tmp_path: Path
         assert main([*argv, "--prometheus-url", url, "--out", str(out)]) == c.EXIT_OK
     assert PARTIAL not in (out / "report.md").read_text()
     assert "partial data" not in stderr.getvalue()
+
+
+def _everywhere_one(query: str, stamps: list[float]) -> Any:
+    """Every range query: one series of 1 at every step (both sides equal: a pass)."""
+    return {"resultType": "matrix", "result": [{"metric": {}, "values": [[t, "1"] for t in stamps]}]}
+
+
+def _check(
+    warn: Any, fmt: str, capsys: Any, instant: list[dict[str, Any]] | None = None
+) -> tuple[int, str, str]:
+    with served(_everywhere_one, warn=warn, instant=instant) as url:
+        argv = ["rollout", "check", "--prometheus", url, "--model", "m", "--baseline-version", "1"]
+        code = main([*argv, "--candidate-version", "2", "--window", "5m", "--format", fmt])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _said(key: str, text: str) -> Any:
+    return lambda query: {key: [text]}
+
+
+def test_a_rollout_pass_on_partial_data_is_inconclusive_and_carries_the_warnings(capsys: Any) -> None:
+    code, out, err = _check(None, "json", capsys)
+    assert code == c.EXIT_OK, err  # the same answers without warnings: a pass
+    assert "warnings" not in json.loads(out)
+    code, out, err = _check(_said("warnings", STORE_DOWN), "json", capsys)
+    assert code == c.EXIT_INCONCLUSIVE, err
+    body = json.loads(out)
+    assert body["verdict"] == c.ROLLOUT_INCONCLUSIVE
+    assert "partial" in body["reason"]
+    assert {w["text"] for w in body["warnings"]} == {STORE_DOWN.replace("admin:hunter2", "<redacted>")}
+    assert "hunter2" not in out
+    code, out, _ = _check(_said("warnings", STORE_DOWN), "text", capsys)
+    assert code == c.EXIT_INCONCLUSIVE
+    assert out.splitlines()[0].startswith(f"rollout {c.ROLLOUT_INCONCLUSIVE.upper()}: ")
+    assert "Prometheus warning: partial response: store 10.0.0.7:10901 unreachable" in out
+
+
+def test_a_rollout_pass_with_promql_infos_stays_a_pass_and_shows_them(capsys: Any) -> None:
+    """An info (PromQL's "metric might not be a counter", which a rate of a Triton counter may carry)
+    is no partial data: said, the verdict kept."""
+    code, out, err = _check(_said("infos", NOT_A_COUNTER), "json", capsys)
+    assert code == c.EXIT_OK, err
+    body = json.loads(out)
+    assert body["verdict"] == c.ROLLOUT_PASS and "warnings" not in body
+    assert {i["text"] for i in body["infos"]} == {NOT_A_COUNTER}
+    code, out, _ = _check(_said("infos", NOT_A_COUNTER), "text", capsys)
+    assert code == c.EXIT_OK
+    assert f"Prometheus info: {NOT_A_COUNTER}" in out

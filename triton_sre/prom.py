@@ -194,9 +194,12 @@ class Prometheus:
         self.max_bytes = max_bytes
         self.session = new_session()
         self.warnings: list[tuple[str, str]] = []
-        """(query as sent, text) of each distinct warning or info an answer carried (`status: success` with
-        `warnings`/`infos`: a store not answering, a limit hit, a PromQL annotation): the data read may
-        be partial. Texts redacted and on one line; at most MAX_WARNINGS kept."""
+        """(query as sent, text) of each distinct warning an answer carried with `status: success` (a
+        store not answering, a limit hit: the data read may be partial). Redacted, one line each; at
+        most MAX_WARNINGS kept."""
+        self.infos: list[tuple[str, str]] = []
+        """The same of `infos` (PromQL's annotations, such as "metric might not be a counter" on a rate
+        of a name without `_total`, as Triton's counters are): said, not a sign of partial data."""
 
     @contextmanager
     def budgeted(self, seconds: float) -> Iterator[Prometheus]:
@@ -274,14 +277,14 @@ class Prometheus:
 
     def _heed(self, query: str, *objects: Any) -> None:
         """Keep the `warnings` and `infos` of an answer's body (and of its data, where a proxy may put
-        them) in `self.warnings`."""
+        them) in `self.warnings` and `self.infos`."""
         for holder in objects:
-            for key in ("warnings", "infos"):
+            for key, kept in (("warnings", self.warnings), ("infos", self.infos)):
                 texts = holder.get(key) if isinstance(holder, dict) else None
                 for text in texts if isinstance(texts, list) else [texts] if texts else []:
                     seen = (query, redact(one_line(str(text), MAX_ERROR_CHARS)))
-                    if seen not in self.warnings and len(self.warnings) < MAX_WARNINGS:
-                        self.warnings.append(seen)
+                    if seen not in kept and len(kept) < MAX_WARNINGS:
+                        kept.append(seen)
 
     def _read(self, response: requests.Response, path: str, params: dict[str, Any]) -> bytearray:
         """The whole body, at most `max_bytes` of it: a larger answer is PromError, never held."""

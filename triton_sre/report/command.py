@@ -200,7 +200,11 @@ def build_report(
                 )
                 names = {query.expr: name for name, query in counted.items()}
                 names |= {query.count: f"{name} (series count)" for name, query in counted.items()}
-                return dataclasses.replace(report, partial=partial_notes(client, names))
+                return dataclasses.replace(
+                    report,
+                    partial=partial_notes(client.warnings, names),
+                    infos=partial_notes(client.infos, names),
+                )
             except TooManySamples as exc:
                 if exc.expr == histogram and exc.step is not None and exc.step > histogram_step:
                     histogram_note(exc.series, step, exc.step, on_note)
@@ -482,6 +486,8 @@ def run_report(args: argparse.Namespace) -> int:
         )
     for note in report.partial:
         _err(f"partial data: {note}")
+    for note in report.infos:
+        _err(f"Prometheus info: {note}")
     s = report.summary
     print(
         f"{s.models} model(s), {s.inferences:,.0f} inferences, "

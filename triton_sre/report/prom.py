@@ -104,10 +104,11 @@ class TooManySamples(PromError):
         self.step = step
 
 
-def partial_notes(client: Prometheus, names: dict[str, str]) -> tuple[str, ...]:
-    """``"<query>: <warning>"`` of each warning or info the client's answers carried: the query by its
-    name in the report's plan (`names`: PromQL -> name), else its PromQL cut short."""
-    return tuple(f"{names.get(expr) or bounded(expr, 80)}: {text}" for expr, text in client.warnings)
+def partial_notes(said: list[tuple[str, str]], names: dict[str, str]) -> tuple[str, ...]:
+    """``"<query>: <text>"`` of each warning (or info) the client's answers carried (`Prometheus.warnings`,
+    `.infos`): the query by its name in the report's plan (`names`: PromQL -> name), else its PromQL cut
+    short."""
+    return tuple(f"{names.get(expr) or bounded(expr, 80)}: {text}" for expr, text in said)
 
 
 def fitting_step(start: float, end: float, series: int) -> float | None:

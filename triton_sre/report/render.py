@@ -81,8 +81,9 @@ class CostReport:
     unserved: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(UNSERVED_COLUMNS)))
     # clusters of a global store whose samples stopped before the range's end (report/namespaces.py)
     silent: Sequence[str] = ()
-    # "<query>: <warning>" of each answer Prometheus marked as possibly partial (`warnings`/`infos`)
+    # "<query>: <warning>" of each answer Prometheus marked as possibly partial (`warnings`)
     partial: tuple[str, ...] = ()
+    infos: tuple[str, ...] = ()  # the same of `infos` (PromQL's annotations: said, not partial data)
 
 
 def fmt(column: str, value: object) -> str:
@@ -168,6 +169,7 @@ def _summary_lines(report: CostReport) -> list[tuple[str, str]]:
         elif name in s.no_data:
             lines.append((name, f"no data: {s.no_data[name]}"))
     lines += [(PARTIAL, note) for note in report.partial]
+    lines += [("Prometheus info", note) for note in report.infos]
     return lines
 
 

@@ -291,15 +291,22 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"triton-sre rollout check: ensembles not read: {exc}", file=sys.stderr)
     if not_read:
         verdict = _unfinished(verdict, args.deadline, len(not_read))
+    if prom.warnings and verdict.verdict == c.ROLLOUT_PASS:
+        verdict = dataclasses.replace(verdict, verdict=c.ROLLOUT_INCONCLUSIVE, reason=PARTIAL_PASS)
+    said = {"warnings": prom.warnings, "infos": prom.infos}
     if args.format == "json":
         body = verdict.as_dict()
         if not_read:
             body["not_read"] = [{"figure": name, "side": side} for name, side in not_read]
+        body |= {key: [{"query": q, "text": t} for q, t in found] for key, found in said.items() if found}
         print(json.dumps(body, indent=2))
     else:
         print(render_text(verdict))
         if not_read:
             print(f"\nnot read: {', '.join(f'{name} ({side})' for name, side in not_read)}")
+        notes = [f"Prometheus {key[:-1]}: {text}" for key, found in said.items() for _, text in found]
+        if notes:
+            print("\n" + "\n".join(printable(note) for note in notes))
     return EXIT_BY_VERDICT[verdict.verdict]
 
 
@@ -319,6 +326,12 @@ def _several_clusters_note(prom: Prometheus, model: str, spec: Any, window_s: fl
             "them; give --cluster to judge one",
             file=sys.stderr,
         )
+
+
+PARTIAL_PASS = (
+    "no figure is worse beyond its margin, but Prometheus warned that its answers may be partial "
+    "(a store or shard not answering, a limit hit): a pass on partial data is not a pass"
+)
 
 
 def _unfinished(verdict: Verdict, deadline_s: float, missing: int) -> Verdict:
