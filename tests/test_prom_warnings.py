@@ -126,3 +126,47 @@ def test_a_rollout_pass_with_promql_infos_stays_a_pass_and_shows_them(capsys: An
     code, out, _ = _check(_said("infos", NOT_A_COUNTER), "text", capsys)
     assert code == c.EXIT_OK
     assert f"Prometheus info: {NOT_A_COUNTER}" in out
+
+
+def _bot_message(url: str, tmp_path: Path, name: str) -> tuple[Any, str]:
+    """The worker's facts and the rendered message's mrkdwn of one availability burn alert."""
+    from test_security_slack_mrkdwn import mrkdwn_texts
+
+    from triton_sre.bot.config import BotSettings
+    from triton_sre.bot.enrich import enrich
+    from triton_sre.bot.outbox import Outbox
+    from triton_sre.bot.payload import parse_group
+    from triton_sre.bot.slack import Renderer, SlackDelivery
+    from triton_sre.bot.worker import Worker
+
+    labels = {
+        "alertname": c.ALERT_SLO_ERROR_BUDGET_BURN,
+        "slo": "availability",
+        "window": "5m",
+        "model": "m",
+        "severity": c.SEVERITY_PAGE,
+    }
+    group = parse_group(
+        {"alerts": [{"labels": labels, "fingerprint": "f1", "annotations": {}}], "commonLabels": labels}
+    )
+    settings = BotSettings(channel="#c", prometheus_url=url)
+    worker = Worker(settings, Outbox(tmp_path / f"{name}.sqlite3"), SlackDelivery("xoxb-unused"), {})
+    facts = worker.facts(group)
+    context = enrich(group, facts, worker.links).context()
+    return facts, "\n".join(mrkdwn_texts(Renderer().blocks(context)))
+
+
+def test_the_bots_message_says_its_figures_may_be_partial(tmp_path: Path) -> None:
+    vector = [{"metric": {}, "value": [1, "2"]}]
+    with served(_everywhere_one, instant=vector) as url:
+        facts, text = _bot_message(url, tmp_path, "clean")
+    assert facts.burn_rates and "partial" not in text
+    with served(_everywhere_one, instant=vector, warn=_said("warnings", STORE_DOWN)) as url:
+        facts, text = _bot_message(url, tmp_path, "partial")
+    assert facts.burn_rates  # the figures are still shown
+    redacted = STORE_DOWN.replace("admin:hunter2", "&lt;redacted&gt;")
+    assert f"Figures may be partial: {redacted}" in text
+    assert "hunter2" not in text
+    with served(_everywhere_one, instant=vector, warn=_said("infos", NOT_A_COUNTER)) as url:
+        _, text = _bot_message(url, tmp_path, "infos")
+    assert "partial" not in text  # an info is no partial data

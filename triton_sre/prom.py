@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -200,6 +201,19 @@ class Prometheus:
         self.infos: list[tuple[str, str]] = []
         """The same of `infos` (PromQL's annotations, such as "metric might not be a counter" on a rate
         of a name without `_total`, as Triton's counters are): said, not a sign of partial data."""
+        self._heeding = threading.local()  # this thread's `heeding` blocks' lists
+
+    @contextmanager
+    def heeding(self) -> Iterator[list[tuple[str, str]]]:
+        """A list of the warnings (not infos) of the answers this thread reads within the block: a
+        long-lived client's (the bot's) per notification, whatever `self.warnings` already holds."""
+        found: list[tuple[str, str]] = []
+        stack = self._heeding.__dict__.setdefault("stack", [])
+        stack.append(found)
+        try:
+            yield found
+        finally:
+            stack.remove(found)
 
     @contextmanager
     def budgeted(self, seconds: float) -> Iterator[Prometheus]:
@@ -285,6 +299,9 @@ class Prometheus:
                     seen = (query, redact(one_line(str(text), MAX_ERROR_CHARS)))
                     if seen not in kept and len(kept) < MAX_WARNINGS:
                         kept.append(seen)
+                    for found in getattr(self._heeding, "stack", []) if kept is self.warnings else []:
+                        if seen not in found and len(found) < MAX_WARNINGS:
+                            found.append(seen)
 
     def _read(self, response: requests.Response, path: str, params: dict[str, Any]) -> bytearray:
         """The whole body, at most `max_bytes` of it: a larger answer is PromError, never held."""

@@ -103,6 +103,8 @@ class Facts:
     """SLO alert fingerprint -> its versions' failures and recent loads (bot/versions.py)."""
     versions_at: Mapping[str, str] = field(default_factory=dict)  # fingerprint -> the time they are for
     recovering: Mapping[str, str] = field(default_factory=dict)  # SLO alert -> 5m window clean (recovery.py)
+    partial: Sequence[str] = ()
+    """Prometheus' warnings on the answers these figures come from (a store not answering, a limit hit)."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,7 @@ class MessageModel:
     common_labels: dict[str, str]
     external_url: str
     diagnosis_error: str
+    partial: list[str] = field(default_factory=list)  # Prometheus' warnings: the figures may be partial
     left_out: list[str] = field(default_factory=list)  # shown firing, not in this notification: named
     left_out_why: str = ""  # why the bot cannot say what became of them
 
@@ -441,6 +444,7 @@ def enrich(
         common_labels=dict(group.common_labels),
         external_url=link_url(group.external_url),
         diagnosis_error=facts.diagnosis_error,
+        partial=list(facts.partial),
         left_out=[named(s) for s in group.left_out],
         left_out_why=LEFT_OUT_WHY if group.left_out else "",
     )

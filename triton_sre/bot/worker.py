@@ -386,8 +386,9 @@ class Worker:
         FACTS_PROMETHEUS_BUDGET_S, so a Prometheus that never answers delays it once, not per query."""
         if self.prometheus is None:
             return self._facts(group)
-        with self.prometheus.budgeted(FACTS_PROMETHEUS_BUDGET_S):
-            return self._facts(group)
+        with self.prometheus.budgeted(FACTS_PROMETHEUS_BUDGET_S), self.prometheus.heeding() as warned:
+            found = self._facts(group)
+        return replace(found, partial=tuple(dict.fromkeys(text for _, text in warned))) if warned else found
 
     def _facts(self, group: AlertGroup) -> Facts:
         report: Report | None = None
