@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,23 @@ def test_the_bots_message_says_its_figures_may_be_partial(tmp_path: Path) -> Non
     with served(_everywhere_one, instant=vector, warn=_said("infos", NOT_A_COUNTER)) as url:
         _, text = _bot_message(url, tmp_path, "infos")
     assert "partial" not in text  # an info is no partial data
+
+
+def test_the_rollout_slash_commands_answer_ends_naming_the_warnings() -> None:
+    from triton_sre.prom import Prometheus
+    from triton_sre.rollout.live import model_answer
+    from triton_sre.slo import default_spec
+
+    now = [{"metric": {}, "value": [1, str(time.time())]}]
+    versions = [{"metric": {c.LABEL_VERSION: v}, "value": [1, "1"]} for v in ("1", "2")]
+
+    def served_versions(query: str) -> list[dict[str, Any]]:
+        return now if query == "vector(time())" else versions
+
+    with served(_everywhere_one, instant=served_versions) as url:
+        clean = model_answer(Prometheus(url), "m", default_spec())
+    assert clean and not any("partial" in line for line in clean)
+    with served(_everywhere_one, instant=served_versions, warn=_said("warnings", STORE_DOWN)) as url:
+        lines = model_answer(Prometheus(url), "m", default_spec())
+    assert lines[:-1] == clean
+    assert lines[-1] == "Figures may be partial: " + STORE_DOWN.replace("admin:hunter2", "<redacted>")

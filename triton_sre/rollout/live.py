@@ -342,7 +342,21 @@ def model_answer(prom: Prometheus, model: str, spec: Spec, cluster: str | None =
     """The slash command's lines for `rollout <model> [cluster]`: each candidate version's verdict now,
     and each declared blue/green pair `model` names (a pair name, or either model of a pair). On a
     store holding several clusters and no cluster given, each cluster is judged on its own: summed, a
-    canary in one cluster would be compared with the baseline of every cluster."""
+    canary in one cluster would be compared with the baseline of every cluster. A last line names
+    Prometheus' warnings on the answers read, when any (the figures may rest on partial data)."""
+    with prom.heeding() as warned:
+        lines = _model_answer(prom, model, spec, cluster)
+    if warned:
+        lines.append(partial_line(warned))
+    return lines
+
+
+def partial_line(warned: list[tuple[str, str]]) -> str:
+    """The line saying figures may rest on partial data, naming Prometheus' warnings."""
+    return "Figures may be partial: " + "; ".join(dict.fromkeys(text for _, text in warned))
+
+
+def _model_answer(prom: Prometheus, model: str, spec: Spec, cluster: str | None) -> list[str]:
     window_s = parse_duration(spec.rollout.window, "rollout.window")
     label = spec.cluster_label or c.LABEL_CLUSTER
     if cluster is not None:
