@@ -191,3 +191,16 @@ def test_the_rollout_slash_commands_answer_ends_naming_the_warnings() -> None:
         lines = model_answer(Prometheus(url), "m", default_spec())
     assert lines[:-1] == clean
     assert lines[-1] == "Figures may be partial: " + STORE_DOWN.replace("admin:hunter2", "<redacted>")
+
+
+def test_the_bots_partial_line_stays_within_slacks_context_text(tmp_path: Path) -> None:
+    """Forty distinct warnings of 1,000 characters: the line names three, cut, under Slack's 3,000."""
+    from triton_sre.bot.worker import PARTIAL_SHOWN
+
+    many = [f"store {i} unreachable " + "x" * 1000 for i in range(40)]
+    vector = [{"metric": {}, "value": [1, "2"]}]
+    with served(_everywhere_one, instant=vector, warn=lambda query: {"warnings": many}) as url:
+        facts, text = _bot_message(url, tmp_path, "many")
+    assert len(facts.partial) == PARTIAL_SHOWN
+    line = next(line for line in text.splitlines() if "Figures may be partial" in line)
+    assert "store 0 unreachable" in line and len(line) < 3000

@@ -72,6 +72,7 @@ PRUNE_AFTER_SECONDS = 7 * 86400
 TRITON_TIMEOUT_SECONDS = 5.0
 MAX_TRITONS_PER_GROUP = 5
 FACTS_PROMETHEUS_BUDGET_S = 10.0  # every Prometheus query of one notification's facts together
+PARTIAL_SHOWN = 3  # distinct Prometheus warnings a message names (its figures may be partial)
 TEXT_ONLY_ERRORS = ("invalid_blocks", "invalid_blocks_format", "msg_too_long")
 # How soon after the message showed an alert resolved a firing notification of the same episode is a
 # late copy (an HA peer's, 15 s a position; a retry): Alertmanager notifies a real change of a group
@@ -388,7 +389,9 @@ class Worker:
             return self._facts(group)
         with self.prometheus.budgeted(FACTS_PROMETHEUS_BUDGET_S), self.prometheus.heeding() as warned:
             found = self._facts(group)
-        return replace(found, partial=tuple(dict.fromkeys(text for _, text in warned))) if warned else found
+        # at most PARTIAL_SHOWN warnings of 300 characters each: the context line stays under Slack's 3,000
+        partial = tuple(dict.fromkeys(text for _, text in warned))[:PARTIAL_SHOWN]
+        return replace(found, partial=partial) if partial else found
 
     def _facts(self, group: AlertGroup) -> Facts:
         report: Report | None = None
