@@ -5,7 +5,8 @@ Every query has a deadline for its whole answer and follows redirects on the sam
 is read in slices, one splitter for every reader (`range_slices`: `query_range`, hence `range`, the
 rollout check and the bot's chart; the report's bounded reads). Used by the bot (facts and chart),
 the report (range queries, turned into pandas frames in report/prom.py), `rollout check` and the
-demo's status table. Base install only: requests and pyyaml.
+demo's status table. An answer's `warnings` (possibly partial data) and `infos` are kept on the
+client (`warnings`, `infos`, `heeding`), never dropped. Base install only: requests and pyyaml.
 """
 
 from __future__ import annotations
