@@ -49,6 +49,18 @@ def test_the_client_keeps_the_warnings_of_range_and_instant_answers_redacted() -
     assert "hunter2" not in repr(prom.warnings)
 
 
+def test_warnings_a_proxy_writes_inside_data_are_kept_too() -> None:
+    def answer(query: str, stamps: list[float]) -> bytes:
+        series = {"metric": {}, "values": [[stamps[0], "1"]]}
+        data = {"resultType": "matrix", "result": [series], "warnings": [STORE_DOWN]}
+        return json.dumps({"status": "success", "data": data}).encode()
+
+    with served(answer) as url:
+        prom = Prometheus(url)
+        assert len(prom.query_range("up", 1000, 1010, 10)) == 1
+    assert [text for _, text in prom.warnings] == [STORE_DOWN.replace("admin:hunter2", "<redacted>")]
+
+
 def test_the_report_names_the_queries_resting_on_partial_data(tmp_path: Path) -> None:
     out = tmp_path / "report"
     stdout, stderr = io.StringIO(), io.StringIO()
