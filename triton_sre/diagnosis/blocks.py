@@ -87,6 +87,19 @@ def deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int,
     return line, text
 
 
+def folded_line(event: LogEvent, offset: int, piece: str) -> tuple[int, str]:
+    """The line and quote of the ``offset``-th line of a leveled event's message. An escaped message (24.06
+    on) holds its own lines on its first line, as ``\\n``: a piece among them is quoted by that line; the
+    lines folded under it come after it."""
+    own = event.text.rstrip().rstrip('"')
+    while own.endswith("\\n"):  # (a message's last line end is not kept as a line of its own)
+        own = own[:-2]
+    inline = own.count("\\n")
+    if offset <= inline:
+        return event.line, evidence_text(event)
+    return event.line + offset - inline, piece[:MAX_EVIDENCE_CHARS]
+
+
 def _deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int, str]:
     if event.source != SOURCE_RAW:
         # A leveled line with raw lines folded under it (a crash after a warning): the folded line that
@@ -97,10 +110,8 @@ def _deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int
                 if piece.strip() and decides(piece):
                     if _PY_PLACE.match(piece) and (told := _exception_piece([first, *folded])) is not None:
                         # a frame (or the traceback's header) places the failure; the exception says what
-                        if told == 0:
-                            return event.line, evidence_text(event)
-                        return event.line + told, folded[told - 1].strip()[:MAX_EVIDENCE_CHARS]
-                    return event.line + offset, piece.strip()[:MAX_EVIDENCE_CHARS]
+                        offset, piece = told, (folded[told - 1] if told else first)
+                    return folded_line(event, offset, piece.strip())
         return event.line, evidence_text(event)
     pieces = event.message.split("\n")
     for offset, piece in enumerate(pieces):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import Obs
-from triton_sre.diagnosis.blocks import PY_WARNING
+from triton_sre.diagnosis.blocks import PY_WARNING, folded_line
 from triton_sre.diagnosis.classes import cause_class, over_crash
 from triton_sre.diagnosis.config_dump import blank_config_lines
 from triton_sre.diagnosis.events import LogEvent
@@ -147,14 +147,14 @@ def read_continuation(event: LogEvent, index: int) -> Continuation | None:
     if is_harmless(event.message):
         return None
     offset = next((k for k in range(1, len(lines)) if decides(lines[k])), 1)
-    text = lines[offset][:MAX_EVIDENCE_CHARS]
+    at, text = folded_line(event, offset, lines[offset])
     message = "\n".join(lines[1:])
     if runbook == c.RUNBOOK_SERVER_CRASHED:
         message = "\n".join([lines[0], *lines[offset:]])  # what the server was doing, where it crashed
     level = _own_level(lines, offset)
     if level == LEVEL_INFO:
         return None  # another logger's INFO line: no cause, as Triton's own I lines are not
-    obs = Obs(index, event.line + offset, text, level, runbook, message)
+    obs = Obs(index, at, text, level, runbook, message)
     path = PY_PATH.search(event.message)
     if path:
         return Continuation(obs, path["model"], path["version"])

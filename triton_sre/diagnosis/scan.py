@@ -44,6 +44,9 @@ __all__ = ["CHUNK_BYTES", "NEEDLES", "LogInputError", "scan_lines", "strip_prefi
 CHUNK_BYTES = 4 * 1024 * 1024
 NEEDLES: tuple[bytes, ...] = (
     b"Python stub",
+    # The stub's own I lines: finalize()'s exception is logged at INFO (pb_stub.cc Stub::Finalize), in one
+    # line when the message is escaped (24.06 on), with no raw traceback lines after it to keep it.
+    b"pb_stub.cc",
     CLOSING_FAILURE.encode(),
     CLOSING_FAILURE.replace("'", "&").encode(),
     *(mark.encode() for mark in PROGRESS_MARKS),
