@@ -34,6 +34,7 @@ from triton_sre.diagnosis.blocks import (
     deciding_line,
     event_level,
     fails_beside_warnings,
+    folded_line,
     quiet_running_compat_banner,
 )
 from triton_sre.diagnosis.classes import cause_class, over_crash
@@ -73,6 +74,7 @@ from triton_sre.diagnosis.signals import (
     AUTOFILL_GAVE_UP,
     CLIENT_CHANNEL_POLLER,
     IMPORT_RECOVERED,
+    crash_report_start,
     is_backend_failure,
     is_client_side,
     is_server_failure,
@@ -150,6 +152,15 @@ class Diagnoser(VerdictReader):
         return self
 
     def feed(self, event: LogEvent) -> None:
+        if event.source != SOURCE_RAW and (k := crash_report_start(event.message)) is not None:
+            # Triton's crash report folded under a leveled line: an event of its own (signals.py)
+            lines = event.message.split("\n")
+            at = folded_line(event, k, lines[k])[0]
+            self._feed(dataclasses.replace(event, message="\n".join(lines[:k])))
+            event = LogEvent(at, "", SOURCE_RAW, "\n".join(lines[k:]), lines[k].strip())
+        self._feed(event)
+
+    def _feed(self, event: LogEvent) -> None:
         self._index += 1
         self._attach_after = None
         self._read(event, self._index)

@@ -96,6 +96,19 @@ CRASH_SIGNAL: Final = re.compile(r"(?m:(?<![^\s\]])Signal \((4|6|7|8|11)\) recei
 SIGSEGV/SIGABRT/SIGBUS/SIGILL/SIGFPE (2 and 15, the exit handler's signals, are a normal stop). Printed
 unprefixed, so a paste may fold it under the ``I`` line before it (`crash_signal_piece`)."""
 
+_HANDLER_LINE = re.compile(rf"^\s*{CRASH_SIGNAL.pattern}")
+
+
+def crash_report_start(message: str) -> int | None:
+    """The index, among ``message``'s lines after its first, of Triton's crash report folded under a leveled
+    line (None when there is none). The ErrorSignalHandler writes ``Signal (N) received.`` and the stack
+    unprefixed on a line of their own, from whichever thread faulted: no logger's message goes on into them.
+    A Python stub's error whose request then crashed the server (2.51, a model_warmup sample whose execute
+    raises) reads as two events, the model's error and the crash, and the error names the cause."""
+    lines = message.split("\n")
+    return next((k for k in range(1, len(lines)) if _HANDLER_LINE.match(lines[k])), None)
+
+
 _FATAL_NAME = r"(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
 _FATAL_SIG = r"SIG(?:SEGV|ABRT|BUS|ILL|FPE)"
 CRASH_WORDING: Final = (
