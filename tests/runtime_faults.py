@@ -15,7 +15,8 @@ healthy log, which must get no finding). Sources: core ``src/command_line_parser
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -274,3 +275,10 @@ def quotes_its_line(path: Path, evidence: Any) -> bool:
     line = path.read_text(errors="replace").splitlines()[evidence.line - 1].strip()
     quoted = evidence.text.strip()
     return bool(line) and (quoted.startswith(line) or line.startswith(quoted.rstrip("…")))
+
+
+def capture_all(names: Iterable[str], capture: Callable[[str], Any], workers: int) -> dict[str, Any]:
+    """``capture`` of each name, ``workers`` real servers at a time; its result by name."""
+    names = list(names)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return dict(zip(names, pool.map(capture, names), strict=True))

@@ -16,7 +16,6 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from runtime_faults import (
     RUNTIME,
     SERVING,
     FaultServer,
+    capture_all,
     quotes_its_line,
     same_both_ways,
 )
@@ -156,31 +156,11 @@ def _check_told(told: dict[str, Any]) -> None:
     assert told["unload slow"] == ok and told["slow"][0] == ok
 
 
-def _check_told(told: dict[str, Any]) -> None:
-    ok, missing = requests.codes.ok, requests.codes.not_found
-    assert all(
-        code == requests.codes.server_error
-        for m in ("exec_raises", "exec_wrong_count")
-        for code, _ in told[m]
-    )
-    assert [code for code, _ in told["finalize_raises"]] == [ok, ok]
-    assert told["reload"] != ok and told["reloaded"] == ok, "the refused reload left version 1 serving"
-    assert (told["unload step"], told["ens"][0]) == (ok, missing)
-    assert told["unload slow"] == ok and told["slow"][0] == ok
-
-
 @pytest.mark.triton
 def test_live_captures_agree(tmp_path: Path) -> None:
     """The run-time story in its four shapes again from the real server (two at a time)."""
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        told = dict(
-            zip(
-                RUNTIME_SHAPES,
-                pool.map(lambda n: capture_runtime(n, tmp_path / n, tmp_path / f"{n}.log"), RUNTIME_SHAPES),
-                strict=True,
-            )
-        )
+    told = capture_all(RUNTIME_SHAPES, lambda n: capture_runtime(n, tmp_path / n, tmp_path / f"{n}.log"), 2)
     print(f"\n{len(told)} run-time captures in {time.monotonic() - started:.1f}s")
     for name, story in told.items():
         _check_told(story)

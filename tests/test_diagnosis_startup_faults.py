@@ -12,13 +12,12 @@ import shutil
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import requests
 from corpus import FIXTURES, build_repository, diagnose_file, run_until_exit
-from runtime_faults import INPUT, OK, STARTUP, FaultServer, quotes_its_line, same_both_ways
+from runtime_faults import INPUT, OK, STARTUP, FaultServer, capture_all, quotes_its_line, same_both_ways
 from test_diagnosis_schema_faults import first_findings
 
 from triton_sre import conventions as c
@@ -73,14 +72,7 @@ def test_committed_startup_capture(name: str) -> None:
 def test_live_captures_agree(tmp_path: Path) -> None:
     """Every start-up fault again from the real server (three at a time), diagnosed as committed."""
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        codes = dict(
-            zip(
-                STARTUP,
-                pool.map(lambda n: capture_startup(n, tmp_path / n, tmp_path / f"startup-{n}.log"), STARTUP),
-                strict=True,
-            )
-        )
+    codes = capture_all(STARTUP, lambda n: capture_startup(n, tmp_path / n, tmp_path / f"startup-{n}.log"), 3)
     print(f"\n{len(codes)} start-up captures in {time.monotonic() - started:.1f}s")
     for name in STARTUP:
         path = tmp_path / f"startup-{name}.log"
