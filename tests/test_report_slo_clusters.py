@@ -16,6 +16,7 @@ from test_report_slo_kinds import SCRAPE, SCRAPES, SPEC, T0, _counter
 from triton_sre import conventions as c
 from triton_sre.data import shipped
 from triton_sre.report.slo import SLI_HISTOGRAM, SLI_REQUESTS
+from triton_sre.report.slo_text import NOT_SERVED, STATUS
 from triton_sre.slo import DEFAULT_SPEC_FILE, load_spec
 
 CLUSTER = "cluster"  # the spec's cluster_label
@@ -110,3 +111,61 @@ def test_each_cluster_gets_its_own_model_rows(tmp_path: Path) -> None:
     stopped = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(T0 + SCRAPE * 20))
     assert f"cluster b: no sample after {stopped}, 5.0 min before the range's end" in markdown, markdown
     assert "cluster a: no sample" not in markdown
+
+
+# notserved28: a model not served is no data per cluster, as TritonSLOModelNotServed judges it
+REFUSED = "reranker"
+
+
+def _state(cluster: str, model: str, state: str, version: str = "1") -> Series:
+    """The exporter's state series of a version (a refused config: by name alone, no version label)."""
+    labels = {c.LABEL_JOB: SPEC.exporter_job, c.LABEL_MODEL: model, c.L_STATE: state, CLUSTER: cluster}
+    if version:
+        labels[c.LABEL_VERSION] = version
+    return (c.M_MODEL_STATE, labels, [(T0 + SCRAPE * i, 1.0) for i in range(SCRAPES + 1)])
+
+
+def test_a_model_not_served_is_no_data_in_its_own_cluster(tmp_path: Path) -> None:
+    """reranker is refused in cluster a (by name alone, UNKNOWN), READY in b, and refused in c, whose
+    Triton has no counter at all: a and c get its no-data row (c a table of its own), b none; slos.csv
+    has the rows with their status. Before: no such row with a cluster_label, and none in slos.csv."""
+    spec = (
+        shipped(DEFAULT_SPEC_FILE)
+        .read_text(encoding="utf-8")
+        .replace(f"# cluster_label: {CLUSTER}", f"cluster_label: {CLUSTER}")
+    )
+    (tmp_path / "slos.yaml").write_text(spec, encoding="utf-8")
+    states = [
+        _state("a", "ranker", c.STATE_READY),
+        _state("a", REFUSED, c.STATE_UNKNOWN, ""),
+        _state("b", "ranker", c.STATE_READY),
+        _state("b", REFUSED, c.STATE_READY),
+        _state("c", REFUSED, c.STATE_UNKNOWN, ""),
+    ]
+    with backfilled(tmp_path / "prom", [*_series(), *states]) as prom:
+        code, _out, err = run(
+            prom.url,
+            tmp_path / "out",
+            "--start",
+            f"{T0:.0f}",
+            "--end",
+            f"{T0 + SCRAPE * SCRAPES:.0f}",
+            "--step",
+            f"{SCRAPE:.0f}",
+            "--slo-file",
+            str(tmp_path / "slos.yaml"),
+        )
+    assert code == c.EXIT_OK, err
+    rows = list(csv.DictReader((tmp_path / "out" / "slos.csv").open(encoding="utf-8")))
+    unserved = NOT_SERVED.format(state=c.STATE_UNKNOWN)
+    got = {(r["slo"], r[CLUSTER], r["model"]): (r["requests"], r["error_ratio"], r[STATUS]) for r in rows}
+    assert {k: v for k, v in got.items() if k[2] == REFUSED} == {
+        (slo.name, cluster, REFUSED): ("0", "", unserved) for slo in SPEC.slos for cluster in "ac"
+    }  # every SLO of the default spec covers all models
+    assert got[(AVAILABILITY, "a", "ranker")] == ("400", "0.1", "")  # the rows of events: no status
+    markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    a = markdown.split(f"### {AVAILABILITY} in cluster a:")[1].split("###")[0]
+    b = markdown.split(f"### {AVAILABILITY} in cluster b:")[1].split("###")[0]
+    c_ = markdown.split(f"### {AVAILABILITY} in cluster c:")[1].split("###")[0]
+    assert f"| {REFUSED} | – | 0 | – | {unserved} |" in a and f"| {REFUSED} | – | 0 | – | {unserved} |" in c_
+    assert REFUSED not in b and "| ranker |" in a and "| ranker |" not in c_

@@ -30,6 +30,7 @@ __all__ = [
     "fold_valid",
     "reduced_series",
     "startup_budget",
+    "version_states",
 ]
 
 FAMILIES = (
@@ -187,6 +188,11 @@ def _states(frames: Mapping[str, pd.DataFrame], unlabelled: list[str]) -> pd.Dat
     newest = frame.groupby(by[:2])["timestamp"].transform("max")
     now = frame[(frame["timestamp"] == newest) & (frame["value"] == 1)]
     return now.groupby(by[:2], as_index=False)[c.L_STATE].agg(lambda s: "/".join(sorted(set(s))))
+
+
+def version_states(frame: pd.DataFrame) -> pd.DataFrame:
+    """`_states` of the samples of `triton_sre_model_state` in `frame` (one cluster's, for the SLO rows)."""
+    return _states({c.M_MODEL_STATE: frame}, [])
 
 
 def _by_gpu(frames: Mapping[str, pd.DataFrame], family: str, unlabelled: list[str]) -> dict[str, float]:

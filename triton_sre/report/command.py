@@ -270,7 +270,8 @@ def _build(
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
     from triton_sre.report.slo import slo_section
-    from triton_sre.report.unserved import unserved_table
+    from triton_sre.report.slo_text import with_unserved
+    from triton_sre.report.unserved import slo_unserved, unserved_table
 
     step, histogram_step = steps
     if progress is not None:
@@ -328,6 +329,7 @@ def _build(
     # same-named models of two namespaces (Triton's model namespacing) are rows of their own; the SLO
     # section keeps the rules' level, the model name (its own `increases`)
     slo_increases = increases
+    slo_states = capacity_frames[c.M_MODEL_STATE]  # the rules judge bare names per cluster
     shared = shared_names([*increases.values(), *frames.values(), *capacity_frames.values()])
     increases, frames = qualify(increases, shared), qualify(frames, shared)
     capacity_frames = qualify(capacity_frames, shared)
@@ -357,9 +359,9 @@ def _build(
     span = (start, end, step)
     unserved = unserved_table(capacity.states, capacity_frames[c.M_MODEL_UNAVAILABLE])
     slos = None if slo_spec is None else slo_section(client, slo_spec, span, window, slo_increases, counts)
-    if slos is not None:  # no data is not a met objective: the SLO section names them (report/slo_text.py)
-        states = unserved.groupby(c.LABEL_MODEL, sort=True)[c.L_STATE].agg(lambda s: "/".join(sorted(set(s))))
-        slos = dataclasses.replace(slos, unserved=tuple(states.items()))
+    if slos is not None and slo_spec is not None:  # no data is not a met objective (report/slo_text.py)
+        states = slo_unserved(slo_states, slo_spec.cluster_label)
+        slos = with_unserved(dataclasses.replace(slos, unserved=states), slo_spec.slos)
     silent = []
     if label and len(clusters) > 1:  # a cluster whose samples stopped: said, not read as a quiet one
         last = client.frame_range(last_sample_expr(label, triton_job), start, end, step)

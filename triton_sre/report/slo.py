@@ -86,6 +86,8 @@ class SLOTable:
     sli: str = SLI_REQUESTS  # SLI_REQUESTS (availability), SLI_HISTOGRAM or SLI_SLICES
     sources: tuple[str, ...] = ()  # time slices: the latency sources the rules' expression used
     cluster: str | None = None  # the cluster's value when the spec has a cluster_label (a table each)
+    # (model, state) of each model it covers not served at the range's end (slo_text.with_unserved)
+    unserved: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,9 @@ class SLOSection:
     window: str = ""  # the trailing window each step's error ratio is over
     seconds: float = 0.0  # the range's length
     source: str = ""  # the spec the SLOs come from
-    # (model, state) of each model not served at the range's end (report/unserved.py): no data, not 100 %
-    unserved: tuple[tuple[str, str], ...] = ()
+    # (cluster, model, state) of each model not served at the range's end (report/unserved.py): no data,
+    # not 100 % (the cluster None without a cluster_label)
+    unserved: tuple[tuple[str | None, str, str], ...] = ()
 
 
 def slo_selectors(spec: Spec, slo: SLO) -> dict[str, str]:

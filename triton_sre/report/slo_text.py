@@ -4,8 +4,10 @@ its events are, and slos.csv's frame."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -59,7 +61,7 @@ def section_intro(section: SLOSection) -> list[str]:
         f"is above the allowed ratio (errors began up to {section.window} before the first; ended before "
         "the last).",
     ]
-    if section.unserved:
+    if any(table.unserved for table in section.tables):
         lines.append(
             "A model an SLO covers that no server served at the end of the range (Models not served) is a "
             "row of 0 events, 'no data: not served': Triton failed its requests before counting them, so "
@@ -119,12 +121,13 @@ def slo_blocks(section: SLOSection) -> list[tuple[str, list[list[str]], str]]:
             f"allowed error ratio {float(slo.budget) * 100:g}%; {sli_text(table)}"
         )
         rows = [[_cell(k, row[k]) for k in HEADERS] for row in table.rows.to_dict("records")]
-        rows += _unserved_rows(table, section.unserved)
+        rows += [[m, "–", "0", "–", NOT_SERVED.format(state=s), "–", "–", "–"] for m, s in table.unserved]
         blocks.append((title, rows, empty_text(table, section.seconds) if table.rows.empty else ""))
     return blocks
 
 
 NOT_SERVED = "no data: not served ({state})"
+STATUS = "status"  # slos.csv's column: empty for a row of events, NOT_SERVED for a model not served
 
 
 def covers(slo: SLO, model: str) -> bool:
@@ -134,19 +137,40 @@ def covers(slo: SLO, model: str) -> bool:
     return slo.models.kind == "all" or re.fullmatch(slo.models.regex, model) is not None
 
 
-def _unserved_rows(table: SLOTable, unserved: tuple[tuple[str, str], ...]) -> list[list[str]]:
-    """A row per model the SLO covers that was not served at the range's end and has no row of events:
-    its requests failed before Triton counted any (journey26's refused config), so it has no data, which
-    is not a met objective (Sloth and Pyrra show no data, not 100 %). Per cluster nothing is added: the
-    states are the whole fleet's."""
-    if table.cluster is not None:
-        return []
-    seen = set(table.rows["model"].astype(str)) if not table.rows.empty else set()
-    return [
-        [model, "–", "0", "–", NOT_SERVED.format(state=state), "–", "–", "–"]
-        for model, state in unserved
-        if model not in seen and covers(table.slo, model)
-    ]
+def with_unserved(section: SLOSection, slos: Sequence[SLO]) -> SLOSection:
+    """`section` with each model of `section.unserved` on the first table of each SLO covering it in its
+    cluster (`SLOTable.unserved`) when no table of that SLO and cluster has events of it: its requests
+    failed before Triton counted any (journey26's refused config), so it has no data, which is not a met
+    objective (Sloth and Pyrra show no data, not 100 %). An SLO with no table in that cluster (no series
+    there: its only model refused) gets an empty one. `slos`: the spec's, in order."""
+    tables: list[SLOTable] = []
+    for slo in slos:
+        own = [t for t in section.tables if t.slo.name == slo.name]
+        clusters = {t.cluster for t in own}
+        extra = {k for k, model, _ in section.unserved if k not in clusters and covers(slo, model)}
+        own += [SLOTable(slo, pd.DataFrame(columns=list(COLUMNS)), _sli(slo), (), k) for k in extra]
+        done: set[str | None] = set()
+        for table in sorted(own, key=lambda t: "" if t.cluster is None else t.cluster):  # stable
+            if table.cluster not in done:
+                done.add(table.cluster)
+                seen = {str(m) for t in own if t.cluster == table.cluster for m in t.rows["model"]}
+                rows = tuple(
+                    (model, state)
+                    for k, model, state in section.unserved
+                    if k == table.cluster and model not in seen and covers(slo, model)
+                )
+                table = dataclasses.replace(table, unserved=rows)
+            tables.append(table)
+    return dataclasses.replace(section, tables=tuple(tables))
+
+
+def _sli(slo: SLO) -> str:
+    """How a table of `slo` without events would count them (report/slo.py's latency_tables)."""
+    if slo.type == c.SLO_AVAILABILITY:
+        return SLI_REQUESTS
+    if slo.type in c.LLM_SLO_TYPES or slo.latency_sli == c.LATENCY_SLI_HISTOGRAM:
+        return SLI_HISTOGRAM
+    return SLI_SLICES
 
 
 def slo_frame(section: SLOSection) -> pd.DataFrame:
@@ -162,12 +186,36 @@ def slo_frame(section: SLOSection) -> pd.DataFrame:
             period=table.slo.period,
             sli=table.sli,
             cluster=table.cluster,
+            status="",
         )
         for table in section.tables
     ]
+    frames += [_unserved_frame(table) for table in section.tables if table.unserved]
     clusters = ["cluster"] if any(table.cluster is not None for table in section.tables) else []
-    columns = ["slo", *clusters, "objective_percent", "period", "sli", *COLUMNS]
+    columns = ["slo", *clusters, "objective_percent", "period", "sli", *COLUMNS, STATUS]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def _unserved_frame(table: SLOTable) -> pd.DataFrame:
+    """slos.csv's rows of `table`'s models not served: 0 events, no figure, the status saying why."""
+    return pd.DataFrame(
+        {
+            "slo": table.slo.name,
+            "objective_percent": float(table.slo.objective),
+            "period": table.slo.period,
+            "sli": table.sli,
+            "cluster": table.cluster,
+            "model": [model for model, _ in table.unserved],
+            "version": "",
+            "requests": 0.0,
+            "bad": math.nan,
+            "error_ratio": math.nan,
+            "budget_spent": math.nan,
+            "first_above": "",
+            "last_above": "",
+            STATUS: [NOT_SERVED.format(state=state) for _, state in table.unserved],
+        }
+    )
 
 
 def _rfc3339(ts: float) -> str:

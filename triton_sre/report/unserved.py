@@ -13,8 +13,20 @@ from __future__ import annotations
 import pandas as pd
 
 from triton_sre import conventions as c
+from triton_sre.report.capacity import version_states
 
-__all__ = ["CAUSE", "COLUMNS", "NOT_SERVED_RUNBOOK", "NO_REASON", "unserved_table"]
+__all__ = [
+    "CAUSE",
+    "COLUMNS",
+    "NOT_SERVED_RUNBOOK",
+    "NO_REASON",
+    "Unserved",
+    "slo_unserved",
+    "unserved_table",
+]
+
+# (cluster, model, state) of each model not served at the range's end: cluster None without a cluster_label
+Unserved = tuple[tuple["str | None", str, str], ...]
 
 CAUSE = "cause"
 COLUMNS = (c.LABEL_MODEL, c.LABEL_VERSION, c.L_STATE, CAUSE)
@@ -58,3 +70,22 @@ def _runbooks(unavailable: pd.DataFrame) -> dict[tuple[str, str], str]:
         (str(m), str(v)): str(r)
         for m, v, r in zip(newest[c.LABEL_MODEL], newest[c.LABEL_VERSION], newest[c.L_RUNBOOK], strict=True)
     }
+
+
+def slo_unserved(states: pd.DataFrame, cluster_label: str | None) -> Unserved:
+    """(cluster, model, state) of each model no server of a cluster serves at the range's end, from the
+    samples of `triton_sre_model_state` (`states`), as the rules judge: per value of `cluster_label`
+    (a series without it is cluster ""), or the fleet's (cluster None) without one. Several versions'
+    states are joined by "/"."""
+    if not cluster_label or states.empty:
+        parts: list[tuple[str | None, pd.DataFrame]] = [(None, states)]
+    else:
+        column = states[cluster_label] if cluster_label in states else pd.Series("", index=states.index)
+        values = column.astype(object).fillna("").astype(str)
+        parts = [(value, states[values == value]) for value in sorted(set(values))]
+    out: list[tuple[str | None, str, str]] = []
+    for cluster, part in parts:
+        table = unserved_table(version_states(part), pd.DataFrame())
+        joined = table.groupby(c.LABEL_MODEL, sort=True)[c.L_STATE].agg(lambda s: "/".join(sorted(set(s))))
+        out += [(cluster, str(model), str(state)) for model, state in joined.items()]
+    return tuple(out)
