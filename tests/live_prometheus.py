@@ -11,7 +11,7 @@ import contextlib
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, Any
@@ -114,21 +114,22 @@ def wait_ready(proc: subprocess.Popen, work: Path, port: int) -> Prom:
 
 @contextlib.contextmanager
 def private_prometheus(
-    work: Path, spec: Any, triton: Any, *, rules: bool = False
+    work: Path, spec: Any, triton: Any, *, rules: bool = False, rule_files: Sequence[Path] = ()
 ) -> Iterator[tuple[Prom, ExporterServer]]:
     """A private Prometheus scraping `triton`'s metrics port and an exporter of it (started here, the
     live tests' settings) every second, both stopped on the way out (the report's real-Triton tests);
-    with `rules`, `spec`'s generated rules loaded (the dashboards' panels read the recording rules)."""
+    with `rules`, `spec`'s generated rules loaded (the dashboards' panels read the recording rules), and
+    `rule_files` too, evaluated every second."""
     exporter_port, port = free_port(), free_port()
-    rule_files = []
+    loaded: list[str] = []
     if rules:
         for rel, content in render_all(spec).items():
             (work / rel).parent.mkdir(parents=True, exist_ok=True)
             (work / rel).write_text(content)
-        rule_files = [str(p) for p in sorted((work / "alerts").glob("*.yaml"))]
+        loaded = [str(p) for p in sorted((work / "alerts").glob("*.yaml"))]
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
-        "rule_files": rule_files,
+        "rule_files": [*loaded, *(str(f) for f in rule_files)],
         "scrape_configs": [
             {
                 "job_name": spec.triton_job,

@@ -18,7 +18,9 @@ from refused_scrape import input_series, refused_config_samples
 
 from triton_sre import conventions as c
 from triton_sre import promql as pq
+from triton_sre.generate import slo_rules
 from triton_sre.generate.dashboards import dashboards, iter_targets
+from triton_sre.generate.slo_rules import SLO_FILE
 from triton_sre.slo import default_spec
 
 REFUSED, FINE, FAILED = "reranker", "embedder", "broken"
@@ -36,11 +38,15 @@ def panel_query(uid: str = c.UID_OVERVIEW_DASHBOARD, title: str = PANEL) -> str:
 
 
 def rows(
-    tmp_path: Path, inputs: list[dict[str, str]], expected: list[dict[str, Any]], query: str = ""
+    tmp_path: Path,
+    inputs: list[dict[str, str]],
+    expected: list[dict[str, Any]],
+    query: str = "",
+    rule_files: list[str] | None = None,
 ) -> str:
     """promtool's complaint when the panel's rows at 5m are not `expected` ("" when they are)."""
     case = {"expr": query or panel_query(), "eval_time": "5m", "exp_samples": expected}
-    doc = {"rule_files": [], "evaluation_interval": "1m", "tests": [
+    doc = {"rule_files": rule_files or [], "evaluation_interval": "1m", "tests": [
         {"interval": "1m", "input_series": inputs, "promql_expr_test": [case]}
     ]}  # fmt: skip
     (tmp_path / "t.yaml").write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
@@ -100,8 +106,17 @@ def test_the_slo_dashboard_gives_a_model_not_served_no_budget_and_lists_it(
             rows(tmp_path, inputs, [{"labels": c.REC_SLO_BUDGET_REMAINING + budget, "value": 0.5}], query)
             == ""
         )
-    listed = {
-        "labels": pq.selector("", pq.equal(((c.L_STATE, c.STATE_UNKNOWN), (c.LABEL_MODEL, REFUSED)))),
-        "value": 1,
-    }
-    assert rows(tmp_path, inputs, [listed], panel_query(c.UID_SLO_DASHBOARD, "Models not served")) == ""
+    # "Models not served" reads each SLO's record of them (the default spec's SLOs all cover every model)
+    (tmp_path / SLO_FILE).write_text(yaml.safe_dump(slo_rules.rule_file(spec, "runbooks/")), encoding="utf-8")
+    listed = [
+        {
+            "labels": pq.selector(
+                c.REC_SLO_NOT_READY,
+                pq.equal(((c.LABEL_MODEL, REFUSED), (c.L_SLO, slo.name), (c.L_STATE, c.STATE_UNKNOWN))),
+            ),
+            "value": 1,
+        }
+        for slo in spec.slos
+    ]
+    query = panel_query(c.UID_SLO_DASHBOARD, "Models not served")
+    assert rows(tmp_path, inputs, listed, query, [SLO_FILE]) == ""

@@ -17,14 +17,19 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import requests
+import yaml
 from corpus import refused_config_repository
+from grafana_vars import fill
 from live_prometheus import private_prometheus, scraped_after
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
+from triton_sre.generate import slo_rules
+from triton_sre.generate.dashboards import dashboards, iter_targets
+from triton_sre.generate.slo_rules import SLO_FILE
 from triton_sre.report.slo_text import NOT_SERVED
 from triton_sre.report.unserved import CAUSE
-from triton_sre.slo import default_spec
+from triton_sre.slo import Spec, default_spec, parse_spec
 from triton_sre.stack.local_triton import LocalTriton
 
 pytestmark = [pytest.mark.triton, pytest.mark.server]  # a private Triton started without the fixtures
@@ -39,6 +44,12 @@ class Run:
     out: Path
     markdown: str
     html: str
+    # the SLO dashboard's "Models not served" rows (model, slo) per value of its $slo, read from the
+    # private Prometheus evaluating the spec's SLO rules
+    not_served: dict[str, set[tuple[str, str]]]
+
+
+FINE_ONLY = "embed-avail"  # an SLO of the served model alone: the dashboard's not-served table is empty
 
 
 def _spec(triton_job: str, exporter_job: str) -> str:
@@ -46,6 +57,7 @@ def _spec(triton_job: str, exporter_job: str) -> str:
 scrape: {{triton_job: {triton_job}, exporter_job: {exporter_job}}}
 slos:
   - {{name: {SLO_NAME}, type: {c.SLO_AVAILABILITY}, models: [{FINE}, {REFUSED}], objective: 99.9}}
+  - {{name: {FINE_ONLY}, type: {c.SLO_AVAILABILITY}, models: {{regex: "{FINE}.*"}}, objective: 99.9}}
 """
 
 
@@ -70,8 +82,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         for m in (FINE, REFUSED)
     ]
     stack = contextlib.ExitStack()  # Prometheus and the exporter, stopped before Triton
+    slo_spec = parse_spec(_spec(spec.triton_job, spec.exporter_job))
+    rules = work / SLO_FILE
+    rules.write_text(yaml.safe_dump(slo_rules.rule_file(slo_spec, "runbooks/")), encoding="utf-8")
+    not_served: dict[str, set[tuple[str, str]]] = {}
     try:
-        prom, _ = stack.enter_context(private_prometheus(work, spec, triton))
+        prom, _ = stack.enter_context(private_prometheus(work, spec, triton, rule_files=[rules]))
         scraped_after(prom, spec.triton_job, time.time())
         scraped_after(prom, spec.exporter_job, time.time())
         start = time.time()
@@ -85,6 +101,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         scraped_after(prom, spec.exporter_job, time.time())
         time.sleep(2.5)
         end = time.time()
+        for slo in (SLO_NAME, FINE_ONLY, ".*"):
+            expr = fill(_panel(slo_spec), {"slo": slo, "model": ".*", "exporter_job": spec.exporter_job})
+            found = prom.query(expr)
+            not_served[slo] = {(r["metric"][c.LABEL_MODEL], r["metric"][c.L_SLO]) for r in found}
         (work / "slos.yaml").write_text(_spec(spec.triton_job, spec.exporter_job), encoding="utf-8")
         out = work / "report"
         stdout = io.StringIO()
@@ -104,7 +124,26 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         triton.stop()
     print("\nanswers:", answers)
     assert answers.get(f"{FINE} 200", 0) > 10 and answers.get(f"{REFUSED} 404", 0) > 10, answers
-    yield Run(out, (out / "report.md").read_text(encoding="utf-8"), (out / "report.html").read_text("utf-8"))
+    markdown, html = (out / "report.md").read_text(encoding="utf-8"), (out / "report.html").read_text("utf-8")
+    yield Run(out, markdown, html, not_served)
+
+
+def _panel(spec: Spec) -> str:
+    """The SLO dashboard's "Models not served" query, as generated for `spec`."""
+    board = next(b for b in dashboards(spec).values() if b["uid"] == c.UID_SLO_DASHBOARD)
+    (expr,) = [t["expr"] for panel, t in iter_targets(board) if panel["title"] == "Models not served"]
+    return expr
+
+
+def test_the_slo_dashboards_not_served_table_follows_its_slo_selection(run: Run) -> None:
+    """notserved28: the table filtered on $model (models with recorded requests: never the refused one)
+    and listed every model of the index whatever SLO was chosen. Now the SLO's own record: the SLO
+    naming the refused model lists it, the one of the served model alone lists nothing."""
+    assert run.not_served == {
+        SLO_NAME: {(REFUSED, SLO_NAME)},
+        FINE_ONLY: set(),
+        ".*": {(REFUSED, SLO_NAME)},
+    }
 
 
 def test_the_refused_model_has_a_row_with_its_state_and_cause(run: Run) -> None:

@@ -177,6 +177,12 @@ def rec_slo_errors(window: str) -> str:
 REC_SLO_SLICE_BAD: Final = "slo_model:triton_slo_time_slice_bad:bool"  # time-slice latency SLI
 REC_SLO_OBJECTIVE: Final = "slo:triton_slo_objective:ratio"  # one constant series per SLO
 REC_SLO_BUDGET_REMAINING: Final = "slo_model:triton_slo_error_budget_remaining:ratio"
+# the models of an SLO the exporter's index lists with no version READY (labels slo, model, version, state:
+# value 1), from triton_sre_model_state: the SLO dashboard's "Models not served"
+REC_SLO_NOT_READY: Final = "slo_model:triton_sre_model_state:not_ready"
+# an all/regex SLO's models listed by name alone (state UNKNOWN) while others are served; the value is
+# the SLO's rank in the spec (1 first): TritonSLOModelNotServed tickets a model for its lowest rank only
+REC_SLO_NAME_ONLY_RANK: Final = "slo_model:triton_sre_model_state:name_only_rank"
 
 # ---------------------------------------------------------------------------
 # The bot's own metrics (GET /metrics on the bot).

@@ -46,6 +46,9 @@ def slo(spec: Spec) -> dict[str, Any]:
     key = pq.label_sets(spec.cluster_label).per_model
     unserved = pq.not_ready(exporter, key, key)
     budget = f"{pq.selector(c.REC_SLO_BUDGET_REMAINING, sel)} unless {pq.on(key)} ({unserved})"
+    # the SLO's own record of them (slo_rules.not_ready_rule): its models, whatever the model variable lists
+    # (recorded requests: a model never served has none)
+    not_ready_sel: Matchers = [*cluster, var_matcher(c.L_SLO, "=~", "slo")]
     layout = Layout()
     layout.row(
         "Error budget",
@@ -65,18 +68,11 @@ def slo(spec: Spec) -> dict[str, Any]:
             ),
             table(
                 "Models not served",
-                "Models the exporter's repository index lists with no version READY on any server: "
-                "Triton fails their requests before counting them, so an SLO covering them has no data "
-                "(never 100 %; TritonSLOModelNotServed pages for them). Their cause: the overview's "
+                "Models of the selected SLOs the exporter's repository index lists with no version READY "
+                "on any server: Triton fails their requests before counting them, so the SLO has no data "
+                "(never 100 %; TritonSLOModelNotServed alerts for them). Their cause: the overview's "
                 "Unavailable models table, or triton-sre triage on Triton's log.",
-                [
-                    target(
-                        pq.not_ready(exporter, (*key, c.LABEL_VERSION, c.L_STATE), key),
-                        "",
-                        instant=True,
-                        table=True,
-                    )
-                ],
+                [target(pq.selector(c.REC_SLO_NOT_READY, not_ready_sel), "", instant=True, table=True)],
             ),
         ],
     )
