@@ -19,7 +19,7 @@ from binaries import binary
 from refused_scrape import input_series, refused_config_samples
 
 from triton_sre import conventions as c
-from triton_sre.generate import slo_rules
+from triton_sre.generate import rulefile, slo_rules
 from triton_sre.slo import Spec, parse_spec
 
 REFUSED, READY, LOADING, UNSEEN = "reranker", "resnet", "big_llm", "ghost"
@@ -285,6 +285,17 @@ def test_a_regex_slos_not_served_rules_do_not_grow_with_the_earlier_regexes() ->
     assert "team0_" not in str(many)
     grown = sum(len(str(r["expr"])) for r in many) - sum(len(str(r["expr"])) for r in few)
     assert 0 <= grown <= 10, grown
+
+
+def test_the_tickets_group_reads_the_regex_slos_groups_and_none_reads_it() -> None:
+    """Each ticket reads every SLO's record: in the SLO's own group, two regex SLOs' groups read each other
+    (generate: "rule groups read each other in a cycle"); in a group of their own, after them, none does."""
+    files = {"slo": slo_rules.rule_file(parse_spec(INDEX_SPEC), "runbooks/")}
+    order = rulefile.eval_order(files)
+    reads = rulefile.group_reads(files)
+    assert order[-1] == c.GROUP_SLO_NOT_SERVED
+    assert reads[c.GROUP_SLO_NOT_SERVED] == {c.slo_group("rank"), c.slo_group("everything")}
+    assert all(deps == set() for name, deps in reads.items() if name != c.GROUP_SLO_NOT_SERVED)
 
 
 def test_a_model_two_regexes_cover_tickets_for_the_first_in_the_spec(tmp_path: Path) -> None:

@@ -356,6 +356,8 @@ GROUP_OPERATIONAL: Final = "triton-sre.operational"
 GROUP_CAPACITY: Final = "triton-sre.capacity"
 GROUP_LLM: Final = "triton-sre.llm"
 GROUP_SLO_PREFIX: Final = "triton-sre.slo."
+# the all/regex SLOs' TritonSLOModelNotServed tickets: each reads every SLO group's name-only record
+GROUP_SLO_NOT_SERVED: Final = "triton-sre.slo-not-served"
 GROUP_ROLLOUT: Final = "triton-sre.rollout"
 
 
