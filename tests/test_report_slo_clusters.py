@@ -45,7 +45,8 @@ def _series() -> list[Series]:
     ]
 
 
-def test_each_cluster_gets_its_own_rows(tmp_path: Path) -> None:
+def _report(tmp_path: Path, series: list[Series]) -> list[dict[str, str]]:
+    """slos.csv's rows of the report of the shipped spec with the cluster label on, over `series`."""
     spec = (
         shipped(DEFAULT_SPEC_FILE)
         .read_text(encoding="utf-8")
@@ -53,7 +54,7 @@ def test_each_cluster_gets_its_own_rows(tmp_path: Path) -> None:
     )
     (tmp_path / "slos.yaml").write_text(spec, encoding="utf-8")
     assert load_spec(tmp_path / "slos.yaml").cluster_label == CLUSTER
-    with backfilled(tmp_path / "prom", _series()) as prom:
+    with backfilled(tmp_path / "prom", series) as prom:
         code, _out, err = run(
             prom.url,
             tmp_path / "out",
@@ -67,7 +68,11 @@ def test_each_cluster_gets_its_own_rows(tmp_path: Path) -> None:
             str(tmp_path / "slos.yaml"),
         )
     assert code == c.EXIT_OK, err
-    rows = list(csv.DictReader((tmp_path / "out" / "slos.csv").open(encoding="utf-8")))
+    return list(csv.DictReader((tmp_path / "out" / "slos.csv").open(encoding="utf-8")))
+
+
+def test_each_cluster_gets_its_own_rows(tmp_path: Path) -> None:
+    rows = _report(tmp_path, _series())
     got = {(r["slo"], r["sli"], r[CLUSTER], r["model"]): (r["requests"], r["bad"]) for r in rows}
     assert got == {
         (AVAILABILITY, SLI_REQUESTS, "a", "ranker"): ("400", "40"),
@@ -129,12 +134,6 @@ def test_a_model_not_served_is_no_data_in_its_own_cluster(tmp_path: Path) -> Non
     """reranker is refused in cluster a (by name alone, UNKNOWN), READY in b, and refused in c, whose
     Triton has no counter at all: a and c get its no-data row (c a table of its own), b none; slos.csv
     has the rows with their status. Before: no such row with a cluster_label, and none in slos.csv."""
-    spec = (
-        shipped(DEFAULT_SPEC_FILE)
-        .read_text(encoding="utf-8")
-        .replace(f"# cluster_label: {CLUSTER}", f"cluster_label: {CLUSTER}")
-    )
-    (tmp_path / "slos.yaml").write_text(spec, encoding="utf-8")
     states = [
         _state("a", "ranker", c.STATE_READY),
         _state("a", REFUSED, c.STATE_UNKNOWN, ""),
@@ -142,21 +141,7 @@ def test_a_model_not_served_is_no_data_in_its_own_cluster(tmp_path: Path) -> Non
         _state("b", REFUSED, c.STATE_READY),
         _state("c", REFUSED, c.STATE_UNKNOWN, ""),
     ]
-    with backfilled(tmp_path / "prom", [*_series(), *states]) as prom:
-        code, _out, err = run(
-            prom.url,
-            tmp_path / "out",
-            "--start",
-            f"{T0:.0f}",
-            "--end",
-            f"{T0 + SCRAPE * SCRAPES:.0f}",
-            "--step",
-            f"{SCRAPE:.0f}",
-            "--slo-file",
-            str(tmp_path / "slos.yaml"),
-        )
-    assert code == c.EXIT_OK, err
-    rows = list(csv.DictReader((tmp_path / "out" / "slos.csv").open(encoding="utf-8")))
+    rows = _report(tmp_path, [*_series(), *states])
     unserved = NOT_SERVED.format(state=c.STATE_UNKNOWN)
     got = {(r["slo"], r[CLUSTER], r["model"]): (r["requests"], r["error_ratio"], r[STATUS]) for r in rows}
     assert {k: v for k, v in got.items() if k[2] == REFUSED} == {
