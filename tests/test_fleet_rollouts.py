@@ -424,3 +424,20 @@ def test_the_cli_says_when_it_sums_several_clusters(
     assert "give --cluster to judge one" in err
     main([*argv, "--cluster", WEST])
     assert "served requests in" not in capsys.readouterr().err
+
+
+def test_the_cli_says_when_a_blue_green_pair_sums_several_clusters(
+    global_store: Prom, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """journey28 left: the note covered only --model; the blue/green form (two model names, no --model)
+    summed the clusters silently. `ranker` serves in both clusters, the green model in none."""
+    spec = tmp_path / "slos.yaml"
+    spec.write_text(fleet_spec_text())
+    argv = ["rollout", "check", "--prometheus", global_store.url, "--spec", str(spec), "--format", "json"]
+    argv += ["--baseline-model", MODEL, "--candidate-model", f"{MODEL}_green"]
+    main(argv)
+    err = capsys.readouterr().err
+    assert f"{MODEL} served requests in 2 clusters ({c.LABEL_CLUSTER}: {EAST}, {WEST})" in err, err
+    assert f"{MODEL}_green served" not in err and f"and {MODEL}_green" not in err, err
+    main([*argv, "--cluster", EAST])
+    assert "served requests in" not in capsys.readouterr().err

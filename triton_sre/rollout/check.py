@@ -277,8 +277,8 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"triton-sre rollout check: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
     verdict = judge(*sides, samples, rs)
-    if not args.cluster and args.model:
-        _several_clusters_note(prom, args.model, spec, window_s)
+    if not args.cluster:
+        _several_clusters_note(prom, sides, spec, window_s)
     if not not_read:
         try:
             counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
@@ -310,18 +310,25 @@ def run_check(args: argparse.Namespace) -> int:
     return EXIT_BY_VERDICT[verdict.verdict]
 
 
-def _several_clusters_note(prom: Prometheus, model: str, spec: Any, window_s: float) -> None:
-    """On stderr: `model` served requests in several clusters of the store and no --cluster was given
-    (journey28: on a global store the sides summed east's failing canary with west's healthy one)."""
+def _several_clusters_note(prom: Prometheus, sides: tuple[Side, Side], spec: Any, window_s: float) -> None:
+    """On stderr: the sides' models (each side's `model=` matcher: one for versions, two blue/green,
+    none for a selector naming no model) served requests in several clusters of the store and no
+    --cluster was given (journey28: on a global store the sides summed east's failing canary with
+    west's healthy one)."""
+    models = sorted({v for s in sides for name, op, v in s.matchers if (name, op) == (c.LABEL_MODEL, "=")})
+    served: dict[str, list[str]] = {}
     try:
-        clusters = serving_clusters(prom, model, spec, window_s)
+        for model in models:
+            served[model] = serving_clusters(prom, model, spec, window_s)
     except PromError as exc:
         print(f"triton-sre rollout check: clusters not read: {exc}", file=sys.stderr)
         return
+    clusters = sorted({cluster for found in served.values() for cluster in found})
     if len(clusters) > 1:
         label = spec.cluster_label or c.LABEL_CLUSTER
+        names = " and ".join(printable(model) for model, found in served.items() if found)
         print(
-            f"triton-sre rollout check: {printable(model)} served requests in {len(clusters)} clusters "
+            f"triton-sre rollout check: {names} served requests in {len(clusters)} clusters "
             f"({label}: {printable(', '.join(clusters))}) and no --cluster was given: each side sums "
             "them; give --cluster to judge one",
             file=sys.stderr,
