@@ -43,6 +43,7 @@ from triton_sre.rollout.k8s import (
     threshold,
 )
 from triton_sre.rollout.live import default_step, model_answer, sample_spacing
+from triton_sre.rollout.model import BATCHER_SAID, BATCHING_AT_LOWER_LOAD
 from triton_sre.slo import Spec, parse_spec
 from triton_sre.stack.processes import free_port
 
@@ -82,6 +83,8 @@ def _exposition(cluster: str, started: float) -> str:
         }
         lines += [f"{pq.selector(name, labels)} {per_s * elapsed:.3f}" for name, per_s in counters.items()]
     lines.append(f"{c.REC_PENDING_JOB} {PENDING[cluster]}")
+    # the exporter's config fact: ranker has no dynamic batcher (one execution per request above)
+    lines.append(f"{pq.selector(c.M_MODEL_DYNAMIC_BATCHING, pq.equal([(c.LABEL_MODEL, MODEL)]))} 0")
     return "\n".join(lines) + "\n"
 
 
@@ -441,3 +444,21 @@ def test_the_cli_says_when_a_blue_green_pair_sums_several_clusters(
     assert f"{MODEL}_green served" not in err and f"and {MODEL}_green" not in err, err
     main([*argv, "--cluster", EAST])
     assert "served requests in" not in capsys.readouterr().err
+
+
+def test_the_batching_ratio_left_unjudged_names_no_batcher_the_model_has_not(
+    global_store: Prom, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """journey28 left: summed over both clusters the canary has 8 of 42 requests/s, its batching ratio
+    is not judged, and the reason said a dynamic batcher makes smaller batches at lower load, of a model
+    the exporter says has none. It says what the exporter says now."""
+    spec = tmp_path / "slos.yaml"
+    spec.write_text(fleet_spec_text())
+    argv = ["rollout", "check", "--prometheus", global_store.url, "--spec", str(spec), "--model", MODEL]
+    argv += ["--baseline-version", "1", "--candidate-version", "2", "--format", "json"]
+    main(argv)
+    body = json.loads(capsys.readouterr().out)
+    batching = next(f for f in body["figures"] if f["name"] == c.ROLLOUT_FIG_BATCHING_RATIO)
+    assert batching["verdict"] == BATCHING_AT_LOWER_LOAD, batching
+    assert BATCHER_SAID[False] in body["reason"], body["reason"]
+    assert "a dynamic batcher" not in body["reason"], body["reason"]

@@ -17,6 +17,7 @@ from triton_sre.generate.rulefile import render_yaml
 from triton_sre.generate.tests_rollout import test_files as rollout_test_files
 from triton_sre.rollout.live import collect
 from triton_sre.rollout.model import (
+    BATCHER_SAID,
     BATCHING_AFTER_FAILURES,
     NO_DATA,
     TRAFFIC,
@@ -26,6 +27,7 @@ from triton_sre.rollout.model import (
     side_queries,
     summary_figures,
     version_sides,
+    with_batcher,
 )
 from triton_sre.rollout.stats import mann_whitney_greater, median
 from triton_sre.slo import SpecError, default_spec, parse_spec
@@ -218,3 +220,20 @@ def test_a_batching_ratio_lowered_by_failures_says_so_beside_the_error_ratio() -
     )
     alone = judge(*_sides(), {TRAFFIC: traffic, c.ROLLOUT_FIG_BATCHING_RATIO: batching}, rs)
     assert alone.reason == f"candidate worse beyond the margin: {c.ROLLOUT_FIG_BATCHING_RATIO}"
+
+
+def test_the_batching_ratio_not_judged_says_a_dynamic_batcher_only_when_one_runs() -> None:
+    """journey28: the reason said a dynamic batcher makes smaller batches at lower load of a model that
+    had none. Unknown (no exporter) it says `if the model has one`; the exporter's fact says which."""
+    rs = default_spec().rollout
+    n = 8
+    batching = ([1.6 + 0.01 * (i % 3) for i in range(n)], [1.2 + 0.01 * (i % 3) for i in range(n)])
+    verdict = judge(*_sides(), {TRAFFIC: ([10.0] * n, [2.0] * n), c.ROLLOUT_FIG_BATCHING_RATIO: batching}, rs)
+    assert verdict.verdict == c.ROLLOUT_PASS, verdict.reason
+    assert BATCHER_SAID[None] in verdict.reason
+    assert with_batcher(verdict, None) == verdict
+    for batcher in (True, False):
+        said = with_batcher(verdict, batcher)
+        assert BATCHER_SAID[batcher] in said.reason and BATCHER_SAID[None] not in said.reason
+        assert said.reason.endswith("of the baseline's traffic)"), said.reason
+    assert "dynamic batcher makes" not in with_batcher(verdict, False).reason

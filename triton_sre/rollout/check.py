@@ -23,6 +23,7 @@ from triton_sre.rollout.live import (
     MAX_POINTS_PER_READ,
     collect,
     default_step,
+    dynamic_batcher,
     ensembles,
     replaced_pods,
     restarts,
@@ -30,6 +31,7 @@ from triton_sre.rollout.live import (
     smallest_step,
 )
 from triton_sre.rollout.model import (
+    BATCHING_AT_LOWER_LOAD,
     NO_DATA,
     Side,
     Verdict,
@@ -38,6 +40,7 @@ from triton_sre.rollout.model import (
     model_sides,
     parse_selector,
     version_sides,
+    with_batcher,
     with_ensembles,
     with_restarts,
 )
@@ -289,6 +292,11 @@ def run_check(args: argparse.Namespace) -> int:
             verdict = with_ensembles(verdict, ensembles(prom, sides))
         except PromError as exc:
             print(f"triton-sre rollout check: ensembles not read: {exc}", file=sys.stderr)
+        try:
+            if any(r.verdict == BATCHING_AT_LOWER_LOAD for r in verdict.figures):
+                verdict = with_batcher(verdict, dynamic_batcher(prom, sides))
+        except PromError as exc:
+            print(f"triton-sre rollout check: dynamic batching not read: {exc}", file=sys.stderr)
     if not_read:
         verdict = _unfinished(verdict, args.deadline, len(not_read))
     if prom.warnings and verdict.verdict == c.ROLLOUT_PASS:

@@ -177,6 +177,22 @@ def ensembles(prom: Prometheus, sides: tuple[Side, Side]) -> tuple[list[str], li
     return base, cand
 
 
+def dynamic_batcher(prom: Prometheus, sides: tuple[Side, Side]) -> bool | None:
+    """Whether the models the sides served run a dynamic batcher, as the exporter's
+    triton_sre_model_dynamic_batching says (from the model config): True when it says so of one of
+    them, False when it says no of every one, None when it says nothing of one (no exporter scraped).
+    One instant query a side: a model served without the gauge reads -1."""
+    model = (c.LABEL_MODEL,)
+    said = f"max {by(model)} ({c.M_MODEL_DYNAMIC_BATCHING})"
+    values = []
+    for side in sides:
+        served = f"group {by(model)} ({selector(c.NV_REQUEST_SUCCESS, side.matchers)})"
+        values += [v for _, v in prom.vector(f"{said} and {on(model)} {served} or {on(model)} {served} * -1")]
+    if any(v > 0 for v in values):
+        return True
+    return False if values and all(v == 0 for v in values) else None
+
+
 def verdict_now(
     prom: Prometheus,
     sides: tuple[Side, Side],
@@ -420,6 +436,7 @@ __all__ = [
     "alert_sides",
     "collect",
     "default_step",
+    "dynamic_batcher",
     "model_answer",
     "model_verdicts",
     "pair_verdicts",

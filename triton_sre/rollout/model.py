@@ -31,6 +31,7 @@ from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.rollout.stats import mann_whitney_greater, mean, median
 
 __all__ = [
+    "BATCHER_SAID",
     "BATCHING_AFTER_FAILURES",
     "BATCHING_AT_LOWER_LOAD",
     "FIGURES",
@@ -47,6 +48,7 @@ __all__ = [
     "rate_figures",
     "side_queries",
     "version_sides",
+    "with_batcher",
     "with_ensembles",
     "with_restarts",
 ]
@@ -242,15 +244,37 @@ def comparable_load(candidate_rate: str, matching: str, baseline_rate: str, marg
     return f"{candidate_rate} >= {matching} ({baseline_rate} * (1 - {num(margin)}))"
 
 
-def _lower_load_note(results: Sequence[FigureResult], rates: tuple[float, float]) -> str:
+BATCHER_SAID = {
+    None: "a dynamic batcher, if the model has one, makes smaller batches at lower load",
+    True: "a dynamic batcher makes smaller batches at lower load",
+    False: "the exporter says no dynamic batcher runs here, its batches are its clients' own, but the "
+    "ratio is judged at comparable load only, as every model's",
+}
+"""Why the batching ratio is not judged at lower load, by what the exporter says of a dynamic batcher
+(`with_batcher`): journey28 read the first for a model that had none."""
+
+
+def _lower_load_note(
+    results: Sequence[FigureResult], rates: tuple[float, float], batcher: bool | None = None
+) -> str:
     if not any(r.verdict == BATCHING_AT_LOWER_LOAD for r in results):
         return ""
     return (
         f"; {c.ROLLOUT_FIG_BATCHING_RATIO} not judged: the candidate had {rates[1] / rates[0]:.0%} of the "
-        "baseline's requests/s, and a dynamic batcher makes smaller batches at lower load (it is judged "
+        f"baseline's requests/s, and {BATCHER_SAID[batcher]} (it is judged "
         f"from {1 - next(r.margin for r in results if r.verdict == BATCHING_AT_LOWER_LOAD):.0%} of the "
         "baseline's traffic)"
     )
+
+
+def with_batcher(verdict: Verdict, batcher: bool | None) -> Verdict:
+    """The verdict, its batching-ratio note saying what the exporter says of a dynamic batcher
+    (`live.dynamic_batcher`); unchanged when the ratio was judged or nothing is said."""
+    unsaid = _lower_load_note(verdict.figures, verdict.request_rate)
+    if batcher is None or not unsaid:
+        return verdict
+    said = _lower_load_note(verdict.figures, verdict.request_rate, batcher)
+    return replace(verdict, reason=verdict.reason.replace(unsaid, said))
 
 
 @dataclass(frozen=True)
