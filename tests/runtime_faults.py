@@ -271,10 +271,13 @@ def same_both_ways(path: Path, report: Any) -> None:
 
 
 def quotes_its_line(path: Path, evidence: Any) -> bool:
-    """The evidence is the line it names, cut (``…``) or with the reason main prints under a refused flag."""
+    """The evidence is the line it names, cut (``…``) or with the reason main prints under a refused flag,
+    or one of the lines an escaped message holds as ``\\n`` on that line (the exception, a frame)."""
     line = path.read_text(errors="replace").splitlines()[evidence.line - 1].strip()
     quoted = evidence.text.strip()
-    return bool(line) and (quoted.startswith(line) or line.startswith(quoted.rstrip("…")))
+    pieces = (piece.strip() for piece in line.replace('\\"', '"').split("\\n"))
+    inline = any(piece and piece.startswith(quoted.rstrip("…")) for piece in pieces)
+    return bool(line) and (quoted.startswith(line) or line.startswith(quoted.rstrip("…")) or inline)
 
 
 def capture_all(names: Iterable[str], capture: Callable[[str], Any], workers: int) -> dict[str, Any]:

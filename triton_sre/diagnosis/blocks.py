@@ -89,14 +89,14 @@ def deciding_line(event: LogEvent, decides: Callable[[str], bool]) -> tuple[int,
 
 def folded_line(event: LogEvent, offset: int, piece: str) -> tuple[int, str]:
     """The line and quote of the ``offset``-th line of a leveled event's message. An escaped message (24.06
-    on) holds its own lines on its first line, as ``\\n``: a piece among them is quoted by that line; the
-    lines folded under it come after it."""
+    on) holds its own lines on its first line, as ``\\n``: a piece among them is on that line (quoted as
+    the piece: the exception says what failed); the lines folded under it come after it."""
     own = event.text.rstrip().rstrip('"')
     while own.endswith("\\n"):  # (a message's last line end is not kept as a line of its own)
         own = own[:-2]
     inline = own.count("\\n")
     if offset <= inline:
-        return event.line, evidence_text(event)
+        return event.line, (piece if offset else evidence_text(event))[:MAX_EVIDENCE_CHARS]
     return event.line + offset - inline, piece[:MAX_EVIDENCE_CHARS]
 
 

@@ -152,8 +152,10 @@ class Diagnoser(VerdictReader):
         return self
 
     def feed(self, event: LogEvent) -> None:
-        if event.source != SOURCE_RAW and (k := crash_report_start(event.message)) is not None:
-            # Triton's crash report folded under a leveled line: an event of its own (signals.py)
+        if event.level == LEVEL_ERROR and (k := crash_report_start(event.message)) is not None:
+            # Triton's crash report folded under an error (a stub's, whose request crashed the server): an
+            # event of its own, so the error names the cause (signals.py). Under an info line (the server
+            # stopping) the crash stays with the line it followed: its wording is read with it.
             lines = event.message.split("\n")
             at = folded_line(event, k, lines[k])[0]
             self._feed(dataclasses.replace(event, message="\n".join(lines[:k])))

@@ -35,6 +35,7 @@ __all__ = [
     "SUMMARY",
     "UNCAUGHT_EXCEPTION",
     "backend_failure_piece",
+    "crash_report_start",
     "crash_signal_piece",
     "is_backend_failure",
     "is_client_side",
