@@ -21,23 +21,28 @@ from triton_sre.slo import Spec
 __all__ = ["cluster_group"]
 
 
-def _recorded(spec: Spec) -> str:
+def _recorded(spec: Spec) -> list[str]:
     """The SLO parts' 5m rates every SLO of `spec` records in the cluster (LLM SLOs: total, others:
-    success), as one selector."""
+    success)."""
     parts = {c.SLO_PART_TOTAL if slo.type in c.LLM_SLO_TYPES else c.SLO_PART_SUCCESS for slo in spec.slos}
-    names = "|".join(sorted(c.rec_slo_part(part) for part in parts))
-    return f'{{__name__=~"{names}"}}'
+    return sorted(c.rec_slo_part(part) for part in parts)
+
+
+def _clusters_present(names: list[str], label: str, window: str) -> str:
+    """The clusters with a sample of any of `names` in `window`: grouped a name at a time (a function over
+    a selector of two names drops the names, and two series then share a label set: a promtool error)."""
+    return " or ".join(f"group {by([label])} (present_over_time({name}[{window}]))" for name in names)
 
 
 def _silent_alert(spec: Spec, base_url: str) -> Rule:
     label = str(spec.cluster_label)
     recorded = _recorded(spec)
-    seen = f"group {by([label])} (present_over_time({recorded}[{c.CLUSTER_SILENT_SEEN}]))"
-    recent = f"group {by([label])} (present_over_time({recorded}[{c.CLUSTER_SILENT_AFTER}]))"
+    seen = _clusters_present(recorded, label, c.CLUSTER_SILENT_SEEN)
+    recent = _clusters_present(recorded, label, c.CLUSTER_SILENT_AFTER)
     who = f"{{{{ $labels.{label} }}}}"
     return {
         "alert": c.ALERT_CLUSTER_SILENT,
-        "expr": f"{seen} unless on ({label}) {recent}",
+        "expr": f"({seen}) unless on ({label}) ({recent})",
         "for": c.CLUSTER_SILENT_FOR,
         "labels": {c.L_SEVERITY: c.SEVERITY_PAGE},
         "annotations": {
