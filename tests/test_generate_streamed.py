@@ -271,7 +271,6 @@ def test_each_regex_slo_is_compiled_once_for_every_model(monkeypatch: pytest.Mon
         for i in range(600)
     )
     spec = parse_spec(f"slos:\n{slos}\n")
-    index = tests_slo._SLOIndex(spec)
     real, compiled = tests_slo.re.compile, []
 
     def counting(pattern: str, *flags: Any) -> Any:
@@ -279,5 +278,6 @@ def test_each_regex_slo_is_compiled_once_for_every_model(monkeypatch: pytest.Mon
         return real(pattern, *flags)
 
     monkeypatch.setattr(tests_slo.re, "compile", counting)
+    index = tests_slo._SLOIndex(spec)
     assert [len(index.covering(f"team{i}_m")) for i in range(600)] == [1] * 600
     assert sorted(compiled) == sorted(s.models.regex for s in spec.slos)
