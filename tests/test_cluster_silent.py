@@ -62,3 +62,19 @@ def test_the_alert_pages_with_its_runbook_and_the_cluster_in_its_text() -> None:
     assert alert["labels"] == {c.L_SEVERITY: c.SEVERITY_PAGE}
     assert alert["annotations"]["runbook_url"] == f"runbooks/{c.ALERT_RUNBOOKS[c.ALERT_CLUSTER_SILENT]}.md"
     assert all(f"$labels.{CLUSTER}" in alert["annotations"][k] for k in ("summary", "description"))
+
+
+def test_each_recorded_name_is_grouped_on_its_own() -> None:
+    """A spec with an LLM SLO beside another records two SLO part names; `present_over_time` over a
+    selector of both dropped the names and two series shared a label set (promtool: "vector cannot
+    contain metrics with the same labelset", a drawn spec in the fresh-clone CI). Each name is grouped
+    by cluster on its own."""
+    from triton_sre.generate.cluster_silent import cluster_group
+
+    spec = TWO_CLUSTERS + f"  - {{name: t, type: {c.SLO_TTFT}, objective: 99, threshold: 250ms}}\n"
+    group = cluster_group(parse_spec(spec), "runbooks/")
+    assert group is not None
+    expr = group["rules"][0]["expr"]
+    names = {c.rec_slo_part(c.SLO_PART_SUCCESS), c.rec_slo_part(c.SLO_PART_TOTAL)}
+    assert "__name__" not in expr
+    assert all(expr.count(f"present_over_time({name}[") == 2 for name in names), expr
