@@ -22,7 +22,7 @@ from triton_sre import conventions as c
 from triton_sre.config import CapacitySettings
 from triton_sre.diagnosis.reasons import failed_to_load
 from triton_sre.exporter.capacity import Capacity, capacity_from, gpu_watts
-from triton_sre.exporter.ensembles import step_splits
+from triton_sre.exporter.ensembles import step_index, step_splits
 from triton_sre.exporter.llm import LLMDerivation, derive_llm_window
 from triton_sre.exporter.snapshot import (
     IndexEntry,
@@ -309,10 +309,14 @@ def _key(m: ModelDerivation) -> ModelKey:
 def _with_steps(
     models: list[ModelDerivation], configs: Mapping[str, ModelConfigSummary]
 ) -> list[ModelDerivation]:
-    """Each ensemble's derivation with its time by step, from its steps' stage splits."""
+    """Each ensemble's derivation with its time by step, from its steps' stage splits (nothing built in a
+    poll of a fleet without ensembles)."""
+    if not any(config.ensemble and config.steps for config in configs.values()):
+        return models
     splits = {_key(m): m.stage_seconds for m in models if m.stage_seconds is not None}
+    index = step_index(splits)
     return [
-        replace(m, step_seconds=step_splits(_key(m), config, splits) or None)
+        replace(m, step_seconds=step_splits(_key(m), config, splits, index) or None)
         if (config := configs.get(m.model)) is not None and config.ensemble and config.steps
         else m
         for m in models

@@ -12,17 +12,28 @@ gives the average of all its requests: Triton does not count an ensemble's share
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from triton_sre.exporter.snapshot import ModelConfigSummary, ModelKey
 
 StageSeconds = Mapping[str, float]
 
 
-def _step_key(keys: Sequence[ModelKey], name: str, version: int, namespace: str) -> ModelKey | None:
-    """The version of step `name` an ensemble in `namespace` calls: the one its config names, else
-    (model_version -1) the highest numeric version with a split, as Triton picks the latest."""
-    candidates = [k for k in keys if k[0] == name and (k[2] if len(k) > 2 else "") == namespace]
+StepIndex = Mapping[tuple[str, str], Sequence[ModelKey]]
+
+
+def step_index(keys: Iterable[ModelKey]) -> dict[tuple[str, str], list[ModelKey]]:
+    """(model, namespace) -> its versions' keys: built once a poll, so each step of each ensemble is
+    found without scanning every model of the fleet."""
+    index: dict[tuple[str, str], list[ModelKey]] = {}
+    for key in keys:
+        index.setdefault((key[0], key[2] if len(key) > 2 else ""), []).append(key)
+    return index
+
+
+def _step_key(candidates: Sequence[ModelKey], version: int) -> ModelKey | None:
+    """The version of a step an ensemble calls: the one its config names, else (model_version -1)
+    the highest numeric version with a split, as Triton picks the latest."""
     if version >= 0:
         return next((k for k in candidates if k[1] == str(version)), None)
     numeric = [k for k in candidates if k[1].isdigit()]
@@ -30,15 +41,18 @@ def _step_key(keys: Sequence[ModelKey], name: str, version: int, namespace: str)
 
 
 def step_splits(
-    ensemble: ModelKey, config: ModelConfigSummary, splits: Mapping[ModelKey, StageSeconds]
+    ensemble: ModelKey,
+    config: ModelConfigSummary,
+    splits: Mapping[ModelKey, StageSeconds],
+    index: StepIndex | None = None,
 ) -> dict[str, dict[str, float]]:
     """step model -> stage -> seconds per request of `ensemble` spent there; a step with no split
-    in the window (no request succeeded, its counters missing) is absent."""
+    in the window (no request succeeded, its counters missing) is absent. `index`: `step_index(splits)`."""
     namespace = ensemble[2] if len(ensemble) > 2 else ""
-    keys = list(splits)
+    index = step_index(splits) if index is None else index
     out: dict[str, dict[str, float]] = {}
     for name, version in config.steps:
-        key = _step_key(keys, name, version, namespace)
+        key = _step_key(index.get((name, namespace), ()), version)
         if key is None:
             continue
         seen = out.setdefault(name, dict.fromkeys(splits[key], 0.0))
