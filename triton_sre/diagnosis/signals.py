@@ -106,6 +106,8 @@ def crash_report_start(message: str) -> int | None:
     unprefixed on a line of their own, from whichever thread faulted: no logger's message goes on into them.
     A Python stub's error whose request then crashed the server (2.51, a model_warmup sample whose execute
     raises) reads as two events, the model's error and the crash, and the error names the cause."""
+    if "Signal (" not in message:  # (every error event passes here: most are one line with no crash)
+        return None
     lines = message.split("\n")
     return next((k for k in range(1, len(lines)) if _HANDLER_LINE.match(lines[k])), None)
 
