@@ -19,7 +19,6 @@ own Prometheus (no label) or a store with one cluster keeps bare names. Pure.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Mapping
 
 import pandas as pd
@@ -28,6 +27,7 @@ from triton_sre import conventions as c
 from triton_sre import namespacing
 from triton_sre.namespacing import SEP
 from triton_sre.promql import selector
+from triton_sre.rfc3339 import utc_text
 
 __all__ = [
     "CLUSTER_SEP",
@@ -110,9 +110,9 @@ def silent_clusters(frame: pd.DataFrame, label: str, end: float, after_s: float)
     notes = []
     for cluster, at in sorted(last.items()):
         if cluster and end - float(at) > after_s:
-            when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(at)))
             notes.append(
-                f"cluster {cluster}: no sample after {when}, {(end - float(at)) / 60:.1f} min before the "
-                "range's end (its Prometheus or its remote write stopped): its rows count nothing after it."
+                f"cluster {cluster}: no sample after {utc_text(float(at))}, {(end - float(at)) / 60:.1f} min "
+                "before the range's end (its Prometheus or its remote write stopped): its rows count "
+                "nothing after it."
             )
     return notes
