@@ -207,7 +207,7 @@ def test_the_rollout_slash_commands_answer_ends_naming_the_warnings() -> None:
 
 def test_the_bots_partial_line_stays_within_slacks_context_text(tmp_path: Path) -> None:
     """Forty distinct warnings of 1,000 characters: the line names three, cut, under Slack's 3,000."""
-    from triton_sre.bot.worker import PARTIAL_SHOWN
+    from triton_sre.rollout.live import PARTIAL_SHOWN
 
     many = [f"store {i} unreachable " + "x" * 1000 for i in range(40)]
     vector = [{"metric": {}, "value": [1, "2"]}]

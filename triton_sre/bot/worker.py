@@ -64,6 +64,7 @@ from triton_sre.inputs import not_regular
 from triton_sre.namespacing import in_cluster, label_pairs, shared_names
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import redact
+from triton_sre.rollout.live import partial_texts
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,6 @@ PRUNE_AFTER_SECONDS = 7 * 86400
 TRITON_TIMEOUT_SECONDS = 5.0
 MAX_TRITONS_PER_GROUP = 5
 FACTS_PROMETHEUS_BUDGET_S = 10.0  # every Prometheus query of one notification's facts together
-PARTIAL_SHOWN = 3  # distinct Prometheus warnings a message names (its figures may be partial)
 TEXT_ONLY_ERRORS = ("invalid_blocks", "invalid_blocks_format", "msg_too_long")
 # How soon after the message showed an alert resolved a firing notification of the same episode is a
 # late copy (an HA peer's, 15 s a position; a retry): Alertmanager notifies a real change of a group
@@ -389,8 +389,7 @@ class Worker:
             return self._facts(group)
         with self.prometheus.budgeted(FACTS_PROMETHEUS_BUDGET_S), self.prometheus.heeding() as warned:
             found = self._facts(group)
-        # at most PARTIAL_SHOWN warnings of 300 characters each: the context line stays under Slack's 3,000
-        partial = tuple(dict.fromkeys(text for _, text in warned))[:PARTIAL_SHOWN]
+        partial = partial_texts(warned)
         return replace(found, partial=partial) if partial else found
 
     def _facts(self, group: AlertGroup) -> Facts:

@@ -367,9 +367,18 @@ def model_answer(prom: Prometheus, model: str, spec: Spec, cluster: str | None =
     return lines
 
 
-def partial_line(warned: list[tuple[str, str]]) -> str:
+PARTIAL_SHOWN = 3  # distinct Prometheus warnings a Slack line names (its figures may be partial)
+
+
+def partial_texts(warned: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """The distinct texts of Prometheus' warnings (query, text), at most PARTIAL_SHOWN of 300 characters
+    each: a Slack line naming them stays under its 3,000 (the bot's message and `/triton rollout`)."""
+    return tuple(dict.fromkeys(text for _, text in warned))[:PARTIAL_SHOWN]
+
+
+def partial_line(warned: Sequence[tuple[str, str]]) -> str:
     """The line saying figures may rest on partial data, naming Prometheus' warnings."""
-    return "Figures may be partial: " + "; ".join(dict.fromkeys(text for _, text in warned))
+    return "Figures may be partial: " + "; ".join(partial_texts(warned))
 
 
 def _model_answer(prom: Prometheus, model: str, spec: Spec, cluster: str | None) -> list[str]:
@@ -432,6 +441,7 @@ def _answer(prom: Prometheus, model: str, spec: Spec, window_s: float, cluster: 
 __all__ = [
     "MAX_POINTS_PER_READ",
     "MAX_VERSIONS_JUDGED",
+    "PARTIAL_SHOWN",
     "alert_lines",
     "alert_sides",
     "collect",
@@ -440,6 +450,8 @@ __all__ = [
     "model_answer",
     "model_verdicts",
     "pair_verdicts",
+    "partial_line",
+    "partial_texts",
     "replaced_pods",
     "restarts",
     "sample_spacing",
