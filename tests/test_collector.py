@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -118,3 +119,17 @@ def test_each_row_is_written_exactly(monkeypatch) -> None:
     monkeypatch.setattr(collector, "families", lambda view: iter([Family(GAUGE, name, "h", labels, wrong)]))
     with pytest.raises(ValueError):
         collector.render(ExporterView(up=True, derivation=None))
+
+
+def test_an_ensembles_steps_are_exported_with_the_times_its_config_names_each():
+    """The report weighs each step's counters by these (reportsplit): a step named twice counts twice."""
+    steps = (("prep", -1), ("scorer", 2), ("prep", -1), ("scorer", 3))
+    d = derivation()
+    configs = {**d.configs, "pipe": ModelConfigSummary(4, False, ensemble=True, steps=steps)}
+    text = render(ExporterView(up=True, derivation=dataclasses.replace(d, configs=configs)))
+    calls = {
+        (dict(k[1])[c.LABEL_MODEL], dict(k[1])[c.L_STEP], dict(k[1])[c.L_STEP_VERSION]): v
+        for k, v in samples(text).items()
+        if k[0] == c.M_ENSEMBLE_STEP_CALLS
+    }
+    assert calls == {("pipe", "prep", "-1"): 2.0, ("pipe", "scorer", "2"): 1.0, ("pipe", "scorer", "3"): 1.0}

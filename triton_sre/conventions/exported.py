@@ -59,6 +59,9 @@ M_MODEL_ENSEMBLE: Final = "triton_sre_model_ensemble"  # 1 per model whose confi
 # an ensemble's request time by step (label `step`, its step model) and stage: the step's own seconds per
 # request in each stage, times its occurrences in the ensemble's ensemble_scheduling (exporter/ensembles.py)
 M_ENSEMBLE_STEP_SECONDS: Final = "triton_sre_ensemble_step_seconds"
+# an ensemble's steps from its config's ensemble_scheduling: the times it names each step model at each
+# model_version (label `step_version`; -1 = the latest), what the report weighs the steps' counters by
+M_ENSEMBLE_STEP_CALLS: Final = "triton_sre_ensemble_step_calls"
 M_WINDOW_SECONDS: Final = "triton_sre_window_seconds"
 M_POLL_DURATION: Final = "triton_sre_poll_duration_seconds"
 M_POLL_ERRORS: Final = "triton_sre_poll_errors_total"
@@ -74,6 +77,7 @@ M_HTTP_DESCRIPTOR_SHORTAGES: Final = "triton_sre_http_descriptor_shortages_total
 # Labels on triton-sre's metrics (besides Triton's model and version: conventions.triton).
 L_STAGE: Final = "stage"
 L_STEP: Final = "step"  # an ensemble's step model (triton_sre_ensemble_step_seconds)
+L_STEP_VERSION: Final = "step_version"  # the step's model_version in ensemble_scheduling (-1: latest)
 L_STATE: Final = "state"
 L_RUNBOOK: Final = "runbook"
 L_REASON: Final = "reason"

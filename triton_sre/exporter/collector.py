@@ -9,6 +9,7 @@ the whole poll. The exporter's self-metrics still go through prometheus_client.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -227,6 +228,19 @@ def _config_metrics(d: Derivation) -> Iterator[Family]:
         "ratio or fill is exported for it); absent for other models.",
         [c.LABEL_MODEL],
         (([model], 1.0) for model, cfg in configs if cfg.ensemble),
+    )
+    yield Family(
+        GAUGE,
+        c.M_ENSEMBLE_STEP_CALLS,
+        "Per ensemble, the times its config's ensemble_scheduling names each step model at each "
+        "model_version (-1: the latest): each request of the ensemble is one request of the step per time.",
+        [c.LABEL_MODEL, c.L_STEP, c.L_STEP_VERSION],
+        (
+            ([model, step, str(version)], float(times))
+            for model, cfg in configs
+            if cfg.ensemble
+            for (step, version), times in sorted(Counter(cfg.steps).items())
+        ),
     )
 
 
