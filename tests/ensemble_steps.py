@@ -28,7 +28,7 @@ STEPS = (PREP, SLOW, POST)
 SLOW_COST_S = 0.05  # slow_batch's cost per execution
 SLOW_MAX_BATCH = 4
 
-_MODEL_PY = '''import json
+_MODEL_PY = """import json
 import time
 
 import numpy as np
@@ -48,7 +48,7 @@ class TritonPythonModel:
             x = pb_utils.get_input_tensor_by_name(request, "INPUT").as_numpy()
             out.append(pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor("OUTPUT", x + 1)]))
         return out
-'''
+"""
 
 _STEP = """name: "{name}"
 backend: "python"
@@ -100,9 +100,7 @@ def infer(http_url: str, model: str = ENSEMBLE) -> None:
     requests.post(f"{http_url}/v2/models/{model}/infer", json=body, timeout=60).raise_for_status()
 
 
-def load(
-    http_url: str, clients: int, per_client: int, sample: Callable[[], None] | None = None
-) -> float:
+def load(http_url: str, clients: int, per_client: int, sample: Callable[[], None] | None = None) -> float:
     """`clients` threads each sending `per_client` ensemble requests one after the other; `sample` is
     called every 50 ms while they run. Returns the wall time in seconds. Raises if any request failed."""
     errors: list[BaseException] = []
@@ -130,10 +128,13 @@ def load(
 
 
 @contextlib.contextmanager
-def loaded_pipeline(root: Path, clients: int, per_client: int) -> Iterator[tuple[Any, float, float]]:
+def loaded_pipeline(
+    root: Path, clients: int, per_client: int, before_load: Callable[[LocalTriton], None] | None = None
+) -> Iterator[tuple[Any, float, float]]:
     """The real Triton serving `build_repository(root)`, scraped with its exporter by a private
     Prometheus (the default spec's rules loaded), after `load` of `clients` x `per_client` requests:
-    yields (prom, when the load started, when it stopped: epoch seconds), every process stopped after."""
+    yields (prom, when the load started, when it stopped: epoch seconds), every process stopped after.
+    `before_load(triton)` is called just before the load (to read Triton's statistics then)."""
     spec = default_spec()
     with contextlib.ExitStack() as stack:
         triton = LocalTriton(build_repository(root), workdir=root / "triton")
@@ -144,6 +145,8 @@ def loaded_pipeline(root: Path, clients: int, per_client: int) -> Iterator[tuple
         # a scrape before the load: a counter's first sample taken after it gives no rate
         scraped = f'{c.NV_REQUEST_SUCCESS}{{{c.LABEL_MODEL}="{SLOW}"}} == 1'
         assert prom.wait_for(scraped), "no scrape of Triton before the load"
+        if before_load is not None:
+            before_load(triton)
         started = time.time()
         load(triton.http_url, clients, per_client)
         stopped = time.time()

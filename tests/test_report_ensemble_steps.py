@@ -11,10 +11,11 @@ import math
 
 import pandas as pd
 import pytest
-from test_report_batcher import TIMES
+from test_report_batcher import STEP, TIMES, counter
 from test_report_ensemble import EMBEDDER, PIPELINE, _data
 
 from triton_sre import conventions as c
+from triton_sre.report.ensemble_steps import SPLIT_COUNTERS, time_average
 from triton_sre.report.figures import RangeData, model_table
 from triton_sre.report.render import CostReport, to_csv, to_markdown
 from triton_sre.report.steps import report_plan
@@ -94,3 +95,73 @@ def test_the_report_reads_the_step_family_per_step_and_stage() -> None:
     query = report_plan(3600.0)[c.M_ENSEMBLE_STEP_SECONDS]
     assert query.expr.startswith("avg by (") and c.L_STEP in query.expr and c.L_STAGE in query.expr
 
+
+def _counted(calls: list[tuple[str, str, float]]) -> RangeData:
+    """`_with_steps` plus the steps' own counters and the exporter's calls gauge (`calls`: step,
+    step_version, times named; and a series of a step the config named before, older: not read).
+    Per step (each 10 s): embedder v1 10 requests of 10 ms, 3 ms queue and 5 ms compute; post v1 (the
+    version pipeline names) 20 requests of 2 ms, 1 ms queue, 0.5 ms compute; post v2, called directly,
+    10 requests of 100 ms, 90 ms queue."""
+    per_step = {
+        (PIPELINE, "1"): (10, 100_000, 30_000, 0),
+        (EMBEDDER, "1"): (10, 100_000, 30_000, 50_000),
+        (POST, "1"): (20, 40_000, 20_000, 10_000),
+        (POST, "2"): (10, 1_000_000, 900_000, 10_000),
+    }
+    families = (
+        c.NV_REQUEST_SUCCESS,
+        c.NV_REQUEST_DURATION_US,
+        c.NV_QUEUE_DURATION_US,
+        c.NV_COMPUTE_INFER_DURATION_US,
+    )
+    frames = dict(_with_steps().frames)
+    for i, family in enumerate(families):
+        frames[family] = pd.concat(counter(m, v, values[i]) for (m, v), values in per_step.items())
+    for family in (c.NV_INFERENCE_COUNT, c.NV_EXEC_COUNT):
+        frames[family] = frames[c.NV_REQUEST_SUCCESS]
+    frames[c.NV_REQUEST_FAILURE] = pd.concat(counter(m, v, 0) for m, v in per_step)
+    rows = [(PIPELINE, step, version, TIMES[-1], times) for step, version, times in calls]
+    rows.append((PIPELINE, "retired", "-1", TIMES[2], 1.0))
+    frames[c.M_ENSEMBLE_STEP_CALLS] = pd.DataFrame(
+        rows, columns=[c.LABEL_MODEL, c.L_STEP, c.L_STEP_VERSION, "timestamp", "value"]
+    ).astype({c.LABEL_MODEL: "category", c.L_STEP: "category", c.L_STEP_VERSION: "category"})
+    return RangeData(TIMES[0], TIMES[-1], STEP, frames)
+
+
+def test_an_ensembles_split_weighs_its_steps_counters_by_requests() -> None:
+    """reportsplit: before, the row was the exporter's samples averaged over time (queue 13/20, post
+    named). Each pipeline request is one request of embedder and two of post v1 (named twice; its v2's
+    direct requests are not the pipeline's): queue 3 + 2 x 1 ms, compute 5 + 2 x 0.5 ms, of 10 + 2 x 2 ms."""
+    table, _summary = model_table(_counted([(EMBEDDER, "-1", 1.0), (POST, "1", 2.0)]))
+    rows = table.set_index(["model", "version"])
+    row = rows.loc[(PIPELINE, "1")]
+    assert row["queue_share"] == pytest.approx(5 / 14)
+    assert row["compute_share"] == pytest.approx(6 / 14)
+    assert row["queue_step"] == EMBEDDER and row["queue_step_ms"] == pytest.approx(3.0)
+    assert row["split_from"] == SPLIT_COUNTERS
+    assert rows.loc[(EMBEDDER, "1"), "split_from"] == ""  # a step's row: its own counters, nothing said
+    report = CostReport(TIMES[0], TIMES[-1], STEP, "test", table, _summary, [])
+    line = next(x for x in to_markdown(report).splitlines() if x.startswith(f"| {PIPELINE} "))
+    assert f"| 35.7% | 42.9% | {EMBEDDER} | {SPLIT_COUNTERS} |" in line
+
+
+def test_a_step_without_counters_leaves_the_time_average_and_the_row_says_so() -> None:
+    table, _summary = model_table(_counted([(EMBEDDER, "-1", 1.0), (POST, "3", 1.0)]))
+    row = table.set_index("model").loc[PIPELINE]
+    assert row["queue_share"] == pytest.approx(13 / 20)  # the exporter's samples, as before
+    assert row["queue_step"] == POST
+    assert row["split_from"] == time_average(f"no request of {POST} counted")
+    rows = {
+        r["model"]: r
+        for r in csv.DictReader(
+            io.StringIO(to_csv(CostReport(TIMES[0], TIMES[-1], STEP, "test", table, _summary, [])))
+        )
+    }
+    assert rows[PIPELINE]["split_from"] == time_average(f"no request of {POST} counted")
+
+
+def test_an_exporter_without_the_calls_gauge_gives_the_time_average_said() -> None:
+    table, _summary = model_table(_with_steps())
+    assert table.set_index("model").loc[PIPELINE, "split_from"].startswith(time_average("no ")[:-1])
+    query = report_plan(3600.0)[c.M_ENSEMBLE_STEP_CALLS]
+    assert c.L_STEP in query.expr and c.L_STEP_VERSION in query.expr

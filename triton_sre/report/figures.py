@@ -22,7 +22,14 @@ import numpy as np
 import pandas as pd
 
 from triton_sre import conventions as c
-from triton_sre.report.ensemble_steps import STEP_COLUMNS, step_split
+from triton_sre.report.ensemble_steps import (
+    SPLIT_COUNTERS,
+    STEP_COLUMNS,
+    STEP_COUNTERS,
+    counter_split,
+    step_split,
+    time_average,
+)
 from triton_sre.report.increases import (
     ROW,
     bucket_quantile,
@@ -81,6 +88,7 @@ COLUMNS = (
     "compute_share",
     "queue_step",
     "queue_step_ms",
+    "split_from",
     "avg_latency_ms",
     "p50_ms",
     "p95_ms",
@@ -93,6 +101,7 @@ LATENCY_PER_VERSION = "per version"
 """Column ``latency_source`` of such a total row when its quantiles come from summaries: they are on
 its versions' rows only."""
 HISTOGRAM_BUCKETS = f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_bucket"
+_NO_CALLS = f"no {c.M_ENSEMBLE_STEP_CALLS}: an exporter before it"
 COMPUTE_FAMILIES = (
     c.NV_COMPUTE_INPUT_DURATION_US,
     c.NV_COMPUTE_INFER_DURATION_US,
@@ -296,13 +305,21 @@ def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame
     request_us = table[c.NV_REQUEST_DURATION_US]
     out["queue_share"] = _div(table[c.NV_QUEUE_DURATION_US], request_us)
     out["compute_share"] = _div(sum(table[f] for f in COMPUTE_FAMILIES), request_us)
-    # An ensemble's steps' queue is in none of its own stages: its split is its steps' (ensemble_steps.py).
-    steps = step_split(data.frame(c.M_ENSEMBLE_STEP_SECONDS), versions).reindex(out.index)
+    # An ensemble's steps' queue is in none of its own stages: its split is its steps' (ensemble_steps.py),
+    # from their counters weighted by requests, else the exporter's samples averaged over time
+    per_version = {family: data.increase(family, True) for family in STEP_COUNTERS}
+    counted = counter_split(data.frame(c.M_ENSEMBLE_STEP_CALLS), per_version, out.index, versions)
+    averaged = step_split(data.frame(c.M_ENSEMBLE_STEP_SECONDS), versions).reindex(out.index)
+    by_counters = counted["split_from"] == SPLIT_COUNTERS
+    steps = averaged.where(~by_counters, counted[list(STEP_COLUMNS)])
     out["queue_step"] = steps["queue_step"].fillna("").astype(object)
     out["queue_step_ms"] = steps["queue_step_ms"].astype(float)
     read = steps["queue_share"].notna() | steps["compute_share"].notna()
     for column in STEP_COLUMNS[:2]:
         out[column] = out[column].where(~read, steps[column].astype(float))
+    averaged_ok = averaged["queue_share"].notna() | averaged["compute_share"].notna()
+    fallback = counted["split_from"].where(counted["split_from"].notna(), time_average(_NO_CALLS))
+    out["split_from"] = np.where(by_counters, SPLIT_COUNTERS, np.where(averaged_ok, fallback, ""))
     out["avg_latency_ms"] = _div(request_us / 1000.0, table[c.NV_REQUEST_SUCCESS])
     summary_frame = keyed(data.frame(c.NV_REQUEST_SUMMARY_US), versions)
     hist = bucket_quantiles(keyed(data.histogram(HISTOGRAM_BUCKETS), versions), c.LATENCY_QUANTILES, ROW)

@@ -31,6 +31,7 @@ __all__ = [
     "increases_table",
     "keyed",
     "labels_of",
+    "row_key",
     "series_increases",
     "split_key",
 ]
@@ -54,6 +55,11 @@ def keyed(frame: pd.DataFrame, versions: bool) -> pd.DataFrame:
     else:
         version = pd.Series("", index=frame.index)
     return frame.assign(**{ROW: model + _SEP + version})
+
+
+def row_key(model: str, version: str) -> str:
+    """The `keyed(..., versions=True)` row key of `model` at `version` (`split_key`'s inverse)."""
+    return model + _SEP + version
 
 
 def split_key(key: str) -> tuple[str, str]:

@@ -30,9 +30,11 @@ CONFIG_FAMILIES = (
     c.M_MODEL_MAX_BATCH_SIZE,
     c.M_MODEL_MAX_QUEUE_DELAY,
     c.M_MODEL_ENSEMBLE,
+    c.M_ENSEMBLE_STEP_CALLS,
 )
 """The exporter's per-model facts from the model config (per model, no version label): read as the
-largest value among servers per model, one sample per model (the range's last) kept."""
+largest value among servers per model (an ensemble's steps: per step and version), one sample per
+series (the range's last) kept."""
 THROUGHPUT = "throughput"
 """The throughput chart's query (its rate window depends on the step: only its count is planned)."""
 
@@ -94,6 +96,9 @@ def gauge_query(family: str, seconds: float, cluster: tuple[str, ...] = ()) -> R
         return _aggregated("avg", key, not_nan(family), family, seconds)
     if family == c.M_ENSEMBLE_STEP_SECONDS:  # per step and stage, servers averaged (report/ensemble_steps.py)
         return _aggregated("avg", (*key, c.L_STEP, c.L_STAGE), finite(family), family, seconds)
+    if family == c.M_ENSEMBLE_STEP_CALLS:  # an ensemble's steps, per step and version (ensemble_steps.py)
+        labels = (*MODEL_NAMESPACE, c.L_STEP, c.L_STEP_VERSION, *cluster)
+        return _aggregated("max", labels, finite(family), family, seconds)
     if family in CONFIG_FAMILIES:
         return _aggregated("max", (*MODEL_NAMESPACE, *cluster), finite(family), family, seconds)
     return plain(family, seconds)

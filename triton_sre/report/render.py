@@ -54,6 +54,7 @@ HEADERS = {
     "queue_share": "queue share",
     "compute_share": "compute share",
     "queue_step": "queues most in",
+    "split_from": "split from",
     "avg_latency_ms": "avg ms",
     "p50_ms": "p50 ms",
     "p95_ms": "p95 ms",
@@ -89,7 +90,7 @@ class CostReport:
 def fmt(column: str, value: object) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–"
-    if column in ("model", "version", "latency_source", "queue_step"):
+    if column in ("model", "version", "latency_source", "queue_step", "split_from"):
         return str(value) or "–"
     number = float(value)  # type: ignore[arg-type]
     if column in _PERCENT:
