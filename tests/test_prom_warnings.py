@@ -18,6 +18,7 @@ from test_report_answers import healthy
 from triton_sre import conventions as c
 from triton_sre.cli import main
 from triton_sre.prom import Prometheus
+from triton_sre.report import sections
 from triton_sre.report.render import PARTIAL
 
 STORE_DOWN = "partial response: store 10.0.0.7:10901 unreachable (http://admin:hunter2@store:10901)"
@@ -61,25 +62,62 @@ def test_warnings_a_proxy_writes_inside_data_are_kept_too() -> None:
     assert [text for _, text in prom.warnings] == [STORE_DOWN.replace("admin:hunter2", "<redacted>")]
 
 
-def test_the_report_names_the_queries_resting_on_partial_data(tmp_path: Path) -> None:
+def _report(tmp_path: Path, warn: Any) -> tuple[Path, str]:
     out = tmp_path / "report"
     stdout, stderr = io.StringIO(), io.StringIO()
-    argv = ["report", "--start", "1000", "--end", "1060", "--step", "10", "--format", "md,html"]
-    with (
-        served(healthy, warn=_warn_on(c.NV_INFERENCE_COUNT)) as url,
-        redirect_stdout(stdout),
-        redirect_stderr(stderr),
-    ):
+    argv = ["report", "--start", "1000", "--end", "1060", "--step", "10"]
+    with served(healthy, warn=warn) as url, redirect_stdout(stdout), redirect_stderr(stderr):
         code = main([*argv, "--prometheus-url", url, "--out", str(out)])
     assert code == c.EXIT_OK, stderr.getvalue()
+    return out, stderr.getvalue()
+
+
+def test_the_report_names_the_sections_resting_on_partial_data(tmp_path: Path) -> None:
+    """reportsplit: before, the line named the metric family (`partial data (…): nv_inference_count: …`)
+    and left the reader to know what it feeds; now each section its query feeds has its line."""
+    out, stderr = _report(tmp_path, _warn_on(c.NV_INFERENCE_COUNT))
     md, html = (out / "report.md").read_text(), (out / "report.html").read_text()
-    assert f"- **{PARTIAL}**: {c.NV_INFERENCE_COUNT}: partial response: store" in md
-    assert f"- **Prometheus info**: {c.NV_INFERENCE_COUNT}: PromQL info: metric might not be a counter" in md
-    assert f"<dt>{PARTIAL}</dt><dd>{c.NV_INFERENCE_COUNT}: partial response: store" in html
+    redacted = STORE_DOWN.replace("admin:hunter2", "<redacted>")
+    for section in (sections.MODELS, sections.RECOMMENDATIONS, sections.CHARTS):
+        assert f"- **{PARTIAL} {section}**: {c.NV_INFERENCE_COUNT}: {redacted.split(' (')[0]}" in md
+        assert f"<dt>{PARTIAL} {section}</dt><dd>{c.NV_INFERENCE_COUNT}: partial response: store" in html
+        assert f"partial data in {section}: {c.NV_INFERENCE_COUNT}: partial response" in stderr
+    assert f"**{PARTIAL} {sections.SLOS}**" not in md and f"**{PARTIAL} {sections.CAPACITY}**" not in md
+    assert f"- **Prometheus info in {sections.MODELS}**: {c.NV_INFERENCE_COUNT}: PromQL info: metric" in md
     assert "http://&lt;redacted&gt;@store:10901" in html
-    assert "hunter2" not in md + html
-    assert f"partial data: {c.NV_INFERENCE_COUNT}" in stderr.getvalue()
-    assert "hunter2" not in stderr.getvalue()
+    said = json.loads((out / "partial_data.json").read_text())
+    assert said["partial_data"] == {
+        section: [f"{c.NV_INFERENCE_COUNT}: {redacted}"]
+        for section in (sections.MODELS, sections.RECOMMENDATIONS, sections.CHARTS)
+    }
+    assert said["prometheus_info"][sections.MODELS] == [f"{c.NV_INFERENCE_COUNT}: {NOT_A_COUNTER}"]
+    assert "hunter2" not in md + html + stderr + json.dumps(said)
+
+
+def test_a_warning_is_said_in_the_sections_its_queries_feed_and_no_other(tmp_path: Path) -> None:
+    """The model states feed the models not served, the SLOs' not-served rows and the capacity section;
+    an SLO's per-step query (its PromQL built at the rate window, named by none of the plan) the SLOs."""
+
+    def warn(query: str) -> dict[str, Any]:
+        state = query.startswith(c.M_MODEL_STATE) or query.startswith(
+            f"max by (model, namespace) ({c.M_MODEL_STATE}"
+        )
+        per_step = "increase(" in query and c.NV_REQUEST_FAILURE in query
+        return (
+            {"warnings": [STORE_DOWN if state else "shard 3 hit its series limit"]}
+            if state or per_step
+            else {}
+        )
+
+    out, stderr = _report(tmp_path, warn)
+    said = json.loads((out / "partial_data.json").read_text())["partial_data"]
+    assert set(said) == {sections.UNSERVED, sections.SLOS, sections.CAPACITY}
+    assert said[sections.CAPACITY] == [
+        f"{c.M_MODEL_STATE}: {STORE_DOWN.replace('admin:hunter2', '<redacted>')}"
+    ]
+    per_step = [note for note in said[sections.SLOS] if note.endswith("shard 3 hit its series limit")]
+    assert len(per_step) == 1 and per_step[0].startswith("sum by (")  # one line for its queries, cut
+    assert f"partial data in {sections.MODELS}:" not in stderr
 
 
 def test_a_report_of_answers_without_warnings_has_no_partial_note(tmp_path: Path) -> None:
@@ -216,3 +254,21 @@ def test_the_bots_partial_line_stays_within_slacks_context_text(tmp_path: Path) 
     assert len(facts.partial) == PARTIAL_SHOWN
     line = next(line for line in text.splitlines() if "Figures may be partial" in line)
     assert "store 0 unreachable" in line and len(line) < 3000
+
+
+def test_a_warning_on_every_answer_names_every_section(tmp_path: Path) -> None:
+    """A store down for every query: the client's first 20 (query, warning) pairs were the series
+    counts read before any range; each section the answers feed is named, each warning once per
+    section with the queries that carried it."""
+    out, _stderr = _report(tmp_path, lambda query: {"warnings": [STORE_DOWN]})
+    said = json.loads((out / "partial_data.json").read_text())["partial_data"]
+    assert set(said) >= {
+        sections.MODELS,
+        sections.UNSERVED,
+        sections.LLM,
+        sections.RECOMMENDATIONS,
+        sections.SLOS,
+        sections.CAPACITY,
+        sections.CHARTS,
+    }
+    assert all(len(notes) == 1 and "more): partial response: store" in notes[0] for notes in said.values())

@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
+    "INFOS",
     "MAX_ANSWER_BYTES",
     "PROMETHEUS_MAX_POINTS",
+    "WARNINGS",
     "PromBudgetError",
     "PromError",
     "Prometheus",
@@ -61,6 +63,7 @@ _MATRIX_HEAD = re.compile(
 )
 _AFTER_SERIES = re.compile(r"\s*([,\]])\s*")
 MAX_WARNINGS = 20  # distinct warnings a client keeps (each cut to MAX_ERROR_CHARS)
+WARNINGS, INFOS = "warnings", "infos"  # an answer's keys of possibly partial data and PromQL's annotations
 
 
 PLAUSIBLE_CLOCK = (946_684_800.0, 7_258_118_400.0)  # 2000-01-01 and 2200-01-01 UTC, Unix seconds
@@ -294,15 +297,20 @@ class Prometheus:
         """Keep the `warnings` and `infos` of an answer's body (and of its data, where a proxy may put
         them) in `self.warnings` and `self.infos`."""
         for holder in objects:
-            for key, kept in (("warnings", self.warnings), ("infos", self.infos)):
+            for key in (WARNINGS, INFOS):
                 texts = holder.get(key) if isinstance(holder, dict) else None
                 for text in texts if isinstance(texts, list) else [texts] if texts else []:
-                    seen = (query, redact(one_line(str(text), MAX_ERROR_CHARS)))
-                    if seen not in kept and len(kept) < MAX_WARNINGS:
-                        kept.append(seen)
-                    for found in getattr(self._heeding, "stack", []) if kept is self.warnings else []:
-                        if seen not in found and len(found) < MAX_WARNINGS:
-                            found.append(seen)
+                    self._said(key, (query, redact(one_line(str(text), MAX_ERROR_CHARS))))
+
+    def _said(self, key: str, seen: tuple[str, str]) -> None:
+        """One (query, redacted text) of an answer's `key` (`WARNINGS` or `INFOS`), kept; a subclass
+        may keep more of it (the report: the sections the query feeds)."""
+        kept = self.warnings if key == WARNINGS else self.infos
+        if seen not in kept and len(kept) < MAX_WARNINGS:
+            kept.append(seen)
+        for found in getattr(self._heeding, "stack", []) if key == WARNINGS else []:
+            if seen not in found and len(found) < MAX_WARNINGS:
+                found.append(seen)
 
     def _read(self, response: requests.Response, path: str, params: dict[str, Any]) -> bytearray:
         """The whole body, at most `max_bytes` of it: a larger answer is PromError, never held."""

@@ -165,7 +165,8 @@ def build_report(
     step for it).
     """
     from triton_sre.report.figures import HISTOGRAM_BUCKETS
-    from triton_sre.report.prom import PrometheusClient, TooManySamples, choose_step, partial_notes
+    from triton_sre.report.prom import PrometheusClient, TooManySamples, choose_step
+    from triton_sre.report.sections import plan_names
     from triton_sre.report.slo import slo_queries
     from triton_sre.report.steps import fitting, histogram_note, histogram_step_of, raised_note, report_plan
     from triton_sre.ttyprogress import Progress
@@ -175,6 +176,7 @@ def build_report(
     client = PrometheusClient(prometheus_url, timeout)
     plan = report_plan(end - start, _cluster(slo_spec))
     counted = {**plan, **(slo_queries(slo_spec, end - start) if slo_spec is not None else {})}
+    client.name_plan(plan_names(counted, plan))  # a warning is said per section its query feeds
     counts = {name: client.series_count(query.count, end) for name, query in counted.items()}
     others = {name: series for name, series in counts.items() if name != HISTOGRAM_BUCKETS}
     step = fitting(counted, others, start, end, step, chosen, on_note)
@@ -198,13 +200,8 @@ def build_report(
                     progress,
                     slo_spec,
                 )
-                names = {query.expr: name for name, query in counted.items()}
-                names |= {query.count: f"{name} (series count)" for name, query in counted.items()}
-                return dataclasses.replace(
-                    report,
-                    partial=partial_notes(client.warnings, names),
-                    infos=partial_notes(client.infos, names),
-                )
+                partial, infos = client.notes()  # per report section (report/sections.py)
+                return dataclasses.replace(report, partial=partial, infos=infos)
             except TooManySamples as exc:
                 if exc.expr == histogram and exc.step is not None and exc.step > histogram_step:
                     histogram_note(exc.series, step, exc.step, on_note)
@@ -269,6 +266,7 @@ def _build(
     from triton_sre.report.queries import CONFIG_FAMILIES, MODEL_NAMESPACE, THROUGHPUT
     from triton_sre.report.recommend import recommend
     from triton_sre.report.render import CostReport
+    from triton_sre.report.sections import LLM, MODELS, SLOS, family_sections
     from triton_sre.report.slo import slo_section
     from triton_sre.report.slo_text import with_unserved
     from triton_sre.report.unserved import slo_unserved, unserved_table
@@ -325,7 +323,7 @@ def _build(
     frames = {name: frame(name) for name in plan if name not in skip} | config_frames
     capacity_frames.update({family: frames.pop(family) for family in CAPACITY_FAMILIES if family in frames})
     ttft = ttft_p99_expr(end - start, triton_job, cluster)
-    frames[TTFT_P99_FRAME] = client.frame_range(ttft, end, end, step)
+    frames[TTFT_P99_FRAME] = client.frame_range(client.named(ttft, TTFT_P99_FRAME, LLM), end, end, step)
     # same-named models of two namespaces (Triton's model namespacing) are rows of their own; the SLO
     # section keeps the rules' level, the model name (its own `increases`)
     slo_increases = increases
@@ -344,8 +342,9 @@ def _build(
     recs = recommend(table, summary.idle_fraction, thresholds)
     scrape = scrape_interval or client.scrape_interval(triton_job) or DEFAULT_SCRAPE_INTERVAL_S
     window = format_duration(rate_window(step, scrape))
+    rate = counter_rate(c.NV_INFERENCE_COUNT, [], window, (*MODEL_NAMESPACE, *cluster))
     throughput = client.frame_range(
-        counter_rate(c.NV_INFERENCE_COUNT, [], window, (*MODEL_NAMESPACE, *cluster)),
+        client.named(rate, THROUGHPUT, *family_sections(THROUGHPUT)),
         start,
         end,
         step,
@@ -356,15 +355,18 @@ def _build(
     cost = integrate(data.frame(c.M_COST_PER_HOUR), step)  # a Series per model (the main table's cost)
     llm = llm_table(frames, cost, end - start, increases)
     capacity = capacity_section(capacity_frames, step, probe_budget_s)
-    span = (start, end, step)
     unserved = unserved_table(capacity.states, capacity_frames[c.M_MODEL_UNAVAILABLE])
-    slos = None if slo_spec is None else slo_section(client, slo_spec, span, window, slo_increases, counts)
-    if slos is not None and slo_spec is not None:  # no data is not a met objective (report/slo_text.py)
+    slos = None
+    if slo_spec is not None:  # its per-step queries feed it (their rate window is the charts')
+        with client.feeding(SLOS):
+            slos = slo_section(client, slo_spec, (start, end, step), window, slo_increases, counts)
+        # no data is not a met objective (report/slo_text.py)
         states = slo_unserved(slo_states, slo_spec.cluster_label)
         slos = with_unserved(dataclasses.replace(slos, unserved=states), slo_spec.slos)
     silent = []
     if label and len(clusters) > 1:  # a cluster whose samples stopped: said, not read as a quiet one
-        last = client.frame_range(last_sample_expr(label, triton_job), start, end, step)
+        last_expr = client.named(last_sample_expr(label, triton_job), "last sample per cluster", MODELS)
+        last = client.frame_range(last_expr, start, end, step)
         after = max(3 * step, parse_duration(c.CLUSTER_SILENT_AFTER, "silent"))
         silent = silent_clusters(last, label, end, after)
     parts = (table, summary, recs, charts, llm, capacity, slos, unserved, silent)
@@ -383,6 +385,7 @@ def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]
         to_markdown,
         unserved_csv,
     )
+    from triton_sre.report.sections import notes_json
 
     files: dict[str, str | bytes] = {}
     if "md" in formats:
@@ -394,6 +397,7 @@ def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]
     if "csv" in formats:
         files["models.csv"] = to_csv(report)
         files["recommendations.csv"] = recommendations_csv(report)
+        files["partial_data.json"] = notes_json(report.partial, report.infos)  # always: none is said
         if report.slos is not None:
             files["slos.csv"] = slos_csv(report)
         if not report.llm.empty:
@@ -486,10 +490,10 @@ def run_report(args: argparse.Namespace) -> int:
         _err(
             "no model served or cost anything in the range (is Prometheus scraping Triton and the exporter?)"
         )
-    for note in report.partial:
-        _err(f"partial data: {note}")
-    for note in report.infos:
-        _err(f"Prometheus info: {note}")
+    for section, note in report.partial:
+        _err(f"partial data in {section}: {note}")
+    for section, note in report.infos:
+        _err(f"Prometheus info in {section}: {note}")
     s = report.summary
     print(
         f"{s.models} model(s), {s.inferences:,.0f} inferences, "

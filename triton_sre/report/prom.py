@@ -11,7 +11,8 @@ sample). Counters whose increase is all the report needs are reduced per series 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,10 @@ import pandas as pd
 from triton_sre import conventions as c
 from triton_sre.counters import observed, running_increase, running_increases
 from triton_sre.prom import (
+    INFOS,
     MAX_QUERY_CHARS,
     PROMETHEUS_MAX_POINTS,
+    WARNINGS,
     PromError,
     Prometheus,
     finest_step,
@@ -29,6 +32,7 @@ from triton_sre.prom import (
     range_slices,
 )
 from triton_sre.redact import bounded, redact
+from triton_sre.report.sections import by_section
 
 __all__ = [
     "MAX_POINTS",
@@ -41,7 +45,6 @@ __all__ = [
     "each",
     "fitting_step",
     "frame_of",
-    "partial_notes",
     "range_points",
     "rate_window",
     "smallest_step",
@@ -64,6 +67,12 @@ SeriesArrays = tuple[dict[str, str], np.ndarray, np.ndarray]  # labels, timestam
 SeriesFold = Callable[[list[Any], list[tuple[np.ndarray, np.ndarray]]], list[Any]]
 FOLD_BATCH = 4096
 """Series whose slices `read_reduced` folds at once (their arrays held until then)."""
+MAX_SAID = 1000
+"""Distinct (sections, query, text) a report keeps of its answers' warnings, and of their infos."""
+QUERY_SHOWN = 80
+"""Characters of the PromQL of a query outside the plan a note names (its name in the plan, else this)."""
+UNNAMED = ("the report",)
+"""The sections of a query the report did not name (`PrometheusClient.named`, `feeding`)."""
 
 
 def choose_step(start: float, end: float, min_step: float = 1.0) -> float:
@@ -104,13 +113,6 @@ class TooManySamples(PromError):
         self.step = step
 
 
-def partial_notes(said: list[tuple[str, str]], names: dict[str, str]) -> tuple[str, ...]:
-    """``"<query>: <text>"`` of each warning (or info) the client's answers carried (`Prometheus.warnings`,
-    `.infos`): the query by its name in the report's plan (`names`: PromQL -> name), else its PromQL cut
-    short."""
-    return tuple(f"{names.get(expr) or bounded(expr, 80)}: {text}" for expr, text in said)
-
-
 def fitting_step(start: float, end: float, series: int) -> float | None:
     """The finest whole-second step at which `series` series over [start, end] stay within
     `MAX_SAMPLES_PER_QUERY` samples (None when not even one point each does)."""
@@ -128,6 +130,41 @@ class PrometheusClient(Prometheus):
         # the report prints it: without credentials or a query string (`?token=`), as every message
         self.source_url = redact(url)
         self.on_query: Callable[[], None] | None = None  # called after each range query (progress)
+        # PromQL -> (its name in the report's plan, the sections its answer feeds: report/sections.py)
+        self.queries: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._feeding: tuple[str, ...] = ()
+        # (sections, query name, text) of the answers' `warnings` and `infos` (`WARNINGS`, `INFOS`)
+        self.said: dict[str, list[tuple[tuple[str, ...], str, str]]] = {WARNINGS: [], INFOS: []}
+
+    def named(self, expr: str, name: str, *sections: str) -> str:
+        """`expr`, named in `queries` with the `sections` it feeds (for a query outside the plan)."""
+        self.queries[expr] = (name, sections)
+        return expr
+
+    def name_plan(self, names: Mapping[str, tuple[str, tuple[str, ...]]]) -> None:
+        self.queries.update(names)
+
+    @contextmanager
+    def feeding(self, *sections: str) -> Iterator[None]:
+        """Within the block, a query not in `queries` feeds `sections` (the SLO section's per step)."""
+        saved, self._feeding = self._feeding, sections
+        try:
+            yield
+        finally:
+            self._feeding = saved
+
+    def notes(self) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+        """(section, note) of the warnings and of the infos said so far (`sections.by_section`)."""
+        return by_section(self.said[WARNINGS]), by_section(self.said[INFOS])
+
+    def _said(self, key: str, seen: tuple[str, str]) -> None:
+        super()._said(key, seen)
+        query, text = seen
+        cut = query if len(query) <= QUERY_SHOWN else f"{query[: QUERY_SHOWN - 1]}…"  # the report's own
+        name, sections = self.queries.get(query) or (cut, self._feeding or UNNAMED)
+        kept = self.said[key]
+        if (sections, name, text) not in kept and len(kept) < MAX_SAID:
+            kept.append((sections, name, text))
 
     def series_count(self, expr: str, at: float) -> int | None:
         """The value of the instant query `expr` (a ``count(...)``, `queries.count_expr`) at `at`, as a

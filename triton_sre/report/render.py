@@ -82,9 +82,10 @@ class CostReport:
     unserved: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(UNSERVED_COLUMNS)))
     # clusters of a global store whose samples stopped before the range's end (report/namespaces.py)
     silent: Sequence[str] = ()
-    # "<query>: <warning>" of each answer Prometheus marked as possibly partial (`warnings`)
-    partial: tuple[str, ...] = ()
-    infos: tuple[str, ...] = ()  # the same of `infos` (PromQL's annotations: said, not partial data)
+    # (section, "<queries>: <warning>") of the answers Prometheus marked as possibly partial (`warnings`),
+    # per report section the queries feed (report/sections.py)
+    partial: tuple[tuple[str, str], ...] = ()
+    infos: tuple[tuple[str, str], ...] = ()  # the same of `infos` (PromQL's annotations: not partial data)
 
 
 def fmt(column: str, value: object) -> str:
@@ -144,7 +145,13 @@ def _llm_rows(report: CostReport) -> list[list[str]]:
     return [[fmt(col, row[col]) for col in LLM_HEADERS] for row in report.llm.to_dict("records")]
 
 
-PARTIAL = "partial data (Prometheus warned; figures read from this query may be incomplete)"
+PARTIAL = "partial data in"
+"""Each line of a section whose figures may be incomplete: ``partial data in <section>``."""
+PARTIAL_WHY = (
+    "Prometheus answered some queries with warnings (a store or shard not answering, a limit hit): "
+    "the figures of the sections named below may be incomplete"
+)
+INFO = "Prometheus info in"
 
 
 def _summary_lines(report: CostReport) -> list[tuple[str, str]]:
@@ -169,8 +176,10 @@ def _summary_lines(report: CostReport) -> list[tuple[str, str]]:
             lines.append((name, text))
         elif name in s.no_data:
             lines.append((name, f"no data: {s.no_data[name]}"))
-    lines += [(PARTIAL, note) for note in report.partial]
-    lines += [("Prometheus info", note) for note in report.infos]
+    if report.partial:
+        lines.append(("partial data", PARTIAL_WHY))
+    lines += [(f"{PARTIAL} {section}", note) for section, note in report.partial]
+    lines += [(f"{INFO} {section}", note) for section, note in report.infos]
     return lines
 
 
