@@ -96,7 +96,7 @@ def test_the_report_reads_the_step_family_per_step_and_stage() -> None:
     assert query.expr.startswith("avg by (") and c.L_STEP in query.expr and c.L_STAGE in query.expr
 
 
-def _counted(calls: list[tuple[str, str, float]]) -> RangeData:
+def _counted(calls: list[tuple[str, str, float]], prefix: str = "") -> RangeData:
     """`_with_steps` plus the steps' own counters and the exporter's calls gauge (`calls`: step,
     step_version, times named; and a series of a step the config named before, older: not read).
     Per step (each 10 s): embedder v1 10 requests of 10 ms, 3 ms queue and 5 ms compute; post v1 (the
@@ -125,6 +125,13 @@ def _counted(calls: list[tuple[str, str, float]]) -> RangeData:
     frames[c.M_ENSEMBLE_STEP_CALLS] = pd.DataFrame(
         rows, columns=[c.LABEL_MODEL, c.L_STEP, c.L_STEP_VERSION, "timestamp", "value"]
     ).astype({c.LABEL_MODEL: "category", c.L_STEP: "category", c.L_STEP_VERSION: "category"})
+    if prefix:  # every row's model as report/namespaces.py names it (a cluster, a namespace); steps bare
+        frames = {
+            family: frame.assign(model=prefix + frame[c.LABEL_MODEL].astype(str))
+            if c.LABEL_MODEL in frame.columns
+            else frame
+            for family, frame in frames.items()
+        }
     return RangeData(TIMES[0], TIMES[-1], STEP, frames)
 
 
@@ -143,6 +150,15 @@ def test_an_ensembles_split_weighs_its_steps_counters_by_requests() -> None:
     report = CostReport(TIMES[0], TIMES[-1], STEP, "test", table, _summary, [])
     line = next(x for x in to_markdown(report).splitlines() if x.startswith(f"| {PIPELINE} "))
     assert f"| 35.7% | 42.9% | {EMBEDDER} | {SPLIT_COUNTERS} |" in line
+
+
+@pytest.mark.parametrize("prefix", ["east/", "/models/team_a::", "east//models/team_a::"])
+def test_a_qualified_ensemble_finds_its_steps_qualified_as_it_is(prefix: str) -> None:
+    """Rows of a cluster (`east/`) or of a shared name's namespace: the exporter's `step` label is bare."""
+    table, _summary = model_table(_counted([(EMBEDDER, "-1", 1.0), (POST, "1", 2.0)], prefix))
+    row = table.set_index("model").loc[prefix + PIPELINE]
+    assert row["split_from"] == SPLIT_COUNTERS
+    assert row["queue_share"] == pytest.approx(5 / 14) and row["queue_step"] == EMBEDDER
 
 
 def test_a_step_without_counters_leaves_the_time_average_and_the_row_says_so() -> None:

@@ -97,8 +97,15 @@ def _step_row(step: str, version: str, success: pd.Series) -> str | None:
     return row_key(step, str(max(numeric))) if numeric else None
 
 
+def _prefixes(model: str) -> list[str]:
+    """What a step's row name may carry before the step's name, as the ensemble's row `model` does: its
+    `<cluster>/<namespace>::` (report/namespaces.py: each added only where needed), its cluster's, none."""
+    whole = model[: model.rfind("::") + 2] if "::" in model else model[: model.rfind("/") + 1]
+    return list(dict.fromkeys((whole, model[: model.find("/") + 1], "")))
+
+
 def _per_request(
-    steps: pd.DataFrame, counters: dict[str, pd.Series]
+    steps: pd.DataFrame, counters: dict[str, pd.Series], prefixes: list[str]
 ) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
     """(queue µs per step, compute µs, request µs) per ensemble request: each step's increases per
     successful request of it, times the times the ensemble names it; and the steps without one."""
@@ -107,7 +114,7 @@ def _per_request(
     spent = {"compute": 0.0, "total": 0.0}
     missing: dict[str, float] = {}
     for step, version, times in zip(steps[c.L_STEP], steps[c.L_STEP_VERSION], steps["value"], strict=True):
-        key = _step_row(step, version, success)
+        key = next((k for p in prefixes if (k := _step_row(p + step, version, success))), None)
         if key is None:
             missing[step] = times
             continue
@@ -133,7 +140,7 @@ def counter_split(
         rows = [k for k in index if (split_key(k)[0] if versions else k) == model]
         if not rows:
             continue
-        queue, spent, missing = _per_request(steps, counters)
+        queue, spent, missing = _per_request(steps, counters, _prefixes(str(model)))
         if missing or spent["total"] <= 0:
             why = f"no request of {', '.join(sorted(missing))} counted" if missing else "no step time"
             out.loc[rows, "split_from"] = time_average(why)
