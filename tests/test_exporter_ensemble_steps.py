@@ -120,3 +120,14 @@ def test_the_exporter_splits_the_ensembles_time_by_step(measured: dict) -> None:
 
 def test_the_config_api_gives_each_steps_version(measured: dict) -> None:
     assert config_summary(measured["config"]).steps == ((PREP, -1), (SLOW, -1), (POST, 1))
+
+
+def test_the_ensembles_steps_are_exported_from_its_config(measured: dict) -> None:
+    """reportsplit: what the report weighs the steps' counters by, from the real 2.51's config JSON (its
+    int64 model_version a string there): prep and slow_batch at -1 (the latest), post at version 1."""
+    calls = {
+        (labels[c.L_STEP], labels[c.L_STEP_VERSION]): v
+        for name, labels, v in measured["samples"]
+        if name == c.M_ENSEMBLE_STEP_CALLS and labels[c.LABEL_MODEL] == ENSEMBLE
+    }
+    assert calls == {(PREP, "-1"): 1.0, (SLOW, "-1"): 1.0, (POST, "1"): 1.0}
