@@ -39,8 +39,8 @@ def add_report_parser(commands: Any, epilog: str) -> None:
             "ratio and fill, queue vs compute share, p50/p95/p99 latency (histogram when Triton has "
             "one, else its summaries), and recommendations with the number "
             "and threshold behind each, and per SLO its events, error ratio and budget spent in the range. "
-            "Output: report.md (+ PNG charts), report.html (self-contained), "
-            "models.csv, recommendations.csv and slos.csv in --out. Exit codes: 0 written, 2 usage, "
+            "Output: report.md (+ PNG charts), report.html (self-contained), models.csv, "
+            "recommendations.csv, slos.csv and partial_data.json in --out. Exit codes: 0 written, 2 usage, "
             "input or output error (e.g. Prometheus unreachable, an --out that cannot be written)."
         ),
         epilog=epilog,
@@ -360,8 +360,7 @@ def _build(
     if slo_spec is not None:  # its per-step queries feed it (their rate window is the charts')
         with client.feeding(SLOS):
             slos = slo_section(client, slo_spec, (start, end, step), window, slo_increases, counts)
-        # no data is not a met objective (report/slo_text.py)
-        states = slo_unserved(slo_states, slo_spec.cluster_label)
+        states = slo_unserved(slo_states, slo_spec.cluster_label)  # no data is no met objective (slo_text)
         slos = with_unserved(dataclasses.replace(slos, unserved=states), slo_spec.slos)
     silent = []
     if label and len(clusters) > 1:  # a cluster whose samples stopped: said, not read as a quiet one
@@ -490,10 +489,9 @@ def run_report(args: argparse.Namespace) -> int:
         _err(
             "no model served or cost anything in the range (is Prometheus scraping Triton and the exporter?)"
         )
-    for section, note in report.partial:
-        _err(f"partial data in {section}: {note}")
-    for section, note in report.infos:
-        _err(f"Prometheus info in {section}: {note}")
+    for said, notes in (("partial data", report.partial), ("Prometheus info", report.infos)):
+        for section, note in notes:  # per report section (report/sections.py)
+            _err(f"{said} in {section}: {note}")
     s = report.summary
     print(
         f"{s.models} model(s), {s.inferences:,.0f} inferences, "
