@@ -27,18 +27,25 @@ import pandas as pd
 from triton_sre import conventions as c
 from triton_sre.report.increases import ROW, keyed, row_key, split_key
 
-__all__ = ["SPLIT_COUNTERS", "STEP_COLUMNS", "STEP_COUNTERS", "counter_split", "step_split", "time_average"]
+__all__ = [
+    "COMPUTE_COUNTERS",
+    "SPLIT_COUNTERS",
+    "STEP_COLUMNS",
+    "STEP_COUNTERS",
+    "counter_split",
+    "step_split",
+    "time_average",
+]
 
 STEP_COLUMNS = ("queue_share", "compute_share", "queue_step", "queue_step_ms")
 _COMPUTE = (c.STAGE_COMPUTE_INPUT, c.STAGE_COMPUTE_INFER, c.STAGE_COMPUTE_OUTPUT)
-STEP_COUNTERS = (
-    c.NV_REQUEST_SUCCESS,
-    c.NV_REQUEST_DURATION_US,
-    c.NV_QUEUE_DURATION_US,
+COMPUTE_COUNTERS = (
     c.NV_COMPUTE_INPUT_DURATION_US,
     c.NV_COMPUTE_INFER_DURATION_US,
     c.NV_COMPUTE_OUTPUT_DURATION_US,
 )
+"""Triton's compute counters: a request's compute share is theirs over its duration."""
+STEP_COUNTERS = (c.NV_REQUEST_SUCCESS, c.NV_REQUEST_DURATION_US, c.NV_QUEUE_DURATION_US, *COMPUTE_COUNTERS)
 """The counters `counter_split` reads per step model version (their increases over the range)."""
 SPLIT_COUNTERS = "steps' counters"
 """Column ``split_from`` of an ensemble's row split by its steps' counters, weighted by requests."""
@@ -86,15 +93,24 @@ def _latest(calls: pd.DataFrame) -> pd.DataFrame:
     return latest.groupby(list(needed), as_index=False)["value"].max()
 
 
-def _step_row(step: str, version: str, success: pd.Series) -> str | None:
+def _step_row(step: str, version: str, success: pd.Series, latest: dict[str, int]) -> str | None:
     """The per-version key of the step an ensemble calls: the version its config names, else (-1) the
-    highest numeric version with successful requests in the range, as Triton sends to the latest."""
+    highest numeric version with successful requests in the range (`latest`), as Triton sends to the
+    latest."""
     if version != "-1":
         key = row_key(step, version)
         return key if success.get(key, 0.0) > 0 else None
-    served = [split_key(k)[1] for k, n in success.items() if n > 0 and split_key(k)[0] == step]
-    numeric = [int(v) for v in served if v.isdigit()]
-    return row_key(step, str(max(numeric))) if numeric else None
+    return row_key(step, str(latest[step])) if step in latest else None
+
+
+def _latest_versions(success: pd.Series) -> dict[str, int]:
+    """Model -> its highest numeric version with successful requests (`success` per version row)."""
+    latest: dict[str, int] = {}
+    for key, count in success.items():
+        model, version = split_key(str(key))
+        if count > 0 and version.isdigit():
+            latest[model] = max(latest.get(model, -1), int(version))
+    return latest
 
 
 def _prefixes(model: str) -> list[str]:
@@ -105,16 +121,17 @@ def _prefixes(model: str) -> list[str]:
 
 
 def _per_request(
-    steps: pd.DataFrame, counters: dict[str, pd.Series], prefixes: list[str]
+    steps: pd.DataFrame, counters: dict[str, pd.Series], prefixes: list[str], latest: dict[str, int]
 ) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
-    """(queue µs per step, compute µs, request µs) per ensemble request: each step's increases per
-    successful request of it, times the times the ensemble names it; and the steps without one."""
+    """Per ensemble request: queue µs per step, and compute and total (request) µs of all: each step's
+    increases per successful request of it, times the times the ensemble names it; and the steps whose
+    row has no successful request in the range."""
     success = counters.get(c.NV_REQUEST_SUCCESS, pd.Series(dtype=float))
     queue: dict[str, float] = {}
     spent = {"compute": 0.0, "total": 0.0}
     missing: dict[str, float] = {}
     for step, version, times in zip(steps[c.L_STEP], steps[c.L_STEP_VERSION], steps["value"], strict=True):
-        key = next((k for p in prefixes if (k := _step_row(p + step, version, success))), None)
+        key = next((k for p in prefixes if (k := _step_row(p + step, version, success, latest))), None)
         if key is None:
             missing[step] = times
             continue
@@ -123,7 +140,7 @@ def _per_request(
             return float(counters.get(family, pd.Series(dtype=float)).get(key, 0.0)) * times / success[key]
 
         queue[step] = queue.get(step, 0.0) + per(c.NV_QUEUE_DURATION_US)
-        spent["compute"] += sum(per(family) for family in STEP_COUNTERS[3:])
+        spent["compute"] += sum(per(family) for family in COMPUTE_COUNTERS)
         spent["total"] += per(c.NV_REQUEST_DURATION_US)
     return queue, spent, missing
 
@@ -136,11 +153,15 @@ def counter_split(
     (`STEP_COUNTERS`' increases per model version, keyed as `keyed(..., True)`). A row whose step has
     no successful request in the range gets ``split_from`` only (``time_average`` naming the step)."""
     out = pd.DataFrame(index=index, columns=[*STEP_COLUMNS, "split_from"], dtype=object)
+    latest = _latest_versions(counters.get(c.NV_REQUEST_SUCCESS, pd.Series(dtype=float)))
+    rows_of: dict[str, list[str]] = {}
+    for key in index:
+        rows_of.setdefault(split_key(key)[0] if versions else key, []).append(key)
     for model, steps in _latest(calls).groupby(c.LABEL_MODEL):
-        rows = [k for k in index if (split_key(k)[0] if versions else k) == model]
+        rows = rows_of.get(str(model))
         if not rows:
             continue
-        queue, spent, missing = _per_request(steps, counters, _prefixes(str(model)))
+        queue, spent, missing = _per_request(steps, counters, _prefixes(str(model)), latest)
         if missing or spent["total"] <= 0:
             why = f"no request of {', '.join(sorted(missing))} counted" if missing else "no step time"
             out.loc[rows, "split_from"] = time_average(why)

@@ -23,6 +23,7 @@ import pandas as pd
 
 from triton_sre import conventions as c
 from triton_sre.report.ensemble_steps import (
+    COMPUTE_COUNTERS,
     SPLIT_COUNTERS,
     STEP_COLUMNS,
     STEP_COUNTERS,
@@ -102,11 +103,7 @@ LATENCY_PER_VERSION = "per version"
 its versions' rows only."""
 HISTOGRAM_BUCKETS = f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_bucket"
 _NO_CALLS = f"no {c.M_ENSEMBLE_STEP_CALLS}: an exporter before it"
-COMPUTE_FAMILIES = (
-    c.NV_COMPUTE_INPUT_DURATION_US,
-    c.NV_COMPUTE_INFER_DURATION_US,
-    c.NV_COMPUTE_OUTPUT_DURATION_US,
-)
+COMPUTE_FAMILIES = COMPUTE_COUNTERS
 
 
 @dataclass(frozen=True)
