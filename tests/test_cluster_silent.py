@@ -1,12 +1,16 @@
 """TritonClusterSilent (journey28): on a global store, a cluster whose Prometheus died kept its last
 samples for the 5m lookback, then its SLO series vanished and its firing pages resolved as if the
 cluster were healthy. With `cluster_label` the SLO rule file has a group that names such a cluster
-(seen within the last hour, no SLO recording for 2m); promtool, two clusters, east's series stop."""
+(seen within the spec's longest SLO period, no SLO recording for 2m); promtool, two clusters, east's
+series stop."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
+import yaml
+from binaries import binary
 from test_cluster_label import CLUSTER, TWO_CLUSTERS, _promtool, _series, promtool_doc
 
 from triton_sre import conventions as c
@@ -24,7 +28,9 @@ def _firing_at(minute: int, expected: list[dict[str, str]]) -> dict[str, object]
     return {"expr": selector, "eval_time": f"{minute}m", "exp_samples": samples}
 
 
-def test_a_cluster_whose_recordings_stop_is_named_until_an_hour_later(tmp_path: Path) -> None:
+def test_a_cluster_whose_recordings_stop_is_named_past_an_hour(tmp_path: Path) -> None:
+    """An outage longer than an hour must not resolve by itself (it did at 1h30m: "seen" looked back an
+    hour): east is still named 70 minutes after its last recording."""
     east = [_series(c.NV_REQUEST_SUCCESS, "east", "0+40x30 _x90")]  # east's Prometheus dies at 30m
     west = [_series(c.NV_REQUEST_SUCCESS, "west", "0+60x120")]
     page = {CLUSTER: "east", c.L_SEVERITY: c.SEVERITY_PAGE}
@@ -35,10 +41,44 @@ def test_a_cluster_whose_recordings_stop_is_named_until_an_hour_later(tmp_path: 
             _firing_at(34, []),  # east's last samples still answer (5m lookback)
             _firing_at(40, [page]),
             _firing_at(90, [page]),
-            _firing_at(100, []),  # an hour after east's last recording: not seen any more
+            _firing_at(110, [page]),
         ],
     )
     result = _promtool(tmp_path, TWO_CLUSTERS, tests)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+SHORT_PERIOD = TWO_CLUSTERS.replace("min_request_rate: 0.1}", "min_request_rate: 0.1, period: 3d}")
+
+
+def test_a_silent_cluster_is_named_for_the_longest_slo_period_then_forgotten(tmp_path: Path) -> None:
+    """The window is the spec's longest SLO period (3d here, its shortest allowed): east, dead at 30m,
+    still pages at 3d (a dead cluster keeps paging); a cluster removed on purpose drops out once no SLO
+    period holds its data (3d after its last recording). The group alone, fed the recorded SLO parts
+    (what a global ruler receives): three days of the whole SLO file at 1m would take minutes."""
+    from triton_sre.generate.cluster_silent import cluster_group, seen_window
+
+    spec = parse_spec(SHORT_PERIOD)
+    assert seen_window(spec) == "3d"
+    longer = SHORT_PERIOD + "  - {name: b, type: availability, objective: 99}\n"  # the default period
+    assert seen_window(parse_spec(longer)) == c.DEFAULT_SLO_PERIOD
+    (tmp_path / "clusters.yaml").write_text(yaml.safe_dump({"groups": [cluster_group(spec, "runbooks/")]}))
+    part = c.rec_slo_part(c.SLO_PART_SUCCESS)
+    labels = {c.L_SLO: "avail", c.LABEL_MODEL: "m"}
+    steps = 3 * 24 * 60 + 60
+    inputs = [
+        {"series": pq.selector(part, pq.equal(sorted({**labels, CLUSTER: name}.items()))), "values": values}
+        for name, values in (("east", f"1x30 _x{steps - 30}"), ("west", f"1x{steps}"))
+    ]
+    page = {CLUSTER: "east", c.L_SEVERITY: c.SEVERITY_PAGE}
+    cases = [_firing_at(20, []), _firing_at(40, [page]), _firing_at(3 * 24 * 60, [page])]
+    cases.append(_firing_at(3 * 24 * 60 + 40, []))
+    doc = {"rule_files": ["clusters.yaml"], "evaluation_interval": "1m", "tests": [
+        {"interval": "1m", "input_series": inputs, "promql_expr_test": cases}
+    ]}  # fmt: skip
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    run = [binary("promtool"), "test", "rules", "t.yaml"]
+    result = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -58,7 +98,8 @@ def test_the_alert_pages_with_its_runbook_and_the_cluster_in_its_text() -> None:
 
     group = cluster_group(parse_spec(TWO_CLUSTERS), "runbooks/")
     assert group is not None
-    (alert,) = group["rules"]
+    (marker, alert) = group["rules"]
+    assert marker["record"] == c.REC_CLUSTER_REPORTING
     assert alert["labels"] == {c.L_SEVERITY: c.SEVERITY_PAGE}
     assert alert["annotations"]["runbook_url"] == f"runbooks/{c.ALERT_RUNBOOKS[c.ALERT_CLUSTER_SILENT]}.md"
     assert all(f"$labels.{CLUSTER}" in alert["annotations"][k] for k in ("summary", "description"))
@@ -74,7 +115,7 @@ def test_each_recorded_name_is_grouped_on_its_own() -> None:
     spec = TWO_CLUSTERS + f"  - {{name: t, type: {c.SLO_TTFT}, objective: 99, threshold: 250ms}}\n"
     group = cluster_group(parse_spec(spec), "runbooks/")
     assert group is not None
-    expr = group["rules"][0]["expr"]
+    expr = " ".join(rule["expr"] for rule in group["rules"])  # the marker's and the alert's "recent"
     names = {c.rec_slo_part(c.SLO_PART_SUCCESS), c.rec_slo_part(c.SLO_PART_TOTAL)}
     assert "__name__" not in expr
     assert all(expr.count(f"present_over_time({name}[") == 2 for name in names), expr

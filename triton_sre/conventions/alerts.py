@@ -140,10 +140,10 @@ ALERT_SLO_MODEL_NOT_SERVED: Final = "TritonSLOModelNotServed"
 SLO_MODEL_NOT_SERVED_FOR: Final = "10m"
 # With a cluster_label, on the global evaluator: a cluster whose SLO recordings (remote-written by its
 # own Prometheus, with its external label) stopped arriving (journey28: a dead cluster Prometheus left
-# its last samples for the 5m lookback, then its pages resolved as if healthy). Seen within SEEN,
-# none for AFTER (longer than a remote-write flush and a rule interval), held `for:` FOR.
+# its last samples for the 5m lookback, then its pages resolved as if healthy). Seen within the spec's
+# longest SLO period (generate/cluster_silent.py `seen_window`: an outage pages until its data left every
+# budget), none for AFTER (longer than a remote-write flush and a rule interval), held `for:` FOR.
 ALERT_CLUSTER_SILENT: Final = "TritonClusterSilent"
-CLUSTER_SILENT_SEEN: Final = "1h"
 CLUSTER_SILENT_AFTER: Final = "2m"
 CLUSTER_SILENT_FOR: Final = "1m"
 CLUSTER_GROUP: Final = "triton-sre.clusters"

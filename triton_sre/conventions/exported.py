@@ -187,6 +187,9 @@ REC_SLO_NOT_READY: Final = "slo_model:triton_sre_model_state:not_ready"
 # an all/regex SLO's models listed by name alone (state UNKNOWN) while others are served; the value is
 # the SLO's rank in the spec (1 first): TritonSLOModelNotServed tickets a model for its lowest rank only
 REC_SLO_NAME_ONLY_RANK: Final = "slo_model:triton_sre_model_state:name_only_rank"
+# with a cluster_label, on the global evaluator: 1 per cluster whose SLO parts arrived in the last
+# CLUSTER_SILENT_AFTER (one series per cluster: TritonClusterSilent reads it over a whole SLO period)
+REC_CLUSTER_REPORTING: Final = "cluster:triton_slo_recordings:present"
 
 # ---------------------------------------------------------------------------
 # The bot's own metrics (GET /metrics on the bot).
