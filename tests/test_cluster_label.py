@@ -17,6 +17,7 @@ from grafana_vars import fill
 
 from triton_sre import conventions as c
 from triton_sre import promql as pq
+from triton_sre.generate.cluster_silent import silent_clusters
 from triton_sre.generate.command import render_all
 from triton_sre.generate.dashboards import dashboards, iter_targets
 from triton_sre.generate.families import rule_files
@@ -91,6 +92,8 @@ def _dashboard_problems(spec: Spec, label: str) -> list[str]:
         for expr in queries:
             if not isinstance(expr, str) or expr.startswith(f"label_values({c.NV_INFERENCE_COUNT}, "):
                 continue  # the cluster variable's own values
+            if spec.cluster_label and expr == silent_clusters(spec):
+                continue  # the clusters TritonClusterSilent names: every cluster, whichever is selected
             expr = fill(expr, {name: f"the-{name}" for name in variables})  # no `${…}` braces in selectors
             objective = re.escape(c.REC_SLO_OBJECTIVE)
             body = re.sub(rf"max by \({c.L_SLO}\) \({objective}\{{[^}}]*\}}\)", "", expr)

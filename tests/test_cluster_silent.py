@@ -2,7 +2,7 @@
 samples for the 5m lookback, then its SLO series vanished and its firing pages resolved as if the
 cluster were healthy. With `cluster_label` the SLO rule file has a group that names such a cluster
 (seen within the spec's longest SLO period, no SLO recording for 2m); promtool, two clusters, east's
-series stop."""
+series stop. The SLO and overview dashboards list it with the alert's own expression."""
 
 from __future__ import annotations
 
@@ -79,6 +79,36 @@ def test_a_silent_cluster_is_named_for_the_longest_slo_period_then_forgotten(tmp
     (tmp_path / "t.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     run = [binary("promtool"), "test", "rules", "t.yaml"]
     result = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _silent_panels(spec_text: str) -> list[str]:
+    from triton_sre.generate.dash_slo import SILENT_CLUSTERS
+    from triton_sre.generate.dashboards import dashboards, iter_targets
+
+    boards = dashboards(parse_spec(spec_text)).values()
+    return [t["expr"] for b in boards for panel, t in iter_targets(b) if panel["title"] == SILENT_CLUSTERS]
+
+
+def test_the_slo_and_overview_dashboards_list_the_silent_cluster_not_the_live_one(tmp_path: Path) -> None:
+    """The "Silent clusters" table (SLO dashboard and overview) runs the alert's expression: on
+    Prometheus' engine (promtool) over the generated rules it lists east once east's recordings stop,
+    never west; a spec without cluster_label has no such panel."""
+    from triton_sre.generate.cluster_silent import cluster_group
+
+    group = cluster_group(parse_spec(TWO_CLUSTERS), "runbooks/")
+    assert group is not None
+    (query, again) = _silent_panels(TWO_CLUSTERS)
+    assert query == again == group["rules"][-1]["expr"]
+    assert _silent_panels(TWO_CLUSTERS.replace(f"{c.LABEL_CLUSTER}_label: {CLUSTER}\n", "")) == []
+    east = [_series(c.NV_REQUEST_SUCCESS, "east", "0+40x30 _x90")]
+    west = [_series(c.NV_REQUEST_SUCCESS, "west", "0+60x120")]
+    silent = [{"labels": pq.selector("", pq.equal([(CLUSTER, "east")])), "value": 1}]
+    rows = [
+        {"expr": query, "eval_time": f"{minute}m", "exp_samples": expected}
+        for minute, expected in ((20, []), (40, silent), (110, silent))
+    ]
+    result = _promtool(tmp_path, TWO_CLUSTERS, promtool_doc([*east, *west], rows))
     assert result.returncode == 0, result.stdout + result.stderr
 
 

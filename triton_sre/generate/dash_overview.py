@@ -9,6 +9,7 @@ from triton_sre import conventions as c
 from triton_sre import promql as pq
 from triton_sre.conventions import UID_OVERVIEW_DASHBOARD as UID_OVERVIEW
 from triton_sre.generate.dash_scaling import scaling_row
+from triton_sre.generate.dash_slo import silent_clusters_row
 from triton_sre.generate.panels import (
     NEEDS_GPU,
     NO_ENSEMBLE,
@@ -54,6 +55,7 @@ def overview(spec: Spec, base_url: str) -> dict[str, Any]:
     by_model = (c.LABEL_MODEL,)
     exp_job = exporter_matchers(spec, None)
     layout = Layout()
+    silent_clusters_row(layout, spec)
     layout.row(
         "Traffic and errors",
         [

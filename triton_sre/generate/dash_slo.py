@@ -9,6 +9,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre import promql as pq
 from triton_sre.conventions import UID_SLO_DASHBOARD as UID_SLO
+from triton_sre.generate.cluster_silent import seen_window, silent_clusters
 from triton_sre.generate.panels import (
     ALL_SERVED,
     DATASOURCE_VAR,
@@ -50,6 +51,7 @@ def slo(spec: Spec) -> dict[str, Any]:
     # (recorded requests: a model never served has none)
     not_ready_sel: Matchers = [*cluster, var_matcher(c.L_SLO, "=~", "slo")]
     layout = Layout()
+    silent_clusters_row(layout, spec)
     layout.row(
         "Error budget",
         [
@@ -139,3 +141,28 @@ def slo(spec: Spec) -> dict[str, Any]:
         templating,
         layout,
     )
+
+
+SILENT_CLUSTERS = "Silent clusters"
+
+
+def silent_clusters_row(layout: Layout, spec: Spec) -> None:
+    """The clusters TritonClusterSilent names (its expression, every cluster whatever the variable
+    selects: a silent cluster's series are gone, so it may not be offered any more). Only with the
+    spec's cluster_label and SLOs, first: the other panels cannot show such a cluster."""
+    if not spec.cluster_label or not spec.slos:
+        return
+    layout.row(
+        "Clusters",
+        [
+            table(
+                SILENT_CLUSTERS,
+                f"Clusters whose SLO recordings arrived in the last {seen_window(spec)} but none in the "
+                f"last {c.CLUSTER_SILENT_AFTER} (TritonClusterSilent): their Prometheus or its remote write "
+                "is down, so their panels here are empty and their burn alerts cannot fire, whatever "
+                "their models do.",
+                [target(silent_clusters(spec), "", instant=True, table=True)],
+            ),
+        ],
+    )
+    layout.explain_empty({SILENT_CLUSTERS: "None: every cluster seen is sending its SLO recordings."})
