@@ -24,6 +24,10 @@ bot:
       triton_url: http://triton-a:8000
     - job: triton-sre-eu
       triton_url: http://triton-eu:8000
+  clusters:                                # one bot for several clusters: by the alert's cluster label
+    east:                                  # (slo_file's cluster_label, else `cluster`); beats fleet
+      triton_url: http://triton.east:8000
+      prometheus_url: http://prometheus.east:9090  # optional; else prometheus_url
 ```
 """
 
@@ -82,6 +86,14 @@ class FleetEntry:
 
 
 @dataclass(frozen=True)
+class ClusterEntry:
+    """Where one cluster's Triton (and optionally its own Prometheus) answers."""
+
+    triton_url: str
+    prometheus_url: str | None = None
+
+
+@dataclass(frozen=True)
 class BotSettings:
     channel: str | None = None
     listen: str = c.DEFAULT_BOT_LISTEN
@@ -99,6 +111,7 @@ class BotSettings:
     retry_max_seconds: float = 60.0
     routes: tuple[Route, ...] = ()
     fleet: tuple[FleetEntry, ...] = ()
+    clusters: Mapping[str, ClusterEntry] = field(default_factory=dict)
     slo_file: str | None = None  # the spec `generate` read (--slo-file), loaded by with_spec
     spec: Spec | None = field(default=None, compare=False, repr=False)
 
@@ -126,10 +139,25 @@ class BotSettings:
         """The Alertmanager the bot reads silences from: its API URL, else the silence button's."""
         return self.alertmanager_api_url or self.alertmanager_url
 
+    def cluster_of(self, labels: Mapping[str, str]) -> ClusterEntry | None:
+        """The `clusters` entry of the cluster the labels name (None: no such label or no entry)."""
+        name = labels.get(self.cluster_label)
+        return self.clusters.get(name) if name is not None else None
+
+    def prometheus_url_for(self, labels: Mapping[str, str]) -> str | None:
+        """The labels' cluster's own Prometheus, else `prometheus_url` (a global store holds them all)."""
+        entry = self.cluster_of(labels)
+        return entry.prometheus_url if entry is not None and entry.prometheus_url else self.prometheus_url
+
     def triton_url_for(self, labels: Mapping[str, str]) -> str | None:
-        for entry in self.fleet:
-            if entry.matches(labels):
-                return entry.triton_url
+        """The labels' cluster's Triton first (an instance such as triton-0:8003 repeats in every
+        cluster), then the fleet entry of their instance/job, then `triton_url`."""
+        entry = self.cluster_of(labels)
+        if entry is not None:
+            return entry.triton_url
+        for fleet_entry in self.fleet:
+            if fleet_entry.matches(labels):
+                return fleet_entry.triton_url
         return self.triton_url
 
 
@@ -231,6 +259,34 @@ def _fleet(where: str, value: Any) -> tuple[FleetEntry, ...]:
     return tuple(entries)
 
 
+_CLUSTER_KEYS = {"triton_url", "prometheus_url"}
+
+
+def _clusters(where: str, value: Any) -> dict[str, ClusterEntry]:
+    """`clusters`: cluster label value -> {triton_url, prometheus_url (optional)}."""
+    if not isinstance(value, Mapping) or not value:
+        raise ConfigError(
+            f"{where}: must be a non-empty mapping of cluster name -> {{triton_url, prometheus_url}}"
+        )
+    out: dict[str, ClusterEntry] = {}
+    for name, item in value.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(
+                f"{where}: a cluster name must be a non-empty string (quote it), got {bounded(name)}"
+            )
+        at = f"{where}.{name}"
+        if not isinstance(item, Mapping):
+            raise ConfigError(f"{at}: must be a mapping with triton_url and optionally prometheus_url")
+        check_keys(at, item, _CLUSTER_KEYS)
+        if "triton_url" not in item:
+            raise ConfigError(f"{at}: triton_url: missing")
+        out[name] = ClusterEntry(
+            check_url(f"{at}.triton_url", item["triton_url"]),
+            check_url(f"{at}.prometheus_url", item["prometheus_url"]) if "prometheus_url" in item else None,
+        )
+    return out
+
+
 _FIELDS: dict[str, Any] = {
     "channel": check_slack_channel,
     "listen": check_listen,
@@ -248,6 +304,7 @@ _FIELDS: dict[str, Any] = {
     "retry_max_seconds": check_positive_number,
     "routes": _routes,
     "fleet": _fleet,
+    "clusters": _clusters,
     "slo_file": _str,
 }
 FLAG_FIELDS = (

@@ -18,6 +18,7 @@ __all__ = [
     "data_in_window_expr",
     "holds_less_than_window",
     "in_namespace",
+    "in_own_cluster",
     "largest_models_expr",
     "latency_now_expr",
     "namespaces_expr",
@@ -35,6 +36,12 @@ Scope = tuple[tuple[str, str], ...]  # more label matchers of an alert's query: 
 def scope_matchers(scope: Scope) -> str:
     """The scope's matchers, each after a comma, to append to a selector's own."""
     return "".join(f",{label}={q(value)}" for label, value in scope)
+
+
+def in_own_cluster(labels: Mapping[str, str], cluster_label: str) -> dict[str, str]:
+    """An alert's labels as read on its cluster's own Prometheus (bot config `clusters`): without the
+    cluster label, which its external labels add only to what it remote-writes."""
+    return {k: v for k, v in labels.items() if k != cluster_label}
 
 
 def scope_of(labels: Mapping[str, str], cluster_label: str) -> Scope:

@@ -9,7 +9,7 @@
   or was replaced, or the disk refuses writes (delivery state then held in memory).
 - ``POST /slack/commands``: Slack's v0 request signature (HMAC-SHA256 of ``v0:<ts>:<body>`` with
   the signing secret) and a timestamp within 5 minutes, or 401. ``/triton status`` lists the open
-  alert groups, ``/triton diagnose <model> [instance]`` asks the engine about a live Triton; both
+  alert groups, ``/triton diagnose <model> [cluster|instance]`` asks the engine about a live Triton; both
   answer inside Slack's 3-second window (Triton is given at most 2 s).
 - Any other method on an endpoint is 405 with ``Allow``; connections and reads are bounded as on
   the exporter (`triton_sre.httpserve`); log lines never carry a query string or credential.
@@ -134,7 +134,7 @@ class BotServer:
         words = text.split()
         if not words or words[0] == "help":
             return (
-                f"Usage: `{c.SLASH_COMMAND} status`, `{c.SLASH_COMMAND} diagnose <model> [instance]` "
+                f"Usage: `{c.SLASH_COMMAND} status`, `{c.SLASH_COMMAND} diagnose <model> [cluster|instance]` "
                 f"or `{c.SLASH_COMMAND} rollout <model> [cluster]`"
             )
         if words[0] == "status":
@@ -188,8 +188,14 @@ class BotServer:
         self.metrics.alertmanager_reads.labels(c.BOT_OUTCOME_OK).inc()
         return held, ""
 
-    def _diagnose(self, model: str, instance: str | None) -> str:
-        labels = {c.LABEL_INSTANCE: instance} if instance else {}
+    def _diagnose(self, model: str, where: str | None) -> str:
+        """`where`: a cluster of the config's `clusters` (its Triton), else an instance (the fleet's)."""
+        settings = self.settings
+        labels = (
+            {settings.cluster_label if where in settings.clusters else c.LABEL_INSTANCE: where}
+            if where
+            else {}
+        )
         url = self.settings.triton_url_for(labels) or (
             self.settings.fleet[0].triton_url if self.settings.fleet else None
         )
@@ -218,12 +224,13 @@ class BotServer:
     def _rollout(self, model: str, cluster: str | None) -> str:
         """Each candidate version of `model` against its busiest version, now, in `cluster` or in each
         cluster the store holds (rollout/live.py)."""
-        if not self.settings.prometheus_url:
+        url = self.settings.prometheus_url_for({self.settings.cluster_label: cluster} if cluster else {})
+        if url != self.settings.prometheus_url:  # the cluster's own Prometheus: no cluster label there
+            cluster = None
+        if not url:
             return "No Prometheus configured: set `prometheus_url` in the bot's config."
         try:
-            prometheus = Prometheus(
-                self.settings.prometheus_url, COMMAND_PROMETHEUS_BUDGET, budget=COMMAND_PROMETHEUS_BUDGET
-            )
+            prometheus = Prometheus(url, COMMAND_PROMETHEUS_BUDGET, budget=COMMAND_PROMETHEUS_BUDGET)
             lines = model_answer(prometheus, model, self.settings.slo_spec(), cluster)
         except PromError as exc:
             return _esc(str(exc))

@@ -48,6 +48,7 @@ from triton_sre.bot.payload import (
 from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS, chart_png
 from triton_sre.bot.queries import (
     burn_rate_expr,
+    in_own_cluster,
     scope_of,
     slo_labels,
 )
@@ -114,6 +115,7 @@ class Worker:
         self.renderer = Renderer(settings.templates_dir)
         self.links = _links(settings)
         self.prometheus = Prometheus(settings.prometheus_url) if settings.prometheus_url else None
+        self._cluster_prometheus: dict[str, Prometheus] = {}  # a cluster's own (config `clusters`), by URL
         self.clock = clock
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -385,14 +387,22 @@ class Worker:
     def facts(self, group: AlertGroup) -> Facts:
         """What the message shows beyond the payload; all Prometheus queries of one notification share
         FACTS_PROMETHEUS_BUDGET_S, so a Prometheus that never answers delays it once, not per query."""
-        if self.prometheus is None:
-            return self._facts(group)
-        with self.prometheus.budgeted(FACTS_PROMETHEUS_BUDGET_S), self.prometheus.heeding() as warned:
-            found = self._facts(group)
+        prom = self._prometheus_for(group)
+        if prom is None:
+            return self._facts(group, None)
+        with prom.budgeted(FACTS_PROMETHEUS_BUDGET_S), prom.heeding() as warned:
+            found = self._facts(group, prom)
         partial = partial_texts(warned)
         return replace(found, partial=partial) if partial else found
 
-    def _facts(self, group: AlertGroup) -> Facts:
+    def _prometheus_for(self, group: AlertGroup) -> Prometheus | None:
+        """The group's cluster's own Prometheus (config `clusters`), else the bot's `prometheus_url`."""
+        url = self.settings.prometheus_url_for(group.common_labels)
+        if url is None or url == self.settings.prometheus_url:
+            return self.prometheus
+        return self._cluster_prometheus.setdefault(url, Prometheus(url))
+
+    def _facts(self, group: AlertGroup, prom: Prometheus | None) -> Facts:
         report: Report | None = None
         source = error = ""
         # the shown alerts' Tritons first (repeats are harmless: the URLs are taken once each)
@@ -446,9 +456,11 @@ class Worker:
             titles=self.titles,
             remediations=self.remediations,
         )
-        if self.prometheus is None:
+        if prom is None:
             return found
-        prom, shown, key = self.prometheus, shown_alerts(group), group.group_key
+        shown, key = shown_alerts(group), group.group_key
+        if prom is not self.prometheus:  # a cluster's own: its series have no cluster label (external)
+            shown = [replace(a, labels=in_own_cluster(a.labels, self.settings.cluster_label)) for a in shown]
         cluster_label = self.settings.cluster_label
         slo = promfacts.slo_figures(prom, shown, cluster_label, key)
         now = self.clock()
@@ -470,14 +482,15 @@ class Worker:
         )
 
     def _chart(self, group: AlertGroup, channel: str, ts: str) -> None:
-        if self.prometheus is None or not self.settings.chart:
+        prom = self._prometheus_for(group)
+        if prom is None or not self.settings.chart:
             return
         # SLO alerts: the burn rate itself; any other alert: its own expression (from generatorURL).
         slo_alert = next((a for a in group.alerts if a.name in SLO_ALERTS and slo_labels(a.labels)), None)
         slo = slo_labels(slo_alert.labels) if slo_alert is not None else None
         alert = next((a for a in group.alerts if generator_expr(a.generator_url)), None)
         if slo_alert is not None and slo is not None:
-            scope = scope_of(slo_alert.labels, self.settings.cluster_label)
+            scope = scope_of(slo_alert.labels, self.settings.cluster_label) if prom is self.prometheus else ()
             named = in_cluster(slo[2], slo_alert.labels.get(self.settings.cluster_label, ""))
             expr, title = burn_rate_expr(*slo, scope), f"{named}: SLO {slo[0]} burn rate ({slo[1]})"
         elif alert is not None:
@@ -486,7 +499,7 @@ class Worker:
         else:
             return
         try:
-            png = chart_png(self.prometheus.range(expr, CHART_WINDOW_SECONDS, CHART_STEP_SECONDS), title)
+            png = chart_png(prom.range(expr, CHART_WINDOW_SECONDS, CHART_STEP_SECONDS), title)
             if png is not None:
                 self.delivery.upload_png(channel, ts, png, "alert-last-hour.png", f"{title[:80]}, last hour")
         except (PromError, DeliveryError) as exc:
