@@ -23,6 +23,7 @@ LEAVES = (
     "triton_sre.httpframing",
     "triton_sre.inputs",
     "triton_sre.redact",
+    "triton_sre.timeorder",
     "triton_sre.units",
 )
 # module -> product modules it must not load, even indirectly

@@ -27,6 +27,7 @@ from triton_sre.durations import DurationError, parse_duration
 from triton_sre.httpclient import deadline, describe, new_session
 from triton_sre.inputs import load_yaml
 from triton_sre.redact import bounded, one_line, redact
+from triton_sre.timeorder import CONFLICT, ordered_arrays, ordered_points
 
 if TYPE_CHECKING:
     import numpy as np
@@ -437,7 +438,8 @@ class Prometheus:
         Any range: a range of more than PROMETHEUS_MAX_POINTS points per series is read in slices
         (`range_slices`) and each series' slices joined by label set, in the order series are first seen
         (a series absent from some slices has only the points it has). A label set a slice answers twice
-        (not Prometheus: a proxy merging two sources) stays two series, the n-th copy joined to the n-th."""
+        (not Prometheus: a proxy merging two sources) stays two series, the n-th copy joined to the n-th.
+        Each series' samples in time order, one per time (`timeorder`: what a proxy answers otherwise)."""
         joined: dict[tuple[tuple[tuple[str, str], ...], int], dict[str, Any]] = {}
         for first, last in range_slices(start, end, step):
             copies: dict[tuple[tuple[str, str], ...], int] = {}
@@ -451,7 +453,16 @@ class Prometheus:
                     joined[key] = series
                 else:
                     into["values"] += series["values"]
+        for series in joined.values():  # in time order, one sample per time (`timeorder`)
+            series["values"], said = ordered_points(series["values"])
+            self._note_order(expr, said)
         return list(joined.values())
+
+    def _note_order(self, expr: str, said: str | None) -> None:
+        """Keep what putting a series' samples in time order did: a conflict as a warning (the figures
+        rest on one of two sources), a plain reordering as an info."""
+        if said is not None:
+            self._heed(expr, {"warnings" if said == CONFLICT else "infos": [said]})
 
     def iter_range_arrays(
         self, expr: str, start: float, end: float, step: float
@@ -468,7 +479,9 @@ class Prometheus:
                 _check_series(expr, series)
                 points = np.array(series["values"], dtype=np.float64).reshape(-1, 2)
             labels = {str(k): str(v) for k, v in series["metric"].items()}
-            yield labels, np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])
+            stamps, values, said = ordered_arrays(points[:, 0], points[:, 1])
+            self._note_order(expr, said)
+            yield labels, np.ascontiguousarray(stamps), np.ascontiguousarray(values)
 
     def now(self) -> float:
         """Prometheus' own clock (`time()` evaluated there): a window "up to now" must end at the data's
