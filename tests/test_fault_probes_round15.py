@@ -11,14 +11,21 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import requests
 from backfilled_prometheus import backfilled
 from faultproxy import FaultProxy
 from live_prometheus import Prom
+from namespacing_capture import build_repositories, triton_arguments
 
 from triton_sre import conventions as c
 from triton_sre.cli import main
+from triton_sre.config import ExporterSettings
+from triton_sre.demo import VECTOR_SCALE
+from triton_sre.exporter.service import Exporter
 from triton_sre.prom import Prometheus
+from triton_sre.stack.local_triton import LocalTriton
 from triton_sre.timeorder import CONFLICT, REORDERED
+from triton_sre.triton.exposition import parse
 
 SCRAPE_S = 15.0
 HISTORY_S = 4800.0
@@ -103,3 +110,37 @@ def test_the_shared_range_reader_gives_each_series_in_time_order_once(steady: Pr
             said = REORDERED if change is _reversed else CONFLICT
             assert [text for _, text in getattr(prom, kept)] == [said]
             assert not (prom.warnings if kept == "infos" else prom.infos)
+
+
+def test_a_failed_model_listed_before_a_ready_one_of_the_same_name_is_shown_unavailable(
+    fresh_triton_factory: Callable[..., LocalTriton], tmp_path: Path
+) -> None:
+    """Before: with `--model-namespacing=true` the index lists two same-named models as two rows
+    without a namespace, and the exporter showed the index's last. The real 2.51 lists them in the
+    order the repositories were given: `vector_scale` failing in the first repository and READY in the
+    second was exported READY, no `triton_sre_model_unavailable` series, TritonModelUnavailable silent
+    (failing in the second repository it was shown). Now a failed row is never hidden by another."""
+    repositories = build_repositories(tmp_path)
+    model_py = repositories[0] / VECTOR_SCALE / "1" / "model.py"
+    source = model_py.read_text(encoding="utf-8")
+    anchor = "    def execute(self, requests):"
+    assert anchor in source
+    failing = "    def initialize(self, args):\n        raise RuntimeError('fails to load on purpose')\n\n"
+    model_py.write_text(source.replace(anchor, failing + anchor, 1), encoding="utf-8")
+    repository, extra = triton_arguments(repositories)
+    triton = fresh_triton_factory(repository, extra_args=extra)
+
+    index = requests.post(f"{triton.http_url}/v2/repository/index", timeout=30).json()
+    states = [row.get("state") for row in index if row["name"] == VECTOR_SCALE]
+    assert states == [c.STATE_UNAVAILABLE, c.STATE_READY]  # the failing repository's row first
+
+    exporter = Exporter(ExporterSettings(triton_url=triton.http_url, metrics_url=triton.metrics_url))
+    exporter.poll_once()
+    shown = {
+        (s.name, dict(s.labels).get(c.L_STATE)): s.value
+        for s in parse(exporter.metrics_text().decode())
+        if dict(s.labels).get(c.LABEL_MODEL) == VECTOR_SCALE
+    }
+    assert shown[(c.M_MODEL_STATE, c.STATE_UNAVAILABLE)] == 1.0, shown
+    assert shown[(c.M_MODEL_STATE, c.STATE_READY)] == 0.0, shown
+    assert shown[(c.M_MODEL_UNAVAILABLE, None)] == 1.0, shown

@@ -10,13 +10,13 @@ the whole poll. The exporter's self-metrics still go through prometheus_client.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.reasons import failed_to_load
 from triton_sre.exporter.capacity_families import capacity_families
-from triton_sre.exporter.derive import Derivation, ModelDerivation
+from triton_sre.exporter.derive import Derivation, ModelDerivation, ModelState
 from triton_sre.exporter.family import COUNTER, GAUGE, Family
 from triton_sre.exporter.llm import llm_families
 
@@ -286,8 +286,21 @@ def _cost_metrics(d: Derivation) -> Iterator[Family]:
     )
 
 
+def _shown_states(states: Iterable[ModelState]) -> list[tuple[tuple[str, str], ModelState]]:
+    """One row per (model, version), sorted: the index's last, unless a row before it failed to load.
+    Two rows of one label set are two same-named models of Triton's model namespacing (the index has
+    no namespace): the index's last alone hid a failed one listed first (its repository given first)
+    behind the other's READY, and TritonModelUnavailable never fired."""
+    rows: dict[tuple[str, str], ModelState] = {}
+    for s in states:
+        held = rows.get((s.model, s.version))
+        if held is None or not failed_to_load(held.state, held.reason):
+            rows[(s.model, s.version)] = s
+    return sorted(rows.items())
+
+
 def _state_metrics(d: Derivation) -> Iterator[Family]:
-    latest = sorted({(s.model, s.version): s for s in d.states}.items())  # one row per label set
+    latest = _shown_states(d.states)  # one row per label set
     unavailable = [(key, s) for key, s in latest if failed_to_load(s.state, s.reason)]
     yield Family(
         GAUGE,
