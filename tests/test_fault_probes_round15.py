@@ -31,6 +31,8 @@ SCRAPE_S = 15.0
 HISTORY_S = 4800.0
 PER_S = 10.0
 MODEL = "ordered"
+INDEX_PATH = "/v2/repository/index"
+STATS_PATH = "/v2/models/stats"
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +146,49 @@ def test_a_failed_model_listed_before_a_ready_one_of_the_same_name_is_shown_unav
     assert shown[(c.M_MODEL_STATE, c.STATE_UNAVAILABLE)] == 1.0, shown
     assert shown[(c.M_MODEL_STATE, c.STATE_READY)] == 0.0, shown
     assert shown[(c.M_MODEL_UNAVAILABLE, None)] == 1.0, shown
+
+
+def _each_entry(path: str, key: str, value: object) -> Callable[[bytes], bytes]:
+    """The real answer of `path` with `key` of each model entry set to `value` (a proxy's doing)."""
+
+    def rewrite(body: bytes) -> bytes:
+        answer = json.loads(body)
+        entries = answer if path == INDEX_PATH else answer["model_stats"]
+        for entry in entries:
+            if entry["name"] == VECTOR_SCALE:
+                entry[key] = value
+        return json.dumps(answer).encode()
+
+    return rewrite
+
+
+@pytest.mark.parametrize(
+    ("path", "key", "value", "target"),
+    [
+        (INDEX_PATH, "name", None, c.TARGET_INDEX),
+        (INDEX_PATH, "name", 5, c.TARGET_INDEX),
+        (INDEX_PATH, "state", 5, c.TARGET_INDEX),
+        (STATS_PATH, "name", ["vector_scale"], c.TARGET_STATS),
+    ],
+    ids=["index-name-null", "index-name-number", "index-state-number", "stats-name-list"],
+)
+def test_an_entry_triton_never_writes_is_counted_as_a_parse_error(
+    triton: LocalTriton, path: str, key: str, value: object, target: str
+) -> None:
+    """Before: an index or statistics entry whose name was no string was dropped, and an index state
+    that was a number read as UNKNOWN, without a word: the model's series vanished while
+    `triton_sre_poll_errors_total` stayed 0 (every other value Triton would never write counts as
+    `kind="parse"`). Now each is a parse error of its target; the rest of the answer is kept."""
+    with FaultProxy(triton.http_url) as proxy:
+        proxy.set_fault(path, _each_entry(path, key, value))
+        exporter = Exporter(ExporterSettings(triton_url=proxy.url, metrics_url=triton.metrics_url))
+        exporter.poll_once()
+        text = exporter.metrics_text().decode()
+    found = {
+        (dict(s.labels)[c.L_TARGET], dict(s.labels)[c.L_KIND]): s.value
+        for s in parse(text)
+        if s.name == c.M_POLL_ERRORS and s.value
+    }
+    assert found == {(target, c.FAULT_PARSE): 1.0}, found
+    kept = {dict(s.labels).get(c.LABEL_MODEL) for s in parse(text) if s.name == c.M_MODEL_STATE}
+    assert "text_echo" in kept  # the other entries are read

@@ -290,6 +290,7 @@ def stats_from_json(
     result: dict[ModelKey, ModelStats] = {}
     for entry in model_stats:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            problems.add(_nameless("statistics entry", entry))
             continue
         name = _text(entry["name"], problems)
         compute_ns = 0.0
@@ -384,14 +385,22 @@ def _text(value: Any, problems: Problems) -> str:
     return text
 
 
+def _nameless(what: str, entry: Any) -> str:
+    """The problem of an entry left out for want of a model name (Triton names every one)."""
+    return f"{what} without a model name: {entry!r}"[:200]
+
+
 def index_from_json(entries: Iterable[Any], problems: Problems | None = None) -> list[IndexEntry]:
     """Rows of the repository index; never-loaded models have no version or state (-> UNKNOWN)."""
     problems = problems if problems is not None else Problems()
     rows = []
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            problems.add(_nameless("repository index entry", entry))
             continue
         state = entry.get("state")
+        if state is not None and not isinstance(state, str):  # absent: a model never loaded
+            problems.add(f"repository index entry {entry['name']!r} with state {state!r}"[:200])
         rows.append(
             IndexEntry(
                 name=intern(_text(entry["name"], problems)),
