@@ -192,3 +192,34 @@ def test_an_entry_triton_never_writes_is_counted_as_a_parse_error(
     assert found == {(target, c.FAULT_PARSE): 1.0}, found
     kept = {dict(s.labels).get(c.LABEL_MODEL) for s in parse(text) if s.name == c.M_MODEL_STATE}
     assert "text_echo" in kept  # the other entries are read
+
+
+@pytest.mark.parametrize("value", [8.5, True, [8], {"value": 8}], ids=["fraction", "bool", "list", "object"])
+def test_a_max_batch_size_of_another_shape_is_a_parse_error_not_a_made_up_size(
+    triton: LocalTriton, value: object
+) -> None:
+    """Before: `max_batch_size` of 8.5 was exported as 8, and `true`, `[8]` or an object as 0 (a model
+    that does not batch), without a parse error. Now each is `{target="config",kind="parse"}` and the
+    model has no config-derived series, as for a size that does not decode."""
+    config_path = f"/v2/models/{VECTOR_SCALE}/config"
+
+    def rewrite(body: bytes) -> bytes:
+        config = json.loads(body)
+        config["max_batch_size"] = value
+        return json.dumps(config).encode()
+
+    with FaultProxy(triton.http_url) as proxy:
+        proxy.set_fault(config_path, rewrite)
+        exporter = Exporter(ExporterSettings(triton_url=proxy.url, metrics_url=triton.metrics_url))
+        exporter.poll_once()
+        text = exporter.metrics_text().decode()
+    sizes = {
+        dict(s.labels)[c.LABEL_MODEL]: s.value for s in parse(text) if s.name == c.M_MODEL_MAX_BATCH_SIZE
+    }
+    assert VECTOR_SCALE not in sizes and "text_echo" in sizes, sizes
+    found = {
+        (dict(s.labels)[c.L_TARGET], dict(s.labels)[c.L_KIND]): s.value
+        for s in parse(text)
+        if s.name == c.M_POLL_ERRORS and s.value
+    }
+    assert found.get((c.TARGET_CONFIG, c.FAULT_PARSE)) == 1.0, found

@@ -451,7 +451,10 @@ def config_summary(config: Mapping[str, Any]) -> ModelConfigSummary:
     """What derivations need from `/v2/models/<m>/config`. Raises ValueError when max_batch_size
     is not a valid number: the exporter then knows no config for the model rather than a wrong one."""
     problems = Problems()
-    size = _num(config.get("max_batch_size"), problems, "max_batch_size")
+    raw = config.get("max_batch_size")
+    size = _num(raw, problems, "max_batch_size")
+    if not problems and (size != int(size) or not (raw is None or type(raw) in (int, float, str))):
+        problems.add(f"max_batch_size = {raw!r}"[:200])  # 8.5, true, [8]: no int32 Triton writes
     if problems:
         raise ValueError(f"invalid {problems.first}")
     batcher = config.get("dynamic_batching")
