@@ -223,3 +223,29 @@ def test_a_max_batch_size_of_another_shape_is_a_parse_error_not_a_made_up_size(
         if s.name == c.M_POLL_ERRORS and s.value
     }
     assert found.get((c.TARGET_CONFIG, c.FAULT_PARSE)) == 1.0, found
+
+
+@pytest.mark.parametrize(
+    ("points", "said"),
+    [
+        ([[1, "1"], [2, "2"], [3, "3"]], None),
+        ([[3, "3"], [1, "1"], [2, "2"]], REORDERED),
+        ([[1, "1"], [1, "1"], [2, "NaN"], [2, "NaN"]], REORDERED),
+        ([[2, "5"], [1, "1"], [2, "4"]], CONFLICT),
+    ],
+    ids=["in-order", "reordered", "exact-repeats", "conflicting-repeat"],
+)
+def test_both_range_readers_order_samples_alike(points: list[list[object]], said: str | None) -> None:
+    """The client's two range readers (lists for the rollout check and the bot, numpy arrays for the
+    report) give the same samples and say the same: time order, the first sample of each time."""
+    import numpy as np
+
+    from triton_sre.timeorder import ordered_arrays, ordered_points
+
+    kept, told = ordered_points(points)
+    stamps, values, told_arrays = ordered_arrays(
+        np.array([float(t) for t, _ in points]), np.array([float(str(v)) for _, v in points])
+    )
+    assert told == told_arrays == said
+    assert [float(t) for t, _ in kept] == stamps.tolist() == sorted({float(t) for t, _ in points})
+    assert np.array_equal(np.array([float(str(v)) for _, v in kept]), values, equal_nan=True)

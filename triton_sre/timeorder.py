@@ -16,7 +16,8 @@ rollout check and the bot do not load numpy for this).
 from __future__ import annotations
 
 import math
-from itertools import pairwise
+from itertools import islice
+from operator import itemgetter, lt
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ def _same(a: float, b: float) -> bool:
 def ordered_points(values: list[Any]) -> tuple[list[Any], str | None]:
     """A series' ``[time, value]`` points (already checked as numbers) in time order, one per time, and
     what was done: None (already so, the list itself returned), REORDERED or CONFLICT."""
-    stamps = [float(point[0]) for point in values]
-    if all(a < b for a, b in pairwise(stamps)):
+    stamps = list(map(float, map(itemgetter(0), values)))
+    if all(map(lt, stamps, islice(stamps, 1, None))):  # (0.4 s for a million points)
         return values, None
     kept: list[Any] = []
     said = REORDERED
