@@ -249,3 +249,35 @@ def test_both_range_readers_order_samples_alike(points: list[list[object]], said
     assert told == told_arrays == said
     assert [float(t) for t, _ in kept] == stamps.tolist() == sorted({float(t) for t, _ in points})
     assert np.array_equal(np.array([float(str(v)) for _, v in kept]), values, equal_nan=True)
+
+
+@pytest.fixture(scope="module")
+def two_versions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
+    """Versions 1 and 2 of one model at five requests a second for the last twenty minutes."""
+    start = time.time() - 1200.0
+    stamps = [start + SCRAPE_S * i for i in range(int(1200.0 / SCRAPE_S))]
+    series = []
+    for version in ("1", "2"):
+        labels = {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: MODEL, c.LABEL_VERSION: version}
+        samples = [(t, 5.0 * (t - start)) for t in stamps]
+        series += [(family, labels, samples) for family in (c.NV_REQUEST_SUCCESS, c.NV_INFERENCE_COUNT)]
+    with backfilled(tmp_path_factory.mktemp("prom"), series) as prom:
+        yield prom
+
+
+def test_a_rollout_pass_on_samples_given_twice_with_other_values_is_inconclusive(
+    two_versions: Prom, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: each time given twice with another value (two sources merged) was read as it came and the
+    check passed (exit 0). Now the conflict is a Prometheus warning: a pass on it is inconclusive
+    (exit 3), the warning named; the same answer in reverse order only still passes."""
+    argv = ["rollout", "check", "--model", MODEL, "--baseline-version", "1", "--candidate-version", "2"]
+    with FaultProxy(two_versions.url) as proxy:
+        proxy.set_fault("/api/v1/query_range", _rewritten(_reversed))
+        assert main([*argv, "--prometheus", proxy.url, "--format", "json"]) == c.EXIT_OK
+        capsys.readouterr()
+        proxy.set_fault("/api/v1/query_range", _rewritten(_twice_differing))
+        code = main([*argv, "--prometheus", proxy.url, "--format", "json"])
+    verdict = json.loads(capsys.readouterr().out)
+    assert code == c.EXIT_INCONCLUSIVE, verdict
+    assert CONFLICT in json.dumps(verdict["warnings"]), verdict
