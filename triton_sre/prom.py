@@ -462,7 +462,7 @@ class Prometheus:
         """Keep what putting a series' samples in time order did: a conflict as a warning (the figures
         rest on one of two sources), a plain reordering as an info."""
         if said is not None:
-            self._heed(expr, {"warnings" if said == CONFLICT else "infos": [said]})
+            self._said(WARNINGS if said == CONFLICT else INFOS, (expr, said))
 
     def iter_range_arrays(
         self, expr: str, start: float, end: float, step: float
