@@ -1,7 +1,7 @@
 """Benchmark: decoding one range answer's series into numpy arrays, the report's reading cost per sample.
 
 `report` decodes each series of a range answer with `json`'s `raw_decode` and converts its
-``[[time, "value"], ...]`` with `triton_sre.prom._points` (`numpy.array` of the nested lists, every
+``[[time, "value"], ...]`` with `triton_sre.promcore.series_points` (`numpy.array` of the nested lists, every
 item through `float()`). This measures that path against ways of doing the same work in bulk with what
 the package already depends on (stdlib, numpy), on `--series` series of `--points` points in the shape
 Prometheus writes (compact JSON, timestamps as integers, values as strings), with values either short
@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from triton_sre.prom import _points
+from triton_sre.promcore import series_points
 
 _DECODER = json.JSONDecoder()
 _NUMBERS = json.JSONDecoder(parse_int=float)  # "-0" as float() reads it
@@ -54,7 +54,7 @@ def texts(series: int, points: int, long: bool, seed: int = 1) -> list[str]:
 
 
 def current(text: str) -> Arrays:
-    points = _points(_DECODER.raw_decode(text)[0])
+    points = series_points(_DECODER.raw_decode(text)[0])
     assert points is not None
     return np.ascontiguousarray(points[:, 0]), np.ascontiguousarray(points[:, 1])
 
@@ -71,8 +71,8 @@ def flat_float(text: str) -> Arrays:
 
 
 def checked_flat_float(text: str) -> Arrays | None:
-    """`flat_float` with the checks `_points` needs to be exact (every point a list of two, no NaN:
-    a NaN may have been a null): tried as `_points`' body, not kept."""
+    """`flat_float` with the checks `series_points` needs to be exact (every point a list of two, no NaN:
+    a NaN may have been a null): tried as `series_points`' body, not kept."""
     values = _DECODER.raw_decode(text)[0]["values"]
     if set(map(list.__len__, values)) - {2}:
         return None
@@ -129,10 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     variants: dict[str, Callable[[str], Arrays | None]] = {
-        "current: raw_decode + prom._points (numpy.array of the lists)": current,
+        "current: raw_decode + promcore.series_points (numpy.array of the lists)": current,
         "raw_decode alone (no conversion)": decode_only,
         "raw_decode + flat map(float) + numpy.fromiter": flat_float,
-        "the same with _points' checks (lengths, NaN)": checked_flat_float,
+        "the same with series_points' checks (lengths, NaN)": checked_flat_float,
         "quotes removed, numbers parsed by json": unquoted_json,
         "numpy.loadtxt of the text as CSV lines": loadtxt,
         "numpy.fromstring(sep=',') of the text": fromstring,

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # tes
 from fake_prometheus import serve
 
 from triton_sre import conventions as c
-from triton_sre.prom import PROMETHEUS_MAX_POINTS
+from triton_sre.promcore import PROMETHEUS_MAX_POINTS
 
 END = 1_764_000_000.0
 PER_MODEL = frozenset((*c.PER_MODEL_COUNTERS, c.M_COST_PER_HOUR, c.M_BATCHING_RATIO, c.M_BATCH_FILL_RATIO))

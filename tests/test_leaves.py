@@ -22,6 +22,7 @@ LEAVES = (
     "triton_sre.durations",
     "triton_sre.httpframing",
     "triton_sre.inputs",
+    "triton_sre.promcore",
     "triton_sre.redact",
     "triton_sre.timeorder",
     "triton_sre.units",

@@ -16,14 +16,8 @@ import pytest
 import requests
 from fake_prometheus import serve
 
-from triton_sre.prom import (
-    PROMETHEUS_MAX_POINTS,
-    PromError,
-    Prometheus,
-    _step_param,
-    range_points,
-    range_slices,
-)
+from triton_sre.prom import PromError, Prometheus
+from triton_sre.promcore import PROMETHEUS_MAX_POINTS, range_points, range_slices, step_param
 
 START = 1_764_000_000.0007  # not on a millisecond: the query's times are rounded to one
 
@@ -33,7 +27,7 @@ def evaluated(start: float, end: float, step: float) -> list[int]:
     and end to the millisecond, the step as seconds truncated to the nanosecond, then to the ms."""
     first = int(Decimal(f"{start:.3f}") * 1000)
     last = int(Decimal(f"{end:.3f}") * 1000)
-    every = int(Decimal(_step_param(step)) * 10**9) // 10**6
+    every = int(Decimal(step_param(step)) * 10**9) // 10**6
     return list(range(first, last + 1, every))
 
 
@@ -57,7 +51,7 @@ def sliced(start: float, end: float, step: float, points: Any = PROMETHEUS_MAX_P
     ],
 )
 def test_every_point_is_in_exactly_one_slice(points: int, step: float, beyond: float) -> None:
-    every_ms = int(Decimal(_step_param(step)) * 10**9) // 10**6
+    every_ms = int(Decimal(step_param(step)) * 10**9) // 10**6
     end = START + ((points - 1) * every_ms) / 1000 + beyond
     whole = evaluated(START, end, step)
     assert len(whole) == points == range_points(START, end, step)

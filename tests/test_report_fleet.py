@@ -24,7 +24,8 @@ import pytest
 from fleet_standins import BUCKETS, FleetPrometheus, model_name
 
 from triton_sre import conventions as c
-from triton_sre.prom import PROMETHEUS_MAX_POINTS, PromError, Prometheus, range_points
+from triton_sre.prom import PromError, Prometheus
+from triton_sre.promcore import PROMETHEUS_MAX_POINTS, range_points
 from triton_sre.report import prom as report_prom
 from triton_sre.report.capacity import REDUCED
 from triton_sre.report.charts import MAX_MODELS, draw_all

@@ -11,7 +11,8 @@ import pytest
 from fake_prometheus import serve
 
 from triton_sre import conventions as c
-from triton_sre.prom import PROMETHEUS_MAX_POINTS, PromError, Prometheus
+from triton_sre.prom import PromError, Prometheus
+from triton_sre.promcore import PROMETHEUS_MAX_POINTS
 from triton_sre.rollout.live import collect, read_samples
 from triton_sre.rollout.model import version_sides
 

@@ -1,9 +1,9 @@
 """The one Prometheus HTTP API client (instant, vector and range queries, the loaded scrape interval).
 
 Every query has a deadline for its whole answer and follows redirects on the same host only
-(`httpclient`). A range longer than Prometheus answers at once (PROMETHEUS_MAX_POINTS points per series)
-is read in slices, one splitter for every reader (`range_slices`: `query_range`, hence `range`, the
-rollout check and the bot's chart; the report's bounded reads). Used by the bot (facts and chart),
+(`httpclient`). A range longer than Prometheus answers at once is read in slices (`promcore.range_slices`,
+the pure part: errors, range arithmetic, a series' checks), a range answer series by series as it is
+decoded. Used by the bot (facts and chart),
 the report (range queries, turned into pandas frames in report/prom.py), `rollout check` and the
 demo's status table. An answer's `warnings` (possibly partial data) and `infos` are kept on the
 client (`warnings`, `infos`, `heeding`), never dropped. Base install only: requests and pyyaml.
@@ -16,7 +16,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,17 @@ import yaml
 from triton_sre.durations import DurationError, parse_duration
 from triton_sre.httpclient import deadline, describe, new_session
 from triton_sre.inputs import load_yaml
+from triton_sre.promcore import (
+    MAX_QUERY_CHARS,
+    PromBudgetError,
+    PromError,
+    check_series,
+    json_kind,
+    malformed,
+    range_slices,
+    series_points,
+    step_param,
+)
 from triton_sre.redact import bounded, one_line, redact
 from triton_sre.timeorder import CONFLICT, ordered_arrays, ordered_points
 
@@ -36,25 +47,17 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "INFOS",
     "MAX_ANSWER_BYTES",
-    "PROMETHEUS_MAX_POINTS",
     "WARNINGS",
     "PromBudgetError",
     "PromError",
     "Prometheus",
-    "finest_step",
-    "range_points",
-    "range_slices",
 ]
 
 DEFAULT_TIMEOUT_S = 5.0
 MAX_ERROR_CHARS = 300  # of Prometheus' own error text quoted in a PromError
-MAX_QUERY_CHARS = 200  # of the query it names (rollout's run to 700 characters)
 MAX_ANSWER_BYTES = 256 * 2**20
 """Of one API answer's body: a bigger one (a query matching millions of series, 200,000 targets of
 a proxy gone wrong) is refused with PromError before it is decoded (decoded JSON takes ~10x)."""
-PROMETHEUS_MAX_POINTS = 11_000
-"""Prometheus refuses a range query of more points per series than this ("exceeded maximum
-resolution of 11,000 points per timeseries"): a longer range is read in slices (`range_slices`)."""
 _CHUNK = 256 * 1024
 _DECODER = json.JSONDecoder()
 # a range answer as Prometheus writes it, up to its first series: read series by series (`_matrix`)
@@ -68,118 +71,6 @@ WARNINGS, INFOS = "warnings", "infos"  # an answer's keys of possibly partial da
 
 
 PLAUSIBLE_CLOCK = (946_684_800.0, 7_258_118_400.0)  # 2000-01-01 and 2200-01-01 UTC, Unix seconds
-
-
-class PromError(RuntimeError):
-    """Prometheus could not be reached or refused a query (the message carries no credential)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(redact(message))
-
-
-class PromBudgetError(PromError):
-    """The client's `budget` (every query together) ran out: the queries made so far were answered,
-    the rest cannot be (`rollout check --deadline` shows what it read)."""
-
-
-def _json_kind(value: Any) -> str:
-    """JSON's own name of a decoded value's type (`null`, `array`), for messages."""
-    kinds = ((bool, "boolean"), (int | float, "number"), (str, "string"), (list, "array"))
-    return next((name for kind, name in kinds if isinstance(value, kind)), "null")
-
-
-def _malformed(expr: str, what: str) -> PromError:
-    return PromError(f"{bounded(expr, MAX_QUERY_CHARS)}: unexpected answer from Prometheus: {what}")
-
-
-def _check_series(expr: str, series: Any) -> None:
-    """PromError unless `series` is ``{"metric": {...}, "values": [[time, value], ...]}`` of numbers."""
-    values = series.get("values") if isinstance(series, dict) else None
-    if not isinstance(values, list) or not isinstance(series.get("metric"), dict):
-        raise _malformed(expr, f"a series is not {{metric, values}}: {str(series)[:80]}")
-    for point in values:
-        if not isinstance(point, list | tuple) or len(point) != 2:
-            raise _malformed(expr, f"a sample is not [time, value]: {str(point)[:80]}")
-        for part, what in ((point[0], "time"), (point[1], "value")):
-            try:
-                float(part)
-            except (TypeError, ValueError):
-                raise _malformed(expr, f"a sample {what} that is not a number: {str(part)[:80]!r}") from None
-
-
-def _points(series: Any) -> np.ndarray | None:
-    """A series' values as an (n, 2) float array when numpy reads them as `_check_series` would
-    accept them; None when unsure (a NaN may be a JSON null, which the check refuses)."""
-    import numpy as np  # (the report's reads only: the bot and doctor do not load numpy for this)
-
-    values = series.get("values") if isinstance(series, dict) else None
-    if not isinstance(values, list) or not isinstance(series.get("metric"), dict):
-        return None
-    try:
-        points = np.array(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None
-    if not values:
-        return points.reshape(0, 2)
-    if points.ndim != 2 or points.shape[1] != 2 or np.isnan(points).any():
-        return None
-    return points
-
-
-def _step_param(step: float) -> str:
-    """`step` as sent to Prometheus: exact to well below a millisecond (`:g` kept 6 digits: 1234.5678 was
-    sent as 1234.57), and as short as `:g` for the usual steps (15 -> "15", 0.1 -> "0.1")."""
-    return f"{step:.15g}"
-
-
-def _millis(seconds: float) -> int:
-    """The millisecond Prometheus reads a time sent as ``f"{seconds:.3f}"`` as (its times are
-    milliseconds: a range query evaluates at start, start + step, ... <= end, all in ms)."""
-    return round(float(f"{seconds:.3f}") * 1000)
-
-
-def _step_millis(step: float) -> int:
-    """The step Prometheus evaluates at, in ms: it reads the seconds sent as a Go Duration (truncated
-    to the nanosecond), then truncates that to the millisecond."""
-    return int(float(_step_param(step)) * 1e9) // 1_000_000
-
-
-def range_points(start: float, end: float, step: float) -> int:
-    """How many points per series Prometheus evaluates for [start, end] at `step` (0 when end < start)."""
-    first, last, every = _millis(start), _millis(end), _step_millis(step)
-    if every < 1:
-        raise PromError(f"step {step:g}s: Prometheus evaluates a range at steps of at least 1 ms")
-    return (last - first) // every + 1 if last >= first else 0
-
-
-def finest_step(seconds: float, max_points: int) -> float:
-    """The finest step (seconds, rounded up to the millisecond, at least 1 ms) at which a range of
-    `seconds` has at most `max_points` points per series: a reader's own budget, checked before it asks."""
-    return max(0.001, math.ceil(seconds / (max_points - 1) * 1000) / 1000)
-
-
-def range_slices(
-    start: float, end: float, step: float, points: int | Callable[[], int] = PROMETHEUS_MAX_POINTS
-) -> Iterator[tuple[float, float]]:
-    """(start, end) of each range query that together read [start, end] at `step`: every point Prometheus
-    evaluates for the whole range in exactly one slice, in order. A slice has at most `points` points
-    (a callable is asked before each slice: the report sizes its next slice from the series it has seen)
-    and never more than PROMETHEUS_MAX_POINTS. Pure: no I/O.
-
-    The seams are computed in Prometheus' own milliseconds: a slice starts on its first point and ends
-    half a step after its last (the last slice where the range ends; one slice is the range as given), so
-    neither the millisecond rounding of the query's times nor a server counting the points in floats can
-    lose or double one."""
-    first, last, every = _millis(start), _millis(end), _step_millis(step)
-    total = range_points(start, end, step)
-    done = 0
-    while done < total:
-        size = points() if callable(points) else points
-        count = min(max(1, size), PROMETHEUS_MAX_POINTS, total - done)
-        at = first + done * every
-        done += count
-        until = last if done == total else at + (count - 1) * every + every // 2
-        yield at / 1000, until / 1000
 
 
 class Prometheus:
@@ -284,7 +175,7 @@ class Prometheus:
                 raise PromError(f"{path} {query}: {one_line(error, MAX_ERROR_CHARS)}")
             # JSON but no API answer (`null`, a list, a string, an object without `status`): say what
             # came, not the bare HTTP status (`…: 200` read as a success)
-            what = f"status {bounded(body.get('status'))}" if isinstance(body, dict) else _json_kind(body)
+            what = f"status {bounded(body.get('status'))}" if isinstance(body, dict) else json_kind(body)
             raise PromError(
                 f"{self.url}{path} {query}: HTTP {status}, not a Prometheus API answer (JSON {what})"
             )
@@ -361,14 +252,14 @@ class Prometheus:
         data = self._get("/api/v1/query", params)
         result = data.get("result", []) if isinstance(data, dict) else None
         if not isinstance(result, list):
-            raise _malformed(expr, "the result is not a list")
+            raise malformed(expr, "the result is not a list")
         out = []
         for item in result:
             try:
                 value = float(item["value"][1])
                 labels = dict(item.get("metric") or {})
             except (KeyError, IndexError, TypeError, ValueError, AttributeError):
-                raise _malformed(expr, f"a sample is not [time, value]: {str(item)[:80]}") from None
+                raise malformed(expr, f"a sample is not [time, value]: {str(item)[:80]}") from None
             if keep_non_finite or math.isfinite(value):
                 out.append((labels, value))
         return out
@@ -377,7 +268,7 @@ class Prometheus:
         """Each series of a range answer (unchecked). An answer that begins as Prometheus writes one
         is decoded one series at a time (the whole answer decoded at once takes ~10x its text: 200,000
         series held 1.5 GB), any other from the whole body; the same PromError either way."""
-        params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": _step_param(step)}
+        params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": step_param(step)}
         status, raw = self._fetch("/api/v1/query_range", params)
         try:
             text = raw.decode("utf-8") if status == 200 else ""
@@ -426,9 +317,9 @@ class Prometheus:
         kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
         result = data.get("result") if isinstance(data, dict) else None
         if kind != "matrix":
-            raise _malformed(expr, f"expected a matrix, got {kind!r}")
+            raise malformed(expr, f"expected a matrix, got {kind!r}")
         if not isinstance(result, list):
-            raise _malformed(expr, f"the result is not a list: {bounded(result)}")
+            raise malformed(expr, f"the result is not a list: {bounded(result)}")
         return result
 
     def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict[str, Any]]:
@@ -444,7 +335,7 @@ class Prometheus:
         for first, last in range_slices(start, end, step):
             copies: dict[tuple[tuple[str, str], ...], int] = {}
             for series in self._matrix(expr, first, last, step):
-                _check_series(expr, series)
+                check_series(expr, series)
                 labels = tuple(sorted((str(k), str(v)) for k, v in series["metric"].items()))
                 copies[labels] = copies.get(labels, -1) + 1
                 key = (labels, copies[labels])
@@ -474,9 +365,9 @@ class Prometheus:
         import numpy as np
 
         for series in self._matrix(expr, start, end, step):
-            points = _points(series)
+            points = series_points(series)
             if points is None:  # a shape or value numpy cannot vouch for: the exact check says what
-                _check_series(expr, series)
+                check_series(expr, series)
                 points = np.array(series["values"], dtype=np.float64).reshape(-1, 2)
             labels = {str(k): str(v) for k, v in series["metric"].items()}
             stamps, values, said = ordered_arrays(points[:, 0], points[:, 1])

@@ -20,13 +20,10 @@ import pandas as pd
 
 from triton_sre import conventions as c
 from triton_sre.counters import observed, running_increase, running_increases
-from triton_sre.prom import (
-    INFOS,
+from triton_sre.prom import INFOS, WARNINGS, PromError, Prometheus
+from triton_sre.promcore import (
     MAX_QUERY_CHARS,
     PROMETHEUS_MAX_POINTS,
-    WARNINGS,
-    PromError,
-    Prometheus,
     finest_step,
     range_points,
     range_slices,

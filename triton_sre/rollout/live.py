@@ -11,7 +11,8 @@ from itertools import pairwise
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.prom import PromBudgetError, PromError, Prometheus, finest_step
+from triton_sre.prom import PromBudgetError, PromError, Prometheus
+from triton_sre.promcore import finest_step
 from triton_sre.promql import Matcher, by, counter_rate, on, selector
 from triton_sre.rollout.model import (
     NO_DATA,
