@@ -14,6 +14,13 @@ alerts have all left Alertmanager's `/api/v2/alerts` (it lists no resolved alert
 `gone_after_seconds` is handed to `resolve`, which draws it resolved. The wait is longer than twice
 Prometheus' one-minute resend of firing alerts: an Alertmanager restarted without its alerts (it keeps
 none on disk) has them back by then.
+
+Every notification `carry` sees asks Alertmanager which of its group's alerts a silence or another
+alert mutes. Under an alert storm (hundreds of notifications a minute) one read of `/api/v2/alerts`
+serves the notifications that come within ALERTS_SHARED_SECONDS of it, unless it cannot answer for
+one: a notification carrying a firing alert the read does not list (newer than it), or leaving out an
+alert the read does not explain, gets a read of its own. The poll reads afresh and its read replaces the
+shared one.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -37,6 +45,8 @@ log = logging.getLogger(__name__)
 SILENCE_POLL_SECONDS = 30.0
 SILENCE_READ_SECONDS = 5.0
 GONE_AFTER_SECONDS = 150.0
+ALERTS_SHARED_SECONDS = 2.0
+"""A read of Alertmanager's alerts serves the notifications `carry` sees within this many seconds of it."""
 CARRIED_KEY = "tritonSreCarried"
 """The bot's own key on a notification `carry` completed from Alertmanager's API: not read again."""
 RESOLVED_TEXT = (
@@ -56,6 +66,8 @@ Reply = Callable[[MessageRef, str], None]
 refuses."""
 Edit = Callable[[str, str, str, list[dict[str, Any]]], None]
 """(channel, ts, text, blocks): edits a message (chat.update); raises when Slack refuses."""
+AlertsRead = tuple[dict[str, list[Silence]], dict[str, Mapping[str, Any]]]
+"""`read_alerts`' answer: the silences holding each silenced alert, every alert listed."""
 
 
 class SilenceWatch:
@@ -84,6 +96,9 @@ class SilenceWatch:
         self._next = 0.0
         self._shown: dict[str, frozenset[str]] = {k: ids for k, (ids, _) in stored.items()}
         """Group key -> ids of the silences its thread last announced."""
+        self.clock: Callable[[], float] = time.monotonic
+        self._last: tuple[float, AlertsRead] | None = None
+        """When the last read of Alertmanager's alerts began, and its answer (`_shared`)."""
 
     def due_in(self, now: float) -> float:
         return max(0.0, self._next - now)
@@ -97,13 +112,10 @@ class SilenceWatch:
         refs = self.outbox.open_messages()
         if not refs and not self._shown:
             return
-        try:
-            held, listed = read_alerts(self.url, SILENCE_READ_SECONDS)
-        except SilenceReadError as exc:
-            self.count(exc.outcome)
-            log.info("silences not read from Alertmanager: %s", exc)
+        read = self._read()
+        if read is None:
             return
-        self.count(c.BOT_OUTCOME_OK)
+        held, listed = read
         self._joined_inhibited(refs, listed)
         open_keys = {ref.group_key for ref in refs}
         for key in [k for k in self._shown if k not in open_keys]:
@@ -160,21 +172,26 @@ class SilenceWatch:
         none of them (or Alertmanager cannot be read: counted, logged)."""
         if payload.get(CARRIED_KEY):  # carried already (this read's own result, queued again)
             return None
-        sent = {a.get("fingerprint") for a in payload.get("alerts") or [] if isinstance(a, dict)}
+        given = [a for a in payload.get("alerts") or [] if isinstance(a, dict)]
+        sent = {a.get("fingerprint") for a in given}
         left_out = [
             str(a.get("fingerprint"))
             for a in (ref.alerts if ref is not None else [])
             if a.get("status") == c.AM_STATUS_FIRING and a.get("fingerprint") not in sent
         ]
-        try:
-            held, listed = read_alerts(self.url, SILENCE_READ_SECONDS)
-        except SilenceReadError as exc:
-            self.count(exc.outcome)
-            log.info("silences not read from Alertmanager: %s", exc)
-            return None
-        self.count(c.BOT_OUTCOME_OK)
         key = ref.group_key if ref is not None else ""
-        carried = [a for f in left_out if (a := self._kept(key, f, held, listed)) is not None]
+
+        def kept(read: AlertsRead) -> list[dict[str, Any]]:
+            return [a for f in left_out if (a := self._kept(key, f, *read)) is not None]
+
+        read = self._shared({a.get("fingerprint") for a in given if a.get("status") == c.AM_STATUS_FIRING})
+        carried = kept(read) if read is not None else []
+        if read is None or len(carried) < len(left_out):  # no shared read, or one that cannot say why
+            read = self._read()
+            if read is None:
+                return None
+            carried = kept(read)
+        listed = read[1]
         there = sent | {a["fingerprint"] for a in carried}
         if might_join(payload, listed) - there:
             joined = self._inhibited(payload, listed, sent)
@@ -183,6 +200,32 @@ class SilenceWatch:
             return None
         alerts = [*(payload.get("alerts") or []), *carried]
         return {**payload, "status": c.AM_STATUS_FIRING, "alerts": alerts, CARRIED_KEY: True}
+
+    def _shared(self, firing: Collection[Any]) -> AlertsRead | None:
+        """The last read of Alertmanager's alerts if it answers for a notification carrying `firing`:
+        begun less than ALERTS_SHARED_SECONDS ago and listing each of them (a read older than an alert
+        cannot say what mutes the alerts of its group)."""
+        if self._last is None:
+            return None
+        began, read = self._last
+        if not 0 <= self.clock() - began < ALERTS_SHARED_SECONDS or not set(firing) <= read[1].keys():
+            return None
+        return read
+
+    def _read(self) -> AlertsRead | None:
+        """Alertmanager's alerts and silences read now, kept for `_shared`; None when they cannot be read
+        (counted, logged)."""
+        self._last = None
+        began = self.clock()
+        try:
+            read = read_alerts(self.url, SILENCE_READ_SECONDS)
+        except SilenceReadError as exc:
+            self.count(exc.outcome)
+            log.info("silences not read from Alertmanager: %s", exc)
+            return None
+        self.count(c.BOT_OUTCOME_OK)
+        self._last = (began, read)
+        return read
 
     def _inhibited(
         self, payload: Mapping[str, Any], listed: Mapping[str, Mapping[str, Any]], known: Collection[Any]
