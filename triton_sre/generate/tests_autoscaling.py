@@ -138,9 +138,26 @@ def lag_step_s(entry: Autoscaling) -> int:
     return _STEP_S * max(1, math.ceil(entry.startup_budget_s / (_STEP_S * _LAG_TICKS)))
 
 
-def _alternating(series: str, value: float, steps: int) -> dict[str, str]:
-    """`series` at `value`, 0, `value`, 0 ...: an instance taking the whole queue at every other scrape."""
-    return {"series": series, "values": " ".join(f"{value:g} 0" for _ in range(steps))}
+def _alternating(series: str, value: float, every_s: float, ticks: range, window_s: float) -> dict[str, str]:
+    """`series` at `value`, 0, `value`, 0 ... every `every_s`: an instance taking the whole queue at every
+    other scrape. Written only where a rule reads it, the samples of the `window_s` before each rule
+    evaluation (`ticks`, seconds; one sample more before each window), `_` between: the rules read the
+    gauge over `window_s` alone (`avg_over_time`), so each evaluation sees what the whole series gives
+    it, and the size follows the evaluations, not the samples (written whole, a 1 s scrape interval and
+    a 1d load time made a 1.2 MB test file)."""
+    kept: set[int] = set()
+    for tick in ticks:
+        first = max(0, math.floor((tick - window_s) / every_s) - 1)
+        kept.update(range(first, math.floor(tick / every_s + 1e-9) + 1))
+    terms, gap = [], 0
+    for k in range(max(kept) + 1):
+        if k not in kept:
+            gap += 1
+            continue
+        terms += [f"_x{gap}"] if gap else []
+        terms.append(f"{value:g}" if k % 2 == 0 else "0")
+        gap = 0
+    return {"series": series, "values": " ".join(terms)}
 
 
 def lagging_test(spec: Spec, entry: Autoscaling, base_url: str, bursty: bool = False) -> dict[str, Any]:
@@ -190,7 +207,9 @@ def lagging_test(spec: Spec, entry: Autoscaling, base_url: str, bursty: bool = F
     ]
     if bursty:
         gauge = series.pop()
-        series.append(_alternating(gauge["series"], float(gauge["values"].split("x")[0]), steps // 2 + 1))
+        high = float(gauge["values"].split("x")[0])
+        ticks = range(0, at_s + 1, step)  # promtool evaluates the rules from 0 at the file's interval
+        series.append(_alternating(gauge["series"], high, every_s, ticks, spec.signal_window_s))
         checks = []  # the instant usage and desired replicas alternate
     return {
         "name": f"{c.ALERT_AUTOSCALER_LAGGING}: {entry.deployment} asks for more replicas than serve"
