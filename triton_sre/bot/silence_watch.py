@@ -31,7 +31,7 @@ import math
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from triton_sre import conventions as c
 from triton_sre.bot.outbox import MessageRef, Outbox
@@ -41,6 +41,7 @@ from triton_sre.bot.silence_state import Note, SilenceState, View, silenced_view
 from triton_sre.bot.silences import Silence, SilenceReadError, group_silences, read_alerts, read_groups
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SILENCE_POLL_SECONDS = 30.0
 SILENCE_READ_SECONDS = 5.0
@@ -217,14 +218,8 @@ class SilenceWatch:
         (counted, logged)."""
         self._last = None
         began = self.clock()
-        try:
-            read = read_alerts(self.url, SILENCE_READ_SECONDS)
-        except SilenceReadError as exc:
-            self.count(exc.outcome)
-            log.info("silences not read from Alertmanager: %s", exc)
-            return None
-        self.count(c.BOT_OUTCOME_OK)
-        self._last = (began, read)
+        read = self._counted("silences", lambda: read_alerts(self.url, SILENCE_READ_SECONDS))
+        self._last = None if read is None else (began, read)
         return read
 
     def _inhibited(
@@ -232,14 +227,20 @@ class SilenceWatch:
     ) -> list[dict[str, Any]]:
         """`inhibited_members` of the notification's group from Alertmanager's groups ([] when they
         cannot be read: counted, logged)."""
+        groups = self._counted("alert groups", lambda: read_groups(self.url, SILENCE_READ_SECONDS))
+        return [] if groups is None else inhibited_members(payload, listed, groups, {str(k) for k in known})
+
+    def _counted(self, what: str, read: Callable[[], T]) -> T | None:
+        """`read()`'s answer, counted on the bot's reads of Alertmanager; None when it raises
+        SilenceReadError (counted with its outcome, logged naming `what`)."""
         try:
-            groups = read_groups(self.url, SILENCE_READ_SECONDS)
+            answer = read()
         except SilenceReadError as exc:
             self.count(exc.outcome)
-            log.info("alert groups not read from Alertmanager: %s", exc)
-            return []
+            log.info("%s not read from Alertmanager: %s", what, exc)
+            return None
         self.count(c.BOT_OUTCOME_OK)
-        return inhibited_members(payload, listed, groups, {str(k) for k in known})
+        return answer
 
     def _kept(
         self, key: str, fingerprint: str, held: dict[str, list[Silence]], listed: Mapping[str, Any]
