@@ -13,52 +13,43 @@ from typing import Any
 
 import pytest
 import requests
-from test_bot_alertmanager import SLACK_TOKEN, Alertmanager, new_case, posts, unavailable_alert, wait_until
+from test_bot_alertmanager import Alertmanager, new_case, posts, unavailable_alert, wait_until
 from test_bot_inhibited import INHIBIT, alert_line, page_and_ticket
 from test_bot_partial_silences import INSTANCES, stored
-from test_bot_silences import amtool_silence, reads, silence_bot
+from test_bot_silences import amtool_silence, reading_bot, reads
 
 from triton_sre import conventions as c
 from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.bot.silence_watch import CARRIED_KEY
-from triton_sre.stack.processes import free_ports
 
 BURST = 40
+
+
+def _only_notifications(bot: Any) -> None:
+    """The silence poll's own reads left out: the bot reads for its notifications alone."""
+    bot.worker.silences.poll_seconds = 3600.0
 
 
 def burst(workdir: Path, groups: int) -> tuple[int, float, float]:
     """`groups` alerts of as many groups posted to a real Alertmanager at once, notified to a bot with
     Alertmanager's URL: (the notifications Alertmanager sent, the bot's reads of its alerts, the seconds
     from the post to the last group's message)."""
-    (bot_port,) = free_ports(1)
-    with SlackStandin(token=SLACK_TOKEN) as standin:
-        am = Alertmanager(
-            workdir / "am", f"http://127.0.0.1:{bot_port}", "http://127.0.0.1:9", repeat_interval="1h"
-        )
-        bot = silence_bot(workdir, bot_port, standin, am.url)
-        assert bot.worker.silences is not None
-        bot.worker.silences.poll_seconds = 3600.0  # the poll's own reads left out: the notifications' alone
-        bot.start()
-        try:
-            case = new_case()
-            starts = (datetime.now(timezone.utc) - timedelta(minutes=3)).isoformat()
-            alerts = [
-                {"labels": labels, "annotations": annotations, "startsAt": starts}
-                for labels, annotations in (
-                    unavailable_alert(case, model=f"m{case}-{i}") for i in range(groups)
-                )
-            ]
-            began = datetime.now(timezone.utc)
-            assert requests.post(f"{am.url}/api/v2/alerts", json=alerts, timeout=10).status_code == 200
-            wait_until(lambda: len(posts(standin, case)) >= groups, 30 + groups / 2, "every group's message")
-            took = (datetime.now(timezone.utc) - began).total_seconds()
-            sent = bot.outbox._db.execute(
-                "SELECT count(*) FROM notifications WHERE instr(group_key, ?) > 0", (case,)
-            ).fetchone()[0]
-            return sent, reads(bot, c.BOT_OUTCOME_OK), took
-        finally:
-            bot.stop()
-            am.stop()
+    with reading_bot(workdir, _only_notifications, repeat_interval="1h") as stack:
+        am, standin, bot = stack["am"], stack["standin"], stack["bot"]
+        case = new_case()
+        starts = (datetime.now(timezone.utc) - timedelta(minutes=3)).isoformat()
+        alerts = [
+            {"labels": labels, "annotations": annotations, "startsAt": starts}
+            for labels, annotations in (unavailable_alert(case, model=f"m{case}-{i}") for i in range(groups))
+        ]
+        began = datetime.now(timezone.utc)
+        assert requests.post(f"{am.url}/api/v2/alerts", json=alerts, timeout=10).status_code == 200
+        wait_until(lambda: len(posts(standin, case)) >= groups, 30 + groups / 2, "every group's message")
+        took = (datetime.now(timezone.utc) - began).total_seconds()
+        sent = bot.outbox._db.execute(
+            "SELECT count(*) FROM notifications WHERE instr(group_key, ?) > 0", (case,)
+        ).fetchone()[0]
+        return sent, reads(bot, c.BOT_OUTCOME_OK), took
 
 
 def test_a_burst_of_notifications_shares_reads_of_alertmanagers_alerts(tmp_path: Path) -> None:
@@ -67,26 +58,17 @@ def test_a_burst_of_notifications_shares_reads_of_alertmanagers_alerts(tmp_path:
     assert 1 <= read <= BURST / 5, f"{read:g} reads of Alertmanager's alerts for {sent} notifications"
 
 
+def _frozen(bot: Any) -> None:
+    """The shared read never ages (the clock stands still) and the poll never comes."""
+    _only_notifications(bot)
+    bot.worker.silences.clock = lambda: 0.0
+
+
 @pytest.fixture(scope="module")
 def frozen_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """The bot's shared read never ages (its clock stands still) and its poll never comes: a notification
-    reads Alertmanager again only when the shared read cannot answer for it."""
-    workdir = tmp_path_factory.mktemp("bot-alerts-shared")
-    (bot_port,) = free_ports(1)
-    with SlackStandin(token=SLACK_TOKEN) as standin:
-        am = Alertmanager(
-            workdir / "am", f"http://127.0.0.1:{bot_port}", "http://127.0.0.1:9", inhibit_rules=[INHIBIT]
-        )
-        bot = silence_bot(workdir, bot_port, standin, am.url)
-        assert bot.worker.silences is not None
-        bot.worker.silences.clock = lambda: 0.0
-        bot.worker.silences.poll_seconds = 3600.0
-        bot.start()
-        try:
-            yield {"bot": bot, "am": am, "standin": standin}
-        finally:
-            bot.stop()
-            am.stop()
+    """A notification reads Alertmanager again only when the shared read cannot answer for it."""
+    with reading_bot(tmp_path_factory.mktemp("bot-alerts-shared"), _frozen, inhibit_rules=[INHIBIT]) as stack:
+        yield stack
 
 
 def test_an_alert_silenced_after_the_shared_read_is_read_again_not_drawn_resolved(

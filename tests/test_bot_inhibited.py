@@ -10,20 +10,18 @@ from typing import Any
 
 import pytest
 from test_bot_alertmanager import (
-    SLACK_TOKEN,
     Alertmanager,
     posts,
     unavailable_alert,
     wait_until,
 )
 from test_bot_partial_silences import replies, stored
-from test_bot_silences import header_and_text, new_case, silence_bot
+from test_bot_silences import header_and_text, new_case, reading_bot
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.bot.silence_watch import CARRIED_KEY
-from triton_sre.stack.processes import free_ports
 
 SOURCE, TARGET = "triton-a:8003", "triton-b:8003"
 # a page inhibits the ticket of the same alert and model: both sit in one group (severity is not grouped)
@@ -36,19 +34,8 @@ INHIBIT = {
 
 @pytest.fixture(scope="module")
 def inhibit_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    workdir = tmp_path_factory.mktemp("bot-inhibited")
-    (bot_port,) = free_ports(1)
-    with SlackStandin(token=SLACK_TOKEN) as standin:
-        am = Alertmanager(
-            workdir / "am", f"http://127.0.0.1:{bot_port}", "http://127.0.0.1:9", inhibit_rules=[INHIBIT]
-        )
-        bot = silence_bot(workdir, bot_port, standin, am.url)
-        bot.start()
-        try:
-            yield {"bot": bot, "am": am, "standin": standin}
-        finally:
-            bot.stop()
-            am.stop()
+    with reading_bot(tmp_path_factory.mktemp("bot-inhibited"), inhibit_rules=[INHIBIT]) as stack:
+        yield stack
 
 
 def alert_line(standin: SlackStandin, ts: str, instance: str) -> str:
@@ -136,30 +123,15 @@ def test_an_alert_joining_its_group_inhibited_is_shown_without_a_notification(
     group's notified alerts are the same) until its repeat, hours later in a deployment. The delivery
     loop's read of Alertmanager draws the message again with the ticket inhibited."""
     workdir = tmp_path_factory.mktemp("bot-inhibited-joined")
-    (bot_port,) = free_ports(1)
-    with SlackStandin(token=SLACK_TOKEN) as standin:
-        am = Alertmanager(
-            workdir / "am",
-            f"http://127.0.0.1:{bot_port}",
-            "http://127.0.0.1:9",
-            inhibit_rules=[INHIBIT],
-            repeat_interval="1h",
-        )
-        bot = silence_bot(workdir, bot_port, standin, am.url)
-        bot.start()
-        try:
-            case, model, source, target = page_and_ticket()
-            am.post(*source)
-            ts = wait_until(lambda: posts(standin, case), 15, "the group's message")[0].response["ts"]
-            sent = len(stored(bot, case))
-            am.post(*target)
-            wait_until(
-                lambda: "Inhibited" in alert_line(standin, ts, TARGET), 15, "the ticket shown inhibited"
-            )
-            assert f"by {c.ALERT_MODEL_UNAVAILABLE} ({model}) on {SOURCE}" in alert_line(standin, ts, TARGET)
-            assert "2 firing, 0 resolved" in header_and_text(standin, ts)[1]
-            webhooks = [p for p in stored(bot, case)[sent:] if CARRIED_KEY not in p]
-            assert all({a["labels"]["instance"] for a in p["alerts"]} == {SOURCE} for p in webhooks), webhooks
-        finally:
-            bot.stop()
-            am.stop()
+    with reading_bot(workdir, inhibit_rules=[INHIBIT], repeat_interval="1h") as stack:
+        am, standin, bot = stack["am"], stack["standin"], stack["bot"]
+        case, model, source, target = page_and_ticket()
+        am.post(*source)
+        ts = wait_until(lambda: posts(standin, case), 15, "the group's message")[0].response["ts"]
+        sent = len(stored(bot, case))
+        am.post(*target)
+        wait_until(lambda: "Inhibited" in alert_line(standin, ts, TARGET), 15, "the ticket shown inhibited")
+        assert f"by {c.ALERT_MODEL_UNAVAILABLE} ({model}) on {SOURCE}" in alert_line(standin, ts, TARGET)
+        assert "2 firing, 0 resolved" in header_and_text(standin, ts)[1]
+        webhooks = [p for p in stored(bot, case)[sent:] if CARRIED_KEY not in p]
+        assert all({a["labels"]["instance"] for a in p["alerts"]} == {SOURCE} for p in webhooks), webhooks

@@ -11,7 +11,8 @@ import sqlite3
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,27 @@ def silence_bot(workdir: Path, bot_port: int, standin: SlackStandin, alertmanage
     assert bot.worker.silences is not None
     bot.worker.silences.poll_seconds = 0.5
     return bot
+
+
+@contextmanager
+def reading_bot(
+    workdir: Path, prepare: Callable[[Bot], None] = lambda bot: None, **alertmanager: Any
+) -> Iterator[dict[str, Any]]:
+    """A Slack stand-in and a real Alertmanager (`alertmanager`: its options) notifying a `silence_bot`
+    that reads it, prepared by `prepare` before it starts: {"bot", "am", "standin"}, stopped after."""
+    (bot_port,) = free_ports(1)
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        am = Alertmanager(
+            workdir / "am", f"http://127.0.0.1:{bot_port}", "http://127.0.0.1:9", **alertmanager
+        )
+        bot = silence_bot(workdir, bot_port, standin, am.url)
+        prepare(bot)
+        bot.start()
+        try:
+            yield {"bot": bot, "am": am, "standin": standin}
+        finally:
+            bot.stop()
+            am.stop()
 
 
 @pytest.fixture(scope="module")
