@@ -69,6 +69,8 @@ class ExporterSettings:
     window: float = c.DEFAULT_WINDOW_SECONDS
     timeout: float = c.DEFAULT_TIMEOUT_SECONDS
     max_response_bytes: int = c.DEFAULT_MAX_RESPONSE_BYTES
+    # the memory budgets of one Triton /metrics body: `conventions.BUDGET_*` -> limit
+    metrics_budget: Mapping[str, int] = field(default_factory=lambda: dict(c.DEFAULT_METRICS_BUDGET))
     pricing: Pricing = field(default_factory=Pricing)
     capacity: CapacitySettings = field(default_factory=CapacitySettings)
 
@@ -132,6 +134,15 @@ def _timeout(where: str, value: Any) -> float:
     return check_number(where, value, low=0, low_inclusive=False, high=MAX_TIMEOUT_SECONDS)
 
 
+def _metrics_budget(where: str, value: Any) -> dict[str, int]:
+    """`exporter.metrics_budget`: some of the budgets, each a whole number > 0; the others default."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: must be a mapping of budgets, got {type(value).__name__}")
+    check_keys(where, value, c.DEFAULT_METRICS_BUDGET)
+    given = {k: check_positive_int(f"{where}.{k}", v) for k, v in value.items()}
+    return {**c.DEFAULT_METRICS_BUDGET, **given}
+
+
 _EXPORTER_FIELDS = {
     "triton_url": check_url,
     "metrics_url": check_url,
@@ -140,6 +151,7 @@ _EXPORTER_FIELDS = {
     "window": _window,
     "timeout": _timeout,
     "max_response_bytes": check_positive_int,
+    "metrics_budget": _metrics_budget,
 }
 _PRICING_FIELDS = {
     "currency": _currency,

@@ -111,6 +111,9 @@ FAULT_PARSE: Final = "parse"
 # models, whose request counters Triton always writes: a proxy or another service on the port.
 FAULT_EMPTY: Final = "empty"
 FAULT_INTERNAL: Final = "internal"
+# Triton's metrics body went past one of the exporter's memory budgets (`exporter.metrics_budget`):
+# refused whole, as a failed read; which budget and by how much is triton_sre_metrics_over_budget.
+FAULT_OVER_BUDGET: Final = "over_budget"
 FAULT_KINDS: Final = (
     FAULT_CONNECTION,
     FAULT_TIMEOUT,
@@ -118,7 +121,26 @@ FAULT_KINDS: Final = (
     FAULT_TOO_LARGE,
     FAULT_PARSE,
     FAULT_EMPTY,
+    FAULT_OVER_BUDGET,
 )
+
+# The exporter's memory budgets for one Triton /metrics body (label `budget` of
+# triton_sre_metrics_over_budget; keys of `exporter.metrics_budget` in the config file), with their
+# defaults. Measured on a synthetic 1,000-model x 3-version fleet (bench/RESULTS.md, memguard): at
+# most 4 label pairs per sample (3 without model namespacing), label sets of at most 160 characters
+# (a 40-character gpu_uuid, namespace paths), 39,003 samples of the families the exporter reads
+# (78,009 with a GPU); a 10,000 x 3 fleet, the largest under the default 32 MiB response cap, 390,003.
+BUDGET_LABEL_PAIRS: Final = "label_pairs"  # label pairs of one sample
+BUDGET_LABEL_SET_CHARS: Final = "label_set_chars"  # characters of one sample's label set as written
+BUDGET_SAMPLES: Final = "samples"  # samples of the families the exporter reads, in one body
+DEFAULT_METRICS_BUDGET: Final = {
+    BUDGET_LABEL_PAIRS: 32,
+    BUDGET_LABEL_SET_CHARS: 4096,
+    BUDGET_SAMPLES: 500_000,
+}
+M_METRICS_OVER_BUDGET: Final = "triton_sre_metrics_over_budget"
+L_BUDGET: Final = "budget"
+L_LIMIT: Final = "limit"
 
 # The longest raw UNAVAILABLE reason exposed in a label value (the full text is on /debug/models).
 MAX_REASON_LABEL_CHARS: Final = 120

@@ -28,6 +28,7 @@ from triton_sre import __version__, tracing
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
+from triton_sre.exporter.budgets import BudgetWatch
 from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
 from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer
 from triton_sre.exporter.collector import ExporterView, render_chunks
@@ -53,6 +54,7 @@ from triton_sre.exporter.snapshot import (
 from triton_sre.exporter.timeline import Timeline
 from triton_sre.exporter.window import Window
 from triton_sre.redact import redact
+from triton_sre.triton.budget import BodyBudget, BudgetExceeded
 from triton_sre.triton.client import BudgetSpent, FetchError, TritonClient
 from triton_sre.triton.exposition import ExpositionError, Sample, decode_body, iter_parse
 
@@ -81,7 +83,11 @@ class _ConfigEntry:
 
 
 def _counters_from_text(
-    text: str, problems: Problems, llm: LLMCollector | None = None, watch: CapacityWatch | None = None
+    text: str,
+    problems: Problems,
+    llm: LLMCollector | None = None,
+    watch: CapacityWatch | None = None,
+    budget: BodyBudget | None = None,
 ) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
     def side(sample: Any) -> None:
         if sample.name in LLM_SAMPLE_NAMES:
@@ -91,7 +97,7 @@ def _counters_from_text(
 
     try:
         # folded slice by slice: only one slice's parse temporaries exist at a time
-        samples = chain.from_iterable(iter_parse(text, keep=keep_family))
+        samples = chain.from_iterable(iter_parse(text, keep=keep_family, budget=budget))
         if llm is None or watch is None:
             return counters_from_samples(samples, problems)
         return counters_from_samples(samples, problems, side=side, side_names=_SIDE_NAMES)
@@ -183,6 +189,7 @@ class Exporter:
             for kind in c.FAULT_KINDS:
                 self._errors.labels(target, kind)
         self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL)
+        self._budgets = BudgetWatch(settings.metrics_budget, self.registry)
         self._inputs = InputWatch(self.registry)  # triton_sre_input_missing{check} (doctor's checks)
         self._last_success = Gauge(
             c.M_LAST_SUCCESS, "Unix time of the last poll that read Triton's metrics.", registry=self.registry
@@ -339,6 +346,7 @@ class Exporter:
         # (exporter/capacity.py) are taken out on the way through the one parse
         llm = LLMCollector()
         watch = CapacityWatch()
+        budget = self._budgets.body()
         # Triton repeats its lines at every scrape: a body with the last plan's skeleton is folded
         # from its values alone (exporter/replay.py); anything else takes the reference path.
         replayed = self._replayer.replay(text)
@@ -349,7 +357,10 @@ class Exporter:
         clean: list[bool] = []
 
         def tap(text: str, problems: Problems) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
-            result = _counters_from_text(text, problems, llm, watch)
+            try:
+                result = _counters_from_text(text, problems, llm, watch, budget)
+            except BudgetExceeded as exc:  # refused whole: a failed read, as an empty body is
+                raise FetchError(c.TARGET_METRICS, c.FAULT_OVER_BUDGET, self._budgets.over(exc)) from None
             clean.append(not problems)
             return result
 

@@ -36,9 +36,11 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, islice, repeat
+from itertools import chain, compress, islice, repeat
 from operator import floordiv
 from typing import NoReturn, cast
+
+from triton_sre.triton.budget import BodyBudget
 
 __all__ = [
     "CHUNK_CHARS",
@@ -207,11 +209,16 @@ CHUNK_CHARS = 1 << 20
 
 
 def iter_parse(
-    text: str, *, keep: Callable[[str], bool] | None = None, chunk_chars: int = CHUNK_CHARS
+    text: str,
+    *,
+    keep: Callable[[str], bool] | None = None,
+    chunk_chars: int = CHUNK_CHARS,
+    budget: BodyBudget | None = None,
 ) -> Iterator[list[Sample]]:
     """`parse` in slices: yields each slice's samples, so a caller that folds them as they come
     holds one slice's temporaries at a time. Errors carry line numbers of the whole body; samples
-    of earlier slices may have been yielded before an error in a later one.
+    of earlier slices may have been yielded before an error in a later one. With a `budget`
+    (triton/budget.py), a slice past it raises `BudgetExceeded` before its label sets are parsed.
     """
     start = 0
     lines_before = 0
@@ -223,18 +230,23 @@ def iter_parse(
         end = newline + 1 if newline >= 0 else size  # no line end after the cut: take the rest
         chunk = text[start:end]
         try:
-            yield _parse_slice(chunk, keep, cache)
+            yield _parse_slice(chunk, keep, cache, budget)
         except ExpositionError as exc:
             raise ExpositionError(exc.reason, exc.lineno + lines_before, exc.excerpt) from None
         lines_before += chunk.count("\n")
         start = end
 
 
-def _parse_slice(text: str, keep: Callable[[str], bool] | None, cache: _LabelCache | None) -> list[Sample]:
+def _parse_slice(
+    text: str,
+    keep: Callable[[str], bool] | None,
+    cache: _LabelCache | None,
+    budget: BodyBudget | None = None,
+) -> list[Sample]:
     was_enabled = gc.isenabled()
     gc.disable()  # ~100k new objects would trigger many pointless collections
     try:
-        return _parse(text, keep, cache)
+        return _parse(text, keep, cache, budget)
     finally:
         if was_enabled:
             gc.enable()
@@ -260,7 +272,9 @@ def parse_bytes(body: bytes | bytearray, *, keep: Callable[[str], bool] | None =
 # ---------------------------------------------------------------------------
 # Implementation.
 # ---------------------------------------------------------------------------
-def _parse(text: str, keep: Callable[[str], bool] | None, cache: _LabelCache | None) -> list[Sample]:
+def _parse(
+    text: str, keep: Callable[[str], bool] | None, cache: _LabelCache | None, budget: BodyBudget | None
+) -> list[Sample]:
     pieces = _FAST_LINE.split(text)
     # pieces = [gap, name, inner, value, gap, name, inner, value, ..., gap]; a gap is the text
     # between two fast-shape sample lines: normally nothing, or HELP/TYPE/blank lines.
@@ -271,7 +285,7 @@ def _parse(text: str, keep: Callable[[str], bool] | None, cache: _LabelCache | N
     odd = [k for k in compress(range(len(gaps)), gaps) if not NON_SAMPLE_LINES.fullmatch(gaps[k])]
     if odd:
         names, inners, values = _merge_odd_lines(text, gaps, odd, names, inners, values)
-    return _assemble(text, names, inners, values, keep, cache)
+    return _assemble(text, names, inners, values, keep, cache, budget)
 
 
 def _merge_odd_lines(
@@ -313,6 +327,7 @@ def _assemble(
     values: list[str],
     keep: Callable[[str], bool] | None,
     cache: _LabelCache | None = None,
+    budget: BodyBudget | None = None,
 ) -> list[Sample]:
     """Samples from the lines' names, raw label sets (None: no braces) and value strings.
 
@@ -335,6 +350,9 @@ def _assemble(
         distinct -= cache.parsed.keys()
         skipped -= cache.parsed.keys()
         skipped -= cache.validated
+    if budget is not None:  # before a pair is parsed or a sample built
+        budget.take_samples(len(names))
+        budget.check_label_sets(chain(distinct, cast("set[str]", skipped)))
     labels = _label_sets(list(distinct), list(cast("set[str]", skipped)))
     if labels is None:
         bad = {inner for inner in distinct | cast("set[str]", skipped) if not INNER_ONE.fullmatch(inner)}
