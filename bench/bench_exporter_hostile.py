@@ -30,14 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(
-    0,
-    next(
-        (arg.split("=", 1)[1] for arg in sys.argv if arg.startswith("--tree=")),
-        str(Path(__file__).resolve().parent.parent),
-    ),
-)
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+# bench_exporter_fleet puts the exporter measured (this checkout's, or --tree=PATH's) and tests/ on the path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_exporter_fleet import index_payload
@@ -163,22 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     for kind in args.bodies.split(","):
         if kind not in BODIES:
             parser.error(f"--bodies: unknown body {kind!r}; known: {', '.join(BODIES)}")
-        subprocess.run(
-            [
-                sys.executable,
-                __file__,
-                "--one",
-                kind,
-                "--models",
-                str(args.models),
-                "--mb",
-                str(args.mb),
-                "--polls",
-                str(args.polls),
-                *([f"--tree={args.tree}"] if args.tree else []),
-            ],
-            check=True,
-        )
+        # each body in a child of its own, with this run's arguments (its own `--one` last: it wins)
+        forwarded = sys.argv[1:] if argv is None else argv
+        subprocess.run([sys.executable, __file__, *forwarded, "--one", kind], check=True)
     return 0
 
 

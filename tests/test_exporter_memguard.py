@@ -15,9 +15,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 from scrape_triton import ScrapeTriton
 from synthetic import triton_metrics_payload
+from test_exporter_scrapes import exposed, value
 
 from triton_sre import conventions as c
 from triton_sre.config import ConfigError, ExporterSettings, settings_from_mapping
@@ -43,20 +43,6 @@ def exporter_for(triton: ScrapeTriton, **budget: int) -> Exporter:
         metrics_budget={**c.DEFAULT_METRICS_BUDGET, **budget},
     )
     return Exporter(settings, clock=itertools.count(1_700_000_000, 15).__next__)
-
-
-def exposed(exporter: Exporter) -> dict[str, list]:
-    out: dict[str, list] = {}
-    for family in text_string_to_metric_families(exporter.metrics_text().decode()):
-        for sample in family.samples:
-            out.setdefault(sample.name, []).append(sample)
-    return out
-
-
-def value(samples: dict[str, list], name: str, **labels: str) -> float | None:
-    found = [s.value for s in samples.get(name, []) if all(s.labels.get(k) == v for k, v in labels.items())]
-    assert len(found) <= 1, (name, labels)
-    return found[0] if found else None
 
 
 # -- the parser's checks ---------------------------------------------------------------------------
