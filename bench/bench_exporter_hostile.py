@@ -10,6 +10,7 @@ exporter's 32 MiB `max_response_bytes`):
   as fit (about 300,000 each);
 - `long-values`: three per-model counters whose `model` label value is a third of the part;
 - `duplicates`: one `nv_inference_count` series repeated as many times as fit;
+- `unread`: distinct label sets of a family the exporter does not read, as many as fit;
 - `none`: the fleet's body alone.
 
 Each body is polled `--polls` times in a fresh child process; the table gives the peak RSS of the
@@ -43,7 +44,7 @@ from triton_sre.config import ExporterSettings
 from triton_sre.exporter.heap import keep_heap
 from triton_sre.exporter.service import Exporter
 
-BODIES = ("none", "huge-labels", "distinct", "long-values", "duplicates")
+BODIES = ("none", "huge-labels", "distinct", "long-values", "duplicates", "unread")
 
 
 def hostile_part(kind: str, size: int) -> str:
@@ -72,6 +73,8 @@ def hostile_part(kind: str, size: int) -> str:
     if kind == "duplicates":
         line = f'{c.NV_INFERENCE_COUNT}{{model="dup",version="1"}} 1\n'
         return line * (size // len(line))
+    if kind == "unread":
+        return "".join(f'unread{{a="{i:07d}"}} 1\n' for i in range(size // len('unread{a="0000000"} 1\n')))
     raise ValueError(kind)
 
 
