@@ -129,14 +129,17 @@ FAULT_KINDS: Final = (
 # defaults. Measured on a synthetic 1,000-model x 3-version fleet (bench/RESULTS.md, memguard): at
 # most 4 label pairs per sample (3 without model namespacing), label sets of at most 160 characters
 # (a 40-character gpu_uuid, namespace paths), 39,003 samples of the families the exporter reads
-# (78,009 with a GPU); a 10,000 x 3 fleet, the largest under the default 32 MiB response cap, 390,003.
+# (78,009 with a GPU), 3,001 model versions; a 10,000 x 3 fleet, the largest under the default 32 MiB
+# response cap, 390,003 samples and 30,001 model versions.
 BUDGET_LABEL_PAIRS: Final = "label_pairs"  # label pairs of one sample
 BUDGET_LABEL_SET_CHARS: Final = "label_set_chars"  # characters of one sample's label set as written
 BUDGET_SAMPLES: Final = "samples"  # samples of the families the exporter reads, in one body
+BUDGET_MODEL_VERSIONS: Final = "model_versions"  # distinct (model, version, namespace) in one body
 DEFAULT_METRICS_BUDGET: Final = {
     BUDGET_LABEL_PAIRS: 32,
     BUDGET_LABEL_SET_CHARS: 4096,
     BUDGET_SAMPLES: 500_000,
+    BUDGET_MODEL_VERSIONS: 50_000,
 }
 M_METRICS_OVER_BUDGET: Final = "triton_sre_metrics_over_budget"
 L_BUDGET: Final = "budget"

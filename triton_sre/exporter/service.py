@@ -98,9 +98,10 @@ def _counters_from_text(
     try:
         # folded slice by slice: only one slice's parse temporaries exist at a time
         samples = chain.from_iterable(iter_parse(text, keep=keep_family, budget=budget))
+        models = budget.model_versions if budget is not None else None
         if llm is None or watch is None:
-            return counters_from_samples(samples, problems)
-        return counters_from_samples(samples, problems, side=side, side_names=_SIDE_NAMES)
+            return counters_from_samples(samples, problems, max_models=models)
+        return counters_from_samples(samples, problems, side=side, side_names=_SIDE_NAMES, max_models=models)
     except ExpositionError as exc:
         raise FetchError(c.TARGET_METRICS, c.FAULT_PARSE, f"metrics: {exc}") from None
 

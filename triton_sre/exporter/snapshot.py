@@ -21,6 +21,7 @@ from triton_sre.counters import fold_gpus
 from triton_sre.exporter.capacity import FAMILIES as CAPACITY_FAMILIES
 from triton_sre.exporter.capacity import CapacityReading, MemoryEntry, memory_usage_from_json
 from triton_sre.exporter.llm import LLMData, is_llm_family
+from triton_sre.triton.budget import BudgetExceeded
 
 if TYPE_CHECKING:
     from triton_sre.triton.exposition import Labels, Sample
@@ -184,9 +185,10 @@ class SeriesPlacer(Generic[V]):
     dict family -> V for its series without gpu_uuid (`totals`) and one per GPU (`per_gpu`),
     which `counters.fold_gpus` sums; the GPUs the body's GPU-wide families name (`gpus`)."""
 
-    __slots__ = ("_resolved", "_seen", "gpus", "per_gpu", "totals")
+    __slots__ = ("_keys", "_max_keys", "_resolved", "_seen", "gpus", "per_gpu", "totals")
 
-    def __init__(self) -> None:
+    def __init__(self, max_keys: int | None = None) -> None:
+        """`max_keys`: distinct model versions allowed (BudgetExceeded past them); None: no limit."""
         self.totals: dict[ModelKey, dict[str, V]] = {}
         self.per_gpu: dict[tuple[ModelKey, str], dict[str, V]] = {}
         self.gpus: set[str] = set()
@@ -195,6 +197,8 @@ class SeriesPlacer(Generic[V]):
         self._seen: set[tuple[str, Labels]] = set()
         # Label sets repeat across families (the parser shares their tuples): resolve each once.
         self._resolved: dict[Labels, SeriesPlace] = {}
+        self._keys: set[ModelKey] = set()
+        self._max_keys = max_keys
 
     def values_for(self, name: str, labels: Labels) -> dict[str, V] | None:
         """The dict (family -> V) a sample's value goes in, or None: not a per-model family, or
@@ -202,6 +206,10 @@ class SeriesPlacer(Generic[V]):
         where = self._resolved.get(labels)
         if where is None:
             where = self._resolved[labels] = series_place(labels)
+            if self._max_keys is not None and where[0] is not None:
+                self._keys.add(where[0])
+                if len(self._keys) > self._max_keys:
+                    raise BudgetExceeded(c.BUDGET_MODEL_VERSIONS, self._max_keys, len(self._keys))
         key, uuid, plain = where
         if name not in _PER_MODEL:
             if uuid and name.startswith(c.NV_GPU_PREFIX):
@@ -221,6 +229,7 @@ def counters_from_samples(
     *,
     side: Callable[[Sample], None] | None = None,
     side_names: Container[str] = (),
+    max_models: int | None = None,
 ) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
     """Per-model counter values and the GPUs seen.
 
@@ -231,10 +240,11 @@ def counters_from_samples(
     repeated in the payload (the first one wins), are left out and added to `problems`.
 
     Samples named in `side_names` are also handed to `side` (the LLM and capacity readers), in
-    this one loop over the samples rather than through a generator per reader.
+    this one loop over the samples rather than through a generator per reader. Past `max_models`
+    distinct model versions, BudgetExceeded (triton/budget.py).
     """
     problems = problems if problems is not None else Problems()
-    placer: SeriesPlacer[float] = SeriesPlacer()
+    placer: SeriesPlacer[float] = SeriesPlacer(max_models)
     for sample in samples:
         name = sample.name
         if name in side_names:

@@ -13,7 +13,9 @@ Budgets (names and defaults in `conventions`):
   backslash counts one pair less: an undercount by at most that);
 * characters of one sample's label set as written between its braces (bounds every label name and
   value in it);
-* samples of the kept families in the body (unkept lines are only validated, slice by slice).
+* samples of the kept families in the body (unkept lines are only validated, slice by slice);
+* distinct model versions the body's samples name, checked by the exporter's fold
+  (`snapshot.SeriesPlacer`) as each new label set is resolved.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class BodyBudget:
     label_pairs: int = c.DEFAULT_METRICS_BUDGET[c.BUDGET_LABEL_PAIRS]
     label_set_chars: int = c.DEFAULT_METRICS_BUDGET[c.BUDGET_LABEL_SET_CHARS]
     samples: int = c.DEFAULT_METRICS_BUDGET[c.BUDGET_SAMPLES]
+    model_versions: int = c.DEFAULT_METRICS_BUDGET[c.BUDGET_MODEL_VERSIONS]
     counted: int = field(default=0, init=False)
 
     @classmethod
@@ -51,6 +54,7 @@ class BodyBudget:
             label_pairs=limits[c.BUDGET_LABEL_PAIRS],
             label_set_chars=limits[c.BUDGET_LABEL_SET_CHARS],
             samples=limits[c.BUDGET_SAMPLES],
+            model_versions=limits[c.BUDGET_MODEL_VERSIONS],
         )
 
     def take_samples(self, count: int) -> None:
