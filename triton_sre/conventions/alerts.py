@@ -197,6 +197,7 @@ AM_STATUS_FIRING: Final = "firing"
 AM_STATUS_RESOLVED: Final = "resolved"
 AM_WEBHOOK_VERSION: Final = "4"
 LABEL_ALERTNAME: Final = "alertname"
+LABEL_ALERTSTATE: Final = "alertstate"  # of the ALERTS series: pending or firing (AM_STATUS_FIRING)
 # Annotations every generated alert carries (the bot shows them).
 ANNOTATION_SUMMARY: Final = "summary"
 ANNOTATION_DESCRIPTION: Final = "description"

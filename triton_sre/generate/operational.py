@@ -188,15 +188,18 @@ def _container_restarted(spec: Spec, url: str) -> Rule:
 
 
 def _quantiles_missingalert(spec: Spec, url: str) -> Rule:
-    """A model with traffic but no latency summary or histogram: only averages can be seen."""
+    """A model with traffic but no latency summary or histogram: only averages can be seen. Only a
+    version Triton still exports: one unloaded (rolled back) loses its summary at once while its 5m
+    request rate lasts 5 minutes, and went pending for them."""
     job: list[Matcher] = [(c.LABEL_JOB, "=", spec.triton_job)]
     on_model = on(label_sets(spec.cluster_label).model)
     summary = selector(f"{c.NV_REQUEST_SUMMARY_US}_count", job)
     histogram = selector(f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_count", job)
+    served = selector(c.NV_REQUEST_SUCCESS, job)
     return alert(
         c.ALERT_LATENCY_QUANTILES_MISSING,
         f"{selector(c.rec_requests(c.REC_LEVEL_MODEL), job)} >= {num(spec.operational.min_request_rate)}\n"
-        f"unless {on_model} {summary}\nunless {on_model} {histogram}",
+        f"and {on_model} {served}\nunless {on_model} {summary}\nunless {on_model} {histogram}",
         "15m",
         c.SEVERITY_TICKET,
         "Model {{ $labels.model }} has traffic but no latency quantiles",

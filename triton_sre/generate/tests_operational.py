@@ -291,6 +291,7 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         {c.LABEL_JOB: tj, **mv},
         1.0,
     )
+    groups.append(quantiles_rollback_test(rules[(c.ALERT_LATENCY_QUANTILES_MISSING, None)], t_inst, traffic))
     # Queue time: above the share of each latency SLO's threshold (or the fallback threshold).
     fallback_model = TEST_MODEL
     cases: list[tuple[str, str, float]] = []  # (title, model, seconds of queue per request)
@@ -413,3 +414,34 @@ def _container_restart_tests(spec: Spec, alert_test: Any, groups: list[dict[str,
             ],
         }
     )
+
+
+def quantiles_rollback_test(
+    rule: Mapping[str, Any], t_inst: Mapping[str, str], traffic: str
+) -> dict[str, Any]:
+    """A version rolled back (unloaded at 20m: its counters and its summary end) is not missing
+    quantiles: its 5m request rate outlives it by 5 minutes and, before, it went pending for them.
+    Version 1, served without quantiles all along, fires beside it (ALERTS: pending or firing)."""
+    served = {**t_inst, c.LABEL_MODEL: TEST_MODEL, c.LABEL_VERSION: TEST_VERSION}
+    rolled = {**served, c.LABEL_VERSION: f"{TEST_VERSION}0"}
+    gone = f"{traffic.removesuffix('x40')}x20 stale"
+    alerts = {c.LABEL_ALERTNAME: c.ALERT_LATENCY_QUANTILES_MISSING}
+    firing = {**alerts, c.LABEL_ALERTSTATE: c.AM_STATUS_FIRING, **rule["labels"]}
+    firing |= {k: v for k, v in served.items() if k != c.LABEL_INSTANCE}
+    return {
+        "name": "latency quantiles missing: not for a version rolled back",
+        "interval": "1m",
+        "input_series": [
+            {"series": f"{c.NV_REQUEST_SUCCESS}{plain_labels(served)}", "values": traffic},
+            {"series": f"{c.NV_REQUEST_SUCCESS}{plain_labels(rolled)}", "values": gone},
+            {"series": f"{c.NV_REQUEST_SUMMARY_US}_count{plain_labels(rolled)}", "values": gone},
+        ],
+        "promql_expr_test": [
+            {
+                "expr": f"{c.ALERTS_SERIES}{plain_labels(alerts)}",
+                "eval_time": at,
+                "exp_samples": [{"labels": f"{c.ALERTS_SERIES}{plain_labels(firing)}", "value": 1}],
+            }
+            for at in ("21m", "24m")
+        ],
+    }
