@@ -43,7 +43,7 @@ from triton_sre.rollout.k8s import (
     threshold,
 )
 from triton_sre.rollout.live import default_step, model_answer, sample_spacing
-from triton_sre.rollout.model import BATCHER_SAID, BATCHING_AT_LOWER_LOAD
+from triton_sre.rollout.model import BATCHER_SAID, BATCHING_AT_LOWER_LOAD, NO_BATCHER
 from triton_sre.slo import Spec, parse_spec
 from triton_sre.stack.processes import free_port
 
@@ -460,5 +460,9 @@ def test_the_batching_ratio_left_unjudged_names_no_batcher_the_model_has_not(
     body = json.loads(capsys.readouterr().out)
     batching = next(f for f in body["figures"] if f["name"] == c.ROLLOUT_FIG_BATCHING_RATIO)
     assert batching["verdict"] == BATCHING_AT_LOWER_LOAD, batching
-    assert BATCHER_SAID[False] in body["reason"], body["reason"]
+    assert NO_BATCHER in body["reason"], body["reason"]
     assert "a dynamic batcher" not in body["reason"], body["reason"]
+    # rollout31: /triton rollout (east's canary at 67% of its baseline) says it as `rollout check` does
+    answer = "\n".join(model_answer(Prometheus(global_store.url), MODEL, fleet_spec(), EAST))
+    assert f"{c.ROLLOUT_FIG_BATCHING_RATIO} not judged: {NO_BATCHER}" in answer, answer
+    assert BATCHER_SAID[None] not in answer, answer

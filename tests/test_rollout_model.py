@@ -19,6 +19,8 @@ from triton_sre.rollout.live import collect
 from triton_sre.rollout.model import (
     BATCHER_SAID,
     BATCHING_AFTER_FAILURES,
+    BATCHING_AT_LOWER_LOAD,
+    NO_BATCHER,
     NO_DATA,
     TRAFFIC,
     Side,
@@ -27,7 +29,6 @@ from triton_sre.rollout.model import (
     side_queries,
     summary_figures,
     version_sides,
-    with_batcher,
 )
 from triton_sre.rollout.stats import mann_whitney_greater, median
 from triton_sre.slo import SpecError, default_spec, parse_spec
@@ -228,12 +229,32 @@ def test_the_batching_ratio_not_judged_says_a_dynamic_batcher_only_when_one_runs
     rs = default_spec().rollout
     n = 8
     batching = ([1.6 + 0.01 * (i % 3) for i in range(n)], [1.2 + 0.01 * (i % 3) for i in range(n)])
-    verdict = judge(*_sides(), {TRAFFIC: ([10.0] * n, [2.0] * n), c.ROLLOUT_FIG_BATCHING_RATIO: batching}, rs)
+    samples = {TRAFFIC: ([10.0] * n, [2.0] * n), c.ROLLOUT_FIG_BATCHING_RATIO: batching}
+    for batcher in (None, True):
+        verdict = judge(*_sides(), samples, rs, batcher)
+        assert verdict.verdict == c.ROLLOUT_PASS, verdict.reason
+        said = f"{BATCHER_SAID[batcher]} (it is judged from 80% of the baseline's traffic)"
+        assert verdict.reason.endswith(said), verdict.reason
+    assert BATCHER_SAID[None] not in judge(*_sides(), samples, rs, True).reason
+    none = judge(*_sides(), samples, rs, False).reason
+    assert none.endswith(f"not judged: {NO_BATCHER}") and "dynamic batcher makes" not in none, none
+
+
+def test_the_batching_ratio_of_models_without_a_dynamic_batcher_is_judged_at_no_load() -> None:
+    """rollout31: without a dynamic batcher each execution is a request as its client batched it; the
+    ratio is the clients' batch size, which no version changes. At comparable traffic a candidate whose
+    clients sent half the rows a request failed on it; the exporter saying no batcher runs, it is not
+    judged (its figures stay measured). Unknown, or a batcher running, it is judged as before."""
+    rs = default_spec().rollout
+    n = 8
+    batching = ([4.0 + 0.01 * (i % 3) for i in range(n)], [2.0 + 0.01 * (i % 3) for i in range(n)])
+    samples = {TRAFFIC: ([10.0] * n, [10.0] * n), c.ROLLOUT_FIG_BATCHING_RATIO: batching}
+    for batcher in (None, True):
+        judged = judge(*_sides(), samples, rs, batcher)
+        assert judged.verdict == c.ROLLOUT_FAIL, judged.reason
+    verdict = judge(*_sides(), samples, rs, False)
     assert verdict.verdict == c.ROLLOUT_PASS, verdict.reason
-    assert BATCHER_SAID[None] in verdict.reason
-    assert with_batcher(verdict, None) == verdict
-    for batcher in (True, False):
-        said = with_batcher(verdict, batcher)
-        assert BATCHER_SAID[batcher] in said.reason and BATCHER_SAID[None] not in said.reason
-        assert said.reason.endswith("of the baseline's traffic)"), said.reason
-    assert "dynamic batcher makes" not in with_batcher(verdict, False).reason
+    (figure,) = verdict.figures
+    assert figure.verdict == BATCHING_AT_LOWER_LOAD and (figure.baseline, figure.candidate) == (4.01, 2.01)
+    unjudged = f"{c.ROLLOUT_FIG_BATCHING_RATIO} not judged: {NO_BATCHER}"
+    assert verdict.reason == f"no figure worse beyond its margin; {unjudged}", verdict.reason

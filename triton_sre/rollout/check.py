@@ -31,7 +31,6 @@ from triton_sre.rollout.live import (
     smallest_step,
 )
 from triton_sre.rollout.model import (
-    BATCHING_AT_LOWER_LOAD,
     NO_DATA,
     Side,
     Verdict,
@@ -40,7 +39,6 @@ from triton_sre.rollout.model import (
     model_sides,
     parse_selector,
     version_sides,
-    with_batcher,
     with_ensembles,
     with_restarts,
 )
@@ -279,7 +277,13 @@ def run_check(args: argparse.Namespace) -> int:
     except PromError as exc:
         print(f"triton-sre rollout check: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
-    verdict = judge(*sides, samples, rs)
+    batcher = None
+    if not not_read:
+        try:
+            batcher = dynamic_batcher(prom, sides)
+        except PromError as exc:  # the figures are read: the verdict stands, as if no exporter said
+            print(f"triton-sre rollout check: dynamic batching not read: {exc}", file=sys.stderr)
+    verdict = judge(*sides, samples, rs, batcher)
     if not args.cluster:
         _several_clusters_note(prom, sides, spec, window_s)
     if not not_read:
@@ -292,11 +296,6 @@ def run_check(args: argparse.Namespace) -> int:
             verdict = with_ensembles(verdict, ensembles(prom, sides))
         except PromError as exc:
             print(f"triton-sre rollout check: ensembles not read: {exc}", file=sys.stderr)
-        try:
-            if any(r.verdict == BATCHING_AT_LOWER_LOAD for r in verdict.figures):
-                verdict = with_batcher(verdict, dynamic_batcher(prom, sides))
-        except PromError as exc:
-            print(f"triton-sre rollout check: dynamic batching not read: {exc}", file=sys.stderr)
     if not_read:
         verdict = _unfinished(verdict, args.deadline, len(not_read))
     if prom.warnings and verdict.verdict == c.ROLLOUT_PASS:

@@ -204,7 +204,7 @@ def verdict_now(
 ) -> Verdict:
     samples = collect(prom, sides, window_s, default_step(prom, job, window_s, sides[0].matchers), latency)
     counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
-    verdict = with_restarts(judge(*sides, samples, rs), *counts)
+    verdict = with_restarts(judge(*sides, samples, rs, dynamic_batcher(prom, sides)), *counts)
     return with_ensembles(verdict, ensembles(prom, sides))
 
 

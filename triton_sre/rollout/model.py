@@ -36,11 +36,13 @@ __all__ = [
     "BATCHING_AT_LOWER_LOAD",
     "FIGURES",
     "GUARDED",
+    "NO_BATCHER",
     "TRAFFIC",
     "Figure",
     "FigureResult",
     "Side",
     "Verdict",
+    "batching_note",
     "comparable_load",
     "judge",
     "model_sides",
@@ -48,7 +50,6 @@ __all__ = [
     "rate_figures",
     "side_queries",
     "version_sides",
-    "with_batcher",
     "with_ensembles",
     "with_restarts",
 ]
@@ -226,13 +227,16 @@ second make smaller batches whatever the version (journey27: an identical versio
 traffic batched 1.22 against 1.57 and failed on it). A canary almost always has less traffic."""
 
 
-def at_lower_load(result: FigureResult, rates: tuple[float, float]) -> FigureResult:
+def at_lower_load(
+    result: FigureResult, rates: tuple[float, float], batcher: bool | None = None
+) -> FigureResult:
     """The batching ratio left unjudged when the candidate's mean request rate is below the baseline's
-    by more than the figure's margin; every other figure, and a batching ratio at comparable (or the
-    candidate's higher) load, as judged."""
+    by more than the figure's margin, or, at any load, when the exporter says no dynamic batcher runs
+    (`batcher` False: each execution is a request as its client batched it, whatever the version);
+    every other figure, and a batching ratio at comparable (or the candidate's higher) load, as judged."""
     if result.figure.name != c.ROLLOUT_FIG_BATCHING_RATIO or result.verdict == NO_DATA:
         return result
-    if rates[1] >= rates[0] * (1 - result.margin):
+    if batcher is not False and rates[1] >= rates[0] * (1 - result.margin):
         return result
     return replace(result, verdict=BATCHING_AT_LOWER_LOAD)
 
@@ -247,34 +251,31 @@ def comparable_load(candidate_rate: str, matching: str, baseline_rate: str, marg
 BATCHER_SAID = {
     None: "a dynamic batcher, if the model has one, makes smaller batches at lower load",
     True: "a dynamic batcher makes smaller batches at lower load",
-    False: "the exporter says no dynamic batcher runs here, its batches are its clients' own, but the "
-    "ratio is judged at comparable load only, as every model's",
 }
 """Why the batching ratio is not judged at lower load, by what the exporter says of a dynamic batcher
-(`with_batcher`): journey28 read the first for a model that had none."""
+(`live.dynamic_batcher`; None: no exporter scraped): journey28 read the first for a model that had none."""
+NO_BATCHER = (
+    "the exporter says no dynamic batcher runs here: each execution runs one request as its client "
+    "batched it, so the ratio is the clients' batch size and cannot tell the versions apart"
+)
+"""Why the batching ratio is not judged, at any load, of models the exporter says run no dynamic batcher
+(triton_sre_model_dynamic_batching 0 for every model served): a ratio no version can change neither
+fails nor passes a rollout."""
 
 
-def _lower_load_note(
-    results: Sequence[FigureResult], rates: tuple[float, float], batcher: bool | None = None
-) -> str:
-    if not any(r.verdict == BATCHING_AT_LOWER_LOAD for r in results):
+def batching_note(results: Sequence[FigureResult], rates: tuple[float, float], batcher: bool | None) -> str:
+    """The verdict's reason about a batching ratio not judged ("" when judged): the one wording of
+    `rollout check` and of the bot (alert lines, `/triton rollout`), both through `judge`."""
+    unjudged = [r for r in results if r.verdict == BATCHING_AT_LOWER_LOAD]
+    if not unjudged:
         return ""
+    if batcher is False:
+        return f"; {c.ROLLOUT_FIG_BATCHING_RATIO} not judged: {NO_BATCHER}"
     return (
         f"; {c.ROLLOUT_FIG_BATCHING_RATIO} not judged: the candidate had {rates[1] / rates[0]:.0%} of the "
         f"baseline's requests/s, and {BATCHER_SAID[batcher]} (it is judged "
-        f"from {1 - next(r.margin for r in results if r.verdict == BATCHING_AT_LOWER_LOAD):.0%} of the "
-        "baseline's traffic)"
+        f"from {1 - unjudged[0].margin:.0%} of the baseline's traffic)"
     )
-
-
-def with_batcher(verdict: Verdict, batcher: bool | None) -> Verdict:
-    """The verdict, its batching-ratio note saying what the exporter says of a dynamic batcher
-    (`live.dynamic_batcher`); unchanged when the ratio was judged or nothing is said."""
-    unsaid = _lower_load_note(verdict.figures, verdict.request_rate)
-    if batcher is None or not unsaid:
-        return verdict
-    said = _lower_load_note(verdict.figures, verdict.request_rate, batcher)
-    return replace(verdict, reason=verdict.reason.replace(unsaid, said))
 
 
 @dataclass(frozen=True)
@@ -377,12 +378,14 @@ def judge(
     candidate: Side,
     samples: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     rs: RolloutSpec,
+    batcher: bool | None = None,
 ) -> Verdict:
-    """The verdict from per-interval samples: name (figures and TRAFFIC) -> (baseline, candidate)."""
+    """The verdict from per-interval samples: name (figures and TRAFFIC) -> (baseline, candidate);
+    `batcher`: whether the exporter says a dynamic batcher runs (`live.dynamic_batcher`)."""
     base_rate, cand_rate = samples.get(TRAFFIC, ((), ()))
     rates = (mean(base_rate), mean(cand_rate))
     results = tuple(
-        at_lower_load(judge_figure(f, rs.margins[f.name], *samples.get(f.name, ((), ())), rs), rates)
+        at_lower_load(judge_figure(f, rs.margins[f.name], *samples.get(f.name, ((), ())), rs), rates, batcher)
         for f in FIGURES
         if any(samples.get(f.name, ((), ())))
     )
@@ -409,7 +412,7 @@ def judge(
     if c.ROLLOUT_FIG_ERROR_RATIO in failed and c.ROLLOUT_FIG_BATCHING_RATIO in failed:
         at = failed.index(c.ROLLOUT_FIG_BATCHING_RATIO)
         failed[at] = f"{c.ROLLOUT_FIG_BATCHING_RATIO} ({BATCHING_AFTER_FAILURES})"
-    note = _lower_load_note(results, rates)
+    note = batching_note(results, rates, batcher)
     if failed:
         return Verdict(
             c.ROLLOUT_FAIL,
