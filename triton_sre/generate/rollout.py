@@ -12,7 +12,9 @@ keeps a noisy interval from firing it.
 The batching ratio is compared only while the candidate serves at least (1 - margin) of the baseline's
 requests/s: a dynamic batcher forms smaller batches at lower load whatever the version, and the
 baseline, the busiest version, always has the more traffic (journey27: an identical version 3 at half
-version 1's traffic paged on its batching ratio of 1.26).
+version 1's traffic paged on its batching ratio of 1.26). It is not compared at all for a model the
+exporter says runs no dynamic batcher (for a pair: neither model): the ratio is then its clients' batch
+size, which no version changes (`no_batcher`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,22 @@ def figure_exprs(spec: Spec, window: str) -> dict[str, str]:
         **rate_figures(job, window, ls.model),
         c.ROLLOUT_FIG_LATENCY_P99: f"max {by(ls.model)} (avg_over_time({p99}[{window}]))",
     }
+
+
+def no_batcher(spec: Spec, labels: tuple[str, ...], models: tuple[str, ...] = ()) -> str:
+    """PromQL of the `labels` sets (a model name and cluster, or a cluster's, of `models`: the exporter's
+    series carry neither Triton's job nor its namespace) the exporter says run no
+    dynamic batcher (triton_sre_model_dynamic_batching 0, from the model config): each execution is then
+    a request as its client batched it, and the batching ratio, the clients' batch size, is not judged
+    (`rollout check` likewise). Nothing without the exporter's gauge: judged as before."""
+    exporter: Matcher = (c.LABEL_JOB, "=", spec.exporter_job)
+
+    def said(*model: Matcher) -> str:
+        return f"max {by(labels)} ({selector(c.M_MODEL_DYNAMIC_BATCHING, [exporter, *model])}) == 0"
+
+    if not models:
+        return said()
+    return f" and {on(labels)} ".join(f"({said((c.LABEL_MODEL, '=', m))})" for m in models)
 
 
 def _limit(figure: Figure, baseline: str, margin: float) -> str:
@@ -95,6 +113,7 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
             busiest_rate = f"max {by(per_model)} ({requests})"
             even = comparable_load(requests, f"{on(per_model)} group_left ()", busiest_rate, margin)
             expr += f"\nand {on(ls.model)} ({even})"
+            expr += f"\nunless {on(ls.per_model)} ({no_batcher(spec, ls.per_model)})"
         rules.append(
             _alert(
                 name,
@@ -132,6 +151,8 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
                 ignoring = f"ignoring ({c.LABEL_MODEL})"
                 even = comparable_load(rate[pair.candidate], ignoring, rate[pair.baseline], margin)
                 expr += f"\nand ignoring ({c.LABEL_FIGURE}) ({even})"
+                models = (pair.baseline, pair.candidate)
+                expr += f"\nunless {on(ls.cluster)} ({no_batcher(spec, ls.cluster, models)})"
             rule = _alert(name, margin, f, expr, for_, url, pair.candidate, pair.baseline, pair.name)
             # `ignoring (model)` drops the model label: the alert names the candidate model again
             pair_labels = {c.LABEL_MODEL: pair.candidate, c.LABEL_BASELINE: pair.baseline}

@@ -1,7 +1,8 @@
 """promtool tests of the continuous rollout guard (rollout.py): a version five times slower per
 inference fires TritonRolloutRegression; the same version with too little traffic (half the spec's
 `min_request_rate`), as fast as the baseline, or not yet served for a full window, does not. A version
-batching half as much fires at nearly the baseline's traffic, not at a fifth of it. With a
+batching half as much fires at nearly the baseline's traffic, not at a fifth of it, nor for a model the
+exporter says runs no dynamic batcher. With a
 `min_request_rate` of 0 (the availability SLO's default) there is no floor: a trickle fires."""
 
 from __future__ import annotations
@@ -9,7 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.generate.calc import TEST_INSTANCE, TEST_MODEL, plain_labels, render_any
+from triton_sre.generate.calc import (
+    TEST_EXPORTER_INSTANCE,
+    TEST_INSTANCE,
+    TEST_MODEL,
+    plain_labels,
+    render_any,
+)
 from triton_sre.generate.rollout import ROLLOUT_FILE, rollout_groups
 from triton_sre.promql import num
 from triton_sre.slo import Spec, format_duration, parse_duration
@@ -57,6 +64,12 @@ def _version(
     ]
 
 
+def _no_batcher(spec: Spec, model: str, length: int, interval_s: float) -> dict[str, str]:
+    """The exporter's gauge saying `model` runs no dynamic batcher (its config has none)."""
+    labels = {c.LABEL_JOB: spec.exporter_job, c.LABEL_INSTANCE: TEST_EXPORTER_INSTANCE, c.LABEL_MODEL: model}
+    return {"series": f"{c.M_MODEL_DYNAMIC_BATCHING}{plain_labels(labels)}", "values": f"0x{length}"}
+
+
 def _interval_s(spec: Spec) -> float:
     """A minute between samples, less for a window under 4 minutes (a rate over it needs samples)."""
     return min(60.0, max(1.0, float(parse_duration(spec.rollout.window, "window") // 4)))
@@ -99,6 +112,7 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
         when: str = at,
         v2_served: int | None = None,
         batches: tuple[int, int] = (1, 1),
+        extra: tuple[dict[str, str], ...] = (),
     ) -> dict[str, Any]:
         return {
             "name": name,
@@ -116,6 +130,7 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
                     v2_served,
                     batches[1],
                 ),
+                *extra,
             ],
             "alert_rule_test": [
                 {"eval_time": when, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": alerts}
@@ -175,6 +190,15 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
             [halved],
             batches=(4, 2),
         ),
+        # without a dynamic batcher the ratio is the clients' batch size: no version changes it
+        case(
+            "the same canary of a model the exporter says runs no dynamic batcher stays silent",
+            near,
+            8000,
+            [],
+            batches=(4, 2),
+            extra=(_no_batcher(spec, TEST_MODEL, length, interval_s),),
+        ),
     ]
     for pair in rs.pairs[:1]:  # a declared blue/green pair: the green model five times slower
 
@@ -208,9 +232,13 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
             }
         )
         pair_halved = pair_alert(c.ROLLOUT_FIG_BATCHING_RATIO, 2)
-        for traffic, what, alerts in (
-            (busy // 5, "a fifth of the traffic stays silent", []),
-            (near, "nearly the baseline's traffic fires", [pair_halved]),
+        without = tuple(_no_batcher(spec, m, length, interval_s) for m in (pair.baseline, pair.candidate))
+        one = without[1:]
+        for traffic, what, alerts, extra in (
+            (busy // 5, "a fifth of the traffic stays silent", [], ()),
+            (near, "nearly the baseline's traffic fires", [pair_halved], ()),
+            (near, "nearly the baseline's traffic, no dynamic batcher, stays silent", [], without),
+            (near, "nearly the baseline's traffic, none said of one side only, fires", [pair_halved], one),
         ):
             cases.append(
                 {
@@ -219,6 +247,7 @@ def rollout_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
                     "input_series": [
                         *_version(spec, pair.baseline, "1", busy, 8000, interval_s, length, batch=4),
                         *_version(spec, pair.candidate, "1", traffic, 8000, interval_s, length, batch=2),
+                        *extra,
                     ],
                     "alert_rule_test": [
                         {"eval_time": at, "alertname": c.ALERT_ROLLOUT_REGRESSION, "exp_alerts": alerts}
