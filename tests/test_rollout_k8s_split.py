@@ -41,7 +41,9 @@ TRAFFIC = {
     "scorer": ((50.0, 2.0), (48.0, 1.0)),  # half the batching at the baseline's traffic: worse
     "steady": ((50.0, 1.6), (45.0, 1.5)),  # comparable traffic, batching within the margin
     "idle": ((10.0, 1.5), (0.02, 1.0)),  # the canary under min_request_rate: no verdict
+    "plain": ((50.0, 2.0), (48.0, 1.0)),  # as scorer, but no dynamic batcher: its clients' batch size
 }
+BATCHER = {"plain": 0, "steady": 1}  # the exporter's triton_sre_model_dynamic_batching (none: unknown)
 SUCCESSFUL, FAILED, INCONCLUSIVE = "Successful", "Failed", "Inconclusive"
 HALTED = "halted"  # Flagger: a value outside thresholdRange, or none (no values found)
 
@@ -70,6 +72,10 @@ def _exposition(started: float) -> str:
             lines += [
                 f"{pq.selector(name, labels)} {per_s * elapsed:.3f}" for name, per_s in counters.items()
             ]
+    lines += [
+        f"{pq.selector(c.M_MODEL_DYNAMIC_BATCHING, pq.equal([(c.LABEL_MODEL, m)]))} {v}"
+        for m, v in BATCHER.items()
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -80,11 +86,9 @@ def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
     server = serve_text(lambda: _exposition(started))
     config = {
         "global": {"scrape_interval": "1s", "scrape_timeout": "900ms"},
-        "scrape_configs": [
-            {
-                "job_name": c.DEFAULT_TRITON_JOB,
-                "static_configs": [{"targets": [f"127.0.0.1:{server.server_address[1]}"]}],
-            }
+        "scrape_configs": [  # the exporter's gauge read from the same page (the queries select each job)
+            {"job_name": job, "static_configs": [{"targets": [f"127.0.0.1:{server.server_address[1]}"]}]}
+            for job in (c.DEFAULT_TRITON_JOB, spec().exporter_job)
         ],
     }
     port = free_port()
@@ -186,6 +190,18 @@ def test_a_worse_canary_at_comparable_traffic_still_fails(prom: Prom) -> None:
         assert verdict in (FAILED, HALTED) and result and 0.45 < result[0] < 0.55, (judge, verdict, result)
         verdict, result = judge(prom, "steady", at)  # judged, not NOT_JUDGED: the measured 1.5 / 1.6
         assert verdict == SUCCESSFUL and result and 0.9 < result[0] < 0.97, (judge, verdict, result)
+
+
+def test_a_model_without_a_dynamic_batcher_is_not_judged_on_its_clients_batches(prom: Prom) -> None:
+    """rollout31: `plain` batches half as much at the primary's traffic, as `scorer`, but the exporter
+    says it runs no dynamic batcher: the ratio is its clients' batch size, which no version changes.
+    It failed both tools before (0.5); it answers NOT_JUDGED now, as `rollout check` and the guard."""
+    at = time.time() - 1
+    assert 0.45 < _batching(prom, "plain", "2", at) / _batching(prom, "plain", "1", at) < 0.55
+    assert argo(prom, "plain", at) == (SUCCESSFUL, [NOT_JUDGED])
+    assert flagger(prom, "plain", at) == (SUCCESSFUL, [NOT_JUDGED])
+    passes = (SUCCESSFUL, [NOT_JUDGED_FLAG])
+    assert judged(prom, "plain", at) == {"argo": passes, "flagger": passes}
 
 
 def test_a_canary_with_too_little_traffic_stays_without_a_value(prom: Prom) -> None:

@@ -13,7 +13,8 @@ makes smaller batches at lower load whatever the version (journey27). At a less 
 sides above `min_request_rate`, its query answers NOT_JUDGED (candidate = baseline), which passes:
 an empty answer is inconclusive in Argo (an analysis run past its `inconclusiveLimit` pauses the
 rollout) and a failed check in Flagger (no values found: advancement halted), so every step of a
-10 % canary would stop on it.
+10 % canary would stop on it. Nor is it compared when the exporter says no dynamic batcher runs in the
+models served (the ratio is then the clients' batch size, which no version changes): NOT_JUDGED too.
 
 NOT_JUDGED cannot be told from a measured equal ratio, so each tool gets one more metric,
 `batching-ratio-judged` (`judged_query`): JUDGED while the batching query answers the measured ratio,
@@ -29,7 +30,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate.rulefile import GENERATED_HEADER, render_yaml
-from triton_sre.promql import Matcher, num, on
+from triton_sre.promql import Matcher, by, num, on, selector
 from triton_sre.rollout.model import (
     FIGURES,
     GUARDED,
@@ -40,7 +41,6 @@ from triton_sre.rollout.model import (
     comparable_load,
     side_queries,
 )
-from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.slo import Spec
 
 ROLLOUTS_DIR = "k8s/rollouts"
@@ -59,9 +59,10 @@ JUDGED_RANGE = {"min": JUDGED - 1, "max": JUDGED}  # Flagger's thresholdRange fo
 
 
 def compare_query(
-    figure: Figure, base: Side, cand: Side, window: str, rs: RolloutSpec, latency: tuple[str, ...]
+    figure: Figure, base: Side, cand: Side, window: str, spec: Spec, latency: tuple[str, ...]
 ) -> str:
     """candidate / baseline (relative) or candidate - baseline (absolute), only with enough traffic."""
+    rs = spec.rollout
     b, k = side_queries(base, window, latency), side_queries(cand, window, latency)
     floor = num(rs.min_request_rate)
     op = "/" if figure.relative else "-"
@@ -71,26 +72,43 @@ def compare_query(
     )
     if figure.name != c.ROLLOUT_FIG_BATCHING_RATIO:
         return query
-    busy, even = _batching_load(b, k, rs)
+    busy, even = _batching_load(base, cand, window, spec, latency)
     return (
         f"({query}\nand {on(())} ({even}))\n"
         f"or {on(())} (vector({NOT_JUDGED}) and {busy}\nunless {on(())} ({even}))"
     )
 
 
-def _batching_load(b: dict[str, str], k: dict[str, str], rs: RolloutSpec) -> tuple[str, str]:
-    """(both sides above min_request_rate, the candidate at comparable load): when the batching ratio
-    is judged."""
+def _batching_load(
+    base: Side, cand: Side, window: str, spec: Spec, latency: tuple[str, ...]
+) -> tuple[str, str]:
+    """(both sides above min_request_rate, the candidate at comparable load and a dynamic batcher not
+    said to be absent): when the batching ratio is judged."""
+    rs = spec.rollout
+    b, k = side_queries(base, window, latency), side_queries(cand, window, latency)
     floor = num(rs.min_request_rate)
     busy = f"{on(())} ({k[TRAFFIC]} >= {floor}) and {on(())} ({b[TRAFFIC]} >= {floor})"
-    return busy, comparable_load(k[TRAFFIC], on(()), b[TRAFFIC], rs.margins[c.ROLLOUT_FIG_BATCHING_RATIO])
+    even = comparable_load(k[TRAFFIC], on(()), b[TRAFFIC], rs.margins[c.ROLLOUT_FIG_BATCHING_RATIO])
+    return busy, f"{even}\nunless {on(())} ({_no_batcher(base, cand, spec.exporter_job)})"
 
 
-def judged_query(base: Side, cand: Side, window: str, rs: RolloutSpec, latency: tuple[str, ...]) -> str:
+def _no_batcher(base: Side, cand: Side, exporter_job: str) -> str:
+    """Something when the exporter says no dynamic batcher runs in any model the sides serve
+    (triton_sre_model_dynamic_batching 0): the ratio is then the clients' batch size, which no version
+    changes, and is not judged (`rollout check` and the guard alike). Nothing without the exporter."""
+    model = (c.LABEL_MODEL,)
+    served = " or ".join(
+        f"group {by(model)} ({selector(c.NV_REQUEST_SUCCESS, side.matchers)})" for side in (base, cand)
+    )
+    said = selector(c.M_MODEL_DYNAMIC_BATCHING, [(c.LABEL_JOB, "=", exporter_job)])
+    return f"max ({said} and {on(model)} ({served})) == 0"
+
+
+def judged_query(base: Side, cand: Side, window: str, spec: Spec, latency: tuple[str, ...]) -> str:
     """JUDGED while compare_query's batching ratio is the measured one, else NOT_JUDGED_FLAG (an uneven
-    split, or too little traffic on a side): one value whatever the traffic, so that neither tool
-    counts it inconclusive or halts on it."""
-    busy, even = _batching_load(side_queries(base, window, latency), side_queries(cand, window, latency), rs)
+    split, too little traffic on a side, or no dynamic batcher): one value whatever the traffic, so that
+    neither tool counts it inconclusive or halts on it."""
+    busy, even = _batching_load(base, cand, window, spec, latency)
     return f"(vector({JUDGED}) and {busy}\nand {on(())} ({even}))\nor vector({NOT_JUDGED_FLAG})"
 
 
@@ -138,13 +156,13 @@ def analysis_template(spec: Spec) -> dict[str, Any]:
                 "provider": {
                     "prometheus": {
                         "address": "{{args.prometheus-address}}",
-                        "query": compare_query(f, base, cand, c.REC_RATE_WINDOW, rs, spec.latency_metrics),
+                        "query": compare_query(f, base, cand, c.REC_RATE_WINDOW, spec, spec.latency_metrics),
                     }
                 },
             }
         )
     if c.ROLLOUT_FIG_BATCHING_RATIO in _guarded(spec, base):
-        query = judged_query(base, cand, c.REC_RATE_WINDOW, rs, spec.latency_metrics)
+        query = judged_query(base, cand, c.REC_RATE_WINDOW, spec, spec.latency_metrics)
         # no condition: every measurement Successful; dryRun: none counts for the run either
         metrics.append(
             {
@@ -174,7 +192,6 @@ def analysis_template(spec: Spec) -> dict[str, Any]:
 
 def metric_templates(spec: Spec) -> list[dict[str, Any]]:
     """One Flagger MetricTemplate per figure: the canary's pods against the primary's."""
-    rs = spec.rollout
     ns: Matcher = ("namespace", "=", "{{ namespace }}")
     job: Matcher = (c.LABEL_JOB, "=", spec.triton_job)
     # a fleet: the cluster a global store is read for, a regular expression (as the Argo arg)
@@ -188,11 +205,11 @@ def metric_templates(spec: Spec) -> list[dict[str, Any]]:
     )
     figures = {f.name: f for f in FIGURES}
     queries = {
-        name: compare_query(figures[name], base, cand, "{{ interval }}", rs, spec.latency_metrics)
+        name: compare_query(figures[name], base, cand, "{{ interval }}", spec, spec.latency_metrics)
         for name in _guarded(spec, base)
     }
     if c.ROLLOUT_FIG_BATCHING_RATIO in queries:
-        judged = judged_query(base, cand, "{{ interval }}", rs, spec.latency_metrics)
+        judged = judged_query(base, cand, "{{ interval }}", spec, spec.latency_metrics)
         queries[c.ROLLOUT_BATCHING_JUDGED] = judged
     return [
         {
