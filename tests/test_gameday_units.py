@@ -270,3 +270,37 @@ def test_a_model_with_a_ready_version_is_ready_whatever_the_order_of_its_version
     ]
     assert states_of(rollback) == {"gd_rollout": c.STATE_READY, "gd_broken": c.STATE_UNAVAILABLE}
     assert states_of(rollback[::-1])["gd_rollout"] == c.STATE_READY
+
+
+def test_the_gameday_bot_judges_rollouts_over_the_window_the_scaled_rules_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rollout31: the gameday's rules read the rollout window scaled (15m -> 45s at factor 20), its bot
+    judged `/triton rollout` and a TritonRolloutRegression alert over the spec's 15m. The stack gives
+    the bot the scaled window (Scale.rollout_window, as the scenario's `rollout check`)."""
+    from triton_sre.bot.command import resolve_bot_settings
+    from triton_sre.cli import build_parser
+    from triton_sre.gameday.stack import GamedayStack
+    from triton_sre.generate.rollout import ROLLOUT_FILE
+    from triton_sre.stack.components import Component
+    from triton_sre.stack.local import StackOptions
+
+    scale = Scale(factor=20)
+    stack = GamedayStack(StackOptions(tmp_path / "models", tmp_path / "work", port_base=20000), scale, print)
+    started: dict[str, list[str]] = {}
+
+    def spawn(name: str, argv: list[str], url: str, env: object = None) -> Component:
+        started[name] = argv
+        return Component(name, 2**22 + 2, -1, url, "t.log", argv)
+
+    monkeypatch.setattr(stack, "spawn", spawn)
+    monkeypatch.setattr(stack, "wait_ready", lambda comp, ready: None)
+    monkeypatch.setattr(stack, "save", lambda: None)
+    monkeypatch.setenv(c.ENV_SLACK_BOT_TOKEN, "xoxb-test")
+    stack.start_bot(tmp_path / "token", "http://t", "http://p", "http://a")
+    argv = started["bot"]
+    settings = resolve_bot_settings(build_parser().parse_args(argv[argv.index("bot") :]))
+    window = settings.slo_spec().rollout.window
+    assert parse_duration(window, "window") == parse_duration(default_spec().rollout.window, "w") / 20
+    scaled = stack.generated_files(default_spec())[f"alerts/{ROLLOUT_FILE}"]
+    assert f"[{window}]" in scaled and f"[{default_spec().rollout.window}]" not in scaled

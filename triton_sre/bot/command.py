@@ -78,6 +78,11 @@ def add_bot_parser(commands: Any, epilog: str) -> None:
         help="the slos.yaml the rules were generated from: its cluster_label names the alert's cluster, "
         "its rollout section answers rollouts (default: label cluster, the shipped slos.yaml)",
     )
+    bot.add_argument(
+        "--rollout-window",
+        help="the window the rollout verdicts judge over, a duration (default: the spec's rollout.window; "
+        "a gameday's stack gives the one its time-scaled rules read)",
+    )
     bot.set_defaults(handler=run_bot)
 
 

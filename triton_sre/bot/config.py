@@ -51,6 +51,7 @@ from triton_sre.checks import (
     parse_listen,
     read_yaml,
 )
+from triton_sre.durations import DurationError, parse_duration
 from triton_sre.redact import bounded
 from triton_sre.slo import Spec, default_spec, load_spec
 
@@ -114,6 +115,7 @@ class BotSettings:
     clusters: Mapping[str, ClusterEntry] = field(default_factory=dict)
     slo_file: str | None = None  # the spec `generate` read (--slo-file), loaded by with_spec
     spec: Spec | None = field(default=None, compare=False, repr=False)
+    rollout_window: str | None = None  # overrides the spec's rollout.window (a gameday's scaled window)
 
     @property
     def cluster_label(self) -> str:
@@ -287,6 +289,15 @@ def _clusters(where: str, value: Any) -> dict[str, ClusterEntry]:
     return out
 
 
+def _window(where: str, value: Any) -> str:
+    """A duration (the rollout window), refused as a ConfigError naming `where`."""
+    try:
+        parse_duration(value, where)
+    except DurationError as exc:
+        raise ConfigError(str(exc)) from None
+    return str(value)
+
+
 _FIELDS: dict[str, Any] = {
     "channel": check_slack_channel,
     "listen": check_listen,
@@ -306,6 +317,7 @@ _FIELDS: dict[str, Any] = {
     "fleet": _fleet,
     "clusters": _clusters,
     "slo_file": _str,
+    "rollout_window": _window,
 }
 FLAG_FIELDS = (
     "channel",
@@ -317,6 +329,7 @@ FLAG_FIELDS = (
     "prometheus_url",
     "triton_url",
     "slo_file",
+    "rollout_window",
 )
 
 
@@ -350,6 +363,11 @@ def load_bot_config(path: str | Path) -> BotSettings:
 
 
 def with_spec(settings: BotSettings) -> BotSettings:
-    """The settings with `slo_file`'s spec loaded (slo.load_spec, as generate, lint and report read it);
-    a spec that does not load is a SpecError (a ConfigError: one line, exit 2 at startup)."""
-    return replace(settings, spec=load_spec(settings.slo_file)) if settings.slo_file else settings
+    """The settings with `slo_file`'s spec loaded (slo.load_spec, as generate, lint and report read it),
+    its rollout window `rollout_window` when given; a spec that does not load is a SpecError (a
+    ConfigError: one line, exit 2 at startup)."""
+    spec = load_spec(settings.slo_file) if settings.slo_file else None
+    if settings.rollout_window:
+        spec = spec or default_spec()
+        spec = replace(spec, rollout=replace(spec.rollout, window=settings.rollout_window))
+    return replace(settings, spec=spec) if spec else settings

@@ -56,6 +56,11 @@ class Scale:
         seconds = max(floor, round(seconds * 1000) / 1000)
         return format_duration(seconds) if seconds > 0 else "0s"
 
+    def rollout_window(self, window: str) -> str:
+        """The rollout window (slos.yaml `rollout.window`) as the scaled rules read it (a range, floored
+        as `scale_expr` floors it): what the gameday's `rollout check` and its bot judge over."""
+        return self.duration(window, self.floor_seconds)
+
     def describe(self) -> str:
         return (
             f"rule evaluation, scrape and exporter poll every {format_duration(self.interval_seconds)} "

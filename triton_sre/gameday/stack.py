@@ -23,7 +23,7 @@ from triton_sre.gameday.scaling import Scale, scale_rules
 from triton_sre.generate.command import ALERTS_DIR
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.rulefile import render_yaml
-from triton_sre.slo import Spec
+from triton_sre.slo import Spec, default_spec, load_spec
 from triton_sre.stack.components import (
     STATE_FILE,
     Component,
@@ -101,6 +101,12 @@ class GamedayStack(Stack):
             f"{ALERTS_DIR}/{name}": f"# {SCALED_HEADER}\n" + render_yaml(scale_rules(doc, self.scale), source)
             for name, doc in rule_files(spec, self.opts.runbook_base_url).items()
         }
+
+    def bot_flags(self) -> list[str]:
+        """The rollout window the scaled rules were generated with: the bot judged `/triton rollout`
+        and a TritonRolloutRegression alert over the spec's unscaled one (15m for the rules' 45s)."""
+        spec = load_spec(self.opts.slo_file) if self.opts.slo_file else default_spec()
+        return [f"--rollout-window={self.scale.rollout_window(spec.rollout.window)}"]
 
     # -- one component at a time
     def component(self, name: str) -> Component:

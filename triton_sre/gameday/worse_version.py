@@ -89,7 +89,7 @@ def inject(ctx: Context) -> None:
 def check_command(ctx: Context) -> list[str]:
     """`triton-sre rollout check` of the candidate against the baseline over the guard's scaled window."""
     spec_file = ctx.stack.opts.slo_file or shipped(DEFAULT_SPEC_FILE)
-    window = ctx.stack.scale.duration(load_spec(Path(spec_file)).rollout.window)
+    window = ctx.stack.scale.rollout_window(load_spec(Path(spec_file)).rollout.window)
     return [
         sys.executable, "-m", "triton_sre", "rollout", "check",
         "--prometheus", ctx.stack.url("prometheus"), "--spec", str(spec_file),

@@ -367,6 +367,10 @@ class Stack:
             }
         )
 
+    def bot_flags(self) -> list[str]:
+        """More flags of the bot: none here (a gameday's stack gives its scaled rollout window)."""
+        return []
+
     def start_bot(self, token_file: Path, triton_url: str, prometheus_url: str, am_url: str) -> None:
         py = sys.executable
         env: dict[str, str] = {}
@@ -401,6 +405,7 @@ class Stack:
             argv.append(f"--runbook-base-url={self.opts.runbook_base_url}")
         if self.opts.slo_file:  # the spec the rules came from: its cluster label, its rollout settings
             argv.append(f"--slo-file={self.opts.slo_file.absolute()}")
+        argv += self.bot_flags()
         bot = self.spawn("bot", argv, self.url("bot"), env)
         self.wait_ready(bot, self.http_ok(f"{bot.url}{c.PATH_HEALTHZ}"))
 
