@@ -223,13 +223,19 @@ def test_a_batching_ratio_lowered_by_failures_says_so_beside_the_error_ratio() -
     assert alone.reason == f"candidate worse beyond the margin: {c.ROLLOUT_FIG_BATCHING_RATIO}"
 
 
+def _batching_samples(
+    ratios: tuple[float, float], rates: tuple[float, float]
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Eight intervals a side: each side's batching ratio near `ratios` (a little noise), requests/s."""
+    n = 8
+    base, cand = ([ratio + 0.01 * (i % 3) for i in range(n)] for ratio in ratios)
+    return {TRAFFIC: ([rates[0]] * n, [rates[1]] * n), c.ROLLOUT_FIG_BATCHING_RATIO: (base, cand)}
+
+
 def test_the_batching_ratio_not_judged_says_a_dynamic_batcher_only_when_one_runs() -> None:
     """journey28: the reason said a dynamic batcher makes smaller batches at lower load of a model that
     had none. Unknown (no exporter) it says `if the model has one`; the exporter's fact says which."""
-    rs = default_spec().rollout
-    n = 8
-    batching = ([1.6 + 0.01 * (i % 3) for i in range(n)], [1.2 + 0.01 * (i % 3) for i in range(n)])
-    samples = {TRAFFIC: ([10.0] * n, [2.0] * n), c.ROLLOUT_FIG_BATCHING_RATIO: batching}
+    rs, samples = default_spec().rollout, _batching_samples((1.6, 1.2), (10.0, 2.0))
     for batcher in (None, True):
         verdict = judge(*_sides(), samples, rs, batcher)
         assert verdict.verdict == c.ROLLOUT_PASS, verdict.reason
@@ -245,10 +251,7 @@ def test_the_batching_ratio_of_models_without_a_dynamic_batcher_is_judged_at_no_
     ratio is the clients' batch size, which no version changes. At comparable traffic a candidate whose
     clients sent half the rows a request failed on it; the exporter saying no batcher runs, it is not
     judged (its figures stay measured). Unknown, or a batcher running, it is judged as before."""
-    rs = default_spec().rollout
-    n = 8
-    batching = ([4.0 + 0.01 * (i % 3) for i in range(n)], [2.0 + 0.01 * (i % 3) for i in range(n)])
-    samples = {TRAFFIC: ([10.0] * n, [10.0] * n), c.ROLLOUT_FIG_BATCHING_RATIO: batching}
+    rs, samples = default_spec().rollout, _batching_samples((4.0, 2.0), (10.0, 10.0))
     for batcher in (None, True):
         judged = judge(*_sides(), samples, rs, batcher)
         assert judged.verdict == c.ROLLOUT_FAIL, judged.reason
