@@ -433,10 +433,12 @@ class Diagnoser(VerdictReader):
         unmatched.sort(key=lambda u: (-u.count, u.example.line))
         found = builder.assemble()
         loading = self._progress.still_loading({f.model for f in found if f.model})
-        if loading and any(f.runbook == c.RUNBOOK_SERVER_CRASHED for f in found):
+        crashed = any(f.runbook == c.RUNBOOK_SERVER_CRASHED for f in found)
+        if crashed and (open_loads := self._progress.still_loading()):
             # The loads did not outlive the log: the process died while they ran, and their backends are the
-            # first suspects of the crash.
-            found = tuple(_crashed_while_loading(f, loading) for f in found)
+            # first suspects of the crash; a model whose own error came first is named too (its load never
+            # ended: the crash is what the loading was doing, not another failure).
+            found = tuple(_crashed_while_loading(f, open_loads) for f in found)
             loading = ()
         if (stopping := self._progress.stopping_line) is not None:
             found = _crashes_while_stopping(found, stopping)

@@ -1,0 +1,62 @@
+"""diag29: the crash that hides its model, and the classes the real-Triton sweeps had not reached.
+
+A server that dies on a signal while a model loads names that model in its crash finding, read from the
+load-started line (``loading: <model>:<version>``, core ``model_lifecycle.cc``) that no ready or failed
+line closes, also when that model already has a finding of its own (its error was printed before the
+crash: the load it was running is what crashed).
+"""
+
+from __future__ import annotations
+
+from corpus import FIXTURES, diagnose_file
+from schema_faults import WARMUP_EXECUTE_RAISES
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+
+
+def _crash(report):  # type: ignore[no-untyped-def]
+    crashes = [f for f in report.findings if f.runbook == c.RUNBOOK_SERVER_CRASHED]
+    assert len(crashes) == 1, [(f.model, f.runbook) for f in report.findings]
+    return crashes[0]
+
+
+def test_the_real_warmup_crash_names_the_model_whose_error_came_first() -> None:
+    """2.51's signal 11 after a warmup sample failed (schema-warmup-crash.log): the model has its own
+    python-model-error finding, and the crash finding says the server crashed while loading it."""
+    report = diagnose_file(FIXTURES / "schema-warmup-crash.log")
+    own = [f for f in report.findings if f.model == WARMUP_EXECUTE_RAISES]
+    assert own and own[0].runbook == c.RUNBOOK_PYTHON_MODEL_ERROR
+    crash = _crash(report)
+    assert crash.model is None
+    assert f"crashed while loading {WARMUP_EXECUTE_RAISES}:1" in crash.remediation
+
+
+_LOG = (
+    'I1206 12:00:00.000001 1 model_lifecycle.cc:472] "loading: fine:1"\n'
+    'I1206 12:00:00.000002 1 model_lifecycle.cc:472] "loading: broken:1"\n'
+    "I1206 12:00:01.000000 1 model_lifecycle.cc:838] \"successfully loaded 'fine'\"\n"
+    "E1206 12:00:01.500000 1 pb_stub.cc:714] \"Failed to process the request(s) for model 'broken_0', "
+    'message: RuntimeError: boom\\n"\n'
+    "Signal (11) received.\n"
+)
+
+
+def test_a_crash_names_only_the_loads_it_interrupted() -> None:
+    report = diagnose_events(parse_text(_LOG))
+    crash = _crash(report)
+    assert "crashed while loading broken:1" in crash.remediation
+    assert "fine" not in crash.remediation
+    assert report.still_loading == ()
+
+
+def test_a_finished_failed_load_is_not_what_crashed() -> None:
+    """A load that failed before the crash is over: the crash names no load then."""
+    text = _LOG.replace(
+        "Signal (11)",
+        "E1206 12:00:01.600000 1 model_lifecycle.cc:642] \"failed to load 'broken' version 1: boom\"\n"
+        "Signal (11)",
+    )
+    crash = _crash(diagnose_events(parse_text(text)))
+    assert "crashed while loading" not in crash.remediation
