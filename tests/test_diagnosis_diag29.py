@@ -60,3 +60,28 @@ def test_a_finished_failed_load_is_not_what_crashed() -> None:
     )
     crash = _crash(diagnose_events(parse_text(text)))
     assert "crashed while loading" not in crash.remediation
+
+
+# --- the sweep's misses, each on the real 2.51's lines (tests/data/logs/real/diag29-default.log)
+
+
+def _first(text: str) -> dict[str, str]:
+    first: dict[str, str] = {}
+    for f in diagnose_events(parse_text(text)).findings:
+        first.setdefault(f.model or "", f.runbook)
+    return first
+
+
+def test_an_ensemble_shape_mismatch_with_a_step_named_step() -> None:
+    """Core's tensor-consistency check names the step as "model <step>": a step called "step" must not turn
+    the mismatch into a missing step (the rule read "step" after the words that exclude the mismatch)."""
+    text = (
+        "E1206 11:59:06.048585 3348 model_repository_manager.cc:703] \"Invalid argument: in ensemble "
+        "ens_step_shape, ensemble tensor IN: inconsistent shape: [8] is inferred from model ens_step_shape "
+        'while [4] is inferred from model step"\n'
+    )
+    assert _first(text) == {"ens_step_shape": c.RUNBOOK_SHAPE_OR_DIMS_MISMATCH}
+    dtype = text.replace("inconsistent shape: [8]", "inconsistent data type: TYPE_INT32").replace(
+        "[4]", "TYPE_FP32"
+    )
+    assert _first(dtype) == {"ens_step_shape": c.RUNBOOK_DATATYPE_MISMATCH}

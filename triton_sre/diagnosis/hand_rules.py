@@ -309,9 +309,10 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"ensemble '?[^'\s]+'? contains models that are not available",
             r"ensemble '[^']+' depends on '[^']+' which has no loaded version",
             # (core's ValidateTensorConsistency, "ensemble tensor T: inconsistent data type|shape: ...", is
-            # the mismatch's own page: the tensor is there, two steps disagree on it)
-            r"\bensemble\b[^\n]{0,120}\b(step|tensor|not written|is not used|mapped from|unable to find)"
-            r"(?![^\n]*: inconsistent (?:data type|shape): )",
+            # the mismatch's own page: the tensor is there, two steps disagree on it; the whole line is read
+            # first, as a step may be named "step")
+            r"\bensemble\b(?![^\n]*: inconsistent (?:data type|shape): )"
+            r"[^\n]{0,120}\b(step|tensor|not written|is not used|mapped from|unable to find)",
             # Core's EnsembleContext::FinishEnsemble prefixes "in ensemble '<name>', " to whatever failed the
             # request: the ensemble's own output check, or a step's error. A step's error (the Python
             # backend's "Failed to process the request(s) for model instance ..." from python_be.cc, an
