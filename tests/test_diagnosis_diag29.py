@@ -85,3 +85,13 @@ def test_an_ensemble_shape_mismatch_with_a_step_named_step() -> None:
         "[4]", "TYPE_FP32"
     )
     assert _first(dtype) == {"ens_step_shape": c.RUNBOOK_DATATYPE_MISMATCH}
+
+
+def test_a_warmup_sample_of_the_wrong_data_type() -> None:
+    """A model_warmup sample whose data_type is not the input's: core's request check (infer_request.cc)."""
+    text = (
+        "E1206 11:58:57.826729 3348 model_lifecycle.cc:642] \"failed to load 'warmup_dtype' version 1: Invalid "
+        "argument: [request id: <id_unknown>] inference input 'INPUT' data-type is 'INT32', but model "
+        "'warmup_dtype' expects 'FP32'\"\n"
+    )
+    assert _first(text) == {"warmup_dtype": c.RUNBOOK_DATATYPE_MISMATCH}
