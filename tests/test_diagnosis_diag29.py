@@ -95,3 +95,20 @@ def test_a_warmup_sample_of_the_wrong_data_type() -> None:
         "'warmup_dtype' expects 'FP32'\"\n"
     )
     assert _first(text) == {"warmup_dtype": c.RUNBOOK_DATATYPE_MISMATCH}
+
+
+def test_an_instance_group_asking_more_than_the_rate_limiter_has() -> None:
+    """--rate-limit-resource=R1:2 and a group whose rate_limiter asks R1 5: core's rate limiter refuses the
+    instance, and its own clean-up line before the refusal is no cause (2.51's lines, in their order)."""
+    text = (
+        'E1206 11:58:59.897742 3348 rate_limiter.cc:111] "Cannot remove instance from resource manager: '
+        'Internal: Cannot find the instance to remove"\n'
+        "E1206 11:59:01.267057 3348 model_lifecycle.cc:642] \"failed to load 'rl_resource_over' version 1: "
+        'Invalid argument: Resource count for \\"R1\\" is limited to 2 which will prevent scheduling of one '
+        'or more model instances, the minimum required count is 5"\n'
+    )
+    report = diagnose_events(parse_text(text))
+    assert [(f.model, f.runbook) for f in report.findings] == [
+        ("rl_resource_over", c.RUNBOOK_INSTANCE_GROUP_INVALID)
+    ]
+    assert not report.unmatched

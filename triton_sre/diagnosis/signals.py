@@ -79,6 +79,9 @@ SUMMARY: Final = _rx(
     # _check_health, r24.12 on, with ENABLE_VLLM_HEALTH_CHECK): the engine died of something its log said
     # before ("[vllm] Engine is not healthy and model will be unloaded: <traceback>"), not of its settings.
     r"Model is unavailable due to unhealthy vLLM engine",
+    # Core's rate limiter (src/rate_limiter.cc, RegisterModelInstance, r22.06 on) undoing an instance whose
+    # resources it refused: the refusal ("Resource count for ...") is the load's failure (real 2.51, diag29).
+    r"Cannot remove instance from resource manager",
 )
 
 ENTRYPOINT_DRIVER_BANNER: Final = (
