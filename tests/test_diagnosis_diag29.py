@@ -90,9 +90,9 @@ def test_an_ensemble_shape_mismatch_with_a_step_named_step() -> None:
 def test_a_warmup_sample_of_the_wrong_data_type() -> None:
     """A model_warmup sample whose data_type is not the input's: core's request check (infer_request.cc)."""
     text = (
-        "E1206 11:58:57.826729 3348 model_lifecycle.cc:642] \"failed to load 'warmup_dtype' version 1: Invalid "
-        "argument: [request id: <id_unknown>] inference input 'INPUT' data-type is 'INT32', but model "
-        "'warmup_dtype' expects 'FP32'\"\n"
+        "E1206 11:58:57.826729 3348 model_lifecycle.cc:642] \"failed to load 'warmup_dtype' version 1: "
+        "Invalid argument: [request id: <id_unknown>] inference input 'INPUT' data-type is 'INT32', "
+        "but model 'warmup_dtype' expects 'FP32'\"\n"
     )
     assert _first(text) == {"warmup_dtype": c.RUNBOOK_DATATYPE_MISMATCH}
 
@@ -112,3 +112,17 @@ def test_an_instance_group_asking_more_than_the_rate_limiter_has() -> None:
         ("rl_resource_over", c.RUNBOOK_INSTANCE_GROUP_INVALID)
     ]
     assert not report.unmatched
+
+
+def test_a_bls_call_to_a_model_that_is_not_ready() -> None:
+    """A BLS request to a model not loaded (or whose load failed): the calling model re-raises the Python
+    backend's answer (request_executor.cc). The fix is the model it names: the dependency's page."""
+    text = (
+        'I1206 11:58:55.619308 3348 model_lifecycle.cc:472] "loading: bls_absent:1"\n'
+        "I1206 11:59:00.472704 3348 model_lifecycle.cc:839] \"successfully loaded 'bls_absent'\"\n"
+        "E1206 11:59:06.071840 3348 pb_stub.cc:714] \"Failed to process the request(s) for model "
+        "'bls_absent_0', message: TritonModelException: Model no_such_model - Error when running inference: "
+        "Failed for execute the inference request. Model 'no_such_model' is not ready.\\n\\nAt:\\n  "
+        '/models/bls_absent/1/model.py(14): execute\\n"\n'
+    )
+    assert _first(text) == {"bls_absent": c.RUNBOOK_ENSEMBLE_DEPENDENCY}
