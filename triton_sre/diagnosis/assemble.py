@@ -424,3 +424,32 @@ def _warnings_as_root_cause(final: list[Finding]) -> None:
         rank, line = RANK.get(f.runbook, len(RANK)), f.evidence[0].line
         if any(line < g.evidence[0].line and rank < RANK.get(g.runbook, len(RANK)) for g in critical):
             final[i] = replace(f, severity=c.IMPACT_CRITICAL)
+
+
+_STUB_LOCK_ABORT = re.compile(r"boost::interprocess::lock_exception")
+
+
+def stub_lock_abort(found: tuple[Finding, ...], loading: tuple[str, ...]) -> tuple[Finding, ...]:
+    """The server aborted on a Python stub's health mutex whose owner died (inventory
+    ``py-stub-health-lock-owner-dead``): the stub that exited is the cause. Its model is the one whose
+    stub the log already called not healthy (the abort is then more of its evidence), else the one load
+    the abort interrupted (``loading``, ``model:version``); with several, the finding names them."""
+    abort = next(
+        (f for f in found if f.model is None and f.runbook == c.RUNBOOK_PYTHON_MODEL_ERROR
+         and f.evidence and _STUB_LOCK_ABORT.search(f.evidence[0].text)),
+        None,
+    )  # fmt: skip
+    if abort is None:
+        return found
+    rest = [f for f in found if f is not abort]
+    fix = f"{STUB_DIED_FIX} {abort.remediation}".strip()
+    died = next((f for f in rest if f.model and any(_STUB_DIED.search(e.text) for e in f.evidence)), None)
+    if died is not None:
+        evidence = (*died.evidence, *abort.evidence)[:MAX_EVIDENCE]
+        return tuple(replace(f, evidence=evidence) if f is died else f for f in rest)
+    if len(loading) == 1:
+        model, _sep, version = loading[0].rpartition(":")
+        return (replace(abort, model=model, version=version, remediation=fix), *rest)
+    names = ", ".join(loading)
+    note = f"It aborted while loading {names}: the stub of one of them exited. " if loading else ""
+    return tuple(replace(abort, remediation=f"{note}{fix}") if f is abort else f for f in found)

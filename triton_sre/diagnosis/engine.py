@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, evidence_text
+from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, evidence_text, stub_lock_abort
 from triton_sre.diagnosis.blocks import (
     WARNING_BANNER,
     deciding_line,
@@ -440,6 +440,8 @@ class Diagnoser(VerdictReader):
             # ended: the crash is what the loading was doing, not another failure).
             found = tuple(_crashed_while_loading(f, open_loads) for f in found)
             loading = ()
+        if found and (lock_abort := stub_lock_abort(found, self._progress.still_loading())) != found:
+            found, loading = lock_abort, ()
         if (stopping := self._progress.stopping_line) is not None:
             found = _crashes_while_stopping(found, stopping)
         return Report(found, tuple(unmatched), self.harmless_lines, self._index, release, loading)
