@@ -20,7 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from corpus import OK_PY, config_pbtxt
+import requests
+from corpus import OK_PY, config_pbtxt, run_until_exit
 from test_diagnosis_schema_faults import ESCAPE_VARIABLE
 
 from triton_sre import conventions as c
@@ -285,3 +286,23 @@ def capture_all(names: Iterable[str], capture: Callable[[str], Any], workers: in
     names = list(names)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return dict(zip(names, pool.map(capture, names), strict=True))
+
+
+def run_or_serve(server: LocalTriton, fails: bool, name: str) -> int | None:
+    """A server meant to fail: run it until it exits. Else start it, check ok_model answers, stop it. Its
+    exit code."""
+    if fails:
+        return run_until_exit(server, 40)
+    try:
+        server.start()
+        answer = requests.post(f"{server.http_url}/v2/models/ok_model/infer", json=INPUT, timeout=30)
+        assert answer.status_code == requests.codes.ok, (name, answer.text)
+    finally:
+        code = server.stop()
+    return code
+
+
+def load_status(server: LocalTriton, model: str) -> tuple[str, int]:
+    """Ask an explicit-control server to load ``model``: (the model, the HTTP status)."""
+    url = f"{server.http_url}/v2/repository/models/{model}/load"
+    return model, requests.post(url, timeout=120).status_code

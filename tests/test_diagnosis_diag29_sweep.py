@@ -17,9 +17,18 @@ from pathlib import Path
 
 import pytest
 import requests
-from corpus import FIXTURES, build_repository, diagnose_file, run_until_exit
+from corpus import FIXTURES, build_repository, diagnose_file
 from diag29_faults import ENSEMBLES, FLAGS, MODELS, RATE_LIMITER_FLAGS, RUNTIME
-from runtime_faults import INPUT, OK, FaultServer, capture_all, quotes_its_line, same_both_ways
+from runtime_faults import (
+    INPUT,
+    OK,
+    FaultServer,
+    capture_all,
+    load_status,
+    quotes_its_line,
+    run_or_serve,
+    same_both_ways,
+)
 from test_diagnosis_schema_faults import first_findings
 
 from triton_sre import conventions as c
@@ -50,8 +59,7 @@ def capture_models(name: str, workdir: Path, log_path: Path) -> dict[str, int]:
     try:
 
         def load(model: str) -> tuple[str, int]:
-            url = f"{server.http_url}/v2/repository/models/{model}/load"
-            return model, requests.post(url, timeout=120).status_code
+            return load_status(server, model)
 
         def infer(model: str) -> tuple[str, int]:
             url = f"{server.http_url}/v2/models/{model}/infer"
@@ -95,15 +103,7 @@ def capture_flag(name: str, workdir: Path, log_path: Path) -> int | None:
         extra_args=flags,
         startup_timeout=40,
     )
-    if runbook is not None:
-        return run_until_exit(server, 40)
-    try:
-        server.start()
-        answer = requests.post(f"{server.http_url}/v2/models/ok_model/infer", json=INPUT, timeout=30)
-        assert answer.status_code == requests.codes.ok, (name, answer.text)
-    finally:
-        code = server.stop()
-    return code
+    return run_or_serve(server, runbook is not None, name)
 
 
 def check_flag(name: str, path: Path) -> None:

@@ -15,9 +15,16 @@ import time
 from pathlib import Path
 
 import pytest
-import requests
-from corpus import FIXTURES, build_repository, diagnose_file, run_until_exit
-from runtime_faults import INPUT, OK, STARTUP, FaultServer, capture_all, quotes_its_line, same_both_ways
+from corpus import FIXTURES, build_repository, diagnose_file
+from runtime_faults import (
+    OK,
+    STARTUP,
+    FaultServer,
+    capture_all,
+    quotes_its_line,
+    run_or_serve,
+    same_both_ways,
+)
 from test_diagnosis_schema_faults import first_findings
 
 from triton_sre import conventions as c
@@ -35,15 +42,7 @@ def capture_startup(name: str, workdir: Path, log_path: Path) -> int | None:
         startup_timeout=40,
         **kwargs,  # type: ignore[arg-type]
     )
-    if runbook is not None:
-        return run_until_exit(server, 40)
-    try:
-        server.start()
-        answer = requests.post(f"{server.http_url}/v2/models/ok_model/infer", json=INPUT, timeout=30)
-        assert answer.status_code == requests.codes.ok, (name, answer.text)
-    finally:
-        code = server.stop()
-    return code
+    return run_or_serve(server, runbook is not None, name)
 
 
 def check_startup(name: str, path: Path) -> None:
