@@ -25,7 +25,10 @@ FLOORS = {
     # qa_server_logs: 32 / 24 before server-option-invalid; 29 / 21 against the first labels once it existed
     # (it answered 16 texts labelled unknown-load-failure when no page covered a start-up setting); 45 / 37
     # after a second blind labeller relabelled the 23 texts it put on the new page (README: "Relabelled").
-    ("qa_server_logs", "wrapped"): 48,  # 45 / 37 before the checksum agent's refusal and NameError's text
+    # 45 / 37 before the checksum agent's refusal and NameError's text (48); 45 since the rate limiter's
+    # "Resource count for" has an entry (diag29): cases 43-45 go to instance-group-invalid, the second blind
+    # labeller's page, against the first label unknown-load-failure (README: "Relabelled for the new page")
+    ("qa_server_logs", "wrapped"): 45,
     ("qa_server_logs", "raw"): 40,
     ("qa_backend_logs", "wrapped"): 21,  # 20 / 15 until vLLM's health answer was a consequence
     ("qa_backend_logs", "raw"): 16,  # 14 until a request for an unknown model became a failure
