@@ -17,15 +17,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.bot import promfacts
 from triton_sre.bot.config import BotSettings
+from triton_sre.bot.diagnosed import diagnosed
 from triton_sre.bot.enrich import (
-    MODEL_ALERTS,
-    SERVER_ALERTS,
     SLO_ALERTS,
     Facts,
     Links,
@@ -59,20 +57,14 @@ from triton_sre.bot.silence_watch import SilenceWatch
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
 from triton_sre.bot.urls import generator_expr
 from triton_sre.bot.versions import fired_at, version_facts
-from triton_sre.diagnosis.api import DiagnosisError, diagnose_live, diagnose_log
-from triton_sre.diagnosis.engine import Finding, Report
-from triton_sre.inputs import not_regular
 from triton_sre.namespacing import in_cluster, label_pairs, shared_names
 from triton_sre.prom import PromError, Prometheus
-from triton_sre.redact import redact
 from triton_sre.rollout.live import partial_texts
 
 log = logging.getLogger(__name__)
 
 IDLE_WAIT_SECONDS = 5.0
 PRUNE_AFTER_SECONDS = 7 * 86400
-TRITON_TIMEOUT_SECONDS = 5.0
-MAX_TRITONS_PER_GROUP = 5
 FACTS_PROMETHEUS_BUDGET_S = 10.0  # every Prometheus query of one notification's facts together
 TEXT_ONLY_ERRORS = ("invalid_blocks", "invalid_blocks_format", "msg_too_long")
 # How soon after the message showed an alert resolved a firing notification of the same episode is a
@@ -403,56 +395,13 @@ class Worker:
         return self._cluster_prometheus.setdefault(url, Prometheus(url))
 
     def _facts(self, group: AlertGroup, prom: Prometheus | None) -> Facts:
-        report: Report | None = None
-        source = error = ""
-        # the shown alerts' Tritons first (repeats are harmless: the URLs are taken once each)
-        unavailable = [a for a in (*shown_alerts(group), *group.alerts) if a.name in MODEL_ALERTS]
-        if unavailable:
-            # Every Triton the group's alerts come from (a fleet maps instance/job labels to URLs).
-            urls = list(
-                dict.fromkeys(u for a in unavailable if (u := self.settings.triton_url_for(a.labels)))
-            )
-            findings: list[Finding] = []
-            reached: list[str] = []
-            errors: list[str] = []
-            for triton_url in urls[:MAX_TRITONS_PER_GROUP]:
-                try:
-                    live = diagnose_live(triton_url, self.titles, self.remediations, TRITON_TIMEOUT_SECONDS)
-                    findings += live.report.findings
-                    reached.append(redact(triton_url, queries=False))
-                except DiagnosisError as exc:
-                    errors.append(str(exc))
-                    log.warning("group %s: live diagnosis failed: %s", group.group_key, errors[-1])
-            # a config Triton refused leaves the model in the index by name alone: nothing live says why
-            models = {a.labels.get(c.LABEL_MODEL) for a in unavailable}
-            if reached and any(f.model in models for f in findings):
-                report, source = Report(tuple(findings), ()), "live " + ", ".join(reached)
-            error = "; ".join(errors)
-        if (
-            report is None
-            and self.settings.log_file
-            and (unavailable or any(a.name in SERVER_ALERTS for a in group.alerts))
-        ):
-            # A model the live server cannot explain, or a server that is gone (no live answer at all):
-            # its log says why (a crash, a port taken, a refused option).
-            try:
-                # checked first: opening a FIFO waits for a writer, and this thread delivers
-                # every notification (a log replaced by a pipe after start held them all)
-                if kind := not_regular(self.settings.log_file):
-                    raise DiagnosisError(f"{self.settings.log_file}: {kind}")
-                report, source = (
-                    diagnose_log(self.settings.log_file, self.titles, self.remediations),
-                    f"log {Path(self.settings.log_file).name}",
-                )
-            except DiagnosisError as exc:
-                error = str(exc)
-                log.warning("group %s: log diagnosis failed: %s", group.group_key, error)
+        diagnosis = diagnosed(group, self.settings, self.titles, self.remediations)
         shared = shared_names(label_pairs(a.labels for a in group.alerts))
         found = Facts(
-            report=report,
+            report=diagnosis.report,
             shared_models=frozenset(shared),
-            diagnosis_source=source,
-            diagnosis_error=error,
+            diagnosis_source=diagnosis.source,
+            diagnosis_error=diagnosis.error,
             titles=self.titles,
             remediations=self.remediations,
         )
