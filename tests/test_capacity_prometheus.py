@@ -187,7 +187,8 @@ def test_capacity_figures_through_prometheus(prom: dict[str, Any]) -> None:
 
 
 def test_report_capacity_section_from_prometheus(prom: dict[str, Any], tmp_path: Path) -> None:
-    from triton_sre.report.command import build_report, write_report
+    from triton_sre.report.command import build_report
+    from triton_sre.report.outputs import write_report
 
     end = time.time()
     report = build_report(prom["prom"].url, end - 60, end, 1.0, probe_budget_s=120.0)

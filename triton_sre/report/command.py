@@ -21,7 +21,7 @@ from triton_sre.durations import seconds_arg
 from triton_sre.redact import bounded
 from triton_sre.rfc3339 import LeapSecondError, parse_rfc3339, utc_text
 
-__all__ = ["FORMATS", "add_report_parser", "build_report", "parse_time", "run_report", "write_report"]
+__all__ = ["FORMATS", "add_report_parser", "build_report", "parse_time", "run_report"]
 
 FORMATS = ("md", "html", "csv")
 DEFAULT_OUT = "triton-sre-report"
@@ -372,40 +372,6 @@ def _build(
     return CostReport(start, end, step, client.source_url, *parts)
 
 
-def write_report(report: Any, out: Path, formats: tuple[str, ...]) -> list[Path]:
-    """The report's files in `out`, published all at once (report/publish.py)."""
-    from triton_sre.report.publish import publish
-    from triton_sre.report.render import (
-        llm_csv,
-        recommendations_csv,
-        slos_csv,
-        to_csv,
-        to_html,
-        to_markdown,
-        unserved_csv,
-    )
-    from triton_sre.report.sections import notes_json
-
-    files: dict[str, str | bytes] = {}
-    if "md" in formats:
-        charts = {name: f"charts/{name}.png" for name in report.charts}
-        files.update({charts[name]: png for name, png in report.charts.items()})
-        files["report.md"] = to_markdown(report, charts)
-    if "html" in formats:
-        files["report.html"] = to_html(report)
-    if "csv" in formats:
-        files["models.csv"] = to_csv(report)
-        files["recommendations.csv"] = recommendations_csv(report)
-        files["partial_data.json"] = notes_json(report.partial, report.infos)  # always: none is said
-        if report.slos is not None:
-            files["slos.csv"] = slos_csv(report)
-        if not report.llm.empty:
-            files["llm_models.csv"] = llm_csv(report)
-        if not report.unserved.empty:
-            files["unserved_models.csv"] = unserved_csv(report)
-    return publish(out, files)
-
-
 def _now(prometheus_url: str, timeout: float) -> tuple[float, str]:
     """Now by Prometheus' clock (`time()` there) and where it was read: a range ending at this machine's
     clock, minutes ahead, ended past the data (the missing minutes divided every rate: 10 minutes ahead
@@ -421,6 +387,7 @@ def _now(prometheus_url: str, timeout: float) -> tuple[float, str]:
 
 def run_report(args: argparse.Namespace) -> int:
     from triton_sre.durations import parse_duration
+    from triton_sre.report.outputs import write_report
     from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY, PromError, smallest_step
     from triton_sre.slo import SpecError
 
