@@ -30,7 +30,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.generate.rulefile import GENERATED_HEADER, render_yaml
-from triton_sre.promql import Matcher, by, num, on, selector
+from triton_sre.promql import Matcher, by, label_sets, num, on, selector
 from triton_sre.rollout.model import (
     FIGURES,
     GUARDED,
@@ -89,18 +89,20 @@ def _batching_load(
     floor = num(rs.min_request_rate)
     busy = f"{on(())} ({k[TRAFFIC]} >= {floor}) and {on(())} ({b[TRAFFIC]} >= {floor})"
     even = comparable_load(k[TRAFFIC], on(()), b[TRAFFIC], rs.margins[c.ROLLOUT_FIG_BATCHING_RATIO])
-    return busy, f"{even}\nunless {on(())} ({_no_batcher(base, cand, spec.exporter_job)})"
+    return busy, f"{even}\nunless {on(())} ({_no_batcher(base, cand, spec)})"
 
 
-def _no_batcher(base: Side, cand: Side, exporter_job: str) -> str:
+def _no_batcher(base: Side, cand: Side, spec: Spec) -> str:
     """Something when the exporter says no dynamic batcher runs in any model the sides serve
     (triton_sre_model_dynamic_batching 0): the ratio is then the clients' batch size, which no version
-    changes, and is not judged (`rollout check` and the guard alike). Nothing without the exporter."""
-    model = (c.LABEL_MODEL,)
+    changes, and is not judged (`rollout check` and the guard alike). Nothing without the exporter.
+    With the spec's cluster_label a model is its name in its cluster, as the rules match it: on a global
+    store a same-named model of another cluster does not decide (tidy31)."""
+    model = label_sets(spec.cluster_label).per_model
     served = " or ".join(
         f"group {by(model)} ({selector(c.NV_REQUEST_SUCCESS, side.matchers)})" for side in (base, cand)
     )
-    said = selector(c.M_MODEL_DYNAMIC_BATCHING, [(c.LABEL_JOB, "=", exporter_job)])
+    said = selector(c.M_MODEL_DYNAMIC_BATCHING, [(c.LABEL_JOB, "=", spec.exporter_job)])
     return f"max ({said} and {on(model)} ({served})) == 0"
 
 
