@@ -233,11 +233,23 @@ def _narrow(sides: tuple[Side, Side], cluster: Cluster) -> tuple[Side, Side]:
     return in_cluster(sides, *cluster) if cluster else sides
 
 
+INSTANT_QUERIES_PER_VERDICT = 10
+"""`verdict_now`'s instant queries beside its range reads: Prometheus' clock and the samples' spacing
+(the step), then one a side for counter resets, replaced pods, the exporter's dynamic batcher and its
+ensemble marks (one more, the configuration read, when the sides have no samples to space)."""
+
+
+def queries_per_verdict(latency: tuple[str, ...]) -> tuple[int, int]:
+    """(range, instant) queries of one `verdict_now`: each figure read on each side (18 with the shipped
+    latency sources), and INSTANT_QUERIES_PER_VERDICT."""
+    return len(reads(latency)), INSTANT_QUERIES_PER_VERDICT
+
+
 MAX_VERSIONS_JUDGED = 5
 MAX_SHOWN_UNJUDGED = 10  # versions named in the line about those not judged
-"""Candidate versions the slash command judges, the busiest first: 17 range queries each within the
-bot's 2 s for the whole answer (about 45 ms a version on a local Prometheus); a model serving hundreds
-of versions was no answer at all (`did not answer within 2s`), after spending the budget."""
+"""Candidate versions the slash command judges, the busiest first: `queries_per_verdict` each (18 range
+and 10 instant queries with the shipped spec) within the bot's 2 s for the whole answer; a model serving
+hundreds of versions was no answer at all (`did not answer within 2s`), after spending the budget."""
 
 
 def model_verdicts(
@@ -440,6 +452,7 @@ def _answer(prom: Prometheus, model: str, spec: Spec, window_s: float, cluster: 
 
 
 __all__ = [
+    "INSTANT_QUERIES_PER_VERDICT",
     "MAX_POINTS_PER_READ",
     "MAX_VERSIONS_JUDGED",
     "PARTIAL_SHOWN",
@@ -453,6 +466,7 @@ __all__ = [
     "pair_verdicts",
     "partial_line",
     "partial_texts",
+    "queries_per_verdict",
     "replaced_pods",
     "restarts",
     "sample_spacing",
