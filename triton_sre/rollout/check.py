@@ -280,7 +280,7 @@ def run_check(args: argparse.Namespace) -> int:
     batcher = None
     if not not_read:
         try:
-            batcher = dynamic_batcher(prom, sides)
+            batcher = dynamic_batcher(prom, sides, spec.cluster_label or c.LABEL_CLUSTER)
         except PromError as exc:  # the figures are read: the verdict stands, as if no exporter said
             print(f"triton-sre rollout check: dynamic batching not read: {exc}", file=sys.stderr)
     verdict = judge(*sides, samples, rs, batcher)

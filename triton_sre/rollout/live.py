@@ -178,12 +178,16 @@ def ensembles(prom: Prometheus, sides: tuple[Side, Side]) -> tuple[list[str], li
     return base, cand
 
 
-def dynamic_batcher(prom: Prometheus, sides: tuple[Side, Side]) -> bool | None:
+def dynamic_batcher(
+    prom: Prometheus, sides: tuple[Side, Side], cluster_label: str = c.LABEL_CLUSTER
+) -> bool | None:
     """Whether the models the sides served run a dynamic batcher, as the exporter's
     triton_sre_model_dynamic_batching says (from the model config): True when it says so of one of
     them, False when it says no of every one, None when it says nothing of one (no exporter scraped).
-    One instant query a side: a model served without the gauge reads -1."""
-    model = (c.LABEL_MODEL,)
+    One instant query a side: a model served without the gauge reads -1. A model is its name in its
+    cluster (`cluster_label`, as the rules match it): on a global store a same-named model of another
+    cluster does not decide; a store without the label groups by name alone."""
+    model = (c.LABEL_MODEL, cluster_label)
     said = f"max {by(model)} ({c.M_MODEL_DYNAMIC_BATCHING})"
     values = []
     for side in sides:
@@ -201,10 +205,12 @@ def verdict_now(
     latency: tuple[str, ...],
     job: str,
     window_s: float,
+    cluster_label: str = c.LABEL_CLUSTER,
 ) -> Verdict:
     samples = collect(prom, sides, window_s, default_step(prom, job, window_s, sides[0].matchers), latency)
     counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
-    verdict = with_restarts(judge(*sides, samples, rs, dynamic_batcher(prom, sides)), *counts)
+    batcher = dynamic_batcher(prom, sides, cluster_label)
+    verdict = with_restarts(judge(*sides, samples, rs, batcher), *counts)
     return with_ensembles(verdict, ensembles(prom, sides))
 
 
@@ -262,6 +268,7 @@ def model_verdicts(
     cluster: Cluster = None,
     unjudged: list[str] | None = None,
     ran_out: list[str] | None = None,
+    cluster_label: str = c.LABEL_CLUSTER,
 ) -> list[Verdict]:
     """The MAX_VERSIONS_JUDGED busiest other served versions of `model` against its busiest version
     (the guard's baseline); the versions left, least busy last, are added to `unjudged` when given,
@@ -281,13 +288,13 @@ def model_verdicts(
         (f"v{v}", _narrow(version_sides(job, model, versions[0], v), cluster))
         for v in versions[1 : 1 + MAX_VERSIONS_JUDGED]
     ]
-    return judged_until_budget(prom, sides, (rs, latency, job, window_s), ran_out)
+    return judged_until_budget(prom, sides, (rs, latency, job, window_s, cluster_label), ran_out)
 
 
 def judged_until_budget(
     prom: Prometheus,
     sides: Sequence[tuple[str, tuple[Side, Side]]],
-    how: tuple[RolloutSpec, tuple[str, ...], str, float],
+    how: tuple[RolloutSpec, tuple[str, ...], str, float, str],
     ran_out: list[str] | None,
 ) -> list[Verdict]:
     """`verdict_now` of each (name, sides) in turn. With `ran_out` given, the client's budget running
@@ -314,6 +321,7 @@ def pair_verdicts(
     window_s: float,
     cluster: Cluster = None,
     ran_out: list[str] | None = None,
+    cluster_label: str = c.LABEL_CLUSTER,
 ) -> list[Verdict]:
     """Each declared blue/green pair that `name` names (the pair, its baseline or its candidate)."""
     sides = [
@@ -321,7 +329,7 @@ def pair_verdicts(
         for p in rs.pairs
         if name in (p.name, p.baseline, p.candidate)
     ]
-    return judged_until_budget(prom, sides, (rs, latency, job, window_s), ran_out)
+    return judged_until_budget(prom, sides, (rs, latency, job, window_s, cluster_label), ran_out)
 
 
 def serving_clusters(prom: Prometheus, model: str, spec: Spec, window_s: float) -> list[str]:
@@ -358,11 +366,12 @@ def summary_lines(verdict: Verdict) -> list[str]:
 def alert_lines(prom: Prometheus, labels: Mapping[str, str], spec: Spec) -> list[str]:
     """The bot's lines for a TritonRolloutRegression alert: the verdict now, then each figure."""
     rs = spec.rollout
-    sides = alert_sides(labels, spec.triton_job, spec.cluster_label or c.LABEL_CLUSTER)
+    label = spec.cluster_label or c.LABEL_CLUSTER
+    sides = alert_sides(labels, spec.triton_job, label)
     if sides is None:
         return []
     window_s = parse_duration(rs.window, "rollout.window")
-    verdict = verdict_now(prom, sides, rs, spec.latency_metrics, spec.triton_job, window_s)
+    verdict = verdict_now(prom, sides, rs, spec.latency_metrics, spec.triton_job, window_s, label)
     head = f"{verdict.candidate.label} vs {verdict.baseline.label}: {verdict.verdict} ({verdict.reason})"
     return [head, *summary_lines(verdict)]
 
@@ -418,11 +427,12 @@ def _version_of(side: Side) -> str:
 def _answer(prom: Prometheus, model: str, spec: Spec, window_s: float, cluster: Cluster) -> list[str]:
     rs = spec.rollout
     args = (prom, model, rs, spec.latency_metrics, spec.triton_job, window_s, cluster)
+    label = spec.cluster_label or c.LABEL_CLUSTER
     unjudged: list[str] = []
     ran_out: list[str] = []
     verdicts = [
-        *model_verdicts(*args, unjudged=unjudged, ran_out=ran_out),
-        *pair_verdicts(*args, ran_out=ran_out),
+        *model_verdicts(*args, unjudged=unjudged, ran_out=ran_out, cluster_label=label),
+        *pair_verdicts(*args, ran_out=ran_out, cluster_label=label),
     ]
     if not verdicts and not ran_out:
         where = f" in {cluster[0]} {cluster[1]}" if cluster else ""
