@@ -13,40 +13,37 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import flagger_go
 import pytest
-from k8s_schemas import problems
-from live_prometheus import Prom, serve_text, start_prometheus, stop_prometheus, wait_ready
-from test_rollout_k8s_split import FAILED, HALTED, SUCCESSFUL, _argo_phase
+from live_prometheus import Prom
+from test_rollout_k8s_split import (
+    BATCHING,
+    FAILED,
+    HALTED,
+    NAMESPACE,
+    SUCCESSFUL,
+    _argo_phase,
+    _argo_query,
+    _flagger_query,
+    counter_lines,
+    scraped_store,
+)
+from test_rollout_k8s_split import spec as shipped_spec
 
 from triton_sre import conventions as c
 from triton_sre import promql as pq
-from triton_sre.data import shipped
 from triton_sre.rollout.figures import FIGURES
-from triton_sre.rollout.k8s import (
-    ARG_CLUSTER,
-    JUDGED,
-    NOT_JUDGED,
-    NOT_JUDGED_FLAG,
-    TEMPLATE_NAME,
-    analysis_template,
-    metric_templates,
-    threshold,
-)
-from triton_sre.slo import Spec, parse_spec
-from triton_sre.stack.processes import free_port
+from triton_sre.rollout.k8s import ARG_CLUSTER, JUDGED, NOT_JUDGED, NOT_JUDGED_FLAG, threshold
+from triton_sre.slo import Spec
 
-NAMESPACE, MODEL, INTERVAL_S = "ml", "ranker", 20
+MODEL = "ranker"
 EAST, WEST = "east", "west"
 BATCHER = {EAST: 1, WEST: 0}  # the exporter's triton_sre_model_dynamic_batching of MODEL per cluster
 # (requests/s, inferences per execution) of the primary / version 1, of the canary / version 2
 SIDES = ((50.0, 2.0), (48.0, 1.0))
-BATCHING = c.ROLLOUT_FIG_BATCHING_RATIO
 
 
 def spec() -> Spec:
-    shipped_spec = parse_spec(shipped("slos.yaml").read_text())
-    return dataclasses.replace(shipped_spec, cluster_label=c.LABEL_CLUSTER)
+    return dataclasses.replace(shipped_spec(), cluster_label=c.LABEL_CLUSTER)
 
 
 def _exposition(started: float) -> str:
@@ -56,17 +53,9 @@ def _exposition(started: float) -> str:
         pods = (f"{MODEL}-primary-7d9f", f"{MODEL}-5c8b")
         for version, pod, (rps, batching) in zip(("1", "2"), pods, SIDES, strict=True):
             labels = [(c.LABEL_MODEL, MODEL), (c.LABEL_VERSION, version), (c.LABEL_NAMESPACE, NAMESPACE)]
-            labels += [("pod", pod), (c.LABEL_CLUSTER, cluster)]
-            counters = {
-                c.NV_REQUEST_SUCCESS: rps,
-                c.NV_REQUEST_FAILURE: 0.0,
-                c.NV_INFERENCE_COUNT: rps,
-                c.NV_EXEC_COUNT: rps / batching,
-            }
-            lines += [
-                f"{pq.selector(name, pq.equal(labels))} {per_s * elapsed:.3f}"
-                for name, per_s in counters.items()
-            ]
+            lines += counter_lines(
+                [*labels, ("pod", pod), (c.LABEL_CLUSTER, cluster)], rps, batching, elapsed
+            )
         said = pq.equal([(c.LABEL_MODEL, MODEL), (c.LABEL_CLUSTER, cluster)])
         lines.append(f"{pq.selector(c.M_MODEL_DYNAMIC_BATCHING, said)} {batcher}")
     return "\n".join(lines) + "\n"
@@ -74,60 +63,18 @@ def _exposition(started: float) -> str:
 
 @pytest.fixture(scope="module")
 def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
-    work = tmp_path_factory.mktemp("rollout-clusters")
+    """A global store's series: each carries its cluster label (written in the page here)."""
     started = time.time()
-    server = serve_text(lambda: _exposition(started))
-    config = {
-        "global": {"scrape_interval": "1s", "scrape_timeout": "900ms"},
-        "scrape_configs": [  # a global store's series: each carries its cluster label (in the page here)
-            {"job_name": job, "static_configs": [{"targets": [f"127.0.0.1:{server.server_address[1]}"]}]}
-            for job in (c.DEFAULT_TRITON_JOB, spec().exporter_job)
-        ],
-    }
-    port = free_port()
-    proc, log = start_prometheus(work, config, port)
-    try:
-        store = wait_ready(proc, work, port)
-        full = f"count_over_time(up{{job={pq.q(c.DEFAULT_TRITON_JOB)}}}[{INTERVAL_S}s]) >= {INTERVAL_S - 2}"
-        deadline = time.monotonic() + INTERVAL_S + 30
-        while not store.query(full):
-            assert time.monotonic() < deadline, (work / "prometheus.log").read_text()
-            time.sleep(1)
+    with scraped_store(tmp_path_factory.mktemp("rollout-clusters"), lambda: _exposition(started)) as store:
         yield store
-    finally:
-        stop_prometheus(proc, log)
-        server.shutdown()
-        server.server_close()
-
-
-def _answer(prom: Prom, query: str, at: float) -> list[float]:
-    return [float(row["value"][1]) for row in prom.query(query, at)]
 
 
 def _argo(prom: Prom, cluster: str, at: float, name: str) -> tuple[dict[str, Any], list[float]]:
-    template = analysis_template(spec())
-    assert problems(template) == []
-    (metric,) = [m for m in template["spec"]["metrics"] if m["name"] == name]
-    args = {"model": MODEL, "baseline-version": "1", "candidate-version": "2", ARG_CLUSTER: cluster}
-    query = metric["provider"]["prometheus"]["query"]
-    for arg, value in args.items():  # Argo substitutes {{args.NAME}} as plain text
-        query = query.replace(f"{{{{args.{arg}}}}}", value)
-    assert "{{" not in query, query
-    return metric, _answer(prom, query, at)
+    return _argo_query(prom, MODEL, at, name, spec(), {ARG_CLUSTER: cluster})
 
 
 def _flagger(prom: Prom, cluster: str, at: float, name: str) -> list[float]:
-    (template,) = [t for t in metric_templates(spec()) if t["metadata"]["name"] == f"{TEMPLATE_NAME}-{name}"]
-    assert problems(template) == []
-    ((query, error),) = flagger_go.render(
-        [template["spec"]["query"]],
-        {ARG_CLUSTER: cluster},
-        namespace=NAMESPACE,
-        target=MODEL,
-        interval=f"{INTERVAL_S}s",
-    )
-    assert not error, error
-    return _answer(prom, query, at)
+    return _flagger_query(prom, MODEL, at, name, spec(), {ARG_CLUSTER: cluster})
 
 
 def verdicts(prom: Prom, cluster: str, at: float) -> dict[str, tuple[str, list[float]]]:

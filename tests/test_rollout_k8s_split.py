@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import flagger_go
@@ -55,23 +57,8 @@ def _exposition(started: float) -> str:
         for version, pod, (rps, batching) in zip(
             ("1", "2"), (f"{model}-primary-7d9f", f"{model}-5c8b"), sides, strict=True
         ):
-            labels = pq.equal(
-                [
-                    (c.LABEL_MODEL, model),
-                    (c.LABEL_VERSION, version),
-                    (c.LABEL_NAMESPACE, NAMESPACE),
-                    ("pod", pod),
-                ]
-            )
-            counters = {
-                c.NV_REQUEST_SUCCESS: rps,
-                c.NV_REQUEST_FAILURE: 0.0,
-                c.NV_INFERENCE_COUNT: rps,
-                c.NV_EXEC_COUNT: rps / batching,
-            }
-            lines += [
-                f"{pq.selector(name, labels)} {per_s * elapsed:.3f}" for name, per_s in counters.items()
-            ]
+            labels = [(c.LABEL_MODEL, model), (c.LABEL_VERSION, version), (c.LABEL_NAMESPACE, NAMESPACE)]
+            lines += counter_lines([*labels, ("pod", pod)], rps, batching, elapsed)
     lines += [
         f"{pq.selector(c.M_MODEL_DYNAMIC_BATCHING, pq.equal([(c.LABEL_MODEL, m)]))} {v}"
         for m, v in BATCHER.items()
@@ -79,11 +66,32 @@ def _exposition(started: float) -> str:
     return "\n".join(lines) + "\n"
 
 
+def counter_lines(labels: list[tuple[str, str]], rps: float, batching: float, elapsed: float) -> list[str]:
+    """One side's counters `elapsed` seconds after they started at `rps` requests a second, `batching`
+    inferences an execution, no failure."""
+    counters = {
+        c.NV_REQUEST_SUCCESS: rps,
+        c.NV_REQUEST_FAILURE: 0.0,
+        c.NV_INFERENCE_COUNT: rps,
+        c.NV_EXEC_COUNT: rps / batching,
+    }
+    return [
+        f"{pq.selector(name, pq.equal(labels))} {per_s * elapsed:.3f}" for name, per_s in counters.items()
+    ]
+
+
 @pytest.fixture(scope="module")
 def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
-    work = tmp_path_factory.mktemp("rollout-split")
     started = time.time()
-    server = serve_text(lambda: _exposition(started))
+    with scraped_store(tmp_path_factory.mktemp("rollout-split"), lambda: _exposition(started)) as store:
+        yield store
+
+
+@contextmanager
+def scraped_store(work: Path, exposition: Callable[[], str]) -> Iterator[Prom]:
+    """A real Prometheus scraping `exposition` every second as Triton's job and the exporter's, ready
+    once Triton's job has INTERVAL_S seconds of samples; stopped on exit."""
+    server = serve_text(exposition)
     config = {
         "global": {"scrape_interval": "1s", "scrape_timeout": "900ms"},
         "scrape_configs": [  # the exporter's gauge read from the same page (the queries select each job)
@@ -139,11 +147,20 @@ def _batching(prom: Prom, model: str, version: str, at: float) -> float:
     return value
 
 
-def _argo_query(prom: Prom, model: str, at: float, name: str) -> tuple[dict[str, Any], list[float]]:
-    template = analysis_template(spec())
+def _argo_query(
+    prom: Prom,
+    model: str,
+    at: float,
+    name: str,
+    of: Spec | None = None,
+    more: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Any], list[float]]:
+    """Argo's measurement of metric `name` of the AnalysisTemplate of `of` (default the shipped spec),
+    versions 1 and 2 of `model`, with the args `more` too."""
+    template = analysis_template(of or spec())
     assert problems(template) == []
     (metric,) = [m for m in template["spec"]["metrics"] if m["name"] == name]
-    args = {"model": model, "baseline-version": "1", "candidate-version": "2"}
+    args = {"model": model, "baseline-version": "1", "candidate-version": "2", **(more or {})}
     query = metric["provider"]["prometheus"]["query"]
     for name, value in args.items():  # Argo substitutes {{args.NAME}} as plain text
         query = query.replace(f"{{{{args.{name}}}}}", value)
@@ -156,11 +173,21 @@ def argo(prom: Prom, model: str, at: float) -> tuple[str, list[float]]:
     return _argo_phase(metric, result), result
 
 
-def _flagger_query(prom: Prom, model: str, at: float, name: str) -> list[float]:
-    (template,) = [t for t in metric_templates(spec()) if t["metadata"]["name"] == f"{TEMPLATE_NAME}-{name}"]
+def _flagger_query(
+    prom: Prom,
+    model: str,
+    at: float,
+    name: str,
+    of: Spec | None = None,
+    variables: dict[str, str] | None = None,
+) -> list[float]:
+    """Flagger's value of MetricTemplate `name` of `of` (default the shipped spec) for a Canary of
+    `model` with `templateVariables` `variables` (None: none given)."""
+    templates = metric_templates(of or spec())
+    (template,) = [t for t in templates if t["metadata"]["name"] == f"{TEMPLATE_NAME}-{name}"]
     assert problems(template) == []
     ((query, error),) = flagger_go.render(
-        [template["spec"]["query"]], None, namespace=NAMESPACE, target=model, interval=f"{INTERVAL_S}s"
+        [template["spec"]["query"]], variables, namespace=NAMESPACE, target=model, interval=f"{INTERVAL_S}s"
     )
     assert not error, error
     return _answer(prom, query, at)
