@@ -27,7 +27,7 @@ from typing import Final
 
 from triton_sre.diagnosis.logparse import SOURCE_TABLE, LogEvent
 
-__all__ = ["LoadProgress"]
+__all__ = ["STOP_MARK", "LoadProgress"]
 
 _START: Final = re.compile(r"loading: (?P<model>\S+):(?P<version>\d+)\s*$")
 _OUTCOME: Final = re.compile(
@@ -36,10 +36,12 @@ _OUTCOME: Final = re.compile(
 )
 # (the parser has already unquoted 24.06's JSON-escaped messages: these words start the message)
 _FIRST_WORDS: Final = ("loading: ", "successfully ", "failed to load '", "unloading: ")
+STOP_MARK: Final = "Waiting for in-flight requests"
+"""The first ``I`` line of a stop (the signal lines before it are unprefixed): the chunk scanner keeps it."""
 _STOP_WORDS: Final = (
     "Signal (15) received",
     "Signal (2) received",
-    "Waiting for in-flight requests",
+    STOP_MARK,
     "Timeout ",
     "All models are stopped",
 )

@@ -37,6 +37,7 @@ from triton_sre.diagnosis import holes
 from triton_sre.diagnosis.lineshape import MAX_LINE_CHARS
 from triton_sre.diagnosis.logparse import CLOSING_FAILURE, PROGRESS_MARKS
 from triton_sre.diagnosis.pastes import LOOKALIKES
+from triton_sre.diagnosis.progress import STOP_MARK
 from triton_sre.diagnosis.scan_prefixes import levels, strip_prefixes
 
 __all__ = ["CHUNK_BYTES", "NEEDLES", "LogInputError", "scan_lines", "strip_prefixes"]
@@ -50,10 +51,12 @@ NEEDLES: tuple[bytes, ...] = (
     CLOSING_FAILURE.encode(),
     CLOSING_FAILURE.replace("'", "&").encode(),
     *(mark.encode() for mark in PROGRESS_MARKS),
+    STOP_MARK.encode(),
 )
 """Literals that make an ``I`` line worth parsing (the Python stub reports its failures at ``I``, and 2.51
 core's closing ``failed to load '<model>'``, also with its quote as a web page's source holds it, ``&#39;``;
-`PROGRESS_MARKS` show start-up went on past a warning the engine weighs)."""
+`PROGRESS_MARKS` show start-up went on past a warning the engine weighs; `progress.STOP_MARK` is where
+the server began to stop, which makes a later crash a warning)."""
 
 
 def _by_lead_byte(chars: Iterable[str]) -> tuple[tuple[bytes, re.Pattern[bytes]], ...]:
