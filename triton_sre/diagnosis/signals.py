@@ -100,19 +100,20 @@ CRASH_SIGNAL: Final = re.compile(r"(?m:(?<![^\s\]])Signal \((4|6|7|8|11)\) recei
 SIGSEGV/SIGABRT/SIGBUS/SIGILL/SIGFPE (2 and 15, the exit handler's signals, are a normal stop). Printed
 unprefixed, so a paste may fold it under the ``I`` line before it (`crash_signal_piece`)."""
 
-_HANDLER_LINE = re.compile(rf"^\s*{CRASH_SIGNAL.pattern}")
-
 
 def crash_report_start(message: str) -> int | None:
     """The index, among ``message``'s lines after its first, of Triton's crash report folded under a leveled
     line (None when there is none). The ErrorSignalHandler writes ``Signal (N) received.`` and the stack
     unprefixed on a line of their own, from whichever thread faulted: no logger's message goes on into them.
     A Python stub's error whose request then crashed the server (2.51, a model_warmup sample whose execute
-    raises) reads as two events, the model's error and the crash, and the error names the cause."""
-    if "Signal (" not in message:  # (every error event passes here: most are one line with no crash)
-        return None
+    raises) reads as two events, the model's error and the crash, and the error names the cause. glibc's
+    heap and stack aborts (``double free or corruption (out)``, written to the terminal by malloc's and
+    fortify's checks) are no logger's either: 2.51 printed one under ``error: creating server: ...`` after a
+    failed start-up, and that crash is a finding of its own, not more of the load failure's message."""
+    if "\n" not in message or not any(word in message for word in _REPORT_WORDS):
+        return None  # (every error event passes here: most are one line with no crash)
     lines = message.split("\n")
-    return next((k for k in range(1, len(lines)) if _HANDLER_LINE.match(lines[k])), None)
+    return next((k for k in range(1, len(lines)) if _REPORT_LINE.match(lines[k])), None)
 
 
 _FATAL_NAME = r"(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
@@ -173,6 +174,11 @@ HEAP_CORRUPTION_ABORT: Final = (
 )
 STACK_CHECK_ABORT: Final = r"\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*"
 PYTHON_FATAL: Final = r"(?<![^\s\]])Fatal Python error: "
+# A crash report's first line on a line of its own (`crash_report_start`): Triton's handler, glibc's aborts.
+_REPORT_WORDS: Final = ("Signal (", "free", "corrupt", "detected ***")
+_REPORT_LINE = re.compile(
+    rf"\s*(?:{CRASH_SIGNAL.pattern}|(?:{HEAP_CHECK_ABORT})|(?:{HEAP_CORRUPTION_ABORT})|{STACK_CHECK_ABORT})"
+)
 
 # Lines that say the server itself did not come up, lost its GPUs, or runs without a model a client
 # asked for: whatever else the log holds, a log with one of these is a failed log and gets at least one
