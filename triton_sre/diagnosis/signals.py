@@ -32,6 +32,7 @@ __all__ = [
     "SERVER_FAILURE",
     "STACK_CHECK_ABORT",
     "STUB_DIED",
+    "STUB_REQUEST_FAILED",
     "SUMMARY",
     "UNCAUGHT_EXCEPTION",
     "backend_failure_piece",
