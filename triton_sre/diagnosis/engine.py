@@ -433,14 +433,14 @@ class Diagnoser(VerdictReader):
         unmatched.sort(key=lambda u: (-u.count, u.example.line))
         found = builder.assemble()
         loading = self._progress.still_loading({f.model for f in found if f.model})
-        crashed = any(f.runbook == c.RUNBOOK_SERVER_CRASHED for f in found)
-        if crashed and (open_loads := self._progress.still_loading()):
+        open_loads = self._progress.still_loading()  # every load the log leaves open, explained or not
+        if open_loads and any(f.runbook == c.RUNBOOK_SERVER_CRASHED for f in found):
             # The loads did not outlive the log: the process died while they ran, and their backends are the
             # first suspects of the crash; a model whose own error came first is named too (its load never
             # ended: the crash is what the loading was doing, not another failure).
             found = tuple(_crashed_while_loading(f, open_loads) for f in found)
             loading = ()
-        if found and (lock_abort := stub_lock_abort(found, self._progress.still_loading())) != found:
+        if found and (lock_abort := stub_lock_abort(found, open_loads)) != found:
             found, loading = lock_abort, ()
         if (stopping := self._progress.stopping_line) is not None:
             found = _crashes_while_stopping(found, stopping)
