@@ -103,7 +103,6 @@ LATENCY_PER_VERSION = "per version"
 its versions' rows only."""
 HISTOGRAM_BUCKETS = f"{c.NV_FIRST_RESPONSE_HISTOGRAM_MS}_bucket"
 _NO_CALLS = f"no {c.M_ENSEMBLE_STEP_CALLS}: an exporter before it"
-COMPUTE_FAMILIES = COMPUTE_COUNTERS
 
 
 @dataclass(frozen=True)
@@ -301,7 +300,7 @@ def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame
     out.loc[ensemble, ["batching_ratio", "dynamic_batching", "max_queue_delay_ms", "batch_fill"]] = np.nan
     request_us = table[c.NV_REQUEST_DURATION_US]
     out["queue_share"] = _div(table[c.NV_QUEUE_DURATION_US], request_us)
-    out["compute_share"] = _div(sum(table[f] for f in COMPUTE_FAMILIES), request_us)
+    out["compute_share"] = _div(sum(table[f] for f in COMPUTE_COUNTERS), request_us)
     # An ensemble's steps' queue is in none of its own stages: its split is its steps' (ensemble_steps.py),
     # from their counters weighted by requests, else the exporter's samples averaged over time
     per_version = {family: data.increase(family, True) for family in STEP_COUNTERS}
