@@ -32,7 +32,6 @@ __all__ = [
     "SERVER_FAILURE",
     "STACK_CHECK_ABORT",
     "STUB_DIED",
-    "STUB_REQUEST_FAILED",
     "SUMMARY",
     "UNCAUGHT_EXCEPTION",
     "backend_failure_piece",
