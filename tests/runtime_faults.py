@@ -240,11 +240,8 @@ RUNTIME: Models = {
     # The reload is refused and version 1 keeps serving: the finding is a warning on the config's page.
     "reloaded": (_py("reloaded", _model(ECHO)), c.RUNBOOK_CONFIG_PARSE_ERROR),
 }
-# Models that stay READY and serve: the error is not their requests' (a reload refused, finalize at unload, the
-# ensemble unloaded with its step), and their finding is a warning. exec_raises, exec_wrong_count and
-# exec_wrong_type are READY too but fail every request: an outage, critical like a model loaded by a load
-# request whose requests fail (diag30; diag28 had them warnings).
-SERVING = {"finalize_raises", "reloaded", "ens"}
+# Models whose error is a request's, not a load's: they stay READY and their finding is a warning.
+SERVING = {"exec_raises", "exec_wrong_count", "exec_wrong_type", "finalize_raises", "reloaded", "ens"}
 
 INPUT = {"inputs": [{"name": "INPUT", "shape": [4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}
 

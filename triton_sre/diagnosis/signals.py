@@ -91,11 +91,6 @@ ENTRYPOINT_DRIVER_BANNER: Final = (
 """The NGC container entrypoint's driver check (its ``ERROR:`` banner before the server starts): a host driver
 older than the image's CUDA, or one it cannot read."""
 
-STUB_REQUEST_FAILED: Final = r"Failed to process the request\(s\) for model '"
-"""The Python stub's error for a request its model failed (pb_stub.cc, ``Failed to process the request(s) for
-model '<instance>', message: ...``): a request error, logged once per failed request; Triton logs no
-successful request below verbose level."""
-
 STUB_DIED: Final = r"Stub process [^\n]{0,40}(?:unhealthy|not healthy|exited unexpectedly)"
 """The Python backend's verdict on a stub process that stopped answering (python_be.cc's health check: ``Stub
 process '<instance>' is not healthy.``): what killed it is not in the message."""
