@@ -293,7 +293,7 @@ def run_check(args: argparse.Namespace) -> int:
         except PromError as exc:  # read after the figures: the verdict stands without it
             print(f"triton-sre rollout check: restarts not read: {exc}", file=sys.stderr)
         try:
-            verdict = with_ensembles(verdict, ensembles(prom, sides))
+            verdict = with_ensembles(verdict, ensembles(prom, sides, spec.cluster_label or c.LABEL_CLUSTER))
         except PromError as exc:
             print(f"triton-sre rollout check: ensembles not read: {exc}", file=sys.stderr)
     if not_read:

@@ -167,14 +167,18 @@ def replaced_pods(prom: Prometheus, sides: tuple[Side, Side], window_s: float) -
     return (counts[0], counts[1])
 
 
-def ensembles(prom: Prometheus, sides: tuple[Side, Side]) -> tuple[list[str], list[str]]:
+def ensembles(
+    prom: Prometheus, sides: tuple[Side, Side], cluster_label: str = c.LABEL_CLUSTER
+) -> tuple[list[str], list[str]]:
     """The models of each side that the exporter's triton_sre_model_ensemble marks as ensembles
-    (none without an exporter scraped): one instant query a side."""
-    model = (c.LABEL_MODEL,)
+    (none without an exporter scraped): one instant query a side. A model is its name in its cluster
+    (`cluster_label`), as `dynamic_batcher` reads it: on a global store a same-named ensemble of another
+    cluster does not make a side's model one (tidy32)."""
+    model = (c.LABEL_MODEL, cluster_label)
     marked = f"group {by(model)} ({c.M_MODEL_ENSEMBLE} == 1)"
     served = [f"group {by(model)} ({selector(c.NV_REQUEST_SUCCESS, side.matchers)})" for side in sides]
     found = [prom.vector(f"{marked} and {on(model)} {models}") for models in served]
-    base, cand = (sorted(labels.get(c.LABEL_MODEL, "") for labels, _ in side) for side in found)
+    base, cand = (sorted({labels.get(c.LABEL_MODEL, "") for labels, _ in side}) for side in found)
     return base, cand
 
 
@@ -211,7 +215,7 @@ def verdict_now(
     counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
     batcher = dynamic_batcher(prom, sides, cluster_label)
     verdict = with_restarts(judge(*sides, samples, rs, batcher), *counts)
-    return with_ensembles(verdict, ensembles(prom, sides))
+    return with_ensembles(verdict, ensembles(prom, sides, cluster_label))
 
 
 def alert_sides(
