@@ -4,7 +4,8 @@ triton_sre_model_dynamic_batching of the model *in the cluster judged*, as the r
 (model, cluster). Two clusters serve a model of one name, each a canary batching half as much as its
 primary at the primary's traffic: east's model runs a dynamic batcher (the ratio is judged: it fails),
 west's does not (the ratio is its clients' batch size: not judged). By model name alone, east's
-batcher decided west's canary, which then failed both tools."""
+batcher decided west's canary, which then failed both tools. A third cluster, north, serves it without an
+exporter (no gauge): read with west, nothing is said of north's model and the ratio is judged."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from triton_sre.rollout.k8s import ARG_CLUSTER, JUDGED, NOT_JUDGED, NOT_JUDGED_F
 from triton_sre.slo import Spec
 
 MODEL = "ranker"
-EAST, WEST = "east", "west"
+EAST, WEST, NORTH = "east", "west", "north"  # north: no exporter scraped (no gauge)
 BATCHER = {EAST: 1, WEST: 0}  # the exporter's triton_sre_model_dynamic_batching of MODEL per cluster
 # (requests/s, inferences per execution) of the primary / version 1, of the canary / version 2
 SIDES = ((50.0, 2.0), (48.0, 1.0))
@@ -49,7 +50,7 @@ def spec() -> Spec:
 def _exposition(started: float) -> str:
     elapsed = time.time() - started
     lines = []
-    for cluster, batcher in BATCHER.items():
+    for cluster in (*BATCHER, NORTH):
         pods = (f"{MODEL}-primary-7d9f", f"{MODEL}-5c8b")
         for version, pod, (rps, batching) in zip(("1", "2"), pods, SIDES, strict=True):
             labels = [(c.LABEL_MODEL, MODEL), (c.LABEL_VERSION, version), (c.LABEL_NAMESPACE, NAMESPACE)]
@@ -57,7 +58,8 @@ def _exposition(started: float) -> str:
                 [*labels, ("pod", pod), (c.LABEL_CLUSTER, cluster)], rps, batching, elapsed
             )
         said = pq.equal([(c.LABEL_MODEL, MODEL), (c.LABEL_CLUSTER, cluster)])
-        lines.append(f"{pq.selector(c.M_MODEL_DYNAMIC_BATCHING, said)} {batcher}")
+        if cluster in BATCHER:
+            lines.append(f"{pq.selector(c.M_MODEL_DYNAMIC_BATCHING, said)} {BATCHER[cluster]}")
     return "\n".join(lines) + "\n"
 
 
@@ -116,3 +118,16 @@ def test_the_cluster_with_a_batcher_still_fails_its_worse_canary(prom: Prom) -> 
     assert (found["argo"][0], found["flagger"][0]) == (FAILED, HALTED), found
     assert all(len(v) == 1 and 0.45 < v[0] < 0.55 for _, v in found.values()), found
     assert judged(prom, EAST, at) == {"argo": [JUDGED], "flagger": [JUDGED]}
+
+
+def test_a_model_served_without_the_gauge_keeps_the_ratio_judged(prom: Prom) -> None:
+    """tidy32: read over west and north (the cluster arg a regular expression), west's model says no
+    dynamic batcher and north's says nothing. The templates answered NOT_JUDGED on west's word alone
+    (the gauge joined to the models served left north's out); the guard and `rollout check` judge a
+    model the exporter says nothing of, and so do the templates now: both canaries' halved batching fails."""
+    at = time.time() - 1
+    both = f"{WEST}|{NORTH}"
+    found = verdicts(prom, both, at)
+    assert (found["argo"][0], found["flagger"][0]) == (FAILED, HALTED), found
+    assert all(len(v) == 1 and 0.45 < v[0] < 0.55 for _, v in found.values()), found
+    assert judged(prom, both, at) == {"argo": [JUDGED], "flagger": [JUDGED]}

@@ -14,7 +14,7 @@ requests/s: a dynamic batcher forms smaller batches at lower load whatever the v
 baseline, the busiest version, always has the more traffic (journey27: an identical version 3 at half
 version 1's traffic paged on its batching ratio of 1.26). It is not compared at all for a model the
 exporter says runs no dynamic batcher (for a pair: neither model): the ratio is then its clients' batch
-size, which no version changes (`no_batcher`).
+size, which no version changes (`_unbatched`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,16 @@ from __future__ import annotations
 from triton_sre import conventions as c
 from triton_sre.generate.rulefile import Rule, RuleFile, alert, runbook_url
 from triton_sre.promql import Matcher, by, label_sets, num, on, q, selector
-from triton_sre.rollout.model import FIGURES, GUARDED, HIGHER, TRAFFIC, Figure, comparable_load, rate_figures
+from triton_sre.rollout.model import (
+    FIGURES,
+    GUARDED,
+    HIGHER,
+    TRAFFIC,
+    Figure,
+    comparable_load,
+    no_batcher,
+    rate_figures,
+)
 from triton_sre.slo import Spec, format_duration, parse_duration
 
 ROLLOUT_FILE = "triton-rollout-rules.yaml"
@@ -41,20 +50,17 @@ def figure_exprs(spec: Spec, window: str) -> dict[str, str]:
     }
 
 
-def no_batcher(spec: Spec, labels: tuple[str, ...], models: tuple[str, ...] = ()) -> str:
+def _unbatched(spec: Spec, labels: tuple[str, ...], models: tuple[str, ...] = ()) -> str:
     """PromQL of the `labels` sets (a model name and cluster, or a cluster's, of `models`: the exporter's
-    series carry neither Triton's job nor its namespace) the exporter says run no
-    dynamic batcher (triton_sre_model_dynamic_batching 0, from the model config): each execution is then
-    a request as its client batched it, and the batching ratio, the clients' batch size, is not judged
-    (`rollout check` likewise). Nothing without the exporter's gauge: judged as before."""
+    series carry neither Triton's job nor its namespace) the exporter says run no dynamic batcher
+    (`model.no_batcher`): the batching ratio, the clients' batch size, is not judged (`rollout check`
+    likewise). Nothing without the exporter's gauge: judged as before."""
     exporter: Matcher = (c.LABEL_JOB, "=", spec.exporter_job)
-
-    def said(*model: Matcher) -> str:
-        return f"max {by(labels)} ({selector(c.M_MODEL_DYNAMIC_BATCHING, [exporter, *model])}) == 0"
-
     if not models:
-        return said()
-    return f" and {on(labels)} ".join(f"({said((c.LABEL_MODEL, '=', m))})" for m in models)
+        return no_batcher([exporter], labels)
+    return f" and {on(labels)} ".join(
+        f"({no_batcher([exporter, (c.LABEL_MODEL, '=', m)], labels)})" for m in models
+    )
 
 
 def _limit(figure: Figure, baseline: str, margin: float) -> str:
@@ -113,7 +119,7 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
             busiest_rate = f"max {by(per_model)} ({requests})"
             even = comparable_load(requests, f"{on(per_model)} group_left ()", busiest_rate, margin)
             expr += f"\nand {on(ls.model)} ({even})"
-            expr += f"\nunless {on(ls.per_model)} ({no_batcher(spec, ls.per_model)})"
+            expr += f"\nunless {on(ls.per_model)} ({_unbatched(spec, ls.per_model)})"
         rules.append(
             _alert(
                 name,
@@ -152,7 +158,7 @@ def rollout_groups(spec: Spec, base_url: str) -> RuleFile:
                 even = comparable_load(rate[pair.candidate], ignoring, rate[pair.baseline], margin)
                 expr += f"\nand ignoring ({c.LABEL_FIGURE}) ({even})"
                 models = (pair.baseline, pair.candidate)
-                expr += f"\nunless {on(ls.cluster)} ({no_batcher(spec, ls.cluster, models)})"
+                expr += f"\nunless {on(ls.cluster)} ({_unbatched(spec, ls.cluster, models)})"
             rule = _alert(name, margin, f, expr, for_, url, pair.candidate, pair.baseline, pair.name)
             # `ignoring (model)` drops the model label: the alert names the candidate model again
             pair_labels = {c.LABEL_MODEL: pair.candidate, c.LABEL_BASELINE: pair.baseline}

@@ -39,6 +39,7 @@ from triton_sre.rollout.model import (
     Figure,
     Side,
     comparable_load,
+    no_batcher,
     side_queries,
 )
 from triton_sre.slo import Spec
@@ -102,8 +103,7 @@ def _no_batcher(base: Side, cand: Side, spec: Spec) -> str:
     served = " or ".join(
         f"group {by(model)} ({selector(c.NV_REQUEST_SUCCESS, side.matchers)})" for side in (base, cand)
     )
-    said = selector(c.M_MODEL_DYNAMIC_BATCHING, [(c.LABEL_JOB, "=", spec.exporter_job)])
-    return f"max ({said} and {on(model)} ({served})) == 0"
+    return no_batcher([(c.LABEL_JOB, "=", spec.exporter_job)], model, served)
 
 
 def judged_query(base: Side, cand: Side, window: str, spec: Spec, latency: tuple[str, ...]) -> str:

@@ -18,6 +18,7 @@ from triton_sre.rollout.model import (
     NO_DATA,
     Side,
     Verdict,
+    batcher_said,
     in_cluster,
     judge,
     model_sides,
@@ -188,15 +189,14 @@ def dynamic_batcher(
     """Whether the models the sides served run a dynamic batcher, as the exporter's
     triton_sre_model_dynamic_batching says (from the model config): True when it says so of one of
     them, False when it says no of every one, None when it says nothing of one (no exporter scraped).
-    One instant query a side: a model served without the gauge reads -1. A model is its name in its
-    cluster (`cluster_label`, as the rules match it): on a global store a same-named model of another
-    cluster does not decide; a store without the label groups by name alone."""
+    One instant query a side (`batcher_said`): a model served without the gauge reads BATCHER_UNSAID. A
+    model is its name in its cluster (`cluster_label`, as the rules match it): on a global store a
+    same-named model of another cluster does not decide; a store without the label groups by name alone."""
     model = (c.LABEL_MODEL, cluster_label)
-    said = f"max {by(model)} ({c.M_MODEL_DYNAMIC_BATCHING})"
     values = []
     for side in sides:
         served = f"group {by(model)} ({selector(c.NV_REQUEST_SUCCESS, side.matchers)})"
-        values += [v for _, v in prom.vector(f"{said} and {on(model)} {served} or {on(model)} {served} * -1")]
+        values += [v for _, v in prom.vector(batcher_said((), model, served))]
     if any(v > 0 for v in values):
         return True
     return False if values and all(v == 0 for v in values) else None

@@ -22,8 +22,10 @@ from triton_sre.promql import (
     ensemble_marked,
     histogram_quantile,
     num,
+    on,
     rate,
     ratio,
+    selector,
     summary_quantile,
 )
 from triton_sre.rollout.figures import FIGURES, GUARDED, HIGHER, Figure
@@ -32,6 +34,7 @@ from triton_sre.rollout.stats import mann_whitney_greater, mean, median
 
 __all__ = [
     "BATCHER_SAID",
+    "BATCHER_UNSAID",
     "BATCHING_AFTER_FAILURES",
     "BATCHING_AT_LOWER_LOAD",
     "FIGURES",
@@ -42,10 +45,12 @@ __all__ = [
     "FigureResult",
     "Side",
     "Verdict",
+    "batcher_said",
     "batching_note",
     "comparable_load",
     "judge",
     "model_sides",
+    "no_batcher",
     "parse_selector",
     "rate_figures",
     "side_queries",
@@ -246,6 +251,31 @@ def comparable_load(candidate_rate: str, matching: str, baseline_rate: str, marg
     templates: the candidate's request rate is at least (1 - margin) of the baseline's (`matching`: the
     vector matching between the two, e.g. `on ()`)."""
     return f"{candidate_rate} >= {matching} ({baseline_rate} * (1 - {num(margin)}))"
+
+
+BATCHER_UNSAID = -1
+"""`batcher_said`'s value for a model served without the exporter's gauge (no exporter scraped there)."""
+
+
+def batcher_said(matchers: Sequence[Matcher], model: Sequence[str], served: str | None = None) -> str:
+    """The one PromQL source of what the exporter's triton_sre_model_dynamic_batching says (1: a dynamic
+    batcher runs, 0: none, from the model config), per `model` (a model's labels under the cluster rule:
+    its name and the cluster label, or a cluster's alone when `matchers` name the model), over the series
+    `matchers` select (the exporter's job, a model). With `served` (a query grouped `by model`): the
+    models it holds only, one served without the gauge reading BATCHER_UNSAID. The guard's rules, the Argo
+    / Flagger templates and the instant read of `rollout check` and the bot all build on it."""
+    said = f"max {by(model)} ({selector(c.M_MODEL_DYNAMIC_BATCHING, matchers)})"
+    if served is None:
+        return said
+    return f"{said} and {on(model)} ({served}) or {on(model)} ({served}) * {BATCHER_UNSAID}"
+
+
+def no_batcher(matchers: Sequence[Matcher], model: Sequence[str], served: str | None = None) -> str:
+    """`batcher_said`'s condition for leaving the batching ratio unjudged, in PromQL: per `model`, the
+    exporter says no dynamic batcher runs; with `served`, one value (no labels) when it says so of every
+    model served, nothing when it says nothing of one of them (as `at_lower_load`'s `batcher` None)."""
+    said = batcher_said(matchers, model, served)
+    return f"{said} == 0" if served is None else f"max(abs({said})) == 0"
 
 
 BATCHER_SAID = {
