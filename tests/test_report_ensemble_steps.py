@@ -16,8 +16,8 @@ from test_report_ensemble import EMBEDDER, PIPELINE, _data
 
 from triton_sre import conventions as c
 from triton_sre.report.ensemble_steps import SPLIT_COUNTERS, time_average
-from triton_sre.report.figures import RangeData, model_table
-from triton_sre.report.render import CostReport, to_csv, to_markdown
+from triton_sre.report.figures import ALL_VERSIONS, STEPS_PER_MODEL, RangeData, model_table
+from triton_sre.report.render import CostReport, table_notes, to_csv, to_markdown
 from triton_sre.report.steps import report_plan
 
 POST = "post"
@@ -181,3 +181,27 @@ def test_an_exporter_without_the_calls_gauge_gives_the_time_average_said() -> No
     assert table.set_index("model").loc[PIPELINE, "split_from"].startswith(time_average("no ")[:-1])
     query = report_plan(3600.0)[c.M_ENSEMBLE_STEP_CALLS]
     assert c.L_STEP in query.expr and c.L_STEP_VERSION in query.expr
+
+
+def test_an_ensemble_served_in_two_versions_has_its_steps_split_once() -> None:
+    """tidy32: a Triton counting an ensemble's versions apart gives a total row and a row per version; the
+    steps' split (their counters do not say which version called) was copied onto each version's row.
+    It is on the total row only; the versions' rows say whose it is, their shares left empty (their own
+    counters' split is the hand-off only)."""
+    data = _counted([(EMBEDDER, "-1", 1.0), (POST, "1", 2.0)])
+    frames = {
+        family: pd.concat([frame, frame[frame["model"] == PIPELINE].assign(version="2")], ignore_index=True)
+        if family.startswith("nv_") and "version" in frame.columns
+        else frame
+        for family, frame in data.frames.items()
+    }
+    table, _summary = model_table(RangeData(data.start, data.end, data.step, frames))
+    rows = table[table["model"] == PIPELINE].set_index("version")
+    assert list(rows.index) == [ALL_VERSIONS, "1", "2"]
+    assert rows.loc[ALL_VERSIONS, "split_from"] == SPLIT_COUNTERS
+    assert rows.loc[ALL_VERSIONS, "queue_step"] == EMBEDDER
+    for version in ("1", "2"):
+        row = rows.loc[version]
+        assert row["split_from"] == STEPS_PER_MODEL, row
+        assert row["queue_step"] == "" and math.isnan(row["queue_share"]) and math.isnan(row["compute_share"])
+    assert "not told apart" not in " ".join(table_notes(table))  # rows per version: the notes say nothing

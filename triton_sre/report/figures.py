@@ -97,7 +97,11 @@ COLUMNS = (
     "latency_source",
 )
 ALL_VERSIONS = "all"
-"""Column ``version`` of a model's total row when rows per version follow it."""
+"""Column ``version`` of a model's total row when rows per version follow it, or of an ensemble's row
+when its versions are not told apart (`_ensemble_versions`)."""
+STEPS_PER_MODEL = f"the model's (version {ALL_VERSIONS}): its steps' counters do not say which version called"
+"""Column ``split_from`` of an ensemble's version row when its split is its steps': one split for the
+model, on its total row, not a figure copied to each version (its versions share one config and steps)."""
 LATENCY_PER_VERSION = "per version"
 """Column ``latency_source`` of such a total row when its quantiles come from summaries: they are on
 its versions' rows only."""
@@ -297,6 +301,7 @@ def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame
     # An ensemble has no batcher (its steps do): Triton's counters give it rows per request as its
     # ratio. Its batching figures are left empty, and with them any batching advice.
     ensemble = (_config_fact(data, c.M_MODEL_ENSEMBLE, out.index, versions) == 1).to_numpy()
+    out["_ensemble"] = ensemble  # read by _ensemble_versions, not a column of the table
     out.loc[ensemble, ["batching_ratio", "dynamic_batching", "max_queue_delay_ms", "batch_fill"]] = np.nan
     request_us = table[c.NV_REQUEST_DURATION_US]
     out["queue_share"] = _div(table[c.NV_QUEUE_DURATION_US], request_us)
@@ -349,12 +354,14 @@ def _with_versions(models: pd.DataFrame, versions: pd.DataFrame) -> pd.DataFrame
     traffic, or `ALL_VERSIONS` followed by a row per version with traffic when it has several. Such a
     total row's summary quantiles are left out: Triton's summaries cannot be merged across versions,
     and the worst version's beside an average over all of them read as a contradiction."""
+    versions, together = _ensemble_versions(versions)
     served = versions[_served(versions)]
     parts = [split_key(key) for key in served.index]
     served = served.assign(model=[m for m, _ in parts], version=[v for _, v in parts])
     count = served.groupby("model")["version"].agg(["size", "first"])
     several = count.index[count["size"] > 1]
     out = models.assign(version=models["model"].map(count["first"]).fillna("").astype(object))
+    out.loc[out["model"].isin(together), "version"] = ALL_VERSIONS
     if several.empty:
         return out
     total = out["model"].isin(several)
@@ -371,6 +378,29 @@ def _with_versions(models: pd.DataFrame, versions: pd.DataFrame) -> pd.DataFrame
     keys = [(p, 0, 0, "") for p in range(len(out))] + order
     both = pd.concat([out, rows[out.columns]], ignore_index=True)
     return both.iloc[sorted(range(len(both)), key=keys.__getitem__)].reset_index(drop=True)
+
+
+def _ensemble_versions(versions: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """An ensemble with series of several versions, as `_with_versions` is to show it. Its steps' split
+    is the model's: on its versions' rows the step columns and shares are left empty and ``split_from``
+    says STEPS_PER_MODEL (the same split was copied to each). Triton 2.51 counts every version's requests
+    of an ensemble on one version's series (measured: 3 to v1 and 5 to v2 read 8 on v1, 0 on v2; the
+    statistics API counts them apart), so where one version alone has requests, the model's row is
+    every version's: its ``version`` is ALL_VERSIONS, with no rows per version (those models returned)."""
+    model_of = pd.Series([split_key(key)[0] for key in versions.index], index=versions.index)
+    ensembles = model_of[versions["_ensemble"].astype(bool)]
+    several = ensembles.groupby(ensembles).size()
+    several = several.index[several > 1]
+    if several.empty:
+        return versions, []
+    rows = model_of.isin(several) & (versions["split_from"] != "")
+    versions = versions.copy()
+    versions.loc[rows, ["queue_share", "compute_share", "queue_step_ms"]] = np.nan
+    versions.loc[rows, "queue_step"] = ""
+    versions.loc[rows, "split_from"] = STEPS_PER_MODEL
+    served = model_of[_served(versions)].value_counts()
+    together = [str(m) for m in several if served.get(m, 0) == 1]
+    return versions[~model_of.isin(together)], together
 
 
 def model_rows(table: pd.DataFrame) -> pd.DataFrame:

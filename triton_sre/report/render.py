@@ -30,6 +30,7 @@ from triton_sre.rfc3339 import utc_text
 
 __all__ = [
     "HEADERS",
+    "VERSIONS_TOGETHER",
     "CostReport",
     "llm_csv",
     "recommendations_csv",
@@ -128,7 +129,18 @@ def table_notes(table: pd.DataFrame) -> list[str]:
             f"{name}: batching ratio {ratio:.2f} is lowered by its {failures:,.0f} failed requests: Triton "
             "counts a failed batch as an execution, its requests not as inferences."
         )
+    if "version" in table.columns:
+        rows_of = table["model"].value_counts()
+        alone = table[(table["version"] == ALL_VERSIONS) & table["model"].map(rows_of).eq(1)]
+        notes += [f"{model}: {VERSIONS_TOGETHER}" for model in alone["model"]]
     return notes
+
+
+VERSIONS_TOGETHER = (
+    f"an ensemble with several versions, its row (version {ALL_VERSIONS}) is every version's: Triton counts "
+    "an ensemble's requests of every version on one version's series, so they are not told apart."
+)
+"""The note under the models table of an ensemble's row whose versions are not told apart (figures.py)."""
 
 
 UNSERVED_INTRO = (
