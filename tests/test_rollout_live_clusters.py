@@ -111,3 +111,17 @@ def test_the_slash_command_names_an_ensemble_of_the_cluster_it_judges_only(store
     assert set(heads) == {EAST, WEST}, lines
     assert "ensembles (" in heads[EAST], lines
     assert "ensembles (" not in heads[WEST], lines
+
+
+def test_west_judges_its_pipelines_scheduling_figures_though_east_marks_an_ensemble(
+    store: Prom, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tidy32: the figures left out for an ensemble (queue-share, batching-ratio) dropped west's pipeline
+    too: the exporter's mark was joined on the model name alone. West's pipeline is no ensemble and runs
+    no gauge of a batcher (judged at comparable load): its halved batching is measured and fails; east's
+    ensemble keeps the figure out."""
+    code, west = _check(store, WEST, capsys, PIPELINE)
+    assert (west["verdict"], _batching(west)) == (c.ROLLOUT_FAIL, c.ROLLOUT_FAIL), west
+    assert code != c.EXIT_OK
+    _, east = _check(store, EAST, capsys, PIPELINE)  # no sample: the figure is not in the verdict
+    assert c.ROLLOUT_FIG_BATCHING_RATIO not in [f["name"] for f in east["figures"]], east

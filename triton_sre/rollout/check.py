@@ -273,7 +273,8 @@ def run_check(args: argparse.Namespace) -> int:
     not_read: list[tuple[str, str]] = []
     try:
         step_s = step_s or default_step(prom, job, window_s, sides[0].matchers)
-        samples = collect(prom, sides, window_s, step_s, spec.latency_metrics, not_read)
+        label = spec.cluster_label or c.LABEL_CLUSTER
+        samples = collect(prom, sides, window_s, step_s, spec.latency_metrics, not_read, label)
     except PromError as exc:
         print(f"triton-sre rollout check: {exc}", file=sys.stderr)
         return c.EXIT_USAGE

@@ -64,7 +64,7 @@ def compare_query(
 ) -> str:
     """candidate / baseline (relative) or candidate - baseline (absolute), only with enough traffic."""
     rs = spec.rollout
-    b, k = side_queries(base, window, latency), side_queries(cand, window, latency)
+    b, k = (side_queries(side, window, latency, spec.cluster_label) for side in (base, cand))
     floor = num(rs.min_request_rate)
     op = "/" if figure.relative else "-"
     query = (
@@ -86,7 +86,7 @@ def _batching_load(
     """(both sides above min_request_rate, the candidate at comparable load and a dynamic batcher not
     said to be absent): when the batching ratio is judged."""
     rs = spec.rollout
-    b, k = side_queries(base, window, latency), side_queries(cand, window, latency)
+    b, k = (side_queries(side, window, latency, spec.cluster_label) for side in (base, cand))
     floor = num(rs.min_request_rate)
     busy = f"{on(())} ({k[TRAFFIC]} >= {floor}) and {on(())} ({b[TRAFFIC]} >= {floor})"
     even = comparable_load(k[TRAFFIC], on(()), b[TRAFFIC], rs.margins[c.ROLLOUT_FIG_BATCHING_RATIO])
@@ -123,7 +123,7 @@ def threshold(figure: Figure, margin: float) -> tuple[str, float]:
 
 def _guarded(spec: Spec, side: Side) -> list[str]:
     """The guarded figures this spec's servers can give (no latency quantile without a source)."""
-    known = side_queries(side, c.REC_RATE_WINDOW, spec.latency_metrics)
+    known = side_queries(side, c.REC_RATE_WINDOW, spec.latency_metrics, spec.cluster_label)
     return [name for name in GUARDED if name in known]
 
 

@@ -107,6 +107,7 @@ def collect(
     step_s: float,
     latency: tuple[str, ...],
     not_read: list[tuple[str, str]] | None = None,
+    cluster_label: str | None = None,
 ) -> dict[str, tuple[array[float], array[float]]]:
     """Per-interval samples of every figure on both sides over the last window (PromError if down).
 
@@ -115,13 +116,14 @@ def collect(
     times (an equal candidate then "fails" with a tiny p-value).
 
     With `not_read` given, the client's budget running out (PromBudgetError) stops the reads: the
-    figures read on both sides are returned and every (figure, side) not read is added to `not_read`."""
+    figures read on both sides are returned and every (figure, side) not read is added to `not_read`.
+    `cluster_label`: the exporter's ensemble marks are read on (model, cluster) (`side_queries`)."""
     step = format_duration(step_s)
     found: dict[str, tuple[array[float], array[float]]] = {}
     done = 0  # reads answered, in the order of `reads`
     try:
         end = prom.now()  # Prometheus' clock: this machine's may be off by more than a step
-        queries = [side_queries(side, step, latency) for side in sides]
+        queries = [side_queries(side, step, latency, cluster_label) for side in sides]
         overlapping = summary_figures(latency)
 
         def samples(query: str, name: str) -> array[float]:
@@ -211,7 +213,8 @@ def verdict_now(
     window_s: float,
     cluster_label: str = c.LABEL_CLUSTER,
 ) -> Verdict:
-    samples = collect(prom, sides, window_s, default_step(prom, job, window_s, sides[0].matchers), latency)
+    step_s = default_step(prom, job, window_s, sides[0].matchers)
+    samples = collect(prom, sides, window_s, step_s, latency, cluster_label=cluster_label)
     counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
     batcher = dynamic_batcher(prom, sides, cluster_label)
     verdict = with_restarts(judge(*sides, samples, rs, batcher), *counts)

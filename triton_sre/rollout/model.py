@@ -112,9 +112,13 @@ def parse_selector(text: str) -> tuple[Matcher, ...]:
     return tuple(matchers)
 
 
-def rate_figures(matchers: Sequence[Matcher], window: str, labels: Sequence[str]) -> dict[str, str]:
+def rate_figures(
+    matchers: Sequence[Matcher], window: str, labels: Sequence[str], cluster_label: str | None = None
+) -> dict[str, str]:
     """TRAFFIC and the counter-based figures, rates over `window` summed `by labels`: what
-    `rollout check` (labels ()) and the continuous guard (per model version) both compare."""
+    `rollout check` (labels ()) and the continuous guard (per model version) both compare. The
+    exporter's ensemble mark is joined on the model and `cluster_label` (when given or in `labels`):
+    on a global store a same-named ensemble of another cluster leaves no figure out (tidy32)."""
     m = list(matchers)
 
     def summed(family: str) -> str:
@@ -122,6 +126,8 @@ def rate_figures(matchers: Sequence[Matcher], window: str, labels: Sequence[str]
 
     # an ensemble's own series are left out of the figures about its steps' scheduling (ENSEMBLE_FIGURES)
     kept = [label for label in labels if label not in _NOT_ON_ENSEMBLE_GAUGE]
+    if cluster_label and cluster_label not in kept:
+        kept.append(cluster_label)
     ensemble = ensemble_marked((c.LABEL_MODEL, *kept))
 
     def scheduled(family: str) -> str:
@@ -154,11 +160,14 @@ _NOT_ON_ENSEMBLE_GAUGE = (c.LABEL_JOB, c.LABEL_INSTANCE, c.LABEL_MODEL, c.LABEL_
 model name): the join is on the model and any other label kept (the spec's cluster label)."""
 
 
-def side_queries(side: Side, step: str, latency_metrics: Sequence[str]) -> dict[str, str]:
-    """Figure name (and TRAFFIC) -> PromQL giving one series for `side`, rates over `step`."""
+def side_queries(
+    side: Side, step: str, latency_metrics: Sequence[str], cluster_label: str | None = None
+) -> dict[str, str]:
+    """Figure name (and TRAFFIC) -> PromQL giving one series for `side`, rates over `step`; a model is
+    its name in its `cluster_label` where the exporter's marks are joined (`rate_figures`)."""
     m = list(side.matchers)
     queries = {
-        **rate_figures(m, step, ()),
+        **rate_figures(m, step, (), cluster_label),
         c.ROLLOUT_FIG_TTFT_P99: histogram_quantile(c.VLLM_TTFT_SECONDS, m, c.DEFAULT_SLO_QUANTILE, step, ()),
         c.ROLLOUT_FIG_TPOT_P99: histogram_quantile(c.VLLM_TPOT_SECONDS, m, c.DEFAULT_SLO_QUANTILE, step, ()),
     }
