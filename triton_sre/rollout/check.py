@@ -42,6 +42,7 @@ from triton_sre.rollout.model import (
     with_ensembles,
     with_restarts,
 )
+from triton_sre.rollout.namespaces import mixed_namespaces_note, side_namespaces, with_namespaces
 from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.slo import (
     DEFAULT_SPEC_FILE,
@@ -271,6 +272,7 @@ def run_check(args: argparse.Namespace) -> int:
         return c.EXIT_USAGE
     prom = Prometheus(args.prometheus, timeout=args.timeout, budget=args.deadline)
     not_read: list[tuple[str, str]] = []
+    namespaces: tuple[list[str], ...] | None = None
     try:
         step_s = step_s or default_step(prom, job, window_s, sides[0].matchers)
         label = spec.cluster_label or c.LABEL_CLUSTER
@@ -297,6 +299,12 @@ def run_check(args: argparse.Namespace) -> int:
             verdict = with_ensembles(verdict, ensembles(prom, sides, spec.cluster_label or c.LABEL_CLUSTER))
         except PromError as exc:
             print(f"triton-sre rollout check: ensembles not read: {exc}", file=sys.stderr)
+        try:
+            namespaces = side_namespaces(prom, sides, window_s)
+        except PromError as exc:
+            print(f"triton-sre rollout check: namespaces not read: {exc}", file=sys.stderr)
+        else:
+            verdict = _namespaces_said(verdict, namespaces)
     if not_read:
         verdict = _unfinished(verdict, args.deadline, len(not_read))
     if prom.warnings and verdict.verdict == c.ROLLOUT_PASS:
@@ -304,6 +312,8 @@ def run_check(args: argparse.Namespace) -> int:
     said = {"warnings": prom.warnings, "infos": prom.infos}
     if args.format == "json":
         body = verdict.as_dict()
+        if namespaces is not None and any(namespaces):
+            body["namespaces"] = dict(zip(("baseline", "candidate"), namespaces, strict=True))
         if not_read:
             body["not_read"] = [{"figure": name, "side": side} for name, side in not_read]
         body |= {key: [{"query": q, "text": t} for q, t in found] for key, found in said.items() if found}
@@ -341,6 +351,14 @@ def _several_clusters_note(prom: Prometheus, sides: tuple[Side, Side], spec: Any
             "them; give --cluster to judge one",
             file=sys.stderr,
         )
+
+
+def _namespaces_said(verdict: Verdict, namespaces: tuple[list[str], ...]) -> Verdict:
+    """`with_namespaces`, its note also on stderr (as the clusters' one) for a pipeline's log."""
+    judged = with_namespaces(verdict, namespaces)
+    if judged is not verdict:
+        print(f"triton-sre rollout check: {mixed_namespaces_note(verdict, namespaces)}", file=sys.stderr)
+    return judged
 
 
 PARTIAL_PASS = (

@@ -20,6 +20,7 @@ from triton_sre.rollout.model import (
     Verdict,
     batcher_said,
     in_cluster,
+    in_label,
     judge,
     model_sides,
     side_queries,
@@ -235,6 +236,9 @@ def alert_sides(
         sides = version_sides(job, model, base, version)
     else:
         return None
+    namespace = labels.get(c.LABEL_NAMESPACE)  # model namespacing: the guard's rules keep it
+    if namespace:
+        sides = in_label(sides, c.LABEL_NAMESPACE, namespace)
     cluster = labels.get(cluster_label)
     return in_cluster(sides, cluster_label, cluster) if cluster else sides
 

@@ -84,6 +84,13 @@ def in_cluster(sides: tuple[Side, Side], label: str, cluster: str) -> tuple[Side
     return base, cand
 
 
+def in_label(sides: tuple[Side, Side], label: str, value: str) -> tuple[Side, Side]:
+    """Both sides restricted to the series whose `label` is `value` (an alert's `namespace` under model
+    namespacing: another repository's model of the same name is another model), labels unchanged."""
+    base, cand = (Side(s.label, (*s.matchers, (label, "=", value))) for s in sides)
+    return base, cand
+
+
 def model_sides(job: str, baseline: str, candidate: str) -> tuple[Side, Side]:
     """A blue/green pair: every version of each model name."""
     return (

@@ -1,0 +1,109 @@
+"""Fault probes, round sixteen (branch `probes16`, 2026-12-06): the moments of change —
+docs/failure-behaviour.md, "Fault probes, round sixteen". A real Prometheus holding backfilled series
+(tests/backfilled_prometheus.py).
+
+Under Triton's model namespacing (`--model-namespacing=true`, two repositories holding a model of one
+name) every per-model series carries `namespace="<repository path>"` (tests/data/namespacing_2.51):
+two different models share `model` and `version`. The continuous guard's rules keep the label
+(alerts/triton-rollout-rules.yaml); here repository A's `vs` v1 fails half its requests, repository B's
+v1 fails none and B's canary v2 fails a fifth. Summed over both namespaces the baseline's error ratio
+is 0.25 and the canary "passes"."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+from backfilled_prometheus import Series, backfilled
+from live_prometheus import Prom
+
+from triton_sre import conventions as c
+from triton_sre.cli import main
+from triton_sre.prom import Prometheus
+from triton_sre.rollout.live import alert_lines
+from triton_sre.slo import default_spec
+
+SCRAPE_S, HISTORY_S = 15.0, 1200.0  # the rollout window (15m) is inside the history
+MODEL, RATE = "vs", 10.0
+REPO_A, REPO_B = "/models/repo_a", "/models/repo_b"
+ERRORS = {(REPO_A, "1"): 0.5, (REPO_B, "1"): 0.0, (REPO_B, "2"): 0.2}  # failed share of each model version
+
+
+@pytest.fixture(scope="module")
+def namespaced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
+    start = time.time() - HISTORY_S
+    stamps = [start + SCRAPE_S * i for i in range(int(HISTORY_S / SCRAPE_S))]
+    series: list[Series] = []
+    for (namespace, version), failed in ERRORS.items():
+        labels = {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: MODEL, c.LABEL_VERSION: version}
+        labels[c.LABEL_NAMESPACE] = namespace
+        per_s = {
+            c.NV_REQUEST_SUCCESS: RATE * (1 - failed),
+            c.NV_REQUEST_FAILURE: RATE * failed,
+            c.NV_INFERENCE_COUNT: RATE * (1 - failed),
+            c.NV_EXEC_COUNT: RATE,
+        }
+        series += [(name, labels, [(t, v * (t - start)) for t in stamps]) for name, v in per_s.items()]
+    with backfilled(tmp_path_factory.mktemp("prom"), series) as prom:
+        yield prom
+
+
+def _check(prom: Prom, capsys: pytest.CaptureFixture[str], *sides: str) -> tuple[int, dict, str]:
+    code = main(["rollout", "check", "--prometheus", prom.url, "--model", MODEL, *sides, "--format", "json"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out), err
+
+
+def _error_ratio(verdict: dict) -> tuple[float, float]:
+    (figure,) = [f for f in verdict["figures"] if f["name"] == c.ROLLOUT_FIG_ERROR_RATIO]
+    return figure["baseline"], figure["candidate"]
+
+
+def test_a_side_summing_two_namespaces_is_never_a_pass(
+    namespaced: Prom, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: exit 0, pass, B's canary (0.2 failed) judged against A's and B's v1 summed (0.25). Now the
+    check says the side sums two namespaces (stderr and reason) and a pass on it is inconclusive."""
+    code, verdict, err = _check(namespaced, capsys, "--baseline-version", "1", "--candidate-version", "2")
+    assert _error_ratio(verdict) == pytest.approx((0.25, 0.2), abs=1e-6)  # the sums, as measured
+    assert (code, verdict["verdict"]) == (c.EXIT_INCONCLUSIVE, c.ROLLOUT_INCONCLUSIVE), verdict
+    for said in (verdict["reason"], err):
+        assert f"2 namespaces ({c.LABEL_NAMESPACE}: {REPO_A}, {REPO_B})" in said, said
+    assert verdict["namespaces"] == {"baseline": [REPO_A, REPO_B], "candidate": [REPO_B]}
+
+
+def test_sides_narrowed_to_one_namespace_are_judged_as_before(
+    namespaced: Prom, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The selectors the message points at: B's v2 against B's v1 fails on its error ratio; nothing said."""
+    code, verdict, err = _check(
+        namespaced,
+        capsys,
+        "--baseline-selector",
+        f'{c.LABEL_VERSION}="1",{c.LABEL_NAMESPACE}="{REPO_B}"',
+        "--candidate-selector",
+        f'{c.LABEL_VERSION}="2",{c.LABEL_NAMESPACE}="{REPO_B}"',
+    )
+    assert _error_ratio(verdict) == pytest.approx((0.0, 0.2), abs=1e-6)
+    assert (code, verdict["verdict"]) == (c.EXIT_FAILURE, c.ROLLOUT_FAIL), verdict
+    assert "namespaces" not in verdict["reason"] and "namespaces" not in err
+
+
+def test_the_bots_lines_for_a_guard_alert_read_the_alerts_namespace(namespaced: Prom) -> None:
+    """The guard's alert for B's v2 carries `namespace` (its rules keep it). Before, the bot's verdict
+    line summed both namespaces' v1 and said pass under a firing alert; now it reads B's series."""
+    labels = {
+        c.LABEL_ALERTNAME: c.ALERT_ROLLOUT_REGRESSION,
+        c.LABEL_JOB: c.DEFAULT_TRITON_JOB,
+        c.LABEL_MODEL: MODEL,
+        c.LABEL_VERSION: "2",
+        c.LABEL_BASELINE: "1",
+        c.LABEL_NAMESPACE: REPO_B,
+    }
+    lines = alert_lines(Prometheus(namespaced.url), labels, default_spec())
+    assert f": {c.ROLLOUT_FAIL} (" in lines[0], lines
+    (error,) = [line for line in lines if line.startswith(f"{c.ROLLOUT_FIG_ERROR_RATIO}:")]
+    assert error.startswith(f"{c.ROLLOUT_FIG_ERROR_RATIO}: 0 -> 0.2"), lines
+
