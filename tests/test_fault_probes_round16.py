@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from backfilled_prometheus import Series, backfilled
@@ -107,3 +108,42 @@ def test_the_bots_lines_for_a_guard_alert_read_the_alerts_namespace(namespaced: 
     (error,) = [line for line in lines if line.startswith(f"{c.ROLLOUT_FIG_ERROR_RATIO}:")]
     assert error.startswith(f"{c.ROLLOUT_FIG_ERROR_RATIO}: 0 -> 0.2"), lines
 
+
+SECRET = "s3cr3t-pw"
+UNMARKED = [
+    f"admin:{SECRET}@triton:8000",
+    f"http:/admin:{SECRET}@triton:8000",
+    f"http://admin:{SECRET}/x@[::1",
+]
+"""Refused URLs whose credentials no `//` marks for `redact`: the scheme forgotten, one slash, a password
+holding `/` (its first part ends the userinfo `redact` finds)."""
+
+
+def _refused(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    try:
+        code = main(argv)
+    except SystemExit as stop:  # argparse's usage error
+        code = stop.code
+    assert code == c.EXIT_USAGE
+    out, err = capsys.readouterr()
+    return out + err
+
+
+@pytest.mark.parametrize("url", UNMARKED, ids=["no-scheme", "one-slash", "slash-in-password"])
+def test_a_refused_url_never_shows_its_password(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `got 'admin:s3cr3t-pw@triton:8000'` on stderr, from a flag, the bot's `clusters:` (or any
+    config's URL) and an environment variable alike. Now the part before the last `@` is hidden and the
+    host still named."""
+    config = tmp_path / "bot.yaml"
+    config.write_text(json.dumps({"bot": {"clusters": {"east": {"triton_url": url}}}}), encoding="utf-8")
+    monkeypatch.setenv("TRITON_SRE_TRITON_URL", url)
+    said = [
+        _refused(capsys, ["report", "--prometheus-url", url, "--last", "1h"]),
+        _refused(capsys, ["bot", "--config", str(config)]),
+        _refused(capsys, ["export"]),
+    ]
+    for text in said:
+        assert SECRET not in text and "<redacted>@" in text, text
+        assert "triton:8000" in text or "[::1" in text, text

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from triton_sre.inputs import MAX_CONFIG_BYTES, InputFileError, load_yaml, read_bounded, yaml_problem
-from triton_sre.redact import bounded, shown_path
+from triton_sre.redact import REDACTED, bounded, shown_path
 
 __all__ = [
     "ConfigError",
@@ -105,8 +105,22 @@ def check_url(where: str, value: Any) -> str:
     past 65535 would fail in the HTTP client); surrounding blanks removed."""
     text = value.strip() if isinstance(value, str) else value
     if not isinstance(text, str) or not _HTTP_URL.match(text) or not _parses(text):
-        raise ConfigError(f"{where}: must be an http(s) URL, got {bounded(value)}")
+        raise ConfigError(f"{where}: must be an http(s) URL, got {bounded(refused_url(value))}")
     return text
+
+
+_SCHEME = re.compile(r"[A-Za-z][\w+.-]*://")
+
+
+def refused_url(value: Any) -> Any:
+    """A refused URL as an error may quote it: everything before its last ``@`` hidden (but a
+    ``scheme://``), also where no ``//`` marks credentials for `redact`: ``admin:pw@triton:8000`` (the
+    scheme forgotten), ``http:/admin:pw@host``, a password holding ``/`` or a blank."""
+    if not isinstance(value, str) or "@" not in value:
+        return value
+    head, _, tail = value.rpartition("@")
+    scheme = _SCHEME.match(head)
+    return f"{scheme.group(0) if scheme else ''}{REDACTED}@{tail}"
 
 
 def _parses(url: str) -> bool:
@@ -125,7 +139,7 @@ def url_arg(text: str) -> str:
         return check_url("URL", text)
     except ConfigError:
         raise argparse.ArgumentTypeError(
-            f"expected an http(s) URL such as http://localhost:9090, got {bounded(text)}"
+            f"expected an http(s) URL such as http://localhost:9090, got {bounded(refused_url(text))}"
         ) from None
 
 
