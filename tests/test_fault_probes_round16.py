@@ -18,13 +18,24 @@ from pathlib import Path
 
 import pytest
 from backfilled_prometheus import Series, backfilled
-from live_prometheus import Prom
+from live_prometheus import Prom, serve_text, start_prometheus, stop_prometheus, wait_ready
+from test_bot_recovery import LONG, NORTH, SHORT, SLO, _steps
+from test_bot_versions import MODEL as BOT_MODEL
+from test_bot_versions import slo_alert
 
 from triton_sre import conventions as c
+from triton_sre import promql as pq
+from triton_sre.bot.config import BotSettings, ClusterEntry
+from triton_sre.bot.dev_slack_standin import SlackStandin
+from triton_sre.bot.outbox import Outbox
+from triton_sre.bot.recovery import CLEAN_WINDOW
+from triton_sre.bot.slack import SlackDelivery
+from triton_sre.bot.worker import Worker
 from triton_sre.cli import main
 from triton_sre.prom import Prometheus
 from triton_sre.rollout.live import alert_lines
 from triton_sre.slo import default_spec
+from triton_sre.stack.processes import free_port
 
 SCRAPE_S, HISTORY_S = 15.0, 1200.0  # the rollout window (15m) is inside the history
 MODEL, RATE = "vs", 10.0
@@ -147,3 +158,80 @@ def test_a_refused_url_never_shows_its_password(
     for text in said:
         assert SECRET not in text and "<redacted>@" in text, text
         assert "triton:8000" in text or "[::1" in text, text
+
+
+OWN_FIX_AFTER_S = (
+    20.0  # the cluster's burn clears this long after its Prometheus starts: the page is posted before
+)
+
+
+@pytest.fixture
+def own_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prom, float]]:
+    """North's own Prometheus: its series carry no cluster label (an external label adds it only to what it
+    remote-writes). North's 5m SLO burn is 50x until OWN_FIX_AFTER_S, then 0 (the fix); one per test."""
+    started = time.time()
+
+    def exposition() -> str:
+        burn = 50 * (1 - SLO.objective) if time.time() < started + OWN_FIX_AFTER_S else 0.0
+        labels = pq.equal([(c.L_SLO, SLO.name), (c.LABEL_MODEL, BOT_MODEL)])
+        lines = [
+            f"{pq.selector(c.rec_slo_errors(CLEAN_WINDOW), labels)} {burn}",
+            f"{pq.selector(c.rec_slo_errors(SHORT), labels)} {50 * (1 - SLO.objective)}",
+            f"{pq.selector(c.REC_SLO_OBJECTIVE, pq.equal([(c.L_SLO, SLO.name)]))} {SLO.objective}",
+        ]
+        return "\n".join(lines) + "\n"
+
+    server = serve_text(exposition)
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
+        "scrape_configs": [
+            {
+                "job_name": "recorded",
+                "static_configs": [{"targets": [f"127.0.0.1:{server.server_address[1]}"]}],
+            }
+        ],
+    }
+    work, port = tmp_path_factory.mktemp("north-prom"), free_port()
+    running = start_prometheus(work, config, port)
+    try:
+        yield wait_ready(running[0], work, port), started
+    finally:
+        stop_prometheus(*running)
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("global_url", [False, True], ids=["no-global-prometheus", "global-down"])
+def test_a_clusters_posted_page_gets_its_recovery_line_from_the_clusters_own_prometheus(
+    own_prometheus: tuple[Prom, float], global_url: bool, tmp_path: Path
+) -> None:
+    """The recovery watch read only the bot's `prometheus_url`, with the cluster matcher: without one it
+    did not run at all, and with one that does not hold north's series (down here) north's page, fixed
+    while posted, never said so. Now it reads the cluster's own Prometheus (`clusters.north.prometheus_url`)
+    without the cluster matcher, as the notification's figures are read."""
+    prom, started = own_prometheus
+    settings = BotSettings(
+        channel="#c",
+        prometheus_url=f"http://127.0.0.1:{free_port()}" if global_url else None,
+        chart=False,
+        clusters={NORTH: ClusterEntry(f"http://127.0.0.1:{free_port()}", prom.url)},
+    )
+    with SlackStandin(token="xoxb-test") as standin:
+        worker = Worker(settings, Outbox(tmp_path / "o.sqlite3"), SlackDelivery("xoxb-test", standin.url), {})
+        try:
+            alert = slo_alert(NORTH, started, LONG)  # a group of one: its labels are the common ones
+            payload = {"version": "4", "groupKey": "{}:north", "status": "firing", "receiver": "bot"}
+            payload |= {"groupLabels": {}, "commonLabels": alert["labels"], "alerts": [alert]}
+            worker.outbox.enqueue("{}:north", payload)
+            posted = _steps(worker, lambda: standin.calls("chat.postMessage", ok_only=True), 30, "page")[0]
+            ts = posted.response["ts"]
+
+            def shown() -> str:
+                return json.dumps(standin.message("#c", ts))
+
+            assert "Recovering" not in shown(), "posted after the fix: the test proves nothing"
+            assert worker.recovery is not None
+            worker.recovery.poll_seconds = 1.0
+            _steps(worker, lambda: "Recovering" in shown(), OWN_FIX_AFTER_S + 40, "recovery line")
+        finally:
+            worker.stop()

@@ -8,14 +8,18 @@ their threshold differs from what the message shows, the group's last notificati
 outbox again marked as a refresh (`REFRESH_KEY`: the thread reply's text), so the worker renders it
 with every figure and edits the message. A Prometheus that fails is counted
 (`triton_sre_bot_prometheus_reads_total{outcome="error"}`) and the message is left as it was; the
-queries of one pass share 5 seconds.
+queries of one pass share 5 seconds, every Prometheus read together. An alert of a cluster whose config
+entry (`clusters`) has its own `prometheus_url` is read there without its cluster matcher, as the
+notification's figures are.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Collection
+import time
+from collections.abc import Callable, Collection, Mapping
+from contextlib import ExitStack
 from typing import Any
 
 from triton_sre import conventions as c
@@ -92,10 +96,15 @@ class RecoveryState(SideStore):
             )
 
 
+Reader = Callable[[Mapping[str, str]], tuple[Prometheus, bool] | None]
+"""An alert's labels -> the Prometheus holding its cluster's series and whether it is the cluster's own
+(bot config `clusters`: its series carry no cluster label), or None when none is configured."""
+
+
 class RecoveryWatch:
     def __init__(
         self,
-        prometheus: Prometheus,
+        prometheus: Reader,
         outbox: Outbox,
         spec: Callable[[], Spec],
         slo_alerts: Collection[str],
@@ -111,6 +120,8 @@ class RecoveryWatch:
         self.count = count
         self.poll_seconds = 30.0
         self._next = 0.0
+        self._budgets, self._ends = ExitStack(), 0.0
+        self._entered: set[Prometheus] = set()
         self.state = RecoveryState(outbox.path, on_error)
         self._shown: dict[str, frozenset[str]] = self.state.load()
         """Group key -> fingerprints of the alerts its message shows recovering (kept in the outbox's
@@ -137,8 +148,19 @@ class RecoveryWatch:
         for key in [k for k in self._shown if k not in open_keys]:
             del self._shown[key]
             self.state.save(key, None)
-        with self.prometheus.budgeted(READ_SECONDS):
+        self._entered = set()
+        with ExitStack() as budgets:
+            self._budgets, self._ends = budgets, time.monotonic() + READ_SECONDS
             self._pass(refs)
+
+    def _reader(self, labels: Mapping[str, str]) -> tuple[Prometheus, bool] | None:
+        """The alert's Prometheus, within what is left of the pass's READ_SECONDS (every Prometheus of
+        the pass together: a cluster's own and the global one)."""
+        found = self.prometheus(labels)
+        if found is not None and found[0] not in self._entered:
+            self._entered.add(found[0])
+            self._budgets.enter_context(found[0].budgeted(max(self._ends - time.monotonic(), 0.001)))
+        return found
 
     def _pass(self, refs: list[MessageRef]) -> None:
         for ref in refs:
@@ -176,12 +198,17 @@ class RecoveryWatch:
         if not judged:
             return None
         burns: dict[tuple[str, str, Any], float | None] = {}
-        for _, (slo, _, model), scope in judged:
+        for alert, (slo, _, model), scope in judged:
             if (slo, model, scope) in burns:
                 continue
+            reader = self._reader(alert.labels)
+            if reader is None:  # neither a global Prometheus nor the cluster's own
+                burns[(slo, model, scope)] = None
+                continue
+            prom, own = reader  # a cluster's own Prometheus: its series carry no cluster label
             try:
-                burns[(slo, model, scope)] = self.prometheus.instant(
-                    burn_rate_expr(slo, CLEAN_WINDOW, model, scope)
+                burns[(slo, model, scope)] = prom.instant(
+                    burn_rate_expr(slo, CLEAN_WINDOW, model, () if own else scope)
                 )
             except PromError as exc:
                 self.count(c.BOT_OUTCOME_ERROR)

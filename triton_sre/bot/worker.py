@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -128,7 +128,7 @@ class Worker:
         self.threads = PageThreads(outbox.path, settings.cluster_label)  # tickets under their page
         self.recovery = (  # an SLO page's recovery line read between notifications
             RecoveryWatch(
-                self.prometheus,
+                self._reader,
                 outbox,
                 settings.slo_spec,
                 SLO_ALERTS,
@@ -136,7 +136,7 @@ class Worker:
                 lambda outcome: self.metrics.prometheus_reads.labels(outcome).inc(),
                 self.metrics.silence_state_errors.inc,
             )
-            if self.prometheus is not None
+            if self.prometheus is not None or any(e.prometheus_url for e in settings.clusters.values())
             else None
         )
         self._paused_until = 0.0
@@ -389,10 +389,15 @@ class Worker:
 
     def _prometheus_for(self, group: AlertGroup) -> Prometheus | None:
         """The group's cluster's own Prometheus (config `clusters`), else the bot's `prometheus_url`."""
-        url = self.settings.prometheus_url_for(group.common_labels)
+        found = self._reader(group.common_labels)
+        return found[0] if found is not None else None
+
+    def _reader(self, labels: Mapping[str, str]) -> tuple[Prometheus, bool] | None:
+        """The labels' cluster's own Prometheus and True, else the bot's `prometheus_url` and False."""
+        url = self.settings.prometheus_url_for(labels)
         if url is None or url == self.settings.prometheus_url:
-            return self.prometheus
-        return self._cluster_prometheus.setdefault(url, Prometheus(url))
+            return (self.prometheus, False) if self.prometheus is not None else None
+        return self._cluster_prometheus.setdefault(url, Prometheus(url)), True
 
     def _facts(self, group: AlertGroup, prom: Prometheus | None) -> Facts:
         diagnosis = diagnosed(group, self.settings, self.titles, self.remediations)
