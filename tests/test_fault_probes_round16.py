@@ -149,7 +149,7 @@ def test_a_refused_url_never_shows_its_password(
     host still named."""
     config = tmp_path / "bot.yaml"
     config.write_text(json.dumps({"bot": {"clusters": {"east": {"triton_url": url}}}}), encoding="utf-8")
-    monkeypatch.setenv("TRITON_SRE_TRITON_URL", url)
+    monkeypatch.setenv(c.ENV_TRITON_URL, url)
     said = [
         _refused(capsys, ["report", "--prometheus-url", url, "--last", "1h"]),
         _refused(capsys, ["bot", "--config", str(config)]),
