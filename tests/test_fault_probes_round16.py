@@ -33,7 +33,7 @@ from triton_sre.bot.slack import SlackDelivery
 from triton_sre.bot.worker import Worker
 from triton_sre.cli import main
 from triton_sre.prom import Prometheus
-from triton_sre.rollout.live import alert_lines
+from triton_sre.rollout.live import alert_lines, model_answer
 from triton_sre.slo import default_spec
 from triton_sre.stack.processes import free_port
 
@@ -118,6 +118,23 @@ def test_the_bots_lines_for_a_guard_alert_read_the_alerts_namespace(namespaced: 
     assert f": {c.ROLLOUT_FAIL} (" in lines[0], lines
     (error,) = [line for line in lines if line.startswith(f"{c.ROLLOUT_FIG_ERROR_RATIO}:")]
     assert error.startswith(f"{c.ROLLOUT_FIG_ERROR_RATIO}: 0 -> 0.2"), lines
+
+
+def test_the_slash_command_judges_each_namespace_on_its_own(namespaced: Prom) -> None:
+    """`/triton rollout vs`: before, one line `vs v2 vs vs v1: PASS` (both repositories' v1 summed); now a
+    line names the namespaces, B's canary fails against B's v1 and A (one version) has nothing to compare."""
+    lines = model_answer(Prometheus(namespaced.url), MODEL, default_spec())
+    assert lines[0].startswith(f"{MODEL} served requests in 2 namespaces ({c.LABEL_NAMESPACE}: {REPO_A}, "), (
+        lines
+    )
+    heads = [line for line in lines if " vs " in line and not line.startswith(" ")]
+    (head,) = heads
+    assert head.startswith(f"{MODEL} v2 in {REPO_B} vs {MODEL} v1 in {REPO_B}: {c.ROLLOUT_FAIL.upper()} "), (
+        lines
+    )
+    assert any(line.startswith(f"{MODEL}: fewer than two versions") and REPO_A in line for line in lines), (
+        lines
+    )
 
 
 SECRET = "s3cr3t-pw"

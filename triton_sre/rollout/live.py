@@ -29,6 +29,7 @@ from triton_sre.rollout.model import (
     with_ensembles,
     with_restarts,
 )
+from triton_sre.rollout.namespaces import serving_namespaces
 from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.rollout.stats import median
 from triton_sre.slo import Spec, format_duration, parse_duration
@@ -420,10 +421,16 @@ def _model_answer(prom: Prometheus, model: str, spec: Spec, cluster: str | None)
     if cluster is not None:
         return _answer(prom, model, spec, window_s, (label, cluster))
     clusters = serving_clusters(prom, model, spec, window_s)
-    if len(clusters) < 2:
-        return _answer(prom, model, spec, window_s, None)
+    if len(clusters) < 2:  # model namespacing: two repositories' models of one name, each on its own
+        namespaces = serving_namespaces(
+            prom, [(c.LABEL_JOB, "=", spec.triton_job), (c.LABEL_MODEL, "=", model)], window_s
+        )
+        if len(namespaces) < 2:
+            return _answer(prom, model, spec, window_s, None)
+        label, clusters = c.LABEL_NAMESPACE, namespaces
+    kind = "namespaces" if label == c.LABEL_NAMESPACE else "clusters"
     lines = [
-        f"{model} served requests in {len(clusters)} clusters ({label}: {', '.join(clusters)}): "
+        f"{model} served requests in {len(clusters)} {kind} ({label}: {', '.join(clusters)}): "
         "each is judged on its own."
     ]
     for name in clusters:

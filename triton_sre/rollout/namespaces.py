@@ -16,24 +16,27 @@ from collections.abc import Sequence
 
 from triton_sre import conventions as c
 from triton_sre.prom import Prometheus
-from triton_sre.promql import counter_rate
+from triton_sre.promql import Matcher, counter_rate
 from triton_sre.redact import printable
 from triton_sre.rollout.model import Side, Verdict
 from triton_sre.slo import format_duration
 
-__all__ = ["mixed_namespaces_note", "side_namespaces", "with_namespaces"]
+__all__ = ["mixed_namespaces_note", "serving_namespaces", "side_namespaces", "with_namespaces"]
+
+
+def serving_namespaces(prom: Prometheus, matchers: Sequence[Matcher], window_s: float) -> list[str]:
+    """The values of `namespace` whose series `matchers` select served requests in the last `window_s`,
+    sorted (none without model namespacing: the label is absent)."""
+    rates = counter_rate(
+        c.NV_REQUEST_SUCCESS, list(matchers), format_duration(window_s), (c.LABEL_NAMESPACE,)
+    )
+    names = {labels.get(c.LABEL_NAMESPACE, "") for labels, rate in prom.vector(rates) if rate > 0}
+    return sorted(name for name in names if name)
 
 
 def side_namespaces(prom: Prometheus, sides: tuple[Side, Side], window_s: float) -> tuple[list[str], ...]:
-    """Each side's values of `namespace` whose series served requests in the last `window_s`, sorted
-    (empty without model namespacing: the label is absent)."""
-    window = format_duration(window_s)
-    found = []
-    for side in sides:
-        rates = counter_rate(c.NV_REQUEST_SUCCESS, list(side.matchers), window, (c.LABEL_NAMESPACE,))
-        names = {labels.get(c.LABEL_NAMESPACE, "") for labels, rate in prom.vector(rates) if rate > 0}
-        found.append(sorted(name for name in names if name))
-    return tuple(found)
+    """`serving_namespaces` of each side."""
+    return tuple(serving_namespaces(prom, side.matchers, window_s) for side in sides)
 
 
 def mixed_namespaces_note(verdict: Verdict, namespaces: Sequence[Sequence[str]]) -> str:
