@@ -6,7 +6,8 @@ with the same `model` and `version` labels. The continuous guard keeps the label
 `by (…, namespace)`), but a side built from `--model M --baseline-version 1` (or a selector naming no
 namespace) sums both models: a canary was judged against another repository's failing model and
 passed (round sixteen, docs/failure-behaviour.md). `rollout check` reads which namespaces each side
-served requests in and never passes a side that sums two.
+served requests in and never passes a side that sums two; the bot's `/triton rollout <model>` judges
+each namespace the model serves in on its own (live.py).
 """
 
 from __future__ import annotations
