@@ -6,10 +6,12 @@ silenced, by whom, until when; the header stays FIRING."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from test_bot_alertmanager import Alertmanager, posts, unavailable_alert, wait_until
-from test_bot_silences import amtool_silence, header_and_text, new_case
+from test_bot_silences import amtool_silence, header_and_text, new_case, reading_bot
 from test_bot_silences import silence_stack as silence_stack
 
 from triton_sre import conventions as c
@@ -35,16 +37,17 @@ def stored(bot: Bot, case: str) -> list[dict[str, Any]]:
     return [json.loads(r[0]) for r in rows]
 
 
-def three_alerts_c_silenced(stack: dict[str, Any], author: str) -> tuple[str, str]:
-    """A group of three alerts (instances a, b, c) posted, then c silenced by `author` and said so."""
+def three_alerts_c_silenced(
+    stack: dict[str, Any], author: str, wait: Callable[..., Any] = wait_until
+) -> tuple[str, str]:
+    """A group of three alerts (instances a, b, c) posted, then c silenced by `author` and said so;
+    `wait` waits for each step (`wait_until`, or `stepping` the bot's delivery loop)."""
     am: Alertmanager = stack["am"]
     case = new_case()
     for instance in INSTANCES:
         am.post(*unavailable_alert(case, model=f"m{case}", instance=instance))
-    ts = wait_until(lambda: posts(stack["standin"], case), 15, "the group's message")[0].response["ts"]
-    wait_until(
-        lambda: all(i in header_and_text(stack["standin"], ts)[1] for i in INSTANCES), 15, "three alerts"
-    )
+    ts = wait(lambda: posts(stack["standin"], case), 15, "the group's message")[0].response["ts"]
+    wait(lambda: all(i in header_and_text(stack["standin"], ts)[1] for i in INSTANCES), 15, "three alerts")
     amtool_silence(
         am.url,
         "add",
@@ -54,7 +57,7 @@ def three_alerts_c_silenced(stack: dict[str, Any], author: str) -> tuple[str, st
         f"testcase={case}",
         "instance=triton-c:8003",
     )
-    wait_until(lambda: "1 of 3 alerts" in header_and_text(stack["standin"], ts)[1], 10, "the silence said")
+    wait(lambda: "1 of 3 alerts" in header_and_text(stack["standin"], ts)[1], 10, "the silence said")
     return case, ts
 
 
@@ -134,3 +137,37 @@ def test_the_only_unsilenced_alert_resolving_leaves_the_group_silenced_not_resol
     _, body = header_and_text(standin, ts)
     assert "*Silenced* in Alertmanager by ida until" in body
     assert bot.outbox.message(next(m.group_key for m in bot.outbox.open_messages() if case in m.group_key))
+
+
+def _stepped(bot: Bot) -> None:
+    """The delivery loop stepped by the test, not by its thread; an alert gone 1 s drawn resolved."""
+    bot.worker.start = lambda: bot.worker  # type: ignore[method-assign]
+    assert bot.worker.silences is not None
+    bot.worker.silences.gone_after_seconds = 1.0
+
+
+def test_a_notification_superseding_the_queued_resolution_keeps_it_resolved(tmp_path: Path) -> None:
+    """The poll queues the resolution of the silenced alert that left Alertmanager; Alertmanager's next
+    notification (its repeat, leaving the muted alert out) comes before the delivery loop draws it and
+    supersedes it: the alert vanished from the message ('2 of 2 alert(s) firing') instead of being
+    drawn resolved. Seen under load with the loop's own thread; here the test steps the loop."""
+    with reading_bot(tmp_path, _stepped) as stack:
+        am: Alertmanager = stack["am"]
+        standin: SlackStandin = stack["standin"]
+        bot: Bot = stack["bot"]
+
+        def stepping(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+            return wait_until(lambda: (bot.worker.step(), predicate())[1], timeout, what)
+
+        case, ts = three_alerts_c_silenced(stack, "jo", stepping)
+        am.post(*unavailable_alert(case, model=f"m{case}", instance="triton-c:8003"), resolved=True)
+        stepping(lambda: any("resolved while silenced" in r for r in replies(standin, ts)), 15, "it queued")
+        queued = len(stored(bot, case))  # the poll's resolution, not drawn yet
+        wait_until(lambda: len(stored(bot, case)) > queued, 10, "Alertmanager's notification after it")
+        assert "triton-c:8003" not in json.dumps(stored(bot, case)[-1]), "the muted alert was notified"
+        stepping(lambda: "2 firing, 1 resolved" in header_and_text(standin, ts)[1], 10, "c drawn resolved")
+        shown = standin.message("#triton-alerts", ts)
+        lines = [b["text"]["text"] for b in shown["blocks"] if b.get("type") == "section" and "text" in b]
+        assert "(resolved)" in next(line for line in lines if "`triton-c:8003`" in line)
+        stepping(lambda: any("2 of 3 alert(s) firing" in r for r in replies(standin, ts)), 10, "the reply")
+        assert not any("2 of 2 alert(s)" in r for r in replies(standin, ts)), replies(standin, ts)

@@ -247,11 +247,14 @@ class SilenceWatch:
     ) -> dict[str, Any] | None:
         """A left-out alert the message keeps firing: one a silence holds or another alert inhibits (as
         Alertmanager lists it, the inhibiting alerts named), or in a group whose thread announced a
-        silence one Alertmanager no longer lists (as last stored)."""
+        silence one Alertmanager no longer lists (as last stored); one whose resolution the poll queued
+        as it left (resolved, as queued: a notification leaving it out supersedes the queued one)."""
         by = _inhibitors(listed[fingerprint], listed) if fingerprint in listed else ""
         if (fingerprint in held or by) and fingerprint in listed:
             return {**_as_sent(listed[fingerprint]), **({INHIBITED_KEY: by} if by else {})}
-        if self._shown.get(key) and fingerprint not in listed:
+        gone, since = self._gone.get(key, (frozenset(), 0.0))
+        queued = since == math.inf and fingerprint in gone
+        if (self._shown.get(key) or queued) and fingerprint not in listed:
             return stored_alert(self.outbox, key, fingerprint)
         return None
 
