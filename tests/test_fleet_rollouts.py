@@ -133,7 +133,9 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prom, Pro
             time.sleep(1)
         yield scraper, receiver
     finally:
-        for proc, log in running:
+        # the scraper first: stopped after its remote-write receiver, it spent its 15 s stop bound
+        # trying to send its last samples to it
+        for proc, log in reversed(running):
             stop_prometheus(proc, log)
         for s in servers.values():
             s.shutdown()
