@@ -42,6 +42,13 @@ def _promtool_test(out: Path, name: str) -> None:
     assert done.returncode == 0, f"{name}: {done.stdout[-4000:]}{done.stderr[-2000:]}"
 
 
+def _promtool_tests(out: Path, names: list[str]) -> None:
+    """`_promtool_test` on each file, two at a time: promtool evaluates a file on one core, the machine
+    has two."""
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda name: _promtool_test(out, name), names))
+
+
 def test_operational_tests_follow_the_traffic_floor_and_the_gpu_threshold(tmp_path: Path) -> None:
     """A floor of 50 requests/s (the tests fed 1 and 10) and a latency SLO's own floor of 20 on its
     models (the others take the fallback queue threshold); GPU memory alerting only when full."""
@@ -187,9 +194,7 @@ def test_a_drawn_spec_generates_rules_that_load_and_tests_that_pass(seed: int, t
         timeout=120,
     )
     assert vm.returncode == 0, vm.stdout[-2000:] + vm.stderr[-2000:]
-    tests = sorted(p.name for p in (tmp_path / "alerts" / "tests").glob("*.yaml"))
-    with ThreadPoolExecutor(2) as pool:  # the machine's two cores
-        list(pool.map(lambda name: _promtool_test(tmp_path, name), tests))
+    _promtool_tests(tmp_path, sorted(p.name for p in (tmp_path / "alerts" / "tests").glob("*.yaml")))
 
 
 def _same_model_spec(objectives: list[str]) -> dict[str, Any]:
@@ -265,5 +270,4 @@ def test_the_moved_scenarios_of_slos_sharing_a_model_pass_in_promtool(which: str
     from triton_sre.generate.tests_slo import FAST_TEST_FILE, SLOW_TEST_FILE
 
     _render(_same_model_spec(["99.0", "99.6"]) if which == "margins" else BUSY_AND_STRICT, tmp_path)
-    _promtool_test(tmp_path, FAST_TEST_FILE)
-    _promtool_test(tmp_path, SLOW_TEST_FILE)
+    _promtool_tests(tmp_path, [FAST_TEST_FILE, SLOW_TEST_FILE])
