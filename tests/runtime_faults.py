@@ -288,11 +288,11 @@ def capture_all(names: Iterable[str], capture: Callable[[str], Any], workers: in
         return dict(zip(names, pool.map(capture, names), strict=True))
 
 
-def run_or_serve(server: LocalTriton, fails: bool, name: str) -> int | None:
-    """A server meant to fail: run it until it exits. Else start it, check ok_model answers, stop it. Its
-    exit code."""
+def run_or_serve(server: LocalTriton, fails: bool, name: str, wait: float = 40) -> int | None:
+    """A server meant to fail: run it until it exits (``wait`` seconds at most). Else start it, check
+    ok_model answers, stop it. Its exit code."""
     if fails:
-        return run_until_exit(server, 40)
+        return run_until_exit(server, wait)
     try:
         server.start()
         answer = requests.post(f"{server.http_url}/v2/models/ok_model/infer", json=INPUT, timeout=30)

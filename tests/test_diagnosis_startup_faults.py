@@ -30,23 +30,31 @@ from test_diagnosis_schema_faults import first_findings
 from triton_sre import conventions as c
 
 
-def capture_startup(name: str, workdir: Path, log_path: Path) -> int | None:
-    """Run the server of one start-up fault until it exits (a failure) or serves (then stop it)."""
-    kwargs, prepare, runbook, _about = STARTUP[name]
+def capture_startup(
+    name: str,
+    workdir: Path,
+    log_path: Path,
+    table: dict = STARTUP,
+    serving: tuple[str, ...] = (),
+    wait: float = 40,
+) -> int | None:
+    """Run the server of one start-up fault until it exits (``wait`` seconds at most: a failure) or serves
+    (then stop it); ``serving`` names failures the server serves through (a failed model beside ok_model)."""
+    kwargs, prepare, runbook, _about = table[name]
     repo = build_repository(workdir / "repo", OK)
     server = FaultServer(
         repo,
         prepare=prepare,
         workdir=workdir / "triton",
         log_path=log_path,
-        startup_timeout=40,
+        startup_timeout=wait,
         **kwargs,  # type: ignore[arg-type]
     )
-    return run_or_serve(server, runbook is not None, name)
+    return run_or_serve(server, runbook is not None and name not in serving, name, wait)
 
 
-def check_startup(name: str, path: Path) -> None:
-    _kwargs, _prepare, runbook, about = STARTUP[name]
+def check_startup(name: str, path: Path, table: dict = STARTUP) -> None:
+    _kwargs, _prepare, runbook, about = table[name]
     report = diagnose_file(path)
     if runbook is None:
         assert not report.findings, (
