@@ -74,6 +74,9 @@ FAULTS: dict[str, tuple[dict[str, object], Prepare | None, str | None, str | Non
     # serves, forwarding no header: no finding (left, bench/RESULTS.md diag31).
     "http-header-pattern-bad-regex": ({"extra_args": ["--http-header-forward-pattern=("]}, None, None, None),
     "exit-timeout-word": ({"extra_args": ["--exit-timeout-secs=soon"]}, None, c.RUNBOOK_SERVER_OPTION_INVALID, None),
+    # Labelled server-option-invalid; 2.51 aborts on std::bad_alloc before its first line of its own (the pool
+    # sized from -1): the log does not name the flag, only the failed allocation (host-resource-exhausted).
+    "model-load-thread-count-negative": ({"extra_args": ["--model-load-thread-count=-1"]}, None, c.RUNBOOK_HOST_RESOURCE_EXHAUSTED, None),
     # Labelled server-option-invalid before the run; 2.51 started and served with each of the next four.
     "buffer-manager-threads-negative": ({"extra_args": ["--buffer-manager-thread-count=-1"]}, None, None, None),
     "poll-secs-negative": ({"model_control_mode": "poll", "extra_args": ["--repository-poll-secs=-1"]}, None, None, None),

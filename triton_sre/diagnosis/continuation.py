@@ -144,7 +144,7 @@ def read_continuation(event: LogEvent, index: int) -> Continuation | None:
             text = piece[:MAX_EVIDENCE_CHARS]
             return Continuation(Obs(index, event.line + k, text, LEVEL_ERROR, None, piece, True))
         decides = lambda line: line is lines[k]  # noqa: E731
-    if is_harmless(event.message):
+    if is_harmless(rest):
         return None
     offset = next((k for k in range(1, len(lines)) if decides(lines[k])), 1)
     at, text = folded_line(event, offset, lines[offset])

@@ -50,6 +50,16 @@ NO_GPU_LISTED = re.compile(
 GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT", "gpu id")
 """Substrings every `GPU_EXPECTED` match holds (a cheap test before the pattern)."""
 
+def _harmless_through(message: str) -> bool:
+    """A harmless line with nothing else folded under it: the raw lines after a harmless ``E`` line
+    (``CudaDriverHelper has not been initialized.`` then libstdc++'s ``terminate called ...``) are the log
+    going on past the driver warning, as the engine reads them."""
+    if not is_harmless(message):
+        return False
+    joined = join_hand_wraps(message)
+    return "\n" not in joined or is_harmless(joined.split("\n", 1)[1])
+
+
 class GpuContext:
     """Fed every event (in order) by the engine; holds only what CUDA said and whether a GPU is needed."""
 
@@ -67,7 +77,7 @@ class GpuContext:
         if (
             self.old_driver is not None
             and not self.after_driver
-            and (event.level == LEVEL_INFO or not is_harmless(message))
+            and (event.level == LEVEL_INFO or not _harmless_through(message))
         ):
             self.after_driver = True
         if "CUDA" not in message and not self.no_device and not self.old_driver:
