@@ -51,6 +51,7 @@ FAULTS: dict[str, tuple[dict[str, object], Prepare | None, str | None, str | Non
     # 2.51 prints nothing for ~50 s with an s3:// path and no network (the AWS SDK asks the instance metadata
     # service, then resolves the bucket's host) before "Unable to create S3 filesystem client": WAIT.
     "repository-s3": ({"exit_on_error": True, "extra_args": ["--model-repository=s3://triton-sre-absent/models"]}, None, c.RUNBOOK_CLOUD_REPOSITORY_ACCESS, None),
+    "repository-as": ({"exit_on_error": True, "extra_args": ["--model-repository=as://account/container/models"]}, None, c.RUNBOOK_CLOUD_REPOSITORY_ACCESS, None),
     "repository-missing-exit-false": ({"extra_args": [f"--model-repository={ABSENT}"]}, None, c.RUNBOOK_REPOSITORY_PATH_INVALID, None),
     # --- backends
     "backend-directory-missing": ({"exit_on_error": True, "extra_args": [f"--backend-directory={ABSENT}"]}, None, c.RUNBOOK_BACKEND_NOT_FOUND, "ok_model"),

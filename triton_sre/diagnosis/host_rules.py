@@ -86,6 +86,14 @@ HOST_RULES: Final[tuple[CauseRule, ...]] = (
             r"\b(InvalidAccessKeyId|SignatureDoesNotMatch|NoSuchBucket|ExpiredToken|AccessDenied)\b",
             r"(s3|gs|as)://\S+[^\n]{0,80}(credential|forbidden|unauthori[sz]ed|\b40[13]\b|denied|anonymous)",
             r"does not have storage\.objects\.(get|list) access",
+            # An as:// repository whose account endpoint cannot be reached (no network, a wrong account
+            # name, a proxy): core's Azure file system (src/filesystem/implementations/as.h, r23.xx on,
+            # azure-storage-blobs-cpp) lets the SDK's exception escape, and tritonserver aborts on
+            # "terminate called after throwing an instance of 'Azure::Core::Http::TransportException'"
+            # with what() "Fail to get a new connection for: https://<account>.blob.core.windows.net.
+            # <curl's reason>" (azure-core src/http/curl/curl.cpp; Triton 2.51 measured).
+            r"Fail to get a new connection for: https?://[\w.-]+\.blob\.core\.windows\.net\b",
+            r"instance of 'Azure::(?:Core::Http::TransportException|Storage::StorageException)'",
             # rclone, the storage initializer of Seldon Core / KServe's model-initializer containers
             # (cmd/cmd.go "Failed to create file system for %q: %v"): a cloud remote it cannot set up,
             # e.g. fs/config's "didn't find section in config file" when the remote's credentials
