@@ -61,11 +61,15 @@ FAULTS: dict[str, tuple[dict[str, object], Prepare | None, str | None, str | Non
     "pinned-pool-huge": ({"extra_args": ["--pinned-memory-pool-byte-size=1099511627776000"]}, None, None, None),
     "cuda-pool-word": ({"extra_args": ["--cuda-memory-pool-byte-size=0:lots"]}, None, c.RUNBOOK_SERVER_OPTION_INVALID, None),
     "cuda-pool-no-device": ({"extra_args": ["--cuda-memory-pool-byte-size=1024"]}, None, c.RUNBOOK_SERVER_OPTION_INVALID, None),
+    # --- SSL
+    "grpc-ssl-files-missing": ({"extra_args": ["--grpc-use-ssl=true", f"--grpc-server-cert={ABSENT}/cert.pem", f"--grpc-server-key={ABSENT}/key.pem"]}, None, c.RUNBOOK_SERVER_OPTION_INVALID, None),
+    "grpc-ssl-mutual-root-missing": ({"extra_args": ["--grpc-use-ssl-mutual=true", f"--grpc-root-cert={ABSENT}/ca.pem"]}, None, c.RUNBOOK_SERVER_OPTION_INVALID, None),
     # --- endpoints and threads
     # Labelled server-option-invalid; 2.51 words every bind failure "Socket '<addr>:<port>' already in use "
     # (src/http_server.cc, src/grpc/grpc_server.cc): the log cannot tell an address the host lacks from a taken port.
     "http-address-not-local": ({"extra_args": ["--http-address=192.0.2.1"]}, None, c.RUNBOOK_SERVER_PORT_IN_USE, None),
     "grpc-port-word": ({"extra_args": ["--grpc-port=abc"]}, None, c.RUNBOOK_SERVER_OPTION_INVALID, None),
+    "grpc-address-not-local": ({"extra_args": ["--grpc-address=192.0.2.1"]}, None, c.RUNBOOK_SERVER_OPTION_INVALID, None),
     # Labelled server-option-invalid; as HTTP's, the metrics service's bind failure is "already in use" alone.
     "metrics-address-not-local": ({"extra_args": ["--metrics-address=192.0.2.1"]}, None, c.RUNBOOK_SERVER_PORT_IN_USE, None),
     # Labelled server-option-invalid; 2.51 starts and serves the index, then dies on signal 11 in

@@ -99,6 +99,21 @@ OPTION_RULES: Final[tuple[CauseRule, ...]] = (
             # main.cc "failed to configure tracing" (r20.01 on) around src/tracer.cc's "Attempting to set
             # invalid trace setting :<reason>" (r22.02 on).
             r"\bfailed to configure tracing\b|\bAttempting to set invalid trace setting\b",
+            # gRPC's SSL credentials refused (--grpc-use-ssl, --grpc-server-cert/-key, --grpc-root-cert):
+            # server src/grpc/grpc_server.cc (r22.05 on) reads the files without a word when they are
+            # missing or empty, then gRPC core refuses them (tsi ssl_transport_security.cc "Invalid cert
+            # chain file." / "Invalid private key.", ssl_security_connector.cc "Handshaker factory creation
+            # failed with TSI_<code>.", chttp2_server.cc "Unable to create secure server with credentials of
+            # type Ssl") and BuildAndStart binds nothing, which grpc_server.cc words "Socket '<addr>' already
+            # in use " whatever the cause (r22.05 to r26.09): the port is free, the certificates are not.
+            r"\bUnable to create secure server with credentials of type Ssl\b",
+            r"\bHandshaker factory creation failed with TSI_\w+",
+            r"\bInvalid (?:cert chain file|private key|root certs?)\b",
+            # --grpc-address naming an address the host does not have: gRPC core's bind fails with
+            # EADDRNOTAVAIL under its "No address added out of total N resolved" (chttp2_server.cc), then
+            # grpc_server.cc words it "already in use" as above (Triton 2.51 measured). HTTP and metrics
+            # (libevhtp, r20.xx on) print no reason of their own: a port in use is all their log can say.
+            r"\bNo address added out of total \d+ resolved[^\n]*\bCannot assign requested address\b",
             # The response cache: core src/server.cc / src/cache_manager.cc (r23.03 on) and the caches'
             # own Initialize (local_cache src/local_cache.cc, redis_cache src/redis_cache.cc, r23.06 on,
             # quoting redis-plus-plus's "failed to connect to Redis (<host>:<port>): <strerror>").
