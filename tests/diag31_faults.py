@@ -110,3 +110,5 @@ WAIT = {"repository-s3": 150.0}
 ASKED = ("http-thread-count-zero",)
 # Served with a failing model beside ok_model (no exit): started, asked, stopped.
 SERVING = ("exit-on-error-false-broken-model",)
+# Serving with no model at all (--exit-on-error=false): run until stopped, exit code 0.
+NO_EXIT = (*SERVING, "repository-missing-exit-false")
