@@ -94,7 +94,7 @@ def test_ctrl_c_restores_the_running_scenario_and_stops_the_stack(tmp_path: Path
         assert time.monotonic() < deadline, "the scenario never started"
     rest = proc.communicate(timeout=120)
     assert pids, "no stack state seen"
-    assert proc.returncode == 1  # interrupted: not a passing gameday
+    assert proc.returncode == c.EXIT_INTERRUPTED  # interrupted: 128 + SIGINT, as every command
     assert "restoring the running scenario" in "".join(rest)
     assert not state.exists()
     assert not [pid for pid in pids if _alive(pid)]

@@ -4,6 +4,7 @@ from Prometheus, Alertmanager and the Slack stand-in, scoring and the scorecard,
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 from pathlib import Path
 
@@ -222,12 +223,17 @@ def test_the_gameday_repository_has_its_models_and_a_slower_llm(tmp_path: Path) 
 
 def test_the_exit_code_says_what_the_scorecard_says() -> None:
     """Ctrl-C after the last scenario (during the pause before the stack stops) printed `"passed":
-    false` and exited 0; gameday's Ctrl-C is exit 1 (docs/failure-behaviour.md)."""
+    false` and exited 0. An interrupted gameday exits 128 + the signal, as every command's Ctrl-C
+    (it exited 1, as a gameday that found a fault: round sixteen, continued)."""
     ok = runner.Result("s", "", "A", "r", detected=True, runbook="r", diagnosis_runbook="r", restored=True)
     assert ok.passed and scorecard.exit_code([ok], {}, expected=1) == c.EXIT_OK
-    for meta in ({"interrupted": True}, {"error": "the stack did not start"}):
+    for meta, code in (
+        ({"interrupted": True, "signal": signal.SIGINT}, c.EXIT_INTERRUPTED),
+        ({"interrupted": True, "signal": signal.SIGTERM}, 128 + signal.SIGTERM),
+        ({"error": "the stack did not start"}, c.EXIT_FAILURE),
+    ):
         assert scorecard.as_json([ok], meta)["passed"] is False
-        assert scorecard.exit_code([ok], meta, expected=1) == c.EXIT_FAILURE, meta
+        assert scorecard.exit_code([ok], meta, expected=1) == code, meta
     assert scorecard.exit_code([ok], {}, expected=2) == c.EXIT_FAILURE  # a scenario never ran
 
 

@@ -9,6 +9,7 @@ scenario, Ctrl-C, SIGTERM), the running scenario is restored and everything it s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +166,43 @@ def run_gameday(args: argparse.Namespace) -> int:
     else:
         workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="triton-sre-gameday-"))).absolute()
         make_dirs(workdir)
-    return _run(scenarios, workdir, args.scale, args.format, attach=args.attach is not None)
+    try:
+        with _one_gameday(workdir, attach=args.attach is not None):
+            return _run(scenarios, workdir, args.scale, args.format, attach=args.attach is not None)
+    except _Busy as exc:
+        _say(str(exc))
+        return c.EXIT_USAGE
+
+
+GAMEDAY_LOCK = ".gameday.lock"
+
+
+class _Busy(RuntimeError):
+    """The workdir is another gameday's, or holds a running stack this gameday would replace."""
+
+
+@contextlib.contextmanager
+def _one_gameday(workdir: Path, attach: bool) -> Iterator[None]:
+    """Hold the workdir for the whole run. A second gameday on the workdir of one running rebuilt its
+    model repository under its Triton, failed to start its stack, and stopped the first one's whole
+    stack on the way out (round sixteen, continued): refused now before anything is touched."""
+    from triton_sre.stack.components import load_state
+    from triton_sre.stack.guard import WorkdirBusy, workdir_lock
+
+    try:
+        with workdir_lock(workdir, GAMEDAY_LOCK):
+            running = [] if attach else [x.name for x in load_state(workdir / "stack") if x.alive()]
+            if running:
+                raise _Busy(
+                    f"a stack is already running in {workdir / 'stack'} ({', '.join(running)}); attach to it "
+                    f"(--attach {workdir / 'stack'}), stop it (triton-sre stack down --workdir "
+                    f"{workdir / 'stack'}) or use another --workdir"
+                )
+            yield
+    except WorkdirBusy as exc:
+        raise _Busy(
+            f"another gameday runs in {workdir} ({exc.holder}): wait for it, or use another --workdir"
+        ) from None
 
 
 def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str, attach: bool = False) -> int:
@@ -181,21 +219,19 @@ def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str, attach: b
     from triton_sre.stack.owner import unregister
 
     interrupted = threading.Event()
+    meta: dict[str, Any] = {}
 
     def on_signal(signum: int, _frame: Any) -> None:
         if interrupted.is_set():
             return  # cleanup is under way: a second Ctrl-C must not cut it short
         interrupted.set()
+        meta["signal"] = signum  # the exit code: 128 + it (scorecard.exit_code)
         _say(f"signal {signum}: restoring the running scenario and stopping the stack")
         raise KeyboardInterrupt
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     scale = Scale(factor=factor)
-    meta: dict[str, Any] = {
-        "timings": f"{scale.describe()}; Alertmanager group_wait 1s",
-        "load": _load(),
-        "workdir": str(workdir),
-    }
+    meta.update(timings=f"{scale.describe()}; Alertmanager group_wait 1s", load=_load(), workdir=str(workdir))
     results: list[runner.Result] = []
     stack_dir = workdir if attach else workdir / "stack"
     started = time.monotonic()

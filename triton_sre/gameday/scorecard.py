@@ -33,7 +33,13 @@ def passed(results: Sequence[Result], meta: Mapping[str, Any]) -> bool:
 
 def exit_code(results: Sequence[Result], meta: Mapping[str, Any], expected: int) -> int:
     """0 when every one of the `expected` scenarios ran and the scorecard says passed, else 1: the
-    exit code and the scorecard's `passed` never disagree (an interrupt after the last one is no pass)."""
+    exit code and the scorecard's `passed` never disagree (an interrupt after the last one is no pass).
+    Interrupted: 128 + the signal (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a command a
+    signal stopped and as every other command's Ctrl-C, so a script tells a game day cut short from one
+    that found a fault."""
+    if meta.get("interrupted"):
+        signum = meta.get("signal")
+        return 128 + signum if isinstance(signum, int) else c.EXIT_INTERRUPTED
     return c.EXIT_OK if len(results) == expected and passed(results, meta) else c.EXIT_FAILURE
 
 

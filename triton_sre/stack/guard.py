@@ -23,14 +23,18 @@ LOCK_FILE = ".stack.lock"
 
 
 class WorkdirBusy(RuntimeError):
-    """Another `stack up` or `stack down` holds the workdir."""
+    """Another `stack up` or `stack down` (or, by its lock file's name, gameday) holds the workdir."""
+
+    def __init__(self, message: str, holder: str) -> None:
+        super().__init__(message)
+        self.holder = holder  # "pid N" of the holder, or "another process"
 
 
 @contextlib.contextmanager
-def workdir_lock(workdir: Path) -> Iterator[None]:
-    """Hold the workdir's lock (not waiting: WorkdirBusy names the holder). The lock is the
+def workdir_lock(workdir: Path, name: str = LOCK_FILE) -> Iterator[None]:
+    """Hold the workdir's lock `name` (not waiting: WorkdirBusy names the holder). The lock is the
     kernel's (flock): it goes with the process, a crashed `stack up` leaves none behind."""
-    path = workdir / LOCK_FILE
+    path = workdir / name
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         try:
@@ -38,10 +42,12 @@ def workdir_lock(workdir: Path) -> Iterator[None]:
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "another process"
+            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            holder = f"pid {pid}" if pid else "another process"
             raise WorkdirBusy(
-                f"another `triton-sre stack` (pid {holder}) is starting or stopping the stack in {workdir}: "
-                "wait for it to finish, then run `triton-sre stack status`"
+                f"another `triton-sre stack` ({holder}) is starting or stopping the stack in {workdir}: "
+                "wait for it to finish, then run `triton-sre stack status`",
+                holder,
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
