@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,83 @@ def test_a_gameday_holding_its_workdir_keeps_a_second_one_out(tmp_path: Path) ->
     assert done.returncode == c.EXIT_USAGE, done.stderr
     assert f"another gameday runs in {workdir} (pid {os.getpid()})" in done.stderr
     assert (workdir / "models" / "kept").exists()
+
+
+# -- rollouts: a real Prometheus holding backfilled series (tests/backfilled_prometheus.py) -----------
+SCRAPE_S, HISTORY_S, RATE = 15.0, 1200.0, 10.0  # the rollout window (15m) is inside the history
+LAT = "lat"  # v2 serves without latency series (request and queue duration absent)
+VS, NORTH, REPO_A, REPO_B = "vs", "north", "/models/repo_a", "/models/repo_b"
+DB = "db"  # the spec's exporter says no dynamic batcher; another job's gauge says one runs
+OTHER_JOB = "staging-exporter"
+
+
+def _counters(labels: dict[str, str], failed: float = 0.0, rate_: float = RATE, latency: bool = True):
+    per_s = {
+        c.NV_REQUEST_SUCCESS: rate_ * (1 - failed),
+        c.NV_REQUEST_FAILURE: rate_ * failed,
+        c.NV_INFERENCE_COUNT: rate_ * (1 - failed),
+        c.NV_EXEC_COUNT: rate_,
+        c.NV_COMPUTE_INFER_DURATION_US: rate_ * 15_000,
+    }
+    if latency:
+        per_s |= {c.NV_REQUEST_DURATION_US: rate_ * 20_000, c.NV_QUEUE_DURATION_US: rate_ * 2_000}
+    return per_s
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory):
+    from backfilled_prometheus import backfilled
+
+    start = time.time() - HISTORY_S
+    stamps = [start + SCRAPE_S * i for i in range(int(HISTORY_S / SCRAPE_S))]
+    job = {c.LABEL_JOB: c.DEFAULT_TRITON_JOB}
+    sides = [
+        ({**job, c.LABEL_MODEL: LAT, c.LABEL_VERSION: "1"}, _counters({})),
+        ({**job, c.LABEL_MODEL: LAT, c.LABEL_VERSION: "2"}, _counters({}, latency=False)),
+        ({**job, c.LABEL_MODEL: DB, c.LABEL_VERSION: "1"}, _counters({})),
+        ({**job, c.LABEL_MODEL: DB, c.LABEL_VERSION: "2"}, _counters({}, rate_=RATE / 2)),
+    ]
+    for (namespace, version), failed in {(REPO_A, "1"): 0.5, (REPO_B, "1"): 0.0, (REPO_B, "2"): 0.2}.items():
+        labels = {**job, c.LABEL_MODEL: VS, c.LABEL_VERSION: version, c.LABEL_CLUSTER: NORTH}
+        sides.append(({**labels, c.LABEL_NAMESPACE: namespace}, _counters({}, failed)))
+    series = [
+        (name, labels, [(t, v * (t - start)) for t in stamps])
+        for labels, per_s in sides
+        for name, v in per_s.items()
+    ]
+    for exporter, said in ((c.DEFAULT_EXPORTER_JOB, 0.0), (OTHER_JOB, 1.0)):
+        labels = {c.LABEL_JOB: exporter, c.LABEL_MODEL: DB}
+        series.append((c.M_MODEL_DYNAMIC_BATCHING, labels, [(t, said) for t in stamps]))
+    series.append(
+        (c.M_MODEL_ENSEMBLE, {c.LABEL_JOB: OTHER_JOB, c.LABEL_MODEL: DB}, [(t, 1.0) for t in stamps])
+    )
+    with backfilled(tmp_path_factory.mktemp("prom"), series) as prom:
+        yield prom
+
+
+def _check(store, capsys: pytest.CaptureFixture[str], model: str) -> tuple[int, dict]:
+    from triton_sre.cli import main
+
+    argv = ["rollout", "check", "--prometheus", store.url, "--model", model, "--format", "json"]
+    code = main([*argv, "--baseline-version", "1", "--candidate-version", "2"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_candidate_without_the_baselines_latency_series_is_no_pass(store, capsys) -> None:
+    """Before: queue-share `no data` (60 and 0 samples) and pass, exit 0, the reason silent on it."""
+    from triton_sre.prom import Prometheus
+    from triton_sre.rollout.live import model_answer
+    from triton_sre.slo import default_spec
+
+    code, verdict = _check(store, capsys, LAT)
+    assert (code, verdict["verdict"]) == (c.EXIT_INCONCLUSIVE, c.ROLLOUT_INCONCLUSIVE), verdict
+    assert f"the candidate lacks what the baseline has: {c.ROLLOUT_FIG_QUEUE_SHARE} (" in verdict["reason"]
+    # the bot judges the same figure alike
+    lines = model_answer(Prometheus(store.url), LAT, default_spec())
+    assert lines[0].startswith(f"{LAT} v2 vs {LAT} v1: {c.ROLLOUT_INCONCLUSIVE.upper()} ("), lines
+    assert c.ROLLOUT_FIG_QUEUE_SHARE in lines[0]
+
+
+def test_a_candidate_with_every_figure_still_passes(store, capsys) -> None:
+    code, verdict = _check(store, capsys, DB)
+    assert (code, verdict["verdict"]) == (c.EXIT_OK, c.ROLLOUT_PASS), verdict

@@ -468,6 +468,28 @@ def judge(
             rates,
             results,
         )
+    if unread := unread_on_candidate(results, rs.min_samples):
+        return Verdict(c.ROLLOUT_INCONCLUSIVE, unread + note, baseline, candidate, rates, results)
     return Verdict(
         c.ROLLOUT_PASS, f"no figure worse beyond its margin{note}", baseline, candidate, rates, results
+    )
+
+
+def unread_on_candidate(results: Sequence[FigureResult], min_samples: int) -> str:
+    """Why a pass is no pass when the baseline has a figure the candidate lacks ("" when none): a
+    candidate serving requests without latency series (a build that turned its summaries or histograms
+    off) passed on the figures left, `queue-share` "no data" without a word (round sixteen). The
+    Argo and Flagger templates never pass on it either: an empty candidate read is an inconclusive
+    measurement to Argo and a failed check to Flagger."""
+    unread = [
+        f"{r.figure.name} ({r.samples[0]} and {r.samples[1]} samples)"
+        for r in results
+        if r.verdict == NO_DATA and r.samples[0] >= min_samples > r.samples[1]
+    ]
+    if not unread:
+        return ""
+    return (
+        f"no figure read is worse beyond its margin, but the candidate lacks what the baseline has: "
+        f"{', '.join(unread)}; a pass on figures it could not read is not a pass (does the candidate "
+        "still export them?)"
     )
