@@ -153,3 +153,20 @@ def test_a_candidate_without_the_baselines_latency_series_is_no_pass(store, caps
 def test_a_candidate_with_every_figure_still_passes(store, capsys) -> None:
     code, verdict = _check(store, capsys, DB)
     assert (code, verdict["verdict"]) == (c.EXIT_OK, c.ROLLOUT_PASS), verdict
+
+
+def test_the_slash_command_for_a_cluster_judges_each_namespace_on_its_own(store) -> None:
+    """`/triton rollout vs north`: before, `vs v2 in north vs vs v1 in north: PASS`, repository A's failing
+    v1 summed into the baseline (error ratio 0.25 -> 0.2); now each namespace of the cluster on its own."""
+    from triton_sre.prom import Prometheus
+    from triton_sre.rollout.live import model_answer
+    from triton_sre.slo import default_spec
+
+    lines = model_answer(Prometheus(store.url), VS, default_spec(), NORTH)
+    assert lines[0].startswith(
+        f"{VS} served requests in {c.LABEL_CLUSTER} {NORTH} in 2 namespaces ({c.LABEL_NAMESPACE}: {REPO_A}, "
+    ), lines
+    (head,) = [line for line in lines if " vs " in line and not line.startswith(" ")]
+    assert head.startswith(f"{VS} v2 in {NORTH} in {REPO_B} vs {VS} v1 in {NORTH} in {REPO_B}: FAIL "), lines
+    assert any(f"{c.ROLLOUT_FIG_ERROR_RATIO}: 0 -> 0.2" in line for line in lines), lines
+    assert any(line.startswith(f"{VS}: fewer than two versions") and REPO_A in line for line in lines), lines

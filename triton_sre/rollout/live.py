@@ -244,11 +244,15 @@ def alert_sides(
     return in_cluster(sides, cluster_label, cluster) if cluster else sides
 
 
-Cluster = tuple[str, str] | None  # (label, value): both sides in one cluster of a global store
+Cluster = tuple[tuple[str, str], ...]
+"""(label, value) pairs: both sides in one cluster of a global store, and in one of Triton's model
+namespaces inside it when the model serves in several (empty: the whole store)."""
 
 
 def _narrow(sides: tuple[Side, Side], cluster: Cluster) -> tuple[Side, Side]:
-    return in_cluster(sides, *cluster) if cluster else sides
+    for label, value in cluster:
+        sides = in_cluster(sides, label, value)
+    return sides
 
 
 INSTANT_QUERIES_PER_VERDICT = 10
@@ -277,7 +281,7 @@ def model_verdicts(
     latency: tuple[str, ...],
     job: str,
     window_s: float,
-    cluster: Cluster = None,
+    cluster: Cluster = (),
     unjudged: list[str] | None = None,
     ran_out: list[str] | None = None,
     cluster_label: str = c.LABEL_CLUSTER,
@@ -289,7 +293,7 @@ def model_verdicts(
     matchers = [
         (c.LABEL_JOB, "=", job),
         (c.LABEL_MODEL, "=", model),
-        *([(cluster[0], "=", cluster[1])] if cluster else []),
+        *((label, "=", value) for label, value in cluster),
     ]
     served = prom.vector(counter_rate(c.NV_REQUEST_SUCCESS, matchers, window, (c.LABEL_VERSION,)))
     by_traffic = sorted(served, key=lambda row: -row[1])
@@ -331,7 +335,7 @@ def pair_verdicts(
     latency: tuple[str, ...],
     job: str,
     window_s: float,
-    cluster: Cluster = None,
+    cluster: Cluster = (),
     ran_out: list[str] | None = None,
     cluster_label: str = c.LABEL_CLUSTER,
 ) -> list[Verdict]:
@@ -418,23 +422,22 @@ def partial_line(warned: Sequence[tuple[str, str]]) -> str:
 def _model_answer(prom: Prometheus, model: str, spec: Spec, cluster: str | None) -> list[str]:
     window_s = parse_duration(spec.rollout.window, "rollout.window")
     label = spec.cluster_label or c.LABEL_CLUSTER
-    if cluster is not None:
-        return _answer(prom, model, spec, window_s, (label, cluster))
-    clusters = serving_clusters(prom, model, spec, window_s)
+    scope: Cluster = () if cluster is None else ((label, cluster),)
+    clusters = serving_clusters(prom, model, spec, window_s) if cluster is None else []
     if len(clusters) < 2:  # model namespacing: two repositories' models of one name, each on its own
-        namespaces = serving_namespaces(
-            prom, [(c.LABEL_JOB, "=", spec.triton_job), (c.LABEL_MODEL, "=", model)], window_s
-        )
+        matchers = [(c.LABEL_JOB, "=", spec.triton_job), (c.LABEL_MODEL, "=", model)]
+        namespaces = serving_namespaces(prom, [*matchers, *((k, "=", v) for k, v in scope)], window_s)
         if len(namespaces) < 2:
-            return _answer(prom, model, spec, window_s, None)
+            return _answer(prom, model, spec, window_s, scope)
         label, clusters = c.LABEL_NAMESPACE, namespaces
     kind = "namespaces" if label == c.LABEL_NAMESPACE else "clusters"
+    where = "".join(f" in {k} {v}" for k, v in scope)
     lines = [
-        f"{model} served requests in {len(clusters)} {kind} ({label}: {', '.join(clusters)}): "
+        f"{model} served requests{where} in {len(clusters)} {kind} ({label}: {', '.join(clusters)}): "
         "each is judged on its own."
     ]
     for name in clusters:
-        lines += _answer(prom, model, spec, window_s, (label, name))
+        lines += _answer(prom, model, spec, window_s, (*scope, (label, name)))
     return lines
 
 
@@ -453,7 +456,7 @@ def _answer(prom: Prometheus, model: str, spec: Spec, window_s: float, cluster: 
         *pair_verdicts(*args, ran_out=ran_out, cluster_label=label),
     ]
     if not verdicts and not ran_out:
-        where = f" in {cluster[0]} {cluster[1]}" if cluster else ""
+        where = "".join(f" in {label} {value}" for label, value in cluster)
         return [
             f"{model}: fewer than two versions served requests{where} in the last {rs.window} and no "
             "declared blue/green pair names it: nothing to compare."
