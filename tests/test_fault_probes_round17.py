@@ -170,3 +170,53 @@ def test_the_slash_command_for_a_cluster_judges_each_namespace_on_its_own(store)
     assert head.startswith(f"{VS} v2 in {NORTH} in {REPO_B} vs {VS} v1 in {NORTH} in {REPO_B}: FAIL "), lines
     assert any(f"{c.ROLLOUT_FIG_ERROR_RATIO}: 0 -> 0.2" in line for line in lines), lines
     assert any(line.startswith(f"{VS}: fewer than two versions") and REPO_A in line for line in lines), lines
+
+
+def test_a_gameday_whose_prometheus_died_says_so_instead_of_waiting_out_its_timeouts(tmp_path: Path) -> None:
+    """Measured on the real stack: Prometheus SIGKILLed 0.2 s after an injection, the gameday waited the
+    whole 120 s detection timeout and scored `detected=False`, the dead Prometheus unsaid (exit 1 after
+    155.8 s). Now the wait ends at the first poll that sees a component no scenario stopped gone, and the
+    result names it; one a scenario stops (`stack.stop`) is no death."""
+    from types import SimpleNamespace
+
+    from triton_sre.gameday import runner
+    from triton_sre.gameday.observer import Timeline
+    from triton_sre.gameday.scaling import Scale
+    from triton_sre.gameday.scenarios import Expect, Scenario
+    from triton_sre.gameday.stack import GamedayStack
+    from triton_sre.stack.local import StackOptions
+
+    stack = GamedayStack(
+        StackOptions(tmp_path / "models", tmp_path / "work"), Scale(factor=20), lambda _: None
+    )
+    procs = {
+        name: subprocess.Popen(["sleep", "300"], start_new_session=True) for name in ("prometheus", "bot")
+    }
+    try:
+        for name, proc in procs.items():
+            start = process_start_time(proc.pid)
+            assert start is not None
+            stack.components.append(Component(name, proc.pid, start, "http://127.0.0.1:1", f"{name}.log", []))
+        stack.stop("bot")  # as a scenario stops a component: not a death
+        assert stack.died() == []
+        restored: list[bool] = []
+        scenario = Scenario(
+            "never-fires",
+            "nothing",
+            lambda ctx: procs["prometheus"].kill(),  # the stack dies mid-injection
+            lambda ctx: restored.append(True),
+            Expect("A", "r", detect_timeout=60.0),
+        )
+        started = time.monotonic()
+        result = runner.run(scenario, SimpleNamespace(stack=stack), Timeline(), lambda _: None)  # type: ignore[arg-type]
+        took = time.monotonic() - started
+    finally:
+        for proc in procs.values():
+            proc.kill()
+            proc.wait()
+    assert took < 30, took  # not the 60 s detection timeout
+    assert (
+        result.error is not None
+        and f"prometheus (pid {procs['prometheus'].pid}), log prometheus.log" in result.error
+    )
+    assert "bot" not in result.error and restored == [True] and not result.passed

@@ -260,6 +260,10 @@ def _run(scenarios: list[Any], workdir: Path, factor: float, fmt: str, attach: b
         _say(f"steady traffic on {', '.join(STEADY_MODELS)}; warming up {WARMUP_SECONDS:g}s")
         time.sleep(WARMUP_SECONDS)
         for scenario in scenarios:
+            if dead := runner.died(ctx):  # the next scenarios would only wait out their timeouts
+                _say(f"{dead}: not running {scenario.name} or any after it")
+                meta["error"] = dead[:500]
+                break
             results.append(runner.run(scenario, ctx, observer.timeline, _say, interrupted.is_set))
             time.sleep(PAUSE_SECONDS)
     except StackError as exc:

@@ -141,6 +141,9 @@ def run(
             now = time.time()
             if post is not None:
                 break
+            if dead := died(ctx):
+                result.error = dead
+                break
             fired = result.seconds_to_alert
             if fired is None and now > deadline:
                 break
@@ -174,12 +177,18 @@ def run(
     return result
 
 
+def died(ctx: Context | None) -> str | None:
+    """What of the stack died mid-game (not stopped by a scenario), said; None while it runs."""
+    dead = ctx.stack.died() if ctx is not None else []
+    return f"the stack died mid-game: not running: {'; '.join(dead)}" if dead else None
+
+
 def wait_restored(
     expect: Expect, ctx: Context, timeline: Timeline, started: float, interrupted: Callable[[], bool]
 ) -> tuple[float | None, bool]:
     """Seconds from `started` (the restore) until the models are READY and the alert resolved."""
     deadline = started + expect.restore_timeout
-    while not interrupted() and time.time() < deadline:
+    while not interrupted() and time.time() < deadline and not died(ctx):
         if ctx.ready(expect.ready) and not alert_active(timeline, expect):
             return _round(time.time() - started), True
         time.sleep(STEP)

@@ -29,6 +29,7 @@ from triton_sre.stack.components import (
     Component,
     down,
     load_state,
+    process_start_time,
     stop_with_server,
 )
 from triton_sre.stack.local import Stack, StackError, StackOptions
@@ -92,6 +93,7 @@ class GamedayStack(Stack):
     ) -> None:
         super().__init__(opts, say, owner)
         self.scale = scale
+        self.stopped: set[str] = set()  # components a scenario stopped (or whose server it killed)
 
     def generated_files(self, spec: Spec) -> dict[str, str]:
         """Only the rule files, scaled (dashboards and promtool tests take minutes on a busy host
@@ -116,7 +118,23 @@ class GamedayStack(Stack):
         raise StackError(f"no component {name!r} in this stack")
 
     def stop(self, name: str) -> None:
+        self.stopped.add(name)
         stop_with_server(self.component(name))
+
+    def died(self) -> list[str]:
+        """`name (pid N), log L` of each component not running that no scenario stopped: Triton's
+        server counts (its runner may outlive it). A gameday whose Prometheus died waited out every
+        detection timeout and scored its scenarios "not detected", the dead component unsaid."""
+        dead = []
+        for comp in self.components:
+            if comp.name in self.stopped:
+                continue
+            server, start = comp.extra.get("server_pid"), comp.extra.get("server_start_time")
+            if not comp.alive():
+                dead.append(f"{comp.name} (pid {comp.pid}), log {comp.log}")
+            elif isinstance(server, int) and isinstance(start, int) and process_start_time(server) != start:
+                dead.append(f"{comp.name} (server pid {server}), log {comp.log}")
+        return dead
 
     def kill_triton_server(self, signum: int = signal.SIGKILL) -> int:
         """Signal tritonserver itself (not its runner): SIGKILL as the OOM killer would, SIGSEGV as a crash
@@ -125,6 +143,7 @@ class GamedayStack(Stack):
         pid = comp.extra.get("server_pid")
         if not isinstance(pid, int):
             raise StackError("the Triton component has no server pid")
+        self.stopped.add("triton")
         os.kill(pid, signum)
         return pid
 
@@ -133,6 +152,7 @@ class GamedayStack(Stack):
         old = self.component(name)
         if old.alive():
             self.stop(name)
+        self.stopped.discard(name)
         argv = [x for x in old.argv]
         if old.extra.get("wrapped"):
             argv = argv[int(old.extra["wrapped"]) :]
