@@ -143,6 +143,7 @@ def run(
                 break
             if dead := died(ctx):
                 result.error = dead
+                say(f"[{scenario.name}] {dead}")
                 break
             fired = result.seconds_to_alert
             if fired is None and now > deadline:
