@@ -80,6 +80,7 @@ SCRAPE_S, HISTORY_S, RATE = 15.0, 1200.0, 10.0  # the rollout window (15m) is in
 LAT = "lat"  # v2 serves without latency series (request and queue duration absent)
 VS, NORTH, REPO_A, REPO_B = "vs", "north", "/models/repo_a", "/models/repo_b"
 DB = "db"  # the spec's exporter says no dynamic batcher; another job's gauge says one runs
+EN = "en"  # only another job's exporter marks it an ensemble
 OTHER_JOB = "staging-exporter"
 
 
@@ -108,6 +109,8 @@ def store(tmp_path_factory: pytest.TempPathFactory):
         ({**job, c.LABEL_MODEL: LAT, c.LABEL_VERSION: "2"}, _counters({}, latency=False)),
         ({**job, c.LABEL_MODEL: DB, c.LABEL_VERSION: "1"}, _counters({})),
         ({**job, c.LABEL_MODEL: DB, c.LABEL_VERSION: "2"}, _counters({}, rate_=RATE / 2)),
+        ({**job, c.LABEL_MODEL: EN, c.LABEL_VERSION: "1"}, _counters({})),
+        ({**job, c.LABEL_MODEL: EN, c.LABEL_VERSION: "2"}, _counters({})),
     ]
     for (namespace, version), failed in {(REPO_A, "1"): 0.5, (REPO_B, "1"): 0.0, (REPO_B, "2"): 0.2}.items():
         labels = {**job, c.LABEL_MODEL: VS, c.LABEL_VERSION: version, c.LABEL_CLUSTER: NORTH}
@@ -121,7 +124,7 @@ def store(tmp_path_factory: pytest.TempPathFactory):
         labels = {c.LABEL_JOB: exporter, c.LABEL_MODEL: DB}
         series.append((c.M_MODEL_DYNAMIC_BATCHING, labels, [(t, said) for t in stamps]))
     series.append(
-        (c.M_MODEL_ENSEMBLE, {c.LABEL_JOB: OTHER_JOB, c.LABEL_MODEL: DB}, [(t, 1.0) for t in stamps])
+        (c.M_MODEL_ENSEMBLE, {c.LABEL_JOB: OTHER_JOB, c.LABEL_MODEL: EN}, [(t, 1.0) for t in stamps])
     )
     with backfilled(tmp_path_factory.mktemp("prom"), series) as prom:
         yield prom
@@ -172,7 +175,20 @@ def test_the_slash_command_for_a_cluster_judges_each_namespace_on_its_own(store)
     assert any(line.startswith(f"{VS}: fewer than two versions") and REPO_A in line for line in lines), lines
 
 
-def test_a_gameday_whose_prometheus_died_says_so_instead_of_waiting_out_its_timeouts(tmp_path: Path) -> None:
+def _dies(procs: dict[str, subprocess.Popen], raises: bool):  # type: ignore[type-arg]
+    def inject(ctx: object) -> None:
+        procs["prometheus"].kill()
+        procs["prometheus"].wait()
+        if raises:  # as a model-control call to a Triton killed under it
+            raise ConnectionError("Connection reset by peer")
+
+    return inject
+
+
+@pytest.mark.parametrize("raises", [False, True], ids=["waiting", "inject-raises"])
+def test_a_gameday_whose_prometheus_died_says_so_instead_of_waiting_out_its_timeouts(
+    tmp_path: Path, raises: bool
+) -> None:
     """Measured on the real stack: Prometheus SIGKILLed 0.2 s after an injection, the gameday waited the
     whole 120 s detection timeout and scored `detected=False`, the dead Prometheus unsaid (exit 1 after
     155.8 s). Now the wait ends at the first poll that sees a component no scenario stopped gone, and the
@@ -203,7 +219,7 @@ def test_a_gameday_whose_prometheus_died_says_so_instead_of_waiting_out_its_time
         scenario = Scenario(
             "never-fires",
             "nothing",
-            lambda ctx: procs["prometheus"].kill(),  # the stack dies mid-injection
+            _dies(procs, raises),  # the stack dies mid-injection
             lambda ctx: restored.append(True),
             Expect("A", "r", detect_timeout=60.0),
         )
@@ -215,6 +231,7 @@ def test_a_gameday_whose_prometheus_died_says_so_instead_of_waiting_out_its_time
             proc.kill()
             proc.wait()
     assert took < 30, took  # not the 60 s detection timeout
+    assert result.error is not None and result.error.startswith("the stack died mid-game: "), result.error
     assert (
         result.error is not None
         and f"prometheus (pid {procs['prometheus'].pid}), log prometheus.log" in result.error

@@ -168,6 +168,8 @@ def run(
         score_losses(result, timeline, expect, since)
     except (Exception, SystemExit) as exc:  # a scenario's failure (sys.exit too) is its result; next runs
         result.error = f"{type(exc).__name__}: {exc}"[:300]
+        if dead := died(ctx):  # Triton killed under a load call: a connection reset, the cause unsaid
+            result.error = f"{dead}; {result.error}"
         say(f"[{scenario.name}] error: {result.error}")
     finally:
         if restore_due:
