@@ -237,3 +237,23 @@ def test_a_gameday_whose_prometheus_died_says_so_instead_of_waiting_out_its_time
         and f"prometheus (pid {procs['prometheus'].pid}), log prometheus.log" in result.error
     )
     assert "bot" not in result.error and restored == [True] and not result.passed
+
+
+def test_the_instant_reads_hear_only_the_specs_exporter(store, capsys) -> None:
+    """Another job's exporter gauges (a staging exporter scraped into the same store) decided the
+    instant reads, as the guard's rules and the templates never let them: `db`'s batching ratio was
+    "not judged" at lower load (a batcher said to run) instead of for the spec exporter's "no dynamic
+    batcher", and `en` was named an ensemble in the reason, in `rollout check` and the bot alike."""
+    from triton_sre.prom import Prometheus
+    from triton_sre.rollout.live import model_answer
+    from triton_sre.rollout.model import NO_BATCHER
+    from triton_sre.slo import default_spec
+
+    code, verdict = _check(store, capsys, DB)
+    assert code == c.EXIT_OK and NO_BATCHER in verdict["reason"], verdict["reason"]
+    code, verdict = _check(store, capsys, EN)
+    assert code == c.EXIT_OK and verdict["ensembles"] == {"baseline": [], "candidate": []}, verdict
+    assert "ensembles (" not in verdict["reason"]
+    for model, present, absent in ((DB, NO_BATCHER, "of the baseline"), (EN, "", "ensembles (")):
+        (head, *_) = model_answer(Prometheus(store.url), model, default_spec())
+        assert present in head and absent not in head, head

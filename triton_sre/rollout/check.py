@@ -283,7 +283,7 @@ def run_check(args: argparse.Namespace) -> int:
     batcher = None
     if not not_read:
         try:
-            batcher = dynamic_batcher(prom, sides, spec.cluster_label or c.LABEL_CLUSTER)
+            batcher = dynamic_batcher(prom, sides, spec.cluster_label or c.LABEL_CLUSTER, spec.exporter_job)
         except PromError as exc:  # the figures are read: the verdict stands, as if no exporter said
             print(f"triton-sre rollout check: dynamic batching not read: {exc}", file=sys.stderr)
     verdict = judge(*sides, samples, rs, batcher)
@@ -296,7 +296,8 @@ def run_check(args: argparse.Namespace) -> int:
         except PromError as exc:  # read after the figures: the verdict stands without it
             print(f"triton-sre rollout check: restarts not read: {exc}", file=sys.stderr)
         try:
-            verdict = with_ensembles(verdict, ensembles(prom, sides, spec.cluster_label or c.LABEL_CLUSTER))
+            marked = ensembles(prom, sides, spec.cluster_label or c.LABEL_CLUSTER, spec.exporter_job)
+            verdict = with_ensembles(verdict, marked)
         except PromError as exc:
             print(f"triton-sre rollout check: ensembles not read: {exc}", file=sys.stderr)
         try:

@@ -173,14 +173,18 @@ def replaced_pods(prom: Prometheus, sides: tuple[Side, Side], window_s: float) -
 
 
 def ensembles(
-    prom: Prometheus, sides: tuple[Side, Side], cluster_label: str = c.LABEL_CLUSTER
+    prom: Prometheus,
+    sides: tuple[Side, Side],
+    cluster_label: str = c.LABEL_CLUSTER,
+    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
 ) -> tuple[list[str], list[str]]:
     """The models of each side that the exporter's triton_sre_model_ensemble marks as ensembles
     (none without an exporter scraped): one instant query a side. A model is its name in its cluster
     (`cluster_label`), as `dynamic_batcher` reads it: on a global store a same-named ensemble of another
-    cluster does not make a side's model one (tidy32)."""
+    cluster does not make a side's model one (tidy32). Only the spec's `exporter_job` says, as in the
+    recording rules: another job's gauge (a staging exporter scraped into the same store) does not."""
     model = (c.LABEL_MODEL, cluster_label)
-    marked = f"group {by(model)} ({c.M_MODEL_ENSEMBLE} == 1)"
+    marked = f"group {by(model)} ({selector(c.M_MODEL_ENSEMBLE, [(c.LABEL_JOB, '=', exporter_job)])} == 1)"
     served = [f"group {by(model)} ({selector(c.NV_REQUEST_SUCCESS, side.matchers)})" for side in sides]
     found = [prom.vector(f"{marked} and {on(model)} {models}") for models in served]
     base, cand = (sorted({labels.get(c.LABEL_MODEL, "") for labels, _ in side}) for side in found)
@@ -188,19 +192,24 @@ def ensembles(
 
 
 def dynamic_batcher(
-    prom: Prometheus, sides: tuple[Side, Side], cluster_label: str = c.LABEL_CLUSTER
+    prom: Prometheus,
+    sides: tuple[Side, Side],
+    cluster_label: str = c.LABEL_CLUSTER,
+    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
 ) -> bool | None:
     """Whether the models the sides served run a dynamic batcher, as the exporter's
     triton_sre_model_dynamic_batching says (from the model config): True when it says so of one of
     them, False when it says no of every one, None when it says nothing of one (no exporter scraped).
     One instant query a side (`batcher_said`): a model served without the gauge reads BATCHER_UNSAID. A
     model is its name in its cluster (`cluster_label`, as the rules match it): on a global store a
-    same-named model of another cluster does not decide; a store without the label groups by name alone."""
+    same-named model of another cluster does not decide; a store without the label groups by name alone.
+    The gauge of the spec's `exporter_job` only, as the guard's rules and the templates read it."""
     model = (c.LABEL_MODEL, cluster_label)
     values = []
     for side in sides:
         served = f"group {by(model)} ({selector(c.NV_REQUEST_SUCCESS, side.matchers)})"
-        values += [v for _, v in prom.vector(batcher_said((), model, served))]
+        said = batcher_said([(c.LABEL_JOB, "=", exporter_job)], model, served)
+        values += [v for _, v in prom.vector(said)]
     if any(v > 0 for v in values):
         return True
     return False if values and all(v == 0 for v in values) else None
@@ -214,13 +223,14 @@ def verdict_now(
     job: str,
     window_s: float,
     cluster_label: str = c.LABEL_CLUSTER,
+    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
 ) -> Verdict:
     step_s = default_step(prom, job, window_s, sides[0].matchers)
     samples = collect(prom, sides, window_s, step_s, latency, cluster_label=cluster_label)
     counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
-    batcher = dynamic_batcher(prom, sides, cluster_label)
+    batcher = dynamic_batcher(prom, sides, cluster_label, exporter_job)
     verdict = with_restarts(judge(*sides, samples, rs, batcher), *counts)
-    return with_ensembles(verdict, ensembles(prom, sides, cluster_label))
+    return with_ensembles(verdict, ensembles(prom, sides, cluster_label, exporter_job))
 
 
 def alert_sides(
@@ -285,6 +295,7 @@ def model_verdicts(
     unjudged: list[str] | None = None,
     ran_out: list[str] | None = None,
     cluster_label: str = c.LABEL_CLUSTER,
+    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
 ) -> list[Verdict]:
     """The MAX_VERSIONS_JUDGED busiest other served versions of `model` against its busiest version
     (the guard's baseline); the versions left, least busy last, are added to `unjudged` when given,
@@ -304,13 +315,15 @@ def model_verdicts(
         (f"v{v}", _narrow(version_sides(job, model, versions[0], v), cluster))
         for v in versions[1 : 1 + MAX_VERSIONS_JUDGED]
     ]
-    return judged_until_budget(prom, sides, (rs, latency, job, window_s, cluster_label), ran_out)
+    return judged_until_budget(
+        prom, sides, (rs, latency, job, window_s, cluster_label, exporter_job), ran_out
+    )
 
 
 def judged_until_budget(
     prom: Prometheus,
     sides: Sequence[tuple[str, tuple[Side, Side]]],
-    how: tuple[RolloutSpec, tuple[str, ...], str, float, str],
+    how: tuple[RolloutSpec, tuple[str, ...], str, float, str, str],
     ran_out: list[str] | None,
 ) -> list[Verdict]:
     """`verdict_now` of each (name, sides) in turn. With `ran_out` given, the client's budget running
@@ -338,6 +351,7 @@ def pair_verdicts(
     cluster: Cluster = (),
     ran_out: list[str] | None = None,
     cluster_label: str = c.LABEL_CLUSTER,
+    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
 ) -> list[Verdict]:
     """Each declared blue/green pair that `name` names (the pair, its baseline or its candidate)."""
     sides = [
@@ -345,7 +359,9 @@ def pair_verdicts(
         for p in rs.pairs
         if name in (p.name, p.baseline, p.candidate)
     ]
-    return judged_until_budget(prom, sides, (rs, latency, job, window_s, cluster_label), ran_out)
+    return judged_until_budget(
+        prom, sides, (rs, latency, job, window_s, cluster_label, exporter_job), ran_out
+    )
 
 
 def serving_clusters(prom: Prometheus, model: str, spec: Spec, window_s: float) -> list[str]:
@@ -387,7 +403,9 @@ def alert_lines(prom: Prometheus, labels: Mapping[str, str], spec: Spec) -> list
     if sides is None:
         return []
     window_s = parse_duration(rs.window, "rollout.window")
-    verdict = verdict_now(prom, sides, rs, spec.latency_metrics, spec.triton_job, window_s, label)
+    verdict = verdict_now(
+        prom, sides, rs, spec.latency_metrics, spec.triton_job, window_s, label, spec.exporter_job
+    )
     head = f"{verdict.candidate.label} vs {verdict.baseline.label}: {verdict.verdict} ({verdict.reason})"
     return [head, *summary_lines(verdict)]
 
@@ -448,12 +466,14 @@ def _version_of(side: Side) -> str:
 def _answer(prom: Prometheus, model: str, spec: Spec, window_s: float, cluster: Cluster) -> list[str]:
     rs = spec.rollout
     args = (prom, model, rs, spec.latency_metrics, spec.triton_job, window_s, cluster)
-    label = spec.cluster_label or c.LABEL_CLUSTER
+    label, exporter = spec.cluster_label or c.LABEL_CLUSTER, spec.exporter_job
     unjudged: list[str] = []
     ran_out: list[str] = []
     verdicts = [
-        *model_verdicts(*args, unjudged=unjudged, ran_out=ran_out, cluster_label=label),
-        *pair_verdicts(*args, ran_out=ran_out, cluster_label=label),
+        *model_verdicts(
+            *args, unjudged=unjudged, ran_out=ran_out, cluster_label=label, exporter_job=exporter
+        ),
+        *pair_verdicts(*args, ran_out=ran_out, cluster_label=label, exporter_job=exporter),
     ]
     if not verdicts and not ran_out:
         where = "".join(f" in {label} {value}" for label, value in cluster)
