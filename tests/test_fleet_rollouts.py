@@ -83,9 +83,13 @@ def _exposition(cluster: str, started: float) -> str:
         }
         lines += [f"{pq.selector(name, labels)} {per_s * elapsed:.3f}" for name, per_s in counters.items()]
     lines.append(f"{c.REC_PENDING_JOB} {PENDING[cluster]}")
-    # the exporter's config fact: ranker has no dynamic batcher (one execution per request above)
-    lines.append(f"{pq.selector(c.M_MODEL_DYNAMIC_BATCHING, pq.equal([(c.LABEL_MODEL, MODEL)]))} 0")
     return "\n".join(lines) + "\n"
+
+
+def _exporter_exposition() -> str:
+    """The exporter's config fact, scraped as its own job (the spec's exporter_job, which the rules and
+    the instant reads select): ranker has no dynamic batcher (one execution per request above)."""
+    return f"{pq.selector(c.M_MODEL_DYNAMIC_BATCHING, pq.equal([(c.LABEL_MODEL, MODEL)]))} 0\n"
 
 
 def fleet_spec_text() -> str:
@@ -104,10 +108,14 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prom, Pro
     work = tmp_path_factory.mktemp("fleet-stores")
     started = time.time()
     servers = {name: serve_text(lambda name=name: _exposition(name, started)) for name in (EAST, WEST)}
-    targets = [
-        {"targets": [f"127.0.0.1:{s.server_address[1]}"], "labels": {c.LABEL_CLUSTER: name}}
-        for name, s in servers.items()
-    ]
+    exporters = {name: serve_text(_exporter_exposition) for name in (EAST, WEST)}
+
+    def targets_of(served: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {"targets": [f"127.0.0.1:{s.server_address[1]}"], "labels": {c.LABEL_CLUSTER: name}}
+            for name, s in served.items()
+        ]
+
     running = []
     try:
         (work / "global").mkdir()
@@ -116,7 +124,10 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prom, Pro
         receiver = wait_ready(running[-1][0], work / "global", port)
         config = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
-            "scrape_configs": [{"job_name": c.DEFAULT_TRITON_JOB, "static_configs": targets}],
+            "scrape_configs": [
+                {"job_name": c.DEFAULT_TRITON_JOB, "static_configs": targets_of(servers)},
+                {"job_name": c.DEFAULT_EXPORTER_JOB, "static_configs": targets_of(exporters)},
+            ],
             "remote_write": [
                 {"url": f"{receiver.url}/api/v1/write", "queue_config": {"batch_send_deadline": "1s"}}
             ],
@@ -137,7 +148,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prom, Pro
         # trying to send its last samples to it
         for proc, log in reversed(running):
             stop_prometheus(proc, log)
-        for s in servers.values():
+        for s in [*servers.values(), *exporters.values()]:
             s.shutdown()
             s.server_close()
 
