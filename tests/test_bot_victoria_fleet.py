@@ -28,7 +28,7 @@ from triton_sre.bot.outbox import Outbox
 from triton_sre.bot.receiver import BotServer
 from triton_sre.bot.versions import version_facts
 from triton_sre.prom import Prometheus
-from triton_sre.rollout.live import default_step, sample_spacing
+from triton_sre.rollout.instant import default_step, sample_spacing
 
 MODEL, EAST, WEST = rollouts.MODEL, rollouts.EAST, rollouts.WEST
 

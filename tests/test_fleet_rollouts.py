@@ -33,6 +33,7 @@ from triton_sre.cli import main
 from triton_sre.data import shipped
 from triton_sre.prom import Prometheus
 from triton_sre.rollout.figures import FIGURES
+from triton_sre.rollout.instant import default_step, sample_spacing
 from triton_sre.rollout.k8s import (
     ARG_CLUSTER,
     FLAGGER_CLUSTER,
@@ -42,7 +43,7 @@ from triton_sre.rollout.k8s import (
     metric_templates,
     threshold,
 )
-from triton_sre.rollout.live import default_step, model_answer, sample_spacing
+from triton_sre.rollout.live import model_answer
 from triton_sre.rollout.model import BATCHER_SAID, BATCHING_AT_LOWER_LOAD, NO_BATCHER
 from triton_sre.slo import Spec, parse_spec
 from triton_sre.stack.processes import free_port

@@ -19,17 +19,8 @@ from triton_sre import conventions as c
 from triton_sre.durations import duration_arg, format_duration, seconds_arg
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import bounded, printable
-from triton_sre.rollout.live import (
-    MAX_POINTS_PER_READ,
-    collect,
-    default_step,
-    dynamic_batcher,
-    ensembles,
-    replaced_pods,
-    restarts,
-    serving_clusters,
-    smallest_step,
-)
+from triton_sre.rollout.instant import default_step, dynamic_batcher, ensembles, replaced_pods, restarts
+from triton_sre.rollout.live import MAX_POINTS_PER_READ, collect, serving_clusters, smallest_step
 from triton_sre.rollout.model import (
     NO_DATA,
     Side,

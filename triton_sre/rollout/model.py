@@ -299,7 +299,7 @@ BATCHER_SAID = {
     True: "a dynamic batcher makes smaller batches at lower load",
 }
 """Why the batching ratio is not judged at lower load, by what the exporter says of a dynamic batcher
-(`live.dynamic_batcher`; None: no exporter scraped): journey28 read the first for a model that had none."""
+(`instant.dynamic_batcher`; None: no exporter scraped): journey28 read the first for a model that had none."""
 NO_BATCHER = (
     "the exporter says no dynamic batcher runs here: each execution runs one request as its client "
     "batched it, so the ratio is the clients' batch size and cannot tell the versions apart"
@@ -427,7 +427,7 @@ def judge(
     batcher: bool | None = None,
 ) -> Verdict:
     """The verdict from per-interval samples: name (figures and TRAFFIC) -> (baseline, candidate);
-    `batcher`: whether the exporter says a dynamic batcher runs (`live.dynamic_batcher`)."""
+    `batcher`: whether the exporter says a dynamic batcher runs (`instant.dynamic_batcher`)."""
     base_rate, cand_rate = samples.get(TRAFFIC, ((), ()))
     rates = (mean(base_rate), mean(cand_rate))
     results = tuple(
