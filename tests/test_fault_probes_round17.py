@@ -257,3 +257,32 @@ def test_the_instant_reads_hear_only_the_specs_exporter(store, capsys) -> None:
     for model, present, absent in ((DB, NO_BATCHER, "of the baseline"), (EN, "", "ensembles (")):
         (head, *_) = model_answer(Prometheus(store.url), model, default_spec())
         assert present in head and absent not in head, head
+
+
+def test_the_figures_hear_only_the_specs_exporters_ensemble_mark(store, capsys) -> None:
+    """tidy33: the figures themselves left a model out of queue-share and batching-ratio when any job's
+    triton_sre_model_ensemble marked it (`en`: only the staging exporter does), in all four readers: the
+    guard's rules, the Argo/Flagger templates, the range reads of `rollout check` and of the bot."""
+    from triton_sre.generate.rollout import figure_exprs
+    from triton_sre.prom import Prometheus
+    from triton_sre.rollout.figures import FIGURES
+    from triton_sre.rollout.k8s import compare_query
+    from triton_sre.rollout.live import model_answer
+    from triton_sre.rollout.model import version_sides
+    from triton_sre.slo import default_spec
+
+    spec, prom = default_spec(), Prometheus(store.url)
+    scheduled = (c.ROLLOUT_FIG_QUEUE_SHARE, c.ROLLOUT_FIG_BATCHING_RATIO)
+    _, verdict = _check(store, capsys, EN)
+    samples = {f["name"]: f["samples"] for f in verdict["figures"] if f["name"] in scheduled}
+    assert len(samples) == 2 and all(min(n) > 0 for n in samples.values()), samples
+    lines = model_answer(prom, EN, spec)
+    assert all(any(line.strip().startswith(f"{name}: ") for line in lines) for name in scheduled), lines
+    exprs = figure_exprs(spec, c.REC_RATE_WINDOW)
+    for name in scheduled:
+        rows = prom.vector(exprs[name])
+        assert EN in {labels.get(c.LABEL_MODEL) for labels, _ in rows}, (name, rows)
+    sides = version_sides(c.DEFAULT_TRITON_JOB, EN, "1", "2")
+    for figure in (f for f in FIGURES if f.name in scheduled):
+        query = compare_query(figure, *sides, c.REC_RATE_WINDOW, spec, spec.latency_metrics)
+        assert prom.vector(query), figure.name

@@ -102,10 +102,14 @@ def test_selector_parsing_and_queries() -> None:
     )
     with pytest.raises(ValueError, match="not a label matcher"):
         parse_selector("pod=triton")
-    queries = side_queries(_sides()[1], "30s", (c.LATENCY_SOURCE_SUMMARY,))
+    queries = side_queries(
+        _sides()[1], "30s", (c.LATENCY_SOURCE_SUMMARY,), exporter_job=c.DEFAULT_EXPORTER_JOB
+    )
     assert 'version="2"' in queries[c.ROLLOUT_FIG_ERROR_RATIO] and "[30s]" in queries[TRAFFIC]
     assert c.NV_REQUEST_SUMMARY_US in queries[c.ROLLOUT_FIG_LATENCY_P99]
-    assert c.ROLLOUT_FIG_LATENCY_P99 not in side_queries(_sides()[1], "30s", ())
+    assert c.ROLLOUT_FIG_LATENCY_P99 not in side_queries(
+        _sides()[1], "30s", (), exporter_job=c.DEFAULT_EXPORTER_JOB
+    )
 
 
 def test_spec_defaults_come_from_the_slos_and_errors_name_the_field() -> None:

@@ -45,7 +45,7 @@ def figure_exprs(spec: Spec, window: str) -> dict[str, str]:
         c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST), [(c.LABEL_QUANTILE, "=", "0.99"), *job]
     )
     return {
-        **rate_figures(job, window, ls.model),
+        **rate_figures(job, window, ls.model, exporter_job=spec.exporter_job),
         c.ROLLOUT_FIG_LATENCY_P99: f"max {by(ls.model)} (avg_over_time({p99}[{window}]))",
     }
 

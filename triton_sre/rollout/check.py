@@ -267,7 +267,9 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         step_s = step_s or default_step(prom, job, window_s, sides[0].matchers)
         label = spec.cluster_label or c.LABEL_CLUSTER
-        samples = collect(prom, sides, window_s, step_s, spec.latency_metrics, not_read, label)
+        samples = collect(
+            prom, sides, window_s, step_s, spec.latency_metrics, not_read, label, spec.exporter_job
+        )
     except PromError as exc:
         print(f"triton-sre rollout check: {exc}", file=sys.stderr)
         return c.EXIT_USAGE

@@ -59,12 +59,23 @@ JUDGED, NOT_JUDGED_FLAG = 1, 0  # batching-ratio-judged's answers (module docstr
 JUDGED_RANGE = {"min": JUDGED - 1, "max": JUDGED}  # Flagger's thresholdRange for it: holds both answers
 
 
+def _figures(
+    base: Side, cand: Side, window: str, spec: Spec, latency: tuple[str, ...]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Each side's figures (`side_queries`), the ensemble marks of the spec's exporter_job joined."""
+    b, k = (
+        side_queries(side, window, latency, spec.cluster_label, exporter_job=spec.exporter_job)
+        for side in (base, cand)
+    )
+    return b, k
+
+
 def compare_query(
     figure: Figure, base: Side, cand: Side, window: str, spec: Spec, latency: tuple[str, ...]
 ) -> str:
     """candidate / baseline (relative) or candidate - baseline (absolute), only with enough traffic."""
     rs = spec.rollout
-    b, k = (side_queries(side, window, latency, spec.cluster_label) for side in (base, cand))
+    b, k = _figures(base, cand, window, spec, latency)
     floor = num(rs.min_request_rate)
     op = "/" if figure.relative else "-"
     query = (
@@ -86,7 +97,7 @@ def _batching_load(
     """(both sides above min_request_rate, the candidate at comparable load and a dynamic batcher not
     said to be absent): when the batching ratio is judged."""
     rs = spec.rollout
-    b, k = (side_queries(side, window, latency, spec.cluster_label) for side in (base, cand))
+    b, k = _figures(base, cand, window, spec, latency)
     floor = num(rs.min_request_rate)
     busy = f"{on(())} ({k[TRAFFIC]} >= {floor}) and {on(())} ({b[TRAFFIC]} >= {floor})"
     even = comparable_load(k[TRAFFIC], on(()), b[TRAFFIC], rs.margins[c.ROLLOUT_FIG_BATCHING_RATIO])
@@ -123,7 +134,9 @@ def threshold(figure: Figure, margin: float) -> tuple[str, float]:
 
 def _guarded(spec: Spec, side: Side) -> list[str]:
     """The guarded figures this spec's servers can give (no latency quantile without a source)."""
-    known = side_queries(side, c.REC_RATE_WINDOW, spec.latency_metrics, spec.cluster_label)
+    known = side_queries(
+        side, c.REC_RATE_WINDOW, spec.latency_metrics, spec.cluster_label, exporter_job=spec.exporter_job
+    )
     return [name for name in GUARDED if name in known]
 
 

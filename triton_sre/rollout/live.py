@@ -63,7 +63,8 @@ SIDES = ("baseline", "candidate")
 
 def reads(latency: tuple[str, ...]) -> list[tuple[str, str]]:
     """(figure or TRAFFIC, side) in the order `collect` reads them: traffic first."""
-    return [(name, side) for name in side_queries(Side("", ()), "1m", latency) for side in SIDES]
+    names = side_queries(Side("", ()), "1m", latency, exporter_job=c.DEFAULT_EXPORTER_JOB)
+    return [(name, side) for name in names for side in SIDES]
 
 
 def collect(
@@ -74,6 +75,7 @@ def collect(
     latency: tuple[str, ...],
     not_read: list[tuple[str, str]] | None = None,
     cluster_label: str | None = None,
+    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
 ) -> dict[str, tuple[array[float], array[float]]]:
     """Per-interval samples of every figure on both sides over the last window (PromError if down).
 
@@ -83,13 +85,15 @@ def collect(
 
     With `not_read` given, the client's budget running out (PromBudgetError) stops the reads: the
     figures read on both sides are returned and every (figure, side) not read is added to `not_read`.
-    `cluster_label`: the exporter's ensemble marks are read on (model, cluster) (`side_queries`)."""
+    `cluster_label`: the ensemble marks of `exporter_job` are read on (model, cluster) (`side_queries`)."""
     step = format_duration(step_s)
     found: dict[str, tuple[array[float], array[float]]] = {}
     done = 0  # reads answered, in the order of `reads`
     try:
         end = prom.now()  # Prometheus' clock: this machine's may be off by more than a step
-        queries = [side_queries(side, step, latency, cluster_label) for side in sides]
+        queries = [
+            side_queries(side, step, latency, cluster_label, exporter_job=exporter_job) for side in sides
+        ]
         overlapping = summary_figures(latency)
 
         def samples(query: str, name: str) -> array[float]:
@@ -120,7 +124,9 @@ def verdict_now(
     exporter_job: str = c.DEFAULT_EXPORTER_JOB,
 ) -> Verdict:
     step_s = default_step(prom, job, window_s, sides[0].matchers)
-    samples = collect(prom, sides, window_s, step_s, latency, cluster_label=cluster_label)
+    samples = collect(
+        prom, sides, window_s, step_s, latency, cluster_label=cluster_label, exporter_job=exporter_job
+    )
     counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
     batcher = dynamic_batcher(prom, sides, cluster_label, exporter_job)
     verdict = with_restarts(judge(*sides, samples, rs, batcher), *counts)

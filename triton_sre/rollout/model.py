@@ -120,12 +120,18 @@ def parse_selector(text: str) -> tuple[Matcher, ...]:
 
 
 def rate_figures(
-    matchers: Sequence[Matcher], window: str, labels: Sequence[str], cluster_label: str | None = None
+    matchers: Sequence[Matcher],
+    window: str,
+    labels: Sequence[str],
+    cluster_label: str | None = None,
+    *,
+    exporter_job: str,
 ) -> dict[str, str]:
     """TRAFFIC and the counter-based figures, rates over `window` summed `by labels`: what
     `rollout check` (labels ()) and the continuous guard (per model version) both compare. The
     exporter's ensemble mark is joined on the model and `cluster_label` (when given or in `labels`):
-    on a global store a same-named ensemble of another cluster leaves no figure out (tidy32)."""
+    on a global store a same-named ensemble of another cluster leaves no figure out (tidy32). Only the
+    mark of `exporter_job` (the spec's) counts: another job exporting the gauge drops no figure (tidy33)."""
     m = list(matchers)
 
     def summed(family: str) -> str:
@@ -135,7 +141,7 @@ def rate_figures(
     kept = [label for label in labels if label not in _NOT_ON_ENSEMBLE_GAUGE]
     if cluster_label and cluster_label not in kept:
         kept.append(cluster_label)
-    ensemble = ensemble_marked((c.LABEL_MODEL, *kept))
+    ensemble = ensemble_marked((c.LABEL_MODEL, *kept), [(c.LABEL_JOB, "=", exporter_job)])
 
     def scheduled(family: str) -> str:
         return f"sum {by(labels)} ({rate(family, m, window)} unless {ensemble})"
@@ -168,13 +174,18 @@ model name): the join is on the model and any other label kept (the spec's clust
 
 
 def side_queries(
-    side: Side, step: str, latency_metrics: Sequence[str], cluster_label: str | None = None
+    side: Side,
+    step: str,
+    latency_metrics: Sequence[str],
+    cluster_label: str | None = None,
+    *,
+    exporter_job: str,
 ) -> dict[str, str]:
     """Figure name (and TRAFFIC) -> PromQL giving one series for `side`, rates over `step`; a model is
-    its name in its `cluster_label` where the exporter's marks are joined (`rate_figures`)."""
+    its name in its `cluster_label` where the marks of `exporter_job` are joined (`rate_figures`)."""
     m = list(side.matchers)
     queries = {
-        **rate_figures(m, step, (), cluster_label),
+        **rate_figures(m, step, (), cluster_label, exporter_job=exporter_job),
         c.ROLLOUT_FIG_TTFT_P99: histogram_quantile(c.VLLM_TTFT_SECONDS, m, c.DEFAULT_SLO_QUANTILE, step, ()),
         c.ROLLOUT_FIG_TPOT_P99: histogram_quantile(c.VLLM_TPOT_SECONDS, m, c.DEFAULT_SLO_QUANTILE, step, ()),
     }
