@@ -79,8 +79,7 @@ def version_sides(job: str, model: str, baseline: str, candidate: str) -> tuple[
 def in_cluster(sides: tuple[Side, Side], label: str, cluster: str) -> tuple[Side, Side]:
     """Both sides restricted to one cluster of a global store (`label="cluster"`): without it, a
     canary in one cluster is compared with the baseline of every cluster summed."""
-    matcher = (label, "=", cluster)
-    base, cand = (Side(f"{s.label} in {cluster}", (*s.matchers, matcher)) for s in sides)
+    base, cand = (Side(f"{s.label} in {cluster}", s.matchers) for s in in_label(sides, label, cluster))
     return base, cand
 
 
