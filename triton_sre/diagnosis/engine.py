@@ -75,6 +75,7 @@ from triton_sre.diagnosis.signals import (
     CLIENT_CHANNEL_POLLER,
     IMPORT_RECOVERED,
     crash_report_start,
+    folded_after_harmless,
     is_backend_failure,
     is_client_side,
     is_server_failure,
@@ -219,8 +220,7 @@ class Diagnoser(VerdictReader):
             return  # a comment or a shell prompt line in a paste
         if is_harmless(message):
             self.harmless_lines += 1
-            joined = join_hand_wraps(message)  # (its own words wrapped by hand are not lines after it)
-            if "\n" in joined and not is_harmless(joined.split("\n", 1)[1]):
+            if folded_after_harmless(message):
                 # A harmless warning does not hide the raw lines pasted after it (a client's error).
                 self._feed_info_continuation(event, index)
             return

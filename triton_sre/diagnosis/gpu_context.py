@@ -29,7 +29,7 @@ from triton_sre.diagnosis.assemble import ModelState, Obs
 from triton_sre.diagnosis.blocks import deciding_line
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO, join_hand_wraps
 from triton_sre.diagnosis.logparse import PROGRESS_MARKS, LogEvent
-from triton_sre.diagnosis.signals import is_harmless
+from triton_sre.diagnosis.signals import folded_after_harmless, is_harmless
 
 __all__ = ["GpuContext"]
 
@@ -50,16 +50,6 @@ NO_GPU_LISTED = re.compile(
 GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT", "gpu id")
 """Substrings every `GPU_EXPECTED` match holds (a cheap test before the pattern)."""
 
-def _harmless_through(message: str) -> bool:
-    """A harmless line with nothing else folded under it: the raw lines after a harmless ``E`` line
-    (``CudaDriverHelper has not been initialized.`` then libstdc++'s ``terminate called ...``) are the log
-    going on past the driver warning, as the engine reads them."""
-    if not is_harmless(message):
-        return False
-    joined = join_hand_wraps(message)
-    return "\n" not in joined or is_harmless(joined.split("\n", 1)[1])
-
-
 class GpuContext:
     """Fed every event (in order) by the engine; holds only what CUDA said and whether a GPU is needed."""
 
@@ -77,7 +67,8 @@ class GpuContext:
         if (
             self.old_driver is not None
             and not self.after_driver
-            and (event.level == LEVEL_INFO or not _harmless_through(message))
+            # (the raw lines after a harmless E line are the log going on past the driver warning)
+            and (event.level == LEVEL_INFO or not is_harmless(message) or folded_after_harmless(message))
         ):
             self.after_driver = True
         if "CUDA" not in message and not self.no_device and not self.old_driver:

@@ -37,6 +37,7 @@ __all__ = [
     "backend_failure_piece",
     "crash_report_start",
     "crash_signal_piece",
+    "folded_after_harmless",
     "is_backend_failure",
     "is_client_side",
     "is_client_unreachable",
@@ -329,6 +330,15 @@ def is_harmless(text: str) -> bool:
         return True
     joined = join_hand_wraps(text)
     return joined is not text and HARMLESS.search(joined) is not None
+
+
+def folded_after_harmless(text: str) -> bool:
+    """Raw lines folded under a harmless line (`is_harmless(text)`, not checked again here) that are not
+    harmless themselves: the log going on past the warning (a client's error pasted after it, libstdc++'s
+    ``terminate called ...`` under ``CudaDriverHelper has not been initialized.``). The line's own words
+    wrapped by hand are no lines after it."""
+    joined = join_hand_wraps(text)
+    return "\n" in joined and not is_harmless(joined.split("\n", 1)[1])
 
 
 def is_summary(text: str) -> bool:
