@@ -17,7 +17,7 @@ from triton_sre import conventions as c
 from triton_sre import demo
 from triton_sre.demo import traffic
 from triton_sre.stack import local_triton as local
-from triton_sre.stack.local_triton import LocalTriton, LocalTritonError, find_server
+from triton_sre.stack.local_triton import LocalTriton, LocalTritonError, find_server, install_in
 from triton_sre.stack.processes import free_ports, mapped_shm, process_group_members
 
 _SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)\{(?P<labels>[^}]*)\} (?P<value>\S+)$", re.M)
@@ -246,6 +246,32 @@ def test_find_server_points_at_the_wheel():
     assert install.backend_library.exists() and install.backend_utils.exists()
     assert install.stub.parent.name == f"{sys.version_info.major}.{sys.version_info.minor}"
     assert any(install.libs_dir.glob("*.so*"))
+
+
+def test_install_in_of_an_unpacked_wheel_without_this_pythons_stub_names_the_ones_it_has(tmp_path):
+    """An unpacked nvidia-pytriton wheel (another release's, release_capture.py) is found by its folder;
+    a wheel whose stubs are for other interpreters is refused naming them."""
+    pkg = tmp_path / "pytriton"
+    root = pkg / "tritonserver"
+    for rel in ("bin/tritonserver", "backends/python/libtriton_python.so",
+                "backends/python/triton_python_backend_utils.py", "python_backend_stubs/3.8/x"):  # fmt: skip
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("")
+    (tmp_path / "nvidia_pytriton.libs").mkdir()
+    with pytest.raises(
+        LocalTritonError, match=r"no Python backend stub for Python 3\.\d+ \(available: 3\.8\)"
+    ):
+        install_in(pkg)
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (root / "python_backend_stubs" / here).mkdir()
+    (root / "python_backend_stubs" / here / "triton_python_backend_stub").write_text("")
+    install = install_in(pkg)
+    assert install.binary == root / "bin" / "tritonserver"
+    assert install.libs_dir == tmp_path / "nvidia_pytriton.libs"
+    server = LocalTriton(demo.SAMPLE_REPOSITORY, install=install, workdir=tmp_path / "work")
+    assert server.install is install
+    backends = server._build_backend_dir(install)
+    assert (backends / "python" / "triton_python_backend_stub").resolve() == install.stub
 
 
 def test_find_server_without_pytriton_says_how_to_install(monkeypatch):

@@ -6,6 +6,9 @@ builds a private backend directory in its work directory (symlinks, site-package
 touched), sets ``LD_LIBRARY_PATH`` for the bundled shared libraries and puts this interpreter first
 on ``PATH`` (the stub imports model code with the first ``python3`` on ``PATH``).
 
+Another release's server (an older wheel unpacked anywhere, e.g. for tests/release_capture.py) runs
+the same way: ``LocalTriton(..., install=install_in(<unpacked>/pytriton))``.
+
 Every started server runs in its own process group and is stopped at interpreter exit, so nothing
 stray survives a test session or a demo.
 """
@@ -41,6 +44,7 @@ __all__ = [
     "ModelControlMode",
     "ServerInstall",
     "find_server",
+    "install_in",
 ]
 
 ModelControlMode = Literal["none", "explicit", "poll"]
@@ -84,7 +88,13 @@ def find_server() -> ServerInstall:
         spec = None
     if spec is None or not spec.submodule_search_locations:
         raise LocalTritonError(f"nvidia-pytriton is not installed; install it with: {INSTALL_HINT}")
-    pkg = Path(next(iter(spec.submodule_search_locations)))
+    return install_in(Path(next(iter(spec.submodule_search_locations))))
+
+
+def install_in(pkg: Path) -> ServerInstall:
+    """The server in the ``pytriton`` package folder `pkg` of an installed or unpacked
+    ``nvidia-pytriton`` wheel (0.3.0 on: one Python backend stub per interpreter; older wheels'
+    single stub embeds Python 3.8 and is not looked for)."""
     root = pkg / "tritonserver"
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     stubs = root / "python_backend_stubs"
@@ -138,6 +148,7 @@ class LocalTriton:
         workdir: str | os.PathLike[str] | None = None,
         log_path: str | os.PathLike[str] | None = None,
         startup_timeout: float = 60.0,
+        install: ServerInstall | None = None,
     ) -> None:
         if model_control_mode not in ("none", "explicit", "poll"):
             raise ValueError(f"model_control_mode must be none, explicit or poll, not {model_control_mode!r}")
@@ -158,6 +169,8 @@ class LocalTriton:
         self.exit_timeout_secs = exit_timeout_secs
         self.extra_args = tuple(extra_args)
         self.startup_timeout = startup_timeout
+        self.install = install
+        """The server to run; None: the one in the installed nvidia-pytriton wheel (find_server)."""
         self._owns_workdir = workdir is None
         self._workdir = Path(workdir).absolute() if workdir is not None else None
         self._log_path_arg = Path(log_path).absolute() if log_path is not None else None
@@ -279,7 +292,7 @@ class LocalTriton:
                 return self
             if self._proc is not None:
                 self.stop()  # a server that died by itself: reap it and sweep its stubs
-            install = find_server()
+            install = self.install or find_server()
             if self.http_port is None or self.grpc_port is None or self.metrics_port is None:
                 taken = {p for p in (self.http_port, self.grpc_port, self.metrics_port) if p}
                 picked = iter(p for p in free_ports(6, self.host) if p not in taken)
