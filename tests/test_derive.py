@@ -80,6 +80,22 @@ def test_batching_ratio_absent_without_executions_never_nan():
     assert m.batching_ratio is None and m.stage_seconds is None and m.batch_fill_ratio is None
 
 
+def test_no_batching_ratio_when_every_request_of_the_window_failed():
+    """Triton counts the executions of failed requests but not their inferences (tests/data/releases/:
+    a returned Python error on 2.36-2.46, a raised one on every release): 3 executions, 0 inferences is
+    no ratio, not 0; one success among them gives the ratio again."""
+    cfg = {"model_a": ModelConfigSummary(16, True)}
+    failing = [
+        snap(0, {A: counters(0, 0)}, configs=cfg),
+        snap(15, {A: counters(0, 3, success=0)}, configs=cfg),
+    ]
+    (m,) = derive(failing, Pricing(), diagnose_reason).models
+    assert m.batching_ratio is None and m.batch_fill_ratio is None
+    recovered = [*failing, snap(30, {A: counters(4, 5, success=4)}, configs=cfg)]
+    (m,) = derive(recovered, Pricing(), diagnose_reason).models
+    assert m.batching_ratio == pytest.approx(4 / 5)
+
+
 def test_counter_reset_mid_window_gives_no_negative_values():
     snaps = [
         snap(0, {A: counters(1000, 500)}),

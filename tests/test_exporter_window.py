@@ -244,7 +244,8 @@ def reference(snapshots: list[Snapshot], pricing: Pricing) -> dict:
                 grow(key, c.NV_REQUEST_DURATION_US),
                 grow(key, c.NV_REQUEST_SUCCESS),
             )
-        batching = inferences / executions if executions > 0 and inferences >= 0 else None
+        # no successful inference in the window: no ratio (failed executions count, their inferences not)
+        batching = inferences / executions if executions > 0 and inferences > 0 else None
         size = configs[key[0]].max_batch_size if key[0] in configs else 0
         fill = min(1.0, batching / size) if batching is not None and size > 0 else None
         cost_hour = cost_1k = None

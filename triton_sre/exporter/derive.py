@@ -252,7 +252,11 @@ def _derive_core(window: Window, pricing: Pricing, diagnose: Callable[[str], str
             # An ensemble has no batcher (its steps do): Triton counts one execution per request and
             # the request's rows as inferences (core's ensemble_scheduler.cc), so its ratio would be
             # rows per request, read as batching. None: no ratio, no fill.
-            batching = None if config is not None and config.ensemble else _ratio(inferences, executions)
+            # Triton counts the execution of a batch whose requests all failed, and its inferences only
+            # when they succeed (a raised error on every release; a returned one up to 2.46, measured
+            # in tests/data/releases/): no successful inference is no ratio, not a ratio of 0.
+            ensemble = config is not None and config.ensemble
+            batching = None if ensemble or not inferences > 0 else _ratio(inferences, executions)
             fill = None
             if batching is not None and config is not None and config.max_batch_size > 0:
                 fill = _fraction(batching / config.max_batch_size)
