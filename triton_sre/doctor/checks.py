@@ -239,7 +239,12 @@ def pending_requests(facts: TritonFacts) -> Check:
         f"Triton exports {c.NV_PENDING_REQUEST_COUNT}"
         if present
         else f"no {c.NV_PENDING_REQUEST_COUNT}" + (f" (Triton {facts.version} predates it)" if old else ""),
-        (f"alert {c.ALERT_PENDING_REQUESTS_GROWING}", "panel: pending requests per model"),
+        (
+            f"alerts {c.ALERT_PENDING_REQUESTS_GROWING} and "
+            f"{c.ALERT_BATCHING_INEFFECTIVE} (it needs a backlog)",
+            f"autoscaling signal {c.SIGNAL_PENDING}",
+            "panel: pending requests per model",
+        ),
         "none needed"
         if present
         else f"upgrade Triton to {release_of(PENDING_COUNT_SINCE)} (2.{PENDING_COUNT_SINCE}) or later",
