@@ -80,7 +80,11 @@ def polled_twice(
 
 def exposed(exporter: Exporter) -> dict[str, list]:
     """The exporter's /metrics, parsed by prometheus_client: family name -> samples."""
-    text = exporter.metrics_text().decode()
+    return samples_of(exporter.metrics_text().decode())
+
+
+def samples_of(text: str) -> dict[str, list]:
+    """An exporter's /metrics text parsed by prometheus_client: family name -> samples."""
     out: dict[str, list] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
