@@ -87,9 +87,10 @@ PITFALLS: tuple[Pitfall, ...] = (
         "python-returned-errors",
         "Errors a Python model returns are not counted as failures",
         "A Python model that returns InferenceResponse(error=...) instead of raising is not counted in "
-        "nv_inference_request_failure: reported as a success on 24.08; measured here on the real 2.47-2.51 "
-        "(a model without a batcher), each returned error counts as a successful request and inference, "
-        "while 2.36-2.46 count it as a failure. Availability SLOs miss those errors. Raise instead.",
+        "nv_inference_request_failure: reported as a success on 24.08; measured here on the real 2.47, "
+        "2.48 and 2.51 (a model without a batcher), each returned error counts as a successful request "
+        "and inference, while 2.36-2.46 count it as a failure. Availability SLOs miss those errors. "
+        "Raise instead.",
         "https://github.com/triton-inference-server/server/issues/8521; tests/data/releases/",
         since=47,
         when="python",
@@ -99,7 +100,7 @@ PITFALLS: tuple[Pitfall, ...] = (
         "Decoupled async models report almost no compute time",
         "A decoupled Python model with async execute (as the vLLM backend) is counted as executed when "
         "execute() hands the request to the event loop: compute time is a few hundred microseconds "
-        "however long the stream, so cost by compute share understates it (measured on 2.45-2.51; "
+        "however long the stream, so cost by compute share understates it (measured on 2.45-2.48 and 2.51; "
         "before 2.45 an async execute fails every request: the Python backend wants None from it).",
         "DEVELOPERS.md, 'Behaviour of 2.51 measured here'; tests/data/releases/",
         since=45,
