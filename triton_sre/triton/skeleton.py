@@ -1,7 +1,7 @@
 """Replaying a server's metrics body: the same lines again, with new values, without parsing them.
 
 A server such as Triton writes the same lines in the same order at every scrape. `Skeleton` keeps
-a digest of a valid body's text between its values (checked once against `exposition`'s grammar)
+a digest of a valid body's text between its values (checked once against `grammar`'s rules)
 and reads only the value strings of later bodies whose text between values is identical.
 """
 
@@ -12,17 +12,8 @@ import re
 from array import array
 from collections.abc import Callable, Iterator
 
-from triton_sre.triton.exposition import (
-    CHUNK_CHARS,
-    INNER_ONE,
-    NAME,
-    NON_SAMPLE_LINES,
-    TIMESTAMP,
-    VALUE,
-    DuplicateLabel,
-    Labels,
-    parse_labels,
-)
+from triton_sre.triton.exposition import CHUNK_CHARS, DuplicateLabel, Labels, parse_labels
+from triton_sre.triton.grammar import INNER_ONE, NAME, NON_SAMPLE_LINES, TIMESTAMP, VALUE
 
 __all__ = ["Skeleton"]
 
