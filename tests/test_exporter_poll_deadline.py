@@ -242,4 +242,4 @@ def test_configs_left_when_the_deadline_passes_wait_for_the_next_poll(fresh_expo
     assert [path for path in api_proxy.requests if path.endswith("/config")] == [first]
     api_proxy.set_fault(first, None)
     exporter.poll_once()
-    assert set(exporter._config_view) == set(ready)  # fetched on the next poll
+    assert set(exporter._configs.view) == set(ready)  # fetched on the next poll

@@ -287,7 +287,7 @@ def test_a_poll_never_fails_inside_whatever_triton_answers(polls) -> None:
             stats.replace("Infinity", "1e400"),
             {**config, "name": "alpha"},
         )
-        exporter._configs.clear()  # fetch the (new) config on every poll
+        exporter._configs.entries.clear()  # fetch the (new) config on every poll
         assert exporter.poll_once() is not None  # None: the exporter's own code failed
         check_exposition(exporter.metrics_text().decode())
 

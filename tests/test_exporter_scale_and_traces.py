@@ -15,7 +15,8 @@ from triton_sre import conventions as c
 from triton_sre import tracing
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter import snapshot
-from triton_sre.exporter.service import CONFIG_FETCHES_PER_POLL, Exporter
+from triton_sre.exporter.configs import CONFIG_FETCHES_PER_POLL
+from triton_sre.exporter.service import Exporter
 from triton_sre.triton.client import FetchError
 
 
@@ -148,9 +149,9 @@ def test_an_unchanged_index_is_folded_once_and_its_configs_not_revisited(monkeyp
         exporter.poll_once()
     assert len(folds) == 1  # one index the whole time, configs fetched over several polls
     refreshes: list[object] = []
-    refresh = exporter._refresh_configs
+    refresh = exporter._configs.refresh
     monkeypatch.setattr(
-        exporter, "_refresh_configs", lambda index, reader: refreshes.append(index) or refresh(index, reader)
+        exporter._configs, "refresh", lambda index, reader: refreshes.append(index) or refresh(index, reader)
     )
     client.calls.clear()
     for _ in range(3):

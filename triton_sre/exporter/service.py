@@ -18,7 +18,6 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -32,6 +31,7 @@ from triton_sre.exporter.budgets import BudgetWatch
 from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
 from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer
 from triton_sre.exporter.collector import ExporterView, render_chunks
+from triton_sre.exporter.configs import ConfigCache
 from triton_sre.exporter.derive import CapacityInputs, Derivation, ReasonMemo, derive_window
 from triton_sre.exporter.endpoints import ExporterServer as ExporterServer  # its home is endpoints
 from triton_sre.exporter.inputs import InputWatch
@@ -42,11 +42,9 @@ from triton_sre.exporter.snapshot import (
     CounterRow,
     IndexEntry,
     IndexReader,
-    ModelConfigSummary,
     ModelKey,
     Problems,
     Snapshot,
-    config_summary,
     counters_from_samples,
     keep_family,
     stats_from_json,
@@ -55,14 +53,10 @@ from triton_sre.exporter.timeline import Timeline
 from triton_sre.exporter.window import Window
 from triton_sre.redact import redact
 from triton_sre.triton.budget import BodyBudget, BudgetExceeded
-from triton_sre.triton.client import BudgetSpent, FetchError, TritonClient
+from triton_sre.triton.client import FetchError, TritonClient
 from triton_sre.triton.exposition import ExpositionError, Sample, decode_body, iter_parse
 
 log = logging.getLogger(__name__)
-
-# A Triton with many models must not cost one HTTP call per model per poll: configs are fetched
-# only when a model appears or its versions/states change, and at most this many per poll.
-CONFIG_FETCHES_PER_POLL = 64
 
 # With the metrics on another listener, the HTTP API side is read on a second thread when the
 # metrics fetch is still running at this share of the poll's deadline (it keeps the rest).
@@ -71,15 +65,6 @@ RESCUE_AFTER = 0.5
 
 # The samples the LLM and capacity readers take, on the way through the one parse.
 _SIDE_NAMES = LLM_SAMPLE_NAMES | CAPACITY_NAMES
-
-# A config that is too large or does not decode is not fetched again until the model changes.
-_DETERMINISTIC_FAULTS = frozenset({c.FAULT_PARSE, c.FAULT_TOO_LARGE})
-
-
-@dataclass
-class _ConfigEntry:
-    signature: tuple[tuple[str, str], ...]
-    summary: ModelConfigSummary | None  # None: the config could not be read or decoded
 
 
 def _counters_from_text(
@@ -126,10 +111,6 @@ def _loaded_models(index: list[IndexEntry] | None, stats: Any) -> int:
     return len(stats) if stats else 0
 
 
-def _config_summary(config: Any, problems: Problems) -> ModelConfigSummary:
-    return config_summary(config)
-
-
 class Exporter:
     """Polls one Triton and keeps the latest derivation; `registry` holds its self-metrics."""
 
@@ -159,13 +140,9 @@ class Exporter:
             slack=settings.interval / 2,
             max_polls=math.ceil(settings.window / settings.interval) + 2,
         )
-        self._configs: dict[str, _ConfigEntry] = {}
         self._index_reader = IndexReader()
-        self._settled: list[IndexEntry] | None = None  # an index whose configs need nothing more
         # replays bodies of one skeleton from their values alone (exporter/replay.py)
         self._replayer = Replayer(keep=keep_family, side_names=_SIDE_NAMES, side_inert=CapacityWatch.inert)
-        # model -> config summary as snapshots carry it; rebuilt only when a config changes
-        self._config_view: dict[str, ModelConfigSummary] = {}
         self._view = ExporterView(up=False, derivation=None)
         self._loads = LoadTimer()  # load times from repository-index transitions
         # /metrics rendered once per poll and served to every scraper: (poll number, body)
@@ -192,6 +169,8 @@ class Exporter:
         self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL)
         self._budgets = BudgetWatch(settings.metrics_budget, self.registry)
         self._inputs = InputWatch(self.registry)  # triton_sre_input_missing{check} (doctor's checks)
+        # the configs of the index's models, fetched when one appears or changes (exporter/configs.py)
+        self._configs = ConfigCache(self._tracer, self._inputs, self._record_error, self._decode)
         self._last_success = Gauge(
             c.M_LAST_SUCCESS, "Unix time of the last poll that read Triton's metrics.", registry=self.registry
         )
@@ -242,7 +221,7 @@ class Exporter:
             index = self._decode(c.TARGET_INDEX, self._index_reader, raw_index)  # last list if unchanged
             del raw_index
             if index is not None:
-                self._refresh_configs(index, reader)
+                self._configs.refresh(index, reader)
             # The metrics are folded after the poll's fetches: their parse (and the replay plan's
             # learning), seconds at 10,000 models, spend none of the fetches' deadline.
             counters, gpus, llm, reading = self._read_metrics(fetched, _loaded_models(index, stats))
@@ -252,7 +231,7 @@ class Exporter:
                 gpu_uuids=gpus,
                 stats=stats,
                 index=index,
-                configs=self._config_view,
+                configs=self._configs.view,
                 llm=llm,
                 capacity=reading,
             )
@@ -396,60 +375,6 @@ class Exporter:
     def _record_error(self, target: str, kind: str, message: str) -> None:
         self._errors.labels(target, kind).inc()
         log.warning("poll %s failed (%s): %s", target, kind, message)
-
-    def _refresh_configs(self, index: list[IndexEntry], reader: Any) -> None:
-        """Fetch configs of models that appeared or changed (with `reader`, the poll's client);
-        forget models that left the index."""
-        if index is self._settled:  # the last call's (unchanged) index, which left nothing pending
-            return
-        pending = False  # configs left for a later poll: the budget ran out, or a fetch may succeed
-        signatures: dict[str, list[tuple[str, str]]] = {}
-        for entry in index:
-            signatures.setdefault(entry.name, []).append((entry.version, entry.state))
-        changed = False
-        for gone in set(self._configs) - set(signatures):
-            del self._configs[gone]
-            changed = True
-        budget = CONFIG_FETCHES_PER_POLL
-        for name, rows in sorted(signatures.items()):
-            signature = tuple(sorted(rows))
-            known = self._configs.get(name)
-            if known is not None and known.signature == signature:
-                continue
-            if not any(state == c.STATE_READY for _, state in rows):
-                # Triton serves no config for a model that is not loaded; a reload may change it
-                changed |= self._configs.pop(name, None) is not None
-                continue
-            if budget == 0:
-                pending = True
-                break
-            budget -= 1
-            with self._tracer.start_as_current_span("GET /v2/models/config"):
-                try:
-                    config = reader.model_config(name)
-                except FetchError as exc:
-                    self._record_error(exc.target, exc.kind, str(exc))
-                    tracing.mark_error(exc.kind)
-                    if isinstance(exc, BudgetSpent):  # the poll's time is up: the rest wait for the next
-                        pending = True
-                        break
-                    if exc.kind in _DETERMINISTIC_FAULTS:  # the same config fails the same way again:
-                        self._configs[name] = _ConfigEntry(signature, None)  # remembered until it changes
-                        changed = True
-                    pending |= exc.kind not in _DETERMINISTIC_FAULTS
-                    continue
-            summary = self._decode(c.TARGET_CONFIG, _config_summary, config)
-            self._configs[name] = _ConfigEntry(signature, summary)
-            if summary is not None:
-                self._inputs.saw_config(name, config)
-            changed = True
-        if changed:
-            # a new mapping, never mutated: snapshots already holding the old one keep it intact
-            self._config_view = {
-                name: entry.summary for name, entry in self._configs.items() if entry.summary is not None
-            }
-            self._inputs.keep(self._config_view)
-        self._settled = None if pending else index
 
     def run(self, stop: threading.Event) -> None:
         """Poll on a fixed schedule until `stop` is set; a slow poll skips missed ticks."""
