@@ -22,7 +22,7 @@ from triton_sre.bot.receiver import COMMAND_PROMETHEUS_BUDGET
 from triton_sre.cli import main
 from triton_sre.prom import Prometheus
 from triton_sre.rollout.live import MAX_VERSIONS_JUDGED, model_answer, queries_per_verdict, verdict_now
-from triton_sre.rollout.model import version_sides
+from triton_sre.rollout.sides import version_sides
 from triton_sre.slo import default_spec, parse_duration
 
 SCRAPE_S = 15.0
@@ -144,8 +144,9 @@ def test_a_restart_inside_the_rollout_window_is_named_and_counted_once(
     assert verdict["request_rate"]["candidate"] == pytest.approx(5.0, rel=0.01)
     assert all(f["baseline"] >= 0 and f["candidate"] >= 0 for f in verdict["figures"]), verdict
     assert verdict["restarts"] == {"baseline": 0, "candidate": 1}
-    assert f"counters reset in the window (Triton or the model restarted): {RESTARTED} v2 1 time" in (
-        verdict["reason"]
+    assert (
+        f"counters reset in the window (Triton or the model restarted): {RESTARTED} v2 1 time"
+        in (verdict["reason"])
     )
 
 

@@ -268,7 +268,7 @@ def test_the_figures_hear_only_the_specs_exporters_ensemble_mark(store, capsys) 
     from triton_sre.rollout.figures import FIGURES
     from triton_sre.rollout.k8s import compare_query
     from triton_sre.rollout.live import model_answer
-    from triton_sre.rollout.model import version_sides
+    from triton_sre.rollout.sides import version_sides
     from triton_sre.slo import default_spec
 
     spec, prom = default_spec(), Prometheus(store.url)

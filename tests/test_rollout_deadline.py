@@ -13,7 +13,7 @@ from fake_prometheus import serve
 
 from triton_sre import conventions as c
 from triton_sre.cli import build_parser, main
-from triton_sre.rollout.model import TRAFFIC
+from triton_sre.rollout.sides import TRAFFIC
 
 DELAY_S = 0.4  # each answer: well under --timeout, ~18 of them far over --deadline
 DEADLINE_S = 2.5  # Prometheus' time, its scrape interval, the traffic of both sides, then figures

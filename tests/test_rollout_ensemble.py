@@ -27,7 +27,7 @@ from triton_sre.cli import main
 from triton_sre.demo import SAMPLE_REPOSITORY, VECTOR_SCALE
 from triton_sre.exporter.endpoints import ExporterServer
 from triton_sre.exporter.service import Exporter
-from triton_sre.rollout.model import ENSEMBLE_FIGURES
+from triton_sre.rollout.sides import ENSEMBLE_FIGURES
 from triton_sre.stack.processes import free_port
 
 pytestmark = [pytest.mark.triton, pytest.mark.server]

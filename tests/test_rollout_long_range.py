@@ -14,7 +14,7 @@ from triton_sre import conventions as c
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.promcore import PROMETHEUS_MAX_POINTS
 from triton_sre.rollout.live import collect, read_samples
-from triton_sre.rollout.model import version_sides
+from triton_sre.rollout.sides import version_sides
 
 REFUSAL = (
     b'{"status":"error","errorType":"bad_data","error":"exceeded maximum resolution of 11,000 points '

@@ -22,9 +22,11 @@ from triton_sre.rollout.model import (
     BATCHING_AT_LOWER_LOAD,
     NO_BATCHER,
     NO_DATA,
+    judge,
+)
+from triton_sre.rollout.sides import (
     TRAFFIC,
     Side,
-    judge,
     parse_selector,
     side_queries,
     summary_figures,

@@ -21,19 +21,9 @@ from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import bounded, printable
 from triton_sre.rollout.instant import default_step, dynamic_batcher, ensembles, replaced_pods, restarts
 from triton_sre.rollout.live import MAX_POINTS_PER_READ, collect, serving_clusters, smallest_step
-from triton_sre.rollout.model import (
-    NO_DATA,
-    Side,
-    Verdict,
-    in_cluster,
-    judge,
-    model_sides,
-    parse_selector,
-    version_sides,
-    with_ensembles,
-    with_restarts,
-)
+from triton_sre.rollout.model import NO_DATA, Verdict, judge, with_ensembles, with_restarts
 from triton_sre.rollout.namespaces import mixed_namespaces_note, side_namespaces, with_namespaces
+from triton_sre.rollout.sides import Side, in_cluster, model_sides, parse_selector, version_sides
 from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.slo import (
     DEFAULT_SPEC_FILE,

@@ -1,7 +1,7 @@
 """The figures a canary is judged on: what each measures, which way is worse, how its margin reads.
 
 A leaf of the rollout package: the spec (spec.py, which checks each margin against its figure), the
-comparison (model.py, which re-exports these) and the generators read them.
+verdict (model.py) and the generators (generate/rollout.py, k8s.py) read them.
 """
 
 from __future__ import annotations

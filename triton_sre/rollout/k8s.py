@@ -31,17 +31,9 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.generate.rulefile import GENERATED_HEADER, render_yaml
 from triton_sre.promql import Matcher, by, label_sets, num, on, selector
-from triton_sre.rollout.model import (
-    FIGURES,
-    GUARDED,
-    HIGHER,
-    TRAFFIC,
-    Figure,
-    Side,
-    comparable_load,
-    no_batcher,
-    side_queries,
-)
+from triton_sre.rollout.figures import FIGURES, GUARDED, HIGHER, Figure
+from triton_sre.rollout.model import comparable_load, no_batcher
+from triton_sre.rollout.sides import TRAFFIC, Side, side_queries
 from triton_sre.slo import Spec
 
 ROLLOUTS_DIR = "k8s/rollouts"

@@ -14,21 +14,17 @@ from triton_sre.prom import PromBudgetError, Prometheus
 from triton_sre.promcore import finest_step
 from triton_sre.promql import counter_rate
 from triton_sre.rollout.instant import default_step, dynamic_batcher, ensembles, replaced_pods, restarts
-from triton_sre.rollout.model import (
-    NO_DATA,
+from triton_sre.rollout.model import NO_DATA, Verdict, judge, with_ensembles, with_restarts
+from triton_sre.rollout.namespaces import serving_namespaces
+from triton_sre.rollout.sides import (
     Side,
-    Verdict,
     in_cluster,
     in_label,
-    judge,
     model_sides,
     side_queries,
     summary_figures,
     version_sides,
-    with_ensembles,
-    with_restarts,
 )
-from triton_sre.rollout.namespaces import serving_namespaces
 from triton_sre.rollout.spec import RolloutSpec
 from triton_sre.slo import Spec, format_duration, parse_duration
 

@@ -19,7 +19,8 @@ from triton_sre import conventions as c
 from triton_sre.prom import Prometheus
 from triton_sre.promql import Matcher, counter_rate
 from triton_sre.redact import printable
-from triton_sre.rollout.model import Side, Verdict
+from triton_sre.rollout.model import Verdict
+from triton_sre.rollout.sides import Side
 from triton_sre.slo import format_duration
 
 __all__ = ["mixed_namespaces_note", "serving_namespaces", "side_namespaces", "with_namespaces"]
