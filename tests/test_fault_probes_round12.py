@@ -201,7 +201,15 @@ def test_a_verdict_makes_the_queries_the_slash_commands_budget_is_reckoned_with(
     sides = version_sides(spec.triton_job, MODEL, "1", "2")
     with FaultProxy(many_versions.url) as proxy:
         prom = Prometheus(proxy.url)
-        verdict_now(prom, sides, spec.rollout, spec.latency_metrics, spec.triton_job, window_s)
+        verdict_now(
+            prom,
+            sides,
+            spec.rollout,
+            spec.latency_metrics,
+            spec.triton_job,
+            window_s,
+            exporter_job=spec.exporter_job,
+        )
     asked = [path.split("?")[0] for path in proxy.requests.elements()]
     counted = (asked.count("/api/v1/query_range"), asked.count("/api/v1/query"))
     assert counted == queries_per_verdict(spec.latency_metrics) == (18, 10), proxy.requests

@@ -73,7 +73,8 @@ def test_one_read_of_a_long_range_is_what_prometheus_refuses(limited: Any) -> No
 def test_a_30_day_window_at_15s_gives_every_sample_of_both_sides(limited: Any) -> None:
     prom, asked = limited
     window, step = 30 * 86400.0, 15.0
-    samples = collect(prom, version_sides("triton", "m", "1", "2"), window, step, ())
+    sides = version_sides("triton", "m", "1", "2")
+    samples = collect(prom, sides, window, step, (), exporter_job=c.DEFAULT_EXPORTER_JOB)
     traffic = samples["requests"]
     assert [len(side) for side in traffic] == [window // step] * 2
     assert all(len(side) == window // step for pair in samples.values() for side in pair)

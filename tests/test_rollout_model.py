@@ -187,7 +187,7 @@ def test_summary_quantiles_are_sampled_once_per_summary_window(window: float, su
     far too small. They are read once per window; counter figures keep the requested step."""
     prom = _RecordingProm()
     latency = (c.LATENCY_SOURCE_SUMMARY,)
-    samples = collect(prom, _sides(), window, 4.0, latency)  # type: ignore[arg-type]
+    samples = collect(prom, _sides(), window, 4.0, latency, exporter_job=c.DEFAULT_EXPORTER_JOB)  # type: ignore[arg-type]
     summary = summary_figures(latency)
     assert summary == {c.ROLLOUT_FIG_LATENCY_P99, c.ROLLOUT_FIG_LATENCY_P50}
     assert summary_figures((c.LATENCY_SOURCE_HISTOGRAM, c.LATENCY_SOURCE_SUMMARY)) == set()
@@ -267,3 +267,28 @@ def test_the_batching_ratio_of_models_without_a_dynamic_batcher_is_judged_at_no_
     assert figure.verdict == BATCHING_AT_LOWER_LOAD and (figure.baseline, figure.candidate) == (4.01, 2.01)
     unjudged = f"{c.ROLLOUT_FIG_BATCHING_RATIO} not judged: {NO_BATCHER}"
     assert verdict.reason == f"no figure worse beyond its margin; {unjudged}", verdict.reason
+
+
+def test_every_rollout_function_taking_the_exporter_job_requires_it() -> None:
+    """tidy34: `collect`, `verdict_now`, the bot's verdicts and the instant reads of the exporter's
+    gauges defaulted `exporter_job` to the default job while every production caller passed the
+    spec's: a new caller leaving it out would read another job's marks unawares. Each function of
+    rollout/ taking it takes it as a keyword without a default."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import triton_sre.rollout as rollout
+
+    taking = []
+    for info in pkgutil.iter_modules(rollout.__path__):
+        module = importlib.import_module(f"{rollout.__name__}.{info.name}")
+        for name, function in inspect.getmembers(module, inspect.isfunction):
+            parameter = inspect.signature(function).parameters.get("exporter_job")
+            if function.__module__ != module.__name__ or parameter is None:
+                continue
+            taking.append(name)
+            assert parameter.kind is parameter.KEYWORD_ONLY, f"{info.name}.{name}"
+            assert parameter.default is parameter.empty, f"{info.name}.{name} defaults it"
+    expected = {"collect", "verdict_now", "model_verdicts", "pair_verdicts", "judged_until_budget"}
+    assert expected | {"ensembles", "dynamic_batcher", "rate_figures", "side_queries"} <= set(taking)

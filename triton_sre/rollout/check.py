@@ -258,7 +258,14 @@ def run_check(args: argparse.Namespace) -> int:
         step_s = step_s or default_step(prom, job, window_s, sides[0].matchers)
         label = spec.cluster_label or c.LABEL_CLUSTER
         samples = collect(
-            prom, sides, window_s, step_s, spec.latency_metrics, not_read, label, spec.exporter_job
+            prom,
+            sides,
+            window_s,
+            step_s,
+            spec.latency_metrics,
+            not_read,
+            label,
+            exporter_job=spec.exporter_job,
         )
     except PromError as exc:
         print(f"triton-sre rollout check: {exc}", file=sys.stderr)
@@ -266,7 +273,9 @@ def run_check(args: argparse.Namespace) -> int:
     batcher = None
     if not not_read:
         try:
-            batcher = dynamic_batcher(prom, sides, spec.cluster_label or c.LABEL_CLUSTER, spec.exporter_job)
+            batcher = dynamic_batcher(
+                prom, sides, spec.cluster_label or c.LABEL_CLUSTER, exporter_job=spec.exporter_job
+            )
         except PromError as exc:  # the figures are read: the verdict stands, as if no exporter said
             print(f"triton-sre rollout check: dynamic batching not read: {exc}", file=sys.stderr)
     verdict = judge(*sides, samples, rs, batcher)
@@ -279,7 +288,9 @@ def run_check(args: argparse.Namespace) -> int:
         except PromError as exc:  # read after the figures: the verdict stands without it
             print(f"triton-sre rollout check: restarts not read: {exc}", file=sys.stderr)
         try:
-            marked = ensembles(prom, sides, spec.cluster_label or c.LABEL_CLUSTER, spec.exporter_job)
+            marked = ensembles(
+                prom, sides, spec.cluster_label or c.LABEL_CLUSTER, exporter_job=spec.exporter_job
+            )
             verdict = with_ensembles(verdict, marked)
         except PromError as exc:
             print(f"triton-sre rollout check: ensembles not read: {exc}", file=sys.stderr)

@@ -81,7 +81,8 @@ def ensembles(
     prom: Prometheus,
     sides: tuple[Side, Side],
     cluster_label: str = c.LABEL_CLUSTER,
-    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
+    *,
+    exporter_job: str,
 ) -> tuple[list[str], list[str]]:
     """The models of each side that the exporter's triton_sre_model_ensemble marks as ensembles
     (none without an exporter scraped): one instant query a side. A model is its name in its cluster
@@ -100,7 +101,8 @@ def dynamic_batcher(
     prom: Prometheus,
     sides: tuple[Side, Side],
     cluster_label: str = c.LABEL_CLUSTER,
-    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
+    *,
+    exporter_job: str,
 ) -> bool | None:
     """Whether the models the sides served run a dynamic batcher, as the exporter's
     triton_sre_model_dynamic_batching says (from the model config): True when it says so of one of

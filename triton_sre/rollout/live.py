@@ -59,6 +59,7 @@ SIDES = ("baseline", "candidate")
 
 def reads(latency: tuple[str, ...]) -> list[tuple[str, str]]:
     """(figure or TRAFFIC, side) in the order `collect` reads them: traffic first."""
+    # the names only: no job is part of a key (each query is built with the spec's exporter_job)
     names = side_queries(Side("", ()), "1m", latency, exporter_job=c.DEFAULT_EXPORTER_JOB)
     return [(name, side) for name in names for side in SIDES]
 
@@ -71,7 +72,8 @@ def collect(
     latency: tuple[str, ...],
     not_read: list[tuple[str, str]] | None = None,
     cluster_label: str | None = None,
-    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
+    *,
+    exporter_job: str,
 ) -> dict[str, tuple[array[float], array[float]]]:
     """Per-interval samples of every figure on both sides over the last window (PromError if down).
 
@@ -81,7 +83,8 @@ def collect(
 
     With `not_read` given, the client's budget running out (PromBudgetError) stops the reads: the
     figures read on both sides are returned and every (figure, side) not read is added to `not_read`.
-    `cluster_label`: the ensemble marks of `exporter_job` are read on (model, cluster) (`side_queries`)."""
+    `cluster_label`: the ensemble marks of `exporter_job` (the spec's; no default, so no caller reads
+    another job's marks unawares) are read on (model, cluster) (`side_queries`)."""
     step = format_duration(step_s)
     found: dict[str, tuple[array[float], array[float]]] = {}
     done = 0  # reads answered, in the order of `reads`
@@ -117,16 +120,17 @@ def verdict_now(
     job: str,
     window_s: float,
     cluster_label: str = c.LABEL_CLUSTER,
-    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
+    *,
+    exporter_job: str,
 ) -> Verdict:
     step_s = default_step(prom, job, window_s, sides[0].matchers)
     samples = collect(
         prom, sides, window_s, step_s, latency, cluster_label=cluster_label, exporter_job=exporter_job
     )
     counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
-    batcher = dynamic_batcher(prom, sides, cluster_label, exporter_job)
+    batcher = dynamic_batcher(prom, sides, cluster_label, exporter_job=exporter_job)
     verdict = with_restarts(judge(*sides, samples, rs, batcher), *counts)
-    return with_ensembles(verdict, ensembles(prom, sides, cluster_label, exporter_job))
+    return with_ensembles(verdict, ensembles(prom, sides, cluster_label, exporter_job=exporter_job))
 
 
 def alert_sides(
@@ -191,7 +195,8 @@ def model_verdicts(
     unjudged: list[str] | None = None,
     ran_out: list[str] | None = None,
     cluster_label: str = c.LABEL_CLUSTER,
-    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
+    *,
+    exporter_job: str,
 ) -> list[Verdict]:
     """The MAX_VERSIONS_JUDGED busiest other served versions of `model` against its busiest version
     (the guard's baseline); the versions left, least busy last, are added to `unjudged` when given,
@@ -211,16 +216,17 @@ def model_verdicts(
         (f"v{v}", _narrow(version_sides(job, model, versions[0], v), cluster))
         for v in versions[1 : 1 + MAX_VERSIONS_JUDGED]
     ]
-    return judged_until_budget(
-        prom, sides, (rs, latency, job, window_s, cluster_label, exporter_job), ran_out
-    )
+    how = (rs, latency, job, window_s, cluster_label)
+    return judged_until_budget(prom, sides, how, ran_out, exporter_job=exporter_job)
 
 
 def judged_until_budget(
     prom: Prometheus,
     sides: Sequence[tuple[str, tuple[Side, Side]]],
-    how: tuple[RolloutSpec, tuple[str, ...], str, float, str, str],
+    how: tuple[RolloutSpec, tuple[str, ...], str, float, str],
     ran_out: list[str] | None,
+    *,
+    exporter_job: str,
 ) -> list[Verdict]:
     """`verdict_now` of each (name, sides) in turn. With `ran_out` given, the client's budget running
     out keeps the verdicts judged and adds the names not judged to `ran_out` (the slash command's
@@ -228,7 +234,7 @@ def judged_until_budget(
     verdicts: list[Verdict] = []
     for at, (_, pair) in enumerate(sides):
         try:
-            verdicts.append(verdict_now(prom, pair, *how))
+            verdicts.append(verdict_now(prom, pair, *how, exporter_job=exporter_job))
         except PromBudgetError:
             if ran_out is None:
                 raise
@@ -247,7 +253,8 @@ def pair_verdicts(
     cluster: Cluster = (),
     ran_out: list[str] | None = None,
     cluster_label: str = c.LABEL_CLUSTER,
-    exporter_job: str = c.DEFAULT_EXPORTER_JOB,
+    *,
+    exporter_job: str,
 ) -> list[Verdict]:
     """Each declared blue/green pair that `name` names (the pair, its baseline or its candidate)."""
     sides = [
@@ -255,9 +262,8 @@ def pair_verdicts(
         for p in rs.pairs
         if name in (p.name, p.baseline, p.candidate)
     ]
-    return judged_until_budget(
-        prom, sides, (rs, latency, job, window_s, cluster_label, exporter_job), ran_out
-    )
+    how = (rs, latency, job, window_s, cluster_label)
+    return judged_until_budget(prom, sides, how, ran_out, exporter_job=exporter_job)
 
 
 def serving_clusters(prom: Prometheus, model: str, spec: Spec, window_s: float) -> list[str]:
@@ -300,7 +306,14 @@ def alert_lines(prom: Prometheus, labels: Mapping[str, str], spec: Spec) -> list
         return []
     window_s = parse_duration(rs.window, "rollout.window")
     verdict = verdict_now(
-        prom, sides, rs, spec.latency_metrics, spec.triton_job, window_s, label, spec.exporter_job
+        prom,
+        sides,
+        rs,
+        spec.latency_metrics,
+        spec.triton_job,
+        window_s,
+        label,
+        exporter_job=spec.exporter_job,
     )
     head = f"{verdict.candidate.label} vs {verdict.baseline.label}: {verdict.verdict} ({verdict.reason})"
     return [head, *summary_lines(verdict)]
