@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from triton_sre import conventions as c
-from triton_sre.generate import dashboards, families, slo_rules, tests_slo
+from triton_sre.generate import dashboards, families, slo_models, slo_rules, tests_slo
 from triton_sre.generate.command import run_generate
 from triton_sre.slo import load_spec, parse_spec
 from triton_sre.stack.render import K8S_PROMETHEUSRULE_FILE, deploy_files
@@ -271,13 +271,13 @@ def test_each_regex_slo_is_compiled_once_for_every_model(monkeypatch: pytest.Mon
         for i in range(600)
     )
     spec = parse_spec(f"slos:\n{slos}\n")
-    real, compiled = tests_slo.re.compile, []
+    real, compiled = slo_models.re.compile, []
 
     def counting(pattern: str, *flags: Any) -> Any:
         compiled.append(pattern)
         return real(pattern, *flags)
 
-    monkeypatch.setattr(tests_slo.re, "compile", counting)
-    index = tests_slo._SLOIndex(spec)
+    monkeypatch.setattr(slo_models.re, "compile", counting)
+    index = slo_models.SLOIndex(spec)
     assert [len(index.covering(f"team{i}_m")) for i in range(600)] == [1] * 600
     assert sorted(compiled) == sorted(s.models.regex for s in spec.slos)

@@ -25,7 +25,7 @@ from triton_sre.generate.calc import (
 )
 from triton_sre.generate.operational import OPERATIONAL_FILE, operational_groups
 from triton_sre.generate.recording import RECORDING_FILE
-from triton_sre.generate.tests_slo import sample_models
+from triton_sre.generate.slo_models import sample_models
 from triton_sre.slo import SLO, Spec
 
 
