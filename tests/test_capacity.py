@@ -33,15 +33,9 @@ from triton_sre.exporter.capacity import (
 )
 from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import derive
+from triton_sre.exporter.metricsfold import counters_from_samples
 from triton_sre.exporter.service import Exporter
-from triton_sre.exporter.snapshot import (
-    IndexEntry,
-    Snapshot,
-    counters_from_samples,
-    keep_family,
-    row_value,
-    stats_from_json,
-)
+from triton_sre.exporter.snapshot import IndexEntry, Snapshot, keep_family, row_value, stats_from_json
 from triton_sre.pricing import Pricing
 from triton_sre.triton.exposition import parse
 

@@ -12,6 +12,7 @@ from triton_sre import conventions as c
 from triton_sre.counters import increase
 from triton_sre.diagnosis.engine import diagnose_reason
 from triton_sre.exporter.derive import derive, stage_splits
+from triton_sre.exporter.metricsfold import counters_from_samples
 from triton_sre.exporter.snapshot import (
     IndexEntry,
     ModelConfigSummary,
@@ -19,7 +20,6 @@ from triton_sre.exporter.snapshot import (
     Snapshot,
     config_summary,
     counter_row,
-    counters_from_samples,
     index_from_json,
     row_value,
     stats_from_json,

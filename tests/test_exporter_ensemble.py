@@ -18,8 +18,9 @@ from namespacing_capture import ENSEMBLE, infer
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.demo import SAMPLE_REPOSITORY, VECTOR_SCALE
+from triton_sre.exporter.metricsfold import counters_from_samples
 from triton_sre.exporter.service import Exporter
-from triton_sre.exporter.snapshot import counters_from_samples, keep_family, row_value
+from triton_sre.exporter.snapshot import keep_family, row_value
 from triton_sre.triton.exposition import parse
 
 pytestmark = pytest.mark.triton

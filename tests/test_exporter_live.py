@@ -13,8 +13,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.demo import traffic
+from triton_sre.exporter.metricsfold import counters_from_samples
 from triton_sre.exporter.service import Exporter, ExporterServer
-from triton_sre.exporter.snapshot import counters_from_samples, keep_family, row_value, stats_from_json
+from triton_sre.exporter.snapshot import keep_family, row_value, stats_from_json
 from triton_sre.pricing import Pricing
 from triton_sre.triton.exposition import parse
 

@@ -19,13 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from triton_sre import conventions as c
 from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import derive
-from triton_sre.exporter.snapshot import (
-    ModelConfigSummary,
-    Problems,
-    Snapshot,
-    counters_from_samples,
-    stats_from_json,
-)
+from triton_sre.exporter.metricsfold import counters_from_samples
+from triton_sre.exporter.snapshot import ModelConfigSummary, Problems, Snapshot, stats_from_json
 from triton_sre.pricing import Pricing
 from triton_sre.triton.exposition import parse
 

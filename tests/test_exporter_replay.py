@@ -24,9 +24,10 @@ from triton_sre.config import ExporterSettings
 from triton_sre.exporter import replay as replay_module
 from triton_sre.exporter import service
 from triton_sre.exporter.capacity import CapacityWatch
+from triton_sre.exporter.metricsfold import counters_from_samples
 from triton_sre.exporter.replay import CounterTable, MetricsPlan, same_rows
 from triton_sre.exporter.service import _SIDE_NAMES, Exporter
-from triton_sre.exporter.snapshot import Problems, counters_from_samples, keep_family
+from triton_sre.exporter.snapshot import Problems, keep_family
 from triton_sre.triton.exposition import ExpositionError, parse
 from triton_sre.triton.skeleton import Skeleton
 

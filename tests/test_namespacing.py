@@ -19,14 +19,9 @@ from triton_sre.doctor.command import statistics
 from triton_sre.doctor.facts import TritonFacts
 from triton_sre.exporter.collector import ExporterView, render
 from triton_sre.exporter.derive import derive
+from triton_sre.exporter.metricsfold import counters_from_samples
 from triton_sre.exporter.replay import MetricsPlan, same_rows
-from triton_sre.exporter.snapshot import (
-    Snapshot,
-    counters_from_samples,
-    index_from_json,
-    keep_family,
-    row_value,
-)
+from triton_sre.exporter.snapshot import Snapshot, index_from_json, keep_family, row_value
 from triton_sre.pricing import Pricing
 from triton_sre.triton.client import FetchError
 from triton_sre.triton.exposition import parse

@@ -79,7 +79,7 @@ class CapacityReading:
 class CapacityWatch:
     """Records the capacity families from a sample stream while passing every sample on.
 
-    Wraps the iterator `snapshot.counters_from_samples` consumes, so Triton's text is parsed once.
+    Wraps the iterator `metricsfold.counters_from_samples` consumes, so Triton's text is parsed once.
     """
 
     def __init__(self) -> None:

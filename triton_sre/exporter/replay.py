@@ -2,8 +2,8 @@
 
 Triton writes the same lines in the same order at every scrape (verified on the real 2.51: four
 scrapes with traffic between them, identical but for the values). A `MetricsPlan` is made from
-a body that `snapshot.counters_from_samples` folded without a problem: it keeps the body's
-`exposition.Skeleton` and, for each value, where it goes in the per-model rows. A later body
+a body that `metricsfold.counters_from_samples` folded without a problem: it keeps the body's
+`skeleton.Skeleton` and, for each value, where it goes in the per-model rows. A later body
 with the same skeleton is then folded from its value strings alone: one regex split, one float
 conversion per value and a few numpy operations, instead of a parse and a Python loop per line.
 
@@ -22,13 +22,8 @@ from operator import itemgetter
 
 import numpy as np
 
-from triton_sre.exporter.snapshot import (
-    MAX_VALUE,
-    ROW_FAMILIES,
-    CounterRow,
-    ModelKey,
-    SeriesPlacer,
-)
+from triton_sre.exporter.metricsfold import SeriesPlacer
+from triton_sre.exporter.snapshot import MAX_VALUE, ROW_FAMILIES, CounterRow, ModelKey
 from triton_sre.triton.exposition import Labels, Sample
 from triton_sre.triton.skeleton import Skeleton
 
@@ -39,7 +34,7 @@ _WIDTH = len(ROW_FAMILIES)
 
 class CounterTable(Mapping[ModelKey, CounterRow]):
     """Per-model counter rows as one matrix (rows in `order`, columns `snapshot.ROW_FAMILIES`,
-    NaN: not exported): what `snapshot.counters_from_samples` returns, without a tuple per row."""
+    NaN: not exported): what `metricsfold.counters_from_samples` returns, without a tuple per row."""
 
     __slots__ = ("index", "matrix", "order")
 

@@ -36,6 +36,7 @@ from triton_sre.exporter.derive import CapacityInputs, Derivation, ReasonMemo, d
 from triton_sre.exporter.endpoints import ExporterServer as ExporterServer  # its home is endpoints
 from triton_sre.exporter.inputs import InputWatch
 from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
+from triton_sre.exporter.metricsfold import counters_from_samples
 from triton_sre.exporter.replay import Replayer
 from triton_sre.exporter.rescue import Rescue
 from triton_sre.exporter.snapshot import (
@@ -45,7 +46,6 @@ from triton_sre.exporter.snapshot import (
     ModelKey,
     Problems,
     Snapshot,
-    counters_from_samples,
     keep_family,
     stats_from_json,
 )

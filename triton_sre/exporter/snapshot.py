@@ -4,27 +4,23 @@ A `Snapshot` is built by pure functions from already-fetched payloads and never 
 A part whose fetch failed is `None`, so derivations can tell "Triton said zero" from "we could
 not ask". Per-model values are keyed by `(model, version)`, and by `(model, version, namespace)` for
 the /metrics series of a Triton run with model namespacing (two repositories may hold a model of the
-same name: their counters must not be summed).
+same name: their counters must not be summed). The /metrics body's samples are folded into counter
+rows by metricsfold.py; the HTTP API's JSON (statistics, repository index, model config) here.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from sys import intern
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.counters import fold_gpus
 from triton_sre.exporter.capacity import FAMILIES as CAPACITY_FAMILIES
 from triton_sre.exporter.capacity import CapacityReading, MemoryEntry, memory_usage_from_json
 from triton_sre.exporter.llm import LLMData, is_llm_family
-from triton_sre.triton.budget import BudgetExceeded
-
-if TYPE_CHECKING:
-    from triton_sre.triton.exposition import Labels, Sample
 
 # (model, version), or (model, version, namespace) when the series carries Triton's `namespace` label
 ModelKey = tuple[str, ...]
@@ -33,12 +29,10 @@ ModelKey = tuple[str, ...]
 # a 1,000-model window holds tens of thousands of them.
 ROW_FAMILIES = (*c.PER_MODEL_COUNTERS, *c.PER_MODEL_GAUGES)
 FAMILY_INDEX = {name: i for i, name in enumerate(ROW_FAMILIES)}
-_PER_MODEL = frozenset(ROW_FAMILIES)
-_PLAIN_LABELS = frozenset({c.LABEL_MODEL, c.LABEL_VERSION, c.LABEL_NAMESPACE, c.LABEL_GPU_UUID})
+PER_MODEL = frozenset(ROW_FAMILIES)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ABSENT = float("nan")
 CounterRow = tuple[float, ...]
-V = TypeVar("V")
 # Triton's counters and durations are uint64: a larger (or negative, or non-finite) value is not
 # one Triton wrote, and near 1e308 the derivations' sums would overflow to inf and NaN.
 MAX_VALUE = float(2**64)
@@ -85,7 +79,7 @@ def row_value(row: CounterRow, family: str) -> float:
 def keep_family(name: str) -> bool:
     """The metric families a snapshot uses; everything else is skipped while parsing."""
     return (
-        name in _PER_MODEL
+        name in PER_MODEL
         or name.startswith(c.NV_GPU_PREFIX)
         or is_llm_family(name)
         or name in CAPACITY_FAMILIES
@@ -142,128 +136,6 @@ class Snapshot:
     configs: Mapping[str, ModelConfigSummary] = field(default_factory=dict)
     llm: LLMData | None = None  # the LLM backends' families (exporter/llm.py); None: not read
     capacity: CapacityReading | None = None  # None: metrics fetch failed (or not read)
-
-
-SeriesPlace = tuple[ModelKey | None, str | None, bool]
-
-
-def series_place(labels: Labels) -> SeriesPlace:
-    """Where a per-model sample's labels put it: (model key, or None without a `model` label;
-    its gpu_uuid or None; True when it carries no label beyond model, version, namespace and gpu_uuid).
-    A non-empty `namespace` (Triton's model namespacing) is the key's third part."""
-    found = dict(labels)
-    model = found.get(c.LABEL_MODEL)
-    key: ModelKey | None = None
-    if model is not None:
-        namespace = found.get(c.LABEL_NAMESPACE)
-        key = (intern(model), intern(found.get(c.LABEL_VERSION, "")))
-        if namespace:
-            key = (*key, intern(namespace))
-    return key, found.get(c.LABEL_GPU_UUID), found.keys() <= _PLAIN_LABELS
-
-
-def repeated_series(
-    name: str, labels: Labels, plain: bool, values: Container[str], seen: set[tuple[str, Labels]]
-) -> bool:
-    """Whether a series was already in the body: a plain series when its family already has a
-    value for its model (GPU) in `values`, any other one (failure `reason`) when in `seen`."""
-    if plain:
-        return name in values
-    if (name, labels) in seen:
-        return True
-    seen.add((name, labels))
-    return False
-
-
-class DuplicateSeries(ValueError):
-    """A per-model series the body already held (the first one wins)."""
-
-
-class SeriesPlacer(Generic[V]):
-    """Where each sample of one body goes, for the reference fold (`counters_from_samples`, `V`
-    the values) and replay's plan (`replay.MetricsPlan`, `V` the value groups): per model, one
-    dict family -> V for its series without gpu_uuid (`totals`) and one per GPU (`per_gpu`),
-    which `counters.fold_gpus` sums; the GPUs the body's GPU-wide families name (`gpus`)."""
-
-    __slots__ = ("_keys", "_max_keys", "_resolved", "_seen", "gpus", "per_gpu", "totals")
-
-    def __init__(self, max_keys: int | None = None) -> None:
-        """`max_keys`: distinct model versions allowed (BudgetExceeded past them); None: no limit."""
-        self.totals: dict[ModelKey, dict[str, V]] = {}
-        self.per_gpu: dict[tuple[ModelKey, str], dict[str, V]] = {}
-        self.gpus: set[str] = set()
-        # Series with labels beyond model/version/gpu_uuid (failure `reason`): checked for repeats
-        # here; any other series is a repeat when its family already has a value for its model (GPU).
-        self._seen: set[tuple[str, Labels]] = set()
-        # Label sets repeat across families (the parser shares their tuples): resolve each once.
-        self._resolved: dict[Labels, SeriesPlace] = {}
-        self._keys: set[ModelKey] = set()
-        self._max_keys = max_keys
-
-    def values_for(self, name: str, labels: Labels) -> dict[str, V] | None:
-        """The dict (family -> V) a sample's value goes in, or None: not a per-model family, or
-        no `model` label. Raises DuplicateSeries for a per-model series already placed."""
-        where = self._resolved.get(labels)
-        if where is None:
-            where = self._resolved[labels] = series_place(labels)
-            if self._max_keys is not None and where[0] is not None:
-                self._keys.add(where[0])
-                if len(self._keys) > self._max_keys:
-                    raise BudgetExceeded(c.BUDGET_MODEL_VERSIONS, self._max_keys, len(self._keys))
-        key, uuid, plain = where
-        if name not in _PER_MODEL:
-            if uuid and name.startswith(c.NV_GPU_PREFIX):
-                self.gpus.add(uuid)
-            return None
-        if key is None:
-            return None
-        values = self.per_gpu.setdefault((key, uuid), {}) if uuid else self.totals.setdefault(key, {})
-        if repeated_series(name, labels, plain, values, self._seen):
-            raise DuplicateSeries(f"duplicate series {name}{dict(labels)}")
-        return values
-
-
-def counters_from_samples(
-    samples: Iterable[Sample],
-    problems: Problems | None = None,
-    *,
-    side: Callable[[Sample], None] | None = None,
-    side_names: Container[str] = (),
-    max_models: int | None = None,
-) -> tuple[dict[ModelKey, CounterRow], frozenset[str]]:
-    """Per-model counter values and the GPUs seen.
-
-    Triton exports per-model families on GPU models with and without `gpu_uuid`, counting
-    different things (`triton_sre.counters`): a model's value is the sum of its series.
-    `nv_inference_request_failure` is summed over
-    its `reason` label. A value that is negative, non-finite or above `MAX_VALUE`, and a series
-    repeated in the payload (the first one wins), are left out and added to `problems`.
-
-    Samples named in `side_names` are also handed to `side` (the LLM and capacity readers), in
-    this one loop over the samples rather than through a generator per reader. Past `max_models`
-    distinct model versions, BudgetExceeded (triton/budget.py).
-    """
-    problems = problems if problems is not None else Problems()
-    placer: SeriesPlacer[float] = SeriesPlacer(max_models)
-    for sample in samples:
-        name = sample.name
-        if name in side_names:
-            side(sample)  # type: ignore[misc]
-        try:
-            values = placer.values_for(name, sample.labels)
-        except DuplicateSeries as repeat:
-            problems.add(str(repeat))
-            continue
-        if values is None:
-            continue
-        value = sample.value
-        if not 0.0 <= value <= MAX_VALUE:  # also false for NaN
-            problems.add(f"{name}{dict(sample.labels)} = {value!r}")
-            continue
-        values[name] = values.get(name, 0.0) + value
-    per_gpu = ((key, values) for (key, _uuid), values in placer.per_gpu.items())
-    folded = fold_gpus(placer.totals, per_gpu)
-    return {key: counter_row(values) for key, values in folded.items()}, frozenset(placer.gpus)
 
 
 def _num(value: Any, problems: Problems, what: str) -> float:

@@ -15,7 +15,7 @@ Budgets (names and defaults in `conventions`):
   value in it);
 * samples of the kept families in the body (unkept lines are only validated, slice by slice);
 * distinct model versions the body's samples name, checked by the exporter's fold
-  (`snapshot.SeriesPlacer`) as each new label set is resolved.
+  (`metricsfold.SeriesPlacer`) as each new label set is resolved.
 """
 
 from __future__ import annotations
