@@ -1,4 +1,5 @@
-"""The exporter service: poll loop (scrape → snapshot → derive) and its read-only HTTP endpoints.
+"""The exporter service: the poll loop (scrape → snapshot → derive); its read-only HTTP endpoints are
+endpoints.py's (`ExporterServer`, importable from here).
 
 Polls run on their own fixed schedule, never on scrape; a failed fetch is counted in
 `triton_sre_poll_errors_total{target,kind}` and the service keeps serving. A poll's calls share one

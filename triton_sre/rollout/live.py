@@ -1,6 +1,6 @@
 """The current verdict from a live Prometheus: per-interval samples of both sides (range queries),
 the sides of a TritonRolloutRegression alert, and every candidate version of a model. Used by
-`rollout check` and the bot (alert message, `/triton-sre rollout <model>`)."""
+`rollout check` and the bot (alert message, `/triton rollout <model>`)."""
 
 from __future__ import annotations
 
