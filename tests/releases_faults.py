@@ -23,6 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from corpus import BROKEN, OK_PY, STUCK, config_pbtxt
+from diag29_faults import FLAGS
+from diag29_faults import MODELS as DIAG29_MODELS
+from diag31_faults import FAULTS as DIAG31_FAULTS
 from runtime_faults import ECHO, ENSEMBLE, STARTUP, Prepare, _model
 from schema_faults import SCHEMA_FAULTS
 
@@ -67,9 +70,14 @@ def _model_fault(source: dict[str, tuple[Files, str | None]], name: str, origin:
     return Fault(runbook, f"{origin}[{name!r}]", {name: (files, runbook), **{d: source[d] for d in deps}})
 
 
-def _startup_fault(name: str) -> Fault:
-    kwargs, prepare, runbook, _about = STARTUP[name]
-    return Fault(runbook, f"runtime_faults.STARTUP[{name!r}]", server=dict(kwargs), prepare=prepare)
+def _startup_fault(name: str, table: dict = STARTUP, origin: str = "runtime_faults.STARTUP") -> Fault:
+    kwargs, prepare, runbook, _about = table[name]
+    return Fault(runbook, f"{origin}[{name!r}]", server=dict(kwargs), prepare=prepare)
+
+
+def _flag_fault(name: str) -> Fault:
+    flags, runbook = FLAGS[name]
+    return Fault(runbook, f"diag29_faults.FLAGS[{name!r}]", server={"extra_args": list(flags)})
 
 
 FAULTS: dict[str, Fault] = {
@@ -111,6 +119,42 @@ FAULTS: dict[str, Fault] = {
     "backend-config-below-minimum": _startup_fault("backend-config-below-minimum"),
 }
 
+# The second round, fixed and labelled (from the same sweeps) after the first round was scored and before
+# any of its own logs was captured: config text and enums, version folders, the model's files, another
+# backend, Python model code, dims, sequence batching, instance groups, ensembles, the command line.
+ROUND2: dict[str, Fault] = {
+    "json_config": _model_fault(SCHEMA_FAULTS, "json_config", "schema_faults.SCHEMA_FAULTS"),
+    "cp_bad_enum": _model_fault(BROKEN, "cp_bad_enum", "corpus.BROKEN"),
+    "vd_non_integer": _model_fault(BROKEN, "vd_non_integer", "corpus.BROKEN"),
+    "vd_policy": _model_fault(BROKEN, "vd_policy", "corpus.BROKEN"),
+    "model_py_dir": _model_fault(SCHEMA_FAULTS, "model_py_dir", "schema_faults.SCHEMA_FAULTS"),
+    "label_missing": _model_fault(SCHEMA_FAULTS, "label_missing", "schema_faults.SCHEMA_FAULTS"),
+    "warmup_data_file": _model_fault(SCHEMA_FAULTS, "warmup_data_file", "schema_faults.SCHEMA_FAULTS"),
+    "bk_onnx": _model_fault(BROKEN, "bk_onnx", "corpus.BROKEN"),
+    "py_no_class": _model_fault(SCHEMA_FAULTS, "py_no_class", "schema_faults.SCHEMA_FAULTS"),
+    "py_auto_complete_raises": _model_fault(
+        SCHEMA_FAULTS, "py_auto_complete_raises", "schema_faults.SCHEMA_FAULTS"
+    ),
+    "env_missing": _model_fault(SCHEMA_FAULTS, "env_missing", "schema_faults.SCHEMA_FAULTS"),
+    "dims_invalid": _model_fault(BROKEN, "dims_invalid", "corpus.BROKEN"),
+    "reshape_size": _model_fault(SCHEMA_FAULTS, "reshape_size", "schema_faults.SCHEMA_FAULTS"),
+    "seq_control_no_values": _model_fault(
+        SCHEMA_FAULTS, "seq_control_no_values", "schema_faults.SCHEMA_FAULTS"
+    ),
+    "ig_gpu_id": _model_fault(SCHEMA_FAULTS, "ig_gpu_id", "schema_faults.SCHEMA_FAULTS"),
+    "ens_no_scheduling": _model_fault(SCHEMA_FAULTS, "ens_no_scheduling", "schema_faults.SCHEMA_FAULTS"),
+    "ens_step_version": _model_fault(DIAG29_MODELS, "ens_step_version", "diag29_faults.MODELS", "step"),
+    "backend-config-not-a-number": _startup_fault("backend-config-not-a-number"),
+    "log-format-unknown": _startup_fault("log-format-unknown"),
+    "grpc-port-word": _startup_fault("grpc-port-word", DIAG31_FAULTS, "diag31_faults.FAULTS"),
+    "backend-directory-missing": _startup_fault(
+        "backend-directory-missing", DIAG31_FAULTS, "diag31_faults.FAULTS"
+    ),
+    "no-auto-complete-none": _startup_fault("no-auto-complete-none", DIAG31_FAULTS, "diag31_faults.FAULTS"),
+    "metrics-config-no-value": _flag_fault("metrics-config-no-value"),
+    "cache-config-unknown-cache": _flag_fault("cache-config-unknown-cache"),
+}
+
 STEP: Files = {"config.pbtxt": config_pbtxt("step"), "1/model.py": _model(ECHO)}
 BATCHING: Files = {
     "config.pbtxt": config_pbtxt(
@@ -145,7 +189,7 @@ RELEASE_LABELS: dict[tuple[str, str], str | None] = {
 Kept as labelled: log-verbose-word on 2.36, whose parser (server r23.07 ``ParseOption<int>``: a bare
 ``std::stoi``) dies on ``terminate called after throwing an instance of 'std::invalid_argument'`` / ``what():
 stoi`` before its first log line, the flag's bad number all the same (r23.10 on: ``Bad option``); warmup_input_name,
-which every release before 2.51 words as the sample's missing input (``expected 1 inputs but got 0 inputs``)."""
+which every release words as the sample's missing input (``expected 1 inputs but got 0 inputs``)."""
 
 
 def label(release: str, case: str) -> str | None:
