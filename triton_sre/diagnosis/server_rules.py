@@ -91,6 +91,14 @@ OPTION_RULES: Final[tuple[CauseRule, ...]] = (
             # (`Unexpected argument:`, two flags that exclude each other, `--load-model` outside explicit
             # mode and CheckPortCollision's `The server cannot listen to ...` are PARSER_REFUSAL's own)
             r"\bError: (?:--[\w-]+ must be greater than 0|empty argument for --[\w-]+)",
+            # Up to r23.07 (2.36) the parser's ParseOption<int|int64_t|uint64_t|double> was a bare
+            # std::stoi/stoll/stoull/stod: a word where a number goes escapes it, and libstdc++'s terminate
+            # handler prints the std::invalid_argument whose what() is the conversion's own name, before the
+            # server's first line (server#6173, r23.10, catches it as "Invalid option value. Got <value>").
+            # Only invalid_argument: the Python stub's bare std::stoi of the numbers its backend hands it
+            # (pb_stub.cc, before python_backend#188) can only overflow, std::out_of_range, a backend bug.
+            r"\bterminate called after throwing an instance of 'std::invalid_argument'\s+"
+            r"what\(\):[ \t]+sto(?:i|l|ll|ul|ull|f|d|ld)[ \t]*(?:\n|$)",
             # --grpc-restricted-protocol / --http-restricted-api (ParseRestrictedFeatureOption, r23.11 on).
             r"\bunknown restricted (?:api|protocol) '",
             r"\b(?:api|protocol) '[^'\n]*' can not be specified in multiple config groups",
