@@ -154,6 +154,7 @@ ROUND2: dict[str, Fault] = {
     "metrics-config-no-value": _flag_fault("metrics-config-no-value"),
     "cache-config-unknown-cache": _flag_fault("cache-config-unknown-cache"),
 }
+FAULTS.update(ROUND2)
 
 STEP: Files = {"config.pbtxt": config_pbtxt("step"), "1/model.py": _model(ECHO)}
 BATCHING: Files = {
