@@ -132,11 +132,6 @@ def score() -> dict[str, Counter[str]]:
     return table
 
 
-FIRST_SCORE_MISSES = {("2.39.0", "backend-directory-missing"): "model-file-missing"}
-"""The second round's first-score misses (bench/RESULTS.md, releases32), pinned until fixed: what the engine
-answers."""
-
-
 @pytest.mark.parametrize(
     ("release", "case", "path"), captures(), ids=lambda v: v if isinstance(v, str) else ""
 )
@@ -147,9 +142,6 @@ def test_release_capture(release: str, case: str, path: Path) -> None:
     assert meta["expect"] == (expect or HEALTHY), f"{path}: header and releases_faults.label disagree"
     assert f"Triton {release}," in meta["source"]
     report = diagnose_file(path)
-    if (release, case) in FIRST_SCORE_MISSES:
-        assert report.findings[0].runbook == FIRST_SCORE_MISSES[release, case]
-        return
     answer = verdict(report, expect)
     assert answer in ("right", "clean"), (answer, [(f.model, f.runbook, f.severity) for f in report.findings])
     if expect is not None:
