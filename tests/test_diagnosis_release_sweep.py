@@ -39,10 +39,11 @@ RELEASES = FIXTURES / "releases"
 INSTALLED = "0.7.0"
 """The wheel of the venv (the server every other sweep ran)."""
 PORT_TAKEN = "already in use"
-SHM_PREFIX = "--backend-config=python,shm-region-prefix-name=releases32_{pid}_{case}_"
+SHM_PREFIX = "releases32_{pid}_{case}_"
 """Before 2.45 (r24.04, python_backend#351) the Python backend names its shared-memory regions
 ``triton_python_backend_shm_region_<n>`` counting from 1 in every server: two servers at once (two captures,
-or another session's) collide on them ("File exists"). A prefix of its own keeps each log its own story."""
+or another session's) collide on them ("File exists"). A prefix of its own keeps each log its own story (its
+regions are removed after each capture: LocalTriton sweeps the default prefix's only)."""
 STUCK_SECONDS = 15.0
 """How long a server whose model never finishes loading is left before it is stopped."""
 
@@ -81,7 +82,8 @@ def capture(wheel: str, case: str, wheels: Path, workdir: Path, attempts: int = 
         repo = build_repository(run / "repo", {**OK, **fault.models})
         kwargs = dict(fault.server)
         shm = SHM_PREFIX.format(pid=os.getpid(), case=case.replace("-", "_"))
-        kwargs["extra_args"] = [*kwargs.get("extra_args", ()), shm]  # type: ignore[misc]
+        flag = f"--backend-config=python,shm-region-prefix-name={shm}"
+        kwargs["extra_args"] = [*kwargs.get("extra_args", ()), flag]  # type: ignore[misc]
         server = FaultServer(
             repo,
             prepare=fault.prepare,
@@ -95,6 +97,8 @@ def capture(wheel: str, case: str, wheels: Path, workdir: Path, attempts: int = 
             run_or_serve(server, False, case)
         else:
             run_until_exit(server, 1 if fault.stuck else 40)
+        for region in Path("/dev/shm").glob(f"{shm}*"):
+            region.unlink(missing_ok=True)
         if PORT_TAKEN not in path.read_text(errors="replace"):
             break
     return path
