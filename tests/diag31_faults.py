@@ -99,11 +99,10 @@ FAULTS: dict[str, tuple[dict[str, object], Prepare | None, str | None, str | Non
 }
 # Failures whose first finding names another runbook, and why (bench/RESULTS.md diag31): each must still get a
 # critical finding quoting a line of its log (no empty answer).
-KNOWN_MISSES = {
-    # core's ServerNew error logged alone by tritonserver.cc with --exit-on-error=false; the same words are a
-    # model's missing file elsewhere: only the options table (model_repository_path[1]) tells them apart.
-    "repository-missing-exit-false": "model-file-missing: 'Internal: failed to stat file <the repository>'",
-}
+# (repository-missing-exit-false was one until diag32: core's ServerNew error logged alone by tritonserver.cc
+# with --exit-on-error=false reads as a model's missing file; the options table's model_repository_path row
+# now tells the repository from a file, diagnosis/repositories.py.)
+KNOWN_MISSES: dict[str, str] = {}
 # Seconds a failing server is given to exit (40 by default).
 WAIT = {"repository-s3": 150.0}
 # Started, then sent one inference (the crash comes with it), then stopped.

@@ -30,7 +30,7 @@ from triton_sre.diagnosis.blocks import folded_line
 from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.linereader import LineReader
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR
-from triton_sre.diagnosis.logparse import SOURCE_RAW, LogEvent, parse
+from triton_sre.diagnosis.logparse import SOURCE_OPTION, SOURCE_RAW, LogEvent, parse
 from triton_sre.diagnosis.pending import PendingCauses
 from triton_sre.diagnosis.progress import LoadProgress
 from triton_sre.diagnosis.quoted import QuotedComments
@@ -42,6 +42,7 @@ from triton_sre.diagnosis.reasons import (
 )
 from triton_sre.diagnosis.releases import ReleaseReader
 from triton_sre.diagnosis.report import Evidence, Finding, Report, Unmatched
+from triton_sre.diagnosis.repositories import OPTION_PREFIX, RepositoryPaths
 from triton_sre.diagnosis.signals import crash_report_start
 
 __all__ = [
@@ -80,6 +81,7 @@ class Diagnoser(LineReader):
         self._gpu = GpuContext()  # what CUDA said of the GPU (gpu_context.py)
         self._progress = LoadProgress()  # loads the log starts and never ends (progress.py)
         self._quoted = QuotedComments()  # an input made only of comment lines (quoted.py)
+        self._repositories = RepositoryPaths()  # the options table's repositories (repositories.py)
         self._index = 0
         self._attach_after: tuple[ModelState, Obs] | None = None
         self.releases = ReleaseReader()  # the log's release (`diagnose_index`: the live server's)
@@ -92,6 +94,10 @@ class Diagnoser(LineReader):
         return self
 
     def feed(self, event: LogEvent) -> None:
+        if event.source == SOURCE_OPTION and event.message.startswith(OPTION_PREFIX):
+            # a repository the options table lists: noted, not an event (the events' spacing is unchanged)
+            self._repositories.note(event.message)
+            return
         if event.level == LEVEL_ERROR and (k := crash_report_start(event.message)) is not None:
             # Triton's crash report folded under an error (a stub's, whose request crashed the server): an
             # event of its own, so the error names the cause (signals.py). Under an info line (the server

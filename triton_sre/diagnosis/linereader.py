@@ -55,6 +55,7 @@ from triton_sre.diagnosis.reasons import (
 )
 from triton_sre.diagnosis.releases import ReleaseReader
 from triton_sre.diagnosis.report import Evidence
+from triton_sre.diagnosis.repositories import RepositoryPaths
 from triton_sre.diagnosis.severity import failure_piece, is_failure_line, line_level, only_frames, own_level
 from triton_sre.diagnosis.signals import (
     AUTOFILL_GAVE_UP,
@@ -105,6 +106,7 @@ class LineReader(VerdictReader):
     _gpu: GpuContext
     _progress: LoadProgress
     _quoted: QuotedComments
+    _repositories: RepositoryPaths
     _attach_after: tuple[ModelState, Obs] | None
     releases: ReleaseReader
     harmless_lines: int
@@ -221,6 +223,7 @@ class LineReader(VerdictReader):
             line, text = deciding_line(event, decides)
             if not level and WARNING_BANNER.match(text) and not fails_beside_warnings(message):
                 level = LEVEL_WARNING  # a pasted tool's own "WARNING:" (Docker CLI, the NGC entrypoint)
+            runbook = self._repositories.cause(runbook, message)  # a repository the table lists
             obs = Obs(index, line, text, level or LEVEL_ERROR, runbook, message)
             owner = owning_model(message)
             if owner:

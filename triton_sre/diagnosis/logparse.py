@@ -45,6 +45,7 @@ from triton_sre.diagnosis.lineshape import (
     unquote,
 )
 from triton_sre.diagnosis.prefixes import PrefixReader
+from triton_sre.diagnosis.repositories import OPTION_PREFIX as REPOSITORY_ROW
 from triton_sre.diagnosis.severity import LEVEL_WORDS, is_failure_line
 
 __all__ = [  # (the event's names re-exported from events.py for the modules that read both)
@@ -307,6 +308,10 @@ class _Parser(PrefixReader):
                     if len(cells) >= 2 and cells[0].strip() == "server_version":
                         value = cells[1].strip()
                         yield LogEvent(number, LEVEL_INFO, SOURCE_OPTION, f"server_version {value}", s)
+                    elif len(cells) >= 2 and cells[0].strip().startswith(REPOSITORY_ROW):
+                        # a repository the server was given (repositories.py tells it from a model's file)
+                        row = f"{cells[0].strip()} {cells[1].strip()}"
+                        yield LogEvent(number, LEVEL_INFO, SOURCE_OPTION, row, s)
                     return
             if len(cells) == 2 and cells[0].strip() and s.rstrip().endswith("|"):
                 # A whole row of two columns (its closing border there, so not a row cut short): the

@@ -1,0 +1,61 @@
+"""diag32: the diag31 sweep's leftovers, on its real 2.51 captures (``tests/data/logs/real/diag31-*.log``).
+
+Each test reads a capture the real server wrote (``tests/test_diagnosis_diag31_sweep.py`` regenerates them),
+or that capture with one part taken out to show which part decides.
+"""
+
+from __future__ import annotations
+
+from corpus import FIXTURES
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import Report, diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+
+
+def _read(name: str) -> str:
+    return (FIXTURES / f"diag31-{name}.log").read_text(errors="replace")
+
+
+def _diagnose(text: str) -> Report:
+    return diagnose_events(parse_text(text))
+
+
+# --- a missing second repository with --exit-on-error=false (the options table decides)
+
+MISSING_REPO = "repository-missing-exit-false"
+ABSENT = "/nonexistent/triton-sre-diag31"
+
+
+def test_a_stat_failure_of_a_path_the_table_lists_as_a_repository_is_the_repository() -> None:
+    report = _diagnose(_read(MISSING_REPO))
+    first = report.findings[0]
+    assert (first.model, first.runbook, first.severity) == (
+        None,
+        c.RUNBOOK_REPOSITORY_PATH_INVALID,
+        c.IMPACT_CRITICAL,
+    )
+    assert f"failed to stat file {ABSENT}" in first.evidence[0].text
+    assert [f.runbook for f in report.findings] == [c.RUNBOOK_REPOSITORY_PATH_INVALID]
+
+
+def test_without_the_table_row_the_same_line_stays_a_missing_file() -> None:
+    """The row is the only witness: taken out, core's words say a file is missing (as for a model's file)."""
+    text = "\n".join(line for line in _read(MISSING_REPO).splitlines() if f"| {ABSENT} " not in line)
+    assert "model_repository_path[0]" not in text
+    assert _diagnose(text).findings[0].runbook == c.RUNBOOK_MODEL_FILE_MISSING
+
+
+def test_a_missing_file_under_a_listed_repository_is_still_the_file() -> None:
+    """A model's file inside a repository the table lists is that model's missing file, not the repository."""
+    text = _read(MISSING_REPO).replace(
+        f"failed to stat file {ABSENT}", f"failed to stat file {ABSENT}/ranker/1/model.onnx"
+    )
+    assert _diagnose(text).findings[0].runbook == c.RUNBOOK_MODEL_FILE_MISSING
+
+
+def test_the_repository_rows_move_no_other_line() -> None:
+    """The rows are noted, not counted as events: a log's event count is what it was before them."""
+    text = _read(MISSING_REPO)
+    without = "\n".join(line for line in text.splitlines() if "model_repository_path[" not in line)
+    assert _diagnose(text).events == _diagnose(without).events
