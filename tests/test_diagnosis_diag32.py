@@ -59,3 +59,30 @@ def test_the_repository_rows_move_no_other_line() -> None:
     text = _read(MISSING_REPO)
     without = "\n".join(line for line in text.splitlines() if "model_repository_path[" not in line)
     assert _diagnose(text).events == _diagnose(without).events
+
+
+# --- 2.51's "already in use" after gRPC said why (an echo, not a second incident)
+
+REFUSED_GRPC = ("grpc-ssl-files-missing", "grpc-ssl-mutual-root-missing", "grpc-address-not-local")
+
+
+def test_the_already_in_use_echo_joins_the_grpc_reason_it_follows() -> None:
+    for name in REFUSED_GRPC:
+        report = _diagnose(_read(name))
+        assert [(f.model, f.runbook, f.severity) for f in report.findings] == [
+            (None, c.RUNBOOK_SERVER_OPTION_INVALID, c.IMPACT_CRITICAL)
+        ], name
+        quoted = [e.text for e in report.findings[0].evidence]
+        assert "already in use" in quoted[-1] and "failed to start GRPC service" in quoted[-1], name
+        assert not any("already in use" in q for q in quoted[:-1]), name
+
+
+def test_the_already_in_use_line_alone_stays_a_port_in_use() -> None:
+    """Without gRPC's reason before it (the same capture, its gRPC core lines taken out), nothing says the
+    port is free: server-port-in-use, as for a port another server holds (the real port-in-use captures)."""
+    lines = _read("grpc-ssl-files-missing").splitlines()
+    text = "\n".join(line for line in lines if "ssl" not in line and "chttp2" not in line)
+    assert [f.runbook for f in _diagnose(text).findings] == [c.RUNBOOK_SERVER_PORT_IN_USE]
+    for service in ("grpc", "http", "metrics"):
+        held = (FIXTURES / f"port-in-use-{service}.log").read_text(errors="replace")
+        assert [f.runbook for f in _diagnose(held).findings] == [c.RUNBOOK_SERVER_PORT_IN_USE], service

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, stub_lock_abort
 from triton_sre.diagnosis.blocks import folded_line
+from triton_sre.diagnosis.echoes import fold_echoes
 from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.linereader import LineReader
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR
@@ -138,7 +139,7 @@ class Diagnoser(LineReader):
         self._driver_failure()
         release = self.releases.release
         builder = FindingBuilder(
-            self._models, self._pending.unattached(), self._server_failures, self._summary,
+            self._models, fold_echoes(self._pending.unattached()), self._server_failures, self._summary,
             self._unexplained + ([] if self._own_lines else self._unreachable),
             titles=self._titles, remediations=self._remediations, release=release,
             # a load the log started and never finished is no model the table vouches for: its error
