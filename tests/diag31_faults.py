@@ -76,7 +76,7 @@ FAULTS: dict[str, tuple[dict[str, object], Prepare | None, str | None, str | Non
     # TRITONBACKEND_ResponseSend at the first HTTP inference (ASKED): the log shows the crash, not the flag.
     "http-thread-count-zero": ({"extra_args": ["--http-thread-count=0"]}, None, c.RUNBOOK_SERVER_CRASHED, None),
     # Labelled server-option-invalid; 2.51 prints re2's "Error parsing '(?i)(': missing ): (?i)(" unprefixed and
-    # serves, forwarding no header: no finding (left, bench/RESULTS.md diag31).
+    # serves, forwarding no header: a healthy server, so a WARNING naming the flag (diag32; WARNED below).
     "http-header-pattern-bad-regex": ({"extra_args": ["--http-header-forward-pattern=("]}, None, None, None),
     "exit-timeout-word": ({"extra_args": ["--exit-timeout-secs=soon"]}, None, c.RUNBOOK_SERVER_OPTION_INVALID, None),
     # Labelled server-option-invalid; 2.51 aborts on std::bad_alloc before its first line of its own (the pool
@@ -103,6 +103,8 @@ FAULTS: dict[str, tuple[dict[str, object], Prepare | None, str | None, str | Non
 # with --exit-on-error=false reads as a model's missing file; the options table's model_repository_path row
 # now tells the repository from a file, diagnosis/repositories.py.)
 KNOWN_MISSES: dict[str, str] = {}
+# Servers that start and serve with a setting they dropped: no critical finding, one warning of this runbook.
+WARNED = {"http-header-pattern-bad-regex": c.RUNBOOK_SERVER_OPTION_INVALID}
 # Seconds a failing server is given to exit (40 by default).
 WAIT = {"repository-s3": 150.0}
 # Started, then sent one inference (the crash comes with it), then stopped.

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 from corpus import FIXTURES, build_repository, diagnose_file
-from diag31_faults import ASKED, FAULTS, KNOWN_MISSES, NO_EXIT, SERVING, WAIT
+from diag31_faults import ASKED, FAULTS, KNOWN_MISSES, NO_EXIT, SERVING, WAIT, WARNED
 from runtime_faults import INPUT, OK, FaultServer, capture_all, quotes_its_line, same_both_ways
 from test_diagnosis_startup_faults import capture_startup, check_startup
 
@@ -45,6 +45,14 @@ def ask_once(name: str, workdir: Path, log_path: Path) -> int | None:
 
 
 def check(name: str, path: Path) -> None:
+    if name in WARNED:
+        report = diagnose_file(path)
+        assert [(f.model, f.runbook, f.severity) for f in report.findings] == [
+            (None, WARNED[name], c.IMPACT_WARNING)
+        ], name
+        assert quotes_its_line(path, report.findings[0].evidence[0]), name
+        same_both_ways(path, report)
+        return
     if name not in KNOWN_MISSES:
         check_startup(name, path, FAULTS)
         return

@@ -86,3 +86,32 @@ def test_the_already_in_use_line_alone_stays_a_port_in_use() -> None:
     for service in ("grpc", "http", "metrics"):
         held = (FIXTURES / f"port-in-use-{service}.log").read_text(errors="replace")
         assert [f.runbook for f in _diagnose(held).findings] == [c.RUNBOOK_SERVER_PORT_IN_USE], service
+
+
+# --- a bad --http-header-forward-pattern: re2 refuses it, the server serves (a warning naming the flag)
+
+
+def test_a_header_pattern_re2_refuses_is_a_warning_naming_the_flag_and_pattern() -> None:
+    report = _diagnose(_read("http-header-pattern-bad-regex"))
+    assert [(f.model, f.runbook, f.severity) for f in report.findings] == [
+        (None, c.RUNBOOK_SERVER_OPTION_INVALID, c.IMPACT_WARNING)
+    ]
+    finding = report.findings[0]
+    assert "Error parsing '(?i)(': missing )" in finding.evidence[0].text
+    assert "--http-header-forward-pattern '('" in finding.remediation and "(missing ))" in finding.remediation
+
+
+def test_the_warning_names_the_pattern_and_reason_re2_gave() -> None:
+    """Another pattern and reason (re2's own texts): the fix quotes them; the refusal stays unprefixed."""
+    text = _read("http-header-pattern-bad-regex").replace(
+        "Error parsing '(?i)(': missing ): (?i)(", "Error parsing '(?i)x-[a': missing ]: [a"
+    )
+    finding = _diagnose(text).findings[0]
+    assert finding.severity == c.IMPACT_WARNING
+    assert "'x-[a'" in finding.remediation and "(missing ])" in finding.remediation
+
+
+def test_re2_refusing_another_pattern_is_not_the_header_flag() -> None:
+    """Without Triton's (?i) the pattern is not --http-header-forward-pattern's: no fix names that flag."""
+    text = _read("http-header-pattern-bad-regex").replace("Error parsing '(?i)(':", "Error parsing '(':")
+    assert not any("--http-header-forward-pattern" in f.remediation for f in _diagnose(text).findings)

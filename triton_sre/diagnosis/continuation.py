@@ -18,9 +18,10 @@ from triton_sre.diagnosis.assemble import Obs
 from triton_sre.diagnosis.blocks import PY_WARNING, folded_line
 from triton_sre.diagnosis.classes import cause_class, over_crash
 from triton_sre.diagnosis.config_dump import blank_config_lines
+from triton_sre.diagnosis.dropped import is_dropped_setting
 from triton_sre.diagnosis.events import LogEvent
 from triton_sre.diagnosis.frames import classify
-from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO, join_hand_wraps
+from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO, LEVEL_WARNING, join_hand_wraps
 from triton_sre.diagnosis.reasons import PY_PATH, is_harmless
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
 from triton_sre.diagnosis.severity import failure_piece, is_failure_line, line_level, only_frames
@@ -103,7 +104,10 @@ def _line_of(lines: list[str], piece: str) -> int:
 
 def _own_level(lines: list[str], offset: int) -> str:
     """The deciding line's level by its own logger's format (`severity.line_level`: a TensorRT-LLM or vLLM
-    WARNING), where no other folded line fails by its own format or words; else an error."""
+    WARNING), where no other folded line fails by its own format or words; else an error. A setting the server
+    refused and served without (dropped.py) is a warning."""
+    if is_dropped_setting(lines[offset]):
+        return LEVEL_WARNING
     own = line_level(lines[offset].strip())
     others = (line for line in lines[1:] if line.strip() and not line_level(line.strip()))
     if not own or any(_fails_alone(line) for line in others):

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, stub_lock_abort
 from triton_sre.diagnosis.blocks import folded_line
+from triton_sre.diagnosis.dropped import name_dropped_settings
 from triton_sre.diagnosis.echoes import fold_echoes
 from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.linereader import LineReader
@@ -162,6 +163,7 @@ class Diagnoser(LineReader):
             loading = ()
         if found and (lock_abort := stub_lock_abort(found, open_loads)) != found:
             found, loading = lock_abort, ()
+        found = name_dropped_settings(found)
         if (stopping := self._progress.stopping_line) is not None:
             found = _crashes_while_stopping(found, stopping)
         return Report(found, tuple(unmatched), self.harmless_lines, self._index, release, loading)

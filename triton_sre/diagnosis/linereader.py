@@ -28,6 +28,7 @@ from triton_sre.diagnosis.blocks import (
 )
 from triton_sre.diagnosis.classes import cause_class, over_crash
 from triton_sre.diagnosis.continuation import read_continuation
+from triton_sre.diagnosis.dropped import is_dropped_setting
 from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.lineshape import (
     LEVEL_ERROR,
@@ -134,6 +135,8 @@ class LineReader(VerdictReader):
             self._feed_table_row(event, index)
             return
         head = message.split("\n", 1)[0]
+        if is_dropped_setting(head):  # a setting the server refused and served without (dropped.py)
+            level = LEVEL_WARNING
         bare = FAILED_BARE.match(head)  # core's closing line, any level
         if bare is None and "failed to load" in head and "\n" in message:
             # wrapped by hand before the name (24.06's quotes, unclosed on the first line, closed after it)

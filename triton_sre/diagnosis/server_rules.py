@@ -11,6 +11,7 @@ import re
 from typing import Final
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.dropped import HEADER_PATTERN_REFUSED
 from triton_sre.diagnosis.lineshape import PARSER_REFUSAL
 from triton_sre.diagnosis.stack_rules import CauseRule, rx
 
@@ -141,6 +142,8 @@ OPTION_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bExpect the model repository contains only a single model if default model is not specified",
             r"\bERROR: Invalid SAGEMAKER_TRITON_INFERENCE_TYPE\b",
             r"\bERROR: More than 1 model directory found in model repository\b",
+            # re2 refusing --http-header-forward-pattern (dropped.py): served without it, a warning.
+            HEADER_PATTERN_REFUSED.pattern,
         ),
         "server src/main.cc, src/command_line_parser.cc, src/tracer.cc, src/vertex_ai_server.cc, "
         "docker/sagemaker/serve; core src/tritonserver.cc, src/server.cc, src/cache_manager.cc; "
