@@ -6,15 +6,20 @@ or that capture with one part taken out to show which part decides.
 
 from __future__ import annotations
 
-from corpus import FIXTURES
+import time
+from pathlib import Path
+
+import pytest
+from corpus import FIXTURES, build_repository, diagnose_file
+from runtime_faults import OK, FaultServer, quotes_its_line, run_until_exit, same_both_ways
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import Report, diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
 
 
-def _read(name: str) -> str:
-    return (FIXTURES / f"diag31-{name}.log").read_text(errors="replace")
+def _read(name: str, sweep: str = "diag31") -> str:
+    return (FIXTURES / f"{sweep}-{name}.log").read_text(errors="replace")
 
 
 def _diagnose(text: str) -> Report:
@@ -115,3 +120,75 @@ def test_re2_refusing_another_pattern_is_not_the_header_flag() -> None:
     """Without Triton's (?i) the pattern is not --http-header-forward-pattern's: no fix names that flag."""
     text = _read("http-header-pattern-bad-regex").replace("Error parsing '(?i)(':", "Error parsing '(':")
     assert not any("--http-header-forward-pattern" in f.remediation for f in _diagnose(text).findings)
+
+
+# --- a start-up that has not finished: a gs:// repository without network (the real 2.51, diag32's capture)
+
+GS_ARGS = ["--model-repository=gs://triton-sre-absent/models"]
+# Labelled before the first run: not a failure (nothing failed; the server waits on the repository), so no
+# critical finding. 2.51 printed the CPU host's CUDA lines and then nothing for the 30 s given (diag31 saw
+# 5 minutes): the log stops at the driver warning. Read: a cuda-driver-mismatch WARNING whose fix says both
+# readings (an old driver on a GPU host; an unfinished start-up on a CPU host).
+GS_WAIT = 30.0
+
+
+def capture_gs(workdir: Path, log_path: Path) -> int | None:
+    repo = build_repository(workdir / "repo", OK)
+    server = FaultServer(
+        repo, workdir=workdir / "triton", log_path=log_path, startup_timeout=GS_WAIT, exit_on_error=True,
+        extra_args=GS_ARGS,
+    )  # fmt: skip
+    return run_until_exit(server, GS_WAIT)
+
+
+def check_gs(path: Path) -> None:
+    report = diagnose_file(path)
+    assert [(f.model, f.runbook, f.severity) for f in report.findings] == [
+        (None, c.RUNBOOK_CUDA_DRIVER_MISMATCH, c.IMPACT_WARNING)
+    ]
+    finding = report.findings[0]
+    assert quotes_its_line(path, finding.evidence[0])
+    assert "start-up had not finished" in finding.remediation and "gs://" in finding.remediation
+    same_both_ways(path, report)
+
+
+def test_a_log_stopping_at_the_driver_warning_is_a_warning_not_a_failure() -> None:
+    check_gs(FIXTURES / "diag32-repository-gs.log")
+
+
+def test_the_driver_finding_stays_critical_where_the_log_needs_a_gpu() -> None:
+    """The same lines, and a model instance on a GPU: the driver is the cause (critical, no start-up note)."""
+    text = _read("repository-gs", "diag32") + (
+        'I1206 19:58:57.000000 31528 model_lifecycle.cc:472] "loading: big:1"\n'
+        'E1206 19:58:58.000000 31528 model_lifecycle.cc:642] "failed to load \'big\' version 1: Internal: '
+        'instance group big_0 of model big has kind KIND_GPU"\n'
+    )
+    first = _diagnose(text).findings[0]
+    assert first.severity == c.IMPACT_CRITICAL and "start-up had not finished" not in first.remediation
+
+
+def test_a_log_stopping_after_the_options_table_did_not_stop_at_the_driver() -> None:
+    """The s3:// capture cut right after its options table (the server went past the CUDA checks and printed
+    its settings): no driver finding, where the same capture cut before the table reads the driver warning."""
+    lines = _read("repository-s3").splitlines()
+    end = max(i for i, line in enumerate(lines) if line.startswith("+---"))
+    after_table = "\n".join(lines[: end + 1])
+    assert "model_repository_path[1]" in after_table and "Unable to create S3" not in after_table
+    assert not any(f.runbook == c.RUNBOOK_CUDA_DRIVER_MISMATCH for f in _diagnose(after_table).findings)
+    before = "\n".join(line for line in lines[:4])
+    assert [f.runbook for f in _diagnose(before).findings] == [c.RUNBOOK_CUDA_DRIVER_MISMATCH]
+
+
+@pytest.mark.triton
+def test_live_gs_capture_agrees(tmp_path: Path) -> None:
+    started = time.monotonic()
+    code = capture_gs(tmp_path / "gs", tmp_path / "diag32-repository-gs.log")
+    print(f"\nthe gs:// start-up in {time.monotonic() - started:.1f}s, exit {code}")
+    check_gs(tmp_path / "diag32-repository-gs.log")
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        print(capture_gs(Path(tmp) / "gs", FIXTURES / "diag32-repository-gs.log"))

@@ -29,7 +29,7 @@ from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, stub_
 from triton_sre.diagnosis.blocks import folded_line
 from triton_sre.diagnosis.dropped import name_dropped_settings
 from triton_sre.diagnosis.echoes import fold_echoes
-from triton_sre.diagnosis.gpu_context import GpuContext
+from triton_sre.diagnosis.gpu_context import GpuContext, unfinished_start
 from triton_sre.diagnosis.linereader import LineReader
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR
 from triton_sre.diagnosis.logparse import SOURCE_OPTION, SOURCE_RAW, LogEvent, parse
@@ -118,18 +118,19 @@ class Diagnoser(LineReader):
             self._pending.attach(*self._attach_after)
 
     # -- results ---------------------------------------------------------------------------------
-    def _driver_failure(self) -> None:
+    def _driver_failure(self) -> bool:
         """CUDA found the driver insufficient and nothing else failed: the driver's finding where the
         log needs a GPU or stops at the driver check (`GpuContext.driver_cause`), never on a CPU
         server's log that went on."""
         driver = self._gpu.driver_cause()
         if driver is None:
-            return
+            return False
         if self._pending.unattached() or self._server_failures or self._unexplained or self._summary:
-            return
+            return False
         if any(self._gpu.outranks_driver(state) for state in self._models.values()):
-            return
+            return False
         self._pending.add(driver)
+        return True
 
     def finish(self) -> Report:
         if quoted := self._quoted.lines():
@@ -137,7 +138,7 @@ class Diagnoser(LineReader):
             again = Diagnoser(self._titles, self._remediations)
             again._quoted.close()
             return again.feed_all(parse(quoted)).finish()
-        self._driver_failure()
+        stops_at_driver = self._driver_failure()
         release = self.releases.release
         builder = FindingBuilder(
             self._models, fold_echoes(self._pending.unattached()), self._server_failures, self._summary,
@@ -164,6 +165,8 @@ class Diagnoser(LineReader):
         if found and (lock_abort := stub_lock_abort(found, open_loads)) != found:
             found, loading = lock_abort, ()
         found = name_dropped_settings(found)
+        if stops_at_driver:
+            found = unfinished_start(found)
         if (stopping := self._progress.stopping_line) is not None:
             found = _crashes_while_stopping(found, stopping)
         return Report(found, tuple(unmatched), self.harmless_lines, self._index, release, loading)

@@ -11,7 +11,11 @@ usable GPU, so on a CPU-only server they are noise. They become the cause only i
   and also when there is no driver at all, hence its presence on every CPU host. It is the driver's fault
   (cuda-driver-mismatch) where the log needs a GPU, or where the log stops at it: nothing but the memory
   managers' warnings follows (a container that ends at its driver check, not a CPU server that went on to
-  load its models).
+  load its models). The options table is start-up past that check (tritonserver.cc prints it once the
+  server object exists): a log that stops after it does not stop at the driver. A log that stops at the
+  warning with no GPU needed is only a warning: nothing failed, and the real 2.51 prints exactly this while
+  its start-up waits on a cloud repository it cannot reach (gs:// without network: nothing for minutes;
+  s3:// 51 s before its error), so the fix says both readings (`unfinished_start`).
 
 "Needs a GPU": a GPU-only backend (FasterTransformer/turbomind, TensorRT, TensorRT-LLM), named in a
 message or by the source file of the backend's own line (``libfastertransformer.cc``), or a model
@@ -22,16 +26,18 @@ then the driver's consequence).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import ModelState, Obs
 from triton_sre.diagnosis.blocks import deciding_line
-from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO, join_hand_wraps
-from triton_sre.diagnosis.logparse import PROGRESS_MARKS, LogEvent
+from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO, LEVEL_WARNING, join_hand_wraps
+from triton_sre.diagnosis.logparse import PROGRESS_MARKS, SOURCE_OPTION, LogEvent
+from triton_sre.diagnosis.report import Finding
 from triton_sre.diagnosis.signals import folded_after_harmless, is_harmless
 
-__all__ = ["GpuContext"]
+__all__ = ["GpuContext", "unfinished_start"]
 
 NO_DEVICE = re.compile(r"no CUDA-capable device is detected|Cannot get CUDA device count", re.I)
 OLD_DRIVER = re.compile(r"driver version is insufficient for CUDA runtime", re.I)
@@ -62,8 +68,9 @@ class GpuContext:
     def note(self, event: LogEvent, index: int) -> None:
         """Remember that CUDA saw no device or an insufficient driver, and whether the log needs a GPU."""
         message = event.message
-        if event.level == LEVEL_INFO and not any(mark in message for mark in PROGRESS_MARKS):
-            return  # other ``I`` lines never count: the chunked scanner drops them
+        progress = event.source == SOURCE_OPTION or any(mark in message for mark in PROGRESS_MARKS)
+        if event.level == LEVEL_INFO and not progress:
+            return  # other ``I`` lines never count: the chunked scanner drops them (not the options table)
         if (
             self.old_driver is not None
             and not self.after_driver
@@ -106,6 +113,8 @@ class GpuContext:
         """The insufficient-driver cause where the log needs a GPU or stops at it, else None."""
         if self.old_driver is None or not (self.gpu_expected or not self.after_driver):
             return None
+        if not self.gpu_expected:  # the log stops at it: nothing failed (`unfinished_start`)
+            return dataclasses.replace(self.old_driver, level=LEVEL_WARNING)
         return self.old_driver
 
     def outranks_driver(self, state: ModelState) -> bool:
@@ -116,3 +125,22 @@ class GpuContext:
         if self.gpu_expected:
             return any(o.runbook and not NO_GPU_LISTED.search(o.reason) for o in state.obs)
         return state.failed or bool(state.obs)
+
+
+UNFINISHED_NOTE = (
+    "The log ends at CUDA's driver warning and nothing in it failed. If this host has a GPU, its driver is "
+    "older than the image's CUDA. If it has none, the warning is normal and the start-up had not "
+    "finished when the log ends: the next step opens the model repositories, where a cloud repository the "
+    "server cannot reach (gs://, s3://, as://) waits silently for minutes; read the log again once the "
+    "server has exited or served, and check the repository's network and credentials."
+)
+
+
+def unfinished_start(found: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """The driver's warning of a log that stops at it: its fix says both readings."""
+    return tuple(
+        dataclasses.replace(f, remediation=f"{UNFINISHED_NOTE} {f.remediation}".strip())
+        if f.runbook == c.RUNBOOK_CUDA_DRIVER_MISMATCH and f.model is None and f.severity == c.IMPACT_WARNING
+        else f
+        for f in found
+    )
