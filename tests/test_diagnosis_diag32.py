@@ -192,3 +192,20 @@ if __name__ == "__main__":
 
     with tempfile.TemporaryDirectory() as tmp:
         print(capture_gs(Path(tmp) / "gs", FIXTURES / "diag32-repository-gs.log"))
+
+
+# --- an address the host lacks: "already in use" is all HTTP and metrics say (the fix names the address)
+
+
+def test_a_specific_address_already_in_use_names_the_address_in_the_fix() -> None:
+    for name, port_word in (("http-address-not-local", "HTTP"), ("metrics-address-not-local", "Metrics")):
+        finding = _diagnose(_read(name)).findings[0]
+        assert (finding.runbook, finding.severity) == (c.RUNBOOK_SERVER_PORT_IN_USE, c.IMPACT_CRITICAL), name
+        assert f"failed to start {port_word} service" in finding.evidence[0].text
+        assert "the address 192.0.2.1 is not one of this host's" in finding.remediation, name
+
+
+def test_a_loopback_port_in_use_keeps_the_runbook_fix_alone() -> None:
+    for service in ("grpc", "http", "metrics"):
+        finding = _diagnose((FIXTURES / f"port-in-use-{service}.log").read_text(errors="replace")).findings[0]
+        assert "not one of this host's" not in finding.remediation, service

@@ -28,7 +28,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, stub_lock_abort
 from triton_sre.diagnosis.blocks import folded_line
 from triton_sre.diagnosis.dropped import name_dropped_settings
-from triton_sre.diagnosis.echoes import fold_echoes
+from triton_sre.diagnosis.echoes import bind_note, fold_echoes
 from triton_sre.diagnosis.gpu_context import GpuContext, unfinished_start
 from triton_sre.diagnosis.linereader import LineReader
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR
@@ -164,7 +164,7 @@ class Diagnoser(LineReader):
             loading = ()
         if found and (lock_abort := stub_lock_abort(found, open_loads)) != found:
             found, loading = lock_abort, ()
-        found = name_dropped_settings(found)
+        found = bind_note(name_dropped_settings(found))
         if stops_at_driver:
             found = unfinished_start(found)
         if (stopping := self._progress.stopping_line) is not None:
