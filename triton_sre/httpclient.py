@@ -14,6 +14,7 @@ Prometheus client (bot, report, demo).
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import netrc  # noqa: F401 - requests imports it inside each request (get_netrc_auth): out of descriptors, that import failed
 import socket
 import ssl
@@ -27,7 +28,16 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["Deadline", "DeadlineExceeded", "deadline", "describe", "fetch", "new_session", "watching"]
+__all__ = [
+    "Deadline",
+    "DeadlineExceeded",
+    "deadline",
+    "describe",
+    "fetch",
+    "is_loopback",
+    "new_session",
+    "watching",
+]
 
 _current = threading.local()
 
@@ -140,6 +150,28 @@ class _DeadlineAdapter(HTTPAdapter):
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
+        if kwargs.get("proxies") and is_loopback(urlsplit(request.url or "").hostname):
+            kwargs["proxies"] = {}  # every way a request is sent (redirects too) passes here
+        return super().send(request, *args, **kwargs)
+
+
+def is_loopback(host: str | None) -> bool:
+    """`localhost` or a loopback address: never reached through a proxy from the environment.
+
+    A sidecar reaches Triton and Prometheus on `localhost`; a proxy set for the pod or the machine
+    (`HTTP_PROXY` without `localhost` in `NO_PROXY`) would be asked for its own loopback instead. Go's
+    net/http, which Prometheus and Alertmanager use, never proxies these hosts either."""
+    if not host:
+        return False
+    name = host.rstrip(".").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
 
 
 class _SameHostSession(requests.Session):

@@ -1,0 +1,131 @@
+"""Fault probes, round eighteen (branch `probes18`, 2026-12-06): a proxy in the environment, the CLI's
+flags as argparse reads them, the spec's cluster label, endpoint URLs — docs/failure-behaviour.md, "Fault
+probes, round eighteen". Each test failed before its change."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import requests
+
+from triton_sre import conventions as c
+from triton_sre.stack.processes import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*argv: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """`triton-sre ARGV` in its own process, this checkout's code, `env` added to the environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "triton_sre", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+    )
+
+
+# -- a proxy in the environment ------------------------------------------------------------------------
+class RecordingProxy:
+    """A forward proxy that answers every request 502 and keeps the URL it was asked for (a corporate
+    proxy that cannot reach the pod's own loopback)."""
+
+    def __init__(self) -> None:
+        asked: list[str] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                asked.append(self.path)
+                self.send_response(502)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_POST = do_GET
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.asked = asked
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def environment(self) -> dict[str, str]:
+        """Every variable requests reads a proxy from, `NO_PROXY` unset (as a pod's may be)."""
+        names = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+        return {name: self.url for name in names} | {"NO_PROXY": "", "no_proxy": ""}
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture
+def proxy() -> Iterator[RecordingProxy]:
+    server = RecordingProxy()
+    yield server
+    server.close()
+
+
+def _on_localhost(url: str) -> str:
+    return url.replace("127.0.0.1", "localhost")
+
+
+def test_triage_of_a_triton_on_localhost_never_asks_the_environments_proxy(
+    triton, proxy: RecordingProxy
+) -> None:
+    """Before: with `HTTP_PROXY` set and `localhost` not in `NO_PROXY`, `triage --triton-url
+    http://localhost:PORT` asked the proxy for the repository index: `answered HTTP 502`, exit 2, though
+    Triton was next to it. Go's net/http (Prometheus, Alertmanager) never proxies a loopback host."""
+    for url in (triton.http_url, _on_localhost(triton.http_url)):
+        done = _cli("triage", "--format", "json", "--triton-url", url, **proxy.environment())
+        assert done.returncode == c.EXIT_FAILURE, done.stderr
+        assert json.loads(done.stdout)["findings"], done.stdout
+    assert proxy.asked == []
+    # a host that is not this machine's still goes through the proxy the environment names
+    far = _cli("triage", "--triton-url", "http://triton.example.invalid:8000", **proxy.environment())
+    assert far.returncode == c.EXIT_USAGE, far.stderr
+    assert "HTTP 502" in far.stderr
+    assert proxy.asked == ["http://triton.example.invalid:8000/v2/repository/index"]
+
+
+def test_the_exporter_sidecar_reads_triton_on_localhost_past_the_environments_proxy(
+    tmp_path: Path, triton, proxy: RecordingProxy
+) -> None:
+    """Before: the sidecar behind a pod-wide `HTTP_PROXY` polled its own Triton through the proxy:
+    `triton_sre_up` 0 and every poll an `http_status` error, for as long as it ran."""
+    listen = free_port()
+    argv = [
+        sys.executable, "-m", "triton_sre", "export",
+        "--triton-url", _on_localhost(triton.http_url),
+        "--metrics-url", _on_localhost(triton.metrics_url),
+        "--listen", f"127.0.0.1:{listen}",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **proxy.environment()}
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+    up = None
+    try:
+        ends = time.monotonic() + 60
+        while time.monotonic() < ends and up != 1.0:
+            time.sleep(0.5)
+            try:
+                text = requests.get(f"http://127.0.0.1:{listen}{c.PATH_METRICS}", timeout=5).text
+            except requests.ConnectionError:
+                continue
+            lines = [line.split() for line in text.splitlines() if line.startswith(f"{c.M_UP} ")]
+            up = float(lines[0][1]) if lines else None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert up == 1.0, proc.stderr.read() if proc.stderr else ""
+    assert proxy.asked == []
