@@ -129,3 +129,28 @@ def test_the_exporter_sidecar_reads_triton_on_localhost_past_the_environments_pr
         proc.wait(timeout=30)
     assert up == 1.0, proc.stderr.read() if proc.stderr else ""
     assert proxy.asked == []
+
+
+# -- --format json as argparse reads it -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "flags", [["--fo", "json"], ["--form=json"], ["--format", "text", "--format", "json"]]
+)
+def test_an_abbreviated_or_repeated_format_flag_keeps_the_error_json(
+    tmp_path: Path, flags: list[str]
+) -> None:
+    """Before: `triage --fo json MISSING` (argparse takes any prefix of an option) printed its error on
+    stderr only: stdout empty, a script's JSON parser failed on it."""
+    done = _cli("triage", *flags, str(tmp_path / "missing.log"), cwd=tmp_path)
+    assert done.returncode == c.EXIT_USAGE
+    answer = json.loads(done.stdout)
+    assert answer["exit_code"] == c.EXIT_USAGE
+    assert "missing.log" in answer["error"] and "No such file" in answer["error"]
+
+
+def test_the_last_format_given_wins_on_the_error_path_too(tmp_path: Path) -> None:
+    """`--format json --format text` asks for text (argparse keeps the last): before, its error came as
+    JSON."""
+    done = _cli("triage", "--format", "json", "--format", "text", str(tmp_path / "missing.log"), cwd=tmp_path)
+    assert done.returncode == c.EXIT_USAGE
+    assert done.stdout == ""
+    assert "missing.log" in done.stderr

@@ -208,3 +208,15 @@ def test_a_message_followed_by_a_log_tail_is_the_error_not_the_tails_last_line(
     assert (
         answer["error"] == f"triton-sre stack up: prometheus exited while starting (log {log}); last lines:"
     )
+
+
+def test_json_requested_reads_the_flag_as_argparse_does() -> None:
+    """Round eighteen: argparse takes `--fo json` and `--form=json` for `--format json` and the last
+    of two `--format`; before, the error was no JSON for an abbreviation, JSON for `--format json
+    --format text`."""
+    assert json_requested(["triage", "--fo", "json", "x.log"])
+    assert json_requested(["lint", "--form=json", "m"])
+    assert json_requested(["triage", "--format", "text", "--format", "json"])
+    assert not json_requested(["triage", "--format", "json", "--format", "text"])
+    assert not json_requested(["triage", "--formats", "json"])
+    assert not json_requested(["triage", "-", "json"])

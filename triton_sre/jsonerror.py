@@ -21,14 +21,22 @@ MAX_MESSAGE_CHARS = 2000
 
 
 def json_requested(argv: Sequence[str]) -> bool:
-    """`--format json` (or `--format=json`) among the arguments, before argparse has read them."""
+    """`--format json` among the arguments, before argparse has read them, read as argparse reads them:
+    `--format=json`, an abbreviation (`--fo json`, `--form=json`: argparse takes any prefix of an
+    option), the last one given winning."""
     args = list(argv)
+    chosen = None
     for i, arg in enumerate(args):
         if arg == "--":
             break
-        if arg == "--format=json" or (arg == "--format" and args[i + 1 : i + 2] == ["json"]):
-            return True
-    return False
+        name, equals, value = arg.partition("=")
+        if len(name) < 3 or not name.startswith("--") or not _FORMAT_FLAG.startswith(name):
+            continue
+        chosen = value if equals else (args[i + 1] if i + 1 < len(args) else None)
+    return chosen == "json"
+
+
+_FORMAT_FLAG = "--format"
 
 
 class _Watched:
