@@ -154,3 +154,26 @@ def test_the_last_format_given_wins_on_the_error_path_too(tmp_path: Path) -> Non
     assert done.returncode == c.EXIT_USAGE
     assert done.stdout == ""
     assert "missing.log" in done.stderr
+
+
+# -- the spec's cluster label ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "label",
+    [
+        c.LABEL_NAMESPACE, c.KSM_LABEL_POD, c.KSM_LABEL_CONTAINER, c.KSM_LABEL_DEPLOYMENT, c.LABEL_FIGURE,
+        c.TRT_LABEL_REQUEST_TYPE,
+    ],
+)  # fmt: skip
+def test_a_cluster_label_the_rules_already_group_by_is_refused(tmp_path: Path, label: str) -> None:
+    """Before: `cluster_label: namespace` (or `pod`, `container`, `deployment`: kube-state-metrics' labels
+    the container-restart and autoscaling rules group by; `figure`: the rollout guard's; `request_type`:
+    TensorRT-LLM's) generated rules grouping `by (namespace, namespace, pod, container)`, exit 0: an
+    external label of that name is never added to a series that has one (Kubernetes' namespace, Triton's
+    model namespacing), so those series' "cluster" was another thing. Refused like `job` or `model`."""
+    spec = (ROOT / "slos.yaml").read_text().replace("# cluster_label: cluster", f"cluster_label: {label}")
+    assert f"cluster_label: {label}" in spec
+    (tmp_path / "slos.yaml").write_text(spec)
+    done = _cli("generate", "--spec", "slos.yaml", "--out", "out", cwd=tmp_path)
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert f"cluster_label: '{label}' is a label the rules already use" in done.stderr
+    assert not (tmp_path / "out").exists()

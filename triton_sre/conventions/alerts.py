@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from triton_sre.conventions import autoscaling as _a
 from triton_sre.conventions import exported as _x
 from triton_sre.conventions import triton as _t
 from triton_sre.conventions.autoscaling import ALERT_AUTOSCALER_LAGGING, RUNBOOK_AUTOSCALER_LAGGING
@@ -333,5 +334,11 @@ RESERVED_LABELS: Final = frozenset(
     {_x.LABEL_JOB, _x.LABEL_INSTANCE, _x.LABEL_LE, _x.L_STAGE, _x.L_STATE, _x.L_RUNBOOK, _x.L_DIRECTION}
     | {_x.L_LATENCY_SOURCE, _t.LABEL_MODEL, _t.LABEL_VERSION, _t.LABEL_GPU_UUID, _t.LABEL_REASON}
     | {_t.LABEL_QUANTILE, LABEL_ALERTNAME, L_SLO, L_SEVERITY, L_WINDOW, L_BOUND, _x.L_CHECK}
+    # the rollout guard's alert labels, the model namespacing and TensorRT-LLM labels the rules keep, and
+    # kube-state-metrics' labels the container-restart and autoscaling rules group by (round eighteen)
+    | {LABEL_BASELINE, LABEL_CANDIDATE, LABEL_FIGURE, _t.LABEL_NAMESPACE}
+    | {_t.TRT_LABEL_REQUEST_TYPE, _t.TRT_LABEL_KV_CACHE_BLOCK_TYPE}
+    | {_a.KSM_LABEL_NAMESPACE, _a.KSM_LABEL_POD, _a.KSM_LABEL_CONTAINER, _a.KSM_LABEL_DEPLOYMENT}
+    | {_a.L_DEPLOYMENT}
 )
 ALERTS_SERIES: Final = "ALERTS"  # Prometheus's (and vmalert's) series of pending and firing alerts
