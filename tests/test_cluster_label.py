@@ -251,3 +251,23 @@ def test_the_argo_template_can_read_one_cluster_of_a_global_store() -> None:
         assert sides > 0 and query.count(pinned) == sides, (metric["name"], query)
     unset = analysis_template(parse_spec((REPO / "slos.yaml").read_text()))
     assert CLUSTER not in {a["name"] for a in unset["spec"]["args"]}
+
+
+_MATCHER = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*\"")
+
+
+def test_every_label_a_rule_groups_matches_or_sets_is_reserved() -> None:
+    """A cluster label named like one the rules use means another thing on some series (round eighteen:
+    `namespace`, `pod`, `container`, `deployment` were accepted): the reserved set holds them all."""
+    spec = spec_with_cluster()
+    used: dict[str, str] = {}
+    for file, doc in rule_files(spec, "runbooks/").items():
+        for group in doc["groups"]:
+            for rule in group["rules"]:
+                name = rule.get("record") or rule["alert"]
+                labels = {x.strip() for m in _CLAUSE.finditer(rule["expr"]) for x in m.group(2).split(",")}
+                labels |= set(_MATCHER.findall(rule["expr"])) | set(rule.get("labels") or {})
+                used |= {label: f"{file}: {name}" for label in labels if label}
+    unreserved = {label: where for label, where in used.items() if label not in c.RESERVED_LABELS}
+    assert unreserved == {CLUSTER: unreserved.get(CLUSTER)}, unreserved
+    assert used.keys() >= {c.LABEL_NAMESPACE, c.KSM_LABEL_POD, c.LABEL_FIGURE}  # the walk sees them
