@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from triton_sre import conventions as c
-from triton_sre.checks import url_arg
+from triton_sre.checks import full_url_arg, url_arg
 from triton_sre.cli import build_parser, main
 from triton_sre.stack.processes import free_port
 
@@ -144,7 +144,7 @@ def _url_flags(
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
                 yield from _url_flags(sub, (*path, name))
-        elif action.type is url_arg:
+        elif action.type in (url_arg, full_url_arg):
             yield list(path), action.option_strings[-1]
 
 
@@ -152,7 +152,8 @@ ENDPOINTS = sorted(f"{' '.join(cmd)} {flag}" for cmd, flag in _url_flags(build_p
 
 
 def test_every_endpoint_flag_is_a_checked_url() -> None:
-    """The flags naming a server, in every command (triage's among them), share `checks.url_arg`."""
+    """The flags naming a server, in every command (triage's among them), share `checks.url_arg` (a whole
+    URL, `--metrics-url`: `checks.full_url_arg`)."""
     assert set(ENDPOINTS) >= {
         "export --triton-url",
         "export --metrics-url",

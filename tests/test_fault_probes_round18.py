@@ -23,13 +23,15 @@ from triton_sre.stack.processes import free_port
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _cli(*argv: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+def _cli(
+    *argv: str, cwd: Path | None = None, timeout: float = 120, **env: str
+) -> subprocess.CompletedProcess[str]:
     """`triton-sre ARGV` in its own process, this checkout's code, `env` added to the environment."""
     return subprocess.run(
         [sys.executable, "-m", "triton_sre", *argv],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         cwd=cwd,
         env={**os.environ, "PYTHONPATH": str(ROOT), **env},
     )
@@ -177,3 +179,47 @@ def test_a_cluster_label_the_rules_already_group_by_is_refused(tmp_path: Path, l
     assert done.returncode == c.EXIT_USAGE, done.stderr
     assert f"cluster_label: '{label}' is a label the rules already use" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+# -- endpoint URLs that paths are added to --------------------------------------------------------------
+@pytest.mark.parametrize("tail", ["?verbose=1", "/?verbose=1", "#models"])
+def test_a_triton_url_with_a_query_or_fragment_is_a_usage_error(triton, tail: str) -> None:
+    """Before: `--triton-url http://triton:8000?verbose=1` became `http://triton:8000?verbose=1/v2/repository/
+    index`, a request for `/` whose query held the API path (a fragment: `/` itself), and the real Triton's
+    answer was named as the index's: a puzzle, exit 2 after the request. Now a usage error naming it, before
+    any request."""
+    done = _cli("triage", "--format", "json", "--triton-url", f"{triton.http_url}{tail}")
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert "--triton-url" in error and "query string or fragment" in error, error
+    assert "verbose" not in error  # a query string may hold a token: never quoted
+    # the same URL without them is read
+    assert _cli("triage", "--triton-url", triton.http_url).returncode == c.EXIT_FAILURE
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "--prometheus-url", "http://127.0.0.1:9?token=s3cret", "--last", "1h"],
+        ["rollout", "check", "--prometheus", "http://127.0.0.1:9#x", "--model", "m",
+         "--baseline-version", "1", "--candidate-version", "2"],
+    ],
+)  # fmt: skip
+def test_a_prometheus_url_with_a_query_or_fragment_is_a_usage_error(tmp_path: Path, argv: list[str]) -> None:
+    done = _cli(*argv, cwd=tmp_path)
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert "query string or fragment" in done.stderr
+    assert "s3cret" not in done.stderr
+
+
+def test_a_config_files_triton_url_with_a_query_is_a_configuration_error(tmp_path: Path) -> None:
+    config = tmp_path / "exporter.yaml"
+    config.write_text("exporter:\n  triton_url: http://127.0.0.1:9/?api_key=s3cret\n")
+    argv = ["export", "--config", str(config), "--listen", f"127.0.0.1:{free_port()}"]
+    try:
+        done = _cli(*argv, cwd=tmp_path, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the exporter started polling a URL it cannot use (before: it ran on, up 0)")
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert "triton_url" in done.stderr and "query string or fragment" in done.stderr
+    assert "s3cret" not in done.stderr

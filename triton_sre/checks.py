@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
@@ -23,6 +23,7 @@ from triton_sre.redact import REDACTED, bounded, shown_path
 
 __all__ = [
     "ConfigError",
+    "check_base_url",
     "check_bool",
     "check_keys",
     "check_listen",
@@ -30,6 +31,7 @@ __all__ = [
     "check_positive_int",
     "check_positive_number",
     "check_url",
+    "full_url_arg",
     "out_folder_arg",
     "parse_listen",
     "read_yaml",
@@ -109,6 +111,22 @@ def check_url(where: str, value: Any) -> str:
     return text
 
 
+def check_base_url(where: str, value: Any) -> str:
+    """An endpoint's base URL, which API paths are added to (Triton's `/v2/...`, Prometheus' `/api/v1/...`,
+    Alertmanager's, Grafana's, Slack's): `check_url`, and no query string or fragment, which would end up
+    before the path (`http://triton:8000?x=1/v2/repository/index` asks for `/`). The refused part is not
+    quoted: a query string may hold a token."""
+    text = check_url(where, value)
+    if "?" in text or "#" in text:
+        parts = urlsplit(text)
+        shown = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+        raise ConfigError(
+            f"{where}: paths are added to this URL, so it takes no query string or fragment; give "
+            f"{bounded(refused_url(shown))}"
+        )
+    return text
+
+
 _SCHEME = re.compile(r"[A-Za-z][\w+.-]*://")
 
 
@@ -134,13 +152,25 @@ def _parses(url: str) -> bool:
 
 def url_arg(text: str) -> str:
     """argparse type of every command-line endpoint (`--triton-url`, `--prometheus-url`, ...; set on
-    them all by `cli.build_parser`): a URL `check_url` accepts, else a usage error, exit 2."""
+    them all by `cli.build_parser`): a base URL `check_base_url` accepts, else a usage error, exit 2."""
+    return _url_arg(text, check_base_url)
+
+
+def full_url_arg(text: str) -> str:
+    """argparse type of a flag naming a whole URL, read as given (`--metrics-url`): `check_url`."""
+    return _url_arg(text, check_url)
+
+
+def _url_arg(text: str, check: Any) -> str:
     try:
-        return check_url("URL", text)
-    except ConfigError:
+        check("URL", text)
+    except ConfigError as exc:
+        if _parses(text.strip()) and _HTTP_URL.match(text.strip()):  # a URL, refused for its shape
+            raise argparse.ArgumentTypeError(str(exc).removeprefix("URL: ")) from None
         raise argparse.ArgumentTypeError(
             f"expected an http(s) URL such as http://localhost:9090, got {bounded(refused_url(text))}"
         ) from None
+    return text.strip()
 
 
 def byte_count_arg(text: str) -> int:

@@ -136,7 +136,7 @@ def _check_endpoints(parser: argparse.ArgumentParser) -> None:
     """Every endpoint flag of every command (``--*-url``, ``--prometheus``) is parsed by the one
     `checks.url_arg`: ``http://[::1`` is a usage error by name, not a ValueError deep in requests.
     Runbook bases are link prefixes (a repository path will do) and keep their own type."""
-    from triton_sre.checks import url_arg
+    from triton_sre.checks import full_url_arg, url_arg
 
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -146,7 +146,10 @@ def _check_endpoints(parser: argparse.ArgumentParser) -> None:
             (flag.endswith("-url") and "runbook" not in flag) or flag == "--prometheus"
             for flag in action.option_strings
         ):
-            action.type = url_arg
+            action.type = full_url_arg if _WHOLE_URL_FLAG in action.option_strings else url_arg
+
+
+_WHOLE_URL_FLAG = "--metrics-url"  # the exporter reads Triton's metrics at this URL as given, no path added
 
 
 def _cmd_export(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 from triton_sre import conventions as c
 from triton_sre.checks import (
     ConfigError,
+    check_base_url,
     check_bool,
     check_keys,
     check_listen,
@@ -144,8 +145,8 @@ def _metrics_budget(where: str, value: Any) -> dict[str, int]:
 
 
 _EXPORTER_FIELDS = {
-    "triton_url": check_url,
-    "metrics_url": check_url,
+    "triton_url": check_base_url,
+    "metrics_url": check_url,  # read as given: no path is added to it
     "listen": check_listen,
     "interval": _interval,
     "window": _window,

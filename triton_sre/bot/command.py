@@ -21,7 +21,7 @@ from triton_sre import conventions as c
 from triton_sre.bot.config import DEFAULT_OUTBOX, BotSettings, flag_settings, load_bot_config, with_spec
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
-from triton_sre.checks import check_url
+from triton_sre.checks import check_base_url
 from triton_sre.config import ConfigError
 from triton_sre.inputs import InputFileError, not_regular, read_bounded
 from triton_sre.redact import shown_path
@@ -125,7 +125,7 @@ def slack_api_url(url: str) -> str:
             f"${c.ENV_SLACK_API_URL}: must be an http(s) URL such as {c.DEFAULT_SLACK_API_URL}; its value "
             "is not shown (it may be a token set there by mistake)"
         )
-    return check_url(f"${c.ENV_SLACK_API_URL}", url)
+    return check_base_url(f"${c.ENV_SLACK_API_URL}", url)
 
 
 def read_bearer_token(token_file: str | None, environ: Mapping[str, str]) -> str:

@@ -42,6 +42,7 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.checks import (
     ConfigError,
+    check_base_url,
     check_bool,
     check_keys,
     check_listen,
@@ -253,7 +254,7 @@ def _fleet(where: str, value: Any) -> tuple[FleetEntry, ...]:
     for at, item in _entries(where, value, what, "", "triton_url", ("instance", "job")):
         entries.append(
             FleetEntry(
-                check_url(f"{at}.triton_url", item["triton_url"]),
+                check_base_url(f"{at}.triton_url", item["triton_url"]),
                 _str(f"{at}.instance", item["instance"]) if "instance" in item else None,
                 _str(f"{at}.job", item["job"]) if "job" in item else None,
             )
@@ -283,8 +284,10 @@ def _clusters(where: str, value: Any) -> dict[str, ClusterEntry]:
         if "triton_url" not in item:
             raise ConfigError(f"{at}: triton_url: missing")
         out[name] = ClusterEntry(
-            check_url(f"{at}.triton_url", item["triton_url"]),
-            check_url(f"{at}.prometheus_url", item["prometheus_url"]) if "prometheus_url" in item else None,
+            check_base_url(f"{at}.triton_url", item["triton_url"]),
+            check_base_url(f"{at}.prometheus_url", item["prometheus_url"])
+            if "prometheus_url" in item
+            else None,
         )
     return out
 
@@ -302,11 +305,11 @@ _FIELDS: dict[str, Any] = {
     "channel": check_slack_channel,
     "listen": check_listen,
     "runbook_base_url": check_url,
-    "grafana_url": check_url,
-    "alertmanager_url": check_url,
-    "alertmanager_api_url": check_url,
-    "prometheus_url": check_url,
-    "triton_url": check_url,
+    "grafana_url": check_base_url,
+    "alertmanager_url": check_base_url,
+    "alertmanager_api_url": check_base_url,
+    "prometheus_url": check_base_url,
+    "triton_url": check_base_url,
     "log_file": _str,
     "templates_dir": _str,
     "chart": check_bool,
