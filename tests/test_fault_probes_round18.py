@@ -223,3 +223,16 @@ def test_a_config_files_triton_url_with_a_query_is_a_configuration_error(tmp_pat
     assert done.returncode == c.EXIT_USAGE, done.stderr
     assert "triton_url" in done.stderr and "query string or fragment" in done.stderr
     assert "s3cret" not in done.stderr
+
+
+# -- https:// to the real Triton's plain-HTTP ports ---------------------------------------------------------
+def test_an_https_url_to_the_real_tritons_port_says_to_use_http(triton) -> None:
+    """Round six named a server answering a TLS hello in plain text; the real Triton 2.51 (its HTTP port)
+    hangs up instead. Before: `TLS handshake failed: UNEXPECTED_EOF_WHILE_READING`, OpenSSL's word, and
+    nothing about the scheme."""
+    https = triton.http_url.replace("http://", "https://")
+    done = _cli("triage", "--triton-url", https)
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert "TLS handshake failed: the server closed the connection without answering it" in done.stderr
+    assert "use http://, not https://" in done.stderr
+    assert "UNEXPECTED_EOF" not in done.stderr and "Traceback" not in done.stderr

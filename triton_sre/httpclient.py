@@ -251,6 +251,12 @@ def describe(exc: BaseException) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+PLAIN_HTTP_CLOSED = (
+    "the server closed the connection without answering it (Triton's HTTP and metrics ports, which "
+    "serve plain HTTP, do that: use http://, not https://, unless this server serves TLS)"
+)
+"""What a plain-HTTP server that reads a TLS hello as a bad request and hangs up says (measured: Triton
+2.51's HTTP and metrics ports, Python's http.server); one that answers the hello in text is named above."""
 _PLAIN_HTTP_REASONS = frozenset({"WRONG_VERSION_NUMBER", "HTTP_REQUEST", "RECORD_LAYER_FAILURE"})
 """OpenSSL's reasons when the other side answers a TLS handshake in plain text (an https:// URL
 given for a plain-HTTP port)."""
@@ -270,6 +276,8 @@ def _tls_reason(exc: ssl.SSLError) -> str:
     version number`), a certificate problem keeps OpenSSL's own text."""
     if (exc.reason or "").upper() in _PLAIN_HTTP_REASONS:
         return "TLS handshake failed: the server answered in plain HTTP (use http://, not https://)"
+    if isinstance(exc, ssl.SSLEOFError):  # OpenSSL 3: UNEXPECTED_EOF_WHILE_READING
+        return f"TLS handshake failed: {PLAIN_HTTP_CLOSED}"
     text = getattr(exc, "verify_message", None) or exc.reason or str(exc)
     if getattr(exc, "verify_code", None) in _UNTRUSTED_ISSUER:
         text += f" (to trust it, point {CA_BUNDLE_ENV} at its CA's PEM file)"
