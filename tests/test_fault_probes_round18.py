@@ -10,12 +10,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import requests
+from backfilled_prometheus import backfilled
+from faultproxy import FaultProxy
 
 from triton_sre import conventions as c
 from triton_sre.stack.processes import free_port
@@ -236,3 +238,51 @@ def test_an_https_url_to_the_real_tritons_port_says_to_use_http(triton) -> None:
     assert "TLS handshake failed: the server closed the connection without answering it" in done.stderr
     assert "use http://, not https://" in done.stderr
     assert "UNEXPECTED_EOF" not in done.stderr and "Traceback" not in done.stderr
+
+
+# -- label values that are not text in a Prometheus answer -------------------------------------------------
+def _labels_rewritten(value: object) -> Callable[[bytes], bytes]:
+    """An instant or range answer whose every series' label values are `value` (a proxy's or another
+    store's doing: Prometheus writes every label value as a string)."""
+
+    def rewrite(body: bytes) -> bytes:
+        answer = json.loads(body)
+        for series in answer["data"]["result"]:
+            series["metric"] = dict.fromkeys(series["metric"], value)
+        return json.dumps(answer).encode()
+
+    return rewrite
+
+
+@pytest.mark.parametrize("value", [2, None, ["2"]], ids=["number", "null", "array"])
+def test_a_label_value_that_is_no_string_is_named_not_an_internal_error(
+    tmp_path: Path, value: object
+) -> None:
+    """Before (a real Prometheus, its answers rewritten by a proxy): an array was `rollout check`'s
+    `internal error: TypeError: unhashable type: 'list'`; a number or null went through, the report
+    writing `2` and `None` as the model's and version's names, exit 0. Now the answer is refused naming
+    the label, as a sample value that is no number is (round one): the report exit 2, the rollout's side
+    reads "not read"."""
+    start = time.time() - 1800
+    stamps = [start + 15 * i for i in range(120)]
+    series = [
+        (c.NV_REQUEST_SUCCESS,
+         {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: "m", c.LABEL_VERSION: v, c.LABEL_NAMESPACE: "/m"},
+         [(t, 10.0 * (t - start)) for t in stamps])
+        for v in ("1", "2")
+    ]  # fmt: skip
+    with backfilled(tmp_path / "prom", series) as prom, FaultProxy(prom.url) as proxy:
+        for path in ("/api/v1/query", "/api/v1/query_range"):
+            proxy.set_fault(path, _labels_rewritten(value))
+        rollout = _cli(
+            "rollout", "check", "--prometheus", proxy.url, "--model", "m",
+            "--baseline-version", "1", "--candidate-version", "2",
+        )  # fmt: skip
+        report = _cli("report", "--prometheus-url", proxy.url, "--last", "1h", "--out", str(tmp_path / "r"))
+    for done in (rollout, report):
+        assert "internal error" not in done.stderr
+        assert "is a JSON" in done.stderr and "not a string" in done.stderr, done.stderr
+    assert report.returncode == c.EXIT_USAGE, report.stderr
+    # the rollout's side reads (namespaces, the exporter's marks) say they were not read, as for any
+    # refused answer, and its figures (sums without labels) judge
+    assert "namespaces not read" in rollout.stderr

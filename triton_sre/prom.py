@@ -30,6 +30,7 @@ from triton_sre.promcore import (
     MAX_QUERY_CHARS,
     PromBudgetError,
     PromError,
+    check_labels,
     check_series,
     json_kind,
     malformed,
@@ -260,6 +261,7 @@ class Prometheus:
                 labels = dict(item.get("metric") or {})
             except (KeyError, IndexError, TypeError, ValueError, AttributeError):
                 raise malformed(expr, f"a sample is not [time, value]: {str(item)[:80]}") from None
+            check_labels(expr, labels)
             if keep_non_finite or math.isfinite(value):
                 out.append((labels, value))
         return out

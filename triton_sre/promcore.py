@@ -24,6 +24,7 @@ __all__ = [
     "PROMETHEUS_MAX_POINTS",
     "PromBudgetError",
     "PromError",
+    "check_labels",
     "check_series",
     "finest_step",
     "json_kind",
@@ -54,7 +55,7 @@ class PromBudgetError(PromError):
 
 def json_kind(value: Any) -> str:
     """JSON's own name of a decoded value's type (`null`, `array`), for messages."""
-    kinds = ((bool, "boolean"), (int | float, "number"), (str, "string"), (list, "array"))
+    kinds = ((bool, "boolean"), (int | float, "number"), (str, "string"), (list, "array"), (dict, "object"))
     return next((name for kind, name in kinds if isinstance(value, kind)), "null")
 
 
@@ -62,11 +63,22 @@ def malformed(expr: str, what: str) -> PromError:
     return PromError(f"{bounded(expr, MAX_QUERY_CHARS)}: unexpected answer from Prometheus: {what}")
 
 
+def check_labels(expr: str, metric: dict[Any, Any]) -> dict[str, str]:
+    """`metric` when every label name and value in it is text, as Prometheus writes them; PromError naming
+    the first that is not (a proxy's or another store's answer: a number, null, a list)."""
+    for name, value in metric.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise malformed(expr, f"label {str(name)[:40]!r} is a JSON {json_kind(value)}, not a string")
+    return metric
+
+
 def check_series(expr: str, series: Any) -> None:
-    """PromError unless `series` is ``{"metric": {...}, "values": [[time, value], ...]}`` of numbers."""
+    """PromError unless `series` is ``{"metric": {...}, "values": [[time, value], ...]}`` of numbers, its
+    labels text."""
     values = series.get("values") if isinstance(series, dict) else None
     if not isinstance(values, list) or not isinstance(series.get("metric"), dict):
         raise malformed(expr, f"a series is not {{metric, values}}: {str(series)[:80]}")
+    check_labels(expr, series["metric"])
     for point in values:
         if not isinstance(point, list | tuple) or len(point) != 2:
             raise malformed(expr, f"a sample is not [time, value]: {str(point)[:80]}")
@@ -84,6 +96,8 @@ def series_points(series: Any) -> np.ndarray | None:
 
     values = series.get("values") if isinstance(series, dict) else None
     if not isinstance(values, list) or not isinstance(series.get("metric"), dict):
+        return None
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in series["metric"].items()):
         return None
     try:
         points = np.array(values, dtype=np.float64)
