@@ -135,6 +135,30 @@ def test_the_exporter_sidecar_reads_triton_on_localhost_past_the_environments_pr
     assert proxy.asked == []
 
 
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_proxy_that_refuses_is_named_as_the_proxy_not_the_server(scheme: str) -> None:
+    """Before: a proxy from the environment that refused the connection read `cannot reach
+    http://triton…: Connection refused`, as if Triton had; its password never shown, then as now."""
+    dead = f"http://user:s3cret@127.0.0.1:{free_port()}"
+    proxies = {name: dead for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
+    done = _cli("triage", "--triton-url", f"{scheme}://triton.example.invalid:8000", **proxies, NO_PROXY="")
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    said = "at the proxy set in the environment (HTTP_PROXY, HTTPS_PROXY or ALL_PROXY): Connection refused"
+    assert said in done.stderr
+    assert "s3cret" not in done.stderr
+
+
+def test_a_proxy_refusing_the_tunnel_says_so_without_the_pools_wording(proxy: RecordingProxy) -> None:
+    """Before: an https URL through a proxy that refused the CONNECT read `HTTPSConnectionPool(host=…):
+    Max retries exceeded with url: … (Caused by ProxyError('Unable to connect to proxy', OSError("Tunnel
+    connection fai...`, cut at 200 characters."""
+    done = _cli("triage", "--triton-url", "https://triton.example.invalid:8000", **proxy.environment())
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert "at the proxy set in the environment" in done.stderr
+    assert "Tunnel connection failed: 501" in done.stderr
+    assert "Max retries" not in done.stderr and "ConnectionPool" not in done.stderr
+
 # -- --format json as argparse reads it -----------------------------------------------------------------
 @pytest.mark.parametrize(
     "flags", [["--fo", "json"], ["--form=json"], ["--format", "text", "--format", "json"]]

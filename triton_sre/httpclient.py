@@ -227,14 +227,36 @@ def describe(exc: BaseException) -> str:
     """The reason a request failed, in a few words: the operating system's reason at the bottom of
     requests' and urllib3's wrappers (`Connection refused`, `Name or service not known`), `timed out`,
     else the exception's own text cut to 200 characters. Never the pool and retry wording
-    (`HTTPConnectionPool(...): Max retries exceeded ... NewConnectionError(...)`)."""
+    (`HTTPConnectionPool(...): Max retries exceeded ... NewConnectionError(...)`). A request that failed
+    at the proxy the environment names says so (its URL, which may hold credentials, unsaid)."""
+    seen = _chain(exc)
+    reason = _reason(exc, seen)
+    if any(type(link).__name__ == "ProxyError" for link in seen):
+        return f"{PROXY_FAILED}: {reason}"
+    return reason
+
+
+PROXY_FAILED = "at the proxy set in the environment (HTTP_PROXY, HTTPS_PROXY or ALL_PROXY)"
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and every exception under it: __cause__/__context__, urllib3's `reason`, exceptions held in
+    args; depth first, the last held first."""
     seen: list[BaseException] = []
     todo = [exc]
-    while todo:  # the chain: __cause__/__context__, urllib3's `reason`, exceptions held in args
+    while todo:
         link = todo.pop()
         if any(link is old for old in seen):
             continue
         seen.append(link)
+        nested = (link.__cause__, link.__context__, getattr(link, "reason", None), *link.args)
+        todo.extend(n for n in nested if isinstance(n, BaseException))
+    return seen
+
+
+def _reason(exc: BaseException, seen: list[BaseException]) -> str:
+    said = None  # urllib3's own OSError without an errno: "Tunnel connection failed: 403 Forbidden"
+    for link in seen:
         if isinstance(link, ssl.SSLError):
             return _tls_reason(link)
         if type(link).__name__ == "IncompleteRead":  # urllib3's and http.client's
@@ -243,11 +265,11 @@ def describe(exc: BaseException) -> str:
             return CUT_CHUNKED  # urllib3 met the closed connection where a chunk should be
         if isinstance(link, OSError) and link.strerror:
             return str(link.strerror)
-        nested = (link.__cause__, link.__context__, getattr(link, "reason", None), *link.args)
-        todo.extend(n for n in nested if isinstance(n, BaseException))
+        if type(link) is OSError and said is None and link.args and isinstance(link.args[0], str):
+            said = link.args[0]
     if any(isinstance(link, (TimeoutError, socket.timeout, requests.Timeout)) for link in seen):
         return "timed out"
-    text = str(exc)
+    text = said or str(exc)
     return text if len(text) <= 200 else text[:197] + "..."
 
 
