@@ -20,6 +20,7 @@ from backfilled_prometheus import backfilled
 from faultproxy import FaultProxy
 
 from triton_sre import conventions as c
+from triton_sre.httpclient import is_loopback
 from triton_sre.stack.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,6 +159,20 @@ def test_a_proxy_refusing_the_tunnel_says_so_without_the_pools_wording(proxy: Re
     assert "at the proxy set in the environment" in done.stderr
     assert "Tunnel connection failed: 501" in done.stderr
     assert "Max retries" not in done.stderr and "ConnectionPool" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("localhost", True), ("LOCALHOST.", True), ("triton.localhost", True), ("127.0.0.1", True),
+        ("127.9.9.9", True), ("::1", True), ("::ffff:127.0.0.1", True), ("::ffff:10.0.0.1", False),
+        ("10.0.0.1", False), ("triton", False), ("fe80::1%lo", False), ("", False), (None, False),
+    ],
+)  # fmt: skip
+def test_the_hosts_never_proxied_are_this_machines_own(host: str | None, loopback: bool) -> None:
+    """What Go's net/http never proxies (Prometheus, Alertmanager): `localhost` and loopback addresses,
+    an IPv4-mapped one among them (`::ffff:127.0.0.1`, proxied before this round's second change)."""
+    assert is_loopback(host) is loopback
 
 # -- --format json as argparse reads it -----------------------------------------------------------------
 @pytest.mark.parametrize(

@@ -169,9 +169,11 @@ def is_loopback(host: str | None) -> bool:
     if name == "localhost" or name.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
+        address = ipaddress.ip_address(name.split("%", 1)[0])
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1, as Go reads it
+    return address.is_loopback or bool(mapped and mapped.is_loopback)
 
 
 class _SameHostSession(requests.Session):
