@@ -325,3 +325,37 @@ def test_a_label_value_that_is_no_string_is_named_not_an_internal_error(
     # the rollout's side reads (namespaces, the exporter's marks) say they were not read, as for any
     # refused answer, and its figures (sums without labels) judge
     assert "namespaces not read" in rollout.stderr
+
+
+def _namespaces_refused(body: bytes) -> bytes:
+    """An instant answer that names a namespace becomes a proxy's error page; the others pass."""
+    answer = json.loads(body)
+    if any(c.LABEL_NAMESPACE in series["metric"] for series in answer["data"]["result"]):
+        return b"<html>502 Bad Gateway</html>"
+    return body
+
+
+def test_a_pass_whose_namespaces_could_not_be_read_is_inconclusive(tmp_path: Path) -> None:
+    """Before: the read of the namespaces each side served in failing (here: its answer an HTML page) left
+    the verdict as it was: `PASS`, exit 0, though round sixteen makes a pass on a side summing two
+    namespaces inconclusive and that read is what tells. Now inconclusive, exit 3, the reason saying why."""
+    start = time.time() - 1800
+    stamps = [start + 15 * i for i in range(120)]
+    series = [
+        (c.NV_REQUEST_SUCCESS,
+         {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: "m", c.LABEL_VERSION: v, c.LABEL_NAMESPACE: "/m"},
+         [(t, 10.0 * (t - start)) for t in stamps])
+        for v in ("1", "2")
+    ]  # fmt: skip
+    argv = ["rollout", "check", "--model", "m", "--baseline-version", "1", "--candidate-version", "2"]
+    with backfilled(tmp_path / "prom", series) as prom:
+        read = _cli(*argv, "--format", "json", "--prometheus", prom.url)
+        with FaultProxy(prom.url) as proxy:
+            proxy.set_fault("/api/v1/query", _namespaces_refused)
+            unread = _cli(*argv, "--format", "json", "--prometheus", proxy.url)
+    assert read.returncode == c.EXIT_OK, read.stderr  # one namespace a side, read: a pass
+    assert "namespaces not read" in unread.stderr
+    assert unread.returncode == c.EXIT_INCONCLUSIVE, unread.stdout
+    verdict = json.loads(unread.stdout)
+    assert verdict["verdict"] == c.ROLLOUT_INCONCLUSIVE
+    assert "namespaces each side served in could not be read" in verdict["reason"]

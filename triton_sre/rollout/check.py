@@ -298,6 +298,8 @@ def run_check(args: argparse.Namespace) -> int:
             namespaces = side_namespaces(prom, sides, window_s)
         except PromError as exc:
             print(f"triton-sre rollout check: namespaces not read: {exc}", file=sys.stderr)
+            if verdict.verdict == c.ROLLOUT_PASS:
+                verdict = dataclasses.replace(verdict, verdict=c.ROLLOUT_INCONCLUSIVE, reason=UNREAD_PASS)
         else:
             verdict = _namespaces_said(verdict, namespaces)
     if not_read:
@@ -356,6 +358,10 @@ def _namespaces_said(verdict: Verdict, namespaces: tuple[list[str], ...]) -> Ver
     return judged
 
 
+UNREAD_PASS = (
+    "no figure is worse beyond its margin, but the namespaces each side served in could not be read: "
+    "a side may sum two models of one name (model namespacing), and a pass on such a sum is not a pass"
+)
 PARTIAL_PASS = (
     "no figure is worse beyond its margin, but Prometheus warned that its answers may be partial "
     "(a store or shard not answering, a limit hit): a pass on partial data is not a pass"
