@@ -136,7 +136,6 @@ def test_the_exporter_sidecar_reads_triton_on_localhost_past_the_environments_pr
     assert proxy.asked == []
 
 
-
 @pytest.mark.parametrize("scheme", ["http", "https"])
 def test_a_proxy_that_refuses_is_named_as_the_proxy_not_the_server(scheme: str) -> None:
     """Before: a proxy from the environment that refused the connection read `cannot reach
@@ -173,6 +172,7 @@ def test_the_hosts_never_proxied_are_this_machines_own(host: str | None, loopbac
     """What Go's net/http never proxies (Prometheus, Alertmanager): `localhost` and loopback addresses,
     an IPv4-mapped one among them (`::ffff:127.0.0.1`, proxied before this round's second change)."""
     assert is_loopback(host) is loopback
+
 
 # -- --format json as argparse reads it -----------------------------------------------------------------
 @pytest.mark.parametrize(
@@ -280,6 +280,18 @@ def test_an_https_url_to_the_real_tritons_port_says_to_use_http(triton) -> None:
 
 
 # -- label values that are not text in a Prometheus answer -------------------------------------------------
+def _two_healthy_versions() -> list[tuple[str, dict[str, str], list[tuple[float, float]]]]:
+    """Versions 1 and 2 of `m` in one namespace, each serving 10 requests/s for the last 30 minutes."""
+    start = time.time() - 1800
+    stamps = [start + 15 * i for i in range(120)]
+    return [
+        (c.NV_REQUEST_SUCCESS,
+         {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: "m", c.LABEL_VERSION: v, c.LABEL_NAMESPACE: "/m"},
+         [(t, 10.0 * (t - start)) for t in stamps])
+        for v in ("1", "2")
+    ]  # fmt: skip
+
+
 def _labels_rewritten(value: object) -> Callable[[bytes], bytes]:
     """An instant or range answer whose every series' label values are `value` (a proxy's or another
     store's doing: Prometheus writes every label value as a string)."""
@@ -302,14 +314,7 @@ def test_a_label_value_that_is_no_string_is_named_not_an_internal_error(
     writing `2` and `None` as the model's and version's names, exit 0. Now the answer is refused naming
     the label, as a sample value that is no number is (round one): the report exit 2, the rollout's side
     reads "not read"."""
-    start = time.time() - 1800
-    stamps = [start + 15 * i for i in range(120)]
-    series = [
-        (c.NV_REQUEST_SUCCESS,
-         {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: "m", c.LABEL_VERSION: v, c.LABEL_NAMESPACE: "/m"},
-         [(t, 10.0 * (t - start)) for t in stamps])
-        for v in ("1", "2")
-    ]  # fmt: skip
+    series = _two_healthy_versions()
     with backfilled(tmp_path / "prom", series) as prom, FaultProxy(prom.url) as proxy:
         for path in ("/api/v1/query", "/api/v1/query_range"):
             proxy.set_fault(path, _labels_rewritten(value))
@@ -339,14 +344,7 @@ def test_a_pass_whose_namespaces_could_not_be_read_is_inconclusive(tmp_path: Pat
     """Before: the read of the namespaces each side served in failing (here: its answer an HTML page) left
     the verdict as it was: `PASS`, exit 0, though round sixteen makes a pass on a side summing two
     namespaces inconclusive and that read is what tells. Now inconclusive, exit 3, the reason saying why."""
-    start = time.time() - 1800
-    stamps = [start + 15 * i for i in range(120)]
-    series = [
-        (c.NV_REQUEST_SUCCESS,
-         {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: "m", c.LABEL_VERSION: v, c.LABEL_NAMESPACE: "/m"},
-         [(t, 10.0 * (t - start)) for t in stamps])
-        for v in ("1", "2")
-    ]  # fmt: skip
+    series = _two_healthy_versions()
     argv = ["rollout", "check", "--model", "m", "--baseline-version", "1", "--candidate-version", "2"]
     with backfilled(tmp_path / "prom", series) as prom:
         read = _cli(*argv, "--format", "json", "--prometheus", prom.url)
