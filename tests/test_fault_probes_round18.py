@@ -357,3 +357,14 @@ def test_a_pass_whose_namespaces_could_not_be_read_is_inconclusive(tmp_path: Pat
     verdict = json.loads(unread.stdout)
     assert verdict["verdict"] == c.ROLLOUT_INCONCLUSIVE
     assert "namespaces each side served in could not be read" in verdict["reason"]
+
+
+# -- the API prefix given in the Triton URL ---------------------------------------------------------------
+@pytest.mark.parametrize("tail", ["/v2", "/v2/"])
+def test_a_triton_url_ending_in_the_api_prefix_says_to_give_the_root(triton, tail: str) -> None:
+    """Before: `--triton-url http://T/v2` (Triton's API prefix, as in its curl examples) gave the real
+    Triton's `…/v2/v2/repository/index answered HTTP 404: {"error":"Not Found"}` and nothing more."""
+    done = _cli("triage", "--triton-url", f"{triton.http_url}{tail}")
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert "HTTP 404" in done.stderr
+    assert f"(the Triton URL ends in /v2: give the server's root, {triton.http_url})" in done.stderr

@@ -275,7 +275,15 @@ def _first_bytes(response: requests.Response, limit: int) -> bytes:
 
 def _status(target: str, shown: str, status: int, head: bytes) -> FetchError:
     excerpt = one_line(head.decode("utf-8", "replace"), _EXCERPT_BYTES)
-    return FetchError(target, c.FAULT_HTTP_STATUS, f"{shown} answered HTTP {status}: {excerpt}")
+    message = f"{shown} answered HTTP {status}: {excerpt}"
+    parts = urlsplit(shown)
+    if _API_TWICE in f"{parts.path}/":  # `--triton-url http://triton:8000/v2`: the API path is added to it
+        root = f"{parts.scheme}://{parts.netloc}"
+        message += f" (the Triton URL ends in {_API_TWICE[:3]}: give the server's root, {root})"
+    return FetchError(target, c.FAULT_HTTP_STATUS, message)
+
+
+_API_TWICE = "/v2/v2/"
 
 
 def _late(target: str, shown: str, timeout: float) -> FetchError:
