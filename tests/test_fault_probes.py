@@ -387,6 +387,19 @@ def test_an_empty_gzip_log_is_exit_2(tmp_path: Path) -> None:
     assert_stdout_of_error("--format json", out, code, err)
 
 
+@pytest.mark.parametrize(
+    "body", [b"\n\n   \n", b"\x00\x00\n\x00\n", b"\r\n\t\r\n"], ids=["blank", "nul-lines", "crlf-tabs"]
+)
+def test_a_log_without_text_is_exit_2(tmp_path: Path, body: bytes) -> None:
+    """Blank lines, whitespace or NUL bytes with newlines said "No load failure found." and exit 0 (probes18),
+    which reads as a healthy server, while a 0-byte log is refused."""
+    log = tmp_path / "triton.log"
+    log.write_bytes(body)
+    code, out, err = run(["triage", "--format", "json", str(log)], tmp_path)
+    assert_clean_error(code, err, c.EXIT_USAGE, "the log holds no text")
+    assert_stdout_of_error("--format json", out, code, err)
+
+
 # -- numbers that are not numbers -----------------------------------------------------------------
 NUMBER_PROBES = [
     ("doctor --triton-url {u} --timeout nan", "--timeout"),
