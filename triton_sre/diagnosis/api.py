@@ -169,10 +169,7 @@ def diagnose_log(
     """The findings of a log file, a .gz or '-' (stdin); DiagnosisError when it cannot be read."""
     try:
         with open_log(name) as stream:
-            report = diagnose_stream(stream, titles, remediations, progress)
-        if not report.events:  # "no failure found" would read as a healthy server, as for 0 bytes
-            raise LogInputError("the log holds no text (blank lines, spaces or NUL bytes only)")
-        return report
+            return diagnose_stream(stream, titles, remediations, progress)
     except LogInputError as exc:
         raise DiagnosisError(f"{shown_path(name)}: {exc}") from None
     except OSError as exc:

@@ -179,6 +179,7 @@ def scan_lines(
     filled = 0  # bytes of buf holding the unfinished last line of the previous chunk
     consumed = 0
     hole = 0  # NUL bytes read before the first text; -1 once text was read
+    blank = True  # nothing but whitespace (and NULs) read yet
     skipping = False  # inside a line longer than any chunk: drop bytes until its newline
     readinto = getattr(stream, "readinto", None)
     while True:
@@ -195,6 +196,8 @@ def scan_lines(
         if not got:
             if hole > 0:
                 raise LogInputError(holes.only_nuls_message(hole, ended=True))
+            if blank and consumed:  # "no failure found" would read as a healthy server, as for 0 bytes
+                raise LogInputError("the log holds no text (blank lines, spaces or NUL bytes only)")
             break
         consumed += got
         total = filled + got
@@ -212,6 +215,8 @@ def scan_lines(
             if hole > 0 and holes.looks_binary(buf[: min(total, holes.SNIFF_BYTES)]):
                 raise LogInputError(holes.BINARY)
             hole = -1
+        if blank:  # checked only until the first text
+            blank = not bytes(buf[filled:total]).strip()
         if skipping:
             cut = buf.find(b"\n", filled, total)
             if cut == -1:
