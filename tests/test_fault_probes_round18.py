@@ -368,3 +368,15 @@ def test_a_triton_url_ending_in_the_api_prefix_says_to_give_the_root(triton, tai
     assert done.returncode == c.EXIT_USAGE, done.stderr
     assert "HTTP 404" in done.stderr
     assert f"(the Triton URL ends in /v2: give the server's root, {triton.http_url})" in done.stderr
+
+
+# -- Triton's metrics port given as the Triton URL ---------------------------------------------------------
+@pytest.mark.parametrize("command", [["triage", "--triton-url"], ["doctor", "--triton-url"]])
+def test_the_metrics_port_given_as_the_triton_url_says_so(triton, command: list[str]) -> None:
+    """Before (probes18 left it): the real metrics port's `405 {"error":"Method Not Allowed"}` to the index's
+    POST, and its empty 200 to every other GET, were named with the URL and nothing more."""
+    metrics_root = triton.metrics_url.rsplit("/", 1)[0]
+    done = _cli(*command, metrics_root)
+    assert done.returncode != 0, done.stdout
+    assert "Traceback" not in done.stderr
+    assert "is it Triton's metrics port? It serves /metrics only: give its HTTP port" in done.stderr

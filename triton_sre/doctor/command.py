@@ -183,7 +183,6 @@ def triton_facts(client: TritonClient) -> TritonFacts:
     from triton_sre.exporter.llm import is_llm_family
     from triton_sre.triton.exposition import ExpositionError, decode_body, iter_parse
 
-    where = f"{client.triton_url.rstrip('/')}/v2"
     try:
         try:  # the client's bounds: --timeout for the whole answer, at most max_bytes of it
             metadata = client.server_metadata()
@@ -191,9 +190,8 @@ def triton_facts(client: TritonClient) -> TritonFacts:
             if exc.kind == c.FAULT_HTTP_STATUS:
                 metadata = {}  # (a restricted metadata API: the version stays unknown)
             elif exc.kind == c.FAULT_PARSE:  # HTML from a proxy, garbage: not Triton's JSON
-                raise Unreachable(
-                    f"cannot read Triton: {where} did not return JSON (is it Triton's HTTP port?)"
-                ) from None
+                hint = "" if exc.message.endswith(")") else " (is it Triton's HTTP port?)"  # or the client's
+                raise Unreachable(f"cannot read Triton: {exc.message}{hint}") from None
             else:
                 raise
         text = decode_body(client.metrics())

@@ -183,6 +183,8 @@ class TritonClient:
             why = shorten(exc)
             if payload.lstrip()[:1] == b"<":  # a proxy in front of Triton answering 200 with its own page
                 why = "an HTML page came instead (a proxy's login or error page? is it Triton's HTTP port?)"
+            elif not payload.strip():  # Triton's metrics port answers every GET but /metrics so
+                why = f"an empty answer came instead ({_METRICS_PORT_HINT})"
             raise FetchError(target, c.FAULT_PARSE, f"{redact(url)} did not return JSON: {why}") from None
 
     # -- Triton endpoints ----------------------------------------------------------------------
@@ -280,10 +282,16 @@ def _status(target: str, shown: str, status: int, head: bytes) -> FetchError:
     if _API_TWICE in f"{parts.path}/":  # `--triton-url http://triton:8000/v2`: the API path is added to it
         root = f"{parts.scheme}://{parts.netloc}"
         message += f" (the Triton URL ends in {_API_TWICE[:3]}: give the server's root, {root})"
+    elif status == 405 and parts.path.startswith("/v2/"):  # the metrics port refuses the index's POST so
+        message += f" ({_METRICS_PORT_HINT})"
     return FetchError(target, c.FAULT_HTTP_STATUS, message)
 
 
 _API_TWICE = "/v2/v2/"
+_METRICS_PORT_HINT = (  # a 405 to the index's POST, an empty 200 to any other GET
+    "is it Triton's metrics port? It serves /metrics only: "
+    f"give its HTTP port, {c.TRITON_HTTP_PORT} by default"
+)
 
 
 def _late(target: str, shown: str, timeout: float) -> FetchError:
