@@ -27,6 +27,7 @@ TEST_INSTANCE = "triton-0:8002"
 TEST_EXPORTER_INSTANCE = "triton-0:8003"
 TEST_MODEL = "model_under_test"
 TEST_ENSEMBLE = "ensemble_under_test"  # a model whose config's platform is ensemble
+TEST_FAILING = "failing_under_test"  # a model that executes but whose every request fails
 TEST_VERSION = "1"
 TEST_NAMESPACE = "inference"  # a pod kube-state-metrics reports on, in the operational tests
 TEST_POD = "triton-7d9f8-abcde"

@@ -20,6 +20,7 @@ from triton_sre.promql import (
     first_of,
     histogram_quantile,
     label_sets,
+    ratio,
     selector,
     summary_quantile,
     tagged,
@@ -133,8 +134,11 @@ def _request_rules(level: str, ensemble: str) -> list[Rule]:
 
     No batching ratio for a model the exporter marks an ensemble (`unless ensemble`): Triton counts
     an ensemble request as one execution of its rows, so its ratio is rows per request, of a model with
-    no batcher (dynamic_batching and ensemble_scheduling are one oneof of the config)."""
+    no batcher (dynamic_batching and ensemble_scheduling are one oneof of the config). None either for a
+    window without a successful inference (`> 0` on the numerator), as the exporter: Triton counts a failed
+    batch's execution, not its inferences, so a model failing every request read 0 (compat32)."""
     success, failure = c.rec_rate(level, c.NV_REQUEST_SUCCESS), c.rec_rate(level, c.NV_REQUEST_FAILURE)
+    inferences = c.rec_rate(level, c.NV_INFERENCE_COUNT)
     return [
         {"record": c.rec_requests(level), "expr": f"{success} + ({failure} or {success} * 0)"},
         {
@@ -144,8 +148,7 @@ def _request_rules(level: str, ensemble: str) -> list[Rule]:
         {
             "record": c.rec_batching_ratio(level),
             "expr": (
-                f"{c.rec_rate(level, c.NV_INFERENCE_COUNT)} / ({c.rec_rate(level, c.NV_EXEC_COUNT)} > 0)\n"
-                f"unless {ensemble}"
+                f"{ratio(f'({inferences} > 0)', c.rec_rate(level, c.NV_EXEC_COUNT))}\nunless {ensemble}"
             ),
         },
     ]

@@ -12,6 +12,7 @@ from triton_sre import conventions as c
 from triton_sre.generate.calc import (
     TEST_ENSEMBLE,
     TEST_EXPORTER_INSTANCE,
+    TEST_FAILING,
     TEST_GPU_UUID,
     TEST_INSTANCE,
     TEST_MODEL,
@@ -270,6 +271,33 @@ def operational_tests(spec: Spec, base_url: str) -> list[dict[str, Any]]:
                 {"series": f"{c.NV_PENDING_REQUEST_COUNT}{ensemble}", "values": "3x40"},
                 {"series": f"{c.M_MODEL_DYNAMIC_BATCHING}{e_ensemble}", "values": "0x40"},
                 {"series": f"{c.M_MODEL_ENSEMBLE}{e_ensemble}", "values": "1x40"},
+            ],
+            "alert_rule_test": [
+                {"eval_time": at, "alertname": c.ALERT_BATCHING_INEFFECTIVE, "exp_alerts": []}
+                for at in ("30m", "40m")
+            ],
+        }
+    )
+    # A model whose requests all fail under the same load never fires: Triton counts each failed batch's
+    # execution but no inference, so its ratio read 0; the rule, as the exporter, writes none (compat32).
+    failing = plain_labels({**pending, c.LABEL_MODEL: TEST_FAILING})
+    failing_exporter = plain_labels({**e_inst, c.LABEL_MODEL: TEST_FAILING})
+    groups.append(
+        {
+            "name": "batching ineffective: never for a model whose every request fails",
+            "interval": "1m",
+            "input_series": [
+                *(
+                    {"series": f"{family}{failing}", "values": values}
+                    for family, values in (
+                        (c.NV_EXEC_COUNT, traffic),
+                        (c.NV_REQUEST_FAILURE, traffic),
+                        (c.NV_INFERENCE_COUNT, "0x40"),
+                        (c.NV_REQUEST_SUCCESS, "0x40"),
+                        (c.NV_PENDING_REQUEST_COUNT, "3x40"),
+                    )
+                ),
+                {"series": c.M_MODEL_DYNAMIC_BATCHING + failing_exporter, "values": "1x40"},
             ],
             "alert_rule_test": [
                 {"eval_time": at, "alertname": c.ALERT_BATCHING_INEFFECTIVE, "exp_alerts": []}

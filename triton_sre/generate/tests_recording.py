@@ -8,6 +8,7 @@ from triton_sre import conventions as c
 from triton_sre.generate.calc import (
     HISTOGRAM_BOUNDS_MS,
     TEST_ENSEMBLE,
+    TEST_FAILING,
     TEST_INSTANCE,
     TEST_MODEL,
     TEST_VERSION,
@@ -41,8 +42,7 @@ def recording_tests(spec: Spec) -> list[dict[str, Any]]:
         series.append({"series": f"{family}{series_labels(gpu, job)}", "values": f"0+{inc}x30"})
     series.append(
         {
-            "series": c.NV_REQUEST_FAILURE
-            + series_labels({c.LABEL_REASON: c.FAILURE_REASON_BACKEND}, job),
+            "series": c.NV_REQUEST_FAILURE + series_labels({c.LABEL_REASON: c.FAILURE_REASON_BACKEND}, job),
             "values": "0+30x30",
         }
     )
@@ -226,12 +226,17 @@ def stale_summary_test(spec: Spec) -> dict[str, Any]:
 def ensemble_batching_test(spec: Spec) -> dict[str, Any]:
     """No batching ratio for an ensemble: Triton counts each of its requests as one execution of the
     request's rows (2 here), the exporter marks it with triton_sre_model_ensemble; its step, sent the
-    same rows, keeps its ratio (2)."""
+    same rows, keeps its ratio (2). None either for a model that executes but whose every request fails
+    (no inference counted: the exporter writes none, compat32), where it read 0."""
     job = spec.triton_job
     series = [
         {"series": f"{family}{series_labels({c.LABEL_MODEL: model}, job)}", "values": f"0+{per_min}x30"}
         for model in (TEST_ENSEMBLE, TEST_MODEL)
         for family, per_min in ((c.NV_INFERENCE_COUNT, 120), (c.NV_EXEC_COUNT, 60))
+    ]
+    series += [
+        {"series": f"{family}{series_labels({c.LABEL_MODEL: TEST_FAILING}, job)}", "values": values}
+        for family, values in ((c.NV_INFERENCE_COUNT, "0x30"), (c.NV_EXEC_COUNT, "0+60x30"))
     ]
     exporter = {c.LABEL_JOB: spec.exporter_job, c.LABEL_INSTANCE: TEST_INSTANCE, c.LABEL_MODEL: TEST_ENSEMBLE}
     series.append({"series": f"{c.M_MODEL_ENSEMBLE}{plain_labels(exporter)}", "values": "1x30"})
@@ -248,7 +253,7 @@ def ensemble_batching_test(spec: Spec) -> dict[str, Any]:
             }
         )
     return {
-        "name": "batching ratio: none for an ensemble (rows per request), its step keeps its own",
+        "name": "batching ratio: none for an ensemble (rows per request) nor a model failing every request",
         "interval": "1m",
         "input_series": series,
         "promql_expr_test": tests,
