@@ -13,3 +13,8 @@ class PollClient:
 
     def until(self, ends_at: float) -> PollClient:
         return self
+
+    def server_metadata(self) -> dict[str, object]:
+        """GET /v2 of a double that says no version: the exporter exports no triton_sre_triton_info and
+        reads the doctor checks without the release (a double replaying a capture answers its own)."""
+        return {}

@@ -88,7 +88,16 @@ def test_without_summaries_or_vllm_metrics_names_each_fix(fresh_triton_factory: 
     assert body["triton_version"] == "2.51.0"
     checks = _checks(result.stdout)
     assert list(checks) == list(c.TRITON_CHECKS)
-    assert set(checks[c.CHECK_LATENCY_QUANTILES]) == {"id", "ok", "needed", "found", "affects", "fix"}
+    assert set(checks[c.CHECK_LATENCY_QUANTILES]) == {
+        "id",
+        "ok",
+        "needed",
+        "found",
+        "affects",
+        "fix",
+        c.L_NEEDS_RELEASE,
+    }
+    assert all(check[c.L_NEEDS_RELEASE] == "" for check in checks.values())  # 2.51 predates none of them
     latency = checks[c.CHECK_LATENCY_QUANTILES]
     assert latency["ok"] is False and "summary_latencies=true" in latency["fix"]
     assert any(c.ALERT_LATENCY_QUANTILES_MISSING in a for a in latency["affects"])

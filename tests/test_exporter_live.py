@@ -330,3 +330,28 @@ def test_a_version_retired_by_the_version_policy_is_no_unavailable_model(fresh_t
     assert samples[(c.M_MODEL_STATE, v1)] == 1.0
     assert not [k for k in samples if k[0] in (c.M_MODEL_UNAVAILABLE, c.M_MODEL_UNAVAILABLE_INFO)]
     assert {m["version"]: m["runbook"] for m in exporter.debug_models()["models"]} == {"1": None, "2": None}
+
+
+def test_the_release_is_read_from_the_live_server_once_and_exported(triton, monkeypatch):
+    """triton_sre_triton_info{version} is the version the live Triton's GET /v2 gives (2.51 from the
+    nvidia-pytriton wheel), read at the first poll and not again while Triton stays up."""
+    server = requests.get(f"{triton.http_url}/v2", timeout=10).json()
+    assert server["version"].startswith("2.51.")
+    exporter = Exporter(settings_for(triton))
+    reads = []
+    kind = type(exporter.client)
+    real = kind.server_metadata
+    monkeypatch.setattr(kind, real.__name__, lambda self: reads.append(1) or real(self))
+    for _ in range(3):
+        assert exporter.poll_once() is not None
+    families = {f.name: f for f in text_string_to_metric_families(exporter.metrics_text().decode())}
+    info = families[c.M_TRITON_INFO].samples
+    assert [(s.labels, s.value) for s in info] == [({c.LABEL_VERSION: server["version"]}, 1.0)]
+    assert len(reads) == 1  # at start, not every poll
+    inputs = families[c.M_INPUT_MISSING].samples
+    pending = [
+        (s.labels[c.L_NEEDS_RELEASE], s.value)
+        for s in inputs
+        if s.labels[c.L_CHECK] == c.CHECK_PENDING_REQUESTS
+    ]
+    assert pending == [("", 0.0)]

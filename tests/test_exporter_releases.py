@@ -79,6 +79,9 @@ class CapturedTriton(PollClient):
         self.polls += 1  # the poll reads the metrics first, then the API
         return body
 
+    def server_metadata(self) -> dict[str, Any]:
+        return self.capture["capture"]["server"]  # the release's own GET /v2, captured with the rest
+
     def repository_index(self) -> list[dict[str, Any]]:
         return self.capture["api"][min(self.polls - 1, 1)]["index"]["body"]
 
@@ -281,3 +284,18 @@ def test_returned_python_errors_and_async_decoupled_models_by_release():
         assert sync_infer > 20e6, folder.name  # 5 responses 5 ms apart: the stream's time is compute
         if async_runs:
             assert asynced["compute_infer_ns"] / asynced["compute_infer_count"] < sync_infer / 10, folder.name
+
+
+@pytest.mark.parametrize("folder", RELEASES, ids=IDS)
+def test_the_release_is_exported_and_an_input_it_predates_needs_that_release(folder: Path) -> None:
+    """triton_sre_triton_info carries the captured server's version; pending-requests (23.09, 2.38) is
+    missing on 2.36 with needs_release 23.09, so TritonSREInputMissing (needs_release="") stays quiet,
+    and present on the later releases; every other check keeps needs_release ""."""
+    got = polled(folder)
+    assert [(s.labels, s.value) for s in got[c.M_TRITON_INFO]] == [({c.LABEL_VERSION: folder.name}, 1.0)]
+    series = got[c.M_INPUT_MISSING]
+    missing = {s.labels[c.L_CHECK]: (s.labels[c.L_NEEDS_RELEASE], s.value) for s in series}
+    assert len(missing) == len(series) == len(c.TRITON_CHECKS)  # one series a check
+    predates = minor(folder) < 38
+    assert missing[c.CHECK_PENDING_REQUESTS] == (("23.09", 1.0) if predates else ("", 0.0))
+    assert all(needs == "" for check, (needs, _) in missing.items() if check != c.CHECK_PENDING_REQUESTS)

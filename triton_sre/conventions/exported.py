@@ -99,7 +99,9 @@ TARGET_STATS: Final = "stats"
 TARGET_CONFIG: Final = "config"
 TARGET_EXPORTER: Final = "exporter"  # the exporter's own poll code (a bug, not Triton)
 POLL_TARGETS: Final = (TARGET_METRICS, TARGET_INDEX, TARGET_STATS, TARGET_CONFIG)
-TARGET_SERVER: Final = "server_metadata"  # GET /v2, read by live triage for the release (never polled)
+# GET /v2: the release, read by live triage and by the exporter at start and when Triton comes back
+# (not every poll; exporter/release.py)
+TARGET_SERVER: Final = "server_metadata"
 
 # Fault kinds (label `kind` of triton_sre_poll_errors_total).
 FAULT_CONNECTION: Final = "connection"
@@ -417,6 +419,11 @@ def slo_group(slo_name: str) -> str:
 # -- `triton-sre doctor` (issue 27): the inputs triton-sre needs from Triton and Prometheus ----------
 M_INPUT_MISSING: Final = "triton_sre_input_missing"  # 1 when a needed input is missing (label check)
 L_CHECK: Final = "check"
+# The release a missing input first appears in when this server predates it (YY.MM: only an upgrade
+# fixes it), "" when this release has it (a flag, a config or a scrape fixes it) or the version is unknown
+L_NEEDS_RELEASE: Final = "needs_release"
+# 1, label version (LABEL_VERSION: Triton's server version, e.g. 2.51.0) from GET /v2; none while unread
+M_TRITON_INFO: Final = "triton_sre_triton_info"
 CHECK_LATENCY_QUANTILES: Final = "latency-quantiles"
 CHECK_GPU_METRICS: Final = "gpu-metrics"
 CHECK_CPU_METRICS: Final = "cpu-metrics"

@@ -63,6 +63,7 @@ class Check:
     found: str
     affects: tuple[str, ...]
     fix: str
+    needs_release: str = ""  # YY.MM when this server predates the input: only that upgrade fixes it
 
     @property
     def missing(self) -> bool:
@@ -77,6 +78,7 @@ class Check:
             "found": self.found,
             "affects": list(self.affects),
             "fix": self.fix,
+            c.L_NEEDS_RELEASE: self.needs_release,
         }
 
 
@@ -225,6 +227,7 @@ def cpu_metrics(facts: TritonFacts) -> Check:
             "panels: CPU utilization and host memory",
         ),
         fix,
+        release_of(CPU_METRICS_SINCE) if missing and old else "",
     )
 
 
@@ -248,6 +251,7 @@ def pending_requests(facts: TritonFacts) -> Check:
         "none needed"
         if present
         else f"upgrade Triton to {release_of(PENDING_COUNT_SINCE)} (2.{PENDING_COUNT_SINCE}) or later",
+        release_of(PENDING_COUNT_SINCE) if not present and old else "",
     )
 
 

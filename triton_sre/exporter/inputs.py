@@ -3,8 +3,10 @@
 The checks are doctor's (doctor/checks.py); this only keeps their inputs as the poll sees them,
 cheaply: the watched families are looked up only when a metrics body takes the full parse (a
 replayed body has the same skeleton, hence the same families), model facts only when a config is
-fetched, and the checks re-run only when one of their inputs changed. Triton's version is not
-fetched, so version-dependent wording falls back to the family alone.
+fetched, and the checks re-run only when one of their inputs changed. Triton's version comes from
+exporter/release.py (read at start and when Triton comes back): with it, a check whose input this release
+predates carries `needs_release` (the release that has it), which the alert does not page for; without it
+(not read yet), `needs_release` is "" and the check reads as a setup fault.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ class InputWatch:
         self._gauge = Gauge(
             c.M_INPUT_MISSING,
             "1 when an input triton-sre needs from Triton is missing (see `triton-sre doctor`).",
-            [c.L_CHECK],
+            [c.L_CHECK, c.L_NEEDS_RELEASE],
             registry=registry,
         )
+        self._needs: dict[str, str] = {}  # check -> its series' needs_release (one series a check)
+        self.version: str | None = None  # Triton's server version, set by the poll (exporter/release.py)
         self._families: frozenset[str] | None = None
         self._models: dict[str, ModelFacts] = {}
         self._models_seen = 0  # bumped whenever _models changes: compared instead of the facts
@@ -53,12 +57,12 @@ class InputWatch:
             return
         llm = frozenset(llm_models)
         reporting = frozenset(memory)
-        key = (self._families, self._models_seen, llm, reporting)
+        key = (self._families, self._models_seen, llm, reporting, self.version)
         if key == self._last_key:
             return
         self._last_key = key
         facts = TritonFacts(
-            version=None,
+            version=self.version,
             families=self._families,
             models=tuple(self._models.values()),
             llm_models=llm,
@@ -66,4 +70,8 @@ class InputWatch:
             gpu_memory_models=frozenset(m for m, kind in memory.items() if kind == c.MEMORY_TYPE_GPU),
         )
         for check in triton_checks(facts):
-            self._gauge.labels(check.id).set(1 if check.missing else 0)
+            was = self._needs.get(check.id)
+            if was is not None and was != check.needs_release:
+                self._gauge.remove(check.id, was)
+            self._needs[check.id] = check.needs_release
+            self._gauge.labels(check.id, check.needs_release).set(1 if check.missing else 0)

@@ -38,6 +38,7 @@ from triton_sre.exporter.endpoints import ExporterServer as ExporterServer  # it
 from triton_sre.exporter.inputs import InputWatch
 from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
 from triton_sre.exporter.metricsfold import counters_from_samples
+from triton_sre.exporter.release import ServerRelease
 from triton_sre.exporter.replay import Replayer
 from triton_sre.exporter.rescue import Rescue
 from triton_sre.exporter.snapshot import (
@@ -170,6 +171,7 @@ class Exporter:
         self._errors.labels(c.TARGET_EXPORTER, c.FAULT_INTERNAL)
         self._budgets = BudgetWatch(settings.metrics_budget, self.registry)
         self._inputs = InputWatch(self.registry)  # triton_sre_input_missing{check} (doctor's checks)
+        self._release = ServerRelease(self.registry)  # triton_sre_triton_info{version}, from GET /v2
         # the configs of the index's models, fetched when one appears or changes (exporter/configs.py)
         self._configs = ConfigCache(self._tracer, self._inputs, self._record_error, self._decode)
         self._last_success = Gauge(
@@ -237,6 +239,8 @@ class Exporter:
                 capacity=reading,
             )
             self._loads.observe(taken_at, index)
+            if self._release.observe(counters is not None, lambda: self._read_release(reader)):
+                self._inputs.version = self._release.version
             if counters is not None and stats is not None:
                 self._inputs.update(
                     (model for model, _ in llm.rows) if llm else (),
@@ -372,6 +376,10 @@ class Exporter:
             lambda: self._decode(c.TARGET_STATS, stats_from_json, reader.all_stats(), in_call=True),
         )
         return raw_index, stats
+
+    def _read_release(self, reader: Any) -> Any:
+        """Triton's server metadata (GET /v2, read-only), None when the read failed (counted)."""
+        return self._call(c.TARGET_SERVER, "GET /v2", reader.server_metadata)
 
     def _record_error(self, target: str, kind: str, message: str) -> None:
         self._errors.labels(target, kind).inc()
