@@ -229,6 +229,26 @@ def test_a_batching_ratio_lowered_by_failures_says_so_beside_the_error_ratio() -
     assert alone.reason == f"candidate worse beyond the margin: {c.ROLLOUT_FIG_BATCHING_RATIO}"
 
 
+def test_a_candidate_failing_every_request_fails_on_its_errors_with_or_without_a_batching_ratio() -> None:
+    """version32: a candidate whose every request fails has no successful inference, so the exporter and
+    the recording rules give it no batching ratio; the rollout's own figure reads 0 there. Either way the
+    verdict is a failure on the error ratio: never a pass, never inconclusive for want of the ratio."""
+    rs = default_spec().rollout
+    n = 8
+    traffic = ([5.0] * n, [5.0] * n)
+    errors = ([0.0] * n, [1.0] * n)
+    base_batching = [4.0 + 0.1 * (i % 3) for i in range(n)]
+    for cand_batching in ([0.0] * n, []):
+        samples = {
+            TRAFFIC: traffic,
+            c.ROLLOUT_FIG_ERROR_RATIO: errors,
+            c.ROLLOUT_FIG_BATCHING_RATIO: (base_batching, cand_batching),
+        }
+        verdict = judge(*_sides(), samples, rs)
+        assert verdict.verdict == c.ROLLOUT_FAIL, cand_batching
+        assert verdict.reason.startswith(f"candidate worse beyond the margin: {c.ROLLOUT_FIG_ERROR_RATIO}")
+
+
 def _batching_samples(
     ratios: tuple[float, float], rates: tuple[float, float]
 ) -> dict[str, tuple[list[float], list[float]]]:
