@@ -334,6 +334,7 @@ RESERVED_LABELS: Final = frozenset(
     {_x.LABEL_JOB, _x.LABEL_INSTANCE, _x.LABEL_LE, _x.L_STAGE, _x.L_STATE, _x.L_RUNBOOK, _x.L_DIRECTION}
     | {_x.L_LATENCY_SOURCE, _t.LABEL_MODEL, _t.LABEL_VERSION, _t.LABEL_GPU_UUID, _t.LABEL_REASON}
     | {_t.LABEL_QUANTILE, LABEL_ALERTNAME, L_SLO, L_SEVERITY, L_WINDOW, L_BOUND, _x.L_CHECK}
+    | {_x.L_NEEDS_RELEASE}  # the missing-input alert matches it (version32)
     # the rollout guard's alert labels, the model namespacing and TensorRT-LLM labels the rules keep, and
     # kube-state-metrics' labels the container-restart and autoscaling rules group by (round eighteen)
     | {LABEL_BASELINE, LABEL_CANDIDATE, LABEL_FIGURE, _t.LABEL_NAMESPACE}
