@@ -152,10 +152,12 @@ def diagnose_stream(
     titles: Mapping[str, str],
     remediations: Mapping[str, str] | None = None,
     progress: Callable[[int], None] | None = None,
+    refuse_blank: bool = False,
 ) -> Report:
-    """The findings of a log read from a binary stream, in constant memory."""
+    """The findings of a log read from a binary stream, in constant memory; ``refuse_blank``: a stream of
+    blank lines is a `LogInputError` (a user's log, where "no failure found" would read as healthy)."""
     diagnoser = Diagnoser(titles, remediations)
-    for event in parse(scan_lines(stream, progress=progress)):
+    for event in parse(scan_lines(stream, progress=progress, refuse_blank=refuse_blank)):
         diagnoser.feed(event)
     return diagnoser.finish()
 
@@ -169,7 +171,7 @@ def diagnose_log(
     """The findings of a log file, a .gz or '-' (stdin); DiagnosisError when it cannot be read."""
     try:
         with open_log(name) as stream:
-            return diagnose_stream(stream, titles, remediations, progress)
+            return diagnose_stream(stream, titles, remediations, progress, refuse_blank=True)
     except LogInputError as exc:
         raise DiagnosisError(f"{shown_path(name)}: {exc}") from None
     except OSError as exc:

@@ -168,18 +168,20 @@ def scan_lines(
     *,
     chunk_bytes: int = CHUNK_BYTES,
     progress: Callable[[int], None] | None = None,
+    refuse_blank: bool = False,
 ) -> Iterator[tuple[int, str]]:
     """Numbered candidate lines of a binary stream (see the module docstring), NUL bytes dropped (`holes`).
 
-    Raises `LogInputError` when its first text is binary or it holds NULs only. ``progress`` gets the number
-    of bytes read so far after each chunk."""
+    Raises `LogInputError` when its first text is binary or it holds NULs only, and with ``refuse_blank``
+    when it holds bytes but no text (blank lines, spaces). ``progress`` gets the number of bytes read so far
+    after each chunk."""
     scanner = _Scanner()
     buf = bytearray(chunk_bytes * 2)
     view = memoryview(buf)
     filled = 0  # bytes of buf holding the unfinished last line of the previous chunk
     consumed = 0
     hole = 0  # NUL bytes read before the first text; -1 once text was read
-    blank = True  # nothing but whitespace (and NULs) read yet
+    blank = refuse_blank  # True while nothing but whitespace (and NULs) was read, if that is refused
     skipping = False  # inside a line longer than any chunk: drop bytes until its newline
     readinto = getattr(stream, "readinto", None)
     while True:
