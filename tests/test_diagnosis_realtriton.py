@@ -165,7 +165,7 @@ def _capture_once(name: str, workdir: Path, log_path: Path) -> None:
         # The server never becomes ready: watch the log, then stop it.
         starter = threading.Thread(target=lambda: _quiet(server.start), daemon=True)
         starter.start()
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 150  # 60 s ran out once at load ~8 before mf_beside failed in the log
         while time.monotonic() < deadline and not _stuck_done(server.read_log()):
             time.sleep(0.1)
         server.stop()
