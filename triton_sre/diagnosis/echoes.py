@@ -20,12 +20,13 @@ import re
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import Obs
 from triton_sre.diagnosis.report import Finding
+from triton_sre.diagnosis.server_rules import TRITON_BIND_REFUSAL
 
 __all__ = ["bind_note", "fold_echoes"]
 
 _SOCKET = re.compile(r"\bSocket '\[?(?P<host>[^'\n\]]*?)\]?:(?P<port>\d+)' already in use")
 _ANY_OR_LOOPBACK = re.compile(r"(?:0\.0\.0\.0|::|127\.\d+\.\d+\.\d+|::1|localhost|)\Z", re.I)
-_ECHO = re.compile(r"\bfailed to start [\w ]{1,20} service: [^\n]*\b(?:Socket|Port) '[^'\n]*' already in use")
+_ECHO = re.compile(r"\bfailed to start [\w ]{1,20} service: [^\n]*" + TRITON_BIND_REFUSAL)
 
 
 def fold_echoes(orphans: list[Obs]) -> list[Obs]:

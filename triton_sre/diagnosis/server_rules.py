@@ -15,7 +15,10 @@ from triton_sre.diagnosis.dropped import HEADER_PATTERN_REFUSED
 from triton_sre.diagnosis.lineshape import PARSER_REFUSAL
 from triton_sre.diagnosis.stack_rules import CauseRule, rx
 
-__all__ = ["OPTION_RULES", "PORT_RULES"]
+TRITON_BIND_REFUSAL: Final = r"\b(?:Socket|Port) '[^'\n]*' already in use"
+"""Triton's own words for a bind that failed (also echoes.py's, which tells an echo from a cause)."""
+
+__all__ = ["OPTION_RULES", "PORT_RULES", "TRITON_BIND_REFUSAL"]
 
 
 # The server cannot listen on its port: another process (a second Triton, a leftover container, a
@@ -28,7 +31,7 @@ PORT_RULES: Final[tuple[CauseRule, ...]] = (
             # (r20.09 on) quoting src/http_server.cc / src/grpc/grpc_server.cc: "Port '<addr>' already
             # in use " (r22.04, PR #4071), "Socket '<addr>:<port>' already in use " (r22.05 on, PR #4136,
             # to r26.09); the whole line is asserted by qa/L0_lifecycle/test.sh.
-            r"\b(Socket|Port) '[^'\n]*' already in use",
+            TRITON_BIND_REFUSAL,
             # gRPC core's own line before it (chttp2_server.cc "No address added out of total N
             # resolved" around tcp_server's bind error), the Linux EADDRINUSE strerror as gRPC, Go's
             # net package ("listen tcp :8001: bind: address already in use"), Python's OSError and
