@@ -149,13 +149,22 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_MODEL_FILE_INVALID,
         rx(
-            # TensorFlow's ReadBinaryProto on a SavedModel or GraphDef; core's own (a config.pb) shares
-            # the wording and stays config-parse-error (inventory core-binary-proto).
+            # TensorFlow's ReadBinaryProto on a SavedModel or GraphDef (ReadTextProto on a SavedModel's
+            # text form); core's own (a config.pb) shares the wording and stays config-parse-error
+            # (inventory core-binary-proto).
             r"\bCan't parse \S*(?:saved_model\.pb|\.graphdef) as binary proto\b",
+            r"\bCan't parse \S*saved_model\.pbtxt as text proto\b",
             r"\[ NETWORK_NOT_READ \] Unable to read the model\b",
             r"\bIncorrect weights in bin file\b",
         ),
         "TensorFlow core/platform/env.cc ReadBinaryProto; OpenVINO core read_model / IR deserializer",
+    ),
+    CauseRule(
+        c.RUNBOOK_CONFIG_PARSE_ERROR,
+        # TensorRT Inference Server (before 20.x) read config.pbtxt with TensorFlow's ReadTextProto; core
+        # words it "failed to read text proto from <path>" since (inventory).
+        rx(r"\bCan't parse \S*config\.pbtxt as text proto\b"),
+        "TensorFlow core/platform/env.cc ReadTextProto (TensorRT Inference Server 19.x server.cc)",
     ),
     CauseRule(
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
