@@ -439,3 +439,16 @@ def test_cores_config_modification_time_error_on_a_load_with_its_config_is_harml
         "I0509 07:41:08.400000 338401 model_lifecycle.cc:839] \"successfully loaded 'triton_model'\"\n"
     )
     assert diagnose_events(parse_text(text)).findings == ()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # core (filesystem/api.cc ReadTextProto) and TensorRT Inference Server 19.x (TensorFlow's env.cc)
+        "E0429 03:18:53.407096 1 model_repository_manager.cc:1234] failed to read text proto from /models/resnet/config.pbtxt",
+        "E0429 03:18:53.407096 1 server.cc:620] Can't parse /models/resnet/config.pbtxt as text proto",
+    ],
+)
+def test_a_config_files_folder_names_its_model(line: str) -> None:
+    findings = diagnose_events(parse_text(line + "\n")).findings
+    assert [(f.model, f.runbook) for f in findings] == [("resnet", c.RUNBOOK_CONFIG_PARSE_ERROR)]

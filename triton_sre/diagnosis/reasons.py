@@ -94,6 +94,8 @@ PY_PATH = re.compile(
     r"/(?!folder[A-Za-z0-9]{6}/)(?P<model>[^/\s'\"]+)/(?P<version>\d+)/[^/\s'\"()]+"
     r"\.(?:py|onnx|plan|engine|pt|pth|graphdef|savedmodel)\b"
 )
+# A model's configuration file (``Can't parse /models/m/config.pbtxt as text proto``): the folder names it.
+_CONFIG_PATH = re.compile(r"/(?P<model>[^/\s'\"]+)/config\.pbtxt\b")
 STUB = re.compile(r"Failed to (pre)?initialize Python stub|Stub process", re.I)
 # A model a line names in quotes (the Python stub's ``... for model 'm' specified ...``; core's answer to a
 # load request, ``failed to load 'm', no version is available``, model_repository_manager.cc r21.02-r26.06),
@@ -120,6 +122,8 @@ def owning_model(message: str) -> tuple[str, str | None] | None:
     if path is None and (named := _NAMED_MODEL.search(head) or _ANALYZER_LOAD.search(head)) is not None:
         return named["model"] or named["loaded"] or named["cycle"], None
     path = path or PY_PATH.search(message)
+    if path is None and (config := _CONFIG_PATH.search(head)) is not None:
+        return config["model"], None
     return (path["model"], path["version"]) if path else None
 
 
