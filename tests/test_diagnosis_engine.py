@@ -452,3 +452,16 @@ def test_cores_config_modification_time_error_on_a_load_with_its_config_is_harml
 def test_a_config_files_folder_names_its_model(line: str) -> None:
     findings = diagnose_events(parse_text(line + "\n")).findings
     assert [(f.model, f.runbook) for f in findings] == [("resnet", c.RUNBOOK_CONFIG_PARSE_ERROR)]
+
+
+def test_an_unmade_cuda_pool_finalized_at_exit_is_not_a_failure() -> None:
+    # tune/server-4165 (a bucket it could not read): core's destructor then finalizes a pool never made.
+    finalize = "E0405 20:00:11.055936 1 cuda_memory_manager.cc:66] Failed to finalize CUDA memory manager: [3] CNMEM_STATUS_NOT_INITIALIZED\n"
+    report = diagnose_events(parse_text(finalize))
+    assert report.findings == () and report.unmatched == () and report.harmless_lines == 1
+    failed = "error: creating server: Internal - Could not get MetaData for bucket with name b\n"
+    report = diagnose_events(parse_text(failed + finalize))
+    assert [f.runbook for f in report.findings] == [c.RUNBOOK_CLOUD_REPOSITORY_ACCESS] and report.unmatched == ()
+    # Another status is the pool's own failure, not exit noise.
+    other = finalize.replace("[3] CNMEM_STATUS_NOT_INITIALIZED", "[6] CNMEM_STATUS_CUDA_ERROR")
+    assert diagnose_events(parse_text(other)).findings != ()

@@ -185,7 +185,8 @@ def text_chunks(report: Report, base_url: str | None = None, *, colour: bool = F
             paint(
                 _DIM,
                 f"{report.harmless_lines} line(s) known to be harmless on a CPU host were ignored "
-                "(CudaDriverHelper, NVML, DCGM, pinned memory, ensemble CUDA streams).",
+                "(CudaDriverHelper, NVML, DCGM, pinned memory, ensemble CUDA streams, "
+                "an unmade CUDA pool at exit).",
             )
         )
     if tail:

@@ -69,6 +69,10 @@ HARMLESS: Final = _rx(
     # loads (real 2.51 here; a 22.09 CPU quick-start, tests/data/logs/SPLIT.md). A backend's own
     # "unable to create stream: <error>" (no "for") fails its model and stays a cause.
     r"unable to create stream for [^:\n]+: ",
+    # Core's CudaMemoryManager destructor at exit (src/cuda_memory_manager.cc, before its has_allocation_
+    # guard): finalizing a CUDA pool that was never made (no GPU, or a start-up that failed before it) is
+    # CNMEM's NOT_INITIALIZED, printed after the real failure or at any CPU host's exit.
+    r"Failed to finalize CUDA memory manager: \[\d+\] CNMEM_STATUS_NOT_INITIALIZED",
     *LIBRARY_INFO,
 )
 
