@@ -424,6 +424,9 @@ L_CHECK: Final = "check"
 L_NEEDS_RELEASE: Final = "needs_release"
 # 1, label version (LABEL_VERSION: Triton's server version, e.g. 2.51.0) from GET /v2; none while unread
 M_TRITON_INFO: Final = "triton_sre_triton_info"
+# Restarts of Triton the exporter saw between two polls that read its metrics: every counted model's
+# counters (or a GPU's energy counter) went down (exporter/restarts.py)
+M_TRITON_RESTARTS: Final = "triton_sre_triton_restarts_total"
 CHECK_LATENCY_QUANTILES: Final = "latency-quantiles"
 CHECK_GPU_METRICS: Final = "gpu-metrics"
 CHECK_CPU_METRICS: Final = "cpu-metrics"

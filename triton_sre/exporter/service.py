@@ -30,7 +30,7 @@ from triton_sre.config import ExporterSettings
 from triton_sre.diagnosis.engine import diagnose_reason
 from triton_sre.exporter.budgets import BudgetWatch
 from triton_sre.exporter.capacity import WATCHED as CAPACITY_NAMES
-from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer
+from triton_sre.exporter.capacity import CapacityReading, CapacityWatch, LoadTimer, energy_rows
 from triton_sre.exporter.collector import ExporterView, render_chunks
 from triton_sre.exporter.configs import ConfigCache
 from triton_sre.exporter.derive import CapacityInputs, Derivation, ReasonMemo, derive_window
@@ -41,6 +41,7 @@ from triton_sre.exporter.metricsfold import counters_from_samples
 from triton_sre.exporter.release import ServerRelease
 from triton_sre.exporter.replay import Replayer
 from triton_sre.exporter.rescue import Rescue
+from triton_sre.exporter.restarts import RestartWatch
 from triton_sre.exporter.snapshot import (
     CounterRow,
     IndexEntry,
@@ -172,6 +173,7 @@ class Exporter:
         self._budgets = BudgetWatch(settings.metrics_budget, self.registry)
         self._inputs = InputWatch(self.registry)  # triton_sre_input_missing{check} (doctor's checks)
         self._release = ServerRelease(self.registry)  # triton_sre_triton_info{version}, from GET /v2
+        self._restarts = RestartWatch(self.registry)  # triton_sre_triton_restarts_total
         # the configs of the index's models, fetched when one appears or changes (exporter/configs.py)
         self._configs = ConfigCache(self._tracer, self._inputs, self._record_error, self._decode)
         self._last_success = Gauge(
@@ -239,7 +241,9 @@ class Exporter:
                 capacity=reading,
             )
             self._loads.observe(taken_at, index)
-            if self._release.observe(counters is not None, lambda: self._read_release(reader)):
+            energy = {uuid: joules for uuid, (joules,) in energy_rows(reading).items()} if reading else {}
+            restarted = self._restarts.observe(counters, energy)
+            if self._release.observe(counters is not None, lambda: self._read_release(reader), restarted):
                 self._inputs.version = self._release.version
             if counters is not None and stats is not None:
                 self._inputs.update(
