@@ -27,6 +27,7 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
     server = ls.keep(c.LABEL_JOB, c.LABEL_INSTANCE)
     url = lambda alert: runbook_url(base_url, c.ALERT_RUNBOOKS[alert])  # noqa: E731
     energy = selector(c.NV_ENERGY_CONSUMPTION, triton)
+    counted_restarts = selector(c.M_TRITON_RESTARTS, exporter)  # the exporter's (exporter/restarts.py)
     pending = selector(c.NV_PENDING_REQUEST_COUNT, [*triton, (c.LABEL_GPU_UUID, "=", "")])
     unavailable = selector(c.M_MODEL_UNAVAILABLE, exporter)
     in_transition = selector(
@@ -50,17 +51,24 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
         # On a GPU host the energy counter says it without a failed scrape, idle or not: core's metrics.cc
         # counts each GPU's joules "since the Triton Server started" from 0, in 2 s steps that never go
         # down, and an idle GPU still draws power; so it resets only when the process starts again.
+        # On a CPU host under traffic the exporter says it without a failed scrape either: it counts a
+        # restart when every model version that had counted something went down between two of its polls
+        # (exporter/restarts.py; a model unloaded and loaded alone is no restart). Its series carry the
+        # exporter's job and instance.
         alert(
             c.ALERT_SERVER_RESTARTED,
             f"(sum {by(server)} (resets({selector(c.NV_EXEC_COUNT, triton)}[{_RESTART_WINDOW}])) > 0\n"
             f"and {on(server)} min_over_time({selector('up', triton)}[{_RESTART_WINDOW}]) == 0)\n"
-            f"or sum {by(server)} (resets({energy}[{_RESTART_WINDOW}])) > 0",
+            f"or sum {by(server)} (resets({energy}[{_RESTART_WINDOW}])) > 0\n"
+            f"or sum {by(server)} (increase({counted_restarts}[{_RESTART_WINDOW}])) > 0",
             "1m",
             c.SEVERITY_TICKET,
             "Triton {{ $labels.instance }} restarted",
-            f"Triton {{{{ $labels.instance }}}} (job {tj}) restarted in the last {_RESTART_WINDOW}: its GPU "
-            "energy counter started again from 0, or its inference counters were reset and a scrape failed. "
-            "Its previous log says why (a crash, an out-of-memory kill, a failed probe).",
+            f"Triton {{{{ $labels.instance }}}} (job {{{{ $labels.job }}}}) restarted in the last "
+            f"{_RESTART_WINDOW}: its GPU energy counter started again from 0, its inference counters were "
+            f"reset and a scrape failed, or the triton-sre exporter (job {ej}: the instance is then the "
+            "exporter's) saw every counted model's counters go down between two polls. Its previous log "
+            "says why (a crash, an out-of-memory kill, a failed probe).",
             url(c.ALERT_SERVER_RESTARTED),
         ),
         _container_restarted(spec, url(c.ALERT_CONTAINER_RESTARTED)),
