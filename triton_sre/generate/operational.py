@@ -63,7 +63,7 @@ def operational_groups(spec: Spec, base_url: str) -> RuleFile:
             f"or sum {by(server)} (increase({counted_restarts}[{_RESTART_WINDOW}])) > 0",
             "1m",
             c.SEVERITY_TICKET,
-            "Triton {{ $labels.instance }} restarted",
+            "Triton restarted, seen by job {{ $labels.job }} at {{ $labels.instance }}",
             f"Triton {{{{ $labels.instance }}}} (job {{{{ $labels.job }}}}) restarted in the last "
             f"{_RESTART_WINDOW}: its GPU energy counter started again from 0, its inference counters were "
             f"reset and a scrape failed, or the triton-sre exporter (job {ej}: the instance is then the "
