@@ -243,3 +243,32 @@ def test_configs_left_when_the_deadline_passes_wait_for_the_next_poll(fresh_expo
     api_proxy.set_fault(first, None)
     exporter.poll_once()
     assert set(exporter._configs.view) == set(ready)  # fetched on the next poll
+
+
+def test_the_release_read_after_a_slow_fold_gets_its_own_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GET /v2 comes after the metrics are folded (a restart is seen in the counters), and the fold of a
+    fleet's body takes seconds: the read must not find the fetches' deadline spent (every first poll at
+    10,000 models counted a server timeout and no release was ever read)."""
+    from scrape_triton import SCRAPES, ScrapeTriton
+
+    body = (SCRAPES / "ifa_captured_loaded_25.12_cpu.txt").read_bytes().split(b"\n\n", 1)[1]
+    with ScrapeTriton(body) as triton:
+        real_api = triton._api
+        metadata = {"name": "triton", "version": "2.51.0"}
+        monkeypatch.setattr(triton, "_api", lambda path: metadata if path == "/v2" else real_api(path))
+        settings = ExporterSettings(
+            triton_url=triton.url, metrics_url=triton.url + c.PATH_METRICS, timeout=TIMEOUT
+        )
+        exporter = Exporter(settings)
+        fold = exporter._read_metrics
+
+        def slow_fold(*args: object, **kwargs: object) -> object:
+            time.sleep(TIMEOUT * 1.2)  # the fold of a fleet-sized body
+            return fold(*args, **kwargs)
+
+        monkeypatch.setattr(exporter, "_read_metrics", slow_fold)
+        exporter.poll_once()
+        samples = _samples(exporter.metrics_text().decode())
+    assert samples[(c.M_UP, ())] == 1
+    assert samples[(c.M_TRITON_INFO, ((c.LABEL_VERSION, "2.51.0"),))] == 1
+    assert _errors(samples, c.TARGET_SERVER, c.FAULT_TIMEOUT) == 0
