@@ -68,8 +68,9 @@ class GpuContext:
     def note(self, event: LogEvent, index: int) -> None:
         """Remember that CUDA saw no device or an insufficient driver, and whether the log needs a GPU."""
         message = event.message
-        progress = event.source == SOURCE_OPTION or any(mark in message for mark in PROGRESS_MARKS)
-        if event.level == LEVEL_INFO and not progress:
+        if event.level == LEVEL_INFO and not (
+            event.source == SOURCE_OPTION or any(mark in message for mark in PROGRESS_MARKS)
+        ):  # (the marks are looked for on I lines only: this runs on every event)
             return  # other ``I`` lines never count: the chunked scanner drops them (not the options table)
         if (
             self.old_driver is not None
