@@ -26,7 +26,6 @@ from triton_sre.diagnosis.holes import only_nuls_message, sparse_data_start
 from triton_sre.diagnosis.logparse import parse
 from triton_sre.diagnosis.scan import LogInputError, scan_lines
 from triton_sre.redact import redact, shown_path
-from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
 
 __all__ = ["DiagnosisError", "LiveDiagnosis", "diagnose_live", "diagnose_log", "diagnose_stream", "open_log"]
 
@@ -187,6 +186,9 @@ def diagnose_live(
 ) -> LiveDiagnosis:
     """The findings of a live Triton from its repository index (only `model`'s entries when given);
     DiagnosisError when the index cannot be read."""
+    # (here, not at the top: a log's triage loads no HTTP client, requests and urllib3 included)
+    from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
+
     client = TritonClient(triton_url, default_metrics_url(triton_url), timeout=timeout)
     try:
         index = client.repository_index()
