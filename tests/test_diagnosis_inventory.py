@@ -23,6 +23,8 @@ from triton_sre.diagnosis.inventory import (
     ENTRIES,
     Entry,
     InventoryError,
+    LazyPattern,
+    load_inventory,
     parse_inventory,
     template_regex,
     wrap_tolerant,
@@ -190,6 +192,34 @@ entries:
 def test_malformed_inventory_is_rejected_naming_entry_and_field(text: str, message: str) -> None:
     with pytest.raises(InventoryError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         parse_inventory(text)
+
+
+def test_the_packaged_inventory_passes_every_check_its_lazy_reading_skips() -> None:
+    """`ENTRIES` is read unchecked (patterns compiled at their first search); the full check of the same
+    file (each pattern compiles, each example matches its template, competitors as declared) passes, and
+    gives the same entries, pattern for pattern."""
+    checked = load_inventory()
+    assert all(isinstance(e.regex, re.Pattern) for e in checked)
+    assert all(isinstance(e.regex, LazyPattern) for e in ENTRIES)
+
+    def shape(entries: tuple[Entry, ...]) -> list[object]:
+        return [
+            (e.id, e.runbook, e.regex.pattern, e.tail and e.tail.pattern, [(w.runbook, w.when.pattern) for w in e.competes])
+            for e in entries
+        ]
+
+    assert shape(checked) == shape(ENTRIES)
+
+
+def test_a_lazy_pattern_searches_as_its_compiled_pattern() -> None:
+    source = r"unable to\s+find (\w+)"
+    lazy, compiled = LazyPattern(source, re.I), re.compile(source, re.I)
+    assert lazy._compiled is None  # not compiled until used
+    for text in ("Unable to  FIND backend", "nothing here", "x unable to find y unable to find z"):
+        assert repr(lazy.search(text)) == repr(compiled.search(text))
+    found = lazy.search("xx unable to find a", 3)
+    assert found is not None and found.group(1) == "a"
+    assert lazy.groups == 1 and lazy == LazyPattern(source, re.I) and lazy != LazyPattern(source, 0)
 
 
 def test_coverage_document_is_not_stale() -> None:

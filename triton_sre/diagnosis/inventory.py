@@ -5,7 +5,9 @@ sources across releases, with the runbook it means. `rules.py` turns every entry
 rule, so the inventory is the one source of truth for Triton's own messages; `coverage.py`
 renders it as ``docs/diagnosis-coverage.md`` (a test fails when that document is stale).
 
-The file is package data read once at import (like a schema), not run-time input.
+The file is package data read once at import (like a schema), not run-time input; its patterns are
+compiled at their first search (`LazyPattern`), and the whole check of the packaged file (each pattern
+compiles, each example matches) is the tests'.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Final
@@ -27,6 +30,7 @@ __all__ = [
     "Competitor",
     "Entry",
     "InventoryError",
+    "LazyPattern",
     "leading_part_runbook",
     "load_inventory",
     "parse_inventory",
@@ -70,10 +74,51 @@ class InventoryError(ValueError):
     """The inventory file is malformed; the message names the entry and the field."""
 
 
+class LazyPattern:
+    """A regex compiled at its first search, not at import: a log's texts reach only some of the hundreds of
+    rules (a pasted line the first ~100 of `rules.CAUSE_RULES`; past `frames.PLAIN_TEXTS` texts, the ones
+    whose words `prefilter` finds), and compiling them all was 0.15 s of every triage's start-up.
+    ``pattern`` and ``flags`` (those given, as `re.compile` took them) are read without compiling; anything
+    else is the compiled pattern's. Equal to another of the same source and flags, as `re.Pattern` is."""
+
+    __slots__ = ("_compiled", "flags", "pattern", "search")
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+        # `search` is the compiled pattern's own once compiled: no call in between on the hot path
+        self.search: Callable[..., re.Match[str] | None] = self._first_search
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, self.flags)
+            self.search = self._compiled.search
+        return self._compiled
+
+    def _first_search(self, *args: Any) -> re.Match[str] | None:
+        return self.compiled().search(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compiled(), name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LazyPattern) and (other.pattern, other.flags) == (self.pattern, self.flags)
+
+    def __hash__(self) -> int:
+        return hash((self.pattern, self.flags))
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self.pattern!r}, {self.flags!r})"
+
+
+Pattern = re.Pattern[str] | LazyPattern
+
+
 @dataclass(frozen=True, slots=True)
 class Competitor:
     runbook: str
-    when: re.Pattern[str]
+    when: Pattern
     example: str
     """The entry's message with the deciding evidence in it (tested like the entry's own example)."""
 
@@ -87,16 +132,21 @@ class Entry:
     template: str
     example: str
     runbook: str
-    regex: re.Pattern[str]
+    regex: Pattern
     decides: str = ""
     competes: tuple[Competitor, ...] = ()
-    tail: re.Pattern[str] | None = None
+    tail: Pattern | None = None
     """The message quoted from its model's name on (`tail_regex`); None where there is no such tail."""
 
 
 def template_regex(template: str) -> re.Pattern[str]:
     """Literal text escaped, each ``<...>`` any text on the line; leading/trailing ones and a final
     full stop dropped."""
+    return re.compile(_template_source(template), re.I)
+
+
+def _template_source(template: str) -> str:
+    """`template_regex`'s source."""
     parts = _PLACEHOLDER.split(template)
     while parts and not parts[0].strip():
         parts.pop(0)
@@ -107,7 +157,7 @@ def template_regex(template: str) -> re.Pattern[str]:
         # are the blanks before an empty last value (``are: <ids>`` with no id ends ``are:`` on a line).
         parts[-1] = parts[-1].rstrip(".; ")
     if not parts:
-        return re.compile("", re.I)
+        return ""
     # A template that starts with a value (``<name> in auto-complete-config function``) starts its regex at
     # the blank after it: that blank is a look-behind, since a blank run in front of the first word would be
     # scanned again from each of its characters (a line padded with 50,000 blanks took minutes).
@@ -120,7 +170,7 @@ def template_regex(template: str) -> re.Pattern[str]:
         # the line from every opening quote, quadratic on a line that repeats the template's start.
         quote = before[-1:] if before[-1:] in ("'", '"') and after[:1] == before[-1:] else ""
         pattern += f"[^{quote}\\n]*" if quote else _VALUE
-    return re.compile(pattern + _literal(parts[-1]), re.I)
+    return pattern + _literal(parts[-1])
 
 
 # A value between two literals: any text on the line, up to a bound. Unbounded, a line repeating the
@@ -233,21 +283,23 @@ def wrap_tolerant(regex: str) -> str:
     return "".join(out)
 
 
-def as_written(pattern: re.Pattern[str]) -> str:
+def as_written(pattern: Pattern) -> str:
     """A `wrap_tolerant` regex's source as the inventory writes it (for the coverage document)."""
     return pattern.pattern.replace(_WRAP_GROUP, " ")
 
 
-def _compile(where: str, field: str, value: Any) -> re.Pattern[str]:
+def _compile(where: str, field: str, value: Any, checked: bool) -> Pattern:
     if not isinstance(value, str) or not value:
         raise InventoryError(f"{where}: {field}: must be a non-empty regex string")
+    if not checked:
+        return LazyPattern(wrap_tolerant(value), re.I)
     try:
         return re.compile(wrap_tolerant(value), re.I)
     except re.error as exc:
         raise InventoryError(f"{where}: {field}: not a valid regex: {exc}") from None
 
 
-def _entry(raw: Any, index: int) -> Entry:
+def _entry(raw: Any, index: int, checked: bool) -> Entry:
     where = f"entry {index}"
     if not isinstance(raw, dict):
         raise InventoryError(f"{where}: must be a mapping")
@@ -277,9 +329,11 @@ def _entry(raw: Any, index: int) -> Entry:
         raise InventoryError(
             f"{where}: releases: must be [first, last] release branches like [r21.08, r26.06]"
         )
-    regex = (
-        _compile(where, "pattern", raw["pattern"]) if "pattern" in raw else template_regex(raw["template"])
-    )
+    if "pattern" in raw:
+        regex = _compile(where, "pattern", raw["pattern"], checked)
+    else:
+        source = _template_source(raw["template"])
+        regex = re.compile(source, re.I) if checked else LazyPattern(source, re.I)
     if not regex.pattern:
         raise InventoryError(f"{where}: template: has no literal text to match")
     competes: list[Competitor] = []
@@ -290,14 +344,16 @@ def _entry(raw: Any, index: int) -> Entry:
             raise InventoryError(
                 f"{where}: competes[{n}].runbook: {comp['runbook']!r} is not another runbook id"
             )
-        when = _compile(where, f"competes[{n}].when", comp["when"])
+        when = _compile(where, f"competes[{n}].when", comp["when"], checked)
         example = comp["example"]
-        if not isinstance(example, str) or not (regex.search(example) and when.search(example)):
+        if not isinstance(example, str):
             raise InventoryError(f"{where}: competes[{n}].example: must match both the template and 'when'")
-        if when.search(raw["example"]):
+        if checked and not (regex.search(example) and when.search(example)):
+            raise InventoryError(f"{where}: competes[{n}].example: must match both the template and 'when'")
+        if checked and when.search(raw["example"]):
             raise InventoryError(f"{where}: example: must not hold competes[{n}]'s evidence")
         competes.append(Competitor(comp["runbook"], when, example))
-    if not regex.search(raw["example"]):
+    if checked and not regex.search(raw["example"]):
         raise InventoryError(f"{where}: example: does not match the template")
     return Entry(
         id=raw["id"],
@@ -314,25 +370,27 @@ def _entry(raw: Any, index: int) -> Entry:
     )
 
 
-def parse_inventory(text: str) -> tuple[Entry, ...]:
-    """Entries from the YAML text; raises `InventoryError` naming the entry and field."""
+def parse_inventory(text: str, checked: bool = True) -> tuple[Entry, ...]:
+    """Entries from the YAML text; raises `InventoryError` naming the entry and field. Not ``checked``: each
+    pattern a `LazyPattern`, compiled at its first search, so neither compiled nor tried on the examples
+    here (the packaged file's `ENTRIES`: tests/test_diagnosis_inventory.py checks it in full)."""
     try:
         doc = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise InventoryError(f"not valid YAML: {exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != 1 or not isinstance(doc.get("entries"), list):
         raise InventoryError("expected a mapping with schema: 1 and an entries list")
-    entries = tuple(_entry(raw, i) for i, raw in enumerate(doc["entries"]))
+    entries = tuple(_entry(raw, i, checked) for i, raw in enumerate(doc["entries"]))
     dup = [k for k, n in Counter(e.id for e in entries).items() if n > 1]
     if dup:
         raise InventoryError(f"entry {dup[0]}: id: used more than once")
     return entries
 
 
-def load_inventory() -> tuple[Entry, ...]:
-    """The packaged inventory."""
+def load_inventory(checked: bool = True) -> tuple[Entry, ...]:
+    """The packaged inventory (``checked``: see `parse_inventory`)."""
     text = resources.files("triton_sre.diagnosis").joinpath(INVENTORY_FILE).read_text(encoding="utf-8")
-    return parse_inventory(text)
+    return parse_inventory(text, checked)
 
 
-ENTRIES: Final = load_inventory()
+ENTRIES: Final = load_inventory(checked=False)

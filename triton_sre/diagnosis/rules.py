@@ -20,7 +20,7 @@ from typing import Final
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.hand_rules import HAND_RULES, MISSING_SUBMODULE, PLUGIN_FIELDS_MISREAD
-from triton_sre.diagnosis.inventory import ENTRIES
+from triton_sre.diagnosis.inventory import ENTRIES, LazyPattern, Pattern
 from triton_sre.diagnosis.library_errors import LIBRARY_COMPETES
 from triton_sre.diagnosis.stack_rules import CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
@@ -86,9 +86,10 @@ PRIORITY: Final[tuple[str, ...]] = (
 )
 
 
-def _both(template: re.Pattern[str], evidence: re.Pattern[str]) -> re.Pattern[str]:
-    """A text holding both the template and the deciding evidence (in any order)."""
-    return re.compile(rf"^(?=[\s\S]*?(?:{evidence.pattern}))[\s\S]*?(?:{template.pattern})", re.I)
+def _both(template: Pattern, evidence: Pattern) -> LazyPattern:
+    """A text holding both the template and the deciding evidence (in any order); compiled at its first
+    search (inventory.LazyPattern)."""
+    return LazyPattern(rf"^(?=[\s\S]*?(?:{evidence.pattern}))[\s\S]*?(?:{template.pattern})", re.I)
 
 
 # Specific over generic inside one text: (generic runbook, specific runbook, the specific evidence). An
