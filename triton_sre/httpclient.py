@@ -162,18 +162,28 @@ def is_loopback(host: str | None) -> bool:
 
     A sidecar reaches Triton and Prometheus on `localhost`; a proxy set for the pod or the machine
     (`HTTP_PROXY` without `localhost` in `NO_PROXY`) would be asked for its own loopback instead. Go's
-    net/http, which Prometheus and Alertmanager use, never proxies these hosts either."""
+    net/http, which Prometheus and Alertmanager use, never proxies these hosts either.
+
+    An address is read as the C library reads it when it connects (`getaddrinfo` on a numeric host,
+    no lookup): `127.1`, `0x7f000001`, `2130706433`, `0177.0.0.1` and `127.000.000.001` are 127.0.0.1
+    there, though Python's and Go's parsers refuse them. The unspecified address (`0.0.0.0`, `0`, `::`)
+    is this machine too: Linux connects it to loopback."""
     if not host:
         return False
     name = host.rstrip(".").lower()
     if name == "localhost" or name.endswith(".localhost"):
         return True
     try:
-        address = ipaddress.ip_address(name.split("%", 1)[0])
-    except ValueError:
-        return False
+        found = socket.getaddrinfo(name.split("%", 1)[0], None, flags=socket.AI_NUMERICHOST)
+    except (OSError, UnicodeError, ValueError):
+        return False  # a name (its resolution is the proxy's), or no address at all
+    return bool(found) and all(_this_machine(entry[4][0]) for entry in found)
+
+
+def _this_machine(text: str) -> bool:
+    address = ipaddress.ip_address(text.split("%", 1)[0])
     mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1, as Go reads it
-    return address.is_loopback or bool(mapped and mapped.is_loopback)
+    return any(a is not None and (a.is_loopback or a.is_unspecified) for a in (address, mapped))
 
 
 class _SameHostSession(requests.Session):

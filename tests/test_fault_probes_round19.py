@@ -1,0 +1,63 @@
+"""Fault probes, round nineteen (branch `probes19`, 2026-12-07): loopback however it is spelled, and the
+probes listed in docs/failure-behaviour.md, "Fault probes, round nineteen". Each test failed before its
+change."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from test_fault_probes_round18 import RecordingProxy, _cli
+
+from triton_sre import conventions as c
+from triton_sre.httpclient import is_loopback
+from triton_sre.stack.processes import free_port
+
+
+@pytest.fixture
+def proxy() -> Iterator[RecordingProxy]:
+    server = RecordingProxy()
+    yield server
+    server.close()
+
+
+# -- loopback as the C library reads it ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.1", True), ("127.0.1", True), ("0x7f000001", True), ("2130706433", True), ("0177.0.0.1", True),
+        ("127.000.000.001", True), ("017700000001", True), ("0x7f.1", True), ("0:0:0:0:0:0:0:1", True),
+        ("0000::1", True), ("::ffff:7f00:1", True), ("0.0.0.0", True), ("0", True), ("::", True),
+        ("10.1", False), ("0x0a000001", False), ("167772161", False), ("1.0x7f", False),
+        ("::127.0.0.1", False), ("128.0.0.1", False), ("vm", False), ("127.0.0.1.evil.example", False),
+        ("модель", False), ("a" * 300, False),
+    ],
+)  # fmt: skip
+def test_a_host_is_loopback_as_the_resolver_connects_it(host: str, loopback: bool) -> None:
+    """Before: `127.1`, `0x7f000001`, `2130706433`, `0177.0.0.1`, `127.000.000.001` (127.0.0.1 to the C
+    library's `getaddrinfo`, which the connection uses) and the unspecified address (Linux connects it to
+    loopback) were handed to the environment's proxy, which reached its own loopback instead."""
+    assert is_loopback(host) is loopback
+
+
+@pytest.mark.parametrize("host", ["127.1", "0x7f000001", "2130706433", "127.000.000.001", "0177.0.0.1"])
+def test_triage_of_the_real_triton_on_any_spelling_of_loopback_never_asks_the_proxy(
+    triton, proxy: RecordingProxy, host: str
+) -> None:
+    """Before: `triage --triton-url http://127.1:PORT` behind `HTTP_PROXY` asked the proxy for the index:
+    `answered HTTP 502`, exit 2. The real Triton listens on 127.0.0.1."""
+    url = triton.http_url.replace("127.0.0.1", host)
+    done = _cli("triage", "--format", "json", "--triton-url", url, **proxy.environment())
+    assert done.returncode == c.EXIT_FAILURE, done.stderr
+    assert json.loads(done.stdout)["findings"], done.stdout
+    assert proxy.asked == []
+
+
+@pytest.mark.parametrize("host", ["[0:0:0:0:0:0:0:1]", "[::]"])
+def test_an_ipv6_loopback_spelled_long_is_connected_directly(proxy: RecordingProxy, host: str) -> None:
+    """Nothing listens there: the refusal is the connection's own, not the proxy's 502."""
+    done = _cli("triage", "--triton-url", f"http://{host}:{free_port()}", **proxy.environment())
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert proxy.asked == []
+    assert "HTTP 502" not in done.stderr and "at the proxy" not in done.stderr
