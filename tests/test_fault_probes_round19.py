@@ -5,13 +5,21 @@ change."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from test_fault_probes_round18 import RecordingProxy, _cli
+from test_fault_probes_round18 import ROOT, RecordingProxy, _cli
+from test_stack_lifecycle import _free_block
 
 from triton_sre import conventions as c
+from triton_sre.demo import VECTOR_SCALE
+from triton_sre.demo.traffic import drive, infer
 from triton_sre.httpclient import is_loopback
+from triton_sre.stack.local import PORT_OFFSETS, Stack
 from triton_sre.stack.processes import free_port
 
 
@@ -61,3 +69,50 @@ def test_an_ipv6_loopback_spelled_long_is_connected_directly(proxy: RecordingPro
     assert done.returncode == c.EXIT_USAGE, done.stderr
     assert proxy.asked == []
     assert "HTTP 502" not in done.stderr and "at the proxy" not in done.stderr
+
+
+# -- the local stack's own reads under a pod-wide proxy ------------------------------------------------------
+def test_the_local_triton_starts_and_takes_traffic_with_a_proxy_in_the_environment(
+    fresh_triton_factory, proxy: RecordingProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: with `HTTP_PROXY` set and `NO_PROXY` empty, `LocalTriton.start` (`stack up`, `demo`,
+    `gameday`) asked the proxy for `/v2/health/live` until it gave up: `tritonserver not up after 60 s
+    (/v2/health/live answered 502 …)` (376 proxied reads in 40 s measured); the readiness checks, the
+    demo's traffic and status reads went the same way (plain `requests`, which proxies loopback)."""
+    for name, value in proxy.environment().items():
+        monkeypatch.setenv(name, value)
+    server = fresh_triton_factory(startup_timeout=60)
+    assert Stack.http_ok(f"{server.http_url}/v2/health/live")()
+    assert infer(server.http_url, VECTOR_SCALE, timeout=30)["outputs"]
+    sent = drive(server.http_url, VECTOR_SCALE, requests_total=5, concurrency=2, timeout_s=30)
+    assert (sent.ok, sent.total) == (5, 5), sent
+    assert proxy.asked == []
+
+
+@pytest.mark.triton
+def test_stack_up_with_a_proxy_in_the_environment_comes_up_and_never_asks_it(
+    tmp_path: Path, proxy: RecordingProxy
+) -> None:
+    """Before: `stack up` under a pod-wide `HTTP_PROXY` (no `NO_PROXY`) failed at its first component:
+    `tritonserver not up after … (/v2/health/live answered 502 …)`, exit 1. Its children (the exporter,
+    the bot, Go's Prometheus and Alertmanager) read loopback directly already."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")} | proxy.environment()
+    env["PYTHONPATH"] = str(ROOT)
+    base = _free_block(len(PORT_OFFSETS))
+    workdir = tmp_path / "stack"
+    up = [sys.executable, "-m", "triton_sre", "stack", "up", "--workdir", str(workdir)]
+    try:
+        up += ["--port-base", str(base), "--timeout", "120"]
+        done = subprocess.run(up, capture_output=True, text=True, timeout=600, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        status = subprocess.run(
+            [sys.executable, "-m", "triton_sre", "stack", "status", "--workdir", str(workdir)],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert status.returncode == 0, status.stdout + status.stderr
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "triton_sre", "stack", "down", "--workdir", str(workdir)],
+            capture_output=True, timeout=180, env=env,
+        )  # fmt: skip
+    assert proxy.asked == []

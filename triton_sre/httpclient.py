@@ -34,6 +34,7 @@ __all__ = [
     "deadline",
     "describe",
     "fetch",
+    "get",
     "is_loopback",
     "new_session",
     "watching",
@@ -215,6 +216,13 @@ def new_session(host_url: str | None = None) -> requests.Session:
         session.auth = requests.utils.get_netrc_auth(host_url)
         session.trust_env = False
     return session
+
+
+def get(url: str, timeout: float, **kwargs: Any) -> requests.Response:
+    """One GET on a session of its own (`new_session()`): like `requests.get`, but loopback is never
+    asked of the environment's proxy (the local stack's readiness and status reads)."""
+    with new_session() as session:
+        return session.get(url, timeout=timeout, **kwargs)
 
 
 def fetch(

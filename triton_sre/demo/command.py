@@ -24,6 +24,7 @@ from typing import Any, TextIO
 import requests
 
 from triton_sre import conventions as c
+from triton_sre import httpclient
 from triton_sre.config import interval_arg
 from triton_sre.durations import seconds_arg
 from triton_sre.files import make_dirs
@@ -194,7 +195,7 @@ def p99_by_model(prometheus_url: str) -> dict[tuple[str, str], float]:
     Prometheus has none yet (or cannot be asked)."""
     name = c.rec_latency_quantile(c.REC_LEVEL_MODEL, c.LATENCY_REQUEST)
     try:
-        body = requests.get(
+        body = httpclient.get(
             f"{prometheus_url}/api/v1/query",
             params={"query": f'{name}{{{c.LABEL_QUANTILE}="{c.DEFAULT_SLO_QUANTILE}"}}'},
             timeout=10,
@@ -215,8 +216,8 @@ def exporter_status(exporter_url: str, prometheus_url: str | None = None) -> dic
     `prometheus_url`, each model's current p99 request latency (Triton's summary, via the rules)."""
     from triton_sre.triton.exposition import parse
 
-    text = requests.get(f"{exporter_url}{c.PATH_METRICS}", timeout=10).text
-    debug = requests.get(f"{exporter_url}{c.PATH_DEBUG_MODELS}", timeout=10).json()
+    text = httpclient.get(f"{exporter_url}{c.PATH_METRICS}", timeout=10).text
+    debug = httpclient.get(f"{exporter_url}{c.PATH_DEBUG_MODELS}", timeout=10).json()
     models: dict[tuple[str, str], dict[str, Any]] = {}
     server: dict[str, float] = {}
     for sample in parse(text):

@@ -7,6 +7,7 @@ loopback address: it is a demo and test tool, not a load generator for real flee
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import random
@@ -33,6 +34,7 @@ from triton_sre.demo import (
     VECTOR_SCALE,
     VECTOR_SCALE_DIMS,
 )
+from triton_sre.httpclient import new_session
 
 Payload = dict[str, Any]
 
@@ -200,8 +202,10 @@ def infer(
     """One inference; returns Triton's JSON response, raises ``requests.HTTPError`` on an error status."""
     url = f"{check_loopback(http_url)}/v2/models/{model}/infer"
     body = payload if payload is not None else payload_for(model)
-    post = session.post if session is not None else requests.post
-    response = post(url, json=body, timeout=timeout)
+    with contextlib.ExitStack() as stack:
+        if session is None:
+            session = stack.enter_context(new_session())
+        response = session.post(url, json=body, timeout=timeout)
     response.raise_for_status()
     result: dict[str, Any] = response.json()
     return result
@@ -283,7 +287,7 @@ def drive(
             return True
 
     def worker() -> None:
-        with requests.Session() as session:
+        with new_session() as session:
             while take():
                 error = _one_request(session, url, body, timeout_s)
                 with lock:
@@ -382,7 +386,7 @@ class TrafficDriver:
             name, version = self._versions[model]
             url = f"{self.http_url}/v2/models/{name}/versions/{version}/infer"
         rng = random.Random()
-        with requests.Session() as session:
+        with new_session() as session:
             while not self._stop.is_set() and self._take():
                 bad = self.error_fraction > 0 and rng.random() < self.error_fraction
                 if llm:

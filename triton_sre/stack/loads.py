@@ -31,6 +31,7 @@ from urllib.parse import quote
 import requests
 
 from triton_sre import conventions as c
+from triton_sre.httpclient import get, new_session
 from triton_sre.triton.exposition import Sample, parse
 
 __all__ = [
@@ -69,7 +70,7 @@ def load_every_model(
     exporter's next poll). A model that fails to load (the sample's broken ones) is reported, not
     raised: Triton keeps serving the others, as in production. With `measured` (did the exporter
     time this model's load?), a load it missed is made again, up to `attempts` loads in all."""
-    with requests.Session() as session:
+    with new_session() as session:
         index = session.post(f"{triton_url}/v2/repository/index", json={}, timeout=timeout)
         index.raise_for_status()
         names = [row["name"] for row in index.json() if isinstance(row, dict) and row.get("name")]
@@ -179,7 +180,7 @@ class _PollCounter:
 
     def read(self) -> tuple[float, float]:
         count = total = 0.0
-        self.last = parse(requests.get(self._url, timeout=5).text)
+        self.last = parse(get(self._url, timeout=5).text)
         for sample in self.last:
             if sample.name == f"{c.M_POLL_DURATION}_count":
                 count += sample.value

@@ -37,6 +37,7 @@ from typing import Any
 import requests
 
 from triton_sre import conventions as c
+from triton_sre import httpclient
 from triton_sre.files import make_dirs, write_files
 from triton_sre.logtail import tail
 from triton_sre.shutdown import stops_held, unwinding_on_stop
@@ -234,7 +235,7 @@ class Stack:
 
     @staticmethod
     def http_ok(url: str) -> Callable[[], bool]:
-        return lambda: requests.get(url, timeout=2).status_code == 200
+        return lambda: httpclient.get(url, timeout=2).status_code == 200
 
     def up(self) -> dict[str, Any]:
         opts = self.opts

@@ -34,6 +34,7 @@ from typing import Literal
 
 import requests
 
+from triton_sre.httpclient import new_session
 from triton_sre.logtail import LOG_TAIL_LINES, tail
 from triton_sre.stack.processes import death_signal_hook, free_ports, mapped_shm, process_group_members
 
@@ -331,7 +332,7 @@ class LocalTriton:
     def _wait_until_up(self, started: float) -> None:
         deadline = started + self.startup_timeout
         last = "no answer yet"
-        with requests.Session() as session:
+        with new_session() as session:  # loopback: never the proxy the environment names
             while True:
                 proc = self._proc
                 if proc is None:
