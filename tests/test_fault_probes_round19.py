@@ -12,12 +12,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_exporter_scale_and_traces import otlp_collector  # noqa: F401 - the fixture
 from test_fault_probes_round18 import ROOT, RecordingProxy, _cli
 from test_stack_lifecycle import _free_block
 
 from triton_sre import conventions as c
+from triton_sre import tracing
 from triton_sre.demo import VECTOR_SCALE
 from triton_sre.demo.traffic import drive, infer
+from triton_sre.exporter.service import Exporter, ExporterSettings
 from triton_sre.httpclient import is_loopback
 from triton_sre.stack.local import PORT_OFFSETS, Stack
 from triton_sre.stack.processes import free_port
@@ -115,4 +118,19 @@ def test_stack_up_with_a_proxy_in_the_environment_comes_up_and_never_asks_it(
             [sys.executable, "-m", "triton_sre", "stack", "down", "--workdir", str(workdir)],
             capture_output=True, timeout=180, env=env,
         )  # fmt: skip
+    assert proxy.asked == []
+
+
+def test_spans_reach_a_collector_on_loopback_past_the_environments_proxy(
+    triton, otlp_collector: list[bytes], proxy: RecordingProxy, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    """Before: with `OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318` (a collector sidecar) and a pod-wide
+    `HTTP_PROXY`, the OTLP exporter's own `requests` session posted the poll's spans to the proxy (502):
+    every span lost, the collector asked nothing."""
+    for name, value in proxy.environment().items():
+        monkeypatch.setenv(name, value)
+    exporter = Exporter(ExporterSettings(triton_url=triton.http_url, metrics_url=triton.metrics_url))
+    exporter.poll_once()
+    tracing.shutdown()  # flushes the batch processor
+    assert otlp_collector, "no span reached the collector"
     assert proxy.asked == []

@@ -5,11 +5,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+import requests
 from opentelemetry import trace
 
 from triton_sre import __version__
+from triton_sre.httpclient import new_session
 
 _ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+_CREDENTIAL_VARS = (
+    "OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER",
+    "OTEL_PYTHON_EXPORTER_OTLP_HTTP_TRACES_CREDENTIAL_PROVIDER",
+)
 _provider = None
 
 
@@ -33,8 +39,17 @@ def tracer(service_name: str = "triton-sre", environ: Mapping[str, str] | None =
             {"service.name": env.get("OTEL_SERVICE_NAME", service_name), "service.version": __version__}
         )
         _provider = TracerProvider(resource=resource)
-        _provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        _provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(session=_session(env))))
     return _provider.get_tracer("triton_sre")
+
+
+def _session(env: Mapping[str, str]) -> requests.Session | None:
+    """The exporter's requests session: `httpclient`'s, so a collector on loopback (a sidecar at
+    `http://localhost:4318`) is never asked of the proxy the environment names; None (the SDK's own)
+    when a credential provider names the session to use."""
+    if any(env.get(name) for name in _CREDENTIAL_VARS):
+        return None
+    return new_session()
 
 
 def mark_error(kind: str) -> None:
