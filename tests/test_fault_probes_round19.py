@@ -21,9 +21,11 @@ from triton_sre import tracing
 from triton_sre.demo import VECTOR_SCALE
 from triton_sre.demo.traffic import drive, infer
 from triton_sre.exporter.service import Exporter, ExporterSettings
-from triton_sre.httpclient import is_loopback
+from triton_sre.httpclient import PROXY_FAILED, is_loopback
 from triton_sre.stack.local import PORT_OFFSETS, Stack
 from triton_sre.stack.processes import free_port
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 
 @pytest.fixture
@@ -134,3 +136,23 @@ def test_spans_reach_a_collector_on_loopback_past_the_environments_proxy(
     tracing.shutdown()  # flushes the batch processor
     assert otlp_collector, "no span reached the collector"
     assert proxy.asked == []
+
+
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "ALL_PROXY=socks5h://user:s3cret@127.0.0.1:1", "HTTP_PROXY=http://user:s3cret@[::1",
+        "HTTP_PROXY=http://user:s3cret@proxy.invalid:99999",
+    ],
+)  # fmt: skip
+def test_a_proxy_url_that_cannot_be_used_is_named_as_the_proxys(variable: str) -> None:
+    """Before: `cannot reach http://triton…: Missing dependencies for SOCKS support.` / `Failed to parse:
+    '[::1' is not a valid host or port` / `Failed to parse: http://<redacted>@proxy.invalid:99999`, read as
+    Triton's URL at fault; `HTTP_PROXY=ftp://…` and `http://:0` were already named by requests."""
+    name, value = variable.split("=", 1)
+    unset = dict.fromkeys(PROXY_VARIABLES, "")
+    given = unset | {name: value, name.lower(): value}  # an empty lower-case variable unsets it
+    done = _cli("triage", "--triton-url", "http://triton.example.invalid:8000", **given)
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert f"{PROXY_FAILED}: its URL cannot be used" in done.stderr
+    assert "s3cret" not in done.stderr and "Traceback" not in done.stderr

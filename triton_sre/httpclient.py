@@ -25,6 +25,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
+from requests.utils import select_proxy
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -155,7 +156,15 @@ class _DeadlineAdapter(HTTPAdapter):
     def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
         if kwargs.get("proxies") and is_loopback(urlsplit(request.url or "").hostname):
             kwargs["proxies"] = {}  # every way a request is sent (redirects too) passes here
-        return super().send(request, *args, **kwargs)
+        proxied = bool(kwargs.get("proxies")) and bool(select_proxy(request.url or "", kwargs["proxies"]))
+        try:
+            return super().send(request, *args, **kwargs)
+        except (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema) as exc:
+            if not proxied:
+                raise
+            # The proxy's URL, not the request's, was refused ('[::1' is not a valid host, no SOCKS
+            # support installed): said as the proxy's, so the request's URL is not blamed.
+            raise requests.exceptions.ProxyError(f"its URL cannot be used: {exc}", request=request) from None
 
 
 def is_loopback(host: str | None) -> bool:
