@@ -8,7 +8,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ from triton_sre import tracing
 from triton_sre.demo import VECTOR_SCALE
 from triton_sre.demo.traffic import drive, infer
 from triton_sre.exporter.service import Exporter, ExporterSettings
-from triton_sre.httpclient import PROXY_FAILED, is_loopback
+from triton_sre.httpclient import PROXY_FAILED, fetch, is_loopback, new_session
 from triton_sre.stack.local import PORT_OFFSETS, Stack
 from triton_sre.stack.processes import free_port
 
@@ -156,3 +158,56 @@ def test_a_proxy_url_that_cannot_be_used_is_named_as_the_proxys(variable: str) -
     assert done.returncode == c.EXIT_USAGE, done.stderr
     assert f"{PROXY_FAILED}: its URL cannot be used" in done.stderr
     assert "s3cret" not in done.stderr and "Traceback" not in done.stderr
+
+
+class _RedirectingServer:
+    """A loopback HTTP server that answers its first request with a same-host 307 and keeps each request's
+    `Proxy-Authorization` header. (Triton never redirects; a proxy or front end in its place may.)"""
+
+    def __init__(self) -> None:
+        seen: list[tuple[str, str | None]] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                seen.append((self.path, self.headers.get("Proxy-Authorization")))
+                moved = "again" not in self.path
+                self.send_response(307 if moved else 200)
+                if moved:
+                    self.send_header("Location", f"{self.path}?again=1")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "0" if moved else "2")
+                self.end_headers()
+                if not moved:
+                    self.wfile.write(b"[]")
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.seen = seen
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def test_a_redirect_on_loopback_never_carries_the_proxys_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: with `HTTP_PROXY=http://user:s3cret@proxy` and a same-host redirect from a server on loopback
+    (reached directly), requests' redirect handling added `Proxy-Authorization: Basic dXNlcjpzM2NyZXQ=` to
+    the redirected request, which went straight to that server: the proxy's password handed to it."""
+    monkeypatch.setenv("HTTP_PROXY", "http://user:s3cret@127.0.0.1:1")
+    monkeypatch.setenv("http_proxy", "http://user:s3cret@127.0.0.1:1")
+    monkeypatch.setenv("NO_PROXY", "")
+    monkeypatch.setenv("no_proxy", "")
+    server = _RedirectingServer()
+    try:
+        for session in (new_session(server.url), new_session()):
+            answer = fetch(session, "POST", f"{server.url}/v2/repository/index", 10, json={})
+            assert (answer.status_code, answer.json()) == (200, [])
+    finally:
+        server.close()
+    assert [path for path, _ in server.seen] == ["/v2/repository/index", "/v2/repository/index?again=1"] * 2
+    assert [auth for _, auth in server.seen] == [None] * 4

@@ -156,6 +156,9 @@ class _DeadlineAdapter(HTTPAdapter):
     def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
         if kwargs.get("proxies") and is_loopback(urlsplit(request.url or "").hostname):
             kwargs["proxies"] = {}  # every way a request is sent (redirects too) passes here
+            # requests puts the proxy's credentials on a redirected plain-http request for the proxy it
+            # chose (rebuild_proxies); sent directly, they would go to the server itself
+            request.headers.pop("Proxy-Authorization", None)
         proxied = bool(kwargs.get("proxies")) and bool(select_proxy(request.url or "", kwargs["proxies"]))
         try:
             return super().send(request, *args, **kwargs)
