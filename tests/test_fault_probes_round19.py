@@ -211,3 +211,30 @@ def test_a_redirect_on_loopback_never_carries_the_proxys_credentials(monkeypatch
         server.close()
     assert [path for path, _ in server.seen] == ["/v2/repository/index", "/v2/repository/index?again=1"] * 2
     assert [auth for _, auth in server.seen] == [None] * 4
+
+
+# -- lint before an upgrade (or a rollback) ---------------------------------------------------------------
+def _one_model_repository(root: Path) -> Path:
+    (root / "m" / "1").mkdir(parents=True)
+    (root / "m" / "config.pbtxt").write_text('name: "m"\nbackend: "onnxruntime"\nmax_batch_size: 8\n')
+    (root / "m" / "1" / "model.onnx").write_bytes(b"")
+    return root
+
+
+@pytest.mark.parametrize("flags", [["--release="], ["--release", "25.01", "--from-release", " "]])
+def test_an_empty_release_is_a_usage_error_not_a_check_without_one(tmp_path: Path, flags: list[str]) -> None:
+    """Before: `lint models/ --release "$RELEASE"` with the variable unset checked no release at all:
+    `no problem found`, exit 0, as if the upgrade had been checked."""
+    done = _cli("lint", str(_one_model_repository(tmp_path / "repo")), *flags)
+    assert done.returncode == c.EXIT_USAGE, done.stdout + done.stderr
+    assert "is empty: give a release like 25.01" in done.stderr
+
+
+def test_a_from_release_newer_than_the_release_is_called_a_downgrade(tmp_path: Path) -> None:
+    """Before: `--release 25.01 --from-release 25.02` (a rollback) read `upgrading from 25.02`."""
+    repo = str(_one_model_repository(tmp_path / "repo"))
+    back = _cli("lint", repo, "--release", "25.01", "--from-release", "25.02")
+    assert back.returncode == 0, back.stderr
+    assert "against release 25.01 (tritonserver 2.54), downgrading from 25.02" in back.stdout
+    forward = _cli("lint", repo, "--release", "25.01", "--from-release", "24.12")
+    assert "upgrading from 24.12" in forward.stdout

@@ -153,6 +153,9 @@ def _releases(target: str | None, source: str | None) -> tuple[Any, Any]:
     """--release and --from-release -> their component-table rows; KeyError names the known releases."""
     from triton_sre.lint.components import release
 
+    for flag, given in (("--release", target), ("--from-release", source)):
+        if given is not None and not given.strip():  # `--release "$RELEASE"` with the variable unset
+            raise ValueError(f"{flag} is empty: give a release like 25.01")
     if source and not target:
         raise ValueError("--from-release needs --release")
     if not target:
@@ -205,7 +208,10 @@ def _against(result: LintResult) -> str:
     if result.release is None:
         return ""
     server = f" (tritonserver {result.server_version})" if result.server_version else ""
-    source = f", upgrading from {result.from_release}" if result.from_release else ""
+    source = ""
+    if result.from_release:  # YY.MM: the text order is the time order
+        way = "downgrading" if result.from_release > result.release else "upgrading"
+        source = f", {way} from {result.from_release}"
     return f" against release {result.release}{server}{source}"
 
 
