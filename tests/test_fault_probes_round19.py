@@ -238,3 +238,23 @@ def test_a_from_release_newer_than_the_release_is_called_a_downgrade(tmp_path: P
     assert "against release 25.01 (tritonserver 2.54), downgrading from 25.02" in back.stdout
     forward = _cli("lint", repo, "--release", "25.01", "--from-release", "24.12")
     assert "upgrading from 24.12" in forward.stdout
+
+
+# -- a path flag given an empty value (`--flag "$VAR"`, the variable unset) -------------------------------
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["stack", "up", "--workdir", ""], ["stack", "status", "--workdir", " "], ["demo", "--workdir", ""],
+        ["gameday", "--workdir", ""], ["gameday", "--attach", ""], ["lint", ""], ["lint", ".", "--spec", ""],
+        ["export", "--config", "", "--triton-url", "http://127.0.0.1:9"], ["bot", "--config", ""],
+        ["bot", "--outbox", ""], ["generate", "--out", ""], ["doctor", "--spec", ""],
+        ["triage", "--runbooks", ""], ["triage", "--format", "json", ""],
+    ],
+)  # fmt: skip
+def test_an_empty_path_is_a_usage_error_not_the_current_directory(tmp_path: Path, argv: list[str]) -> None:
+    """Before: an empty path was the current directory: `stack up --workdir ""` started the whole stack
+    there (exit 0), `lint ""` linted it, `export --config ""` ran without a config, `bot --outbox ""`…"""
+    done = _cli(*argv, cwd=tmp_path, timeout=60)
+    assert done.returncode == c.EXIT_USAGE, done.stdout + done.stderr
+    assert "is empty" in done.stderr + done.stdout and "give a path" in done.stderr + done.stdout
+    assert list(tmp_path.iterdir()) == []

@@ -13,6 +13,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -34,6 +35,8 @@ __all__ = [
     "full_url_arg",
     "out_folder_arg",
     "parse_listen",
+    "path_arg",
+    "path_text_arg",
     "read_yaml",
     "runbook_base_arg",
     "url_arg",
@@ -204,6 +207,20 @@ def out_folder_arg(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError(f"must name a folder, got {bounded(text)} (use . for this one)")
     return text
+
+
+def path_text_arg(text: str) -> str:
+    """argparse type of a file or folder flag: not empty or blank, since an empty path is the current
+    directory (`stack up --workdir "$DIR"` with the variable unset started a stack there; `lint ""` linted it;
+    `export --config ""` ran without a config), else a usage error, exit 2."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"is empty, got {bounded(text)}: give a path (. for this folder)")
+    return text
+
+
+def path_arg(text: str) -> Path:
+    """`path_text_arg` as a Path."""
+    return Path(path_text_arg(text))
 
 
 def check_listen(where: str, value: Any) -> str:

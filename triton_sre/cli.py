@@ -114,7 +114,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             f"default {c.DEFAULT_WINDOW_SECONDS:g})"
         ),
     )
-    export.add_argument("--config", help=f"YAML config file: pricing and exporter settings (${c.ENV_CONFIG})")
+    from triton_sre.checks import path_text_arg
+
+    export.add_argument(
+        "--config",
+        type=path_text_arg,
+        help=f"YAML config file: pricing and exporter settings (${c.ENV_CONFIG})",
+    )
     export.set_defaults(handler=_cmd_export)
 
     for name, (module, adder) in COMMAND_PARSERS.items():

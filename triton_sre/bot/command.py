@@ -21,7 +21,7 @@ from triton_sre import conventions as c
 from triton_sre.bot.config import DEFAULT_OUTBOX, BotSettings, flag_settings, load_bot_config, with_spec
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
-from triton_sre.checks import check_base_url
+from triton_sre.checks import check_base_url, path_text_arg
 from triton_sre.config import ConfigError
 from triton_sre.inputs import InputFileError, not_regular, read_bounded
 from triton_sre.redact import shown_path
@@ -51,10 +51,18 @@ def add_bot_parser(commands: Any, epilog: str) -> None:
     )
     bot.add_argument("--listen", help=f"HOST:PORT to serve on (default {c.DEFAULT_BOT_LISTEN})")
     bot.add_argument("--channel", help="default Slack channel (routes in --config may pick others)")
-    bot.add_argument("--config", help="YAML config: routes, fleet, templates, links (see docs/bot.md)")
-    bot.add_argument("--token-file", help=f"file holding the webhook bearer token (else ${c.ENV_BOT_TOKEN})")
     bot.add_argument(
-        "--outbox", help=f"SQLite file of the outbox and message map (default ./{DEFAULT_OUTBOX})"
+        "--config", type=path_text_arg, help="YAML config: routes, fleet, templates, links (see docs/bot.md)"
+    )
+    bot.add_argument(
+        "--token-file",
+        type=path_text_arg,
+        help=f"file holding the webhook bearer token (else ${c.ENV_BOT_TOKEN})",
+    )
+    bot.add_argument(
+        "--outbox",
+        type=path_text_arg,
+        help=f"SQLite file of the outbox and message map (default ./{DEFAULT_OUTBOX})",
     )
     bot.add_argument("--triton-url", help="Triton HTTP endpoint for live diagnosis of UNAVAILABLE models")
     bot.add_argument("--runbook-base-url", help="make runbook links absolute: <URL><id>.md")
@@ -74,7 +82,7 @@ def add_bot_parser(commands: Any, epilog: str) -> None:
     )
     bot.add_argument(
         "--slo-file",
-        "--spec",
+        "--spec",  # empty: a ConfigError of the bot's settings (`--slo-file: …`), exit 2 as well
         help="the slos.yaml the rules were generated from: its cluster_label names the alert's cluster, "
         "its rollout section answers rollouts (default: label cluster, the shipped slos.yaml)",
     )

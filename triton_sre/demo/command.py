@@ -25,6 +25,7 @@ import requests
 
 from triton_sre import conventions as c
 from triton_sre import httpclient
+from triton_sre.checks import path_arg
 from triton_sre.config import interval_arg
 from triton_sre.durations import seconds_arg
 from triton_sre.files import make_dirs
@@ -54,10 +55,13 @@ def add_demo_parser(commands: Any, epilog: str) -> None:
         help="stop after this many seconds (default: until Ctrl-C)",
     )
     demo.add_argument(
-        "--model-repository", type=Path, default=None, help="model repository (default: the bundled sample)"
+        "--model-repository",
+        type=path_arg,
+        default=None,
+        help="model repository (default: the bundled sample)",
     )
     demo.add_argument(
-        "--workdir", type=Path, default=None, help="where configs, logs and data go (default: a temp dir)"
+        "--workdir", type=path_arg, default=None, help="where configs, logs and data go (default: a temp dir)"
     )
     demo.add_argument(
         "--interval",

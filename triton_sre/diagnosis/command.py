@@ -13,6 +13,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any, TextIO
 
 from triton_sre import conventions as c
+from triton_sre.checks import path_text_arg
 from triton_sre.ttyprogress import Progress, colour_on
 
 if TYPE_CHECKING:  # the engine and its rule tables load when triage runs, not when the CLI starts
@@ -32,7 +33,9 @@ def add_triage_parser(commands: Any, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    triage.add_argument("file", nargs="?", default="-", help="log file, .gz, or - for stdin (default: -)")
+    triage.add_argument(
+        "file", nargs="?", default="-", type=path_text_arg, help="log file, .gz, or - for stdin (default: -)"
+    )
     triage.add_argument(
         "--format", choices=["text", "json", "markdown"], default="text", help="output format (default text)"
     )
@@ -42,7 +45,9 @@ def add_triage_parser(commands: Any, epilog: str) -> None:
         help="link runbooks as <URL><id>.md (default: the repository path runbooks/<id>.md)",
     )
     triage.add_argument(
-        "--runbooks", help=f"runbook folder (default: ${c.ENV_RUNBOOKS_DIR}, else the packaged runbooks/)"
+        "--runbooks",
+        type=path_text_arg,
+        help=f"runbook folder (default: ${c.ENV_RUNBOOKS_DIR}, else the packaged runbooks/)",
     )
     triage.set_defaults(handler=run_triage)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.checks import byte_count_arg
+from triton_sre.checks import byte_count_arg, path_arg
 from triton_sre.doctor import promchecks
 from triton_sre.doctor.checks import Check, triton_checks
 from triton_sre.doctor.facts import ModelFacts, TritonFacts, families_present, model_facts
@@ -88,7 +88,7 @@ def add_doctor_parser(commands: Any, epilog: str) -> None:
     doctor.add_argument(
         "--spec",
         "--slo-file",
-        type=Path,
+        type=path_arg,
         help=f"SLO spec (default: ./{DEFAULT_SPEC_FILE} if present, else the shipped one)",
     )
     doctor.add_argument(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.checks import path_arg
 from triton_sre.files import make_dirs
 from triton_sre.redact import printable
 
@@ -59,19 +60,19 @@ def add_gameday_parser(commands: Any, epilog: str) -> None:
         "--scenario-file",
         action="append",
         default=[],
-        type=Path,
+        type=path_arg,
         metavar="FILE",
         help="a Python file with inject(ctx), restore(ctx) and expect (repeatable; see docs/gamedays.md)",
     )
     gd.add_argument(
         "--workdir",
-        type=Path,
+        type=path_arg,
         default=None,
         help="keep the stack's files and logs here (default: a temp dir)",
     )
     gd.add_argument(
         "--attach",
-        type=Path,
+        type=path_arg,
         default=None,
         metavar="DIR",
         help="run against the stack `triton-sre stack up --gameday --workdir DIR` left running, and leave "

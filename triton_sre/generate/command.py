@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from triton_sre import conventions as c
-from triton_sre.checks import runbook_base_arg
+from triton_sre.checks import path_arg, runbook_base_arg
 from triton_sre.files import StagedFiles
 from triton_sre.generate import families
 from triton_sre.generate.rulefile import ReadGraph, Writer, YamlListWriter
@@ -170,9 +170,13 @@ def add_generate_parser(commands: Any, epilog: str) -> None:
         epilog=f"{epilog}; with --check, 1 means generated files are stale",
     )
     gen.add_argument(
-        "--spec", "--slo-file", type=Path, default=Path(DEFAULT_SPEC), help="SLO spec (default: ./slos.yaml)"
+        "--spec",
+        "--slo-file",
+        type=path_arg,
+        default=Path(DEFAULT_SPEC),
+        help="SLO spec (default: ./slos.yaml)",
     )
-    gen.add_argument("--out", type=Path, default=Path("."), help="directory to write into (default: .)")
+    gen.add_argument("--out", type=path_arg, default=Path("."), help="directory to write into (default: .)")
     gen.add_argument(
         "--runbook-base-url",
         type=runbook_base_arg,

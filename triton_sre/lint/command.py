@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
+from triton_sre.checks import path_text_arg
 from triton_sre.lint.issue import TARGET_CPU, TARGET_GPU, LintOptions
 from triton_sre.redact import printable
 from triton_sre.ttyprogress import colour_on
@@ -41,7 +42,9 @@ def add_lint_parser(commands: Any, epilog: str) -> None:
         ),
         epilog=epilog,
     )
-    parser.add_argument("repository", metavar="MODEL_REPOSITORY", help="local model repository folder")
+    parser.add_argument(
+        "repository", metavar="MODEL_REPOSITORY", type=path_text_arg, help="local model repository folder"
+    )
     parser.add_argument(
         "--target", choices=[TARGET_CPU, TARGET_GPU], default=TARGET_GPU, help="deployment host (default gpu)"
     )
@@ -49,6 +52,7 @@ def add_lint_parser(commands: Any, epilog: str) -> None:
     parser.add_argument(
         "--slo-file",
         "--spec",
+        type=path_text_arg,
         help=f"SLO spec for the queue-delay check (default ./{DEFAULT_SLO_FILE} when present)",
     )
     parser.add_argument("--python", help="serving interpreter: check Python models' imports against it")
@@ -60,7 +64,9 @@ def add_lint_parser(commands: Any, epilog: str) -> None:
     )
     parser.add_argument("--runbook-base-url", help="link runbooks as <URL><id>.md")
     parser.add_argument(
-        "--runbooks", help=f"runbook folder (default: ${c.ENV_RUNBOOKS_DIR}, else the packaged runbooks/)"
+        "--runbooks",
+        type=path_text_arg,
+        help=f"runbook folder (default: ${c.ENV_RUNBOOKS_DIR}, else the packaged runbooks/)",
     )
     parser.add_argument(
         "--load-seconds",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.checks import out_folder_arg
+from triton_sre.checks import out_folder_arg, path_text_arg
 from triton_sre.durations import seconds_arg
 from triton_sre.redact import bounded
 from triton_sre.rfc3339 import LeapSecondError, parse_rfc3339, utc_text
@@ -73,6 +73,7 @@ def add_report_parser(commands: Any, epilog: str) -> None:
     parser.add_argument(
         "--slo-file",
         "--spec",
+        type=path_text_arg,
         help="slos.yaml for the thresholds (batching ratio, min request rate, queue share) and the SLO "
         "section (each SLO's events, error ratio and budget spent in the range; default: the shipped one)",
     )

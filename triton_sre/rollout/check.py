@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.checks import path_arg
 from triton_sre.durations import duration_arg, format_duration, seconds_arg
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import bounded, printable
@@ -106,7 +107,7 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
     check.add_argument(
         "--spec",
         "--slo-file",
-        type=Path,
+        type=path_arg,
         default=None,
         help=f"SLO spec with the margins (default ./{DEFAULT_SPEC_FILE} if present)",
     )

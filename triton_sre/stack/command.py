@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.checks import runbook_base_arg
+from triton_sre.checks import path_arg, runbook_base_arg
 from triton_sre.config import interval_arg
 from triton_sre.durations import seconds_arg
 
@@ -20,7 +20,7 @@ def _workdir_arg(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--workdir",
-        type=Path,
+        type=path_arg,
         default=DEFAULT_WORKDIR,
         help=f"state file, configs, logs and data of the stack (default {DEFAULT_WORKDIR})",
     )
@@ -47,13 +47,16 @@ def add_stack_parser(commands: Any, epilog: str) -> None:
         epilog=f"{epilog}; 1 when a component did not become ready (what started is stopped)",
     )
     up.add_argument(
-        "--model-repository", type=Path, default=None, help="model repository (default: the bundled sample)"
+        "--model-repository",
+        type=path_arg,
+        default=None,
+        help="model repository (default: the bundled sample)",
     )
     _workdir_arg(up)
     up.add_argument(
         "--slo-file",
         "--spec",
-        type=Path,
+        type=path_arg,
         default=None,
         help="SLO spec for the rules and the bot (default: the shipped slos.yaml)",
     )
