@@ -258,3 +258,15 @@ def test_an_empty_path_is_a_usage_error_not_the_current_directory(tmp_path: Path
     assert done.returncode == c.EXIT_USAGE, done.stdout + done.stderr
     assert "is empty" in done.stderr + done.stdout and "give a path" in done.stderr + done.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("flag", ["--cluster", "--model", "--candidate-version", "--job"])
+def test_an_empty_rollout_name_is_a_usage_error(tmp_path: Path, flag: str) -> None:
+    """Before: `rollout check … --cluster "$CLUSTER"` with the variable unset judged the sides summed over
+    every cluster (an empty `--cluster` read as not given); an empty `--model` read `--baseline-version/
+    --candidate-version need --model`, an empty version `… go together`. Nothing is asked of Prometheus."""
+    argv = {"--model": "m", "--baseline-version": "1", "--candidate-version": "2", flag: ""}
+    flat = [part for pair in argv.items() for part in pair]
+    done = _cli("rollout", "check", "--prometheus", f"http://127.0.0.1:{free_port()}", *flat, cwd=tmp_path)
+    assert done.returncode == c.EXIT_USAGE, done.stdout + done.stderr
+    assert f"argument {flag}: is empty, got '': give a name" in done.stderr

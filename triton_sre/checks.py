@@ -33,6 +33,7 @@ __all__ = [
     "check_positive_number",
     "check_url",
     "full_url_arg",
+    "name_arg",
     "out_folder_arg",
     "parse_listen",
     "path_arg",
@@ -215,6 +216,14 @@ def path_text_arg(text: str) -> str:
     `export --config ""` ran without a config), else a usage error, exit 2."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"is empty, got {bounded(text)}: give a path (. for this folder)")
+    return text
+
+
+def name_arg(text: str) -> str:
+    """argparse type of a name flag (`rollout check --model`, a version, a cluster): not empty or blank
+    (`--candidate-version "$NEW"` with the variable unset read as the flag not given), else exit 2."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"is empty, got {bounded(text)}: give a name")
     return text
 
 

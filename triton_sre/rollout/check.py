@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.checks import path_arg
+from triton_sre.checks import name_arg, path_arg
 from triton_sre.durations import duration_arg, format_duration, seconds_arg
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import bounded, printable
@@ -68,18 +68,22 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
     check.add_argument(
         "--prometheus", "--prometheus-url", dest="prometheus", required=True, help="Prometheus base URL"
     )
-    check.add_argument("--model", help="the model whose two versions are compared")
-    check.add_argument("--baseline-version", help="the version serving today")
-    check.add_argument("--candidate-version", help="the new version")
-    check.add_argument("--baseline-model", help="blue/green: the model name serving today")
-    check.add_argument("--candidate-model", help="blue/green: the new model name")
+    check.add_argument("--model", type=name_arg, help="the model whose two versions are compared")
+    check.add_argument("--baseline-version", type=name_arg, help="the version serving today")
+    check.add_argument("--candidate-version", type=name_arg, help="the new version")
+    check.add_argument("--baseline-model", type=name_arg, help="blue/green: the model name serving today")
+    check.add_argument("--candidate-model", type=name_arg, help="blue/green: the new model name")
     check.add_argument(
-        "--pair", help="blue/green: the name of a pair in the spec's rollout.pairs (instead of both models)"
+        "--pair",
+        type=name_arg,
+        help="blue/green: the name of a pair in the spec's rollout.pairs (instead of both models)",
     )
     check.add_argument(
-        "--baseline-selector", help='pods: label matchers of the old pods, e.g. pod=~"triton-stable-.*"'
+        "--baseline-selector",
+        type=name_arg,
+        help='pods: label matchers of the old pods, e.g. pod=~"triton-stable-.*"',
     )
-    check.add_argument("--candidate-selector", help="pods: label matchers of the new pods")
+    check.add_argument("--candidate-selector", type=name_arg, help="pods: label matchers of the new pods")
     check.add_argument(
         "--window",
         type=duration_arg,
@@ -95,9 +99,12 @@ def add_rollout_parser(commands: Any, epilog: str) -> None:
             "read from the samples' own spacing; at most 1,000,000 points per window)"
         ),
     )
-    check.add_argument("--job", help="Triton's scrape job (default: the spec's scrape.triton_job)")
+    check.add_argument(
+        "--job", type=name_arg, help="Triton's scrape job (default: the spec's scrape.triton_job)"
+    )
     check.add_argument(
         "--cluster",
+        type=name_arg,
         help=(
             "on a global store (Thanos, Mimir, VictoriaMetrics, a remote-write receiver): compare only this "
             "cluster's series, by the spec's cluster_label (default label: cluster); without it the sides "
