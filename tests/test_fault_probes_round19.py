@@ -8,13 +8,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from test_exporter_scale_and_traces import otlp_collector  # noqa: F401 - the fixture
+from test_fault_probes_round9b import serving
 from test_fault_probes_round18 import ROOT, RecordingProxy, _cli
 from test_stack_lifecycle import _free_block
 
@@ -160,38 +160,18 @@ def test_a_proxy_url_that_cannot_be_used_is_named_as_the_proxys(variable: str) -
     assert "s3cret" not in done.stderr and "Traceback" not in done.stderr
 
 
-class _RedirectingServer:
-    """A loopback HTTP server that answers its first request with a same-host 307 and keeps each request's
-    `Proxy-Authorization` header. (Triton never redirects; a proxy or front end in its place may.)"""
-
-    def __init__(self) -> None:
-        seen: list[tuple[str, str | None]] = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                seen.append((self.path, self.headers.get("Proxy-Authorization")))
-                moved = "again" not in self.path
-                self.send_response(307 if moved else 200)
-                if moved:
-                    self.send_header("Location", f"{self.path}?again=1")
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", "0" if moved else "2")
-                self.end_headers()
-                if not moved:
-                    self.wfile.write(b"[]")
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.seen = seen
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+def _moved_once(handler: BaseHTTPRequestHandler) -> None:
+    """A same-host 307 for the first request, `[]` for the one it points to. (Triton never redirects; a
+    proxy or front end in its place may.)"""
+    moved = "again" not in handler.path
+    handler.send_response(307 if moved else 200)
+    if moved:
+        handler.send_header("Location", f"{handler.path}?again=1")
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", "0" if moved else "2")
+    handler.end_headers()
+    if not moved:
+        handler.wfile.write(b"[]")
 
 
 def test_a_redirect_on_loopback_never_carries_the_proxys_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -202,15 +182,12 @@ def test_a_redirect_on_loopback_never_carries_the_proxys_credentials(monkeypatch
     monkeypatch.setenv("http_proxy", "http://user:s3cret@127.0.0.1:1")
     monkeypatch.setenv("NO_PROXY", "")
     monkeypatch.setenv("no_proxy", "")
-    server = _RedirectingServer()
-    try:
-        for session in (new_session(server.url), new_session()):
-            answer = fetch(session, "POST", f"{server.url}/v2/repository/index", 10, json={})
+    with serving(_moved_once) as (url, seen):
+        for session in (new_session(url), new_session()):
+            answer = fetch(session, "POST", f"{url}/v2/repository/index", 10, json={})
             assert (answer.status_code, answer.json()) == (200, [])
-    finally:
-        server.close()
-    assert [path for path, _ in server.seen] == ["/v2/repository/index", "/v2/repository/index?again=1"] * 2
-    assert [auth for _, auth in server.seen] == [None] * 4
+    assert len(seen) == 4  # each session: the first request and the redirected one
+    assert [headers.get("Proxy-Authorization") for headers in seen] == [None] * 4
 
 
 # -- lint before an upgrade (or a rollback) ---------------------------------------------------------------
