@@ -141,11 +141,6 @@ def _split_matchers(body: str) -> list[str]:
     return _MATCHER.findall(body)
 
 
-def shortest_window(groups: Iterable[Group]) -> float | None:
-    """The shortest range selector (`[5m]`) in the expected rules, in seconds."""
-    return min((seconds for _, seconds in range_windows(groups)), default=None)
-
-
 def _function_of(expr: str, at: int) -> str:
     """The name of the function whose argument holds the range selector starting at `at`: walk back
     to the unclosed `(`, skipping label matchers (`{…}`, whose values may hold parentheses)."""

@@ -269,7 +269,3 @@ def attach_stack(stack_dir: Path, say: Callable[[str], None]) -> tuple[GamedaySt
     stack.components = components
     stack.info = {k: v for k, v in raw.items() if k != "components"}
     return stack, repository
-
-
-def urls(stack: GamedayStack) -> dict[str, str]:
-    return {comp.name: comp.url for comp in stack.components}

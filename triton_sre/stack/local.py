@@ -55,7 +55,6 @@ from triton_sre.stack.processes import death_signal_hook, free_ports
 
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
 DEFAULT_CHANNEL = "#triton-alerts"
-COMPONENTS = ("exporter", "triton", "prometheus", "alertmanager", "slack-standin", "bot")
 # port offsets from --port-base
 PORT_OFFSETS = {
     "triton_http": 0,
