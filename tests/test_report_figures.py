@@ -28,7 +28,6 @@ from triton_sre.report.figures import (
     histogram_quantiles,
     model_table,
     pivot_rates,
-    rate_series,
 )
 from triton_sre.report.prom import frame_of, rate_window
 from triton_sre.report.render import CostReport, to_csv, to_html, to_markdown
@@ -58,8 +57,6 @@ def test_counter_increase_handles_resets_and_gpu_totals() -> None:
     )
     inc = counter_increase(frame)
     assert inc.to_dict() == {"a": 55.0, "b": 90.0, "c": 36.0}
-    rates = rate_series(frame)
-    assert rates["c"].iloc[0] == pytest.approx(0.6)
 
 
 def _data(**extra: pd.DataFrame) -> RangeData:
@@ -202,7 +199,8 @@ def test_render_is_escaped_and_self_contained() -> None:
     data = RangeData(TIMES[0], TIMES[-1], STEP, frames)
     table, summary = model_table(data)
     recs = rec.recommend(table, summary.idle_fraction)
-    charts = draw_all(table, rate_series(data.frame(c.NV_INFERENCE_COUNT)), summary.currency)
+    throughput = pd.concat([gauge(rate, model=m) for m, rate in (("a", 20.0), ("b", 5.0), (hostile, 0.1))])
+    charts = draw_all(table, pivot_rates(throughput), summary.currency)
     assert set(charts) == set(CHARTS)
     for png in charts.values():
         png_content(png)

@@ -41,7 +41,6 @@ from triton_sre.report.increases import (
     histogram_quantiles,
     increase_rows,
     keyed,
-    labels_of,
     series_increases,
     split_key,
 )
@@ -62,7 +61,6 @@ __all__ = [
     "model_rows",
     "model_table",
     "pivot_rates",
-    "rate_series",
     "series_increases",
     "version_order",
 ]
@@ -166,31 +164,12 @@ def integrate(frame: pd.DataFrame, step: float, by: str | None = c.LABEL_MODEL) 
     return hours.groupby(frame[by]).sum()
 
 
-def rate_series(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.DataFrame:
-    """Per-second rate of a counter per ``by`` over time (columns: one per ``by`` value)."""
-    if frame.empty:
+def pivot_rates(frame: pd.DataFrame) -> pd.DataFrame:
+    """A range query of per-model rates (long) -> one column per model, indexed by timestamp."""
+    if frame.empty or c.LABEL_MODEL not in frame.columns:
         return pd.DataFrame()
-    labels = labels_of(frame)
-    parts = []
-    for _key, series in frame.sort_values("timestamp").groupby(labels, dropna=False, sort=False):
-        ts = series["timestamp"].to_numpy(dtype=float)
-        values = series["value"].to_numpy(dtype=float)
-        if len(ts) < 2:
-            continue
-        diffs = np.diff(values)
-        diffs = np.where(diffs < 0, values[1:], diffs)
-        parts.append(pd.DataFrame({"timestamp": ts[1:], by: series[by].iloc[0], "rate": diffs / np.diff(ts)}))
-    if not parts:
-        return pd.DataFrame()
-    rates = pd.concat(parts)
-    return rates.pivot_table(index="timestamp", columns=by, values="rate", aggfunc="sum").fillna(0.0)
-
-
-def pivot_rates(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.DataFrame:
-    """A range query of per-`by` rates (long) -> one column per `by` value, indexed by timestamp."""
-    if frame.empty or by not in frame.columns:
-        return pd.DataFrame()
-    return frame.pivot_table(index="timestamp", columns=by, values="value", aggfunc="sum").fillna(0.0)
+    pivot = frame.pivot_table(index="timestamp", columns=c.LABEL_MODEL, values="value", aggfunc="sum")
+    return pivot.fillna(0.0)
 
 
 def _quantile(frame: pd.DataFrame, q: str) -> pd.Series:
