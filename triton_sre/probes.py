@@ -9,6 +9,6 @@ from __future__ import annotations
 STARTUP_MARGIN_S = 30.0
 
 
-def startup_budget(slowest_load_s: float, margin_s: float = STARTUP_MARGIN_S) -> float:
+def startup_budget(slowest_load_s: float) -> float:
     """The startup-probe budget a measured load calls for: 2 x the slowest load + a margin."""
-    return 2.0 * slowest_load_s + margin_s
+    return 2.0 * slowest_load_s + STARTUP_MARGIN_S

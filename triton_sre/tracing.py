@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 import requests
 from opentelemetry import trace
@@ -19,14 +18,14 @@ _CREDENTIAL_VARS = (
 _provider = None
 
 
-def tracer(service_name: str = "triton-sre", environ: Mapping[str, str] | None = None) -> trace.Tracer:
+def tracer() -> trace.Tracer:
     """A tracer exporting over OTLP/HTTP if configured by the standard variables, else a no-op one.
 
     The exporter reads its endpoint, headers and timeouts from the standard OTEL_* variables
     itself; nothing here logs them (headers may carry credentials).
     """
     global _provider
-    env = os.environ if environ is None else environ
+    env = os.environ
     if not any(env.get(name) for name in _ENDPOINT_VARS):
         return trace.NoOpTracer()
     if _provider is None:
@@ -36,7 +35,7 @@ def tracer(service_name: str = "triton-sre", environ: Mapping[str, str] | None =
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         resource = Resource.create(
-            {"service.name": env.get("OTEL_SERVICE_NAME", service_name), "service.version": __version__}
+            {"service.name": env.get("OTEL_SERVICE_NAME", "triton-sre"), "service.version": __version__}
         )
         _provider = TracerProvider(resource=resource)
         _provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(session=_session(env))))

@@ -238,8 +238,8 @@ def _check_slack_auth(delivery: SlackDelivery) -> None:
         )
 
 
-def run_bot(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
-    env = os.environ if environ is None else environ
+def run_bot(args: argparse.Namespace) -> int:
+    env = os.environ
     settings = resolve_bot_settings(args)
     bearer = read_bearer_token(args.token_file, env)
     slack_token = env.get(c.ENV_SLACK_BOT_TOKEN, "").strip()

@@ -59,9 +59,9 @@ class PageThreads(SideStore):
         self._pages: dict[str, tuple[str, str, float]] = {}  # what the disk refused
         self._parents: dict[str, str] = {}
 
-    def record_pages(self, alerts: Iterable[Alert], channel: str, ts: str, now: float | None = None) -> None:
+    def record_pages(self, alerts: Iterable[Alert], channel: str, ts: str) -> None:
         """The message (`channel`, `ts`) shows these alerts: remember it for each SLO page among them."""
-        at = time.time() if now is None else now
+        at = time.time()
         with self._lock:
             for key in {_slo_key(a, self.cluster_label) for a in _slo_alerts(alerts, c.SEVERITY_PAGE)}:
                 self._pages[key] = (channel, ts, at)
@@ -73,7 +73,7 @@ class PageThreads(SideStore):
                 ):
                     del self._pages[key]
 
-    def page_for(self, alerts: Iterable[Alert], now: float | None = None) -> tuple[str, str] | None:
+    def page_for(self, alerts: Iterable[Alert]) -> tuple[str, str] | None:
         """(channel, ts) of the page a new group of tickets belongs under, or None: every alert is a
         ticket-severity SLO alert, and the page of the first one changed within THREAD_WITHIN_SECONDS."""
         shown = list(alerts)
@@ -86,7 +86,7 @@ class PageThreads(SideStore):
             if found is None:
                 rows = self._rows("SELECT channel, ts, updated FROM slo_pages WHERE page = ?", (key,))
                 found = (str(rows[0][0]), str(rows[0][1]), float(rows[0][2])) if rows else None
-        at = time.time() if now is None else now
+        at = time.time()
         if found is None or at - found[2] > THREAD_WITHIN_SECONDS:
             return None
         return found[0], found[1]

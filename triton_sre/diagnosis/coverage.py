@@ -23,21 +23,21 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def coverage_markdown(entries: tuple[Entry, ...] = ENTRIES) -> str:
+def coverage_markdown() -> str:
     """The coverage table: per runbook, the Triton messages that lead to it (generated document)."""
     by_runbook: dict[str, list[Entry]] = {}
-    for e in entries:
+    for e in ENTRIES:
         by_runbook.setdefault(e.runbook, []).append(e)
         for comp in e.competes:
             by_runbook.setdefault(comp.runbook, [])
-    components = Counter(e.component for e in entries)
+    components = Counter(e.component for e in ENTRIES)
     out = [
         "# Diagnosis coverage: Triton's load-failure messages -> runbooks",
         "",
         "<!-- Generated from triton_sre/diagnosis/inventory.yaml by"
         " `python -m triton_sre.diagnosis.coverage`; do not edit. -->",
         "",
-        f"{len(entries)} message templates read from the sources of Triton core and its backends, "
+        f"{len(ENTRIES)} message templates read from the sources of Triton core and its backends, "
         "release branches r20.09 to r26.06 (first and last sampled branch each wording was read in; "
         "the branches sampled are listed in inventory.yaml). Every "
         "template is a cause rule of the diagnosis engine and is tested with its example "
@@ -54,7 +54,7 @@ def coverage_markdown(entries: tuple[Entry, ...] = ENTRIES) -> str:
     ]
     for runbook in c.LOAD_FAILURE_RUNBOOKS:
         n = len(by_runbook.get(runbook, []))
-        competing = sum(1 for e in entries for comp in e.competes if comp.runbook == runbook)
+        competing = sum(1 for e in ENTRIES for comp in e.competes if comp.runbook == runbook)
         note = f"{n}" + (f" (+{competing} where it competes)" if competing else "")
         hand = "yes" if runbook in HAND_RUNBOOKS else ""
         out.append(f"| [{runbook}](../runbooks/{runbook}.md) | {note} | {hand} |")

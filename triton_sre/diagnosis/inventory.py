@@ -250,12 +250,12 @@ def _reach(template: str, text: str) -> int:
     return len(template)
 
 
-def leading_part_runbook(text: str, entries: tuple[Entry, ...] | None = None) -> str | None:
+def leading_part_runbook(text: str) -> str | None:
     """The runbook of the first entry of which a CUT message (a table row the terminal or the paste
     cut, `LogEvent.cut`) is a leading part: the text follows the template to its end and reaches
     past the template's first sentence (its distinctive clause: "instance group <g> of model <m>
     specifies invalid or unsupported gpu id <id>."); a template of one sentence must match whole."""
-    for entry in ENTRIES if entries is None else entries:
+    for entry in ENTRIES:
         first_sentence = entry.template.find(". ")
         if first_sentence > 0 and _reach(entry.template, text) > first_sentence:
             return entry.runbook

@@ -93,12 +93,9 @@ def rule_groups(family: Family, spec: Spec, base_url: str) -> Iterable[dict[str,
     return doc["groups"]
 
 
-def test_files(
-    spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL, rules: dict[str, RuleFile] | None = None
-) -> dict[str, TestFile]:
-    """File name (under alerts/tests/) -> promtool test document, groups in evaluation order;
-    `rules`: rule_files(spec, base_url) when the caller has them already."""
-    rules = rule_files(spec, base_url) if rules is None else rules
+def test_files(spec: Spec, base_url: str = c.DEFAULT_RUNBOOK_BASE_URL) -> dict[str, TestFile]:
+    """File name (under alerts/tests/) -> promtool test document, groups in evaluation order."""
+    rules = rule_files(spec, base_url)
     order, names = read_graph(rules).order(), group_names(rules)
     return {
         name: with_eval_order(doc, names, order)

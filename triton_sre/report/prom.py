@@ -72,9 +72,9 @@ UNNAMED = ("the report",)
 """The sections of a query the report did not name (`PrometheusClient.named`, `feeding`)."""
 
 
-def choose_step(start: float, end: float, min_step: float = 1.0) -> float:
-    """The query resolution: at most `MAX_POINTS` samples, never finer than ``min_step`` seconds."""
-    return max(min_step, math.ceil((end - start) / MAX_POINTS))
+def choose_step(start: float, end: float) -> float:
+    """The query resolution: at most `MAX_POINTS` samples, never finer than a second."""
+    return max(1.0, math.ceil((end - start) / MAX_POINTS))
 
 
 def smallest_step(start: float, end: float) -> float:

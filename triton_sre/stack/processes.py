@@ -41,8 +41,8 @@ def free_port(host: str = "127.0.0.1") -> int:
     return free_ports(1, host)[0]
 
 
-def process_group_members(pgid: int, *, include_zombies: bool = False) -> list[int]:
-    """Pids (Linux ``/proc``) whose process group is ``pgid``; zombies only if asked."""
+def process_group_members(pgid: int) -> list[int]:
+    """Pids (Linux ``/proc``) whose process group is ``pgid``, zombies left out."""
     members: list[int] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -53,7 +53,7 @@ def process_group_members(pgid: int, *, include_zombies: bool = False) -> list[i
             continue
         # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
         fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) >= 3 and int(fields[2]) == pgid and (include_zombies or fields[0] != "Z"):
+        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] != "Z":
             members.append(int(entry.name))
     return sorted(members)
 
