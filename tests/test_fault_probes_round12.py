@@ -20,10 +20,11 @@ from triton_sre import conventions as c
 from triton_sre.bot.prom import CHART_STEP_SECONDS, CHART_WINDOW_SECONDS
 from triton_sre.bot.receiver import COMMAND_PROMETHEUS_BUDGET
 from triton_sre.cli import main
+from triton_sre.durations import parse_duration
 from triton_sre.prom import Prometheus
 from triton_sre.rollout.live import MAX_VERSIONS_JUDGED, model_answer, queries_per_verdict, verdict_now
 from triton_sre.rollout.sides import version_sides
-from triton_sre.slo import default_spec, parse_duration
+from triton_sre.slo import default_spec
 
 SCRAPE_S = 15.0
 HISTORY_S = 1200.0  # twenty minutes up to the test's start: the rollout window (15m) is inside

@@ -14,6 +14,7 @@ from binaries import binary
 
 from triton_sre import conventions as c
 from triton_sre.demo import LLM_VLLM
+from triton_sre.durations import parse_duration
 from triton_sre.gameday import runner, scorecard
 from triton_sre.gameday.context import states_of
 from triton_sre.gameday.observer import Timeline, alerts_from_prometheus, post_from_call, runbooks_named
@@ -30,7 +31,7 @@ from triton_sre.gameday.scenarios import (
 from triton_sre.gameday.stack import LLM_DECODE_MS, TAIL_MODEL, build_repository
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.rulefile import render_yaml
-from triton_sre.slo import default_spec, parse_duration
+from triton_sre.slo import default_spec
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gameday_scenario.py"
 

@@ -36,12 +36,13 @@ from triton_sre.bot.payload import parse_group
 from triton_sre.bot.slack import Renderer
 from triton_sre.cli import main
 from triton_sre.data import shipped
+from triton_sre.durations import parse_duration
 from triton_sre.generate.rollout import ROLLOUT_FILE
 from triton_sre.prom import Prometheus
 from triton_sre.promql import selector
 from triton_sre.rollout.live import alert_lines, model_answer
 from triton_sre.rollout.model import NO_DATA
-from triton_sre.slo import load_spec, parse_duration
+from triton_sre.slo import load_spec
 from triton_sre.stack.local_triton import LocalTriton
 from triton_sre.stack.processes import free_port
 

@@ -109,7 +109,7 @@ def parse_autoscaling(
     targets: Mapping[str, float],
     startup_probe_budget_s: float,
 ) -> tuple[Autoscaling, ...]:
-    """The validated entries. `duration` parses a Prometheus duration (slo.parse_duration),
+    """The validated entries. `duration` parses a Prometheus duration (durations.parse_duration),
     `targets` maps each signal to its default target (default_target)."""
     if raw is None:
         return ()

@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 
 from triton_sre import conventions as c
 from triton_sre.doctor.checks import Check
-from triton_sre.slo import Spec, SpecError, format_duration, parse_duration
+from triton_sre.durations import format_duration, parse_duration
+from triton_sre.slo import Spec, SpecError
 
 # rate()/increase() need several samples per range: at least this many scrapes per shortest window.
 SCRAPES_PER_WINDOW = 4

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from triton_sre.checks import ConfigError, check_number
-from triton_sre.slo import format_duration, parse_duration
+from triton_sre.durations import format_duration, parse_duration
 
 _DURATION = r"\d+(?:ms|[smhdwy])(?:\d+(?:ms|[smhdwy]))*"
 # `[5m]` and subqueries `[1h:1m]` / `[1h:]` in PromQL

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from triton_sre import conventions as c
 from triton_sre.autoscale_spec import Autoscaling
+from triton_sre.durations import format_duration
 from triton_sre.generate.rulefile import Rule, RuleFile, alert, runbook_url
 from triton_sre.promql import Matcher, by, ensemble_marked, label_sets, num, on, one_of, ratio, selector
 from triton_sre.promql import rate as rate_of
-from triton_sre.slo import Spec, format_duration
+from triton_sre.slo import Spec
 
 AUTOSCALING_FILE = "triton-autoscaling-rules.yaml"
 _VALUE = '{{ $value | printf "%.0f" }}'

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from triton_sre import conventions as c
+from triton_sre.durations import format_duration
 from triton_sre.generate.rulefile import Rule, RuleFile, alert, runbook_url
 from triton_sre.promql import Matcher, label_sets, num, on, selector
-from triton_sre.slo import Spec, format_duration
+from triton_sre.slo import Spec
 
 CAPACITY_FILE = "triton-capacity-alerts.yaml"
 

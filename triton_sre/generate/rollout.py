@@ -20,12 +20,13 @@ size, which no version changes (`_unbatched`).
 from __future__ import annotations
 
 from triton_sre import conventions as c
+from triton_sre.durations import format_duration, parse_duration
 from triton_sre.generate.rulefile import Rule, RuleFile, alert, runbook_url
 from triton_sre.promql import Matcher, by, label_sets, num, on, q, selector
 from triton_sre.rollout.figures import FIGURES, GUARDED, HIGHER, Figure
 from triton_sre.rollout.model import comparable_load, no_batcher
 from triton_sre.rollout.sides import TRAFFIC, rate_figures
-from triton_sre.slo import Spec, format_duration, parse_duration
+from triton_sre.slo import Spec
 
 ROLLOUT_FILE = "triton-rollout-rules.yaml"
 

@@ -8,10 +8,11 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.autoscale_spec import Autoscaling
+from triton_sre.durations import format_duration
 from triton_sre.generate.autoscaling import AUTOSCALING_FILE, entry_rules
 from triton_sre.generate.calc import TEST_ENSEMBLE, plain_labels, render_any
 from triton_sre.promql import by, label_sets, rate, selector
-from triton_sre.slo import Spec, format_duration
+from triton_sre.slo import Spec
 
 _STEP_S = 15  # the tests' scrape interval: a 1m rate needs several samples
 _LAG_TICKS = 40  # rule evaluations a lagging test makes up to its alert's `for`, at most (about)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.durations import parse_duration
 from triton_sre.generate import llm
 from triton_sre.promql import Matcher, num, q, selector
-from triton_sre.slo import Spec, parse_duration
+from triton_sre.slo import Spec
 
 LLM_TEST_FILE = "triton-llm-rules.test.yaml"
 TEST_INSTANCE = "triton-0:8002"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.durations import format_duration, parse_duration
 from triton_sre.generate.calc import (
     TEST_EXPORTER_INSTANCE,
     TEST_INSTANCE,
@@ -19,7 +20,7 @@ from triton_sre.generate.calc import (
 )
 from triton_sre.generate.rollout import ROLLOUT_FILE, rollout_groups
 from triton_sre.promql import num
-from triton_sre.slo import Spec, format_duration, parse_duration
+from triton_sre.slo import Spec
 
 
 def _version(

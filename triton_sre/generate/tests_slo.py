@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.durations import format_duration
 from triton_sre.generate.calc import (
     ABOVE,
     BELOW,
@@ -38,7 +39,7 @@ from triton_sre.generate.slo_models import SLOIndex, sample_models
 from triton_sre.generate.slo_rules import SLO_FILE, burn_alert_name, tiers
 from triton_sre.generate.tests_slo_series import track_series
 from triton_sre.promql import num, selector
-from triton_sre.slo import SLO, Spec, format_duration, window_seconds
+from triton_sre.slo import SLO, Spec, window_seconds
 
 log = logging.getLogger(__name__)
 

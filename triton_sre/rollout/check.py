@@ -17,7 +17,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.checks import name_arg, path_arg
-from triton_sre.durations import duration_arg, format_duration, seconds_arg
+from triton_sre.durations import duration_arg, format_duration, parse_duration, seconds_arg
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.redact import bounded, printable
 from triton_sre.rollout.instant import default_step, dynamic_batcher, ensembles, replaced_pods, restarts
@@ -26,13 +26,7 @@ from triton_sre.rollout.model import NO_DATA, Verdict, judge, with_ensembles, wi
 from triton_sre.rollout.namespaces import mixed_namespaces_note, side_namespaces, with_namespaces
 from triton_sre.rollout.sides import Side, in_cluster, model_sides, parse_selector, version_sides
 from triton_sre.rollout.spec import RolloutSpec
-from triton_sre.slo import (
-    DEFAULT_SPEC_FILE,
-    SpecError,
-    default_spec,
-    load_spec,
-    parse_duration,
-)
+from triton_sre.slo import DEFAULT_SPEC_FILE, SpecError, default_spec, load_spec
 
 DEFAULT_DEADLINE_S = 60.0
 """The whole check's default deadline: ~18 queries, each answered in well under a second by a

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from triton_sre import conventions as c
+from triton_sre.durations import format_duration
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.promql import Matcher, by, on, selector
 from triton_sre.rollout.model import batcher_said
 from triton_sre.rollout.sides import Side
 from triton_sre.rollout.stats import median
-from triton_sre.slo import format_duration
 
 SAMPLES_PER_WINDOW = 30  # default step = window / this (at least 3 scrape intervals)
 

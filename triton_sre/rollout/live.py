@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.durations import format_duration, parse_duration
 from triton_sre.prom import PromBudgetError, Prometheus
 from triton_sre.promcore import finest_step
 from triton_sre.promql import counter_rate
@@ -26,7 +27,7 @@ from triton_sre.rollout.sides import (
     version_sides,
 )
 from triton_sre.rollout.spec import RolloutSpec
-from triton_sre.slo import Spec, format_duration, parse_duration
+from triton_sre.slo import Spec
 
 
 def _values(matrix: list[dict[str, Any]]) -> list[float]:

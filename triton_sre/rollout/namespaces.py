@@ -16,12 +16,12 @@ import dataclasses
 from collections.abc import Sequence
 
 from triton_sre import conventions as c
+from triton_sre.durations import format_duration
 from triton_sre.prom import Prometheus
 from triton_sre.promql import Matcher, counter_rate
 from triton_sre.redact import printable
 from triton_sre.rollout.model import Verdict
 from triton_sre.rollout.sides import Side
-from triton_sre.slo import format_duration
 
 __all__ = ["mixed_namespaces_note", "serving_namespaces", "side_namespaces", "with_namespaces"]
 

@@ -18,11 +18,12 @@ from typing import Any
 import jinja2
 
 from triton_sre import conventions as c
+from triton_sre.durations import format_duration
 from triton_sre.generate.families import rule_files
 from triton_sre.generate.k8s_autoscaling import autoscaling_files
 from triton_sre.generate.rulefile import RuleFile, Writer, YamlListWriter, yaml_pieces
 from triton_sre.rollout.k8s import rollout_k8s_files
-from triton_sre.slo import Spec, format_duration
+from triton_sre.slo import Spec
 
 PROMETHEUS_FILE = "prometheus/prometheus.yml"
 ALERTMANAGER_FILE = "alertmanager/alertmanager.yml"
