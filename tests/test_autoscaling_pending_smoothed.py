@@ -16,7 +16,7 @@ import yaml
 from test_generate_any_spec import _promtool_test, _render
 
 from triton_sre import conventions as c
-from triton_sre.generate.calc import plain_labels
+from triton_sre.generate.annotations import plain_labels
 from triton_sre.promql import selector
 from triton_sre.slo import SpecError, spec_from_mapping
 

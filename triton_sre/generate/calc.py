@@ -17,7 +17,6 @@ from fractions import Fraction
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.generate.annotations import plain_labels, render, render_any  # noqa: F401 (re-exported)
 from triton_sre.generate.cumulative import Sums
 from triton_sre.generate.slo_rules import tiers
 from triton_sre.promql import q

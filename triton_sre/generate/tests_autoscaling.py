@@ -9,8 +9,9 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.autoscale_spec import Autoscaling
 from triton_sre.durations import format_duration
+from triton_sre.generate.annotations import plain_labels, render_any
 from triton_sre.generate.autoscaling import AUTOSCALING_FILE, entry_rules
-from triton_sre.generate.calc import TEST_ENSEMBLE, plain_labels, render_any
+from triton_sre.generate.calc import TEST_ENSEMBLE
 from triton_sre.promql import by, label_sets, rate, selector
 from triton_sre.slo import Spec
 

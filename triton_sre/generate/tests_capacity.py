@@ -6,13 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from triton_sre import conventions as c
-from triton_sre.generate.calc import (
-    TEST_EXPORTER_INSTANCE,
-    TEST_MODEL,
-    TEST_VERSION,
-    plain_labels,
-    render_any,
-)
+from triton_sre.generate.annotations import plain_labels, render_any
+from triton_sre.generate.calc import TEST_EXPORTER_INSTANCE, TEST_MODEL, TEST_VERSION
 from triton_sre.generate.capacity import CAPACITY_FILE, capacity_groups
 from triton_sre.slo import Spec
 

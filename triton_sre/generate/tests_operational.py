@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.generate.annotations import plain_labels, render_any
 from triton_sre.generate.calc import (
     TEST_ENSEMBLE,
     TEST_EXPORTER_INSTANCE,
@@ -21,8 +22,6 @@ from triton_sre.generate.calc import (
     TEST_TERMINATED_REASON,
     TEST_VERSION,
     busy_rate,
-    plain_labels,
-    render_any,
 )
 from triton_sre.generate.operational import OPERATIONAL_FILE, operational_groups
 from triton_sre.generate.recording import RECORDING_FILE

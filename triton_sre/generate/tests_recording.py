@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from triton_sre import conventions as c
+from triton_sre.generate.annotations import plain_labels
 from triton_sre.generate.calc import (
     HISTOGRAM_BOUNDS_MS,
     TEST_ENSEMBLE,
@@ -12,7 +13,6 @@ from triton_sre.generate.calc import (
     TEST_INSTANCE,
     TEST_MODEL,
     TEST_VERSION,
-    plain_labels,
     series_labels,
 )
 from triton_sre.generate.recording import RECORDING_FILE

@@ -11,13 +11,8 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.durations import format_duration, parse_duration
-from triton_sre.generate.calc import (
-    TEST_EXPORTER_INSTANCE,
-    TEST_INSTANCE,
-    TEST_MODEL,
-    plain_labels,
-    render_any,
-)
+from triton_sre.generate.annotations import plain_labels, render_any
+from triton_sre.generate.calc import TEST_EXPORTER_INSTANCE, TEST_INSTANCE, TEST_MODEL
 from triton_sre.generate.rollout import ROLLOUT_FILE, rollout_groups
 from triton_sre.promql import num
 from triton_sre.slo import Spec

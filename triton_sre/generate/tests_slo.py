@@ -21,6 +21,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.durations import format_duration
+from triton_sre.generate.annotations import render
 from triton_sre.generate.calc import (
     ABOVE,
     BELOW,
@@ -33,7 +34,6 @@ from triton_sre.generate.calc import (
     burn_value,
     busy_rate,
     predict,
-    render,
 )
 from triton_sre.generate.slo_models import SLOIndex, sample_models
 from triton_sre.generate.slo_rules import SLO_FILE, burn_alert_name, tiers
