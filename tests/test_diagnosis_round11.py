@@ -13,8 +13,9 @@ import pytest
 from test_diagnosis_round8 import LOGS, diagnose, top
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.events import SOURCE_TABLE
 from triton_sre.diagnosis.inventory import leading_part_runbook
-from triton_sre.diagnosis.logparse import SOURCE_TABLE, parse_text
+from triton_sre.diagnosis.logparse import parse_text
 
 
 def _heldout14(name: str) -> str:
@@ -30,7 +31,7 @@ def _table(model: str, status: str, share: int, cut_at: int | None = None) -> st
     for j in range(0, len(status), share):
         first = j == 0
         rows.append(
-            f"| {(model if first else '').ljust(len(model))} | {('1' if first else '').ljust(7)} | {status[j:j + share].ljust(share)} |"
+            f"| {(model if first else '').ljust(len(model))} | {('1' if first else '').ljust(7)} | {status[j : j + share].ljust(share)} |"
         )
     rows.append(rule)
     text = "I0713 02:23:11.451625 348 server.cc:586] \n" + "\n".join(rows) + "\n"

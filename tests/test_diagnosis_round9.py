@@ -13,7 +13,8 @@ import pytest
 from test_diagnosis_round8 import _DRIVER_LINES, LOGS, diagnose, top
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.logparse import SOURCE_TABLE, parse_text
+from triton_sre.diagnosis.events import SOURCE_TABLE
+from triton_sre.diagnosis.logparse import parse_text
 
 # -- a model status table row cut before its leading border, a `|` inside its status cell -------------
 

@@ -20,15 +20,8 @@ from triton_sre.cli import main
 from triton_sre.report import recommend as rec
 from triton_sre.report.charts import CHARTS, draw_all
 from triton_sre.report.command import parse_time
-from triton_sre.report.figures import (
-    HISTOGRAM_BUCKETS,
-    RangeData,
-    bucket_quantile,
-    counter_increase,
-    histogram_quantiles,
-    model_table,
-    pivot_rates,
-)
+from triton_sre.report.figures import HISTOGRAM_BUCKETS, RangeData, model_table, pivot_rates
+from triton_sre.report.increases import bucket_quantile, counter_increase, histogram_quantiles
 from triton_sre.report.prom import frame_of, rate_window
 from triton_sre.report.render import CostReport, to_csv, to_html, to_markdown
 from triton_sre.stack.processes import free_port

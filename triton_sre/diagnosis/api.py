@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from triton_sre.config import default_metrics_url
 from triton_sre.diagnosis.engine import Diagnoser, Report, diagnose_index
 from triton_sre.diagnosis.holes import only_nuls_message, sparse_data_start
 from triton_sre.diagnosis.logparse import parse
@@ -187,7 +188,7 @@ def diagnose_live(
     """The findings of a live Triton from its repository index (only `model`'s entries when given);
     DiagnosisError when the index cannot be read."""
     # (here, not at the top: a log's triage loads no HTTP client, requests and urllib3 included)
-    from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
+    from triton_sre.triton.client import FetchError, TritonClient
 
     client = TritonClient(triton_url, default_metrics_url(triton_url), timeout=timeout)
     try:

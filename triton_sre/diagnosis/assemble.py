@@ -21,9 +21,9 @@ from dataclasses import dataclass, field, replace
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.classes import model_site_class
+from triton_sre.diagnosis.events import LogEvent
 from triton_sre.diagnosis.frames import from_frames
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_FATAL, LEVEL_WARNING
-from triton_sre.diagnosis.logparse import LogEvent
 from triton_sre.diagnosis.releases import advice
 from triton_sre.diagnosis.report import MAX_EVIDENCE, MAX_EVIDENCE_CHARS, Evidence, Finding
 from triton_sre.diagnosis.rules import RANK

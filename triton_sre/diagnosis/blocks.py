@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 
 from triton_sre.diagnosis.assemble import evidence_text
+from triton_sre.diagnosis.events import SOURCE_RAW, LogEvent
 from triton_sre.diagnosis.frames import FRAME_PATH, classify
 from triton_sre.diagnosis.lineshape import (
     LEVEL_ERROR,
@@ -22,7 +23,6 @@ from triton_sre.diagnosis.lineshape import (
     join_hand_wraps,
     peel_collector_prefix,
 )
-from triton_sre.diagnosis.logparse import SOURCE_RAW, LogEvent
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
 from triton_sre.diagnosis.severity import LOADER_VERDICT, failure_piece, is_failure_line
 from triton_sre.diagnosis.signals import is_backend_failure, is_server_failure

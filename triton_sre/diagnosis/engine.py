@@ -29,10 +29,11 @@ from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, stub_
 from triton_sre.diagnosis.blocks import folded_line
 from triton_sre.diagnosis.dropped import name_dropped_settings
 from triton_sre.diagnosis.echoes import bind_note, fold_echoes
+from triton_sre.diagnosis.events import SOURCE_OPTION, SOURCE_RAW, LogEvent
 from triton_sre.diagnosis.gpu_context import GpuContext, unfinished_start
 from triton_sre.diagnosis.linereader import LineReader
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR
-from triton_sre.diagnosis.logparse import SOURCE_OPTION, SOURCE_RAW, LogEvent, parse
+from triton_sre.diagnosis.logparse import parse
 from triton_sre.diagnosis.pending import PendingCauses
 from triton_sre.diagnosis.progress import LoadProgress
 from triton_sre.diagnosis.quoted import QuotedComments

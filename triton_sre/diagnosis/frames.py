@@ -18,7 +18,8 @@ from triton_sre.diagnosis.host_rules import SHM_CONTEXT
 from triton_sre.diagnosis.lineshape import join_hand_wraps
 from triton_sre.diagnosis.logparse import STUB_FRAME
 from triton_sre.diagnosis.prefilter import fold, required
-from triton_sre.diagnosis.rules import CAUSE_RULES, CauseRule
+from triton_sre.diagnosis.rules import CAUSE_RULES
+from triton_sre.diagnosis.stack_rules import CauseRule
 
 __all__ = ["FRAME_PATH", "classify", "from_frames"]
 

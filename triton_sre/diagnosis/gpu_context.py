@@ -32,8 +32,8 @@ import re
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import ModelState, Obs
 from triton_sre.diagnosis.blocks import deciding_line
+from triton_sre.diagnosis.events import PROGRESS_MARKS, SOURCE_OPTION, LogEvent
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO, LEVEL_WARNING, join_hand_wraps
-from triton_sre.diagnosis.logparse import PROGRESS_MARKS, SOURCE_OPTION, LogEvent
 from triton_sre.diagnosis.report import Finding
 from triton_sre.diagnosis.signals import folded_after_harmless, is_harmless
 
@@ -55,6 +55,7 @@ NO_GPU_LISTED = re.compile(
 )
 GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT", "gpu id")
 """Substrings every `GPU_EXPECTED` match holds (a cheap test before the pattern)."""
+
 
 class GpuContext:
     """Fed every event (in order) by the engine; holds only what CUDA said and whether a GPU is needed."""

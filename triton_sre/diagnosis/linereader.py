@@ -29,6 +29,7 @@ from triton_sre.diagnosis.blocks import (
 from triton_sre.diagnosis.classes import cause_class, over_crash
 from triton_sre.diagnosis.continuation import read_continuation
 from triton_sre.diagnosis.dropped import is_dropped_setting
+from triton_sre.diagnosis.events import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.lineshape import (
     LEVEL_ERROR,
@@ -39,7 +40,6 @@ from triton_sre.diagnosis.lineshape import (
     join_hand_wraps,
     unquote,
 )
-from triton_sre.diagnosis.logparse import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.pending import MAX_PENDING
 from triton_sre.diagnosis.progress import LoadProgress
 from triton_sre.diagnosis.quoted import QuotedComments

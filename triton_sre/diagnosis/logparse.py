@@ -22,8 +22,6 @@ from collections.abc import Iterable, Iterator
 
 from triton_sre.diagnosis.envelopes import SKIP, Unwrapper, may_hold_record
 from triton_sre.diagnosis.events import (
-    CLOSING_FAILURE,
-    PROGRESS_MARKS,
     SOURCE_OPTION,
     SOURCE_RAW,
     SOURCE_TABLE,
@@ -48,16 +46,10 @@ from triton_sre.diagnosis.prefixes import PrefixReader
 from triton_sre.diagnosis.repositories import OPTION_PREFIX as REPOSITORY_ROW
 from triton_sre.diagnosis.severity import LEVEL_WORDS, is_failure_line
 
-__all__ = [  # (the event's names re-exported from events.py for the modules that read both)
-    "CLOSING_FAILURE",
+__all__ = [
     "MAX_CONTINUATION_CHARS",
     "MAX_CONTINUATION_LINES",
-    "PROGRESS_MARKS",
-    "SOURCE_OPTION",
-    "SOURCE_RAW",
-    "SOURCE_TABLE",
     "STUB_FRAME",
-    "LogEvent",
     "parse",
     "parse_text",
 ]
@@ -282,8 +274,11 @@ class _Parser(PrefixReader):
                 status_cells = "|".join(cells[2:]).strip()
                 if len(cells) >= 3 and _STATUS_WORD.match(status_cells):
                     self.in_model_table = True
-                elif len(cells) >= 3 and not cells[0].strip() and not cells[1].strip() and _STUB_FRAME.match(
-                    status_cells
+                elif (
+                    len(cells) >= 3
+                    and not cells[0].strip()
+                    and not cells[1].strip()
+                    and _STUB_FRAME.match(status_cells)
                 ):
                     ev = self._flush()
                     if ev:
@@ -398,7 +393,7 @@ class _Parser(PrefixReader):
             self._join(piece if self.cut else piece[:-1].rstrip(), before.endswith(" "))
             return
         if self.cur is not None and self.cur[2] != SOURCE_TABLE:
-            if self.cur[4] == [""] and s.strip() and (s.lstrip()[:1] == "\"" or self.cur[1] in ("E", "F")):
+            if self.cur[4] == [""] and s.strip() and (s.lstrip()[:1] == '"' or self.cur[1] in ("E", "F")):
                 # A header whose message is on the next line (a paste wrapped right after ``] ``): a
                 # quoted line (as Triton writes messages since 24.06), or any line after an E or F
                 # header, is its message, and the evidence shows both. (An I header before prose is not.)

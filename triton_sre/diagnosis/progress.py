@@ -25,7 +25,7 @@ import re
 from collections.abc import Collection
 from typing import Final
 
-from triton_sre.diagnosis.logparse import SOURCE_TABLE, LogEvent
+from triton_sre.diagnosis.events import SOURCE_TABLE, LogEvent
 
 __all__ = ["STOP_MARK", "LoadProgress"]
 

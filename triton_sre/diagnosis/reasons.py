@@ -14,11 +14,11 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.events import CLOSING_FAILURE, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.hand_rules import STEP_ERROR
 from triton_sre.diagnosis.inventory import leading_part_runbook
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR, join_hand_wraps
-from triton_sre.diagnosis.logparse import CLOSING_FAILURE, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.pastes import retyped
 from triton_sre.diagnosis.repeats import memoize_text
 from triton_sre.diagnosis.signals import is_harmless, is_summary

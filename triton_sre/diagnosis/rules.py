@@ -30,7 +30,6 @@ __all__ = [
     "HAND_COMPETES",
     "PRIORITY",
     "RANK",
-    "CauseRule",
 ]
 
 

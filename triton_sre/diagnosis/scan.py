@@ -34,8 +34,8 @@ from typing import BinaryIO, Final
 import numpy as np
 
 from triton_sre.diagnosis import holes
+from triton_sre.diagnosis.events import CLOSING_FAILURE, PROGRESS_MARKS
 from triton_sre.diagnosis.lineshape import MAX_LINE_CHARS
-from triton_sre.diagnosis.logparse import CLOSING_FAILURE, PROGRESS_MARKS
 from triton_sre.diagnosis.pastes import LOOKALIKES
 from triton_sre.diagnosis.progress import STOP_MARK
 from triton_sre.diagnosis.scan_prefixes import levels, strip_prefixes

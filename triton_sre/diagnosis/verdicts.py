@@ -13,8 +13,8 @@ import re
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import ModelState, Obs, evidence_text
 from triton_sre.diagnosis.blocks import deciding_line
+from triton_sre.diagnosis.events import LogEvent
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR, join_hand_wraps
-from triton_sre.diagnosis.logparse import LogEvent
 from triton_sre.diagnosis.pending import PendingCauses
 from triton_sre.diagnosis.reasons import (
     ENSEMBLE_DEPENDS,
@@ -149,4 +149,3 @@ class VerdictReader:
             state.add(Obs(index, line, text, level, classify(message), message))
             return True
         return False
-

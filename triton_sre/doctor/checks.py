@@ -18,12 +18,9 @@ from typing import Any
 from triton_sre import conventions as c
 from triton_sre.conventions.triton_releases import first_release
 from triton_sre.diagnosis.releases import server_version_of_release
-from triton_sre.doctor.facts import (  # ModelFacts, families_present, model_facts: for exporter/inputs.py
-    ModelFacts,  # noqa: F401
+from triton_sre.doctor.facts import (
     TritonFacts,
-    families_present,  # noqa: F401
     minor_version,
-    model_facts,  # noqa: F401
     release_of,
 )
 from triton_sre.doctor.llmslo import uncovered_llm_slos

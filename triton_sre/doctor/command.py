@@ -18,6 +18,7 @@ from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.checks import byte_count_arg, path_arg
+from triton_sre.config import default_metrics_url
 from triton_sre.doctor import promchecks
 from triton_sre.doctor.checks import Check, triton_checks
 from triton_sre.doctor.facts import ModelFacts, TritonFacts, families_present, model_facts
@@ -25,7 +26,7 @@ from triton_sre.doctor.pitfalls import Pitfall, applicable
 from triton_sre.durations import seconds_arg
 from triton_sre.redact import printable
 from triton_sre.slo import DEFAULT_SPEC_FILE, Spec, SpecError, default_spec, load_spec
-from triton_sre.triton.client import FetchError, TritonClient, default_metrics_url
+from triton_sre.triton.client import FetchError, TritonClient
 from triton_sre.ttyprogress import colour_on, on_terminal
 
 CONFIG_WORKERS = 4

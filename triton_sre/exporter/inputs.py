@@ -17,7 +17,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Gauge
 
 from triton_sre import conventions as c
-from triton_sre.doctor.checks import ModelFacts, TritonFacts, families_present, model_facts, triton_checks
+from triton_sre.doctor.checks import triton_checks
+from triton_sre.doctor.facts import ModelFacts, TritonFacts, families_present, model_facts
 
 
 class InputWatch:

@@ -247,12 +247,12 @@ def _build(
     from triton_sre.report.figures import (
         HISTOGRAM_BUCKETS,
         RangeData,
-        increase_rows,
         integrate,
         model_rows,
         model_table,
         pivot_rates,
     )
+    from triton_sre.report.increases import increase_rows
     from triton_sre.report.llm import TOKEN_FAMILIES, TTFT_P99_FRAME, llm_table, ttft_p99_expr
     from triton_sre.report.namespaces import (
         clusters_of,
@@ -388,8 +388,9 @@ def _now(prometheus_url: str, timeout: float) -> tuple[float, str]:
 
 def run_report(args: argparse.Namespace) -> int:
     from triton_sre.durations import parse_duration
+    from triton_sre.prom import PromError
     from triton_sre.report.outputs import write_report
-    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY, PromError, smallest_step
+    from triton_sre.report.prom import MAX_SAMPLES_PER_QUERY, smallest_step
     from triton_sre.slo import SpecError
 
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())

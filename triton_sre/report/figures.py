@@ -33,13 +33,10 @@ from triton_sre.report.ensemble_steps import (
 )
 from triton_sre.report.increases import (
     ROW,
-    bucket_quantile,
     bucket_quantiles,
     counter_increase,
     family_increase,
     fold_increases,
-    histogram_quantiles,
-    increase_rows,
     keyed,
     series_increases,
     split_key,
@@ -51,17 +48,10 @@ __all__ = [
     "LATENCY_PER_VERSION",
     "RangeData",
     "Summary",
-    "bucket_quantile",
-    "bucket_quantiles",
-    "counter_increase",
-    "family_increase",
-    "histogram_quantiles",
-    "increase_rows",
     "integrate",
     "model_rows",
     "model_table",
     "pivot_rates",
-    "series_increases",
     "version_order",
 ]
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from triton_sre import conventions as c
 from triton_sre.promql import GUARD_OBSERVED, histogram_quantile
-from triton_sre.report.figures import family_increase
+from triton_sre.report.increases import family_increase
 from triton_sre.report.queries import MODEL_NAMESPACE
 
 LLM_COLUMNS = (

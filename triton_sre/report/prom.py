@@ -34,7 +34,6 @@ from triton_sre.report.sections import by_section
 __all__ = [
     "MAX_POINTS",
     "PROMETHEUS_MAX_POINTS",
-    "PromError",
     "PrometheusClient",
     "SeriesArrays",
     "TooManySamples",

@@ -27,7 +27,6 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from triton_sre import conventions as c
-from triton_sre.config import default_metrics_url as default_metrics_url  # its home is the config
 from triton_sre.httpclient import Deadline, describe, new_session, watching
 from triton_sre.redact import one_line, redact
 from triton_sre.triton.statsbody import StatsBodyError, StatsDecoder, shorten
