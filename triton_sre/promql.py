@@ -68,7 +68,7 @@ Matcher = tuple[str, str, str]  # (label, operator, value)
 
 class Literal(str):
     """A matcher value that is already a whole PromQL string literal, written as it is (not quoted
-    again): a Grafana variable in a format that makes its own literal (generate/panels.py, `grafana_var`)."""
+    again): a Grafana variable in a format that makes its own literal (generate/panels.py, `var_matcher`)."""
 
     __slots__ = ()
 

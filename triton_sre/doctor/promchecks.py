@@ -126,7 +126,7 @@ def normalize(expr: str) -> str:
     """An expression as compared: Prometheus re-prints the queries it loads (whitespace dropped,
     label matchers sorted by name), so both sides are brought to that form."""
     text = _SELECTOR.sub(
-        lambda m: "{" + ",".join(sorted(_split_matchers(m.group(1)))) + "}", "".join(expr.split())
+        lambda m: "{" + ",".join(sorted(_MATCHER.findall(m.group(1)))) + "}", "".join(expr.split())
     )
     text = _NUMBER.sub(lambda m: repr(float(m.group(0))), text)  # 1e6 and 1e+06 alike
     return _EMPTY_BY.sub("", text)  # `count by () (x)` is printed `count(x)`; `on ()` is kept (it matters)
@@ -136,10 +136,6 @@ _SELECTOR = re.compile(r'\{((?:[^{}"]|"(?:[^"\\]|\\.)*")*)\}')
 _EMPTY_BY = re.compile(r"(?<=[a-z_])by\(\)(?=\()")
 _NUMBER = re.compile(r'(?<![\w:."])\d+(?:\.\d*)?(?:[eE][+-]?\d+)?(?![\w."])')
 _MATCHER = re.compile(r'(?:[^,"]|"(?:[^"\\]|\\.)*")+')
-
-
-def _split_matchers(body: str) -> list[str]:
-    return _MATCHER.findall(body)
 
 
 def _function_of(expr: str, at: int) -> str:

@@ -60,8 +60,8 @@ class Release:
     """The container's Python minor (``"3.10"``): the interpreter its Python backend stub runs."""
     tensorrt: str | None
     builds_tensorflow: bool | None
-    """False where the release's build.py cannot build the TensorFlow backend; None where it was not read."""
-    """False where the release's build.py cannot build the TensorFlow backend (the image cannot ship it)."""
+    """False where the release's build.py cannot build the TensorFlow backend (the image cannot ship it);
+    None where it was not read."""
     source: str
     python_source: str | None = None
     notes: str | None = None
