@@ -150,7 +150,6 @@ class FindingBuilder:
         runbook: str,
         severity: str,
         evidence: Iterable[Obs],
-        consequence_of: str | None = None,
         remediation: str | None = None,
         message: str | None = None,
     ) -> Finding:
@@ -188,7 +187,6 @@ class FindingBuilder:
             severity=severity,
             evidence=tuple(list(seen.values())[:MAX_EVIDENCE]),
             remediation=remediation or default,
-            consequence_of=consequence_of,
             message=message,
         )
 

@@ -90,8 +90,8 @@ def _node(op: object, av: object) -> list[Words]:
     return []  # a class, any character, an assertion, a lookaround, a back-reference, a conditional
 
 
-def required(pattern: re.Pattern[str], most: int = 2) -> tuple[Words, ...]:
+def required(pattern: re.Pattern[str]) -> tuple[Words, ...]:
     """Sets of lowercase ASCII words: every match of ``pattern`` contains a word of each set (at most
-    ``most`` sets, the most selective first); empty when nothing can be said (always search it)."""
+    two sets, the most selective first); empty when nothing can be said (always search it)."""
     tree = _sre.parse(pattern.pattern, pattern.flags)  # it compiled: it parses
-    return tuple(sorted(dict.fromkeys(_sequence(tree)), key=_key, reverse=True)[:most])
+    return tuple(sorted(dict.fromkeys(_sequence(tree)), key=_key, reverse=True)[:2])

@@ -219,7 +219,7 @@ def _bad_share(slo: SLO, track: Track, p: Phase) -> Fraction:
 
 
 def window_stats(
-    per_step: Sequence[Phase] | Sums, step: int, t: int, window: int, bad_of: Any = None
+    per_step: Sequence[Phase] | Sums, step: int, t: int, window: int
 ) -> tuple[Fraction, Fraction | None]:
     """(request rate, bad share) over `window` seconds ending at `t`, as the SLO rules compute them.
 
@@ -228,7 +228,7 @@ def window_stats(
     share is the sum of the recorded bad rates over the sum of the recorded request rates (a
     sample's rate times its bad share is its bad rate, so the shares need not be formed).
     """
-    sums = per_step if isinstance(per_step, Sums) else Sums(per_step, bad_of)
+    sums = per_step if isinstance(per_step, Sums) else Sums(per_step)
     rec = int(window_seconds(c.REC_RATE_WINDOW))
     if window <= rec:
         return _rate_stats(sums, step, t, window)

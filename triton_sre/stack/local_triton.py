@@ -35,11 +35,10 @@ from typing import Literal
 import requests
 
 from triton_sre.httpclient import new_session
-from triton_sre.logtail import LOG_TAIL_LINES, tail
+from triton_sre.logtail import tail
 from triton_sre.stack.processes import death_signal_hook, free_ports, mapped_shm, process_group_members
 
 __all__ = [
-    "LOG_TAIL_LINES",
     "LocalTriton",
     "LocalTritonError",
     "ModelControlMode",
@@ -228,8 +227,8 @@ class LocalTriton:
         except FileNotFoundError:
             return ""
 
-    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
-        return tail(self.log_path, lines)
+    def log_tail(self) -> str:
+        return tail(self.log_path)
 
     # ------------------------------------------------------------------ building the command
     def _build_backend_dir(self, install: ServerInstall) -> Path:
@@ -393,10 +392,10 @@ class LocalTriton:
             with contextlib.suppress(OSError):
                 region.unlink()
 
-    def _sweep_group(self, wait: float = 5.0) -> None:
-        """SIGKILL whatever is left of the group (stubs) and wait until it is gone."""
+    def _sweep_group(self) -> None:
+        """SIGKILL whatever is left of the group (stubs) and wait up to 5 s until it is gone."""
         self._signal_group(signal.SIGKILL)
-        deadline = time.monotonic() + wait
+        deadline = time.monotonic() + 5.0
         while self.group_pids() and time.monotonic() < deadline:
             time.sleep(0.02)
         self._group_done = True
