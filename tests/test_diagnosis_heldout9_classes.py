@@ -13,8 +13,8 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.logparse import parse_text
-from triton_sre.diagnosis.reasons import classify
 from triton_sre.diagnosis.severity import is_failure_line
 
 

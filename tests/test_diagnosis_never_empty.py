@@ -15,7 +15,7 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.logparse import parse_text
-from triton_sre.diagnosis.reasons import is_harmless
+from triton_sre.diagnosis.signals import is_harmless
 
 LOGS = Path(__file__).parent / "data" / "logs"
 

@@ -18,8 +18,9 @@ from triton_sre import conventions as c
 from triton_sre.counters import increase
 from triton_sre.exporter.capacity import CapacityReading
 from triton_sre.exporter.derive import derive, derive_window
+from triton_sre.exporter.series import CHECKPOINTS, SeriesWindow
 from triton_sre.exporter.snapshot import ROW_FAMILIES, ModelConfigSummary, ModelStats, Snapshot, counter_row
-from triton_sre.exporter.window import CHECKPOINTS, SeriesWindow, Window
+from triton_sre.exporter.window import Window
 from triton_sre.pricing import Pricing
 
 A = ("model_a", "1")

@@ -33,14 +33,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from triton_sre.httpframing import CONTINUE, TOO_LARGE, request_size, waits_for_continue
-from triton_sre.redact import RedactingFilter, install_redaction, redact
+from triton_sre.redact import redact
 
 __all__ = [
     "BoundedHTTPServer",
-    "RedactingFilter",
     "SafeHandler",
-    "install_redaction",
-    "redact",
 ]
 
 READ_TIMEOUT_SECONDS = 10.0

@@ -22,13 +22,14 @@ from triton_sre.diagnosis.dropped import is_dropped_setting
 from triton_sre.diagnosis.events import LogEvent
 from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO, LEVEL_WARNING, join_hand_wraps
-from triton_sre.diagnosis.reasons import PY_PATH, is_harmless
+from triton_sre.diagnosis.reasons import PY_PATH
 from triton_sre.diagnosis.report import MAX_EVIDENCE_CHARS
 from triton_sre.diagnosis.severity import failure_piece, is_failure_line, line_level, only_frames
 from triton_sre.diagnosis.signals import (
     backend_failure_piece,
     crash_signal_piece,
     is_backend_failure,
+    is_harmless,
     is_server_failure,
 )
 

@@ -30,6 +30,7 @@ from triton_sre.diagnosis.classes import cause_class, over_crash
 from triton_sre.diagnosis.continuation import read_continuation
 from triton_sre.diagnosis.dropped import is_dropped_setting
 from triton_sre.diagnosis.events import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent
+from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.lineshape import (
     LEVEL_ERROR,
@@ -43,17 +44,7 @@ from triton_sre.diagnosis.lineshape import (
 from triton_sre.diagnosis.pending import MAX_PENDING
 from triton_sre.diagnosis.progress import LoadProgress
 from triton_sre.diagnosis.quoted import QuotedComments
-from triton_sre.diagnosis.reasons import (
-    FAILED_BARE,
-    INSTANCE,
-    STUB,
-    classify,
-    is_harmless,
-    is_summary,
-    own_part,
-    owning_model,
-    template_of,
-)
+from triton_sre.diagnosis.reasons import FAILED_BARE, INSTANCE, STUB, own_part, owning_model, template_of
 from triton_sre.diagnosis.releases import ReleaseReader
 from triton_sre.diagnosis.report import Evidence
 from triton_sre.diagnosis.repositories import RepositoryPaths
@@ -65,7 +56,9 @@ from triton_sre.diagnosis.signals import (
     folded_after_harmless,
     is_backend_failure,
     is_client_side,
+    is_harmless,
     is_server_failure,
+    is_summary,
 )
 from triton_sre.diagnosis.verdicts import VerdictReader
 

@@ -40,7 +40,7 @@ from triton_sre.diagnosis.pastes import LOOKALIKES
 from triton_sre.diagnosis.progress import STOP_MARK
 from triton_sre.diagnosis.scan_prefixes import levels, strip_prefixes
 
-__all__ = ["CHUNK_BYTES", "NEEDLES", "LogInputError", "scan_lines", "strip_prefixes"]
+__all__ = ["CHUNK_BYTES", "NEEDLES", "LogInputError", "scan_lines"]
 
 CHUNK_BYTES = 4 * 1024 * 1024
 NEEDLES: tuple[bytes, ...] = (

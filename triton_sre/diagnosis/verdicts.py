@@ -14,6 +14,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import ModelState, Obs, evidence_text
 from triton_sre.diagnosis.blocks import deciding_line
 from triton_sre.diagnosis.events import LogEvent
+from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR, join_hand_wraps
 from triton_sre.diagnosis.pending import PendingCauses
 from triton_sre.diagnosis.reasons import (
@@ -27,7 +28,6 @@ from triton_sre.diagnosis.reasons import (
     POLL_MODEL,
     STATUS_PREFIX,
     VERSION_NOT_PRESENT,
-    classify,
     classify_reason,
     classify_row,
     ensemble_cause,

@@ -13,12 +13,12 @@ from dataclasses import replace
 from triton_sre import conventions as c
 from triton_sre.exporter.capacity import CapacityReading, energy_rows
 from triton_sre.exporter.llm import COUNTER_FIELDS as LLM_COUNTER_FIELDS
-from triton_sre.exporter.series import CHECKPOINTS, SeriesWindow
+from triton_sre.exporter.series import SeriesWindow
 from triton_sre.exporter.snapshot import FAMILY_INDEX, Snapshot
 from triton_sre.exporter.statsfallback import FIELDS as FALLBACK_FIELDS
 from triton_sre.exporter.statsfallback import fallback_rows
 
-__all__ = ["CHECKPOINTS", "COUNTED_FIELDS", "SeriesWindow", "Window"]
+__all__ = ["COUNTED_FIELDS", "Window"]
 
 _INF = math.inf
 

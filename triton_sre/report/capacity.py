@@ -24,12 +24,10 @@ from triton_sre.units import human_bytes
 __all__ = [
     "FAMILIES",
     "REDUCED",
-    "STARTUP_MARGIN_S",
     "CapacitySection",
     "capacity_section",
     "fold_valid",
     "reduced_series",
-    "startup_budget",
     "version_states",
 ]
 

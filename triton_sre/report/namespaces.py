@@ -31,7 +31,6 @@ from triton_sre.rfc3339 import utc_text
 
 __all__ = [
     "CLUSTER_SEP",
-    "SEP",
     "clusters_of",
     "in_clusters",
     "last_sample_expr",

@@ -23,7 +23,6 @@ from triton_sre.counters import observed, running_increase, running_increases
 from triton_sre.prom import INFOS, WARNINGS, PromError, Prometheus
 from triton_sre.promcore import (
     MAX_QUERY_CHARS,
-    PROMETHEUS_MAX_POINTS,
     finest_step,
     range_points,
     range_slices,
@@ -33,7 +32,6 @@ from triton_sre.report.sections import by_section
 
 __all__ = [
     "MAX_POINTS",
-    "PROMETHEUS_MAX_POINTS",
     "PrometheusClient",
     "SeriesArrays",
     "TooManySamples",
@@ -41,7 +39,6 @@ __all__ = [
     "each",
     "fitting_step",
     "frame_of",
-    "range_points",
     "rate_window",
     "smallest_step",
 ]
