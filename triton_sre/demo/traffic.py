@@ -7,7 +7,6 @@ loopback address: it is a demo and test tool, not a load generator for real flee
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import json
 import random
@@ -195,17 +194,12 @@ def infer(
     http_url: str,
     model: str,
     payload: Payload | None = None,
-    *,
-    session: requests.Session | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> dict[str, Any]:
     """One inference; returns Triton's JSON response, raises ``requests.HTTPError`` on an error status."""
     url = f"{check_loopback(http_url)}/v2/models/{model}/infer"
     body = payload if payload is not None else payload_for(model)
-    with contextlib.ExitStack() as stack:
-        if session is None:
-            session = stack.enter_context(new_session())
-        response = session.post(url, json=body, timeout=timeout)
+    with new_session() as session:  # (loopback never through an environment proxy)
+        response = session.post(url, json=body, timeout=DEFAULT_TIMEOUT_S)
     response.raise_for_status()
     result: dict[str, Any] = response.json()
     return result

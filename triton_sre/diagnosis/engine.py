@@ -173,13 +173,9 @@ class Diagnoser(LineReader):
         return Report(found, tuple(unmatched), self.harmless_lines, self._index, release, loading)
 
 
-def diagnose_events(
-    events: Iterable[LogEvent],
-    titles: Mapping[str, str] | None = None,
-    remediations: Mapping[str, str] | None = None,
-) -> Report:
+def diagnose_events(events: Iterable[LogEvent]) -> Report:
     """Diagnose a whole sequence of events."""
-    return Diagnoser(titles, remediations).feed_all(events).finish()
+    return Diagnoser().feed_all(events).finish()
 
 
 def diagnose_index(

@@ -79,10 +79,11 @@ class Check:
         }
 
 
-def _names(items: Iterable[str], limit: int = 6) -> str:
+def _names(items: Iterable[str]) -> str:
+    """At most six names, then how many more."""
     items = sorted(items)
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+    shown = ", ".join(items[:6])
+    return shown + (f" and {len(items) - 6} more" if len(items) > 6 else "")
 
 
 def triton_checks(facts: TritonFacts, spec: Spec | None = None) -> list[Check]:

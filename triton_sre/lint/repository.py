@@ -194,17 +194,19 @@ def _listing(path: Path, *, strict: bool = False) -> tuple[list[str], list[str],
 _NESTING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"?|'(?:[^'\\\n]|\\.)*'?|#[^\n]*|[{<\[]|[}>\]]")
 
 
-def nesting_error(text: str, limit: int = MAX_CONFIG_DEPTH) -> ConfigError | None:
-    """A ConfigError at the first bracket nested deeper than `limit`, else None (one regex pass)."""
+def nesting_error(text: str) -> ConfigError | None:
+    """A ConfigError at the first bracket nested deeper than MAX_CONFIG_DEPTH, else None (one regex pass)."""
     depth = 0
     for match in _NESTING.finditer(text):
         char = match.group()[0]
         if char in "{<[":
             depth += 1
-            if depth > limit:
+            if depth > MAX_CONFIG_DEPTH:
                 at = match.start()
                 line = text.count("\n", 0, at) + 1
-                return ConfigError(line, at - text.rfind("\n", 0, at), f"nested deeper than {limit} levels")
+                return ConfigError(
+                    line, at - text.rfind("\n", 0, at), f"nested deeper than {MAX_CONFIG_DEPTH} levels"
+                )
         elif char in "}>]":
             depth = max(0, depth - 1)
     return None

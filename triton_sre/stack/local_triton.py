@@ -435,9 +435,9 @@ class LocalTriton:
             self._unlink(shm)
             return code
 
-    def restart(self, timeout: float = 10.0) -> LocalTriton:
+    def restart(self) -> LocalTriton:
         """Stop, then start again on the same ports, appending to the same log."""
-        self.stop(timeout)
+        self.stop()
         return self.start()
 
     def cleanup(self) -> None:
