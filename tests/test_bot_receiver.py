@@ -22,7 +22,7 @@ from triton_sre.bot.command import Bot, read_bearer_token
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.bot.receiver import slack_signature, verify_slack_request
-from triton_sre.config import ConfigError
+from triton_sre.checks import ConfigError
 from triton_sre.demo import BROKEN_MISSING_MODULE
 from triton_sre.redact import install_redaction
 

@@ -23,7 +23,7 @@ from triton_sre.bot.scaling import ScalingAsk, asks, scaling_exprs, scaling_line
 from triton_sre.bot.slack import Renderer, cut_text, fit_blocks
 from triton_sre.bot.slack_limits import MAX_BLOCKS, MAX_SECTION_TEXT, validate_blocks
 from triton_sre.bot.urls import silence_url
-from triton_sre.config import ConfigError
+from triton_sre.checks import ConfigError
 from triton_sre.diagnosis.catalog import load_catalog
 from triton_sre.diagnosis.engine import Evidence, Finding, Report
 

@@ -25,8 +25,8 @@ from triton_sre.bot.receiver import BotServer
 from triton_sre.bot.scaling import ScalingAsk, asks
 from triton_sre.bot.slack import SlackDelivery
 from triton_sre.bot.worker import Worker
+from triton_sre.checks import ConfigError
 from triton_sre.cli import build_parser
-from triton_sre.config import ConfigError
 from triton_sre.slo import default_spec
 
 REGION = "region"  # a fleet's own name for its cluster label

@@ -18,7 +18,8 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from triton_sre import conventions as c
-from triton_sre.config import CapacitySettings, ConfigError, ExporterSettings, settings_from_mapping
+from triton_sre.checks import ConfigError
+from triton_sre.config import CapacitySettings, ExporterSettings, settings_from_mapping
 from triton_sre.demo import SAMPLE_REPOSITORY, SLOW_LOADING, SLOW_LOADING_SECONDS
 from triton_sre.diagnosis.engine import diagnose_events, diagnose_reason
 from triton_sre.diagnosis.logparse import parse_text

@@ -18,8 +18,9 @@ from triton_sre import conventions as c
 from triton_sre.bot.command import Bot, resolve_bot_settings
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
+from triton_sre.checks import ConfigError
 from triton_sre.cli import build_parser
-from triton_sre.config import ConfigError, resolve_settings
+from triton_sre.config import resolve_settings
 
 
 # -- an empty listen address ----------------------------------------------------------------------

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from triton_sre import conventions as c
-from triton_sre.config import ConfigError, load_config, resolve_settings
+from triton_sre.checks import ConfigError
+from triton_sre.config import load_config, resolve_settings
 
 
 def write(tmp_path, text: str):

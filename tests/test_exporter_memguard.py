@@ -20,7 +20,8 @@ from synthetic import triton_metrics_payload
 from test_exporter_scrapes import exposed, value
 
 from triton_sre import conventions as c
-from triton_sre.config import ConfigError, ExporterSettings, settings_from_mapping
+from triton_sre.checks import ConfigError
+from triton_sre.config import ExporterSettings, settings_from_mapping
 from triton_sre.exporter.service import Exporter
 from triton_sre.exporter.snapshot import keep_family
 from triton_sre.triton.budget import BodyBudget, BudgetExceeded

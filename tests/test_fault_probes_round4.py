@@ -21,7 +21,8 @@ from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
-from triton_sre.config import ConfigError, load_config
+from triton_sre.checks import ConfigError
+from triton_sre.config import load_config
 from triton_sre.durations import MAX_SECONDS_ARG, seconds_arg
 from triton_sre.stack.components import STATE_FILE, Component, stop_component
 

@@ -23,7 +23,8 @@ from test_fault_probes import ROOT, assert_clean_error
 from test_report_answers import healthy
 
 from triton_sre import conventions as c
-from triton_sre.config import ConfigError, load_config
+from triton_sre.checks import ConfigError
+from triton_sre.config import load_config
 from triton_sre.files import write_atomic, write_files
 from triton_sre.inputs import MAX_YAML_DEPTH, load_yaml
 from triton_sre.mplconfig import use_writable_config_dir

@@ -16,7 +16,8 @@ import pytest
 from test_lint_checks import PY, config, lint, runbooks, seed
 
 from triton_sre import conventions as c
-from triton_sre.config import ConfigError, load_config
+from triton_sre.checks import ConfigError
+from triton_sre.config import load_config
 from triton_sre.inputs import MAX_SPEC_BYTES
 from triton_sre.slo import SpecError, load_spec, parse_spec
 

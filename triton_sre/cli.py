@@ -338,7 +338,7 @@ def _silence_stdout() -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from triton_sre.config import ConfigError
+    from triton_sre.checks import ConfigError
     from triton_sre.extras import (
         COMMAND_EXTRAS,
         command_key,

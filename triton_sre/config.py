@@ -35,7 +35,6 @@ from triton_sre.redact import bounded
 
 __all__ = [
     "CapacitySettings",
-    "ConfigError",
     "ExporterSettings",
     "default_metrics_url",
     "load_config",

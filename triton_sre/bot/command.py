@@ -21,8 +21,7 @@ from triton_sre import conventions as c
 from triton_sre.bot.config import DEFAULT_OUTBOX, BotSettings, flag_settings, load_bot_config, with_spec
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
-from triton_sre.checks import check_base_url, path_text_arg
-from triton_sre.config import ConfigError
+from triton_sre.checks import ConfigError, check_base_url, path_text_arg
 from triton_sre.inputs import InputFileError, not_regular, read_bounded
 from triton_sre.redact import shown_path
 from triton_sre.shutdown import stop_on_signals, wait_until_set
