@@ -43,7 +43,6 @@ from triton_sre.slo import SLO, Spec, window_seconds
 
 __all__ = [
     "BAD",
-    "PARTS",
     "SLOSection",
     "SLOTable",
     "slo_queries",
@@ -59,7 +58,6 @@ SUCCESS = c.SLO_PART_SUCCESS
 FAILURE = c.SLO_PART_FAILURE
 TOTAL = c.SLO_PART_TOTAL
 GOOD = c.SLO_PART_GOOD
-PARTS = (BAD, SUCCESS, FAILURE)  # availability's; a histogram's: (TOTAL, GOOD); time slices': (TOTAL, BAD)
 Counts = Mapping[str, "int | None"]  # `slo_queries`' name -> the series counted (None: not known)
 NO_COUNTS: Counts = MappingProxyType({})
 SLICES, PER_STEP = "slices", " per step"  # of `query_name`
@@ -219,9 +217,9 @@ def _valid_bad(parts: Mapping[str, pd.Series]) -> tuple[pd.Series, pd.Series]:
 def slo_table(
     slo: SLO, totals: Mapping[str, pd.DataFrame], steps: Mapping[str, pd.DataFrame], seconds: float
 ) -> pd.DataFrame:
-    """`slo`'s rows over a range of `seconds`: `totals` the increase rows of each part (`PARTS`, or a
-    histogram's or time slices' parts: `_valid_bad`) over the range, `steps` each part's per-step
-    increase over the trailing window, per model version.
+    """`slo`'s rows over a range of `seconds`: `totals` the increase rows of each part (availability's BAD,
+    SUCCESS and FAILURE, or a histogram's or time slices' parts: `_valid_bad`) over the range, `steps`
+    each part's per-step increase over the trailing window, per model version.
 
     A row per model with requests; a model with requests in several versions gets a total row
     (version `ALL_VERSIONS`) and a row per such version. Budget spent: bad / (allowed ratio ×
@@ -286,9 +284,9 @@ def _models(client: Any, spec: Spec, slo: SLO, end: float, seconds: float) -> se
 def slo_totals(
     spec: Spec, slo: SLO, increases: Mapping[str, pd.DataFrame], models: set[str] | None
 ) -> dict[str, pd.DataFrame]:
-    """The per-series increase rows of each part (`PARTS`) of `slo`: the report's request counters
-    (read once, with labels job and reason) kept where the rules' matchers select them (`models`
-    None: every model)."""
+    """The per-series increase rows of each part (BAD, SUCCESS, FAILURE) of `slo`: the report's request
+    counters (read once, with labels job and reason) kept where the rules' matchers select them
+    (`models` None: every model)."""
 
     def own(family: str) -> pd.DataFrame:
         rows = increases.get(family, pd.DataFrame())
