@@ -21,7 +21,7 @@ from triton_sre.report import recommend as rec
 from triton_sre.report.charts import CHARTS, draw_all
 from triton_sre.report.command import parse_time
 from triton_sre.report.figures import HISTOGRAM_BUCKETS, RangeData, model_table, pivot_rates
-from triton_sre.report.increases import bucket_quantile, counter_increase, histogram_quantiles
+from triton_sre.report.increases import bucket_quantile, bucket_quantiles, counter_increase, series_increases
 from triton_sre.report.prom import frame_of, rate_window
 from triton_sre.report.render import CostReport, to_csv, to_html, to_markdown
 from triton_sre.stack.processes import free_port
@@ -305,8 +305,8 @@ def test_histogram_quantiles_of_a_frame_as_the_report_reads_it() -> None:
     frame = frame_of(series)
     assert isinstance(frame["model"].dtype, pd.CategoricalDtype)
     plain = pd.concat([pd.DataFrame({**labels, "timestamp": ts, "value": vs}) for labels, ts, vs in series])
-    quantiles = histogram_quantiles(frame, c.LATENCY_QUANTILES)
-    pd.testing.assert_frame_equal(quantiles, histogram_quantiles(plain, c.LATENCY_QUANTILES))
+    quantiles = bucket_quantiles(series_increases(frame), c.LATENCY_QUANTILES)
+    pd.testing.assert_frame_equal(quantiles, bucket_quantiles(series_increases(plain), c.LATENCY_QUANTILES))
     assert quantiles.loc["b"].tolist() == pytest.approx([100.0, 460.0, 492.0])
 
 

@@ -26,7 +26,6 @@ __all__ = [
     "counter_increase",
     "family_increase",
     "fold_increases",
-    "histogram_quantiles",
     "increase_rows",
     "increases_table",
     "keyed",
@@ -158,18 +157,11 @@ def bucket_quantile(q: float, bounds: list[float], counts: list[float]) -> float
     return lower
 
 
-def histogram_quantiles(frame: pd.DataFrame, quantiles: tuple[str, ...]) -> pd.DataFrame:
-    """ms per model and quantile from the histogram's bucket increases over the range (all servers)."""
-    if frame.empty or c.LABEL_LE not in frame.columns:
-        return pd.DataFrame()
-    return bucket_quantiles(series_increases(frame), quantiles)
-
-
 def bucket_quantiles(
     table: pd.DataFrame, quantiles: tuple[str, ...], by: str = c.LABEL_MODEL
 ) -> pd.DataFrame:
-    """`histogram_quantiles` per `by` from the buckets' per-series increases (`increase_rows`,
-    `series_increases`)."""
+    """ms per `by` and quantile from the histogram buckets' per-series increases over the range (all
+    servers; `increase_rows`, `series_increases`)."""
     if table.empty or c.LABEL_LE not in table.columns or by not in table.columns:
         return pd.DataFrame()
     # object columns: the report's frames hold labels as categoricals, which cannot be concatenated
