@@ -173,7 +173,7 @@ def test_what_escapes_main_is_named_with_the_exit_python_gives(
     the line Python prints last (it prints it after main returned: the object said exit 2, error "")."""
     from triton_sre import cli
 
-    def crashes() -> None:
+    def crashes(*args: object) -> None:
         raise raised
 
     monkeypatch.setattr(cli, "build_parser", crashes)

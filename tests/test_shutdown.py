@@ -160,9 +160,9 @@ from triton_sre import cli
 
 real = cli.build_parser
 
-def build_parser():  # the signal comes while the parser is built (its imports: over a second under load)
+def build_parser(*args):  # the signal comes while the parser is built (its imports: over a second under load)
     os.kill(os.getpid(), signal.{sig})
-    return real()
+    return real(*args)
 
 cli.build_parser = build_parser
 sys.exit(cli.main({argv!r}))
