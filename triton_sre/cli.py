@@ -18,6 +18,7 @@ import importlib
 import io
 import logging
 import os
+import socket
 import sys
 import traceback
 from collections.abc import Sequence
@@ -171,6 +172,7 @@ _WHOLE_URL_FLAG = "--metrics-url"  # the exporter reads Triton's metrics at this
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    from triton_sre.checks import ConfigError
     from triton_sre.config import resolve_settings
     from triton_sre.exporter.heap import keep_heap
     from triton_sre.exporter.service import Exporter, ExporterServer
@@ -180,6 +182,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
     try:
         keep_heap()  # the sidecar's process: a poll's freed buffers are reused by the next
         server = ExporterServer(Exporter(settings), host, port)
+    except socket.gaierror as exc:  # the flag's host does not resolve: the input, not the machine (exit 2)
+        reason = exc.strerror or exc
+        raise ConfigError(f"--listen {settings.listen}: its host does not resolve ({reason})") from None
     except OSError as exc:
         print(
             f"triton-sre export: cannot listen on {settings.listen}: {exc.strerror or exc}", file=sys.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
 import sys
 import threading
 from collections.abc import Mapping
@@ -254,6 +255,9 @@ def run_bot(args: argparse.Namespace) -> int:
     except OutboxError as exc:
         print(f"triton-sre bot: {exc}", file=sys.stderr)
         return c.EXIT_USAGE
+    except socket.gaierror as exc:  # the flag's host does not resolve: the input, not the machine (exit 2)
+        reason = exc.strerror or exc
+        raise ConfigError(f"--listen {settings.listen}: its host does not resolve ({reason})") from None
     except OSError as exc:
         print(f"triton-sre bot: cannot listen on {settings.listen}: {exc.strerror or exc}", file=sys.stderr)
         return c.EXIT_FAILURE
