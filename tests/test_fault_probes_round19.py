@@ -90,7 +90,7 @@ def test_the_local_triton_starts_and_takes_traffic_with_a_proxy_in_the_environme
         monkeypatch.setenv(name, value)
     server = fresh_triton_factory(startup_timeout=60)
     assert Stack.http_ok(f"{server.http_url}/v2/health/live")()
-    assert infer(server.http_url, VECTOR_SCALE, timeout=30)["outputs"]
+    assert infer(server.http_url, VECTOR_SCALE)["outputs"]
     sent = drive(server.http_url, VECTOR_SCALE, requests_total=5, concurrency=2, timeout_s=30)
     assert (sent.ok, sent.total) == (5, 5), sent
     assert proxy.asked == []
