@@ -210,21 +210,24 @@ def out_folder_arg(text: str) -> str:
     return text
 
 
-def path_text_arg(text: str) -> str:
-    """argparse type of a file or folder flag: not empty or blank, since an empty path is the current
-    directory (`stack up --workdir "$DIR"` with the variable unset started a stack there; `lint ""` linted it;
-    `export --config ""` ran without a config), else a usage error, exit 2."""
+def _filled(text: str, give: str) -> str:
+    """`text` unless it is empty or blank (a flag given "$VAR" with the variable unset), else exit 2."""
     if not text.strip():
-        raise argparse.ArgumentTypeError(f"is empty, got {bounded(text)}: give a path (. for this folder)")
+        raise argparse.ArgumentTypeError(f"is empty, got {bounded(text)}: give {give}")
     return text
+
+
+def path_text_arg(text: str) -> str:
+    """argparse type of a file or folder flag: an empty path is the current directory (`stack up --workdir
+    "$DIR"` with the variable unset started a stack there; `lint ""` linted it; `export --config ""` ran
+    without a config), so it is a usage error."""
+    return _filled(text, "a path (. for this folder)")
 
 
 def name_arg(text: str) -> str:
-    """argparse type of a name flag (`rollout check --model`, a version, a cluster): not empty or blank
-    (`--candidate-version "$NEW"` with the variable unset read as the flag not given), else exit 2."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"is empty, got {bounded(text)}: give a name")
-    return text
+    """argparse type of a name flag (`rollout check --model`, a version, a cluster): empty read as the flag
+    not given (`--candidate-version "$NEW"` with the variable unset), so it is a usage error."""
+    return _filled(text, "a name")
 
 
 def path_arg(text: str) -> Path:
