@@ -1,0 +1,49 @@
+"""What README.md and docs/*.md state about the commands is what the commands do: exit codes, the
+alerts each page tables, the flags each command's page names (docs34's reading of the docs as a user,
+bench/RESULTS.md). test_docs_links.py checks the pages' links; this file checks their statements."""
+
+from __future__ import annotations
+
+import re
+import signal
+from pathlib import Path
+
+from triton_sre.gameday import scorecard
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+
+
+def codes_after(text: str, anchor: str) -> set[int]:
+    """The exit codes a page gives right after `anchor`: the numbers in the parenthesis that follows it
+    (nested code spans and semicolons included), or none when no parenthesis follows."""
+    at = text.index(anchor) + len(anchor)
+    rest = text[at:].lstrip()
+    if not rest.startswith("("):
+        return set()
+    depth = 0
+    for end, char in enumerate(rest):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return {int(n) for n in re.findall(r"(?<![\w.-])(\d+)(?![\w.])", rest[1:end])}
+    raise AssertionError(f"no closing parenthesis after {anchor!r}")
+
+
+def test_an_interrupted_gameday_exits_as_the_pages_say() -> None:
+    """README said `gameday` exits 1 on Ctrl-C; it exits 128 + the signal, as docs/gamedays.md says."""
+    codes = {
+        scorecard.exit_code([], {"interrupted": True, "signal": sig}, expected=1)
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+    assert codes == {130, 143}
+    readme = README.read_text(encoding="utf-8")
+    assert codes_after(readme, "130 interrupted by Ctrl-C") <= codes
+    gamedays = (DOCS / "gamedays.md").read_text(encoding="utf-8")
+    assert codes_after(gamedays, "130 interrupted by Ctrl-C") <= codes
+
+
+def test_codes_after_reads_the_parenthesis() -> None:
+    text = "2 usage, 130 interrupted by Ctrl-C (`gameday`: 1 and the scorecard (of 2.51) ran), 141 closed"
+    assert codes_after(text, "130 interrupted by Ctrl-C") == {1}
+    assert codes_after("130 interrupted by Ctrl-C, 141", "130 interrupted by Ctrl-C") == set()
