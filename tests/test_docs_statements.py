@@ -8,6 +8,8 @@ import re
 import signal
 from pathlib import Path
 
+import yaml
+
 from triton_sre.gameday import scorecard
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,3 +49,19 @@ def test_codes_after_reads_the_parenthesis() -> None:
     text = "2 usage, 130 interrupted by Ctrl-C (`gameday`: 1 and the scorecard (of 2.51) ran), 141 closed"
     assert codes_after(text, "130 interrupted by Ctrl-C") == {1}
     assert codes_after("130 interrupted by Ctrl-C, 141", "130 interrupted by Ctrl-C") == set()
+
+
+# -- the alerts docs/slos-and-alerts.md tables ----------------------------------------------------------
+TABLED_RULE_FILES = ("triton-alerts.yaml", "triton-capacity-alerts.yaml", "triton-llm-rules.yaml")
+_ALERT_ROW = re.compile(r"^\| `(Triton\w+)`[^|]*\| (\w+) \|", re.M)
+
+
+def test_every_operational_alert_has_its_row_and_severity() -> None:
+    """The operational, capacity and LLM alerts of alerts/ each have a row of docs/slos-and-alerts.md with
+    the severity the rule gives (TritonSREInputMissing had none)."""
+    generated = {}
+    for name in TABLED_RULE_FILES:
+        for group in yaml.safe_load((ROOT / "alerts" / name).read_text(encoding="utf-8"))["groups"]:
+            generated |= {r["alert"]: r["labels"]["severity"] for r in group["rules"] if "alert" in r}
+    rows = dict(_ALERT_ROW.findall((DOCS / "slos-and-alerts.md").read_text(encoding="utf-8")))
+    assert {a: rows.get(a) for a in generated} == generated
