@@ -4,12 +4,15 @@ bench/RESULTS.md). test_docs_links.py checks the pages' links; this file checks 
 
 from __future__ import annotations
 
+import argparse
 import re
 import signal
 from pathlib import Path
 
 import yaml
 
+from triton_sre import conventions as c
+from triton_sre.cli import build_parser
 from triton_sre.gameday import scorecard
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,3 +68,27 @@ def test_every_operational_alert_has_its_row_and_severity() -> None:
             generated |= {r["alert"]: r["labels"]["severity"] for r in group["rules"] if "alert" in r}
     rows = dict(_ALERT_ROW.findall((DOCS / "slos-and-alerts.md").read_text(encoding="utf-8")))
     assert {a: rows.get(a) for a in generated} == generated
+
+
+# -- exit codes in --help -----------------------------------------------------------------------------
+def leaf_parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    """(command words, parser) of every command a user runs: `stack up`, `rollout check`, `doctor`..."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield path, parser
+    for action in subs:
+        for name, sub in action.choices.items():
+            yield from leaf_parsers(sub, (*path, name))
+
+
+def test_every_help_names_the_interrupt_and_broken_pipe_codes() -> None:
+    """README: every command has 130 (Ctrl-C) and 141 (stdout closed); doctor's --help left both out."""
+    leaves = dict(leaf_parsers(build_parser()))
+    assert len(leaves) == 13, sorted(leaves)
+    missing = [
+        (" ".join(path), code)
+        for path, parser in leaves.items()
+        for code in (c.EXIT_INTERRUPTED, c.EXIT_BROKEN_PIPE)
+        if not re.search(rf"\b{code} (interrupted|stdout closed)", parser.epilog or "")
+    ]
+    assert missing == []

@@ -74,7 +74,8 @@ def add_doctor_parser(commands: Any, epilog: str) -> None:
             "pitfalls of this Triton release. See docs/doctor.md."
         ),
         epilog="exit codes: 0 everything needed is present, 1 something needed is missing, "
-        "2 usage error or an endpoint that cannot be reached",
+        f"2 usage error or an endpoint that cannot be reached, {c.EXIT_INTERRUPTED} interrupted (Ctrl-C), "
+        f"{c.EXIT_BROKEN_PIPE} stdout closed by its reader",
     )
     doctor.add_argument(
         "--triton-url", required=True, help="Triton's HTTP endpoint, e.g. http://localhost:8000"
