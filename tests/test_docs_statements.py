@@ -92,3 +92,37 @@ def test_every_help_names_the_interrupt_and_broken_pipe_codes() -> None:
         if not re.search(rf"\b{code} (interrupted|stdout closed)", parser.epilog or "")
     ]
     assert missing == []
+
+
+# -- every flag on its command's page ---------------------------------------------------------------------
+PAGE_OF = {
+    "export": "exporter.md",
+    "demo": "deploy.md",
+    "generate": "slos-and-alerts.md",
+    "triage": "triage.md",
+    "bot": "bot.md",
+    "lint": "lint.md",
+    "report": "report.md",
+    "rollout check": "rollouts.md",
+    "stack up": "deploy.md",
+    "stack status": "deploy.md",
+    "stack down": "deploy.md",
+    "doctor": "doctor.md",
+    "gameday": "gamedays.md",
+}
+
+
+def test_every_flag_is_named_on_its_commands_page() -> None:
+    """A flag `--help` lists and its command's page never names is a flag nobody reads about: lint's
+    --load-seconds, --runbooks and --runbook-base-url, rollout check's --job, doctor's --timeout and
+    demo's --report-every were."""
+    leaves = {" ".join(path): parser for path, parser in leaf_parsers(build_parser())}
+    assert sorted(leaves) == sorted(PAGE_OF)
+    unnamed = []
+    for command, parser in leaves.items():
+        text = (DOCS / PAGE_OF[command]).read_text(encoding="utf-8")
+        for action in parser._actions:
+            names = [o for o in action.option_strings if o.startswith("--") and o != "--help"]
+            if names and not any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text) for n in names):
+                unnamed.append(f"{command} {names[0]}")
+    assert unnamed == [], unnamed

@@ -97,7 +97,10 @@ def add_doctor_parser(commands: Any, epilog: str) -> None:
         "--format", choices=["text", "json"], default="text", help="output format (default text)"
     )
     doctor.add_argument(
-        "--timeout", type=seconds_arg, default=c.DEFAULT_TIMEOUT_SECONDS, help="seconds per request"
+        "--timeout",
+        type=seconds_arg,
+        default=c.DEFAULT_TIMEOUT_SECONDS,
+        help=f"seconds per request (default {c.DEFAULT_TIMEOUT_SECONDS:g})",
     )
     doctor.add_argument(
         "--max-response-bytes",
