@@ -4,7 +4,9 @@ the compose Triton image is the release of the server the tests run."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,7 +21,8 @@ from triton_sre import conventions as c
 from triton_sre.generate.families import rule_files
 from triton_sre.slo import Spec, default_spec
 from triton_sre.stack import render
-from triton_sre.stack.local import Stack, StackOptions
+from triton_sre.stack.components import Component, process_start_time, save_state
+from triton_sre.stack.local import Stack, StackError, StackOptions, up
 from triton_sre.stack.local_triton import LocalTriton
 
 REPO = Path(__file__).resolve().parents[1]
@@ -305,3 +308,17 @@ def test_with_a_cluster_label_the_prometheus_config_says_to_name_the_cluster() -
     assert "external_labels" not in plain
     assert re.search(r"^  # external_labels:\n  #   region: ", text, re.M), text
     assert yaml.safe_load(text) == yaml.safe_load(plain)  # a comment: the configuration is the same
+
+
+def test_up_on_a_running_stack_names_the_down_command_of_its_workdir(tmp_path: Path) -> None:
+    """`stack up --workdir DIR` on a running stack said "run `triton-sre stack down` first", which stops
+    the default workdir's stack, not DIR's (docs34). This process stands in for a live component."""
+    workdir = tmp_path / "my stack"
+    workdir.mkdir()
+    me = Component("exporter", os.getpid(), process_start_time(os.getpid()), "http://127.0.0.1:1", "log", [])
+    save_state(workdir, [me], {"workdir": str(workdir)})
+    with pytest.raises(StackError) as refused:
+        up(StackOptions(model_repository=tmp_path, workdir=workdir), lambda _: None)
+    command = re.search(r"run `([^`]+)` first", str(refused.value))
+    assert command, str(refused.value)
+    assert shlex.split(command.group(1)) == ["triton-sre", "stack", "down", "--workdir", str(workdir)]

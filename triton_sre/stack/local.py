@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import subprocess
@@ -421,7 +422,7 @@ def up(opts: StackOptions, say: Callable[[str], None], owner: str | None = None)
             if running:
                 raise StackError(
                     f"a stack is already running in {workdir} ({', '.join(x.name for x in running)}); "
-                    "run `triton-sre stack down` first"
+                    f"run `triton-sre stack down --workdir {shlex.quote(str(workdir))}` first"
                 )
             down(workdir, lambda _: None)  # leftovers of a crashed stack
             stack = Stack(opts, say, owner)
