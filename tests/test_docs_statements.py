@@ -14,6 +14,7 @@ import yaml
 from triton_sre import conventions as c
 from triton_sre.cli import build_parser
 from triton_sre.gameday import scorecard
+from triton_sre.gameday.scenarios import builtin
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -126,3 +127,15 @@ def test_every_flag_is_named_on_its_commands_page() -> None:
             if names and not any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text) for n in names):
                 unnamed.append(f"{command} {names[0]}")
     assert unnamed == [], unnamed
+
+
+# -- docs/gamedays.md's scenario table ----------------------------------------------------------------
+def test_the_scenario_table_is_every_builtin_scenario_with_its_alert_and_runbook() -> None:
+    text = (DOCS / "gamedays.md").read_text(encoding="utf-8")
+    table = text.split("## The scenarios", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0] not in ("name", "---"):
+            rows[cells[0]] = (cells[2].split(" ")[0].rstrip(","), cells[3])
+    assert rows == {s.name: (s.expect.alert, s.expect.runbook) for s in builtin()}
