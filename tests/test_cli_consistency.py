@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import signal
 import socket
+import time
 import uuid
 from pathlib import Path
 
 import pytest
+import requests
 from test_bot_delivery import SLACK_TOKEN, TOKEN, notification, ok_posts, send
-from test_fault_probes import assert_clean_error, run
+from test_fault_probes import _cli, assert_clean_error, run
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot, resolve_bot_settings
@@ -115,3 +119,26 @@ def test_an_unreachable_slack_is_one_clear_line_per_attempt(
     assert about_slack == failures()  # one line per attempt: not slack_sdk's own ERROR line too
     for bad in ("Max retries", "Pool(", "NewConnectionError", "urlopen error", SLACK_TOKEN, TOKEN):
         assert bad not in caplog.text
+
+
+# -- the address a service says it listens on -----------------------------------------------------------
+def test_the_exporter_names_the_port_it_listens_on(tmp_path: Path) -> None:
+    """`export --listen 127.0.0.1:0` logged `on 127.0.0.1:0`: the port the OS chose was nowhere (the bot
+    names its webhook's URL); now the line names the bound port, and /healthz answers there."""
+    with socket.socket() as sock:  # nothing listens here: the exporter serves whether Triton answers or not
+        sock.bind(("127.0.0.1", 0))
+        triton = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    proc = _cli(["export", "--triton-url", triton, "--listen", "127.0.0.1:0", "--interval", "1"], tmp_path)
+    try:
+        seen, deadline = b"", time.monotonic() + 60
+        while b" every " not in seen and time.monotonic() < deadline:
+            seen += proc.stderr.readline()
+        found = re.search(rb" on 127\.0\.0\.1:(\d+) every ", seen)
+        assert found, seen
+        port = int(found.group(1))
+        assert port != 0
+        assert requests.get(f"http://127.0.0.1:{port}{c.PATH_HEALTHZ}", timeout=5).status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert proc.returncode == c.EXIT_OK

@@ -191,11 +191,12 @@ def _cmd_export(args: argparse.Namespace) -> int:
         )
         return c.EXIT_FAILURE
     stop = stop_on_signals()
+    bound = f"[{host}]:{server.port}" if ":" in host else f"{host}:{server.port}"  # --listen HOST:0: the port
     logging.getLogger("triton_sre").info(
         "exporting %s (metrics %s) on %s every %gs, window %gs",
         settings.triton_url,
         settings.resolved_metrics_url,
-        settings.listen,
+        bound,
         settings.interval,
         settings.window,
     )
