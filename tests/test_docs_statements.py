@@ -139,3 +139,13 @@ def test_the_scenario_table_is_every_builtin_scenario_with_its_alert_and_runbook
         if len(cells) == 5 and cells[0] not in ("name", "---"):
             rows[cells[0]] = (cells[2].split(" ")[0].rstrip(","), cells[3])
     assert rows == {s.name: (s.expect.alert, s.expect.runbook) for s in builtin()}
+
+
+def test_the_options_before_the_command_are_named_in_the_readme() -> None:
+    """`--log-level` (and `$TRITON_SRE_LOG_LEVEL`) was named only in a fault table of failure-behaviour.md."""
+    readme = README.read_text(encoding="utf-8")
+    actions = build_parser()._actions
+    options = [o for a in actions for o in a.option_strings if o.startswith("--") and o != "--help"]
+    assert options == ["--version", "--log-level"]
+    assert [o for o in options if not re.search(rf"(?<![\w-]){o}(?![\w-])", readme)] == []
+    assert f"${c.ENV_LOG_LEVEL}" in readme
