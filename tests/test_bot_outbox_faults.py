@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -18,11 +19,13 @@ from pathlib import Path
 
 import pytest
 import requests
+from prometheus_client import generate_latest
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
+from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,3 +161,30 @@ def test_an_outbox_path_that_is_a_directory_is_named_so(tmp_path: Path) -> None:
 
     with pytest.raises(OutboxError, match=r"is a directory, not a file$"):
         Outbox(tmp_path)
+
+
+def test_the_outbox_gauge_has_every_state_from_the_start() -> None:
+    """docs/bot.md says to alert on a growing `pending` count: an empty outbox exported no series at all
+    (nor `pending` once every notification was delivered), so the count read as absent, not 0 (docs34)."""
+
+    class CountsOnly:
+        def __init__(self, counts: dict[str, int]) -> None:
+            self._counts = counts
+
+        def counts(self) -> dict[str, int]:
+            return self._counts
+
+        def unsaved(self) -> int:
+            return 0
+
+        def problem(self) -> str:
+            return ""
+
+    def samples(counts: dict[str, int]) -> dict[str, float]:
+        text = generate_latest(BotMetrics(CountsOnly(counts)).registry).decode()
+        found = re.findall(rf'^{c.M_BOT_OUTBOX}{{state="(\w+)"}} (\S+)$', text, re.M)
+        return {state: float(value) for state, value in found}
+
+    states = (c.BOT_OUTBOX_PENDING, c.BOT_OUTBOX_DONE, c.BOT_OUTBOX_SUPERSEDED, c.BOT_OUTBOX_FAILED)
+    assert samples({}) == dict.fromkeys(states, 0.0)
+    assert samples({c.BOT_OUTBOX_DONE: 3}) == {**dict.fromkeys(states, 0.0), c.BOT_OUTBOX_DONE: 3.0}

@@ -11,6 +11,8 @@ from prometheus_client.registry import Collector
 
 from triton_sre import conventions as c
 
+OUTBOX_STATES = (c.BOT_OUTBOX_PENDING, c.BOT_OUTBOX_DONE, c.BOT_OUTBOX_SUPERSEDED, c.BOT_OUTBOX_FAILED)
+
 
 class OutboxView(Protocol):
     def counts(self) -> dict[str, int]: ...
@@ -26,7 +28,9 @@ class _OutboxCollector(Collector):
         family = GaugeMetricFamily(
             c.M_BOT_OUTBOX, "Notifications in the bot's outbox by state.", labels=[c.L_STATE]
         )
-        for state, count in sorted(self._outbox.counts().items()):
+        # every state 0 rather than absent: docs/bot.md says to alert on a growing `pending` count
+        counts = dict.fromkeys(OUTBOX_STATES, 0) | self._outbox.counts()
+        for state, count in sorted(counts.items()):
             family.add_metric([state], count)
         yield family
         yield GaugeMetricFamily(
