@@ -149,3 +149,14 @@ def test_the_options_before_the_command_are_named_in_the_readme() -> None:
     assert options == ["--version", "--log-level"]
     assert [o for o in options if not re.search(rf"(?<![\w-]){o}(?![\w-])", readme)] == []
     assert f"${c.ENV_LOG_LEVEL}" in readme
+
+
+def test_report_help_and_page_name_every_file_it_writes() -> None:
+    """`report --help` listed six outputs; the report also writes llm_models.csv and unserved_models.csv."""
+    source = (ROOT / "triton_sre" / "report" / "outputs.py").read_text(encoding="utf-8")
+    written = re.findall(r'files\["([\w.]+)"\]', source)
+    assert "report.md" in written and "unserved_models.csv" in written
+    help_text = " ".join(dict(leaf_parsers(build_parser()))[("report",)].description.split())
+    page = (DOCS / "report.md").read_text(encoding="utf-8")
+    assert [f for f in written if f not in help_text] == []
+    assert [f for f in written if f"`{f}`" not in page] == []

@@ -40,7 +40,8 @@ def add_report_parser(commands: Any, epilog: str) -> None:
             "one, else its summaries), and recommendations with the number "
             "and threshold behind each, and per SLO its events, error ratio and budget spent in the range. "
             "Output: report.md (+ PNG charts), report.html (self-contained), models.csv, "
-            "recommendations.csv, slos.csv and partial_data.json in --out. Exit codes: 0 written, 2 usage, "
+            "recommendations.csv, slos.csv, partial_data.json, and llm_models.csv and unserved_models.csv "
+            "when they have rows, in --out. Exit codes: 0 written, 2 usage, "
             "input or output error (e.g. Prometheus unreachable, an --out that cannot be written)."
         ),
         epilog=epilog,
