@@ -160,3 +160,10 @@ def test_report_help_and_page_name_every_file_it_writes() -> None:
     page = (DOCS / "report.md").read_text(encoding="utf-8")
     assert [f for f in written if f not in help_text] == []
     assert [f for f in written if f"`{f}`" not in page] == []
+
+
+def test_gameday_help_lists_as_many_scenarios_as_it_runs() -> None:
+    """`gameday --help` listed eleven faults: rollout-worse-version was not among them."""
+    text = " ".join(dict(leaf_parsers(build_parser()))[("gameday",)].description.split())
+    listed = text.split("scenarios one at a time: ", 1)[1].split(". ", 1)[0]
+    assert len(listed.split(", ")) == len(builtin())
