@@ -408,3 +408,45 @@ def test_a_pages_grep_prints_the_lines_its_finding_quotes() -> None:
                 missed.append(f"{finding.runbook}: {log.relative_to(REAL_LOGS)}: {quoted[:200]}")
     assert checked > 400
     assert missed == []
+
+
+# -- tritonserver flags against the real 2.51's --help --------------------------------------------------
+# Flags a page names on purpose although 2.51's tritonserver has none such, and why.
+NOT_2_51_FLAGS = {
+    "--http-max-input-size": "a later release's flag (r25.06): server-option-invalid quotes its refusal",
+    "--allow-run-as-root": "mpirun's flag (TensorRT-LLM's launcher), in server-option-invalid",
+}
+
+
+def tritonserver_flag_drifts(help_text: str, pages: list[Path]) -> list[str]:
+    """Flags the pages name that look like tritonserver's (their first word is one of its flags' first
+    words: --model-, --http-, --min-, ...) but that neither this --help nor the triton-sre CLI has."""
+    flags = set(re.findall(r"^\s+(--[a-z0-9-]+)", help_text, re.M))
+    first_words = {f.split("-")[2] for f in flags}
+    ours = {o for _, p in leaf_parsers(build_parser()) for a in p._actions for o in a.option_strings}
+    drifts = []
+    for page in pages:
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", line):
+                if flag.split("-")[2] in first_words and flag not in flags | ours | set(NOT_2_51_FLAGS):
+                    drifts.append(f"{page.name}:{n}: {flag}")
+    return drifts
+
+
+@pytest.mark.server
+def test_every_tritonserver_flag_a_runbook_names_is_one_2_51_has(tmp_path: Path) -> None:
+    """instance-group-invalid named `--min-compute-capability`; 2.51's flag is
+    `--min-supported-compute-capability`."""
+    from triton_sre.stack.local_triton import LocalTriton, find_server
+
+    install = find_server()
+    env = LocalTriton.environment(None, install)  # type: ignore[arg-type]  # uses no instance state
+    done = subprocess.run(
+        [str(install.binary), "--help"], capture_output=True, text=True, env=env, timeout=60
+    )
+    help_text = done.stdout + done.stderr
+    assert "--model-repository" in help_text and "--min-supported-compute-capability" in help_text
+    assert [f for f in NOT_2_51_FLAGS if re.search(rf"^\s+{f}\b", help_text, re.M)] == []
+    assert tritonserver_flag_drifts(help_text, RUNBOOKS) == []
+    (tmp_path / "p.md").write_text("a GPU older than `--min-compute-capability`, `--model-repository`\n")
+    assert tritonserver_flag_drifts(help_text, [tmp_path / "p.md"]) == ["p.md:1: --min-compute-capability"]
