@@ -450,3 +450,40 @@ def test_every_tritonserver_flag_a_runbook_names_is_one_2_51_has(tmp_path: Path)
     assert tritonserver_flag_drifts(help_text, RUNBOOKS) == []
     (tmp_path / "p.md").write_text("a GPU older than `--min-compute-capability`, `--model-repository`\n")
     assert tritonserver_flag_drifts(help_text, [tmp_path / "p.md"]) == ["p.md:1: --min-compute-capability"]
+
+
+# -- config.pbtxt snippets against Triton's model-config schema ----------------------------------------
+def config_snippets() -> list[tuple[str, str]]:
+    """(page, snippet): unlabelled fenced blocks and code spans that set a top-level ModelConfig field to a
+    value (a message, a list, a string or a number: `runtime: nvidia` is docker compose's), no placeholder."""
+    from tritonclient.grpc import model_config_pb2
+
+    fields = {f.name for f in model_config_pb2.ModelConfig.DESCRIPTOR.fields}
+    found = []
+    for page in RUNBOOKS:
+        text = page.read_text(encoding="utf-8")
+        blocks = [body for lang, body in _FENCE.findall(text) if lang in ("", "protobuf", "pbtxt")]
+        for snippet in blocks + prose_spans(page):
+            start = re.match(r"\s*([a-z_]+)\s*:?\s*([{\[\"]|\d)", snippet)
+            if (
+                start
+                and start.group(1) in fields
+                and not re.search(r"\.\.\.|<\w+>|\b[A-Z]{3,}\b(?!_)", snippet)
+            ):
+                found.append((page.name, snippet))
+    return found
+
+
+def test_every_config_snippet_parses_with_tritons_schema() -> None:
+    from google.protobuf import text_format
+    from tritonclient.grpc import model_config_pb2
+
+    snippets = config_snippets()
+    assert len(snippets) >= 15
+    refused = []
+    for page, snippet in snippets:
+        try:
+            text_format.Parse(snippet, model_config_pb2.ModelConfig())
+        except text_format.ParseError as error:
+            refused.append(f"{page}: {snippet!r}: {error}")
+    assert refused == []
