@@ -7,6 +7,9 @@ delay, however long: those are warnings with their own runbooks.
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import re2
 
 from triton_sre import conventions as c
@@ -18,23 +21,33 @@ __all__ = ["check", "queue_budget"]
 
 
 def queue_budget(options: LintOptions, model: str) -> tuple[float, float] | None:
-    """(latency threshold s, allowed queue seconds) of the tightest latency SLO covering ``model``.
-    The SLO's regex is matched by RE2, as Prometheus matches it: in linear time, whatever its shape."""
-    best: tuple[float, float] | None = None
-    for pattern, threshold, share in options.latency_thresholds:
-        if pattern is not None and not _fullmatch(pattern, model):
+    """(latency threshold s, allowed queue seconds) of the tightest latency SLO covering ``model`` (the
+    first in the spec among equally tight ones). The SLO's regex is matched by RE2, as Prometheus
+    matches it: in linear time, whatever its shape."""
+    for matcher, threshold, allowed in _tightest_first(options.latency_thresholds):
+        if matcher is None or matcher.fullmatch(model) is not None:
+            return threshold, allowed
+    return None
+
+
+@functools.lru_cache(maxsize=4)
+def _tightest_first(
+    thresholds: tuple[tuple[str | None, float, float], ...],
+) -> tuple[tuple[Any, float, float], ...]:
+    """(compiled RE2 regex or None for all models, threshold, allowed queue seconds) of each latency SLO,
+    the smallest allowance first, in spec order among equal ones; a regex RE2 refuses (Python's re took
+    it when the spec was read) matches nothing, as in Prometheus, and is left out. Each regex is compiled
+    once per spec: `re2.fullmatch` keeps 128 compiled patterns, so asking every model each SLO's pattern
+    compiled it again past 128 SLOs (2,000 models x 2,000 SLOs: 4 million compiles, 68 s)."""
+    budgets = []
+    for index, (pattern, threshold, share) in enumerate(thresholds):
+        try:
+            matcher = None if pattern is None else re2.compile(pattern)
+        except re2.error:
             continue
-        allowed = threshold * share
-        if best is None or allowed < best[1]:
-            best = (threshold, allowed)
-    return best
-
-
-def _fullmatch(pattern: str, name: str) -> bool:
-    try:
-        return re2.fullmatch(pattern, name) is not None
-    except re2.error:  # Python's re took it when the spec was read; RE2 (Prometheus) matches nothing
-        return False
+        budgets.append((threshold * share, index, matcher, threshold))
+    budgets.sort(key=lambda b: (b[0], b[1]))
+    return tuple((matcher, threshold, allowed) for allowed, _, matcher, threshold in budgets)
 
 
 def _model(model: ModelDir, options: LintOptions) -> list[Issue]:
