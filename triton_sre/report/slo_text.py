@@ -7,14 +7,17 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import pandas as pd
 
 from triton_sre import conventions as c
 from triton_sre.report.slo import COLUMNS, SLI_HISTOGRAM, SLI_REQUESTS, SLI_SLICES, SLOSection, SLOTable
 from triton_sre.slo import SLO, window_seconds
+
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
 
 HEADERS = {
     "model": "model",
@@ -143,25 +146,38 @@ def with_unserved(section: SLOSection, slos: Sequence[SLO]) -> SLOSection:
     failed before Triton counted any (journey26's refused config), so it has no data, which is not a met
     objective (Sloth and Pyrra show no data, not 100 %). An SLO with no table in that cluster (no series
     there: its only model refused) gets an empty one. `slos`: the spec's, in order."""
+    # Grouped once (fleet34): each SLO looked for its tables among all of them, and each of its clusters
+    # among its tables and the unserved models (2,000 SLOs x 10 clusters: 4.5 s, quadratic in the SLOs).
+    by_slo = _grouped((t.slo.name, t) for t in section.tables)
+    unserved_in = _grouped((k, (model, state)) for k, model, state in section.unserved)
     tables: list[SLOTable] = []
     for slo in slos:
-        own = [t for t in section.tables if t.slo.name == slo.name]
+        own = list(by_slo.get(slo.name, ()))
         clusters = {t.cluster for t in own}
         extra = {k for k, model, _ in section.unserved if k not in clusters and covers(slo, model)}
         own += [SLOTable(slo, pd.DataFrame(columns=list(COLUMNS)), _sli(slo), (), k) for k in extra]
+        own_in = _grouped((t.cluster, t) for t in own)
         done: set[str | None] = set()
         for table in sorted(own, key=lambda t: "" if t.cluster is None else t.cluster):  # stable
             if table.cluster not in done:
                 done.add(table.cluster)
-                seen = {str(m) for t in own if t.cluster == table.cluster for m in t.rows["model"]}
+                seen = {str(m) for t in own_in[table.cluster] for m in t.rows["model"]}
                 rows = tuple(
                     (model, state)
-                    for k, model, state in section.unserved
-                    if k == table.cluster and model not in seen and covers(slo, model)
+                    for model, state in unserved_in.get(table.cluster, ())
+                    if model not in seen and covers(slo, model)
                 )
                 table = dataclasses.replace(table, unserved=rows)
             tables.append(table)
     return dataclasses.replace(section, tables=tuple(tables))
+
+
+def _grouped(pairs: Iterable[tuple[K, T]]) -> dict[K, list[T]]:
+    """key -> its items, in the order given."""
+    groups: dict[K, list[T]] = {}
+    for key, item in pairs:
+        groups.setdefault(key, []).append(item)
+    return groups
 
 
 def _sli(slo: SLO) -> str:
