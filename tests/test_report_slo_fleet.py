@@ -1,14 +1,26 @@
 """The report's SLO section with many SLOs and clusters (fleet34): `with_unserved` groups the tables by SLO
 and by cluster once instead of scanning every table for each SLO and each of its clusters (quadratic in
-the SLOs), and gives the same tables, in the same order, with the same models not served."""
+the SLOs), and `cluster_tables` finds each frame's rows of every cluster in one pass instead of comparing
+every row with each cluster (quadratic in the clusters); both give the same tables as the scans did."""
 
 from __future__ import annotations
 
 import random
 
+import numpy as np
 import pandas as pd
 
-from triton_sre.report.slo import COLUMNS, SLOSection, SLOTable
+from triton_sre import conventions as c
+from triton_sre.report.slo import (
+    BAD,
+    COLUMNS,
+    FAILURE,
+    SUCCESS,
+    SLOSection,
+    SLOTable,
+    cluster_tables,
+    slo_table,
+)
 from triton_sre.report.slo_text import covers, with_unserved
 from triton_sre.slo import SLO, parse_spec
 
@@ -98,3 +110,61 @@ def test_one_cluster_unlabelled() -> None:
         ("av-1", ()),
         ("av-2", (("m1_b", "UNAVAILABLE"), ("shared", "UNAVAILABLE"), ("m0_y", "LOADING"))),
     ]
+
+
+def per_cluster_scan(slo: SLO, parts: tuple[dict, dict], seconds: float, label: str) -> list[tuple[str, str]]:
+    """(cluster, its table as CSV) with each cluster's rows found by comparing every row with it."""
+
+    def key(frame: pd.DataFrame) -> pd.Series | None:
+        return frame[label].fillna("").astype(str) if label in frame.columns else None
+
+    found = sorted({v for part in parts for f in part.values() if key(f) is not None for v in key(f)})
+
+    def of(frame: pd.DataFrame, value: str) -> pd.DataFrame:
+        k = key(frame)
+        return frame.iloc[0:0] if k is None else frame[k == value]
+
+    return [
+        (v, slo_table(slo, *({p: of(f, v) for p, f in part.items()} for part in parts), seconds).to_csv())
+        for v in found
+    ]
+
+
+def test_cluster_tables_equal_the_scan_of_every_row() -> None:
+    rng = np.random.default_rng(34)
+    slo = parse_spec(
+        "cluster_label: cluster\nslos:\n"
+        "  - {name: av, type: availability, models: all, objective: 99, period: 30d}\n"
+    ).slos[0]
+    clusters = np.array(["east", "west", "k10", "k2", None], dtype=object)  # None: a series without the label
+
+    def increases(reason: bool, n: int = 60) -> pd.DataFrame:
+        frame = pd.DataFrame(
+            {
+                "cluster": rng.choice(clusters, n),
+                c.LABEL_MODEL: rng.choice(["m1", "m2", "m3"], n),
+                c.LABEL_VERSION: rng.choice(["1", "2"], n),
+                c.LABEL_JOB: "triton",
+                "increase": rng.integers(1, 100, n).astype(float),
+                **({c.LABEL_REASON: "BACKEND"} if reason else {}),
+            }
+        )
+        return frame.set_axis(rng.permutation(np.arange(0, 3 * n, 3)))  # an index with gaps, out of order
+
+    def steps(n: int = 400) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "cluster": rng.choice(clusters[:4], n),  # "k2" only here in some draws
+                c.LABEL_MODEL: rng.choice(["m1", "m2", "m3"], n),
+                c.LABEL_VERSION: rng.choice(["1", "2"], n),
+                "timestamp": rng.integers(0, 40, n) * 15.0,
+                "value": rng.random(n) * 3,
+            }
+        )
+
+    totals = {BAD: increases(True), SUCCESS: increases(False), FAILURE: increases(True)}
+    parts = (totals, {BAD: steps(), SUCCESS: steps(), FAILURE: pd.DataFrame(columns=["timestamp", "value"])})
+    got = [(t.cluster, t.rows.to_csv()) for t in cluster_tables(slo, parts, 3600.0, "cluster")]
+    assert got == per_cluster_scan(slo, parts, 3600.0, "cluster")
+    assert [k for k, _ in got] == ["", "east", "k10", "k2", "west"]
+    assert all(len(rows.splitlines()) > 1 for _, rows in got[1:])  # tables with rows, not empty ones

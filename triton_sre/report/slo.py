@@ -134,22 +134,30 @@ def cluster_tables(
     if not cluster_label:
         return [SLOTable(slo, slo_table(slo, totals, steps, seconds), sli, sources)]
 
-    def values(frame: pd.DataFrame) -> set[str]:
-        return set(frame[cluster_label].fillna("").astype(str)) if cluster_label in frame.columns else set()
+    # Each frame's rows of each cluster found once (fleet34): comparing every row's cluster with each
+    # cluster in turn was clusters x rows (100 clusters' per-step frames: quadratic in the clusters).
+    empty = np.empty(0, dtype=np.intp)
 
-    def of(frame: pd.DataFrame, value: str) -> pd.DataFrame:
+    def rows_of(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+        if cluster_label not in frame.columns:
+            return {}
+        key = frame[cluster_label].fillna("").astype(str)
+        return {str(k): rows for k, rows in key.groupby(key, sort=False).indices.items()}
+
+    def of(frame: pd.DataFrame, rows: dict[str, np.ndarray], value: str) -> pd.DataFrame:
         if cluster_label not in frame.columns:
             return frame.iloc[0:0]
-        return frame[frame[cluster_label].fillna("").astype(str) == value]
+        return frame.iloc[rows.get(value, empty)]  # the rows `frame[key == value]` selects, in order
 
-    found = set().union(*(values(f) for f in (*totals.values(), *steps.values())))
+    split = [{p: (f, rows_of(f)) for p, f in part.items()} for part in parts]
+    found = set().union(*(rows.keys() for part in split for _, rows in part.values()))
     return [
         SLOTable(
             slo,
             slo_table(
                 slo,
-                {p: of(f, value) for p, f in totals.items()},
-                {p: of(f, value) for p, f in steps.items()},
+                {p: of(f, rows, value) for p, (f, rows) in split[0].items()},
+                {p: of(f, rows, value) for p, (f, rows) in split[1].items()},
                 seconds,
             ),
             sli,
