@@ -48,9 +48,9 @@ def counted(prom: Prometheus) -> list[str]:
         asked.append(expr)
         return instant(expr, at=at)
 
-    def count_vector(expr: str) -> list[tuple[dict[str, str], float]]:
+    def count_vector(expr: str, at: float | None = None) -> list[tuple[dict[str, str], float]]:
         asked.append(expr)
-        return vector(expr)
+        return vector(expr, at=at)
 
     prom.instant, prom.vector = count_instant, count_vector  # type: ignore[method-assign]
     return asked
