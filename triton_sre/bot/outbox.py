@@ -45,6 +45,8 @@ STATE_DONE = c.BOT_OUTBOX_DONE
 STATE_SUPERSEDED = c.BOT_OUTBOX_SUPERSEDED
 STATE_FAILED = c.BOT_OUTBOX_FAILED
 
+_PAGE = 256  # pending rows read at a time by `next_due`
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notifications (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -57,6 +59,7 @@ CREATE TABLE IF NOT EXISTS notifications (
     last_error TEXT
 );
 CREATE INDEX IF NOT EXISTS notifications_pending ON notifications (state, group_key, id);
+CREATE INDEX IF NOT EXISTS notifications_due ON notifications (state, id);
 CREATE TABLE IF NOT EXISTS messages (
     group_key TEXT PRIMARY KEY,
     channel TEXT NOT NULL,
@@ -253,14 +256,8 @@ class Outbox:
         now = time.time() if now is None else now
         with self._lock:
             self._flush()
-            groups: dict[str, list[int]] = {}
-            for nid, group_key in self._db.execute(
-                "SELECT id, group_key FROM notifications WHERE state = ? ORDER BY id", (STATE_PENDING,)
-            ):
-                if nid not in self._finished:  # done or failed in memory only: never picked again
-                    groups.setdefault(group_key, []).append(nid)
             earliest: float | None = None
-            for ids in groups.values():
+            for ids in self._pending_groups():
                 latest, older = ids[-1], ids[:-1]
                 attempts, next_attempt, row = self._schedule(latest)
                 try:
@@ -288,6 +285,37 @@ class Outbox:
                     return Notification(latest, row[1], payload, attempts, next_attempt), None
                 earliest = next_attempt if earliest is None else min(earliest, next_attempt)
             return None, earliest
+
+    def _pending_groups(self) -> Iterator[list[int]]:
+        """Each group's pending notification ids (in id order), the groups in the order of their first
+        pending id; ids done or failed in memory only are never picked again. Read as the caller goes
+        (under the lock): the first due group is most often the first one, and reading every pending
+        row at each call made a storm's drain quadratic (6,400 groups: 12.7 s of CPU, fleet34). The
+        rows are read a page at a time, each page whole before the caller writes."""
+        seen: set[str] = set()
+        after = 0
+        while True:
+            page = self._db.execute(
+                "SELECT id, group_key FROM notifications WHERE state = ? AND id > ? ORDER BY id LIMIT ?",
+                (STATE_PENDING, after, _PAGE),
+            ).fetchall()
+            for nid, group_key in page:
+                if nid in self._finished or group_key in seen:
+                    continue
+                seen.add(group_key)
+                ids = [
+                    i
+                    for (i,) in self._db.execute(
+                        "SELECT id FROM notifications WHERE state = ? AND group_key = ? ORDER BY id",
+                        (STATE_PENDING, group_key),
+                    ).fetchall()
+                    if i not in self._finished
+                ]
+                if ids:  # none: written done or failed since the page was read (`_flush`)
+                    yield ids
+            if len(page) < _PAGE:
+                return
+            after = page[-1][0]
 
     def last_payload(self, group_key: str, holding: str = "") -> dict[str, Any] | None:
         """The newest stored notification of a group as Alertmanager sent it (None: none, or pruned),
