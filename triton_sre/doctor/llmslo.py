@@ -8,7 +8,7 @@ cannot know it. `doctor`'s `llm-metrics` check reports them with the live server
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from triton_sre import conventions as c
 from triton_sre.doctor.facts import ModelFacts
@@ -25,7 +25,8 @@ def uncovered_llm_slos(
     for slo in spec.slos if spec is not None else ():
         if slo.type not in c.LLM_SLO_TYPES or slo.models.kind == "all":
             continue
-        names = [name for name in plain if selects(slo.models, name)]
+        covers = matcher(slo.models)  # prepared once per SLO: a list's names as a set, a regex compiled
+        names = [name for name in plain if covers(name)]
         if names:
             out.append((slo.name, slo.type, c.LLM_SLO_HISTOGRAMS[slo.type][0], names))
     return out
@@ -33,11 +34,18 @@ def uncovered_llm_slos(
 
 def selects(models: ModelSelector, name: str) -> bool:
     """The SLO's `models` covers `name` (a list, or its anchored regex read by Python's re)."""
+    return matcher(models)(name)
+
+
+def matcher(models: ModelSelector) -> Callable[[str], bool]:
+    """`selects` of one selector, prepared for many names: a list's names looked up in a set (a tuple's
+    scan made a list of 5,000 names against 10,000 models 1.3 s, fleet34), a regex compiled once."""
     if models.kind == "all":
-        return True
+        return lambda name: True
     if models.kind == "list":
-        return name in models.names
+        return frozenset(models.names).__contains__
     try:
-        return re.fullmatch(models.regex, name) is not None
+        pattern = re.compile(models.regex)
     except re.error:  # RE2 syntax Python's re does not read: no claim either way
-        return False
+        return lambda name: False
+    return lambda name: pattern.fullmatch(name) is not None
