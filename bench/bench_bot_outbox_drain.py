@@ -15,13 +15,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from childrun import add_src_and_child, run_child
 
 
 def drain(n: int) -> dict[str, float | str]:
@@ -56,23 +58,17 @@ def drain(n: int) -> dict[str, float | str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="400,1600", help="comma-separated group counts")
-    parser.add_argument("--src", type=Path, help="checkout whose package runs (default: this one)")
-    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    add_src_and_child(parser, type=int)
     args = parser.parse_args(argv)
     if args.child is not None:
         result = drain(args.child)
         result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(json.dumps(result))
         return 0
-    src = (args.src or Path(__file__).resolve().parent.parent).resolve()
-    env = {**os.environ, "PYTHONPATH": str(src)}
     print("| groups (notifications) | first next_due | drain CPU | drain wall | peak RSS | order digest |")
     print("| --- | --- | --- | --- | --- | --- |")
     for n in (int(x) for x in args.sizes.split(",")):
-        done = subprocess.run(
-            [sys.executable, __file__, "--child", str(n)], env=env, capture_output=True, text=True, check=True
-        )
-        r = json.loads(done.stdout.splitlines()[-1])
+        r = run_child(__file__, ["--child", str(n)], args.src)
         print(
             f"| {n:,} ({n + n // 10:,}) | {r['first_ms']:.2f} ms | {r['cpu_s']:.2f} s | {r['wall_s']:.1f} s "
             f"| {r['rss_mb']:.0f} MB | {r['order']} |"

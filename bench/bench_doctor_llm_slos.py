@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from childrun import add_src_and_child, run_child
 
 
 def run(case: str, models: int, slos: int) -> dict[str, float | str]:
@@ -57,21 +59,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="2500,10000", help="comma-separated model counts")
     parser.add_argument("--slos", type=int, default=4, help="list SLOs of the `list` case")
     parser.add_argument("--only", default="list,mixed")
-    parser.add_argument("--src", type=Path, help="checkout whose package runs (default: this one)")
-    parser.add_argument("--child", nargs=2, metavar=("CASE", "MODELS"), help=argparse.SUPPRESS)
+    add_src_and_child(parser, nargs=2, metavar=("CASE", "MODELS"))
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(run(args.child[0], int(args.child[1]), args.slos)))
         return 0
-    src = (args.src or Path(__file__).resolve().parent.parent).resolve()
-    env = {**os.environ, "PYTHONPATH": str(src)}
     print("| case | models | CPU of the call | SLOs reported | digest |")
     print("| --- | --- | --- | --- | --- |")
     for case in args.only.split(","):
         for n in args.models.split(","):
-            command = [sys.executable, __file__, f"--slos={args.slos}", "--child", case, n]
-            done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-            r = json.loads(done.stdout.splitlines()[-1])
+            r = run_child(__file__, [f"--slos={args.slos}", "--child", case, n], args.src)
             print(f"| {case} | {int(n):,} | {r['cpu_s']:.2f} s | {r['slos']} | {r['digest']} |")
     return 0
 

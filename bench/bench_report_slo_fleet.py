@@ -20,12 +20,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from childrun import add_src_and_child, run_child
 
 
 def clusters_case(k: int, models: int, points: int) -> tuple[float, str, int]:
@@ -125,14 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slo-clusters", type=int, default=10, help="clusters of the `slos` case")
     parser.add_argument("--unserved", type=int, default=100, help="models not served in the `slos` case")
     parser.add_argument("--only", default="clusters,slos")
-    parser.add_argument("--src", type=Path, help="checkout whose package runs (default: this one)")
-    parser.add_argument("--child", nargs=2, metavar=("CASE", "SIZE"), help=argparse.SUPPRESS)
+    add_src_and_child(parser, nargs=2, metavar=("CASE", "SIZE"))
     args = parser.parse_args(argv)
     if args.child:
         child(args.child[0], int(args.child[1]), args)
         return 0
-    src = (args.src or Path(__file__).resolve().parent.parent).resolve()
-    env = {**os.environ, "PYTHONPATH": str(src)}
     passed = [f"--models={args.models}", f"--points={args.points}", f"--slo-clusters={args.slo_clusters}"]
     passed.append(f"--unserved={args.unserved}")
     print("| case | size | CPU of the call | peak RSS | tables | digest |")
@@ -140,14 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     for case in args.only.split(","):
         sizes = args.clusters if case == "clusters" else args.slos
         for size in sizes.split(","):
-            done = subprocess.run(
-                [sys.executable, __file__, *passed, "--child", case, size],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            r = json.loads(done.stdout.splitlines()[-1])
+            r = run_child(__file__, [*passed, "--child", case, size], args.src)
             what = "clusters" if case == "clusters" else f"SLOs ({args.slo_clusters} clusters)"
             print(
                 f"| {case} | {int(size):,} {what} | {r['cpu_s']:.2f} s | {r['rss_mb']:.0f} MB "
