@@ -23,6 +23,7 @@ from diag29_faults import FLAGS
 from diag31_faults import FAULTS, WARNED
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from normal_operation_capture import CAPTURES as NORMAL_OPERATION
 from runtime_faults import STARTUP
 
 from triton_sre.diagnosis import repeats
@@ -183,6 +184,7 @@ def test_prefixed_capture_same_report_as_plain(path: Path, style: str) -> None:
     healthy |= {f"diag29-flag-{name}.log" for name, (_flags, rb) in FLAGS.items() if rb is None}
     healthy |= {f"diag31-{name}.log" for name, (_kw, _prep, rb, _about) in FAULTS.items() if rb is None}
     healthy -= {f"diag31-{name}.log" for name in WARNED}  # served with a dropped setting: a warning finding
+    healthy |= set(NORMAL_OPERATION)  # a healthy server given bad requests, a cancel, an unload, a stop
     assert bool(want.findings) == (path.name not in healthy), "every real capture of a failure has findings"
 
 
