@@ -1,4 +1,4 @@
-"""``python -m triton_sre.diagnosis.coverage [--check]``: write docs/diagnosis-coverage.md from the inventory.
+"""``python -m triton_sre.diagnosis.coverage [--check]``: docs/diagnosis-coverage.md from the inventories.
 
 Exit codes: 0 written (or up to date with --check), 1 stale with --check, 2 the docs folder is missing.
 """
@@ -13,10 +13,13 @@ from pathlib import Path
 from triton_sre import conventions as c
 from triton_sre.diagnosis.hand_rules import HAND_RULES
 from triton_sre.diagnosis.inventory import COMPONENTS, ENTRIES, Entry, as_written
+from triton_sre.diagnosis.level_inventory import CLASSES
+from triton_sre.diagnosis.level_inventory import ENTRIES as LEVEL_ENTRIES
 
 HAND_RUNBOOKS = frozenset(r.runbook for r in HAND_RULES)
 
 COVERAGE_DOC = Path("docs") / "diagnosis-coverage.md"
+COMPONENTS_ORDER = ("core", "server", *(comp for comp in COMPONENTS if comp != "core"))
 
 
 def _cell(text: str) -> str:
@@ -81,7 +84,43 @@ def coverage_markdown() -> str:
             )
             out.append("")
             out.append(f"- `{e.id}` competes with {others}. {_cell(e.decides)}".rstrip())
-    return "\n".join(out) + "\n"
+    return "\n".join(out + levels_markdown()) + "\n"
+
+
+def levels_markdown() -> list[str]:
+    """The warning- and error-level wordings (level_inventory.yaml) by class, then each one."""
+    components = sorted({e.component for e in LEVEL_ENTRIES}, key=COMPONENTS_ORDER.index)
+    out = [
+        "",
+        "# Warning- and error-level messages that are not (or are) failures",
+        "",
+        f"{len(LEVEL_ENTRIES)} warning- and error-level wordings of Triton core, its frontends (server) "
+        "and backends, read from their sources at release branches r23.06 to r25.12 "
+        "(`triton_sre/diagnosis/level_inventory.yaml`, diag34). Classes: `harmless`, a warning that "
+        "says nothing failed (no finding, a `warning` one at most); `not-served`, a warning that means "
+        "the model will not serve; `serving`, an error line a healthy server writes (a request's "
+        "bookkeeping, a cancel, an unload, the shutdown: no finding); `failure`, a real failure (never "
+        "an empty answer); `relay`, another message's text. Each example is tested as a glog line in a "
+        "real healthy 2.51 log (`tests/test_diagnosis_log_levels.py`).",
+        "",
+        "| component | " + " | ".join(CLASSES) + " |",
+        "| --- |" + " --- |" * len(CLASSES),
+    ]
+    for comp in components:
+        counts = [sum(e.component == comp and e.kind == k for e in LEVEL_ENTRIES) for k in CLASSES]
+        out.append(f"| {comp} | " + " | ".join(str(n) for n in counts) + " |")
+    for kind in CLASSES:
+        group = [e for e in LEVEL_ENTRIES if e.kind == kind]
+        if not group:
+            continue
+        out += ["", f"## {kind}", "", "| message template | level | component | source | releases | why |"]
+        out.append("| --- | --- | --- | --- | --- | --- |")
+        for e in group:
+            out.append(
+                f"| `{_cell(e.template)}` | {e.level} | {e.component} | `{_cell(e.source)}` "
+                f"| {e.releases[0]}–{e.releases[1]} | {_cell(e.why)} |"
+            )
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -89,6 +89,7 @@ class Diagnoser(LineReader):
         self._attach_after: tuple[ModelState, Obs] | None = None
         self.releases = ReleaseReader()  # the log's release (`diagnose_index`: the live server's)
         self.harmless_lines = 0
+        self.serving_lines = 0  # error lines a healthy server writes (level_inventory.py)
 
     # -- feeding ---------------------------------------------------------------------------------
     def feed_all(self, events: Iterable[LogEvent]) -> Diagnoser:
@@ -170,7 +171,15 @@ class Diagnoser(LineReader):
             found = unfinished_start(found)
         if (stopping := self._progress.stopping_line) is not None:
             found = _crashes_while_stopping(found, stopping)
-        return Report(found, tuple(unmatched), self.harmless_lines, self._index, release, loading)
+        return Report(
+            found,
+            tuple(unmatched),
+            self.harmless_lines,
+            self._index,
+            release,
+            loading,
+            serving_lines=self.serving_lines,
+        )
 
 
 def diagnose_events(events: Iterable[LogEvent]) -> Report:

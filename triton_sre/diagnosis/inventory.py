@@ -36,6 +36,7 @@ __all__ = [
     "parse_inventory",
     "tail_regex",
     "template_regex",
+    "template_source",
 ]
 
 COMPONENTS: Final = (
@@ -142,11 +143,11 @@ class Entry:
 def template_regex(template: str) -> re.Pattern[str]:
     """Literal text escaped, each ``<...>`` any text on the line; leading/trailing ones and a final
     full stop dropped."""
-    return re.compile(_template_source(template), re.I)
+    return re.compile(template_source(template), re.I)
 
 
-def _template_source(template: str) -> str:
-    """`template_regex`'s source."""
+def template_source(template: str) -> str:
+    """`template_regex`'s source (case-insensitive: compile it with ``re.I``)."""
     parts = _PLACEHOLDER.split(template)
     while parts and not parts[0].strip():
         parts.pop(0)
@@ -332,7 +333,7 @@ def _entry(raw: Any, index: int, checked: bool) -> Entry:
     if "pattern" in raw:
         regex = _compile(where, "pattern", raw["pattern"], checked)
     else:
-        source = _template_source(raw["template"])
+        source = template_source(raw["template"])
         regex = re.compile(source, re.I) if checked else LazyPattern(source, re.I)
     if not regex.pattern:
         raise InventoryError(f"{where}: template: has no literal text to match")

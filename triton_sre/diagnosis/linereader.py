@@ -32,6 +32,7 @@ from triton_sre.diagnosis.dropped import is_dropped_setting
 from triton_sre.diagnosis.events import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.gpu_context import GpuContext
+from triton_sre.diagnosis.level_inventory import is_serving_line, is_serving_wording
 from triton_sre.diagnosis.lineshape import (
     LEVEL_ERROR,
     LEVEL_FATAL,
@@ -104,6 +105,7 @@ class LineReader(VerdictReader):
     _attach_after: tuple[ModelState, Obs] | None
     releases: ReleaseReader
     harmless_lines: int
+    serving_lines: int
 
     def _read(self, event: LogEvent, index: int) -> None:
         quiet = quiet_running_compat_banner(event.message) if event.source == SOURCE_RAW else event.message
@@ -174,6 +176,9 @@ class LineReader(VerdictReader):
             message = own
         whole = join_hand_wraps(message)  # for the signal checks
         failing = level in (LEVEL_ERROR, LEVEL_FATAL) or is_failure_line(whole, level)
+        if failing and "\n" not in message and is_serving_wording(message):
+            self.serving_lines += 1  # a serving line whose own words read as a cause (level_inventory.py)
+            return
         # A backtrace without its message: what failed is unknown (its symbols only say what ran).
         frames = failing and only_frames(message)
         runbook = None if frames else classify(message)
@@ -238,6 +243,12 @@ class LineReader(VerdictReader):
             self._pending.add(obs)
             return
         if failing or (event.source == SOURCE_RAW and _LEVEL_START.search(message)):
+            if "\n" not in message and is_serving_line(message):
+                # An error line a healthy server writes while it serves or stops (level_inventory.yaml's
+                # serving class, read from the sources): a request's bookkeeping, a cancel, an unload, the
+                # shutdown. Only here, where no rule explains it: the error it carries may name a cause.
+                self.serving_lines += 1
+                return
             self._add_unmatched(event)
             # (a leveled line is its own failure: a level word below it does not decide)
             words = _LEVEL_LINE if event.source == SOURCE_RAW else None

@@ -189,6 +189,15 @@ def text_chunks(report: Report, base_url: str | None = None, *, colour: bool = F
                 "an unmade CUDA pool at exit).",
             )
         )
+    if report.serving_lines:
+        tail.append("")
+        tail.append(
+            paint(
+                _DIM,
+                f"{report.serving_lines} error line(s) Triton writes while it serves or stops (a request's "
+                "bookkeeping, a cancel, an unload, the shutdown) were not read as failures.",
+            )
+        )
     if tail:
         yield _joined(tail)
 

@@ -61,6 +61,9 @@ class Report:
     the log ends first, so what happened to them is not in it."""
     live: bool = False
     """Read from a live server's repository index (its release from ``GET /v2``), not from a log."""
+    serving_lines: int = 0
+    """Error lines whose wording a healthy server writes while it serves or stops (a request's bookkeeping, a
+    cancel, a shutdown: `level_inventory`), not read as failures."""
 
     @property
     def has_failure(self) -> bool:
