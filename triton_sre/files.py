@@ -25,12 +25,30 @@ def stale_files(files: dict[str, str], out: Path) -> list[str]:
     for rel, content in files.items():
         path = out / rel
         try:
-            current = path.read_text(encoding="utf-8")
-        except OSError:
+            with _open_regular(path) as f:
+                current = f.read() if f is not None else None
+        except (OSError, ValueError):  # unreadable, or not UTF-8: stale
             current = None
         if current != content:
             stale.append(rel)
     return stale
+
+
+def _open_regular(path: Path) -> TextIO | contextlib.nullcontext[None]:
+    """`path` opened to read as `Path.read_text` reads it, or a null context when it is missing,
+    unreadable or not a regular file: a FIFO put where a generated file goes would hold the open until
+    a writer came (`generate --check` waited for ever), a device such as /dev/zero would never end.
+    Opened without waiting (O_NONBLOCK) and judged on the descriptor, so a file swapped for a FIFO
+    between a look and the open is caught too. The caller counts such a file as stale; writing
+    replaces it with the rendered file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return contextlib.nullcontext()
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return contextlib.nullcontext()
+    return os.fdopen(fd, encoding="utf-8")
 
 
 def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None:
@@ -222,11 +240,8 @@ class _Piecewise:
         self.rel = rel
         self._temp: TextIO | None = None
         self._matched = 0  # characters written so far, all equal to the file on disk's
-        self._old: TextIO | None
-        try:
-            self._old = open(files.out / rel, encoding="utf-8")  # noqa: SIM115  (closed by close())
-        except OSError:
-            self._old = None
+        old = _open_regular(files.out / rel)  # closed by close()
+        self._old: TextIO | None = None if isinstance(old, contextlib.nullcontext) else old
         self._same = self._old is not None
         if not self._same and files.write:
             self._temp = files._stage(rel)
