@@ -7,11 +7,14 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from test_fault_probes_round18 import ROOT, _cli
 
+from triton_sre import conventions as c
 from triton_sre.files import stale_files
 
 
@@ -59,3 +62,51 @@ def test_the_stacks_config_writer_counts_a_fifo_as_stale_without_waiting(tmp_pat
     (tmp_path / "alertmanager.yml").write_text("same\n")
     files = {"prometheus.yml": "x\n", "alertmanager.yml": "same\n"}
     assert stale_files(files, tmp_path) == ["prometheus.yml"]
+
+
+# -- help and version to an output that fails ----------------------------------------------------------
+def _to(path: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    with open(path, "w") as target:
+        return subprocess.run(
+            [sys.executable, "-m", "triton_sre", *argv],
+            stdout=target,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+
+
+@pytest.mark.parametrize(
+    ("argv", "prog"),
+    [(["--help"], "triton-sre"), (["--version"], "triton-sre"), (["triage", "--help"], "triton-sre triage"),
+     (["rollout", "check", "--help"], "triton-sre rollout check")],
+)  # fmt: skip
+def test_help_or_version_to_a_full_disk_is_an_output_error_not_success(argv: list[str], prog: str) -> None:
+    """Before: argparse drops a write that fails, so `triton-sre --help > /dev/full` exited 0 with nothing
+    shown and nothing said (`ls --help > /dev/full`: `write error`, exit 2). Now as any other output."""
+    done = _to("/dev/full", *argv)
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert done.stderr.strip() == f"{prog}: cannot write (standard output): No space left on device"
+
+
+def test_help_to_a_reader_that_closed_the_pipe_is_141_and_silent() -> None:
+    """Before: exit 0, as if the help had been read."""
+    read, write = os.pipe()
+    os.close(read)
+    with os.fdopen(write, "w") as pipe:
+        done = subprocess.run(
+            [sys.executable, "-m", "triton_sre", "--help"],
+            stdout=pipe,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    assert (done.returncode, done.stderr) == (c.EXIT_BROKEN_PIPE, "")
+
+
+def test_help_to_a_working_stdout_is_unchanged(tmp_path: Path) -> None:
+    done = _to(str(tmp_path / "help.txt"), "triage", "--help")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert (tmp_path / "help.txt").read_text().startswith("usage: triton-sre triage")

@@ -22,6 +22,7 @@ import socket
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import IO
 
 from triton_sre import __version__
 from triton_sre import conventions as c
@@ -40,6 +41,24 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse exits 2 already; keep its message format
         self.print_usage(sys.stderr)
         self.exit(c.EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        """argparse drops a write that fails: `triton-sre --help > /dev/full` exited 0, nothing shown.
+        `--help` and `--version` fail now as any output to stdout does: 2 naming it, 141 for a closed pipe."""
+        if not message:
+            return
+        stream = file or sys.stderr
+        try:
+            stream.write(message)
+            stream.flush()
+        except OSError as exc:
+            if stream is sys.stderr:
+                return  # a usage message nobody can read: its exit code still tells
+            _silence_stdout()
+            if isinstance(exc, BrokenPipeError):
+                raise SystemExit(c.EXIT_BROKEN_PIPE) from None
+            print(f"{self.prog}: cannot write (standard output): {exc.strerror or exc}", file=sys.stderr)
+            raise SystemExit(c.EXIT_USAGE) from None
 
 
 PROG = "triton-sre"  # the command's name, which begins each of its messages on stderr
