@@ -149,7 +149,7 @@ def test_unreachable_triton_and_bad_usage_exit_2(tmp_path: Path) -> None:
     assert result.returncode == c.EXIT_USAGE and "cannot read Triton" in result.stderr
     assert _doctor().returncode == c.EXIT_USAGE  # --triton-url is required
     missing = _doctor("--triton-url", f"http://127.0.0.1:{port}", "--spec", str(tmp_path / "none.yaml"))
-    assert missing.returncode == c.EXIT_USAGE and "does not exist" in missing.stderr
+    assert missing.returncode == c.EXIT_USAGE and "No such file or directory" in missing.stderr
 
 
 def test_metrics_port_elsewhere_says_to_give_metrics_url(triton: LocalTriton) -> None:

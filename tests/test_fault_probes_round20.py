@@ -110,3 +110,44 @@ def test_help_to_a_working_stdout_is_unchanged(tmp_path: Path) -> None:
     done = _to(str(tmp_path / "help.txt"), "triage", "--help")
     assert (done.returncode, done.stderr) == (0, "")
     assert (tmp_path / "help.txt").read_text().startswith("usage: triton-sre triage")
+
+
+# -- a path that is not what the flag asks for -------------------------------------------------------
+def _odd_paths(where: Path) -> dict[str, Path]:
+    (where / "loop1").symlink_to("loop2")
+    (where / "loop2").symlink_to("loop1")
+    (where / "dangling").symlink_to(where / "gone")
+    os.mkfifo(where / "fifo")
+    (where / "folder").mkdir()
+    (where / "file").write_text("x\n")
+    return {
+        "loop1": where / "loop1", "dangling": where / "dangling", "fifo": where / "fifo",
+        "folder": where / "folder", "file": where / "file", "missing": where / "missing",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [("loop1", "Too many levels of symbolic links"), ("fifo", "a FIFO (named pipe), not a regular file"),
+     ("folder", "a directory, not a regular file"), ("missing", "No such file or directory")],
+)  # fmt: skip
+def test_doctor_names_what_is_wrong_with_the_spec_path(tmp_path: Path, name: str, says: str) -> None:
+    """Before: `SLO spec loop1 does not exist` for a link loop, a FIFO and a folder alike (an `is_file`
+    test before the loader); now the loader's reason, as `generate --spec` gives it."""
+    done = _cli("doctor", "--spec", str(_odd_paths(tmp_path)[name]), "--triton-url", "http://127.0.0.1:1")
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert done.stderr.startswith("triton-sre doctor: invalid SLO spec: "), done.stderr
+    assert says in done.stderr and "does not exist" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [("loop1", "a symbolic link loop"), ("dangling", "a dangling symbolic link"),
+     ("fifo", "a FIFO (named pipe)"), ("file", "a regular file"), ("missing", "nothing there")],
+)  # fmt: skip
+def test_lint_says_what_its_path_is_when_it_is_no_folder(tmp_path: Path, name: str, says: str) -> None:
+    """Before: `lint PATH: not a directory` for each of them, a typo and a link loop alike."""
+    path = _odd_paths(tmp_path)[name]
+    done = _cli("lint", str(path))
+    assert done.returncode == c.EXIT_USAGE, done.stderr
+    assert done.stderr.strip() == f"triton-sre lint: {path}: not a directory: {says}"

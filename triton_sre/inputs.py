@@ -10,6 +10,7 @@ read itself stops at the limit, in case the file grows). Logs are streamed inste
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -55,6 +56,18 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+def what_is(path: str | os.PathLike[str]) -> str:
+    """What `path` is, for a message saying why it is not what was asked for: `a regular file`, `a FIFO
+    (named pipe)`, `a symbolic link loop`, `a dangling symbolic link`, `nothing there`..."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a dangling symbolic link" if os.path.islink(path) else "nothing there"
+    except OSError as exc:
+        return "a symbolic link loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+    return "a regular file" if stat.S_ISREG(mode) else _kind(mode)
 
 
 def not_regular(path: str | os.PathLike[str]) -> str | None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from triton_sre.inputs import MAX_CONFIG_BYTES, InputFileError, read_bounded
+from triton_sre.inputs import MAX_CONFIG_BYTES, InputFileError, read_bounded, what_is
 from triton_sre.redact import shown_path
 
 __all__ = [
@@ -285,8 +285,8 @@ def load_repository(root: str | os.PathLike[str]) -> Repository:
         is_dir = base.is_dir()
     except OSError as exc:  # a name too long (ENAMETOOLONG): str(exc) quoted all of it
         raise NotADirectoryError(f"{shown_path(root)}: {exc.strerror or exc}") from None
-    if not is_dir:
-        raise NotADirectoryError(f"{shown_path(root)}: not a directory")
+    if not is_dir:  # say what it is instead: a loop, a FIFO and a missing path read alike before
+        raise NotADirectoryError(f"{shown_path(root)}: not a directory: {what_is(base)}")
     _schema()
     try:
         files, dirs, broken = _listing(base, strict=True)
