@@ -4,7 +4,9 @@ listed in docs/failure-behaviour.md, "Fault probes, round twenty". Each test of 
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -12,10 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from binaries import binary
 from test_fault_probes_round18 import ROOT, _cli
 
 from triton_sre import conventions as c
 from triton_sre.files import stale_files
+from triton_sre.report.increases import bucket_quantile
 
 
 # -- a generated file that is not a regular file ---------------------------------------------------------
@@ -151,3 +155,56 @@ def test_lint_says_what_its_path_is_when_it_is_no_folder(tmp_path: Path, name: s
     done = _cli("lint", str(path))
     assert done.returncode == c.EXIT_USAGE, done.stderr
     assert done.stderr.strip() == f"triton-sre lint: {path}: not a directory: {says}"
+
+
+# -- histogram buckets that are not cumulative -----------------------------------------------------------
+BOUNDS = (("0.1", 0.1), ("0.5", 0.5), ("1", 1.0), ("+Inf", math.inf))
+NOT_CUMULATIVE = {
+    "falls": (10, 5, 8, 8), "zigzag": (2, 9, 3, 5), "dips": (5, 3, 10, 10), "flat": (4, 4, 4, 4),
+}  # fmt: skip
+
+
+def _prometheus_quantiles(folder: Path) -> dict[tuple[str, float], float]:
+    """histogram_quantile of Prometheus' own engine (promtool's rule tests) over buckets growing at the
+    rates in NOT_CUMULATIVE: each expectation is -1 so that promtool prints every value it got."""
+    lines = ["rule_files: []", "evaluation_interval: 1m", "tests:", "  - interval: 1m", "    input_series:"]
+    for case, counts in NOT_CUMULATIVE.items():
+        for (le, _), n in zip(BOUNDS, counts, strict=True):
+            series = f"h_bucket{{case=\"{case}\", le=\"{le}\"}}"
+            lines += [f"      - series: '{series}'", f"        values: '0+{n}x10'"]
+    lines.append("    promql_expr_test:")
+    for case in NOT_CUMULATIVE:
+        for q in (0.5, 0.99):
+            lines += [
+                f"      - expr: histogram_quantile({q}, rate(h_bucket{{case=\"{case}\"}}[5m]))",
+                "        eval_time: 10m",
+                "        exp_samples:",
+                f"          - labels: '{{case=\"{case}\"}}'",
+                "            value: -1",
+            ]
+    (folder / "quantiles.test.yaml").write_text("\n".join(lines) + "\n")
+    done = subprocess.run(
+        [binary("promtool"), "test", "rules", "quantiles.test.yaml"],
+        cwd=folder, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    said = done.stdout + done.stderr  # promtool 2.42 prints the failures on stderr
+    asked = re.findall(r"histogram_quantile\(([\d.]+), rate\(h_bucket\{case=\\\"(\w+)\\\"", said)
+    got = [float(v) for v in re.findall(r"got: \{case=\"\w+\"\} (\S+)", said)]
+    assert len(asked) == len(got) == 2 * len(NOT_CUMULATIVE), said
+    return {(case, float(q)): value for (q, case), value in zip(asked, got, strict=True)}
+
+
+def test_the_reports_quantile_of_buckets_that_are_not_cumulative_is_prometheus_own(tmp_path: Path) -> None:
+    """Before: `report` read a range's bucket increases as given; where a count fell from one bound to the
+    next it differed from the rules' histogram_quantile (p99 0.079 s against 0.099 s for 10, 5, 8, 8;
+    0.269 s against 0.495 s for 2, 9, 3, 5). Prometheus raises each to the largest below it."""
+    prometheus = _prometheus_quantiles(tmp_path)
+    bounds = [b for _, b in BOUNDS]
+    for (case, q), value in prometheus.items():
+        ours = bucket_quantile(q, bounds, [float(n) for n in NOT_CUMULATIVE[case]])
+        assert ours == pytest.approx(value, rel=1e-9), (case, q)
+
+
+def test_buckets_without_the_inf_bound_have_no_quantile_as_in_prometheus() -> None:
+    assert math.isnan(bucket_quantile(0.5, [0.1, 0.5], [1.0, 2.0]))
+    assert math.isnan(bucket_quantile(0.5, [math.inf], [3.0]))

@@ -10,6 +10,7 @@ sum of its series (`triton_sre.counters`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping
 
@@ -141,7 +142,16 @@ def counter_increase(frame: pd.DataFrame, by: str = c.LABEL_MODEL) -> pd.Series:
 
 
 def bucket_quantile(q: float, bounds: list[float], counts: list[float]) -> float:
-    """Prometheus' histogram_quantile over cumulative `counts` at upper `bounds` (last is +Inf)."""
+    """Prometheus' histogram_quantile over cumulative `counts` at ascending upper `bounds` (last is +Inf).
+
+    As Prometheus does, counts that fall from one bound to the next are raised to the largest before
+    them: the increases of a range need not be cumulative (a bucket's series missing for part of the
+    range, a reset seen in one bucket's series and not another's, buckets a client wrote per bucket).
+    Read as given, the report's p99 differed from the rules' (0.079 s against Prometheus 2.42's 0.099 s
+    for increases 10, 5, 8, 8 at 0.1, 0.5, 1, +Inf). No +Inf bucket, fewer than two: NaN, as there."""
+    if len(bounds) < 2 or not math.isinf(bounds[-1]):
+        return math.nan
+    counts = list(itertools.accumulate(counts, max))
     total = counts[-1]
     if total <= 0:
         return math.nan
