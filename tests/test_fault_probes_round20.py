@@ -15,11 +15,16 @@ from pathlib import Path
 
 import pytest
 from binaries import binary
+from live_prometheus import start_prometheus, stop_prometheus, wait_ready
 from test_fault_probes_round18 import ROOT, _cli
 
 from triton_sre import conventions as c
+from triton_sre.doctor import promchecks
+from triton_sre.doctor.command import prometheus_checks
 from triton_sre.files import stale_files
 from triton_sre.report.increases import bucket_quantile
+from triton_sre.slo import default_spec
+from triton_sre.stack.processes import free_port
 
 
 # -- a generated file that is not a regular file ---------------------------------------------------------
@@ -208,3 +213,42 @@ def test_the_reports_quantile_of_buckets_that_are_not_cumulative_is_prometheus_o
 def test_buckets_without_the_inf_bound_have_no_quantile_as_in_prometheus() -> None:
     assert math.isnan(bucket_quantile(0.5, [0.1, 0.5], [1.0, 2.0]))
     assert math.isnan(bucket_quantile(0.5, [math.inf], [3.0]))
+
+
+# -- rules that read further back than Prometheus keeps ------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("15d", 15 * 86400.0), ("2w or 1GiB", 14 * 86400.0), ("1y", 365 * 86400.0), ("1d12h", 36 * 3600.0),
+     ("1GiB", None), ("", None), ("forever", None)],
+)  # fmt: skip
+def test_prometheus_retention_as_its_runtimeinfo_writes_it(text: str, seconds: float | None) -> None:
+    assert promchecks.retention_seconds(text) == seconds
+
+
+@pytest.mark.parametrize(
+    ("flags", "ok", "says"),
+    [(["--storage.tsdb.retention.time=1d"], False, "retention 1d; the longest range the rules read is 30d: "
+      "a 30d figure is computed over 1d of data"),
+     ([], False, "retention 15d;"),  # Prometheus' default under the shipped spec's 30-day SLOs
+     (["--storage.tsdb.retention.time=2w", "--storage.tsdb.retention.size=1GB"], False,
+      "retention 2w or 1GiB;"),
+     (["--storage.tsdb.retention.time=1y"], True, "retention 1y;"),
+     (["--storage.tsdb.retention.size=1GB"], True, "by size only")],
+)  # fmt: skip
+def test_doctor_warns_when_prometheus_keeps_less_than_the_rules_read(
+    tmp_path: Path, flags: list[str], ok: bool, says: str
+) -> None:
+    """Before: nothing said that the shipped spec's 30-day SLO figures (`avg_over_time(...[30d])`) were
+    computed over the 15 days Prometheus keeps by default. Now doctor's `retention` check, from the real
+    Prometheus' /api/v1/status/runtimeinfo; a warning: doctor's exit code is left to missing inputs."""
+    port = free_port()
+    proc, log = start_prometheus(tmp_path, {"global": {"scrape_interval": "15s"}}, port, *flags)
+    try:
+        wait_ready(proc, tmp_path, port)
+        checks, _ = prometheus_checks(f"http://127.0.0.1:{port}", default_spec(), None, None, 10.0)
+    finally:
+        stop_prometheus(proc, log)
+    check = {ch.id: ch for ch in checks}[c.CHECK_RETENTION]
+    assert (check.ok, check.needed) == (ok, False), check
+    assert says in check.found, check.found
+    assert ("--storage.tsdb.retention.time=30d" in check.fix) is not ok, check.fix

@@ -449,9 +449,11 @@ CHECK_PROMETHEUS_JOBS: Final = "prometheus-jobs"
 CHECK_SCRAPE_INTERVAL: Final = "scrape-interval"
 CHECK_RULES_LOADED: Final = "rules-loaded"
 CHECK_ALERTMANAGER: Final = "alertmanager"
+CHECK_RETENTION: Final = "retention"
 PROMETHEUS_CHECKS: Final = (
     CHECK_PROMETHEUS_JOBS,
     CHECK_SCRAPE_INTERVAL,
     CHECK_RULES_LOADED,
     CHECK_ALERTMANAGER,
+    CHECK_RETENTION,
 )

@@ -305,7 +305,7 @@ def model_configs(
 def prometheus_checks(
     url: str, spec: Spec, metrics_url: str | None, alertmanager_url: str | None, timeout: float
 ) -> tuple[list[Check], list[str]]:
-    """The four Prometheus checks, and every loaded rule's query (for the pitfalls)."""
+    """The five Prometheus checks, and every loaded rule's query (for the pitfalls)."""
     from triton_sre.generate.families import rule_files
     from triton_sre.prom import PromError, Prometheus
 
@@ -316,6 +316,10 @@ def prometheus_checks(
         managers = prom.api("/api/v1/alertmanagers").get("activeAlertmanagers")
     except PromError as exc:
         raise Unreachable(str(exc)) from None
+    try:
+        retained = prom.api("/api/v1/status/runtimeinfo").get("storageRetention")
+    except PromError:  # VictoriaMetrics, an old Prometheus: the retention is unknown, not a fault
+        retained = None
     try:
         jobs = promchecks.prometheus_jobs(spec, promchecks.targets_from_api(targets_data), metrics_url)
     except promchecks.AnswerShapeError as exc:
@@ -330,6 +334,7 @@ def prometheus_checks(
         promchecks.scrape_interval(spec, intervals, expected),
         promchecks.rules_loaded(spec, loaded, expected),
         promchecks.alertmanager(active, alertmanager_url),
+        promchecks.retention(retained if isinstance(retained, str) else None, expected),
     ]
     return checks, [query for _, rules in loaded for _, query in rules]
 

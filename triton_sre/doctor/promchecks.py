@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from triton_sre import conventions as c
 from triton_sre.doctor.checks import Check
 from triton_sre.durations import format_duration, parse_duration
+from triton_sre.redact import bounded
 from triton_sre.slo import Spec, SpecError
 
 # rate()/increase() need several samples per range: at least this many scrapes per shortest window.
@@ -27,6 +28,10 @@ _AVERAGING_SUFFIX = "_over_time"
 DOWN_LISTED = 10  # targets not up named one by one per job (a fleet's outage is thousands)
 _NAME_BEFORE = re.compile(r"(\w*)\s*$")
 _RANGE_TEXT = re.compile(r"\[((?:\d+(?:ms|[smhdwy]))+)\]")
+# Prometheus' durations as its runtimeinfo writes the retention (`15d`, `2w`, `1y`; a year is 365 days)
+_PROM_DURATION = re.compile(r"(?:\d+(?:ms|[smhdwy]))+")
+_PROM_PART = re.compile(r"(\d+)(ms|[smhdwy])")
+_PROM_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
 
 Group = tuple[str, tuple[tuple[str, str], ...]]  # group name, ((rule name, expression), ...)
 
@@ -168,6 +173,42 @@ def range_windows(groups: Iterable[Group]) -> list[tuple[str, float]]:
                     continue
                 out.append((_function_of(expr, match.start()), seconds))
     return out
+
+
+def retention_seconds(text: str) -> float | None:
+    """The time limit of the `storageRetention` Prometheus' /api/v1/status/runtimeinfo gives (`15d`,
+    `2w or 1GiB`, `1y`); None when only a size limits it (`1GiB`) or the text is not Prometheus'."""
+    for part in text.split(" or "):
+        if _PROM_DURATION.fullmatch(part.strip()):
+            return float(sum(int(n) * _PROM_UNIT_SECONDS[u] for n, u in _PROM_PART.findall(part)))
+    return None
+
+
+def retention(retained: str | None, expected: Sequence[Group]) -> Check:
+    """Prometheus keeps at least the longest range the rules read: `avg_over_time(...[30d])` (the SLO
+    period's ratio, the error budget left) over 15 days of data (Prometheus' default retention) is the
+    ratio of those 15 days, said as the period's, and nothing tells. Not a missing input: the burn-rate
+    alerts' windows are far shorter, so it warns, `doctor` does not exit 1 for it."""
+    longest = max((seconds for _, seconds in range_windows(expected)), default=0.0)
+    window = format_duration(longest)
+    affects = ("the SLO period's figures: the period's ratio and the error budget left (dashboards, report)",)
+    seconds = None if retained is None else retention_seconds(retained)
+    if retained is None:
+        found = "retention unknown (no /api/v1/status/runtimeinfo: not a Prometheus, or an old one)"
+    elif seconds is None:
+        found = f"retention {bounded(retained)}: by size only, no time limit to compare"
+    else:
+        found = f"retention {retained}; the longest range the rules read is {window}"
+        if seconds < longest:
+            found += f": a {window} figure is computed over {format_duration(seconds)} of data"
+    ok = seconds is None or seconds >= longest
+    fix = (
+        "none needed"
+        if ok
+        else f"start Prometheus with --storage.tsdb.retention.time={window} (or longer), "
+        "or shorten the SLO periods in the spec"
+    )
+    return Check(c.CHECK_RETENTION, ok, False, found, affects, fix)
 
 
 def _scrapes_needed(function: str) -> int:
