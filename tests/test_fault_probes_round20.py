@@ -22,6 +22,7 @@ from triton_sre import conventions as c
 from triton_sre.doctor import promchecks
 from triton_sre.doctor.command import prometheus_checks
 from triton_sre.files import stale_files
+from triton_sre.httpclient import is_loopback
 from triton_sre.report.increases import bucket_quantile
 from triton_sre.slo import default_spec
 from triton_sre.stack.processes import free_port
@@ -252,3 +253,27 @@ def test_doctor_warns_when_prometheus_keeps_less_than_the_rules_read(
     assert (check.ok, check.needed) == (ok, False), check
     assert says in check.found, check.found
     assert ("--storage.tsdb.retention.time=30d" in check.fix) is not ok, check.fix
+
+
+# -- names /etc/hosts maps to loopback (round nineteen's leftover): decided, not changed -------------------
+@pytest.mark.parametrize("host", ["localhost.localdomain", "ip6-localhost", "localhost4", "vm", "runsc"])
+def test_a_name_hosts_maps_to_loopback_is_left_to_the_proxy_without_a_lookup(
+    host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decided in round twenty (docs/failure-behaviour.md): a name other than `localhost` and
+    `*.localhost` goes to the environment's proxy, as in Go's net/http (which Prometheus uses); curl 7.88
+    and requests proxy even `localhost`. Telling these names apart would need a lookup per request
+    before choosing the proxy: a name the proxy was there to resolve would go to the local resolver
+    (and wait on it). `NO_PROXY` covers them. What must hold: no lookup is made for a name."""
+    import socket
+
+    asked: list[int] = []
+    real = socket.getaddrinfo
+
+    def recording(*args: object, **kwargs: object) -> object:
+        asked.append(int(kwargs.get("flags", args[5] if len(args) > 5 else 0)))  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", recording)
+    assert is_loopback(host) is False
+    assert all(flags & socket.AI_NUMERICHOST for flags in asked), asked

@@ -180,7 +180,12 @@ def is_loopback(host: str | None) -> bool:
     An address is read as the C library reads it when it connects (`getaddrinfo` on a numeric host,
     no lookup): `127.1`, `0x7f000001`, `2130706433`, `0177.0.0.1` and `127.000.000.001` are 127.0.0.1
     there, though Python's and Go's parsers refuse them. The unspecified address (`0.0.0.0`, `0`, `::`)
-    is this machine too: Linux connects it to loopback."""
+    is this machine too: Linux connects it to loopback.
+
+    Other names, those `/etc/hosts` maps to 127.0.0.1 included (`localhost.localdomain`, `ip6-localhost`),
+    go to the proxy, as in Go 1.19's net/http; curl 7.88 and plain requests proxy even `localhost`
+    (measured, probes20). Knowing them would take a lookup before choosing the proxy: the local resolver
+    would be asked (and waited on) for names the proxy is there to resolve. `NO_PROXY` lists them."""
     if not host:
         return False
     name = host.rstrip(".").lower()
