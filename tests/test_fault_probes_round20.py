@@ -4,6 +4,7 @@ listed in docs/failure-behaviour.md, "Fault probes, round twenty". Each test of 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -11,9 +12,12 @@ import shutil
 import stat
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 from binaries import binary
 from live_prometheus import start_prometheus, stop_prometheus, wait_ready
 from test_fault_probes_round18 import ROOT, _cli
@@ -277,3 +281,42 @@ def test_a_name_hosts_maps_to_loopback_is_left_to_the_proxy_without_a_lookup(
     monkeypatch.setattr(socket, "getaddrinfo", recording)
     assert is_loopback(host) is False
     assert all(flags & socket.AI_NUMERICHOST for flags in asked), asked
+
+
+# -- a port the OS chooses ----------------------------------------------------------------------------
+@contextlib.contextmanager
+def _started(argv: list[str], says: str, env: dict[str, str], cwd: Path) -> Iterator[str]:
+    """The service running, and its first log line holding `says`; stopped (SIGTERM) on the way out."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "triton_sre", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+    )
+    try:
+        assert proc.stderr is not None
+        line = next((x for x in proc.stderr if says in x), None)  # ends when the service's stderr does
+        assert line is not None, f"no line with {says!r}; exit {proc.wait(timeout=10)}"
+        threading.Thread(target=proc.stderr.read, daemon=True).start()  # a full pipe must not stall it
+        yield line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_a_port_the_os_chooses_is_the_one_the_bots_start_line_names(host: str, tmp_path: Path) -> None:
+    """Before: `bot --listen 127.0.0.1:0` logged `bot listening on 127.0.0.1:0` (only the webhook URL after it
+    had the port). Now the bound port, which answers; the exporter's start line does the same with the one
+    helper (`tests/test_cli_consistency.py` tests it)."""
+    shown = f"[{host}]" if ":" in host else host
+    argv = ["bot", "--channel", "#x", "--outbox", "o.db", "--listen", f"{shown}:0"]
+    slack = "http://127.0.0.1:1/api/"  # never reached: the start line comes first
+    env = {c.ENV_SLACK_BOT_TOKEN: "xoxb-1", c.ENV_SLACK_API_URL: slack, c.ENV_BOT_TOKEN: "t0ken"}
+    says = f"listening on {shown}:"
+    with _started(argv, says, env, tmp_path) as line:
+        port = int(line.split(says, 1)[1].split()[0])
+        assert port > 0, line
+        assert requests.get(f"http://{shown}:{port}{c.PATH_HEALTHZ}", timeout=10).status_code == 200

@@ -195,6 +195,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from triton_sre.config import resolve_settings
     from triton_sre.exporter.heap import keep_heap
     from triton_sre.exporter.service import Exporter, ExporterServer
+    from triton_sre.httpserve import listening_on
 
     settings = resolve_settings(vars(args))
     host, port = settings.listen_address
@@ -210,7 +211,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         )
         return c.EXIT_FAILURE
     stop = stop_on_signals()
-    bound = f"[{host}]:{server.port}" if ":" in host else f"{host}:{server.port}"  # --listen HOST:0: the port
+    bound = listening_on(host, server.port)  # --listen HOST:0: the port the OS chose
     logging.getLogger("triton_sre").info(
         "exporting %s (metrics %s) on %s every %gs, window %gs",
         settings.triton_url,

@@ -248,6 +248,12 @@ class _Waiting:
         self.continued = False  # `100 Continue` sent for the request being read
 
 
+def listening_on(host: str, port: int) -> str:
+    """HOST:PORT of a listener for a start line, with the `port` bound: `--listen 127.0.0.1:0` lets the OS
+    choose one, and a start line saying `on 127.0.0.1:0` told nobody where to scrape or post."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 class BoundedHTTPServer(HTTPServer):
     """An HTTP server with bounded threads, request deadlines and idle timeouts (see the module doc)."""
 

@@ -23,6 +23,7 @@ from triton_sre.bot.config import DEFAULT_OUTBOX, BotSettings, flag_settings, lo
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox, OutboxError
 from triton_sre.checks import ConfigError, check_base_url, path_text_arg
+from triton_sre.httpserve import listening_on
 from triton_sre.inputs import InputFileError, not_regular, read_bounded
 from triton_sre.redact import shown_path
 from triton_sre.shutdown import stop_on_signals, wait_until_set
@@ -266,7 +267,7 @@ def run_bot(args: argparse.Namespace) -> int:
     log.info(
         "bot listening on %s (webhook %s%s, slash commands %s); Slack API %s, default channel %s; "
         "outbox %s (%d pending)",
-        settings.listen,
+        listening_on(settings.listen_address[0], bot.server.port),
         bot.url,
         c.PATH_BOT_ALERTMANAGER,
         "on" if signing_secret else "off (no signing secret)",
