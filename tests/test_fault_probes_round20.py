@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from live_prometheus import start_prometheus, stop_prometheus, wait_ready
 from test_fault_probes_round18 import ROOT, _cli
 
 from triton_sre import conventions as c
+from triton_sre.bot.page_threads import PageThreads
+from triton_sre.bot.payload import Alert
 from triton_sre.doctor import promchecks
 from triton_sre.doctor.command import prometheus_checks
 from triton_sre.files import stale_files
@@ -320,3 +323,27 @@ def test_a_port_the_os_chooses_is_the_one_the_bots_start_line_names(host: str, t
         port = int(line.split(says, 1)[1].split()[0])
         assert port > 0, line
         assert requests.get(f"http://{shown}:{port}{c.PATH_HEALTHZ}", timeout=10).status_code == 200
+
+
+# -- the wall clock stepping back under the bot's page threads ------------------------------------------
+def _slo_alert(severity: str) -> Alert:
+    labels = {c.LABEL_ALERTNAME: "TritonSLOBurn", c.L_SLO: "availability", c.LABEL_MODEL: "m",
+              c.L_SEVERITY: severity}  # fmt: skip
+    return Alert(status="firing", labels=labels, annotations={})
+
+
+@pytest.mark.parametrize(("step_s", "threaded"), [(30.0, True), (-30.0, True), (-2 * 86400.0, False)])
+def test_a_ticket_is_threaded_under_a_page_only_near_it_whichever_way_the_clock_stepped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step_s: float, threaded: bool
+) -> None:
+    """Before: a page recorded, then the wall clock stepped back two days (a clock that ran ahead, mended):
+    its age read negative, under the hour, and every ticket of the next two days went into that old
+    page's thread. Now a page stamped over the hour ahead counts as not near; a step of seconds either
+    way still threads."""
+    threads = PageThreads(str(tmp_path / "side.db"), "cluster")
+    start = time.time()
+    monkeypatch.setattr(time, "time", lambda: start)
+    threads.record_pages([_slo_alert(c.SEVERITY_PAGE)], "#x", "1.000001")
+    monkeypatch.setattr(time, "time", lambda: start + step_s)
+    found = threads.page_for([_slo_alert(c.SEVERITY_TICKET)])
+    assert found == (("#x", "1.000001") if threaded else None)

@@ -86,8 +86,9 @@ class PageThreads(SideStore):
             if found is None:
                 rows = self._rows("SELECT channel, ts, updated FROM slo_pages WHERE page = ?", (key,))
                 found = (str(rows[0][0]), str(rows[0][1]), float(rows[0][2])) if rows else None
-        at = time.time()
-        if found is None or at - found[2] > THREAD_WITHIN_SECONDS:
+        # the wall clock, as the time is kept across restarts; one stepped back since (NTP mending a clock
+        # that ran ahead) makes the age negative: a page stamped over the bound ahead is as old as unknown
+        if found is None or abs(time.time() - found[2]) > THREAD_WITHIN_SECONDS:
             return None
         return found[0], found[1]
 
