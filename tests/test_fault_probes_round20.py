@@ -21,6 +21,7 @@ import pytest
 import requests
 from binaries import binary
 from live_prometheus import start_prometheus, stop_prometheus, wait_ready
+from test_cli_errors import _run
 from test_fault_probes_round18 import ROOT, _cli
 
 from triton_sre import conventions as c
@@ -82,16 +83,14 @@ def test_the_stacks_config_writer_counts_a_fifo_as_stale_without_waiting(tmp_pat
 
 
 # -- help and version to an output that fails ----------------------------------------------------------
-def _to(path: str, *argv: str) -> subprocess.CompletedProcess[str]:
-    with open(path, "w") as target:
-        return subprocess.run(
-            [sys.executable, "-m", "triton_sre", *argv],
-            stdout=target,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=60,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
+def _help_to(path: str, *argv: str) -> tuple[int, str]:
+    """The command's exit code and stderr with its stdout opened on `path`."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        done = _run(list(argv), stdout=fd)
+    finally:
+        os.close(fd)
+    return done.returncode, done.stderr.decode()
 
 
 @pytest.mark.parametrize(
@@ -102,30 +101,24 @@ def _to(path: str, *argv: str) -> subprocess.CompletedProcess[str]:
 def test_help_or_version_to_a_full_disk_is_an_output_error_not_success(argv: list[str], prog: str) -> None:
     """Before: argparse drops a write that fails, so `triton-sre --help > /dev/full` exited 0 with nothing
     shown and nothing said (`ls --help > /dev/full`: `write error`, exit 2). Now as any other output."""
-    done = _to("/dev/full", *argv)
-    assert done.returncode == c.EXIT_USAGE, done.stderr
-    assert done.stderr.strip() == f"{prog}: cannot write (standard output): No space left on device"
+    code, err = _help_to("/dev/full", *argv)
+    assert code == c.EXIT_USAGE, err
+    assert err.strip() == f"{prog}: cannot write (standard output): No space left on device"
 
 
 def test_help_to_a_reader_that_closed_the_pipe_is_141_and_silent() -> None:
     """Before: exit 0, as if the help had been read."""
     read, write = os.pipe()
     os.close(read)
-    with os.fdopen(write, "w") as pipe:
-        done = subprocess.run(
-            [sys.executable, "-m", "triton_sre", "--help"],
-            stdout=pipe,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=60,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
-    assert (done.returncode, done.stderr) == (c.EXIT_BROKEN_PIPE, "")
+    try:
+        done = _run(["--help"], stdout=write)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (c.EXIT_BROKEN_PIPE, b"")
 
 
 def test_help_to_a_working_stdout_is_unchanged(tmp_path: Path) -> None:
-    done = _to(str(tmp_path / "help.txt"), "triage", "--help")
-    assert (done.returncode, done.stderr) == (0, "")
+    assert _help_to(str(tmp_path / "help.txt"), "triage", "--help") == (0, "")
     assert (tmp_path / "help.txt").read_text().startswith("usage: triton-sre triage")
 
 
