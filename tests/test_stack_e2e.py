@@ -344,6 +344,28 @@ def test_broken_models_fire_model_unavailable_with_their_runbooks_in_slack(stack
     assert routed >= set(BROKEN_IN_INDEX)
 
 
+def test_prometheus_keeps_every_range_its_rules_read(stack: dict[str, Any]) -> None:
+    """`doctor`'s retention check passes on the stack it is pointed at: Prometheus started with the
+    retention the loaded rules need (round twenty: `stack up` left the 15d default while docker-compose.yml
+    keeps 30d, so `doctor` warned on a default-spec stack)."""
+    from triton_sre.doctor.promchecks import groups_from_api, longest_range, retention
+
+    prom = _url(stack, "prometheus")
+    retained = requests.get(f"{prom}/api/v1/status/runtimeinfo", timeout=5).json()["data"]["storageRetention"]
+    loaded = groups_from_api(requests.get(f"{prom}/api/v1/rules", timeout=5).json()["data"])
+    assert longest_range(loaded) > 0
+    assert retention(retained, loaded).ok, retained
+
+
+def test_the_default_spec_keeps_its_slo_period_and_a_short_one_prometheus_default() -> None:
+    from triton_sre.generate.command import render_all
+    from triton_sre.slo import default_spec
+    from triton_sre.stack.local import retention_for
+
+    assert retention_for(render_all(default_spec(), "http://runbooks/")) == "30d"
+    assert retention_for(render_all(parse_spec(SHORT_SLOS), "http://runbooks/")) == "15d"
+
+
 def test_stack_down_stops_everything_it_started_and_nothing_else(stack: dict[str, Any]) -> None:
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:

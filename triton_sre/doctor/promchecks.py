@@ -175,6 +175,11 @@ def range_windows(groups: Iterable[Group]) -> list[tuple[str, float]]:
     return out
 
 
+def longest_range(groups: Iterable[Group]) -> float:
+    """Seconds of the longest range selector the rules read (0 when none): the data Prometheus must keep."""
+    return max((seconds for _, seconds in range_windows(groups)), default=0.0)
+
+
 def retention_seconds(text: str) -> float | None:
     """The time limit of the `storageRetention` Prometheus' /api/v1/status/runtimeinfo gives (`15d`,
     `2w or 1GiB`, `1y`); None when only a size limits it (`1GiB`) or the text is not Prometheus'."""
@@ -189,7 +194,7 @@ def retention(retained: str | None, expected: Sequence[Group]) -> Check:
     period's ratio, the error budget left) over 15 days of data (Prometheus' default retention) is the
     ratio of those 15 days, said as the period's, and nothing tells. Not a missing input: the burn-rate
     alerts' windows are far shorter, so it warns, `doctor` does not exit 1 for it."""
-    longest = max((seconds for _, seconds in range_windows(expected)), default=0.0)
+    longest = longest_range(expected)
     window = format_duration(longest)
     affects = ("the SLO period's figures: the period's ratio and the error budget left (dashboards, report)",)
     seconds = None if retained is None else retention_seconds(retained)

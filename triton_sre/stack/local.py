@@ -39,6 +39,7 @@ import requests
 
 from triton_sre import conventions as c
 from triton_sre import httpclient
+from triton_sre.durations import format_duration
 from triton_sre.files import make_dirs, write_files
 from triton_sre.logtail import tail
 from triton_sre.shutdown import stops_held, unwinding_on_stop
@@ -56,6 +57,8 @@ from triton_sre.stack.processes import death_signal_hook, free_ports
 
 DEFAULT_WORKDIR = Path.home() / ".cache" / "triton-sre" / "stack"
 DEFAULT_CHANNEL = "#triton-alerts"
+PROMETHEUS_DEFAULT_RETENTION_S = 15 * 86400.0
+"""Prometheus' own `--storage.tsdb.retention.time` default (15d): the stack never keeps less."""
 # port offsets from --port-base
 PORT_OFFSETS = {
     "triton_http": 0,
@@ -68,6 +71,22 @@ PORT_OFFSETS = {
     "slack_standin": 7,
 }
 
+
+
+def retention_for(generated: Mapping[str, str]) -> str:
+    """Prometheus' retention for the rules `generate` wrote: the longest range they read (the SLO period),
+    never below Prometheus' own default, so `doctor`'s retention check passes on this stack."""
+    import yaml
+
+    from triton_sre.doctor.promchecks import groups_from_rule_files, longest_range
+    from triton_sre.generate.command import ALERTS_DIR
+
+    rules = {
+        rel: yaml.safe_load(text)
+        for rel, text in generated.items()
+        if rel.startswith(f"{ALERTS_DIR}/") and rel.count("/") == 1 and rel.endswith(".yaml")
+    }
+    return format_duration(max(longest_range(groups_from_rule_files(rules)), PROMETHEUS_DEFAULT_RETENTION_S))
 
 class StackError(RuntimeError):
     """A component did not start; the message carries its log tail."""
@@ -109,6 +128,7 @@ class Stack:
         self.workdir = opts.workdir.absolute()
         self.components: list[Component] = []
         self.info: dict[str, Any] = {}
+        self.retention = format_duration(PROMETHEUS_DEFAULT_RETENTION_S)
         names = list(PORT_OFFSETS)
         if opts.port_base:
             self.ports = {n: opts.port_base + off for n, off in PORT_OFFSETS.items()}
@@ -131,7 +151,9 @@ class Stack:
 
         spec = load_spec(self.opts.slo_file) if self.opts.slo_file else default_spec()
         generated = self.workdir / "generated"
-        write_files(self.generated_files(spec), generated)
+        rendered = self.generated_files(spec)
+        write_files(rendered, generated)
+        self.retention = retention_for(rendered)
         secrets_dir = self.workdir / "secrets"
         secrets_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(secrets_dir, 0o700)
@@ -273,6 +295,7 @@ class Stack:
                 prometheus_bin,
                 f"--config.file={files['prometheus']}",
                 f"--storage.tsdb.path={self.workdir / 'prometheus' / 'data'}",
+                f"--storage.tsdb.retention.time={self.retention}",
                 f"--web.listen-address=127.0.0.1:{self.ports['prometheus']}",
                 f"--web.external-url={self.url('prometheus')}/",
                 "--web.enable-lifecycle",
