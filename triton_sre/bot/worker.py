@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from triton_sre import conventions as c
 from triton_sre.bot import promfacts
@@ -33,6 +33,7 @@ from triton_sre.bot.enrich import (
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import MessageRef, Notification, Outbox
 from triton_sre.bot.page_threads import PageThreads
+from triton_sre.bot.passmemo import PassMemo
 from triton_sre.bot.payload import (
     AlertGroup,
     PayloadError,
@@ -416,6 +417,7 @@ class Worker:
         if prom is not self.prometheus:  # a cluster's own: its series have no cluster label (external)
             shown = [replace(a, labels=in_own_cluster(a.labels, self.settings.cluster_label)) for a in shown]
         cluster_label = self.settings.cluster_label
+        prom = cast(Prometheus, PassMemo(prom))  # a query alike for several alerts: asked once (passmemo.py)
         slo = promfacts.slo_figures(prom, shown, cluster_label, key)
         now = self.clock()
         return replace(
