@@ -20,6 +20,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.frames import classify
+from triton_sre.diagnosis.gpu_context import GPU_EXPECTED
 from triton_sre.diagnosis.inventory import template_regex
 from triton_sre.diagnosis.level_inventory import (
     CLASSES,
@@ -42,17 +43,29 @@ PLACES = {
     "stop": "All models are stopped, unloading models",
 }
 TESTED = [e for e in ENTRIES if e.kind != "relay"]
+CPU_HOST_CUDA = re.compile(r"driver version is insufficient|CudaDriverHelper has not been initialized")
+PREFIX = {"tensorrt-llm": "[TensorRT-LLM][ERROR] "}
+"""What a logger other than Triton's writes before an error-level message (common/logger.h)."""
 
 
 def glog(entry: LevelEntry) -> str:
-    """The example as its source writes it: glog's level letter, its source file, the message quoted."""
+    """The example as its source writes it: glog's level letter, its source file, the message quoted (or
+    TensorRT-LLM's logger's own line, common/logger.h: ``[TensorRT-LLM][WARNING] <message>``)."""
+    if entry.logger == "tensorrt-llm":
+        return f"[TensorRT-LLM][{entry.level.upper()}] {entry.example}\n"
     letter = "W" if entry.level == "warning" else "E"
     message = (entry.example or "").replace("\\", "\\\\").replace('"', '\\"')
     return f'{letter}1207 02:58:08.400000 20714 {Path(entry.source).name}:321] "{message}"\n'
 
 
 def healthy_with(line: str, place: str) -> str:
+    """The healthy log with the line at `place`. A line naming a GPU-only backend (TensorRT-LLM's
+    ``libtensorrtllm.cc``) is written on a host whose CUDA works: the capture's CPU-host CUDA lines (the
+    driver "insufficient" warning, ``CudaDriverHelper has not been initialized``) are left out, or the
+    engine rightly reads the backend on a driverless host as the driver's fault (gpu_context.py)."""
     lines = HEALTHY.splitlines(keepends=True)
+    if GPU_EXPECTED.search(line):
+        lines = [text for text in lines if not CPU_HOST_CUDA.search(text)]
     at = next(i for i, text in enumerate(lines) if PLACES[place] in text) + 1
     return "".join([*lines[:at], line, *lines[at:]])
 
@@ -81,7 +94,7 @@ def test_the_warnings_the_real_server_wrote_are_harmless_entries() -> None:
 def test_the_inventory_counts() -> None:
     kinds = {kind: sum(e.kind == kind for e in ENTRIES) for kind in CLASSES}
     assert kinds["serving"] > 150 and kinds["harmless"] > 50 and kinds["failure"] > 30
-    assert len({e.component for e in ENTRIES}) == 8
+    assert len({e.component for e in ENTRIES}) == 9
     assert all(e.level == "warning" for e in ENTRIES if e.kind in ("harmless", "not-served"))
 
 
@@ -112,7 +125,8 @@ def test_each_wording_keeps_its_class_in_a_healthy_log(entry: LevelEntry, place:
 
 def test_a_wording_decides_before_the_rules_exactly_where_its_own_words_read_as_a_cause() -> None:
     for entry in ENTRIES:
-        words = re.sub(r"<[^<>]*>", " ", entry.template)
+        # (the line as written: a logger's own prefix is read by the rules too)
+        words = PREFIX.get(entry.logger or "", "") + re.sub(r"<[^<>]*>", " ", entry.template)
         if entry.kind == "serving" and (classify(words) or cause_class(words)) is not None:
             assert entry.wording_decides, entry.id
     assert all(e.kind == "serving" for e in ENTRIES if e.wording_decides)
@@ -129,6 +143,21 @@ def test_the_error_a_serving_line_carries_still_names_its_cause() -> None:
     assert is_serving_line(line)
     report = diagnose_events(parse_text(healthy_with(line, "serve")))
     assert report.findings[0].runbook == c.RUNBOOK_PYTHON_MODULE_MISSING
+
+
+def test_a_folded_serving_line_of_another_logger_is_counted_and_the_failure_after_it_read() -> None:
+    # TensorRT-LLM's own logger writes raw lines, which the parser folds under Triton's I line before them;
+    # the serving one is counted, the CUDA failure after it keeps its cause and its own line number.
+    lines = (
+        "[TensorRT-LLM][ERROR] Missing stats\n"
+        "[TensorRT-LLM][ERROR] CUDA runtime error in cudaMalloc(ptr, n): out of memory "
+        "(/src/tensorrt_llm/runtime/tllmBuffers.h:74)\n"
+    )
+    text = healthy_with(lines, "serve")
+    report = diagnose_events(parse_text(text))
+    assert report.serving_lines == 1
+    assert report.findings[0].runbook == c.RUNBOOK_GPU_OUT_OF_MEMORY
+    assert text.splitlines()[report.findings[0].evidence[0].line - 1].startswith("[TensorRT-LLM][ERROR] CUDA")
 
 
 def test_a_serving_line_is_counted_and_said() -> None:

@@ -96,12 +96,14 @@ def levels_markdown() -> list[str]:
         "",
         f"{len(LEVEL_ENTRIES)} warning- and error-level wordings of Triton core, its frontends (server) "
         "and backends, read from their sources at release branches r23.06 to r25.12 "
-        "(`triton_sre/diagnosis/level_inventory.yaml`, diag34). Classes: `harmless`, a warning that "
+        "(`triton_sre/diagnosis/level_inventory.yaml`, diag34; tensorrtllm_backend r23.12 to r25.05, "
+        "diag34b). Classes: `harmless`, a warning that "
         "says nothing failed (no finding, a `warning` one at most); `not-served`, a warning that means "
         "the model will not serve; `serving`, an error line a healthy server writes (a request's "
         "bookkeeping, a cancel, an unload, the shutdown: no finding); `failure`, a real failure (never "
-        "an empty answer); `relay`, another message's text. Each example is tested as a glog line in a "
-        "real healthy 2.51 log (`tests/test_diagnosis_log_levels.py`).",
+        "an empty answer); `relay`, another message's text. Each example is tested as the line its "
+        "logger writes (a glog line, or TensorRT-LLM's `[TensorRT-LLM][LEVEL]` one) in a real healthy "
+        "2.51 log (`tests/test_diagnosis_log_levels.py`).",
         "",
         "| component | " + " | ".join(CLASSES) + " |",
         "| --- |" + " --- |" * len(CLASSES),

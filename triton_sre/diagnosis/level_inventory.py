@@ -24,6 +24,7 @@ __all__ = [
     "CLASSES",
     "ENTRIES",
     "LEVEL_INVENTORY_FILE",
+    "LOGGERS",
     "SERVING",
     "SERVING_WORDING",
     "LevelEntry",
@@ -40,7 +41,10 @@ serve (its runbook); serving: an error line a healthy server writes; failure: a 
 empty answer); relay: another message's text, no wording of its own."""
 LEVELS: Final = ("warning", "error")
 _REQUIRED = ("id", "component", "level", "source", "releases", "class", "template", "why")
-_OPTIONAL = ("also", "example", "runbook", "wording_decides")
+_OPTIONAL = ("also", "example", "logger", "runbook", "wording_decides")
+LOGGERS: Final = ("tensorrt-llm",)
+"""A wording not written through Triton's log: ``tensorrt-llm`` is TensorRT-LLM's own logger
+(``[TensorRT-LLM][WARNING] <message>``, its ``TLLM_LOG_WARNING`` / ``TLLM_LOG_ERROR``)."""
 _RELEASE = re.compile(r"^r\d\d\.\d\d$")
 _PLACEHOLDER = re.compile(r"<[^<>]*>")
 _LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -64,6 +68,8 @@ class LevelEntry:
     example: str | None = None
     runbook: str | None = None
     also: tuple[str, ...] = ()
+    logger: str | None = None
+    """Who writes it when not Triton's log (`LOGGERS`); None: a glog line of Triton's log."""
     wording_decides: bool = False
     """Checked before the cause rules: a serving line whose own words read as a failure to them (an ensemble's
     "unable to schedule step", vLLM's `TritonSamplingParams`) or whose value is no model's (a trace file's
@@ -105,6 +111,9 @@ def _entry(raw: Any, n: int, seen: set[str]) -> LevelEntry:
         "a serving line is error-level (a warning is harmless or not-served)"
         if kind == "serving" and level != "error"
         else "",
+        f"logger {raw.get('logger')!r} is not one of {LOGGERS}"
+        if raw.get("logger") is not None and raw.get("logger") not in LOGGERS
+        else "",
         "only a serving line's wording decides before the cause rules"
         if raw.get("wording_decides") and kind != "serving"
         else "",
@@ -124,6 +133,7 @@ def _entry(raw: Any, n: int, seen: set[str]) -> LevelEntry:
         example=raw.get("example"),
         runbook=runbook,
         also=tuple(raw.get("also") or ()),
+        logger=raw.get("logger"),
         wording_decides=bool(raw.get("wording_decides")),
     )
 

@@ -325,6 +325,14 @@ class LineReader(VerdictReader):
 
     def _feed_info_continuation(self, event: LogEvent, index: int) -> None:
         """Raw lines after an ``I`` line (a shell error, a third-party library's output) can be a cause."""
+        lines = event.message.split("\n")
+        serving = [k for k in range(1, len(lines)) if is_serving_wording(lines[k])]
+        if serving:
+            # Another logger's serving line folded under the I line (TensorRT-LLM's "[TensorRT-LLM][ERROR]
+            # Missing stats"): counted and blanked, its line numbers kept, as it is on a line of its own.
+            self.serving_lines += len(serving)
+            kept = ["" if k in serving else text for k, text in enumerate(lines)]
+            event = dataclasses.replace(event, message="\n".join(kept))
         found = read_continuation(event, index)
         if found is None:
             return
