@@ -96,8 +96,8 @@ def levels_markdown() -> list[str]:
         "",
         f"{len(LEVEL_ENTRIES)} warning- and error-level wordings of Triton core, its frontends (server) "
         "and backends, read from their sources at release branches r23.06 to r25.12 "
-        "(`triton_sre/diagnosis/level_inventory.yaml`, diag34; tensorrtllm_backend r23.12 to r25.05, "
-        "diag34b). Classes: `harmless`, a warning that "
+        "(`triton_sre/diagnosis/level_inventory.yaml`, diag34; diag34b added tensorrtllm_backend r23.12 to "
+        "r25.05, openvino, dali, fil and tensorflow_backend to r25.02). Classes: `harmless`, a warning that "
         "says nothing failed (no finding, a `warning` one at most); `not-served`, a warning that means "
         "the model will not serve; `serving`, an error line a healthy server writes (a request's "
         "bookkeeping, a cancel, an unload, the shutdown: no finding); `failure`, a real failure (never "
