@@ -67,7 +67,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultProxy]:
         yield forwarding
 
 
-def _group() -> Any:
+def _group(now: float) -> Any:
     alerts = [
         {
             "status": c.AM_STATUS_FIRING,
@@ -83,7 +83,7 @@ def _group() -> Any:
                 c.ANNOTATION_THRESHOLD_SECONDS: "0.25",
             },
             "fingerprint": f"f-{window}",
-            "startsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 300)),
+            "startsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 300)),
         }
         for window in WINDOWS
     ]
@@ -120,7 +120,7 @@ def _message(proxy: FaultProxy, tmp_path: Path, now: float) -> tuple[str, Counte
         clock=lambda: now,
     )
     proxy.requests.clear()
-    group = _group()
+    group = _group(now)
     blocks = worker.renderer.blocks(enrich(group, worker.facts(group), worker.links).context())
     return json.dumps(blocks, sort_keys=True), _asked(proxy)
 
