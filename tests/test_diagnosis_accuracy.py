@@ -246,6 +246,7 @@ it, heldout38 those below 4500 and heldout39 4500-7999)."""
         ("heldout55", 1),
         ("heldout56", 2),
         ("heldout57", 3),
+        ("heldout60", 4),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
