@@ -160,6 +160,9 @@ CRASH_WORDING: Final = (
     r"\bsignal: (?:segmentation fault|aborted|bus error|illegal instruction|floating point exception)\b",
     rf"\bdied with <Signals\.{_FATAL_SIG}: \d+>",
     r"\breturned non-zero exit status -(?:4|6|7|8|11)\b",
+    # A launcher built on Python's subprocess reports the negative return code as it is: ROS 2 launch
+    # (launch/actions/execute_local.py, "process has died [pid N, exit code -11, cmd '...']").
+    r"\bexit (?:code|status):? -(?:4|6|7|8|11)\b",
 )
 """The words in which a process's death on a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE) is
 reported: by Triton itself, the shell, a launcher, a library's own handler, the kernel, or an exit status.
