@@ -193,10 +193,11 @@ SERVER_TRACKER_RANGES = {
     "heldout37": (1, 8000),
     "heldout38": (1, 4500),
     "heldout39": (4500, 8000),
+    "heldout59": (1, 10**6),
 }
 """Later held-out sets whose brief allowed the server's own tracker: the thread numbers each took (first,
 past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older; after
-it, heldout38 those below 4500 and heldout39 4500-7999)."""
+it, heldout38 those below 4500 and heldout39 4500-7999; heldout59 any number nothing cited)."""
 
 
 @pytest.mark.parametrize(
@@ -246,6 +247,7 @@ it, heldout38 those below 4500 and heldout39 4500-7999)."""
         ("heldout55", 1),
         ("heldout56", 2),
         ("heldout57", 3),
+        ("heldout59", 21),
         ("heldout60", 4),
     ],
 )
