@@ -83,14 +83,6 @@ _PYTHON_STATUS = (
 # TensorRT-LLM plugin checks "d == a + length"): the plan was built by another release of the plugin.
 PLUGIN_FIELDS_MISREAD: Final = r"\bAssertion (?:failed: |`)d == a \+ length\b"
 
-# The operator domains ONNX and ONNX Runtime define (onnxruntime/core/graph/constants.h); any other domain
-# (TensorRT's `TRT`, onnxruntime-extensions' `ai.onnx.contrib`, a project's own) holds custom ops.
-_ORT_OWN_DOMAIN: Final = (
-    r"(?:ai\.onnx(?:\.ml|\.preview(?:\.training)?|\.training)?|com\.microsoft(?:\.nchwc|\.experimental)?"
-    r"|com\.ms\.internal\.nhwc)"
-)
-_ORT_CUSTOM_DOMAIN: Final = rf"(?!{_ORT_OWN_DOMAIN}:)[A-Za-z_][\w.]*"
-
 # The Python backend's reply to requests its model failed to execute (python_be.cc, r21.xx on).
 _STEP_FAILED = r"Failed to process the request\(s\) for model instance '[^'\n]*', message: "
 # A step's own error as its backend words it: onnxruntime_backend's RETURN_IF_ORT_ERROR ("onnx runtime
@@ -149,6 +141,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"Error Code 2: OutOfMemory",
             r"OOM when allocating",
             r"CUDA failure 2\b",
+            # TensorRT 5-7's runtime ("runtime.cpp (24) - Cuda Error in allocate: 2"): cudaError_t 2 is
+            # cudaErrorMemoryAllocation (CUDA's driver_types.h).
+            r"\bCuda Error in \w+: 2\b",
             r"Failed to allocate memory for requested buffer",
             r"Requested amount of GPU memory \(\d+ bytes\) could not be allocated",
             r"No available memory for the cache blocks",
@@ -255,14 +250,14 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # ONNX Runtime has no kernel for an operator (or its opset): exported for another release.
             r"Could not find an implementation for \w+\(\d+\)",
             r"No Op registered for \w+ with domain_version of \d+",
-            # ONNX Runtime's graph resolution (core/graph/graph.cc): no schema for a node of its own domains
-            # (a newer op, or one left out of this build); older releases name the op alone (either side).
-            rf"(?<![\w.]){_ORT_OWN_DOMAIN}:\w+\(-?\d+\) is not a registered function/op",
             # ONNX Runtime status NOT_IMPLEMENTED (OrtErrorCode 9): no kernel in this release.
             r"onnx runtime error 9: |\[ONNXRuntimeError\] : 9 : NOT_IMPLEMENTED",
             # TorchScript written by a newer PyTorch than the backend's.
             r"Unknown builtin op: \w+::",
-            r"Unknown type name '__torch__",
+            # TorchScript's type parser (torch/csrc/jit/frontend/script_type_parser.cpp, "Unknown type name
+            # 'NoneType'"): the archive names a type this libtorch does not know, a newer PyTorch's or a
+            # custom class whose library is not loaded. Capitalised, unlike a C compiler's.
+            r"(?-i:Unknown type name) '[\w.]+'",
             # Hugging Face transformers' auto mappings (models/auto/configuration_auto.py,
             # auto_factory.py): a model type or config class the installed release does not map raises
             # KeyError in the mapping's __getitem__; since 4.37 AutoConfig words it "Transformers does not
@@ -474,9 +469,6 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"This is an invalid model\."
             r"(?![^\n]{0,300}(No Op registered|Unrecognized attribute|domain_version))",
             r"\[(ShapeInferenceError|TypeInferenceError)\]",
-            # ... and of a custom domain: an op library the config does not load, or a file exported for
-            # another runtime (TensorRT's plugin ops: `TRT:EfficientNMS_TRT(-1)`).
-            rf"(?<![\w.]){_ORT_CUSTOM_DOMAIN}:\w+\(-?\d+\) is not a registered function/op",
             # ONNX Runtime's graph type check (core/graph/graph.cc, since 0.3): the file's own graph is
             # inconsistent (a hand-edited or mis-converted type), whatever the config says.
             r"\bType Error: Type (parameter \(\w+\) bound to different types|\(\S*\) of (input|output) arg)",

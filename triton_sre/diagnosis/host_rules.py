@@ -93,6 +93,10 @@ HOST_RULES: Final[tuple[CauseRule, ...]] = (
             # with what() "Fail to get a new connection for: https://<account>.blob.core.windows.net.
             # <curl's reason>" (azure-core src/http/curl/curl.cpp; Triton 2.51 measured).
             r"Fail to get a new connection for: https?://[\w.-]+\.blob\.core\.windows\.net\b",
+            # The AWS SDK's curl client (aws-sdk-cpp CurlHttpClient.cpp, "curlCode: <n>, <curl's reason>")
+            # under s3:// and MinIO: the endpoint was not reached (6 a name, 7 a connection, 28 a timeout,
+            # 60 a certificate the SDK does not trust).
+            r"\bcurlCode: \d+, ",
             r"instance of 'Azure::(?:Core::Http::TransportException|Storage::StorageException)'",
             # rclone, the storage initializer of Seldon Core / KServe's model-initializer containers
             # (cmd/cmd.go "Failed to create file system for %q: %v"): a cloud remote it cannot set up,

@@ -101,6 +101,13 @@ def library_errors() -> tuple[LibraryError, ...]:
 # 3: ", TensorRT's "Cuda Runtime (").
 _CUDA_SAYS = r"(?:\bCUDA (?:error|failure \d+|runtime error)(?: \d+)?: |\bCuda Runtime \()"
 
+# The operator domains ONNX and ONNX Runtime define (onnxruntime/core/graph/constants.h); any other domain
+# (TensorRT's `TRT`, onnxruntime-extensions' `ai.onnx.contrib`, a project's own) holds custom ops.
+_ORT_OWN_DOMAIN: Final = (
+    r"(?:ai\.onnx(?:\.ml|\.preview(?:\.training)?|\.training)?|com\.microsoft(?:\.nchwc|\.experimental)?"
+    r"|com\.ms\.internal\.nhwc)"
+)
+
 LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_CUDA_DRIVER_MISMATCH,
@@ -158,6 +165,21 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bIncorrect weights in bin file\b",
         ),
         "TensorFlow core/platform/env.cc ReadBinaryProto; OpenVINO core read_model / IR deserializer",
+    ),
+    # ONNX Runtime's graph resolution finds no schema for a node ("<domain>:<op>(<since version>) is not a
+    # registered function/op"). In its own domains the release or build lacks the op (a newer op, a contrib
+    # op left out); any other domain is a custom op: a library the config does not load, or a file exported
+    # for another runtime (TensorRT's plugin ops, `TRT:EfficientNMS_TRT(-1)`). Older releases name the op
+    # alone, which says neither.
+    CauseRule(
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        rx(rf"(?<![\w.]){_ORT_OWN_DOMAIN}:\w+\(-?\d+\) is not a registered function/op"),
+        "ONNX Runtime core/graph/graph.cc, core/graph/constants.h",
+    ),
+    CauseRule(
+        c.RUNBOOK_MODEL_FILE_INVALID,
+        rx(rf"(?<![\w.])(?!{_ORT_OWN_DOMAIN}:)[A-Za-z_][\w.]*:\w+\(-?\d+\) is not a registered function/op"),
+        "ONNX Runtime core/graph/graph.cc, core/graph/constants.h",
     ),
     CauseRule(
         c.RUNBOOK_CONFIG_PARSE_ERROR,
