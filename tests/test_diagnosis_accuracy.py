@@ -645,20 +645,10 @@ BLIND_SETS = {
         known_flagged=frozenset({"healthy-fil-fraud-detection-notebook-2112-four-models-two-gpus"}),
     ),
     # 7/9 scored once at 24178cd0 (uncited server-tracker threads below 4000, 2019-2021: backend 4/6, core
-    # 3/3), no empty answer, neither healthy log flagged. Missed: r19's "first dimension of tensor ... is
-    # not a variable-size batch dimension" (unknown-load-failure) and a custom library's "undefined symbol"
-    # read as backend-not-found.
-    "heldout61": BlindSet(
-        9,
-        2,
-        7 / 9,
-        known_misses=frozenset(
-            {
-                "server-1889-onnx-fixed-batch-dim-with-max-batch-size",
-                "server-1994-20.08-custom-backend-undefined-protobuf-symbol",
-            }
-        ),
-    ),
+    # 3/3), no empty answer, neither healthy log flagged. Both misses fixed from the sources: r19's "first
+    # dimension of tensor ... is not a variable-size batch dimension" (inventory r19-batch-dim) and the r20
+    # custom loader's dlerror decided as core's shared-library one.
+    "heldout61": BlindSet(9, 2, 7 / 9),
     # 12/17 scored once at d740c012 (uncited threads of the triton-inference-server organization, 2019-2023:
     # backend 4/7, core 4/5, platform 4/5), one empty answer, none of four healthy logs flagged. Fixed by
     # class from the wordings' sources (test_diagnosis_heldout59_classes.py): TensorRT's "Cuda Error in

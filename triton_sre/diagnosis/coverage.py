@@ -41,7 +41,8 @@ def coverage_markdown() -> str:
         " `python -m triton_sre.diagnosis.coverage`; do not edit. -->",
         "",
         f"{len(ENTRIES)} message templates read from the sources of Triton core and its backends, "
-        "release branches r20.09 to r26.06 (first and last sampled branch each wording was read in; "
+        f"release branches {min(e.releases[0] for e in ENTRIES)} to {max(e.releases[1] for e in ENTRIES)} "
+        "(first and last sampled branch each wording was read in; "
         "the branches sampled are listed in inventory.yaml). Every "
         "template is a cause rule of the diagnosis engine and is tested with its example "
         "(`tests/test_diagnosis_inventory.py`). Messages of third-party libraries (CUDA, ONNX Runtime, "
