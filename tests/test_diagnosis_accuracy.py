@@ -647,7 +647,8 @@ BLIND_SETS = {
         known_flagged=frozenset({"healthy-fil-fraud-detection-notebook-2112-four-models-two-gpus"}),
     ),
     # 10/10 scored once at 7c5c8048 (server-tracker threads from 4000 up, tensorrtllm_backend, model_analyzer:
-    # backend 4/4, core 4/4, container 1/1, platform 1/1), no empty answer, none of three healthy logs flagged.
+    # backend 4/4, core 4/4, container 1/1, platform 1/1), no empty answer, none of three healthy logs
+    # flagged.
     "heldout62": BlindSet(10, 3, 10 / 10),
     # 7/9 scored once at 24178cd0 (uncited server-tracker threads below 4000, 2019-2021: backend 4/6, core
     # 3/3), no empty answer, neither healthy log flagged. Both misses fixed from the sources: r19's "first
