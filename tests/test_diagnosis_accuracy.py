@@ -254,6 +254,7 @@ those below 4000 and heldout62 those from 4000 up, nothing cited)."""
         ("heldout60", 4),
         ("heldout61", 11),
         ("heldout62", 13),
+        ("heldout63", 3),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
