@@ -127,10 +127,11 @@ CRASH_WORDING: Final = (
     # Triton's ErrorSignalHandler (server src/triton_signal.cc, 20.xx on).
     CRASH_SIGNAL.pattern,
     # The shell's report of its child (bash jobs.c, strsignal's names): "Segmentation fault (core dumped)",
-    # a script's "line 12:  4211 Aborted  (core dumped) tritonserver ...", the name alone on its line.
+    # a script's "line 12:  4211 Aborted  (core dumped) tritonserver ...", the name alone on its line (also
+    # a line the parser folded under a user's sentence above it).
     rf"\b{_FATAL_NAME}\b[^\n]{{0,200}}\(core dumped\)",
     rf"\bline \d+: +\d+ {_FATAL_NAME}\b",
-    rf"^\s*{_FATAL_NAME}\s*$",
+    rf"(?m:^\s*{_FATAL_NAME}\s*$)",
     # Open MPI's handler (opal/util/stacktrace.c "Signal: Segmentation fault (11)") and its launcher
     # (ORTE/PRRTE errmgr "... exited on signal 11 (Segmentation fault)."), UCX's (ucs/debug/debug.c
     # "Caught signal 11 (Segmentation fault: ...)").
