@@ -30,8 +30,11 @@ CUT_MID_LINE = {"server_issue8561_recent_cut_mid_line.txt"}
 ELIDED = {
     "vllm_backend_readme_98947a7_histograms_elided_24.09.txt": 12,
     "backend_recommended_tutorial_batching_elided_21.12.txt": 13,
+    "vllm_backend_pr92_1a1b66e_gauges_elided_25.x.txt": 36,
 }
-PARSEABLE = [p for p in scrape_files() if p.name not in CUT_MID_LINE | set(ELIDED)]
+# Ends at a comment line with no final newline, and the body line it ends on: Kura's GPU parser test constant.
+UNTERMINATED = {"kura_metrics_parser_test_gpu_ends_at_type_24.x.txt": 14}
+PARSEABLE = [p for p in scrape_files() if p.name not in CUT_MID_LINE | set(ELIDED) | set(UNTERMINATED)]
 _TYPE_LINE = re.compile(r"^# TYPE (\S+) ", re.MULTILINE)
 _SAMPLE_NAME = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)[ \t{]", re.MULTILINE)
 _SERIES_SUFFIXES = ("", "_count", "_sum", "_bucket")
@@ -71,13 +74,13 @@ def test_untyped_gpu_families_count_as_exported(capsys: pytest.CaptureFixture[st
     assert code == 1  # the 21.05 body really lacks CPU metrics and the pending count
 
 
-@pytest.mark.parametrize("variant", ["cut_mid_line", "crlf", *ELIDED])
+@pytest.mark.parametrize("variant", ["cut_mid_line", "crlf", *ELIDED, *UNTERMINATED])
 def test_a_body_that_is_not_prometheus_text_is_exit_2_naming_url_and_line(
     variant: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if variant == "cut_mid_line":
         body = split_scrape(SCRAPE_DIR / next(iter(CUT_MID_LINE)))[1]
-    elif variant in ELIDED:
+    elif variant in ELIDED or variant in UNTERMINATED:
         body = split_scrape(SCRAPE_DIR / variant)[1]
     else:
         body = split_scrape(SCRAPE_DIR / "server_issue7583_vllm_reasons_24.08.txt")[1].replace(b"\n", b"\r\n")
@@ -90,6 +93,8 @@ def test_a_body_that_is_not_prometheus_text_is_exit_2_naming_url_and_line(
     assert metrics_url in err and "not Prometheus text format" in err and "line " in err
     if variant in ELIDED:
         assert f"line {ELIDED[variant]}: " in err and "'...'" in err
+    if variant in UNTERMINATED:
+        assert f"line {UNTERMINATED[variant]}: " in err and "does not end with a newline" in err
 
 
 @pytest.mark.parametrize(("version", "predates"), [("2.14.0", True), ("2.26.0", False), (None, False)])

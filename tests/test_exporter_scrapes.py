@@ -38,12 +38,15 @@ EARLIER = [
         "tensorrtllm_backend_readme_metrics.txt",
     )
 ]
-# Posted cut in the middle of a sample line, or with "..." lines where buckets were left out: not
-# Prometheus text, so the whole body is a parse fault.
+# Posted cut in the middle of a sample line, with "..." lines where buckets were left out, or ending at a
+# comment line with no final newline (Prometheus wants a line break after it): not Prometheus text, so
+# the whole body is a parse fault.
 CUT_MID_LINE = {
     "server_issue8561_recent_cut_mid_line.txt",
     "vllm_backend_readme_98947a7_histograms_elided_24.09.txt",
     "backend_recommended_tutorial_batching_elided_21.12.txt",
+    "vllm_backend_pr92_1a1b66e_gauges_elided_25.x.txt",
+    "kura_metrics_parser_test_gpu_ends_at_type_24.x.txt",
 }
 # Posted with one series twice (same name and labels): the exporter keeps the first sample, as Prometheus
 # does, and counts a `parse` fault per poll; the scrape is still up and every figure still exported.
