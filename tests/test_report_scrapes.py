@@ -9,6 +9,8 @@ hand from the bodies: a doubled body's increase is the body's own value.
 
 from __future__ import annotations
 
+import csv
+import io
 import time
 from collections.abc import Iterator
 
@@ -20,6 +22,7 @@ from scrape_triton import ScrapeTriton, split_scrape
 
 from triton_sre import conventions as c
 from triton_sre.report.command import build_report
+from triton_sre.report.render import CostReport, to_csv, to_html, to_markdown
 from triton_sre.stack.processes import free_port
 
 DOUBLED = (
@@ -49,8 +52,8 @@ def _all_scraped_after(prom: Prom, targets: int, at: float, timeout: float = 30.
 
 
 @pytest.fixture(scope="module")
-def table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pd.DataFrame]:
-    """The report's table (one row per model) over the range in which every body moved on once."""
+def report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CostReport]:
+    """The report over the range in which every body moved on once."""
     stands = [ScrapeTriton(_body(name)) for name in (*DOUBLED, SONIC_FIRST)]
     for stand in stands:
         stand.__enter__()
@@ -77,12 +80,17 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pd.DataFrame]:
         stands[-1].body = _body(SONIC_NEXT)
         at = time.time()
         _all_scraped_after(prom, len(stands), at + 1.0)
-        report = build_report(prom.url, start - 5.0, time.time(), 1.0, scrape_interval=1.0)
-        yield report.table.set_index("model")
+        yield build_report(prom.url, start - 5.0, time.time(), 1.0, scrape_interval=1.0)
     finally:
         stop_prometheus(proc, log)
         for stand in stands:
             stand.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def table(report: CostReport) -> pd.DataFrame:
+    """The report's table, one row per model."""
+    return report.table.set_index("model")
 
 
 def test_summaries_of_a_25_12_cpu_server(table: pd.DataFrame) -> None:
@@ -143,3 +151,37 @@ def test_two_real_dumps_of_one_gpu_server(table: pd.DataFrame) -> None:
 def test_dynamic_batching_from_three_families(table: pd.DataFrame) -> None:
     """Curt-Park's FasterTransformer GPT-J (22.12): 391768 inferences in 20439 executions."""
     assert table.loc["codegen-350M-mono-gptj", "batching_ratio"] == pytest.approx(391768 / 20439)
+
+
+def test_a_family_the_body_lacks_is_no_figure_not_zero(table: pd.DataFrame) -> None:
+    """server#7583's two vLLM models (24.08): the post holds the success, failure and inference counts
+    only, so there is no execution count and no request duration. The report said 0 executions and an
+    average latency of 0.0 ms, figures no counter gave (as for any server started with
+    `--metrics-config counter_latencies=false`, which drops every duration counter)."""
+    for model in ("llama2", "mistral7b"):
+        row = table.loc[model]
+        assert (row["inferences"], row["requests"], row["failures"]) == (20, 20, 0)
+        for column in ("executions", "batching_ratio", "avg_latency_ms", "queue_share", "compute_share"):
+            assert pd.isna(row[column]), (model, column, row[column])
+
+
+def test_no_request_count_is_no_request_rate(table: pd.DataFrame) -> None:
+    """Curt-Park's README kept three families (inference and execution counts, compute infer time): no
+    success or failure count, so no requests and no request rate, where the report said 0 requests
+    beside 391768 inferences; no request duration, so no shares and no average either."""
+    gptj = table.loc["codegen-350M-mono-gptj"]
+    empty = ("requests", "requests_per_s", "failures", "avg_latency_ms", "queue_share", "compute_share")
+    for column in empty:
+        assert pd.isna(gptj[column]), (column, gptj[column])
+    assert gptj["inferences"] == 391768 and gptj["executions"] == 20439
+
+
+def test_the_missing_figures_are_empty_in_every_rendering(report: CostReport) -> None:
+    """The same rows as the report writes them: an empty CSV cell and a dash, never 0."""
+    rows = {r["model"]: r for r in csv.DictReader(io.StringIO(to_csv(report)))}
+    assert rows["llama2"]["avg_latency_ms"] == "" and rows["llama2"]["executions"] == ""
+    assert rows["codegen-350M-mono-gptj"]["requests"] == ""
+    assert rows["echo"]["avg_latency_ms"] != ""
+    line = next(row for row in to_markdown(report).splitlines() if row.startswith("| llama2 "))
+    assert "–" in line
+    assert "llama2" in to_html(report)

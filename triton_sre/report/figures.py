@@ -247,13 +247,15 @@ def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame
     assert isinstance(cost, pd.Series)
     rows = sorted(set().union(*(s.index for s in inc.values()), cost.index))
     table = pd.DataFrame(index=pd.Index(rows, name=ROW))
+    # NaN where the model has no series of the family: a counter the scrape lacks (a server started with
+    # --metrics-config counter_latencies=false, a posted excerpt) gives no figure, not 0
     for family in c.PER_MODEL_COUNTERS:
-        table[family] = inc[family].reindex(table.index).fillna(0.0)
+        table[family] = inc[family].reindex(table.index)
     out = pd.DataFrame(index=table.index)
-    out["inferences"] = table[c.NV_INFERENCE_COUNT]
+    out["inferences"] = table[c.NV_INFERENCE_COUNT].fillna(0.0)
     out["executions"] = table[c.NV_EXEC_COUNT]
-    out["requests"] = table[c.NV_REQUEST_SUCCESS] + table[c.NV_REQUEST_FAILURE]
-    out["failures"] = table[c.NV_REQUEST_FAILURE]
+    out["requests"] = table[c.NV_REQUEST_SUCCESS].add(table[c.NV_REQUEST_FAILURE], fill_value=0.0)
+    out["failures"] = table[c.NV_REQUEST_FAILURE].fillna(0.0).where(out["requests"].notna())
     out["failures_never_executed"] = _failures_never_executed(data, versions).reindex(out.index).fillna(0.0)
     out["requests_per_s"] = out["requests"] / data.seconds if data.seconds > 0 else np.nan
     out["cost"] = cost.reindex(out.index) if not cost.empty else np.nan
@@ -274,7 +276,9 @@ def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame
     out.loc[ensemble, ["batching_ratio", "dynamic_batching", "max_queue_delay_ms", "batch_fill"]] = np.nan
     request_us = table[c.NV_REQUEST_DURATION_US]
     out["queue_share"] = _div(table[c.NV_QUEUE_DURATION_US], request_us)
-    out["compute_share"] = _div(sum(table[f] for f in COMPUTE_COUNTERS), request_us)
+    computes = table[list(COMPUTE_COUNTERS)]  # the compute families the model has, none: no share
+    compute_us = computes.fillna(0.0).sum(axis=1).where(computes.notna().any(axis=1))
+    out["compute_share"] = _div(compute_us, request_us)
     # An ensemble's steps' queue is in none of its own stages: its split is its steps' (ensemble_steps.py),
     # from their counters weighted by requests, else the exporter's samples averaged over time
     per_version = {family: data.increase(family, True) for family in STEP_COUNTERS}
