@@ -31,6 +31,7 @@ DOUBLED = (
     "drunkcoding_measure_4gpu_ensemble_per_gpu_instances_21.12dev.txt",
     "curtpark_codegen_gptj_fastertransformer_ensemble_22.12.txt",
     "server_issue7583_vllm_reasons_24.08.txt",
+    "server_issue6448_vllm_dashed_name_23.09.txt",
 )
 SONIC_FIRST, SONIC_NEXT = "sonic_exatrkx_gpu_energy_22.x_first.txt", "sonic_exatrkx_gpu_energy_22.x.txt"
 
@@ -163,6 +164,16 @@ def test_a_family_the_body_lacks_is_no_figure_not_zero(table: pd.DataFrame) -> N
         assert (row["inferences"], row["requests"], row["failures"]) == (20, 20, 0)
         for column in ("executions", "batching_ratio", "avg_latency_ms", "queue_share", "compute_share"):
             assert pd.isna(row[column]), (model, column, row[column])
+
+
+def test_an_excerpt_ending_at_the_request_duration_has_an_average_and_no_shares(table: pd.DataFrame) -> None:
+    """server#6448's vLLM model (23.09): the post ends after nv_inference_request_duration_us, 2885180 µs
+    over 2639 requests; no queue or compute family, where the report said a queue share and a compute
+    share of 0."""
+    row = table.loc["triton-vllm-code-llama-model"]
+    assert (row["inferences"], row["executions"], row["requests"]) == (2639, 2639, 2639)
+    assert row["avg_latency_ms"] == pytest.approx(2885180 / 1000 / 2639)
+    assert pd.isna(row["queue_share"]) and pd.isna(row["compute_share"])
 
 
 def test_no_request_count_is_no_request_rate(table: pd.DataFrame) -> None:
