@@ -32,6 +32,7 @@ DOUBLED = (
     "curtpark_codegen_gptj_fastertransformer_ensemble_22.12.txt",
     "server_issue7583_vllm_reasons_24.08.txt",
     "server_issue6448_vllm_dashed_name_23.09.txt",
+    "prometheus_docs_pr1953_gpu_uuid_per_model.txt",
 )
 SONIC_FIRST, SONIC_NEXT = "sonic_exatrkx_gpu_energy_22.x_first.txt", "sonic_exatrkx_gpu_energy_22.x.txt"
 
@@ -196,3 +197,14 @@ def test_the_missing_figures_are_empty_in_every_rendering(report: CostReport) ->
     line = next(row for row in to_markdown(report).splitlines() if row.startswith("| llama2 "))
     assert "–" in line
     assert "llama2" in to_html(report)
+
+
+def test_two_versions_counted_by_requests_only(report: CostReport) -> None:
+    """prometheus/docs#1953's sample (2021): inception_v3 versions 42 and 43, per-GPU series only, and
+    the excerpt ends inside the failure counter: 54 and 177 successful requests, no inference or
+    execution count. The report said 0 inferences beside them."""
+    rows = report.table[report.table["model"] == "inception_v3"].set_index("version")
+    assert list(rows.index) == ["all", "42", "43"]
+    assert [rows.loc[v, "requests"] for v in ("all", "42", "43")] == [231, 54, 177]
+    for column in ("inferences", "executions", "batching_ratio", "cost_per_1k"):
+        assert rows[column].isna().all(), (column, rows[column].tolist())

@@ -252,7 +252,7 @@ def _figures(data: RangeData, versions: bool, idle_ratio: float) -> pd.DataFrame
     for family in c.PER_MODEL_COUNTERS:
         table[family] = inc[family].reindex(table.index)
     out = pd.DataFrame(index=table.index)
-    out["inferences"] = table[c.NV_INFERENCE_COUNT].fillna(0.0)
+    out["inferences"] = table[c.NV_INFERENCE_COUNT]
     out["executions"] = table[c.NV_EXEC_COUNT]
     out["requests"] = table[c.NV_REQUEST_SUCCESS].add(table[c.NV_REQUEST_FAILURE], fill_value=0.0)
     out["failures"] = table[c.NV_REQUEST_FAILURE].fillna(0.0).where(out["requests"].notna())
