@@ -189,6 +189,12 @@ class SlackStandin:
             found = self._messages.get((channel, ts))
             return None if found is None else dict(found.__dict__)
 
+    def delete(self, channel: str, ts: str) -> bool:
+        """A message deleted in Slack (by a person tidying the channel): later edits of it answer
+        ``message_not_found``, replies under it ``thread_not_found``."""
+        with self._lock:
+            return self._messages.pop((channel, ts), None) is not None
+
     def thread(self, channel: str, ts: str) -> list[dict[str, Any]]:
         with self._lock:
             return [

@@ -68,6 +68,8 @@ IDLE_WAIT_SECONDS = 5.0
 PRUNE_AFTER_SECONDS = 7 * 86400
 FACTS_PROMETHEUS_BUDGET_S = 10.0  # every Prometheus query of one notification's facts together
 TEXT_ONLY_ERRORS = ("invalid_blocks", "invalid_blocks_format", "msg_too_long")
+THREAD_GONE = "thread_not_found"
+"""Slack's answer to a reply whose parent message was deleted (the stand-in gives it too)."""
 # How soon after the message showed an alert resolved a firing notification of the same episode is a
 # late copy (an HA peer's, 15 s a position; a retry): Alertmanager notifies a real change of a group
 # a group_interval (5 min by default) after its last notification at the earliest. Later, the alert
@@ -294,6 +296,17 @@ class Worker:
         try:
             ts = self.delivery.post(channel, text, blocks, thread_ts=thread_ts)
         except DeliveryError as exc:
+            if (
+                thread_ts and exc.error == THREAD_GONE
+            ):  # its parent was deleted in Slack: a message of its own
+                log.warning(
+                    "group %s: the thread %s is gone (%s); posting in the channel",
+                    group.group_key,
+                    thread_ts,
+                    exc,
+                )
+                self._post_new(n, group, channel, text, blocks, state_digest)
+                return
             if exc.error not in TEXT_ONLY_ERRORS:
                 raise
             log.error("group %s: Slack refused the blocks (%s); posting text only", group.group_key, exc)
