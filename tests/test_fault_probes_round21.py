@@ -5,8 +5,14 @@ before it."""
 
 from __future__ import annotations
 
+import json
+import re
+import time
 from pathlib import Path
 
+import pytest
+from backfilled_prometheus import Series, backfilled
+from live_prometheus import Prom
 from test_bot_alertmanager import (
     SIGNING_SECRET,
     SLACK_TOKEN,
@@ -21,6 +27,11 @@ from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
+from triton_sre.cli import main
+from triton_sre.prom import Prometheus
+from triton_sre.rollout.live import verdict_now
+from triton_sre.rollout.sides import version_sides
+from triton_sre.slo import default_spec
 from triton_sre.stack.processes import free_ports
 
 CHANNEL = "#triton-alerts"
@@ -114,3 +125,78 @@ def test_a_message_whose_thread_was_deleted_in_slack_is_posted_in_the_channel(tm
         finally:
             bot.stop()
             am.stop()
+
+
+SCRAPE_S, HISTORY_S, RATE = 15.0, 1200.0, 10.0  # the rollout window (15m) is inside the history
+GONE_S = 400.0  # a side's series end this long before now: unloaded, its pods gone, its scrape failing
+
+
+def _rollout_series(stops: str | None, starts_late: bool = False) -> list[Series]:
+    """Versions 1 and 2 of `vs` failing alike (1 %); `stops` ("1" or "2"): that version's series end
+    GONE_S before now; `starts_late`: version 2's begin 8 minutes before now (a canary just deployed)."""
+    now = time.time()
+    start = now - HISTORY_S
+    stamps = [start + SCRAPE_S * i for i in range(int(HISTORY_S / SCRAPE_S))]
+    series: list[Series] = []
+    for version in ("1", "2"):
+        labels = {c.LABEL_JOB: c.DEFAULT_TRITON_JOB, c.LABEL_MODEL: "vs", c.LABEL_VERSION: version}
+        per_s = {
+            c.NV_REQUEST_SUCCESS: RATE * 0.99,
+            c.NV_REQUEST_FAILURE: RATE * 0.01,
+            c.NV_INFERENCE_COUNT: RATE * 0.99,
+            c.NV_EXEC_COUNT: RATE,
+        }
+        kept = [t for t in stamps if not (version == stops and t > now - GONE_S)]
+        if starts_late and version == "2":
+            kept = [t for t in kept if t > now - 480]
+        series += [(name, labels, [(t, v * (t - start)) for t in kept]) for name, v in per_s.items()]
+    return series
+
+
+def _rollout(prom: Prom, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:
+    argv = ["rollout", "check", "--prometheus", prom.url, "--model", "vs", "--baseline-version", "1"]
+    code = main([*argv, "--candidate-version", "2", "--window", "15m", "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("stops", ["2", "1"])
+def test_a_side_whose_series_stopped_mid_window_is_no_pass(
+    stops: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A canary unloaded (or its pods gone, its scrape failing) about 7 minutes before a 15-minute check
+    still passed on the 11 intervals it had, exit 0: a pipeline promoted a version no longer serving. The
+    baseline's stopping alike compares two different stretches of time. A real Prometheus holding the
+    series (tests/backfilled_prometheus.py); the bot's verdict (`verdict_now`) judges alike."""
+    with backfilled(tmp_path, _rollout_series(stops)) as prom:
+        code, verdict = _rollout(prom, capsys)
+        sides = version_sides(c.DEFAULT_TRITON_JOB, "vs", "1", "2")
+        spec = default_spec()
+        bots = verdict_now(
+            Prometheus(prom.url),
+            sides,
+            spec.rollout,
+            (),
+            c.DEFAULT_TRITON_JOB,
+            900.0,
+            exporter_job=spec.exporter_job,
+        )
+    assert code == c.EXIT_INCONCLUSIVE, verdict
+    assert verdict["verdict"] == bots.verdict == c.ROLLOUT_INCONCLUSIVE
+    said = re.fullmatch(
+        rf"no figure read is worse beyond its margin, but vs v{stops} reports no request in the last "
+        r"(\d+)s of the window; a pass on a version that stopped serving \(unloaded, its pods gone, or its "
+        r"scrape failing\) is not a pass",
+        verdict["reason"],
+    )
+    assert said is not None and GONE_S - 2 * SCRAPE_S <= int(said.group(1)) <= GONE_S + 60, verdict["reason"]
+    assert bots.reason == verdict["reason"]
+    assert all(f["verdict"] == c.ROLLOUT_PASS for f in verdict["figures"])  # every figure read passed
+
+
+def test_a_canary_that_started_mid_window_and_serves_still_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The other shape of a side with fewer intervals: deployed 8 minutes ago and serving to the end."""
+    with backfilled(tmp_path, _rollout_series(None, starts_late=True)) as prom:
+        code, verdict = _rollout(prom, capsys)
+    assert (code, verdict["verdict"]) == (c.EXIT_OK, c.ROLLOUT_PASS), verdict

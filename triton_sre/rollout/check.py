@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import json
 import sys
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +257,7 @@ def run_check(args: argparse.Namespace) -> int:
     prom = Prometheus(args.prometheus, timeout=args.timeout, budget=args.deadline)
     not_read: list[tuple[str, str]] = []
     namespaces: tuple[list[str], ...] | None = None
+    stopped: list[array[float]] = []
     try:
         step_s = step_s or default_step(prom, job, window_s, sides[0].matchers)
         label = spec.cluster_label or c.LABEL_CLUSTER
@@ -268,6 +270,7 @@ def run_check(args: argparse.Namespace) -> int:
             not_read,
             label,
             exporter_job=spec.exporter_job,
+            stopped=stopped,
         )
     except PromError as exc:
         print(f"triton-sre rollout check: {exc}", file=sys.stderr)
@@ -280,7 +283,7 @@ def run_check(args: argparse.Namespace) -> int:
             )
         except PromError as exc:  # the figures are read: the verdict stands, as if no exporter said
             print(f"triton-sre rollout check: dynamic batching not read: {exc}", file=sys.stderr)
-    verdict = judge(*sides, samples, rs, batcher)
+    verdict = judge(*sides, samples, rs, batcher, stopped)
     if not args.cluster:
         _several_clusters_note(prom, sides, spec, window_s)
     if not not_read:

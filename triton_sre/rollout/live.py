@@ -18,6 +18,7 @@ from triton_sre.rollout.instant import default_step, dynamic_batcher, ensembles,
 from triton_sre.rollout.model import NO_DATA, Verdict, judge, with_ensembles, with_restarts
 from triton_sre.rollout.namespaces import serving_namespaces
 from triton_sre.rollout.sides import (
+    TRAFFIC,
     Side,
     in_cluster,
     in_label,
@@ -34,7 +35,16 @@ def _values(matrix: list[dict[str, Any]]) -> list[float]:
     """The samples of a figure's one series: NaN, infinite and negative values are no sample (every
     figure is a rate, a ratio of rates or a duration; Prometheus gives NaN for 0/0)."""
     values = [float(v) for series in matrix[:1] for _, v in series.get("values", [])]
-    return [v for v in values if math.isfinite(v) and v >= 0]
+    return [v for v in values if _kept(v)]
+
+
+def _kept(value: float) -> bool:
+    return math.isfinite(value) and value >= 0
+
+
+STOPPED_STEPS = 2
+"""Steps a side's request rate may be missing at the window's end (the newest scrape not yet in a
+rate) before the side is said to have stopped being reported."""
 
 
 MAX_POINTS_PER_READ = 1_000_000
@@ -48,11 +58,23 @@ def smallest_step(window_s: float) -> float:
     return finest_step(window_s, MAX_POINTS_PER_READ)
 
 
-def read_samples(prom: Prometheus, query: str, start: float, end: float, step: float) -> array[float]:
+def read_samples(
+    prom: Prometheus, query: str, start: float, end: float, step: float, last: list[float] | None = None
+) -> array[float]:
     """`_values` of the range [start, end] at `step`, held as float64s (a Python float each took 32
     bytes: 20 reads of 172,800 samples were 110 MB). A range longer than Prometheus answers at once (a
-    30-day window at 15 s is 172,800 points) is read in slices by the client (`Prometheus.query_range`)."""
-    return array("d", _values(prom.query_range(query, start, end, step)))
+    30-day window at 15 s is 172,800 points) is read in slices by the client (`Prometheus.query_range`).
+    `last`: the time of the last sample kept is appended to it (nothing when there is none)."""
+    matrix = prom.query_range(query, start, end, step)
+    if last is not None:
+        kept = [float(t) for series in matrix[:1] for t, v in series.get("values", []) if _kept(float(v))]
+        last += kept[-1:]
+    return array("d", _values(matrix))
+
+
+def _stopped(lasts: list[float], end: float, step_s: float) -> array[float]:
+    """How long before `end` a side's requests were last read, when longer than STOPPED_STEPS steps."""
+    return array("d", [end - t for t in lasts if end - t > STOPPED_STEPS * step_s])
 
 
 SIDES = ("baseline", "candidate")
@@ -75,6 +97,7 @@ def collect(
     cluster_label: str | None = None,
     *,
     exporter_job: str,
+    stopped: list[array[float]] | None = None,
 ) -> dict[str, tuple[array[float], array[float]]]:
     """Per-interval samples of every figure on both sides over the last window (PromError if down).
 
@@ -85,7 +108,9 @@ def collect(
     With `not_read` given, the client's budget running out (PromBudgetError) stops the reads: the
     figures read on both sides are returned and every (figure, side) not read is added to `not_read`.
     `cluster_label`: the ensemble marks of `exporter_job` (the spec's; no default, so no caller reads
-    another job's marks unawares) are read on (model, cluster) (`side_queries`)."""
+    another job's marks unawares) are read on (model, cluster) (`side_queries`). `stopped`: given, the
+    two sides' seconds between their last request-rate read and the window's end, when that is more than
+    STOPPED_STEPS steps (`model.stopped_sides`), are added to it (baseline, then candidate)."""
     step = format_duration(step_s)
     found: dict[str, tuple[array[float], array[float]]] = {}
     done = 0  # reads answered, in the order of `reads`
@@ -96,16 +121,19 @@ def collect(
         ]
         overlapping = summary_figures(latency)
 
-        def samples(query: str, name: str) -> array[float]:
+        def samples(query: str, name: str, last: list[float] | None = None) -> array[float]:
             every = max(step_s, c.TRITON_SUMMARY_MAX_AGE_S) if name in overlapping else step_s
             start = min(end - window_s + every, end)  # a window shorter than `every`: one read, at the end
-            return read_samples(prom, query, start, end, every)
+            return read_samples(prom, query, start, end, every, last)
 
         for name in queries[0]:
-            base = samples(queries[0][name], name)
+            lasts: tuple[list[float], list[float]] = ([], [])
+            base = samples(queries[0][name], name, lasts[0] if name == TRAFFIC else None)
             done += 1
-            found[name] = (base, samples(queries[1][name], name))
+            found[name] = (base, samples(queries[1][name], name, lasts[1] if name == TRAFFIC else None))
             done += 1
+            if name == TRAFFIC and stopped is not None:  # a side no longer reported (unloaded, pods gone)
+                stopped += [_stopped(lasts[0], end, step_s), _stopped(lasts[1], end, step_s)]
     except PromBudgetError:
         if not_read is None:
             raise
@@ -125,12 +153,20 @@ def verdict_now(
     exporter_job: str,
 ) -> Verdict:
     step_s = default_step(prom, job, window_s, sides[0].matchers)
+    stopped: list[array[float]] = []
     samples = collect(
-        prom, sides, window_s, step_s, latency, cluster_label=cluster_label, exporter_job=exporter_job
+        prom,
+        sides,
+        window_s,
+        step_s,
+        latency,
+        cluster_label=cluster_label,
+        exporter_job=exporter_job,
+        stopped=stopped,
     )
     counts = restarts(prom, sides, window_s), replaced_pods(prom, sides, window_s)
     batcher = dynamic_batcher(prom, sides, cluster_label, exporter_job=exporter_job)
-    verdict = with_restarts(judge(*sides, samples, rs, batcher), *counts)
+    verdict = with_restarts(judge(*sides, samples, rs, batcher, stopped), *counts)
     return with_ensembles(verdict, ensembles(prom, sides, cluster_label, exporter_job=exporter_job))
 
 

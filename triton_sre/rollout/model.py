@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from triton_sre import conventions as c
+from triton_sre.durations import format_duration
 from triton_sre.promql import Matcher, by, num, on, selector
 from triton_sre.rollout.figures import FIGURES, HIGHER, Figure
 from triton_sre.rollout.sides import ENSEMBLE_FIGURES, TRAFFIC, Side
@@ -270,9 +271,11 @@ def judge(
     samples: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     rs: RolloutSpec,
     batcher: bool | None = None,
+    stopped: Sequence[Sequence[float]] = ((), ()),
 ) -> Verdict:
     """The verdict from per-interval samples: name (figures and TRAFFIC) -> (baseline, candidate);
-    `batcher`: whether the exporter says a dynamic batcher runs (`instant.dynamic_batcher`)."""
+    `batcher`: whether the exporter says a dynamic batcher runs (`instant.dynamic_batcher`); `stopped`:
+    per side, how long before the window's end its requests were last reported (`live.collect`)."""
     base_rate, cand_rate = samples.get(TRAFFIC, ((), ()))
     rates = (mean(base_rate), mean(cand_rate))
     results = tuple(
@@ -315,8 +318,27 @@ def judge(
         )
     if unread := unread_on_candidate(results, rs.min_samples):
         return Verdict(c.ROLLOUT_INCONCLUSIVE, unread + note, baseline, candidate, rates, results)
+    if gone := stopped_sides((baseline, candidate), stopped or ((), ())):
+        return Verdict(c.ROLLOUT_INCONCLUSIVE, gone + note, baseline, candidate, rates, results)
     return Verdict(
         c.ROLLOUT_PASS, f"no figure worse beyond its margin{note}", baseline, candidate, rates, results
+    )
+
+
+def stopped_sides(sides: Sequence[Side], stopped: Sequence[Sequence[float]]) -> str:
+    """Why a pass is no pass when a side's requests stopped being reported before the window's end ("" when
+    none): a canary unloaded, its pods gone or its scrape failing minutes ago still passed on the
+    intervals it had (round twenty-one), and a pipeline promoted a version no longer serving."""
+    gone = [
+        f"{side.label} reports no request in the last {format_duration(round(max(ago)))}"
+        for side, ago in zip(sides, stopped, strict=True)
+        if len(ago)
+    ]
+    if not gone:
+        return ""
+    return (
+        f"no figure read is worse beyond its margin, but {' and '.join(gone)} of the window; a pass on a "
+        "version that stopped serving (unloaded, its pods gone, or its scrape failing) is not a pass"
     )
 
 
