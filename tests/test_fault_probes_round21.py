@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from backfilled_prometheus import Series, backfilled
 from live_prometheus import Prom
 from test_bot_alertmanager import (
@@ -28,10 +29,11 @@ from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.cli import main
+from triton_sre.data import shipped
 from triton_sre.prom import Prometheus
 from triton_sre.rollout.live import verdict_now
 from triton_sre.rollout.sides import version_sides
-from triton_sre.slo import default_spec
+from triton_sre.slo import DEFAULT_SPEC_FILE, default_spec
 from triton_sre.stack.processes import free_ports
 
 CHANNEL = "#triton-alerts"
@@ -200,3 +202,34 @@ def test_a_canary_that_started_mid_window_and_serves_still_passes(
     with backfilled(tmp_path, _rollout_series(None, starts_late=True)) as prom:
         code, verdict = _rollout(prom, capsys)
     assert (code, verdict["verdict"]) == (c.EXIT_OK, c.ROLLOUT_PASS), verdict
+
+
+_SPEC_EDITS = {  # the shipped spec with one value ending in a newline (YAML's `|` block scalar gives one)
+    "autoscaling deployment": (lambda s: s["autoscaling"][0].update(deployment="triton\n"), "deployment"),
+    "cluster label": (lambda s: s.update(cluster_label="cluster\n"), "cluster_label"),
+    "SLO name": (lambda s: s["slos"][0].update(name="availability\n"), "name"),
+    "SLO period": (lambda s: s["slos"][0].update(period="30d\n"), "period"),
+    "triton job": (lambda s: s["scrape"].update(triton_job="triton\n"), "triton_job"),
+    "model list": (lambda s: s["slos"][0].update(models=["resnet\n"]), "models"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(_SPEC_EDITS))
+def test_a_spec_value_ending_in_a_newline_is_refused_by_name(
+    edit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The spec's name checks used `re.match` on patterns ending in `$`, which also matches before a
+    final newline: `deployment: "triton\\n"` (or a `|` block) passed, and `generate` wrote
+    `deploy/k8s/autoscaling/triton\\n-hpa.yaml` holding an HPA named "triton\\n", which the API server
+    refuses (not a DNS-1123 label); `cluster_label: "cluster\\n"` became a dashboard variable and an alert
+    label the bot never found. Each is a usage error naming the field, and nothing is written."""
+    spec = yaml.safe_load(shipped(DEFAULT_SPEC_FILE).read_text(encoding="utf-8"))
+    change, field = _SPEC_EDITS[edit]
+    change(spec)
+    path = tmp_path / "slos.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    code = main(["generate", "--spec", str(path), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == c.EXIT_USAGE, err
+    assert f"{field}:" in err and ("\\n'" in err or field == "models"), err  # a list is shown by its size
+    assert not (tmp_path / "out").exists()

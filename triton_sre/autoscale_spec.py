@@ -156,7 +156,7 @@ def _entry(
         )
     check_keys(where, entry, _KEYS)
     name = entry.get("deployment")
-    if not isinstance(name, str) or not _DNS_1123.match(name):
+    if not isinstance(name, str) or not _DNS_1123.fullmatch(name):
         raise ConfigError(
             f"{where}: deployment: required, a Kubernetes name (lower-case letters, digits and '-', "
             f"at most 63), got {bounded(name)}"

@@ -49,7 +49,7 @@ def parse_duration(value: Any, where: str) -> float:
 
 def _seconds(value: Any) -> float:
     got = bounded(value, yaml_hints=False)  # `1e3` is no duration whatever YAML reads
-    if isinstance(value, bool) or not isinstance(value, str) or not _WHOLE.match(value):
+    if isinstance(value, bool) or not isinstance(value, str) or not _WHOLE.fullmatch(value):
         raise DurationError(f"expected a duration like 500ms, 30s, 5m, 1h or 30d, got {got}")
     try:  # a number of thousands of digits is past int()'s limit, of hundreds past a float's
         seconds = sum(int(n) * _UNITS_MS[u] for n, u in _PART.findall(value)) / 1000

@@ -254,7 +254,7 @@ def _cluster_label(value: Any, where: str) -> str | None:
     """A Prometheus label name that no generated rule already uses for something else."""
     if value is None:
         return None
-    if not isinstance(value, str) or not _LABEL_NAME_RE.match(value) or value.startswith("__"):
+    if not isinstance(value, str) or not _LABEL_NAME_RE.fullmatch(value) or value.startswith("__"):
         raise SpecError(f"{where}: expected a Prometheus label name (e.g. cluster), got {bounded(value)}")
     if value in c.RESERVED_LABELS:
         raise SpecError(f"{where}: {value!r} is a label the rules already use; pick another name")
@@ -291,7 +291,7 @@ def _label_value(value: Any, where: str) -> str:
     """A scrape job or container name. Written into alert annotations (a Go template in Prometheus)
     and the rollout templates (Go templates in Flagger and Argo Rollouts) as it is, so template
     braces are refused: `{{ query "..." }}` in a job name would run there."""
-    if not isinstance(value, str) or not value or not _LABEL_VALUE_RE.match(value):
+    if not isinstance(value, str) or not value or not _LABEL_VALUE_RE.fullmatch(value):
         raise SpecError(f"{where}: expected a non-empty string, got {bounded(value)}")
     try:
         return check_no_template(where, value)
@@ -303,7 +303,7 @@ def _models(value: Any, where: str) -> ModelSelector:
     if value == "all" or value is None:
         return ModelSelector("all")
     if isinstance(value, list):
-        if not value or not all(isinstance(v, str) and v and _LABEL_VALUE_RE.match(v) for v in value):
+        if not value or not all(isinstance(v, str) and v and _LABEL_VALUE_RE.fullmatch(v) for v in value):
             raise SpecError(
                 f"{where}: a list of models must hold non-empty model names, got {bounded(value)}"
             )
@@ -348,7 +348,7 @@ def _slo(entry: Any, index: int, source: str) -> SLO:
     if not isinstance(entry, Mapping):
         raise SpecError(f"{where0}: expected a mapping, got {bounded(entry)}")
     name = entry.get("name")
-    if not isinstance(name, str) or not _SLO_NAME_RE.match(name):
+    if not isinstance(name, str) or not _SLO_NAME_RE.fullmatch(name):
         raise SpecError(
             f"{where0}: name: required; letters, digits, '_', '-' and '.', at most 63, got {bounded(name)}"
         )
