@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
 import yaml
 from backfilled_prometheus import Series, backfilled
 from live_prometheus import Prom
@@ -23,6 +24,7 @@ from test_bot_alertmanager import (
     wait_until,
 )
 from test_bot_page_threads import INHIBIT, SEVERITY_ROUTES, burn
+from test_bot_receiver import notification, post
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
@@ -233,3 +235,35 @@ def test_a_spec_value_ending_in_a_newline_is_refused_by_name(
     assert code == c.EXIT_USAGE, err
     assert f"{field}:" in err and ("\\n'" in err or field == "models"), err  # a list is shown by its size
     assert not (tmp_path / "out").exists()
+
+
+def test_a_notification_without_any_alert_is_refused_and_posts_nothing(tmp_path: Path) -> None:
+    """`"alerts": []` (Alertmanager never sends one; a hand-made test or another sender does) was queued and
+    posted as a `FIRING` message of no alert, which nothing would ever resolve. It is a 400 naming why,
+    counted with the bot's other refusals; a payload of another `version` ("3") is still read."""
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(channel=CHANNEL, listen="127.0.0.1:0")
+        bot = Bot(
+            settings, tmp_path / "outbox.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET
+        )
+        bot.start()
+        try:
+            case = new_case()
+            empty, older = notification(case, n_alerts=0), {**notification(case + "v3"), "version": "3"}
+            answer = post(bot, json.dumps(empty), WEBHOOK_TOKEN)
+            assert (answer.status_code, answer.json()) == (
+                400,
+                {"error": "the notification carries no alert"},
+            )
+            assert post(bot, json.dumps(older), WEBHOOK_TOKEN).status_code == 200
+            wait_until(
+                lambda: standin.calls("chat.postMessage", ok_only=True), 15, "the version 3 notification"
+            )
+            time.sleep(0.5)  # the worker had the empty one first, had it been queued
+            (shown,) = standin.calls("chat.postMessage", ok_only=True)
+            assert case + "v3" in str(shown.params)
+            assert sum(bot.outbox.counts().values()) == 1
+            metrics = requests.get(f"{bot.url}{c.PATH_METRICS}", timeout=5).text
+            assert f'{c.M_BOT_REFUSED}{{{c.L_CODE}="400"}} 1.0' in metrics
+        finally:
+            bot.stop()

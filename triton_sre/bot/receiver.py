@@ -349,6 +349,9 @@ class _Handler(SafeHandler):
             reason = str(exc) if isinstance(exc, PayloadError) else "body is not valid JSON"
             self._send(400, {"error": reason})
             return
+        if not group.alerts:  # Alertmanager never sends one: a hand-made test would post "FIRING" of nothing
+            self._send(400, {"error": "the notification carries no alert"})
+            return
         version = str(payload.get("version", ""))
         if version and version != c.AM_WEBHOOK_VERSION:
             log.info(
