@@ -267,3 +267,29 @@ def test_a_notification_without_any_alert_is_refused_and_posts_nothing(tmp_path:
             assert f'{c.M_BOT_REFUSED}{{{c.L_CODE}="400"}} 1.0' in metrics
         finally:
             bot.stop()
+
+
+def test_different_alerts_under_one_fingerprint_are_each_shown(tmp_path: Path) -> None:
+    """A sender writing one fingerprint for every alert (a hand-made relay, a collision): the group kept the
+    first alert and dropped the others as copies, so a page of three down servers said one. An alert is a
+    copy only when its labels are the first's too; the others get a fingerprint of their labels."""
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(channel=CHANNEL, listen="127.0.0.1:0")
+        bot = Bot(
+            settings, tmp_path / "outbox.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET
+        )
+        bot.start()
+        try:
+            case = new_case()
+            body = notification(case, n_alerts=3)
+            body["alerts"].append(dict(body["alerts"][1]))  # the second again: a copy, one alert
+            for alert in body["alerts"]:
+                alert["fingerprint"] = "0000000000000000"
+            assert post(bot, json.dumps(body), WEBHOOK_TOKEN).status_code == 200
+            (shown,) = wait_until(lambda: standin.calls("chat.postMessage", ok_only=True), 15, "the message")
+            text = json.dumps(shown.params)
+            assert all(f"triton-{i}:8002" in text for i in range(3)), text
+            (kept,) = [m for m in (standin.message(CHANNEL, str(shown.response["ts"])),) if m]
+            assert "3 firing" in json.dumps(kept["blocks"]), kept["blocks"]
+        finally:
+            bot.stop()

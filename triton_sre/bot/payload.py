@@ -100,6 +100,10 @@ def parse_group(payload: Any) -> AlertGroup:
         labels = _str_map(raw.get("labels"))
         status = _text(raw.get("status")) or c.AM_STATUS_FIRING
         fingerprint = _text(raw.get("fingerprint")) or _fingerprint(labels)
+        if fingerprint in alerts and alerts[fingerprint].labels != labels:
+            # another alert under a fingerprint already seen (a sender writing one for all, a collision):
+            # its own, from its labels, or it would be dropped as a copy of the first
+            fingerprint = _fingerprint(labels)
         alerts.setdefault(
             fingerprint,
             Alert(
