@@ -30,6 +30,9 @@ TRICKLE_SECONDS = 0.4
 CUT_CHUNKED = "cut-chunked"
 """The real answer sent chunked (HTTP/1.1), its first half in one chunk, then the connection closed: no
 last chunk, as a server or proxy dying mid-answer."""
+MISLABELLED = "mislabelled"
+"""The real answer unchanged, sent with `Content-Encoding: gzip` (a proxy labelling what it did not
+compress)."""
 REDIRECT_PREFIX = "redirect:"
 """`REDIRECT_PREFIX + base_url`: answer 302 to the same path on another server."""
 
@@ -120,6 +123,15 @@ class FaultProxy:
             self._cut_chunked(h, upstream.status_code, upstream.content)
             return
         content = upstream.content
+        if fault == MISLABELLED:
+            h.send_response(upstream.status_code)
+            h.send_header("Content-Type", upstream.headers.get("Content-Type", "text/plain"))
+            h.send_header("Content-Encoding", "gzip")
+            h.send_header("Content-Length", str(len(content)))
+            h.end_headers()
+            with contextlib.suppress(OSError):
+                h.wfile.write(content)
+            return
         if fault == TRUNCATE:
             content = content[: len(content) // 2]  # cut mid-line
         elif callable(fault):

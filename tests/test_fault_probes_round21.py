@@ -9,11 +9,13 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
 import yaml
 from backfilled_prometheus import Series, backfilled
+from faultproxy import MISLABELLED, FaultProxy
 from live_prometheus import Prom
 from test_bot_alertmanager import (
     SIGNING_SECRET,
@@ -25,13 +27,16 @@ from test_bot_alertmanager import (
 )
 from test_bot_page_threads import INHIBIT, SEVERITY_ROUTES, burn
 from test_bot_receiver import notification, post
+from test_exporter_faults import assert_no_bad_values, errors, up
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.cli import main
+from triton_sre.config import ExporterSettings
 from triton_sre.data import shipped
+from triton_sre.exporter.service import Exporter
 from triton_sre.prom import Prometheus
 from triton_sre.rollout.live import verdict_now
 from triton_sre.rollout.sides import version_sides
@@ -293,3 +298,31 @@ def test_different_alerts_under_one_fingerprint_are_each_shown(tmp_path: Path) -
             assert "3 firing" in json.dumps(kept["blocks"]), kept["blocks"]
         finally:
             bot.stop()
+
+
+@pytest.mark.triton
+def test_a_body_that_does_not_decode_as_its_content_encoding_is_a_parse_fault(triton: Any) -> None:
+    """The real Triton behind a proxy that labels its answers `Content-Encoding: gzip` without compressing
+    them (the client asks for identity): counted as a `connection` fault before, sending an operator to the
+    network though every connection worked. It is a `parse` fault of each target, named for what it is;
+    the exporter serves on and reads Triton again once the proxy is mended."""
+    metrics_base, metrics_path = triton.metrics_url.rsplit("/", 1)
+    with FaultProxy(triton.http_url) as api_proxy, FaultProxy(metrics_base) as metrics_proxy:
+        settings = ExporterSettings(
+            triton_url=api_proxy.url, metrics_url=f"{metrics_proxy.url}/{metrics_path}", timeout=2.0
+        )
+        exporter = Exporter(settings)
+        exporter.poll_once()
+        assert up(exporter) == 1
+        for proxy, path in ((metrics_proxy, "/metrics"), (api_proxy, "/v2")):
+            proxy.set_fault(path, MISLABELLED)
+        exporter.poll_once()
+        assert up(exporter) == 0
+        for target in (c.TARGET_METRICS, c.TARGET_INDEX, c.TARGET_STATS):
+            assert errors(exporter, target, c.FAULT_PARSE) == 1, target
+            assert errors(exporter, target, c.FAULT_CONNECTION) == 0, target
+        assert_no_bad_values(exporter)
+        for proxy, path in ((metrics_proxy, "/metrics"), (api_proxy, "/v2")):
+            proxy.set_fault(path, None)
+        exporter.poll_once()
+        assert up(exporter) == 1

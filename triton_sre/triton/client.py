@@ -28,7 +28,7 @@ import requests
 
 from triton_sre import conventions as c
 from triton_sre.httpclient import Deadline, describe, new_session, watching
-from triton_sre.redact import one_line, redact
+from triton_sre.redact import bounded, one_line, redact
 from triton_sre.triton.statsbody import StatsBodyError, StatsDecoder, shorten
 
 _CHUNK = 64 * 1024
@@ -131,6 +131,10 @@ class TritonClient:
                         raise _status(target, shown, status, _first_bytes(response, _EXCERPT_BYTES))
                     yield b""
                     yield from response.iter_content(_CHUNK)
+                except requests.exceptions.ContentDecodingError as exc:  # the connection was fine: the body
+                    encoding = bounded(response.headers.get("Content-Encoding", ""), yaml_hints=False)
+                    message = f"{shown}: the body does not decode as its Content-Encoding {encoding} says"
+                    raise FetchError(target, c.FAULT_PARSE, message) from exc
                 except requests.RequestException as exc:
                     kind = c.FAULT_TIMEOUT if _is_timeout(exc) else c.FAULT_CONNECTION
                     raise FetchError(target, kind, f"reading {shown}: {describe(exc)}") from exc
