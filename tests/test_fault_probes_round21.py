@@ -326,3 +326,22 @@ def test_a_body_that_does_not_decode_as_its_content_encoding_is_a_parse_fault(tr
             proxy.set_fault(path, None)
         exporter.poll_once()
         assert up(exporter) == 1
+
+
+def test_a_prometheus_answer_that_does_not_decode_says_so_in_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real Prometheus behind a proxy labelling its answers gzip without compressing them: the command
+    said `answered HTTP 200, then ('Received response with content-encoding: gzip, but failed to decode
+    it.', error('Error -3 while decompressing data: incorrect header check'))`, urllib3's tuple. Now one
+    sentence; exit 2 as for any Prometheus that cannot be read."""
+    with backfilled(tmp_path, _rollout_series(None)) as prom, FaultProxy(prom.url) as proxy:
+        proxy.set_fault("/api/v1/", MISLABELLED)
+        argv = ["rollout", "check", "--prometheus", proxy.url, "--model", "vs", "--baseline-version", "1"]
+        code = main([*argv, "--candidate-version", "2", "--window", "15m"])
+    err = capsys.readouterr().err
+    assert code == c.EXIT_USAGE, err
+    assert err == (
+        f"triton-sre rollout check: Prometheus at {proxy.url} answered HTTP 200, then the body does not "
+        "decode as its Content-Encoding says (a proxy labelling what it did not compress?)\n"
+    )

@@ -300,6 +300,8 @@ def _reason(exc: BaseException, seen: list[BaseException]) -> str:
             return _cut_short(link)
         if type(link).__name__ == "InvalidChunkLength" or str(link) == "Response ended prematurely":
             return CUT_CHUNKED  # urllib3 met the closed connection where a chunk should be
+        if type(link).__name__ in ("ContentDecodingError", "DecodeError"):  # requests' and urllib3's
+            return UNDECODABLE
         if isinstance(link, OSError) and link.strerror:
             return str(link.strerror)
         if type(link) is OSError and said is None and link.args and isinstance(link.args[0], str):
@@ -344,6 +346,9 @@ def _tls_reason(exc: ssl.SSLError) -> str:
 
 
 CUT_CHUNKED = "the answer was cut: the connection closed before its last chunk (a chunked answer)"
+UNDECODABLE = (
+    "the body does not decode as its Content-Encoding says (a proxy labelling what it did not compress?)"
+)
 
 
 def _cut_short(exc: BaseException) -> str:
