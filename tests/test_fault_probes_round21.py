@@ -345,3 +345,34 @@ def test_a_prometheus_answer_that_does_not_decode_says_so_in_words(
         f"triton-sre rollout check: Prometheus at {proxy.url} answered HTTP 200, then the body does not "
         "decode as its Content-Encoding says (a proxy labelling what it did not compress?)\n"
     )
+
+
+def test_a_webhook_escaping_a_lone_surrogate_is_shown_not_refused_as_an_outbox_fault(tmp_path: Path) -> None:
+    """`"model": "m\\ud800"` is valid JSON but no text (Alertmanager, in Go, never writes one; a hand-made
+    relay may). The outbox could not store it: `outbox write failed: 'utf-8' codec can't encode character
+    '\\ud800'`, answered 503 `outbox unavailable`, which a sender retries for ever and an operator reads as
+    a disk fault. Each such character is shown as `?`, as the exporter does; a surrogate pair (an emoji)
+    and a backslash escaped before `u` are left as they are."""
+    with SlackStandin(token=SLACK_TOKEN) as standin:
+        settings = BotSettings(channel=CHANNEL, listen="127.0.0.1:0")
+        bot = Bot(
+            settings, tmp_path / "outbox.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET
+        )
+        bot.start()
+        try:
+            case = new_case()
+            payload = notification(case)
+            payload["groupKey"] += "\ud800"  # json.dumps writes each as its escape
+            payload["alerts"][0]["annotations"]["summary"] = (
+                f"Triton \ud800 is down ({case}) \U0001f680 \\udfff"
+            )
+            body = json.dumps(payload)
+            assert "\\ud800" in body and "\\ud83d\\ude80" in body
+            answer = post(bot, body.encode(), WEBHOOK_TOKEN)
+            assert answer.status_code == 200, answer.text
+            (shown,) = wait_until(lambda: standin.calls("chat.postMessage", ok_only=True), 15, "the message")
+            assert f"Triton ? is down ({case}) \U0001f680 \\udfff" in str(shown.params["text"]), shown.params
+            # marked done after Slack's answer, which the stand-in records first
+            wait_until(lambda: bot.outbox.counts() == {"done": 1}, 15, "the notification done")
+        finally:
+            bot.stop()

@@ -9,6 +9,7 @@ line what changed between two notifications of a group.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ __all__ = [
     "describe_change",
     "digest",
     "parse_group",
+    "valid_unicode",
     "with_left_out",
 ]
 
@@ -84,6 +86,32 @@ def _text(value: Any) -> str:
 def _fingerprint(labels: Mapping[str, str]) -> str:
     joined = "\x00".join(f"{k}\x01{v}" for k, v in sorted(labels.items()))
     return hashlib.sha256(joined.encode()).hexdigest()[:16]
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def valid_unicode(raw: bytes, payload: Any) -> tuple[Any, bool]:
+    """`payload` (the JSON `raw` decoded) with each lone surrogate (a `\\ud800` escape: valid JSON, no
+    text: the outbox could not store it, and Slack could not show it) written as `?`, and whether any
+    was; `raw` is read only to skip the walk when it escapes no surrogate at all."""
+    if not _SURROGATE_ESCAPE.search(raw):
+        return payload, False
+    found = False
+
+    def mend(value: Any) -> Any:
+        nonlocal found
+        if isinstance(value, str):
+            text = value.encode("utf-8", "replace").decode("utf-8")
+            found = found or text != value
+            return text
+        if isinstance(value, list):
+            return [mend(item) for item in value]
+        if isinstance(value, dict):
+            return {mend(key): mend(item) for key, item in value.items()}
+        return value
+
+    return mend(payload), found
 
 
 def parse_group(payload: Any) -> AlertGroup:

@@ -34,7 +34,7 @@ from triton_sre import conventions as c
 from triton_sre.bot.config import BotSettings
 from triton_sre.bot.metrics import BotMetrics
 from triton_sre.bot.outbox import Outbox
-from triton_sre.bot.payload import PayloadError, parse_group
+from triton_sre.bot.payload import PayloadError, parse_group, valid_unicode
 from triton_sre.bot.silences import Silence, SilenceReadError, group_silences, read_silenced
 from triton_sre.diagnosis.api import DiagnosisError, diagnose_live
 from triton_sre.diagnosis.catalog import runbook_url
@@ -343,7 +343,7 @@ class _Handler(SafeHandler):
         if raw is None:
             return
         try:
-            payload = json.loads(raw)
+            payload, mended = valid_unicode(raw, json.loads(raw))
             group = parse_group(payload)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             reason = str(exc) if isinstance(exc, PayloadError) else "body is not valid JSON"
@@ -352,6 +352,8 @@ class _Handler(SafeHandler):
         if not group.alerts:  # Alertmanager never sends one: a hand-made test would post "FIRING" of nothing
             self._send(400, {"error": "the notification carries no alert"})
             return
+        if mended:
+            log.warning("webhook text that is not valid Unicode (a lone surrogate escape): shown with '?'")
         version = str(payload.get("version", ""))
         if version and version != c.AM_WEBHOOK_VERSION:
             log.info(
