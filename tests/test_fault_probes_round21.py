@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -242,10 +244,9 @@ def test_a_spec_value_ending_in_a_newline_is_refused_by_name(
     assert not (tmp_path / "out").exists()
 
 
-def test_a_notification_without_any_alert_is_refused_and_posts_nothing(tmp_path: Path) -> None:
-    """`"alerts": []` (Alertmanager never sends one; a hand-made test or another sender does) was queued and
-    posted as a `FIRING` message of no alert, which nothing would ever resolve. It is a 400 naming why,
-    counted with the bot's other refusals; a payload of another `version` ("3") is still read."""
+@contextmanager
+def _bot(tmp_path: Path) -> Iterator[tuple[Bot, SlackStandin]]:
+    """An in-process bot posting to a Slack stand-in, stopped on exit."""
     with SlackStandin(token=SLACK_TOKEN) as standin:
         settings = BotSettings(channel=CHANNEL, listen="127.0.0.1:0")
         bot = Bot(
@@ -253,51 +254,49 @@ def test_a_notification_without_any_alert_is_refused_and_posts_nothing(tmp_path:
         )
         bot.start()
         try:
-            case = new_case()
-            empty, older = notification(case, n_alerts=0), {**notification(case + "v3"), "version": "3"}
-            answer = post(bot, json.dumps(empty), WEBHOOK_TOKEN)
-            assert (answer.status_code, answer.json()) == (
-                400,
-                {"error": "the notification carries no alert"},
-            )
-            assert post(bot, json.dumps(older), WEBHOOK_TOKEN).status_code == 200
-            wait_until(
-                lambda: standin.calls("chat.postMessage", ok_only=True), 15, "the version 3 notification"
-            )
-            time.sleep(0.5)  # the worker had the empty one first, had it been queued
-            (shown,) = standin.calls("chat.postMessage", ok_only=True)
-            assert case + "v3" in str(shown.params)
-            assert sum(bot.outbox.counts().values()) == 1
-            metrics = requests.get(f"{bot.url}{c.PATH_METRICS}", timeout=5).text
-            assert f'{c.M_BOT_REFUSED}{{{c.L_CODE}="400"}} 1.0' in metrics
+            yield bot, standin
         finally:
             bot.stop()
+
+
+def test_a_notification_without_any_alert_is_refused_and_posts_nothing(tmp_path: Path) -> None:
+    """`"alerts": []` (Alertmanager never sends one; a hand-made test or another sender does) was queued and
+    posted as a `FIRING` message of no alert, which nothing would ever resolve. It is a 400 naming why,
+    counted with the bot's other refusals; a payload of another `version` ("3") is still read."""
+    with _bot(tmp_path) as (bot, standin):
+        case = new_case()
+        empty, older = notification(case, n_alerts=0), {**notification(case + "v3"), "version": "3"}
+        answer = post(bot, json.dumps(empty), WEBHOOK_TOKEN)
+        assert (answer.status_code, answer.json()) == (
+            400,
+            {"error": "the notification carries no alert"},
+        )
+        assert post(bot, json.dumps(older), WEBHOOK_TOKEN).status_code == 200
+        wait_until(lambda: standin.calls("chat.postMessage", ok_only=True), 15, "the version 3 notification")
+        time.sleep(0.5)  # the worker had the empty one first, had it been queued
+        (shown,) = standin.calls("chat.postMessage", ok_only=True)
+        assert case + "v3" in str(shown.params)
+        assert sum(bot.outbox.counts().values()) == 1
+        metrics = requests.get(f"{bot.url}{c.PATH_METRICS}", timeout=5).text
+        assert f'{c.M_BOT_REFUSED}{{{c.L_CODE}="400"}} 1.0' in metrics
 
 
 def test_different_alerts_under_one_fingerprint_are_each_shown(tmp_path: Path) -> None:
     """A sender writing one fingerprint for every alert (a hand-made relay, a collision): the group kept the
     first alert and dropped the others as copies, so a page of three down servers said one. An alert is a
     copy only when its labels are the first's too; the others get a fingerprint of their labels."""
-    with SlackStandin(token=SLACK_TOKEN) as standin:
-        settings = BotSettings(channel=CHANNEL, listen="127.0.0.1:0")
-        bot = Bot(
-            settings, tmp_path / "outbox.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET
-        )
-        bot.start()
-        try:
-            case = new_case()
-            body = notification(case, n_alerts=3)
-            body["alerts"].append(dict(body["alerts"][1]))  # the second again: a copy, one alert
-            for alert in body["alerts"]:
-                alert["fingerprint"] = "0000000000000000"
-            assert post(bot, json.dumps(body), WEBHOOK_TOKEN).status_code == 200
-            (shown,) = wait_until(lambda: standin.calls("chat.postMessage", ok_only=True), 15, "the message")
-            text = json.dumps(shown.params)
-            assert all(f"triton-{i}:8002" in text for i in range(3)), text
-            (kept,) = [m for m in (standin.message(CHANNEL, str(shown.response["ts"])),) if m]
-            assert "3 firing" in json.dumps(kept["blocks"]), kept["blocks"]
-        finally:
-            bot.stop()
+    with _bot(tmp_path) as (bot, standin):
+        case = new_case()
+        body = notification(case, n_alerts=3)
+        body["alerts"].append(dict(body["alerts"][1]))  # the second again: a copy, one alert
+        for alert in body["alerts"]:
+            alert["fingerprint"] = "0000000000000000"
+        assert post(bot, json.dumps(body), WEBHOOK_TOKEN).status_code == 200
+        (shown,) = wait_until(lambda: standin.calls("chat.postMessage", ok_only=True), 15, "the message")
+        text = json.dumps(shown.params)
+        assert all(f"triton-{i}:8002" in text for i in range(3)), text
+        (kept,) = [m for m in (standin.message(CHANNEL, str(shown.response["ts"])),) if m]
+        assert "3 firing" in json.dumps(kept["blocks"]), kept["blocks"]
 
 
 @pytest.mark.triton
@@ -353,26 +352,16 @@ def test_a_webhook_escaping_a_lone_surrogate_is_shown_not_refused_as_an_outbox_f
     '\\ud800'`, answered 503 `outbox unavailable`, which a sender retries for ever and an operator reads as
     a disk fault. Each such character is shown as `?`, as the exporter does; a surrogate pair (an emoji)
     and a backslash escaped before `u` are left as they are."""
-    with SlackStandin(token=SLACK_TOKEN) as standin:
-        settings = BotSettings(channel=CHANNEL, listen="127.0.0.1:0")
-        bot = Bot(
-            settings, tmp_path / "outbox.sqlite3", WEBHOOK_TOKEN, SLACK_TOKEN, standin.url, SIGNING_SECRET
-        )
-        bot.start()
-        try:
-            case = new_case()
-            payload = notification(case)
-            payload["groupKey"] += "\ud800"  # json.dumps writes each as its escape
-            payload["alerts"][0]["annotations"]["summary"] = (
-                f"Triton \ud800 is down ({case}) \U0001f680 \\udfff"
-            )
-            body = json.dumps(payload)
-            assert "\\ud800" in body and "\\ud83d\\ude80" in body
-            answer = post(bot, body.encode(), WEBHOOK_TOKEN)
-            assert answer.status_code == 200, answer.text
-            (shown,) = wait_until(lambda: standin.calls("chat.postMessage", ok_only=True), 15, "the message")
-            assert f"Triton ? is down ({case}) \U0001f680 \\udfff" in str(shown.params["text"]), shown.params
-            # marked done after Slack's answer, which the stand-in records first
-            wait_until(lambda: bot.outbox.counts() == {"done": 1}, 15, "the notification done")
-        finally:
-            bot.stop()
+    with _bot(tmp_path) as (bot, standin):
+        case = new_case()
+        payload = notification(case)
+        payload["groupKey"] += "\ud800"  # json.dumps writes each as its escape
+        payload["alerts"][0]["annotations"]["summary"] = f"Triton \ud800 is down ({case}) \U0001f680 \\udfff"
+        body = json.dumps(payload)
+        assert "\\ud800" in body and "\\ud83d\\ude80" in body
+        answer = post(bot, body.encode(), WEBHOOK_TOKEN)
+        assert answer.status_code == 200, answer.text
+        (shown,) = wait_until(lambda: standin.calls("chat.postMessage", ok_only=True), 15, "the message")
+        assert f"Triton ? is down ({case}) \U0001f680 \\udfff" in str(shown.params["text"]), shown.params
+        # marked done after Slack's answer, which the stand-in records first
+        wait_until(lambda: bot.outbox.counts() == {"done": 1}, 15, "the notification done")
