@@ -143,8 +143,8 @@ GONE_S = 400.0  # a side's series end this long before now: unloaded, its pods g
 
 
 def _rollout_series(stops: str | None, starts_late: bool = False) -> list[Series]:
-    """Versions 1 and 2 of `vs` failing alike (1 %); `stops` ("1" or "2"): that version's series end
-    GONE_S before now; `starts_late`: version 2's begin 8 minutes before now (a canary just deployed)."""
+    """Versions 1 and 2 of `vs` failing alike (1 %); `stops` ("1", "2" or "both"): that version's series
+    end GONE_S before now; `starts_late`: version 2's begin 8 minutes before now (a canary just deployed)."""
     now = time.time()
     start = now - HISTORY_S
     stamps = [start + SCRAPE_S * i for i in range(int(HISTORY_S / SCRAPE_S))]
@@ -157,7 +157,7 @@ def _rollout_series(stops: str | None, starts_late: bool = False) -> list[Series
             c.NV_INFERENCE_COUNT: RATE * 0.99,
             c.NV_EXEC_COUNT: RATE,
         }
-        kept = [t for t in stamps if not (version == stops and t > now - GONE_S)]
+        kept = [t for t in stamps if not (stops in (version, "both") and t > now - GONE_S)]
         if starts_late and version == "2":
             kept = [t for t in kept if t > now - 480]
         series += [(name, labels, [(t, v * (t - start)) for t in kept]) for name, v in per_s.items()]
@@ -194,9 +194,9 @@ def test_a_side_whose_series_stopped_mid_window_is_no_pass(
     assert code == c.EXIT_INCONCLUSIVE, verdict
     assert verdict["verdict"] == bots.verdict == c.ROLLOUT_INCONCLUSIVE
     said = re.fullmatch(
-        rf"no figure read is worse beyond its margin, but vs v{stops} reports no request in the last "
-        r"(\d+)s of the window; a pass on a version that stopped serving \(unloaded, its pods gone, or its "
-        r"scrape failing\) is not a pass",
+        rf"no figure read is worse beyond its margin, but vs v{stops}'s requests stop being reported "
+        r"(\d+)s before the other side's; a pass on a version that stopped serving \(unloaded, its pods "
+        r"gone, or its scrape failing\) is not a pass",
         verdict["reason"],
     )
     assert said is not None and GONE_S - 2 * SCRAPE_S <= int(said.group(1)) <= GONE_S + 60, verdict["reason"]
@@ -204,11 +204,14 @@ def test_a_side_whose_series_stopped_mid_window_is_no_pass(
     assert all(f["verdict"] == c.ROLLOUT_PASS for f in verdict["figures"])  # every figure read passed
 
 
-def test_a_canary_that_started_mid_window_and_serves_still_passes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(("stops", "starts_late"), [(None, True), ("both", False)])
+def test_a_canary_that_started_mid_window_or_a_store_behind_on_both_sides_still_passes(
+    stops: str | None, starts_late: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The other shape of a side with fewer intervals: deployed 8 minutes ago and serving to the end."""
-    with backfilled(tmp_path, _rollout_series(None, starts_late=True)) as prom:
+    """The other shapes of a side with fewer intervals: a canary deployed 8 minutes ago and serving to the
+    end; both sides ending alike before the window's end (a store that ingests late, remote write or a
+    querier's lag, misses the newest data of both): a side stopped is one that ends before the other."""
+    with backfilled(tmp_path, _rollout_series(stops, starts_late)) as prom:
         code, verdict = _rollout(prom, capsys)
     assert (code, verdict["verdict"]) == (c.EXIT_OK, c.ROLLOUT_PASS), verdict
 

@@ -43,8 +43,9 @@ def _kept(value: float) -> bool:
 
 
 STOPPED_STEPS = 2
-"""Steps a side's request rate may be missing at the window's end (the newest scrape not yet in a
-rate) before the side is said to have stopped being reported."""
+"""Steps a side's request rate may end before the other side's (a scrape not yet in a rate) before the
+side is said to have stopped being reported. Against the other side, not the window's end: a store that
+ingests late (remote write, a querier's lag) misses the newest minute of both sides alike."""
 
 
 MAX_POINTS_PER_READ = 1_000_000
@@ -72,9 +73,9 @@ def read_samples(
     return array("d", _values(matrix))
 
 
-def _stopped(lasts: list[float], end: float, step_s: float) -> array[float]:
-    """How long before `end` a side's requests were last read, when longer than STOPPED_STEPS steps."""
-    return array("d", [end - t for t in lasts if end - t > STOPPED_STEPS * step_s])
+def _stopped(lasts: list[float], latest: float, step_s: float) -> array[float]:
+    """How long before `latest` a side's requests were last read, when longer than STOPPED_STEPS steps."""
+    return array("d", [latest - t for t in lasts if latest - t > STOPPED_STEPS * step_s])
 
 
 SIDES = ("baseline", "candidate")
@@ -109,7 +110,7 @@ def collect(
     figures read on both sides are returned and every (figure, side) not read is added to `not_read`.
     `cluster_label`: the ensemble marks of `exporter_job` (the spec's; no default, so no caller reads
     another job's marks unawares) are read on (model, cluster) (`side_queries`). `stopped`: given, the
-    two sides' seconds between their last request-rate read and the window's end, when that is more than
+    two sides' seconds between their last request-rate read and the other side's, when that is more than
     STOPPED_STEPS steps (`model.stopped_sides`), are added to it (baseline, then candidate)."""
     step = format_duration(step_s)
     found: dict[str, tuple[array[float], array[float]]] = {}
@@ -133,7 +134,8 @@ def collect(
             found[name] = (base, samples(queries[1][name], name, lasts[1] if name == TRAFFIC else None))
             done += 1
             if name == TRAFFIC and stopped is not None:  # a side no longer reported (unloaded, pods gone)
-                stopped += [_stopped(lasts[0], end, step_s), _stopped(lasts[1], end, step_s)]
+                latest = max(lasts[0] + lasts[1], default=end)
+                stopped += [_stopped(lasts[0], latest, step_s), _stopped(lasts[1], latest, step_s)]
     except PromBudgetError:
         if not_read is None:
             raise

@@ -326,19 +326,20 @@ def judge(
 
 
 def stopped_sides(sides: Sequence[Side], stopped: Sequence[Sequence[float]]) -> str:
-    """Why a pass is no pass when a side's requests stopped being reported before the window's end ("" when
-    none): a canary unloaded, its pods gone or its scrape failing minutes ago still passed on the
+    """Why a pass is no pass when a side's requests stopped being reported well before the other side's (""
+    when none): a canary unloaded, its pods gone or its scrape failing minutes ago still passed on the
     intervals it had (round twenty-one), and a pipeline promoted a version no longer serving."""
     gone = [
-        f"{side.label} reports no request in the last {format_duration(round(max(ago)))}"
+        f"{side.label}'s requests stop being reported {format_duration(round(max(ago)))} before the other "
+        "side's"
         for side, ago in zip(sides, stopped, strict=True)
         if len(ago)
     ]
     if not gone:
         return ""
     return (
-        f"no figure read is worse beyond its margin, but {' and '.join(gone)} of the window; a pass on a "
-        "version that stopped serving (unloaded, its pods gone, or its scrape failing) is not a pass"
+        f"no figure read is worse beyond its margin, but {' and '.join(gone)}; a pass on a version that "
+        "stopped serving (unloaded, its pods gone, or its scrape failing) is not a pass"
     )
 
 
