@@ -33,7 +33,7 @@ from test_exporter_faults import assert_no_bad_values, errors, up
 
 from triton_sre import conventions as c
 from triton_sre.bot.command import Bot
-from triton_sre.bot.config import BotSettings
+from triton_sre.bot.config import BotSettings, load_bot_config
 from triton_sre.bot.dev_slack_standin import SlackStandin
 from triton_sre.cli import main
 from triton_sre.config import ExporterSettings
@@ -368,3 +368,35 @@ def test_a_webhook_escaping_a_lone_surrogate_is_shown_not_refused_as_an_outbox_f
         assert f"Triton ? is down ({case}) \U0001f680 \\udfff" in str(shown.params["text"]), shown.params
         # marked done after Slack's answer, which the stand-in records first
         wait_until(lambda: bot.outbox.counts() == {"done": 1}, 15, "the notification done")
+
+
+@pytest.mark.parametrize(
+    ("document", "said"),
+    [
+        (
+            {"channel": "#t", "clusters": {"east": {"triton_url": "http://triton.east:8000"}}},
+            "channel, clusters: the bot's settings go under `bot:`",
+        ),
+        ({"bot": {"channel": "#t"}, "slack": {"token": "x"}}, "unknown key 'slack'"),
+    ],
+)
+def test_a_bot_config_key_outside_its_section_is_named_not_ignored(
+    document: dict, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bot read its `bot:` section and ignored every other top-level key: a config written without the
+    `bot:` line started a bot with no clusters, routes or channel from it, without a word (the exporter's
+    loader refuses an unknown section). The exporter's sections are still left to it."""
+    path = tmp_path / "bot.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    assert main(["bot", "--config", str(path)]) == c.EXIT_USAGE
+    assert capsys.readouterr().err == f"triton-sre bot: configuration error: {path}: {said}" + (
+        " (allowed: bot, capacity, exporter, pricing)\n" if "unknown" in said else "\n"
+    )
+    shared = {"bot": {"channel": "#t"}, "exporter": {"interval": 5}, "pricing": {}}
+    assert load_bot_config_doc(tmp_path, shared).channel == "#t"
+
+
+def load_bot_config_doc(tmp_path: Path, document: dict) -> BotSettings:
+    path = tmp_path / "shared.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    return load_bot_config(path)

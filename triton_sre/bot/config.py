@@ -347,12 +347,21 @@ def flag_settings(flags: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+_SECTIONS = {"bot", "exporter", "pricing", "capacity"}
+"""A config file's top-level keys: the bot's section and the exporter's (config.py), which it leaves."""
+
+
 def settings_from_mapping(data: Any, source: str) -> BotSettings:
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: the document must be a mapping, got {type(data).__name__}")
-    # The bot reads its own section; other sections (exporter, pricing) belong to other commands.
+    # The bot reads its own section; other sections (exporter, pricing) belong to other commands. A key
+    # of neither (the bot's own keys without `bot:` above them) was ignored, and the bot ran without them.
+    stray = sorted(str(key) for key in data if key in _FIELDS)
+    if stray:
+        raise ConfigError(f"{source}: {', '.join(stray)}: the bot's settings go under `bot:`")
+    check_keys(source, data, _SECTIONS)
     bot = data.get("bot") or {}
     if not isinstance(bot, Mapping):
         raise ConfigError(f"{source}: bot: must be a mapping, got {type(bot).__name__}")
