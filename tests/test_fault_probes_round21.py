@@ -400,3 +400,19 @@ def load_bot_config_doc(tmp_path: Path, document: dict) -> BotSettings:
     path = tmp_path / "shared.yaml"
     path.write_text(yaml.safe_dump(document), encoding="utf-8")
     return load_bot_config(path)
+
+
+def test_a_negative_count_of_alerts_left_out_says_nothing_left_out(tmp_path: Path) -> None:
+    """`"truncatedAlerts": -5` (Alertmanager writes the count its `max_alerts` left out, never below 0; a
+    hand-made sender may) made the message say `… and -5 more alert(s) in this group`."""
+    with _bot(tmp_path) as (bot, standin):
+        body = {**notification(new_case()), "truncatedAlerts": -5}
+        assert post(bot, json.dumps(body), WEBHOOK_TOKEN).status_code == 200
+        (shown,) = wait_until(lambda: standin.calls("chat.postMessage", ok_only=True), 15, "the message")
+        assert "more alert(s) in this group" not in json.dumps(shown.params), shown.params
+        more = {**notification(new_case()), "truncatedAlerts": 5}  # a real count is still said
+        assert post(bot, json.dumps(more), WEBHOOK_TOKEN).status_code == 200
+        said = wait_until(
+            lambda: standin.calls("chat.postMessage", ok_only=True)[1:], 15, "the second message"
+        )
+        assert "and 5 more alert(s) in this group" in json.dumps(said[0].params), said[0].params

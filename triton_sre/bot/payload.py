@@ -161,7 +161,10 @@ def parse_group(payload: Any) -> AlertGroup:
         group_labels=group_labels,
         common_labels=_str_map(payload.get("commonLabels")),
         external_url=_text(payload.get("externalURL")),
-        truncated_alerts=truncated if isinstance(truncated, int) and not isinstance(truncated, bool) else 0,
+        # a count of alerts Alertmanager left out (its max_alerts); no sender's negative count shows
+        truncated_alerts=max(0, truncated)
+        if isinstance(truncated, int) and not isinstance(truncated, bool)
+        else 0,
         left_out=tuple(
             {k: _text(v) for k, v in state.items()}
             for state in (payload.get(LEFT_OUT_KEY) if isinstance(payload.get(LEFT_OUT_KEY), list) else [])
