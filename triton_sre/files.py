@@ -3,6 +3,13 @@
 `triton-sre generate` (and its `--check`) and `stack up` use it: the same content never rewrites
 a file, and a reader never sees a half-written one (temp file in the same folder + rename); a write
 that fails (a full disk) leaves no temp file and names the file it was writing.
+
+A process killed outright (SIGKILL, the OOM killer, a lost machine) cannot remove its temp files. Each temp
+file of a `StagedFiles` is ``.<name>.<8 random>.tmp`` beside ``<name>`` and holds an exclusive `flock` from
+its creation to its rename, which the kernel drops when the process ends however it ends; every run
+removes, in the folders of the files it renders, the temp files of those files that no live process holds
+(`sweep_leftovers`). Without `flock` (not POSIX), or for a temp file of an older release (no ``.tmp``), the
+sign is age instead: older than `LEFTOVER_AGE`.
 """
 
 from __future__ import annotations
@@ -10,11 +17,19 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import tempfile
+import time
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import TextIO
+from typing import Final, TextIO
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: leftovers are told by their age alone
+    fcntl = None  # type: ignore[assignment]
 
 from triton_sre.inputs import not_regular
 
@@ -82,6 +97,14 @@ def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None
         raise
 
 
+def _is_file(path: str, fd: int) -> bool:
+    """Whether ``path`` is still the file open as ``fd`` (a sweeper may have removed it before its lock)."""
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except OSError:
+        return False
+
+
 def _naming(exc: OSError, path: Path) -> OSError:
     """`exc` (of the same class: PermissionError, IsADirectoryError, ...) naming `path`."""
     return OSError(exc.errno, exc.strerror or str(exc), str(path))
@@ -147,13 +170,90 @@ def write_files(files: dict[str, str], out: Path) -> list[Path]:
     return written
 
 
+TEMP_SUFFIX: Final = ".tmp"
+LEFTOVER_AGE: Final = 3600.0
+"""Seconds after its last write past which a temp file no lock can vouch for is a leftover (a staged file is
+written in well under a minute, a fleet's whole run in about one)."""
+_RANDOM = r"[a-z0-9_]{8}"  # tempfile.mkstemp's eight characters
+
+
+def _hold(fd: int) -> int | None:
+    """A second descriptor of ``fd``'s file holding an exclusive `flock` on it (kept until the temp file is
+    renamed or removed, after ``fd`` is closed); None without `flock` or where the file system refuses one.
+    Raises BlockingIOError when another process holds it (a sweeper, between its creation and this)."""
+    if fcntl is None:
+        return None
+    lock = os.dup(fd)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(lock)
+        raise
+    except OSError:  # ENOLCK, EOPNOTSUPP: told by age alone
+        os.close(lock)
+        return None
+    return lock
+
+
+def sweep_leftovers(out: Path, names: Iterable[str], now: float | None = None) -> list[Path]:
+    """Remove the temp files of ``names`` (paths under ``out``) that a killed run left beside them: no live
+    process holds their `flock`, or (without one) they are older than `LEFTOVER_AGE`. The paths removed; a
+    file that cannot be removed (a read-only folder) is left, silently."""
+    now = time.time() if now is None else now
+    by_folder: dict[Path, set[str]] = {}
+    for rel in names:
+        path = out / rel
+        by_folder.setdefault(path.parent, set()).add(path.name)
+    removed = []
+    for folder, files in by_folder.items():
+        pattern = re.compile(
+            rf"\.(?:{'|'.join(map(re.escape, sorted(files)))})\.{_RANDOM}(?P<tmp>{re.escape(TEMP_SUFFIX)})?"
+        )
+        try:
+            found = [(Path(e.path), m["tmp"]) for e in os.scandir(folder) if (m := pattern.fullmatch(e.name))]
+        except OSError:
+            continue
+        removed += [path for path, tmp in found if _remove_unheld(path, locked=tmp is not None, now=now)]
+    return removed
+
+
+def _remove_unheld(path: Path, locked: bool, now: float) -> bool:
+    """Remove ``path`` when no live process holds it: its `flock` taken without waiting (``locked``: a temp
+    file that takes one; a live run's raises BlockingIOError, caught below), else its age. It is removed
+    while locked (the lock's descriptor closes when the process ends), and only if it is still the file
+    judged."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    lock = None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        lock = _hold(fd) if locked else None
+        if lock is None and now - st.st_mtime < LEFTOVER_AGE:
+            return False
+        if os.lstat(path).st_ino != st.st_ino:  # replaced meanwhile: not the file judged
+            return False
+        os.unlink(path)
+        return True
+    except OSError:  # BlockingIOError: a live run's
+        return False
+    finally:
+        os.close(fd)
+        if lock is not None:
+            os.close(lock)
+
+
 class StagedFiles:
     """Files written piece by piece under `out`, each compared with the file already there as it is
     written, so that no file's whole text is ever held. With `write`, every file that differs also
     goes to a temp file next to its place (an unchanged one is never written, as before), and `commit`
     renames them into place, all at the end: a failure before (the `with` block raising) leaves `out`
     as it was, temp files and the folders made for them removed. Without `write` nothing is written;
-    `stale` names the files that differ."""
+    `stale` names the files that differ. Either way, a `with` block that ends without an error removes the
+    temp files a killed run left beside the files it rendered (`sweep_leftovers`; `swept` names them)."""
 
     def __init__(self, out: Path, write: bool) -> None:
         self.out = out
@@ -163,6 +263,8 @@ class StagedFiles:
         self._temps: dict[str, str] = {}  # file -> its temp file
         self._open: list[_Piecewise] = []
         self._made: list[Path] = []  # folders created for the temp files, parents first
+        self._locks: dict[str, int] = {}  # file -> the descriptor holding its temp file's flock
+        self.swept: list[Path] = []  # the temp files of killed runs removed
 
     def __enter__(self) -> StagedFiles:
         return self
@@ -172,6 +274,8 @@ class StagedFiles:
     ) -> None:
         if kind is not None:
             self.discard()
+        else:
+            self.swept = sweep_leftovers(self.out, self.names)
 
     def open(self, rel: str) -> _Piecewise:
         if rel in self.names:
@@ -189,11 +293,30 @@ class StagedFiles:
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         make_dirs(path.parent)
         self._made += reversed(missing)
-        try:
-            fd, self._temps[rel] = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        except OSError as exc:
-            raise _naming(exc, path) from exc
+        while True:
+            try:
+                fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+            except OSError as exc:
+                raise _naming(exc, path) from exc
+            try:
+                lock = _hold(fd)
+            except BlockingIOError:  # a sweeper took it before this could: it is going, make another
+                os.close(fd)
+                continue
+            if _is_file(temp, fd):
+                break
+            os.close(fd)  # swept between its creation and the lock
+            if lock is not None:
+                os.close(lock)
+        self._temps[rel] = temp
+        if lock is not None:
+            self._locks[rel] = lock
         return os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+
+    def _release(self, rel: str) -> None:
+        lock = self._locks.pop(rel, None)
+        if lock is not None:
+            os.close(lock)
 
     def commit(self) -> list[Path]:
         """Rename the changed files into place (mode 0644); remove the temps of the others."""
@@ -206,6 +329,7 @@ class StagedFiles:
                 continue
             if rel not in self.stale:
                 os.unlink(temp)
+                self._release(rel)
                 continue
             path = self.out / rel
             try:
@@ -214,14 +338,17 @@ class StagedFiles:
             except OSError as exc:
                 Path(temp).unlink(missing_ok=True)
                 raise _naming(exc, path) from exc
+            finally:
+                self._release(rel)
             written.append(path)
         return written
 
     def discard(self) -> None:
         for writer in list(self._open):
             writer.close(discarding=True)
-        for temp in self._temps.values():
+        for rel, temp in self._temps.items():
             Path(temp).unlink(missing_ok=True)
+            self._release(rel)
         self._temps.clear()
         for folder in reversed(self._made):
             with contextlib.suppress(OSError):  # not empty: something else was written there meanwhile

@@ -2,7 +2,8 @@
 
 Each file is written as it is rendered, a piece at a time, to a temp file next to its place
 (files.StagedFiles), and the changed ones are renamed into place only once every file rendered:
-nothing is written unless the whole spec is valid and renders. The same input always gives
+nothing is written unless the whole spec is valid and renders. The temp files a run killed outright left
+(SIGKILL) are removed by the next run, `--check` included. The same input always gives
 byte-identical files. `--check` writes nothing, compares each file with the one on disk as it is
 rendered, and exits 1 naming every file that is missing or differs.
 """
@@ -208,6 +209,8 @@ def _generate(args: argparse.Namespace) -> int:
     with unwinding_on_stop(), StagedFiles(out, write=not args.check) as files:  # SIGTERM: no temps left
         emit(spec, base, files)  # + deploy/ (compose, k8s)
         written = [] if args.check else files.commit()
+    for path in files.swept:  # (a run killed outright leaves its temp files: files.sweep_leftovers)
+        print(f"triton-sre generate: removed {path}, a temp file a killed run left", file=sys.stderr)
     names = sorted(files.names)
     if args.check:
         stale = sorted(files.stale)
