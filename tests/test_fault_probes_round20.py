@@ -138,7 +138,7 @@ def _odd_paths(where: Path) -> dict[str, Path]:
 
 @pytest.mark.parametrize(
     ("name", "says"),
-    [("loop1", "Too many levels of symbolic links"), ("fifo", "a FIFO (named pipe), not a regular file"),
+    [("loop1", "Too many levels of symbolic links"), ("fifo", "FIFO (named pipe) whose writer did not"),
      ("folder", "a directory, not a regular file"), ("missing", "No such file or directory")],
 )  # fmt: skip
 def test_doctor_names_what_is_wrong_with_the_spec_path(tmp_path: Path, name: str, says: str) -> None:

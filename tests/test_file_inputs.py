@@ -16,6 +16,7 @@ import pytest
 from test_lint_checks import PY, config, lint, runbooks, seed
 
 from triton_sre import conventions as c
+from triton_sre import inputs
 from triton_sre.checks import ConfigError
 from triton_sre.config import load_config
 from triton_sre.inputs import MAX_SPEC_BYTES
@@ -71,7 +72,10 @@ BAD = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_spec_and_config_files_are_checked_before_reading(tmp_path: Path, case: str) -> None:
+def test_spec_and_config_files_are_checked_before_reading(
+    tmp_path: Path, case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inputs, "PIPE_WAIT_S", 1.0)  # a spec FIFO nobody writes to: refused after the wait
     make, said = BAD[case]
     path = make(tmp_path / "input.yaml")
     started = time.monotonic()

@@ -5,6 +5,8 @@ config.pbtxt and model.py files go through `read_bounded`: a FIFO does not hang 
 waiting for a writer, then refused), a directory, a dangling link or a device such as /dev/zero
 is refused with its kind named, and a file over the limit is refused before it is read (and the
 read itself stops at the limit, in case the file grows). Logs are streamed instead (diagnosis/api).
+The SLO spec is also read from a pipe (`read_once`: ``--spec /dev/stdin``, ``--spec <(cat slos.yaml)``, a
+named FIFO) under the same limit, waiting at most `PIPE_WAIT_S` for its writer, once per process.
 `load_yaml` loads such a file's YAML safely and refuses aliases and deep nesting.
 """
 
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import errno
 import os
+import select
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,8 @@ __all__ = [
     "load_yaml",
     "not_regular",
     "read_bounded",
+    "read_once",
+    "unpiped",
 ]
 
 MAX_SPEC_BYTES = 4 << 20
@@ -35,6 +41,8 @@ MAX_CONFIG_BYTES = 1 << 20
 """A config file (exporter, bot, a model's config.pbtxt): kilobytes in practice."""
 MAX_SOURCE_BYTES = 8 << 20
 """A model's Python source."""
+PIPE_WAIT_S = 10.0
+"""How long a file read from a pipe waits for its writer to write it all (a named FIFO nobody opens)."""
 MAX_YAML_DEPTH = 64
 """Nesting levels of a user's YAML document: the SLO spec needs five; PyYAML composes recursively,
 so `[[[[...]]]]` 50,000 deep was a RecursionError (an internal error) after seconds."""
@@ -81,9 +89,9 @@ def not_regular(path: str | os.PathLike[str]) -> str | None:
     return None if stat.S_ISREG(mode) else f"{_kind(mode)}, not a regular file"
 
 
-def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
-    """The bytes of a regular file of at most `max_bytes`; InputFileError (an OSError whose message
-    names the problem, without the path: callers name the file) otherwise."""
+def read_bounded(path: str | os.PathLike[str], max_bytes: int, pipe: bool = False) -> bytes:
+    """The bytes of a regular file (with ``pipe``, or a pipe's) of at most `max_bytes`; InputFileError (an
+    OSError whose message names the problem, without the path: callers name the file) otherwise."""
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused as not regular)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -93,6 +101,8 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
         raise InputFileError(f"cannot open: {exc.strerror or exc}") from None
     info = os.fstat(fd)
     too_large = f"larger than {max_bytes} bytes"
+    if pipe and stat.S_ISFIFO(info.st_mode):
+        return _read_pipe(fd, max_bytes, too_large)
     if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
         os.close(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -103,6 +113,64 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     if len(data) > max_bytes:
         raise InputFileError(too_large)
     return data
+
+
+def _read_pipe(fd: int, max_bytes: int, too_large: str) -> bytes:
+    """Everything written to a pipe (``fd``, opened without waiting) until its writer closes it: at most
+    `max_bytes`, within `PIPE_WAIT_S`; closes ``fd``."""
+    deadline = time.monotonic() + PIPE_WAIT_S
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise InputFileError(
+                    f"a pipe or FIFO (named pipe) whose writer did not finish within {PIPE_WAIT_S:g} s"
+                )
+            try:
+                chunk = os.read(fd, min(1 << 16, max_bytes + 1 - size))
+            except BlockingIOError:  # woken, but nothing to read yet
+                continue
+            if not chunk:  # the writer closed it (a named FIFO with no writer waits above)
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                raise InputFileError(too_large)
+    finally:
+        os.close(fd)
+
+
+_PIPED: dict[tuple[int, int], bytes] = {}
+"""A pipe's bytes by its (device, inode): a pipe is read once, and a command reading the file again gets
+them again."""
+
+
+def read_once(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """`read_bounded` of a regular file or a pipe; a pipe read earlier in this process gives the same bytes
+    again, without reading it."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        info = None
+    key = (info.st_dev, info.st_ino) if info is not None and stat.S_ISFIFO(info.st_mode) else None
+    if key is not None and key in _PIPED:
+        return _PIPED[key]
+    data = read_bounded(path, max_bytes, pipe=True)
+    if key is not None:
+        _PIPED[key] = data
+    return data
+
+
+def unpiped(path: Path, folder: Path, max_bytes: int) -> Path:
+    """``path`` when it is not a pipe; else a file in ``folder`` holding its bytes (`read_once`), for the
+    child processes that read the file after this one (a pipe read once is empty to them)."""
+    if not stat.S_ISFIFO(os.stat(path).st_mode):
+        return path
+    copy = folder / f"{path.name}.from-pipe.yaml"
+    copy.write_bytes(read_once(path, max_bytes))
+    return copy
 
 
 class _NoAliasLoader(yaml.SafeLoader):

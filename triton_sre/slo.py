@@ -22,7 +22,7 @@ from triton_sre.autoscale_spec import Autoscaling, default_target, parse_autosca
 from triton_sre.checks import ConfigError, check_keys, check_no_template, check_number
 from triton_sre.data import shipped
 from triton_sre.durations import DurationError, format_duration, parse_duration, whole_ms
-from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_bounded, yaml_problem
+from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_once, yaml_problem
 from triton_sre.redact import bounded, shown_path
 from triton_sre.rollout.spec import RolloutSpec, parse_rollout
 
@@ -141,7 +141,7 @@ def load_spec(path: str | Path) -> Spec:
     path = Path(path)
     source = shown_path(path)  # every message of the spec begins with it
     try:
-        text = read_bounded(path, MAX_SPEC_BYTES).decode("utf-8")
+        text = read_once(path, MAX_SPEC_BYTES).decode("utf-8")  # a pipe too, read once
     except InputFileError as exc:
         raise SpecError(f"{source}: cannot read: {exc}") from None
     except UnicodeDecodeError:

@@ -151,7 +151,7 @@ def run_up(args: argparse.Namespace) -> int:
         return c.EXIT_USAGE
     if args.exporter_config is not None:  # checked here (exit 2), not by an exporter that dies at start
         load_config(args.exporter_config)
-    if args.slo_file is not None and not args.slo_file.is_file():
+    if args.slo_file is not None and not (args.slo_file.is_file() or args.slo_file.is_fifo()):  # or a pipe
         print(f"triton-sre stack up: SLO file {args.slo_file} does not exist", file=sys.stderr)
         return c.EXIT_USAGE
     if args.port_base < 0 or args.port_base > 65535 - 8:

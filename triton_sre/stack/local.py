@@ -41,6 +41,7 @@ from triton_sre import conventions as c
 from triton_sre import httpclient
 from triton_sre.durations import format_duration
 from triton_sre.files import make_dirs, write_files
+from triton_sre.inputs import MAX_SPEC_BYTES, unpiped
 from triton_sre.logtail import tail
 from triton_sre.shutdown import stops_held, unwinding_on_stop
 from triton_sre.slo import Spec, default_spec, load_spec
@@ -262,6 +263,8 @@ class Stack:
     def up(self) -> dict[str, Any]:
         opts = self.opts
         make_dirs(self.workdir)
+        if opts.slo_file is not None:  # a pipe (`--spec <(...)`) is read once: the bot reads a copy
+            opts.slo_file = unpiped(opts.slo_file, self.workdir, MAX_SPEC_BYTES)
         files = self.render()
         self.info.update(  # what was set before (a gameday's owner) is kept
             {
