@@ -28,6 +28,18 @@ def _series_of(server: Any, model: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith(head)]
 
 
+def kill_and_start(server: Any) -> None:
+    """The crash and the runtime's restart, on the same ports, before the exporter polls again."""
+    pid = server.pid
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while server.returncode is None:
+        assert time.monotonic() < deadline, "tritonserver did not die"
+        time.sleep(0.1)
+    server.start()
+    assert server.pid != pid
+
+
 def _control(server: Any, model: str, action: str) -> None:
     response = requests.post(f"{server.http_url}/v2/repository/models/{model}/{action}", timeout=60)
     assert response.status_code == 200, response.text
@@ -66,14 +78,6 @@ def test_a_restart_between_two_polls_is_counted_and_the_release_read_again(
     assert _series_of(server, TEXT_ECHO) == [f'{c.NV_INFERENCE_COUNT}{{model="{TEXT_ECHO}",version="1"}} 0']
     assert poll() == (0.0, [version]) and len(reads) == 1  # ... but vector_scale's did not: no restart
 
-    # The crash and the runtime's restart, on the same ports, before the exporter polls again.
-    pid = server.pid
-    os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while server.returncode is None:
-        assert time.monotonic() < deadline, "tritonserver did not die"
-        time.sleep(0.1)
-    server.start()
-    assert server.pid != pid
+    kill_and_start(server)
     assert poll() == (1.0, [version]) and len(reads) == 2  # counted, and GET /v2 read again at once
     assert poll() == (1.0, [version]) and len(reads) == 2  # once

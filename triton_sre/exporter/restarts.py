@@ -9,26 +9,39 @@ The evidence, measured on the real 2.51 (restart33, bench/RESULTS.md):
   from 0. The statistics are no evidence of a restart; the `/metrics` counters are;
 - a model unloaded and then loaded starts its `/metrics` counters from 0: one model's drop is no restart.
 
+- (tidy36) in EXPLICIT model control a new process lists in the repository index, with a version and a
+  state, only the models it loaded at start (`--load-model`): one that was loaded, unloaded or failed through
+  model control is listed again with its name alone, as never loaded; a running server keeps every state it
+  set, and an unload leaves the model UNAVAILABLE with reason ``unloaded``;
+- `nv_cpu_memory_total_bytes` reads 0 until the new process's first CPU-metrics collection (about 2 s after
+  its start; a running server's host memory is never 0).
+
 So a restart is seen when every model version that had counted something at the last poll that read
 the counters, and exports that counter again now, has such a counter that went down; or when any GPU's
-energy counter (joules since the server started, never going down otherwise) went down. Missed: a server
-that had counted nothing since its start, one whose counted models are all gone after the restart (failed
-to load), one whose new process has already counted more than the old one on every compared counter of
-some model version. Counted wrongly: every counted model unloaded and loaded again between two polls.
+energy counter (joules since the server started, never going down otherwise) went down; or (tidy36) when a
+model the last index listed with a version is listed now by name alone (`forgotten`), or the host's memory
+total went from a value to 0 (`fresh_host`). The counters' evidence is not taken when a model version is
+UNLOADING or UNAVAILABLE ``unloaded`` in both indexes (`kept_unloaded`): a state only the old process could
+have set.
+Missed: a server that had counted nothing since its start, in NONE or POLL mode or with only startup models,
+polled more than ~2 s after its start; one whose counted models are all gone after the restart (failed to
+load), one whose new process has already counted more than the old one on every compared counter of some
+model version. Counted wrongly: every counted model unloaded and loaded again between two polls, unless
+some model stays unloaded through them.
 
 Pure but for the counter it keeps: the caller hands each poll's counters and GPU energy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from prometheus_client import CollectorRegistry, Counter
 
 from triton_sre import conventions as c
 from triton_sre.exporter.replay import CounterTable
-from triton_sre.exporter.snapshot import CounterRow, ModelKey
+from triton_sre.exporter.snapshot import CounterRow, IndexEntry, ModelKey
 
 _COUNTERS = len(c.PER_MODEL_COUNTERS)  # a row's cumulative counters come first (snapshot.ROW_FAMILIES)
 
@@ -47,17 +60,21 @@ def counts_of(counters: Mapping[ModelKey, CounterRow]) -> Counts:
     return {key: i for i, key in enumerate(keys)}, rows
 
 
+def energy_reset(energy_before: Mapping[str, float] | None, energy_now: Mapping[str, float] | None) -> bool:
+    """A GPU's energy counter (joules since its server started) went down."""
+    energy_before = energy_before or {}
+    return any(joules < energy_before.get(uuid, -1.0) for uuid, joules in (energy_now or {}).items())
+
+
 def restarted(
     before: Counts,
     now: Counts,
     energy_before: Mapping[str, float] | None = None,
     energy_now: Mapping[str, float] | None = None,
 ) -> bool:
-    """The module docstring's rule: every counted model version's counters reset, or a GPU's energy."""
-    energy_before = energy_before or {}
-    for uuid, joules in (energy_now or {}).items():
-        if joules < energy_before.get(uuid, -1.0):
-            return True
+    """The module docstring's counter rule: every counted model version's counters reset, or GPU energy."""
+    if energy_reset(energy_before, energy_now):
+        return True
     (index_before, rows_before), (index_now, rows_now) = before, now
     if index_before is not index_now and list(index_before) != list(index_now):
         # other model versions or another order: the rows of the model versions in both
@@ -74,6 +91,37 @@ def restarted(
     return bool(went_down[counted].all())
 
 
+def forgotten(index_before: Sequence[IndexEntry] | None, index_now: Sequence[IndexEntry] | None) -> bool:
+    """A model the earlier index listed with a version (a state this server set) is listed now by name alone
+    (never loaded): only a new process forgets a state (EXPLICIT model control)."""
+    if not index_before or not index_now:
+        return False
+    had = {e.name for e in index_before if e.version}
+    has = {e.name for e in index_now if e.version}
+    return any(not e.version and e.name in had and e.name not in has for e in index_now)
+
+
+def kept_unloaded(index_before: Sequence[IndexEntry] | None, index_now: Sequence[IndexEntry] | None) -> bool:
+    """A model version UNLOADING or UNAVAILABLE ``unloaded`` in both indexes: only an unload in this process
+    leaves it so (a new process lists it by name alone), so the same process served both polls."""
+
+    def unloaded(index: Sequence[IndexEntry]) -> set[tuple[str, str]]:
+        return {
+            (e.name, e.version)
+            for e in index
+            if e.state == c.STATE_UNLOADING
+            or (e.state == c.STATE_UNAVAILABLE and e.reason == c.REASON_UNLOADED)
+        }
+
+    return bool(index_before and index_now and unloaded(index_before) & unloaded(index_now))
+
+
+def fresh_host(total_before: float | None, total_now: float | None) -> bool:
+    """The host's memory total (`nv_cpu_memory_total_bytes`) went from a value to 0: a process before its
+    first CPU-metrics collection."""
+    return total_before is not None and total_now is not None and total_before > 0 and total_now == 0
+
+
 class RestartWatch:
     """Compares each poll that read Triton's counters with the last one that did (however many polls
     between failed) and counts the restarts it sees in `triton_sre_triton_restarts_total`."""
@@ -82,22 +130,40 @@ class RestartWatch:
         self._restarts = Counter(
             c.M_TRITON_RESTARTS,
             "Restarts of Triton seen between two polls that read its metrics: every model version that had "
-            "counted a request has a counter that went down (or a GPU's energy counter did). Misses a "
-            "restart of a server that had counted nothing, or whose counted models did not load again; "
-            "counts the unload and load of every counted model between two polls as one.",
+            "counted a request has a counter that went down (unless a model stayed unloaded through them), "
+            "a GPU's energy counter did, a model loaded through model control is listed as never loaded, or "
+            "the host memory total reads 0 (a process in its first seconds). Misses an idle restart polled "
+            "after its first seconds with only startup models; counts the unload and load of every counted "
+            "model between two polls as one when no other model stays unloaded.",
             registry=registry,
         )
         self._last: Counts | None = None
         self._energy: Mapping[str, float] = {}
+        self._index: Sequence[IndexEntry] | None = None  # the last index read
+        self._host_total: float | None = None
 
-    def observe(self, counters: Mapping[ModelKey, CounterRow] | None, energy: Mapping[str, float]) -> bool:
-        """One poll: its counters (None: not read, nothing compared) and GPU energy (joules by GPU uuid).
-        True when it sees a restart since the last poll that read the counters."""
+    def observe(
+        self,
+        counters: Mapping[ModelKey, CounterRow] | None,
+        energy: Mapping[str, float],
+        index: Sequence[IndexEntry] | None = None,
+        host_total: float | None = None,
+    ) -> bool:
+        """One poll: its counters (None: not read, nothing compared), GPU energy (joules by GPU uuid), its
+        repository index (None: not read) and host memory total (None: not exported). True when it sees a
+        restart since the last poll that read the counters."""
         if counters is None:
             return False
         now = counts_of(counters)
-        seen = self._last is not None and restarted(self._last, now, self._energy, energy)
+        seen = self._last is not None and (
+            energy_reset(self._energy, energy)
+            or forgotten(self._index, index)
+            or fresh_host(self._host_total, host_total)
+            or (restarted(self._last, now) and not kept_unloaded(self._index, index))
+        )
         self._last, self._energy = now, energy
+        self._index = index if index is not None else self._index
+        self._host_total = host_total if host_total is not None else self._host_total
         if seen:
             self._restarts.inc()
         return seen

@@ -242,7 +242,8 @@ class Exporter:
             )
             self._loads.observe(taken_at, index)
             energy = {uuid: joules for uuid, (joules,) in energy_rows(reading).items()} if reading else {}
-            restarted = self._restarts.observe(counters, energy)
+            host_total = reading.host.get(c.NV_CPU_MEMORY_TOTAL_BYTES) if reading else None
+            restarted = self._restarts.observe(counters, energy, index, host_total)
             if self._release.observe(counters is not None, self._read_release, restarted):
                 self._inputs.version = self._release.version
             if counters is not None and stats is not None:
