@@ -23,7 +23,7 @@ BROKEN_LOG = REAL / "default-exit-false.log"
 _GZ = gzip.compress(
     "".join(f"I1129 00:00:00.{i:06d} 1 a.cc:1] line {i * 7919}\n" for i in range(5000)).encode()
 )
-_TRUNCATED_GZ = _GZ[: len(_GZ) // 2]
+_DAMAGED_GZ = _GZ[:40] + bytes(200) + _GZ[240:]
 _XZ = lzma.compress(BROKEN_LOG.read_bytes())
 _BZ2 = bz2.compress(BROKEN_LOG.read_bytes())
 HEALTHY_LOG = """I1129 16:55:19.967457 25410 cuda_memory_manager.cc:117] "CUDA memory pool disabled"
@@ -158,9 +158,9 @@ def test_a_utf16_log_reads_as_its_utf8_text(tmp_path: Path, encoding: str, crlf:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (_TRUNCATED_GZ, "corrupt gzip data"),
-        (_XZ[: len(_XZ) // 2], "corrupt xz data"),
-        (_BZ2[: len(_BZ2) // 2], "corrupt bzip2 data"),
+        (_DAMAGED_GZ, "corrupt gzip data"),  # a cut is diagnosed as far as it decodes: test_triage_cut_logs
+        (_XZ[:20] + bytes(200) + _XZ[220:], "corrupt xz data"),
+        (_BZ2[:20] + bytes(200) + _BZ2[220:], "corrupt bzip2 data"),
         (lzma.compress(b""), "empty once decompressed (xz data"),
         (b"\x7fELF\x02\x01\x01\x00\x00\x00" * 50, "binary"),
         (b"\x28\xb5\x2f\xfd" + b"\x00" * 40, "zstd -dc"),  # zstd: not in the standard library

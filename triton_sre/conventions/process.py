@@ -41,7 +41,7 @@ TERM_DUMB: Final = "dumb"
 EXIT_OK: Final = 0
 EXIT_FAILURE: Final = 1
 EXIT_USAGE: Final = 2  # usage, configuration or input error; also an output that cannot be written
-EXIT_INCONCLUSIVE: Final = 3  # `rollout check`: too little traffic on either side to judge
+EXIT_INCONCLUSIVE: Final = 3  # `rollout check`: too little to judge; `triage`: a cut log, no failure in it
 # The reader of stdout went away (`| head`): quiet, 128 + SIGPIPE like other Unix tools.
 EXIT_BROKEN_PIPE: Final = 141
 # Ctrl-C (SIGINT) stopped a command before it finished: 128 + SIGINT, like a shell reports it.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bz2
 import codecs
 import contextlib
+import dataclasses
 import gzip
 import io
 import lzma
@@ -25,6 +26,7 @@ from triton_sre.config import default_metrics_url
 from triton_sre.diagnosis.engine import Diagnoser, Report, diagnose_index
 from triton_sre.diagnosis.holes import only_nuls_message, sparse_data_start
 from triton_sre.diagnosis.logparse import parse
+from triton_sre.diagnosis.report import CutShort
 from triton_sre.diagnosis.scan import LogInputError, scan_lines
 from triton_sre.redact import redact, shown_path
 
@@ -62,11 +64,51 @@ class LiveDiagnosis:
     index: list[dict[str, Any]]
 
 
+class _Counted:
+    """A binary stream that counts the bytes read from it (a decompressor's input: where a cut falls)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self.count = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        self.count += len(data)
+        return data
+
+
+class _UntilCut(io.RawIOBase):
+    """A decompressed stream that ends where its compressed input was cut short (EOFError: the data ends
+    before the end-of-stream marker) and tells `on_cut` so, instead of failing the whole read."""
+
+    def __init__(
+        self, inner: BinaryIO, compression: str, counted: _Counted, on_cut: Callable[[CutShort], None]
+    ):
+        self._inner, self._compression, self._counted, self._on_cut = inner, compression, counted, on_cut
+        self.cut = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.cut:
+            return 0
+        try:  # read1: one decompressor step, so the text decoded before the cut is not lost with the EOFError
+            data = self._inner.read1(len(buffer))  # type: ignore[attr-defined]
+            buffer[: len(data)] = data
+            return len(data)
+        except EOFError:
+            self.cut = True
+            self._on_cut(CutShort(self._compression, self._counted.count))
+            return 0
+
+
 @contextlib.contextmanager
-def open_log(name: str) -> Iterator[BinaryIO]:
+def open_log(name: str, on_cut: Callable[[CutShort], None] | None = None) -> Iterator[BinaryIO]:
     """The log as a binary stream ('-' is stdin); gzip, bzip2 and xz are recognised by their magic bytes,
     not the file name. A directory or a device other than a pipe is refused before reading (a log is
-    streamed, so a pipe and any size are fine), and so is an empty log."""
+    streamed, so a pipe and any size are fine), and so is an empty log. A compressed log cut short ends
+    where it was cut and `on_cut` is told (without it, the cut is a corrupt-data `LogInputError`)."""
     with contextlib.ExitStack() as stack:
         if name == "-":
             if sys.stdin is None:  # `<&-`: Python has no stream for a descriptor that was closed
@@ -94,8 +136,17 @@ def open_log(name: str) -> Iterator[BinaryIO]:
         packed = next((known for magic, known in _DECOMPRESSORS.items() if peek.startswith(magic)), None)
         try:
             if packed is not None:
-                stream = stack.enter_context(packed[1](raw))
+                counted = _Counted(raw)
+                stream = stack.enter_context(packed[1](counted))  # type: ignore[arg-type]
+                if on_cut is not None:
+                    until_cut = _UntilCut(stream, packed[0], counted, on_cut)
+                    stream = io.BufferedReader(until_cut)  # type: ignore[assignment]
                 if not stream.peek(1):  # type: ignore[attr-defined]
+                    if on_cut is not None and until_cut.cut:
+                        raise LogInputError(
+                            f"{packed[0]} data cut short at byte {counted.count:,} of the compressed stream, "
+                            "before any text decoded: nothing to diagnose"
+                        )
                     raise LogInputError(f"the log is empty once decompressed ({packed[0]} data of 0 bytes)")
             head = stream.peek(UTF16_SNIFF_BYTES)[:UTF16_SNIFF_BYTES] if hasattr(stream, "peek") else b""
             encoding = utf16_encoding(head)
@@ -168,10 +219,13 @@ def diagnose_log(
     remediations: Mapping[str, str] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> Report:
-    """The findings of a log file, a .gz or '-' (stdin); DiagnosisError when it cannot be read."""
+    """The findings of a log file, a .gz or '-' (stdin); DiagnosisError when it cannot be read. A compressed
+    log cut short is diagnosed as far as it decodes, the report's `cut_short` saying where it was cut."""
+    cuts: list[CutShort] = []
     try:
-        with open_log(name) as stream:
-            return diagnose_stream(stream, titles, remediations, progress, refuse_blank=True)
+        with open_log(name, cuts.append) as stream:
+            report = diagnose_stream(stream, titles, remediations, progress, refuse_blank=True)
+        return dataclasses.replace(report, cut_short=cuts[0]) if cuts else report
     except LogInputError as exc:
         raise DiagnosisError(f"{shown_path(name)}: {exc}") from None
     except OSError as exc:

@@ -1,7 +1,8 @@
 """`triton-sre triage [FILE|-]`: diagnose a Triton log (or a live server) and print the findings.
 
 Exit codes: 0 no failure found, 1 failures found (any critical finding), 2 usage or input error
-(unreadable file, corrupt .gz, binary data, unreachable server, broken runbook catalog).
+(unreadable file, corrupt .gz, binary data, unreachable server, broken runbook catalog), 3 a compressed
+log cut short whose decoded part shows no failure (the cause may be in the part lost).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def add_triage_parser(commands: Any, epilog: str) -> None:
             "Read a Triton log (a file, a .gz, or '-' for stdin, e.g. `docker logs triton 2>&1 | "
             "triton-sre triage -`) and report each failed model with its root cause, the evidence lines, "
             "a one-line fix and the runbook. With --triton-url, diagnose a live server from its repository "
-            "index instead. Exit codes: 0 no failure found, 1 failures found, 2 usage or input error."
+            "index instead. Exit codes: 0 no failure found, 1 failures found, 2 usage or input error, 3 a "
+            "compressed log cut short with no failure in the part that decoded."
         ),
         epilog=epilog,
     )
@@ -112,12 +114,32 @@ def run_triage(args: argparse.Namespace) -> int:
     if diagnosed is None:
         return c.EXIT_USAGE
     report, note = diagnosed
+    _cut_warning(args.file, report)
     write_report(report, args.format, sys.stdout, args.runbook_base_url)
     if note:  # after the answer; beside JSON on stderr, so stdout stays one document
         out = sys.stderr if args.format == "json" else sys.stdout
         out.write(("\n" if out is sys.stdout else "") + note)
         out.flush()
-    return c.EXIT_FAILURE if report.has_failure else c.EXIT_OK
+    if report.has_failure:
+        return c.EXIT_FAILURE
+    if report.cut_short:
+        return c.EXIT_INCONCLUSIVE
+    return c.EXIT_OK
+
+
+def _cut_warning(name: str, report: Report) -> None:
+    """Say on stderr, before the findings, that the log was cut and where (the findings are of its part)."""
+    from triton_sre.redact import shown_path
+
+    cut = report.cut_short
+    if cut is None:
+        return
+    failing = "" if report.has_failure else ": no failure in it, but the cause may be in the part lost"
+    _err(
+        f"{shown_path(name)}: the {cut.compression} data is cut short at byte {cut.at_byte:,} of the "
+        f"compressed stream (it ends before its end-of-stream marker); diagnosed the part that decoded"
+        + failing
+    )
 
 
 def write_report(report: Report, fmt: str, out: TextIO, base_url: str | None = None) -> None:

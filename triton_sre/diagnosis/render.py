@@ -7,12 +7,14 @@ JSON shape (documented in docs/triage.md)::
                    "evidence": [{"line": N, "text": "..."}], "remediation", "runbook_url",
                    "message", "release_advice"}],
      "unmatched": [{"template": "...", "count": N, "example": {"line": N, "text": "..."}}],
-     "still_loading": ["model:version", ...]}
+     "still_loading": ["model:version", ...],
+     "truncated": {"compression": "gzip", "at_byte": N}}   # only for a compressed log cut short
 
 ``release`` is the NGC release the log names (banner or ``server_version`` row); a finding's
 ``release_advice`` is what is known about it in that release (with its public source), also the tail
 of ``remediation``. Text and Markdown show both on their own line. ``still_loading`` names the loads the
-log starts and shows no outcome for (it ends first): the answer for them is not in the log.
+log starts and shows no outcome for (it ends first): the answer for them is not in the log. ``truncated``
+is there when the log was a compressed stream cut short: the findings are those of the part that decoded.
 """
 
 from __future__ import annotations
@@ -88,6 +90,11 @@ def _json_tail(report: Report) -> dict[str, Any]:
             for u in report.unmatched
         ],
         "still_loading": list(report.still_loading),
+        **(
+            {"truncated": {"compression": report.cut_short.compression, "at_byte": report.cut_short.at_byte}}
+            if report.cut_short
+            else {}
+        ),
     }
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from triton_sre import conventions as c
 
-__all__ = ["MAX_EVIDENCE", "MAX_EVIDENCE_CHARS", "Evidence", "Finding", "Report", "Unmatched"]
+__all__ = ["MAX_EVIDENCE", "MAX_EVIDENCE_CHARS", "CutShort", "Evidence", "Finding", "Report", "Unmatched"]
 
 MAX_EVIDENCE = 12
 MAX_EVIDENCE_CHARS = 2000
@@ -48,6 +48,17 @@ class Unmatched:
 
 
 @dataclass(frozen=True, slots=True)
+class CutShort:
+    """A compressed log that ends before its end-of-stream marker (a download or copy cut): what decoded
+    was diagnosed; the rest of the log is lost."""
+
+    compression: str
+    """``gzip``, ``bzip2`` or ``xz``."""
+    at_byte: int
+    """The length of the compressed stream read: where it was cut."""
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     findings: tuple[Finding, ...]
     unmatched: tuple[Unmatched, ...]
@@ -64,6 +75,8 @@ class Report:
     serving_lines: int = 0
     """Error lines whose wording a healthy server writes while it serves or stops (a request's bookkeeping, a
     cancel, a shutdown: `level_inventory`), not read as failures."""
+    cut_short: CutShort | None = None
+    """Set when the log was a compressed stream cut short: the findings are those of the part that decoded."""
 
     @property
     def has_failure(self) -> bool:
