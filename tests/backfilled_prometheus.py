@@ -35,8 +35,9 @@ def _openmetrics(series: Iterable[Series]) -> str:
 
 
 @contextmanager
-def backfilled(work: Path, series: Iterable[Series]) -> Iterator[Prom]:
-    """A Prometheus on a free loopback port holding `series`; stopped on exit."""
+def backfilled(work: Path, series: Iterable[Series], *extra: str) -> Iterator[Prom]:
+    """A Prometheus on a free loopback port holding `series` (`extra`: more flags, e.g.
+    `--query.timeout=1ms`); stopped on exit."""
     work.mkdir(parents=True, exist_ok=True)
     (work / "series.om").write_text(_openmetrics(series), encoding="utf-8")
     subprocess.run(
@@ -46,7 +47,7 @@ def backfilled(work: Path, series: Iterable[Series]) -> Iterator[Prom]:
         capture_output=True,
     )
     port = free_port()
-    proc, log = start_prometheus(work, {"global": {"scrape_interval": "15s"}}, port)
+    proc, log = start_prometheus(work, {"global": {"scrape_interval": "15s"}}, port, *extra)
     try:
         yield wait_ready(proc, work, port)
     finally:

@@ -30,10 +30,12 @@ from triton_sre.promcore import (
     MAX_QUERY_CHARS,
     PromBudgetError,
     PromError,
+    PromQueryTimeout,
     check_labels,
     check_series,
     json_kind,
     malformed,
+    query_timeout_message,
     range_slices,
     series_points,
     step_param,
@@ -51,6 +53,7 @@ __all__ = [
     "WARNINGS",
     "PromBudgetError",
     "PromError",
+    "PromQueryTimeout",
     "Prometheus",
 ]
 
@@ -172,6 +175,11 @@ class Prometheus:
         query = bounded(params.get("query", ""), MAX_QUERY_CHARS)
         if status != 200 or not isinstance(body, dict) or body.get("status") != "success":
             error = body.get("error") if isinstance(body, dict) else None
+            if isinstance(body, dict) and (
+                body.get("errorType") == "timeout" or "context deadline exceeded" in str(error)
+            ):  # its --query.timeout; 2.42 says `expanding series: context deadline exceeded` as `execution`
+                said = one_line(str(error or "timeout"), MAX_ERROR_CHARS)
+                raise PromQueryTimeout(query_timeout_message(query or path, self._query_timeout(), said))
             if error:
                 raise PromError(f"{path} {query}: {one_line(error, MAX_ERROR_CHARS)}")
             # JSON but no API answer (`null`, a list, a string, an object without `status`): say what
@@ -185,6 +193,16 @@ class Prometheus:
             raise PromError(f"{path} {query}: unexpected answer from Prometheus: data is {bounded(data)}")
         self._heed(str(params.get("query", "")), body, data)
         return data
+
+    def _query_timeout(self) -> str | None:
+        """Prometheus' `--query.timeout` flag (`/api/v1/status/flags`), for a message; None when it will
+        not say within the time left (another store, a proxy, the budget spent)."""
+        try:
+            status, raw = self._fetch("/api/v1/status/flags", {})
+            limit = json.loads(raw).get("data", {}).get("query.timeout") if status == 200 else None
+        except (PromError, ValueError, AttributeError):
+            return None
+        return one_line(limit, 40) if isinstance(limit, str) and limit else None
 
     def _heed(self, query: str, *objects: Any) -> None:
         """Keep the `warnings` and `infos` of an answer's body (and of its data, where a proxy may put

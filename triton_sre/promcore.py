@@ -24,6 +24,7 @@ __all__ = [
     "PROMETHEUS_MAX_POINTS",
     "PromBudgetError",
     "PromError",
+    "PromQueryTimeout",
     "check_labels",
     "check_series",
     "finest_step",
@@ -51,6 +52,20 @@ class PromError(RuntimeError):
 class PromBudgetError(PromError):
     """The client's `budget` (every query together) ran out: the queries made so far were answered,
     the rest cannot be (`rollout check --deadline` shows what it read)."""
+
+
+class PromQueryTimeout(PromError):
+    """Prometheus gave up evaluating a query at its own `--query.timeout` (API `errorType` `timeout`,
+    HTTP 503): it was reached and answered; the query was too costly for its limit."""
+
+
+def query_timeout_message(query: str, limit: str | None, said: str) -> str:
+    """What a user reads of a query Prometheus timed out on: which query, after what, what to do."""
+    after = f"after its --query.timeout of {limit}" if limit else "after its --query.timeout"
+    return (
+        f"Prometheus timed out evaluating {query} {after}; narrow the range or raise --query.timeout "
+        f"(Prometheus said: {said})"
+    )
 
 
 def json_kind(value: Any) -> str:
