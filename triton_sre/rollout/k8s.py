@@ -3,7 +3,8 @@ versions of one model, named by its args) and Flagger MetricTemplates (the canar
 primary pods), both on the Prometheus provider. Pure: objects are dicts.
 
 Each query gives the candidate's figure relative to the baseline's (a ratio for relative margins,
-a difference for absolute ones) and nothing when a side has less than `min_request_rate`: Argo
+a difference for absolute ones) and nothing when a side has less than `min_request_rate` or has stopped
+being reported (`_reporting`): Argo
 then counts the measurement inconclusive; Flagger's `thresholdRange` (see docs/rollouts.md) is
 1 + margin (max), 1 - margin (min, batching ratio) or the margin itself.
 
@@ -54,12 +55,24 @@ JUDGED_RANGE = {"min": JUDGED - 1, "max": JUDGED}  # Flagger's thresholdRange fo
 def _figures(
     base: Side, cand: Side, window: str, spec: Spec, latency: tuple[str, ...]
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """Each side's figures (`side_queries`), the ensemble marks of the spec's exporter_job joined."""
+    """Each side's figures (`side_queries`), the ensemble marks of the spec's exporter_job joined. A side's
+    traffic, which gates every figure, is there only while the side still reports (`_reporting`)."""
     b, k = (
         side_queries(side, window, latency, spec.cluster_label, exporter_job=spec.exporter_job)
         for side in (base, cand)
     )
+    for side, figures in ((base, b), (cand, k)):
+        figures[TRAFFIC] = f"({figures[TRAFFIC]} and {on(())} {_reporting(side)})"
     return b, k
+
+
+def _reporting(side: Side) -> str:
+    """Something while `side`'s request counter is in Prometheus' instant view: a side that stopped being
+    reported mid-window (its version unloaded, its pods gone, its scrape failing) leaves it at its next
+    scrape (a staleness marker; at most the 5m lookback) while a rate over the window still averages what
+    it had. Its figures then give nothing: inconclusive in Argo, a failed check in Flagger, as `rollout
+    check` makes a pass on such a side inconclusive."""
+    return f"group ({selector(c.NV_REQUEST_SUCCESS, side.matchers)})"
 
 
 def compare_query(
