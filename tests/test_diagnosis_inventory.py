@@ -44,9 +44,10 @@ def _id(e: Entry) -> str:
 def test_inventory_size_and_components() -> None:
     assert len(ENTRIES) >= 150
     assert {e.component for e in ENTRIES} == set(COMPONENTS)
-    # Release ranges lie in what users post: from r19.04, whose TensorRT Inference Server wordings still
-    # show up in public threads (heldout61), to the newest branch read.
-    assert all(e.releases[0] >= "r19.04" and e.releases[1] <= "r26.07" for e in ENTRIES)
+    # Release ranges lie in what users post: from r19.01, the first TensorRT Inference Server branch read (its
+    # wordings still show up in public threads: heldout61), to the newest branch read.
+    assert all(e.releases[0] >= "r19.01" and e.releases[1] <= "r26.07" for e in ENTRIES)
+    assert min(e.releases[0] for e in ENTRIES) == "r19.01"
 
 
 @pytest.mark.parametrize("entry", RULE_ENTRIES, ids=_id)
