@@ -178,7 +178,12 @@ def test_a_ucx_crash_is_a_failure_but_not_the_backends_configuration() -> None:
 
 def test_tensorrt_llms_own_exception_trace_still_names_the_backend() -> None:
     frame = "16      0x7fd112125977 tensorrt_llm::batch_manager::TrtGptModelFactory::create(std::filesystem::path const&)\n"
+    # (the attention plugin's field-length check, gptAttentionCommon.cpp: an engine another TensorRT-LLM release
+    # built, as its "d == a + length" form; diag35)
     assert _first("[TensorRT-LLM][ERROR] Assertion failed: Expected length (32) != real length (16)\n" + frame) == (
+        c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE
+    )
+    assert _first("[TensorRT-LLM][ERROR] Assertion failed: Invalid freeMemFraction\n" + frame) == (
         c.RUNBOOK_LLM_BACKEND_CONFIG
     )
 

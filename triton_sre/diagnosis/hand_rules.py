@@ -80,8 +80,12 @@ _PYTHON_STATUS = (
 )
 
 # A plugin's deserializing constructor reading its fields to another length than were serialized (every
-# TensorRT-LLM plugin checks "d == a + length"): the plan was built by another release of the plugin.
-PLUGIN_FIELDS_MISREAD: Final = r"\bAssertion (?:failed: |`)d == a \+ length\b"
+# TensorRT-LLM plugin checks "d == a + length"; later releases word the same check "Expected length (N) !=
+# real length (M). This is often caused by using different TensorRT-LLM version to build engine and run
+# engine.", gptAttentionCommon.cpp): the plan was built by another release of the plugin.
+PLUGIN_FIELDS_MISREAD: Final = (
+    r"(?:\bAssertion (?:failed: |`)d == a \+ length\b|\bExpected length \(\d+\) != real length \(\d+\))"
+)
 
 # The Python backend's reply to requests its model failed to execute (python_be.cc, r21.xx on).
 _STEP_FAILED = r"Failed to process the request\(s\) for model instance '[^'\n]*', message: "

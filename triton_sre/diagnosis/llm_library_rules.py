@@ -53,6 +53,12 @@ LLM_REFUSALS: Final[tuple[str, ...]] = (
     # worldConfig.cpp, TLLM_CHECK_WITH_INFO: "Detect %d GPUs, the GPU number is incompatible with %d
     # gpusPerNode when MPI size is %d"): the engine's tensor x pipeline parallelism does not fit the host.
     r"\bthe GPU number is incompatible with \d+ gpusPerNode when MPI size is \d+",
+    # TensorRT-LLM's executor refusing the engine for the configured batching (batch_manager/
+    # trtGptModelInflightBatching.cpp, std::runtime_error): an engine built without the in-flight batching
+    # plugins, or whose one sequence the KV budget cannot hold when the config asks to fail fast.
+    r"\bTrtGptModelInflightBatching requires GPT attention(?:/Mamba Conv 1d)? plugin with packed input and"
+    r" paged KV cache\b",
+    r"\bAttention window too large to fit even a single sequence in the KV cache\b",
 )
 
 LLM_LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
@@ -61,8 +67,11 @@ LLM_LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
         rx(
             r"\bis larger than the maximum number of tokens that can be stored in KV cache\b",
             r"\bKV cache is needed, which is larger than the available KV cache memory\b",
+            # TensorRT-LLM's runtime: no execution context for an engine that streams its weights.
+            r"\bFailed to allocate memory for weights\. Please try reducing --gpu_weights_percent\b",
         ),
-        "vLLM vllm/worker/worker.py raise_if_cache_size_invalid (0.6), v1/core/kv_cache_utils.py (0.8)",
+        "vLLM vllm/worker/worker.py raise_if_cache_size_invalid (0.6), v1/core/kv_cache_utils.py (0.8); "
+        "TensorRT-LLM cpp/tensorrt_llm/runtime/tllmRuntime.cpp TllmRuntime::addContext",
     ),
     CauseRule(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,
