@@ -30,6 +30,7 @@ __all__ = [
     "SERVING_WORDING",
     "LevelEntry",
     "LevelInventoryError",
+    "is_harmless_warning",
     "is_serving_line",
     "is_serving_wording",
     "parse_level_inventory",
@@ -74,7 +75,9 @@ class LevelEntry:
     wording_decides: bool = False
     """Checked before the cause rules: a serving line whose own words read as a failure to them (an ensemble's
     "unable to schedule step", vLLM's `TritonSamplingParams`) or whose value is no model's (a trace file's
-    errno)."""
+    errno); a harmless warning whose words read as a cause though they only name a possibility (TensorRT-LLM's
+    "could lead to large runtime memory allocations ... you might run out of memory"), never a consequence a
+    failure after it could have (a skipped version folder stays a cause)."""
 
 
 def _entry(raw: Any, n: int, seen: set[str]) -> LevelEntry:
@@ -115,8 +118,8 @@ def _entry(raw: Any, n: int, seen: set[str]) -> LevelEntry:
         f"logger {raw.get('logger')!r} is not one of {LOGGERS}"
         if raw.get("logger") is not None and raw.get("logger") not in LOGGERS
         else "",
-        "only a serving line's wording decides before the cause rules"
-        if raw.get("wording_decides") and kind != "serving"
+        "only a serving line's or a harmless warning's wording decides before the cause rules"
+        if raw.get("wording_decides") and kind not in ("serving", "harmless")
         else "",
     ]
     problems = [p for p in problems if p]
@@ -179,6 +182,12 @@ def _entries_marked(text: str, field: str) -> tuple[LevelEntry, ...]:
     return tuple(e for n, i in enumerate(items, 1) if getattr(e := _entry(i[0], n, seen), field))
 
 
+@functools.cache
+def _deciding() -> tuple[LevelEntry, ...]:
+    """The entries whose wording decides before the cause rules, parsed alone (every failure line asks)."""
+    return _entries_marked(_text(), "wording_decides")
+
+
 def __getattr__(name: str) -> Any:
     if name == "ENTRIES":
         return _entries()
@@ -214,9 +223,20 @@ class _Wordings:
 
 SERVING: Final = _Wordings(lambda: tuple(e for e in _entries() if e.kind == "serving"))
 """Any wording a healthy server writes at error level (the ``serving`` class), anywhere in a text."""
-SERVING_WORDING: Final = _Wordings(lambda: _entries_marked(_text(), "wording_decides"))
+SERVING_WORDING: Final = _Wordings(lambda: tuple(e for e in _deciding() if e.kind == "serving"))
 """The serving wordings checked before the cause rules: their own words read as a cause to them, or the value
 they carry is no model's (a trace file's errno)."""
+
+
+HARMLESS_WORDING: Final = _Wordings(lambda: tuple(e for e in _deciding() if e.kind == "harmless"))
+"""The harmless warnings whose words read as a cause though they only name a possibility."""
+
+
+def is_harmless_warning(text: str) -> bool:
+    """A warning-level line whose wording the sources write when nothing failed and whose words only name a
+    possibility (`LevelEntry.wording_decides`: TensorRT-LLM's "... you might run out of memory"): no cause,
+    and no root cause of a failure after it."""
+    return HARMLESS_WORDING.search(text)
 
 
 def is_serving_line(text: str) -> bool:

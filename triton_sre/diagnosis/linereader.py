@@ -32,7 +32,7 @@ from triton_sre.diagnosis.dropped import is_dropped_setting
 from triton_sre.diagnosis.events import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.gpu_context import GpuContext
-from triton_sre.diagnosis.level_inventory import is_serving_line, is_serving_wording
+from triton_sre.diagnosis.level_inventory import is_harmless_warning, is_serving_line, is_serving_wording
 from triton_sre.diagnosis.lineshape import (
     LEVEL_ERROR,
     LEVEL_FATAL,
@@ -122,6 +122,17 @@ class LineReader(VerdictReader):
             self.releases.note(message)
         if event.source == SOURCE_OPTION:
             return
+        if event.source == SOURCE_RAW and "\n" in message:
+            # a pasted block of another logger's lines: each of its serving or harmless lines as on its own
+            event = self._quiet_lines(event, 0)
+            if event.message is not message:
+                message = event.message.lstrip("\n")
+                if not message.strip():
+                    return
+                skipped = len(event.message) - len(message)  # blanked lines on top: the block starts lower
+                event = dataclasses.replace(
+                    event, line=event.line + skipped, message=message, text=message.split("\n", 1)[0]
+                )
         if not level and event.source == SOURCE_RAW:
             # Another logger's line with its own level (TensorRT-LLM's, vLLM's, Python logging's ``WARNING``):
             # read at that level, as Triton's own W and I lines are, not as an error.
@@ -182,6 +193,13 @@ class LineReader(VerdictReader):
         # A backtrace without its message: what failed is unknown (its symbols only say what ran).
         frames = failing and only_frames(message)
         runbook = None if frames else classify(message)
+        if (
+            runbook is not None
+            and "\n" not in message
+            and is_harmless_warning(message)
+            and LEVEL_WARNING in (level, line_level(head))
+        ):
+            return  # a warning that only names a possibility (level_inventory.yaml's harmless class)
         if (
             runbook == c.RUNBOOK_LLM_BACKEND_CONFIG
             and not failing
@@ -269,6 +287,8 @@ class LineReader(VerdictReader):
     def _note_warning_cause(self, event: LogEvent, index: int) -> None:
         """A warning whose cause class is known: a root cause only if a failure line follows it."""
         runbook = cause_class(event.message)
+        if runbook is not None and "\n" not in event.message and is_harmless_warning(event.message):
+            return  # a wording the sources write when nothing failed
         if runbook is not None and len(self._warning_causes) < MAX_PENDING:
             self._warning_causes.append(
                 Obs(index, event.line, evidence_text(event), LEVEL_ERROR, runbook, event.message)
@@ -325,14 +345,7 @@ class LineReader(VerdictReader):
 
     def _feed_info_continuation(self, event: LogEvent, index: int) -> None:
         """Raw lines after an ``I`` line (a shell error, a third-party library's output) can be a cause."""
-        lines = event.message.split("\n")
-        serving = [k for k in range(1, len(lines)) if is_serving_wording(lines[k])]
-        if serving:
-            # Another logger's serving line folded under the I line (TensorRT-LLM's "[TensorRT-LLM][ERROR]
-            # Missing stats"): counted and blanked, its line numbers kept, as it is on a line of its own.
-            self.serving_lines += len(serving)
-            kept = ["" if k in serving else text for k, text in enumerate(lines)]
-            event = dataclasses.replace(event, message="\n".join(kept))
+        event = self._quiet_lines(event, 1)
         found = read_continuation(event, index)
         if found is None:
             return
@@ -342,6 +355,26 @@ class LineReader(VerdictReader):
             self._model(found.model, found.version).add(found.obs)
         else:
             self._pending.add(found.obs)
+
+    def _quiet_lines(self, event: LogEvent, first: int) -> LogEvent:
+        """Another logger's lines in a block (folded under an I line, or pasted together) that are its serving
+        wordings (TensorRT-LLM's "[TensorRT-LLM][ERROR] Missing stats": counted) or warnings that say nothing
+        failed (its "[TensorRT-LLM][WARNING] Layer '...' has type 'allocate', which could ... run out of
+        memory"), blanked from line `first` on, their line numbers kept: read as on lines of their own."""
+        lines = event.message.split("\n")
+        serving = [k for k in range(first, len(lines)) if is_serving_wording(lines[k])]
+        harmless = [
+            k
+            for k in range(first, len(lines))
+            if is_harmless_warning(lines[k]) and line_level(lines[k]) == LEVEL_WARNING
+        ]
+        if not serving and not harmless:
+            return event
+        self.serving_lines += len(serving)
+        gone = {*serving, *harmless}
+        return dataclasses.replace(
+            event, message="\n".join("" if k in gone else t for k, t in enumerate(lines))
+        )
 
     def _add_unmatched(self, event: LogEvent) -> None:
         key = template_of(event)
