@@ -177,7 +177,10 @@ def _bad_files(tmp: Path) -> dict[str, Path]:
     # a YAML loader that builds Python objects would run this and create the marker file
     (tmp / "tagged.yaml").write_text("slos: !!python/object/apply:os.system ['touch PWNED']\n")
     whole = gzip.compress(b"E1129 17:06:12.139408 1 model_lifecycle.cc:642] x\n" * 2000)
-    (tmp / "cut.log.gz").write_bytes(whole[: len(whole) // 2])
+    # damaged mid-stream (a log cut short is diagnosed as far as it decodes: tests/test_triage_cut_logs.py)
+    damaged = bytearray(whole)
+    damaged[len(whole) // 2 : len(whole) // 2 + 16] = b"\xff" * 16
+    (tmp / "damaged.log.gz").write_bytes(bytes(damaged))
     return {p.name: p for p in tmp.iterdir()} | {"missing": tmp / "missing"}
 
 
@@ -186,7 +189,7 @@ FILE_PROBES = [
     ("triage {f}", "missing", "No such file or directory"),
     ("triage {f}", "folder", "directory"),
     ("triage --format json {f}", "binary", "binary"),
-    ("triage {f}", "cut.log.gz", "gzip"),
+    ("triage {f}", "damaged.log.gz", "gzip"),
     ("triage {f}", "empty.yaml", "the log is empty"),  # was exit 0, "No load failure found."
     ("triage --runbooks {f} log", "folder", "no runbook page"),  # was accepted: findings without fixes
     ("lint --runbooks {f} .", "folder", "no runbook page"),
