@@ -24,7 +24,7 @@ from triton_sre import conventions as c
 from triton_sre.config import ExporterSettings
 from triton_sre.exporter.capacity import CapacityWatch, energy_rows
 from triton_sre.exporter.llm import LLMCollector
-from triton_sre.exporter.restarts import RestartWatch, counts_of, restarted
+from triton_sre.exporter.restarts import RestartWatch, counts_of, energy_reset, restarted
 from triton_sre.exporter.service import Exporter, _counters_from_text
 from triton_sre.exporter.snapshot import Problems
 
@@ -41,7 +41,7 @@ def read(body: bytes | str) -> tuple[dict, dict[str, float]]:
 
 def seen(before: bytes | str, now: bytes | str) -> bool:
     (a, energy_a), (b, energy_b) = read(before), read(now)
-    return restarted(counts_of(a), counts_of(b), energy_a, energy_b)
+    return energy_reset(energy_a, energy_b) or restarted(counts_of(a), counts_of(b))
 
 
 def spliced(body: bytes, other: bytes, *models: str) -> bytes:
@@ -97,9 +97,10 @@ def test_a_gpu_energy_counter_that_went_down_is_a_restart_even_of_an_idle_server
     assert len(energy_a) == 1 and energy_a.keys() == energy_b.keys()
     assert not seen(first, later) and seen(later, first)
     nothing = counts_of({})  # no counted model: the energy alone says it
-    assert restarted(nothing, nothing, energy_b, energy_a)
-    assert not restarted(nothing, nothing, energy_a, energy_b)
-    assert not restarted(counts_of(b), counts_of(b), energy_b, {"GPU-other": 1.0})  # a new GPU: no step
+    assert energy_reset(energy_b, energy_a) and not restarted(nothing, nothing)
+    assert not energy_reset(energy_a, energy_b)
+    assert not energy_reset(energy_b, {"GPU-other": 1.0})  # a new GPU: no step
+    assert not restarted(counts_of(b), counts_of(b))
 
 
 def test_the_watch_compares_with_the_last_poll_that_read_the_counters_and_counts() -> None:

@@ -66,15 +66,9 @@ def energy_reset(energy_before: Mapping[str, float] | None, energy_now: Mapping[
     return any(joules < energy_before.get(uuid, -1.0) for uuid, joules in (energy_now or {}).items())
 
 
-def restarted(
-    before: Counts,
-    now: Counts,
-    energy_before: Mapping[str, float] | None = None,
-    energy_now: Mapping[str, float] | None = None,
-) -> bool:
-    """The module docstring's counter rule: every counted model version's counters reset, or GPU energy."""
-    if energy_reset(energy_before, energy_now):
-        return True
+def restarted(before: Counts, now: Counts) -> bool:
+    """The module docstring's counter rule: every counted model version's counters reset (GPU energy is
+    `energy_reset`'s)."""
     (index_before, rows_before), (index_now, rows_now) = before, now
     if index_before is not index_now and list(index_before) != list(index_now):
         # other model versions or another order: the rows of the model versions in both
