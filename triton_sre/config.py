@@ -165,7 +165,8 @@ _CAPACITY_FIELDS = {
     "model_bytes": check_positive_number,
     "gpu_host": check_bool,
 }
-_TOP_LEVEL = {"exporter", "pricing", "capacity"}
+SECTIONS = frozenset({"exporter", "pricing", "capacity"})
+"""The exporter config file's top-level keys (the bot's file may hold them beside its own `bot:`)."""
 # exporter setting -> the environment variable that sets it
 _ENV_VARS = {
     "triton_url": c.ENV_TRITON_URL,
@@ -189,7 +190,7 @@ def settings_from_mapping(data: Any, source: str) -> ExporterSettings:
         data = {}
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: the document must be a mapping, got {type(data).__name__}")
-    check_keys(source, data, _TOP_LEVEL)
+    check_keys(source, data, SECTIONS)
     exporter = _section(source, data, "exporter")
     pricing = _section(source, data, "pricing")
     check_keys(f"{source}: exporter", exporter, _EXPORTER_FIELDS)

@@ -52,6 +52,7 @@ from triton_sre.checks import (
     parse_listen,
     read_yaml,
 )
+from triton_sre.config import SECTIONS as EXPORTER_SECTIONS
 from triton_sre.durations import DurationError, parse_duration
 from triton_sre.redact import bounded
 from triton_sre.slo import Spec, default_spec, load_spec
@@ -347,7 +348,7 @@ def flag_settings(flags: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-_SECTIONS = {"bot", "exporter", "pricing", "capacity"}
+_SECTIONS = {"bot", *EXPORTER_SECTIONS}
 """A config file's top-level keys: the bot's section and the exporter's (config.py), which it leaves."""
 
 
