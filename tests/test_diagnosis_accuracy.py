@@ -255,6 +255,7 @@ those below 4000 and heldout62 those from 4000 up, nothing cited)."""
         ("heldout61", 11),
         ("heldout62", 13),
         ("heldout63", 3),
+        ("heldout65", 5),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
