@@ -684,6 +684,14 @@ BLIND_SETS = {
     # a ROS 2 launcher's "exit code -11" is a fatal signal, and ONNX Runtime's "TRT:EfficientNMS_TRT(-1) is
     # not a registered function/op" a custom-domain op.
     "heldout60": BlindSet(4, 0, 2 / 4),
+    # 3/4 scored once at 14928667 (tensorrtllm_backend threads), no empty answer, the healthy log not
+    # flagged. The miss is a disputed label: "maxTokensInPagedKvCache (N) must be large enough to process at
+    # least 1 sequence" labelled gpu-out-of-memory from the wording alone (no answer in the thread); the
+    # engine keeps llm-backend-config, the page of the config's KV budget (heldout18's sherpa-688 decided
+    # that from a maintainer's answer).
+    "heldout65": BlindSet(
+        4, 1, 3 / 4, frozenset({"tensorrtllm-backend-366-kv-cache-too-small-for-one-sequence"})
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
