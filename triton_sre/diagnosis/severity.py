@@ -54,8 +54,8 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 - dmlc-core (XGBoost, Treelite, the FIL backend): a failed ``CHECK`` prints ``Check failed: <cond>``
   (``dmlc/logging.h``, glog the same on its F line), and ``LOG(FATAL)``'s ``dmlc::Error`` carries
   ``[hh:mm:ss] file:line: msg`` then ``Stack trace:``.
-- TensorRT-LLM's logger (``tensorrt_llm/common/logger.h``): ``[TensorRT-LLM][ERROR]`` and ``[FATAL]``
-  (some pastes show ``[TensorRT-LLM] [ERROR]``).
+- TensorRT-LLM's loggers: the C++ one's ``[TensorRT-LLM][ERROR]`` and ``[FATAL]`` (``common/logger.h``;
+  some pastes show ``[TensorRT-LLM] [ERROR]``), the Python runtime's ``[TRT-LLM] [E]`` and ``[F]``.
 - Assertions: TensorRT-LLM's ``TLLM_CHECK`` (``tensorrt_llm/common/assert.h``, thrown as
   ``[TensorRT-LLM][ERROR] Assertion failed: <cond> (<file>:<line>)`` and often pasted bare, as a
   thread's title), and C's ``assert`` (glibc ``__assert_fail``: ``prog: file:line: func: Assertion
@@ -149,9 +149,11 @@ def _glib(words: str) -> str:
     return rf"{words} \*\*:"
 
 
-def _tensorrt_llm(words: str) -> str:
-    """TensorRT-LLM's logger level prefix (``common/logger.h``; some pastes show ``[TensorRT-LLM] [X]``)."""
-    return rf"\[TensorRT-LLM\] ?\[{words}\]"
+def _tensorrt_llm(words: str, letters: str) -> str:
+    """TensorRT-LLM's logger level prefixes: the C++ one's (``common/logger.h``; some pastes show
+    ``[TensorRT-LLM] [X]``) and its Python runtime's (``tensorrt_llm/logger.py``: ``[TRT-LLM] [W] ``, with
+    ``[MPI_Rank N] `` between when the world has more than one rank), whose levels are one letter."""
+    return rf"\[TensorRT-LLM\] ?\[{words}\]|\[TRT-LLM\] (?:\[MPI_Rank \d+\] )?\[{letters}\]"
 
 
 _NATIVE_FRAME = r"^\s*\d{1,3}\s+0x[0-9a-f]{6,16}\s+(?:\S.*\s\+\s+\d+\s*$|/\S+\(\S*\+0x[0-9a-f]+\))"
@@ -327,7 +329,7 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # dmlc-core / glog CHECK failures; dmlc's LOG(FATAL) error with its stack trace.
     Guarded(r"\bCheck failed: ", ("Check failed: ",)),
     # TensorRT-LLM's logger level prefix (tensorrt_llm/common/logger.h), ERROR and FATAL.
-    _tensorrt_llm("(?:ERROR|FATAL)"),
+    _tensorrt_llm("(?:ERROR|FATAL)", "[EF]"),
     # Assertions: TensorRT-LLM's TLLM_CHECK, C's assert (glibc __assert_fail).
     Guarded(r"\bAssertion failed: \S", ("Assertion failed: ",)),
     Guarded(r"\bAssertion `[^'\n]*' failed\.", ("Assertion `",)),
@@ -459,11 +461,11 @@ _QUIET_LAYOUTS: Final = re.compile(
             *_python_layouts(QUIET_WORDS),
             _gstreamer(QUIET_WORDS),
             _glib("WARNING"),
-            _tensorrt_llm(QUIET_WORDS),
+            _tensorrt_llm(QUIET_WORDS, "[WIV]"),
         )
     )
 )
-_QUIET_WORD: Final = re.compile(rf"\b{QUIET_WORDS}\b")
+_QUIET_WORD: Final = re.compile(rf"\b{QUIET_WORDS}\b|(?<=\[)[WIV](?=\])")
 
 
 def line_level(line: str) -> str:
@@ -485,7 +487,7 @@ def line_level(line: str) -> str:
     word = _QUIET_WORD.search(line, found.start(), found.end())
     if word is None:
         return ""
-    return LEVEL_WARNING if word[0].startswith("WARN") else LEVEL_INFO
+    return LEVEL_WARNING if word[0].startswith("W") else LEVEL_INFO
 
 
 def own_level(text: str) -> str:
