@@ -260,6 +260,8 @@ nothing cited)."""
         ("heldout65", 5),
 
         ("heldout64", 8),
+
+        ("heldout66", 3),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
