@@ -257,10 +257,8 @@ nothing cited)."""
         ("heldout61", 11),
         ("heldout62", 13),
         ("heldout63", 3),
-        ("heldout65", 5),
-
         ("heldout64", 8),
-
+        ("heldout65", 5),
         ("heldout66", 3),
     ],
 )
@@ -695,6 +693,30 @@ BLIND_SETS = {
     # least 1 sequence" labelled gpu-out-of-memory from the wording alone (no answer in the thread); the
     # engine keeps llm-backend-config, the page of the config's KV budget (heldout18's sherpa-688 decided
     # that from a maintainer's answer).
+    # 6/8 scored once at 60713afc (server-tracker threads from 4000 up: feature and platform corners;
+    # platform 2/3, core 3/3, container 1/1, backend 0/1), one empty answer (CUDA's insufficient-driver
+    # warning after the NGC entrypoint's "NVIDIA Tegra driver detected."), no healthy log; the other miss: a
+    # custom backend's library on S3 that core dlopens by its s3:// path, read as backend-not-found,
+    # labelled the fallback (no page covers that regression).
+    "heldout64": BlindSet(
+        8,
+        0,
+        6 / 8,
+        frozenset(
+            {
+                "server-7421-24.06-igpu-custom-build-cuda-driver-insufficient",
+                "server-7550-24.07-custom-backend-library-from-s3-not-loaded",
+            }
+        ),
+        known_empty=frozenset({"server-7421-24.06-igpu-custom-build-cuda-driver-insufficient"}),
+    ),
+    # 2/3 scored once at 60713afc (other organizations' trackers: CMSSW SonicTriton, CosyVoice), no empty
+    # answer, no healthy log. The miss: PyTorch's "CUDA error: unknown error" after core's "Unable to get
+    # device UUID", read as the fallback; the thread traces it to a driver the container did not see, which
+    # the log does not say.
+    "heldout66": BlindSet(
+        3, 0, 2 / 3, frozenset({"cmssw-40911-sonictriton-a100-gat-test-cuda-unknown-error"})
+    ),
     "heldout65": BlindSet(
         4, 1, 3 / 4, frozenset({"tensorrtllm-backend-366-kv-cache-too-small-for-one-sequence"})
     ),
