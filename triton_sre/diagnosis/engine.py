@@ -167,7 +167,7 @@ class Diagnoser(LineReader):
         if found and (lock_abort := stub_lock_abort(found, open_loads)) != found:
             found, loading = lock_abort, ()
         found = bind_note(name_dropped_settings(found))
-        if stops_at_driver:
+        if stops_at_driver and not self._gpu.driver_present:  # (with a driver on the host: no CPU reading)
             found = unfinished_start(found)
         if (stopping := self._progress.stopping_line) is not None:
             found = _crashes_while_stopping(found, stopping)

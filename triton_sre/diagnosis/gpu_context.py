@@ -17,6 +17,12 @@ usable GPU, so on a CPU-only server they are noise. They become the cause only i
   its start-up waits on a cloud repository it cannot reach (gs:// without network: nothing for minutes;
   s3:// 51 s before its error), so the fix says both readings (`unfinished_start`).
 
+The NGC image's entrypoint says when the host has a GPU driver (``50-gpu-driver-check.sh``: ``NVIDIA
+Tegra driver detected.`` where ``/dev/nvgpu`` exists; ``CUDA Forward Compatibility mode ENABLED`` and ``CUDA
+Minor Version Compatibility mode ENABLED`` once it has read the kernel driver's version). After such a
+banner the insufficient-driver warning cannot be a CPU host's: the driver is there and CUDA cannot use it,
+so it is a warning-level cuda-driver-mismatch even where the start-up went on.
+
 "Needs a GPU": a GPU-only backend (FasterTransformer/turbomind, TensorRT, TensorRT-LLM), named in a
 message or by the source file of the backend's own line (``libfastertransformer.cc``), or a model
 instance placed on a GPU (core's ``(GPU device N)``, config's ``KIND_GPU``, core's instance-group check
@@ -53,6 +59,10 @@ NO_GPU_LISTED = re.compile(
     r" of [\d.]+ are:\s*$|of \d+\. The minimum required CUDA compute compatibility is [\d.]+\s*$)",
     re.I,
 )
+DRIVER_PRESENT = re.compile(
+    r"NVIDIA Tegra driver detected\.|CUDA (?:Forward|Minor Version) Compatibility mode ENABLED"
+)
+"""The entrypoint's banners that a GPU driver is on the host (see above)."""
 GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT", "gpu id")
 """Substrings every `GPU_EXPECTED` match holds (a cheap test before the pattern)."""
 
@@ -65,6 +75,7 @@ class GpuContext:
         self.old_driver: Obs | None = None  # CUDA found the driver insufficient
         self.after_driver = False  # start-up progress, or a line that is not a harmless warning, followed it
         self.gpu_expected = False
+        self.driver_present = False  # the image's entrypoint found a GPU driver on the host
 
     def note(self, event: LogEvent, index: int) -> None:
         """Remember that CUDA saw no device or an insufficient driver, and whether the log needs a GPU."""
@@ -80,6 +91,8 @@ class GpuContext:
             and (event.level == LEVEL_INFO or not is_harmless(message) or folded_after_harmless(message))
         ):
             self.after_driver = True
+        if not self.driver_present and ("detected." in message or "Compatibility mode" in message):
+            self.driver_present = DRIVER_PRESENT.search(message) is not None
         if "CUDA" not in message and not self.no_device and not self.old_driver:
             return  # (plain substring tests first: this runs on every event)
         message = join_hand_wraps(message)  # CUDA's words wrapped by hand read as one line
@@ -113,9 +126,9 @@ class GpuContext:
 
     def driver_cause(self) -> Obs | None:
         """The insufficient-driver cause where the log needs a GPU or stops at it, else None."""
-        if self.old_driver is None or not (self.gpu_expected or not self.after_driver):
+        if self.old_driver is None or not (self.gpu_expected or self.driver_present or not self.after_driver):
             return None
-        if not self.gpu_expected:  # the log stops at it: nothing failed (`unfinished_start`)
+        if not self.gpu_expected:  # the log stops at it, or went on with a driver CUDA cannot use
             return dataclasses.replace(self.old_driver, level=LEVEL_WARNING)
         return self.old_driver
 

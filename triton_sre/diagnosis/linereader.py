@@ -110,6 +110,7 @@ class LineReader(VerdictReader):
     def _read(self, event: LogEvent, index: int) -> None:
         quiet = quiet_running_compat_banner(event.message) if event.source == SOURCE_RAW else event.message
         if quiet is not event.message:  # the NGC banner of a container that runs (blocks.py)
+            self._gpu.driver_present = True  # (it read the host driver's version: `GpuContext`)
             event = dataclasses.replace(event, message=quiet)
         message = event.message
         level = event_level(event)
