@@ -18,7 +18,7 @@ import re
 from typing import Final
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.severity import COMMAND_NOT_FOUND
+from triton_sre.diagnosis.severity import COMMAND_NOT_FOUND, FLAG_AS_COMMAND
 from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
 
 __all__ = ["CLASSES", "MODEL_SITE", "cause_class", "model_site_class", "over_crash"]
@@ -33,6 +33,9 @@ _NEG = r"(?:not|cannot|can't|could not|couldn't|unable to|failed to|fails? to|no
 _S = r"\s+"
 
 CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    # The server's flags given to the image without the server (``docker run <image> --model-repository=..``):
+    # the entrypoint execs the first flag as the command: the server's command line is wrong.
+    (c.RUNBOOK_SERVER_OPTION_INVALID, re.compile(FLAG_AS_COMMAND, re.M)),
     # A command the shell or the container runtime cannot find in the image (the image lacks the
     # server, or the command is misspelled): no page covers an image without its command, so it is
     # the fallback by name, before the missing-file class claims "executable file not found".

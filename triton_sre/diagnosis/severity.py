@@ -84,6 +84,7 @@ __all__ = [
     "COMMAND_NOT_FOUND",
     "FAILURE_FORMATS",
     "FAILURE_PROSE",
+    "FLAG_AS_COMMAND",
     "LEVEL_WORDS",
     "LOADER_VERDICT",
     "PREFIXED_TRACEBACK",
@@ -192,6 +193,12 @@ COMMAND_NOT_FOUND: Final = (
     r"exec: \"[^\"\n]+\": executable file not found in \$PATH",
 )
 """The shells' and container runtimes' command-not-found wordings (`classes.py` names their class)."""
+FLAG_AS_COMMAND: Final = (
+    r"^\S*(?:sh|bash)(?:: line \d+|: \d+)?: exec: -[^\s:]*: (?:invalid option|not found)\s*$"
+)
+"""An image's entrypoint (``exec "$@"``) given the server's flags without the server: the shell's ``exec``
+refuses the first flag (bash: ``exec: --: invalid option``; dash: ``exec: --model-repository=/m: not
+found``)."""
 
 # Where a line starts: the line itself, or the message field of a structured (JSON) line, a line of its
 # own whatever its level field says (NIM: ``{"level": "None", ..., "message": "[09-25 ... ERROR ...] ..."}``).
@@ -335,6 +342,7 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     Guarded(r"\bAssertion `[^'\n]*' failed\.", ("Assertion `",)),
     r"^\[\d\d:\d\d:\d\d\] [^\s:]+:\d+: [^\n]*\n\s*Stack trace:",
     *COMMAND_NOT_FOUND,
+    FLAG_AS_COMMAND,
     # A backend's own verdict that the model does not load, printed at WARNING level by the weight
     # loaders of FasterTransformer (``FT_LOG_WARNING("file %s cannot be opened, loading model fails!")``,
     # src/fastertransformer/utils/memory_utils.cu) and lmdeploy's TurboMind (``[TM][WARNING] file X has N,
