@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "CLOSING_FAILURE",
+    "GPU_SEEN_MARKS",
     "PROGRESS_MARKS",
     "SOURCE_OPTION",
     "SOURCE_RAW",
@@ -28,6 +29,10 @@ PROGRESS_MARKS: tuple[str, ...] = (
 """Literals of the ``I`` lines that show start-up went on (and which backend and device it uses): the engine
 weighs only these ``I`` lines around a CUDA warning, and the chunked scanner keeps them, so both
 readers see the same."""
+GPU_SEEN_MARKS: tuple[str, ...] = ("supporting NVML metrics", "Collecting metrics for GPU")
+"""Literals of core's ``I`` lines that NVML found a GPU (metrics.cc: r20's ``found 1 GPUs supporting NVML
+metrics``, later ``Collecting metrics for GPU 0: <name>``): a driver is loaded. The engine weighs them
+beside CUDA's driver warning (`gpu_context`) and the chunked scanner keeps them."""
 CLOSING_FAILURE = "failed to load '"
 """Core's closing line of a failed load (``failed to load '<model>'``, model_lifecycle.cc), which 2.51 logs
 at ``I``: the engine reads it at any level (`reasons.FAILED_BARE`, for a model whose E line is cut off),

@@ -17,11 +17,13 @@ usable GPU, so on a CPU-only server they are noise. They become the cause only i
   its start-up waits on a cloud repository it cannot reach (gs:// without network: nothing for minutes;
   s3:// 51 s before its error), so the fix says both readings (`unfinished_start`).
 
-The NGC image's entrypoint says when the host has a GPU driver (``50-gpu-driver-check.sh``: ``NVIDIA
-Tegra driver detected.`` where ``/dev/nvgpu`` exists; ``CUDA Forward Compatibility mode ENABLED`` and ``CUDA
-Minor Version Compatibility mode ENABLED`` once it has read the kernel driver's version). After such a
-banner the insufficient-driver warning cannot be a CPU host's: the driver is there and CUDA cannot use it,
-so it is a warning-level cuda-driver-mismatch even where the start-up went on.
+Core's metrics lines say NVML found a GPU (``found 1 GPUs supporting NVML metrics``, ``Collecting metrics
+for GPU 0: Tesla T4``), and the NGC image's entrypoint says when the host has a GPU driver
+(``50-gpu-driver-check.sh``: ``NVIDIA Tegra driver detected.`` where ``/dev/nvgpu`` exists; ``CUDA
+Forward Compatibility mode ENABLED`` and ``CUDA Minor Version Compatibility mode ENABLED`` once it has read
+the kernel driver's version). After such a line the insufficient-driver warning cannot be a CPU host's:
+the driver is there and CUDA cannot use it, so it is a warning-level cuda-driver-mismatch even where the
+start-up went on.
 
 "Needs a GPU": a GPU-only backend (FasterTransformer/turbomind, TensorRT, TensorRT-LLM), named in a
 message or by the source file of the backend's own line (``libfastertransformer.cc``), or a model
@@ -38,7 +40,7 @@ import re
 from triton_sre import conventions as c
 from triton_sre.diagnosis.assemble import ModelState, Obs
 from triton_sre.diagnosis.blocks import deciding_line
-from triton_sre.diagnosis.events import PROGRESS_MARKS, SOURCE_OPTION, LogEvent
+from triton_sre.diagnosis.events import GPU_SEEN_MARKS, PROGRESS_MARKS, SOURCE_OPTION, LogEvent
 from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_INFO, LEVEL_WARNING, join_hand_wraps
 from triton_sre.diagnosis.report import Finding
 from triton_sre.diagnosis.signals import folded_after_harmless, is_harmless
@@ -61,8 +63,10 @@ NO_GPU_LISTED = re.compile(
 )
 DRIVER_PRESENT = re.compile(
     r"NVIDIA Tegra driver detected\.|CUDA (?:Forward|Minor Version) Compatibility mode ENABLED"
+    r"|found [1-9]\d* GPUs? supporting NVML metrics|Collecting metrics for GPU \d+: \S"
 )
-"""The entrypoint's banners that a GPU driver is on the host (see above)."""
+"""The entrypoint's banners that a GPU driver is on the host, and core's metrics lines that NVML found a
+GPU (`events.GPU_SEEN_MARKS`): see above."""
 GPU_KEYS = ("GPU", "ransformer", "ensorrt", "ensorRT", "gpu id")
 """Substrings every `GPU_EXPECTED` match holds (a cheap test before the pattern)."""
 
@@ -83,6 +87,8 @@ class GpuContext:
         if event.level == LEVEL_INFO and not (
             event.source == SOURCE_OPTION or any(mark in message for mark in PROGRESS_MARKS)
         ):  # (the marks are looked for on I lines only: this runs on every event)
+            if not self.driver_present and any(mark in message for mark in GPU_SEEN_MARKS):
+                self.driver_present = DRIVER_PRESENT.search(message) is not None
             return  # other ``I`` lines never count: the chunked scanner drops them (not the options table)
         if (
             self.old_driver is not None

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, Final
 
 from triton_sre.diagnosis import holes
-from triton_sre.diagnosis.events import CLOSING_FAILURE, PROGRESS_MARKS
+from triton_sre.diagnosis.events import CLOSING_FAILURE, GPU_SEEN_MARKS, PROGRESS_MARKS
 from triton_sre.diagnosis.lineshape import MAX_LINE_CHARS
 from triton_sre.diagnosis.pastes import LOOKALIKES
 from triton_sre.diagnosis.progress import STOP_MARK
@@ -48,11 +48,13 @@ NEEDLES: tuple[bytes, ...] = (
     CLOSING_FAILURE.encode(),
     CLOSING_FAILURE.replace("'", "&").encode(),
     *(mark.encode() for mark in PROGRESS_MARKS),
+    *(mark.encode() for mark in GPU_SEEN_MARKS),
     STOP_MARK.encode(),
 )
 """Literals that make an ``I`` line worth parsing (the Python stub reports its failures at ``I``, and 2.51
 core's closing ``failed to load '<model>'``, also with its quote as a web page's source holds it, ``&#39;``;
-`PROGRESS_MARKS` show start-up went on past a warning the engine weighs; `progress.STOP_MARK` is where
+`PROGRESS_MARKS` show start-up went on past a warning the engine weighs, `GPU_SEEN_MARKS` that NVML
+found a GPU; `progress.STOP_MARK` is where
 the server began to stop, which makes a later crash a warning)."""
 
 
