@@ -728,6 +728,27 @@ BLIND_SETS = {
         10 / 13,
         frozenset({"server-1285-trtis-19.05-graphdef-identity-input-no-inputs"}),
     ),
+    # 2/4 scored once at 93ad3b3e (healthy starts first, server-tracker threads from 4000 up: core 1/2,
+    # backend 1/1, platform 0/1), two empty answers, none of seven healthy logs flagged. The empty answers:
+    # TensorFlow's fatal CPU-feature guard ("compiled to use AVX2 instructions, but these aren't available
+    # on your machine") and Triton's crash stack without its "Signal (11) received." line.
+    "heldout68": BlindSet(
+        4,
+        7,
+        2 / 4,
+        frozenset(
+            {
+                "server-5107-21.12-python-backend-tensorflow-avx2-not-available",
+                "server-5132-21.10-eks-metrics-scrape-crash-in-re2",
+            }
+        ),
+        known_empty=frozenset(
+            {
+                "server-5107-21.12-python-backend-tensorflow-avx2-not-available",
+                "server-5132-21.10-eks-metrics-scrape-crash-in-re2",
+            }
+        ),
+    ),
     "heldout65": BlindSet(
         4, 1, 3 / 4, frozenset({"tensorrtllm-backend-366-kv-cache-too-small-for-one-sequence"})
     ),
