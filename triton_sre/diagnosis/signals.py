@@ -124,8 +124,11 @@ def crash_report_start(message: str) -> int | None:
 _FATAL_NAME = r"(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
 _FATAL_SIG = r"SIG(?:SEGV|ABRT|BUS|ILL|FPE)"
 CRASH_WORDING: Final = (
-    # Triton's ErrorSignalHandler (server src/triton_signal.cc, 20.xx on).
+    # Triton's ErrorSignalHandler (server src/triton_signal.cc, 20.xx on); its stack when the paste lost the
+    # signal line: boost::stacktrace's frame 0 is the handler in the server binary, frame 1 the kernel's
+    # signal return in libc (no other stack of the server starts so).
     CRASH_SIGNAL.pattern,
+    r"(?m:^ ?0# [^\n]* in \S*tritonserver\s*\n ?1# [^\n]* in \S*/libc\.so\.6\s*$)",
     # The shell's report of its child (bash jobs.c, strsignal's names): "Segmentation fault (core dumped)",
     # a script's "line 12:  4211 Aborted  (core dumped) tritonserver ...", the name alone on its line (also
     # a line the parser folded under a user's sentence above it).

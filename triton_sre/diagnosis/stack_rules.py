@@ -331,6 +331,10 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"Detected NVIDIA [^\n]{0,80}GPU, which is not (yet )?supported",
             r"This container was built for CPUs supporting at least the AVX",
             r"which is lesser than the minimum supported",
+            # TensorFlow's fatal CPU check at import (tensorflow/core/platform/cpu_feature_guard.cc, 1.x-2.x),
+            # in a TensorFlow backend or a Python model importing tensorflow: the host CPU lacks the set.
+            r"The TensorFlow library was compiled to use \S+ instructions, but these aren't available on your"
+            r" machine",
         ),
     ),
 )
