@@ -176,9 +176,11 @@ def test_an_oom_kill_is_listed_before_the_crash_loop_it_causes() -> None:
 
 
 def test_a_non_zero_exit_is_never_an_empty_answer() -> None:
+    # kubectl describe's terminated container (Reason: Error, Exit Code: 1) is the pod's own page (diag38):
+    # the container exited and the kubelet restarts it; its log says why.
     log = "    State:          Terminated\n      Reason:       Error\n      Exit Code:    1\n"
     runbook, severity, line = first(log)
-    assert (runbook, severity) == (c.RUNBOOK_UNKNOWN_LOAD_FAILURE, c.IMPACT_CRITICAL)
+    assert (runbook, severity) == (c.RUNBOOK_POD_CRASH_LOOPING, c.IMPACT_CRITICAL)
     assert "Error" in line
     assert first("fauxpilot-triton-1 exited with code 1\n")[0] == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
     assert not diagnose_events(parse_text("triton-1 exited with code 0\n")).findings

@@ -6,8 +6,10 @@ prints a banner; Kubernetes reports a pod that never ran or keeps restarting in 
 kubelet (events ``Back-off restarting failed container``, ``Liveness probe failed``, ``Container
 X failed liveness probe, will be restarted``, ``Failed to pull image``), the scheduler's fit and
 taint plugins (``0/3 nodes are available: 1 Insufficient nvidia.com/gpu``) and the pod status
-reasons (``CrashLoopBackOff``, ``ImagePullBackOff``, ``ErrImagePull``, ``OOMKilled``). Users paste
-``kubectl get/describe`` output or ``docker logs`` as "the log". `rules.py` places these rules in
+reasons (``CrashLoopBackOff``, ``ImagePullBackOff``, ``ErrImagePull``, ``OOMKilled``), read in the cell
+``kubectl get pods`` prints (`POD_EXIT_RULES`: a container that ended, by its reason, exit code or signal).
+Users paste ``kubectl get/describe`` output or ``docker logs`` as "the log"; docs/diagnosis-kubernetes.md
+lists every wording Kubernetes prints about a pod and the page each gets. `rules.py` places these rules in
 its priority order; ``tests/test_diagnosis_stack.py`` quotes each wording from logs users posted
 (``tests/data/logs/dev4/``, never ``heldout4/``).
 
@@ -41,6 +43,7 @@ __all__ = [
     "GPU_OPERATOR_RULES",
     "KSERVE_STORAGE_RULES",
     "PLATFORM_RULES",
+    "POD_EXIT_RULES",
     "REGISTRY_RULES",
     "RESTART_RULES",
     "STACK_RULES",
@@ -264,6 +267,56 @@ KSERVE_STORAGE_RULES: Final[tuple[CauseRule, ...]] = (
     ),
 )
 
+
+# `kubectl get pods`: the STATUS cell of a pod's row (NAME READY STATUS RESTARTS AGE, NAMESPACE first with
+# -A). The cell is printPod's reason (kubernetes pkg/printers/internalversion/printers.go): the phase, the
+# pod's status reason, SchedulingGated, "Init:" + an init container's reason, "Init:ExitCode:N" /
+# "Init:Signal:N", or the last container's waiting or terminated reason, "ExitCode:N", "Signal:N".
+def _status_cell(reasons: str) -> str:
+    return rf"(?m-i:^(?:[\w.-]+[ \t]+)?[\w.-]+[ \t]+\d+/\d+[ \t]+(?:{reasons})[ \t]+\d+)"
+
+
+_CRASH_SIGNALS = r"4|6|7|8|11"
+_CRASH_CODES = r"132|134|135|136|139"
+# A container that ended, in the pod's own reasons (a container that never started is pod-start-failed's).
+# SIGKILL (9, exit 137) is the kernel's OOM killer or the kubelet; SIGSEGV, SIGABRT, SIGBUS, SIGILL,
+# SIGFPE a crash; any other non-zero exit a container that failed and is restarted. A Job
+# whose pods kept failing ends "BackoffLimitExceeded" (pkg/controller/job: "Job has reached the specified
+# backoff limit").
+POD_EXIT_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+        rx(
+            r"(?-i:(?<![\w-])(?:Init:)?(?:Signal:9|ExitCode:137)\b)",
+            # the eviction manager (pkg/kubelet/eviction/helpers.go) and the OOM watcher
+            # (pkg/kubelet/oom/oom_watcher_linux.go) in their own words; an Evicted pod's STATUS or Reason
+            r"\bPod ephemeral local storage usage exceeds the total limit of containers\b",
+            r"\bSystem OOM encountered, victim process: ",
+            _status_cell("Evicted"),
+            r"(?m-i:^Reason:[ \t]+Evicted[ \t]*$)",
+        ),
+        "kubernetes pkg/printers/internalversion/printers.go, pkg/kubelet/eviction/helpers.go, "
+        "pkg/kubelet/oom/oom_watcher_linux.go",
+    ),
+    CauseRule(
+        c.RUNBOOK_SERVER_CRASHED,
+        rx(rf"(?-i:(?<![\w-])(?:Init:)?(?:Signal:(?:{_CRASH_SIGNALS})|ExitCode:(?:{_CRASH_CODES}))\b)"),
+        "kubernetes pkg/printers/internalversion/printers.go",
+    ),
+    CauseRule(
+        c.RUNBOOK_POD_CRASH_LOOPING,
+        rx(
+            _status_cell(r"(?:Init:)?(?:Error|ExitCode:\d+|Signal:\d+)"),
+            # kubectl describe's "Reason: Error" over its "Exit Code:" (pkg/describe/describe.go), -o yaml's
+            # "reason: Error" under lastState/state "terminated" (a 137 or 139 beside it ranks first)
+            r"(?m-i:^[ \t]+[Rr]eason:[ \t]+Error[ \t]*$)",
+            r"\bJob has reached the specified backoff limit\b|(?-i:\bBackoffLimitExceeded\b)",
+        ),
+        "kubernetes pkg/printers/internalversion/printers.go; kubectl pkg/describe/describe.go; "
+        "pkg/controller/job/job_controller.go",
+    ),
+)
+
 STACK_RULES: Final[tuple[CauseRule, ...]] = (
     *KSERVE_STORAGE_RULES,
     CauseRule(
@@ -292,7 +345,24 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"(?-i:\bOutOf[a-z][\w.\-/]*)",
             r"Node didn't have enough resource: ",
             r"\bPodScheduled\s+False\b",
+            # A pod held back by a scheduling gate: printPod shows the PodScheduled condition's reason.
+            r"(?-i:\bSchedulingGated\b)",
+            # The kubelet's admission of a bound pod (pkg/kubelet/lifecycle/predicate.go "Predicate %s
+            # failed"; the device manager's "requested number of devices unavailable for %s", wrapped as
+            # "Allocate failed due to %v, which is unexpected", reason UnexpectedAdmissionError): the node
+            # the scheduler chose has not got the GPUs or the affinity after all.
+            r"(?-i:\bUnexpectedAdmissionError\b)",
+            r"\brequested number of devices unavailable for ",
+            r"\bPredicate \w+ failed\b",
+            _status_cell("NodeAffinity"),
+            # Not bound to a node: describe's "Node: <none>" above "Status: Pending" (a bound pod pulling its
+            # image or mounting its volumes has a node). `get pods`' STATUS "Pending" alone says no more than
+            # that no container has a status yet, bound or not: it stays a failure signal of no page.
+            r"(?m:^Node:[ \t]+<none>[ \t]*\n(?:[^\n]*\n){0,40}?Status:[ \t]+Pending[ \t]*$)",
         ),
+        "kubernetes pkg/scheduler/framework/plugins, pkg/kubelet/lifecycle/predicate.go, "
+        "pkg/kubelet/cm/devicemanager/manager.go, pkg/printers/internalversion/printers.go; kubectl "
+        "pkg/describe/describe.go",
     ),
     CauseRule(
         c.RUNBOOK_IMAGE_PULL_FAILED,
@@ -309,7 +379,13 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
         c.RUNBOOK_POD_START_FAILED,
         rx(
             r"\b(?:CreateContainerConfigError|CreateContainerError|RunContainerError)\b",
-            r"\bFailed(?:Mount|AttachVolume|MapVolume)\b",
+            # the runtime could not start it (containerd's CRI "StartError", dockershim "ContainerCannotRun"),
+            # a lifecycle hook failed (pkg/kubelet/kuberuntime: "PostStartHookError", "PreStartHookError",
+            # "PreCreateHookError"; event FailedPostStartHook), or the pod's sandbox (its network, its
+            # runtime handler) could not be made: event FailedCreatePodSandBox "Failed to create pod sandbox"
+            r"(?-i:\b(?:ContainerCannotRun|StartError|PostStartHookError|PreStartHookError|PreCreateHookError)\b)",
+            r"\bFailed(?:Mount|AttachVolume|MapVolume|PostStartHook|CreatePodSandBox)\b",
+            r"\bFailed to create pod sandbox: ",
             r"\bMountVolume\.(?:SetUp|MountDevice|WaitForAttach|NewMounter initialization) failed for volume",
             r"\bAttachVolume\.Attach failed for volume",
             r"\bUnable to (?:attach or )?mount volumes: unmounted volumes=",
@@ -321,6 +397,7 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
         "pkg/volume/util/operationexecutor/operation_generator.go, pkg/kubelet/volumemanager/"
         "volume_manager.go, pkg/kubelet/kuberuntime (the runAsNonRoot check)",
     ),
+    *POD_EXIT_RULES,
     *REGISTRY_RULES,
     *PLATFORM_RULES,
     *CONTAINER_RUNTIME_RULES,
@@ -383,7 +460,13 @@ WINDOWS_RULES: Final[tuple[CauseRule, ...]] = (
 RESTART_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_POD_PROBE_FAILED,
-        rx(r"(Liveness|Startup) probe failed", r"failed (liveness|startup) probe, will be restarted"),
+        rx(
+            r"(Liveness|Startup) probe failed",
+            r"failed (liveness|startup) probe, will be restarted",
+            # pkg/kubelet/prober/prober.go: "%s probe errored: %v" beside "%s probe failed: %s". A readiness
+            # probe only takes the pod out of its Service: while a model is not ready it is a consequence.
+            r"\b(?:Liveness|Startup) probe errored: ",
+        ),
     ),
     CauseRule(
         c.RUNBOOK_POD_CRASH_LOOPING,
