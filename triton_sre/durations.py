@@ -27,9 +27,14 @@ __all__ = [
 
 # milliseconds per unit: whole numbers, summed exactly and divided once (9ms is 0.009 s, not
 # 9 x 0.001 = 0.009000000000000001, which the spec refused as no whole number of milliseconds)
-_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-_WHOLE = re.compile(r"^(?:(\d+)(ms|s|m|h|d|w))+$")
-_PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
+_UNITS_MS = {
+    "y": 31_536_000_000, "w": 604_800_000, "d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1000, "ms": 1
+}
+# Prometheus' own grammar (prometheus/common model.ParseDuration): each unit at most once, largest first;
+# promtool and rule loading refuse `5m5m` or `30s1h` ("not a valid duration string"), a year is `y`
+_WHOLE = re.compile("".join(rf"(?:\d+{unit})?" for unit in _UNITS_MS))
+_PART = re.compile(r"(\d+)(ms|[smhdwy])")
+_PARTS_ONLY = re.compile(r"(?:\d+(?:ms|[smhdwy]))+")
 # The longest duration accepted: a year. Prometheus parses a duration into int64 nanoseconds (~292
 # years, longer is "duration out of range" in promtool and rule loading); nothing here needs more.
 MAX_DURATION_S = 365 * 86400
@@ -49,7 +54,10 @@ def parse_duration(value: Any, where: str) -> float:
 
 def _seconds(value: Any) -> float:
     got = bounded(value, yaml_hints=False)  # `1e3` is no duration whatever YAML reads
-    if isinstance(value, bool) or not isinstance(value, str) or not _WHOLE.fullmatch(value):
+    if isinstance(value, bool) or not isinstance(value, str) or not value or not _WHOLE.fullmatch(value):
+        if isinstance(value, str) and _PARTS_ONLY.fullmatch(value):
+            order = "units go largest first, each once, as Prometheus reads them (1h30m)"
+            raise DurationError(f"{order}, got {got}")
         raise DurationError(f"expected a duration like 500ms, 30s, 5m, 1h or 30d, got {got}")
     try:  # a number of thousands of digits is past int()'s limit, of hundreds past a float's
         seconds = sum(int(n) * _UNITS_MS[u] for n, u in _PART.findall(value)) / 1000
