@@ -4,14 +4,57 @@ before it."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 from binaries import binary
 
+import triton_sre
 from triton_sre.cli import main
 from triton_sre.durations import DurationError, parse_duration
+
+ROOT = Path(triton_sre.__file__).resolve().parents[1]  # the code under test (PYTHONPATH), its CLI too
+CLI = [sys.executable, "-m", "triton_sre"]
+LOG = ROOT / "tests/data/logs/gpu/cloud-repository-access.s3.log"
+
+
+def _run(*args: str, shell: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [binary("bash"), "-c", shell] if shell else [*CLI, *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+
+
+# -- triage of a log given as a pipe's path ------------------------------------------------------------------
+def test_triage_reads_a_log_given_by_process_substitution_as_the_file() -> None:
+    """Before: `triage <(kubectl logs ...)` (bash hands `/dev/fd/63`, a pipe) was `cannot read: File or
+    stream is not seekable.`, exit 2, since the sparse-hole skip seeked every log, a pipe's too."""
+    whole = _run("triage", str(LOG))
+    assert whole.returncode == 1 and "CRITICAL" in whole.stdout, whole
+    cli = " ".join(CLI)
+    for producer in ("cat", "gzip -c"):
+        piped = _run(shell=f"{cli} triage <({producer} {LOG})")
+        assert (piped.returncode, piped.stdout, piped.stderr) == (1, whole.stdout, ""), (producer, piped)
+
+
+def test_triage_reads_a_named_pipe(tmp_path: Path) -> None:
+    fifo = tmp_path / "triton.log"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with LOG.open("rb") as source, fifo.open("wb") as sink:
+            shutil.copyfileobj(source, sink)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    done = _run("triage", str(fifo))
+    writer.join(timeout=30)
+    assert done.returncode == 1 and "CRITICAL" in done.stdout, done
+
 
 # -- durations: Prometheus' grammar, no looser and no stricter -----------------------------------------------
 DURATIONS = ["1y", "1w", "2d", "1h30m", "1d1ms", "90s", "500ms", "1m1ms"]

@@ -125,7 +125,8 @@ def open_log(name: str, on_cut: Callable[[CutShort], None] | None = None) -> Ite
             start = sparse_data_start(raw.fileno(), size) if stat.S_ISREG(mode) else 0
             if start is None:
                 raise LogInputError(only_nuls_message(size, ended=True))
-            raw.seek(start)
+            if start:  # a pipe (`triage <(kubectl logs ...)`, a FIFO) cannot seek, even to where it is
+                raw.seek(start)
         peek = raw.peek(6)[:6] if hasattr(raw, "peek") else b""
         if hasattr(raw, "peek") and not peek:  # "no failure found" would read as a healthy server
             raise LogInputError("the log is empty (0 bytes): nothing to diagnose")
