@@ -56,6 +56,28 @@ def test_triage_reads_a_named_pipe(tmp_path: Path) -> None:
     assert done.returncode == 1 and "CRITICAL" in done.stdout, done
 
 
+# -- a file name's byte that is not UTF-8 -------------------------------------------------------------------
+@pytest.mark.parametrize("locale", ["C.UTF-8", "POSIX"])
+def test_a_file_names_byte_that_is_not_utf8_is_shown_as_that_byte(tmp_path: Path, locale: str) -> None:
+    """Before: lint's error on stderr and generate's list on stdout wrote the folder `rep<0xff>` as
+    `rep\\udcff` (Python's stand-in for the byte), where triage and every `shown_path` write `rep\\xff`."""
+    folder = Path(os.fsdecode(bytes(tmp_path) + b"/rep\xff"))
+    folder.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LC_ALL": locale}
+    linted = subprocess.run([*CLI, "lint", str(folder)], capture_output=True, text=True, timeout=120, env=env)
+    out = folder / "out"
+    made = subprocess.run(
+        [*CLI, "generate", "--spec", str(ROOT / "slos.yaml"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert linted.returncode == 2 and f"{tmp_path}/rep\\xff: the folder is empty" in linted.stderr, linted
+    assert made.returncode == 0 and f"into {tmp_path}/rep\\xff/out/" in made.stdout, made
+    assert "udcff" not in linted.stderr + made.stdout
+
+
 # -- durations: Prometheus' grammar, no looser and no stricter -----------------------------------------------
 DURATIONS = ["1y", "1w", "2d", "1h30m", "1d1ms", "90s", "500ms", "1m1ms"]
 DURATIONS += ["5m5m", "30s1h", "1ms1s", "1d1w", "1h1h"]

@@ -305,15 +305,20 @@ def _main(argv: Sequence[str], log_stream: object) -> int:
         return c.EXIT_USAGE
 
 
+_DEFAULT_HANDLERS = ("strict", "surrogateescape", "backslashreplace")  # stdout's; stderr's is the last
+
+
 def _lenient_output() -> None:
     """A character the terminal's encoding cannot show (`PYTHONIOENCODING=ascii`, a Latin-1 locale:
     a model name with `é`, an evidence line with `—`) is written as its escape (`\\u2014`), not an
     `internal error: UnicodeEncodeError` after half the output. Python gives stdout
     `surrogateescape` instead of `strict` under the C locale without its UTF-8 mode (`LC_ALL=C
     PYTHONUTF8=0`: ASCII), which fails on `é` just the same."""
+    from triton_sre.redact import BYTES_AS_ESCAPES
+
     for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper) and stream.errors in ("strict", "surrogateescape"):
-            stream.reconfigure(errors="backslashreplace")
+        if isinstance(stream, io.TextIOWrapper) and stream.errors in _DEFAULT_HANDLERS:
+            stream.reconfigure(errors=BYTES_AS_ESCAPES)  # `\\u2014`; a file name's byte `\\xff`
 
 
 class _ClosedStdout(io.TextIOBase):

@@ -9,6 +9,7 @@ strings (dashboard links carry them) and only loses credentials: ``queries=False
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import logging
 import os
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any, TextIO
 
 __all__ = [
+    "BYTES_AS_ESCAPES",
     "REDACTED",
     "RedactingFilter",
     "RedactingStream",
@@ -185,6 +187,22 @@ def _escape_char(ch: str) -> str:
     if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for the byte code - 0xDC00
         return f"\\x{code - 0xDC00:02x}"
     return repr(ch)[1:-1]  # \x1b, \r, \u202e (a quote or a backslash is printable: never here)
+
+
+def _escapes(exc: UnicodeError) -> tuple[str, int]:
+    """An output stream's error handler: what its encoding cannot write as its escape (`\\u2014` as
+    `backslashreplace` does), but a byte that was not UTF-8 (a file name's, `surrogateescape`) as that
+    byte (`\\xff`, as `printable` shows it), not as its stand-in `\\udcff`."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    part = exc.object[exc.start : exc.end]
+    shown = (_escape_char(ch) if 0xDC80 <= ord(ch) <= 0xDCFF else ascii(ch)[1:-1] for ch in part)
+    return "".join(shown), exc.end
+
+
+BYTES_AS_ESCAPES = "triton_sre.escapes"
+"""The error handler `_escapes` is registered as (`stream.reconfigure(errors=BYTES_AS_ESCAPES)`)."""
+codecs.register_error(BYTES_AS_ESCAPES, _escapes)
 
 
 def _keep_name(match: re.Match[str]) -> str:
