@@ -36,9 +36,11 @@ def test_triage_reads_a_log_given_by_process_substitution_as_the_file() -> None:
     whole = _run("triage", str(LOG))
     assert whole.returncode == 1 and "CRITICAL" in whole.stdout, whole
     cli = " ".join(CLI)
-    for producer in ("cat", "gzip -c"):
-        piped = _run(shell=f"{cli} triage <({producer} {LOG})")
-        assert (piped.returncode, piped.stdout, piped.stderr) == (1, whole.stdout, ""), (producer, piped)
+    shells = [f"{cli} triage <(cat {LOG})", f"{cli} triage <(gzip -c {LOG})"]
+    shells.append(f"cat {LOG} | {cli} triage /dev/stdin")  # a pipe again, by its /dev name
+    for command in shells:
+        piped = _run(shell=command)
+        assert (piped.returncode, piped.stdout, piped.stderr) == (1, whole.stdout, ""), (command, piped)
 
 
 def test_triage_reads_a_named_pipe(tmp_path: Path) -> None:
