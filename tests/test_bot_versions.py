@@ -9,6 +9,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -69,8 +70,14 @@ def _exposition(cluster: str, started: dict[str, float]) -> str:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
-    work = tmp_path_factory.mktemp("versions-store")
-    started = STARTED
+    with versions_store(tmp_path_factory.mktemp("versions-store"), STARTED) as prom:
+        yield prom
+
+
+@contextmanager
+def versions_store(work: Path, started: dict[str, float]) -> Iterator[Prom]:
+    """A real Prometheus scraping the clusters' series, their clocks in `started` (one dict per store: a
+    second store on the first's dict would begin with east's v2 loaded already)."""
     servers = {
         name: serve_text(lambda name=name: _exposition(name, started)) for name in (EAST, WEST, OLD_TRITON)
     }

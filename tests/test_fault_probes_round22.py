@@ -4,17 +4,25 @@ before it."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from binaries import binary
+from live_prometheus import Prom
+from test_bot_versions import EAST, MODEL, WINDOW, facts_worker, slo_group, versions_store
 
 import triton_sre
+from triton_sre import conventions as c
+from triton_sre.bot.enrich import enrich
 from triton_sre.cli import main
 from triton_sre.durations import DurationError, parse_duration
 
@@ -56,6 +64,30 @@ def test_triage_reads_a_named_pipe(tmp_path: Path) -> None:
     done = _run("triage", str(fifo))
     writer.join(timeout=30)
     assert done.returncode == 1 and "CRITICAL" in done.stdout, done
+
+
+# -- the bot's clock behind Prometheus' ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
+    """test_bot_versions' clusters scraped by a real Prometheus, on clocks of this module's own."""
+    with versions_store(tmp_path_factory.mktemp("versions-store"), {}) as prom:
+        yield prom
+
+
+def test_a_bots_clock_behind_prometheus_still_shows_the_versions_when_the_alert_fired(
+    store: Prom, tmp_path: Path
+) -> None:
+    """Before: with the bot's machine two hours behind Prometheus, the alert's startsAt (Prometheus' time)
+    was clamped to the bot's now, and the versions "when it fired" were read two hours before the alert:
+    no version line at all. Now they are read at the firing, on Prometheus' clock."""
+    fired = time.time() - 1  # east's v2 has been failing for a while (the `store` fixture waits for it)
+    group = slo_group(EAST, fired)
+    worker = facts_worker(store.url, tmp_path)
+    worker.clock = lambda: time.time() - 7200
+    model = enrich(group, worker.facts(group), worker.links, c.LABEL_CLUSTER).context()
+    blocks = json.dumps(worker.renderer.blocks(model))
+    at = datetime.fromtimestamp(fired, timezone.utc).strftime("%H:%M:%S UTC")
+    assert f"*Versions at {at}, when it fired:* {MODEL} over {WINDOW}: v2 100.0% failed" in blocks, blocks
 
 
 # -- a file name's byte that is not UTF-8 -------------------------------------------------------------------

@@ -129,6 +129,24 @@ def fired_at(alert: Alert, now: float) -> tuple[float | None, str]:
     return when, f"{utc_clock(when, now)}, when it fired"
 
 
+def clock_of(prometheus: Prometheus, alerts: Iterable[Alert], now: float) -> float:
+    """`now` (this machine's clock), or Prometheus' own when an alert started after it: this clock is
+    behind the one that stamped startsAt, and the figures "when it fired" clamped to it were read hours
+    before the alert (no version at all, or the wrong one). Prometheus not answering: `now`."""
+    for alert in alerts:
+        try:
+            started = parse_rfc3339(alert.starts_at).timestamp()
+        except ValueError:
+            continue
+        if started > now:
+            try:
+                return max(now, prometheus.now())
+            except PromError as exc:
+                log.warning("Prometheus' clock not read: %s", exc)
+                return now
+    return now
+
+
 def utc_clock(when: float, now: float) -> str:
     """`20:55:48 UTC`, with the date when `when` is on another (UTC) day than `now`."""
     stamp = dt.datetime.fromtimestamp(when, dt.timezone.utc)

@@ -57,7 +57,7 @@ from triton_sre.bot.silence_state import SilenceState
 from triton_sre.bot.silence_watch import SilenceWatch
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
 from triton_sre.bot.urls import generator_expr
-from triton_sre.bot.versions import fired_at, version_facts
+from triton_sre.bot.versions import clock_of, fired_at, version_facts
 from triton_sre.namespacing import in_cluster, label_pairs, shared_names
 from triton_sre.prom import PromError, Prometheus
 from triton_sre.rollout.live import partial_texts
@@ -430,9 +430,9 @@ class Worker:
         if prom is not self.prometheus:  # a cluster's own: its series have no cluster label (external)
             shown = [replace(a, labels=in_own_cluster(a.labels, self.settings.cluster_label)) for a in shown]
         cluster_label = self.settings.cluster_label
+        now = clock_of(prom, shown, self.clock())  # Prometheus' when this clock is behind the alerts'
         prom = cast(Prometheus, PassMemo(prom))  # a query alike for several alerts: asked once (passmemo.py)
         slo = promfacts.slo_figures(prom, shown, cluster_label, key)
-        now = self.clock()
         return replace(
             found,
             burn_rates=slo.burn,
