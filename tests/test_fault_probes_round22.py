@@ -151,3 +151,43 @@ def test_units_out_of_order_say_how_prometheus_writes_them(capsys: pytest.Captur
     assert "--window: units go largest first, each once, as Prometheus reads them (1h30m), got '5m5m'" in (
         capsys.readouterr().err
     )
+
+
+# -- --runbook-base-url that no alert can link to -----------------------------------------------------------
+RUNBOOK_BASES = {
+    # value: what the refusal says (generate wrote each into every alert's runbook_url, promtool clean)
+    "javascript:alert(1)//": "must be an http(s) URL without a query string or fragment",
+    "ftp://h/rb/": "must be an http(s) URL without a query string or fragment",
+    "http://h/rb?token=s3cret": "must be an http(s) URL without a query string or fragment",  # ?token=…/x.md
+    "http://h/rb/#top": "must be an http(s) URL without a query string or fragment",
+    "http://u:s3cret@h/rb/": "must carry no credentials: every alert, message and dashboard shows it",
+    "http://h/\nrb/": "must be one line of printable text",  # a YAML block of two lines in every alert
+}
+RUNBOOK_COMMANDS = {
+    "generate": ["generate", "--spec", str(ROOT / "slos.yaml"), "--out"],
+    "stack up": ["stack", "up", "--port-base=-1", "--workdir"],  # a base it refuses: never a stack started
+    "lint": ["lint", str(ROOT / "triton_sre/demo/models"), "--release", "24.12", "--target"],
+    "triage": ["triage", str(LOG), "--format"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(RUNBOOK_COMMANDS))
+@pytest.mark.parametrize("value", sorted(RUNBOOK_BASES))
+def test_a_runbook_base_no_alert_can_link_to_is_refused_at_parsing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, value: str
+) -> None:
+    last = {"lint": "cpu", "triage": "text"}.get(command, str(tmp_path / "o"))
+    with pytest.raises(SystemExit) as exited:
+        main([*RUNBOOK_COMMANDS[command], last, f"--runbook-base-url={value}"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --runbook-base-url: {RUNBOOK_BASES[value]}" in err, err
+    assert "s3cret" not in err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("value", ["https://github.com/ORG/REPO/blob/main/runbooks/", "rb/", "docs/rb:x/"])
+def test_an_http_url_or_a_repository_path_is_still_a_runbook_base(tmp_path: Path, value: str) -> None:
+    spec = str(ROOT / "slos.yaml")
+    assert main(["generate", "--spec", spec, "--out", str(tmp_path), f"--runbook-base-url={value}"]) == 0
+    alerts = (tmp_path / "alerts/triton-alerts.yaml").read_text()
+    assert f"runbook_url: {value}triton-server-down.md" in alerts

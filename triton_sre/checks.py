@@ -191,7 +191,9 @@ def byte_count_arg(text: str) -> int:
 def runbook_base_arg(text: str) -> str:
     """argparse type of ``--runbook-base-url`` (an http(s) URL or a repository path): not empty and
     without Go template braces, since Prometheus expands an alert's annotations as a template (a
-    ``{{`` in the prefix would make every generated runbook_url a broken template)."""
+    ``{{`` in the prefix would make every generated runbook_url a broken template); one printable line;
+    a URL is http(s) (not ``javascript:``), without a query or fragment (the name is added after it) and
+    without credentials (every alert and Slack message shows it)."""
     if not text:
         raise argparse.ArgumentTypeError("must not be empty")
     if "{{" in text or "}}" in text:
@@ -199,6 +201,23 @@ def runbook_base_arg(text: str) -> str:
             f"must not contain '{{{{' or '}}}}' (Prometheus reads alert annotations as Go templates), "
             f"got {bounded(text)}"
         )
+    if not text.isprintable():  # a newline made every runbook_url a YAML block of two lines
+        raise argparse.ArgumentTypeError(f"must be one line of printable text, got {bounded(text)}")
+    parts = urlsplit(text)
+    if parts.scheme or text.startswith("//"):  # a URL, not a repository path: an http(s) one, to a page
+        try:
+            check_base_url("", text)
+        except ConfigError:
+            shown = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))  # a query may hold a token
+            raise argparse.ArgumentTypeError(
+                f"must be an http(s) URL without a query string or fragment (the runbook's name is added to "
+                f"it), or a repository path, got {bounded(refused_url(shown))}"
+            ) from None
+        if parts.username is not None or parts.password is not None:
+            raise argparse.ArgumentTypeError(
+                "must carry no credentials: every alert, message and dashboard shows it, got "
+                f"{bounded(refused_url(text))}"
+            )
     return text
 
 

@@ -14,7 +14,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any, TextIO
 
 from triton_sre import conventions as c
-from triton_sre.checks import path_text_arg
+from triton_sre.checks import path_text_arg, runbook_base_arg
 from triton_sre.ttyprogress import Progress, colour_on
 
 if TYPE_CHECKING:  # the engine and its rule tables load when triage runs, not when the CLI starts
@@ -44,6 +44,7 @@ def add_triage_parser(commands: Any, epilog: str) -> None:
     triage.add_argument("--triton-url", help="diagnose this live Triton (HTTP endpoint) instead of a log")
     triage.add_argument(
         "--runbook-base-url",
+        type=runbook_base_arg,
         help="link runbooks as <URL><id>.md (default: the repository path runbooks/<id>.md)",
     )
     triage.add_argument(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from triton_sre import conventions as c
-from triton_sre.checks import path_text_arg
+from triton_sre.checks import path_text_arg, runbook_base_arg
 from triton_sre.lint.issue import TARGET_CPU, TARGET_GPU, LintOptions
 from triton_sre.redact import printable
 from triton_sre.ttyprogress import colour_on
@@ -62,7 +62,7 @@ def add_lint_parser(commands: Any, epilog: str) -> None:
     parser.add_argument(
         "--format", choices=["text", "json", "markdown"], default="text", help="output format (default text)"
     )
-    parser.add_argument("--runbook-base-url", help="link runbooks as <URL><id>.md")
+    parser.add_argument("--runbook-base-url", type=runbook_base_arg, help="link runbooks as <URL><id>.md")
     parser.add_argument(
         "--runbooks",
         type=path_text_arg,
