@@ -1,6 +1,7 @@
-"""Fault probes, round twenty-two (branch `probes22`, 2026-12-07): durations as Prometheus reads them, ... —
-the probes listed in docs/failure-behaviour.md, "Fault probes, round twenty-two". Each test of a fix failed
-before it."""
+"""Fault probes, round twenty-two (branch `probes22`, 2026-12-07): logs given as pipes, a file name's byte
+that is not UTF-8, the bot's clock behind Prometheus', durations as Prometheus reads them, runbook base URLs
+no alert can link to — the probes listed in docs/failure-behaviour.md, "Fault probes, round twenty-two". Each
+test of a fix failed before it."""
 
 from __future__ import annotations
 
