@@ -17,12 +17,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+import yaml
 from binaries import binary
 from live_prometheus import Prom
 from test_bot_versions import EAST, MODEL, WINDOW, facts_worker, slo_group, versions_store
 
 import triton_sre
 from triton_sre import conventions as c
+from triton_sre.bot.config import load_bot_config
 from triton_sre.bot.enrich import enrich
 from triton_sre.cli import main
 from triton_sre.durations import DurationError, parse_duration
@@ -192,3 +194,33 @@ def test_an_http_url_or_a_repository_path_is_still_a_runbook_base(tmp_path: Path
     assert main(["generate", "--spec", spec, "--out", str(tmp_path), f"--runbook-base-url={value}"]) == 0
     alerts = (tmp_path / "alerts/triton-alerts.yaml").read_text()
     assert f"runbook_url: {value}triton-server-down.md" in alerts
+
+
+BOT_RUNBOOK_BASES = {
+    "http://u:s3cret@h/rb/": "must carry no credentials: every alert, message and dashboard shows it",
+    "http://h/rb/?token=s3cret": "must be an http(s) URL without a query string or fragment",
+}
+
+
+@pytest.mark.parametrize("value", sorted(BOT_RUNBOOK_BASES))
+def test_the_bots_runbook_base_with_a_password_or_a_query_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """Before: the bot took any http(s) URL (`check_url`): every Slack button carried the password or the
+    query (`…/rb/?token=…python-model-error.md`)."""
+    monkeypatch.delenv(c.ENV_BOT_TOKEN, raising=False)  # no bot ever starts, whatever it accepts
+    config = tmp_path / "bot.yaml"
+    config.write_text(yaml.safe_dump({"bot": {"channel": "#t", "runbook_base_url": value}}), encoding="utf-8")
+    assert main(["bot", "--config", str(config)]) == 2
+    flag = ["bot", "--channel", "#t", "--outbox", str(tmp_path / "o.sqlite3"), f"--runbook-base-url={value}"]
+    assert main(flag) == 2
+    err = capsys.readouterr().err
+    assert f"{config}: bot.runbook_base_url: {BOT_RUNBOOK_BASES[value]}" in err, err
+    assert f"--runbook-base-url: {BOT_RUNBOOK_BASES[value]}" in err and "s3cret" not in err
+    assert load_bot_config_text(tmp_path, "https://rb.example.com/runbooks/") == "https://rb.example.com/runbooks/"
+
+
+def load_bot_config_text(tmp_path: Path, value: str) -> str | None:
+    config = tmp_path / "good.yaml"
+    config.write_text(yaml.safe_dump({"bot": {"runbook_base_url": value}}), encoding="utf-8")
+    return load_bot_config(config).runbook_base_url

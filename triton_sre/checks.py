@@ -205,20 +205,39 @@ def runbook_base_arg(text: str) -> str:
         raise argparse.ArgumentTypeError(f"must be one line of printable text, got {bounded(text)}")
     parts = urlsplit(text)
     if parts.scheme or text.startswith("//"):  # a URL, not a repository path: an http(s) one, to a page
-        try:
-            check_base_url("", text)
-        except ConfigError:
-            shown = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))  # a query may hold a token
-            raise argparse.ArgumentTypeError(
-                f"must be an http(s) URL without a query string or fragment (the runbook's name is added to "
-                f"it), or a repository path, got {bounded(refused_url(shown))}"
-            ) from None
-        if parts.username is not None or parts.password is not None:
-            raise argparse.ArgumentTypeError(
-                "must carry no credentials: every alert, message and dashboard shows it, got "
-                f"{bounded(refused_url(text))}"
-            )
+        problem = _link_base_problem(text)
+        if problem is not None:
+            path_too = problem.replace(" it), got ", " it), or a repository path, got ", 1)
+            raise argparse.ArgumentTypeError(path_too)
     return text
+
+
+def check_runbook_base(where: str, value: Any) -> str:
+    """A base URL runbook links are made of (the bot's Slack buttons): http(s), no query string or fragment
+    (the runbook's name is added after it), no credentials (every message shows it)."""
+    text = value.strip() if isinstance(value, str) else value
+    problem = _link_base_problem(text) if isinstance(text, str) else "must be an http(s) URL"
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
+    return text
+
+
+def _link_base_problem(text: str) -> str | None:
+    """What makes `text` no base of links: not an http(s) URL, a query or fragment, credentials (quoted
+    without the query, which may hold a token, or the password); None when it is one."""
+    parts = urlsplit(text)
+    try:
+        check_base_url("", text)
+    except ConfigError:
+        shown = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+        return (
+            "must be an http(s) URL without a query string or fragment (the runbook's name is added to it), "
+            f"got {bounded(refused_url(shown))}"
+        )
+    if parts.username is not None or parts.password is not None:
+        shown = bounded(refused_url(text))
+        return f"must carry no credentials: every alert, message and dashboard shows it, got {shown}"
+    return None
 
 
 def out_folder_arg(text: str) -> str:

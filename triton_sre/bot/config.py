@@ -48,7 +48,7 @@ from triton_sre.checks import (
     check_listen,
     check_positive_int,
     check_positive_number,
-    check_url,
+    check_runbook_base,
     parse_listen,
     read_yaml,
 )
@@ -305,7 +305,7 @@ def _window(where: str, value: Any) -> str:
 _FIELDS: dict[str, Any] = {
     "channel": check_slack_channel,
     "listen": check_listen,
-    "runbook_base_url": check_url,
+    "runbook_base_url": check_runbook_base,
     "grafana_url": check_base_url,
     "alertmanager_url": check_base_url,
     "alertmanager_api_url": check_base_url,
