@@ -21,7 +21,7 @@ from triton_sre.diagnosis.server_rules import OPTION_RULES, PORT_RULES
 from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED
 from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
-from triton_sre.diagnosis.tool_rules import TOOL_RULES
+from triton_sre.diagnosis.tool_rules import CONSOLE_SCRIPT_RUN, TOOL_RULES
 
 __all__ = [
     "ENTRY_POINT_FRAME",
@@ -419,8 +419,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bname '[A-Za-z_]\w*' is not defined\b",
             r"\blocal variable '[A-Za-z_]\w*' referenced before assignment\b"
             r"|\bcannot access local variable '[A-Za-z_]\w*' where it is not associated with a value\b",
-            # (not Paddle's ``C++ Traceback (most recent call last):``, phi's enforce of a C++ failure)
-            r"(?<!C\+\+ )\bTraceback \(most recent call last\)",
+            # (not Paddle's ``C++ Traceback``, phi's enforce of a C++ failure; nor a console script's run)
+            rf"(?<!C\+\+ )\bTraceback \(most recent call last\)(?!{CONSOLE_SCRIPT_RUN})",
             r"\(model\.py, line \d+\)",
             r"TritonModelException",
             r"Failed to create instance: \w*(Error|Exception)\b",

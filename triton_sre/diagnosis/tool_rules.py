@@ -20,7 +20,7 @@ from typing import Final
 from triton_sre import conventions as c
 from triton_sre.diagnosis.stack_rules import CauseRule
 
-__all__ = ["TOOL_RULES"]
+__all__ = ["CONSOLE_SCRIPT_RUN", "TOOL_RULES"]
 
 # Model Analyzer's own lines (its logger's "[Model Analyzer] " prefix, 1.x on; the older "INFO[client.py:82]
 # Model <name> load failed:" layout; the launcher's and the config generator's messages).
@@ -32,6 +32,14 @@ _MODEL_ANALYZER = (
 # Open MPI's launcher (ORTE's mpirun/orterun up to Open MPI 4.x, PRRTE's prterun in 5.x; mpiexec is the
 # same program), which TensorRT-LLM's launch_triton_server.py puts in front of one tritonserver per rank.
 _MPI_LAUNCHER = r"(?:mpirun|mpiexec|orterun|prterun|prte)"
+
+# A Python traceback whose first frame is a console script: the launcher pip writes into a bin folder for a
+# package's entry point (pip's distlib ScriptMaker template: no .py suffix, a module-level
+# ``sys.exit(<main>())``), e.g. ``File "/usr/local/bin/download-to-cache", line 8, in <module>``. A
+# program the user or the container's command ran from a shell failed, not a model.py the Python backend's
+# stub imports (the stub's frames start in the model's file): python-model-error does not claim it, and
+# the cause the paste states beside it (a folder it may not write, a download refused) decides.
+CONSOLE_SCRIPT_RUN: Final = r':?[ \t]*\r?\n[^\n]*?\bFile "[^"\n]*/bin/[^"/.\n]+", line \d+, in <module>'
 
 TOOL_RULES: Final[tuple[CauseRule, ...]] = (
     # A load or unload request the server refuses before touching the model, as the caller reports it

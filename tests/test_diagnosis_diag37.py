@@ -1,0 +1,92 @@
+"""The corpus' remaining misses, fixed by class from the wording's source (diag37, issue 20).
+
+- A Python traceback whose first frame is a console script (the launcher pip writes into a ``bin`` folder for
+  a package's entry point: distlib's script template ends with ``sys.exit(<main>())`` on line 8, no ``.py``
+  suffix) is a program run from a shell, not the model's ``model.py`` the Python backend's stub imports:
+  python-model-error does not claim it; a cause stated beside it decides (transformers' warning that it
+  cannot write its cache folder, ``utils/hub.py``), else the fallback quotes the traceback.
+"""
+
+# ruff: noqa: E501 - quoted log lines are test data
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+
+LOGS = Path(__file__).parent / "data" / "logs"
+
+# transformers src/transformers/utils/hub.py (4.x): logged when os.makedirs / the cache version file fails.
+_HF_CACHE = (
+    "There was a problem when trying to write in your cache folder (/.cache/huggingface/hub). You should set "
+    "the environment variable TRANSFORMERS_CACHE to a writable directory."
+)
+# diffusers src/diffusers/utils/hub_utils.py: the same check, its own wording.
+_DIFFUSERS_CACHE = (
+    "There was a problem when trying to write in your cache folder (/root/.cache/huggingface/diffusers). "
+    "Please, ensure the directory exists and can be written to."
+)
+
+
+def _findings(text: str):  # type: ignore[no-untyped-def]
+    return diagnose_events(parse_text(text)).findings
+
+
+def _first(text: str) -> str | None:
+    findings = _findings(text)
+    return findings[0].runbook if findings else None
+
+
+def _console_script_run(tool: str, exc: str) -> str:
+    # A console script's traceback as CPython prints it: the launcher's line 8 first (distlib's template).
+    return (
+        "Traceback (most recent call last):\n"
+        f'  File "/usr/local/bin/{tool}", line 8, in <module>\n'
+        "    sys.exit(main())\n"
+        f'  File "/usr/local/lib/python3.10/dist-packages/{tool.replace("-", "_")}/cli.py", line 75, in main\n'
+        "    files = repo.download_all()\n"
+        f"{exc}\n"
+    )
+
+
+@pytest.mark.parametrize("warning", [_HF_CACHE, _DIFFUSERS_CACHE])
+def test_a_console_scripts_failure_after_an_unwritable_cache_is_the_permission(warning: str) -> None:
+    log = f"{warning}\n" + _console_script_run("huggingface-cli", 'OSError: "Errors fetching files"')
+    findings = _findings(log)
+    assert findings[0].runbook == c.RUNBOOK_PERMISSION_DENIED
+    assert "cache folder" in findings[0].evidence[0].text
+
+
+def test_a_console_scripts_traceback_alone_is_the_fallback_not_the_model() -> None:
+    findings = _findings(_console_script_run("download-to-cache", "ValueError: bad value"))
+    assert [f.runbook for f in findings][:1] == [c.RUNBOOK_UNKNOWN_LOAD_FAILURE]
+    assert findings[0].evidence[0].text.startswith("Traceback")
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        # The model's own file (the stub imports it): the model's Python code.
+        '  File "/models/preprocessing/1/model.py", line 3, in <module>',
+        # A script run by path (python3 tool.py) is no console-script launcher either.
+        '  File "/workspace/tools/convert.py", line 8, in <module>',
+    ],
+)
+def test_a_model_or_script_traceback_stays_the_models_code(frame: str) -> None:
+    log = f"Traceback (most recent call last):\n{frame}\n    TOKENIZER = load()\nKeyError: 'tokenizer'\n"
+    assert _first(log) == c.RUNBOOK_PYTHON_MODEL_ERROR
+
+
+@pytest.mark.parametrize(
+    ("case", "runbook"),
+    [
+        ("heldout17/nim-deploy-51.log", c.RUNBOOK_PERMISSION_DENIED),
+    ],
+)
+def test_the_corpus_logs_of_these_classes(case: str, runbook: str) -> None:
+    assert _first((LOGS / case).read_text(encoding="utf-8")) == runbook
