@@ -5,6 +5,10 @@
   suffix) is a program run from a shell, not the model's ``model.py`` the Python backend's stub imports:
   python-model-error does not claim it; a cause stated beside it decides (transformers' warning that it
   cannot write its cache folder, ``utils/hub.py``), else the fallback quotes the traceback.
+- FastDeploy's Python package wraps the import of its compiled extension (``python/fastdeploy/
+  c_lib_wrap.py.in``: ``raise RuntimeError("FastDeploy initalized failed!")`` from a bare ``except``; later
+  releases append ``Error: <the loader's error>``): the package is there, its native part does not load
+  (python-shared-library-missing), unless the appended error names another cause.
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
@@ -82,9 +86,42 @@ def test_a_model_or_script_traceback_stays_the_models_code(frame: str) -> None:
     assert _first(log) == c.RUNBOOK_PYTHON_MODEL_ERROR
 
 
+# The Python backend's stub at auto-complete (python_backend src/pb_stub.cc: "Failed to initialize Python stub
+# for auto-complete: <exception>") and core's load failure quoting it.
+_FASTDEPLOY = "RuntimeError: FastDeploy initalized failed!"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"I0530 07:35:33.346340 178 pb_stub.cc:245]  Failed to initialize Python stub for auto-complete: {_FASTDEPLOY}",
+        f"E0530 07:35:33.355016 152 model_lifecycle.cc:596] failed to load 'postprocess' version 1: Internal: {_FASTDEPLOY}",
+        f"E0530 07:35:33.355016 152 model_lifecycle.cc:596] failed to load 'postprocess' version 1: Internal: {_FASTDEPLOY} Error: libpaddle_inference.so: cannot open shared object file: No such file or directory",
+    ],
+)
+def test_fastdeploys_extension_that_does_not_load_is_a_shared_library(line: str) -> None:
+    assert _first(line + "\n") == c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING
+
+
+@pytest.mark.parametrize(
+    ("detail", "runbook"),
+    [
+        ("/lib64/libstdc++.so.6: version `GLIBCXX_3.4.21' not found", c.RUNBOOK_LIBRARY_VERSION_MISMATCH),
+        (
+            "/lib/x86_64-linux-gnu/libp11-kit.so.0: undefined symbol: ffi_type_pointer, version LIBFFI_BASE_7.0",
+            c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        ),
+    ],
+)
+def test_fastdeploys_appended_error_decides_when_it_names_another_cause(detail: str, runbook: str) -> None:
+    line = f"E0530 07:35:33.355016 152 model_lifecycle.cc:596] failed to load 'm' version 1: Internal: {_FASTDEPLOY} Error: {detail}\n"
+    assert _first(line) == runbook
+
+
 @pytest.mark.parametrize(
     ("case", "runbook"),
     [
+        ("heldout16/fastdeploy-2003.log", c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING),
         ("heldout17/nim-deploy-51.log", c.RUNBOOK_PERMISSION_DENIED),
     ],
 )

@@ -220,6 +220,20 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
         ),
         "TensorFlow cc/saved_model/reader.cc, python/saved_model/loader_impl.py; OpenVINO IR frontend",
     ),
+    # FastDeploy's Python package failing to import its compiled extension (c_lib_wrap.py.in raises
+    # RuntimeError("FastDeploy initalized failed!") from a bare except, later with "Error: <the loader's
+    # error>"): the package is installed and its native part does not load, python-shared-library-missing's
+    # Meaning. An appended error other than a library the loader cannot open (a GLIBCXX version, an
+    # undefined symbol) is left to its own rule.
+    CauseRule(
+        c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+        rx(
+            r"\bFastDeploy initalized failed!(?! Error:)",
+            r"\bFastDeploy initalized failed! Error: [^\n]{0,200}\.so(?:\.[\w.]+)?: cannot open shared object"
+            r" file",
+        ),
+        "PaddlePaddle/FastDeploy python/fastdeploy/c_lib_wrap.py.in (the import of its compiled extension)",
+    ),
     # vLLM, TensorRT-LLM, transformers / huggingface_hub / tokenizers / safetensors, protobuf (their module).
     *LLM_LIBRARY_RULES,
 )
