@@ -9,6 +9,11 @@
   c_lib_wrap.py.in``: ``raise RuntimeError("FastDeploy initalized failed!")`` from a bare ``except``; later
   releases append ``Error: <the loader's error>``): the package is there, its native part does not load
   (python-shared-library-missing), unless the appended error names another cause.
+- The NVIDIA driver's own user-space libraries (``libcuda.so.1``, ``libnvidia-ml.so.1``) come from the host's
+  driver, mounted into a GPU container by the NVIDIA Container Toolkit (libnvidia-container ``src/nvc_info.c``:
+  ``compute_libs``, ``utility_libs``); the loader not finding them (glibc: ``error while loading shared
+  libraries: <lib>: cannot open shared object file``) means no driver is visible where the process runs:
+  cuda-driver-mismatch, not a library of another release. The image's own CUDA libraries keep their pages.
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
@@ -127,3 +132,34 @@ def test_fastdeploys_appended_error_decides_when_it_names_another_cause(detail: 
 )
 def test_the_corpus_logs_of_these_classes(case: str, runbook: str) -> None:
     assert _first((LOGS / case).read_text(encoding="utf-8")) == runbook
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "./tritonserver: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
+        "/opt/tritonserver/bin/tritonserver: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or directory",
+        "E0101 00:00:00.000000 1 model_lifecycle.cc:642] failed to load 'm' version 1: Internal: ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+    ],
+)
+def test_the_drivers_own_libraries_missing_is_no_usable_driver(line: str) -> None:
+    assert _first(line + "\n") == c.RUNBOOK_CUDA_DRIVER_MISMATCH
+
+
+@pytest.mark.parametrize(
+    ("line", "runbook"),
+    [
+        # The image's CUDA toolkit library, imported by a Python package: the package's native dependency.
+        (
+            "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+            c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+        ),
+        # TensorRT's library for the backend (tensorrt_backend loader.cc): another release's library.
+        (
+            "unable to create TensorRT runtime: libnvinfer.so.10: cannot open shared object file",
+            c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        ),
+    ],
+)
+def test_the_images_own_libraries_keep_their_pages(line: str, runbook: str) -> None:
+    assert _first(line + "\n") == runbook

@@ -121,9 +121,12 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b|\bcudaErrorCompatNotSupportedOnDevice\b",
             # torch/serialization.py: a checkpoint saved on a GPU, loaded where CUDA sees none.
             r"\bon a CUDA device but torch\.cuda\.is_available\(\) is False\b",
+            # The driver's own libraries (libnvidia-container nvc_info.c compute_libs / utility_libs: what the
+            # NVIDIA Container Toolkit mounts) not found by the loader: no driver where the process runs.
+            r"\blib(?:cuda|nvidia-ml)\.so(?:\.1)?: cannot open shared object file\b",
         ),
         "CUDA runtime/driver error strings and enum names (cuda_runtime_api.h, cuda.h, 11.0-12.6); "
-        "PyTorch torch/serialization.py",
+        "PyTorch torch/serialization.py; libnvidia-container src/nvc_info.c (the driver's libraries)",
     ),
     CauseRule(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,
