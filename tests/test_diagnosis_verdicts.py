@@ -76,6 +76,8 @@ def test_a_cause_above_a_bare_verdict_in_one_block_is_the_model_s() -> None:
         ("the job printed\n  FATAL boom\n", 2),
         ("kubectl said:\nError: container triton terminated with exit code 139.\n", 2),
         ("and then\nerror during capture\n", 2),
+        # a cobra CLI's returned error (Singularity/Apptainer's `instance stop`, heldout66)
+        ('then I stopped it:\nError for command "stop": no instance found\n', 2),
     ],
 )
 def test_a_level_word_line_under_other_text_is_never_empty(text: str, line: int) -> None:

@@ -73,10 +73,12 @@ _FAILURE_WORD = re.compile(
 )
 # A pasted line that starts with a failure level word (``ERROR: ...``, ``FATAL ...``): a raw block's first
 # line in any case; a later one (the paste's own words came first) in capitals, or an ``Error: <what>`` /
-# ``error while|when|during ...`` sentence, or a C++ exception's ``  what():  <message>``, not a report's
+# ``error while|when|during ...`` sentence, a CLI's ``Error for|in|from|on <what>: <err>`` (cobra's ``Error
+# for command "stop": no instance found``), or a C++ exception's ``  what():  <message>``, not a report's
 # ``Error Set:`` field.
 _LEVEL_WORD = (
     r"[ \t]*(?:(?:ERROR|FATAL|CRITICAL)\b|Error:[ \t]+\S|[Ee]rror (?:when|while|during)\b"
+    r"|Error (?:for|in|from|on) [^\n:]{1,80}: \S"
     # libstdc++'s verbose terminate handler: the thrown exception's what(), indented under its first line
     r"|what\(\):  \S)"
 )
