@@ -6,10 +6,13 @@ Every error names the file, the SLO and the field, e.g.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import re
+import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,7 @@ from triton_sre.checks import ConfigError, check_keys, check_no_template, check_
 from triton_sre.data import shipped
 from triton_sre.durations import DurationError, format_duration, parse_duration, whole_ms
 from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_once, yaml_problem
-from triton_sre.redact import bounded, shown_path
+from triton_sre.redact import bounded, printable, shown_path
 from triton_sre.rollout.spec import RolloutSpec, parse_rollout
 
 DEFAULT_SPEC_FILE = "slos.yaml"
@@ -113,6 +116,15 @@ class Spec:
     # `scrape.interval`: how often Prometheus scrapes Triton; the gauge signals average over
     # AUTOSCALE_SIGNAL_SCRAPES of it (`signal_window_s`)
     scrape_interval_s: float = c.DEFAULT_SCRAPE_INTERVAL_S
+    # what the generated files' headers and the SLO dashboard call the spec (`origin_name`); None: the
+    # last part of `source`
+    origin: str | None = field(default=None, compare=False)
+
+    @property
+    def origin_name(self) -> str:
+        """The spec as generated files name it: its file's name (``slos.yaml``), or for a spec read from a
+        pipe, which has none (``stdin``, ``63`` were names of the descriptor), its content's hash."""
+        return self.origin if self.origin is not None else Path(self.source).name
 
     @property
     def signal_window_s(self) -> float:
@@ -146,7 +158,27 @@ def load_spec(path: str | Path) -> Spec:
         raise SpecError(f"{source}: cannot read: {exc}") from None
     except UnicodeDecodeError:
         raise SpecError(f"{source}: not UTF-8 text") from None
-    return parse_spec(text, source)
+    return replace(parse_spec(text, source), origin=_origin(path, text))
+
+
+PIPED_ORIGIN = "a spec read from a pipe (sha256 {digest})"
+"""How generated files name a spec read from a pipe: the same text gives the same files whichever way it
+was piped (``--spec /dev/stdin``, ``--spec <(cat slos.yaml)``, a named FIFO), and `generate --check` of it
+compares the same way."""
+
+
+def _origin(path: Path, text: str) -> str:
+    """`Spec.origin_name` of the spec read from ``path``: a regular file's name (behind ``/dev/stdin`` or
+    ``/dev/fd/N``, the name of the file they stand for); anything else (a pipe) by its content's hash."""
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        regular = False
+    if regular:
+        if path.absolute().parts[1:2] in (("dev",), ("proc",)):  # a descriptor's name: the file's own
+            return printable(Path(os.path.realpath(path)).name)
+        return printable(path.name)
+    return PIPED_ORIGIN.format(digest=hashlib.sha256(text.encode("utf-8")).hexdigest()[:16])
 
 
 def default_spec() -> Spec:

@@ -98,7 +98,7 @@ class GamedayStack(Stack):
     def generated_files(self, spec: Spec) -> dict[str, str]:
         """Only the rule files, scaled (dashboards and promtool tests take minutes on a busy host
         and a gameday reads neither)."""
-        source = Path(spec.source).name
+        source = spec.origin_name
         return {
             f"{ALERTS_DIR}/{name}": f"# {SCALED_HEADER}\n" + render_yaml(scale_rules(doc, self.scale), source)
             for name, doc in rule_files(spec, self.opts.runbook_base_url).items()

@@ -103,7 +103,7 @@ def emit(spec: Spec, base_url: str, files: Files, deploy: bool = True) -> None:
     """
     from triton_sre.generate import dashboards
 
-    source = Path(spec.source).name
+    source = spec.origin_name
     with no_full_collections():
         streams = families.test_streams(spec, base_url, _rule_files(spec, base_url, files, deploy))
         if deploy:
@@ -120,7 +120,7 @@ def emit(spec: Spec, base_url: str, files: Files, deploy: bool = True) -> None:
 def _rule_files(spec: Spec, base_url: str, files: Files, deploy: bool) -> ReadGraph:
     """alerts/'s rule files and (with `deploy`) deploy/'s PrometheusRule, every group written to both
     as it is built and then dropped; what the tests need of the groups is returned."""
-    source = Path(spec.source).name
+    source = spec.origin_name
     graph = ReadGraph()
     both = None
     if deploy:

@@ -3,7 +3,6 @@ the SLO recording rules)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
@@ -137,7 +136,7 @@ def slo(spec: Spec) -> dict[str, Any]:
     return dashboard(
         "Triton / SLOs",
         UID_SLO,
-        f"Error budgets, burn rates and burn-rate alerts of the SLOs in {Path(spec.source).name}.",
+        f"Error budgets, burn rates and burn-rate alerts of the SLOs in {spec.origin_name}.",
         templating,
         layout,
     )

@@ -13,7 +13,6 @@ replica still loading does not lower the signal, and keep replicas twice that lo
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
@@ -159,7 +158,7 @@ def autoscaling_files(spec: Spec) -> dict[str, str]:
     """Path under deploy/ -> YAML, for each entry (nothing when the spec has none)."""
     if not spec.autoscaling:
         return {}
-    source = Path(spec.source).name
+    source = spec.origin_name
     files = {
         f"{c.K8S_AUTOSCALING_DIR}/prometheus-adapter-rules.yaml": _NOTE + render_yaml(adapter_rules(), source)
     }

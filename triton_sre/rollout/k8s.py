@@ -26,7 +26,6 @@ Canary gives it JUDGED_RANGE, which holds both values.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from triton_sre import conventions as c
@@ -244,7 +243,7 @@ def metric_templates(spec: Spec) -> list[dict[str, Any]]:
 
 def rollout_k8s_files(spec: Spec) -> dict[str, str]:
     """Path under deploy/ -> YAML: the AnalysisTemplate; the MetricTemplates in one multi-document file."""
-    source = Path(spec.source).name
+    source = spec.origin_name
     docs = [render_yaml(doc, source) for doc in metric_templates(spec)]
     header = GENERATED_HEADER.format(source=source)
     flagger = header + "---\n".join(doc.removeprefix(header) for doc in docs)

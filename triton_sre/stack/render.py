@@ -12,7 +12,6 @@ import json
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -173,7 +172,7 @@ def prometheus_rule_writer(spec: Spec, out: Writer) -> YamlListWriter:
     """deploy/'s PrometheusRule written to `out` a rule group at a time (`add` each group of every
     rule file, in the families' order, then `close`): what deploy_pieces writes, for a caller that
     builds the groups one by one (`generate`, which writes alerts/ from the same groups)."""
-    return YamlListWriter(out, Path(spec.source).name, _prometheus_rule_head(), _RULE_GROUPS)
+    return YamlListWriter(out, spec.origin_name, _prometheus_rule_head(), _RULE_GROUPS)
 
 
 def _k8s_pieces(spec: Spec, rules: dict[str, RuleFile] | None) -> Iterator[tuple[str, Iterable[str]]]:
@@ -201,7 +200,7 @@ def _k8s_pieces(spec: Spec, rules: dict[str, RuleFile] | None) -> Iterator[tuple
     if rules is not None:
         groups = [g for f in rules.values() for g in f["groups"]]
         rule = {**_prometheus_rule_head(), "spec": {"groups": groups}}
-        yield K8S_PROMETHEUSRULE_FILE, yaml_pieces(rule, Path(spec.source).name)
+        yield K8S_PROMETHEUSRULE_FILE, yaml_pieces(rule, spec.origin_name)
     yield from ((rel, [text]) for rel, text in rollout_k8s_files(spec).items())
 
 
