@@ -5,11 +5,12 @@ a file, and a reader never sees a half-written one (temp file in the same folder
 that fails (a full disk) leaves no temp file and names the file it was writing.
 
 A process killed outright (SIGKILL, the OOM killer, a lost machine) cannot remove its temp files. Each temp
-file of a `StagedFiles` is ``.<name>.<8 random>.tmp`` beside ``<name>`` and holds an exclusive `flock` from
-its creation to its rename, which the kernel drops when the process ends however it ends; every run
-removes, in the folders of the files it renders, the temp files of those files that no live process holds
-(`sweep_leftovers`). Without `flock` (not POSIX), or for a temp file of an older release (no ``.tmp``), the
-sign is age instead: older than `LEFTOVER_AGE`.
+file (of a `StagedFiles`, and of `write_atomic`: the report, `stack up`'s state and configs, the ready file)
+is ``.<name>.<8 random>.tmp`` beside ``<name>`` and holds an exclusive `flock` from its creation to its
+rename, which the kernel drops when the process ends however it ends; every run removes, in the folders of
+the files it renders, the temp files of those files that no live process holds (`sweep_leftovers`), and
+every `write_atomic` those of the file it wrote. Without `flock` (not POSIX), or for a temp file of an older
+release (no ``.tmp``), the sign is age instead: older than `LEFTOVER_AGE`.
 """
 
 from __future__ import annotations
@@ -71,11 +72,16 @@ def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None
     failed write, e.g. a full disk) sees the old file or the new one, never half of one. A write that
     fails leaves no temp file and raises an OSError naming `path`. The file gets `mode`; without it,
     the permissions a write in place gives (`Path.write_text`): the replaced file's, else those the
-    umask leaves (a report written under `umask 077` stays private)."""
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    except OSError as exc:  # a folder that cannot be written: its error names the temp file
-        raise _naming(exc, path) from exc
+    umask leaves (a report written under `umask 077` stays private). Once written, the temp files of
+    `path` that a killed writer left are removed (`sweep_leftovers`: the temp file is held by a `flock`
+    while in use, as a `StagedFiles` one)."""
+    _write_atomic(path, data, mode)
+    sweep_leftovers(path.parent, [path.name])
+
+
+def _write_atomic(path: Path, data: str | bytes, mode: int | None) -> None:
+    """`write_atomic` without the sweep."""
+    fd, tmp, lock = _locked_temp(path)
     try:
         if mode is None:
             mode = _mode_in_place(path)
@@ -95,6 +101,30 @@ def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None
     except BaseException:  # Ctrl-C, or SIGTERM under `shutdown.unwinding_on_stop`: no temp file left either
         Path(tmp).unlink(missing_ok=True)
         raise
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _locked_temp(path: Path) -> tuple[int, str, int | None]:
+    """A new temp file for `path` (``.<name>.<8 random>.tmp`` beside it): its descriptor, its name and the
+    descriptor holding its exclusive `flock` (None without one), which the caller closes once the temp file
+    is renamed or removed. A folder that cannot be written raises an OSError naming `path`."""
+    while True:
+        try:
+            fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+        except OSError as exc:  # its error names the temp file
+            raise _naming(exc, path) from exc
+        try:
+            lock = _hold(fd)
+        except BlockingIOError:  # a sweeper took it before this could: it is going, make another
+            os.close(fd)
+            continue
+        if _is_file(temp, fd):
+            return fd, temp, lock
+        os.close(fd)  # swept between its creation and the lock
+        if lock is not None:
+            os.close(lock)
 
 
 def _is_file(path: str, fd: int) -> bool:
@@ -160,13 +190,15 @@ def _in_the_way(path: Path) -> tuple[Path, str] | None:
 
 
 def write_files(files: dict[str, str], out: Path) -> list[Path]:
-    """Write atomically (`write_atomic`), skipping files whose content is already right."""
+    """Write atomically (`write_atomic`), skipping files whose content is already right; then remove the
+    temp files of all of them that killed writers left (`sweep_leftovers`, once for every file)."""
     written = []
     for rel in stale_files(files, out):
         path = out / rel
         make_dirs(path.parent)
-        write_atomic(path, files[rel], mode=0o644)
+        _write_atomic(path, files[rel], mode=0o644)
         written.append(path)
+    sweep_leftovers(out, files)
     return written
 
 
@@ -293,21 +325,7 @@ class StagedFiles:
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         make_dirs(path.parent)
         self._made += reversed(missing)
-        while True:
-            try:
-                fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
-            except OSError as exc:
-                raise _naming(exc, path) from exc
-            try:
-                lock = _hold(fd)
-            except BlockingIOError:  # a sweeper took it before this could: it is going, make another
-                os.close(fd)
-                continue
-            if _is_file(temp, fd):
-                break
-            os.close(fd)  # swept between its creation and the lock
-            if lock is not None:
-                os.close(lock)
+        fd, temp, lock = _locked_temp(path)
         self._temps[rel] = temp
         if lock is not None:
             self._locks[rel] = lock
