@@ -16,7 +16,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from triton_sre import conventions as c
 from triton_sre.bot.config import DEFAULT_OUTBOX, BotSettings, flag_settings, load_bot_config, with_spec
@@ -27,9 +27,6 @@ from triton_sre.httpserve import listening_on
 from triton_sre.inputs import InputFileError, not_regular, read_bounded
 from triton_sre.redact import shown_path
 from triton_sre.shutdown import stop_on_signals, wait_until_set
-
-if TYPE_CHECKING:  # slack_sdk and jinja2 come with the [bot] extra: imported when the bot starts
-    from triton_sre.bot.slack import SlackDelivery
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +198,7 @@ class Bot:
             titles,
             self.metrics,
             remediations=remediations,
+            slack_problem=self.worker.token.problem,
         )
 
     @property
@@ -224,19 +222,19 @@ class Bot:
         self.stop()
 
 
-def _check_slack_auth(delivery: SlackDelivery) -> None:
-    """Say early whether Slack takes the token; Slack being down is fine (the outbox waits)."""
-    from triton_sre.bot.slack import DeliveryError
+def _check_slack_auth(bot: Bot) -> None:
+    """Say early whether Slack takes the token (a refusal pauses deliveries: bot/token_watch.py); Slack being
+    down is fine (the outbox waits)."""
+    from triton_sre.bot.slack import AUTH_ERRORS, DeliveryError
 
     try:
-        log.info("Slack: posting as %s", delivery.check_auth())
+        log.info("Slack: posting as %s", bot.delivery.check_auth())
     except DeliveryError as exc:
-        refused = exc.error in ("invalid_auth", "not_authed", "account_inactive", "token_revoked")
-        log.log(
-            logging.ERROR if refused else logging.WARNING,
-            "Slack auth.test failed: %s (notifications wait in the outbox)",
-            exc,
-        )
+        if exc.error in AUTH_ERRORS:
+            bot.worker.token.refuse(exc.error, str(exc))
+            bot.worker.wake()
+        else:
+            log.warning("Slack auth.test failed: %s (notifications wait in the outbox)", exc)
 
 
 def run_bot(args: argparse.Namespace) -> int:
@@ -276,7 +274,7 @@ def run_bot(args: argparse.Namespace) -> int:
         args.outbox or DEFAULT_OUTBOX,
         pending,
     )
-    threading.Thread(target=_check_slack_auth, args=(bot.delivery,), name="slack-auth", daemon=True).start()
+    threading.Thread(target=_check_slack_auth, args=(bot,), name="slack-auth", daemon=True).start()
     with bot:
         wait_until_set(stop)
     log.info("bot stopped by %s", stop.by)

@@ -10,7 +10,9 @@ slack_sdk's ``WebClient(base_url=...)`` or ``$SLACK_API_URL`` at ``http://HOST:P
 
 It enforces what real Slack enforces and the bot must respect:
 
-- ``invalid_auth`` unless ``Authorization: Bearer <token>`` carries the configured token;
+- ``invalid_auth`` unless ``Authorization: Bearer <token>`` carries the configured token; that token itself
+  refused with Slack's code (``token_revoked``, ``account_inactive``, ``invalid_auth``) once `revoke` is
+  called, until `reinstate`;
 - ``invalid_blocks`` for more than 50 blocks, a section text over 3,000 characters, a header over
   150, a button text over 75, a non-http(s) button URL, more than 10 fields or 25 actions;
 - ``msg_too_long`` for a ``text`` over 40,000 characters; ``no_text`` without text and blocks;
@@ -103,6 +105,7 @@ class SlackStandin:
         self._calls: list[Call] = []
         self.record_id = uuid.uuid4().hex
         self._faults: list[Fault] = []
+        self.refusal = ""  # Slack's error for the configured token itself (`revoke`); empty: taken
         self._messages: dict[tuple[str, str], _Message] = {}
         self._uploads: dict[str, dict[str, Any]] = {}
         self._ts = itertools.count(1)
@@ -149,6 +152,15 @@ class SlackStandin:
         self.stop()
 
     # -- faults and records ---------------------------------------------------------------------
+    def revoke(self, error: str = "token_revoked") -> None:
+        """Refuse the configured token from now on with Slack's ``error`` (a token revoked, an app
+        uninstalled: ``token_revoked``; a deactivated account: ``account_inactive``; ``invalid_auth``)."""
+        self.refusal = error
+
+    def reinstate(self) -> None:
+        """Take the configured token again (an account reactivated)."""
+        self.refusal = ""
+
     def fail_next(
         self,
         count: int = 1,
@@ -233,6 +245,8 @@ class SlackStandin:
             return fault.status, body, headers
         if not authorized:
             body = {"ok": False, "error": "not_authed" if not authorization else "invalid_auth"}
+        elif self.refusal:
+            body = {"ok": False, "error": self.refusal}
         else:
             body = self._dispatch(method, params)
         self._record(Call(method, params, 200, body, time.time(), authorized))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -95,3 +95,12 @@ class BotMetrics:
         )
         if outbox is not None:
             self.registry.register(_OutboxCollector(outbox))
+
+    def watch_token(self, usable: Callable[[], bool]) -> None:
+        """`triton_sre_bot_slack_token_usable`, read from the delivery loop's TokenWatch at each scrape."""
+        Gauge(
+            c.M_BOT_SLACK_TOKEN_USABLE,
+            "1 while Slack takes the bot's token (or nothing refused it yet); 0 once Slack refused it "
+            "(invalid_auth, token_revoked, account_inactive, not_authed): deliveries wait in the outbox.",
+            registry=self.registry,
+        ).set_function(lambda: 1.0 if usable() else 0.0)

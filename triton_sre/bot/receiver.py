@@ -6,7 +6,8 @@
   The notification is committed to the outbox before the 200, then the worker is woken: the
   answer never waits for Slack.
 - ``GET /healthz``: 200 with the outbox's counts; 503 with the reason when the outbox file vanished
-  or was replaced, or the disk refuses writes (delivery state then held in memory).
+  or was replaced, or the disk refuses writes (delivery state then held in memory); 200 ``degraded`` with
+  the reason while Slack refuses the bot's token (notifications are still taken and kept: bot/token_watch.py).
 - ``POST /slack/commands``: Slack's v0 request signature (HMAC-SHA256 of ``v0:<ts>:<body>`` with
   the signing secret) and a timestamp within 5 minutes, or 401. ``/triton status`` lists the open
   alert groups, ``/triton diagnose <model> [cluster|instance]`` asks the engine about a live Triton; both
@@ -96,8 +97,10 @@ class BotServer:
         titles: dict[str, str] | None = None,
         metrics: BotMetrics | None = None,
         remediations: dict[str, str] | None = None,
+        slack_problem: Callable[[], str] | None = None,
     ) -> None:
         self.metrics = metrics or BotMetrics(outbox)
+        self.slack_problem = slack_problem or (lambda: "")  # why deliveries wait (bot/token_watch.py)
         self.settings = settings
         self.outbox = outbox
         self._bearer = bearer_token
@@ -294,9 +297,11 @@ class _Handler(SafeHandler):
         path = self.bare_path
         if path == c.PATH_HEALTHZ:
             problem = self.bot.outbox.problem()
-            body = {"status": "unhealthy" if problem else "ok", "outbox": self.bot.outbox.counts()}
-            if problem:
-                body["problem"] = problem
+            degraded = "" if problem else self.bot.slack_problem()  # still taking notifications: 200
+            status = "unhealthy" if problem else "degraded" if degraded else "ok"
+            body = {"status": status, "outbox": self.bot.outbox.counts()}
+            if problem or degraded:
+                body["problem"] = problem or degraded
             self._send(503 if problem else 200, body)
         elif path == c.PATH_METRICS:
             data = generate_latest(self.bot.metrics.registry)

@@ -71,6 +71,9 @@ PERMANENT_ERRORS = frozenset(
 )
 
 
+AUTH_ERRORS = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_revoked"})
+"""Slack refusing the token itself: no call can succeed until it takes one (bot/token_watch.py)."""
+
 DEFAULT_RETRY_AFTER_SECONDS = 1.0
 """The pause after a 429 without a usable Retry-After."""
 MAX_RETRY_AFTER_SECONDS = 900.0

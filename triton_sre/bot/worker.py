@@ -56,6 +56,7 @@ from triton_sre.bot.recovery_watch import REFRESH_KEY, RecoveryWatch
 from triton_sre.bot.silence_state import SilenceState
 from triton_sre.bot.silence_watch import SilenceWatch
 from triton_sre.bot.slack import MAX_RETRY_AFTER_SECONDS, DeliveryError, Renderer, SlackDelivery, backoff
+from triton_sre.bot.token_watch import TokenWatch
 from triton_sre.bot.urls import generator_expr
 from triton_sre.bot.versions import clock_of, fired_at, version_facts
 from triton_sre.namespacing import in_cluster, label_pairs, shared_names
@@ -143,7 +144,10 @@ class Worker:
             else None
         )
         self._paused_until = 0.0
-        """Slack's rate limit is per workspace and method: after a 429 nothing is sent before this."""
+        """Slack's rate limit is per workspace and method: after a 429 nothing is sent before this (nor
+        while Slack refuses the token, before the next auth.test)."""
+        self.token = TokenWatch(delivery.check_auth, outbox.pending, settings, clock)
+        self.metrics.watch_token(self.token.usable)
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> Worker:
@@ -186,6 +190,11 @@ class Worker:
             self._paused_until = 0.0  # set in the old clock's future: dropped, or it returns in reach later
         if now < self._paused_until:
             return self._paused_until - now
+        if not self.token.usable():  # Slack refused the token: ask it alone, not once per notification
+            pause = self.token.ask()
+            if pause is not None:
+                self._paused_until = now + pause
+                return pause
         if now - self._last_prune > 3600:
             self._last_prune = now
             self.outbox.prune(now - PRUNE_AFTER_SECONDS)
@@ -370,6 +379,11 @@ class Worker:
         return self.threads.parent(ref.group_key) or ref.ts
 
     def _failed(self, n: Notification, group: AlertGroup, exc: DeliveryError) -> None:
+        pause = self.token.pause_for(exc)
+        if pause is not None:  # Slack refused the token: kept pending, with the others, until it takes one
+            self._paused_until = self.clock() + pause
+            self.outbox.retry_later(n.id, self._paused_until, str(exc))
+            return
         if not exc.retryable:
             log.error("group %s: Slack refused the message, giving up: %s", group.group_key, exc)
             self.outbox.mark_failed(n.id, str(exc))

@@ -227,6 +227,7 @@ M_BOT_ACTIONS: Final = "triton_sre_bot_messages_total"  # label action: a BOT_AC
 M_BOT_OUTBOX: Final = "triton_sre_bot_outbox_notifications"  # label state: a BOT_OUTBOX_* below
 M_BOT_OUTBOX_UNSAVED: Final = "triton_sre_bot_outbox_unsaved_records"  # delivery state the disk refused
 M_BOT_OUTBOX_USABLE: Final = "triton_sre_bot_outbox_usable"  # 1, or 0 when the file vanished or writes fail
+M_BOT_SLACK_TOKEN_USABLE: Final = "triton_sre_bot_slack_token_usable"  # 0 once Slack refused the token
 M_BOT_REFUSED: Final = "triton_sre_bot_requests_refused_total"  # label code: the 4xx/5xx the bot answered
 # Reads of Alertmanager's silences (/triton status, thread replies) (label outcome: a BOT_OUTCOME_* below).
 M_BOT_ALERTMANAGER_READS: Final = "triton_sre_bot_alertmanager_reads_total"
