@@ -65,6 +65,8 @@ class ExporterServer:
         poll.join(timeout=STOP_WAIT_SECONDS)
         if poll.is_alive():
             log.info("stopped with a poll of Triton in flight (not waited for)")
+        else:
+            self.exporter.close()
         self.exporter.registry.unregister(self._shortages)
 
     def __enter__(self) -> ExporterServer:

@@ -16,18 +16,23 @@ The evidence, measured on the real 2.51 (restart33, bench/RESULTS.md):
 - `nv_cpu_memory_total_bytes` reads 0 until the new process's first CPU-metrics collection (about 2 s after
   its start; a running server's host memory is never 0).
 
-So a restart is seen when every model version that had counted something at the last poll that read
-the counters, and exports that counter again now, has such a counter that went down; or when any GPU's
-energy counter (joules since the server started, never going down otherwise) went down; or (tidy36) when a
-model the last index listed with a version is listed now by name alone (`forgotten`), or the host's memory
-total went from a value to 0 (`fresh_host`). The counters' evidence is not taken when a model version is
-UNLOADING or UNAVAILABLE ``unloaded`` in both indexes (`kept_unloaded`): a state only the old process could
-have set.
-Missed: a server that had counted nothing since its start, in NONE or POLL mode or with only startup models,
-polled more than ~2 s after its start; one whose counted models are all gone after the restart (failed to
-load), one whose new process has already counted more than the old one on every compared counter of some
-model version. Counted wrongly: every counted model unloaded and loaded again between two polls, unless
-some model stays unloaded through them.
+- (tidy37) a new process closes every connection the old one accepted (idleconn.py: idle connections the
+  exporter opens after each poll, found closed by Triton at the next).
+
+So a restart is seen when every model version that had counted something at the last poll that read the
+counters, and exports that counter again now, has such a counter that went down; or when any GPU's energy
+counter (joules since the server started, never going down otherwise) went down; or (tidy36) when a model the
+last index listed with a version is listed now by name alone (`forgotten`), the host's memory total went from
+a value to 0 (`fresh_host`), or (tidy37) Triton closed the idle connections
+(`IdleConnections.closed_by_server`). The counters' and the connections' evidence is not taken when a model
+version is UNLOADING or UNAVAILABLE ``unloaded`` in both indexes (`kept_unloaded`): a state only the old
+process could have set. Missed: a server that had counted nothing since its start, in NONE or POLL mode or
+with only startup models, polled more than ~2 s after its start, when the connections cannot tell
+(idleconn.py: the exporter's first interval, a proxy closing idle connections within the interval); one whose
+counted models are all gone after the restart (failed to load), one whose new process has already counted more
+than the old one on every compared counter of some model version. Counted wrongly: every counted model
+unloaded and loaded again between two polls, unless some model stays unloaded through them; a proxy between
+the exporter and Triton restarted between two polls.
 
 Pure but for the counter it keeps: the caller hands each poll's counters and GPU energy.
 """
@@ -125,10 +130,11 @@ class RestartWatch:
             c.M_TRITON_RESTARTS,
             "Restarts of Triton seen between two polls that read its metrics: every model version that had "
             "counted a request has a counter that went down (unless a model stayed unloaded through them), "
-            "a GPU's energy counter did, a model loaded through model control is listed as never loaded, or "
-            "the host memory total reads 0 (a process in its first seconds). Misses an idle restart polled "
-            "after its first seconds with only startup models; counts the unload and load of every counted "
-            "model between two polls as one when no other model stays unloaded.",
+            "a GPU's energy counter did, a model loaded through model control is listed as never loaded, "
+            "the host memory total reads 0 (a process in its first seconds), or Triton closed the idle "
+            "connections the exporter opened to it after the poll before. Misses a restart in the exporter's "
+            "first interval with nothing counted; counts the unload and load of every counted model between "
+            "two polls as one when no other model stays unloaded, and a proxy between them restarted.",
             registry=registry,
         )
         self._last: Counts | None = None
@@ -142,10 +148,12 @@ class RestartWatch:
         energy: Mapping[str, float],
         index: Sequence[IndexEntry] | None = None,
         host_total: float | None = None,
+        closed_by_server: bool = False,
     ) -> bool:
         """One poll: its counters (None: not read, nothing compared), GPU energy (joules by GPU uuid), its
-        repository index (None: not read) and host memory total (None: not exported). True when it sees a
-        restart since the last poll that read the counters."""
+        repository index (None: not read), host memory total (None: not exported) and whether Triton closed
+        the idle connections opened after the last poll (idleconn.py). True when it sees a restart since the
+        last poll that read the counters."""
         if counters is None:
             return False
         now = counts_of(counters)
@@ -153,7 +161,7 @@ class RestartWatch:
             energy_reset(self._energy, energy)
             or forgotten(self._index, index)
             or fresh_host(self._host_total, host_total)
-            or (restarted(self._last, now) and not kept_unloaded(self._index, index))
+            or ((restarted(self._last, now) or closed_by_server) and not kept_unloaded(self._index, index))
         )
         self._last, self._energy = now, energy
         self._index = index if index is not None else self._index

@@ -35,6 +35,7 @@ from triton_sre.exporter.collector import ExporterView, render_chunks
 from triton_sre.exporter.configs import ConfigCache
 from triton_sre.exporter.derive import CapacityInputs, Derivation, ReasonMemo, derive_window
 from triton_sre.exporter.endpoints import ExporterServer as ExporterServer  # its home is endpoints
+from triton_sre.exporter.idleconn import IdleConnections
 from triton_sre.exporter.inputs import InputWatch
 from triton_sre.exporter.llm import LLM_SAMPLE_NAMES, LLMCollector, LLMData
 from triton_sre.exporter.metricsfold import counters_from_samples
@@ -174,6 +175,9 @@ class Exporter:
         self._inputs = InputWatch(self.registry)  # triton_sre_input_missing{check} (doctor's checks)
         self._release = ServerRelease(self.registry)  # triton_sre_triton_info{version}, from GET /v2
         self._restarts = RestartWatch(self.registry)  # triton_sre_triton_restarts_total
+        # one idle connection per listener, found closed at the next poll by a new process (a client double
+        # without URLs has none)
+        self._idle = IdleConnections([getattr(self.client, a, "") for a in ("triton_url", "metrics_url")])
         # the configs of the index's models, fetched when one appears or changes (exporter/configs.py)
         self._configs = ConfigCache(self._tracer, self._inputs, self._record_error, self._decode)
         self._last_success = Gauge(
@@ -213,6 +217,7 @@ class Exporter:
             wall = self._clock()
             taken_at = self._timeline.at(wall, started)
             reader = self.client.until(started + self.client.timeout)  # the poll's calls share one deadline
+            closed_by_server = self._idle.closed_by_server(started)  # before the fetches open new ones
             rescue = None
             if self.client.separate_ports:  # another listener: it may answer while the metrics hang
                 rescue = Rescue(lambda: self._fetch_api(reader), after=self.client.timeout * RESCUE_AFTER)
@@ -243,7 +248,8 @@ class Exporter:
             self._loads.observe(taken_at, index)
             energy = {uuid: joules for uuid, (joules,) in energy_rows(reading).items()} if reading else {}
             host_total = reading.host.get(c.NV_CPU_MEMORY_TOTAL_BYTES) if reading else None
-            restarted = self._restarts.observe(counters, energy, index, host_total)
+            restarted = self._restarts.observe(counters, energy, index, host_total, closed_by_server)
+            self._idle.renew(time.monotonic()) if counters is not None else self._idle.drop()
             if self._release.observe(counters is not None, self._read_release, restarted):
                 self._inputs.version = self._release.version
             if counters is not None and stats is not None:
@@ -404,6 +410,10 @@ class Exporter:
             if next_tick < now:
                 next_tick = now + self.settings.interval - (now - next_tick) % self.settings.interval
             stop.wait(max(0.0, next_tick - now))
+
+    def close(self) -> None:
+        """Close the idle connections to Triton (polling again opens new ones)."""
+        self._idle.drop()
 
     # -- read side -----------------------------------------------------------------------------
     @property
