@@ -56,20 +56,25 @@ def _tree(out: Path) -> dict[str, bytes]:
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
-def _killed_while_staged(spec: Path, out: Path) -> list[Path]:
-    """Run `generate` in a child until its files are staged, SIGKILL it; the temp files it left."""
+def kill_when_it_says(script: str, said: str, *args: str) -> None:
+    """Run the Python ``script`` (with ``args``) in a child until it prints ``said``, then SIGKILL it."""
     child = subprocess.Popen(
-        [sys.executable, "-c", _STAGED_THEN_WAIT, str(spec), str(out)],
+        [sys.executable, "-c", script, *args],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     try:
-        assert child.stdout is not None and child.stdout.readline() == "staged\n"
+        assert child.stdout is not None and child.stdout.readline() == f"{said}\n"
         child.kill()
     finally:
         child.kill()
         assert child.wait(timeout=30) == -9
+
+
+def _killed_while_staged(spec: Path, out: Path) -> list[Path]:
+    """Run `generate` in a child until its files are staged, SIGKILL it; the temp files it left."""
+    kill_when_it_says(_STAGED_THEN_WAIT, "staged", str(spec), str(out))
     return _temps(out)
 
 

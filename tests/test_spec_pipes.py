@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -26,14 +27,18 @@ SPEC = ROOT / "slos.yaml"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-def _cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def _cli(*args: str, stdin: bytes | BinaryIO | None = None, **run: Any) -> subprocess.CompletedProcess[bytes]:
+    """The CLI with ``stdin`` piped to it (bytes) or as its standard input (a file); ``run``: `pass_fds`."""
+    if stdin is not None and not isinstance(stdin, bytes):
+        run["stdin"] = stdin
     return subprocess.run(
         [sys.executable, "-m", "triton_sre", *args],
-        input=stdin,
+        input=stdin if isinstance(stdin, bytes) else None,
         capture_output=True,
         env=ENV,
         timeout=300,
         check=False,
+        **run,
     )
 
 
@@ -53,24 +58,7 @@ def _piped_by_descriptor(out: Path, *extra: str) -> subprocess.CompletedProcess[
     os.write(write, SPEC.read_bytes())  # (fits in the pipe's buffer)
     os.close(write)
     try:
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "triton_sre",
-                "generate",
-                "--spec",
-                f"/dev/fd/{read}",
-                "--out",
-                str(out),
-                *extra,
-            ],
-            pass_fds=(read,),
-            capture_output=True,
-            env=ENV,
-            timeout=300,
-            check=False,
-        )
+        return _cli("generate", "--spec", f"/dev/fd/{read}", "--out", str(out), *extra, pass_fds=(read,))
     finally:
         os.close(read)
 
@@ -108,26 +96,9 @@ def test_a_piped_spec_gives_the_same_files_whichever_way_it_came(tmp_path: Path)
     assert check.returncode == 1 and b"triton-slo-rules.yaml" in check.stderr
 
 
-def test_standard_input_redirected_from_a_file_is_that_file(tmp_path: Path) -> None:
+def test_standard_input_redirected_from_a_file_is_that_file() -> None:
     with SPEC.open("rb") as spec:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "triton_sre",
-                "generate",
-                "--check",
-                "--spec",
-                "/dev/stdin",
-                "--out",
-                str(ROOT),
-            ],
-            stdin=spec,
-            capture_output=True,
-            env=ENV,
-            timeout=300,
-            check=False,
-        )
+        done = _cli("generate", "--check", "--spec", "/dev/stdin", "--out", str(ROOT), stdin=spec)
     assert done.returncode == 0, done.stderr  # the repository's files, generated from slos.yaml
 
 

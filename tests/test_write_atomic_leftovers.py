@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from test_generate_leftovers import kill_when_it_says
 
 from triton_sre.files import TEMP_SUFFIX, write_atomic, write_files
 from triton_sre.report.publish import publish
 from triton_sre.stack.components import STATE_FILE, load_state, save_state
 
-ROOT = Path(__file__).resolve().parents[1]
 _KILLED_BEFORE_THE_RENAME = """
 import os, sys, time
 from pathlib import Path
@@ -50,18 +47,7 @@ def _temps(out: Path) -> list[Path]:
 
 def _killed_before_the_rename(out: Path, write: str) -> list[Path]:
     """Run ``write`` in a child until its temp file is written, SIGKILL it; the temp files under ``out``."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", _KILLED_BEFORE_THE_RENAME, str(out), _WRITES[write]],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        assert child.stdout is not None and child.stdout.readline() == "written\n"
-        child.kill()
-    finally:
-        child.kill()
-        assert child.wait(timeout=30) == -9
+    kill_when_it_says(_KILLED_BEFORE_THE_RENAME, "written", str(out), _WRITES[write])
     return _temps(out)
 
 
