@@ -81,6 +81,11 @@ def test_every_group_has_a_backend_file() -> None:
         ),
         ("entries:\n  - {group: cuda, text: '', runbook: cuda-driver-mismatch, source: s}\n", "non-empty"),
         ("entries:\n  - {group: cuda, text: x, runbook: no-such-page, source: s}\n", "unknown runbook"),
+        # CUDA's table fields come together or not at all.
+        (
+            "entries:\n  - {group: cuda, text: x, runbook: cuda-driver-mismatch, source: s, enum: e}\n",
+            "entry 0 must have exactly",
+        ),
     ],
 )
 def test_a_malformed_table_is_a_clear_error(text: str, complaint: str) -> None:

@@ -14,9 +14,14 @@ three ways and asserts the first finding. `LIBRARY_RULES` are the patterns the e
 The pages by principle:
 
 - the GPU is not usable (no device, driver older than the runtime, CUDA cannot initialise, the PTX
-  newer than the driver's compiler): ``cuda-driver-mismatch``;
+  newer than the driver's compiler, every GPU busy in an exclusive compute mode, a driver daemon not
+  running): ``cuda-driver-mismatch``;
+- a driver library the container toolkit did not mount (``PTX JIT compiler library not found``):
+  ``gpu-container-runtime``;
 - no kernel for this GPU's architecture (``no kernel image``, ``invalid device function``,
-  ``*_ARCH_MISMATCH``, NVRTC's ``invalid value for --gpu-architecture``): ``platform-unsupported``;
+  ``*_ARCH_MISMATCH``, NVRTC's ``invalid value for --gpu-architecture``, the PTX fallback failing or switched
+  off): ``platform-unsupported``;
+- a device number CUDA does not show the process (``invalid device ordinal``): ``instance-group-invalid``;
 - a device allocation refused (``out of memory``, ``*_ALLOC_FAILED``, TensorRT's ``OutOfMemory``):
   ``gpu-out-of-memory``;
 - the model file needs another library version than the image ships (ONNX IR version and opsets, a
@@ -27,8 +32,11 @@ The pages by principle:
   inconsistent graph): ``model-file-invalid``; not there: ``model-file-missing``;
 - a TensorRT plan from another TensorRT or GPU: ``trt-engine-incompatible``; a dynamic input
   without an optimization profile that fits: ``shape-or-dims-mismatch``;
-- failures no page covers (an illegal memory access, NCCL's unhandled errors, a TensorRT plugin
-  the process never loaded, a library "not initialized"): ``unknown-load-failure`` with the text.
+- failures no page covers (an illegal memory access and the other kernel faults, a hardware fault, NCCL's
+  unhandled errors, a TensorRT plugin the process never loaded, a library "not initialized"):
+  ``unknown-load-failure`` with the text, whatever frame quotes it (`CUDA_FRAME_RULES`).
+
+CUDA's own table (the ``cuda`` entries with ``enum``, ``releases`` and ``why``) is docs/cuda-errors.md.
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from triton_sre.diagnosis.llm_library_rules import LLM_LIBRARY_RULES, LLM_REFUSA
 from triton_sre.diagnosis.stack_rules import CauseRule, rx
 
 __all__ = [
+    "CUDA_FRAME_RULES",
     "LIBRARY_COMPETES",
     "LIBRARY_FAILURE_MARKS",
     "LIBRARY_INFO",
@@ -58,6 +67,8 @@ __all__ = [
 LIBRARY_ERRORS_FILE: Final = "library_errors.yaml"
 
 _FIELDS: Final = ("group", "text", "runbook", "source")
+_CUDA_TABLE_FIELDS: Final = ("enum", "releases", "why")
+"""Optional, together: an entry of CUDA's own error table (cudaGetErrorString / cuGetErrorString)."""
 
 
 class LibraryError(NamedTuple):
@@ -69,6 +80,12 @@ class LibraryError(NamedTuple):
     """The text as the library (and the code calling it) words it."""
     runbook: str
     source: str
+    enum: str = ""
+    """CUDA's table only: the runtime's ``cudaError`` name and number, and the driver API's ``CUresult``."""
+    releases: str = ""
+    """CUDA's table only: the CUDA releases that word the text so (and where the wording changed)."""
+    why: str = ""
+    """CUDA's table only: what the error means (its doc comment) and why that is the page, or why none is."""
 
 
 def parse_table(text: str) -> tuple[LibraryError, ...]:
@@ -79,13 +96,19 @@ def parse_table(text: str) -> tuple[LibraryError, ...]:
         raise ValueError(f"{LIBRARY_ERRORS_FILE}: expected a mapping with an 'entries' list")
     table = []
     for i, entry in enumerate(entries):
-        if not isinstance(entry, dict) or sorted(entry) != sorted(_FIELDS):
-            raise ValueError(f"{LIBRARY_ERRORS_FILE}: entry {i} must have exactly {', '.join(_FIELDS)}")
-        if not all(isinstance(entry[f], str) and entry[f] for f in _FIELDS):
+        if not isinstance(entry, dict) or sorted(entry) not in (
+            sorted(_FIELDS),
+            sorted(_FIELDS + _CUDA_TABLE_FIELDS),
+        ):
+            raise ValueError(
+                f"{LIBRARY_ERRORS_FILE}: entry {i} must have exactly {', '.join(_FIELDS)}"
+                f" (and, for CUDA's own table, {', '.join(_CUDA_TABLE_FIELDS)})"
+            )
+        if not all(isinstance(value, str) and value for value in entry.values()):
             raise ValueError(f"{LIBRARY_ERRORS_FILE}: entry {i}: every field is a non-empty string")
         if entry["runbook"] not in c.LOAD_FAILURE_RUNBOOKS:
             raise ValueError(f"{LIBRARY_ERRORS_FILE}: entry {i}: unknown runbook {entry['runbook']!r}")
-        table.append(LibraryError(*(entry[f] for f in _FIELDS)))
+        table.append(LibraryError(**entry))
     return tuple(table)
 
 
@@ -97,9 +120,83 @@ def library_errors() -> tuple[LibraryError, ...]:
     )
 
 
-# The CUDA wrappers' prefixes before cudaGetErrorString's text ("CUDA error: ", ONNX Runtime's "CUDA failure
-# 3: ", TensorRT's "Cuda Runtime (").
-_CUDA_SAYS = r"(?:\bCUDA (?:error|failure \d+|runtime error)(?: \d+)?: |\bCuda Runtime \()"
+# The frames that quote cudaGetErrorString's (or cuGetErrorString's) text: PyTorch's c10 and most C++ checks
+# ("CUDA error: "), ONNX Runtime's CUDA_CALL ("CUDA failure 3: "), TensorRT 8-10's error kind ("Cuda Runtime
+# ("), TensorRT 5-8's cudaCheck ("Cuda Error in allocate: 2 ("), TensorRT-LLM's TLLM_CUDA_CHECK ("CUDA runtime
+# error in <call>: "), the backends' common library (backend_common.cc: "unable to create stream: "), CuPy's
+# CUDARuntimeError and a driver-API check naming the code ("cudaErrorNoDevice: ", "CUDA_ERROR_NO_DEVICE: ").
+_CUDA_SAYS = (
+    r"(?:\bCUDA (?:error|failure \d+|runtime error)(?: \d+)?: |\bCuda Runtime \(|\bCuda Error in \w+: \d+ \("
+    r"|\bCUDA runtime error in [^\n]*?\): |\bunable to create stream: |\bcudaError[A-Z]\w*: "
+    r"|\bCUDA_ERROR_[A-Z_]+: )"
+)
+
+# cudaGetErrorString texts no page covers, read in a CUDA frame (see CUDA_FRAME_RULES): a kernel's own
+# fault, which leaves the context unusable until the process restarts (700, 710, 714-719: the model's or a
+# library's kernel bug), a hardware fault (ECC, NVLink), the display watchdog, a launch too large for the
+# GPU, the driver unloading while the process exits, a refusal no page explains (800, 801, 304), a vGPU
+# without a licence, MPS, and "unknown error".
+_CUDA_NO_PAGE: Final = (
+    "an illegal memory access was encountered",
+    "an illegal instruction was encountered",
+    "misaligned address",
+    "operation not supported on global/shared address space",
+    "invalid program counter",
+    "unspecified launch failure",
+    "device-side assert triggered",
+    "hardware stack error",
+    "uncorrectable ECC error encountered",
+    "uncorrectable NVLink error detected during the execution",
+    "the launch timed out and was terminated",
+    "too many resources requested for launch",
+    "driver shutting down",
+    "operation not permitted",
+    "operation not supported",
+    "OS call failed or operation not supported on this OS",
+    "shared object initialization failed",
+    "shared object symbol not found",
+    "device doesn't have valid Grid license",
+    "MPS client failed to connect to the MPS control daemon or the MPS server",
+    "unknown error",
+)
+
+_NO_PAGE_TEXTS: Final = "|".join(re.escape(text) for text in _CUDA_NO_PAGE)
+_CUDA_NO_PAGE_SAID: Final = rx(rf"{_CUDA_SAYS}(?:{_NO_PAGE_TEXTS})")
+
+CUDA_FRAME_RULES: Final[tuple[CauseRule, ...]] = (
+    # cudaErrorInvalidDevice (101) / CUDA_ERROR_INVALID_DEVICE: the device ordinal asked for is not one
+    # CUDA shows this process (a config's or model's GPU id beyond the visible GPUs).
+    CauseRule(
+        c.RUNBOOK_INSTANCE_GROUP_INVALID,
+        rx(
+            rf"{_CUDA_SAYS}invalid device ordinal\b",
+            r"\bcudaErrorInvalidDevice\b|\bCUDA_ERROR_INVALID_DEVICE\b",
+        ),
+        "CUDA cudaErrorInvalidDevice (101) / CUDA_ERROR_INVALID_DEVICE",
+    ),
+    # Core's stream creation failing for want of memory is memory, not the driver its template reads.
+    CauseRule(
+        c.RUNBOOK_GPU_OUT_OF_MEMORY,
+        rx(r"\bunable to create stream: out of memory\b"),
+        "CUDA cudaErrorMemoryAllocation (2) in backend_common.cc CreateCudaStream",
+    ),
+    # A text no page covers, where a rule would read the frame or the words as another page: core's stream
+    # creation (its template reads as the driver's), TensorRT 8.6-10's "Cuda Runtime (<text>)" (its words as
+    # a backend's or an engine's), cudaErrorNotPermitted (800, not a file's EACCES),
+    # cudaErrorIllegalInstruction (715, the GPU's, not a CPU without AVX). Elsewhere the engine's own
+    # fallback reads them, and a crash beside them is the crash's page.
+    CauseRule(
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        rx(
+            rf"\b(?:unable to create stream: |Error Code \d+: Cuda Runtime \()(?:{_NO_PAGE_TEXTS})",
+            rf"{_CUDA_SAYS}(?:operation not permitted|an illegal instruction was encountered)\b",
+        ),
+        "CUDA cudaGetErrorString texts no page covers (library_errors.yaml, group cuda)",
+    ),
+)
+"""CUDA's own text in a CUDA frame decides over the page the frame or its words would otherwise read as
+(core's ``unable to create stream:`` as the driver's, ``operation not permitted`` as a file's, an illegal
+instruction as the CPU's): placed first by `rules._build`."""
 
 # The operator domains ONNX and ONNX Runtime define (onnxruntime/core/graph/constants.h); any other domain
 # (TensorRT's `TRT`, onnxruntime-extensions' `ai.onnx.contrib`, a project's own) holds custom ops.
@@ -119,6 +216,20 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bCUDA-capable device\(s\) is/are busy or unavailable\b|\bcudaErrorDevicesUnavailable\b",
             r"\bCUDA driver is a stub library\b|\bcudaErrorStubLibrary\b|\bCUDA_ERROR_STUB_LIBRARY\b",
             r"\bCUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE\b|\bcudaErrorCompatNotSupportedOnDevice\b",
+            # cudaErrorDevicesUnavailable (46) as CUDA 11.x and earlier word it (the newer wording above),
+            # and the driver API's name for it; cudaErrorDeviceAlreadyInUse (216): a compute mode that
+            # gives the GPU to one process or thread, held by another.
+            r"\ball CUDA-capable devices are busy or unavailable\b|\bCUDA_ERROR_DEVICE_UNAVAILABLE\b",
+            r"\bexclusive-thread device already in use by a different thread\b",
+            r"\bcudaErrorDeviceAlreadyInUse\b|\bCUDA_ERROR_CONTEXT_ALREADY_IN_USE\b",
+            # cudaErrorSystemNotReady (802): the host's driver daemons (Fabric Manager on NVSwitch systems)
+            # are not running.
+            rf"{_CUDA_SAYS}system not yet initialized\b",
+            r"\bcudaErrorSystemNotReady\b|\bCUDA_ERROR_SYSTEM_NOT_READY\b",
+            # cudaErrorInvalidKernelImage (200): the driver cannot load the image, in practice one built by
+            # a newer CUDA than the driver reads (a compressed fatbin before driver 550).
+            rf"{_CUDA_SAYS}device kernel image is invalid\b",
+            r"\bcudaErrorInvalidKernelImage\b|\bCUDA_ERROR_INVALID_IMAGE\b",
             # torch/serialization.py: a checkpoint saved on a GPU, loaded where CUDA sees none.
             r"\bon a CUDA device but torch\.cuda\.is_available\(\) is False\b",
             # The driver's own libraries (libnvidia-container nvc_info.c compute_libs / utility_libs: what the
@@ -137,9 +248,25 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             # NVRTC refusing the -arch it was given (NVRTC_ERROR_INVALID_OPTION): its toolkit has no
             # target for this GPU (a GPU newer, or older, than the image's CUDA compiles for).
             r"\binvalid value for --gpu-architecture \(-arch\)",
+            # cudaErrorInvalidPtx (218), cudaErrorJitCompilationDisabled (223): no kernel built for this
+            # GPU, and the fallback, the driver compiling the PTX, failed or is switched off.
+            rf"{_CUDA_SAYS}a PTX JIT compilation failed\b|\bcudaErrorInvalidPtx\b|\bCUDA_ERROR_INVALID_PTX\b",
+            r"\bPTX JIT compilation was disabled\b",
+            r"\bcudaErrorJitCompilationDisabled\b|\bCUDA_ERROR_JIT_COMPILATION_DISABLED\b",
         ),
-        "CUDA cudaErrorNoKernelImageForDevice (209); cuBLAS/cuDNN *_STATUS_ARCH_MISMATCH; NVRTC's "
+        "CUDA cudaErrorNoKernelImageForDevice (209), cudaErrorInvalidPtx (218), "
+        "cudaErrorJitCompilationDisabled (223); cuBLAS/cuDNN *_STATUS_ARCH_MISMATCH; NVRTC's "
         "--gpu-architecture refusal",
+    ),
+    # cudaErrorJitCompilerNotFound (221): the driver's PTX compiler (libnvidia-ptxjitcompiler.so) is not in
+    # the container: the toolkit did not mount it (the `compute` driver capability, a CSV/CDI spec).
+    CauseRule(
+        c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+        rx(
+            r"\bPTX JIT compiler library not found\b",
+            r"\bcudaErrorJitCompilerNotFound\b|\bCUDA_ERROR_JIT_COMPILER_NOT_FOUND\b",
+        ),
+        "CUDA cudaErrorJitCompilerNotFound (221) / CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
     ),
     CauseRule(
         c.RUNBOOK_GPU_OUT_OF_MEMORY,
@@ -251,6 +378,9 @@ LIBRARY_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
         rx(r"\bCannot deserialize plugin\b|\bIPluginCreator not found\b"),
     ),
+    # A Python model's exception quoting a CUDA text no page covers (an illegal memory access, an ECC error,
+    # a device-side assert): the model's code did not fail, CUDA did; the fallback says so with the text.
+    (c.RUNBOOK_PYTHON_MODEL_ERROR, c.RUNBOOK_UNKNOWN_LOAD_FAILURE, _CUDA_NO_PAGE_SAID),
 )
 """(generic, specific, evidence) pairs for `rules.HAND_COMPETES`."""
 

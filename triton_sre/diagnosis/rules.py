@@ -21,7 +21,7 @@ from typing import Final
 from triton_sre import conventions as c
 from triton_sre.diagnosis.hand_rules import HAND_RULES, MISSING_SUBMODULE, PLUGIN_FIELDS_MISREAD
 from triton_sre.diagnosis.inventory import ENTRIES, LazyPattern, Pattern
-from triton_sre.diagnosis.library_errors import LIBRARY_COMPETES
+from triton_sre.diagnosis.library_errors import CUDA_FRAME_RULES, LIBRARY_COMPETES
 from triton_sre.diagnosis.stack_rules import CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
 
@@ -195,7 +195,7 @@ def _build() -> tuple[CauseRule, ...]:
     """Hand rules and inventory entries in `PRIORITY` order; competing evidence first (the
     inventory's ``competes`` and `HAND_COMPETES`)."""
     placeholder, hand = HAND_RULES[0], HAND_RULES[1:]
-    rules = [placeholder]
+    rules = [placeholder, *CUDA_FRAME_RULES]  # CUDA's own text decides over the frame that quotes it
     for entry in ENTRIES:
         rules.extend(
             CauseRule(comp.runbook, _both(entry.regex, comp.when), entry.id) for comp in entry.competes
