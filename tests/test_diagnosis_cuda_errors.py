@@ -12,6 +12,7 @@ check's ``CUDA_ERROR_XXX: <text>``. The first finding must be the table's page i
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,7 @@ from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.library_errors import LibraryError, library_errors
 from triton_sre.diagnosis.logparse import parse_text
 
+DOC = Path(__file__).resolve().parent.parent / "docs" / "cuda-errors.md"
 PYTORCH = "CUDA error: "
 LOAD_FAILED = "E1207 10:01:02.123456 1 model_lifecycle.cc:642] failed to load 'm' version 1: Internal: "
 
@@ -139,3 +141,12 @@ def test_a_kernel_fault_that_aborts_the_process_is_the_crash() -> None:
 )
 def test_cuda_frames_decide_over_the_words_around_them(line: str, page: str) -> None:
     assert first_runbook(line) == page
+
+
+def test_the_docs_table_lists_every_entry() -> None:
+    rows = {line for line in DOC.read_text(encoding="utf-8").splitlines() if line.startswith("| `")}
+    for entry in TABLE:
+        row = next((r for r in rows if r.startswith(f"| `{cuda_text(entry)}` |")), None)
+        assert row is not None, cuda_text(entry)
+        assert entry.enum.split(" ", 1)[0] in row and f"[{entry.runbook}](" in row, row
+    assert len(rows) == len(TABLE)

@@ -47,7 +47,8 @@ def coverage_markdown() -> str:
         "template is a cause rule of the diagnosis engine and is tested with its example "
         "(`tests/test_diagnosis_inventory.py`). Messages of third-party libraries (CUDA, ONNX Runtime, "
         "TensorRT, PyTorch, Python) that appear inside Triton's are matched by the hand-written "
-        "patterns in `triton_sre/diagnosis/rules.py`. What Kubernetes prints about a pod (kubectl's "
+        "patterns in `triton_sre/diagnosis/rules.py`; CUDA's own error table, each text with its page, "
+        "is [cuda-errors.md](cuda-errors.md). What Kubernetes prints about a pod (kubectl's "
         "STATUS cells, describe fields, kubelet and scheduler events) and the page each gets is "
         "[diagnosis-kubernetes.md](diagnosis-kubernetes.md).",
         "",
