@@ -264,6 +264,7 @@ nothing cited)."""
         ("heldout66", 3),
         ("heldout67", 14),
         ("heldout68", 11),
+        ("heldout70", 3),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
