@@ -739,6 +739,9 @@ BLIND_SETS = {
         7,
         2 / 4,
     ),
+    # 3/3 scored once at 7aeede75 (other trackers: fil_backend, TensorRT-LLM, tensorrtllm_backend; backend
+    # 3/3), no empty answer, no healthy log.
+    "heldout70": BlindSet(3, 0, 3 / 3),
     "heldout65": BlindSet(
         4, 1, 3 / 4, frozenset({"tensorrtllm-backend-366-kv-cache-too-small-for-one-sequence"})
     ),
