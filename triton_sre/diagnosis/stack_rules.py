@@ -106,6 +106,11 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
             r"invoking the NVIDIA Container Runtime Hook directly",
             # libnvidia-container src/cli/configure.c: later stages of the hook.
             r"nvidia-container-cli: (mount|ldcache|device|container|permission) error",
+            # runc mounting the node's NVIDIA driver folder into the container (libcontainer/rootfs_linux.go:
+            # "mounting %q to rootfs %q at %q caused ...", runc 1.1+ "error mounting %q to rootfs at %q"):
+            # the GPU setup's host mount (AKS's /usr/local/nvidia) is missing on the node.
+            r"\bmounting \W{0,8}/[^\s\"]*/nvidia\W{0,8} to rootfs\b",
+            r"\berror mounting \W{0,8}/[^\s\"]*/nvidia\W{0,8} to rootfs at\b",
             # CDI (tags.cncf.io/container-device-interface pkg/cdi/cache.go, toolkit >= 1.12, Podman >= 4.1).
             r"unresolvable CDI devices",
             r"failed to inject CDI devices",
@@ -119,7 +124,8 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
             # container from the device files.
             r"Failed to initialize NVML: *(?:Unknown Error|Insufficient Permissions)",
         ),
-        "moby daemon/errors.go, daemon/runtime_unix.go; libnvidia-container src/cli/configure.c; "
+        "moby daemon/errors.go, daemon/runtime_unix.go; libnvidia-container src/cli/configure.c; runc "
+        "libcontainer/rootfs_linux.go; "
         "nvidia-container-toolkit internal/runtime, cmd/nvidia-container-runtime/README.md",
     ),
 )
@@ -392,6 +398,11 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bcouldn't find key \S+ in (?:ConfigMap|Secret) ",
             r"\b(?:secret|configmap) \"[^\"\n]+\" not found",
             r"\bcontainer has runAsNonRoot and image (?:will run as root|has non-numeric user)",
+            # runc's start of the container's process (libcontainer: "starting container process caused",
+            # 1.1+ "unable to start container process:"; Go os/exec on an absolute path): the image's
+            # command or entrypoint path does not exist in the container (a volume over its folder).
+            r"\b(?:starting container process caused|unable to start container process:)\W{0,8}exec:"
+            r" \W{0,8}/[^\s\"]+\W{0,8}: stat /\S+: no such file or directory",
         ),
         "kubernetes pkg/kubelet/container/sync_result.go, pkg/kubelet/kubelet_pods.go (env references), "
         "pkg/volume/util/operationexecutor/operation_generator.go, pkg/kubelet/volumemanager/"
