@@ -13,6 +13,7 @@ from typing import Final
 
 from triton_sre.diagnosis.library_errors import LIBRARY_FAILURE_MARKS, LIBRARY_INFO
 from triton_sre.diagnosis.lineshape import PARSER_REFUSAL, join_hand_wraps
+from triton_sre.diagnosis.stack_rules import FATAL_EXIT_CODES, FATAL_SIGNALS
 from triton_sre.diagnosis.stack_rules import rx as _rx
 
 __all__ = [
@@ -100,7 +101,7 @@ STUB_DIED: Final = r"Stub process [^\n]{0,40}(?:unhealthy|not healthy|exited une
 """The Python backend's verdict on a stub process that stopped answering (python_be.cc's health check: ``Stub
 process '<instance>' is not healthy.``): what killed it is not in the message."""
 
-CRASH_SIGNAL: Final = re.compile(r"(?m:(?<![^\s\]])Signal \((4|6|7|8|11)\) received\.?\s*$)")
+CRASH_SIGNAL: Final = re.compile(rf"(?m:(?<![^\s\]])Signal \(({FATAL_SIGNALS})\) received\.?\s*$)")
 """Triton's ErrorSignalHandler (src/triton_signal.cc, 20.xx on): "Signal (N) received." and a stack for
 SIGSEGV/SIGABRT/SIGBUS/SIGILL/SIGFPE (2 and 15, the exit handler's signals, are a normal stop). Printed
 unprefixed, so a paste may fold it under the ``I`` line before it (`crash_signal_piece`)."""
@@ -138,9 +139,9 @@ CRASH_WORDING: Final = (
     # Open MPI's handler (opal/util/stacktrace.c "Signal: Segmentation fault (11)") and its launcher
     # (ORTE/PRRTE errmgr "... exited on signal 11 (Segmentation fault)."), UCX's (ucs/debug/debug.c
     # "Caught signal 11 (Segmentation fault: ...)").
-    rf"\bSignal: {_FATAL_NAME} \((?:4|6|7|8|11)\)",
-    r"\bnoticed that process rank \d+ with PID \d+ on node \S+\s+exited on signal (?:4|6|7|8|11)\b",
-    r"\bCaught signal (?:4|6|7|8|11) \("
+    rf"\bSignal: {_FATAL_NAME} \((?:{FATAL_SIGNALS})\)",
+    rf"\bnoticed that process rank \d+ with PID \d+ on node \S+\s+exited on signal (?:{FATAL_SIGNALS})\b",
+    rf"\bCaught signal (?:{FATAL_SIGNALS}) \("
     r"(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point)",
     # Abseil's failure signal handler (absl/debugging/failure_signal_handler.cc, TensorFlow and XLA:
     # "*** SIGSEGV received at time=... on cpu N ***"), glog's (src/signalhandler.cc: "*** SIGSEGV (@0x0)
@@ -159,14 +160,14 @@ CRASH_WORDING: Final = (
     # A status 128 + a fatal signal (132 SIGILL, 134 SIGABRT, 135 SIGBUS, 136 SIGFPE, 139 SIGSEGV) as the
     # container runtime, kubectl, compose and a pod's status report it; Go's os/exec ("signal: segmentation
     # fault (core dumped)") and Python's subprocess ("died with <Signals.SIGSEGV: 11>", "exit status -11").
-    r"\b(?:exit(?:ed)?(?: with)? (?:code|status)|Exit Code:|exitCode\"?:)\s*13[24569]\b",
-    r"\bExited \(13[24569]\)",
+    rf"\b(?:exit(?:ed)?(?: with)? (?:code|status)|Exit Code:|exitCode\"?:)\s*(?:{FATAL_EXIT_CODES})\b",
+    rf"\bExited \((?:{FATAL_EXIT_CODES})\)",
     r"\bsignal: (?:segmentation fault|aborted|bus error|illegal instruction|floating point exception)\b",
     rf"\bdied with <Signals\.{_FATAL_SIG}: \d+>",
-    r"\breturned non-zero exit status -(?:4|6|7|8|11)\b",
+    rf"\breturned non-zero exit status -(?:{FATAL_SIGNALS})\b",
     # A launcher built on Python's subprocess reports the negative return code as it is: ROS 2 launch
     # (launch/actions/execute_local.py, "process has died [pid N, exit code -11, cmd '...']").
-    r"\bexit (?:code|status):? -(?:4|6|7|8|11)\b",
+    rf"\bexit (?:code|status):? -(?:{FATAL_SIGNALS})\b",
 )
 """The words in which a process's death on a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE) is
 reported: by Triton itself, the shell, a launcher, a library's own handler, the kernel, or an exit status.

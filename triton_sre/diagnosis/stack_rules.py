@@ -40,6 +40,8 @@ from triton_sre import conventions as c
 
 __all__ = [
     "CONTAINER_RUNTIME_RULES",
+    "FATAL_EXIT_CODES",
+    "FATAL_SIGNALS",
     "GPU_OPERATOR_RULES",
     "KSERVE_STORAGE_RULES",
     "PLATFORM_RULES",
@@ -282,8 +284,11 @@ def _status_cell(reasons: str) -> str:
     return rf"(?m-i:^(?:[\w.-]+[ \t]+)?[\w.-]+[ \t]+\d+/\d+[ \t]+(?:{reasons})[ \t]+\d+)"
 
 
-_CRASH_SIGNALS = r"4|6|7|8|11"
-_CRASH_CODES = r"132|134|135|136|139"
+FATAL_SIGNALS: Final = r"4|6|7|8|11"
+"""The signals that end a program that did something it must not (SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV):
+a crash; 9 (SIGKILL) is a kill, 2 and 15 a stop."""
+FATAL_EXIT_CODES: Final = r"132|134|135|136|139"
+"""128 + each of `FATAL_SIGNALS`, as a shell, a container runtime or the kubelet reports the status."""
 # A container that ended, in the pod's own reasons (a container that never started is pod-start-failed's).
 # SIGKILL (9, exit 137) is the kernel's OOM killer or the kubelet; SIGSEGV, SIGABRT, SIGBUS, SIGILL,
 # SIGFPE a crash; any other non-zero exit a container that failed and is restarted. A Job
@@ -306,7 +311,7 @@ POD_EXIT_RULES: Final[tuple[CauseRule, ...]] = (
     ),
     CauseRule(
         c.RUNBOOK_SERVER_CRASHED,
-        rx(rf"(?-i:(?<![\w-])(?:Init:)?(?:Signal:(?:{_CRASH_SIGNALS})|ExitCode:(?:{_CRASH_CODES}))\b)"),
+        rx(rf"(?-i:(?<![\w-])(?:Init:)?(?:Signal:(?:{FATAL_SIGNALS})|ExitCode:(?:{FATAL_EXIT_CODES}))\b)"),
         "kubernetes pkg/printers/internalversion/printers.go",
     ),
     CauseRule(
