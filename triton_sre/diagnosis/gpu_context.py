@@ -87,7 +87,7 @@ class GpuContext:
         if event.level == LEVEL_INFO and not (
             event.source == SOURCE_OPTION or any(mark in message for mark in PROGRESS_MARKS)
         ):  # (the marks are looked for on I lines only: this runs on every event)
-            if not self.driver_present and any(mark in message for mark in GPU_SEEN_MARKS):
+            if not self.driver_present and "metrics" in message and any(m in message for m in GPU_SEEN_MARKS):
                 self.driver_present = DRIVER_PRESENT.search(message) is not None
             return  # other ``I`` lines never count: the chunked scanner drops them (not the options table)
         if (
