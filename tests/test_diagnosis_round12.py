@@ -13,7 +13,7 @@ import pytest
 from test_diagnosis_round8 import LOGS, diagnose, top
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis import severity
+from triton_sre.diagnosis import log_layouts, severity
 from triton_sre.diagnosis.severity import is_failure_line
 
 
@@ -173,7 +173,7 @@ def test_heldout15_cuda_memory_pool_refusal_flips() -> None:
 
 
 def test_guarded_format_patterns_answer_as_the_single_regex() -> None:
-    guarded = [f for f in severity._FORMATS if isinstance(f, severity.Guarded)]
+    guarded = [f for f in severity._FORMATS if isinstance(f, log_layouts.Guarded)]
     assert 0 < len(guarded) == len(severity._GUARDED) < len(severity._FORMATS)
     for entry in guarded:
         for one in entry.literals:  # each guard is text the pattern holds (the pattern's words, not others)

@@ -17,7 +17,7 @@ import accuracy
 import pytest
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis import classes, severity, signals
+from triton_sre.diagnosis import classes, log_layouts, severity, signals
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.logparse import parse_text
@@ -51,7 +51,7 @@ def test_http_client_errors_are_one_set_of_patterns_for_signal_and_class() -> No
     line = "HTTP status client error (451 Unavailable For Legal Reasons) for url (https://api.ngc.nvidia.com/v2/org/x/files)"
     assert severity.is_failure_line(line, "I")
     assert classes.cause_class(line) == c.RUNBOOK_CLOUD_REPOSITORY_ACCESS
-    in_formats = [f.pattern for f in severity._FORMATS if isinstance(f, severity.Guarded)]
+    in_formats = [f.pattern for f in severity._FORMATS if isinstance(f, log_layouts.Guarded)]
     assert set(signals.HTTP_CLIENT_ERROR) <= set(in_formats)
     assert all(
         pattern in dict(classes.CLASSES)[c.RUNBOOK_CLOUD_REPOSITORY_ACCESS].pattern

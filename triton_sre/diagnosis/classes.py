@@ -18,7 +18,7 @@ import re
 from typing import Final
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.severity import COMMAND_NOT_FOUND, FLAG_AS_COMMAND
+from triton_sre.diagnosis.log_layouts import COMMAND_NOT_FOUND, FLAG_AS_COMMAND
 from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
 
 __all__ = ["CLASSES", "MODEL_SITE", "cause_class", "model_site_class", "over_crash"]

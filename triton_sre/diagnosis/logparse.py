@@ -42,9 +42,10 @@ from triton_sre.diagnosis.lineshape import (
     looks_cut,
     unquote,
 )
+from triton_sre.diagnosis.log_layouts import LEVEL_WORDS
 from triton_sre.diagnosis.prefixes import PrefixReader
 from triton_sre.diagnosis.repositories import OPTION_PREFIX as REPOSITORY_ROW
-from triton_sre.diagnosis.severity import LEVEL_WORDS, is_failure_line
+from triton_sre.diagnosis.severity import is_failure_line
 
 __all__ = [
     "MAX_CONTINUATION_CHARS",

@@ -65,11 +65,24 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Final
 
 from triton_sre.diagnosis.events import CLOSING_FAILURE
 from triton_sre.diagnosis.lineshape import LEVEL_INFO, LEVEL_WARNING, relay_prefix
+from triton_sre.diagnosis.log_layouts import (
+    COMMAND_NOT_FOUND,
+    FLAG_AS_COMMAND,
+    K8S_STATUS_REASONS,
+    K8S_WARNING_REASONS,
+    LEVEL_WORDS,
+    QUIET_WORDS,
+    STATUS_REASON_WORDS,
+    Guarded,
+    glib,
+    gstreamer,
+    python_layouts,
+    tensorrt_llm,
+)
 from triton_sre.diagnosis.signals import (
     CRASH_SIGNAL,
     HEAP_CHECK_ABORT,
@@ -81,15 +94,10 @@ from triton_sre.diagnosis.signals import (
 )
 
 __all__ = [
-    "COMMAND_NOT_FOUND",
     "FAILURE_FORMATS",
     "FAILURE_PROSE",
-    "FLAG_AS_COMMAND",
-    "LEVEL_WORDS",
     "LOADER_VERDICT",
     "PREFIXED_TRACEBACK",
-    "QUIET_WORDS",
-    "Guarded",
     "failure_piece",
     "is_failure_line",
     "line_level",
@@ -97,108 +105,10 @@ __all__ = [
     "own_level",
 ]
 
-# The reasons of Kubernetes' Warning events (kubelet pkg/kubelet/events/event.go, the scheduler, the
-# controllers) and of a pod's container states, as kubectl prints them.
-_K8S_WARNING_REASONS = (
-    r"Failed\w*|BackOff|Unhealthy|Evicted|ErrImageNeverPull|InspectFailed|NodeNotReady|"
-    r"OOMKill\w*|SystemOOM|Preempt\w*|NetworkNotReady|ProbeError|\w*Error"
-)
-_K8S_STATUS_REASONS = (
-    r"(?:Init:)?CrashLoopBackOff|ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName|"
-    r"CreateContainerConfigError|CreateContainerError|RunContainerError|ContainerCannotRun|"
-    r"OOMKilled|Init:Error|Init:OOMKilled|Evicted|(?:Pod)?Unschedulable"
-)
-# A pod status reason: each of _K8S_STATUS_REASONS holds one of these words (its guard, see `Guarded`).
-_STATUS_REASON_WORDS: Final = (
-    "BackOff",
-    "ErrImage",
-    "InvalidImageName",
-    "Container",
-    "OOMKilled",
-    "Init:Error",
-    "Evicted",
-    "Unschedulable",
-)
-LEVEL_WORDS: Final = r"(?:ERROR|CRITICAL|FATAL|PANIC|SEVERE|EMERG|ALERT)"
-"""The level words of loggers other than Triton's that mark a failure."""
-
-
-QUIET_WORDS: Final = r"(?:WARNING|WARN|INFO|DEBUG|TRACE)"
-"""The level words below ERROR that the layouts below print (GStreamer's column says WARN for warning)."""
-
-
-def _python_layouts(words: str) -> tuple[str, ...]:
-    """Python logging's layouts with the level ``words`` (a regex group): the default ``LEVEL:name:msg``,
-    ``asctime - name - LEVEL -`` / ``[LEVEL]`` / loguru's ``| LEVEL |``, and vLLM's ``LEVEL mm-dd hh:mm``."""
-    return (
-        rf"^{words}:[\w.<>-]*:",
-        rf"^(?:\S+ ){{0,3}}\S*\d\d:\d\d:\d\d\S*\s*(?:[-|:,]\s*(?:[\w.\[\]-]+\s*[-"
-        rf"|:]\s*)?)?\[?{words}\]?(?:\s|:|$)",
-        # ... and the same layouts once a collector's timestamp prefix is peeled off.
-        rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{words}\s*[-|:]",
-        rf"^\[{words}\]|\|\s*{words}\s*\||^{words}\s+\d\d-\d\d \d\d:\d\d",
-    )
-
-
-def _gstreamer(words: str) -> str:
-    """GStreamer's debug log line with the level column ``words``."""
-    return rf"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+{words}\s"
-
-
-def _glib(words: str) -> str:
-    """GLib's default handler's level (``Domain-LEVEL **:``, the ``**`` on ERROR, CRITICAL, WARNING)."""
-    return rf"{words} \*\*:"
-
-
-def _tensorrt_llm(words: str, letters: str) -> str:
-    """TensorRT-LLM's logger level prefixes: the C++ one's (``common/logger.h``; some pastes show
-    ``[TensorRT-LLM] [X]``) and its Python runtime's (``tensorrt_llm/logger.py``: ``[TRT-LLM] [W] ``, with
-    ``[MPI_Rank N] `` between when the world has more than one rank), whose levels are one letter."""
-    return rf"\[TensorRT-LLM\] ?\[{words}\]|\[TRT-LLM\] (?:\[MPI_Rank \d+\] )?\[{letters}\]"
-
-
 _NATIVE_FRAME = r"^\s*\d{1,3}\s+0x[0-9a-f]{6,16}\s+(?:\S.*\s\+\s+\d+\s*$|/\S+\(\S*\+0x[0-9a-f]+\))"
 """One frame of a native backtrace as execinfo prints it (see FAILURE_FORMATS)."""
 _FRAMES_ONLY = re.compile(rf"(?:{_NATIVE_FRAME}[^\n]*\n?|[ \t]*\n)+\Z", re.M)
 
-
-@dataclass(frozen=True)
-class Guarded:
-    """A format pattern that cannot match without one of its ``literals``: read only on a text holding one.
-
-    Speed only (the same answer as the pattern alone): ``in`` is a plain C scan, while a regex that starts
-    with ``\\b`` or an alternation gets no prefix scan and is tried at every position of every line.
-    """
-
-    pattern: str
-    literals: tuple[str, ...]
-    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "regex", re.compile(self.pattern, re.M))
-
-    def search(self, text: str) -> re.Match[str] | None:
-        """The pattern's first match in ``text``, tried only when a literal is there."""
-        return self.regex.search(text) if any(one in text for one in self.literals) else None
-
-
-COMMAND_NOT_FOUND: Final = (
-    # A shell or a container runtime that cannot find the command it was asked to run: bash
-    # (``bash: x: command not found``; a script's ``f.sh: line 9: exec: x: not found``), dash and
-    # busybox ash (``sh: 1: x: not found``, ``sh: x: not found``), zsh (``zsh: command not found:
-    # x``), and Go's os/exec ErrNotFound as runc/Docker/containerd quote it (``exec: "x": executable
-    # file not found in $PATH``).
-    r"^\S*(?:sh|bash)(?:: line \d+|: \d+)?: (?:exec: )?[^\s:]+: (?:command )?not found\s*$",
-    r"^zsh: command not found: ",
-    r"exec: \"[^\"\n]+\": executable file not found in \$PATH",
-)
-"""The shells' and container runtimes' command-not-found wordings (`classes.py` names their class)."""
-FLAG_AS_COMMAND: Final = (
-    r"^\S*(?:sh|bash)(?:: line \d+|: \d+)?: exec: -[^\s:]*: (?:invalid option|not found)\s*$"
-)
-"""An image's entrypoint (``exec "$@"``) given the server's flags without the server: the shell's ``exec``
-refuses the first flag (bash: ``exec: --: invalid option``; dash: ``exec: --model-repository=/m: not
-found``)."""
 
 # Where a line starts: the line itself, or the message field of a structured (JSON) line, a line of its
 # own whatever its level field says (NIM: ``{"level": "None", ..., "message": "[09-25 ... ERROR ...] ..."}``).
@@ -223,12 +133,12 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # GLib and the DeepStream apps' GLib-styled messages.
     # (`Domain-CRITICAL **:`: the domain before the level needs no pattern of its own, and a
     # leading `\b[\w-]*` made this branch scan every word of every line back and forth)
-    _glib("(?:ERROR|CRITICAL)"),
+    glib("(?:ERROR|CRITICAL)"),
     r"^\*\* (?:\([^)]*\): )?(?:ERROR|CRITICAL)\b",
     # GStreamer's debug log, ERROR level column.
-    _gstreamer("ERROR"),
+    gstreamer("ERROR"),
     # Python logging layouts (and vLLM's) and tracebacks.
-    *_python_layouts(LEVEL_WORDS),
+    *python_layouts(LEVEL_WORDS),
     r"^Traceback \(most recent call last\):",
     # ... and a traceback's last line pasted alone: ``traceback.format_exception_only``'s
     # ``[module.]Name: message``, the name one of Python's exception classes (``SomeError``,
@@ -289,9 +199,9 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # what(): the frames are the thrown error, even where the paste kept no line above them.
     Guarded(_NATIVE_FRAME, ("0x",)),
     # Kubernetes events, pod states and conditions.
-    rf"(?:^|\s)Warning\s+(?:{_K8S_WARNING_REASONS})\s",
+    rf"(?:^|\s)Warning\s+(?:{K8S_WARNING_REASONS})\s",
     r"\"type\"\s*:\s*\"Warning\"",
-    Guarded(rf"(?:^|\s|\b\d\.)(?:{_K8S_STATUS_REASONS})\b", _STATUS_REASON_WORDS),
+    Guarded(rf"(?:^|\s|\b\d\.)(?:{K8S_STATUS_REASONS})\b", STATUS_REASON_WORDS),
     # A pod still in phase Pending, as ``kubectl describe pod`` (``Status:  Pending``) and
     # ``kubectl get pods`` (READY 0/N, STATUS Pending) show it: its containers never started.
     r"^Status:[ \t]+Pending[ \t]*$",
@@ -336,7 +246,7 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # dmlc-core / glog CHECK failures; dmlc's LOG(FATAL) error with its stack trace.
     Guarded(r"\bCheck failed: ", ("Check failed: ",)),
     # TensorRT-LLM's logger level prefix (tensorrt_llm/common/logger.h), ERROR and FATAL.
-    _tensorrt_llm("(?:ERROR|FATAL)", "[EF]"),
+    tensorrt_llm("(?:ERROR|FATAL)", "[EF]"),
     # Assertions: TensorRT-LLM's TLLM_CHECK, C's assert (glibc __assert_fail).
     Guarded(r"\bAssertion failed: \S", ("Assertion failed: ",)),
     Guarded(r"\bAssertion `[^'\n]*' failed\.", ("Assertion `",)),
@@ -466,10 +376,10 @@ _QUIET_LAYOUTS: Final = re.compile(
     "|".join(
         f"(?:{pattern})"
         for pattern in (
-            *_python_layouts(QUIET_WORDS),
-            _gstreamer(QUIET_WORDS),
-            _glib("WARNING"),
-            _tensorrt_llm(QUIET_WORDS, "[WIV]"),
+            *python_layouts(QUIET_WORDS),
+            gstreamer(QUIET_WORDS),
+            glib("WARNING"),
+            tensorrt_llm(QUIET_WORDS, "[WIV]"),
         )
     )
 )

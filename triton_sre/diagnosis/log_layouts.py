@@ -1,0 +1,125 @@
+"""Pure data: the layouts in which the logging libraries around Triton print a line's level, as regex
+builders, and the wordings `severity.py` and `classes.py` share.
+
+`severity.py` reads a failure by these layouts (its docstring names each format's specification or emitting
+source); `line_level` reads the quieter levels through the same builders, so one layout is written once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = [
+    "COMMAND_NOT_FOUND",
+    "FLAG_AS_COMMAND",
+    "K8S_STATUS_REASONS",
+    "K8S_WARNING_REASONS",
+    "LEVEL_WORDS",
+    "QUIET_WORDS",
+    "STATUS_REASON_WORDS",
+    "Guarded",
+    "glib",
+    "gstreamer",
+    "python_layouts",
+    "tensorrt_llm",
+]
+
+# The reasons of Kubernetes' Warning events (kubelet pkg/kubelet/events/event.go, the scheduler, the
+# controllers) and of a pod's container states, as kubectl prints them.
+K8S_WARNING_REASONS = (
+    r"Failed\w*|BackOff|Unhealthy|Evicted|ErrImageNeverPull|InspectFailed|NodeNotReady|"
+    r"OOMKill\w*|SystemOOM|Preempt\w*|NetworkNotReady|ProbeError|\w*Error"
+)
+K8S_STATUS_REASONS = (
+    r"(?:Init:)?CrashLoopBackOff|ImagePullBackOff|ErrImagePull|ErrImageNeverPull|InvalidImageName|"
+    r"CreateContainerConfigError|CreateContainerError|RunContainerError|ContainerCannotRun|"
+    r"OOMKilled|Init:Error|Init:OOMKilled|Evicted|(?:Pod)?Unschedulable"
+)
+# A pod status reason: each of K8S_STATUS_REASONS holds one of these words (its guard, see `Guarded`).
+STATUS_REASON_WORDS: Final = (
+    "BackOff",
+    "ErrImage",
+    "InvalidImageName",
+    "Container",
+    "OOMKilled",
+    "Init:Error",
+    "Evicted",
+    "Unschedulable",
+)
+LEVEL_WORDS: Final = r"(?:ERROR|CRITICAL|FATAL|PANIC|SEVERE|EMERG|ALERT)"
+"""The level words of loggers other than Triton's that mark a failure."""
+
+
+QUIET_WORDS: Final = r"(?:WARNING|WARN|INFO|DEBUG|TRACE)"
+"""The level words below ERROR that the layouts below print (GStreamer's column says WARN for warning)."""
+
+
+def python_layouts(words: str) -> tuple[str, ...]:
+    """Python logging's layouts with the level ``words`` (a regex group): the default ``LEVEL:name:msg``,
+    ``asctime - name - LEVEL -`` / ``[LEVEL]`` / loguru's ``| LEVEL |``, and vLLM's ``LEVEL mm-dd hh:mm``."""
+    return (
+        rf"^{words}:[\w.<>-]*:",
+        rf"^(?:\S+ ){{0,3}}\S*\d\d:\d\d:\d\d\S*\s*(?:[-|:,]\s*(?:[\w.\[\]-]+\s*[-"
+        rf"|:]\s*)?)?\[?{words}\]?(?:\s|:|$)",
+        # ... and the same layouts once a collector's timestamp prefix is peeled off.
+        rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{words}\s*[-|:]",
+        rf"^\[{words}\]|\|\s*{words}\s*\||^{words}\s+\d\d-\d\d \d\d:\d\d",
+    )
+
+
+def gstreamer(words: str) -> str:
+    """GStreamer's debug log line with the level column ``words``."""
+    return rf"^\d+:\d\d:\d\d\.\d+\s+\d+\s+0x[0-9a-fA-F]+\s+{words}\s"
+
+
+def glib(words: str) -> str:
+    """GLib's default handler's level (``Domain-LEVEL **:``, the ``**`` on ERROR, CRITICAL, WARNING)."""
+    return rf"{words} \*\*:"
+
+
+def tensorrt_llm(words: str, letters: str) -> str:
+    """TensorRT-LLM's logger level prefixes: the C++ one's (``common/logger.h``; some pastes show
+    ``[TensorRT-LLM] [X]``) and its Python runtime's (``tensorrt_llm/logger.py``: ``[TRT-LLM] [W] ``, with
+    ``[MPI_Rank N] `` between when the world has more than one rank), whose levels are one letter."""
+    return rf"\[TensorRT-LLM\] ?\[{words}\]|\[TRT-LLM\] (?:\[MPI_Rank \d+\] )?\[{letters}\]"
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """A format pattern that cannot match without one of its ``literals``: read only on a text holding one.
+
+    Speed only (the same answer as the pattern alone): ``in`` is a plain C scan, while a regex that starts
+    with ``\\b`` or an alternation gets no prefix scan and is tried at every position of every line.
+    """
+
+    pattern: str
+    literals: tuple[str, ...]
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", re.compile(self.pattern, re.M))
+
+    def search(self, text: str) -> re.Match[str] | None:
+        """The pattern's first match in ``text``, tried only when a literal is there."""
+        return self.regex.search(text) if any(one in text for one in self.literals) else None
+
+
+COMMAND_NOT_FOUND: Final = (
+    # A shell or a container runtime that cannot find the command it was asked to run: bash
+    # (``bash: x: command not found``; a script's ``f.sh: line 9: exec: x: not found``), dash and
+    # busybox ash (``sh: 1: x: not found``, ``sh: x: not found``), zsh (``zsh: command not found:
+    # x``), and Go's os/exec ErrNotFound as runc/Docker/containerd quote it (``exec: "x": executable
+    # file not found in $PATH``).
+    r"^\S*(?:sh|bash)(?:: line \d+|: \d+)?: (?:exec: )?[^\s:]+: (?:command )?not found\s*$",
+    r"^zsh: command not found: ",
+    r"exec: \"[^\"\n]+\": executable file not found in \$PATH",
+)
+"""The shells' and container runtimes' command-not-found wordings (`classes.py` names their class)."""
+FLAG_AS_COMMAND: Final = (
+    r"^\S*(?:sh|bash)(?:: line \d+|: \d+)?: exec: -[^\s:]*: (?:invalid option|not found)\s*$"
+)
+"""An image's entrypoint (``exec "$@"``) given the server's flags without the server: the shell's ``exec``
+refuses the first flag (bash: ``exec: --: invalid option``; dash: ``exec: --model-repository=/m: not
+found``)."""
