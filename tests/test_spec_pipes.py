@@ -102,6 +102,41 @@ def test_standard_input_redirected_from_a_file_is_that_file() -> None:
     assert done.returncode == 0, done.stderr  # the repository's files, generated from slos.yaml
 
 
+def test_a_dash_is_standard_input_as_triage_reads_it(tmp_path: Path) -> None:
+    """tidy38: ``--spec -`` was the file ``./-`` (``cannot open: No such file or directory``). It is standard
+    input, as ``triage -`` reads it: piped, the same files as ``/dev/stdin``; redirected, that file's name."""
+    piped = _cli("generate", "--spec", "-", "--out", str(tmp_path / "dash"), stdin=SPEC.read_bytes())
+    assert piped.returncode == 0, piped.stderr
+    by_name = _cli(
+        "generate", "--spec", "/dev/stdin", "--out", str(tmp_path / "name"),
+        stdin=SPEC.read_bytes()
+    )
+    assert by_name.returncode == 0, by_name.stderr
+    assert _tree(tmp_path / "dash") == _tree(tmp_path / "name")
+    with SPEC.open("rb") as spec:
+        done = _cli("generate", "--check", "--spec", "-", "--out", str(ROOT), stdin=spec)
+    assert done.returncode == 0, done.stderr  # the repository's files, generated from slos.yaml
+    lint = ("lint", str(SAMPLE_REPOSITORY), "--format", "json", "--spec")
+    assert _cli(*lint, "-", stdin=SPEC.read_bytes()).stdout == _cli(*lint, str(SPEC)).stdout
+    closed = _cli("generate", "--spec", "-", "--out", str(tmp_path / "none"), stdin=subprocess.DEVNULL)
+    assert closed.returncode == 2 and b"not a regular file" in closed.stderr
+
+
+def test_a_dash_or_redirected_stdin_reaches_children_by_the_file_it_stands_for(tmp_path: Path) -> None:
+    """`stack up` hands the spec to the bot by name: ``-`` or ``/dev/stdin`` redirected from a file is that
+    file (a child's standard input is not this one's); piped, a copy (`test_a_named_fifo_waits_...`)."""
+    with SPEC.open("rb") as spec:
+        script = "import sys; from pathlib import Path; from triton_sre.inputs import unpiped; "
+        script += "print(unpiped(Path(sys.argv[1]), Path(sys.argv[2]), 1 << 20))"
+        for name in ("-", "/dev/stdin"):
+            spec.seek(0)
+            done = subprocess.run(
+                [sys.executable, "-c", script, name, str(tmp_path)],
+                stdin=spec, capture_output=True, env=ENV, timeout=60, check=True,
+            )
+            assert Path(done.stdout.decode().strip()) == SPEC.resolve()
+
+
 def test_lint_reads_a_piped_spec_twice_and_gets_it_twice() -> None:
     """lint reads the spec for its latency thresholds and again for the startup-probe budget."""
     lint = ("lint", str(SAMPLE_REPOSITORY), "--format", "json", "--spec")

@@ -32,6 +32,7 @@ __all__ = [
     "not_regular",
     "read_bounded",
     "read_once",
+    "stdin_alias",
     "unpiped",
 ]
 
@@ -163,10 +164,21 @@ def read_once(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     return data
 
 
+def stdin_alias(path: str | os.PathLike[str]) -> Path:
+    """``-`` names standard input, as ``triage -`` reads it: ``/dev/stdin``, so a pipe and a redirected file
+    read as they would by that name (a pipe once, by `read_once`); any other path unchanged."""
+    return Path("/dev/stdin") if os.fspath(path) == "-" else Path(path)
+
+
 def unpiped(path: Path, folder: Path, max_bytes: int) -> Path:
-    """``path`` when it is not a pipe; else a file in ``folder`` holding its bytes (`read_once`), for the
-    child processes that read the file after this one (a pipe read once is empty to them)."""
+    """``path`` when it is a file of its own; a file behind a descriptor's name (``-``, ``/dev/stdin``) by
+    its own name; else (a pipe) a file in ``folder`` holding its bytes (`read_once`), for the child
+    processes that read the file after this one (a pipe read once is empty to them, and their
+    standard input is not this one's)."""
+    path = stdin_alias(path)
     if not stat.S_ISFIFO(os.stat(path).st_mode):
+        if path.absolute().parts[1:2] in (("dev",), ("proc",)):
+            return Path(os.path.realpath(path))
         return path
     copy = folder / f"{path.name}.from-pipe.yaml"
     copy.write_bytes(read_once(path, max_bytes))

@@ -25,7 +25,7 @@ from triton_sre.autoscale_spec import Autoscaling, default_target, parse_autosca
 from triton_sre.checks import ConfigError, check_keys, check_no_template, check_number
 from triton_sre.data import shipped
 from triton_sre.durations import DurationError, format_duration, parse_duration, whole_ms
-from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_once, yaml_problem
+from triton_sre.inputs import MAX_SPEC_BYTES, InputFileError, load_yaml, read_once, stdin_alias, yaml_problem
 from triton_sre.redact import bounded, printable, shown_path
 from triton_sre.rollout.spec import RolloutSpec, parse_rollout
 
@@ -149,8 +149,8 @@ _LLM_KEYS = _COMMON_KEYS | {"threshold"}  # ttft, time_per_output_token
 
 
 def load_spec(path: str | Path) -> Spec:
-    """Read and validate a spec file; SpecError names the file, the SLO and the field."""
-    path = Path(path)
+    """Read and validate a spec file (``-``: standard input); SpecError names the file, the SLO, the field."""
+    path = stdin_alias(path)
     source = shown_path(path)  # every message of the spec begins with it
     try:
         text = read_once(path, MAX_SPEC_BYTES).decode("utf-8")  # a pipe too, read once

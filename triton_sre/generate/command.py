@@ -175,7 +175,7 @@ def add_generate_parser(commands: Any, epilog: str) -> None:
         "--slo-file",
         type=path_arg,
         default=Path(DEFAULT_SPEC),
-        help="SLO spec (default: ./slos.yaml)",
+        help="SLO spec, - for standard input (default: ./slos.yaml)",
     )
     gen.add_argument("--out", type=path_arg, default=Path("."), help="directory to write into (default: .)")
     gen.add_argument(
