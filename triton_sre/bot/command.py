@@ -41,7 +41,8 @@ def add_bot_parser(commands: Any, epilog: str) -> None:
             "the diagnosed cause of an UNAVAILABLE model with its fix, runbook/Grafana/silence buttons; "
             "edited in place with a "
             "thread reply on every change and on resolution. Notifications wait in an on-disk outbox until "
-            f"Slack takes them. Environment: {c.ENV_SLACK_BOT_TOKEN} (required), {c.ENV_BOT_TOKEN} (or "
+            f"Slack takes them. Environment: {c.ENV_SLACK_BOT_TOKEN} (required, or "
+            f"{c.ENV_SLACK_BOT_TOKEN_FILE} / --slack-token-file), {c.ENV_BOT_TOKEN} (or "
             f"--token-file), {c.ENV_SLACK_SIGNING_SECRET} (for the {c.SLASH_COMMAND} slash command), "
             f"{c.ENV_SLACK_API_URL} (default {c.DEFAULT_SLACK_API_URL})."
         ),
@@ -56,6 +57,13 @@ def add_bot_parser(commands: Any, epilog: str) -> None:
         "--token-file",
         type=path_text_arg,
         help=f"file holding the webhook bearer token (else ${c.ENV_BOT_TOKEN})",
+    )
+    bot.add_argument(
+        SLACK_TOKEN_FILE_FLAG,
+        type=path_text_arg,
+        help=f"file holding the Slack bot token (else ${c.ENV_SLACK_BOT_TOKEN_FILE}, else "
+        f"${c.ENV_SLACK_BOT_TOKEN}); read again before each retry while Slack refuses the token, so a "
+        "rotated secret needs no restart",
     )
     bot.add_argument(
         "--outbox",
@@ -108,6 +116,7 @@ def resolve_bot_settings(args: argparse.Namespace) -> BotSettings:
 
 
 MAX_TOKEN_FILE_BYTES = 64 * 1024
+SLACK_TOKEN_FILE_FLAG = "--slack-token-file"
 
 
 def one_word_secret(where: str, secret: str) -> str:
@@ -134,17 +143,23 @@ def slack_api_url(url: str) -> str:
     return check_base_url(f"${c.ENV_SLACK_API_URL}", url)
 
 
+def read_token_file(where: str, path: str) -> str:
+    """The one-word token a file holds (blanks around it stripped); ConfigError names ``where`` and the file,
+    never the token."""
+    try:
+        token = read_bounded(path, MAX_TOKEN_FILE_BYTES).decode("utf-8").strip()
+    except InputFileError as exc:
+        raise ConfigError(f"{where} {shown_path(path)}: cannot read: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where} {shown_path(path)}: not UTF-8 text") from None
+    if not token:
+        raise ConfigError(f"{where} {shown_path(path)}: the file is empty")
+    return one_word_secret(f"{where} {shown_path(path)}", token)
+
+
 def read_bearer_token(token_file: str | None, environ: Mapping[str, str]) -> str:
     if token_file:
-        try:
-            token = read_bounded(token_file, MAX_TOKEN_FILE_BYTES).decode("utf-8").strip()
-        except InputFileError as exc:
-            raise ConfigError(f"--token-file {shown_path(token_file)}: cannot read: {exc}") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"--token-file {shown_path(token_file)}: not UTF-8 text") from None
-        if not token:
-            raise ConfigError(f"--token-file {token_file}: the file is empty")
-        return one_word_secret(f"--token-file {shown_path(token_file)}", token)
+        return read_token_file("--token-file", token_file)
     token = environ.get(c.ENV_BOT_TOKEN, "").strip()
     if not token:
         raise ConfigError(
@@ -166,9 +181,11 @@ class Bot:
         slack_token: str,
         slack_api_url: str | None = None,
         signing_secret: str = "",
+        slack_token_file: str | None = None,
     ) -> None:
         from triton_sre.bot.receiver import BotServer
         from triton_sre.bot.slack import SlackDelivery
+        from triton_sre.bot.token_file import TokenFile
         from triton_sre.bot.worker import Worker
         from triton_sre.diagnosis.catalog import CatalogError, load_catalog
 
@@ -185,6 +202,11 @@ class Bot:
             slack_token,
             slack_api_url,
             on_call=lambda method, outcome: self.metrics.slack_calls.labels(method, outcome).inc(),
+            token_file=(
+                TokenFile(slack_token_file, lambda path: read_token_file(SLACK_TOKEN_FILE_FLAG, path))
+                if slack_token_file
+                else None
+            ),
         )
         self.worker = Worker(
             settings, self.outbox, self.delivery, titles, metrics=self.metrics, remediations=remediations
@@ -241,16 +263,31 @@ def run_bot(args: argparse.Namespace) -> int:
     env = os.environ
     settings = resolve_bot_settings(args)
     bearer = read_bearer_token(args.token_file, env)
-    slack_token = env.get(c.ENV_SLACK_BOT_TOKEN, "").strip()
-    if not slack_token:
-        raise ConfigError(f"${c.ENV_SLACK_BOT_TOKEN} is not set (the Slack bot token, xoxb-...)")
-    one_word_secret(f"${c.ENV_SLACK_BOT_TOKEN}", slack_token)
+    slack_token_file = args.slack_token_file or env.get(c.ENV_SLACK_BOT_TOKEN_FILE, "").strip() or None
+    if slack_token_file:
+        slack_token = read_token_file(SLACK_TOKEN_FILE_FLAG, slack_token_file)
+    else:
+        slack_token = env.get(c.ENV_SLACK_BOT_TOKEN, "").strip()
+        if not slack_token:
+            raise ConfigError(
+                f"${c.ENV_SLACK_BOT_TOKEN} is not set (the Slack bot token, xoxb-...; or give a file holding "
+                f"it: {SLACK_TOKEN_FILE_FLAG} or ${c.ENV_SLACK_BOT_TOKEN_FILE})"
+            )
+        one_word_secret(f"${c.ENV_SLACK_BOT_TOKEN}", slack_token)
     if not settings.channel and not settings.routes:
         raise ConfigError("no channel: give --channel (or bot.channel / bot.routes in --config)")
     signing_secret = env.get(c.ENV_SLACK_SIGNING_SECRET, "").strip()
     api_url = slack_api_url(env.get(c.ENV_SLACK_API_URL, "").strip() or c.DEFAULT_SLACK_API_URL)
     try:
-        bot = Bot(settings, args.outbox or DEFAULT_OUTBOX, bearer, slack_token, api_url, signing_secret)
+        bot = Bot(
+            settings,
+            args.outbox or DEFAULT_OUTBOX,
+            bearer,
+            slack_token,
+            api_url,
+            signing_secret,
+            slack_token_file,
+        )
     except OutboxError as exc:
         print(f"triton-sre bot: {exc}", file=sys.stderr)
         return c.EXIT_USAGE

@@ -34,6 +34,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from triton_sre import conventions as c
 from triton_sre.bot import slack_limits as limits
 from triton_sre.bot.slack_http import DeadlineWebClient, SlackUnreachable
+from triton_sre.bot.token_file import TokenFile
 from triton_sre.httpclient import describe
 from triton_sre.redact import REDACTED, redact
 from triton_sre.rfc3339 import parse_rfc3339
@@ -298,7 +299,12 @@ class SlackDelivery:
         api_url: str | None = None,
         timeout: float = 10.0,
         on_call: Callable[[str, str], None] | None = None,
+        token_file: TokenFile | None = None,
     ) -> None:
+        self.token_file = token_file  # where the token came from, read again while Slack refuses it
+        self.renew_token: Callable[[], str] | None = self._renew if token_file is not None else None
+        """Take the token file's token when it changed (a rotated secret): the file's name, else ""; None
+        when the token came from the environment (nothing to read again)."""
         self.on_call = on_call or (lambda method, outcome: None)
         """Called after every call with (Slack method, outcome): ``ok``, Slack's error, ``http_5xx``
         or ``network``."""
@@ -333,6 +339,12 @@ class SlackDelivery:
             return dict(response.data) if isinstance(response.data, dict) else {}
         self.on_call(method.replace("_", ".", 1), error.error or "error")
         raise error
+
+    def _renew(self) -> str:
+        if self.token_file is None or (token := self.token_file.fresh(self.client.token or "")) is None:
+            return ""
+        self.client.token = token
+        return self.token_file.path
 
     def check_auth(self) -> str:
         """Who the token is (auth.test); raises DeliveryError when Slack refuses it."""

@@ -1,14 +1,17 @@
 """Slack refusing the bot's token while it runs (a token revoked, an app uninstalled, a deactivated account).
 
-Before (tidy37) a refused token showed only as the outcome counter (`triton_sre_bot_slack_calls_total{outcome=
-"invalid_auth"}`): each pending notification retried on its own, forever, each retry a warning. Now the first
-refusal is said once, as an error naming Slack's code (never the token), `/healthz` answers ``degraded`` with
-the reason, `triton_sre_bot_slack_token_usable` reads 0, and the delivery loop pauses: the notifications stay
-pending in the outbox (a file, kept across restarts). While paused the loop asks Slack's ``auth.test`` alone,
-with the retry backoff (`retry_base_seconds` doubling up to `retry_max_seconds`); once Slack takes the token
-again (an account reactivated) it says so and delivers what waited. The token is read from the environment at
-start: a new token takes a restart, and the restarted bot delivers the outbox's pending notifications.
-"""
+Before (tidy37) a refused token showed only as the outcome counter
+(`triton_sre_bot_slack_calls_total{outcome="invalid_auth"}`): each pending notification retried on its
+own, forever, each retry a warning. Now the first refusal is said once, as an error naming Slack's code
+(never the token), `/healthz` answers ``degraded`` with the reason, `triton_sre_bot_slack_token_usable`
+reads 0, and the delivery loop pauses: the notifications stay pending in the outbox (a file, kept across
+restarts). While paused the loop asks Slack's ``auth.test`` alone, with the retry backoff
+(`retry_base_seconds` doubling up to `retry_max_seconds`); once Slack takes the token again (an account
+reactivated) it says so and delivers what waited. A token given in the environment (``$SLACK_BOT_TOKEN``)
+is read at start: a new one takes a restart, and the restarted bot delivers the outbox's pending
+notifications. A token given as a file (``--slack-token-file``, ``$SLACK_BOT_TOKEN_FILE``: a mounted
+Kubernetes Secret, a Docker secret) is read again before each ``auth.test`` while Slack refuses the token,
+so a rotated secret is taken up without a restart (`token_file.TokenFile`)."""
 
 from __future__ import annotations
 
@@ -34,8 +37,10 @@ class TokenWatch:
         pending: Callable[[], int],
         settings: BotSettings,
         clock: Callable[[], float] = time.time,
+        renew: Callable[[], str] | None = None,
     ) -> None:
         self._check = check  # auth.test: who the token is, or DeliveryError
+        self._renew = renew  # the token file's name when it now holds another token, else ""
         self._pending = pending
         self._base, self._cap = settings.retry_base_seconds, settings.retry_max_seconds
         self._clock = clock
@@ -59,8 +64,13 @@ class TokenWatch:
             since = datetime.fromtimestamp(self._since, timezone.utc).isoformat(timespec="seconds")
             return (
                 f"Slack refuses the bot token ({self._refused}) since {since}; notifications wait in the "
-                f"outbox until it takes a token: set ${c.ENV_SLACK_BOT_TOKEN} to a valid one, restart the bot"
+                f"outbox until it takes a token: {self._fix()}"
             )
+
+    def _fix(self) -> str:
+        if self._renew is not None:
+            return "write a valid one to the token file (read again before each retry)"
+        return f"set ${c.ENV_SLACK_BOT_TOKEN} to a valid one, restart the bot"
 
     def refuse(self, error: str, said: str) -> float:
         """Slack refused the token (``error``, one of AUTH_ERRORS; ``said``: the failed call, without the
@@ -75,10 +85,10 @@ class TokenWatch:
         if first:
             log.error(
                 "Slack refuses the bot token (%s): deliveries paused, %d notification(s) kept in the "
-                "outbox until Slack takes a token; set $%s to a valid token and restart the bot",
+                "outbox until Slack takes a token; %s",
                 said,
                 self._pending(),
-                c.ENV_SLACK_BOT_TOKEN,
+                self._fix(),
             )
         return pause
 
@@ -89,6 +99,8 @@ class TokenWatch:
     def ask(self) -> float | None:
         """Ask Slack (auth.test) whether it takes the token now: None when it does (deliveries go on), else
         the pause before asking again."""
+        if self._renew is not None and (name := self._renew()):
+            log.info("read a new Slack token from %s; asking Slack whether it takes it", name)
         try:
             who = self._check()
         except DeliveryError as exc:

@@ -146,7 +146,9 @@ class Worker:
         self._paused_until = 0.0
         """Slack's rate limit is per workspace and method: after a 429 nothing is sent before this (nor
         while Slack refuses the token, before the next auth.test)."""
-        self.token = TokenWatch(delivery.check_auth, outbox.pending, settings, clock)
+        self.token = TokenWatch(
+            delivery.check_auth, outbox.pending, settings, clock, getattr(delivery, "renew_token", None)
+        )
         self.metrics.watch_token(self.token.usable)
 
     # -- lifecycle ---------------------------------------------------------------------------------

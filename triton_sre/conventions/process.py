@@ -68,6 +68,7 @@ PATH_BOT_ALERTMANAGER: Final = "/alertmanager"
 PATH_BOT_SLACK_COMMANDS: Final = "/slack/commands"
 ENV_BOT_TOKEN: Final = "TRITON_SRE_BOT_TOKEN"  # bearer token Alertmanager sends (http_config.authorization)
 ENV_SLACK_BOT_TOKEN: Final = "SLACK_BOT_TOKEN"
+ENV_SLACK_BOT_TOKEN_FILE: Final = "SLACK_BOT_TOKEN_FILE"  # a file holding it (a mounted Secret): read again
 ENV_SLACK_SIGNING_SECRET: Final = "SLACK_SIGNING_SECRET"
 ENV_SLACK_API_URL: Final = "SLACK_API_URL"
 DEFAULT_SLACK_API_URL: Final = "https://slack.com/api/"
