@@ -767,6 +767,26 @@ BLIND_SETS = {
     "heldout65": BlindSet(
         4, 1, 3 / 4, frozenset({"tensorrtllm-backend-366-kv-cache-too-small-for-one-sequence"})
     ),
+    # 6/9 scored once at fbe034eb (server-tracker threads below 3000, TRTIS-era formats: core 3/4, backend
+    # 3/5), no empty answer, one of three healthy logs flagged: 20.03's dynamic batcher printing its "Wait:
+    # N us" debug line at E level. Misses: the TF backend's --backend-config value refused by RapidJSON
+    # ("attempt to access JSON non-number as double", labelled server-option-invalid), a GraphDef folder
+    # with no config ("must specify platform", labelled model-file-missing, read as
+    # backend-platform-mismatch), and a sequence control's dims on a max_batch_size 0 model (labelled
+    # max-batch-size-unsupported, read as shape-or-dims-mismatch).
+    "heldout71": BlindSet(
+        9,
+        3,
+        6 / 9,
+        frozenset(
+            {
+                "server-2790-20.08-backend-config-gpu-memory-fraction-json-non-number",
+                "server-704-trtis-2019-graphdef-dir-no-config-must-specify-platform",
+                "server-842-trtis-2019-savedmodel-sequence-control-dims-max-batch-size-1",
+            }
+        ),
+        known_flagged=frozenset({"healthy-server-1291-20.03-dynamic-batcher-wait-lines-at-error-level"}),
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
