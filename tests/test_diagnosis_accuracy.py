@@ -200,13 +200,15 @@ SERVER_TRACKER_RANGES = {
     "heldout68": (4000, 10**6),
     "heldout69": (1, 10**6),
     "heldout71": (1, 3000),
+    "heldout72": (3000, 6000),
 }
 """Later held-out sets whose brief allowed the server's own tracker: the thread numbers each took (first,
 past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older; after
 it, heldout38 those below 4500 and heldout39 4500-7999; heldout59 any number nothing cited; heldout61
 those below 4000 and heldout62 those from 4000 up, nothing cited; heldout64 again those from 4000 up,
 nothing cited; heldout67 again those below 4000, nothing cited; heldout68 those from 4000 up again,
-nothing cited; heldout69 any number again, nothing cited; heldout71 those below 3000, nothing cited)."""
+nothing cited; heldout69 any number again, nothing cited; heldout71 those below 3000, nothing cited;
+heldout72 those numbered 3000-5999, nothing cited)."""
 
 
 @pytest.mark.parametrize(
@@ -269,6 +271,7 @@ nothing cited; heldout69 any number again, nothing cited; heldout71 those below 
         ("heldout69", 9),
         ("heldout70", 3),
         ("heldout71", 12),
+        ("heldout72", 8),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
