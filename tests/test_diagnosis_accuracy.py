@@ -790,6 +790,23 @@ BLIND_SETS = {
         ),
         known_flagged=frozenset({"healthy-server-1291-20.03-dynamic-batcher-wait-lines-at-error-level"}),
     ),
+    # 5/8 scored once at 909c99d8 (server-tracker threads 3000-5999: backend 3/5, core 2/2, container 0/1), no
+    # empty answer, no healthy log. Misses, each read as the fallback: python_backend's "Failed to get the
+    # canonical path for $$TRITON_MODEL_DIRECTORY/..." (EXECUTION_ENV_PATH before 21.09), TensorRT's
+    # "Cannot deserialize plugin since corresponding IPluginCreator not found" (labelled model-file-invalid),
+    # the Docker daemon's "received unexpected HTTP status: 502 Bad Gateway" on a pull.
+    "heldout72": BlindSet(
+        8,
+        0,
+        5 / 8,
+        frozenset(
+            {
+                "server-3480-execution-env-triton-model-directory-canonical-path",
+                "server-4365-21.04-mmdeploy-engine-plugin-creator-not-found",
+                "server-5958-21.12-docker-pull-nvcr-502-bad-gateway",
+            }
+        ),
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
