@@ -794,14 +794,14 @@ BLIND_SETS = {
     # empty answer, no healthy log. Misses, each read as the fallback: python_backend's "Failed to get the
     # canonical path for $$TRITON_MODEL_DIRECTORY/..." (EXECUTION_ENV_PATH before 21.09), TensorRT's
     # "Cannot deserialize plugin since corresponding IPluginCreator not found" (labelled model-file-invalid),
-    # the Docker daemon's "received unexpected HTTP status: 502 Bad Gateway" on a pull.
+    # the Docker daemon's "received unexpected HTTP status: 502 Bad Gateway" on a pull. The first fixed from
+    # python_backend's source (inventory py-env-canonical-path: realpath of EXECUTION_ENV_PATH, r21.06 on).
     "heldout72": BlindSet(
         8,
         0,
         5 / 8,
         frozenset(
             {
-                "server-3480-execution-env-triton-model-directory-canonical-path",
                 "server-4365-21.04-mmdeploy-engine-plugin-creator-not-found",
                 "server-5958-21.12-docker-pull-nvcr-502-bad-gateway",
             }
