@@ -808,6 +808,13 @@ BLIND_SETS = {
             }
         ),
     ),
+    # 8/9 scored once at 7a3b58b4 (server-tracker threads from 6000 up: backend 5/6, core 3/3), no empty
+    # answer, no healthy log. The miss: the vllm backend's own model.py calling an attribute vLLM 0.10 dropped
+    # ("'AsyncLLM' object has no attribute 'engine'"), labelled library-version-mismatch, read as
+    # llm-backend-config.
+    "heldout73": BlindSet(
+        9, 0, 8 / 9, frozenset({"server-8387-25.08-vllm-0.10.1.1-asyncllm-no-attribute-engine"})
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
