@@ -777,7 +777,8 @@ BLIND_SETS = {
     # ("attempt to access JSON non-number as double", labelled server-option-invalid), a GraphDef folder
     # with no config ("must specify platform", labelled model-file-missing, read as
     # backend-platform-mismatch), and a sequence control's dims on a max_batch_size 0 model (labelled
-    # max-batch-size-unsupported, read as shape-or-dims-mismatch).
+    # max-batch-size-unsupported, read as shape-or-dims-mismatch). The false alarm fixed from r20.03's source
+    # (test_diagnosis_heldout71_73_classes.py); the three misses are disputed labels.
     "heldout71": BlindSet(
         9,
         3,
@@ -789,14 +790,14 @@ BLIND_SETS = {
                 "server-842-trtis-2019-savedmodel-sequence-control-dims-max-batch-size-1",
             }
         ),
-        known_flagged=frozenset({"healthy-server-1291-20.03-dynamic-batcher-wait-lines-at-error-level"}),
     ),
     # 5/8 scored once at 909c99d8 (server-tracker threads 3000-5999: backend 3/5, core 2/2, container 0/1), no
     # empty answer, no healthy log. Misses, each read as the fallback: python_backend's "Failed to get the
     # canonical path for $$TRITON_MODEL_DIRECTORY/..." (EXECUTION_ENV_PATH before 21.09), TensorRT's
     # "Cannot deserialize plugin since corresponding IPluginCreator not found" (labelled model-file-invalid),
     # the Docker daemon's "received unexpected HTTP status: 502 Bad Gateway" on a pull. The first fixed from
-    # python_backend's source (inventory py-env-canonical-path: realpath of EXECUTION_ENV_PATH, r21.06 on).
+    # python_backend's source (inventory py-env-canonical-path: realpath of EXECUTION_ENV_PATH, r21.06 on),
+    # the last from the distribution registry client's UnexpectedHTTPStatusError.
     "heldout72": BlindSet(
         8,
         0,
@@ -804,17 +805,14 @@ BLIND_SETS = {
         frozenset(
             {
                 "server-4365-21.04-mmdeploy-engine-plugin-creator-not-found",
-                "server-5958-21.12-docker-pull-nvcr-502-bad-gateway",
             }
         ),
     ),
     # 8/9 scored once at 7a3b58b4 (server-tracker threads from 6000 up: backend 5/6, core 3/3), no empty
     # answer, no healthy log. The miss: the vllm backend's own model.py calling an attribute vLLM 0.10 dropped
     # ("'AsyncLLM' object has no attribute 'engine'"), labelled library-version-mismatch, read as
-    # llm-backend-config.
-    "heldout73": BlindSet(
-        9, 0, 8 / 9, frozenset({"server-8387-25.08-vllm-0.10.1.1-asyncllm-no-attribute-engine"})
-    ),
+    # llm-backend-config; fixed by class: an exception raised in a shipped backend's own frame.
+    "heldout73": BlindSet(9, 0, 8 / 9),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 

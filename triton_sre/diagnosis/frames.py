@@ -18,7 +18,7 @@ from triton_sre.diagnosis.host_rules import SHM_CONTEXT
 from triton_sre.diagnosis.lineshape import join_hand_wraps
 from triton_sre.diagnosis.logparse import STUB_FRAME
 from triton_sre.diagnosis.prefilter import fold, required
-from triton_sre.diagnosis.rules import CAUSE_RULES
+from triton_sre.diagnosis.rules import CAUSE_RULES, SHIPPED_BACKEND_LACKS
 from triton_sre.diagnosis.stack_rules import CauseRule
 
 __all__ = ["FRAME_PATH", "classify", "from_frames"]
@@ -150,7 +150,8 @@ def classify(text: str) -> str | None:
         # The dynamic loader's failure surfacing as a Python ImportError/OSError: the module is there,
         # glibc cannot place its TLS; no page covers it (backend_rules.py).
         return None
-    if whole is None or SHM_CONTEXT in whole.pattern.pattern:
+    if whole is None or SHM_CONTEXT in whole.pattern.pattern or whole is SHIPPED_BACKEND_LACKS:
+        # (the frames are the evidence: an exception raised in a shipped backend's own code)
         return whole.runbook if whole is not None else None
     head = _without_frames(text)
     if head is None:

@@ -30,6 +30,7 @@ __all__ = [
     "HAND_COMPETES",
     "PRIORITY",
     "RANK",
+    "SHIPPED_BACKEND_LACKS",
 ]
 
 
@@ -96,6 +97,23 @@ def _both(template: Pattern, evidence: Pattern) -> LazyPattern:
 # No module named 'x'", a Ray worker's RaySystemError) is the missing module's page, not the backend
 # configuration's.
 _STUB_CLASSES = r"(?:Tensor|InferenceRequest|InferenceResponse|TritonError|TritonModelException)"
+# A backend shipped as Python (vllm_backend's model.py under /opt/tritonserver/backends/<name>/) raising, in
+# its own frame, that the library it drives lacks an attribute or a name: the library was upgraded or
+# downgraded inside the image past what that model.py was written for (vLLM 0.10 dropped AsyncLLM.engine,
+# which the 25.08 backend read). python_backend prints the innermost frame first after "At:"; Python's own
+# traceback prints it last. (A model.json key AsyncEngineArgs lacks, a TypeError raised in the same frame,
+# stays llm-backend-config; the user's own model.py is not under backends/.)
+SHIPPED_BACKEND_LACKS: Final = CauseRule(
+    c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    _rx(
+        r"(?:\bhas no attribute '\w+'|\bcannot import name '\w+')"
+        r"(?:\\n|\s)*At:(?:\\n|\s)*/opt/tritonserver/backends/\w+/model\.py\(",
+        r"File \"/opt/tritonserver/backends/\w+/model\.py\", line \d+, in \w+\n(?:[^\n]*\n){0,3}?"
+        r"(?:AttributeError: [^\n]*has no attribute|ImportError: cannot import name)",
+    ),
+    "python_backend pb_stub.cc (the stub's 'At:' frames); a backend's model.py under backends/<name>/",
+)
+
 HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
     # The Python backend's stub imports model.py before it sets the C++ classes on
     # triton_python_backend_utils (python_backend src/pb_stub.cc StubSetup, from r22.06; r21.08-r22.05 set
@@ -196,6 +214,7 @@ def _build() -> tuple[CauseRule, ...]:
     inventory's ``competes`` and `HAND_COMPETES`)."""
     placeholder, hand = HAND_RULES[0], HAND_RULES[1:]
     rules = [placeholder, *CUDA_FRAME_RULES]  # CUDA's own text decides over the frame that quotes it
+    rules.append(SHIPPED_BACKEND_LACKS)  # before every reading of the backend's or the model's words
     for entry in ENTRIES:
         rules.extend(
             CauseRule(comp.runbook, _both(entry.regex, comp.when), entry.id) for comp in entry.competes

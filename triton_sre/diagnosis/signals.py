@@ -74,6 +74,10 @@ HARMLESS: Final = _rx(
     # guard): finalizing a CUDA pool that was never made (no GPU, or a start-up that failed before it) is
     # CNMEM's NOT_INITIALIZED, printed after the real failure or at any CPU host's exit.
     r"Failed to finalize CUDA memory manager: \[\d+\] CNMEM_STATUS_NOT_INITIALIZED",
+    # Core 20.03's dynamic batcher printed its next wait at E level on every scheduling pass
+    # (src/core/dynamic_batch_scheduler.cc:571 at r20.03, `LOG_ERROR << "Wait: " << wait_ns << " us"`; gone
+    # in r20.03.1): a serving server's debugging line, never a failure.
+    r"(?m:^Wait: \d+ us\s*$)",
     *LIBRARY_INFO,
 )
 

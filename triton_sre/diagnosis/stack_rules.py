@@ -193,6 +193,10 @@ REGISTRY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bdenied: requested access to the resource is denied",
             r"\btoomanyrequests: ",
             r"\bname unknown: repository name not known",
+            # The distribution registry client's UnexpectedHTTPStatusError (registry/client/errors.go,
+            # "Received"/"received unexpected HTTP status: %s"), what moby's pull gives for a registry
+            # answering a 4xx/5xx without an error body: a registry outage or a proxy in front of it.
+            r"\b[Rr]eceived unexpected HTTP status: [45]\d\d\b",
             # moby distribution/pull_v2.go, daemon/images: a pull that began and could not finish.
             r"\berror pulling image configuration\b",
             # BuildKit resolving a Dockerfile's base image in the registry: the vertex is named
