@@ -202,6 +202,7 @@ SERVER_TRACKER_RANGES = {
     "heldout71": (1, 3000),
     "heldout72": (3000, 6000),
     "heldout73": (6000, 10**6),
+    "heldout74": (1, 10**6),
 }
 """Later held-out sets whose brief allowed the server's own tracker: the thread numbers each took (first,
 past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older; after
@@ -209,7 +210,8 @@ it, heldout38 those below 4500 and heldout39 4500-7999; heldout59 any number not
 those below 4000 and heldout62 those from 4000 up, nothing cited; heldout64 again those from 4000 up,
 nothing cited; heldout67 again those below 4000, nothing cited; heldout68 those from 4000 up again,
 nothing cited; heldout69 any number again, nothing cited; heldout71 those below 3000, nothing cited;
-heldout72 those numbered 3000-5999, nothing cited; heldout73 those from 6000 up, nothing cited)."""
+heldout72 those numbered 3000-5999, nothing cited; heldout73 those from 6000 up, nothing cited; heldout74 any
+number again, nothing cited)."""
 
 @pytest.mark.parametrize(
     ("name", "size"),
@@ -273,6 +275,7 @@ heldout72 those numbered 3000-5999, nothing cited; heldout73 those from 6000 up,
         ("heldout71", 12),
         ("heldout72", 8),
         ("heldout73", 9),
+        ("heldout74", 19),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
