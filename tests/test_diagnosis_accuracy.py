@@ -842,6 +842,10 @@ BLIND_SETS = {
             }
         ),
     ),
+    # 6/6 scored once at 0ea20798 (server-tracker threads in the server's and its surroundings' words: core
+    # 2/2, container 1/1, platform 1/1, orchestrator 1/1, backend 1/1), no empty answer, the healthy log not
+    # flagged.
+    "heldout75": BlindSet(6, 1, 6 / 6),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
