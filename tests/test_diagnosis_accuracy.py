@@ -279,6 +279,7 @@ number again, in the backends' words, and heldout75 any number, in the server's 
         ("heldout73", 9),
         ("heldout74", 19),
         ("heldout75", 7),
+        ("heldout76", 2),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
