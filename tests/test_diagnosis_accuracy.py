@@ -847,6 +847,10 @@ BLIND_SETS = {
     # 2/2, container 1/1, platform 1/1, orchestrator 1/1, backend 1/1), no empty answer, the healthy log not
     # flagged.
     "heldout75": BlindSet(6, 1, 6 / 6),
+    # 2/2 scored once at 3e4a4498 (trackers other than the server's: clearml-serving's PTX toolchain
+    # refusal, a NIM pod's unbound PersistentVolumeClaim; platform 1/1, orchestrator 1/1), no empty answer,
+    # no healthy log.
+    "heldout76": BlindSet(2, 0, 2 / 2),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
