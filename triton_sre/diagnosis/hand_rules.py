@@ -198,6 +198,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"Engine deserialization failed",
             r"Failed to deserialize (the )?cuda engine",
             PLUGIN_FIELDS_MISREAD,
+            # Myelin keeps the cuDNN/cuBLAS it was built with (graphContext.h: plan from another image)
+            r"\bCompiled against cu(?:DNN|BLAS(?:Lt)?) [\d.]+ but running against cu",
             r"deserializeCudaEngine",
             r"unable to create TensorRT engine",
             r"engine plan file is (not compatible|generated on an incompatible device)",
@@ -258,6 +260,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"onnx runtime error 9: |\[ONNXRuntimeError\] : 9 : NOT_IMPLEMENTED",
             # TorchScript written by a newer PyTorch than the backend's.
             r"Unknown builtin op: \w+::",
+            # TorchScript's schema matching (jit/frontend/schema_matching.cpp): an op call no schema of this
+            # libtorch takes (aten::gelu's `approximate`, 1.12): saved by another PyTorch.
+            r"Arguments for call are not valid\.\s*(?:\\n)?\s*The following variants are available",
             # TorchScript's type parser (torch/csrc/jit/frontend/script_type_parser.cpp, "Unknown type name
             # 'NoneType'"): the archive names a type this libtorch does not know, a newer PyTorch's or a
             # custom class whose library is not loaded. Capitalised, unlike a C compiler's.
@@ -350,6 +355,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"(input|output|tensor) '[^']+' (is )?not found",
             r"no (input|output) named",
             r"unknown (input|output) '",
+            # a backend's own check of the names it expects (TRTIS's custom addsub example)
+            r"\bmodel (?:inputs|outputs) must be named\b",
         ),
     ),
     CauseRule(
