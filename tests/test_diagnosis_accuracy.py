@@ -827,8 +827,8 @@ BLIND_SETS = {
     # (labelled library-version-mismatch), Myelin's "Compiled against cuDNN X but running against cuDNN Y"
     # (labelled trt-engine-incompatible), each read as the fallback; a 1.2 GB GraphDef protobuf cannot parse
     # (labelled library-version-mismatch, read as model-file-invalid), and a title-only "EfficientNMS_TRT is
-    # not a registered function/op" (labelled model-file-invalid, read as the fallback). The first, second
-    # and fourth fixed by class from their sources (test_diagnosis_heldout74_classes.py).
+    # not a registered function/op" (labelled model-file-invalid, read as the fallback). The first, second,
+    # fourth and last fixed by class from their sources (test_diagnosis_heldout74_classes.py).
     "heldout74": BlindSet(
         15,
         4,
@@ -837,7 +837,6 @@ BLIND_SETS = {
             {
                 "server-3686-2.15-onnx-grid-sampler-not-registered-ort-1.9",
                 "server-4724-21.03-graphdef-1.2g-cant-parse-binary-proto",
-                "server-4894-onnx-efficientnms-trt-plugin-op-not-registered-title",
             }
         ),
     ),

@@ -7,6 +7,9 @@ test_diagnosis_accuracy.py; these tests quote each wording as its source prints 
 - TorchScript's schema matching (torch/csrc/jit/frontend/schema_matching.cpp, ``Arguments for call are not
   valid.`` / ``The following variants are available:``) at load: the archive calls an operator with arguments
   no schema of the backend's libtorch takes, saved by another PyTorch (library-version-mismatch).
+- ONNX Runtime before the domain was printed (``Fatal error: <op> is not a registered function/op``) names a
+  TensorRT plugin op by the plugin's own name (``<Name>_TRT``): a custom op, as ``TRT:EfficientNMS_TRT(-1)``
+  is in later releases (model-file-invalid); an op named otherwise says nothing either way.
 - A backend's own check of its tensors' names (TRTIS's custom ``addsub`` example: ``model outputs must be
   named 'OUTPUT0' and 'OUTPUT1'``): tensor-name-mismatch.
 """
@@ -17,6 +20,7 @@ import pytest
 
 from triton_sre.conventions import (
     RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    RUNBOOK_MODEL_FILE_INVALID,
     RUNBOOK_TENSOR_NAME_MISMATCH,
     RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
 )
@@ -71,3 +75,17 @@ def test_a_backend_requiring_its_tensor_names(which: str) -> None:
         f"scheduler thread 0: initialize error for 'add_sub': (6) model {which} must be named 'A' and 'B'"
     )
     assert _first(line) == RUNBOOK_TENSOR_NAME_MISMATCH
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fatal error: EfficientNMS_TRT is not a registered function/op",
+        "E0707 01:02:03.000000 1 model_lifecycle.cc:621] failed to load 'yolo' version 1: Internal: onnx "
+        "runtime error 1: Load model from /models/y/1/model.onnx failed:Fatal error: BatchedNMSDynamic_TRT "
+        "is not a registered function/op",
+        "Load model from m.onnx failed:Fatal error: TRT:EfficientNMS_TRT(-1) is not a registered function/op",
+    ],
+)
+def test_a_tensorrt_plugin_op_in_an_onnx_file_is_a_custom_op(text: str) -> None:
+    assert _first(text) == RUNBOOK_MODEL_FILE_INVALID

@@ -300,7 +300,8 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
     # registered function/op"). In its own domains the release or build lacks the op (a newer op, a contrib
     # op left out); any other domain is a custom op: a library the config does not load, or a file exported
     # for another runtime (TensorRT's plugin ops, `TRT:EfficientNMS_TRT(-1)`). Older releases name the op
-    # alone, which says neither.
+    # alone, which says neither, except a TensorRT plugin's own name (TensorRT names its plugin creators
+    # `<Name>_TRT`: `EfficientNMS_TRT is not a registered function/op`), a custom op all the same.
     CauseRule(
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
         rx(rf"(?<![\w.]){_ORT_OWN_DOMAIN}:\w+\(-?\d+\) is not a registered function/op"),
@@ -308,7 +309,10 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
     ),
     CauseRule(
         c.RUNBOOK_MODEL_FILE_INVALID,
-        rx(rf"(?<![\w.])(?!{_ORT_OWN_DOMAIN}:)[A-Za-z_][\w.]*:\w+\(-?\d+\) is not a registered function/op"),
+        rx(
+            rf"(?<![\w.])(?!{_ORT_OWN_DOMAIN}:)[A-Za-z_][\w.]*:\w+\(-?\d+\) is not a registered function/op",
+            r"(?<![\w.:])\w+_TRT is not a registered function/op",
+        ),
         "ONNX Runtime core/graph/graph.cc, core/graph/constants.h",
     ),
     CauseRule(
