@@ -851,6 +851,13 @@ BLIND_SETS = {
     # refusal, a NIM pod's unbound PersistentVolumeClaim; platform 1/1, orchestrator 1/1), no empty answer,
     # no healthy log.
     "heldout76": BlindSet(2, 0, 2 / 2),
+    # 1/2 scored once at dbba7d2e (server-tracker threads, failures seen through a client or a tool: core
+    # 1/2), no empty answer, the healthy log not flagged. The miss: a Java gRPC client's "This protocol is
+    # restricted, expecting header xxxxx" (the header's quoted name blanked by the poster), read as the
+    # fallback.
+    "heldout77": BlindSet(
+        2, 1, 1 / 2, frozenset({"server-6970-java-grpc-restricted-protocol-expecting-header"})
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
