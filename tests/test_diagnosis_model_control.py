@@ -163,3 +163,19 @@ if __name__ == "__main__":
                     check(name, text)
                     print(name, len(text))
     sys.exit(0)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "io.grpc.StatusRuntimeException: UNAVAILABLE: This protocol is restricted, expecting header xxxxx",
+        "tritonclient.utils.InferenceServerException: [StatusCode.UNAVAILABLE] This protocol is restricted, "
+        "expecting header <redacted>",
+        '{"error":"This API is restricted, expecting header ..."}',
+    ],
+)
+def test_a_restriction_whose_header_name_the_paste_blanked_is_still_the_refusal(line: str) -> None:
+    """heldout77: users blank the header's quoted name out of the server's refusal (grpc_server.cc, r23.04 on;
+    http_server.cc, r23.11 on); the refusal's words before it decide."""
+    findings = diagnose_events(parse_text(line + "\n")).findings
+    assert [f.runbook for f in findings][:1] == [c.RUNBOOK_MODEL_CONTROL_REFUSED]

@@ -47,16 +47,17 @@ TOOL_RULES: Final[tuple[CauseRule, ...]] = (
     # the model-control API outside explicit mode (core model_repository_manager.cc LoadUnloadModel,
     # UNAVAILABLE / HTTP 503; the same wording in server src/core from r19.06, TRTIS 1.3.0, and in core
     # since the split) and an API or protocol restricted to callers sending a header (server
-    # http_server.cc, HTTP 403; grpc_server.cc, infer_handler.cc, stream_infer_handler.cc; r23.11 on).
+    # http_server.cc, HTTP 403, r23.11 on; grpc_server.cc, infer_handler.cc, stream_infer_handler.cc, r23.04
+    # on), whatever the paste left of the header's quoted name (users blank it out).
     CauseRule(
         c.RUNBOOK_MODEL_CONTROL_REFUSED,
         re.compile(
             r"\bexplicit model load / unload is not allowed if polling is enabled"
-            r"|\bThis (?:API|protocol) is restricted, expecting header '",
+            r"|\bThis (?:API|protocol) is restricted, expecting header\b",
             re.I,
         ),
         "core src/model_repository_manager/model_repository_manager.cc (LoadUnloadModel), r19.06 on; server "
-        "src/http_server.cc and src/grpc/*.cc (restricted APIs), r23.11 on",
+        "src/http_server.cc (restricted APIs, r23.11 on) and src/grpc/*.cc (restricted protocols, r23.04 on)",
     ),
     # Core's poll error (model_repository_manager.cc, LoadModel / LoadUnloadModel when Poll() did not poll
     # every named model: "failed to load '<model>', failed to poll from model repository", INTERNAL, r22.06
