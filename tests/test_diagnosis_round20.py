@@ -112,6 +112,22 @@ def test_a_shell_job_report_echoing_variables_is_no_config_placeholder() -> None
     )
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "CUDA_VISIBLE_DEVICES=0 mpirun -n 1 --allow-run-as-root /opt/tritonserver/bin/tritonserver "
+        "--model-repository=${WORKSPACE}/all_models/t5/",
+        "$ tritonserver --model-repository ${MODEL_REPO} --log-verbose=1",
+        'docker run --gpus all -v "${PWD}/models:/models" nvcr.io/nvidia/tritonserver:24.05-py3 tritonserver '
+        '--model-repository="${REPO}"',
+    ],
+)
+def test_a_command_lines_flag_values_are_the_shells_to_expand(line: str) -> None:
+    """heldout78: the command a poster ran before a healthy start; a shell variable in a flag's value is no
+    unfilled config template (the placeholder in a message stays one: the test above)."""
+    assert not _first(line + "\n")
+
+
 def test_heldout_wrapper_killed_server_is_the_fallback() -> None:
     assert (
         _first(_case("cmssw-37767"))

@@ -25,10 +25,16 @@ SHM_CONTEXT = r"(?:/dev/shm\b|\bmultiprocessing[/.]|\bSemLock\b|\bsem_open\b)"
 HOST_RULES: Final[tuple[CauseRule, ...]] = (
     # Unresolved template placeholders (${triton_backend}) are an unfinished config, whatever
     # message they surface in; not a shell's job report echoing its script's command ("<script>: line
-    # 275: 31499 Killed   cmd ${VAR}", bash's jobs.c), where the variables are the script's own.
+    # 275: 31499 Killed   cmd ${VAR}", bash's jobs.c), where the variables are the script's own, nor a
+    # command line's flag value (`mpirun ... tritonserver --model-repository=${WORKSPACE}/models`): the
+    # shell expands those before the program runs.
     CauseRule(
         c.RUNBOOK_CONFIG_PARSE_ERROR,
-        re.compile(r"^(?!.*\bline \d+: +\d+ +[A-Z][\w ()]*? {2,})[^\n]*\$\{\s*[A-Za-z_][\w.]*\s*\}", re.M),
+        re.compile(
+            r"^(?!.*\bline \d+: +\d+ +[A-Z][\w ()]*? {2,})"
+            r"(?![^\n]*\s--?[A-Za-z][\w-]*[= ][\"']?[^\s\"']*\$\{)[^\n]*\$\{\s*[A-Za-z_][\w.]*\s*\}",
+            re.M,
+        ),
     ),
     CauseRule(
         c.RUNBOOK_SHM_TOO_SMALL,
