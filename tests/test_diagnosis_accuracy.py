@@ -206,6 +206,7 @@ SERVER_TRACKER_RANGES = {
     "heldout75": (1, 10**6),
     "heldout77": (1, 10**6),
     "heldout78": (1, 10**6),
+    "heldout79": (1, 10**6),
 }
 """Later held-out sets whose brief allowed the server's own tracker: the thread numbers each took (first,
 past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older; after
@@ -216,7 +217,8 @@ nothing cited; heldout69 any number again, nothing cited; heldout71 those below 
 heldout72 those numbered 3000-5999, nothing cited; heldout73 those from 6000 up, nothing cited; heldout74 any
 number again, in the backends' words, and heldout75 any number, in the server's words, nothing cited;
 heldout77 any number, failures seen through a client or a tool, nothing cited; heldout78 any number again,
-healthy starts only, nothing cited)."""
+healthy starts only, nothing cited; heldout79 any number, failures after a change (an upgrade, a reload,
+growing load), nothing cited)."""
 
 
 @pytest.mark.parametrize(
@@ -286,6 +288,7 @@ healthy starts only, nothing cited)."""
         ("heldout76", 2),
         ("heldout77", 3),
         ("heldout78", 9),
+        ("heldout79", 8),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
