@@ -872,18 +872,8 @@ BLIND_SETS = {
     # detected." lines of a server that died under requests (labelled server-crashed). The other miss: a load
     # API's config override refused ("Invalid config override: (parameters[0].value): invalid value
     # \"EXECUTION_ENV_PATH\" for", cut there), labelled config-parse-error, read as python-module-missing.
-    "heldout79": BlindSet(
-        8,
-        0,
-        6 / 8,
-        frozenset(
-            {
-                "server-5702-23.03-python-onnx-under-requests-stubs-non-graceful-termination",
-                "server-6271-load-api-config-override-parameters-list-invalid-value",
-            }
-        ),
-        known_empty=frozenset({"server-5702-23.03-python-onnx-under-requests-stubs-non-graceful-termination"}),
-    ),
+    # Both fixed by class (test_diagnosis_heldout79_classes.py; inventory core-config-override-invalid).
+    "heldout79": BlindSet(8, 0, 6 / 8),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 

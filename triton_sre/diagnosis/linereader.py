@@ -54,6 +54,7 @@ from triton_sre.diagnosis.signals import (
     AUTOFILL_GAVE_UP,
     CLIENT_CHANNEL_POLLER,
     IMPORT_RECOVERED,
+    STUB_PARENT_GONE,
     folded_after_harmless,
     is_backend_failure,
     is_client_side,
@@ -84,6 +85,7 @@ _LEVEL_WORD = (
 )
 _LEVEL_START = re.compile(rf"(?i:\A[ \t]*(?:ERROR|FATAL|CRITICAL)\b)|^{_LEVEL_WORD}", re.M)
 _LEVEL_LINE = re.compile(_LEVEL_WORD)
+_PARENT_GONE = re.compile(STUB_PARENT_GONE)
 _FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
 # A default instance name after its model's: _<group>_<index> when the config has an instance_group, else
 # _0 (2.51 names a model's only default instance ``m_0``: TRITONBACKEND_ModelInstanceInitialize: m_0). Any
@@ -164,6 +166,14 @@ class LineReader(VerdictReader):
                 self._pending.attach(state, obs)
             else:  # its cause may be above it in this block: attached once the block is read
                 self._attach_after = (state, obs)
+        if level == LEVEL_INFO and _PARENT_GONE.search(head):
+            # The stub's INFO news that the server went away (signals.STUB_PARENT_GONE): after a failure the
+            # server exited on (a front end it could not start), the stubs only saw it go; alone, it died.
+            if self._server_failures or self._unexplained or self._pending or any(
+                m.failed for m in self._models.values()
+            ):
+                return
+            level = LEVEL_ERROR
         if level == LEVEL_INFO and not STUB.search(message.split("\n", 1)[0]):
             if IMPORT_RECOVERED.search(message.split("\n", 1)[0]):
                 self._pending.drop(lambda o: o.reason.startswith("Traceback"))

@@ -33,6 +33,7 @@ __all__ = [
     "SERVER_FAILURE",
     "STACK_CHECK_ABORT",
     "STUB_DIED",
+    "STUB_PARENT_GONE",
     "SUMMARY",
     "UNCAUGHT_EXCEPTION",
     "backend_failure_piece",
@@ -128,6 +129,11 @@ def crash_report_start(message: str) -> int | None:
 
 _FATAL_NAME = r"(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
 _FATAL_SIG = r"SIG(?:SEGV|ABRT|BUS|ILL|FPE)"
+STUB_PARENT_GONE: Final = r"\bNon-graceful termination detected\b"
+"""The Python backend's stub finding its parent gone (python_backend src/pb_stub.cc, the health loop's
+``kill(parent_pid, 0)`` failing, r21.08 on; printed at INFO): the server process died without shutting its
+stubs down, crashed or killed, whatever else the paste kept of it."""
+
 CRASH_WORDING: Final = (
     # Triton's ErrorSignalHandler (server src/triton_signal.cc, 20.xx on); its stack when the paste lost the
     # signal line: boost::stacktrace's frame 0 is the handler in the server binary, frame 1 the kernel's
@@ -172,6 +178,7 @@ CRASH_WORDING: Final = (
     # A launcher built on Python's subprocess reports the negative return code as it is: ROS 2 launch
     # (launch/actions/execute_local.py, "process has died [pid N, exit code -11, cmd '...']").
     rf"\bexit (?:code|status):? -(?:{FATAL_SIGNALS})\b",
+    STUB_PARENT_GONE,
 )
 """The words in which a process's death on a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE) is
 reported: by Triton itself, the shell, a launcher, a library's own handler, the kernel, or an exit status.
