@@ -207,6 +207,7 @@ SERVER_TRACKER_RANGES = {
     "heldout77": (1, 10**6),
     "heldout78": (1, 10**6),
     "heldout79": (1, 10**6),
+    "heldout80": (1, 10**6),
 }
 """Later held-out sets whose brief allowed the server's own tracker: the thread numbers each took (first,
 past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older; after
@@ -218,7 +219,8 @@ heldout72 those numbered 3000-5999, nothing cited; heldout73 those from 6000 up,
 number again, in the backends' words, and heldout75 any number, in the server's words, nothing cited;
 heldout77 any number, failures seen through a client or a tool, nothing cited; heldout78 any number again,
 healthy starts only, nothing cited; heldout79 any number, failures after a change (an upgrade, a reload,
-growing load), nothing cited)."""
+growing load), nothing cited; heldout80 any number, the deciding line core's or the Python backend's
+own, nothing cited)."""
 
 
 @pytest.mark.parametrize(
@@ -289,6 +291,7 @@ growing load), nothing cited)."""
         ("heldout77", 3),
         ("heldout78", 9),
         ("heldout79", 8),
+        ("heldout80", 6),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
