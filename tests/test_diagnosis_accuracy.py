@@ -877,6 +877,28 @@ BLIND_SETS = {
     # \"EXECUTION_ENV_PATH\" for", cut there), labelled config-parse-error, read as python-module-missing.
     # Both fixed by class (test_diagnosis_heldout79_classes.py; inventory core-config-override-invalid).
     "heldout79": BlindSet(8, 0, 6 / 8),
+    # 4/6 scored once at 08974882 (server-tracker threads whose deciding line is core's or the Python
+    # backend's: backend 3/4, core 1/2), two empty answers, no healthy log. The empty answers: GDB's reports
+    # of the server's SIGSEGV ("Program terminated with signal SIGSEGV, Segmentation fault." on a core file,
+    # "Thread 327 \"tritonserver\" received signal SIGSEGV, Segmentation fault." live), both labelled
+    # server-crashed.
+    "heldout80": BlindSet(
+        6,
+        0,
+        4 / 6,
+        frozenset(
+            {
+                "server-2322-20.11-core-dump-sigsegv-rbtree-best-fit",
+                "server-7308-python-backend-shm-allocator-sigsegv-gdb",
+            }
+        ),
+        known_empty=frozenset(
+            {
+                "server-2322-20.11-core-dump-sigsegv-rbtree-best-fit",
+                "server-7308-python-backend-shm-allocator-sigsegv-gdb",
+            }
+        ),
+    ),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
