@@ -883,32 +883,14 @@ BLIND_SETS = {
     # backend's: backend 3/4, core 1/2), two empty answers, no healthy log. The empty answers: GDB's reports
     # of the server's SIGSEGV ("Program terminated with signal SIGSEGV, Segmentation fault." on a core file,
     # "Thread 327 \"tritonserver\" received signal SIGSEGV, Segmentation fault." live), both labelled
-    # server-crashed.
-    "heldout80": BlindSet(
-        6,
-        0,
-        4 / 6,
-        frozenset(
-            {
-                "server-2322-20.11-core-dump-sigsegv-rbtree-best-fit",
-                "server-7308-python-backend-shm-allocator-sigsegv-gdb",
-            }
-        ),
-        known_empty=frozenset(
-            {
-                "server-2322-20.11-core-dump-sigsegv-rbtree-best-fit",
-                "server-7308-python-backend-shm-allocator-sigsegv-gdb",
-            }
-        ),
-    ),
+    # server-crashed; both fixed by class (test_diagnosis_heldout80_81_classes.py).
+    "heldout80": BlindSet(6, 0, 4 / 6),
     # 4/5 scored once at c3c9828a (server-tracker threads the platform or the hardware decides: platform 2/3,
     # orchestrator 2/2), no empty answer, the healthy log not flagged. The miss: "failed to allocate pinned
     # system memory: all CUDA-capable devices are busy or unavailable" on a host whose NVML found two T4s,
     # read as the harmless CPU-host line, then "failed to enable peer access" as the fallback (labelled
-    # cuda-driver-mismatch).
-    "heldout81": BlindSet(
-        5, 1, 4 / 5, frozenset({"server-1321-trtserver-two-t4-devices-busy-or-unavailable-after-hardening"})
-    ),
+    # cuda-driver-mismatch); fixed by class (test_diagnosis_heldout80_81_classes.py).
+    "heldout81": BlindSet(5, 1, 4 / 5),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 

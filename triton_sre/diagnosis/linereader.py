@@ -86,6 +86,7 @@ _LEVEL_WORD = (
 _LEVEL_START = re.compile(rf"(?i:\A[ \t]*(?:ERROR|FATAL|CRITICAL)\b)|^{_LEVEL_WORD}", re.M)
 _LEVEL_LINE = re.compile(_LEVEL_WORD)
 _PARENT_GONE = re.compile(STUB_PARENT_GONE)
+_STUB_FAILED = re.compile(r'"?Failed to (?:pre)?initialize Python stub(?: for auto-complete)?: \S')
 _FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
 # A default instance name after its model's: _<group>_<index> when the config has an instance_group, else
 # _0 (2.51 names a model's only default instance ``m_0``: TRITONBACKEND_ModelInstanceInitialize: m_0). Any
@@ -166,6 +167,8 @@ class LineReader(VerdictReader):
                 self._pending.attach(state, obs)
             else:  # its cause may be above it in this block: attached once the block is read
                 self._attach_after = (state, obs)
+        if level == LEVEL_INFO and _STUB_FAILED.match(head):
+            level = LEVEL_ERROR  # the stub's own failure report, which pb_stub.cc prints at INFO
         if level == LEVEL_INFO and _PARENT_GONE.search(head):
             # The stub's INFO news that the server went away (signals.STUB_PARENT_GONE): after a failure the
             # server exited on (a front end it could not start), the stubs only saw it go; alone, it died.

@@ -55,8 +55,8 @@ HARMLESS: Final = _rx(
     # Alone, NVML failing is what every CPU host prints; with a reason it is a driver problem.
     r"Failed to initialize NVML(?!: *(Driver/library|Unknown Error|Insufficient Permissions))",
     r"DCGM (unable to start|initialization error)",
-    r"Unable to allocate pinned system memory",
-    r"failed to allocate pinned system memory",
+    # (not when CUDA says the host's GPUs are there but refused: exclusive-process mode, a device held)
+    r"(?i:Unable|failed) to allocate pinned system memory(?![^\n]*\bbusy or unavailable\b)",
     r"CUDA memory pool disabled",
     r"Unable to get (power limit|power usage|energy consumption|memory)",
     r"GPU metrics will not be available",
@@ -179,6 +179,10 @@ CRASH_WORDING: Final = (
     # (launch/actions/execute_local.py, "process has died [pid N, exit code -11, cmd '...']").
     rf"\bexit (?:code|status):? -(?:{FATAL_SIGNALS})\b",
     STUB_PARENT_GONE,
+    # GDB's report of a fatal signal (gdb/infrun.c print_signal_received_reason: "Thread 7 \"tritonserver\"
+    # received signal SIGSEGV, Segmentation fault.", "Program received signal ..."; corelow.c on a core file:
+    # "Program terminated with signal SIGSEGV, Segmentation fault.").
+    rf"\b(?:Program|Thread \d+(?: \"[^\"\n]*\")?) (?:received|terminated with) signal {_FATAL_SIG}, ",
 )
 """The words in which a process's death on a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE) is
 reported: by Triton itself, the shell, a launcher, a library's own handler, the kernel, or an exit status.
