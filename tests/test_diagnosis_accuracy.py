@@ -209,6 +209,7 @@ SERVER_TRACKER_RANGES = {
     "heldout79": (1, 10**6),
     "heldout80": (1, 10**6),
     "heldout81": (1, 10**6),
+    "heldout82": (1, 10**6),
 }
 """Later held-out sets whose brief allowed the server's own tracker: the thread numbers each took (first,
 past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older; after
@@ -221,7 +222,8 @@ number again, in the backends' words, and heldout75 any number, in the server's 
 heldout77 any number, failures seen through a client or a tool, nothing cited; heldout78 any number again,
 healthy starts only, nothing cited; heldout79 any number, failures after a change (an upgrade, a reload,
 growing load), nothing cited; heldout80 any number, the deciding line core's or the Python backend's
-own, nothing cited; heldout81 any number, failures the platform or the hardware decides, nothing cited)."""
+own, nothing cited; heldout81 any number, failures the platform or the hardware decides, nothing cited;
+heldout82 any number, the LLM backends' threads, nothing cited)."""
 
 
 @pytest.mark.parametrize(
@@ -294,6 +296,7 @@ own, nothing cited; heldout81 any number, failures the platform or the hardware 
         ("heldout79", 8),
         ("heldout80", 6),
         ("heldout81", 6),
+        ("heldout82", 5),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
