@@ -48,7 +48,9 @@ def coverage_markdown() -> str:
         "(`tests/test_diagnosis_inventory.py`). Messages of third-party libraries (CUDA, ONNX Runtime, "
         "TensorRT, PyTorch, Python) that appear inside Triton's are matched by the hand-written "
         "patterns in `triton_sre/diagnosis/rules.py`; CUDA's own error table, each text with its page, "
-        "is [cuda-errors.md](cuda-errors.md). What Kubernetes prints about a pod (kubectl's "
+        "is [cuda-errors.md](cuda-errors.md); the LLM engines' (vLLM, TensorRT-LLM) start-up errors, each "
+        "text in the frames users paste it in, are [llm-engine-errors.md](llm-engine-errors.md). "
+        "What Kubernetes prints about a pod (kubectl's "
         "STATUS cells, describe fields, kubelet and scheduler events) and the page each gets is "
         "[diagnosis-kubernetes.md](diagnosis-kubernetes.md).",
         "",

@@ -52,11 +52,14 @@ def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
     tensorrt_llm::...``, follows a check that threw, and still counts). Nor on vLLM's own INFO, WARNING
     or DEBUG line (vllm/logger.py: ``INFO 10-01 00:00:10 [file.py:123] msg``, older releases without the
     brackets, a worker's ``(VllmWorkerProcess pid=N) `` before it): ``Killing local vLLM worker
-    processes`` is its progress, not a refusal."""
+    processes`` is its progress, not a refusal. Nor on a traceback's ``File "..."`` line under vLLM's ERROR
+    prefix (its ``logger.exception``): where vLLM raised; the exception's line under it says what (diag40)."""
     body = "|".join(f"(?:{a})" for a in alternatives)
     return re.compile(
         rf"(?m:^(?![^\n]*\[(?:TensorRT-LLM\]\[)?(?:INFO|WARNING|DEBUG|VERBOSE)\])"
         rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:INFO|WARNING|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d\b)"
+        rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
+        rf" \[?[\w.-]+:\d+\]\s+File \")"
         rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )[^\n]*?(?:{body}))",
         re.I,
     )

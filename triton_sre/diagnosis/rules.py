@@ -22,6 +22,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.hand_rules import HAND_RULES, MISSING_SUBMODULE, PLUGIN_FIELDS_MISREAD
 from triton_sre.diagnosis.inventory import ENTRIES, LazyPattern, Pattern
 from triton_sre.diagnosis.library_errors import CUDA_FRAME_RULES, LIBRARY_COMPETES
+from triton_sre.diagnosis.llm_library_rules import LLM_CONSEQUENCE_RULES
 from triton_sre.diagnosis.stack_rules import CauseRule
 from triton_sre.diagnosis.stack_rules import rx as _rx
 
@@ -213,7 +214,9 @@ def _build() -> tuple[CauseRule, ...]:
     """Hand rules and inventory entries in `PRIORITY` order; competing evidence first (the
     inventory's ``competes`` and `HAND_COMPETES`)."""
     placeholder, hand = HAND_RULES[0], HAND_RULES[1:]
-    rules = [placeholder, *CUDA_FRAME_RULES]  # CUDA's own text decides over the frame that quotes it
+    # CUDA's own text decides over the frame that quotes it; vLLM's wrapper of a cause printed elsewhere is
+    # none.
+    rules = [placeholder, *CUDA_FRAME_RULES, *LLM_CONSEQUENCE_RULES]
     rules.append(SHIPPED_BACKEND_LACKS)  # before every reading of the backend's or the model's words
     for entry in ENTRIES:
         rules.extend(
