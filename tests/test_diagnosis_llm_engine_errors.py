@@ -29,6 +29,7 @@ import pytest
 from triton_sre import conventions as c
 from triton_sre.diagnosis.engine import diagnose_events
 from triton_sre.diagnosis.library_errors import LibraryError, library_errors
+from triton_sre.diagnosis.lineshape import relay_prefix
 from triton_sre.diagnosis.logparse import parse_text
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "llm-engine-errors.md"
@@ -179,6 +180,16 @@ def test_the_v1_wrapper_alone_is_no_page_and_names_its_line() -> None:
     findings = diagnose_events(parse_text(log)).findings
     assert [f.runbook for f in findings] == [c.RUNBOOK_UNKNOWN_LOAD_FAILURE]
     assert any("See root cause above" in e.text for e in findings[0].evidence)
+
+
+def test_a_trt_llm_python_line_relayed_at_info_keeps_its_own_level() -> None:
+    """A launcher relaying TensorRT-LLM's Python logger (``[TRT-LLM] [E]``) under its own INFO prefix: the relay's
+    prefix is recognised (`lineshape.relay_prefix`) and the inner letter decides, E a failure, I quiet."""
+    failed = "INFO 2026-12-07 10:01:02.123 launch.py:88] [TRT-LLM] [MPI_Rank 1] [E] Executor worker returned an unexpected value"
+    quiet = "ERROR 2026-12-07 10:01:02.123 launch.py:88] [TRT-LLM] [I] Set nccl_plugin to None."
+    assert relay_prefix(failed) is not None and relay_prefix(quiet) is not None
+    assert [f.severity for f in diagnose_events(parse_text(failed + "\n")).findings] == ["critical"]
+    assert diagnose_events(parse_text(quiet + "\n")).findings == ()
 
 
 READY = """I1207 10:01:03.000000 1 server.cc:674]

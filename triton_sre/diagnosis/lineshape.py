@@ -350,7 +350,8 @@ def peel_collector_prefix(s: str) -> str:
 
 _TRITON_START = re.compile(
     r"(?<=\s)(?:[IWEF]\d{4} |\d{4}-\d\d-\d\d(?:T| \d\d:)|\[libprotobuf |\+---|\| "
-    r"|\[TensorRT-LLM\]|[A-Z]{4,8} \d\d-\d\d |Traceback |Usage: tritonserver |Bad option: |Failed to build )"
+    r"|\[TensorRT-LLM\]|\[TRT-LLM\] |[A-Z]{4,8} \d\d-\d\d |Traceback |Usage: tritonserver |Bad option: "
+    r"|Failed to build )"
 )
 """Where a line of Triton's may start inside another's (confirmed by `_match_log`, `_PROTOBUF`,
 `_TABLE_BORDER`, `_BACKEND_LOG` or `_TRACEBACK_HEAD`)."""
@@ -359,11 +360,13 @@ _TABLE_BORDER = re.compile(rf"\+(?:-+\+){{2,}}\s*$|\|\s*[^|\s]+\s*\|\s*\d+\s*\|\
 of its model table (``| m | 1 | READY |``)."""
 _BACKEND_LOG = re.compile(
     r"\[TensorRT-LLM\] ?\[(?:TRACE|DEBUG|INFO|WARNING|ERROR|FATAL)\]"
+    r"|\[TRT-LLM\] (?:\[MPI_Rank \d+\] )?\[[VIWEF]\]"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]+:\d+\]"
 )
 """The loggers of the LLM backends, whose lines reach Triton's stdout with their own level: TensorRT-LLM's
-C++ logger (``common/logger.h``: ``[TensorRT-LLM][INFO] ``) and vLLM's (``INFO 01-31 22:08:42
-llm_engine.py:649] ``, the file bracketed from 0.8)."""
+C++ logger (``common/logger.h``: ``[TensorRT-LLM][INFO] ``), its Python runtime's
+(``tensorrt_llm/logger.py``: ``[TRT-LLM] [W] ``, ``[MPI_Rank N] `` before the letter in a multi-rank world)
+and vLLM's (``INFO 01-31 22:08:42 llm_engine.py:649] ``, the file bracketed from 0.8)."""
 _TRACEBACK_HEAD = re.compile(r"Traceback \(most recent call last\):\s*$")
 """CPython's traceback, as a Python model's stub prints it to Triton's stderr: a relay's prefix only behind an
 INFO or DEBUG (a program's own ``logger.exception`` prints its traceback at ERROR: that level is its own)."""
