@@ -63,8 +63,14 @@ def test_levelless_failure_signals_are_never_empty(text: str) -> None:
     runbooks = _runbooks(text)
     # tritonserver's own refusal of a flag has a page (server-option-invalid); another tool's does not
     own = first.startswith("tritonserver: ")
-    # glibc aborts the process after its heap or stack check: a crash (server-crashed)
-    other = c.RUNBOOK_SERVER_CRASHED if text in GLIBC_ABORTS else c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    # glibc aborts the process after its heap or stack check: a crash (server-crashed); the API server's
+    # admission refused the pod: pod-admission-refused (diag43)
+    other = c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+    if text in GLIBC_ABORTS:
+        other = c.RUNBOOK_SERVER_CRASHED
+    elif text in ADMISSION and "security context constraint" not in text:
+        # (OpenShift's SCC refusal stays the fallback: heldout19's seldon-core-3019, below, is labelled so)
+        other = c.RUNBOOK_POD_ADMISSION_REFUSED
     assert runbooks and runbooks[0] == (c.RUNBOOK_SERVER_OPTION_INVALID if own else other)
     assert _first_evidence(text) in text
 

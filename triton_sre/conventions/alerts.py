@@ -63,6 +63,10 @@ RUNBOOK_IMAGE_PULL_FAILED: Final = "image-pull-failed"
 RUNBOOK_POD_START_FAILED: Final = "pod-start-failed"
 RUNBOOK_POD_PROBE_FAILED: Final = "pod-probe-failed"
 RUNBOOK_POD_CRASH_LOOPING: Final = "pod-crash-looping"
+# --- diagnosis: the orchestrator took the pod away, refused it, or gave up on it (diag43) ---
+RUNBOOK_POD_DISRUPTED: Final = "pod-disrupted"
+RUNBOOK_POD_ADMISSION_REFUSED: Final = "pod-admission-refused"
+RUNBOOK_POD_DEADLINE_EXCEEDED: Final = "pod-deadline-exceeded"
 # --- diagnosis: the server process (or a backend inside it) died on a fatal signal ---
 RUNBOOK_SERVER_CRASHED: Final = "server-crashed"
 # --- diagnosis: the server cannot bind its HTTP/GRPC/metrics port (another process holds it) ---
@@ -110,6 +114,9 @@ LOAD_FAILURE_RUNBOOKS: Final = (
     RUNBOOK_POD_PROBE_FAILED,
     RUNBOOK_SERVER_CRASHED,
     RUNBOOK_POD_CRASH_LOOPING,
+    RUNBOOK_POD_DISRUPTED,
+    RUNBOOK_POD_ADMISSION_REFUSED,
+    RUNBOOK_POD_DEADLINE_EXCEEDED,
     RUNBOOK_SERVER_PORT_IN_USE,
     RUNBOOK_SERVER_OPTION_INVALID,
     RUNBOOK_MODEL_CONTROL_REFUSED,

@@ -37,9 +37,14 @@ _ENTRYPOINT_BANNER = re.compile("|".join(ENTRYPOINT_DRIVER_BANNER))
 _HEADLESS_ROW = re.compile(r"\|\s*\|\s*\|")
 """A model-status row without its model and version cells: a status cell's continuation whose first row
 the paste cut (logparse)."""
-_SYMPTOMS = {c.RUNBOOK_SERVER_CRASHED: 1, c.RUNBOOK_POD_CRASH_LOOPING: 2}
-"""Findings that say how the process ended (a crash) or that the container restarts: listed after any
-finding that says why, the crash before the restarts it causes."""
+_SYMPTOMS = {
+    c.RUNBOOK_SERVER_CRASHED: 1,
+    c.RUNBOOK_POD_CRASH_LOOPING: 2,
+    c.RUNBOOK_POD_DEADLINE_EXCEEDED: 3,
+}
+"""Findings that say how the process ended (a crash), that the container restarts, or that Kubernetes stopped
+waiting for it (a deadline): listed after any finding that says why, the crash before the restarts it
+causes."""
 
 
 @dataclass(slots=True)

@@ -17,6 +17,7 @@ from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
 from triton_sre.diagnosis.crash_rules import CRASH_RULES
 from triton_sre.diagnosis.host_rules import HOST_RULES
 from triton_sre.diagnosis.library_errors import LIBRARY_RULES
+from triton_sre.diagnosis.orchestrator_rules import ORCHESTRATOR_RULES
 from triton_sre.diagnosis.server_rules import OPTION_RULES, PORT_RULES
 from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED
 from triton_sre.diagnosis.stack_rules import RESTART_RULES, STACK_RULES, WINDOWS_RULES, CauseRule
@@ -102,6 +103,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
     *PORT_RULES,
     *OPTION_RULES,
     *STACK_RULES,
+    *ORCHESTRATOR_RULES,
     *TOOL_RULES,
     *WINDOWS_RULES,
     *BELOW_BACKEND_RULES,

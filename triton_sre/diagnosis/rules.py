@@ -40,11 +40,16 @@ __all__ = [
 # missing native library the general library rule, a negative max_batch_size the batching-support rule.
 PRIORITY: Final[tuple[str, ...]] = (
     c.RUNBOOK_SHM_TOO_SMALL,
+    # The pod's node went away or the pod was taken from it: the kubelet's exit code 137 beside
+    # ContainerStatusUnknown is its own, not the OOM killer's (the rule yields to an eviction or OOM kill
+    # named in the same text, orchestrator_rules.py).
+    c.RUNBOOK_POD_DISRUPTED,
     c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
     c.RUNBOOK_SERVER_PORT_IN_USE,
     c.RUNBOOK_SERVER_OPTION_INVALID,
     c.RUNBOOK_MODEL_CONTROL_REFUSED,
     c.RUNBOOK_POD_UNSCHEDULABLE,
+    c.RUNBOOK_POD_ADMISSION_REFUSED,
     c.RUNBOOK_IMAGE_PULL_FAILED,
     c.RUNBOOK_PLATFORM_UNSUPPORTED,
     c.RUNBOOK_GPU_CONTAINER_RUNTIME,
@@ -84,6 +89,8 @@ PRIORITY: Final[tuple[str, ...]] = (
     c.RUNBOOK_SERVER_CRASHED,
     c.RUNBOOK_POD_PROBE_FAILED,
     c.RUNBOOK_POD_CRASH_LOOPING,
+    # A deadline Kubernetes gave up at follows from whatever kept the pods from finishing or becoming ready.
+    c.RUNBOOK_POD_DEADLINE_EXCEEDED,
 )
 
 

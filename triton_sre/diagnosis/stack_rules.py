@@ -52,6 +52,7 @@ __all__ = [
     "WINDOWS_RULES",
     "CauseRule",
     "rx",
+    "status_cell",
 ]
 
 
@@ -284,7 +285,8 @@ KSERVE_STORAGE_RULES: Final[tuple[CauseRule, ...]] = (
 # -A). The cell is printPod's reason (kubernetes pkg/printers/internalversion/printers.go): the phase, the
 # pod's status reason, SchedulingGated, "Init:" + an init container's reason, "Init:ExitCode:N" /
 # "Init:Signal:N", or the last container's waiting or terminated reason, "ExitCode:N", "Signal:N".
-def _status_cell(reasons: str) -> str:
+def status_cell(reasons: str) -> str:
+    """A pod row of `kubectl get pods` whose STATUS cell is one of ``reasons`` (a regex alternation)."""
     return rf"(?m-i:^(?:[\w.-]+[ \t]+)?[\w.-]+[ \t]+\d+/\d+[ \t]+(?:{reasons})[ \t]+\d+)"
 
 
@@ -307,7 +309,7 @@ POD_EXIT_RULES: Final[tuple[CauseRule, ...]] = (
             # (pkg/kubelet/oom/oom_watcher_linux.go) in their own words; an Evicted pod's STATUS or Reason
             r"\bPod ephemeral local storage usage exceeds the total limit of containers\b",
             r"\bSystem OOM encountered, victim process: ",
-            _status_cell("Evicted"),
+            status_cell("Evicted"),
             r"(?m-i:^Reason:[ \t]+Evicted[ \t]*$)",
         ),
         "kubernetes pkg/printers/internalversion/printers.go, pkg/kubelet/eviction/helpers.go, "
@@ -321,7 +323,7 @@ POD_EXIT_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_POD_CRASH_LOOPING,
         rx(
-            _status_cell(r"(?:Init:)?(?:Error|ExitCode:\d+|Signal:\d+)"),
+            status_cell(r"(?:Init:)?(?:Error|ExitCode:\d+|Signal:\d+)"),
             # kubectl describe's "Reason: Error" over its "Exit Code:" (pkg/describe/describe.go), -o yaml's
             # "reason: Error" under lastState/state "terminated" (a 137 or 139 beside it ranks first)
             r"(?m-i:^[ \t]+[Rr]eason:[ \t]+Error[ \t]*$)",
@@ -369,7 +371,7 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"(?-i:\bUnexpectedAdmissionError\b)",
             r"\brequested number of devices unavailable for ",
             r"\bPredicate \w+ failed\b",
-            _status_cell("NodeAffinity"),
+            status_cell("NodeAffinity"),
             # Not bound to a node: describe's "Node: <none>" above "Status: Pending" (a bound pod pulling its
             # image or mounting its volumes has a node). `get pods`' STATUS "Pending" alone says no more than
             # that no container has a status yet, bound or not: it stays a failure signal of no page.
