@@ -118,8 +118,11 @@ def test_an_exception_no_rule_claims_in_a_python_status_is_the_model_code(status
 
 
 def test_a_specific_exception_keeps_its_page() -> None:
-    # triton-inference-server/server#7410's status cell.
+    # triton-inference-server/server#7410's status cell: the module is the model's own model.py, looked for
+    # in the backend's folder (diag42, docs/diagnosis-boundaries.md); a package's name is the import's page.
     status = "UNAVAILABLE: Internal: ModuleNotFoundError: No module named 'model'"
+    assert top(_table("add_sub", status, 80))[0] == c.RUNBOOK_MODEL_FILE_MISSING
+    status = "UNAVAILABLE: Internal: ModuleNotFoundError: No module named 'transformers'"
     assert top(_table("add_sub", status, 80))[0] == c.RUNBOOK_PYTHON_MODULE_MISSING
 
 

@@ -213,6 +213,13 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_VERSION_DIR_INVALID,
         _rx(r"/18446744073709551615/"),
     ),
+    # The stub's `import model` of a Python-based backend (python_backend src/pb_stub.cc ModelContext::Init:
+    # a runtime_modeldir other than "DEFAULT" makes the model type kBackend and the stub imports `model`
+    # from that folder). python_be.cc sets it whenever the backend's location is not
+    # `<backend-directory>/python` spelt exactly (a custom --backend-directory, a trailing slash), so a
+    # plain Python model is looked for in the backend's folder: `No module named 'model'` is model.py not
+    # where the stub looks, no package to install (docs/diagnosis-boundaries.md).
+    (c.RUNBOOK_PYTHON_MODULE_MISSING, c.RUNBOOK_MODEL_FILE_MISSING, _rx(r"\bNo module named 'model'")),
     *LIBRARY_COMPETES,
 )
 
