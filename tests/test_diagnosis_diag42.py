@@ -8,6 +8,9 @@ Changed by this round:
   (python_backend ``src/python_be.cc`` sets ``runtime_modeldir`` whenever the backend's location is not
   ``<backend-directory>/python`` spelt exactly; ``src/pb_stub.cc`` ``ModelContext::Init`` then takes the
   model for a Python-based backend's): model.py is not where the stub looks, model-file-missing.
+- A shared library the loader cannot find (glibc's ``error while loading shared libraries: <lib>: cannot open
+  shared object file``) inside TensorRT-LLM's error is library-version-mismatch, as it is everywhere else; the
+  driver's own libraries stay cuda-driver-mismatch.
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
@@ -65,3 +68,43 @@ def test_no_module_named_model_is_the_model_file_not_where_the_stub_looks(text: 
 )
 def test_other_module_names_keep_their_pages(module: str, page: str) -> None:
     assert _first(_load_failed("m", f"Internal: ModuleNotFoundError: No module named '{module}'")) == page
+
+
+# -- a library the loader cannot find: library-version-mismatch whatever prints it ---------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "page"),
+    [
+        # glibc's ld.so before main, inside TensorRT-LLM's error (changed: was llm-backend-config).
+        (
+            "[TensorRT-LLM][ERROR] executorWorker: error while loading shared libraries: libnvinfer.so.10: cannot "
+            "open shared object file: No such file or directory\n",
+            c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        ),
+        (
+            "/usr/bin/python3: error while loading shared libraries: libtritonserver.so: cannot open shared object "
+            "file: No such file or directory\n",
+            c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        ),
+        # glibc elf/rtld.c: "ERROR: ld.so: object '%s' from %s cannot be preloaded (%s): ignored."
+        (
+            "ERROR: ld.so: object '/plugins/libmmdeploy_tensorrt_ops.so' from LD_PRELOAD cannot be preloaded "
+            "(cannot open shared object file): ignored.\n",
+            c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        ),
+        # The driver's own library keeps the driver's page, inside the LLM backend's error too.
+        (
+            "[TensorRT-LLM][ERROR] executorWorker: error while loading shared libraries: libcuda.so.1: cannot open "
+            "shared object file: No such file or directory\n",
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        ),
+        # A Python extension's libpython: its own page.
+        (
+            "ImportError: libpython3.10.so.1.0: cannot open shared object file: No such file or directory\n",
+            c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+        ),
+    ],
+)
+def test_a_library_the_loader_cannot_find(text: str, page: str) -> None:
+    assert _first(text) == page

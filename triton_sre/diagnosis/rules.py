@@ -220,6 +220,15 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
     # plain Python model is looked for in the backend's folder: `No module named 'model'` is model.py not
     # where the stub looks, no package to install (docs/diagnosis-boundaries.md).
     (c.RUNBOOK_PYTHON_MODULE_MISSING, c.RUNBOOK_MODEL_FILE_MISSING, _rx(r"\bNo module named 'model'")),
+    # A shared library the loader cannot find inside the LLM backend's error (TensorRT-LLM's executor
+    # worker started without libnvinfer.so.10) is that library's page, whatever backend prints it (glibc's
+    # ld.so "error while loading shared libraries: <lib>: cannot open shared object file"; the driver's own
+    # libraries are claimed before this by cuda-driver-mismatch).
+    (
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        _rx(r"\bcannot open shared object file\b"),
+    ),
     *LIBRARY_COMPETES,
 )
 
