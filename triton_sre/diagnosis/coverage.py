@@ -52,7 +52,8 @@ def coverage_markdown() -> str:
         "text in the frames users paste it in, are [llm-engine-errors.md](llm-engine-errors.md). "
         "What Kubernetes prints about a pod (kubectl's "
         "STATUS cells, describe fields, kubelet and scheduler events) and the page each gets is "
-        "[diagnosis-kubernetes.md](diagnosis-kubernetes.md).",
+        "[diagnosis-kubernetes.md](diagnosis-kubernetes.md). Where two pages' Meaning sections meet, the "
+        "page each disputed wording gets and why is [diagnosis-boundaries.md](diagnosis-boundaries.md).",
         "",
         "| component | templates |",
         "| --- | --- |",
