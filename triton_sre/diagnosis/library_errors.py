@@ -49,6 +49,7 @@ from typing import Final, NamedTuple
 import yaml
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.framework_rules import FRAMEWORK_RULES, ORT_OWN_DOMAIN
 from triton_sre.diagnosis.llm_library_rules import LLM_LIBRARY_RULES, LLM_REFUSALS
 from triton_sre.diagnosis.stack_rules import CauseRule, rx
 
@@ -198,13 +199,6 @@ CUDA_FRAME_RULES: Final[tuple[CauseRule, ...]] = (
 (core's ``unable to create stream:`` as the driver's, ``operation not permitted`` as a file's, an illegal
 instruction as the CPU's): placed first by `rules._build`."""
 
-# The operator domains ONNX and ONNX Runtime define (onnxruntime/core/graph/constants.h); any other domain
-# (TensorRT's `TRT`, onnxruntime-extensions' `ai.onnx.contrib`, a project's own) holds custom ops.
-_ORT_OWN_DOMAIN: Final = (
-    r"(?:ai\.onnx(?:\.ml|\.preview(?:\.training)?|\.training)?|com\.microsoft(?:\.nchwc|\.experimental)?"
-    r"|com\.ms\.internal\.nhwc)"
-)
-
 LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_CUDA_DRIVER_MISMATCH,
@@ -304,13 +298,13 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
     # `<Name>_TRT`: `EfficientNMS_TRT is not a registered function/op`), a custom op all the same.
     CauseRule(
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
-        rx(rf"(?<![\w.]){_ORT_OWN_DOMAIN}:\w+\(-?\d+\) is not a registered function/op"),
+        rx(rf"(?<![\w.]){ORT_OWN_DOMAIN}:\w+\(-?\d+\) is not a registered function/op"),
         "ONNX Runtime core/graph/graph.cc, core/graph/constants.h",
     ),
     CauseRule(
         c.RUNBOOK_MODEL_FILE_INVALID,
         rx(
-            rf"(?<![\w.])(?!{_ORT_OWN_DOMAIN}:)[A-Za-z_][\w.]*:\w+\(-?\d+\) is not a registered function/op",
+            rf"(?<![\w.])(?!{ORT_OWN_DOMAIN}:)[A-Za-z_][\w.]*:\w+\(-?\d+\) is not a registered function/op",
             r"(?<![\w.:])\w+_TRT is not a registered function/op",
         ),
         "ONNX Runtime core/graph/graph.cc, core/graph/constants.h",
@@ -370,6 +364,8 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
     ),
     # vLLM, TensorRT-LLM, transformers / huggingface_hub / tokenizers / safetensors, protobuf (their module).
     *LLM_LIBRARY_RULES,
+    # ONNX Runtime, libtorch, TensorFlow, TensorRT 7/10, OpenVINO (their module).
+    *FRAMEWORK_RULES,
 )
 """Patterns for the texts of the table no other rule read (`hand_rules.HAND_RULES` orders them)."""
 

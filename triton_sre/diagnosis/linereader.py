@@ -31,6 +31,7 @@ from triton_sre.diagnosis.continuation import read_continuation
 from triton_sre.diagnosis.dropped import is_dropped_setting
 from triton_sre.diagnosis.events import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.frames import classify
+from triton_sre.diagnosis.framework_rules import INFO_LEVEL_FAILURE
 from triton_sre.diagnosis.gpu_context import GpuContext
 from triton_sre.diagnosis.level_inventory import is_harmless_warning, is_serving_line, is_serving_wording
 from triton_sre.diagnosis.lineshape import (
@@ -177,6 +178,8 @@ class LineReader(VerdictReader):
             ):
                 return
             level = LEVEL_ERROR
+        if level == LEVEL_INFO and INFO_LEVEL_FAILURE.search(head):
+            level = LEVEL_ERROR  # a library stating a failed load at its INFO level (TensorFlow's loader)
         if level == LEVEL_INFO and not STUB.search(message.split("\n", 1)[0]):
             if IMPORT_RECOVERED.search(message.split("\n", 1)[0]):
                 self._pending.drop(lambda o: o.reason.startswith("Traceback"))

@@ -19,6 +19,7 @@ import re
 from typing import Final
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.framework_rules import FRAMEWORK_FIRST_RULES
 from triton_sre.diagnosis.hand_rules import HAND_RULES, MISSING_SUBMODULE, PLUGIN_FIELDS_MISREAD
 from triton_sre.diagnosis.inventory import ENTRIES, LazyPattern, Pattern
 from triton_sre.diagnosis.library_errors import CUDA_FRAME_RULES, LIBRARY_COMPETES
@@ -237,9 +238,9 @@ def _build() -> tuple[CauseRule, ...]:
     """Hand rules and inventory entries in `PRIORITY` order; competing evidence first (the
     inventory's ``competes`` and `HAND_COMPETES`)."""
     placeholder, hand = HAND_RULES[0], HAND_RULES[1:]
-    # CUDA's own text decides over the frame that quotes it; vLLM's wrapper of a cause printed elsewhere is
-    # none.
-    rules = [placeholder, *CUDA_FRAME_RULES, *LLM_CONSEQUENCE_RULES]
+    # CUDA's own text, then a framework's text no page covers, decide over the frame that quotes them; vLLM's
+    # wrapper of a cause printed elsewhere is none.
+    rules = [placeholder, *CUDA_FRAME_RULES, *FRAMEWORK_FIRST_RULES, *LLM_CONSEQUENCE_RULES]
     rules.append(SHIPPED_BACKEND_LACKS)  # before every reading of the backend's or the model's words
     for entry in ENTRIES:
         rules.extend(
