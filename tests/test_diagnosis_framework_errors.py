@@ -200,15 +200,41 @@ def test_a_wording_reads_by_what_it_names(line: str, page: str) -> None:
     assert first_runbook(f"{CORE}failed to load 'm' version 1: Internal: {line}\n") == page
 
 
-def test_tensorflow_loader_success_on_its_info_line_is_no_failure() -> None:
-    log = (
+READY = (
+    "I1207 10:01:03.000000 1 server.cc:674]\n+-------+---------+--------+\n| Model | Version | Status |\n"
+    "+-------+---------+--------+\n| m     | 1       | READY  |\n+-------+---------+--------+\n"
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
         "2026-12-07 10:01:02.000000: I tensorflow/cc/saved_model/loader.cc:318] SavedModel load for tags"
-        " { serve }; Status: success: OK. Took 95318 microseconds.\n"
-        "I1207 10:01:03.000000 1 server.cc:674]\n+-------+---------+--------+\n| Model | Version | Status |\n"
-        "+-------+---------+--------+\n| m     | 1       | READY  |\n+-------+---------+--------+\n"
-    )
-    report = diagnose_events(parse_text(log))
+        " { serve }; Status: success: OK. Took 95318 microseconds.",
+        # ONNX Runtime's own log sink (ostream_sink.cc: "[<V|I|W|E|F>:onnxruntime:<logger id>,
+        # <file>:<line> <function>]") at W: an old opset it still runs, an initializer among the inputs.
+        "2026-12-07 10:01:02.000000000 [W:onnxruntime:, model_load_utils.h:46 ValidateOpsetForDomain] ONNX"
+        " Runtime only *guarantees* support for models stamped with opset version 7 or above for opset domain"
+        " 'ai.onnx'. Please upgrade your model to opset 7 or higher. For now, this opset 6 model may run"
+        " depending upon legacy support of some older opset version operators.",
+        "2026-12-07 10:01:02.000000000 [W:onnxruntime:, graph.cc:1283 Graph] Initializer onnx::Conv_123"
+        " appears in graph inputs and will not be treated as constant value/weight.",
+        "W1207 10:01:02.000000 1 logging.cc:46] Using an engine plan file across different models of devices"
+        " is not recommended and is likely to affect performance or even cause errors.",
+    ],
+)
+def test_a_framework_s_info_or_warning_on_a_healthy_start_raises_no_error(line: str) -> None:
+    report = diagnose_events(parse_text(f"{line}\n{READY}"))
     assert [f.runbook for f in report.findings if f.severity in ("error", "critical")] == []
+
+
+def test_onnxruntime_s_own_error_level_still_reads_as_a_failure() -> None:
+    line = (
+        "2026-12-07 10:01:02.000000000 [E:onnxruntime:, sequential_executor.cc:494 ExecuteKernel] Non-zero"
+        " status code returned while running Conv node. Name:'/conv' Status Message: CUDA error"
+        " cudaErrorNoKernelImageForDevice:no kernel image is available for execution on the device"
+    )
+    assert first_runbook(line + "\n") == c.RUNBOOK_PLATFORM_UNSUPPORTED
 
 
 def code_cell(text: str) -> str:

@@ -22,6 +22,7 @@ __all__ = [
     "Guarded",
     "glib",
     "gstreamer",
+    "onnxruntime",
     "python_layouts",
     "tensorrt_llm",
 ]
@@ -84,6 +85,12 @@ def tensorrt_llm(words: str, letters: str) -> str:
     ``[TensorRT-LLM] [X]``) and its Python runtime's (``tensorrt_llm/logger.py``: ``[TRT-LLM] [W] ``, with
     ``[MPI_Rank N] `` between when the world has more than one rank), whose levels are one letter."""
     return rf"\[TensorRT-LLM\] ?\[{words}\]|\[TRT-LLM\] (?:\[MPI_Rank \d+\] )?\[{letters}\]"
+
+
+def onnxruntime(letters: str) -> str:
+    """ONNX Runtime's default log sink (core/common/logging/sinks/ostream_sink.cc: ``<time>
+    [W:onnxruntime:<logger id>, <file>:<line> <function>] <message>``): a one-letter level (V I W E F)."""
+    return rf"\[{letters}:onnxruntime:[^,\]\n]*, "
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ from triton_sre.diagnosis.log_layouts import (
     Guarded,
     glib,
     gstreamer,
+    onnxruntime,
     python_layouts,
     tensorrt_llm,
 )
@@ -380,10 +381,11 @@ _QUIET_LAYOUTS: Final = re.compile(
             gstreamer(QUIET_WORDS),
             glib("WARNING"),
             tensorrt_llm(QUIET_WORDS, "[WIV]"),
+            onnxruntime("[WIV]"),
         )
     )
 )
-_QUIET_WORD: Final = re.compile(rf"\b{QUIET_WORDS}\b|(?<=\[)[WIV](?=\])")
+_QUIET_WORD: Final = re.compile(rf"\b{QUIET_WORDS}\b|(?<=\[)[WIV](?=\]|:onnxruntime:)")
 
 
 def line_level(line: str) -> str:
