@@ -9,7 +9,6 @@ orders them with the message inventory's rules into ``CAUSE_RULES``.
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from triton_sre import conventions as c
@@ -17,6 +16,7 @@ from triton_sre.diagnosis.backend_rules import BELOW_BACKEND_RULES
 from triton_sre.diagnosis.crash_rules import CRASH_RULES
 from triton_sre.diagnosis.host_rules import HOST_RULES
 from triton_sre.diagnosis.library_errors import LIBRARY_RULES
+from triton_sre.diagnosis.llm_library_rules import not_on_info_line
 from triton_sre.diagnosis.orchestrator_rules import ORCHESTRATOR_RULES
 from triton_sre.diagnosis.server_rules import OPTION_RULES, PORT_RULES
 from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED
@@ -41,29 +41,6 @@ MISSING_SUBMODULE: Final = (
     r"No module named '(?!(?:google|azure|nvidia|backports|mpl_toolkits|zope|jaraco|sphinxcontrib"
     r"|opentelemetry)\.)[A-Za-z_]\w*(?:\.\w+)+'(?!; )"
 )
-
-
-def _not_on_info_line(*alternatives: str) -> re.Pattern[str]:
-    """Like `rx`, but only on a line that the library itself did not mark INFO or WARNING:
-    TensorRT-LLM prints its parameter defaults (``[TensorRT-LLM][WARNING] enable_kv_cache_reuse is
-    not specified, will be set to false``, a json.exception about an optional key) on every healthy
-    start. Nor on a frame of UCX's crash backtrace (ucs/debug/debug.c, one space and a 16-digit address:
-    ``8 0x0000000000127022 tensorrt_llm::runtime::TllmRuntime::TllmRuntime() :0``): where a process
-    crashed is no configuration it refused (TensorRT-LLM's own exception trace, ``16      0x7fd112125977
-    tensorrt_llm::...``, follows a check that threw, and still counts). Nor on vLLM's own INFO, WARNING
-    or DEBUG line (vllm/logger.py: ``INFO 10-01 00:00:10 [file.py:123] msg``, older releases without the
-    brackets, a worker's ``(VllmWorkerProcess pid=N) `` before it): ``Killing local vLLM worker
-    processes`` is its progress, not a refusal. Nor on a traceback's ``File "..."`` line under vLLM's ERROR
-    prefix (its ``logger.exception``): where vLLM raised; the exception's line under it says what (diag40)."""
-    body = "|".join(f"(?:{a})" for a in alternatives)
-    return re.compile(
-        rf"(?m:^(?![^\n]*\[(?:TensorRT-LLM\]\[)?(?:INFO|WARNING|DEBUG|VERBOSE)\])"
-        rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:INFO|WARNING|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d\b)"
-        rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
-        rf" \[?[\w.-]+:\d+\]\s+File \")"
-        rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )[^\n]*?(?:{body}))",
-        re.I,
-    )
 
 
 # A frame of the model's own code in the stub's traceback ("At:" then "  /m/1/model.py(36): initialize"),
@@ -178,7 +155,7 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
     ),
     CauseRule(
         c.RUNBOOK_LLM_BACKEND_CONFIG,
-        _not_on_info_line(
+        not_on_info_line(
             r"\[TensorRT-LLM\]\[(ERROR|FATAL)\]",
             r"tensorrt_llm::|libtriton_tensorrtllm|inflight_batcher_llm",
             # FasterTransformer's and TurboMind's (lmdeploy) own checks (FT_CHECK / TM_CHECK throw through

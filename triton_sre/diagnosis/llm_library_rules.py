@@ -32,7 +32,32 @@ from typing import Final
 from triton_sre import conventions as c
 from triton_sre.diagnosis.stack_rules import CauseRule, rx
 
-__all__ = ["LLM_CONSEQUENCE_RULES", "LLM_LIBRARY_RULES", "LLM_REFUSALS"]
+__all__ = ["LLM_CONSEQUENCE_RULES", "LLM_LIBRARY_RULES", "LLM_REFUSALS", "not_on_info_line"]
+
+
+def not_on_info_line(*alternatives: str) -> re.Pattern[str]:
+    """Like `rx`, but only on a line that the library itself did not mark INFO or WARNING:
+    TensorRT-LLM prints its parameter defaults (``[TensorRT-LLM][WARNING] enable_kv_cache_reuse is
+    not specified, will be set to false``, a json.exception about an optional key) on every healthy
+    start. Nor on a frame of UCX's crash backtrace (ucs/debug/debug.c, one space and a 16-digit address:
+    ``8 0x0000000000127022 tensorrt_llm::runtime::TllmRuntime::TllmRuntime() :0``): where a process
+    crashed is no configuration it refused (TensorRT-LLM's own exception trace, ``16      0x7fd112125977
+    tensorrt_llm::...``, follows a check that threw, and still counts). Nor on vLLM's own INFO, WARNING
+    or DEBUG line (vllm/logger.py: ``INFO 10-01 00:00:10 [file.py:123] msg``, older releases without the
+    brackets, a worker's ``(VllmWorkerProcess pid=N) `` before it): ``Killing local vLLM worker
+    processes`` is its progress, not a refusal. Nor on a traceback's ``File "..."`` line under vLLM's ERROR
+    prefix (its ``logger.exception``): where vLLM raised; the exception's line under it says what (diag40)."""
+    body = "|".join(f"(?:{a})" for a in alternatives)
+    return re.compile(
+        rf"(?m:^(?![^\n]*\[(?:TensorRT-LLM\]\[)?(?:INFO|WARNING|DEBUG|VERBOSE)\])"
+        rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:INFO|WARNING|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d\b)"
+        rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
+        rf" \[?[\w.-]+:\d+\]\s+File \")"
+        rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )[^\n]*?(?:{body}))",
+        re.I,
+    )
+
+
 
 # vLLM's refusals of its engine arguments (model.json), worded without a failure word ("must be divisible",
 # "is greater than", "is smaller than"): a bare paste of one is a failure all the same (through
