@@ -16,6 +16,7 @@ from triton_sre.conventions import (
     RUNBOOK_LIBRARY_VERSION_MISMATCH,
     RUNBOOK_LLM_BACKEND_CONFIG,
     RUNBOOK_MODEL_CONTROL_REFUSED,
+    RUNBOOK_POD_ADMISSION_REFUSED,
     RUNBOOK_SERVER_CRASHED,
     RUNBOOK_SERVER_OPTION_INVALID,
     RUNBOOK_SERVER_PORT_IN_USE,
@@ -908,6 +909,9 @@ BLIND_LABEL_SUPERSEDED: dict[str, dict[str, str]] = {
     "heldout19": {
         "clearml-serving-88": RUNBOOK_SERVER_OPTION_INVALID,
         "fauxpilot-226": RUNBOOK_SERVER_CRASHED,
+        # Labelled the fallback because no page covered a pod the API server refused (its note: the SCC
+        # rejects the image's user 1000); pod-admission-refused is that page (diag43, 2026-12-07).
+        "seldon-core-3019": RUNBOOK_POD_ADMISSION_REFUSED,
     },
     # Labelled the fallback because no page covered a load request refused outside explicit mode (the
     # log's own note says so); model-control-refused is that page.

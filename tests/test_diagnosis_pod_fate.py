@@ -339,10 +339,11 @@ def test_a_healthy_pods_tolerations_and_words_in_prose_are_no_finding() -> None:
     assert runbooks("the model state is Unknown until the Terminated replica is replaced\n") == []
 
 
-def test_openshift_scc_refusal_and_a_replica_failure_condition_alone_stay_without_this_page() -> None:
-    """Not read as pod-admission-refused (orchestrator_rules.py): the Deployment's ReplicaFailure condition
-    names no cause, and OpenShift's SCC refusal keeps the label a blind log gave it before this page."""
+def test_a_replica_failure_condition_alone_is_not_this_page_but_openshifts_scc_refusal_is() -> None:
+    """The Deployment's ReplicaFailure condition names no cause (not pod-admission-refused); OpenShift's SCC
+    admission (apiserver-library-go sccadmission) refusing the pod is (heldout19's seldon-core-3019, labelled
+    the fallback before this page existed, is pinned in BLIND_LABEL_SUPERSEDED)."""
     condition = "Conditions:\n  Type             Status  Reason\n  ----             ------  ------\n  ReplicaFailure   True    FailedCreate\n"
     assert c.RUNBOOK_POD_ADMISSION_REFUSED not in runbooks(condition)
     scc = 'Error creating: pods "triton-7d9f-" is forbidden: unable to validate against any security context constraint: []\n'
-    assert runbooks(scc)[:1] == [c.RUNBOOK_UNKNOWN_LOAD_FAILURE]
+    assert runbooks(scc)[:1] == [c.RUNBOOK_POD_ADMISSION_REFUSED]

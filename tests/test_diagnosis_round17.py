@@ -68,8 +68,7 @@ def test_levelless_failure_signals_are_never_empty(text: str) -> None:
     other = c.RUNBOOK_UNKNOWN_LOAD_FAILURE
     if text in GLIBC_ABORTS:
         other = c.RUNBOOK_SERVER_CRASHED
-    elif text in ADMISSION and "security context constraint" not in text:
-        # (OpenShift's SCC refusal stays the fallback: heldout19's seldon-core-3019, below, is labelled so)
+    elif text in ADMISSION:
         other = c.RUNBOOK_POD_ADMISSION_REFUSED
     assert runbooks and runbooks[0] == (c.RUNBOOK_SERVER_OPTION_INVALID if own else other)
     assert _first_evidence(text) in text
@@ -87,7 +86,8 @@ def test_usage_text_and_option_settings_alone_are_no_failure() -> None:
     [
         # tritonserver refusing an unknown flag: server-option-invalid since that page (label superseded)
         ("clearml-serving-88", c.RUNBOOK_SERVER_OPTION_INVALID),
-        ("seldon-core-3019", c.RUNBOOK_UNKNOWN_LOAD_FAILURE),
+        # OpenShift's SCC refusing the pod: pod-admission-refused since that page (label superseded)
+        ("seldon-core-3019", c.RUNBOOK_POD_ADMISSION_REFUSED),
     ],
 )
 def test_heldout19_empty_answers_flip(name: str, want: str) -> None:

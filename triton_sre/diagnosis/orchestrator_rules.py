@@ -108,6 +108,8 @@ ORCHESTRATOR_RULES: Final[tuple[CauseRule, ...]] = (
             r"\b[\w./-]+ max limit to request ratio per (?:Container|Pod) is \S",
             r"\bviolates PodSecurity \\?\"",
             r"\bunable to validate against any pod security policy\b",
+            # OpenShift's SCC admission (apiserver-library-go sccadmission): no constraint admits the pod
+            r"\bunable to validate against any security context constraint\b",
             # a webhook's refusal of the pod a controller creates (not of another object, e.g. KServe's own)
             r"\bError creating: admission webhook \\?\"[^\"\n]+\\?\" denied the request\b",
         ),
