@@ -175,6 +175,13 @@ VLLM_TP_EXPLICIT = """I1201 00:00:00.000000 1 model_lifecycle.cc:473] "loading: 
 Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown, possibly due to daemon threads
 """
 
+# The 24.09-25.09 vllm backend's metrics setup under a V1 vLLM (server#8387's wording, heldout73).
+VLLM_V1_METRICS = (
+    'I0911 08:21:51.554457 1 pb_stub.cc:389] "Failed to initialize Python stub: AttributeError: \'AsyncLLM\' '
+    "object has no attribute 'engine'\\n\\nAt:\\n  /opt/tritonserver/backends/vllm/model.py(365): _setup_metrics"
+    '\\n  /opt/tritonserver/backends/vllm/model.py(191): initialize\\n"\n'
+)
+
 # (entry id, log, release inside, release before the range or None, release after the range or None, the
 # runbook of the finding that carries the advice); the releases are read from the banner.
 CASES = {
@@ -240,6 +247,13 @@ CASES = {
     ),
     # First listed in the 24.08 notes (server PR 7807's first commit), not in the 24.10 page's alone.
     "vllm-tp-explicit-model-control": (VLLM_TP_EXPLICIT, "24.08", "24.07", "25.04", c.RUNBOOK_SERVER_CRASHED),
+    "vllm-backend-metrics-v0-engine": (
+        VLLM_V1_METRICS,
+        "25.08",
+        "24.08",
+        "25.10",
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    ),
     "python-windows-execution-env": (
         WINDOWS_EXEC_ENV,
         "26.05",
