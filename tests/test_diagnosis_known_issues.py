@@ -175,7 +175,7 @@ VLLM_TP_EXPLICIT = """I1201 00:00:00.000000 1 model_lifecycle.cc:473] "loading: 
 Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown, possibly due to daemon threads
 """
 
-# The 24.09-25.09 vllm backend's metrics setup under a V1 vLLM (server#8387's wording, heldout73).
+# The 24.09-25.09 vllm backend's metrics setup under a V1 vLLM (heldout73's wording).
 VLLM_V1_METRICS = (
     'I0911 08:21:51.554457 1 pb_stub.cc:389] "Failed to initialize Python stub: AttributeError: \'AsyncLLM\' '
     "object has no attribute 'engine'\\n\\nAt:\\n  /opt/tritonserver/backends/vllm/model.py(365): _setup_metrics"
