@@ -44,3 +44,17 @@ def test_a_load_requests_config_that_core_refuses_is_the_config() -> None:
         "TYPE_MESSAGE\n"
     )
     assert _findings(line)[:1] == [(c.RUNBOOK_CONFIG_PARSE_ERROR, c.IMPACT_CRITICAL)]
+
+
+def test_the_stubs_line_reads_the_same_whatever_carries_it() -> None:
+    """One rule for the line, not for its level: after a failure the server exited on it adds nothing, alone
+    it is the crash, also pasted bare under an I line (before, that path read it as a second, server-crashed,
+    finding)."""
+    failure = "E0906 09:39:02.018562 1 main.cc:245] failed to start GRPC service: Unavailable - Socket "
+    failure += "'0.0.0.0:8001' already in use\n"
+    stopping = "I0906 09:39:02.100000 1 server.cc:307] Waiting for in-flight requests to complete.\n"
+    bare = "Non-graceful termination detected.\n"
+    for between in ("", stopping):
+        found = [runbook for runbook, _ in _findings(failure + between + bare)]
+        assert found == [c.RUNBOOK_SERVER_PORT_IN_USE]
+        assert [runbook for runbook, _ in _findings(between + bare)] == [c.RUNBOOK_SERVER_CRASHED]

@@ -27,7 +27,7 @@ from triton_sre.diagnosis.lineshape import LEVEL_ERROR, LEVEL_FATAL, LEVEL_WARNI
 from triton_sre.diagnosis.releases import advice
 from triton_sre.diagnosis.report import MAX_EVIDENCE, MAX_EVIDENCE_CHARS, Evidence, Finding
 from triton_sre.diagnosis.rules import RANK
-from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED
+from triton_sre.diagnosis.signals import ENTRYPOINT_DRIVER_BANNER, STUB_DIED, STUB_PARENT_GONE
 
 __all__ = ["FindingBuilder", "ModelState", "Obs", "evidence_text"]
 
@@ -376,6 +376,7 @@ class FindingBuilder:
         self._forecast_disproved(final)
         self._never_empty(final)
         _warnings_as_root_cause(final)
+        _stubs_saw_the_exit(final)
         final.sort(
             key=lambda f: (
                 f.consequence_of is not None,
@@ -427,6 +428,22 @@ def _warnings_as_root_cause(final: list[Finding]) -> None:
         rank, line = RANK.get(f.runbook, len(RANK)), f.evidence[0].line
         if any(line < g.evidence[0].line and rank < RANK.get(g.runbook, len(RANK)) for g in critical):
             final[i] = replace(f, severity=c.IMPACT_CRITICAL)
+
+
+_PARENT_GONE = re.compile(STUB_PARENT_GONE)
+
+
+def _stubs_saw_the_exit(final: list[Finding]) -> None:
+    """The Python stubs' "Non-graceful termination detected." (signals.STUB_PARENT_GONE) says only that the
+    server went away. Beside another critical finding the server exited on that failure (a front end it could
+    not start) and the stubs saw it go: their crash finding is dropped. Alone, the server died: it stays."""
+    seen = [
+        f for f in final
+        if f.runbook == c.RUNBOOK_SERVER_CRASHED and f.evidence
+        and all(_PARENT_GONE.search(e.text) for e in f.evidence)
+    ]  # fmt: skip
+    if seen and any(f.severity == c.IMPACT_CRITICAL for f in final if f not in seen):
+        final[:] = [f for f in final if f not in seen]
 
 
 _STUB_LOCK_ABORT = re.compile(r"boost::interprocess::lock_exception")

@@ -86,8 +86,14 @@ _LEVEL_WORD = (
 )
 _LEVEL_START = re.compile(rf"(?i:\A[ \t]*(?:ERROR|FATAL|CRITICAL)\b)|^{_LEVEL_WORD}", re.M)
 _LEVEL_LINE = re.compile(_LEVEL_WORD)
-_PARENT_GONE = re.compile(STUB_PARENT_GONE)
-_STUB_FAILED = re.compile(r'"?Failed to (?:pre)?initialize Python stub(?: for auto-complete)?: \S')
+# Failures their emitters print at INFO, each behind a word it needs (a plain scan before the regex, on every
+# I line): the Python stub's own report (pb_stub.cc), its news that the server went away (signals; beside
+# another failure, assemble.py drops it), TensorFlow's loader status (framework_rules).
+_FAILS_AT = (
+    ("Python stub", re.compile(r'^"?Failed to (?:pre)?initialize Python stub(?: for auto-complete)?: \S')),
+    ("Non-graceful", re.compile(STUB_PARENT_GONE)),
+    ("SavedModel load", INFO_LEVEL_FAILURE),
+)
 _FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
 # A default instance name after its model's: _<group>_<index> when the config has an instance_group, else
 # _0 (2.51 names a model's only default instance ``m_0``: TRITONBACKEND_ModelInstanceInitialize: m_0). Any
@@ -168,18 +174,8 @@ class LineReader(VerdictReader):
                 self._pending.attach(state, obs)
             else:  # its cause may be above it in this block: attached once the block is read
                 self._attach_after = (state, obs)
-        if level == LEVEL_INFO and _STUB_FAILED.match(head):
-            level = LEVEL_ERROR  # the stub's own failure report, which pb_stub.cc prints at INFO
-        if level == LEVEL_INFO and _PARENT_GONE.search(head):
-            # The stub's INFO news that the server went away (signals.STUB_PARENT_GONE): after a failure the
-            # server exited on (a front end it could not start), the stubs only saw it go; alone, it died.
-            if self._server_failures or self._unexplained or self._pending or any(
-                m.failed for m in self._models.values()
-            ):
-                return
+        if level == LEVEL_INFO and any(word in head and fails.search(head) for word, fails in _FAILS_AT):
             level = LEVEL_ERROR
-        if level == LEVEL_INFO and INFO_LEVEL_FAILURE.search(head):
-            level = LEVEL_ERROR  # a library stating a failed load at its INFO level (TensorFlow's loader)
         if level == LEVEL_INFO and not STUB.search(message.split("\n", 1)[0]):
             if IMPORT_RECOVERED.search(message.split("\n", 1)[0]):
                 self._pending.drop(lambda o: o.reason.startswith("Traceback"))
