@@ -298,6 +298,7 @@ heldout82 any number, the LLM backends' threads, nothing cited)."""
         ("heldout80", 6),
         ("heldout81", 6),
         ("heldout82", 5),
+        ("heldout83", 1),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
