@@ -34,6 +34,8 @@ BACKEND_FILE = {
     "tensorrt_llm": "model_instance_state.cc:551",
     # A Python model (its model.py) loading with transformers: the stub logs the exception.
     "transformers": "pb_stub.cc:330",
+    # pynvml raising in a Python model's import (tensorrt_llm and vllm call nvmlInit): the stub logs it.
+    "nvml": "pb_stub.cc:330",
 }
 WRAPS = ("core", "backend", "bare")
 

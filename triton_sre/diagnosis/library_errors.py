@@ -229,9 +229,14 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             # The driver's own libraries (libnvidia-container nvc_info.c compute_libs / utility_libs: what the
             # NVIDIA Container Toolkit mounts) not found by the loader: no driver where the process runs.
             r"\blib(?:cuda|nvidia-ml)\.so(?:\.1)?: cannot open shared object file\b",
+            # NVML's codes as pynvml raises them (nvidia-ml-py pynvml.py): no libnvidia-ml to load, the kernel
+            # module not loaded, the driver's user and kernel halves of two releases.
+            r"\bNVML Shared Library Not Found\b|\bNVMLError_(?:LibraryNotFound|DriverNotLoaded)\b",
+            r"\bRM has detected an NVML/RM version mismatch\b|\bNVMLError_LibRmVersionMismatch\b",
         ),
         "CUDA runtime/driver error strings and enum names (cuda_runtime_api.h, cuda.h, 11.0-12.6); "
-        "PyTorch torch/serialization.py; libnvidia-container src/nvc_info.c (the driver's libraries)",
+        "PyTorch torch/serialization.py; libnvidia-container src/nvc_info.c (the driver's libraries); "
+        "nvidia-ml-py pynvml.py (NVML's codes)",
     ),
     CauseRule(
         c.RUNBOOK_PLATFORM_UNSUPPORTED,
