@@ -299,6 +299,7 @@ heldout82 any number, the LLM backends' threads, nothing cited)."""
         ("heldout81", 6),
         ("heldout82", 5),
         ("heldout83", 1),
+        ("heldout87", 2),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
