@@ -377,11 +377,16 @@ class FindingBuilder:
         self._never_empty(final)
         _warnings_as_root_cause(final)
         _stubs_saw_the_exit(final)
+        crashed = any(f.runbook == c.RUNBOOK_SERVER_CRASHED for f in final)
         final.sort(
             key=lambda f: (
                 f.consequence_of is not None,
                 _SEVERITY_RANK.get(f.severity, 3),
-                _SYMPTOMS.get(f.runbook, 0),
+                # A server-wide failure no page covers (NCCL's internal error) beside a crash says what went
+                # wrong, not why: the crash's page is the one to open first.
+                _SYMPTOMS[c.RUNBOOK_SERVER_CRASHED] + 0.5
+                if crashed and f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and f.model is None
+                else _SYMPTOMS.get(f.runbook, 0),
                 # A model's failure that says what failed but not why comes after one that says why (a
                 # stray folder's poll error before the Python exception that stopped the server).
                 (f.runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE and f.model in self._reasonless)

@@ -46,6 +46,7 @@ from triton_sre.diagnosis.reasons import (
 from triton_sre.diagnosis.releases import ReleaseReader
 from triton_sre.diagnosis.report import Evidence, Finding, Report, Unmatched
 from triton_sre.diagnosis.repositories import OPTION_PREFIX, RepositoryPaths
+from triton_sre.diagnosis.severity import is_failure_line
 from triton_sre.diagnosis.signals import crash_report_start
 
 __all__ = [
@@ -60,6 +61,14 @@ __all__ = [
     "diagnose_reason",
     "template_of",
 ]
+
+
+def _error_first(event: LogEvent) -> bool:
+    """The event is an error: by its logger's level, or, pasted with none, by its first line's own failure
+    format (`severity.is_failure_line`: TensorRT-LLM's ``[TensorRT-LLM][ERROR]``, a status code string)."""
+    if event.level == LEVEL_ERROR:
+        return True
+    return not event.level and is_failure_line(event.message.split("\n", 1)[0], LEVEL_ERROR)
 
 
 class Diagnoser(LineReader):
@@ -102,10 +111,12 @@ class Diagnoser(LineReader):
             # a repository the options table lists: noted, not an event (the events' spacing is unchanged)
             self._repositories.note(event.message)
             return
-        if event.level == LEVEL_ERROR and (k := crash_report_start(event.message)) is not None:
-            # Triton's crash report folded under an error (a stub's, whose request crashed the server): an
-            # event of its own, so the error names the cause (signals.py). Under an info line (the server
-            # stopping) the crash stays with the line it followed: its wording is read with it.
+        if _error_first(event) and (k := crash_report_start(event.message)) is not None:
+            # Triton's crash report folded under an error (a stub's, whose request crashed the server; a
+            # pasted "[TensorRT-LLM][ERROR] ..." with glibc's abort after it): an event of its own, so the
+            # error names the cause (signals.py) and a cause no page covers does not hide the crash. Under
+            # an info line (the server stopping) or a line that says no failure, the crash stays with the
+            # line it followed: its wording is read with it.
             lines = event.message.split("\n")
             at = folded_line(event, k, lines[k])[0]
             self._feed(dataclasses.replace(event, message="\n".join(lines[:k])))

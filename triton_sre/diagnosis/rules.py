@@ -153,6 +153,16 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
         _rx(r"\bCUDA runtime error in \S"),
     ),
+    # NCCL's own failure inside the LLM backend's error (TensorRT-LLM's NCCLCHECK,
+    # runtime/ncclCommunicator.cpp and common/cudaUtils.h: "Failed, NCCL error <file>:<line>
+    # '<ncclGetErrorString>'"): the ranks could not talk (a network, a shared-memory segment, a driver, NCCL's
+    # own bug), not the backend's configuration. NCCL's texts have no page (library_errors.yaml, group nccl);
+    # a crash after one is the crash's page.
+    (
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        c.RUNBOOK_UNKNOWN_LOAD_FAILURE,
+        _rx(r"\bNCCL error\b"),
+    ),
     # TensorRT's own deserializer stating a VERSION mismatch (runtime.cpp: "The engine plan file is not
     # compatible with this version of TensorRT, expecting library version X got Y"; stdArchiveReader.cpp:
     # "Serialization assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does not
