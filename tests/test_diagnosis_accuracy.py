@@ -300,6 +300,7 @@ heldout82 any number, the LLM backends' threads, nothing cited)."""
         ("heldout82", 5),
         ("heldout83", 1),
         ("heldout87", 2),
+        ("heldout84", 3),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
