@@ -301,6 +301,7 @@ heldout82 any number, the LLM backends' threads, nothing cited)."""
         ("heldout83", 1),
         ("heldout87", 2),
         ("heldout84", 3),
+        ("heldout86", 7),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
