@@ -211,6 +211,7 @@ SERVER_TRACKER_RANGES = {
     "heldout80": (1, 10**6),
     "heldout81": (1, 10**6),
     "heldout82": (1, 10**6),
+    "heldout88": (1, 10**6),
 }
 """Later held-out sets whose brief allowed the server's own tracker: the thread numbers each took (first,
 past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older; after
@@ -224,7 +225,9 @@ heldout77 any number, failures seen through a client or a tool, nothing cited; h
 healthy starts only, nothing cited; heldout79 any number, failures after a change (an upgrade, a reload,
 growing load), nothing cited; heldout80 any number, the deciding line core's or the Python backend's
 own, nothing cited; heldout81 any number, failures the platform or the hardware decides, nothing cited;
-heldout82 any number, the LLM backends' threads, nothing cited)."""
+heldout82 any number, the LLM backends' threads, nothing cited; heldout88 any number, the feature query
+families earlier sets did not use (cloud repositories, sequence batching and implicit state, warm-up, custom
+builds, Windows, the in-process API), nothing cited)."""
 
 
 @pytest.mark.parametrize(
@@ -302,6 +305,7 @@ heldout82 any number, the LLM backends' threads, nothing cited)."""
         ("heldout87", 2),
         ("heldout84", 3),
         ("heldout86", 7),
+        ("heldout88", 10),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
