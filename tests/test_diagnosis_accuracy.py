@@ -306,6 +306,7 @@ builds, Windows, the in-process API), nothing cited)."""
         ("heldout84", 3),
         ("heldout86", 7),
         ("heldout88", 10),
+        ("heldout85", 6),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
