@@ -918,44 +918,25 @@ BLIND_SETS = {
     "heldout87": BlindSet(2, 0, 1 / 2),
     # 2/3 scored once at 1bb83d51 (web pages and product troubleshooting pages: orchestrator 1/1, core 1/1,
     # backend 0/1), no empty answer, no healthy log. The miss: NIM for LLMs' "Missing HuggingFace
-    # configuration file named config.json", labelled model-file-missing, read as unknown-load-failure.
-    "heldout84": BlindSet(3, 0, 2 / 3, frozenset({"nim-llm-1.11-troubleshoot-missing-hf-config-json"})),
+    # configuration file named config.json", labelled model-file-missing, read as unknown-load-failure; fixed
+    # by class (test_diagnosis_heldout83_87_classes.py).
+    "heldout84": BlindSet(3, 0, 2 / 3),
     # 6/6 scored once at 18c435a4 (trackers of projects that use Triton: backend 3/3, core 1/1, platform 1/1,
     # container 1/1), no empty answer, the healthy log not flagged.
     "heldout86": BlindSet(6, 1, 6 / 6),
     # 6/10 scored once at e389bf80 (the server tracker's feature families: core 5/8, container 1/2), one empty
-    # answer (server-5150, a model name not unique across repositories), no healthy log (SPLIT.md).
+    # answer (server-5150, a model name not unique across repositories), no healthy log (SPLIT.md). Three
+    # fixed by class (test_diagnosis_heldout83_87_classes.py); left: a warm-up sample's data file of the wrong
+    # size, labelled the fallback (no page named warm-up), read as config-parse-error (inventory r20-warmup,
+    # whose page now names it).
     "heldout88": BlindSet(
-        10,
-        0,
-        6 / 10,
-        frozenset(
-            {
-                "server-1123-2020-custom-sequence-backend-kind-gpu-execution-not-supported",
-                "server-1796-2.0.0-warmup-input-data-file-png-wrong-byte-size",
-                "server-5150-model-name-not-unique-across-model-repositories",
-                "server-7598-windows-container-tritonserver-python-bindings-dll-load-failed",
-            }
-        ),
-        frozenset({"server-5150-model-name-not-unique-across-model-repositories"}),
+        10, 0, 6 / 10, frozenset({"server-1796-2.0.0-warmup-input-data-file-png-wrong-byte-size"})
     ),
     # 2/5 scored once at 38043407 (the code corpus, NIM and Kubernetes layers: orchestrator 2/2, platform
     # 0/3), no empty answer, the healthy log flagged (as gpu-out-of-memory). The misses: NIM for LLMs' profile
-    # selector finding no runnable profile, read as unknown-load-failure (SPLIT.md).
-    "heldout85": BlindSet(
-        5,
-        1,
-        2 / 5,
-        frozenset(
-            {
-                "briancaffey-blog-agents-of-inference-nim-llama3-rtx4090-no-free-gpu",
-                "nvingest-azurevm-deplot-nim-h100-nvl-no-compatible-profile",
-                "writerside-nim-llama-3.1-8b-gtx1660ti-low-free-gpu-memory",
-            }
-        ),
-        frozenset(),
-        frozenset({"healthy-briancaffey-blog-nim-llama3-8b-gke-l4-helm"}),
-    ),
+    # selector finding no runnable profile, read as unknown-load-failure (SPLIT.md). All fixed by class, the
+    # false alarm too (test_diagnosis_heldout83_87_classes.py).
+    "heldout85": BlindSet(5, 1, 2 / 5),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 

@@ -1,5 +1,20 @@
 """heldout83-88's misses, fixed by class from their sources.
 
+heldout84, heldout85, heldout88:
+- NIM's profile selector ("Could not find a profile that is currently runnable with the detected hardware")
+  decides by the system information it prints below: no free GPU is the GPU's memory, a free GPU with no
+  profile is a GPU the image has none for (platform-unsupported).
+- A program's own JSON log record (NIM for LLMs' lines) at INFO/WARNING/DEBUG is a quiet line by its level
+  field; vLLM's advice "If you are running out of memory, consider ..." is no out-of-memory failure.
+- vLLM's and NIM's "Invalid repository ID or local directory specified" (NIM: "Missing HuggingFace
+  configuration file named config.json") is the model file missing.
+- Windows' "DLL load failed while importing X: The specified module could not be found." (CPython's
+  dynload_win.c) is the native-library page; "... procedure could not be found" an export another
+  release lacks.
+- core's "not unique across all model repositories" after a model name quoted with backticks.
+- The TRTIS-era example custom backends' "execution on GPU not supported" (CustomErrorString
+  kGpuNotSupported) is an instance group the backend cannot run.
+
 - NVML's return codes as pynvml raises them (nvidia-ml-py pynvml.py): the library missing, the driver not
   loaded, the NVML/RM version mismatch are the host driver's (cuda-driver-mismatch); the table is
   library_errors.yaml, group nvml, and tests/test_diagnosis_library_errors.py wraps each text.
@@ -75,3 +90,121 @@ def test_a_crash_under_a_line_that_says_no_failure_stays_with_it() -> None:
     # A bare line of no level and no failure wording (a program's own print) keeps the abort in its message:
     # one event, one finding, as before.
     assert len(_runbooks("\n".join(["Remove feature extractor!", "free(): invalid pointer"]))) == 1
+
+
+# --- heldout84, heldout85, heldout88 ------------------------------------------------------------------------
+NIM_NO_PROFILE = (
+    "ERROR 06-23 15:41:21.19 utils.py:21] Could not find a profile that is currently runnable with the"
+    " detected hardware. Please check the system information below and make sure you have enough free GPUs."
+)
+
+
+def test_nims_profile_selector_with_no_free_gpu_is_the_gpus_memory() -> None:
+    text = "\n".join(
+        [
+            NIM_NO_PROFILE,
+            "SYSTEM INFO",
+            "- Free GPUs: <None>",
+            "- Non-free GPUs:",
+            "  -  [2684:10de] (0) NVIDIA GeForce RTX 4090 [current utilization: 7%]",
+        ]
+    )
+    assert _runbooks(text)[:1] == [c.RUNBOOK_GPU_OUT_OF_MEMORY]
+
+
+def test_nims_profile_selector_with_a_free_gpu_is_a_gpu_without_a_profile() -> None:
+    text = "\n".join(
+        [
+            "INFO 11-12 22:55:02.833 ngc_profile.py:224] Detected 0 compatible profile(s).",
+            NIM_NO_PROFILE,
+            "SYSTEM INFO",
+            "- Free GPUs:",
+            "  -  [2321:10de] (0) NVIDIA H100 NVL [current utilization: 0%]",
+        ]
+    )
+    assert _runbooks(text)[:1] == [c.RUNBOOK_PLATFORM_UNSUPPORTED]
+
+
+def test_nims_low_free_memory_note_is_the_gpus_memory() -> None:
+    text = "\n".join(
+        [
+            "INFO 07-26 09:44:00.18 ngc_profile.py:226] Detected additional 1 compatible profile(s) that are"
+            " currently not runnable due to low free GPU memory.",
+            NIM_NO_PROFILE,
+        ]
+    )
+    assert _runbooks(text)[:1] == [c.RUNBOOK_GPU_OUT_OF_MEMORY]
+
+
+def test_nims_json_info_records_naming_vllm_are_no_failure() -> None:
+    record = (
+        '{"level": "INFO", "time": "02-20 21:46:27.898", "file_path": '
+        '"/usr/local/lib/python3.10/dist-packages/vllm_nvext/hub/ngc_injector.py", "line_number": "106", '
+        '"message": "Valid profile: 8835c317 (vllm-bf16-tp1) on GPUs [0]", "exc_info": "None", '
+        '"stack_info": "None"}'
+    )
+    advice = (
+        "INFO 02-20 21:47:29 model_runner.py:977] CUDA graphs can take additional 1~3 GiB memory per GPU. If"
+        " you are running out of memory, consider decreasing `gpu_memory_utilization` or enforcing eager"
+        " mode."
+    )
+    report = diagnose_events(parse_text("\n".join(["$ kubectl logs nim-0", record, "", advice]) + "\n"))
+    assert not report.has_failure, [f.runbook for f in report.findings]
+
+
+def test_a_json_error_record_naming_vllm_still_counts() -> None:
+    record = '{"level": "ERROR", "message": "vllm engine failed: gpu_memory_utilization must be at most 1"}'
+    assert _runbooks(record)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError: Invalid repository ID or local directory specified: /models/llama3-8b-instruct/. Missing"
+        " HuggingFace configuration file named config.json.",
+        "ValueError: Invalid repository ID or local directory specified: '/models/x'. Please verify the"
+        " following requirements:",
+    ],
+)
+def test_a_model_folder_without_config_json_is_the_file_missing(line: str) -> None:
+    assert _runbooks(line)[:1] == [c.RUNBOOK_MODEL_FILE_MISSING]
+
+
+@pytest.mark.parametrize(
+    ("line", "runbook"),
+    [
+        (
+            "ImportError: DLL load failed while importing triton_bindings: The specified module could not be"
+            " found.",
+            c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+        ),
+        (
+            "ImportError: DLL load failed while importing _C: The specified procedure could not be found.",
+            c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        ),
+    ],
+)
+def test_windows_dll_load_failures_read_as_the_loaders(line: str, runbook: str) -> None:
+    assert _runbooks(line)[:1] == [runbook]
+
+
+def test_a_model_name_in_two_repositories_quoted_with_backticks() -> None:
+    line = "... failed to poll model `add_sub_1`: not unique across all model repositories"
+    assert _runbooks(line)[:1] == [c.RUNBOOK_REPOSITORY_PATH_INVALID]
+
+
+def test_the_help_text_naming_uniqueness_is_no_failure() -> None:
+    line = (
+        "  --model-repository <string>  Note that if a model is not unique across all model repositories at"
+        " any time, the model will not be available."
+    )
+    assert _runbooks(line) == []
+
+
+def test_an_example_custom_backend_refusing_a_gpu_instance() -> None:
+    line = (
+        "E0223 03:21:06.141209 1 sequence_batch_scheduler.cc:896] Initialization failed for Direct"
+        " sequence-batch scheduler thread 0: initialize error for 'simple_sequence': (6) execution on GPU not"
+        " supported"
+    )
+    assert _runbooks(line)[:1] == [c.RUNBOOK_INSTANCE_GROUP_INVALID]

@@ -122,7 +122,10 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_GPU_OUT_OF_MEMORY,
         _rx(
-            r"\bout of memory\b",
+            # (not advice about a condition: vLLM's model runner prints "CUDA graphs can take additional 1~3
+            # GiB memory per GPU. If you are running out of memory, consider decreasing
+            # `gpu_memory_utilization` ..." at INFO on every start that captures CUDA graphs, 0.4-0.6)
+            r"(?<!\bif you are running )(?<!\bif you're running )\bout of memory\b",
             r"CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError",
             r"Error Code 2: OutOfMemory",
             r"OOM when allocating",
@@ -219,6 +222,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # (model.json) with this misleading "on mobile" wording: a model from a far older PyTorch.
             r"Legacy model format is not supported",
             r"undefined symbol",
+            # Windows' loader for a DLL that lacks an export (ERROR_PROC_NOT_FOUND), as CPython's extension
+            # loader (Python/dynload_win.c) reports it: the Windows "undefined symbol".
+            r"DLL load failed(?: while importing \w+)?: The specified procedure could not be found",
             # Python's ImportError for a name (PEP 328 semantics; "from 'mod' (path)" since 3.8, bare
             # before, and as docs quote it): the module was found and imported but lacks the name, so the
             # installed package is another release than the code importing it expects; a circular import
@@ -431,6 +437,11 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # A Python import that needs a native library the image lacks (libGL for OpenCV, ...).
             r"(ImportError|OSError): [^\n]{0,200}\.so(\.[\w.]+)?: cannot open shared object file",
             r"(ImportError|OSError): [^\n]{0,200}cannot load library '[^']*\.so",
+            # Windows: CPython's extension loader (Python/dynload_win.c, "DLL load failed while importing %U:
+            # %s" from 3.8, "DLL load failed: %s" before) with the system's ERROR_MOD_NOT_FOUND text: a DLL
+            # the extension needs is not on the search path (ERROR_PROC_NOT_FOUND, an export missing, is
+            # another release's DLL: library-version-mismatch).
+            r"ImportError: DLL load failed(?: while importing \w+)?: The specified module could not be found",
             # The Python backend's stub binary itself, linked to one Python's libpython, started where
             # the loader cannot find it (ld.so: "<prog>: error while loading shared libraries: <lib>:
             # cannot open shared object file"): PyTriton in a conda or venv Python (its installation guide:

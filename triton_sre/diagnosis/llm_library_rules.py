@@ -30,6 +30,7 @@ import re
 from typing import Final
 
 from triton_sre import conventions as c
+from triton_sre.diagnosis.log_layouts import QUIET_WORDS, json_record
 from triton_sre.diagnosis.stack_rules import CauseRule, rx
 
 __all__ = ["LLM_CONSEQUENCE_RULES", "LLM_LIBRARY_RULES", "LLM_REFUSALS", "not_on_info_line"]
@@ -46,14 +47,16 @@ def not_on_info_line(*alternatives: str) -> re.Pattern[str]:
     or DEBUG line (vllm/logger.py: ``INFO 10-01 00:00:10 [file.py:123] msg``, older releases without the
     brackets, a worker's ``(VllmWorkerProcess pid=N) `` before it): ``Killing local vLLM worker
     processes`` is its progress, not a refusal. Nor on a traceback's ``File "..."`` line under vLLM's ERROR
-    prefix (its ``logger.exception``): where vLLM raised; the exception's line under it says what (diag40)."""
+    prefix (its ``logger.exception``): where vLLM raised; the exception's line under it says what (diag40).
+    Nor on a JSON record whose level is INFO, WARNING or DEBUG (NIM for LLMs' JSON lines name vLLM's files
+    on every start)."""
     body = "|".join(f"(?:{a})" for a in alternatives)
     return re.compile(
         rf"(?m:^(?![^\n]*\[(?:TensorRT-LLM\]\[)?(?:INFO|WARNING|DEBUG|VERBOSE)\])"
         rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:INFO|WARNING|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d\b)"
         rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
         rf" \[?[\w.-]+:\d+\]\s+File \")"
-        rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )[^\n]*?(?:{body}))",
+        rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )(?!{json_record(QUIET_WORDS)})[^\n]*?(?:{body}))",
         re.I,
     )
 
@@ -102,7 +105,32 @@ LLM_REFUSALS: Final[tuple[str, ...]] = (
     r"\bkv_cache_config\.free_gpu_memory_fraction must be a float between 0 and 1\b",
 )
 
+# NVIDIA NIM's profile selector (its utils.py, NIM for LLMs 1.0 on): "Could not find a profile that is
+# currently runnable with the detected hardware. Please check the system information below and make sure you
+# have enough free GPUs." then "SYSTEM INFO" listing "- Free GPUs:" and "- Non-free GPUs:". The list decides:
+# no free GPU (`<None>`: each held by other processes, or with too little free memory, which the selector also
+# says as "not runnable due to low free GPU memory") is the GPU's memory; a GPU free and still no profile is a
+# GPU the image has no profile for. The message without its list says neither.
+_NIM_NO_PROFILE: Final = r"\bCould not find a profile that is currently runnable with the detected hardware\b"
+_PCI_ID_ROW: Final = r"[^\n]*?-\s+\[[0-9a-f]{4}:[0-9a-f]{4}\]"  # "  -  [2321:10de] (0) NVIDIA H100 NVL"
+NIM_PROFILE_RULES: Final[tuple[CauseRule, ...]] = (
+    CauseRule(
+        c.RUNBOOK_GPU_OUT_OF_MEMORY,
+        rx(
+            rf"{_NIM_NO_PROFILE}[\s\S]{{0,600}}?- Free GPUs: <None>",
+            r"\bcompatible profile\(s\) that are currently not\s+runnable due to low free GPU memory\b",
+        ),
+        "NVIDIA NIM for LLMs' profile selector (utils.py, ngc_profile.py; 1.0 on): no free GPU",
+    ),
+    CauseRule(
+        c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        rx(rf"{_NIM_NO_PROFILE}[\s\S]{{0,600}}?- Free GPUs:[ \t]*\n{_PCI_ID_ROW}"),
+        "NVIDIA NIM's profile selector (utils.py; 1.0 on): a free GPU the image has no profile for",
+    ),
+)
+
 LLM_LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
+    *NIM_PROFILE_RULES,
     CauseRule(
         c.RUNBOOK_GPU_OUT_OF_MEMORY,
         rx(
@@ -190,8 +218,10 @@ LLM_LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
         c.RUNBOOK_MODEL_FILE_MISSING,
         rx(
             # vLLM's get_config (transformers_utils/config.py, 0.7 on): the model path is neither a Hub
-            # repository nor a local folder holding config.json (or Mistral's params.json).
-            r"\bInvalid repository ID or local directory specified: '",
+            # repository nor a local folder holding config.json (or Mistral's params.json). NIM for LLMs
+            # (1.1x) words it with the path unquoted and the missing file named.
+            r"\bInvalid repository ID or local directory specified: ",
+            r"\bMissing HuggingFace configuration file named config\.json\b",
             r"\bdoes not appear to have a file named [\w./-]+\. Checkout 'https?://",
             r"\bCan't load tokenizer for '[^'\n]+'\. If you were trying to load it from\b",
             r"\bError no file named [\w.-]+(?:, [\w.-]+)*(?: or [\w.-]+)? found in directory\b",

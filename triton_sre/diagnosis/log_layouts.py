@@ -22,6 +22,7 @@ __all__ = [
     "Guarded",
     "glib",
     "gstreamer",
+    "json_record",
     "onnxruntime",
     "python_layouts",
     "tensorrt_llm",
@@ -85,6 +86,14 @@ def tensorrt_llm(words: str, letters: str) -> str:
     ``[TensorRT-LLM] [X]``) and its Python runtime's (``tensorrt_llm/logger.py``: ``[TRT-LLM] [W] ``, with
     ``[MPI_Rank N] `` between when the world has more than one rank), whose levels are one letter."""
     return rf"\[TensorRT-LLM\] ?\[{words}\]|\[TRT-LLM\] (?:\[MPI_Rank \d+\] )?\[{letters}\]"
+
+
+def json_record(words: str) -> str:
+    """A program's own structured log record, one JSON object a line, with its level under a logging key
+    first: NIM for LLMs' JSON lines (``{"level": "INFO", "time": ..., "file_path": ..., "message": ...}``),
+    zap's (KServe, ModelMesh: ``{"level":"info","ts":...}``), structlog's and python-json-logger's
+    (``levelname``). The level word in any case."""
+    return rf'^\s*\{{\s*"(?:level|levelname|severity|lvl)"\s*:\s*"(?i:{words})"'
 
 
 def onnxruntime(letters: str) -> str:

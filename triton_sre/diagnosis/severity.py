@@ -80,6 +80,7 @@ from triton_sre.diagnosis.log_layouts import (
     Guarded,
     glib,
     gstreamer,
+    json_record,
     onnxruntime,
     python_layouts,
     tensorrt_llm,
@@ -382,10 +383,11 @@ _QUIET_LAYOUTS: Final = re.compile(
             glib("WARNING"),
             tensorrt_llm(QUIET_WORDS, "[WIV]"),
             onnxruntime("[WIV]"),
+            json_record(QUIET_WORDS),
         )
     )
 )
-_QUIET_WORD: Final = re.compile(rf"\b{QUIET_WORDS}\b|(?<=\[)[WIV](?=\]|:onnxruntime:)")
+_QUIET_WORD: Final = re.compile(rf"\b(?i:{QUIET_WORDS})\b|(?<=\[)[WIV](?=\]|:onnxruntime:)")
 
 
 def line_level(line: str) -> str:
@@ -407,7 +409,7 @@ def line_level(line: str) -> str:
     word = _QUIET_WORD.search(line, found.start(), found.end())
     if word is None:
         return ""
-    return LEVEL_WARNING if word[0].startswith("W") else LEVEL_INFO
+    return LEVEL_WARNING if word[0].upper().startswith("W") else LEVEL_INFO
 
 
 def own_level(text: str) -> str:
