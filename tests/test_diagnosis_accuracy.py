@@ -212,6 +212,7 @@ SERVER_TRACKER_RANGES = {
     "heldout81": (1, 10**6),
     "heldout82": (1, 10**6),
     "heldout88": (1, 10**6),
+    "heldout89": (7500, 10**6),
 }
 """Later held-out sets whose brief allowed the server's own tracker: the thread numbers each took (first,
 past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older; after
@@ -227,7 +228,8 @@ growing load), nothing cited; heldout80 any number, the deciding line core's or 
 own, nothing cited; heldout81 any number, failures the platform or the hardware decides, nothing cited;
 heldout82 any number, the LLM backends' threads, nothing cited; heldout88 any number, the feature query
 families earlier sets did not use (cloud repositories, sequence batching and implicit state, warm-up, custom
-builds, Windows, the in-process API), nothing cited)."""
+builds, Windows, the in-process API), nothing cited; heldout89 those numbered from 7500 up (the 2024-26
+releases, the LLM era), nothing cited)."""
 
 
 @pytest.mark.parametrize(
@@ -307,6 +309,7 @@ builds, Windows, the in-process API), nothing cited)."""
         ("heldout86", 7),
         ("heldout88", 10),
         ("heldout85", 6),
+        ("heldout89", 2),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
