@@ -310,6 +310,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout88", 10),
         ("heldout85", 6),
         ("heldout89", 2),
+        ("heldout90", 1),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
