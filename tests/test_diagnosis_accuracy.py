@@ -311,6 +311,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout85", 6),
         ("heldout89", 2),
         ("heldout90", 1),
+        ("heldout91", 3),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
