@@ -312,6 +312,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout89", 2),
         ("heldout90", 1),
         ("heldout91", 3),
+        ("heldout92", 10),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
