@@ -208,3 +208,59 @@ def test_an_example_custom_backend_refusing_a_gpu_instance() -> None:
         " supported"
     )
     assert _runbooks(line)[:1] == [c.RUNBOOK_INSTANCE_GROUP_INVALID]
+
+
+# --- heldout89, heldout92 -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "message",
+    [
+        "archive_write_header() failed with error code = -25 error message is Hard-link target 'lib/x.so'"
+        " does not exist.",
+        "archive_read_next_header() failed with error code = -30 error message is Truncated tar archive",
+        "archive_write_finish_entry() failed with error code = -25 error message is Write failed",
+    ],
+)
+def test_every_libarchive_refusal_unpacking_the_python_environment(message: str) -> None:
+    line = f"| add_sub | 3 | UNAVAILABLE: Internal: {message} |"
+    assert _runbooks(line)[:1] == [c.RUNBOOK_PYTHON_MODULE_MISSING]
+
+
+EVICTED = [
+    "Events:",
+    "  Type     Reason               Age                From     Message",
+    "  ----     ------               ----               ----     -------",
+    "  Warning  Evicted              12m                kubelet  The node was low on resource:"
+    " ephemeral-storage. Threshold quantity: 638834513199, available: 434266920Ki.",
+]
+
+
+@pytest.mark.parametrize(
+    "normal",
+    [
+        "  Normal   Killing              12m                kubelet  Stopping container vllm-lmcache",
+        "  Normal   Started              12m                kubelet  Started container vllm",
+    ],
+)
+def test_a_container_named_after_vllm_is_no_vllm_error(normal: str) -> None:
+    assert _runbooks("\n".join([*EVICTED, normal]))[:1] == [c.RUNBOOK_HOST_RESOURCE_EXHAUSTED]
+
+
+def test_vllm_by_name_still_counts() -> None:
+    line = "ERROR: the vLLM engine failed to start: gpu_memory_utilization must be at most 1"
+    assert _runbooks(line)[:1] == [c.RUNBOOK_LLM_BACKEND_CONFIG]
+
+
+def test_vllm_finding_no_platform_is_a_container_without_its_gpu() -> None:
+    text = "\n".join(
+        [
+            "~ $ kubectl logs decode-69bbb879cd-45jwg -n llm-d",
+            'Defaulted container "vllm" out of: vllm, routing-proxy (init)',
+            "INFO 05-20 20:12:25 [__init__.py:252] No platform detected, vLLM is running on"
+            " UnspecifiedPlatform",
+        ]
+    )
+    assert _runbooks(text)[:1] == [c.RUNBOOK_GPU_CONTAINER_RUNTIME]
+
+
+def test_kubectls_defaulted_container_note_is_no_failure() -> None:
+    assert _runbooks('Defaulted container "vllm" out of: vllm, routing-proxy (init)') == []

@@ -36,6 +36,10 @@ from triton_sre.diagnosis.stack_rules import CauseRule, rx
 __all__ = ["LLM_CONSEQUENCE_RULES", "LLM_LIBRARY_RULES", "LLM_REFUSALS", "not_on_info_line"]
 
 
+_K8S_NORMAL_EVENT: Final = r"\s*Normal {2,}[A-Z]\w* {2,}"
+"""A row of kubectl describe's Events table whose type is Normal (columns two spaces apart at least)."""
+
+
 def not_on_info_line(*alternatives: str) -> re.Pattern[str]:
     """Like `rx`, but only on a line that the library itself did not mark INFO or WARNING:
     TensorRT-LLM prints its parameter defaults (``[TensorRT-LLM][WARNING] enable_kv_cache_reuse is
@@ -49,14 +53,16 @@ def not_on_info_line(*alternatives: str) -> re.Pattern[str]:
     processes`` is its progress, not a refusal. Nor on a traceback's ``File "..."`` line under vLLM's ERROR
     prefix (its ``logger.exception``): where vLLM raised; the exception's line under it says what (diag40).
     Nor on a JSON record whose level is INFO, WARNING or DEBUG (NIM for LLMs' JSON lines name vLLM's files
-    on every start)."""
+    on every start), nor on a Kubernetes event of type Normal (``Normal  Killing  12m  kubelet  Stopping
+    container vllm-lmcache``: the kubelet's report of what it did, the container's name no error)."""
     body = "|".join(f"(?:{a})" for a in alternatives)
     return re.compile(
         rf"(?m:^(?![^\n]*\[(?:TensorRT-LLM\]\[)?(?:INFO|WARNING|DEBUG|VERBOSE)\])"
         rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:INFO|WARNING|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d\b)"
         rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
         rf" \[?[\w.-]+:\d+\]\s+File \")"
-        rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )(?!{json_record(QUIET_WORDS)})[^\n]*?(?:{body}))",
+        rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )(?!{json_record(QUIET_WORDS)})(?!{_K8S_NORMAL_EVENT})"
+        rf"[^\n]*?(?:{body}))",
         re.I,
     )
 
@@ -211,8 +217,13 @@ LLM_LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
     # container started without one (no --gpus, no runtime class), gpu-container-runtime's Meaning.
     CauseRule(
         c.RUNBOOK_GPU_CONTAINER_RUNTIME,
-        rx(r"\bFailed to infer device type\b"),
-        "vLLM vllm/config.py DeviceConfig (users' reports from 0.4 on)",
+        rx(
+            r"\bFailed to infer device type\b",
+            # vLLM 0.8+ (vllm/platforms/__init__.py resolve_current_platform_cls_qualname) when no platform
+            # plugin finds a device, printed at INFO; the engine then cannot start.
+            r"\bNo platform detected, vLLM is running on UnspecifiedPlatform\b",
+        ),
+        "vLLM vllm/config.py DeviceConfig (users' reports from 0.4 on); vllm/platforms/__init__.py (0.8 on)",
     ),
     CauseRule(
         c.RUNBOOK_MODEL_FILE_MISSING,

@@ -62,6 +62,8 @@ HARMLESS: Final = _rx(
     r"GPU metrics will not be available",
     r"failed to stop server: .*Exit timeout expired",
     r"Collecting (CPU|GPU) metrics",
+    # kubectl logs naming the container it chose in a pod of several (kubectl's logs command, stderr).
+    r'^Defaulted container "[^"\n]+" out of: ',
     # Core logs it at E level and goes on loading (src/model_repository_manager/model_repository_manager.cc,
     # ModelTimestamp::SetModelConfigModifiedTime, r24.08 on) when a model's config came with the load request
     # (PyTriton, the in-process API) and no config file names it.
