@@ -14,11 +14,10 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import STATIC_TLS
 from triton_sre.diagnosis.classes import cause_class
 from triton_sre.diagnosis.hand_rules import ENTRY_POINT_FRAME
-from triton_sre.diagnosis.host_rules import SHM_CONTEXT
 from triton_sre.diagnosis.lineshape import join_hand_wraps
 from triton_sre.diagnosis.logparse import STUB_FRAME
 from triton_sre.diagnosis.prefilter import fold, required
-from triton_sre.diagnosis.rules import CAUSE_RULES, SHIPPED_BACKEND_LACKS
+from triton_sre.diagnosis.rules import CAUSE_RULES
 from triton_sre.diagnosis.stack_rules import CauseRule
 
 __all__ = ["FRAME_PATH", "classify", "from_frames"]
@@ -134,9 +133,9 @@ def classify(text: str) -> str | None:
 
     In a Python traceback the exception line decides and the frames are context: when the text
     without its frames names a cause more specific than a generic Python error, that cause wins over
-    anything read from the frames (an ``import`` frame, a library's path). The rules that read an
-    exception together with its frames (ENOSPC inside ``multiprocessing`` = a full /dev/shm) keep
-    their place in `PRIORITY`."""
+    anything read from the frames (an ``import`` frame, a library's path). A rule that reads an
+    exception together with its frames (`CauseRule.reads_frames`: ENOSPC inside ``multiprocessing`` = a
+    full /dev/shm) keeps its place in `PRIORITY`."""
     whole = _first_rule(text)
     if whole is None:
         joined = join_hand_wraps(text)
@@ -150,9 +149,8 @@ def classify(text: str) -> str | None:
         # The dynamic loader's failure surfacing as a Python ImportError/OSError: the module is there,
         # glibc cannot place its TLS; no page covers it (backend_rules.py).
         return None
-    if whole is None or SHM_CONTEXT in whole.pattern.pattern or whole is SHIPPED_BACKEND_LACKS:
-        # (the frames are the evidence: an exception raised in a shipped backend's own code)
-        return whole.runbook if whole is not None else None
+    if whole.reads_frames:
+        return whole.runbook  # (the frames are the evidence, not context)
     head = _without_frames(text)
     if head is None:
         return whole.runbook

@@ -60,6 +60,8 @@ HOST_RULES: Final[tuple[CauseRule, ...]] = (
             # more: the stubs' regions and multiprocessing's semaphores cannot grow (Docker's 64M default).
             r"(?m:^\S+\s+[\d.]+[KMGT]?\s+[\d.]+[KMGT]?\s+[\d.]+[KMGT]?\s+(?:100|9[5-9])%\s+/dev/shm\s*$)",
         ),
+        # (the frames are the evidence: ENOSPC names no device, a multiprocessing frame says it is /dev/shm)
+        reads_frames=True,
     ),
     CauseRule(
         c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,

@@ -121,6 +121,7 @@ SHIPPED_BACKEND_LACKS: Final = CauseRule(
         r"(?:AttributeError: [^\n]*has no attribute|ImportError: cannot import name)",
     ),
     "python_backend pb_stub.cc (the stub's 'At:' frames); a backend's model.py under backends/<name>/",
+    reads_frames=True,  # the frames are the evidence: an exception raised in a shipped backend's own code
 )
 
 HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
@@ -259,7 +260,7 @@ def _build() -> tuple[CauseRule, ...]:
     for runbook in PRIORITY:
         for rule in (r for r in hand if r.runbook == runbook):
             rules.extend(
-                CauseRule(specific, _both(rule.pattern, evidence), rule.source)
+                CauseRule(specific, _both(rule.pattern, evidence), rule.source, rule.reads_frames)
                 for generic, specific, evidence in HAND_COMPETES
                 if generic == runbook
             )

@@ -63,6 +63,10 @@ class CauseRule:
     source: str = "hand"
     """``hand`` for a pattern written from logs, the inventory entry id for an inventory rule, or the
     source files a container-runtime rule was read from."""
+    reads_frames: bool = False
+    """True for a rule that reads an exception together with its traceback frames (ENOSPC raised inside
+    ``multiprocessing``: a full /dev/shm; a shipped backend's own model.py lacking a library's name): its
+    match on the whole text decides, where `frames.classify` otherwise lets the exception line decide."""
 
 
 def rx(*alternatives: str) -> re.Pattern[str]:
