@@ -293,3 +293,120 @@ def test_healthy_events_give_no_finding() -> None:
         "  Normal   Started    2m                 kubelet            Started container triton\n"
     )
     assert not diagnose_events(parse_text(text)).findings
+
+
+def _event_rows(*rows: tuple[str, str, str, str]) -> str:
+    """kubectl describe's Events table with several events, in the order the kubelet recorded them."""
+    head = events(*rows[0])
+    return head + "".join(f"  {k:<7}  {r:<10} 2m (x3 over 4m)    {s:<17}  {m}\n" for k, r, s, m in rows[1:])
+
+
+# pkg/kubelet/kuberuntime/kuberuntime_container.go executePreStopHook: the kubelet runs the preStop hook
+# while it stops a container, records a failure as a Warning event FailedPreStopHook (its message
+# "PreStopHook failed" since the secret-leak fix, 1.22 on; before, the handler's own message of
+# pkg/kubelet/lifecycle/handlers.go) and stops the container all the same: no failure of the pod's start,
+# its run or its model.
+PRE_STOP = "FailedPreStopHook"
+PRE_STOP_MESSAGES = [
+    "PreStopHook failed",
+    'Exec lifecycle hook ([/bin/sh -c sleep 5 && kill -TERM 1]) for Container "triton" in Pod '
+    f"\"{POD}_ml(5c1e)\" failed - error: command '/bin/sh -c sleep 5 && kill -TERM 1' exited with 137: "
+    ', message: ""',
+]
+
+
+def _get_events(reason: str, message: str) -> str:
+    """`kubectl get events` (and `kubectl events`): LAST SEEN TYPE REASON OBJECT MESSAGE."""
+    return (
+        "LAST SEEN   TYPE      REASON              OBJECT                           MESSAGE\n"
+        f"12s         Normal    Killing             pod/{POD}    Stopping container triton\n"
+        f"10s         Warning   {reason:<19} pod/{POD}    {message}\n"
+    )
+
+
+@pytest.mark.parametrize("message", PRE_STOP_MESSAGES)
+@pytest.mark.parametrize("layout", ["describe", "get events"])
+def test_a_failed_pre_stop_hook_alone_is_no_failure(layout: str, message: str) -> None:
+    if layout == "describe":
+        text = _event_rows(
+            ("Normal", "Killing", "kubelet", "Stopping container triton"),
+            ("Warning", PRE_STOP, "kubelet", message),
+        )
+    else:
+        text = _get_events(PRE_STOP, message)
+    report = diagnose_events(parse_text(text))
+    assert not report.has_failure
+    assert all(f.severity != c.IMPACT_CRITICAL for f in report.findings)  # at most a warning
+    # ... as a hook that failed on start is: the same table with FailedPostStartHook fails
+    assert diagnose_events(parse_text(text.replace(PRE_STOP, "FailedPostStartHook"))).has_failure
+
+
+@pytest.mark.parametrize(
+    ("text", "runbook", "quoted"),
+    [
+        # the container was OOM-killed; the kubelet then stopped it and its hook failed
+        (
+            _container("Waiting", "CrashLoopBackOff")
+            + "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n"
+            + _event_rows(("Warning", PRE_STOP, "kubelet", "PreStopHook failed")),
+            c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+            "OOMKilled",
+        ),
+        (
+            _event_rows(
+                ("Warning", PRE_STOP, "kubelet", "PreStopHook failed"),
+                (
+                    "Warning",
+                    "BackOff",
+                    "kubelet",
+                    f"Back-off restarting failed container triton in pod {POD}",
+                ),
+            ),
+            c.RUNBOOK_POD_CRASH_LOOPING,
+            "Back-off restarting",
+        ),
+        # a liveness probe's kill runs the hook too (kuberuntime_manager.go: "Container %s failed liveness
+        # probe, will be restarted", then killContainer)
+        (
+            _event_rows(
+                (
+                    "Warning",
+                    "Unhealthy",
+                    "kubelet",
+                    'Liveness probe failed: Get "http://10.0.3.17:8000/v2/health/'
+                    'live": context deadline exceeded (Client.Timeout exceeded while awaiting headers)',
+                ),
+                ("Normal", "Killing", "kubelet", "Container triton failed liveness probe, will be restarted"),
+                ("Warning", PRE_STOP, "kubelet", "PreStopHook failed"),
+            ),
+            c.RUNBOOK_POD_PROBE_FAILED,
+            "probe",
+        ),
+        (
+            "E1202 10:09:40.123456 1 model_lifecycle.cc:638] failed to load 'resnet' version 1: Internal: "
+            "unable to create stream: the provided PTX was compiled with an unsupported toolchain.\n"
+            + _get_events(PRE_STOP, "PreStopHook failed"),
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+            "PTX",
+        ),
+    ],
+)
+def test_a_failed_pre_stop_hook_beside_a_real_failure_reads_as_that_failure(
+    text: str, runbook: str, quoted: str
+) -> None:
+    assert diagnose_events(parse_text(text)).has_failure
+    got, line = first(text)
+    assert got == runbook
+    assert quoted in line and PRE_STOP not in line
+
+
+def test_an_unexplained_error_line_beside_a_failed_pre_stop_hook_still_fails() -> None:
+    """An E line no rule explains (core's load verdict with a reason no page knows) keeps its finding."""
+    text = (
+        "E1207 10:09:40.123456 1 model_lifecycle.cc:638] failed to load 'resnet' version 1: Internal: "
+        "initialize() returned an unexpected value\n" + _get_events(PRE_STOP, "PreStopHook failed")
+    )
+    report = diagnose_events(parse_text(text))
+    assert report.has_failure
+    assert report.findings[0].model == "resnet"
+    assert all(PRE_STOP not in e.text for f in report.findings for e in f.evidence)

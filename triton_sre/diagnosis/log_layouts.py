@@ -29,9 +29,13 @@ __all__ = [
 ]
 
 # The reasons of Kubernetes' Warning events (kubelet pkg/kubelet/events/event.go, the scheduler, the
-# controllers) and of a pod's container states, as kubectl prints them.
+# controllers) and of a pod's container states, as kubectl prints them. Not FailedPreStopHook: the kubelet
+# runs the preStop hook only when it stops the container, records its failure as a Warning event
+# ("PreStopHook failed" from 1.22, before that the handler's "Exec lifecycle hook (...) failed - error: ...")
+# and stops the container all the same (kuberuntime_container.go executePreStopHook, then StopContainer):
+# the hook failing is no failure of the pod, its start or its model.
 K8S_WARNING_REASONS = (
-    r"Failed\w*|BackOff|Unhealthy|Evicted|ErrImageNeverPull|InspectFailed|NodeNotReady|"
+    r"Failed(?!PreStopHook\b)\w*|BackOff|Unhealthy|Evicted|ErrImageNeverPull|InspectFailed|NodeNotReady|"
     r"OOMKill\w*|SystemOOM|Preempt\w*|NetworkNotReady|ProbeError|\w*Error"
 )
 K8S_STATUS_REASONS = (
