@@ -32,6 +32,9 @@ The pages by principle:
   inconsistent graph): ``model-file-invalid``; not there: ``model-file-missing``;
 - a TensorRT plan from another TensorRT or GPU: ``trt-engine-incompatible``; a dynamic input
   without an optimization profile that fits: ``shape-or-dims-mismatch``;
+- a Python model that forked a worker after CUDA was initialised in its process (PyTorch's ``Cannot
+  re-initialize CUDA in forked subprocess``): the model's code, ``python-model-error``, whatever CUDA word
+  the text carries;
 - failures no page covers (an illegal memory access and the other kernel faults, a hardware fault, NCCL's
   unhandled errors, a TensorRT plugin the process never loaded, a library "not initialized"):
   ``unknown-load-failure`` with the text, whatever frame quotes it (`CUDA_FRAME_RULES`).
@@ -52,6 +55,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.framework_rules import FRAMEWORK_RULES, ORT_OWN_DOMAIN
 from triton_sre.diagnosis.llm_library_rules import LLM_LIBRARY_RULES, LLM_REFUSALS
 from triton_sre.diagnosis.stack_rules import CauseRule, rx
+from triton_sre.diagnosis.tool_rules import CONSOLE_SCRIPT_RUN
 
 __all__ = [
     "CUDA_FRAME_RULES",
@@ -366,6 +370,19 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             r" file",
         ),
         "PaddlePaddle/FastDeploy python/fastdeploy/c_lib_wrap.py.in (the import of its compiled extension)",
+    ),
+    # PyTorch's torch.cuda._lazy_init in a process forked after CUDA was initialised (its _is_in_bad_fork
+    # check; the text since 2017, "... To use CUDA with multiprocessing, you must use the 'spawn' start
+    # method"): model.py forked a worker (multiprocessing's default start method on Linux, a DataLoader with
+    # workers) once the stub's process had used CUDA. No driver or GPU is at fault: the model's code is. Read
+    # as the RuntimeError it is raised as, not in a program run from a shell (CONSOLE_SCRIPT_RUN: no model).
+    CauseRule(
+        c.RUNBOOK_PYTHON_MODEL_ERROR,
+        re.compile(
+            rf"^(?![\s\S]*?\bTraceback \(most recent call last\){CONSOLE_SCRIPT_RUN})"
+            r"[\s\S]*?\bRuntimeError: Cannot re-initialize CUDA in forked subprocess\b"
+        ),
+        "pytorch/pytorch torch/cuda/__init__.py _lazy_init (_is_in_bad_fork)",
     ),
     # vLLM, TensorRT-LLM, transformers / huggingface_hub / tokenizers / safetensors, protobuf (their module).
     *LLM_LIBRARY_RULES,
