@@ -264,3 +264,25 @@ def test_vllm_finding_no_platform_is_a_container_without_its_gpu() -> None:
 
 def test_kubectls_defaulted_container_note_is_no_failure() -> None:
     assert _runbooks('Defaulted container "vllm" out of: vllm, routing-proxy (init)') == []
+
+
+def test_a_line_another_logger_marks_info_starts_an_event_of_its_own() -> None:
+    # One program's output under `kubectl logs`: its INFO lines are lines of their own, not more of the pasted
+    # block before them, so their words are read at their level.
+    text = "\n".join(
+        [
+            "~ $ kubectl logs nim-0",
+            "Some banner line of the container",
+            "INFO 02-20 21:47:29 model_runner.py:977] If the model engine fails, try enforce_eager.",
+        ]
+    )
+    events = parse_text(text + "\n")
+    assert events[-1].message.startswith("INFO 02-20 21:47:29 model_runner.py:977]")
+    assert len(events) == 3
+
+
+def test_a_shell_prompt_with_the_last_exit_status_is_a_prompt() -> None:
+    text = "\n".join(
+        ["~ [1]$ kubectl logs decode-0 -n llm-d", 'Defaulted container "vllm" out of: vllm, proxy']
+    )
+    assert _runbooks(text) == []

@@ -88,11 +88,14 @@ _LEVEL_START = re.compile(rf"(?i:\A[ \t]*(?:ERROR|FATAL|CRITICAL)\b)|^{_LEVEL_WO
 _LEVEL_LINE = re.compile(_LEVEL_WORD)
 # Failures their emitters print at INFO, each behind a word it needs (a plain scan before the regex, on every
 # I line): the Python stub's own report (pb_stub.cc), its news that the server went away (signals; beside
-# another failure, assemble.py drops it), TensorFlow's loader status (framework_rules).
+# another failure, assemble.py drops it), TensorFlow's loader status (framework_rules), vLLM's missing
+# platform.
 _FAILS_AT = (
     ("Python stub", re.compile(r'^"?Failed to (?:pre)?initialize Python stub(?: for auto-complete)?: \S')),
     ("Non-graceful", re.compile(STUB_PARENT_GONE)),
     ("SavedModel load", INFO_LEVEL_FAILURE),
+    # vLLM finding no device platform at all (vllm/platforms/__init__.py, 0.8 on): the engine cannot start.
+    ("No platform detected", re.compile(r"\bNo platform detected, vLLM is running on UnspecifiedPlatform\b")),
 )
 _FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
 # A default instance name after its model's: _<group>_<index> when the config has an instance_group, else

@@ -45,7 +45,7 @@ from triton_sre.diagnosis.lineshape import (
 from triton_sre.diagnosis.log_layouts import LEVEL_WORDS
 from triton_sre.diagnosis.prefixes import PrefixReader
 from triton_sre.diagnosis.repositories import OPTION_PREFIX as REPOSITORY_ROW
-from triton_sre.diagnosis.severity import is_failure_line
+from triton_sre.diagnosis.severity import is_failure_line, line_level
 
 __all__ = [
     "MAX_CONTINUATION_CHARS",
@@ -404,7 +404,12 @@ class _Parser(PrefixReader):
                 return
             # (a line that carries a collector's prefix of its own was written as a line, not cut from one)
             line, before = raw.rstrip("\r\n"), before.rstrip("\r\n")
-            if self.cur[1] in (LEVEL_INFO, "W") and _OTHER_LOGGER.match(s):
+            if (self.cur[1] in (LEVEL_INFO, "W") and _OTHER_LOGGER.match(s)) or (
+                not self.cur[1] and line_level(s.strip())
+            ):
+                # ... and a line another logger marks INFO or WARNING of its own (vLLM's ``INFO 02-20 21:47:29
+                # model_runner.py:977]``, a JSON record's level) is a line of its own, not more of a pasted
+                # block's message: one program's whole output under ``kubectl logs`` is many lines.
                 ev = self._flush()
                 if ev:
                     yield ev
