@@ -314,6 +314,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout90", 1),
         ("heldout91", 3),
         ("heldout92", 10),
+        ("heldout93", 14),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
