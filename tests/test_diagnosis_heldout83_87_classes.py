@@ -286,3 +286,50 @@ def test_a_shell_prompt_with_the_last_exit_status_is_a_prompt() -> None:
         ["~ [1]$ kubectl logs decode-0 -n llm-d", 'Defaulted container "vllm" out of: vllm, proxy']
     )
     assert _runbooks(text) == []
+
+
+# --- heldout93 ----------------------------------------------------------------------------------------------
+def test_the_hub_not_reachable_is_the_repository_access() -> None:
+    line = (
+        "requests.exceptions.ConnectionError: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co',"
+        " port=443): Max retries exceeded with url: /api/models/x/y/revision/main (Caused by"
+        " NewConnectionError('<urllib3.connection.HTTPSConnection object>: Failed to establish a new"
+        " connection: [Errno 101] Network is unreachable'))\"), '(Request ID: 1)')"
+    )
+    assert _runbooks(line)[:1] == [c.RUNBOOK_CLOUD_REPOSITORY_ACCESS]
+
+
+def test_another_hosts_connection_error_is_not_the_hub() -> None:
+    line = (
+        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='example.com', port=443): Max retries"
+        " exceeded with url: /x"
+    )
+    assert c.RUNBOOK_CLOUD_REPOSITORY_ACCESS not in _runbooks(line)[:1]
+
+
+def test_an_llm_package_whose_import_raises_attribute_error_is_another_release() -> None:
+    text = "\n".join(
+        [
+            "(dynamo) (base) root@oq1:~/dynamo/target/debug# ./dynamo-run out=vllm Qwen/Qwen2.5-3B-Instruct",
+            "thread 'tokio-runtime-worker' panicked at lib/engines/vllm/src/worker.rs:247:17:",
+            "Failed to import python 'vllm' module. Are we running in the correct venv? AttributeError: class"
+            " must define a '_type_' attribute",
+        ]
+    )
+    assert _runbooks(text)[:1] == [c.RUNBOOK_LIBRARY_VERSION_MISMATCH]
+
+
+def test_a_conda_env_before_a_prompt_is_still_a_prompt() -> None:
+    assert _runbooks("(dynamo) (base) root@oq1:~/work# ./dynamo-run out=vllm Qwen/Qwen2.5-3B-Instruct") == []
+
+
+def test_vllms_unsupported_kv_connector_is_the_backend_config() -> None:
+    text = "\n".join(
+        [
+            "ERROR 05-13 08:41:45 [engine.py:598] Unsupported connector type: LMCacheConnectorV1",
+            "ERROR 05-13 08:41:45 [engine.py:598] Traceback (most recent call last):",
+            'ERROR 05-13 08:41:45 [engine.py:598]   File "/opt/venv/lib/python3.12/site-packages/vllm/engine/'
+            'multiprocessing/engine.py", line 586, in run_mp_engine',
+        ]
+    )
+    assert _runbooks(text)[:1] == [c.RUNBOOK_LLM_BACKEND_CONFIG]

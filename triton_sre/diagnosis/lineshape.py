@@ -321,7 +321,9 @@ def looks_cut(before: str, piece: str, piece_width: int) -> int | None:
 # clients' own messages put a colon after their name (``docker: Error response from daemon``).
 _PROMPT = re.compile(
     # (a prompt of the working folder alone, with the last exit status some shells show: "~ [1]$ ")
-    r"\s*(?:#|\$ |\[[\w.-]+@[\w.-]+[^\]\n]*\][$#] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] "
+    # (conda's and venv's "(env) " before a user@host prompt)
+    r"\s*(?:#|\$ |(?:\([\w.-]+\) )*\[[\w.-]+@[\w.-]+[^\]\n]*\][$#] "
+    r"|(?:\([\w.-]+\) )*[\w.-]+@[\w.-]+:[^\s$#]*[$#] "
     r"|[~/][^\s$#]* (?:\[\d+\])?[$#] "
     r"|(?:sudo )?(?:kubectl|oc|docker|podman|helm|nerdctl|crictl) (?:-\S+ )*[a-z][\w-]* )"
 )

@@ -109,6 +109,9 @@ LLM_REFUSALS: Final[tuple[str, ...]] = (
     r"\bcross_kv_cache_fraction should only be used with enc-dec models\b",
     r"\bLoRA weights are unspecified and also unavailable in the engine_dir\b",
     r"\bkv_cache_config\.free_gpu_memory_fraction must be a float between 0 and 1\b",
+    # vLLM's KV-transfer connector factory (distributed/kv_transfer/kv_connector/factory.py): the
+    # kv_transfer_config names a connector this vLLM release (or engine, V0 or V1) does not register.
+    r"\bUnsupported connector type: \w",
 )
 
 # NVIDIA NIM's profile selector (its utils.py, NIM for LLMs 1.0 on): "Could not find a profile that is
@@ -200,9 +203,15 @@ LLM_LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bCannot access gated repo for url https?://",
             r"\bRepository Not Found for url: https?://",
             r"\bWe couldn't connect to 'https?://[^'\n]+' to load (?:this file|\S+)",
+            # The request itself never reaching the Hub (urllib3 connectionpool.py MaxRetryError /
+            # ReadTimeoutError under requests' ConnectionError: "HTTPSConnectionPool(host='huggingface.co',
+            # port=443): Max retries exceeded with url: ... (Caused by NewConnectionError(...: Network is
+            # unreachable))").
+            r"\bHTTPSConnectionPool\(host='(?:[\w-]+\.)*(?:huggingface\.co|hf\.co)', port=\d+\): "
+            r"(?:Max retries exceeded|Read timed out)",
         ),
         "transformers utils/hub.py cached_file (4.30-4.46); huggingface_hub utils/_http.py "
-        "hf_raise_for_status",
+        "hf_raise_for_status; urllib3 connectionpool.py (MaxRetryError, ReadTimeoutError)",
     ),
     CauseRule(
         c.RUNBOOK_MODEL_FILE_INVALID,

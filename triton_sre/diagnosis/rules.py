@@ -140,6 +140,14 @@ HAND_COMPETES: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
     ),
     # ... unless the import names a submodule of a package that did import: another release of it.
     (c.RUNBOOK_LLM_BACKEND_CONFIG, c.RUNBOOK_LIBRARY_VERSION_MISMATCH, _rx(MISSING_SUBMODULE)),
+    # ... or the package is there and its import raised AttributeError (Dynamo's worker: "Failed to import
+    # python 'vllm' module. Are we running in the correct venv? AttributeError: ..."): its code and another
+    # installed package are of releases that do not fit.
+    (
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+        _rx(r"\b(?:[Ff]ailed to import|[Ee]rror (?:while )?importing)\b[^\n]{0,200}\bAttributeError: \S"),
+    ),
     (
         c.RUNBOOK_LLM_BACKEND_CONFIG,
         c.RUNBOOK_PYTHON_MODULE_MISSING,
