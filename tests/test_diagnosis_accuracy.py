@@ -315,6 +315,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout91", 3),
         ("heldout92", 10),
         ("heldout93", 14),
+        ("heldout94", 17),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
