@@ -333,3 +333,27 @@ def test_vllms_unsupported_kv_connector_is_the_backend_config() -> None:
         ]
     )
     assert _runbooks(text)[:1] == [c.RUNBOOK_LLM_BACKEND_CONFIG]
+
+
+# --- heldout94 ----------------------------------------------------------------------------------------------
+def test_vllm_finding_no_platform_defers_to_the_loaders_words() -> None:
+    text = "\n".join(
+        [
+            "DEBUG 10-01 12:03:47 [__init__.py:93] CUDA platform is not available because: NVML Shared"
+            " Library Not Found",
+            "INFO 10-01 13:17:36 [__init__.py:243] No platform detected, vLLM is running on"
+            " UnspecifiedPlatform",
+            "WARNING 10-01 12:03:47 [_custom_ops.py:21] Failed to import from vllm._C with"
+            " ImportError('libcuda.so.1: cannot open shared object file: No such file or directory')",
+        ]
+    )
+    found = diagnose_events(parse_text(text + "\n")).findings
+    assert [(f.runbook, f.severity) for f in found] == [(c.RUNBOOK_CUDA_DRIVER_MISMATCH, c.IMPACT_CRITICAL)]
+
+
+def test_a_cri_runtime_without_the_nvidia_handler() -> None:
+    line = (
+        "Warning  FailedCreatePodSandBox  2m  kubelet  Failed to create pod sandbox: rpc error: code ="
+        ' Unknown desc = RuntimeHandler "nvidia" not supported'
+    )
+    assert _runbooks(line)[:1] == [c.RUNBOOK_GPU_CONTAINER_RUNTIME]

@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 
 from triton_sre import conventions as c
-from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs, stub_lock_abort
+from triton_sre.diagnosis.assemble import FindingBuilder, ModelState, Obs
 from triton_sre.diagnosis.blocks import folded_line
 from triton_sre.diagnosis.dropped import name_dropped_settings
 from triton_sre.diagnosis.echoes import bind_note, fold_echoes
@@ -46,6 +46,7 @@ from triton_sre.diagnosis.reasons import (
 from triton_sre.diagnosis.releases import ReleaseReader
 from triton_sre.diagnosis.report import Evidence, Finding, Report, Unmatched
 from triton_sre.diagnosis.repositories import OPTION_PREFIX, RepositoryPaths
+from triton_sre.diagnosis.settle import stub_lock_abort
 from triton_sre.diagnosis.severity import is_failure_line
 from triton_sre.diagnosis.signals import crash_report_start
 

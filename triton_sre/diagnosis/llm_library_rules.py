@@ -33,11 +33,27 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.log_layouts import QUIET_WORDS, json_record
 from triton_sre.diagnosis.stack_rules import CauseRule, rx
 
-__all__ = ["LLM_CONSEQUENCE_RULES", "LLM_LIBRARY_RULES", "LLM_REFUSALS", "not_on_info_line"]
+__all__ = [
+    "LLM_CONSEQUENCE_RULES",
+    "LLM_LIBRARY_RULES",
+    "LLM_REFUSALS",
+    "VLLM_NO_PLATFORM",
+    "not_on_info_line",
+]
 
 
 _K8S_NORMAL_EVENT: Final = r"\s*Normal {2,}[A-Z]\w* {2,}"
 """A row of kubectl describe's Events table whose type is Normal (columns two spaces apart at least)."""
+
+
+VLLM_NO_PLATFORM: Final = (
+    r"\bFailed to infer device type\b"
+    # vLLM 0.8+ (vllm/platforms/__init__.py resolve_current_platform_cls_qualname) when no platform plugin
+    # finds a device, printed at INFO; the engine then cannot start.
+    r"|\bNo platform detected, vLLM is running on UnspecifiedPlatform\b"
+)
+"""vLLM finding no device platform: the process sees no GPU. A symptom: where the log also says why in CUDA's
+or the loader's words (libcuda.so.1 not found, NVML's library missing), that is the page (assemble.py)."""
 
 
 def not_on_info_line(*alternatives: str) -> re.Pattern[str]:
@@ -227,10 +243,7 @@ LLM_LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_GPU_CONTAINER_RUNTIME,
         rx(
-            r"\bFailed to infer device type\b",
-            # vLLM 0.8+ (vllm/platforms/__init__.py resolve_current_platform_cls_qualname) when no platform
-            # plugin finds a device, printed at INFO; the engine then cannot start.
-            r"\bNo platform detected, vLLM is running on UnspecifiedPlatform\b",
+            VLLM_NO_PLATFORM,
         ),
         "vLLM vllm/config.py DeviceConfig (users' reports from 0.4 on); vllm/platforms/__init__.py (0.8 on)",
     ),

@@ -123,6 +123,10 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
             r"failed to inject CDI devices",
             # containerd's CRI plugin and the kubelet: the RuntimeClass handler is not configured.
             r"no runtime for \"?nvidia\"? is configured",
+            # The same handler missing as the kubelet quotes the CRI runtime's refusal of the pod sandbox
+            # ("Failed to create pod sandbox: rpc error: code = Unknown desc = RuntimeHandler \"nvidia\" not
+            # supported"; the runtime's source not read here).
+            r"RuntimeHandler \"?nvidia\"? not supported",
             r"RuntimeClass \"?nvidia\"? not found",
             # NVML inside a container that started (the container toolkit's troubleshooting notes,
             # cloud-native-docs container-toolkit/troubleshooting.md): "Unknown Error" once the runtime
