@@ -316,6 +316,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout92", 10),
         ("heldout93", 14),
         ("heldout94", 15),
+        ("heldout96", 4),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
