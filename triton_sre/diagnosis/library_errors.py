@@ -223,6 +223,11 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             # cudaErrorSystemNotReady (802): the host's driver daemons (Fabric Manager on NVSwitch systems)
             # are not running.
             rf"{_CUDA_SAYS}system not yet initialized\b",
+            # The driver API's own entry point failing with one of these codes (CUresult: 3 NOT_INITIALIZED,
+            # 34 STUB_LIBRARY, 35 INSUFFICIENT_DRIVER, 802 SYSTEM_NOT_READY, 803 SYSTEM_DRIVER_MISMATCH, 804
+            # COMPAT_NOT_SUPPORTED_ON_DEVICE), as programs print it ("cuInit(0) failed with error 802"). (100,
+            # no device, is a CPU host's everyday answer and stays out.)
+            r"\bcuInit\(\w*\) failed with error (?:3|34|35|802|803|804)\b",
             r"\bcudaErrorSystemNotReady\b|\bCUDA_ERROR_SYSTEM_NOT_READY\b",
             # cudaErrorInvalidKernelImage (200): the driver cannot load the image, in practice one built by
             # a newer CUDA than the driver reads (a compressed fatbin before driver 550).
