@@ -317,6 +317,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout93", 14),
         ("heldout94", 15),
         ("heldout96", 4),
+        ("heldout95", 18),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
