@@ -357,3 +357,46 @@ def test_a_cri_runtime_without_the_nvidia_handler() -> None:
         ' Unknown desc = RuntimeHandler "nvidia" not supported'
     )
     assert _runbooks(line)[:1] == [c.RUNBOOK_GPU_CONTAINER_RUNTIME]
+
+
+# --- heldout95, heldout96 -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("line", "runbook"),
+    [
+        (
+            "ERROR args.parse_args: --override-engine-args and --trtllm.* dynamic flags are mutually"
+            " exclusive. Use one or the other.",
+            c.RUNBOOK_SERVER_OPTION_INVALID,
+        ),
+        (
+            "serve.py: error: argument --model-path: not allowed with argument --model-name",
+            c.RUNBOOK_SERVER_OPTION_INVALID,
+        ),
+        (
+            'Error: task 20 panicked with message "could not bind to address: 0.0.0.0:8000"',
+            c.RUNBOOK_SERVER_PORT_IN_USE,
+        ),
+        (
+            "/root/venv/lib/python3.12/site-packages/dynamo/sdk/cli/bin/dynamo-run: error while loading"
+            " shared libraries: libpython3.12.so.1.0: cannot open shared object file: No such file or"
+            " directory",
+            c.RUNBOOK_PYTHON_SHARED_LIBRARY_MISSING,
+        ),
+        (
+            "ERROR engine.get_llm_engine: Error in engine context: 2 validation errors for LlmArgs",
+            c.RUNBOOK_LLM_BACKEND_CONFIG,
+        ),
+        (
+            "ValueError: The following arguments are specific to TensorRT backend and cannot be used with"
+            " PyTorch backend: ['build_config'].",
+            c.RUNBOOK_LLM_BACKEND_CONFIG,
+        ),
+        ("via-server-1  | cuInit(0) failed with error 802", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    ],
+)
+def test_launchers_and_engines_in_their_own_words(line: str, runbook: str) -> None:
+    assert _runbooks(line)[:1] == [runbook]
+
+
+def test_cuinit_finding_no_device_on_a_cpu_host_is_no_failure() -> None:
+    assert _runbooks("cuInit(0) failed with error 100") == []

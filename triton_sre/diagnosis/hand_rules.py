@@ -448,7 +448,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             # the loader cannot find it (ld.so: "<prog>: error while loading shared libraries: <lib>:
             # cannot open shared object file"): PyTriton in a conda or venv Python (its installation guide:
             # the stub is linked to a fixed Python; add the environment's lib to LD_LIBRARY_PATH).
-            r"triton_python_backend_stub: error while loading shared libraries: libpython[\d.]*\.so",
+            # Any program linked to libpython the same way (Dynamo's dynamo-run, a custom server binary).
+            r"\S+: error while loading shared libraries: libpython[\d.]*\.so",
         ),
     ),
     CauseRule(

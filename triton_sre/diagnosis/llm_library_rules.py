@@ -125,6 +125,10 @@ LLM_REFUSALS: Final[tuple[str, ...]] = (
     r"\bcross_kv_cache_fraction should only be used with enc-dec models\b",
     r"\bLoRA weights are unspecified and also unavailable in the engine_dir\b",
     r"\bkv_cache_config\.free_gpu_memory_fraction must be a float between 0 and 1\b",
+    # TensorRT-LLM's LLM API (tensorrt_llm/llmapi/llm_args.py: pydantic models TorchLlmArgs, TrtLlmArgs and
+    # AutoDeploy's LlmArgs) refusing the arguments it was built with.
+    r"\b\d+ validation errors? for (?:Torch|Trt|_Torch)?LlmArgs\b",
+    r"\bThe following arguments are specific to (?:TensorRT|PyTorch) backend\b",
     # vLLM's KV-transfer connector factory (distributed/kv_transfer/kv_connector/factory.py): the
     # kv_transfer_config names a connector this vLLM release (or engine, V0 or V1) does not register.
     r"\bUnsupported connector type: \w",

@@ -38,6 +38,8 @@ PORT_RULES: Final[tuple[CauseRule, ...]] = (
             # Docker's userland proxy print it, and Windows' WSAEADDRINUSE (10048) text.
             r"\bAddress already in use\b",
             r"\[Errno 98\]|\bEADDRINUSE\b|\bWSAEADDRINUSE\b",
+            # Dynamo's HTTP frontend (a Rust service) panicking on its listen address.
+            r"\bcould not bind to address: \S+:\d+",
             r"Only one usage of each socket address",
             # moby libnetwork portallocator: another container publishes the host port.
             r"Bind for \S+ failed: port is already allocated",
@@ -95,6 +97,11 @@ OPTION_RULES: Final[tuple[CauseRule, ...]] = (
             # (`Unexpected argument:`, two flags that exclude each other, `--load-model` outside explicit
             # mode and CheckPortCollision's `The server cannot listen to ...` are PARSER_REFUSAL's own)
             r"\bError: (?:--[\w-]+ must be greater than 0|empty argument for --[\w-]+)",
+            # A launcher's own two flags that exclude each other (Dynamo's workers: "--override-engine-args
+            # and --trtllm.* dynamic flags are mutually exclusive"; CPython argparse: "argument --x: not
+            # allowed with argument --y"): the command line the server was started with.
+            r"\B--[\w.*-]+ and --[\w.*-]+ (?:[\w-]+ )?(?:flags|options|arguments) are mutually exclusive\b",
+            r"\bargument --[\w-]+(?:/-\w)?: not allowed with argument --[\w-]+",
             # Up to r23.07 (2.36) the parser's ParseOption<int|int64_t|uint64_t|double> was a bare
             # std::stoi/stoll/stoull/stod: a word where a number goes escapes it, and libstdc++'s terminate
             # handler prints the std::invalid_argument whose what() is the conversion's own name, before the
