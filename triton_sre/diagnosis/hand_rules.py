@@ -168,9 +168,9 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             r"_ZN(?:9turbomind|17fastertransformer)17throwRuntimeError",
             r"gpt_model_path|encoder_model_path|decoder_model_path|engine_dir",
             r"json\.exception",
-            # (vLLM by name, not a container, pod or image named after it: "Stopping container vllm-lmcache",
-            # "Started container vllm")
-            r"\[vllm\]|\bvllm\.|(?<![-/])(?<!container )(?<!container \")\bvLLM\b(?![-/])",
+            # (vLLM by name or by its package's path, not a container or pod named after it: "Stopping
+            # container vllm-lmcache", "Started container vllm")
+            r"\[vllm\]|\bvllm\.|(?<!-)(?<!container )(?<!container \")\bvLLM\b(?!-)",
             r"AsyncLLMEngine|AsyncEngineArgs|build_async_engine_client",
             r"\bmodel\.json\b",
         ),
