@@ -33,6 +33,7 @@ from triton_sre.diagnosis.events import SOURCE_OPTION, SOURCE_RAW, SOURCE_TABLE,
 from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.framework_rules import INFO_LEVEL_FAILURE
 from triton_sre.diagnosis.gpu_context import GpuContext
+from triton_sre.diagnosis.k8s_documents import may_hold_event
 from triton_sre.diagnosis.level_inventory import is_harmless_warning, is_serving_line, is_serving_wording
 from triton_sre.diagnosis.lineshape import (
     LEVEL_ERROR,
@@ -203,7 +204,9 @@ class LineReader(VerdictReader):
         if (own := own_part(message, event.text)) is not message:
             event = dataclasses.replace(event, message=own)
             message = own
-        whole = join_hand_wraps(message)  # for the signal checks
+        # for the signal checks; a Kubernetes Event document's lines are its fields, no person's wraps
+        # (joined, its type and reason would no longer be one object's: k8s_documents.py)
+        whole = message if may_hold_event(message) else join_hand_wraps(message)
         failing = level in (LEVEL_ERROR, LEVEL_FATAL) or is_failure_line(whole, level)
         if failing and "\n" not in message and is_serving_wording(message):
             self.serving_lines += 1  # a serving line whose own words read as a cause (level_inventory.py)

@@ -68,6 +68,7 @@ import re
 from typing import Final
 
 from triton_sre.diagnosis.events import CLOSING_FAILURE
+from triton_sre.diagnosis.k8s_documents import may_hold_event, read_events
 from triton_sre.diagnosis.lineshape import LEVEL_INFO, LEVEL_WARNING, relay_prefix
 from triton_sre.diagnosis.log_layouts import (
     COMMAND_NOT_FOUND,
@@ -201,8 +202,8 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # what(): the frames are the thrown error, even where the paste kept no line above them.
     Guarded(_NATIVE_FRAME, ("0x",)),
     # Kubernetes events, pod states and conditions.
+    # (An Event as JSON or YAML is read object by object, its type with its reason: k8s_documents.py.)
     rf"(?:^|\s)Warning\s+(?:{K8S_WARNING_REASONS})\s",
-    r"\"type\"\s*:\s*\"Warning\"",
     Guarded(rf"(?:^|\s|\b\d\.)(?:{K8S_STATUS_REASONS})\b", STATUS_REASON_WORDS),
     # A pod still in phase Pending, as ``kubectl describe pod`` (``Status:  Pending``) and
     # ``kubectl get pods`` (READY 0/N, STATUS Pending) show it: its containers never started.
@@ -310,6 +311,13 @@ _UNGUARDED: Final = re.compile("|".join(f"(?:{f})" for f in _FORMATS if isinstan
 
 
 def _marked(text: str) -> bool:
+    if may_hold_event(text):
+        # Kubernetes Event objects (kubectl get events -o json/-o yaml, an exporter's line): a Warning with a
+        # failure's reason is one, and an event's reason line is not read by the line formats below.
+        reading = read_events(text)
+        if reading.failing is not None:
+            return True
+        text = reading.rest
     if _UNGUARDED.search(text) is not None:
         return True
     return any(
@@ -356,6 +364,8 @@ def is_failure_line(text: str, level: str = "") -> bool:
 
 def failure_piece(block: str) -> str | None:
     """The first line of a pasted block that its format marks as a failure (or whose words report one)."""
+    if may_hold_event(block) and (event := read_events(block).failing) is not None:
+        return event.reason_line
     pieces = [piece.strip() for piece in block.split("\n")]
     for piece in pieces:
         if _marked(piece):
