@@ -208,3 +208,36 @@ def test_a_normal_back_off_in_yaml_is_not_failing_by_its_reason_line() -> None:
     text = get_events_yaml("Normal", "BackOff", "Started container triton")
     assert findings(text) == []
     assert findings(text.replace("type: Normal", "type: Warning"))
+
+
+# The kubelet's own journal (journalctl -u kubelet): klog's header, then since 1.20's structured logging the
+# message quoted and its key/value pairs (kuberuntime_container.go executePreStopHook: klog.ErrorS(err,
+# "PreStop hook failed", "pod", ..., "podUID", ..., "containerName", ..., "containerID", ...)); before, the
+# formatted `preStop hook for container %q failed: %v` (quoted from a 1.6 node in kubernetes#39170).
+JOURNAL = "May 02 10:11:12 gpu-node-1 kubelet[1234]: "
+PRE_STOP_LINES = [
+    JOURNAL + 'E0502 10:11:12.345678    1234 kuberuntime_container.go:669] "PreStop hook failed" '
+    "err=\"command '/bin/sh -c sleep 5 && kill -TERM 1' exited with 137: \" "
+    f'pod="ml/{POD}" podUID="{UID}" containerName="triton" containerID="containerd://4f1c9e"',
+    'E0502 10:11:12.345678    1234 kuberuntime_container.go:669] "PreStop hook failed" '
+    'err="Get \\"http://10.244.3.17:8000/drain\\": dial tcp 10.244.3.17:8000: connect: connection refused" '
+    f'pod="ml/{POD}" podUID="{UID}" containerName="triton" containerID="containerd://4f1c9e"',
+    'E1218 22:36:58.022261    1356 kuberuntime_container.go:462] preStop hook for container "triton" failed: '
+    "rpc error: code = 2 desc = container not running (bc860557d431)",
+]
+
+
+@pytest.mark.parametrize("line", PRE_STOP_LINES, ids=["journal", "structured", "before-1.20"])
+def test_the_kubelets_own_pre_stop_hook_line_is_no_failure(line: str) -> None:
+    assert findings(line + "\n") == []
+
+
+@pytest.mark.parametrize("line", PRE_STOP_LINES, ids=["journal", "structured", "before-1.20"])
+def test_beside_the_kubelets_crash_loop_line_the_crash_loop_decides(line: str) -> None:
+    """pkg/kubelet/pod_workers.go: klog.ErrorS(err, "Error syncing pod, skipping", "pod", ..., "podUID", ...)."""
+    crash = (
+        'E0502 10:12:40.123456    1234 pod_workers.go:1298] "Error syncing pod, skipping" err="failed to '
+        '\\"StartContainer\\" for \\"triton\\" with CrashLoopBackOff: \\"back-off 20s restarting failed '
+        f'container=triton pod={POD}_ml({UID})\\"" pod="ml/{POD}" podUID="{UID}"'
+    )
+    assert findings(line + "\n" + crash + "\n")[0][0] == c.RUNBOOK_POD_CRASH_LOOPING

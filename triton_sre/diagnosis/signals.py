@@ -64,6 +64,12 @@ HARMLESS: Final = _rx(
     r"Collecting (CPU|GPU) metrics",
     # kubectl logs naming the container it chose in a pod of several (kubectl's logs command, stderr).
     r'^Defaulted container "[^"\n]+" out of: ',
+    # The kubelet's own E line for a preStop hook that failed (kuberuntime/kuberuntime_container.go
+    # executePreStopHook: klog.ErrorS(err, "PreStop hook failed", "pod", ...) from 1.20's structured logging,
+    # `preStop hook for container %q failed: %v` before): it records the FailedPreStopHook event and stops
+    # the container all the same, so the hook failing is no failure of the pod, as the event is not (diag45).
+    r'^"?PreStop hook failed"? err=',  # (the parser peels the message's opening quote)
+    r'^preStop hook for container "[^"\n]+" failed: ',
     # Core logs it at E level and goes on loading (src/model_repository_manager/model_repository_manager.cc,
     # ModelTimestamp::SetModelConfigModifiedTime, r24.08 on) when a model's config came with the load request
     # (PyTriton, the in-process API) and no config file names it.
