@@ -79,8 +79,9 @@ HOST_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bOOMKilled\b",
             r"(?m:^\s*Killed\s*$)",
             r"exit(ed)? (with )?(code|status) 137\b",
-            # kubectl describe ("Exit Code:    137"), a pod's status ("exitCode: 137").
-            r"\bexit ?code\"?:?\s+137\b",
+            # kubectl describe ("Exit Code:    137"), a pod's status ("exitCode: 137"; -o json's
+            # "exitCode": 137, and compact JSON's "exitCode":137 as jq -c or a collector writes it).
+            r"\bexit ?code\"?:?\s*137\b",
         ),
     ),
     CauseRule(

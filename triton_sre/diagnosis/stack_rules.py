@@ -335,6 +335,10 @@ POD_EXIT_RULES: Final[tuple[CauseRule, ...]] = (
             # kubectl describe's "Reason: Error" over its "Exit Code:" (pkg/describe/describe.go), -o yaml's
             # "reason: Error" under lastState/state "terminated" (a 137 or 139 beside it ranks first)
             r"(?m-i:^[ \t]+[Rr]eason:[ \t]+Error[ \t]*$)",
+            # the same field in -o json ("reason": "Error", keys sorted, four spaces) and in compact JSON
+            # (jq -c, a collector's line), where only its terminated state places it
+            r'(?m-i:^[ \t]+"reason":[ \t]*"Error",?[ \t]*$)',
+            r'(?-i:"terminated":\{[^{}]*"reason":"Error")',
             r"\bJob has reached the specified backoff limit\b|(?-i:\bBackoffLimitExceeded\b)",
         ),
         "kubernetes pkg/printers/internalversion/printers.go; kubectl pkg/describe/describe.go; "
