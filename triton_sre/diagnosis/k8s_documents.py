@@ -29,6 +29,8 @@ __all__ = ["EventReading", "K8sEvent", "may_hold_event", "read_events"]
 _WARNING_REASON: Final = re.compile(K8S_WARNING_REASONS)
 _EVENT_KEYS: Final = ("involvedObject", "regarding")
 """The key only an Event object has: core/v1's ``involvedObject``, events.k8s.io/v1's ``regarding``."""
+_EVENT_KEY_WORDS: Final = ("involvedObject", '"regarding"', "regarding:")
+"""The same keys as a document writes them (not the English word "regarding" in prose)."""
 _EVENT_TYPES: Final = frozenset({"Normal", "Warning"})
 # One field of a pretty-printed document: JSON's `"key": value,` or YAML's `key: value` (`- key: value` for a
 # list's item), the value empty when the field opens an object or a list.
@@ -67,7 +69,7 @@ class EventReading:
 
 def may_hold_event(text: str) -> bool:
     """Whether ``text`` may hold an Event object (a plain scan, before any reading)."""
-    return "reason" in text and any(key in text for key in _EVENT_KEYS)
+    return "reason" in text and any(key in text for key in _EVENT_KEY_WORDS)
 
 
 def read_events(text: str) -> EventReading:
