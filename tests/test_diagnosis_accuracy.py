@@ -318,6 +318,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout94", 15),
         ("heldout96", 4),
         ("heldout95", 18),
+        ("heldout97", 17),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
