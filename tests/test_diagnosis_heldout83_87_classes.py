@@ -400,3 +400,42 @@ def test_launchers_and_engines_in_their_own_words(line: str, runbook: str) -> No
 
 def test_cuinit_finding_no_device_on_a_cpu_host_is_no_failure() -> None:
     assert _runbooks("cuInit(0) failed with error 100") == []
+
+
+# --- heldout97 ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("line", "runbook"),
+    [
+        (
+            "pod-5c86:1:1 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend /dev/shm/nccl-H1dBqY to"
+            " 9637892 bytes",
+            c.RUNBOOK_SHM_TOO_SMALL,
+        ),
+        (
+            "pod-5c86:1:1 [0] misc/shmutils.cc:113 NCCL WARN Error while creating shared memory segment"
+            " /dev/shm/nccl-H1dBqY (size 9637888)",
+            c.RUNBOOK_SHM_TOO_SMALL,
+        ),
+        (
+            "Getting `could not select device driver with capabilities: [[gpu]]`",
+            c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+        ),
+        (
+            "dlerr: /usr/lib64/libcuda.so.418.74: undefined symbol: cuCtxCreate_v3",
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        ),
+        ("cudaGetDeviceCount() ... Error 802: system not yet initialized", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+        (
+            "Could not start backend: Runtime compute cap 52 is not compatible with compile time compute"
+            " cap 75",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        ),
+    ],
+)
+def test_gpu_servers_platform_in_their_own_words(line: str, runbook: str) -> None:
+    assert _runbooks(line)[:1] == [runbook]
+
+
+def test_another_librarys_undefined_symbol_stays_a_version_mismatch() -> None:
+    line = "ImportError: /opt/conda/lib/libtorch_cuda.so: undefined symbol: cudaGraphInstantiateWithFlags"
+    assert _runbooks(line)[:1] == [c.RUNBOOK_LIBRARY_VERSION_MISMATCH]

@@ -51,6 +51,10 @@ HOST_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bPython stub(?: for auto-complete)?: No space left on device\b",
             r"shared[ -]memory.{0,80}(No space left on device|too small|insufficient)",
             r"\bBus error\b",
+            # NCCL's shared-memory transport (src/misc/shmutils.cc: "Error: failed to extend %s to %ld bytes",
+            # "Error while creating shared memory segment %s (size %ld)"): the ranks' segment on /dev/shm.
+            r"\bfailed to extend /dev/shm/\S+ to \d+ bytes\b",
+            r"\bError while creating shared memory segment /dev/shm/",
             r"shm-default-byte-size.{0,40}(exceed|too large|larger)",
             # ENOSPC where the full device is /dev/shm: CPython's multiprocessing (SemLock ->
             # sem_open, queues, pools) keeps its semaphores there; the frames are the context.

@@ -228,6 +228,13 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             # COMPAT_NOT_SUPPORTED_ON_DEVICE), as programs print it ("cuInit(0) failed with error 802"). (100,
             # no device, is a CPU host's everyday answer and stays out.)
             r"\bcuInit\(\w*\) failed with error (?:3|34|35|802|803|804)\b",
+            # PyTorch's device-count warning (c10/cuda/CUDAFunctions.cpp: "... Error 802: system not yet
+            # initialized") quotes the code and cudaGetErrorString's text without CUDA's own frame.
+            r"\bError 80[234]: (?:system not yet initialized|system has unsupported display driver / cuda"
+            r" driver combination|forward compatibility was attempted on non supported HW)\b",
+            # The driver's own libcuda lacking a driver-API entry point the runtime or program calls (Ollama's
+            # dlsym of cuCtxCreate_v3 in libcuda.so.418.74): a driver older than the code needs.
+            r"\blibcuda\.so[\d.]*: undefined symbol: cu[A-Z]\w*",
             r"\bcudaErrorSystemNotReady\b|\bCUDA_ERROR_SYSTEM_NOT_READY\b",
             # cudaErrorInvalidKernelImage (200): the driver cannot load the image, in practice one built by
             # a newer CUDA than the driver reads (a compressed fatbin before driver 550).
@@ -260,6 +267,9 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             # GPU, and the fallback, the driver compiling the PTX, failed or is switched off.
             rf"{_CUDA_SAYS}a PTX JIT compilation failed\b|\bcudaErrorInvalidPtx\b|\bCUDA_ERROR_INVALID_PTX\b",
             r"\bPTX JIT compilation was disabled\b",
+            # Hugging Face's text-embeddings-inference (backends/candle: the GPU's compute capability against
+            # the one the image's kernels were compiled for).
+            r"\bRuntime compute cap \d+ is not compatible with compile time compute cap \d+",
             r"\bcudaErrorJitCompilationDisabled\b|\bCUDA_ERROR_JIT_COMPILATION_DISABLED\b",
         ),
         "CUDA cudaErrorNoKernelImageForDevice (209), cudaErrorInvalidPtx (218), "

@@ -102,7 +102,8 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
         c.RUNBOOK_GPU_CONTAINER_RUNTIME,
         rx(
             # moby daemon/errors.go (Docker 19.03, the first with --gpus, to moby 2026-08 b985e23).
-            r"could not select device driver \"[^\"\n]*\" with capabilities",
+            # (the driver's empty quotes are often lost in a markdown paste)
+            r"could not select device driver (?:\"[^\"\n]*\" )?with capabilities",
             # moby daemon/runtime_unix.go (Docker 23.0 to 2026-08); before 23.0 the daemon said
             # "Unknown runtime specified nvidia" (nvidia-docker#578, 2017).
             r"unknown or invalid runtime name: \S*nvidia",
