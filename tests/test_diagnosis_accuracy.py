@@ -319,6 +319,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout96", 4),
         ("heldout95", 18),
         ("heldout97", 17),
+        ("heldout98", 14),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
