@@ -439,3 +439,24 @@ def test_gpu_servers_platform_in_their_own_words(line: str, runbook: str) -> Non
 def test_another_librarys_undefined_symbol_stays_a_version_mismatch() -> None:
     line = "ImportError: /opt/conda/lib/libtorch_cuda.so: undefined symbol: cudaGraphInstantiateWithFlags"
     assert _runbooks(line)[:1] == [c.RUNBOOK_LIBRARY_VERSION_MISMATCH]
+
+
+# --- heldout98 ----------------------------------------------------------------------------------------------
+def test_rays_small_dev_shm_warning_is_a_warning_of_the_shm_page() -> None:
+    line = (
+        "2023-11-18 03:39:16,283 WARNING services.py:1996 -- WARNING: The object store is using /tmp instead"
+        " of /dev/shm because /dev/shm has only 67108864 bytes available. This will harm performance!"
+    )
+    report = diagnose_events(parse_text(line + "\n"))
+    assert [(f.runbook, f.severity) for f in report.findings] == [(c.RUNBOOK_SHM_TOO_SMALL, c.IMPACT_WARNING)]
+    assert not report.has_failure
+
+
+def test_torchserves_gpu_discovery_assertion_is_no_usable_gpu() -> None:
+    text = "\n".join(
+        [
+            "java.lang.AssertionError: Unexpected nvidia-smi response.",
+            "\tat org.pytorch.serve.util.ConfigManager.getAvailableGpu(ConfigManager.java:740)",
+        ]
+    )
+    assert _runbooks(text)[:1] == [c.RUNBOOK_CUDA_DRIVER_MISMATCH]

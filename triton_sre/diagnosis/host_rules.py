@@ -55,6 +55,11 @@ HOST_RULES: Final[tuple[CauseRule, ...]] = (
             # "Error while creating shared memory segment %s (size %ld)"): the ranks' segment on /dev/shm.
             r"\bfailed to extend /dev/shm/\S+ to \d+ bytes\b",
             r"\bError while creating shared memory segment /dev/shm/",
+            # Ray's object store (python/ray/_private/services.py) falling back to /tmp because /dev/shm is
+            # small (Docker's 64 MB): vLLM's tensor-parallel workers and NCCL need it; at WARNING it stays a
+            # warning.
+            r"\bThe object store is using /tmp instead of /dev/shm because /dev/shm has only \d+ bytes"
+            r" available\b",
             r"shm-default-byte-size.{0,40}(exceed|too large|larger)",
             # ENOSPC where the full device is /dev/shm: CPython's multiprocessing (SemLock ->
             # sem_open, queues, pools) keeps its semaphores there; the frames are the context.

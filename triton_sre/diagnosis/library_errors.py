@@ -235,6 +235,9 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             # The driver's own libcuda lacking a driver-API entry point the runtime or program calls (Ollama's
             # dlsym of cuCtxCreate_v3 in libcuda.so.418.74): a driver older than the code needs.
             r"\blibcuda\.so[\d.]*: undefined symbol: cu[A-Z]\w*",
+            # TorchServe's GPU discovery (frontend ConfigManager.getAvailableGpu) asserting on nvidia-smi's
+            # output: its GPU image started where nvidia-smi finds no GPU or driver.
+            r"\bjava\.lang\.AssertionError: Unexpected nvidia-smi response\b",
             r"\bcudaErrorSystemNotReady\b|\bCUDA_ERROR_SYSTEM_NOT_READY\b",
             # cudaErrorInvalidKernelImage (200): the driver cannot load the image, in practice one built by
             # a newer CUDA than the driver reads (a compressed fatbin before driver 550).
