@@ -89,7 +89,7 @@ _LEVEL_START = re.compile(rf"(?i:\A[ \t]*(?:ERROR|FATAL|CRITICAL)\b)|^{_LEVEL_WO
 _LEVEL_LINE = re.compile(_LEVEL_WORD)
 # Failures their emitters print at INFO, each behind a word it needs (a plain scan before the regex, on every
 # I line): the Python stub's own report (pb_stub.cc), its news that the server went away (signals; beside
-# another failure, assemble.py drops it), TensorFlow's loader status (framework_rules), vLLM's missing
+# another failure, settle.py drops it), TensorFlow's loader status (framework_rules), vLLM's missing
 # platform.
 _FAILS_AT = (
     ("Python stub", re.compile(r'^"?Failed to (?:pre)?initialize Python stub(?: for auto-complete)?: \S')),

@@ -53,7 +53,7 @@ VLLM_NO_PLATFORM: Final = (
     r"|\bNo platform detected, vLLM is running on UnspecifiedPlatform\b"
 )
 """vLLM finding no device platform: the process sees no GPU. A symptom: where the log also says why in CUDA's
-or the loader's words (libcuda.so.1 not found, NVML's library missing), that is the page (assemble.py)."""
+or the loader's words (libcuda.so.1 not found, NVML's library missing), that is the page (settle.py)."""
 
 
 def not_on_info_line(*alternatives: str) -> re.Pattern[str]:
