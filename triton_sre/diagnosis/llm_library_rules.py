@@ -42,10 +42,6 @@ __all__ = [
 ]
 
 
-_K8S_NORMAL_EVENT: Final = r"\s*Normal {2,}[A-Z]\w* {2,}"
-"""A row of kubectl describe's Events table whose type is Normal (columns two spaces apart at least)."""
-
-
 VLLM_NO_PLATFORM: Final = (
     r"\bFailed to infer device type\b"
     # vLLM 0.8+ (vllm/platforms/__init__.py resolve_current_platform_cls_qualname) when no platform plugin
@@ -69,15 +65,14 @@ def not_on_info_line(*alternatives: str) -> re.Pattern[str]:
     processes`` is its progress, not a refusal. Nor on a traceback's ``File "..."`` line under vLLM's ERROR
     prefix (its ``logger.exception``): where vLLM raised; the exception's line under it says what (diag40).
     Nor on a JSON record whose level is INFO, WARNING or DEBUG (NIM for LLMs' JSON lines name vLLM's files
-    on every start), nor on a Kubernetes event of type Normal (``Normal  Killing  12m  kubelet  Stopping
-    container vllm-lmcache``: the kubelet's report of what it did, the container's name no error)."""
+    on every start)."""
     body = "|".join(f"(?:{a})" for a in alternatives)
     return re.compile(
         rf"(?m:^(?![^\n]*\[(?:TensorRT-LLM\]\[)?(?:INFO|WARNING|DEBUG|VERBOSE)\])"
         rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:INFO|WARNING|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d\b)"
         rf"(?!\s*(?:\([^)\n]*pid=\d+[^)\n]*\)\s*)?(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
         rf" \[?[\w.-]+:\d+\]\s+File \")"
-        rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )(?!{json_record(QUIET_WORDS)})(?!{_K8S_NORMAL_EVENT})"
+        rf"(?!\s*\d+ 0x[0-9a-f]{{16}} )(?!{json_record(QUIET_WORDS)})"
         rf"[^\n]*?(?:{body}))",
         re.I,
     )
