@@ -44,6 +44,7 @@ from triton_sre.diagnosis.lineshape import (
     join_hand_wraps,
     unquote,
 )
+from triton_sre.diagnosis.llm_library_rules import VLLM_NO_PLATFORM
 from triton_sre.diagnosis.pending import MAX_PENDING
 from triton_sre.diagnosis.progress import LoadProgress
 from triton_sre.diagnosis.quoted import QuotedComments
@@ -96,7 +97,7 @@ _FAILS_AT = (
     ("Non-graceful", re.compile(STUB_PARENT_GONE)),
     ("SavedModel load", INFO_LEVEL_FAILURE),
     # vLLM finding no device platform at all (vllm/platforms/__init__.py, 0.8 on): the engine cannot start.
-    ("No platform detected", re.compile(r"\bNo platform detected, vLLM is running on UnspecifiedPlatform\b")),
+    ("No platform detected", re.compile(VLLM_NO_PLATFORM)),
 )
 _FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
 # A default instance name after its model's: _<group>_<index> when the config has an instance_group, else
