@@ -112,7 +112,7 @@ class Diagnoser(LineReader):
             # a repository the options table lists: noted, not an event (the events' spacing is unchanged)
             self._repositories.note(event.message)
             return
-        if _error_first(event) and (k := crash_report_start(event.message)) is not None:
+        if (k := crash_report_start(event.message)) is not None and _error_first(event):
             # Triton's crash report folded under an error (a stub's, whose request crashed the server; a
             # pasted "[TensorRT-LLM][ERROR] ..." with glibc's abort after it): an event of its own, so the
             # error names the cause (signals.py) and a cause no page covers does not hide the crash. Under
