@@ -927,19 +927,19 @@ BLIND_SETS = {
     # 1/2 scored once at 93448470 (the triton-inference-server organization's trackers other than the
     # server's: backend 1/2), no empty answer, no healthy log. The miss: TensorRT-LLM's NCCL "internal error"
     # then glibc's "double free or corruption" and "Signal: Aborted (6)", labelled server-crashed, read as
-    # llm-backend-config. Fixed by class (test_diagnosis_heldout83_87_classes.py).
+    # llm-backend-config. Fixed by class (test_diagnosis_heldout83_98_classes.py).
     "heldout87": BlindSet(2, 0, 1 / 2),
     # 2/3 scored once at 1bb83d51 (web pages and product troubleshooting pages: orchestrator 1/1, core 1/1,
     # backend 0/1), no empty answer, no healthy log. The miss: NIM for LLMs' "Missing HuggingFace
     # configuration file named config.json", labelled model-file-missing, read as unknown-load-failure; fixed
-    # by class (test_diagnosis_heldout83_87_classes.py).
+    # by class (test_diagnosis_heldout83_98_classes.py).
     "heldout84": BlindSet(3, 0, 2 / 3),
     # 6/6 scored once at 18c435a4 (trackers of projects that use Triton: backend 3/3, core 1/1, platform 1/1,
     # container 1/1), no empty answer, the healthy log not flagged.
     "heldout86": BlindSet(6, 1, 6 / 6),
     # 6/10 scored once at e389bf80 (the server tracker's feature families: core 5/8, container 1/2), one empty
     # answer (server-5150, a model name not unique across repositories), no healthy log (SPLIT.md). Three
-    # fixed by class (test_diagnosis_heldout83_87_classes.py); left: a warm-up sample's data file of the wrong
+    # fixed by class (test_diagnosis_heldout83_98_classes.py); left: a warm-up sample's data file of the wrong
     # size, labelled the fallback (no page named warm-up), read as config-parse-error (inventory r20-warmup,
     # whose page now names it).
     "heldout88": BlindSet(
@@ -948,7 +948,7 @@ BLIND_SETS = {
     # 2/5 scored once at 38043407 (the code corpus, NIM and Kubernetes layers: orchestrator 2/2, platform
     # 0/3), no empty answer, the healthy log flagged (as gpu-out-of-memory). The misses: NIM for LLMs' profile
     # selector finding no runnable profile, read as unknown-load-failure (SPLIT.md). All fixed by class, the
-    # false alarm too (test_diagnosis_heldout83_87_classes.py).
+    # false alarm too (test_diagnosis_heldout83_98_classes.py).
     "heldout85": BlindSet(5, 1, 2 / 5),
     # 0/1 scored once at d0160228 (the server tracker from thread 7500: backend 0/1), no empty answer, the
     # healthy log not flagged. The miss: a conda-pack archive with hard links refused ("archive_write_header()
@@ -967,17 +967,17 @@ BLIND_SETS = {
     "heldout92": BlindSet(10, 0, 8 / 10),
     # 9/12 scored once at b47f8071 (LLM-serving trackers around Triton's LLM backends: platform 2/2, container
     # 2/2, backend 5/8), no empty answer, neither healthy log flagged (SPLIT.md). All three misses fixed by
-    # class (test_diagnosis_heldout83_87_classes.py).
+    # class (test_diagnosis_heldout83_98_classes.py).
     "heldout93": BlindSet(12, 2, 9 / 12),
     # 15/17 scored once at cc1399fe (the GPU container stack around model-server containers: platform 3/3,
     # container 12/14), no empty answer, no healthy log (SPLIT.md); 13/15 once its copies of heldout93's
     # bring-llms-to-nim-7 and nim-anywhere-4 (hits in both) were dropped. Both misses fixed by class
-    # (test_diagnosis_heldout83_87_classes.py: vLLM's no-platform symptom yields to the loader's libcuda text;
+    # (test_diagnosis_heldout83_98_classes.py: vLLM's no-platform symptom yields to the loader's libcuda text;
     # a CRI runtime without the nvidia handler).
     "heldout94": BlindSet(15, 0, 13 / 15),
     # 7/16 scored once at e46a32d4 (ai-dynamo/dynamo's tracker: core 1/5, orchestrator 2/3, platform 1/2,
     # backend 2/5, container 1/1), no empty answer, neither healthy log flagged; the misses are mostly
-    # Dynamo's own words (SPLIT.md). Five fixed by class (test_diagnosis_heldout83_87_classes.py); left: two
+    # Dynamo's own words (SPLIT.md). Five fixed by class (test_diagnosis_heldout83_98_classes.py); left: two
     # of Dynamo's own option refusals worded as no other program's, a Helm chart's 404, KVBM's allocation on a
     # GB200.
     "heldout95": BlindSet(
@@ -1010,7 +1010,7 @@ BLIND_SETS = {
     ),
     # 7/14 scored once at 19c7ce03 (GPU inference servers' platform and container failures: platform 5/10,
     # container 2/4), two empty answers, none of three healthy logs flagged (SPLIT.md). All seven fixed by
-    # class (test_diagnosis_heldout83_87_classes.py).
+    # class (test_diagnosis_heldout83_98_classes.py).
     "heldout97": BlindSet(14, 3, 7 / 14),
     # 10/12 scored once at 19e09547 (GPU model servers' platform, container and host failures: platform 6/6,
     # backend 3/3, container 1/3), one empty answer, neither healthy log flagged (SPLIT.md). Both fixed by

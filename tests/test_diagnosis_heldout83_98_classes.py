@@ -1,4 +1,4 @@
-"""heldout83-88's misses, fixed by class from their sources.
+"""heldout83-98's misses, fixed by class from their sources.
 
 heldout84, heldout85, heldout88:
 - NIM's profile selector ("Could not find a profile that is currently runnable with the detected hardware")
