@@ -140,6 +140,29 @@ CLASS_CASES = [
     ("s3 bucket models-prod: connection timed out", c.RUNBOOK_CLOUD_REPOSITORY_ACCESS),
     ("open /models/thing/1/weights.bin: no such file or directory", c.RUNBOOK_MODEL_FILE_MISSING),
     ("the model path /models/thing does not exist", c.RUNBOOK_MODEL_FILE_MISSING),
+    # The vocabulary each runbook's Meaning gives its class, in wordings no rule knows (thirty-seventh session).
+    ("worker: could not select device driver for the accelerator request", c.RUNBOOK_GPU_CONTAINER_RUNTIME),
+    ("nvidia-container-cli: mount error: file creation failed", c.RUNBOOK_GPU_CONTAINER_RUNTIME),
+    ("unknown runtime specified: nvidia (daemon has no such entry)", c.RUNBOOK_GPU_CONTAINER_RUNTIME),
+    ("error: unresolvable CDI devices example.com/gpu=all", c.RUNBOOK_GPU_CONTAINER_RUNTIME),
+    ("runtime compute cap 61 is not compatible with this build", c.RUNBOOK_PLATFORM_UNSUPPORTED),
+    ("kernels for sm_61 are not supported by this wheel", c.RUNBOOK_PLATFORM_UNSUPPORTED),
+    ("this release does not support the current GPU generation", c.RUNBOOK_PLATFORM_UNSUPPORTED),
+    ("the AVX2 instruction set is required by this build", c.RUNBOOK_PLATFORM_UNSUPPORTED),
+    ("RuntimeError: no CUDA GPUs are available to the worker", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    ("setup: found no NVIDIA driver on this system", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    ("probe: nvidia-smi failed with status 9", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    ("engine: cuInit returned error 999", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    ("CUDA initialization failed in worker 2", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    ("writer: /dev/shm has only 67108864 bytes, the ring needs more", c.RUNBOOK_SHM_TOO_SMALL),
+    ("ring: failed to allocate 2 GiB under /dev/shm/ring-7", c.RUNBOOK_SHM_TOO_SMALL),
+    ("the shared memory segment is too small for 4 ranks", c.RUNBOOK_SHM_TOO_SMALL),
+    ("please increase the container's --shm-size and retry", c.RUNBOOK_SHM_TOO_SMALL),
+    ("not enough GPU memory to hold the weights (needs 30 GiB)", c.RUNBOOK_GPU_OUT_OF_MEMORY),
+    ("device memory exhausted while building the cache", c.RUNBOOK_GPU_OUT_OF_MEMORY),
+    ("scheduler: no available memory for the cache blocks", c.RUNBOOK_GPU_OUT_OF_MEMORY),
+    ("listener: port 9000 already in use by another process", c.RUNBOOK_SERVER_PORT_IN_USE),
+    ("bind(): EADDRINUSE on 0.0.0.0:9000", c.RUNBOOK_SERVER_PORT_IN_USE),
 ]
 
 
@@ -157,6 +180,14 @@ def test_cause_class_precedence_specific_before_generic() -> None:
     assert cause_class("failed to pull image: registry access denied") == c.RUNBOOK_IMAGE_PULL_FAILED
     # A driver "version insufficient" is the driver, not the scheduler's Insufficient <resource>.
     assert cause_class("driver version is insufficient for this runtime") == c.RUNBOOK_CUDA_DRIVER_MISMATCH
+    # A region a client registers at request time is no /dev/shm mount: its words are not the class's.
+    assert cause_class("unable to find system shared memory region: 'input_data'") is None
+    # The container runtime's "device driver" is the runtime, not the driver's version.
+    assert cause_class("could not select device driver with capabilities: gpu") == (
+        c.RUNBOOK_GPU_CONTAINER_RUNTIME
+    )
+    # /dev/shm without space is the shared-memory mount before the host's disk.
+    assert cause_class("write /dev/shm/seg: no space left on device") == c.RUNBOOK_SHM_TOO_SMALL
     assert cause_class("everything went fine") is None
 
 

@@ -73,13 +73,41 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             rf"\bvolumes?\b[^\n]{{0,60}}\b(?:mount|attach)(?:ing)?{_S}(?:failed|timed{_S}out)",
         ),
     ),
+    # a port another process holds (server-port-in-use: "one bind fails ... the server exits").
+    (
+        c.RUNBOOK_SERVER_PORT_IN_USE,
+        _rx(
+            r"\baddress already in use\b|\bEADDRINUSE\b",
+            r"\b(?:port|address|socket)\b[^\n]{0,60}\balready (?:in use|allocated|bound)\b",
+        ),
+    ),
+    # the container runtime or the NVIDIA Container Toolkit refusing to give the container a GPU
+    # (gpu-container-runtime: "the GPU could not be attached"), before the driver words below read
+    # "device driver" as the driver's own fault.
+    (
+        c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+        _rx(
+            r"\bcould not select device driver\b",
+            r"\bnvidia-container-(?:cli|runtime(?:-hook)?|toolkit)\b[^\n]{0,80}\b(?:error|fail\w*|not found"
+            r"|unknown|refused|denied)",
+            r"\b(?:unknown|invalid)\b[^\n]{0,20}\bruntime\b[^\n]{0,20}\bnvidia\b",
+            r"\bunresolvable CDI devices?\b",
+        ),
+    ),
     # platform / architecture / compute capability (platform-unsupported: "does not support this GPU,
     # CPU or device").
     (
         c.RUNBOOK_PLATFORM_UNSUPPORTED,
         _rx(
-            r"\bcompute capability\b[^\n]{0,80}\b(?:not supported|unsupported|below|minimum|required|too"
-            r" (?:low|old))",
+            r"\bcompute cap(?:ability)?\b[^\n]{0,80}\b(?:not supported|unsupported|below|minimum|required|too"
+            r" (?:low|old)|not compatible|incompatible)",
+            # A CUDA architecture named by its short name (sm_75, sm75) that a build does not carry.
+            r"\bsm_?\d{2,3}a?\b[^\n]{0,60}\b(?:not supported|unsupported|not compatible|incompatible)\b",
+            r"\b(?:does not|doesn't|do not) support\b[^\n]{0,30}\b(?:this|the|your|current)\b[^\n]{0,10}"
+            r"\b(?:GPU|device|CPU|hardware|platform|architecture)\b",
+            # A CPU without the instruction set a build was compiled for (the entrypoint's AVX check).
+            r"\b(?:AVX\w*|instruction set)\b[^\n]{0,60}\b(?:not supported|unsupported|required|missing"
+            r"|not available)\b",
             r"\b(?:not supported|unsupported)\b[^\n]{0,60}\b(?:architecture|platform|compute capability"
             r"|GPU|device|CPU)\b",
             r"\b(?:architecture|platform)\b[^\n]{0,60}\b(?:not supported|unsupported|mismatch|does not"
@@ -95,6 +123,29 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"|unavailable)",
             r"\bno (?:GPU|CUDA[- ]capable device|NVIDIA (?:GPU|driver))s?\b[^\n]{0,30}\b(?:found|detected"
             r"|available)",
+            r"\bno CUDA GPUs? (?:are |is )?(?:found|detected|available)\b",
+            r"\bfound no (?:NVIDIA )?(?:driver|GPU)",
+            # nvidia-smi's own refusal (it cannot talk to the driver) and a program that reads its answer.
+            r"\bNVIDIA-SMI has failed\b",
+            r"\bnvidia-smi\b[^\n]{0,40}\b(?:failed|unexpected|couldn't communicate)",
+            # CUDA's initialisation (the driver API's cuInit or a framework's lazy init) failing.
+            r"\bcuInit\b[^\n]{0,40}\b(?:failed|error)|\bfailed to initiali[sz]e CUDA\b",
+            r"\bCUDA (?:initiali[sz]ation|init)\b[^\n]{0,40}\b(?:fail\w*|error)",
+        ),
+    ),
+    # /dev/shm too small (shm-too-small: "the region cannot be created"), before the host's "no space
+    # left" claims it: the words name the shared-memory mount or its size, never a region a client
+    # registers at request time.
+    (
+        c.RUNBOOK_SHM_TOO_SMALL,
+        _rx(
+            r"/dev/shm\b[^\n]{0,120}\b(?:no space left|too small|only \d+|insufficient|not enough|failed to"
+            r" (?:extend|allocate|create|map|truncate)|bus error)",
+            r"\b(?:failed to|unable to|cannot|could not) (?:extend|allocate|create|map)\b[^\n]{0,40}"
+            r"/dev/shm\b",
+            r"\bshared memory\b[^\n]{0,60}\b(?:too small|insufficient|not enough|no space left|exhausted"
+            r"|size is too small)",
+            r"\b(?:increase|raise|larger)\b[^\n]{0,40}(?:--shm-size|\bshm_size\b|\bshm-size\b)",
         ),
     ),
     # OOM / memory (gpu-out-of-memory on a device, host-resource-exhausted otherwise).
@@ -104,6 +155,9 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\b(?:CUDA|GPU|device|VRAM)\b[^\n]{0,60}\b(?:out of memory|OOM|memory allocation failed"
             r"|failed to allocate)",
             r"\b(?:out of memory|OutOfMemory|OOM)\b[^\n]{0,60}\b(?:CUDA|GPU|device)\b",
+            r"\b(?:insufficient|not enough)\b[^\n]{0,20}\b(?:GPU|device|CUDA|VRAM)\b[^\n]{0,10}\bmemory\b",
+            r"\b(?:GPU|device|CUDA|VRAM) memory\b[^\n]{0,40}\b(?:insufficient|not enough|exhausted)\b",
+            r"\bno available memory for\b",
         ),
     ),
     (
