@@ -320,6 +320,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout95", 18),
         ("heldout97", 17),
         ("heldout98", 14),
+        ("heldout99", 8),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
