@@ -321,6 +321,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout97", 17),
         ("heldout98", 14),
         ("heldout99", 8),
+        ("heldout101", 1),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
