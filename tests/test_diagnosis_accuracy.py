@@ -322,6 +322,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout98", 14),
         ("heldout99", 8),
         ("heldout101", 1),
+        ("heldout102", 2),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
