@@ -323,6 +323,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout99", 8),
         ("heldout101", 1),
         ("heldout102", 2),
+        ("heldout103", 1),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
