@@ -324,6 +324,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout101", 1),
         ("heldout102", 2),
         ("heldout103", 1),
+        ("heldout104", 3),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
