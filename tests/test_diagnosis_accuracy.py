@@ -325,6 +325,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout102", 2),
         ("heldout103", 1),
         ("heldout104", 3),
+        ("heldout105", 6),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
