@@ -326,6 +326,7 @@ releases, the LLM era), nothing cited)."""
         ("heldout103", 1),
         ("heldout104", 3),
         ("heldout105", 6),
+        ("heldout100", 17),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
