@@ -1030,20 +1030,9 @@ BLIND_SETS = {
     # 8/8 (speech and audio servers' containers and platforms).
     "heldout99": BlindSet(8, 0, 8 / 8),
     # 12/14 (vision, video analytics and edge: backend 7/8, platform 4/4, container 1/2), one of three
-    # healthy logs flagged (TensorRT's own INFO line naming deserializeCudaEngine).
-    "heldout100": BlindSet(
-        14,
-        3,
-        12 / 14,
-        frozenset(
-            {
-                "deepstream-yolo-353-t4-fp16-engine-build-gdb-sigsegv-libnvinfer",
-                "nvidia-container-toolkit-51-jetson-nano-deepstream-l4t-6.0.1-triton-unknown-driver-capability-all",
-            }
-        ),
-        frozenset(),
-        frozenset({"healthy-yolov5-pr-5699-detect-tensorrt-engine-loaded-rtx2060"}),
-    ),
+    # healthy logs flagged (TensorRT's own INFO line naming deserializeCudaEngine). All three fixed by class
+    # (GDB's no-source note, the hook's unknown driver capability, TensorRT's logger levels).
+    "heldout100": BlindSet(14, 3, 12 / 14),
     # 1/1 (cloud providers' samples: a gated Hugging Face repository).
     "heldout101": BlindSet(1, 0, 1 / 1),
     # 0/1 (MLOps platforms: KServe's "No runtime found to support predictor", labelled backend-not-found).
@@ -1052,32 +1041,24 @@ BLIND_SETS = {
     ),
     # A healthy log only (LLM projects deploying through Triton).
     "heldout103": BlindSet(0, 1, 0.0),
-    # 1/2 (the Triton organization's sibling trackers), one empty answer (Open MPI's abort banner).
+    # 1/2 (the Triton organization's sibling trackers), one empty answer (Open MPI's abort banner), now a
+    # finding: the fallback, as Open MPI's fatal error handler reads (test_diagnosis_mpi.py); the label
+    # (server-crashed) is disputed: the process exits through MPI_Abort, no signal is named.
     "heldout104": BlindSet(
-        2,
-        1,
-        1 / 2,
-        frozenset({"fastertransformer-backend-59-t5-reload-mpi-init-after-finalize-abort"}),
-        frozenset({"fastertransformer-backend-59-t5-reload-mpi-init-after-finalize-abort"}),
+        2, 1, 1 / 2, frozenset({"fastertransformer-backend-59-t5-reload-mpi-init-after-finalize-abort"})
     ),
     # 1/5 (the GPU-sharing and cluster layer: orchestrator 0/1, platform 1/3, container 0/1), three empty
-    # answers (a scheduler's Info line, HAMi-core's own ERROR and segfault banner, a RayService status).
+    # answers (a scheduler's Info line, HAMi-core's own ERROR and segfault banner, a RayService status). The
+    # three empty answers fixed by class; two disputed labels left (vLLM's memory-profiling assertion,
+    # gpu-out-of-memory by its source, labelled the vGPU layer's fault; a RayService status whose cause,
+    # NVML failing, is in the thread's text, not in the log: a finding now, the fallback).
     "heldout105": BlindSet(
         5,
         1,
         1 / 5,
         frozenset(
             {
-                "hami-1069-qwen2-5-0-5b-deployment-unschedulable-insufficient-gpu-memory",
                 "hami-1381-vllm-0.9.2-vgpu-index-1-memory-profiling-assertion-host-pid-error",
-                "hami-core-169-vllm-0.18-hami-2.8-illegal-device-id-segfault-in-libvgpu",
-                "ray-59265-rayservice-llmserver-qwen3-30b-failed-to-start-nvml-zero-gpus",
-            }
-        ),
-        frozenset(
-            {
-                "hami-1069-qwen2-5-0-5b-deployment-unschedulable-insufficient-gpu-memory",
-                "hami-core-169-vllm-0.18-hami-2.8-illegal-device-id-segfault-in-libvgpu",
                 "ray-59265-rayservice-llmserver-qwen3-30b-failed-to-start-nvml-zero-gpus",
             }
         ),

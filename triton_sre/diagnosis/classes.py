@@ -21,7 +21,7 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.log_layouts import COMMAND_NOT_FOUND, FLAG_AS_COMMAND
 from triton_sre.diagnosis.signals import HTTP_CLIENT_ERROR
 
-__all__ = ["CLASSES", "MODEL_SITE", "cause_class", "model_site_class", "over_crash"]
+__all__ = ["CLASSES", "MODEL_SITE", "cause_class", "model_site_class", "over_crash", "without_debugger_notes"]
 
 
 def _rx(*alternatives: str) -> re.Pattern[str]:
@@ -307,8 +307,23 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
 )
 
 
+# GDB's note that it has no source file for the frame it stopped in (gdb/source.c print_source_lines_base:
+# "<line>\t<file>: No such file or directory.", the line number peeled by a paste or not), under its
+# "received signal" report: the debugger's own lookup of a C/C++/assembly/CUDA source, never a model file.
+_GDB_NO_SOURCE = re.compile(
+    r"(?m)^[ \t]*(?:\d+[ \t]+(?:in[ \t]+)?)?\S+\.(?:c|cc|cpp|cxx|h|hpp|S|s|cu): "
+    r"No such file or directory\.[ \t]*$"
+)
+
+
+def without_debugger_notes(text: str) -> str:
+    """``text`` without GDB's no-source notes (`_GDB_NO_SOURCE`), which no rule or class may read."""
+    return _GDB_NO_SOURCE.sub("", text) if "No such file or directory." in text else text
+
+
 def cause_class(text: str) -> str | None:
     """The runbook of the first class whose vocabulary ``text`` uses, if any."""
+    text = without_debugger_notes(text)
     for runbook, pattern in CLASSES:
         if pattern.search(text):
             return runbook

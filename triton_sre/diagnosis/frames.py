@@ -12,7 +12,7 @@ import re
 
 from triton_sre import conventions as c
 from triton_sre.diagnosis.backend_rules import STATIC_TLS
-from triton_sre.diagnosis.classes import cause_class
+from triton_sre.diagnosis.classes import cause_class, without_debugger_notes
 from triton_sre.diagnosis.hand_rules import ENTRY_POINT_FRAME
 from triton_sre.diagnosis.lineshape import join_hand_wraps
 from triton_sre.diagnosis.logparse import STUB_FRAME
@@ -48,6 +48,7 @@ _RELAYED = re.compile(r"\bInferenceServerException: |\b_InactiveRpcError: ")
 _CPYTHON_FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
 _LOADER_FAILURE = re.compile(STATIC_TLS)
 _PYTHON_GENERIC = (c.RUNBOOK_PYTHON_MODULE_MISSING, c.RUNBOOK_PYTHON_MODEL_ERROR)
+
 
 
 @functools.cache
@@ -136,6 +137,7 @@ def classify(text: str) -> str | None:
     anything read from the frames (an ``import`` frame, a library's path). A rule that reads an
     exception together with its frames (`CauseRule.reads_frames`: ENOSPC inside ``multiprocessing`` = a
     full /dev/shm) keeps its place in `PRIORITY`."""
+    text = without_debugger_notes(text)
     whole = _first_rule(text)
     if whole is None:
         joined = join_hand_wraps(text)

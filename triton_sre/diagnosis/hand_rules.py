@@ -187,7 +187,8 @@ HAND_RULES: Final[tuple[CauseRule, ...]] = (
             PLUGIN_FIELDS_MISREAD,
             # Myelin keeps the cuDNN/cuBLAS it was built with (graphContext.h: plan from another image)
             r"\bCompiled against cu(?:DNN|BLAS(?:Lt)?) [\d.]+ but running against cu",
-            r"deserializeCudaEngine",
+            # (not TensorRT 8.0-8.2 INFO "[MemUsageSnapshot] deserializeCudaEngine begin|end" of a good load)
+            r"deserializeCudaEngine(?! (?:begin|end)\b)",
             r"unable to create TensorRT engine",
             r"engine plan file is (not compatible|generated on an incompatible device)",
             r"expecting (\[TensorRT\] )?library version [\d.]+ got [\d.]+",

@@ -52,7 +52,14 @@ from triton_sre.diagnosis.reasons import FAILED_BARE, INSTANCE, STUB, own_part, 
 from triton_sre.diagnosis.releases import ReleaseReader
 from triton_sre.diagnosis.report import Evidence
 from triton_sre.diagnosis.repositories import RepositoryPaths
-from triton_sre.diagnosis.severity import failure_piece, is_failure_line, line_level, only_frames, own_level
+from triton_sre.diagnosis.severity import (
+    SCHEDULER_NO_FIT,
+    failure_piece,
+    is_failure_line,
+    line_level,
+    only_frames,
+    own_level,
+)
 from triton_sre.diagnosis.signals import (
     AUTOFILL_GAVE_UP,
     CLIENT_CHANNEL_POLLER,
@@ -78,11 +85,13 @@ _FAILURE_WORD = re.compile(
 # A pasted line that starts with a failure level word (``ERROR: ...``, ``FATAL ...``): a raw block's first
 # line in any case; a later one (the paste's own words came first) in capitals, or an ``Error: <what>`` /
 # ``error while|when|during ...`` sentence, a CLI's ``Error for|in|from|on <what>: <err>`` (cobra's ``Error
-# for command "stop": no instance found``), or a C++ exception's ``  what():  <message>``, not a report's
-# ``Error Set:`` field.
+# for command "stop": no instance found``), DeepStream's ``Error details: <debug>``, or a C++ exception's
+# ``  what():  <message>``, not a report's ``Error Set:`` field.
 _LEVEL_WORD = (
     r"[ \t]*(?:(?:ERROR|FATAL|CRITICAL)\b|Error:[ \t]+\S|[Ee]rror (?:when|while|during)\b"
     r"|Error (?:for|in|from|on) [^\n:]{1,80}: \S"
+    # a GStreamer app's bus handler after its "ERROR from element <name>: <message>" (DeepStream's apps)
+    r"|Error details: \S"
     # libstdc++'s verbose terminate handler: the thrown exception's what(), indented under its first line
     r"|what\(\):  \S)"
 )
@@ -98,6 +107,8 @@ _FAILS_AT = (
     ("SavedModel load", INFO_LEVEL_FAILURE),
     # vLLM finding no device platform at all (vllm/platforms/__init__.py, 0.8 on): the engine cannot start.
     ("No platform detected", re.compile(VLLM_NO_PLATFORM)),
+    # kube-scheduler logs the pod it cannot place at Info (severity.SCHEDULER_NO_FIT).
+    ("Unable to schedule", re.compile(SCHEDULER_NO_FIT)),
 )
 _FAILED_BARE_LINE = re.compile(FAILED_BARE.pattern.replace("^", r"^\s*", 1), re.M)
 # A default instance name after its model's: _<group>_<index> when the config has an instance_group, else

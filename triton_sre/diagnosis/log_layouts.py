@@ -92,6 +92,12 @@ def tensorrt_llm(words: str, letters: str) -> str:
     return rf"\[TensorRT-LLM\] ?\[{words}\]|\[TRT-LLM\] (?:\[MPI_Rank \d+\] )?\[{letters}\]"
 
 
+def tensorrt(words: str, letters: str) -> str:
+    """TensorRT's own logger as its Python bindings and samples print it: ``[11/18/2021-21:30:49] [TRT] [I]``
+    (TensorRT 8 on), trtexec's and the samples' ``[I] [TRT]``, and TensorRT 7's ``[TensorRT] INFO:``."""
+    return rf"\[TRT\] \[{letters}\]|\[{letters}\] \[TRT\]|\[TensorRT\] {words}\b"
+
+
 def json_record(words: str) -> str:
     """A program's own structured log record, one JSON object a line, with its level under a logging key
     first: NIM for LLMs' JSON lines (``{"level": "INFO", "time": ..., "file_path": ..., "message": ...}``),

@@ -50,6 +50,8 @@ NEEDLES: tuple[bytes, ...] = (
     *(mark.encode() for mark in PROGRESS_MARKS),
     *(mark.encode() for mark in GPU_SEEN_MARKS),
     STOP_MARK.encode(),
+    # kube-scheduler's klog I line for a pod no node fits (severity.SCHEDULER_NO_FIT): a failure at I.
+    b"Unable to schedule",
 )
 """Literals that make an ``I`` line worth parsing (the Python stub reports its failures at ``I``, and 2.51
 core's closing ``failed to load '<model>'``, also with its quote as a web page's source holds it, ``&#39;``;

@@ -20,7 +20,8 @@ engine never gives an empty answer for it (`unknown-load-failure` when no cause 
 - C++: libstdc++'s ``terminate called after throwing an instance of`` / ``without an active
   exception`` and the exception's ``  what():  <message>`` line (``__gnu_cxx::__verbose_terminate_handler``);
   the backend library's ``triton::backend::BackendModelInstanceException`` named on its own.
-- Crashes: Open MPI's signal handler (``opal/util/stacktrace.c``: ``*** Process received signal
+- Crashes: Open MPI's own abort (``*** Your MPI job will now abort.``, ``Local abort after MPI_FINALIZE
+  started``) and its signal handler (``opal/util/stacktrace.c``: ``*** Process received signal
   ***``, ``Signal: Segmentation fault (11)``, the ``[ 0] /lib/.../libc.so.6(...)`` frames), UCX's
   (``ucs/debug/debug.c``: ``Caught signal 11 (Segmentation fault: ...)``), and the shell's report of a
   child killed by a signal (bash ``jobs.c``: ``Segmentation fault (core dumped)``, ``Aborted (core
@@ -84,6 +85,7 @@ from triton_sre.diagnosis.log_layouts import (
     json_record,
     onnxruntime,
     python_layouts,
+    tensorrt,
     tensorrt_llm,
 )
 from triton_sre.diagnosis.signals import (
@@ -101,6 +103,7 @@ __all__ = [
     "FAILURE_PROSE",
     "LOADER_VERDICT",
     "PREFIXED_TRACEBACK",
+    "SCHEDULER_NO_FIT",
     "failure_piece",
     "is_failure_line",
     "line_level",
@@ -125,6 +128,9 @@ PREFIXED_TRACEBACK: Final = Guarded(
     ('", line ',),
 )
 """A traceback's last frame and its exception line, whatever prefix each line carries (`_FORMATS`)."""
+
+SCHEDULER_NO_FIT: Final = r"\bUnable to schedule pod; no fit; waiting\b|\bUnable to schedule \S+: no fit: "
+"""kube-scheduler's log of a pod no node fits (`_FORMATS`), at Info: a failure all the same."""
 
 _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # glog / klog E and F lines.
@@ -176,6 +182,13 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     Guarded(r"^(?:\s*|.*'\s+)what\(\):  \S", ("what():",)),
     # Crashes: Open MPI's signal handler and its frames, the shell's killed-by-signal report.
     Guarded(r"\*\*\* Process received signal \*\*\*", ("Process received signal",)),
+    # Open MPI ending the process on its own (help-mpi-runtime.txt's show_help banner, "*** Your MPI job will
+    # now abort.", and ompi_mpi_abort's "Local abort <before MPI_INIT completed|after MPI_FINALIZE started>
+    # completed successfully"): written under whatever line the server logged last.
+    Guarded(
+        r"^\*\*\* Your MPI job will now abort\.|\bLocal abort (?:before|after) MPI_(?:INIT|FINALIZE)\b",
+        ("MPI job will now abort", "Local abort "),
+    ),
     # UCX's own handler (ucs/debug/debug.c, what HPC-X / Open MPI builds with UCX print): "[host:pid:tid:N]
     # Caught signal 11 (Segmentation fault: address not mapped to object ...)" before "==== backtrace".
     Guarded(
@@ -209,6 +222,14 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # ``kubectl get pods`` (READY 0/N, STATUS Pending) show it: its containers never started.
     r"^Status:[ \t]+Pending[ \t]*$",
     r" 0/\d+ +Pending +\d+\s",
+    # kube-scheduler's own log of a pod it cannot place, at Info (pkg/scheduler/schedule_one.go
+    # handleSchedulingFailure: "Unable to schedule pod; no fit; waiting" err="0/4 nodes are available: ...",
+    # 1.19-1.22 "Unable to schedule %v/%v: no fit: %v; waiting"; then "Updating pod condition" ...
+    # conditionReason="Unschedulable"): the pod's failure, whatever the scheduler's level.
+    Guarded(
+        rf"{SCHEDULER_NO_FIT}|\bconditionReason=\\?\"?Unschedulable\b",
+        ("Unable to schedule", "conditionReason="),
+    ),
     # The kubelet's admission rejection as a STATUS cell or a Reason: "OutOf" + a (lowercase)
     # resource name (pkg/kubelet/lifecycle/predicate.go), e.g. OutOfnvidia.com/gpu, OutOfcpu.
     r"(?:^|\s)OutOf[a-z][\w.\-/]*(?:\s|$)",
@@ -392,6 +413,7 @@ _QUIET_LAYOUTS: Final = re.compile(
             gstreamer(QUIET_WORDS),
             glib("WARNING"),
             tensorrt_llm(QUIET_WORDS, "[WIV]"),
+            tensorrt(QUIET_WORDS, "[WIV]"),
             onnxruntime("[WIV]"),
             json_record(QUIET_WORDS),
         )

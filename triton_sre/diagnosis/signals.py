@@ -173,6 +173,10 @@ CRASH_WORDING: Final = (
     rf"\bFatal Python error: {_FATAL_NAME}\b",
     r"\bFatalError: `(?:Segmentation fault|Illegal instruction|Erroneous arithmetic operation|Aborted)` "
     r"is detected by the operating system",
+    # The banner the PyTorch-era engines' processes print on SIGSEGV before frames of the shape
+    # 'File "<unknown>", line 0, in <symbol>' (vLLM, SGLang, TensorRT-LLM and Megatron workers as users
+    # paste it; which library writes it was not read here).
+    r"!!!!!!! Segfault encountered !!!!!!!",
     # The kernel's note of a user process's fault (arch/x86/mm/fault.c show_signal_msg, in dmesg).
     r"\[\d+\]: segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error \d+",
     # A status 128 + a fatal signal (132 SIGILL, 134 SIGABRT, 135 SIGBUS, 136 SIGFPE, 139 SIGSEGV) as the
@@ -249,17 +253,26 @@ SERVER_FAILURE: Final = _rx(
     # Open MPI in front of the server (TensorRT-LLM's launch_triton_server.py runs one tritonserver per rank
     # under mpirun): the fatal error handler (ompi errhandler_predefined.c: "*** An error occurred in
     # MPI_Init_thread", "*** MPI_ERRORS_ARE_FATAL ..."), an abort before or after MPI_Init finished
-    # (help-mpi-runtime.txt), a rank that died (ORTE/PRRTE errmgr: "<launcher> noticed that process rank
-    # <r> with PID <p> on node <n> exited on signal <s> (<name>)."; 2 and 15 are a stop), the job aborted
+    # (help-mpi-runtime.txt; MPI initialised again after MPI_FINALIZE, "Your MPI job will now abort.", as a
+    # backend that finalised MPI at an unload meets it at the next load), a rank that died (ORTE/PRRTE
+    # errmgr: "<launcher> noticed that process rank <r> with PID <p> on node <n> exited on signal <s>
+    # (<name>)."; 2 and 15 are a stop), the job aborted
     # after a rank's non-zero exit (help-errmgr-base.txt), and mpirun's refusals before any rank ran.
     r"^\*\*\* An error occurred in MPI_\w+|\*\*\* MPI_ERRORS_ARE_FATAL\b",
-    r"\bLocal abort (?:before|after) MPI_INIT\b",
+    r"\bLocal abort (?:before|after) MPI_(?:INIT|FINALIZE)\b|^\*\*\* Your MPI job will now abort\.",
     r"\b(?:mpirun|mpiexec|orterun|prterun|prte) noticed that process rank \d+ with PID \d+ on node \S+"
     r"\s+exited on signal (?!(?:2|15)\b)\d+",
     r"\bPrimary job\s+terminated normally, but \d+ process(?:es)? returned\b",
     r"\b(?:mpirun|mpiexec|orterun|prterun) detected that one or more processes exited with non-zero status\b",
     r"\bThere are not enough slots available in the system to satisfy the \d+",
     r"\b(?:mpirun|mpiexec|orterun|prterun) has detected an attempt to run as root\b",
+    # Ray Serve's controller on a deployment whose replicas never started (serve/_private/deployment_state.py:
+    # "The deployment failed to start N times in a row. This may be due to a problem with its constructor or
+    # initial health check failing."; application_state.py: "Failed to update the deployments [...]", and
+    # the status DEPLOY_FAILED), as `serve status` and a RayService's status print it: the cause is the
+    # replica's own log.
+    r"\bThe deployment failed to start \d+ times in a row\b|\bFailed to update the deployments \[",
+    r"(?-i:\bDEPLOY_FAILED\b)",
     # ModelMesh's runtime adapter (kserve/modelmesh-runtime-adapter, <runtime>-adapter/server/
     # server.go, 2021 on): "Failed to load Model due to Triton runtime error: %s" when the runtime's
     # RepositoryModelLoad fails ("... adapter error" for its own steps, MLServer/OVMS/TorchServe alike).

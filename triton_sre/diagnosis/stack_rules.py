@@ -112,6 +112,8 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
             r"\"?nvidia-container-(runtime|runtime-hook|cli|toolkit)\"?: executable file not found",
             r"failed to create NVIDIA Container Runtime",
             r"invoking the NVIDIA Container Runtime Hook directly",
+            # an old hook refusing NVIDIA_DRIVER_CAPABILITIES=all (nvidia-container-runtime-hook main.go)
+            r"\bunknown driver capability\b",
             # libnvidia-container src/cli/configure.c: later stages of the hook.
             r"nvidia-container-cli: (mount|ldcache|device|container|permission) error",
             # runc mounting the node's NVIDIA driver folder into the container (libcontainer/rootfs_linux.go:
