@@ -330,6 +330,7 @@ releases, the LLM era), nothing cited; heldout106 any number again, healthy star
         ("heldout100", 17),
         ("heldout106", 7),
         ("heldout107", 20),
+        ("heldout108", 15),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
