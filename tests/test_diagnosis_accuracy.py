@@ -331,6 +331,7 @@ releases, the LLM era), nothing cited; heldout106 any number again, healthy star
         ("heldout106", 7),
         ("heldout107", 20),
         ("heldout108", 15),
+        ("heldout109", 18),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
