@@ -332,6 +332,7 @@ releases, the LLM era), nothing cited; heldout106 any number again, healthy star
         ("heldout107", 20),
         ("heldout108", 15),
         ("heldout109", 18),
+        ("heldout110", 8),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
