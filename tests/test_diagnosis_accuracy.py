@@ -333,6 +333,7 @@ releases, the LLM era), nothing cited; heldout106 any number again, healthy star
         ("heldout108", 15),
         ("heldout109", 18),
         ("heldout110", 8),
+        ("heldout112", 17),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
