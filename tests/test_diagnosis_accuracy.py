@@ -334,6 +334,7 @@ releases, the LLM era), nothing cited; heldout106 any number again, healthy star
         ("heldout109", 18),
         ("heldout110", 8),
         ("heldout112", 17),
+        ("heldout113", 16),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
