@@ -1075,6 +1075,8 @@ BLIND_SETS = {
     # heldout107-114 scored once at c7c5048c (eight collectors of the session's second round; heldout111 found
     # nothing), each also at 7e029092: the same answers at both heads. No healthy log of the 31 flagged.
     # 11/16 (image-generation and LLM web UIs: platform 5/10, backend 2/2, container 4/4), one empty answer.
+    # All but one fixed by class; a bash job report of a SIGKILL (labelled host-resource-exhausted) stays a
+    # failure with no page: a script's own kill -9 reads the same.
     "heldout107": BlindSet(
         16,
         4,
@@ -1082,43 +1084,27 @@ BLIND_SETS = {
         frozenset(
             {
                 "a1111-11951-webui-sh-killed-loading-sdxl-weights",
-                "a1111-13882-windows-launch-torch-is-not-able-to-use-gpu",
-                "koboldcpp-610-1.55-gtx1050ti-ggml-cuda-compiled-without-support-for-gpu-arch",
-                "koboldcpp-docker-2-1.43-noavx2-k8s-pod-illegal-instruction-loading-gguf",
-                "textgen-1981-vicuna-13b-gptq-defaultcpuallocator-not-enough-memory",
-            }
-        ),
-        frozenset(
-            {
-                "a1111-11951-webui-sh-killed-loading-sdxl-weights",
             }
         ),
     ),
-    # 6/13 (ONNX Runtime, OpenVINO and CTranslate2 in applications: platform 1/6, backend 4/4, container
-    # 1/3), two empty answers.
+    # 6/13 (ONNX Runtime, OpenVINO and CTranslate2 in applications: platform 1/6, backend 4/4, container 1/3),
+    # two empty answers, fixed by class with two more; left: the hook's initialization error (the driver's
+    # page by the runbooks' boundary), OpenCL finding no platform (two labels for one wording).
     "heldout108": BlindSet(
         13,
         2,
         6 / 13,
         frozenset(
             {
-                "ctranslate2-1224-opteron-no-avx-trap-invalid-opcode",
-                "ctranslate2-1908-aarch64-wheel-not-compiled-with-cuda",
                 "immich-17448-ml-cuda-nvidia-container-cli-libnvidia-ml-missing",
-                "immich-21648-rocm-gfx90c-rocblas-tensilelibrary-missing",
                 "openvino-docker-ci-152-tgl-igpu-cldnn-clgetplatformids-1001",
                 "ovms-126-ie-serving-gpu-cldnnplugin-no-opencl-platform",
-                "wyoming-faster-whisper-21-no-avx-illegal-instruction",
-            }
-        ),
-        frozenset(
-            {
-                "ctranslate2-1224-opteron-no-avx-trap-invalid-opcode",
-                "immich-21648-rocm-gfx90c-rocblas-tensilelibrary-missing",
             }
         ),
     ),
-    # 12/16 (WSL2, Windows and macOS hosts: platform 8/10, container 4/5, backend 0/1), one empty answer.
+    # 12/16 (WSL2, Windows and macOS hosts: platform 8/10, container 4/5, backend 0/1), one empty answer,
+    # fixed by class with one more; left: the hook's WSL initialization error (the driver's page by the
+    # boundary), Metal's library failing on an Apple M5.
     "heldout109": BlindSet(
         16,
         2,
@@ -1127,36 +1113,23 @@ BLIND_SETS = {
             {
                 "docker-for-win-14999-desktop-4.54-wsl-no-adapters-found",
                 "ollama-15849-apple-m5-metal-library-static-assert",
-                "ollama-9562-windows-docker-unable-to-allocate-cuda0-buffer",
-                "tgi-1350-wsl-docker-t5-small-shard-signal-9",
-            }
-        ),
-        frozenset(
-            {
-                "ollama-9562-windows-docker-unable-to-allocate-cuda0-buffer",
             }
         ),
     ),
-    # 4/7 (HPC container runtimes: container 3/6, platform 1/1), two empty answers.
+    # 4/7 (HPC container runtimes: container 3/6, platform 1/1), two empty answers, both fixed by class; left:
+    # Singularity's --nv failing to make its libs folder.
     "heldout110": BlindSet(
         7,
         1,
         4 / 7,
         frozenset(
             {
-                "pyxis-127-srun-sqsh-path-taken-as-registry-image",
-                "pyxis-168-srun-azurecr-image-401-unauthorized",
                 "singularity-1548-osg-cvmfs-tensorflow-gpu-nv-libs-dir-abort",
             }
         ),
-        frozenset(
-            {
-                "pyxis-127-srun-sqsh-path-taken-as-registry-image",
-                "pyxis-168-srun-azurecr-image-401-unauthorized",
-            }
-        ),
     ),
-    # 9/14 (TensorRT, Torch-TensorRT and ONNX-TensorRT: backend 9/11, platform 0/3), no empty answer.
+    # 9/14 (TensorRT, Torch-TensorRT and ONNX-TensorRT: backend 9/11, platform 0/3), no empty answer; four
+    # fixed by class; left: a plugin not found, whose operator only the answer names.
     "heldout112": BlindSet(
         14,
         3,
@@ -1164,38 +1137,23 @@ BLIND_SETS = {
         frozenset(
             {
                 "onnx-tensorrt-800-trtexec-8-0-round-op-plugin-not-found",
-                "onnx-tensorrt-91-onnx2trt-cuda-initialization-failure-error-35",
-                "pytorch-tensorrt-1585-torchscript-targets-incompatible-torch-tensorrt-abi",
-                "tensorrt-1035-trtexec-7-2-rtx-3070-sm-not-supported-by-nvrtc",
-                "tensorrt-2332-trt-7-0-rtx-a6000-unsupported-sm",
             }
         ),
     ),
     # Healthy starts of GPU model servers other than Triton only: none of the sixteen flagged.
     "heldout113": BlindSet(0, 16, 0.0),
     # 3/11 (NVR, home-lab and edge detection servers: backend 1/4, container 2/3, platform 0/4), three empty
-    # answers.
+    # answers, fixed by class with two more; left: Myelin's cuBLASLt query, a library file too short (a
+    # finding now, no page), darknet's cuDNN check on a Kepler card.
     "heldout114": BlindSet(
         11,
         3,
         3 / 11,
         frozenset(
             {
-                "codeproject-alpr-8-ubuntu-24.04-libpaddle-illegal-instruction-self-test",
                 "deepstream-lpr-app-19-ds6.0-base-image-myelin-cublaslt-version-query-failed",
-                "frigate-7959-0.13-beta2-tensorrt-truenas-yolo-layer-cuda-35-aborted",
                 "jetson-inference-1061-docker-segnet-console-libnvinfer7-file-too-short",
-                "jetson-inference-1515-jp5.0.2-xavier-nx-detectnet-cuda-init-error-222",
-                "proxmox-helper-8-frigate-install-tensorrt-10.4-unsupported-sm-0x601",
-                "scrypted-1651-unraid-openvino-plugin-sigill-npu-plugin-invalid-opcode",
                 "viseron-591-darknet-quadro-k5000-cudnn-check-error-failed-to-load",
-            }
-        ),
-        frozenset(
-            {
-                "jetson-inference-1061-docker-segnet-console-libnvinfer7-file-too-short",
-                "jetson-inference-1515-jp5.0.2-xavier-nx-detectnet-cuda-init-error-222",
-                "scrypted-1651-unraid-openvino-plugin-sigill-npu-plugin-invalid-opcode",
             }
         ),
     ),

