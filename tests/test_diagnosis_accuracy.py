@@ -336,6 +336,7 @@ releases, the LLM era), nothing cited; heldout106 any number again, healthy star
         ("heldout112", 17),
         ("heldout113", 16),
         ("heldout114", 14),
+        ("heldout115", 14),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
