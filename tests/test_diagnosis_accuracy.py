@@ -337,6 +337,7 @@ releases, the LLM era), nothing cited; heldout106 any number again, healthy star
         ("heldout113", 16),
         ("heldout114", 14),
         ("heldout115", 14),
+        ("heldout116", 18),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
