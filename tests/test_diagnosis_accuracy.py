@@ -339,6 +339,7 @@ releases, the LLM era), nothing cited; heldout106 any number again, healthy star
         ("heldout115", 14),
         ("heldout116", 18),
         ("heldout117", 6),
+        ("heldout118", 9),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
