@@ -215,6 +215,7 @@ SERVER_TRACKER_RANGES = {
     "heldout88": (1, 10**6),
     "heldout89": (7500, 10**6),
     "heldout106": (1, 10**6),
+    "heldout119": (8000, 10**6),
 }
 """Later held-out sets whose brief allowed the server's own tracker: the thread numbers each took (first,
 past the last), threads nothing had cited before (heldout36 the 2025-26 ones, heldout37 the older; after
@@ -231,7 +232,9 @@ own, nothing cited; heldout81 any number, failures the platform or the hardware 
 heldout82 any number, the LLM backends' threads, nothing cited; heldout88 any number, the feature query
 families earlier sets did not use (cloud repositories, sequence batching and implicit state, warm-up, custom
 builds, Windows, the in-process API), nothing cited; heldout89 those numbered from 7500 up (the 2024-26
-releases, the LLM era), nothing cited; heldout106 any number again, healthy starts only, nothing cited)."""
+releases, the LLM era), nothing cited; heldout106 any number again, healthy starts only, nothing cited;
+heldout119 those numbered from 8000 up again (the newest threads, beside the tensorrtllm_backend tracker
+from 600 up), nothing cited)."""
 
 
 @pytest.mark.parametrize(
@@ -340,6 +343,7 @@ releases, the LLM era), nothing cited; heldout106 any number again, healthy star
         ("heldout116", 18),
         ("heldout117", 6),
         ("heldout118", 9),
+        ("heldout119", 2),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
