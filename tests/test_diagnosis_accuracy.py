@@ -344,6 +344,7 @@ from 600 up), nothing cited)."""
         ("heldout117", 6),
         ("heldout118", 9),
         ("heldout119", 2),
+        ("heldout120", 5),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
