@@ -1166,6 +1166,108 @@ BLIND_SETS = {
             }
         ),
     ),
+    # heldout115-120 scored once at f1ee15f1 (six collectors of the session's third round), each also at
+    # 7e029092: the same answers at both heads. None of the eleven healthy logs flagged.
+    # 9/11 (vLLM's trackers: backend 4/5, platform 2/3, container 3/3), one empty answer.
+    "heldout115": BlindSet(
+        11,
+        3,
+        9 / 11,
+        frozenset(
+            {
+                "production-stack-528-k3s-lmcache-vllm-rtx-5090-sm-120",
+                "vllm-1738-vllm-0-2-2-import-libcudart-so-12-missing",
+            }
+        ),
+        frozenset(
+            {
+                "production-stack-528-k3s-lmcache-vllm-rtx-5090-sm-120",
+            }
+        ),
+    ),
+    # 11/16 (llama.cpp, Ollama, LocalAI, llama-cpp-python, llamafile, RamaLama: platform 10/13, container 0/2,
+    # backend 1/1), three empty answers.
+    "heldout116": BlindSet(
+        16,
+        2,
+        11 / 16,
+        frozenset(
+            {
+                "llama-cpp-python-645-cuda-simple-docker-error-304-seccomp",
+                "localai-1108-go-llama-load-model-sigill-avx2",
+                "ollama-6364-cuinit-999-stale-libcuda-copies",
+                "ollama-9685-jetson-orin-gemma3-27b-runner-signal-killed",
+                "ramalama-1900-crun-cannot-stat-libegl-nvidia-old-driver-path",
+            }
+        ),
+        frozenset(
+            {
+                "llama-cpp-python-645-cuda-simple-docker-error-304-seccomp",
+                "localai-1108-go-llama-load-model-sigill-avx2",
+                "ollama-6364-cuinit-999-stale-libcuda-copies",
+            }
+        ),
+    ),
+    # 3/6 (Hugging Face serving at GPU start-up: platform 1/4, container 1/1, backend 1/1), one empty answer.
+    "heldout117": BlindSet(
+        6,
+        0,
+        3 / 6,
+        frozenset(
+            {
+                "candle-353-rtx-2080-ti-sm75-named-symbol-not-found-cast-f32-bf16",
+                "text-embeddings-inference-179-router-built-on-gha-runner-illegal-instruction-on-intel-m1",
+                "text-generation-inference-686-tesla-v100-sharded-llama-requires-flash-attention",
+            }
+        ),
+        frozenset(
+            {
+                "text-embeddings-inference-179-router-built-on-gha-runner-illegal-instruction-on-intel-m1",
+            }
+        ),
+    ),
+    # 2/8 (Kubernetes LLM-serving platforms: core 1/4, backend 0/2, platform 1/1, orchestrator 0/1), two empty
+    # answers.
+    "heldout118": BlindSet(
+        8,
+        1,
+        2 / 8,
+        frozenset(
+            {
+                "kserve-4400-storage-initializer-hf-token-not-passed-gated-llama3",
+                "kubeai-533-vllm-0-8-3-llama3-2-columnparallellinear-no-input-scale",
+                "llm-d-inference-sim-96-deployment-unknown-flag-lora-modules-crashloop",
+                "llm-d-pr-675-wide-ep-prefill-nvshmem-detect-topo-failed-efa",
+                "llmkube-1030-vllm-runtime-unrecognized-argument-enable-metrics",
+                "substratusai-helm-8-vllm-chart-gke-autopilot-warden-gpu-type-denied",
+            }
+        ),
+        frozenset(
+            {
+                "kserve-4400-storage-initializer-hf-token-not-passed-gated-llama3",
+                "llm-d-inference-sim-96-deployment-unknown-flag-lora-modules-crashloop",
+            }
+        ),
+    ),
+    # 1/2 (the server tracker from 8000, tensorrtllm_backend from 600: core 0/1, backend 1/1), one empty
+    # answer.
+    "heldout119": BlindSet(
+        2,
+        0,
+        1 / 2,
+        frozenset(
+            {
+                "server-8008-s3-repository-s2n-init-failed-drbg",
+            }
+        ),
+        frozenset(
+            {
+                "server-8008-s3-repository-s2n-init-failed-drbg",
+            }
+        ),
+    ),
+    # Healthy Triton starts only (documentation excerpts): none of the five flagged.
+    "heldout120": BlindSet(0, 5, 0.0),
 }
 """Figures, labels and every miss: tests/data/logs/SPLIT.md and bench/RESULTS.md."""
 
