@@ -1167,26 +1167,23 @@ BLIND_SETS = {
         ),
     ),
     # heldout115-120 scored once at f1ee15f1 (six collectors of the session's third round), each also at
-    # 7e029092: the same answers at both heads. None of the eleven healthy logs flagged.
-    # 9/11 (vLLM's trackers: backend 4/5, platform 2/3, container 3/3), one empty answer.
+    # 7e029092: the same answers at both heads. None of the eleven healthy logs flagged. 9/11 (vLLM's
+    # trackers: backend 4/5, platform 2/3, container 3/3), one empty answer; fixed by class with one more;
+    # left: a Python import's libcudart.so.12 missing (python-shared-library-missing by its page's Meaning,
+    # labelled the library's version).
     "heldout115": BlindSet(
         11,
         3,
         9 / 11,
         frozenset(
             {
-                "production-stack-528-k3s-lmcache-vllm-rtx-5090-sm-120",
                 "vllm-1738-vllm-0-2-2-import-libcudart-so-12-missing",
-            }
-        ),
-        frozenset(
-            {
-                "production-stack-528-k3s-lmcache-vllm-rtx-5090-sm-120",
             }
         ),
     ),
     # 11/16 (llama.cpp, Ollama, LocalAI, llama-cpp-python, llamafile, RamaLama: platform 10/13, container 0/2,
-    # backend 1/1), three empty answers.
+    # backend 1/1), three empty answers; all three fixed by class with one more; left: CUDA's error 304 (no
+    # page: seccomp by the poster's fix) and a runner killed by a signal (a finding, no page).
     "heldout116": BlindSet(
         16,
         2,
@@ -1194,21 +1191,13 @@ BLIND_SETS = {
         frozenset(
             {
                 "llama-cpp-python-645-cuda-simple-docker-error-304-seccomp",
-                "localai-1108-go-llama-load-model-sigill-avx2",
-                "ollama-6364-cuinit-999-stale-libcuda-copies",
                 "ollama-9685-jetson-orin-gemma3-27b-runner-signal-killed",
-                "ramalama-1900-crun-cannot-stat-libegl-nvidia-old-driver-path",
-            }
-        ),
-        frozenset(
-            {
-                "llama-cpp-python-645-cuda-simple-docker-error-304-seccomp",
-                "localai-1108-go-llama-load-model-sigill-avx2",
-                "ollama-6364-cuinit-999-stale-libcuda-copies",
             }
         ),
     ),
-    # 3/6 (Hugging Face serving at GPU start-up: platform 1/4, container 1/1, backend 1/1), one empty answer.
+    # 3/6 (Hugging Face serving at GPU start-up: platform 1/4, container 1/1, backend 1/1), one empty answer;
+    # left as they were: a kernel symbol not found, TGI's flash-attention refusal on a V100, and the poster's
+    # own words "Illegal instructions" (the empty answer: no program's line).
     "heldout117": BlindSet(
         6,
         0,
@@ -1227,44 +1216,26 @@ BLIND_SETS = {
         ),
     ),
     # 2/8 (Kubernetes LLM-serving platforms: core 1/4, backend 0/2, platform 1/1, orchestrator 0/1), two empty
-    # answers.
+    # answers; both empty answers and one more fixed by class; left: an engine attribute error, NVSHMEM's
+    # topology failure, GKE Warden's refusal read from a W line naming the vllm container.
     "heldout118": BlindSet(
         8,
         1,
         2 / 8,
         frozenset(
             {
-                "kserve-4400-storage-initializer-hf-token-not-passed-gated-llama3",
                 "kubeai-533-vllm-0-8-3-llama3-2-columnparallellinear-no-input-scale",
-                "llm-d-inference-sim-96-deployment-unknown-flag-lora-modules-crashloop",
                 "llm-d-pr-675-wide-ep-prefill-nvshmem-detect-topo-failed-efa",
-                "llmkube-1030-vllm-runtime-unrecognized-argument-enable-metrics",
                 "substratusai-helm-8-vllm-chart-gke-autopilot-warden-gpu-type-denied",
-            }
-        ),
-        frozenset(
-            {
-                "kserve-4400-storage-initializer-hf-token-not-passed-gated-llama3",
-                "llm-d-inference-sim-96-deployment-unknown-flag-lora-modules-crashloop",
             }
         ),
     ),
     # 1/2 (the server tracker from 8000, tensorrtllm_backend from 600: core 0/1, backend 1/1), one empty
-    # answer.
+    # answer; the empty answer fixed by class (the S3 client's s2n_init).
     "heldout119": BlindSet(
         2,
         0,
         1 / 2,
-        frozenset(
-            {
-                "server-8008-s3-repository-s2n-init-failed-drbg",
-            }
-        ),
-        frozenset(
-            {
-                "server-8008-s3-repository-s2n-init-failed-drbg",
-            }
-        ),
     ),
     # Healthy Triton starts only (documentation excerpts): none of the five flagged.
     "heldout120": BlindSet(0, 5, 0.0),

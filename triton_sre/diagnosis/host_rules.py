@@ -109,6 +109,12 @@ HOST_RULES: Final[tuple[CauseRule, ...]] = (
             r"Unable to get blob property",
             r"Failed to (check|get|list|read|download)[^\n]{0,40}(as|gs|s3)://",
             r"\b(InvalidAccessKeyId|SignatureDoesNotMatch|NoSuchBucket|ExpiredToken|AccessDenied)\b",
+            # the S3 client's TLS layer (the AWS SDK's s2n, aws-c-io) that could not start
+            r"\bs2n_init\(\) failed\b",
+            # huggingface_hub's GatedRepoError ("Access to model <repo> is restricted. You must have access
+            # to it and be authenticated to access it. Please log in."; "... is restricted and you are not
+            # in the authorized list").
+            r"\bAccess to model \S+ is restricted\b",
             r"(s3|gs|as)://\S+[^\n]{0,80}(credential|forbidden|unauthori[sz]ed|\b40[13]\b|denied|anonymous)",
             r"does not have storage\.objects\.(get|list) access",
             # An as:// repository whose account endpoint cannot be reached (no network, a wrong account

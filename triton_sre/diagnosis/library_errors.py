@@ -228,6 +228,9 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             # COMPAT_NOT_SUPPORTED_ON_DEVICE), as programs print it ("cuInit(0) failed with error 802"). (100,
             # no device, is a CPU host's everyday answer and stays out.)
             r"\bcuInit\(\w*\) failed with error (?:3|34|35|802|803|804)\b",
+            # Ollama's GPU discovery (discover/gpu_info_nvcuda.c: "cuInit err: %d"), 999 (CUDA_ERROR_UNKNOWN)
+            # included: the driver itself failed (a stale libcuda, a wedged module); 100 stays out.
+            r"\bcuInit err: (?:3|34|35|802|803|804|999)\b",
             # PyTorch's device-count warning (c10/cuda/CUDAFunctions.cpp: "... Error 802: system not yet
             # initialized") quotes the code and cudaGetErrorString's text without CUDA's own frame.
             r"\bError 80[234]: (?:system not yet initialized|system has unsupported display driver / cuda"
@@ -294,6 +297,9 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bwas compiled without support for the current GPU architecture\b",
             r"\bpackage was not compiled with CUDA support\b",
             r"\bTensileLibrary\w*\.dat\b[^\n]{0,80}\bfor GPU arch\b",
+            # PyTorch's capability check (torch/cuda/__init__.py _check_capability: "<GPU> with CUDA
+            # capability sm_120 is not compatible with the current PyTorch installation."): no kernels for it.
+            r"\bwith CUDA capability sm_\d+ is not compatible with the current PyTorch installation\b",
         ),
         "CUDA cudaErrorNoKernelImageForDevice (209), cudaErrorInvalidPtx (218), "
         "cudaErrorJitCompilationDisabled (223); cuBLAS/cuDNN *_STATUS_ARCH_MISMATCH; NVRTC's "
@@ -463,6 +469,11 @@ LIBRARY_FAILURE_MARKS: Final[tuple[str, ...]] = (
     # rocBLAS ("rocBLAS error: Cannot read ...").
     r"\bCUDA initiali[sz]ation failure with error:? \d+",
     r"^rocBLAS error: ",
+    r"\bwith CUDA capability sm_\d+ is not compatible with the current PyTorch installation\b",
+    # Ollama's cuInit report (not 100: no device on a CPU host), ggml's CUDA_CHECK of old ("CUDA error 304 at
+    # ggml-cuda.cu:5065: OS call failed ..."; today "CUDA error: <text>" with "current device" lines).
+    r"\bcuInit err: (?!100\b)\d+",
+    r"\bCUDA error \d+ at \S+:\d+: ",
     r"\bCuda failure in file '[^'\n]+' line \d+: \d+",
     # TensorRT 10's registry errors carry no [file::func::line] prefix.
     r"\bIPluginRegistry::\w+: Error Code \d+: ",

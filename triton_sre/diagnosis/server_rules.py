@@ -102,6 +102,11 @@ OPTION_RULES: Final[tuple[CauseRule, ...]] = (
             # allowed with argument --y"): the command line the server was started with.
             r"\B--[\w.*-]+ and --[\w.*-]+ (?:[\w-]+ )?(?:flags|options|arguments) are mutually exclusive\b",
             r"\bargument --[\w-]+(?:/-\w)?: not allowed with argument --[\w-]+",
+            # A server's own command line refused by its parser: CPython argparse ("vllm: error: unrecognized
+            # arguments: --enable-metrics", ArgumentParser.error's "%(prog)s: error: %(message)s") and Go's
+            # spf13/pflag ("unknown flag: --lora-modules", "unknown shorthand flag: 'x' in -x").
+            r"(?m:^\S+: error: unrecognized arguments: -)",
+            r"(?m:^(?:Error: )?unknown (?:shorthand )?flag: ['\"]?-)",
             # Up to r23.07 (2.36) the parser's ParseOption<int|int64_t|uint64_t|double> was a bare
             # std::stoi/stoll/stoull/stod: a word where a number goes escapes it, and libstdc++'s terminate
             # handler prints the std::invalid_argument whose what() is the conversion's own name, before the

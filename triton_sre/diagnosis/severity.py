@@ -165,6 +165,8 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # glibc's dynamic loader refusing a program's library (elf/dl-load.c: "<prog>: error while loading shared
     # libraries: <lib>: cannot open shared object file ..." / ": file too short" / ": wrong ELF class ...").
     Guarded(r": error while loading shared libraries: \S+: ", ("error while loading shared libraries",)),
+    # Go's spf13/pflag refusing a flag (cobra prints it with "Error: " or alone, then the usage).
+    r"^(?:Error: )?unknown (?:shorthand )?flag: ['\"]?-",
     # Slurm's own error lines (src/common/log.c error(): "slurmstepd: error: ...", "srun: error: ..."), which
     # also carry what a SPANK plugin such as pyxis prints.
     r"^(?:slurmstepd|srun|sbatch|salloc|slurmd|slurmctld)(?:\[\d+\])?: error: ",

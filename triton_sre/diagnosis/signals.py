@@ -177,6 +177,13 @@ CRASH_WORDING: Final = (
     # 'File "<unknown>", line 0, in <symbol>' (vLLM, SGLang, TensorRT-LLM and Megatron workers as users
     # paste it; which library writes it was not read here).
     r"!!!!!!! Segfault encountered !!!!!!!",
+    # Go's runtime on a fatal signal in cgo or Go code (runtime/signal_unix.go: "SIGILL: illegal instruction",
+    # "SIGSEGV: segmentation violation", then "PC=..."), as go-llama/LocalAI backends print it.
+    r"\bSIG(?:ILL: illegal instruction|SEGV: segmentation violation|BUS: bus error|FPE: floating-point"
+    r" exception)\b",
+    # AWS's C runtime (aws-c-common's fatal assert: "Fatal error condition occurred in <file>:<line>: <expr>",
+    # then "Exiting Application" and abort()): Triton's S3 file system links it.
+    r"\bFatal error condition occurred in \S+:\d+: ",
     # The kernel's note of a user process's fault (arch/x86/mm/fault.c show_signal_msg, in dmesg), and of a
     # trap that sends SIGILL or SIGFPE (arch/x86/kernel/traps.c: "traps: <comm>[<pid>] trap invalid opcode
     # ip:... in <library>"); a supervisor's report of a child that exited on such a signal (Node's exit

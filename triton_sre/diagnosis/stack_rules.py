@@ -123,6 +123,8 @@ CONTAINER_RUNTIME_RULES: Final[tuple[CauseRule, ...]] = (
             r"\berror mounting \W{0,8}/[^\s\"]*/nvidia\W{0,8} to rootfs at\b",
             # CDI (tags.cncf.io/container-device-interface pkg/cdi/cache.go, toolkit >= 1.12, Podman >= 4.1).
             r"unresolvable CDI devices",
+            # a CDI spec naming a replaced driver's files (crun: "cannot stat `/usr/lib64/libEGL_nvidia..`")
+            r"\bcannot stat [`'\"]?/\S*(?:nvidia|libcuda|libnv)\S*\.so\.\d{3}\.\d+",
             r"failed to inject CDI devices",
             # containerd's CRI plugin and the kubelet: the RuntimeClass handler is not configured.
             r"no runtime for \"?nvidia\"? is configured",

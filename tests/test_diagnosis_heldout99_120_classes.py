@@ -1,4 +1,4 @@
-"""heldout99-114's misses, fixed by class from their sources (the wordings below are the sources', in
+"""heldout99-120's misses, fixed by class from their sources (the wordings below are the sources', in
 other logs' surroundings; the blind logs themselves are scored in test_diagnosis_accuracy.py).
 
 heldout99-106:
@@ -27,6 +27,15 @@ heldout107-114 (GPU model servers other than Triton, on every host):
 - Go's slog "level=ERROR", Slurm's "slurmstepd: error:", glibc's loader error are failures; pyxis failing to
   import an image and a registry's /v2/.../manifests refusal are the image pull; a device buffer the
   allocator could not get is the GPU's memory; "Torch is not able to use GPU" is no usable GPU.
+
+heldout115-120:
+- PyTorch's capability check ("... with CUDA capability sm_120 is not compatible with the current PyTorch
+  installation.") is the platform's page, a failure on its own; Ollama's "cuInit err: 999" the driver's (100,
+  no device, is no failure); ggml's "CUDA error N at file:line:" a failure.
+- Go's runtime "SIGILL: illegal instruction" and AWS's "Fatal error condition occurred in" are crashes;
+  the S3 client's "s2n_init() failed" and huggingface_hub's "Access to model X is restricted" the repository's
+  access; a server's own CLI parser refusing a flag (argparse, Go's pflag) the server's options; crun unable
+  to stat a versioned NVIDIA driver file (a CDI spec of a replaced driver) the container runtime.
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
@@ -249,3 +258,54 @@ def test_a_failure_with_no_page_is_still_a_finding(text: str) -> None:
 def test_slogs_lower_levels_are_no_failure() -> None:
     text = 'time=2026-12-01T10:00:00.000Z level=WARN source=sched.go:1 msg="gpu VRAM usage didn\'t recover within timeout"\n'
     assert _first(text) == (None, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "runbook"),
+    [
+        (
+            "/usr/lib/python3/dist-packages/torch/cuda/__init__.py:230: UserWarning: \n"
+            "NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation.\n",
+            c.RUNBOOK_PLATFORM_UNSUPPORTED,
+        ),
+        (
+            'time=2026-12-01T10:00:00.000Z level=INFO source=gpu.go:1 msg="looking for compatible GPUs"\ncuInit err: 3\n',
+            c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        ),
+        ("stderr SIGILL: illegal instruction\nstderr PC=0x7f00 m=5 sigcode=2\n", c.RUNBOOK_SERVER_CRASHED),
+        (
+            "Fatal error condition occurred in /src/aws-c-common/source/allocator.c:209: allocator != ((void*)0)\n"
+            "Exiting Application\n",
+            c.RUNBOOK_SERVER_CRASHED,
+        ),
+        (
+            "s2n_init() failed: 402653219 (Error using Deterministic Random Bit Generator)\n"
+            "Fatal error condition occurred in /src/aws-c-io/source/s2n/s2n_tls_channel_handler.c:197: 0\n",
+            c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
+        ),
+        (
+            "huggingface_hub.errors.GatedRepoError: 403 Client Error.\n"
+            "Access to model google/gemma-2-9b is restricted. You must have access to it and be authenticated to "
+            "access it. Please log in.\n",
+            c.RUNBOOK_CLOUD_REPOSITORY_ACCESS,
+        ),
+        ("Error: unknown flag: --max-loras\nUsage:\n  sim [flags]\n", c.RUNBOOK_SERVER_OPTION_INVALID),
+        (
+            "usage: sglang [-h]\nsglang: error: unrecognized arguments: --enable-metrics\n",
+            c.RUNBOOK_SERVER_OPTION_INVALID,
+        ),
+        (
+            "Error: crun: cannot stat `/usr/lib64/libcuda.so.560.35.03`: No such file or directory: OCI runtime "
+            "attempted to invoke a command that was not found\n",
+            c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+        ),
+    ],
+)
+def test_the_third_rounds_wordings_land_on_their_pages(text: str, runbook: str) -> None:
+    assert _first(text) == (runbook, True), text
+
+
+def test_ggmls_cuda_check_is_a_failure_and_no_device_is_not() -> None:
+    runbook, failed = _first("CUDA error 999 at ggml-cuda.cu:8012: unknown error\n")
+    assert failed and runbook is not None
+    assert _first("cuInit err: 100\n") == (None, False)
