@@ -103,19 +103,6 @@ def test_tensorrts_error_line_still_names_the_engine() -> None:
     assert _first(line + "\n") == (c.RUNBOOK_TRT_ENGINE_INCOMPATIBLE, True)
 
 
-def test_open_mpis_own_abort_under_an_info_line_is_a_failure() -> None:
-    text = (
-        "I1201 10:00:00.000000 41 model_lifecycle.cc:461] loading: gpt:1\n"
-        "*** The MPI_Comm_rank() function was called after MPI_FINALIZE was invoked.\n"
-        "*** This is disallowed by the MPI standard.\n"
-        "*** Your MPI job will now abort.\n"
-        "[host-0:00041] Local abort after MPI_FINALIZE started completed successfully, but am not able to "
-        "aggregate error messages, and not able to guarantee that all other processes were killed!\n"
-    )
-    runbook, failed = _first(text)
-    assert failed and runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
-
-
 def test_the_schedulers_info_line_is_a_pod_no_node_fits() -> None:
     text = (
         'I1201 10:00:00.100000       1 schedule_one.go:1055] "Unable to schedule pod; no fit; waiting" '
@@ -139,18 +126,6 @@ def test_the_segfault_banner_is_a_crash() -> None:
         '  File "<unknown>", line 0, in ncclCommInitRank\n'
     )
     assert _first(text) == (c.RUNBOOK_SERVER_CRASHED, True)
-
-
-def test_ray_serves_deployment_that_never_started_is_a_failure() -> None:
-    text = (
-        "applicationStatuses:\n"
-        "  app:\n"
-        "    status: DEPLOY_FAILED\n"
-        "    message: The deployment failed to start 3 times in a row. This may be due to a problem with its "
-        "constructor or initial health check failing.\n"
-    )
-    runbook, failed = _first(text)
-    assert failed and runbook == c.RUNBOOK_UNKNOWN_LOAD_FAILURE
 
 
 def test_the_hook_refusing_a_driver_capability_is_the_toolkits_page() -> None:
@@ -246,6 +221,17 @@ def test_the_layers_under_other_gpu_servers_land_on_their_pages(text: str, runbo
 @pytest.mark.parametrize(
     "text",
     [
+        # Open MPI's own abort under an info line (MPI initialised again after MPI_FINALIZE)
+        "I1201 10:00:00.000000 41 model_lifecycle.cc:461] loading: gpt:1\n"
+        "*** The MPI_Comm_rank() function was called after MPI_FINALIZE was invoked.\n"
+        "*** This is disallowed by the MPI standard.\n"
+        "*** Your MPI job will now abort.\n"
+        "[host-0:00041] Local abort after MPI_FINALIZE started completed successfully, but am not able to "
+        "aggregate error messages, and not able to guarantee that all other processes were killed!\n",
+        # Ray Serve's deployment that never started
+        "applicationStatuses:\n  app:\n    status: DEPLOY_FAILED\n"
+        "    message: The deployment failed to start 3 times in a row. This may be due to a problem with its "
+        "constructor or initial health check failing.\n",
         "run.sh: line 12:  4242 Killed                  python3 -m server --port 9000\n",
         "./segnet: error while loading shared libraries: /usr/lib/aarch64-linux-gnu/libnvinfer.so.8: file too short\n",
     ],
