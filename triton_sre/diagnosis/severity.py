@@ -166,10 +166,10 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # libraries: <lib>: cannot open shared object file ..." / ": file too short" / ": wrong ELF class ...").
     Guarded(r": error while loading shared libraries: \S+: ", ("error while loading shared libraries",)),
     # Go's spf13/pflag refusing a flag (cobra prints it with "Error: " or alone, then the usage).
-    r"^(?:Error: )?unknown (?:shorthand )?flag: ['\"]?-",
+    Guarded(r"^(?:Error: )?unknown (?:shorthand )?flag: ['\"]?-", ("unknown ",)),
     # Slurm's own error lines (src/common/log.c error(): "slurmstepd: error: ...", "srun: error: ..."), which
     # also carry what a SPANK plugin such as pyxis prints.
-    r"^(?:slurmstepd|srun|sbatch|salloc|slurmd|slurmctld)(?:\[\d+\])?: error: ",
+    Guarded(r"^(?:slurmstepd|srun|sbatch|salloc|slurmd|slurmctld)(?:\[\d+\])?: error: ", (": error: ",)),
     # A structured message that begins "Error:" reports a failure whatever level it was logged
     # at: Go CLIs (urfave/cli, cobra) print a returned error as "Error: <err>", and wrappers
     # log that output at info (the GPU operator's validator: level=info msg="Error: error
