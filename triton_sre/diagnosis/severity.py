@@ -93,6 +93,7 @@ from triton_sre.diagnosis.signals import (
     HEAP_CHECK_ABORT,
     HEAP_CORRUPTION_ABORT,
     HTTP_CLIENT_ERROR,
+    MPI_OWN_ABORT,
     PYTHON_FATAL,
     STACK_CHECK_ABORT,
     UNCAUGHT_EXCEPTION,
@@ -193,10 +194,7 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     # Open MPI ending the process on its own (help-mpi-runtime.txt's show_help banner, "*** Your MPI job will
     # now abort.", and ompi_mpi_abort's "Local abort <before MPI_INIT completed|after MPI_FINALIZE started>
     # completed successfully"): written under whatever line the server logged last.
-    Guarded(
-        r"^\*\*\* Your MPI job will now abort\.|\bLocal abort (?:before|after) MPI_(?:INIT|FINALIZE)\b",
-        ("MPI job will now abort", "Local abort "),
-    ),
+    Guarded(MPI_OWN_ABORT, ("MPI job will now abort", "Local abort ")),
     # UCX's own handler (ucs/debug/debug.c, what HPC-X / Open MPI builds with UCX print): "[host:pid:tid:N]
     # Caught signal 11 (Segmentation fault: address not mapped to object ...)" before "==== backtrace".
     Guarded(

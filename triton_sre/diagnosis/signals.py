@@ -13,6 +13,7 @@ from typing import Final
 
 from triton_sre.diagnosis.library_errors import LIBRARY_FAILURE_MARKS, LIBRARY_INFO
 from triton_sre.diagnosis.lineshape import PARSER_REFUSAL, join_hand_wraps
+from triton_sre.diagnosis.log_layouts import tensorrt
 from triton_sre.diagnosis.stack_rules import FATAL_EXIT_CODES, FATAL_SIGNALS
 from triton_sre.diagnosis.stack_rules import rx as _rx
 
@@ -29,6 +30,7 @@ __all__ = [
     "HEAP_CORRUPTION_ABORT",
     "HTTP_CLIENT_ERROR",
     "IMPORT_RECOVERED",
+    "MPI_OWN_ABORT",
     "PYTHON_FATAL",
     "SERVER_FAILURE",
     "STACK_CHECK_ABORT",
@@ -135,6 +137,11 @@ def crash_report_start(message: str) -> int | None:
     return next((k for k in range(1, len(lines)) if _REPORT_LINE.match(lines[k])), None)
 
 
+MPI_OWN_ABORT: Final = (
+    r"\bLocal abort (?:before|after) MPI_(?:INIT|FINALIZE)\b|^\*\*\* Your MPI job will now abort\."
+)
+"""Open MPI ending the process on its own (help-mpi-runtime.txt's banner, ompi_mpi_abort's "Local abort
+... completed successfully"): a failure line by its format too (`severity.py`), under whatever came before."""
 _FATAL_NAME = r"(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)"
 _FATAL_SIG = r"SIG(?:SEGV|ABRT|BUS|ILL|FPE)"
 STUB_PARENT_GONE: Final = r"\bNon-graceful termination detected\b"
@@ -271,7 +278,7 @@ SERVER_FAILURE: Final = _rx(
     # (<name>)."; 2 and 15 are a stop), the job aborted
     # after a rank's non-zero exit (help-errmgr-base.txt), and mpirun's refusals before any rank ran.
     r"^\*\*\* An error occurred in MPI_\w+|\*\*\* MPI_ERRORS_ARE_FATAL\b",
-    r"\bLocal abort (?:before|after) MPI_(?:INIT|FINALIZE)\b|^\*\*\* Your MPI job will now abort\.",
+    MPI_OWN_ABORT,
     r"\b(?:mpirun|mpiexec|orterun|prterun|prte) noticed that process rank \d+ with PID \d+ on node \S+"
     r"\s+exited on signal (?!(?:2|15)\b)\d+",
     r"\bPrimary job\s+terminated normally, but \d+ process(?:es)? returned\b",
@@ -315,7 +322,8 @@ SERVER_FAILURE: Final = _rx(
 BACKEND_FAILURE: Final = _rx(
     r"onnx runtime error \d+: ",
     r"\[ONNXRuntimeError\] : \d+ : [A-Z_]+ : ",
-    r"\[TRT\] \[E\]|\[[EF]\] \[TRT\]|\[TensorRT\] ERROR|\bTRT ERROR\b",
+    tensorrt("ERROR", "[EF]"),
+    r"\bTRT ERROR\b",
     r"\[[\w.]+\.cpp::[\w:~]+::\d+\] Error Code \d+: ",
     r"\bc10::Error\b|The following operation failed in the TorchScript interpreter",
     r"\bCUDA error: \w",
