@@ -203,6 +203,13 @@ CUDA_FRAME_RULES: Final[tuple[CauseRule, ...]] = (
 (core's ``unable to create stream:`` as the driver's, ``operation not permitted`` as a file's, an illegal
 instruction as the CPU's): placed first by `rules._build`."""
 
+_TRT_CUDA_INIT: Final = r"\bCUDA initiali[sz]ation failure with error:? \d+"
+"""TensorRT's own check of CUDA (a cause rule's pattern and, logged at W in 8.x, a failure mark)."""
+_TORCH_NO_KERNELS: Final = (
+    r"\bwith CUDA capability sm_\d+ is not compatible with the current PyTorch installation\b"
+)
+"""PyTorch's capability check, a UserWarning (a cause rule's pattern and a failure mark)."""
+
 LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
     CauseRule(
         c.RUNBOOK_CUDA_DRIVER_MISMATCH,
@@ -258,7 +265,7 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             # TensorRT's own check of CUDA before a builder or runtime exists (5-7: "Cuda initialization
             # failure with error 35. Please check cuda installation", 8-10: "CUDA initialization failure with
             # error: 222. Please check your CUDA installation"): CUDA could not start, whatever the code.
-            r"\bCUDA initiali[sz]ation failure with error:? \d+",
+            _TRT_CUDA_INIT,
             # A CUDA check macro of TensorRT plugins and samples ("Cuda failure in file 'yolo_layer.cu' line
             # 51: 35") with a code that is the driver's: 3, 34, 35 (insufficient driver), 222 (PTX newer than
             # the driver), 803, 804.
@@ -299,7 +306,7 @@ LIBRARY_RULES: Final[tuple[CauseRule, ...]] = (
             r"\bTensileLibrary\w*\.dat\b[^\n]{0,80}\bfor GPU arch\b",
             # PyTorch's capability check (torch/cuda/__init__.py _check_capability: "<GPU> with CUDA
             # capability sm_120 is not compatible with the current PyTorch installation."): no kernels for it.
-            r"\bwith CUDA capability sm_\d+ is not compatible with the current PyTorch installation\b",
+            _TORCH_NO_KERNELS,
         ),
         "CUDA cudaErrorNoKernelImageForDevice (209), cudaErrorInvalidPtx (218), "
         "cudaErrorJitCompilationDisabled (223); cuBLAS/cuDNN *_STATUS_ARCH_MISMATCH; NVRTC's "
@@ -467,9 +474,9 @@ LIBRARY_FAILURE_MARKS: Final[tuple[str, ...]] = (
     r"|RemoteError)\b",
     # TensorRT's CUDA check (at W level in 8.x: the builder it could not make is the failure) and ROCm's
     # rocBLAS ("rocBLAS error: Cannot read ...").
-    r"\bCUDA initiali[sz]ation failure with error:? \d+",
+    _TRT_CUDA_INIT,
     r"^rocBLAS error: ",
-    r"\bwith CUDA capability sm_\d+ is not compatible with the current PyTorch installation\b",
+    _TORCH_NO_KERNELS,
     # Ollama's cuInit report (not 100: no device on a CPU host), ggml's CUDA_CHECK of old ("CUDA error 304 at
     # ggml-cuda.cu:5065: OS call failed ..."; today "CUDA error: <text>" with "current device" lines).
     r"\bcuInit err: (?!100\b)\d+",
