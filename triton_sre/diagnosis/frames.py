@@ -50,7 +50,6 @@ _LOADER_FAILURE = re.compile(STATIC_TLS)
 _PYTHON_GENERIC = (c.RUNBOOK_PYTHON_MODULE_MISSING, c.RUNBOOK_PYTHON_MODEL_ERROR)
 
 
-
 @functools.cache
 def _plan() -> tuple[dict[str, tuple[str, ...]], tuple[tuple[CauseRule, tuple[frozenset[str], ...]], ...]]:
     """The words some rule requires by their first two characters, and each rule of `CAUSE_RULES` in
