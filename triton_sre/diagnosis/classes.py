@@ -80,7 +80,8 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     (
         c.RUNBOOK_SERVER_PORT_IN_USE,
         _rx(
-            r"\baddress already in use\b|\bEADDRINUSE\b",
+            # (not "Address already in use": server_rules claims it first, in every program's words)
+            r"\bEADDRINUSE\b",
             r"\b(?:port|address|socket)\b[^\n]{0,60}\balready (?:in use|allocated|bound)\b",
         ),
     ),
