@@ -49,6 +49,7 @@ from triton_sre.diagnosis.repositories import OPTION_PREFIX, RepositoryPaths
 from triton_sre.diagnosis.settle import stub_lock_abort
 from triton_sre.diagnosis.severity import is_failure_line
 from triton_sre.diagnosis.signals import crash_report_start
+from triton_sre.diagnosis.worded import WordedFailures
 
 __all__ = [
     "Diagnoser",
@@ -97,6 +98,7 @@ class Diagnoser(LineReader):
         self._repositories = RepositoryPaths()  # the options table's repositories (repositories.py)
         self._index = 0
         self._attach_after: tuple[ModelState, Obs] | None = None
+        self._worded = WordedFailures()  # lines whose words report a failure: the last resort (worded.py)
         self.releases = ReleaseReader()  # the log's release (`diagnose_index`: the live server's)
         self.harmless_lines = 0
         self.serving_lines = 0  # error lines a healthy server writes (level_inventory.py)
@@ -127,6 +129,7 @@ class Diagnoser(LineReader):
     def _feed(self, event: LogEvent) -> None:
         self._index += 1
         self._attach_after = None
+        self._worded.note(event)
         self._read(event, self._index)
         if self._attach_after is not None:  # a model's bare verdict below its cause, in one pasted block
             self._pending.attach(*self._attach_after)
@@ -183,6 +186,8 @@ class Diagnoser(LineReader):
             found = unfinished_start(found)
         if (stopping := self._progress.stopping_line) is not None:
             found = _crashes_while_stopping(found, stopping)
+        if not found:
+            found = self._worded.finding(self._titles, self._remediations)
         return Report(
             found,
             tuple(unmatched),

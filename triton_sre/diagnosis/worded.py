@@ -1,0 +1,157 @@
+"""The last resort of a diagnosis: a line whose own WORDS report a failure, in a layout no rule reads.
+
+The engine decides what failed by the log's format (`severity.py`: a level, a banner, a traceback) and
+its rules by exact wordings. Every new source the project has scored brought both a wording and a layout
+nobody had read (a job scheduler's ``slurmstepd: error:``, a runtime's ``!!!!!!! Segfault encountered
+!!!!!!!``, MPI's ``*** Your MPI job will now abort.``), and the answer was empty. Programs of every kind
+report failure with a small shared vocabulary (error, failed, fatal, abort, killed, cannot, denied ...);
+this module reads it where nothing else found anything:
+
+- only a line that no format marks as INFO or WARNING (`severity.line_level`), and not the first line of
+  a Triton ``I``/``W`` event (its level is known: its words are a note, not a failure);
+- not where the words say nothing failed (``0 errors``, ``if the load fails``, ``falling back``);
+- only after the last line that says the server or its model came up (``successfully loaded``, a READY
+  row, ``Application startup complete``): a failure the server went on past is no failure of the start.
+
+The finding is a WARNING, never critical: it says "read this line first", with the page of its cause
+class (`classes.py`) or the fallback page; it does not say the server failed. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.classes import cause_class, over_crash
+from triton_sre.diagnosis.events import SOURCE_OPTION, SOURCE_TABLE, LogEvent
+from triton_sre.diagnosis.frames import classify
+from triton_sre.diagnosis.level_inventory import is_harmless_warning, is_serving_wording
+from triton_sre.diagnosis.lineshape import LEVEL_INFO, LEVEL_WARNING, is_paste_prompt
+from triton_sre.diagnosis.report import Evidence, Finding
+from triton_sre.diagnosis.severity import line_level
+from triton_sre.diagnosis.signals import is_client_side, is_harmless
+
+__all__ = ["FAILURE_WORDS", "NOT_A_FAILURE", "NOT_COUNTED", "START_SUCCEEDED", "WordedFailures"]
+
+FAILURE_WORDS: Final = re.compile(
+    r"\b(?:errors?|errno|err(?=\s*[:=])|failed|failure|fails|fatal|abort(?:ed|ing|s)?|panic(?:ked)?"
+    r"|exception|killed|segfault|segmentation fault|core dumped|illegal instructions?|invalid opcode"
+    r"|cannot|can't|unable to|could ?n[o']t|not found|no such file|(?:permission|access) denied|refused"
+    r"|unauthori[sz]ed|forbidden|is restricted|timed out|crash(?:ed)?|insufficient|out of memory"
+    r"|not supported|unsupported|not compatible|incompatible|terminated|unrecognized"
+    r"|unknown (?:flag|option|argument|command|parameter|field)"
+    r"|exit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]\d*)\b",
+    re.I,
+)
+"""The words programs of every kind use to report a failure (a C library's strerror texts, a shell's
+``Killed``, a runtime's abort, an HTTP refusal, a flag parser's refusal), as a reader scanning a log for
+trouble reads them."""
+
+NOT_COUNTED: Final = re.compile(
+    r"\b(?:no|0|zero|without) (?:errors?|failures?|exceptions?)\b"
+    r"|\b(?:errors?|failures?|failed)\s*[:=]\s*0\b"
+    r"|\b(?:if|when|unless|in case)\b[^.;]{0,60}\b(?:fails?|errors?)\b|\bon (?:error|failure)\b",
+    re.I,
+)
+"""Failure words that report none: counted zero, a condition (their span is not read; the rest is)."""
+
+NOT_A_FAILURE: Final = re.compile(
+    r"\bfall(?:ing)? ?back\b|\bignor(?:e|ed|ing)\b|\bretry(?:ing)?\b"
+    r"|\b(?:use|using|uses) (?:the )?default\b|\binstead\b"
+    # a Python warning (``warnings``' ``file:line: CategoryWarning: message``, a class named ...Warning)
+    r"|(?-i:\b[A-Z]\w*Warning\b)",
+    re.I,
+)
+"""A line that says nothing failed for good: a recovery it announces (what it does instead, the default
+it uses, a retry), or a warning by its class."""
+
+_QUIET_LEVEL: Final = re.compile(
+    r"(?:^|[\s\[|(<])(?:INFO|DEBUG|TRACE|NOTICE|NOTE|WARN|WARNING)(?:[\]|)>:\s]|$)"
+)
+"""A level word in capitals below ERROR, in the line's own layout (``[INFO]``, ``WARNING file.py:50 --``,
+``NOTE:``) before its failure words: what the line says is a note."""
+_HEADING: Final = re.compile(r"^[\w .\-]{0,40}[:{]$")
+"""A heading or a structure's key (``Error Set:``, ``failed {``): it names a section, not a failure."""
+
+START_SUCCEEDED: Final = re.compile(
+    r"successfully loaded|loaded successfully|\|\s*READY\s*\||Started (?:GRPCInferenceService|HTTPService)"
+    r"|startup complete|Uvicorn running on|Running on (?:https?://|local URL)|\blistening (?:on|at)\b"
+    r"|server is (?:ready|running|up)\b|ready to roll|Successfully loaded servable|Running gRPC ModelServer",
+    re.I,
+)
+"""Lines that say the server, or the model it names, came up (Triton's own and other servers' banners)."""
+
+_MAX_LINES: Final = 3
+_MAX_LINE_CHARS: Final = 2000
+_MAX_BLOCK_LINES: Final = 400
+
+
+def _known_quiet(line: str) -> bool:
+    """A line the engine already knows says nothing failed: a comment or shell prompt, an inventoried
+    harmless line or warning, a healthy server's serving wording."""
+    return is_paste_prompt(line) or is_harmless(line) or is_harmless_warning(line) or is_serving_wording(line)
+
+
+class WordedFailures:
+    """Collects, in log order, the first lines after the last start-up success whose words report failure."""
+
+    def __init__(self) -> None:
+        self._lines: list[Evidence] = []
+
+    def note(self, event: LogEvent) -> None:
+        if event.source == SOURCE_TABLE:  # a status row: READY is a model that came up; others are read
+            if event.message.startswith("READY"):  # by the engine (a row is never an empty answer)
+                self._lines.clear()
+            return
+        if event.source == SOURCE_OPTION:
+            return
+        lines = event.message.split("\n")[:_MAX_BLOCK_LINES]
+        # A Triton I or W line's level covers its own first line (its continuation lines are other output).
+        first = 1 if event.level in (LEVEL_INFO, LEVEL_WARNING) else 0
+        for k, raw in enumerate(lines):
+            line = raw.strip()[:_MAX_LINE_CHARS]
+            if not line:
+                continue
+            if START_SUCCEEDED.search(line):
+                self._lines.clear()
+                continue
+            if k < first or len(self._lines) >= _MAX_LINES:
+                continue
+            read = NOT_COUNTED.sub(" ", line)
+            if (words := FAILURE_WORDS.search(read)) is None or NOT_A_FAILURE.search(line):
+                continue
+            if _QUIET_LEVEL.search(read, 0, words.start()) or _HEADING.match(line) or is_client_side(line):
+                continue
+            if line_level(line) in (LEVEL_INFO, LEVEL_WARNING) or _known_quiet(line):
+                continue
+            text = event.text if k == 0 and event.text else line
+            self._lines.append(Evidence(event.line + k, text.strip()[:_MAX_LINE_CHARS]))
+
+    def finding(self, titles: dict[str, str], remediations: dict[str, str]) -> tuple[Finding, ...]:
+        """The warning for a log with no other finding (empty when no line's words report a failure)."""
+        if not self._lines:
+            return ()
+        runbook = c.RUNBOOK_UNKNOWN_LOAD_FAILURE
+        for evidence in self._lines:
+            found = over_crash(classify(evidence.text), evidence.text) or cause_class(evidence.text)
+            if found is not None:
+                runbook = found
+                break
+        page = remediations.get(runbook, "")
+        note = (
+            "No line of this log is in a format triton-sre reads as a failure, but these lines' own words "
+            "report one, after the last sign that the server started: read them first."
+        )
+        return (
+            Finding(
+                None,
+                None,
+                runbook,
+                titles.get(runbook, runbook),
+                c.IMPACT_WARNING,
+                tuple(self._lines),
+                f"{note} {page}".strip(),
+                message=self._lines[0].text,
+            ),
+        )
