@@ -345,6 +345,7 @@ from 600 up), nothing cited)."""
         ("heldout118", 9),
         ("heldout119", 2),
         ("heldout120", 5),
+        ("heldout124", 19),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
