@@ -347,6 +347,7 @@ from 600 up), nothing cited)."""
         ("heldout120", 5),
         ("heldout124", 19),
         ("heldout122", 16),
+        ("heldout125", 16),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
