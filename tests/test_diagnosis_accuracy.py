@@ -348,6 +348,7 @@ from 600 up), nothing cited)."""
         ("heldout124", 19),
         ("heldout122", 16),
         ("heldout125", 16),
+        ("heldout128", 14),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
