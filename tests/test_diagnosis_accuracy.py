@@ -349,6 +349,7 @@ from 600 up), nothing cited)."""
         ("heldout122", 16),
         ("heldout125", 16),
         ("heldout128", 14),
+        ("heldout127", 13),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
