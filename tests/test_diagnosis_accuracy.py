@@ -350,6 +350,7 @@ from 600 up), nothing cited)."""
         ("heldout125", 16),
         ("heldout128", 14),
         ("heldout127", 13),
+        ("heldout121", 20),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
