@@ -351,6 +351,7 @@ from 600 up), nothing cited)."""
         ("heldout128", 14),
         ("heldout127", 13),
         ("heldout121", 20),
+        ("heldout123", 24),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
