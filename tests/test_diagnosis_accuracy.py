@@ -352,6 +352,7 @@ from 600 up), nothing cited)."""
         ("heldout127", 13),
         ("heldout121", 20),
         ("heldout123", 24),
+        ("heldout126", 22),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
