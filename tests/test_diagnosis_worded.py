@@ -72,6 +72,9 @@ def test_no_class_is_the_fallback_page_with_at_most_three_lines() -> None:
         "the server exits if the model load fails",
         "CUDA provider not available, falling back to CPU",
         "Scoring timeout setting is not found. Use default timeout: 3600000 ms",
+        # a sentence wrapped under a NOTE (the NGC banner's shared-memory note, heldout14's kserve-1941)
+        "NOTE: The SHMEM allocation limit is set to the default of 64MB.  This may be\n"
+        "   insufficient for the inference server.  NVIDIA recommends the use of the following flags:",
         # a comment and a prompt are what was run, not what failed
         "# this failed last time\n$ make test-error",
         # Triton's own I and W lines: their level decides
@@ -98,6 +101,15 @@ def test_the_last_resort_adds_nothing_to_a_log_with_findings() -> None:
     findings = _report(text).findings
     assert findings and all(f.runbook != c.RUNBOOK_UNKNOWN_LOAD_FAILURE or f.model for f in findings)
     assert not any(e.text.startswith("plugin host") for f in findings for e in f.evidence)
+
+
+def test_a_line_under_a_failure_is_not_its_own_failure() -> None:
+    (finding,) = _report("loader: shard 2 could not be mapped\n   at offset 0x10 of weights.bin").findings
+    assert [e.line for e in finding.evidence] == [1]
+
+
+def test_the_quoted_comments_re_read_gives_no_worded_finding() -> None:
+    assert _report("# note: the start in this thread is clean; nothing fails").findings == ()
 
 
 def test_a_heading_names_a_section() -> None:

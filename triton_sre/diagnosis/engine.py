@@ -154,6 +154,7 @@ class Diagnoser(LineReader):
             # Every line was a comment: the log they quote (read once; its own comments stay comments).
             again = Diagnoser(self._titles, self._remediations)
             again._quoted.close()
+            again._worded.close()
             return again.feed_all(parse(quoted)).finish()
         stops_at_driver = self._driver_failure()
         release = self.releases.release

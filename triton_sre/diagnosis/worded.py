@@ -98,8 +98,17 @@ class WordedFailures:
 
     def __init__(self) -> None:
         self._lines: list[Evidence] = []
+        self._open = True
+
+    def close(self) -> None:
+        """Read nothing more: a re-read of quoted comments (`quoted.py`) is no log of its own whose words
+        could decide (the chunked scanner leaves only the comments of a log whose I lines it skipped)."""
+        self._open = False
+        self._lines = []
 
     def note(self, event: LogEvent) -> None:
+        if not self._open:
+            return
         if event.source == SOURCE_TABLE:  # a status row: READY is a model that came up; others are read
             if event.message.startswith("READY"):  # by the engine (a row is never an empty answer)
                 self._lines.clear()
@@ -109,19 +118,24 @@ class WordedFailures:
         lines = event.message.split("\n")[:_MAX_BLOCK_LINES]
         # A Triton I or W line's level covers its own first line (its continuation lines are other output).
         first = 1 if event.level in (LEVEL_INFO, LEVEL_WARNING) else 0
+        before = ""
         for k, raw in enumerate(lines):
             line = raw.strip()[:_MAX_LINE_CHARS]
             if not line:
+                before = ""
                 continue
+            # an indented line under another is its sentence wrapped: read with the words it continues
+            said, before = (f"{before} {line}" if before and raw[:1] in " \t" else line), line
             if START_SUCCEEDED.search(line):
                 self._lines.clear()
                 continue
             if k < first or len(self._lines) >= _MAX_LINES:
                 continue
-            read = NOT_COUNTED.sub(" ", line)
-            if (words := FAILURE_WORDS.search(read)) is None or NOT_A_FAILURE.search(line):
+            read = NOT_COUNTED.sub(lambda m: " " * len(m[0]), line)  # (offsets kept)
+            if (words := FAILURE_WORDS.search(read)) is None or NOT_A_FAILURE.search(said):
                 continue
-            if _QUIET_LEVEL.search(read, 0, words.start()) or _HEADING.match(line) or is_client_side(line):
+            at = len(said) - len(line) + words.start()  # the failure word's offset in what the line says
+            if _QUIET_LEVEL.search(said, 0, at) or _HEADING.match(line) or is_client_side(line):
                 continue
             if line_level(line) in (LEVEL_INFO, LEVEL_WARNING) or _known_quiet(line):
                 continue
