@@ -61,7 +61,10 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     (
         c.RUNBOOK_POD_UNSCHEDULABLE,
         _rx(
-            r"(?-i:\bInsufficient)\s+[\w./-]+",
+            # the scheduler's "Insufficient <resource>": a Kubernetes resource name (lower case: cpu, memory,
+            # ephemeral-storage, pods, hugepages-2Mi, or a domain-prefixed extended resource such as
+            # nvidia.com/gpu), not an engine's "Insufficient GPU memory".
+            r"(?-i:\bInsufficient\s+(?:[a-z0-9.-]+/[\w.-]+|cpu|memory|ephemeral-storage|pods|hugepages-\w+)\b)",
             r"(?:Pod)?Unschedulable\b",
             rf"\b{_NEG}{_S}(?:be{_S})?schedul",
             r"\bno nodes? (?:are |is )?available\b|\bnodes? (?:are|is) available: ",
@@ -83,6 +86,9 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             # (not "Address already in use": server_rules claims it first, in every program's words)
             r"\bEADDRINUSE\b",
             r"\b(?:port|address|socket)\b[^\n]{0,60}\balready (?:in use|allocated|bound)\b",
+            # a listener that cannot bind its address (gRPC's "Failed to bind to address 0.0.0.0:8081"): the
+            # page's one bind that fails
+            r"\b(?:failed|unable) to bind (?:to )?(?:the )?(?:address|port)\b",
         ),
     ),
     # the container runtime or the NVIDIA Container Toolkit refusing to give the container a GPU
@@ -92,10 +98,28 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_GPU_CONTAINER_RUNTIME,
         _rx(
             r"\bcould not select device driver\b",
-            r"\bnvidia-container-(?:cli|runtime(?:-hook)?|toolkit)\b[^\n]{0,80}\b(?:error|fail\w*|not found"
+            r"\bnvidia-container-(?:cli|runtime(?:-hook)?|toolkit)\b[^\n]{0,300}?\b(?:error|fail\w*|not found"
             r"|unknown|refused|denied)",
             r"\b(?:unknown|invalid)\b[^\n]{0,20}\bruntime\b[^\n]{0,20}\bnvidia\b",
+            # (Nomad's docker driver: 'requested docker runtime "nvidia" was not found')
+            r"\bruntime\s+[\"']?nvidia[\"']?\s+(?:was\s+|is\s+)?not\s+found\b",
             r"\bunresolvable CDI devices?\b",
+        ),
+    ),
+    # The NVIDIA kernel driver's own log lines (its "NVRM:" prefix, open-gpu-kernel-modules' nv_printf) and
+    # its installer and module loading: the driver is not usable (API mismatch between its user and kernel
+    # halves, RmInitAdapter, a GPU fallen off the bus or refused by this release, an Xid, a module that was
+    # not built, signed or loaded). On a failure line only (a healthy host's NVRM banner says nothing failed).
+    (
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+        _rx(
+            r"\bNVRM: [^\n]{0,200}?\b(?:fail\w*|error|mismatch|not supported|fallen off|cannot|unable|Xid)\b",
+            r"\b(?:fallen off the bus|RmInitAdapter failed)\b",
+            r"\bkernel module\b[^\n]{0,80}\b(?:fail\w*|not (?:loaded|signed|found|built)|error)"
+            r"|\b(?:Building|load(?:ing)?) (?:the )?kernel modules?\b[^\n]{0,80}\b(?:fail\w*|error)",
+            r"\b(?:fail\w*|error|unable) (?:to )?(?:build|load|insert)\w* (?:the )?(?:NVIDIA )?kernel module",
+            r"\bKey was rejected by service\b",
+            r"\bperforming the step: \"Building kernel modules\"",
         ),
     ),
     # platform / architecture / compute capability (platform-unsupported: "does not support this GPU,
@@ -106,7 +130,14 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\bcompute cap(?:ability)?\b[^\n]{0,80}\b(?:not supported|unsupported|below|minimum|required|too"
             r" (?:low|old)|not compatible|incompatible)",
             # A CUDA architecture named by its short name (sm_75, sm75) that a build does not carry.
-            r"\bsm_?\d{2,3}a?\b[^\n]{0,60}\b(?:not supported|unsupported|not compatible|incompatible)\b",
+            r"\bsm[_ ]?\d{2,3}a?\b[^\n]{0,60}\b(?:not supported|unsupported|not compatible|incompatible)\b",
+            r"\bsm_\d{2,3}a? or (?:higher|newer|later|above)\b",
+            # a GPU generation a build requires ("FlashAttention only supports Ampere GPUs or newer")
+            r"\b(?:Kepler|Maxwell|Pascal|Volta|Turing|Ampere|Ada|Hopper|Blackwell)\b[^\n]{0,30}\b(?:or"
+            r" (?:newer|later|above|higher)|and (?:newer|later|above)|required|only)\b",
+            r"\bonly supports?\b[^\n]{0,40}\b(?:GPUs?|compute capabilit\w+|sm_?\d+)\b",
+            r"\b(?:your|this|the) (?:GPU|device|CPU|hardware)\b[^\n]{0,20}\b(?:does not|doesn't|do not"
+            r"|cannot) support\b",
             r"\b(?:does not|doesn't|do not) support\b[^\n]{0,30}\b(?:this|the|your|current)\b[^\n]{0,10}"
             r"\b(?:GPU|device|CPU|hardware|platform|architecture)\b",
             # A CPU without the instruction set a build was compiled for (the entrypoint's AVX check).
@@ -136,6 +167,18 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             # CUDA's initialisation (the driver API's cuInit or a framework's lazy init) failing.
             r"\bcuInit\b[^\n]{0,40}\b(?:failed|error)|\bfailed to initiali[sz]e CUDA\b",
             r"\bCUDA (?:initiali[sz]ation|init)\b[^\n]{0,40}\b(?:fail\w*|error)",
+            # the driver-API wordings programs print around cuInit: CUDA's "system not yet initialized"
+            # (802, Fabric Manager), Numba's "Error at driver init", Ollama's "cuda driver library init
+            # failure: 802" and "cudaSetDevice err: 999"
+            r"\bsystem not yet initiali[sz]ed\b|\b(?:Error|fail\w*) at driver init\b",
+            r"\b(?:cuda|nvidia) driver library\b[^\n]{0,40}\b(?:init\w* failure|fail\w*|error)",
+            r"\b(?:unable|failed) to (?:dynamically )?load (?:the )?[\"']?(?:cuda|nvcuda|libcuda)[\"']? "
+            r"(?:shared )?library\b",
+            r"\bcuda(?:SetDevice|GetDeviceCount|DriverGetVersion)\b[^\n]{0,10}\berr(?:or)?\b[:= ]+\d+",
+            # NVML's own initialisation ("error initializing nvidia nvml: nvml: Driver Not Loaded",
+            # "Failed to initialize NVML: Driver/library version mismatch")
+            r"\bnvml\b[^\n]{0,40}\b(?:driver not loaded|driver/library version mismatch)",
+            r"\b(?:error|fail\w*) (?:to )?initiali[sz]\w* (?:nvidia )?nvml\b",
             # a program's own check that the framework sees a GPU (A1111's "Torch is not able to use GPU")
             r"\b(?:is not able to|unable to|cannot|can't|could not) use (?:the |any )?GPUs?\b",
         ),
@@ -199,6 +242,9 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
         _rx(
             r"\bundefined symbol\b|\bsymbol lookup error\b|\bcannot open shared object\b",
+            # TensorFlow's graph importer (core/framework/op.cc): a graph holding an op the runtime's build
+            # does not register ("Op type not registered 'FIFOQueueV2' in binary running on ...")
+            r"\bOp type not registered\b",
             r"\blib[\w+-]*\.(?:so|dylib|dll)\b[^\n]{0,60}\b(?:not found|missing|cannot|could not|unable)",
             r"\b(?:version|ABI)\b[^\n]{0,40}\b(?:mismatch|incompatib\w*|not compatible|not supported)",
             r"\b(?:incompatib\w*|mismatch\w*)\b[^\n]{0,40}\b(?:version|ABI|library|opset|IR version)\b",
@@ -274,12 +320,26 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     (
         c.RUNBOOK_MODEL_FILE_INVALID,
         _rx(
+            # TensorFlow's record reader (core/lib/io/record_reader.cc) on a file that is no TFRecord
+            # (a SavedModel's warm-up data): "Data loss: corrupted record at 0"
+            r"\bcorrupted record at \d+",
+            # a model format's parser that cannot read the file it was given (TensorRT's UffParser "Could not
+            # read buffer", an ONNX parser "failed to parse")
+            r"\b(?:Uff|Onnx|Caffe)?Parser\b[^\n]{0,30}\b(?:could not|cannot|failed to|unable to)"
+            r" (?:read|parse)\b",
             r"\bfile\b[^\n]{0,300}?\bhas \d+(?: bytes)?,? but (?:request(?:ed|s)?|expect(?:ed|s)?) \d+",
             # A loader handed a file that it then cannot read as a model (llama.cpp's and llama-cpp-python's
             # "Failed to load model from file: <path>"), unless the same line says the file is absent.
             rf"\b{_NEG}{_S}load{_S}(?:the{_S})?model{_S}from{_S}(?:the{_S})?file\b(?![^\n]*\b(?:no such file"
             r"|not found|does not exist|doesn't exist|missing)\b)",
         ),
+    ),
+    # an LLM engine's tensor-parallel split the model's heads do not divide (llm-backend-config: the engine's
+    # settings do not fit the model): vLLM's "must be divisible by tensor parallel size", MLC's
+    # "num_kv_heads(8) must be divisible by tensor_parallel_shards"
+    (
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+        _rx(r"\bmust be divisible by\b[^\n]{0,30}\btensor[_ ]parallel"),
     ),
     # the model repository itself is not where the server looks (repository-path-invalid: "the
     # --model-repository path does not exist or is not a directory"), before a missing file claims it.
@@ -303,6 +363,7 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_MODEL_FILE_MISSING,
         _rx(
             r"\bno such file or directory\b|\bFileNotFoundError\b|\bfile not found\b",
+            r"\bmissing (?:the )?(?:model|weights?|checkpoint) files?\b",
             rf"\b{_NEG}{_S}(?:open|find|read|stat|locate){_S}(?:the{_S})?(?:model )?(?:file|path"
             rf"|directory)\b",
             r"\b(?:file|path|directory)\b[^\n]{0,80}\b(?:does not exist|not found|is missing|doesn't exist)",

@@ -129,11 +129,12 @@ def library_errors() -> tuple[LibraryError, ...]:
 # ("CUDA error: "), ONNX Runtime's CUDA_CALL ("CUDA failure 3: "), TensorRT 8-10's error kind ("Cuda Runtime
 # ("), TensorRT 5-8's cudaCheck ("Cuda Error in allocate: 2 ("), TensorRT-LLM's TLLM_CUDA_CHECK ("CUDA runtime
 # error in <call>: "), the backends' common library (backend_common.cc: "unable to create stream: "), CuPy's
-# CUDARuntimeError and a driver-API check naming the code ("cudaErrorNoDevice: ", "CUDA_ERROR_NO_DEVICE: ").
+# CUDARuntimeError and a driver-API check naming the code ("cudaErrorNoDevice: ", "CUDA_ERROR_NO_DEVICE: "),
+# and ggml's CUDA_CHECK ("CUDA error 3 at ggml-cuda.cu:5661: initialization error").
 _CUDA_SAYS = (
     r"(?:\bCUDA (?:error|failure \d+|runtime error)(?: \d+)?: |\bCuda Runtime \(|\bCuda Error in \w+: \d+ \("
     r"|\bCUDA runtime error in [^\n]*?\): |\bunable to create stream: |\bcudaError[A-Z]\w*: "
-    r"|\bCUDA_ERROR_[A-Z_]+: )"
+    r"|\bCUDA_ERROR_[A-Z_]+: |\bCUDA error \d+ at [^\s:]+:\d+: )"
 )
 
 # cudaGetErrorString texts no page covers, read in a CUDA frame (see CUDA_FRAME_RULES): a kernel's own

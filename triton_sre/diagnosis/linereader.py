@@ -306,6 +306,11 @@ class LineReader(VerdictReader):
             line, text = deciding_line(
                 event, lambda piece: failure_piece(piece) is not None or bool(words and words.match(piece))
             )
+            if not failing and (found := cause_class(text)) is not None:
+                # a level word opening a later line of a pasted block (an installer's "ERROR: The kernel
+                # module failed to load"): that line, read by its cause class as a line of its own is
+                self._pending.add(Obs(index, line, text, level or LEVEL_ERROR, found, message))
+                return
             self._unexplained_line(Obs(index, line, text, level or LEVEL_ERROR, None, message, True))
 
     def _unexplained_line(self, obs: Obs) -> None:

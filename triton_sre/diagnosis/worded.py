@@ -39,7 +39,8 @@ FAILURE_WORDS: Final = re.compile(
     r"|exception|killed|segfault|segmentation fault|core dumped|illegal instructions?|invalid opcode"
     r"|cannot|can't|unable to|could ?n[o']t|not found|no such file|(?:permission|access) denied|refused"
     r"|unauthori[sz]ed|forbidden|is restricted|timed out|crash(?:ed)?|insufficient|out of memory"
-    r"|not supported|unsupported|not compatible|incompatible|terminated|unrecognized"
+    r"|not supported|unsupported|not compatible|incompatible|terminated|unrecognized|mismatch(?:ed)?"
+    r"|evicted|low on resource|exceeded|not registered"
     r"|unknown (?:flag|option|argument|command|parameter|field)"
     r"|exit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]\d*)\b",
     re.I,
@@ -83,6 +84,8 @@ START_SUCCEEDED: Final = re.compile(
 """Lines that say the server, or the model it names, came up (Triton's own and other servers' banners)."""
 
 _MAX_LINES: Final = 3
+_MAX_CLASSED: Final = 20
+"""Lines read for a cause class, the first three quoted or not (bounded: the rules are many)."""
 _MAX_LINE_CHARS: Final = 2000
 _MAX_BLOCK_LINES: Final = 400
 
@@ -93,25 +96,37 @@ def _known_quiet(line: str) -> bool:
     return is_paste_prompt(line) or is_harmless(line) or is_harmless_warning(line) or is_serving_wording(line)
 
 
+def _class_of(text: str) -> str | None:
+    """The page of a line's known wording (`frames.classify`, a crash's cause first) or its cause class."""
+    return over_crash(classify(text), text) or cause_class(text)
+
+
 class WordedFailures:
     """Collects, in log order, the first lines after the last start-up success whose words report failure."""
 
     def __init__(self) -> None:
         self._lines: list[Evidence] = []
+        self._classed: tuple[str, Evidence] | None = None  # the first such line a cause class reads
+        self._read = 0  # such lines read for a class
         self._open = True
 
     def close(self) -> None:
         """Read nothing more: a re-read of quoted comments (`quoted.py`) is no log of its own whose words
         could decide (the chunked scanner leaves only the comments of a log whose I lines it skipped)."""
         self._open = False
+        self._forget()
+
+    def _forget(self) -> None:
         self._lines = []
+        self._classed = None
+        self._read = 0
 
     def note(self, event: LogEvent) -> None:
         if not self._open:
             return
         if event.source == SOURCE_TABLE:  # a status row: READY is a model that came up; others are read
             if event.message.startswith("READY"):  # by the engine (a row is never an empty answer)
-                self._lines.clear()
+                self._forget()
             return
         if event.source == SOURCE_OPTION:
             return
@@ -127,9 +142,9 @@ class WordedFailures:
             # an indented line under another is its sentence wrapped: read with the words it continues
             said, before = (f"{before} {line}" if before and raw[:1] in " \t" else line), line
             if START_SUCCEEDED.search(line):
-                self._lines.clear()
+                self._forget()
                 continue
-            if k < first or len(self._lines) >= _MAX_LINES:
+            if k < first or (len(self._lines) >= _MAX_LINES and self._classed) or self._read >= _MAX_CLASSED:
                 continue
             read = NOT_COUNTED.sub(lambda m: " " * len(m[0]), line)  # (offsets kept)
             if (words := FAILURE_WORDS.search(read)) is None or NOT_A_FAILURE.search(said):
@@ -140,18 +155,23 @@ class WordedFailures:
             if line_level(line) in (LEVEL_INFO, LEVEL_WARNING) or _known_quiet(line):
                 continue
             text = event.text if k == 0 and event.text else line
-            self._lines.append(Evidence(event.line + k, text.strip()[:_MAX_LINE_CHARS]))
+            evidence = Evidence(event.line + k, text.strip()[:_MAX_LINE_CHARS])
+            if len(self._lines) < _MAX_LINES:
+                self._lines.append(evidence)
+            if self._classed is None:
+                self._read += 1
+                if (runbook := _class_of(said)) is not None:
+                    self._classed = (runbook, evidence)
 
     def finding(self, titles: dict[str, str], remediations: dict[str, str]) -> tuple[Finding, ...]:
         """The warning for a log with no other finding (empty when no line's words report a failure)."""
         if not self._lines:
             return ()
-        runbook = c.RUNBOOK_UNKNOWN_LOAD_FAILURE
-        for evidence in self._lines:
-            found = over_crash(classify(evidence.text), evidence.text) or cause_class(evidence.text)
-            if found is not None:
-                runbook = found
-                break
+        runbook, quoted = c.RUNBOOK_UNKNOWN_LOAD_FAILURE, list(self._lines)
+        if self._classed is not None:
+            runbook, deciding = self._classed
+            if deciding not in quoted:
+                quoted.append(deciding)
         page = remediations.get(runbook, "")
         note = (
             "No line of this log is in a format triton-sre reads as a failure, but these lines' own words "
@@ -164,8 +184,8 @@ class WordedFailures:
                 runbook,
                 titles.get(runbook, runbook),
                 c.IMPACT_WARNING,
-                tuple(self._lines),
+                tuple(quoted),
                 f"{note} {page}".strip(),
-                message=self._lines[0].text,
+                message=(self._classed[1] if self._classed else quoted[0]).text,
             ),
         )

@@ -1,0 +1,152 @@
+"""heldout121-128's misses, fixed by class from their sources (the wordings are the sources', in other
+logs' surroundings; the blind logs themselves are scored in test_diagnosis_accuracy.py).
+
+- The NVIDIA kernel driver's own lines (its ``NVRM:`` prefix: an API mismatch between its halves,
+  RmInitAdapter, an Xid, a GPU fallen off the bus or refused by the release) and its installer (a module not
+  built, signed or loaded; Secure Boot's "Key was rejected by service") are the driver's page.
+- CUDA's "system not yet initialized" (802) in any program's words, Numba's "Error at driver init", Ollama's
+  "cuda driver library init failure" and "cudaSetDevice err: N", NVML's "Driver Not Loaded", a loader of the
+  "cuda" shared library by name, and ggml's CUDA_CHECK "CUDA error N at file:line:" are the driver's.
+- The scheduler's "Insufficient <resource>" names a Kubernetes resource; an engine's "Insufficient GPU memory"
+  is the GPU's memory.
+- A GPU generation a build requires ("only supports Ampere GPUs or newer"), "SM 87" with a space, ptxas'
+  ".target sm_80 or higher", "Your GPU does not support ..." are the platform's page.
+- gRPC's "Failed to bind to address" is the port's; Nomad's 'requested docker runtime "nvidia" was not
+  found' the container runtime's; TensorFlow's "Op type not registered" a library version; its record
+  reader's "corrupted record" and a model parser that cannot read its buffer an invalid model file; an LLM's
+  heads not divisible by the tensor-parallel size the LLM backend's settings.
+- An installer's "ERROR:" opening a later line of a pasted block is read by its cause class.
+"""
+
+# ruff: noqa: E501 - quoted log lines are test data
+
+from __future__ import annotations
+
+import pytest
+
+from triton_sre import conventions as c
+from triton_sre.diagnosis.classes import cause_class
+from triton_sre.diagnosis.engine import diagnose_events
+from triton_sre.diagnosis.logparse import parse_text
+
+CLASS_CASES = [
+    (
+        "[  156.380043] NVRM: API mismatch: the client has the version 535.183.01, but",
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    ),
+    ("NVRM: GPU at PCI:0000:01:00: GPU-4a1b has fallen off the bus.", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    ("[  903.609564] NVRM: RmInitAdapter failed! (0x62:0x40:2425)", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    (
+        "NVRM: The NVIDIA GPU installed in this system is not supported by the NVIDIA 550.54 driver release.",
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    ),
+    (
+        "ERROR: The kernel module failed to load, because it was not signed by a key that is trusted by the kernel.",
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    ),
+    (
+        'ERROR: An error occurred while performing the step: "Building kernel modules". See /var/log/nvidia-installer.log for details.',
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    ),
+    (
+        "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service",
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    ),
+    ("  what():  Error (gpu_burn-drv.cpp:298): system not yet initialized", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    (
+        "Error: CUDA device intialisation problem. Message:Error at driver init: Call to cuInit results in CUDA_ERROR_UNKNOWN (999)",
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    ),
+    (
+        'msg="unable to load cuda driver library" library=/usr/lib/libcuda.so.535 error="cuda driver library init failure: 802"',
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    ),
+    ("cudaSetDevice err: 999", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    (
+        "[ERROR] Nvidia GPU Manager: setup failed: error initializing nvidia nvml: nvml: Driver Not Loaded",
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    ),
+    (
+        'Unable to dynamically load the "cuda" shared library - searched for library names: ["cuda", "nvcuda"].',
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    ),
+    (
+        "TVMError: Check failed: (output_res.IsOk()) is false: Insufficient GPU memory error: The available single GPU memory is 20584 MB",
+        c.RUNBOOK_GPU_OUT_OF_MEMORY,
+    ),
+    ("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.", c.RUNBOOK_POD_UNSCHEDULABLE),
+    ("0/2 nodes are available: 2 Insufficient memory.", c.RUNBOOK_POD_UNSCHEDULABLE),
+    ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.", c.RUNBOOK_PLATFORM_UNSUPPORTED),
+    ("Target GPU SM 87 is not supported by this TensorRT release.", c.RUNBOOK_PLATFORM_UNSUPPORTED),
+    (
+        "ptxas /tmp/x.ptx, line 468; error   : Feature 'cvt with .f32.bf16' requires .target sm_80 or higher",
+        c.RUNBOOK_PLATFORM_UNSUPPORTED,
+    ),
+    ("ERROR: Your GPU does not support Int8 Matmul!", c.RUNBOOK_PLATFORM_UNSUPPORTED),
+    (
+        "RuntimeError: Failed to bind to address 0.0.0.0:8081; set GRPC_VERBOSITY=debug environment variable to see detailed error message.",
+        c.RUNBOOK_SERVER_PORT_IN_USE,
+    ),
+    ('requested docker runtime\n"nvidia" was not found', c.RUNBOOK_GPU_CONTAINER_RUNTIME),
+    (
+        "load failure: Not found: Op type not registered 'FIFOQueueV2' in binary running on d7c3. Make sure the Op and Kernel are registered",
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    ),
+    (
+        "Loading servable: {name: m version: 1} failed: Data loss: corrupted record at 0. Please verify your warmup data is in TFRecord format.",
+        c.RUNBOOK_MODEL_FILE_INVALID,
+    ),
+    ("ERROR: [TRT]: UffParser: Could not read buffer.", c.RUNBOOK_MODEL_FILE_INVALID),
+    (
+        "AssertionError: num_kv_heads(8) must be divisible by tensor_parallel_shards",
+        c.RUNBOOK_LLM_BACKEND_CONFIG,
+    ),
+    ("exception msg: Missing Model File.", c.RUNBOOK_MODEL_FILE_MISSING),
+]
+
+
+@pytest.mark.parametrize(("text", "runbook"), CLASS_CASES)
+def test_the_class_reads_the_sources_wording(text: str, runbook: str) -> None:
+    assert cause_class(text) == runbook
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a healthy host's driver banner and a module the kernel taints but loads say nothing failed
+        "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.07  Tue Feb 27 12:00:00 UTC 2024",
+        "Ampere GPUs detected, enabling TF32",
+    ],
+)
+def test_no_class_in_words_that_report_nothing(text: str) -> None:
+    assert cause_class(text) is None
+
+
+def test_ggml_cuda_check_is_the_driver_page() -> None:
+    text = "CUDA error 3 at /go/src/ollama/llm/llama.cpp/ggml-cuda.cu:5661: initialization error\ncurrent device: 0"
+    report = diagnose_events(parse_text(text))
+    assert report.findings[0].runbook == c.RUNBOOK_CUDA_DRIVER_MISMATCH
+
+
+def test_an_installer_error_below_its_progress_is_read_by_class() -> None:
+    text = (
+        "Building kernel modules\n"
+        "  : [##############################] 100%\n"
+        "\n"
+        "ERROR: The kernel module failed to load, because it was not signed by a key that is trusted by the kernel."
+    )
+    report = diagnose_events(parse_text(text))
+    assert [f.runbook for f in report.findings] == [c.RUNBOOK_CUDA_DRIVER_MISMATCH]
+    assert report.findings[0].evidence[0].text.startswith("ERROR: The kernel module failed to load")
+
+
+def test_a_driver_line_the_worded_last_resort_reads() -> None:
+    text = (
+        "nvidia-docker.service: Main process exited, code=exited, status=1/FAILURE\n"
+        "Aug 26 14:08:07 host kernel: NVRM: API mismatch: the client has the version 367.44, but\n"
+        "                             NVRM: this kernel module has the version 367.35.  Please"
+    )
+    (finding,) = diagnose_events(parse_text(text)).findings
+    assert finding.runbook == c.RUNBOOK_CUDA_DRIVER_MISMATCH
+    assert finding.severity == c.IMPACT_WARNING
+    assert "NVRM: API mismatch" in (finding.message or "")
