@@ -356,6 +356,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout123", 24),
         ("heldout126", 20),
         ("heldout135", 8),
+        ("heldout132", 10),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
