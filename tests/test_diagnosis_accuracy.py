@@ -357,6 +357,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout126", 20),
         ("heldout135", 8),
         ("heldout132", 10),
+        ("heldout130", 13),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
