@@ -358,6 +358,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout135", 8),
         ("heldout132", 10),
         ("heldout130", 13),
+        ("heldout134", 13),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
