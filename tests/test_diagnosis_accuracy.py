@@ -359,6 +359,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout132", 10),
         ("heldout130", 13),
         ("heldout134", 13),
+        ("heldout131", 19),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
