@@ -360,6 +360,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout130", 13),
         ("heldout134", 13),
         ("heldout131", 19),
+        ("heldout129", 14),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
