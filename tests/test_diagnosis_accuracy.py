@@ -361,6 +361,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout134", 13),
         ("heldout131", 19),
         ("heldout129", 14),
+        ("heldout133", 22),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
