@@ -362,6 +362,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout131", 19),
         ("heldout129", 14),
         ("heldout133", 22),
+        ("heldout136", 6),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
