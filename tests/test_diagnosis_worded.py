@@ -27,7 +27,7 @@ UNKNOWN_LAYOUT = [
     "a OpenVINO Object Detection Plugin failed to load. View Console for more information.",
     "rocm-smi reports one card\nthe runner said: operation could not complete, device lost",
     "[plugin host] shard 2 could not be mapped into the worker",
-    "Loading weights from /models/sdxl.safetensors\nmodel worker terminated unexpectedly",
+    "Loading weights from /models/sdxl.safetensors\nmodel worker aborted unexpectedly",
 ]
 
 
@@ -36,7 +36,8 @@ def test_a_failure_worded_in_an_unknown_layout_is_never_an_empty_answer(text: st
     report = _report(text)
     assert len(report.findings) == 1
     finding = report.findings[0]
-    assert finding.severity == c.IMPACT_WARNING  # a line to read first, never "the server failed"
+    # no cause class reads these words: a line to read first, not a verdict
+    assert finding.severity == c.IMPACT_WARNING
     assert not report.has_failure
     quoted = [e.text for e in finding.evidence]
     assert any(FAILURE_WORDS.search(q) for q in quoted)
@@ -46,7 +47,8 @@ def test_a_failure_worded_in_an_unknown_layout_is_never_an_empty_answer(text: st
 def test_the_line_is_read_by_its_cause_class() -> None:
     report = _report("node agent: could not pull image registry.example/triton:24.05")
     assert [f.runbook for f in report.findings] == [c.RUNBOOK_IMAGE_PULL_FAILED]
-    assert report.findings[0].severity == c.IMPACT_WARNING
+    # a class reads it, and nothing says the server came up: a start that failed, and why
+    assert report.findings[0].severity == c.IMPACT_CRITICAL
 
 
 def test_no_class_is_the_fallback_page_with_at_most_three_lines() -> None:
@@ -87,9 +89,12 @@ def test_no_worded_finding_where_the_words_say_nothing_failed(text: str) -> None
 
 
 def test_a_failure_after_the_start_is_still_read() -> None:
-    text = "INFO:     Application startup complete.\nworker crashed: segmentation fault"
-    (finding,) = _report(text).findings
-    assert finding.evidence[0].text == "worker crashed: segmentation fault"
+    text = "INFO:     Application startup complete.\nworker 2: weights shard could not be mapped"
+    report = _report(text)
+    (finding,) = report.findings
+    assert finding.evidence[0].text == "worker 2: weights shard could not be mapped"
+    assert finding.severity == c.IMPACT_WARNING  # the server came up: a line to read first
+    assert not report.has_failure
 
 
 def test_the_last_resort_adds_nothing_to_a_log_with_findings() -> None:

@@ -129,7 +129,6 @@ class Diagnoser(LineReader):
     def _feed(self, event: LogEvent) -> None:
         self._index += 1
         self._attach_after = None
-        self._worded.note(event)
         self._read(event, self._index)
         if self._attach_after is not None:  # a model's bare verdict below its cause, in one pasted block
             self._pending.attach(*self._attach_after)

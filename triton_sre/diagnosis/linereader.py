@@ -73,6 +73,7 @@ from triton_sre.diagnosis.signals import (
     is_summary,
 )
 from triton_sre.diagnosis.verdicts import VerdictReader
+from triton_sre.diagnosis.worded import WordedFailures
 
 __all__ = ["LineReader"]
 
@@ -126,6 +127,7 @@ class LineReader(VerdictReader):
     _unreachable: list[Obs]
     _own_lines: bool
     _warning_causes: list[Obs]
+    _worded: WordedFailures
     _gpu: GpuContext
     _progress: LoadProgress
     _quoted: QuotedComments
@@ -140,6 +142,7 @@ class LineReader(VerdictReader):
         if quiet is not event.message:  # the NGC banner of a container that runs (blocks.py)
             self._gpu.driver_present = True  # (it read the host driver's version: `GpuContext`)
             event = dataclasses.replace(event, message=quiet)
+        self._worded.note(event)  # (the last resort's lines: worded.py)
         message = event.message
         level = event_level(event)
         # (a gRPC client's poller line has gpr_log's level too, but it is no line of Triton's)

@@ -13,8 +13,10 @@ this module reads it where nothing else found anything:
 - only after the last line that says the server or its model came up (``successfully loaded``, a READY
   row, ``Application startup complete``): a failure the server went on past is no failure of the start.
 
-The finding is a WARNING, never critical: it says "read this line first", with the page of its cause
-class (`classes.py`) or the fallback page; it does not say the server failed. Pure: no I/O.
+The finding quotes the lines, with the page of their cause class (`classes.py`) or the fallback page. It is
+critical when a cause class reads a line and the log never says the server or a model came up (a start
+that failed, and why); otherwise a warning: a line to read first, not a verdict (a healthy start's noise
+reads the same in words no class knows). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from triton_sre import conventions as c
 from triton_sre.diagnosis.classes import cause_class, over_crash
 from triton_sre.diagnosis.events import SOURCE_OPTION, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.frames import classify
-from triton_sre.diagnosis.level_inventory import is_harmless_warning, is_serving_wording
+from triton_sre.diagnosis.k8s_documents import may_hold_event
+from triton_sre.diagnosis.level_inventory import is_harmless_warning, is_serving_line, is_serving_wording
 from triton_sre.diagnosis.lineshape import LEVEL_INFO, LEVEL_WARNING, is_paste_prompt
 from triton_sre.diagnosis.report import Evidence, Finding
 from triton_sre.diagnosis.severity import line_level
@@ -39,7 +42,7 @@ FAILURE_WORDS: Final = re.compile(
     r"|exception|killed|segfault|segmentation fault|core dumped|illegal instructions?|invalid opcode"
     r"|cannot|can't|unable to|could ?n[o']t|not found|no such file|(?:permission|access) denied|refused"
     r"|unauthori[sz]ed|forbidden|is restricted|timed out|crash(?:ed)?|insufficient|out of memory"
-    r"|not supported|unsupported|not compatible|incompatible|terminated|unrecognized|mismatch(?:ed)?"
+    r"|not supported|unsupported|not compatible|incompatible|unrecognized|mismatch(?:ed)?"
     r"|evicted|low on resource|exceeded|not registered"
     r"|unknown (?:flag|option|argument|command|parameter|field)"
     r"|exit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]\d*)\b",
@@ -52,28 +55,34 @@ trouble reads them."""
 NOT_COUNTED: Final = re.compile(
     r"\b(?:no|0|zero|without) (?:errors?|failures?|exceptions?)\b"
     r"|\b(?:errors?|failures?|failed)\s*[:=]\s*0\b"
-    r"|\b(?:if|when|unless|in case)\b[^.;]{0,60}\b(?:fails?|errors?)\b|\bon (?:error|failure)\b",
+    r"|\b(?:if|when|unless|in case)\b[^.;]{0,60}\b(?:fails?|errors?)\b|\bon (?:error|failure)\b"
+    r"|\berror[- ]level\b",
     re.I,
 )
-"""Failure words that report none: counted zero, a condition (their span is not read; the rest is)."""
+"""Failure words that report none: counted zero, a condition, a log level's name (their span is not read;
+the rest is)."""
 
 NOT_A_FAILURE: Final = re.compile(
     r"\bfall(?:ing)? ?back\b|\bignor(?:e|ed|ing)\b|\bretry(?:ing)?\b"
     r"|\b(?:use|using|uses) (?:the )?default\b|\binstead\b"
     # a Python warning (``warnings``' ``file:line: CategoryWarning: message``, a class named ...Warning)
-    r"|(?-i:\b[A-Z]\w*Warning\b)",
+    r"|(?-i:\b[A-Z]\w*Warning\b)"
+    # a process stopped on purpose (SIGTERM, SIGINT: a stop, as the engine reads Triton's exit handler's
+    # signals), and CUDA's 100, no device, a CPU host's everyday answer
+    r"|\bsignal (?:15|2)\b|\bSIG(?:TERM|INT)\b|\b(?:error|err)\b[: =]*100\b(?![.\d])",
     re.I,
 )
 """A line that says nothing failed for good: a recovery it announces (what it does instead, the default
-it uses, a retry), or a warning by its class."""
+it uses, a retry), a warning by its class, a stop asked for, no device on a CPU host."""
 
 _QUIET_LEVEL: Final = re.compile(
     r"(?:^|[\s\[|(<])(?:INFO|DEBUG|TRACE|NOTICE|NOTE|WARN|WARNING)(?:[\]|)>:\s]|$)"
 )
 """A level word in capitals below ERROR, in the line's own layout (``[INFO]``, ``WARNING file.py:50 --``,
 ``NOTE:``) before its failure words: what the line says is a note."""
-_HEADING: Final = re.compile(r"^[\w .\-]{0,40}[:{]$")
-"""A heading or a structure's key (``Error Set:``, ``failed {``): it names a section, not a failure."""
+_HEADING: Final = re.compile(r"^[\w .\-]{0,40}[:{]$|^-{1,2}[A-Za-z][\w-]*\b")
+"""A heading or a structure's key (``Error Set:``, ``failed {``), or a command-line option a usage text
+lists (``--log-error <boolean>``): it names a section or a setting, not a failure."""
 
 START_SUCCEEDED: Final = re.compile(
     r"successfully loaded|loaded successfully|\|\s*READY\s*\||Started (?:GRPCInferenceService|HTTPService)"
@@ -83,6 +92,7 @@ START_SUCCEEDED: Final = re.compile(
 )
 """Lines that say the server, or the model it names, came up (Triton's own and other servers' banners)."""
 
+_QUESTION: Final = re.compile(r"\w\?(?:\s|$)")
 _MAX_LINES: Final = 3
 _MAX_CLASSED: Final = 20
 """Lines read for a cause class, the first three quoted or not (bounded: the rules are many)."""
@@ -93,7 +103,13 @@ _MAX_BLOCK_LINES: Final = 400
 def _known_quiet(line: str) -> bool:
     """A line the engine already knows says nothing failed: a comment or shell prompt, an inventoried
     harmless line or warning, a healthy server's serving wording."""
-    return is_paste_prompt(line) or is_harmless(line) or is_harmless_warning(line) or is_serving_wording(line)
+    return (
+        is_paste_prompt(line)
+        or is_harmless(line)
+        or is_harmless_warning(line)
+        or is_serving_wording(line)
+        or is_serving_line(line)
+    )
 
 
 def _class_of(text: str) -> str | None:
@@ -107,6 +123,7 @@ class WordedFailures:
     def __init__(self) -> None:
         self._lines: list[Evidence] = []
         self._classed: tuple[str, Evidence] | None = None  # the first such line a cause class reads
+        self._came_up = False  # some line said the server or a model came up
         self._read = 0  # such lines read for a class
         self._open = True
 
@@ -127,12 +144,16 @@ class WordedFailures:
         if event.source == SOURCE_TABLE:  # a status row: READY is a model that came up; others are read
             if event.message.startswith("READY"):  # by the engine (a row is never an empty answer)
                 self._forget()
+                self._came_up = True
             return
         if event.source == SOURCE_OPTION:
             return
+        if may_hold_event(event.message):
+            return  # a Kubernetes Event or pod document: its reader (k8s_documents.py) decides
         lines = event.message.split("\n")[:_MAX_BLOCK_LINES]
-        # A Triton I or W line's level covers its own first line (its continuation lines are other output).
-        first = 1 if event.level in (LEVEL_INFO, LEVEL_WARNING) else 0
+        # A line with a known level (Triton's I, W, E, F) was read by the engine at that level, which
+        # decided it: only the raw lines folded under it (other programs' output) are read here.
+        first = 1 if event.level else 0
         before = ""
         for k, raw in enumerate(lines):
             line = raw.strip()[:_MAX_LINE_CHARS]
@@ -143,6 +164,7 @@ class WordedFailures:
             said, before = (f"{before} {line}" if before and raw[:1] in " \t" else line), line
             if START_SUCCEEDED.search(line):
                 self._forget()
+                self._came_up = True
                 continue
             if k < first or (len(self._lines) >= _MAX_LINES and self._classed) or self._read >= _MAX_CLASSED:
                 continue
@@ -154,6 +176,8 @@ class WordedFailures:
                 continue
             if line_level(line) in (LEVEL_INFO, LEVEL_WARNING) or _known_quiet(line):
                 continue
+            if _QUESTION.search(line) and ":" not in line:
+                continue  # (a question in prose is a person's; a program's "Out of memory? X: y" is not)
             text = event.text if k == 0 and event.text else line
             evidence = Evidence(event.line + k, text.strip()[:_MAX_LINE_CHARS])
             if len(self._lines) < _MAX_LINES:
@@ -183,7 +207,7 @@ class WordedFailures:
                 None,
                 runbook,
                 titles.get(runbook, runbook),
-                c.IMPACT_WARNING,
+                c.IMPACT_CRITICAL if self._classed and not self._came_up else c.IMPACT_WARNING,
                 tuple(quoted),
                 f"{note} {page}".strip(),
                 message=(self._classed[1] if self._classed else quoted[0]).text,
