@@ -582,7 +582,8 @@ BLIND_SETS = {
         9,
         3,
         6 / 9,
-        frozenset({"tensorrt-llm-1670"}),
+        # cmssw-37767: bash's "Killed" job report reads as the OOM kill (host-resource-exhausted's Meaning)
+        frozenset({"tensorrt-llm-1670", "cmssw-37767"}),
         frozenset({"tensorrt-llm-1670"}),
     ),
     # 8/13 after round 19, two empty answers, no healthy log flagged (no GitHub thread); round 20 fixed

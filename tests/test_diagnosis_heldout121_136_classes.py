@@ -1,5 +1,7 @@
-"""heldout121-128's misses, fixed by class from their sources (the wordings are the sources', in other
+"""heldout121-136's misses, fixed by class from their sources (the wordings are the sources', in other
 logs' surroundings; the blind logs themselves are scored in test_diagnosis_accuracy.py).
+
+heldout121-128:
 
 - The NVIDIA kernel driver's own lines (its ``NVRM:`` prefix: an API mismatch between its halves,
   RmInitAdapter, an Xid, a GPU fallen off the bus or refused by the release) and its installer (a module not
@@ -16,6 +18,15 @@ logs' surroundings; the blind logs themselves are scored in test_diagnosis_accur
   reader's "corrupted record" and a model parser that cannot read its buffer an invalid model file; an LLM's
   heads not divisible by the tensor-parallel size the LLM backend's settings.
 - An installer's "ERROR:" opening a later line of a pasted block is read by its cause class.
+
+heldout129-136:
+- bash's job report "line N: PID Killed" is host-resource-exhausted (its Meaning names it); a pulled layer the
+  disk cannot hold ("failed to register layer ... no space left on device") the image pull.
+- Windows: an exit code that is a crash's NTSTATUS (0xC0000005, 0xC000001D, 0xC0000409, 0xC00000FD) is the
+  crash; STATUS_DLL_NOT_FOUND (0xC0000135) and "Could not load library <x>.dll" a library.
+- nvidia-persistenced's socket missing, the video codec libraries not found, a driver library that is an
+  empty stub ("file too short"), CUDA's driver codes by number ("cuda error:35") are the driver's;
+  nvidia-docker 1.0's volume plugin failing is the container runtime's; "Parse onnx failed" an invalid file.
 """
 
 # ruff: noqa: E501 - quoted log lines are test data
@@ -102,6 +113,26 @@ CLASS_CASES = [
         c.RUNBOOK_LLM_BACKEND_CONFIG,
     ),
     ("exception msg: Missing Model File.", c.RUNBOOK_MODEL_FILE_MISSING),
+    (
+        'ERROR Could not load engine: Could not load library "C:\\Jan\\engines\\cortex.llamacpp\\engine.dll"',
+        c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
+    ),
+    ("[NITRO]::Error: child process exited with code 3221225781", c.RUNBOOK_LIBRARY_VERSION_MISMATCH),
+    ("open /run/nvidia-persistenced/socket: no such file or directory", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    (
+        "RuntimeError: LoadNvEncApi : NVENC library file is not found. Please ensure NV driver is installed",
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    ),
+    (
+        "tritonserver: error while loading shared libraries: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: file too short",
+        c.RUNBOOK_CUDA_DRIVER_MISMATCH,
+    ),
+    ("[default] [SERVER] Failed to get gpu card number, cuda error:35", c.RUNBOOK_CUDA_DRIVER_MISMATCH),
+    (
+        "docker: Error response from daemon: create nvidia_driver_384.130: VolumeDriver.Create: internal error, check logs for details.",
+        c.RUNBOOK_GPU_CONTAINER_RUNTIME,
+    ),
+    ("Parse onnx failed.", c.RUNBOOK_MODEL_FILE_INVALID),
 ]
 
 
@@ -148,5 +179,30 @@ def test_a_driver_line_the_worded_last_resort_reads() -> None:
     )
     (finding,) = diagnose_events(parse_text(text)).findings
     assert finding.runbook == c.RUNBOOK_CUDA_DRIVER_MISMATCH
-    assert finding.severity == c.IMPACT_WARNING
+    assert finding.severity == c.IMPACT_CRITICAL  # nothing says the GPU's service came up
     assert "NVRM: API mismatch" in (finding.message or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "runbook"),
+    [
+        (
+            "webui.sh: line 255: 34389 Killed                  python3 launch.py",
+            c.RUNBOOK_HOST_RESOURCE_EXHAUSTED,
+        ),
+        (
+            "docker: failed to register layer: ApplyLayer exit status 1 stdout:  \n"
+            "stderr: write /usr/local/cuda-11.6/targets/x86_64-linux/lib/libnppif.so.11.6.3.9: no space left on device.",
+            c.RUNBOOK_IMAGE_PULL_FAILED,
+        ),
+        ("OSError: [Errno 28] No space left on device: '/tmp/model'", c.RUNBOOK_HOST_RESOURCE_EXHAUSTED),
+        (
+            "2024-03-29T17:34:15.392Z [NITRO]::Debug: Nitro exited with code: 3221225501",
+            c.RUNBOOK_SERVER_CRASHED,
+        ),
+        ("The process exited with code -1073741819", c.RUNBOOK_SERVER_CRASHED),
+    ],
+)
+def test_the_first_finding_reads_the_sources_wording(text: str, runbook: str) -> None:
+    findings = diagnose_events(parse_text(text)).findings
+    assert findings and findings[0].runbook == runbook

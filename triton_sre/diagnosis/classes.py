@@ -101,6 +101,9 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\bnvidia-container-(?:cli|runtime(?:-hook)?|toolkit)\b[^\n]{0,300}?\b(?:error|fail\w*|not found"
             r"|unknown|refused|denied)",
             r"\b(?:unknown|invalid)\b[^\n]{0,20}\bruntime\b[^\n]{0,20}\bnvidia\b",
+            # nvidia-docker 1.0's volume plugin failing to create the driver volume ("create
+            # nvidia_driver_384.130: VolumeDriver.Create: internal error")
+            r"\bnvidia_driver_[\d.]+: VolumeDriver\.\w+",
             # (Nomad's docker driver: 'requested docker runtime "nvidia" was not found')
             r"\bruntime\s+[\"']?nvidia[\"']?\s+(?:was\s+|is\s+)?not\s+found\b",
             r"\bunresolvable CDI devices?\b",
@@ -175,6 +178,15 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\b(?:unable|failed) to (?:dynamically )?load (?:the )?[\"']?(?:cuda|nvcuda|libcuda)[\"']? "
             r"(?:shared )?library\b",
             r"\bcuda(?:SetDevice|GetDeviceCount|DriverGetVersion)\b[^\n]{0,10}\berr(?:or)?\b[:= ]+\d+",
+            # the driver's own daemon and libraries missing where the process runs: nvidia-persistenced's
+            # socket, the video codec libraries (libnvidia-encode, libnvcuvid: "NVENC library file is not
+            # found. Please ensure NV driver is installed"), a driver library mounted as an empty stub ("file
+            # too short")
+            r"\bnvidia-persistenced/socket\b[^\n]{0,40}\b(?:no such file|not found|refused)",
+            r"\b(?:NVENC|NVDEC|nvcuvid|nvidia-encode)\b[^\n]{0,40}\b(?:not found|cannot|could not|missing)",
+            r"\blib(?:cuda|nvidia-[\w-]+|nvcuvid)\.so[\d.]*: file too short\b",
+            # CUDA's driver-level codes by number in a program's own words ("cuda error:35", "cuda error 999")
+            r"\bcuda ?error ?[:=]? ?(?:3|35|803|804|999)\b(?![.\d])",
             # NVML's own initialisation ("error initializing nvidia nvml: nvml: Driver Not Loaded",
             # "Failed to initialize NVML: Driver/library version mismatch")
             r"\bnvml\b[^\n]{0,40}\b(?:driver not loaded|driver/library version mismatch)",
@@ -242,6 +254,11 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_LIBRARY_VERSION_MISMATCH,
         _rx(
             r"\bundefined symbol\b|\bsymbol lookup error\b|\bcannot open shared object\b",
+            # Windows' loader: a process whose DLL is missing exits with STATUS_DLL_NOT_FOUND (0xC0000135,
+            # 3221225781 unsigned), LoadLibrary's ERROR_MOD_NOT_FOUND reads "The specified module could not be
+            # found" (its ImportError "DLL load failed"), a program's "Could not load library <x>.dll"
+            r"\b(?:3221225781|-1073741515|0xC0000135|STATUS_DLL_NOT_FOUND)\b",
+            r"\bCould not load library\b[^\n]{0,300}?\.dll\b",
             # TensorFlow's graph importer (core/framework/op.cc): a graph holding an op the runtime's build
             # does not register ("Op type not registered 'FIFOQueueV2' in binary running on ...")
             r"\bOp type not registered\b",
@@ -327,11 +344,20 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             # read buffer", an ONNX parser "failed to parse")
             r"\b(?:Uff|Onnx|Caffe)?Parser\b[^\n]{0,30}\b(?:could not|cannot|failed to|unable to)"
             r" (?:read|parse)\b",
+            r"\bpars(?:e|ing) (?:the )?(?:onnx|uff|caffe|prototxt|model)(?: (?:file|model))?\b[^\n]{0,10}"
+            r"\bfail",
             r"\bfile\b[^\n]{0,300}?\bhas \d+(?: bytes)?,? but (?:request(?:ed|s)?|expect(?:ed|s)?) \d+",
             # A loader handed a file that it then cannot read as a model (llama.cpp's and llama-cpp-python's
             # "Failed to load model from file: <path>"), unless the same line says the file is absent.
             rf"\b{_NEG}{_S}load{_S}(?:the{_S})?model{_S}from{_S}(?:the{_S})?file\b(?![^\n]*\b(?:no such file"
             r"|not found|does not exist|doesn't exist|missing)\b)",
+            # llama.cpp's loader naming the file it could not read as a model ("llama_model_loader: failed to
+            # load model from <path>", "error loading model: done_getting_tensors: wrong number of tensors")
+            r"\b(?:llama_model_loader|llama_load_model_from_file|error loading model)\b[^\n]{0,40}"
+            r"(?:failed to load model from|wrong number of tensors|invalid magic)"
+            r"(?![^\n]*\b(?:no such file|not found|does not exist|doesn't exist|missing)\b)",
+            r"\bdone_getting_tensors: wrong number of tensors\b"
+            r"(?![^\n]*\b(?:no such file|not found|does not exist|doesn't exist|missing)\b)",
         ),
     ),
     # an LLM engine's tensor-parallel split the model's heads do not divide (llm-backend-config: the engine's

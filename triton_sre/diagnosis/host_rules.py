@@ -77,7 +77,8 @@ HOST_RULES: Final[tuple[CauseRule, ...]] = (
         _rx(
             # glibc strerror() wording, as Python's OSError prints it ("[Errno N] <strerror>") and
             # as C++ code quotes it: ENOSPC 28, ENOMEM 12, EMFILE 24, ENFILE 23.
-            _ENOSPC,
+            # (not a pulled layer the disk cannot hold: the image pull's page, stack_rules.py)
+            rf"\A(?![\s\S]*\b(?:failed to (?:register|extract|apply) layer|ApplyLayer)\b)[\s\S]*?{_ENOSPC}",
             # (not glibc's dynamic loader: "cannot allocate memory in static TLS block" is a library
             # that dlopen cannot place, see backend_rules.py)
             r"\[Errno 12\]|\bCannot allocate memory\b(?! in static TLS block)",
@@ -90,9 +91,12 @@ HOST_RULES: Final[tuple[CauseRule, ...]] = (
             # A launcher's report of a shard killed by SIGKILL (text-generation-launcher: "Shard process was
             # signaled to shutdown with signal 9"), and PyTorch's host allocator (c10/core/impl/alloc_cpu.cpp:
             # "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes", "... can't allocate
-            # memory: ..."). (Not bash's job report "line 255: 34389 Killed": a script's own kill -9 reads the
-            # same, heldout23's cmssw-37767; it is a failure signal, signals.py.)
+            # memory: ..."), and bash's job report of a child killed by SIGKILL ("webui.sh: line 255: 34389
+            # Killed  python3 ...", jobs.c), which the page's Meaning names: the OOM killer's kill as the
+            # parent shell saw it. (A script's own kill -9 reads the same: heldout23's cmssw-37767, labelled
+            # the fallback, where the wrapper killed a server that did not come up in time.)
             r"\bsignaled to shutdown with signal 9\b",
+            r"\bline \d+: +\d+ Killed\b",
             r"\bDefaultCPUAllocator: (?:not enough memory|can't allocate memory)\b",
             r"exit(ed)? (with )?(code|status) 137\b",
             # kubectl describe ("Exit Code:    137"), a pod's status ("exitCode: 137"; -o json's

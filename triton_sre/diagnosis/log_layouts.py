@@ -26,6 +26,7 @@ __all__ = [
     "onnxruntime",
     "python_layouts",
     "tensorrt_llm",
+    "tornado",
 ]
 
 # The reasons of Kubernetes' Warning events (kubelet pkg/kubelet/events/event.go, the scheduler, the
@@ -110,6 +111,13 @@ def onnxruntime(letters: str) -> str:
     """ONNX Runtime's default log sink (core/common/logging/sinks/ostream_sink.cc: ``<time>
     [W:onnxruntime:<logger id>, <file>:<line> <function>] <message>``): a one-letter level (V I W E F)."""
     return rf"\[{letters}:onnxruntime:[^,\]\n]*, "
+
+
+def tornado(letters: str) -> str:
+    """Tornado's default log formatter (tornado/log.py LogFormatter: ``[%(levelname)1.1s %(asctime)s
+    %(module)s:%(lineno)d]``, dates as ``%y%m%d %H:%M:%S``), as KServe's Python model servers print it:
+    ``[E 211213 04:25:33 __main__:37] fail to load model``; a one-letter level (D I W E C)."""
+    return rf"^\[{letters} \d{{6}} \d\d:\d\d:\d\d [\w.<>-]+:\d+\]"
 
 
 @dataclass(frozen=True)

