@@ -206,3 +206,20 @@ def test_a_driver_line_the_worded_last_resort_reads() -> None:
 def test_the_first_finding_reads_the_sources_wording(text: str, runbook: str) -> None:
     findings = diagnose_events(parse_text(text)).findings
     assert findings and findings[0].runbook == runbook
+
+
+def test_a_stream_relayed_at_error_keeps_the_relayed_lines_level() -> None:
+    """FastChat's StreamToLogger relays every stderr line at ERROR (heldout125's two healthy controllers):
+    the relayed line's own level decides; a relayed error stays one."""
+    healthy = (
+        "2023-04-25 07:00:52 | INFO | controller | Init controller\n"
+        "2023-04-25 07:00:52 | ERROR | stderr | INFO:     Started server process [415983]\n"
+        "2023-04-25 07:00:52 | ERROR | stderr | INFO:     Application startup complete.\n"
+    )
+    assert not diagnose_events(parse_text(healthy)).has_failure
+    failing = (
+        healthy
+        + "2023-04-25 07:01:02 | ERROR | stderr | ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 21001): address already in use\n"
+    )
+    report = diagnose_events(parse_text(failing))
+    assert report.has_failure and report.findings[0].runbook == c.RUNBOOK_SERVER_PORT_IN_USE

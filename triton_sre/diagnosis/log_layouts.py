@@ -63,16 +63,23 @@ QUIET_WORDS: Final = r"(?:WARNING|WARN|INFO|DEBUG|TRACE)"
 """The level words below ERROR that the layouts below print (GStreamer's column says WARN for warning)."""
 
 
+_NOT_RELAYED: Final = rf"(?![ \t]*[-|]?[ \t]*std(?:err|out)[ \t]*[-|][ \t]*{QUIET_WORDS}\b)"
+"""After a level word: not a stream's relay of a line that has its own, quieter level."""
+
+
 def python_layouts(words: str) -> tuple[str, ...]:
     """Python logging's layouts with the level ``words`` (a regex group): the default ``LEVEL:name:msg``,
     ``asctime - name - LEVEL -`` / ``[LEVEL]`` / loguru's ``| LEVEL |``, and vLLM's ``LEVEL mm-dd hh:mm``."""
     return (
         rf"^{words}:[\w.<>-]*:",
         rf"^(?:\S+ ){{0,3}}\S*\d\d:\d\d:\d\d\S*\s*(?:[-|:,]\s*(?:[\w.\[\]-]+\s*[-"
-        rf"|:]\s*)?)?\[?{words}\]?(?:\s|:|$)",
+        rf"|:]\s*)?)?\[?{words}\]?(?:\s|:|$){_NOT_RELAYED}",
         # ... and the same layouts once a collector's timestamp prefix is peeled off.
-        rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{words}\s*[-|:]",
-        rf"^\[{words}\]|\|\s*{words}\s*\||^{words}\s+\d\d-\d\d \d\d:\d\d",
+        rf"^[-|]\s*(?:[\w.:\[\]<>-]+\s*[-|]\s*)?{words}\s*[-|:]{_NOT_RELAYED}",
+        rf"^\[{words}\]|\|\s*{words}\s*\|{_NOT_RELAYED}|^{words}\s+\d\d-\d\d \d\d:\d\d",
+        # A logger relaying a stream line by line (FastChat's StreamToLogger: every stderr line at ERROR,
+        # "| ERROR | stderr | INFO:     Started server process"): the relayed line's own level is the line's.
+        rf"\|\s*[A-Z]+\s*\|\s*std(?:err|out)\s*\|\s*{words}\b",
     )
 
 
