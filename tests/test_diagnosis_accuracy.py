@@ -363,6 +363,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout129", 14),
         ("heldout133", 22),
         ("heldout136", 6),
+        ("heldout138", 6),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
