@@ -364,6 +364,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout133", 22),
         ("heldout136", 6),
         ("heldout138", 6),
+        ("heldout137", 8),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
