@@ -365,6 +365,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout136", 6),
         ("heldout138", 6),
         ("heldout137", 8),
+        ("heldout143", 9),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
