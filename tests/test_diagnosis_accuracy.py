@@ -366,6 +366,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout138", 6),
         ("heldout137", 8),
         ("heldout143", 9),
+        ("heldout139", 6),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
