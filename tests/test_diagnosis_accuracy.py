@@ -367,6 +367,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout137", 8),
         ("heldout143", 9),
         ("heldout139", 6),
+        ("heldout140", 15),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
