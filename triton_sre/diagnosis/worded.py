@@ -31,6 +31,7 @@ from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.k8s_documents import may_hold_event
 from triton_sre.diagnosis.level_inventory import is_harmless_warning, is_serving_line, is_serving_wording
 from triton_sre.diagnosis.lineshape import LEVEL_INFO, LEVEL_WARNING, is_paste_prompt
+from triton_sre.diagnosis.prefilter import fold, required
 from triton_sre.diagnosis.report import Evidence, Finding
 from triton_sre.diagnosis.severity import line_level
 from triton_sre.diagnosis.signals import is_client_side, is_harmless
@@ -92,6 +93,10 @@ START_SUCCEEDED: Final = re.compile(
 )
 """Lines that say the server, or the model it names, came up (Triton's own and other servers' banners)."""
 
+# The literals each pattern cannot match without (prefilter.required), looked for first: most lines of a big
+# log hold none, and a substring test is far cheaper than the case-folding regex.
+_FAILURE_LITERALS: Final = tuple(sorted(set().union(*required(FAILURE_WORDS))))
+_SUCCESS_LITERALS: Final = tuple(sorted(set().union(*required(START_SUCCEEDED))))
 _QUESTION: Final = re.compile(r"\w\?(?:\s|$)")
 _MAX_LINES: Final = 3
 _MAX_CLASSED: Final = 20
@@ -162,11 +167,14 @@ class WordedFailures:
                 continue
             # an indented line under another is its sentence wrapped: read with the words it continues
             said, before = (f"{before} {line}" if before and raw[:1] in " \t" else line), line
-            if START_SUCCEEDED.search(line):
+            folded = fold(line)
+            if any(w in folded for w in _SUCCESS_LITERALS) and START_SUCCEEDED.search(line):
                 self._forget()
                 self._came_up = True
                 continue
             if k < first or (len(self._lines) >= _MAX_LINES and self._classed) or self._read >= _MAX_CLASSED:
+                continue
+            if not any(w in folded for w in _FAILURE_LITERALS):
                 continue
             read = NOT_COUNTED.sub(lambda m: " " * len(m[0]), line)  # (offsets kept)
             if (words := FAILURE_WORDS.search(read)) is None or NOT_A_FAILURE.search(said):
