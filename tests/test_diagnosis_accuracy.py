@@ -368,6 +368,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout143", 9),
         ("heldout139", 6),
         ("heldout140", 15),
+        ("heldout141", 16),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
