@@ -369,6 +369,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout139", 6),
         ("heldout140", 15),
         ("heldout141", 16),
+        ("heldout142", 27),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
