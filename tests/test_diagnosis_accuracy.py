@@ -370,6 +370,7 @@ the platform, the orchestrator), nothing cited)."""
         ("heldout140", 15),
         ("heldout141", 16),
         ("heldout142", 27),
+        ("heldout144", 10),
     ],
 )
 def test_later_heldout_sets_are_new(name: str, size: int) -> None:
