@@ -141,6 +141,9 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\bonly supports?\b[^\n]{0,40}\b(?:GPUs?|compute capabilit\w+|sm_?\d+)\b",
             r"\b(?:your|this|the) (?:GPU|device|CPU|hardware)\b[^\n]{0,20}\b(?:does not|doesn't|do not"
             r"|cannot) support\b",
+            # a feature the GPU must have (TensorRT: "Networks with FP8 Q/DQ layers require hardware with FP8
+            # support")
+            r"\brequires? (?:a )?(?:hardware|GPUs?|devices?) with\b[^\n]{0,30}\bsupport\b",
             r"\b(?:does not|doesn't|do not) support\b[^\n]{0,30}\b(?:this|the|your|current)\b[^\n]{0,10}"
             r"\b(?:GPU|device|CPU|hardware|platform|architecture)\b",
             # A CPU without the instruction set a build was compiled for (the entrypoint's AVX check).
@@ -166,6 +169,8 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\bfound no (?:NVIDIA )?(?:driver|GPU)",
             # nvidia-smi's own refusal (it cannot talk to the driver) and a program that reads its answer.
             r"\bNVIDIA-SMI has failed\b",
+            # the driver installs nvidia-smi: a shell that cannot find it has no driver where it runs
+            r"\bnvidia-smi: (?:command )?not found\b|\bexec: \"?nvidia-smi\"?: executable file not found\b",
             r"\bnvidia-smi\b[^\n]{0,40}\b(?:failed|unexpected|couldn't communicate)",
             # CUDA's initialisation (the driver API's cuInit or a framework's lazy init) failing.
             r"\bcuInit\b[^\n]{0,40}\b(?:failed|error)|\bfailed to initiali[sz]e CUDA\b",
@@ -208,6 +213,9 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"\bshared memory\b[^\n]{0,60}\b(?:too small|insufficient|not enough|no space left|exhausted"
             r"|size is too small)",
             r"\b(?:increase|raise|larger)\b[^\n]{0,40}(?:--shm-size|\bshm_size\b|\bshm-size\b)",
+            # PyTorch's shared-memory manager (its DataLoader workers' tensors live in /dev/shm as
+            # /torch_<pid>_<n>: "unable to write to file </torch_18692_1954506624>")
+            r"\bunable to (?:write to|open shared memory object|mmap)\b[^\n]{0,20}</torch_\w+>",
         ),
     ),
     # OOM / memory (gpu-out-of-memory on a device, host-resource-exhausted otherwise).
@@ -259,6 +267,12 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             # found" (its ImportError "DLL load failed"), a program's "Could not load library <x>.dll"
             r"\b(?:3221225781|-1073741515|0xC0000135|STATUS_DLL_NOT_FOUND)\b",
             r"\bCould not load library\b[^\n]{0,300}?\.dll\b",
+            # LoadLibrary's own code for it (ERROR_MOD_NOT_FOUND, 126: the DLL or one it depends on), as ONNX
+            # Runtime quotes it ("LoadLibrary failed with error 126 ... when trying to load
+            # onnxruntime_providers_cuda.dll"), Java's loader's ("UnsatisfiedLinkError: <x>.dll: Can't find
+            # dependent libraries") and ONNX Runtime's Java binding's ("Failed to load shared library")
+            r"\bLoadLibrary failed with error 126\b|\bCan't find dependent libraries\b",
+            r"\bAppendExecutionProvider_\w+: Failed to load shared library\b",
             # TensorFlow's graph importer (core/framework/op.cc): a graph holding an op the runtime's build
             # does not register ("Op type not registered 'FIFOQueueV2' in binary running on ...")
             r"\bOp type not registered\b",
@@ -340,6 +354,9 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             # TensorFlow's record reader (core/lib/io/record_reader.cc) on a file that is no TFRecord
             # (a SavedModel's warm-up data): "Data loss: corrupted record at 0"
             r"\bcorrupted record at \d+",
+            # PyTorch's archive reader (caffe2/serialize/inline_container.cc "PytorchStreamReader failed
+            # reading zip archive", miniz's "invalid header or archive is corrupted"): no (whole) archive
+            r"\bfailed reading zip archive\b|\binvalid header or archive is corrupted\b",
             # a model format's parser that cannot read the file it was given (TensorRT's UffParser "Could not
             # read buffer", an ONNX parser "failed to parse")
             r"\b(?:Uff|Onnx|Caffe)?Parser\b[^\n]{0,30}\b(?:could not|cannot|failed to|unable to)"
@@ -367,6 +384,21 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         c.RUNBOOK_LLM_BACKEND_CONFIG,
         _rx(r"\bmust be divisible by\b[^\n]{0,30}\btensor[_ ]parallel"),
     ),
+    # a model's version folders (version-dir-invalid: "no numeric version folder"): OpenVINO Model Server's
+    # model manager ("Expected version directory name to be a number greater than 0. Got: 0", "No version
+    # found for model in path: ...")
+    (
+        c.RUNBOOK_VERSION_DIR_INVALID,
+        _rx(
+            r"\bversion (?:directory|folder|dir)(?: name)?\b[^\n]{0,40}\b(?:number|numeric|integer)\b",
+            r"\bno (?:valid )?versions? (?:found|available)\b[^\n]{0,20}\b(?:for|in)\b",
+        ),
+    ),
+    # OpenVINO Model Server's model manager on a model's base_path (its repository) that is not there
+    # ("[modelmanager][error][modelmanager.cpp:579] Directory does not exist: /models/m/1"), and its config
+    # file refused by the schema ("Given config is invalid according to schema")
+    (c.RUNBOOK_REPOSITORY_PATH_INVALID, _rx(r"\[modelmanager\]\[error\][^\n]*?\bDirectory does not exist\b")),
+    (c.RUNBOOK_CONFIG_PARSE_ERROR, _rx(r"\bconfig is invalid according to schema\b")),
     # the model repository itself is not where the server looks (repository-path-invalid: "the
     # --model-repository path does not exist or is not a directory"), before a missing file claims it.
     (

@@ -322,7 +322,7 @@ def looks_cut(before: str, piece: str, piece_width: int) -> int | None:
 _PROMPT = re.compile(
     # (a prompt of the working folder alone, with the last exit status some shells show: "~ [1]$ ")
     # (conda's and venv's "(env) " before a user@host prompt)
-    r"\s*(?:#|\$ |(?:\([\w.-]+\) )*\[[\w.-]+@[\w.-]+[^\]\n]*\][$#] "
+    r"\s*(?:#(?!\d+ ERROR: )|\$ |(?:\([\w.-]+\) )*\[[\w.-]+@[\w.-]+[^\]\n]*\][$#] "
     r"|(?:\([\w.-]+\) )*[\w.-]+@[\w.-]+:[^\s$#]*[$#] "
     r"|[~/][^\s$#]* (?:\[\d+\])?[$#] "
     r"|(?:sudo )?(?:kubectl|oc|docker|podman|helm|nerdctl|crictl) (?:-\S+ )*[a-z][\w-]* )"

@@ -25,6 +25,7 @@ __all__ = [
     "json_record",
     "onnxruntime",
     "python_layouts",
+    "spdlog",
     "tensorrt_llm",
     "tornado",
 ]
@@ -112,6 +113,14 @@ def json_record(words: str) -> str:
     zap's (KServe, ModelMesh: ``{"level":"info","ts":...}``), structlog's and python-json-logger's
     (``levelname``). The level word in any case."""
     return rf'^\s*\{{\s*"(?:level|levelname|severity|lvl)"\s*:\s*"(?i:{words})"'
+
+
+def spdlog(words: str) -> str:
+    """spdlog's bracketed layouts as C++ servers set them (OpenVINO Model Server's ``[%Y-%m-%d %H:%M:%S.%e]
+    [%t][%n][%l][%s:%#] %v``: ``[2025-01-15 15:45:46.463][100][modelmanager][warning][modelmanager.cpp:1354]
+    ...``, older releases without the time; spdlog's default ``[time] [logger] [level] msg``): the level is a
+    bracketed word after one to four bracketed fields at the start of the line."""
+    return rf"^(?:\[[^\]\n]{{1,40}}\] ?){{1,4}}\[(?i:{words})\]"
 
 
 def onnxruntime(letters: str) -> str:

@@ -85,6 +85,7 @@ from triton_sre.diagnosis.log_layouts import (
     json_record,
     onnxruntime,
     python_layouts,
+    spdlog,
     tensorrt,
     tensorrt_llm,
     tornado,
@@ -148,6 +149,8 @@ _FORMATS: Final[tuple[str | Guarded, ...]] = (
     r"^\*\* (?:\([^)]*\): )?(?:ERROR|CRITICAL)\b",
     # GStreamer's debug log, ERROR level column.
     gstreamer("ERROR"),
+    # spdlog's bracketed level (OpenVINO Model Server and other C++ servers), its error levels.
+    spdlog("error|critical|err"),
     # Tornado's formatter (KServe's Python model servers), its E and C letters. (Its I and W lines are not
     # read as quiet: a paste folds a traceback onto an I line's row, heldout14's seldon-core-3133.)
     tornado("[EC]"),
@@ -425,6 +428,7 @@ _QUIET_LAYOUTS: Final = re.compile(
             tensorrt_llm(QUIET_WORDS, "[WIV]"),
             tensorrt(QUIET_WORDS, "[WIV]"),
             onnxruntime("[WIV]"),
+            spdlog(QUIET_WORDS),
             json_record(QUIET_WORDS),
         )
     )

@@ -129,6 +129,7 @@ class WordedFailures:
         self._lines: list[Evidence] = []
         self._classed: tuple[str, Evidence] | None = None  # the first such line a cause class reads
         self._came_up = False  # some line said the server or a model came up
+        self._warned: tuple[str, Evidence] | None = None  # the first warning a cause class reads
         self._read = 0  # such lines read for a class
         self._open = True
 
@@ -141,6 +142,7 @@ class WordedFailures:
     def _forget(self) -> None:
         self._lines = []
         self._classed = None
+        self._warned = None
         self._read = 0
 
     def note(self, event: LogEvent) -> None:
@@ -173,8 +175,12 @@ class WordedFailures:
                 self._came_up = True
                 continue
             if k < first or (len(self._lines) >= _MAX_LINES and self._classed) or self._read >= _MAX_CLASSED:
+                if k == 0 and event.level == LEVEL_WARNING:
+                    self._warning(event, line)
                 continue
             if not any(w in folded for w in _FAILURE_LITERALS):
+                if "warn" in folded and line_level(line) == LEVEL_WARNING:
+                    self._warning(event, line, k)  # (a warning without failure words may name a cause)
                 continue
             read = NOT_COUNTED.sub(lambda m: " " * len(m[0]), line)  # (offsets kept)
             if (words := FAILURE_WORDS.search(read)) is None or NOT_A_FAILURE.search(said):
@@ -182,7 +188,10 @@ class WordedFailures:
             at = len(said) - len(line) + words.start()  # the failure word's offset in what the line says
             if _QUIET_LEVEL.search(said, 0, at) or _HEADING.match(line) or is_client_side(line):
                 continue
-            if line_level(line) in (LEVEL_INFO, LEVEL_WARNING) or _known_quiet(line):
+            level = line_level(line)
+            if level == LEVEL_WARNING:
+                self._warning(event, line, k)
+            if level in (LEVEL_INFO, LEVEL_WARNING) or _known_quiet(line):
                 continue
             if _QUESTION.search(line) and ":" not in line:
                 continue  # (a question in prose is a person's; a program's "Out of memory? X: y" is not)
@@ -195,8 +204,31 @@ class WordedFailures:
                 if (runbook := _class_of(said)) is not None:
                     self._classed = (runbook, evidence)
 
+    def _warning(self, event: LogEvent, line: str, k: int = 0) -> None:
+        """A warning line: kept when a cause class reads it, the first one, until a line says the start
+        went on (a server that warns and then never comes up: the warning is the one lead)."""
+        if self._warned is not None or self._read >= _MAX_CLASSED or _known_quiet(line):
+            return
+        self._read += 1
+        if (runbook := _class_of(line)) is not None:
+            text = event.text if k == 0 and event.text else line
+            self._warned = (runbook, Evidence(event.line + k, text.strip()[:_MAX_LINE_CHARS]))
+
     def finding(self, titles: dict[str, str], remediations: dict[str, str]) -> tuple[Finding, ...]:
         """The warning for a log with no other finding (empty when no line's words report a failure)."""
+        if not self._lines and self._warned is not None:
+            runbook, warned = self._warned
+            note = (
+                "Nothing in this log failed in a format triton-sre reads, and nothing says the server or its "
+                "model came up; this warning names a cause: read it first."
+            )
+            page = remediations.get(runbook, "")
+            return (
+                Finding(
+                    None, None, runbook, titles.get(runbook, runbook), c.IMPACT_WARNING, (warned,),
+                    f"{note} {page}".strip(), message=warned.text,
+                ),
+            )  # fmt: skip
         if not self._lines:
             return ()
         runbook, quoted = c.RUNBOOK_UNKNOWN_LOAD_FAILURE, list(self._lines)
