@@ -52,6 +52,10 @@ NEEDLES: tuple[bytes, ...] = (
     STOP_MARK.encode(),
     # kube-scheduler's klog I line for a pod no node fits (severity.SCHEDULER_NO_FIT): a failure at I.
     b"Unable to schedule",
+    # An OS error a wrapper relays at I (absl's run_docker.py printing its container's stderr: "python: can't
+    # open file ...: [Errno 13] Permission denied"): kept, so a log whose other lines are comments is read
+    # as the line-by-line reader reads it (a log line, not a paste of comments, quoted.py).
+    b"[Errno ",
 )
 """Literals that make an ``I`` line worth parsing (the Python stub reports its failures at ``I``, and 2.51
 core's closing ``failed to load '<model>'``, also with its quote as a web page's source holds it, ``&#39;``;
