@@ -64,7 +64,7 @@ QUIET_WORDS: Final = r"(?:WARNING|WARN|INFO|DEBUG|TRACE)"
 """The level words below ERROR that the layouts below print (GStreamer's column says WARN for warning)."""
 
 
-_NOT_RELAYED: Final = rf"(?![ \t]*[-|]?[ \t]*std(?:err|out)[ \t]*[-|][ \t]*{QUIET_WORDS}\b)"
+_NOT_RELAYED: Final = rf"(?![^\S\n]*[-|]?[^\S\n]*std(?:err|out)[^\S\n]*[-|][^\S\n]*{QUIET_WORDS}\b)"
 """After a level word: not a stream's relay of a line that has its own, quieter level."""
 
 
