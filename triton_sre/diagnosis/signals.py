@@ -60,6 +60,9 @@ HARMLESS: Final = _rx(
     # Alone, NVML failing is what every CPU host prints; with a reason it is a driver problem.
     r"Failed to initialize NVML(?!: *(Driver/library|Unknown Error|Insufficient Permissions))",
     r"DCGM (unable to start|initialization error)",
+    # DCGM's own line before Triton's "DCGM unable to start" (server 7906, a MIG host: tests/data/capacity/
+    # mig_dcgm.log): its cache manager, printed without a prefix; Triton goes on without GPU metrics.
+    r"^CacheManager Init Failed\. Error: -?\d+$",
     # (not when CUDA says the host's GPUs are there but refused: exclusive-process mode, a device held)
     r"(?i:Unable|failed) to allocate pinned system memory(?![^\n]*\bbusy or unavailable\b)",
     r"CUDA memory pool disabled",
