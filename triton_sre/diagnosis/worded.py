@@ -29,8 +29,9 @@ from triton_sre.diagnosis.classes import cause_class, over_crash
 from triton_sre.diagnosis.events import SOURCE_OPTION, SOURCE_TABLE, LogEvent
 from triton_sre.diagnosis.frames import classify
 from triton_sre.diagnosis.k8s_documents import may_hold_event
-from triton_sre.diagnosis.level_inventory import is_harmless_warning, is_serving_line, is_serving_wording
+from triton_sre.diagnosis.level_inventory import is_harmless_warning, is_serving_line
 from triton_sre.diagnosis.lineshape import LEVEL_INFO, LEVEL_WARNING, is_paste_prompt
+from triton_sre.diagnosis.log_layouts import QUIET_WORDS
 from triton_sre.diagnosis.prefilter import fold, required
 from triton_sre.diagnosis.report import Evidence, Finding
 from triton_sre.diagnosis.severity import line_level
@@ -76,9 +77,7 @@ NOT_A_FAILURE: Final = re.compile(
 """A line that says nothing failed for good: a recovery it announces (what it does instead, the default
 it uses, a retry), a warning by its class, a stop asked for, no device on a CPU host."""
 
-_QUIET_LEVEL: Final = re.compile(
-    r"(?:^|[\s\[|(<])(?:INFO|DEBUG|TRACE|NOTICE|NOTE|WARN|WARNING)(?:[\]|)>:\s]|$)"
-)
+_QUIET_LEVEL: Final = re.compile(rf"(?:^|[\s\[|(<])(?:{QUIET_WORDS}|NOTICE|NOTE)(?:[\]|)>:\s]|$)")
 """A level word in capitals below ERROR, in the line's own layout (``[INFO]``, ``WARNING file.py:50 --``,
 ``NOTE:``) before its failure words: what the line says is a note."""
 _HEADING: Final = re.compile(r"^[\w .\-]{0,40}[:{]$|^-{1,2}[A-Za-z][\w-]*\b")
@@ -108,13 +107,8 @@ _MAX_BLOCK_LINES: Final = 400
 def _known_quiet(line: str) -> bool:
     """A line the engine already knows says nothing failed: a comment or shell prompt, an inventoried
     harmless line or warning, a healthy server's serving wording."""
-    return (
-        is_paste_prompt(line)
-        or is_harmless(line)
-        or is_harmless_warning(line)
-        or is_serving_wording(line)
-        or is_serving_line(line)
-    )
+    # (every serving wording that decides first, `is_serving_wording`, is a serving line too)
+    return is_paste_prompt(line) or is_harmless(line) or is_harmless_warning(line) or is_serving_line(line)
 
 
 def _class_of(text: str) -> str | None:
@@ -215,41 +209,28 @@ class WordedFailures:
             self._warned = (runbook, Evidence(event.line + k, text.strip()[:_MAX_LINE_CHARS]))
 
     def finding(self, titles: dict[str, str], remediations: dict[str, str]) -> tuple[Finding, ...]:
-        """The warning for a log with no other finding (empty when no line's words report a failure)."""
-        if not self._lines and self._warned is not None:
+        """The finding for a log with no other finding (none when no line's words report a failure)."""
+        if self._lines:
+            runbook, quoted = c.RUNBOOK_UNKNOWN_LOAD_FAILURE, list(self._lines)
+            if self._classed is not None:
+                runbook, deciding = self._classed
+                if deciding not in quoted:
+                    quoted.append(deciding)
+            severity = c.IMPACT_CRITICAL if self._classed and not self._came_up else c.IMPACT_WARNING
+            message = (self._classed[1] if self._classed else quoted[0]).text
+            note = (
+                "No line of this log is in a format triton-sre reads as a failure, but these lines' own "
+                "words report one, after the last sign that the server started: read them first."
+            )
+        elif self._warned is not None:
             runbook, warned = self._warned
+            quoted, severity, message = [warned], c.IMPACT_WARNING, warned.text
             note = (
                 "Nothing in this log failed in a format triton-sre reads, and nothing says the server or its "
                 "model came up; this warning names a cause: read it first."
             )
-            page = remediations.get(runbook, "")
-            return (
-                Finding(
-                    None, None, runbook, titles.get(runbook, runbook), c.IMPACT_WARNING, (warned,),
-                    f"{note} {page}".strip(), message=warned.text,
-                ),
-            )  # fmt: skip
-        if not self._lines:
+        else:
             return ()
-        runbook, quoted = c.RUNBOOK_UNKNOWN_LOAD_FAILURE, list(self._lines)
-        if self._classed is not None:
-            runbook, deciding = self._classed
-            if deciding not in quoted:
-                quoted.append(deciding)
-        page = remediations.get(runbook, "")
-        note = (
-            "No line of this log is in a format triton-sre reads as a failure, but these lines' own words "
-            "report one, after the last sign that the server started: read them first."
-        )
-        return (
-            Finding(
-                None,
-                None,
-                runbook,
-                titles.get(runbook, runbook),
-                c.IMPACT_CRITICAL if self._classed and not self._came_up else c.IMPACT_WARNING,
-                tuple(quoted),
-                f"{note} {page}".strip(),
-                message=(self._classed[1] if self._classed else quoted[0]).text,
-            ),
-        )
+        remediation = f"{note} {remediations.get(runbook, '')}".strip()
+        title = titles.get(runbook, runbook)
+        return (Finding(None, None, runbook, title, severity, tuple(quoted), remediation, message=message),)
