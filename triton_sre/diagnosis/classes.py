@@ -370,10 +370,8 @@ CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"|not found|does not exist|doesn't exist|missing)\b)",
             # llama.cpp's loader naming the file it could not read as a model ("llama_model_loader: failed to
             # load model from <path>", "error loading model: done_getting_tensors: wrong number of tensors")
-            r"\b(?:llama_model_loader|llama_load_model_from_file|error loading model)\b[^\n]{0,40}"
-            r"(?:failed to load model from|wrong number of tensors|invalid magic)"
-            r"(?![^\n]*\b(?:no such file|not found|does not exist|doesn't exist|missing)\b)",
-            r"\bdone_getting_tensors: wrong number of tensors\b"
+            r"(?:\b(?:llama_model_loader|llama_load_model_from_file|error loading model)\b[^\n]{0,40}"
+            r"(?:failed to load model from|invalid magic)|\bwrong number of tensors)"
             r"(?![^\n]*\b(?:no such file|not found|does not exist|doesn't exist|missing)\b)",
         ),
     ),
